@@ -1,0 +1,1 @@
+//! Integration and trybuild ui tests of the workspace (test targets under `tests/tests/`).

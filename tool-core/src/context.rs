@@ -1,0 +1,292 @@
+//! [`ToolContext`]: what the framework knows about the call that the model does not send.
+
+use std::any::{Any, TypeId};
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+use std::ops::Deref;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+/// Per-call (or per-session) information the runner supplies to tools:
+/// identifiers, the page URL, named JSON values, named config objects, typed
+/// state and a cancellation token.
+///
+/// Cheap to clone: the data sits behind one `Arc`; the `with_*` builders copy
+/// it only when it is shared. Well-known identifiers (`trace_id`, `step_id`,
+/// `uid`, `goal_id`, `page_url`) are stored as named values too, so a hidden
+/// parameter called `uid` is filled from [`with_uid`](Self::with_uid).
+///
+/// ```
+/// use tool_core::ToolContext;
+/// use serde_json::json;
+///
+/// #[derive(serde::Serialize)]
+/// struct KnowledgeConfig { owner: String, default_tags: Vec<String> }
+///
+/// let ctx = ToolContext::new()
+///     .with_trace_id("t-1")
+///     .with_uid("u-42")
+///     .with_config("knowledge_config", &KnowledgeConfig { owner: "ana".into(), default_tags: vec!["work".into()] })
+///     .with_state(String::from("typed state"));
+/// assert_eq!(ctx.uid(), Some("u-42"));
+/// assert_eq!(ctx.lookup("knowledge_config.owner"), Some(&json!("ana")));
+/// assert_eq!(ctx.lookup("knowledge_config.default_tags.0"), Some(&json!("work")));
+/// assert_eq!(ctx.state::<String>().as_deref().map(String::as_str), Some("typed state"));
+/// ```
+#[derive(Clone, Default)]
+pub struct ToolContext {
+    inner: Arc<Inner>,
+    cancel: CancellationToken,
+}
+
+#[derive(Clone, Default)]
+struct Inner {
+    values: BTreeMap<String, Value>,
+    configs: BTreeMap<String, Value>,
+    extensions: HashMap<TypeId, Arc<dyn Any + Send + Sync>>,
+    timeout: Option<Duration>,
+}
+
+impl ToolContext {
+    /// An empty context: no identifiers, values, configs or state; a fresh cancellation token.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn inner_mut(&mut self) -> &mut Inner {
+        Arc::make_mut(&mut self.inner)
+    }
+
+    /// Sets the named JSON value `name` (readable by hidden parameters of that name).
+    #[must_use]
+    pub fn with_value(mut self, name: impl Into<String>, value: impl Into<Value>) -> Self {
+        self.inner_mut().values.insert(name.into(), value.into());
+        self
+    }
+
+    /// Sets the trace id (value `trace_id`): correlates every call of one agent run.
+    #[must_use]
+    pub fn with_trace_id(self, id: impl Into<String>) -> Self {
+        self.with_value("trace_id", id.into())
+    }
+
+    /// Sets the step id (value `step_id`): the agent step this call belongs to.
+    #[must_use]
+    pub fn with_step_id(self, id: impl Into<String>) -> Self {
+        self.with_value("step_id", id.into())
+    }
+
+    /// Sets the user id (value `uid`).
+    #[must_use]
+    pub fn with_uid(self, uid: impl Into<String>) -> Self {
+        self.with_value("uid", uid.into())
+    }
+
+    /// Sets the goal id (value `goal_id`).
+    #[must_use]
+    pub fn with_goal_id(self, id: impl Into<String>) -> Self {
+        self.with_value("goal_id", id.into())
+    }
+
+    /// Sets the URL of the page the agent is on (value `page_url`); URL-scoped tools use it.
+    #[must_use]
+    pub fn with_page_url(self, url: impl Into<String>) -> Self {
+        self.with_value("page_url", url.into())
+    }
+
+    /// Stores a config object under `name`, serialised to JSON once, here.
+    /// `inject_params` key paths start with this name (`"knowledge_config.owner"`).
+    ///
+    /// A value that fails to serialise (e.g. a map with non-string keys) is
+    /// stored as `null`, which key paths treat as absent.
+    #[must_use]
+    pub fn with_config<C: Serialize + ?Sized>(
+        mut self,
+        name: impl Into<String>,
+        config: &C,
+    ) -> Self {
+        let value = serde_json::to_value(config).unwrap_or(Value::Null);
+        self.inner_mut().configs.insert(name.into(), value);
+        self
+    }
+
+    /// Stores a typed value, read back by `State<T>` parameters and [`state`](Self::state).
+    /// One value per type; a second call for the same type replaces the first.
+    #[must_use]
+    pub fn with_state<T: Send + Sync + 'static>(mut self, value: T) -> Self {
+        self.inner_mut()
+            .extensions
+            .insert(TypeId::of::<T>(), Arc::new(value));
+        self
+    }
+
+    /// Sets the timeout applied to calls that do not set their own (`timeout = "..."`).
+    /// Without one, the registry default (120 s) applies.
+    #[must_use]
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.inner_mut().timeout = Some(timeout);
+        self
+    }
+
+    /// Uses `token` for cancellation (e.g. a child of the agent run's token).
+    #[must_use]
+    pub fn with_cancellation_token(mut self, token: CancellationToken) -> Self {
+        self.cancel = token;
+        self
+    }
+
+    /// The named value `name`, if set.
+    pub fn value(&self, name: &str) -> Option<&Value> {
+        self.inner.values.get(name)
+    }
+
+    /// The named value `name` when it is a string.
+    pub fn value_str(&self, name: &str) -> Option<&str> {
+        self.value(name).and_then(Value::as_str)
+    }
+
+    /// The trace id, if set.
+    pub fn trace_id(&self) -> Option<&str> {
+        self.value_str("trace_id")
+    }
+
+    /// The step id, if set.
+    pub fn step_id(&self) -> Option<&str> {
+        self.value_str("step_id")
+    }
+
+    /// The user id, if set.
+    pub fn uid(&self) -> Option<&str> {
+        self.value_str("uid")
+    }
+
+    /// The goal id, if set.
+    pub fn goal_id(&self) -> Option<&str> {
+        self.value_str("goal_id")
+    }
+
+    /// The page URL, if set.
+    pub fn page_url(&self) -> Option<&str> {
+        self.value_str("page_url")
+    }
+
+    /// The config object stored under `name`.
+    pub fn config(&self, name: &str) -> Option<&Value> {
+        self.inner.configs.get(name)
+    }
+
+    /// Walks a dotted key path: the first segment names a config object (or,
+    /// failing that, a named value); each further segment is an object key or,
+    /// on arrays, a decimal index. `None` when any step is missing or the
+    /// value found is `null`.
+    pub fn lookup(&self, path: &str) -> Option<&Value> {
+        let mut segments = path.split('.');
+        let first = segments.next()?;
+        let mut current = self.config(first).or_else(|| self.value(first))?;
+        for segment in segments {
+            current = match current {
+                Value::Object(map) => map.get(segment)?,
+                Value::Array(items) => items.get(segment.parse::<usize>().ok()?)?,
+                _ => return None,
+            };
+        }
+        (!current.is_null()).then_some(current)
+    }
+
+    /// The typed value stored with [`with_state`](Self::with_state), if any.
+    pub fn state<T: Send + Sync + 'static>(&self) -> Option<State<T>> {
+        let any = self.inner.extensions.get(&TypeId::of::<T>())?.clone();
+        any.downcast::<T>().ok().map(State)
+    }
+
+    /// The context's own timeout, if set.
+    pub fn timeout(&self) -> Option<Duration> {
+        self.inner.timeout
+    }
+
+    /// The cancellation token; tools doing long work should watch it.
+    pub fn cancellation_token(&self) -> &CancellationToken {
+        &self.cancel
+    }
+
+    /// `true` once the call has been cancelled.
+    pub fn is_cancelled(&self) -> bool {
+        self.cancel.is_cancelled()
+    }
+}
+
+impl fmt::Debug for ToolContext {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolContext")
+            .field("values", &self.inner.values)
+            .field("configs", &self.inner.configs.keys().collect::<Vec<_>>())
+            .field("state_types", &self.inner.extensions.len())
+            .field("timeout", &self.inner.timeout)
+            .field("cancelled", &self.cancel.is_cancelled())
+            .finish()
+    }
+}
+
+/// A typed value taken from the context (see [`ToolContext::with_state`]).
+///
+/// As a `#[tool]` parameter, `State<T>` is hidden from the model and filled by
+/// the framework; when the context holds no `T`, the call returns an error
+/// result of kind `missing_context` naming the type. Derefs to `T`; cloning
+/// clones the `Arc`.
+pub struct State<T: ?Sized>(pub Arc<T>);
+
+impl<T: ?Sized> Clone for State<T> {
+    fn clone(&self) -> Self {
+        Self(Arc::clone(&self.0))
+    }
+}
+
+impl<T: ?Sized> Deref for State<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
+impl<T: ?Sized + fmt::Debug> fmt::Debug for State<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("State").field(&&*self.0).finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn clones_share_until_written() {
+        let a = ToolContext::new().with_uid("u1");
+        let b = a.clone().with_uid("u2");
+        assert_eq!(a.uid(), Some("u1"));
+        assert_eq!(b.uid(), Some("u2"));
+    }
+
+    #[test]
+    fn lookup_walks_configs_values_and_arrays() {
+        let ctx = ToolContext::new()
+            .with_config("cfg", &json!({"a": {"b": [10, null]}}))
+            .with_value("plain", json!({"k": "v"}));
+        assert_eq!(ctx.lookup("cfg.a.b.0"), Some(&json!(10)));
+        assert_eq!(ctx.lookup("cfg.a.b.1"), None);
+        assert_eq!(ctx.lookup("cfg.a.x"), None);
+        assert_eq!(ctx.lookup("plain.k"), Some(&json!("v")));
+        assert_eq!(ctx.lookup("missing"), None);
+    }
+
+    #[test]
+    fn state_is_typed() {
+        let ctx = ToolContext::new().with_state(5u32);
+        assert_eq!(ctx.state::<u32>().map(|s| *s), Some(5));
+        assert!(ctx.state::<u64>().is_none());
+    }
+}

@@ -1,0 +1,334 @@
+//! Doc comment → tool description, per-parameter descriptions and input examples.
+//!
+//! Runs at registration (not in the macro) so that `#[doc = include_str!(..)]`
+//! docs are parsed exactly like literal ones.
+//!
+//! Recognised sections:
+//! - rustdoc `# Arguments` (any heading level; also `# Parameters`, `# Args`)
+//!   with list items `` * `name` - text `` (`-` bullets and `:` separators also work);
+//! - Google style `Args:` (also `Arguments:`, `Parameters:`) with indented
+//!   `name: text` or `name (type): text` items;
+//! - `# Examples` whose content is JSON objects (fenced blocks, one object per
+//!   line, or an array of objects): they become input examples.
+//!
+//! Argument sections and JSON example sections are removed from the
+//! description; every other section stays.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+/// The parsed parts of a tool's doc comment.
+#[derive(Debug, Default, PartialEq)]
+pub(crate) struct ParsedDoc {
+    /// The description without argument and example sections, trimmed.
+    pub(crate) description: String,
+    /// Parameter name → description, from the argument sections.
+    pub(crate) params: BTreeMap<String, String>,
+    /// JSON argument objects from a `# Examples` section.
+    pub(crate) examples: Vec<Value>,
+}
+
+/// A markdown heading line: returns its title, lower-cased.
+fn heading(line: &str) -> Option<String> {
+    let t = line.trim_start();
+    let rest = t.trim_start_matches('#');
+    if rest.len() == t.len() || !rest.starts_with(' ') {
+        return None;
+    }
+    Some(rest.trim().to_ascii_lowercase())
+}
+
+fn is_args_heading(title: &str) -> bool {
+    matches!(title, "arguments" | "args" | "parameters" | "params")
+}
+
+/// A Google-style section header such as `Args:` (unindented word(s) then `:`).
+fn google_header(line: &str) -> Option<String> {
+    if line.starts_with([' ', '\t']) {
+        return None;
+    }
+    let t = line.trim_end();
+    let word = t.strip_suffix(':')?;
+    if word.is_empty() || word.contains(':') || word.split_whitespace().count() > 2 {
+        return None;
+    }
+    Some(word.to_ascii_lowercase())
+}
+
+fn is_google_args(word: &str) -> bool {
+    matches!(word, "args" | "arguments" | "parameters" | "params")
+}
+
+/// Parses a rustdoc list item: `` * `name` - text ``, `- name: text`, …
+fn rustdoc_item(line: &str) -> Option<(String, String)> {
+    let t = line.trim_start();
+    let rest = t
+        .strip_prefix("* ")
+        .or_else(|| t.strip_prefix("- "))?
+        .trim_start();
+    let (name, after) = if let Some(r) = rest.strip_prefix('`') {
+        let end = r.find('`')?;
+        (&r[..end], &r[end + 1..])
+    } else {
+        let end = rest.find(|c: char| !(c.is_alphanumeric() || c == '_'))?;
+        (&rest[..end], &rest[end..])
+    };
+    if name.is_empty() {
+        return None;
+    }
+    let after = after.trim_start();
+    let text = after
+        .strip_prefix("--")
+        .or_else(|| after.strip_prefix('-'))
+        .or_else(|| after.strip_prefix(':'))
+        .or_else(|| after.strip_prefix('—'))
+        .unwrap_or(after);
+    Some((name.to_owned(), text.trim().to_owned()))
+}
+
+/// Parses a Google-style item: `name: text` or `name (type): text`.
+fn google_item(line: &str) -> Option<(String, String)> {
+    let t = line.trim_start();
+    let colon = t.find(':')?;
+    let head = t[..colon].trim();
+    let name = head.split_whitespace().next()?;
+    let name = name.trim_matches('`').trim_start_matches('*');
+    if name.is_empty() || !name.chars().all(|c| c.is_alphanumeric() || c == '_') {
+        return None;
+    }
+    Some((name.to_owned(), t[colon + 1..].trim().to_owned()))
+}
+
+fn push_continuation(params: &mut BTreeMap<String, String>, last: Option<&String>, line: &str) {
+    if let Some(name) = last
+        && let Some(text) = params.get_mut(name)
+    {
+        let add = line.trim();
+        if !add.is_empty() {
+            if !text.is_empty() {
+                text.push(' ');
+            }
+            text.push_str(add);
+        }
+    }
+}
+
+/// Parses JSON examples out of a section body; `None` when it holds anything else.
+fn parse_examples(body: &[&str]) -> Option<Vec<Value>> {
+    let mut out = Vec::new();
+    let mut fence: Option<String> = None;
+    let mut loose = String::new();
+    let flush = |text: &str, out: &mut Vec<Value>| -> Option<()> {
+        let text = text.trim();
+        if text.is_empty() {
+            return Some(());
+        }
+        match serde_json::from_str::<Value>(text) {
+            Ok(Value::Object(m)) => out.push(Value::Object(m)),
+            Ok(Value::Array(items)) if items.iter().all(Value::is_object) => out.extend(items),
+            _ => {
+                // One object per line.
+                for l in text.lines().filter(|l| !l.trim().is_empty()) {
+                    match serde_json::from_str::<Value>(l.trim()) {
+                        Ok(v @ Value::Object(_)) => out.push(v),
+                        _ => return None,
+                    }
+                }
+            }
+        }
+        Some(())
+    };
+    for line in body {
+        let t = line.trim();
+        if let Some(buf) = fence.as_mut() {
+            if t.starts_with("```") {
+                let text = std::mem::take(buf);
+                fence = None;
+                flush(&text, &mut out)?;
+            } else {
+                buf.push_str(line);
+                buf.push('\n');
+            }
+        } else if let Some(lang) = t.strip_prefix("```") {
+            if !(lang.is_empty() || lang.eq_ignore_ascii_case("json")) {
+                return None;
+            }
+            flush(&std::mem::take(&mut loose), &mut out)?;
+            fence = Some(String::new());
+        } else {
+            loose.push_str(line);
+            loose.push('\n');
+        }
+    }
+    if fence.is_some() {
+        return None;
+    }
+    flush(&loose, &mut out)?;
+    (!out.is_empty()).then_some(out)
+}
+
+/// Splits a raw doc text into description, parameter docs and examples.
+pub(crate) fn parse(doc: &str) -> ParsedDoc {
+    let lines: Vec<&str> = doc.lines().collect();
+    let mut params = BTreeMap::new();
+    let mut examples = Vec::new();
+    let mut kept: Vec<&str> = Vec::new();
+    let mut in_fence = false;
+    let mut i = 0;
+    while i < lines.len() {
+        let line = lines[i];
+        if line.trim_start().starts_with("```") {
+            in_fence = !in_fence;
+        }
+        let head = if in_fence { None } else { heading(line) };
+        if head.as_deref().is_some_and(is_args_heading) {
+            i += 1;
+            let mut last: Option<String> = None;
+            while i < lines.len() && heading(lines[i]).is_none() {
+                let l = lines[i];
+                if let Some((name, text)) = rustdoc_item(l) {
+                    params.insert(name.clone(), text);
+                    last = Some(name);
+                } else {
+                    push_continuation(&mut params, last.as_ref(), l);
+                }
+                i += 1;
+            }
+            continue;
+        }
+        if head.as_deref() == Some("examples") || head.as_deref() == Some("example") {
+            let start = i + 1;
+            let mut end = start;
+            let mut fenced = false;
+            while end < lines.len() {
+                if lines[end].trim_start().starts_with("```") {
+                    fenced = !fenced;
+                }
+                if !fenced && heading(lines[end]).is_some() {
+                    break;
+                }
+                end += 1;
+            }
+            if let Some(found) = parse_examples(&lines[start..end]) {
+                examples.extend(found);
+                i = end;
+                continue;
+            }
+        }
+        if !in_fence && google_header(line).is_some_and(|w| is_google_args(&w)) {
+            i += 1;
+            let mut last: Option<String> = None;
+            let mut item_indent: Option<usize> = None;
+            while i < lines.len() {
+                let l = lines[i];
+                if l.trim().is_empty() {
+                    // A blank line ends the section unless indented items follow.
+                    if lines.get(i + 1).is_some_and(|n| n.starts_with([' ', '\t'])) {
+                        i += 1;
+                        continue;
+                    }
+                    break;
+                }
+                if !l.starts_with([' ', '\t']) {
+                    break;
+                }
+                let indent = l.len() - l.trim_start().len();
+                let is_item_level = item_indent.is_none_or(|first| indent <= first);
+                match google_item(l) {
+                    Some((name, text)) if is_item_level => {
+                        item_indent.get_or_insert(indent);
+                        params.insert(name.clone(), text);
+                        last = Some(name);
+                    }
+                    _ => push_continuation(&mut params, last.as_ref(), l),
+                }
+                i += 1;
+            }
+            continue;
+        }
+        kept.push(line);
+        i += 1;
+    }
+    ParsedDoc {
+        description: tidy(&kept),
+        params,
+        examples,
+    }
+}
+
+/// Joins lines, trims blank edges and collapses runs of blank lines to one.
+fn tidy(lines: &[&str]) -> String {
+    let mut out = String::new();
+    let mut blank_run = 0;
+    for line in lines {
+        let line = line.trim_end();
+        if line.is_empty() {
+            blank_run += 1;
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(if blank_run > 0 { "\n\n" } else { "\n" });
+        }
+        blank_run = 0;
+        out.push_str(line);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn rustdoc_arguments_section_is_extracted_and_removed() {
+        let doc = "Save knowledge.\n\nUse it for durable facts.\n\n# Arguments\n* `task` - What the agent was doing.\n* `content` - The knowledge,\n  one or two sentences.\n\n# Returns\nThe saved id.";
+        let p = parse(doc);
+        assert_eq!(
+            p.description,
+            "Save knowledge.\n\nUse it for durable facts.\n\n# Returns\nThe saved id."
+        );
+        assert_eq!(p.params["task"], "What the agent was doing.");
+        assert_eq!(p.params["content"], "The knowledge, one or two sentences.");
+    }
+
+    #[test]
+    fn google_args_section() {
+        let doc = "Search notes.\n\nArgs:\n    query: Words to look for.\n    limit (int): Max results,\n        at most 50.\n\nReturns:\n    Matching notes.";
+        let p = parse(doc);
+        assert_eq!(p.params["query"], "Words to look for.");
+        assert_eq!(p.params["limit"], "Max results, at most 50.");
+        assert_eq!(
+            p.description,
+            "Search notes.\n\nReturns:\n    Matching notes."
+        );
+    }
+
+    #[test]
+    fn json_examples_become_input_examples() {
+        let doc = "Do it.\n\n# Examples\n```json\n{\"query\": \"rust\"}\n```\n{\"query\": \"go\", \"limit\": 2}\n\n# Errors\nNone.";
+        let p = parse(doc);
+        assert_eq!(
+            p.examples,
+            vec![json!({"query": "rust"}), json!({"query": "go", "limit": 2})]
+        );
+        assert_eq!(p.description, "Do it.\n\n# Errors\nNone.");
+    }
+
+    #[test]
+    fn non_json_examples_stay_in_description() {
+        let doc = "Do it.\n\n# Examples\n```\nlet x = 1;\n```";
+        let p = parse(doc);
+        assert!(p.examples.is_empty());
+        assert!(p.description.contains("let x = 1;"));
+    }
+
+    #[test]
+    fn headings_inside_code_fences_are_text() {
+        let doc = "Run.\n```\n# Arguments\n```\nEnd.";
+        let p = parse(doc);
+        assert!(p.params.is_empty());
+        assert!(p.description.contains("# Arguments"));
+    }
+}

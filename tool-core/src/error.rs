@@ -1,0 +1,42 @@
+//! Errors of building a registry (not of tool calls: those are [`ToolResult`](crate::ToolResult)s).
+
+use crate::spec::SourceLocation;
+
+/// Why a tool could not be created or registered.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RegistryError {
+    /// The name breaks `^[a-zA-Z0-9_-]{1,64}$` (the OpenAI and Anthropic rule).
+    #[error(
+        "invalid tool name {name:?}: tool names must match ^[a-zA-Z0-9_-]{{1,64}}$ (OpenAI and Anthropic)"
+    )]
+    InvalidName {
+        /// The rejected name.
+        name: String,
+    },
+    /// The spec is unusable (blank description, non-object parameters schema).
+    #[error("invalid tool `{name}`: {reason}")]
+    InvalidSpec {
+        /// The tool's name.
+        name: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// Two tools have the same name and the policy is [`OnConflict::Error`](crate::OnConflict::Error).
+    #[error("duplicate tool name `{name}`: defined at {} and at {}", site(.first.as_ref()), site(.second.as_ref()))]
+    Duplicate {
+        /// The shared name.
+        name: String,
+        /// Where the registered tool was defined (`None` for runtime tools).
+        first: Option<SourceLocation>,
+        /// Where the newcomer was defined.
+        second: Option<SourceLocation>,
+    },
+    /// Several errors at once (e.g. every duplicate in the global registry).
+    #[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
+    Many(Vec<RegistryError>),
+}
+
+fn site(loc: Option<&SourceLocation>) -> String {
+    loc.map_or_else(|| "<runtime registration>".to_owned(), ToString::to_string)
+}

@@ -1,0 +1,81 @@
+//! Tools for LLM agents from ordinary Rust functions.
+//!
+//! Annotate a function with [`#[tool]`](macro@tool): its doc comment becomes the
+//! description, its signature becomes a JSON Schema, and it registers itself
+//! in the [global registry](ToolRegistry::global). [`ToolRegistry::execute`]
+//! then turns a model's tool call (JSON) into a typed call and a [`ToolResult`].
+//!
+//! ```
+//! use tool_core::{tool, ToolContext, ToolRegistry};
+//! use serde_json::json;
+//!
+//! /// Add two integers.
+//! ///
+//! /// # Arguments
+//! /// * `a` - The first addend.
+//! /// * `b` - The second addend.
+//! #[tool(kind = "read", read_only)]
+//! fn add(a: i64, b: i64) -> String {
+//!     (a + b).to_string()
+//! }
+//!
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! let registry = ToolRegistry::global();
+//! let spec = registry.get("add").unwrap().spec();
+//! assert_eq!(spec.description, "Add two integers.");
+//! assert_eq!(spec.parameters["properties"]["a"]["description"], "The first addend.");
+//! assert_eq!(spec.parameters["required"], json!(["a", "b"]));
+//!
+//! let ctx = ToolContext::new();
+//! let result = registry.execute("add", r#"{"a": 2, "b": 40}"#, &ctx).await;
+//! assert_eq!(result.output, "42");
+//!
+//! let bad = registry.execute("add", json!({"a": "two", "b": 1}), &ctx).await;
+//! assert!(bad.error.unwrap().message.contains("parameter `a`"));
+//! # });
+//! ```
+//!
+//! # Pieces
+//! - [`ToolResult`]: output, long-term memory, error, images, attachments, metadata.
+//! - [`ToolContext`]: ids, page URL, named values and configs, typed state, cancellation.
+//! - [`ToolRegistry`]: lookup, listing, canonical schemas, [`execute`](ToolRegistry::execute).
+//! - [`Tool`] / [`ToolSpec`]: the runtime API the macro is sugar over.
+//!
+//! # Dependencies and why
+//! - `serde`/`serde_json`: the arguments and results are JSON; serde is the standard.
+//! - `schemars` 1.x: JSON Schema 2020-12 from Rust types, the de-facto standard
+//!   that the MCP SDK and most Rust LLM crates already use.
+//! - `inventory`: link-time registration, so `#[tool]` needs no central list.
+//! - `tokio` (+ `tokio-util` for the cancellation token): the async runtime agents run on;
+//!   timeouts and the blocking pool for sync tools.
+//! - `futures-util`: `catch_unwind` on futures for panic containment.
+//! - `strsim`: edit distance for "did you mean" suggestions.
+//! - `thiserror`, `tracing`: error types and diagnostics, the ecosystem standards.
+
+mod context;
+mod docs;
+mod error;
+mod execute;
+mod registry;
+mod result;
+mod schema;
+mod spec;
+mod tool;
+
+#[doc(hidden)]
+#[path = "private.rs"]
+pub mod __private;
+
+pub use context::{State, ToolContext};
+pub use error::RegistryError;
+pub use execute::ToolArgs;
+pub use registry::{DEFAULT_TIMEOUT, OnConflict, ToolRegistry};
+pub use result::{Attachment, ErrorKind, Image, ToolError, ToolResult};
+pub use spec::{DisplayName, SourceLocation, ToolKind, ToolSpec, is_valid_tool_name};
+pub use tokio_util::sync::CancellationToken;
+pub use tool::{Tool, ToolHandler};
+
+/// Turns a free `async fn` or `fn` into a tool registered in the global registry.
+///
+/// See the crate docs for an example and the `tool-macros` crate for every option.
+pub use tool_macros::tool;

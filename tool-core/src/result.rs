@@ -1,0 +1,319 @@
+//! [`ToolResult`]: what a tool call returns to the agent loop.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// The outcome of one tool call, as the agent loop and the model see it.
+///
+/// A result is either a success (`error` is `None`) or a failure carrying a
+/// [`ToolError`]; in both cases `output` may hold text (partial output on
+/// failure is allowed and kept).
+///
+/// Two-layer memory: the first time a result is rendered into a conversation
+/// the model sees `output` in full; when [`include_output_only_once`](Self::include_output_only_once)
+/// is set, later renderings show only [`long_term_memory`](Self::long_term_memory)
+/// (a short summary), which keeps large extractions from filling the context
+/// window turn after turn.
+///
+/// Serialises to JSON with every field present (`null`/empty where unset), so
+/// hosts in other languages can read it without special cases.
+///
+/// ```
+/// use tool_core::{ToolResult, ErrorKind};
+///
+/// let ok = ToolResult::ok("3 notes found")
+///     .with_title("search_notes")
+///     .with_long_term_memory("searched notes for 'rust'")
+///     .with_metadata("count", 3);
+/// assert!(ok.is_ok());
+/// assert_eq!(ok.metadata["count"], 3);
+///
+/// let err = ToolResult::error(ErrorKind::InvalidArguments, "`limit` must be positive");
+/// assert_eq!(err.error.as_ref().unwrap().kind, ErrorKind::InvalidArguments);
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ToolResult {
+    /// Short human-readable title for UIs (e.g. the file that was read). Not sent to the model.
+    pub title: Option<String>,
+    /// The text the model sees. Empty when the tool produced nothing.
+    pub output: String,
+    /// A short summary that replaces `output` on later turns when
+    /// `include_output_only_once` is set (and is kept in long-term memory).
+    pub long_term_memory: Option<String>,
+    /// Render `output` only on the turn it was produced; afterwards render
+    /// `long_term_memory` instead. Default `false`.
+    pub include_output_only_once: bool,
+    /// `Some` when the call failed. The model sees the message.
+    pub error: Option<ToolError>,
+    /// Images for the model (e.g. a screenshot), in order.
+    pub images: Vec<Image>,
+    /// Files produced by the tool (e.g. a spilled full output), in order.
+    pub attachments: Vec<Attachment>,
+    /// Free-form structured data for the host (diffs, counts, notes from the
+    /// pipeline such as `ignored_hidden_params`). Not sent to the model by default.
+    pub metadata: Map<String, Value>,
+}
+
+impl ToolResult {
+    /// A successful result whose model-visible text is `output`.
+    pub fn ok(output: impl Into<String>) -> Self {
+        Self {
+            output: output.into(),
+            ..Self::default()
+        }
+    }
+
+    /// A failed result of the given kind; `message` is what the model reads,
+    /// so say what was wrong and how to fix it.
+    pub fn error(kind: ErrorKind, message: impl Into<String>) -> Self {
+        Self {
+            error: Some(ToolError::new(kind, message)),
+            ..Self::default()
+        }
+    }
+
+    /// A failed result of kind [`ErrorKind::Failed`] (the tool ran and reported failure).
+    pub fn failed(message: impl Into<String>) -> Self {
+        Self::error(ErrorKind::Failed, message)
+    }
+
+    /// `true` when the call succeeded (`error` is `None`).
+    pub fn is_ok(&self) -> bool {
+        self.error.is_none()
+    }
+
+    /// `true` when the call failed.
+    pub fn is_error(&self) -> bool {
+        self.error.is_some()
+    }
+
+    /// Sets the UI title.
+    #[must_use]
+    pub fn with_title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// Replaces the model-visible output (kept on error results as partial output).
+    #[must_use]
+    pub fn with_output(mut self, output: impl Into<String>) -> Self {
+        self.output = output.into();
+        self
+    }
+
+    /// Sets the long-term memory summary (see the type docs on two-layer memory).
+    #[must_use]
+    pub fn with_long_term_memory(mut self, memory: impl Into<String>) -> Self {
+        self.long_term_memory = Some(memory.into());
+        self
+    }
+
+    /// Marks the output as shown once: later turns see only `long_term_memory`.
+    #[must_use]
+    pub fn output_once(mut self) -> Self {
+        self.include_output_only_once = true;
+        self
+    }
+
+    /// Appends an image.
+    #[must_use]
+    pub fn with_image(mut self, image: Image) -> Self {
+        self.images.push(image);
+        self
+    }
+
+    /// Appends an attachment.
+    #[must_use]
+    pub fn with_attachment(mut self, attachment: Attachment) -> Self {
+        self.attachments.push(attachment);
+        self
+    }
+
+    /// Sets `metadata[key]` to `value` (anything convertible to JSON), replacing an earlier value.
+    #[must_use]
+    pub fn with_metadata(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
+        self.metadata.insert(key.into(), value.into());
+        self
+    }
+
+    /// The text a model should see for this result on the turn it was produced:
+    /// the output, and for a failure the error message after any partial output.
+    pub fn model_text(&self) -> String {
+        match &self.error {
+            None => self.output.clone(),
+            Some(e) if self.output.is_empty() => format!("Error: {}", e.message),
+            Some(e) => format!("{}\n\nError: {}", self.output, e.message),
+        }
+    }
+}
+
+/// Why a tool call failed: a machine-readable [`ErrorKind`] and a message for the model.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolError {
+    /// The class of failure, for hosts that retry or re-plan by kind.
+    pub kind: ErrorKind,
+    /// Model-readable explanation: what was wrong and what to do instead.
+    pub message: String,
+}
+
+impl ToolError {
+    /// Builds an error of `kind` with `message`.
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        Self {
+            kind,
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for ToolError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.kind, self.message)
+    }
+}
+
+impl std::error::Error for ToolError {}
+
+/// Classes of tool-call failure. Serialised in `snake_case` (`"invalid_arguments"`).
+///
+/// Non-exhaustive: match with a wildcard arm; new kinds arrive with new pipeline stages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// The arguments were not valid JSON, had a wrong type, missed a required
+    /// parameter or named an unknown one. The model should correct and retry.
+    InvalidArguments,
+    /// No tool of that name is registered.
+    UnknownTool,
+    /// A person or policy refused the call.
+    Denied,
+    /// The call ran past its timeout and was cancelled.
+    Timeout,
+    /// The tool panicked; the panic was contained.
+    Panicked,
+    /// The call was cancelled through the context's cancellation token.
+    Cancelled,
+    /// A value the framework should have supplied (context value, state, secret) is missing.
+    MissingContext,
+    /// The tool ran and reported a failure.
+    Failed,
+}
+
+impl ErrorKind {
+    /// The `snake_case` name, as serialised.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::InvalidArguments => "invalid_arguments",
+            Self::UnknownTool => "unknown_tool",
+            Self::Denied => "denied",
+            Self::Timeout => "timeout",
+            Self::Panicked => "panicked",
+            Self::Cancelled => "cancelled",
+            Self::MissingContext => "missing_context",
+            Self::Failed => "failed",
+        }
+    }
+}
+
+impl fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// An image returned to the model, base64-encoded.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Image {
+    /// IANA media type, e.g. `image/png`.
+    pub media_type: String,
+    /// Standard base64 (RFC 4648 §4, with padding) of the image bytes.
+    pub data: String,
+}
+
+impl Image {
+    /// An image from its media type and base64 data.
+    pub fn new(media_type: impl Into<String>, base64_data: impl Into<String>) -> Self {
+        Self {
+            media_type: media_type.into(),
+            data: base64_data.into(),
+        }
+    }
+}
+
+/// A file produced by a tool: by path on disk, or inline (base64).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Attachment {
+    /// Display name, e.g. `output.log`.
+    pub name: String,
+    /// IANA media type; `application/octet-stream` when unknown.
+    pub media_type: String,
+    /// Absolute path of the file, when it lives on disk.
+    pub path: Option<String>,
+    /// Standard base64 of the content, when carried inline.
+    pub data: Option<String>,
+}
+
+impl Attachment {
+    /// An attachment that refers to a file on disk.
+    pub fn file(
+        name: impl Into<String>,
+        media_type: impl Into<String>,
+        path: impl Into<String>,
+    ) -> Self {
+        Self {
+            name: name.into(),
+            media_type: media_type.into(),
+            path: Some(path.into()),
+            data: None,
+        }
+    }
+
+    /// An attachment carried inline as base64.
+    pub fn inline(
+        name: impl Into<String>,
+        media_type: impl Into<String>,
+        base64_data: impl Into<String>,
+    ) -> Self {
+        Self {
+            name: name.into(),
+            media_type: media_type.into(),
+            path: None,
+            data: Some(base64_data.into()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn serde_round_trip_keeps_every_field() {
+        let r = ToolResult::ok("out")
+            .with_title("t")
+            .with_long_term_memory("mem")
+            .output_once()
+            .with_image(Image::new("image/png", "AAAA"))
+            .with_attachment(Attachment::file("a.log", "text/plain", "/tmp/a.log"))
+            .with_metadata("n", 2);
+        let v = serde_json::to_value(&r).unwrap();
+        assert_eq!(v["include_output_only_once"], true);
+        assert_eq!(v["error"], Value::Null);
+        let back: ToolResult = serde_json::from_value(v).unwrap();
+        assert_eq!(back, r);
+    }
+
+    #[test]
+    fn error_kind_serialises_snake_case() {
+        let r = ToolResult::error(ErrorKind::InvalidArguments, "bad");
+        let v = serde_json::to_value(&r).unwrap();
+        assert_eq!(v["error"]["kind"], "invalid_arguments");
+        assert_eq!(r.model_text(), "Error: bad");
+        let partial = r.with_output("partial");
+        assert_eq!(partial.model_text(), "partial\n\nError: bad");
+    }
+}

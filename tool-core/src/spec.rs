@@ -1,0 +1,238 @@
+//! [`ToolSpec`]: everything known about a tool except how to run it.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+/// What a tool does to the world, for approval policies.
+///
+/// The default is [`Other`](Self::Other), the most conservative: a policy that
+/// auto-approves reads never auto-approves a tool whose kind it does not know.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolKind {
+    /// Reads local state only (files, indexes).
+    Read,
+    /// Changes local state (writes or deletes files, saves records).
+    Write,
+    /// Runs programs or code.
+    Exec,
+    /// Talks to other machines.
+    Network,
+    /// Asks the user something.
+    Ask,
+    /// Anything else, or unknown.
+    #[default]
+    Other,
+}
+
+impl ToolKind {
+    /// The `snake_case` name used in the attribute (`kind = "read"`) and in JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Read => "read",
+            Self::Write => "write",
+            Self::Exec => "exec",
+            Self::Network => "network",
+            Self::Ask => "ask",
+            Self::Other => "other",
+        }
+    }
+}
+
+impl fmt::Display for ToolKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A localised display name of a tool and of its parameters, for UIs and confirmation prompts.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DisplayName {
+    /// The tool's name in this language, if given.
+    pub name: Option<String>,
+    /// Parameter name (model-facing) → its name in this language.
+    pub params: BTreeMap<String, String>,
+}
+
+/// Where a tool was defined, for duplicate-name errors (`file:line`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SourceLocation {
+    /// Source file as `file!()` gives it (relative to the crate's workspace root).
+    pub file: String,
+    /// 1-based line of the `#[tool]` fn.
+    pub line: u32,
+}
+
+impl fmt::Display for SourceLocation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.file, self.line)
+    }
+}
+
+/// The description of a tool: name, description, JSON Schema of its
+/// model-visible parameters, and the policy options of `#[tool(...)]`.
+///
+/// `#[tool]` fills every field; tools defined at run time start from
+/// [`ToolSpec::new`] and the `with_*` setters. Only `timeout` has run-time
+/// behaviour in the core pipeline today; the other policy fields are carried
+/// for the governance layer and the provider formats.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ToolSpec {
+    /// Tool name, matching `^[a-zA-Z0-9_-]{1,64}$` (the OpenAI and Anthropic rule).
+    pub name: String,
+    /// What the tool does and when to use it; never empty.
+    pub description: String,
+    /// JSON Schema (2020-12) of the arguments object: root `type: object`.
+    pub parameters: Value,
+    /// Effect class for approval policies. Default [`ToolKind::Other`].
+    pub kind: ToolKind,
+    /// The tool does not change anything (MCP `readOnlyHint`). Default `false`.
+    pub read_only: bool,
+    /// The tool may destroy data (MCP `destructiveHint`). Default `false`.
+    pub destructive: bool,
+    /// Repeating a call with the same arguments has no further effect. Default `false`.
+    pub idempotent: bool,
+    /// The tool reaches an open world (web, other people). Default `false`.
+    pub open_world: bool,
+    /// Calls may run concurrently with other calls. Default `false`.
+    pub concurrency_safe: bool,
+    /// A person must approve each call. Default `false`.
+    pub requires_confirmation: bool,
+    /// Parameters a person may edit while approving (model-facing names).
+    pub editable_params: Vec<String>,
+    /// Page URL patterns the tool is limited to; empty means everywhere.
+    pub url_patterns: Vec<String>,
+    /// Parameters never shown to the model (Rust names), filled by the framework.
+    pub hidden_params: Vec<String>,
+    /// Language tag (`"en"`, `"zh"`) → display names.
+    pub display: BTreeMap<String, DisplayName>,
+    /// Per-tool timeout; `None` falls back to the context's, then the registry's (120 s).
+    #[serde(with = "opt_millis")]
+    pub timeout: Option<Duration>,
+    /// Ask providers for strict schema adherence (OpenAI `strict: true`). Default `false`.
+    pub strict: bool,
+    /// Example argument objects (from a `# Examples` doc section).
+    pub input_examples: Vec<Value>,
+    /// Where the tool was defined (`#[tool]` tools only).
+    pub source: Option<SourceLocation>,
+}
+
+impl ToolSpec {
+    /// A spec with the given name, description and parameters schema and every
+    /// option at its default. Validation happens in [`Tool::new`](crate::Tool::new).
+    pub fn new(name: impl Into<String>, description: impl Into<String>, parameters: Value) -> Self {
+        Self {
+            name: name.into(),
+            description: description.into(),
+            parameters,
+            kind: ToolKind::Other,
+            read_only: false,
+            destructive: false,
+            idempotent: false,
+            open_world: false,
+            concurrency_safe: false,
+            requires_confirmation: false,
+            editable_params: Vec::new(),
+            url_patterns: Vec::new(),
+            hidden_params: Vec::new(),
+            display: BTreeMap::new(),
+            timeout: None,
+            strict: false,
+            input_examples: Vec::new(),
+            source: None,
+        }
+    }
+
+    /// Sets the kind.
+    #[must_use]
+    pub fn with_kind(mut self, kind: ToolKind) -> Self {
+        self.kind = kind;
+        self
+    }
+
+    /// Sets the per-tool timeout.
+    #[must_use]
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// Marks the tool read-only.
+    #[must_use]
+    pub fn read_only(mut self) -> Self {
+        self.read_only = true;
+        self
+    }
+
+    /// Marks the tool as requiring confirmation, with the parameters a person may edit.
+    #[must_use]
+    pub fn requires_confirmation(mut self, editable_params: &[&str]) -> Self {
+        self.requires_confirmation = true;
+        self.editable_params = editable_params.iter().map(|s| (*s).to_owned()).collect();
+        self
+    }
+
+    /// The canonical schema object of this tool: `{"name", "description", "parameters"}`.
+    pub fn canonical_schema(&self) -> Value {
+        json!({
+            "name": self.name,
+            "description": self.description,
+            "parameters": self.parameters,
+        })
+    }
+
+    /// Names of the model-visible parameters (the schema's root `properties`), in schema order.
+    pub fn parameter_names(&self) -> Vec<&str> {
+        self.parameters
+            .get("properties")
+            .and_then(Value::as_object)
+            .map(|props| props.keys().map(String::as_str).collect())
+            .unwrap_or_default()
+    }
+
+    /// The first line-paragraph of the description.
+    pub fn summary(&self) -> &str {
+        let text = self.description.trim();
+        text.split("\n\n").next().unwrap_or(text).trim()
+    }
+}
+
+mod opt_millis {
+    use std::time::Duration;
+
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    #[allow(
+        clippy::ref_option,
+        reason = "serde's `with` passes a reference to the field"
+    )]
+    pub(super) fn serialize<S: Serializer>(v: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+        match v {
+            Some(d) => s.serialize_some(&u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Option<Duration>, D::Error> {
+        Ok(Option::<u64>::deserialize(d)?.map(Duration::from_millis))
+    }
+}
+
+/// The portable tool-name rule: `^[a-zA-Z0-9_-]{1,64}$`.
+///
+/// Source: OpenAI function names and Anthropic tool names both require it;
+/// it is the strictest of the providers this crate targets.
+pub fn is_valid_tool_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}

@@ -1,0 +1,2 @@
+//! Quickstart (being written).
+fn main() {}

@@ -61,6 +61,7 @@ mod result;
 mod schema;
 mod spec;
 mod tool;
+pub mod truncate;
 
 #[doc(hidden)]
 #[path = "private.rs"]

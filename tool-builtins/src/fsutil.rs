@@ -1,0 +1,684 @@
+//! File helpers shared by the tools: text decoding that never invents
+//! characters, line-ending and BOM preservation, atomic writes, change
+//! snapshots for rewinding a turn, binary detection and unified diffs.
+
+use std::borrow::Cow;
+use std::fmt;
+use std::fs::{self, File};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use encoding_rs::{Encoding, UTF_8, UTF_16BE, UTF_16LE};
+use tool_core::ToolContext;
+
+/// The UTF-8 byte order mark.
+pub const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
+
+// ---------------------------------------------------------------------------
+// Line endings
+
+/// A file's line-ending style.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LineEnding {
+    /// `\n` (Unix).
+    #[default]
+    Lf,
+    /// `\r\n` (Windows).
+    CrLf,
+}
+
+impl LineEnding {
+    /// The style of `text`: the style of its first line break (`Lf` when it has none).
+    pub fn detect(text: &str) -> Self {
+        match text.find('\n') {
+            Some(i) if i > 0 && text.as_bytes()[i - 1] == b'\r' => Self::CrLf,
+            _ => Self::Lf,
+        }
+    }
+
+    /// The break itself.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Lf => "\n",
+            Self::CrLf => "\r\n",
+        }
+    }
+
+    /// `text` with every line break (`\n` or `\r\n`) in this style.
+    pub fn apply(self, text: &str) -> String {
+        let lf = normalize_newlines(text);
+        match self {
+            Self::Lf => lf.into_owned(),
+            Self::CrLf => lf.replace('\n', "\r\n"),
+        }
+    }
+}
+
+/// `text` with every `\r\n` turned into `\n` (a lone `\r` is kept).
+pub fn normalize_newlines(text: &str) -> Cow<'_, str> {
+    if text.contains("\r\n") {
+        Cow::Owned(text.replace("\r\n", "\n"))
+    } else {
+        Cow::Borrowed(text)
+    }
+}
+
+/// Maps byte offsets of `normalize_newlines(original)` back to offsets of `original`.
+///
+/// Used to apply an edit found in normalised text to the original bytes, so
+/// that nothing outside the edited span changes (not even a mixed line ending).
+#[derive(Debug, Clone)]
+pub struct NewlineMap {
+    /// Offsets in the original of every `\r` that normalisation removed.
+    removed: Vec<usize>,
+}
+
+impl NewlineMap {
+    /// The map for `original`.
+    pub fn new(original: &str) -> Self {
+        let bytes = original.as_bytes();
+        let removed = memchr::memchr_iter(b'\n', bytes)
+            .filter(|&i| i > 0 && bytes[i - 1] == b'\r')
+            .map(|i| i - 1)
+            .collect();
+        Self { removed }
+    }
+
+    /// The original offset of normalised offset `n`. A `\r\n` pair maps as a
+    /// unit: a span starting at the `\n` starts at the `\r`, a span ending
+    /// after it ends after the `\n`, a span ending before it leaves the `\r` alone.
+    pub fn to_original(&self, n: usize) -> usize {
+        // The k-th removed CR sits at normalised offset removed[k] - k (where its `\n` is).
+        let mut lo = 0usize;
+        let mut hi = self.removed.len();
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if self.removed[mid] - mid < n {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        n + lo
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Text decoding
+
+/// A decoded text file and the format to write it back in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TextFile {
+    /// The text, without the byte order mark, line endings as in the file.
+    pub text: String,
+    /// The file started with a byte order mark.
+    pub bom: bool,
+    /// The character encoding (UTF-8 for most files).
+    pub encoding: &'static Encoding,
+    /// The line-ending style (of the first line break).
+    pub line_ending: LineEnding,
+}
+
+/// Why bytes could not be decoded as text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DecodeError {
+    /// The encoding that was tried.
+    pub encoding: &'static str,
+}
+
+impl fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "the file is not valid UTF-8 and does not decode cleanly as {} either",
+            self.encoding
+        )
+    }
+}
+
+impl std::error::Error for DecodeError {}
+
+/// Why text could not be encoded back into a file's encoding.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EncodeError {
+    /// The file's encoding.
+    pub encoding: &'static str,
+}
+
+impl fmt::Display for EncodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "the new text has characters that the file's encoding ({}) cannot represent",
+            self.encoding
+        )
+    }
+}
+
+impl std::error::Error for EncodeError {}
+
+/// The most likely legacy encoding of `bytes` (not UTF-8), by `chardetng`.
+pub fn detect_encoding(bytes: &[u8]) -> &'static Encoding {
+    let mut det = chardetng::EncodingDetector::new();
+    det.feed(bytes, true);
+    det.guess(None, false)
+}
+
+/// Decodes `bytes` without lossy replacement, in `encoding`. UTF-8 and
+/// UTF-16 need no detection; `None` when a byte sequence is invalid.
+pub fn decode_exact(bytes: &[u8], encoding: &'static Encoding) -> Option<String> {
+    if encoding == UTF_8 {
+        return std::str::from_utf8(bytes).ok().map(str::to_owned);
+    }
+    encoding
+        .decode_without_bom_handling_and_without_replacement(bytes)
+        .map(Cow::into_owned)
+}
+
+impl TextFile {
+    /// Decodes a file's bytes: a byte order mark decides (UTF-8, UTF-16LE/BE);
+    /// otherwise valid UTF-8 is UTF-8, and anything else is decoded with the
+    /// encoding `chardetng` detects, with no replacement characters.
+    ///
+    /// # Errors
+    /// [`DecodeError`] when the bytes are not valid in the chosen encoding.
+    pub fn decode(bytes: &[u8]) -> Result<Self, DecodeError> {
+        let (encoding, bom, body) = if let Some(rest) = bytes.strip_prefix(UTF8_BOM) {
+            (UTF_8, true, rest)
+        } else if let Some(rest) = bytes.strip_prefix(b"\xFF\xFE") {
+            (UTF_16LE, true, rest)
+        } else if let Some(rest) = bytes.strip_prefix(b"\xFE\xFF") {
+            (UTF_16BE, true, rest)
+        } else if std::str::from_utf8(bytes).is_ok() {
+            (UTF_8, false, bytes)
+        } else {
+            (detect_encoding(bytes), false, bytes)
+        };
+        let text = decode_exact(body, encoding).ok_or(DecodeError {
+            encoding: encoding.name(),
+        })?;
+        Ok(Self {
+            line_ending: LineEnding::detect(&text),
+            text,
+            bom,
+            encoding,
+        })
+    }
+
+    /// Encodes `text` (already in the line-ending style wanted) in this
+    /// file's encoding, with its byte order mark if it had one.
+    ///
+    /// # Errors
+    /// [`EncodeError`] when `text` has a character the encoding cannot represent.
+    pub fn encode(&self, text: &str) -> Result<Vec<u8>, EncodeError> {
+        let mut out = Vec::with_capacity(text.len() + 3);
+        if self.encoding == UTF_8 {
+            if self.bom {
+                out.extend_from_slice(UTF8_BOM);
+            }
+            out.extend_from_slice(text.as_bytes());
+        } else if self.encoding == UTF_16LE || self.encoding == UTF_16BE {
+            let le = self.encoding == UTF_16LE;
+            if self.bom {
+                out.extend_from_slice(if le { b"\xFF\xFE" } else { b"\xFE\xFF" });
+            }
+            for unit in text.encode_utf16() {
+                out.extend_from_slice(&if le {
+                    unit.to_le_bytes()
+                } else {
+                    unit.to_be_bytes()
+                });
+            }
+        } else {
+            let (bytes, _, had_errors) = self.encoding.encode(text);
+            if had_errors {
+                return Err(EncodeError {
+                    encoding: self.encoding.name(),
+                });
+            }
+            out.extend_from_slice(&bytes);
+        }
+        Ok(out)
+    }
+
+    /// Whether the file is plain UTF-8 (with or without a BOM).
+    pub fn is_utf8(&self) -> bool {
+        self.encoding == UTF_8
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Binary detection
+
+/// Extensions of files that are binary whatever their first bytes look like.
+pub const BINARY_EXTENSIONS: &[&str] = &[
+    "zip", "tar", "gz", "tgz", "bz2", "xz", "zst", "7z", "rar", "jar", "war", "ear", "exe", "dll",
+    "so", "dylib", "a", "lib", "o", "obj", "class", "pyc", "pyo", "wasm", "bin", "dat", "iso",
+    "img", "dmg", "deb", "rpm", "apk", "ipa", "doc", "docx", "xls", "xlsx", "ppt", "pptx", "odt",
+    "ods", "odp", "sqlite", "db", "mp3", "mp4", "avi", "mov", "mkv", "wav", "flac", "ogg", "ttf",
+    "otf", "woff", "woff2", "eot", "ico", "bmp", "tif", "tiff", "psd", "pdf",
+];
+
+/// Whether `path`'s extension is in [`BINARY_EXTENSIONS`] (case-insensitive).
+pub fn has_binary_extension(path: &Path) -> bool {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| BINARY_EXTENSIONS.iter().any(|b| b.eq_ignore_ascii_case(e)))
+}
+
+/// Whether the first bytes of a file look binary: a NUL byte, or more than
+/// 30 % control bytes (other than tab, line feed, form feed, carriage return,
+/// backspace and escape). A UTF-16 byte order mark means text.
+pub fn looks_binary(sample: &[u8]) -> bool {
+    if sample.starts_with(b"\xFF\xFE") || sample.starts_with(b"\xFE\xFF") {
+        return false;
+    }
+    if sample.contains(&0) {
+        return true;
+    }
+    if sample.is_empty() {
+        return false;
+    }
+    let control = sample
+        .iter()
+        .filter(|&&b| b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\x0C' | b'\r' | b'\x08' | 0x1B))
+        .count();
+    control * 10 > sample.len() * 3
+}
+
+// ---------------------------------------------------------------------------
+// Atomic writes
+
+static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// Writes `bytes` to `path` atomically: a temporary file in the same folder,
+/// flushed to disk, then renamed over `path`. Parent folders are created; an
+/// existing file's permissions are kept. Readers see the old or the new
+/// content, never a mix; a crash leaves the old file intact.
+///
+/// `path` should be canonical (see [`Workspace::resolve`](crate::Workspace::resolve)):
+/// renaming onto a symlink would replace the link, not its target.
+///
+/// # Errors
+/// Any I/O error; the temporary file is removed on failure.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let parent = path
+        .parent()
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "path has no parent folder"))?;
+    fs::create_dir_all(parent)?;
+    let permissions = fs::metadata(path).ok().map(|m| m.permissions());
+    let name = path
+        .file_name()
+        .map_or_else(|| "file".into(), |n| n.to_string_lossy().into_owned());
+    let temp = parent.join(format!(
+        ".{name}.{}.{}.tmp",
+        std::process::id(),
+        TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)
+    ));
+    let result = (|| {
+        let mut file = File::options().write(true).create_new(true).open(&temp)?;
+        file.write_all(bytes)?;
+        if let Some(p) = permissions {
+            file.set_permissions(p)?;
+        }
+        file.sync_all()?;
+        drop(file);
+        fs::rename(&temp, path)
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&temp);
+    } else if let Ok(dir) = File::open(parent) {
+        // Make the rename itself durable; best effort (not every filesystem allows it).
+        let _ = dir.sync_all();
+    }
+    result
+}
+
+// ---------------------------------------------------------------------------
+// Change snapshots
+
+/// One change a tool made to a file, for a host that wants to rewind a turn.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Change {
+    /// The file (canonical path).
+    pub path: PathBuf,
+    /// The content before the change; `None` when the file did not exist, or
+    /// existed but could not be read (then `existed` is `true`).
+    pub before: Option<Vec<u8>>,
+    /// Whether the file existed before the change.
+    pub existed: bool,
+    /// The content after the change; `None` when the file was deleted.
+    pub after: Option<Vec<u8>>,
+}
+
+impl Change {
+    /// The file existed but its old content could not be read, so this change
+    /// cannot be undone by restoring it.
+    pub fn before_unreadable(&self) -> bool {
+        self.existed && self.before.is_none()
+    }
+}
+
+/// Receives every [`Change`] the built-in tools make.
+pub trait SnapshotHook: Send + Sync {
+    /// Called after a change was written to disk.
+    fn record(&self, change: &Change);
+}
+
+/// The snapshot hook of a context: store one with
+/// `ctx.with_state(Snapshots::new(hook))`; without it changes are not recorded.
+#[derive(Clone)]
+pub struct Snapshots(pub Arc<dyn SnapshotHook>);
+
+impl Snapshots {
+    /// Wraps a hook for [`ToolContext::with_state`].
+    pub fn new(hook: impl SnapshotHook + 'static) -> Self {
+        Self(Arc::new(hook))
+    }
+}
+
+impl fmt::Debug for Snapshots {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Snapshots(..)")
+    }
+}
+
+/// A ready-made [`SnapshotHook`] that keeps every change in memory and can undo them.
+///
+/// ```
+/// use std::sync::Arc;
+/// use tool_builtins::fsutil::{ChangeLog, Snapshots};
+/// use tool_core::ToolContext;
+///
+/// let log = Arc::new(ChangeLog::default());
+/// let ctx = ToolContext::new().with_state(Snapshots(log.clone()));
+/// assert!(log.changes().is_empty());
+/// ```
+#[derive(Debug, Default)]
+pub struct ChangeLog {
+    changes: Mutex<Vec<Change>>,
+}
+
+impl ChangeLog {
+    /// Every change recorded so far, oldest first.
+    pub fn changes(&self) -> Vec<Change> {
+        self.changes
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Removes and returns every change recorded so far.
+    pub fn take(&self) -> Vec<Change> {
+        std::mem::take(
+            &mut *self
+                .changes
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        )
+    }
+
+    /// Undoes every recorded change, newest first, and forgets them: files
+    /// that did not exist are removed, others get their old content back.
+    ///
+    /// # Errors
+    /// The first I/O error, or `InvalidData` for a change whose old content
+    /// was unreadable (that file is left as it is; the rest are undone).
+    pub fn rewind(&self) -> io::Result<()> {
+        let mut first_err = None;
+        for change in self.take().into_iter().rev() {
+            let r = match (&change.before, change.existed) {
+                (Some(old), _) => write_atomic(&change.path, old),
+                (None, false) => match fs::remove_file(&change.path) {
+                    Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+                    r => r,
+                },
+                (None, true) => Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!(
+                        "the old content of {} was not readable",
+                        change.path.display()
+                    ),
+                )),
+            };
+            if let Err(e) = r {
+                first_err.get_or_insert(e);
+            }
+        }
+        first_err.map_or(Ok(()), Err)
+    }
+}
+
+impl SnapshotHook for ChangeLog {
+    fn record(&self, change: &Change) {
+        self.changes
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(change.clone());
+    }
+}
+
+/// The old state of a file, as captured before changing it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Before {
+    /// The old bytes, when the file existed and could be read.
+    pub content: Option<Vec<u8>>,
+    /// Whether the file existed.
+    pub existed: bool,
+}
+
+impl Before {
+    /// Reads the current state of `path`. A file that exists but cannot be
+    /// read is `existed: true, content: None`, never "did not exist".
+    pub fn capture(path: &Path) -> Self {
+        match fs::read(path) {
+            Ok(bytes) => Self {
+                content: Some(bytes),
+                existed: true,
+            },
+            Err(_) => Self {
+                content: None,
+                existed: fs::symlink_metadata(path).is_ok(),
+            },
+        }
+    }
+
+    /// A state known without reading again (the caller already holds the bytes).
+    pub fn known(content: Option<Vec<u8>>) -> Self {
+        Self {
+            existed: content.is_some(),
+            content,
+        }
+    }
+}
+
+/// Sends a change to the context's snapshot hook, if it has one.
+pub fn record_change(ctx: &ToolContext, path: &Path, before: Before, after: Option<Vec<u8>>) {
+    if let Some(state) = ctx.state::<Snapshots>() {
+        let snapshots: &Snapshots = &state;
+        snapshots.0.record(&Change {
+            path: path.to_path_buf(),
+            before: before.content,
+            existed: before.existed,
+            after,
+        });
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Diffs
+
+/// A unified diff of `old` → `new` with three lines of context, headed with `path`.
+pub fn unified_diff(path: &str, old: &str, new: &str) -> String {
+    similar::TextDiff::from_lines(old, new)
+        .unified_diff()
+        .context_radius(3)
+        .header(path, path)
+        .to_string()
+}
+
+/// Lines added and removed between `old` and `new`.
+pub fn diff_stats(old: &str, new: &str) -> (usize, usize) {
+    let diff = similar::TextDiff::from_lines(old, new);
+    let mut added = 0;
+    let mut removed = 0;
+    for change in diff.iter_all_changes() {
+        match change.tag() {
+            similar::ChangeTag::Insert => added += 1,
+            similar::ChangeTag::Delete => removed += 1,
+            similar::ChangeTag::Equal => {}
+        }
+    }
+    (added, removed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn line_endings_detect_and_apply() {
+        assert_eq!(LineEnding::detect("a\r\nb\n"), LineEnding::CrLf);
+        assert_eq!(LineEnding::detect("a\nb\r\n"), LineEnding::Lf);
+        assert_eq!(LineEnding::detect("no break"), LineEnding::Lf);
+        assert_eq!(LineEnding::CrLf.apply("a\nb\r\nc"), "a\r\nb\r\nc");
+        assert_eq!(LineEnding::Lf.apply("a\r\nb"), "a\nb");
+    }
+
+    #[test]
+    fn newline_map_maps_spans_back() {
+        let original = "ab\r\ncd\r\nef\nx";
+        let norm = normalize_newlines(original);
+        assert_eq!(norm, "ab\ncd\nef\nx");
+        let m = NewlineMap::new(original);
+        // "cd" at 3..5 normalised -> 4..6 original.
+        assert_eq!((m.to_original(3), m.to_original(5)), (4, 6));
+        // A span starting at a "\n" starts at its "\r".
+        assert_eq!(m.to_original(2), 2);
+        // A span ending after the "\n" ends after it.
+        assert_eq!(m.to_original(6), 8);
+        assert_eq!(
+            &original[m.to_original(0)..m.to_original(6)],
+            "ab\r\ncd\r\n"
+        );
+        // Lone LF region after the CRLFs.
+        assert_eq!(m.to_original(9), 11);
+    }
+
+    #[test]
+    fn decode_keeps_bom_and_detects_legacy_encodings() {
+        let t = TextFile::decode(b"\xEF\xBB\xBFx = 1\r\n").unwrap();
+        assert!(t.bom && t.is_utf8());
+        assert_eq!(t.text, "x = 1\r\n");
+        assert_eq!(t.line_ending, LineEnding::CrLf);
+        assert_eq!(t.encode(&t.text).unwrap(), b"\xEF\xBB\xBFx = 1\r\n");
+
+        let latin1 = "caf\u{e9} na\u{ef}ve r\u{e9}sum\u{e9} ".repeat(50);
+        let (bytes, _, _) = encoding_rs::WINDOWS_1252.encode(&latin1);
+        let t = TextFile::decode(&bytes).unwrap();
+        assert_eq!(t.text, latin1);
+        assert!(!t.text.contains('\u{FFFD}'));
+        assert!(!t.is_utf8());
+        assert_eq!(t.encode("café").unwrap(), b"caf\xE9");
+        assert!(t.encode("日本").is_err());
+    }
+
+    #[test]
+    fn utf16_with_bom_round_trips() {
+        let mut bytes = vec![0xFF, 0xFE];
+        for u in "hé\n".encode_utf16() {
+            bytes.extend_from_slice(&u.to_le_bytes());
+        }
+        let t = TextFile::decode(&bytes).unwrap();
+        assert_eq!(t.text, "hé\n");
+        assert_eq!(t.encode(&t.text).unwrap(), bytes);
+        assert!(!looks_binary(&bytes));
+    }
+
+    #[test]
+    fn binary_detection() {
+        assert!(looks_binary(b"abc\0def"));
+        assert!(looks_binary(&[1, 2, 3, 4, b'a']));
+        assert!(!looks_binary(b"plain text\n\twith tabs\r\n"));
+        assert!(!looks_binary(b""));
+        assert!(has_binary_extension(Path::new("x/notes.ZIP")));
+        assert!(!has_binary_extension(Path::new("x/notes.txt")));
+    }
+
+    #[test]
+    fn atomic_write_keeps_permissions_and_leaves_no_temp() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("script.sh");
+        fs::write(&p, "old").unwrap();
+        fs::set_permissions(&p, fs::Permissions::from_mode(0o751)).unwrap();
+        write_atomic(&p, b"new").unwrap();
+        assert_eq!(fs::read(&p).unwrap(), b"new");
+        assert_eq!(
+            fs::metadata(&p).unwrap().permissions().mode() & 0o777,
+            0o751
+        );
+        let names: Vec<_> = fs::read_dir(d.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, vec![std::ffi::OsString::from("script.sh")]);
+        write_atomic(&d.path().join("a/b/c.txt"), b"deep").unwrap();
+        assert_eq!(fs::read(d.path().join("a/b/c.txt")).unwrap(), b"deep");
+    }
+
+    #[test]
+    fn before_capture_distinguishes_missing_from_unreadable() {
+        let d = tempfile::tempdir().unwrap();
+        let missing = Before::capture(&d.path().join("nope"));
+        assert_eq!(
+            missing,
+            Before {
+                content: None,
+                existed: false
+            }
+        );
+        // A directory exists but cannot be read as a file.
+        let dir = Before::capture(d.path());
+        assert!(dir.existed && dir.content.is_none());
+        let c = Change {
+            path: d.path().into(),
+            before: dir.content,
+            existed: dir.existed,
+            after: None,
+        };
+        assert!(c.before_unreadable());
+    }
+
+    #[test]
+    fn change_log_rewinds() {
+        let d = tempfile::tempdir().unwrap();
+        let a = d.path().join("a.txt");
+        let b = d.path().join("b.txt");
+        fs::write(&a, "old").unwrap();
+        let log = Arc::new(ChangeLog::default());
+        let ctx = ToolContext::new().with_state(Snapshots(log.clone()));
+        write_atomic(&a, b"new").unwrap();
+        record_change(
+            &ctx,
+            &a,
+            Before::known(Some(b"old".to_vec())),
+            Some(b"new".to_vec()),
+        );
+        write_atomic(&b, b"created").unwrap();
+        record_change(&ctx, &b, Before::known(None), Some(b"created".to_vec()));
+        assert_eq!(log.changes().len(), 2);
+        log.rewind().unwrap();
+        assert_eq!(fs::read(&a).unwrap(), b"old");
+        assert!(!b.exists());
+    }
+
+    #[test]
+    fn diffs() {
+        let d = unified_diff("f.txt", "a\nb\n", "a\nc\n");
+        assert!(d.contains("-b\n+c\n"), "{d}");
+        assert_eq!(diff_stats("a\nb\n", "a\nc\nd\n"), (2, 1));
+    }
+}

@@ -11,6 +11,9 @@ use serde::Serialize;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use crate::governance::approval::Approver;
+use crate::governance::secrets::SecretStore;
+
 /// Per-call (or per-session) information the runner supplies to tools:
 /// identifiers, the page URL, named JSON values, named config objects, typed
 /// state and a cancellation token.
@@ -49,6 +52,8 @@ struct Inner {
     configs: BTreeMap<String, Value>,
     extensions: HashMap<TypeId, Arc<dyn Any + Send + Sync>>,
     timeout: Option<Duration>,
+    approver: Option<Arc<dyn Approver>>,
+    secrets: Option<Arc<SecretStore>>,
 }
 
 impl ToolContext {
@@ -130,6 +135,39 @@ impl ToolContext {
     pub fn with_timeout(mut self, timeout: Duration) -> Self {
         self.inner_mut().timeout = Some(timeout);
         self
+    }
+
+    /// Sets who decides on calls of tools that require confirmation (see
+    /// [`Approver`], [`ApprovalPolicy`](crate::ApprovalPolicy)). Without one,
+    /// such calls are denied.
+    #[must_use]
+    pub fn with_approver(mut self, approver: impl Approver) -> Self {
+        self.inner_mut().approver = Some(Arc::new(approver));
+        self
+    }
+
+    /// Sets an approver shared with other contexts.
+    #[must_use]
+    pub fn with_shared_approver(mut self, approver: Arc<dyn Approver>) -> Self {
+        self.inner_mut().approver = Some(approver);
+        self
+    }
+
+    /// Sets the secrets that `<secret>key</secret>` placeholders resolve to.
+    #[must_use]
+    pub fn with_secrets(mut self, secrets: SecretStore) -> Self {
+        self.inner_mut().secrets = Some(Arc::new(secrets));
+        self
+    }
+
+    /// The approver, if any.
+    pub fn approver(&self) -> Option<&Arc<dyn Approver>> {
+        self.inner.approver.as_ref()
+    }
+
+    /// The secret store, if any.
+    pub fn secrets(&self) -> Option<&SecretStore> {
+        self.inner.secrets.as_deref()
     }
 
     /// Uses `token` for cancellation (e.g. a child of the agent run's token).
@@ -226,6 +264,8 @@ impl fmt::Debug for ToolContext {
             .field("configs", &self.inner.configs.keys().collect::<Vec<_>>())
             .field("state_types", &self.inner.extensions.len())
             .field("timeout", &self.inner.timeout)
+            .field("approver", &self.inner.approver.is_some())
+            .field("secrets", &self.inner.secrets)
             .field("cancelled", &self.cancel.is_cancelled())
             .finish()
     }

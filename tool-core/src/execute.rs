@@ -3,14 +3,23 @@
 
 use std::any::Any;
 use std::panic::AssertUnwindSafe;
-use std::time::Duration;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
 
 use futures_util::FutureExt;
+use futures_util::future::join_all;
 use serde_json::{Map, Value};
+use tracing::Instrument;
 
 use crate::context::ToolContext;
-use crate::registry::ToolRegistry;
+use crate::governance::approval::{ApprovalDecision, ApprovalRequest, check_edits};
+use crate::governance::repair;
+use crate::governance::secrets::Masker;
+use crate::governance::stats::{CallPhase, ToolEvent};
+use crate::registry::{Entry, ToolRegistry};
 use crate::result::{ErrorKind, ToolResult};
+use crate::tool::Tool;
+use crate::truncate::{self, Truncation};
 
 /// Longest excerpt of a model's value quoted back in an error message, in characters.
 const QUOTE_LIMIT: usize = 200;
@@ -62,16 +71,29 @@ impl ToolRegistry {
     /// on any input and never returns an `Err`: every failure is a
     /// [`ToolResult`] with an [`ErrorKind`] and a message the model can act on.
     ///
-    /// - Unknown tool: `unknown_tool`, with up to three "did you mean" names.
-    /// - Arguments that are not JSON, not an object, of a wrong type, missing
-    ///   a required parameter or naming an unknown one: `invalid_arguments`
-    ///   naming the parameter, the expected type and (cut to 200 characters)
-    ///   what was sent.
-    /// - A panic inside the tool: `panicked`, naming the tool; the panic
-    ///   message goes to `tracing` (target `tool_core`), not to the model.
-    /// - Timeout (the tool's `timeout`, else the context's, else the
-    ///   registry's default of 120 s): the tool's future is dropped, `timeout`.
-    /// - The context's cancellation token fires: the future is dropped, `cancelled`.
+    /// The pipeline, in order:
+    /// 1. lookup: an unknown tool is `unknown_tool`, with up to three "did you mean" names;
+    /// 2. arguments: parsed from text if needed, with the documented
+    ///    [repairs](crate::governance::repair) recorded in `metadata["argument_repairs"]`;
+    ///    arguments that are not an object are `invalid_arguments`;
+    /// 3. URL scoping: a tool with `url_patterns` whose patterns do not match
+    ///    the context's `page_url` is `denied` ("not available on this page");
+    /// 4. confirmation: a tool with `requires_confirmation` asks the context's
+    ///    [`Approver`](crate::Approver) (none configured: `denied`);
+    /// 5. secrets: `<secret>key</secret>` placeholders are replaced from the
+    ///    context's [`SecretStore`](crate::SecretStore); an unknown key or one
+    ///    not allowed on this page is `invalid_arguments`;
+    /// 6. the call: wrong types, missing or unknown parameters are
+    ///    `invalid_arguments` naming the parameter, the expected type and (cut to
+    ///    200 characters) what was sent; a panic is `panicked` naming the tool
+    ///    (the payload goes to `tracing`, target `tool_core`); the timeout (the
+    ///    tool's, else the context's, else the registry's, 120 s by default) is
+    ///    `timeout`; the context's cancellation token firing is `cancelled`;
+    /// 7. secret values in the result are masked back to placeholders;
+    /// 8. output over the registry's budget keeps head and tail, the full text
+    ///    is spilled to a file (`metadata["truncated"]`, `metadata["output_path"]`);
+    /// 9. statistics, lifecycle events and the `tool_call` tracing span
+    ///    (arguments as the model sent them: placeholders, never secret values).
     ///
     /// Must run inside a Tokio runtime with the time driver enabled (the
     /// default for `#[tokio::main]`); sync tools run on its blocking pool.
@@ -81,13 +103,176 @@ impl ToolRegistry {
         args: impl Into<ToolArgs>,
         ctx: &ToolContext,
     ) -> ToolResult {
-        let Some(tool) = self.get(name) else {
+        let Some(entry) = self.entry(name) else {
             return unknown_tool(self, name);
         };
-        let args = match parse_arguments(name, args.into()) {
-            Ok(map) => map,
-            Err(result) => return result,
+        let started = Instant::now();
+        let call_id = self.call_ids.fetch_add(1, Ordering::Relaxed);
+        let mut repairs = Vec::new();
+        let prepared = repair::prepare(
+            name,
+            args.into(),
+            &entry.tool.derived().param_types,
+            &mut repairs,
+        );
+        let (mut result, phase, event_args) = match prepared {
+            Err(message) => (
+                ToolResult::error(ErrorKind::InvalidArguments, message),
+                CallPhase::Failed,
+                Map::new(),
+            ),
+            Ok(map) => {
+                let span = tracing::info_span!(
+                    target: "tool_core",
+                    "tool_call",
+                    tool = name,
+                    trace_id = ctx.trace_id().unwrap_or(""),
+                    call_id,
+                    arguments = %JsonDisplay(&map),
+                );
+                self.run_call(entry, map, ctx, call_id)
+                    .instrument(span)
+                    .await
+            }
         };
+        if !repairs.is_empty() {
+            result.metadata.insert(
+                "argument_repairs".to_owned(),
+                serde_json::to_value(&repairs).unwrap_or(Value::Null),
+            );
+        }
+        if let Some(budget) = &self.truncation {
+            apply_budget(&mut result, budget);
+        }
+        let duration = started.elapsed();
+        entry.stats.record(phase, duration, repairs.len());
+        self.emit(
+            name,
+            call_id,
+            ctx,
+            phase,
+            &event_args,
+            Some(duration),
+            result.error.as_ref(),
+        );
+        result
+    }
+
+    /// Steps 3–7 of [`execute`](Self::execute). Returns the result, how it
+    /// ended, and the model's arguments for the final event (empty when
+    /// there are no observers).
+    async fn run_call(
+        &self,
+        entry: &Entry,
+        mut args: Map<String, Value>,
+        ctx: &ToolContext,
+        call_id: u64,
+    ) -> (ToolResult, CallPhase, Map<String, Value>) {
+        let tool = &entry.tool;
+        let spec = tool.spec();
+        let name = spec.name.as_str();
+        let event_args = if self.observers.is_empty() {
+            Map::new()
+        } else {
+            args.clone()
+        };
+        self.emit(
+            name,
+            call_id,
+            ctx,
+            CallPhase::Pending,
+            &event_args,
+            None,
+            None,
+        );
+
+        if !tool.available_on(ctx.page_url()) {
+            let page = ctx.page_url().map_or_else(
+                || "no page".to_owned(),
+                |u| format!("the page {}", quote(u)),
+            );
+            let r = ToolResult::error(
+                ErrorKind::Denied,
+                format!(
+                    "The tool `{name}` is not available on this page ({page}); use one of the tools offered here."
+                ),
+            );
+            return (r, CallPhase::Denied, event_args);
+        }
+
+        let mut notes = Map::new();
+        if spec.requires_confirmation {
+            match confirm(tool, &args, ctx).await {
+                Confirmation::Approved => {}
+                Confirmation::Edited(edited, changed) => {
+                    notes.insert("approved_with_edits".to_owned(), Value::from(changed));
+                    args = edited;
+                }
+                Confirmation::Denied(message) => {
+                    return (
+                        ToolResult::error(ErrorKind::Denied, message),
+                        CallPhase::Denied,
+                        event_args,
+                    );
+                }
+            }
+        }
+
+        let mut substituted = Vec::new();
+        if has_placeholder(&args) {
+            let Some(store) = ctx.secrets() else {
+                let r = ToolResult::error(
+                    ErrorKind::InvalidArguments,
+                    "The arguments contain a `<secret>` placeholder, but no secrets are configured for this run.",
+                );
+                return (r, CallPhase::Failed, event_args);
+            };
+            match store.substitute(&mut args, ctx.page_url()) {
+                Ok(used) => substituted = used,
+                Err(e) => {
+                    return (
+                        ToolResult::error(ErrorKind::InvalidArguments, e.message),
+                        CallPhase::Failed,
+                        event_args,
+                    );
+                }
+            }
+        }
+
+        self.emit(
+            name,
+            call_id,
+            ctx,
+            CallPhase::Running,
+            &event_args,
+            None,
+            None,
+        );
+        let mut result = self.call_tool(tool, args, ctx).await;
+
+        if let Some(store) = ctx.secrets().filter(|s| !s.is_empty()) {
+            mask_result(&mut result, &store.masker(&substituted));
+        }
+        for (k, v) in notes {
+            result.metadata.insert(k, v);
+        }
+        let phase = match result.error.as_ref().map(|e| e.kind) {
+            None => CallPhase::Succeeded,
+            Some(ErrorKind::Timeout) => CallPhase::TimedOut,
+            Some(ErrorKind::Denied) => CallPhase::Denied,
+            Some(_) => CallPhase::Failed,
+        };
+        (result, phase, event_args)
+    }
+
+    /// Runs the handler with panic containment, timeout and cancellation.
+    async fn call_tool(
+        &self,
+        tool: &Tool,
+        args: Map<String, Value>,
+        ctx: &ToolContext,
+    ) -> ToolResult {
+        let name = tool.name();
         let timeout = tool
             .spec()
             .timeout
@@ -112,6 +297,206 @@ impl ToolRegistry {
             ),
         }
     }
+
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "one flat event, built in one place"
+    )]
+    fn emit(
+        &self,
+        tool: &str,
+        call_id: u64,
+        ctx: &ToolContext,
+        phase: CallPhase,
+        arguments: &Map<String, Value>,
+        duration: Option<Duration>,
+        error: Option<&crate::result::ToolError>,
+    ) {
+        if self.observers.is_empty() {
+            return;
+        }
+        let event = ToolEvent {
+            tool,
+            call_id,
+            trace_id: ctx.trace_id(),
+            phase,
+            arguments,
+            duration,
+            error,
+        };
+        for o in &self.observers {
+            o.on_event(&event);
+        }
+    }
+
+    /// Executes several calls for one turn, returning results in call order.
+    ///
+    /// Runs of consecutive calls whose tools are both `read_only` and
+    /// `concurrency_safe` run concurrently; every other call runs alone, in
+    /// order, after the calls before it finished (a write never overlaps a read
+    /// that the model placed before or after it).
+    pub async fn execute_batch<N, A>(
+        &self,
+        calls: Vec<(N, A)>,
+        ctx: &ToolContext,
+    ) -> Vec<ToolResult>
+    where
+        N: AsRef<str>,
+        A: Into<ToolArgs>,
+    {
+        let parallel_ok = |name: &str| {
+            self.get(name)
+                .is_some_and(|t| t.spec().read_only && t.spec().concurrency_safe)
+        };
+        let mut results = Vec::with_capacity(calls.len());
+        let mut group: Vec<(N, ToolArgs)> = Vec::new();
+        for (name, args) in calls {
+            if parallel_ok(name.as_ref()) {
+                group.push((name, args.into()));
+                continue;
+            }
+            if !group.is_empty() {
+                let batch = std::mem::take(&mut group);
+                results.extend(
+                    join_all(
+                        batch
+                            .iter()
+                            .map(|(n, a)| self.execute(n.as_ref(), a.clone(), ctx)),
+                    )
+                    .await,
+                );
+            }
+            results.push(self.execute(name.as_ref(), args, ctx).await);
+        }
+        if !group.is_empty() {
+            results.extend(
+                join_all(
+                    group
+                        .iter()
+                        .map(|(n, a)| self.execute(n.as_ref(), a.clone(), ctx)),
+                )
+                .await,
+            );
+        }
+        results
+    }
+}
+
+enum Confirmation {
+    Approved,
+    Edited(Map<String, Value>, Vec<String>),
+    Denied(String),
+}
+
+async fn confirm(tool: &Tool, args: &Map<String, Value>, ctx: &ToolContext) -> Confirmation {
+    let spec = tool.spec();
+    let name = spec.name.as_str();
+    let Some(approver) = ctx.approver() else {
+        return Confirmation::Denied(format!(
+            "The tool `{name}` needs confirmation, and no approver is configured, so the call was not made."
+        ));
+    };
+    let request = ApprovalRequest {
+        tool: spec.name.clone(),
+        kind: spec.kind,
+        display: spec.display.clone(),
+        arguments: args.clone(),
+        editable_params: spec.editable_params.clone(),
+        trace_id: ctx.trace_id().map(str::to_owned),
+    };
+    let Ok(decision) = AssertUnwindSafe(approver.approve(request))
+        .catch_unwind()
+        .await
+    else {
+        return Confirmation::Denied(format!(
+            "The approval of `{name}` failed, so the call was not made."
+        ));
+    };
+    match decision {
+        ApprovalDecision::Approve => Confirmation::Approved,
+        ApprovalDecision::Deny(reason) => {
+            Confirmation::Denied(format!("The user denied the call to `{name}`: {reason}"))
+        }
+        ApprovalDecision::ApproveWithEdits(edited) => {
+            match check_edits(args, &edited, &spec.editable_params) {
+                Ok(()) => {
+                    let changed = edited
+                        .iter()
+                        .filter(|(k, v)| args.get(*k) != Some(*v))
+                        .map(|(k, _)| k.clone())
+                        .collect();
+                    Confirmation::Edited(edited, changed)
+                }
+                Err(param) => Confirmation::Denied(format!(
+                    "The approval of `{name}` changed `{param}`, which is not editable, so the call was not made."
+                )),
+            }
+        }
+    }
+}
+
+fn has_placeholder(args: &Map<String, Value>) -> bool {
+    fn walk(v: &Value) -> bool {
+        match v {
+            Value::String(s) => s.contains("<secret>"),
+            Value::Array(items) => items.iter().any(walk),
+            Value::Object(m) => m.values().any(walk),
+            _ => false,
+        }
+    }
+    args.values().any(walk)
+}
+
+fn mask_result(result: &mut ToolResult, masker: &Masker) {
+    masker.mask_string(&mut result.output);
+    if let Some(t) = &mut result.title {
+        masker.mask_string(t);
+    }
+    if let Some(m) = &mut result.long_term_memory {
+        masker.mask_string(m);
+    }
+    if let Some(e) = &mut result.error {
+        masker.mask_string(&mut e.message);
+    }
+    let mut meta = Value::Object(std::mem::take(&mut result.metadata));
+    masker.mask_value(&mut meta);
+    if let Value::Object(m) = meta {
+        result.metadata = m;
+    }
+}
+
+fn apply_budget(result: &mut ToolResult, budget: &Truncation) {
+    if result.output.len() <= budget.max_bytes && memchr_count(&result.output) < budget.max_lines {
+        return;
+    }
+    let cut = truncate::truncate(&result.output, budget);
+    if !cut.truncated {
+        return;
+    }
+    result.output = cut.text;
+    result
+        .metadata
+        .insert("truncated".to_owned(), Value::Bool(true));
+    if let Some(path) = cut.spill_path {
+        result.metadata.insert(
+            "output_path".to_owned(),
+            Value::String(path.display().to_string()),
+        );
+    }
+}
+
+fn memchr_count(s: &str) -> usize {
+    s.bytes().filter(|b| *b == b'\n').count()
+}
+
+/// Formats a JSON map for tracing fields only when the span is enabled.
+struct JsonDisplay<'a>(&'a Map<String, Value>);
+
+impl std::fmt::Display for JsonDisplay<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let text = serde_json::to_string(self.0).map_err(|_| std::fmt::Error)?;
+        f.write_str(&quote(&text))
+    }
 }
 
 fn unknown_tool(registry: &ToolRegistry, name: &str) -> ToolResult {
@@ -134,32 +519,6 @@ fn join_or(items: &[&str]) -> String {
         [] => String::new(),
         [one] => one.clone(),
         [init @ .., last] => format!("{} or {last}", init.join(", ")),
-    }
-}
-
-fn parse_arguments(tool: &str, args: ToolArgs) -> Result<Map<String, Value>, ToolResult> {
-    let value = match args {
-        ToolArgs::Value(v) => v,
-        ToolArgs::Text(text) => serde_json::from_str::<Value>(&text).map_err(|e| {
-            ToolResult::error(
-                ErrorKind::InvalidArguments,
-                format!(
-                    "The arguments for `{tool}` are not valid JSON ({e}). Send one JSON object such as {{\"name\": value}}. Received: {}",
-                    quote(&text)
-                ),
-            )
-        })?,
-    };
-    match value {
-        Value::Object(map) => Ok(map),
-        other => Err(ToolResult::error(
-            ErrorKind::InvalidArguments,
-            format!(
-                "The arguments for `{tool}` must be a JSON object such as {{\"name\": value}}; received {} {}.",
-                json_kind(&other),
-                quote(&other.to_string())
-            ),
-        )),
     }
 }
 

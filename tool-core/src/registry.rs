@@ -1,15 +1,19 @@
 //! [`ToolRegistry`]: the set of tools an agent may call.
 
 use std::collections::BTreeMap;
-use std::sync::OnceLock;
+use std::fmt;
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use serde_json::Value;
 
 use crate::__private::StaticTool;
 use crate::error::RegistryError;
+use crate::governance::stats::{StatsOrder, ToolObserver, ToolStats, ToolStatsSnapshot};
 use crate::spec::ToolSpec;
 use crate::tool::Tool;
+use crate::truncate::Truncation;
 
 /// The timeout a call gets when neither the tool nor the context sets one: 120 s.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
@@ -36,10 +40,41 @@ pub enum OnConflict {
 ///
 /// Cloning is cheap (tools are reference-counted), so a host can derive a
 /// per-agent registry from the global one and add or remove tools.
-#[derive(Clone, Debug)]
+///
+/// Statistics are kept per registry and shared by its clones.
+#[derive(Clone)]
 pub struct ToolRegistry {
-    tools: BTreeMap<String, Tool>,
+    tools: BTreeMap<String, Entry>,
     pub(crate) default_timeout: Duration,
+    pub(crate) observers: Vec<Arc<dyn ToolObserver>>,
+    pub(crate) truncation: Option<Truncation>,
+    pub(crate) call_ids: Arc<AtomicU64>,
+}
+
+#[derive(Clone)]
+pub(crate) struct Entry {
+    pub(crate) tool: Tool,
+    pub(crate) stats: Arc<ToolStats>,
+}
+
+impl Entry {
+    fn new(tool: Tool) -> Self {
+        Self {
+            tool,
+            stats: Arc::default(),
+        }
+    }
+}
+
+impl fmt::Debug for ToolRegistry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolRegistry")
+            .field("tools", &self.names())
+            .field("default_timeout", &self.default_timeout)
+            .field("observers", &self.observers.len())
+            .field("truncation", &self.truncation)
+            .finish()
+    }
 }
 
 impl Default for ToolRegistry {
@@ -51,11 +86,16 @@ impl Default for ToolRegistry {
 static GLOBAL: OnceLock<Result<ToolRegistry, RegistryError>> = OnceLock::new();
 
 impl ToolRegistry {
-    /// An empty registry with the default timeout ([`DEFAULT_TIMEOUT`]).
+    /// An empty registry with the default timeout ([`DEFAULT_TIMEOUT`]) and
+    /// the default output budget ([`Truncation::new`]: 50 KiB or 2000 lines,
+    /// full text spilled to a file).
     pub fn new() -> Self {
         Self {
             tools: BTreeMap::new(),
             default_timeout: DEFAULT_TIMEOUT,
+            observers: Vec::new(),
+            truncation: Some(Truncation::new()),
+            call_ids: Arc::default(),
         }
     }
 
@@ -112,6 +152,20 @@ impl ToolRegistry {
         self
     }
 
+    /// Sets the output budget applied to every result (`None`: never truncate).
+    #[must_use]
+    pub fn with_truncation(mut self, truncation: Option<Truncation>) -> Self {
+        self.truncation = truncation;
+        self
+    }
+
+    /// Adds an observer of call lifecycle events.
+    #[must_use]
+    pub fn with_observer(mut self, observer: impl ToolObserver) -> Self {
+        self.observers.push(Arc::new(observer));
+        self
+    }
+
     /// Adds a tool.
     ///
     /// # Errors
@@ -130,9 +184,9 @@ impl ToolRegistry {
         tool: Tool,
         policy: OnConflict,
     ) -> Result<Option<String>, RegistryError> {
-        let Some(existing) = self.tools.get(tool.name()) else {
+        let Some(existing) = self.tools.get(tool.name()).map(|e| &e.tool) else {
             let name = tool.name().to_owned();
-            self.tools.insert(name.clone(), tool);
+            self.tools.insert(name.clone(), Entry::new(tool));
             return Ok(Some(name));
         };
         match policy {
@@ -143,7 +197,7 @@ impl ToolRegistry {
             }),
             OnConflict::Override => {
                 let name = tool.name().to_owned();
-                self.tools.insert(name.clone(), tool);
+                self.tools.insert(name.clone(), Entry::new(tool));
                 Ok(Some(name))
             }
             OnConflict::Skip => Ok(None),
@@ -158,7 +212,7 @@ impl ToolRegistry {
                     .find(|candidate| !self.tools.contains_key(candidate))
                     .unwrap_or(base);
                 let renamed = tool.renamed(name.clone())?;
-                self.tools.insert(name.clone(), renamed);
+                self.tools.insert(name.clone(), Entry::new(renamed));
                 Ok(Some(name))
             }
         }
@@ -175,13 +229,13 @@ impl ToolRegistry {
             let mut errors: Vec<RegistryError> = other
                 .tools
                 .values()
-                .filter_map(|t| {
+                .filter_map(|e| {
                     self.tools
-                        .get(t.name())
+                        .get(e.tool.name())
                         .map(|existing| RegistryError::Duplicate {
-                            name: t.name().to_owned(),
-                            first: existing.spec().source.clone(),
-                            second: t.spec().source.clone(),
+                            name: e.tool.name().to_owned(),
+                            first: existing.tool.spec().source.clone(),
+                            second: e.tool.spec().source.clone(),
                         })
                 })
                 .collect();
@@ -192,19 +246,23 @@ impl ToolRegistry {
                 return Err(RegistryError::Many(errors));
             }
         }
-        for tool in other.tools.values() {
-            self.register_with(tool.clone(), policy)?;
+        for entry in other.tools.values() {
+            self.register_with(entry.tool.clone(), policy)?;
         }
         Ok(())
     }
 
     /// Removes and returns the tool called `name`.
     pub fn remove(&mut self, name: &str) -> Option<Tool> {
-        self.tools.remove(name)
+        self.tools.remove(name).map(|e| e.tool)
     }
 
     /// The tool called `name`.
     pub fn get(&self, name: &str) -> Option<&Tool> {
+        self.tools.get(name).map(|e| &e.tool)
+    }
+
+    pub(crate) fn entry(&self, name: &str) -> Option<&Entry> {
         self.tools.get(name)
     }
 
@@ -230,12 +288,72 @@ impl ToolRegistry {
 
     /// Every tool, in name order.
     pub fn tools(&self) -> impl Iterator<Item = &Tool> {
-        self.tools.values()
+        self.tools.values().map(|e| &e.tool)
     }
 
     /// Every spec, in name order.
     pub fn specs(&self) -> impl Iterator<Item = &ToolSpec> {
-        self.tools.values().map(Tool::spec)
+        self.tools().map(Tool::spec)
+    }
+
+    /// Names of the tools offered on `page_url`: tools without `url_patterns`
+    /// plus those with a pattern matching the URL. `None` (no page) lists only
+    /// the tools without patterns.
+    pub fn tool_names(&self, page_url: Option<&str>) -> Vec<&str> {
+        self.tools()
+            .filter(|t| t.available_on(page_url))
+            .map(Tool::name)
+            .collect()
+    }
+
+    /// The canonical schemas of the tools offered on `page_url` (see [`tool_names`](Self::tool_names)).
+    pub fn schemas_for_url(&self, page_url: Option<&str>) -> Vec<Value> {
+        self.tools()
+            .filter(|t| t.available_on(page_url))
+            .map(|t| t.spec().canonical_schema())
+            .collect()
+    }
+
+    /// Statistics of every tool, in name order.
+    pub fn stats(&self) -> Vec<ToolStatsSnapshot> {
+        self.tools
+            .iter()
+            .map(|(n, e)| e.stats.snapshot(n))
+            .collect()
+    }
+
+    /// Statistics of one tool.
+    pub fn stats_for(&self, name: &str) -> Option<ToolStatsSnapshot> {
+        self.tools.get(name).map(|e| e.stats.snapshot(name))
+    }
+
+    /// The `limit` tools first by `order` (tools never called are left out).
+    pub fn top_tools(&self, limit: usize, order: StatsOrder) -> Vec<ToolStatsSnapshot> {
+        let mut all: Vec<ToolStatsSnapshot> = self
+            .stats()
+            .into_iter()
+            .filter(|s| s.call_count > 0)
+            .collect();
+        match order {
+            StatsOrder::CallCount => all.sort_by(|a, b| {
+                b.call_count
+                    .cmp(&a.call_count)
+                    .then_with(|| a.name.cmp(&b.name))
+            }),
+            StatsOrder::SuccessRate => all.sort_by(|a, b| {
+                b.success_rate
+                    .total_cmp(&a.success_rate)
+                    .then_with(|| b.call_count.cmp(&a.call_count))
+                    .then_with(|| a.name.cmp(&b.name))
+            }),
+            StatsOrder::AverageDuration => all.sort_by(|a, b| {
+                b.average_duration
+                    .cmp(&a.average_duration)
+                    .then_with(|| a.name.cmp(&b.name))
+            }),
+        }
+        all.truncate(limit);
+        all
     }
 
     /// The canonical schema of every tool, in name order: one

@@ -11,7 +11,9 @@ use serde_json::{Value, json};
 ///
 /// The default is [`Other`](Self::Other), the most conservative: a policy that
 /// auto-approves reads never auto-approves a tool whose kind it does not know.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum ToolKind {
     /// Reads local state only (files, indexes).

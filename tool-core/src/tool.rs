@@ -12,6 +12,8 @@ use crate::__private::{BoxFuture, Invocation, ParamRole, StaticTool};
 use crate::context::ToolContext;
 use crate::docs;
 use crate::error::RegistryError;
+use crate::governance::repair::ParamTypes;
+use crate::governance::url_pattern::UrlPattern;
 use crate::result::ToolResult;
 use crate::schema;
 use crate::spec::{DisplayName, SourceLocation, ToolSpec, is_valid_tool_name};
@@ -71,6 +73,32 @@ impl ToolHandler for StaticHandler {
 pub struct Tool {
     spec: Arc<ToolSpec>,
     handler: Arc<dyn ToolHandler>,
+    derived: Arc<Derived>,
+}
+
+/// What the pipeline needs from the spec, computed once.
+#[derive(Debug)]
+pub(crate) struct Derived {
+    pub(crate) param_types: ParamTypes,
+    pub(crate) url_patterns: Vec<UrlPattern>,
+}
+
+impl Derived {
+    fn from_spec(spec: &ToolSpec) -> Result<Self, RegistryError> {
+        let url_patterns = spec
+            .url_patterns
+            .iter()
+            .map(|p| UrlPattern::parse(p))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| RegistryError::InvalidSpec {
+                name: spec.name.clone(),
+                reason: e.to_string(),
+            })?;
+        Ok(Self {
+            param_types: ParamTypes::from_parameters(&spec.parameters),
+            url_patterns,
+        })
+    }
 }
 
 impl Tool {
@@ -78,13 +106,16 @@ impl Tool {
     ///
     /// # Errors
     /// [`RegistryError::InvalidName`] when the name breaks `^[a-zA-Z0-9_-]{1,64}$`,
-    /// [`RegistryError::InvalidSpec`] when the description is blank or the
-    /// parameters schema is not an object schema (`"type": "object"`).
+    /// [`RegistryError::InvalidSpec`] when the description is blank, the
+    /// parameters schema is not an object schema (`"type": "object"`), a URL
+    /// pattern does not parse, or an editable parameter is not in the schema.
     pub fn new(spec: ToolSpec, handler: impl ToolHandler) -> Result<Self, RegistryError> {
         check_spec(&spec)?;
+        let derived = Derived::from_spec(&spec)?;
         Ok(Self {
             spec: Arc::new(spec),
             handler: Arc::new(handler),
+            derived: Arc::new(derived),
         })
     }
 
@@ -161,7 +192,17 @@ impl Tool {
         Ok(Self {
             spec: Arc::new(spec),
             handler: Arc::clone(&self.handler),
+            derived: Arc::clone(&self.derived),
         })
+    }
+
+    pub(crate) fn derived(&self) -> &Derived {
+        &self.derived
+    }
+
+    /// Whether the tool is offered on `page_url` (always, when it has no `url_patterns`).
+    pub fn available_on(&self, page_url: Option<&str>) -> bool {
+        crate::governance::url_pattern::any_match(&self.derived.url_patterns, page_url)
     }
 
     pub(crate) fn start(
@@ -199,6 +240,17 @@ fn check_spec(spec: &ToolSpec) -> Result<(), RegistryError> {
         return Err(RegistryError::InvalidSpec {
             name: spec.name.clone(),
             reason: "the parameters schema must have `\"type\": \"object\"` at its root (providers send arguments as one JSON object)".to_owned(),
+        });
+    }
+    let names = spec.parameter_names();
+    if let Some(bad) = spec
+        .editable_params
+        .iter()
+        .find(|p| !names.contains(&p.as_str()))
+    {
+        return Err(RegistryError::InvalidSpec {
+            name: spec.name.clone(),
+            reason: format!("editable parameter `{bad}` is not a model-visible parameter"),
         });
     }
     Ok(())

@@ -1,0 +1,234 @@
+//! Confirmation of tool calls (`requires_confirmation`, `editable_params`).
+//!
+//! Before a tool that requires confirmation runs, `execute` sends the
+//! context's [`Approver`] an [`ApprovalRequest`] and acts on the
+//! [`ApprovalDecision`]. With no approver configured the call is denied:
+//! a confirmation gate that opens when nobody is watching is no gate.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::future::Future;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::__private::BoxFuture;
+use crate::spec::{DisplayName, ToolKind};
+
+/// What a person (or policy) is asked to approve. Arguments are as the model
+/// sent them: secrets appear only as `<secret>key</secret>` placeholders.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ApprovalRequest {
+    /// Tool name.
+    pub tool: String,
+    /// The tool's kind.
+    pub kind: ToolKind,
+    /// Localised display names (language tag → names).
+    pub display: BTreeMap<String, DisplayName>,
+    /// The arguments to approve.
+    pub arguments: Map<String, Value>,
+    /// Parameters the approver may change (model-facing names).
+    pub editable_params: Vec<String>,
+    /// The call's trace id, if any.
+    pub trace_id: Option<String>,
+}
+
+/// The approver's answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum ApprovalDecision {
+    /// Run the call as sent.
+    Approve,
+    /// Run the call with these arguments; only editable parameters may differ
+    /// from the request, any other change is refused.
+    ApproveWithEdits(Map<String, Value>),
+    /// Do not run the call; the reason goes back to the model.
+    Deny(String),
+}
+
+/// Decides on calls that require confirmation. Implemented for any
+/// `Fn(ApprovalRequest) -> impl Future<Output = ApprovalDecision>` closure.
+pub trait Approver: Send + Sync + 'static {
+    /// Decides on one request.
+    fn approve(&self, request: ApprovalRequest) -> BoxFuture<ApprovalDecision>;
+}
+
+impl<F, Fut> Approver for F
+where
+    F: Fn(ApprovalRequest) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = ApprovalDecision> + Send + 'static,
+{
+    fn approve(&self, request: ApprovalRequest) -> BoxFuture<ApprovalDecision> {
+        Box::pin(self(request))
+    }
+}
+
+/// A small policy layer over an [`Approver`]: approve some kinds
+/// automatically, deny some outright, ask the inner approver about the rest
+/// (or deny when there is none).
+///
+/// ```
+/// use tool_core::{ApprovalPolicy, ToolKind};
+/// // Reads need no confirmation, shell commands are never allowed, the rest is denied.
+/// let policy = ApprovalPolicy::new().auto_approve(ToolKind::Read).deny(ToolKind::Exec);
+/// # let _ = policy;
+/// ```
+#[derive(Clone, Default)]
+pub struct ApprovalPolicy {
+    auto: BTreeSet<ToolKind>,
+    deny: BTreeSet<ToolKind>,
+    inner: Option<Arc<dyn Approver>>,
+}
+
+impl ApprovalPolicy {
+    /// A policy that asks nobody: everything is denied until configured.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Approves calls of `kind` without asking.
+    #[must_use]
+    pub fn auto_approve(mut self, kind: ToolKind) -> Self {
+        self.auto.insert(kind);
+        self
+    }
+
+    /// Approves calls of every kind without asking (for trusted, unattended runs).
+    #[must_use]
+    pub fn auto_approve_all(mut self) -> Self {
+        for kind in [
+            ToolKind::Read,
+            ToolKind::Write,
+            ToolKind::Exec,
+            ToolKind::Network,
+            ToolKind::Ask,
+            ToolKind::Other,
+        ] {
+            self.auto.insert(kind);
+        }
+        self
+    }
+
+    /// Denies calls of `kind` without asking (wins over `auto_approve`).
+    #[must_use]
+    pub fn deny(mut self, kind: ToolKind) -> Self {
+        self.deny.insert(kind);
+        self
+    }
+
+    /// Asks `approver` about calls the policy does not decide.
+    #[must_use]
+    pub fn ask(mut self, approver: impl Approver) -> Self {
+        self.inner = Some(Arc::new(approver));
+        self
+    }
+}
+
+impl Approver for ApprovalPolicy {
+    fn approve(&self, request: ApprovalRequest) -> BoxFuture<ApprovalDecision> {
+        let key = request.kind;
+        if self.deny.contains(&key) {
+            let reason = format!("calls of kind `{}` are not allowed by policy", request.kind);
+            return Box::pin(async move { ApprovalDecision::Deny(reason) });
+        }
+        if self.auto.contains(&key) {
+            return Box::pin(async { ApprovalDecision::Approve });
+        }
+        match &self.inner {
+            Some(inner) => inner.approve(request),
+            None => Box::pin(async {
+                ApprovalDecision::Deny(
+                    "this call needs a person's confirmation and none is available".to_owned(),
+                )
+            }),
+        }
+    }
+}
+
+/// Checks that an edited argument object differs from the original only in
+/// editable parameters; returns the first offending parameter.
+pub(crate) fn check_edits<'a>(
+    original: &'a Map<String, Value>,
+    edited: &'a Map<String, Value>,
+    editable: &[String],
+) -> Result<(), &'a str> {
+    let is_editable = |k: &str| editable.iter().any(|e| e == k);
+    for (k, v) in edited {
+        if original.get(k) != Some(v) && !is_editable(k) {
+            return Err(k);
+        }
+    }
+    for k in original.keys() {
+        if !edited.contains_key(k) && !is_editable(k) {
+            return Err(k);
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn obj(v: &Value) -> Map<String, Value> {
+        v.as_object().unwrap().clone()
+    }
+
+    #[test]
+    fn only_editable_parameters_may_change() {
+        let original = obj(&json!({"a": 1, "b": 2}));
+        let editable = vec!["b".to_owned()];
+        assert!(check_edits(&original, &obj(&json!({"a": 1, "b": 3})), &editable).is_ok());
+        assert_eq!(
+            check_edits(&original, &obj(&json!({"a": 5, "b": 2})), &editable),
+            Err("a")
+        );
+        assert_eq!(
+            check_edits(&original, &obj(&json!({"b": 2})), &editable),
+            Err("a")
+        );
+        assert_eq!(
+            check_edits(&original, &obj(&json!({"a": 1, "b": 2, "c": 0})), &editable),
+            Err("c")
+        );
+    }
+
+    #[tokio::test]
+    async fn policy_layers() {
+        let req = |kind| ApprovalRequest {
+            tool: "t".into(),
+            kind,
+            display: BTreeMap::new(),
+            arguments: Map::new(),
+            editable_params: vec![],
+            trace_id: None,
+        };
+        let p = ApprovalPolicy::new()
+            .auto_approve(ToolKind::Read)
+            .deny(ToolKind::Exec);
+        assert_eq!(
+            p.approve(req(ToolKind::Read)).await,
+            ApprovalDecision::Approve
+        );
+        assert!(matches!(
+            p.approve(req(ToolKind::Exec)).await,
+            ApprovalDecision::Deny(_)
+        ));
+        assert!(matches!(
+            p.approve(req(ToolKind::Write)).await,
+            ApprovalDecision::Deny(_)
+        ));
+        let p = p.ask(|r: ApprovalRequest| async move {
+            ApprovalDecision::Deny(format!("asked about {}", r.tool))
+        });
+        assert_eq!(
+            p.approve(req(ToolKind::Write)).await,
+            ApprovalDecision::Deny("asked about t".into())
+        );
+        let all = ApprovalPolicy::new().auto_approve_all();
+        assert_eq!(
+            all.approve(req(ToolKind::Exec)).await,
+            ApprovalDecision::Approve
+        );
+    }
+}

@@ -1,0 +1,16 @@
+//! Execution governance: everything between "the model chose a tool" and
+//! "the result goes back into the conversation" that a production agent needs.
+//!
+//! Each behaviour sits behind a `#[tool]` option or a context setting, and a
+//! call that uses none of them pays only a few branch checks:
+//! - [`url_pattern`]: `url_patterns` scoping;
+//! - [`secrets`]: `<secret>key</secret>` substitution and masking, TOTP;
+//! - [`approval`]: `requires_confirmation` / `editable_params`;
+//! - [`repair`]: the few argument malformations models are known for, recorded;
+//! - [`stats`]: statistics and lifecycle events.
+
+pub mod approval;
+pub mod repair;
+pub mod secrets;
+pub mod stats;
+pub mod url_pattern;

@@ -1,0 +1,497 @@
+//! Sensitive data: `<secret>key</secret>` placeholders in arguments, replaced
+//! just before the call and masked again in everything the call returns.
+//!
+//! The model only ever sees and writes placeholders; the real values exist
+//! in memory during the call. Keys ending in [`TOTP_SUFFIX`] hold a base32
+//! TOTP seed and are replaced by the current RFC 6238 code (6 digits, 30 s
+//! steps, HMAC-SHA-1: the parameters every authenticator app uses).
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use aho_corasick::{AhoCorasick, MatchKind};
+use serde_json::{Map, Value};
+
+use super::url_pattern::{UrlPattern, UrlPatternError};
+
+/// Keys ending in this suffix hold a base32 TOTP seed (RFC 6238).
+pub const TOTP_SUFFIX: &str = "_bu_2fa_code";
+
+const OPEN: &str = "<secret>";
+const CLOSE: &str = "</secret>";
+
+/// Values shorter than this are not masked in results (masking a one- or
+/// two-character value would garble every output); they are still substituted.
+pub const MIN_MASKED_LEN: usize = 3;
+
+/// Secret values by key: global ones, and groups limited to pages whose URL
+/// matches a pattern (same matcher as `url_patterns`).
+///
+/// `Debug` prints keys, never values.
+///
+/// ```
+/// use tool_core::SecretStore;
+/// use serde_json::json;
+///
+/// let store = SecretStore::from_json(&json!({
+///     "api_key": "sk-123",
+///     "*.github.com": {"github_token": "ghp_abc", "github_2fa_bu_2fa_code": "JBSWY3DPEHPK3PXP"}
+/// })).unwrap();
+/// assert_eq!(store.keys_for(Some("https://api.github.com/x")), ["api_key", "github_2fa_bu_2fa_code", "github_token"]);
+/// assert_eq!(store.keys_for(Some("https://example.com")), ["api_key"]);
+/// ```
+#[derive(Clone, Default)]
+pub struct SecretStore {
+    global: BTreeMap<String, String>,
+    scoped: Vec<(UrlPattern, BTreeMap<String, String>)>,
+}
+
+/// Why a secret store could not be built.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SecretStoreError {
+    /// A domain group's key is not a valid URL pattern.
+    #[error(transparent)]
+    Pattern(#[from] UrlPatternError),
+    /// A value is neither a string nor (for a pattern key) an object of strings.
+    #[error(
+        "secret store entry {0:?} must be a string, or an object of strings under a URL pattern"
+    )]
+    Shape(String),
+    /// A TOTP seed is not valid base32.
+    #[error("secret {0:?} ends in `_bu_2fa_code` but its value is not a base32 TOTP seed")]
+    Totp(String),
+}
+
+/// Why a placeholder could not be replaced. Never contains a secret value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct SecretError {
+    pub(crate) message: String,
+}
+
+impl SecretStore {
+    /// An empty store.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Builds a store from JSON: `{"key": "value", "<url pattern>": {"key": "value"}}`.
+    ///
+    /// # Errors
+    /// [`SecretStoreError`] for bad patterns, values that are not strings, and TOTP seeds that are not base32.
+    pub fn from_json(value: &Value) -> Result<Self, SecretStoreError> {
+        let Value::Object(map) = value else {
+            return Err(SecretStoreError::Shape("<root>".to_owned()));
+        };
+        let mut store = Self::new();
+        for (key, v) in map {
+            match v {
+                Value::String(s) => store = store.with_secret(key.clone(), s.clone())?,
+                Value::Object(group) => {
+                    let mut values = BTreeMap::new();
+                    for (k, v) in group {
+                        let Value::String(s) = v else {
+                            return Err(SecretStoreError::Shape(format!("{key}.{k}")));
+                        };
+                        check_totp(k, s)?;
+                        values.insert(k.clone(), s.clone());
+                    }
+                    store.scoped.push((UrlPattern::parse(key)?, values));
+                }
+                _ => return Err(SecretStoreError::Shape(key.clone())),
+            }
+        }
+        Ok(store)
+    }
+
+    /// Adds a global secret (available on every page).
+    ///
+    /// # Errors
+    /// [`SecretStoreError::Totp`] when a TOTP key's value is not base32.
+    pub fn with_secret(
+        mut self,
+        key: impl Into<String>,
+        value: impl Into<String>,
+    ) -> Result<Self, SecretStoreError> {
+        let (key, value) = (key.into(), value.into());
+        check_totp(&key, &value)?;
+        self.global.insert(key, value);
+        Ok(self)
+    }
+
+    /// Adds a secret available only on pages matching `pattern`.
+    ///
+    /// # Errors
+    /// [`SecretStoreError`] for a bad pattern or TOTP seed.
+    pub fn with_scoped_secret(
+        mut self,
+        pattern: &str,
+        key: impl Into<String>,
+        value: impl Into<String>,
+    ) -> Result<Self, SecretStoreError> {
+        let (key, value) = (key.into(), value.into());
+        check_totp(&key, &value)?;
+        let parsed = UrlPattern::parse(pattern)?;
+        if let Some((_, group)) = self.scoped.iter_mut().find(|(p, _)| *p == parsed) {
+            group.insert(key, value);
+        } else {
+            self.scoped.push((parsed, BTreeMap::from([(key, value)])));
+        }
+        Ok(self)
+    }
+
+    /// `true` when the store holds no secret.
+    pub fn is_empty(&self) -> bool {
+        self.global.is_empty() && self.scoped.iter().all(|(_, g)| g.is_empty())
+    }
+
+    /// The keys usable on `page_url`, sorted (names only, never values).
+    pub fn keys_for(&self, page_url: Option<&str>) -> Vec<&str> {
+        let mut keys: Vec<&str> = self.global.keys().map(String::as_str).collect();
+        for (pattern, group) in &self.scoped {
+            if page_url.is_some_and(|u| pattern.matches_str(u)) {
+                keys.extend(group.keys().map(String::as_str));
+            }
+        }
+        keys.sort_unstable();
+        keys.dedup();
+        keys
+    }
+
+    /// The value of `key` on `page_url`: a scoped group matching the page first, then global.
+    fn lookup(&self, key: &str, page_url: Option<&str>) -> Option<&str> {
+        self.scoped
+            .iter()
+            .filter(|(p, _)| page_url.is_some_and(|u| p.matches_str(u)))
+            .find_map(|(_, g)| g.get(key))
+            .or_else(|| self.global.get(key))
+            .map(String::as_str)
+    }
+
+    fn resolve(
+        &self,
+        key: &str,
+        page_url: Option<&str>,
+        used: &mut Vec<(String, String)>,
+    ) -> Result<String, SecretError> {
+        let Some(raw) = self.lookup(key, page_url) else {
+            let exists_elsewhere = self.scoped.iter().any(|(_, g)| g.contains_key(key));
+            let available = self.keys_for(page_url);
+            let why = if exists_elsewhere {
+                "is not allowed on this page"
+            } else {
+                "does not exist"
+            };
+            let list = if available.is_empty() {
+                "none".to_owned()
+            } else {
+                available.join(", ")
+            };
+            return Err(SecretError {
+                message: format!("The secret `{key}` {why}. Secrets available here: {list}."),
+            });
+        };
+        let value = if key.ends_with(TOTP_SUFFIX) {
+            totp_now(raw).ok_or_else(|| SecretError {
+                message: format!("The secret `{key}` could not produce a TOTP code."),
+            })?
+        } else {
+            raw.to_owned()
+        };
+        used.push((key.to_owned(), value.clone()));
+        Ok(value)
+    }
+
+    /// Replaces every placeholder in every string of `args`, at any depth.
+    /// Returns the substituted values by key (for masking TOTP codes too).
+    pub(crate) fn substitute(
+        &self,
+        args: &mut Map<String, Value>,
+        page_url: Option<&str>,
+    ) -> Result<Vec<(String, String)>, SecretError> {
+        let mut used = Vec::new();
+        for v in args.values_mut() {
+            self.substitute_value(v, page_url, &mut used)?;
+        }
+        Ok(used)
+    }
+
+    fn substitute_value(
+        &self,
+        v: &mut Value,
+        page_url: Option<&str>,
+        used: &mut Vec<(String, String)>,
+    ) -> Result<(), SecretError> {
+        match v {
+            Value::String(s) if s.contains(OPEN) => {
+                *s = self.substitute_str(s, page_url, used)?;
+            }
+            Value::Array(items) => {
+                for item in items {
+                    self.substitute_value(item, page_url, used)?;
+                }
+            }
+            Value::Object(map) => {
+                for item in map.values_mut() {
+                    self.substitute_value(item, page_url, used)?;
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn substitute_str(
+        &self,
+        s: &str,
+        page_url: Option<&str>,
+        used: &mut Vec<(String, String)>,
+    ) -> Result<String, SecretError> {
+        let mut out = String::with_capacity(s.len());
+        let mut rest = s;
+        while let Some(start) = rest.find(OPEN) {
+            out.push_str(&rest[..start]);
+            let after = &rest[start + OPEN.len()..];
+            let Some(end) = after.find(CLOSE) else {
+                return Err(SecretError {
+                    message: "A `<secret>` placeholder is not closed with `</secret>`.".to_owned(),
+                });
+            };
+            let key = after[..end].trim();
+            out.push_str(&self.resolve(key, page_url, used)?);
+            rest = &after[end + CLOSE.len()..];
+        }
+        out.push_str(rest);
+        Ok(out)
+    }
+
+    /// A masker for every value in the store plus `extra` (e.g. TOTP codes just generated).
+    pub(crate) fn masker(&self, extra: &[(String, String)]) -> Masker {
+        let mut pairs: Vec<(String, String)> = self
+            .global
+            .iter()
+            .chain(self.scoped.iter().flat_map(|(_, g)| g.iter()))
+            .map(|(k, v)| (v.clone(), placeholder(k)))
+            .chain(extra.iter().map(|(k, v)| (v.clone(), placeholder(k))))
+            .filter(|(v, _)| v.chars().count() >= MIN_MASKED_LEN)
+            .collect();
+        // Longest values first so a value containing another is masked whole.
+        pairs.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then_with(|| a.0.cmp(&b.0)));
+        pairs.dedup_by(|a, b| a.0 == b.0);
+        Masker::new(pairs)
+    }
+}
+
+/// The placeholder text for `key`.
+pub fn placeholder(key: &str) -> String {
+    format!("{OPEN}{key}{CLOSE}")
+}
+
+impl fmt::Debug for SecretStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SecretStore")
+            .field("global_keys", &self.global.keys().collect::<Vec<_>>())
+            .field(
+                "scoped_keys",
+                &self
+                    .scoped
+                    .iter()
+                    .map(|(p, g)| (p.as_str(), g.keys().collect::<Vec<_>>()))
+                    .collect::<Vec<_>>(),
+            )
+            .finish()
+    }
+}
+
+fn check_totp(key: &str, value: &str) -> Result<(), SecretStoreError> {
+    if key.ends_with(TOTP_SUFFIX) && totp_at(value, 0).is_none() {
+        return Err(SecretStoreError::Totp(key.to_owned()));
+    }
+    Ok(())
+}
+
+fn totp_at(seed: &str, unix_seconds: u64) -> Option<String> {
+    let cleaned: String = seed
+        .chars()
+        .filter(|c| !c.is_whitespace() && *c != '-')
+        .collect();
+    let secret = totp_rs::Secret::try_from_base32(cleaned.to_ascii_uppercase()).ok()?;
+    let totp = totp_rs::Builder::new()
+        .with_algorithm(totp_rs::Algorithm::SHA1)
+        .with_digits(6)
+        .with_step_duration(30)
+        .with_secret(secret)
+        .build_noncompliant();
+    Some(totp.generate(unix_seconds).to_string())
+}
+
+fn totp_now(seed: &str) -> Option<String> {
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).ok()?.as_secs();
+    totp_at(seed, now)
+}
+
+/// Replaces secret values with their placeholders.
+pub(crate) struct Masker {
+    automaton: Option<AhoCorasick>,
+    replacements: Vec<String>,
+}
+
+impl Masker {
+    fn new(pairs: Vec<(String, String)>) -> Self {
+        if pairs.is_empty() {
+            return Self {
+                automaton: None,
+                replacements: Vec::new(),
+            };
+        }
+        let automaton = AhoCorasick::builder()
+            .match_kind(MatchKind::LeftmostLongest)
+            .build(pairs.iter().map(|(v, _)| v.as_str()))
+            .ok();
+        Self {
+            automaton,
+            replacements: pairs.into_iter().map(|(_, p)| p).collect(),
+        }
+    }
+
+    /// Masks one string in place.
+    pub(crate) fn mask_string(&self, s: &mut String) {
+        if let Some(ac) = &self.automaton
+            && ac.is_match(s.as_str())
+        {
+            *s = ac.replace_all(s, &self.replacements);
+        }
+    }
+
+    /// Masks every string (and object key) of a JSON value in place.
+    pub(crate) fn mask_value(&self, v: &mut Value) {
+        match v {
+            Value::String(s) => self.mask_string(s),
+            Value::Array(items) => items.iter_mut().for_each(|i| self.mask_value(i)),
+            Value::Object(map) => {
+                let entries = std::mem::take(map);
+                for (mut k, mut item) in entries {
+                    self.mask_string(&mut k);
+                    self.mask_value(&mut item);
+                    map.insert(k, item);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn store() -> SecretStore {
+        SecretStore::from_json(&json!({
+            "api_key": "sk-live-123",
+            "*.github.com": {"gh_token": "ghp_secret", "gh_bu_2fa_code": "JBSWY3DPEHPK3PXP"},
+            "*.gitlab.com": {"gl_token": "glpat-xyz"}
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn rfc6238_sha1_vector_through_our_parameters() {
+        // RFC 6238 appendix B, SHA-1, T = 59: 94287082 (8 digits) -> last 6 digits 287082.
+        let seed = "GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ"; // base32 of "12345678901234567890"
+        assert_eq!(totp_at(seed, 59).unwrap(), "287082");
+        assert_eq!(totp_at(seed, 1_111_111_109).unwrap(), "081804");
+    }
+
+    #[test]
+    fn substitutes_at_any_depth_with_scoping() {
+        let s = store();
+        let mut args =
+            json!({"a": "<secret>api_key</secret>", "n": [{"t": "x <secret>gh_token</secret> y"}]})
+                .as_object()
+                .unwrap()
+                .clone();
+        let used = s
+            .substitute(&mut args, Some("https://api.github.com/user"))
+            .unwrap();
+        assert_eq!(args["a"], "sk-live-123");
+        assert_eq!(args["n"][0]["t"], "x ghp_secret y");
+        assert_eq!(used.len(), 2);
+    }
+
+    #[test]
+    fn scoped_secret_refused_elsewhere_without_revealing_values() {
+        let s = store();
+        let mut args = json!({"t": "<secret>gh_token</secret>"})
+            .as_object()
+            .unwrap()
+            .clone();
+        let e = s
+            .substitute(&mut args, Some("https://gitlab.com"))
+            .unwrap_err();
+        assert_eq!(
+            e.message,
+            "The secret `gh_token` is not allowed on this page. Secrets available here: api_key."
+        );
+        let e = s.substitute(&mut args, None).unwrap_err();
+        assert!(!e.message.contains("ghp_secret") && !e.message.contains("sk-live"));
+        let mut args = json!({"t": "<secret>nope</secret>"})
+            .as_object()
+            .unwrap()
+            .clone();
+        assert!(
+            s.substitute(&mut args, None)
+                .unwrap_err()
+                .message
+                .contains("does not exist")
+        );
+        let mut args = json!({"t": "<secret>api_key"}).as_object().unwrap().clone();
+        assert!(
+            s.substitute(&mut args, None)
+                .unwrap_err()
+                .message
+                .contains("not closed")
+        );
+    }
+
+    #[test]
+    fn totp_key_yields_six_digits_and_is_masked() {
+        let s = store();
+        let mut args = json!({"code": "<secret>gh_bu_2fa_code</secret>"})
+            .as_object()
+            .unwrap()
+            .clone();
+        let used = s
+            .substitute(&mut args, Some("https://www.github.com"))
+            .unwrap();
+        let code = args["code"].as_str().unwrap().to_owned();
+        assert_eq!(code.len(), 6);
+        assert!(code.chars().all(|c| c.is_ascii_digit()));
+        let masker = s.masker(&used);
+        let mut out = format!("entered {code} and ghp_secret, key sk-live-123");
+        masker.mask_string(&mut out);
+        assert_eq!(
+            out,
+            "entered <secret>gh_bu_2fa_code</secret> and <secret>gh_token</secret>, key <secret>api_key</secret>"
+        );
+    }
+
+    #[test]
+    fn bad_store_shapes() {
+        assert!(matches!(
+            SecretStore::from_json(&json!({"k": 1})),
+            Err(SecretStoreError::Shape(_))
+        ));
+        assert!(matches!(
+            SecretStore::from_json(&json!({"x_bu_2fa_code": "not base32!"})),
+            Err(SecretStoreError::Totp(_))
+        ));
+        assert!(matches!(
+            SecretStore::from_json(&json!({"go*gle.com": {"k": "v"}})),
+            Err(SecretStoreError::Pattern(_))
+        ));
+        let dbg = format!("{:?}", store());
+        assert!(!dbg.contains("sk-live") && dbg.contains("api_key"));
+    }
+}

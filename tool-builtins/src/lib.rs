@@ -73,8 +73,17 @@ pub mod fsutil;
 pub mod ledger;
 pub mod workspace;
 
+mod ansi;
+pub mod bash;
+pub mod bash_policy;
+
 pub use ledger::FileLedger;
 pub use workspace::{PathError, Workspace};
+
+pub use bash::{BashConfig, bash_command};
+pub use bash_policy::{
+    CommandParts, CommandPolicy, PolicyAction, PolicyDecision, SegmentVerdict, split_command,
+};
 
 /// A context for the built-in tools: a [`Workspace`] rooted at `root` and a
 /// fresh [`FileLedger`]. Add a [`Snapshots`](fsutil::Snapshots) hook with

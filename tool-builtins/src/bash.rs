@@ -1,0 +1,998 @@
+//! `bash_command`: run a shell command in the workspace and return its output.
+//!
+//! The command runs as `bash -c COMMAND` (`sh -c` where bash is missing) in a
+//! process group of its own, with standard input from `/dev/null` so nothing
+//! waits for a keyboard. Standard output and standard error share one pipe,
+//! so the model reads them interleaved exactly as they were written.
+//!
+//! Hazards handled:
+//! - **Unbounded output**: bytes stream through [`HeadTail`]: the head and the
+//!   tail are kept in memory, everything is written to a spill file whose path
+//!   the output names, so memory stays bounded whatever the command prints.
+//! - **Background children**: the call completes when the shell exits plus a
+//!   short drain deadline ([`BashConfig::drain`]); a child left running in the
+//!   background that still holds the pipe cannot keep the call open.
+//! - **Timeouts**: the whole group gets `SIGTERM`, then `SIGKILL` after
+//!   [`BashConfig::kill_grace`]; the call returns only when no process of the
+//!   group is left (processes that leave the group with `setsid` are beyond
+//!   its reach). Cancellation through the context does the same, and so does
+//!   dropping the call half-way.
+//! - **Terminal escapes**: colours, cursor moves and OSC strings are removed,
+//!   with the parser's state carried across reads.
+//! - **Secrets**: environment variables whose names look like secrets
+//!   (`*_KEY`, `*_TOKEN`, `*_SECRET`, … see [`BashConfig::secret_env_patterns`])
+//!   are not passed on.
+//!
+//! A non-zero exit status is not a tool error, and neither is the command's
+//! own timeout: the output says what happened and the metadata carries
+//! `exit_code`, `timed_out`, `truncated` and `output_path`.
+
+use std::ffi::{OsStr, OsString};
+use std::fs::File;
+use std::io::{self, Read};
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::PathBuf;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use rustix::event::{PollFd, PollFlags, Timespec};
+use rustix::process::{Pid, Signal};
+use serde_json::Value;
+use tool_core::truncate::{HeadTail, Truncation};
+use tool_core::{ErrorKind, ToolContext, ToolResult};
+
+use crate::ansi::EscapeStripper;
+use crate::bash_policy::{CommandPolicy, PolicyAction};
+use crate::workspace::workspace_of;
+
+/// Default timeout of a command: 120 s.
+pub const DEFAULT_BASH_TIMEOUT: Duration = Duration::from_secs(120);
+/// Longest timeout a model may ask for: 600 s. The tool's registry timeout
+/// (610 s) lies above it plus the kill grace, so the registry never cuts a
+/// command short of what the model asked for.
+pub const MAX_BASH_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// Patterns of environment variable names that are not passed to commands.
+pub const DEFAULT_SECRET_ENV_PATTERNS: &[&str] = &[
+    "*_KEY",
+    "*_TOKEN",
+    "*_SECRET",
+    "*_PASSWORD",
+    "*_CREDENTIALS",
+    "*_API_KEY*",
+];
+
+/// Settings of `bash_command`, read from the context
+/// (`ToolContext::with_state(BashConfig { .. })`); the defaults apply without one.
+///
+/// ```
+/// use std::time::Duration;
+/// use tool_builtins::{BashConfig, CommandPolicy, PolicyAction};
+///
+/// let config = BashConfig::default()
+///     .with_default_timeout(Duration::from_secs(30))
+///     .with_secret_env_pattern("MY_COMPANY_*")
+///     .with_policy(CommandPolicy::new(PolicyAction::Allow).deny("rm -rf *"));
+/// assert_eq!(config.default_timeout, Duration::from_secs(30));
+/// ```
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct BashConfig {
+    /// The shell to run `-c COMMAND` with; `None` picks `bash` (from
+    /// `/bin`, `/usr/bin` or `/usr/local/bin`), else `/bin/sh`.
+    pub shell: Option<PathBuf>,
+    /// Timeout when the model gives none. Default [`DEFAULT_BASH_TIMEOUT`].
+    pub default_timeout: Duration,
+    /// Largest timeout the model may ask for, at most [`MAX_BASH_TIMEOUT`]
+    /// (larger values are capped there). Default [`MAX_BASH_TIMEOUT`].
+    pub max_timeout: Duration,
+    /// How long output is still read after the shell exits, for children it
+    /// left behind. Default 500 ms.
+    pub drain: Duration,
+    /// Time between `SIGTERM` and `SIGKILL` on timeout or cancellation. Default 2 s.
+    pub kill_grace: Duration,
+    /// Name patterns (`*` wildcards, ASCII case ignored) of environment
+    /// variables that are not passed on. Default [`DEFAULT_SECRET_ENV_PATTERNS`].
+    pub secret_env_patterns: Vec<String>,
+    /// The environment to start from instead of this process's own (still
+    /// filtered by `secret_env_patterns`). Default `None`.
+    pub base_env: Option<Vec<(OsString, OsString)>>,
+    /// Output budgets and spill folder. Default: `Truncation::new()` (50 KiB, 2000 lines).
+    pub truncation: Truncation,
+    /// Commands the policy denies are refused with a `denied` error. `Ask`
+    /// verdicts are for the confirmation gate of the governance layer, which
+    /// checks before the call; the tool itself runs them. Default `None`.
+    pub policy: Option<CommandPolicy>,
+}
+
+impl Default for BashConfig {
+    fn default() -> Self {
+        Self {
+            shell: None,
+            default_timeout: DEFAULT_BASH_TIMEOUT,
+            max_timeout: MAX_BASH_TIMEOUT,
+            drain: Duration::from_millis(500),
+            kill_grace: Duration::from_secs(2),
+            secret_env_patterns: DEFAULT_SECRET_ENV_PATTERNS
+                .iter()
+                .map(|s| (*s).to_owned())
+                .collect(),
+            base_env: None,
+            truncation: Truncation::new(),
+            policy: None,
+        }
+    }
+}
+
+impl BashConfig {
+    /// Sets the shell.
+    #[must_use]
+    pub fn with_shell(mut self, shell: impl Into<PathBuf>) -> Self {
+        self.shell = Some(shell.into());
+        self
+    }
+
+    /// Sets the default timeout.
+    #[must_use]
+    pub fn with_default_timeout(mut self, timeout: Duration) -> Self {
+        self.default_timeout = timeout;
+        self
+    }
+
+    /// Sets the largest timeout a model may ask for (capped at [`MAX_BASH_TIMEOUT`]).
+    #[must_use]
+    pub fn with_max_timeout(mut self, timeout: Duration) -> Self {
+        self.max_timeout = timeout.min(MAX_BASH_TIMEOUT);
+        self
+    }
+
+    /// Sets the drain deadline after the shell exits.
+    #[must_use]
+    pub fn with_drain(mut self, drain: Duration) -> Self {
+        self.drain = drain;
+        self
+    }
+
+    /// Sets the grace between `SIGTERM` and `SIGKILL`.
+    #[must_use]
+    pub fn with_kill_grace(mut self, grace: Duration) -> Self {
+        self.kill_grace = grace;
+        self
+    }
+
+    /// Adds a secret name pattern to the defaults.
+    #[must_use]
+    pub fn with_secret_env_pattern(mut self, pattern: impl Into<String>) -> Self {
+        self.secret_env_patterns.push(pattern.into());
+        self
+    }
+
+    /// Starts commands from this environment instead of the process's own.
+    #[must_use]
+    pub fn with_base_env<K, V>(mut self, vars: impl IntoIterator<Item = (K, V)>) -> Self
+    where
+        K: Into<OsString>,
+        V: Into<OsString>,
+    {
+        self.base_env = Some(
+            vars.into_iter()
+                .map(|(k, v)| (k.into(), v.into()))
+                .collect(),
+        );
+        self
+    }
+
+    /// Sets the output budgets and spill folder.
+    #[must_use]
+    pub fn with_truncation(mut self, truncation: Truncation) -> Self {
+        self.truncation = truncation;
+        self
+    }
+
+    /// Sets the command policy.
+    #[must_use]
+    pub fn with_policy(mut self, policy: CommandPolicy) -> Self {
+        self.policy = Some(policy);
+        self
+    }
+}
+
+/// Runs a shell command in the workspace and returns its combined output.
+///
+/// Standard output and standard error are merged in the order they were
+/// written; standard input is empty. Long output keeps its beginning and end,
+/// and the full text is saved to a file named in the output. Commands left
+/// running in the background do not keep the call open. A non-zero exit code
+/// or a timeout is reported in the output, not as an error.
+///
+/// # Arguments
+/// * `command` - The command to run, as you would type it in bash.
+/// * `timeout` - Timeout in seconds (default 120, at most 600). On timeout
+///   the command and everything it started are stopped.
+/// * `workdir` - Folder to run in, relative to the workspace root (default: the root).
+/// * `description` - A short description of what the command does, in 5-10 words.
+pub fn bash_command(
+    command: String,
+    timeout: Option<f64>,
+    workdir: Option<String>,
+    description: Option<String>,
+    context: &ToolContext,
+) -> ToolResult {
+    let config = context
+        .state::<BashConfig>()
+        .map_or_else(BashConfig::default, |c| (*c).clone());
+    let timeout = match check_timeout(timeout, &config) {
+        Ok(t) => t,
+        Err(result) => return result,
+    };
+    if command.trim().is_empty() {
+        return ToolResult::error(
+            ErrorKind::InvalidArguments,
+            "The command is empty. Give the shell command to run.",
+        );
+    }
+    if let Some(policy) = &config.policy {
+        let decision = policy.check(&command);
+        if decision.action == PolicyAction::Deny {
+            return ToolResult::error(
+                ErrorKind::Denied,
+                format!(
+                    "This command is not allowed by the command policy: {}",
+                    decision.reason
+                ),
+            );
+        }
+    }
+    let ws = match workspace_of(context) {
+        Ok(ws) => ws,
+        Err(result) => return result,
+    };
+    let dir = match workdir.filter(|w| !w.trim().is_empty()) {
+        None => ws.root().to_path_buf(),
+        Some(w) => match ws.resolve(&w) {
+            Ok(dir) if dir.is_dir() => dir,
+            Ok(dir) if dir.exists() => {
+                return ToolResult::failed(format!(
+                    "Working directory is not a directory: {}",
+                    dir.display()
+                ));
+            }
+            Ok(dir) => {
+                return ToolResult::failed(format!(
+                    "Working directory not found: {}",
+                    dir.display()
+                ));
+            }
+            Err(e) => return e.to_result(),
+        },
+    };
+    let spec = RunSpec {
+        shell: config.shell.clone().unwrap_or_else(default_shell),
+        command,
+        workdir: dir,
+        env: filtered_env(
+            config
+                .base_env
+                .clone()
+                .unwrap_or_else(|| std::env::vars_os().collect()),
+            &config.secret_env_patterns,
+        ),
+        timeout,
+        drain: config.drain,
+        kill_grace: config.kill_grace,
+        truncation: config.truncation.clone(),
+    };
+    let title = description
+        .filter(|d| !d.trim().is_empty())
+        .unwrap_or_else(|| spec.command.clone());
+    match run(&spec, &|| context.is_cancelled()) {
+        Ok(outcome) => outcome.into_result(timeout).with_title(title),
+        Err(e) => ToolResult::failed(format!(
+            "Could not run the command with {}: {e}",
+            spec.shell.display()
+        ))
+        .with_title(title),
+    }
+}
+
+/// The model's timeout in seconds, checked against the configured bounds.
+#[allow(
+    clippy::result_large_err,
+    reason = "the error is the tool's final result; it is returned at once"
+)]
+fn check_timeout(timeout: Option<f64>, config: &BashConfig) -> Result<Duration, ToolResult> {
+    let max = config.max_timeout.min(MAX_BASH_TIMEOUT);
+    let Some(secs) = timeout else {
+        return Ok(config.default_timeout.min(max));
+    };
+    let valid = secs.is_finite() && secs > 0.0 && secs <= max.as_secs_f64();
+    if !valid {
+        return Err(ToolResult::error(
+            ErrorKind::InvalidArguments,
+            format!(
+                "Invalid timeout value: {secs}. Give the timeout in seconds, greater than 0 and at most {}.",
+                max.as_secs_f64()
+            ),
+        ));
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+fn default_shell() -> PathBuf {
+    ["/bin/bash", "/usr/bin/bash", "/usr/local/bin/bash"]
+        .iter()
+        .map(PathBuf::from)
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| PathBuf::from("/bin/sh"))
+}
+
+/// The variables of `vars` whose names match none of `patterns`.
+pub(crate) fn filtered_env(
+    vars: Vec<(OsString, OsString)>,
+    patterns: &[String],
+) -> Vec<(OsString, OsString)> {
+    vars.into_iter()
+        .filter(|(name, _)| !is_secret_name(name, patterns))
+        .collect()
+}
+
+fn is_secret_name(name: &OsStr, patterns: &[String]) -> bool {
+    let name = name.to_string_lossy().to_ascii_uppercase();
+    patterns
+        .iter()
+        .any(|p| name_matches(p.to_ascii_uppercase().as_bytes(), name.as_bytes()))
+}
+
+/// `*` matches any run of bytes; everything else literally.
+fn name_matches(pattern: &[u8], name: &[u8]) -> bool {
+    match pattern.split_first() {
+        None => name.is_empty(),
+        Some((b'*', rest)) => (0..=name.len()).any(|i| name_matches(rest, &name[i..])),
+        Some((c, rest)) => name.first() == Some(c) && name_matches(rest, &name[1..]),
+    }
+}
+
+/// Everything [`run`] needs to start and watch one command.
+#[derive(Debug, Clone)]
+pub(crate) struct RunSpec {
+    pub(crate) shell: PathBuf,
+    pub(crate) command: String,
+    pub(crate) workdir: PathBuf,
+    pub(crate) env: Vec<(OsString, OsString)>,
+    pub(crate) timeout: Duration,
+    pub(crate) drain: Duration,
+    pub(crate) kill_grace: Duration,
+    pub(crate) truncation: Truncation,
+}
+
+/// Why the command was stopped before the shell exited on its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stop {
+    Timeout,
+    Cancelled,
+}
+
+/// What happened to one command.
+#[derive(Debug)]
+pub(crate) struct Outcome {
+    status: Option<ExitStatus>,
+    stop: Option<Stop>,
+    output: tool_core::truncate::Truncated,
+}
+
+impl Outcome {
+    fn into_result(self, timeout: Duration) -> ToolResult {
+        let exit_code = self.status.and_then(|s| s.code());
+        let signal = self.status.and_then(|s| s.signal());
+        let mut notes = Vec::new();
+        match self.stop {
+            Some(Stop::Timeout) => notes.push(format!(
+                "Command timed out after {} and was stopped (SIGTERM, then SIGKILL, to its process group).",
+                seconds(timeout)
+            )),
+            Some(Stop::Cancelled) => {
+                notes.push("Command was cancelled and its process group stopped.".to_owned());
+            }
+            None => match (exit_code, signal) {
+                (Some(0), _) => {}
+                (Some(code), _) => notes.push(format!("Command exited with code {code}.")),
+                (None, Some(sig)) => notes.push(format!("Command was killed by signal {sig}.")),
+                (None, None) => {}
+            },
+        }
+        let mut text = if self.output.text.is_empty() {
+            "(no output)".to_owned()
+        } else {
+            self.output.text
+        };
+        if !notes.is_empty() {
+            if !text.ends_with('\n') {
+                text.push('\n');
+            }
+            text.push_str("\n<bash_metadata>\n");
+            text.push_str(&notes.join("\n"));
+            text.push_str("\n</bash_metadata>");
+        }
+        let output_path = self.output.spill_path.as_ref().map_or(Value::Null, |p| {
+            Value::from(p.to_string_lossy().into_owned())
+        });
+        let mut result = ToolResult::ok(text)
+            .with_metadata("exit_code", exit_code.map_or(Value::Null, Value::from))
+            .with_metadata("timed_out", self.stop == Some(Stop::Timeout))
+            .with_metadata("truncated", self.output.truncated)
+            .with_metadata("output_path", output_path)
+            .with_metadata("output_bytes", self.output.total_bytes);
+        if let Some(sig) = signal {
+            result = result.with_metadata("signal", sig);
+        }
+        if self.stop == Some(Stop::Cancelled) {
+            result = result.with_metadata("cancelled", true);
+        }
+        result
+    }
+}
+
+fn seconds(d: Duration) -> String {
+    let s = d.as_secs_f64();
+    if s.fract() == 0.0 {
+        format!("{s:.0} s")
+    } else {
+        format!("{s} s")
+    }
+}
+
+/// Longest single wait while nothing happens: bounds how late an exit
+/// (with a background child holding the pipe), a deadline or a
+/// cancellation is noticed.
+const POLL_SLICE: Duration = Duration::from_millis(25);
+/// Pause between checks once the pipe is closed but the shell still runs.
+const EXIT_POLL: Duration = Duration::from_millis(5);
+/// How long to wait for the group to disappear after `SIGKILL`.
+const KILL_WAIT: Duration = Duration::from_secs(1);
+/// Size of one read from the pipe.
+const READ_CHUNK: usize = 64 * 1024;
+
+/// Kills the process group with `SIGKILL` when dropped while armed, so a
+/// panic or a dropped call never leaves the command running.
+struct GroupGuard {
+    pgid: Pid,
+    armed: bool,
+}
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        if self.armed {
+            let _ = rustix::process::kill_process_group(self.pgid, Signal::KILL);
+        }
+    }
+}
+
+/// The output side of a running command: the pipe, the escape stripper and the accumulator.
+struct Capture {
+    pipe: File,
+    eof: bool,
+    strip: EscapeStripper,
+    acc: HeadTail,
+    buf: Vec<u8>,
+    clean: Vec<u8>,
+}
+
+impl Capture {
+    /// Waits up to `wait` for output and consumes what is there.
+    /// Sleeps instead once the pipe is closed.
+    fn pump(&mut self, wait: Duration) -> io::Result<()> {
+        if self.eof {
+            std::thread::sleep(wait.min(EXIT_POLL));
+            return Ok(());
+        }
+        let timeout = Timespec::try_from(wait).unwrap_or(Timespec {
+            tv_sec: 0,
+            tv_nsec: 25_000_000,
+        });
+        let mut fds = [PollFd::new(&self.pipe, PollFlags::IN)];
+        match rustix::event::poll(&mut fds, Some(&timeout)) {
+            Ok(0) => return Ok(()),
+            Ok(_) => {}
+            Err(rustix::io::Errno::INTR) => return Ok(()),
+            Err(e) => return Err(e.into()),
+        }
+        match self.pipe.read(&mut self.buf) {
+            Ok(0) => self.eof = true,
+            Ok(n) => {
+                self.clean.clear();
+                self.strip.push(&self.buf[..n], &mut self.clean);
+                self.acc.push(&self.clean);
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+        Ok(())
+    }
+
+    /// Reads whatever is already in the pipe without waiting.
+    fn drain_now(&mut self) -> io::Result<()> {
+        for _ in 0..64 {
+            if self.eof {
+                break;
+            }
+            let mut fds = [PollFd::new(&self.pipe, PollFlags::IN)];
+            let ready = rustix::event::poll(&mut fds, Some(&Timespec::default())).unwrap_or(0);
+            if ready == 0 {
+                break;
+            }
+            self.pump(Duration::ZERO)?;
+        }
+        Ok(())
+    }
+}
+
+/// Starts the command and watches it to completion, timeout or cancellation.
+pub(crate) fn run(spec: &RunSpec, cancelled: &dyn Fn() -> bool) -> io::Result<Outcome> {
+    let (read_end, write_end) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)?;
+    let write_err = write_end.try_clone()?;
+    let mut command = Command::new(&spec.shell);
+    command
+        .arg("-c")
+        .arg(&spec.command)
+        .current_dir(&spec.workdir)
+        .env_clear()
+        .envs(spec.env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(write_end))
+        .stderr(Stdio::from(write_err))
+        .process_group(0);
+    let spawned = command.spawn();
+    // The command still holds our copies of the write end: close them now, or
+    // the pipe would never report end of file.
+    drop(command);
+    let mut child = spawned?;
+    let mut guard = GroupGuard {
+        pgid: Pid::from_child(&child),
+        armed: true,
+    };
+    let mut cap = Capture {
+        pipe: File::from(read_end),
+        eof: false,
+        strip: EscapeStripper::new(),
+        acc: HeadTail::new(spec.truncation.clone()),
+        buf: vec![0; READ_CHUNK],
+        clean: Vec::with_capacity(READ_CHUNK),
+    };
+    let deadline = Instant::now() + spec.timeout;
+    let mut status: Option<ExitStatus> = None;
+    let mut drain_until = None;
+    let stop = loop {
+        if status.is_none() {
+            status = child.try_wait()?;
+            if status.is_some() {
+                drain_until = Some(Instant::now() + spec.drain);
+            }
+        }
+        let now = Instant::now();
+        let wait = match drain_until {
+            Some(until) => {
+                if cap.eof || now >= until {
+                    break None;
+                }
+                until - now
+            }
+            None => {
+                if now >= deadline {
+                    break Some(Stop::Timeout);
+                }
+                if cancelled() {
+                    break Some(Stop::Cancelled);
+                }
+                deadline - now
+            }
+        };
+        cap.pump(wait.min(POLL_SLICE))?;
+    };
+    if stop.is_some() {
+        status = terminate(&mut child, guard.pgid, spec.kill_grace, &mut cap, status)?;
+    }
+    // On a normal exit, children the command left in the background keep running.
+    guard.armed = false;
+    cap.drain_now()?;
+    Ok(Outcome {
+        status,
+        stop,
+        output: cap.acc.finish(),
+    })
+}
+
+/// `SIGTERM` to the group, output read meanwhile; `SIGKILL` after `grace`;
+/// returns once the shell is reaped and the group is gone (or `KILL_WAIT`
+/// after `SIGKILL`, for processes stuck in the kernel).
+fn terminate(
+    child: &mut Child,
+    pgid: Pid,
+    grace: Duration,
+    cap: &mut Capture,
+    mut status: Option<ExitStatus>,
+) -> io::Result<Option<ExitStatus>> {
+    let _ = rustix::process::kill_process_group(pgid, Signal::TERM);
+    let mut killed = false;
+    let mut until = Instant::now() + grace;
+    loop {
+        if status.is_none() {
+            status = child.try_wait()?;
+        }
+        let group_gone = rustix::process::test_kill_process_group(pgid).is_err();
+        if status.is_some() && group_gone {
+            break;
+        }
+        let now = Instant::now();
+        if now >= until {
+            if killed {
+                break;
+            }
+            let _ = rustix::process::kill_process_group(pgid, Signal::KILL);
+            killed = true;
+            until = now + KILL_WAIT;
+        }
+        cap.pump(until.saturating_duration_since(now).min(POLL_SLICE))?;
+    }
+    if status.is_none() {
+        let _ = rustix::process::kill_process_group(pgid, Signal::KILL);
+        status = Some(child.wait()?);
+    }
+    Ok(status)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workspace::Workspace;
+    use std::path::Path;
+    use std::time::Instant;
+
+    fn ctx_in(dir: &Path, config: BashConfig) -> ToolContext {
+        ToolContext::new()
+            .with_state(Workspace::new(dir).unwrap())
+            .with_state(config)
+    }
+
+    fn spill_dir() -> PathBuf {
+        std::env::temp_dir().join("tool-builtins-bash-tests")
+    }
+
+    fn config() -> BashConfig {
+        BashConfig::default().with_truncation(Truncation::new().spill_dir(spill_dir()))
+    }
+
+    fn run_in(dir: &Path, command: &str, timeout: Option<f64>, config: BashConfig) -> ToolResult {
+        bash_command(
+            command.to_owned(),
+            timeout,
+            None,
+            None,
+            &ctx_in(dir, config),
+        )
+    }
+
+    /// Processes (not zombies) whose command line contains `marker`.
+    fn processes_matching(marker: &str) -> Vec<String> {
+        let me = std::process::id().to_string();
+        let mut found = Vec::new();
+        for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if !name.bytes().all(|b| b.is_ascii_digit()) || name == me {
+                continue;
+            }
+            let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+                continue;
+            };
+            let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+            let state = stat.rsplit(')').next().unwrap_or("").trim_start();
+            if state.starts_with('Z') {
+                continue;
+            }
+            if String::from_utf8_lossy(&cmdline).contains(marker) {
+                found.push(name);
+            }
+        }
+        found
+    }
+
+    /// Kills the process groups of the processes `processes_matching(marker)` finds
+    /// (groups this test started).
+    fn kill_groups_of(marker: &str) {
+        for pid in processes_matching(marker) {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            let pgid = stat
+                .rsplit(')')
+                .next()
+                .and_then(|rest| rest.split_whitespace().nth(3))
+                .and_then(|g| g.parse::<i32>().ok())
+                .and_then(Pid::from_raw);
+            if let Some(pgid) = pgid {
+                let _ = rustix::process::kill_process_group(pgid, Signal::KILL);
+            }
+        }
+    }
+
+    #[test]
+    fn stdout_is_captured_with_exit_code_zero() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = run_in(dir.path(), "echo hello", None, config());
+        assert!(r.is_ok(), "{r:?}");
+        assert_eq!(r.output, "hello\n");
+        assert_eq!(r.metadata["exit_code"], 0);
+        assert_eq!(r.metadata["timed_out"], false);
+        assert_eq!(r.metadata["truncated"], false);
+        assert_eq!(r.metadata["output_path"], Value::Null);
+        assert_eq!(r.title.as_deref(), Some("echo hello"));
+    }
+
+    #[test]
+    fn non_zero_exit_is_not_an_error_and_empty_output_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = run_in(dir.path(), "exit 3", None, config());
+        assert!(r.is_ok());
+        assert!(r.output.starts_with("(no output)\n"), "{}", r.output);
+        assert!(r.output.contains("Command exited with code 3."));
+        assert_eq!(r.metadata["exit_code"], 3);
+    }
+
+    #[test]
+    fn stdout_and_stderr_are_merged_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = run_in(
+            dir.path(),
+            "echo one; echo two >&2; echo three; echo four >&2",
+            None,
+            config(),
+        );
+        assert_eq!(r.output, "one\ntwo\nthree\nfour\n");
+    }
+
+    #[test]
+    fn stdin_is_empty() {
+        let dir = tempfile::tempdir().unwrap();
+        let start = Instant::now();
+        let r = run_in(dir.path(), "cat; read x; echo got:$x", Some(5.0), config());
+        assert_eq!(r.output, "got:\n");
+        assert!(start.elapsed() < Duration::from_secs(2));
+    }
+
+    #[test]
+    fn background_child_holding_the_pipe_does_not_hang_the_call() {
+        let dir = tempfile::tempdir().unwrap();
+        let start = Instant::now();
+        let marker = format!("marker-background-{}", std::process::id());
+        let r = run_in(
+            dir.path(),
+            &format!("bash -c 'sleep 30; true' {marker} & echo started"),
+            Some(10.0),
+            config(),
+        );
+        assert!(
+            start.elapsed() < Duration::from_secs(3),
+            "{:?}",
+            start.elapsed()
+        );
+        assert!(r.output.contains("started"));
+        assert_eq!(r.metadata["exit_code"], 0);
+        kill_groups_of(&marker);
+    }
+
+    #[test]
+    fn background_writer_does_not_hang_the_call() {
+        let dir = tempfile::tempdir().unwrap();
+        let start = Instant::now();
+        let r = run_in(
+            dir.path(),
+            "(while true; do echo tick; sleep 0.2; done) & sleep 1; echo done",
+            Some(10.0),
+            config(),
+        );
+        assert!(
+            start.elapsed() < Duration::from_secs(4),
+            "{:?}",
+            start.elapsed()
+        );
+        assert!(r.output.contains("done"));
+        assert_eq!(r.metadata["exit_code"], 0);
+    }
+
+    #[test]
+    fn timeout_kills_the_whole_group() {
+        let dir = tempfile::tempdir().unwrap();
+        let marker = format!("marker-timeout-{}", std::process::id());
+        let command =
+            format!("(while true; do echo {marker}; sleep 0.1; done) & sleep 300; echo {marker}");
+        let start = Instant::now();
+        let r = run_in(dir.path(), &command, Some(1.0), config());
+        let took = start.elapsed();
+        assert!(r.is_ok(), "a timeout is not a tool error: {r:?}");
+        assert_eq!(r.metadata["timed_out"], true);
+        assert!(r.output.contains(&marker), "{}", r.output);
+        assert!(
+            r.output.contains("Command timed out after 1 s"),
+            "{}",
+            r.output
+        );
+        assert!(
+            took >= Duration::from_secs(1) && took < Duration::from_secs(4),
+            "{took:?}"
+        );
+        assert!(processes_matching(&marker).is_empty());
+    }
+
+    #[test]
+    fn processes_ignoring_term_are_killed() {
+        let dir = tempfile::tempdir().unwrap();
+        let marker = format!("marker-noterm-{}", std::process::id());
+        let command = format!("trap '' TERM; (trap '' TERM; sleep 300; echo {marker}) & sleep 300");
+        let start = Instant::now();
+        let r = run_in(
+            dir.path(),
+            &command,
+            Some(0.5),
+            config().with_kill_grace(Duration::from_millis(300)),
+        );
+        assert_eq!(r.metadata["timed_out"], true);
+        assert!(start.elapsed() < Duration::from_secs(3));
+        assert!(processes_matching(&marker).is_empty());
+    }
+
+    #[test]
+    fn cancellation_stops_the_group() {
+        let dir = tempfile::tempdir().unwrap();
+        let marker = format!("marker-cancel-{}", std::process::id());
+        let ctx = ctx_in(dir.path(), config());
+        let token = ctx.cancellation_token().clone();
+        let canceller = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(300));
+            token.cancel();
+        });
+        let start = Instant::now();
+        let r = bash_command(
+            format!("sleep 300; echo {marker}"),
+            Some(60.0),
+            None,
+            None,
+            &ctx,
+        );
+        canceller.join().unwrap();
+        assert!(start.elapsed() < Duration::from_secs(3));
+        assert_eq!(r.metadata["cancelled"], true);
+        assert!(processes_matching(&marker).is_empty());
+    }
+
+    #[test]
+    fn huge_output_is_bounded_and_spilled() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = run_in(
+            dir.path(),
+            "yes 0123456789 | head -c 30000000",
+            Some(60.0),
+            config(),
+        );
+        assert_eq!(r.metadata["truncated"], true);
+        assert_eq!(r.metadata["exit_code"], 0);
+        assert_eq!(r.metadata["output_bytes"], 30_000_000);
+        assert!(r.output.len() < 60 * 1024, "{}", r.output.len());
+        assert!(r.output.starts_with("0123456789\n"));
+        let path = r.metadata["output_path"].as_str().unwrap().to_owned();
+        assert!(r.output.contains(&path));
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), 30_000_000);
+        std::fs::remove_file(path).unwrap();
+    }
+
+    #[test]
+    fn truncation_inside_multibyte_characters_stays_valid() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = run_in(
+            dir.path(),
+            r"head -c 60000 /dev/zero | tr '\0' a; printf '\360\237\230\200%.0s' $(seq 1 20000)",
+            Some(30.0),
+            config(),
+        );
+        assert_eq!(r.metadata["truncated"], true);
+        assert!(!r.output.contains('\u{fffd}'));
+        assert!(r.output.trim_end().ends_with('😀') || r.output.contains("😀"));
+        if let Some(p) = r.metadata["output_path"].as_str() {
+            std::fs::remove_file(p).unwrap();
+        }
+    }
+
+    #[test]
+    fn escapes_are_stripped_across_reads() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = run_in(
+            dir.path(),
+            r"printf '\033[1;3'; sleep 0.2; printf '1mred\033[0m \033]0;ti'; sleep 0.2; printf 'tle\007plain\n'",
+            None,
+            config(),
+        );
+        assert_eq!(r.output, "red plain\n");
+    }
+
+    #[test]
+    fn secret_variables_are_not_passed_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let env = [
+            ("PATH", std::env::var("PATH").unwrap_or_default()),
+            ("OPENAI_API_KEY", "sk-1".to_owned()),
+            ("GITHUB_TOKEN", "ghp-2".to_owned()),
+            ("app_secret", "s-3".to_owned()),
+            ("CORP_VAULT", "v-4".to_owned()),
+            ("HARMLESS", "visible".to_owned()),
+        ];
+        let cfg = config()
+            .with_base_env(env)
+            .with_secret_env_pattern("CORP_*");
+        let r = run_in(dir.path(), "env", None, cfg);
+        assert!(r.output.contains("HARMLESS=visible"), "{}", r.output);
+        for secret in ["sk-1", "ghp-2", "s-3", "v-4"] {
+            assert!(!r.output.contains(secret), "{secret} leaked: {}", r.output);
+        }
+    }
+
+    #[test]
+    fn secret_name_patterns() {
+        let p: Vec<String> = DEFAULT_SECRET_ENV_PATTERNS
+            .iter()
+            .map(|s| (*s).to_owned())
+            .collect();
+        for name in [
+            "AWS_SECRET",
+            "NPM_TOKEN",
+            "ANTHROPIC_API_KEY",
+            "db_password",
+            "OPENAI_API_KEY_2",
+        ] {
+            assert!(is_secret_name(OsStr::new(name), &p), "{name}");
+        }
+        for name in ["PATH", "HOME", "KEYBOARD", "TOKENIZER_PATH", "MONKEY"] {
+            assert!(!is_secret_name(OsStr::new(name), &p), "{name}");
+        }
+    }
+
+    #[test]
+    fn workdir_resolves_inside_the_workspace_only() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("sub")).unwrap();
+        let ctx = ctx_in(dir.path(), config());
+        let r = bash_command("pwd".into(), None, Some("sub".into()), None, &ctx);
+        assert!(r.output.trim_end().ends_with("/sub"), "{}", r.output);
+        let r = bash_command("pwd".into(), None, Some("../".into()), None, &ctx);
+        assert!(r.error.unwrap().message.contains("outside the workspace"));
+        let r = bash_command("pwd".into(), None, Some("missing".into()), None, &ctx);
+        assert!(r.error.unwrap().message.contains("not found"));
+    }
+
+    #[test]
+    fn invalid_timeouts_are_rejected() {
+        let dir = tempfile::tempdir().unwrap();
+        for t in [-1.0, 0.0, 601.0, f64::NAN] {
+            let r = run_in(dir.path(), "echo x", Some(t), config());
+            let e = r.error.expect("error");
+            assert_eq!(e.kind, ErrorKind::InvalidArguments);
+            assert!(e.message.contains("Invalid timeout value"), "{}", e.message);
+        }
+        let r = run_in(dir.path(), "echo x", Some(600.0), config());
+        assert!(r.is_ok());
+    }
+
+    #[test]
+    fn policy_denies_before_running() {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = config().with_policy(CommandPolicy::new(PolicyAction::Allow).deny("touch *"));
+        let r = run_in(dir.path(), "echo ok && touch created", None, cfg);
+        assert_eq!(r.error.unwrap().kind, ErrorKind::Denied);
+        assert!(!dir.path().join("created").exists());
+    }
+
+    #[test]
+    fn killed_by_signal_is_reported() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = run_in(dir.path(), "kill -9 $$", None, config());
+        assert!(r.is_ok());
+        assert_eq!(r.metadata["exit_code"], Value::Null);
+        assert_eq!(r.metadata["signal"], 9);
+        assert!(r.output.contains("killed by signal 9"));
+    }
+}

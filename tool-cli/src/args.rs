@@ -1,0 +1,186 @@
+//! `tool call NAME [ARGS_JSON] [--key=value ...]`: the words after the tool
+//! name turned into one arguments object.
+
+use std::io::Read;
+
+use serde_json::{Map, Value};
+
+/// Builds the arguments object from the words after the tool name.
+///
+/// - An optional first word that is not an option: a JSON object, or `-` to
+///   read that object from `stdin`.
+/// - Then `--key=value`, `--key value` or a bare `--key` (`true`). The value
+///   is JSON when it parses as JSON, else the string itself. Dashes in the key
+///   become underscores. A pair overrides the same key of the JSON object;
+///   the same key twice among the pairs is an error.
+///
+/// # Errors
+/// A message for a person: what was wrong and how to write it instead.
+pub(crate) fn parse_call_args(
+    words: &[String],
+    stdin: impl FnOnce() -> std::io::Result<String>,
+) -> Result<Map<String, Value>, String> {
+    let mut words = words.iter().peekable();
+    let mut args = Map::new();
+    if let Some(first) = words.next_if(|w| !is_option(w)) {
+        let text = if first == "-" {
+            stdin().map_err(|e| format!("cannot read the arguments from stdin: {e}"))?
+        } else {
+            first.clone()
+        };
+        args = parse_object(&text)?;
+    }
+    let mut from_pairs: Vec<String> = Vec::new();
+    while let Some(word) = words.next() {
+        let Some(option) = word.strip_prefix("--") else {
+            return Err(format!(
+                "unexpected argument `{word}`: after the tool name give one JSON object, then `--key=value` pairs"
+            ));
+        };
+        let (raw_key, value) = match option.split_once('=') {
+            Some((k, v)) => (k, parse_value(v)),
+            None => match words.next_if(|w| !is_option(w)) {
+                Some(v) => (option, parse_value(v)),
+                None => (option, Value::Bool(true)),
+            },
+        };
+        let key = raw_key.replace('-', "_");
+        if key.is_empty() || (key.starts_with('_') && raw_key.starts_with('-')) {
+            return Err(format!(
+                "`{word}` names no argument: write `--key=value`, e.g. `--file-path=src/main.rs`"
+            ));
+        }
+        if from_pairs.contains(&key) {
+            return Err(format!(
+                "argument `{key}` is given twice; give it once (a list is written as JSON: --{raw_key}='[\"a\", \"b\"]')"
+            ));
+        }
+        from_pairs.push(key.clone());
+        args.insert(key, value);
+    }
+    Ok(args)
+}
+
+/// Reads all of stdin as text, for `tool call NAME -`.
+pub(crate) fn read_stdin() -> std::io::Result<String> {
+    let mut text = String::new();
+    std::io::stdin().lock().read_to_string(&mut text)?;
+    Ok(text)
+}
+
+/// A word that starts an option: `--something` (a lone `-` is stdin, `-5` a value).
+fn is_option(word: &str) -> bool {
+    word.starts_with("--")
+}
+
+/// A `--key=value` value: JSON when it parses, else the text itself.
+fn parse_value(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.to_owned()))
+}
+
+/// The positional arguments object.
+fn parse_object(text: &str) -> Result<Map<String, Value>, String> {
+    match serde_json::from_str::<Value>(text) {
+        Ok(Value::Object(map)) => Ok(map),
+        Ok(other) => Err(format!(
+            "the arguments must be one JSON object such as '{{\"file_path\": \"a.txt\"}}', not {}",
+            kind(&other)
+        )),
+        Err(e) => Err(format!(
+            "the arguments are not valid JSON ({e}); write one JSON object such as '{{\"file_path\": \"a.txt\"}}', or use --key=value pairs"
+        )),
+    }
+}
+
+fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn parse(words: &[&str]) -> Result<Value, String> {
+        let words: Vec<String> = words.iter().map(|w| (*w).to_owned()).collect();
+        parse_call_args(&words, || Ok(r#"{"from": "stdin"}"#.to_owned())).map(Value::Object)
+    }
+
+    #[test]
+    fn values_are_json_when_they_parse() {
+        assert_eq!(
+            parse(&[
+                "--limit=5",
+                "--query=hello",
+                "--tags=[\"a\"]",
+                "--x=true",
+                "--n=null",
+                "--f=1.5",
+                "--s=\"42\"",
+                "--empty=",
+                "--eq=a=b",
+            ])
+            .unwrap(),
+            json!({"limit": 5, "query": "hello", "tags": ["a"], "x": true, "n": null, "f": 1.5,
+                   "s": "42", "empty": "", "eq": "a=b"})
+        );
+    }
+
+    #[test]
+    fn dashes_become_underscores_and_bare_flags_are_true() {
+        assert_eq!(
+            parse(&[
+                "--file-path=a.txt",
+                "--replace-all",
+                "--offset",
+                "-5",
+                "--last"
+            ])
+            .unwrap(),
+            json!({"file_path": "a.txt", "replace_all": true, "offset": -5, "last": true})
+        );
+    }
+
+    #[test]
+    fn json_object_then_pairs_override() {
+        assert_eq!(
+            parse(&[r#"{"a": 1, "b": 2}"#, "--b=3"]).unwrap(),
+            json!({"a": 1, "b": 3})
+        );
+        assert_eq!(
+            parse(&["-", "--x=1"]).unwrap(),
+            json!({"from": "stdin", "x": 1})
+        );
+        assert_eq!(parse(&[]).unwrap(), json!({}));
+    }
+
+    #[test]
+    fn mistakes_are_explained() {
+        assert!(parse(&["{bad"]).unwrap_err().contains("not valid JSON"));
+        assert!(parse(&["[1]"]).unwrap_err().contains("not an array"));
+        assert!(
+            parse(&["--a=1", "stray"])
+                .unwrap_err()
+                .contains("unexpected argument `stray`")
+        );
+        assert!(
+            parse(&["--a=1", "--a=2"])
+                .unwrap_err()
+                .contains("given twice")
+        );
+        assert!(parse(&["--=1"]).unwrap_err().contains("names no argument"));
+        assert!(
+            parse(&["---x=1"])
+                .unwrap_err()
+                .contains("names no argument")
+        );
+    }
+}

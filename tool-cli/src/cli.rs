@@ -1,0 +1,287 @@
+//! The command line as clap sees it: the four commands and the options they share.
+
+#![allow(
+    clippy::doc_markdown,
+    reason = "doc comments here are clap help text, printed verbatim: backticks would show"
+)]
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::session::Approve;
+
+const MAIN_EXAMPLES: &str = "\
+Examples:
+  tool list
+  tool schema read_file
+  tool call grep_content '{\"pattern\": \"fn main\"}'
+  tool call read_file --file-path=src/main.rs --limit=20
+  printf '%s\\n' '{\"name\": \"list_dir\", \"arguments\": {\"path\": \".\"}}' | tool batch
+
+Exit status: 0 success, 1 the tool returned an error, 2 usage error.";
+
+const LIST_EXAMPLES: &str = "\
+Examples:
+  tool list                      one line per tool: name, kind, summary
+  tool list --json | jq '.[].name'";
+
+const SCHEMA_EXAMPLES: &str = "\
+Examples:
+  tool schema                    every tool's canonical schema (a JSON array)
+  tool schema read_file edit_file
+  tool schema --format openai    refused until provider formats exist in this build";
+
+const CALL_EXAMPLES: &str = "\
+Examples:
+  tool call read_file '{\"file_path\": \"README.md\"}'
+  tool call read_file --file-path=README.md --limit=5      (5 is a number)
+  tool call grep_content --pattern=TODO --glob='\"*.rs\"'
+  tool call multi_edit --edits='[{\"old_string\": \"a\", \"new_string\": \"b\"}]' --file-path=x.txt
+  echo '{\"path\": \".\"}' | tool call list_dir -
+  TRACE_ID=session-1 tool call --workspace ../repo --out /tmp/shots read_file --file-path=logo.png
+
+Tool arguments: one JSON object right after NAME (or `-` to read it from
+stdin), then any number of `--key=value` (or `--key value`) pairs; a pair
+overrides the same key of the object. A value that parses as JSON is used as
+that JSON (`--limit=5` is a number, `--tags='[\"a\"]'` a list, `--x=true` a
+boolean), anything else is a string (`--query=hello`); quote to force a string
+(`--query='\"true\"'`). A bare `--flag` is `true`. Dashes in keys become
+underscores (`--file-path` is `file_path`). Everything after NAME belongs to
+the tool: give this program's own options before NAME.
+
+Prints one JSON object: {\"trace_id\", \"tool\", \"title\", \"output\", \"error\",
+\"metadata\", \"long_term_memory\", \"images\", \"attachments\"}. Output that is a
+JSON object or array is embedded as JSON, not as a string. Images and inline
+attachments are written to files under --out and reported by path.
+
+Exit status: 0 success, 1 the tool returned an error, 2 usage error (unknown
+tool, unparsable or invalid arguments).";
+
+const BATCH_EXAMPLES: &str = "\
+Examples:
+  printf '%s\\n' \\
+    '{\"name\": \"read_file\", \"arguments\": {\"file_path\": \"a.txt\"}}' \\
+    '{\"name\": \"edit_file\", \"arguments\": {\"file_path\": \"a.txt\", \"old_string\": \"x\", \"new_string\": \"y\"}}' \\
+    | tool batch --workspace .
+  coproc tool batch; echo '{\"name\": \"list_dir\", \"arguments\": {}}' >&\"${COPROC[1]}\"; read -r line <&\"${COPROC[0]}\"
+
+Input: one JSON object per line, {\"name\": TOOL, \"arguments\": {...}} (arguments
+may also be a string holding JSON; an \"id\" member is echoed back). Output: one
+result object per input line, as `tool call` prints it, written and flushed as
+soon as that call finishes. Blank lines are skipped. Every call shares one
+context, so state such as the read-before-write ledger carries from line to
+line. Lines are processed as they arrive; the program ends at end of input,
+with status 0 unless its input or output failed.";
+
+/// `tool`: run the registered tools from a shell.
+#[derive(Debug, Parser)]
+#[command(
+    name = "tool",
+    version,
+    about = "List, describe and run the registered LLM-agent tools from a shell.",
+    long_about = "List, describe and run the registered LLM-agent tools (the built-in coding tools \
+                  and any #[tool] linked into this program) from a shell, a script or an agent \
+                  that prefers a command line to function calling. Results are JSON.",
+    after_help = MAIN_EXAMPLES,
+    arg_required_else_help = true,
+    propagate_version = true
+)]
+pub(crate) struct Cli {
+    #[command(flatten)]
+    pub(crate) common: CommonOptions,
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+/// Options every command accepts (before the tool name, for `call`).
+#[derive(Debug, Clone, Args)]
+pub(crate) struct CommonOptions {
+    /// Folder the built-in tools are confined to [default: the current folder].
+    #[arg(long, global = true, value_name = "DIR")]
+    pub(crate) workspace: Option<PathBuf>,
+
+    /// Trace id of this run [default: $TRACE_ID, else a generated cli-xxxxxxxx]. Calls with one
+    /// trace id share session state where tools keep any.
+    #[arg(long, global = true, value_name = "ID")]
+    pub(crate) trace_id: Option<String>,
+
+    /// Timeout for each call, in seconds (fractions allowed), for tools that set none themselves
+    /// [default: 120].
+    #[arg(long, global = true, value_name = "SECS", value_parser = parse_timeout)]
+    pub(crate) timeout: Option<Duration>,
+
+    /// How calls of tools that require a person's confirmation are answered: never approve,
+    /// approve read-only tools, or approve all.
+    #[arg(long, global = true, value_enum, value_name = "POLICY", default_value_t = Approve::Never)]
+    pub(crate) approve: Approve,
+
+    /// JSON secret store: {"key": "value", "<url pattern>": {"key": "value"}}. Models write
+    /// <secret>key</secret>; values are substituted into calls and masked in results, never
+    /// printed.
+    #[arg(long, global = true, value_name = "FILE")]
+    pub(crate) secrets: Option<PathBuf>,
+
+    /// URL of the page the agent is on (for URL-scoped tools and secrets).
+    #[arg(long, global = true, value_name = "URL")]
+    pub(crate) page_url: Option<String>,
+
+    /// Folder for images and other binary output [default: a folder per trace id under the
+    /// system's temporary folder].
+    #[arg(long, global = true, value_name = "DIR")]
+    pub(crate) out: Option<PathBuf>,
+}
+
+/// The commands.
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    /// List the registered tools: name, kind and one-line summary.
+    #[command(after_help = LIST_EXAMPLES)]
+    List {
+        /// Print every tool's full spec as a JSON array instead.
+        #[arg(long)]
+        json: bool,
+    },
+
+    /// Print tool schemas (all tools, or the named ones in the order given) as a JSON array.
+    #[command(after_help = SCHEMA_EXAMPLES)]
+    Schema {
+        /// Tools to describe [default: all].
+        #[arg(value_name = "NAME")]
+        names: Vec<String>,
+
+        /// Schema rendering. Only `json` (the canonical {"name", "description", "parameters"}
+        /// objects) is available until provider formats are part of tool-core.
+        #[arg(long, value_enum, default_value_t = SchemaFormat::Json)]
+        format: SchemaFormat,
+    },
+
+    /// Call one tool and print its result as one JSON object.
+    #[command(
+        after_help = CALL_EXAMPLES,
+        override_usage = "tool call [OPTIONS] <NAME> [ARGS_JSON | -] [--key=value ...]"
+    )]
+    Call {
+        /// Print the result indented over several lines.
+        #[arg(long)]
+        pretty: bool,
+
+        /// The tool to call, then its arguments: an optional JSON object (or `-` for stdin),
+        /// then `--key=value` pairs.
+        // One positional for both, so that clap treats every word after the
+        // name as the tool's even when it looks like one of this program's options.
+        #[arg(
+            value_name = "NAME",
+            required = true,
+            num_args = 1..,
+            trailing_var_arg = true,
+            allow_hyphen_values = true
+        )]
+        words: Vec<String>,
+    },
+
+    /// Run JSON Lines calls from stdin in one shared context, one result line per call.
+    #[command(after_help = BATCH_EXAMPLES)]
+    Batch,
+}
+
+/// The schema renderings `tool schema --format` names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum SchemaFormat {
+    /// The canonical {"name", "description", "parameters"} objects.
+    Json,
+    /// OpenAI function tools.
+    Openai,
+    /// OpenAI function tools with `strict: true` schemas.
+    OpenaiStrict,
+    /// Anthropic tools.
+    Anthropic,
+    /// Gemini function declarations.
+    Gemini,
+    /// MCP `tools/list` entries.
+    Mcp,
+}
+
+impl SchemaFormat {
+    /// The name as written on the command line.
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Self::Json => "json",
+            Self::Openai => "openai",
+            Self::OpenaiStrict => "openai-strict",
+            Self::Anthropic => "anthropic",
+            Self::Gemini => "gemini",
+            Self::Mcp => "mcp",
+        }
+    }
+}
+
+/// `--timeout`: positive, finite seconds; fractions allowed.
+fn parse_timeout(text: &str) -> Result<Duration, String> {
+    let secs: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{text}` is not a number of seconds (e.g. 30 or 2.5)"))?;
+    if !secs.is_finite() || secs <= 0.0 {
+        return Err(format!(
+            "the timeout must be more than 0 seconds, got `{text}`"
+        ));
+    }
+    Duration::try_from_secs_f64(secs).map_err(|_| format!("`{text}` seconds is too long"))
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use super::*;
+
+    #[test]
+    fn clap_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn timeout_accepts_positive_seconds_only() {
+        assert_eq!(parse_timeout("2.5"), Ok(Duration::from_millis(2500)));
+        assert!(parse_timeout("0").is_err());
+        assert!(parse_timeout("-1").is_err());
+        assert!(parse_timeout("nan").is_err());
+        assert!(parse_timeout("inf").is_err());
+        assert!(parse_timeout("1e300").is_err());
+        assert!(parse_timeout("soon").is_err());
+    }
+
+    #[test]
+    fn everything_after_the_tool_name_goes_to_the_tool() {
+        let cli = Cli::try_parse_from([
+            "tool",
+            "--workspace",
+            "/w",
+            "call",
+            "bash_command",
+            "--timeout=5",
+            "--workspace",
+            "x",
+        ])
+        .unwrap();
+        assert_eq!(cli.common.workspace, Some(PathBuf::from("/w")));
+        assert_eq!(cli.common.timeout, None);
+        match cli.command {
+            Command::Call { words, .. } => {
+                assert_eq!(words, ["bash_command", "--timeout=5", "--workspace", "x"]);
+            }
+            other => panic!("parsed as {other:?}"),
+        }
+    }
+
+    #[test]
+    fn common_options_go_before_or_after_the_command() {
+        let cli =
+            Cli::try_parse_from(["tool", "call", "--trace-id", "t1", "--approve", "read", "x"])
+                .unwrap();
+        assert_eq!(cli.common.trace_id.as_deref(), Some("t1"));
+        assert_eq!(cli.common.approve, Approve::Read);
+    }
+}

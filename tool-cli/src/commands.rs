@@ -1,0 +1,216 @@
+//! The four commands. Each writes its answer to `out` and returns how the program exits.
+
+use std::io::{self, BufRead, Write};
+
+use serde::Deserialize;
+use serde_json::Value;
+use tool_core::{ErrorKind, ToolArgs, ToolRegistry, ToolResult};
+
+use crate::args;
+use crate::cli::SchemaFormat;
+use crate::render::{self, OutDir};
+use crate::session::Session;
+
+/// How a command ended.
+#[derive(Debug)]
+pub(crate) enum Failure {
+    /// The command line asked for something impossible: exit 2, message on stderr.
+    Usage(String),
+    /// The tool returned an error (already printed): exit 1.
+    ToolError,
+    /// The tool rejected its arguments (already printed): exit 2, message on stderr.
+    InvalidArguments(String),
+    /// Reading input or writing output failed: exit 1, message on stderr.
+    Io(io::Error),
+}
+
+impl From<io::Error> for Failure {
+    fn from(e: io::Error) -> Self {
+        Self::Io(e)
+    }
+}
+
+/// `tool list [--json]`.
+pub(crate) fn list(
+    registry: &ToolRegistry,
+    json: bool,
+    out: &mut impl Write,
+) -> Result<(), Failure> {
+    if json {
+        let specs: Vec<_> = registry.specs().collect();
+        serde_json::to_writer_pretty(&mut *out, &specs).map_err(io::Error::from)?;
+        writeln!(out)?;
+    } else {
+        let width = registry.names().iter().map(|n| n.len()).max().unwrap_or(0);
+        for spec in registry.specs() {
+            let summary = spec
+                .summary()
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ");
+            writeln!(
+                out,
+                "{:<width$}  {:<7}  {summary}",
+                spec.name,
+                spec.kind.as_str()
+            )?;
+        }
+    }
+    out.flush()?;
+    Ok(())
+}
+
+/// `tool schema [NAME...] [--format F]`.
+pub(crate) fn schema(
+    registry: &ToolRegistry,
+    names: &[String],
+    format: SchemaFormat,
+    out: &mut impl Write,
+) -> Result<(), Failure> {
+    let unknown: Vec<String> = names
+        .iter()
+        .filter(|n| !registry.contains(n))
+        .map(|n| unknown_tool_message(registry, n))
+        .collect();
+    if !unknown.is_empty() {
+        return Err(Failure::Usage(unknown.join("\n")));
+    }
+    if format != SchemaFormat::Json {
+        return Err(Failure::Usage(format!(
+            "the `{}` schema format is not available in this build: provider formats (openai, \
+             openai-strict, anthropic, gemini, mcp) arrive with tool-core's provider-formats \
+             support. Use `--format json` for the canonical schemas.",
+            format.as_str()
+        )));
+    }
+    let schemas: Vec<Value> = if names.is_empty() {
+        registry.schemas()
+    } else {
+        names
+            .iter()
+            .filter_map(|n| registry.get(n))
+            .map(|t| t.spec().canonical_schema())
+            .collect()
+    };
+    serde_json::to_writer_pretty(&mut *out, &schemas).map_err(io::Error::from)?;
+    writeln!(out)?;
+    out.flush()?;
+    Ok(())
+}
+
+/// `tool call NAME [ARGS_JSON] [--key=value ...]`.
+pub(crate) fn call(
+    registry: &ToolRegistry,
+    session: &Session,
+    runtime: &tokio::runtime::Runtime,
+    name: &str,
+    words: &[String],
+    pretty: bool,
+    out: &mut impl Write,
+) -> Result<(), Failure> {
+    if !registry.contains(name) {
+        return Err(Failure::Usage(unknown_tool_message(registry, name)));
+    }
+    let arguments = args::parse_call_args(words, args::read_stdin).map_err(|e| {
+        Failure::Usage(format!(
+            "{e}\nRun `tool call --help` for the argument syntax."
+        ))
+    })?;
+    let result = runtime.block_on(session.call(registry, name, arguments));
+    let dir = OutDir::new(session.out_dir.as_deref(), &session.trace_id);
+    let printed = render::render(&result, Some(name), &session.trace_id, None, &dir);
+    if pretty {
+        serde_json::to_writer_pretty(&mut *out, &printed).map_err(io::Error::from)?;
+    } else {
+        serde_json::to_writer(&mut *out, &printed).map_err(io::Error::from)?;
+    }
+    writeln!(out)?;
+    out.flush()?;
+    match &result.error {
+        None => Ok(()),
+        Some(e) if e.kind == ErrorKind::InvalidArguments => {
+            Err(Failure::InvalidArguments(e.message.clone()))
+        }
+        Some(_) => Err(Failure::ToolError),
+    }
+}
+
+/// One line of `tool batch` input.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BatchLine {
+    name: String,
+    #[serde(default)]
+    arguments: Option<Value>,
+    #[serde(default)]
+    id: Option<Value>,
+}
+
+/// `tool batch`: one call per input line, in order, in the session's one
+/// context; each result is written and flushed before the next line is read.
+pub(crate) fn batch(
+    registry: &ToolRegistry,
+    session: &Session,
+    runtime: &tokio::runtime::Runtime,
+    input: &mut impl BufRead,
+    out: &mut impl Write,
+) -> Result<(), Failure> {
+    let dir = OutDir::new(session.out_dir.as_deref(), &session.trace_id);
+    let mut raw = Vec::new();
+    let mut number = 0usize;
+    loop {
+        raw.clear();
+        if input.read_until(b'\n', &mut raw)? == 0 {
+            return Ok(());
+        }
+        number += 1;
+        let line = String::from_utf8_lossy(&raw);
+        if line.trim().is_empty() {
+            continue;
+        }
+        let (id, name, result) = match serde_json::from_str::<BatchLine>(&line) {
+            Ok(call) => {
+                let args = match call.arguments {
+                    None | Some(Value::Null) => ToolArgs::Value(Value::Object(Default::default())),
+                    Some(Value::String(text)) => ToolArgs::Text(text),
+                    Some(other) => ToolArgs::Value(other),
+                };
+                let result = runtime.block_on(session.call(registry, &call.name, args));
+                (call.id, Some(call.name), result)
+            }
+            Err(e) => (
+                None,
+                None,
+                ToolResult::error(
+                    ErrorKind::InvalidArguments,
+                    format!(
+                        "line {number} is not a call ({e}); each line must be one JSON object \
+                         {{\"name\": \"tool_name\", \"arguments\": {{...}}}}"
+                    ),
+                ),
+            ),
+        };
+        let printed = render::render(
+            &result,
+            name.as_deref(),
+            &session.trace_id,
+            id.as_ref(),
+            &dir,
+        );
+        serde_json::to_writer(&mut *out, &printed).map_err(io::Error::from)?;
+        writeln!(out)?;
+        out.flush()?;
+    }
+}
+
+/// "unknown tool `x`" with up to three suggestions, or a pointer to `tool list`.
+fn unknown_tool_message(registry: &ToolRegistry, name: &str) -> String {
+    let suggestions = registry.suggest(name);
+    let mut message = format!("unknown tool `{name}`.");
+    if !suggestions.is_empty() {
+        let quoted: Vec<String> = suggestions.iter().map(|s| format!("`{s}`")).collect();
+        message.push_str(&format!(" Did you mean {}?", quoted.join(" or ")));
+    }
+    message.push_str(" Run `tool list` to see every tool.");
+    message
+}

@@ -1,0 +1,187 @@
+//! Test tools compiled in with the `fixtures` feature (the integration tests
+//! and the start-up benchmark use them). Built with the runtime API so they
+//! need nothing from the macro crate. Every name starts with `cli_fixture_`.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use serde_json::{Map, Value, json};
+use tool_core::{
+    Attachment, ErrorKind, Image, State, Tool, ToolContext, ToolKind, ToolRegistry, ToolResult,
+    ToolSpec,
+};
+
+/// Calls counted across one context (proves `tool batch` shares its context).
+#[derive(Debug, Default)]
+pub(crate) struct CallCounter(AtomicU64);
+
+/// Adds the fixtures' own state to a session's context.
+pub(crate) fn extend_context(ctx: ToolContext) -> ToolContext {
+    ctx.with_state(CallCounter::default())
+}
+
+/// The fixture tools.
+pub(crate) fn registry() -> ToolRegistry {
+    let mut registry = ToolRegistry::new();
+    // The specs below are valid and their names distinct; a mistake shows up
+    // as a missing fixture in the tests.
+    for tool in tools().into_iter().flatten() {
+        let _ = registry.register(tool);
+    }
+    registry
+}
+
+fn any_object() -> Value {
+    json!({"type": "object", "additionalProperties": true})
+}
+
+fn tools() -> Vec<Result<Tool, tool_core::RegistryError>> {
+    vec![
+        Tool::new(
+            ToolSpec::new(
+                "cli_fixture_args",
+                "Return the arguments received, as JSON text.",
+                any_object(),
+            )
+            .with_kind(ToolKind::Read),
+            |args: Map<String, Value>, _ctx: ToolContext| async move {
+                ToolResult::ok(Value::Object(args).to_string())
+            },
+        ),
+        Tool::new(
+            ToolSpec::new(
+                "cli_fixture_echo",
+                "Return `text` unchanged.",
+                json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}),
+            )
+            .with_kind(ToolKind::Read),
+            |args: Map<String, Value>, _ctx: ToolContext| async move {
+                match args.get("text") {
+                    Some(Value::String(t)) => ToolResult::ok(t.clone()).with_title("echo"),
+                    _ => ToolResult::error(ErrorKind::InvalidArguments, "`text` must be a string"),
+                }
+            },
+        ),
+        Tool::new(
+            ToolSpec::new(
+                "cli_fixture_fail",
+                "Fail with partial output.",
+                any_object(),
+            ),
+            |_args: Map<String, Value>, _ctx: ToolContext| async move {
+                ToolResult::failed("the fixture failed on purpose").with_output("partial")
+            },
+        ),
+        Tool::new(
+            ToolSpec::new(
+                "cli_fixture_binary",
+                "Return one PNG image, one inline attachment and one attachment on disk.",
+                any_object(),
+            ),
+            |_args: Map<String, Value>, _ctx: ToolContext| async move {
+                // 1x1 PNG, and "hello\n" as inline text.
+                ToolResult::ok("made binary output")
+                    .with_image(Image::new(
+                        "image/png",
+                        "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==",
+                    ))
+                    .with_image(Image::new("image/png", "not base64!"))
+                    .with_attachment(Attachment::inline("../notes.txt", "text/plain", "aGVsbG8K"))
+                    .with_attachment(Attachment::file("log", "text/plain", "/var/log/x.log"))
+            },
+        ),
+        Tool::new(
+            ToolSpec::new(
+                "cli_fixture_context",
+                "Report what the context holds, as JSON.",
+                any_object(),
+            )
+            .with_kind(ToolKind::Read),
+            |_args: Map<String, Value>, ctx: ToolContext| async move {
+                let report = json!({
+                    "trace_id": ctx.trace_id(),
+                    "page_url": ctx.page_url(),
+                    "workspace": ctx.value("workspace"),
+                    "timeout_ms": ctx.timeout().map(|t| u64::try_from(t.as_millis()).unwrap_or(u64::MAX)),
+                    "approval_policy": ctx.value("approval_policy"),
+                    "has_approver": ctx.approver().is_some(),
+                    "secret_keys": ctx.secrets().map(|s| s.keys_for(ctx.page_url())),
+                    "has_workspace": ctx.state::<tool_builtins::Workspace>().is_some(),
+                    "has_ledger": ctx.state::<tool_builtins::FileLedger>().is_some(),
+                });
+                ToolResult::ok(report.to_string())
+            },
+        ),
+        Tool::new(
+            ToolSpec::new(
+                "cli_fixture_secret_echo",
+                "Return `text` after secret substitution (the pipeline masks it again).",
+                json!({"type": "object", "properties": {"text": {"type": "string"}}}),
+            ),
+            |args: Map<String, Value>, _ctx: ToolContext| async move {
+                let text = args.get("text").and_then(Value::as_str).unwrap_or_default();
+                ToolResult::ok(format!("got {} chars: {text}", text.len()))
+            },
+        ),
+        Tool::new(
+            ToolSpec::new(
+                "cli_fixture_count",
+                "Count calls made in this context.",
+                any_object(),
+            ),
+            |_args: Map<String, Value>, ctx: ToolContext| async move {
+                match ctx.state::<CallCounter>() {
+                    Some(State(counter)) => {
+                        ToolResult::ok((counter.0.fetch_add(1, Ordering::SeqCst) + 1).to_string())
+                    }
+                    None => ToolResult::error(ErrorKind::MissingContext, "no CallCounter state"),
+                }
+            },
+        ),
+        Tool::new(
+            ToolSpec::new(
+                "cli_fixture_sleep",
+                "Sleep `ms` milliseconds, then answer.",
+                json!({"type": "object", "properties": {"ms": {"type": "integer"}}}),
+            ),
+            |args: Map<String, Value>, _ctx: ToolContext| async move {
+                let ms = args.get("ms").and_then(Value::as_u64).unwrap_or(0);
+                tokio::time::sleep(Duration::from_millis(ms)).await;
+                ToolResult::ok(format!("slept {ms} ms"))
+            },
+        ),
+        Tool::new(
+            ToolSpec::new(
+                "cli_fixture_confirm_read",
+                "A read tool that requires confirmation.",
+                any_object(),
+            )
+            .with_kind(ToolKind::Read)
+            .requires_confirmation(&[]),
+            |_args: Map<String, Value>, _ctx: ToolContext| async move { ToolResult::ok("read done") },
+        ),
+        Tool::new(
+            ToolSpec::new(
+                "cli_fixture_confirm_write",
+                "A write tool that requires confirmation.",
+                any_object(),
+            )
+            .with_kind(ToolKind::Write)
+            .requires_confirmation(&[]),
+            |_args: Map<String, Value>, _ctx: ToolContext| async move { ToolResult::ok("write done") },
+        ),
+        Tool::new(
+            ToolSpec::new(
+                "cli_fixture_panic",
+                "Panic (the pipeline contains it).",
+                any_object(),
+            ),
+            |_args: Map<String, Value>, _ctx: ToolContext| async move {
+                #[allow(clippy::panic, reason = "the fixture exists to panic")]
+                {
+                    panic!("fixture panic")
+                }
+            },
+        ),
+    ]
+}

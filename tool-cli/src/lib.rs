@@ -1,0 +1,214 @@
+//! The `tool` command-line program: every registered tool (the built-in coding
+//! tools plus any `#[tool]` linked in) usable from a shell, a script or an
+//! agent that prefers a command line to function calling. A stateless tool is
+//! a self-contained command with JSON output.
+//!
+//! ```text
+//! tool list [--json]
+//! tool schema [NAME...] [--format json]
+//! tool call NAME [ARGS_JSON] [--key=value ...]
+//! tool batch < calls.jsonl
+//! ```
+//!
+//! `tool call` prints exactly one JSON object, `{"trace_id", "tool", "title",
+//! "output", "error", "metadata", "long_term_memory", "images",
+//! "attachments"}`, and exits 0 on success, 1 when the tool returned an error
+//! and 2 for usage errors. `tool batch` runs JSON Lines calls in one shared
+//! context and answers each line as soon as it is done. `tool --help` and
+//! `tool <command> --help` give the details with examples.
+//!
+//! # A `tool` program with your own tools
+//!
+//! The binary is a one-line `main` over [`main`]; a crate whose `#[tool]`
+//! functions should be callable from a shell can ship the same program with
+//! its tools linked in, or hand [`run`] a registry of its choosing:
+//!
+//! ```no_run
+//! use tool_core::{Tool, ToolRegistry, ToolResult, ToolSpec};
+//!
+//! fn main() -> std::process::ExitCode {
+//!     let mut registry = ToolRegistry::global().clone();
+//!     let spec = ToolSpec::new("hello", "Say hello.", serde_json::json!({"type": "object"}));
+//!     let hello = Tool::new(spec, |_args, _ctx| async { ToolResult::ok("hello") })
+//!         .expect("a valid spec");
+//!     registry.register(hello).expect("a new name");
+//!     tool_cli::run(registry, std::env::args_os())
+//! }
+//! ```
+//!
+//! The context a run builds holds the trace id, page URL and timeout; the
+//! built-in tools' [`Workspace`](tool_builtins::Workspace) and
+//! [`FileLedger`](tool_builtins::FileLedger) (one for the whole run, so
+//! `tool batch` keeps the read-before-write rule across lines); a
+//! [`tool_core::ApprovalPolicy`] as approver for `--approve` (also the named
+//! value `approval_policy`); and with `--secrets`, a [`tool_core::SecretStore`].
+//!
+//! # Dependencies and why
+//! - `clap` (derive): the standard Rust argument parser; the derive keeps the
+//!   options, their help and their checks in one declaration. Built without
+//!   its `color` feature: fewer dependencies, and no terminal escapes in help
+//!   text that scripts and agents read.
+//! - `tokio` (multi-thread runtime): tool-core's pipeline is async and needs a
+//!   runtime with timers; sync tools run on its blocking pool. Built once per
+//!   process and only for `call` and `batch`, so `list` and `schema` start
+//!   without it.
+//! - `serde` / `serde_json` (with `raw_value`): results are JSON; `raw_value`
+//!   embeds a tool's JSON output byte for byte (key order and number
+//!   spellings kept) instead of re-encoding it.
+//! - `tool-core`, `tool-builtins`: the registry and the tools themselves.
+//!
+//! Not used: a base64 crate (decoding images to files is a 40-line function
+//! here), a temp-file crate (the output folder is a plain folder under the
+//! system's temporary folder, files are created with `create_new`) and an RNG
+//! crate (a generated trace id needs to differ between runs, not to be secret).
+
+mod args;
+mod base64;
+mod cli;
+mod commands;
+#[cfg(feature = "fixtures")]
+mod fixtures;
+mod render;
+mod session;
+mod workspace;
+
+use std::ffi::OsString;
+use std::io::{self, Write};
+use std::process::ExitCode;
+
+use clap::Parser;
+use tool_core::ToolRegistry;
+
+use crate::cli::{Cli, Command};
+use crate::commands::Failure;
+use crate::session::Session;
+
+/// Exit status for success.
+const EXIT_OK: u8 = 0;
+/// Exit status when the tool returned an error (or input/output failed).
+const EXIT_TOOL_ERROR: u8 = 1;
+/// Exit status for usage errors: unknown tool, unparsable or invalid arguments, bad options.
+const EXIT_USAGE: u8 = 2;
+
+/// Runs the `tool` program on this process's arguments with every tool
+/// linked into the binary ([`ToolRegistry::global`]). Never panics on any
+/// input; a registry that cannot be built (two tools of one name) is reported
+/// on stderr with exit status 1.
+pub fn main() -> ExitCode {
+    match ToolRegistry::try_global() {
+        Ok(registry) => run(registry.clone(), std::env::args_os()),
+        Err(e) => {
+            let _ = writeln!(
+                io::stderr(),
+                "error: the tool registry cannot be built: {e}"
+            );
+            ExitCode::from(EXIT_TOOL_ERROR)
+        }
+    }
+}
+
+/// Runs the `tool` program with `registry` and the command line `args`
+/// (program name first, as [`std::env::args_os`] gives it), reading stdin and
+/// writing stdout and stderr. Returns the exit status: 0 success, 1 the tool
+/// returned an error, 2 usage error.
+pub fn run<I, T>(registry: ToolRegistry, args: I) -> ExitCode
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    // A tool's panic is contained and reported in its result; on stderr one
+    // line is enough (no backtrace through the runtime's frames).
+    std::panic::set_hook(Box::new(|info| {
+        let _ = writeln!(io::stderr(), "note: contained a panic: {info}");
+    }));
+    #[cfg(feature = "fixtures")]
+    let registry = {
+        let mut registry = registry;
+        if let Err(e) = registry.merge(&fixtures::registry(), tool_core::OnConflict::Skip) {
+            let _ = writeln!(io::stderr(), "error: fixture tools: {e}");
+        }
+        registry
+    };
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            // Help and version go to stdout with status 0; mistakes to stderr with 2.
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { EXIT_USAGE } else { EXIT_OK });
+        }
+    };
+    match execute(&registry, cli) {
+        Ok(()) => ExitCode::from(EXIT_OK),
+        Err(Failure::ToolError) => ExitCode::from(EXIT_TOOL_ERROR),
+        Err(Failure::Usage(message)) => {
+            let _ = writeln!(io::stderr(), "error: {message}");
+            ExitCode::from(EXIT_USAGE)
+        }
+        Err(Failure::InvalidArguments(message)) => {
+            let _ = writeln!(
+                io::stderr(),
+                "error: {message}\nRun `tool schema NAME` to see the parameters."
+            );
+            ExitCode::from(EXIT_USAGE)
+        }
+        // A reader that went away (`tool list | head -1`) needs no message.
+        Err(Failure::Io(e)) if e.kind() == io::ErrorKind::BrokenPipe => {
+            ExitCode::from(EXIT_TOOL_ERROR)
+        }
+        Err(Failure::Io(e)) => {
+            let _ = writeln!(io::stderr(), "error: {e}");
+            ExitCode::from(EXIT_TOOL_ERROR)
+        }
+    }
+}
+
+fn execute(registry: &ToolRegistry, cli: Cli) -> Result<(), Failure> {
+    let stdout = io::stdout();
+    match cli.command {
+        Command::List { json } => commands::list(registry, json, &mut stdout.lock()),
+        Command::Schema { names, format } => {
+            commands::schema(registry, &names, format, &mut stdout.lock())
+        }
+        Command::Call { pretty, words } => {
+            let Some((name, args)) = words.split_first() else {
+                return Err(Failure::Usage("`tool call` needs a tool name".to_owned()));
+            };
+            let session = Session::open(&cli.common).map_err(Failure::Usage)?;
+            let runtime = runtime()?;
+            commands::call(
+                registry,
+                &session,
+                &runtime,
+                name,
+                args,
+                pretty,
+                &mut stdout.lock(),
+            )
+        }
+        Command::Batch => {
+            let session = Session::open(&cli.common).map_err(Failure::Usage)?;
+            let runtime = runtime()?;
+            commands::batch(
+                registry,
+                &session,
+                &runtime,
+                &mut io::stdin().lock(),
+                &mut stdout.lock(),
+            )
+        }
+    }
+}
+
+/// The runtime for `call` and `batch`: timers and I/O for the tools, two
+/// workers (calls run one at a time; the second serves tasks a tool spawns).
+fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| {
+            Failure::Io(io::Error::other(format!(
+                "cannot start the async runtime: {e}"
+            )))
+        })
+}

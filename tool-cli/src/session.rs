@@ -1,0 +1,158 @@
+//! One run's context: trace id, workspace, timeout, approval policy, secrets,
+//! page URL, output folder; and the call path every command shares.
+
+use std::hash::{BuildHasher, Hasher};
+use std::path::{Path, PathBuf};
+
+use clap::ValueEnum;
+use serde_json::Value;
+use tool_core::{
+    ApprovalPolicy, SecretStore, ToolArgs, ToolContext, ToolKind, ToolRegistry, ToolResult,
+};
+
+use crate::cli::CommonOptions;
+use crate::workspace;
+
+/// `--approve`: how calls of tools that require a person's confirmation are
+/// answered when no person is there. Becomes the context's approver (a
+/// [`tool_core::ApprovalPolicy`]) and the named value `approval_policy`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub(crate) enum Approve {
+    /// Approve nothing: confirmation-requiring calls are denied. The default.
+    #[default]
+    Never,
+    /// Approve tools of kind `read`; deny the rest.
+    Read,
+    /// Approve every call.
+    All,
+}
+
+impl Approve {
+    /// The name as written on the command line (`never`, `read`, `all`).
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Self::Never => "never",
+            Self::Read => "read",
+            Self::All => "all",
+        }
+    }
+
+    /// The approver that answers for this choice.
+    pub(crate) fn policy(self) -> ApprovalPolicy {
+        match self {
+            Self::Never => ApprovalPolicy::new(),
+            Self::Read => ApprovalPolicy::new().auto_approve(ToolKind::Read),
+            Self::All => ApprovalPolicy::new().auto_approve_all(),
+        }
+    }
+}
+
+/// The state of one `tool` run: a single context that every call of the run shares.
+pub(crate) struct Session {
+    pub(crate) ctx: ToolContext,
+    pub(crate) trace_id: String,
+    /// `--out`, else `None` for the per-trace temporary folder.
+    pub(crate) out_dir: Option<PathBuf>,
+}
+
+impl Session {
+    /// Builds the context from the common options.
+    ///
+    /// # Errors
+    /// A usage message when the workspace or the secret store is unusable.
+    pub(crate) fn open(common: &CommonOptions) -> Result<Self, String> {
+        let trace_id = resolve_trace_id(
+            common.trace_id.as_deref(),
+            std::env::var("TRACE_ID").ok().as_deref(),
+        );
+        let root = workspace::resolve_root(common.workspace.as_deref())?;
+        let mut ctx = ToolContext::new()
+            .with_trace_id(trace_id.clone())
+            .with_value("approval_policy", common.approve.as_str())
+            .with_approver(common.approve.policy());
+        ctx = workspace::wire(ctx, &root)?;
+        if let Some(url) = &common.page_url {
+            ctx = ctx.with_page_url(url.clone());
+        }
+        if let Some(timeout) = common.timeout {
+            ctx = ctx.with_timeout(timeout);
+        }
+        if let Some(path) = &common.secrets {
+            ctx = ctx.with_secrets(load_secrets(path)?);
+        }
+        #[cfg(feature = "fixtures")]
+        {
+            ctx = crate::fixtures::extend_context(ctx);
+        }
+        Ok(Self {
+            ctx,
+            trace_id,
+            out_dir: common.out.clone(),
+        })
+    }
+
+    /// Runs one call in this session's context through the registry's
+    /// pipeline (lookup, argument checks, approval, secrets, timeout, panic
+    /// containment).
+    pub(crate) async fn call(
+        &self,
+        registry: &ToolRegistry,
+        name: &str,
+        args: impl Into<ToolArgs>,
+    ) -> ToolResult {
+        registry.execute(name, args, &self.ctx).await
+    }
+}
+
+/// Reads the `--secrets` file. Messages name the file and, for a bad entry,
+/// its key; never a value (`serde_json`'s syntax errors quote no input, and the
+/// file is parsed into a `Value`, never into a typed struct whose errors would).
+fn load_secrets(path: &Path) -> Result<SecretStore, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read the secret store {}: {e}", path.display()))?;
+    let value: Value = serde_json::from_str(&text).map_err(|e| {
+        format!(
+            "the secret store {} is not valid JSON (line {}, column {})",
+            path.display(),
+            e.line(),
+            e.column()
+        )
+    })?;
+    SecretStore::from_json(&value).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// The trace id: `--trace-id`, else `$TRACE_ID`, else a generated `cli-xxxxxxxx`.
+/// Empty values count as absent.
+pub(crate) fn resolve_trace_id(flag: Option<&str>, env: Option<&str>) -> String {
+    flag.filter(|s| !s.trim().is_empty())
+        .or(env.filter(|s| !s.trim().is_empty()))
+        .map_or_else(generate_trace_id, str::to_owned)
+}
+
+/// `cli-` and 8 lowercase hex digits from the standard library's per-process
+/// random hash keys, the time and the process id (no RNG dependency needed
+/// for an id that only has to differ between runs).
+fn generate_trace_id() -> String {
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u32(std::process::id());
+    if let Ok(now) = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
+        hasher.write_u128(now.as_nanos());
+    }
+    format!("cli-{:08x}", hasher.finish() & 0xffff_ffff)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trace_id_fallback_order() {
+        assert_eq!(resolve_trace_id(Some("flag"), Some("env")), "flag");
+        assert_eq!(resolve_trace_id(None, Some("env")), "env");
+        assert_eq!(resolve_trace_id(Some(" "), Some("env")), "env");
+        let generated = resolve_trace_id(None, Some(""));
+        assert!(generated.starts_with("cli-"), "{generated}");
+        assert_eq!(generated.len(), 12);
+        assert!(generated[4..].bytes().all(|b| b.is_ascii_hexdigit()));
+    }
+}

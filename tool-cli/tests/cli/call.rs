@@ -1,0 +1,275 @@
+//! `tool call`: the result object, argument syntax, exit codes, binary output.
+
+use serde_json::{Value, json};
+
+use crate::support::{TempDir, code, one_json_line, run, run_with_stdin, stderr, stdout};
+
+const KEYS: [&str; 9] = [
+    "trace_id",
+    "tool",
+    "title",
+    "output",
+    "error",
+    "metadata",
+    "long_term_memory",
+    "images",
+    "attachments",
+];
+
+#[test]
+fn success_prints_one_object_with_every_key_and_exits_0() {
+    let out = run(["call", "cli_fixture_echo", r#"{"text": "hi"}"#]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let v = one_json_line(&out);
+    let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+    let mut expected = KEYS.to_vec();
+    expected.sort_unstable();
+    let mut got = keys.clone();
+    got.sort_unstable();
+    assert_eq!(got, expected);
+    assert_eq!(v["tool"], "cli_fixture_echo");
+    assert_eq!(v["title"], "echo");
+    assert_eq!(v["output"], "hi");
+    assert_eq!(v["error"], Value::Null);
+    assert_eq!(v["images"], json!([]));
+    assert!(stderr(&out).is_empty());
+}
+
+#[test]
+fn key_value_pairs_parse_as_json_when_they_can() {
+    let out = run([
+        "call",
+        "cli_fixture_args",
+        "--limit=5",
+        "--query=hello",
+        "--tags=[\"a\"]",
+        "--flag=true",
+        "--ratio=0.5",
+        "--nothing=null",
+        "--quoted=\"5\"",
+        "--key-with-dashes=x",
+        "--bare",
+        "--spaced",
+        "two words",
+        "--neg",
+        "-3",
+        "--eq=a=b",
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(
+        one_json_line(&out)["output"],
+        json!({
+            "limit": 5, "query": "hello", "tags": ["a"], "flag": true, "ratio": 0.5,
+            "nothing": null, "quoted": "5", "key_with_dashes": "x", "bare": true,
+            "spaced": "two words", "neg": -3, "eq": "a=b"
+        })
+    );
+}
+
+#[test]
+fn json_object_and_pairs_combine() {
+    let out = run([
+        "call",
+        "cli_fixture_args",
+        r#"{"a": 1, "b": {"c": [1, 2]}}"#,
+        "--a=2",
+    ]);
+    assert_eq!(code(&out), 0);
+    assert_eq!(
+        one_json_line(&out)["output"],
+        json!({"a": 2, "b": {"c": [1, 2]}})
+    );
+
+    let out = run_with_stdin(
+        &["call", "cli_fixture_args", "-", "--z=1"],
+        r#"{"from": "stdin"}"#,
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(
+        one_json_line(&out)["output"],
+        json!({"from": "stdin", "z": 1})
+    );
+
+    let out = run(["call", "cli_fixture_args"]);
+    assert_eq!(one_json_line(&out)["output"], json!({}));
+}
+
+#[test]
+fn tool_options_after_the_name_belong_to_the_tool() {
+    let out = run([
+        "call",
+        "cli_fixture_args",
+        "--timeout=5",
+        "--workspace=/nope",
+        "--help",
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(
+        one_json_line(&out)["output"],
+        json!({"timeout": 5, "workspace": "/nope", "help": true})
+    );
+}
+
+#[test]
+fn json_output_is_embedded_not_double_encoded() {
+    // Key order and number spelling are kept as the tool wrote them.
+    let tool_text = r#"{"nested": {"k": "v \"q\""}, "n": 1.50}"#;
+    let args = json!({ "text": tool_text }).to_string();
+    let out = run(["call", "cli_fixture_echo", &args]);
+    let text = stdout(&out);
+    assert!(!text.contains(r#"\"nested\""#), "double-encoded: {text}");
+    assert!(
+        text.contains(r#""output":{"nested":{"k":"v \"q\""},"n":1.50}"#),
+        "{text}"
+    );
+    let out = run(["call", "cli_fixture_args", r#"{"nested": {"k": "v"}}"#]);
+    let v = one_json_line(&out);
+    assert!(v["output"].is_object());
+
+    // Text that is not a JSON object or array stays a string.
+    for text in [
+        "plain",
+        "42",
+        "null",
+        "\"s\"",
+        "{not json",
+        "[1, 2] and more",
+    ] {
+        let args = json!({ "text": text }).to_string();
+        let out = run(["call", "cli_fixture_echo", &args]);
+        assert_eq!(one_json_line(&out)["output"], json!(text), "{text}");
+    }
+    // Indented JSON output still yields one line.
+    let out = run(["call", "cli_fixture_echo", r#"{"text": "[\n 1,\n 2\n]\n"}"#]);
+    assert_eq!(one_json_line(&out)["output"], json!([1, 2]));
+}
+
+#[test]
+fn a_tool_error_exits_1_with_kind_message_and_partial_output() {
+    let out = run(["call", "cli_fixture_fail"]);
+    assert_eq!(code(&out), 1);
+    let v = one_json_line(&out);
+    assert_eq!(
+        v["error"],
+        json!({"kind": "failed", "message": "the fixture failed on purpose"})
+    );
+    assert_eq!(v["output"], "partial");
+}
+
+#[test]
+fn a_panicking_tool_exits_1_and_the_program_survives() {
+    let out = run(["call", "cli_fixture_panic"]);
+    assert_eq!(code(&out), 1);
+    assert_eq!(one_json_line(&out)["error"]["kind"], "panicked");
+    assert!(!stderr(&out).contains("stack backtrace"));
+}
+
+#[test]
+fn unknown_tool_is_a_usage_error_with_suggestions() {
+    let out = run(["call", "cli_fixture_ecko", "--text=x"]);
+    assert_eq!(code(&out), 2);
+    assert!(stdout(&out).is_empty());
+    let err = stderr(&out);
+    assert!(err.contains("unknown tool `cli_fixture_ecko`"), "{err}");
+    assert!(err.contains("`cli_fixture_echo`"), "{err}");
+}
+
+#[test]
+fn unparsable_arguments_are_usage_errors() {
+    for args in [
+        vec!["call", "cli_fixture_args", "{\"a\": "],
+        vec!["call", "cli_fixture_args", "[1, 2]"],
+        vec!["call", "cli_fixture_args", "--a=1", "stray"],
+        vec!["call", "cli_fixture_args", "--a=1", "--a=2"],
+        vec!["call", "cli_fixture_args", "--=1"],
+    ] {
+        let out = run(&args);
+        assert_eq!(code(&out), 2, "{args:?}");
+        assert!(stdout(&out).is_empty(), "{args:?}");
+        assert!(
+            stderr(&out).starts_with("error: "),
+            "{args:?}: {}",
+            stderr(&out)
+        );
+    }
+}
+
+#[test]
+fn arguments_the_tool_rejects_exit_2_with_the_result_printed() {
+    let out = run(["call", "cli_fixture_echo", "--text=5"]);
+    assert_eq!(code(&out), 2);
+    assert_eq!(one_json_line(&out)["error"]["kind"], "invalid_arguments");
+    assert!(stderr(&out).contains("`text` must be a string"));
+}
+
+#[test]
+fn pretty_prints_one_object_over_several_lines() {
+    let out = run(["call", "--pretty", "cli_fixture_echo", "--text=hi"]);
+    assert_eq!(code(&out), 0);
+    let text = stdout(&out);
+    assert!(text.lines().count() > 5);
+    let v: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["output"], "hi");
+}
+
+#[test]
+fn images_and_inline_attachments_go_to_files_never_to_stdout() {
+    let dir = TempDir::new();
+    let out = run(["call", "--out", dir.arg(), "cli_fixture_binary"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(!text.contains("iVBORw0KGgo"), "base64 on stdout: {text}");
+    assert!(!text.contains("aGVsbG8K"), "base64 on stdout: {text}");
+    let v = one_json_line(&out);
+
+    let image = &v["images"][0];
+    assert_eq!(image["media_type"], "image/png");
+    let path = image["path"].as_str().unwrap();
+    assert!(
+        path.starts_with(dir.arg()) && path.ends_with(".png"),
+        "{path}"
+    );
+    let bytes = std::fs::read(path).unwrap();
+    assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
+    assert_eq!(image["bytes"], bytes.len());
+
+    let broken = &v["images"][1];
+    assert_eq!(broken["path"], Value::Null);
+    assert!(broken["error"].as_str().unwrap().contains("base64"));
+
+    // An inline attachment is written under its (confined) name.
+    let inline = &v["attachments"][0];
+    assert_eq!(inline["name"], "../notes.txt");
+    let path = inline["path"].as_str().unwrap();
+    assert_eq!(path, dir.path().join("notes.txt").to_str().unwrap());
+    assert_eq!(std::fs::read_to_string(path).unwrap(), "hello\n");
+    // An attachment already on disk is reported as it is.
+    assert_eq!(v["attachments"][1]["path"], "/var/log/x.log");
+
+    // A second call never overwrites the first call's files.
+    let again = one_json_line(&run(["call", "--out", dir.arg(), "cli_fixture_binary"]));
+    assert_ne!(again["images"][0]["path"], v["images"][0]["path"]);
+    assert!(
+        again["attachments"][0]["path"]
+            .as_str()
+            .unwrap()
+            .ends_with("notes-2.txt")
+    );
+}
+
+#[test]
+fn binary_output_defaults_to_a_folder_per_trace_id() {
+    let trace = format!("cli-test-{}", std::process::id());
+    let out = run(["call", "--trace-id", &trace, "cli_fixture_binary"]);
+    assert_eq!(code(&out), 0);
+    let v = one_json_line(&out);
+    let path = std::path::PathBuf::from(v["images"][0]["path"].as_str().unwrap());
+    let folder = path.parent().unwrap().to_path_buf();
+    assert_eq!(
+        folder.file_name().unwrap().to_str().unwrap(),
+        format!("tool-out-{trace}")
+    );
+    assert!(folder.starts_with(std::env::temp_dir().canonicalize().unwrap()));
+    assert!(path.is_file());
+    std::fs::remove_dir_all(folder).unwrap();
+}

@@ -1,0 +1,10 @@
+//! Integration tests of the `tool` binary (built with the `fixtures` feature
+//! through this package's dev-dependency on itself): one test binary, one
+//! module per command.
+
+mod batch;
+mod call;
+mod list;
+mod options;
+mod schema;
+mod support;

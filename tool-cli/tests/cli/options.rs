@@ -1,0 +1,232 @@
+//! The common options: trace id, workspace, timeout, approval, secrets, page URL.
+
+use serde_json::{Value, json};
+
+use crate::support::{TempDir, code, one_json_line, run, stderr, stdout, tool};
+
+fn context_report(cmd: &mut std::process::Command) -> Value {
+    let out = cmd.output().expect("the tool binary runs");
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let v = one_json_line(&out);
+    assert_eq!(
+        v["trace_id"], v["output"]["trace_id"],
+        "printed and context trace ids agree"
+    );
+    v["output"].clone()
+}
+
+#[test]
+fn trace_id_comes_from_the_flag_then_the_environment_then_is_generated() {
+    let flag_and_env = context_report(tool().env("TRACE_ID", "from-env").args([
+        "call",
+        "--trace-id",
+        "from-flag",
+        "cli_fixture_context",
+    ]));
+    assert_eq!(flag_and_env["trace_id"], "from-flag");
+
+    let flag_after_command = context_report(tool().env("TRACE_ID", "from-env").args([
+        "--trace-id=early",
+        "call",
+        "cli_fixture_context",
+    ]));
+    assert_eq!(flag_after_command["trace_id"], "early");
+
+    let env_only = context_report(
+        tool()
+            .env("TRACE_ID", "from-env")
+            .args(["call", "cli_fixture_context"]),
+    );
+    assert_eq!(env_only["trace_id"], "from-env");
+
+    let generated = context_report(tool().args(["call", "cli_fixture_context"]));
+    let id = generated["trace_id"].as_str().unwrap();
+    assert!(id.starts_with("cli-") && id.len() == 12, "{id}");
+    assert!(id[4..].bytes().all(|b| b.is_ascii_hexdigit()), "{id}");
+
+    let empty_env = context_report(
+        tool()
+            .env("TRACE_ID", "")
+            .args(["call", "cli_fixture_context"]),
+    );
+    assert!(empty_env["trace_id"].as_str().unwrap().starts_with("cli-"));
+
+    let again = context_report(tool().args(["call", "cli_fixture_context"]));
+    assert_ne!(
+        again["trace_id"], generated["trace_id"],
+        "generated ids differ per run"
+    );
+}
+
+#[test]
+fn workspace_defaults_to_the_current_folder_and_must_exist() {
+    let dir = TempDir::new();
+    let here = context_report(
+        tool()
+            .current_dir(dir.path())
+            .args(["call", "cli_fixture_context"]),
+    );
+    assert_eq!(here["workspace"], dir.arg());
+
+    let sub = dir.path().join("sub");
+    std::fs::create_dir(&sub).unwrap();
+    let given = context_report(tool().args([
+        "call",
+        "--workspace",
+        sub.to_str().unwrap(),
+        "cli_fixture_context",
+    ]));
+    assert_eq!(given["workspace"], sub.to_str().unwrap());
+
+    let missing = dir.path().join("missing");
+    let out = run([
+        "--workspace",
+        missing.to_str().unwrap(),
+        "call",
+        "cli_fixture_context",
+    ]);
+    assert_eq!(code(&out), 2);
+    assert!(stdout(&out).is_empty());
+    assert!(stderr(&out).contains("workspace"), "{}", stderr(&out));
+
+    let file = dir.path().join("file");
+    std::fs::write(&file, "x").unwrap();
+    let out = run(["batch", "--workspace", file.to_str().unwrap()]);
+    assert_eq!(code(&out), 2);
+    assert!(stderr(&out).contains("not a folder"), "{}", stderr(&out));
+}
+
+#[test]
+fn timeout_and_page_url_reach_the_context() {
+    let report = context_report(tool().args([
+        "call",
+        "--timeout",
+        "2.5",
+        "--page-url",
+        "https://example.com/p",
+        "cli_fixture_context",
+    ]));
+    assert_eq!(report["timeout_ms"], 2500);
+    assert_eq!(report["page_url"], "https://example.com/p");
+
+    let defaults = context_report(tool().args(["call", "cli_fixture_context"]));
+    assert_eq!(defaults["timeout_ms"], Value::Null);
+    assert_eq!(defaults["page_url"], Value::Null);
+
+    for bad in ["0", "-1", "soon"] {
+        let out = run(["call", "--timeout", bad, "cli_fixture_context"]);
+        assert_eq!(code(&out), 2, "--timeout {bad}");
+        assert!(stderr(&out).contains("--timeout"), "{}", stderr(&out));
+    }
+}
+
+#[test]
+fn timeout_stops_a_slow_tool() {
+    let start = std::time::Instant::now();
+    let out = run(["call", "--timeout", "0.2", "cli_fixture_sleep", "--ms=5000"]);
+    assert_eq!(code(&out), 1);
+    assert_eq!(one_json_line(&out)["error"]["kind"], "timeout");
+    assert!(start.elapsed().as_secs() < 4);
+}
+
+#[test]
+fn approval_policy_is_stored_and_applied() {
+    let report = context_report(tool().args(["call", "cli_fixture_context"]));
+    assert_eq!(report["approval_policy"], "never");
+    assert_eq!(report["has_approver"], true);
+    let report = context_report(tool().args(["call", "--approve", "all", "cli_fixture_context"]));
+    assert_eq!(report["approval_policy"], "all");
+
+    let outcome = |policy: &str, name: &str| {
+        let out = run(["call", "--approve", policy, name]);
+        (code(&out), one_json_line(&out)["error"]["kind"].clone())
+    };
+    let denied = (1, json!("denied"));
+    let ok = (0, Value::Null);
+    assert_eq!(outcome("never", "cli_fixture_confirm_read"), denied);
+    assert_eq!(outcome("never", "cli_fixture_confirm_write"), denied);
+    assert_eq!(outcome("read", "cli_fixture_confirm_read"), ok);
+    assert_eq!(outcome("read", "cli_fixture_confirm_write"), denied);
+    assert_eq!(outcome("all", "cli_fixture_confirm_write"), ok);
+    // Tools that need no confirmation run under every policy.
+    assert_eq!(outcome("never", "cli_fixture_args"), ok);
+
+    let out = run(["call", "cli_fixture_confirm_write"]);
+    let message = one_json_line(&out)["error"]["message"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(message.contains("confirmation"), "{message}");
+
+    let out = run(["call", "--approve", "sometimes", "cli_fixture_args"]);
+    assert_eq!(code(&out), 2);
+}
+
+#[test]
+fn secrets_are_substituted_masked_and_never_printed() {
+    let dir = TempDir::new();
+    let file = dir.path().join("secrets.json");
+    std::fs::write(
+        &file,
+        r#"{"api_key": "sk-very-secret", "*.example.com": {"token": "tok-also-secret"}}"#,
+    )
+    .unwrap();
+    let secrets = file.to_str().unwrap();
+
+    let out = run(["call", "--secrets", secrets, "cli_fixture_context"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(
+        one_json_line(&out)["output"]["secret_keys"],
+        json!(["api_key"])
+    );
+    let out = run([
+        "call",
+        "--secrets",
+        secrets,
+        "--page-url",
+        "https://www.example.com/",
+        "cli_fixture_context",
+    ]);
+    assert_eq!(
+        one_json_line(&out)["output"]["secret_keys"],
+        json!(["api_key", "token"])
+    );
+
+    // The tool receives the value; what comes back shows the placeholder.
+    let out = run([
+        "call",
+        "--secrets",
+        secrets,
+        "cli_fixture_secret_echo",
+        "--text=<secret>api_key</secret>",
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let text = format!("{}{}", stdout(&out), stderr(&out));
+    assert!(!text.contains("very-secret"), "{text}");
+    let output = one_json_line(&out)["output"].as_str().unwrap().to_owned();
+    assert!(output.starts_with("got 14 chars"), "{output}");
+
+    std::fs::write(&file, r#"{"api_key": "sk-very-secret", "n": 987654}"#).unwrap();
+    let out = run(["call", "--secrets", secrets, "cli_fixture_context"]);
+    assert_eq!(code(&out), 2);
+    let err = stderr(&out);
+    assert!(err.contains(r#""n""#), "{err}");
+    assert!(
+        !err.contains("very-secret") && !err.contains("987654"),
+        "{err}"
+    );
+
+    std::fs::write(&file, r#"{"api_key": "sk-very-secret"#).unwrap();
+    let out = run(["call", "--secrets", secrets, "cli_fixture_context"]);
+    assert_eq!(code(&out), 2);
+    assert!(!stderr(&out).contains("very-secret"), "{}", stderr(&out));
+
+    let out = run([
+        "call",
+        "--secrets",
+        "/nonexistent/secrets.json",
+        "cli_fixture_context",
+    ]);
+    assert_eq!(code(&out), 2);
+    assert!(stderr(&out).contains("secret store"), "{}", stderr(&out));
+}

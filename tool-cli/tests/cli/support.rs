@@ -1,0 +1,114 @@
+//! Running the binary and reading its output.
+
+use std::ffi::OsStr;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use serde_json::Value;
+
+/// The `tool` binary under test.
+pub(crate) const BIN: &str = env!("CARGO_BIN_EXE_tool");
+
+/// A `tool` command with a clean environment: no `TRACE_ID`, no backtraces,
+/// run in the crate folder.
+pub(crate) fn tool() -> Command {
+    let mut cmd = Command::new(BIN);
+    cmd.env_remove("TRACE_ID")
+        .env_remove("RUST_BACKTRACE")
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdin(Stdio::null());
+    cmd
+}
+
+/// Runs `tool ARGS` to the end.
+pub(crate) fn run<I, S>(args: I) -> Output
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    tool().args(args).output().expect("the tool binary runs")
+}
+
+/// Runs `tool ARGS` with `input` on stdin.
+pub(crate) fn run_with_stdin(args: &[&str], input: &str) -> Output {
+    let mut child = tool()
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the tool binary starts");
+    child
+        .stdin
+        .take()
+        .expect("piped stdin")
+        .write_all(input.as_bytes())
+        .expect("stdin accepts the input");
+    child.wait_with_output().expect("the tool binary ends")
+}
+
+/// The exit code (the tests never kill the program with a signal).
+pub(crate) fn code(out: &Output) -> i32 {
+    out.status.code().expect("exited, not killed")
+}
+
+pub(crate) fn stdout(out: &Output) -> String {
+    String::from_utf8(out.stdout.clone()).expect("stdout is UTF-8")
+}
+
+pub(crate) fn stderr(out: &Output) -> String {
+    String::from_utf8(out.stderr.clone()).expect("stderr is UTF-8")
+}
+
+/// Stdout as exactly one JSON value on exactly one line.
+pub(crate) fn one_json_line(out: &Output) -> Value {
+    let text = stdout(out);
+    assert_eq!(
+        text.matches('\n').count(),
+        1,
+        "expected one line on stdout, got {text:?} (stderr {:?})",
+        stderr(out)
+    );
+    serde_json::from_str(&text).expect("stdout is JSON")
+}
+
+/// Every stdout line as JSON.
+pub(crate) fn json_lines(out: &Output) -> Vec<Value> {
+    stdout(out)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("each line is JSON"))
+        .collect()
+}
+
+/// A fresh folder, removed when dropped.
+pub(crate) struct TempDir(PathBuf);
+
+impl TempDir {
+    pub(crate) fn new() -> Self {
+        static NEXT: AtomicU32 = AtomicU32::new(0);
+        let path = std::env::temp_dir().join(format!(
+            "tool-cli-test-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::SeqCst)
+        ));
+        let _ = std::fs::remove_dir_all(&path);
+        std::fs::create_dir_all(&path).expect("temp dir");
+        Self(path.canonicalize().expect("canonical temp dir"))
+    }
+
+    pub(crate) fn path(&self) -> &Path {
+        &self.0
+    }
+
+    pub(crate) fn arg(&self) -> &str {
+        self.0.to_str().expect("UTF-8 temp path")
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}

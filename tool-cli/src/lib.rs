@@ -55,10 +55,12 @@
 //! - `serde` / `serde_json` (with `raw_value`): results are JSON; `raw_value`
 //!   embeds a tool's JSON output byte for byte (key order and number
 //!   spellings kept) instead of re-encoding it.
+//! - `base64`: images and inline attachments arrive base64-encoded and are
+//!   written to files as bytes; the crate tool-builtins already uses for the
+//!   opposite direction, so it adds nothing to the build.
 //! - `tool-core`, `tool-builtins`: the registry and the tools themselves.
 //!
-//! Not used: a base64 crate (decoding images to files is a 40-line function
-//! here), a temp-file crate (the output folder is a plain folder under the
+//! Not used: a temp-file crate (the output folder is a plain folder under the
 //! system's temporary folder, files are created with `create_new`) and an RNG
 //! crate (a generated trace id needs to differ between runs, not to be secret).
 

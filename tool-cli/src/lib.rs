@@ -23,17 +23,19 @@
 //! functions should be callable from a shell can ship the same program with
 //! its tools linked in, or hand [`run`] a registry of its choosing:
 //!
-//! ```no_run
+//! ```
+//! use std::process::ExitCode;
 //! use tool_core::{Tool, ToolRegistry, ToolResult, ToolSpec};
 //!
-//! fn main() -> std::process::ExitCode {
-//!     let mut registry = ToolRegistry::global().clone();
-//!     let spec = ToolSpec::new("hello", "Say hello.", serde_json::json!({"type": "object"}));
-//!     let hello = Tool::new(spec, |_args, _ctx| async { ToolResult::ok("hello") })
-//!         .expect("a valid spec");
-//!     registry.register(hello).expect("a new name");
-//!     tool_cli::run(registry, std::env::args_os())
-//! }
+//! let mut registry = ToolRegistry::new();
+//! let spec = ToolSpec::new("hello", "Say hello.", serde_json::json!({"type": "object"}));
+//! registry.register(Tool::new(spec, |_args, _ctx| async { ToolResult::ok("hello") })?)?;
+//!
+//! // What `tool schema hello` and `tool call hello` do, on this process's stdout.
+//! assert_eq!(tool_cli::run(registry.clone(), ["tool", "schema", "hello"]), ExitCode::SUCCESS);
+//! assert_eq!(tool_cli::run(registry.clone(), ["tool", "call", "hello"]), ExitCode::SUCCESS);
+//! assert_eq!(tool_cli::run(registry, ["tool", "call", "nope"]), ExitCode::from(2));
+//! # Ok::<(), tool_core::RegistryError>(())
 //! ```
 //!
 //! The context a run builds holds the trace id, page URL and timeout; the
@@ -113,6 +115,9 @@ pub fn main() -> ExitCode {
 /// (program name first, as [`std::env::args_os`] gives it), reading stdin and
 /// writing stdout and stderr. Returns the exit status: 0 success, 1 the tool
 /// returned an error, 2 usage error.
+///
+/// Installs a panic hook that reports a (contained) tool panic in one line on
+/// stderr instead of a backtrace: the panic is already in the call's result.
 pub fn run<I, T>(registry: ToolRegistry, args: I) -> ExitCode
 where
     I: IntoIterator<Item = T>,

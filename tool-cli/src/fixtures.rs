@@ -152,6 +152,24 @@ fn tools() -> Vec<Result<Tool, tool_core::RegistryError>> {
         ),
         Tool::new(
             ToolSpec::new(
+                "cli_fixture_block",
+                "Block a thread of the blocking pool for `ms` milliseconds (as a stuck sync tool would).",
+                json!({"type": "object", "properties": {"ms": {"type": "integer"}}}),
+            ),
+            |args: Map<String, Value>, _ctx: ToolContext| async move {
+                let ms = args.get("ms").and_then(Value::as_u64).unwrap_or(0);
+                let slept = tokio::task::spawn_blocking(move || {
+                    std::thread::sleep(Duration::from_millis(ms));
+                })
+                .await;
+                match slept {
+                    Ok(()) => ToolResult::ok(format!("blocked {ms} ms")),
+                    Err(e) => ToolResult::failed(e.to_string()),
+                }
+            },
+        ),
+        Tool::new(
+            ToolSpec::new(
                 "cli_fixture_confirm_read",
                 "A read tool that requires confirmation.",
                 any_object(),

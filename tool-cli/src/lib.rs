@@ -87,6 +87,9 @@ use crate::cli::{Cli, Command};
 use crate::commands::Failure;
 use crate::session::Session;
 
+/// How long the program waits at exit for work a timed-out tool left behind.
+const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_millis(250);
+
 /// Exit status for success.
 const EXIT_OK: u8 = 0;
 /// Exit status when the tool returned an error (or input/output failed).
@@ -182,7 +185,7 @@ fn execute(registry: &ToolRegistry, cli: Cli) -> Result<(), Failure> {
             };
             let session = Session::open(&cli.common).map_err(Failure::Usage)?;
             let runtime = runtime()?;
-            commands::call(
+            let outcome = commands::call(
                 registry,
                 &session,
                 &runtime,
@@ -190,20 +193,33 @@ fn execute(registry: &ToolRegistry, cli: Cli) -> Result<(), Failure> {
                 args,
                 pretty,
                 &mut stdout.lock(),
-            )
+            );
+            finish(runtime);
+            outcome
         }
         Command::Batch => {
             let session = Session::open(&cli.common).map_err(Failure::Usage)?;
             let runtime = runtime()?;
-            commands::batch(
+            let outcome = commands::batch(
                 registry,
                 &session,
                 &runtime,
                 &mut io::stdin().lock(),
                 &mut stdout.lock(),
-            )
+            );
+            finish(runtime);
+            outcome
         }
     }
+}
+
+/// Shuts the runtime down once every result is written. A sync tool that
+/// timed out may still hold a thread of the blocking pool, and dropping the
+/// runtime would wait for it; the program has answered, so it waits only
+/// briefly for tasks to clean up (a tool's child processes are killed by
+/// their drop handlers) and then exits.
+fn finish(runtime: tokio::runtime::Runtime) {
+    runtime.shutdown_timeout(SHUTDOWN_GRACE);
 }
 
 /// The runtime for `call` and `batch`: timers and I/O for the tools, two

@@ -130,6 +130,29 @@ fn timeout_stops_a_slow_tool() {
 }
 
 #[test]
+fn a_stuck_sync_tool_does_not_keep_the_program_alive() {
+    let start = std::time::Instant::now();
+    let out = run([
+        "call",
+        "--timeout",
+        "0.2",
+        "cli_fixture_block",
+        "--ms=10000",
+    ]);
+    assert_eq!(code(&out), 1);
+    assert_eq!(one_json_line(&out)["error"]["kind"], "timeout");
+    assert!(start.elapsed().as_secs() < 4, "{:?}", start.elapsed());
+
+    let start = std::time::Instant::now();
+    let out = crate::support::run_with_stdin(
+        &["batch", "--timeout", "0.2"],
+        "{\"name\": \"cli_fixture_block\", \"arguments\": {\"ms\": 10000}}\n",
+    );
+    assert_eq!(code(&out), 0);
+    assert!(start.elapsed().as_secs() < 4, "{:?}", start.elapsed());
+}
+
+#[test]
 fn approval_policy_is_stored_and_applied() {
     let report = context_report(tool().args(["call", "cli_fixture_context"]));
     assert_eq!(report["approval_policy"], "never");

@@ -69,16 +69,25 @@ use std::path::Path;
 
 use tool_core::ToolContext;
 
+pub mod edit;
 pub mod fsutil;
 pub mod ledger;
+pub mod multi_edit;
+pub mod read;
+pub mod replace;
 pub mod workspace;
+pub mod write;
 
 mod ansi;
 pub mod bash;
 pub mod bash_policy;
 
+pub use edit::edit_file;
 pub use ledger::FileLedger;
+pub use multi_edit::{Edit, multi_edit};
+pub use read::{ReadOptions, read_file};
 pub use workspace::{PathError, Workspace};
+pub use write::write_file;
 
 pub use bash::{BashConfig, bash_command};
 pub use bash_policy::{

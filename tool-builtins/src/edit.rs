@@ -1,0 +1,520 @@
+//! `edit_file`: replace a string in a file, found by the strategies of [`crate::replace`].
+
+use std::path::Path;
+
+use tool_core::{ErrorKind, ToolContext, ToolResult};
+
+use crate::fsutil::{self, Before, LineEnding, NewlineMap, TextFile};
+use crate::ledger::{FileLedger, ledger_of};
+use crate::replace::{self, MatchError, Strategy};
+use crate::workspace::workspace_of;
+
+/// "No changes to apply" message.
+pub(crate) const IDENTICAL: &str = "No changes to apply: old_string and new_string are identical.";
+/// "Could not find" message.
+pub(crate) const NOT_FOUND: &str = "Could not find old_string in the file. It must match exactly, including whitespace, indentation, and line endings.";
+/// "Found multiple matches" message.
+pub(crate) const MULTIPLE: &str = "Found multiple matches for old_string. Provide more surrounding context to make the match unique.";
+/// The success output of `edit_file` and `multi_edit`.
+pub(crate) const APPLIED: &str = "Edit applied successfully.";
+
+/// Replace `old_string` with `new_string` in a file.
+///
+/// The file must have been read with `read_file` first (creating a file
+/// with an empty `old_string` needs no read). `old_string` must identify one
+/// place in the file; give more surrounding lines when it is not unique, or
+/// set `replace_all` to change every occurrence. Line endings are matched
+/// loosely and the file keeps its own style; `new_string` is written as
+/// given. An empty `old_string` creates the file with `new_string` as content.
+///
+/// # Arguments
+/// * `file_path` - Path of the file to edit (relative to the workspace root, or absolute).
+/// * `old_string` - The text to replace; empty to create a new file.
+/// * `new_string` - The replacement text; must differ from `old_string`.
+/// * `replace_all` - Replace every occurrence of `old_string` (default false).
+pub async fn edit_file(
+    context: &ToolContext,
+    file_path: String,
+    old_string: String,
+    new_string: String,
+    replace_all: Option<bool>,
+) -> ToolResult {
+    let replace_all = replace_all.unwrap_or(false);
+    if old_string == new_string {
+        return ToolResult::error(ErrorKind::InvalidArguments, IDENTICAL);
+    }
+    let ws = match workspace_of(context) {
+        Ok(ws) => ws,
+        Err(r) => return r,
+    };
+    let ledger = match ledger_of(context) {
+        Ok(l) => l,
+        Err(r) => return r,
+    };
+    let path = match ws.resolve(&file_path) {
+        Ok(p) => p,
+        Err(e) => return e.to_result(),
+    };
+    let _lock = ledger.lock(&path).await;
+    let ctx = context.clone();
+    let title = ws.relative(&path).display().to_string();
+    run_blocking(move || {
+        let edits = [EditSpec {
+            old_string,
+            new_string,
+            replace_all,
+        }];
+        edit_blocking(&ctx, &ledger, &path, &edits)
+    })
+    .await
+    .with_title(title)
+}
+
+/// One replacement, as `edit_file` takes it and `multi_edit` lists them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct EditSpec {
+    pub(crate) old_string: String,
+    pub(crate) new_string: String,
+    pub(crate) replace_all: bool,
+}
+
+/// Runs blocking file work on Tokio's blocking pool; a panic there becomes a failed result.
+pub(crate) async fn run_blocking(f: impl FnOnce() -> ToolResult + Send + 'static) -> ToolResult {
+    match tokio::task::spawn_blocking(f).await {
+        Ok(r) => r,
+        Err(e) => ToolResult::error(
+            ErrorKind::Panicked,
+            format!("The file operation failed unexpectedly: {e}"),
+        ),
+    }
+}
+
+/// Applies `edits` in order, in memory, to the file at `path`; writes only
+/// when all succeed. An empty first `old_string` creates (or, after a read,
+/// overwrites) the file.
+pub(crate) fn edit_blocking(
+    ctx: &ToolContext,
+    ledger: &FileLedger,
+    path: &Path,
+    edits: &[EditSpec],
+) -> ToolResult {
+    let multi = edits.len() > 1;
+    let fail = |i: usize, msg: &str| {
+        if multi {
+            ToolResult::failed(format!("Edit {} of {} failed: {msg}", i + 1, edits.len()))
+        } else {
+            ToolResult::failed(msg)
+        }
+    };
+    for (i, e) in edits.iter().enumerate() {
+        if e.old_string == e.new_string {
+            return fail(i, IDENTICAL);
+        }
+    }
+    let meta = std::fs::metadata(path);
+    if meta.as_ref().is_ok_and(std::fs::Metadata::is_dir) {
+        return ToolResult::failed(format!(
+            "Path is a directory, not a file: {}",
+            path.display()
+        ));
+    }
+    let exists = meta.is_ok();
+    let creating = edits.first().is_some_and(|e| e.old_string.is_empty());
+    if !exists && !creating {
+        return ToolResult::failed(format!("File not found: {}", path.display()));
+    }
+    if exists {
+        if let Err(e) = ledger.check(path) {
+            return e.to_result();
+        }
+    }
+    let (before_bytes, file) = if exists {
+        let bytes = match std::fs::read(path) {
+            Ok(b) => b,
+            Err(e) => {
+                return ToolResult::failed(format!("Cannot read file {}: {e}", path.display()));
+            }
+        };
+        if fsutil::looks_binary(&bytes[..bytes.len().min(4096)]) {
+            return ToolResult::failed(format!("Cannot edit binary file: {}", path.display()));
+        }
+        match TextFile::decode(&bytes) {
+            Ok(t) => (Some(bytes), t),
+            Err(e) => {
+                return ToolResult::failed(format!("Cannot edit {}: {e}.", path.display()));
+            }
+        }
+    } else {
+        (
+            None,
+            TextFile {
+                text: String::new(),
+                bom: false,
+                encoding: encoding_rs::UTF_8,
+                line_ending: LineEnding::Lf,
+            },
+        )
+    };
+    let mut text = file.text.clone();
+    let mut strategies = Vec::with_capacity(edits.len());
+    for (i, e) in edits.iter().enumerate() {
+        if e.old_string.is_empty() {
+            if i > 0 {
+                return fail(
+                    i,
+                    "old_string is empty; only the first edit may create the file.",
+                );
+            }
+            text = if exists {
+                file.line_ending.apply(&e.new_string)
+            } else {
+                e.new_string.clone()
+            };
+            strategies.push("create");
+            continue;
+        }
+        match apply_edit(&text, file.line_ending, e) {
+            Ok((next, strategy)) => {
+                text = next;
+                strategies.push(strategy.name());
+            }
+            Err(msg) => return fail(i, msg),
+        }
+    }
+    if exists && text == file.text {
+        return fail(0, IDENTICAL);
+    }
+    let bytes = match file.encode(&text) {
+        Ok(b) => b,
+        Err(e) => return ToolResult::failed(format!("Cannot write {}: {e}.", path.display())),
+    };
+    if let Err(e) = commit(ctx, Some(ledger), path, Before::known(before_bytes), &bytes) {
+        return ToolResult::failed(format!("Cannot write {}: {e}", path.display()));
+    }
+    let shown = path.display().to_string();
+    let diff = fsutil::unified_diff(&shown, &file.text, &text);
+    let (additions, deletions) = fsutil::diff_stats(&file.text, &text);
+    let mut result = ToolResult::ok(APPLIED)
+        .with_metadata("diff", diff)
+        .with_metadata("additions", additions)
+        .with_metadata("deletions", deletions)
+        .with_metadata("filepath", shown);
+    if multi {
+        result = result.with_metadata("strategies", strategies.clone());
+    }
+    if let Some(last) = strategies.last() {
+        result = result.with_metadata("strategy", *last);
+    }
+    if !file.is_utf8() {
+        result = result.with_metadata("encoding", file.encoding.name());
+    }
+    result
+}
+
+/// Applies one replacement to `text` (in the file's own line endings):
+/// matching runs on `\n`-normalised text, the spans are mapped back, and
+/// `new_string` goes in with the file's line-ending style. Text outside the
+/// spans is untouched.
+pub(crate) fn apply_edit(
+    text: &str,
+    style: LineEnding,
+    edit: &EditSpec,
+) -> Result<(String, Strategy), &'static str> {
+    let normalized = fsutil::normalize_newlines(text);
+    let find = fsutil::normalize_newlines(&edit.old_string);
+    let replacement = style.apply(&edit.new_string);
+    if find == fsutil::normalize_newlines(&edit.new_string) {
+        return Err(IDENTICAL);
+    }
+    let found = match replace::locate(&normalized, &find, edit.replace_all) {
+        Ok(f) => f,
+        Err(MatchError::NotFound) => return Err(NOT_FOUND),
+        Err(MatchError::Multiple { .. }) => return Err(MULTIPLE),
+    };
+    let map = NewlineMap::new(text);
+    let mut out = String::with_capacity(text.len() + replacement.len());
+    let mut at = 0;
+    for span in &found.spans {
+        let start = map.to_original(span.start);
+        let end = map.to_original(span.end);
+        out.push_str(&text[at..start]);
+        out.push_str(&replacement);
+        at = end;
+    }
+    out.push_str(&text[at..]);
+    Ok((out, found.strategy))
+}
+
+/// Writes `bytes` to `path` atomically, counts it as a fresh read in the
+/// ledger, and reports the change to the snapshot hook.
+pub(crate) fn commit(
+    ctx: &ToolContext,
+    ledger: Option<&FileLedger>,
+    path: &Path,
+    before: Before,
+    bytes: &[u8],
+) -> std::io::Result<()> {
+    fsutil::write_atomic(path, bytes)?;
+    if let Some(l) = ledger {
+        // The write happened; failing to stat it afterwards only means the
+        // next write will ask for a read again.
+        let _ = l.record_bytes(path, bytes);
+    }
+    fsutil::record_change(ctx, path, before, Some(bytes.to_vec()));
+    Ok(())
+}
+
+/// Records a read of each of `paths` in the context's ledger, as `read_file` would.
+#[cfg(test)]
+pub(crate) fn prime(ctx: &ToolContext, paths: &[std::path::PathBuf]) {
+    let ledger = ctx.state::<FileLedger>().expect("ledger");
+    for p in paths {
+        let bytes = std::fs::read(p).expect("read");
+        ledger.record_bytes(p, &bytes).expect("stamp");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+
+    fn setup(files: &[(&str, &[u8])]) -> (tempfile::TempDir, ToolContext) {
+        let d = tempfile::tempdir().unwrap();
+        for (name, content) in files {
+            let p = d.path().join(name);
+            fs::create_dir_all(p.parent().unwrap()).unwrap();
+            fs::write(p, content).unwrap();
+        }
+        let ctx = crate::context(d.path()).unwrap();
+        (d, ctx)
+    }
+
+    fn read_all(ctx: &ToolContext, d: &tempfile::TempDir) {
+        let root = fs::canonicalize(d.path()).unwrap();
+        let mut paths = Vec::new();
+        for e in fs::read_dir(&root).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_file() {
+                paths.push(p);
+            }
+        }
+        prime(ctx, &paths);
+    }
+
+    async fn edit(ctx: &ToolContext, f: &str, old: &str, new: &str, all: bool) -> ToolResult {
+        edit_file(ctx, f.into(), old.into(), new.into(), Some(all)).await
+    }
+
+    #[tokio::test]
+    async fn edits_after_a_read() {
+        let (d, ctx) = setup(&[("a.txt", b"old content here")]);
+        let r = edit(&ctx, "a.txt", "old content", "new content", false).await;
+        assert!(r.error.unwrap().message.contains("You must read file"));
+        read_all(&ctx, &d);
+        let r = edit(&ctx, "a.txt", "old content", "new content", false).await;
+        assert!(r.is_ok(), "{r:?}");
+        assert_eq!(r.output, APPLIED);
+        assert_eq!(r.metadata["strategy"], "exact");
+        assert_eq!(r.metadata["additions"], 1);
+        assert_eq!(
+            fs::read_to_string(d.path().join("a.txt")).unwrap(),
+            "new content here"
+        );
+        // A write counts as a fresh read.
+        let r = edit(&ctx, "a.txt", "here", "there", false).await;
+        assert!(r.is_ok(), "{r:?}");
+    }
+
+    #[tokio::test]
+    async fn crlf_bom_and_bytes_outside_the_span_are_kept() {
+        let original = "\u{feff}x = 1\r\nname = \u{c1}rv\u{ed}zt\u{171}r\u{151}\r\n";
+        let (d, ctx) = setup(&[("bom.txt", original.as_bytes())]);
+        read_all(&ctx, &d);
+        let r = edit(&ctx, "bom.txt", "x = 1", "x = 2", false).await;
+        assert!(r.is_ok(), "{r:?}");
+        assert_eq!(
+            fs::read_to_string(d.path().join("bom.txt")).unwrap(),
+            original.replace("x = 1", "x = 2")
+        );
+    }
+
+    #[tokio::test]
+    async fn lf_old_string_in_crlf_file_writes_crlf_single_and_replace_all() {
+        for all in [false, true] {
+            let (d, ctx) = setup(&[("c.txt", b"alpha\r\nbeta\r\ngamma\r\n")]);
+            read_all(&ctx, &d);
+            let r = edit(&ctx, "c.txt", "alpha\nbeta", "ALPHA\nBETA", all).await;
+            assert!(r.is_ok(), "{r:?}");
+            assert_eq!(
+                fs::read(d.path().join("c.txt")).unwrap(),
+                b"ALPHA\r\nBETA\r\ngamma\r\n"
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn crlf_strings_on_an_lf_file_stay_lf() {
+        let (d, ctx) = setup(&[("t.txt", b"alpha\nbeta\ngamma\n")]);
+        read_all(&ctx, &d);
+        let r = edit(
+            &ctx,
+            "t.txt",
+            "alpha\nbeta\r\ngamma",
+            "alpha\r\nbeta\nomega",
+            false,
+        )
+        .await;
+        assert!(r.is_ok(), "{r:?}");
+        assert_eq!(
+            fs::read_to_string(d.path().join("t.txt")).unwrap(),
+            "alpha\nbeta\nomega\n"
+        );
+    }
+
+    #[tokio::test]
+    async fn mixed_line_endings_outside_the_span_are_untouched() {
+        let (d, ctx) = setup(&[("m.txt", b"a\r\nb\nc\r\nd\n")]);
+        read_all(&ctx, &d);
+        let r = edit(&ctx, "m.txt", "c", "C", false).await;
+        assert!(r.is_ok(), "{r:?}");
+        assert_eq!(
+            fs::read(d.path().join("m.txt")).unwrap(),
+            b"a\r\nb\nC\r\nd\n"
+        );
+    }
+
+    #[tokio::test]
+    async fn errors() {
+        let (d, ctx) = setup(&[("f.txt", b"foo bar foo"), ("dir/x", b"")]);
+        read_all(&ctx, &d);
+        let msg = |r: ToolResult| r.error.unwrap().message;
+        assert_eq!(
+            msg(edit(&ctx, "f.txt", "same", "same", false).await),
+            IDENTICAL
+        );
+        assert_eq!(msg(edit(&ctx, "f.txt", "foo", "x", false).await), MULTIPLE);
+        assert_eq!(
+            msg(edit(&ctx, "f.txt", "nope", "x", false).await),
+            NOT_FOUND
+        );
+        assert!(msg(edit(&ctx, "missing.txt", "a", "b", false).await).contains("not found"));
+        assert!(msg(edit(&ctx, "dir", "a", "b", false).await).contains("directory"));
+        assert!(
+            msg(edit(&ctx, "../x.txt", "a", "b", false).await).contains("outside the workspace")
+        );
+        assert_eq!(
+            fs::read_to_string(d.path().join("f.txt")).unwrap(),
+            "foo bar foo"
+        );
+    }
+
+    #[tokio::test]
+    async fn empty_old_string_creates_the_file() {
+        let (d, ctx) = setup(&[]);
+        let r = edit(&ctx, "nested/dir/file.txt", "", "nested file", false).await;
+        assert!(r.is_ok(), "{r:?}");
+        assert_eq!(
+            fs::read_to_string(d.path().join("nested/dir/file.txt")).unwrap(),
+            "nested file"
+        );
+    }
+
+    #[tokio::test]
+    async fn modified_after_read_is_refused() {
+        let (d, ctx) = setup(&[("s.txt", b"a\n")]);
+        read_all(&ctx, &d);
+        fs::write(d.path().join("s.txt"), "a changed\n").unwrap();
+        let r = edit(&ctx, "s.txt", "a", "b", false).await;
+        assert!(
+            r.error
+                .unwrap()
+                .message
+                .contains("has been modified since it was last read")
+        );
+    }
+
+    #[tokio::test]
+    async fn concurrent_edits_of_one_file_both_land() {
+        let body: String = (0..50).map(|i| format!("line {i}\n")).collect();
+        let (d, ctx) = setup(&[("c.txt", body.as_bytes())]);
+        read_all(&ctx, &d);
+        let mut tasks = Vec::new();
+        for i in 0..50 {
+            let ctx = ctx.clone();
+            tasks.push(tokio::spawn(async move {
+                edit_file(
+                    &ctx,
+                    "c.txt".into(),
+                    format!("line {i}\n"),
+                    format!("LINE {i}\n"),
+                    None,
+                )
+                .await
+            }));
+        }
+        for t in tasks {
+            let r = t.await.unwrap();
+            assert!(r.is_ok(), "{r:?}");
+        }
+        let expected: String = (0..50).map(|i| format!("LINE {i}\n")).collect();
+        assert_eq!(
+            fs::read_to_string(d.path().join("c.txt")).unwrap(),
+            expected
+        );
+    }
+
+    #[tokio::test]
+    async fn legacy_encodings_are_written_back_in_kind() {
+        let text = "caf\u{e9} cr\u{e8}me br\u{fb}l\u{e9}e\n".repeat(20);
+        let (bytes, _, _) = encoding_rs::WINDOWS_1252.encode(&text);
+        let (d, ctx) = setup(&[("l.txt", &bytes)]);
+        read_all(&ctx, &d);
+        let r = edit(
+            &ctx,
+            "l.txt",
+            "cr\u{e8}me br\u{fb}l\u{e9}e\ncaf\u{e9}",
+            "cr\u{e8}me\ncaf\u{e9}",
+            false,
+        )
+        .await;
+        assert_eq!(r.error.unwrap().message, MULTIPLE);
+        let r = edit(&ctx, "l.txt", "cr\u{e8}me", "CR\u{c8}ME", true).await;
+        assert!(r.is_ok(), "{r:?}");
+        let after = fs::read(d.path().join("l.txt")).unwrap();
+        assert!(std::str::from_utf8(&after).is_err());
+        assert_eq!(after.iter().filter(|&&b| b == 0xC8).count(), 20);
+    }
+
+    #[tokio::test]
+    async fn permissions_survive_an_edit() {
+        use std::os::unix::fs::PermissionsExt;
+        let (d, ctx) = setup(&[("run.sh", b"echo hi\n")]);
+        let p = d.path().join("run.sh");
+        fs::set_permissions(&p, fs::Permissions::from_mode(0o755)).unwrap();
+        read_all(&ctx, &d);
+        assert!(edit(&ctx, "run.sh", "hi", "bye", false).await.is_ok());
+        assert_eq!(
+            fs::metadata(&p).unwrap().permissions().mode() & 0o777,
+            0o755
+        );
+    }
+
+    #[tokio::test]
+    async fn snapshot_hook_sees_the_change() {
+        use crate::fsutil::{ChangeLog, Snapshots};
+        use std::sync::Arc;
+        let (d, ctx) = setup(&[("a.txt", b"one")]);
+        let log = Arc::new(ChangeLog::default());
+        let ctx = ctx.with_state(Snapshots(log.clone()));
+        read_all(&ctx, &d);
+        assert!(edit(&ctx, "a.txt", "one", "two", false).await.is_ok());
+        let changes = log.changes();
+        assert_eq!(changes.len(), 1);
+        assert_eq!(changes[0].before.as_deref(), Some(&b"one"[..]));
+        assert_eq!(changes[0].after.as_deref(), Some(&b"two"[..]));
+        assert!(changes[0].existed);
+        log.rewind().unwrap();
+        assert_eq!(fs::read_to_string(d.path().join("a.txt")).unwrap(), "one");
+    }
+}

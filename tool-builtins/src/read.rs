@@ -1,0 +1,845 @@
+//! `read_file`: a window of a text file with line numbers, a folder's
+//! entries, or an image.
+//!
+//! Text is streamed: the file is read in fixed-size chunks, lines before the
+//! window are only counted, lines in it are kept up to a per-line cap, lines
+//! after it are counted with `memchr`. Memory stays bounded whatever the file
+//! size or line length, and the total line count is still exact.
+
+use std::fs::{self, File};
+use std::io::{self, Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+
+use base64::Engine as _;
+use encoding_rs::Encoding;
+use tool_core::{Attachment, ErrorKind, Image, ToolContext, ToolResult};
+
+use crate::edit::run_blocking;
+use crate::fsutil;
+use crate::ledger::{ContentHasher, FileLedger, Stamp};
+use crate::workspace::workspace_of;
+
+/// Limits of `read_file`; store a changed copy in the context
+/// (`ctx.with_state(ReadOptions { .. })`) to override the defaults.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReadOptions {
+    /// Lines returned when the model gives no `limit`. Default 2000.
+    pub default_limit: usize,
+    /// Longest line shown, in characters; longer lines are cut with a marker. Default 2000.
+    pub max_line_chars: usize,
+    /// Output budget in bytes for the numbered lines. Default 50 KiB.
+    pub max_output_bytes: usize,
+    /// Largest image or PDF returned, in bytes. Default 10 MiB.
+    pub max_media_bytes: u64,
+}
+
+impl Default for ReadOptions {
+    fn default() -> Self {
+        Self {
+            default_limit: 2000,
+            max_line_chars: 2000,
+            max_output_bytes: 50 * 1024,
+            max_media_bytes: 10 * 1024 * 1024,
+        }
+    }
+}
+
+/// Size of the first block inspected for binary content.
+const SAMPLE_BYTES: usize = 4096;
+/// Read buffer for streaming.
+const CHUNK_BYTES: usize = 64 * 1024;
+
+/// Read a file or list a folder in the workspace.
+///
+/// Text comes back as numbered lines (`N: text`), 1-based, starting at
+/// `offset` (default 1) for at most `limit` lines (default 2000); very long
+/// lines are cut. The footer says whether the file ended or which `offset`
+/// continues. Images (png, jpeg, gif, webp) come back as images; folders list
+/// their entries. Read a file before editing or overwriting it.
+///
+/// # Arguments
+/// * `file_path` - Path of the file or folder (relative to the workspace root, or absolute).
+/// * `offset` - Line number to start from, 1-based (default 1).
+/// * `limit` - Most lines to return (default 2000).
+pub async fn read_file(
+    context: &ToolContext,
+    file_path: String,
+    offset: Option<i64>,
+    limit: Option<i64>,
+) -> ToolResult {
+    let opts = context
+        .state::<ReadOptions>()
+        .map_or_else(ReadOptions::default, |o| (*o).clone());
+    let offset = offset.unwrap_or(1);
+    if offset < 1 {
+        return ToolResult::error(
+            ErrorKind::InvalidArguments,
+            "offset must be greater than or equal to 1",
+        );
+    }
+    let limit = match limit {
+        None => opts.default_limit,
+        Some(l) if l < 1 => {
+            return ToolResult::error(
+                ErrorKind::InvalidArguments,
+                "limit must be greater than or equal to 1",
+            );
+        }
+        Some(l) => usize::try_from(l).unwrap_or(usize::MAX),
+    };
+    let offset = usize::try_from(offset).unwrap_or(usize::MAX);
+    let ws = match workspace_of(context) {
+        Ok(ws) => ws,
+        Err(r) => return r,
+    };
+    let path = match ws.resolve(&file_path) {
+        Ok(p) => p,
+        Err(e) => return e.to_result(),
+    };
+    let title = ws.relative(&path).display().to_string();
+    let ledger = context.state::<FileLedger>();
+    run_blocking(move || {
+        let ledger = ledger.as_deref();
+        read_blocking(&path, offset, limit, &opts, ledger)
+    })
+    .await
+    .with_title(title)
+}
+
+fn read_blocking(
+    path: &Path,
+    offset: usize,
+    limit: usize,
+    opts: &ReadOptions,
+    ledger: Option<&FileLedger>,
+) -> ToolResult {
+    let meta = match fs::metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return not_found(path),
+        Err(e) => return ToolResult::failed(format!("Cannot read {}: {e}", path.display())),
+    };
+    if meta.is_dir() {
+        return read_dir(path, offset, limit);
+    }
+    if let Some(media) = media_type(path) {
+        return read_media(path, media, &meta, opts, ledger);
+    }
+    if fsutil::has_binary_extension(path) {
+        return binary(path);
+    }
+    match read_text(path, offset, limit, opts, ledger) {
+        Ok(r) => r,
+        Err(e) => ToolResult::failed(format!("Cannot read {}: {e}", path.display())),
+    }
+}
+
+fn binary(path: &Path) -> ToolResult {
+    ToolResult::failed(format!("Cannot read binary file: {}", path.display()))
+}
+
+/// "File not found" with up to three siblings whose names resemble the wanted one.
+fn not_found(path: &Path) -> ToolResult {
+    let mut msg = format!("File not found: {}", path.display());
+    let wanted = path
+        .file_name()
+        .map(|n| n.to_string_lossy().to_lowercase())
+        .unwrap_or_default();
+    if let (Some(dir), false) = (path.parent(), wanted.is_empty()) {
+        if let Ok(entries) = fs::read_dir(dir) {
+            let mut similar: Vec<PathBuf> = entries
+                .filter_map(Result::ok)
+                .filter(|e| {
+                    let name = e.file_name().to_string_lossy().to_lowercase();
+                    name.contains(&wanted) || wanted.contains(&name)
+                })
+                .map(|e| e.path())
+                .collect();
+            similar.sort();
+            similar.truncate(3);
+            if !similar.is_empty() {
+                msg.push_str("\n\nDid you mean one of these?");
+                for s in similar {
+                    msg.push('\n');
+                    msg.push_str(&s.display().to_string());
+                }
+            }
+        }
+    }
+    ToolResult::failed(msg)
+}
+
+fn read_dir(path: &Path, offset: usize, limit: usize) -> ToolResult {
+    let entries = match fs::read_dir(path) {
+        Ok(e) => e,
+        Err(e) => return ToolResult::failed(format!("Cannot list {}: {e}", path.display())),
+    };
+    let mut names: Vec<String> = entries
+        .filter_map(Result::ok)
+        .map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            // Follow symlinks to tell folders from files.
+            if e.path().is_dir() {
+                format!("{name}/")
+            } else {
+                name
+            }
+        })
+        .collect();
+    names.sort();
+    let total = names.len();
+    let start = offset.saturating_sub(1).min(total);
+    let end = start.saturating_add(limit).min(total);
+    let mut out = format!(
+        "<path>{}</path>\n<type>directory</type>\n<entries>\n",
+        path.display()
+    );
+    for n in &names[start..end] {
+        out.push_str(n);
+        out.push('\n');
+    }
+    let truncated = end < total || start > 0;
+    if end < total {
+        out.push_str(&format!(
+            "\n(Showing {} of {total} entries. Use offset={} to continue.)\n",
+            end - start,
+            end + 1
+        ));
+    } else {
+        out.push_str(&format!("\n({total} entries)\n"));
+    }
+    out.push_str("</entries>");
+    ToolResult::ok(out)
+        .with_metadata("truncated", truncated)
+        .with_metadata("entries", total)
+}
+
+/// The media type of files returned as images or documents, by extension.
+fn media_type(path: &Path) -> Option<&'static str> {
+    let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+    Some(match ext.as_str() {
+        "png" => "image/png",
+        "jpg" | "jpeg" => "image/jpeg",
+        "gif" => "image/gif",
+        "webp" => "image/webp",
+        "pdf" => "application/pdf",
+        _ => return None,
+    })
+}
+
+fn read_media(
+    path: &Path,
+    media: &'static str,
+    meta: &fs::Metadata,
+    opts: &ReadOptions,
+    ledger: Option<&FileLedger>,
+) -> ToolResult {
+    if meta.len() > opts.max_media_bytes {
+        return ToolResult::failed(format!(
+            "File {} is too large to return ({} bytes; the limit is {} bytes).",
+            path.display(),
+            meta.len(),
+            opts.max_media_bytes
+        ));
+    }
+    let bytes = match fs::read(path) {
+        Ok(b) => b,
+        Err(e) => return ToolResult::failed(format!("Cannot read {}: {e}", path.display())),
+    };
+    if let Some(l) = ledger {
+        l.record(path, Stamp::new(meta, ContentHasher::hash(&bytes)));
+    }
+    let data = base64::engine::general_purpose::STANDARD.encode(&bytes);
+    let name = path
+        .file_name()
+        .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+    let base = ToolResult::ok(if media == "application/pdf" {
+        "PDF read successfully"
+    } else {
+        "Image read successfully"
+    })
+    .with_metadata("truncated", false)
+    .with_metadata("media_type", media)
+    .with_metadata("bytes", bytes.len());
+    if media.starts_with("image/") {
+        base.with_image(Image::new(media, data))
+    } else {
+        base.with_attachment(Attachment::inline(name, media, data))
+    }
+}
+
+/// Why a text read failed.
+#[derive(Debug)]
+enum TextError {
+    Io(io::Error),
+    Binary,
+    Undecodable(&'static str),
+}
+
+impl From<io::Error> for TextError {
+    fn from(e: io::Error) -> Self {
+        Self::Io(e)
+    }
+}
+
+fn read_text(
+    path: &Path,
+    offset: usize,
+    limit: usize,
+    opts: &ReadOptions,
+    ledger: Option<&FileLedger>,
+) -> io::Result<ToolResult> {
+    let mut file = File::open(path)?;
+    let meta = file.metadata()?;
+    let mut sample = vec![0u8; SAMPLE_BYTES];
+    let n = read_full(&mut file, &mut sample)?;
+    sample.truncate(n);
+    let scan = if sample.starts_with(b"\xFF\xFE") || sample.starts_with(b"\xFE\xFF") {
+        scan_utf16(&mut file, offset, limit, opts)
+    } else if fsutil::looks_binary(&sample) {
+        Err(TextError::Binary)
+    } else {
+        file.seek(SeekFrom::Start(0))?;
+        let encoding = match std::str::from_utf8(&sample) {
+            // A character cut at the sample's end is not evidence of another encoding.
+            Err(e) if e.error_len().is_some() => Some(fsutil::detect_encoding(&sample)),
+            _ => None,
+        };
+        Scanner::new(offset, limit, opts, encoding).run(&mut file)
+    };
+    let scan = match scan {
+        Ok(s) => s,
+        Err(TextError::Io(e)) => return Err(e),
+        Err(TextError::Binary) => return Ok(binary(path)),
+        Err(TextError::Undecodable(enc)) => {
+            return Ok(ToolResult::failed(format!(
+                "Cannot read {}: the file is not valid UTF-8 and does not decode cleanly as {enc} either. \
+                 It may be binary or use an encoding that cannot be detected.",
+                path.display()
+            )));
+        }
+    };
+    if let Some(l) = ledger {
+        l.record(path, Stamp::new(&meta, scan.hash));
+    }
+    Ok(render(path, offset, &scan))
+}
+
+fn render(path: &Path, offset: usize, scan: &Scan) -> ToolResult {
+    let total = scan.total_lines;
+    if offset > total && !(offset == 1 && total == 0) {
+        return ToolResult::failed(format!(
+            "Offset {offset} is out of range for this file ({total} lines)"
+        ));
+    }
+    let shown = scan.lines.len();
+    let last = offset + shown - usize::from(shown > 0);
+    let mut out = format!("<path>{}</path>\n<type>file</type>\n", path.display());
+    if let Some(enc) = scan.encoding {
+        out.push_str(&format!("<encoding>{}</encoding>\n", enc.name()));
+    }
+    out.push_str("<content>\n");
+    for l in &scan.lines {
+        out.push_str(l);
+        out.push('\n');
+    }
+    let has_more = last < total;
+    let footer = if scan.capped_by_bytes {
+        format!(
+            "(Output capped at 50 KB. Showing lines {offset}-{last}. Use offset={} to continue.)",
+            last + 1
+        )
+    } else if has_more {
+        format!(
+            "(Showing lines {offset}-{last} of {total}. Use offset={} to continue.)",
+            last + 1
+        )
+    } else {
+        format!("(End of file - total {total} lines)")
+    };
+    out.push('\n');
+    out.push_str(&footer);
+    out.push_str("\n</content>");
+    let mut result = ToolResult::ok(out)
+        .with_metadata("truncated", scan.capped_by_bytes || has_more)
+        .with_metadata("total_lines", total)
+        .with_metadata("lines_shown", shown);
+    if let Some(enc) = scan.encoding {
+        result = result.with_metadata("encoding", enc.name());
+    }
+    result
+}
+
+/// What a scan of a text file found.
+#[derive(Debug, Default)]
+struct Scan {
+    /// Formatted `N: text` lines of the window.
+    lines: Vec<String>,
+    total_lines: usize,
+    capped_by_bytes: bool,
+    /// The legacy encoding used to decode, when the file is not UTF-8.
+    encoding: Option<&'static Encoding>,
+    hash: u64,
+}
+
+/// Streams a file line by line, keeping only the window.
+struct Scanner<'a> {
+    offset: usize,
+    last_wanted: usize,
+    opts: &'a ReadOptions,
+    encoding: Option<&'static Encoding>,
+    /// Bytes of the current line (capped).
+    line: Vec<u8>,
+    line_capped: bool,
+    out: Vec<String>,
+    out_bytes: usize,
+    capped_by_bytes: bool,
+    error: Option<TextError>,
+}
+
+impl<'a> Scanner<'a> {
+    fn new(
+        offset: usize,
+        limit: usize,
+        opts: &'a ReadOptions,
+        encoding: Option<&'static Encoding>,
+    ) -> Self {
+        Self {
+            offset,
+            last_wanted: offset.saturating_add(limit).saturating_sub(1),
+            opts,
+            encoding,
+            line: Vec::new(),
+            line_capped: false,
+            out: Vec::new(),
+            out_bytes: 0,
+            capped_by_bytes: false,
+            error: None,
+        }
+    }
+
+    /// Most bytes kept of one line: enough for `max_line_chars` characters of up to 4 bytes.
+    fn line_cap(&self) -> usize {
+        self.opts.max_line_chars.saturating_mul(4).saturating_add(4)
+    }
+
+    fn push_part(&mut self, bytes: &[u8]) {
+        let room = self.line_cap().saturating_sub(self.line.len());
+        if bytes.len() > room {
+            self.line_capped = true;
+        }
+        self.line.extend_from_slice(&bytes[..bytes.len().min(room)]);
+    }
+
+    fn run(mut self, file: &mut File) -> Result<Scan, TextError> {
+        let mut buf = vec![0u8; CHUNK_BYTES];
+        let mut hasher = ContentHasher::new();
+        let mut newlines = 0usize;
+        let mut last_byte = None;
+        let mut done = false;
+        loop {
+            let n = match file.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e.into()),
+            };
+            let chunk = &buf[..n];
+            hasher.update(chunk);
+            last_byte = Some(chunk[n - 1]);
+            if done {
+                newlines += memchr::memchr_iter(b'\n', chunk).count();
+                continue;
+            }
+            let mut rest = chunk;
+            loop {
+                let line_no = newlines + 1;
+                let in_window = line_no >= self.offset;
+                match memchr::memchr(b'\n', rest) {
+                    Some(i) => {
+                        if in_window {
+                            self.push_part(&rest[..i]);
+                            if !self.finish_line(line_no) {
+                                done = true;
+                            }
+                        }
+                        newlines += 1;
+                        rest = &rest[i + 1..];
+                        if newlines >= self.last_wanted {
+                            done = true;
+                        }
+                        if done {
+                            newlines += memchr::memchr_iter(b'\n', rest).count();
+                            break;
+                        }
+                    }
+                    None => {
+                        if in_window {
+                            self.push_part(rest);
+                        }
+                        break;
+                    }
+                }
+            }
+            if let Some(e) = self.error.take() {
+                return Err(e);
+            }
+        }
+        let partial_last = last_byte.is_some_and(|b| b != b'\n');
+        if partial_last && !done && newlines + 1 >= self.offset {
+            self.finish_line(newlines + 1);
+            if let Some(e) = self.error.take() {
+                return Err(e);
+            }
+        }
+        Ok(Scan {
+            lines: self.out,
+            total_lines: newlines + usize::from(partial_last),
+            capped_by_bytes: self.capped_by_bytes,
+            encoding: self.encoding,
+            hash: hasher.finish(),
+        })
+    }
+
+    /// Formats the current line; `false` when the output budget is spent (or decoding failed).
+    fn finish_line(&mut self, line_no: usize) -> bool {
+        let bytes = std::mem::take(&mut self.line);
+        let capped = std::mem::replace(&mut self.line_capped, false);
+        let mut text = match self.decode(&bytes, capped) {
+            Ok(t) => t,
+            Err(e) => {
+                self.error = Some(e);
+                return false;
+            }
+        };
+        if text.ends_with('\r') {
+            text.pop();
+        }
+        if line_no == 1 {
+            if let Some(stripped) = text.strip_prefix('\u{feff}') {
+                text = stripped.to_owned();
+            }
+        }
+        let formatted = format_line(line_no, &text, capped, self.opts.max_line_chars);
+        if self.out_bytes + formatted.len() + 1 > self.opts.max_output_bytes {
+            self.capped_by_bytes = true;
+            return false;
+        }
+        self.out_bytes += formatted.len() + 1;
+        self.out.push(formatted);
+        self.line = bytes;
+        self.line.clear();
+        true
+    }
+
+    fn decode(&mut self, bytes: &[u8], capped: bool) -> Result<String, TextError> {
+        if self.encoding.is_none() {
+            match std::str::from_utf8(bytes) {
+                Ok(s) => return Ok(s.to_owned()),
+                // The cap cut a character in two: keep the whole ones.
+                Err(e) if capped && e.error_len().is_none() => {
+                    return Ok(String::from_utf8_lossy(&bytes[..e.valid_up_to()]).into_owned());
+                }
+                Err(_) => {
+                    // A later line is not UTF-8: from here on use the detected encoding.
+                    self.encoding = Some(fsutil::detect_encoding(bytes));
+                }
+            }
+        }
+        if let Ok(s) = std::str::from_utf8(bytes) {
+            return Ok(s.to_owned());
+        }
+        let enc = self.encoding.unwrap_or(encoding_rs::WINDOWS_1252);
+        fsutil::decode_exact(bytes, enc).ok_or(TextError::Undecodable(enc.name()))
+    }
+}
+
+/// `N: text`, the text cut to `max_chars` characters with a marker.
+fn format_line(line_no: usize, text: &str, capped: bool, max_chars: usize) -> String {
+    match text.char_indices().nth(max_chars) {
+        Some((cut, _)) => format!(
+            "{line_no}: {}... (line truncated to {max_chars} chars)",
+            &text[..cut]
+        ),
+        None if capped => format!("{line_no}: {text}... (line truncated to {max_chars} chars)"),
+        None => format!("{line_no}: {text}"),
+    }
+}
+
+/// UTF-16 files (with a byte order mark) are decoded whole; they are rare and small.
+fn scan_utf16(
+    file: &mut File,
+    offset: usize,
+    limit: usize,
+    opts: &ReadOptions,
+) -> Result<Scan, TextError> {
+    const MAX_UTF16_BYTES: u64 = 64 * 1024 * 1024;
+    if file.metadata()?.len() > MAX_UTF16_BYTES {
+        return Err(TextError::Undecodable("UTF-16 (file too large to decode)"));
+    }
+    file.seek(SeekFrom::Start(0))?;
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)?;
+    let decoded =
+        fsutil::TextFile::decode(&bytes).map_err(|e| TextError::Undecodable(e.encoding))?;
+    let text = fsutil::normalize_newlines(&decoded.text);
+    let mut lines: Vec<&str> = text.split('\n').collect();
+    if lines.last() == Some(&"") {
+        lines.pop();
+    }
+    let mut scan = Scan {
+        total_lines: lines.len(),
+        encoding: Some(decoded.encoding),
+        hash: ContentHasher::hash(&bytes),
+        ..Scan::default()
+    };
+    let mut out_bytes = 0;
+    let last_wanted = offset.saturating_add(limit).saturating_sub(1);
+    for (i, l) in lines.iter().enumerate() {
+        let n = i + 1;
+        if n < offset || n > last_wanted {
+            continue;
+        }
+        let f = format_line(n, l, false, opts.max_line_chars);
+        if out_bytes + f.len() + 1 > opts.max_output_bytes {
+            scan.capped_by_bytes = true;
+            break;
+        }
+        out_bytes += f.len() + 1;
+        scan.lines.push(f);
+    }
+    Ok(scan)
+}
+
+/// Reads until `buf` is full or the file ends; returns the bytes read.
+fn read_full(file: &mut File, buf: &mut [u8]) -> io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match file.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fmt::Write as _;
+
+    fn setup(files: &[(&str, &[u8])]) -> (tempfile::TempDir, ToolContext) {
+        let d = tempfile::tempdir().unwrap();
+        for (name, content) in files {
+            let p = d.path().join(name);
+            fs::create_dir_all(p.parent().unwrap()).unwrap();
+            fs::write(p, content).unwrap();
+        }
+        let ctx = crate::context(d.path()).unwrap();
+        (d, ctx)
+    }
+
+    async fn read(
+        ctx: &ToolContext,
+        p: &str,
+        offset: Option<i64>,
+        limit: Option<i64>,
+    ) -> ToolResult {
+        read_file(ctx, p.into(), offset, limit).await
+    }
+
+    fn err(r: &ToolResult) -> &str {
+        &r.error.as_ref().expect("an error").message
+    }
+
+    #[tokio::test]
+    async fn envelope_and_footer() {
+        let (d, ctx) = setup(&[("test.txt", b"hello world")]);
+        let r = read(&ctx, "test.txt", None, None).await;
+        let root = fs::canonicalize(d.path()).unwrap();
+        assert_eq!(
+            r.output,
+            format!(
+                "<path>{}</path>\n<type>file</type>\n<content>\n1: hello world\n\n(End of file - total 1 lines)\n</content>",
+                root.join("test.txt").display()
+            )
+        );
+        assert_eq!(r.metadata["truncated"], false);
+        // The read is in the ledger now.
+        let ledger = ctx.state::<FileLedger>().unwrap();
+        assert!(ledger.check(&root.join("test.txt")).is_ok());
+    }
+
+    #[tokio::test]
+    async fn windows_and_errors() {
+        let body: String = (0..100).fold(String::new(), |mut s, i| {
+            let _ = writeln!(s, "line{i}");
+            s
+        });
+        let (_d, ctx) = setup(&[
+            ("many.txt", body.trim_end().as_bytes()),
+            ("three.txt", b"a\nb\nc\n"),
+        ]);
+        let r = read(&ctx, "many.txt", None, Some(10)).await;
+        assert!(r.output.contains("1: line0\n"));
+        assert!(r.output.contains("10: line9\n"));
+        assert!(!r.output.contains("line10"));
+        assert!(
+            r.output
+                .contains("(Showing lines 1-10 of 100. Use offset=11 to continue.)")
+        );
+        assert_eq!(r.metadata["truncated"], true);
+        let r = read(&ctx, "many.txt", Some(95), Some(10)).await;
+        assert!(r.output.contains("95: line94\n"));
+        assert!(r.output.contains("(End of file - total 100 lines)"));
+        let r = read(&ctx, "three.txt", Some(10), None).await;
+        assert_eq!(err(&r), "Offset 10 is out of range for this file (3 lines)");
+        let r = read(&ctx, "three.txt", Some(0), None).await;
+        assert_eq!(err(&r), "offset must be greater than or equal to 1");
+        let r = read(&ctx, "three.txt", Some(3), None).await;
+        assert!(r.output.contains("3: c\n"));
+    }
+
+    #[tokio::test]
+    async fn empty_file_reads_as_zero_lines() {
+        let (_d, ctx) = setup(&[("e.txt", b"")]);
+        let r = read(&ctx, "e.txt", None, None).await;
+        assert!(r.output.contains("(End of file - total 0 lines)"), "{r:?}");
+    }
+
+    #[tokio::test]
+    async fn long_lines_are_cut_and_crlf_is_one_break() {
+        let long = "é".repeat(5000);
+        let (_d, ctx) = setup(&[("l.txt", long.as_bytes()), ("crlf.txt", b"one\r\ntwo\r\n")]);
+        let r = read(&ctx, "l.txt", None, None).await;
+        assert!(r.output.contains(&format!(
+            "1: {}... (line truncated to 2000 chars)",
+            "é".repeat(2000)
+        )));
+        let r = read(&ctx, "crlf.txt", None, None).await;
+        assert!(r.output.contains("1: one\n2: two\n"));
+        assert!(r.output.contains("total 2 lines"));
+    }
+
+    #[tokio::test]
+    async fn output_budget_caps() {
+        let body = format!("{}\n", "x".repeat(1000)).repeat(200);
+        let (_d, ctx) = setup(&[("big.txt", body.as_bytes())]);
+        let r = read(&ctx, "big.txt", None, None).await;
+        assert!(
+            r.output.contains(
+                "(Output capped at 50 KB. Showing lines 1-50. Use offset=51 to continue.)"
+            ),
+            "{}",
+            &r.output[r.output.len() - 200..]
+        );
+        assert!(r.output.len() < 52 * 1024);
+    }
+
+    #[tokio::test]
+    async fn binary_files_are_refused() {
+        let (_d, ctx) = setup(&[
+            ("bin.dat2", b"abc\0def"),
+            ("notes.zip", b"plain"),
+            ("ctl.txt", &[1, 2, 3, 4, 5, 6, b'a']),
+        ]);
+        for f in ["bin.dat2", "notes.zip", "ctl.txt"] {
+            let r = read(&ctx, f, None, None).await;
+            assert!(
+                err(&r).starts_with("Cannot read binary file: "),
+                "{f}: {r:?}"
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn not_found_suggests_siblings() {
+        let (_d, ctx) = setup(&[("config.json", b"{}"), ("other.txt", b"")]);
+        let r = read(&ctx, "config", None, None).await;
+        let m = err(&r);
+        assert!(m.starts_with("File not found: "));
+        assert!(m.contains("Did you mean one of these?"));
+        assert!(m.contains("config.json"));
+        assert!(!m.contains("other.txt"));
+    }
+
+    #[tokio::test]
+    async fn directories_list_entries() {
+        let (_d, ctx) = setup(&[("dir/a.txt", b"a"), ("dir/sub/b.txt", b"b")]);
+        let r = read(&ctx, "dir", None, None).await;
+        assert!(
+            r.output.contains(
+                "<type>directory</type>\n<entries>\na.txt\nsub/\n\n(2 entries)\n</entries>"
+            ),
+            "{}",
+            r.output
+        );
+    }
+
+    #[tokio::test]
+    async fn images_come_back_as_images() {
+        let png = base64::engine::general_purpose::STANDARD
+            .decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgAAACAAEA4iG8MwAAAABJRU5ErkJggg==")
+            .unwrap();
+        let (_d, ctx) = setup(&[("image.png", &png)]);
+        let r = read(&ctx, "image.png", None, None).await;
+        assert_eq!(r.output, "Image read successfully");
+        assert_eq!(r.images.len(), 1);
+        assert_eq!(r.images[0].media_type, "image/png");
+    }
+
+    #[tokio::test]
+    async fn legacy_encodings_are_decoded_and_named() {
+        let (bytes, _, _) = encoding_rs::WINDOWS_1252.encode("caf\u{e9} na\u{ef}ve\n");
+        let (_d, ctx) = setup(&[("latin1.txt", &bytes)]);
+        let r = read(&ctx, "latin1.txt", None, None).await;
+        assert!(
+            r.output.contains("1: caf\u{e9} na\u{ef}ve\n"),
+            "{}",
+            r.output
+        );
+        assert!(!r.output.contains('\u{FFFD}'));
+        assert!(r.output.contains("<encoding>windows-1252</encoding>"));
+    }
+
+    #[tokio::test]
+    async fn utf8_bom_is_not_shown_and_utf16_decodes() {
+        let mut utf16 = vec![0xFF, 0xFE];
+        for u in "h\u{e9}\r\nbye\r\n".encode_utf16() {
+            utf16.extend_from_slice(&u.to_le_bytes());
+        }
+        let (_d, ctx) = setup(&[("bom.txt", b"\xEF\xBB\xBFx = 1\n"), ("w.txt", &utf16)]);
+        let r = read(&ctx, "bom.txt", None, None).await;
+        assert!(r.output.contains("<content>\n1: x = 1\n"), "{}", r.output);
+        let r = read(&ctx, "w.txt", None, None).await;
+        assert!(r.output.contains("1: h\u{e9}\n2: bye\n"), "{}", r.output);
+    }
+
+    #[tokio::test]
+    async fn escapes_are_refused() {
+        let (d, ctx) = setup(&[]);
+        std::os::unix::fs::symlink("/etc", d.path().join("link")).unwrap();
+        for p in ["link/hostname", "../../../../etc/hostname", "/etc/hostname"] {
+            let r = read(&ctx, p, None, None).await;
+            assert!(err(&r).contains("outside the workspace"), "{p}");
+        }
+    }
+
+    #[tokio::test]
+    async fn window_near_the_end_of_a_large_file() {
+        let mut body = String::new();
+        for i in 0..200_000 {
+            let _ = writeln!(body, "{i:07} some words here");
+        }
+        let (_d, ctx) = setup(&[("huge.txt", body.as_bytes())]);
+        let r = read(&ctx, "huge.txt", Some(190_001), Some(100)).await;
+        assert!(r.output.contains("190001: 0190000 some words here\n"));
+        assert!(r.output.contains("190100: 0190099 some words here\n"));
+        assert!(
+            r.output.contains(
+                "(Showing lines 190001-190100 of 200000. Use offset=190101 to continue.)"
+            )
+        );
+    }
+}

@@ -1,0 +1,181 @@
+//! `write_file`: write a whole file, verbatim.
+
+use std::path::Path;
+
+use tool_core::{ToolContext, ToolResult};
+
+use crate::edit::{commit, run_blocking};
+use crate::fsutil::{self, Before, UTF8_BOM};
+use crate::ledger::{FileLedger, ledger_of};
+use crate::workspace::workspace_of;
+
+/// Write a file in the workspace, replacing it if it exists.
+///
+/// The content is written exactly as given: no newline is added and no
+/// character is changed. Parent folders are created. An existing file must
+/// have been read with `read_file` first; prefer `edit_file` for changes to
+/// part of a file.
+///
+/// # Arguments
+/// * `file_path` - Path of the file to write (relative to the workspace root, or absolute).
+/// * `content` - The complete new content of the file.
+pub async fn write_file(context: &ToolContext, file_path: String, content: String) -> ToolResult {
+    let ws = match workspace_of(context) {
+        Ok(ws) => ws,
+        Err(r) => return r,
+    };
+    let ledger = match ledger_of(context) {
+        Ok(l) => l,
+        Err(r) => return r,
+    };
+    let path = match ws.resolve(&file_path) {
+        Ok(p) => p,
+        Err(e) => return e.to_result(),
+    };
+    let _lock = ledger.lock(&path).await;
+    let ctx = context.clone();
+    let title = ws.relative(&path).display().to_string();
+    run_blocking(move || write_blocking(&ctx, &ledger, &path, &content))
+        .await
+        .with_title(title)
+}
+
+fn write_blocking(
+    ctx: &ToolContext,
+    ledger: &FileLedger,
+    path: &Path,
+    content: &str,
+) -> ToolResult {
+    let meta = std::fs::metadata(path);
+    if meta.as_ref().is_ok_and(std::fs::Metadata::is_dir) {
+        return ToolResult::failed(format!(
+            "Path is a directory, not a file: {}",
+            path.display()
+        ));
+    }
+    let exists = meta.is_ok();
+    if exists {
+        if let Err(e) = ledger.check(path) {
+            return e.to_result();
+        }
+    }
+    let before = if exists {
+        Before::capture(path)
+    } else {
+        Before::known(None)
+    };
+    // A file that had a UTF-8 byte order mark keeps it (the mark is not
+    // content: read_file never shows it); everything else is as given.
+    let keep_bom = before
+        .content
+        .as_deref()
+        .is_some_and(|b| b.starts_with(UTF8_BOM))
+        && !content.starts_with('\u{feff}');
+    let mut bytes = Vec::with_capacity(content.len() + 3);
+    if keep_bom {
+        bytes.extend_from_slice(UTF8_BOM);
+    }
+    bytes.extend_from_slice(content.as_bytes());
+    let old_text = before
+        .content
+        .as_deref()
+        .map(|b| String::from_utf8_lossy(b.strip_prefix(UTF8_BOM).unwrap_or(b)).into_owned())
+        .unwrap_or_default();
+    if let Err(e) = commit(ctx, Some(ledger), path, before, &bytes) {
+        return ToolResult::failed(format!("Cannot write {}: {e}", path.display()));
+    }
+    let shown = path.display().to_string();
+    let (additions, deletions) = fsutil::diff_stats(&old_text, content);
+    ToolResult::ok("Wrote file successfully.")
+        .with_metadata("diff", fsutil::unified_diff(&shown, &old_text, content))
+        .with_metadata("additions", additions)
+        .with_metadata("deletions", deletions)
+        .with_metadata("filepath", shown)
+        .with_metadata("exists", exists)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+
+    fn setup() -> (tempfile::TempDir, ToolContext) {
+        let d = tempfile::tempdir().unwrap();
+        let ctx = crate::context(d.path()).unwrap();
+        (d, ctx)
+    }
+
+    #[tokio::test]
+    async fn creates_parents_and_writes_verbatim() {
+        let (d, ctx) = setup();
+        let r = write_file(&ctx, "a/b/new.txt".into(), "hello\n".into()).await;
+        assert_eq!(r.output, "Wrote file successfully.");
+        assert_eq!(r.metadata["exists"], false);
+        assert_eq!(
+            fs::read_to_string(d.path().join("a/b/new.txt")).unwrap(),
+            "hello\n"
+        );
+        let r = write_file(
+            &ctx,
+            "q.txt".into(),
+            "l\u{2019}\u{e9}t\u{e9}\r\nno newline".into(),
+        )
+        .await;
+        assert!(r.is_ok());
+        assert_eq!(
+            fs::read_to_string(d.path().join("q.txt")).unwrap(),
+            "l\u{2019}\u{e9}t\u{e9}\r\nno newline"
+        );
+    }
+
+    #[tokio::test]
+    async fn overwriting_needs_a_read_and_then_works() {
+        let (d, ctx) = setup();
+        let p = d.path().join("exists.txt");
+        fs::write(&p, "\u{feff}old\n").unwrap();
+        let r = write_file(&ctx, "exists.txt".into(), "new\n".into()).await;
+        assert!(r.error.unwrap().message.starts_with("You must read file"));
+        assert_eq!(fs::read_to_string(&p).unwrap(), "\u{feff}old\n");
+        crate::edit::prime(&ctx, &[fs::canonicalize(&p).unwrap()]);
+        let r = write_file(&ctx, "exists.txt".into(), "new\n".into()).await;
+        assert!(r.is_ok(), "{r:?}");
+        assert!(
+            r.metadata["diff"]
+                .as_str()
+                .unwrap()
+                .contains("-old\n+new\n")
+        );
+        // The byte order mark stays.
+        assert_eq!(fs::read_to_string(&p).unwrap(), "\u{feff}new\n");
+    }
+
+    #[tokio::test]
+    async fn escaping_symlinks_are_refused() {
+        let (d, ctx) = setup();
+        let outside = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(outside.path(), d.path().join("out")).unwrap();
+        let r = write_file(&ctx, "out/escape.txt".into(), "x".into()).await;
+        assert!(r.error.unwrap().message.contains("outside the workspace"));
+        assert!(!outside.path().join("escape.txt").exists());
+    }
+
+    #[tokio::test]
+    async fn writes_through_inside_symlinks_keep_the_link() {
+        let (d, ctx) = setup();
+        fs::write(d.path().join("real.txt"), "a").unwrap();
+        std::os::unix::fs::symlink("real.txt", d.path().join("link.txt")).unwrap();
+        crate::edit::prime(
+            &ctx,
+            &[fs::canonicalize(d.path().join("real.txt")).unwrap()],
+        );
+        let r = write_file(&ctx, "link.txt".into(), "b".into()).await;
+        assert!(r.is_ok(), "{r:?}");
+        assert!(
+            fs::symlink_metadata(d.path().join("link.txt"))
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(fs::read_to_string(d.path().join("real.txt")).unwrap(), "b");
+    }
+}

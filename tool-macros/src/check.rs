@@ -1,0 +1,691 @@
+//! The rules a `#[tool]` fn must follow, one `check_*` fn per rule. Each
+//! opens with the rule and the reason for it. Every rule reports into the same
+//! [`Errors`], so one compile shows every mistake.
+//!
+//! Rules that need types (is a parameter `Deserialize`?) cannot be checked
+//! here; `expand.rs` emits assertions spanned at the parameter for them.
+
+use std::collections::HashMap;
+
+use quote::ToTokens;
+use syn::ext::IdentExt;
+use syn::{
+    FnArg, GenericArgument, GenericParam, Ident, LitStr, Pat, PathArguments, ReturnType, Type,
+    TypeParamBound,
+};
+
+use crate::ast::{ContextForm, ParamKind, Role, ToolFn, ungroup};
+use crate::attr::{did_you_mean, one_of};
+use crate::errors::Errors;
+
+/// Runs every rule on `tool`.
+pub(crate) fn check(tool: &ToolFn, errors: &mut Errors) {
+    check_free_fn(tool, errors);
+    check_not_generic(tool, errors);
+    check_no_impl_trait(tool, errors);
+    check_safe_rust_abi(tool, errors);
+    check_plain_params(tool, errors);
+    check_no_cfg_on_params(tool, errors);
+    check_tool_name(tool, errors);
+    check_description(tool, errors);
+    check_context_form(tool, errors);
+    check_owned_param_types(tool, errors);
+    check_arg_on_framework_params(tool, errors);
+    check_param_names(tool, errors);
+    check_unique_param_names(tool, errors);
+    check_hidden_params(tool, errors);
+    check_editable_params(tool, errors);
+    check_inject_params(tool, errors);
+    check_display(tool, errors);
+    check_url_patterns(tool, errors);
+}
+
+// Rule: `#[tool]` goes on free functions, not on methods (no `self` receiver).
+// Reason: the registry calls the tool through a plain fn pointer built at
+// compile time; there is no value to pass as `self`.
+fn check_free_fn(tool: &ToolFn, errors: &mut Errors) {
+    for input in &tool.func.sig.inputs {
+        if let FnArg::Receiver(receiver) = input {
+            errors.spanned(
+                receiver,
+                "#[tool] works on free functions only, not methods: move the fn out of the `impl` block and take what it needs as parameters",
+            );
+        }
+    }
+}
+
+// Rule: no generic parameters (types, consts or lifetimes) and no `where` clause.
+// Reason: the registry needs one concrete fn to call and one schema per
+// parameter; a generic fn has neither until someone picks the types.
+fn check_not_generic(tool: &ToolFn, errors: &mut Errors) {
+    let generics = &tool.func.sig.generics;
+    if generics
+        .params
+        .iter()
+        .all(|p| matches!(p, GenericParam::Lifetime(_)))
+        && !generics.params.is_empty()
+    {
+        errors.spanned(
+            generics,
+            "#[tool] fns cannot have lifetime parameters: arguments are deserialized into owned values, so use owned types such as `String`",
+        );
+    } else if !generics.params.is_empty() {
+        errors.spanned(
+            generics,
+            "#[tool] fns cannot be generic: the framework calls them with concrete types and describes each parameter's type with a schema",
+        );
+    } else if let Some(where_clause) = &generics.where_clause {
+        errors.spanned(
+            where_clause,
+            "#[tool] fns cannot have a `where` clause: use concrete types",
+        );
+    }
+}
+
+// Rule: no `impl Trait` in parameter types.
+// Reason: `impl Trait` in argument position is a hidden generic parameter (see
+// `check_not_generic`).
+fn check_no_impl_trait(tool: &ToolFn, errors: &mut Errors) {
+    for input in &tool.func.sig.inputs {
+        if let FnArg::Typed(pat_type) = input {
+            if let Some(found) = find_in_type(&pat_type.ty, &|t| matches!(t, Type::ImplTrait(_))) {
+                errors.spanned(
+                    found,
+                    "`impl Trait` parameters make the fn generic: #[tool] needs a concrete parameter type",
+                );
+            }
+        }
+    }
+}
+
+/// The first type inside `ty` (itself included, outermost first) for which `pred` holds.
+fn find_in_type<'a>(ty: &'a Type, pred: &dyn Fn(&Type) -> bool) -> Option<&'a Type> {
+    if pred(ty) {
+        return Some(ty);
+    }
+    let in_args = |args: &'a PathArguments| -> Option<&'a Type> {
+        match args {
+            PathArguments::AngleBracketed(a) => a.args.iter().find_map(|arg| match arg {
+                GenericArgument::Type(t) => find_in_type(t, pred),
+                _ => None,
+            }),
+            PathArguments::Parenthesized(p) => p
+                .inputs
+                .iter()
+                .find_map(|t| find_in_type(t, pred))
+                .or(match &p.output {
+                    ReturnType::Type(_, t) => find_in_type(t, pred),
+                    ReturnType::Default => None,
+                }),
+            PathArguments::None => None,
+        }
+    };
+    match ty {
+        Type::Group(t) => find_in_type(&t.elem, pred),
+        Type::Paren(t) => find_in_type(&t.elem, pred),
+        Type::Reference(t) => find_in_type(&t.elem, pred),
+        Type::Ptr(t) => find_in_type(&t.elem, pred),
+        Type::Slice(t) => find_in_type(&t.elem, pred),
+        Type::Array(t) => find_in_type(&t.elem, pred),
+        Type::Tuple(t) => t.elems.iter().find_map(|t| find_in_type(t, pred)),
+        Type::TraitObject(t) => t.bounds.iter().find_map(|b| match b {
+            TypeParamBound::Trait(tb) => {
+                tb.path.segments.iter().find_map(|s| in_args(&s.arguments))
+            }
+            _ => None,
+        }),
+        Type::Path(t) => t.path.segments.iter().find_map(|s| in_args(&s.arguments)),
+        _ => None,
+    }
+}
+
+// Rule: no `unsafe`, no `extern "ABI"`, no C variadics.
+// Reason: the generated shim calls the fn like any safe Rust fn; it has no
+// way to uphold an `unsafe` contract, and a foreign ABI buys nothing here.
+fn check_safe_rust_abi(tool: &ToolFn, errors: &mut Errors) {
+    let sig = &tool.func.sig;
+    if let Some(unsafety) = &sig.unsafety {
+        errors.spanned(
+            unsafety,
+            "#[tool] fns cannot be `unsafe`: the framework calls them with model-supplied arguments and cannot uphold a safety contract",
+        );
+    }
+    if let Some(abi) = &sig.abi {
+        errors.spanned(abi, "#[tool] fns cannot be `extern`: write a plain Rust fn");
+    }
+    if let Some(variadic) = &sig.variadic {
+        errors.spanned(variadic, "#[tool] fns cannot be variadic");
+    }
+}
+
+// Rule: every parameter is a plain name (`query: String`, `mut n: u32`), not a
+// pattern such as `(a, b): (u8, u8)` or `_: u8`.
+// Reason: the name becomes the JSON property the model fills.
+fn check_plain_params(tool: &ToolFn, errors: &mut Errors) {
+    for input in &tool.func.sig.inputs {
+        let FnArg::Typed(pat_type) = input else {
+            continue;
+        };
+        let plain =
+            matches!(&*pat_type.pat, Pat::Ident(p) if p.by_ref.is_none() && p.subpat.is_none());
+        if !plain {
+            errors.spanned(
+                &pat_type.pat,
+                "tool parameters need a plain name, which becomes the JSON property the model fills: write `name: Type` and destructure in the body",
+            );
+        }
+    }
+}
+
+// Rule: no `#[cfg]` or `#[cfg_attr]` on parameters.
+// Reason: the shim passes arguments by position; a parameter that may vanish
+// after expansion would shift every position after it.
+fn check_no_cfg_on_params(tool: &ToolFn, errors: &mut Errors) {
+    for input in &tool.func.sig.inputs {
+        let FnArg::Typed(pat_type) = input else {
+            continue;
+        };
+        for attr in &pat_type.attrs {
+            if attr.path().is_ident("cfg") || attr.path().is_ident("cfg_attr") {
+                errors.spanned(
+                    attr,
+                    "`#[cfg]` on a tool parameter is not supported: a tool has the same parameters in every build",
+                );
+            }
+        }
+    }
+}
+
+// Rule: the tool name matches ^[a-zA-Z0-9_-]{1,64}$.
+// Reason: OpenAI and Anthropic require tool names to match ^[a-zA-Z0-9_-]{1,64}$;
+// a name they refuse fails the whole request, so it is caught at compile time.
+fn check_tool_name(tool: &ToolFn, errors: &mut Errors) {
+    const RULE: &str = "OpenAI and Anthropic require tool names to match ^[a-zA-Z0-9_-]{1,64}$";
+    let name = &tool.name;
+    let problem = if name.is_empty() {
+        "it is empty".to_owned()
+    } else if let Some(c) = name
+        .chars()
+        .find(|&c| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
+    {
+        format!("`{c}` is not allowed")
+    } else if name.len() > 64 {
+        format!("it is {} characters long", name.len())
+    } else {
+        return;
+    };
+    let hint = if tool.args.name.is_none() {
+        "; set another with `#[tool(name = \"...\")]`"
+    } else {
+        ""
+    };
+    errors.at(
+        tool.name_span,
+        format!("invalid tool name `{name}`: {problem}; {RULE}{hint}"),
+    );
+}
+
+// Rule: a tool has a description: a doc comment on the fn that is not blank.
+// Reason: the description is what the model reads to decide when to call the
+// tool; a tool without one is effectively invisible. (A doc from
+// `include_str!` is checked by an assertion `expand.rs` emits.)
+fn check_description(tool: &ToolFn, errors: &mut Errors) {
+    if tool.doc.is_missing() || tool.doc.is_known_blank() {
+        errors.spanned(
+            &tool.func.sig.ident,
+            "a tool needs a description: add a doc comment (`/// ...`) saying what it does and when to use it",
+        );
+    }
+}
+
+// Rule: a context parameter is `&ToolContext`, `ToolContext` or `Option<&ToolContext>`.
+// Reason: each call gets its own context value, shared with the framework;
+// `&mut` would suggest changes that nobody sees.
+fn check_context_form(tool: &ToolFn, errors: &mut Errors) {
+    for param in &tool.params {
+        if matches!(param.kind, ParamKind::Context(ContextForm::MutRef)) {
+            errors.spanned(
+                &param.ty,
+                "a context parameter cannot be `&mut`: take `&ToolContext`, `ToolContext` or `Option<&ToolContext>`",
+            );
+        }
+    }
+}
+
+// Rule: parameters that hold a JSON value have owned types: no reference
+// anywhere in the type (`&str`, `Option<&str>`, `Vec<&'static str>`).
+// Context parameters (`&ToolContext`) are not JSON values and are exempt.
+// Reason: arguments are deserialized from JSON owned by the call, which a
+// borrowed type cannot point into; rustc's own error for this ("not general
+// enough") does not say what to do.
+fn check_owned_param_types(tool: &ToolFn, errors: &mut Errors) {
+    for param in tool
+        .params
+        .iter()
+        .filter(|p| matches!(p.kind, ParamKind::Value))
+    {
+        let Some(Type::Reference(reference)) =
+            find_in_type(&param.ty, &|t| matches!(t, Type::Reference(_)))
+        else {
+            continue;
+        };
+        let owned = match ungroup(&reference.elem) {
+            Type::Path(p) if p.path.is_ident("str") => "`String`".to_owned(),
+            Type::Slice(s) => format!("`Vec<{}>`", s.elem.to_token_stream()),
+            _ => "an owned type".to_owned(),
+        };
+        errors.spanned(
+            reference,
+            format!(
+                "tool parameters are deserialized into owned values and cannot borrow: use {owned} instead of a reference"
+            ),
+        );
+    }
+}
+
+// Rule: `#[arg(...)]` only goes on parameters that hold a JSON value, not on
+// context or `State<T>` parameters.
+// Reason: those are filled by the framework; a description, default or rename
+// there would silently do nothing.
+fn check_arg_on_framework_params(tool: &ToolFn, errors: &mut Errors) {
+    for param in &tool.params {
+        let what = match param.kind {
+            ParamKind::Context(_) => "a context parameter",
+            ParamKind::State(_) => "a `State<T>` parameter",
+            ParamKind::Value => continue,
+        };
+        if let Some(span) = param.arg.span {
+            errors.at(
+                span,
+                format!("`#[arg]` has no effect on {what}: the framework fills it and the model never sees it"),
+            );
+        }
+    }
+}
+
+// Rule: model-facing parameter names match ^[a-zA-Z_][a-zA-Z0-9_.-]{0,63}$.
+// Reason: they become JSON Schema property names, and providers restrict
+// those (Anthropic: ^[a-zA-Z0-9_.-]{1,64}$); starting with a letter or `_`
+// also keeps them valid identifiers in generated client code.
+fn check_param_names(tool: &ToolFn, errors: &mut Errors) {
+    for param in tool
+        .params
+        .iter()
+        .filter(|p| matches!(p.role(), Role::Visible | Role::Hidden))
+    {
+        if is_valid_param_name(&param.name) {
+            continue;
+        }
+        let fix = if param.arg.rename.is_some() {
+            ""
+        } else {
+            "; choose another with `#[arg(rename = \"...\")]`"
+        };
+        errors.at(
+            param.name_span(),
+            format!(
+                "invalid parameter name `{}`: parameter names must match ^[a-zA-Z_][a-zA-Z0-9_.-]{{0,63}}$ to be accepted by every provider{fix}",
+                param.name
+            ),
+        );
+    }
+}
+
+/// `^[a-zA-Z_][a-zA-Z0-9_.-]{0,63}$`.
+fn is_valid_param_name(name: &str) -> bool {
+    let mut bytes = name.bytes();
+    let first_ok = bytes
+        .next()
+        .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_');
+    first_ok
+        && name.len() <= 64
+        && bytes.all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
+}
+
+// Rule: no two parameters share a name (after `rename`).
+// Reason: arguments arrive as one JSON object keyed by name, and hidden
+// parameters are looked up in the context by name; two parameters with one
+// name would receive the same value.
+fn check_unique_param_names(tool: &ToolFn, errors: &mut Errors) {
+    let mut seen: HashMap<&str, &str> = HashMap::new();
+    for param in &tool.params {
+        match seen.get(param.name.as_str()) {
+            Some(first) => errors.at(
+                param.name_span(),
+                format!(
+                    "duplicate parameter name `{}`: parameter `{first}` already uses it",
+                    param.name
+                ),
+            ),
+            None => {
+                seen.insert(&param.name, &param.rust_name);
+            }
+        }
+    }
+}
+
+// Rule: `hidden_params` names parameters of the fn, each once.
+// Reason: a misspelt name would leave the intended parameter visible to the
+// model, which is exactly what hiding is meant to prevent.
+fn check_hidden_params(tool: &ToolFn, errors: &mut Errors) {
+    let mut seen: Vec<String> = Vec::new();
+    for lit in &tool.args.hidden_params {
+        let name = lit.value();
+        if seen.contains(&name) {
+            errors.spanned(lit, format!("duplicate `{name}`"));
+        } else if tool.param_by_rust_name(&name).is_none() {
+            errors.spanned(lit, unknown_param(tool, &name, "hidden_params"));
+        }
+        seen.push(name);
+    }
+}
+
+// Rule: `editable_params` names model-visible parameters, each once.
+// Reason: a person edits the arguments the model proposed; hidden and context
+// parameters are not among them, and a misspelt name would make nothing editable.
+fn check_editable_params(tool: &ToolFn, errors: &mut Errors) {
+    let mut seen: Vec<String> = Vec::new();
+    for lit in &tool.args.editable_params {
+        let name = lit.value();
+        if seen.contains(&name) {
+            errors.spanned(lit, format!("duplicate `{name}`"));
+        } else {
+            match editable_target(tool, lit) {
+                Some(param) if param.role() != Role::Visible => errors.spanned(
+                    lit,
+                    format!(
+                        "`{name}` cannot be editable: it is {}, and only parameters the model sends can be edited",
+                        role_phrase(param.role())
+                    ),
+                ),
+                Some(_) => {}
+                None => errors.spanned(lit, unknown_param(tool, &name, "editable_params")),
+            }
+        }
+        seen.push(name);
+    }
+}
+
+/// The parameter an `editable_params` entry names: by model-facing name, else by Rust name.
+pub(crate) fn editable_target<'a>(tool: &'a ToolFn, lit: &LitStr) -> Option<&'a crate::ast::Param> {
+    let name = lit.value();
+    tool.params
+        .iter()
+        .find(|p| p.name == name)
+        .or_else(|| tool.param_by_rust_name(&name))
+}
+
+fn role_phrase(role: Role) -> &'static str {
+    match role {
+        Role::Visible => "model-visible",
+        Role::Hidden => "hidden",
+        Role::Context => "the context",
+        Role::State => "application state",
+    }
+}
+
+// Rule: each `inject_params` rule names a parameter that holds a JSON value
+// and has a well-formed dotted key path.
+// Reason: the framework fills that parameter from the context at that path;
+// a wrong name or path would silently inject nothing. Context and `State<T>`
+// parameters are filled by the framework already.
+fn check_inject_params(tool: &ToolFn, errors: &mut Errors) {
+    for rule in &tool.args.inject_params {
+        let name = rule.param.unraw().to_string();
+        match tool.param_by_rust_name(&name) {
+            None => errors.at(
+                rule.param.span(),
+                unknown_param(tool, &name, "inject_params"),
+            ),
+            Some(param) if matches!(param.kind, ParamKind::Context(_) | ParamKind::State(_)) => {
+                errors.at(
+                    rule.param.span(),
+                    format!(
+                        "`{name}` cannot be injected: it is {}, which the framework fills already",
+                        role_phrase(param.role())
+                    ),
+                );
+            }
+            Some(_) => {}
+        }
+        check_key_path(&rule.key, errors);
+    }
+}
+
+/// A key path: dot-separated segments of letters, digits, `_` or `-` (array indexes are digits).
+fn check_key_path(key: &LitStr, errors: &mut Errors) {
+    let path = key.value();
+    if path.is_empty() {
+        errors.spanned(
+            key,
+            "`key` must not be empty: give the dotted path of a context value, e.g. \"knowledge_config.owner\"",
+        );
+        return;
+    }
+    let well_formed = path.split('.').all(|segment| {
+        !segment.is_empty()
+            && segment
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+    });
+    if !well_formed {
+        errors.spanned(
+            key,
+            format!(
+                "malformed key path `{path}`: expected names of letters, digits, `_` or `-` separated by single dots, e.g. \"knowledge_config.owner\""
+            ),
+        );
+    }
+}
+
+// Rule: each `display` language is a language tag, and its `params(...)` name
+// parameters of the fn.
+// Reason: UIs look display names up by language tag and by parameter; a
+// misspelt one is never shown.
+fn check_display(tool: &ToolFn, errors: &mut Errors) {
+    for lang in &tool.args.display {
+        let tag = lang.lang.unraw().to_string();
+        if !is_language_tag(&tag) {
+            errors.at(
+                lang.lang.span(),
+                format!("`{tag}` is not a language tag: expected one such as `en`, `zh` or `pt_BR` (`_` stands for `-`)"),
+            );
+        }
+        for (param, _) in &lang.params {
+            let name = param.unraw().to_string();
+            if display_target(tool, param).is_none() {
+                errors.at(param.span(), unknown_param(tool, &name, "display"));
+            }
+        }
+    }
+}
+
+/// The parameter a `display(... params(x = ...))` entry names: by Rust name, else by model-facing name.
+pub(crate) fn display_target<'a>(tool: &'a ToolFn, ident: &Ident) -> Option<&'a crate::ast::Param> {
+    let name = ident.unraw().to_string();
+    tool.param_by_rust_name(&name)
+        .or_else(|| tool.params.iter().find(|p| p.name == name))
+}
+
+/// A BCP 47-like tag written as an identifier: a 2–3 letter language, then
+/// `_`-separated subtags of 1–8 letters or digits (`zh`, `zh_Hans`, `es_419`).
+fn is_language_tag(tag: &str) -> bool {
+    let mut subtags = tag.split('_');
+    let language_ok = subtags
+        .next()
+        .is_some_and(|l| (2..=3).contains(&l.len()) && l.bytes().all(|b| b.is_ascii_alphabetic()));
+    language_ok
+        && subtags
+            .all(|s| (1..=8).contains(&s.len()) && s.bytes().all(|b| b.is_ascii_alphanumeric()))
+}
+
+// Rule: `url_patterns` are well-formed host or URL patterns: `*.google.com`,
+// `www.google.*`, `example.com`, `localhost:8080`, `github.com/*/issues`, or a
+// URL such as `https://github.com/**/issues` whose scheme is `http`, `https`
+// or `*`. In the host, `*` is a whole label at the start or the end (or the
+// whole host); in the path, `*` stays inside a segment and `**` is a whole
+// segment.
+// Reason: patterns are matched against page URLs at run time
+// (`tool_core::UrlPattern`, whose rules these mirror); a malformed one would
+// be refused when the tool registers, so it is refused here instead.
+fn check_url_patterns(tool: &ToolFn, errors: &mut Errors) {
+    for lit in &tool.args.url_patterns {
+        let pattern = lit.value();
+        if let Some(problem) = url_pattern_problem(&pattern) {
+            errors.spanned(lit, format!("invalid URL pattern `{pattern}`: {problem}"));
+        }
+    }
+}
+
+/// What is wrong with a URL pattern, if anything.
+fn url_pattern_problem(pattern: &str) -> Option<&'static str> {
+    if pattern.is_empty() {
+        return Some("a pattern cannot be empty");
+    }
+    if pattern.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Some("whitespace and control characters are not allowed");
+    }
+    if pattern.contains("***") {
+        return Some(
+            "`***` is not a wildcard: use `*` within one label or segment, `**` for any number of path segments",
+        );
+    }
+    let rest = match pattern.split_once("://") {
+        Some((scheme, rest))
+            if matches!(scheme.to_ascii_lowercase().as_str(), "http" | "https" | "*") =>
+        {
+            rest
+        }
+        Some(_) => return Some("the scheme must be `http`, `https` or `*`"),
+        None => pattern,
+    };
+    let (host, path) = match rest.find('/') {
+        Some(i) => (&rest[..i], &rest[i..]),
+        None => (rest, ""),
+    };
+    if let Some(problem) = host_pattern_problem(host) {
+        return Some(problem);
+    }
+    if path
+        .split('/')
+        .any(|segment| segment.contains("**") && segment != "**")
+    {
+        return Some("`**` must be a whole path segment, as in `/**/issues`");
+    }
+    None
+}
+
+/// What is wrong with the host part of a URL pattern (port included), if anything.
+fn host_pattern_problem(host: &str) -> Option<&'static str> {
+    if host.contains('@') {
+        return Some("user info (`@`) is not allowed: a pattern names a host");
+    }
+    if host.is_empty() {
+        return Some("the host is missing");
+    }
+    if host == "*" {
+        return None;
+    }
+    if host.contains("**") {
+        return Some("`**` is only allowed in the path; use `*.` or `.*` in the host");
+    }
+    let core = host
+        .strip_prefix("*.")
+        .or_else(|| host.strip_suffix(".*"))
+        .unwrap_or(host);
+    let (core, port) = match core.rsplit_once(':') {
+        Some((core, port)) => (core, Some(port)),
+        None => (core, None),
+    };
+    if port.is_some_and(|p| p.is_empty() || p.len() > 5 || !p.bytes().all(|b| b.is_ascii_digit())) {
+        return Some("the port must be a number");
+    }
+    for label in core.split('.') {
+        if label.is_empty() {
+            return Some("empty host label (two dots in a row, or a leading or trailing dot)");
+        }
+        if label.contains('*') {
+            return Some(
+                "`*` must be a whole host label at the start (`*.google.com`) or the end (`www.google.*`)",
+            );
+        }
+        if !label
+            .chars()
+            .all(|c| c.is_alphanumeric() || c == '-' || c == '_')
+        {
+            return Some("host labels may contain only letters, digits, `-` and `_`");
+        }
+    }
+    None
+}
+
+/// "unknown parameter `x` in `list`; did you mean `y`?" (or the list of parameters).
+fn unknown_param(tool: &ToolFn, name: &str, list: &str) -> String {
+    let names: Vec<&str> = tool.params.iter().map(|p| p.rust_name.as_str()).collect();
+    match did_you_mean(name, names.iter().copied()) {
+        Some(close) => format!("unknown parameter `{name}` in `{list}`; did you mean `{close}`?"),
+        None if names.is_empty() => {
+            format!("unknown parameter `{name}` in `{list}`: the fn has no parameters")
+        }
+        None => format!(
+            "unknown parameter `{name}` in `{list}`; the parameters are {}",
+            one_of(&names)
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn url_patterns() {
+        for ok in [
+            "*.google.com",
+            "www.google.*",
+            "google.com",
+            "localhost:8080",
+            "https://github.com/**/issues",
+            "*://example.com/*",
+            "http://127.0.0.1:3000/api/*",
+            "github.com/*/issues",
+            "HTTPS://docs.rs/**",
+            "*",
+        ] {
+            assert_eq!(url_pattern_problem(ok), None, "{ok}");
+        }
+        for bad in [
+            "",
+            "go*gle.com",
+            "a..b",
+            "***",
+            "ftp://x.com",
+            "https://",
+            "**.google.com",
+            "example.com:http",
+            "exa mple.com",
+            ".example.com",
+            "user@example.com",
+            "www.*.com",
+            "localhost:*",
+            "https://github.com/a**/x",
+        ] {
+            assert!(url_pattern_problem(bad).is_some(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn param_names_and_language_tags() {
+        assert!(is_valid_param_name("query"));
+        assert!(is_valid_param_name("_x.y-z"));
+        assert!(!is_valid_param_name("9lives"));
+        assert!(!is_valid_param_name("größe"));
+        assert!(!is_valid_param_name(&"a".repeat(65)));
+        assert!(is_language_tag("zh"));
+        assert!(is_language_tag("pt_BR"));
+        assert!(is_language_tag("es_419"));
+        assert!(!is_language_tag("chinese"));
+        assert!(!is_language_tag("z"));
+        assert!(!is_language_tag("en__US"));
+    }
+}

@@ -1,0 +1,663 @@
+//! Code generation for a checked [`ToolFn`].
+//!
+//! Beside the user's fn (unchanged but for our parameter attributes), one
+//! anonymous `const _: () = { ... };` block holds everything generated:
+//!
+//! - the doc text, and an assertion that it is not blank when it comes from
+//!   `include_str!` (the macro cannot read it);
+//! - trait assertions spanned at each parameter's type (`assert_tool_param`,
+//!   `assert_mergeable`) and at a `Result`'s error type (`assert_error_display`),
+//!   so rustc underlines the offending parameter rather than the macro;
+//! - a `&'static [StaticParam]` and an `inventory::submit!` of the
+//!   `StaticTool`, holding only `&'static` data and fn pointers;
+//! - the call shim, which extracts the arguments in declaration order, calls
+//!   the fn (sync bodies on the blocking pool) and converts its return value.
+//!
+//! The shim reaches parameter types through small local traits with a
+//! fallback impl ("autoref specialisation"): when a type lacks a bound, the
+//! fallback is picked and the shim still compiles, so the only error the user
+//! sees is the spanned assertion's, once. The fallback never runs: a build in
+//! which it is picked has failed that assertion.
+//!
+//! Every path into the runtime goes through `<crate>::__private` (default
+//! `::tool_core`), so users need no direct dependency on serde, schemars or
+//! inventory.
+
+use proc_macro2::{Delimiter, Group, Ident, Spacing, Span, TokenStream, TokenTree};
+use quote::{ToTokens, format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::{LitStr, Type};
+
+use crate::ast::{ContextForm, Description, Fill, Param, ParamKind, Role, Shape, ToolFn};
+use crate::attr::{InjectMode, Kind};
+use crate::check::{display_target, editable_target};
+
+/// The user's fn plus its registration.
+pub(crate) fn expand(tool: &ToolFn) -> TokenStream {
+    let e = Expander::new(tool);
+    let func = &tool.func;
+    let doc = e.expand_doc();
+    let helpers = e.expand_helpers();
+    let assertions = e.expand_assertions();
+    let defaults = tool
+        .params
+        .iter()
+        .filter_map(|param| e.expand_default_fn(param));
+    let params_ident = e.ident("params");
+    let params = tool.params.iter().map(|param| e.expand_param(param));
+    let count = tool.params.len();
+    let registration = e.expand_registration();
+    let p = &e.private;
+    quote! {
+        #func
+
+        #[doc(hidden)]
+        #[allow(non_upper_case_globals, dead_code, reason = "generated items: lowercase `__tool_<fn>_<what>` names; helpers a tool may not use")]
+        const _: () = {
+            #doc
+            #assertions
+            #helpers
+            #(#defaults)*
+            static #params_ident: [#p::StaticParam; #count] = [#(#params),*];
+            #registration
+        };
+    }
+}
+
+/// What the emitters share: the tool and the path to the runtime.
+struct Expander<'a> {
+    tool: &'a ToolFn,
+    /// `::tool_core` or the `crate = "..."` path.
+    krate: TokenStream,
+    /// `<krate>::__private`.
+    private: TokenStream,
+}
+
+impl<'a> Expander<'a> {
+    fn new(tool: &'a ToolFn) -> Self {
+        let krate = match &tool.args.krate {
+            Some(path) => path.to_token_stream(),
+            None => quote!(::tool_core),
+        };
+        let private = quote!(#krate::__private);
+        Self {
+            tool,
+            krate,
+            private,
+        }
+    }
+
+    /// `<krate>::__private` with every token at `span`: expressions built from
+    /// it report their errors there (at a parameter's type, say) and not at
+    /// the `#[tool]` attribute.
+    fn private_at(&self, span: Span) -> TokenStream {
+        respan(self.private.clone(), span)
+    }
+
+    /// `__tool_<fn>_<what>`.
+    fn ident(&self, what: &str) -> Ident {
+        format_ident!("__tool_{}_{}", self.tool.ident_base(), what)
+    }
+
+    fn fn_span(&self) -> Span {
+        self.tool.func.sig.ident.span()
+    }
+
+    /// The doc text constant, and the blank check for text the macro cannot see.
+    fn expand_doc(&self) -> TokenStream {
+        let p = &self.private;
+        let ident = self.ident("doc");
+        let text = self.tool.doc.to_str_expr(self.fn_span());
+        let blank_check = (!self.tool.doc.is_literal()).then(|| {
+            let message = format!(
+                "tool `{}` needs a description, but its doc comment is blank",
+                self.tool.name
+            );
+            quote_spanned! {self.fn_span()=>
+                const _: () = ::core::assert!(!#p::doc_is_blank(#ident), #message);
+            }
+        });
+        quote! {
+            const #ident: &str = #text;
+            #blank_check
+        }
+    }
+
+    /// Trait assertions spanned at the types they are about.
+    fn expand_assertions(&self) -> TokenStream {
+        let mut out = TokenStream::new();
+        for param in &self.tool.params {
+            let ty = &param.ty;
+            let p = self.private_at(ty.span());
+            if matches!(param.role(), Role::Visible | Role::Hidden) {
+                out.extend(quote_spanned! {ty.span()=>
+                    const _: () = #p::assert_tool_param::<#ty>();
+                });
+            }
+            if param
+                .inject
+                .as_ref()
+                .is_some_and(|rule| rule.mode == InjectMode::Merge)
+                && matches!(param.kind, ParamKind::Value)
+            {
+                out.extend(quote_spanned! {ty.span()=>
+                    const _: () = #p::assert_mergeable::<#ty>();
+                });
+            }
+        }
+        if let Shape::Result { err: Some(err), .. } = &self.tool.output.shape {
+            let p = self.private_at(err.span());
+            out.extend(quote_spanned! {err.span()=>
+                const _: () = #p::assert_error_display::<#err>();
+            });
+        }
+        out
+    }
+
+    /// The local traits through which the shim reaches parameter and error types.
+    fn expand_helpers(&self) -> TokenStream {
+        let p = &self.private;
+        let has_values = self
+            .tool
+            .params
+            .iter()
+            .any(|param| matches!(param.kind, ParamKind::Value));
+        let has_err = matches!(self.tool.output.shape, Shape::Result { err: Some(_), .. });
+        if !has_values && !has_err {
+            return TokenStream::new();
+        }
+        let values = has_values.then(|| {
+            quote! {
+                trait __ToolArg<T> {
+                    fn __value(&self, inv: &mut #p::Invocation, idx: usize)
+                        -> ::core::result::Result<::core::option::Option<T>, impl #p::IntoToolResult>;
+                    fn __required(&self, inv: &mut #p::Invocation, idx: usize)
+                        -> ::core::result::Result<T, impl #p::IntoToolResult>;
+                    fn __schema(&self, g: &mut #p::schemars::SchemaGenerator) -> #p::schemars::Schema;
+                }
+                impl<T: #p::serde::de::DeserializeOwned + #p::schemars::JsonSchema> __ToolArg<T> for __ToolWrap<T> {
+                    fn __value(&self, inv: &mut #p::Invocation, idx: usize)
+                        -> ::core::result::Result<::core::option::Option<T>, impl #p::IntoToolResult> {
+                        inv.value::<T>(idx)
+                    }
+                    fn __required(&self, inv: &mut #p::Invocation, idx: usize)
+                        -> ::core::result::Result<T, impl #p::IntoToolResult> {
+                        inv.required::<T>(idx)
+                    }
+                    fn __schema(&self, g: &mut #p::schemars::SchemaGenerator) -> #p::schemars::Schema {
+                        g.subschema_for::<T>()
+                    }
+                }
+                // Picked only when `T` lacks a bound, i.e. when `assert_tool_param` fails.
+                trait __ToolArgFallback<T> {
+                    fn __value(&self, inv: &mut #p::Invocation, idx: usize)
+                        -> ::core::result::Result<::core::option::Option<T>, impl #p::IntoToolResult>;
+                    fn __required(&self, inv: &mut #p::Invocation, idx: usize)
+                        -> ::core::result::Result<T, impl #p::IntoToolResult>;
+                    fn __schema(&self, g: &mut #p::schemars::SchemaGenerator) -> #p::schemars::Schema;
+                }
+                impl<T> __ToolArgFallback<T> for &__ToolWrap<T> {
+                    fn __value(&self, _: &mut #p::Invocation, _: usize)
+                        -> ::core::result::Result<::core::option::Option<T>, impl #p::IntoToolResult> {
+                        ::core::result::Result::Err(())
+                    }
+                    fn __required(&self, _: &mut #p::Invocation, _: usize)
+                        -> ::core::result::Result<T, impl #p::IntoToolResult> {
+                        ::core::result::Result::Err(())
+                    }
+                    fn __schema(&self, g: &mut #p::schemars::SchemaGenerator) -> #p::schemars::Schema {
+                        g.subschema_for::<()>()
+                    }
+                }
+            }
+        });
+        let errors = has_err.then(|| {
+            quote! {
+                trait __ToolErr<E> {
+                    fn __error(&self, e: E) -> impl #p::IntoToolResult;
+                }
+                impl<E: ::core::fmt::Display> __ToolErr<E> for __ToolWrap<E> {
+                    fn __error(&self, e: E) -> impl #p::IntoToolResult {
+                        ::core::result::Result::Err::<(), E>(e)
+                    }
+                }
+                // Picked only when `E` is not `Display`, i.e. when `assert_error_display` fails.
+                trait __ToolErrFallback<E> {
+                    fn __error(&self, e: E) -> impl #p::IntoToolResult;
+                }
+                impl<E> __ToolErrFallback<E> for &__ToolWrap<E> {
+                    fn __error(&self, e: E) -> impl #p::IntoToolResult {
+                        ::core::mem::drop(e);
+                    }
+                }
+            }
+        });
+        quote! {
+            struct __ToolWrap<T>(::core::marker::PhantomData<T>);
+            #values
+            #errors
+        }
+    }
+
+    /// `fn __tool_<fn>_default_<param>() -> T { EXPR }`: the one place `EXPR`
+    /// is type-checked, used by the shim and by the schema's `default`.
+    fn expand_default_fn(&self, param: &Param) -> Option<TokenStream> {
+        let Fill::DefaultExpr(expr) = &param.fill else {
+            return None;
+        };
+        let ident = self.default_fn_ident(param);
+        let ty = &param.ty;
+        Some(quote! {
+            fn #ident() -> #ty {
+                #expr
+            }
+        })
+    }
+
+    fn default_fn_ident(&self, param: &Param) -> Ident {
+        self.ident(&format!("default_{}", param.rust_name))
+    }
+
+    /// One `StaticParam`.
+    fn expand_param(&self, param: &Param) -> TokenStream {
+        let p = &self.private;
+        let ty = &param.ty;
+        let name = &param.name;
+        let rust_name = &param.rust_name;
+        let rust_type = type_string(ty);
+        let description = match &param.description {
+            Some(Description::Attr(lit)) => some(lit.to_token_stream()),
+            Some(Description::Doc(doc)) => some(doc.to_str_expr(param.ident.span())),
+            None => none(),
+        };
+        let role = match param.role() {
+            Role::Visible => quote!(#p::ParamRole::Visible),
+            Role::Hidden => quote!(#p::ParamRole::Hidden),
+            Role::Context => quote!(#p::ParamRole::Context),
+            Role::State => quote!(#p::ParamRole::State),
+        };
+        let optional = matches!(param.kind, ParamKind::Value) && param.is_optional();
+        let schema = if param.role() == Role::Visible {
+            let span = ty.span();
+            let p = self.private_at(span);
+            some(quote_spanned! {span=>
+                |g: &mut #p::schemars::SchemaGenerator| (&__ToolWrap::<#ty>(::core::marker::PhantomData)).__schema(g)
+            })
+        } else {
+            none()
+        };
+        let default = match &param.fill {
+            Fill::DefaultExpr(expr) => {
+                let f = self.default_fn_ident(param);
+                let p = self.private_at(expr.span());
+                some(quote_spanned!(expr.span()=> || #p::default_json::<#ty>(&#f())))
+            }
+            _ => none(),
+        };
+        let inject = match &param.inject {
+            Some(rule) => {
+                let mode = match rule.mode {
+                    InjectMode::Default => quote!(#p::InjectMode::Default),
+                    InjectMode::Merge => quote!(#p::InjectMode::Merge),
+                };
+                let key = &rule.key;
+                some(quote!(#p::StaticInject { mode: #mode, key: #key }))
+            }
+            None => none(),
+        };
+        quote! {
+            #p::StaticParam {
+                name: #name,
+                rust_name: #rust_name,
+                rust_type: #rust_type,
+                description: #description,
+                role: #role,
+                optional: #optional,
+                schema: #schema,
+                default: #default,
+                inject: #inject,
+            }
+        }
+    }
+
+    /// `inventory::submit!` of the `StaticTool`.
+    fn expand_registration(&self) -> TokenStream {
+        let p = &self.private;
+        let name = &self.tool.name;
+        let doc = self.ident("doc");
+        let params = self.ident("params");
+        let options = self.expand_options();
+        let call = self.expand_call();
+        let file = quote_spanned!(self.fn_span()=> ::core::file!());
+        let line = quote_spanned!(self.fn_span()=> ::core::line!());
+        quote! {
+            #p::inventory::submit! {
+                #p::StaticTool {
+                    name: #name,
+                    doc: #doc,
+                    file: #file,
+                    line: #line,
+                    params: &#params,
+                    options: #options,
+                    call: #call,
+                }
+            }
+        }
+    }
+
+    /// The `StaticOptions`.
+    fn expand_options(&self) -> TokenStream {
+        let p = &self.private;
+        let krate = &self.krate;
+        let args = &self.tool.args;
+        let kind = format_ident!("{}", args.kind.unwrap_or(Kind::Other).variant());
+        let flags = args.flags;
+        let (
+            read_only,
+            destructive,
+            idempotent,
+            open_world,
+            concurrency_safe,
+            requires_confirmation,
+            strict,
+        ) = (
+            flags.read_only,
+            flags.destructive,
+            flags.idempotent,
+            flags.open_world,
+            flags.concurrency_safe,
+            flags.requires_confirmation,
+            flags.strict,
+        );
+        let editable = args
+            .editable_params
+            .iter()
+            .filter_map(|lit| editable_target(self.tool, lit))
+            .map(|param| &param.name);
+        let url_patterns = &args.url_patterns;
+        let display = args.display.iter().map(|lang| {
+            let tag = lang.lang.to_string().replace('_', "-");
+            let name = match &lang.name {
+                Some(lit) => some(lit.to_token_stream()),
+                None => none(),
+            };
+            let params = lang
+                .params
+                .iter()
+                .filter_map(|(ident, label): &(Ident, LitStr)| {
+                    let param = display_target(self.tool, ident)?;
+                    let name = &param.name;
+                    Some(quote!((#name, #label)))
+                });
+            quote! {
+                #p::StaticDisplay { lang: #tag, name: #name, params: &[#(#params),*] }
+            }
+        });
+        let timeout = match args.timeout_ms {
+            Some(ms) => some(quote!(#ms)),
+            None => none(),
+        };
+        quote! {
+            #p::StaticOptions {
+                kind: #krate::ToolKind::#kind,
+                read_only: #read_only,
+                destructive: #destructive,
+                idempotent: #idempotent,
+                open_world: #open_world,
+                concurrency_safe: #concurrency_safe,
+                requires_confirmation: #requires_confirmation,
+                strict: #strict,
+                editable_params: &[#(#editable),*],
+                url_patterns: &[#(#url_patterns),*],
+                display: &[#(#display),*],
+                timeout_ms: #timeout,
+            }
+        }
+    }
+
+    /// The call shim: a non-capturing closure coerced to `fn(Invocation) -> BoxFuture<ToolResult>`.
+    fn expand_call(&self) -> TokenStream {
+        let p = &self.private;
+        let extractions = self
+            .tool
+            .params
+            .iter()
+            .map(|param| self.expand_extraction(param));
+        let args = self.tool.params.iter().map(|param| self.call_arg(param));
+        let ident = &self.tool.func.sig.ident;
+        let call = if self.tool.func.sig.asyncness.is_some() {
+            quote!(#ident(#(#args),*).await)
+        } else {
+            quote!(#p::run_blocking(move || #ident(#(#args),*)).await)
+        };
+        let convert = self.expand_conversion();
+        let mutability = self
+            .tool
+            .params
+            .iter()
+            .any(|param| matches!(param.kind, ParamKind::Value))
+            .then(|| quote!(mut));
+        quote! {
+            |#mutability __inv: #p::Invocation| {
+                ::std::boxed::Box::pin(async move {
+                    #(#extractions)*
+                    let (__ctx, __notes) = match __inv.finish() {
+                        ::core::result::Result::Ok(done) => done,
+                        ::core::result::Result::Err(e) => return #p::into_result(e),
+                    };
+                    let __out = #call;
+                    let __result = #convert;
+                    #p::complete(__notes, __result)
+                }) as #p::BoxFuture<_>
+            }
+        }
+    }
+
+    /// `let __argN = ...;` for a parameter that takes a value out of the invocation.
+    fn expand_extraction(&self, param: &Param) -> Option<TokenStream> {
+        let var = arg_var(param);
+        let idx = param.index;
+        let span = param.ty.span();
+        let p = self.private_at(span);
+        match &param.kind {
+            ParamKind::Context(_) => None,
+            ParamKind::State(inner) => Some(quote_spanned! {span=>
+                let #var = match __inv.state::<#inner>(#idx) {
+                    ::core::result::Result::Ok(v) => v,
+                    ::core::result::Result::Err(e) => return #p::into_result(e),
+                };
+            }),
+            ParamKind::Value => {
+                let ty = &param.ty;
+                let (getter, fill) = match &param.fill {
+                    Fill::Required => (quote!(__required), TokenStream::new()),
+                    Fill::Option => (
+                        quote!(__value),
+                        quote!(.unwrap_or(::core::option::Option::None)),
+                    ),
+                    Fill::DefaultTrait(key) => (
+                        quote!(__value),
+                        quote_spanned!(key.span()=> .unwrap_or_default()),
+                    ),
+                    Fill::DefaultExpr(_) => {
+                        let f = self.default_fn_ident(param);
+                        (quote!(__value), quote!(.unwrap_or_else(#f)))
+                    }
+                };
+                Some(quote! {
+                    let #var: #ty = match (&__ToolWrap::<#ty>(::core::marker::PhantomData)).#getter(&mut __inv, #idx) {
+                        ::core::result::Result::Ok(v) => v #fill,
+                        ::core::result::Result::Err(e) => return #p::into_result(e),
+                    };
+                })
+            }
+        }
+    }
+
+    /// The argument expression passed to the user's fn for `param`.
+    fn call_arg(&self, param: &Param) -> TokenStream {
+        match &param.kind {
+            ParamKind::Context(ContextForm::Ref | ContextForm::MutRef) => quote!(&__ctx),
+            ParamKind::Context(ContextForm::Owned) => quote!(::core::clone::Clone::clone(&__ctx)),
+            ParamKind::Context(ContextForm::OptionRef) => {
+                quote!(::core::option::Option::Some(&__ctx))
+            }
+            ParamKind::State(_) | ParamKind::Value => arg_var(param).into_token_stream(),
+        }
+    }
+
+    /// `__out` → `ToolResult`, spanned at the return type.
+    fn expand_conversion(&self) -> TokenStream {
+        let span = self.tool.output.span;
+        let p = self.private_at(span);
+        match &self.tool.output.shape {
+            Shape::Direct => quote_spanned!(span=> #p::into_result(__out)),
+            Shape::Json => quote_spanned!(span=> #p::into_result(#p::Json(__out))),
+            Shape::Result {
+                ok_direct: true,
+                err: None,
+            } => quote_spanned!(span=> #p::into_result(__out)),
+            Shape::Result {
+                ok_direct: false,
+                err: None,
+            } => {
+                quote_spanned!(span=> #p::into_result(__out.map(#p::Json)))
+            }
+            Shape::Result {
+                ok_direct,
+                err: Some(err),
+            } => {
+                let ok = if *ok_direct {
+                    quote_spanned!(span=> #p::into_result(__v))
+                } else {
+                    quote_spanned!(span=> #p::into_result(#p::Json(__v)))
+                };
+                let err_p = self.private_at(err.span());
+                quote! {
+                    match __out {
+                        ::core::result::Result::Ok(__v) => #ok,
+                        ::core::result::Result::Err(__e) => #err_p::into_result(
+                            (&__ToolWrap::<#err>(::core::marker::PhantomData)).__error(__e)
+                        ),
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// `tokens` with every token (and group) at `span`.
+fn respan(tokens: TokenStream, span: Span) -> TokenStream {
+    tokens
+        .into_iter()
+        .map(|mut token| {
+            if let TokenTree::Group(group) = &token {
+                let mut inner = Group::new(group.delimiter(), respan(group.stream(), span));
+                inner.set_span(span);
+                token = TokenTree::Group(inner);
+            } else {
+                token.set_span(span);
+            }
+            token
+        })
+        .collect()
+}
+
+fn arg_var(param: &Param) -> Ident {
+    format_ident!("__arg{}", param.index)
+}
+
+fn some(value: impl ToTokens) -> TokenStream {
+    quote!(::core::option::Option::Some(#value))
+}
+
+fn none() -> TokenStream {
+    quote!(::core::option::Option::None)
+}
+
+/// The type as a person would write it: `Vec<String>`, `Option<&str>`, `HashMap<String, u8>`.
+fn type_string(ty: &Type) -> String {
+    let mut out = String::new();
+    push_tokens(ty.to_token_stream(), &mut out);
+    out
+}
+
+fn push_tokens(tokens: TokenStream, out: &mut String) {
+    let mut space_next = false;
+    let mut tokens = tokens.into_iter().peekable();
+    while let Some(token) = tokens.next() {
+        match token {
+            TokenTree::Ident(_) | TokenTree::Literal(_) => {
+                if space_next || out.ends_with(|c: char| c.is_alphanumeric() || c == '_') {
+                    out.push(' ');
+                }
+                out.push_str(&token.to_string());
+                space_next = false;
+            }
+            TokenTree::Punct(punct) => {
+                let c = punct.as_char();
+                let arrow = c == '-'
+                    && punct.spacing() == Spacing::Joint
+                    && matches!(tokens.peek(), Some(TokenTree::Punct(next)) if next.as_char() == '>');
+                if arrow {
+                    tokens.next();
+                    out.push_str(" ->");
+                    space_next = true;
+                } else if matches!(c, ',' | ';') {
+                    out.push(c);
+                    space_next = true;
+                } else if matches!(c, '+' | '=') {
+                    out.push(' ');
+                    out.push(c);
+                    space_next = true;
+                } else {
+                    if space_next {
+                        out.push(' ');
+                    }
+                    out.push(c);
+                    space_next = false;
+                }
+            }
+            TokenTree::Group(group) => {
+                let (open, close) = match group.delimiter() {
+                    Delimiter::Parenthesis => ("(", ")"),
+                    Delimiter::Bracket => ("[", "]"),
+                    Delimiter::Brace => ("{", "}"),
+                    Delimiter::None => ("", ""),
+                };
+                if space_next {
+                    out.push(' ');
+                }
+                out.push_str(open);
+                push_tokens(group.stream(), out);
+                out.push_str(close);
+                space_next = false;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn render(tokens: TokenStream) -> String {
+        type_string(&syn::parse2(tokens).unwrap())
+    }
+
+    #[test]
+    fn types_render_like_source() {
+        assert_eq!(render(quote!(Vec<String>)), "Vec<String>");
+        assert_eq!(render(quote!(Option<&'static str>)), "Option<&'static str>");
+        assert_eq!(
+            render(quote!(std::collections::HashMap<String, Vec<u8> >)),
+            "std::collections::HashMap<String, Vec<u8>>"
+        );
+        assert_eq!(render(quote!([u8; 4])), "[u8; 4]");
+        assert_eq!(render(quote!((u8, &mut String))), "(u8, &mut String)");
+        assert_eq!(
+            render(quote!(Box<dyn Fn(u8) -> u8 + Send>)),
+            "Box<dyn Fn(u8) -> u8 + Send>"
+        );
+    }
+}

@@ -40,6 +40,7 @@ Examples:
   tool call grep_content --pattern=TODO --glob='\"*.rs\"'
   tool call multi_edit --edits='[{\"old_string\": \"a\", \"new_string\": \"b\"}]' --file-path=x.txt
   echo '{\"path\": \".\"}' | tool call list_dir -
+  tool call read_file --help     the tool's description and parameters
   TRACE_ID=session-1 tool call --workspace ../repo --out /tmp/shots read_file --file-path=logo.png
 
 Tool arguments: one JSON object right after NAME (or `-` to read it from
@@ -49,7 +50,8 @@ that JSON (`--limit=5` is a number, `--tags='[\"a\"]'` a list, `--x=true` a
 boolean), anything else is a string (`--query=hello`); quote to force a string
 (`--query='\"true\"'`). A bare `--flag` is `true`. Dashes in keys become
 underscores (`--file-path` is `file_path`). Everything after NAME belongs to
-the tool: give this program's own options before NAME.
+the tool: give this program's own options before NAME. (A lone `--help` after
+NAME shows the tool's parameters, unless the tool has one called `help`.)
 
 Prints one JSON object: {\"trace_id\", \"tool\", \"title\", \"output\", \"error\",
 \"metadata\", \"long_term_memory\", \"images\", \"attachments\"}. Output that is a

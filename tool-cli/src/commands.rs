@@ -135,6 +135,60 @@ pub(crate) fn call(
     }
 }
 
+/// `tool call NAME --help` (or `-h`) for a tool without a `help` parameter:
+/// the tool's description and its parameters as `--key=value` options.
+pub(crate) fn tool_help(registry: &ToolRegistry, name: &str, words: &[String]) -> Option<String> {
+    let [word] = words else { return None };
+    let spec = registry.get(name)?.spec();
+    let params = spec.parameter_names();
+    if !matches!(word.as_str(), "--help" | "-h") || params.contains(&"help") {
+        return None;
+    }
+    let required: Vec<&str> = spec.parameters["required"]
+        .as_array()
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let mut text = format!(
+        "{} ({})\n\n{}\n",
+        spec.name,
+        spec.kind,
+        spec.description.trim()
+    );
+    if params.is_empty() {
+        text.push_str("\nNo parameters.\n");
+    } else {
+        text.push_str("\nParameters (as --key=value, or one JSON object):\n");
+    }
+    for param in params {
+        let schema = &spec.parameters["properties"][param];
+        let kind = match &schema["type"] {
+            Value::String(t) => t.clone(),
+            Value::Array(ts) => ts
+                .iter()
+                .filter_map(Value::as_str)
+                .collect::<Vec<_>>()
+                .join("|"),
+            _ => "json".to_owned(),
+        };
+        let need = if required.contains(&param) {
+            ", required"
+        } else {
+            ""
+        };
+        text.push_str(&format!("  --{}=<{kind}>{need}\n", param.replace('_', "-")));
+        if let Some(doc) = schema["description"].as_str() {
+            for line in doc.lines() {
+                text.push_str(&format!("      {line}\n"));
+            }
+        }
+    }
+    text.push_str(&format!(
+        "\nRun `tool schema {}` for the full JSON Schema, `tool call --help` for the syntax.\n",
+        spec.name
+    ));
+    Some(text)
+}
+
 /// One line of `tool batch` input.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -183,6 +183,11 @@ fn execute(registry: &ToolRegistry, cli: Cli) -> Result<(), Failure> {
             let Some((name, args)) = words.split_first() else {
                 return Err(Failure::Usage("`tool call` needs a tool name".to_owned()));
             };
+            if let Some(help) = commands::tool_help(registry, name, args) {
+                let mut out = stdout.lock();
+                out.write_all(help.as_bytes())?;
+                return Ok(out.flush()?);
+            }
             let session = Session::open(&cli.common).map_err(Failure::Usage)?;
             let runtime = runtime()?;
             let outcome = commands::call(

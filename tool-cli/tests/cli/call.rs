@@ -102,12 +102,30 @@ fn tool_options_after_the_name_belong_to_the_tool() {
         "--timeout=5",
         "--workspace=/nope",
         "--help",
+        "--version",
     ]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert_eq!(
         one_json_line(&out)["output"],
-        json!({"timeout": 5, "workspace": "/nope", "help": true})
+        json!({"timeout": 5, "workspace": "/nope", "help": true, "version": true})
     );
+}
+
+#[test]
+fn help_after_the_tool_name_describes_the_tool() {
+    for flag in ["--help", "-h"] {
+        let out = run(["call", "cli_fixture_echo", flag]);
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+        let text = stdout(&out);
+        assert!(
+            text.starts_with("cli_fixture_echo (read)\n\nReturn `text` unchanged."),
+            "{text}"
+        );
+        assert!(text.contains("  --text=<string>, required\n"), "{text}");
+        assert!(text.contains("tool schema cli_fixture_echo"), "{text}");
+    }
+    let out = run(["call", "cli_fixture_nope", "--help"]);
+    assert_eq!(code(&out), 2);
 }
 
 #[test]

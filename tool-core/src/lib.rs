@@ -56,6 +56,7 @@ mod context;
 mod docs;
 mod error;
 mod execute;
+pub mod format;
 pub mod governance;
 mod memory;
 mod registry;

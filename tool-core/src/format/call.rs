@@ -1,0 +1,337 @@
+//! [`ToolCall`]: one tool call read from a provider's answer, and the
+//! call-time half of strict lowering ([`normalize_arguments`]).
+
+use serde_json::{Map, Value};
+
+use super::Format;
+use super::error::CallParseError;
+use super::walk::{child_path, local_def_name, required_of, root_defs};
+use crate::execute::ToolArgs;
+
+/// One tool call requested by a model, whatever the provider.
+///
+/// Read from a provider payload with [`ToolCall::parse`] (or built with
+/// [`ToolCall::new`]), run with
+/// [`ToolRegistry::execute_call`](crate::ToolRegistry::execute_call), answered
+/// with [`render_result`](super::render_result) under the same `id`.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ToolCall {
+    /// The provider's call id (OpenAI `tool_calls[].id` / Responses `call_id`,
+    /// Anthropic `tool_use.id`, Gemini `functionCall.id`, MCP JSON-RPC id),
+    /// or a generated one when the provider sent none (see [`generated_id`](Self::generated_id)).
+    pub id: String,
+    /// The tool name the model asked for.
+    pub name: String,
+    /// The arguments: raw JSON text (OpenAI sends a string) or a parsed value.
+    pub arguments: ToolArgs,
+    /// `true` when the provider sent no id and [`id`](Self::id) was generated:
+    /// `call_<16 hex digits>`, a hash of the call's position, name and
+    /// arguments, so parsing the same answer twice gives the same ids. Such
+    /// ids are never sent back to the provider.
+    pub generated_id: bool,
+}
+
+impl ToolCall {
+    /// A call with a provider-given id.
+    pub fn new(
+        id: impl Into<String>,
+        name: impl Into<String>,
+        arguments: impl Into<ToolArgs>,
+    ) -> Self {
+        Self {
+            id: id.into(),
+            name: name.into(),
+            arguments: arguments.into(),
+            generated_id: false,
+        }
+    }
+
+    /// A call without a provider id: the id is generated from `index` (the
+    /// call's position in the answer), the name and the arguments, stably.
+    pub fn with_generated_id(index: usize, name: impl Into<String>, arguments: Value) -> Self {
+        let name = name.into();
+        Self {
+            id: stable_id(index, &name, &arguments),
+            name,
+            arguments: ToolArgs::Value(arguments),
+            generated_id: true,
+        }
+    }
+
+    /// Reads every tool call in a provider payload. Accepted shapes, per format:
+    ///
+    /// - [`Format::OpenAiChat`]: a chat completion (first choice), an assistant
+    ///   message, its `tool_calls` array, or one tool call.
+    /// - [`Format::OpenAiResponses`]: a response (its `output`), an item list,
+    ///   or one `function_call` item; other items (messages, reasoning) are skipped.
+    /// - [`Format::Anthropic`]: a message, its `content` array, or one
+    ///   `tool_use` block; other blocks are skipped.
+    /// - [`Format::Gemini`] and [`Format::GeminiJsonSchema`]: a
+    ///   `generateContent` response (first candidate), a `Content`, its
+    ///   `parts`, or one part; parts without `functionCall` are skipped.
+    /// - [`Format::Mcp`]: a `tools/call` JSON-RPC request or its `params`.
+    /// - [`Format::Json`]: `{"id"?, "name", "arguments"}` or a list of them.
+    ///
+    /// A payload with no calls gives an empty list.
+    ///
+    /// # Errors
+    /// [`CallParseError`] with the JSON path of a call that lacks its name or
+    /// id, or of a payload of another shape.
+    pub fn parse(format: Format, payload: &Value) -> Result<Vec<Self>, CallParseError> {
+        match format {
+            Format::OpenAiChat { .. } => super::openai::parse_chat(payload),
+            Format::OpenAiResponses { .. } => super::openai::parse_responses(payload),
+            Format::Anthropic { .. } => super::anthropic::parse(payload),
+            Format::Gemini { .. } | Format::GeminiJsonSchema => super::gemini::parse(payload),
+            Format::Mcp => super::mcp::parse(payload),
+            Format::Json => parse_json(payload),
+        }
+    }
+}
+
+/// `call_` + 16 hex digits of FNV-1a (64 bit) over position, name and the
+/// compact JSON of the arguments (object keys sorted, so equal calls hash equally).
+fn stable_id(index: usize, name: &str, arguments: &Value) -> String {
+    const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+    const PRIME: u64 = 0x0000_0100_0000_01b3;
+    let text = format!("{index}\u{0}{name}\u{0}{arguments}");
+    let hash = text
+        .bytes()
+        .fold(OFFSET, |h, b| (h ^ u64::from(b)).wrapping_mul(PRIME));
+    format!("call_{hash:016x}")
+}
+
+fn parse_json(payload: &Value) -> Result<Vec<ToolCall>, CallParseError> {
+    let format = Format::Json;
+    let one = |call: &Value, index: usize, path: &str| -> Result<ToolCall, CallParseError> {
+        let name = field_str(call, "name", path, format)?;
+        let arguments = call
+            .get("arguments")
+            .cloned()
+            .unwrap_or(Value::Object(Map::new()));
+        Ok(match call.get("id").and_then(Value::as_str) {
+            Some(id) => ToolCall::new(id, name, arguments_of(Some(&arguments))),
+            None => ToolCall::with_generated_id(index, name, arguments),
+        })
+    };
+    match payload {
+        Value::Array(calls) => calls
+            .iter()
+            .enumerate()
+            .map(|(i, c)| one(c, i, &child_path("", &i.to_string())))
+            .collect(),
+        _ => one(payload, 0, "").map(|c| vec![c]),
+    }
+}
+
+/// The string field `key` of `obj`.
+pub(crate) fn field_str(
+    obj: &Value,
+    key: &str,
+    path: &str,
+    format: Format,
+) -> Result<String, CallParseError> {
+    match obj.get(key) {
+        Some(Value::String(s)) => Ok(s.clone()),
+        Some(Value::Number(n)) if key == "id" => Ok(n.to_string()),
+        Some(other) => Err(CallParseError::new(
+            format,
+            &child_path(path, key),
+            format!("expected a string, found {other}"),
+        )),
+        None => Err(CallParseError::new(
+            format,
+            &child_path(path, key),
+            format!("missing `{key}`"),
+        )),
+    }
+}
+
+/// The array at `value` (`None` for absent or `null`).
+pub(crate) fn list_at<'a>(
+    value: Option<&'a Value>,
+    path: &str,
+    format: Format,
+) -> Result<Option<&'a Vec<Value>>, CallParseError> {
+    match value {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Array(items)) => Ok(Some(items)),
+        Some(other) => Err(CallParseError::new(
+            format,
+            path,
+            format!("expected an array, found {other}"),
+        )),
+    }
+}
+
+/// Arguments as sent: JSON text stays text (parsed, with a model-readable
+/// error, at execution); an absent value is an empty object.
+pub(crate) fn arguments_of(value: Option<&Value>) -> ToolArgs {
+    match value {
+        None | Some(Value::Null) => ToolArgs::Value(Value::Object(Map::new())),
+        Some(Value::String(text)) => ToolArgs::Text(text.clone()),
+        Some(other) => ToolArgs::Value(other.clone()),
+    }
+}
+
+/// Applies "an explicit `null` for an optional field means absent" to
+/// `args`, guided by the tool's canonical `schema`: at every depth, a
+/// property that the canonical schema does not require and whose value is
+/// `null` is removed, so the Rust default (or `None`) applies.
+///
+/// Why: strict renderings (OpenAI strict) must list every property as
+/// required, so optional fields become nullable and the model sends `null`
+/// for "not given"; a non-`Option` field with a serde default (e.g.
+/// `#[serde(default)] limit: u32`) would otherwise fail to deserialise.
+/// Applied by [`ToolRegistry::execute_call`](crate::ToolRegistry::execute_call)
+/// for every format; harmless for the others (a `null` for an optional
+/// field is read as absent there too).
+///
+/// Follows `properties`, `items`, local `$ref`s, and the branches of
+/// `anyOf`/`oneOf`/`allOf` whose constant properties (serde tags) match the value.
+pub fn normalize_arguments(schema: &Value, args: &mut Map<String, Value>) {
+    let empty = Map::new();
+    let defs = root_defs(schema).unwrap_or(&empty);
+    normalize_object(schema, args, defs, 0);
+}
+
+/// References followed before giving up (recursive schemas on deep values).
+const MAX_DEPTH: usize = 64;
+
+fn normalize_value(schema: &Value, value: &mut Value, defs: &Map<String, Value>, depth: usize) {
+    match value {
+        Value::Object(map) => normalize_object(schema, map, defs, depth),
+        Value::Array(items) => {
+            let Some(item_schema) = resolve(schema, defs).get("items") else {
+                return;
+            };
+            for item in items {
+                normalize_value(item_schema, item, defs, depth + 1);
+            }
+        }
+        _ => {}
+    }
+}
+
+fn normalize_object(
+    schema: &Value,
+    map: &mut Map<String, Value>,
+    defs: &Map<String, Value>,
+    depth: usize,
+) {
+    if depth > MAX_DEPTH {
+        return;
+    }
+    let node = resolve(schema, defs);
+    if let Some(Value::Object(props)) = node.get("properties") {
+        let required = node.as_object().map(required_of).unwrap_or_default();
+        map.retain(|k, v| {
+            !(v.is_null() && props.contains_key(k) && !required.contains(&k.as_str()))
+        });
+        for (k, v) in map.iter_mut() {
+            if let Some(sub) = props.get(k) {
+                normalize_value(sub, v, defs, depth + 1);
+            }
+        }
+    }
+    for keyword in ["anyOf", "oneOf", "allOf"] {
+        if let Some(Value::Array(branches)) = node.get(keyword) {
+            for branch in branches {
+                if keyword == "allOf" || tags_match(resolve(branch, defs), map) {
+                    normalize_object(branch, map, defs, depth + 1);
+                }
+            }
+        }
+    }
+}
+
+/// `true` when every `const` property of the object branch equals the value's.
+fn tags_match(branch: &Value, map: &Map<String, Value>) -> bool {
+    let Some(Value::Object(props)) = branch.get("properties") else {
+        return false;
+    };
+    let mut has_tag = false;
+    for (k, sub) in props {
+        if let Some(c) = sub.get("const") {
+            has_tag = true;
+            if map.get(k) != Some(c) {
+                return false;
+            }
+        }
+    }
+    // Untagged object branches: apply only when the value has none of the
+    // branch's unknown keys (a cheap shape match).
+    has_tag || map.keys().all(|k| props.contains_key(k))
+}
+
+fn resolve<'a>(schema: &'a Value, defs: &'a Map<String, Value>) -> &'a Value {
+    let mut current = schema;
+    for _ in 0..8 {
+        match current
+            .get("$ref")
+            .and_then(Value::as_str)
+            .and_then(local_def_name)
+            .and_then(|n| defs.get(&n))
+        {
+            Some(def) => current = def,
+            None => break,
+        }
+    }
+    current
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn generated_ids_are_stable_and_distinct() {
+        let a = ToolCall::with_generated_id(0, "f", json!({"b": 1, "a": 2}));
+        let b = ToolCall::with_generated_id(0, "f", json!({"a": 2, "b": 1}));
+        let c = ToolCall::with_generated_id(1, "f", json!({"a": 2, "b": 1}));
+        assert_eq!(a.id, b.id);
+        assert_ne!(a.id, c.id);
+        assert!(a.generated_id);
+        assert_eq!(a.id.len(), "call_".len() + 16);
+    }
+
+    #[test]
+    fn null_for_optional_fields_is_absent_at_every_depth() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "q": {"type": "string"},
+                "limit": {"type": "integer", "default": 10},
+                "inner": {"$ref": "#/$defs/Inner"},
+                "list": {"type": "array", "items": {"$ref": "#/$defs/Inner"}},
+                "shape": {"oneOf": [
+                    {"type": "object", "properties": {"kind": {"const": "a"}, "x": {"type": "integer"}}, "required": ["kind"]},
+                    {"type": "object", "properties": {"kind": {"const": "b"}, "y": {"type": "integer"}}, "required": ["kind"]}
+                ]}
+            },
+            "required": ["q", "inner"],
+            "$defs": {"Inner": {"type": "object", "properties": {"a": {"type": ["string", "null"]}, "b": {"type": "integer"}}, "required": ["b"]}}
+        });
+        let mut args = json!({
+            "q": null, "limit": null,
+            "inner": {"a": null, "b": null},
+            "list": [{"a": null, "b": 1}],
+            "shape": {"kind": "b", "x": null, "y": null}
+        })
+        .as_object()
+        .unwrap()
+        .clone();
+        normalize_arguments(&schema, &mut args);
+        assert_eq!(
+            Value::Object(args),
+            json!({
+                "q": null,
+                "inner": {"b": null},
+                "list": [{"b": 1}],
+                "shape": {"kind": "b", "x": null}
+            })
+        );
+    }
+}

@@ -1,0 +1,171 @@
+//! Model Context Protocol: `tools/list` entries (`{name, title?,
+//! description, inputSchema, annotations}`), `tools/call` requests and
+//! `CallToolResult`s.
+//!
+//! Source: MCP specification 2025-11-25, "Server Features › Tools" (tool
+//! names, `inputSchema`, annotations, `CallToolResult`, content types).
+
+use serde_json::{Value, json};
+
+use super::call::{ToolCall, arguments_of, field_str};
+use super::error::{CallParseError, Rule, Violation};
+use super::lower::{self, Inline, InlineRules, Step};
+use super::reply::Reply;
+use super::validate;
+use super::{Format, Pipeline};
+use crate::spec::ToolSpec;
+
+const TOOLS: &str = "MCP specification 2025-11-25, \"Server Features › Tools\"";
+
+pub(crate) static NAME: Rule = Rule {
+    id: "mcp.name",
+    text: "tool names are 1 to 128 characters of A-Z, a-z, 0-9, underscore, hyphen and dot",
+    source: "MCP specification 2025-11-25, \"Server Features › Tools › Tool names\"",
+};
+static ROOT: Rule = Rule {
+    id: "mcp.root",
+    text: "inputSchema is a JSON Schema object with `type: object`",
+    source: TOOLS,
+};
+static REFS: Rule = Rule {
+    id: "mcp.refs",
+    text: "every $ref is local (#/$defs/<name>) and resolvable; $defs are kept only for recursive types",
+    source: TOOLS,
+};
+static NO_SCHEMA: Rule = Rule {
+    id: "mcp.no-schema-keyword",
+    text: "inputSchema carries no $schema (the 2020-12 dialect is the default)",
+    source: TOOLS,
+};
+
+/// Checks the tool name ([`NAME`]).
+pub(crate) fn check_name(name: &str) -> Result<(), Violation> {
+    let ok = !name.is_empty()
+        && name.len() <= 128
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'));
+    if ok {
+        Ok(())
+    } else {
+        Err(Violation::new(
+            "name",
+            &NAME,
+            format!("`{name}` is not a valid MCP tool name"),
+        ))
+    }
+}
+
+pub(crate) static PIPELINE: Pipeline = Pipeline {
+    check_name,
+    steps: &[
+        Step {
+            name: "drop_root_meta",
+            run: |s, _| {
+                lower::drop_root_meta(s);
+                Ok(())
+            },
+        },
+        Step {
+            name: "inline_non_recursive_refs",
+            run: |s, _| {
+                lower::inline_refs(
+                    s,
+                    Inline::NonRecursive,
+                    &InlineRules {
+                        resolvable: &REFS,
+                        recursion: &REFS,
+                    },
+                )
+            },
+        },
+    ],
+    validate: validate_schema,
+};
+
+/// Validates an `inputSchema`.
+pub(crate) fn validate_schema(schema: &Value) -> Result<(), Violation> {
+    if schema.get("type").and_then(Value::as_str) != Some("object") {
+        return Err(Violation::new(
+            "/type",
+            &ROOT,
+            "the root must be `\"type\": \"object\"`",
+        ));
+    }
+    validate::none_of_keywords(schema, &["$schema"], &NO_SCHEMA)?;
+    validate::refs_resolvable(schema, &REFS)
+}
+
+/// A `tools/list` entry: name, `title` (the English display name, if any),
+/// description, `inputSchema`, and the behaviour hints as `annotations`.
+pub(crate) fn tool(spec: &ToolSpec, input_schema: &Value) -> Value {
+    let title = spec.display.get("en").and_then(|d| d.name.clone());
+    let mut annotations = json!({
+        "readOnlyHint": spec.read_only,
+        "destructiveHint": spec.destructive,
+        "idempotentHint": spec.idempotent,
+        "openWorldHint": spec.open_world,
+    });
+    let mut tool = json!({
+        "name": spec.name,
+        "description": spec.description,
+        "inputSchema": input_schema,
+    });
+    if let Some(title) = title {
+        annotations["title"] = Value::String(title.clone());
+        tool["title"] = Value::String(title);
+    }
+    tool["annotations"] = annotations;
+    tool
+}
+
+/// A `tools/call` JSON-RPC request (`{"jsonrpc", "id", "method": "tools/call",
+/// "params": {"name", "arguments"}}`) or its `params`. The call id is the
+/// JSON-RPC id; bare `params` get a generated one.
+pub(crate) fn parse(payload: &Value) -> Result<Vec<ToolCall>, CallParseError> {
+    let format = Format::Mcp;
+    if let Some(method) = payload.get("method").and_then(Value::as_str) {
+        if method != "tools/call" {
+            return Err(CallParseError::new(
+                format,
+                "/method",
+                format!("expected method `tools/call`, found `{method}`"),
+            ));
+        }
+        let params = payload
+            .get("params")
+            .ok_or_else(|| CallParseError::new(format, "/params", "missing `params`"))?;
+        let id = field_str(payload, "id", "", format)?;
+        let name = field_str(params, "name", "/params", format)?;
+        return Ok(vec![ToolCall::new(
+            id,
+            name,
+            arguments_of(params.get("arguments")),
+        )]);
+    }
+    let name = field_str(payload, "name", "", format)?;
+    let arguments = payload
+        .get("arguments")
+        .cloned()
+        .unwrap_or_else(|| json!({}));
+    Ok(vec![ToolCall::with_generated_id(0, name, arguments)])
+}
+
+/// A `CallToolResult`: `content` (text, then `image` items), `isError`, and
+/// `structuredContent` when the tool returned a JSON object.
+pub(crate) fn call_tool_result(reply: &Reply<'_>) -> Value {
+    let mut content = Vec::new();
+    if !reply.text.is_empty() {
+        content.push(json!({"type": "text", "text": reply.text}));
+    }
+    content.extend(
+        reply.images.iter().map(
+            |image| json!({"type": "image", "data": image.data, "mimeType": image.media_type}),
+        ),
+    );
+    let mut result = json!({"content": content, "isError": reply.is_error});
+    if let Some(structured) = reply.structured.filter(|v| v.is_object()) {
+        result["structuredContent"] = structured.clone();
+    }
+    result
+}

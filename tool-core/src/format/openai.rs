@@ -1,0 +1,488 @@
+//! OpenAI: Chat Completions (`{"type": "function", "function": {…}}`) and
+//! Responses (flat function tools), each with and without strict mode.
+//!
+//! Sources: OpenAI function-calling guide; OpenAI Structured Outputs guide,
+//! section "Supported schemas" (strict mode subset and limits).
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value, json};
+
+use super::call::{ToolCall, arguments_of, field_str, list_at};
+use super::error::{CallParseError, Rule, Violation};
+use super::lower::{self, Step};
+use super::reply::{Reply, data_url};
+use super::validate;
+use super::walk::{child_path, local_def_name, root_defs, walk};
+use super::{Format, Pipeline};
+use crate::spec::ToolSpec;
+
+const GUIDE: &str = "OpenAI Structured Outputs guide, \"Supported schemas\"";
+
+pub(crate) static NAME: Rule = Rule {
+    id: "openai.name",
+    text: "function names match ^[a-zA-Z0-9_-]{1,64}$",
+    source: "OpenAI API reference, function `name`: \"a-z, A-Z, 0-9, or contain underscores and dashes, with a maximum length of 64\"",
+};
+static ROOT: Rule = Rule {
+    id: "openai.root",
+    text: "the parameters schema is one object (`type: object`); the root is not an anyOf",
+    source: "OpenAI Structured Outputs guide, \"Supported schemas\": root objects must not be anyOf and must be an object",
+};
+static REFS: Rule = Rule {
+    id: "openai.refs",
+    text: "every $ref points to a definition of the same schema (#/$defs/<name>)",
+    source: "OpenAI Structured Outputs guide, \"Supported schemas\": definitions and recursive schemas are supported through local $ref",
+};
+static STRICT_CLOSED: Rule = Rule {
+    id: "openai.strict.additional-properties",
+    text: "in strict mode every object sets additionalProperties: false (so free-form maps are not expressible)",
+    source: GUIDE,
+};
+static STRICT_REQUIRED: Rule = Rule {
+    id: "openai.strict.required",
+    text: "in strict mode every property is required; an optional field is emulated with a union with null",
+    source: GUIDE,
+};
+static STRICT_KEYWORDS: Rule = Rule {
+    id: "openai.strict.keywords",
+    text: "strict mode supports type, properties, required, additionalProperties, items, anyOf, enum, const, $ref/$defs, description, title, pattern, format, multipleOf, (exclusive)minimum/maximum, minItems and maxItems; not, if/then/else, allOf, prefixItems and the like are not supported",
+    source: GUIDE,
+};
+static STRICT_FORMATS: Rule = Rule {
+    id: "openai.strict.formats",
+    text: "in strict mode string formats are date-time, time, date, duration, email, hostname, ipv4, ipv6 and uuid",
+    source: GUIDE,
+};
+static STRICT_REF_ALONE: Rule = Rule {
+    id: "openai.strict.ref-alone",
+    text: "in strict mode a $ref has no sibling keywords",
+    source: "OpenAI API schema validation, error \"$ref cannot have keywords {…}\" (strict function parameters)",
+};
+static STRICT_LIMITS: Rule = Rule {
+    id: "openai.strict.limits",
+    text: "at most 5000 object properties and 10 levels of nesting; at most 1000 enum values; at most 120,000 characters of property names, definition names, enum and const values; an enum of more than 250 strings at most 15,000 characters",
+    source: GUIDE,
+};
+
+/// The keywords strict mode accepts (see [`STRICT_KEYWORDS`]).
+const STRICT_ALLOWED: &[&str] = &[
+    "type",
+    "properties",
+    "required",
+    "additionalProperties",
+    "items",
+    "anyOf",
+    "enum",
+    "const",
+    "$ref",
+    "$defs",
+    "description",
+    "title",
+    "pattern",
+    "format",
+    "multipleOf",
+    "maximum",
+    "exclusiveMaximum",
+    "minimum",
+    "exclusiveMinimum",
+    "minItems",
+    "maxItems",
+];
+
+/// Keywords strict mode cannot take and that cannot be dropped without widening the schema.
+const STRICT_REFUSED: &[&str] = &[
+    "not",
+    "if",
+    "then",
+    "else",
+    "allOf",
+    "prefixItems",
+    "dependentSchemas",
+];
+
+fn strict_format(_ty: Option<&str>, format: &str) -> bool {
+    matches!(
+        format,
+        "date-time"
+            | "time"
+            | "date"
+            | "duration"
+            | "email"
+            | "hostname"
+            | "ipv4"
+            | "ipv6"
+            | "uuid"
+    )
+}
+
+/// Checks the function name ([`NAME`]).
+pub(crate) fn check_name(name: &str) -> Result<(), Violation> {
+    let ok = !name.is_empty()
+        && name.len() <= 64
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+    if ok {
+        Ok(())
+    } else {
+        Err(Violation::new(
+            "name",
+            &NAME,
+            format!("`{name}` is not a valid function name"),
+        ))
+    }
+}
+
+pub(crate) static PLAIN: Pipeline = Pipeline {
+    check_name,
+    steps: &[
+        Step {
+            name: "drop_root_meta",
+            run: |s, _| {
+                lower::drop_root_meta(s);
+                Ok(())
+            },
+        },
+        Step {
+            name: "merge_root_union",
+            run: |s, _| lower::merge_root_union(s, &ROOT),
+        },
+    ],
+    validate: validate_plain,
+};
+
+pub(crate) static STRICT: Pipeline = Pipeline {
+    check_name,
+    steps: &[
+        Step {
+            name: "drop_root_meta",
+            run: |s, _| {
+                lower::drop_root_meta(s);
+                Ok(())
+            },
+        },
+        Step {
+            name: "merge_root_union",
+            run: |s, _| lower::merge_root_union(s, &ROOT),
+        },
+        Step {
+            name: "fold_all_of",
+            run: |s, _| lower::fold_all_of(s),
+        },
+        Step {
+            name: "one_of_to_any_of",
+            run: |s, _| lower::one_of_to_any_of(s),
+        },
+        Step {
+            name: "refuse_unsupported",
+            run: |s, _| lower::refuse_keywords(s, STRICT_REFUSED, &STRICT_KEYWORDS),
+        },
+        Step {
+            name: "close_objects",
+            run: |s, _| lower::close_objects(s, &STRICT_CLOSED),
+        },
+        Step {
+            name: "require_all_properties",
+            run: |s, _| lower::require_all_properties(s),
+        },
+        Step {
+            name: "keep_supported_keywords",
+            run: |s, _| lower::keep_keywords(s, STRICT_ALLOWED),
+        },
+        Step {
+            name: "keep_supported_formats",
+            run: |s, _| lower::filter_formats(s, strict_format),
+        },
+        Step {
+            name: "isolate_refs",
+            run: |s, _| lower::isolate_refs(s),
+        },
+    ],
+    validate: validate_strict,
+};
+
+/// Validates a non-strict parameters schema: one root object, resolvable references.
+pub(crate) fn validate_plain(schema: &Value) -> Result<(), Violation> {
+    validate::root_is_object(schema, &ROOT)?;
+    validate::refs_resolvable(schema, &REFS)
+}
+
+/// Validates a strict parameters schema against every strict-mode rule.
+pub(crate) fn validate_strict(schema: &Value) -> Result<(), Violation> {
+    validate_plain(schema)?;
+    validate::only_keywords(schema, STRICT_ALLOWED, &STRICT_KEYWORDS)?;
+    validate::objects_closed(schema, &STRICT_CLOSED)?;
+    validate::all_required(schema, &STRICT_REQUIRED)?;
+    validate::refs_alone(schema, &STRICT_REF_ALONE)?;
+    validate::formats_supported(schema, strict_format, &STRICT_FORMATS)?;
+    check_limits(schema)
+}
+
+/// The size limits of [`STRICT_LIMITS`].
+fn check_limits(schema: &Value) -> Result<(), Violation> {
+    let mut properties = 0usize;
+    let mut enum_values = 0usize;
+    let mut chars = 0usize;
+    let mut big_enum: Option<(String, usize)> = None;
+    if let Some(defs) = root_defs(schema) {
+        chars += defs.keys().map(|k| k.chars().count()).sum::<usize>();
+    }
+    walk(schema, &mut |node, path, _| {
+        if let Some(Value::Object(props)) = node.get("properties") {
+            properties += props.len();
+            chars += props.keys().map(|k| k.chars().count()).sum::<usize>();
+        }
+        if let Some(Value::Array(values)) = node.get("enum") {
+            enum_values += values.len();
+            let len: usize = values
+                .iter()
+                .filter_map(Value::as_str)
+                .map(|s| s.chars().count())
+                .sum();
+            chars += len;
+            if values.len() > 250 && len > 15_000 && big_enum.is_none() {
+                big_enum = Some((child_path(path, "enum"), len));
+            }
+        }
+        if let Some(Value::String(c)) = node.get("const") {
+            chars += c.chars().count();
+        }
+    });
+    let depth = nesting_depth(schema);
+    let fail = |path: &str, message: String| Err(Violation::new(path, &STRICT_LIMITS, message));
+    if properties > 5000 {
+        return fail(
+            "",
+            format!("{properties} object properties in total (limit 5000)"),
+        );
+    }
+    if depth > 10 {
+        return fail("", format!("{depth} levels of object nesting (limit 10)"));
+    }
+    if enum_values > 1000 {
+        return fail(
+            "",
+            format!("{enum_values} enum values in total (limit 1000)"),
+        );
+    }
+    if chars > 120_000 {
+        return fail(
+            "",
+            format!("{chars} characters of names and enum/const values (limit 120,000)"),
+        );
+    }
+    if let Some((path, len)) = big_enum {
+        return fail(
+            &path,
+            format!("an enum of more than 250 values has {len} characters (limit 15,000)"),
+        );
+    }
+    Ok(())
+}
+
+/// Levels of nested objects, following `$ref`s (a recursive definition counts once).
+fn nesting_depth(schema: &Value) -> usize {
+    fn depth(
+        v: &Value,
+        defs: &Map<String, Value>,
+        stack: &mut Vec<String>,
+        memo: &mut BTreeMap<String, usize>,
+    ) -> usize {
+        let Value::Object(node) = v else { return 0 };
+        if let Some(name) = node
+            .get("$ref")
+            .and_then(Value::as_str)
+            .and_then(local_def_name)
+        {
+            if stack.contains(&name) {
+                return 0;
+            }
+            if let Some(d) = memo.get(&name) {
+                return *d;
+            }
+            let Some(def) = defs.get(&name) else { return 0 };
+            stack.push(name.clone());
+            let d = depth(def, defs, stack, memo);
+            stack.pop();
+            memo.insert(name, d);
+            return d;
+        }
+        let mut deepest = 0;
+        super::walk::for_each_child(node, |slot, sub| {
+            if !matches!(slot, super::walk::Slot::Named("$defs" | "definitions", _)) {
+                deepest = deepest.max(depth(sub, defs, stack, memo));
+            }
+        });
+        let own = usize::from(super::walk::is_object_schema(node));
+        own + deepest
+    }
+    let empty = Map::new();
+    let defs = root_defs(schema).unwrap_or(&empty);
+    depth(schema, defs, &mut Vec::new(), &mut BTreeMap::new())
+}
+
+/// `{"type": "function", "function": {name, description, parameters, strict}}`.
+pub(crate) fn chat_tool(spec: &ToolSpec, parameters: &Value, strict: bool) -> Value {
+    json!({
+        "type": "function",
+        "function": {
+            "name": spec.name,
+            "description": spec.description,
+            "parameters": parameters,
+            "strict": strict,
+        }
+    })
+}
+
+/// `{"type": "function", name, description, parameters, strict}`. `strict`
+/// is always written: the Responses API enforces strict mode when it is absent.
+pub(crate) fn responses_tool(spec: &ToolSpec, parameters: &Value, strict: bool) -> Value {
+    json!({
+        "type": "function",
+        "name": spec.name,
+        "description": spec.description,
+        "parameters": parameters,
+        "strict": strict,
+    })
+}
+
+/// Tool calls of a Chat Completions answer: a whole response (first
+/// choice), an assistant message, or its `tool_calls` array. Each call is
+/// `{"id", "type": "function", "function": {"name", "arguments": "<JSON text>"}}`.
+pub(crate) fn parse_chat(payload: &Value) -> Result<Vec<ToolCall>, CallParseError> {
+    let format = Format::OpenAiChat { strict: false };
+    let (list, base) = if payload.get("choices").is_some() {
+        (
+            payload.pointer("/choices/0/message/tool_calls"),
+            "/choices/0/message/tool_calls".to_owned(),
+        )
+    } else if payload.is_array() {
+        (Some(payload), String::new())
+    } else if payload.get("function").is_some() {
+        return parse_chat_call(payload, "", format).map(|c| vec![c]);
+    } else if payload.is_object() {
+        (payload.get("tool_calls"), "/tool_calls".to_owned())
+    } else {
+        return Err(CallParseError::new(
+            format,
+            "",
+            "expected a chat completion, an assistant message or a `tool_calls` array",
+        ));
+    };
+    let Some(items) = list_at(list, &base, format)? else {
+        return Ok(Vec::new());
+    };
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, call)| parse_chat_call(call, &child_path(&base, &i.to_string()), format))
+        .collect()
+}
+
+fn parse_chat_call(call: &Value, path: &str, format: Format) -> Result<ToolCall, CallParseError> {
+    if let Some(kind) = call.get("type").and_then(Value::as_str) {
+        if kind != "function" {
+            return Err(CallParseError::new(
+                format,
+                &child_path(path, "type"),
+                format!("unsupported tool call type `{kind}` (only `function` calls are handled)"),
+            ));
+        }
+    }
+    let id = field_str(call, "id", path, format)?;
+    let function_path = child_path(path, "function");
+    let function = call
+        .get("function")
+        .ok_or_else(|| CallParseError::new(format, &function_path, "missing `function`"))?;
+    let name = field_str(function, "name", &function_path, format)?;
+    let arguments = arguments_of(function.get("arguments"));
+    Ok(ToolCall::new(id, name, arguments))
+}
+
+/// Function calls of a Responses answer: a whole response (its `output`
+/// items), an item list, or one item. Only `function_call` items are read:
+/// `{"type": "function_call", "call_id", "name", "arguments": "<JSON text>"}`;
+/// the call id is `call_id` (the item's own `id` names the item, not the call).
+pub(crate) fn parse_responses(payload: &Value) -> Result<Vec<ToolCall>, CallParseError> {
+    let format = Format::OpenAiResponses { strict: false };
+    let (items, base): (Vec<&Value>, String) = match payload {
+        Value::Array(items) => (items.iter().collect(), String::new()),
+        Value::Object(o) if o.get("type").and_then(Value::as_str) == Some("function_call") => {
+            (vec![payload], String::new())
+        }
+        Value::Object(o) => match list_at(o.get("output"), "/output", format)? {
+            Some(items) => (items.iter().collect(), "/output".to_owned()),
+            None => (Vec::new(), String::new()),
+        },
+        _ => {
+            return Err(CallParseError::new(
+                format,
+                "",
+                "expected a response, a list of output items or a `function_call` item",
+            ));
+        }
+    };
+    let single = items.len() == 1 && std::ptr::eq(items[0], payload);
+    let mut calls = Vec::new();
+    for (i, item) in items.into_iter().enumerate() {
+        if item.get("type").and_then(Value::as_str) != Some("function_call") {
+            continue;
+        }
+        let path = if single {
+            String::new()
+        } else {
+            child_path(&base, &i.to_string())
+        };
+        let id = field_str(item, "call_id", &path, format)?;
+        let name = field_str(item, "name", &path, format)?;
+        calls.push(ToolCall::new(id, name, arguments_of(item.get("arguments"))));
+    }
+    Ok(calls)
+}
+
+/// Chat Completions messages for one result: the `role: tool` message (text
+/// only, as tool messages carry text), then, when there are images, a `user`
+/// message with the images as `image_url` data-URL parts.
+pub(crate) fn chat_result(call: &ToolCall, reply: &Reply<'_>) -> Vec<Value> {
+    let mut messages = vec![json!({
+        "role": "tool",
+        "tool_call_id": call.id,
+        "content": reply.text_or_placeholder(),
+    })];
+    if !reply.images.is_empty() {
+        let mut parts = vec![json!({
+            "type": "text",
+            "text": format!("Images returned by the `{}` tool (call {}):", call.name, call.id),
+        })];
+        parts.extend(
+            reply
+                .images
+                .iter()
+                .map(|image| json!({"type": "image_url", "image_url": {"url": data_url(image)}})),
+        );
+        messages.push(json!({"role": "user", "content": parts}));
+    }
+    messages
+}
+
+/// One Responses `function_call_output` item: the output text, or with
+/// images a list of `input_text` and `input_image` parts.
+pub(crate) fn responses_result(call: &ToolCall, reply: &Reply<'_>) -> Value {
+    let output = if reply.images.is_empty() {
+        Value::String(reply.text_or_placeholder())
+    } else {
+        let mut parts = Vec::new();
+        if !reply.text.is_empty() {
+            parts.push(json!({"type": "input_text", "text": reply.text}));
+        }
+        parts.extend(
+            reply
+                .images
+                .iter()
+                .map(|image| json!({"type": "input_image", "image_url": data_url(image)})),
+        );
+        Value::Array(parts)
+    };
+    json!({"type": "function_call_output", "call_id": call.id, "output": output})
+}

@@ -49,6 +49,8 @@ pub struct ToolRegistry {
     pub(crate) observers: Vec<Arc<dyn ToolObserver>>,
     pub(crate) truncation: Option<Truncation>,
     pub(crate) call_ids: Arc<AtomicU64>,
+    /// Provider renderings of the tool list, per format; cleared whenever `tools` changes.
+    pub(crate) rendered: crate::format::RenderCache,
 }
 
 #[derive(Clone)]
@@ -96,6 +98,7 @@ impl ToolRegistry {
             observers: Vec::new(),
             truncation: Some(Truncation::new()),
             call_ids: Arc::default(),
+            rendered: crate::format::RenderCache::default(),
         }
     }
 
@@ -184,6 +187,7 @@ impl ToolRegistry {
         tool: Tool,
         policy: OnConflict,
     ) -> Result<Option<String>, RegistryError> {
+        self.rendered.clear();
         let Some(existing) = self.tools.get(tool.name()).map(|e| &e.tool) else {
             let name = tool.name().to_owned();
             self.tools.insert(name.clone(), Entry::new(tool));
@@ -254,6 +258,7 @@ impl ToolRegistry {
 
     /// Removes and returns the tool called `name`.
     pub fn remove(&mut self, name: &str) -> Option<Tool> {
+        self.rendered.clear();
         self.tools.remove(name).map(|e| e.tool)
     }
 

@@ -408,7 +408,6 @@ type Rendered = Result<ToolSchemas, RenderError>;
 /// Per-registry cache of renderings, one entry per format; the registry
 /// clears it whenever its set of tools changes.
 #[derive(Default)]
-#[allow(dead_code, reason = "wired into the registry by the next commit")]
 pub(crate) struct RenderCache {
     slots: RwLock<Vec<(Format, Rendered)>>,
 }
@@ -472,6 +471,9 @@ impl ToolRegistry {
     /// format (each a [`FormatError`] with path, rule and source); its
     /// [`partial`](RenderError::partial) holds the other tools.
     pub fn schemas_in(&self, format: Format) -> Result<ToolSchemas, RenderError> {
+        if let Some(hit) = self.rendered.get(format) {
+            return hit;
+        }
         let mut tools = Vec::with_capacity(self.len());
         let mut errors = Vec::new();
         for spec in self.specs() {
@@ -489,6 +491,7 @@ impl ToolRegistry {
                 partial: schemas,
             })
         };
+        self.rendered.put(format, rendered.clone());
         rendered
     }
 

@@ -82,6 +82,10 @@ mod ansi;
 pub mod bash;
 pub mod bash_policy;
 
+pub mod glob;
+pub mod grep;
+pub mod list;
+pub mod search;
 pub use edit::edit_file;
 pub use ledger::FileLedger;
 pub use multi_edit::{Edit, multi_edit};
@@ -95,6 +99,10 @@ pub use bash_policy::{
 };
 
 /// A context for the built-in tools: a [`Workspace`] rooted at `root` and a
+pub use glob::glob_files;
+pub use grep::grep_content;
+pub use list::list_dir;
+pub use search::SearchConfig;
 /// fresh [`FileLedger`]. Add a [`Snapshots`](fsutil::Snapshots) hook with
 /// [`ToolContext::with_state`] to record changes.
 ///

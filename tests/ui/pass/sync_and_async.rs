@@ -1,4 +1,5 @@
 //! A sync and an async tool: both register, both run, arguments arrive typed.
+#![deny(warnings)]
 
 use serde_json::json;
 use tool_core::{ToolContext, ToolRegistry, tool};

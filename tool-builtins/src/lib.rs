@@ -81,6 +81,10 @@ pub mod write;
 mod ansi;
 pub mod bash;
 pub mod bash_policy;
+pub mod glob;
+pub mod grep;
+pub mod list;
+pub mod search;
 
 pub mod glob;
 pub mod grep;
@@ -94,6 +98,10 @@ pub use workspace::{PathError, Workspace};
 pub use write::write_file;
 
 pub use bash::{BashConfig, bash_command};
+pub use glob::glob_files;
+pub use grep::grep_content;
+pub use list::list_dir;
+pub use search::SearchConfig;
 pub use bash_policy::{
     CommandParts, CommandPolicy, PolicyAction, PolicyDecision, SegmentVerdict, split_command,
 };

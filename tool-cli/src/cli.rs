@@ -8,7 +8,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand};
+use tool_core::format::Format;
 
 use crate::session::Approve;
 
@@ -31,7 +32,15 @@ const SCHEMA_EXAMPLES: &str = "\
 Examples:
   tool schema                    every tool's canonical schema (a JSON array)
   tool schema read_file edit_file
-  tool schema --format openai    refused until provider formats exist in this build";
+  tool schema --format openai-strict read_file
+  tool schema --format mcp > tools.json
+
+Formats: json (canonical), openai (= openai-chat), openai-strict
+(= openai-chat-strict), openai-responses, openai-responses-strict, anthropic,
+anthropic-strict, gemini, gemini-unroll-<levels>, gemini-json-schema, mcp.
+The output is the request's tool list in that format. A tool that a format
+cannot express is reported on stderr (with the rule it breaks) and left out;
+the exit status is then 1.";
 
 const CALL_EXAMPLES: &str = "\
 Examples:
@@ -153,10 +162,10 @@ pub(crate) enum Command {
         #[arg(value_name = "NAME")]
         names: Vec<String>,
 
-        /// Schema rendering. Only `json` (the canonical {"name", "description", "parameters"}
-        /// objects) is available until provider formats are part of tool-core.
-        #[arg(long, value_enum, default_value_t = SchemaFormat::Json)]
-        format: SchemaFormat,
+        /// Schema rendering: json, openai, openai-strict, anthropic, anthropic-strict, gemini,
+        /// mcp, ... (the list is below).
+        #[arg(long, value_name = "FORMAT", default_value = "json", value_parser = parse_format)]
+        format: Format,
     },
 
     /// Call one tool and print its result as one JSON object.
@@ -188,34 +197,13 @@ pub(crate) enum Command {
     Batch,
 }
 
-/// The schema renderings `tool schema --format` names.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub(crate) enum SchemaFormat {
-    /// The canonical {"name", "description", "parameters"} objects.
-    Json,
-    /// OpenAI function tools.
-    Openai,
-    /// OpenAI function tools with `strict: true` schemas.
-    OpenaiStrict,
-    /// Anthropic tools.
-    Anthropic,
-    /// Gemini function declarations.
-    Gemini,
-    /// MCP `tools/list` entries.
-    Mcp,
-}
-
-impl SchemaFormat {
-    /// The name as written on the command line.
-    pub(crate) fn as_str(self) -> &'static str {
-        match self {
-            Self::Json => "json",
-            Self::Openai => "openai",
-            Self::OpenaiStrict => "openai-strict",
-            Self::Anthropic => "anthropic",
-            Self::Gemini => "gemini",
-            Self::Mcp => "mcp",
-        }
+/// `--format`: tool-core's format names, plus `openai` and `openai-strict`
+/// for the Chat Completions renderings (the names the issue and most users use).
+fn parse_format(text: &str) -> Result<Format, String> {
+    match text {
+        "openai" => Ok(Format::OpenAiChat { strict: false }),
+        "openai-strict" => Ok(Format::OpenAiChat { strict: true }),
+        other => other.parse::<Format>().map_err(|e| e.to_string()),
     }
 }
 
@@ -242,6 +230,25 @@ mod tests {
     #[test]
     fn clap_definition_is_consistent() {
         Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn format_names() {
+        assert_eq!(
+            parse_format("openai"),
+            Ok(Format::OpenAiChat { strict: false })
+        );
+        assert_eq!(
+            parse_format("openai-strict"),
+            Ok(Format::OpenAiChat { strict: true })
+        );
+        assert_eq!(parse_format("mcp"), Ok(Format::Mcp));
+        assert_eq!(parse_format("json"), Ok(Format::Json));
+        assert!(
+            parse_format("yaml")
+                .unwrap_err()
+                .contains("gemini-json-schema")
+        );
     }
 
     #[test]

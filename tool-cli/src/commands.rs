@@ -4,10 +4,10 @@ use std::io::{self, BufRead, Write};
 
 use serde::Deserialize;
 use serde_json::Value;
+use tool_core::format::Format;
 use tool_core::{ErrorKind, ToolArgs, ToolRegistry, ToolResult};
 
 use crate::args;
-use crate::cli::SchemaFormat;
 use crate::render::{self, OutDir};
 use crate::session::Session;
 
@@ -60,12 +60,16 @@ pub(crate) fn list(
     Ok(())
 }
 
-/// `tool schema [NAME...] [--format F]`.
+/// `tool schema [NAME...] [--format F]`: the request's tool list in that
+/// format (for `json` with named tools, in the order named). Tools a format
+/// cannot express are left out and reported; that ends with
+/// [`Failure::ToolError`].
 pub(crate) fn schema(
     registry: &ToolRegistry,
     names: &[String],
-    format: SchemaFormat,
+    format: Format,
     out: &mut impl Write,
+    err: &mut impl Write,
 ) -> Result<(), Failure> {
     let unknown: Vec<String> = names
         .iter()
@@ -75,27 +79,48 @@ pub(crate) fn schema(
     if !unknown.is_empty() {
         return Err(Failure::Usage(unknown.join("\n")));
     }
-    if format != SchemaFormat::Json {
-        return Err(Failure::Usage(format!(
-            "the `{}` schema format is not available in this build: provider formats (openai, \
-             openai-strict, anthropic, gemini, mcp) arrive with tool-core's provider-formats \
-             support. Use `--format json` for the canonical schemas.",
-            format.as_str()
-        )));
-    }
-    let schemas: Vec<Value> = if names.is_empty() {
-        registry.schemas()
-    } else {
-        names
+    let (value, failures) = if format == Format::Json && !names.is_empty() {
+        let picked = names
             .iter()
             .filter_map(|n| registry.get(n))
             .map(|t| t.spec().canonical_schema())
-            .collect()
+            .collect();
+        (Value::Array(picked), Vec::new())
+    } else {
+        let mut selected;
+        let source = if names.is_empty() {
+            registry
+        } else {
+            selected = ToolRegistry::new();
+            for tool in names.iter().filter_map(|n| registry.get(n)) {
+                // Names are distinct here unless given twice; a repeat is skipped.
+                let _ = selected.register_with(tool.clone(), tool_core::OnConflict::Skip);
+            }
+            &selected
+        };
+        match source.schemas_in(format) {
+            Ok(schemas) => (schemas.into_value(), Vec::new()),
+            Err(e) => {
+                let failures: Vec<String> = e.errors().iter().map(ToString::to_string).collect();
+                (e.into_partial().into_value(), failures)
+            }
+        }
     };
-    serde_json::to_writer_pretty(&mut *out, &schemas).map_err(io::Error::from)?;
+    serde_json::to_writer_pretty(&mut *out, &value).map_err(io::Error::from)?;
     writeln!(out)?;
     out.flush()?;
-    Ok(())
+    if failures.is_empty() {
+        return Ok(());
+    }
+    for failure in &failures {
+        writeln!(err, "error: {failure}")?;
+    }
+    writeln!(
+        err,
+        "{} tool(s) left out of the {format} rendering above.",
+        failures.len()
+    )?;
+    Err(Failure::ToolError)
 }
 
 /// `tool call NAME [ARGS_JSON] [--key=value ...]`.

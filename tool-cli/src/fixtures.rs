@@ -125,6 +125,24 @@ fn tools() -> Vec<Result<Tool, tool_core::RegistryError>> {
         ),
         Tool::new(
             ToolSpec::new(
+                "cli_fixture_tree",
+                "Take a recursive tree (Gemini's reference-free schemas cannot express it).",
+                json!({
+                    "type": "object",
+                    "properties": {"root": {"$ref": "#/$defs/Node"}},
+                    "$defs": {"Node": {
+                        "type": "object",
+                        "properties": {
+                            "name": {"type": "string"},
+                            "children": {"type": "array", "items": {"$ref": "#/$defs/Node"}}
+                        }
+                    }}
+                }),
+            ),
+            |_args: Map<String, Value>, _ctx: ToolContext| async move { ToolResult::ok("a tree") },
+        ),
+        Tool::new(
+            ToolSpec::new(
                 "cli_fixture_count",
                 "Count calls made in this context.",
                 any_object(),

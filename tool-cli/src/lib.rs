@@ -5,7 +5,7 @@
 //!
 //! ```text
 //! tool list [--json]
-//! tool schema [NAME...] [--format json]
+//! tool schema [NAME...] [--format json|openai|openai-strict|anthropic|gemini|mcp|...]
 //! tool call NAME [ARGS_JSON] [--key=value ...]
 //! tool batch < calls.jsonl
 //! ```
@@ -176,9 +176,13 @@ fn execute(registry: &ToolRegistry, cli: Cli) -> Result<(), Failure> {
     let stdout = io::stdout();
     match cli.command {
         Command::List { json } => commands::list(registry, json, &mut stdout.lock()),
-        Command::Schema { names, format } => {
-            commands::schema(registry, &names, format, &mut stdout.lock())
-        }
+        Command::Schema { names, format } => commands::schema(
+            registry,
+            &names,
+            format,
+            &mut stdout.lock(),
+            &mut io::stderr().lock(),
+        ),
         Command::Call { pretty, words } => {
             let Some((name, args)) = words.split_first() else {
                 return Err(Failure::Usage("`tool call` needs a tool name".to_owned()));

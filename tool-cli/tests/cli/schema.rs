@@ -59,17 +59,89 @@ fn unknown_names_are_usage_errors() {
 }
 
 #[test]
-fn provider_formats_are_refused_until_they_exist() {
-    for format in ["openai", "openai-strict", "anthropic", "gemini", "mcp"] {
-        let out = run(["schema", "--format", format]);
-        assert_eq!(code(&out), 2, "{format}");
-        assert!(stdout(&out).is_empty(), "{format}");
-        let err = stderr(&out);
-        assert!(err.contains(&format!("`{format}`")), "{err}");
-        assert!(err.contains("provider formats"), "{err}");
-        assert!(err.contains("--format json"), "{err}");
+fn provider_formats_render_the_request_tool_list() {
+    let openai = schemas(&["schema", "--format", "openai", "cli_fixture_echo"]);
+    assert_eq!(openai.len(), 1);
+    assert_eq!(openai[0]["type"], "function");
+    assert_eq!(openai[0]["function"]["name"], "cli_fixture_echo");
+    assert_eq!(
+        openai[0]["function"]["parameters"]["properties"]["text"]["type"],
+        "string"
+    );
+
+    let strict = schemas(&["schema", "--format", "openai-strict", "cli_fixture_sleep"]);
+    let params = &strict[0]["function"]["parameters"];
+    assert_eq!(params["additionalProperties"], false);
+    assert_eq!(
+        params["required"],
+        serde_json::json!(["ms"]),
+        "strict: every property required"
+    );
+    assert_eq!(strict[0]["function"]["strict"], true);
+
+    let anthropic = schemas(&["schema", "--format", "anthropic", "cli_fixture_echo"]);
+    assert_eq!(anthropic[0]["name"], "cli_fixture_echo");
+    assert_eq!(anthropic[0]["input_schema"]["type"], "object");
+
+    let gemini = schemas(&["schema", "--format", "gemini", "cli_fixture_echo"]);
+    let decl = &gemini[0]["functionDeclarations"][0];
+    assert_eq!(decl["name"], "cli_fixture_echo");
+    assert_eq!(decl["parameters"]["properties"]["text"]["type"], "STRING");
+
+    let mcp = schemas(&["schema", "--format", "mcp"]);
+    let echo = mcp
+        .iter()
+        .find(|t| t["name"] == "cli_fixture_echo")
+        .expect("echo in mcp list");
+    assert_eq!(echo["inputSchema"]["type"], "object");
+    assert!(mcp.len() > 5);
+
+    for format in [
+        "openai-chat",
+        "openai-responses",
+        "openai-responses-strict",
+        "anthropic-strict",
+        "gemini-json-schema",
+        "gemini-unroll-2",
+    ] {
+        let out = run(["schema", "--format", format, "cli_fixture_echo"]);
+        assert_eq!(code(&out), 0, "{format}: {}", stderr(&out));
     }
+}
+
+#[test]
+fn a_tool_a_format_cannot_express_is_reported_and_left_out() {
+    let out = run([
+        "schema",
+        "--format",
+        "gemini",
+        "cli_fixture_tree",
+        "cli_fixture_echo",
+    ]);
+    assert_eq!(code(&out), 1);
+    let list: Value = serde_json::from_str(&stdout(&out)).expect("the rest is still printed");
+    let decls = list[0]["functionDeclarations"]
+        .as_array()
+        .expect("declarations");
+    assert_eq!(decls.len(), 1);
+    assert_eq!(decls[0]["name"], "cli_fixture_echo");
+    let err = stderr(&out);
+    assert!(err.contains("cli_fixture_tree"), "{err}");
+    assert!(err.contains("left out"), "{err}");
+
+    // Unrolling expresses it.
+    let out = run(["schema", "--format", "gemini-unroll-2", "cli_fixture_tree"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+}
+
+#[test]
+fn unknown_formats_are_usage_errors_that_list_the_choices() {
     let out = run(["schema", "--format", "yaml"]);
     assert_eq!(code(&out), 2);
-    assert!(stderr(&out).contains("openai-strict"), "lists the choices");
+    assert!(stdout(&out).is_empty());
+    let err = stderr(&out);
+    assert!(
+        err.contains("yaml") && err.contains("anthropic-strict"),
+        "{err}"
+    );
 }

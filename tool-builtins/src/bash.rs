@@ -39,7 +39,7 @@ use rustix::event::{PollFd, PollFlags, Timespec};
 use rustix::process::{Pid, Signal};
 use serde_json::Value;
 use tool_core::truncate::{HeadTail, Truncation};
-use tool_core::{ErrorKind, ToolContext, ToolResult};
+use tool_core::{ErrorKind, ToolContext, ToolResult, tool};
 
 use crate::ansi::EscapeStripper;
 use crate::bash_policy::{CommandPolicy, PolicyAction};
@@ -211,6 +211,7 @@ impl BashConfig {
 ///   the command and everything it started are stopped.
 /// * `workdir` - Folder to run in, relative to the workspace root (default: the root).
 /// * `description` - A short description of what the command does, in 5-10 words.
+#[tool(kind = "exec", timeout = "610s")]
 pub fn bash_command(
     command: String,
     timeout: Option<f64>,
@@ -703,10 +704,11 @@ mod tests {
             let pgid = stat
                 .rsplit(')')
                 .next()
-                .and_then(|rest| rest.split_whitespace().nth(3))
+                .and_then(|rest| rest.split_whitespace().nth(2))
                 .and_then(|g| g.parse::<i32>().ok())
                 .and_then(Pid::from_raw);
-            if let Some(pgid) = pgid {
+            // Never our own group: only the groups bash_command created.
+            if let Some(pgid) = pgid.filter(|g| *g != rustix::process::getpgrp()) {
                 let _ = rustix::process::kill_process_group(pgid, Signal::KILL);
             }
         }
@@ -994,5 +996,53 @@ mod tests {
         assert_eq!(r.metadata["exit_code"], Value::Null);
         assert_eq!(r.metadata["signal"], 9);
         assert!(r.output.contains("killed by signal 9"));
+    }
+}
+
+#[cfg(test)]
+mod registry_tests {
+    use serde_json::json;
+    use tool_core::{ToolKind, ToolRegistry};
+
+    use super::*;
+    use crate::workspace::Workspace;
+
+    #[tokio::test]
+    async fn registered_with_a_timeout_above_the_largest_the_model_may_ask() {
+        let tool = ToolRegistry::global().get("bash_command").unwrap();
+        let spec = tool.spec();
+        assert_eq!(spec.kind, ToolKind::Exec);
+        assert!(spec.timeout.unwrap() >= MAX_BASH_TIMEOUT + Duration::from_secs(5));
+        assert_eq!(spec.parameters["required"], json!(["command"]));
+        let props = spec.parameters["properties"].as_object().unwrap();
+        let mut names: Vec<&str> = props.keys().map(String::as_str).collect();
+        names.sort_unstable();
+        assert_eq!(names, ["command", "description", "timeout", "workdir"]);
+        assert!(spec.description.starts_with("Runs a shell command"));
+    }
+
+    #[tokio::test]
+    async fn runs_through_the_registry() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = ToolContext::new().with_state(Workspace::new(dir.path()).unwrap());
+        let registry = ToolRegistry::global();
+        let r = registry
+            .execute(
+                "bash_command",
+                json!({"command": "echo hello", "description": "print hello"}),
+                &ctx,
+            )
+            .await;
+        assert!(r.is_ok(), "{r:?}");
+        assert_eq!(r.output, "hello\n");
+        assert_eq!(r.title.as_deref(), Some("print hello"));
+        let r = registry
+            .execute(
+                "bash_command",
+                json!({"command": "echo x", "timeout": -1}),
+                &ctx,
+            )
+            .await;
+        assert!(r.error.unwrap().message.contains("Invalid timeout value"));
     }
 }

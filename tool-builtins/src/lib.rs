@@ -86,10 +86,6 @@ pub mod grep;
 pub mod list;
 pub mod search;
 
-pub mod glob;
-pub mod grep;
-pub mod list;
-pub mod search;
 pub use edit::edit_file;
 pub use ledger::FileLedger;
 pub use multi_edit::{Edit, multi_edit};
@@ -98,19 +94,15 @@ pub use workspace::{PathError, Workspace};
 pub use write::write_file;
 
 pub use bash::{BashConfig, bash_command};
-pub use glob::glob_files;
-pub use grep::grep_content;
-pub use list::list_dir;
-pub use search::SearchConfig;
 pub use bash_policy::{
     CommandParts, CommandPolicy, PolicyAction, PolicyDecision, SegmentVerdict, split_command,
 };
-
-/// A context for the built-in tools: a [`Workspace`] rooted at `root` and a
 pub use glob::glob_files;
 pub use grep::grep_content;
 pub use list::list_dir;
 pub use search::SearchConfig;
+
+/// A context for the built-in tools: a [`Workspace`] rooted at `root` and a
 /// fresh [`FileLedger`]. Add a [`Snapshots`](fsutil::Snapshots) hook with
 /// [`ToolContext::with_state`] to record changes.
 ///

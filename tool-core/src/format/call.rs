@@ -236,13 +236,34 @@ fn normalize_object(
         }
     }
     for keyword in ["anyOf", "oneOf", "allOf"] {
-        if let Some(Value::Array(branches)) = node.get(keyword) {
-            for branch in branches {
-                if keyword == "allOf" || tags_match(resolve(branch, defs), map) {
-                    normalize_object(branch, map, defs, depth + 1);
-                }
+        let Some(Value::Array(branches)) = node.get(keyword) else {
+            continue;
+        };
+        let mut matched_keys: Vec<&String> = Vec::new();
+        let mut other_keys: Vec<&String> = Vec::new();
+        for branch in branches {
+            let resolved = resolve(branch, defs);
+            let keys = resolved
+                .get("properties")
+                .and_then(Value::as_object)
+                .into_iter()
+                .flat_map(Map::keys);
+            if keyword == "allOf" || tags_match(resolved, map) {
+                matched_keys.extend(keys);
+                normalize_object(branch, map, defs, depth + 1);
+            } else {
+                other_keys.extend(keys);
             }
         }
+        // A strict rendering merges the branches of a root union into one
+        // object, so the model sends `null` for the other branches' fields.
+        let own = node.get("properties").and_then(Value::as_object);
+        map.retain(|k, v| {
+            !(v.is_null()
+                && other_keys.contains(&k)
+                && !matched_keys.contains(&k)
+                && own.is_none_or(|p| !p.contains_key(k)))
+        });
     }
 }
 
@@ -330,7 +351,7 @@ mod tests {
                 "q": null,
                 "inner": {"b": null},
                 "list": [{"b": 1}],
-                "shape": {"kind": "b", "x": null}
+                "shape": {"kind": "b"}
             })
         );
     }

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use tool_core::{ErrorKind, ToolContext, ToolResult};
+use tool_core::{ErrorKind, ToolContext, ToolResult, tool};
 
 use crate::fsutil::{self, Before, LineEnding, NewlineMap, TextFile};
 use crate::ledger::{FileLedger, ledger_of};
@@ -32,6 +32,7 @@ pub(crate) const APPLIED: &str = "Edit applied successfully.";
 /// * `old_string` - The text to replace; empty to create a new file.
 /// * `new_string` - The replacement text; must differ from `old_string`.
 /// * `replace_all` - Replace every occurrence of `old_string` (default false).
+#[tool(kind = "write")]
 pub async fn edit_file(
     context: &ToolContext,
     file_path: String,

@@ -67,12 +67,13 @@
 use std::io;
 use std::path::Path;
 
-use tool_core::ToolContext;
+use tool_core::{OnConflict, Tool, ToolContext, ToolRegistry};
 
 pub mod edit;
 pub mod fsutil;
 pub mod ledger;
 pub mod multi_edit;
+pub mod patch;
 pub mod read;
 pub mod replace;
 pub mod workspace;
@@ -89,6 +90,7 @@ pub mod search;
 pub use edit::edit_file;
 pub use ledger::FileLedger;
 pub use multi_edit::{Edit, multi_edit};
+pub use patch::apply_patch;
 pub use read::{ReadOptions, read_file};
 pub use workspace::{PathError, Workspace};
 pub use write::write_file;
@@ -102,6 +104,60 @@ pub use grep::grep_content;
 pub use list::list_dir;
 pub use search::SearchConfig;
 
+/// The names of the built-in tools, as registered.
+pub const TOOL_NAMES: &[&str] = &[
+    "apply_patch",
+    "bash_command",
+    "edit_file",
+    "glob_files",
+    "grep_content",
+    "list_dir",
+    "multi_edit",
+    "read_file",
+    "write_file",
+];
+
+/// A registry holding only the built-in tools, for hosts that opt in to them
+/// explicitly (or merge them into a registry of their own).
+///
+/// Every `#[tool]` fn linked into the binary, the built-ins included, is in
+/// [`ToolRegistry::global`]; this one is built from the same link-time
+/// entries, keeping those whose name is in [`TOOL_NAMES`] and whose source
+/// file lies in this crate (so a host tool that happens to share a name is
+/// never picked up). It does not go through the global registry, so a name
+/// clash among the host's own tools cannot make it fail.
+///
+/// ```
+/// let registry = tool_builtins::registry();
+/// assert!(registry.contains("read_file"));
+/// assert!(registry.contains("apply_patch"));
+/// assert_eq!(registry.get("read_file").unwrap().spec().kind, tool_core::ToolKind::Read);
+/// ```
+pub fn registry() -> ToolRegistry {
+    let mut registry = ToolRegistry::new();
+    for def in tool_core::__private::inventory::iter::<tool_core::__private::StaticTool> {
+        if !TOOL_NAMES.contains(&def.name) || !from_this_crate(def.file) {
+            continue;
+        }
+        // The specs are fixed at compile time and covered by this crate's
+        // tests; a spec that failed to build would be a bug here, not input.
+        if let Ok(tool) = Tool::from_static(def) {
+            let _ = registry.register_with(tool, OnConflict::Skip);
+        }
+    }
+    registry
+}
+
+/// Whether a `file!()` path names a file of this crate: relative to the
+/// workspace (`tool-builtins/src/..`), in a git checkout (`../tool-builtins/src/..`)
+/// or in the registry cache (`../tool-builtins-0.1.0/src/..`).
+fn from_this_crate(file: &str) -> bool {
+    let file = file.replace('\\', "/");
+    file.starts_with("tool-builtins/")
+        || file.contains("/tool-builtins/")
+        || file.contains("/tool-builtins-")
+}
+
 /// A context for the built-in tools: a [`Workspace`] rooted at `root` and a
 /// fresh [`FileLedger`]. Add a [`Snapshots`](fsutil::Snapshots) hook with
 /// [`ToolContext::with_state`] to record changes.
@@ -112,4 +168,34 @@ pub fn context(root: impl AsRef<Path>) -> io::Result<ToolContext> {
     Ok(ToolContext::new()
         .with_state(Workspace::new(root)?)
         .with_state(FileLedger::new()))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn registry_holds_exactly_the_builtins_that_are_linked() {
+        let r = super::registry();
+        for name in [
+            "read_file",
+            "write_file",
+            "edit_file",
+            "multi_edit",
+            "apply_patch",
+        ] {
+            let tool = r.get(name).unwrap_or_else(|| panic!("{name} missing"));
+            assert!(!tool.spec().description.is_empty());
+            assert_eq!(tool.spec().hidden_params, vec!["context".to_owned()]);
+        }
+        for name in r.names() {
+            assert!(super::TOOL_NAMES.contains(&name), "{name}");
+        }
+        let read = r.get("read_file").unwrap().spec();
+        let mut names = read.parameter_names();
+        names.sort_unstable();
+        assert_eq!(names, vec!["file_path", "limit", "offset"]);
+        assert_eq!(
+            read.parameters["required"],
+            serde_json::json!(["file_path"])
+        );
+    }
 }

@@ -2,7 +2,7 @@
 
 use schemars::JsonSchema;
 use serde::Deserialize;
-use tool_core::{ErrorKind, ToolContext, ToolResult};
+use tool_core::{ErrorKind, ToolContext, ToolResult, tool};
 
 use crate::edit::{EditSpec, edit_blocking, run_blocking};
 use crate::ledger::ledger_of;
@@ -29,6 +29,7 @@ pub struct Edit {
 /// # Arguments
 /// * `file_path` - Path of the file to edit (relative to the workspace root, or absolute).
 /// * `edits` - The replacements, applied in order.
+#[tool(kind = "write")]
 pub async fn multi_edit(context: &ToolContext, file_path: String, edits: Vec<Edit>) -> ToolResult {
     if edits.is_empty() {
         return ToolResult::error(

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use tool_core::{ToolContext, ToolResult};
+use tool_core::{ToolContext, ToolResult, tool};
 
 use crate::edit::{commit, run_blocking};
 use crate::fsutil::{self, Before, UTF8_BOM};
@@ -19,6 +19,7 @@ use crate::workspace::workspace_of;
 /// # Arguments
 /// * `file_path` - Path of the file to write (relative to the workspace root, or absolute).
 /// * `content` - The complete new content of the file.
+#[tool(kind = "write", destructive, idempotent)]
 pub async fn write_file(context: &ToolContext, file_path: String, content: String) -> ToolResult {
     let ws = match workspace_of(context) {
         Ok(ws) => ws,

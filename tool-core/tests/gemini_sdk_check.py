@@ -11,6 +11,9 @@ with the `google-genai` package's pydantic models:
 - `gemini-json-schema` entries: `types.FunctionDeclaration`
   (`parametersJsonSchema`).
 
+- the `functionResponse` parts of the Gemini round-trip snapshot
+  (`format_roundtrip.rs`): `types.Part`.
+
 Refused renderings (`{"error": ...}`) are skipped: our own validator
 already explains them. Exit status 0 when every rendering validates.
 
@@ -63,6 +66,17 @@ def main():
                 checked += 1
             except Exception as e:  # pylint: disable=broad-except
                 failures.append(f"{name} [{slug}]: {e}")
+    roundtrip = os.path.join(HERE, "snapshots", "format_roundtrip__roundtrip_gemini.snap")
+    for entry in snapshot_body(roundtrip):
+        for key in ("first", "later"):
+            for part in entry[key]:
+                try:
+                    parsed = types.Part.model_validate(part)
+                    if parsed.function_response is None:
+                        raise ValueError("not a functionResponse part")
+                    checked += 1
+                except Exception as e:  # pylint: disable=broad-except
+                    failures.append(f"roundtrip [{entry['call']['name']} {key}]: {e}")
     for failure in failures:
         print("FAIL", failure)
     print(f"{checked} passed, {len(failures)} failed")

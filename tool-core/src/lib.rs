@@ -73,6 +73,7 @@ pub mod __private;
 pub use context::{State, ToolContext};
 pub use error::RegistryError;
 pub use execute::ToolArgs;
+pub use format::{Format, ToolCall};
 pub use governance::approval::{ApprovalDecision, ApprovalPolicy, ApprovalRequest, Approver};
 pub use governance::repair::ArgumentRepair;
 pub use governance::secrets::{SecretStore, SecretStoreError};

@@ -7,10 +7,9 @@
 //! relate a value to the fn (does `hidden_params` name a parameter?) live in
 //! `check.rs`.
 
-use proc_macro2::{Span, TokenStream};
+use proc_macro2::{Span, TokenStream, TokenTree};
 use syn::ext::IdentExt;
-use syn::parse::Parser;
-use syn::punctuated::Punctuated;
+use syn::parse::{ParseStream, Parser};
 use syn::spanned::Spanned;
 use syn::{Attribute, Expr, ExprLit, Ident, Lit, LitStr, Meta, Path, Token};
 
@@ -169,11 +168,8 @@ pub(crate) enum DefaultArg {
 /// Parses the tokens inside `#[tool(...)]`.
 pub(crate) fn parse_tool_args(tokens: TokenStream, errors: &mut Errors) -> ToolArgs {
     let mut args = ToolArgs::default();
-    let Some(metas) = parse_metas(tokens, errors) else {
-        return args;
-    };
     let mut keys = Keys::new(TOOL_KEYS);
-    for meta in &metas {
+    for meta in &parse_metas(tokens, errors) {
         let Some(key) = keys.accept(meta, errors) else {
             continue;
         };
@@ -216,10 +212,7 @@ pub(crate) fn parse_arg_attrs(attrs: &[Attribute], errors: &mut Errors) -> ArgAt
             );
             continue;
         };
-        let Some(metas) = parse_metas(list.tokens.clone(), errors) else {
-            continue;
-        };
-        for meta in &metas {
+        for meta in &parse_metas(list.tokens.clone(), errors) {
             let Some(key) = keys.accept(meta, errors) else {
                 continue;
             };
@@ -349,14 +342,54 @@ fn edit_distance(a: &str, b: &str) -> usize {
 }
 
 /// Parses a comma-separated list of `key`, `key = value` and `key(...)` items.
-fn parse_metas(tokens: TokenStream, errors: &mut Errors) -> Option<Punctuated<Meta, Token![,]>> {
-    match Punctuated::<Meta, Token![,]>::parse_terminated.parse2(tokens) {
-        Ok(metas) => Some(metas),
+/// A malformed item is reported and skipped up to the next comma, so the
+/// items after it are still parsed and checked.
+fn parse_metas(tokens: TokenStream, errors: &mut Errors) -> Vec<Meta> {
+    let parser = |input: ParseStream<'_>| {
+        let mut metas = Vec::new();
+        while !input.is_empty() {
+            if !input.peek(Ident::peek_any) {
+                let found: TokenTree = input.parse()?;
+                errors.spanned(
+                    &found,
+                    "expected an option name: `key`, `key = value` or `key(...)`, e.g. `name = \"search\"`",
+                );
+                skip_to_comma(input)?;
+            } else {
+                match input.parse::<Meta>() {
+                    Ok(meta) => metas.push(meta),
+                    Err(e) => {
+                        errors.push(e);
+                        skip_to_comma(input)?;
+                    }
+                }
+            }
+            if input.is_empty() {
+                break;
+            }
+            if let Err(e) = input.parse::<Token![,]>() {
+                errors.push(e);
+                skip_to_comma(input)?;
+                let _: Option<Token![,]> = input.parse()?;
+            }
+        }
+        Ok(metas)
+    };
+    match parser.parse2(tokens) {
+        Ok(metas) => metas,
         Err(e) => {
             errors.push(e);
-            None
+            Vec::new()
         }
     }
+}
+
+/// Skips tokens up to (not including) the next top-level comma.
+fn skip_to_comma(input: ParseStream<'_>) -> syn::Result<()> {
+    while !input.is_empty() && !input.peek(Token![,]) {
+        input.parse::<TokenTree>()?;
+    }
+    Ok(())
 }
 
 /// Looks through the invisible groups that `macro_rules!` wraps around `$e:expr`.
@@ -439,17 +472,12 @@ fn flag(meta: &Meta, key: &str, errors: &mut Errors) -> bool {
 }
 
 /// The items of `key(...)`.
-fn nested(
-    meta: &Meta,
-    key: &str,
-    example: &str,
-    errors: &mut Errors,
-) -> Punctuated<Meta, Token![,]> {
+fn nested(meta: &Meta, key: &str, example: &str, errors: &mut Errors) -> Vec<Meta> {
     match meta {
-        Meta::List(list) => parse_metas(list.tokens.clone(), errors).unwrap_or_default(),
+        Meta::List(list) => parse_metas(list.tokens.clone(), errors),
         _ => {
             errors.spanned(meta, format!("expected `{key}(...)`, e.g. `{example}`"));
-            Punctuated::new()
+            Vec::new()
         }
     }
 }
@@ -540,7 +568,7 @@ fn inject_params(meta: &Meta, key: &str, errors: &mut Errors) -> Vec<InjectArg> 
         let mut keys = Keys::new(INJECT_KEYS);
         let mut mode = Some(InjectMode::Default);
         let mut path = None;
-        for inner in parse_metas(list.tokens.clone(), errors).unwrap_or_default() {
+        for inner in parse_metas(list.tokens.clone(), errors) {
             match keys.accept(&inner, errors).as_deref() {
                 Some("mode") => {
                     mode = string(&inner, "mode", errors).and_then(|s| inject_mode(&s, errors));
@@ -607,7 +635,7 @@ fn display(meta: &Meta, key: &str, errors: &mut Errors) -> Vec<DisplayArg> {
             params: Vec::new(),
         };
         let mut keys = Keys::new(DISPLAY_KEYS);
-        for inner in parse_metas(list.tokens.clone(), errors).unwrap_or_default() {
+        for inner in parse_metas(list.tokens.clone(), errors) {
             match keys.accept(&inner, errors).as_deref() {
                 Some("name") => entry.name = string(&inner, "name", errors),
                 Some("params") => entry.params = display_params(&inner, errors),

@@ -49,6 +49,10 @@ pub(crate) fn expand(tool: &ToolFn) -> TokenStream {
     let registration = e.expand_registration();
     let p = &e.private;
     quote! {
+        #[allow(
+            clippy::needless_pass_by_value,
+            reason = "#[tool] parameters are deserialized into owned values, so taking them by value is the contract"
+        )]
         #func
 
         #[doc(hidden)]
@@ -173,7 +177,7 @@ impl<'a> Expander<'a> {
                         -> ::core::result::Result<::core::option::Option<T>, impl #p::IntoToolResult>;
                     fn __required(&self, inv: &mut #p::Invocation, idx: usize)
                         -> ::core::result::Result<T, impl #p::IntoToolResult>;
-                    fn __schema(&self, g: &mut #p::schemars::SchemaGenerator) -> #p::schemars::Schema;
+                    fn __schema(&self, generator: &mut #p::schemars::SchemaGenerator) -> #p::schemars::Schema;
                 }
                 impl<T: #p::serde::de::DeserializeOwned + #p::schemars::JsonSchema> __ToolArg<T> for __ToolWrap<T> {
                     fn __value(&self, inv: &mut #p::Invocation, idx: usize)
@@ -184,8 +188,8 @@ impl<'a> Expander<'a> {
                         -> ::core::result::Result<T, impl #p::IntoToolResult> {
                         inv.required::<T>(idx)
                     }
-                    fn __schema(&self, g: &mut #p::schemars::SchemaGenerator) -> #p::schemars::Schema {
-                        g.subschema_for::<T>()
+                    fn __schema(&self, generator: &mut #p::schemars::SchemaGenerator) -> #p::schemars::Schema {
+                        generator.subschema_for::<T>()
                     }
                 }
                 // Picked only when `T` lacks a bound, i.e. when `assert_tool_param` fails.
@@ -194,7 +198,7 @@ impl<'a> Expander<'a> {
                         -> ::core::result::Result<::core::option::Option<T>, impl #p::IntoToolResult>;
                     fn __required(&self, inv: &mut #p::Invocation, idx: usize)
                         -> ::core::result::Result<T, impl #p::IntoToolResult>;
-                    fn __schema(&self, g: &mut #p::schemars::SchemaGenerator) -> #p::schemars::Schema;
+                    fn __schema(&self, generator: &mut #p::schemars::SchemaGenerator) -> #p::schemars::Schema;
                 }
                 impl<T> __ToolArgFallback<T> for &__ToolWrap<T> {
                     fn __value(&self, _: &mut #p::Invocation, _: usize)
@@ -205,8 +209,8 @@ impl<'a> Expander<'a> {
                         -> ::core::result::Result<T, impl #p::IntoToolResult> {
                         ::core::result::Result::Err(())
                     }
-                    fn __schema(&self, g: &mut #p::schemars::SchemaGenerator) -> #p::schemars::Schema {
-                        g.subschema_for::<()>()
+                    fn __schema(&self, generator: &mut #p::schemars::SchemaGenerator) -> #p::schemars::Schema {
+                        generator.subschema_for::<()>()
                     }
                 }
             }
@@ -214,20 +218,20 @@ impl<'a> Expander<'a> {
         let errors = has_err.then(|| {
             quote! {
                 trait __ToolErr<E> {
-                    fn __error(&self, e: E) -> impl #p::IntoToolResult;
+                    fn __error(&self, error: E) -> impl #p::IntoToolResult;
                 }
                 impl<E: ::core::fmt::Display> __ToolErr<E> for __ToolWrap<E> {
-                    fn __error(&self, e: E) -> impl #p::IntoToolResult {
-                        ::core::result::Result::Err::<(), E>(e)
+                    fn __error(&self, error: E) -> impl #p::IntoToolResult {
+                        ::core::result::Result::Err::<(), E>(error)
                     }
                 }
                 // Picked only when `E` is not `Display`, i.e. when `assert_error_display` fails.
                 trait __ToolErrFallback<E> {
-                    fn __error(&self, e: E) -> impl #p::IntoToolResult;
+                    fn __error(&self, error: E) -> impl #p::IntoToolResult;
                 }
                 impl<E> __ToolErrFallback<E> for &__ToolWrap<E> {
-                    fn __error(&self, e: E) -> impl #p::IntoToolResult {
-                        ::core::mem::drop(e);
+                    fn __error(&self, error: E) -> impl #p::IntoToolResult {
+                        ::core::mem::drop(error);
                     }
                 }
             }
@@ -281,7 +285,7 @@ impl<'a> Expander<'a> {
             let span = ty.span();
             let p = self.private_at(span);
             some(quote_spanned! {span=>
-                |g: &mut #p::schemars::SchemaGenerator| (&__ToolWrap::<#ty>(::core::marker::PhantomData)).__schema(g)
+                |generator: &mut #p::schemars::SchemaGenerator| (&__ToolWrap::<#ty>(::core::marker::PhantomData)).__schema(generator)
             })
         } else {
             none()
@@ -443,7 +447,7 @@ impl<'a> Expander<'a> {
                     #(#extractions)*
                     let (__ctx, __notes) = match __inv.finish() {
                         ::core::result::Result::Ok(done) => done,
-                        ::core::result::Result::Err(e) => return #p::into_result(e),
+                        ::core::result::Result::Err(error) => return #p::into_result(error),
                     };
                     let __out = #call;
                     let __result = #convert;
@@ -463,8 +467,8 @@ impl<'a> Expander<'a> {
             ParamKind::Context(_) => None,
             ParamKind::State(inner) => Some(quote_spanned! {span=>
                 let #var = match __inv.state::<#inner>(#idx) {
-                    ::core::result::Result::Ok(v) => v,
-                    ::core::result::Result::Err(e) => return #p::into_result(e),
+                    ::core::result::Result::Ok(value) => value,
+                    ::core::result::Result::Err(error) => return #p::into_result(error),
                 };
             }),
             ParamKind::Value => {
@@ -486,8 +490,8 @@ impl<'a> Expander<'a> {
                 };
                 Some(quote! {
                     let #var: #ty = match (&__ToolWrap::<#ty>(::core::marker::PhantomData)).#getter(&mut __inv, #idx) {
-                        ::core::result::Result::Ok(v) => v #fill,
-                        ::core::result::Result::Err(e) => return #p::into_result(e),
+                        ::core::result::Result::Ok(value) => value #fill,
+                        ::core::result::Result::Err(error) => return #p::into_result(error),
                     };
                 })
             }

@@ -119,6 +119,12 @@ pub(crate) fn edit_blocking(
             path.display()
         ));
     }
+    if meta.as_ref().is_ok_and(|m| !m.is_file()) {
+        return ToolResult::failed(format!(
+            "Cannot edit {}: it is not a regular file (a device, socket or pipe).",
+            path.display()
+        ));
+    }
     let exists = meta.is_ok();
     let creating = edits.first().is_some_and(|e| e.old_string.is_empty());
     if !exists && !creating {

@@ -172,6 +172,60 @@ pub fn context(root: impl AsRef<Path>) -> io::Result<ToolContext> {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
+    /// The tools as a host calls them: JSON arguments through the registry.
+    #[tokio::test]
+    async fn file_tools_through_the_registry() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("m.txt"), "a = 1\r\nb = 2\r\n").unwrap();
+        let ctx = super::context(d.path()).unwrap();
+        let r = super::registry();
+        let edit = json!({"file_path": "m.txt", "old_string": "a = 1", "new_string": "a = 10"});
+        let res = r.execute("edit_file", edit.clone(), &ctx).await;
+        assert!(res.error.unwrap().message.starts_with("You must read file"));
+        let res = r
+            .execute("read_file", json!({"file_path": "m.txt"}), &ctx)
+            .await;
+        assert!(res.output.contains("1: a = 1\n2: b = 2\n"), "{res:?}");
+        let res = r.execute("edit_file", edit, &ctx).await;
+        assert!(res.is_ok(), "{res:?}");
+        let res = r
+            .execute(
+                "multi_edit",
+                json!({"file_path": "m.txt", "edits": [
+                    {"old_string": "a = 10", "new_string": "a = 11"},
+                    {"old_string": "b = 2", "new_string": "b = 3", "replace_all": true}
+                ]}),
+                &ctx,
+            )
+            .await;
+        assert!(res.is_ok(), "{res:?}");
+        assert_eq!(
+            std::fs::read(d.path().join("m.txt")).unwrap(),
+            b"a = 11\r\nb = 3\r\n"
+        );
+        let res = r
+            .execute(
+                "apply_patch",
+                json!({"patch": "*** Begin Patch\n*** Add File: n.txt\n+x\n*** End Patch"}),
+                &ctx,
+            )
+            .await;
+        assert_eq!(
+            res.output,
+            "Success. Updated the following files:\nA n.txt\n"
+        );
+        let res = r
+            .execute(
+                "write_file",
+                json!({"file_path": "n.txt", "content": "y"}),
+                &ctx,
+            )
+            .await;
+        assert!(res.is_ok(), "a patch write counts as a read: {res:?}");
+    }
+
     #[test]
     fn registry_holds_exactly_the_builtins_that_are_linked() {
         let r = super::registry();

@@ -331,6 +331,10 @@ type Overlay = HashMap<PathBuf, Option<Vec<u8>>>;
 fn current(overlay: &Overlay, path: &Path) -> Result<Option<Vec<u8>>, std::io::Error> {
     match overlay.get(path) {
         Some(c) => Ok(c.clone()),
+        // Never open a pipe or device: reading it could block forever.
+        None if path.exists() && !path.is_file() => Err(std::io::Error::other(
+            "not a regular file (a directory, device, socket or pipe)",
+        )),
         None => match std::fs::read(path) {
             Ok(b) => Ok(Some(b)),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),

@@ -122,6 +122,12 @@ fn read_blocking(
     if meta.is_dir() {
         return read_dir(path, offset, limit);
     }
+    if !meta.is_file() {
+        return ToolResult::failed(format!(
+            "Cannot read {}: it is not a regular file (a device, socket or pipe).",
+            path.display()
+        ));
+    }
     if let Some(media) = media_type(path) {
         return read_media(path, media, &meta, opts, ledger);
     }
@@ -450,6 +456,14 @@ impl<'a> Scanner<'a> {
             if done {
                 newlines += memchr::memchr_iter(b'\n', chunk).count();
                 continue;
+            }
+            // Far before the window: count the chunk's breaks in bulk.
+            if newlines + 1 < self.offset {
+                let breaks = memchr::memchr_iter(b'\n', chunk).count();
+                if newlines + breaks + 1 < self.offset {
+                    newlines += breaks;
+                    continue;
+                }
             }
             let mut rest = chunk;
             loop {
@@ -818,12 +832,46 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn pipes_are_refused_without_blocking() {
+        let (d, ctx) = setup(&[]);
+        let fifo = d.path().join("pipe");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        if !made.is_ok_and(|s| s.success()) {
+            return; // no mkfifo on this machine
+        }
+        let r = read(&ctx, "pipe", None, None).await;
+        assert!(err(&r).contains("not a regular file"), "{r:?}");
+    }
+
+    #[tokio::test]
     async fn escapes_are_refused() {
         let (d, ctx) = setup(&[]);
         std::os::unix::fs::symlink("/etc", d.path().join("link")).unwrap();
         for p in ["link/hostname", "../../../../etc/hostname", "/etc/hostname"] {
             let r = read(&ctx, p, None, None).await;
             assert!(err(&r).contains("outside the workspace"), "{p}");
+        }
+    }
+
+    #[tokio::test]
+    async fn windows_across_chunk_boundaries_match_a_naive_split() {
+        let lines: Vec<String> = (0..30_000)
+            .map(|i| "y".repeat(i % 17) + &i.to_string())
+            .collect();
+        let body = lines.join("\n");
+        let (_d, ctx) = setup(&[("v.txt", body.as_bytes())]);
+        for offset in [1usize, 2, 4000, 6553, 6554, 15_000, 29_990, 30_000] {
+            let r = read(&ctx, "v.txt", Some(i64::try_from(offset).unwrap()), Some(7)).await;
+            let end = (offset + 6).min(lines.len());
+            for n in offset..=end {
+                let want = format!("\n{n}: {}\n", lines[n - 1]);
+                assert!(
+                    r.output.contains(&want),
+                    "offset {offset}: missing {want:?}"
+                );
+            }
+            assert_eq!(r.metadata["total_lines"], 30_000);
+            assert_eq!(r.metadata["lines_shown"], end - offset + 1);
         }
     }
 

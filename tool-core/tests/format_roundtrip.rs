@@ -6,7 +6,7 @@ use schemars::generate::SchemaSettings;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use tool_core::format::{Format, Recursion, ToolCall, render_result};
-use tool_core::{Image, Rendering, Tool, ToolContext, ToolRegistry, ToolResult, ToolSpec};
+use tool_core::{Image, Rendering, Tool, ToolContext, ToolRegistry, ToolResult, ToolSpec, tool};
 
 /// Temperature unit.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -64,7 +64,10 @@ fn registry() -> ToolRegistry {
             let args: WeatherArgs = match serde_json::from_value(Value::Object(args)) {
                 Ok(a) => a,
                 Err(e) => {
-                    return ToolResult::error(tool_core::ErrorKind::InvalidArguments, e.to_string());
+                    return ToolResult::error(
+                        tool_core::ErrorKind::InvalidArguments,
+                        e.to_string(),
+                    );
                 }
             };
             let unit = match args.unit {
@@ -335,4 +338,45 @@ async fn malformed_payloads_name_the_path() {
         "{}",
         result.model_text()
     );
+}
+
+/// Search notes.
+///
+/// # Arguments
+/// * `query` - What to look for.
+/// * `limit` - At most this many notes.
+/// * `tags` - Only notes with these tags.
+#[tool(strict)]
+fn search_notes(
+    query: String,
+    #[arg(default = 10)] limit: u32,
+    tags: Option<Vec<String>>,
+) -> String {
+    format!("{query} limit={limit} tags={tags:?}")
+}
+
+#[tokio::test]
+async fn macro_strict_tool_round_trip() {
+    let registry = ToolRegistry::global();
+    // `#[tool(strict)]` renders strict even when the format does not ask for it.
+    let tools = registry
+        .schemas_in(Format::OpenAiChat { strict: false })
+        .expect("renders");
+    let tool = tools
+        .as_array()
+        .and_then(|t| t.iter().find(|t| t["function"]["name"] == "search_notes"))
+        .expect("listed");
+    assert_eq!(tool["function"]["strict"], true);
+    assert_eq!(
+        tool["function"]["parameters"]["required"],
+        json!(["query", "limit", "tags"])
+    );
+    let calls = ToolCall::parse(
+        Format::OpenAiChat { strict: false },
+        &json!({"role": "assistant", "tool_calls": [{"id": "call_9", "type": "function", "function": {
+            "name": "search_notes", "arguments": "{\"query\":\"rust\",\"limit\":null,\"tags\":null}"}}]}),
+    )
+    .expect("parses");
+    let result = registry.execute_call(&calls[0], &ToolContext::new()).await;
+    assert_eq!(result.output, "rust limit=10 tags=None");
 }

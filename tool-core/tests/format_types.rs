@@ -20,7 +20,7 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 use tool_core::format::{Format, Recursion, render_tool, validate_parameters};
-use tool_core::{Tool, ToolResult, ToolSpec};
+use tool_core::{Tool, ToolRegistry, ToolResult, ToolSpec, tool};
 
 /// A struct with an optional, a defaulted and a required field.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -313,4 +313,166 @@ fn refusal_messages_name_path_rule_and_source() {
     );
     assert!(text.contains("`Tree` contains itself"), "{text}");
     assert!(text.contains("source: Gemini API reference"), "{text}");
+}
+
+/// The same parameter types through `#[tool]`: one fn per table row, same name.
+mod macro_tools {
+    use super::{Action, Color, Flat, Loose, Outer, Shape, Tree, Trip, tool};
+    use std::collections::HashMap;
+    use std::num::NonZeroU8;
+
+    /// Echo.
+    ///
+    /// # Arguments
+    /// * `value` - The value under test.
+    #[tool]
+    fn option_string(value: Option<String>) -> String {
+        format!("{value:?}")
+    }
+
+    /// Echo.
+    ///
+    /// # Arguments
+    /// * `value` - The value under test.
+    #[tool]
+    fn option_vec_u32(value: Option<Vec<u32>>) -> String {
+        format!("{value:?}")
+    }
+
+    /// Echo.
+    ///
+    /// # Arguments
+    /// * `value` - The value under test.
+    #[tool]
+    fn nested_struct(value: Outer) -> String {
+        format!("{value:?}")
+    }
+
+    /// Echo.
+    ///
+    /// # Arguments
+    /// * `value` - The value under test.
+    #[tool]
+    fn unit_enum(value: Color) -> String {
+        format!("{value:?}")
+    }
+
+    /// Echo.
+    ///
+    /// # Arguments
+    /// * `value` - The value under test.
+    #[tool]
+    fn internally_tagged(value: Shape) -> String {
+        format!("{value:?}")
+    }
+
+    /// Echo.
+    ///
+    /// # Arguments
+    /// * `value` - The value under test.
+    #[tool]
+    fn externally_tagged(value: Action) -> String {
+        format!("{value:?}")
+    }
+
+    /// Echo.
+    ///
+    /// # Arguments
+    /// * `value` - The value under test.
+    #[tool]
+    fn untagged(value: Loose) -> String {
+        format!("{value:?}")
+    }
+
+    /// Echo.
+    ///
+    /// # Arguments
+    /// * `value` - The value under test.
+    #[tool]
+    fn hash_map(value: HashMap<String, u8>) -> String {
+        format!("{value:?}")
+    }
+
+    /// Echo.
+    ///
+    /// # Arguments
+    /// * `value` - The value under test.
+    #[tool]
+    fn u64(value: u64) -> String {
+        format!("{value:?}")
+    }
+
+    /// Echo.
+    ///
+    /// # Arguments
+    /// * `value` - The value under test.
+    #[tool]
+    fn non_zero_u8(value: NonZeroU8) -> String {
+        format!("{value:?}")
+    }
+
+    /// Echo.
+    ///
+    /// # Arguments
+    /// * `value` - The value under test.
+    #[tool]
+    fn url(value: url::Url) -> String {
+        format!("{value:?}")
+    }
+
+    /// Echo.
+    ///
+    /// # Arguments
+    /// * `value` - The value under test.
+    #[tool]
+    fn date_time(value: chrono::DateTime<chrono::Utc>) -> String {
+        format!("{value:?}")
+    }
+
+    /// Echo.
+    ///
+    /// # Arguments
+    /// * `value` - The value under test.
+    #[tool]
+    fn recursive_tree(value: Tree) -> String {
+        format!("{value:?}")
+    }
+
+    /// Echo.
+    ///
+    /// # Arguments
+    /// * `value` - The value under test.
+    #[tool]
+    fn documented_struct_field(value: Trip) -> String {
+        format!("{value:?}")
+    }
+
+    /// Echo.
+    ///
+    /// # Arguments
+    /// * `value` - The value under test.
+    #[tool]
+    fn serde_flatten(value: Flat) -> String {
+        format!("{value:?}")
+    }
+}
+
+#[test]
+fn macro_tools_have_the_table_schemas() {
+    let global = ToolRegistry::global();
+    let mut compared = 0;
+    for runtime in table() {
+        let Some(generated) = global.get(runtime.name()) else {
+            // `flattened_enum_root` has no single-parameter macro form.
+            continue;
+        };
+        assert_eq!(
+            generated.spec().parameters,
+            runtime.spec().parameters,
+            "`{}`: #[tool] and the table build different schemas",
+            runtime.name()
+        );
+        compared += 1;
+    }
+    assert_eq!(compared, 15);
 }

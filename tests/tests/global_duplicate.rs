@@ -3,7 +3,7 @@
 mod first {
     /// First definition.
     #[tool_core::tool(name = "dup_tool")]
-    pub fn one() -> String {
+    pub(super) fn one() -> String {
         "one".into()
     }
 }
@@ -11,7 +11,7 @@ mod first {
 mod second {
     /// Second definition.
     #[tool_core::tool(name = "dup_tool")]
-    pub fn two() -> String {
+    pub(super) fn two() -> String {
         "two".into()
     }
 }
@@ -20,7 +20,10 @@ mod second {
 fn duplicate_names_fail_with_both_sites() {
     let err = tool_core::ToolRegistry::try_global().unwrap_err();
     let text = err.to_string();
-    assert!(text.starts_with("duplicate tool name `dup_tool`: defined at "), "{text}");
+    assert!(
+        text.starts_with("duplicate tool name `dup_tool`: defined at "),
+        "{text}"
+    );
     assert!(text.contains("global_duplicate.rs:6"), "{text}");
     assert!(text.contains("global_duplicate.rs:14"), "{text}");
     let panic = std::panic::catch_unwind(|| tool_core::ToolRegistry::global().len()).unwrap_err();

@@ -158,6 +158,23 @@ impl ToolRegistry {
         result
     }
 
+    /// Lookup and the call alone (step 6 of [`execute`](Self::execute)), for
+    /// the `governance` benchmark to measure what the other steps add. Only
+    /// with the `bench-internals` feature: it bypasses confirmation and URL scoping.
+    #[cfg(feature = "bench-internals")]
+    #[doc(hidden)]
+    pub async fn execute_ungoverned(
+        &self,
+        name: &str,
+        args: Map<String, Value>,
+        ctx: &ToolContext,
+    ) -> ToolResult {
+        match self.entry(name) {
+            Some(entry) => self.call_tool(&entry.tool, args, ctx).await,
+            None => unknown_tool(self, name),
+        }
+    }
+
     /// Steps 3–7 of [`execute`](Self::execute). Returns the result, how it
     /// ended, and the model's arguments for the final event (empty when
     /// there are no observers).
@@ -613,10 +630,11 @@ pub(crate) fn bad_parameter(
     ToolResult::error(
         ErrorKind::InvalidArguments,
         format!(
-            "Invalid value for parameter `{param}` of `{tool}`: expected {}, but received {} {}. ({error})",
+            "Invalid value for parameter `{param}` of `{tool}`: expected {}, but received {} {}. ({})",
             expected_json(rust_type),
             json_kind(sent),
-            quote(&sent.to_string())
+            quote(&sent.to_string()),
+            quote(&error.to_string())
         ),
     )
 }

@@ -35,7 +35,7 @@ async fn sleepy(ms: u64) -> String {
 
 /// A structured answer.
 #[derive(Serialize)]
-pub struct Answer {
+pub(crate) struct Answer {
     pub n: u32,
     pub words: Vec<&'static str>,
 }
@@ -43,7 +43,10 @@ pub struct Answer {
 /// Returns a struct.
 #[tool]
 fn ret_struct() -> Answer {
-    Answer { n: 2, words: vec!["a", "b"] }
+    Answer {
+        n: 2,
+        words: vec!["a", "b"],
+    }
 }
 
 /// Returns unit.
@@ -53,19 +56,33 @@ async fn ret_unit() {}
 /// Returns a Result with an io error.
 #[tool]
 fn ret_io(fail: bool) -> std::io::Result<String> {
-    if fail { Err(std::io::Error::other("disk on fire")) } else { Ok("fine".into()) }
+    if fail {
+        Err(std::io::Error::other("disk on fire"))
+    } else {
+        Ok("fine".into())
+    }
 }
 
 /// Returns a Result of a struct.
 #[tool]
 async fn ret_result_struct(fail: bool) -> Result<Answer, String> {
-    if fail { Err("no answer".into()) } else { Ok(Answer { n: 1, words: vec![] }) }
+    if fail {
+        Err("no answer".into())
+    } else {
+        Ok(Answer {
+            n: 1,
+            words: vec![],
+        })
+    }
 }
 
-/// Returns a full ToolResult.
+/// Returns a full `ToolResult`.
 #[tool]
 fn ret_tool_result() -> ToolResult {
-    ToolResult::ok("full").with_title("T").with_long_term_memory("mem").output_once()
+    ToolResult::ok("full")
+        .with_title("T")
+        .with_long_term_memory("mem")
+        .output_once()
 }
 
 async fn run(name: &str, args: Value, ctx: &ToolContext) -> ToolResult {
@@ -79,10 +96,19 @@ async fn panics_become_error_results_without_the_payload() {
         let e = r.error.unwrap();
         assert_eq!(e.kind, ErrorKind::Panicked);
         assert!(e.message.contains(&format!("`{name}`")), "{}", e.message);
-        assert!(!e.message.contains("xyz"), "panic payload leaked: {}", e.message);
+        assert!(
+            !e.message.contains("xyz"),
+            "panic payload leaked: {}",
+            e.message
+        );
     }
     // The registry still works after a panic.
-    assert_eq!(run("sleepy", json!({"ms": 1}), &ToolContext::new()).await.output, "awake");
+    assert_eq!(
+        run("sleepy", json!({"ms": 1}), &ToolContext::new())
+            .await
+            .output,
+        "awake"
+    );
 }
 
 #[tokio::test]
@@ -104,13 +130,22 @@ async fn context_timeout_then_registry_default() {
     assert_eq!(r.output, "awake");
 
     // The registry default applies when neither tool nor context sets one.
-    let registry = ToolRegistry::from_inventory().unwrap().with_default_timeout(Duration::from_secs(1));
-    let r = registry.execute("sleepy", json!({"ms": 5000}), &ToolContext::new()).await;
+    let registry = ToolRegistry::from_inventory()
+        .unwrap()
+        .with_default_timeout(Duration::from_secs(1));
+    let r = registry
+        .execute("sleepy", json!({"ms": 5000}), &ToolContext::new())
+        .await;
     let e = r.error.unwrap();
     assert_eq!(e.kind, ErrorKind::Timeout);
     assert!(e.message.contains("1 s"), "{}", e.message);
-    let r = ToolRegistry::global().execute("sleepy", json!({"ms": 119_000}), &ToolContext::new()).await;
-    assert_eq!(r.output, "awake", "the 120 s default lets a 119 s call finish");
+    let r = ToolRegistry::global()
+        .execute("sleepy", json!({"ms": 119_000}), &ToolContext::new())
+        .await;
+    assert_eq!(
+        r.output, "awake",
+        "the 120 s default lets a 119 s call finish"
+    );
 }
 
 #[tokio::test]
@@ -131,24 +166,68 @@ async fn return_kinds_convert() {
     let ctx = ToolContext::new();
     let r = run("ret_struct", json!({}), &ctx).await;
     assert_eq!(r.output, r#"{"n":2,"words":["a","b"]}"#);
-    assert_eq!(r.metadata["structured"], json!({"n": 2, "words": ["a", "b"]}));
+    assert_eq!(
+        r.metadata["structured"],
+        json!({"n": 2, "words": ["a", "b"]})
+    );
     let r = run("ret_unit", json!({}), &ctx).await;
     assert!(r.is_ok() && r.output.is_empty());
-    assert_eq!(run("ret_io", json!({"fail": false}), &ctx).await.output, "fine");
-    let e = run("ret_io", json!({"fail": true}), &ctx).await.error.unwrap();
-    assert_eq!((e.kind, e.message.as_str()), (ErrorKind::Failed, "disk on fire"));
-    assert_eq!(run("ret_result_struct", json!({"fail": false}), &ctx).await.output, r#"{"n":1,"words":[]}"#);
-    assert_eq!(run("ret_result_struct", json!({"fail": true}), &ctx).await.error.unwrap().message, "no answer");
+    assert_eq!(
+        run("ret_io", json!({"fail": false}), &ctx).await.output,
+        "fine"
+    );
+    let e = run("ret_io", json!({"fail": true}), &ctx)
+        .await
+        .error
+        .unwrap();
+    assert_eq!(
+        (e.kind, e.message.as_str()),
+        (ErrorKind::Failed, "disk on fire")
+    );
+    assert_eq!(
+        run("ret_result_struct", json!({"fail": false}), &ctx)
+            .await
+            .output,
+        r#"{"n":1,"words":[]}"#
+    );
+    assert_eq!(
+        run("ret_result_struct", json!({"fail": true}), &ctx)
+            .await
+            .error
+            .unwrap()
+            .message,
+        "no answer"
+    );
     let r = run("ret_tool_result", json!({}), &ctx).await;
-    assert_eq!((r.output.as_str(), r.title.as_deref(), r.include_output_only_once), ("full", Some("T"), true));
+    assert_eq!(
+        (
+            r.output.as_str(),
+            r.title.as_deref(),
+            r.include_output_only_once
+        ),
+        ("full", Some("T"), true)
+    );
 }
 
 #[tokio::test]
 async fn no_input_makes_execute_panic() {
     // A deterministic sweep of hostile argument texts and values over every tool.
     let texts = [
-        "", " ", "null", "[]", "\"{}\"", "{", "}", "{\"a\":", "1e999", "{\"msg\": \"\\ud800\"}", "\u{0}",
-        "{\"ms\": 18446744073709551616}", "{\"ms\": -1}", "{\"ms\": 1.5}", "{\"fail\": \"true\"}",
+        "",
+        " ",
+        "null",
+        "[]",
+        "\"{}\"",
+        "{",
+        "}",
+        "{\"a\":",
+        "1e999",
+        "{\"msg\": \"\\ud800\"}",
+        "\u{0}",
+        "{\"ms\": 18446744073709551616}",
+        "{\"ms\": -1}",
+        "{\"ms\": 1.5}",
+        "{\"fail\": \"true\"}",
     ];
     let values = [
         json!({"msg": null}),

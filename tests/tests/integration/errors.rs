@@ -5,7 +5,12 @@ use tool_core::{ErrorKind, ToolContext, ToolRegistry, tool};
 
 /// Resize an image.
 #[tool]
-async fn err_resize(path: String, width: u32, height: Option<u32>, keep: Option<Vec<String>>) -> String {
+async fn err_resize(
+    path: String,
+    width: u32,
+    height: Option<u32>,
+    keep: Option<Vec<String>>,
+) -> String {
     format!("{path} {width} {height:?} {keep:?}")
 }
 
@@ -16,7 +21,9 @@ fn err_nothing() -> &'static str {
 }
 
 async fn call(name: &str, args: impl Into<tool_core::ToolArgs>) -> tool_core::ToolResult {
-    ToolRegistry::global().execute(name, args, &ToolContext::new()).await
+    ToolRegistry::global()
+        .execute(name, args, &ToolContext::new())
+        .await
 }
 
 fn message(r: tool_core::ToolResult, kind: ErrorKind) -> String {
@@ -27,7 +34,10 @@ fn message(r: tool_core::ToolResult, kind: ErrorKind) -> String {
 
 #[tokio::test]
 async fn wrong_type_names_parameter_type_and_value() {
-    let m = message(call("err_resize", json!({"path": "a.png", "width": "wide"})).await, ErrorKind::InvalidArguments);
+    let m = message(
+        call("err_resize", json!({"path": "a.png", "width": "wide"})).await,
+        ErrorKind::InvalidArguments,
+    );
     assert!(m.contains("parameter `width`"), "{m}");
     assert!(m.contains("an integer (`u32`)"), "{m}");
     assert!(m.contains("a string \"wide\""), "{m}");
@@ -35,39 +45,86 @@ async fn wrong_type_names_parameter_type_and_value() {
 
 #[tokio::test]
 async fn negative_for_unsigned_and_nested_items() {
-    let m = message(call("err_resize", json!({"path": "a", "width": -3})).await, ErrorKind::InvalidArguments);
+    let m = message(
+        call("err_resize", json!({"path": "a", "width": -3})).await,
+        ErrorKind::InvalidArguments,
+    );
     assert!(m.contains("`width`") && m.contains("-3"), "{m}");
-    let m = message(call("err_resize", json!({"path": "a", "width": 3, "keep": ["ok", 5]})).await, ErrorKind::InvalidArguments);
+    let m = message(
+        call(
+            "err_resize",
+            json!({"path": "a", "width": 3, "keep": ["ok", 5]}),
+        )
+        .await,
+        ErrorKind::InvalidArguments,
+    );
     assert!(m.contains("`keep`") && m.contains("an array"), "{m}");
 }
 
 #[tokio::test]
 async fn missing_required_parameter() {
-    let m = message(call("err_resize", json!({"width": 3})).await, ErrorKind::InvalidArguments);
-    assert_eq!(m, "Missing required parameter `path` of `err_resize`: expected a string (`String`).");
+    let m = message(
+        call("err_resize", json!({"width": 3})).await,
+        ErrorKind::InvalidArguments,
+    );
+    assert_eq!(
+        m,
+        "Missing required parameter `path` of `err_resize`: expected a string (`String`)."
+    );
 }
 
 #[tokio::test]
 async fn unknown_parameters_list_valid_ones() {
-    let m = message(call("err_resize", json!({"path": "a", "width": 1, "colour": "red"})).await, ErrorKind::InvalidArguments);
-    assert_eq!(m, "Unknown parameter `colour` is not accepted by `err_resize`. Valid parameters: `path`, `width`, `height`, `keep`.");
-    let m = message(call("err_nothing", json!({"x": 1, "y": 2})).await, ErrorKind::InvalidArguments);
-    assert_eq!(m, "Unknown parameters `x`, `y` are not accepted by `err_nothing`. `err_nothing` takes no parameters.");
+    let m = message(
+        call(
+            "err_resize",
+            json!({"path": "a", "width": 1, "colour": "red"}),
+        )
+        .await,
+        ErrorKind::InvalidArguments,
+    );
+    assert_eq!(
+        m,
+        "Unknown parameter `colour` is not accepted by `err_resize`. Valid parameters: `path`, `width`, `height`, `keep`."
+    );
+    let m = message(
+        call("err_nothing", json!({"x": 1, "y": 2})).await,
+        ErrorKind::InvalidArguments,
+    );
+    assert_eq!(
+        m,
+        "Unknown parameters `x`, `y` are not accepted by `err_nothing`. `err_nothing` takes no parameters."
+    );
 }
 
 #[tokio::test]
 async fn raw_text_that_is_not_json_or_not_an_object() {
-    let m = message(call("err_resize", "{\"path\": ").await, ErrorKind::InvalidArguments);
-    assert!(m.starts_with("The arguments for `err_resize` are not valid JSON"), "{m}");
+    let m = message(
+        call("err_resize", "{\"path\": ").await,
+        ErrorKind::InvalidArguments,
+    );
+    assert!(
+        m.starts_with("The arguments for `err_resize` are not valid JSON"),
+        "{m}"
+    );
     assert!(m.contains("Received: {\"path\": "), "{m}");
-    let m = message(call("err_resize", json!([1, 2])).await, ErrorKind::InvalidArguments);
-    assert!(m.contains("must be a JSON object") && m.contains("an array [1,2]"), "{m}");
+    let m = message(
+        call("err_resize", json!([1, 2])).await,
+        ErrorKind::InvalidArguments,
+    );
+    assert!(
+        m.contains("must be a JSON object") && m.contains("an array [1,2]"),
+        "{m}"
+    );
 }
 
 #[tokio::test]
 async fn long_values_are_cut_in_messages() {
     let long = "x".repeat(5000);
-    let m = message(call("err_resize", json!({"path": "a", "width": long})).await, ErrorKind::InvalidArguments);
+    let m = message(
+        call("err_resize", json!({"path": "a", "width": long})).await,
+        ErrorKind::InvalidArguments,
+    );
     assert!(m.len() < 600, "message is {} bytes", m.len());
     assert!(m.contains("more bytes)"), "{m}");
 }
@@ -76,7 +133,10 @@ async fn long_values_are_cut_in_messages() {
 async fn unknown_tool_suggests_close_names() {
     let m = message(call("err_resize_", json!({})).await, ErrorKind::UnknownTool);
     assert!(m.contains("Did you mean `err_resize`"), "{m}");
-    let m = message(call("zzzzzzzz-qqqq", json!({})).await, ErrorKind::UnknownTool);
+    let m = message(
+        call("zzzzzzzz-qqqq", json!({})).await,
+        ErrorKind::UnknownTool,
+    );
     assert!(!m.contains("Did you mean"), "{m}");
 }
 
@@ -84,6 +144,9 @@ async fn unknown_tool_suggests_close_names() {
 async fn null_arguments_object_and_empty_object() {
     let r = call("err_nothing", json!({})).await;
     assert_eq!(r.output, "nothing");
-    let m = message(call("err_nothing", json!(null)).await, ErrorKind::InvalidArguments);
+    let m = message(
+        call("err_nothing", json!(null)).await,
+        ErrorKind::InvalidArguments,
+    );
     assert!(m.contains("received null"), "{m}");
 }

@@ -1,4 +1,4 @@
-//! inject_params: default and merge on maps and lists.
+//! `inject_params`: default and merge on maps and lists.
 
 use std::collections::HashMap;
 
@@ -24,7 +24,10 @@ fn ctx() -> ToolContext {
         "kb",
         &Cfg {
             owner: "fw-owner".into(),
-            tags: HashMap::from([("env".into(), "prod".into()), ("team".into(), "core".into())]),
+            tags: HashMap::from([
+                ("env".into(), "prod".into()),
+                ("team".into(), "core".into()),
+            ]),
             scopes: vec!["global".into(), "shared".into()],
             nested: Nested { limit: 7 },
         },
@@ -50,7 +53,9 @@ fn inject_echo(
 }
 
 async fn run(args: serde_json::Value, ctx: &ToolContext) -> serde_json::Value {
-    let r = ToolRegistry::global().execute("inject_echo", args, ctx).await;
+    let r = ToolRegistry::global()
+        .execute("inject_echo", args, ctx)
+        .await;
     assert!(r.is_ok(), "{:?}", r.error);
     serde_json::from_str(&r.output).unwrap()
 }
@@ -72,7 +77,10 @@ async fn default_fills_omitted_and_null_but_not_sent_values() {
 #[tokio::test]
 async fn merge_maps_framework_keys_win() {
     let v = run(json!({"tags": {"env": "dev", "topic": "x"}}), &ctx()).await;
-    assert_eq!(v["tags"], json!([["env", "prod"], ["team", "core"], ["topic", "x"]]));
+    assert_eq!(
+        v["tags"],
+        json!([["env", "prod"], ["team", "core"], ["topic", "x"]])
+    );
 }
 
 #[tokio::test]

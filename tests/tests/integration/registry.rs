@@ -5,8 +5,18 @@ use tool_core::ToolRegistry;
 #[test]
 fn global_registry_lists_every_macro_tool_in_name_order() {
     let names = ToolRegistry::global().names();
-    for expected in ["boom_async", "err_resize", "hidden_report", "inject_echo", "schema_find_places", "schema-rank_v2"] {
-        assert!(names.contains(&expected), "{expected} missing from {names:?}");
+    for expected in [
+        "boom_async",
+        "err_resize",
+        "hidden_report",
+        "inject_echo",
+        "schema_find_places",
+        "schema-rank_v2",
+    ] {
+        assert!(
+            names.contains(&expected),
+            "{expected} missing from {names:?}"
+        );
     }
     let mut sorted = names.clone();
     sorted.sort_unstable();

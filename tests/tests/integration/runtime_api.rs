@@ -1,7 +1,9 @@
 //! Tools defined at run time, without the macro.
 
 use serde_json::{Map, Value, json};
-use tool_core::{ErrorKind, OnConflict, RegistryError, Tool, ToolContext, ToolRegistry, ToolResult, ToolSpec};
+use tool_core::{
+    ErrorKind, OnConflict, RegistryError, Tool, ToolContext, ToolRegistry, ToolResult, ToolSpec,
+};
 
 fn echo_tool(name: &str) -> Tool {
     let spec = ToolSpec::new(
@@ -9,10 +11,17 @@ fn echo_tool(name: &str) -> Tool {
         "Repeat the text.",
         json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}),
     );
-    Tool::new(spec, |args: Map<String, Value>, ctx: ToolContext| async move {
-        let text = args.get("text").and_then(Value::as_str).unwrap_or_default().to_owned();
-        ToolResult::ok(format!("{}:{text}", ctx.uid().unwrap_or("-")))
-    })
+    Tool::new(
+        spec,
+        |args: Map<String, Value>, ctx: ToolContext| async move {
+            let text = args
+                .get("text")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned();
+            ToolResult::ok(format!("{}:{text}", ctx.uid().unwrap_or("-")))
+        },
+    )
     .unwrap()
 }
 
@@ -25,26 +34,48 @@ async fn runtime_tool_executes_with_context() {
     assert_eq!(r.output, "u7:hi");
     let r = registry.execute("echo", r#"{"text": "raw"}"#, &ctx).await;
     assert_eq!(r.output, "u7:raw");
-    assert_eq!(registry.schemas()[0]["parameters"]["required"], json!(["text"]));
+    assert_eq!(
+        registry.schemas()[0]["parameters"]["required"],
+        json!(["text"])
+    );
 }
 
 #[test]
 fn invalid_specs_are_refused() {
     let bad_name = ToolSpec::new("has space", "d", json!({"type": "object"}));
-    let err = Tool::new(bad_name, |_: Map<String, Value>, _: ToolContext| async { ToolResult::ok("") }).unwrap_err();
-    assert_eq!(err, RegistryError::InvalidName { name: "has space".into() });
+    let err = Tool::new(bad_name, |_: Map<String, Value>, _: ToolContext| async {
+        ToolResult::ok("")
+    })
+    .unwrap_err();
+    assert_eq!(
+        err,
+        RegistryError::InvalidName {
+            name: "has space".into()
+        }
+    );
     assert!(err.to_string().contains("^[a-zA-Z0-9_-]{1,64}$"));
 
     let long = "a".repeat(65);
     let spec = ToolSpec::new(long.clone(), "d", json!({"type": "object"}));
-    assert!(Tool::new(spec, |_: Map<String, Value>, _: ToolContext| async { ToolResult::ok("") }).is_err());
+    assert!(
+        Tool::new(spec, |_: Map<String, Value>, _: ToolContext| async {
+            ToolResult::ok("")
+        })
+        .is_err()
+    );
 
     let no_desc = ToolSpec::new("t", "  ", json!({"type": "object"}));
-    let err = Tool::new(no_desc, |_: Map<String, Value>, _: ToolContext| async { ToolResult::ok("") }).unwrap_err();
+    let err = Tool::new(no_desc, |_: Map<String, Value>, _: ToolContext| async {
+        ToolResult::ok("")
+    })
+    .unwrap_err();
     assert!(err.to_string().contains("description is empty"), "{err}");
 
     let not_object = ToolSpec::new("t", "d", json!({"type": "string"}));
-    let err = Tool::new(not_object, |_: Map<String, Value>, _: ToolContext| async { ToolResult::ok("") }).unwrap_err();
+    let err = Tool::new(not_object, |_: Map<String, Value>, _: ToolContext| async {
+        ToolResult::ok("")
+    })
+    .unwrap_err();
     assert!(err.to_string().contains("\"type\": \"object\""), "{err}");
 }
 
@@ -57,22 +88,42 @@ fn collision_policies() {
     assert!(matches!(err, RegistryError::Duplicate { ref name, .. } if name == "echo"));
     assert!(err.to_string().contains("<runtime registration>"));
 
-    assert_eq!(r.register_with(echo_tool("echo"), OnConflict::Skip).unwrap(), None);
+    assert_eq!(
+        r.register_with(echo_tool("echo"), OnConflict::Skip)
+            .unwrap(),
+        None
+    );
     assert_eq!(r.len(), 1);
-    assert_eq!(r.register_with(echo_tool("echo"), OnConflict::Rename).unwrap().as_deref(), Some("echo_2"));
-    assert_eq!(r.register_with(echo_tool("echo"), OnConflict::Rename).unwrap().as_deref(), Some("echo_3"));
+    assert_eq!(
+        r.register_with(echo_tool("echo"), OnConflict::Rename)
+            .unwrap()
+            .as_deref(),
+        Some("echo_2")
+    );
+    assert_eq!(
+        r.register_with(echo_tool("echo"), OnConflict::Rename)
+            .unwrap()
+            .as_deref(),
+        Some("echo_3")
+    );
     assert_eq!(r.names(), ["echo", "echo_2", "echo_3"]);
     assert_eq!(r.get("echo_3").unwrap().spec().name, "echo_3");
 
     let long = "x".repeat(64);
     r.register(echo_tool(&long)).unwrap();
-    let renamed = r.register_with(echo_tool(&long), OnConflict::Rename).unwrap().unwrap();
+    let renamed = r
+        .register_with(echo_tool(&long), OnConflict::Rename)
+        .unwrap()
+        .unwrap();
     assert_eq!(renamed.len(), 64);
     assert!(renamed.ends_with("_2"));
 
     let mut replacement = ToolSpec::new("echo", "Another echo.", json!({"type": "object"}));
     replacement.read_only = true;
-    let tool = Tool::new(replacement, |_: Map<String, Value>, _: ToolContext| async { ToolResult::ok("new") }).unwrap();
+    let tool = Tool::new(replacement, |_: Map<String, Value>, _: ToolContext| async {
+        ToolResult::ok("new")
+    })
+    .unwrap();
     r.register_with(tool, OnConflict::Override).unwrap();
     assert_eq!(r.get("echo").unwrap().spec().description, "Another echo.");
 }

@@ -9,7 +9,7 @@ use tool_core::{ToolKind, ToolRegistry, tool};
 
 /// A point on a map.
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
-pub struct Point {
+pub(crate) struct Point {
     /// Degrees north.
     pub lat: f64,
     /// Degrees east.
@@ -33,7 +33,15 @@ pub struct Point {
 /// ```json
 /// {"query": "coffee", "near": {"lat": 1.0, "lon": 2.0}}
 /// ```
-#[tool(kind = "read", read_only, idempotent, open_world, concurrency_safe, timeout = "2s", strict)]
+#[tool(
+    kind = "read",
+    read_only,
+    idempotent,
+    open_world,
+    concurrency_safe,
+    timeout = "2s",
+    strict
+)]
 async fn schema_find_places(
     query: String,
     near: Point,
@@ -46,7 +54,10 @@ async fn schema_find_places(
     max_results: Option<u8>,
     #[arg(default)] verbose: bool,
 ) -> String {
-    format!("{query} {} {} {radius_km} {tags:?} {lang:?} {max_results:?} {verbose}", near.lat, near.lon)
+    format!(
+        "{query} {} {} {radius_km} {tags:?} {lang:?} {max_results:?} {verbose}",
+        near.lat, near.lon
+    )
 }
 
 /// Rank candidates.
@@ -55,22 +66,34 @@ async fn schema_find_places(
 ///     items: The candidates to rank.
 ///     weights: Weight per criterion,
 ///         between 0 and 1.
-#[tool(name = "schema-rank_v2", display(en(name = "Rank"), zh(name = "排序", params(items = "候选"))))]
+#[tool(
+    name = "schema-rank_v2",
+    display(en(name = "Rank"), zh(name = "排序", params(items = "候选")))
+)]
 fn schema_rank(items: Vec<String>, weights: BTreeMap<String, f32>) -> Vec<String> {
     let _ = weights;
     items
 }
 
 fn spec(name: &str) -> &'static tool_core::ToolSpec {
-    ToolRegistry::global().get(name).unwrap_or_else(|| panic!("{name} registered")).spec()
+    ToolRegistry::global()
+        .get(name)
+        .unwrap_or_else(|| panic!("{name} registered"))
+        .spec()
 }
 
 #[test]
 fn description_keeps_other_sections_and_drops_arguments_and_examples() {
     let s = spec("schema_find_places");
-    assert_eq!(s.description, "Find places near a point.\n\nResults are sorted by distance.\n\n# Returns\nOne line per place.");
+    assert_eq!(
+        s.description,
+        "Find places near a point.\n\nResults are sorted by distance.\n\n# Returns\nOne line per place."
+    );
     assert_eq!(s.summary(), "Find places near a point.");
-    assert_eq!(s.input_examples, vec![json!({"query": "coffee", "near": {"lat": 1.0, "lon": 2.0}})]);
+    assert_eq!(
+        s.input_examples,
+        vec![json!({"query": "coffee", "near": {"lat": 1.0, "lon": 2.0}})]
+    );
 }
 
 #[test]
@@ -81,10 +104,24 @@ fn required_optional_and_defaults() {
     assert_eq!(p["required"], json!(["query", "near"]));
     let props = p["properties"].as_object().unwrap();
     let names: Vec<&str> = props.keys().map(String::as_str).collect();
-    assert_eq!(names, ["query", "near", "radius_km", "tags", "lang", "max", "verbose"]);
+    assert_eq!(
+        names,
+        [
+            "query",
+            "near",
+            "radius_km",
+            "tags",
+            "lang",
+            "max",
+            "verbose"
+        ]
+    );
     assert_eq!(props["radius_km"]["default"], 5);
     assert_eq!(props["radius_km"]["type"], "integer");
-    assert!(props["verbose"].get("default").is_none(), "#[arg(default)] has no JSON default to show");
+    assert!(
+        props["verbose"].get("default").is_none(),
+        "#[arg(default)] has no JSON default to show"
+    );
     assert_eq!(props["tags"]["type"], json!(["array", "null"]));
 }
 
@@ -92,12 +129,24 @@ fn required_optional_and_defaults() {
 fn descriptions_from_every_source() {
     let props = &spec("schema_find_places").parameters["properties"];
     assert_eq!(props["query"]["description"], "What to look for.");
-    assert_eq!(props["radius_km"]["description"], "Search radius in kilometres.");
-    assert_eq!(props["lang"]["description"], "Language of the answer (parameter doc).");
-    assert_eq!(props["max"]["description"], "Maximum results (attribute wins).");
+    assert_eq!(
+        props["radius_km"]["description"],
+        "Search radius in kilometres."
+    );
+    assert_eq!(
+        props["lang"]["description"],
+        "Language of the answer (parameter doc)."
+    );
+    assert_eq!(
+        props["max"]["description"],
+        "Maximum results (attribute wins)."
+    );
     let rank = &spec("schema-rank_v2").parameters["properties"];
     assert_eq!(rank["items"]["description"], "The candidates to rank.");
-    assert_eq!(rank["weights"]["description"], "Weight per criterion, between 0 and 1.");
+    assert_eq!(
+        rank["weights"]["description"],
+        "Weight per criterion, between 0 and 1."
+    );
 }
 
 #[test]
@@ -106,7 +155,10 @@ fn struct_parameters_use_defs() {
     let near = &p["properties"]["near"];
     assert_eq!(near["$ref"], "#/$defs/Point");
     assert_eq!(near["description"], "Centre of the search.");
-    assert_eq!(p["$defs"]["Point"]["properties"]["lat"]["description"], "Degrees north.");
+    assert_eq!(
+        p["$defs"]["Point"]["properties"]["lat"]["description"],
+        "Degrees north."
+    );
     assert_eq!(p["$defs"]["Point"]["required"], json!(["lat", "lon"]));
 }
 
@@ -142,13 +194,25 @@ fn canonical_schema_object() {
 async fn defaults_and_renames_apply_at_call_time() {
     let ctx = tool_core::ToolContext::new();
     let r = ToolRegistry::global()
-        .execute("schema_find_places", json!({"query": "tea", "near": {"lat": 1.5, "lon": -2}, "max": 3}), &ctx)
+        .execute(
+            "schema_find_places",
+            json!({"query": "tea", "near": {"lat": 1.5, "lon": -2}, "max": 3}),
+            &ctx,
+        )
         .await;
     assert_eq!(r.output, "tea 1.5 -2 5 None None Some(3) false");
     let r = ToolRegistry::global()
-        .execute("schema_find_places", json!({"query": "tea", "near": {"lat": 0, "lon": 0}, "max_results": 3}), &ctx)
+        .execute(
+            "schema_find_places",
+            json!({"query": "tea", "near": {"lat": 0, "lon": 0}, "max_results": 3}),
+            &ctx,
+        )
         .await;
     let e = r.error.unwrap();
-    assert!(e.message.contains("Unknown parameter `max_results`"), "{}", e.message);
+    assert!(
+        e.message.contains("Unknown parameter `max_results`"),
+        "{}",
+        e.message
+    );
     assert!(e.message.contains("`max`"), "{}", e.message);
 }

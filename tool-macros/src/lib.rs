@@ -3,55 +3,33 @@
 //! **Depend on `tool-core`, not on this crate.** `tool-core` re-exports the
 //! macro as `tool_core::tool` and holds the runtime the generated code calls
 //! (through its hidden `tool_core::__private` module); the two crates are
-//! released together and pinned to each other's exact version. The usage
-//! guide and a runnable example are in `tool-core`'s crate docs.
-//!
-//! # What `#[tool]` accepts
-//!
-//! On a free `fn` or `async fn`, with a doc comment (the description):
-//!
-//! ```text
-//! #[tool(
-//!     name = "web_search",                  // default: the fn name
-//!     kind = "network",                     // read | write | exec | network | ask | other (default)
-//!     read_only, destructive, idempotent, open_world, concurrency_safe, strict,
-//!     requires_confirmation,
-//!     editable_params = ["query"],          // model-visible parameters a person may edit
-//!     hidden_params = ["uid"],              // filled from the context, never shown to the model
-//!     inject_params(tags(mode = "merge", key = "search_config.default_tags")),
-//!     url_patterns = ["*.google.com", "https://github.com/**/issues"],
-//!     display(zh(name = "搜索", params(query = "关键词")), en(name = "Search")),
-//!     timeout = "30s",                      // ms, s, m, h
-//!     crate = "my_tools",                   // path to tool_core when it is renamed
-//! )]
-//! ```
-//!
-//! Parameters take `///` doc comments and `#[arg(description = "...",
-//! default = EXPR, default, rename = "...")]`. `Option<T>` parameters and
-//! parameters with a default are optional. `&ToolContext`, `ToolContext`,
-//! `Option<&ToolContext>` and `State<T>` parameters are filled by the
-//! framework and never shown to the model.
+//! released together and pinned to each other's exact version. The reference
+//! of every option is on [`macro@tool`]; `tool-core`'s crate docs hold a
+//! runnable quick start, and `tests/ui/pass/` in the repository compiles and
+//! runs every form shown here.
 //!
 //! # Diagnostics
 //!
 //! Every mistake in one item is reported in one compile, at the token that is
 //! wrong (an unknown key gets a "did you mean"), and the fn itself is still
-//! emitted so the rest of the crate keeps compiling. Type requirements
+//! emitted so the rest of the crate keeps compiling. Requirements on types
 //! (parameters must be `Deserialize + JsonSchema`, a `Result`'s error must be
 //! `Display`, `merge` needs a collection) are checked by assertions spanned at
-//! the parameter, so rustc underlines it.
+//! the parameter, so rustc underlines the parameter, once. `tests/ui/fail/`
+//! holds one case per diagnostic.
 //!
 //! # Dependencies and why
 //!
 //! Only `syn`, `quote` and `proc-macro2`, the standard proc-macro toolkit. The
 //! attribute grammar (nested lists such as `inject_params(x(mode = ..))`,
-//! flags that may take `= true`, `#[arg]` on parameters, per-key "did you mean")
-//! is small and specific enough that a hand-written parser over `syn::Meta` is
-//! shorter than configuring `darling` for it, and it keeps the error texts and
-//! spans fully under our control.
+//! flags that may take `= true`, `#[arg]` and `///` on parameters, per-key
+//! "did you mean", recovery after a malformed item) is small and specific
+//! enough that a hand-written parser over `syn::Meta` is shorter than
+//! configuring `darling` for it, and it keeps every error text and span under
+//! our control.
 //!
-//! Layout: `attr` parses, `ast` models the fn, `check` holds one fn per rule,
-//! `expand` emits code; this file only wires them together.
+//! Layout: `attr` parses the attributes, `ast` models the fn, `check` holds one
+//! fn per rule, `expand` emits code; this file only wires them together.
 
 mod ast;
 mod attr;
@@ -68,10 +46,81 @@ use syn::Item;
 use crate::ast::ToolFn;
 use crate::errors::Errors;
 
-/// Turns a free `fn` or `async fn` into a tool registered with `tool_core`.
+/// Turns a free `fn` or `async fn` into a tool: its doc comment becomes the
+/// description, its parameters a JSON Schema, and it registers itself in
+/// `tool_core::ToolRegistry::global()`. The fn stays an ordinary fn that Rust
+/// code can call as before.
 ///
-/// Use it as `tool_core::tool`; see the crate docs of `tool-core` for a guide
-/// and of this crate for the list of options.
+/// ```ignore
+/// use tool_core::{tool, State, ToolContext};
+///
+/// /// Search the user's notes.
+/// ///
+/// /// # Arguments
+/// /// * `query` - What to look for.
+/// #[tool(kind = "read", read_only, hidden_params = ["uid"], timeout = "5s")]
+/// async fn search_notes(
+///     query: String,
+///     /// How many notes to return.
+///     #[arg(default = 10)]
+///     limit: usize,
+///     uid: String,         // hidden: from the context value `uid`
+///     ctx: &ToolContext,   // hidden: the call's context
+///     db: State<Db>,       // hidden: typed application state
+/// ) -> Result<Vec<Note>, DbError> {
+///     db.search(&uid, &query, limit).await
+/// }
+/// ```
+///
+/// Sync fns run on tokio's blocking pool; async fns run on the caller's runtime.
+/// Methods (`self`), generic fns, `impl Trait` parameters, pattern parameters
+/// and `unsafe`/`extern` fns are refused.
+///
+/// # Description
+///
+/// The fn's doc comment, required and not blank. `#[doc = include_str!("x.md")]`
+/// works (checked for blankness at compile time). The runtime reads the
+/// `# Arguments` / `Args:` section for parameter descriptions and `# Examples`
+/// for example arguments.
+///
+/// # Options
+///
+/// | option | meaning |
+/// |---|---|
+/// | `name = "web_search"` | tool name; default the fn name (`r#type` → `type`); must match `^[a-zA-Z0-9_-]{1,64}$` |
+/// | `kind = "read"` | `read`, `write`, `exec`, `network`, `ask` or `other` (default) |
+/// | `read_only`, `destructive`, `idempotent`, `open_world`, `concurrency_safe`, `strict`, `requires_confirmation` | flags, `false` unless given; `flag = true/false` also works |
+/// | `hidden_params = ["uid"]` | parameters (Rust names) never shown to the model: filled from the context value of the same name, then the inject rule, then the default |
+/// | `editable_params = ["body"]` | model-visible parameters a person may edit when confirming |
+/// | `inject_params(tags(mode = "merge", key = "cfg.tags"))` | fill a parameter from a dotted context path; `mode = "default"` (the default) fills when the model sent nothing, `"merge"` combines lists/maps |
+/// | `url_patterns = ["*.google.com", "https://github.com/**/issues"]` | pages the tool is offered on |
+/// | `display(zh(name = "搜索", params(query = "关键词")), en(name = "Search"))` | localised names; write `zh_Hans` for `zh-Hans` |
+/// | `timeout = "30s"` | per-call timeout: a positive number and `ms`, `s`, `m` or `h` |
+/// | `crate = "my_tools"` | path of `tool_core` when the crate is renamed or re-exported |
+///
+/// # Parameters
+///
+/// A parameter is a plain `name: Type` with an owned type that implements
+/// `serde::Deserialize` and `schemars::JsonSchema`. `Option<T>` is optional
+/// (absent → `None`); everything else is required unless it has a default.
+/// Per parameter:
+///
+/// - a `///` doc comment: its description;
+/// - `#[arg(description = "...")]`: its description (wins over the doc comment);
+/// - `#[arg(default = EXPR)]`: optional, absent → `EXPR`, which also shows as the
+///   schema's `default` (the type must then be `Serialize`);
+/// - `#[arg(default)]`: optional, absent → `Default::default()`;
+/// - `#[arg(rename = "q")]`: the name the model sees (`^[a-zA-Z_][a-zA-Z0-9_.-]{0,63}$`).
+///
+/// `&ToolContext`, `ToolContext`, `Option<&ToolContext>` and `State<T>`
+/// parameters are filled by the framework and never shown to the model.
+///
+/// # Return types
+///
+/// `String`, `&'static str`, `Cow<str>`, `()` and `ToolResult` are used as they
+/// are; any other `Serialize` type becomes its compact JSON text (with the value
+/// in `metadata["structured"]`). `Result<T, E>` of any of these works with
+/// `E: Display`: an `Err` becomes a failed result with the error's text.
 #[proc_macro_attribute]
 pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
     tool_impl(args.into(), &item.into()).into()

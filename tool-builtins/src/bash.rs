@@ -52,6 +52,15 @@ pub const DEFAULT_BASH_TIMEOUT: Duration = Duration::from_secs(120);
 /// command short of what the model asked for.
 pub const MAX_BASH_TIMEOUT: Duration = Duration::from_secs(600);
 
+/// Byte budget of the output kept in memory and shown: 48 KiB. Together with
+/// the marker line and the metadata block the output stays under the
+/// registry's default output budget (50 KiB, 2000 lines), so the registry
+/// never cuts it again (which would replace `output_path` with a file holding
+/// only the cut text).
+pub const BASH_MAX_OUTPUT_BYTES: usize = 48 * 1024;
+/// Line budget of the output shown: 1980 lines (see [`BASH_MAX_OUTPUT_BYTES`]).
+pub const BASH_MAX_OUTPUT_LINES: usize = 1980;
+
 /// Patterns of environment variable names that are not passed to commands.
 pub const DEFAULT_SECRET_ENV_PATTERNS: &[&str] = &[
     "*_KEY",
@@ -97,7 +106,8 @@ pub struct BashConfig {
     /// The environment to start from instead of this process's own (still
     /// filtered by `secret_env_patterns`). Default `None`.
     pub base_env: Option<Vec<(OsString, OsString)>>,
-    /// Output budgets and spill folder. Default: `Truncation::new()` (50 KiB, 2000 lines).
+    /// Output budgets and spill folder. Default: [`BASH_MAX_OUTPUT_BYTES`] and
+    /// [`BASH_MAX_OUTPUT_LINES`], spilling to `tool_core::truncate::default_spill_dir()`.
     pub truncation: Truncation,
     /// Commands the policy denies are refused with a `denied` error. `Ask`
     /// verdicts are for the confirmation gate of the governance layer, which
@@ -118,7 +128,9 @@ impl Default for BashConfig {
                 .map(|s| (*s).to_owned())
                 .collect(),
             base_env: None,
-            truncation: Truncation::new(),
+            truncation: Truncation::new()
+                .max_bytes(BASH_MAX_OUTPUT_BYTES)
+                .max_lines(BASH_MAX_OUTPUT_LINES),
             policy: None,
         }
     }
@@ -659,7 +671,8 @@ mod tests {
     }
 
     fn config() -> BashConfig {
-        BashConfig::default().with_truncation(Truncation::new().spill_dir(spill_dir()))
+        let truncation = BashConfig::default().truncation.spill_dir(spill_dir());
+        BashConfig::default().with_truncation(truncation)
     }
 
     fn run_in(dir: &Path, command: &str, timeout: Option<f64>, config: BashConfig) -> ToolResult {
@@ -1044,5 +1057,34 @@ mod registry_tests {
             )
             .await;
         assert!(r.error.unwrap().message.contains("Invalid timeout value"));
+    }
+
+    #[tokio::test]
+    async fn the_registry_budget_never_cuts_the_output_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = ToolContext::new().with_state(Workspace::new(dir.path()).unwrap());
+        let r = ToolRegistry::global()
+            .execute(
+                "bash_command",
+                json!({"command": "seq 1 200000; exit 4"}),
+                &ctx,
+            )
+            .await;
+        assert_eq!(r.metadata["truncated"], true);
+        assert_eq!(r.metadata["exit_code"], 4);
+        let path = r.metadata["output_path"].as_str().unwrap().to_owned();
+        let full = std::fs::read_to_string(&path).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        assert_eq!(
+            full.lines().count(),
+            200_000,
+            "the spill file holds the whole output"
+        );
+        assert!(r.output.starts_with("1\n2\n"));
+        assert!(r.output.contains("\n200000\n"));
+        assert!(
+            r.output
+                .ends_with("Command exited with code 4.\n</bash_metadata>")
+        );
     }
 }

@@ -54,6 +54,38 @@ struct Inner {
     timeout: Option<Duration>,
     approver: Option<Arc<dyn Approver>>,
     secrets: Option<Arc<SecretStore>>,
+    progress: Option<Arc<dyn ProgressSink>>,
+}
+
+/// One progress report of a running call (see [`ToolContext::report_progress`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Progress {
+    /// Work done so far; should grow with every report, even when `total` is unknown.
+    pub progress: f64,
+    /// Total work, when known.
+    pub total: Option<f64>,
+    /// What is being done now, for a person to read.
+    pub message: Option<String>,
+}
+
+/// Receives the progress reports of calls made with a context that carries it
+/// ([`ToolContext::with_progress_sink`]); an MCP server forwards them as
+/// `notifications/progress`. Implemented for any `Fn(Progress)` closure.
+///
+/// `report` is called on the tool's task and must not block: hand the report
+/// to a channel or spawn the send.
+pub trait ProgressSink: Send + Sync + 'static {
+    /// Takes one report.
+    fn report(&self, progress: Progress);
+}
+
+impl<F> ProgressSink for F
+where
+    F: Fn(Progress) + Send + Sync + 'static,
+{
+    fn report(&self, progress: Progress) {
+        self(progress);
+    }
 }
 
 impl ToolContext {
@@ -158,6 +190,44 @@ impl ToolContext {
     pub fn with_secrets(mut self, secrets: SecretStore) -> Self {
         self.inner_mut().secrets = Some(Arc::new(secrets));
         self
+    }
+
+    /// Sets where [`report_progress`](Self::report_progress) sends reports
+    /// (replacing any earlier sink). Without one, reports are dropped.
+    #[must_use]
+    pub fn with_progress_sink(mut self, sink: impl ProgressSink) -> Self {
+        self.inner_mut().progress = Some(Arc::new(sink));
+        self
+    }
+
+    /// Reports how far a long call has got: `progress` out of `total` (when
+    /// known), with an optional message. A no-op when the context has no
+    /// progress sink, so tools can report unconditionally.
+    ///
+    /// ```
+    /// use std::sync::{Arc, Mutex};
+    /// use tool_core::{Progress, ToolContext};
+    ///
+    /// let seen = Arc::new(Mutex::new(Vec::new()));
+    /// let sink = Arc::clone(&seen);
+    /// let ctx = ToolContext::new().with_progress_sink(move |p: Progress| sink.lock().unwrap().push(p));
+    /// ctx.report_progress(1.0, Some(4.0), Some("indexing"));
+    /// ToolContext::new().report_progress(1.0, None, None); // no sink: nothing happens
+    /// assert_eq!(seen.lock().unwrap()[0].message.as_deref(), Some("indexing"));
+    /// ```
+    pub fn report_progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        if let Some(sink) = &self.inner.progress {
+            sink.report(Progress {
+                progress,
+                total,
+                message: message.map(str::to_owned),
+            });
+        }
+    }
+
+    /// Whether progress reports go anywhere (a sink is set).
+    pub fn reports_progress(&self) -> bool {
+        self.inner.progress.is_some()
     }
 
     /// The approver, if any.
@@ -266,6 +336,7 @@ impl fmt::Debug for ToolContext {
             .field("timeout", &self.inner.timeout)
             .field("approver", &self.inner.approver.is_some())
             .field("secrets", &self.inner.secrets)
+            .field("progress_sink", &self.inner.progress.is_some())
             .field("cancelled", &self.cancel.is_cancelled())
             .finish()
     }
@@ -321,6 +392,29 @@ mod tests {
         assert_eq!(ctx.lookup("cfg.a.x"), None);
         assert_eq!(ctx.lookup("plain.k"), Some(&json!("v")));
         assert_eq!(ctx.lookup("missing"), None);
+    }
+
+    #[test]
+    fn progress_goes_to_the_sink_of_this_context_only() {
+        use std::sync::Mutex;
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let sink = Arc::clone(&seen);
+        let base = ToolContext::new();
+        let ctx = base
+            .clone()
+            .with_progress_sink(move |p: Progress| sink.lock().unwrap().push(p));
+        assert!(ctx.reports_progress() && !base.reports_progress());
+        base.report_progress(0.5, None, None);
+        ctx.report_progress(2.0, Some(3.0), None);
+        let seen = seen.lock().unwrap();
+        assert_eq!(
+            *seen,
+            vec![Progress {
+                progress: 2.0,
+                total: Some(3.0),
+                message: None
+            }]
+        );
     }
 
     #[test]

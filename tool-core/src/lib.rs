@@ -70,7 +70,7 @@ pub mod truncate;
 #[path = "private.rs"]
 pub mod __private;
 
-pub use context::{State, ToolContext};
+pub use context::{Progress, ProgressSink, State, ToolContext};
 pub use error::RegistryError;
 pub use execute::ToolArgs;
 pub use format::{Format, ToolCall};

@@ -1,6 +1,6 @@
 //! `glob_files`: find files by name pattern, newest first.
 //!
-//! The walk is ripgrep's parallel walker (see [`search`](crate::search) for
+//! The walk is ripgrep's parallel walker (see [`crate::search`] for
 //! the shared rules: hidden files in, `.git` out, ignore files honoured,
 //! symlinks followed only inside the workspace). Ignore files never hide a
 //! path the caller named: when the search folder, or the literal folder a

@@ -4,7 +4,7 @@
 //! regex syntax, line-oriented), `grep-searcher` reads each file with one
 //! reusable buffer per thread and skips binary files (a NUL byte), and the
 //! `ignore` parallel walker feeds it files under the rules of
-//! [`search`](crate::search). Only files with matches are stat'ed, for the
+//! [`crate::search`]. Only files with matches are stat'ed, for the
 //! newest-first order. Memory is bounded: each file keeps at most the shown
 //! number of lines, and files that can no longer reach the output are
 //! dropped as soon as newer ones fill it.

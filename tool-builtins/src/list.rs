@@ -1,6 +1,6 @@
 //! `list_dir`: a folder's files as an indented tree.
 //!
-//! The walk follows the rules of [`search`](crate::search) and also leaves
+//! The walk follows the rules of [`crate::search`] and also leaves
 //! out build output, dependency and cache folders (`node_modules`, `target`,
 //! `.venv`, … see [`SearchConfig::list_ignores`]) plus any glob the caller
 //! adds. When there are more files than the limit, the shallowest ones are

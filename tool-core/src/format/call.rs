@@ -95,11 +95,31 @@ impl ToolCall {
 fn stable_id(index: usize, name: &str, arguments: &Value) -> String {
     const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
     const PRIME: u64 = 0x0000_0100_0000_01b3;
-    let text = format!("{index}\u{0}{name}\u{0}{arguments}");
+    let text = format!("{index}\u{0}{name}\u{0}{}", canonical(arguments));
     let hash = text
         .bytes()
         .fold(OFFSET, |h, b| (h ^ u64::from(b)).wrapping_mul(PRIME));
     format!("call_{hash:016x}")
+}
+
+/// JSON text with object keys sorted at every depth, so an id does not depend on key order.
+fn canonical(v: &Value) -> String {
+    match v {
+        Value::Object(map) => {
+            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(b.0));
+            let inner: Vec<String> = entries
+                .into_iter()
+                .map(|(k, v)| format!("{}:{}", Value::String(k.clone()), canonical(v)))
+                .collect();
+            format!("{{{}}}", inner.join(","))
+        }
+        Value::Array(items) => format!(
+            "[{}]",
+            items.iter().map(canonical).collect::<Vec<_>>().join(",")
+        ),
+        other => other.to_string(),
+    }
 }
 
 fn parse_json(payload: &Value) -> Result<Vec<ToolCall>, CallParseError> {

@@ -382,7 +382,7 @@ async fn argument_repairs_are_recorded_and_limited() {
     assert!(res.is_ok(), "{:?}", res.error);
     assert_eq!(
         res.output,
-        r#"{"count":7,"flag":true,"note":"{\"x\":1}","tags":["a"]}"#
+        r#"{"count":7,"flag":true,"tags":["a"],"note":"{\"x\":1}"}"#
     );
     let kinds: Vec<&str> = res.metadata["argument_repairs"]
         .as_array()

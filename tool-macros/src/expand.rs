@@ -48,6 +48,9 @@ pub(crate) fn expand(tool: &ToolFn) -> TokenStream {
     let count = tool.params.len();
     let registration = e.expand_registration();
     let p = &e.private;
+    // A `#[cfg]` written after `#[tool]` reaches us on the fn; the registration
+    // must come and go with the fn it calls.
+    let cfgs = func.attrs.iter().filter(|a| a.path().is_ident("cfg"));
     quote! {
         #[allow(
             clippy::needless_pass_by_value,
@@ -55,8 +58,14 @@ pub(crate) fn expand(tool: &ToolFn) -> TokenStream {
         )]
         #func
 
+        #(#cfgs)*
         #[doc(hidden)]
-        #[allow(non_upper_case_globals, dead_code, reason = "generated items: lowercase `__tool_<fn>_<what>` names; helpers a tool may not use")]
+        #[allow(
+            non_upper_case_globals,
+            dead_code,
+            deprecated,
+            reason = "generated items: lowercase `__tool_<fn>_<what>` names, helpers a tool may not use, and the call of a tool fn that is itself deprecated"
+        )]
         const _: () = {
             #doc
             #assertions

@@ -465,10 +465,12 @@ const KILL_WAIT: Duration = Duration::from_secs(1);
 /// Size of one read from the pipe.
 const READ_CHUNK: usize = 64 * 1024;
 
-/// Kills the process group with `SIGKILL` when dropped while armed, so a
-/// panic or a dropped call never leaves the command running.
+/// The shell and its process group. When dropped while armed (an error or a
+/// panic half-way), the group gets `SIGKILL` and the shell is reaped, so no
+/// failure path leaves the command running or a zombie behind.
 struct GroupGuard {
     pgid: Pid,
+    child: Child,
     armed: bool,
 }
 
@@ -476,6 +478,7 @@ impl Drop for GroupGuard {
     fn drop(&mut self) {
         if self.armed {
             let _ = rustix::process::kill_process_group(self.pgid, Signal::KILL);
+            let _ = self.child.wait();
         }
     }
 }
@@ -558,9 +561,10 @@ pub(crate) fn run(spec: &RunSpec, cancelled: &dyn Fn() -> bool) -> io::Result<Ou
     // The command still holds our copies of the write end: close them now, or
     // the pipe would never report end of file.
     drop(command);
-    let mut child = spawned?;
+    let child = spawned?;
     let mut guard = GroupGuard {
         pgid: Pid::from_child(&child),
+        child,
         armed: true,
     };
     let mut cap = Capture {
@@ -576,7 +580,7 @@ pub(crate) fn run(spec: &RunSpec, cancelled: &dyn Fn() -> bool) -> io::Result<Ou
     let mut drain_until = None;
     let stop = loop {
         if status.is_none() {
-            status = child.try_wait()?;
+            status = guard.child.try_wait()?;
             if status.is_some() {
                 drain_until = Some(Instant::now() + spec.drain);
             }
@@ -602,7 +606,8 @@ pub(crate) fn run(spec: &RunSpec, cancelled: &dyn Fn() -> bool) -> io::Result<Ou
         cap.pump(wait.min(POLL_SLICE))?;
     };
     if stop.is_some() {
-        status = terminate(&mut child, guard.pgid, spec.kill_grace, &mut cap, status)?;
+        let pgid = guard.pgid;
+        status = terminate(&mut guard.child, pgid, spec.kill_grace, &mut cap, status)?;
     }
     // On a normal exit, children the command left in the background keep running.
     guard.armed = false;

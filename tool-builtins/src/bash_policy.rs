@@ -924,3 +924,37 @@ mod tests {
         assert_eq!(normalise_pattern("  git   push  * "), "git push *");
     }
 }
+
+#[cfg(test)]
+mod fuzz {
+    use super::*;
+
+    /// xorshift64*: a small deterministic generator for the property test.
+    fn next(state: &mut u64) -> u64 {
+        *state ^= *state >> 12;
+        *state ^= *state << 25;
+        *state ^= *state >> 27;
+        state.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    #[test]
+    fn never_panics_on_arbitrary_shell_text() {
+        const PIECES: &[&str] = &[
+            "a", " ", "'", "\"", "\\", "$", "(", ")", "((", "))", "{", "}", "`", "|", "||", "&",
+            "&&", ";", "\n", "<", "<<", "<<-", ">", "#", "=", "é", "EOF", "$(", "${", "<(", "2>&1",
+            "if", "then", "fi", "for", "do", "done", "*", "?",
+        ];
+        let policy = CommandPolicy::new(PolicyAction::Allow)
+            .deny("rm *")
+            .allow("ls *");
+        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+        for _ in 0..20_000 {
+            let len = (next(&mut state) % 24) as usize;
+            let text: String = (0..len)
+                .map(|_| PIECES[(next(&mut state) % PIECES.len() as u64) as usize])
+                .collect();
+            let decision = policy.check(&text);
+            assert!(decision.action >= PolicyAction::Allow);
+        }
+    }
+}

@@ -199,12 +199,11 @@ pub(crate) fn edit_blocking(
         return ToolResult::failed(format!("Cannot write {}: {e}", path.display()));
     }
     let shown = path.display().to_string();
-    let diff = fsutil::unified_diff(&shown, &file.text, &text);
-    let (additions, deletions) = fsutil::diff_stats(&file.text, &text);
+    let diff = fsutil::Diff::compute(&shown, &file.text, &text);
     let mut result = ToolResult::ok(APPLIED)
-        .with_metadata("diff", diff)
-        .with_metadata("additions", additions)
-        .with_metadata("deletions", deletions)
+        .with_metadata("diff", diff.unified)
+        .with_metadata("additions", diff.additions)
+        .with_metadata("deletions", diff.deletions)
         .with_metadata("filepath", shown);
     if multi {
         result = result.with_metadata("strategies", strategies.clone());

@@ -510,28 +510,147 @@ pub fn record_change(ctx: &ToolContext, path: &Path, before: Before, after: Opti
 // ---------------------------------------------------------------------------
 // Diffs
 
+/// Lines of context around each change in a unified diff.
+const DIFF_CONTEXT: usize = 3;
+
+/// A unified diff and its line counts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Diff {
+    /// The unified diff text (`---`/`+++` header, `@@` hunks); empty when nothing changed.
+    pub unified: String,
+    /// Lines added.
+    pub additions: usize,
+    /// Lines removed.
+    pub deletions: usize,
+}
+
+impl Diff {
+    /// Diffs `old` → `new` line by line, three lines of context, headed with `path`.
+    ///
+    /// The common prefix and suffix are skipped before `similar` runs, so a
+    /// small edit of a huge file costs a scan of it, not a diff of every line.
+    pub fn compute(path: &str, old: &str, new: &str) -> Self {
+        let (start, old_end, new_end) = changed_region(old, new);
+        let first_line = memchr::memchr_iter(b'\n', &old.as_bytes()[..start]).count();
+        let diff = similar::TextDiff::from_lines(&old[start..old_end], &new[start..new_end]);
+        let mut additions = 0;
+        let mut deletions = 0;
+        let mut unified = String::new();
+        for group in diff.grouped_ops(DIFF_CONTEXT) {
+            let (Some(first), Some(last)) = (group.first(), group.last()) else {
+                continue;
+            };
+            let old_range = first.old_range().start..last.old_range().end;
+            let new_range = first.new_range().start..last.new_range().end;
+            if unified.is_empty() {
+                unified.push_str(&format!("--- {path}\n+++ {path}\n"));
+            }
+            unified.push_str(&format!(
+                "@@ -{} +{} @@\n",
+                hunk_range(first_line + old_range.start, old_range.len()),
+                hunk_range(first_line + new_range.start, new_range.len())
+            ));
+            for op in &group {
+                for change in diff.iter_changes(op) {
+                    let sign = match change.tag() {
+                        similar::ChangeTag::Equal => ' ',
+                        similar::ChangeTag::Delete => {
+                            deletions += 1;
+                            '-'
+                        }
+                        similar::ChangeTag::Insert => {
+                            additions += 1;
+                            '+'
+                        }
+                    };
+                    unified.push(sign);
+                    unified.push_str(change.value());
+                    if change.missing_newline() {
+                        unified.push_str("\n\\ No newline at end of file\n");
+                    }
+                }
+            }
+        }
+        Self {
+            unified,
+            additions,
+            deletions,
+        }
+    }
+}
+
+/// `start,len` of a unified-diff hunk header (1-based; an empty range names the line before it).
+fn hunk_range(start: usize, len: usize) -> String {
+    if len == 0 {
+        format!("{start},0")
+    } else {
+        format!("{},{len}", start + 1)
+    }
+}
+
+/// The byte range that differs between `old` and `new`, widened to whole
+/// lines plus [`DIFF_CONTEXT`] lines on each side: `(start, old_end, new_end)`,
+/// `start` being the same in both.
+fn changed_region(old: &str, new: &str) -> (usize, usize, usize) {
+    let (ob, nb) = (old.as_bytes(), new.as_bytes());
+    let same = ob.iter().zip(nb).take_while(|(a, b)| a == b).count();
+    // Back to the start of the line, then DIFF_CONTEXT more lines.
+    let mut start = ob[..same]
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |i| i + 1);
+    for _ in 0..DIFF_CONTEXT {
+        if start == 0 {
+            break;
+        }
+        start = ob[..start - 1]
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |i| i + 1);
+    }
+    let max_suffix = (ob.len() - same).min(nb.len() - same);
+    let mut suffix = ob
+        .iter()
+        .rev()
+        .zip(nb.iter().rev())
+        .take(max_suffix)
+        .take_while(|(a, b)| a == b)
+        .count();
+    // The suffix must start a line in both texts: inside the common part,
+    // move to just after its first line break.
+    let at_line_start = |bytes: &[u8], pos: usize| pos == 0 || bytes[pos - 1] == b'\n';
+    if suffix > 0 && !(at_line_start(ob, ob.len() - suffix) && at_line_start(nb, nb.len() - suffix))
+    {
+        let from = ob.len() - suffix;
+        suffix = ob[from..]
+            .iter()
+            .position(|&b| b == b'\n')
+            .map_or(0, |i| suffix - i - 1);
+    }
+    // Give back DIFF_CONTEXT lines of the suffix as context.
+    let mut old_end = ob.len() - suffix;
+    for _ in 0..DIFF_CONTEXT {
+        if old_end == ob.len() {
+            break;
+        }
+        old_end = ob[old_end..]
+            .iter()
+            .position(|&b| b == b'\n')
+            .map_or(ob.len(), |i| old_end + i + 1);
+    }
+    let new_end = nb.len() - (ob.len() - old_end);
+    (start, old_end, new_end)
+}
+
 /// A unified diff of `old` → `new` with three lines of context, headed with `path`.
 pub fn unified_diff(path: &str, old: &str, new: &str) -> String {
-    similar::TextDiff::from_lines(old, new)
-        .unified_diff()
-        .context_radius(3)
-        .header(path, path)
-        .to_string()
+    Diff::compute(path, old, new).unified
 }
 
 /// Lines added and removed between `old` and `new`.
 pub fn diff_stats(old: &str, new: &str) -> (usize, usize) {
-    let diff = similar::TextDiff::from_lines(old, new);
-    let mut added = 0;
-    let mut removed = 0;
-    for change in diff.iter_all_changes() {
-        match change.tag() {
-            similar::ChangeTag::Insert => added += 1,
-            similar::ChangeTag::Delete => removed += 1,
-            similar::ChangeTag::Equal => {}
-        }
-    }
-    (added, removed)
+    let d = Diff::compute("", old, new);
+    (d.additions, d.deletions)
 }
 
 #[cfg(test)]
@@ -673,6 +792,31 @@ mod tests {
         log.rewind().unwrap();
         assert_eq!(fs::read(&a).unwrap(), b"old");
         assert!(!b.exists());
+    }
+
+    #[test]
+    fn diffs_of_small_edits_in_large_texts_match_a_full_diff() {
+        let old: String = (0..2000).map(|i| format!("line {i}\n")).collect();
+        let cases = [
+            old.replace("line 1000\n", "line 1000 changed\n"),
+            old.replace("line 0\n", ""),
+            old.replace("line 1999\n", "line 1999\nextra"),
+            old.replace("line 5\n", "a\nb\n").replace("line 1990\n", ""),
+            String::new(),
+            old.clone(),
+        ];
+        for new in cases {
+            let full = similar::TextDiff::from_lines(old.as_str(), new.as_str())
+                .unified_diff()
+                .context_radius(3)
+                .header("f", "f")
+                .to_string();
+            let ours = Diff::compute("f", &old, &new);
+            assert_eq!(ours.unified, full, "for {:?}", &new[..new.len().min(40)]);
+        }
+        let d = Diff::compute("f", "", "a\nb\n");
+        assert_eq!((d.additions, d.deletions), (2, 0));
+        assert!(d.unified.contains("@@ -0,0 +1,2 @@"), "{}", d.unified);
     }
 
     #[test]

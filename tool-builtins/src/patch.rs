@@ -23,7 +23,6 @@
 //! punctuation folded to ASCII.
 
 use std::collections::HashMap;
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use serde_json::json;
@@ -371,8 +370,9 @@ fn plan(ws: &Workspace, hunks: &[Hunk]) -> Result<Plan, String> {
                     .as_deref()
                     .map(|b| String::from_utf8_lossy(b).into_owned())
                     .unwrap_or_default();
-                let _ = writeln!(diff, "{}", fsutil::unified_diff(path, &old_text, contents));
-                let (a, d) = fsutil::diff_stats(&old_text, contents);
+                let fd = fsutil::Diff::compute(path, &old_text, contents);
+                diff.push_str(&fd.unified);
+                let (a, d) = (fd.additions, fd.deletions);
                 files.push(json!({"path": path, "kind": "add", "additions": a, "deletions": d}));
                 touch(&abs, &mut order);
                 overlay.insert(abs, Some(contents.as_bytes().to_vec()));
@@ -393,7 +393,7 @@ fn plan(ws: &Workspace, hunks: &[Hunk]) -> Result<Plan, String> {
                     Err(e) => return Err(format!("Failed to delete file {path}: {e}")),
                 };
                 let old_text = String::from_utf8_lossy(&old).into_owned();
-                let _ = writeln!(diff, "{}", fsutil::unified_diff(path, &old_text, ""));
+                diff.push_str(&fsutil::unified_diff(path, &old_text, ""));
                 files.push(json!({"path": path, "kind": "delete", "additions": 0, "deletions": old_text.lines().count()}));
                 touch(&abs, &mut order);
                 overlay.insert(abs, None);
@@ -426,12 +426,9 @@ fn plan(ws: &Workspace, hunks: &[Hunk]) -> Result<Plan, String> {
                     .encode(&new_text)
                     .map_err(|e| format!("Failed to write file {path}: {e}"))?;
                 let shown = move_to.as_deref().unwrap_or(path);
-                let _ = writeln!(
-                    diff,
-                    "{}",
-                    fsutil::unified_diff(shown, &normalized, &new_lf)
-                );
-                let (a, d) = fsutil::diff_stats(&normalized, &new_lf);
+                let fd = fsutil::Diff::compute(shown, &normalized, &new_lf);
+                diff.push_str(&fd.unified);
+                let (a, d) = (fd.additions, fd.deletions);
                 match move_to {
                     Some(dest) => {
                         let dest_abs = resolve(dest)?;

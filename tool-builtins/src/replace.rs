@@ -357,8 +357,10 @@ fn indentation_flexible(content: &str, find: &str) -> Vec<Range<usize>> {
     if wanted.iter().all(String::is_empty) {
         return Vec::new();
     }
+    let first = wanted_lines[0].trim();
     let lines = line_ranges(content);
     windows(&lines, wanted.len())
+        .filter(|&i| content[lines[i].clone()].trim() == first)
         .filter(|&i| {
             let candidate: Vec<&str> = (i..i + wanted.len())
                 .map(|k| &content[lines[k].clone()])
@@ -491,12 +493,27 @@ fn ascii_folded(s: &str) -> (String, Vec<usize>) {
     (out, map)
 }
 
+fn has_typographic(s: &str) -> bool {
+    s.chars().any(|c| ascii_form(c).is_some())
+}
+
 fn unicode_normalized(content: &str, find: &str) -> Vec<Range<usize>> {
-    let (folded, map) = ascii_folded(content);
-    let (find_folded, _) = ascii_folded(find);
-    if folded == content && find_folded == find {
+    let find_folded = if has_typographic(find) {
+        ascii_folded(find).0
+    } else if has_typographic(content) {
+        find.to_owned()
+    } else {
         return Vec::new();
+    };
+    if !has_typographic(content) {
+        // Only old_string had typographic characters: no offset map needed.
+        let mut spans = exact(content, &find_folded);
+        if spans.is_empty() {
+            spans = line_trimmed(content, &find_folded);
+        }
+        return spans;
     }
+    let (folded, map) = ascii_folded(content);
     let mut spans = exact(&folded, &find_folded);
     if spans.is_empty() {
         spans = line_trimmed(&folded, &find_folded);
@@ -669,6 +686,19 @@ mod tests {
         assert_eq!(out, "print(\"bye\")\n");
         let (out, _) = apply("a \u{2013} b\u{2026} end", "a - b...", "X", false).unwrap();
         assert_eq!(out, "X end");
+    }
+
+    #[test]
+    fn typographic_old_string_finds_ascii_text() {
+        let (out, s) = apply(
+            "say \"hi\" - now\n",
+            "say \u{201C}hi\u{201D} \u{2014} now",
+            "X",
+            false,
+        )
+        .unwrap();
+        assert_eq!(s, Strategy::UnicodeNormalized);
+        assert_eq!(out, "X\n");
     }
 
     #[test]

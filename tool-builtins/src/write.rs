@@ -86,11 +86,11 @@ fn write_blocking(
         return ToolResult::failed(format!("Cannot write {}: {e}", path.display()));
     }
     let shown = path.display().to_string();
-    let (additions, deletions) = fsutil::diff_stats(&old_text, content);
+    let diff = fsutil::Diff::compute(&shown, &old_text, content);
     ToolResult::ok("Wrote file successfully.")
-        .with_metadata("diff", fsutil::unified_diff(&shown, &old_text, content))
-        .with_metadata("additions", additions)
-        .with_metadata("deletions", deletions)
+        .with_metadata("diff", diff.unified)
+        .with_metadata("additions", diff.additions)
+        .with_metadata("deletions", diff.deletions)
         .with_metadata("filepath", shown)
         .with_metadata("exists", exists)
 }

@@ -37,7 +37,10 @@ struct GreetArgs {
 }
 
 fn bench(c: &mut Criterion) {
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
     let registry = ToolRegistry::global();
     let ctx = ToolContext::new();
     let args: Value = json!({"name": "ana", "times": 3, "shout": false});
@@ -59,7 +62,8 @@ fn bench(c: &mut Criterion) {
         // What block_on itself costs, so it can be subtracted from registry_execute.
         b.iter(|| {
             let r = rt.block_on(async {
-                let a: GreetArgs = serde_json::from_value(black_box(args.clone())).expect("valid args");
+                let a: GreetArgs =
+                    serde_json::from_value(black_box(args.clone())).expect("valid args");
                 greet_body(&a.name, a.times, a.shout)
             });
             black_box(r)

@@ -40,7 +40,7 @@ async fn store_doc(doc: Value) -> String {
 
 fn big_args(with_placeholders: bool) -> Value {
     let mut doc = Map::new();
-    for i in 0..64 {
+    for i in 0..80 {
         let text = if i % 4 == 0 {
             if with_placeholders {
                 format!("token <secret>key_{}</secret> for item {i}", i / 4)

@@ -8,6 +8,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::sync::{Arc, OnceLock};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use aho_corasick::{AhoCorasick, MatchKind};
@@ -45,6 +46,9 @@ pub const MIN_MASKED_LEN: usize = 3;
 pub struct SecretStore {
     global: BTreeMap<String, String>,
     scoped: Vec<(UrlPattern, BTreeMap<String, String>)>,
+    /// The masker for the stored values, built on first use (the store is
+    /// immutable once shared through a context).
+    base_masker: OnceLock<Arc<Masker>>,
 }
 
 /// Why a secret store could not be built.
@@ -117,6 +121,7 @@ impl SecretStore {
         let (key, value) = (key.into(), value.into());
         check_totp(&key, &value)?;
         self.global.insert(key, value);
+        self.base_masker = OnceLock::new();
         Ok(self)
     }
 
@@ -138,6 +143,7 @@ impl SecretStore {
         } else {
             self.scoped.push((parsed, BTreeMap::from([(key, value)])));
         }
+        self.base_masker = OnceLock::new();
         Ok(self)
     }
 
@@ -266,8 +272,25 @@ impl SecretStore {
         Ok(out)
     }
 
-    /// A masker for every value in the store plus `extra` (e.g. TOTP codes just generated).
-    pub(crate) fn masker(&self, extra: &[(String, String)]) -> Masker {
+    /// A masker for every value in the store plus the TOTP codes in `used`
+    /// (the other used values are stored values already). Without TOTP codes
+    /// the store's cached masker is returned.
+    pub(crate) fn masker(&self, used: &[(String, String)]) -> Arc<Masker> {
+        let codes: Vec<(String, String)> = used
+            .iter()
+            .filter(|(k, _)| k.ends_with(TOTP_SUFFIX))
+            .cloned()
+            .collect();
+        if codes.is_empty() {
+            return Arc::clone(
+                self.base_masker
+                    .get_or_init(|| Arc::new(self.build_masker(&[]))),
+            );
+        }
+        Arc::new(self.build_masker(&codes))
+    }
+
+    fn build_masker(&self, extra: &[(String, String)]) -> Masker {
         let mut pairs: Vec<(String, String)> = self
             .global
             .iter()
@@ -332,6 +355,7 @@ fn totp_now(seed: &str) -> Option<String> {
 }
 
 /// Replaces secret values with their placeholders.
+#[derive(Debug)]
 pub(crate) struct Masker {
     automaton: Option<AhoCorasick>,
     replacements: Vec<String>,

@@ -35,11 +35,29 @@
 //! # });
 //! ```
 //!
+//! # Tools
+//! | tool | module | what it does |
+//! | --- | --- | --- |
+//! | `read_file` | [`read`] | numbered window of a text file (streamed), a folder's entries, an image |
+//! | `write_file` | [`write`](mod@write) | a whole file, verbatim; read-before-write for existing files |
+//! | `edit_file` | [`edit`] | one replacement, located by the strategies of [`replace`] |
+//! | `multi_edit` | [`multi_edit`](mod@multi_edit) | several replacements in one file, all or nothing |
+//! | `apply_patch` | [`patch`] | Codex-style patch over many files, verified before writing |
+//! | `bash_command` | [`bash`] | a shell command in its own process group, bounded output |
+//! | `glob_files` | [`glob`] | files by glob, newest first |
+//! | `grep_content` | [`grep`] | regex search with ripgrep's engine |
+//! | `list_dir` | [`list`] | a folder tree |
+//!
+//! Each is a `#[tool]` fn: linking this crate adds them to
+//! [`ToolRegistry::global`]; [`registry`] gives a registry of just these.
+//! The fns can also be called directly (`read_file(&ctx, path, None, None).await`).
+//!
 //! # Modules
 //! - [`workspace`]: [`Workspace`] and path resolution ("outside the workspace").
 //! - [`ledger`]: [`FileLedger`], the read-before-write rule and per-file locks.
 //! - [`fsutil`]: text decoding, line endings and BOM, atomic writes, change
 //!   snapshots, binary detection, diffs.
+//! - [`replace`]: the matching strategies of `edit_file` and `multi_edit`.
 //! - Head/tail truncation with spill files lives in `tool_core::truncate`.
 //!
 //! # Setting up a context
@@ -58,7 +76,7 @@
 //!   dependency-free diff crate with a ready unified-diff writer.
 //! - `chardetng` + `encoding_rs`: text that is not UTF-8 is decoded with a
 //!   detected encoding (and written back in it) instead of being shown with
-//!   replacement characters; the pair Firefox uses, both without unsafe surprises.
+//!   replacement characters; the detector and converter Firefox uses.
 //! - `base64`: images returned to the model are base64 in [`tool_core::Image`].
 //! - `memchr`: fast line counting when streaming a window out of a huge file.
 //! - `strsim`: edit distance for the block-anchor matching of `edit_file`

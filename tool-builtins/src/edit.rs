@@ -146,7 +146,9 @@ pub(crate) fn edit_blocking(
             return ToolResult::failed(format!("Cannot edit binary file: {}", path.display()));
         }
         match TextFile::decode(&bytes) {
-            Ok(t) => (Some(bytes), t),
+            // Keep the old bytes only for a snapshot hook; large files are
+            // otherwise held once as text, not twice.
+            Ok(t) => (fsutil::wants_snapshots(ctx).then_some(bytes), t),
             Err(e) => {
                 return ToolResult::failed(format!("Cannot edit {}: {e}.", path.display()));
             }
@@ -162,7 +164,7 @@ pub(crate) fn edit_blocking(
             },
         )
     };
-    let mut text = file.text.clone();
+    let mut text = std::borrow::Cow::Borrowed(file.text.as_str());
     let mut strategies = Vec::with_capacity(edits.len());
     for (i, e) in edits.iter().enumerate() {
         if e.old_string.is_empty() {
@@ -172,17 +174,17 @@ pub(crate) fn edit_blocking(
                     "old_string is empty; only the first edit may create the file.",
                 );
             }
-            text = if exists {
+            text = std::borrow::Cow::Owned(if exists {
                 file.line_ending.apply(&e.new_string)
             } else {
                 e.new_string.clone()
-            };
+            });
             strategies.push("create");
             continue;
         }
         match apply_edit(&text, file.line_ending, e) {
             Ok((next, strategy)) => {
-                text = next;
+                text = std::borrow::Cow::Owned(next);
                 strategies.push(strategy.name());
             }
             Err(msg) => return fail(i, msg),
@@ -195,7 +197,11 @@ pub(crate) fn edit_blocking(
         Ok(b) => b,
         Err(e) => return ToolResult::failed(format!("Cannot write {}: {e}.", path.display())),
     };
-    if let Err(e) = commit(ctx, Some(ledger), path, Before::known(before_bytes), &bytes) {
+    let before = Before {
+        content: before_bytes,
+        existed: exists,
+    };
+    if let Err(e) = commit(ctx, Some(ledger), path, before, &bytes) {
         return ToolResult::failed(format!("Cannot write {}: {e}", path.display()));
     }
     let shown = path.display().to_string();
@@ -266,7 +272,7 @@ pub(crate) fn commit(
         // next write will ask for a read again.
         let _ = l.record_bytes(path, bytes);
     }
-    fsutil::record_change(ctx, path, before, Some(bytes.to_vec()));
+    fsutil::record_change(ctx, path, before, Some(bytes));
     Ok(())
 }
 

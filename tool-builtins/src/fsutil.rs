@@ -494,15 +494,21 @@ impl Before {
     }
 }
 
-/// Sends a change to the context's snapshot hook, if it has one.
-pub fn record_change(ctx: &ToolContext, path: &Path, before: Before, after: Option<Vec<u8>>) {
+/// Whether the context has a snapshot hook (so the old content is worth keeping).
+pub fn wants_snapshots(ctx: &ToolContext) -> bool {
+    ctx.state::<Snapshots>().is_some()
+}
+
+/// Sends a change to the context's snapshot hook, if it has one (the new
+/// content is copied only then).
+pub fn record_change(ctx: &ToolContext, path: &Path, before: Before, after: Option<&[u8]>) {
     if let Some(state) = ctx.state::<Snapshots>() {
         let snapshots: &Snapshots = &state;
         snapshots.0.record(&Change {
             path: path.to_path_buf(),
             before: before.content,
             existed: before.existed,
-            after,
+            after: after.map(<[u8]>::to_vec),
         });
     }
 }
@@ -780,14 +786,9 @@ mod tests {
         let log = Arc::new(ChangeLog::default());
         let ctx = ToolContext::new().with_state(Snapshots(log.clone()));
         write_atomic(&a, b"new").unwrap();
-        record_change(
-            &ctx,
-            &a,
-            Before::known(Some(b"old".to_vec())),
-            Some(b"new".to_vec()),
-        );
+        record_change(&ctx, &a, Before::known(Some(b"old".to_vec())), Some(b"new"));
         write_atomic(&b, b"created").unwrap();
-        record_change(&ctx, &b, Before::known(None), Some(b"created".to_vec()));
+        record_change(&ctx, &b, Before::known(None), Some(b"created"));
         assert_eq!(log.changes().len(), 2);
         log.rewind().unwrap();
         assert_eq!(fs::read(&a).unwrap(), b"old");

@@ -616,7 +616,7 @@ fn execute(ctx: &ToolContext, ledger: Option<&FileLedger>, plan: &Plan) -> ToolR
                 None => l.forget(&op.path),
             }
         }
-        fsutil::record_change(ctx, &op.path, op.before.clone(), op.after.clone());
+        fsutil::record_change(ctx, &op.path, op.before.clone(), op.after.as_deref());
     }
     let mut out = String::from("Success. Updated the following files:\n");
     for line in &plan.summary {

@@ -328,10 +328,10 @@ fn read_text(
     if let Some(l) = ledger {
         l.record(path, Stamp::new(&meta, scan.hash));
     }
-    Ok(render(path, offset, &scan))
+    Ok(render(path, offset, &scan, opts.max_output_bytes))
 }
 
-fn render(path: &Path, offset: usize, scan: &Scan) -> ToolResult {
+fn render(path: &Path, offset: usize, scan: &Scan, budget: usize) -> ToolResult {
     let total = scan.total_lines;
     if offset > total && !(offset == 1 && total == 0) {
         return ToolResult::failed(format!(
@@ -352,7 +352,8 @@ fn render(path: &Path, offset: usize, scan: &Scan) -> ToolResult {
     let has_more = last < total;
     let footer = if scan.capped_by_bytes {
         format!(
-            "(Output capped at 50 KB. Showing lines {offset}-{last}. Use offset={} to continue.)",
+            "(Output capped at {} KB. Showing lines {offset}-{last}. Use offset={} to continue.)",
+            budget / 1024,
             last + 1
         )
     } else if has_more {

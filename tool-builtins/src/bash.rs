@@ -27,6 +27,7 @@
 //! own timeout: the output says what happened and the metadata carries
 //! `exit_code`, `timed_out`, `truncated` and `output_path`.
 
+use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
 use std::io::{self, Read};
@@ -37,9 +38,11 @@ use std::time::{Duration, Instant};
 
 use rustix::event::{PollFd, PollFlags, Timespec};
 use rustix::process::{Pid, Signal};
-use serde_json::Value;
+use serde_json::{Map, Value};
 use tool_core::truncate::{HeadTail, Truncation};
-use tool_core::{ErrorKind, ToolContext, ToolResult, tool};
+use tool_core::{
+    ApprovalDecision, ApprovalRequest, ErrorKind, ToolContext, ToolKind, ToolResult, tool,
+};
 
 use crate::ansi::EscapeStripper;
 use crate::bash_policy::{CommandPolicy, PolicyAction};
@@ -109,9 +112,11 @@ pub struct BashConfig {
     /// Output budgets and spill folder. Default: [`BASH_MAX_OUTPUT_BYTES`] and
     /// [`BASH_MAX_OUTPUT_LINES`], spilling to `tool_core::truncate::default_spill_dir()`.
     pub truncation: Truncation,
-    /// Commands the policy denies are refused with a `denied` error. `Ask`
-    /// verdicts are for the confirmation gate of the governance layer, which
-    /// checks before the call; the tool itself runs them. Default `None`.
+    /// Checked before every command: `Deny` verdicts are refused with a
+    /// `denied` error; `Ask` verdicts go to the context's approver
+    /// (`ToolContext::with_approver`, the governance confirmation gate), which
+    /// may approve, edit the command or refuse; with no approver they are
+    /// refused. Default `None` (no checks).
     pub policy: Option<CommandPolicy>,
 }
 
@@ -224,7 +229,7 @@ impl BashConfig {
 /// * `workdir` - Folder to run in, relative to the workspace root (default: the root).
 /// * `description` - A short description of what the command does, in 5-10 words.
 #[tool(kind = "exec", timeout = "610s")]
-pub fn bash_command(
+pub async fn bash_command(
     command: String,
     timeout: Option<f64>,
     workdir: Option<String>,
@@ -244,18 +249,15 @@ pub fn bash_command(
             "The command is empty. Give the shell command to run.",
         );
     }
-    if let Some(policy) = &config.policy {
-        let decision = policy.check(&command);
-        if decision.action == PolicyAction::Deny {
-            return ToolResult::error(
-                ErrorKind::Denied,
-                format!(
-                    "This command is not allowed by the command policy: {}",
-                    decision.reason
-                ),
-            );
+    let command = match &config.policy {
+        None => command,
+        Some(policy) => {
+            match apply_policy(policy, command, description.as_deref(), context).await {
+                Ok(command) => command,
+                Err(result) => return result,
+            }
         }
-    }
+    };
     let ws = match workspace_of(context) {
         Ok(ws) => ws,
         Err(result) => return result,
@@ -298,13 +300,92 @@ pub fn bash_command(
     let title = description
         .filter(|d| !d.trim().is_empty())
         .unwrap_or_else(|| spec.command.clone());
-    match run(&spec, &|| context.is_cancelled()) {
-        Ok(outcome) => outcome.into_result(timeout).with_title(title),
-        Err(e) => ToolResult::failed(format!(
+    // The command stops when the context is cancelled, and when this call is
+    // dropped half-way (the guard cancels the child token on drop).
+    let cancel = context.cancellation_token().child_token();
+    let _stop_when_dropped = cancel.clone().drop_guard();
+    let shell = spec.shell.clone();
+    let watched = tokio::task::spawn_blocking(move || run(&spec, &|| cancel.is_cancelled()));
+    match watched.await {
+        Ok(Ok(outcome)) => outcome.into_result(timeout).with_title(title),
+        Ok(Err(e)) => ToolResult::failed(format!(
             "Could not run the command with {}: {e}",
-            spec.shell.display()
+            shell.display()
         ))
         .with_title(title),
+        Err(e) => ToolResult::error(
+            ErrorKind::Panicked,
+            format!("Running the command failed unexpectedly: {e}"),
+        )
+        .with_title(title),
+    }
+}
+
+/// Checks `command` against the policy: `Deny` refuses, `Ask` goes to the
+/// context's approver (the governance confirmation gate; none configured
+/// means refused), which may also edit the command. Returns the command to run.
+#[allow(
+    clippy::result_large_err,
+    reason = "the error is the tool's final result; it is returned at once"
+)]
+async fn apply_policy(
+    policy: &CommandPolicy,
+    command: String,
+    description: Option<&str>,
+    context: &ToolContext,
+) -> Result<String, ToolResult> {
+    let denied = |reason: &str| {
+        ToolResult::error(
+            ErrorKind::Denied,
+            format!("This command is not allowed by the command policy: {reason}"),
+        )
+    };
+    let decision = policy.check(&command);
+    match decision.action {
+        PolicyAction::Allow => return Ok(command),
+        PolicyAction::Deny => return Err(denied(&decision.reason)),
+        PolicyAction::Ask => {}
+    }
+    let Some(approver) = context.approver() else {
+        return Err(ToolResult::error(
+            ErrorKind::Denied,
+            format!(
+                "This command needs confirmation and no approver is configured, so it was not run. {}",
+                decision.reason
+            ),
+        ));
+    };
+    let mut arguments = Map::new();
+    arguments.insert("command".to_owned(), Value::from(command.clone()));
+    if let Some(d) = description {
+        arguments.insert("description".to_owned(), Value::from(d));
+    }
+    let request = ApprovalRequest {
+        tool: "bash_command".to_owned(),
+        kind: ToolKind::Exec,
+        display: BTreeMap::new(),
+        arguments,
+        editable_params: vec!["command".to_owned()],
+        trace_id: context.trace_id().map(str::to_owned),
+    };
+    match approver.approve(request).await {
+        ApprovalDecision::Approve => Ok(command),
+        ApprovalDecision::ApproveWithEdits(edited) => {
+            let edited = edited
+                .get("command")
+                .and_then(Value::as_str)
+                .map_or(command, str::to_owned);
+            // A person approved this text; only a deny rule still stops it.
+            let again = policy.check(&edited);
+            if again.action == PolicyAction::Deny {
+                return Err(denied(&again.reason));
+            }
+            Ok(edited)
+        }
+        ApprovalDecision::Deny(reason) => Err(ToolResult::error(
+            ErrorKind::Denied,
+            format!("The user denied the command: {reason}"),
+        )),
     }
 }
 
@@ -680,14 +761,28 @@ mod tests {
         BashConfig::default().with_truncation(truncation)
     }
 
-    fn run_in(dir: &Path, command: &str, timeout: Option<f64>, config: BashConfig) -> ToolResult {
-        bash_command(
+    /// Runs the async tool to completion on a fresh runtime.
+    fn call(
+        ctx: &ToolContext,
+        command: &str,
+        timeout: Option<f64>,
+        workdir: Option<&str>,
+    ) -> ToolResult {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(bash_command(
             command.to_owned(),
             timeout,
+            workdir.map(str::to_owned),
             None,
-            None,
-            &ctx_in(dir, config),
-        )
+            ctx,
+        ))
+    }
+
+    fn run_in(dir: &Path, command: &str, timeout: Option<f64>, config: BashConfig) -> ToolResult {
+        call(&ctx_in(dir, config), command, timeout, None)
     }
 
     /// Processes (not zombies) whose command line contains `marker`.
@@ -868,13 +963,7 @@ mod tests {
             token.cancel();
         });
         let start = Instant::now();
-        let r = bash_command(
-            format!("sleep 300; echo {marker}"),
-            Some(60.0),
-            None,
-            None,
-            &ctx,
-        );
+        let r = call(&ctx, &format!("sleep 300; echo {marker}"), Some(60.0), None);
         canceller.join().unwrap();
         assert!(start.elapsed() < Duration::from_secs(3));
         assert_eq!(r.metadata["cancelled"], true);
@@ -976,11 +1065,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir(dir.path().join("sub")).unwrap();
         let ctx = ctx_in(dir.path(), config());
-        let r = bash_command("pwd".into(), None, Some("sub".into()), None, &ctx);
+        let r = call(&ctx, "pwd", None, Some("sub"));
         assert!(r.output.trim_end().ends_with("/sub"), "{}", r.output);
-        let r = bash_command("pwd".into(), None, Some("../".into()), None, &ctx);
+        let r = call(&ctx, "pwd", None, Some("../"));
         assert!(r.error.unwrap().message.contains("outside the workspace"));
-        let r = bash_command("pwd".into(), None, Some("missing".into()), None, &ctx);
+        let r = call(&ctx, "pwd", None, Some("missing"));
         assert!(r.error.unwrap().message.contains("not found"));
     }
 
@@ -1004,6 +1093,107 @@ mod tests {
         let r = run_in(dir.path(), "echo ok && touch created", None, cfg);
         assert_eq!(r.error.unwrap().kind, ErrorKind::Denied);
         assert!(!dir.path().join("created").exists());
+    }
+
+    #[test]
+    fn policy_ask_goes_to_the_approver() {
+        use std::sync::{Arc, Mutex};
+        use tool_core::{ApprovalDecision, ApprovalRequest};
+
+        let dir = tempfile::tempdir().unwrap();
+        let policy = CommandPolicy::new(PolicyAction::Allow).ask("touch *");
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let approver = |answer: ApprovalDecision, seen: Arc<Mutex<Vec<String>>>| {
+            move |request: ApprovalRequest| {
+                let answer = answer.clone();
+                let seen = seen.clone();
+                async move {
+                    seen.lock()
+                        .unwrap()
+                        .push(request.arguments["command"].as_str().unwrap().to_owned());
+                    assert_eq!(request.editable_params, ["command"]);
+                    answer
+                }
+            }
+        };
+        let ctx = |answer: ApprovalDecision| {
+            ctx_in(dir.path(), config().with_policy(policy.clone()))
+                .with_approver(approver(answer, seen.clone()))
+        };
+        // Allowed commands never reach the approver.
+        let r = call(
+            &ctx(ApprovalDecision::Deny("no".into())),
+            "echo hi",
+            None,
+            None,
+        );
+        assert_eq!(r.output, "hi\n");
+        assert!(seen.lock().unwrap().is_empty());
+        // Approved.
+        let r = call(
+            &ctx(ApprovalDecision::Approve),
+            "touch a && echo made",
+            None,
+            None,
+        );
+        assert_eq!(r.output, "made\n");
+        assert!(dir.path().join("a").exists());
+        // Refused.
+        let r = call(
+            &ctx(ApprovalDecision::Deny("not now".into())),
+            "touch b",
+            None,
+            None,
+        );
+        let e = r.error.unwrap();
+        assert_eq!(e.kind, ErrorKind::Denied);
+        assert!(e.message.contains("not now"));
+        assert!(!dir.path().join("b").exists());
+        // Edited by the person.
+        let mut edits = Map::new();
+        edits.insert("command".into(), Value::from("touch c"));
+        let r = call(
+            &ctx(ApprovalDecision::ApproveWithEdits(edits)),
+            "touch d",
+            None,
+            None,
+        );
+        assert!(r.is_ok(), "{r:?}");
+        assert!(dir.path().join("c").exists() && !dir.path().join("d").exists());
+        assert_eq!(seen.lock().unwrap().len(), 3);
+        // No approver: refused.
+        let no_gate = ctx_in(dir.path(), config().with_policy(policy.clone()));
+        let e = call(&no_gate, "touch e", None, None).error.unwrap();
+        assert!(e.message.contains("no approver"), "{}", e.message);
+        // Substitution needs confirmation even when every command is allowed.
+        let e = call(&no_gate, "echo $(date)", None, None).error.unwrap();
+        assert!(e.message.contains("substitution"), "{}", e.message);
+    }
+
+    #[test]
+    fn dropping_the_call_stops_the_command() {
+        let dir = tempfile::tempdir().unwrap();
+        let marker = format!("marker-dropped-{}", std::process::id());
+        let ctx = ctx_in(dir.path(), config());
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let call = bash_command(
+            format!("sleep 300; echo {marker}"),
+            Some(60.0),
+            None,
+            None,
+            &ctx,
+        );
+        let cut = runtime
+            .block_on(async { tokio::time::timeout(Duration::from_millis(300), call).await });
+        assert!(cut.is_err(), "the call was dropped half-way");
+        let start = Instant::now();
+        while !processes_matching(&marker).is_empty() && start.elapsed() < Duration::from_secs(5) {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        assert!(processes_matching(&marker).is_empty());
     }
 
     #[test]

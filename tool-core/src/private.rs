@@ -22,7 +22,7 @@ pub use serde_json;
 
 use crate::context::{State, ToolContext};
 use crate::result::{ErrorKind, ToolResult};
-use crate::spec::ToolKind;
+pub use crate::spec::ToolKind;
 
 /// A boxed, sendable future: what a generated call shim returns.
 pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;

@@ -412,7 +412,7 @@ impl<'a> Expander<'a> {
         };
         quote! {
             #p::StaticOptions {
-                kind: #krate::ToolKind::#kind,
+                kind: #krate::__private::ToolKind::#kind,
                 read_only: #read_only,
                 destructive: #destructive,
                 idempotent: #idempotent,

@@ -1,0 +1,711 @@
+//! [`McpToolSource`] / [`McpConnection`]: an MCP server's tools imported as local runtime tools.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientRequest,
+    ContentBlock, NumberOrString, PaginatedRequestParams, ProgressNotificationParam, ProgressToken,
+    ProtocolVersion, RequestMetaObject, ServerNotification, ServerResult, SubscriptionFilter,
+    Tool as McpTool,
+};
+use rmcp::service::{
+    ClientLifecycleMode, ClientServiceExt, NotificationContext, PeerRequestOptions, RunningService,
+    ServiceError,
+};
+use rmcp::{ClientHandler, Peer, RoleClient};
+use serde_json::{Map, Value, json};
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
+use tool_core::{
+    DisplayName, ErrorKind as ToolErrorKind, Image, OnConflict, Tool, ToolContext, ToolRegistry,
+    ToolResult, ToolSpec,
+};
+
+use crate::error::{Error, ErrorKind};
+use crate::live::LiveRegistry;
+use crate::names::{local_tool_name, sanitize_server};
+
+/// How long a request may wait for its answer unless [`McpToolSource::with_timeout`] says otherwise.
+pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Which lifecycle the client opens the connection with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum ProtocolEra {
+    /// MCP 2025-11-25: `initialize` handshake, then a session. Every server
+    /// of that era or later accepts it. The default.
+    #[default]
+    Initialize,
+    /// MCP 2026-07-28: `server/discover`, then self-contained requests.
+    Discover,
+}
+
+#[derive(Debug, Clone)]
+enum Endpoint {
+    Stdio {
+        command: String,
+        args: Vec<String>,
+        env: BTreeMap<String, String>,
+    },
+    Http {
+        url: String,
+    },
+}
+
+/// Where an MCP server is and how to talk to it; [`connect`](Self::connect) opens it.
+///
+/// ```no_run
+/// use tool_mcp::{LiveRegistry, McpToolSource};
+/// # async fn demo() -> Result<(), tool_mcp::Error> {
+/// let registry = LiveRegistry::new(tool_core::ToolRegistry::new());
+/// let files = McpToolSource::stdio("tool", ["serve"], [("RUST_LOG", "warn")])
+///     .named("files")
+///     .connect()
+///     .await?;
+/// let names = files.import_into(&registry).await?; // ["files__read_file", ...]
+/// # let _ = names; Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+pub struct McpToolSource {
+    endpoint: Endpoint,
+    name: Option<String>,
+    timeout: Duration,
+    era: ProtocolEra,
+}
+
+impl McpToolSource {
+    /// A server started as a child process (`command args...`, with `env`
+    /// added to this process's environment), spoken to over its stdin and
+    /// stdout. Its stderr is passed through to ours.
+    pub fn stdio<A, K, V>(
+        command: impl Into<String>,
+        args: impl IntoIterator<Item = A>,
+        env: impl IntoIterator<Item = (K, V)>,
+    ) -> Self
+    where
+        A: Into<String>,
+        K: Into<String>,
+        V: Into<String>,
+    {
+        Self::with_endpoint(Endpoint::Stdio {
+            command: command.into(),
+            args: args.into_iter().map(Into::into).collect(),
+            env: env.into_iter().map(|(k, v)| (k.into(), v.into())).collect(),
+        })
+    }
+
+    /// A server at a Streamable HTTP endpoint (`http://127.0.0.1:8080/mcp`).
+    /// `https://` needs this crate's `tls` feature.
+    pub fn http(url: impl Into<String>) -> Self {
+        Self::with_endpoint(Endpoint::Http { url: url.into() })
+    }
+
+    fn with_endpoint(endpoint: Endpoint) -> Self {
+        Self {
+            endpoint,
+            name: None,
+            timeout: DEFAULT_REQUEST_TIMEOUT,
+            era: ProtocolEra::default(),
+        }
+    }
+
+    /// The `<server>` part of imported tool names (default: the server's own
+    /// `serverInfo.name`). Characters outside `[a-zA-Z0-9-]` become `_`.
+    #[must_use]
+    pub fn named(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+
+    /// The timeout of every request to this server, `tools/call` included
+    /// (default [`DEFAULT_REQUEST_TIMEOUT`]). A call that runs out is cancelled
+    /// on the server (`notifications/cancelled`) and fails with a timeout error.
+    #[must_use]
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// The protocol lifecycle to open the connection with (default [`ProtocolEra::Initialize`]).
+    #[must_use]
+    pub fn with_era(mut self, era: ProtocolEra) -> Self {
+        self.era = era;
+        self
+    }
+
+    /// A short description for messages: the command or the URL.
+    fn describe(&self) -> String {
+        match &self.endpoint {
+            Endpoint::Stdio { command, args, .. } => std::iter::once(command.as_str())
+                .chain(args.iter().map(String::as_str))
+                .collect::<Vec<_>>()
+                .join(" "),
+            Endpoint::Http { url } => url.clone(),
+        }
+    }
+
+    /// Starts (or reaches) the server and performs the handshake.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Connect`] when the process cannot be started, the URL is
+    /// unusable, or the handshake fails or times out.
+    pub async fn connect(self) -> Result<McpConnection, Error> {
+        let what = self.describe();
+        let connect_err = |e: &dyn std::fmt::Display| {
+            Error::new(ErrorKind::Connect, format!("MCP server `{what}`: {e}"))
+        };
+        let shared = Arc::new(Shared::default());
+        let handler = Handler {
+            shared: Arc::clone(&shared),
+        };
+        let lifecycle = match self.era {
+            ProtocolEra::Initialize => ClientLifecycleMode::Initialize,
+            ProtocolEra::Discover => ClientLifecycleMode::Discover {
+                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            },
+        };
+        let handshake = async {
+            match &self.endpoint {
+                Endpoint::Stdio { command, args, env } => {
+                    let mut cmd = tokio::process::Command::new(command);
+                    cmd.args(args).envs(env);
+                    let (transport, _stderr) = rmcp::transport::TokioChildProcess::builder(cmd)
+                        .stderr(std::process::Stdio::inherit())
+                        .spawn()
+                        .map_err(|e| connect_err(&e))?;
+                    handler
+                        .serve_with_lifecycle(transport, lifecycle)
+                        .await
+                        .map_err(|e| connect_err(&e))
+                }
+                Endpoint::Http { url } => {
+                    let transport =
+                        rmcp::transport::StreamableHttpClientTransport::from_uri(url.as_str());
+                    handler
+                        .serve_with_lifecycle(transport, lifecycle)
+                        .await
+                        .map_err(|e| connect_err(&e))
+                }
+            }
+        };
+        let running = tokio::time::timeout(self.timeout, handshake)
+            .await
+            .map_err(|_| {
+                connect_err(&format!(
+                    "no answer to the handshake within {:?}",
+                    self.timeout
+                ))
+            })??;
+        let server_name = self.name.clone().unwrap_or_else(|| {
+            running
+                .peer()
+                .peer_info()
+                .and_then(|i| i.server_info.as_ref().map(|s| s.name.clone()))
+                .unwrap_or_else(|| "mcp".to_owned())
+        });
+        Ok(McpConnection::start(
+            running,
+            shared,
+            sanitize_server(&server_name),
+            what,
+            self.timeout,
+            self.era,
+        ))
+    }
+}
+
+/// State shared between the connection and rmcp's client handler.
+#[derive(Default)]
+struct Shared {
+    /// Progress token → the context of the call that sent it.
+    progress: Mutex<HashMap<ProgressToken, ToolContext>>,
+    /// Woken by `notifications/tools/list_changed`.
+    list_changed: Notify,
+}
+
+struct Handler {
+    shared: Arc<Shared>,
+}
+
+impl ClientHandler for Handler {
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let ctx = self
+            .shared
+            .progress
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&params.progress_token)
+            .cloned();
+        if let Some(ctx) = ctx {
+            ctx.report_progress(params.progress, params.total, params.message.as_deref());
+        }
+    }
+
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.shared.list_changed.notify_one();
+    }
+}
+
+/// An open connection to one MCP server. Its tools become local runtime
+/// tools with [`register_into`](Self::register_into) (a plain registry, a
+/// snapshot) or [`import_into`](Self::import_into) (a [`LiveRegistry`], kept
+/// up to date when the server's list changes).
+///
+/// Imported tools are named `<server>__<tool>` ([`local_tool_name`]); the
+/// original name is used on the wire. They are of kind `other` with every
+/// behaviour flag off, whatever the server's annotations claim: remote
+/// descriptions and hints are untrusted text, kept (the hints in each
+/// result's `metadata["mcp"]` and in [`remote_tools`](Self::remote_tools))
+/// but never used for local permissions.
+///
+/// Cheap to clone. The connection closes when the last clone and the last
+/// imported tool are dropped.
+#[derive(Clone)]
+pub struct McpConnection {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    peer: Peer<RoleClient>,
+    stop: CancellationToken,
+    closed: CancellationToken,
+    shared: Arc<Shared>,
+    server: String,
+    endpoint: String,
+    timeout: Duration,
+    era: ProtocolEra,
+    next_token: AtomicU64,
+    /// Local names this connection has put into a live registry.
+    imported: Mutex<Vec<String>>,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        self.stop.cancel();
+    }
+}
+
+impl McpConnection {
+    fn start(
+        running: RunningService<RoleClient, Handler>,
+        shared: Arc<Shared>,
+        server: String,
+        endpoint: String,
+        timeout: Duration,
+        era: ProtocolEra,
+    ) -> Self {
+        let peer = running.peer().clone();
+        let stop = CancellationToken::new();
+        let closed = CancellationToken::new();
+        let service_stop = running.cancellation_token();
+        {
+            let stop = stop.clone();
+            let closed = closed.clone();
+            tokio::spawn(async move {
+                tokio::select! {
+                    _ = running.waiting() => {}
+                    () = stop.cancelled() => service_stop.cancel(),
+                }
+                closed.cancel();
+            });
+        }
+        Self {
+            inner: Arc::new(Inner {
+                peer,
+                stop,
+                closed,
+                shared,
+                server,
+                endpoint,
+                timeout,
+                era,
+                next_token: AtomicU64::new(1),
+                imported: Mutex::new(Vec::new()),
+            }),
+        }
+    }
+
+    /// The `<server>` prefix of this connection's local tool names.
+    pub fn server_name(&self) -> &str {
+        &self.inner.server
+    }
+
+    /// `true` once the server is gone (exited, closed its streams, or the
+    /// connection was closed).
+    pub fn is_closed(&self) -> bool {
+        self.inner.closed.is_cancelled()
+    }
+
+    /// Closes the connection (a stdio server's process is ended). Calls in
+    /// flight fail with a connection-closed error.
+    pub fn close(&self) {
+        self.inner.stop.cancel();
+    }
+
+    /// Every tool the server lists now, all pages, as the server describes them.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Timeout`], [`ErrorKind::ConnectionClosed`] or [`ErrorKind::Protocol`].
+    pub async fn remote_tools(&self) -> Result<Vec<McpTool>, Error> {
+        self.inner.list_all().await
+    }
+
+    /// The server's tools as local runtime tools (see the type's docs).
+    ///
+    /// # Errors
+    /// As [`remote_tools`](Self::remote_tools); [`ErrorKind::Registry`] when a
+    /// remote tool cannot be expressed as a local tool.
+    pub async fn tools(&self) -> Result<Vec<Tool>, Error> {
+        let remote = self.remote_tools().await?;
+        remote
+            .iter()
+            .map(|t| runtime_tool(&self.inner, t))
+            .collect()
+    }
+
+    /// Adds the server's tools to `registry` once. Nothing is added when any
+    /// name is taken (never a silent overwrite).
+    ///
+    /// # Errors
+    /// As [`tools`](Self::tools); [`ErrorKind::Registry`] naming every collision.
+    pub async fn register_into(&self, registry: &mut ToolRegistry) -> Result<Vec<String>, Error> {
+        let tools = self.tools().await?;
+        add_all(registry, tools)
+    }
+
+    /// Adds the server's tools to `registry` and keeps them current: on
+    /// `notifications/tools/list_changed` this server's tools are replaced by
+    /// its new list (a new tool whose name is taken by a tool of someone else
+    /// is left out, with a warning through `tracing`). Nothing is added when
+    /// any name is taken now.
+    ///
+    /// # Errors
+    /// As [`register_into`](Self::register_into).
+    pub async fn import_into(&self, registry: &LiveRegistry) -> Result<Vec<String>, Error> {
+        let tools = self.tools().await?;
+        let names = registry.update(|r| add_all(r, tools))?;
+        *self
+            .inner
+            .imported
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = names.clone();
+        self.watch_list_changes(registry.clone()).await;
+        Ok(names)
+    }
+
+    /// Starts the task that re-imports on list changes. On a 2026-07-28
+    /// connection list changes come through `subscriptions/listen`.
+    async fn watch_list_changes(&self, registry: LiveRegistry) {
+        let weak: Weak<Inner> = Arc::downgrade(&self.inner);
+        let shared = Arc::clone(&self.inner.shared);
+        let closed = self.inner.closed.clone();
+        if self.inner.era == ProtocolEra::Discover {
+            let filter = SubscriptionFilter::builder().tools_list_changed().build();
+            if let Ok(mut subscription) = self.inner.peer.listen(filter).await {
+                let shared = Arc::clone(&shared);
+                tokio::spawn(async move {
+                    while let Ok(Some(n)) = subscription.next().await {
+                        if matches!(n, ServerNotification::ToolListChangedNotification(_)) {
+                            shared.list_changed.notify_one();
+                        }
+                    }
+                });
+            }
+        }
+        tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    () = shared.list_changed.notified() => {}
+                    () = closed.cancelled() => return,
+                }
+                let Some(inner) = weak.upgrade() else { return };
+                match inner.list_all().await {
+                    Ok(remote) => inner.replace_in(&registry, &remote),
+                    Err(e) => {
+                        tracing::warn!("re-listing the tools of MCP server `{}`: {e}", inner.server);
+                    }
+                }
+            }
+        });
+    }
+}
+
+fn add_all(registry: &mut ToolRegistry, tools: Vec<Tool>) -> Result<Vec<String>, Error> {
+    let taken: Vec<String> = tools
+        .iter()
+        .filter(|t| registry.contains(t.name()))
+        .map(|t| t.name().to_owned())
+        .collect();
+    if !taken.is_empty() {
+        return Err(Error::new(
+            ErrorKind::Registry,
+            format!(
+                "imported MCP tool names already taken: {}",
+                taken.join(", ")
+            ),
+        ));
+    }
+    let mut names = Vec::with_capacity(tools.len());
+    for tool in tools {
+        names.push(tool.name().to_owned());
+        registry
+            .register_with(tool, OnConflict::Error)
+            .map_err(|e| Error::new(ErrorKind::Registry, e.to_string()))?;
+    }
+    Ok(names)
+}
+
+impl Inner {
+    async fn list_all(&self) -> Result<Vec<McpTool>, Error> {
+        let mut tools = Vec::new();
+        let mut cursor = None;
+        loop {
+            let params = PaginatedRequestParams::default().with_cursor(cursor);
+            let page = tokio::select! {
+                r = tokio::time::timeout(self.timeout, self.peer.list_tools(Some(params))) => r,
+                () = self.closed.cancelled() => return Err(self.closed_error()),
+            };
+            let page = page
+                .map_err(|_| {
+                    Error::new(
+                        ErrorKind::Timeout,
+                        format!(
+                            "MCP server `{}`: tools/list got no answer within {:?}",
+                            self.server, self.timeout
+                        ),
+                    )
+                })?
+                .map_err(|e| self.service_error("tools/list", &e))?;
+            tools.extend(page.tools);
+            match page.next_cursor {
+                Some(next) if !next.is_empty() => cursor = Some(next),
+                _ => return Ok(tools),
+            }
+        }
+    }
+
+    fn closed_error(&self) -> Error {
+        Error::new(
+            ErrorKind::ConnectionClosed,
+            format!(
+                "connection closed: MCP server `{}` ({}) is gone",
+                self.server, self.endpoint
+            ),
+        )
+    }
+
+    fn service_error(&self, what: &str, e: &ServiceError) -> Error {
+        match e {
+            ServiceError::TransportClosed | ServiceError::TransportSend(_) => self.closed_error(),
+            ServiceError::Timeout { timeout } => Error::new(
+                ErrorKind::Timeout,
+                format!(
+                    "MCP server `{}`: {what} got no answer within {timeout:?}",
+                    self.server
+                ),
+            ),
+            other => Error::new(
+                ErrorKind::Protocol,
+                format!("MCP server `{}`: {what} failed: {other}", self.server),
+            ),
+        }
+    }
+
+    /// Replaces this connection's tools in `registry` by `remote`.
+    fn replace_in(self: &Arc<Self>, registry: &LiveRegistry, remote: &[McpTool]) {
+        let mut imported = self.imported.lock().unwrap_or_else(PoisonError::into_inner);
+        let previous = imported.clone();
+        let result = registry.update(|r| {
+            for name in &previous {
+                r.remove(name);
+            }
+            let mut names = Vec::new();
+            for tool in remote {
+                match runtime_tool(self, tool) {
+                    Ok(tool) if r.contains(tool.name()) => tracing::warn!(
+                        "MCP server `{}`: tool `{}` left out, the name is taken",
+                        self.server,
+                        tool.name()
+                    ),
+                    Ok(tool) => {
+                        names.push(tool.name().to_owned());
+                        let _ = r.register_with(tool, OnConflict::Skip);
+                    }
+                    Err(e) => tracing::warn!("{e}"),
+                }
+            }
+            Ok::<_, Error>(names)
+        });
+        if let Ok(names) = result {
+            *imported = names;
+        }
+    }
+
+    /// Calls remote tool `remote` (its wire name).
+    async fn call(
+        self: Arc<Self>,
+        remote: String,
+        args: Map<String, Value>,
+        ctx: ToolContext,
+    ) -> ToolResult {
+        let n = self.next_token.fetch_add(1, Ordering::Relaxed);
+        let token = ProgressToken(NumberOrString::String(format!("tool-mcp-{n}").into()));
+        let mut meta = RequestMetaObject::default();
+        let wants_progress = ctx.reports_progress();
+        if wants_progress {
+            meta.set_progress_token(token.clone());
+            self.shared
+                .progress
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .insert(token.clone(), ctx.clone());
+        }
+        let params = CallToolRequestParams::new(remote.clone()).with_arguments(args);
+        let options = PeerRequestOptions::with_timeout(self.timeout).with_meta(meta);
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let outcome = async {
+            let handle = tokio::select! {
+                h = self.peer.send_cancellable_request(request, options) => h,
+                () = self.closed.cancelled() => return Err(self.closed_error()),
+            }
+            .map_err(|e| self.service_error("tools/call", &e))?;
+            let id = handle.id.clone();
+            tokio::select! {
+                r = handle.await_response() => r.map_err(|e| self.service_error("tools/call", &e)).map(Some),
+                () = self.closed.cancelled() => Err(self.closed_error()),
+                () = ctx.cancellation_token().cancelled() => {
+                    let param = CancelledNotificationParam::new(
+                        Some(id),
+                        Some("cancelled by the caller".to_owned()),
+                    );
+                    let _ = self.peer.notify_cancelled(param).await;
+                    Ok(None)
+                }
+            }
+        }
+        .await;
+        if wants_progress {
+            self.shared
+                .progress
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .remove(&token);
+        }
+        match outcome {
+            Ok(Some(ServerResult::CallToolResult(result))) => self.to_tool_result(&remote, result),
+            Ok(Some(_)) => ToolResult::error(
+                ToolErrorKind::Failed,
+                format!(
+                    "MCP server `{}` answered tools/call with something else than a result",
+                    self.server
+                ),
+            ),
+            Ok(None) => ToolResult::error(ToolErrorKind::Cancelled, "the call was cancelled"),
+            Err(e) => {
+                let kind = match e.kind() {
+                    ErrorKind::Timeout => ToolErrorKind::Timeout,
+                    _ => ToolErrorKind::Failed,
+                };
+                ToolResult::error(kind, e.message().to_owned())
+                    .with_metadata("mcp_error", e.kind().as_str())
+            }
+        }
+    }
+
+    fn to_tool_result(&self, remote: &str, result: rmcp::model::CallToolResult) -> ToolResult {
+        let mut texts = Vec::new();
+        let mut images = Vec::new();
+        for block in &result.content {
+            match block {
+                ContentBlock::Text(t) => texts.push(t.text.clone()),
+                ContentBlock::Image(i) => {
+                    images.push(Image::new(i.mime_type.clone(), i.data.clone()));
+                }
+                other => texts.push(serde_json::to_string(other).unwrap_or_default()),
+            }
+        }
+        let mut text = texts.join("\n");
+        if text.is_empty()
+            && let Some(structured) = &result.structured_content
+        {
+            text = structured.to_string();
+        }
+        let mut out = if result.is_error == Some(true) {
+            ToolResult::error(ToolErrorKind::Failed, text)
+        } else {
+            ToolResult::ok(text)
+        };
+        for image in images {
+            out = out.with_image(image);
+        }
+        if let Some(structured) = result.structured_content {
+            out = out.with_metadata("structured", structured);
+        }
+        out.with_metadata("mcp", json!({"server": self.server, "tool": remote}))
+    }
+}
+
+/// A remote tool as a local runtime tool.
+fn runtime_tool(inner: &Arc<Inner>, remote: &McpTool) -> Result<Tool, Error> {
+    let local = local_tool_name(&inner.server, &remote.name);
+    let description = remote
+        .description
+        .as_deref()
+        .filter(|d| !d.trim().is_empty())
+        .map_or_else(
+            || format!("Tool `{}` of MCP server `{}`.", remote.name, inner.server),
+            str::to_owned,
+        );
+    let mut parameters = Value::Object((*remote.input_schema).clone());
+    if parameters.get("type").is_none() {
+        parameters["type"] = json!("object");
+    }
+    let mut spec = ToolSpec::new(local, description, parameters);
+    // Remote hints are untrusted: kind stays `other`, every flag stays off.
+    spec.timeout = Some(inner.timeout + Duration::from_secs(1));
+    if let Some(title) = remote
+        .title
+        .clone()
+        .or_else(|| remote.annotations.as_ref().and_then(|a| a.title.clone()))
+    {
+        spec.display.insert(
+            "en".to_owned(),
+            DisplayName {
+                name: Some(title),
+                params: BTreeMap::new(),
+            },
+        );
+    }
+    let hints = remote
+        .annotations
+        .as_ref()
+        .and_then(|a| serde_json::to_value(a).ok())
+        .unwrap_or(Value::Null);
+    let strong = Arc::clone(inner);
+    let wire_name = remote.name.to_string();
+    Tool::new(spec, move |args: Map<String, Value>, ctx: ToolContext| {
+        let inner = Arc::clone(&strong);
+        let wire_name = wire_name.clone();
+        let hints = hints.clone();
+        async move {
+            let mut result = inner.call(wire_name, args, ctx).await;
+            if let Some(mcp) = result.metadata.get_mut("mcp") {
+                mcp["annotations"] = hints;
+            }
+            result
+        }
+    })
+    .map_err(|e| {
+        Error::new(
+            ErrorKind::Registry,
+            format!("MCP server `{}`: {e}", inner.server),
+        )
+    })
+}

@@ -1,0 +1,91 @@
+//! Model Context Protocol for tool registries, both ways: serve any
+//! [`ToolRegistry`](tool_core::ToolRegistry) as an MCP server
+//! ([`McpServer`]), and import any MCP server's tools into a registry as
+//! local runtime tools ([`McpToolSource`]).
+//!
+//! ```
+//! use serde_json::json;
+//! use tool_core::{Tool, ToolContext, ToolRegistry, ToolResult, ToolSpec};
+//! use tool_mcp::{LiveRegistry, McpServer, McpToolSource};
+//!
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! // A registry with one tool, served over Streamable HTTP on a free loopback port.
+//! let mut tools = ToolRegistry::new();
+//! let spec = ToolSpec::new("shout", "Upper-case a text.", json!({
+//!     "type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]
+//! }));
+//! tools.register(Tool::new(spec, |args: serde_json::Map<String, serde_json::Value>, _ctx| async move {
+//!     ToolResult::ok(args["text"].as_str().unwrap_or_default().to_uppercase())
+//! })?)?;
+//! let stop = tokio_util::sync::CancellationToken::new();
+//! let (addr, _task) = McpServer::new(tools).serve_http(([127, 0, 0, 1], 0).into(), stop.clone()).await?;
+//!
+//! // Another registry imports it: the tool is `demo__shout` there.
+//! let local = LiveRegistry::new(ToolRegistry::new());
+//! let remote = McpToolSource::http(format!("http://{addr}/mcp")).named("demo").connect().await?;
+//! assert_eq!(remote.import_into(&local).await?, ["demo__shout"]);
+//! let result = local.snapshot().execute("demo__shout", json!({"text": "hi"}), &ToolContext::new()).await;
+//! assert_eq!(result.output, "HI");
+//! stop.cancel();
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! # }).unwrap();
+//! ```
+//!
+//! # Server
+//! [`McpServer`] implements rmcp's `ServerHandler` by hand over a
+//! [`LiveRegistry`]; tool definitions come from the registry (rendered by
+//! `tool_core::format`'s MCP pipeline), never from a second declaration.
+//! `tools/list` pages in name order; `tools/call` runs
+//! [`ToolRegistry::execute`](tool_core::ToolRegistry::execute) with a context
+//! per request (the base context plus the request's cancellation token and,
+//! when the client asked for progress, a progress sink). Tool failures and
+//! bad arguments are results with `isError: true`; an unknown tool is a
+//! protocol error. Confirmation goes to the client as an elicitation when it
+//! supports that, else to the base context's approver. Changes made through
+//! [`LiveRegistry::update`] become `notifications/tools/list_changed`.
+//! Transports: [`McpServer::serve_stdio`] (with the stdout protection of
+//! [`protect_stdout`]), [`McpServer::serve_http`] (Streamable HTTP at `/mcp`,
+//! Host and Origin checked), [`McpServer::serve_transport`].
+//!
+//! # Client
+//! [`McpToolSource::stdio`] / [`McpToolSource::http`] connect;
+//! [`McpConnection::import_into`] registers every remote tool (all pages) as
+//! `<server>__<tool>` ([`local_tool_name`]) and follows list changes. Every
+//! request has a timeout; when the server dies, calls in flight fail at once
+//! with a connection-closed error. [`load_mcp_config`] reads `.mcp.json`.
+//!
+//! # Dependencies and why
+//! - `rmcp` 3.x, the official Rust SDK of the protocol: both protocol eras
+//!   (2025-11-25 sessions and 2026-07-28 stateless with `server/discover`),
+//!   the stdio, child-process and Streamable HTTP transports, pagination,
+//!   progress, cancellation and elicitation, maintained with the
+//!   specification. Its `#[tool]` macros are not used: our registry is the
+//!   single definition of a tool. Its `tls` support is behind our `tls`
+//!   feature (off: plain HTTP to loopback servers needs none, and it halves
+//!   the build).
+//! - `axum` (no default features, HTTP/1): hosts rmcp's Streamable HTTP tower
+//!   service, the way rmcp documents and tests it.
+//! - `rustix`: the file-descriptor duplication for stdout protection without
+//!   `unsafe` (the workspace forbids it); already a workspace dependency.
+//! - `schemars`, `serde`, `serde_json`, `tokio`, `tokio-util`, `tracing`:
+//!   the workspace's standards (the elicitation form schema, JSON, the
+//!   runtime and cancellation tokens, diagnostics).
+
+mod approval;
+mod client;
+mod config;
+mod error;
+mod live;
+mod names;
+mod server;
+mod stdio;
+
+pub use client::{DEFAULT_REQUEST_TIMEOUT, McpConnection, McpToolSource, ProtocolEra};
+pub use config::{load_mcp_config, parse_mcp_config};
+pub use error::{Error, ErrorKind};
+pub use live::LiveRegistry;
+pub use names::{MAX_NAME_LEN, local_tool_name};
+/// The rmcp crate this one is built on, for its model types.
+pub use rmcp;
+pub use server::{DEFAULT_PAGE_SIZE, McpServer};
+pub use stdio::protect_stdout;

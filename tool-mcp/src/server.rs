@@ -1,0 +1,394 @@
+//! [`McpServer`]: a [`LiveRegistry`] served over MCP (rmcp's [`ServerHandler`], by hand).
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
+    PaginatedRequestParams, ProgressNotificationParam, ProtocolVersion, ServerCapabilities,
+    ServerConfig, SubscriptionFilter, Tool as McpTool,
+};
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
+use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+use serde_json::{Map, Value};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+use tool_core::format::{Format, ToolCall, render_result};
+use tool_core::{Progress, Rendering, ToolContext, ToolRegistry};
+
+use crate::approval;
+use crate::error::{Error, ErrorKind};
+use crate::live::LiveRegistry;
+use crate::stdio;
+
+/// Tools per `tools/list` page unless [`McpServer::with_page_size`] says otherwise.
+pub const DEFAULT_PAGE_SIZE: usize = 100;
+
+/// Cursor prefix: a page cursor is `after:<name of the last tool sent>`, so
+/// paging stays deterministic (name order) even when the list changes between pages.
+const CURSOR_PREFIX: &str = "after:";
+
+/// An MCP server over a tool registry: `tools/list` (paginated, name order),
+/// `tools/call` through [`ToolRegistry::execute`] with a context per request,
+/// progress, cancellation, confirmation by elicitation, and
+/// `notifications/tools/list_changed`.
+///
+/// It speaks both protocol eras rmcp 3.x implements: 2025-11-25
+/// (`initialize`, sessions) and 2026-07-28 (stateless, `server/discover`,
+/// `subscriptions/listen` for list changes).
+///
+/// Cheap to clone; clones serve the same registry.
+#[derive(Clone)]
+pub struct McpServer {
+    registry: LiveRegistry,
+    config: Arc<Config>,
+}
+
+#[derive(Clone)]
+struct Config {
+    context: ToolContext,
+    page_size: usize,
+    name: String,
+    version: String,
+    instructions: Option<String>,
+}
+
+impl McpServer {
+    /// Serves `registry` with an empty base context, pages of
+    /// [`DEFAULT_PAGE_SIZE`] and this crate's name and version as server info.
+    pub fn new(registry: impl Into<LiveRegistry>) -> Self {
+        Self {
+            registry: registry.into(),
+            config: Arc::new(Config {
+                context: ToolContext::new(),
+                page_size: DEFAULT_PAGE_SIZE,
+                name: env!("CARGO_PKG_NAME").to_owned(),
+                version: env!("CARGO_PKG_VERSION").to_owned(),
+                instructions: None,
+            }),
+        }
+    }
+
+    fn config_mut(&mut self) -> &mut Config {
+        Arc::make_mut(&mut self.config)
+    }
+
+    /// The context every call starts from (workspace, approver, secrets, ...).
+    /// Each request gets a copy with its own cancellation token and progress sink.
+    #[must_use]
+    pub fn with_context(mut self, context: ToolContext) -> Self {
+        self.config_mut().context = context;
+        self
+    }
+
+    /// Tools per `tools/list` page (at least 1).
+    #[must_use]
+    pub fn with_page_size(mut self, page_size: usize) -> Self {
+        self.config_mut().page_size = page_size.max(1);
+        self
+    }
+
+    /// The `serverInfo` name and version.
+    #[must_use]
+    pub fn with_server_info(mut self, name: impl Into<String>, version: impl Into<String>) -> Self {
+        let config = self.config_mut();
+        config.name = name.into();
+        config.version = version.into();
+        self
+    }
+
+    /// Instructions sent to clients at initialisation.
+    #[must_use]
+    pub fn with_instructions(mut self, instructions: impl Into<String>) -> Self {
+        self.config_mut().instructions = Some(instructions.into());
+        self
+    }
+
+    /// The registry served.
+    pub fn registry(&self) -> &LiveRegistry {
+        &self.registry
+    }
+
+    /// Serves one client over this process's stdin and stdout until the
+    /// client closes stdin.
+    ///
+    /// Stdout is protected first ([`stdio::protect_stdout`]): the original
+    /// stdout is kept for protocol bytes and fd 1 is pointed at stderr, so
+    /// nothing a tool prints can corrupt the stream.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Io`] when the streams cannot be set up,
+    /// [`ErrorKind::Connect`] when the client's handshake fails.
+    pub async fn serve_stdio(self) -> Result<(), Error> {
+        let (reader, writer) = stdio::protected_stdio()?;
+        self.serve_transport((reader, writer)).await
+    }
+
+    /// Serves one client over any byte stream pair (a socket, an in-memory
+    /// duplex in tests) until it closes.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Connect`] when the client's handshake fails.
+    pub async fn serve_transport<R, W>(self, transport: (R, W)) -> Result<(), Error>
+    where
+        R: tokio::io::AsyncRead + Send + Unpin + 'static,
+        W: tokio::io::AsyncWrite + Send + Unpin + 'static,
+    {
+        let running = self
+            .serve(transport)
+            .await
+            .map_err(|e| Error::new(ErrorKind::Connect, format!("MCP handshake failed: {e}")))?;
+        running
+            .waiting()
+            .await
+            .map_err(|e| Error::new(ErrorKind::Io, format!("MCP session ended abnormally: {e}")))?;
+        Ok(())
+    }
+
+    /// Serves Streamable HTTP at `http://<addr>/mcp` until `shutdown` is
+    /// cancelled. Returns once listening, with the bound address (port 0
+    /// picks a free one) and the server task.
+    ///
+    /// DNS-rebinding protection stays on: the `Host` header must name a
+    /// loopback host (or the bound address), and a browser `Origin`, when
+    /// present, must be a loopback origin.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Io`] when the address cannot be bound.
+    pub async fn serve_http(
+        self,
+        addr: SocketAddr,
+        shutdown: CancellationToken,
+    ) -> Result<(SocketAddr, tokio::task::JoinHandle<()>), Error> {
+        use rmcp::transport::streamable_http_server::{
+            StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
+        };
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .map_err(|e| Error::new(ErrorKind::Io, format!("cannot listen on {addr}: {e}")))?;
+        let bound = listener
+            .local_addr()
+            .map_err(|e| Error::new(ErrorKind::Io, format!("cannot listen on {addr}: {e}")))?;
+        let mut hosts = vec![
+            "localhost".to_owned(),
+            "127.0.0.1".to_owned(),
+            "::1".to_owned(),
+        ];
+        if !bound.ip().is_loopback() && !bound.ip().is_unspecified() {
+            hosts.push(bound.ip().to_string());
+        }
+        let config = StreamableHttpServerConfig::default()
+            .with_allowed_hosts(hosts)
+            .with_allowed_origins([
+                "http://localhost:*",
+                "http://127.0.0.1:*",
+                "http://[::1]:*",
+                "https://localhost:*",
+            ])
+            .with_cancellation_token(shutdown.child_token());
+        let service: StreamableHttpService<McpServer, LocalSessionManager> =
+            StreamableHttpService::new(move || Ok(self.clone()), Arc::default(), config);
+        let router = axum::Router::new().nest_service("/mcp", service);
+        let task = tokio::spawn(async move {
+            let _ = axum::serve(listener, router)
+                .with_graceful_shutdown(async move { shutdown.cancelled_owned().await })
+                .await;
+        });
+        Ok((bound, task))
+    }
+
+    /// One page of the rendered tool list.
+    fn page(&self, cursor: Option<&str>) -> Result<ListToolsResult, ErrorData> {
+        let registry = self.registry.snapshot();
+        let after =
+            match cursor {
+                None => None,
+                Some(c) => Some(c.strip_prefix(CURSOR_PREFIX).ok_or_else(|| {
+                    ErrorData::invalid_params(format!("invalid cursor `{c}`"), None)
+                })?),
+            };
+        let rendered = match registry.schemas_in(Format::Mcp) {
+            Ok(list) => list,
+            Err(e) => {
+                for error in e.errors() {
+                    tracing::warn!("tool left out of tools/list: {error}");
+                }
+                e.partial().clone()
+            }
+        };
+        let all = rendered.as_array().map_or(&[][..], Vec::as_slice);
+        let start = after.map_or(0, |name| {
+            all.partition_point(|t| t.get("name").and_then(Value::as_str) <= Some(name))
+        });
+        let end = (start + self.config.page_size).min(all.len());
+        let mut tools = Vec::with_capacity(end.saturating_sub(start));
+        for value in all.get(start..end).unwrap_or_default() {
+            let tool: McpTool = serde_json::from_value(value.clone()).map_err(|e| {
+                ErrorData::internal_error(format!("rendered tool is not an MCP tool: {e}"), None)
+            })?;
+            tools.push(tool);
+        }
+        let next = (end < all.len())
+            .then(|| tools.last().map(|t| format!("{CURSOR_PREFIX}{}", t.name)))
+            .flatten();
+        let mut result = ListToolsResult::with_all_items(tools);
+        result.next_cursor = next;
+        Ok(result)
+    }
+
+    /// The context of one `tools/call`: the base context with the request's
+    /// cancellation token, a progress sink when the client sent a progress
+    /// token, and an elicitation approver when the client can answer one.
+    fn call_context(&self, request: &RequestContext<RoleServer>) -> ToolContext {
+        let mut ctx = self
+            .config
+            .context
+            .clone()
+            .with_cancellation_token(request.ct.clone());
+        if let Some(token) = request.meta.get_progress_token() {
+            let (tx, mut rx) = mpsc::unbounded_channel::<Progress>();
+            let peer = request.peer.clone();
+            // One forwarding task per call keeps the reports in order; it ends
+            // when the call's context (holding the sender) is dropped.
+            tokio::spawn(async move {
+                while let Some(p) = rx.recv().await {
+                    let mut param = ProgressNotificationParam::new(token.clone(), p.progress);
+                    if let Some(total) = p.total {
+                        param = param.with_total(total);
+                    }
+                    if let Some(message) = p.message {
+                        param = param.with_message(message);
+                    }
+                    if peer.notify_progress(param).await.is_err() {
+                        break;
+                    }
+                }
+            });
+            ctx = ctx.with_progress_sink(move |p: Progress| {
+                let _ = tx.send(p);
+            });
+        }
+        if let Some(approver) = approval::ElicitationApprover::for_request(request, &ctx) {
+            ctx = ctx.with_approver(approver);
+        }
+        ctx
+    }
+}
+
+/// Renders a tool result as a `CallToolResult` with tool-core's MCP rendering.
+pub(crate) fn to_call_tool_result(
+    name: &str,
+    arguments: &Map<String, Value>,
+    result: &tool_core::ToolResult,
+) -> Result<CallToolResult, ErrorData> {
+    let call = ToolCall::new("", name, Value::Object(arguments.clone()));
+    let rendered = render_result(&call, result, Format::Mcp, Rendering::First);
+    let value = rendered.into_iter().next().unwrap_or(Value::Null);
+    serde_json::from_value(value).map_err(|e| {
+        ErrorData::internal_error(
+            format!("rendered result is not a CallToolResult: {e}"),
+            None,
+        )
+    })
+}
+
+async fn execute(
+    registry: Arc<ToolRegistry>,
+    name: String,
+    arguments: Map<String, Value>,
+    ctx: ToolContext,
+) -> Result<CallToolResult, ErrorData> {
+    let result = registry
+        .execute(&name, Value::Object(arguments.clone()), &ctx)
+        .await;
+    to_call_tool_result(&name, &arguments, &result)
+}
+
+impl ServerHandler for McpServer {
+    fn get_info(&self) -> ServerConfig {
+        let mut config = ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .build(),
+        )
+        .with_server_info(Implementation::new(
+            self.config.name.clone(),
+            self.config.version.clone(),
+        ));
+        if let Some(instructions) = &self.config.instructions {
+            config = config.with_instructions(instructions.clone());
+        }
+        config
+    }
+
+    fn supported_protocol_versions(&self) -> std::borrow::Cow<'static, [ProtocolVersion]> {
+        std::borrow::Cow::Borrowed(ProtocolVersion::KNOWN_VERSIONS)
+    }
+
+    async fn list_tools(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        self.page(request.as_ref().and_then(|r| r.cursor.as_deref()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let registry = self.registry.snapshot();
+        let name = request.name.to_string();
+        // MCP 2025-11-25, "Server Features › Tools › Error Handling": an
+        // unknown tool is a protocol error; failures of a known tool
+        // (including bad arguments) are results with `isError: true`.
+        if !registry.contains(&name) {
+            return Err(ErrorData::invalid_params(
+                format!("unknown tool: {name}"),
+                None,
+            ));
+        }
+        let arguments = request.arguments.unwrap_or_default();
+        let ctx = self.call_context(&context);
+        execute(registry, name, arguments, ctx)
+            .await
+            .map(CallToolResponse::from)
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        // Sessions of the initialize era get list_changed on the session's
+        // own channel; 2026-07-28 clients subscribe with subscriptions/listen.
+        let peer = context.peer.clone();
+        let mut changes = self.registry.subscribe();
+        tokio::spawn(async move {
+            while changes.changed().await.is_ok() {
+                if peer.notify_tool_list_changed().await.is_err() {
+                    break;
+                }
+            }
+        });
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        _requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        Some(SubscriptionFilter::builder().tools_list_changed().build())
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        let mut changes = self.registry.subscribe();
+        loop {
+            tokio::select! {
+                () = context.cancelled() => return Ok(()),
+                changed = changes.changed() => {
+                    if changed.is_err() || context.sink().notify_tool_list_changed().await.is_err() {
+                        return Ok(());
+                    }
+                }
+            }
+        }
+    }
+}

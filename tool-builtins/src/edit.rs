@@ -38,9 +38,8 @@ pub async fn edit_file(
     file_path: String,
     old_string: String,
     new_string: String,
-    replace_all: Option<bool>,
+    #[arg(default = false)] replace_all: bool,
 ) -> ToolResult {
-    let replace_all = replace_all.unwrap_or(false);
     if old_string == new_string {
         return ToolResult::error(ErrorKind::InvalidArguments, IDENTICAL);
     }
@@ -315,7 +314,7 @@ mod tests {
     }
 
     async fn edit(ctx: &ToolContext, f: &str, old: &str, new: &str, all: bool) -> ToolResult {
-        edit_file(ctx, f.into(), old.into(), new.into(), Some(all)).await
+        edit_file(ctx, f.into(), old.into(), new.into(), all).await
     }
 
     #[tokio::test]
@@ -421,6 +420,61 @@ mod tests {
         );
     }
 
+    /// Random mixes of CRLF and LF lines: a two-line `old_string` written
+    /// with `\n` replaces exactly its span (whatever break joins its lines),
+    /// and every byte outside stays as it was.
+    #[test]
+    fn apply_edit_touches_only_the_span() {
+        let mut seed = 0x1234_5678_9abc_def0_u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            usize::try_from(seed % 1000).unwrap()
+        };
+        for round in 0..300 {
+            let n = next() % 20 + 3;
+            let target = next() % (n - 1) + 1;
+            let mut text = String::new();
+            let mut span = 0..0;
+            for i in 0..n {
+                let line = if i == target {
+                    format!("MARK{round} here")
+                } else {
+                    format!("l{i} {}", "\u{e9}".repeat(next() % 3))
+                };
+                if i == target - 1 {
+                    span.start = text.len();
+                }
+                text.push_str(&line);
+                if i == target {
+                    span.end = text.len();
+                }
+                text.push_str(if next() % 2 == 0 { "\r\n" } else { "\n" });
+            }
+            let style = LineEnding::detect(&text);
+            let prev_line = text[span.start..span.end]
+                .lines()
+                .next()
+                .unwrap()
+                .to_owned();
+            let e = EditSpec {
+                old_string: format!("{prev_line}\nMARK{round} here"),
+                new_string: "a\nb".into(),
+                replace_all: false,
+            };
+            let (out, strategy) = apply_edit(&text, style, &e).unwrap();
+            assert_eq!(strategy, Strategy::Exact);
+            let expected = format!(
+                "{}{}{}",
+                &text[..span.start],
+                style.apply("a\nb"),
+                &text[span.end..]
+            );
+            assert_eq!(out, expected, "round {round}: {text:?}");
+        }
+    }
+
     #[tokio::test]
     async fn empty_old_string_creates_the_file() {
         let (d, ctx) = setup(&[]);
@@ -460,7 +514,7 @@ mod tests {
                     "c.txt".into(),
                     format!("line {i}\n"),
                     format!("LINE {i}\n"),
-                    None,
+                    false,
                 )
                 .await
             }));

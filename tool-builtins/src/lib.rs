@@ -50,7 +50,7 @@
 //!
 //! Each is a `#[tool]` fn: linking this crate adds them to
 //! [`ToolRegistry::global`]; [`registry`] gives a registry of just these.
-//! The fns can also be called directly (`read_file(&ctx, path, None, None).await`).
+//! The fns can also be called directly (`read_file(&ctx, path, 1, None).await`).
 //!
 //! # Modules
 //! - [`workspace`]: [`Workspace`] and path resolution ("outside the workspace").
@@ -215,7 +215,11 @@ mod tests {
         let res = r.execute("edit_file", edit.clone(), &ctx).await;
         assert!(res.error.unwrap().message.starts_with("You must read file"));
         let res = r
-            .execute("read_file", json!({"file_path": "m.txt"}), &ctx)
+            .execute(
+                "read_file",
+                json!({"file_path": "m.txt", "offset": null}),
+                &ctx,
+            )
             .await;
         assert!(res.output.contains("1: a = 1\n2: b = 2\n"), "{res:?}");
         let res = r.execute("edit_file", edit, &ctx).await;
@@ -274,6 +278,12 @@ mod tests {
             assert!(super::TOOL_NAMES.contains(&name), "{name}");
         }
         let read = r.get("read_file").unwrap().spec();
+        assert_eq!(read.parameters["properties"]["offset"]["default"], 1);
+        let edit = r.get("edit_file").unwrap().spec();
+        assert_eq!(
+            edit.parameters["properties"]["replace_all"]["type"],
+            "boolean"
+        );
         let mut names = read.parameter_names();
         names.sort_unstable();
         assert_eq!(names, vec!["file_path", "limit", "offset"]);

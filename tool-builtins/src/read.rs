@@ -65,13 +65,12 @@ const CHUNK_BYTES: usize = 64 * 1024;
 pub async fn read_file(
     context: &ToolContext,
     file_path: String,
-    offset: Option<i64>,
+    #[arg(default = 1)] offset: i64,
     limit: Option<i64>,
 ) -> ToolResult {
     let opts = context
         .state::<ReadOptions>()
         .map_or_else(ReadOptions::default, |o| (*o).clone());
-    let offset = offset.unwrap_or(1);
     if offset < 1 {
         return ToolResult::error(
             ErrorKind::InvalidArguments,
@@ -662,7 +661,7 @@ mod tests {
         offset: Option<i64>,
         limit: Option<i64>,
     ) -> ToolResult {
-        read_file(ctx, p.into(), offset, limit).await
+        read_file(ctx, p.into(), offset.unwrap_or(1), limit).await
     }
 
     fn err(r: &ToolResult) -> &str {

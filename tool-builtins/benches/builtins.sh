@@ -141,6 +141,11 @@ f_wall, f_rss, f_text = bench([*RG_COMMON, "--files", CORPUS])
 f_count = len(f_text.splitlines())
 gl_wall, gl_rss, gl_text = bench(tool("glob_files", {"pattern": "**/*"}))
 gl = result_of(gl_text)
+full = subprocess.run(tool("glob_files", {"pattern": "**/*"}), capture_output=True, text=True,
+                      env={**os.environ, "RESULT_LIMIT": "10000000"})
+full_count = result_of(full.stdout)["metadata"]["count"]
+remove_spill(full.stdout)  # 11 000 paths exceed the registry's output budget
+check("glob_files files == rg --files", full_count == f_count, f"{full_count} vs {f_count}")
 check("glob_files <= 1.2x rg --files", gl_wall <= 1.2 * f_wall,
       f"{gl_wall*1000:.0f} ms vs {f_wall*1000:.0f} ms ({gl_wall/f_wall:.2f}x; rg lists {f_count} files); in-process call {gl['ms']:.0f} ms")
 

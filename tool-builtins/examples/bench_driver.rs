@@ -2,7 +2,7 @@
 //! benchmark script `tool-builtins/benches/builtins.sh` (wall time and peak
 //! memory are measured around this process).
 //!
-//! Usage: `bench_driver WORKSPACE TOOL ARGS_JSON [REPEAT]`
+//! Usage: `[RESULT_LIMIT=N] bench_driver WORKSPACE TOOL ARGS_JSON [REPEAT]`
 //!
 //! Prints one JSON line per call: the call's own time in milliseconds, the
 //! result's metadata, the output's length, the error if any, and (with
@@ -12,6 +12,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use serde_json::{Value, json};
+use tool_builtins::SearchConfig;
 use tool_core::ToolRegistry;
 
 fn main() -> ExitCode {
@@ -29,7 +30,15 @@ fn main() -> ExitCode {
         }
     };
     let ctx = match tool_builtins::context(workspace) {
-        Ok(ctx) => ctx,
+        // RESULT_LIMIT raises the search tools' limit, for checking their
+        // results against rg's in full.
+        Ok(ctx) => match std::env::var("RESULT_LIMIT")
+            .ok()
+            .and_then(|l| l.parse().ok())
+        {
+            Some(limit) => ctx.with_state(SearchConfig::default().with_result_limit(limit)),
+            None => ctx,
+        },
         Err(e) => {
             eprintln!("cannot open workspace {workspace}: {e}");
             return ExitCode::from(2);

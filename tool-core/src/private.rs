@@ -9,6 +9,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 use std::fmt::Display;
 use std::future::Future;
+use std::marker::PhantomData;
 use std::pin::Pin;
 
 use serde::Serialize;
@@ -507,6 +508,87 @@ pub const fn doc_is_blank(doc: &str) -> bool {
         i += 1;
     }
     true
+}
+
+/// Carries a type to the access traits below. `#[tool]` calls their methods
+/// on `&Wrap<T>`: the bounded impl (on `Wrap<T>`) wins by autoref when `T`
+/// meets the bounds; otherwise the unbounded fallback (on `&Wrap<T>`) is
+/// picked, so a type error is reported once, by the spanned assertion,
+/// instead of again inside the generated shim.
+pub struct Wrap<T>(pub PhantomData<T>);
+
+impl<T> Wrap<T> {
+    /// The wrapper.
+    pub const NEW: Self = Self(PhantomData);
+}
+
+/// Argument extraction and schema for a parameter type that meets the bounds.
+pub trait ArgAccess<T> {
+    /// See [`Invocation::value`].
+    fn __value(&self, inv: &mut Invocation, idx: usize) -> Result<Option<T>, ToolResult>;
+    /// See [`Invocation::required`].
+    fn __required(&self, inv: &mut Invocation, idx: usize) -> Result<T, ToolResult>;
+    /// The type's schema.
+    fn __schema(&self, generator: &mut schemars::SchemaGenerator) -> schemars::Schema;
+}
+
+impl<T: DeserializeOwned + schemars::JsonSchema> ArgAccess<T> for Wrap<T> {
+    fn __value(&self, inv: &mut Invocation, idx: usize) -> Result<Option<T>, ToolResult> {
+        inv.value::<T>(idx)
+    }
+    fn __required(&self, inv: &mut Invocation, idx: usize) -> Result<T, ToolResult> {
+        inv.required::<T>(idx)
+    }
+    fn __schema(&self, generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        generator.subschema_for::<T>()
+    }
+}
+
+/// Picked only when `T` lacks a bound, i.e. when `assert_tool_param` already failed.
+pub trait ArgAccessFallback<T> {
+    /// Never reached in a program that compiles.
+    fn __value(&self, inv: &mut Invocation, idx: usize) -> Result<Option<T>, ToolResult>;
+    /// Never reached in a program that compiles.
+    fn __required(&self, inv: &mut Invocation, idx: usize) -> Result<T, ToolResult>;
+    /// Never reached in a program that compiles.
+    fn __schema(&self, generator: &mut schemars::SchemaGenerator) -> schemars::Schema;
+}
+
+impl<T> ArgAccessFallback<T> for &Wrap<T> {
+    fn __value(&self, _: &mut Invocation, _: usize) -> Result<Option<T>, ToolResult> {
+        Err(ToolResult::default())
+    }
+    fn __required(&self, _: &mut Invocation, _: usize) -> Result<T, ToolResult> {
+        Err(ToolResult::default())
+    }
+    fn __schema(&self, generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        generator.subschema_for::<()>()
+    }
+}
+
+/// Turns a `Result`'s error into an error result when it is `Display`.
+pub trait ErrAccess<E> {
+    /// The error result.
+    fn __error(&self, error: E) -> ToolResult;
+}
+
+impl<E: Display> ErrAccess<E> for Wrap<E> {
+    fn __error(&self, error: E) -> ToolResult {
+        ToolResult::failed(error.to_string())
+    }
+}
+
+/// Picked only when `E` is not `Display`, i.e. when `assert_error_display` already failed.
+pub trait ErrAccessFallback<E> {
+    /// Never reached in a program that compiles.
+    fn __error(&self, error: E) -> ToolResult;
+}
+
+impl<E> ErrAccessFallback<E> for &Wrap<E> {
+    fn __error(&self, error: E) -> ToolResult {
+        drop(error);
+        ToolResult::default()
+    }
 }
 
 #[cfg(test)]

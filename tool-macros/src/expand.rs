@@ -167,7 +167,7 @@ impl<'a> Expander<'a> {
         out
     }
 
-    /// The local traits through which the shim reaches parameter and error types.
+    /// Imports of the `__private` traits through which the shim reaches parameter and error types.
     fn expand_helpers(&self) -> TokenStream {
         let p = &self.private;
         let has_values = self
@@ -179,76 +179,11 @@ impl<'a> Expander<'a> {
         if !has_values && !has_err {
             return TokenStream::new();
         }
-        let values = has_values.then(|| {
-            quote! {
-                trait __ToolArg<T> {
-                    fn __value(&self, inv: &mut #p::Invocation, idx: usize)
-                        -> ::core::result::Result<::core::option::Option<T>, impl #p::IntoToolResult>;
-                    fn __required(&self, inv: &mut #p::Invocation, idx: usize)
-                        -> ::core::result::Result<T, impl #p::IntoToolResult>;
-                    fn __schema(&self, generator: &mut #p::schemars::SchemaGenerator) -> #p::schemars::Schema;
-                }
-                impl<T: #p::serde::de::DeserializeOwned + #p::schemars::JsonSchema> __ToolArg<T> for __ToolWrap<T> {
-                    fn __value(&self, inv: &mut #p::Invocation, idx: usize)
-                        -> ::core::result::Result<::core::option::Option<T>, impl #p::IntoToolResult> {
-                        inv.value::<T>(idx)
-                    }
-                    fn __required(&self, inv: &mut #p::Invocation, idx: usize)
-                        -> ::core::result::Result<T, impl #p::IntoToolResult> {
-                        inv.required::<T>(idx)
-                    }
-                    fn __schema(&self, generator: &mut #p::schemars::SchemaGenerator) -> #p::schemars::Schema {
-                        generator.subschema_for::<T>()
-                    }
-                }
-                // Picked only when `T` lacks a bound, i.e. when `assert_tool_param` fails.
-                trait __ToolArgFallback<T> {
-                    fn __value(&self, inv: &mut #p::Invocation, idx: usize)
-                        -> ::core::result::Result<::core::option::Option<T>, impl #p::IntoToolResult>;
-                    fn __required(&self, inv: &mut #p::Invocation, idx: usize)
-                        -> ::core::result::Result<T, impl #p::IntoToolResult>;
-                    fn __schema(&self, generator: &mut #p::schemars::SchemaGenerator) -> #p::schemars::Schema;
-                }
-                impl<T> __ToolArgFallback<T> for &__ToolWrap<T> {
-                    fn __value(&self, _: &mut #p::Invocation, _: usize)
-                        -> ::core::result::Result<::core::option::Option<T>, impl #p::IntoToolResult> {
-                        ::core::result::Result::Err(())
-                    }
-                    fn __required(&self, _: &mut #p::Invocation, _: usize)
-                        -> ::core::result::Result<T, impl #p::IntoToolResult> {
-                        ::core::result::Result::Err(())
-                    }
-                    fn __schema(&self, generator: &mut #p::schemars::SchemaGenerator) -> #p::schemars::Schema {
-                        generator.subschema_for::<()>()
-                    }
-                }
-            }
-        });
-        let errors = has_err.then(|| {
-            quote! {
-                trait __ToolErr<E> {
-                    fn __error(&self, error: E) -> impl #p::IntoToolResult;
-                }
-                impl<E: ::core::fmt::Display> __ToolErr<E> for __ToolWrap<E> {
-                    fn __error(&self, error: E) -> impl #p::IntoToolResult {
-                        ::core::result::Result::Err::<(), E>(error)
-                    }
-                }
-                // Picked only when `E` is not `Display`, i.e. when `assert_error_display` fails.
-                trait __ToolErrFallback<E> {
-                    fn __error(&self, error: E) -> impl #p::IntoToolResult;
-                }
-                impl<E> __ToolErrFallback<E> for &__ToolWrap<E> {
-                    fn __error(&self, error: E) -> impl #p::IntoToolResult {
-                        ::core::mem::drop(error);
-                    }
-                }
-            }
-        });
+        let values = has_values.then(|| quote!(#p::ArgAccess as _, #p::ArgAccessFallback as _,));
+        let errors = has_err.then(|| quote!(#p::ErrAccess as _, #p::ErrAccessFallback as _,));
         quote! {
-            struct __ToolWrap<T>(::core::marker::PhantomData<T>);
-            #values
-            #errors
+            #[allow(unused_imports, reason = "which access traits a tool uses depends on its signature")]
+            use {#p::Wrap as __ToolWrap, #values #errors};
         }
     }
 
@@ -294,7 +229,7 @@ impl<'a> Expander<'a> {
             let span = ty.span();
             let p = self.private_at(span);
             some(quote_spanned! {span=>
-                |generator: &mut #p::schemars::SchemaGenerator| (&__ToolWrap::<#ty>(::core::marker::PhantomData)).__schema(generator)
+                |generator: &mut #p::schemars::SchemaGenerator| (&__ToolWrap::<#ty>::NEW).__schema(generator)
             })
         } else {
             none()
@@ -498,7 +433,7 @@ impl<'a> Expander<'a> {
                     }
                 };
                 Some(quote! {
-                    let #var: #ty = match (&__ToolWrap::<#ty>(::core::marker::PhantomData)).#getter(&mut __inv, #idx) {
+                    let #var: #ty = match (&__ToolWrap::<#ty>::NEW).#getter(&mut __inv, #idx) {
                         ::core::result::Result::Ok(value) => value #fill,
                         ::core::result::Result::Err(error) => return #p::into_result(error),
                     };
@@ -550,7 +485,7 @@ impl<'a> Expander<'a> {
                     match __out {
                         ::core::result::Result::Ok(__v) => #ok,
                         ::core::result::Result::Err(__e) => #err_p::into_result(
-                            (&__ToolWrap::<#err>(::core::marker::PhantomData)).__error(__e)
+                            (&__ToolWrap::<#err>::NEW).__error(__e)
                         ),
                     }
                 }

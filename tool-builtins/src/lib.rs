@@ -81,6 +81,7 @@
 //! - `memchr`: fast line counting when streaming a window out of a huge file.
 //! - `strsim`: edit distance for the block-anchor matching of `edit_file`
 //!   (already a `tool-core` dependency).
+//! - `tempfile` (tests only): real files in throw-away folders for every hazard test.
 //! - `ignore`, `globset`, `grep-searcher`, `grep-regex`: ripgrep's own
 //!   library crates behind `glob_files`, `grep_content` and `list_dir`: its
 //!   parallel walker with `.gitignore`/`.ignore` semantics and symlink-loop

@@ -69,7 +69,9 @@ pub const DEFAULT_SECRET_ENV_PATTERNS: &[&str] = &[
     "*_KEY",
     "*_TOKEN",
     "*_SECRET",
-    "*_PASSWORD",
+    "*_SECRET_*",
+    "*PASSWORD*",
+    "*_PASSWD",
     "*_CREDENTIALS",
     "*_API_KEY*",
 ];
@@ -1052,6 +1054,9 @@ mod tests {
             "ANTHROPIC_API_KEY",
             "db_password",
             "OPENAI_API_KEY_2",
+            "CLIENT_SECRET_ID",
+            "PGPASSWORD",
+            "AWS_SECRET_ACCESS_KEY",
         ] {
             assert!(is_secret_name(OsStr::new(name), &p), "{name}");
         }

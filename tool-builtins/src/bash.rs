@@ -22,6 +22,9 @@
 //! - **Secrets**: environment variables whose names look like secrets
 //!   (`*_KEY`, `*_TOKEN`, `*_SECRET`, … see [`BashConfig::secret_env_patterns`])
 //!   are not passed on.
+//! - **Dangerous commands**: with a [`CommandPolicy`] in [`BashConfig::policy`],
+//!   every segment of the command is checked first; denied commands are
+//!   refused, and those needing confirmation go to the context's approver.
 //!
 //! A non-zero exit status is not a tool error, and neither is the command's
 //! own timeout: the output says what happened and the metadata carries
@@ -54,6 +57,11 @@ pub const DEFAULT_BASH_TIMEOUT: Duration = Duration::from_secs(120);
 /// (610 s) lies above it plus the kill grace, so the registry never cuts a
 /// command short of what the model asked for.
 pub const MAX_BASH_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// Longest `kill_grace` and `drain` used (larger settings are capped): 4 s,
+/// so that timeout + grace + the wait after `SIGKILL` stays under the tool's
+/// 610 s registry timeout.
+pub const MAX_BASH_GRACE: Duration = Duration::from_secs(4);
 
 /// Byte budget of the output kept in memory and shown: 48 KiB. Together with
 /// the marker line and the metadata block the output stays under the
@@ -101,9 +109,10 @@ pub struct BashConfig {
     /// (larger values are capped there). Default [`MAX_BASH_TIMEOUT`].
     pub max_timeout: Duration,
     /// How long output is still read after the shell exits, for children it
-    /// left behind. Default 500 ms.
+    /// left behind. Default 500 ms, at most [`MAX_BASH_GRACE`].
     pub drain: Duration,
-    /// Time between `SIGTERM` and `SIGKILL` on timeout or cancellation. Default 2 s.
+    /// Time between `SIGTERM` and `SIGKILL` on timeout or cancellation.
+    /// Default 2 s, at most [`MAX_BASH_GRACE`].
     pub kill_grace: Duration,
     /// Name patterns (`*` wildcards, ASCII case ignored) of environment
     /// variables that are not passed on. Default [`DEFAULT_SECRET_ENV_PATTERNS`].
@@ -295,8 +304,8 @@ pub async fn bash_command(
             &config.secret_env_patterns,
         ),
         timeout,
-        drain: config.drain,
-        kill_grace: config.kill_grace,
+        drain: config.drain.min(MAX_BASH_GRACE),
+        kill_grace: config.kill_grace.min(MAX_BASH_GRACE),
         truncation: config.truncation.clone(),
     };
     let title = description

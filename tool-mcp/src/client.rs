@@ -1,15 +1,13 @@
 //! [`McpToolSource`] / [`McpConnection`]: an MCP server's tools imported as local runtime tools.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientRequest,
-    ContentBlock, NumberOrString, PaginatedRequestParams, ProgressNotificationParam, ProgressToken,
-    ProtocolVersion, RequestMetaObject, ServerNotification, ServerResult, SubscriptionFilter,
-    Tool as McpTool,
+    ContentBlock, PaginatedRequestParams, ProgressNotificationParam, ProgressToken,
+    ProtocolVersion, ServerNotification, ServerResult, SubscriptionFilter, Tool as McpTool,
 };
 use rmcp::service::{
     ClientLifecycleMode, ClientServiceExt, NotificationContext, PeerRequestOptions, RunningService,
@@ -220,10 +218,55 @@ impl McpToolSource {
 /// State shared between the connection and rmcp's client handler.
 #[derive(Default)]
 struct Shared {
-    /// Progress token → the context of the call that sent it.
-    progress: Mutex<HashMap<ProgressToken, ToolContext>>,
+    progress: Mutex<ProgressRoutes>,
     /// Woken by `notifications/tools/list_changed`.
     list_changed: Notify,
+}
+
+/// Where progress notifications go. rmcp picks each request's progress token
+/// itself and we learn it only once the request is sent, so a report that
+/// arrives before the call registered its context waits in `early`.
+#[derive(Default)]
+struct ProgressRoutes {
+    /// Progress token → the context of the call that sent it.
+    contexts: HashMap<ProgressToken, ToolContext>,
+    /// Reports for tokens not (yet) registered; bounded.
+    early: HashMap<ProgressToken, Vec<ProgressNotificationParam>>,
+}
+
+/// Most tokens whose early reports are kept (reports of calls that did not
+/// ask for progress are dropped when the call ends, or beyond this).
+const MAX_EARLY_TOKENS: usize = 256;
+
+impl ProgressRoutes {
+    fn deliver(&mut self, params: ProgressNotificationParam) {
+        if let Some(ctx) = self.contexts.get(&params.progress_token) {
+            report(ctx, &params);
+        } else if self.early.len() < MAX_EARLY_TOKENS
+            || self.early.contains_key(&params.progress_token)
+        {
+            self.early
+                .entry(params.progress_token.clone())
+                .or_default()
+                .push(params);
+        }
+    }
+
+    fn register(&mut self, token: ProgressToken, ctx: ToolContext) {
+        for params in self.early.remove(&token).unwrap_or_default() {
+            report(&ctx, &params);
+        }
+        self.contexts.insert(token, ctx);
+    }
+
+    fn forget(&mut self, token: &ProgressToken) {
+        self.contexts.remove(token);
+        self.early.remove(token);
+    }
+}
+
+fn report(ctx: &ToolContext, params: &ProgressNotificationParam) {
+    ctx.report_progress(params.progress, params.total, params.message.as_deref());
 }
 
 struct Handler {
@@ -236,16 +279,11 @@ impl ClientHandler for Handler {
         params: ProgressNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
-        let ctx = self
-            .shared
+        self.shared
             .progress
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .get(&params.progress_token)
-            .cloned();
-        if let Some(ctx) = ctx {
-            ctx.report_progress(params.progress, params.total, params.message.as_deref());
-        }
+            .deliver(params);
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
@@ -281,7 +319,6 @@ struct Inner {
     endpoint: String,
     timeout: Duration,
     era: ProtocolEra,
-    next_token: AtomicU64,
     /// Local names this connection has put into a live registry.
     imported: Mutex<Vec<String>>,
 }
@@ -326,7 +363,6 @@ impl McpConnection {
                 endpoint,
                 timeout,
                 era,
-                next_token: AtomicU64::new(1),
                 imported: Mutex::new(Vec::new()),
             }),
         }
@@ -347,6 +383,23 @@ impl McpConnection {
     /// flight fail with a connection-closed error.
     pub fn close(&self) {
         self.inner.stop.cancel();
+    }
+
+    /// Calls the server's tool `tool` (its name on the wire) directly, outside
+    /// any registry, with the request timeout, progress forwarding to `ctx`
+    /// and cancellation through `ctx`'s token. Never fails: problems are error
+    /// results, with `metadata["mcp_error"]` set to the [`ErrorKind`] name
+    /// when the request itself failed (`protocol` for an unknown tool,
+    /// `timeout`, `connection_closed`).
+    pub async fn call(
+        &self,
+        tool: &str,
+        args: Map<String, Value>,
+        ctx: &ToolContext,
+    ) -> ToolResult {
+        Arc::clone(&self.inner)
+            .call(tool.to_owned(), args, ctx.clone())
+            .await
     }
 
     /// Every tool the server lists now, all pages, as the server describes them.
@@ -429,7 +482,10 @@ impl McpConnection {
                 match inner.list_all().await {
                     Ok(remote) => inner.replace_in(&registry, &remote),
                     Err(e) => {
-                        tracing::warn!("re-listing the tools of MCP server `{}`: {e}", inner.server);
+                        tracing::warn!(
+                            "re-listing the tools of MCP server `{}`: {e}",
+                            inner.server
+                        );
                     }
                 }
             }
@@ -555,21 +611,10 @@ impl Inner {
         args: Map<String, Value>,
         ctx: ToolContext,
     ) -> ToolResult {
-        let n = self.next_token.fetch_add(1, Ordering::Relaxed);
-        let token = ProgressToken(NumberOrString::String(format!("tool-mcp-{n}").into()));
-        let mut meta = RequestMetaObject::default();
-        let wants_progress = ctx.reports_progress();
-        if wants_progress {
-            meta.set_progress_token(token.clone());
-            self.shared
-                .progress
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .insert(token.clone(), ctx.clone());
-        }
         let params = CallToolRequestParams::new(remote.clone()).with_arguments(args);
-        let options = PeerRequestOptions::with_timeout(self.timeout).with_meta(meta);
+        let options = PeerRequestOptions::with_timeout(self.timeout);
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let mut token = None;
         let outcome = async {
             let handle = tokio::select! {
                 h = self.peer.send_cancellable_request(request, options) => h,
@@ -577,6 +622,14 @@ impl Inner {
             }
             .map_err(|e| self.service_error("tools/call", &e))?;
             let id = handle.id.clone();
+            token = Some(handle.progress_token.clone());
+            if ctx.reports_progress() {
+                self.shared
+                    .progress
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .register(handle.progress_token.clone(), ctx.clone());
+            }
             tokio::select! {
                 r = handle.await_response() => r.map_err(|e| self.service_error("tools/call", &e)).map(Some),
                 () = self.closed.cancelled() => Err(self.closed_error()),
@@ -591,12 +644,12 @@ impl Inner {
             }
         }
         .await;
-        if wants_progress {
+        if let Some(token) = token {
             self.shared
                 .progress
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
-                .remove(&token);
+                .forget(&token);
         }
         match outcome {
             Ok(Some(ServerResult::CallToolResult(result))) => self.to_tool_result(&remote, result),

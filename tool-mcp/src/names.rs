@@ -17,7 +17,7 @@ pub const MAX_NAME_LEN: usize = 64;
 /// use tool_mcp::local_tool_name;
 /// assert_eq!(local_tool_name("files", "read_file"), "files__read_file");
 /// let dotted = local_tool_name("gh", "repo.search");
-/// assert!(dotted.starts_with("gh__repo_search_") && dotted.len() == 25);
+/// assert!(dotted.starts_with("gh__repo_search_") && dotted.len() == 24);
 /// assert_ne!(dotted, local_tool_name("gh", "repo_search"));
 /// assert_eq!(local_tool_name("srv", &"x".repeat(100)).len(), 64);
 /// ```

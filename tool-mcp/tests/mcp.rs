@@ -1,0 +1,356 @@
+//! Our client against our server: the fixture server over stdio (both
+//! protocol eras) and an in-process server over Streamable HTTP.
+
+#![allow(clippy::unwrap_used, reason = "tests: a failed unwrap is the failure report")]
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{Map, Value, json};
+use tool_core::{
+    ErrorKind as ToolErrorKind, Progress, Tool, ToolContext, ToolRegistry, ToolResult, ToolSpec,
+};
+use tool_mcp::{ErrorKind, LiveRegistry, McpConnection, McpServer, McpToolSource, ProtocolEra};
+
+const FIXTURE: &str = env!("CARGO_BIN_EXE_tool-mcp-fixture");
+
+fn fixture(args: &[&str]) -> McpToolSource {
+    McpToolSource::stdio(FIXTURE, args.iter().copied(), [("RUST_LOG", "off")]).named("fx")
+}
+
+async fn connect(args: &[&str], era: ProtocolEra) -> McpConnection {
+    fixture(args)
+        .with_era(era)
+        .connect()
+        .await
+        .expect("fixture connects")
+}
+
+fn args(v: Value) -> Map<String, Value> {
+    match v {
+        Value::Object(m) => m,
+        _ => Map::new(),
+    }
+}
+
+async fn wait_for(mut check: impl FnMut() -> bool) -> bool {
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(10) {
+        if check() {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    false
+}
+
+#[tokio::test]
+async fn stdio_import_and_call_in_both_eras() {
+    for era in [ProtocolEra::Initialize, ProtocolEra::Discover] {
+        let conn = connect(&[], era).await;
+        let live = LiveRegistry::new(ToolRegistry::new());
+        let names = conn.import_into(&live).await.expect("import");
+        assert!(names.contains(&"fx__echo".to_owned()), "{era:?}: {names:?}");
+        let registry = live.snapshot();
+        let spec = registry.get("fx__echo").expect("imported").spec();
+        // Remote hints never become local permissions.
+        assert_eq!(spec.kind, tool_core::ToolKind::Other);
+        assert!(!spec.read_only && !spec.idempotent);
+        let result = registry
+            .execute("fx__echo", json!({"text": "hello"}), &ToolContext::new())
+            .await;
+        assert_eq!(result.output, "hello", "{era:?}");
+        assert_eq!(result.metadata["mcp"]["tool"], "echo");
+        assert_eq!(result.metadata["mcp"]["annotations"]["readOnlyHint"], true);
+        // A tool printing to stdout does not corrupt the stream.
+        let noisy = registry
+            .execute("fx__noisy", json!({}), &ToolContext::new())
+            .await;
+        assert_eq!(noisy.output, "quiet on the wire");
+        let image = registry
+            .execute("fx__test_image_content", json!({}), &ToolContext::new())
+            .await;
+        assert_eq!(image.images.len(), 1);
+        assert_eq!(image.images[0].media_type, "image/png");
+    }
+}
+
+#[tokio::test]
+async fn pagination_lists_every_page_in_order() {
+    let conn = connect(
+        &["--extra", "45", "--page-size", "7"],
+        ProtocolEra::Initialize,
+    )
+    .await;
+    let remote = conn.remote_tools().await.expect("list");
+    let names: Vec<String> = remote.iter().map(|t| t.name.to_string()).collect();
+    let mut sorted = names.clone();
+    sorted.sort();
+    assert_eq!(names, sorted, "deterministic name order");
+    assert_eq!(
+        names.iter().filter(|n| n.starts_with("filler_")).count(),
+        45
+    );
+    sorted.dedup();
+    assert_eq!(sorted.len(), names.len(), "no tool twice across pages");
+}
+
+#[tokio::test]
+async fn tool_errors_are_results_and_unknown_tools_protocol_errors() {
+    let conn = connect(&[], ProtocolEra::Initialize).await;
+    let ctx = ToolContext::new();
+    let failed = conn.call("test_error_handling", Map::new(), &ctx).await;
+    assert!(failed.is_error());
+    assert!(
+        failed
+            .error
+            .as_ref()
+            .is_some_and(|e| e.message.contains("intentionally"))
+    );
+    assert!(
+        failed.metadata.get("mcp_error").is_none(),
+        "isError result, not a protocol error"
+    );
+    let bad = conn.call("echo", args(json!({"text": 5})), &ctx).await;
+    assert!(bad.is_error());
+    assert!(
+        bad.error
+            .as_ref()
+            .is_some_and(|e| e.message.contains("parameter `text`"))
+    );
+    let unknown = conn.call("no_such_tool", Map::new(), &ctx).await;
+    assert!(unknown.is_error());
+    assert_eq!(unknown.metadata["mcp_error"], "protocol");
+    assert!(
+        unknown
+            .error
+            .as_ref()
+            .is_some_and(|e| e.message.contains("unknown tool"))
+    );
+}
+
+#[tokio::test]
+async fn progress_reaches_the_callers_context() {
+    for era in [ProtocolEra::Initialize, ProtocolEra::Discover] {
+        let conn = connect(&[], era).await;
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let sink = Arc::clone(&seen);
+        let ctx = ToolContext::new().with_progress_sink(move |p: Progress| {
+            sink.lock().unwrap().push(p.progress);
+        });
+        let result = conn.call("test_tool_with_progress", Map::new(), &ctx).await;
+        assert_eq!(result.output, "progress done");
+        assert!(
+            wait_for(|| seen.lock().unwrap().len() == 3).await,
+            "{era:?}: {:?}",
+            seen.lock().unwrap()
+        );
+        assert_eq!(*seen.lock().unwrap(), vec![0.0, 50.0, 100.0]);
+    }
+}
+
+#[tokio::test]
+async fn cancellation_stops_the_call_and_the_server_goes_on() {
+    let conn = connect(&[], ProtocolEra::Initialize).await;
+    let token = tokio_util::sync::CancellationToken::new();
+    let ctx = ToolContext::new().with_cancellation_token(token.clone());
+    let start = Instant::now();
+    let cancel = async {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        token.cancel();
+    };
+    let (result, ()) = tokio::join!(
+        conn.call("slow", args(json!({"millis": 20_000})), &ctx),
+        cancel
+    );
+    assert_eq!(result.error.map(|e| e.kind), Some(ToolErrorKind::Cancelled));
+    assert!(start.elapsed() < Duration::from_secs(5));
+    let after = conn
+        .call(
+            "echo",
+            args(json!({"text": "still here"})),
+            &ToolContext::new(),
+        )
+        .await;
+    assert_eq!(after.output, "still here");
+}
+
+#[tokio::test]
+async fn list_changed_replaces_the_servers_tools() {
+    for era in [ProtocolEra::Initialize, ProtocolEra::Discover] {
+        let conn = connect(&[], era).await;
+        let live = LiveRegistry::new(ToolRegistry::new());
+        conn.import_into(&live).await.expect("import");
+        assert!(!live.snapshot().contains("fx__added_x"));
+        let added = live
+            .snapshot()
+            .execute("fx__add_tool", json!({"name": "x"}), &ToolContext::new())
+            .await;
+        assert_eq!(added.output, "added", "{added:?}");
+        assert!(
+            wait_for(|| live.snapshot().contains("fx__added_x")).await,
+            "{era:?}: list_changed did not bring the new tool"
+        );
+        assert!(live.snapshot().contains("fx__echo"));
+    }
+}
+
+#[tokio::test]
+async fn server_death_fails_pending_calls_at_once() {
+    let conn = connect(&[], ProtocolEra::Initialize).await;
+    let ctx = ToolContext::new();
+    let start = Instant::now();
+    let (slow, _die) = tokio::join!(
+        conn.call("slow", args(json!({"millis": 30_000})), &ctx),
+        async {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            conn.call("die", Map::new(), &ctx).await
+        }
+    );
+    assert!(slow.is_error());
+    assert_eq!(slow.metadata["mcp_error"], "connection_closed", "{slow:?}");
+    assert!(
+        start.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        start.elapsed()
+    );
+    assert!(wait_for(|| conn.is_closed()).await);
+    let later = conn.call("echo", args(json!({"text": "x"})), &ctx).await;
+    assert_eq!(later.metadata["mcp_error"], "connection_closed");
+}
+
+#[tokio::test]
+async fn requests_time_out() {
+    let conn = fixture(&[])
+        .with_timeout(Duration::from_millis(300))
+        .connect()
+        .await
+        .expect("connect");
+    let start = Instant::now();
+    let result = conn
+        .call("slow", args(json!({"millis": 10_000})), &ToolContext::new())
+        .await;
+    assert_eq!(result.error.map(|e| e.kind), Some(ToolErrorKind::Timeout));
+    assert_eq!(result.metadata["mcp_error"], "timeout");
+    assert!(start.elapsed() < Duration::from_secs(3));
+}
+
+#[tokio::test]
+async fn name_collisions_never_overwrite() {
+    let live = LiveRegistry::new(ToolRegistry::new());
+    let first = connect(&[], ProtocolEra::Initialize).await;
+    let before = first.import_into(&live).await.expect("first import");
+    let second = connect(&[], ProtocolEra::Initialize).await;
+    let err = second.import_into(&live).await.expect_err("same names");
+    assert_eq!(err.kind(), ErrorKind::Registry);
+    assert!(err.message().contains("fx__echo"), "{err}");
+    assert_eq!(
+        live.snapshot().len(),
+        before.len(),
+        "nothing added on conflict"
+    );
+    // Under another server name both live side by side.
+    let third = fixture(&[]).named("fx2").connect().await.expect("connect");
+    third.import_into(&live).await.expect("distinct prefix");
+    assert_eq!(live.snapshot().len(), 2 * before.len());
+}
+
+fn http_registry() -> ToolRegistry {
+    let mut registry = ToolRegistry::new();
+    let spec = ToolSpec::new(
+        "shout",
+        "Upper-case a text.",
+        json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}),
+    );
+    let shout = Tool::new(
+        spec,
+        |args: Map<String, Value>, ctx: ToolContext| async move {
+            ctx.report_progress(1.0, Some(1.0), None);
+            ToolResult::ok(args["text"].as_str().unwrap_or_default().to_uppercase())
+        },
+    )
+    .unwrap();
+    registry.register(shout).unwrap();
+    registry
+}
+
+#[tokio::test]
+async fn http_both_eras_and_list_changed() {
+    let live = LiveRegistry::new(http_registry());
+    let stop = tokio_util::sync::CancellationToken::new();
+    let (addr, _task) = McpServer::new(live.clone())
+        .serve_http(([127, 0, 0, 1], 0).into(), stop.clone())
+        .await
+        .unwrap();
+    for era in [ProtocolEra::Initialize, ProtocolEra::Discover] {
+        let local = LiveRegistry::new(ToolRegistry::new());
+        let conn = McpToolSource::http(format!("http://{addr}/mcp"))
+            .named("web")
+            .with_era(era)
+            .connect()
+            .await
+            .unwrap_or_else(|e| panic!("{era:?}: {e}"));
+        conn.import_into(&local).await.unwrap();
+        let result = local
+            .snapshot()
+            .execute("web__shout", json!({"text": "hi"}), &ToolContext::new())
+            .await;
+        assert_eq!(result.output, "HI", "{era:?}");
+        let unknown = conn.call("nope", Map::new(), &ToolContext::new()).await;
+        assert_eq!(unknown.metadata["mcp_error"], "protocol");
+        // A change on the server side reaches this client.
+        let name = format!("late_{era:?}").to_lowercase();
+        let spec = ToolSpec::new(name.clone(), "Late.", json!({"type": "object"}));
+        let tool = Tool::new(spec, |_a: Map<String, Value>, _c| async {
+            ToolResult::ok("late")
+        })
+        .unwrap();
+        live.update(|r| r.register(tool)).unwrap();
+        let local_name = format!("web__{name}");
+        assert!(
+            wait_for(|| local.snapshot().contains(&local_name)).await,
+            "{era:?}: no list_changed over HTTP"
+        );
+    }
+    stop.cancel();
+}
+
+#[tokio::test]
+async fn http_rejects_foreign_host_and_origin() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let stop = tokio_util::sync::CancellationToken::new();
+    let (addr, _task) = McpServer::new(http_registry())
+        .serve_http(([127, 0, 0, 1], 0).into(), stop.clone())
+        .await
+        .unwrap();
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+    for (host, origin, expect_forbidden) in [
+        ("evil.example", None, true),
+        ("127.0.0.1", Some("http://evil.example"), true),
+        ("127.0.0.1", Some("http://localhost:3000"), false),
+    ] {
+        let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+        let origin = origin
+            .map(|o| format!("Origin: {o}\r\n"))
+            .unwrap_or_default();
+        let request = format!(
+            "POST /mcp HTTP/1.1\r\nHost: {host}\r\n{origin}Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        );
+        stream.write_all(request.as_bytes()).await.unwrap();
+        let mut response = Vec::new();
+        let _ =
+            tokio::time::timeout(Duration::from_secs(5), stream.read_to_end(&mut response)).await;
+        let status = String::from_utf8_lossy(&response)
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .to_owned();
+        assert_eq!(
+            status.contains("403"),
+            expect_forbidden,
+            "{host} {origin}: {status}"
+        );
+    }
+    stop.cancel();
+}

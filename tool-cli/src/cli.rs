@@ -86,6 +86,16 @@ context, so state such as the read-before-write ledger carries from line to
 line. Lines are processed as they arrive; the program ends at end of input,
 with status 0 unless its input or output failed.";
 
+const SERVE_EXAMPLES: &str = "\
+Examples:
+  tool serve --workspace ~/project                 stdio, for an MCP client's config
+  tool serve --http 127.0.0.1:8080                 Streamable HTTP at http://127.0.0.1:8080/mcp
+  tool --mcp-config .mcp.json serve                built-ins and imported tools, one server
+
+Stdout carries protocol messages only: anything a tool prints goes to stderr.
+Tools that need confirmation ask the client (elicitation) when it can be
+asked, else --approve decides. One line on stderr says what is served.";
+
 /// `tool`: run the registered tools from a shell.
 #[derive(Debug, Parser)]
 #[command(
@@ -142,6 +152,11 @@ pub(crate) struct CommonOptions {
     /// system's temporary folder].
     #[arg(long, global = true, value_name = "DIR")]
     pub(crate) out: Option<PathBuf>,
+
+    /// MCP servers whose tools join the built-ins, named <server>__<tool>: a .mcp.json file,
+    /// {"mcpServers": {NAME: {"command", "args", "env"} | {"url"}}}.
+    #[arg(long, global = true, value_name = "FILE")]
+    pub(crate) mcp_config: Option<PathBuf>,
 }
 
 /// The commands.
@@ -195,6 +210,19 @@ pub(crate) enum Command {
     /// Run JSON Lines calls from stdin in one shared context, one result line per call.
     #[command(after_help = BATCH_EXAMPLES)]
     Batch,
+
+    /// Serve the tools as a Model Context Protocol server (stdio, or Streamable HTTP at /mcp).
+    #[command(after_help = SERVE_EXAMPLES)]
+    Serve {
+        /// Serve Streamable HTTP on this address (path /mcp) instead of stdio. Loopback
+        /// addresses are the intended use; Host and Origin headers must be loopback names.
+        #[arg(long, value_name = "ADDR")]
+        http: Option<std::net::SocketAddr>,
+
+        /// Tools per tools/list page.
+        #[arg(long, value_name = "N", default_value_t = tool_mcp::DEFAULT_PAGE_SIZE)]
+        page_size: usize,
+    },
 }
 
 /// `--format`: tool-core's format names, plus `openai` and `openai-strict`

@@ -72,6 +72,7 @@ mod cli;
 mod commands;
 #[cfg(feature = "fixtures")]
 mod fixtures;
+mod mcp;
 mod render;
 mod session;
 mod workspace;
@@ -173,6 +174,21 @@ where
 }
 
 fn execute(registry: &ToolRegistry, cli: Cli) -> Result<(), Failure> {
+    // With --mcp-config the imported servers' connections live on the
+    // runtime built here, which then also runs the calls.
+    let (live, mut early_runtime) = match &cli.common.mcp_config {
+        Some(path) => {
+            let runtime = runtime()?;
+            let live = runtime
+                .block_on(mcp::import(registry, path))
+                .map_err(Failure::Usage)?;
+            (live, Some(runtime))
+        }
+        None => (tool_mcp::LiveRegistry::new(registry.clone()), None),
+    };
+    let snapshot = live.snapshot();
+    let registry: &ToolRegistry = &snapshot;
+    let mut take_runtime = || early_runtime.take().map_or_else(runtime, Ok);
     let stdout = io::stdout();
     match cli.command {
         Command::List { json } => commands::list(registry, json, &mut stdout.lock()),
@@ -193,7 +209,7 @@ fn execute(registry: &ToolRegistry, cli: Cli) -> Result<(), Failure> {
                 return Ok(out.flush()?);
             }
             let session = Session::open(&cli.common).map_err(Failure::Usage)?;
-            let runtime = runtime()?;
+            let runtime = take_runtime()?;
             let outcome = commands::call(
                 registry,
                 &session,
@@ -208,7 +224,7 @@ fn execute(registry: &ToolRegistry, cli: Cli) -> Result<(), Failure> {
         }
         Command::Batch => {
             let session = Session::open(&cli.common).map_err(Failure::Usage)?;
-            let runtime = runtime()?;
+            let runtime = take_runtime()?;
             let outcome = commands::batch(
                 registry,
                 &session,
@@ -216,6 +232,13 @@ fn execute(registry: &ToolRegistry, cli: Cli) -> Result<(), Failure> {
                 &mut io::stdin().lock(),
                 &mut stdout.lock(),
             );
+            finish(runtime);
+            outcome
+        }
+        Command::Serve { http, page_size } => {
+            let session = Session::open(&cli.common).map_err(Failure::Usage)?;
+            let runtime = take_runtime()?;
+            let outcome = mcp::serve(live, &session, &runtime, http, page_size);
             finish(runtime);
             outcome
         }

@@ -257,23 +257,58 @@ pub(crate) fn parse(doc: &str) -> ParsedDoc {
     }
 }
 
-/// Joins lines, trims blank edges and collapses runs of blank lines to one.
+/// Joins lines into the description: blank edges trimmed, runs of blank
+/// lines collapsed to one, and the hard-wrapped lines of a prose paragraph
+/// joined with spaces (as Markdown renders them). Headings, list items,
+/// tables, quotes, indented lines and code fences keep their own lines.
 fn tidy(lines: &[&str]) -> String {
     let mut out = String::new();
     let mut blank_run = 0;
+    let mut in_fence = false;
+    let mut prev_prose = false;
     for line in lines {
         let line = line.trim_end();
-        if line.is_empty() {
+        let fence = line.trim_start().starts_with("```");
+        if line.is_empty() && !in_fence {
             blank_run += 1;
+            prev_prose = false;
             continue;
         }
+        let prose = !in_fence && !fence && is_prose(line);
         if !out.is_empty() {
-            out.push_str(if blank_run > 0 { "\n\n" } else { "\n" });
+            if blank_run > 0 {
+                out.push_str("\n\n");
+            } else if prev_prose && prose {
+                out.push(' ');
+            } else {
+                out.push('\n');
+            }
         }
         blank_run = 0;
-        out.push_str(line);
+        out.push_str(if prev_prose && prose {
+            line.trim_start()
+        } else {
+            line
+        });
+        if fence {
+            in_fence = !in_fence;
+        }
+        prev_prose = prose;
     }
     out
+}
+
+/// A line of running text (not a heading, list item, table row, quote,
+/// indented block or section header such as `Returns:`).
+fn is_prose(line: &str) -> bool {
+    if line.starts_with([' ', '\t']) {
+        return false;
+    }
+    let t = line.trim_start();
+    let ordered = t.split_once(['.', ')']).is_some_and(|(n, rest)| {
+        !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) && rest.starts_with(' ')
+    });
+    !(t.starts_with(['#', '*', '-', '+', '|', '>']) || ordered || google_header(line).is_some())
 }
 
 #[cfg(test)]
@@ -322,6 +357,15 @@ mod tests {
         let p = parse(doc);
         assert!(p.examples.is_empty());
         assert!(p.description.contains("let x = 1;"));
+    }
+
+    #[test]
+    fn prose_paragraphs_are_reflowed_but_structure_is_kept() {
+        let doc = "Read a file\nfrom the workspace.\n\nNotes:\n- first\n- second\nline after list\n\n```\nkeep\nthese\n```\n    indented\n    block";
+        assert_eq!(
+            parse(doc).description,
+            "Read a file from the workspace.\n\nNotes:\n- first\n- second\nline after list\n\n```\nkeep\nthese\n```\n    indented\n    block"
+        );
     }
 
     #[test]

@@ -482,19 +482,56 @@ fn mask_result(result: &mut ToolResult, masker: &Masker) {
     }
 }
 
+/// Cuts the output to the registry's budget. A result that already names the
+/// file holding its full output (`metadata["output_path"]`, e.g. from a tool
+/// that truncated itself) keeps that path: the marker points there and no
+/// second, partial spill file is written.
 fn apply_budget(result: &mut ToolResult, budget: &Truncation) {
     if result.output.len() <= budget.max_bytes && memchr_count(&result.output) < budget.max_lines {
         return;
     }
-    let cut = truncate::truncate(&result.output, budget);
-    if !cut.truncated {
-        return;
-    }
-    result.output = cut.text;
+    let existing = result
+        .metadata
+        .get("output_path")
+        .and_then(Value::as_str)
+        .map(std::path::PathBuf::from);
+    let (text, spill_path) = match existing {
+        Some(path) => {
+            let (head_end, tail_start) = truncate::split_points(&result.output, budget);
+            if head_end == result.output.len() {
+                return;
+            }
+            let omitted = &result.output[head_end..tail_start];
+            let marker = truncate::marker_line(
+                omitted.len(),
+                truncate::count_lines(omitted.as_bytes()),
+                Some(&path),
+            );
+            let mut out = String::with_capacity(
+                head_end + marker.len() + result.output.len() - tail_start + 2,
+            );
+            out.push_str(&result.output[..head_end]);
+            if !out.is_empty() && !out.ends_with('\n') {
+                out.push('\n');
+            }
+            out.push_str(&marker);
+            out.push('\n');
+            out.push_str(&result.output[tail_start..]);
+            (out, None)
+        }
+        None => {
+            let cut = truncate::truncate(&result.output, budget);
+            if !cut.truncated {
+                return;
+            }
+            (cut.text, cut.spill_path)
+        }
+    };
+    result.output = text;
     result
         .metadata
         .insert("truncated".to_owned(), Value::Bool(true));
-    if let Some(path) = cut.spill_path {
+    if let Some(path) = spill_path {
         result.metadata.insert(
             "output_path".to_owned(),
             Value::String(path.display().to_string()),

@@ -60,6 +60,13 @@ async fn gov_big(lines: usize) -> String {
 static IN_FLIGHT: AtomicUsize = AtomicUsize::new(0);
 static MAX_IN_FLIGHT: AtomicUsize = AtomicUsize::new(0);
 
+/// Returns long output that names where its full text is.
+#[tool]
+fn gov_self_truncated() -> ToolResult {
+    let text: String = (0..1000).map(|i| format!("row {i}\n")).collect();
+    ToolResult::ok(text).with_metadata("output_path", "/var/tmp/full-output.txt")
+}
+
 /// Sleep, read-only; records how many calls overlap.
 #[tool(read_only, concurrency_safe)]
 async fn gov_read_sleep(ms: u64) -> String {

@@ -22,7 +22,7 @@ fn schema_without_names_describes_every_tool() {
     assert_eq!(all.len(), listed);
     for s in &all {
         let keys: Vec<&str> = s.as_object().unwrap().keys().map(String::as_str).collect();
-        assert_eq!(keys, ["description", "name", "parameters"]);
+        assert_eq!(keys, ["name", "description", "parameters"]);
         assert_eq!(s["parameters"]["type"], "object");
     }
 }

@@ -58,13 +58,20 @@
 //! - [`fsutil`]: text decoding, line endings and BOM, atomic writes, change
 //!   snapshots, binary detection, diffs.
 //! - [`replace`]: the matching strategies of `edit_file` and `multi_edit`.
+//! - [`bash_policy`]: [`CommandPolicy`] and [`split_command`]: allow / ask /
+//!   deny on every segment of a compound command; substitutions need confirmation.
+//! - [`search`]: what glob, grep and list share: the walker that stays in the
+//!   workspace, explicitly named paths versus ignore files, [`SearchConfig`].
 //! - Head/tail truncation with spill files lives in `tool_core::truncate`.
 //!
 //! # Setting up a context
 //! The tools read their environment from the [`ToolContext`] as typed state:
 //! a [`Workspace`] (required), a [`FileLedger`] (required by the tools that
 //! write) and a [`Snapshots`](fsutil::Snapshots) hook (optional). [`context`]
-//! builds a context with the first two.
+//! builds a context with the first two. [`BashConfig`] (shell, limits, which
+//! environment variables count as secrets, a [`CommandPolicy`]) and
+//! [`SearchConfig`] (result limit, line cut, threads, list ignores) are
+//! optional state too; without them the documented defaults apply.
 //!
 //! # Dependencies and why
 //! - `tool-core`: the runtime (results, context, registry) and `truncate`.

@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
-    PaginatedRequestParams, ProgressNotificationParam, ProtocolVersion, ServerCapabilities,
-    ServerConfig, SubscriptionFilter, Tool as McpTool,
+    PaginatedRequestParams, ProgressNotificationParam, ProtocolVersion, ResultType,
+    ServerCapabilities, ServerConfig, SubscriptionFilter, Tool as McpTool,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
@@ -246,25 +246,33 @@ impl McpServer {
             .clone()
             .with_cancellation_token(request.ct.clone());
         if let Some(token) = request.meta.get_progress_token() {
-            let (tx, mut rx) = mpsc::unbounded_channel::<Progress>();
             let peer = request.peer.clone();
-            // One forwarding task per call keeps the reports in order; it ends
-            // when the call's context (holding the sender) is dropped.
-            tokio::spawn(async move {
-                while let Some(p) = rx.recv().await {
-                    let mut param = ProgressNotificationParam::new(token.clone(), p.progress);
-                    if let Some(total) = p.total {
-                        param = param.with_total(total);
-                    }
-                    if let Some(message) = p.message {
-                        param = param.with_message(message);
-                    }
-                    if peer.notify_progress(param).await.is_err() {
-                        break;
-                    }
-                }
-            });
+            // The forwarding task starts with the first report (most calls
+            // report none); one task per call keeps the reports in order, and
+            // it ends when the call's context (holding the sender) is dropped.
+            let sender = std::sync::OnceLock::<mpsc::UnboundedSender<Progress>>::new();
             ctx = ctx.with_progress_sink(move |p: Progress| {
+                let tx = sender.get_or_init(|| {
+                    let (tx, mut rx) = mpsc::unbounded_channel::<Progress>();
+                    let peer = peer.clone();
+                    let token = token.clone();
+                    tokio::spawn(async move {
+                        while let Some(p) = rx.recv().await {
+                            let mut param =
+                                ProgressNotificationParam::new(token.clone(), p.progress);
+                            if let Some(total) = p.total {
+                                param = param.with_total(total);
+                            }
+                            if let Some(message) = p.message {
+                                param = param.with_message(message);
+                            }
+                            if peer.notify_progress(param).await.is_err() {
+                                break;
+                            }
+                        }
+                    });
+                    tx
+                });
                 let _ = tx.send(p);
             });
         }
@@ -284,12 +292,15 @@ pub(crate) fn to_call_tool_result(
     let call = ToolCall::new("", name, Value::Object(arguments.clone()));
     let rendered = render_result(&call, result, Format::Mcp, Rendering::First);
     let value = rendered.into_iter().next().unwrap_or(Value::Null);
-    serde_json::from_value(value).map_err(|e| {
+    let mut result: CallToolResult = serde_json::from_value(value).map_err(|e| {
         ErrorData::internal_error(
             format!("rendered result is not a CallToolResult: {e}"),
             None,
         )
-    })
+    })?;
+    // 2026-07-28 requires `resultType`; rmcp strips it again for older peers.
+    result.result_type = Some(ResultType::COMPLETE);
+    Ok(result)
 }
 
 async fn execute(

@@ -1,7 +1,10 @@
 //! Our client against our server: the fixture server over stdio (both
 //! protocol eras) and an in-process server over Streamable HTTP.
 
-#![allow(clippy::unwrap_used, reason = "tests: a failed unwrap is the failure report")]
+#![allow(
+    clippy::unwrap_used,
+    reason = "tests: a failed unwrap is the failure report"
+)]
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};

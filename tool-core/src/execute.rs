@@ -206,7 +206,7 @@ impl ToolRegistry {
         if !tool.available_on(ctx.page_url()) {
             let page = ctx.page_url().map_or_else(
                 || "no page".to_owned(),
-                |u| format!("the page {}", quote(u)),
+                |u| format!("the page {}", quote(&without_userinfo(u))),
             );
             let r = ToolResult::error(
                 ErrorKind::Denied,
@@ -219,7 +219,18 @@ impl ToolRegistry {
 
         let mut notes = Map::new();
         if spec.requires_confirmation {
-            match confirm(tool, &args, ctx).await {
+            let decision = tokio::select! {
+                biased;
+                () = ctx.cancellation_token().cancelled() => {
+                    let r = ToolResult::error(
+                        ErrorKind::Cancelled,
+                        format!("The call to `{name}` was cancelled while waiting for confirmation."),
+                    );
+                    return (r, CallPhase::Failed, event_args);
+                }
+                d = confirm(tool, &args, ctx) => d,
+            };
+            match decision {
                 Confirmation::Approved => {}
                 Confirmation::Edited(edited, changed) => {
                     notes.insert("approved_with_edits".to_owned(), Value::from(changed));
@@ -298,14 +309,14 @@ impl ToolRegistry {
         let start = std::panic::catch_unwind(AssertUnwindSafe(|| tool.start(args, ctx.clone())));
         let future = match start {
             Ok(f) => AssertUnwindSafe(f).catch_unwind(),
-            Err(payload) => return panicked(name, payload.as_ref()),
+            Err(payload) => return panicked(name, payload.as_ref(), ctx),
         };
         let cancel = ctx.cancellation_token();
         tokio::select! {
             biased;
             outcome = tokio::time::timeout(timeout, future) => match outcome {
                 Ok(Ok(result)) => result,
-                Ok(Err(payload)) => panicked(name, payload.as_ref()),
+                Ok(Err(payload)) => panicked(name, payload.as_ref(), ctx),
                 Err(_) => timed_out(name, timeout),
             },
             () = cancel.cancelled() => ToolResult::error(
@@ -437,11 +448,12 @@ async fn confirm(tool: &Tool, args: &Map<String, Value>, ctx: &ToolContext) -> C
         ApprovalDecision::ApproveWithEdits(edited) => {
             match check_edits(args, &edited, &spec.editable_params) {
                 Ok(()) => {
-                    let changed = edited
+                    let mut changed: Vec<String> = edited
                         .iter()
                         .filter(|(k, v)| args.get(*k) != Some(*v))
                         .map(|(k, _)| k.clone())
                         .collect();
+                    changed.extend(args.keys().filter(|k| !edited.contains_key(*k)).cloned());
                     Confirmation::Edited(edited, changed)
                 }
                 Err(param) => Confirmation::Denied(format!(
@@ -475,6 +487,12 @@ fn mask_result(result: &mut ToolResult, masker: &Masker) {
     if let Some(e) = &mut result.error {
         masker.mask_string(&mut e.message);
     }
+    for a in &mut result.attachments {
+        masker.mask_string(&mut a.name);
+        if let Some(p) = &mut a.path {
+            masker.mask_string(p);
+        }
+    }
     let mut meta = Value::Object(std::mem::take(&mut result.metadata));
     masker.mask_value(&mut meta);
     if let Value::Object(m) = meta {
@@ -487,6 +505,16 @@ fn mask_result(result: &mut ToolResult, masker: &Masker) {
 /// that truncated itself) keeps that path: the marker points there and no
 /// second, partial spill file is written.
 fn apply_budget(result: &mut ToolResult, budget: &Truncation) {
+    if let Some(error) = result.error.as_mut()
+        && (error.message.len() > budget.max_bytes
+            || memchr_count(&error.message) >= budget.max_lines)
+    {
+        let cut = truncate::truncate(&error.message, budget);
+        error.message = cut.text;
+        result
+            .metadata
+            .insert("error_truncated".to_owned(), Value::Bool(true));
+    }
     if result.output.len() <= budget.max_bytes && memchr_count(&result.output) < budget.max_lines {
         return;
     }
@@ -576,12 +604,15 @@ fn join_or(items: &[&str]) -> String {
     }
 }
 
-fn panicked(tool: &str, payload: &(dyn Any + Send)) -> ToolResult {
-    let detail = payload
+fn panicked(tool: &str, payload: &(dyn Any + Send), ctx: &ToolContext) -> ToolResult {
+    let mut detail = payload
         .downcast_ref::<&str>()
         .map(|s| (*s).to_owned())
         .or_else(|| payload.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "<non-string panic payload>".to_owned());
+    if let Some(store) = ctx.secrets().filter(|s| !s.is_empty()) {
+        store.masker(&[]).mask_string(&mut detail);
+    }
     tracing::error!(target: "tool_core", tool, panic = %detail, "tool panicked; the panic was contained");
     ToolResult::error(
         ErrorKind::Panicked,
@@ -602,11 +633,26 @@ fn timed_out(tool: &str, timeout: Duration) -> ToolResult {
 }
 
 fn human_duration(d: Duration) -> String {
-    let ms = d.as_millis();
-    if ms % 1000 == 0 {
-        format!("{} s", ms / 1000)
+    let micros = d.as_micros();
+    if micros % 1_000_000 == 0 {
+        format!("{} s", micros / 1_000_000)
+    } else if micros % 1000 == 0 {
+        format!("{} ms", micros / 1000)
     } else {
-        format!("{ms} ms")
+        format!("{micros} µs")
+    }
+}
+
+/// The URL without user name and password, for messages.
+fn without_userinfo(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(mut u) if !u.username().is_empty() || u.password().is_some() => {
+            let _ = u.set_username("");
+            let _ = u.set_password(None);
+            u.to_string()
+        }
+        Ok(_) => url.to_owned(),
+        Err(_) => "(an unparsable URL)".to_owned(),
     }
 }
 
@@ -662,7 +708,7 @@ pub(crate) fn bad_parameter(
     param: &str,
     rust_type: &str,
     sent: &Value,
-    error: &serde_json::Error,
+    error: &str,
 ) -> ToolResult {
     ToolResult::error(
         ErrorKind::InvalidArguments,
@@ -671,7 +717,7 @@ pub(crate) fn bad_parameter(
             expected_json(rust_type),
             json_kind(sent),
             quote(&sent.to_string()),
-            quote(&error.to_string())
+            quote(error)
         ),
     )
 }

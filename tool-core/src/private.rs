@@ -211,15 +211,26 @@ impl Invocation {
             return Ok(None);
         };
         let p = self.param(idx);
-        match serde_json::from_value::<T>(raw.clone()) {
+        match T::deserialize(&raw) {
             Ok(v) => Ok(Some(v)),
-            Err(e) => Err(crate::execute::bad_parameter(
-                self.def.name,
-                p.name,
-                p.rust_type,
-                &raw,
-                &e,
-            )),
+            Err(e) => {
+                // Secrets were substituted before this point: mask them before
+                // the message quotes (and cuts) the value, so no prefix survives.
+                let mut sent = raw;
+                let mut detail = e.to_string();
+                if let Some(store) = self.ctx.secrets().filter(|s| !s.is_empty()) {
+                    let masker = store.masker(&[]);
+                    masker.mask_value(&mut sent);
+                    masker.mask_string(&mut detail);
+                }
+                Err(crate::execute::bad_parameter(
+                    self.def.name,
+                    p.name,
+                    p.rust_type,
+                    &sent,
+                    &detail,
+                ))
+            }
         }
     }
 
@@ -247,7 +258,28 @@ impl Invocation {
                         ),
                     )
                 } else {
-                    crate::execute::missing_parameter(self.def.name, p.name, p.rust_type)
+                    let mut r =
+                        crate::execute::missing_parameter(self.def.name, p.name, p.rust_type);
+                    // A renamed or misspelt parameter shows up as both missing and unknown: say both.
+                    let unknown: Vec<String> = self
+                        .args
+                        .keys()
+                        .filter(|k| !self.def.params.iter().any(|q| q.name == k.as_str()))
+                        .map(|k| format!("`{}`", crate::execute::quote(k)))
+                        .collect();
+                    if let (false, Some(e)) = (unknown.is_empty(), r.error.as_mut()) {
+                        e.message.push_str(&format!(
+                            " The arguments also contain {} {}, which `{}` does not take.",
+                            if unknown.len() == 1 {
+                                "the unknown parameter"
+                            } else {
+                                "the unknown parameters"
+                            },
+                            unknown.join(", "),
+                            self.def.name
+                        ));
+                    }
+                    r
                 })
             }
         }

@@ -74,6 +74,18 @@ async fn missing_required_parameter() {
 }
 
 #[tokio::test]
+async fn missing_and_unknown_are_reported_together() {
+    let m = message(
+        call("err_resize", json!({"pth": "a.png", "width": 3})).await,
+        ErrorKind::InvalidArguments,
+    );
+    assert_eq!(
+        m,
+        "Missing required parameter `path` of `err_resize`: expected a string (`String`). The arguments also contain the unknown parameter `pth`, which `err_resize` does not take."
+    );
+}
+
+#[tokio::test]
 async fn unknown_parameters_list_valid_ones() {
     let m = message(
         call(

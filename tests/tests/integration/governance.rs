@@ -34,6 +34,18 @@ fn gov_login(user: String, password: String, otp: Option<String>) -> ToolResult 
     )
 }
 
+/// Echo a secret into an attachment name, and take a number.
+#[tool]
+fn gov_reflect(text: String, n: Option<u32>) -> ToolResult {
+    ToolResult::ok("done")
+        .with_attachment(tool_core::Attachment::inline(
+            format!("name-{text}"),
+            "text/plain",
+            "AA==",
+        ))
+        .with_metadata("n", n)
+}
+
 /// Send an email.
 #[tool(requires_confirmation, editable_params = ["body"], kind = "write", display(en(name = "Send email")))]
 fn gov_send(to: String, body: String) -> String {
@@ -591,4 +603,76 @@ async fn batch_runs_reads_concurrently_and_keeps_order() {
     );
     // The three reads overlapped; the write ran alone.
     assert_eq!(MAX_IN_FLIGHT.load(Ordering::SeqCst), 3);
+}
+
+#[tokio::test]
+async fn secrets_never_leak_through_argument_errors_or_attachments() {
+    let r = ToolRegistry::global();
+    let store = SecretStore::new()
+        .with_secret("quoted", "s3cr3t\"q\nline2")
+        .unwrap()
+        .with_secret("tok", "tok-ABCDEFGHIJKLMNOP")
+        .unwrap();
+    let ctx = ToolContext::new().with_secrets(store);
+    // JSON-escaped in the argument error.
+    let res = r
+        .execute(
+            "gov_reflect",
+            json!({"text": "x", "n": "<secret>quoted</secret>"}),
+            &ctx,
+        )
+        .await;
+    let text = serde_json::to_string(&res).unwrap();
+    assert!(res.is_error());
+    assert!(!text.contains("s3cr3t"), "{text}");
+    // Cut at the 200-character quote limit: no prefix of the value survives.
+    let long = format!("{}<secret>tok</secret>", "a".repeat(190));
+    let res = r
+        .execute("gov_reflect", json!({"text": "x", "n": long}), &ctx)
+        .await;
+    let text = serde_json::to_string(&res).unwrap();
+    assert!(!text.contains("tok-ABC"), "{text}");
+    // Attachment names.
+    let res = r
+        .execute("gov_reflect", json!({"text": "<secret>tok</secret>"}), &ctx)
+        .await;
+    assert_eq!(res.attachments[0].name, "name-<secret>tok</secret>");
+}
+
+#[tokio::test]
+async fn waiting_for_approval_honours_cancellation() {
+    let token = tool_core::CancellationToken::new();
+    let ctx = ToolContext::new()
+        .with_cancellation_token(token.clone())
+        .with_approver(|_: ApprovalRequest| std::future::pending::<ApprovalDecision>());
+    let cancel = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        token.cancel();
+    });
+    let res = ToolRegistry::global()
+        .execute("gov_send", json!({"to": "a", "body": "b"}), &ctx)
+        .await;
+    let e = res.error.unwrap();
+    assert_eq!(e.kind, ErrorKind::Cancelled);
+    assert!(
+        e.message.contains("waiting for confirmation"),
+        "{}",
+        e.message
+    );
+    cancel.await.unwrap();
+}
+
+#[tokio::test]
+async fn page_credentials_stay_out_of_messages() {
+    let ctx = ToolContext::new().with_page_url("https://user:hunter2@gitlab.com/x");
+    let e = ToolRegistry::global()
+        .execute("gov_comment", json!({"body": "hi"}), &ctx)
+        .await
+        .error
+        .unwrap();
+    assert!(
+        !e.message.contains("hunter2") && e.message.contains("https://gitlab.com/x"),
+        "{}",
+        e.message
+    );
 }

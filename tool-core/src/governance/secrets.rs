@@ -298,12 +298,33 @@ impl SecretStore {
             .map(|(k, v)| (v.clone(), placeholder(k)))
             .chain(extra.iter().map(|(k, v)| (v.clone(), placeholder(k))))
             .filter(|(v, _)| v.chars().count() >= MIN_MASKED_LEN)
+            .flat_map(|(v, p)| {
+                escaped_forms(&v)
+                    .into_iter()
+                    .map(move |form| (form, p.clone()))
+            })
             .collect();
         // Longest values first so a value containing another is masked whole.
         pairs.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then_with(|| a.0.cmp(&b.0)));
         pairs.dedup_by(|a, b| a.0 == b.0);
         Masker::new(pairs)
     }
+}
+
+/// A value as it may appear in text: raw, JSON-escaped (inside a JSON string,
+/// e.g. an argument error quoting what was sent) and Rust-`Debug`-escaped.
+fn escaped_forms(value: &str) -> Vec<String> {
+    let mut forms = vec![value.to_owned()];
+    let strip = |s: String| s.get(1..s.len().saturating_sub(1)).map(str::to_owned);
+    if let Some(json) = serde_json::to_string(value).ok().and_then(strip) {
+        forms.push(json);
+    }
+    if let Some(debug) = strip(format!("{value:?}")) {
+        forms.push(debug);
+    }
+    forms.sort();
+    forms.dedup();
+    forms
 }
 
 /// The placeholder text for `key`.
@@ -499,6 +520,20 @@ mod tests {
             out,
             "entered <secret>gh_bu_2fa_code</secret> and <secret>gh_token</secret>, key <secret>api_key</secret>"
         );
+    }
+
+    #[test]
+    fn escaped_forms_are_masked_too() {
+        let s = SecretStore::new()
+            .with_secret("pw", "s3cr3t\"q\nx")
+            .unwrap();
+        let m = s.masker(&[]);
+        let mut json_text = serde_json::to_string(&json!({"sent": "s3cr3t\"q\nx"})).unwrap();
+        m.mask_string(&mut json_text);
+        assert_eq!(json_text, r#"{"sent":"<secret>pw</secret>"}"#);
+        let mut debug_text = format!("{:?}", "s3cr3t\"q\nx");
+        m.mask_string(&mut debug_text);
+        assert_eq!(debug_text, "\"<secret>pw</secret>\"");
     }
 
     #[test]

@@ -2,8 +2,11 @@
 //!
 //! Forms (hosts compare case-insensitively on the parsed URL, never on the raw string):
 //! - `*.google.com`: any subdomain of `google.com`, not `google.com` itself;
-//! - `www.google.*`: `www.google.` followed by any suffix (`.com`, `.co.uk`);
-//! - `github.com`: exactly that host;
+//! - `www.google.*`: `www.google.` followed by a top-level suffix: one label
+//!   (`.com`, `.de`) or a short second-level one plus a label (`.co.uk`,
+//!   `.com.au`); `www.google.evil.com` does not match;
+//! - `github.com`: exactly that host; `localhost:8080`: that host on that port
+//!   (without a port, any port); Unicode host names match their punycode form;
 //! - a full URL such as `https://github.com/**/issues`: scheme (`http`, `https`
 //!   or `*`), host pattern as above, and a path pattern where `*` stays inside
 //!   one path segment and `**` crosses segments. A host pattern may also be
@@ -23,6 +26,7 @@ pub struct UrlPattern {
     source: String,
     scheme: Option<String>,
     host: HostPattern,
+    port: Option<u16>,
     path: Option<Vec<String>>,
 }
 
@@ -88,6 +92,15 @@ impl UrlPattern {
         if host.contains('@') {
             return Err(err(pattern, "patterns cannot contain user info (`@`)"));
         }
+        let (host, port) = match host.rsplit_once(':') {
+            Some((h, p)) if !h.is_empty() => {
+                let port = p
+                    .parse::<u16>()
+                    .map_err(|_| err(pattern, "the port must be a number from 0 to 65535"))?;
+                (h.to_owned(), Some(port))
+            }
+            _ => (host, None),
+        };
         let host = parse_host(pattern, &host)?;
         let path = path.map(|p| {
             p.trim_start_matches('/')
@@ -106,6 +119,7 @@ impl UrlPattern {
             source: pattern.to_owned(),
             scheme,
             host,
+            port,
             path,
         })
     }
@@ -143,11 +157,16 @@ impl UrlPattern {
             HostPattern::Subdomains(suffix) => {
                 host.len() > suffix.len() && host.ends_with(suffix.as_str())
             }
-            HostPattern::AnySuffix(prefix) => {
-                host.len() > prefix.len() && host.starts_with(prefix.as_str())
-            }
+            HostPattern::AnySuffix(prefix) => host
+                .strip_prefix(prefix.as_str())
+                .is_some_and(is_top_level_suffix),
         };
         if !host_ok {
+            return false;
+        }
+        if let Some(port) = self.port
+            && url.port_or_known_default() != Some(port)
+        {
             return false;
         }
         match &self.path {
@@ -196,7 +215,7 @@ fn parse_host(pattern: &str, host: &str) -> Result<HostPattern, UrlPatternError>
         }
         if !label
             .chars()
-            .all(|c| c.is_alphanumeric() || c == '-' || c == '_' || c == ':')
+            .all(|c| c.is_alphanumeric() || c == '-' || c == '_')
         {
             return Err(err(
                 pattern,
@@ -204,21 +223,56 @@ fn parse_host(pattern: &str, host: &str) -> Result<HostPattern, UrlPatternError>
             ));
         }
     }
+    // Compare in the form `Url::host_str` gives: lower-case ASCII, punycode for Unicode names.
+    let ascii = match Url::parse(&format!("http://{core}/")) {
+        Ok(u) => u.host_str().unwrap_or(core).to_owned(),
+        Err(e) => {
+            return Err(err(
+                pattern,
+                format!("the host is not a valid host name ({e})"),
+            ));
+        }
+    };
     Ok(match kind {
-        "sub" => HostPattern::Subdomains(format!(".{core}")),
-        "suffix" => HostPattern::AnySuffix(format!("{core}.")),
-        _ => HostPattern::Exact(core.to_owned()),
+        "sub" => HostPattern::Subdomains(format!(".{ascii}")),
+        "suffix" => HostPattern::AnySuffix(format!("{ascii}.")),
+        _ => HostPattern::Exact(ascii),
     })
 }
 
+/// Whether path segments match pattern segments (`**` = any number of
+/// segments). Dynamic programming over (pattern, path) positions: linear in
+/// their product, whatever the number of `**` (a page URL is untrusted input).
 fn match_segments(pattern: &[&str], path: &[&str]) -> bool {
-    match pattern.split_first() {
-        None => path.is_empty(),
-        Some((&"**", rest)) => (0..=path.len()).any(|skip| match_segments(rest, &path[skip..])),
-        Some((first, rest)) => match path.split_first() {
-            Some((seg, path_rest)) => match_segment(first, seg) && match_segments(rest, path_rest),
-            None => false,
-        },
+    // reachable[j]: pattern[..i] can match path[..j].
+    let mut reachable = vec![false; path.len() + 1];
+    reachable[0] = true;
+    for p in pattern {
+        let mut next = vec![false; path.len() + 1];
+        if *p == "**" {
+            let mut any = false;
+            for j in 0..=path.len() {
+                any |= reachable[j];
+                next[j] = any;
+            }
+        } else {
+            for j in 1..=path.len() {
+                next[j] = reachable[j - 1] && match_segment(p, path[j - 1]);
+            }
+        }
+        reachable = next;
+    }
+    reachable[path.len()]
+}
+
+/// A top-level suffix after `www.example.`: one label, or a label of at most
+/// three characters followed by one more (`co.uk`, `com.au`).
+fn is_top_level_suffix(rest: &str) -> bool {
+    let labels: Vec<&str> = rest.split('.').collect();
+    match labels.as_slice() {
+        [one] => !one.is_empty(),
+        [second, top] => !second.is_empty() && second.len() <= 3 && !top.is_empty(),
+        _ => false,
     }
 }
 
@@ -279,6 +333,36 @@ mod tests {
         assert!(m("www.google.*", "http://www.google.co.uk"));
         assert!(!m("www.google.*", "https://www.google/"));
         assert!(!m("www.google.*", "https://mail.google.com"));
+    }
+
+    #[test]
+    fn suffix_wildcard_does_not_cross_into_other_domains() {
+        assert!(!m("www.google.*", "https://www.google.evil.com/"));
+        assert!(m("www.google.*", "https://www.google.com.au/"));
+    }
+
+    #[test]
+    fn ports_and_unicode_hosts() {
+        assert!(m("localhost:3000", "http://localhost:3000/x"));
+        assert!(!m("localhost:3000", "http://localhost:3001/x"));
+        assert!(m("localhost", "http://localhost:3001/x"));
+        assert!(m("https://*.example.com:443/x", "https://a.example.com/x"));
+        assert!(m("bücher.de", "https://bücher.de/"));
+        assert!(m("bücher.de", "https://xn--bcher-kva.de/"));
+        assert!(m("*.BÜCHER.de", "https://shop.xn--bcher-kva.de/"));
+        assert!(m(
+            "http://127.0.0.1:8080/api/*",
+            "http://127.0.0.1:8080/api/v1"
+        ));
+        assert!(UrlPattern::parse("localhost:http").is_err());
+    }
+
+    #[test]
+    fn many_double_stars_stay_fast() {
+        let p = UrlPattern::parse("https://x.test/**/a/**/a/**/a/**/b").unwrap();
+        let url = format!("https://x.test/{}", vec!["a"; 5000].join("/"));
+        assert!(!p.matches_str(&url));
+        assert!(p.matches_str(&format!("{url}/b")));
     }
 
     #[test]

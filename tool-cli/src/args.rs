@@ -10,7 +10,8 @@ use serde_json::{Map, Value};
 /// - An optional first word that is not an option: a JSON object, or `-` to
 ///   read that object from `stdin`.
 /// - Then `--key=value`, `--key value` or a bare `--key` (`true`). The value
-///   is JSON when it parses as JSON, else the string itself. Dashes in the key
+///   is JSON when it parses as JSON, else the string itself; for a parameter
+///   whose schema (`parameters`) takes only strings it is always the text as written. Dashes in the key
 ///   become underscores. A pair overrides the same key of the JSON object;
 ///   the same key twice among the pairs is an error.
 ///
@@ -19,6 +20,7 @@ use serde_json::{Map, Value};
 pub(crate) fn parse_call_args(
     words: &[String],
     stdin: impl FnOnce() -> std::io::Result<String>,
+    parameters: &Value,
 ) -> Result<Map<String, Value>, String> {
     let mut words = words.iter().peekable();
     let mut args = Map::new();
@@ -37,14 +39,18 @@ pub(crate) fn parse_call_args(
                 "unexpected argument `{word}`: after the tool name give one JSON object, then `--key=value` pairs"
             ));
         };
-        let (raw_key, value) = match option.split_once('=') {
-            Some((k, v)) => (k, parse_value(v)),
-            None => match words.next_if(|w| !is_option(w)) {
-                Some(v) => (option, parse_value(v)),
-                None => (option, Value::Bool(true)),
-            },
+        let (raw_key, text) = match option.split_once('=') {
+            Some((k, v)) => (k, Some(v)),
+            None => (option, words.next_if(|w| !is_option(w)).map(String::as_str)),
         };
         let key = raw_key.replace('-', "_");
+        let value = match text {
+            // A parameter that only takes text gets the text as written:
+            // `--pattern=123` is the string "123", `--query='"x"'` keeps its quotes.
+            Some(t) if takes_only_text(parameters, &key) => Value::String(t.to_owned()),
+            Some(t) => parse_value(t),
+            None => Value::Bool(true),
+        };
         if key.is_empty() || (key.starts_with('_') && raw_key.starts_with('-')) {
             return Err(format!(
                 "`{word}` names no argument: write `--key=value`, e.g. `--file-path=src/main.rs`"
@@ -71,6 +77,30 @@ pub(crate) fn read_stdin() -> std::io::Result<String> {
 /// A word that starts an option: `--something` (a lone `-` is stdin, `-5` a value).
 fn is_option(word: &str) -> bool {
     word.starts_with("--")
+}
+
+/// Whether the schema of parameter `key` admits strings and nothing else
+/// (besides `null`), following one local `$ref`.
+fn takes_only_text(parameters: &Value, key: &str) -> bool {
+    let Some(mut schema) = parameters.get("properties").and_then(|p| p.get(key)) else {
+        return false;
+    };
+    if let Some(target) = schema
+        .get("$ref")
+        .and_then(Value::as_str)
+        .and_then(|r| r.strip_prefix('#'))
+        .and_then(|pointer| parameters.pointer(pointer))
+    {
+        schema = target;
+    }
+    match schema.get("type") {
+        Some(Value::String(t)) => t == "string",
+        Some(Value::Array(types)) => {
+            types.iter().any(|t| t == "string")
+                && types.iter().all(|t| t == "string" || t == "null")
+        }
+        _ => false,
+    }
 }
 
 /// A `--key=value` value: JSON when it parses, else the text itself.
@@ -111,7 +141,38 @@ mod tests {
 
     fn parse(words: &[&str]) -> Result<Value, String> {
         let words: Vec<String> = words.iter().map(|w| (*w).to_owned()).collect();
-        parse_call_args(&words, || Ok(r#"{"from": "stdin"}"#.to_owned())).map(Value::Object)
+        parse_call_args(&words, || Ok(r#"{"from": "stdin"}"#.to_owned()), &json!({}))
+            .map(Value::Object)
+    }
+
+    #[test]
+    fn text_only_parameters_keep_the_text_as_written() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "pattern": {"type": "string"},
+                "path": {"type": ["string", "null"]},
+                "mode": {"$ref": "#/$defs/Mode"},
+                "limit": {"type": "integer"},
+                "any": {}
+            },
+            "$defs": {"Mode": {"type": "string", "enum": ["a", "1"]}}
+        });
+        let words: Vec<String> = [
+            "--pattern=123",
+            "--path=\"q\"",
+            "--mode=1",
+            "--limit=5",
+            "--any=7",
+        ]
+        .iter()
+        .map(|w| (*w).to_owned())
+        .collect();
+        let args = parse_call_args(&words, || Ok(String::new()), &schema).unwrap();
+        assert_eq!(
+            Value::Object(args),
+            json!({"pattern": "123", "path": "\"q\"", "mode": "1", "limit": 5, "any": 7})
+        );
     }
 
     #[test]

@@ -136,7 +136,11 @@ pub(crate) fn call(
     if !registry.contains(name) {
         return Err(Failure::Usage(unknown_tool_message(registry, name)));
     }
-    let arguments = args::parse_call_args(words, args::read_stdin).map_err(|e| {
+    let parameters = registry
+        .get(name)
+        .map(|t| t.spec().parameters.clone())
+        .unwrap_or_default();
+    let arguments = args::parse_call_args(words, args::read_stdin, &parameters).map_err(|e| {
         Failure::Usage(format!(
             "{e}\nRun `tool call --help` for the argument syntax."
         ))

@@ -214,10 +214,20 @@ fn unparsable_arguments_are_usage_errors() {
 
 #[test]
 fn arguments_the_tool_rejects_exit_2_with_the_result_printed() {
-    let out = run(["call", "cli_fixture_echo", "--text=5"]);
+    // (`--text=5` would be the string "5": `text` takes only strings.)
+    let out = run(["call", "cli_fixture_echo", r#"{"text": 5}"#]);
     assert_eq!(code(&out), 2);
     assert_eq!(one_json_line(&out)["error"]["kind"], "invalid_arguments");
     assert!(stderr(&out).contains("`text` must be a string"));
+}
+
+#[test]
+fn key_value_pairs_for_text_parameters_stay_text() {
+    let out = run(["call", "cli_fixture_echo", "--text=123"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(one_json_line(&out)["output"], "123");
+    let out = run(["call", "cli_fixture_echo", "--text=\"quoted\""]);
+    assert_eq!(one_json_line(&out)["output"], "\"quoted\"");
 }
 
 #[test]

@@ -218,6 +218,17 @@ impl ToolRegistry {
         }
 
         let mut notes = Map::new();
+        // Hidden parameters are the framework's to fill: what the model sent
+        // for them is dropped here (and noted), before anyone is asked to approve it.
+        let ignored: Vec<Value> = spec
+            .hidden_params
+            .iter()
+            .filter(|h| args.remove(h.as_str()).is_some())
+            .map(|h| Value::String(h.clone()))
+            .collect();
+        if !ignored.is_empty() {
+            notes.insert("ignored_hidden_params".to_owned(), Value::Array(ignored));
+        }
         if spec.requires_confirmation {
             let decision = tokio::select! {
                 biased;

@@ -46,6 +46,12 @@ fn gov_reflect(text: String, n: Option<u32>) -> ToolResult {
         .with_metadata("n", n)
 }
 
+/// Save a note for its owner (hidden).
+#[tool(requires_confirmation, editable_params = ["text"], hidden_params = ["owner"])]
+fn gov_owned_note(text: String, owner: Option<String>) -> String {
+    format!("{text} by {}", owner.unwrap_or_else(|| "nobody".into()))
+}
+
 /// Send an email.
 #[tool(requires_confirmation, editable_params = ["body"], kind = "write", display(en(name = "Send email")))]
 fn gov_send(to: String, body: String) -> String {
@@ -674,5 +680,31 @@ async fn page_credentials_stay_out_of_messages() {
         !e.message.contains("hunter2") && e.message.contains("https://gitlab.com/x"),
         "{}",
         e.message
+    );
+}
+
+#[tokio::test]
+async fn approvers_never_see_hidden_values_the_model_sent() {
+    let seen: Arc<Mutex<Vec<Map<String, Value>>>> = Arc::default();
+    let s = Arc::clone(&seen);
+    let ctx =
+        ToolContext::new()
+            .with_value("owner", "ana")
+            .with_approver(move |r: ApprovalRequest| {
+                s.lock().unwrap().push(r.arguments);
+                async { ApprovalDecision::Approve }
+            });
+    let res = ToolRegistry::global()
+        .execute(
+            "gov_owned_note",
+            json!({"text": "hi", "owner": "mallory"}),
+            &ctx,
+        )
+        .await;
+    assert_eq!(res.output, "hi by ana");
+    assert_eq!(res.metadata["ignored_hidden_params"], json!(["owner"]));
+    assert_eq!(
+        Value::Object(seen.lock().unwrap()[0].clone()),
+        json!({"text": "hi"})
     );
 }

@@ -478,7 +478,7 @@ async fn confirm(tool: &Tool, args: &Map<String, Value>, ctx: &ToolContext) -> C
 fn has_placeholder(args: &Map<String, Value>) -> bool {
     fn walk(v: &Value) -> bool {
         match v {
-            Value::String(s) => s.contains("<secret>"),
+            Value::String(s) => crate::governance::secrets::contains_placeholder(s),
             Value::Array(items) => items.iter().any(walk),
             Value::Object(m) => m.values().any(walk),
             _ => false,

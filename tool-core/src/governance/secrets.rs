@@ -230,7 +230,7 @@ impl SecretStore {
         used: &mut Vec<(String, String)>,
     ) -> Result<(), SecretError> {
         match v {
-            Value::String(s) if s.contains(OPEN) => {
+            Value::String(s) if contains_placeholder(s) => {
                 *s = self.substitute_str(s, page_url, used)?;
             }
             Value::Array(items) => {
@@ -325,6 +325,14 @@ fn escaped_forms(value: &str) -> Vec<String> {
     forms.sort();
     forms.dedup();
     forms
+}
+
+/// Whether `text` contains a placeholder opening (`<secret>`). One prebuilt
+/// searcher for every call: `str::contains` would set up a new one per string.
+pub(crate) fn contains_placeholder(text: &str) -> bool {
+    static FINDER: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(OPEN));
+    FINDER.find(text.as_bytes()).is_some()
 }
 
 /// The placeholder text for `key`.

@@ -7,7 +7,8 @@ use std::time::Duration;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientRequest,
     ContentBlock, PaginatedRequestParams, ProgressNotificationParam, ProgressToken,
-    ProtocolVersion, ServerNotification, ServerResult, SubscriptionFilter, Tool as McpTool,
+    ProtocolVersion, ResourceContents, ServerNotification, ServerResult, SubscriptionFilter,
+    Tool as McpTool,
 };
 use rmcp::service::{
     ClientLifecycleMode, ClientServiceExt, NotificationContext, PeerRequestOptions, RunningService,
@@ -18,8 +19,8 @@ use serde_json::{Map, Value, json};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 use tool_core::{
-    DisplayName, ErrorKind as ToolErrorKind, Image, OnConflict, Tool, ToolContext, ToolRegistry,
-    ToolResult, ToolSpec,
+    Attachment, DisplayName, ErrorKind as ToolErrorKind, Image, OnConflict, Tool, ToolContext,
+    ToolRegistry, ToolResult, ToolSpec,
 };
 
 use crate::error::{Error, ErrorKind};
@@ -675,12 +676,35 @@ impl Inner {
     fn to_tool_result(&self, remote: &str, result: rmcp::model::CallToolResult) -> ToolResult {
         let mut texts = Vec::new();
         let mut images = Vec::new();
+        let mut attachments = Vec::new();
         for block in &result.content {
             match block {
                 ContentBlock::Text(t) => texts.push(t.text.clone()),
                 ContentBlock::Image(i) => {
                     images.push(Image::new(i.mime_type.clone(), i.data.clone()));
                 }
+                // The server's rendering of an inline attachment, read back.
+                ContentBlock::Audio(a) => attachments.push(Attachment::inline(
+                    "audio",
+                    a.mime_type.clone(),
+                    a.data.clone(),
+                )),
+                ContentBlock::Resource(r) => match &r.resource {
+                    ResourceContents::BlobResourceContents {
+                        uri,
+                        mime_type,
+                        blob,
+                        ..
+                    } => attachments.push(Attachment::inline(
+                        uri.strip_prefix("attachment:///").unwrap_or(uri),
+                        mime_type.as_deref().unwrap_or("application/octet-stream"),
+                        blob.clone(),
+                    )),
+                    ResourceContents::TextResourceContents { text, .. } => {
+                        texts.push(text.clone());
+                    }
+                    other => texts.push(serde_json::to_string(other).unwrap_or_default()),
+                },
                 other => texts.push(serde_json::to_string(other).unwrap_or_default()),
             }
         }
@@ -697,6 +721,9 @@ impl Inner {
         };
         for image in images {
             out = out.with_image(image);
+        }
+        for attachment in attachments {
+            out = out.with_attachment(attachment);
         }
         if let Some(structured) = result.structured_content {
             out = out.with_metadata("structured", structured);

@@ -4,17 +4,18 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
-    PaginatedRequestParams, ProgressNotificationParam, ProtocolVersion, ResultType,
-    ServerCapabilities, ServerConfig, SubscriptionFilter, Tool as McpTool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProtocolVersion,
+    ResourceContents, ResultType, ServerCapabilities, ServerConfig, SubscriptionFilter,
+    Tool as McpTool,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
-use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+use rmcp::{ErrorData, Peer, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tool_core::format::{Format, ToolCall, render_result};
-use tool_core::{Progress, Rendering, ToolContext, ToolRegistry};
+use tool_core::{Attachment, Progress, Rendering, ToolContext, ToolRegistry};
 
 use crate::approval;
 use crate::error::{Error, ErrorKind};
@@ -237,14 +238,16 @@ impl McpServer {
     }
 
     /// The context of one `tools/call`: the base context with the request's
-    /// cancellation token, a progress sink when the client sent a progress
-    /// token, and an elicitation approver when the client can answer one.
+    /// cancellation token, the client's [`Peer`] as state, a progress sink
+    /// when the client sent a progress token, and an elicitation approver
+    /// when the client can answer one.
     fn call_context(&self, request: &RequestContext<RoleServer>) -> ToolContext {
         let mut ctx = self
             .config
             .context
             .clone()
-            .with_cancellation_token(request.ct.clone());
+            .with_cancellation_token(request.ct.clone())
+            .with_state::<Peer<RoleServer>>(request.peer.clone());
         if let Some(token) = request.meta.get_progress_token() {
             let peer = request.peer.clone();
             // The forwarding task starts with the first report (most calls
@@ -283,7 +286,9 @@ impl McpServer {
     }
 }
 
-/// Renders a tool result as a `CallToolResult` with tool-core's MCP rendering.
+/// Renders a tool result as a `CallToolResult` with tool-core's MCP rendering
+/// (text, images, `structuredContent`), plus the result's inline attachments
+/// as MCP content of their own ([`attachment_content`]).
 pub(crate) fn to_call_tool_result(
     name: &str,
     arguments: &Map<String, Value>,
@@ -292,15 +297,40 @@ pub(crate) fn to_call_tool_result(
     let call = ToolCall::new("", name, Value::Object(arguments.clone()));
     let rendered = render_result(&call, result, Format::Mcp, Rendering::First);
     let value = rendered.into_iter().next().unwrap_or(Value::Null);
-    let mut result: CallToolResult = serde_json::from_value(value).map_err(|e| {
+    let mut call_result: CallToolResult = serde_json::from_value(value).map_err(|e| {
         ErrorData::internal_error(
             format!("rendered result is not a CallToolResult: {e}"),
             None,
         )
     })?;
+    call_result
+        .content
+        .extend(result.attachments.iter().filter_map(attachment_content));
     // 2026-07-28 requires `resultType`; rmcp strips it again for older peers.
-    result.result_type = Some(ResultType::COMPLETE);
-    Ok(result)
+    call_result.result_type = Some(ResultType::COMPLETE);
+    Ok(call_result)
+}
+
+/// An inline attachment as MCP content: `audio/*` as audio content, anything
+/// else as an embedded resource (a blob at `attachment:///<name>`, or the name
+/// itself when it already is a URI). Attachments by path stay with the host:
+/// a path on this machine means nothing to the client.
+fn attachment_content(attachment: &Attachment) -> Option<ContentBlock> {
+    let data = attachment.data.as_ref()?;
+    if attachment.media_type.starts_with("audio/") {
+        return Some(ContentBlock::audio(
+            data.clone(),
+            attachment.media_type.clone(),
+        ));
+    }
+    let uri = if attachment.name.contains("://") {
+        attachment.name.clone()
+    } else {
+        format!("attachment:///{}", attachment.name)
+    };
+    Some(ContentBlock::resource(
+        ResourceContents::blob(data.clone(), uri).with_mime_type(attachment.media_type.clone()),
+    ))
 }
 
 async fn execute(
@@ -317,10 +347,15 @@ async fn execute(
 
 impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
+        #[allow(
+            deprecated,
+            reason = "logging is deprecated from 2026-07-28 (SEP-2577), still part of 2025-11-25"
+        )]
         let mut config = ServerConfig::new(
             ServerCapabilities::builder()
                 .enable_tools()
                 .enable_tool_list_changed()
+                .enable_logging()
                 .build(),
         )
         .with_server_info(Implementation::new(
@@ -335,6 +370,20 @@ impl ServerHandler for McpServer {
 
     fn supported_protocol_versions(&self) -> std::borrow::Cow<'static, [ProtocolVersion]> {
         std::borrow::Cow::Borrowed(ProtocolVersion::KNOWN_VERSIONS)
+    }
+
+    /// `logging/setLevel` is accepted: tools send log messages themselves,
+    /// through the [`Peer`] in their context.
+    #[allow(
+        deprecated,
+        reason = "logging is deprecated from 2026-07-28 (SEP-2577), still part of 2025-11-25"
+    )]
+    async fn set_level(
+        &self,
+        _request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        Ok(())
     }
 
     async fn list_tools(

@@ -75,6 +75,23 @@ async fn stdio_import_and_call_in_both_eras() {
             .await;
         assert_eq!(image.images.len(), 1);
         assert_eq!(image.images[0].media_type, "image/png");
+        // Inline attachments travel as audio content and embedded resources.
+        let audio = registry
+            .execute("fx__test_audio_content", json!({}), &ToolContext::new())
+            .await;
+        assert_eq!(audio.attachments.len(), 1, "{audio:?}");
+        assert_eq!(audio.attachments[0].media_type, "audio/wav");
+        let mixed = registry
+            .execute(
+                "fx__test_multiple_content_types",
+                json!({}),
+                &ToolContext::new(),
+            )
+            .await;
+        assert_eq!(mixed.images.len(), 1, "{mixed:?}");
+        assert_eq!(mixed.attachments.len(), 1, "{mixed:?}");
+        assert_eq!(mixed.attachments[0].name, "test://embedded-resource");
+        assert_eq!(mixed.attachments[0].media_type, "text/plain");
     }
 }
 

@@ -5,6 +5,7 @@
 mod batch;
 mod call;
 mod list;
+mod mcp;
 mod options;
 mod schema;
 mod support;

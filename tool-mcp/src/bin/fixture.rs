@@ -4,12 +4,50 @@
 //! `tool-mcp-fixture [--http ADDR] [--page-size N] [--extra N]`: stdio by
 //! default; `--extra N` adds N filler tools (pagination tests).
 
+#![allow(
+    deprecated,
+    reason = "the 2025-11-25 conformance scenarios test sampling and logging, deprecated from 2026-07-28 (SEP-2577)"
+)]
+
 use std::process::ExitCode;
 use std::time::Duration;
 
-use serde_json::json;
-use tool_core::{Image, Tool, ToolContext, ToolRegistry, ToolResult, ToolSpec, tool};
+use serde_json::{Value, json};
+use tool_core::{Attachment, Image, Tool, ToolContext, ToolRegistry, ToolResult, ToolSpec, tool};
+use tool_mcp::rmcp::model::{
+    CreateMessageRequestParams, ElicitRequestParams, LoggingLevel, LoggingMessageNotificationParam,
+};
+use tool_mcp::rmcp::{Peer, RoleServer};
 use tool_mcp::{LiveRegistry, McpServer};
+
+/// A 1x1 red PNG.
+const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
+
+/// A WAV file of eight silent 16-bit samples at 8 kHz.
+const WAV: &str =
+    "UklGRjQAAABXQVZFZm10IBAAAAABAAEAQB8AAIA+AAACABAAZGF0YRAAAAAAAAAAAAAAAAAAAAAAAAAA";
+
+/// The MCP client of the call in progress (the server puts it in every call's context).
+fn client(context: &ToolContext) -> Result<Peer<RoleServer>, String> {
+    context
+        .state::<Peer<RoleServer>>()
+        .map(|peer| Peer::clone(&peer))
+        .ok_or_else(|| "not called over MCP".to_owned())
+}
+
+/// Asks the client to fill in a form described by `request` (JSON `elicitation/create` params).
+async fn elicit(context: &ToolContext, request: Value) -> Result<String, String> {
+    let params: ElicitRequestParams = serde_json::from_value(request).map_err(|e| e.to_string())?;
+    let answer = client(context)?
+        .create_elicitation(params)
+        .await
+        .map_err(|e| e.to_string())?;
+    let content = answer.content.unwrap_or(Value::Null);
+    Ok(format!(
+        "Elicitation completed: action={}, content={content}",
+        serde_json::to_value(answer.action).unwrap_or_default()
+    ))
+}
 
 /// Echo the text back.
 ///
@@ -29,9 +67,191 @@ fn test_simple_text() -> String {
 /// Tests image content response.
 #[tool(read_only)]
 fn test_image_content() -> ToolResult {
-    // A 1x1 red PNG.
-    const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
     ToolResult::ok("").with_image(Image::new("image/png", PNG))
+}
+
+/// Tests audio content response.
+#[tool(read_only)]
+fn test_audio_content() -> ToolResult {
+    ToolResult::ok("").with_attachment(Attachment::inline("test.wav", "audio/wav", WAV))
+}
+
+/// The embedded resource of the conformance suite's resource tools.
+fn embedded_resource() -> Attachment {
+    // "This is an embedded resource content." in base64.
+    Attachment::inline(
+        "test://embedded-resource",
+        "text/plain",
+        "VGhpcyBpcyBhbiBlbWJlZGRlZCByZXNvdXJjZSBjb250ZW50Lg==",
+    )
+}
+
+/// Tests embedded resource content response.
+#[tool(read_only)]
+fn test_embedded_resource() -> ToolResult {
+    ToolResult::ok("").with_attachment(embedded_resource())
+}
+
+/// Tests response with multiple content types (text, image, resource).
+#[tool(read_only)]
+fn test_multiple_content_types() -> ToolResult {
+    ToolResult::ok("Multiple content types test:")
+        .with_image(Image::new("image/png", PNG))
+        .with_attachment(embedded_resource())
+}
+
+/// Tests tool that sends log messages during execution.
+#[tool]
+async fn test_tool_with_logging(context: &ToolContext) -> Result<String, String> {
+    let peer = client(context)?;
+    for (i, message) in [
+        "Tool execution started",
+        "Tool processing data",
+        "Tool execution completed",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        if i > 0 {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let param = LoggingMessageNotificationParam::new(LoggingLevel::Info, json!(message));
+        peer.notify_logging_message(param)
+            .await
+            .map_err(|e| e.to_string())?;
+    }
+    Ok("Tool with logging executed successfully".to_owned())
+}
+
+/// Tests server-initiated sampling (LLM completion request).
+///
+/// # Arguments
+/// * `prompt` - The prompt to send to the LLM.
+#[tool]
+async fn test_sampling(context: &ToolContext, prompt: String) -> Result<String, String> {
+    let params: CreateMessageRequestParams = serde_json::from_value(json!({
+        "messages": [{"role": "user", "content": {"type": "text", "text": prompt}}],
+        "maxTokens": 100
+    }))
+    .map_err(|e| e.to_string())?;
+    let answer = client(context)?
+        .create_message(params)
+        .await
+        .map_err(|e| e.to_string())?;
+    let text = serde_json::to_value(&answer.message.content).unwrap_or_default();
+    Ok(format!("LLM response: {text}"))
+}
+
+/// Tests server-initiated elicitation (user input request).
+///
+/// # Arguments
+/// * `message` - The message to show the user.
+#[tool]
+async fn test_elicitation(context: &ToolContext, message: String) -> Result<String, String> {
+    elicit(
+        context,
+        json!({
+            "mode": "form",
+            "message": message,
+            "requestedSchema": {
+                "type": "object",
+                "properties": {
+                    "username": {"type": "string", "description": "User's response"},
+                    "email": {"type": "string", "description": "User's email address"}
+                },
+                "required": ["username", "email"]
+            }
+        }),
+    )
+    .await
+}
+
+/// Tests elicitation with default values for every primitive type (SEP-1034).
+#[tool]
+async fn test_elicitation_sep1034_defaults(context: &ToolContext) -> Result<String, String> {
+    elicit(
+        context,
+        json!({
+            "mode": "form",
+            "message": "Please review and update the form fields with defaults",
+            "requestedSchema": {
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string", "description": "User name", "default": "John Doe"},
+                    "age": {"type": "integer", "description": "User age", "default": 30},
+                    "score": {"type": "number", "description": "User score", "default": 95.5},
+                    "status": {
+                        "type": "string",
+                        "description": "User status",
+                        "enum": ["active", "inactive", "pending"],
+                        "default": "active"
+                    },
+                    "verified": {"type": "boolean", "description": "Verification status", "default": true}
+                },
+                "required": []
+            }
+        }),
+    )
+    .await
+}
+
+/// Tests elicitation with the five enum schema variants (SEP-1330).
+#[tool]
+async fn test_elicitation_sep1330_enums(context: &ToolContext) -> Result<String, String> {
+    elicit(
+        context,
+        json!({
+            "mode": "form",
+            "message": "Please select options from the enum fields",
+            "requestedSchema": {
+                "type": "object",
+                "properties": {
+                    "untitledSingle": {
+                        "type": "string",
+                        "description": "Select one option",
+                        "enum": ["option1", "option2", "option3"]
+                    },
+                    "titledSingle": {
+                        "type": "string",
+                        "description": "Select one option with titles",
+                        "oneOf": [
+                            {"const": "value1", "title": "First Option"},
+                            {"const": "value2", "title": "Second Option"},
+                            {"const": "value3", "title": "Third Option"}
+                        ]
+                    },
+                    "legacyEnum": {
+                        "type": "string",
+                        "description": "Select one option (legacy)",
+                        "enum": ["opt1", "opt2", "opt3"],
+                        "enumNames": ["Option One", "Option Two", "Option Three"]
+                    },
+                    "untitledMulti": {
+                        "type": "array",
+                        "description": "Select multiple options",
+                        "minItems": 1,
+                        "maxItems": 3,
+                        "items": {"type": "string", "enum": ["option1", "option2", "option3"]}
+                    },
+                    "titledMulti": {
+                        "type": "array",
+                        "description": "Select multiple options with titles",
+                        "minItems": 1,
+                        "maxItems": 3,
+                        "items": {
+                            "anyOf": [
+                                {"const": "value1", "title": "First Choice"},
+                                {"const": "value2", "title": "Second Choice"},
+                                {"const": "value3", "title": "Third Choice"}
+                            ]
+                        }
+                    }
+                },
+                "required": []
+            }
+        }),
+    )
+    .await
 }
 
 /// Tests error response handling.
@@ -79,6 +299,18 @@ fn noisy() -> String {
 /// * `name` - The new tool's name suffix.
 #[tool]
 fn add_tool(context: &ToolContext, name: String) -> Result<String, String> {
+    register_added(context, &name)
+}
+
+/// Add a new tool to the served registry (the conformance suite's `list_changed` trigger).
+#[tool]
+fn test_trigger_tool_change(context: &ToolContext) -> Result<String, String> {
+    static COUNT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    register_added(context, &format!("trigger_{n}"))
+}
+
+fn register_added(context: &ToolContext, name: &str) -> Result<String, String> {
     let live = context
         .state::<LiveRegistry>()
         .ok_or_else(|| "no live registry".to_owned())?;
@@ -103,6 +335,45 @@ fn die() -> String {
     std::process::exit(3)
 }
 
+/// The conformance suite's `json_schema_2020_12_tool`: an input schema with
+/// 2020-12 keywords a `#[tool]` signature cannot produce, as a runtime tool.
+fn json_schema_2020_12_tool() -> Result<Tool, tool_core::RegistryError> {
+    let schema = json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "$defs": {
+            "address": {
+                "$anchor": "addressDef",
+                "type": "object",
+                "properties": {"street": {"type": "string"}, "city": {"type": "string"}}
+            }
+        },
+        "properties": {
+            "name": {"type": "string"},
+            "address": {"$ref": "#/$defs/address"},
+            "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+            "phone": {"type": "string"},
+            "email": {"type": "string"}
+        },
+        "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+        "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+        "then": {"required": ["phone"]},
+        "else": {"required": ["email"]},
+        "additionalProperties": false
+    });
+    let spec = ToolSpec::new(
+        "json_schema_2020_12_tool",
+        "Tool with JSON Schema 2020-12 features",
+        schema,
+    );
+    Tool::new(
+        spec,
+        |args: serde_json::Map<String, serde_json::Value>, _ctx| async move {
+            ToolResult::ok(Value::Object(args).to_string())
+        },
+    )
+}
+
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);
     let mut http = None;
@@ -125,6 +396,9 @@ fn main() -> ExitCode {
         }
     }
     let mut registry = ToolRegistry::global().clone();
+    if let Ok(tool) = json_schema_2020_12_tool() {
+        let _ = registry.register(tool);
+    }
     for i in 0..extra {
         let spec = ToolSpec::new(
             format!("filler_{i:03}"),

@@ -12,11 +12,13 @@
 //! - **Background children**: the call completes when the shell exits plus a
 //!   short drain deadline ([`BashConfig::drain`]); a child left running in the
 //!   background that still holds the pipe cannot keep the call open.
-//! - **Timeouts**: the whole group gets `SIGTERM`, then `SIGKILL` after
-//!   [`BashConfig::kill_grace`]; the call returns only when no process of the
-//!   group is left (processes that leave the group with `setsid` are beyond
-//!   its reach). Cancellation through the context does the same, and so does
-//!   dropping the call half-way.
+//! - **Timeouts**: every process the shell started, and every process group
+//!   they are in (job control, `set -m`, gives each job its own), gets
+//!   `SIGTERM`, then `SIGKILL` after [`BashConfig::kill_grace`]. The process
+//!   tree is read from `/proc` while the shell still runs, frozen while it is
+//!   read, and re-read until nothing is left, so children re-parented when the
+//!   shell dies are still found. Cancellation through the context does the
+//!   same, and so does dropping the call half-way.
 //! - **Terminal escapes**: colours, cursor moves and OSC strings are removed,
 //!   with the parser's state carried across reads.
 //! - **Secrets**: environment variables whose names look like secrets
@@ -49,6 +51,7 @@ use tool_core::{
 
 use crate::ansi::EscapeStripper;
 use crate::bash_policy::{CommandPolicy, PolicyAction};
+use crate::proctree::ProcessTree;
 use crate::workspace::workspace_of;
 
 /// Default timeout of a command: 120 s.
@@ -569,7 +572,7 @@ struct GroupGuard {
 impl Drop for GroupGuard {
     fn drop(&mut self) {
         if self.armed {
-            let _ = rustix::process::kill_process_group(self.pgid, Signal::KILL);
+            ProcessTree::new(Pid::from_child(&self.child), self.pgid).sweep(Signal::KILL);
             let _ = self.child.wait();
         }
     }
@@ -711,9 +714,13 @@ pub(crate) fn run(spec: &RunSpec, cancelled: &dyn Fn() -> bool) -> io::Result<Ou
     })
 }
 
-/// `SIGTERM` to the group, output read meanwhile; `SIGKILL` after `grace`;
-/// returns once the shell is reaped and the group is gone (or `KILL_WAIT`
-/// after `SIGKILL`, for processes stuck in the kernel).
+/// `SIGTERM` to every process the shell started and to their process groups
+/// (job control gives each job a group of its own), output read meanwhile;
+/// `SIGKILL` after `grace`. The tree is collected while the shell still runs
+/// and re-scanned on every round ([`ProcessTree`]), so children re-parented
+/// when the shell dies are not lost. Returns once the shell is reaped and
+/// nothing of the tree is left (or `KILL_WAIT` after `SIGKILL`, for processes
+/// stuck in the kernel).
 fn terminate(
     child: &mut Child,
     pgid: Pid,
@@ -721,30 +728,30 @@ fn terminate(
     cap: &mut Capture,
     mut status: Option<ExitStatus>,
 ) -> io::Result<Option<ExitStatus>> {
-    let _ = rustix::process::kill_process_group(pgid, Signal::TERM);
-    let mut killed = false;
+    let mut tree = ProcessTree::new(Pid::from_child(child), pgid);
+    let mut signal = Signal::TERM;
     let mut until = Instant::now() + grace;
     loop {
+        let alive = tree.sweep(signal);
         if status.is_none() {
             status = child.try_wait()?;
         }
-        let group_gone = rustix::process::test_kill_process_group(pgid).is_err();
-        if status.is_some() && group_gone {
+        if status.is_some() && alive == 0 {
             break;
         }
         let now = Instant::now();
         if now >= until {
-            if killed {
+            if signal == Signal::KILL {
                 break;
             }
-            let _ = rustix::process::kill_process_group(pgid, Signal::KILL);
-            killed = true;
+            signal = Signal::KILL;
             until = now + KILL_WAIT;
+            continue;
         }
         cap.pump(until.saturating_duration_since(now).min(POLL_SLICE))?;
     }
     if status.is_none() {
-        let _ = rustix::process::kill_process_group(pgid, Signal::KILL);
+        tree.sweep(Signal::KILL);
         status = Some(child.wait()?);
     }
     Ok(status)
@@ -944,6 +951,34 @@ mod tests {
             "{took:?}"
         );
         assert!(processes_matching(&marker).is_empty());
+    }
+
+    #[test]
+    fn timeout_kills_job_controlled_processes_in_their_own_groups() {
+        let dir = tempfile::tempdir().unwrap();
+        let marker = format!("marker-jobs-{}", std::process::id());
+        // With `set -m` every job gets a process group of its own.
+        let command = format!(
+            "set -m; (while true; do date >> f; sleep 0.2; done) & sh -c 'sleep 300; :' {marker}; echo {marker}"
+        );
+        let start = Instant::now();
+        let r = run_in(dir.path(), &command, Some(1.0), config());
+        assert_eq!(r.metadata["timed_out"], true, "{r:?}");
+        assert!(
+            start.elapsed() < Duration::from_secs(4),
+            "{:?}",
+            start.elapsed()
+        );
+        let leftovers = processes_matching(&marker);
+        kill_groups_of(&marker);
+        assert!(leftovers.is_empty(), "still running: {leftovers:?}");
+        let written = std::fs::metadata(dir.path().join("f")).unwrap().len();
+        std::thread::sleep(Duration::from_millis(600));
+        assert_eq!(
+            std::fs::metadata(dir.path().join("f")).unwrap().len(),
+            written,
+            "the background job still writes"
+        );
     }
 
     #[test]

@@ -123,6 +123,7 @@ pub mod bash_policy;
 pub mod glob;
 pub mod grep;
 pub mod list;
+mod proctree;
 pub mod search;
 
 pub use edit::edit_file;

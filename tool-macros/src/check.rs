@@ -384,6 +384,18 @@ fn check_hidden_params(tool: &ToolFn, errors: &mut Errors) {
 // Reason: a person edits the arguments the model proposed; hidden and context
 // parameters are not among them, and a misspelt name would make nothing editable.
 fn check_editable_params(tool: &ToolFn, errors: &mut Errors) {
+    // Rule: `editable_params` needs `requires_confirmation`.
+    // Reason: parameters are edited while a person approves the call; without
+    // confirmation nobody is asked, and the list would silently do nothing.
+    if let (false, Some(first)) = (
+        tool.args.flags.requires_confirmation,
+        tool.args.editable_params.first(),
+    ) {
+        errors.spanned(
+            first,
+            "`editable_params` has no effect without `requires_confirmation`: parameters are edited while a person approves the call; add `requires_confirmation`",
+        );
+    }
     let mut seen: Vec<String> = Vec::new();
     for lit in &tool.args.editable_params {
         let name = lit.value();

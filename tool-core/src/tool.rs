@@ -126,6 +126,20 @@ impl Tool {
     /// As [`Tool::new`].
     pub fn from_static(def: &'static StaticTool) -> Result<Self, RegistryError> {
         let parsed = docs::parse(def.doc);
+        for documented in parsed.params.keys() {
+            if !def
+                .params
+                .iter()
+                .any(|p| p.name == documented.as_str() || p.rust_name == documented.as_str())
+            {
+                tracing::warn!(
+                    target: "tool_core",
+                    tool = def.name,
+                    parameter = documented.as_str(),
+                    "the doc comment's argument section describes a parameter the fn does not have (misspelt?)"
+                );
+            }
+        }
         let parameters = schema::parameters_schema(def.params, &parsed.params);
         let o = &def.options;
         let mut spec = ToolSpec::new(def.name, parsed.description, parameters);

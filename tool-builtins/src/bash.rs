@@ -75,17 +75,41 @@ pub const BASH_MAX_OUTPUT_BYTES: usize = 48 * 1024;
 /// Line budget of the output shown: 1980 lines (see [`BASH_MAX_OUTPUT_BYTES`]).
 pub const BASH_MAX_OUTPUT_LINES: usize = 1980;
 
-/// Patterns of environment variable names that are not passed to commands.
+/// Patterns of environment variable names that are not passed to commands
+/// (`*` matches any run of characters, ASCII case is ignored). The `tool`
+/// program also removes variables matching them from its own environment at
+/// start-up, so a command cannot read them from `/proc/<parent>/environ`.
 pub const DEFAULT_SECRET_ENV_PATTERNS: &[&str] = &[
     "*_KEY",
+    "*_APIKEY",
+    "*API_KEY*",
     "*_TOKEN",
-    "*_SECRET",
-    "*_SECRET_*",
+    "TOKEN",
+    "*_PAT",
+    "SECRET",
+    "*_SECRET*",
     "*PASSWORD*",
     "*_PASSWD",
     "*_CREDENTIALS",
-    "*_API_KEY*",
 ];
+
+/// Whether the environment variable `name` matches one of `patterns`
+/// (`*` matches any run of characters, ASCII case is ignored), as
+/// [`BashConfig::secret_env_patterns`] are matched.
+///
+/// ```
+/// use std::ffi::OsStr;
+/// use tool_builtins::bash::{DEFAULT_SECRET_ENV_PATTERNS, is_secret_env_name};
+///
+/// assert!(is_secret_env_name(OsStr::new("GITHUB_TOKEN"), DEFAULT_SECRET_ENV_PATTERNS));
+/// assert!(!is_secret_env_name(OsStr::new("PATH"), DEFAULT_SECRET_ENV_PATTERNS));
+/// ```
+pub fn is_secret_env_name<P: AsRef<str>>(name: &OsStr, patterns: &[P]) -> bool {
+    let name = name.to_string_lossy().to_ascii_uppercase();
+    patterns
+        .iter()
+        .any(|p| name_matches(p.as_ref().to_ascii_uppercase().as_bytes(), name.as_bytes()))
+}
 
 /// Settings of `bash_command`, read from the context
 /// (`ToolContext::with_state(BashConfig { .. })`); the defaults apply without one.
@@ -445,10 +469,7 @@ pub(crate) fn filtered_env(
 }
 
 fn is_secret_name(name: &OsStr, patterns: &[String]) -> bool {
-    let name = name.to_string_lossy().to_ascii_uppercase();
-    patterns
-        .iter()
-        .any(|p| name_matches(p.to_ascii_uppercase().as_bytes(), name.as_bytes()))
+    is_secret_env_name(name, patterns)
 }
 
 /// `*` matches any run of bytes; everything else literally.
@@ -1101,10 +1122,25 @@ mod tests {
             "CLIENT_SECRET_ID",
             "PGPASSWORD",
             "AWS_SECRET_ACCESS_KEY",
+            "GITHUB_PAT",
+            "OPENAI_APIKEY",
+            "MYAPI_KEY",
+            "APP_SECRETS",
+            "SECRET",
+            "token",
+            "ROOT_PASSWORD_FILE",
         ] {
             assert!(is_secret_name(OsStr::new(name), &p), "{name}");
         }
-        for name in ["PATH", "HOME", "KEYBOARD", "TOKENIZER_PATH", "MONKEY"] {
+        for name in [
+            "PATH",
+            "HOME",
+            "KEYBOARD",
+            "TOKENIZER_PATH",
+            "MONKEY",
+            "LD_LIBRARY_PATH",
+            "SECRETARY",
+        ] {
             assert!(!is_secret_name(OsStr::new(name), &p), "{name}");
         }
     }

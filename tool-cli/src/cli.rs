@@ -21,6 +21,12 @@ Examples:
   tool call read_file --file-path=src/main.rs --limit=20
   printf '%s\\n' '{\"name\": \"list_dir\", \"arguments\": {\"path\": \".\"}}' | tool batch
 
+Secrets: environment variables whose names look like secrets (*_KEY, *_TOKEN,
+*_PAT, *API_KEY*, *PASSWORD*, *_SECRET*, SECRET, TOKEN, ...) are removed at
+start-up (the program re-executes itself without them), so commands run by
+bash_command cannot read them, not even from /proc/$PPID/environ. Set
+TOOL_CLI_ENV_SCRUBBED=1 to keep them.
+
 Exit status: 0 success, 1 the tool returned an error, 2 usage error.";
 
 const LIST_EXAMPLES: &str = "\

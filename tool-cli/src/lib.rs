@@ -45,6 +45,18 @@
 //! [`tool_core::ApprovalPolicy`] as approver for `--approve` (also the named
 //! value `approval_policy`); and with `--secrets`, a [`tool_core::SecretStore`].
 //!
+//! # Secrets in the environment
+//!
+//! At start-up [`main`] removes environment variables whose names look like
+//! secrets (`*_KEY`, `*_TOKEN`, `*_PAT`, `*API_KEY*`, `*PASSWORD*`,
+//! `*_SECRET*`, `SECRET`, `TOKEN`, ...: the patterns `bash_command` uses,
+//! [`tool_builtins::bash::DEFAULT_SECRET_ENV_PATTERNS`]) by re-executing
+//! itself without them, so a command run through `bash_command` can read them
+//! neither from its own environment nor from `/proc/$PPID/environ`. Tools and
+//! MCP servers started by the program do not see them either: give an MCP
+//! server what it needs in the `env` of its `.mcp.json` entry. Set
+//! `TOOL_CLI_ENV_SCRUBBED=1` to keep them (the re-started program has it set).
+//!
 //! # Dependencies and why
 //! - `clap` (derive): the standard Rust argument parser; the derive keeps the
 //!   options, their help and their checks in one declaration. Built without
@@ -74,6 +86,7 @@ mod commands;
 mod fixtures;
 mod mcp;
 mod render;
+mod scrub;
 mod session;
 mod workspace;
 
@@ -102,7 +115,17 @@ const EXIT_USAGE: u8 = 2;
 /// linked into the binary ([`ToolRegistry::global`]). Never panics on any
 /// input; a registry that cannot be built (two tools of one name) is reported
 /// on stderr with exit status 1.
+///
+/// Call it first thing in `fn main`, before any thread is started: when the
+/// environment holds secret-looking variables (names matching
+/// [`tool_builtins::bash::DEFAULT_SECRET_ENV_PATTERNS`], such as
+/// `GITHUB_TOKEN` or `DB_PASSWORD`), it re-executes the program without them,
+/// so that commands run by `bash_command` cannot read them from
+/// `/proc/<this process>/environ`. The re-started program has
+/// `TOOL_CLI_ENV_SCRUBBED=1` in its environment; set that variable yourself
+/// to keep them.
 pub fn main() -> ExitCode {
+    scrub::reexec_without_secrets();
     match ToolRegistry::try_global() {
         Ok(registry) => run(registry.clone(), std::env::args_os()),
         Err(e) => {

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::support::{code, json_lines, run_with_stdin, stderr, tool};
+use crate::support::{TempDir, code, json_lines, run_with_stdin, stderr, tool};
 
 #[test]
 fn one_result_per_line_in_order_in_one_context() {
@@ -172,4 +172,45 @@ fn empty_input_prints_nothing_and_succeeds() {
     let out = run_with_stdin(&["batch"], "");
     assert_eq!(code(&out), 0);
     assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn secret_variables_cannot_be_read_from_the_program_environment() {
+    let dir = TempDir::new();
+    let input = [
+        json!({"name": "bash_command", "arguments": {"command": r#"tr "\0" "\n" < /proc/$PPID/environ"#}}),
+        json!({"name": "bash_command", "arguments": {"command": "env"}}),
+    ]
+    .map(|line| line.to_string())
+    .join("\n");
+    let mut child = tool()
+        .args(["batch", "--workspace", dir.arg()])
+        .env("FOO_TOKEN", "tok123")
+        .env("GITHUB_PAT", "pat456")
+        .env("HARMLESS_NAME", "visible789")
+        .env_remove("TOOL_CLI_ENV_SCRUBBED")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the tool binary starts");
+    child
+        .stdin
+        .take()
+        .expect("piped stdin")
+        .write_all(input.as_bytes())
+        .expect("stdin accepts the input");
+    let out = child.wait_with_output().expect("the tool binary ends");
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let lines = json_lines(&out);
+    assert_eq!(lines.len(), 2);
+    let environ = lines[0]["output"].as_str().expect("text output");
+    assert!(environ.contains("HARMLESS_NAME=visible789"), "{environ}");
+    assert!(environ.contains("TOOL_CLI_ENV_SCRUBBED=1"), "{environ}");
+    for line in &lines {
+        let text = line["output"].as_str().expect("text output");
+        for secret in ["tok123", "pat456"] {
+            assert!(!text.contains(secret), "{secret} leaked: {text}");
+        }
+    }
 }

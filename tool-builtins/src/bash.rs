@@ -9,6 +9,9 @@
 //! - **Unbounded output**: bytes stream through [`HeadTail`]: the head and the
 //!   tail are kept in memory, everything is written to a spill file whose path
 //!   the output names, so memory stays bounded whatever the command prints.
+//!   The spill file is capped too (`Truncation::max_spill_bytes`, 32 MiB by
+//!   default: the beginning is kept and the output says the file was cut), so
+//!   `yes` cannot fill the disk.
 //! - **Background children**: the call completes when the shell exits plus a
 //!   short drain deadline ([`BashConfig::drain`]); a child left running in the
 //!   background that still holds the pipe cannot keep the call open.
@@ -1055,6 +1058,37 @@ mod tests {
         assert!(r.output.contains(&path));
         assert_eq!(std::fs::metadata(&path).unwrap().len(), 30_000_000);
         std::fs::remove_file(path).unwrap();
+    }
+
+    #[test]
+    fn runaway_output_spill_file_is_capped() {
+        let dir = tempfile::tempdir().unwrap();
+        let spill = tempfile::tempdir().unwrap();
+        let truncation = BashConfig::default()
+            .truncation
+            .spill_dir(spill.path())
+            .max_spill_bytes(100_000);
+        let r = run_in(
+            dir.path(),
+            "yes AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA | head -c 5000000",
+            Some(60.0),
+            config().with_truncation(truncation),
+        );
+        assert_eq!(r.metadata["output_bytes"], 5_000_000);
+        let path = r.metadata["output_path"].as_str().unwrap();
+        assert_eq!(std::fs::metadata(path).unwrap().len(), 100_000);
+        assert!(
+            r.output.contains("its first 100000 bytes were saved to"),
+            "{}",
+            r.output
+        );
+        // 5 000 000 bytes of 40-byte lines, less the lines shown.
+        let shown = r.output.lines().filter(|l| l.starts_with("AAAA")).count();
+        assert!(
+            r.output.contains(&format!("... {} lines", 125_000 - shown)),
+            "{}",
+            r.output
+        );
     }
 
     #[test]

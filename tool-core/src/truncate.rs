@@ -29,19 +29,31 @@
 //! For output that arrives in pieces (a running process), [`HeadTail`] keeps
 //! memory bounded whatever the total size: it stores the head, a ring of the
 //! most recent bytes, and streams everything to the spill file as it comes.
+//!
+//! Disk use is bounded too: a spill file holds at most
+//! [`Truncation::max_spill_bytes`] (the beginning of the text; the marker line
+//! then says the saved copy was cut as well), is readable by its owner only
+//! (mode `0600`), and creating one removes this module's spill files older
+//! than [`Truncation::spill_max_age`] from the same folder (best effort).
 
 use std::collections::VecDeque;
 use std::fs::{self, File};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// Default byte budget of the kept text: 50 KiB.
 pub const DEFAULT_MAX_BYTES: usize = 50 * 1024;
 
 /// Default line budget of the kept text: 2000 lines.
 pub const DEFAULT_MAX_LINES: usize = 2000;
+
+/// Default cap of one spill file: 32 MiB.
+pub const DEFAULT_MAX_SPILL_BYTES: u64 = 32 * 1024 * 1024;
+
+/// Default age after which spill files are removed: 24 hours.
+pub const DEFAULT_SPILL_MAX_AGE: Duration = Duration::from_secs(24 * 60 * 60);
 
 /// The default folder for spill files: `std::env::temp_dir()/tool-outputs`.
 pub fn default_spill_dir() -> PathBuf {
@@ -62,6 +74,13 @@ pub struct Truncation {
     pub spill_dir: Option<PathBuf>,
     /// Write the full text to a spill file when something is cut. Default `true`.
     pub spill: bool,
+    /// Most bytes written to one spill file: the text's beginning is kept and
+    /// the rest left out (the marker line says so). Default [`DEFAULT_MAX_SPILL_BYTES`].
+    pub max_spill_bytes: u64,
+    /// Spill files (this module's `output-*.txt`) older than this are removed
+    /// from the spill folder when a new one is created; `None` keeps them.
+    /// Default [`DEFAULT_SPILL_MAX_AGE`].
+    pub spill_max_age: Option<Duration>,
 }
 
 impl Default for Truncation {
@@ -78,6 +97,8 @@ impl Truncation {
             max_lines: DEFAULT_MAX_LINES,
             spill_dir: None,
             spill: true,
+            max_spill_bytes: DEFAULT_MAX_SPILL_BYTES,
+            spill_max_age: Some(DEFAULT_SPILL_MAX_AGE),
         }
     }
 
@@ -106,6 +127,20 @@ impl Truncation {
     #[must_use]
     pub fn spill(mut self, spill: bool) -> Self {
         self.spill = spill;
+        self
+    }
+
+    /// Sets the most bytes one spill file holds.
+    #[must_use]
+    pub fn max_spill_bytes(mut self, max: u64) -> Self {
+        self.max_spill_bytes = max;
+        self
+    }
+
+    /// Sets the age after which old spill files are removed (`None`: never).
+    #[must_use]
+    pub fn spill_max_age(mut self, age: Option<Duration>) -> Self {
+        self.spill_max_age = age;
         self
     }
 
@@ -139,6 +174,9 @@ pub struct Truncated {
     pub total_bytes: usize,
     /// Where the full text was saved, when it was cut and spilling succeeded.
     pub spill_path: Option<PathBuf>,
+    /// Whether the spill file holds only the beginning of the text
+    /// ([`Truncation::max_spill_bytes`] was reached).
+    pub spill_cut: bool,
 }
 
 /// The byte span of the head and the start of the tail of `text` under `opts`'s
@@ -172,16 +210,29 @@ pub fn truncate(text: &str, opts: &Truncation) -> Truncated {
             omitted_lines: 0,
             total_bytes: text.len(),
             spill_path: None,
+            spill_cut: false,
         };
     }
     let omitted = &text[head_end..tail_start];
     let omitted_lines = count_lines(omitted.as_bytes());
+    let saved = saved_len(text.len(), opts.max_spill_bytes);
+    let spill_cut = saved < text.len();
     let spill_path = if opts.spill {
-        spill_to_file(&opts.resolved_spill_dir(), text.as_bytes()).ok()
+        create_spill_file(opts)
+            .and_then(|(mut file, path)| {
+                file.write_all(&text.as_bytes()[..saved])?;
+                Ok(path)
+            })
+            .ok()
     } else {
         None
     };
-    let marker = marker_line(omitted.len(), omitted_lines, spill_path.as_deref());
+    let marker = marker_text(
+        omitted.len(),
+        omitted_lines,
+        spill_path.as_deref(),
+        spill_cut.then_some(saved),
+    );
     let mut out = String::with_capacity(head_end + marker.len() + text.len() - tail_start + 2);
     out.push_str(&text[..head_end]);
     if !out.is_empty() && !out.ends_with('\n') {
@@ -196,22 +247,44 @@ pub fn truncate(text: &str, opts: &Truncation) -> Truncated {
         omitted_bytes: omitted.len(),
         omitted_lines,
         total_bytes: text.len(),
-        spill_path,
+        spill_path: spill_path.clone(),
+        spill_cut: spill_cut && spill_path.is_some(),
     }
+}
+
+/// How many of `total` bytes a spill file capped at `max` holds.
+fn saved_len(total: usize, max: u64) -> usize {
+    usize::try_from(max).map_or(total, |max| total.min(max))
 }
 
 /// The marker line that stands for the omitted middle (no trailing newline).
 pub fn marker_line(omitted_bytes: usize, omitted_lines: usize, spill: Option<&Path>) -> String {
+    marker_text(omitted_bytes, omitted_lines, spill, None)
+}
+
+/// [`marker_line`], saying so when the spill file holds only the first
+/// `saved_cut` bytes of the output.
+fn marker_text(
+    omitted_bytes: usize,
+    omitted_lines: usize,
+    spill: Option<&Path>,
+    saved_cut: Option<usize>,
+) -> String {
     let what = format!(
         "... {omitted_lines} line{} ({omitted_bytes} bytes) omitted",
         if omitted_lines == 1 { "" } else { "s" }
     );
-    match spill {
-        Some(p) => format!(
+    match (spill, saved_cut) {
+        (Some(p), None) => format!(
             "{what}; the full output was saved to {} (read it with offset/limit, or search it) ...",
             p.display()
         ),
-        None => format!("{what}; the full output was not saved ..."),
+        (Some(p), Some(saved)) => format!(
+            "{what}; the output was too large to save whole: its first {saved} bytes were saved to {} \
+             (read it with offset/limit, or search it; the rest was not saved) ...",
+            p.display()
+        ),
+        (None, _) => format!("{what}; the full output was not saved ..."),
     }
 }
 
@@ -316,11 +389,52 @@ fn spill_file_name() -> String {
     format!("output-{}-{nanos}-{n}.txt", std::process::id())
 }
 
-fn create_spill_file(dir: &Path) -> io::Result<(File, PathBuf)> {
-    fs::create_dir_all(dir)?;
+/// Creates a new spill file (mode `0600`; its folder `0700` when created) in
+/// `opts`'s spill folder, first removing spill files older than
+/// `opts.spill_max_age` there.
+fn create_spill_file(opts: &Truncation) -> io::Result<(File, PathBuf)> {
+    let dir = opts.resolved_spill_dir();
+    let mut builder = fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(&dir)?;
+    if let Some(age) = opts.spill_max_age {
+        remove_old_spill_files(&dir, age);
+    }
     let path = dir.join(spill_file_name());
-    let file = File::options().write(true).create_new(true).open(&path)?;
+    let mut options = File::options();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let file = options.open(&path)?;
     Ok((file, path))
+}
+
+/// Removes the files of `dir` named like spill files (`output-*.txt`) that
+/// were last modified more than `age` ago. Best effort: errors are ignored.
+fn remove_old_spill_files(dir: &Path, age: Duration) {
+    let Some(cutoff) = SystemTime::now().checked_sub(age) else {
+        return;
+    };
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(name) = name.to_str() else { continue };
+        if !(name.starts_with("output-") && name.ends_with(".txt")) {
+            continue;
+        }
+        let old = entry
+            .metadata()
+            .and_then(|m| m.modified())
+            .is_ok_and(|modified| modified < cutoff);
+        // `file_type` does not follow symlinks: only plain files are removed.
+        if old && entry.file_type().is_ok_and(|t| t.is_file()) {
+            let _ = fs::remove_file(entry.path());
+        }
+    }
 }
 
 /// Writes `bytes` to a new file in `dir` (created when missing) and returns its path.
@@ -328,7 +442,7 @@ fn create_spill_file(dir: &Path) -> io::Result<(File, PathBuf)> {
 /// # Errors
 /// Any I/O error creating the folder or writing the file.
 pub fn spill_to_file(dir: &Path, bytes: &[u8]) -> io::Result<PathBuf> {
-    let (mut file, path) = create_spill_file(dir)?;
+    let (mut file, path) = create_spill_file(&Truncation::new().spill_dir(dir))?;
     file.write_all(bytes)?;
     Ok(path)
 }
@@ -361,8 +475,14 @@ pub struct HeadTail {
     head: Vec<u8>,
     tail: VecDeque<u8>,
     total: usize,
+    /// Line breaks pushed so far.
+    breaks: usize,
     spill: Option<(File, PathBuf)>,
     spill_failed: bool,
+    /// Bytes written to the spill file.
+    spilled: u64,
+    /// The last byte that left the tail ring (the end of the dropped middle).
+    before_tail: Option<u8>,
 }
 
 impl HeadTail {
@@ -373,8 +493,11 @@ impl HeadTail {
             head: Vec::new(),
             tail: VecDeque::new(),
             total: 0,
+            breaks: 0,
             spill: None,
             spill_failed: false,
+            spilled: 0,
+            before_tail: None,
         }
     }
 
@@ -386,17 +509,21 @@ impl HeadTail {
     /// Appends a piece of output.
     pub fn push(&mut self, bytes: &[u8]) {
         self.total += bytes.len();
-        if self.opts.spill && !self.spill_failed {
+        self.breaks += memchr::memchr_iter(b'\n', bytes).count();
+        let room = self.opts.max_spill_bytes.saturating_sub(self.spilled);
+        if self.opts.spill && !self.spill_failed && room > 0 {
             if self.spill.is_none() {
-                match create_spill_file(&self.opts.resolved_spill_dir()) {
+                match create_spill_file(&self.opts) {
                     Ok(s) => self.spill = Some(s),
                     Err(_) => self.spill_failed = true,
                 }
             }
             if let Some((file, _)) = &mut self.spill {
-                if file.write_all(bytes).is_err() {
+                let part = &bytes[..saved_len(bytes.len(), room)];
+                if file.write_all(part).is_err() {
                     self.spill_failed = true;
                 }
+                self.spilled += part.len() as u64;
             }
         }
         // The head takes its whole byte budget; the tail is a ring of the
@@ -406,20 +533,30 @@ impl HeadTail {
         self.head.extend_from_slice(to_head);
         let ring = self.opts.max_bytes / 2 + 4;
         if rest.len() >= ring {
+            let before = rest.len() - ring;
+            self.before_tail = match before.checked_sub(1) {
+                Some(i) => Some(rest[i]),
+                None => self.tail.back().copied().or(self.before_tail),
+            };
             self.tail.clear();
-            self.tail.extend(&rest[rest.len() - ring..]);
+            self.tail.extend(&rest[before..]);
         } else {
             let overflow = (self.tail.len() + rest.len()).saturating_sub(ring);
+            if overflow > 0 {
+                self.before_tail = self.tail.get(overflow - 1).copied();
+            }
             self.tail.drain(..overflow);
             self.tail.extend(rest);
         }
     }
 
     /// Finishes: the kept text with the marker line when something was cut.
-    /// The spill file (if any) holds every byte pushed; it is removed when
-    /// nothing was cut.
+    /// The spill file (if any) holds every byte pushed, up to
+    /// [`Truncation::max_spill_bytes`]; it is removed when nothing was cut.
     pub fn finish(mut self) -> Truncated {
         let spill = self.spill.take();
+        let spill_cut = spill.is_some() && self.spilled < self.total as u64;
+        let saved_cut = spill_cut.then(|| saved_len(self.total, self.spilled));
         let head_full = self.head.len() >= self.opts.max_bytes;
         let dropped = self.total - self.head.len() - self.tail.len();
         if dropped == 0 {
@@ -432,7 +569,9 @@ impl HeadTail {
             out.total_bytes = self.total;
             if out.truncated {
                 out.spill_path = spill.map(|(_, p)| p);
-                out.text = rebuild_with_marker(&text, &self.opts, out.spill_path.as_deref());
+                out.spill_cut = spill_cut;
+                out.text =
+                    rebuild_with_marker(&text, &self.opts, out.spill_path.as_deref(), saved_cut);
             } else if let Some((_, p)) = spill {
                 let _ = fs::remove_file(p);
             }
@@ -453,11 +592,25 @@ impl HeadTail {
         let head_end = head_cut(&head, head_bytes, head_lines);
         let tail_start = tail_cut(&tail, tail_bytes_budget, tail_lines);
         let omitted_bytes = self.total - head_end - (tail.len() - tail_start);
-        let omitted_lines = count_lines(&self.head[head_end..])
-            + usize::from(dropped > 0 || skip > 0)
-            + count_lines(&tail.as_bytes()[..tail_start]);
+        // Every line break pushed lies in the kept head, the kept tail or the
+        // omitted middle; '\n' survives the lossy decoding, so the kept parts'
+        // breaks are counted on the text shown.
+        let kept_breaks =
+            head[..head_end].matches('\n').count() + tail[tail_start..].matches('\n').count();
+        let middle_ends_with_break = if tail_start > 0 {
+            tail.as_bytes()[tail_start - 1] == b'\n'
+        } else {
+            skip == 0 && self.before_tail == Some(b'\n')
+        };
+        let omitted_lines = self.breaks.saturating_sub(kept_breaks)
+            + usize::from(omitted_bytes > 0 && !middle_ends_with_break);
         let spill_path = spill.map(|(_, p)| p);
-        let marker = marker_line(omitted_bytes, omitted_lines, spill_path.as_deref());
+        let marker = marker_text(
+            omitted_bytes,
+            omitted_lines,
+            spill_path.as_deref(),
+            saved_cut,
+        );
         let mut text = String::with_capacity(head_end + marker.len() + tail.len() + 2);
         text.push_str(&head[..head_end]);
         if !text.is_empty() && !text.ends_with('\n') {
@@ -473,14 +626,25 @@ impl HeadTail {
             omitted_lines,
             total_bytes: self.total,
             spill_path,
+            spill_cut,
         }
     }
 }
 
-fn rebuild_with_marker(text: &str, opts: &Truncation, spill: Option<&Path>) -> String {
+fn rebuild_with_marker(
+    text: &str,
+    opts: &Truncation,
+    spill: Option<&Path>,
+    saved_cut: Option<usize>,
+) -> String {
     let (head_end, tail_start) = split_points(text, opts);
     let omitted = &text[head_end..tail_start];
-    let marker = marker_line(omitted.len(), count_lines(omitted.as_bytes()), spill);
+    let marker = marker_text(
+        omitted.len(),
+        count_lines(omitted.as_bytes()),
+        spill,
+        saved_cut,
+    );
     let mut out = String::with_capacity(head_end + marker.len() + text.len() - tail_start + 2);
     out.push_str(&text[..head_end]);
     if !out.is_empty() && !out.ends_with('\n') {
@@ -625,6 +789,93 @@ mod tests {
         assert_eq!(out.total_bytes, all.len());
         let path = out.spill_path.unwrap();
         assert_eq!(fs::read(&path).unwrap(), all);
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn head_tail_counts_every_omitted_line() {
+        let dir = std::env::temp_dir().join(format!("tool-core-ht-lines-{}", std::process::id()));
+        let opts = Truncation::new()
+            .max_bytes(1000)
+            .max_lines(20)
+            .spill_dir(&dir);
+        let mut acc = HeadTail::new(opts);
+        let mut all = String::new();
+        for i in 0..100_000 {
+            all.push_str(&format!("line {i}\n"));
+        }
+        // Uneven pieces, some larger than the tail ring.
+        let mut rest = all.as_bytes();
+        let mut rng = Rng(7);
+        while !rest.is_empty() {
+            let n = usize::try_from(rng.below(3000))
+                .unwrap()
+                .min(rest.len())
+                .max(1);
+            acc.push(&rest[..n]);
+            rest = &rest[n..];
+        }
+        let out = acc.finish();
+        let shown = out.text.lines().filter(|l| l.starts_with("line ")).count();
+        assert_eq!(out.omitted_lines, 100_000 - shown, "{}", out.text);
+        assert!(out.text.contains(&format!("... {} lines", 100_000 - shown)));
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn spill_files_are_capped_private_and_old_ones_removed() {
+        let dir = std::env::temp_dir().join(format!("tool-core-spill-cap-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let two_days_ago = SystemTime::now() - Duration::from_secs(48 * 3600);
+        for name in ["output-old.txt", "unrelated-old.txt"] {
+            let f = File::create(dir.join(name)).unwrap();
+            f.set_modified(two_days_ago).unwrap();
+        }
+        fs::write(dir.join("output-recent.txt"), "x").unwrap();
+        let opts = Truncation::new()
+            .max_bytes(100)
+            .max_spill_bytes(1000)
+            .spill_dir(&dir);
+        let mut acc = HeadTail::new(opts.clone());
+        for _ in 0..10_000 {
+            acc.push(b"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\n");
+        }
+        let out = acc.finish();
+        let path = out.spill_path.clone().unwrap();
+        assert!(out.spill_cut);
+        assert_eq!(fs::metadata(&path).unwrap().len(), 1000);
+        assert!(
+            out.text.contains("its first 1000 bytes were saved to"),
+            "{}",
+            out.text
+        );
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = fs::metadata(&path).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
+        assert!(
+            !dir.join("output-old.txt").exists(),
+            "old spill file removed"
+        );
+        assert!(
+            dir.join("unrelated-old.txt").exists(),
+            "other files are kept"
+        );
+        assert!(
+            dir.join("output-recent.txt").exists(),
+            "recent files are kept"
+        );
+        // The one-shot path caps its file too.
+        let text = "y\n".repeat(5000);
+        let out = truncate(&text, &opts);
+        assert!(out.spill_cut);
+        assert_eq!(fs::metadata(out.spill_path.unwrap()).unwrap().len(), 1000);
+        // Under the cap nothing is said.
+        let out = truncate(&text, &opts.max_spill_bytes(1 << 20));
+        assert!(!out.spill_cut);
+        assert!(out.text.contains("the full output was saved"));
         fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -338,6 +338,26 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn fuzzy_matches_never_cut_words_or_add_blank_lines() {
+        let (d, ctx) = setup(&[
+            ("word.txt", b"foobar\nbaz\n"),
+            ("trim.txt", b"  foo  \nnext\n"),
+        ]);
+        read_all(&ctx, &d);
+        let r = edit(&ctx, "word.txt", "\nfoo\n", "X", false).await;
+        assert!(
+            r.error
+                .unwrap()
+                .message
+                .contains("Could not find old_string")
+        );
+        assert_eq!(
+            fs::read_to_string(d.path().join("word.txt")).unwrap(),
+            "foobar\nbaz\n"
+        );
+    }
+
+    #[tokio::test]
     async fn crlf_bom_and_bytes_outside_the_span_are_kept() {
         let original = "\u{feff}x = 1\r\nname = \u{c1}rv\u{ed}zt\u{171}r\u{151}\r\n";
         let (d, ctx) = setup(&[("bom.txt", original.as_bytes())]);

@@ -123,6 +123,20 @@ pub fn locate(content: &str, find: &str, replace_all: bool) -> Result<Found, Mat
     Err(MatchError::NotFound)
 }
 
+/// Whether `span` of `content` starts and ends on token boundaries: a span
+/// starting (ending) with a word character (alphanumeric or `_`) is not
+/// preceded (followed) by one. The lenient strategies use it so that they
+/// never match part of a word (`foo` inside `foobar`).
+fn on_token_boundaries(content: &str, span: &Range<usize>) -> bool {
+    let word = |c: char| c.is_alphanumeric() || c == '_';
+    let inner = &content[span.clone()];
+    let before = content[..span.start].chars().next_back();
+    let after = content[span.end..].chars().next();
+    let starts_ok = !inner.chars().next().is_some_and(word) || !before.is_some_and(word);
+    let ends_ok = !inner.chars().next_back().is_some_and(word) || !after.is_some_and(word);
+    starts_ok && ends_ok
+}
+
 /// Keeps spans in the order found, dropping empty ones and any that overlap
 /// one already kept (two sub-rules of one strategy finding the same place),
 /// then sorts them.
@@ -286,6 +300,22 @@ fn whitespace_normalized(content: &str, find: &str) -> Vec<Range<usize>> {
         let Some(end) = match_words(content, start, &words) else {
             continue;
         };
+        // Whole tokens only; and whitespace at an end of `old_string` must be
+        // whitespace (or the file's edge) in the file too.
+        let ws_before = content[..start]
+            .chars()
+            .next_back()
+            .is_none_or(char::is_whitespace);
+        let ws_after = content[end..]
+            .chars()
+            .next()
+            .is_none_or(char::is_whitespace);
+        if !on_token_boundaries(content, &(start..end))
+            || (lead && !ws_before)
+            || (trail && !ws_after)
+        {
+            continue;
+        }
         let mut span = start..end;
         // `old_string` that starts with indentation takes the line's
         // indentation along when the match starts the line, so the
@@ -402,6 +432,7 @@ fn escape_normalized(content: &str, find: &str) -> Vec<Range<usize>> {
         return Vec::new();
     }
     let mut out = exact(content, &unescaped);
+    out.retain(|span| on_token_boundaries(content, span));
     // The file may hold the escapes while the model sent them interpreted or
     // half-interpreted: compare blocks with their escapes interpreted too.
     let wanted = find_lines(&unescaped).len();
@@ -420,6 +451,7 @@ fn trimmed_boundary(content: &str, find: &str) -> Vec<Range<usize>> {
         return Vec::new();
     }
     let mut out = exact(content, trimmed);
+    out.retain(|span| on_token_boundaries(content, span));
     let wanted = find_lines(trimmed).len();
     let lines = line_ranges(content);
     out.extend(
@@ -699,6 +731,35 @@ mod tests {
         .unwrap();
         assert_eq!(s, Strategy::UnicodeNormalized);
         assert_eq!(out, "X\n");
+    }
+
+    #[test]
+    fn lenient_strategies_never_match_part_of_a_word() {
+        assert_eq!(
+            apply("foobar\nbaz\n", "\nfoo\n", "X", false),
+            Err(MatchError::NotFound)
+        );
+        assert_eq!(
+            apply("foobar baz\n", "foo  bar", "X", false),
+            Err(MatchError::NotFound)
+        );
+        assert_eq!(
+            apply("xfoo  bar\n", "foo bar", "X", false),
+            Err(MatchError::NotFound)
+        );
+        assert_eq!(
+            apply("say(\"hi\")x\n", "say(\\\"hi\\\")", "X", false)
+                .unwrap()
+                .0,
+            "Xx\n",
+            "a token ending in punctuation may touch a word"
+        );
+        // Whole words still match.
+        let (out, s) = apply("a foo   bar;\n", "foo bar", "X", false).unwrap();
+        assert_eq!(
+            (out.as_str(), s),
+            ("a X;\n", Strategy::WhitespaceNormalized)
+        );
     }
 
     #[test]

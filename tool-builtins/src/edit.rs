@@ -355,6 +355,13 @@ mod tests {
             fs::read_to_string(d.path().join("word.txt")).unwrap(),
             "foobar\nbaz\n"
         );
+        let r = edit(&ctx, "trim.txt", "foo\n", "bar\n", false).await;
+        assert!(r.is_ok(), "{r:?}");
+        assert_eq!(r.metadata["strategy"], "line_trimmed");
+        assert_eq!(
+            fs::read_to_string(d.path().join("trim.txt")).unwrap(),
+            "bar\nnext\n"
+        );
     }
 
     #[tokio::test]

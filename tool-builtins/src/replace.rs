@@ -112,7 +112,11 @@ pub fn locate(content: &str, find: &str, replace_all: bool) -> Result<Found, Mat
         return Err(MatchError::NotFound);
     }
     for strategy in Strategy::ALL {
-        let spans = disjoint(strategy.spans(content, find, replace_all));
+        let mut spans = strategy.spans(content, find, replace_all);
+        if find.ends_with('\n') && strategy != Strategy::TrimmedBoundary {
+            take_final_newline(content, &mut spans);
+        }
+        let spans = disjoint(spans);
         match spans.len() {
             0 => {}
             1 => return Ok(Found { strategy, spans }),
@@ -121,6 +125,18 @@ pub fn locate(content: &str, find: &str, replace_all: bool) -> Result<Found, Mat
         }
     }
     Err(MatchError::NotFound)
+}
+
+/// Line-based strategies match whole lines without their `\n`: when
+/// `old_string` ends with a line break, the span takes the line break that
+/// follows it too, so a `new_string` ending with one does not add a blank line.
+fn take_final_newline(content: &str, spans: &mut [Range<usize>]) {
+    for span in spans {
+        let ends_line = span.end > span.start && content.as_bytes()[span.end - 1] == b'\n';
+        if !ends_line && content.as_bytes().get(span.end) == Some(&b'\n') {
+            span.end += 1;
+        }
+    }
 }
 
 /// Whether `span` of `content` starts and ends on token boundaries: a span
@@ -760,6 +776,24 @@ mod tests {
             (out.as_str(), s),
             ("a X;\n", Strategy::WhitespaceNormalized)
         );
+    }
+
+    #[test]
+    fn line_strategies_take_old_strings_final_newline() {
+        let (out, s) = apply("  foo  \nnext\n", "foo\n", "bar\n", false).unwrap();
+        assert_eq!(s, Strategy::LineTrimmed);
+        assert_eq!(out, "bar\nnext\n");
+        let (out, _) = apply(
+            "    if x:\n        y()\nz\n",
+            "if x:\n    y()\n",
+            "w\n",
+            false,
+        )
+        .unwrap();
+        assert_eq!(out, "w\nz\n");
+        // Without a final newline in old_string the line break stays.
+        let (out, _) = apply("  foo  \nnext\n", " foo\t", "bar", false).unwrap();
+        assert_eq!(out, "bar\nnext\n");
     }
 
     #[test]

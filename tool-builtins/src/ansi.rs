@@ -8,10 +8,16 @@
 //!
 //! Removed: CSI sequences (`ESC [` … final byte), OSC strings (`ESC ]` … BEL or
 //! `ESC \`), DCS/SOS/PM/APC strings (`ESC P`, `ESC X`, `ESC ^`, `ESC _` … `ESC \`),
-//! other two- and three-byte escapes (`ESC 7`, `ESC ( B`), and C0 control
-//! bytes other than tab, line feed and carriage return. Bytes of multi-byte
-//! UTF-8 characters pass through untouched (the 8-bit C1 forms are not
+//! other two- and three-byte escapes (`ESC 7`, `ESC ( B`), C0 control bytes
+//! other than tab, line feed and carriage return, and the C1 controls written
+//! as UTF-8 characters (U+0080–U+009F: `U+009B` starts a CSI sequence,
+//! `U+009D` an OSC string, `U+009C` ends a string). Other bytes of multi-byte
+//! UTF-8 characters pass through untouched (raw 8-bit C1 bytes are not
 //! recognised, as they collide with UTF-8 continuation bytes).
+//!
+//! A string or CSI sequence left unterminated never swallows the rest of the
+//! output: a line feed ends it (and is kept), and a string ends after
+//! [`MAX_STRING_BYTES`] bytes.
 
 /// Where the parser stands between bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -29,15 +35,27 @@ enum State {
     String,
     /// Saw `ESC` inside a string: `\` ends it, anything else starts a new escape.
     StringEscape,
+    /// Saw `0xC2` in plain text: the first byte of a C1 control (U+0080–U+009F) or of a character.
+    GroundC2,
+    /// Saw `0xC2` inside a string: `0x9C` (U+009C, ST) ends it.
+    StringC2,
 }
+
+/// Longest OSC/DCS/SOS/PM/APC string removed: past it, the string is taken
+/// as unterminated and the bytes after it are shown again.
+pub(crate) const MAX_STRING_BYTES: usize = 4096;
 
 const ESC: u8 = 0x1b;
 const BEL: u8 = 0x07;
+/// First byte of the UTF-8 encoding of U+0080–U+00BF, the C1 controls among them.
+const C2: u8 = 0xc2;
 
 /// Removes terminal escape sequences from a byte stream fed in pieces.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct EscapeStripper {
     state: State,
+    /// Bytes of the current string so far.
+    string_len: usize,
 }
 
 impl EscapeStripper {
@@ -65,6 +83,7 @@ impl EscapeStripper {
             }
             let b = input[i];
             i += 1;
+            let before = self.state;
             self.state = match self.state {
                 State::Ground => match b {
                     ESC => State::Escape,
@@ -72,7 +91,20 @@ impl EscapeStripper {
                         out.push(b);
                         State::Ground
                     }
+                    C2 => State::GroundC2,
                     _ => State::Ground, // other C0 controls and DEL are dropped
+                },
+                State::GroundC2 => match b {
+                    0x9b => State::Csi,
+                    0x90 | 0x98 | 0x9d | 0x9e | 0x9f => State::String,
+                    0x80..=0x9f => State::Ground, // other C1 controls are dropped
+                    _ => {
+                        // An ordinary character (or stray byte): keep it and
+                        // look at `b` again as plain text.
+                        out.push(C2);
+                        i -= 1;
+                        State::Ground
+                    }
                 },
                 State::Escape => match b {
                     b'[' => State::Csi,
@@ -89,14 +121,29 @@ impl EscapeStripper {
                 State::Csi => match b {
                     0x40..=0x7e => State::Ground,
                     ESC => State::Escape,
+                    b'\n' => {
+                        out.push(b);
+                        State::Ground
+                    }
                     // Parameters, intermediates and stray bytes stay inside the sequence.
                     _ => State::Csi,
                 },
-                State::String => match b {
-                    BEL => State::Ground,
-                    ESC => State::StringEscape,
-                    _ => State::String,
-                },
+                State::String | State::StringC2 => {
+                    self.string_len += 1;
+                    match b {
+                        BEL => State::Ground,
+                        ESC => State::StringEscape,
+                        // Unterminated: the line ends it, and so does the length cap.
+                        b'\n' => {
+                            out.push(b);
+                            State::Ground
+                        }
+                        0x9c if self.state == State::StringC2 => State::Ground,
+                        _ if self.string_len > MAX_STRING_BYTES => State::Ground,
+                        C2 => State::StringC2,
+                        _ => State::String,
+                    }
+                }
                 State::StringEscape => match b {
                     b'\\' => State::Ground,
                     b'[' => State::Csi,
@@ -105,6 +152,10 @@ impl EscapeStripper {
                     _ => State::Ground,
                 },
             };
+            let in_string = |s: State| matches!(s, State::String | State::StringC2);
+            if in_string(self.state) && !in_string(before) {
+                self.string_len = 0;
+            }
         }
     }
 
@@ -117,9 +168,10 @@ impl EscapeStripper {
     }
 }
 
-/// C0 control bytes and DEL: everything the ground state must look at.
+/// C0 control bytes, DEL and the first byte of a UTF-8 C1 control: everything
+/// the ground state must look at.
 fn is_control(b: u8) -> bool {
-    b < 0x20 || b == 0x7f
+    b < 0x20 || b == 0x7f || b == C2
 }
 
 #[cfg(test)]
@@ -177,6 +229,38 @@ mod tests {
             s.push(std::slice::from_ref(b), &mut out);
         }
         assert_eq!(String::from_utf8_lossy(&out), "xredyz");
+    }
+
+    #[test]
+    fn unterminated_strings_end_at_a_line_feed_or_the_cap() {
+        assert_eq!(
+            EscapeStripper::strip("M\x1b]0;title\nN after\n"),
+            "M\nN after\n"
+        );
+        assert_eq!(EscapeStripper::strip("a\x1b[12\nb\n"), "a\nb\n");
+        let long = format!("x\x1b]52;c;{}tail", "Q".repeat(MAX_STRING_BYTES + 10));
+        let out = EscapeStripper::strip(&long);
+        assert!(out.starts_with('x') && out.ends_with("tail"), "{out}");
+        assert!(out.len() < 100, "{}", out.len());
+    }
+
+    #[test]
+    fn utf8_encoded_c1_controls_are_removed() {
+        assert_eq!(
+            EscapeStripper::strip("a\u{9b}31mred\u{9b}0m b\u{9d}0;t\u{9c}c\u{85}d\n"),
+            "ared bcd\n"
+        );
+        // Characters that share the first byte pass, also split across pieces.
+        let text = "£ © ° ± ½ \u{a0}é";
+        assert_eq!(EscapeStripper::strip(text), text);
+        let bytes = "x\u{9b}1my£".as_bytes();
+        for cut in 0..=bytes.len() {
+            let mut s = EscapeStripper::new();
+            let mut out = Vec::new();
+            s.push(&bytes[..cut], &mut out);
+            s.push(&bytes[cut..], &mut out);
+            assert_eq!(String::from_utf8_lossy(&out), "xy£", "cut at {cut}");
+        }
     }
 
     #[test]

@@ -1121,6 +1121,18 @@ mod tests {
     }
 
     #[test]
+    fn unterminated_osc_and_c1_escapes_do_not_swallow_output() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = run_in(
+            dir.path(),
+            r"printf 'M\033]0;title\n'; echo 'N after'; printf 'a\302\23331mred\302\2330m b\n'",
+            None,
+            config(),
+        );
+        assert_eq!(r.output, "M\nN after\nared b\n");
+    }
+
+    #[test]
     fn secret_variables_are_not_passed_on() {
         let dir = tempfile::tempdir().unwrap();
         let env = [

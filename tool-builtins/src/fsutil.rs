@@ -293,6 +293,10 @@ pub fn looks_binary(sample: &[u8]) -> bool {
 
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
+/// Bytes of the file's name kept in a temporary file's name: the rest
+/// (`.`, pid, counter, `.tmp`: at most 33 bytes) keeps it under 255 bytes.
+const TEMP_NAME_PREFIX: usize = 64;
+
 /// Writes `bytes` to `path` atomically: a temporary file in the same folder,
 /// flushed to disk, then renamed over `path`. Parent folders are created; an
 /// existing file's permissions are kept. Readers see the old or the new
@@ -312,6 +316,9 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let name = path
         .file_name()
         .map_or_else(|| "file".into(), |n| n.to_string_lossy().into_owned());
+    // At most TEMP_NAME_PREFIX bytes of the name, so that the temporary
+    // name stays within the usual 255-byte limit whatever the file's name.
+    let name = &name[..tool_core::truncate::floor_char_boundary(&name, TEMP_NAME_PREFIX)];
     let temp = parent.join(format!(
         ".{name}.{}.{}.tmp",
         std::process::id(),
@@ -752,6 +759,22 @@ mod tests {
         assert_eq!(names, vec![std::ffi::OsString::from("script.sh")]);
         write_atomic(&d.path().join("a/b/c.txt"), b"deep").unwrap();
         assert_eq!(fs::read(d.path().join("a/b/c.txt")).unwrap(), b"deep");
+    }
+
+    #[test]
+    fn files_with_names_near_the_length_limit_can_be_written() {
+        let d = tempfile::tempdir().unwrap();
+        for name in ["n".repeat(255), format!("{}.txt", "é".repeat(125))] {
+            let p = d.path().join(&name);
+            write_atomic(&p, b"first").unwrap();
+            write_atomic(&p, b"second").unwrap();
+            assert_eq!(fs::read(&p).unwrap(), b"second");
+        }
+        assert_eq!(
+            fs::read_dir(d.path()).unwrap().count(),
+            2,
+            "no temp file left"
+        );
     }
 
     #[test]

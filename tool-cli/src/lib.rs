@@ -260,12 +260,32 @@ fn execute(registry: &ToolRegistry, cli: Cli) -> Result<(), Failure> {
         }
         Command::Serve { http, page_size } => {
             let session = Session::open(&cli.common).map_err(Failure::Usage)?;
-            let runtime = take_runtime()?;
+            // Stdio serves one client, one request after another: a single
+            // thread saves a cross-thread wake-up per message (sync tool
+            // bodies still run on the blocking pool). Imported servers keep
+            // the multi-threaded runtime their connections live on.
+            let runtime = match (http, early_runtime.take()) {
+                (_, Some(runtime)) => runtime,
+                (None, None) => stdio_runtime()?,
+                (Some(_), None) => runtime()?,
+            };
             let outcome = mcp::serve(live, &session, &runtime, http, page_size);
             finish(runtime);
             outcome
         }
     }
+}
+
+/// The runtime for `tool serve` over stdio: one thread, timers and I/O.
+fn stdio_runtime() -> Result<tokio::runtime::Runtime, Failure> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| {
+            Failure::Io(io::Error::other(format!(
+                "cannot start the async runtime: {e}"
+            )))
+        })
 }
 
 /// Shuts the runtime down once every result is written. A sync tool that

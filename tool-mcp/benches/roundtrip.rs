@@ -22,8 +22,10 @@ fn main() {
     }
     let seconds: f64 = args.remove(0).parse().unwrap_or(3.0);
     let command = args.remove(0);
-    let Ok(runtime) = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
+    // One thread: calls are sequential, so a second worker would only add
+    // cross-thread wake-ups to every round trip (the client's cost counts
+    // against both servers alike).
+    let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
     else {

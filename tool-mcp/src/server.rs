@@ -291,10 +291,11 @@ impl McpServer {
 /// as MCP content of their own ([`attachment_content`]).
 pub(crate) fn to_call_tool_result(
     name: &str,
-    arguments: &Map<String, Value>,
     result: &tool_core::ToolResult,
 ) -> Result<CallToolResult, ErrorData> {
-    let call = ToolCall::new("", name, Value::Object(arguments.clone()));
+    // The MCP rendering reads only the result; the call is named for the
+    // signature's sake, without copying the arguments.
+    let call = ToolCall::new("", name, Value::Null);
     let rendered = render_result(&call, result, Format::Mcp, Rendering::First);
     let value = rendered.into_iter().next().unwrap_or(Value::Null);
     let mut call_result: CallToolResult = serde_json::from_value(value).map_err(|e| {
@@ -340,9 +341,9 @@ async fn execute(
     ctx: ToolContext,
 ) -> Result<CallToolResult, ErrorData> {
     let result = registry
-        .execute(&name, Value::Object(arguments.clone()), &ctx)
+        .execute(&name, Value::Object(arguments), &ctx)
         .await;
-    to_call_tool_result(&name, &arguments, &result)
+    to_call_tool_result(&name, &result)
 }
 
 impl ServerHandler for McpServer {

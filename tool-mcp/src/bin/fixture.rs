@@ -419,11 +419,19 @@ fn main() -> ExitCode {
         .with_context(ToolContext::new().with_state(live))
         .with_page_size(page_size)
         .with_server_info("tool-mcp-fixture", env!("CARGO_PKG_VERSION"));
-    let Ok(runtime) = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-    else {
+    // Stdio serves one client: one thread (`tool serve` does the same);
+    // HTTP may serve many at once.
+    let runtime = if http.is_some() {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+    } else {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+    };
+    let Ok(runtime) = runtime else {
         return ExitCode::FAILURE;
     };
     let outcome = runtime.block_on(async move {

@@ -124,6 +124,9 @@ pub(crate) fn edit_blocking(
             path.display()
         ));
     }
+    if let Some(message) = fsutil::read_only(path) {
+        return ToolResult::failed(message);
+    }
     let exists = meta.is_ok();
     let creating = edits.first().is_some_and(|e| e.old_string.is_empty());
     if !exists && !creating {
@@ -315,6 +318,19 @@ mod tests {
 
     async fn edit(ctx: &ToolContext, f: &str, old: &str, new: &str, all: bool) -> ToolResult {
         edit_file(ctx, f.into(), old.into(), new.into(), all).await
+    }
+
+    #[tokio::test]
+    async fn read_only_files_are_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let (d, ctx) = setup(&[("locked.txt", b"old content\n")]);
+        let p = d.path().join("locked.txt");
+        fs::set_permissions(&p, fs::Permissions::from_mode(0o444)).unwrap();
+        read_all(&ctx, &d);
+        let r = edit(&ctx, "locked.txt", "old", "new", false).await;
+        let msg = r.error.unwrap().message;
+        assert!(msg.contains("is read-only (mode 0444)"), "{msg}");
+        assert_eq!(fs::read_to_string(&p).unwrap(), "old content\n");
     }
 
     #[tokio::test]

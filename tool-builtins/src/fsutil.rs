@@ -293,6 +293,32 @@ pub fn looks_binary(sample: &[u8]) -> bool {
 
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
+/// The model-facing refusal for an existing regular file that must not be
+/// changed in place, `None` when it may be (or does not exist).
+///
+/// A file is read-only when its mode has no write bit at all (`0444`: the
+/// owner marked it so, and root must not ignore that either) or when this
+/// process could not open it for writing (`access(W_OK)`). An atomic write
+/// renames a new file over the old one, which only needs the folder to be
+/// writable, so without this check a read-only file would be replaced.
+pub fn read_only(path: &Path) -> Option<String> {
+    use std::os::unix::fs::PermissionsExt;
+    let meta = fs::metadata(path).ok()?;
+    if !meta.is_file() {
+        return None;
+    }
+    let mode = meta.permissions().mode() & 0o777;
+    let writable =
+        mode & 0o222 != 0 && rustix::fs::access(path, rustix::fs::Access::WRITE_OK).is_ok();
+    (!writable).then(|| {
+        format!(
+            "File {} is read-only (mode {mode:04o}); it was not changed. Make it writable first \
+             (for example with `chmod u+w`) if it should be changed.",
+            path.display()
+        )
+    })
+}
+
 /// Bytes of the file's name kept in a temporary file's name: the rest
 /// (`.`, pid, counter, `.tmp`: at most 33 bytes) keeps it under 255 bytes.
 const TEMP_NAME_PREFIX: usize = 64;
@@ -306,11 +332,15 @@ const TEMP_NAME_PREFIX: usize = 64;
 /// renaming onto a symlink would replace the link, not its target.
 ///
 /// # Errors
-/// Any I/O error; the temporary file is removed on failure.
+/// `PermissionDenied` with [`read_only`]'s message when `path` is a
+/// read-only file; any I/O error; the temporary file is removed on failure.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let parent = path
         .parent()
         .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "path has no parent folder"))?;
+    if let Some(message) = read_only(path) {
+        return Err(io::Error::new(io::ErrorKind::PermissionDenied, message));
+    }
     fs::create_dir_all(parent)?;
     let permissions = fs::metadata(path).ok().map(|m| m.permissions());
     let name = path
@@ -759,6 +789,21 @@ mod tests {
         assert_eq!(names, vec![std::ffi::OsString::from("script.sh")]);
         write_atomic(&d.path().join("a/b/c.txt"), b"deep").unwrap();
         assert_eq!(fs::read(d.path().join("a/b/c.txt")).unwrap(), b"deep");
+    }
+
+    #[test]
+    fn atomic_write_refuses_read_only_files() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("locked.txt");
+        fs::write(&p, "keep").unwrap();
+        fs::set_permissions(&p, fs::Permissions::from_mode(0o444)).unwrap();
+        let e = write_atomic(&p, b"new").unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::PermissionDenied);
+        assert!(e.to_string().contains("is read-only (mode 0444)"), "{e}");
+        assert_eq!(fs::read(&p).unwrap(), b"keep");
+        assert!(read_only(&d.path().join("missing")).is_none());
+        fs::set_permissions(&p, fs::Permissions::from_mode(0o644)).unwrap();
+        assert!(read_only(&p).is_none());
     }
 
     #[test]

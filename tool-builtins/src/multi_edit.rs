@@ -104,6 +104,17 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn read_only_files_are_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let (_d, ctx, p) = setup("a = 1\n");
+        fs::set_permissions(&p, fs::Permissions::from_mode(0o444)).unwrap();
+        let r = multi_edit(&ctx, "m.txt".into(), vec![e("a = 1", "a = 2")]).await;
+        let msg = r.error.unwrap().message;
+        assert!(msg.contains("is read-only"), "{msg}");
+        assert_eq!(fs::read_to_string(&p).unwrap(), "a = 1\n");
+    }
+
+    #[tokio::test]
     async fn one_failure_leaves_the_file_untouched() {
         let (_d, ctx, p) = setup("a = 1\nb = 2\n");
         let r = multi_edit(

@@ -350,6 +350,8 @@ fn plan(ws: &Workspace, hunks: &[Hunk]) -> Result<Plan, String> {
     let mut files = Vec::new();
     let mut diff = String::new();
     let resolve = |p: &str| ws.resolve(p).map_err(|e| e.to_string());
+    // A read-only file is never replaced, deleted or moved away.
+    let writable = |abs: &Path| fsutil::read_only(abs).map_or(Ok(()), Err);
     let mut touch = |path: &Path, order: &mut Vec<PathBuf>| {
         if !originals.contains_key(path) {
             originals.insert(path.to_path_buf(), Before::capture(path));
@@ -365,6 +367,7 @@ fn plan(ws: &Workspace, hunks: &[Hunk]) -> Result<Plan, String> {
                         "Failed to write file {path}: a folder of that name exists"
                     ));
                 }
+                writable(&abs)?;
                 let old = current(&overlay, &abs).unwrap_or(None);
                 let old_text = old
                     .as_deref()
@@ -383,6 +386,7 @@ fn plan(ws: &Workspace, hunks: &[Hunk]) -> Result<Plan, String> {
                 if abs.is_dir() {
                     return Err(format!("Failed to delete file {path}: it is a directory"));
                 }
+                writable(&abs)?;
                 let old = match current(&overlay, &abs) {
                     Ok(Some(b)) => b,
                     Ok(None) => {
@@ -414,6 +418,7 @@ fn plan(ws: &Workspace, hunks: &[Hunk]) -> Result<Plan, String> {
                     }
                     Err(e) => return Err(format!("Failed to read file to update {path}: {e}")),
                 };
+                writable(&abs)?;
                 let file = TextFile::decode(&old)
                     .map_err(|e| format!("Failed to read file to update {path}: {e}"))?;
                 let normalized = fsutil::normalize_newlines(&file.text);
@@ -437,6 +442,7 @@ fn plan(ws: &Workspace, hunks: &[Hunk]) -> Result<Plan, String> {
                                 "Failed to move file {path} to {dest}: a folder of that name exists"
                             ));
                         }
+                        writable(&dest_abs)?;
                         touch(&abs, &mut order);
                         touch(&dest_abs, &mut order);
                         if dest_abs != abs {
@@ -821,6 +827,30 @@ mod tests {
         .await;
         assert!(r.is_ok());
         assert_eq!(read(&d, "dup.txt"), "new content\n");
+    }
+
+    #[tokio::test]
+    async fn read_only_files_are_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let (d, ctx) = setup(&[("locked.txt", "a\n"), ("free.txt", "b\n")]);
+        let locked = d.path().join("locked.txt");
+        fs::set_permissions(&locked, fs::Permissions::from_mode(0o444)).unwrap();
+        for patch in [
+            "*** Begin Patch\n*** Update File: free.txt\n@@\n-b\n+c\n*** Update File: locked.txt\n@@\n-a\n+z\n*** End Patch",
+            "*** Begin Patch\n*** Add File: locked.txt\n+z\n*** End Patch",
+            "*** Begin Patch\n*** Delete File: locked.txt\n*** End Patch",
+            "*** Begin Patch\n*** Update File: free.txt\n*** Move to: locked.txt\n@@\n-b\n+c\n*** End Patch",
+            "*** Begin Patch\n*** Update File: locked.txt\n*** Move to: other.txt\n@@\n-a\n+z\n*** End Patch",
+        ] {
+            let r = run(&ctx, patch).await;
+            assert!(
+                err(&r).contains("is read-only (mode 0444)"),
+                "{patch}: {r:?}"
+            );
+            assert_eq!(read(&d, "locked.txt"), "a\n");
+            assert_eq!(read(&d, "free.txt"), "b\n");
+            assert!(!d.path().join("other.txt").exists());
+        }
     }
 
     #[tokio::test]

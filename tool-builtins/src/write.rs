@@ -54,6 +54,15 @@ fn write_blocking(
             path.display()
         ));
     }
+    if meta.as_ref().is_ok_and(|m| !m.is_file()) {
+        return ToolResult::failed(format!(
+            "Cannot write {}: it is not a regular file (a device, socket or pipe).",
+            path.display()
+        ));
+    }
+    if let Some(message) = fsutil::read_only(path) {
+        return ToolResult::failed(message);
+    }
     let exists = meta.is_ok();
     if exists {
         if let Err(e) = ledger.check(path) {
@@ -148,6 +157,27 @@ mod tests {
         );
         // The byte order mark stays.
         assert_eq!(fs::read_to_string(&p).unwrap(), "\u{feff}new\n");
+    }
+
+    #[tokio::test]
+    async fn read_only_files_are_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let (d, ctx) = setup();
+        let p = d.path().join("locked.txt");
+        fs::write(&p, "keep\n").unwrap();
+        fs::set_permissions(&p, fs::Permissions::from_mode(0o444)).unwrap();
+        crate::edit::prime(&ctx, &[fs::canonicalize(&p).unwrap()]);
+        let r = write_file(&ctx, "locked.txt".into(), "new\n".into()).await;
+        let msg = r.error.unwrap().message;
+        assert!(
+            msg.starts_with("File ") && msg.contains("is read-only"),
+            "{msg}"
+        );
+        assert_eq!(fs::read_to_string(&p).unwrap(), "keep\n");
+        assert_eq!(
+            fs::metadata(&p).unwrap().permissions().mode() & 0o777,
+            0o444
+        );
     }
 
     #[tokio::test]

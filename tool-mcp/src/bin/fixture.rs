@@ -53,8 +53,11 @@ async fn elicit(context: &ToolContext, request: Value) -> Result<String, String>
 ///
 /// # Arguments
 /// * `text` - What to echo.
+// An async body runs on the server's own runtime, as the Python reference's
+// `def echo` runs on its event loop: the round-trip benchmark compares like with
+// like (a sync `#[tool]` body would add a trip to the blocking pool).
 #[tool(read_only, idempotent)]
-fn echo(text: String) -> String {
+async fn echo(text: String) -> String {
     text
 }
 

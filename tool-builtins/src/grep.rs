@@ -88,6 +88,13 @@ pub fn grep_content(
             Err(e) => return e.to_result(),
         },
     };
+    // Never open a pipe or device: reading it could block forever.
+    if !target.is_dir() && !target.is_file() {
+        return ToolResult::failed(format!(
+            "Cannot search {}: it is not a regular file or folder (a device, socket or pipe).",
+            target.display()
+        ));
+    }
     let job = Job {
         matcher,
         filter,
@@ -407,6 +414,43 @@ mod tests {
 
     fn root(ctx: &ToolContext) -> PathBuf {
         ctx.state::<Workspace>().unwrap().root().to_path_buf()
+    }
+
+    /// Makes a FIFO at `path`; `false` when this machine has no `mkfifo`.
+    fn mkfifo(path: &Path) -> bool {
+        std::process::Command::new("mkfifo")
+            .arg(path)
+            .status()
+            .is_ok_and(|s| s.success())
+    }
+
+    /// Runs `f` on another thread and fails the test if it blocks.
+    fn within_seconds(f: impl FnOnce() -> ToolResult + Send + 'static) -> ToolResult {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(f());
+        });
+        rx.recv_timeout(Duration::from_secs(10))
+            .expect("grep_content blocked on a pipe")
+    }
+
+    #[test]
+    fn pipes_are_refused_or_skipped_without_blocking() {
+        let (d, ctx) = setup(&[("a.txt", "needle\n")]);
+        if !mkfifo(&d.path().join("pipe")) {
+            return;
+        }
+        symlink("pipe", d.path().join("pipe-link")).unwrap();
+        for named in ["pipe", "pipe-link"] {
+            let c = ctx.clone();
+            let r = within_seconds(move || grep(&c, "needle", Some(named), None));
+            let msg = r.error.map(|e| e.message).unwrap_or_default();
+            assert!(msg.contains("not a regular file"), "{named}: {msg}");
+        }
+        // The walker passes over the pipe (and the link to it).
+        let c = ctx.clone();
+        let r = within_seconds(move || grep(&c, "needle", None, None));
+        assert!(r.output.starts_with("Found 1 matches"), "{}", r.output);
     }
 
     #[test]

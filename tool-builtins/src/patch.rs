@@ -352,6 +352,10 @@ fn plan(ws: &Workspace, hunks: &[Hunk]) -> Result<Plan, String> {
     let resolve = |p: &str| ws.resolve(p).map_err(|e| e.to_string());
     // A read-only file is never replaced, deleted or moved away.
     let writable = |abs: &Path| fsutil::read_only(abs).map_or(Ok(()), Err);
+    // Never capture (read) or replace a pipe or device: reading could block forever.
+    let special = |overlay: &Overlay, abs: &Path| {
+        !overlay.contains_key(abs) && abs.exists() && !abs.is_file() && !abs.is_dir()
+    };
     let mut touch = |path: &Path, order: &mut Vec<PathBuf>| {
         if !originals.contains_key(path) {
             originals.insert(path.to_path_buf(), Before::capture(path));
@@ -365,6 +369,11 @@ fn plan(ws: &Workspace, hunks: &[Hunk]) -> Result<Plan, String> {
                 if abs.is_dir() {
                     return Err(format!(
                         "Failed to write file {path}: a folder of that name exists"
+                    ));
+                }
+                if special(&overlay, &abs) {
+                    return Err(format!(
+                        "Failed to write file {path}: not a regular file (a device, socket or pipe)"
                     ));
                 }
                 writable(&abs)?;
@@ -440,6 +449,11 @@ fn plan(ws: &Workspace, hunks: &[Hunk]) -> Result<Plan, String> {
                         if dest_abs.is_dir() {
                             return Err(format!(
                                 "Failed to move file {path} to {dest}: a folder of that name exists"
+                            ));
+                        }
+                        if special(&overlay, &dest_abs) {
+                            return Err(format!(
+                                "Failed to move file {path} to {dest}: not a regular file (a device, socket or pipe)"
                             ));
                         }
                         writable(&dest_abs)?;
@@ -638,6 +652,7 @@ fn execute(ctx: &ToolContext, ledger: Option<&FileLedger>, plan: &Plan) -> ToolR
 mod tests {
     use super::*;
     use std::fs;
+    use std::os::unix::fs::FileTypeExt;
 
     fn setup(files: &[(&str, &str)]) -> (tempfile::TempDir, ToolContext) {
         let d = tempfile::tempdir().unwrap();
@@ -850,6 +865,29 @@ mod tests {
             assert_eq!(read(&d, "locked.txt"), "a\n");
             assert_eq!(read(&d, "free.txt"), "b\n");
             assert!(!d.path().join("other.txt").exists());
+        }
+    }
+
+    #[tokio::test]
+    async fn pipes_are_refused_without_blocking() {
+        let (d, ctx) = setup(&[("a.txt", "a\n")]);
+        let fifo = d.path().join("pipe");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        if !made.is_ok_and(|s| s.success()) {
+            return; // no mkfifo on this machine
+        }
+        for patch in [
+            "*** Begin Patch\n*** Add File: pipe\n+x\n*** End Patch",
+            "*** Begin Patch\n*** Update File: pipe\n@@\n-a\n+b\n*** End Patch",
+            "*** Begin Patch\n*** Delete File: pipe\n*** End Patch",
+            "*** Begin Patch\n*** Update File: a.txt\n*** Move to: pipe\n@@\n-a\n+b\n*** End Patch",
+        ] {
+            let r = tokio::time::timeout(std::time::Duration::from_secs(10), run(&ctx, patch))
+                .await
+                .expect("apply_patch blocked on a pipe");
+            assert!(err(&r).contains("not a regular file"), "{patch}: {r:?}");
+            assert!(fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
+            assert_eq!(read(&d, "a.txt"), "a\n");
         }
     }
 

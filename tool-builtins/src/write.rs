@@ -181,6 +181,23 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn pipes_are_refused_without_blocking() {
+        let (d, ctx) = setup();
+        let fifo = d.path().join("pipe");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        if !made.is_ok_and(|s| s.success()) {
+            return; // no mkfifo on this machine
+        }
+        let r = tokio::time::timeout(
+            std::time::Duration::from_secs(10),
+            write_file(&ctx, "pipe".into(), "x".into()),
+        )
+        .await
+        .expect("write_file blocked on a pipe");
+        assert!(r.error.unwrap().message.contains("not a regular file"));
+    }
+
+    #[tokio::test]
     async fn escaping_symlinks_are_refused() {
         let (d, ctx) = setup();
         let outside = tempfile::tempdir().unwrap();

@@ -128,7 +128,7 @@ pub async fn apply_patch(context: &ToolContext, patch: String) -> ToolResult {
     let ctx = context.clone();
     run_blocking(move || {
         let ledger = ledger.as_deref();
-        match plan(&ws, &hunks) {
+        match plan(&ws, ledger, &hunks) {
             Ok(plan) => execute(&ctx, ledger, &plan),
             Err(e) => ToolResult::failed(e),
         }
@@ -342,7 +342,7 @@ fn current(overlay: &Overlay, path: &Path) -> Result<Option<Vec<u8>>, std::io::E
     }
 }
 
-fn plan(ws: &Workspace, hunks: &[Hunk]) -> Result<Plan, String> {
+fn plan(ws: &Workspace, ledger: Option<&FileLedger>, hunks: &[Hunk]) -> Result<Plan, String> {
     let mut overlay: Overlay = HashMap::new();
     let mut order: Vec<PathBuf> = Vec::new();
     let mut originals: HashMap<PathBuf, Before> = HashMap::new();
@@ -457,6 +457,23 @@ fn plan(ws: &Workspace, hunks: &[Hunk]) -> Result<Plan, String> {
                             ));
                         }
                         writable(&dest_abs)?;
+                        // Moving onto an existing file replaces it: like any
+                        // overwrite, that needs a read of it in this context.
+                        if dest_abs != abs && !overlay.contains_key(&dest_abs) && dest_abs.exists()
+                        {
+                            let read = match ledger {
+                                Some(l) => l.check(&dest_abs).map_err(|e| e.to_string()),
+                                None => Err(format!(
+                                    "You must read file {} before overwriting it. Use read_file first.",
+                                    dest_abs.display()
+                                )),
+                            };
+                            if let Err(e) = read {
+                                return Err(format!(
+                                    "Failed to move file {path} to {dest}: the destination already exists. {e}"
+                                ));
+                            }
+                        }
                         touch(&abs, &mut order);
                         touch(&dest_abs, &mut order);
                         if dest_abs != abs {
@@ -889,6 +906,35 @@ mod tests {
             assert!(fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
             assert_eq!(read(&d, "a.txt"), "a\n");
         }
+    }
+
+    #[tokio::test]
+    async fn moving_onto_an_unread_file_is_refused() {
+        let (d, ctx) = setup(&[("src.txt", "a\n"), ("dest.txt", "precious\n")]);
+        let patch = "*** Begin Patch\n*** Update File: src.txt\n*** Move to: dest.txt\n@@\n-a\n+b\n*** End Patch";
+        let r = run(&ctx, patch).await;
+        let msg = err(&r);
+        assert!(
+            msg.starts_with("Failed to move file src.txt to dest.txt: the destination already exists. You must read file"),
+            "{msg}"
+        );
+        assert_eq!(read(&d, "dest.txt"), "precious\n");
+        assert_eq!(read(&d, "src.txt"), "a\n");
+        // After a read of the destination the move goes ahead.
+        crate::edit::prime(
+            &ctx,
+            &[fs::canonicalize(d.path().join("dest.txt")).unwrap()],
+        );
+        let r = run(&ctx, patch).await;
+        assert!(r.is_ok(), "{r:?}");
+        assert_eq!(read(&d, "dest.txt"), "b\n");
+        assert!(!d.path().join("src.txt").exists());
+        // A destination the same patch deletes first needs no read.
+        fs::write(d.path().join("x.txt"), "x\n").unwrap();
+        fs::write(d.path().join("y.txt"), "y\n").unwrap();
+        let r = run(&ctx, "*** Begin Patch\n*** Delete File: y.txt\n*** Update File: x.txt\n*** Move to: y.txt\n@@\n-x\n+z\n*** End Patch").await;
+        assert!(r.is_ok(), "{r:?}");
+        assert_eq!(read(&d, "y.txt"), "z\n");
     }
 
     #[tokio::test]

@@ -50,6 +50,8 @@ pub struct StaticTool {
     pub options: StaticOptions,
     /// The call shim: extracts the arguments through [`Invocation`], calls the fn, converts its return.
     pub call: fn(Invocation) -> BoxFuture<ToolResult>,
+    /// Schema of the structured type the fn returns (`Serialize` returns), if it has one.
+    pub output_schema: Option<fn(&mut schemars::SchemaGenerator) -> Option<schemars::Schema>>,
 }
 
 inventory::collect!(StaticTool);
@@ -595,6 +597,39 @@ impl<T> ArgAccessFallback<T> for &Wrap<T> {
     }
     fn __schema(&self, generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         generator.subschema_for::<()>()
+    }
+}
+
+/// The schema of a returned structured type that implements `JsonSchema`.
+pub trait OutputAccess {
+    /// The type's schema (with its definitions in `generator`).
+    fn __output_schema(
+        &self,
+        generator: &mut schemars::SchemaGenerator,
+    ) -> Option<schemars::Schema>;
+}
+
+impl<T: schemars::JsonSchema> OutputAccess for Wrap<T> {
+    fn __output_schema(
+        &self,
+        generator: &mut schemars::SchemaGenerator,
+    ) -> Option<schemars::Schema> {
+        Some(generator.subschema_for::<T>())
+    }
+}
+
+/// Picked when the returned type has no `JsonSchema`: no output schema.
+pub trait OutputAccessFallback {
+    /// Always `None`.
+    fn __output_schema(
+        &self,
+        generator: &mut schemars::SchemaGenerator,
+    ) -> Option<schemars::Schema>;
+}
+
+impl<T> OutputAccessFallback for &Wrap<T> {
+    fn __output_schema(&self, _: &mut schemars::SchemaGenerator) -> Option<schemars::Schema> {
+        None
     }
 }
 

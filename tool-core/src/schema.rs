@@ -60,3 +60,35 @@ pub(crate) fn parameters_schema(
     }
     Value::Object(root)
 }
+
+/// The output schema of a macro tool that returns a structured type: the
+/// type's schema with its root `$ref` resolved, definitions under `$defs`.
+/// `None` when the type has no schema or its root is not an object (MCP's
+/// `outputSchema` and `structuredContent` must be objects).
+pub(crate) fn output_schema(
+    schema_fn: fn(&mut schemars::SchemaGenerator) -> Option<schemars::Schema>,
+) -> Option<Value> {
+    let mut generator = SchemaSettings::draft2020_12().into_generator();
+    let mut root = schema_fn(&mut generator)?.to_value();
+    let mut defs = generator.take_definitions(true);
+    if let Some(name) = root
+        .get("$ref")
+        .and_then(Value::as_str)
+        .and_then(|r| r.strip_prefix("#/$defs/"))
+        .map(str::to_owned)
+    {
+        let target = defs.get(&name)?.clone();
+        // Keep the definition when the type refers to itself.
+        if !target.to_string().contains(&format!("\"#/$defs/{name}\"")) {
+            defs.remove(&name);
+        }
+        root = target;
+    }
+    if root.get("type").and_then(Value::as_str) != Some("object") {
+        return None;
+    }
+    if let (Value::Object(obj), false) = (&mut root, defs.is_empty()) {
+        obj.insert("$defs".to_owned(), Value::Object(defs));
+    }
+    Some(root)
+}

@@ -120,6 +120,10 @@ pub struct ToolSpec {
     pub strict: bool,
     /// Example argument objects (from a `# Examples` doc section).
     pub input_examples: Vec<Value>,
+    /// JSON Schema of the structured result (an object), for tools that
+    /// return a `Serialize + JsonSchema` type; sent as MCP `outputSchema`.
+    #[serde(default)]
+    pub output_schema: Option<Value>,
     /// Where the tool was defined (`#[tool]` tools only).
     pub source: Option<SourceLocation>,
 }
@@ -146,6 +150,7 @@ impl ToolSpec {
             timeout: None,
             strict: false,
             input_examples: Vec::new(),
+            output_schema: None,
             source: None,
         }
     }

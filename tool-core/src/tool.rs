@@ -178,6 +178,7 @@ impl Tool {
             .collect();
         spec.timeout = o.timeout_ms.map(Duration::from_millis);
         spec.input_examples = parsed.examples;
+        spec.output_schema = def.output_schema.and_then(schema::output_schema);
         spec.source = Some(SourceLocation {
             file: def.file.to_owned(),
             line: def.line,

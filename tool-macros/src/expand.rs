@@ -276,6 +276,7 @@ impl<'a> Expander<'a> {
         let params = self.ident("params");
         let options = self.expand_options();
         let call = self.expand_call();
+        let output_schema = self.expand_output_schema();
         let file = quote_spanned!(self.fn_span()=> ::core::file!());
         let line = quote_spanned!(self.fn_span()=> ::core::line!());
         quote! {
@@ -288,8 +289,35 @@ impl<'a> Expander<'a> {
                     params: &#params,
                     options: #options,
                     call: #call,
+                    output_schema: #output_schema,
                 }
             }
+        }
+    }
+
+    /// `Some(schema fn)` of the structured type a tool returns (through `Json`),
+    /// `None` for text-like returns. Types without `JsonSchema` get no schema
+    /// (the access trait's fallback), never an error.
+    fn expand_output_schema(&self) -> TokenStream {
+        let p = &self.private;
+        let structured = match (&self.tool.output.shape, &self.tool.func.sig.output) {
+            (Shape::Json, syn::ReturnType::Type(_, ty)) => Some((**ty).clone()),
+            (
+                Shape::Result {
+                    ok_direct: false, ..
+                },
+                syn::ReturnType::Type(_, ty),
+            ) => result_ok_type(ty),
+            _ => None,
+        };
+        match structured {
+            Some(ty) => quote! {
+                ::core::option::Option::Some(|generator: &mut #p::schemars::SchemaGenerator| {
+                    use #p::{OutputAccess as _, OutputAccessFallback as _};
+                    (&#p::Wrap::<#ty>::NEW).__output_schema(generator)
+                })
+            },
+            None => quote!(::core::option::Option::None),
         }
     }
 
@@ -492,6 +520,21 @@ impl<'a> Expander<'a> {
             }
         }
     }
+}
+
+/// The `T` of a `Result<T, ..>` return type.
+fn result_ok_type(ty: &syn::Type) -> Option<syn::Type> {
+    let syn::Type::Path(path) = ty else {
+        return None;
+    };
+    let last = path.path.segments.last()?;
+    let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
+        return None;
+    };
+    args.args.iter().find_map(|a| match a {
+        syn::GenericArgument::Type(t) => Some(t.clone()),
+        _ => None,
+    })
 }
 
 /// `tokens` with every token (and group) at `span`.

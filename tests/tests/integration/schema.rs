@@ -216,3 +216,59 @@ async fn defaults_and_renames_apply_at_call_time() {
     );
     assert!(e.message.contains("`max`"), "{}", e.message);
 }
+
+/// A forecast.
+#[derive(Serialize, JsonSchema)]
+pub(crate) struct Forecast {
+    /// Degrees Celsius.
+    pub celsius: f32,
+    /// Where.
+    pub place: Point,
+}
+
+/// Forecast the weather.
+#[tool]
+async fn schema_forecast(city: String) -> Result<Forecast, String> {
+    let _ = city;
+    Ok(Forecast {
+        celsius: 21.5,
+        place: Point { lat: 0.0, lon: 0.0 },
+    })
+}
+
+/// List cities.
+#[tool]
+fn schema_cities() -> Vec<String> {
+    vec![]
+}
+
+#[test]
+fn structured_returns_have_an_output_schema() {
+    let out = spec("schema_forecast")
+        .output_schema
+        .clone()
+        .expect("an output schema");
+    assert_eq!(out["type"], "object");
+    assert_eq!(out["required"], json!(["celsius", "place"]));
+    assert_eq!(
+        out["properties"]["celsius"]["description"],
+        "Degrees Celsius."
+    );
+    assert_eq!(out["properties"]["place"]["$ref"], "#/$defs/Point");
+    assert_eq!(out["$defs"]["Point"]["type"], "object");
+    // Not an object: no output schema (MCP requires objects); text returns have none.
+    assert!(spec("schema_cities").output_schema.is_none());
+    assert!(spec("schema-rank_v2").output_schema.is_none());
+    assert!(spec("schema_find_places").output_schema.is_none());
+
+    let mcp =
+        tool_core::format::render_tool(spec("schema_forecast"), tool_core::Format::Mcp).unwrap();
+    assert_eq!(mcp["outputSchema"]["type"], "object");
+    assert_eq!(
+        mcp["outputSchema"]["properties"]["place"]["type"], "object",
+        "lowered for MCP"
+    );
+    let plain =
+        tool_core::format::render_tool(spec("schema_cities"), tool_core::Format::Mcp).unwrap();
+    assert!(plain.get("outputSchema").is_none());
+}

@@ -329,7 +329,20 @@ pub fn render_tool(spec: &ToolSpec, format: Format) -> Result<Value, FormatError
         Format::Anthropic { .. } => anthropic::tool(spec, &parameters, strict),
         Format::Gemini { .. } => gemini::declaration(spec, parameters),
         Format::GeminiJsonSchema => gemini::json_schema_declaration(spec, &parameters),
-        Format::Mcp => mcp::tool(spec, &parameters),
+        Format::Mcp => {
+            let mut tool = mcp::tool(spec, &parameters);
+            // The output schema goes through the same lowering; one that cannot
+            // be lowered is left out rather than failing the tool.
+            if let Some(output) = &spec.output_schema {
+                let mut schema = output.clone();
+                if lower::run(pipeline.steps, &mut schema, &Ctx { format }).is_ok()
+                    && (pipeline.validate)(&schema).is_ok()
+                {
+                    tool["outputSchema"] = schema;
+                }
+            }
+            tool
+        }
     })
 }
 

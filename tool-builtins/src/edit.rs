@@ -208,11 +208,15 @@ pub(crate) fn edit_blocking(
     }
     let shown = path.display().to_string();
     let diff = fsutil::Diff::compute(&shown, &file.text, &text);
+    let truncated = diff.truncated;
     let mut result = ToolResult::ok(APPLIED)
         .with_metadata("diff", diff.unified)
         .with_metadata("additions", diff.additions)
         .with_metadata("deletions", diff.deletions)
         .with_metadata("filepath", shown);
+    if truncated {
+        result = result.with_metadata("diff_truncated", true);
+    }
     if multi {
         result = result.with_metadata("strategies", strategies.clone());
     }
@@ -331,6 +335,20 @@ mod tests {
         let msg = r.error.unwrap().message;
         assert!(msg.contains("is read-only (mode 0444)"), "{msg}");
         assert_eq!(fs::read_to_string(&p).unwrap(), "old content\n");
+    }
+
+    #[tokio::test]
+    async fn large_diffs_are_capped_in_metadata() {
+        let (d, ctx) = setup(&[("big.txt", b"x\n")]);
+        read_all(&ctx, &d);
+        let huge = "new line\n".repeat(20_000);
+        let r = edit(&ctx, "big.txt", "x\n", &huge, false).await;
+        assert!(r.is_ok(), "{r:?}");
+        let diff = r.metadata["diff"].as_str().unwrap();
+        assert!(diff.len() <= 64 * 1024 + 100, "{}", diff.len());
+        assert!(diff.contains("more lines not shown"));
+        assert_eq!(r.metadata["diff_truncated"], true);
+        assert_eq!(r.metadata["additions"], 20_000);
     }
 
     #[tokio::test]

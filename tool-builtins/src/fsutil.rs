@@ -556,6 +556,34 @@ pub fn record_change(ctx: &ToolContext, path: &Path, before: Before, after: Opti
 /// Lines of context around each change in a unified diff.
 const DIFF_CONTEXT: usize = 3;
 
+/// Bytes of unified diff a tool keeps in its metadata (64 KiB): a rewrite
+/// of a huge file must not put the whole file, twice, into every result.
+pub const DIFF_LIMIT: usize = 64 * 1024;
+
+/// Cuts `unified` to at most `limit` bytes on a line boundary and appends a
+/// note saying how many lines were left out; `true` when it cut.
+pub fn cap_diff(unified: &mut String, limit: usize) -> bool {
+    if unified.len() <= limit {
+        return false;
+    }
+    let keep = unified.as_bytes()[..limit]
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |i| i + 1);
+    let omitted = memchr::memchr_iter(b'\n', &unified.as_bytes()[keep..]).count()
+        + usize::from(!unified.ends_with('\n'));
+    unified.truncate(keep);
+    unified.push_str(&truncation_note(omitted, limit));
+    true
+}
+
+fn truncation_note(omitted_lines: usize, limit: usize) -> String {
+    format!(
+        "... (diff truncated to {} KiB: {omitted_lines} more lines not shown)\n",
+        limit / 1024
+    )
+}
+
 /// A unified diff and its line counts.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Diff {
@@ -565,6 +593,9 @@ pub struct Diff {
     pub additions: usize,
     /// Lines removed.
     pub deletions: usize,
+    /// `unified` was cut at [`DIFF_LIMIT`] (a note at its end says so);
+    /// `additions` and `deletions` still count every line.
+    pub truncated: bool,
 }
 
 impl Diff {
@@ -572,27 +603,47 @@ impl Diff {
     ///
     /// The common prefix and suffix are skipped before `similar` runs, so a
     /// small edit of a huge file costs a scan of it, not a diff of every line.
+    /// The text is cut at [`DIFF_LIMIT`] bytes (see [`Diff::compute_with_limit`]).
     pub fn compute(path: &str, old: &str, new: &str) -> Self {
+        Self::compute_with_limit(path, old, new, DIFF_LIMIT)
+    }
+
+    /// [`Diff::compute`] keeping at most `limit` bytes of unified text, cut on
+    /// a line boundary, plus a note with the number of lines left out. Lines
+    /// past the limit are counted, never stored.
+    pub fn compute_with_limit(path: &str, old: &str, new: &str, limit: usize) -> Self {
         let (start, old_end, new_end) = changed_region(old, new);
         let first_line = memchr::memchr_iter(b'\n', &old.as_bytes()[..start]).count();
         let diff = similar::TextDiff::from_lines(&old[start..old_end], &new[start..new_end]);
         let mut additions = 0;
         let mut deletions = 0;
         let mut unified = String::new();
+        let mut omitted = 0usize;
+        let mut first_group = true;
+        // Appends one line (or a line and its "no newline" marker) while it fits.
+        let mut push = |unified: &mut String, line: &str, lines: usize| {
+            if omitted == 0 && unified.len() + line.len() <= limit {
+                unified.push_str(line);
+            } else {
+                omitted += lines;
+            }
+        };
         for group in diff.grouped_ops(DIFF_CONTEXT) {
             let (Some(first), Some(last)) = (group.first(), group.last()) else {
                 continue;
             };
             let old_range = first.old_range().start..last.old_range().end;
             let new_range = first.new_range().start..last.new_range().end;
-            if unified.is_empty() {
-                unified.push_str(&format!("--- {path}\n+++ {path}\n"));
+            if first_group {
+                first_group = false;
+                push(&mut unified, &format!("--- {path}\n+++ {path}\n"), 2);
             }
-            unified.push_str(&format!(
+            let header = format!(
                 "@@ -{} +{} @@\n",
                 hunk_range(first_line + old_range.start, old_range.len()),
                 hunk_range(first_line + new_range.start, new_range.len())
-            ));
+            );
+            push(&mut unified, &header, 1);
             for op in &group {
                 for change in diff.iter_changes(op) {
                     let sign = match change.tag() {
@@ -606,18 +657,27 @@ impl Diff {
                             '+'
                         }
                     };
-                    unified.push(sign);
-                    unified.push_str(change.value());
+                    let mut line = String::with_capacity(change.value().len() + 1);
+                    line.push(sign);
+                    line.push_str(change.value());
+                    let mut lines = 1;
                     if change.missing_newline() {
-                        unified.push_str("\n\\ No newline at end of file\n");
+                        line.push_str("\n\\ No newline at end of file\n");
+                        lines = 2;
                     }
+                    push(&mut unified, &line, lines);
                 }
             }
+        }
+        let truncated = omitted > 0;
+        if truncated {
+            unified.push_str(&truncation_note(omitted, limit));
         }
         Self {
             unified,
             additions,
             deletions,
+            truncated,
         }
     }
 }
@@ -886,6 +946,32 @@ mod tests {
         let d = Diff::compute("f", "", "a\nb\n");
         assert_eq!((d.additions, d.deletions), (2, 0));
         assert!(d.unified.contains("@@ -0,0 +1,2 @@"), "{}", d.unified);
+    }
+
+    #[test]
+    fn large_diffs_are_cut_on_a_line_boundary() {
+        let new: String = (0..20_000).map(|i| format!("line {i}\n")).collect();
+        let d = Diff::compute("f", "", &new);
+        assert!(d.truncated);
+        assert_eq!((d.additions, d.deletions), (20_000, 0));
+        assert!(d.unified.len() <= DIFF_LIMIT + 100, "{}", d.unified.len());
+        let (body, note) = d.unified.rsplit_once("... (diff truncated").unwrap();
+        assert!(body.ends_with('\n'));
+        let shown = body.lines().filter(|l| l.starts_with('+')).count() - 1; // minus "+++"
+        assert!(
+            note.contains(&format!(" {} more lines not shown", 20_000 - shown)),
+            "{note}"
+        );
+        assert!(!Diff::compute("f", "a\n", "b\n").truncated);
+
+        let mut text = "one\ntwo\nthree\n".to_owned();
+        assert!(cap_diff(&mut text, 9));
+        assert_eq!(
+            text,
+            "one\ntwo\n... (diff truncated to 0 KiB: 1 more lines not shown)\n"
+        );
+        let mut short = "x\n".to_owned();
+        assert!(!cap_diff(&mut short, 9));
     }
 
     #[test]

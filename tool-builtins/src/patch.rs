@@ -321,7 +321,10 @@ struct Plan {
     ops: Vec<Op>,
     summary: Vec<String>,
     files: Vec<serde_json::Value>,
+    /// The unified diffs of every file, at most [`fsutil::DIFF_LIMIT`] bytes.
     diff: String,
+    /// A diff was cut (at the limit of one file's or of the whole).
+    diff_truncated: bool,
 }
 
 /// The content a path has in the plan so far: `Some(None)` when deleted, `None` when untouched.
@@ -349,6 +352,7 @@ fn plan(ws: &Workspace, ledger: Option<&FileLedger>, hunks: &[Hunk]) -> Result<P
     let mut summary = Vec::new();
     let mut files = Vec::new();
     let mut diff = String::new();
+    let mut diff_truncated = false;
     let resolve = |p: &str| ws.resolve(p).map_err(|e| e.to_string());
     // A read-only file is never replaced, deleted or moved away.
     let writable = |abs: &Path| fsutil::read_only(abs).map_or(Ok(()), Err);
@@ -384,6 +388,7 @@ fn plan(ws: &Workspace, ledger: Option<&FileLedger>, hunks: &[Hunk]) -> Result<P
                     .unwrap_or_default();
                 let fd = fsutil::Diff::compute(path, &old_text, contents);
                 diff.push_str(&fd.unified);
+                diff_truncated |= fd.truncated;
                 let (a, d) = (fd.additions, fd.deletions);
                 files.push(json!({"path": path, "kind": "add", "additions": a, "deletions": d}));
                 touch(&abs, &mut order);
@@ -406,7 +411,9 @@ fn plan(ws: &Workspace, ledger: Option<&FileLedger>, hunks: &[Hunk]) -> Result<P
                     Err(e) => return Err(format!("Failed to delete file {path}: {e}")),
                 };
                 let old_text = String::from_utf8_lossy(&old).into_owned();
-                diff.push_str(&fsutil::unified_diff(path, &old_text, ""));
+                let fd = fsutil::Diff::compute(path, &old_text, "");
+                diff.push_str(&fd.unified);
+                diff_truncated |= fd.truncated;
                 files.push(json!({"path": path, "kind": "delete", "additions": 0, "deletions": old_text.lines().count()}));
                 touch(&abs, &mut order);
                 overlay.insert(abs, None);
@@ -442,6 +449,7 @@ fn plan(ws: &Workspace, ledger: Option<&FileLedger>, hunks: &[Hunk]) -> Result<P
                 let shown = move_to.as_deref().unwrap_or(path);
                 let fd = fsutil::Diff::compute(shown, &normalized, &new_lf);
                 diff.push_str(&fd.unified);
+                diff_truncated |= fd.truncated;
                 let (a, d) = (fd.additions, fd.deletions);
                 match move_to {
                     Some(dest) => {
@@ -510,6 +518,7 @@ fn plan(ws: &Workspace, ledger: Option<&FileLedger>, hunks: &[Hunk]) -> Result<P
         ops,
         summary,
         files,
+        diff_truncated: fsutil::cap_diff(&mut diff, fsutil::DIFF_LIMIT) || diff_truncated,
         diff,
     })
 }
@@ -660,9 +669,14 @@ fn execute(ctx: &ToolContext, ledger: Option<&FileLedger>, plan: &Plan) -> ToolR
         out.push_str(line);
         out.push('\n');
     }
-    ToolResult::ok(out)
+    let result = ToolResult::ok(out)
         .with_metadata("files", plan.files.clone())
-        .with_metadata("diff", plan.diff.clone())
+        .with_metadata("diff", plan.diff.clone());
+    if plan.diff_truncated {
+        result.with_metadata("diff_truncated", true)
+    } else {
+        result
+    }
 }
 
 #[cfg(test)]
@@ -935,6 +949,35 @@ mod tests {
         let r = run(&ctx, "*** Begin Patch\n*** Delete File: y.txt\n*** Update File: x.txt\n*** Move to: y.txt\n@@\n-x\n+z\n*** End Patch").await;
         assert!(r.is_ok(), "{r:?}");
         assert_eq!(read(&d, "y.txt"), "z\n");
+    }
+
+    #[tokio::test]
+    async fn large_diffs_are_capped_in_metadata() {
+        let (d, ctx) = setup(&[]);
+        let body: String = (0..10_000).map(|i| format!("+line number {i}\n")).collect();
+        let mut patch = String::from("*** Begin Patch\n");
+        for f in ["a.txt", "b.txt"] {
+            patch.push_str(&format!("*** Add File: {f}\n{body}"));
+        }
+        patch.push_str("*** End Patch");
+        let r = run(&ctx, &patch).await;
+        assert!(r.is_ok(), "{r:?}");
+        let diff = r.metadata["diff"].as_str().unwrap();
+        assert!(diff.len() <= fsutil::DIFF_LIMIT + 100, "{}", diff.len());
+        assert!(
+            diff.contains("more lines not shown"),
+            "{}",
+            &diff[diff.len() - 200..]
+        );
+        assert_eq!(r.metadata["diff_truncated"], true);
+        assert_eq!(r.metadata["files"][1]["additions"], 10_000);
+        assert_eq!(read(&d, "b.txt").lines().count(), 10_000);
+        let r = run(
+            &ctx,
+            "*** Begin Patch\n*** Add File: c.txt\n+x\n*** End Patch",
+        )
+        .await;
+        assert!(r.metadata.get("diff_truncated").is_none(), "{r:?}");
     }
 
     #[tokio::test]

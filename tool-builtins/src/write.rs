@@ -96,12 +96,17 @@ fn write_blocking(
     }
     let shown = path.display().to_string();
     let diff = fsutil::Diff::compute(&shown, &old_text, content);
-    ToolResult::ok("Wrote file successfully.")
+    let truncated = diff.truncated;
+    let mut result = ToolResult::ok("Wrote file successfully.")
         .with_metadata("diff", diff.unified)
         .with_metadata("additions", diff.additions)
         .with_metadata("deletions", diff.deletions)
         .with_metadata("filepath", shown)
-        .with_metadata("exists", exists)
+        .with_metadata("exists", exists);
+    if truncated {
+        result = result.with_metadata("diff_truncated", true);
+    }
+    result
 }
 
 #[cfg(test)]
@@ -195,6 +200,29 @@ mod tests {
         .await
         .expect("write_file blocked on a pipe");
         assert!(r.error.unwrap().message.contains("not a regular file"));
+    }
+
+    #[tokio::test]
+    async fn large_diffs_are_capped_in_metadata() {
+        let (d, ctx) = setup();
+        let content: String = (0..50_000).map(|i| format!("line {i}\n")).collect();
+        let r = write_file(&ctx, "big.txt".into(), content.clone()).await;
+        assert!(r.is_ok(), "{r:?}");
+        let diff = r.metadata["diff"].as_str().unwrap();
+        assert!(diff.len() <= 64 * 1024 + 100, "{}", diff.len());
+        assert!(
+            diff.ends_with("more lines not shown)\n"),
+            "{}",
+            &diff[diff.len() - 100..]
+        );
+        assert_eq!(r.metadata["diff_truncated"], true);
+        assert_eq!(r.metadata["additions"], 50_000);
+        assert_eq!(
+            fs::read_to_string(d.path().join("big.txt")).unwrap(),
+            content
+        );
+        let r = write_file(&ctx, "small.txt".into(), "x\n".into()).await;
+        assert!(r.metadata.get("diff_truncated").is_none());
     }
 
     #[tokio::test]

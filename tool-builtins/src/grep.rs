@@ -82,7 +82,7 @@ pub fn grep_content(
     };
     let target = match path.as_deref().filter(|p| !p.trim().is_empty()) {
         None => ws.root().to_path_buf(),
-        Some(p) => match ws.resolve(p) {
+        Some(p) => match crate::workspace::resolve_for_read(context, &ws, p) {
             Ok(t) if t.exists() => t,
             Ok(_) => return search::not_found(&ws.absolute(p)),
             Err(e) => return e.to_result(),

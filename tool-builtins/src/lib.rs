@@ -269,6 +269,59 @@ mod tests {
         assert!(res.is_ok(), "a patch write counts as a read: {res:?}");
     }
 
+    /// Truncated output points at a spill file: `read_file` and `grep_content`
+    /// may read it (default and configured spill folders), nothing may write there.
+    #[tokio::test]
+    async fn spill_files_are_readable_but_not_writable() {
+        let d = tempfile::tempdir().unwrap();
+        let custom = tempfile::tempdir().unwrap();
+        let configured = super::BashConfig::default().with_truncation(
+            super::BashConfig::default()
+                .truncation
+                .spill_dir(custom.path()),
+        );
+        let r = super::registry();
+        for ctx in [
+            super::context(d.path()).unwrap(),
+            super::context(d.path()).unwrap().with_state(configured),
+        ] {
+            let res = r
+                .execute("bash_command", json!({"command": "seq 1 100000"}), &ctx)
+                .await;
+            assert_eq!(res.metadata["truncated"], true, "{res:?}");
+            let spill = res.metadata["output_path"].as_str().unwrap().to_owned();
+            let res = r
+                .execute(
+                    "read_file",
+                    json!({"file_path": spill, "offset": 77777, "limit": 1}),
+                    &ctx,
+                )
+                .await;
+            assert!(res.output.contains("77777: 77777\n"), "{res:?}");
+            let res = r
+                .execute(
+                    "grep_content",
+                    json!({"pattern": "^88888$", "path": spill}),
+                    &ctx,
+                )
+                .await;
+            assert!(res.output.starts_with("Found 1 matches"), "{res:?}");
+            for (tool, args) in [
+                ("write_file", json!({"file_path": spill, "content": "x"})),
+                (
+                    "edit_file",
+                    json!({"file_path": spill, "old_string": "77777", "new_string": "x"}),
+                ),
+            ] {
+                let res = r.execute(tool, args, &ctx).await;
+                let msg = res.error.map(|e| e.message).unwrap_or_default();
+                assert!(msg.contains("outside the workspace"), "{tool}: {msg}");
+            }
+            assert_eq!(std::fs::metadata(&spill).unwrap().len(), 588_895);
+            std::fs::remove_file(spill).unwrap();
+        }
+    }
+
     #[test]
     fn registry_holds_exactly_the_builtins_that_are_linked() {
         let r = super::registry();

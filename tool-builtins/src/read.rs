@@ -92,7 +92,7 @@ pub async fn read_file(
         Ok(ws) => ws,
         Err(r) => return r,
     };
-    let path = match ws.resolve(&file_path) {
+    let path = match crate::workspace::resolve_for_read(context, &ws, &file_path) {
         Ok(p) => p,
         Err(e) => return e.to_result(),
     };

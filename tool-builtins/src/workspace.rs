@@ -35,10 +35,17 @@ const MAX_SYMLINK_HOPS: u32 = 40;
 pub struct Workspace {
     root: PathBuf,
     extra_roots: Vec<PathBuf>,
+    /// Folders `read_file` and `grep_content` may read but nothing may write
+    /// (the spill folder of truncated output), as given: they may not exist yet.
+    read_only_roots: Vec<PathBuf>,
 }
 
 impl Workspace {
     /// A workspace rooted at `root` (which must exist; it is canonicalised).
+    ///
+    /// The default spill folder of truncated output
+    /// ([`tool_core::truncate::default_spill_dir`]) is a read-only root, so a
+    /// model can read the full output a truncated result points at.
     ///
     /// # Errors
     /// The I/O error of canonicalising `root` (e.g. it does not exist).
@@ -46,7 +53,24 @@ impl Workspace {
         Ok(Self {
             root: std::fs::canonicalize(root)?,
             extra_roots: Vec::new(),
+            read_only_roots: vec![tool_core::truncate::default_spill_dir()],
         })
+    }
+
+    /// Adds a folder that [`Workspace::resolve_for_read`] accepts and
+    /// [`Workspace::resolve`] (every write) refuses, such as a configured
+    /// spill folder. It need not exist yet: it is canonicalised at each check.
+    pub fn with_read_only_root(mut self, root: impl Into<PathBuf>) -> Self {
+        let root = root.into();
+        if !self.read_only_roots.contains(&root) {
+            self.read_only_roots.push(root);
+        }
+        self
+    }
+
+    /// The read-only roots, as given.
+    pub fn read_only_roots(&self) -> &[PathBuf] {
+        &self.read_only_roots
     }
 
     /// Adds a folder outside the root that the tools may also use (e.g. a shared cache).
@@ -113,6 +137,48 @@ impl Workspace {
                 resolved,
                 root: self.root.clone(),
             })
+        }
+    }
+
+    /// [`Workspace::resolve`] for reading only: a path inside a read-only
+    /// root (the spill folder of truncated output) is accepted too. Never
+    /// use the result to write.
+    ///
+    /// # Errors
+    /// As [`Workspace::resolve`].
+    pub fn resolve_for_read(&self, model_path: &str) -> Result<PathBuf, PathError> {
+        self.resolve_for_read_in(model_path, &[])
+    }
+
+    /// [`Workspace::resolve_for_read`] with more read-only folders for this call.
+    pub(crate) fn resolve_for_read_in(
+        &self,
+        model_path: &str,
+        more: &[PathBuf],
+    ) -> Result<PathBuf, PathError> {
+        match self.resolve(model_path) {
+            Err(PathError::Outside {
+                path,
+                resolved,
+                root,
+            }) => {
+                let readable = self
+                    .read_only_roots
+                    .iter()
+                    .chain(more)
+                    .filter_map(|r| std::fs::canonicalize(r).ok())
+                    .any(|r| resolved.starts_with(r));
+                if readable {
+                    Ok(resolved)
+                } else {
+                    Err(PathError::Outside {
+                        path,
+                        resolved,
+                        root,
+                    })
+                }
+            }
+            other => other,
         }
     }
 
@@ -190,6 +256,22 @@ impl PathError {
         };
         ToolResult::error(kind, self.to_string())
     }
+}
+
+/// Resolves a path to read in `ctx`: inside the workspace, one of its
+/// read-only roots, or the spill folder of the context's
+/// [`BashConfig`](crate::bash::BashConfig) (where `bash_command` saves full output).
+pub(crate) fn resolve_for_read(
+    ctx: &ToolContext,
+    ws: &Workspace,
+    model_path: &str,
+) -> Result<PathBuf, PathError> {
+    let more: Vec<PathBuf> = ctx
+        .state::<crate::bash::BashConfig>()
+        .map(|c| c.truncation.resolved_spill_dir())
+        .into_iter()
+        .collect();
+    ws.resolve_for_read_in(model_path, &more)
 }
 
 /// The workspace of the context, or the `missing_context` error result a
@@ -342,6 +424,31 @@ mod tests {
         let ws = ws.with_extra_root(other.path()).unwrap();
         let p = other.path().join("f.txt");
         assert!(ws.resolve(p.to_str().unwrap()).is_ok());
+    }
+
+    #[test]
+    fn read_only_roots_are_readable_but_not_writable() {
+        let (_d, ws) = setup();
+        let spill = tempfile::tempdir().unwrap();
+        let file = spill.path().join("out.txt");
+        std::fs::write(&file, "x").unwrap();
+        let name = file.to_str().unwrap();
+        assert!(ws.resolve_for_read(name).is_err());
+        let ws = ws.with_read_only_root(spill.path());
+        assert_eq!(
+            ws.resolve_for_read(name).unwrap(),
+            std::fs::canonicalize(&file).unwrap()
+        );
+        assert!(
+            ws.resolve(name)
+                .unwrap_err()
+                .to_string()
+                .contains("outside the workspace")
+        );
+        assert!(ws.resolve_for_read("/etc/hostname").is_err());
+        // `..` out of a read-only root is still outside.
+        let up = format!("{}/../../etc/hostname", spill.path().display());
+        assert!(ws.resolve_for_read(&up).is_err());
     }
 
     #[test]

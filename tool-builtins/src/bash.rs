@@ -425,7 +425,12 @@ async fn apply_policy(
         }
         ApprovalDecision::Deny(reason) => Err(ToolResult::error(
             ErrorKind::Denied,
-            format!("The user denied the command: {reason}"),
+            format!(
+                "The user denied the command: {reason}. {} It was not run: rewrite it so that the \
+                 command policy allows it without confirmation (for example, run the inner command \
+                 of a substitution on its own first), or ask the user to run it.",
+                decision.reason
+            ),
         )),
     }
 }

@@ -144,6 +144,15 @@ pub(crate) struct CommonOptions {
     #[arg(long, global = true, value_enum, value_name = "POLICY", default_value_t = Approve::Never)]
     pub(crate) approve: Approve,
 
+    /// Allow / ask / deny patterns for bash_command, as JSON: {"default": "allow", "allow":
+    /// ["git status *"], "ask": ["git push *"], "deny": ["rm -rf *"]} (every key optional,
+    /// default "allow"). Each segment of a compound command (&&, ||, ;, |, &, newlines) is
+    /// checked and the strictest verdict wins; command substitution, eval and sh -c need at least
+    /// "ask". "ask" is answered by --approve: never (or read) refuses the command, all runs it.
+    /// Without this option commands are not checked.
+    #[arg(long, global = true, value_name = "FILE")]
+    pub(crate) bash_policy: Option<PathBuf>,
+
     /// JSON secret store: {"key": "value", "<url pattern>": {"key": "value"}}. Models write
     /// <secret>key</secret>; values are substituted into calls and masked in results, never
     /// printed.

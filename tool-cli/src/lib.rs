@@ -80,6 +80,7 @@
 
 mod args;
 mod base64;
+mod bash_policy;
 mod cli;
 mod commands;
 #[cfg(feature = "fixtures")]

@@ -253,3 +253,65 @@ fn secrets_are_substituted_masked_and_never_printed() {
     assert_eq!(code(&out), 2);
     assert!(stderr(&out).contains("secret store"), "{}", stderr(&out));
 }
+
+#[test]
+fn bash_policy_asks_the_approver_and_denies_by_pattern() {
+    let dir = TempDir::new();
+    let file = dir.path().join("policy.json");
+    std::fs::write(&file, r#"{"deny": ["rm *"]}"#).unwrap();
+    let policy = file.to_str().unwrap();
+    let bash = |approve: &str, command: &str| {
+        let args = json!({ "command": command }).to_string();
+        let out = run([
+            "call",
+            "--workspace",
+            dir.arg(),
+            "--bash-policy",
+            policy,
+            "--approve",
+            approve,
+            "bash_command",
+            &args,
+        ]);
+        one_json_line(&out)
+    };
+    // Command substitution needs confirmation: --approve never refuses it
+    // with a message that says why and what to do.
+    let v = bash("never", "echo $(echo hi)");
+    assert_eq!(v["error"]["kind"], "denied", "{v}");
+    let msg = v["error"]["message"].as_str().unwrap();
+    assert!(msg.contains("command substitution"), "{msg}");
+    assert!(msg.contains("It was not run"), "{msg}");
+    // --approve all runs it.
+    let v = bash("all", "echo $(echo hi)");
+    assert_eq!(v["output"], "hi\n", "{v}");
+    // A deny pattern refuses whatever --approve says, and nothing runs.
+    std::fs::write(dir.path().join("keep.txt"), "x").unwrap();
+    let v = bash("all", "ls && rm keep.txt");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("not allowed by the command policy"),
+        "{v}"
+    );
+    assert!(dir.path().join("keep.txt").exists());
+    // Plain commands run without asking.
+    assert_eq!(bash("never", "echo plain")["output"], "plain\n");
+
+    // A bad file is a usage error that names the key.
+    std::fs::write(&file, r#"{"denied": []}"#).unwrap();
+    let out = run([
+        "--bash-policy",
+        policy,
+        "call",
+        "bash_command",
+        "--command=ls",
+    ]);
+    assert_eq!(code(&out), 2);
+    assert!(
+        stderr(&out).contains("unknown key `denied`"),
+        "{}",
+        stderr(&out)
+    );
+}

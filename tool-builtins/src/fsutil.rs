@@ -159,11 +159,94 @@ impl fmt::Display for EncodeError {
 
 impl std::error::Error for EncodeError {}
 
+/// Bytes at the start of a file that decide its legacy encoding: the
+/// same prefix for `read_file` (which streams) and the editing tools (which
+/// hold the whole file), so both decode a file the same way.
+pub const DETECT_PREFIX_BYTES: usize = 1024 * 1024;
+
 /// The most likely legacy encoding of `bytes` (not UTF-8), by `chardetng`.
 pub fn detect_encoding(bytes: &[u8]) -> &'static Encoding {
     let mut det = chardetng::EncodingDetector::new();
     det.feed(bytes, true);
     det.guess(None, false)
+}
+
+/// The legacy encoding of a file that is not valid UTF-8, decided by its
+/// first [`DETECT_PREFIX_BYTES`] (`prefix` may be longer: the rest is ignored).
+///
+/// This is the one decision for a whole file: every line is then decoded in
+/// this encoding, also lines that happen to be valid UTF-8, because that is
+/// how the file is written back.
+pub fn file_encoding(prefix: &[u8]) -> &'static Encoding {
+    let end = prefix.len().min(DETECT_PREFIX_BYTES);
+    detect_encoding(&prefix[..end])
+}
+
+/// Validates UTF-8 arriving in pieces (a character may be split between
+/// two), in constant memory.
+#[derive(Debug, Default, Clone)]
+pub struct Utf8Validator {
+    pending: [u8; 4],
+    pending_len: usize,
+    invalid: bool,
+}
+
+impl Utf8Validator {
+    /// A validator that has seen nothing yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Checks the next piece.
+    pub fn feed(&mut self, mut bytes: &[u8]) {
+        if self.invalid {
+            return;
+        }
+        if self.pending_len > 0 {
+            let width = match self.pending[0] {
+                0xC0..=0xDF => 2,
+                0xE0..=0xEF => 3,
+                _ => 4,
+            };
+            let take = (width - self.pending_len).min(bytes.len());
+            self.pending[self.pending_len..self.pending_len + take].copy_from_slice(&bytes[..take]);
+            self.pending_len += take;
+            bytes = &bytes[take..];
+            if self.pending_len < width {
+                // Still incomplete: the prefix so far must be valid.
+                if std::str::from_utf8(&self.pending[..self.pending_len])
+                    .is_err_and(|e| e.error_len().is_some())
+                {
+                    self.invalid = true;
+                }
+                return;
+            }
+            if std::str::from_utf8(&self.pending[..width]).is_err() {
+                self.invalid = true;
+                return;
+            }
+            self.pending_len = 0;
+        }
+        match std::str::from_utf8(bytes) {
+            Ok(_) => {}
+            Err(e) if e.error_len().is_none() => {
+                let tail = &bytes[e.valid_up_to()..];
+                self.pending[..tail.len()].copy_from_slice(tail);
+                self.pending_len = tail.len();
+            }
+            Err(_) => self.invalid = true,
+        }
+    }
+
+    /// Whether an invalid sequence has been seen already.
+    pub fn failed(&self) -> bool {
+        self.invalid
+    }
+
+    /// Whether everything fed was valid UTF-8 and no character was left unfinished.
+    pub fn is_valid(&self) -> bool {
+        !self.invalid && self.pending_len == 0
+    }
 }
 
 /// Decodes `bytes` without lossy replacement, in `encoding`. UTF-8 and
@@ -179,8 +262,10 @@ pub fn decode_exact(bytes: &[u8], encoding: &'static Encoding) -> Option<String>
 
 impl TextFile {
     /// Decodes a file's bytes: a byte order mark decides (UTF-8, UTF-16LE/BE);
-    /// otherwise valid UTF-8 is UTF-8, and anything else is decoded with the
-    /// encoding `chardetng` detects, with no replacement characters.
+    /// otherwise a file that is valid UTF-8 as a whole is UTF-8, and anything
+    /// else is decoded, every line alike, with the encoding [`file_encoding`]
+    /// detects, with no replacement characters. `read_file` makes the same
+    /// decision, so what it shows is what the editing tools match.
     ///
     /// # Errors
     /// [`DecodeError`] when the bytes are not valid in the chosen encoding.
@@ -194,7 +279,7 @@ impl TextFile {
         } else if std::str::from_utf8(bytes).is_ok() {
             (UTF_8, false, bytes)
         } else {
-            (detect_encoding(bytes), false, bytes)
+            (file_encoding(bytes), false, bytes)
         };
         let text = decode_exact(body, encoding).ok_or(DecodeError {
             encoding: encoding.name(),
@@ -818,6 +903,28 @@ mod tests {
         assert_eq!(t.text, "hé\n");
         assert_eq!(t.encode(&t.text).unwrap(), bytes);
         assert!(!looks_binary(&bytes));
+    }
+
+    #[test]
+    fn utf8_validator_handles_split_characters() {
+        let text = "a\u{e9}\u{2014}\u{1F600}z".as_bytes();
+        for split in 0..=text.len() {
+            for second in split..=text.len() {
+                let mut v = Utf8Validator::new();
+                v.feed(&text[..split]);
+                v.feed(&text[split..second]);
+                v.feed(&text[second..]);
+                assert!(v.is_valid(), "split at {split}/{second}");
+            }
+        }
+        let mut v = Utf8Validator::new();
+        v.feed(b"ok \xC3");
+        assert!(!v.is_valid() && !v.failed(), "unfinished, not yet wrong");
+        v.feed(b"(");
+        assert!(v.failed());
+        let mut v = Utf8Validator::new();
+        v.feed(b"caf\xE9 latin-1\n");
+        assert!(v.failed());
     }
 
     #[test]

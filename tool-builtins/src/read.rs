@@ -279,6 +279,9 @@ enum TextError {
     Io(io::Error),
     Binary,
     Undecodable(&'static str),
+    /// The file, read as UTF-8, turned out not to be UTF-8: read it again
+    /// with its legacy encoding (every line, so that it reads as it is edited).
+    NotUtf8,
 }
 
 impl From<io::Error> for TextError {
@@ -304,18 +307,43 @@ fn read_text(
     } else if fsutil::looks_binary(&sample) {
         Err(TextError::Binary)
     } else {
-        file.seek(SeekFrom::Start(0))?;
-        let encoding = match std::str::from_utf8(&sample) {
-            // A character cut at the sample's end is not evidence of another encoding.
-            Err(e) if e.error_len().is_some() => Some(fsutil::detect_encoding(&sample)),
-            _ => None,
+        // One decision for the whole file, as `TextFile::decode` makes it:
+        // UTF-8 when every byte of it is, else the encoding its first bytes
+        // suggest, for every line. A character cut at the sample's end is
+        // not evidence of another encoding.
+        let bom = sample.starts_with(fsutil::UTF8_BOM);
+        let sample_invalid = std::str::from_utf8(&sample).is_err_and(|e| e.error_len().is_some());
+        let as_utf8 = if sample_invalid {
+            Err(TextError::NotUtf8)
+        } else {
+            file.seek(SeekFrom::Start(0))?;
+            Scanner::new(offset, limit, opts, None).run(&mut file)
         };
-        Scanner::new(offset, limit, opts, encoding).run(&mut file)
+        match as_utf8 {
+            // A byte order mark says UTF-8, whatever follows.
+            Err(TextError::NotUtf8) if bom => Err(TextError::Undecodable("UTF-8")),
+            Err(TextError::NotUtf8) => {
+                file.seek(SeekFrom::Start(0))?;
+                let mut prefix = vec![0u8; fsutil::DETECT_PREFIX_BYTES];
+                let n = read_full(&mut file, &mut prefix)?;
+                let encoding = fsutil::file_encoding(&prefix[..n]);
+                drop(prefix);
+                file.seek(SeekFrom::Start(0))?;
+                Scanner::new(offset, limit, opts, Some(encoding)).run(&mut file)
+            }
+            other => other,
+        }
     };
     let scan = match scan {
         Ok(s) => s,
         Err(TextError::Io(e)) => return Err(e),
         Err(TextError::Binary) => return Ok(binary(path)),
+        Err(TextError::NotUtf8) => {
+            return Ok(ToolResult::failed(format!(
+                "Cannot read {}: the file is not valid UTF-8.",
+                path.display()
+            )));
+        }
         Err(TextError::Undecodable(enc)) => {
             return Ok(ToolResult::failed(format!(
                 "Cannot read {}: the file is not valid UTF-8 and does not decode cleanly as {enc} either. \
@@ -393,7 +421,10 @@ struct Scanner<'a> {
     offset: usize,
     last_wanted: usize,
     opts: &'a ReadOptions,
+    /// The legacy encoding of every line, or `None` for UTF-8.
     encoding: Option<&'static Encoding>,
+    /// Checks the whole file when reading it as UTF-8.
+    utf8: fsutil::Utf8Validator,
     /// Bytes of the current line (capped).
     line: Vec<u8>,
     line_capped: bool,
@@ -415,6 +446,7 @@ impl<'a> Scanner<'a> {
             last_wanted: offset.saturating_add(limit).saturating_sub(1),
             opts,
             encoding,
+            utf8: fsutil::Utf8Validator::new(),
             line: Vec::new(),
             line_capped: false,
             out: Vec::new(),
@@ -452,6 +484,12 @@ impl<'a> Scanner<'a> {
             };
             let chunk = &buf[..n];
             hasher.update(chunk);
+            if self.encoding.is_none() {
+                self.utf8.feed(chunk);
+                if self.utf8.failed() {
+                    return Err(TextError::NotUtf8);
+                }
+            }
             last_byte = Some(chunk[n - 1]);
             if done {
                 newlines += memchr::memchr_iter(b'\n', chunk).count();
@@ -498,6 +536,9 @@ impl<'a> Scanner<'a> {
             if let Some(e) = self.error.take() {
                 return Err(e);
             }
+        }
+        if self.encoding.is_none() && !self.utf8.is_valid() {
+            return Err(TextError::NotUtf8);
         }
         let partial_last = last_byte.is_some_and(|b| b != b'\n');
         if partial_last && !done && newlines + 1 >= self.offset {
@@ -546,25 +587,31 @@ impl<'a> Scanner<'a> {
         true
     }
 
-    fn decode(&mut self, bytes: &[u8], capped: bool) -> Result<String, TextError> {
-        if self.encoding.is_none() {
-            match std::str::from_utf8(bytes) {
-                Ok(s) => return Ok(s.to_owned()),
+    /// Decodes one line in the file's one encoding (never line by line:
+    /// a valid UTF-8 line in a Latin-1 file is Latin-1 like the rest).
+    fn decode(&self, bytes: &[u8], capped: bool) -> Result<String, TextError> {
+        let Some(enc) = self.encoding else {
+            return match std::str::from_utf8(bytes) {
+                Ok(s) => Ok(s.to_owned()),
                 // The cap cut a character in two: keep the whole ones.
                 Err(e) if capped && e.error_len().is_none() => {
-                    return Ok(String::from_utf8_lossy(&bytes[..e.valid_up_to()]).into_owned());
+                    Ok(String::from_utf8_lossy(&bytes[..e.valid_up_to()]).into_owned())
                 }
-                Err(_) => {
-                    // A later line is not UTF-8: from here on use the detected encoding.
-                    self.encoding = Some(fsutil::detect_encoding(bytes));
+                Err(_) => Err(TextError::NotUtf8),
+            };
+        };
+        if let Some(s) = fsutil::decode_exact(bytes, enc) {
+            return Ok(s);
+        }
+        // The cap may have cut a multi-byte character in two.
+        if capped {
+            for cut in 1..=3.min(bytes.len()) {
+                if let Some(s) = fsutil::decode_exact(&bytes[..bytes.len() - cut], enc) {
+                    return Ok(s);
                 }
             }
         }
-        if let Ok(s) = std::str::from_utf8(bytes) {
-            return Ok(s.to_owned());
-        }
-        let enc = self.encoding.unwrap_or(encoding_rs::WINDOWS_1252);
-        fsutil::decode_exact(bytes, enc).ok_or(TextError::Undecodable(enc.name()))
+        Err(TextError::Undecodable(enc.name()))
     }
 }
 
@@ -816,6 +863,48 @@ mod tests {
         );
         assert!(!r.output.contains('\u{FFFD}'));
         assert!(r.output.contains("<encoding>windows-1252</encoding>"));
+    }
+
+    /// A file with a UTF-8 line and a Latin-1 line is not UTF-8: `read_file`
+    /// decodes every line in the one encoding `edit_file` uses, so text copied
+    /// from what it shows matches, and the edit leaves other bytes alone.
+    #[tokio::test]
+    async fn mixed_utf8_and_latin1_read_as_edit_file_sees_them() {
+        let mut bytes = "utf8 caf\u{e9} line\n".as_bytes().to_vec();
+        bytes.extend_from_slice(b"latin1 caf\xE9 line\n");
+        // Far past the 4 KiB sample too, so the scan finds it late.
+        let mut late = "caf\u{e9}\n".as_bytes().repeat(2000);
+        late.extend_from_slice(b"na\xEFve\n");
+        let (d, ctx) = setup(&[("mixed.txt", &bytes), ("late.txt", &late)]);
+        let file = fsutil::TextFile::decode(&bytes).unwrap();
+        assert!(!file.is_utf8());
+        let r = read(&ctx, "mixed.txt", None, None).await;
+        let expected: Vec<String> = file
+            .text
+            .lines()
+            .enumerate()
+            .map(|(i, l)| format!("{}: {l}", i + 1))
+            .collect();
+        assert!(r.output.contains(&expected.join("\n")), "{}", r.output);
+        let named = format!("<encoding>{}</encoding>", file.encoding.name());
+        assert!(r.output.contains(&named), "{}", r.output);
+        // What read_file showed for line 1 is what edit_file matches.
+        let line1 = expected[0].trim_start_matches("1: ").to_owned();
+        let e =
+            crate::edit::edit_file(&ctx, "mixed.txt".into(), line1, "first".into(), false).await;
+        assert!(e.is_ok(), "{e:?}");
+        let mut want = b"first\n".to_vec();
+        want.extend_from_slice(b"latin1 caf\xE9 line\n");
+        assert_eq!(fs::read(d.path().join("mixed.txt")).unwrap(), want);
+
+        let late_file = fsutil::TextFile::decode(&late).unwrap();
+        let r = read(&ctx, "late.txt", Some(1), Some(1)).await;
+        let shown = format!("1: {}\n", late_file.text.lines().next().unwrap());
+        assert!(r.output.contains(&shown), "{}", r.output);
+        let named = format!("<encoding>{}</encoding>", late_file.encoding.name());
+        assert!(r.output.contains(&named), "{}", r.output);
+        let r = read(&ctx, "late.txt", Some(2001), Some(1)).await;
+        assert!(r.output.contains("2001: na\u{ef}ve\n"), "{}", r.output);
     }
 
     #[tokio::test]

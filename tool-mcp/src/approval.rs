@@ -1,12 +1,20 @@
-//! Confirmation through the client: an [`Approver`] that asks the person
-//! behind the MCP client with an elicitation request.
+//! Confirmation through the client: in 2025-11-25 sessions an [`Approver`]
+//! that asks the person behind the MCP client with an elicitation request;
+//! in the 2026-07-28 era an input-required result (SEP-2322) whose
+//! `elicitation/create` form the client answers on its retry.
 
-use std::sync::Arc;
-
-use rmcp::service::{ElicitationError, ElicitationMode, RequestContext};
-use rmcp::{Peer, RoleServer};
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use rmcp::model::{
+    CallToolResponse, CallToolResult, ElicitResult, ElicitationAction, InputRequest, InputRequests,
+    InputRequiredResult,
+};
+use rmcp::service::{ElicitationError, ElicitationMode, RequestContext};
+use rmcp::{ErrorData, Peer, RoleServer};
+use serde_json::{Map, Value, json};
+use tokio::sync::oneshot;
 use tool_core::{ApprovalDecision, ApprovalRequest, Approver, ToolContext};
 
 /// The form the client shows: one yes/no field.
@@ -34,6 +42,9 @@ impl ElicitationApprover {
         request: &RequestContext<RoleServer>,
         ctx: &ToolContext,
     ) -> Option<Self> {
+        if is_stateless_era(request) {
+            return None;
+        }
         let peer = &request.peer;
         peer.peer_info()?;
         if !peer
@@ -75,5 +86,260 @@ impl Approver for ElicitationApprover {
                 },
             }
         })
+    }
+}
+
+// ---------------------------------------------------------------------------
+// 2026-07-28: confirmation through an input-required result (SEP-2322).
+// ---------------------------------------------------------------------------
+
+/// Key of the confirmation in `inputRequests` / `inputResponses`.
+pub(crate) const CONFIRM_KEY: &str = "confirm";
+
+/// Field of the confirmation form that carries the yes/no answer.
+pub(crate) const APPROVE_FIELD: &str = "approve";
+
+/// Prefix of the `requestState` of a confirmation round.
+const STATE_PREFIX: &str = "confirm-v1:";
+
+/// `true` when this request is of the 2026-07-28 era (no `initialize`).
+pub(crate) fn is_stateless_era(request: &RequestContext<RoleServer>) -> bool {
+    request
+        .protocol_version()
+        .is_some_and(|v| !v.has_initialize())
+}
+
+/// `true` when the client of this 2026-07-28 request declared form
+/// elicitation in its per-request capabilities, so it can answer an
+/// `elicitation/create` input request.
+pub(crate) fn client_answers_input_requests(request: &RequestContext<RoleServer>) -> bool {
+    request
+        .client_capabilities()
+        .and_then(|c| c.elicitation)
+        .is_some_and(|e| e.form.is_some() || e.url.is_none())
+}
+
+/// The `requestState` of a confirmation round: binds the answer to this tool
+/// and these exact arguments (a retry with other arguments is asked again).
+/// Not secret and not sealed: the client is the one who approves anyway.
+fn request_state(tool: &str, arguments: &Map<String, Value>) -> String {
+    use sha2::Digest;
+    let canonical = serde_json::to_vec(&(tool, arguments)).unwrap_or_default();
+    let digest = sha2::Sha256::digest(&canonical);
+    let mut state = String::with_capacity(STATE_PREFIX.len() + 64);
+    state.push_str(STATE_PREFIX);
+    for byte in digest {
+        state.push_str(&format!("{byte:02x}"));
+    }
+    state
+}
+
+/// How an editable parameter appears in the form.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Field {
+    String,
+    Boolean,
+    Integer,
+    Number,
+    /// Any other value (object, array, null, absent): a string holding JSON.
+    Json,
+}
+
+fn field_of(value: Option<&Value>) -> Field {
+    match value {
+        Some(Value::String(_)) => Field::String,
+        Some(Value::Bool(_)) => Field::Boolean,
+        Some(Value::Number(n)) if n.is_i64() || n.is_u64() => Field::Integer,
+        Some(Value::Number(_)) => Field::Number,
+        _ => Field::Json,
+    }
+}
+
+/// The confirmation form of `request`: an `approve` boolean, plus one field
+/// per editable parameter (its current value as the default).
+fn confirmation_form(request: &ApprovalRequest) -> (String, Value) {
+    let arguments = serde_json::to_string(&request.arguments).unwrap_or_default();
+    let mut message = format!(
+        "Allow the tool `{}` ({}) to run with these arguments?\n{arguments}",
+        request.tool, request.kind
+    );
+    let mut properties = Map::new();
+    properties.insert(
+        APPROVE_FIELD.to_owned(),
+        json!({"type": "boolean", "title": "Approve", "description": "Allow this call?", "default": false}),
+    );
+    for param in &request.editable_params {
+        if param == APPROVE_FIELD {
+            continue;
+        }
+        let current = request.arguments.get(param);
+        let schema = match (field_of(current), current) {
+            (Field::String, Some(v)) => json!({"type": "string", "default": v}),
+            (Field::Boolean, Some(v)) => json!({"type": "boolean", "default": v}),
+            (Field::Integer, Some(v)) => json!({"type": "integer", "default": v}),
+            (Field::Number, Some(v)) => json!({"type": "number", "default": v}),
+            (_, current) => {
+                let mut s = json!({"type": "string", "description": format!("`{param}` as JSON")});
+                if let Some(v) = current {
+                    s["default"] = Value::String(v.to_string());
+                }
+                s
+            }
+        };
+        properties.insert(param.clone(), schema);
+    }
+    if properties.len() > 1 {
+        let names: Vec<&str> = properties.keys().skip(1).map(String::as_str).collect();
+        message.push_str(&format!("\nYou may change: {}.", names.join(", ")));
+    }
+    let schema = json!({"type": "object", "properties": properties, "required": [APPROVE_FIELD]});
+    (message, schema)
+}
+
+/// The input-required result that asks the client to confirm `request`.
+fn input_required(
+    request: &ApprovalRequest,
+    state: String,
+) -> Result<InputRequiredResult, ErrorData> {
+    let (message, schema) = confirmation_form(request);
+    let input: InputRequest = serde_json::from_value(json!({
+        "method": "elicitation/create",
+        "params": {"mode": "form", "message": message, "requestedSchema": schema},
+    }))
+    .map_err(|e| ErrorData::internal_error(format!("confirmation form: {e}"), None))?;
+    let mut requests = InputRequests::new();
+    requests.insert(CONFIRM_KEY.to_owned(), input);
+    Ok(InputRequiredResult::new(Some(requests), Some(state)))
+}
+
+/// The decision a client's answer to [`confirmation_form`] stands for. Only
+/// editable parameters are taken from the answer; tool-core checks the edits
+/// again before the call runs.
+fn decide(answer: &ElicitResult, request: &ApprovalRequest) -> ApprovalDecision {
+    let content = match (&answer.action, &answer.content) {
+        (ElicitationAction::Accept, Some(Value::Object(content))) => content,
+        (ElicitationAction::Cancel, _) => {
+            return ApprovalDecision::Deny("the user cancelled this call".to_owned());
+        }
+        _ => return ApprovalDecision::Deny("the user did not approve this call".to_owned()),
+    };
+    if content.get(APPROVE_FIELD).and_then(Value::as_bool) != Some(true) {
+        return ApprovalDecision::Deny("the user did not approve this call".to_owned());
+    }
+    let mut edited = request.arguments.clone();
+    for param in &request.editable_params {
+        let Some(value) = content.get(param) else {
+            continue;
+        };
+        let current = request.arguments.get(param);
+        let value = if field_of(current) == Field::Json {
+            match value {
+                Value::String(text) if text.trim().is_empty() && current.is_none() => continue,
+                Value::String(text) => match serde_json::from_str(text) {
+                    Ok(v) => v,
+                    Err(e) => {
+                        return ApprovalDecision::Deny(format!(
+                            "the edited `{param}` is not valid JSON ({e}), so the call was not made"
+                        ));
+                    }
+                },
+                other => other.clone(),
+            }
+        } else {
+            value.clone()
+        };
+        edited.insert(param.clone(), value);
+    }
+    if edited == request.arguments {
+        ApprovalDecision::Approve
+    } else {
+        ApprovalDecision::ApproveWithEdits(edited)
+    }
+}
+
+/// The approver of one `tools/call` round of the 2026-07-28 era: with the
+/// client's answer it decides from that answer; without one it hands the
+/// request to the round (which returns an input-required result) and never
+/// decides, so the call never runs. A second confirmation asked by the same
+/// call goes to the base context's approver (or is denied).
+struct InputApprover {
+    answer: Mutex<Option<ElicitResult>>,
+    ask: Mutex<Option<oneshot::Sender<ApprovalRequest>>>,
+    fallback: Option<Arc<dyn Approver>>,
+}
+
+impl Approver for InputApprover {
+    fn approve(
+        &self,
+        request: ApprovalRequest,
+    ) -> Pin<Box<dyn Future<Output = ApprovalDecision> + Send + 'static>> {
+        let answer = self
+            .answer
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(answer) = answer {
+            let decision = decide(&answer, &request);
+            return Box::pin(async move { decision });
+        }
+        let ask = self
+            .ask
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(ask) = ask {
+            let _ = ask.send(request);
+            return Box::pin(std::future::pending());
+        }
+        match &self.fallback {
+            Some(fallback) => fallback.approve(request),
+            None => Box::pin(async {
+                ApprovalDecision::Deny(
+                    "this call asked for a second confirmation, which the client cannot be asked for"
+                        .to_owned(),
+                )
+            }),
+        }
+    }
+}
+
+/// One `tools/call` round of the 2026-07-28 era for a client that answers
+/// input requests: the call runs with an [`InputApprover`]; when it needs a
+/// confirmation that this round does not answer, the call is dropped before
+/// the tool runs and an input-required result asks the client (`confirm`,
+/// an `elicitation/create` form), with a `requestState` bound to the tool and
+/// arguments. The retry carrying the answer and that state runs the call.
+pub(crate) async fn call_with_input_required<F, Fut>(
+    name: &str,
+    arguments: &Map<String, Value>,
+    ctx: ToolContext,
+    input_responses: Option<&rmcp::model::InputResponses>,
+    echoed_state: Option<&str>,
+    run: F,
+) -> Result<CallToolResponse, ErrorData>
+where
+    F: FnOnce(ToolContext) -> Fut,
+    Fut: Future<Output = Result<CallToolResult, ErrorData>>,
+{
+    // An answer counts only with the state of these arguments; otherwise
+    // (none, another call's, a tampered one) the client is asked again.
+    let answer = match echoed_state {
+        Some(echoed) if echoed == request_state(name, arguments) => input_responses
+            .and_then(|r| r.get(CONFIRM_KEY))
+            .and_then(|v| serde_json::from_value::<ElicitResult>(v.clone()).ok()),
+        _ => None,
+    };
+    let (tx, rx) = oneshot::channel();
+    let approver = InputApprover {
+        answer: Mutex::new(answer),
+        ask: Mutex::new(Some(tx)),
+        fallback: ctx.approver().cloned(),
+    };
+    let ctx = ctx.with_approver(approver);
+    tokio::select! {
+        result = run(ctx) => result.map(CallToolResponse::from),
+        Ok(request) = rx => {
+            input_required(&request, request_state(name, arguments)).map(CallToolResponse::from)
+        }
     }
 }

@@ -5,10 +5,11 @@ use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientRequest,
-    ContentBlock, PaginatedRequestParams, ProgressNotificationParam, ProgressToken,
-    ProtocolVersion, ResourceContents, ServerNotification, ServerResult, SubscriptionFilter,
-    Tool as McpTool,
+    CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientConfig,
+    ClientRequest, ContentBlock, ElicitResult, ElicitationAction, ElicitationCapability,
+    FormElicitationCapability, InputRequest, InputRequiredResult, InputResponses,
+    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ProtocolVersion,
+    ResourceContents, ServerNotification, ServerResult, SubscriptionFilter, Tool as McpTool,
 };
 use rmcp::service::{
     ClientLifecycleMode, ClientServiceExt, NotificationContext, PeerRequestOptions, RunningService,
@@ -19,8 +20,8 @@ use serde_json::{Map, Value, json};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 use tool_core::{
-    Attachment, DisplayName, ErrorKind as ToolErrorKind, Image, OnConflict, Tool, ToolContext,
-    ToolRegistry, ToolResult, ToolSpec,
+    ApprovalDecision, ApprovalRequest, Attachment, DisplayName, ErrorKind as ToolErrorKind, Image,
+    OnConflict, Tool, ToolContext, ToolKind, ToolRegistry, ToolResult, ToolSpec,
 };
 
 use crate::error::{Error, ErrorKind};
@@ -159,6 +160,7 @@ impl McpToolSource {
         let shared = Arc::new(Shared::default());
         let handler = Handler {
             shared: Arc::clone(&shared),
+            era: self.era,
         };
         let lifecycle = match self.era {
             ProtocolEra::Initialize => ClientLifecycleMode::Initialize,
@@ -272,9 +274,23 @@ fn report(ctx: &ToolContext, params: &ProgressNotificationParam) {
 
 struct Handler {
     shared: Arc<Shared>,
+    era: ProtocolEra,
 }
 
 impl ClientHandler for Handler {
+    /// On a 2026-07-28 connection the client declares form elicitation: it
+    /// answers a server's confirmation (an input-required result) with the
+    /// calling context's approver ([`Inner::call`]). In sessions it declares
+    /// none, so servers follow their own approver instead of asking it.
+    fn get_info(&self) -> ClientConfig {
+        let mut config = ClientConfig::default();
+        if self.era == ProtocolEra::Discover {
+            config.capabilities.elicitation =
+                Some(ElicitationCapability::new().with_form(FormElicitationCapability::new()));
+        }
+        config
+    }
+
     async fn on_progress(
         &self,
         params: ProgressNotificationParam,
@@ -612,7 +628,40 @@ impl Inner {
         args: Map<String, Value>,
         ctx: ToolContext,
     ) -> ToolResult {
-        let params = CallToolRequestParams::new(remote.clone()).with_arguments(args);
+        let mut params = CallToolRequestParams::new(remote.clone()).with_arguments(args.clone());
+        // 2026-07-28: an input-required result (a confirmation) is answered
+        // through `ctx`'s approver and the call retried, a few rounds at most.
+        for _round in 0..MAX_INPUT_ROUNDS {
+            match Arc::clone(&self)
+                .call_once(&remote, params.clone(), &ctx)
+                .await
+            {
+                Ok(InputRound::Asked(asked)) => {
+                    let (responses, state) =
+                        answer_input(&self.server, &remote, &args, asked, &ctx).await;
+                    params.input_responses = Some(responses);
+                    params.request_state = state;
+                }
+                Ok(InputRound::Done(result)) => return result,
+                Err(result) => return result,
+            }
+        }
+        ToolResult::error(
+            ToolErrorKind::Failed,
+            format!(
+                "MCP server `{}` still asked for input after {MAX_INPUT_ROUNDS} rounds of tools/call",
+                self.server
+            ),
+        )
+    }
+
+    /// One `tools/call` request.
+    async fn call_once(
+        self: Arc<Self>,
+        remote: &str,
+        params: CallToolRequestParams,
+        ctx: &ToolContext,
+    ) -> Result<InputRound, ToolResult> {
         let options = PeerRequestOptions::with_timeout(self.timeout);
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
         let mut token = None;
@@ -652,8 +701,13 @@ impl Inner {
                 .unwrap_or_else(PoisonError::into_inner)
                 .forget(&token);
         }
-        match outcome {
-            Ok(Some(ServerResult::CallToolResult(result))) => self.to_tool_result(&remote, result),
+        Err(match outcome {
+            Ok(Some(ServerResult::CallToolResult(result))) => {
+                return Ok(InputRound::Done(self.to_tool_result(remote, result)));
+            }
+            Ok(Some(ServerResult::InputRequiredResult(asked))) => {
+                return Ok(InputRound::Asked(asked));
+            }
             Ok(Some(_)) => ToolResult::error(
                 ToolErrorKind::Failed,
                 format!(
@@ -670,7 +724,7 @@ impl Inner {
                 ToolResult::error(kind, e.message().to_owned())
                     .with_metadata("mcp_error", e.kind().as_str())
             }
-        }
+        })
     }
 
     fn to_tool_result(&self, remote: &str, result: rmcp::model::CallToolResult) -> ToolResult {
@@ -788,4 +842,111 @@ fn runtime_tool(inner: &Arc<Inner>, remote: &McpTool) -> Result<Tool, Error> {
             format!("MCP server `{}`: {e}", inner.server),
         )
     })
+}
+
+/// Most `tools/call` rounds one call drives when the server keeps asking for input.
+const MAX_INPUT_ROUNDS: usize = 4;
+
+/// What one `tools/call` request came back with.
+enum InputRound {
+    /// The final result.
+    Done(ToolResult),
+    /// An input-required result (2026-07-28).
+    Asked(InputRequiredResult),
+}
+
+/// Answers an input-required result. A form elicitation with an `approve`
+/// boolean (a confirmation, as [`McpServer`](crate::McpServer) sends) goes to
+/// `ctx`'s approver as an [`ApprovalRequest`] for the local tool, whose
+/// editable parameters are the form's other fields; an approval with edits
+/// sends back the changed fields. Anything else, or no approver, is declined.
+async fn answer_input(
+    server: &str,
+    remote: &str,
+    args: &Map<String, Value>,
+    asked: InputRequiredResult,
+    ctx: &ToolContext,
+) -> (InputResponses, Option<String>) {
+    let mut responses = InputResponses::new();
+    for (key, request) in asked.input_requests.unwrap_or_default() {
+        let decline = || serde_json::to_value(ElicitResult::new(ElicitationAction::Decline));
+        let answer = match (&request, ctx.approver()) {
+            (InputRequest::Elicitation(_), Some(approver)) => match confirmation_fields(&request) {
+                Some(fields) => {
+                    let approval = ApprovalRequest {
+                        tool: local_tool_name(server, remote),
+                        kind: ToolKind::Other,
+                        display: BTreeMap::new(),
+                        arguments: args.clone(),
+                        editable_params: fields.keys().cloned().collect(),
+                        trace_id: ctx.trace_id().map(str::to_owned),
+                    };
+                    let decision = approver.approve(approval).await;
+                    serde_json::to_value(confirmation_answer(&decision, args, &fields))
+                }
+                None => decline(),
+            },
+            _ => decline(),
+        };
+        responses.insert(key, answer.unwrap_or(Value::Null));
+    }
+    (responses, asked.request_state)
+}
+
+/// The editable fields of a confirmation form (property name → its schema
+/// type), or `None` when the elicitation is not a confirmation.
+fn confirmation_fields(request: &InputRequest) -> Option<BTreeMap<String, String>> {
+    let value = serde_json::to_value(request).ok()?;
+    let properties = value
+        .pointer("/params/requestedSchema/properties")?
+        .as_object()?;
+    if properties.get("approve")?.get("type")?.as_str()? != "boolean" {
+        return None;
+    }
+    Some(
+        properties
+            .iter()
+            .filter(|(name, _)| *name != "approve")
+            .map(|(name, schema)| {
+                let ty = schema
+                    .get("type")
+                    .and_then(Value::as_str)
+                    .unwrap_or("string");
+                (name.clone(), ty.to_owned())
+            })
+            .collect(),
+    )
+}
+
+/// The form answer standing for `decision`: `approve`, plus the edited fields
+/// (a non-string value in a string field as JSON text).
+fn confirmation_answer(
+    decision: &ApprovalDecision,
+    args: &Map<String, Value>,
+    fields: &BTreeMap<String, String>,
+) -> ElicitResult {
+    let mut content = Map::new();
+    match decision {
+        ApprovalDecision::Deny(_) => return ElicitResult::new(ElicitationAction::Decline),
+        ApprovalDecision::Approve => {}
+        ApprovalDecision::ApproveWithEdits(edited) => {
+            for (name, ty) in fields {
+                let Some(value) = edited.get(name) else {
+                    continue;
+                };
+                if args.get(name) == Some(value) {
+                    continue;
+                }
+                let value = match (ty.as_str(), value) {
+                    ("string", Value::String(_)) | ("boolean" | "integer" | "number", _) => {
+                        value.clone()
+                    }
+                    _ => Value::String(value.to_string()),
+                };
+                content.insert(name.clone(), value);
+            }
+        }
+    }
+    content.insert("approve".to_owned(), Value::Bool(true));
+    ElicitResult::new(ElicitationAction::Accept).with_content(Value::Object(content))
 }

@@ -40,8 +40,12 @@
 //! per request (the base context plus the request's cancellation token and,
 //! when the client asked for progress, a progress sink). Tool failures and
 //! bad arguments are results with `isError: true`; an unknown tool is a
-//! protocol error. Confirmation goes to the client as an elicitation when it
-//! supports that, else to the base context's approver. Changes made through
+//! protocol error. Confirmation goes to the client when it can answer:
+//! an elicitation in 2025-11-25 sessions, an input-required result
+//! (SEP-2322) whose form approves, edits editable parameters or denies in the
+//! 2026-07-28 era; else to the base context's approver. The client answers
+//! such a confirmation on 2026-07-28 connections with the calling context's
+//! approver. Changes made through
 //! [`LiveRegistry::update`] become `notifications/tools/list_changed`.
 //! Transports: [`McpServer::serve_stdio`] (with the stdout protection of
 //! [`protect_stdout`]), [`McpServer::serve_http`] (Streamable HTTP at `/mcp`,
@@ -67,6 +71,9 @@
 //!   service, the way rmcp documents and tests it.
 //! - `rustix`: the file-descriptor duplication for stdout protection without
 //!   `unsafe` (the workspace forbids it); already a workspace dependency.
+//! - `sha2`: the SHA-256 that binds a 2026-07-28 confirmation's
+//!   `requestState` to its tool and arguments; already in the tree through
+//!   rmcp.
 //! - `schemars`, `serde`, `serde_json`, `tokio`, `tokio-util`, `tracing`:
 //!   the workspace's standards (the elicitation form schema, JSON, the
 //!   runtime and cancellation tokens, diagnostics).

@@ -413,6 +413,20 @@ impl ServerHandler for McpServer {
         }
         let arguments = request.arguments.unwrap_or_default();
         let ctx = self.call_context(&context);
+        // 2026-07-28: confirmation through an input-required result when the
+        // client can answer one, else the base context's approver.
+        if approval::is_stateless_era(&context) && approval::client_answers_input_requests(&context)
+        {
+            return approval::call_with_input_required(
+                &name,
+                &arguments,
+                ctx,
+                request.input_responses.as_ref(),
+                request.request_state.as_deref(),
+                |ctx| execute(registry, name.clone(), arguments.clone(), ctx),
+            )
+            .await;
+        }
         execute(registry, name, arguments, ctx)
             .await
             .map(CallToolResponse::from)

@@ -374,3 +374,140 @@ async fn http_rejects_foreign_host_and_origin() {
     }
     stop.cancel();
 }
+
+/// A server whose `save_note` needs confirmation, `text` being editable.
+fn confirmation_registry(runs: Arc<Mutex<Vec<Value>>>) -> ToolRegistry {
+    let mut registry = ToolRegistry::new();
+    let spec = ToolSpec::new(
+        "save_note",
+        "Save a note.",
+        json!({"type": "object", "properties": {
+            "path": {"type": "string"}, "text": {"type": "string"}
+        }, "required": ["path", "text"]}),
+    )
+    .requires_confirmation(&["text"]);
+    let tool = Tool::new(spec, move |args: Map<String, Value>, _ctx| {
+        let runs = Arc::clone(&runs);
+        async move {
+            runs.lock().unwrap().push(Value::Object(args.clone()));
+            ToolResult::ok(format!("saved {} to {}", args["text"], args["path"]))
+        }
+    })
+    .unwrap();
+    registry.register(tool).unwrap();
+    registry
+}
+
+#[tokio::test]
+async fn confirmation_through_input_required_in_2026() {
+    use tool_core::{ApprovalDecision, ApprovalRequest};
+    let runs = Arc::new(Mutex::new(Vec::new()));
+    let stop = tokio_util::sync::CancellationToken::new();
+    // No approver on the server: without the client, every call is denied.
+    let (addr, _task) = McpServer::new(confirmation_registry(Arc::clone(&runs)))
+        .serve_http(([127, 0, 0, 1], 0).into(), stop.clone())
+        .await
+        .unwrap();
+    let connect = |era| {
+        McpToolSource::http(format!("http://{addr}/mcp"))
+            .named("notes")
+            .with_era(era)
+            .connect()
+    };
+    let conn = connect(ProtocolEra::Discover).await.unwrap();
+    let call_args = args(json!({"path": "a.txt", "text": "draft"}));
+    let asked = Arc::new(Mutex::new(Vec::<ApprovalRequest>::new()));
+    let with = |decision: ApprovalDecision| {
+        let asked = Arc::clone(&asked);
+        ToolContext::new().with_approver(move |r: ApprovalRequest| {
+            asked.lock().unwrap().push(r);
+            let decision = decision.clone();
+            async move { decision }
+        })
+    };
+
+    // Approve: the call runs as sent, once.
+    let approved = conn
+        .call(
+            "save_note",
+            call_args.clone(),
+            &with(ApprovalDecision::Approve),
+        )
+        .await;
+    assert!(approved.error.is_none(), "{approved:?}");
+    assert_eq!(approved.output, r#"saved "draft" to "a.txt""#);
+    {
+        let asked = asked.lock().unwrap();
+        assert_eq!(asked.len(), 1);
+        assert_eq!(asked[0].tool, "notes__save_note");
+        assert_eq!(asked[0].arguments, call_args);
+        assert_eq!(asked[0].editable_params, ["text"]);
+    }
+    assert_eq!(runs.lock().unwrap().len(), 1);
+
+    // Approve with an edit of the editable parameter: the edited call runs.
+    let edited = conn
+        .call(
+            "save_note",
+            call_args.clone(),
+            &with(ApprovalDecision::ApproveWithEdits(args(
+                json!({"path": "a.txt", "text": "final"}),
+            ))),
+        )
+        .await;
+    assert!(edited.error.is_none(), "{edited:?}");
+    assert_eq!(edited.output, r#"saved "final" to "a.txt""#);
+    assert_eq!(runs.lock().unwrap()[1]["text"], "final");
+
+    // An edit of anything else cannot reach the tool: the form carries only
+    // editable parameters, so `path` stays as sent.
+    let sneaky = conn
+        .call(
+            "save_note",
+            call_args.clone(),
+            &with(ApprovalDecision::ApproveWithEdits(args(
+                json!({"path": "/etc/passwd", "text": "final"}),
+            ))),
+        )
+        .await;
+    assert_eq!(sneaky.output, r#"saved "final" to "a.txt""#);
+
+    // Deny: the tool does not run and the model reads why.
+    let before = runs.lock().unwrap().len();
+    let denied = conn
+        .call(
+            "save_note",
+            call_args.clone(),
+            &with(ApprovalDecision::Deny("no".into())),
+        )
+        .await;
+    // (An imported tool's error is `failed`; the server's message says why.)
+    let message = |r: &ToolResult| {
+        r.error
+            .as_ref()
+            .map(|e| e.message.clone())
+            .unwrap_or_default()
+    };
+    assert!(message(&denied).contains("did not approve"), "{denied:?}");
+    // No approver on the client side: declined, not run.
+    let unanswered = conn
+        .call("save_note", call_args.clone(), &ToolContext::new())
+        .await;
+    assert!(
+        message(&unanswered).contains("did not approve"),
+        "{unanswered:?}"
+    );
+    assert_eq!(runs.lock().unwrap().len(), before);
+
+    // A 2025-11-25 session of this client declares no elicitation: the
+    // server follows its own approver (none here: denied), never asks.
+    let asked_before = asked.lock().unwrap().len();
+    let session = connect(ProtocolEra::Initialize).await.unwrap();
+    let fallback = session
+        .call("save_note", call_args, &with(ApprovalDecision::Approve))
+        .await;
+    assert!(message(&fallback).contains("no approver"), "{fallback:?}");
+    assert_eq!(asked.lock().unwrap().len(), asked_before);
+    assert_eq!(runs.lock().unwrap().len(), before);
+    stop.cancel();
+}

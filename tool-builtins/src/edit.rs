@@ -111,23 +111,10 @@ pub(crate) fn edit_blocking(
             return fail(i, IDENTICAL);
         }
     }
-    let meta = std::fs::metadata(path);
-    if meta.as_ref().is_ok_and(std::fs::Metadata::is_dir) {
-        return ToolResult::failed(format!(
-            "Path is a directory, not a file: {}",
-            path.display()
-        ));
-    }
-    if meta.as_ref().is_ok_and(|m| !m.is_file()) {
-        return ToolResult::failed(format!(
-            "Cannot edit {}: it is not a regular file (a device, socket or pipe).",
-            path.display()
-        ));
-    }
-    if let Some(message) = fsutil::read_only(path) {
-        return ToolResult::failed(message);
-    }
-    let exists = meta.is_ok();
+    let exists = match fsutil::check_write_target(path, "edit") {
+        Ok(exists) => exists,
+        Err(message) => return ToolResult::failed(message),
+    };
     let creating = edits.first().is_some_and(|e| e.old_string.is_empty());
     if !exists && !creating {
         return ToolResult::failed(format!("File not found: {}", path.display()));

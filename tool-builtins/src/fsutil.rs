@@ -378,6 +378,31 @@ pub fn looks_binary(sample: &[u8]) -> bool {
 
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
+/// Checks a path a tool is about to write as a whole file (`verb`: "edit",
+/// "write"): refuses folders, devices, sockets and pipes, and read-only files
+/// (see [`read_only`]). Returns whether a file is there (`false`: a file to create).
+///
+/// # Errors
+/// The model-facing message saying why the path cannot be written.
+pub fn check_write_target(path: &Path, verb: &str) -> Result<bool, String> {
+    let Ok(meta) = fs::metadata(path) else {
+        return Ok(false);
+    };
+    if meta.is_dir() {
+        return Err(format!(
+            "Path is a directory, not a file: {}",
+            path.display()
+        ));
+    }
+    if !meta.is_file() {
+        return Err(format!(
+            "Cannot {verb} {}: it is not a regular file (a device, socket or pipe).",
+            path.display()
+        ));
+    }
+    read_only(path).map_or(Ok(true), Err)
+}
+
 /// The model-facing refusal for an existing regular file that must not be
 /// changed in place, `None` when it may be (or does not exist).
 ///

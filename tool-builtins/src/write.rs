@@ -47,23 +47,10 @@ fn write_blocking(
     path: &Path,
     content: &str,
 ) -> ToolResult {
-    let meta = std::fs::metadata(path);
-    if meta.as_ref().is_ok_and(std::fs::Metadata::is_dir) {
-        return ToolResult::failed(format!(
-            "Path is a directory, not a file: {}",
-            path.display()
-        ));
-    }
-    if meta.as_ref().is_ok_and(|m| !m.is_file()) {
-        return ToolResult::failed(format!(
-            "Cannot write {}: it is not a regular file (a device, socket or pipe).",
-            path.display()
-        ));
-    }
-    if let Some(message) = fsutil::read_only(path) {
-        return ToolResult::failed(message);
-    }
-    let exists = meta.is_ok();
+    let exists = match fsutil::check_write_target(path, "write") {
+        Ok(exists) => exists,
+        Err(message) => return ToolResult::failed(message),
+    };
     if exists {
         if let Err(e) = ledger.check(path) {
             return e.to_result();

@@ -118,12 +118,7 @@ fn strict_format(_ty: Option<&str>, format: &str) -> bool {
 
 /// Checks the function name ([`NAME`]).
 pub(crate) fn check_name(name: &str) -> Result<(), Violation> {
-    let ok = !name.is_empty()
-        && name.len() <= 64
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
-    if ok {
+    if crate::spec::is_valid_tool_name(name) {
         Ok(())
     } else {
         Err(Violation::new(

@@ -517,8 +517,7 @@ fn mask_result(result: &mut ToolResult, masker: &Masker) {
 /// second, partial spill file is written.
 fn apply_budget(result: &mut ToolResult, budget: &Truncation) {
     if let Some(error) = result.error.as_mut()
-        && (error.message.len() > budget.max_bytes
-            || memchr_count(&error.message) >= budget.max_lines)
+        && !truncate::fits(&error.message, budget)
     {
         let cut = truncate::truncate(&error.message, budget);
         error.message = cut.text;
@@ -526,7 +525,7 @@ fn apply_budget(result: &mut ToolResult, budget: &Truncation) {
             .metadata
             .insert("error_truncated".to_owned(), Value::Bool(true));
     }
-    if result.output.len() <= budget.max_bytes && memchr_count(&result.output) < budget.max_lines {
+    if truncate::fits(&result.output, budget) {
         return;
     }
     let existing = result
@@ -534,52 +533,23 @@ fn apply_budget(result: &mut ToolResult, budget: &Truncation) {
         .get("output_path")
         .and_then(Value::as_str)
         .map(std::path::PathBuf::from);
-    let (text, spill_path) = match existing {
-        Some(path) => {
-            let (head_end, tail_start) = truncate::split_points(&result.output, budget);
-            if head_end == result.output.len() {
-                return;
-            }
-            let omitted = &result.output[head_end..tail_start];
-            let marker = truncate::marker_line(
-                omitted.len(),
-                truncate::count_lines(omitted.as_bytes()),
-                Some(&path),
-            );
-            let mut out = String::with_capacity(
-                head_end + marker.len() + result.output.len() - tail_start + 2,
-            );
-            out.push_str(&result.output[..head_end]);
-            if !out.is_empty() && !out.ends_with('\n') {
-                out.push('\n');
-            }
-            out.push_str(&marker);
-            out.push('\n');
-            out.push_str(&result.output[tail_start..]);
-            (out, None)
-        }
-        None => {
-            let cut = truncate::truncate(&result.output, budget);
-            if !cut.truncated {
-                return;
-            }
-            (cut.text, cut.spill_path)
-        }
+    let cut = match existing {
+        Some(path) => truncate::truncate_saved(&result.output, budget, &path),
+        None => truncate::truncate(&result.output, budget),
     };
-    result.output = text;
+    if !cut.truncated {
+        return;
+    }
+    result.output = cut.text;
     result
         .metadata
         .insert("truncated".to_owned(), Value::Bool(true));
-    if let Some(path) = spill_path {
+    if let Some(path) = cut.spill_path {
         result.metadata.insert(
             "output_path".to_owned(),
             Value::String(path.display().to_string()),
         );
     }
-}
-
-fn memchr_count(s: &str) -> usize {
-    s.bytes().filter(|b| *b == b'\n').count()
 }
 
 /// Formats a JSON map for tracing fields only when the span is enabled.

@@ -185,8 +185,7 @@ pub struct Truncated {
 /// are equal (nothing cut) when the text fits both budgets.
 pub fn split_points(text: &str, opts: &Truncation) -> (usize, usize) {
     let len = text.len();
-    let lines = count_lines(text.as_bytes());
-    if len <= opts.max_bytes && lines <= opts.max_lines {
+    if fits(text, opts) {
         return (len, len);
     }
     let (head_bytes, head_lines) = opts.head_budget();
@@ -233,16 +232,8 @@ pub fn truncate(text: &str, opts: &Truncation) -> Truncated {
         spill_path.as_deref(),
         spill_cut.then_some(saved),
     );
-    let mut out = String::with_capacity(head_end + marker.len() + text.len() - tail_start + 2);
-    out.push_str(&text[..head_end]);
-    if !out.is_empty() && !out.ends_with('\n') {
-        out.push('\n');
-    }
-    out.push_str(&marker);
-    out.push('\n');
-    out.push_str(&text[tail_start..]);
     Truncated {
-        text: out,
+        text: assemble(text, head_end, tail_start, &marker),
         truncated: true,
         omitted_bytes: omitted.len(),
         omitted_lines,
@@ -250,6 +241,43 @@ pub fn truncate(text: &str, opts: &Truncation) -> Truncated {
         spill_path: spill_path.clone(),
         spill_cut: spill_cut && spill_path.is_some(),
     }
+}
+
+/// Like [`truncate`], for text whose full version is already saved at
+/// `saved_at` (e.g. by the tool that produced it): the marker points there
+/// and no new spill file is written. `spill_path` stays `None`.
+pub fn truncate_saved(text: &str, opts: &Truncation, saved_at: &Path) -> Truncated {
+    let (head_end, tail_start) = split_points(text, opts);
+    let omitted = &text[head_end..tail_start];
+    let omitted_lines = count_lines(omitted.as_bytes());
+    let truncated = head_end < text.len();
+    Truncated {
+        text: if truncated {
+            let marker = marker_line(omitted.len(), omitted_lines, Some(saved_at));
+            assemble(text, head_end, tail_start, &marker)
+        } else {
+            text.to_owned()
+        },
+        truncated,
+        omitted_bytes: omitted.len(),
+        omitted_lines,
+        total_bytes: text.len(),
+        spill_path: None,
+        spill_cut: false,
+    }
+}
+
+/// Head, marker line, tail.
+fn assemble(text: &str, head_end: usize, tail_start: usize, marker: &str) -> String {
+    let mut out = String::with_capacity(head_end + marker.len() + text.len() - tail_start + 2);
+    out.push_str(&text[..head_end]);
+    if !out.is_empty() && !out.ends_with('\n') {
+        out.push('\n');
+    }
+    out.push_str(marker);
+    out.push('\n');
+    out.push_str(&text[tail_start..]);
+    out
 }
 
 /// How many of `total` bytes a spill file capped at `max` holds.
@@ -290,8 +318,13 @@ fn marker_text(
 
 /// Number of lines in `bytes`: line breaks, plus one for a final line without a break.
 pub fn count_lines(bytes: &[u8]) -> usize {
-    let breaks = bytes.iter().filter(|&&b| b == b'\n').count();
+    let breaks = memchr::memchr_iter(b'\n', bytes).count();
     breaks + usize::from(bytes.last().is_some_and(|&b| b != b'\n'))
+}
+
+/// Whether `text` is within both budgets of `opts` (nothing would be cut).
+pub fn fits(text: &str, opts: &Truncation) -> bool {
+    text.len() <= opts.max_bytes && count_lines(text.as_bytes()) <= opts.max_lines
 }
 
 /// The largest index `<= i` that is a character boundary of `s` (`s.len()` when `i` is past the end).

@@ -4,6 +4,7 @@
 use std::io::Read;
 
 use serde_json::{Map, Value};
+use tool_core::governance::repair::takes_only_text;
 
 /// Builds the arguments object from the words after the tool name.
 ///
@@ -77,30 +78,6 @@ pub(crate) fn read_stdin() -> std::io::Result<String> {
 /// A word that starts an option: `--something` (a lone `-` is stdin, `-5` a value).
 fn is_option(word: &str) -> bool {
     word.starts_with("--")
-}
-
-/// Whether the schema of parameter `key` admits strings and nothing else
-/// (besides `null`), following one local `$ref`.
-fn takes_only_text(parameters: &Value, key: &str) -> bool {
-    let Some(mut schema) = parameters.get("properties").and_then(|p| p.get(key)) else {
-        return false;
-    };
-    if let Some(target) = schema
-        .get("$ref")
-        .and_then(Value::as_str)
-        .and_then(|r| r.strip_prefix('#'))
-        .and_then(|pointer| parameters.pointer(pointer))
-    {
-        schema = target;
-    }
-    match schema.get("type") {
-        Some(Value::String(t)) => t == "string",
-        Some(Value::Array(types)) => {
-            types.iter().any(|t| t == "string")
-                && types.iter().all(|t| t == "string" || t == "null")
-        }
-        _ => false,
-    }
 }
 
 /// A `--key=value` value: JSON when it parses, else the text itself.

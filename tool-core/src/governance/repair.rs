@@ -177,6 +177,21 @@ impl ParamTypes {
     }
 }
 
+/// Whether parameter `name` of a tool with this parameters schema admits
+/// strings and no other JSON type (`null` aside), reading `type`, `enum`,
+/// `const`, `anyOf`/`oneOf`/`allOf` and local `$ref`s. `false` for unknown
+/// parameters and unconstrained schemas. Used by front ends that receive
+/// untyped text (e.g. the CLI's `--key=value`) to keep text as text.
+pub fn takes_only_text(parameters: &Value, name: &str) -> bool {
+    parameters
+        .get("properties")
+        .and_then(|p| p.get(name))
+        .map(|schema| JsonTypes::of(schema, parameters, 0))
+        .is_some_and(|t| {
+            t.string && !(t.any || t.integer || t.number || t.boolean || t.object || t.array)
+        })
+}
+
 const WRAPPER_KEYS: [&str; 3] = ["arguments", "parameters", "input"];
 
 /// Turns raw arguments into an object, applying the repairs in the module
@@ -332,6 +347,33 @@ mod tests {
         assert_eq!(m["point"], json!({"x": 1}));
         assert_eq!(m["either"], "5");
         assert_eq!(k.len(), 4);
+    }
+
+    #[test]
+    fn text_only_parameters() {
+        let p = json!({
+            "type": "object",
+            "properties": {
+                "s": {"type": "string"},
+                "opt": {"type": ["string", "null"]},
+                "e": {"$ref": "#/$defs/E"},
+                "either": {"anyOf": [{"type": "string"}, {"type": "integer"}]},
+                "n": {"type": "integer"},
+                "free": {}
+            },
+            "$defs": {"E": {"enum": ["a", "b"]}}
+        });
+        for (name, expected) in [
+            ("s", true),
+            ("opt", true),
+            ("e", true),
+            ("either", false),
+            ("n", false),
+            ("free", false),
+            ("missing", false),
+        ] {
+            assert_eq!(takes_only_text(&p, name), expected, "{name}");
+        }
     }
 
     #[test]

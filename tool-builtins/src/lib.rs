@@ -204,7 +204,16 @@ fn from_this_crate(file: &str) -> bool {
 /// # Errors
 /// The I/O error of canonicalising `root` (e.g. it does not exist).
 pub fn context(root: impl AsRef<Path>) -> io::Result<ToolContext> {
-    Ok(ToolContext::new()
+    with_builtins(ToolContext::new(), root)
+}
+
+/// `ctx` plus what the built-in tools read from a context: a [`Workspace`]
+/// rooted at `root` and a fresh [`FileLedger`] (replacing any already there).
+///
+/// # Errors
+/// The I/O error of canonicalising `root` (e.g. it does not exist).
+pub fn with_builtins(ctx: ToolContext, root: impl AsRef<Path>) -> io::Result<ToolContext> {
+    Ok(ctx
         .with_state(Workspace::new(root)?)
         .with_state(FileLedger::new()))
 }

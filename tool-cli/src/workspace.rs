@@ -4,7 +4,6 @@
 
 use std::path::{Path, PathBuf};
 
-use tool_builtins::{FileLedger, Workspace};
 use tool_core::ToolContext;
 
 /// Resolves `--workspace` (default: the current folder) to an absolute, existing folder.
@@ -23,15 +22,13 @@ pub(crate) fn resolve_root(flag: Option<&Path>) -> Result<PathBuf, String> {
     Ok(root)
 }
 
-/// Adds what the built-in tools read from the context: the [`Workspace`]
-/// rooted at `root`, one [`FileLedger`] (so the read-before-write rule holds
+/// Adds what the built-in tools read from the context (through
+/// [`tool_builtins::with_builtins`]): the [`Workspace`](tool_builtins::Workspace)
+/// rooted at `root`, one [`FileLedger`](tool_builtins::FileLedger) (so the read-before-write rule holds
 /// across every call of the run), and the named value `workspace` (the root
 /// as a string, for any other tool).
 pub(crate) fn wire(ctx: ToolContext, root: &Path) -> Result<ToolContext, String> {
-    let workspace =
-        Workspace::new(root).map_err(|e| format!("workspace {}: {e}", root.display()))?;
-    Ok(ctx
-        .with_value("workspace", root.to_string_lossy().into_owned())
-        .with_state(workspace)
-        .with_state(FileLedger::new()))
+    let ctx = ctx.with_value("workspace", root.to_string_lossy().into_owned());
+    tool_builtins::with_builtins(ctx, root)
+        .map_err(|e| format!("workspace {}: {e}", root.display()))
 }

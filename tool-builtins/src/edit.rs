@@ -5,9 +5,8 @@ use std::path::Path;
 use tool_core::{ErrorKind, ToolContext, ToolResult, tool};
 
 use crate::fsutil::{self, Before, LineEnding, NewlineMap, TextFile};
-use crate::ledger::{FileLedger, ledger_of};
+use crate::ledger::{FileLedger, WriteTarget, write_target};
 use crate::replace::{self, MatchError, Strategy};
-use crate::workspace::workspace_of;
 
 /// "No changes to apply" message.
 pub(crate) const IDENTICAL: &str = "No changes to apply: old_string and new_string are identical.";
@@ -43,17 +42,9 @@ pub async fn edit_file(
     if old_string == new_string {
         return ToolResult::error(ErrorKind::InvalidArguments, IDENTICAL);
     }
-    let ws = match workspace_of(context) {
-        Ok(ws) => ws,
+    let WriteTarget { ws, ledger, path } = match write_target(context, &file_path) {
+        Ok(target) => target,
         Err(r) => return r,
-    };
-    let ledger = match ledger_of(context) {
-        Ok(l) => l,
-        Err(r) => return r,
-    };
-    let path = match ws.resolve(&file_path) {
-        Ok(p) => p,
-        Err(e) => return e.to_result(),
     };
     let _lock = ledger.lock(&path).await;
     let ctx = context.clone();
@@ -285,14 +276,7 @@ mod tests {
     use std::fs;
 
     fn setup(files: &[(&str, &[u8])]) -> (tempfile::TempDir, ToolContext) {
-        let d = tempfile::tempdir().unwrap();
-        for (name, content) in files {
-            let p = d.path().join(name);
-            fs::create_dir_all(p.parent().unwrap()).unwrap();
-            fs::write(p, content).unwrap();
-        }
-        let ctx = crate::context(d.path()).unwrap();
-        (d, ctx)
+        crate::test_support::workspace_with(files)
     }
 
     fn read_all(ctx: &ToolContext, d: &tempfile::TempDir) {

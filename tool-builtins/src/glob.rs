@@ -296,14 +296,8 @@ mod tests {
     use std::time::{Duration, SystemTime};
 
     fn setup(files: &[&str]) -> (tempfile::TempDir, ToolContext) {
-        let dir = tempfile::tempdir().unwrap();
-        for f in files {
-            let p = dir.path().join(f);
-            fs::create_dir_all(p.parent().unwrap()).unwrap();
-            fs::write(p, "x\n").unwrap();
-        }
-        let ctx = ToolContext::new().with_state(Workspace::new(dir.path()).unwrap());
-        (dir, ctx)
+        let files: Vec<(&str, &str)> = files.iter().map(|f| (*f, "x\n")).collect();
+        crate::test_support::workspace_with(&files)
     }
 
     fn git_init(dir: &Path) {

@@ -378,14 +378,7 @@ mod tests {
     use std::time::Duration;
 
     fn setup(files: &[(&str, &str)]) -> (tempfile::TempDir, ToolContext) {
-        let dir = tempfile::tempdir().unwrap();
-        for (f, text) in files {
-            let p = dir.path().join(f);
-            fs::create_dir_all(p.parent().unwrap()).unwrap();
-            fs::write(p, text).unwrap();
-        }
-        let ctx = ToolContext::new().with_state(Workspace::new(dir.path()).unwrap());
-        (dir, ctx)
+        crate::test_support::workspace_with(files)
     }
 
     fn set_mtime(path: &Path, secs: u64) {

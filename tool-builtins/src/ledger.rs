@@ -320,6 +320,29 @@ pub fn ledger_of(ctx: &ToolContext) -> Result<tool_core::State<FileLedger>, Tool
     })
 }
 
+/// What a tool that changes one file needs from its context: the workspace,
+/// the ledger and the file's resolved path.
+pub(crate) struct WriteTarget {
+    pub(crate) ws: tool_core::State<crate::Workspace>,
+    pub(crate) ledger: tool_core::State<FileLedger>,
+    pub(crate) path: std::path::PathBuf,
+}
+
+/// Looks up the workspace and the ledger and resolves `file_path` inside the workspace.
+///
+/// # Errors
+/// The model-facing result for a missing workspace or ledger, or a path outside the workspace.
+#[allow(
+    clippy::result_large_err,
+    reason = "the Err is the call's final ToolResult, returned as is"
+)]
+pub(crate) fn write_target(ctx: &ToolContext, file_path: &str) -> Result<WriteTarget, ToolResult> {
+    let ws = crate::workspace::workspace_of(ctx)?;
+    let ledger = ledger_of(ctx)?;
+    let path = ws.resolve(file_path).map_err(|e| e.to_result())?;
+    Ok(WriteTarget { ws, ledger, path })
+}
+
 /// `2024-05-01T12:34:56.789Z` for a time (UTC, milliseconds).
 pub(crate) fn iso8601(t: SystemTime) -> String {
     let d = t.duration_since(UNIX_EPOCH).unwrap_or_default();

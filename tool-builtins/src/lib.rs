@@ -218,6 +218,27 @@ pub fn with_builtins(ctx: ToolContext, root: impl AsRef<Path>) -> io::Result<Too
         .with_state(FileLedger::new()))
 }
 
+/// Helpers shared by the tools' unit tests.
+#[cfg(test)]
+pub(crate) mod test_support {
+    use tool_core::ToolContext;
+
+    /// A temporary workspace holding `files` (relative path, content), with
+    /// the context [`crate::context`] builds for it.
+    pub(crate) fn workspace_with<C: AsRef<[u8]>>(
+        files: &[(&str, C)],
+    ) -> (tempfile::TempDir, ToolContext) {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, content) in files {
+            let p = dir.path().join(name);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, content).unwrap();
+        }
+        let ctx = crate::context(dir.path()).unwrap();
+        (dir, ctx)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;

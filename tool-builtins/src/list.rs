@@ -210,14 +210,8 @@ mod tests {
     use std::os::unix::fs::symlink;
 
     fn setup(files: &[&str]) -> (tempfile::TempDir, ToolContext) {
-        let dir = tempfile::tempdir().unwrap();
-        for f in files {
-            let p = dir.path().join(f);
-            fs::create_dir_all(p.parent().unwrap()).unwrap();
-            fs::write(p, "x").unwrap();
-        }
-        let ctx = ToolContext::new().with_state(Workspace::new(dir.path()).unwrap());
-        (dir, ctx)
+        let files: Vec<(&str, &str)> = files.iter().map(|f| (*f, "x")).collect();
+        crate::test_support::workspace_with(&files)
     }
 
     fn root(ctx: &ToolContext) -> PathBuf {

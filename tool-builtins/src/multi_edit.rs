@@ -5,8 +5,7 @@ use serde::Deserialize;
 use tool_core::{ErrorKind, ToolContext, ToolResult, tool};
 
 use crate::edit::{EditSpec, edit_blocking, run_blocking};
-use crate::ledger::ledger_of;
-use crate::workspace::workspace_of;
+use crate::ledger::{WriteTarget, write_target};
 
 /// One replacement of a `multi_edit` call.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
@@ -37,17 +36,9 @@ pub async fn multi_edit(context: &ToolContext, file_path: String, edits: Vec<Edi
             "edits is empty: give at least one {old_string, new_string} edit.",
         );
     }
-    let ws = match workspace_of(context) {
-        Ok(ws) => ws,
+    let WriteTarget { ws, ledger, path } = match write_target(context, &file_path) {
+        Ok(target) => target,
         Err(r) => return r,
-    };
-    let ledger = match ledger_of(context) {
-        Ok(l) => l,
-        Err(r) => return r,
-    };
-    let path = match ws.resolve(&file_path) {
-        Ok(p) => p,
-        Err(e) => return e.to_result(),
     };
     let specs: Vec<EditSpec> = edits
         .into_iter()

@@ -686,14 +686,7 @@ mod tests {
     use std::os::unix::fs::FileTypeExt;
 
     fn setup(files: &[(&str, &str)]) -> (tempfile::TempDir, ToolContext) {
-        let d = tempfile::tempdir().unwrap();
-        for (name, content) in files {
-            let p = d.path().join(name);
-            fs::create_dir_all(p.parent().unwrap()).unwrap();
-            fs::write(p, content).unwrap();
-        }
-        let ctx = crate::context(d.path()).unwrap();
-        (d, ctx)
+        crate::test_support::workspace_with(files)
     }
 
     async fn run(ctx: &ToolContext, patch: &str) -> ToolResult {

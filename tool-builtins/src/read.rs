@@ -692,14 +692,7 @@ mod tests {
     use std::fmt::Write as _;
 
     fn setup(files: &[(&str, &[u8])]) -> (tempfile::TempDir, ToolContext) {
-        let d = tempfile::tempdir().unwrap();
-        for (name, content) in files {
-            let p = d.path().join(name);
-            fs::create_dir_all(p.parent().unwrap()).unwrap();
-            fs::write(p, content).unwrap();
-        }
-        let ctx = crate::context(d.path()).unwrap();
-        (d, ctx)
+        crate::test_support::workspace_with(files)
     }
 
     async fn read(

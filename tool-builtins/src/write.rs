@@ -6,8 +6,7 @@ use tool_core::{ToolContext, ToolResult, tool};
 
 use crate::edit::{commit, run_blocking};
 use crate::fsutil::{self, Before, UTF8_BOM};
-use crate::ledger::{FileLedger, ledger_of};
-use crate::workspace::workspace_of;
+use crate::ledger::{FileLedger, WriteTarget, write_target};
 
 /// Write a file in the workspace, replacing it if it exists.
 ///
@@ -21,17 +20,9 @@ use crate::workspace::workspace_of;
 /// * `content` - The complete new content of the file.
 #[tool(kind = "write", destructive, idempotent)]
 pub async fn write_file(context: &ToolContext, file_path: String, content: String) -> ToolResult {
-    let ws = match workspace_of(context) {
-        Ok(ws) => ws,
+    let WriteTarget { ws, ledger, path } = match write_target(context, &file_path) {
+        Ok(target) => target,
         Err(r) => return r,
-    };
-    let ledger = match ledger_of(context) {
-        Ok(l) => l,
-        Err(r) => return r,
-    };
-    let path = match ws.resolve(&file_path) {
-        Ok(p) => p,
-        Err(e) => return e.to_result(),
     };
     let _lock = ledger.lock(&path).await;
     let ctx = context.clone();

@@ -33,14 +33,8 @@ use crate::workspace::{Workspace, workspace_of};
 /// * `path` - The folder to search in, relative to the workspace root or
 ///   absolute (default: the workspace root).
 #[tool(kind = "read", read_only, idempotent, concurrency_safe)]
-#[allow(
-    clippy::needless_pass_by_value,
-    reason = "#[tool] hands every parameter over by value"
-)]
 pub fn glob_files(pattern: String, path: Option<String>, context: &ToolContext) -> ToolResult {
-    let config = context
-        .state::<SearchConfig>()
-        .map_or_else(SearchConfig::default, |c| (*c).clone());
+    let config = SearchConfig::from_context(context);
     let ws = match workspace_of(context) {
         Ok(ws) => ws,
         Err(result) => return result,

@@ -38,19 +38,13 @@ use crate::workspace::{Workspace, workspace_of};
 ///   root or absolute (default: the workspace root).
 /// * `include` - File pattern to search (e.g. `*.js`, `*.{ts,tsx}`).
 #[tool(kind = "read", read_only, idempotent, concurrency_safe)]
-#[allow(
-    clippy::needless_pass_by_value,
-    reason = "#[tool] hands every parameter over by value"
-)]
 pub fn grep_content(
     pattern: String,
     path: Option<String>,
     include: Option<String>,
     context: &ToolContext,
 ) -> ToolResult {
-    let config = context
-        .state::<SearchConfig>()
-        .map_or_else(SearchConfig::default, |c| (*c).clone());
+    let config = SearchConfig::from_context(context);
     let ws = match workspace_of(context) {
         Ok(ws) => ws,
         Err(result) => return result,

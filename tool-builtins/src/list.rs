@@ -35,9 +35,7 @@ pub fn list_dir(
     ignore: Option<Vec<String>>,
     context: &ToolContext,
 ) -> ToolResult {
-    let config = context
-        .state::<SearchConfig>()
-        .map_or_else(SearchConfig::default, |c| (*c).clone());
+    let config = SearchConfig::from_context(context);
     let ws = match workspace_of(context) {
         Ok(ws) => ws,
         Err(result) => return result,

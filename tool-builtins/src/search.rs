@@ -83,6 +83,14 @@ pub struct SearchConfig {
     pub list_ignores: Vec<String>,
 }
 
+impl SearchConfig {
+    /// The context's `SearchConfig`, or the defaults when it holds none.
+    pub fn from_context(ctx: &tool_core::ToolContext) -> Self {
+        ctx.state::<Self>()
+            .map_or_else(Self::default, |c| (*c).clone())
+    }
+}
+
 impl Default for SearchConfig {
     fn default() -> Self {
         Self {

@@ -369,6 +369,9 @@ mod tests {
         for name in r.names() {
             assert!(super::TOOL_NAMES.contains(&name), "{name}");
         }
+        // A shell can delete anything and reach the network: say so to MCP clients.
+        let bash = r.get("bash_command").unwrap().spec();
+        assert!(bash.destructive && bash.open_world && !bash.read_only);
         let read = r.get("read_file").unwrap().spec();
         assert_eq!(read.parameters["properties"]["offset"]["default"], 1);
         let edit = r.get("edit_file").unwrap().spec();

@@ -31,6 +31,11 @@ use crate::names::{local_tool_name, sanitize_server};
 /// How long a request may wait for its answer unless [`McpToolSource::with_timeout`] says otherwise.
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// How long starting a server and its handshake may take unless
+/// [`McpToolSource::with_connect_timeout`] says otherwise: 15 s. A server
+/// that never answers `initialize` fails fast instead of holding up the host.
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
+
 /// Which lifecycle the client opens the connection with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
@@ -73,6 +78,7 @@ pub struct McpToolSource {
     endpoint: Endpoint,
     name: Option<String>,
     timeout: Duration,
+    connect_timeout: Duration,
     era: ProtocolEra,
 }
 
@@ -108,8 +114,17 @@ impl McpToolSource {
             endpoint,
             name: None,
             timeout: DEFAULT_REQUEST_TIMEOUT,
+            connect_timeout: DEFAULT_CONNECT_TIMEOUT,
             era: ProtocolEra::default(),
         }
+    }
+
+    /// How long starting the server and the handshake may take (default
+    /// [`DEFAULT_CONNECT_TIMEOUT`]).
+    #[must_use]
+    pub fn with_connect_timeout(mut self, timeout: Duration) -> Self {
+        self.connect_timeout = timeout;
+        self
     }
 
     /// The `<server>` part of imported tool names (default: the server's own
@@ -154,8 +169,12 @@ impl McpToolSource {
     /// unusable, or the handshake fails or times out.
     pub async fn connect(self) -> Result<McpConnection, Error> {
         let what = self.describe();
+        let label = match &self.name {
+            Some(name) => format!("`{name}` ({what})"),
+            None => format!("`{what}`"),
+        };
         let connect_err = |e: &dyn std::fmt::Display| {
-            Error::new(ErrorKind::Connect, format!("MCP server `{what}`: {e}"))
+            Error::new(ErrorKind::Connect, format!("MCP server {label}: {e}"))
         };
         let shared = Arc::new(Shared::default());
         let handler = Handler {
@@ -192,12 +211,12 @@ impl McpToolSource {
                 }
             }
         };
-        let running = tokio::time::timeout(self.timeout, handshake)
+        let running = tokio::time::timeout(self.connect_timeout, handshake)
             .await
             .map_err(|_| {
                 connect_err(&format!(
                     "no answer to the handshake within {:?}",
-                    self.timeout
+                    self.connect_timeout
                 ))
             })??;
         let server_name = self.name.clone().unwrap_or_else(|| {

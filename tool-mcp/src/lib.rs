@@ -87,7 +87,9 @@ mod names;
 mod server;
 mod stdio;
 
-pub use client::{DEFAULT_REQUEST_TIMEOUT, McpConnection, McpToolSource, ProtocolEra};
+pub use client::{
+    DEFAULT_CONNECT_TIMEOUT, DEFAULT_REQUEST_TIMEOUT, McpConnection, McpToolSource, ProtocolEra,
+};
 pub use config::{load_mcp_config, parse_mcp_config};
 pub use error::{Error, ErrorKind};
 pub use live::LiveRegistry;

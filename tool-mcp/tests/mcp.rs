@@ -511,3 +511,20 @@ async fn confirmation_through_input_required_in_2026() {
     assert_eq!(runs.lock().unwrap().len(), before);
     stop.cancel();
 }
+
+#[tokio::test]
+async fn a_server_that_never_answers_the_handshake_fails_fast_and_is_named() {
+    let started = Instant::now();
+    let err = McpToolSource::stdio("sleep", ["30"], std::iter::empty::<(String, String)>())
+        .named("silent")
+        .with_connect_timeout(Duration::from_millis(300))
+        .connect()
+        .await
+        .err()
+        .expect("no handshake, no connection");
+    assert_eq!(err.kind(), ErrorKind::Connect);
+    let text = err.to_string();
+    assert!(text.contains("MCP server `silent` (sleep 30)"), "{text}");
+    assert!(text.contains("no answer to the handshake"), "{text}");
+    assert!(started.elapsed() < Duration::from_secs(10));
+}

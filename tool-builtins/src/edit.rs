@@ -1,11 +1,11 @@
 //! `edit_file`: replace a string in a file, found by the strategies of [`crate::replace`].
 
-use std::path::Path;
-
 use tool_core::{ErrorKind, ToolContext, ToolResult, tool};
 
+use crate::fs::target::WriteTarget;
 use crate::fsutil::{self, Before, LineEnding, NewlineMap, TextFile};
-use crate::ledger::{FileLedger, WriteTarget, write_target};
+#[cfg(test)]
+use crate::ledger::FileLedger;
 use crate::replace::{self, MatchError, Strategy};
 
 /// "No changes to apply" message.
@@ -42,20 +42,20 @@ pub async fn edit_file(
     if old_string == new_string {
         return ToolResult::error(ErrorKind::InvalidArguments, IDENTICAL);
     }
-    let WriteTarget { ws, ledger, path } = match write_target(context, &file_path) {
+    let target = match WriteTarget::new(context, &file_path) {
         Ok(target) => target,
         Err(r) => return r,
     };
-    let _lock = ledger.lock(&path).await;
+    let _lock = target.ledger.lock(&target.path).await;
     let ctx = context.clone();
-    let title = ws.relative(&path).display().to_string();
+    let title = target.title();
     run_blocking(move || {
         let edits = [EditSpec {
             old_string,
             new_string,
             replace_all,
         }];
-        edit_blocking(&ctx, &ledger, &path, &edits)
+        edit_blocking(&ctx, &target, &edits)
     })
     .await
     .with_title(title)
@@ -85,8 +85,7 @@ pub(crate) async fn run_blocking(f: impl FnOnce() -> ToolResult + Send + 'static
 /// overwrites) the file.
 pub(crate) fn edit_blocking(
     ctx: &ToolContext,
-    ledger: &FileLedger,
-    path: &Path,
+    target: &WriteTarget,
     edits: &[EditSpec],
 ) -> ToolResult {
     let multi = edits.len() > 1;
@@ -102,26 +101,20 @@ pub(crate) fn edit_blocking(
             return fail(i, IDENTICAL);
         }
     }
-    let exists = match fsutil::check_write_target(path, "edit") {
-        Ok(exists) => exists,
+    let creating = edits.first().is_some_and(|e| e.old_string.is_empty());
+    let mut locked = match target.open("edit", creating) {
+        Ok(locked) => locked,
         Err(message) => return ToolResult::failed(message),
     };
-    let creating = edits.first().is_some_and(|e| e.old_string.is_empty());
+    let exists = locked.exists();
+    let path = locked.path.clone();
     if !exists && !creating {
         return ToolResult::failed(format!("File not found: {}", path.display()));
     }
-    if exists {
-        if let Err(e) = ledger.check(path) {
-            return e.to_result();
-        }
+    if let Err(e) = locked.check(&target.ledger) {
+        return e.to_result();
     }
-    let (before_bytes, file) = if exists {
-        let bytes = match std::fs::read(path) {
-            Ok(b) => b,
-            Err(e) => {
-                return ToolResult::failed(format!("Cannot read file {}: {e}", path.display()));
-            }
-        };
+    let (before_bytes, file) = if let Some(bytes) = locked.existing.take() {
         if fsutil::looks_binary(&bytes[..bytes.len().min(4096)]) {
             return ToolResult::failed(format!("Cannot edit binary file: {}", path.display()));
         }
@@ -181,7 +174,7 @@ pub(crate) fn edit_blocking(
         content: before_bytes,
         existed: exists,
     };
-    if let Err(e) = commit(ctx, Some(ledger), path, before, &bytes) {
+    if let Err(e) = locked.commit(ctx, Some(&target.ledger), before, &bytes) {
         return ToolResult::failed(format!("Cannot write {}: {e}", path.display()));
     }
     let shown = path.display().to_string();
@@ -239,25 +232,6 @@ pub(crate) fn apply_edit(
     }
     out.push_str(&text[at..]);
     Ok((out, found.strategy))
-}
-
-/// Writes `bytes` to `path` atomically, counts it as a fresh read in the
-/// ledger, and reports the change to the snapshot hook.
-pub(crate) fn commit(
-    ctx: &ToolContext,
-    ledger: Option<&FileLedger>,
-    path: &Path,
-    before: Before,
-    bytes: &[u8],
-) -> std::io::Result<()> {
-    fsutil::write_atomic(path, bytes)?;
-    if let Some(l) = ledger {
-        // The write happened; failing to stat it afterwards only means the
-        // next write will ask for a read again.
-        let _ = l.record_bytes(path, bytes);
-    }
-    fsutil::record_change(ctx, path, before, Some(bytes));
-    Ok(())
 }
 
 /// Records a read of each of `paths` in the context's ledger, as `read_file` would.

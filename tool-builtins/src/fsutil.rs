@@ -4,10 +4,9 @@
 
 use std::borrow::Cow;
 use std::fmt;
-use std::fs::{self, File};
-use std::io::{self, Write};
+use std::fs;
+use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use encoding_rs::{Encoding, UTF_8, UTF_16BE, UTF_16LE};
@@ -376,8 +375,6 @@ pub fn looks_binary(sample: &[u8]) -> bool {
 // ---------------------------------------------------------------------------
 // Atomic writes
 
-static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
-
 /// Checks a path a tool is about to write as a whole file (`verb`: "edit",
 /// "write"): refuses folders, devices, sockets and pipes, and read-only files
 /// (see [`read_only`]). Returns whether a file is there (`false`: a file to create).
@@ -429,17 +426,12 @@ pub fn read_only(path: &Path) -> Option<String> {
     })
 }
 
-/// Bytes of the file's name kept in a temporary file's name: the rest
-/// (`.`, pid, counter, `.tmp`: at most 33 bytes) keeps it under 255 bytes.
-const TEMP_NAME_PREFIX: usize = 64;
-
 /// Writes `bytes` to `path` atomically: a temporary file in the same folder,
 /// flushed to disk, then renamed over `path`. Parent folders are created; an
 /// existing file's permissions are kept. Readers see the old or the new
-/// content, never a mix; a crash leaves the old file intact.
-///
-/// `path` should be canonical (see [`Workspace::resolve`](crate::Workspace::resolve)):
-/// renaming onto a symlink would replace the link, not its target.
+/// content, never a mix; a crash leaves the old file intact. For hosts (it
+/// resolves `path` as given, e.g. to rewind a [`ChangeLog`]); the tools
+/// write through the workspace's folder handles instead.
 ///
 /// # Errors
 /// `PermissionDenied` with [`read_only`]'s message when `path` is a
@@ -448,39 +440,23 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let parent = path
         .parent()
         .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "path has no parent folder"))?;
+    let name = path
+        .file_name()
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "path has no file name"))?;
     if let Some(message) = read_only(path) {
         return Err(io::Error::new(io::ErrorKind::PermissionDenied, message));
     }
     fs::create_dir_all(parent)?;
-    let permissions = fs::metadata(path).ok().map(|m| m.permissions());
-    let name = path
-        .file_name()
-        .map_or_else(|| "file".into(), |n| n.to_string_lossy().into_owned());
-    // At most TEMP_NAME_PREFIX bytes of the name, so that the temporary
-    // name stays within the usual 255-byte limit whatever the file's name.
-    let name = &name[..tool_core::truncate::floor_char_boundary(&name, TEMP_NAME_PREFIX)];
-    let temp = parent.join(format!(
-        ".{name}.{}.{}.tmp",
-        std::process::id(),
-        TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)
-    ));
-    let result = (|| {
-        let mut file = File::options().write(true).create_new(true).open(&temp)?;
-        file.write_all(bytes)?;
-        if let Some(p) = permissions {
-            file.set_permissions(p)?;
-        }
-        file.sync_all()?;
-        drop(file);
-        fs::rename(&temp, path)
-    })();
-    if result.is_err() {
-        let _ = fs::remove_file(&temp);
-    } else if let Ok(dir) = File::open(parent) {
-        // Make the rename itself durable; best effort (not every filesystem allows it).
-        let _ = dir.sync_all();
-    }
-    result
+    let mode = {
+        use std::os::unix::fs::PermissionsExt;
+        fs::metadata(path).ok().map(|m| m.permissions().mode())
+    };
+    let dir = rustix::fs::open(
+        parent,
+        rustix::fs::OFlags::PATH | rustix::fs::OFlags::DIRECTORY | rustix::fs::OFlags::CLOEXEC,
+        rustix::fs::Mode::empty(),
+    )?;
+    crate::fs::atomic::write_at(std::os::fd::AsFd::as_fd(&dir), name, bytes, mode)
 }
 
 // ---------------------------------------------------------------------------

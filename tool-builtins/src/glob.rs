@@ -460,6 +460,41 @@ mod tests {
         let r = glob(&ctx, "  ", None);
         assert_eq!(r.error.unwrap().kind, ErrorKind::InvalidArguments);
     }
+
+    /// Patterns that crashed or stalled the process before the limits: each
+    /// comes back as `invalid_arguments` naming the limit.
+    #[test]
+    fn hostile_patterns_are_refused_with_the_limit_named() {
+        let (_d, ctx) = setup(&["a.rs"]);
+        let nested = |n: usize| format!("{}a{}", "{".repeat(n), "}".repeat(n));
+        let cases = [
+            (nested(15_000), "bytes"),
+            (nested(500), "levels deep"),
+            (nested(9), "levels deep"),
+            ("*".repeat(100_000), "bytes"),
+            ("*".repeat(257), "wildcards"),
+            ("{a}".repeat(10_000), "bytes"),
+            (format!("src/{}", nested(20)), "levels deep"),
+            ("?*".repeat(200), "wildcards"),
+        ];
+        for (pattern, limit) in cases {
+            let r = glob(&ctx, &pattern, None);
+            let e = r.error.expect("refused");
+            assert_eq!(e.kind, ErrorKind::InvalidArguments, "{}", e.message);
+            assert!(e.message.contains(limit), "{limit}: {}", e.message);
+            assert!(e.message.len() < 600, "the pattern is not echoed whole");
+        }
+        // At the limits, patterns still work.
+        assert!(
+            glob(
+                &ctx,
+                &format!("{}*.rs{}", "{".repeat(8), "}".repeat(8)),
+                None
+            )
+            .is_ok()
+        );
+        assert!(glob(&ctx, &format!("**/{}a.rs", "*".repeat(200)), None).is_ok());
+    }
 }
 
 #[cfg(test)]

@@ -20,6 +20,7 @@ use std::time::SystemTime;
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkMatch};
 use ignore::{DirEntry, ParallelVisitor, ParallelVisitorBuilder, WalkState};
+use rustix::fs::FileType;
 use tool_core::{ErrorKind, ToolContext, ToolResult, tool};
 
 use crate::search::{self, GlobFilter, SearchConfig};
@@ -55,6 +56,18 @@ pub fn grep_content(
             "The pattern is empty. Give a regular expression to search for.",
         );
     }
+    if pattern.len() > search::MAX_REGEX_BYTES {
+        return ToolResult::error(
+            ErrorKind::InvalidArguments,
+            format!(
+                "The pattern is {} bytes long; the limit is {} bytes. Search for a shorter \
+                 expression (or several, one call each). Pattern: {}",
+                pattern.len(),
+                search::MAX_REGEX_BYTES,
+                crate::fs::clip(&pattern)
+            ),
+        );
+    }
     let matcher = match RegexMatcherBuilder::new()
         .line_terminator(Some(b'\n'))
         .build(&pattern)
@@ -63,7 +76,11 @@ pub fn grep_content(
         Err(e) => {
             return ToolResult::error(
                 ErrorKind::InvalidArguments,
-                format!("Invalid regular expression `{pattern}`: {e}"),
+                format!(
+                    "Invalid regular expression `{}`: {}",
+                    crate::fs::clip(&pattern),
+                    crate::fs::clip(&e.to_string())
+                ),
             );
         }
     };
@@ -74,16 +91,21 @@ pub fn grep_content(
             Err(message) => return ToolResult::error(ErrorKind::InvalidArguments, message),
         },
     };
-    let target = match path.as_deref().filter(|p| !p.trim().is_empty()) {
-        None => ws.root().to_path_buf(),
+    let read_roots = crate::workspace::read_roots(context);
+    let (target, file_type) = match path.as_deref().filter(|p| !p.trim().is_empty()) {
+        None => (ws.root().to_path_buf(), Some(FileType::Directory)),
         Some(p) => match crate::workspace::resolve_for_read(context, &ws, p) {
-            Ok(t) if t.exists() => t,
+            Ok(t) if t.exists() => {
+                let file_type = t.file_type();
+                (t.path, file_type)
+            }
             Ok(_) => return search::not_found(&ws.absolute(p)),
             Err(e) => return e.to_result(),
         },
     };
+    let is_dir = file_type == Some(FileType::Directory);
     // Never open a pipe or device: reading it could block forever.
-    if !target.is_dir() && !target.is_file() {
+    if !is_dir && file_type != Some(FileType::RegularFile) {
         return ToolResult::failed(format!(
             "Cannot search {}: it is not a regular file or folder (a device, socket or pipe).",
             target.display()
@@ -92,19 +114,21 @@ pub fn grep_content(
     let job = Job {
         matcher,
         filter,
-        base: if target.is_dir() {
+        base: if is_dir {
             target.clone()
         } else {
             target
                 .parent()
                 .map_or_else(|| target.clone(), Path::to_path_buf)
         },
+        ws: (*ws).clone(),
+        read_roots,
         limit: config.result_limit,
         max_line_chars: config.max_line_chars,
         hits: Mutex::new(Hits::new(config.result_limit)),
         inaccessible: AtomicBool::new(false),
     };
-    if target.is_dir() {
+    if is_dir {
         run_walk(&ws, &target, &job, config.threads);
     } else {
         // A file named explicitly is searched whatever the ignore files say.
@@ -127,6 +151,10 @@ struct Job {
     filter: Option<GlobFilter>,
     /// The folder `include` patterns are relative to.
     base: PathBuf,
+    /// Every file is opened beneath one of the workspace's folder handles.
+    ws: Workspace,
+    /// Read-only folders of this call beyond the workspace's own.
+    read_roots: Vec<PathBuf>,
     limit: usize,
     max_line_chars: usize,
     hits: Mutex<Hits>,
@@ -149,10 +177,11 @@ impl Job {
             max_line_chars: self.max_line_chars,
             binary: false,
         };
-        if searcher
-            .search_path(&self.matcher, path, &mut sink)
-            .is_err()
-        {
+        let searched = self
+            .ws
+            .open_walked(path, &self.read_roots)
+            .and_then(|file| searcher.search_file(&self.matcher, &file, &mut sink));
+        if searched.is_err() {
             self.inaccessible.store(true, Ordering::Relaxed);
             return;
         }
@@ -584,5 +613,36 @@ mod tests {
         assert_eq!(hits.total, 9);
         let kept: Vec<_> = hits.files.keys().map(|(_, p)| p.clone()).collect();
         assert_eq!(kept, [PathBuf::from("c")]);
+    }
+
+    #[test]
+    fn hostile_patterns_and_includes_are_refused_not_crashing() {
+        let (_d, ctx) = crate::test_support::workspace_with(&[("a.rs", "needle\n")]);
+        let nested = format!("{}a{}", "{".repeat(15_000), "}".repeat(15_000));
+        for include in [
+            nested.as_str(),
+            &"*".repeat(100_000),
+            "{a,{b,{c,{d,{e,{f,{g,{h,{i,j}}}}}}}}}",
+        ] {
+            let e = grep(&ctx, "needle", None, Some(include))
+                .error
+                .expect("refused");
+            assert_eq!(e.kind, ErrorKind::InvalidArguments, "{}", e.message);
+            assert!(e.message.len() < 600);
+        }
+        for pattern in [
+            "(".repeat(15_000) + &")".repeat(15_000),
+            "a".repeat(20_000),
+            "[".repeat(30_000),
+        ] {
+            let e = grep(&ctx, &pattern, None, None).error.expect("refused");
+            assert_eq!(e.kind, ErrorKind::InvalidArguments, "{}", e.message);
+            assert!(e.message.len() < 1_000, "{}", e.message.len());
+        }
+        assert!(
+            grep(&ctx, "needle", None, Some("*.rs"))
+                .output
+                .contains("a.rs")
+        );
     }
 }

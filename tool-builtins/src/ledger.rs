@@ -6,12 +6,16 @@
 //! keeps a model from writing over work it has not seen. A successful write
 //! counts as a fresh read.
 //!
-//! "Changed" means: a different size, or a different modification time and a
-//! different content hash (an editor that rewrites a file unchanged only moves
-//! its mtime, and that is not a change).
+//! "Changed" means a different content hash: an editor that rewrites a file
+//! unchanged only moves its mtime, and that is not a change, while two writes
+//! within the filesystem's timestamp granularity can keep both mtime and size,
+//! so neither is trusted. The tools compare hashes under a folder lock (see
+//! the write path in `fs::target`), so the check and the replace are one step
+//! across threads and processes: of two writers that read the same version,
+//! the second is refused with the "modified since it was last read" error.
 //!
 //! The ledger also hands out one async lock per file, so two edits of the same
-//! file in one context run one after the other and both land.
+//! file in one context queue without holding blocking threads.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -144,35 +148,47 @@ impl FileLedger {
     }
 
     /// Checks that the existing file `path` may be written: it was read in
-    /// this context and has not changed since. When only its mtime moved and
-    /// the content hash is unchanged, the stamp is refreshed and the check passes.
+    /// this context and its content has not changed since (its bytes are
+    /// hashed now and compared with the read's hash). For hosts; the tools
+    /// check under their folder lock with [`FileLedger::check_content`].
     ///
     /// # Errors
     /// [`LedgerError::NotRead`], [`LedgerError::Modified`], or
-    /// [`LedgerError::Io`] when the file cannot be inspected.
+    /// [`LedgerError::Io`] when the file cannot be read.
     pub fn check(&self, path: &Path) -> Result<(), LedgerError> {
+        if self.get(path).is_none() {
+            return Err(LedgerError::NotRead {
+                path: path.to_path_buf(),
+            });
+        }
+        let current = hash_file(path).map_err(|source| LedgerError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        self.check_content(path, current)
+    }
+
+    /// Checks that the file `path`, which now holds bytes hashing to
+    /// `current` ([`ContentHasher`]), may be written: it was read (or
+    /// written) in this context and its content is what was read then. This
+    /// is the check the write path makes under its folder lock, on the bytes
+    /// it just read; modification times play no part.
+    ///
+    /// # Errors
+    /// [`LedgerError::NotRead`] or [`LedgerError::Modified`].
+    pub fn check_content(&self, path: &Path, current: u64) -> Result<(), LedgerError> {
         let Some(stamp) = self.get(path) else {
             return Err(LedgerError::NotRead {
                 path: path.to_path_buf(),
             });
         };
-        let io_err = |source| LedgerError::Io {
-            path: path.to_path_buf(),
-            source,
-        };
-        let meta = std::fs::metadata(path).map_err(io_err)?;
-        let modified = meta.modified().ok();
-        if meta.len() == stamp.len && modified == stamp.modified {
-            return Ok(());
-        }
-        if meta.len() == stamp.len && hash_file(path).map_err(io_err)? == stamp.hash {
-            self.record(path, Stamp { modified, ..stamp });
+        if stamp.hash == current {
             return Ok(());
         }
         Err(LedgerError::Modified {
             path: path.to_path_buf(),
             read_at: stamp.read_at,
-            modified,
+            modified: None,
         })
     }
 
@@ -263,17 +279,14 @@ impl fmt::Display for LedgerError {
                 "You must read file {} before overwriting it. Use read_file first.",
                 path.display()
             ),
-            Self::Modified {
-                path,
-                read_at,
-                modified,
-            } => {
+            Self::Modified { path, read_at, .. } => {
                 write!(
                     f,
-                    "File {} has been modified since it was last read.\nLast modification: {}\nLast read: {}\n\n\
+                    "File {} has been modified since it was last read: its content is no longer \
+                     what this session read (or wrote) at {}. Another program or agent changed \
+                     it; nothing was written.\n\n\
                      Read the file again with read_file before changing it.",
                     path.display(),
-                    modified.map_or_else(|| "unknown".to_owned(), iso8601),
                     iso8601(*read_at)
                 )
             }
@@ -318,29 +331,6 @@ pub fn ledger_of(ctx: &ToolContext) -> Result<tool_core::State<FileLedger>, Tool
              `tool_builtins::context(root)`).",
         )
     })
-}
-
-/// What a tool that changes one file needs from its context: the workspace,
-/// the ledger and the file's resolved path.
-pub(crate) struct WriteTarget {
-    pub(crate) ws: tool_core::State<crate::Workspace>,
-    pub(crate) ledger: tool_core::State<FileLedger>,
-    pub(crate) path: std::path::PathBuf,
-}
-
-/// Looks up the workspace and the ledger and resolves `file_path` inside the workspace.
-///
-/// # Errors
-/// The model-facing result for a missing workspace or ledger, or a path outside the workspace.
-#[allow(
-    clippy::result_large_err,
-    reason = "the Err is the call's final ToolResult, returned as is"
-)]
-pub(crate) fn write_target(ctx: &ToolContext, file_path: &str) -> Result<WriteTarget, ToolResult> {
-    let ws = crate::workspace::workspace_of(ctx)?;
-    let ledger = ledger_of(ctx)?;
-    let path = ws.resolve(file_path).map_err(|e| e.to_result())?;
-    Ok(WriteTarget { ws, ledger, path })
 }
 
 /// `2024-05-01T12:34:56.789Z` for a time (UTC, milliseconds).
@@ -418,7 +408,29 @@ mod tests {
             e.contains("has been modified since it was last read"),
             "{e}"
         );
-        assert!(e.contains("Last modification: 20"), "{e}");
+        assert!(e.contains("read (or wrote) at 20"), "{e}");
+    }
+
+    #[test]
+    fn same_size_and_mtime_with_other_content_is_modified() {
+        // Two writes inside one timestamp tick keep mtime and size: only the hash tells.
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("f");
+        std::fs::write(&p, "line 1\nline 2\n").unwrap();
+        let l = FileLedger::new();
+        l.record_bytes(&p, b"line 1\nline 2\n").unwrap();
+        let mtime = std::fs::metadata(&p).unwrap().modified().unwrap();
+        std::fs::write(&p, "line 1\nLINE 2\n").unwrap();
+        let f = std::fs::File::options().write(true).open(&p).unwrap();
+        f.set_modified(mtime).unwrap();
+        assert!(matches!(l.check(&p), Err(LedgerError::Modified { .. })));
+        assert!(
+            l.check_content(&p, ContentHasher::hash(b"line 1\nline 2\n"))
+                .is_ok()
+        );
+        for other in [&b""[..], b"line 1\n", b"line 1\nline 2\n\n"] {
+            assert!(l.check_content(&p, ContentHasher::hash(other)).is_err());
+        }
     }
 
     #[test]

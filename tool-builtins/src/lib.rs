@@ -108,6 +108,7 @@ use std::path::Path;
 use tool_core::{OnConflict, Tool, ToolContext, ToolRegistry};
 
 pub mod edit;
+pub mod fs;
 pub mod fsutil;
 pub mod ledger;
 pub mod multi_edit;

@@ -44,8 +44,19 @@ pub fn list_dir(
         Ok(base) => base,
         Err(result) => return result,
     };
+    let ignore = ignore.unwrap_or_default();
+    if ignore.len() > search::MAX_GLOB_COUNT {
+        return ToolResult::error(
+            ErrorKind::InvalidArguments,
+            format!(
+                "ignore has {} patterns; the limit is {}. Combine them with `{{a,b}}` alternations.",
+                ignore.len(),
+                search::MAX_GLOB_COUNT
+            ),
+        );
+    }
     let mut filters = Vec::new();
-    for pattern in ignore.unwrap_or_default() {
+    for pattern in ignore {
         let pattern = pattern.trim().trim_end_matches('/');
         if pattern.is_empty() {
             continue;
@@ -293,5 +304,19 @@ mod tests {
                 .message
                 .starts_with("Search path not found: ")
         );
+    }
+
+    #[tokio::test]
+    async fn hostile_ignore_patterns_are_refused() {
+        let (_d, ctx) = crate::test_support::workspace_with(&[("a.txt", "x")]);
+        let nested = format!("{}a{}", "{".repeat(15_000), "}".repeat(15_000));
+        for ignore in [
+            vec![nested],
+            vec!["x".to_owned(); 300],
+            vec!["*".repeat(5_000)],
+        ] {
+            let e = list_dir(None, Some(ignore), &ctx).error.expect("refused");
+            assert_eq!(e.kind, ErrorKind::InvalidArguments, "{}", e.message);
+        }
     }
 }

@@ -5,7 +5,7 @@ use serde::Deserialize;
 use tool_core::{ErrorKind, ToolContext, ToolResult, tool};
 
 use crate::edit::{EditSpec, edit_blocking, run_blocking};
-use crate::ledger::{WriteTarget, write_target};
+use crate::fs::target::WriteTarget;
 
 /// One replacement of a `multi_edit` call.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
@@ -36,7 +36,7 @@ pub async fn multi_edit(context: &ToolContext, file_path: String, edits: Vec<Edi
             "edits is empty: give at least one {old_string, new_string} edit.",
         );
     }
-    let WriteTarget { ws, ledger, path } = match write_target(context, &file_path) {
+    let target = match WriteTarget::new(context, &file_path) {
         Ok(target) => target,
         Err(r) => return r,
     };
@@ -48,11 +48,11 @@ pub async fn multi_edit(context: &ToolContext, file_path: String, edits: Vec<Edi
             replace_all: e.replace_all,
         })
         .collect();
-    let _lock = ledger.lock(&path).await;
+    let _lock = target.ledger.lock(&target.path).await;
     let ctx = context.clone();
-    let title = ws.relative(&path).display().to_string();
+    let title = target.title();
     let count = specs.len();
-    run_blocking(move || edit_blocking(&ctx, &ledger, &path, &specs))
+    run_blocking(move || edit_blocking(&ctx, &target, &specs))
         .await
         .with_title(title)
         .with_metadata("edits", count)

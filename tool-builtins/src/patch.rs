@@ -28,10 +28,16 @@ use std::path::{Path, PathBuf};
 use serde_json::json;
 use tool_core::{ErrorKind, ToolContext, ToolResult, tool};
 
+use std::io::Read as _;
+
+use rustix::fs::FileType;
+
 use crate::edit::run_blocking;
+use crate::fs::beneath::{Beneath, Missing};
+use crate::fs::target::{DirLock, lock_dirs};
 use crate::fsutil::{self, Before, LineEnding, TextFile};
-use crate::ledger::FileLedger;
-use crate::workspace::{Workspace, workspace_of};
+use crate::ledger::{ContentHasher, FileLedger};
+use crate::workspace::{PathError, Workspace, workspace_of};
 
 const BEGIN: &str = "*** Begin Patch";
 const END: &str = "*** End Patch";
@@ -128,8 +134,12 @@ pub async fn apply_patch(context: &ToolContext, patch: String) -> ToolResult {
     let ctx = context.clone();
     run_blocking(move || {
         let ledger = ledger.as_deref();
-        match plan(&ws, ledger, &hunks) {
-            Ok(plan) => execute(&ctx, ledger, &plan),
+        let mut files = match Files::open(&ws, &hunks) {
+            Ok(f) => f,
+            Err(e) => return ToolResult::failed(e),
+        };
+        match plan(&mut files, ledger, &hunks) {
+            Ok(plan) => execute(&ctx, ledger, &mut files, &plan),
             Err(e) => ToolResult::failed(e),
         }
     })
@@ -312,6 +322,8 @@ fn parse_chunks(
 /// What will be written: per file, the state before and the bytes after (`None` deletes).
 struct Op {
     path: PathBuf,
+    /// The path as the patch gave it (the key of [`Files`]).
+    raw: String,
     before: Before,
     after: Option<Vec<u8>>,
 }
@@ -330,78 +342,250 @@ struct Plan {
 /// The content a path has in the plan so far: `Some(None)` when deleted, `None` when untouched.
 type Overlay = HashMap<PathBuf, Option<Vec<u8>>>;
 
-fn current(overlay: &Overlay, path: &Path) -> Result<Option<Vec<u8>>, std::io::Error> {
-    match overlay.get(path) {
-        Some(c) => Ok(c.clone()),
-        // Never open a pipe or device: reading it could block forever.
-        None if path.exists() && !path.is_file() => Err(std::io::Error::other(
-            "not a regular file (a directory, device, socket or pipe)",
-        )),
-        None => match std::fs::read(path) {
-            Ok(b) => Ok(Some(b)),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(e),
-        },
+/// The files a patch names, each resolved beneath the workspace, with the
+/// folders that hold them locked for the whole plan-and-write (see
+/// [`crate::fs::target`]): what the plan read is what the write replaces.
+struct Files {
+    ws: tool_core::State<Workspace>,
+    /// Model path → its resolution; `None` when a folder on the way is
+    /// missing (it is created when the file is written).
+    slots: HashMap<String, Option<Beneath>>,
+    _locks: Vec<DirLock>,
+}
+
+impl Files {
+    fn open(ws: &tool_core::State<Workspace>, hunks: &[Hunk]) -> Result<Self, String> {
+        let mut slots = HashMap::new();
+        for h in hunks {
+            let (p, m) = match h {
+                Hunk::Add { path, .. } | Hunk::Delete { path } => (path, None),
+                Hunk::Update { path, move_to, .. } => (path, move_to.as_ref()),
+            };
+            for raw in std::iter::once(p).chain(m) {
+                if slots.contains_key(raw) {
+                    continue;
+                }
+                let slot = match ws.beneath(raw, Missing::AllowLast) {
+                    Ok(b) => Some(b),
+                    Err(PathError::NotFound { .. }) => {
+                        // A new folder: refused like any path if it leads outside.
+                        ws.resolve(raw).map_err(|e| e.to_string())?;
+                        None
+                    }
+                    Err(e) => return Err(e.to_string()),
+                };
+                slots.insert(raw.clone(), slot);
+            }
+        }
+        let dirs = slots
+            .values()
+            .flatten()
+            .map(Beneath::open_parent_dir)
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| format!("Cannot lock the folders of the patch: {e}"))?;
+        let locks = lock_dirs(dirs).map_err(|e| format!("Cannot apply the patch: {e}"))?;
+        Ok(Self {
+            ws: ws.clone(),
+            slots,
+            _locks: locks,
+        })
+    }
+
+    /// The physical path of a model path (as the plan keys it).
+    fn path(&self, raw: &str) -> Result<PathBuf, String> {
+        match self.slots.get(raw) {
+            Some(Some(b)) => Ok(b.path.clone()),
+            _ => self.ws.resolve(raw).map_err(|e| e.to_string()),
+        }
+    }
+
+    /// What kind of entry is there now (not following a symlink): `None` when nothing.
+    fn kind(&self, raw: &str) -> Result<Option<FileType>, String> {
+        match self.slots.get(raw) {
+            Some(Some(b)) => b
+                .stat_now()
+                .map(|s| s.map(|s| FileType::from_raw_mode(s.st_mode)))
+                .map_err(|e| e.to_string()),
+            _ => Ok(None),
+        }
+    }
+
+    /// The bytes on disk now; `None` when there is no file. Never opens a
+    /// pipe or device (reading could block forever).
+    fn read(&self, raw: &str) -> Result<Option<Vec<u8>>, std::io::Error> {
+        let Some(Some(b)) = self.slots.get(raw) else {
+            return Ok(None);
+        };
+        match b.stat_now()?.map(|s| FileType::from_raw_mode(s.st_mode)) {
+            None => Ok(None),
+            Some(FileType::RegularFile) => {
+                let mut bytes = Vec::new();
+                b.open_file()?.read_to_end(&mut bytes)?;
+                Ok(Some(bytes))
+            }
+            Some(_) => Err(std::io::Error::other(
+                "not a regular file (a directory, device, socket or pipe)",
+            )),
+        }
+    }
+
+    /// The model-facing refusal when the file there must not be changed (read-only).
+    fn writable(&self, raw: &str) -> Result<(), String> {
+        match self.slots.get(raw) {
+            Some(Some(b)) => match fsutil::read_only(&b.path) {
+                Some(message) => Err(message),
+                None => Ok(()),
+            },
+            _ => Ok(()),
+        }
+    }
+
+    /// Writes `bytes` as the file `raw` (creating missing folders), keeping an old file's mode.
+    fn write(
+        &mut self,
+        raw: &str,
+        bytes: &[u8],
+        ledger: Option<&FileLedger>,
+    ) -> std::io::Result<()> {
+        if !matches!(self.slots.get(raw), Some(Some(_))) {
+            let b = self
+                .ws
+                .beneath(raw, Missing::CreateParents)
+                .map_err(|e| std::io::Error::other(e.to_string()))?;
+            self.slots.insert(raw.to_owned(), Some(b));
+        }
+        let Some(Some(b)) = self.slots.get(raw) else {
+            return Err(std::io::Error::other("the path could not be resolved"));
+        };
+        let name = b
+            .name
+            .as_deref()
+            .ok_or_else(|| std::io::Error::other("the workspace root is not a file"))?;
+        let mode = b.stat_now()?.map(|s| s.st_mode);
+        crate::fs::atomic::write_at(b.parent_fd()?, name, bytes, mode)?;
+        if let Some(l) = ledger {
+            crate::fs::target::record(l, b, bytes);
+        }
+        Ok(())
+    }
+
+    /// Removes the file `raw` (gone already is fine).
+    fn remove(&self, raw: &str, ledger: Option<&FileLedger>) -> std::io::Result<()> {
+        let Some(Some(b)) = self.slots.get(raw) else {
+            return Ok(());
+        };
+        let name = b
+            .name
+            .as_deref()
+            .ok_or_else(|| std::io::Error::other("the workspace root is not a file"))?;
+        match rustix::fs::unlinkat(b.parent_fd()?, name, rustix::fs::AtFlags::empty()) {
+            Ok(()) | Err(rustix::io::Errno::NOENT) => {}
+            Err(e) => return Err(e.into()),
+        }
+        if let Some(l) = ledger {
+            l.forget(&b.path);
+        }
+        Ok(())
     }
 }
 
-fn plan(ws: &Workspace, ledger: Option<&FileLedger>, hunks: &[Hunk]) -> Result<Plan, String> {
+/// The read-before-write rule for a file the patch replaces, deletes or
+/// moves: read in this context, and still holding what was read.
+fn check_read(ledger: Option<&FileLedger>, path: &Path, bytes: &[u8]) -> Result<(), String> {
+    match ledger {
+        Some(l) => l
+            .check_content(path, ContentHasher::hash(bytes))
+            .map_err(|e| e.to_string()),
+        None => Err(format!(
+            "You must read file {} before overwriting it. Use read_file first.",
+            path.display()
+        )),
+    }
+}
+
+fn plan(files: &mut Files, ledger: Option<&FileLedger>, hunks: &[Hunk]) -> Result<Plan, String> {
     let mut overlay: Overlay = HashMap::new();
-    let mut order: Vec<PathBuf> = Vec::new();
+    let mut order: Vec<(PathBuf, String)> = Vec::new();
     let mut originals: HashMap<PathBuf, Before> = HashMap::new();
     let mut summary = Vec::new();
-    let mut files = Vec::new();
+    let mut plan_files = Vec::new();
     let mut diff = String::new();
     let mut diff_truncated = false;
-    let resolve = |p: &str| ws.resolve(p).map_err(|e| e.to_string());
-    // A read-only file is never replaced, deleted or moved away.
-    let writable = |abs: &Path| fsutil::read_only(abs).map_or(Ok(()), Err);
-    // Never capture (read) or replace a pipe or device: reading could block forever.
-    let special = |overlay: &Overlay, abs: &Path| {
-        !overlay.contains_key(abs) && abs.exists() && !abs.is_file() && !abs.is_dir()
+    // What the path holds in the plan so far (the overlay, else the disk).
+    let current = |files: &Files, overlay: &Overlay, raw: &str, abs: &Path| match overlay.get(abs) {
+        Some(c) => Ok(c.clone()),
+        None => files.read(raw),
     };
-    let mut touch = |path: &Path, order: &mut Vec<PathBuf>| {
-        if !originals.contains_key(path) {
-            originals.insert(path.to_path_buf(), Before::capture(path));
-            order.push(path.to_path_buf());
+    let touch = |files: &Files,
+                 originals: &mut HashMap<PathBuf, Before>,
+                 order: &mut Vec<(PathBuf, String)>,
+                 raw: &str,
+                 abs: &Path| {
+        if !originals.contains_key(abs) {
+            let before = match files.read(raw) {
+                Ok(content) => Before {
+                    existed: content.is_some(),
+                    content,
+                },
+                Err(_) => Before {
+                    content: None,
+                    existed: true,
+                },
+            };
+            originals.insert(abs.to_path_buf(), before);
+            order.push((abs.to_path_buf(), raw.to_owned()));
         }
     };
     for h in hunks {
         match h {
             Hunk::Add { path, contents } => {
-                let abs = resolve(path)?;
-                if abs.is_dir() {
+                let abs = files.path(path)?;
+                let on_disk = !overlay.contains_key(&abs);
+                if on_disk {
+                    match files.kind(path)? {
+                        None => {}
+                        Some(FileType::Directory) => {
+                            return Err(format!(
+                                "Failed to write file {path}: a folder of that name exists"
+                            ));
+                        }
+                        Some(FileType::RegularFile) => {
+                            return Err(format!(
+                                "Failed to add file {path}: it already exists. Add File only \
+                                 creates new files; to change it, read it and use Update File \
+                                 (or Delete File first). No files were modified."
+                            ));
+                        }
+                        Some(_) => {
+                            return Err(format!(
+                                "Failed to write file {path}: not a regular file (a device, socket or pipe)"
+                            ));
+                        }
+                    }
+                } else if matches!(overlay.get(&abs), Some(Some(_))) {
                     return Err(format!(
-                        "Failed to write file {path}: a folder of that name exists"
+                        "Failed to add file {path}: the patch already adds or changes it. \
+                         Give each file one operation. No files were modified."
                     ));
                 }
-                if special(&overlay, &abs) {
-                    return Err(format!(
-                        "Failed to write file {path}: not a regular file (a device, socket or pipe)"
-                    ));
-                }
-                writable(&abs)?;
-                let old = current(&overlay, &abs).unwrap_or(None);
-                let old_text = old
-                    .as_deref()
-                    .map(|b| String::from_utf8_lossy(b).into_owned())
-                    .unwrap_or_default();
-                let fd = fsutil::Diff::compute(path, &old_text, contents);
+                let fd = fsutil::Diff::compute(path, "", contents);
                 diff.push_str(&fd.unified);
                 diff_truncated |= fd.truncated;
                 let (a, d) = (fd.additions, fd.deletions);
-                files.push(json!({"path": path, "kind": "add", "additions": a, "deletions": d}));
-                touch(&abs, &mut order);
+                plan_files
+                    .push(json!({"path": path, "kind": "add", "additions": a, "deletions": d}));
+                touch(files, &mut originals, &mut order, path, &abs);
                 overlay.insert(abs, Some(contents.as_bytes().to_vec()));
                 summary.push(format!("A {path}"));
             }
             Hunk::Delete { path } => {
-                let abs = resolve(path)?;
-                if abs.is_dir() {
+                let abs = files.path(path)?;
+                if !overlay.contains_key(&abs) && files.kind(path)? == Some(FileType::Directory) {
                     return Err(format!("Failed to delete file {path}: it is a directory"));
                 }
-                writable(&abs)?;
-                let old = match current(&overlay, &abs) {
+                files.writable(path)?;
+                let on_disk = !overlay.contains_key(&abs);
+                let old = match current(files, &overlay, path, &abs) {
                     Ok(Some(b)) => b,
                     Ok(None) => {
                         return Err(format!(
@@ -410,12 +594,16 @@ fn plan(ws: &Workspace, ledger: Option<&FileLedger>, hunks: &[Hunk]) -> Result<P
                     }
                     Err(e) => return Err(format!("Failed to delete file {path}: {e}")),
                 };
+                if on_disk {
+                    check_read(ledger, &abs, &old)
+                        .map_err(|e| format!("Failed to delete file {path}: {e}"))?;
+                }
                 let old_text = String::from_utf8_lossy(&old).into_owned();
                 let fd = fsutil::Diff::compute(path, &old_text, "");
                 diff.push_str(&fd.unified);
                 diff_truncated |= fd.truncated;
-                files.push(json!({"path": path, "kind": "delete", "additions": 0, "deletions": old_text.lines().count()}));
-                touch(&abs, &mut order);
+                plan_files.push(json!({"path": path, "kind": "delete", "additions": 0, "deletions": old_text.lines().count()}));
+                touch(files, &mut originals, &mut order, path, &abs);
                 overlay.insert(abs, None);
                 summary.push(format!("D {path}"));
             }
@@ -424,17 +612,18 @@ fn plan(ws: &Workspace, ledger: Option<&FileLedger>, hunks: &[Hunk]) -> Result<P
                 move_to,
                 chunks,
             } => {
-                let abs = resolve(path)?;
-                let old = match current(&overlay, &abs) {
-                    Ok(Some(b)) if !abs.is_dir() => b,
-                    Ok(_) => {
+                let abs = files.path(path)?;
+                let on_disk = !overlay.contains_key(&abs);
+                let old = match current(files, &overlay, path, &abs) {
+                    Ok(Some(b)) => b,
+                    Ok(None) => {
                         return Err(format!(
                             "Failed to read file to update {path}: No such file or directory (os error 2)"
                         ));
                     }
                     Err(e) => return Err(format!("Failed to read file to update {path}: {e}")),
                 };
-                writable(&abs)?;
+                files.writable(path)?;
                 let file = TextFile::decode(&old)
                     .map_err(|e| format!("Failed to read file to update {path}: {e}"))?;
                 let normalized = fsutil::normalize_newlines(&file.text);
@@ -446,6 +635,12 @@ fn plan(ws: &Workspace, ledger: Option<&FileLedger>, hunks: &[Hunk]) -> Result<P
                 let bytes = file
                     .encode(&new_text)
                     .map_err(|e| format!("Failed to write file {path}: {e}"))?;
+                // Checked once the chunks are known to apply, so that a wrong
+                // context line is reported as such.
+                if on_disk {
+                    check_read(ledger, &abs, &old)
+                        .map_err(|e| format!("Failed to update file {path}: {e}"))?;
+                }
                 let shown = move_to.as_deref().unwrap_or(path);
                 let fd = fsutil::Diff::compute(shown, &normalized, &new_lf);
                 diff.push_str(&fd.unified);
@@ -453,47 +648,48 @@ fn plan(ws: &Workspace, ledger: Option<&FileLedger>, hunks: &[Hunk]) -> Result<P
                 let (a, d) = (fd.additions, fd.deletions);
                 match move_to {
                     Some(dest) => {
-                        let dest_abs = resolve(dest)?;
-                        if dest_abs.is_dir() {
-                            return Err(format!(
-                                "Failed to move file {path} to {dest}: a folder of that name exists"
-                            ));
-                        }
-                        if special(&overlay, &dest_abs) {
-                            return Err(format!(
-                                "Failed to move file {path} to {dest}: not a regular file (a device, socket or pipe)"
-                            ));
-                        }
-                        writable(&dest_abs)?;
-                        // Moving onto an existing file replaces it: like any
-                        // overwrite, that needs a read of it in this context.
-                        if dest_abs != abs && !overlay.contains_key(&dest_abs) && dest_abs.exists()
-                        {
-                            let read = match ledger {
-                                Some(l) => l.check(&dest_abs).map_err(|e| e.to_string()),
-                                None => Err(format!(
-                                    "You must read file {} before overwriting it. Use read_file first.",
-                                    dest_abs.display()
-                                )),
-                            };
-                            if let Err(e) = read {
-                                return Err(format!(
-                                    "Failed to move file {path} to {dest}: the destination already exists. {e}"
-                                ));
+                        let dest_abs = files.path(dest)?;
+                        let dest_on_disk = dest_abs != abs && !overlay.contains_key(&dest_abs);
+                        if dest_on_disk {
+                            match files.kind(dest)? {
+                                None | Some(FileType::RegularFile) => {}
+                                Some(FileType::Directory) => {
+                                    return Err(format!(
+                                        "Failed to move file {path} to {dest}: a folder of that name exists"
+                                    ));
+                                }
+                                Some(_) => {
+                                    return Err(format!(
+                                        "Failed to move file {path} to {dest}: not a regular file (a device, socket or pipe)"
+                                    ));
+                                }
+                            }
+                            files.writable(dest)?;
+                            // Moving onto an existing file replaces it: like any
+                            // overwrite, that needs a read of it in this context.
+                            if let Some(existing) = files
+                                .read(dest)
+                                .map_err(|e| format!("Failed to move file {path} to {dest}: {e}"))?
+                            {
+                                check_read(ledger, &dest_abs, &existing).map_err(|e| {
+                                    format!(
+                                        "Failed to move file {path} to {dest}: the destination already exists. {e}"
+                                    )
+                                })?;
                             }
                         }
-                        touch(&abs, &mut order);
-                        touch(&dest_abs, &mut order);
+                        touch(files, &mut originals, &mut order, path, &abs);
+                        touch(files, &mut originals, &mut order, dest, &dest_abs);
                         if dest_abs != abs {
                             overlay.insert(abs, None);
                         }
                         overlay.insert(dest_abs, Some(bytes));
-                        files.push(json!({"path": dest, "from": path, "kind": "move", "additions": a, "deletions": d}));
+                        plan_files.push(json!({"path": dest, "from": path, "kind": "move", "additions": a, "deletions": d}));
                     }
                     None => {
-                        touch(&abs, &mut order);
+                        touch(files, &mut originals, &mut order, path, &abs);
                         overlay.insert(abs, Some(bytes));
-                        files.push(
+                        plan_files.push(
                             json!({"path": path, "kind": "update", "additions": a, "deletions": d}),
                         );
                     }
@@ -504,11 +700,12 @@ fn plan(ws: &Workspace, ledger: Option<&FileLedger>, hunks: &[Hunk]) -> Result<P
     }
     let ops = order
         .into_iter()
-        .filter_map(|p| {
+        .filter_map(|(p, raw)| {
             let after = overlay.remove(&p)?;
             let before = originals.remove(&p)?;
             Some(Op {
                 path: p,
+                raw,
                 before,
                 after,
             })
@@ -517,7 +714,7 @@ fn plan(ws: &Workspace, ledger: Option<&FileLedger>, hunks: &[Hunk]) -> Result<P
     Ok(Plan {
         ops,
         summary,
-        files,
+        files: plan_files,
         diff_truncated: fsutil::cap_diff(&mut diff, fsutil::DIFF_LIMIT) || diff_truncated,
         diff,
     })
@@ -627,22 +824,24 @@ fn fold(s: &str) -> String {
 // ---------------------------------------------------------------------------
 // Writing
 
-fn execute(ctx: &ToolContext, ledger: Option<&FileLedger>, plan: &Plan) -> ToolResult {
+fn execute(
+    ctx: &ToolContext,
+    ledger: Option<&FileLedger>,
+    files: &mut Files,
+    plan: &Plan,
+) -> ToolResult {
     let mut done: Vec<&Op> = Vec::new();
     for op in &plan.ops {
         let r = match &op.after {
-            Some(bytes) => fsutil::write_atomic(&op.path, bytes),
-            None => match std::fs::remove_file(&op.path) {
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-                r => r,
-            },
+            Some(bytes) => files.write(&op.raw, bytes, ledger),
+            None => files.remove(&op.raw, ledger),
         };
         if let Err(e) = r {
             // Put back what was already written, newest first.
             for prev in done.iter().rev() {
                 let _ = match (&prev.before.content, prev.before.existed) {
-                    (Some(old), _) => fsutil::write_atomic(&prev.path, old),
-                    (None, false) => std::fs::remove_file(&prev.path),
+                    (Some(old), _) => files.write(&prev.raw, old, ledger),
+                    (None, false) => files.remove(&prev.raw, ledger),
                     (None, true) => Ok(()),
                 };
             }
@@ -654,14 +853,6 @@ fn execute(ctx: &ToolContext, ledger: Option<&FileLedger>, plan: &Plan) -> ToolR
         done.push(op);
     }
     for op in &plan.ops {
-        if let Some(l) = ledger {
-            match &op.after {
-                Some(bytes) => {
-                    let _ = l.record_bytes(&op.path, bytes);
-                }
-                None => l.forget(&op.path),
-            }
-        }
         fsutil::record_change(ctx, &op.path, op.before.clone(), op.after.as_deref());
     }
     let mut out = String::from("Success. Updated the following files:\n");
@@ -685,7 +876,20 @@ mod tests {
     use std::fs;
     use std::os::unix::fs::FileTypeExt;
 
+    /// A workspace holding `files`, each read in the context (as a model
+    /// reads before it patches).
     fn setup(files: &[(&str, &str)]) -> (tempfile::TempDir, ToolContext) {
+        let (d, ctx) = crate::test_support::workspace_with(files);
+        let paths: Vec<_> = files
+            .iter()
+            .map(|(p, _)| fs::canonicalize(d.path().join(p)).unwrap())
+            .collect();
+        crate::edit::prime(&ctx, &paths);
+        (d, ctx)
+    }
+
+    /// A workspace holding `files`, none of them read.
+    fn unread(files: &[(&str, &str)]) -> (tempfile::TempDir, ToolContext) {
         crate::test_support::workspace_with(files)
     }
 
@@ -854,18 +1058,82 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn directories_are_never_deleted_and_add_overwrites() {
+    async fn directories_are_never_deleted_and_add_never_overwrites() {
         let (d, ctx) = setup(&[("dir/foo.txt", "keep\n"), ("dup.txt", "old\n")]);
         let r = run(&ctx, "*** Begin Patch\n*** Delete File: dir\n*** End Patch").await;
         assert!(err(&r).contains("Failed to delete file dir"));
         assert_eq!(read(&d, "dir/foo.txt"), "keep\n");
+        // Add File on an existing file is an error even after a read (Codex's semantics).
         let r = run(
             &ctx,
             "*** Begin Patch\n*** Add File: dup.txt\n+new content\n*** End Patch",
         )
         .await;
-        assert!(r.is_ok());
-        assert_eq!(read(&d, "dup.txt"), "new content\n");
+        assert!(
+            err(&r).contains("Failed to add file dup.txt: it already exists"),
+            "{r:?}"
+        );
+        assert_eq!(read(&d, "dup.txt"), "old\n");
+    }
+
+    #[tokio::test]
+    async fn unread_files_are_never_replaced_deleted_or_updated() {
+        let files = [
+            ("a.txt", "one\n"),
+            ("b.txt", "two\n"),
+            ("sub/c.txt", "three\n"),
+        ];
+        for patch in [
+            "*** Begin Patch\n*** Add File: a.txt\n+owned\n*** End Patch",
+            "*** Begin Patch\n*** Delete File: a.txt\n*** End Patch",
+            "*** Begin Patch\n*** Update File: a.txt\n@@\n-one\n+owned\n*** End Patch",
+            "*** Begin Patch\n*** Add File: new.txt\n+x\n*** Delete File: sub/c.txt\n*** End Patch",
+            "*** Begin Patch\n*** Update File: sub/../b.txt\n@@\n-two\n+owned\n*** End Patch",
+            "*** Begin Patch\n*** Add File: x.txt\n+1\n*** Add File: x.txt\n+2\n*** End Patch",
+            "*** Begin Patch\n*** Add File: a.txt\n+1\n*** Add File: a.txt\n+2\n*** End Patch",
+        ] {
+            let (d, ctx) = unread(&files);
+            let r = run(&ctx, patch).await;
+            let msg = err(&r);
+            assert!(
+                msg.contains("You must read file")
+                    || msg.contains("already exists")
+                    || msg.contains("already adds or changes it"),
+                "{patch}: {msg}"
+            );
+            for (p, content) in files {
+                assert_eq!(read(&d, p), content, "{patch}");
+            }
+            assert!(!d.path().join("new.txt").exists() && !d.path().join("x.txt").exists());
+        }
+    }
+
+    #[tokio::test]
+    async fn a_file_changed_since_its_read_is_not_patched() {
+        let (d, ctx) = setup(&[("a.txt", "one\n"), ("b.txt", "two\n")]);
+        fs::write(d.path().join("a.txt"), "ONE\n").unwrap();
+        fs::write(d.path().join("b.txt"), "TWO\n").unwrap();
+        for patch in [
+            "*** Begin Patch\n*** Update File: a.txt\n@@\n-ONE\n+x\n*** End Patch",
+            "*** Begin Patch\n*** Delete File: b.txt\n*** End Patch",
+        ] {
+            let r = run(&ctx, patch).await;
+            assert!(
+                err(&r).contains("has been modified since it was last read"),
+                "{r:?}"
+            );
+        }
+        assert_eq!(read(&d, "a.txt"), "ONE\n");
+        assert_eq!(read(&d, "b.txt"), "TWO\n");
+        // Delete then Add of one path in one patch is a replacement the patch states itself.
+        let (d, ctx) = setup(&[("c.txt", "old\n")]);
+        let r = run(
+            &ctx,
+            "*** Begin Patch\n*** Delete File: c.txt\n*** Add File: c.txt\n+new\n*** End Patch",
+        )
+        .await;
+        assert!(r.is_ok(), "{r:?}");
+        assert_eq!(read(&d, "c.txt"), "new\n");
     }
 
     #[tokio::test]
@@ -876,7 +1144,6 @@ mod tests {
         fs::set_permissions(&locked, fs::Permissions::from_mode(0o444)).unwrap();
         for patch in [
             "*** Begin Patch\n*** Update File: free.txt\n@@\n-b\n+c\n*** Update File: locked.txt\n@@\n-a\n+z\n*** End Patch",
-            "*** Begin Patch\n*** Add File: locked.txt\n+z\n*** End Patch",
             "*** Begin Patch\n*** Delete File: locked.txt\n*** End Patch",
             "*** Begin Patch\n*** Update File: free.txt\n*** Move to: locked.txt\n@@\n-b\n+c\n*** End Patch",
             "*** Begin Patch\n*** Update File: locked.txt\n*** Move to: other.txt\n@@\n-a\n+z\n*** End Patch",
@@ -917,7 +1184,8 @@ mod tests {
 
     #[tokio::test]
     async fn moving_onto_an_unread_file_is_refused() {
-        let (d, ctx) = setup(&[("src.txt", "a\n"), ("dest.txt", "precious\n")]);
+        let (d, ctx) = unread(&[("src.txt", "a\n"), ("dest.txt", "precious\n")]);
+        crate::edit::prime(&ctx, &[fs::canonicalize(d.path().join("src.txt")).unwrap()]);
         let patch = "*** Begin Patch\n*** Update File: src.txt\n*** Move to: dest.txt\n@@\n-a\n+b\n*** End Patch";
         let r = run(&ctx, patch).await;
         let msg = err(&r);
@@ -936,9 +1204,16 @@ mod tests {
         assert!(r.is_ok(), "{r:?}");
         assert_eq!(read(&d, "dest.txt"), "b\n");
         assert!(!d.path().join("src.txt").exists());
-        // A destination the same patch deletes first needs no read.
+        // A destination the same patch deletes first needs no second read.
         fs::write(d.path().join("x.txt"), "x\n").unwrap();
         fs::write(d.path().join("y.txt"), "y\n").unwrap();
+        crate::edit::prime(
+            &ctx,
+            &[
+                fs::canonicalize(d.path().join("x.txt")).unwrap(),
+                fs::canonicalize(d.path().join("y.txt")).unwrap(),
+            ],
+        );
         let r = run(&ctx, "*** Begin Patch\n*** Delete File: y.txt\n*** Update File: x.txt\n*** Move to: y.txt\n@@\n-x\n+z\n*** End Patch").await;
         assert!(r.is_ok(), "{r:?}");
         assert_eq!(read(&d, "y.txt"), "z\n");

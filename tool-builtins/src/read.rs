@@ -6,15 +6,18 @@
 //! after it are counted with `memchr`. Memory stays bounded whatever the file
 //! size or line length, and the total line count is still exact.
 
-use std::fs::{self, File};
+use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
+
+use rustix::fs::FileType;
 
 use base64::Engine as _;
 use encoding_rs::Encoding;
 use tool_core::{Attachment, ErrorKind, Image, ToolContext, ToolResult, tool};
 
 use crate::edit::run_blocking;
+use crate::fs::beneath::Beneath;
 use crate::fsutil;
 use crate::ledger::{ContentHasher, FileLedger, Stamp};
 use crate::workspace::workspace_of;
@@ -92,48 +95,55 @@ pub async fn read_file(
         Ok(ws) => ws,
         Err(r) => return r,
     };
-    let path = match crate::workspace::resolve_for_read(context, &ws, &file_path) {
+    let target = match crate::workspace::resolve_for_read(context, &ws, &file_path) {
         Ok(p) => p,
         Err(e) => return e.to_result(),
     };
-    let title = ws.relative(&path).display().to_string();
+    let title = ws.relative(&target.path).display().to_string();
     let ledger = context.state::<FileLedger>();
     run_blocking(move || {
         let ledger = ledger.as_deref();
-        read_blocking(&path, offset, limit, &opts, ledger)
+        read_blocking(&target, offset, limit, &opts, ledger)
     })
     .await
     .with_title(title)
 }
 
 fn read_blocking(
-    path: &Path,
+    target: &Beneath,
     offset: usize,
     limit: usize,
     opts: &ReadOptions,
     ledger: Option<&FileLedger>,
 ) -> ToolResult {
-    let meta = match fs::metadata(path) {
-        Ok(m) => m,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return not_found(path),
+    let path = target.path.as_path();
+    match target.file_type() {
+        None => return not_found(target),
+        Some(FileType::Directory) => return read_dir(target, offset, limit),
+        Some(FileType::RegularFile) => {}
+        Some(_) => {
+            return ToolResult::failed(format!(
+                "Cannot read {}: it is not a regular file (a device, socket or pipe).",
+                path.display()
+            ));
+        }
+    }
+    // Opened beneath the folder handle the path resolved to, never by name.
+    let mut file = match target.open_file() {
+        Ok(f) => f,
         Err(e) => return ToolResult::failed(format!("Cannot read {}: {e}", path.display())),
     };
-    if meta.is_dir() {
-        return read_dir(path, offset, limit);
-    }
-    if !meta.is_file() {
-        return ToolResult::failed(format!(
-            "Cannot read {}: it is not a regular file (a device, socket or pipe).",
-            path.display()
-        ));
-    }
+    let meta = match file.metadata() {
+        Ok(m) => m,
+        Err(e) => return ToolResult::failed(format!("Cannot read {}: {e}", path.display())),
+    };
     if let Some(media) = media_type(path) {
-        return read_media(path, media, &meta, opts, ledger);
+        return read_media(path, &mut file, media, &meta, opts, ledger);
     }
     if fsutil::has_binary_extension(path) {
         return binary(path);
     }
-    match read_text(path, offset, limit, opts, ledger) {
+    match read_text(path, file, offset, limit, opts, ledger) {
         Ok(r) => r,
         Err(e) => ToolResult::failed(format!("Cannot read {}: {e}", path.display())),
     }
@@ -144,51 +154,56 @@ fn binary(path: &Path) -> ToolResult {
 }
 
 /// "File not found" with up to three siblings whose names resemble the wanted one.
-fn not_found(path: &Path) -> ToolResult {
+fn not_found(target: &Beneath) -> ToolResult {
+    let path = &target.path;
     let mut msg = format!("File not found: {}", path.display());
     let wanted = path
         .file_name()
         .map(|n| n.to_string_lossy().to_lowercase())
         .unwrap_or_default();
-    if let (Some(dir), false) = (path.parent(), wanted.is_empty()) {
-        if let Ok(entries) = fs::read_dir(dir) {
-            let mut similar: Vec<PathBuf> = entries
-                .filter_map(Result::ok)
-                .filter(|e| {
-                    let name = e.file_name().to_string_lossy().to_lowercase();
-                    name.contains(&wanted) || wanted.contains(&name)
-                })
-                .map(|e| e.path())
-                .collect();
-            similar.sort();
-            similar.truncate(3);
-            if !similar.is_empty() {
-                msg.push_str("\n\nDid you mean one of these?");
-                for s in similar {
-                    msg.push('\n');
-                    msg.push_str(&s.display().to_string());
-                }
+    let siblings = target.open_parent_dir().ok().and_then(|dir| {
+        let parent = Beneath {
+            parent: Some(dir),
+            name: None,
+            path: path.parent().map(Path::to_path_buf).unwrap_or_default(),
+            stat: None,
+        };
+        parent.list().ok()
+    });
+    if let (Some(entries), false) = (siblings, wanted.is_empty()) {
+        let dir = path.parent().unwrap_or(path);
+        let mut similar: Vec<PathBuf> = entries
+            .into_iter()
+            .filter(|(name, _)| {
+                let name = name.to_string_lossy().to_lowercase();
+                name.contains(&wanted) || wanted.contains(&name)
+            })
+            .map(|(name, _)| dir.join(name))
+            .collect();
+        similar.sort();
+        similar.truncate(3);
+        if !similar.is_empty() {
+            msg.push_str("\n\nDid you mean one of these?");
+            for s in similar {
+                msg.push('\n');
+                msg.push_str(&s.display().to_string());
             }
         }
     }
     ToolResult::failed(msg)
 }
 
-fn read_dir(path: &Path, offset: usize, limit: usize) -> ToolResult {
-    let entries = match fs::read_dir(path) {
+fn read_dir(target: &Beneath, offset: usize, limit: usize) -> ToolResult {
+    let path = &target.path;
+    let entries = match target.list() {
         Ok(e) => e,
         Err(e) => return ToolResult::failed(format!("Cannot list {}: {e}", path.display())),
     };
     let mut names: Vec<String> = entries
-        .filter_map(Result::ok)
-        .map(|e| {
-            let name = e.file_name().to_string_lossy().into_owned();
-            // Follow symlinks to tell folders from files.
-            if e.path().is_dir() {
-                format!("{name}/")
-            } else {
-                name
-            }
+        .into_iter()
+        .map(|(name, is_dir)| {
+            let name = name.to_string_lossy().into_owned();
+            if is_dir { format!("{name}/") } else { name }
         })
         .collect();
     names.sort();
@@ -234,8 +249,9 @@ fn media_type(path: &Path) -> Option<&'static str> {
 
 fn read_media(
     path: &Path,
+    file: &mut File,
     media: &'static str,
-    meta: &fs::Metadata,
+    meta: &std::fs::Metadata,
     opts: &ReadOptions,
     ledger: Option<&FileLedger>,
 ) -> ToolResult {
@@ -247,10 +263,10 @@ fn read_media(
             opts.max_media_bytes
         ));
     }
-    let bytes = match fs::read(path) {
-        Ok(b) => b,
-        Err(e) => return ToolResult::failed(format!("Cannot read {}: {e}", path.display())),
-    };
+    let mut bytes = Vec::new();
+    if let Err(e) = file.take(opts.max_media_bytes).read_to_end(&mut bytes) {
+        return ToolResult::failed(format!("Cannot read {}: {e}", path.display()));
+    }
     if let Some(l) = ledger {
         l.record(path, Stamp::new(meta, ContentHasher::hash(&bytes)));
     }
@@ -292,12 +308,12 @@ impl From<io::Error> for TextError {
 
 fn read_text(
     path: &Path,
+    mut file: File,
     offset: usize,
     limit: usize,
     opts: &ReadOptions,
     ledger: Option<&FileLedger>,
 ) -> io::Result<ToolResult> {
-    let mut file = File::open(path)?;
     let meta = file.metadata()?;
     let mut sample = vec![0u8; SAMPLE_BYTES];
     let n = read_full(&mut file, &mut sample)?;
@@ -712,7 +728,7 @@ mod tests {
     async fn envelope_and_footer() {
         let (d, ctx) = setup(&[("test.txt", b"hello world")]);
         let r = read(&ctx, "test.txt", None, None).await;
-        let root = fs::canonicalize(d.path()).unwrap();
+        let root = std::fs::canonicalize(d.path()).unwrap();
         assert_eq!(
             r.output,
             format!(
@@ -888,7 +904,7 @@ mod tests {
         assert!(e.is_ok(), "{e:?}");
         let mut want = b"first\n".to_vec();
         want.extend_from_slice(b"latin1 caf\xE9 line\n");
-        assert_eq!(fs::read(d.path().join("mixed.txt")).unwrap(), want);
+        assert_eq!(std::fs::read(d.path().join("mixed.txt")).unwrap(), want);
 
         let late_file = fsutil::TextFile::decode(&late).unwrap();
         let r = read(&ctx, "late.txt", Some(1), Some(1)).await;

@@ -240,8 +240,10 @@ impl GlobFilter {
         Self::with_mode(pattern, !pattern.contains('/'))
     }
 
-    /// Compiles `pattern` to match file names (`name_only`) or relative paths.
+    /// Compiles `pattern` to match file names (`name_only`) or relative
+    /// paths, after [`check_glob`]'s limits.
     pub(crate) fn with_mode(pattern: &str, name_only: bool) -> Result<Self, String> {
+        check_glob(pattern)?;
         let glob = GlobBuilder::new(pattern)
             .literal_separator(true)
             .backslash_escape(true)
@@ -264,6 +266,72 @@ impl GlobFilter {
             self.matcher.is_match(relative)
         }
     }
+}
+
+/// Longest glob pattern accepted (`pattern`, `include`, `ignore`), in bytes: 4 KiB.
+pub const MAX_GLOB_BYTES: usize = 4096;
+
+/// Deepest nesting of `{…}` alternations in one glob: 8.
+pub const MAX_GLOB_NESTING: usize = 8;
+
+/// Most wildcards (`*`, `?`) in one glob: 256.
+pub const MAX_GLOB_WILDCARDS: usize = 256;
+
+/// Most `ignore` patterns in one `list_dir` call: 256.
+pub const MAX_GLOB_COUNT: usize = 256;
+
+/// Longest regular expression `grep_content` accepts, in bytes: 16 KiB.
+/// (Nesting is bounded by the regex parser itself: 250 levels, an error, not a crash.)
+pub const MAX_REGEX_BYTES: usize = 16 * 1024;
+
+/// The limits every glob a model sends must keep, checked before the glob
+/// is compiled: the compiler recurses on nested alternations, and a pattern
+/// of some 15 000 nested braces overflows the stack, which aborts the whole
+/// process whatever thread it happens on (a `catch_unwind` cannot stop it).
+/// So the limits are the fix, not a guard: length [`MAX_GLOB_BYTES`],
+/// nesting [`MAX_GLOB_NESTING`], wildcards [`MAX_GLOB_WILDCARDS`].
+///
+/// # Errors
+/// The model-facing message naming the limit and the value.
+pub fn check_glob(pattern: &str) -> Result<(), String> {
+    let shown = crate::fs::clip(pattern);
+    if pattern.len() > MAX_GLOB_BYTES {
+        return Err(format!(
+            "The glob pattern is {} bytes long; the limit is {MAX_GLOB_BYTES} bytes. \
+             Use a shorter pattern (or several calls). Pattern: {shown}",
+            pattern.len()
+        ));
+    }
+    let (mut depth, mut deepest, mut wildcards, mut escaped) = (0usize, 0usize, 0usize, false);
+    for b in pattern.bytes() {
+        if escaped {
+            escaped = false;
+            continue;
+        }
+        match b {
+            b'\\' => escaped = true,
+            b'{' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            b'}' => depth = depth.saturating_sub(1),
+            b'*' | b'?' => wildcards += 1,
+            _ => {}
+        }
+    }
+    if deepest > MAX_GLOB_NESTING {
+        return Err(format!(
+            "The glob pattern nests `{{…}}` {deepest} levels deep; the limit is \
+             {MAX_GLOB_NESTING}. Flatten the alternation. Pattern: {shown}"
+        ));
+    }
+    if wildcards > MAX_GLOB_WILDCARDS {
+        return Err(format!(
+            "The glob pattern has {wildcards} wildcards (`*`, `?`); the limit is \
+             {MAX_GLOB_WILDCARDS}. Pattern: {shown}"
+        ));
+    }
+    Ok(())
 }
 
 /// Whether a path component holds glob syntax.

@@ -1,24 +1,39 @@
 //! [`Workspace`]: the folders the built-in tools may touch, and path resolution.
 //!
-//! Every path a model sends is resolved here before anything is opened:
-//! relative paths against the root, then checked on their canonical form
-//! (symlinks followed, `..` resolved by the filesystem). A path about to be
-//! created is checked through its deepest existing ancestor. Anything that
-//! lands outside the root and the extra roots is refused with an error that
-//! says "outside the workspace". A symlink that resolves inside keeps working.
+//! Every path a model sends is resolved here before anything is opened, and
+//! resolved *beneath an open handle* of the workspace root (see
+//! [`crate::fs::beneath`]): relative paths from the root, absolute ones from
+//! the root (or extra root) they lie in, one component at a time with
+//! `openat(O_NOFOLLOW)`, symlinks read and followed only while they stay
+//! inside, `..` never climbing above the root. The tools then open the file
+//! through the folder handle the walk ended in, never by its path string,
+//! so a folder swapped for a symlink between the check and the use cannot
+//! redirect a read or a write. Anything that lands outside the root and the
+//! extra roots is refused with an error that says "outside the workspace".
+//! A symlink that resolves inside keeps working, relative or absolute.
+//!
+//! Rules worth knowing:
+//! - `..` is resolved by the filesystem, as the kernel does: `x/../a.txt`
+//!   needs `x` to exist (writes create missing folders first).
+//! - An extra root is reached by its absolute path; `..` from the root
+//!   does not lead into it.
+//! - Paths are at most [`MAX_PATH_BYTES`](crate::fs::beneath::MAX_PATH_BYTES)
+//!   bytes and 40 symlinks deep.
 
 use std::fmt;
 use std::io;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use tool_core::{ErrorKind, ToolContext, ToolResult};
 
-/// Most symlinks followed while resolving one path (the Linux limit, `MAXSYMLINKS`).
-const MAX_SYMLINK_HOPS: u32 = 40;
+use crate::fs::beneath::{self, Beneath, Missing, RootDir, WalkError};
 
 /// The folders the built-in tools may read and write: a root plus optional extra roots.
 ///
-/// Stored in the [`ToolContext`] as typed state; the file tools read it from there.
+/// Stored in the [`ToolContext`] as typed state; the file tools read it from
+/// there. The root and the extra roots are held open as directory handles
+/// from [`Workspace::new`] on: moving or replacing the root folder later does
+/// not move the workspace.
 ///
 /// ```
 /// use tool_builtins::Workspace;
@@ -33,25 +48,26 @@ const MAX_SYMLINK_HOPS: u32 = 40;
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Workspace {
-    root: PathBuf,
-    extra_roots: Vec<PathBuf>,
+    root: RootDir,
+    extra_roots: Vec<RootDir>,
     /// Folders `read_file` and `grep_content` may read but nothing may write
     /// (the spill folder of truncated output), as given: they may not exist yet.
     read_only_roots: Vec<PathBuf>,
 }
 
 impl Workspace {
-    /// A workspace rooted at `root` (which must exist; it is canonicalised).
+    /// A workspace rooted at `root` (which must exist; it is canonicalised
+    /// and opened as a directory handle).
     ///
     /// The default spill folder of truncated output
     /// ([`tool_core::truncate::default_spill_dir`]) is a read-only root, so a
     /// model can read the full output a truncated result points at.
     ///
     /// # Errors
-    /// The I/O error of canonicalising `root` (e.g. it does not exist).
+    /// The I/O error of canonicalising or opening `root` (e.g. it does not exist).
     pub fn new(root: impl AsRef<Path>) -> io::Result<Self> {
         Ok(Self {
-            root: std::fs::canonicalize(root)?,
+            root: RootDir::open(root.as_ref())?,
             extra_roots: Vec::new(),
             read_only_roots: vec![tool_core::truncate::default_spill_dir()],
         })
@@ -59,7 +75,7 @@ impl Workspace {
 
     /// Adds a folder that [`Workspace::resolve_for_read`] accepts and
     /// [`Workspace::resolve`] (every write) refuses, such as a configured
-    /// spill folder. It need not exist yet: it is canonicalised at each check.
+    /// spill folder. It need not exist yet: it is opened at each use.
     pub fn with_read_only_root(mut self, root: impl Into<PathBuf>) -> Self {
         let root = root.into();
         if !self.read_only_roots.contains(&root) {
@@ -73,28 +89,31 @@ impl Workspace {
         &self.read_only_roots
     }
 
-    /// Adds a folder outside the root that the tools may also use (e.g. a shared cache).
+    /// Adds a folder outside the root that the tools may also use (e.g. a
+    /// shared cache), reached by its absolute path.
     ///
     /// # Errors
-    /// The I/O error of canonicalising `root`.
+    /// The I/O error of canonicalising or opening `root`.
     pub fn with_extra_root(mut self, root: impl AsRef<Path>) -> io::Result<Self> {
-        self.extra_roots.push(std::fs::canonicalize(root)?);
+        self.extra_roots.push(RootDir::open(root.as_ref())?);
         Ok(self)
     }
 
     /// The canonical root folder.
     pub fn root(&self) -> &Path {
-        &self.root
+        self.root.path()
     }
 
     /// The canonical extra roots.
-    pub fn extra_roots(&self) -> &[PathBuf] {
-        &self.extra_roots
+    pub fn extra_roots(&self) -> Vec<&Path> {
+        self.extra_roots.iter().map(RootDir::path).collect()
     }
 
-    /// Whether the canonical path `path` lies inside the root or an extra root.
+    /// Whether `path` lies lexically inside the root or an extra root (no
+    /// filesystem access: use it on canonical paths).
     pub fn contains(&self, path: &Path) -> bool {
-        path.starts_with(&self.root) || self.extra_roots.iter().any(|r| path.starts_with(r))
+        path.starts_with(self.root.path())
+            || self.extra_roots.iter().any(|r| path.starts_with(r.path()))
     }
 
     /// The model's path as an absolute path, without touching the filesystem:
@@ -104,40 +123,27 @@ impl Workspace {
         if p.is_absolute() {
             p.to_path_buf()
         } else {
-            self.root.join(p)
+            self.root.path().join(p)
         }
     }
 
-    /// Resolves a path sent by a model to the canonical path to operate on.
+    /// Resolves a path sent by a model to the physical path it names inside
+    /// the workspace, without creating or opening anything for use.
     ///
-    /// Relative paths resolve against the root. Symlinks and `..` are resolved
-    /// through the filesystem; for a path that does not exist yet, its deepest
-    /// existing ancestor is canonicalised and the rest appended (a dangling
-    /// symlink is followed to its target). The result must lie inside the
-    /// workspace.
+    /// Relative paths resolve against the root. Symlinks and `..` are
+    /// resolved through the filesystem beneath the root's handle; missing
+    /// trailing components are appended as given, provided no `..` follows a
+    /// missing folder. The tools themselves never open this path string:
+    /// they resolve again and open through the folder handle.
     ///
     /// # Errors
     /// [`PathError::Outside`] when the path resolves outside the workspace,
-    /// [`PathError::Empty`] for an empty path, [`PathError::Io`] when the
-    /// filesystem refuses to tell (e.g. permissions, a symlink loop).
+    /// [`PathError::Empty`] for an empty path, [`PathError::NotFound`] when a
+    /// folder on the way is missing and `..` follows it, [`PathError::Limit`]
+    /// for an over-long path, [`PathError::Io`] when the filesystem refuses
+    /// to tell (e.g. permissions, a symlink loop).
     pub fn resolve(&self, model_path: &str) -> Result<PathBuf, PathError> {
-        if model_path.trim().is_empty() {
-            return Err(PathError::Empty);
-        }
-        let absolute = self.absolute(model_path);
-        let resolved = resolve_lenient(&absolute, 0).map_err(|source| PathError::Io {
-            path: absolute.clone(),
-            source,
-        })?;
-        if self.contains(&resolved) {
-            Ok(resolved)
-        } else {
-            Err(PathError::Outside {
-                path: model_path.to_owned(),
-                resolved,
-                root: self.root.clone(),
-            })
-        }
+        self.beneath(model_path, Missing::Plan).map(|b| b.path)
     }
 
     /// [`Workspace::resolve`] for reading only: a path inside a read-only
@@ -147,44 +153,126 @@ impl Workspace {
     /// # Errors
     /// As [`Workspace::resolve`].
     pub fn resolve_for_read(&self, model_path: &str) -> Result<PathBuf, PathError> {
-        self.resolve_for_read_in(model_path, &[])
+        self.beneath_for_read(model_path, &[], Missing::Plan)
+            .map(|b| b.path)
     }
 
-    /// [`Workspace::resolve_for_read`] with more read-only folders for this call.
-    pub(crate) fn resolve_for_read_in(
+    /// Resolves `model_path` beneath the root or the extra root it names, for
+    /// a tool that will write or create it.
+    pub(crate) fn beneath(&self, model_path: &str, missing: Missing) -> Result<Beneath, PathError> {
+        self.beneath_in(model_path, &[], missing)
+    }
+
+    /// [`Workspace::beneath`] that also accepts the read-only roots and `more` (for reading only).
+    pub(crate) fn beneath_for_read(
         &self,
         model_path: &str,
         more: &[PathBuf],
-    ) -> Result<PathBuf, PathError> {
-        match self.resolve(model_path) {
-            Err(PathError::Outside {
-                path,
-                resolved,
-                root,
-            }) => {
-                let readable = self
-                    .read_only_roots
-                    .iter()
-                    .chain(more)
-                    .filter_map(|r| std::fs::canonicalize(r).ok())
-                    .any(|r| resolved.starts_with(r));
-                if readable {
-                    Ok(resolved)
-                } else {
-                    Err(PathError::Outside {
-                        path,
-                        resolved,
-                        root,
-                    })
-                }
-            }
-            other => other,
+        missing: Missing,
+    ) -> Result<Beneath, PathError> {
+        let readable: Vec<&PathBuf> = self.read_only_roots.iter().chain(more).collect();
+        self.beneath_in(model_path, &readable, missing)
+    }
+
+    fn beneath_in(
+        &self,
+        model_path: &str,
+        read_only: &[&PathBuf],
+        missing: Missing,
+    ) -> Result<Beneath, PathError> {
+        if model_path.trim().is_empty() {
+            return Err(PathError::Empty);
         }
+        if model_path.len() > beneath::MAX_PATH_BYTES {
+            return Err(PathError::Limit(format!(
+                "The path is {} bytes long; the limit is {} bytes.",
+                model_path.len(),
+                beneath::MAX_PATH_BYTES
+            )));
+        }
+        let outside = |resolved: PathBuf| PathError::Outside {
+            path: crate::fs::clip(model_path),
+            resolved,
+            root: self.root.path().to_path_buf(),
+        };
+        let (root, rel) = self
+            .locate(Path::new(model_path), read_only)
+            .ok_or_else(|| {
+                outside(
+                    crate::fs::canonical_prefix(Path::new(model_path))
+                        .unwrap_or_else(|| self.absolute(model_path)),
+                )
+            })?;
+        beneath::resolve(&root, &rel, missing).map_err(|e| match e {
+            WalkError::Outside { resolved } => outside(resolved),
+            WalkError::NotFound { at, then_up } => PathError::NotFound { path: at, then_up },
+            WalkError::NotADirectory { at } => PathError::NotADirectory { path: at },
+            WalkError::Limit(why) => PathError::Limit(format!("The path is too long: {why}.")),
+            WalkError::Io { at, source } => PathError::Io { path: at, source },
+        })
+    }
+
+    /// The root a path lies in and the path relative to it: relative paths
+    /// belong to the root; an absolute one to the deepest root it lies in
+    /// lexically, else to the root its longest existing ancestor
+    /// canonicalises into (a symlinked spelling of the root's path). The
+    /// result is only a starting point: the walk beneath that root's handle
+    /// decides what the path really names.
+    fn locate(&self, path: &Path, read_only: &[&PathBuf]) -> Option<(RootDir, PathBuf)> {
+        if !path.is_absolute() {
+            return Some((self.root.clone(), path.to_path_buf()));
+        }
+        let mut roots: Vec<RootDir> = Vec::with_capacity(1 + self.extra_roots.len());
+        roots.push(self.root.clone());
+        roots.extend(self.extra_roots.iter().cloned());
+        roots.extend(read_only.iter().filter_map(|p| RootDir::open(p).ok()));
+        let pick = |p: &Path| {
+            roots
+                .iter()
+                .filter(|r| p.starts_with(r.path()))
+                .max_by_key(|r| r.path().as_os_str().len())
+                .map(|r| {
+                    (
+                        r.clone(),
+                        p.strip_prefix(r.path())
+                            .map(Path::to_path_buf)
+                            .unwrap_or_default(),
+                    )
+                })
+        };
+        pick(path).or_else(|| {
+            let (canonical, rest) = crate::fs::canonical_ancestor(path)?;
+            let (root, rel) = pick(&canonical)?;
+            Some((root, rel.join(rest)))
+        })
+    }
+
+    /// Opens a regular file that a directory walk produced (a path inside a
+    /// root, maybe through symlinks the walk followed) beneath its root's
+    /// handle, so that a link swapped in since the walk saw the path cannot
+    /// lead outside.
+    ///
+    /// # Errors
+    /// `PermissionDenied` for a path outside every root; the errors of
+    /// [`beneath::open_file`].
+    pub(crate) fn open_walked(
+        &self,
+        path: &Path,
+        read_only: &[PathBuf],
+    ) -> io::Result<std::fs::File> {
+        let readable: Vec<&PathBuf> = read_only.iter().chain(&self.read_only_roots).collect();
+        let (root, rel) = self.locate(path, &readable).ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::PermissionDenied,
+                format!("{} is outside the workspace", path.display()),
+            )
+        })?;
+        beneath::open_file(&root, &rel)
     }
 
     /// The path relative to the root when it lies under it, else the path as is.
     pub fn relative<'a>(&self, path: &'a Path) -> &'a Path {
-        path.strip_prefix(&self.root).unwrap_or(path)
+        path.strip_prefix(self.root.path()).unwrap_or(path)
     }
 }
 
@@ -194,18 +282,32 @@ impl Workspace {
 pub enum PathError {
     /// The path resolves outside the workspace.
     Outside {
-        /// The path as the model sent it.
+        /// The path as the model sent it (cut to about 200 characters).
         path: String,
-        /// Where it resolved to.
+        /// Where it resolved to, as far as the walk got.
         resolved: PathBuf,
         /// The workspace root.
         root: PathBuf,
     },
     /// The path is empty.
     Empty,
+    /// A folder on the way does not exist (and the path goes on from it with `..`, or must exist).
+    NotFound {
+        /// The path up to the missing component.
+        path: PathBuf,
+        /// The model's path goes on from the missing folder with `..`.
+        then_up: bool,
+    },
+    /// A component on the way is a file, not a folder.
+    NotADirectory {
+        /// The path up to that component.
+        path: PathBuf,
+    },
+    /// The path breaks a limit (length, components, symlinks); the text says which.
+    Limit(String),
     /// The filesystem could not resolve the path.
     Io {
-        /// The absolute path being resolved.
+        /// The path being resolved, up to the component that failed.
         path: PathBuf,
         /// The underlying error.
         source: io::Error,
@@ -224,13 +326,37 @@ impl fmt::Display for PathError {
                     f,
                     "Access denied: {path} resolves to {} which is outside the workspace ({}). \
                      Only files inside the workspace can be used.",
-                    resolved.display(),
+                    crate::fs::clip(&resolved.to_string_lossy()),
                     root.display()
                 )
             }
             Self::Empty => f.write_str("The path is empty. Give a file path inside the workspace."),
+            Self::NotFound { path, then_up } => {
+                write!(
+                    f,
+                    "File not found: {} does not exist.",
+                    crate::fs::clip(&path.to_string_lossy())
+                )?;
+                if *then_up {
+                    f.write_str(
+                        " A path cannot step back with `..` out of a folder that does not exist; \
+                         give the path without `..`.",
+                    )?;
+                }
+                Ok(())
+            }
+            Self::NotADirectory { path } => write!(
+                f,
+                "Not a directory: {} is a file, so the path cannot go on from it.",
+                crate::fs::clip(&path.to_string_lossy())
+            ),
+            Self::Limit(why) => f.write_str(why),
             Self::Io { path, source } => {
-                write!(f, "Cannot resolve path {}: {source}", path.display())
+                write!(
+                    f,
+                    "Cannot resolve path {}: {source}",
+                    crate::fs::clip(&path.to_string_lossy())
+                )
             }
         }
     }
@@ -247,31 +373,38 @@ impl std::error::Error for PathError {
 
 impl PathError {
     /// The error as a tool result: `denied` for paths outside the workspace,
-    /// `invalid_arguments` for an empty path, `failed` otherwise.
+    /// `invalid_arguments` for an empty or over-long path, `failed` otherwise.
     pub fn to_result(&self) -> ToolResult {
         let kind = match self {
             Self::Outside { .. } => ErrorKind::Denied,
-            Self::Empty => ErrorKind::InvalidArguments,
-            Self::Io { .. } => ErrorKind::Failed,
+            Self::Empty | Self::Limit(_) => ErrorKind::InvalidArguments,
+            Self::NotFound { .. } | Self::NotADirectory { .. } | Self::Io { .. } => {
+                ErrorKind::Failed
+            }
         };
         ToolResult::error(kind, self.to_string())
     }
 }
 
-/// Resolves a path to read in `ctx`: inside the workspace, one of its
-/// read-only roots, or the spill folder of the context's
-/// [`BashConfig`](crate::bash::BashConfig) (where `bash_command` saves full output).
+/// The read-only folders of `ctx` beyond the workspace's own: the spill
+/// folder of the context's [`BashConfig`](crate::bash::BashConfig) (where
+/// `bash_command` saves full output).
+pub(crate) fn read_roots(ctx: &ToolContext) -> Vec<PathBuf> {
+    ctx.state::<crate::bash::BashConfig>()
+        .map(|c| c.truncation.resolved_spill_dir())
+        .into_iter()
+        .collect()
+}
+
+/// Resolves a path to read in `ctx` beneath the workspace, one of its
+/// read-only roots, or [`read_roots`]; the last component may be missing
+/// (the caller reports "not found" with suggestions).
 pub(crate) fn resolve_for_read(
     ctx: &ToolContext,
     ws: &Workspace,
     model_path: &str,
-) -> Result<PathBuf, PathError> {
-    let more: Vec<PathBuf> = ctx
-        .state::<crate::bash::BashConfig>()
-        .map(|c| c.truncation.resolved_spill_dir())
-        .into_iter()
-        .collect();
-    ws.resolve_for_read_in(model_path, &more)
+) -> Result<Beneath, PathError> {
+    ws.beneath_for_read(model_path, &read_roots(ctx), Missing::AllowLast)
 }
 
 /// The workspace of the context, or the `missing_context` error result a
@@ -291,57 +424,6 @@ pub fn workspace_of(ctx: &ToolContext) -> Result<tool_core::State<Workspace>, To
              `ToolContext::with_state(Workspace::new(root)?)`.",
         )
     })
-}
-
-/// Canonicalises `path`, allowing the last components not to exist: the deepest
-/// existing ancestor is canonicalised and the missing components appended
-/// (`..` among them popping lexically, which is exact because a missing
-/// component cannot be a symlink). A dangling symlink is followed to its target.
-fn resolve_lenient(path: &Path, hops: u32) -> io::Result<PathBuf> {
-    if hops > MAX_SYMLINK_HOPS {
-        return Err(io::Error::other("too many levels of symbolic links"));
-    }
-    match std::fs::canonicalize(path) {
-        Ok(p) => return Ok(p),
-        Err(e) => {
-            // Something exists here and still cannot be canonicalised (a loop,
-            // no permission): report it rather than guess.
-            if let Ok(meta) = std::fs::symlink_metadata(path) {
-                if !meta.file_type().is_symlink() {
-                    return Err(e);
-                }
-            }
-        }
-    }
-    let mut components = path.components();
-    let Some(last) = components.next_back() else {
-        return Ok(path.to_path_buf());
-    };
-    let parent = components.as_path();
-    match last {
-        Component::Prefix(_) | Component::RootDir => Ok(path.to_path_buf()),
-        Component::CurDir => resolve_lenient(parent, hops),
-        Component::ParentDir => {
-            let mut p = resolve_lenient(parent, hops)?;
-            p.pop();
-            Ok(p)
-        }
-        Component::Normal(name) => {
-            if let Ok(meta) = std::fs::symlink_metadata(path) {
-                if meta.file_type().is_symlink() {
-                    // A dangling link (canonicalize failed): follow it by hand.
-                    let target = std::fs::read_link(path)?;
-                    let next = if target.is_absolute() {
-                        target
-                    } else {
-                        parent.join(target)
-                    };
-                    return resolve_lenient(&next, hops + 1);
-                }
-            }
-            Ok(resolve_lenient(parent, hops)?.join(name))
-        }
-    }
 }
 
 #[cfg(test)]
@@ -373,8 +455,13 @@ mod tests {
         let (_d, ws) = setup();
         let root = ws.root().to_path_buf();
         assert_eq!(ws.resolve("x/y/z.txt").unwrap(), root.join("x/y/z.txt"));
-        assert_eq!(ws.resolve("x/../q.txt").unwrap(), root.join("q.txt"));
-        let err = ws.resolve("x/../../escape.txt").unwrap_err();
+        // `..` after a missing folder cannot be resolved (the kernel would say ENOENT).
+        for p in ["x/../q.txt", "x/../../escape.txt", "x/y/../../sub/a.txt"] {
+            let err = ws.resolve(p).unwrap_err();
+            assert!(matches!(err, PathError::NotFound { .. }), "{p}: {err}");
+        }
+        assert_eq!(ws.resolve("sub/../q.txt").unwrap(), root.join("q.txt"));
+        let err = ws.resolve("sub/../../escape.txt").unwrap_err();
         assert!(err.to_string().contains("outside the workspace"), "{err}");
     }
 

@@ -1,12 +1,10 @@
 //! `write_file`: write a whole file, verbatim.
 
-use std::path::Path;
-
 use tool_core::{ToolContext, ToolResult, tool};
 
-use crate::edit::{commit, run_blocking};
+use crate::edit::run_blocking;
+use crate::fs::target::WriteTarget;
 use crate::fsutil::{self, Before, UTF8_BOM};
-use crate::ledger::{FileLedger, WriteTarget, write_target};
 
 /// Write a file in the workspace, replacing it if it exists.
 ///
@@ -20,38 +18,29 @@ use crate::ledger::{FileLedger, WriteTarget, write_target};
 /// * `content` - The complete new content of the file.
 #[tool(kind = "write", destructive, idempotent)]
 pub async fn write_file(context: &ToolContext, file_path: String, content: String) -> ToolResult {
-    let WriteTarget { ws, ledger, path } = match write_target(context, &file_path) {
+    let target = match WriteTarget::new(context, &file_path) {
         Ok(target) => target,
         Err(r) => return r,
     };
-    let _lock = ledger.lock(&path).await;
+    let _lock = target.ledger.lock(&target.path).await;
     let ctx = context.clone();
-    let title = ws.relative(&path).display().to_string();
-    run_blocking(move || write_blocking(&ctx, &ledger, &path, &content))
+    let title = target.title();
+    run_blocking(move || write_blocking(&ctx, &target, &content))
         .await
         .with_title(title)
 }
 
-fn write_blocking(
-    ctx: &ToolContext,
-    ledger: &FileLedger,
-    path: &Path,
-    content: &str,
-) -> ToolResult {
-    let exists = match fsutil::check_write_target(path, "write") {
-        Ok(exists) => exists,
+fn write_blocking(ctx: &ToolContext, target: &WriteTarget, content: &str) -> ToolResult {
+    let mut file = match target.open("write", true) {
+        Ok(file) => file,
         Err(message) => return ToolResult::failed(message),
     };
-    if exists {
-        if let Err(e) = ledger.check(path) {
-            return e.to_result();
-        }
+    let exists = file.exists();
+    if let Err(e) = file.check(&target.ledger) {
+        return e.to_result();
     }
-    let before = if exists {
-        Before::capture(path)
-    } else {
-        Before::known(None)
-    };
+    let path = file.path.clone();
+    let before = Before::known(file.existing.take());
     // A file that had a UTF-8 byte order mark keeps it (the mark is not
     // content: read_file never shows it); everything else is as given.
     let keep_bom = before
@@ -69,7 +58,7 @@ fn write_blocking(
         .as_deref()
         .map(|b| String::from_utf8_lossy(b.strip_prefix(UTF8_BOM).unwrap_or(b)).into_owned())
         .unwrap_or_default();
-    if let Err(e) = commit(ctx, Some(ledger), path, before, &bytes) {
+    if let Err(e) = file.commit(ctx, Some(&target.ledger), before, &bytes) {
         return ToolResult::failed(format!("Cannot write {}: {e}", path.display()));
     }
     let shown = path.display().to_string();
@@ -231,5 +220,47 @@ mod tests {
                 .is_symlink()
         );
         assert_eq!(fs::read_to_string(d.path().join("real.txt")).unwrap(), "b");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_folder_swapped_for_a_symlink_mid_write_never_leads_outside() {
+        use std::sync::Arc;
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let (d, ctx) = setup();
+        let outside = tempfile::tempdir().unwrap();
+        let ws = d.path().to_path_buf();
+        fs::create_dir(ws.join("d")).unwrap();
+        let stop = Arc::new(AtomicBool::new(false));
+        let flipper = {
+            let (stop, ws, out) = (stop.clone(), ws.clone(), outside.path().to_path_buf());
+            std::thread::spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    // A real folder, then a symlink to outside under the same name.
+                    let _ = fs::remove_dir_all(ws.join("d"));
+                    let _ = fs::create_dir(ws.join("d"));
+                    let _ = fs::rename(ws.join("d"), ws.join("d.real"));
+                    let _ = std::os::unix::fs::symlink(&out, ws.join("d"));
+                    let _ = fs::remove_file(ws.join("d"));
+                    let _ = fs::rename(ws.join("d.real"), ws.join("d"));
+                }
+            })
+        };
+        let mut landed_inside = 0;
+        for i in 0..300 {
+            let r = write_file(&ctx, format!("d/f{i}.txt"), "x".into()).await;
+            landed_inside += usize::from(r.is_ok());
+        }
+        stop.store(true, Ordering::Relaxed);
+        flipper.join().unwrap();
+        let escaped: Vec<_> = fs::read_dir(outside.path()).unwrap().flatten().collect();
+        assert!(
+            escaped.is_empty(),
+            "{} writes landed outside: {escaped:?}",
+            escaped.len()
+        );
+        assert!(
+            landed_inside > 0,
+            "some writes went through while the folder was real"
+        );
     }
 }

@@ -4,6 +4,8 @@
 
 mod batch;
 mod call;
+mod concurrency;
+mod limits;
 mod list;
 mod mcp;
 mod options;

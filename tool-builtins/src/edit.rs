@@ -6,14 +6,17 @@ use tool_core::{ErrorKind, ToolContext, ToolResult, tool};
 
 use crate::fsutil::{self, Before, LineEnding, NewlineMap, TextFile};
 use crate::ledger::{FileLedger, WriteTarget, write_target};
-use crate::replace::{self, MatchError, Strategy};
+use crate::replace::{self, Strategy};
 
 /// "No changes to apply" message.
 pub(crate) const IDENTICAL: &str = "No changes to apply: old_string and new_string are identical.";
-/// "Could not find" message.
-pub(crate) const NOT_FOUND: &str = "Could not find old_string in the file. It must match exactly, including whitespace, indentation, and line endings.";
-/// "Found multiple matches" message.
-pub(crate) const MULTIPLE: &str = "Found multiple matches for old_string. Provide more surrounding context to make the match unique.";
+/// How the message for an ambiguous `old_string` starts (it goes on with the count and lines).
+#[cfg(test)]
+pub(crate) const MULTIPLE: &str = "Found multiple matches for old_string";
+/// The refusal of an empty `old_string` on a file that has content.
+pub(crate) const EMPTY_OLD_ON_EXISTING: &str = "old_string is empty, which creates a new file, but this file already exists and has content. \
+     To replace the whole file use write_file; to add or change text, give a non-empty old_string \
+     (for example the last line) and repeat it in new_string. The file was not changed.";
 /// The success output of `edit_file` and `multi_edit`.
 pub(crate) const APPLIED: &str = "Edit applied successfully.";
 
@@ -24,11 +27,13 @@ pub(crate) const APPLIED: &str = "Edit applied successfully.";
 /// place in the file; give more surrounding lines when it is not unique, or
 /// set `replace_all` to change every occurrence. Line endings are matched
 /// loosely and the file keeps its own style; `new_string` is written as
-/// given. An empty `old_string` creates the file with `new_string` as content.
+/// given. An empty `old_string` creates a new file with `new_string` as
+/// content; it is refused on a file that has content (use `write_file` to
+/// replace a whole file).
 ///
 /// # Arguments
 /// * `file_path` - Path of the file to edit (relative to the workspace root, or absolute).
-/// * `old_string` - The text to replace; empty to create a new file.
+/// * `old_string` - The text to replace; empty only to create a new file.
 /// * `new_string` - The replacement text; must differ from `old_string`.
 /// * `replace_all` - Replace every occurrence of `old_string` (default false).
 #[tool(kind = "write")]
@@ -81,8 +86,9 @@ pub(crate) async fn run_blocking(f: impl FnOnce() -> ToolResult + Send + 'static
 }
 
 /// Applies `edits` in order, in memory, to the file at `path`; writes only
-/// when all succeed. An empty first `old_string` creates (or, after a read,
-/// overwrites) the file.
+/// when all succeed. An empty first `old_string` creates the file, or fills
+/// an existing empty one; on a file with content any empty `old_string` is
+/// refused ([`EMPTY_OLD_ON_EXISTING`]) before anything is matched.
 pub(crate) fn edit_blocking(
     ctx: &ToolContext,
     ledger: &FileLedger,
@@ -144,8 +150,16 @@ pub(crate) fn edit_blocking(
             },
         )
     };
+    if exists && !file.text.is_empty() {
+        // An empty old_string means "create"; on a file with content it
+        // would silently replace everything.
+        if let Some(i) = edits.iter().position(|e| e.old_string.is_empty()) {
+            return fail(i, EMPTY_OLD_ON_EXISTING);
+        }
+    }
     let mut text = std::borrow::Cow::Borrowed(file.text.as_str());
     let mut strategies = Vec::with_capacity(edits.len());
+    let mut notes = Vec::with_capacity(edits.len());
     for (i, e) in edits.iter().enumerate() {
         if e.old_string.is_empty() {
             if i > 0 {
@@ -160,14 +174,16 @@ pub(crate) fn edit_blocking(
                 e.new_string.clone()
             });
             strategies.push("create");
+            notes.push(None);
             continue;
         }
         match apply_edit(&text, file.line_ending, e) {
-            Ok((next, strategy)) => {
-                text = std::borrow::Cow::Owned(next);
-                strategies.push(strategy.name());
+            Ok(applied) => {
+                text = std::borrow::Cow::Owned(applied.text);
+                strategies.push(applied.strategy.name());
+                notes.push(applied.note);
             }
-            Err(msg) => return fail(i, msg),
+            Err(msg) => return fail(i, &msg),
         }
     }
     if exists && text == file.text {
@@ -187,7 +203,7 @@ pub(crate) fn edit_blocking(
     let shown = path.display().to_string();
     let diff = fsutil::Diff::compute(&shown, &file.text, &text);
     let truncated = diff.truncated;
-    let mut result = ToolResult::ok(APPLIED)
+    let mut result = ToolResult::ok(applied_output(&notes))
         .with_metadata("diff", diff.unified)
         .with_metadata("additions", diff.additions)
         .with_metadata("deletions", diff.deletions)
@@ -207,38 +223,63 @@ pub(crate) fn edit_blocking(
     result
 }
 
+/// One replacement applied in memory by [`apply_edit`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Applied {
+    /// The whole text after the replacement, in the file's line endings.
+    pub(crate) text: String,
+    /// The strategy that located `old_string`.
+    pub(crate) strategy: Strategy,
+    /// The model-facing note of a lenient match ([`replace::Plan::note`]).
+    pub(crate) note: Option<String>,
+}
+
 /// Applies one replacement to `text` (in the file's own line endings):
 /// matching runs on `\n`-normalised text, the spans are mapped back, and
-/// `new_string` goes in with the file's line-ending style. Text outside the
-/// spans is untouched.
+/// `new_string` (re-indented when a lenient match needs it, see
+/// [`replace::plan`]) goes in with the file's line-ending style. Text
+/// outside the spans is untouched.
+///
+/// # Errors
+/// The model-facing message: [`IDENTICAL`], or a [`replace::MatchError`]'s.
 pub(crate) fn apply_edit(
     text: &str,
     style: LineEnding,
     edit: &EditSpec,
-) -> Result<(String, Strategy), &'static str> {
+) -> Result<Applied, String> {
     let normalized = fsutil::normalize_newlines(text);
     let find = fsutil::normalize_newlines(&edit.old_string);
-    let replacement = style.apply(&edit.new_string);
-    if find == fsutil::normalize_newlines(&edit.new_string) {
-        return Err(IDENTICAL);
+    let new = fsutil::normalize_newlines(&edit.new_string);
+    if find == new {
+        return Err(IDENTICAL.to_owned());
     }
-    let found = match replace::locate(&normalized, &find, edit.replace_all) {
-        Ok(f) => f,
-        Err(MatchError::NotFound) => return Err(NOT_FOUND),
-        Err(MatchError::Multiple { .. }) => return Err(MULTIPLE),
-    };
+    let plan =
+        replace::plan(&normalized, &find, &new, edit.replace_all).map_err(|e| e.to_string())?;
     let map = NewlineMap::new(text);
-    let mut out = String::with_capacity(text.len() + replacement.len());
+    let mut out = String::with_capacity(text.len() + new.len());
     let mut at = 0;
-    for span in &found.spans {
-        let start = map.to_original(span.start);
-        let end = map.to_original(span.end);
+    for r in &plan.replacements {
+        let start = map.to_original(r.span.start);
+        let end = map.to_original(r.span.end);
         out.push_str(&text[at..start]);
-        out.push_str(&replacement);
+        out.push_str(&style.apply(&r.text));
         at = end;
     }
     out.push_str(&text[at..]);
-    Ok((out, found.strategy))
+    Ok(Applied {
+        text: out,
+        strategy: plan.strategy,
+        note: plan.note(),
+    })
+}
+
+/// The model-facing output of a successful edit: [`APPLIED`], and on a
+/// second line the note about lenient matches when there is one.
+pub(crate) fn applied_output(notes: &[Option<String>]) -> String {
+    match replace::note_line(notes) {
+        Some(line) => format!("{APPLIED}\n{line}"),
+        None => APPLIED.to_owned(),
+    }
 }
 
 /// Writes `bytes` to `path` atomically, counts it as a fresh read in the
@@ -273,6 +314,7 @@ pub(crate) fn prime(ctx: &ToolContext, paths: &[std::path::PathBuf]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::replace::NOT_FOUND;
     use std::fs;
 
     fn setup(files: &[(&str, &[u8])]) -> (tempfile::TempDir, ToolContext) {
@@ -363,9 +405,10 @@ mod tests {
         let r = edit(&ctx, "trim.txt", "foo\n", "bar\n", false).await;
         assert!(r.is_ok(), "{r:?}");
         assert_eq!(r.metadata["strategy"], "line_trimmed");
+        // The line keeps its indentation (old_string had none).
         assert_eq!(
             fs::read_to_string(d.path().join("trim.txt")).unwrap(),
-            "bar\nnext\n"
+            "  bar\nnext\n"
         );
     }
 
@@ -436,7 +479,12 @@ mod tests {
             msg(edit(&ctx, "f.txt", "same", "same", false).await),
             IDENTICAL
         );
-        assert_eq!(msg(edit(&ctx, "f.txt", "foo", "x", false).await), MULTIPLE);
+        assert_eq!(
+            msg(edit(&ctx, "f.txt", "foo", "x", false).await),
+            format!(
+                "{MULTIPLE}: 2 matches, on line 1. Add more surrounding context to make the match unique, or set replace_all to change every one."
+            )
+        );
         assert_eq!(
             msg(edit(&ctx, "f.txt", "nope", "x", false).await),
             NOT_FOUND
@@ -495,8 +543,10 @@ mod tests {
                 new_string: "a\nb".into(),
                 replace_all: false,
             };
-            let (out, strategy) = apply_edit(&text, style, &e).unwrap();
-            assert_eq!(strategy, Strategy::Exact);
+            let applied = apply_edit(&text, style, &e).unwrap();
+            let out = applied.text;
+            assert_eq!(applied.strategy, Strategy::Exact);
+            assert_eq!(applied.note, None);
             let expected = format!(
                 "{}{}{}",
                 &text[..span.start],
@@ -576,7 +626,13 @@ mod tests {
             false,
         )
         .await;
-        assert_eq!(r.error.unwrap().message, MULTIPLE);
+        let msg = r.error.unwrap().message;
+        assert!(
+            msg.starts_with(&format!(
+                "{MULTIPLE}: 19 matches, at lines 1, 2, 3, 4, 5, 6, 7, 8, 9, 10 and later lines."
+            )),
+            "{msg}"
+        );
         let r = edit(&ctx, "l.txt", "cr\u{e8}me", "CR\u{c8}ME", true).await;
         assert!(r.is_ok(), "{r:?}");
         let after = fs::read(d.path().join("l.txt")).unwrap();

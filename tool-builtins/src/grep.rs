@@ -17,6 +17,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::SystemTime;
 
+use grep_matcher::LineTerminator;
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkMatch};
 use ignore::{DirEntry, ParallelVisitor, ParallelVisitorBuilder, WalkState};
@@ -55,8 +56,14 @@ pub fn grep_content(
             "The pattern is empty. Give a regular expression to search for.",
         );
     }
+    // As ripgrep does: `^` and `$` match at line boundaries (`multi_line`),
+    // and CRLF mode (`--crlf`) lets them match around `\r\n` too, with `.`
+    // never matching `\r`; so a pattern anchored on a line as `read_file`
+    // shows it finds it in a CRLF file. LF files search the same. The
+    // searcher must use the same line terminator ([`new_searcher`]).
     let matcher = match RegexMatcherBuilder::new()
-        .line_terminator(Some(b'\n'))
+        .multi_line(true)
+        .crlf(true)
         .build(&pattern)
     {
         Ok(m) => m,
@@ -114,8 +121,11 @@ pub fn grep_content(
     job.render(&pattern)
 }
 
+/// A searcher for the matcher's CRLF mode: lines end at `\n`, and a `\r`
+/// before it belongs to the line terminator.
 fn new_searcher() -> Searcher {
     SearcherBuilder::new()
+        .line_terminator(LineTerminator::crlf())
         .line_number(true)
         .binary_detection(BinaryDetection::quit(b'\x00'))
         .build()
@@ -301,12 +311,19 @@ impl Sink for FileSink {
     }
 }
 
-/// A line as shown: line terminator removed, invalid UTF-8 replaced, cut
-/// after `max_chars` characters with `...`.
+/// A line as shown: line terminator (`\n`, `\r\n`, and any further `\r`
+/// before it) removed, a `\r` inside the line shown as `␍` (U+240D, SYMBOL
+/// FOR CARRIAGE RETURN) so that no carriage return reaches the output,
+/// invalid UTF-8 replaced, cut after `max_chars` characters with `...`.
 fn display_line(line: &[u8], max_chars: usize) -> String {
     let line = line.strip_suffix(b"\n").unwrap_or(line);
-    let line = line.strip_suffix(b"\r").unwrap_or(line);
-    let text = String::from_utf8_lossy(line);
+    let end = line.iter().rposition(|&b| b != b'\r').map_or(0, |i| i + 1);
+    let text = String::from_utf8_lossy(&line[..end]);
+    let text = if text.contains('\r') {
+        std::borrow::Cow::Owned(text.replace('\r', "\u{240D}"))
+    } else {
+        text
+    };
     match text.char_indices().nth(max_chars) {
         None => text.into_owned(),
         Some((cut, _)) => format!("{}...", &text[..cut]),
@@ -516,6 +533,53 @@ mod tests {
         assert!(line.ends_with("..."));
         assert_eq!(line.trim_start_matches("  Line 1: ").chars().count(), 2003);
         assert!(!r.output.contains('\r'));
+    }
+
+    /// The lines of `output` that show matches ("  Line N: text").
+    fn shown(output: &str) -> Vec<&str> {
+        output
+            .lines()
+            .filter(|l| l.starts_with("  Line "))
+            .collect()
+    }
+
+    #[test]
+    fn anchors_match_lines_of_crlf_files() {
+        // The issue's input: `^needle$` on a CRLF file.
+        let (_d, ctx) = setup(&[("c.txt", "alpha needle\r\nneedle\r\nbeta\r\n")]);
+        let r = grep(&ctx, "^needle$", None, None);
+        assert_eq!(r.metadata["matches"], 1, "{}", r.output);
+        assert_eq!(shown(&r.output), ["  Line 2: needle"]);
+        assert!(!r.output.contains('\r'));
+        // `$` after other text, on the last line without a final break, and in an LF file alike.
+        let (_d, ctx) = setup(&[
+            ("w.txt", "let x = 1;\r\nlet y = 2;\r\nend;"),
+            ("l.txt", "let z = 3;\nx\n"),
+        ]);
+        let r = grep(&ctx, r"= \d;$", None, None);
+        assert_eq!(r.metadata["matches"], 3, "{}", r.output);
+        let r = grep(&ctx, "^end;$", None, None);
+        assert_eq!(shown(&r.output), ["  Line 3: end;"]);
+        // `.` does not swallow the carriage return: `y = .$` still anchors.
+        let r = grep(&ctx, r"^let y = .;$", None, None);
+        assert_eq!(shown(&r.output), ["  Line 2: let y = 2;"]);
+        // An explicitly named CRLF file searches the same way.
+        let r = grep(&ctx, "^let x = 1;$", Some("w.txt"), None);
+        assert_eq!(shown(&r.output), ["  Line 1: let x = 1;"]);
+    }
+
+    #[test]
+    fn no_carriage_return_reaches_the_output() {
+        let (_d, ctx) = setup(&[("m.txt", "one\r\r\nneedle\rmid\r\nlast needle\r")]);
+        let r = grep(&ctx, "needle", None, None);
+        assert!(!r.output.contains('\r'), "{:?}", r.output);
+        assert_eq!(
+            shown(&r.output),
+            ["  Line 2: needle\u{240D}mid", "  Line 3: last needle"]
+        );
+        assert_eq!(display_line(b"a\r\r\n", 100), "a");
+        assert_eq!(display_line(b"\r\n", 100), "");
+        assert_eq!(display_line(b"x\ry", 100), "x\u{240D}y");
     }
 
     #[test]

@@ -671,4 +671,215 @@ mod tests {
         log.rewind().unwrap();
         assert_eq!(fs::read_to_string(d.path().join("a.txt")).unwrap(), "one");
     }
+
+    // --- Empty old_string on an existing file -------------------------------
+
+    #[tokio::test]
+    async fn empty_old_string_on_a_file_with_content_is_refused() {
+        // The input: a model "appending" with an empty old_string.
+        let (d, ctx) = setup(&[
+            ("notes.md", b"line one\nline two\n"),
+            ("crlf.txt", b"\xef\xbb\xbfa\r\nb\r\n"),
+            ("blank.txt", b"\n"),
+        ]);
+        read_all(&ctx, &d);
+        for (file, all) in [
+            ("notes.md", false),
+            ("notes.md", true),
+            ("crlf.txt", false),
+            ("blank.txt", false),
+        ] {
+            let before = fs::read(d.path().join(file)).unwrap();
+            let r = edit(&ctx, file, "", "appended line\n", all).await;
+            let msg = r.error.unwrap().message;
+            assert_eq!(msg, EMPTY_OLD_ON_EXISTING, "{file}");
+            assert!(msg.contains("write_file"));
+            assert_eq!(fs::read(d.path().join(file)).unwrap(), before, "{file}");
+        }
+    }
+
+    #[tokio::test]
+    async fn empty_old_string_fills_an_existing_empty_file() {
+        let (d, ctx) = setup(&[("empty.txt", b"")]);
+        read_all(&ctx, &d);
+        let r = edit(&ctx, "empty.txt", "", "first line\n", false).await;
+        assert!(r.is_ok(), "{r:?}");
+        assert_eq!(
+            fs::read_to_string(d.path().join("empty.txt")).unwrap(),
+            "first line\n"
+        );
+    }
+
+    // --- Unicode canonical equivalence --------------------------------------
+
+    #[tokio::test]
+    async fn canonically_equal_unicode_matches_and_new_string_is_written_as_given() {
+        // The input: a decomposed file (macOS), a precomposed old_string.
+        let (d, ctx) = setup(&[
+            ("n.py", "name = \"cafe\u{301}\"\nother = 1\n".as_bytes()),
+            ("w.txt", "Zo\u{eb}\r\nna\u{ef}ve\r\n".as_bytes()),
+        ]);
+        read_all(&ctx, &d);
+        let r = edit(
+            &ctx,
+            "n.py",
+            "name = \"caf\u{e9}\"",
+            "name = \"caf\u{e9} au lait\"",
+            false,
+        )
+        .await;
+        assert!(r.is_ok(), "{r:?}");
+        assert_eq!(r.metadata["strategy"], "unicode_nfc");
+        assert_eq!(
+            r.output,
+            format!("{APPLIED}\nNote: old_string matched after normalising Unicode (NFC).")
+        );
+        assert_eq!(
+            fs::read_to_string(d.path().join("n.py")).unwrap(),
+            "name = \"caf\u{e9} au lait\"\nother = 1\n"
+        );
+        // A decomposed old_string in a precomposed CRLF file, across lines.
+        let r = edit(
+            &ctx,
+            "w.txt",
+            "Zoe\u{308}\nnai\u{308}ve",
+            "Zoe\u{308}\nnaive",
+            false,
+        )
+        .await;
+        assert!(r.is_ok(), "{r:?}");
+        assert_eq!(
+            fs::read(d.path().join("w.txt")).unwrap(),
+            "Zoe\u{308}\r\nnaive\r\n".as_bytes()
+        );
+    }
+
+    // --- Indentation of lenient matches -------------------------------------
+
+    #[tokio::test]
+    async fn dropped_indentation_is_restored_and_reported() {
+        let file = "class A:\n    def f(self):\n        return 1\n";
+        let (d, ctx) = setup(&[("a.py", file.as_bytes())]);
+        read_all(&ctx, &d);
+        let r = edit(
+            &ctx,
+            "a.py",
+            "def f(self):\n    return 1\n",
+            "def f(self):\n    x = 1\n    return x\n",
+            false,
+        )
+        .await;
+        assert!(r.is_ok(), "{r:?}");
+        assert_eq!(r.metadata["strategy"], "line_trimmed");
+        assert_eq!(
+            r.output,
+            format!(
+                "{APPLIED}\nNote: old_string matched after ignoring whitespace at the start and end of lines; new_string was re-indented to the file's indentation."
+            )
+        );
+        assert_eq!(
+            fs::read_to_string(d.path().join("a.py")).unwrap(),
+            "class A:\n    def f(self):\n        x = 1\n        return x\n"
+        );
+    }
+
+    #[tokio::test]
+    async fn indentation_that_cannot_be_fitted_is_refused() {
+        let file = "\tif (x) {\n\t\ty();\n\t}\n";
+        let (d, ctx) = setup(&[("t.c", file.as_bytes())]);
+        read_all(&ctx, &d);
+        let r = edit(
+            &ctx,
+            "t.c",
+            "if (x) {\ny();\n}",
+            "if (x) {\n    z();\n}",
+            false,
+        )
+        .await;
+        let msg = r.error.unwrap().message;
+        assert!(
+            msg.contains("cannot be re-indented") && msg.contains("use tabs"),
+            "{msg}"
+        );
+        assert_eq!(fs::read_to_string(d.path().join("t.c")).unwrap(), file);
+        // With a consistent tab width the spaces become tabs.
+        let r = edit(
+            &ctx,
+            "t.c",
+            "    if (x) {\n        y();\n    }",
+            "    if (x) {\n        z();\n    }",
+            false,
+        )
+        .await;
+        assert!(r.is_ok(), "{r:?}");
+        assert_eq!(
+            fs::read_to_string(d.path().join("t.c")).unwrap(),
+            "\tif (x) {\n\t\tz();\n\t}\n"
+        );
+    }
+
+    // --- Ambiguity and notes --------------------------------------------------
+
+    #[tokio::test]
+    async fn a_multi_line_old_string_found_twice_names_count_and_lines() {
+        let (d, ctx) = setup(&[
+            ("m.go", b"\tx := 1\n\tx := 1\n"),
+            ("c.txt", b"a\r\nb\r\nzzz\r\na\r\nb\r\n"),
+        ]);
+        read_all(&ctx, &d);
+        let r = edit(&ctx, "m.go", "\tx := 1\n", "\tx := 2\n", false).await;
+        let msg = r.error.unwrap().message;
+        assert!(
+            msg.starts_with(&format!("{MULTIPLE}: 2 matches, at lines 1 and 2.")),
+            "{msg}"
+        );
+        assert!(msg.contains("replace_all"), "{msg}");
+        assert_eq!(
+            fs::read_to_string(d.path().join("m.go")).unwrap(),
+            "\tx := 1\n\tx := 1\n"
+        );
+        // Lines count the same in a CRLF file.
+        let r = edit(&ctx, "c.txt", "a\nb", "c", false).await;
+        let msg = r.error.unwrap().message;
+        assert!(msg.contains("2 matches, at lines 1 and 4."), "{msg}");
+    }
+
+    #[tokio::test]
+    async fn lenient_matches_add_one_note_line_and_exact_ones_none() {
+        let (d, ctx) = setup(&[
+            ("ws.txt", b"const   x =   5;\n"),
+            ("q.py", "print(\u{201c}hi\u{201d})\n".as_bytes()),
+            ("e.txt", b"say(\"hi\")\n"),
+            ("x.txt", b"exact\n"),
+        ]);
+        read_all(&ctx, &d);
+        let cases = [
+            (
+                "ws.txt",
+                "const x = 5;",
+                "const x = 6;",
+                "old_string matched after treating runs of whitespace as equal",
+            ),
+            (
+                "q.py",
+                "print(\"hi\")",
+                "print(\"bye\")",
+                "old_string matched after treating typographic quotes, dashes and spaces as their ASCII forms",
+            ),
+            (
+                "e.txt",
+                "say(\\\"hi\\\")",
+                "say(\"bye\")",
+                "old_string matched after interpreting backslash escapes in old_string",
+            ),
+        ];
+        for (file, old, new, note) in cases {
+            let r = edit(&ctx, file, old, new, false).await;
+            assert!(r.is_ok(), "{r:?}");
+            assert_eq!(r.output, format!("{APPLIED}\nNote: {note}."), "{file}");
+            assert_eq!(r.output.lines().count(), 2);
+        }
+        let r = edit(&ctx, "x.txt", "exact", "still exact", false).await;
+        assert_eq!(r.output, APPLIED);
+    }
 }

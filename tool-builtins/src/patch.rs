@@ -1056,4 +1056,78 @@ mod tests {
         assert!(r.is_ok(), "{r:?}");
         assert_eq!(read(&d, "e.txt"), "x\ny\nz\n");
     }
+
+    #[tokio::test]
+    async fn canonically_equal_unicode_matches_and_context_keeps_the_files_form() {
+        // The input for apply_patch: a decomposed file, a precomposed patch.
+        let (d, ctx) = setup(&[
+            ("n.py", "name = \"cafe\u{301}\"\nother = 1\n"),
+            ("k.txt", "\u{1112}\u{1161}\u{11ab} = 1\nnext\n"),
+            ("w.txt", "Zo\u{eb}\r\nkeep\r\n"),
+        ]);
+        let r = run(&ctx, "*** Begin Patch\n*** Update File: n.py\n@@\n-name = \"caf\u{e9}\"\n+name = \"caf\u{e9} au lait\"\n other = 1\n*** End Patch").await;
+        assert!(r.is_ok(), "{r:?}");
+        assert_eq!(
+            read(&d, "n.py"),
+            "name = \"caf\u{e9} au lait\"\nother = 1\n"
+        );
+        assert_eq!(
+            r.output,
+            "Success. Updated the following files:\nM n.py\nNote: in n.py the patch's lines matched after normalising Unicode (NFC).\n"
+        );
+        // A precomposed context line keeps the file's decomposed bytes; the
+        // added line is written as given.
+        let r = run(&ctx, "*** Begin Patch\n*** Update File: k.txt\n@@\n \u{d55c} = 1\n-next\n+\u{d55c}\n*** End Patch").await;
+        assert!(r.is_ok(), "{r:?}");
+        assert_eq!(
+            read(&d, "k.txt"),
+            "\u{1112}\u{1161}\u{11ab} = 1\n\u{d55c}\n"
+        );
+        // A decomposed patch against a precomposed CRLF file.
+        let r = run(
+            &ctx,
+            "*** Begin Patch\n*** Update File: w.txt\n@@\n-Zoe\u{308}\n+Zoe\n keep\n*** End Patch",
+        )
+        .await;
+        assert!(r.is_ok(), "{r:?}");
+        assert_eq!(read(&d, "w.txt"), "Zoe\r\nkeep\r\n");
+        // Canonically different text is still not found.
+        let r = run(
+            &ctx,
+            "*** Begin Patch\n*** Update File: w.txt\n@@\n-Zo\u{e8}\n+x\n*** End Patch",
+        )
+        .await;
+        assert!(err(&r).contains("Failed to find expected lines"), "{r:?}");
+    }
+
+    #[tokio::test]
+    async fn lenient_passes_get_one_note_and_context_keeps_its_whitespace() {
+        let (d, ctx) = setup(&[
+            ("t.txt", "foo   \nbar  \n"),
+            ("q.py", "print(\u{201C}hi\u{201D})\n"),
+            ("x.txt", "exact\n"),
+        ]);
+        let r = run(&ctx, "*** Begin Patch\n*** Update File: t.txt\n@@\n-foo\n+FOO\n bar\n*** Update File: q.py\n@@\n-print(\"hi\")\n+print(\"bye\")\n*** Update File: x.txt\n@@\n-exact\n+still exact\n*** End Patch").await;
+        assert!(r.is_ok(), "{r:?}");
+        // The context line `bar  ` keeps its trailing spaces.
+        assert_eq!(read(&d, "t.txt"), "FOO\nbar  \n");
+        assert_eq!(read(&d, "q.py"), "print(\"bye\")\n");
+        let notes: Vec<&str> = r
+            .output
+            .lines()
+            .filter(|l| l.starts_with("Note:"))
+            .collect();
+        assert_eq!(
+            notes,
+            [
+                "Note: in t.txt the patch's lines matched after ignoring whitespace at the start and end of lines; in q.py the patch's lines matched after treating typographic quotes, dashes and spaces as their ASCII forms."
+            ]
+        );
+        let r = run(
+            &ctx,
+            "*** Begin Patch\n*** Update File: x.txt\n@@\n-still exact\n+exact\n*** End Patch",
+        )
+        .await;
+        assert!(!r.output.contains("Note:"), "{r:?}");
+    }
 }

@@ -56,23 +56,19 @@ pub fn grep_content(
             "The pattern is empty. Give a regular expression to search for.",
         );
     }
-    // As ripgrep does: `^` and `$` match at line boundaries (`multi_line`),
-    // and CRLF mode (`--crlf`) lets them match around `\r\n` too, with `.`
-    // never matching `\r`; so a pattern anchored on a line as `read_file`
-    // shows it finds it in a CRLF file. LF files search the same. The
-    // searcher must use the same line terminator ([`new_searcher`]).
-    let matcher = match RegexMatcherBuilder::new()
-        .multi_line(true)
-        .crlf(true)
-        .build(&pattern)
-    {
-        Ok(m) => m,
-        Err(e) => {
-            return ToolResult::error(
-                ErrorKind::InvalidArguments,
-                format!("Invalid regular expression `{pattern}`: {e}"),
-            );
-        }
+    let (matcher, crlf) = match build_matcher(&pattern, true) {
+        Ok(m) => (m, true),
+        // CRLF mode refuses a pattern that names `\r` itself (`\r$`, to
+        // find CRLF lines): that one searches with `\n` lines instead.
+        Err(e) => match build_matcher(&pattern, false) {
+            Ok(m) => (m, false),
+            Err(_) => {
+                return ToolResult::error(
+                    ErrorKind::InvalidArguments,
+                    format!("Invalid regular expression `{pattern}`: {e}"),
+                );
+            }
+        },
     };
     let filter = match include.as_deref().map(str::trim).filter(|i| !i.is_empty()) {
         None => None,
@@ -98,6 +94,7 @@ pub fn grep_content(
     }
     let job = Job {
         matcher,
+        crlf,
         filter,
         base: if target.is_dir() {
             target.clone()
@@ -115,17 +112,40 @@ pub fn grep_content(
         run_walk(&ws, &target, &job, config.threads);
     } else {
         // A file named explicitly is searched whatever the ignore files say.
-        let mut searcher = new_searcher();
+        let mut searcher = new_searcher(job.crlf);
         job.search_file(&mut searcher, &target, None);
     }
     job.render(&pattern)
 }
 
-/// A searcher for the matcher's CRLF mode: lines end at `\n`, and a `\r`
-/// before it belongs to the line terminator.
-fn new_searcher() -> Searcher {
+/// The matcher for `pattern`. As ripgrep does, `^` and `$` match at line
+/// boundaries (`multi_line`); with `crlf` (ripgrep's `--crlf`) they match
+/// around `\r\n` too and `.` never matches `\r`, so a pattern anchored on a
+/// line as `read_file` shows it finds that line in a CRLF file, and LF files
+/// search the same. Without `crlf`, lines end at `\n` and a `\r` before it
+/// is part of the line. The searcher must use the same line terminator
+/// ([`new_searcher`]).
+fn build_matcher(pattern: &str, crlf: bool) -> Result<RegexMatcher, grep_regex::Error> {
+    let mut builder = RegexMatcherBuilder::new();
+    builder.multi_line(true);
+    if crlf {
+        builder.crlf(true);
+    } else {
+        builder.line_terminator(Some(b'\n'));
+    }
+    builder.build(pattern)
+}
+
+/// A searcher whose line terminator is the matcher's: with `crlf` lines end
+/// at `\n` and a `\r` before it belongs to the terminator.
+fn new_searcher(crlf: bool) -> Searcher {
+    let terminator = if crlf {
+        LineTerminator::crlf()
+    } else {
+        LineTerminator::byte(b'\n')
+    };
     SearcherBuilder::new()
-        .line_terminator(LineTerminator::crlf())
+        .line_terminator(terminator)
         .line_number(true)
         .binary_detection(BinaryDetection::quit(b'\x00'))
         .build()
@@ -134,6 +154,8 @@ fn new_searcher() -> Searcher {
 /// One search: the compiled pattern, the include filter and the shared results.
 struct Job {
     matcher: RegexMatcher,
+    /// The matcher is in CRLF mode ([`build_matcher`]).
+    crlf: bool,
     filter: Option<GlobFilter>,
     /// The folder `include` patterns are relative to.
     base: PathBuf,
@@ -249,7 +271,7 @@ impl<'s> ParallelVisitorBuilder<'s> for VisitorBuilder<'s> {
     fn build(&mut self) -> Box<dyn ParallelVisitor + 's> {
         Box::new(Visitor {
             job: self.job,
-            searcher: new_searcher(),
+            searcher: new_searcher(self.job.crlf),
         })
     }
 }
@@ -566,6 +588,24 @@ mod tests {
         // An explicitly named CRLF file searches the same way.
         let r = grep(&ctx, "^let x = 1;$", Some("w.txt"), None);
         assert_eq!(shown(&r.output), ["  Line 1: let x = 1;"]);
+    }
+
+    #[test]
+    fn a_pattern_naming_the_carriage_return_still_searches() {
+        let (_d, ctx) = setup(&[("c.txt", "a\r\nb\n"), ("l.txt", "x\n")]);
+        for pattern in [r"\r$", r"\r", r"a\r"] {
+            let r = grep(&ctx, pattern, None, None);
+            assert!(r.is_ok(), "{pattern}: {r:?}");
+            assert_eq!(shown(&r.output), ["  Line 1: a"], "{pattern}");
+        }
+        let r = grep(&ctx, "a(", None, None);
+        assert!(
+            r.error
+                .unwrap()
+                .message
+                .starts_with("Invalid regular expression `a(`"),
+            "bad patterns are still refused"
+        );
     }
 
     #[test]

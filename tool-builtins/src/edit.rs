@@ -27,9 +27,12 @@ pub(crate) const APPLIED: &str = "Edit applied successfully.";
 /// place in the file; give more surrounding lines when it is not unique, or
 /// set `replace_all` to change every occurrence. Line endings are matched
 /// loosely and the file keeps its own style; `new_string` is written as
-/// given. An empty `old_string` creates a new file with `new_string` as
-/// content; it is refused on a file that has content (use `write_file` to
-/// replace a whole file).
+/// given. When `old_string` matched only loosely (whitespace, indentation,
+/// Unicode form, escapes) the output says so on a "Note:" line, and lines
+/// indented differently from `old_string` get `new_string` re-indented to
+/// the file's indentation. An empty `old_string` creates a new file with
+/// `new_string` as content; it is refused on a file that has content (use
+/// `write_file` to replace a whole file).
 ///
 /// # Arguments
 /// * `file_path` - Path of the file to edit (relative to the workspace root, or absolute).

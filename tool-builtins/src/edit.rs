@@ -6,14 +6,17 @@ use crate::fs::target::WriteTarget;
 use crate::fsutil::{self, Before, LineEnding, NewlineMap, TextFile};
 #[cfg(test)]
 use crate::ledger::FileLedger;
-use crate::replace::{self, MatchError, Strategy};
+use crate::replace::{self, Strategy};
 
 /// "No changes to apply" message.
 pub(crate) const IDENTICAL: &str = "No changes to apply: old_string and new_string are identical.";
-/// "Could not find" message.
-pub(crate) const NOT_FOUND: &str = "Could not find old_string in the file. It must match exactly, including whitespace, indentation, and line endings.";
-/// "Found multiple matches" message.
-pub(crate) const MULTIPLE: &str = "Found multiple matches for old_string. Provide more surrounding context to make the match unique.";
+/// How the message for an ambiguous `old_string` starts (it goes on with the count and lines).
+#[cfg(test)]
+pub(crate) const MULTIPLE: &str = "Found multiple matches for old_string";
+/// The refusal of an empty `old_string` on a file that has content.
+pub(crate) const EMPTY_OLD_ON_EXISTING: &str = "old_string is empty, which creates a new file, but this file already exists and has content. \
+     To replace the whole file use write_file; to add or change text, give a non-empty old_string \
+     (for example the last line) and repeat it in new_string. The file was not changed.";
 /// The success output of `edit_file` and `multi_edit`.
 pub(crate) const APPLIED: &str = "Edit applied successfully.";
 
@@ -24,11 +27,16 @@ pub(crate) const APPLIED: &str = "Edit applied successfully.";
 /// place in the file; give more surrounding lines when it is not unique, or
 /// set `replace_all` to change every occurrence. Line endings are matched
 /// loosely and the file keeps its own style; `new_string` is written as
-/// given. An empty `old_string` creates the file with `new_string` as content.
+/// given. When `old_string` matched only loosely (whitespace, indentation,
+/// Unicode form, escapes) the output says so on a "Note:" line, and lines
+/// indented differently from `old_string` get `new_string` re-indented to
+/// the file's indentation. An empty `old_string` creates a new file with
+/// `new_string` as content; it is refused on a file that has content (use
+/// `write_file` to replace a whole file).
 ///
 /// # Arguments
 /// * `file_path` - Path of the file to edit (relative to the workspace root, or absolute).
-/// * `old_string` - The text to replace; empty to create a new file.
+/// * `old_string` - The text to replace; empty only to create a new file.
 /// * `new_string` - The replacement text; must differ from `old_string`.
 /// * `replace_all` - Replace every occurrence of `old_string` (default false).
 #[tool(kind = "write")]
@@ -81,8 +89,9 @@ pub(crate) async fn run_blocking(f: impl FnOnce() -> ToolResult + Send + 'static
 }
 
 /// Applies `edits` in order, in memory, to the file at `path`; writes only
-/// when all succeed. An empty first `old_string` creates (or, after a read,
-/// overwrites) the file.
+/// when all succeed. An empty first `old_string` creates the file, or fills
+/// an existing empty one; on a file with content any empty `old_string` is
+/// refused ([`EMPTY_OLD_ON_EXISTING`]) before anything is matched.
 pub(crate) fn edit_blocking(
     ctx: &ToolContext,
     target: &WriteTarget,
@@ -137,8 +146,16 @@ pub(crate) fn edit_blocking(
             },
         )
     };
+    if exists && !file.text.is_empty() {
+        // An empty old_string means "create"; on a file with content it
+        // would silently replace everything.
+        if let Some(i) = edits.iter().position(|e| e.old_string.is_empty()) {
+            return fail(i, EMPTY_OLD_ON_EXISTING);
+        }
+    }
     let mut text = std::borrow::Cow::Borrowed(file.text.as_str());
     let mut strategies = Vec::with_capacity(edits.len());
+    let mut notes = Vec::with_capacity(edits.len());
     for (i, e) in edits.iter().enumerate() {
         if e.old_string.is_empty() {
             if i > 0 {
@@ -153,14 +170,16 @@ pub(crate) fn edit_blocking(
                 e.new_string.clone()
             });
             strategies.push("create");
+            notes.push(None);
             continue;
         }
         match apply_edit(&text, file.line_ending, e) {
-            Ok((next, strategy)) => {
-                text = std::borrow::Cow::Owned(next);
-                strategies.push(strategy.name());
+            Ok(applied) => {
+                text = std::borrow::Cow::Owned(applied.text);
+                strategies.push(applied.strategy.name());
+                notes.push(applied.note);
             }
-            Err(msg) => return fail(i, msg),
+            Err(msg) => return fail(i, &msg),
         }
     }
     if exists && text == file.text {
@@ -180,7 +199,7 @@ pub(crate) fn edit_blocking(
     let shown = path.display().to_string();
     let diff = fsutil::Diff::compute(&shown, &file.text, &text);
     let truncated = diff.truncated;
-    let mut result = ToolResult::ok(APPLIED)
+    let mut result = ToolResult::ok(applied_output(&notes))
         .with_metadata("diff", diff.unified)
         .with_metadata("additions", diff.additions)
         .with_metadata("deletions", diff.deletions)
@@ -200,38 +219,63 @@ pub(crate) fn edit_blocking(
     result
 }
 
+/// One replacement applied in memory by [`apply_edit`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Applied {
+    /// The whole text after the replacement, in the file's line endings.
+    pub(crate) text: String,
+    /// The strategy that located `old_string`.
+    pub(crate) strategy: Strategy,
+    /// The model-facing note of a lenient match ([`replace::Plan::note`]).
+    pub(crate) note: Option<String>,
+}
+
 /// Applies one replacement to `text` (in the file's own line endings):
 /// matching runs on `\n`-normalised text, the spans are mapped back, and
-/// `new_string` goes in with the file's line-ending style. Text outside the
-/// spans is untouched.
+/// `new_string` (re-indented when a lenient match needs it, see
+/// [`replace::plan`]) goes in with the file's line-ending style. Text
+/// outside the spans is untouched.
+///
+/// # Errors
+/// The model-facing message: [`IDENTICAL`], or a [`replace::MatchError`]'s.
 pub(crate) fn apply_edit(
     text: &str,
     style: LineEnding,
     edit: &EditSpec,
-) -> Result<(String, Strategy), &'static str> {
+) -> Result<Applied, String> {
     let normalized = fsutil::normalize_newlines(text);
     let find = fsutil::normalize_newlines(&edit.old_string);
-    let replacement = style.apply(&edit.new_string);
-    if find == fsutil::normalize_newlines(&edit.new_string) {
-        return Err(IDENTICAL);
+    let new = fsutil::normalize_newlines(&edit.new_string);
+    if find == new {
+        return Err(IDENTICAL.to_owned());
     }
-    let found = match replace::locate(&normalized, &find, edit.replace_all) {
-        Ok(f) => f,
-        Err(MatchError::NotFound) => return Err(NOT_FOUND),
-        Err(MatchError::Multiple { .. }) => return Err(MULTIPLE),
-    };
+    let plan =
+        replace::plan(&normalized, &find, &new, edit.replace_all).map_err(|e| e.to_string())?;
     let map = NewlineMap::new(text);
-    let mut out = String::with_capacity(text.len() + replacement.len());
+    let mut out = String::with_capacity(text.len() + new.len());
     let mut at = 0;
-    for span in &found.spans {
-        let start = map.to_original(span.start);
-        let end = map.to_original(span.end);
+    for r in &plan.replacements {
+        let start = map.to_original(r.span.start);
+        let end = map.to_original(r.span.end);
         out.push_str(&text[at..start]);
-        out.push_str(&replacement);
+        out.push_str(&style.apply(&r.text));
         at = end;
     }
     out.push_str(&text[at..]);
-    Ok((out, found.strategy))
+    Ok(Applied {
+        text: out,
+        strategy: plan.strategy,
+        note: plan.note(),
+    })
+}
+
+/// The model-facing output of a successful edit: [`APPLIED`], and on a
+/// second line the note about lenient matches when there is one.
+pub(crate) fn applied_output(notes: &[Option<String>]) -> String {
+    match replace::note_line(notes) {
+        Some(line) => format!("{APPLIED}\n{line}"),
+        None => APPLIED.to_owned(),
+    }
 }
 
 /// Records a read of each of `paths` in the context's ledger, as `read_file` would.
@@ -247,6 +291,7 @@ pub(crate) fn prime(ctx: &ToolContext, paths: &[std::path::PathBuf]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::replace::NOT_FOUND;
     use std::fs;
 
     fn setup(files: &[(&str, &[u8])]) -> (tempfile::TempDir, ToolContext) {
@@ -337,9 +382,10 @@ mod tests {
         let r = edit(&ctx, "trim.txt", "foo\n", "bar\n", false).await;
         assert!(r.is_ok(), "{r:?}");
         assert_eq!(r.metadata["strategy"], "line_trimmed");
+        // The line keeps its indentation (old_string had none).
         assert_eq!(
             fs::read_to_string(d.path().join("trim.txt")).unwrap(),
-            "bar\nnext\n"
+            "  bar\nnext\n"
         );
     }
 
@@ -410,7 +456,12 @@ mod tests {
             msg(edit(&ctx, "f.txt", "same", "same", false).await),
             IDENTICAL
         );
-        assert_eq!(msg(edit(&ctx, "f.txt", "foo", "x", false).await), MULTIPLE);
+        assert_eq!(
+            msg(edit(&ctx, "f.txt", "foo", "x", false).await),
+            format!(
+                "{MULTIPLE}: 2 matches, on line 1. Add more surrounding context to make the match unique, or set replace_all to change every one."
+            )
+        );
         assert_eq!(
             msg(edit(&ctx, "f.txt", "nope", "x", false).await),
             NOT_FOUND
@@ -469,8 +520,10 @@ mod tests {
                 new_string: "a\nb".into(),
                 replace_all: false,
             };
-            let (out, strategy) = apply_edit(&text, style, &e).unwrap();
-            assert_eq!(strategy, Strategy::Exact);
+            let applied = apply_edit(&text, style, &e).unwrap();
+            let out = applied.text;
+            assert_eq!(applied.strategy, Strategy::Exact);
+            assert_eq!(applied.note, None);
             let expected = format!(
                 "{}{}{}",
                 &text[..span.start],
@@ -550,7 +603,13 @@ mod tests {
             false,
         )
         .await;
-        assert_eq!(r.error.unwrap().message, MULTIPLE);
+        let msg = r.error.unwrap().message;
+        assert!(
+            msg.starts_with(&format!(
+                "{MULTIPLE}: 19 matches, at lines 1, 2, 3, 4, 5, 6, 7, 8, 9, 10 and later lines."
+            )),
+            "{msg}"
+        );
         let r = edit(&ctx, "l.txt", "cr\u{e8}me", "CR\u{c8}ME", true).await;
         assert!(r.is_ok(), "{r:?}");
         let after = fs::read(d.path().join("l.txt")).unwrap();
@@ -588,5 +647,216 @@ mod tests {
         assert!(changes[0].existed);
         log.rewind().unwrap();
         assert_eq!(fs::read_to_string(d.path().join("a.txt")).unwrap(), "one");
+    }
+
+    // --- Empty old_string on an existing file -------------------------------
+
+    #[tokio::test]
+    async fn empty_old_string_on_a_file_with_content_is_refused() {
+        // The issue's input: a model "appending" with an empty old_string.
+        let (d, ctx) = setup(&[
+            ("notes.md", b"line one\nline two\n"),
+            ("crlf.txt", b"\xef\xbb\xbfa\r\nb\r\n"),
+            ("blank.txt", b"\n"),
+        ]);
+        read_all(&ctx, &d);
+        for (file, all) in [
+            ("notes.md", false),
+            ("notes.md", true),
+            ("crlf.txt", false),
+            ("blank.txt", false),
+        ] {
+            let before = fs::read(d.path().join(file)).unwrap();
+            let r = edit(&ctx, file, "", "appended line\n", all).await;
+            let msg = r.error.unwrap().message;
+            assert_eq!(msg, EMPTY_OLD_ON_EXISTING, "{file}");
+            assert!(msg.contains("write_file"));
+            assert_eq!(fs::read(d.path().join(file)).unwrap(), before, "{file}");
+        }
+    }
+
+    #[tokio::test]
+    async fn empty_old_string_fills_an_existing_empty_file() {
+        let (d, ctx) = setup(&[("empty.txt", b"")]);
+        read_all(&ctx, &d);
+        let r = edit(&ctx, "empty.txt", "", "first line\n", false).await;
+        assert!(r.is_ok(), "{r:?}");
+        assert_eq!(
+            fs::read_to_string(d.path().join("empty.txt")).unwrap(),
+            "first line\n"
+        );
+    }
+
+    // --- Unicode canonical equivalence --------------------------------------
+
+    #[tokio::test]
+    async fn canonically_equal_unicode_matches_and_new_string_is_written_as_given() {
+        // The issue's input: a decomposed file (macOS), a precomposed old_string.
+        let (d, ctx) = setup(&[
+            ("n.py", "name = \"cafe\u{301}\"\nother = 1\n".as_bytes()),
+            ("w.txt", "Zo\u{eb}\r\nna\u{ef}ve\r\n".as_bytes()),
+        ]);
+        read_all(&ctx, &d);
+        let r = edit(
+            &ctx,
+            "n.py",
+            "name = \"caf\u{e9}\"",
+            "name = \"caf\u{e9} au lait\"",
+            false,
+        )
+        .await;
+        assert!(r.is_ok(), "{r:?}");
+        assert_eq!(r.metadata["strategy"], "unicode_nfc");
+        assert_eq!(
+            r.output,
+            format!("{APPLIED}\nNote: old_string matched after normalising Unicode (NFC).")
+        );
+        assert_eq!(
+            fs::read_to_string(d.path().join("n.py")).unwrap(),
+            "name = \"caf\u{e9} au lait\"\nother = 1\n"
+        );
+        // A decomposed old_string in a precomposed CRLF file, across lines.
+        let r = edit(
+            &ctx,
+            "w.txt",
+            "Zoe\u{308}\nnai\u{308}ve",
+            "Zoe\u{308}\nnaive",
+            false,
+        )
+        .await;
+        assert!(r.is_ok(), "{r:?}");
+        assert_eq!(
+            fs::read(d.path().join("w.txt")).unwrap(),
+            "Zoe\u{308}\r\nnaive\r\n".as_bytes()
+        );
+    }
+
+    // --- Indentation of lenient matches -------------------------------------
+
+    #[tokio::test]
+    async fn dropped_indentation_is_restored_and_reported() {
+        let file = "class A:\n    def f(self):\n        return 1\n";
+        let (d, ctx) = setup(&[("a.py", file.as_bytes())]);
+        read_all(&ctx, &d);
+        let r = edit(
+            &ctx,
+            "a.py",
+            "def f(self):\n    return 1\n",
+            "def f(self):\n    x = 1\n    return x\n",
+            false,
+        )
+        .await;
+        assert!(r.is_ok(), "{r:?}");
+        assert_eq!(r.metadata["strategy"], "line_trimmed");
+        assert_eq!(
+            r.output,
+            format!(
+                "{APPLIED}\nNote: old_string matched after ignoring whitespace at the start and end of lines; new_string was re-indented to the file's indentation."
+            )
+        );
+        assert_eq!(
+            fs::read_to_string(d.path().join("a.py")).unwrap(),
+            "class A:\n    def f(self):\n        x = 1\n        return x\n"
+        );
+    }
+
+    #[tokio::test]
+    async fn indentation_that_cannot_be_fitted_is_refused() {
+        let file = "\tif (x) {\n\t\ty();\n\t}\n";
+        let (d, ctx) = setup(&[("t.c", file.as_bytes())]);
+        read_all(&ctx, &d);
+        let r = edit(
+            &ctx,
+            "t.c",
+            "if (x) {\ny();\n}",
+            "if (x) {\n    z();\n}",
+            false,
+        )
+        .await;
+        let msg = r.error.unwrap().message;
+        assert!(
+            msg.contains("cannot be re-indented") && msg.contains("use tabs"),
+            "{msg}"
+        );
+        assert_eq!(fs::read_to_string(d.path().join("t.c")).unwrap(), file);
+        // With a consistent tab width the spaces become tabs.
+        let r = edit(
+            &ctx,
+            "t.c",
+            "    if (x) {\n        y();\n    }",
+            "    if (x) {\n        z();\n    }",
+            false,
+        )
+        .await;
+        assert!(r.is_ok(), "{r:?}");
+        assert_eq!(
+            fs::read_to_string(d.path().join("t.c")).unwrap(),
+            "\tif (x) {\n\t\tz();\n\t}\n"
+        );
+    }
+
+    // --- Ambiguity and notes --------------------------------------------------
+
+    #[tokio::test]
+    async fn a_multi_line_old_string_found_twice_names_count_and_lines() {
+        let (d, ctx) = setup(&[
+            ("m.go", b"\tx := 1\n\tx := 1\n"),
+            ("c.txt", b"a\r\nb\r\nzzz\r\na\r\nb\r\n"),
+        ]);
+        read_all(&ctx, &d);
+        let r = edit(&ctx, "m.go", "\tx := 1\n", "\tx := 2\n", false).await;
+        let msg = r.error.unwrap().message;
+        assert!(
+            msg.starts_with(&format!("{MULTIPLE}: 2 matches, at lines 1 and 2.")),
+            "{msg}"
+        );
+        assert!(msg.contains("replace_all"), "{msg}");
+        assert_eq!(
+            fs::read_to_string(d.path().join("m.go")).unwrap(),
+            "\tx := 1\n\tx := 1\n"
+        );
+        // Lines count the same in a CRLF file.
+        let r = edit(&ctx, "c.txt", "a\nb", "c", false).await;
+        let msg = r.error.unwrap().message;
+        assert!(msg.contains("2 matches, at lines 1 and 4."), "{msg}");
+    }
+
+    #[tokio::test]
+    async fn lenient_matches_add_one_note_line_and_exact_ones_none() {
+        let (d, ctx) = setup(&[
+            ("ws.txt", b"const   x =   5;\n"),
+            ("q.py", "print(\u{201c}hi\u{201d})\n".as_bytes()),
+            ("e.txt", b"say(\"hi\")\n"),
+            ("x.txt", b"exact\n"),
+        ]);
+        read_all(&ctx, &d);
+        let cases = [
+            (
+                "ws.txt",
+                "const x = 5;",
+                "const x = 6;",
+                "old_string matched after treating runs of whitespace as equal",
+            ),
+            (
+                "q.py",
+                "print(\"hi\")",
+                "print(\"bye\")",
+                "old_string matched after treating typographic quotes, dashes and spaces as their ASCII forms",
+            ),
+            (
+                "e.txt",
+                "say(\\\"hi\\\")",
+                "say(\"bye\")",
+                "old_string matched after interpreting backslash escapes in old_string",
+            ),
+        ];
+        for (file, old, new, note) in cases {
+            let r = edit(&ctx, file, old, new, false).await;
+            assert!(r.is_ok(), "{r:?}");
+            assert_eq!(r.output, format!("{APPLIED}\nNote: {note}."), "{file}");
+            assert_eq!(r.output.lines().count(), 2);
+        }
+        let r = edit(&ctx, "x.txt", "exact", "still exact", false).await;
+        assert_eq!(r.output, APPLIED);
     }
 }

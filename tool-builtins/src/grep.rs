@@ -17,6 +17,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::SystemTime;
 
+use grep_matcher::LineTerminator;
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkMatch};
 use ignore::{DirEntry, ParallelVisitor, ParallelVisitorBuilder, WalkState};
@@ -68,21 +69,23 @@ pub fn grep_content(
             ),
         );
     }
-    let matcher = match RegexMatcherBuilder::new()
-        .line_terminator(Some(b'\n'))
-        .build(&pattern)
-    {
-        Ok(m) => m,
-        Err(e) => {
-            return ToolResult::error(
-                ErrorKind::InvalidArguments,
-                format!(
-                    "Invalid regular expression `{}`: {}",
-                    crate::fs::clip(&pattern),
-                    crate::fs::clip(&e.to_string())
-                ),
-            );
-        }
+    let (matcher, crlf) = match build_matcher(&pattern, true) {
+        Ok(m) => (m, true),
+        // CRLF mode refuses a pattern that names `\r` itself (`\r$`, to
+        // find CRLF lines): that one searches with `\n` lines instead.
+        Err(e) => match build_matcher(&pattern, false) {
+            Ok(m) => (m, false),
+            Err(_) => {
+                return ToolResult::error(
+                    ErrorKind::InvalidArguments,
+                    format!(
+                        "Invalid regular expression `{}`: {}",
+                        crate::fs::clip(&pattern),
+                        crate::fs::clip(&e.to_string())
+                    ),
+                );
+            }
+        },
     };
     let filter = match include.as_deref().map(str::trim).filter(|i| !i.is_empty()) {
         None => None,
@@ -113,6 +116,7 @@ pub fn grep_content(
     }
     let job = Job {
         matcher,
+        crlf,
         filter,
         base: if is_dir {
             target.clone()
@@ -132,14 +136,40 @@ pub fn grep_content(
         run_walk(&ws, &target, &job, config.threads);
     } else {
         // A file named explicitly is searched whatever the ignore files say.
-        let mut searcher = new_searcher();
+        let mut searcher = new_searcher(job.crlf);
         job.search_file(&mut searcher, &target, None);
     }
     job.render(&pattern)
 }
 
-fn new_searcher() -> Searcher {
+/// The matcher for `pattern`. As ripgrep does, `^` and `$` match at line
+/// boundaries (`multi_line`); with `crlf` (ripgrep's `--crlf`) they match
+/// around `\r\n` too and `.` never matches `\r`, so a pattern anchored on a
+/// line as `read_file` shows it finds that line in a CRLF file, and LF files
+/// search the same. Without `crlf`, lines end at `\n` and a `\r` before it
+/// is part of the line. The searcher must use the same line terminator
+/// ([`new_searcher`]).
+fn build_matcher(pattern: &str, crlf: bool) -> Result<RegexMatcher, grep_regex::Error> {
+    let mut builder = RegexMatcherBuilder::new();
+    builder.multi_line(true);
+    if crlf {
+        builder.crlf(true);
+    } else {
+        builder.line_terminator(Some(b'\n'));
+    }
+    builder.build(pattern)
+}
+
+/// A searcher whose line terminator is the matcher's: with `crlf` lines end
+/// at `\n` and a `\r` before it belongs to the terminator.
+fn new_searcher(crlf: bool) -> Searcher {
+    let terminator = if crlf {
+        LineTerminator::crlf()
+    } else {
+        LineTerminator::byte(b'\n')
+    };
     SearcherBuilder::new()
+        .line_terminator(terminator)
         .line_number(true)
         .binary_detection(BinaryDetection::quit(b'\x00'))
         .build()
@@ -148,6 +178,8 @@ fn new_searcher() -> Searcher {
 /// One search: the compiled pattern, the include filter and the shared results.
 struct Job {
     matcher: RegexMatcher,
+    /// The matcher is in CRLF mode ([`build_matcher`]).
+    crlf: bool,
     filter: Option<GlobFilter>,
     /// The folder `include` patterns are relative to.
     base: PathBuf,
@@ -268,7 +300,7 @@ impl<'s> ParallelVisitorBuilder<'s> for VisitorBuilder<'s> {
     fn build(&mut self) -> Box<dyn ParallelVisitor + 's> {
         Box::new(Visitor {
             job: self.job,
-            searcher: new_searcher(),
+            searcher: new_searcher(self.job.crlf),
         })
     }
 }
@@ -330,12 +362,19 @@ impl Sink for FileSink {
     }
 }
 
-/// A line as shown: line terminator removed, invalid UTF-8 replaced, cut
-/// after `max_chars` characters with `...`.
+/// A line as shown: line terminator (`\n`, `\r\n`, and any further `\r`
+/// before it) removed, a `\r` inside the line shown as `␍` (U+240D, SYMBOL
+/// FOR CARRIAGE RETURN) so that no carriage return reaches the output,
+/// invalid UTF-8 replaced, cut after `max_chars` characters with `...`.
 fn display_line(line: &[u8], max_chars: usize) -> String {
     let line = line.strip_suffix(b"\n").unwrap_or(line);
-    let line = line.strip_suffix(b"\r").unwrap_or(line);
-    let text = String::from_utf8_lossy(line);
+    let end = line.iter().rposition(|&b| b != b'\r').map_or(0, |i| i + 1);
+    let text = String::from_utf8_lossy(&line[..end]);
+    let text = if text.contains('\r') {
+        std::borrow::Cow::Owned(text.replace('\r', "\u{240D}"))
+    } else {
+        text
+    };
     match text.char_indices().nth(max_chars) {
         None => text.into_owned(),
         Some((cut, _)) => format!("{}...", &text[..cut]),
@@ -545,6 +584,71 @@ mod tests {
         assert!(line.ends_with("..."));
         assert_eq!(line.trim_start_matches("  Line 1: ").chars().count(), 2003);
         assert!(!r.output.contains('\r'));
+    }
+
+    /// The lines of `output` that show matches ("  Line N: text").
+    fn shown(output: &str) -> Vec<&str> {
+        output
+            .lines()
+            .filter(|l| l.starts_with("  Line "))
+            .collect()
+    }
+
+    #[test]
+    fn anchors_match_lines_of_crlf_files() {
+        // The issue's input: `^needle$` on a CRLF file.
+        let (_d, ctx) = setup(&[("c.txt", "alpha needle\r\nneedle\r\nbeta\r\n")]);
+        let r = grep(&ctx, "^needle$", None, None);
+        assert_eq!(r.metadata["matches"], 1, "{}", r.output);
+        assert_eq!(shown(&r.output), ["  Line 2: needle"]);
+        assert!(!r.output.contains('\r'));
+        // `$` after other text, on the last line without a final break, and in an LF file alike.
+        let (_d, ctx) = setup(&[
+            ("w.txt", "let x = 1;\r\nlet y = 2;\r\nend;"),
+            ("l.txt", "let z = 3;\nx\n"),
+        ]);
+        let r = grep(&ctx, r"= \d;$", None, None);
+        assert_eq!(r.metadata["matches"], 3, "{}", r.output);
+        let r = grep(&ctx, "^end;$", None, None);
+        assert_eq!(shown(&r.output), ["  Line 3: end;"]);
+        // `.` does not swallow the carriage return: `y = .$` still anchors.
+        let r = grep(&ctx, r"^let y = .;$", None, None);
+        assert_eq!(shown(&r.output), ["  Line 2: let y = 2;"]);
+        // An explicitly named CRLF file searches the same way.
+        let r = grep(&ctx, "^let x = 1;$", Some("w.txt"), None);
+        assert_eq!(shown(&r.output), ["  Line 1: let x = 1;"]);
+    }
+
+    #[test]
+    fn a_pattern_naming_the_carriage_return_still_searches() {
+        let (_d, ctx) = setup(&[("c.txt", "a\r\nb\n"), ("l.txt", "x\n")]);
+        for pattern in [r"\r$", r"\r", r"a\r"] {
+            let r = grep(&ctx, pattern, None, None);
+            assert!(r.is_ok(), "{pattern}: {r:?}");
+            assert_eq!(shown(&r.output), ["  Line 1: a"], "{pattern}");
+        }
+        let r = grep(&ctx, "a(", None, None);
+        assert!(
+            r.error
+                .unwrap()
+                .message
+                .starts_with("Invalid regular expression `a(`"),
+            "bad patterns are still refused"
+        );
+    }
+
+    #[test]
+    fn no_carriage_return_reaches_the_output() {
+        let (_d, ctx) = setup(&[("m.txt", "one\r\r\nneedle\rmid\r\nlast needle\r")]);
+        let r = grep(&ctx, "needle", None, None);
+        assert!(!r.output.contains('\r'), "{:?}", r.output);
+        assert_eq!(
+            shown(&r.output),
+            ["  Line 2: needle\u{240D}mid", "  Line 3: last needle"]
+        );
+        assert_eq!(display_line(b"a\r\r\n", 100), "a");
+        assert_eq!(display_line(b"\r\n", 100), "");
+        assert_eq!(display_line(b"x\ry", 100), "x\u{240D}y");
     }
 
     #[test]

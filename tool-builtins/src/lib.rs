@@ -95,6 +95,12 @@
 //!   detection, its glob engine, and its line-oriented searcher with binary
 //!   detection. Using the engine `rg` is built from keeps results identical to
 //!   `rg --hidden --follow` and the speed within reach of it.
+//! - `grep-matcher`: the `LineTerminator` type of ripgrep's crates, to give
+//!   the searcher the CRLF line terminator the matcher uses (`--crlf` mode).
+//! - `unicode-normalization`: Unicode Normalization Form C and its quick
+//!   check, so that `edit_file`, `multi_edit` and `apply_patch` match text
+//!   that is canonically equal (a decomposed `e` + U+0301 from a macOS file
+//!   system against U+00E9); the unicode-rs implementation, already in the tree.
 //! - `rustix`: safe wrappers for what `bash_command` needs beyond `std`:
 //!   signalling a whole process group (`kill(-pgid)`, `SIGTERM` then
 //!   `SIGKILL`), one pipe shared by stdout and stderr, and `poll` with a

@@ -154,4 +154,71 @@ mod tests {
             "hello there\n"
         );
     }
+
+    #[tokio::test]
+    async fn empty_old_string_on_a_file_with_content_is_refused() {
+        let edit = |old: &str, new: &str, all: bool| Edit {
+            old_string: old.into(),
+            new_string: new.into(),
+            replace_all: all,
+        };
+        for edits in [
+            vec![edit("", "appended line\n", false)],
+            vec![edit("", "appended line\n", true)],
+            vec![edit("", "x\n", false), edit("line one", "LINE ONE", false)],
+            vec![edit("line one", "LINE ONE", false), edit("", "x\n", true)],
+        ] {
+            let (_d, ctx, p) = setup("line one\nline two\n");
+            let n = edits.len();
+            let r = multi_edit(&ctx, "m.txt".into(), edits).await;
+            let msg = r.error.unwrap().message;
+            assert!(msg.contains("old_string is empty"), "{msg}");
+            assert!(msg.contains("write_file"), "{msg}");
+            if n > 1 {
+                assert!(msg.starts_with("Edit "), "{msg}");
+            }
+            assert_eq!(fs::read_to_string(&p).unwrap(), "line one\nline two\n");
+        }
+    }
+
+    #[tokio::test]
+    async fn one_note_line_names_the_lenient_edits() {
+        let (_d, ctx, p) = setup("a = 1\n    b = 2\nc = \"cafe\u{301}\"\n");
+        let r = multi_edit(
+            &ctx,
+            "m.txt".into(),
+            vec![
+                e("a = 1", "a = 10"),
+                e("b = 2  \n", "b = 20\nd = 4\n"),
+                e("c = \"caf\u{e9}\"", "c = \"tea\""),
+            ],
+        )
+        .await;
+        assert!(r.is_ok(), "{r:?}");
+        assert_eq!(
+            r.output,
+            "Edit applied successfully.\nNote: edit 2 of 3: old_string matched after ignoring whitespace at the start and end of lines; new_string was re-indented to the file's indentation; edit 3 of 3: old_string matched after normalising Unicode (NFC)."
+        );
+        assert_eq!(
+            fs::read_to_string(&p).unwrap(),
+            "a = 10\n    b = 20\n    d = 4\nc = \"tea\"\n"
+        );
+        assert_eq!(
+            r.metadata["strategies"],
+            serde_json::json!(["exact", "line_trimmed", "unicode_nfc"])
+        );
+    }
+
+    #[tokio::test]
+    async fn an_ambiguous_edit_names_its_matches() {
+        let (_d, ctx, p) = setup("x\ny\nx\ny\n");
+        let r = multi_edit(&ctx, "m.txt".into(), vec![e("y", "Y"), e("x\nY", "z")]).await;
+        let msg = r.error.unwrap().message;
+        // Edit 1 already fails: y occurs on lines 2 and 4.
+        assert!(
+            msg.starts_with("Edit 1 of 2 failed: Found multiple matches for old_string: 2 matches, at lines 2 and 4."),
+            "{msg}"
+        );
+        assert_eq!(fs::read_to_string(&p).unwrap(), "x\ny\nx\ny\n");
+    }
 }

@@ -18,9 +18,12 @@
 //!
 //! Parsing is lenient about whitespace around header lines and about a
 //! heredoc wrapper (`<<'EOF'` ... `EOF`) that models copy from shell habits.
-//! Context lines are matched exactly first, then ignoring trailing
-//! whitespace, then ignoring surrounding whitespace, then with typographic
-//! punctuation folded to ASCII.
+//! Context lines are matched exactly first, then under Unicode
+//! Normalization Form C (a decomposed `e` + U+0301 equals U+00E9), then
+//! ignoring trailing whitespace, then ignoring surrounding whitespace, then
+//! with typographic punctuation folded to ASCII. When any but the exact pass
+//! placed a chunk, the output ends with one "Note: ..." line naming the
+//! file and what was overlooked ([`Strategy::note`]).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -37,6 +40,7 @@ use crate::fs::beneath::{Beneath, Missing};
 use crate::fs::target::{DirLock, lock_dirs};
 use crate::fsutil::{self, Before, LineEnding, TextFile};
 use crate::ledger::{ContentHasher, FileLedger};
+use crate::replace::Strategy;
 use crate::workspace::{PathError, Workspace, workspace_of};
 
 const BEGIN: &str = "*** Begin Patch";
@@ -71,6 +75,9 @@ struct Chunk {
     context: Option<String>,
     old_lines: Vec<String>,
     new_lines: Vec<String>,
+    /// Per new line, for a context line its index in `old_lines`: the
+    /// file's own text of that line is kept, whatever pass matched it.
+    context_of: Vec<Option<usize>>,
     /// `*** End of File`: the old lines end the file.
     end_of_file: bool,
 }
@@ -297,11 +304,15 @@ fn parse_chunks(
         match line.chars().next() {
             Some(' ') | None => {
                 let l = line.get(1..).unwrap_or("");
+                c.context_of.push(Some(c.old_lines.len()));
                 c.old_lines.push(l.to_owned());
                 c.new_lines.push(l.to_owned());
             }
             Some('-') => c.old_lines.push(line[1..].to_owned()),
-            Some('+') => c.new_lines.push(line[1..].to_owned()),
+            Some('+') => {
+                c.context_of.push(None);
+                c.new_lines.push(line[1..].to_owned());
+            }
             Some(_) => {
                 return Err(format!(
                     "invalid hunk at line {}, Unexpected line found in update hunk: '{line}'. \
@@ -337,6 +348,9 @@ struct Plan {
     diff: String,
     /// A diff was cut (at the limit of one file's or of the whole).
     diff_truncated: bool,
+    /// Per updated file whose chunks matched only leniently: its path and
+    /// the lenient strategies, in order, without repeats.
+    lenient: Vec<(String, Vec<Strategy>)>,
 }
 
 /// The content a path has in the plan so far: `Some(None)` when deleted, `None` when untouched.
@@ -511,6 +525,7 @@ fn plan(files: &mut Files, ledger: Option<&FileLedger>, hunks: &[Hunk]) -> Resul
     let mut plan_files = Vec::new();
     let mut diff = String::new();
     let mut diff_truncated = false;
+    let mut lenient = Vec::new();
     // What the path holds in the plan so far (the overlay, else the disk).
     let current = |files: &Files, overlay: &Overlay, raw: &str, abs: &Path| match overlay.get(abs) {
         Some(c) => Ok(c.clone()),
@@ -627,7 +642,10 @@ fn plan(files: &mut Files, ledger: Option<&FileLedger>, hunks: &[Hunk]) -> Resul
                 let file = TextFile::decode(&old)
                     .map_err(|e| format!("Failed to read file to update {path}: {e}"))?;
                 let normalized = fsutil::normalize_newlines(&file.text);
-                let new_lf = apply_chunks(&normalized, chunks, path)?;
+                let (new_lf, strategies) = apply_chunks(&normalized, chunks, path)?;
+                if !strategies.is_empty() {
+                    lenient.push((path.clone(), strategies));
+                }
                 let new_text = match file.line_ending {
                     LineEnding::Lf => new_lf.clone(),
                     LineEnding::CrLf => LineEnding::CrLf.apply(&new_lf),
@@ -717,12 +735,19 @@ fn plan(files: &mut Files, ledger: Option<&FileLedger>, hunks: &[Hunk]) -> Resul
         files: plan_files,
         diff_truncated: fsutil::cap_diff(&mut diff, fsutil::DIFF_LIMIT) || diff_truncated,
         diff,
+        lenient,
     })
 }
 
 /// Applies the chunks of one update to `text` (`\n` line breaks); the
-/// result ends with a line break.
-fn apply_chunks(text: &str, chunks: &[Chunk], path: &str) -> Result<String, String> {
+/// result ends with a line break. Also gives the lenient strategies that
+/// placed chunks (see [`seek`]), in order, without repeats.
+fn apply_chunks(
+    text: &str,
+    chunks: &[Chunk],
+    path: &str,
+) -> Result<(String, Vec<Strategy>), String> {
+    let mut lenient: Vec<Strategy> = Vec::new();
     let mut lines: Vec<&str> = text.split('\n').collect();
     if lines.last() == Some(&"") {
         lines.pop();
@@ -731,7 +756,7 @@ fn apply_chunks(text: &str, chunks: &[Chunk], path: &str) -> Result<String, Stri
     let mut at = 0usize;
     for chunk in chunks {
         if let Some(ctx) = &chunk.context {
-            let Some(idx) = seek(&lines, std::slice::from_ref(ctx), at, false) else {
+            let Some((idx, _)) = seek(&lines, std::slice::from_ref(ctx), at, false) else {
                 return Err(format!("Failed to find context '{ctx}' in {path}"));
             };
             at = idx + 1;
@@ -757,13 +782,25 @@ fn apply_chunks(text: &str, chunks: &[Chunk], path: &str) -> Result<String, Stri
             }
             found = seek(&lines, pattern, at, chunk.end_of_file);
         }
-        let Some(idx) = found else {
+        let Some((idx, strategy)) = found else {
             return Err(format!(
                 "Failed to find expected lines in {path}:\n{}",
                 chunk.old_lines.join("\n")
             ));
         };
-        replacements.push((idx, pattern.len(), new_lines.to_vec()));
+        if strategy != Strategy::Exact && !lenient.contains(&strategy) {
+            lenient.push(strategy);
+        }
+        // Context lines keep the file's own text (its whitespace, its Unicode form).
+        let new: Vec<String> = new_lines
+            .iter()
+            .zip(&chunk.context_of)
+            .map(|(l, k)| match k {
+                Some(k) if *k < pattern.len() => lines[idx + k].to_owned(),
+                _ => l.clone(),
+            })
+            .collect();
+        replacements.push((idx, pattern.len(), new));
         at = idx + pattern.len();
     }
     replacements.sort_by_key(|r| r.0);
@@ -773,39 +810,70 @@ fn apply_chunks(text: &str, chunks: &[Chunk], path: &str) -> Result<String, Stri
     }
     let mut s = out.join("\n");
     s.push('\n');
-    Ok(s)
+    Ok((s, lenient))
 }
 
 /// One way of comparing a file line with a patch line.
 type LineEq = fn(&str, &str) -> bool;
 
-/// Where `pattern` occurs in `lines` at or after `start`: exact, then
-/// ignoring trailing whitespace, then ignoring surrounding whitespace, then
-/// with typographic punctuation folded. With `eof`, a match ending the file is tried first.
-fn seek(lines: &[&str], pattern: &[String], start: usize, eof: bool) -> Option<usize> {
+/// Where `pattern` occurs in `lines` at or after `start`, and the strategy
+/// of the pass that found it: exact, then canonically equal under NFC, then
+/// ignoring trailing whitespace, then ignoring surrounding whitespace (both
+/// [`Strategy::LineTrimmed`]), then with typographic punctuation folded
+/// ([`Strategy::UnicodeNormalized`]). With `eof`, a match ending the file is
+/// tried first.
+fn seek(lines: &[&str], pattern: &[String], start: usize, eof: bool) -> Option<(usize, Strategy)> {
     if pattern.is_empty() {
-        return Some(start);
+        return Some((start, Strategy::Exact));
     }
     if pattern.len() > lines.len() {
         return None;
     }
     let last_start = lines.len() - pattern.len();
-    let passes: [LineEq; 4] = [
-        |a, b| a == b,
-        |a, b| a.trim_end() == b.trim_end(),
-        |a, b| a.trim() == b.trim(),
-        |a, b| fold(a.trim()) == fold(b.trim()),
+    let passes: [(LineEq, Strategy); 5] = [
+        (|a, b| a == b, Strategy::Exact),
+        (nfc_eq, Strategy::CanonicalNfc),
+        (|a, b| a.trim_end() == b.trim_end(), Strategy::LineTrimmed),
+        (|a, b| a.trim() == b.trim(), Strategy::LineTrimmed),
+        (
+            |a, b| fold(a.trim()) == fold(b.trim()),
+            Strategy::UnicodeNormalized,
+        ),
     ];
-    for eq in passes {
+    for (eq, strategy) in passes {
         let matches_at = |i: usize| pattern.iter().enumerate().all(|(k, p)| eq(lines[i + k], p));
         if eof && last_start >= start && matches_at(last_start) {
-            return Some(last_start);
+            return Some((last_start, strategy));
         }
         if let Some(i) = (start..=last_start).find(|&i| matches_at(i)) {
-            return Some(i);
+            return Some((i, strategy));
         }
     }
     None
+}
+
+/// Whether two lines are canonically equal (equal in Unicode Normalization
+/// Form C); lines already in NFC (all ASCII lines) are compared as they are.
+fn nfc_eq(a: &str, b: &str) -> bool {
+    use unicode_normalization::{UnicodeNormalization, is_nfc};
+    if is_nfc(a) && is_nfc(b) {
+        return a == b;
+    }
+    a.nfc().eq(b.nfc())
+}
+
+/// The one model-visible line about chunks placed only leniently, `None`
+/// when every chunk matched exactly: "Note: in a.py the patch's lines
+/// matched after normalising Unicode (NFC)."
+fn lenient_note(lenient: &[(String, Vec<Strategy>)]) -> Option<String> {
+    let parts: Vec<String> = lenient
+        .iter()
+        .map(|(path, strategies)| {
+            let how: Vec<&str> = strategies.iter().filter_map(|s| s.note()).collect();
+            format!("in {path} the patch's lines matched {}", how.join(" and "))
+        })
+        .collect();
+    (!parts.is_empty()).then(|| format!("Note: {}.", parts.join("; ")))
 }
 
 /// Typographic quotes, dashes and spaces in ASCII form.
@@ -858,6 +926,10 @@ fn execute(
     let mut out = String::from("Success. Updated the following files:\n");
     for line in &plan.summary {
         out.push_str(line);
+        out.push('\n');
+    }
+    if let Some(note) = lenient_note(&plan.lenient) {
+        out.push_str(&note);
         out.push('\n');
     }
     let result = ToolResult::ok(out)
@@ -1258,5 +1330,79 @@ mod tests {
         .await;
         assert!(r.is_ok(), "{r:?}");
         assert_eq!(read(&d, "e.txt"), "x\ny\nz\n");
+    }
+
+    #[tokio::test]
+    async fn canonically_equal_unicode_matches_and_context_keeps_the_files_form() {
+        // The issue's input for apply_patch: a decomposed file, a precomposed patch.
+        let (d, ctx) = setup(&[
+            ("n.py", "name = \"cafe\u{301}\"\nother = 1\n"),
+            ("k.txt", "\u{1112}\u{1161}\u{11ab} = 1\nnext\n"),
+            ("w.txt", "Zo\u{eb}\r\nkeep\r\n"),
+        ]);
+        let r = run(&ctx, "*** Begin Patch\n*** Update File: n.py\n@@\n-name = \"caf\u{e9}\"\n+name = \"caf\u{e9} au lait\"\n other = 1\n*** End Patch").await;
+        assert!(r.is_ok(), "{r:?}");
+        assert_eq!(
+            read(&d, "n.py"),
+            "name = \"caf\u{e9} au lait\"\nother = 1\n"
+        );
+        assert_eq!(
+            r.output,
+            "Success. Updated the following files:\nM n.py\nNote: in n.py the patch's lines matched after normalising Unicode (NFC).\n"
+        );
+        // A precomposed context line keeps the file's decomposed bytes; the
+        // added line is written as given.
+        let r = run(&ctx, "*** Begin Patch\n*** Update File: k.txt\n@@\n \u{d55c} = 1\n-next\n+\u{d55c}\n*** End Patch").await;
+        assert!(r.is_ok(), "{r:?}");
+        assert_eq!(
+            read(&d, "k.txt"),
+            "\u{1112}\u{1161}\u{11ab} = 1\n\u{d55c}\n"
+        );
+        // A decomposed patch against a precomposed CRLF file.
+        let r = run(
+            &ctx,
+            "*** Begin Patch\n*** Update File: w.txt\n@@\n-Zoe\u{308}\n+Zoe\n keep\n*** End Patch",
+        )
+        .await;
+        assert!(r.is_ok(), "{r:?}");
+        assert_eq!(read(&d, "w.txt"), "Zoe\r\nkeep\r\n");
+        // Canonically different text is still not found.
+        let r = run(
+            &ctx,
+            "*** Begin Patch\n*** Update File: w.txt\n@@\n-Zo\u{e8}\n+x\n*** End Patch",
+        )
+        .await;
+        assert!(err(&r).contains("Failed to find expected lines"), "{r:?}");
+    }
+
+    #[tokio::test]
+    async fn lenient_passes_get_one_note_and_context_keeps_its_whitespace() {
+        let (d, ctx) = setup(&[
+            ("t.txt", "foo   \nbar  \n"),
+            ("q.py", "print(\u{201C}hi\u{201D})\n"),
+            ("x.txt", "exact\n"),
+        ]);
+        let r = run(&ctx, "*** Begin Patch\n*** Update File: t.txt\n@@\n-foo\n+FOO\n bar\n*** Update File: q.py\n@@\n-print(\"hi\")\n+print(\"bye\")\n*** Update File: x.txt\n@@\n-exact\n+still exact\n*** End Patch").await;
+        assert!(r.is_ok(), "{r:?}");
+        // The context line `bar  ` keeps its trailing spaces.
+        assert_eq!(read(&d, "t.txt"), "FOO\nbar  \n");
+        assert_eq!(read(&d, "q.py"), "print(\"bye\")\n");
+        let notes: Vec<&str> = r
+            .output
+            .lines()
+            .filter(|l| l.starts_with("Note:"))
+            .collect();
+        assert_eq!(
+            notes,
+            [
+                "Note: in t.txt the patch's lines matched after ignoring whitespace at the start and end of lines; in q.py the patch's lines matched after treating typographic quotes, dashes and spaces as their ASCII forms."
+            ]
+        );
+        let r = run(
+            &ctx,
+            "*** Begin Patch\n*** Update File: x.txt\n@@\n-still exact\n+exact\n*** End Patch",
+        )
+        .await;
+        assert!(!r.output.contains("Note:"), "{r:?}");
     }
 }

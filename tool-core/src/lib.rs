@@ -51,6 +51,10 @@
 //! - `futures-util`: `catch_unwind` on futures for panic containment.
 //! - `strsim`: edit distance for "did you mean" suggestions.
 //! - `thiserror`, `tracing`: error types and diagnostics, the ecosystem standards.
+//! - `psl`: Mozilla's Public Suffix List compiled into code (no file or network
+//!   at run time), so that the `*` of a URL pattern such as `www.google.*`
+//!   stands for exactly one public suffix (`com`, `co.uk`), never
+//!   `abc.com`; keeping that list by hand would go stale.
 
 mod context;
 mod docs;

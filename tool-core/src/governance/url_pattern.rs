@@ -37,8 +37,8 @@ use std::fmt;
 
 use url::Url;
 
-/// Longest URL pattern accepted, in bytes (after nothing: the raw text,
-/// surrounding whitespace included): 2 048.
+/// Longest URL pattern accepted: 2 048 bytes, counted on the text as given
+/// (surrounding whitespace included).
 pub const MAX_URL_PATTERN_LEN: usize = 2048;
 /// Most wildcards in one pattern: 16. A `*` (in the host or inside a path
 /// segment) counts one, a `**` path segment counts one.

@@ -4,13 +4,35 @@
 //! commands it runs, but a command can still read them from this process's
 //! own environment block, `/proc/$PPID/environ`. The only way to empty that
 //! block without `unsafe` (`std::env::remove_var`) is to start again: when the
-//! environment holds a variable matching
-//! [`tool_builtins::bash::DEFAULT_SECRET_ENV_PATTERNS`], the program replaces
+//! environment holds a secret-looking variable (below), the program replaces
 //! itself (`exec`, same process id, same arguments, same open files) with a
 //! copy of itself whose environment lacks them and holds [`MARKER`], so it
 //! happens once. It runs first thing in `main`, before any thread exists.
+//!
+//! A variable is secret-looking ([`is_secret_env`]) when, ASCII case ignored:
+//! - its name matches [`tool_builtins::bash::DEFAULT_SECRET_ENV_PATTERNS`]
+//!   (`*_KEY`, `*_TOKEN`, `*PASSWORD*`, `*_CREDENTIALS`, ...);
+//! - its name contains `CRED` (`CREDENTIALS_JSON`, `GIT_CREDS`);
+//! - its name contains `AUTH` (`NPM_AUTH`, `OAUTH_CLIENT_SECRET`,
+//!   `HTTP_AUTHORIZATION`), except in the words `AUTHOR` and `AUTHORS`
+//!   between underscores, so git's `GIT_AUTHOR_NAME` and `GIT_AUTHOR_EMAIL`
+//!   stay and commits keep their author;
+//! - its name is `URL`, `URI` or `DSN` or ends in `_URL`, `_URI` or `_DSN`,
+//!   and its value is a URL with a password: `scheme://user:password@host...`
+//!   (the user may be empty, `redis://:password@host`). The user info is
+//!   what precedes the last `@` of the authority, and the authority runs from
+//!   `://` to the first `/`, `?` or `#`, as URL parsers read it; so
+//!   `DATABASE_URL=postgres://u:p@h/db` goes, while `API_URL=https://h/a@b`,
+//!   `REPO_URL=ssh://git@github.com/x` (a user, no password) and
+//!   `PROXY_URL=http://proxy:3128` stay. A value that is not UTF-8 is read
+//!   with replacement characters, which changes no `:`, `@` or `/`.
+//!
+//! Not covered: a token given as a URL's user without a password
+//! (`https://TOKEN@host`), credentials in other variables' values (such as
+//! `HTTPS_PROXY=http://user:password@proxy`, kept so commands still reach
+//! the network), and secrets in files the environment points to.
 
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::io::Write;
 use std::os::unix::process::CommandExt;
 use std::process::Command;
@@ -18,15 +40,62 @@ use std::process::Command;
 use tool_builtins::bash::{DEFAULT_SECRET_ENV_PATTERNS, is_secret_env_name};
 
 /// Set in the environment of the re-started program. Set it yourself to keep
-/// the secret-looking variables (`bash_command` still does not pass them on).
+/// the secret-looking variables (`bash_command` still does not pass on the
+/// ones matching its own patterns).
 pub(crate) const MARKER: &str = "TOOL_CLI_ENV_SCRUBBED";
 
-/// The names of the secret-looking variables in `vars`.
+/// Suffixes (and whole names, without the `_`) of variables whose value is
+/// removed when it is a URL with a password.
+const URL_NAME_SUFFIXES: [&str; 3] = ["_URL", "_URI", "_DSN"];
+
+/// The names of the secret-looking variables in `vars` (rules in the module docs).
 pub(crate) fn secret_names(vars: impl IntoIterator<Item = (OsString, OsString)>) -> Vec<OsString> {
     vars.into_iter()
+        .filter(|(name, value)| is_secret_env(name, value))
         .map(|(name, _)| name)
-        .filter(|name| is_secret_env_name(name, DEFAULT_SECRET_ENV_PATTERNS))
         .collect()
+}
+
+/// Whether the variable `name=value` looks like a secret (rules in the module docs).
+pub(crate) fn is_secret_env(name: &OsStr, value: &OsStr) -> bool {
+    if is_secret_env_name(name, DEFAULT_SECRET_ENV_PATTERNS) {
+        return true;
+    }
+    let upper = name.to_string_lossy().to_ascii_uppercase();
+    if upper.contains("CRED") || has_auth_word(&upper) {
+        return true;
+    }
+    is_url_name(&upper) && has_url_password(&value.to_string_lossy())
+}
+
+/// Whether an upper-case name holds `AUTH` other than in the words
+/// `AUTHOR`/`AUTHORS` (words are the parts between `_`).
+fn has_auth_word(upper: &str) -> bool {
+    upper
+        .split('_')
+        .any(|word| word.contains("AUTH") && word != "AUTHOR" && word != "AUTHORS")
+}
+
+fn is_url_name(upper: &str) -> bool {
+    URL_NAME_SUFFIXES
+        .iter()
+        .any(|suffix| upper.ends_with(suffix) || upper == &suffix[1..])
+}
+
+/// Whether `value` is `scheme://[user]:password@...`: the authority (from
+/// `://` to the first `/`, `?` or `#`) has user info (before its last `@`)
+/// holding a `:`.
+fn has_url_password(value: &str) -> bool {
+    let Some((scheme, rest)) = value.split_once("://") else {
+        return false;
+    };
+    if scheme.is_empty() {
+        return false;
+    }
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    authority
+        .rsplit_once('@')
+        .is_some_and(|(userinfo, _)| userinfo.contains(':'))
 }
 
 /// Re-starts the program without the secret-looking variables, unless there
@@ -70,6 +139,13 @@ fn warn(e: &std::io::Error) {
 mod tests {
     use super::*;
 
+    fn names(vars: &[(&str, &str)]) -> Vec<OsString> {
+        secret_names(
+            vars.iter()
+                .map(|(k, v)| (OsString::from(k), OsString::from(v))),
+        )
+    }
+
     #[test]
     fn finds_the_secret_looking_names() {
         let vars = [
@@ -78,11 +154,70 @@ mod tests {
             ("GITHUB_PAT", "p"),
             ("DB_PASSWORD", "x"),
             ("HOME", "/root"),
-        ]
-        .map(|(k, v)| (OsString::from(k), OsString::from(v)));
+        ];
         assert_eq!(
-            secret_names(vars),
+            names(&vars),
             ["FOO_TOKEN", "GITHUB_PAT", "DB_PASSWORD"].map(OsString::from)
         );
+    }
+
+    #[test]
+    fn urls_with_passwords_and_auth_or_cred_names_are_scrubbed() {
+        let scrubbed = [
+            // The issue's three.
+            ("DATABASE_URL", "postgres://u:p@h/db"),
+            ("NPM_AUTH", "npm-auth-value"),
+            ("CREDENTIALS_JSON", r#"{"k": "v"}"#),
+            // Three more of the same kinds.
+            ("REDIS_URL", "redis://:only-a-password@cache:6379/0"),
+            (
+                "MONGODB_URI",
+                "mongodb+srv://app:pw@cluster0.example.net/?retryWrites=true",
+            ),
+            ("docker_auth_config", r#"{"auths": {}}"#),
+            // And a few more: a name that is just `URL`, a DSN, OAuth, creds.
+            ("URL", "https://user:pw@example.com"),
+            ("SENTRY_DSN", "https://key:secret@o1.ingest.sentry.io/2"),
+            ("OAUTH_CLIENT_ID", "id"),
+            ("HTTP_AUTHORIZATION", "Basic dTpw"),
+            ("GIT_CREDS", "x"),
+            // `@` in the password: the last `@` of the authority ends the user info.
+            ("AMQP_URL", "amqp://guest:p@ss@rabbit:5672/"),
+        ];
+        for (name, value) in scrubbed {
+            assert_eq!(
+                names(&[(name, value)]),
+                [OsString::from(name)],
+                "{name}={value} should be scrubbed"
+            );
+        }
+    }
+
+    #[test]
+    fn urls_without_passwords_and_author_names_are_kept() {
+        let kept = [
+            ("DATABASE_URL", "postgres://h/db"),
+            ("API_URL", "https://api.example.com/v1"),
+            ("PROXY_URL", "http://proxy.internal:3128"),
+            ("REPO_URL", "ssh://git@github.com/org/repo.git"),
+            // `@` and `:` after the authority are path, query and fragment.
+            ("DOCS_URL", "https://docs.example.com/a:b@c"),
+            ("SEARCH_URL", "https://example.com/?q=a:b@c"),
+            ("PAGE_URL", "https://example.com#x:y@z"),
+            // Not a URL-named variable, even with a password in it.
+            ("HTTPS_PROXY", "http://user:pw@proxy:3128"),
+            ("CURL", "https://u:p@h"),
+            // A URL-named variable whose value is no URL.
+            ("NOT_A_URL", "u:p@h"),
+            ("GIT_AUTHOR_NAME", "A. Person"),
+            ("GIT_AUTHOR_EMAIL", "a@example.com"),
+            ("AUTHORS", "a, b"),
+        ];
+        for (name, value) in kept {
+            assert!(
+                names(&[(name, value)]).is_empty(),
+                "{name}={value} should be kept"
+            );
+        }
     }
 }

@@ -41,6 +41,19 @@
 //! - [`ToolRegistry`]: lookup, listing, canonical schemas, [`execute`](ToolRegistry::execute).
 //! - [`Tool`] / [`ToolSpec`]: the runtime API the macro is sugar over.
 //!
+//! # Secrets and what masking covers
+//!
+//! A [`SecretStore`] in the context replaces `<secret>key</secret>` in the
+//! arguments just before the call and masks the values again in the result.
+//! Masking finds each value as written, JSON- and `Debug`-escaped,
+//! form-urlencoded, and as its *standalone* base64 (standard and URL-safe,
+//! padded or not) and hex (lower or upper case): the encoding of the value
+//! alone, which a value inside a larger base64 blob does not have, since
+//! base64 depends on where in the blob the value starts. A value changed in
+//! any other way (hashed, compressed, re-cased, split) is not found. Values
+//! shorter than 4 characters are refused when the store is built. The full
+//! rules: [`governance::secrets`].
+//!
 //! # Dependencies and why
 //! - `serde`/`serde_json`: the arguments and results are JSON; serde is the standard.
 //! - `schemars` 1.x: JSON Schema 2020-12 from Rust types, the de-facto standard
@@ -51,6 +64,12 @@
 //! - `futures-util`: `catch_unwind` on futures for panic containment.
 //! - `strsim`: edit distance for "did you mean" suggestions.
 //! - `thiserror`, `tracing`: error types and diagnostics, the ecosystem standards.
+//! - `base64`: the standalone base64 forms of secret values that masking
+//!   looks for (four engines: standard and URL-safe, padded and not).
+//! - `psl`: Mozilla's Public Suffix List compiled into code (no file or network
+//!   at run time), so that the `*` of a URL pattern such as `www.google.*`
+//!   stands for exactly one public suffix (`com`, `co.uk`), never
+//!   `abc.com`; keeping that list by hand would go stale.
 
 mod context;
 mod docs;

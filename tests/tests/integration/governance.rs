@@ -101,6 +101,65 @@ async fn gov_write_mark(mark: String) -> String {
     mark
 }
 
+/// Standalone base64 (standard and URL-safe, padded and not) and hex (lower
+/// and upper case) of `value`: written here by hand, apart from the code
+/// under test.
+fn encodings(value: &str) -> Vec<String> {
+    fn base64(bytes: &[u8], alphabet: &[u8; 64], pad: bool) -> String {
+        let mut out = String::new();
+        for chunk in bytes.chunks(3) {
+            let n = chunk.len();
+            let b = [
+                chunk[0],
+                *chunk.get(1).unwrap_or(&0),
+                *chunk.get(2).unwrap_or(&0),
+            ];
+            let word = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+            for i in 0..4 {
+                if i <= n {
+                    out.push(char::from(alphabet[((word >> (18 - 6 * i)) & 63) as usize]));
+                } else if pad {
+                    out.push('=');
+                }
+            }
+        }
+        out
+    }
+    const STD: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    const URL: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    let bytes = value.as_bytes();
+    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    vec![
+        base64(bytes, STD, true),
+        base64(bytes, STD, false),
+        base64(bytes, URL, true),
+        base64(bytes, URL, false),
+        hex.to_ascii_uppercase(),
+        hex,
+    ]
+}
+
+/// Return `secret` encoded in every standalone form masking covers, in
+/// every field masking covers (or as an error message with `fail`).
+#[tool]
+fn gov_encoded(secret: String, fail: Option<bool>) -> ToolResult {
+    let forms = encodings(&secret);
+    let joined = forms.join(" ");
+    if fail == Some(true) {
+        return ToolResult::error(ErrorKind::Failed, format!("could not send {joined}"));
+    }
+    let keyed: Map<String, Value> = forms.iter().map(|f| (f.clone(), json!(f))).collect();
+    ToolResult::ok(format!("sent {joined}"))
+        .with_title(format!("sending {joined}"))
+        .with_long_term_memory(format!("sent {joined}"))
+        .with_metadata("forms", json!({"list": forms, "keyed": keyed}))
+        .with_attachment(tool_core::Attachment::inline(
+            format!("{}.txt", forms[0]),
+            "text/plain",
+            "AA==",
+        ))
+}
+
 fn registry() -> ToolRegistry {
     ToolRegistry::global().clone()
 }
@@ -643,6 +702,78 @@ async fn secrets_never_leak_through_argument_errors_or_attachments() {
         .execute("gov_reflect", json!({"text": "<secret>tok</secret>"}), &ctx)
         .await;
     assert_eq!(res.attachments[0].name, "name-<secret>tok</secret>");
+}
+
+#[tokio::test]
+async fn encoded_secrets_are_masked_in_output_title_errors_and_metadata() {
+    let r = ToolRegistry::global();
+    let p = "<secret>pw</secret>";
+    let six = [p; 6].join(" ");
+    for value in [
+        "hunter2-password",
+        "tok>?~\u{fc}=1",
+        "p@ss w0rd&=?",
+        "k3y/with+plus~~",
+    ] {
+        let forms = encodings(value);
+        let ctx =
+            ToolContext::new().with_secrets(SecretStore::new().with_secret("pw", value).unwrap());
+        let res = r.execute("gov_encoded", json!({"secret": p}), &ctx).await;
+        assert!(res.is_ok(), "{:?}", res.error);
+        assert_eq!(res.output, format!("sent {six}"), "{value:?}");
+        assert_eq!(
+            res.title.as_deref(),
+            Some(format!("sending {six}").as_str())
+        );
+        assert_eq!(
+            res.long_term_memory.as_deref(),
+            Some(format!("sent {six}").as_str())
+        );
+        assert_eq!(res.metadata["forms"]["list"], json!(vec![p; 6]));
+        let keyed = res.metadata["forms"]["keyed"].as_object().unwrap();
+        assert_eq!(keyed.keys().collect::<Vec<_>>(), [p]);
+        assert_eq!(res.attachments[0].name, format!("{p}.txt"));
+        let failed = r
+            .execute("gov_encoded", json!({"secret": p, "fail": true}), &ctx)
+            .await;
+        assert_eq!(
+            failed.error.as_ref().map(|e| e.message.as_str()),
+            Some(format!("could not send {six}").as_str())
+        );
+        for (what, res) in [("result", &res), ("error", &failed)] {
+            let text = serde_json::to_string(res).unwrap();
+            for form in &forms {
+                assert!(
+                    !text.contains(form.as_str()),
+                    "{form} leaked into the {what}: {text}"
+                );
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn secrets_shorter_than_four_characters_are_refused_at_load() {
+    let e = SecretStore::from_json(&json!({"pin": "abc"})).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "secret \"pin\" is 3 characters long, shorter than the minimum of 4 (MIN_SECRET_LEN): \
+         masking so short a value would replace it inside every word that contains it; use a \
+         longer value"
+    );
+    for bad in [
+        json!({"k": "x"}),
+        json!({"k": ""}),
+        json!({"*.example.com": {"k": "abc"}}),
+        json!({"ok": "long enough", "k": "日本語"}),
+    ] {
+        let e = SecretStore::from_json(&bad).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("characters long, shorter than the minimum of 4"),
+            "{e}"
+        );
+    }
 }
 
 #[tokio::test]

@@ -188,6 +188,10 @@ fn secret_variables_cannot_be_read_from_the_program_environment() {
         .env("FOO_TOKEN", "tok123")
         .env("GITHUB_PAT", "pat456")
         .env("HARMLESS_NAME", "visible789")
+        .env("DATABASE_URL", "postgres://u:dbpw321@h/db")
+        .env("NPM_AUTH", "npmauth654")
+        .env("CREDENTIALS_JSON", "credjson987")
+        .env("PLAIN_URL", "https://example.com/visible246")
         .env_remove("TOOL_CLI_ENV_SCRUBBED")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -206,10 +210,14 @@ fn secret_variables_cannot_be_read_from_the_program_environment() {
     assert_eq!(lines.len(), 2);
     let environ = lines[0]["output"].as_str().expect("text output");
     assert!(environ.contains("HARMLESS_NAME=visible789"), "{environ}");
+    assert!(
+        environ.contains("PLAIN_URL=https://example.com/visible246"),
+        "{environ}"
+    );
     assert!(environ.contains("TOOL_CLI_ENV_SCRUBBED=1"), "{environ}");
     for line in &lines {
         let text = line["output"].as_str().expect("text output");
-        for secret in ["tok123", "pat456"] {
+        for secret in ["tok123", "pat456", "dbpw321", "npmauth654", "credjson987"] {
             assert!(!text.contains(secret), "{secret} leaked: {text}");
         }
     }

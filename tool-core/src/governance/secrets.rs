@@ -5,6 +5,48 @@
 //! in memory during the call. Keys ending in [`TOTP_SUFFIX`] hold a base32
 //! TOTP seed and are replaced by the current RFC 6238 code (6 digits, 30 s
 //! steps, HMAC-SHA-1: the parameters every authenticator app uses).
+//!
+//! # What masking covers
+//!
+//! After a call, every occurrence of a secret in the result is replaced by
+//! its placeholder `<secret>key</secret>`. The values looked for are every
+//! value in the store (whether or not the call used it, and whatever page it
+//! is scoped to) and the TOTP codes the call was given. Each is looked for in
+//! these forms, exactly as written (byte for byte, case included):
+//! - the value itself;
+//! - JSON-string-escaped (as inside a JSON string: `"` as `\"`, a newline
+//!   as `\n`) and Rust-`Debug`-escaped (as `{:?}` prints it);
+//! - standalone base64 of its UTF-8 bytes, in the standard alphabet (`+/`)
+//!   and the URL-safe one (`-_`), each with and without `=` padding;
+//! - standalone hex of its bytes, all lower case or all upper case;
+//! - percent-encoded as `application/x-www-form-urlencoded` does it
+//!   (upper-case `%XX` for every byte but ASCII letters, digits and `*-._`),
+//!   with a space as `+` or as `%20`.
+//!
+//! "Standalone" means the encoding of the value alone. Base64 turns 3 bytes
+//! into 4 characters, so inside a larger encoded blob (`Authorization: Basic
+//! base64("user:password")`) a value's characters depend on where it starts
+//! and on its neighbours, and the standalone encoding does not occur there:
+//! such a blob is not masked (store the whole `user:password` as a secret to
+//! have it masked). Hex has no such alignment, but only the two cases above.
+//!
+//! The places looked in: the output, title, long-term memory, error message,
+//! attachment names and paths, and every string and object key of the
+//! metadata at any depth; also the messages of argument errors (before the
+//! value sent is quoted and cut) and of contained panics.
+//!
+//! Not covered: a value the program changed in any other way (another
+//! encoding such as base32 or mixed-case hex, compression, encryption or
+//! hashing, upper- or lower-casing, reversing, splitting across lines or
+//! across two strings of the result, base64 or percent-encoding inside a
+//! larger encoded blob, a part of the value such as a prefix cut by the
+//! tool itself); bytes of images and inline attachments; and anything the
+//! tool sends elsewhere itself (files, network, logs). Masking is a safety
+//! net for values a tool echoes, not a guarantee that a tool cannot leak.
+//!
+//! A value shorter than [`MIN_SECRET_LEN`] characters is refused when the
+//! store is built ([`SecretStoreError::TooShort`]): masking `abc` would
+//! replace it inside every word that contains it.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -12,6 +54,8 @@ use std::sync::{Arc, OnceLock};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use aho_corasick::{AhoCorasick, MatchKind};
+use base64::Engine as _;
+use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
 use serde_json::{Map, Value};
 
 use super::url_pattern::{UrlPattern, UrlPatternError};
@@ -22,9 +66,10 @@ pub const TOTP_SUFFIX: &str = "_bu_2fa_code";
 const OPEN: &str = "<secret>";
 const CLOSE: &str = "</secret>";
 
-/// Values shorter than this are not masked in results (masking a one- or
-/// two-character value would garble every output); they are still substituted.
-pub const MIN_MASKED_LEN: usize = 3;
+/// The shortest secret value accepted, in characters (Unicode scalar values):
+/// 4. A store with a shorter value is refused ([`SecretStoreError::TooShort`]),
+/// since masking it would replace it inside every word that contains it.
+pub const MIN_SECRET_LEN: usize = 4;
 
 /// Secret values by key: global ones, and groups limited to pages whose URL
 /// matches a pattern (same matcher as `url_patterns`).
@@ -66,6 +111,18 @@ pub enum SecretStoreError {
     /// A TOTP seed is not valid base32.
     #[error("secret {0:?} ends in `_bu_2fa_code` but its value is not a base32 TOTP seed")]
     Totp(String),
+    /// A value is shorter than [`MIN_SECRET_LEN`] characters.
+    #[error(
+        "secret {key:?} is {len} characters long, shorter than the minimum of {MIN_SECRET_LEN} \
+         (MIN_SECRET_LEN): masking so short a value would replace it inside every word that \
+         contains it; use a longer value"
+    )]
+    TooShort {
+        /// The key, as written in the store.
+        key: String,
+        /// The value's length in characters.
+        len: usize,
+    },
 }
 
 /// Why a placeholder could not be replaced. Never contains a secret value.
@@ -83,7 +140,9 @@ impl SecretStore {
     /// Builds a store from JSON: `{"key": "value", "<url pattern>": {"key": "value"}}`.
     ///
     /// # Errors
-    /// [`SecretStoreError`] for bad patterns, values that are not strings, and TOTP seeds that are not base32.
+    /// [`SecretStoreError`] for bad patterns, values that are not strings,
+    /// values shorter than [`MIN_SECRET_LEN`] characters, and TOTP seeds that
+    /// are not base32.
     pub fn from_json(value: &Value) -> Result<Self, SecretStoreError> {
         let Value::Object(map) = value else {
             return Err(SecretStoreError::Shape("<root>".to_owned()));
@@ -93,15 +152,16 @@ impl SecretStore {
             match v {
                 Value::String(s) => store = store.with_secret(key.clone(), s.clone())?,
                 Value::Object(group) => {
+                    let pattern = UrlPattern::parse(key)?;
                     let mut values = BTreeMap::new();
                     for (k, v) in group {
                         let Value::String(s) = v else {
                             return Err(SecretStoreError::Shape(format!("{key}.{k}")));
                         };
-                        check_totp(k, s)?;
+                        check_value(k, s)?;
                         values.insert(k.clone(), s.clone());
                     }
-                    store.scoped.push((UrlPattern::parse(key)?, values));
+                    store.scoped.push((pattern, values));
                 }
                 _ => return Err(SecretStoreError::Shape(key.clone())),
             }
@@ -112,14 +172,16 @@ impl SecretStore {
     /// Adds a global secret (available on every page).
     ///
     /// # Errors
-    /// [`SecretStoreError::Totp`] when a TOTP key's value is not base32.
+    /// [`SecretStoreError::TooShort`] when the value has fewer than
+    /// [`MIN_SECRET_LEN`] characters, [`SecretStoreError::Totp`] when a TOTP
+    /// key's value is not base32.
     pub fn with_secret(
         mut self,
         key: impl Into<String>,
         value: impl Into<String>,
     ) -> Result<Self, SecretStoreError> {
         let (key, value) = (key.into(), value.into());
-        check_totp(&key, &value)?;
+        check_value(&key, &value)?;
         self.global.insert(key, value);
         self.base_masker = OnceLock::new();
         Ok(self)
@@ -128,7 +190,8 @@ impl SecretStore {
     /// Adds a secret available only on pages matching `pattern`.
     ///
     /// # Errors
-    /// [`SecretStoreError`] for a bad pattern or TOTP seed.
+    /// [`SecretStoreError`] for a bad pattern, a value shorter than
+    /// [`MIN_SECRET_LEN`] characters, or a bad TOTP seed.
     pub fn with_scoped_secret(
         mut self,
         pattern: &str,
@@ -136,7 +199,7 @@ impl SecretStore {
         value: impl Into<String>,
     ) -> Result<Self, SecretStoreError> {
         let (key, value) = (key.into(), value.into());
-        check_totp(&key, &value)?;
+        check_value(&key, &value)?;
         let parsed = UrlPattern::parse(pattern)?;
         if let Some((_, group)) = self.scoped.iter_mut().find(|(p, _)| *p == parsed) {
             group.insert(key, value);
@@ -297,9 +360,9 @@ impl SecretStore {
             .chain(self.scoped.iter().flat_map(|(_, g)| g.iter()))
             .map(|(k, v)| (v.clone(), placeholder(k)))
             .chain(extra.iter().map(|(k, v)| (v.clone(), placeholder(k))))
-            .filter(|(v, _)| v.chars().count() >= MIN_MASKED_LEN)
+            .filter(|(v, _)| v.chars().count() >= MIN_SECRET_LEN)
             .flat_map(|(v, p)| {
-                escaped_forms(&v)
+                masked_forms(&v)
                     .into_iter()
                     .map(move |form| (form, p.clone()))
             })
@@ -311,9 +374,13 @@ impl SecretStore {
     }
 }
 
-/// A value as it may appear in text: raw, JSON-escaped (inside a JSON string,
-/// e.g. an argument error quoting what was sent) and Rust-`Debug`-escaped.
-fn escaped_forms(value: &str) -> Vec<String> {
+/// A value as it may appear in text (the module docs list the forms): raw,
+/// JSON-escaped (inside a JSON string, e.g. an argument error quoting what
+/// was sent), Rust-`Debug`-escaped, standalone base64 (two alphabets, with
+/// and without padding), standalone hex (lower and upper case) and
+/// form-urlencoded (space as `+` and as `%20`). Sorted, without duplicates.
+fn masked_forms(value: &str) -> Vec<String> {
+    let bytes = value.as_bytes();
     let mut forms = vec![value.to_owned()];
     let strip = |s: String| s.get(1..s.len().saturating_sub(1)).map(str::to_owned);
     if let Some(json) = serde_json::to_string(value).ok().and_then(strip) {
@@ -322,9 +389,29 @@ fn escaped_forms(value: &str) -> Vec<String> {
     if let Some(debug) = strip(format!("{value:?}")) {
         forms.push(debug);
     }
+    for engine in [&STANDARD, &STANDARD_NO_PAD, &URL_SAFE, &URL_SAFE_NO_PAD] {
+        forms.push(engine.encode(bytes));
+    }
+    let lower_hex = hex_lower(bytes);
+    forms.push(lower_hex.to_ascii_uppercase());
+    forms.push(lower_hex);
+    let form_encoded: String = url::form_urlencoded::byte_serialize(bytes).collect();
+    forms.push(form_encoded.replace('+', "%20"));
+    forms.push(form_encoded);
     forms.sort();
     forms.dedup();
     forms
+}
+
+/// Lower-case hex of `bytes`, two digits a byte.
+fn hex_lower(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        out.push(char::from(DIGITS[usize::from(b >> 4)]));
+        out.push(char::from(DIGITS[usize::from(b & 0x0f)]));
+    }
+    out
 }
 
 /// Whether `text` contains a placeholder opening (`<secret>`). One prebuilt
@@ -356,7 +443,15 @@ impl fmt::Debug for SecretStore {
     }
 }
 
-fn check_totp(key: &str, value: &str) -> Result<(), SecretStoreError> {
+/// Refuses values shorter than [`MIN_SECRET_LEN`] and bad TOTP seeds.
+fn check_value(key: &str, value: &str) -> Result<(), SecretStoreError> {
+    let len = value.chars().count();
+    if len < MIN_SECRET_LEN {
+        return Err(SecretStoreError::TooShort {
+            key: key.to_owned(),
+            len,
+        });
+    }
     if key.ends_with(TOTP_SUFFIX) && totp_at(value, 0).is_none() {
         return Err(SecretStoreError::Totp(key.to_owned()));
     }
@@ -542,6 +637,147 @@ mod tests {
         let mut debug_text = format!("{:?}", "s3cr3t\"q\nx");
         m.mask_string(&mut debug_text);
         assert_eq!(debug_text, "\"<secret>pw</secret>\"");
+    }
+
+    fn masked(store: &SecretStore, text: &str) -> String {
+        let mut text = text.to_owned();
+        store.masker(&[]).mask_string(&mut text);
+        text
+    }
+
+    #[test]
+    fn standalone_encodings_are_masked() {
+        // Expected forms worked out independently (Python's base64 and
+        // bytes.hex), not with the code under test.
+        let cases: [(&str, &[&str]); 4] = [
+            (
+                "hunter2-password",
+                &[
+                    "aHVudGVyMi1wYXNzd29yZA==",
+                    "aHVudGVyMi1wYXNzd29yZA",
+                    "68756e746572322d70617373776f7264",
+                    "68756E746572322D70617373776F7264",
+                ],
+            ),
+            (
+                // `+`/`-` differ between the alphabets; a two-byte `ü`.
+                "tok>?~\u{fc}=1",
+                &[
+                    "dG9rPj9+w7w9MQ==",
+                    "dG9rPj9+w7w9MQ",
+                    "dG9rPj9-w7w9MQ==",
+                    "dG9rPj9-w7w9MQ",
+                    "746f6b3e3f7ec3bc3d31",
+                    "746F6B3E3F7EC3BC3D31",
+                    "tok%3E%3F%7E%C3%BC%3D1",
+                ],
+            ),
+            (
+                // `/`/`_` differ; no padding at all (12 bytes).
+                "p@ss w0rd&=?",
+                &[
+                    "cEBzcyB3MHJkJj0/",
+                    "cEBzcyB3MHJkJj0_",
+                    "704073732077307264263d3f",
+                    "704073732077307264263D3F",
+                    "p%40ss+w0rd%26%3D%3F",
+                    "p%40ss%20w0rd%26%3D%3F",
+                ],
+            ),
+            (
+                "sk-live-123",
+                &[
+                    "c2stbGl2ZS0xMjM=",
+                    "c2stbGl2ZS0xMjM",
+                    "736b2d6c6976652d313233",
+                    "736B2D6C6976652D313233",
+                ],
+            ),
+        ];
+        for (value, forms) in cases {
+            let store = SecretStore::new().with_secret("pw", value).unwrap();
+            for form in forms {
+                assert_eq!(
+                    masked(&store, &format!("sent [{form}] ok")),
+                    "sent [<secret>pw</secret>] ok",
+                    "{value:?} as {form:?}"
+                );
+            }
+        }
+        // Only the forms the docs list: mixed-case hex is not one of them.
+        let store = SecretStore::new()
+            .with_secret("pw", "hunter2-password")
+            .unwrap();
+        let mixed = "68756E746572322d70617373776f7264";
+        assert_eq!(masked(&store, mixed), mixed);
+    }
+
+    #[test]
+    fn base64_inside_a_larger_blob_is_not_the_standalone_form() {
+        // Documented limit: base64("user:hunter2-password") shares no run
+        // with base64("hunter2-password") because the value starts 5 bytes in.
+        let store = SecretStore::new()
+            .with_secret("pw", "hunter2-password")
+            .unwrap();
+        let basic = "Basic dXNlcjpodW50ZXIyLXBhc3N3b3Jk";
+        assert_eq!(masked(&store, basic), basic);
+        // Starting at a multiple of 3 bytes and ending the blob, the
+        // standalone form is there and is masked.
+        let aligned = "YWJjaHVudGVyMi1wYXNzd29yZA=="; // base64("abchunter2-password")
+        assert_eq!(masked(&store, aligned), "YWJj<secret>pw</secret>");
+    }
+
+    #[test]
+    fn short_secrets_are_refused_with_a_message() {
+        let e = SecretStore::from_json(&json!({"pin": "abc"})).unwrap_err();
+        assert_eq!(
+            e,
+            SecretStoreError::TooShort {
+                key: "pin".to_owned(),
+                len: 3
+            }
+        );
+        assert_eq!(
+            e.to_string(),
+            "secret \"pin\" is 3 characters long, shorter than the minimum of 4 (MIN_SECRET_LEN): \
+             masking so short a value would replace it inside every word that contains it; use a \
+             longer value"
+        );
+        assert!(!e.to_string().contains("abc"));
+        for (store, key, len) in [
+            (SecretStore::from_json(&json!({"empty": ""})), "empty", 0),
+            (
+                SecretStore::from_json(&json!({"*.example.com": {"site_pin": "12"}})),
+                "site_pin",
+                2,
+            ),
+            // Characters, not bytes: three two-byte letters are still three.
+            (
+                SecretStore::new().with_secret("umlauts", "äöü"),
+                "umlauts",
+                3,
+            ),
+            (
+                SecretStore::new().with_scoped_secret("*.example.com", "x", "xyz"),
+                "x",
+                3,
+            ),
+        ] {
+            assert_eq!(
+                store.unwrap_err(),
+                SecretStoreError::TooShort {
+                    key: key.to_owned(),
+                    len
+                }
+            );
+        }
+        // Four characters are enough, and words merely containing a
+        // shorter part of them are left alone.
+        let store = SecretStore::from_json(&json!({"pin": "abcd"})).unwrap();
+        assert_eq!(
+            masked(&store, "abc abcd abcde"),
+            "abc <secret>pin</secret> <secret>pin</secret>e"
+        );
     }
 
     #[test]

@@ -51,6 +51,9 @@
 //! - `futures-util`: `catch_unwind` on futures for panic containment.
 //! - `strsim`: edit distance for "did you mean" suggestions.
 //! - `thiserror`, `tracing`: error types and diagnostics, the ecosystem standards.
+//! - `rustix` (Unix only): the current user id (`getuid`), to check that the private
+//!   folders of spill files and binary output are owned by the user
+//!   ([`truncate::check_private_dir`]); already in the workspace for `tool-builtins`.
 
 mod context;
 mod docs;

@@ -314,6 +314,65 @@ fn binary_output_defaults_to_a_private_folder_per_trace_id() {
     std::fs::remove_file(&folder).unwrap();
 }
 
+/// `$XDG_RUNTIME_DIR/agent-tools` is the private dir when the variable names
+/// an absolute folder of the user's; else the temp dir's `agent-tools-<uid>`.
+#[test]
+fn the_private_dir_follows_xdg_runtime_dir_only_when_it_is_the_users() {
+    let trace = format!("cli-xdg-{}", std::process::id());
+    let image_folder = |xdg: &std::ffi::OsStr| {
+        let out = crate::support::tool()
+            .env("XDG_RUNTIME_DIR", xdg)
+            .args(["call", "--trace-id", &trace, "cli_fixture_binary"])
+            .output()
+            .unwrap();
+        let v = one_json_line(&out);
+        let path = v["images"][0]["path"]
+            .as_str()
+            .map(std::path::PathBuf::from);
+        (
+            path.map(|p| p.parent().unwrap().to_path_buf()),
+            v["images"][0]["error"].clone(),
+        )
+    };
+    let runtime = TempDir::new();
+    let uid = std::os::unix::fs::MetadataExt::uid(&std::fs::metadata(runtime.path()).unwrap());
+    let (folder, _) = image_folder(runtime.path().as_os_str());
+    assert_eq!(
+        folder.unwrap(),
+        runtime.path().join("agent-tools/out").join(&trace)
+    );
+    // Unusable values fall back to the temp dir.
+    let fallback = std::env::temp_dir()
+        .join(format!("agent-tools-{uid}"))
+        .join("out")
+        .join(&trace);
+    for bad in ["relative/run", "/nonexistent/run-dir", ""] {
+        let (folder, error) = image_folder(std::ffi::OsStr::new(bad));
+        assert_eq!(folder.as_ref(), Some(&fallback), "{bad:?}: {error}");
+    }
+    if uid == 0 {
+        let theirs = TempDir::new();
+        std::os::unix::fs::chown(theirs.path(), Some(65534), None).unwrap();
+        let (folder, _) = image_folder(theirs.path().as_os_str());
+        assert_eq!(
+            folder,
+            Some(fallback.clone()),
+            "another user's runtime dir is not used"
+        );
+    }
+    std::fs::remove_dir_all(&fallback).unwrap();
+    // A symlink planted as the private dir itself is refused.
+    let planted = TempDir::new();
+    std::os::unix::fs::symlink(runtime.path(), planted.path().join("agent-tools")).unwrap();
+    let (folder, error) = image_folder(planted.path().as_os_str());
+    assert_eq!(folder, None);
+    let error = error.as_str().unwrap();
+    assert!(
+        error.contains("agent-tools: it is a symbolic link"),
+        "{error}"
+    );
+}
+
 /// A one-shot call prints where the full output is; a later call of the same
 /// trace reads it, another trace cannot, and the file holds no secret value.
 #[test]

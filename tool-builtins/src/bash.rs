@@ -9,6 +9,9 @@
 //! - **Unbounded output**: bytes stream through [`HeadTail`]: the head and the
 //!   tail are kept in memory, everything is written to a spill file whose path
 //!   the output names, so memory stays bounded whatever the command prints.
+//!   The spill file lies in the folder of the context's trace id, inside a
+//!   per-user `0700` folder (see `tool_core::truncate`), where `read_file` and
+//!   `grep_content` of the same trace can read it.
 //!   The spill file is capped too (`Truncation::max_spill_bytes`, 32 MiB by
 //!   default: the beginning is kept and the output says the file was cut), so
 //!   `yes` cannot fill the disk.
@@ -26,7 +29,11 @@
 //!   with the parser's state carried across reads.
 //! - **Secrets**: environment variables whose names look like secrets
 //!   (`*_KEY`, `*_TOKEN`, `*_SECRET`, … see [`BashConfig::secret_env_patterns`])
-//!   are not passed on.
+//!   are not passed on. Secret values of the context's `SecretStore` that the
+//!   command prints are masked back to their `<secret>key</secret>`
+//!   placeholders as the output streams in ([`StreamMasker`], also when a
+//!   value is split across two reads), before anything is kept or written to
+//!   the spill file.
 //! - **Dangerous commands**: with a [`CommandPolicy`] in [`BashConfig::policy`],
 //!   every segment of the command is checked first; denied commands are
 //!   refused, and those needing confirmation go to the context's approver.
@@ -47,7 +54,7 @@ use std::time::{Duration, Instant};
 use rustix::event::{PollFd, PollFlags, Timespec};
 use rustix::process::{Pid, Signal};
 use serde_json::{Map, Value};
-use tool_core::truncate::{HeadTail, Truncation};
+use tool_core::truncate::{HeadTail, StreamMasker, Truncation};
 use tool_core::{
     ApprovalDecision, ApprovalRequest, ErrorKind, ToolContext, ToolKind, ToolResult, tool,
 };
@@ -150,8 +157,10 @@ pub struct BashConfig {
     /// The environment to start from instead of this process's own (still
     /// filtered by `secret_env_patterns`). Default `None`.
     pub base_env: Option<Vec<(OsString, OsString)>>,
-    /// Output budgets and spill folder. Default: [`BASH_MAX_OUTPUT_BYTES`] and
-    /// [`BASH_MAX_OUTPUT_LINES`], spilling to `tool_core::truncate::default_spill_dir()`.
+    /// Output budgets and spill parent. Default: [`BASH_MAX_OUTPUT_BYTES`] and
+    /// [`BASH_MAX_OUTPUT_LINES`], spilling to the context's trace folder in
+    /// `tool_core::truncate::default_spill_dir()` (its `trace_id` is replaced
+    /// by the context's for each call).
     pub truncation: Truncation,
     /// Checked before every command: `Deny` verdicts are refused with a
     /// `denied` error; `Ask` verdicts go to the context's approver
@@ -336,7 +345,8 @@ pub async fn bash_command(
         timeout,
         drain: config.drain.min(MAX_BASH_GRACE),
         kill_grace: config.kill_grace.min(MAX_BASH_GRACE),
-        truncation: config.truncation.clone(),
+        truncation: config.truncation.clone().for_trace(context.trace_id()),
+        masker: StreamMasker::for_context(context),
     };
     let title = description
         .filter(|d| !d.trim().is_empty())
@@ -500,6 +510,8 @@ pub(crate) struct RunSpec {
     pub(crate) drain: Duration,
     pub(crate) kill_grace: Duration,
     pub(crate) truncation: Truncation,
+    /// Masks the context's secret values in the output before it is kept or spilled.
+    pub(crate) masker: Option<StreamMasker>,
 }
 
 /// Why the command was stopped before the shell exited on its own.
@@ -695,7 +707,7 @@ pub(crate) fn run(spec: &RunSpec, cancelled: &dyn Fn() -> bool) -> io::Result<Ou
         pipe: File::from(read_end),
         eof: false,
         strip: EscapeStripper::new(),
-        acc: HeadTail::new(spec.truncation.clone()),
+        acc: HeadTail::new(spec.truncation.clone()).with_masker(spec.masker.clone()),
         buf: vec![0; READ_CHUNK],
         clean: Vec::with_capacity(READ_CHUNK),
     };
@@ -1068,7 +1080,11 @@ mod tests {
     #[test]
     fn runaway_output_spill_file_is_capped() {
         let dir = tempfile::tempdir().unwrap();
-        let spill = tempfile::tempdir().unwrap();
+        // A spill parent must be private (mode 0700).
+        let spill = tempfile::Builder::new()
+            .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
+            .tempdir()
+            .unwrap();
         let truncation = BashConfig::default()
             .truncation
             .spill_dir(spill.path())
@@ -1340,6 +1356,90 @@ mod tests {
         assert_eq!(r.metadata["exit_code"], Value::Null);
         assert_eq!(r.metadata["signal"], 9);
         assert!(r.output.contains("killed by signal 9"));
+    }
+
+    /// Secret values the command prints never reach the spill file (nor the
+    /// output), also when a value is split across two reads of the pipe;
+    /// the file lies in the context's trace folder.
+    #[test]
+    fn secrets_are_masked_in_the_stream_before_the_spill_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = tool_core::SecretStore::new()
+            .with_secret("api_key", "sk-live-0123456789")
+            .unwrap()
+            .with_secret("pw", "pässwörd-x")
+            .unwrap()
+            .with_secret("quoted", "a\"b\"c")
+            .unwrap();
+        let ctx = ctx_in(dir.path(), config())
+            .with_trace_id("bash-mask-test")
+            .with_secrets(store);
+        let trace_dir = config()
+            .truncation
+            .for_trace(Some("bash-mask-test"))
+            .resolved_spill_dir();
+        // Long output holding the value on every line (the case), a
+        // value split across two writes (two reads: the sleep lets the first
+        // arrive alone), one split inside a multibyte character, a
+        // JSON-escaped form on standard error, then the value at the very end.
+        let cases = [
+            (
+                "for i in $(seq 1 5000); do echo \"row $i key=sk-live-0123456789\"; done",
+                "<secret>api_key</secret>",
+                5000,
+            ),
+            (
+                "seq 1 100000; printf 'sk-live-01'; sleep 0.3; printf '23456789\\n'; seq 1 10",
+                "<secret>api_key</secret>",
+                1,
+            ),
+            (
+                "seq 1 100000; printf 'p\\303'; sleep 0.3; printf '\\244sswörd-x\\n'; seq 1 10",
+                "<secret>pw</secret>",
+                1,
+            ),
+            (
+                "seq 1 100000; echo '{\"v\": \"a\\\"b\\\"c\"}' >&2; seq 1 10",
+                "<secret>quoted</secret>",
+                1,
+            ),
+            (
+                "seq 1 100000; printf 'sk-live-0123456789'",
+                "<secret>api_key</secret>",
+                1,
+            ),
+        ];
+        for (command, placeholder, count) in cases {
+            let r = call(&ctx, command, Some(60.0), None);
+            assert_eq!(r.metadata["truncated"], true, "{command}");
+            let path = PathBuf::from(r.metadata["output_path"].as_str().unwrap());
+            assert_eq!(path.parent(), Some(trace_dir.as_path()), "{command}");
+            let saved = std::fs::read_to_string(&path).unwrap();
+            for value in [
+                "sk-live-0123456789",
+                "sk-live-01",
+                "pässwörd-x",
+                "a\\\"b\\\"c",
+            ] {
+                assert!(
+                    !saved.contains(value),
+                    "{value} in the spill file of {command}"
+                );
+                assert!(
+                    !r.output.contains(value),
+                    "{value} in the output of {command}"
+                );
+            }
+            assert_eq!(saved.matches(placeholder).count(), count, "{command}");
+            std::fs::remove_file(path).unwrap();
+        }
+        let r = call(
+            &ctx,
+            "printf 'sk-live-0123'; sleep 0.2; printf '456789'",
+            None,
+            None,
+        );
+        assert_eq!(r.output, "<secret>api_key</secret>");
     }
 }
 

@@ -306,12 +306,21 @@ mod tests {
         assert!(res.is_ok(), "a patch write counts as a read: {res:?}");
     }
 
+    fn private_tempdir() -> tempfile::TempDir {
+        use std::os::unix::fs::PermissionsExt;
+        tempfile::Builder::new()
+            .permissions(std::fs::Permissions::from_mode(0o700))
+            .tempdir()
+            .unwrap()
+    }
+
     /// Truncated output points at a spill file: `read_file` and `grep_content`
     /// may read it (default and configured spill folders), nothing may write there.
     #[tokio::test]
     async fn spill_files_are_readable_but_not_writable() {
         let d = tempfile::tempdir().unwrap();
-        let custom = tempfile::tempdir().unwrap();
+        // A spill parent must be private (mode 0700), as `tempfile` can make it.
+        let custom = private_tempdir();
         let configured = super::BashConfig::default().with_truncation(
             super::BashConfig::default()
                 .truncation
@@ -357,6 +366,71 @@ mod tests {
             assert_eq!(std::fs::metadata(&spill).unwrap().len(), 588_895);
             std::fs::remove_file(spill).unwrap();
         }
+    }
+
+    /// `read_file` / `grep_content` accept the spill files of the calling
+    /// context's trace only: not another trace's, not through a planted
+    /// symlink, not without the same trace id.
+    #[tokio::test]
+    async fn spill_files_of_another_trace_are_refused() {
+        let d = tempfile::tempdir().unwrap();
+        let r = super::registry();
+        let pid = std::process::id();
+        let ctx = |trace: &str| {
+            super::context(d.path())
+                .unwrap()
+                .with_trace_id(format!("{trace}-{pid}"))
+        };
+        let (a, b) = (ctx("spill-a"), ctx("spill-b"));
+        assert!(
+            super::Workspace::new(d.path())
+                .unwrap()
+                .read_only_roots()
+                .is_empty()
+        );
+        let res = r
+            .execute("bash_command", json!({"command": "seq 1 100000"}), &a)
+            .await;
+        let spill = std::path::PathBuf::from(res.metadata["output_path"].as_str().unwrap());
+        let a_dir = spill.parent().unwrap().to_path_buf();
+        let parent = a_dir.parent().unwrap().to_path_buf();
+        assert_eq!(a_dir, parent.join(format!("spill-a-{pid}")));
+        let read = |path: String| json!({"file_path": path, "offset": 5, "limit": 1});
+        let res = r
+            .execute("read_file", read(spill.display().to_string()), &a)
+            .await;
+        assert!(res.output.contains("5: 5\n"), "{res:?}");
+        // The same file through b's trace folder, a `..` path and plain.
+        let b_dir = parent.join(format!("spill-b-{pid}"));
+        tool_core::truncate::ensure_private_dir(&b_dir).unwrap();
+        let name = spill.file_name().unwrap().to_string_lossy().into_owned();
+        let via_dotdot = format!("{}/../spill-a-{pid}/{name}", b_dir.display());
+        let planted_file = b_dir.join("planted.txt");
+        std::os::unix::fs::symlink(&spill, &planted_file).unwrap();
+        let c_dir = parent.join(format!("spill-c-{pid}"));
+        std::os::unix::fs::symlink(&a_dir, &c_dir).unwrap();
+        let via_planted_folder = c_dir.join(&name).display().to_string();
+        let untraced = super::context(d.path()).unwrap();
+        for (who, ctx, path) in [
+            ("b", &b, spill.display().to_string()),
+            ("b", &b, via_dotdot),
+            ("b", &b, planted_file.display().to_string()),
+            ("c", &ctx("spill-c"), via_planted_folder),
+            ("untraced", &untraced, spill.display().to_string()),
+        ] {
+            let res = r.execute("read_file", read(path.clone()), ctx).await;
+            let msg = res.error.map(|e| e.message).unwrap_or_default();
+            assert!(msg.contains("outside the workspace"), "{who} {path}: {msg}");
+            let res = r
+                .execute("grep_content", json!({"pattern": "^5$", "path": path}), ctx)
+                .await;
+            let msg = res.error.map(|e| e.message).unwrap_or_default();
+            assert!(msg.contains("outside the workspace"), "{who} grep: {msg}");
+        }
+        for dir in [&a_dir, &b_dir] {
+            std::fs::remove_dir_all(dir).unwrap();
+        }
+        std::fs::remove_file(&c_dir).unwrap();
     }
 
     #[test]

@@ -59,9 +59,9 @@ impl Workspace {
     /// A workspace rooted at `root` (which must exist; it is canonicalised
     /// and opened as a directory handle).
     ///
-    /// The default spill folder of truncated output
-    /// ([`tool_core::truncate::default_spill_dir`]) is a read-only root, so a
-    /// model can read the full output a truncated result points at.
+    /// No read-only root by default: the spill folder of the calling context's
+    /// trace (where truncated output is saved) is added per call by the file
+    /// tools, so a model reads its own trace's spill files and no other's.
     ///
     /// # Errors
     /// The I/O error of canonicalising or opening `root` (e.g. it does not exist).
@@ -69,7 +69,7 @@ impl Workspace {
         Ok(Self {
             root: RootDir::open(root.as_ref())?,
             extra_roots: Vec::new(),
-            read_only_roots: vec![tool_core::truncate::default_spill_dir()],
+            read_only_roots: Vec::new(),
         })
     }
 
@@ -387,12 +387,21 @@ impl PathError {
 }
 
 /// The read-only folders of `ctx` beyond the workspace's own: the spill
-/// folder of the context's [`BashConfig`](crate::bash::BashConfig) (where
-/// `bash_command` saves full output).
+/// folder of the context's trace (its `trace_id`; see
+/// `tool_core::truncate::trace_folder_name`) in the default spill parent and
+/// in the spill parent of the context's [`BashConfig`](crate::bash::BashConfig)
+/// (where `bash_command` and the registry's output budget save full output).
+/// Another trace's spill folder is not among them, and neither is a trace
+/// folder (or a parent of it) that fails `tool_core::truncate::check_private_dir`
+/// (a symbolic link, another user's, not mode `0700`).
 pub(crate) fn read_roots(ctx: &ToolContext) -> Vec<PathBuf> {
-    ctx.state::<crate::bash::BashConfig>()
-        .map(|c| c.truncation.resolved_spill_dir())
-        .into_iter()
+    let trace = ctx.trace_id();
+    let configured = ctx
+        .state::<crate::bash::BashConfig>()
+        .map(|c| c.truncation.clone());
+    std::iter::once(tool_core::truncate::Truncation::new())
+        .chain(configured)
+        .filter_map(|t| t.for_trace(trace).checked_spill_dir().ok())
         .collect()
 }
 

@@ -66,26 +66,59 @@ struct SavedAttachment {
     error: Option<String>,
 }
 
-/// Where binary output goes: `--out`, else `<temp>/tool-out-<trace id>`, created on first use.
+/// Where binary output goes: `--out DIR` (used as given, created when
+/// missing), else the trace's folder `<private dir>/out/<trace folder>`
+/// (`tool_core::truncate::private_dir`, `trace_folder_name`), created on
+/// first use with mode `0700` inside the per-user `0700` private dir; each
+/// of the three is refused when it is a symbolic link, another user's or not
+/// mode `0700`.
 pub(crate) struct OutDir {
-    dir: PathBuf,
+    place: Place,
+}
+
+enum Place {
+    /// `--out`.
+    Explicit(PathBuf),
+    /// The trace's folder name under `<private dir>/out`.
+    PerTrace(String),
 }
 
 impl OutDir {
     /// The folder for this run.
     pub(crate) fn new(explicit: Option<&Path>, trace_id: &str) -> Self {
-        let dir = explicit.map_or_else(
-            || std::env::temp_dir().join(format!("tool-out-{}", file_safe(trace_id))),
-            Path::to_path_buf,
+        let place = explicit.map_or_else(
+            || Place::PerTrace(tool_core::truncate::trace_folder_name(Some(trace_id))),
+            |p| Place::Explicit(p.to_path_buf()),
         );
-        Self { dir }
+        Self { place }
+    }
+
+    /// The folder, created (and, per trace, checked) now.
+    fn ensure(&self) -> io::Result<PathBuf> {
+        match &self.place {
+            Place::Explicit(dir) => {
+                std::fs::create_dir_all(dir)?;
+                dir.canonicalize()
+            }
+            Place::PerTrace(name) => {
+                let per_trace = || -> io::Result<PathBuf> {
+                    let out = tool_core::truncate::private_dir()?.join("out");
+                    tool_core::truncate::ensure_private_dir(&out)?;
+                    let dir = out.join(name);
+                    tool_core::truncate::ensure_private_dir(&dir)?;
+                    Ok(dir)
+                };
+                per_trace().map_err(|e| {
+                    io::Error::new(e.kind(), format!("{e}; or choose a folder with --out DIR"))
+                })
+            }
+        }
     }
 
     /// Writes `bytes` to a new file named after `name` (`stem.ext`, then
     /// `stem-2.ext`, … so nothing is overwritten) and returns its absolute path.
     fn write_new(&self, name: &str, bytes: &[u8]) -> io::Result<PathBuf> {
-        std::fs::create_dir_all(&self.dir)?;
-        let dir = self.dir.canonicalize()?;
+        let dir = self.ensure()?;
         let name = file_safe(name);
         let (stem, ext) = match name.rsplit_once('.') {
             Some((s, e)) if !s.is_empty() => (s.to_owned(), format!(".{e}")),
@@ -97,11 +130,13 @@ impl OutDir {
             } else {
                 dir.join(format!("{stem}-{n}{ext}"))
             };
-            match OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(&candidate)
-            {
+            let mut options = OpenOptions::new();
+            options.write(true).create_new(true);
+            if matches!(self.place, Place::PerTrace(_)) {
+                // Readable by its owner only, like the folder.
+                std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+            }
+            match options.open(&candidate) {
                 Ok(mut file) => {
                     write_all(&mut file, bytes)?;
                     return Ok(candidate);
@@ -334,5 +369,145 @@ mod tests {
         assert_eq!(file_safe("..."), "output");
         assert_eq!(file_safe("a b/c:d.png"), "c_d.png");
         assert_eq!(file_safe("trace/../x"), "x");
+    }
+
+    fn mode_of(path: &Path) -> u32 {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::symlink_metadata(path)
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o7777
+    }
+
+    /// A result with one PNG image (the bytes `PNG`).
+    fn with_image() -> ToolResult {
+        ToolResult::ok("x").with_image(Image::new("image/png", "UE5H"))
+    }
+
+    fn saved_image(trace: &str, explicit: Option<&Path>) -> SavedImage {
+        let result = with_image();
+        let out = OutDir::new(explicit, trace);
+        let printed = render(&result, Some("t"), trace, None, &out);
+        printed.images.into_iter().next().unwrap()
+    }
+
+    #[test]
+    fn per_trace_folders_are_private() {
+        let private = tool_core::truncate::private_dir().unwrap();
+        let pid = std::process::id();
+        for trace in [
+            format!("render-mode-{pid}"),
+            format!("../render-up-{pid}"),
+            format!("render/{pid}"),
+            format!("render mode {pid}"),
+        ] {
+            let image = saved_image(&trace, None);
+            let path = PathBuf::from(
+                image
+                    .path
+                    .clone()
+                    .unwrap_or_else(|| panic!("{:?}", image.error)),
+            );
+            let folder = path.parent().unwrap();
+            assert_eq!(
+                folder,
+                private
+                    .join("out")
+                    .join(tool_core::truncate::trace_folder_name(Some(&trace)))
+            );
+            assert_eq!(std::fs::read(&path).unwrap(), b"PNG");
+            assert_eq!(mode_of(&private), 0o700);
+            assert_eq!(mode_of(&private.join("out")), 0o700);
+            assert_eq!(mode_of(folder), 0o700);
+            assert_eq!(mode_of(&path), 0o600);
+            std::fs::remove_dir_all(folder).unwrap();
+        }
+    }
+
+    #[test]
+    fn a_planted_symlink_or_loose_folder_is_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let target = scratch("render-target");
+        let pid = std::process::id();
+        let out = tool_core::truncate::private_dir().unwrap().join("out");
+        tool_core::truncate::ensure_private_dir(&out).unwrap();
+        for (trace, plant) in [
+            (format!("render-link-{pid}"), "dir-link"),
+            (format!("render-file-link-{pid}"), "file-link"),
+            (format!("render-loose-{pid}"), "loose"),
+            (format!("render-file-{pid}"), "file"),
+        ] {
+            let folder = out.join(tool_core::truncate::trace_folder_name(Some(&trace)));
+            let expected = match plant {
+                "dir-link" => {
+                    std::os::unix::fs::symlink(&target, &folder).unwrap();
+                    "it is a symbolic link"
+                }
+                "file-link" => {
+                    let file = target.join("f");
+                    std::fs::write(&file, "x").unwrap();
+                    std::os::unix::fs::symlink(&file, &folder).unwrap();
+                    "it is a symbolic link"
+                }
+                "loose" => {
+                    std::fs::create_dir(&folder).unwrap();
+                    std::fs::set_permissions(&folder, std::fs::Permissions::from_mode(0o755))
+                        .unwrap();
+                    "its mode is 0755, but it must be 0700"
+                }
+                _ => {
+                    std::fs::write(&folder, "x").unwrap();
+                    "it is not a folder"
+                }
+            };
+            let image = saved_image(&trace, None);
+            assert_eq!(image.path, None);
+            let error = image.error.unwrap();
+            assert!(
+                error.starts_with(&format!(
+                    "cannot write the image: refusing to use {}: {expected}",
+                    folder.display()
+                )),
+                "{error}"
+            );
+            assert!(
+                error.ends_with("; or choose a folder with --out DIR"),
+                "{error}"
+            );
+            if std::fs::symlink_metadata(&folder).unwrap().is_dir() {
+                std::fs::remove_dir(&folder).unwrap();
+            } else {
+                std::fs::remove_file(&folder).unwrap();
+            }
+        }
+        let names: Vec<_> = std::fs::read_dir(&target)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name())
+            .collect();
+        assert_eq!(names, ["f"], "nothing was written through a link");
+        std::fs::remove_dir_all(&target).unwrap();
+    }
+
+    /// A fresh folder under the temp dir for one test.
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("tool-cli-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn an_explicit_out_folder_is_used_as_given() {
+        let dir = scratch("render-explicit");
+        let nested = dir.join("a/b");
+        let image = saved_image("render-explicit", Some(&nested));
+        let path = PathBuf::from(image.path.unwrap());
+        assert_eq!(path, nested.canonicalize().unwrap().join("t-image-1.png"));
+        assert_eq!(std::fs::read(&path).unwrap(), b"PNG");
+        let again = saved_image("render-explicit", Some(&nested));
+        assert!(again.path.unwrap().ends_with("t-image-1-2.png"));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

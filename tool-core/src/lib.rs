@@ -70,6 +70,9 @@
 //!   at run time), so that the `*` of a URL pattern such as `www.google.*`
 //!   stands for exactly one public suffix (`com`, `co.uk`), never
 //!   `abc.com`; keeping that list by hand would go stale.
+//! - `rustix` (Unix only): the current user id (`getuid`), to check that the private
+//!   folders of spill files and binary output are owned by the user
+//!   ([`truncate::check_private_dir`]); already in the workspace for `tool-builtins`.
 
 mod context;
 mod docs;

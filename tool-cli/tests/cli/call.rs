@@ -286,18 +286,155 @@ fn images_and_inline_attachments_go_to_files_never_to_stdout() {
 }
 
 #[test]
-fn binary_output_defaults_to_a_folder_per_trace_id() {
+fn binary_output_defaults_to_a_private_folder_per_trace_id() {
+    use std::os::unix::fs::PermissionsExt;
     let trace = format!("cli-test-{}", std::process::id());
     let out = run(["call", "--trace-id", &trace, "cli_fixture_binary"]);
     assert_eq!(code(&out), 0);
     let v = one_json_line(&out);
     let path = std::path::PathBuf::from(v["images"][0]["path"].as_str().unwrap());
     let folder = path.parent().unwrap().to_path_buf();
-    assert_eq!(
-        folder.file_name().unwrap().to_str().unwrap(),
-        format!("tool-out-{trace}")
-    );
-    assert!(folder.starts_with(std::env::temp_dir().canonicalize().unwrap()));
+    let private = tool_core::truncate::private_dir_location();
+    assert_eq!(folder, private.join("out").join(&trace));
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o7777;
+    assert_eq!(mode(&private), 0o700);
+    assert_eq!(mode(&folder), 0o700);
     assert!(path.is_file());
-    std::fs::remove_dir_all(folder).unwrap();
+    std::fs::remove_dir_all(&folder).unwrap();
+    // A symlink planted as the trace's folder is refused, and nothing is written through it.
+    let target = TempDir::new();
+    std::os::unix::fs::symlink(target.path(), &folder).unwrap();
+    let out = run(["call", "--trace-id", &trace, "cli_fixture_binary"]);
+    let v = one_json_line(&out);
+    assert_eq!(v["images"][0]["path"], Value::Null);
+    let error = v["images"][0]["error"].as_str().unwrap();
+    assert!(error.contains("it is a symbolic link"), "{error}");
+    assert!(error.contains("--out DIR"), "{error}");
+    assert_eq!(std::fs::read_dir(target.path()).unwrap().count(), 0);
+    std::fs::remove_file(&folder).unwrap();
+}
+
+/// `$XDG_RUNTIME_DIR/agent-tools` is the private dir when the variable names
+/// an absolute folder of the user's; else the temp dir's `agent-tools-<uid>`.
+#[test]
+fn the_private_dir_follows_xdg_runtime_dir_only_when_it_is_the_users() {
+    let trace = format!("cli-xdg-{}", std::process::id());
+    let image_folder = |xdg: &std::ffi::OsStr| {
+        let out = crate::support::tool()
+            .env("XDG_RUNTIME_DIR", xdg)
+            .args(["call", "--trace-id", &trace, "cli_fixture_binary"])
+            .output()
+            .unwrap();
+        let v = one_json_line(&out);
+        let path = v["images"][0]["path"]
+            .as_str()
+            .map(std::path::PathBuf::from);
+        (
+            path.map(|p| p.parent().unwrap().to_path_buf()),
+            v["images"][0]["error"].clone(),
+        )
+    };
+    let runtime = TempDir::new();
+    let uid = std::os::unix::fs::MetadataExt::uid(&std::fs::metadata(runtime.path()).unwrap());
+    let (folder, _) = image_folder(runtime.path().as_os_str());
+    assert_eq!(
+        folder.unwrap(),
+        runtime.path().join("agent-tools/out").join(&trace)
+    );
+    // Unusable values fall back to the temp dir.
+    let fallback = std::env::temp_dir()
+        .join(format!("agent-tools-{uid}"))
+        .join("out")
+        .join(&trace);
+    for bad in ["relative/run", "/nonexistent/run-dir", ""] {
+        let (folder, error) = image_folder(std::ffi::OsStr::new(bad));
+        assert_eq!(folder.as_ref(), Some(&fallback), "{bad:?}: {error}");
+    }
+    if uid == 0 {
+        let theirs = TempDir::new();
+        std::os::unix::fs::chown(theirs.path(), Some(65534), None).unwrap();
+        let (folder, _) = image_folder(theirs.path().as_os_str());
+        assert_eq!(
+            folder,
+            Some(fallback.clone()),
+            "another user's runtime dir is not used"
+        );
+    }
+    std::fs::remove_dir_all(&fallback).unwrap();
+    // A symlink planted as the private dir itself is refused.
+    let planted = TempDir::new();
+    std::os::unix::fs::symlink(runtime.path(), planted.path().join("agent-tools")).unwrap();
+    let (folder, error) = image_folder(planted.path().as_os_str());
+    assert_eq!(folder, None);
+    let error = error.as_str().unwrap();
+    assert!(
+        error.contains("agent-tools: it is a symbolic link"),
+        "{error}"
+    );
+}
+
+/// A one-shot call prints where the full output is; a later call of the same
+/// trace reads it, another trace cannot, and the file holds no secret value.
+#[test]
+fn spill_file_outlives_the_call_is_masked_and_stays_with_its_trace() {
+    let dir = TempDir::new();
+    let secrets = dir.path().join("secrets.json");
+    std::fs::write(&secrets, r#"{"api_key": "sk-cli-0123456789"}"#).unwrap();
+    let trace = format!("cli-spill-{}", std::process::id());
+    let command =
+        json!({"command": "for i in $(seq 1 3000); do echo \"$i <secret>api_key</secret>\"; done"});
+    let out = run([
+        "call",
+        "--workspace",
+        dir.arg(),
+        "--trace-id",
+        &trace,
+        "--secrets",
+        secrets.to_str().unwrap(),
+        "bash_command",
+        &command.to_string(),
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let v = one_json_line(&out);
+    let spill = v["metadata"]["output_path"].as_str().unwrap().to_owned();
+    let saved = std::fs::read_to_string(&spill).unwrap();
+    assert!(!saved.contains("sk-cli-0123456789"));
+    assert_eq!(saved.matches("<secret>api_key</secret>").count(), 3000);
+    let read = json!({"file_path": spill, "offset": 2999, "limit": 1}).to_string();
+    let out = run([
+        "call",
+        "--workspace",
+        dir.arg(),
+        "--trace-id",
+        &trace,
+        "read_file",
+        &read,
+    ]);
+    assert_eq!(code(&out), 0, "{}", stdout(&out));
+    assert!(
+        one_json_line(&out)["output"]
+            .as_str()
+            .unwrap()
+            .contains("2999 <secret>api_key</secret>")
+    );
+    let other = format!("{trace}-other");
+    let out = run([
+        "call",
+        "--workspace",
+        dir.arg(),
+        "--trace-id",
+        &other,
+        "read_file",
+        &read,
+    ]);
+    assert_eq!(code(&out), 1);
+    let v = one_json_line(&out);
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("outside the workspace"),
+        "{v}"
+    );
+    std::fs::remove_dir_all(std::path::Path::new(&spill).parent().unwrap()).unwrap();
 }

@@ -503,6 +503,17 @@ impl Masker {
         }
     }
 
+    /// The searcher over every masked form (`None`: nothing to mask), for
+    /// [`crate::truncate::StreamMasker`], which masks a byte stream piece by piece.
+    pub(crate) fn automaton(&self) -> Option<&AhoCorasick> {
+        self.automaton.as_ref()
+    }
+
+    /// The placeholder that replaces the searcher's pattern `pattern`.
+    pub(crate) fn replacement(&self, pattern: usize) -> &str {
+        self.replacements.get(pattern).map_or("", String::as_str)
+    }
+
     /// Masks one string in place.
     pub(crate) fn mask_string(&self, s: &mut String) {
         if let Some(ac) = &self.automaton

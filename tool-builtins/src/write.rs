@@ -245,10 +245,8 @@ mod tests {
                 }
             })
         };
-        let mut landed_inside = 0;
         for i in 0..300 {
-            let r = write_file(&ctx, format!("d/f{i}.txt"), "x".into()).await;
-            landed_inside += usize::from(r.is_ok());
+            let _ = write_file(&ctx, format!("d/f{i}.txt"), "x".into()).await;
         }
         stop.store(true, Ordering::Relaxed);
         flipper.join().unwrap();

@@ -11,8 +11,9 @@
 //! ```
 //!
 //! `tool call` prints exactly one JSON object, `{"trace_id", "tool", "title",
-//! "output", "error", "metadata", "long_term_memory", "images",
-//! "attachments"}`, and exits 0 on success, 1 when the tool returned an error
+//! "output", "error", "notes", "metadata", "long_term_memory", "images",
+//! "attachments"}` (`notes`: the lines telling the model how its input was
+//! read, e.g. a repaired argument), and exits 0 on success, 1 when the tool returned an error
 //! and 2 for usage errors. `tool batch` runs JSON Lines calls in one shared
 //! context and answers each line as soon as it is done. `tool --help` and
 //! `tool <command> --help` give the details with examples.

@@ -81,7 +81,7 @@ pub use governance::stats::{CallPhase, StatsOrder, ToolEvent, ToolObserver, Tool
 pub use governance::url_pattern::{UrlPattern, UrlPatternError};
 pub use memory::{OMITTED_OUTPUT, Rendering, ToolHistory};
 pub use registry::{DEFAULT_TIMEOUT, OnConflict, ToolRegistry};
-pub use result::{Attachment, ErrorKind, Image, ToolError, ToolResult};
+pub use result::{Attachment, ErrorKind, Image, NOTE_LIMIT, NOTES_SHOWN, ToolError, ToolResult};
 pub use spec::{DisplayName, SourceLocation, ToolKind, ToolSpec, is_valid_tool_name};
 pub use tokio_util::sync::CancellationToken;
 pub use tool::{Tool, ToolHandler};

@@ -524,9 +524,12 @@ impl ToolRegistry {
     /// [`execute`](Self::execute). Never panics, never fails: problems are
     /// error results, as with `execute`.
     pub async fn execute_call(&self, call: &ToolCall, ctx: &ToolContext) -> ToolResult {
+        let mut repairs = Vec::new();
         let args = match (self.get(&call.name), &call.arguments) {
-            (Some(tool), ToolArgs::Text(text)) => match serde_json::from_str::<Value>(text) {
-                Ok(Value::Object(mut map)) => {
+            (Some(tool), ToolArgs::Text(text)) => match crate::governance::repair::parse_text(text)
+            {
+                Ok((Value::Object(mut map), repair)) => {
+                    repairs.extend(repair);
                     normalize_arguments(&tool.spec().parameters, &mut map);
                     ToolArgs::Value(Value::Object(map))
                 }
@@ -539,7 +542,7 @@ impl ToolRegistry {
             }
             _ => call.arguments.clone(),
         };
-        self.execute(&call.name, args, ctx).await
+        self.execute_repaired(&call.name, args, ctx, repairs).await
     }
 }
 

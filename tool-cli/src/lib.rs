@@ -5,7 +5,7 @@
 //!
 //! ```text
 //! tool list [--json]
-//! tool schema [NAME...] [--format json|openai|openai-strict|anthropic|gemini|mcp|...]
+//! tool schema [NAME...] [--format json|openai|openai-strict|anthropic|gemini|mcp|...] [--no-fallback]
 //! tool call NAME [ARGS_JSON] [--key=value ...]
 //! tool batch < calls.jsonl
 //! ```
@@ -98,6 +98,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use tool_core::ToolRegistry;
+use tool_core::format::OnRefusal;
 
 use crate::cli::{Cli, Command};
 use crate::commands::Failure;
@@ -217,10 +218,19 @@ fn execute(registry: &ToolRegistry, cli: Cli) -> Result<(), Failure> {
     let stdout = io::stdout();
     match cli.command {
         Command::List { json } => commands::list(registry, json, &mut stdout.lock()),
-        Command::Schema { names, format } => commands::schema(
+        Command::Schema {
+            names,
+            format,
+            no_fallback,
+        } => commands::schema(
             registry,
             &names,
             format,
+            if no_fallback {
+                OnRefusal::Refuse
+            } else {
+                OnRefusal::Fallback
+            },
             &mut stdout.lock(),
             &mut io::stderr().lock(),
         ),

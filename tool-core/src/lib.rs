@@ -36,7 +36,8 @@
 //! ```
 //!
 //! # Pieces
-//! - [`ToolResult`]: output, long-term memory, error, images, attachments, metadata.
+//! - [`ToolResult`]: output, long-term memory, error, images, attachments, metadata, and
+//!   the model-visible notes on how the input was read ([`ToolResult::with_note`]).
 //! - [`ToolContext`]: ids, page URL, named values and configs, typed state, cancellation.
 //! - [`ToolRegistry`]: lookup, listing, canonical schemas, [`execute`](ToolRegistry::execute).
 //! - [`Tool`] / [`ToolSpec`]: the runtime API the macro is sugar over.

@@ -154,7 +154,9 @@ pub enum Format {
     /// keywords outside the `Schema` fields removed (`additionalProperties`,
     /// `exclusiveMinimum`, `$schema`, …), formats limited to `float`/`double`,
     /// `int32`/`int64`, `enum`/`date-time`, types upper-case. Rendered as
-    /// `[{"functionDeclarations": [...]}]`, the request's `tools` value.
+    /// `[{"functionDeclarations": [...]}]`, the request's `tools` value. A tool
+    /// this subset cannot express (a map, recursion not unrolled) gets a
+    /// `parametersJsonSchema` declaration in a registry rendering ([`OnRefusal`]).
     Gemini {
         /// What to do with recursive types.
         recursion: Recursion,
@@ -174,7 +176,9 @@ pub enum Format {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 #[non_exhaustive]
 pub enum Recursion {
-    /// Refuse the tool with a [`FormatError`] (rule `gemini.recursion`). The default.
+    /// Refuse the tool's `parameters` with a [`FormatError`] (rule
+    /// `gemini.recursion`); a registry rendering then falls back to
+    /// `parametersJsonSchema` for that tool (unless [`OnRefusal::Refuse`]). The default.
     #[default]
     Refuse,
     /// Write the type out this many levels inside itself; at the deepest

@@ -359,13 +359,14 @@ pub(crate) fn prepare(
         },
     };
     if let Value::String(s) = &value
-        && let Ok(inner @ Value::Object(_)) = serde_json::from_str::<Value>(s)
+        && let Ok((inner @ Value::Object(_), escaped)) = parse_text(s)
     {
         repairs.push(ArgumentRepair::new(
             "double_encoded_arguments",
             None,
             "the arguments were a JSON string holding the arguments object and were read as that object; send the object itself".to_owned(),
         ));
+        repairs.extend(escaped);
         value = inner;
     }
     let Value::Object(mut map) = value else {
@@ -399,6 +400,8 @@ pub(crate) fn prepare(
             *v = repair.0;
             repairs.push(repair.1);
         }
+        // Not a repair and not noted: `2.0` and `2` are the same JSON number,
+        // and Gemini writes every number as a double (module docs).
         if let Some(schema) = types.schema_of(name) {
             read_whole_floats(v, &[schema], &types.parameters, 0);
         }
@@ -635,6 +638,12 @@ mod tests {
         assert_eq!(k, ["double_encoded_arguments"]);
         let (r, _) = run(ToolArgs::Value(json!("\"{}\"")));
         assert!(r.is_err(), "decoded only once");
+        let (r, k) = run(ToolArgs::Value(json!("{\"content\": \"a\nb\"}")));
+        assert_eq!(r.unwrap()["content"], "a\nb");
+        assert_eq!(
+            k,
+            ["double_encoded_arguments", "control_characters_escaped"]
+        );
     }
 
     #[test]

@@ -39,14 +39,20 @@ Examples:
   tool schema                    every tool's canonical schema (a JSON array)
   tool schema read_file edit_file
   tool schema --format openai-strict read_file
+  tool schema --format gemini --no-fallback
   tool schema --format mcp > tools.json
 
 Formats: json (canonical), openai (= openai-chat), openai-strict
 (= openai-chat-strict), openai-responses, openai-responses-strict, anthropic,
 anthropic-strict, gemini, gemini-unroll-<levels>, gemini-json-schema, mcp.
-The output is the request's tool list in that format. A tool that a format
-cannot express is reported on stderr (with the rule it breaks) and left out;
-the exit status is then 1.";
+The output is the request's tool list in that format, each tool in the
+strictest form it can take. A tool that strict mode (OpenAI, Anthropic) or
+Gemini's `parameters` cannot express is rendered in the looser form instead
+(that function without strict mode; that declaration with
+`parametersJsonSchema`), reported on stderr with the rule it breaks; the exit
+status stays 0. With --no-fallback such a tool is left out instead. A tool
+that a format cannot express at all is reported on stderr and left out; the
+exit status is then 1.";
 
 const CALL_EXAMPLES: &str = "\
 Examples:
@@ -196,6 +202,11 @@ pub(crate) enum Command {
         /// mcp, ... (the list is below).
         #[arg(long, value_name = "FORMAT", default_value = "json", value_parser = parse_format)]
         format: Format,
+
+        /// Leave out (and report, exit status 1) a tool that cannot take the format's strictest
+        /// form, instead of rendering it without strict mode / with parametersJsonSchema.
+        #[arg(long)]
+        no_fallback: bool,
     },
 
     /// Call one tool and print its result as one JSON object.

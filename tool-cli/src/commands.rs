@@ -4,7 +4,7 @@ use std::io::{self, BufRead, Write};
 
 use serde::Deserialize;
 use serde_json::Value;
-use tool_core::format::Format;
+use tool_core::format::{Format, OnRefusal};
 use tool_core::{ErrorKind, ToolArgs, ToolRegistry, ToolResult};
 
 use crate::args;
@@ -60,14 +60,18 @@ pub(crate) fn list(
     Ok(())
 }
 
-/// `tool schema [NAME...] [--format F]`: the request's tool list in that
-/// format (for `json` with named tools, in the order named). Tools a format
-/// cannot express are left out and reported; that ends with
+/// `tool schema [NAME...] [--format F] [--no-fallback]`: the request's tool
+/// list in that format (for `json` with named tools, in the order named).
+/// Each tool rendered in a looser form than the format's strictest is
+/// reported on `err` (one `warning:` line each, then a count; success).
+/// Tools a format cannot express (with [`OnRefusal::Refuse`]: also those
+/// that would fall back) are left out and reported; that ends with
 /// [`Failure::ToolError`].
 pub(crate) fn schema(
     registry: &ToolRegistry,
     names: &[String],
     format: Format,
+    on_refusal: OnRefusal,
     out: &mut impl Write,
     err: &mut impl Write,
 ) -> Result<(), Failure> {
@@ -79,13 +83,13 @@ pub(crate) fn schema(
     if !unknown.is_empty() {
         return Err(Failure::Usage(unknown.join("\n")));
     }
-    let (value, failures) = if format == Format::Json && !names.is_empty() {
+    let (value, failures, fallbacks) = if format == Format::Json && !names.is_empty() {
         let picked = names
             .iter()
             .filter_map(|n| registry.get(n))
             .map(|t| t.spec().canonical_schema())
             .collect();
-        (Value::Array(picked), Vec::new())
+        (Value::Array(picked), Vec::new(), Vec::new())
     } else {
         let mut selected;
         let source = if names.is_empty() {
@@ -98,17 +102,38 @@ pub(crate) fn schema(
             }
             &selected
         };
-        match source.schemas_in(format) {
-            Ok(schemas) => (schemas.into_value(), Vec::new()),
+        let report = |schemas: &tool_core::format::ToolSchemas| -> Vec<String> {
+            schemas
+                .fallbacks()
+                .iter()
+                .map(ToString::to_string)
+                .collect()
+        };
+        match source.schemas_with(format, on_refusal) {
+            Ok(schemas) => {
+                let fallbacks = report(&schemas);
+                (schemas.into_value(), Vec::new(), fallbacks)
+            }
             Err(e) => {
                 let failures: Vec<String> = e.errors().iter().map(ToString::to_string).collect();
-                (e.into_partial().into_value(), failures)
+                let fallbacks = report(e.partial());
+                (e.into_partial().into_value(), failures, fallbacks)
             }
         }
     };
     serde_json::to_writer_pretty(&mut *out, &value).map_err(io::Error::from)?;
     writeln!(out)?;
     out.flush()?;
+    for fallback in &fallbacks {
+        writeln!(err, "warning: {fallback}")?;
+    }
+    if !fallbacks.is_empty() {
+        writeln!(
+            err,
+            "{} tool(s) rendered in a looser form than {format} asks; --no-fallback leaves them out instead.",
+            fallbacks.len()
+        )?;
+    }
     if failures.is_empty() {
         return Ok(());
     }

@@ -5,14 +5,15 @@
 //!
 //! ```text
 //! tool list [--json]
-//! tool schema [NAME...] [--format json|openai|openai-strict|anthropic|gemini|mcp|...]
+//! tool schema [NAME...] [--format json|openai|openai-strict|anthropic|gemini|mcp|...] [--no-fallback]
 //! tool call NAME [ARGS_JSON] [--key=value ...]
 //! tool batch < calls.jsonl
 //! ```
 //!
 //! `tool call` prints exactly one JSON object, `{"trace_id", "tool", "title",
-//! "output", "error", "metadata", "long_term_memory", "images",
-//! "attachments"}`, and exits 0 on success, 1 when the tool returned an error
+//! "output", "error", "notes", "metadata", "long_term_memory", "images",
+//! "attachments"}` (`notes`: the lines telling the model how its input was
+//! read, e.g. a repaired argument), and exits 0 on success, 1 when the tool returned an error
 //! and 2 for usage errors. `tool batch` runs JSON Lines calls in one shared
 //! context and answers each line as soon as it is done. `tool --help` and
 //! `tool <command> --help` give the details with examples.
@@ -100,6 +101,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use tool_core::ToolRegistry;
+use tool_core::format::OnRefusal;
 
 use crate::cli::{Cli, Command};
 use crate::commands::Failure;
@@ -221,10 +223,19 @@ fn execute(registry: &ToolRegistry, cli: Cli) -> Result<(), Failure> {
     let stdout = io::stdout();
     match cli.command {
         Command::List { json } => commands::list(registry, json, &mut stdout.lock()),
-        Command::Schema { names, format } => commands::schema(
+        Command::Schema {
+            names,
+            format,
+            no_fallback,
+        } => commands::schema(
             registry,
             &names,
             format,
+            if no_fallback {
+                OnRefusal::Refuse
+            } else {
+                OnRefusal::Fallback
+            },
             &mut stdout.lock(),
             &mut io::stderr().lock(),
         ),

@@ -23,6 +23,8 @@ pub(crate) struct Printed<'a> {
     title: Option<&'a str>,
     output: Output<'a>,
     error: Option<&'a ToolError>,
+    /// What the model is told about how its input was read (argument repairs, approver edits).
+    notes: &'a [String],
     metadata: &'a Map<String, Value>,
     long_term_memory: Option<&'a str>,
     images: Vec<SavedImage>,
@@ -174,6 +176,7 @@ pub(crate) fn render<'a>(
         title: result.title.as_deref(),
         output: json_output(&result.output).map_or(Output::Text(&result.output), Output::Json),
         error: result.error.as_ref(),
+        notes: &result.notes,
         metadata: &result.metadata,
         long_term_memory: result.long_term_memory.as_deref(),
         images: result

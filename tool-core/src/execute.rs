@@ -13,7 +13,7 @@ use tracing::Instrument;
 
 use crate::context::ToolContext;
 use crate::governance::approval::{ApprovalDecision, ApprovalRequest, check_edits};
-use crate::governance::repair;
+use crate::governance::repair::{self, ArgumentRepair};
 use crate::governance::secrets::Masker;
 use crate::governance::stats::{CallPhase, ToolEvent};
 use crate::registry::{Entry, ToolRegistry};
@@ -74,12 +74,15 @@ impl ToolRegistry {
     /// The pipeline, in order:
     /// 1. lookup: an unknown tool is `unknown_tool`, with up to three "did you mean" names;
     /// 2. arguments: parsed from text if needed, with the documented
-    ///    [repairs](crate::governance::repair) recorded in `metadata["argument_repairs"]`;
+    ///    [repairs](crate::governance::repair) recorded in `metadata["argument_repairs"]`
+    ///    and each told to the model as a [note](ToolResult::notes);
     ///    arguments that are not an object are `invalid_arguments`;
     /// 3. URL scoping: a tool with `url_patterns` whose patterns do not match
     ///    the context's `page_url` is `denied` ("not available on this page");
     /// 4. confirmation: a tool with `requires_confirmation` asks the context's
-    ///    [`Approver`](crate::Approver) (none configured: `denied`);
+    ///    [`Approver`](crate::Approver) (none configured: `denied`); edits the
+    ///    approver made are listed in `metadata["approved_with_edits"]` and told
+    ///    to the model in one note naming each changed parameter and its new value;
     /// 5. secrets: `<secret>key</secret>` placeholders are replaced from the
     ///    context's [`SecretStore`](crate::SecretStore); an unknown key or one
     ///    not allowed on this page is `invalid_arguments`;
@@ -105,18 +108,26 @@ impl ToolRegistry {
         args: impl Into<ToolArgs>,
         ctx: &ToolContext,
     ) -> ToolResult {
+        self.execute_repaired(name, args.into(), ctx, Vec::new())
+            .await
+    }
+
+    /// [`execute`](Self::execute) with repairs already applied by the caller
+    /// (e.g. [`execute_call`](Self::execute_call) parsing the provider's text),
+    /// recorded and noted like the pipeline's own.
+    pub(crate) async fn execute_repaired(
+        &self,
+        name: &str,
+        args: ToolArgs,
+        ctx: &ToolContext,
+        mut repairs: Vec<ArgumentRepair>,
+    ) -> ToolResult {
         let Some(entry) = self.entry(name) else {
             return unknown_tool(self, name);
         };
         let started = Instant::now();
         let call_id = self.call_ids.fetch_add(1, Ordering::Relaxed);
-        let mut repairs = Vec::new();
-        let prepared = repair::prepare(
-            name,
-            args.into(),
-            &entry.tool.derived().param_types,
-            &mut repairs,
-        );
+        let prepared = repair::prepare(name, args, &entry.tool.derived().param_types, &mut repairs);
         let (mut result, phase, event_args) = match prepared {
             Err(message) => (
                 ToolResult::error(ErrorKind::InvalidArguments, message),
@@ -142,6 +153,12 @@ impl ToolRegistry {
                 "argument_repairs".to_owned(),
                 serde_json::to_value(&repairs).unwrap_or(Value::Null),
             );
+            // The pipeline's notes come first: they describe the input the tool's own notes follow from.
+            let tool_notes = std::mem::take(&mut result.notes);
+            for r in &repairs {
+                result.add_note(r.note());
+            }
+            result.notes.extend(tool_notes);
         }
         if let Some(budget) = &self.truncation {
             // After the masking in `run_call`: the spill file holds masked text.
@@ -221,6 +238,7 @@ impl ToolRegistry {
         }
 
         let mut notes = Map::new();
+        let mut model_notes: Vec<String> = Vec::new();
         // Hidden parameters are the framework's to fill: what the model sent
         // for them is dropped here (and noted), before anyone is asked to approve it.
         let ignored: Vec<Value> = spec
@@ -247,6 +265,7 @@ impl ToolRegistry {
             match decision {
                 Confirmation::Approved => {}
                 Confirmation::Edited(edited, changed) => {
+                    model_notes.push(edit_note(&changed, &edited));
                     notes.insert("approved_with_edits".to_owned(), Value::from(changed));
                     args = edited;
                 }
@@ -291,6 +310,13 @@ impl ToolRegistry {
             None,
         );
         let mut result = self.call_tool(tool, args, ctx).await;
+        if !model_notes.is_empty() {
+            let tool_notes = std::mem::take(&mut result.notes);
+            for n in model_notes {
+                result.add_note(n);
+            }
+            result.notes.extend(tool_notes);
+        }
 
         if let Some(store) = ctx.secrets().filter(|s| !s.is_empty()) {
             mask_result(&mut result, &store.masker(&substituted));
@@ -478,6 +504,22 @@ async fn confirm(tool: &Tool, args: &Map<String, Value>, ctx: &ToolContext) -> C
     }
 }
 
+/// The model's note for an approver's edits: each changed parameter with its
+/// new value (cut to 60 characters), or "removed".
+fn edit_note(changed: &[String], edited: &Map<String, Value>) -> String {
+    let parts: Vec<String> = changed
+        .iter()
+        .map(|k| match edited.get(k) {
+            Some(v) => format!("`{}` set to {}", cut(k, 60), cut(&v.to_string(), 60)),
+            None => format!("`{}` removed", cut(k, 60)),
+        })
+        .collect();
+    format!(
+        "the person approving this call edited it first ({}); it ran with the edited arguments",
+        parts.join(", ")
+    )
+}
+
 fn has_placeholder(args: &Map<String, Value>) -> bool {
     fn walk(v: &Value) -> bool {
         match v {
@@ -500,6 +542,9 @@ fn mask_result(result: &mut ToolResult, masker: &Masker) {
     }
     if let Some(e) = &mut result.error {
         masker.mask_string(&mut e.message);
+    }
+    for n in &mut result.notes {
+        masker.mask_string(n);
     }
     for a in &mut result.attachments {
         masker.mask_string(&mut a.name);
@@ -656,6 +701,14 @@ pub(crate) fn quote(text: &str) -> String {
     match text.char_indices().nth(QUOTE_LIMIT) {
         None => text.to_owned(),
         Some((cut, _)) => format!("{}… ({} more bytes)", &text[..cut], text.len() - cut),
+    }
+}
+
+/// Cuts `text` to `limit` characters (never inside a character), ending a cut text with `…`.
+fn cut(text: &str, limit: usize) -> String {
+    match text.char_indices().nth(limit) {
+        None => text.to_owned(),
+        Some((at, _)) => format!("{}…", &text[..at]),
     }
 }
 

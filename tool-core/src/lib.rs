@@ -36,7 +36,8 @@
 //! ```
 //!
 //! # Pieces
-//! - [`ToolResult`]: output, long-term memory, error, images, attachments, metadata.
+//! - [`ToolResult`]: output, long-term memory, error, images, attachments, metadata, and
+//!   the model-visible notes on how the input was read ([`ToolResult::with_note`]).
 //! - [`ToolContext`]: ids, page URL, named values and configs, typed state, cancellation.
 //! - [`ToolRegistry`]: lookup, listing, canonical schemas, [`execute`](ToolRegistry::execute).
 //! - [`Tool`] / [`ToolSpec`]: the runtime API the macro is sugar over.
@@ -103,7 +104,7 @@ pub use governance::stats::{CallPhase, StatsOrder, ToolEvent, ToolObserver, Tool
 pub use governance::url_pattern::{UrlPattern, UrlPatternError};
 pub use memory::{OMITTED_OUTPUT, Rendering, ToolHistory};
 pub use registry::{DEFAULT_TIMEOUT, OnConflict, ToolRegistry};
-pub use result::{Attachment, ErrorKind, Image, ToolError, ToolResult};
+pub use result::{Attachment, ErrorKind, Image, NOTE_LIMIT, NOTES_SHOWN, ToolError, ToolResult};
 pub use spec::{DisplayName, SourceLocation, ToolKind, ToolSpec, is_valid_tool_name};
 pub use tokio_util::sync::CancellationToken;
 pub use tool::{Tool, ToolHandler};

@@ -19,13 +19,15 @@ pub const OMITTED_OUTPUT: &str = "[output shown once and omitted from history]";
 
 impl ToolResult {
     /// The model text of this result for `rendering` (see [`Rendering`]).
-    /// Errors always render in full, so the model can still act on them.
+    /// Errors always render in full, so the model can still act on them; the
+    /// [notes](ToolResult::notes) follow the text in both renderings.
     pub fn render(&self, rendering: Rendering) -> String {
         if rendering == Rendering::Later && self.include_output_only_once && self.error.is_none() {
-            return self
+            let memory = self
                 .long_term_memory
                 .clone()
                 .unwrap_or_else(|| OMITTED_OUTPUT.to_owned());
+            return self.with_notes_after(memory);
         }
         self.model_text()
     }

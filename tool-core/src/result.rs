@@ -17,6 +17,14 @@ use serde_json::{Map, Value};
 /// (a short summary), which keeps large extractions from filling the context
 /// window turn after turn.
 ///
+/// Notes: when the framework or a tool changed what the model sent (an
+/// argument repaired, an edit made by the person approving the call, a lenient
+/// match), it says so in [`notes`](Self::notes) ([`with_note`](Self::with_note)).
+/// Every rendering the model sees ([`model_text`](Self::model_text), so every
+/// provider's result message and the MCP result) ends with one line
+/// `Note: <text>` per note, after the output and any error, so the model
+/// learns that its input was read differently from how it wrote it.
+///
 /// Serialises to JSON with every field present (`null`/empty where unset), so
 /// hosts in other languages can read it without special cases.
 ///
@@ -32,6 +40,14 @@ use serde_json::{Map, Value};
 ///
 /// let err = ToolResult::error(ErrorKind::InvalidArguments, "`limit` must be positive");
 /// assert_eq!(err.error.as_ref().unwrap().kind, ErrorKind::InvalidArguments);
+///
+/// let noted = ToolResult::ok("line 1")
+///     .with_note("argument `limit` was given as the string \"5\" and read as the number 5");
+/// assert_eq!(
+///     noted.model_text(),
+///     "line 1\n\nNote: argument `limit` was given as the string \"5\" and read as the number 5"
+/// );
+/// assert_eq!(noted.output, "line 1", "the output itself is unchanged");
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -55,7 +71,18 @@ pub struct ToolResult {
     /// Free-form structured data for the host (diffs, counts, notes from the
     /// pipeline such as `ignored_hidden_params`). Not sent to the model by default.
     pub metadata: Map<String, Value>,
+    /// Model-visible notes on how the input was changed or read (see the type
+    /// docs), in the order they were added; each one line of at most
+    /// [`NOTE_LIMIT`] characters. Rendered after the output as `Note: <text>`
+    /// lines, at most [`NOTES_SHOWN`] of them.
+    pub notes: Vec<String>,
 }
+
+/// Longest note kept by [`ToolResult::with_note`], in characters; a longer one is cut and ends with `…`.
+pub const NOTE_LIMIT: usize = 300;
+
+/// Most notes rendered for the model; beyond it one line says how many more were left out.
+pub const NOTES_SHOWN: usize = 8;
 
 impl ToolResult {
     /// A successful result whose model-visible text is `output`.
@@ -139,13 +166,81 @@ impl ToolResult {
         self
     }
 
+    /// Adds a model-visible note saying how the input was changed or read,
+    /// e.g. ``argument `limit` was given as the string "5" and read as the number 5``.
+    /// Write it as a short clause without the `Note:` prefix (the rendering adds
+    /// it). Line breaks and runs of white space become one space; the note is
+    /// cut to [`NOTE_LIMIT`] characters; an empty note is ignored.
+    #[must_use]
+    pub fn with_note(mut self, note: impl Into<String>) -> Self {
+        self.add_note(note);
+        self
+    }
+
+    /// [`with_note`](Self::with_note) through a reference, for code that holds
+    /// a result it does not own (the execution pipeline, a host's hook).
+    pub fn add_note(&mut self, note: impl Into<String>) {
+        let note = one_line(&note.into());
+        if !note.is_empty() {
+            self.notes.push(note);
+        }
+    }
+
+    /// The notes as rendered for the model: one `Note: <text>` line each (at
+    /// most [`NOTES_SHOWN`], then one line counting the rest), joined by `\n`;
+    /// `None` when there are none.
+    pub fn notes_text(&self) -> Option<String> {
+        if self.notes.is_empty() {
+            return None;
+        }
+        let mut lines: Vec<String> = self
+            .notes
+            .iter()
+            .take(NOTES_SHOWN)
+            .map(|n| format!("Note: {n}"))
+            .collect();
+        let rest = self.notes.len().saturating_sub(NOTES_SHOWN);
+        if rest > 0 {
+            lines.push(format!(
+                "Note: {rest} more change{} to the input not listed here.",
+                if rest == 1 { "" } else { "s" }
+            ));
+        }
+        Some(lines.join("\n"))
+    }
+
+    /// `text` followed by the [notes](Self::notes_text), after a blank line
+    /// (or the notes alone when `text` is empty).
+    pub fn with_notes_after(&self, text: String) -> String {
+        match self.notes_text() {
+            None => text,
+            Some(notes) if text.is_empty() => notes,
+            Some(notes) => format!("{text}\n\n{notes}"),
+        }
+    }
+
     /// The text a model should see for this result on the turn it was produced:
-    /// the output, and for a failure the error message after any partial output.
+    /// the output, for a failure the error message after any partial output,
+    /// then the [notes](Self::notes_text).
     pub fn model_text(&self) -> String {
-        match &self.error {
+        let text = match &self.error {
             None => self.output.clone(),
             Some(e) if self.output.is_empty() => format!("Error: {}", e.message),
             Some(e) => format!("{}\n\nError: {}", self.output, e.message),
+        };
+        self.with_notes_after(text)
+    }
+}
+
+/// `text` on one line (white-space runs → one space, trimmed), cut to [`NOTE_LIMIT`] characters.
+fn one_line(text: &str) -> String {
+    let joined = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    match joined.char_indices().nth(NOTE_LIMIT) {
+        None => joined,
+        Some((cut, _)) => {
+            let mut s = joined[..cut].trim_end().to_owned();
+            s.push('…');
+            s
         }
     }
 }
@@ -299,8 +394,13 @@ mod tests {
             .output_once()
             .with_image(Image::new("image/png", "AAAA"))
             .with_attachment(Attachment::file("a.log", "text/plain", "/tmp/a.log"))
-            .with_metadata("n", 2);
+            .with_metadata("n", 2)
+            .with_note("argument `n` was read as 2");
         let v = serde_json::to_value(&r).unwrap();
+        assert_eq!(
+            v["notes"],
+            serde_json::json!(["argument `n` was read as 2"])
+        );
         assert_eq!(v["include_output_only_once"], true);
         assert_eq!(v["error"], Value::Null);
         let back: ToolResult = serde_json::from_value(v).unwrap();
@@ -315,5 +415,46 @@ mod tests {
         assert_eq!(r.model_text(), "Error: bad");
         let partial = r.with_output("partial");
         assert_eq!(partial.model_text(), "partial\n\nError: bad");
+    }
+
+    #[test]
+    fn notes_are_one_line_each_after_output_and_error() {
+        let r = ToolResult::ok("out").with_note("first\n  second\tline");
+        assert_eq!(r.notes, ["first second line"]);
+        assert_eq!(r.model_text(), "out\n\nNote: first second line");
+        assert_eq!(
+            ToolResult::ok("").with_note("n").model_text(),
+            "Note: n",
+            "no blank line before notes when there is no output"
+        );
+        let e = ToolResult::failed("bad")
+            .with_output("partial")
+            .with_note("a")
+            .with_note("b");
+        assert_eq!(e.model_text(), "partial\n\nError: bad\n\nNote: a\nNote: b");
+        assert_eq!(ToolResult::ok("x").with_note("  \n ").notes.len(), 0);
+        assert_eq!(ToolResult::ok("x").model_text(), "x");
+    }
+
+    #[test]
+    fn notes_are_bounded() {
+        let long = ToolResult::ok("").with_note("é".repeat(NOTE_LIMIT + 50));
+        assert_eq!(long.notes[0].chars().count(), NOTE_LIMIT + 1);
+        assert!(long.notes[0].ends_with('…'));
+        let mut many = ToolResult::ok("x");
+        for i in 0..NOTES_SHOWN + 3 {
+            many.add_note(format!("n{i}"));
+        }
+        let text = many.notes_text().unwrap();
+        assert_eq!(text.lines().count(), NOTES_SHOWN + 1);
+        assert!(
+            text.ends_with("Note: 3 more changes to the input not listed here."),
+            "{text}"
+        );
+        let old: ToolResult = serde_json::from_str(r#"{"output": "o"}"#).unwrap();
+        assert!(
+            old.notes.is_empty(),
+            "results serialised before notes existed still read"
+        );
     }
 }

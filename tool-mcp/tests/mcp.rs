@@ -456,7 +456,11 @@ async fn confirmation_through_input_required_in_2026() {
         )
         .await;
     assert!(edited.error.is_none(), "{edited:?}");
-    assert_eq!(edited.output, r#"saved "final" to "a.txt""#);
+    // The serving side tells the model about the edit; the note arrives in the text.
+    assert_eq!(
+        edited.output,
+        "saved \"final\" to \"a.txt\"\n\nNote: the person approving this call edited it first (`text` set to \"final\"); it ran with the edited arguments"
+    );
     assert_eq!(runs.lock().unwrap()[1]["text"], "final");
 
     // An edit of anything else cannot reach the tool: the form carries only
@@ -470,7 +474,13 @@ async fn confirmation_through_input_required_in_2026() {
             ))),
         )
         .await;
-    assert_eq!(sneaky.output, r#"saved "final" to "a.txt""#);
+    assert!(
+        sneaky
+            .output
+            .starts_with("saved \"final\" to \"a.txt\"\n\nNote: "),
+        "{}",
+        sneaky.output
+    );
 
     // Deny: the tool does not run and the model reads why.
     let before = runs.lock().unwrap().len();

@@ -4,12 +4,13 @@ use serde_json::{Value, json};
 
 use crate::support::{TempDir, code, one_json_line, run, run_with_stdin, stderr, stdout};
 
-const KEYS: [&str; 9] = [
+const KEYS: [&str; 10] = [
     "trace_id",
     "tool",
     "title",
     "output",
     "error",
+    "notes",
     "metadata",
     "long_term_memory",
     "images",
@@ -32,7 +33,35 @@ fn success_prints_one_object_with_every_key_and_exits_0() {
     assert_eq!(v["output"], "hi");
     assert_eq!(v["error"], Value::Null);
     assert_eq!(v["images"], json!([]));
+    assert_eq!(v["notes"], json!([]));
     assert!(stderr(&out).is_empty());
+}
+
+#[test]
+fn repaired_arguments_are_noted_in_the_output() {
+    for (args, note) in [
+        (
+            r#"{"ms": "1"}"#,
+            "argument `ms` was given as the string \"1\" and read as the number 1",
+        ),
+        (
+            r#"{"arguments": {"ms": 1}}"#,
+            "the arguments were wrapped in an object under `arguments`, and the parameters inside it were used; send them at the top level",
+        ),
+        (r#"{"ms": 1.0}"#, ""),
+    ] {
+        let out = run(["call", "cli_fixture_sleep", args]);
+        assert_eq!(code(&out), 0, "{args}: {}", stderr(&out));
+        let v = one_json_line(&out);
+        let expected = if note.is_empty() {
+            json!([])
+        } else {
+            json!([note])
+        };
+        assert_eq!(v["notes"], expected, "{args}");
+        // A whole float reaches the tool as an integer (its handler reads `as_u64`).
+        assert_eq!(v["output"], "slept 1 ms", "{args}");
+    }
 }
 
 #[test]

@@ -110,7 +110,7 @@ fn provider_formats_render_the_request_tool_list() {
 }
 
 #[test]
-fn a_tool_a_format_cannot_express_is_reported_and_left_out() {
+fn a_tool_gemini_parameters_cannot_express_falls_back_and_is_reported() {
     let out = run([
         "schema",
         "--format",
@@ -118,20 +118,96 @@ fn a_tool_a_format_cannot_express_is_reported_and_left_out() {
         "cli_fixture_tree",
         "cli_fixture_echo",
     ]);
-    assert_eq!(code(&out), 1);
-    let list: Value = serde_json::from_str(&stdout(&out)).expect("the rest is still printed");
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let list: Value = serde_json::from_str(&stdout(&out)).expect("a JSON list");
     let decls = list[0]["functionDeclarations"]
         .as_array()
         .expect("declarations");
-    assert_eq!(decls.len(), 1);
+    assert_eq!(decls.len(), 2);
     assert_eq!(decls[0]["name"], "cli_fixture_echo");
+    assert_eq!(decls[0]["parameters"]["type"], "OBJECT");
+    assert_eq!(decls[1]["name"], "cli_fixture_tree");
+    assert!(decls[1].get("parameters").is_none());
+    assert_eq!(decls[1]["parametersJsonSchema"]["type"], "object");
     let err = stderr(&out);
-    assert!(err.contains("cli_fixture_tree"), "{err}");
-    assert!(err.contains("left out"), "{err}");
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 2, "{err}");
+    assert!(
+        lines[0].starts_with(
+            "warning: tool `cli_fixture_tree` rendered for Gemini with parametersJsonSchema instead of parameters: "
+        ) && lines[0].contains("gemini.recursion"),
+        "{err}"
+    );
+    assert_eq!(
+        lines[1],
+        "1 tool(s) rendered in a looser form than Gemini asks; --no-fallback leaves them out instead."
+    );
 
-    // Unrolling expresses it.
+    // Unrolling expresses it: no report.
     let out = run(["schema", "--format", "gemini-unroll-2", "cli_fixture_tree"]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(stderr(&out).is_empty(), "{}", stderr(&out));
+}
+
+#[test]
+fn openai_strict_falls_back_per_function() {
+    let out = run([
+        "schema",
+        "--format",
+        "openai-strict",
+        "cli_fixture_args",
+        "cli_fixture_echo",
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let list: Value = serde_json::from_str(&stdout(&out)).expect("a JSON list");
+    assert_eq!(list[0]["function"]["name"], "cli_fixture_args");
+    assert_eq!(list[0]["function"]["strict"], false);
+    assert_eq!(list[1]["function"]["name"], "cli_fixture_echo");
+    assert_eq!(list[1]["function"]["strict"], true);
+    let err = stderr(&out);
+    assert!(
+        err.starts_with(
+            "warning: tool `cli_fixture_args` rendered for OpenAI Chat Completions (strict) without strict mode: "
+        ),
+        "{err}"
+    );
+    assert!(err.contains("openai.strict.additional-properties"), "{err}");
+    assert_eq!(err.matches("warning:").count(), 1, "{err}");
+}
+
+#[test]
+fn no_fallback_leaves_such_tools_out_and_fails() {
+    for (format, tool, kept) in [
+        ("gemini", "cli_fixture_tree", "cli_fixture_echo"),
+        ("openai-strict", "cli_fixture_args", "cli_fixture_echo"),
+        ("anthropic-strict", "cli_fixture_tree", "cli_fixture_echo"),
+    ] {
+        let out = run(["schema", "--format", format, "--no-fallback", tool, kept]);
+        assert_eq!(code(&out), 1, "{format}");
+        let list = stdout(&out);
+        assert!(
+            list.contains(kept) && !list.contains(tool),
+            "{format}: the rest is still printed: {list}"
+        );
+        serde_json::from_str::<Value>(&list).expect("JSON");
+        let err = stderr(&out);
+        assert!(
+            err.contains(&format!("error: tool `{tool}` cannot be rendered")),
+            "{format}: {err}"
+        );
+        assert!(err.contains("1 tool(s) left out"), "{format}: {err}");
+        assert!(!err.contains("warning:"), "{format}: {err}");
+    }
+    // Nothing to refuse: the same as without the option.
+    let out = run([
+        "schema",
+        "--format",
+        "gemini",
+        "--no-fallback",
+        "cli_fixture_echo",
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(stderr(&out).is_empty());
 }
 
 #[test]

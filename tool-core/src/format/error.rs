@@ -106,6 +106,70 @@ impl FormatError {
     }
 }
 
+/// The looser form a tool was rendered in when it could not take the strictest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum FallbackForm {
+    /// OpenAI or Anthropic: the function without strict mode (`"strict": false`
+    /// for OpenAI, no `strict` for Anthropic), its schema as in the plain format.
+    NonStrict,
+    /// Gemini: the declaration carries `parametersJsonSchema` (the canonical
+    /// JSON Schema, as [`Format::GeminiJsonSchema`]) instead of `parameters`.
+    ParametersJsonSchema,
+}
+
+impl FallbackForm {
+    /// A short description: `without strict mode`, `with parametersJsonSchema`.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Self::NonStrict => "without strict mode",
+            Self::ParametersJsonSchema => "with parametersJsonSchema instead of parameters",
+        }
+    }
+}
+
+/// One tool of a registry rendering that was rendered in a looser form than
+/// the format's strictest, and why (see [`ToolSchemas::fallbacks`](super::ToolSchemas::fallbacks)).
+///
+/// Displays as one line naming the tool, the format, the form used and the
+/// refused rule, e.g. ``tool `counts` rendered for OpenAI Chat Completions
+/// (strict) without strict mode: … (at /properties/p, step `close_objects`; rule …)``.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Fallback {
+    /// The tool's name.
+    pub tool: String,
+    /// The format asked for.
+    pub format: Format,
+    /// The form it was rendered in instead.
+    pub form: FallbackForm,
+    /// Why the strictest form was refused.
+    pub reason: FormatError,
+}
+
+impl fmt::Display for Fallback {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let r = &self.reason;
+        let path = if r.path.is_empty() {
+            "the root"
+        } else {
+            r.path.as_str()
+        };
+        write!(
+            f,
+            "tool `{}` rendered for {} {}: {} (at {path}, step `{}`; rule {}: {}; source: {})",
+            self.tool,
+            self.format,
+            self.form.describe(),
+            r.message,
+            r.step,
+            r.rule.id,
+            r.rule.text,
+            r.rule.source
+        )
+    }
+}
+
 /// Some tools of a registry cannot be rendered for a format.
 ///
 /// [`partial`](Self::partial) holds the rendering of every other tool, so a

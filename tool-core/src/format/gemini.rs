@@ -476,18 +476,33 @@ pub(crate) fn parse(payload: &Value) -> Result<Vec<ToolCall>, CallParseError> {
 /// `{"error": …, "output"?: …}` on failure, the keys the API documents;
 /// images go in the response's own `parts` as `inlineData`. The call's `id`
 /// is echoed only when Gemini sent one.
+///
+/// Notes ([`ToolResult::notes`](crate::ToolResult::notes)) end the text they
+/// belong with: the error message on failure, else the output text; with
+/// structured output they go in a `notes` string beside it.
 pub(crate) fn response_part(call: &ToolCall, reply: &Reply<'_>) -> Value {
+    let after = |text: &str| match &reply.notes {
+        None => text.to_owned(),
+        Some(notes) if text.is_empty() => notes.clone(),
+        Some(notes) => format!("{text}\n\n{notes}"),
+    };
     let response = match reply.error {
         Some(message) => {
-            let mut r = json!({"error": message});
+            let mut r = json!({"error": after(message)});
             if !reply.output.is_empty() {
                 r["output"] = Value::String(reply.output.clone());
             }
             r
         }
         None => match reply.structured {
-            Some(value) => json!({"output": value}),
-            None => json!({"output": reply.output}),
+            Some(value) => {
+                let mut r = json!({"output": value});
+                if let Some(notes) = &reply.notes {
+                    r["notes"] = Value::String(notes.clone());
+                }
+                r
+            }
+            None => json!({"output": after(&reply.output)}),
         },
     };
     let mut function_response = json!({"name": call.name, "response": response});

@@ -10,6 +10,16 @@
 //! source; the other targets still work. Renderings are cached per registry
 //! and format ([`ToolRegistry::schemas_in`]).
 //!
+//! One tool never stops a registry from rendering: where the provider lets
+//! each tool choose its form, a tool that cannot take the strictest one is
+//! rendered in the next one ([`render_tool_with_fallback`]) and the
+//! [`Fallback`] is recorded on the rendering ([`ToolSchemas::fallbacks`]):
+//! OpenAI and Anthropic strict mode → that one function without `strict`
+//! (both APIs set strict mode per function); Gemini `parameters` → that one
+//! declaration with `parametersJsonSchema` (the API takes either field per
+//! `FunctionDeclaration`). [`OnRefusal::Refuse`] keeps such tools out and
+//! reports them as errors instead.
+//!
 //! ```
 //! use serde_json::{json, Map, Value};
 //! use tool_core::format::{render_result, Format, ToolCall};
@@ -87,7 +97,7 @@ mod validate;
 mod walk;
 
 pub use call::{ToolCall, normalize_arguments};
-pub use error::{CallParseError, FormatError, RenderError, Rule};
+pub use error::{CallParseError, Fallback, FallbackForm, FormatError, RenderError, Rule};
 
 use error::Violation;
 use lower::{Ctx, Step};
@@ -96,7 +106,9 @@ use lower::{Ctx, Step};
 ///
 /// Where a variant has a `strict` flag, `strict: true` renders every tool in
 /// strict mode; `strict: false` renders in strict mode only the tools whose
-/// [`ToolSpec::strict`] is set.
+/// [`ToolSpec::strict`] is set. A tool whose schema strict mode cannot
+/// express (a map, recursion under Anthropic's rules, …) is then rendered
+/// without strict mode and the fallback recorded ([`OnRefusal`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Format {
@@ -142,7 +154,9 @@ pub enum Format {
     /// keywords outside the `Schema` fields removed (`additionalProperties`,
     /// `exclusiveMinimum`, `$schema`, …), formats limited to `float`/`double`,
     /// `int32`/`int64`, `enum`/`date-time`, types upper-case. Rendered as
-    /// `[{"functionDeclarations": [...]}]`, the request's `tools` value.
+    /// `[{"functionDeclarations": [...]}]`, the request's `tools` value. A tool
+    /// this subset cannot express (a map, recursion not unrolled) gets a
+    /// `parametersJsonSchema` declaration in a registry rendering ([`OnRefusal`]).
     Gemini {
         /// What to do with recursive types.
         recursion: Recursion,
@@ -162,13 +176,32 @@ pub enum Format {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 #[non_exhaustive]
 pub enum Recursion {
-    /// Refuse the tool with a [`FormatError`] (rule `gemini.recursion`). The default.
+    /// Refuse the tool's `parameters` with a [`FormatError`] (rule
+    /// `gemini.recursion`); a registry rendering then falls back to
+    /// `parametersJsonSchema` for that tool (unless [`OnRefusal::Refuse`]). The default.
     #[default]
     Refuse,
     /// Write the type out this many levels inside itself; at the deepest
     /// level the fields that would recurse further are left out (give them
     /// `#[serde(default)]` so such values still deserialise). `Unroll(0)` refuses.
     Unroll(u8),
+}
+
+/// What a registry rendering ([`ToolRegistry::schemas_with`]) does with a
+/// tool that cannot take the strictest form of the format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub enum OnRefusal {
+    /// Render that tool in the format's looser form (OpenAI and Anthropic:
+    /// without strict mode; Gemini: `parametersJsonSchema`) and record a
+    /// [`Fallback`] in [`ToolSchemas::fallbacks`]; a tool that the looser form
+    /// cannot take either is left out and reported in the [`RenderError`]. The default.
+    #[default]
+    Fallback,
+    /// Leave out every tool that cannot take the strictest form and report
+    /// each in the [`RenderError`] (the behaviour before fallbacks existed),
+    /// for callers that would rather fix the tool than send it loosely.
+    Refuse,
 }
 
 impl Format {
@@ -346,6 +379,70 @@ pub fn render_tool(spec: &ToolSpec, format: Format) -> Result<Value, FormatError
     })
 }
 
+/// Renders one tool for `format` in the strictest form it can take: as
+/// [`render_tool`] when that succeeds (`None` fallback), else in the format's
+/// looser form with the [`Fallback`] that says so:
+///
+/// - [`Format::OpenAiChat`] / [`Format::OpenAiResponses`] in strict mode: the
+///   plain function, `"strict": false` (strict is per function, OpenAI
+///   Structured Outputs guide);
+/// - [`Format::Anthropic`] in strict mode: the plain tool, no `strict` (a
+///   field of each tool definition, Anthropic docs "Define tools");
+/// - [`Format::Gemini`] (after its [`Recursion`] option was applied): a
+///   declaration with `parametersJsonSchema` instead of `parameters` (either
+///   field per `FunctionDeclaration`, Gemini API reference).
+///
+/// Other formats have no looser form.
+///
+/// # Errors
+/// The [`FormatError`] of the strictest form when there is no looser form
+/// or the looser form fails too (e.g. an invalid tool name).
+pub fn render_tool_with_fallback(
+    spec: &ToolSpec,
+    format: Format,
+) -> Result<(Value, Option<Fallback>), FormatError> {
+    let error = match render_tool(spec, format) {
+        Ok(tool) => return Ok((tool, None)),
+        Err(e) => e,
+    };
+    let strict = format.is_strict_for(spec);
+    let (looser, form) = match format {
+        Format::OpenAiChat { .. } | Format::OpenAiResponses { .. } | Format::Anthropic { .. }
+            if strict =>
+        {
+            let parameters = match format.pipeline(false) {
+                Some(plain) => plain.lower(spec, format).map_err(|_| error.clone())?,
+                None => return Err(error),
+            };
+            let tool = match format {
+                Format::OpenAiChat { .. } => openai::chat_tool(spec, &parameters, false),
+                Format::OpenAiResponses { .. } => openai::responses_tool(spec, &parameters, false),
+                _ => anthropic::tool(spec, &parameters, false),
+            };
+            (tool, FallbackForm::NonStrict)
+        }
+        Format::Gemini { .. } => {
+            let parameters = gemini::JSON_SCHEMA
+                .lower(spec, Format::GeminiJsonSchema)
+                .map_err(|_| error.clone())?;
+            (
+                gemini::json_schema_declaration(spec, &parameters),
+                FallbackForm::ParametersJsonSchema,
+            )
+        }
+        _ => return Err(error),
+    };
+    Ok((
+        looser,
+        Some(Fallback {
+            tool: spec.name.clone(),
+            format,
+            form,
+            reason: error,
+        }),
+    ))
+}
+
 /// Checks an already-rendered parameters schema (e.g. taken from
 /// [`render_tool`]'s output at [`Format::parameters_pointer`], or written by
 /// hand) and the tool name against `format`'s validator, without lowering.
@@ -378,35 +475,46 @@ fn tool_list(format: Format, tools: Vec<Value>) -> Value {
 }
 
 /// The rendered tool list of a registry for one format, ready to be the
-/// `tools` value of a request (for MCP: the `tools` of a `tools/list` result).
+/// `tools` value of a request (for MCP: the `tools` of a `tools/list` result),
+/// with the report of the tools rendered in a looser form ([`fallbacks`](Self::fallbacks)).
 ///
 /// Cheap to clone (shared); dereferences to the JSON [`Value`] and
-/// serialises as it.
+/// serialises as it (the report is not serialised).
 #[derive(Debug, Clone, PartialEq)]
-pub struct ToolSchemas(Arc<Value>);
+pub struct ToolSchemas {
+    value: Arc<Value>,
+    fallbacks: Arc<[Fallback]>,
+}
 
 impl ToolSchemas {
     /// The JSON value.
     pub fn as_value(&self) -> &Value {
-        &self.0
+        &self.value
     }
 
     /// The JSON value, owned (copied when shared).
     pub fn into_value(self) -> Value {
-        Arc::try_unwrap(self.0).unwrap_or_else(|shared| (*shared).clone())
+        Arc::try_unwrap(self.value).unwrap_or_else(|shared| (*shared).clone())
+    }
+
+    /// The rendering report: one [`Fallback`] per tool rendered in a looser
+    /// form than the format's strictest, in name order; empty when every tool
+    /// took the strictest form (and always with [`OnRefusal::Refuse`]).
+    pub fn fallbacks(&self) -> &[Fallback] {
+        &self.fallbacks
     }
 }
 
 impl Deref for ToolSchemas {
     type Target = Value;
     fn deref(&self) -> &Value {
-        &self.0
+        &self.value
     }
 }
 
 impl Serialize for ToolSchemas {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        self.0.serialize(s)
+        self.value.serialize(s)
     }
 }
 
@@ -418,12 +526,14 @@ impl From<ToolSchemas> for Value {
 
 type Rendered = Result<ToolSchemas, RenderError>;
 
-/// Per-registry cache of renderings, one entry per format; the registry
-/// clears it whenever its set of tools changes.
+/// Per-registry cache of renderings, one entry per format and refusal mode;
+/// the registry clears it whenever its set of tools changes.
 #[derive(Default)]
 pub(crate) struct RenderCache {
-    slots: RwLock<Vec<(Format, Rendered)>>,
+    slots: RwLock<Vec<(CacheKey, Rendered)>>,
 }
+
+type CacheKey = (Format, OnRefusal);
 
 impl RenderCache {
     /// Forgets every rendering (the tools changed).
@@ -434,7 +544,7 @@ impl RenderCache {
             .clear();
     }
 
-    fn get(&self, format: Format) -> Option<Rendered> {
+    fn get(&self, format: CacheKey) -> Option<Rendered> {
         let slots = self.slots.read().unwrap_or_else(PoisonError::into_inner);
         slots
             .iter()
@@ -442,7 +552,7 @@ impl RenderCache {
             .map(|(_, r)| r.clone())
     }
 
-    fn put(&self, format: Format, rendered: Rendered) {
+    fn put(&self, format: CacheKey, rendered: Rendered) {
         let mut slots = self.slots.write().unwrap_or_else(PoisonError::into_inner);
         if !slots.iter().any(|(f, _)| *f == format) {
             slots.push((format, rendered));
@@ -473,29 +583,84 @@ impl fmt::Debug for RenderCache {
 
 impl ToolRegistry {
     /// Every tool rendered for `format`, in name order, as the request's tool
-    /// list (see [`ToolSchemas`]). Rendered once per format and cached until
-    /// the registry's tools change; later calls are a lookup and a reference-count bump.
+    /// list (see [`ToolSchemas`]), each in the strictest form it can take
+    /// ([`OnRefusal::Fallback`]: a tool strict mode cannot express is sent
+    /// without it, recorded in [`ToolSchemas::fallbacks`]). Rendered once per
+    /// format and cached until the registry's tools change; later calls are a
+    /// lookup and a reference-count bump.
     ///
     /// [`schemas`](Self::schemas) (no argument) stays the canonical list;
     /// `schemas_in(Format::Json)` wraps the same objects.
     ///
+    /// ```
+    /// use serde_json::{json, Map, Value};
+    /// use tool_core::format::{Format, OnRefusal};
+    /// use tool_core::{Tool, ToolRegistry, ToolResult, ToolSpec};
+    ///
+    /// let tool = |name: &str, param: Value| {
+    ///     let spec = ToolSpec::new(name, "A tool.", json!({
+    ///         "type": "object", "properties": {"p": param}, "required": ["p"]
+    ///     }));
+    ///     Tool::new(spec, |_: Map<String, Value>, _| async { ToolResult::ok("") }).unwrap()
+    /// };
+    /// let mut registry = ToolRegistry::new();
+    /// registry.register(tool("counts", json!({"type": "object", "additionalProperties": {"type": "integer"}})))?;
+    /// registry.register(tool("plain", json!({"type": "string"})))?;
+    ///
+    /// let strict = registry.schemas_in(Format::OpenAiChat { strict: true })?;
+    /// assert_eq!(strict[0]["function"]["strict"], false, "the map tool falls back");
+    /// assert_eq!(strict[1]["function"]["strict"], true);
+    /// assert_eq!(strict.fallbacks()[0].tool, "counts");
+    ///
+    /// let refused = registry.schemas_with(Format::OpenAiChat { strict: true }, OnRefusal::Refuse);
+    /// assert_eq!(refused.unwrap_err().errors()[0].tool, "counts");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
     /// # Errors
     /// [`RenderError`] listing the tools that cannot be rendered for this
-    /// format (each a [`FormatError`] with path, rule and source); its
-    /// [`partial`](RenderError::partial) holds the other tools.
+    /// format even in its looser form (each a [`FormatError`] with path, rule
+    /// and source); its [`partial`](RenderError::partial) holds the other tools.
     pub fn schemas_in(&self, format: Format) -> Result<ToolSchemas, RenderError> {
-        if let Some(hit) = self.rendered.get(format) {
+        self.schemas_with(format, OnRefusal::Fallback)
+    }
+
+    /// [`schemas_in`](Self::schemas_in) with the choice of what to do with a
+    /// tool that cannot take the format's strictest form ([`OnRefusal`]).
+    /// Cached per format and mode.
+    ///
+    /// # Errors
+    /// [`RenderError`] listing the tools left out; with [`OnRefusal::Refuse`]
+    /// that includes every tool that would have fallen back.
+    pub fn schemas_with(
+        &self,
+        format: Format,
+        on_refusal: OnRefusal,
+    ) -> Result<ToolSchemas, RenderError> {
+        let key = (format, on_refusal);
+        if let Some(hit) = self.rendered.get(key) {
             return hit;
         }
         let mut tools = Vec::with_capacity(self.len());
         let mut errors = Vec::new();
+        let mut fallbacks = Vec::new();
         for spec in self.specs() {
-            match render_tool(spec, format) {
-                Ok(t) => tools.push(t),
+            let rendered = match on_refusal {
+                OnRefusal::Refuse => render_tool(spec, format).map(|t| (t, None)),
+                OnRefusal::Fallback => render_tool_with_fallback(spec, format),
+            };
+            match rendered {
+                Ok((t, fallback)) => {
+                    tools.push(t);
+                    fallbacks.extend(fallback);
+                }
                 Err(e) => errors.push(e),
             }
         }
-        let schemas = ToolSchemas(Arc::new(tool_list(format, tools)));
+        let schemas = ToolSchemas {
+            value: Arc::new(tool_list(format, tools)),
+            fallbacks: fallbacks.into(),
+        };
         let rendered = if errors.is_empty() {
             Ok(schemas)
         } else {
@@ -504,12 +669,14 @@ impl ToolRegistry {
                 partial: schemas,
             })
         };
-        self.rendered.put(format, rendered.clone());
+        self.rendered.put(key, rendered.clone());
         rendered
     }
 
-    /// Every tool that cannot be rendered for one of `formats`, with the
-    /// reason; empty when all render. Run it at start-up to fail early.
+    /// Every tool that cannot be rendered for one of `formats`, even in the
+    /// format's looser form, with the reason; empty when all render. Run it at
+    /// start-up to fail early. (Tools that fall back are not errors: see
+    /// [`ToolSchemas::fallbacks`], or refuse them with [`OnRefusal::Refuse`].)
     pub fn check_formats(&self, formats: &[Format]) -> Vec<FormatError> {
         formats
             .iter()
@@ -524,9 +691,12 @@ impl ToolRegistry {
     /// [`execute`](Self::execute). Never panics, never fails: problems are
     /// error results, as with `execute`.
     pub async fn execute_call(&self, call: &ToolCall, ctx: &ToolContext) -> ToolResult {
+        let mut repairs = Vec::new();
         let args = match (self.get(&call.name), &call.arguments) {
-            (Some(tool), ToolArgs::Text(text)) => match serde_json::from_str::<Value>(text) {
-                Ok(Value::Object(mut map)) => {
+            (Some(tool), ToolArgs::Text(text)) => match crate::governance::repair::parse_text(text)
+            {
+                Ok((Value::Object(mut map), repair)) => {
+                    repairs.extend(repair);
                     normalize_arguments(&tool.spec().parameters, &mut map);
                     ToolArgs::Value(Value::Object(map))
                 }
@@ -539,7 +709,7 @@ impl ToolRegistry {
             }
             _ => call.arguments.clone(),
         };
-        self.execute(&call.name, args, ctx).await
+        self.execute_repaired(&call.name, args, ctx, repairs).await
     }
 }
 

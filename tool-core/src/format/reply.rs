@@ -22,8 +22,12 @@ pub(crate) struct Reply<'a> {
     pub(crate) error: Option<&'a str>,
     /// Structured output (`metadata["structured"]`), on full renderings only.
     pub(crate) structured: Option<&'a Value>,
-    /// The output text alone (no error), on full renderings; the memory otherwise.
+    /// The output text alone (no error, no notes), on full renderings; the
+    /// memory with the notes otherwise.
     pub(crate) output: String,
+    /// The notes' lines ([`ToolResult::notes_text`]) on full renderings, for
+    /// formats that place text pieces separately (Gemini); already part of `text`.
+    pub(crate) notes: Option<String>,
 }
 
 impl Reply<'_> {
@@ -51,6 +55,7 @@ pub(crate) fn reply(result: &ToolResult, rendering: Rendering) -> Reply<'_> {
             is_error: false,
             error: None,
             structured: None,
+            notes: None,
         };
     }
     Reply {
@@ -60,6 +65,7 @@ pub(crate) fn reply(result: &ToolResult, rendering: Rendering) -> Reply<'_> {
         error: result.error.as_ref().map(|e| e.message.as_str()),
         structured: result.metadata.get("structured"),
         output: result.output.clone(),
+        notes: result.notes_text(),
     }
 }
 
@@ -91,5 +97,24 @@ mod tests {
             reply(&no_memory, Rendering::Later).text,
             crate::memory::OMITTED_OUTPUT
         );
+    }
+
+    #[test]
+    fn notes_follow_the_text_on_every_turn() {
+        let r = ToolResult::ok("page")
+            .with_long_term_memory("read page")
+            .output_once()
+            .with_note("argument `n` was read as 2");
+        let first = reply(&r, Rendering::First);
+        assert_eq!(first.text, "page\n\nNote: argument `n` was read as 2");
+        assert_eq!(first.output, "page");
+        assert_eq!(
+            first.notes.as_deref(),
+            Some("Note: argument `n` was read as 2")
+        );
+        let later = reply(&r, Rendering::Later);
+        assert_eq!(later.text, "read page\n\nNote: argument `n` was read as 2");
+        assert_eq!(later.output, later.text);
+        assert_eq!(later.notes, None, "already in the output");
     }
 }

@@ -18,18 +18,23 @@ fn fifteen_thousand_nested_braces_are_an_argument_error_in_call() {
         json!({"pattern": "*".repeat(100_000)}),
         json!({"pattern": "x", "include": nested(15_000)}),
     ] {
-        let tool = if args.get("include").is_some() { "grep_content" } else { "glob_files" };
-        let out = run([
-            "--workspace",
-            dir.arg(),
-            "call",
-            tool,
-            &args.to_string(),
-        ]);
+        let tool = if args.get("include").is_some() {
+            "grep_content"
+        } else {
+            "glob_files"
+        };
+        let out = run(["--workspace", dir.arg(), "call", tool, &args.to_string()]);
         assert_eq!(code(&out), 2, "{} {}", stdout(&out), stderr(&out));
         let text = stdout(&out) + &stderr(&out);
-        assert!(text.contains("invalid_arguments") || text.contains("the limit is"), "{text}");
-        assert!(text.len() < 4_000, "the pattern is not echoed whole: {} bytes", text.len());
+        assert!(
+            text.contains("invalid_arguments") || text.contains("the limit is"),
+            "{text}"
+        );
+        assert!(
+            text.len() < 4_000,
+            "the pattern is not echoed whole: {} bytes",
+            text.len()
+        );
     }
 }
 
@@ -52,5 +57,10 @@ fn a_batch_survives_hostile_patterns_and_answers_the_next_call() {
         assert_eq!(line["error"]["kind"], "invalid_arguments", "{line}");
     }
     assert!(lines[3]["error"].is_null());
-    assert!(lines[3]["output"].as_str().unwrap_or_default().contains("a.txt"));
+    assert!(
+        lines[3]["output"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("a.txt")
+    );
 }

@@ -107,12 +107,37 @@ pub type FileLock = tokio::sync::OwnedMutexGuard<()>;
 pub struct FileLedger {
     stamps: Mutex<HashMap<PathBuf, Stamp>>,
     locks: Mutex<HashMap<PathBuf, Weak<tokio::sync::Mutex<()>>>>,
+    /// The state file that processes sharing a trace id share, when persistent.
+    file: Option<PathBuf>,
 }
 
 impl FileLedger {
     /// An empty ledger: no file has been read.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A ledger whose stamps also live in the state file `path`, so that
+    /// separate processes of one session (`tool call --trace-id T` run
+    /// again and again, or several `tool batch` with one trace id) share what
+    /// was read. The file holds, per file, the content hash, size and time
+    /// of the last read or write; it is created `0600` (its folder `0700`),
+    /// locked with `flock` for every read-modify-write, and entries older
+    /// than [`PERSISTED_FOR`] are dropped. A missing, unreadable or corrupt
+    /// file counts as empty: the next write then asks for a read again,
+    /// never the other way round. The hash is Rust's `SipHash-1-3` with fixed
+    /// keys (`DefaultHasher::new`), recorded in the file as `hasher`; a file
+    /// written by a build whose hasher differs is ignored.
+    pub fn persistent(path: impl Into<PathBuf>) -> Self {
+        Self {
+            file: Some(path.into()),
+            ..Self::default()
+        }
+    }
+
+    /// The state file of a persistent ledger.
+    pub fn state_file(&self) -> Option<&Path> {
+        self.file.as_deref()
     }
 
     fn stamps(&self) -> MutexGuard<'_, HashMap<PathBuf, Stamp>> {
@@ -125,6 +150,13 @@ impl FileLedger {
     /// Records a read (or write) of `path`.
     pub fn record(&self, path: &Path, stamp: Stamp) {
         self.stamps().insert(path.to_path_buf(), stamp);
+        if let Some(file) = &self.file {
+            // Best effort: a state file that cannot be written only means
+            // another process will ask for a read again.
+            let _ = persisted::update(file, |map| {
+                map.insert(path.to_path_buf(), stamp);
+            });
+        }
     }
 
     /// Records that `path` now holds `bytes` (stats the file for mtime and size).
@@ -137,14 +169,29 @@ impl FileLedger {
         Ok(())
     }
 
-    /// The stamp of the last read of `path`, if any.
+    /// The stamp of the last read of `path`, if any (for a persistent
+    /// ledger, the newest of this process's and the state file's).
     pub fn get(&self, path: &Path) -> Option<Stamp> {
-        self.stamps().get(path).copied()
+        let own = self.stamps().get(path).copied();
+        let shared = self
+            .file
+            .as_deref()
+            .and_then(|f| persisted::load(f).ok())
+            .and_then(|map| map.get(path).copied());
+        match (own, shared) {
+            (Some(a), Some(b)) => Some(if b.read_at > a.read_at { b } else { a }),
+            (a, b) => a.or(b),
+        }
     }
 
     /// Forgets `path` (e.g. after deleting it).
     pub fn forget(&self, path: &Path) {
         self.stamps().remove(path);
+        if let Some(file) = &self.file {
+            let _ = persisted::update(file, |map| {
+                map.remove(path);
+            });
+        }
     }
 
     /// Checks that the existing file `path` may be written: it was read in
@@ -333,6 +380,155 @@ pub fn ledger_of(ctx: &ToolContext) -> Result<tool_core::State<FileLedger>, Tool
     })
 }
 
+/// How long a persistent ledger remembers a read: one day.
+pub const PERSISTED_FOR: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
+
+/// The state file of [`FileLedger::persistent`] ledgers.
+mod persisted {
+    use std::collections::HashMap;
+    use std::io::{self, Read, Seek, Write};
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+    use std::path::{Path, PathBuf};
+    use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+    use serde_json::{Value, json};
+
+    use super::{PERSISTED_FOR, Stamp};
+
+    /// The hasher the stamps' hashes come from; a file naming another is ignored.
+    const HASHER: &str = "std-siphash13-v1";
+
+    /// Largest state file read (16 MiB): a bigger one is ignored as corrupt.
+    const MAX_BYTES: u64 = 16 * 1024 * 1024;
+
+    fn millis(t: SystemTime) -> u64 {
+        u64::try_from(t.duration_since(UNIX_EPOCH).unwrap_or_default().as_millis()).unwrap_or(0)
+    }
+
+    fn time(ms: u64) -> SystemTime {
+        UNIX_EPOCH + Duration::from_millis(ms)
+    }
+
+    fn parse(text: &str) -> HashMap<PathBuf, Stamp> {
+        let Ok(v) = serde_json::from_str::<Value>(text) else {
+            return HashMap::new();
+        };
+        if v["hasher"] != HASHER {
+            return HashMap::new();
+        }
+        let now = SystemTime::now();
+        let mut map = HashMap::new();
+        for (path, e) in v["files"].as_object().into_iter().flatten() {
+            let (Some(hash), Some(len), Some(read_at)) = (
+                e["hash"]
+                    .as_str()
+                    .and_then(|h| u64::from_str_radix(h, 16).ok()),
+                e["len"].as_u64(),
+                e["read_at_ms"].as_u64().map(time),
+            ) else {
+                continue;
+            };
+            if now.duration_since(read_at).unwrap_or_default() > PERSISTED_FOR {
+                continue;
+            }
+            let modified = e["modified_ms"].as_u64().map(time);
+            map.insert(
+                PathBuf::from(path),
+                Stamp {
+                    modified,
+                    len,
+                    hash,
+                    read_at,
+                },
+            );
+        }
+        map
+    }
+
+    fn render(map: &HashMap<PathBuf, Stamp>) -> String {
+        let files: serde_json::Map<String, Value> = map
+            .iter()
+            .map(|(p, s)| {
+                (
+                    p.to_string_lossy().into_owned(),
+                    json!({
+                        "hash": format!("{:016x}", s.hash),
+                        "len": s.len,
+                        "read_at_ms": millis(s.read_at),
+                        "modified_ms": s.modified.map(millis),
+                    }),
+                )
+            })
+            .collect();
+        json!({"version": 1, "hasher": HASHER, "files": files}).to_string()
+    }
+
+    fn open(file: &Path) -> io::Result<std::fs::File> {
+        if let Some(dir) = file.parent() {
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(dir)?;
+        }
+        std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o600)
+            .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
+            .open(file)
+    }
+
+    fn read_all(f: &mut std::fs::File) -> io::Result<String> {
+        let mut text = String::new();
+        f.rewind()?;
+        f.take(MAX_BYTES).read_to_string(&mut text)?;
+        Ok(text)
+    }
+
+    /// The stamps in `file` (shared lock while reading).
+    pub(super) fn load(file: &Path) -> io::Result<HashMap<PathBuf, Stamp>> {
+        let mut f = open(file)?;
+        rustix::fs::flock(&f, rustix::fs::FlockOperation::LockShared)?;
+        Ok(parse(&read_all(&mut f).unwrap_or_default()))
+    }
+
+    /// Changes the stamps in `file` under an exclusive lock.
+    pub(super) fn update(
+        file: &Path,
+        change: impl FnOnce(&mut HashMap<PathBuf, Stamp>),
+    ) -> io::Result<()> {
+        let mut f = open(file)?;
+        rustix::fs::flock(&f, rustix::fs::FlockOperation::LockExclusive)?;
+        let mut map = parse(&read_all(&mut f).unwrap_or_default());
+        change(&mut map);
+        let text = render(&map);
+        f.set_len(0)?;
+        f.rewind()?;
+        f.write_all(text.as_bytes())?;
+        f.sync_data()
+    }
+}
+
+/// The state file of the persistent ledger of trace `trace_id`:
+/// `$XDG_STATE_HOME/agent-tools/ledger/<trace folder name>.json` (else
+/// `~/.local/state/...`), the name made safe as spill folders' are
+/// ([`tool_core::truncate::trace_folder_name`]). `None` without a home.
+pub fn state_file_for(trace_id: &str) -> Option<PathBuf> {
+    let base = std::env::var_os("XDG_STATE_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .map(PathBuf::from)
+                .filter(|p| p.is_absolute())
+                .map(|h| h.join(".local/state"))
+        })?;
+    let name = tool_core::truncate::trace_folder_name(Some(trace_id));
+    Some(base.join("agent-tools/ledger").join(format!("{name}.json")))
+}
+
 /// `2024-05-01T12:34:56.789Z` for a time (UTC, milliseconds).
 pub(crate) fn iso8601(t: SystemTime) -> String {
     let d = t.duration_since(UNIX_EPOCH).unwrap_or_default();
@@ -479,5 +675,98 @@ mod tests {
         let _other = l.lock(Path::new("/x/z")).await;
         drop(g);
         waiter.await.unwrap();
+    }
+
+    #[test]
+    fn persistent_ledgers_share_reads_across_instances() {
+        let d = tempfile::tempdir().unwrap();
+        let state = d.path().join("state/ledger/t1.json");
+        let p = d.path().join("f.txt");
+        std::fs::write(&p, "one").unwrap();
+        // Two "processes" of one trace: the second sees the first's read.
+        let first = FileLedger::persistent(&state);
+        first.record_bytes(&p, b"one").unwrap();
+        let second = FileLedger::persistent(&state);
+        assert!(second.check(&p).is_ok());
+        assert!(
+            second
+                .check_content(&p, ContentHasher::hash(b"other"))
+                .is_err()
+        );
+        // A write by the second counts as a read for the first.
+        std::fs::write(&p, "two").unwrap();
+        second.record_bytes(&p, b"two").unwrap();
+        assert!(first.check(&p).is_ok(), "the newer shared stamp wins");
+        // Another trace's file shares nothing; a corrupt file is empty.
+        assert!(
+            FileLedger::persistent(d.path().join("state/ledger/t2.json"))
+                .get(&p)
+                .is_none()
+        );
+        std::fs::write(&state, "{not json").unwrap();
+        assert!(FileLedger::persistent(&state).get(&p).is_none());
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(
+            std::fs::metadata(&state).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
+        let dir = state.parent().unwrap();
+        assert_eq!(
+            std::fs::metadata(dir).unwrap().permissions().mode() & 0o777,
+            0o700
+        );
+    }
+
+    #[test]
+    fn persisted_stamps_expire_and_other_hashers_are_ignored() {
+        let d = tempfile::tempdir().unwrap();
+        let state = d.path().join("l.json");
+        let old = SystemTime::now() - PERSISTED_FOR - Duration::from_secs(60);
+        let ms = old.duration_since(UNIX_EPOCH).unwrap().as_millis();
+        std::fs::write(
+            &state,
+            format!(r#"{{"version":1,"hasher":"std-siphash13-v1","files":{{"/a":{{"hash":"00000000000000ff","len":1,"read_at_ms":{ms}}}}}}}"#),
+        )
+        .unwrap();
+        assert!(
+            FileLedger::persistent(&state)
+                .get(Path::new("/a"))
+                .is_none()
+        );
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap()
+            .as_millis();
+        for (hasher, kept) in [("std-siphash13-v1", true), ("xxh3", false)] {
+            std::fs::write(
+                &state,
+                format!(r#"{{"version":1,"hasher":"{hasher}","files":{{"/a":{{"hash":"00000000000000ff","len":1,"read_at_ms":{now}}}}}}}"#),
+            )
+            .unwrap();
+            assert_eq!(
+                FileLedger::persistent(&state)
+                    .get(Path::new("/a"))
+                    .is_some(),
+                kept,
+                "{hasher}"
+            );
+        }
+    }
+
+    #[test]
+    fn state_files_are_named_per_trace_under_xdg_state_home() {
+        let f = state_file_for("abc-1").unwrap();
+        assert!(
+            f.ends_with("agent-tools/ledger/abc-1.json"),
+            "{}",
+            f.display()
+        );
+        let odd = state_file_for("../../etc/x").unwrap();
+        assert_eq!(
+            odd.parent(),
+            f.parent(),
+            "one safe component: {}",
+            odd.display()
+        );
     }
 }

@@ -61,16 +61,28 @@ impl Session {
     /// # Errors
     /// A usage message when the workspace or the secret store is unusable.
     pub(crate) fn open(common: &CommonOptions) -> Result<Self, String> {
-        let trace_id = resolve_trace_id(
-            common.trace_id.as_deref(),
-            std::env::var("TRACE_ID").ok().as_deref(),
-        );
+        let env_trace = std::env::var("TRACE_ID").ok();
+        let trace_id = resolve_trace_id(common.trace_id.as_deref(), env_trace.as_deref());
+        // A trace id given by the caller names a session that several `tool`
+        // processes may share, so its read-before-write ledger lives in a
+        // state file (see `FileLedger::persistent`); a generated one is this
+        // process's alone.
+        let shared_trace = common
+            .trace_id
+            .as_deref()
+            .or(env_trace.as_deref())
+            .is_some_and(|t| !t.trim().is_empty());
         let root = workspace::resolve_root(common.workspace.as_deref())?;
         let mut ctx = ToolContext::new()
             .with_trace_id(trace_id.clone())
             .with_value("approval_policy", common.approve.as_str())
             .with_approver(common.approve.policy());
         ctx = workspace::wire(ctx, &root)?;
+        if shared_trace {
+            if let Some(file) = tool_builtins::ledger::state_file_for(&trace_id) {
+                ctx = ctx.with_state(tool_builtins::FileLedger::persistent(file));
+            }
+        }
         if let Some(url) = &common.page_url {
             ctx = ctx.with_page_url(url.clone());
         }

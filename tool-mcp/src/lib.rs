@@ -82,6 +82,8 @@ mod approval;
 mod client;
 mod config;
 mod error;
+mod framing;
+mod http;
 mod live;
 mod names;
 mod server;
@@ -92,9 +94,11 @@ pub use client::{
 };
 pub use config::{load_mcp_config, parse_mcp_config};
 pub use error::{Error, ErrorKind};
+pub use framing::{ID_PROBE_BYTES, MAX_MESSAGE_BYTES};
+pub use http::{HttpAccess, MIN_TOKEN_LEN};
 pub use live::LiveRegistry;
 pub use names::{MAX_NAME_LEN, local_tool_name};
 /// The rmcp crate this one is built on, for its model types.
 pub use rmcp;
-pub use server::{DEFAULT_PAGE_SIZE, McpServer};
+pub use server::{DEFAULT_PAGE_SIZE, McpServer, SHUTDOWN_TIMEOUT, shutdown_signal};
 pub use stdio::protect_stdout;

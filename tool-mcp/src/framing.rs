@@ -131,14 +131,15 @@ pub(crate) fn check_message(bytes: &[u8]) -> Checked {
     }
 }
 
-/// The answer to a message of `len` bytes, over [`MAX_MESSAGE_BYTES`], whose
-/// first bytes are `prefix`.
-pub(crate) fn oversize(prefix: &[u8], len: usize) -> Rejection {
+/// The answer to a message over [`MAX_MESSAGE_BYTES`] whose first bytes are
+/// `prefix`, of `len` bytes when known.
+pub(crate) fn oversize(prefix: &[u8], len: Option<usize>) -> Rejection {
+    let size = len.map_or_else(|| "larger".to_owned(), |len| format!("{len} bytes"));
     Rejection::new(
         probe_id(prefix).as_ref(),
         INVALID_REQUEST,
         format!(
-            "Invalid Request: the message is {len} bytes or more, over the limit of {MAX_MESSAGE_BYTES} bytes (16 MiB) per message; it was not processed"
+            "Invalid Request: the message is {size}, over the limit of {MAX_MESSAGE_BYTES} bytes (16 MiB) per message; it was not processed"
         ),
     )
 }
@@ -449,9 +450,9 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
                     keep_prefix(&mut d.prefix, content);
                     d.len = d.len.saturating_add(content.len());
                 } else if self.line.len().saturating_add(content.len()) > self.max {
+                    let len = self.line.len();
                     let mut prefix = std::mem::take(&mut self.line);
                     prefix.truncate(ID_PROBE_BYTES);
-                    let len = prefix.len();
                     let mut d = Discard { prefix, len };
                     keep_prefix(&mut d.prefix, content);
                     d.len = d.len.saturating_add(content.len());
@@ -601,7 +602,7 @@ impl<R: AsyncRead + Send + Unpin + 'static> Transport<RoleServer> for FramedTran
                     tracing::warn!(
                         "refused a message of {len} bytes or more (limit {MAX_MESSAGE_BYTES})"
                     );
-                    Checked::Reject(oversize(&prefix, len))
+                    Checked::Reject(oversize(&prefix, Some(len)))
                 }
                 Frame::Eof => return None,
                 Frame::Io(e) => {
@@ -749,13 +750,16 @@ mod tests {
     #[test]
     fn oversize_answers_carry_the_id_found_in_the_prefix() {
         let cut = br#"{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"echo","arguments":{"text":"aaaa"#;
-        assert_eq!(oversize(cut, 1 << 25).answer["id"], json!(42));
+        assert_eq!(oversize(cut, Some(1 << 25)).answer["id"], json!(42));
         let late = br#"{"jsonrpc":"2.0","method":"tools/call","params":{"x":"aaaa"#;
-        assert_eq!(oversize(late, 1 << 25).answer["id"], Value::Null);
+        assert_eq!(oversize(late, Some(1 << 25)).answer["id"], Value::Null);
         let nested = br#"{"params":{"id":3},"id":"s","x":"#;
-        assert_eq!(oversize(nested, 1 << 25).answer["id"], json!("s"));
-        assert_eq!(oversize(b"garbage", 1 << 25).answer["id"], Value::Null);
-        assert_eq!(oversize(b"", 1 << 25).code, INVALID_REQUEST);
+        assert_eq!(oversize(nested, Some(1 << 25)).answer["id"], json!("s"));
+        assert_eq!(
+            oversize(b"garbage", Some(1 << 25)).answer["id"],
+            Value::Null
+        );
+        assert_eq!(oversize(b"", Some(1 << 25)).code, INVALID_REQUEST);
     }
 
     #[tokio::test]

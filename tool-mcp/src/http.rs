@@ -209,14 +209,14 @@ async fn check_post(request: Request, next: Next) -> Response {
     if let Some(len) = declared.filter(|len| *len > MAX_MESSAGE_BYTES) {
         return json_error(
             StatusCode::PAYLOAD_TOO_LARGE,
-            &framing::oversize(b"", len).answer,
+            &framing::oversize(b"", Some(len)).answer,
         );
     }
     let (parts, body) = request.into_parts();
     let Ok(bytes) = axum::body::to_bytes(body, MAX_MESSAGE_BYTES).await else {
         return json_error(
             StatusCode::PAYLOAD_TOO_LARGE,
-            &framing::oversize(b"", MAX_MESSAGE_BYTES + 1).answer,
+            &framing::oversize(b"", None).answer,
         );
     };
     match framing::check_message(&bytes) {

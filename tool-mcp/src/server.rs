@@ -332,19 +332,21 @@ impl McpServer {
         let router = http::router(service, &access);
         let task = tokio::spawn(async move {
             let serving = axum::serve(listener, router)
-                .with_graceful_shutdown(shutdown.clone().cancelled_owned());
-            // Open streams can hold a graceful shutdown up: it gets the
-            // shutdown timeout, then the calls are ended regardless.
-            tokio::select! {
-                _ = serving => {}
-                () = async {
-                    shutdown.cancelled().await;
-                    tokio::time::sleep(SHUTDOWN_TIMEOUT).await;
-                } => {}
+                .with_graceful_shutdown(shutdown.clone().cancelled_owned())
+                .into_future();
+            tokio::pin!(serving);
+            let ended = tokio::select! {
+                _ = &mut serving => true,
+                () = shutdown.cancelled() => false,
+            };
+            // Calls are cancelled at once; open streams may hold the graceful
+            // shutdown up, so it and the calls share one deadline.
+            let deadline = tokio::time::Instant::now() + SHUTDOWN_TIMEOUT;
+            calls.stop.cancel();
+            if !ended {
+                let _ = tokio::time::timeout_at(deadline, &mut serving).await;
             }
-            calls
-                .finish(tokio::time::Instant::now() + SHUTDOWN_TIMEOUT)
-                .await;
+            calls.finish(deadline).await;
         });
         Ok((bound, task))
     }

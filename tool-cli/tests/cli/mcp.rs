@@ -507,3 +507,267 @@ fn loopback_http_works_without_a_token_and_checks_one_when_given() {
     let connect = format!("[::1]:{}", server.port);
     assert_eq!(post(&connect, "localhost", &[], INITIALIZE).0, 200);
 }
+
+// ---------------------------------------------------------------------------
+// `tool serve` over stdio: every request gets one answer; signals stop it.
+
+/// A `tool serve` child spoken to line by line; answers are read on a thread
+/// so that a missing answer fails the test instead of hanging it.
+struct StdioChild {
+    child: std::process::Child,
+    stdin: Option<std::process::ChildStdin>,
+    answers: std::sync::mpsc::Receiver<String>,
+}
+
+impl Drop for StdioChild {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl StdioChild {
+    /// Starts `tool serve --workspace DIR EXTRA...` and does the 2025-11-25 handshake.
+    fn start(dir: &TempDir, extra: &[&str]) -> Self {
+        let mut child = tool()
+            .args(["serve", "--workspace", dir.arg()])
+            .args(extra)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("tool serve starts");
+        let stdout = child.stdout.take().expect("piped stdout");
+        let (tx, answers) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut me = Self {
+            stdin: child.stdin.take(),
+            child,
+            answers,
+        };
+        me.send(INITIALIZE.as_bytes());
+        let init = me.answer();
+        assert_eq!(init["id"], 1, "{init}");
+        assert!(init["result"]["protocolVersion"].is_string(), "{init}");
+        me.send(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+        me
+    }
+
+    fn send(&mut self, line: &[u8]) {
+        use std::io::Write;
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        stdin.write_all(line).expect("write");
+        stdin.write_all(b"\n").expect("write");
+        stdin.flush().expect("flush");
+    }
+
+    /// The next answer, within 20 s.
+    fn answer(&self) -> Value {
+        let line = self
+            .answers
+            .recv_timeout(std::time::Duration::from_secs(20))
+            .expect("an answer within 20 s");
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"))
+    }
+
+    /// No further answer within `wait`.
+    fn assert_silent(&self, wait: std::time::Duration) {
+        if let Ok(line) = self.answers.recv_timeout(wait) {
+            panic!("unexpected answer {line}");
+        }
+    }
+}
+
+#[test]
+fn stdio_answers_every_bad_request_once_with_its_id_and_goes_on() {
+    let dir = TempDir::new();
+    let mut server = StdioChild::start(&dir, &[]);
+    let big = |id: &str| {
+        let mut line =
+            format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"read_file","arguments":{{"file_path":""#)
+                .into_bytes();
+        line.resize(line.len() + 16 * 1024 * 1024 + 10, b'a');
+        line.extend_from_slice(br#""}}}"#);
+        line
+    };
+    let mut cases: Vec<(Vec<u8>, i64, Value)> = vec![
+        // The issue's inputs.
+        (big("11"), -32600, json!(11)),
+        (b"this is not JSON".to_vec(), -32700, Value::Null),
+        (br#"{"jsonrpc":"2.0","id":12,"method":"ping","params":"x"}"#.to_vec(), -32600, json!(12)),
+        (br#"{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"arguments":{}}}"#.to_vec(), -32602, json!(13)),
+        (br#"{"jsonrpc":"2.0","id":14,"method":"tools/call","params":{"name":"read_file","arguments":"{\"file_path\":\"a\"}"}}"#.to_vec(), -32602, json!(14)),
+        (br#"{"jsonrpc":"2.0","id":15,"method":"tools/call","params":{"name":"read_file","arguments":["a"]}}"#.to_vec(), -32602, json!(15)),
+        (br#"{"jsonrpc":"2.0","id":16,"method":"logging/setLevel","params":{"level":"verbose"}}"#.to_vec(), -32602, json!(16)),
+        // More of each kind.
+        (big(r#""big-string-id""#), -32600, json!("big-string-id")),
+        (b"{\"jsonrpc\":\"2.0\",\"id\":17,".to_vec(), -32700, Value::Null),
+        (b"\xff\xfe\x00garbage".to_vec(), -32700, Value::Null),
+        (br#"[{"jsonrpc":"2.0","id":18,"method":"ping"}]"#.to_vec(), -32600, Value::Null),
+        (br#"{"jsonrpc":"1.0","id":19,"method":"ping"}"#.to_vec(), -32600, json!(19)),
+        (br#"{"jsonrpc":"2.0","id":20,"method":"tools/list","params":[1]}"#.to_vec(), -32600, json!(20)),
+        (br#"{"jsonrpc":"2.0","id":"s21","method":"tools/call","params":{"name":7}}"#.to_vec(), -32602, json!("s21")),
+        (br#"{"jsonrpc":"2.0","id":22,"method":"tools/call","params":{"name":"read_file","arguments":5}}"#.to_vec(), -32602, json!(22)),
+        (br#"{"jsonrpc":"2.0","id":23,"method":"logging/setLevel","params":{}}"#.to_vec(), -32602, json!(23)),
+        (br#"{"jsonrpc":"2.0","id":24,"method":"logging/setLevel","params":{"level":3}}"#.to_vec(), -32602, json!(24)),
+        (br#"{"jsonrpc":"2.0","id":25,"method":"tools/list","params":{"cursor":5}}"#.to_vec(), -32602, json!(25)),
+    ];
+    // An oversize line whose id comes after the params cannot be matched: id null.
+    let mut late = br#"{"jsonrpc":"2.0","method":"ping","params":{"pad":""#.to_vec();
+    late.resize(late.len() + 17 * 1024 * 1024, b'b');
+    late.extend_from_slice(br#""},"id":26}"#);
+    cases.push((late, -32600, Value::Null));
+    for (line, expected_code, expected_id) in cases {
+        let shown = String::from_utf8_lossy(&line[..line.len().min(80)]).into_owned();
+        server.send(&line);
+        let answer = server.answer();
+        assert_eq!(answer["jsonrpc"], "2.0", "{shown}: {answer}");
+        assert_eq!(answer["error"]["code"], expected_code, "{shown}: {answer}");
+        assert_eq!(answer["id"], expected_id, "{shown}: {answer}");
+        assert!(
+            answer["error"]["message"]
+                .as_str()
+                .is_some_and(|m| !m.is_empty()),
+            "{answer}"
+        );
+        if line.len() > 16 * 1024 * 1024 {
+            assert!(
+                answer["error"]["message"]
+                    .as_str()
+                    .unwrap()
+                    .contains("16 MiB"),
+                "{answer}"
+            );
+        }
+    }
+    // The logging level is advertised and a good one is accepted.
+    server.send(
+        br#"{"jsonrpc":"2.0","id":30,"method":"logging/setLevel","params":{"level":"warning"}}"#,
+    );
+    let answer = server.answer();
+    assert_eq!(answer["id"], 30, "{answer}");
+    assert_eq!(answer["result"], json!({}), "{answer}");
+    // Notifications, valid or not, and blank lines get no answer.
+    server.send(
+        br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":999}}"#,
+    );
+    server.send(b"");
+    server.send(b"   ");
+    server.assert_silent(std::time::Duration::from_millis(300));
+    // Serving goes on: a real call after all that.
+    std::fs::write(dir.path().join("after.txt"), "still serving\n").expect("write");
+    server.send(br#"{"jsonrpc":"2.0","id":31,"method":"tools/call","params":{"name":"read_file","arguments":{"file_path":"after.txt"}}}"#);
+    let answer = server.answer();
+    assert_eq!(answer["id"], 31, "{answer}");
+    assert!(
+        answer["result"]["content"]
+            .to_string()
+            .contains("still serving"),
+        "{answer}"
+    );
+    server.assert_silent(std::time::Duration::from_millis(200));
+}
+
+/// Whether process `pid` is gone (no /proc entry, or a zombie nobody reaped yet).
+fn process_gone(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit(')')
+            .next()
+            .and_then(|rest| rest.split_whitespace().next())
+            .is_some_and(|state| state == "Z" || state == "X"),
+    }
+}
+
+/// Starts a `bash_command` that records its pid in `pid` and runs `command`
+/// (whose process is that pid) on a served stdio server, and waits for the pid.
+fn running_command(dir: &TempDir, command: &str) -> (StdioChild, u32) {
+    let mut server = StdioChild::start(dir, &["--approve", "all"]);
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "bash_command",
+        "arguments": {"command": format!("echo $$ > pid; {command}")}
+    }});
+    server.send(call.to_string().as_bytes());
+    let pid_file = dir.path().join("pid");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        if let Some(pid) = std::fs::read_to_string(&pid_file)
+            .ok()
+            .and_then(|t| t.trim().parse().ok())
+        {
+            return (server, pid);
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the command never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+fn signal(pid: u32, name: &str) {
+    let status = std::process::Command::new("kill")
+        .args([format!("-{name}"), pid.to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(status.success());
+}
+
+/// Waits up to `limit` for the server to exit; its status.
+fn exits_within(server: &mut StdioChild, limit: std::time::Duration) -> std::process::ExitStatus {
+    let start = std::time::Instant::now();
+    loop {
+        if let Some(status) = server.child.try_wait().expect("try_wait") {
+            return status;
+        }
+        assert!(
+            start.elapsed() < limit,
+            "tool serve still running {limit:?} after the signal"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_signal_stops_the_server_and_the_command_it_runs() {
+    // The issue's case (SIGTERM, `sleep 100`), the other two signals, a
+    // command that ignores SIGTERM, and one whose shell waits on a child.
+    let cases = [
+        ("TERM", "exec sleep 100"),
+        ("INT", "exec sleep 100"),
+        ("HUP", "exec sleep 100"),
+        ("TERM", "trap '' TERM; while true; do sleep 1; done"),
+        ("TERM", "sleep 100; echo done"),
+    ];
+    for (name, command) in cases {
+        let dir = TempDir::new();
+        let (mut server, pid) = running_command(&dir, command);
+        assert!(!process_gone(pid), "{command}: not started");
+        signal(server.child.id(), name);
+        let status = exits_within(&mut server, std::time::Duration::from_secs(5));
+        assert!(
+            status.code() == Some(0) || status.code() == Some(143),
+            "SIG{name}: exit {status:?}"
+        );
+        // The running call was answered before the server went.
+        let answer = server.answer();
+        assert_eq!(answer["id"], 2, "{answer}");
+        assert_eq!(answer["result"]["isError"], true, "{answer}");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3);
+        while !process_gone(pid) {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "SIG{name}, `{command}`: process {pid} outlived the server"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+}

@@ -93,7 +93,7 @@
 //!   rmcp.
 //!   Also the digest under which an HTTP bearer token is kept and compared.
 //! - `subtle`: constant-time comparison of bearer-token digests (no timing
-//!   leak of a token), the RustCrypto crate rustls also uses; small, no
+//!   leak of a token), a `RustCrypto` crate `rustls` also uses; small, no
 //!   dependencies.
 //! - `tokio-util` with `rt`: `TaskTracker`, to wait for the calls still
 //!   running when a server stops.

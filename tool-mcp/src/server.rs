@@ -305,6 +305,9 @@ impl McpServer {
             StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
         };
         access.permits(addr)?;
+        // Sessions and the listener stop after the calls have ended, so that
+        // the answers of cancelled calls still reach their clients.
+        let sessions = CancellationToken::new();
         let listener = tokio::net::TcpListener::bind(addr)
             .await
             .map_err(|e| Error::new(ErrorKind::Io, format!("cannot listen on {addr}: {e}")))?;
@@ -319,7 +322,7 @@ impl McpServer {
                 "https://localhost:*",
             ])
             .with_max_request_body_bytes(crate::MAX_MESSAGE_BYTES)
-            .with_cancellation_token(shutdown.child_token());
+            .with_cancellation_token(sessions.clone());
         config = if access.is_remote() {
             config.disable_allowed_hosts()
         } else {
@@ -332,21 +335,22 @@ impl McpServer {
         let router = http::router(service, &access);
         let task = tokio::spawn(async move {
             let serving = axum::serve(listener, router)
-                .with_graceful_shutdown(shutdown.clone().cancelled_owned())
+                .with_graceful_shutdown(sessions.clone().cancelled_owned())
                 .into_future();
             tokio::pin!(serving);
             let ended = tokio::select! {
                 _ = &mut serving => true,
                 () = shutdown.cancelled() => false,
             };
-            // Calls are cancelled at once; open streams may hold the graceful
-            // shutdown up, so it and the calls share one deadline.
             let deadline = tokio::time::Instant::now() + SHUTDOWN_TIMEOUT;
-            calls.stop.cancel();
+            calls.finish(deadline).await;
             if !ended {
+                // A moment for the last answers to be written out.
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                sessions.cancel();
+                // Open streams may hold the graceful shutdown up.
                 let _ = tokio::time::timeout_at(deadline, &mut serving).await;
             }
-            calls.finish(deadline).await;
         });
         Ok((bound, task))
     }

@@ -771,3 +771,70 @@ fn a_signal_stops_the_server_and_the_command_it_runs() {
         }
     }
 }
+
+#[tokio::test]
+async fn a_signal_stops_the_http_server_and_the_command_it_runs() {
+    for name in ["TERM", "INT"] {
+        let mut server = serve_http(&["--http", "127.0.0.1:0", "--approve", "all"], false);
+        let workspace = server._dir.path().to_owned();
+        let conn = McpToolSource::http(format!("http://127.0.0.1:{}/mcp", server.port))
+            .named("web")
+            .connect()
+            .await
+            .expect("connects over HTTP");
+        let call = tokio::spawn(async move {
+            conn.call(
+                "bash_command",
+                args(json!({"command": "echo $$ > pid; exec sleep 100"})),
+                &ToolContext::new(),
+            )
+            .await
+        });
+        let pid_file = workspace.join("pid");
+        let mut pid = None;
+        for _ in 0..500 {
+            pid = std::fs::read_to_string(&pid_file)
+                .ok()
+                .and_then(|t| t.trim().parse::<u32>().ok());
+            if pid.is_some() {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        let pid = pid.expect("the command started");
+        signal(server.child.id(), name);
+        let start = std::time::Instant::now();
+        let status = loop {
+            if let Some(status) = server.child.try_wait().expect("try_wait") {
+                break status;
+            }
+            assert!(
+                start.elapsed() < std::time::Duration::from_secs(5),
+                "SIG{name}: tool serve --http still running"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        };
+        assert_eq!(status.code(), Some(0), "SIG{name}: {status:?}");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3);
+        while !process_gone(pid) {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "SIG{name}: process {pid} outlived the HTTP server"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        // The cancelled call was answered before the server went.
+        let result = tokio::time::timeout(std::time::Duration::from_secs(5), call)
+            .await
+            .expect("the call is answered")
+            .expect("the call task ends");
+        assert!(result.is_error(), "{result:?}");
+        assert!(
+            result
+                .error
+                .as_ref()
+                .is_some_and(|e| e.message.contains("cancelled")),
+            "{result:?}"
+        );
+    }
+}

@@ -168,6 +168,19 @@ fn is_known_method(method: &str) -> bool {
     .contains(&method)
 }
 
+/// The `_meta` key of a 2026-07-28 request's protocol version (SEP-2575).
+const PROTOCOL_VERSION_META: &str = "io.modelcontextprotocol/protocolVersion";
+
+/// Methods 2026-07-28 removed (SEP-2575): on a request of that era rmcp
+/// answers them with "method not found", whatever their params.
+const REMOVED_IN_2026: [&str; 5] = [
+    "initialize",
+    "ping",
+    "logging/setLevel",
+    "resources/subscribe",
+    "resources/unsubscribe",
+];
+
 /// A JSON-RPC id as MCP allows it: a string or an integer (JSON-RPC 2.0
 /// §4; MCP: "MUST NOT be null").
 fn request_id(value: &Value) -> Option<RequestId> {
@@ -259,12 +272,22 @@ fn check_value(value: Value) -> Result<ClientJsonRpcMessage, Option<Rejection>> 
             )));
         }
     }
-    if let Some(id) = &id {
+    // A 2026-07-28 request (per-request `_meta` with the protocol version)
+    // of a method that era removed goes to rmcp as it is: its answer is
+    // "method not found" (HTTP 404), not a complaint about the params.
+    let modern = object
+        .get("params")
+        .and_then(|p| p.get("_meta"))
+        .and_then(|m| m.get(PROTOCOL_VERSION_META))
+        .is_some();
+    let checked =
+        is_known_method(&method) && !(modern && REMOVED_IN_2026.contains(&method.as_str()));
+    if let Some(id) = id.as_ref().filter(|_| checked) {
         check_params(&method, object.get("params"), id).map_err(Some)?;
     }
     let message: ClientJsonRpcMessage =
         serde_json::from_value(Value::Object(object)).map_err(|e| {
-            let code = if id.is_some() && is_known_method(&method) {
+            let code = if id.is_some() && checked {
                 INVALID_PARAMS
             } else {
                 INVALID_REQUEST
@@ -277,7 +300,7 @@ fn check_value(value: Value) -> Result<ClientJsonRpcMessage, Option<Rejection>> 
         })?;
     if let (Some(id), ClientJsonRpcMessage::Request(request)) = (&id, &message)
         && let ClientRequest::CustomRequest(_) = &request.request
-        && is_known_method(&method)
+        && checked
     {
         return Err(Some(Rejection::new(
             Some(id),
@@ -596,6 +619,10 @@ impl<R: AsyncRead + Send + Unpin + 'static> Transport<RoleServer> for FramedTran
                 Frame::Line => {
                     let checked = check_message(&self.reader.line);
                     self.reader.line.clear();
+                    // A huge message does not pin its buffer for the session.
+                    if self.reader.line.capacity() > ID_PROBE_BYTES * 16 {
+                        self.reader.line.shrink_to(ID_PROBE_BYTES);
+                    }
                     checked
                 }
                 Frame::Oversize { prefix, len } => {
@@ -745,6 +772,16 @@ mod tests {
             );
         }
         assert!(matches!(check_message(b"  \r"), Checked::Skip));
+        // Removed methods of a 2026-07-28 request are rmcp's to refuse (404).
+        for method in REMOVED_IN_2026 {
+            let line = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": {
+                "_meta": {PROTOCOL_VERSION_META: "2026-07-28"}
+            }});
+            assert!(
+                matches!(check_message(line.to_string().as_bytes()), Checked::Pass(_)),
+                "{line}"
+            );
+        }
     }
 
     #[test]

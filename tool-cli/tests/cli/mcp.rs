@@ -838,3 +838,72 @@ async fn a_signal_stops_the_http_server_and_the_command_it_runs() {
         );
     }
 }
+
+#[test]
+fn stdio_over_a_socketpair_serves_and_stops_at_once_on_sigterm() {
+    // Node.js clients (libuv) give a server socketpairs, not pipes, as stdio.
+    use std::io::Write;
+    use std::os::unix::net::UnixStream;
+    let dir = TempDir::new();
+    let (ours, theirs) = UnixStream::pair().expect("socketpair");
+    let theirs_out = theirs.try_clone().expect("clone");
+    let mut child = tool()
+        .args(["serve", "--workspace", dir.arg(), "--approve", "all"])
+        .stdin(Stdio::from(std::os::fd::OwnedFd::from(theirs)))
+        .stdout(Stdio::from(std::os::fd::OwnedFd::from(theirs_out)))
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("tool serve starts");
+    ours.set_read_timeout(Some(std::time::Duration::from_secs(20)))
+        .expect("timeout");
+    let mut writer = ours.try_clone().expect("clone");
+    let mut reader = BufReader::new(ours);
+    let mut ask = |line: &str| {
+        writer.write_all(line.as_bytes()).expect("write");
+        writer.write_all(b"\n").expect("write");
+    };
+    ask(INITIALIZE);
+    ask(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    ask(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#);
+    ask(
+        r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"bash_command","arguments":{"command":"echo $$ > pid; exec sleep 100"}}}"#,
+    );
+    let mut read = || {
+        let mut line = String::new();
+        reader.read_line(&mut line).expect("an answer");
+        serde_json::from_str::<Value>(&line).unwrap_or_else(|e| panic!("{e}: {line:?}"))
+    };
+    assert_eq!(read()["id"], 1);
+    let list = read();
+    assert_eq!(list["id"], 2, "{list}");
+    assert!(list.to_string().contains("bash_command"), "{list}");
+    let pid_file = dir.path().join("pid");
+    let mut pid = None;
+    for _ in 0..1000 {
+        pid = std::fs::read_to_string(&pid_file)
+            .ok()
+            .and_then(|t| t.trim().parse::<u32>().ok());
+        if pid.is_some() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let pid = pid.expect("the command started");
+    signal(child.id(), "TERM");
+    let start = std::time::Instant::now();
+    let answer = read();
+    assert_eq!(answer["id"], 3, "{answer}");
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("try_wait") {
+            break status;
+        }
+        // Well under the 4 s a blocking stdin read would hold the exit up.
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(2),
+            "tool serve still running"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    };
+    assert_eq!(status.code(), Some(0));
+    assert!(process_gone(pid), "process {pid} outlived the server");
+}

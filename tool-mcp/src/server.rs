@@ -191,7 +191,8 @@ impl McpServer {
     /// [`MAX_MESSAGE_BYTES`](crate::MAX_MESSAGE_BYTES) each, and every request
     /// gets exactly one answer: lines that are not JSON get `-32700` (`id:
     /// null`), malformed messages `-32600` with their `id`, bad params of
-    /// `tools/call` or `logging/setLevel` `-32602`, oversize messages `-32600`
+    /// `tools/call`, `tools/list` or `logging/setLevel` `-32602`, oversize
+    /// messages `-32600`
     /// (the id when it is in their first 64 KiB); serving goes on after each.
     ///
     /// # Errors

@@ -102,11 +102,17 @@ const SERVE_EXAMPLES: &str = "\
 Examples:
   tool serve --workspace ~/project                 stdio, for an MCP client's config
   tool serve --http 127.0.0.1:8080                 Streamable HTTP at http://127.0.0.1:8080/mcp
+  tool serve --http 0.0.0.0:8080 --allow-remote --token-file token
+                                                   any client that sends the token
   tool --mcp-config .mcp.json serve                built-ins and imported tools, one server
 
 Stdout carries protocol messages only: anything a tool prints goes to stderr.
 Tools that need confirmation ask the client (elicitation) when it can be
-asked, else --approve decides. One line on stderr says what is served.";
+asked, else --approve decides. One line on stderr says what is served.
+Messages are at most 16 MiB; every request gets an answer (a JSON-RPC error
+for one that is not JSON, malformed or too large). SIGTERM, SIGINT or SIGHUP
+stop the server: running calls are cancelled (bash_command kills its
+command) and the program exits with status 0 within 5 seconds.";
 
 /// `tool`: run the registered tools from a shell.
 #[derive(Debug, Parser)]
@@ -241,10 +247,29 @@ pub(crate) enum Command {
     /// Serve the tools as a Model Context Protocol server (stdio, or Streamable HTTP at /mcp).
     #[command(after_help = SERVE_EXAMPLES)]
     Serve {
-        /// Serve Streamable HTTP on this address (path /mcp) instead of stdio. Loopback
-        /// addresses are the intended use; Host and Origin headers must be loopback names.
+        /// Serve Streamable HTTP on this address (path /mcp) instead of stdio. A loopback
+        /// address (127.0.0.1:PORT, [::1]:PORT); Host and Origin headers must then be loopback
+        /// names. Any other address needs --allow-remote and a token.
         #[arg(long, value_name = "ADDR")]
         http: Option<std::net::SocketAddr>,
+
+        /// Let clients on other machines in: --http may then be any address (0.0.0.0:PORT,
+        /// [::]:PORT), every request needs "Authorization: Bearer TOKEN" (--token-file or
+        /// --token), and the Host header is not checked (the token is the protection; browser
+        /// Origins must still be loopback ones). Anyone with the token can run every tool
+        /// served, bash_command included: a shell on this machine.
+        #[arg(long, requires = "http")]
+        allow_remote: bool,
+
+        /// File holding the bearer token clients must send (the first line, at least 16
+        /// characters; e.g. `openssl rand -hex 32 > token`). Works on a loopback --http too.
+        #[arg(long, value_name = "FILE", requires = "http", conflicts_with = "token")]
+        token_file: Option<PathBuf>,
+
+        /// The bearer token itself. Other local users see it in the process list and commands
+        /// run by bash_command can read it from /proc: prefer --token-file.
+        #[arg(long, value_name = "TOKEN", requires = "http")]
+        token: Option<String>,
 
         /// Tools per tools/list page.
         #[arg(long, value_name = "N", default_value_t = tool_mcp::DEFAULT_PAGE_SIZE)]

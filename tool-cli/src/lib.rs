@@ -275,7 +275,15 @@ fn execute(registry: &ToolRegistry, cli: Cli) -> Result<(), Failure> {
             finish(runtime);
             outcome
         }
-        Command::Serve { http, page_size } => {
+        Command::Serve {
+            http,
+            page_size,
+            allow_remote,
+            token_file,
+            token,
+        } => {
+            let access = mcp::http_access(http, allow_remote, token_file.as_deref(), token)
+                .map_err(Failure::Usage)?;
             let session = Session::open(&cli.common).map_err(Failure::Usage)?;
             // Stdio serves one client, one request after another: a single
             // thread saves a cross-thread wake-up per message (sync tool
@@ -286,8 +294,11 @@ fn execute(registry: &ToolRegistry, cli: Cli) -> Result<(), Failure> {
                 (None, None) => stdio_runtime()?,
                 (Some(_), None) => runtime()?,
             };
-            let outcome = mcp::serve(live, &session, &runtime, http, page_size);
-            finish(runtime);
+            let outcome = mcp::serve(live, &session, &runtime, access, page_size);
+            // A cancelled call's command may still be stopping on the
+            // blocking pool (bash_command: SIGTERM, SIGKILL after its grace);
+            // the runtime waits for it, within the shutdown timeout.
+            runtime.shutdown_timeout(tool_mcp::SHUTDOWN_TIMEOUT);
             outcome
         }
     }

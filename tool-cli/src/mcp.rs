@@ -6,7 +6,7 @@ use std::net::SocketAddr;
 use std::path::Path;
 
 use tool_core::ToolRegistry;
-use tool_mcp::{LiveRegistry, McpServer};
+use tool_mcp::{HttpAccess, LiveRegistry, McpServer};
 
 use crate::commands::Failure;
 use crate::session::Session;
@@ -29,14 +29,80 @@ pub(crate) async fn import(registry: &ToolRegistry, path: &Path) -> Result<LiveR
     Ok(live)
 }
 
-/// Serves `live` over stdio, or Streamable HTTP on `http`, until the client
-/// goes away (stdio) or the process is interrupted (HTTP). Prints one line on
-/// stderr saying what is served.
+/// Where `tool serve --http` listens and who may use it.
+pub(crate) struct HttpServe {
+    addr: SocketAddr,
+    access: HttpAccess,
+}
+
+/// Checks `--http`, `--allow-remote`, `--token-file` and `--token`: a
+/// non-loopback address needs `--allow-remote`, which needs a token; a token
+/// on a loopback address is required too. `None` serves stdio.
+///
+/// # Errors
+/// A usage message that says which option to add or fix.
+pub(crate) fn http_access(
+    http: Option<SocketAddr>,
+    allow_remote: bool,
+    token_file: Option<&Path>,
+    token: Option<String>,
+) -> Result<Option<HttpServe>, String> {
+    let Some(addr) = http else {
+        return Ok(None);
+    };
+    let token = match (token_file, token) {
+        (Some(path), _) => Some(read_token(path)?),
+        (None, token) => token,
+    };
+    if !addr.ip().is_loopback() && !allow_remote {
+        return Err(format!(
+            "refusing to serve on {addr}: it is not a loopback address, and anyone who can \
+             reach it could run every tool served (bash_command is a shell). Serve \
+             127.0.0.1:{port} or [::1]:{port}, or allow clients on other machines with \
+             --allow-remote and a bearer token (--token-file FILE or --token TOKEN).",
+            port = addr.port()
+        ));
+    }
+    let access = match (allow_remote, token) {
+        (true, None) => {
+            return Err(
+                "--allow-remote needs a bearer token that clients must send: \
+                 --token-file FILE (e.g. after `openssl rand -hex 32 > FILE`) or --token TOKEN"
+                    .to_owned(),
+            );
+        }
+        (true, Some(token)) => HttpAccess::remote(&token),
+        (false, Some(token)) => HttpAccess::loopback().with_token(&token),
+        (false, None) => Ok(HttpAccess::loopback()),
+    }
+    .map_err(|e| format!("--token: {}", e.message()))?;
+    Ok(Some(HttpServe { addr, access }))
+}
+
+/// The token of a `--token-file`: its first line, without surrounding whitespace.
+fn read_token(path: &Path) -> Result<String, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("--token-file {}: {e}", path.display()))?;
+    let token = text.lines().next().unwrap_or_default().trim();
+    if token.is_empty() {
+        return Err(format!(
+            "--token-file {}: the file is empty; put the token on its first line",
+            path.display()
+        ));
+    }
+    Ok(token.to_owned())
+}
+
+/// Serves `live` over stdio, or Streamable HTTP as `http` says, until the
+/// client goes away (stdio) or the process gets `SIGTERM`, `SIGINT` or
+/// `SIGHUP`; calls still running are then cancelled and waited for (at most
+/// [`tool_mcp::SHUTDOWN_TIMEOUT`]). Prints one line on stderr saying what is
+/// served, and a warning when clients on other machines are let in.
 pub(crate) fn serve(
     live: LiveRegistry,
     session: &Session,
     runtime: &tokio::runtime::Runtime,
-    http: Option<SocketAddr>,
+    http: Option<HttpServe>,
     page_size: usize,
 ) -> Result<(), Failure> {
     let count = live.snapshot().len();
@@ -51,18 +117,30 @@ pub(crate) fn serve(
             banner(&format!("{count} tools over stdio, workspace {workspace}"));
             runtime.block_on(server.serve_stdio()).map_err(io_failure)
         }
-        Some(addr) => runtime.block_on(async move {
-            let stop = tokio_util::sync::CancellationToken::new();
+        Some(HttpServe { addr, access }) => runtime.block_on(async move {
+            let stop = tool_mcp::shutdown_signal().map_err(io_failure)?;
+            let remote = access.is_remote();
             let (bound, task) = server
-                .serve_http(addr, stop.clone())
+                .serve_http_with(addr, access, stop.clone())
                 .await
                 .map_err(io_failure)?;
             banner(&format!(
                 "{count} tools at http://{bound}/mcp, workspace {workspace}"
             ));
+            if remote {
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "warning: tool serve: remote access is on: anyone who can reach {bound} \
+                     and has the token can run every tool served, bash_command included"
+                );
+            }
+            let mut task = task;
             tokio::select! {
-                _ = tokio::signal::ctrl_c() => stop.cancel(),
-                _ = task => {}
+                () = stop.cancelled() => {
+                    let grace = tool_mcp::SHUTDOWN_TIMEOUT + std::time::Duration::from_millis(500);
+                    let _ = tokio::time::timeout(grace, task).await;
+                }
+                _ = &mut task => {}
             }
             Ok(())
         }),

@@ -48,8 +48,25 @@
 //! approver. Changes made through
 //! [`LiveRegistry::update`] become `notifications/tools/list_changed`.
 //! Transports: [`McpServer::serve_stdio`] (with the stdout protection of
-//! [`protect_stdout`]), [`McpServer::serve_http`] (Streamable HTTP at `/mcp`,
-//! Host and Origin checked), [`McpServer::serve_transport`].
+//! [`protect_stdout`]), [`McpServer::serve_http`] (Streamable HTTP at `/mcp`
+//! on loopback, Host and Origin checked), [`McpServer::serve_http_with`]
+//! ([`HttpAccess`]: remote clients with a bearer token),
+//! [`McpServer::serve_transport`].
+//!
+//! Incoming messages go through this crate's own framing before rmcp sees
+//! them: at most [`MAX_MESSAGE_BYTES`] each, checked against JSON-RPC 2.0 and
+//! the params of the methods served, so that every request gets exactly one
+//! answer with its `id` (rmcp alone drops oversize and non-JSON lines and
+//! answers some malformed ones without their id).
+//! [`McpServer::serve_transport`] lists the answers.
+//!
+//! Stopping: [`McpServer::serve_stdio`] stops on `SIGTERM`, `SIGINT` and
+//! `SIGHUP` ([`shutdown_signal`]); the `_until` variants and
+//! [`McpServer::serve_http`] on a cancellation token. Calls still running are
+//! then cancelled and waited for, up to [`SHUTDOWN_TIMEOUT`]. Work a
+//! cancelled call left on the blocking pool (a `bash_command` killing its
+//! command) ends with the runtime: shut it down with
+//! `Runtime::shutdown_timeout(SHUTDOWN_TIMEOUT)` rather than exiting at once.
 //!
 //! # Client
 //! [`McpToolSource::stdio`] / [`McpToolSource::http`] connect;
@@ -74,6 +91,12 @@
 //! - `sha2`: the SHA-256 that binds a 2026-07-28 confirmation's
 //!   `requestState` to its tool and arguments; already in the tree through
 //!   rmcp.
+//!   Also the digest under which an HTTP bearer token is kept and compared.
+//! - `subtle`: constant-time comparison of bearer-token digests (no timing
+//!   leak of a token), a `RustCrypto` crate `rustls` also uses; small, no
+//!   dependencies.
+//! - `tokio-util` with `rt`: `TaskTracker`, to wait for the calls still
+//!   running when a server stops.
 //! - `schemars`, `serde`, `serde_json`, `tokio`, `tokio-util`, `tracing`:
 //!   the workspace's standards (the elicitation form schema, JSON, the
 //!   runtime and cancellation tokens, diagnostics).
@@ -82,6 +105,8 @@ mod approval;
 mod client;
 mod config;
 mod error;
+mod framing;
+mod http;
 mod live;
 mod names;
 mod server;
@@ -92,9 +117,11 @@ pub use client::{
 };
 pub use config::{load_mcp_config, parse_mcp_config};
 pub use error::{Error, ErrorKind};
+pub use framing::{ID_PROBE_BYTES, MAX_MESSAGE_BYTES};
+pub use http::{HttpAccess, MIN_TOKEN_LEN};
 pub use live::LiveRegistry;
 pub use names::{MAX_NAME_LEN, local_tool_name};
 /// The rmcp crate this one is built on, for its model types.
 pub use rmcp;
-pub use server::{DEFAULT_PAGE_SIZE, McpServer};
+pub use server::{DEFAULT_PAGE_SIZE, McpServer, SHUTDOWN_TIMEOUT, shutdown_signal};
 pub use stdio::protect_stdout;

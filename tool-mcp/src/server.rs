@@ -2,6 +2,7 @@
 
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
@@ -14,16 +15,25 @@ use rmcp::{ErrorData, Peer, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 use tool_core::format::{Format, ToolCall, render_result};
 use tool_core::{Attachment, Progress, Rendering, ToolContext, ToolRegistry};
 
 use crate::approval;
 use crate::error::{Error, ErrorKind};
+use crate::framing::FramedTransport;
+use crate::http::{self, HttpAccess};
 use crate::live::LiveRegistry;
 use crate::stdio;
 
 /// Tools per `tools/list` page unless [`McpServer::with_page_size`] says otherwise.
 pub const DEFAULT_PAGE_SIZE: usize = 100;
+
+/// How long a server that is told to stop (or whose client went away) waits
+/// for the tool calls still running to end after cancelling them: 4 s, so
+/// that a `bash_command` can stop its command (`SIGTERM`, then `SIGKILL`
+/// after its 2 s grace) and the process exits within 5 s of the signal.
+pub const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(4);
 
 /// Cursor prefix: a page cursor is `after:<name of the last tool sent>`, so
 /// paging stays deterministic (name order) even when the list changes between pages.
@@ -43,6 +53,40 @@ const CURSOR_PREFIX: &str = "after:";
 pub struct McpServer {
     registry: LiveRegistry,
     config: Arc<Config>,
+    calls: Calls,
+}
+
+/// The tool calls of one serving run: cancelled together when it stops,
+/// and waited for.
+#[derive(Clone, Default)]
+struct Calls {
+    stop: CancellationToken,
+    tracker: TaskTracker,
+}
+
+impl Calls {
+    fn under(shutdown: &CancellationToken) -> Self {
+        Self {
+            stop: shutdown.child_token(),
+            tracker: TaskTracker::new(),
+        }
+    }
+
+    /// Cancels every call still running and waits for them to end, until
+    /// `deadline` at most.
+    async fn finish(&self, deadline: tokio::time::Instant) {
+        self.stop.cancel();
+        self.tracker.close();
+        if tokio::time::timeout_at(deadline, self.tracker.wait())
+            .await
+            .is_err()
+        {
+            tracing::warn!(
+                "{} tool call(s) still running after the shutdown timeout",
+                self.tracker.len()
+            );
+        }
+    }
 }
 
 #[derive(Clone)]
@@ -67,6 +111,7 @@ impl McpServer {
                 version: env!("CARGO_PKG_VERSION").to_owned(),
                 instructions: None,
             }),
+            calls: Calls::default(),
         }
     }
 
@@ -111,22 +156,44 @@ impl McpServer {
     }
 
     /// Serves one client over this process's stdin and stdout until the
-    /// client closes stdin.
+    /// client closes stdin or the process gets `SIGTERM`, `SIGINT` or
+    /// `SIGHUP` ([`shutdown_signal`]); then the calls still running are
+    /// cancelled and waited for up to [`SHUTDOWN_TIMEOUT`], and it returns
+    /// `Ok`.
     ///
     /// Stdout is protected first ([`stdio::protect_stdout`]): the original
     /// stdout is kept for protocol bytes and fd 1 is pointed at stderr, so
-    /// nothing a tool prints can corrupt the stream.
+    /// nothing a tool prints can corrupt the stream. Messages are checked as
+    /// [`serve_transport`](Self::serve_transport) describes.
     ///
     /// # Errors
-    /// [`ErrorKind::Io`] when the streams cannot be set up,
-    /// [`ErrorKind::Connect`] when the client's handshake fails.
+    /// [`ErrorKind::Io`] when the streams or the signal handlers cannot be
+    /// set up, [`ErrorKind::Connect`] when the client's handshake fails.
     pub async fn serve_stdio(self) -> Result<(), Error> {
+        let shutdown = shutdown_signal()?;
+        self.serve_stdio_until(shutdown).await
+    }
+
+    /// [`serve_stdio`](Self::serve_stdio), stopping when `shutdown` is
+    /// cancelled instead of on signals.
+    ///
+    /// # Errors
+    /// As [`serve_stdio`](Self::serve_stdio).
+    pub async fn serve_stdio_until(self, shutdown: CancellationToken) -> Result<(), Error> {
         let (reader, writer) = stdio::protected_stdio()?;
-        self.serve_transport((reader, writer)).await
+        self.serve_transport_until((reader, writer), shutdown).await
     }
 
     /// Serves one client over any byte stream pair (a socket, an in-memory
     /// duplex in tests) until it closes.
+    ///
+    /// Messages are newline-delimited JSON-RPC, at most
+    /// [`MAX_MESSAGE_BYTES`](crate::MAX_MESSAGE_BYTES) each, and every request
+    /// gets exactly one answer: lines that are not JSON get `-32700` (`id:
+    /// null`), malformed messages `-32600` with their `id`, bad params of
+    /// `tools/call`, `tools/list` or `logging/setLevel` `-32602`, oversize
+    /// messages `-32600`
+    /// (the id when it is in their first 64 KiB); serving goes on after each.
     ///
     /// # Errors
     /// [`ErrorKind::Connect`] when the client's handshake fails.
@@ -135,65 +202,156 @@ impl McpServer {
         R: tokio::io::AsyncRead + Send + Unpin + 'static,
         W: tokio::io::AsyncWrite + Send + Unpin + 'static,
     {
-        let running = self
-            .serve(transport)
+        self.serve_transport_until(transport, CancellationToken::new())
             .await
-            .map_err(|e| Error::new(ErrorKind::Connect, format!("MCP handshake failed: {e}")))?;
-        running
-            .waiting()
-            .await
-            .map_err(|e| Error::new(ErrorKind::Io, format!("MCP session ended abnormally: {e}")))?;
-        Ok(())
     }
 
-    /// Serves Streamable HTTP at `http://<addr>/mcp` until `shutdown` is
-    /// cancelled. Returns once listening, with the bound address (port 0
-    /// picks a free one) and the server task.
-    ///
-    /// DNS-rebinding protection stays on: the `Host` header must name a
-    /// loopback host (or the bound address), and a browser `Origin`, when
-    /// present, must be a loopback origin.
+    /// [`serve_transport`](Self::serve_transport) until the client closes or
+    /// `shutdown` is cancelled. Either way, the tool calls still running are
+    /// then cancelled (a `bash_command` stops its command) and waited for up
+    /// to [`SHUTDOWN_TIMEOUT`].
     ///
     /// # Errors
-    /// [`ErrorKind::Io`] when the address cannot be bound.
+    /// [`ErrorKind::Connect`] when the client's handshake fails,
+    /// [`ErrorKind::Io`] when the session task fails.
+    pub async fn serve_transport_until<R, W>(
+        mut self,
+        transport: (R, W),
+        shutdown: CancellationToken,
+    ) -> Result<(), Error>
+    where
+        R: tokio::io::AsyncRead + Send + Unpin + 'static,
+        W: tokio::io::AsyncWrite + Send + Unpin + 'static,
+    {
+        self.calls = Calls::under(&shutdown);
+        let calls = self.calls.clone();
+        let transport = FramedTransport::new(transport.0, transport.1);
+        let running = tokio::select! {
+            running = self.serve(transport) => running.map_err(|e| {
+                Error::new(ErrorKind::Connect, format!("MCP handshake failed: {e}"))
+            })?,
+            () = shutdown.cancelled() => return Ok(()),
+        };
+        let session = running.cancellation_token();
+        let waiting = running.waiting();
+        tokio::pin!(waiting);
+        let ended = tokio::select! {
+            ended = &mut waiting => Some(ended),
+            () = shutdown.cancelled() => None,
+        };
+        let deadline = tokio::time::Instant::now() + SHUTDOWN_TIMEOUT;
+        let ended = match ended {
+            Some(ended) => Some(ended),
+            None => {
+                calls.stop.cancel();
+                session.cancel();
+                tokio::time::timeout_at(deadline, &mut waiting).await.ok()
+            }
+        };
+        calls.finish(deadline).await;
+        match ended {
+            Some(Err(e)) => Err(Error::new(
+                ErrorKind::Io,
+                format!("MCP session ended abnormally: {e}"),
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// Serves Streamable HTTP at `http://<addr>/mcp` to loopback clients
+    /// until `shutdown` is cancelled: [`serve_http_with`](Self::serve_http_with)
+    /// with [`HttpAccess::loopback`]. `addr` must be a loopback address.
+    ///
+    /// # Errors
+    /// As [`serve_http_with`](Self::serve_http_with).
     pub async fn serve_http(
         self,
         addr: SocketAddr,
         shutdown: CancellationToken,
     ) -> Result<(SocketAddr, tokio::task::JoinHandle<()>), Error> {
+        self.serve_http_with(addr, HttpAccess::loopback(), shutdown)
+            .await
+    }
+
+    /// Serves Streamable HTTP at `http://<addr>/mcp` until `shutdown` is
+    /// cancelled, to the clients `access` lets in. Returns once listening,
+    /// with the bound address (port 0 picks a free one) and the server task.
+    /// When `shutdown` is cancelled, calls still running are cancelled and
+    /// the task ends within [`SHUTDOWN_TIMEOUT`] plus a moment.
+    ///
+    /// Every request goes through, in this order: the bearer token when
+    /// `access` has one (`401` with `WWW-Authenticate: Bearer` without it or
+    /// with a wrong one); for POST bodies, the message checks of
+    /// [`serve_transport`](Self::serve_transport) (`413` over
+    /// [`MAX_MESSAGE_BYTES`](crate::MAX_MESSAGE_BYTES), `400` with the JSON-RPC
+    /// error for `-32700`/`-32600`, `200` with it for `-32602`); then rmcp's
+    /// DNS-rebinding protection: on loopback access the `Host` header must
+    /// name a loopback host, and a browser `Origin`, when present, must be a
+    /// loopback origin. With remote access the `Host` check is off (clients
+    /// reach the server under names it cannot know; the token, which a
+    /// rebinding page does not have, is the protection) and the `Origin`
+    /// check stays.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Config`] when `addr` is not a loopback address and
+    /// `access` does not allow remote clients; [`ErrorKind::Io`] when the
+    /// address cannot be bound.
+    pub async fn serve_http_with(
+        mut self,
+        addr: SocketAddr,
+        access: HttpAccess,
+        shutdown: CancellationToken,
+    ) -> Result<(SocketAddr, tokio::task::JoinHandle<()>), Error> {
         use rmcp::transport::streamable_http_server::{
             StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
         };
+        access.permits(addr)?;
+        // Sessions and the listener stop after the calls have ended, so that
+        // the answers of cancelled calls still reach their clients.
+        let sessions = CancellationToken::new();
         let listener = tokio::net::TcpListener::bind(addr)
             .await
             .map_err(|e| Error::new(ErrorKind::Io, format!("cannot listen on {addr}: {e}")))?;
         let bound = listener
             .local_addr()
             .map_err(|e| Error::new(ErrorKind::Io, format!("cannot listen on {addr}: {e}")))?;
-        let mut hosts = vec![
-            "localhost".to_owned(),
-            "127.0.0.1".to_owned(),
-            "::1".to_owned(),
-        ];
-        if !bound.ip().is_loopback() && !bound.ip().is_unspecified() {
-            hosts.push(bound.ip().to_string());
-        }
-        let config = StreamableHttpServerConfig::default()
-            .with_allowed_hosts(hosts)
+        let mut config = StreamableHttpServerConfig::default()
             .with_allowed_origins([
                 "http://localhost:*",
                 "http://127.0.0.1:*",
                 "http://[::1]:*",
                 "https://localhost:*",
             ])
-            .with_cancellation_token(shutdown.child_token());
+            .with_max_request_body_bytes(crate::MAX_MESSAGE_BYTES)
+            .with_cancellation_token(sessions.clone());
+        config = if access.is_remote() {
+            config.disable_allowed_hosts()
+        } else {
+            config.with_allowed_hosts(["localhost", "127.0.0.1", "::1"])
+        };
+        self.calls = Calls::under(&shutdown);
+        let calls = self.calls.clone();
         let service: StreamableHttpService<McpServer, LocalSessionManager> =
             StreamableHttpService::new(move || Ok(self.clone()), Arc::default(), config);
-        let router = axum::Router::new().nest_service("/mcp", service);
+        let router = http::router(service, &access);
         let task = tokio::spawn(async move {
-            let _ = axum::serve(listener, router)
-                .with_graceful_shutdown(async move { shutdown.cancelled_owned().await })
-                .await;
+            let serving = axum::serve(listener, router)
+                .with_graceful_shutdown(sessions.clone().cancelled_owned())
+                .into_future();
+            tokio::pin!(serving);
+            let ended = tokio::select! {
+                _ = &mut serving => true,
+                () = shutdown.cancelled() => false,
+            };
+            let deadline = tokio::time::Instant::now() + SHUTDOWN_TIMEOUT;
+            calls.finish(deadline).await;
+            if !ended {
+                // A moment for the last answers to be written out.
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                sessions.cancel();
+                // Open streams may hold the graceful shutdown up.
+                let _ = tokio::time::timeout_at(deadline, &mut serving).await;
+            }
         });
         Ok((bound, task))
     }
@@ -237,16 +395,20 @@ impl McpServer {
         Ok(result)
     }
 
-    /// The context of one `tools/call`: the base context with the request's
-    /// cancellation token, the client's [`Peer`] as state, a progress sink
+    /// The context of one `tools/call`: the base context with the call's
+    /// cancellation token `cancel`, the client's [`Peer`] as state, a progress sink
     /// when the client sent a progress token, and an elicitation approver
     /// when the client can answer one.
-    fn call_context(&self, request: &RequestContext<RoleServer>) -> ToolContext {
+    fn call_context(
+        &self,
+        request: &RequestContext<RoleServer>,
+        cancel: CancellationToken,
+    ) -> ToolContext {
         let mut ctx = self
             .config
             .context
             .clone()
-            .with_cancellation_token(request.ct.clone())
+            .with_cancellation_token(cancel)
             .with_state::<Peer<RoleServer>>(request.peer.clone());
         if let Some(token) = request.meta.get_progress_token() {
             let peer = request.peer.clone();
@@ -283,6 +445,45 @@ impl McpServer {
             ctx = ctx.with_approver(approver);
         }
         ctx
+    }
+
+    /// One `tools/call`, with `cancel` as its cancellation token.
+    async fn call(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+        cancel: CancellationToken,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let registry = self.registry.snapshot();
+        let name = request.name.to_string();
+        // MCP 2025-11-25, "Server Features › Tools › Error Handling": an
+        // unknown tool is a protocol error; failures of a known tool
+        // (including bad arguments) are results with `isError: true`.
+        if !registry.contains(&name) {
+            return Err(ErrorData::invalid_params(
+                format!("unknown tool: {name}"),
+                None,
+            ));
+        }
+        let arguments = request.arguments.unwrap_or_default();
+        let ctx = self.call_context(&context, cancel);
+        // 2026-07-28: confirmation through an input-required result when the
+        // client can answer one, else the base context's approver.
+        if approval::is_stateless_era(&context) && approval::client_answers_input_requests(&context)
+        {
+            return approval::call_with_input_required(
+                &name,
+                &arguments,
+                ctx,
+                request.input_responses.as_ref(),
+                request.request_state.as_deref(),
+                |ctx| execute(registry, name.clone(), arguments.clone(), ctx),
+            )
+            .await;
+        }
+        execute(registry, name, arguments, ctx)
+            .await
+            .map(CallToolResponse::from)
     }
 }
 
@@ -400,36 +601,26 @@ impl ServerHandler for McpServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let registry = self.registry.snapshot();
-        let name = request.name.to_string();
-        // MCP 2025-11-25, "Server Features › Tools › Error Handling": an
-        // unknown tool is a protocol error; failures of a known tool
-        // (including bad arguments) are results with `isError: true`.
-        if !registry.contains(&name) {
-            return Err(ErrorData::invalid_params(
-                format!("unknown tool: {name}"),
-                None,
-            ));
-        }
-        let arguments = request.arguments.unwrap_or_default();
-        let ctx = self.call_context(&context);
-        // 2026-07-28: confirmation through an input-required result when the
-        // client can answer one, else the base context's approver.
-        if approval::is_stateless_era(&context) && approval::client_answers_input_requests(&context)
-        {
-            return approval::call_with_input_required(
-                &name,
-                &arguments,
-                ctx,
-                request.input_responses.as_ref(),
-                request.request_state.as_deref(),
-                |ctx| execute(registry, name.clone(), arguments.clone(), ctx),
-            )
-            .await;
-        }
-        execute(registry, name, arguments, ctx)
+        // The call's token is cancelled by the client (its request's token)
+        // and by the server stopping; either way the call is not dropped but
+        // left to stop (a command is killed and reaped) and the server waits
+        // for it through the tracker.
+        let cancel = self.calls.stop.child_token();
+        let request_ct = context.ct.clone();
+        let work = self.call(request, context, cancel.clone());
+        self.calls
+            .tracker
+            .track_future(async move {
+                tokio::pin!(work);
+                tokio::select! {
+                    result = &mut work => result,
+                    () = request_ct.cancelled() => {
+                        cancel.cancel();
+                        work.await
+                    }
+                }
+            })
             .await
-            .map(CallToolResponse::from)
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
@@ -466,4 +657,39 @@ impl ServerHandler for McpServer {
             }
         }
     }
+}
+
+/// A token cancelled at the first `SIGTERM`, `SIGINT` or `SIGHUP` this
+/// process gets (the Python MCP SDK, among others, stops a stdio server with
+/// `SIGTERM`; a closed terminal sends `SIGHUP`). Call it inside a Tokio
+/// runtime; once called, these signals no longer end the process by
+/// themselves: the server that holds the token stops and returns.
+///
+/// # Errors
+/// [`ErrorKind::Io`] when a signal handler cannot be installed.
+pub fn shutdown_signal() -> Result<CancellationToken, Error> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let install = |kind: SignalKind| {
+        signal(kind).map_err(|e| {
+            Error::new(
+                ErrorKind::Io,
+                format!("cannot install a signal handler: {e}"),
+            )
+        })
+    };
+    let mut term = install(SignalKind::terminate())?;
+    let mut int = install(SignalKind::interrupt())?;
+    let mut hup = install(SignalKind::hangup())?;
+    let token = CancellationToken::new();
+    let cancel = token.clone();
+    tokio::spawn(async move {
+        let name = tokio::select! {
+            _ = term.recv() => "SIGTERM",
+            _ = int.recv() => "SIGINT",
+            _ = hup.recv() => "SIGHUP",
+        };
+        tracing::info!("{name}: stopping the server");
+        cancel.cancel();
+    });
+    Ok(token)
 }

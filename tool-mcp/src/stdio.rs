@@ -40,24 +40,48 @@ pub(crate) fn protected_stdio() -> Result<(StdinReader, ProtocolWriter), Error> 
     Ok((StdinReader::open(), ProtocolWriter::open(saved)))
 }
 
-/// Stdin: a non-blocking pipe reader when stdin is a FIFO (how MCP clients
-/// start servers), reopened through `/proc/self/fd` so the flag stays on our
-/// own open file description; tokio's blocking stdin otherwise.
+/// Stdin: a non-blocking pipe reader when stdin is a FIFO (how most MCP
+/// clients start servers), reopened through `/proc/self/fd` so the flag
+/// stays on our own open file description; a non-blocking socket when stdin
+/// is a socket (Node.js clients: libuv gives a child socketpairs); tokio's
+/// blocking stdin otherwise (a terminal, a file).
+///
+/// The non-blocking kinds matter when the server stops: a blocking read
+/// holds a thread of the runtime's blocking pool until input arrives, and
+/// the runtime's shutdown would wait for it.
 pub(crate) enum StdinReader {
     Pipe(tokio::net::unix::pipe::Receiver),
+    Socket(tokio::net::UnixStream),
     Blocking(tokio::io::Stdin),
 }
 
 impl StdinReader {
     fn open() -> Self {
-        if is_fifo(&std::io::stdin().as_fd())
+        let stdin = std::io::stdin();
+        let fd = stdin.as_fd();
+        if is_fifo(&fd)
             && let Ok(rx) =
                 tokio::net::unix::pipe::OpenOptions::new().open_receiver("/proc/self/fd/0")
         {
             return Self::Pipe(rx);
         }
+        if is_socket(&fd)
+            && let Ok(socket) = socket_stdin(&fd)
+        {
+            return Self::Socket(socket);
+        }
         Self::Blocking(tokio::io::stdin())
     }
+}
+
+/// Stdin's socket, duplicated (close-on-exec) and made non-blocking. A
+/// socket cannot be reopened, so the flag lands on the open file description
+/// fd 0 shares; nothing else in this process reads fd 0, and the commands
+/// tools start get their own stdin.
+fn socket_stdin(fd: &std::os::fd::BorrowedFd<'_>) -> std::io::Result<tokio::net::UnixStream> {
+    let socket = std::os::unix::net::UnixStream::from(fd.try_clone_to_owned()?);
+    socket.set_nonblocking(true)?;
+    tokio::net::UnixStream::from_std(socket)
 }
 
 impl AsyncRead for StdinReader {
@@ -68,6 +92,7 @@ impl AsyncRead for StdinReader {
     ) -> Poll<std::io::Result<()>> {
         match self.get_mut() {
             Self::Pipe(r) => Pin::new(r).poll_read(cx, buf),
+            Self::Socket(r) => Pin::new(r).poll_read(cx, buf),
             Self::Blocking(r) => Pin::new(r).poll_read(cx, buf),
         }
     }
@@ -117,6 +142,12 @@ impl AsyncWrite for ProtocolWriter {
             Self::File(w) => Pin::new(w).poll_shutdown(cx),
         }
     }
+}
+
+fn is_socket(fd: &impl AsFd) -> bool {
+    rustix::fs::fstat(fd)
+        .map(|st| rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::Socket)
+        .unwrap_or(false)
 }
 
 fn is_fifo(fd: &impl AsFd) -> bool {

@@ -538,3 +538,171 @@ async fn a_server_that_never_answers_the_handshake_fails_fast_and_is_named() {
     assert!(text.contains("no answer to the handshake"), "{text}");
     assert!(started.elapsed() < Duration::from_secs(10));
 }
+
+/// One raw HTTP/1.1 POST of `body` to `/mcp` at `addr`: the status and the body.
+async fn raw_post(addr: std::net::SocketAddr, body: &[u8]) -> (u16, String) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    // The server may answer (413) before reading a huge body; a failed write is fine then.
+    let _ = stream.write_all(body).await;
+    let mut response = Vec::new();
+    let _ = tokio::time::timeout(Duration::from_secs(10), stream.read_to_end(&mut response)).await;
+    let text = String::from_utf8_lossy(&response).into_owned();
+    let status = text
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no status in {text:?}"));
+    let body = text
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_owned())
+        .unwrap_or_default();
+    (status, body)
+}
+
+#[tokio::test]
+async fn http_answers_bad_messages_with_a_status_and_a_jsonrpc_error() {
+    let stop = tokio_util::sync::CancellationToken::new();
+    let (addr, _task) = McpServer::new(http_registry())
+        .serve_http(([127, 0, 0, 1], 0).into(), stop.clone())
+        .await
+        .unwrap();
+    let mut huge = br#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"shout","arguments":{"text":""#.to_vec();
+    huge.resize(huge.len() + tool_mcp::MAX_MESSAGE_BYTES, b'a');
+    huge.extend_from_slice(br#""}}}"#);
+    let cases: Vec<(Vec<u8>, u16, i64, Value)> = vec![
+        (b"not json".to_vec(), 400, -32700, Value::Null),
+        (b"{\"jsonrpc\":\"2.0\",\"id\":1".to_vec(), 400, -32700, Value::Null),
+        (br#"{"jsonrpc":"2.0","id":2,"method":"ping","params":"x"}"#.to_vec(), 400, -32600, json!(2)),
+        (br#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{}}"#.to_vec(), 200, -32602, json!(3)),
+        (br#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"shout","arguments":"x"}}"#.to_vec(), 200, -32602, json!(4)),
+        (br#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"shout","arguments":[]}}"#.to_vec(), 200, -32602, json!(5)),
+        (br#"{"jsonrpc":"2.0","id":6,"method":"logging/setLevel","params":{"level":"loud"}}"#.to_vec(), 200, -32602, json!(6)),
+        (br#"[{"jsonrpc":"2.0","id":7,"method":"ping"}]"#.to_vec(), 400, -32600, Value::Null),
+        (br#"{"jsonrpc":"2.0","id":true,"method":"ping"}"#.to_vec(), 400, -32600, Value::Null),
+        (huge, 413, -32600, Value::Null),
+    ];
+    for (body, status, code, id) in cases {
+        let shown = String::from_utf8_lossy(&body[..body.len().min(60)]).into_owned();
+        let (got_status, got_body) = raw_post(addr, &body).await;
+        assert_eq!(got_status, status, "{shown}: {got_body}");
+        let answer: Value =
+            serde_json::from_str(&got_body).unwrap_or_else(|e| panic!("{shown}: {e}: {got_body}"));
+        assert_eq!(answer["error"]["code"], code, "{shown}: {answer}");
+        assert_eq!(answer["id"], id, "{shown}: {answer}");
+    }
+    // A good request still works afterwards.
+    let (status, body) = raw_post(
+        addr,
+        br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#,
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("protocolVersion"), "{body}");
+    stop.cancel();
+}
+
+#[tokio::test]
+async fn http_access_refuses_remote_addresses_without_a_token() {
+    for addr in ["0.0.0.0:0", "[::]:0", "192.0.2.1:80"] {
+        let stop = tokio_util::sync::CancellationToken::new();
+        let err = McpServer::new(http_registry())
+            .serve_http(addr.parse().unwrap(), stop)
+            .await
+            .err()
+            .unwrap_or_else(|| panic!("{addr} served"));
+        assert_eq!(err.kind(), ErrorKind::Config, "{addr}: {err}");
+        assert!(err.message().contains("not a loopback address"), "{err}");
+    }
+    for bad in [
+        "",
+        "short",
+        "has a space in the token",
+        "tab\tin-the-token-abcdef",
+    ] {
+        let err = tool_mcp::HttpAccess::remote(bad).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Config, "{bad:?}");
+    }
+    let access = tool_mcp::HttpAccess::remote("0123456789abcdef").unwrap();
+    assert!(access.is_remote() && access.has_token());
+    assert!(
+        !format!("{access:?}").contains("0123"),
+        "Debug hides the token"
+    );
+    let stop = tokio_util::sync::CancellationToken::new();
+    let (bound, _task) = McpServer::new(http_registry())
+        .serve_http_with("0.0.0.0:0".parse().unwrap(), access, stop.clone())
+        .await
+        .unwrap();
+    assert!(bound.ip().is_unspecified());
+    let (status, _) = raw_post(
+        std::net::SocketAddr::from(([127, 0, 0, 1], bound.port())),
+        br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#,
+    )
+    .await;
+    assert_eq!(status, 401);
+    stop.cancel();
+}
+
+#[tokio::test]
+async fn shutdown_cancels_running_calls_answers_them_and_returns() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let started = Arc::new(tokio::sync::Notify::new());
+    let mut registry = ToolRegistry::new();
+    let spec = ToolSpec::new("hang", "Never ends.", json!({"type": "object"}));
+    let notify = started.clone();
+    registry
+        .register(
+            Tool::new(spec, move |_a: Map<String, Value>, _c: ToolContext| {
+                let notify = notify.clone();
+                async move {
+                    notify.notify_one();
+                    std::future::pending::<ToolResult>().await
+                }
+            })
+            .unwrap(),
+        )
+        .unwrap();
+    let (client, server_side) = tokio::io::duplex(1 << 16);
+    let (server_read, server_write) = tokio::io::split(server_side);
+    let stop = tokio_util::sync::CancellationToken::new();
+    let serving = tokio::spawn(
+        McpServer::new(registry).serve_transport_until((server_read, server_write), stop.clone()),
+    );
+    let (client_read, mut client_write) = tokio::io::split(client);
+    let mut lines = tokio::io::BufReader::new(client_read).lines();
+    for message in [
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#,
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"hang","arguments":{}}}"#,
+    ] {
+        client_write.write_all(message.as_bytes()).await.unwrap();
+        client_write.write_all(b"\n").await.unwrap();
+    }
+    let init: Value = serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap();
+    assert_eq!(init["id"], 1);
+    tokio::time::timeout(Duration::from_secs(10), started.notified())
+        .await
+        .expect("the call started");
+    let at = Instant::now();
+    stop.cancel();
+    let outcome = tokio::time::timeout(Duration::from_secs(5), serving)
+        .await
+        .expect("serve_transport_until returns within 5 s")
+        .unwrap();
+    assert!(outcome.is_ok(), "{outcome:?}");
+    assert!(
+        at.elapsed() < tool_mcp::SHUTDOWN_TIMEOUT,
+        "{:?}",
+        at.elapsed()
+    );
+    let answer: Value = serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap();
+    assert_eq!(answer["id"], 2, "{answer}");
+    assert_eq!(answer["result"]["isError"], true, "{answer}");
+    assert!(answer.to_string().contains("cancelled"), "{answer}");
+}

@@ -10,7 +10,7 @@ fn call(
     state: &TempDir,
     trace: Option<&str>,
     name: &str,
-    args: serde_json::Value,
+    args: &serde_json::Value,
 ) -> serde_json::Value {
     let mut cmd = tool();
     cmd.env("XDG_STATE_HOME", state.path())

@@ -223,3 +223,687 @@ fn mcp_config_that_cannot_start_is_a_usage_error_naming_the_server() {
         stderr(&out)
     );
 }
+
+// ---------------------------------------------------------------------------
+// `tool serve --http`: who may connect.
+
+/// `tool serve ARGS`, run to its end (for options it refuses).
+fn serve_refused(args: &[&str]) -> std::process::Output {
+    let dir = TempDir::new();
+    let mut all = vec!["serve", "--workspace", dir.arg()];
+    all.extend_from_slice(args);
+    run(all)
+}
+
+#[test]
+fn serve_http_refuses_non_loopback_addresses_without_allow_remote() {
+    for addr in ["0.0.0.0:0", "[::]:0", "192.0.2.7:8080", "[2001:db8::1]:80"] {
+        let out = serve_refused(&["--http", addr]);
+        assert_eq!(code(&out), 2, "{addr}: {}", stderr(&out));
+        let err = stderr(&out);
+        assert!(err.contains("refusing to serve on"), "{addr}: {err}");
+        assert!(err.contains("not a loopback address"), "{addr}: {err}");
+        assert!(
+            err.contains("--allow-remote") && err.contains("--token-file"),
+            "the message says how to allow it: {err}"
+        );
+        assert!(stdout(&out).is_empty());
+    }
+}
+
+#[test]
+fn allow_remote_needs_a_good_token() {
+    let dir = TempDir::new();
+    let empty = dir.path().join("empty");
+    std::fs::write(&empty, "\n").expect("write");
+    let short = dir.path().join("short");
+    std::fs::write(&short, "abc123\n").expect("write");
+    let spaced = "a token with spaces in it";
+    let missing = dir.path().join("missing");
+    let cases: [(Vec<&str>, &str); 5] = [
+        (
+            vec!["--http", "0.0.0.0:0", "--allow-remote"],
+            "needs a bearer token",
+        ),
+        (
+            vec!["--http", "[::]:0", "--allow-remote"],
+            "needs a bearer token",
+        ),
+        (
+            vec![
+                "--http",
+                "0.0.0.0:0",
+                "--allow-remote",
+                "--token-file",
+                empty.to_str().unwrap(),
+            ],
+            "the file is empty",
+        ),
+        (
+            vec![
+                "--http",
+                "0.0.0.0:0",
+                "--allow-remote",
+                "--token-file",
+                short.to_str().unwrap(),
+            ],
+            "at least 16",
+        ),
+        (
+            vec!["--http", "0.0.0.0:0", "--allow-remote", "--token", spaced],
+            "spaces",
+        ),
+    ];
+    for (args, expected) in cases {
+        let out = serve_refused(&args);
+        assert_eq!(code(&out), 2, "{args:?}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains(expected),
+            "{args:?}: {}",
+            stderr(&out)
+        );
+    }
+    let out = serve_refused(&[
+        "--http",
+        "0.0.0.0:0",
+        "--allow-remote",
+        "--token-file",
+        missing.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&out), 2);
+    assert!(stderr(&out).contains("missing"), "{}", stderr(&out));
+    // The remote options belong to --http.
+    let out = serve_refused(&["--allow-remote", "--token", "0123456789abcdef0123"]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(stderr(&out).contains("--http"), "{}", stderr(&out));
+}
+
+/// A `tool serve --http` child, killed when dropped.
+struct HttpChild {
+    child: std::process::Child,
+    port: u16,
+    stderr_lines: Vec<String>,
+    _dir: TempDir,
+}
+
+impl Drop for HttpChild {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts `tool serve --http ARGS...` and reads the banner (and the warning
+/// line when `warning_expected`).
+fn serve_http(args: &[&str], warning_expected: bool) -> HttpChild {
+    let dir = workspace_with_notes();
+    let mut child = tool()
+        .args(["serve", "--workspace", dir.arg()])
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("tool serve starts");
+    let mut reader = BufReader::new(child.stderr.take().expect("piped stderr"));
+    let mut stderr_lines = Vec::new();
+    for _ in 0..(1 + usize::from(warning_expected)) {
+        let mut line = String::new();
+        reader.read_line(&mut line).expect("a stderr line");
+        stderr_lines.push(line);
+    }
+    let url = stderr_lines[0]
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap_or_else(|| panic!("no URL in {stderr_lines:?}"))
+        .trim_end_matches(',')
+        .to_owned();
+    let port = url
+        .trim_end_matches("/mcp")
+        .rsplit(':')
+        .next()
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("no port in {url}"));
+    HttpChild {
+        child,
+        port,
+        stderr_lines,
+        _dir: dir,
+    }
+}
+
+const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
+
+/// One HTTP/1.1 POST of `body` to `/mcp` at `connect`, with `headers`;
+/// returns the status and the raw response head.
+fn post(connect: &str, host: &str, headers: &[&str], body: &str) -> (u16, String) {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(connect).expect("connects");
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(10)))
+        .expect("timeout");
+    let mut request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nConnection: close\r\n\
+         Content-Length: {}\r\n",
+        body.len()
+    );
+    for h in headers {
+        request.push_str(h);
+        request.push_str("\r\n");
+    }
+    request.push_str("\r\n");
+    request.push_str(body);
+    stream.write_all(request.as_bytes()).expect("sends");
+    // The head is enough (an SSE body may stay open).
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        match stream.read(&mut byte) {
+            Ok(1) => head.push(byte[0]),
+            _ => break,
+        }
+    }
+    let head = String::from_utf8_lossy(&head).into_owned();
+    let status = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no status in {head:?}"));
+    (status, head)
+}
+
+#[test]
+fn remote_access_needs_the_bearer_token_on_every_request() {
+    let token = "s3cret-token-0123456789abcdef";
+    for (bind, connect_host) in [("0.0.0.0:0", "127.0.0.1"), ("[::]:0", "[::1]")] {
+        let dir = TempDir::new();
+        let file = dir.path().join("token");
+        std::fs::write(&file, format!("{token}\n")).expect("write token");
+        let server = serve_http(
+            &[
+                "--http",
+                bind,
+                "--allow-remote",
+                "--token-file",
+                file.to_str().unwrap(),
+            ],
+            true,
+        );
+        assert!(
+            server.stderr_lines[1].starts_with("warning: tool serve: remote access is on"),
+            "{:?}",
+            server.stderr_lines
+        );
+        let connect = format!("{connect_host}:{}", server.port);
+        let right = format!("Authorization: Bearer {token}");
+        let cases: [(&[&str], u16); 7] = [
+            (&[], 401),
+            (&["Authorization: Bearer wrong-token-0123456789abcdef"], 401),
+            (&["Authorization: Bearer s3cret-token-0123456789abcde"], 401),
+            (&["Authorization: Basic czNjcmV0"], 401),
+            (&[right.as_str()], 200),
+            (
+                &["Authorization: bearer s3cret-token-0123456789abcdef"],
+                200,
+            ),
+            (
+                &["Authorization: Bearer  s3cret-token-0123456789abcdef "],
+                200,
+            ),
+        ];
+        for (headers, expected) in cases {
+            let (status, head) = post(&connect, "localhost", headers, INITIALIZE);
+            assert_eq!(status, expected, "{bind} {headers:?}: {head}");
+            if expected == 401 {
+                assert!(
+                    head.to_ascii_lowercase()
+                        .contains("www-authenticate: bearer"),
+                    "{head}"
+                );
+            }
+        }
+        // With remote access the Host header is whatever name clients use.
+        let (status, head) = post(
+            &connect,
+            "mcp.example.org:8443",
+            &[right.as_str()],
+            INITIALIZE,
+        );
+        assert_eq!(status, 200, "{head}");
+        // A foreign browser Origin is still refused, token or not.
+        let (status, head) = post(
+            &connect,
+            "localhost",
+            &[right.as_str(), "Origin: https://evil.example"],
+            INITIALIZE,
+        );
+        assert_eq!(status, 403, "{head}");
+    }
+}
+
+#[test]
+fn loopback_http_works_without_a_token_and_checks_one_when_given() {
+    let server = serve_http(&["--http", "127.0.0.1:0"], false);
+    let connect = format!("127.0.0.1:{}", server.port);
+    let (status, head) = post(&connect, "localhost", &[], INITIALIZE);
+    assert_eq!(status, 200, "{head}");
+    // A foreign Host is refused on loopback access (DNS rebinding).
+    let (status, head) = post(&connect, "evil.example", &[], INITIALIZE);
+    assert_eq!(status, 403, "{head}");
+    drop(server);
+
+    let token = "loopback-token-0123456789";
+    let server = serve_http(&["--http", "127.0.0.1:0", "--token", token], false);
+    let connect = format!("127.0.0.1:{}", server.port);
+    assert_eq!(post(&connect, "localhost", &[], INITIALIZE).0, 401);
+    let right = format!("Authorization: Bearer {token}");
+    assert_eq!(
+        post(&connect, "localhost", &[right.as_str()], INITIALIZE).0,
+        200
+    );
+    drop(server);
+
+    let server = serve_http(&["--http", "[::1]:0"], false);
+    let connect = format!("[::1]:{}", server.port);
+    assert_eq!(post(&connect, "localhost", &[], INITIALIZE).0, 200);
+}
+
+// ---------------------------------------------------------------------------
+// `tool serve` over stdio: every request gets one answer; signals stop it.
+
+/// A `tool serve` child spoken to line by line; answers are read on a thread
+/// so that a missing answer fails the test instead of hanging it.
+struct StdioChild {
+    child: std::process::Child,
+    stdin: Option<std::process::ChildStdin>,
+    answers: std::sync::mpsc::Receiver<String>,
+}
+
+impl Drop for StdioChild {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl StdioChild {
+    /// Starts `tool serve --workspace DIR EXTRA...` and does the 2025-11-25 handshake.
+    fn start(dir: &TempDir, extra: &[&str]) -> Self {
+        let mut child = tool()
+            .args(["serve", "--workspace", dir.arg()])
+            .args(extra)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("tool serve starts");
+        let stdout = child.stdout.take().expect("piped stdout");
+        let (tx, answers) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut me = Self {
+            stdin: child.stdin.take(),
+            child,
+            answers,
+        };
+        me.send(INITIALIZE.as_bytes());
+        let init = me.answer();
+        assert_eq!(init["id"], 1, "{init}");
+        assert!(init["result"]["protocolVersion"].is_string(), "{init}");
+        me.send(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+        me
+    }
+
+    fn send(&mut self, line: &[u8]) {
+        use std::io::Write;
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        stdin.write_all(line).expect("write");
+        stdin.write_all(b"\n").expect("write");
+        stdin.flush().expect("flush");
+    }
+
+    /// The next answer, within 20 s.
+    fn answer(&self) -> Value {
+        let line = self
+            .answers
+            .recv_timeout(std::time::Duration::from_secs(20))
+            .expect("an answer within 20 s");
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"))
+    }
+
+    /// No further answer within `wait`.
+    fn assert_silent(&self, wait: std::time::Duration) {
+        if let Ok(line) = self.answers.recv_timeout(wait) {
+            panic!("unexpected answer {line}");
+        }
+    }
+}
+
+#[test]
+fn stdio_answers_every_bad_request_once_with_its_id_and_goes_on() {
+    let dir = TempDir::new();
+    let mut server = StdioChild::start(&dir, &[]);
+    let big = |id: &str| {
+        let mut line =
+            format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"read_file","arguments":{{"file_path":""#)
+                .into_bytes();
+        line.resize(line.len() + 16 * 1024 * 1024 + 10, b'a');
+        line.extend_from_slice(br#""}}}"#);
+        line
+    };
+    let mut cases: Vec<(Vec<u8>, i64, Value)> = vec![
+        // The issue's inputs.
+        (big("11"), -32600, json!(11)),
+        (b"this is not JSON".to_vec(), -32700, Value::Null),
+        (br#"{"jsonrpc":"2.0","id":12,"method":"ping","params":"x"}"#.to_vec(), -32600, json!(12)),
+        (br#"{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"arguments":{}}}"#.to_vec(), -32602, json!(13)),
+        (br#"{"jsonrpc":"2.0","id":14,"method":"tools/call","params":{"name":"read_file","arguments":"{\"file_path\":\"a\"}"}}"#.to_vec(), -32602, json!(14)),
+        (br#"{"jsonrpc":"2.0","id":15,"method":"tools/call","params":{"name":"read_file","arguments":["a"]}}"#.to_vec(), -32602, json!(15)),
+        (br#"{"jsonrpc":"2.0","id":16,"method":"logging/setLevel","params":{"level":"verbose"}}"#.to_vec(), -32602, json!(16)),
+        // More of each kind.
+        (big(r#""big-string-id""#), -32600, json!("big-string-id")),
+        (b"{\"jsonrpc\":\"2.0\",\"id\":17,".to_vec(), -32700, Value::Null),
+        (b"\xff\xfe\x00garbage".to_vec(), -32700, Value::Null),
+        (br#"[{"jsonrpc":"2.0","id":18,"method":"ping"}]"#.to_vec(), -32600, Value::Null),
+        (br#"{"jsonrpc":"1.0","id":19,"method":"ping"}"#.to_vec(), -32600, json!(19)),
+        (br#"{"jsonrpc":"2.0","id":20,"method":"tools/list","params":[1]}"#.to_vec(), -32600, json!(20)),
+        (br#"{"jsonrpc":"2.0","id":"s21","method":"tools/call","params":{"name":7}}"#.to_vec(), -32602, json!("s21")),
+        (br#"{"jsonrpc":"2.0","id":22,"method":"tools/call","params":{"name":"read_file","arguments":5}}"#.to_vec(), -32602, json!(22)),
+        (br#"{"jsonrpc":"2.0","id":23,"method":"logging/setLevel","params":{}}"#.to_vec(), -32602, json!(23)),
+        (br#"{"jsonrpc":"2.0","id":24,"method":"logging/setLevel","params":{"level":3}}"#.to_vec(), -32602, json!(24)),
+        (br#"{"jsonrpc":"2.0","id":25,"method":"tools/list","params":{"cursor":5}}"#.to_vec(), -32602, json!(25)),
+    ];
+    // An oversize line whose id comes after the params cannot be matched: id null.
+    let mut late = br#"{"jsonrpc":"2.0","method":"ping","params":{"pad":""#.to_vec();
+    late.resize(late.len() + 17 * 1024 * 1024, b'b');
+    late.extend_from_slice(br#""},"id":26}"#);
+    cases.push((late, -32600, Value::Null));
+    for (line, expected_code, expected_id) in cases {
+        let shown = String::from_utf8_lossy(&line[..line.len().min(80)]).into_owned();
+        server.send(&line);
+        let answer = server.answer();
+        assert_eq!(answer["jsonrpc"], "2.0", "{shown}: {answer}");
+        assert_eq!(answer["error"]["code"], expected_code, "{shown}: {answer}");
+        assert_eq!(answer["id"], expected_id, "{shown}: {answer}");
+        assert!(
+            answer["error"]["message"]
+                .as_str()
+                .is_some_and(|m| !m.is_empty()),
+            "{answer}"
+        );
+        if line.len() > 16 * 1024 * 1024 {
+            assert!(
+                answer["error"]["message"]
+                    .as_str()
+                    .unwrap()
+                    .contains("16 MiB"),
+                "{answer}"
+            );
+        }
+    }
+    // The logging level is advertised and a good one is accepted.
+    server.send(
+        br#"{"jsonrpc":"2.0","id":30,"method":"logging/setLevel","params":{"level":"warning"}}"#,
+    );
+    let answer = server.answer();
+    assert_eq!(answer["id"], 30, "{answer}");
+    assert_eq!(answer["result"], json!({}), "{answer}");
+    // Notifications, valid or not, and blank lines get no answer.
+    server.send(
+        br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":999}}"#,
+    );
+    server.send(b"");
+    server.send(b"   ");
+    server.assert_silent(std::time::Duration::from_millis(300));
+    // Serving goes on: a real call after all that.
+    std::fs::write(dir.path().join("after.txt"), "still serving\n").expect("write");
+    server.send(br#"{"jsonrpc":"2.0","id":31,"method":"tools/call","params":{"name":"read_file","arguments":{"file_path":"after.txt"}}}"#);
+    let answer = server.answer();
+    assert_eq!(answer["id"], 31, "{answer}");
+    assert!(
+        answer["result"]["content"]
+            .to_string()
+            .contains("still serving"),
+        "{answer}"
+    );
+    server.assert_silent(std::time::Duration::from_millis(200));
+}
+
+/// Whether process `pid` is gone (no /proc entry, or a zombie nobody reaped yet).
+fn process_gone(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit(')')
+            .next()
+            .and_then(|rest| rest.split_whitespace().next())
+            .is_some_and(|state| state == "Z" || state == "X"),
+    }
+}
+
+/// Starts a `bash_command` that records its pid in `pid` and runs `command`
+/// (whose process is that pid) on a served stdio server, and waits for the pid.
+fn running_command(dir: &TempDir, command: &str) -> (StdioChild, u32) {
+    let mut server = StdioChild::start(dir, &["--approve", "all"]);
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "bash_command",
+        "arguments": {"command": format!("echo $$ > pid; {command}")}
+    }});
+    server.send(call.to_string().as_bytes());
+    let pid_file = dir.path().join("pid");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        if let Some(pid) = std::fs::read_to_string(&pid_file)
+            .ok()
+            .and_then(|t| t.trim().parse().ok())
+        {
+            return (server, pid);
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the command never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+fn signal(pid: u32, name: &str) {
+    let status = std::process::Command::new("kill")
+        .args([format!("-{name}"), pid.to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(status.success());
+}
+
+/// Waits up to `limit` for the server to exit; its status.
+fn exits_within(server: &mut StdioChild, limit: std::time::Duration) -> std::process::ExitStatus {
+    let start = std::time::Instant::now();
+    loop {
+        if let Some(status) = server.child.try_wait().expect("try_wait") {
+            return status;
+        }
+        assert!(
+            start.elapsed() < limit,
+            "tool serve still running {limit:?} after the signal"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_signal_stops_the_server_and_the_command_it_runs() {
+    // The issue's case (SIGTERM, `sleep 100`), the other two signals, a
+    // command that ignores SIGTERM, and one whose shell waits on a child.
+    let cases = [
+        ("TERM", "exec sleep 100"),
+        ("INT", "exec sleep 100"),
+        ("HUP", "exec sleep 100"),
+        ("TERM", "trap '' TERM; while true; do sleep 1; done"),
+        ("TERM", "sleep 100; echo done"),
+    ];
+    for (name, command) in cases {
+        let dir = TempDir::new();
+        let (mut server, pid) = running_command(&dir, command);
+        assert!(!process_gone(pid), "{command}: not started");
+        signal(server.child.id(), name);
+        let status = exits_within(&mut server, std::time::Duration::from_secs(5));
+        assert!(
+            status.code() == Some(0) || status.code() == Some(143),
+            "SIG{name}: exit {status:?}"
+        );
+        // The running call was answered before the server went.
+        let answer = server.answer();
+        assert_eq!(answer["id"], 2, "{answer}");
+        assert_eq!(answer["result"]["isError"], true, "{answer}");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3);
+        while !process_gone(pid) {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "SIG{name}, `{command}`: process {pid} outlived the server"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_signal_stops_the_http_server_and_the_command_it_runs() {
+    for name in ["TERM", "INT"] {
+        let mut server = serve_http(&["--http", "127.0.0.1:0", "--approve", "all"], false);
+        let workspace = server._dir.path().to_owned();
+        let conn = McpToolSource::http(format!("http://127.0.0.1:{}/mcp", server.port))
+            .named("web")
+            .connect()
+            .await
+            .expect("connects over HTTP");
+        let call = tokio::spawn(async move {
+            conn.call(
+                "bash_command",
+                args(json!({"command": "echo $$ > pid; exec sleep 100"})),
+                &ToolContext::new(),
+            )
+            .await
+        });
+        let pid_file = workspace.join("pid");
+        let mut pid = None;
+        for _ in 0..500 {
+            pid = std::fs::read_to_string(&pid_file)
+                .ok()
+                .and_then(|t| t.trim().parse::<u32>().ok());
+            if pid.is_some() {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        let pid = pid.expect("the command started");
+        signal(server.child.id(), name);
+        let start = std::time::Instant::now();
+        let status = loop {
+            if let Some(status) = server.child.try_wait().expect("try_wait") {
+                break status;
+            }
+            assert!(
+                start.elapsed() < std::time::Duration::from_secs(5),
+                "SIG{name}: tool serve --http still running"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        };
+        assert_eq!(status.code(), Some(0), "SIG{name}: {status:?}");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3);
+        while !process_gone(pid) {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "SIG{name}: process {pid} outlived the HTTP server"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        // The cancelled call was answered before the server went.
+        let result = tokio::time::timeout(std::time::Duration::from_secs(5), call)
+            .await
+            .expect("the call is answered")
+            .expect("the call task ends");
+        assert!(result.is_error(), "{result:?}");
+        assert!(
+            result
+                .error
+                .as_ref()
+                .is_some_and(|e| e.message.contains("cancelled")),
+            "{result:?}"
+        );
+    }
+}
+
+#[test]
+fn stdio_over_a_socketpair_serves_and_stops_at_once_on_sigterm() {
+    // Node.js clients (libuv) give a server socketpairs, not pipes, as stdio.
+    use std::io::Write;
+    use std::os::unix::net::UnixStream;
+    let dir = TempDir::new();
+    let (ours, theirs) = UnixStream::pair().expect("socketpair");
+    let theirs_out = theirs.try_clone().expect("clone");
+    let mut child = tool()
+        .args(["serve", "--workspace", dir.arg(), "--approve", "all"])
+        .stdin(Stdio::from(std::os::fd::OwnedFd::from(theirs)))
+        .stdout(Stdio::from(std::os::fd::OwnedFd::from(theirs_out)))
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("tool serve starts");
+    ours.set_read_timeout(Some(std::time::Duration::from_secs(20)))
+        .expect("timeout");
+    let mut writer = ours.try_clone().expect("clone");
+    let mut reader = BufReader::new(ours);
+    let mut ask = |line: &str| {
+        writer.write_all(line.as_bytes()).expect("write");
+        writer.write_all(b"\n").expect("write");
+    };
+    ask(INITIALIZE);
+    ask(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    ask(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#);
+    ask(
+        r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"bash_command","arguments":{"command":"echo $$ > pid; exec sleep 100"}}}"#,
+    );
+    let mut read = || {
+        let mut line = String::new();
+        reader.read_line(&mut line).expect("an answer");
+        serde_json::from_str::<Value>(&line).unwrap_or_else(|e| panic!("{e}: {line:?}"))
+    };
+    assert_eq!(read()["id"], 1);
+    let list = read();
+    assert_eq!(list["id"], 2, "{list}");
+    assert!(list.to_string().contains("bash_command"), "{list}");
+    let pid_file = dir.path().join("pid");
+    let mut pid = None;
+    for _ in 0..1000 {
+        pid = std::fs::read_to_string(&pid_file)
+            .ok()
+            .and_then(|t| t.trim().parse::<u32>().ok());
+        if pid.is_some() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let pid = pid.expect("the command started");
+    signal(child.id(), "TERM");
+    let start = std::time::Instant::now();
+    let answer = read();
+    assert_eq!(answer["id"], 3, "{answer}");
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("try_wait") {
+            break status;
+        }
+        // Well under the 4 s a blocking stdin read would hold the exit up.
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(2),
+            "tool serve still running"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    };
+    assert_eq!(status.code(), Some(0));
+    assert!(process_gone(pid), "process {pid} outlived the server");
+}

@@ -34,7 +34,7 @@ fn a_read_in_one_call_lets_the_next_call_of_the_trace_edit() {
         &state,
         Some("t-ledger-1"),
         "read_file",
-        json!({"file_path": "notes.md"}),
+        &json!({"file_path": "notes.md"}),
     );
     assert!(read["error"].is_null(), "{read}");
     let edit = call(
@@ -42,7 +42,7 @@ fn a_read_in_one_call_lets_the_next_call_of_the_trace_edit() {
         &state,
         Some("t-ledger-1"),
         "edit_file",
-        json!({
+        &json!({
         "file_path": "notes.md", "old_string": "line two", "new_string": "line 2"}),
     );
     assert!(edit["error"].is_null(), "{edit}");
@@ -52,7 +52,7 @@ fn a_read_in_one_call_lets_the_next_call_of_the_trace_edit() {
         &state,
         Some("t-ledger-1"),
         "multi_edit",
-        json!({
+        &json!({
         "file_path": "notes.md",
         "edits": [{"old_string": "line one", "new_string": "line 1"}]}),
     );
@@ -74,7 +74,7 @@ fn other_traces_and_changed_files_still_need_a_read() {
         &state,
         Some("t-ledger-2"),
         "read_file",
-        json!({"file_path": "a.txt"}),
+        &json!({"file_path": "a.txt"}),
     );
     assert!(read["error"].is_null(), "{read}");
     for trace in [Some("t-ledger-other"), None] {
@@ -83,7 +83,7 @@ fn other_traces_and_changed_files_still_need_a_read() {
             &state,
             trace,
             "edit_file",
-            json!({
+            &json!({
             "file_path": "a.txt", "old_string": "alpha", "new_string": "beta"}),
         );
         let message = edit["error"]["message"]
@@ -99,7 +99,7 @@ fn other_traces_and_changed_files_still_need_a_read() {
         &state,
         Some("t-ledger-2"),
         "edit_file",
-        json!({
+        &json!({
         "file_path": "a.txt", "old_string": "ALPHA", "new_string": "beta"}),
     );
     let message = edit["error"]["message"]

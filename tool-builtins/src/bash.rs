@@ -13,9 +13,12 @@
 //!   default: the beginning is kept and the output says the file was cut), so
 //!   `yes` cannot fill the disk.
 //! - **Processes outliving the call**: the shell runs under a per-call
-//!   supervisor, a child subreaper (see [`crate::proctree`] for the design),
-//!   so every process the command starts stays below it however it detaches
-//!   (`&`, `nohup`, `setsid`, `disown`, double forks, `set -m` jobs). Every
+//!   supervisor: a fork of this process that marks itself a child subreaper
+//!   (`PR_SET_CHILD_SUBREAPER`), starts the shell (with `PR_SET_PDEATHSIG`)
+//!   and reaps it; so every process the command starts stays below it
+//!   however it detaches (`&`, `nohup`, `setsid`, `disown`, double forks,
+//!   `set -m` jobs), and the tree is found from `/proc`. The crate's private
+//!   `proctree` module documents the design. Every
 //!   process a call started ends with the call: on success, timeout,
 //!   cancellation, and when the call's future is dropped; and when this
 //!   process dies, even by `SIGKILL`, the supervisor sees its control pipe

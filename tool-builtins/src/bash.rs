@@ -67,7 +67,7 @@ use tool_core::{
 };
 
 use crate::ansi::EscapeStripper;
-use crate::bash_policy::{CommandPolicy, PolicyAction};
+use crate::bash_policy::{CommandPolicy, MAX_COMMAND_BYTES, PolicyAction};
 use crate::proctree::{ProcessTree, SupervisorFds, supervise};
 use crate::workspace::workspace_of;
 
@@ -305,6 +305,17 @@ pub async fn bash_command(
             "The command is empty. Give the shell command to run.",
         );
     }
+    if command.len() > MAX_COMMAND_BYTES {
+        return ToolResult::error(
+            ErrorKind::InvalidArguments,
+            format!(
+                "The command is {} bytes long; at most {MAX_COMMAND_BYTES} bytes are accepted (the \
+                 limit MAX_COMMAND_BYTES, the kernel's limit on one argument of `bash -c`). Write \
+                 long content to a file with write_file and use the file in a short command.",
+                command.len()
+            ),
+        );
+    }
     let command = match &config.policy {
         None => command,
         Some(policy) => {
@@ -397,7 +408,16 @@ async fn apply_policy(
             format!("This command is not allowed by the command policy: {reason}"),
         )
     };
+    let too_big = |limit: &str| {
+        ToolResult::error(
+            ErrorKind::InvalidArguments,
+            format!("The command was not run: {limit}. Split it into simpler commands."),
+        )
+    };
     let decision = policy.check(&command);
+    if let Some(limit) = &decision.limit {
+        return Err(too_big(limit));
+    }
     match decision.action {
         PolicyAction::Allow => return Ok(command),
         PolicyAction::Deny => return Err(denied(&decision.reason)),
@@ -434,6 +454,9 @@ async fn apply_policy(
                 .map_or(command, str::to_owned);
             // A person approved this text; only a deny rule still stops it.
             let again = policy.check(&edited);
+            if let Some(limit) = &again.limit {
+                return Err(too_big(limit));
+            }
             if again.action == PolicyAction::Deny {
                 return Err(denied(&again.reason));
             }
@@ -1424,6 +1447,91 @@ mod tests {
         // Substitution needs confirmation even when every command is allowed.
         let e = call(&no_gate, "echo $(date)", None, None).error.unwrap();
         assert!(e.message.contains("substitution"), "{}", e.message);
+    }
+
+    #[test]
+    fn policy_bypasses_do_not_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let victim = dir.path().join("victim");
+        let cfg = || config().with_policy(CommandPolicy::new(PolicyAction::Allow).deny("rm *"));
+        for command in [
+            "env sh -c \"rm victim\"",
+            "echo \"rm victim\" | bash",
+            "x=rm; $x victim",
+            "timeout -s KILL 5 rm victim",
+            "env -i A=1 rm victim",
+            "nice -n 5 rm victim",
+            "command rm victim",
+            "nohup setsid rm victim",
+            "echo victim | xargs rm",
+            "find . -name victim -exec rm {} \\;",
+            "bash <<EOF\nrm victim\nEOF",
+            "$(echo rm) victim",
+            "eval 'rm victim'",
+        ] {
+            std::fs::write(&victim, "x").unwrap();
+            let r = run_in(dir.path(), command, None, cfg());
+            let e = r
+                .error
+                .unwrap_or_else(|| panic!("{command}: ran: {}", r.output));
+            assert_eq!(e.kind, ErrorKind::Denied, "{command}: {}", e.message);
+            assert!(victim.exists(), "{command}: the file was removed");
+        }
+        // Allowed commands still run.
+        let r = run_in(dir.path(), "timeout 5 ls", None, cfg());
+        assert_eq!(r.output, "victim\n");
+    }
+
+    #[test]
+    fn commands_beyond_the_limits_are_invalid_arguments() {
+        let dir = tempfile::tempdir().unwrap();
+        let policy = CommandPolicy::new(PolicyAction::Allow).deny("rm *");
+        // A 10 MB command: refused with or without a policy.
+        let huge = format!("echo {}", "a".repeat(10 * 1024 * 1024));
+        for cfg in [config(), config().with_policy(policy.clone())] {
+            let e = run_in(dir.path(), &huge, None, cfg).error.unwrap();
+            assert_eq!(e.kind, ErrorKind::InvalidArguments);
+            assert!(e.message.contains("MAX_COMMAND_BYTES"), "{}", e.message);
+            assert!(e.message.contains("10485765 bytes"), "{}", e.message);
+        }
+        // Deep nesting: refused before anything runs, naming the limit.
+        let marker = dir.path().join("ran");
+        // 100 000 nested `$(` (200 000 bytes) break the length limit first.
+        let nested = format!("{}ls{}", "$(".repeat(100_000), ")".repeat(100_000));
+        let e = run_in(
+            dir.path(),
+            &nested,
+            None,
+            config().with_policy(policy.clone()),
+        )
+        .error
+        .unwrap();
+        assert_eq!(e.kind, ErrorKind::InvalidArguments);
+        assert!(e.message.contains("MAX_COMMAND_BYTES"), "{}", e.message);
+        let deep = [
+            format!("touch {}; echo {}", marker.display(), "$(".repeat(60_000)),
+            format!(
+                "touch {}; {}ls{}",
+                marker.display(),
+                "(".repeat(5_000),
+                ")".repeat(5_000)
+            ),
+            format!("touch {}; echo {}x", marker.display(), "\"$(".repeat(200)),
+            format!("touch {}; {}rm x", marker.display(), "env ".repeat(100)),
+        ];
+        for command in &deep {
+            let cfg = config().with_policy(policy.clone());
+            let start = Instant::now();
+            let e = run_in(dir.path(), command, None, cfg).error.unwrap();
+            assert!(
+                start.elapsed() < Duration::from_secs(2),
+                "{:?}",
+                start.elapsed()
+            );
+            assert_eq!(e.kind, ErrorKind::InvalidArguments, "{}", e.message);
+            assert!(e.message.contains("MAX_NESTING"), "{}", e.message);
+            assert!(!marker.exists());
+        }
     }
 
     #[test]

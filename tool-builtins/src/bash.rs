@@ -79,8 +79,9 @@ pub const DEFAULT_BASH_TIMEOUT: Duration = Duration::from_secs(120);
 pub const MAX_BASH_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// Longest `kill_grace` and `drain` used (larger settings are capped): 4 s,
-/// so that timeout + grace + the wait after `SIGKILL` stays under the tool's
-/// 610 s registry timeout.
+/// so that the longest call, a shell exiting just before its 600 s timeout,
+/// then drain + grace + the waits after `SIGKILL` and for the supervisor
+/// (1 s each), stays under the tool's 610 s registry timeout.
 pub const MAX_BASH_GRACE: Duration = Duration::from_secs(4);
 
 /// Byte budget of the output kept in memory and shown: 48 KiB. Together with

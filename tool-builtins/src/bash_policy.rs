@@ -798,7 +798,7 @@ impl Lexer<'_> {
                     return;
                 }
                 "watch" => {
-                    let start = skip_options(args, &WATCH).0;
+                    let start = skip_options(args, &WATCH, &mut false).0;
                     self.code(&join(&args[start.min(args.len())..]));
                     return;
                 }
@@ -811,14 +811,15 @@ impl Lexer<'_> {
             let Some(spec) = WRAPPERS.iter().find(|w| w.names.contains(&name)) else {
                 return;
             };
-            let (mut start, mut code, mut stop) = skip_options(args, spec);
+            let mut starts_shell = spec.shell_when_empty;
+            let (mut start, mut code, mut stop) = skip_options(args, spec, &mut starts_shell);
             if spec.options_after_operands {
                 let after = Wrapper {
                     operands: 0,
                     ..*spec
                 };
                 let rest = args.get(start..).unwrap_or_default();
-                let (more, more_code, more_stop) = skip_options(rest, &after);
+                let (more, more_code, more_stop) = skip_options(rest, &after, &mut starts_shell);
                 start += more;
                 code.extend(more_code);
                 stop |= more_stop;
@@ -832,7 +833,7 @@ impl Lexer<'_> {
             }
             let inner = args.get(start..).unwrap_or_default();
             if inner.is_empty() {
-                if spec.shell_when_empty {
+                if starts_shell {
                     self.dynamic(format!(
                         "`{name}` without a command starts a shell reading standard input"
                     ));
@@ -1387,6 +1388,9 @@ struct Wrapper {
     no_command: &'static str,
     /// Without a command, the program starts an interactive shell.
     shell_when_empty: bool,
+    /// Short options that make it start a shell when no command follows
+    /// (`sudo -s`, `sudo -i`, `doas -s`).
+    shell_flags: &'static str,
     /// Options may also follow the operands (`flock FILE -c CODE`).
     options_after_operands: bool,
 }
@@ -1400,6 +1404,7 @@ const NO_OPTIONS: Wrapper = Wrapper {
     code_short: "",
     no_command: "",
     shell_when_empty: false,
+    shell_flags: "",
     options_after_operands: false,
 };
 
@@ -1481,13 +1486,13 @@ const WRAPPERS: &[Wrapper] = &[
             "host",
         ],
         no_command: "lvkK",
-        shell_when_empty: true,
+        shell_flags: "si",
         ..NO_OPTIONS
     },
     Wrapper {
         names: &["doas"],
         short_args: "uC",
-        shell_when_empty: true,
+        shell_flags: "s",
         ..NO_OPTIONS
     },
     Wrapper {
@@ -1538,8 +1543,9 @@ const SHELLS: &[&str] = &[
 
 /// Skips `spec`'s options (and their arguments) and operands in `args`.
 /// Returns where the command starts, the arguments of code options, and
-/// whether an option says no command follows.
-fn skip_options(args: &[Word], spec: &Wrapper) -> (usize, Vec<String>, bool) {
+/// whether an option says no command follows. Sets `shell` when one of the
+/// `shell_flags` is given.
+fn skip_options(args: &[Word], spec: &Wrapper, shell: &mut bool) -> (usize, Vec<String>, bool) {
     let mut i = 0;
     let mut code = Vec::new();
     let mut stop = false;
@@ -1568,6 +1574,7 @@ fn skip_options(args: &[Word], spec: &Wrapper) -> (usize, Vec<String>, bool) {
             i += 1;
             for (k, c) in letters.char_indices() {
                 stop |= spec.no_command.contains(c);
+                *shell |= spec.shell_flags.contains(c);
                 if spec.short_args.contains(c) {
                     let attached = &letters[k + c.len_utf8()..];
                     let value = if attached.is_empty() {
@@ -2008,6 +2015,8 @@ mod bypass_tests {
             "find . -name '*.rs' -exec wc -l {} +",
             "xargs -n1 echo",
             "sudo -l",
+            "sudo",
+            "doas",
             "echo ${HOME}",
             "cat <<EOF\nrm x\nEOF",
         ] {

@@ -49,8 +49,9 @@
 //! left and exits. Every process a call started therefore ends with the call.
 //!
 //! Limits: a process that `SIGKILL`s the supervisor itself (it runs as the
-//! same user) frees the processes below it; and a process stuck in the
-//! kernel (state `D`) dies only when it leaves it.
+//! same user) frees the processes below it; a process that changed its user
+//! (through `sudo`, a set-user-ID program) cannot be signalled by this user;
+//! and a process stuck in the kernel (state `D`) dies only when it leaves it.
 //!
 //! Linux only: `/proc`, `prctl` and `pidfd_open` (the last is optional: without
 //! it the supervisor checks on the shell every 10 ms).
@@ -334,6 +335,11 @@ pub(crate) fn supervise(command: &mut Command, fds: SupervisorFds) {
             // async-signal-safe.
             let _ = unsafe { libc::signal(signal, libc::SIG_IGN) };
         }
+        // SAFETY: as above, with SIG_DFL: the supervisor must see its
+        // children exit whatever this process does with SIGCHLD (ignored
+        // would reap them unseen; a handler copied from this process would
+        // run in the supervisor).
+        let _ = unsafe { libc::signal(libc::SIGCHLD, libc::SIG_DFL) };
         let mut keep = [control.as_raw_fd(), status.as_raw_fd()];
         keep.sort_unstable();
         let mut low = 0_u32;

@@ -1712,30 +1712,50 @@ mod tests {
             Ok("trap") => format!("trap '' TERM HUP; sleep {marker} & sleep {marker}"),
             _ => format!("sleep {marker} & sleep {marker}"),
         };
+        if std::env::var("TOOL_BUILTINS_BASH_HELPER_FORM").as_deref() == Ok("concurrent") {
+            // Two calls at once: neither supervisor may keep the other's
+            // control pipe open (each closes every descriptor it inherits).
+            let path = dir.path().to_path_buf();
+            let other = {
+                let command = command.clone();
+                std::thread::spawn(move || run_in(&path, &command, Some(300.0), config()))
+            };
+            let _ = run_in(dir.path(), &command, Some(300.0), config());
+            let _ = other.join();
+            return;
+        }
         let _ = run_in(dir.path(), &command, Some(300.0), config());
     }
 
     #[test]
     fn sigkill_of_the_tool_process_ends_the_command() {
         let exe = std::env::current_exe().unwrap();
-        for (n, form) in ["plain", "setsid", "nested", "nohup", "trap"]
-            .iter()
-            .enumerate()
-        {
+        /// Kills the helper even when an assertion fails.
+        struct KillOnDrop(std::process::Child);
+        impl Drop for KillOnDrop {
+            fn drop(&mut self) {
+                let _ = self.0.kill();
+                let _ = self.0.wait();
+            }
+        }
+        let forms = ["plain", "setsid", "nested", "nohup", "trap", "concurrent"];
+        for (n, form) in forms.iter().enumerate() {
             let marker = unique_sleep(40 + n);
-            let mut helper = std::process::Command::new(&exe)
-                .args([
-                    "--exact",
-                    "bash::tests::helper_runs_a_long_command",
-                    "--ignored",
-                    "--test-threads=1",
-                ])
-                .env(HELPER_MARKER, &marker)
-                .env("TOOL_BUILTINS_BASH_HELPER_FORM", form)
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .unwrap();
+            let mut helper = KillOnDrop(
+                std::process::Command::new(&exe)
+                    .args([
+                        "--exact",
+                        "bash::tests::helper_runs_a_long_command",
+                        "--ignored",
+                        "--test-threads=1",
+                    ])
+                    .env(HELPER_MARKER, &marker)
+                    .env("TOOL_BUILTINS_BASH_HELPER_FORM", form)
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .spawn()
+                    .unwrap(),
+            );
             let sleeps = |marker: &str| {
                 processes_matching(marker)
                     .into_iter()
@@ -1746,13 +1766,17 @@ mod tests {
                     .count()
             };
             let start = Instant::now();
-            let want = if *form == "setsid" { 3 } else { 2 };
+            let want = match *form {
+                "setsid" => 3,
+                "concurrent" => 4,
+                _ => 2,
+            };
             while sleeps(&marker) < want && start.elapsed() < Duration::from_secs(20) {
                 std::thread::sleep(Duration::from_millis(50));
             }
             assert_eq!(sleeps(&marker), want, "{form}: the sleeps did not start");
-            helper.kill().unwrap(); // SIGKILL
-            helper.wait().unwrap();
+            helper.0.kill().unwrap(); // SIGKILL
+            helper.0.wait().unwrap();
             let left = gone_within(&marker, Duration::from_secs(3));
             kill_groups_of(&marker);
             assert!(

@@ -157,8 +157,9 @@ pub struct BashConfig {
     /// left behind; they are stopped after it. Default 500 ms, at most
     /// [`MAX_BASH_GRACE`].
     pub drain: Duration,
-    /// Time between `SIGTERM` and `SIGKILL` on timeout or cancellation.
-    /// Default 2 s, at most [`MAX_BASH_GRACE`].
+    /// Time between `SIGTERM` and `SIGKILL` when a call ends with processes
+    /// still running: on timeout, cancellation, and for background processes
+    /// left after the drain deadline. Default 2 s, at most [`MAX_BASH_GRACE`].
     pub kill_grace: Duration,
     /// Name patterns (`*` wildcards, ASCII case ignored) of environment
     /// variables that are not passed on. Default [`DEFAULT_SECRET_ENV_PATTERNS`].
@@ -672,6 +673,9 @@ struct Supervised {
 }
 
 impl Supervised {
+    /// The supervisor's pid. Only used to anchor a [`ProcessTree`] while the
+    /// supervisor is not reaped (`exited` is false), so it is never another
+    /// process's.
     fn pid(&self) -> Pid {
         Pid::from_child(&self.child)
     }
@@ -722,7 +726,11 @@ impl Supervised {
 impl Drop for Supervised {
     fn drop(&mut self) {
         if self.armed {
-            ProcessTree::under(self.pid()).sweep(Signal::KILL);
+            // Only while the supervisor is not reaped: until then its pid
+            // cannot belong to another process.
+            if !self.has_exited().unwrap_or(true) {
+                ProcessTree::under(self.pid()).sweep(Signal::KILL);
+            }
             let _ = self.finish(KILL_WAIT);
         }
     }

@@ -361,7 +361,7 @@ pub(crate) fn supervise(command: &mut Command, fds: SupervisorFds) {
     };
     // SAFETY: `hook` runs in the forked child before `exec`. It only makes
     // async-signal-safe calls: prctl(PR_SET_CHILD_SUBREAPER, PR_SET_PDEATHSIG),
-    // getpid, getppid, setpgid, fchdir, fork, signal(SIG_IGN), close_range,
+    // getpid, getppid, setpgid, fchdir, fork, signal(SIG_IGN / SIG_DFL), close_range,
     // close, waitpid, pidfd_open, poll, read, write, open, getdents, kill and
     // _exit, all through rustix's and libc's thin system call wrappers; it
     // allocates nothing (fixed stack buffers only) and takes no lock. The

@@ -15,16 +15,29 @@
 //!   The spill file is capped too (`Truncation::max_spill_bytes`, 32 MiB by
 //!   default: the beginning is kept and the output says the file was cut), so
 //!   `yes` cannot fill the disk.
+//! - **Processes outliving the call**: the shell runs under a per-call
+//!   supervisor: a fork of this process that marks itself a child subreaper
+//!   (`PR_SET_CHILD_SUBREAPER`), starts the shell (with `PR_SET_PDEATHSIG`)
+//!   and reaps it; so every process the command starts stays below it
+//!   however it detaches (`&`, `nohup`, `setsid`, `disown`, double forks,
+//!   `set -m` jobs), and the tree is found from `/proc`. The crate's private
+//!   `proctree` module documents the design. Every
+//!   process a call started ends with the call: on success, timeout,
+//!   cancellation, and when the call's future is dropped; and when this
+//!   process dies, even by `SIGKILL`, the supervisor sees its control pipe
+//!   close and kills the tree.
 //! - **Background children**: the call completes when the shell exits plus a
-//!   short drain deadline ([`BashConfig::drain`]); a child left running in the
-//!   background that still holds the pipe cannot keep the call open.
-//! - **Timeouts**: every process the shell started, and every process group
-//!   they are in (job control, `set -m`, gives each job its own), gets
+//!   short drain deadline ([`BashConfig::drain`]) for output still on its way;
+//!   then whatever is still running gets `SIGTERM`, and `SIGKILL` after
+//!   [`BashConfig::kill_grace`]; the output says so and the metadata carries
+//!   `stopped_background: true`. A background job cannot keep the call open,
+//!   nor outlive it.
+//! - **Timeouts**: every process below the supervisor, and every process
+//!   group they are in (job control, `set -m`, gives each job its own), gets
 //!   `SIGTERM`, then `SIGKILL` after [`BashConfig::kill_grace`]. The process
-//!   tree is read from `/proc` while the shell still runs, frozen while it is
-//!   read, and re-read until nothing is left, so children re-parented when the
-//!   shell dies are still found. Cancellation through the context does the
-//!   same, and so does dropping the call half-way.
+//!   tree is read from `/proc`, frozen while it is read, and re-read until
+//!   nothing is left. Cancellation through the context does the same, and so
+//!   does dropping the call half-way.
 //! - **Terminal escapes**: colours, cursor moves and OSC strings are removed,
 //!   with the parser's state carried across reads.
 //! - **Secrets**: environment variables whose names look like secrets
@@ -46,6 +59,7 @@ use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
 use std::io::{self, Read};
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::PathBuf;
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -60,8 +74,8 @@ use tool_core::{
 };
 
 use crate::ansi::EscapeStripper;
-use crate::bash_policy::{CommandPolicy, PolicyAction};
-use crate::proctree::ProcessTree;
+use crate::bash_policy::{CommandPolicy, MAX_COMMAND_BYTES, PolicyAction};
+use crate::proctree::{ProcessTree, SupervisorFds, supervise};
 use crate::workspace::workspace_of;
 
 /// Default timeout of a command: 120 s.
@@ -72,8 +86,9 @@ pub const DEFAULT_BASH_TIMEOUT: Duration = Duration::from_secs(120);
 pub const MAX_BASH_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// Longest `kill_grace` and `drain` used (larger settings are capped): 4 s,
-/// so that timeout + grace + the wait after `SIGKILL` stays under the tool's
-/// 610 s registry timeout.
+/// so that the longest call, a shell exiting just before its 600 s timeout,
+/// then drain + grace + the waits after `SIGKILL` and for the supervisor
+/// (1 s each), stays under the tool's 610 s registry timeout.
 pub const MAX_BASH_GRACE: Duration = Duration::from_secs(4);
 
 /// Byte budget of the output kept in memory and shown: 48 KiB. Together with
@@ -146,10 +161,12 @@ pub struct BashConfig {
     /// (larger values are capped there). Default [`MAX_BASH_TIMEOUT`].
     pub max_timeout: Duration,
     /// How long output is still read after the shell exits, for children it
-    /// left behind. Default 500 ms, at most [`MAX_BASH_GRACE`].
+    /// left behind; they are stopped after it. Default 500 ms, at most
+    /// [`MAX_BASH_GRACE`].
     pub drain: Duration,
-    /// Time between `SIGTERM` and `SIGKILL` on timeout or cancellation.
-    /// Default 2 s, at most [`MAX_BASH_GRACE`].
+    /// Time between `SIGTERM` and `SIGKILL` when a call ends with processes
+    /// still running: on timeout, cancellation, and for background processes
+    /// left after the drain deadline. Default 2 s, at most [`MAX_BASH_GRACE`].
     pub kill_grace: Duration,
     /// Name patterns (`*` wildcards, ASCII case ignored) of environment
     /// variables that are not passed on. Default [`DEFAULT_SECRET_ENV_PATTERNS`].
@@ -269,7 +286,7 @@ impl BashConfig {
 /// Standard output and standard error are merged in the order they were
 /// written; standard input is empty. Long output keeps its beginning and end,
 /// and the full text is saved to a file named in the output. Commands left
-/// running in the background do not keep the call open. A non-zero exit code
+/// running in the background are stopped when the call ends. A non-zero exit code
 /// or a timeout is reported in the output, not as an error.
 ///
 /// # Arguments
@@ -297,6 +314,17 @@ pub async fn bash_command(
         return ToolResult::error(
             ErrorKind::InvalidArguments,
             "The command is empty. Give the shell command to run.",
+        );
+    }
+    if command.len() > MAX_COMMAND_BYTES {
+        return ToolResult::error(
+            ErrorKind::InvalidArguments,
+            format!(
+                "The command is {} bytes long; at most {MAX_COMMAND_BYTES} bytes are accepted (the \
+                 limit MAX_COMMAND_BYTES, the kernel's limit on one argument of `bash -c`). Write \
+                 long content to a file with write_file and use the file in a short command.",
+                command.len()
+            ),
         );
     }
     let command = match &config.policy {
@@ -335,6 +363,7 @@ pub async fn bash_command(
         shell: config.shell.clone().unwrap_or_else(default_shell),
         command,
         workdir: dir,
+        workdir_fd: None,
         env: filtered_env(
             config
                 .base_env
@@ -391,7 +420,16 @@ async fn apply_policy(
             format!("This command is not allowed by the command policy: {reason}"),
         )
     };
+    let too_big = |limit: &str| {
+        ToolResult::error(
+            ErrorKind::InvalidArguments,
+            format!("The command was not run: {limit}. Split it into simpler commands."),
+        )
+    };
     let decision = policy.check(&command);
+    if let Some(limit) = &decision.limit {
+        return Err(too_big(limit));
+    }
     match decision.action {
         PolicyAction::Allow => return Ok(command),
         PolicyAction::Deny => return Err(denied(&decision.reason)),
@@ -428,6 +466,9 @@ async fn apply_policy(
                 .map_or(command, str::to_owned);
             // A person approved this text; only a deny rule still stops it.
             let again = policy.check(&edited);
+            if let Some(limit) = &again.limit {
+                return Err(too_big(limit));
+            }
             if again.action == PolicyAction::Deny {
                 return Err(denied(&again.reason));
             }
@@ -500,11 +541,19 @@ fn name_matches(pattern: &[u8], name: &[u8]) -> bool {
 }
 
 /// Everything [`run`] needs to start and watch one command.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub(crate) struct RunSpec {
     pub(crate) shell: PathBuf,
     pub(crate) command: String,
+    /// The directory to run in, by path: used when `workdir_fd` is `None`,
+    /// and in messages.
     pub(crate) workdir: PathBuf,
+    /// The directory to run in, as an open descriptor (for example one opened
+    /// with `O_PATH | O_DIRECTORY` below the workspace root, so that no
+    /// symbolic link swapped in after the check can move the command
+    /// elsewhere): the shell `fchdir`s into it before `exec`. When set,
+    /// `workdir` is not used to change directory.
+    pub(crate) workdir_fd: Option<OwnedFd>,
     pub(crate) env: Vec<(OsString, OsString)>,
     pub(crate) timeout: Duration,
     pub(crate) drain: Duration,
@@ -526,6 +575,9 @@ enum Stop {
 pub(crate) struct Outcome {
     status: Option<ExitStatus>,
     stop: Option<Stop>,
+    /// The shell exited on its own, but processes it started were still
+    /// running after the drain deadline and were stopped.
+    stopped_background: bool,
     output: tool_core::truncate::Truncated,
 }
 
@@ -536,11 +588,13 @@ impl Outcome {
         let mut notes = Vec::new();
         match self.stop {
             Some(Stop::Timeout) => notes.push(format!(
-                "Command timed out after {} and was stopped (SIGTERM, then SIGKILL, to its process group).",
+                "Command timed out after {} and was stopped (SIGTERM, then SIGKILL, to every process it started).",
                 seconds(timeout)
             )),
             Some(Stop::Cancelled) => {
-                notes.push("Command was cancelled and its process group stopped.".to_owned());
+                notes.push(
+                    "Command was cancelled and every process it started was stopped.".to_owned(),
+                );
             }
             None => match (exit_code, signal) {
                 (Some(0), _) => {}
@@ -548,6 +602,13 @@ impl Outcome {
                 (None, Some(sig)) => notes.push(format!("Command was killed by signal {sig}.")),
                 (None, None) => {}
             },
+        }
+        if self.stopped_background {
+            notes.push(
+                "Processes the command left running in the background were stopped when it \
+                 ended (background jobs do not outlive a call)."
+                    .to_owned(),
+            );
         }
         let mut text = if self.output.text.is_empty() {
             "(no output)".to_owned()
@@ -574,6 +635,9 @@ impl Outcome {
         if let Some(sig) = signal {
             result = result.with_metadata("signal", sig);
         }
+        if self.stopped_background {
+            result = result.with_metadata("stopped_background", true);
+        }
         if self.stop == Some(Stop::Cancelled) {
             result = result.with_metadata("cancelled", true);
         }
@@ -596,25 +660,90 @@ fn seconds(d: Duration) -> String {
 const POLL_SLICE: Duration = Duration::from_millis(25);
 /// Pause between checks once the pipe is closed but the shell still runs.
 const EXIT_POLL: Duration = Duration::from_millis(5);
-/// How long to wait for the group to disappear after `SIGKILL`.
+/// How long to wait for the processes to disappear after `SIGKILL`, and for
+/// the supervisor to exit once told to.
 const KILL_WAIT: Duration = Duration::from_secs(1);
 /// Size of one read from the pipe.
 const READ_CHUNK: usize = 64 * 1024;
 
-/// The shell and its process group. When dropped while armed (an error or a
-/// panic half-way), the group gets `SIGKILL` and the shell is reaped, so no
+/// A call's supervisor (see [`crate::proctree`]), with the write end of its
+/// control pipe and the read end of its status pipe. When dropped while armed
+/// (an error or a panic half-way), the control pipe is closed, so the
+/// supervisor kills everything below it, and the supervisor is reaped: no
 /// failure path leaves the command running or a zombie behind.
-struct GroupGuard {
-    pgid: Pid,
+struct Supervised {
     child: Child,
+    /// Closing it (`None`) tells the supervisor to kill everything and exit.
+    control: Option<OwnedFd>,
+    /// Non-blocking; the supervisor writes the shell's raw wait status here.
+    status_pipe: OwnedFd,
+    /// The shell's exit status, once known.
+    shell: Option<ExitStatus>,
+    /// Whether the supervisor has exited (and was reaped).
+    exited: bool,
     armed: bool,
 }
 
-impl Drop for GroupGuard {
+impl Supervised {
+    /// The supervisor's pid. Only used to anchor a [`ProcessTree`] while the
+    /// supervisor is not reaped (`exited` is false), so it is never another
+    /// process's.
+    fn pid(&self) -> Pid {
+        Pid::from_child(&self.child)
+    }
+
+    /// Whether the supervisor has exited; it does so on its own once nothing
+    /// is left below it.
+    fn has_exited(&mut self) -> io::Result<bool> {
+        if !self.exited {
+            self.exited = self.child.try_wait()?.is_some();
+        }
+        Ok(self.exited)
+    }
+
+    /// The shell's exit status if it has ended. A supervisor gone without
+    /// reporting one (killed from outside) counts as the shell killed by `SIGKILL`.
+    fn shell_status(&mut self) -> io::Result<Option<ExitStatus>> {
+        if self.shell.is_none() {
+            self.read_status();
+            if self.shell.is_none() && self.has_exited()? {
+                self.read_status();
+                if self.shell.is_none() {
+                    self.shell = Some(ExitStatus::from_raw(Signal::KILL.as_raw()));
+                }
+            }
+        }
+        Ok(self.shell)
+    }
+
+    fn read_status(&mut self) {
+        let mut raw = [0_u8; 4];
+        if let Ok(4) = rustix::io::read(&self.status_pipe, &mut raw) {
+            self.shell = Some(ExitStatus::from_raw(i32::from_ne_bytes(raw)));
+        }
+    }
+
+    /// Closes the control pipe and waits up to `limit` for the supervisor to
+    /// kill what is left and exit.
+    fn finish(&mut self, limit: Duration) -> io::Result<()> {
+        self.control = None;
+        let until = Instant::now() + limit;
+        while !self.has_exited()? && Instant::now() < until {
+            std::thread::sleep(EXIT_POLL);
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Supervised {
     fn drop(&mut self) {
         if self.armed {
-            ProcessTree::new(Pid::from_child(&self.child), self.pgid).sweep(Signal::KILL);
-            let _ = self.child.wait();
+            // Only while the supervisor is not reaped: until then its pid
+            // cannot belong to another process.
+            if !self.has_exited().unwrap_or(true) {
+                ProcessTree::under(self.pid()).sweep(Signal::KILL);
+            }
+            let _ = self.finish(KILL_WAIT);
         }
     }
 }
@@ -678,29 +807,62 @@ impl Capture {
     }
 }
 
-/// Starts the command and watches it to completion, timeout or cancellation.
+/// A descriptor numbered 3 or above (the same one when it already is), so that
+/// the child's `dup2` onto 0, 1 and 2 can never overwrite it.
+fn above_stdio(fd: OwnedFd) -> io::Result<OwnedFd> {
+    if fd.as_raw_fd() > 2 {
+        return Ok(fd);
+    }
+    Ok(rustix::io::fcntl_dupfd_cloexec(&fd, 3)?)
+}
+
+/// Starts the command under a supervisor ([`crate::proctree`]) and watches it
+/// to completion, timeout or cancellation. Whatever way it ends, every process
+/// the command started is stopped before this returns.
 pub(crate) fn run(spec: &RunSpec, cancelled: &dyn Fn() -> bool) -> io::Result<Outcome> {
     let (read_end, write_end) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)?;
     let write_err = write_end.try_clone()?;
+    let (control_read, control_write) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)?;
+    let (status_read, status_write) = rustix::pipe::pipe_with(
+        rustix::pipe::PipeFlags::CLOEXEC | rustix::pipe::PipeFlags::NONBLOCK,
+    )?;
+    let workdir_fd = match &spec.workdir_fd {
+        Some(fd) => Some(above_stdio(fd.try_clone()?)?),
+        None => None,
+    };
     let mut command = Command::new(&spec.shell);
     command
         .arg("-c")
         .arg(&spec.command)
-        .current_dir(&spec.workdir)
         .env_clear()
         .envs(spec.env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::null())
         .stdout(Stdio::from(write_end))
         .stderr(Stdio::from(write_err))
         .process_group(0);
+    if workdir_fd.is_none() {
+        command.current_dir(&spec.workdir);
+    }
+    supervise(
+        &mut command,
+        SupervisorFds {
+            control: above_stdio(control_read)?,
+            status: above_stdio(status_write)?,
+            workdir: workdir_fd,
+        },
+    );
     let spawned = command.spawn();
-    // The command still holds our copies of the write end: close them now, or
-    // the pipe would never report end of file.
+    // The command still holds our copies of the write end (and the
+    // supervisor's pipe ends): close them now, or the pipe would never report
+    // end of file.
     drop(command);
     let child = spawned?;
-    let mut guard = GroupGuard {
-        pgid: Pid::from_child(&child),
+    let mut sup = Supervised {
         child,
+        control: Some(control_write),
+        status_pipe: status_read,
+        shell: None,
+        exited: false,
         armed: true,
     };
     let mut cap = Capture {
@@ -712,14 +874,10 @@ pub(crate) fn run(spec: &RunSpec, cancelled: &dyn Fn() -> bool) -> io::Result<Ou
         clean: Vec::with_capacity(READ_CHUNK),
     };
     let deadline = Instant::now() + spec.timeout;
-    let mut status: Option<ExitStatus> = None;
     let mut drain_until = None;
     let stop = loop {
-        if status.is_none() {
-            status = guard.child.try_wait()?;
-            if status.is_some() {
-                drain_until = Some(Instant::now() + spec.drain);
-            }
+        if drain_until.is_none() && sup.shell_status()?.is_some() {
+            drain_until = Some(Instant::now() + spec.drain);
         }
         let now = Instant::now();
         let wait = match drain_until {
@@ -741,43 +899,40 @@ pub(crate) fn run(spec: &RunSpec, cancelled: &dyn Fn() -> bool) -> io::Result<Ou
         };
         cap.pump(wait.min(POLL_SLICE))?;
     };
-    if stop.is_some() {
-        let pgid = guard.pgid;
-        status = terminate(&mut guard.child, pgid, spec.kill_grace, &mut cap, status)?;
-    }
-    // On a normal exit, children the command left in the background keep running.
-    guard.armed = false;
+    let leftovers = stop_everything(&mut sup, spec.kill_grace, &mut cap)?;
+    let status = sup.shell_status()?;
+    sup.armed = false;
     cap.drain_now()?;
     Ok(Outcome {
         status,
         stop,
+        stopped_background: stop.is_none() && leftovers,
         output: cap.acc.finish(),
     })
 }
 
-/// `SIGTERM` to every process the shell started and to their process groups
-/// (job control gives each job a group of its own), output read meanwhile;
-/// `SIGKILL` after `grace`. The tree is collected while the shell still runs
-/// and re-scanned on every round ([`ProcessTree`]), so children re-parented
-/// when the shell dies are not lost. Returns once the shell is reaped and
-/// nothing of the tree is left (or `KILL_WAIT` after `SIGKILL`, for processes
-/// stuck in the kernel).
-fn terminate(
-    child: &mut Child,
-    pgid: Pid,
-    grace: Duration,
-    cap: &mut Capture,
-    mut status: Option<ExitStatus>,
-) -> io::Result<Option<ExitStatus>> {
-    let mut tree = ProcessTree::new(Pid::from_child(child), pgid);
+/// Ends the call: `SIGTERM` to every process below the supervisor and to
+/// their process groups (job control gives each job a group of its own),
+/// output read meanwhile; `SIGKILL` after `grace`. The tree is read from
+/// `/proc` on every round ([`ProcessTree`]); since the supervisor is a child
+/// subreaper, processes that detached (`setsid`, double forks) are still
+/// below it. Then the control pipe is closed, so the supervisor kills what is
+/// left and exits. Returns whether anything besides the shell was still
+/// running (or the shell itself, on timeout and cancellation).
+fn stop_everything(sup: &mut Supervised, grace: Duration, cap: &mut Capture) -> io::Result<bool> {
+    // The supervisor exits on its own once nothing is left below it.
+    if sup.has_exited()? {
+        return Ok(false);
+    }
+    let mut tree = ProcessTree::under(sup.pid());
     let mut signal = Signal::TERM;
     let mut until = Instant::now() + grace;
+    let mut found = false;
     loop {
         let alive = tree.sweep(signal);
-        if status.is_none() {
-            status = child.try_wait()?;
-        }
-        if status.is_some() && alive == 0 {
+        found |= alive > 0;
+        let shell_done = sup.shell_status()?.is_some();
+        if (shell_done && alive == 0) || sup.has_exited()? {
             break;
         }
         let now = Instant::now();
@@ -791,11 +946,8 @@ fn terminate(
         }
         cap.pump(until.saturating_duration_since(now).min(POLL_SLICE))?;
     }
-    if status.is_none() {
-        tree.sweep(Signal::KILL);
-        status = Some(child.wait()?);
-    }
-    Ok(status)
+    sup.finish(KILL_WAIT)?;
+    Ok(found)
 }
 
 #[cfg(test)]
@@ -1323,6 +1475,91 @@ mod tests {
     }
 
     #[test]
+    fn policy_bypasses_do_not_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let victim = dir.path().join("victim");
+        let cfg = || config().with_policy(CommandPolicy::new(PolicyAction::Allow).deny("rm *"));
+        for command in [
+            "env sh -c \"rm victim\"",
+            "echo \"rm victim\" | bash",
+            "x=rm; $x victim",
+            "timeout -s KILL 5 rm victim",
+            "env -i A=1 rm victim",
+            "nice -n 5 rm victim",
+            "command rm victim",
+            "nohup setsid rm victim",
+            "echo victim | xargs rm",
+            "find . -name victim -exec rm {} \\;",
+            "bash <<EOF\nrm victim\nEOF",
+            "$(echo rm) victim",
+            "eval 'rm victim'",
+        ] {
+            std::fs::write(&victim, "x").unwrap();
+            let r = run_in(dir.path(), command, None, cfg());
+            let e = r
+                .error
+                .unwrap_or_else(|| panic!("{command}: ran: {}", r.output));
+            assert_eq!(e.kind, ErrorKind::Denied, "{command}: {}", e.message);
+            assert!(victim.exists(), "{command}: the file was removed");
+        }
+        // Allowed commands still run.
+        let r = run_in(dir.path(), "timeout 5 ls", None, cfg());
+        assert_eq!(r.output, "victim\n");
+    }
+
+    #[test]
+    fn commands_beyond_the_limits_are_invalid_arguments() {
+        let dir = tempfile::tempdir().unwrap();
+        let policy = CommandPolicy::new(PolicyAction::Allow).deny("rm *");
+        // A 10 MB command: refused with or without a policy.
+        let huge = format!("echo {}", "a".repeat(10 * 1024 * 1024));
+        for cfg in [config(), config().with_policy(policy.clone())] {
+            let e = run_in(dir.path(), &huge, None, cfg).error.unwrap();
+            assert_eq!(e.kind, ErrorKind::InvalidArguments);
+            assert!(e.message.contains("MAX_COMMAND_BYTES"), "{}", e.message);
+            assert!(e.message.contains("10485765 bytes"), "{}", e.message);
+        }
+        // Deep nesting: refused before anything runs, naming the limit.
+        let marker = dir.path().join("ran");
+        // 100 000 nested `$(` (200 000 bytes) break the length limit first.
+        let nested = format!("{}ls{}", "$(".repeat(100_000), ")".repeat(100_000));
+        let e = run_in(
+            dir.path(),
+            &nested,
+            None,
+            config().with_policy(policy.clone()),
+        )
+        .error
+        .unwrap();
+        assert_eq!(e.kind, ErrorKind::InvalidArguments);
+        assert!(e.message.contains("MAX_COMMAND_BYTES"), "{}", e.message);
+        let deep = [
+            format!("touch {}; echo {}", marker.display(), "$(".repeat(60_000)),
+            format!(
+                "touch {}; {}ls{}",
+                marker.display(),
+                "(".repeat(5_000),
+                ")".repeat(5_000)
+            ),
+            format!("touch {}; echo {}x", marker.display(), "\"$(".repeat(200)),
+            format!("touch {}; {}rm x", marker.display(), "env ".repeat(100)),
+        ];
+        for command in &deep {
+            let cfg = config().with_policy(policy.clone());
+            let start = Instant::now();
+            let e = run_in(dir.path(), command, None, cfg).error.unwrap();
+            assert!(
+                start.elapsed() < Duration::from_secs(2),
+                "{:?}",
+                start.elapsed()
+            );
+            assert_eq!(e.kind, ErrorKind::InvalidArguments, "{}", e.message);
+            assert!(e.message.contains("MAX_NESTING"), "{}", e.message);
+            assert!(!marker.exists());
+        }
+    }
+
+    #[test]
     fn dropping_the_call_stops_the_command() {
         let dir = tempfile::tempdir().unwrap();
         let marker = format!("marker-dropped-{}", std::process::id());
@@ -1346,6 +1583,299 @@ mod tests {
             std::thread::sleep(Duration::from_millis(50));
         }
         assert!(processes_matching(&marker).is_empty());
+    }
+
+    /// A `sleep` argument no other test uses: `100.<pid><n>` seconds.
+    fn unique_sleep(n: usize) -> String {
+        format!("100.{}{n:02}", std::process::id())
+    }
+
+    /// Waits up to `limit` for no process to match `marker`; returns what is left.
+    fn gone_within(marker: &str, limit: Duration) -> Vec<String> {
+        let start = Instant::now();
+        loop {
+            let left = processes_matching(marker);
+            if left.is_empty() || start.elapsed() >= limit {
+                return left;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    #[test]
+    fn background_jobs_end_with_the_call() {
+        let dir = tempfile::tempdir().unwrap();
+        let cases = [
+            "sleep {M} &",
+            "nohup sleep {M} &",
+            "setsid sleep {M} &",
+            "setsid -f sleep {M}",
+            "sleep {M} & disown",
+            "( (sleep {M} &) & )",
+            "set -m; sleep {M} &",
+            "setsid -f sh -c '(sleep {M} &) ; :'",
+            "nohup setsid sh -c 'sleep {M}' > /dev/null 2>&1 &",
+            "(trap '' TERM HUP; exec sleep {M}) > /dev/null &",
+            "sh -c 'sleep {M} & exit 0' & wait",
+        ];
+        for (n, case) in cases.iter().enumerate() {
+            let marker = unique_sleep(n);
+            let command = format!("{}\necho started", case.replace("{M}", &marker));
+            let start = Instant::now();
+            let r = run_in(
+                dir.path(),
+                &command,
+                Some(20.0),
+                config()
+                    .with_drain(Duration::from_millis(200))
+                    .with_kill_grace(Duration::from_millis(300)),
+            );
+            let took = start.elapsed();
+            // Killed when the call ended, before it returned.
+            let left = processes_matching(&marker);
+            kill_groups_of(&marker);
+            assert!(left.is_empty(), "{command}: still running {left:?}");
+            assert!(r.output.starts_with("started\n"), "{command}: {}", r.output);
+            assert_eq!(r.metadata["exit_code"], 0, "{command}");
+            assert_eq!(r.metadata["stopped_background"], true, "{command}");
+            assert!(
+                r.output
+                    .contains("left running in the background were stopped"),
+                "{command}: {}",
+                r.output
+            );
+            assert!(took < Duration::from_secs(3), "{command}: {took:?}");
+        }
+    }
+
+    #[test]
+    fn a_call_without_leftovers_reports_none() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = run_in(dir.path(), "sleep 0.1 & wait; echo done", None, config());
+        assert_eq!(r.output, "done\n");
+        assert_eq!(r.metadata.get("stopped_background"), None);
+    }
+
+    #[test]
+    fn detached_processes_die_on_timeout_cancellation_and_drop() {
+        let dir = tempfile::tempdir().unwrap();
+        let grace = config().with_kill_grace(Duration::from_millis(300));
+        // Timeout.
+        for (n, detach) in [
+            "setsid -f sleep {M}",
+            "( (sleep {M} &) & )",
+            "nohup setsid sleep {M} &",
+        ]
+        .iter()
+        .enumerate()
+        {
+            let marker = unique_sleep(20 + n);
+            let command = format!("{}\nsleep 300", detach.replace("{M}", &marker));
+            let r = run_in(dir.path(), &command, Some(0.5), grace.clone());
+            let left = processes_matching(&marker);
+            kill_groups_of(&marker);
+            assert_eq!(r.metadata["timed_out"], true, "{command}");
+            assert!(left.is_empty(), "{command}: still running {left:?}");
+        }
+        // Cancellation.
+        let marker = unique_sleep(30);
+        let ctx = ctx_in(dir.path(), grace.clone());
+        let token = ctx.cancellation_token().clone();
+        let canceller = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(400));
+            token.cancel();
+        });
+        let command = format!("setsid -f sleep {marker}; ( (sleep {marker} &) & ); sleep 300");
+        let r = call(&ctx, &command, Some(60.0), None);
+        canceller.join().unwrap();
+        let left = processes_matching(&marker);
+        kill_groups_of(&marker);
+        assert_eq!(r.metadata["cancelled"], true);
+        assert!(left.is_empty(), "still running {left:?}");
+        // Drop of the call's future.
+        let marker = unique_sleep(31);
+        let ctx = ctx_in(dir.path(), grace);
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let call = bash_command(
+            format!("setsid -f sleep {marker}; sleep {marker} & disown; sleep 300"),
+            Some(60.0),
+            None,
+            None,
+            &ctx,
+        );
+        let cut = runtime
+            .block_on(async { tokio::time::timeout(Duration::from_millis(400), call).await });
+        assert!(cut.is_err(), "the call was dropped half-way");
+        let left = gone_within(&marker, Duration::from_secs(5));
+        kill_groups_of(&marker);
+        assert!(left.is_empty(), "still running {left:?}");
+    }
+
+    /// Environment variable that turns [`helper_runs_a_long_command`] on.
+    const HELPER_MARKER: &str = "TOOL_BUILTINS_BASH_HELPER_MARKER";
+
+    /// Not a test of its own: the "tool process" that
+    /// [`sigkill_of_the_tool_process_ends_the_command`] starts and kills.
+    #[test]
+    #[ignore = "helper process of sigkill_of_the_tool_process_ends_the_command"]
+    fn helper_runs_a_long_command() {
+        let Some(marker) = std::env::var_os(HELPER_MARKER) else {
+            return;
+        };
+        let marker = marker.to_string_lossy().into_owned();
+        let dir = tempfile::tempdir().unwrap();
+        let command = match std::env::var("TOOL_BUILTINS_BASH_HELPER_FORM").as_deref() {
+            Ok("setsid") => {
+                format!("setsid -f sleep {marker}; ( (sleep {marker} &) & ); sleep {marker}")
+            }
+            Ok("nested") => format!("bash -c 'sleep {marker} & sleep {marker}'"),
+            Ok("nohup") => format!("nohup sleep {marker} > /dev/null 2>&1 & sleep {marker} & wait"),
+            Ok("trap") => format!("trap '' TERM HUP; sleep {marker} & sleep {marker}"),
+            _ => format!("sleep {marker} & sleep {marker}"),
+        };
+        if std::env::var("TOOL_BUILTINS_BASH_HELPER_FORM").as_deref() == Ok("concurrent") {
+            // Two calls at once: neither supervisor may keep the other's
+            // control pipe open (each closes every descriptor it inherits).
+            let path = dir.path().to_path_buf();
+            let other = {
+                let command = command.clone();
+                std::thread::spawn(move || run_in(&path, &command, Some(300.0), config()))
+            };
+            let _ = run_in(dir.path(), &command, Some(300.0), config());
+            let _ = other.join();
+            return;
+        }
+        let _ = run_in(dir.path(), &command, Some(300.0), config());
+    }
+
+    #[test]
+    fn sigkill_of_the_tool_process_ends_the_command() {
+        let exe = std::env::current_exe().unwrap();
+        /// Kills the helper even when an assertion fails.
+        struct KillOnDrop(std::process::Child);
+        impl Drop for KillOnDrop {
+            fn drop(&mut self) {
+                let _ = self.0.kill();
+                let _ = self.0.wait();
+            }
+        }
+        let forms = ["plain", "setsid", "nested", "nohup", "trap", "concurrent"];
+        for (n, form) in forms.iter().enumerate() {
+            let marker = unique_sleep(40 + n);
+            let mut helper = KillOnDrop(
+                std::process::Command::new(&exe)
+                    .args([
+                        "--exact",
+                        "bash::tests::helper_runs_a_long_command",
+                        "--ignored",
+                        "--test-threads=1",
+                    ])
+                    .env(HELPER_MARKER, &marker)
+                    .env("TOOL_BUILTINS_BASH_HELPER_FORM", form)
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .spawn()
+                    .unwrap(),
+            );
+            let sleeps = |marker: &str| {
+                processes_matching(marker)
+                    .into_iter()
+                    .filter(|pid| {
+                        std::fs::read_to_string(format!("/proc/{pid}/comm"))
+                            .is_ok_and(|c| c.trim() == "sleep")
+                    })
+                    .count()
+            };
+            let start = Instant::now();
+            let want = match *form {
+                "setsid" => 3,
+                "concurrent" => 4,
+                _ => 2,
+            };
+            while sleeps(&marker) < want && start.elapsed() < Duration::from_secs(20) {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            assert_eq!(sleeps(&marker), want, "{form}: the sleeps did not start");
+            helper.0.kill().unwrap(); // SIGKILL
+            helper.0.wait().unwrap();
+            let left = gone_within(&marker, Duration::from_secs(3));
+            kill_groups_of(&marker);
+            assert!(
+                left.is_empty(),
+                "{form}: still running after SIGKILL: {left:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn workdir_fd_is_used_over_the_path() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("by-fd")).unwrap();
+        std::fs::create_dir(dir.path().join("by-path")).unwrap();
+        let spec = |fd: Option<OwnedFd>| RunSpec {
+            shell: default_shell(),
+            command: "pwd".to_owned(),
+            workdir: dir.path().join("by-path"),
+            workdir_fd: fd,
+            env: Vec::new(),
+            timeout: Duration::from_secs(10),
+            drain: Duration::from_millis(100),
+            kill_grace: Duration::from_millis(100),
+            truncation: config().truncation,
+        };
+        let open = |name: &str| -> OwnedFd {
+            rustix::fs::open(
+                dir.path().join(name),
+                rustix::fs::OFlags::PATH
+                    | rustix::fs::OFlags::DIRECTORY
+                    | rustix::fs::OFlags::CLOEXEC,
+                rustix::fs::Mode::empty(),
+            )
+            .unwrap()
+        };
+        let out = |spec: RunSpec| {
+            let outcome = run(&spec, &|| false).unwrap();
+            outcome.output.text
+        };
+        assert!(
+            out(spec(Some(open("by-fd"))))
+                .trim_end()
+                .ends_with("/by-fd")
+        );
+        assert!(out(spec(None)).trim_end().ends_with("/by-path"));
+        // A descriptor of a file, not a directory: the spawn fails with ENOTDIR.
+        std::fs::write(dir.path().join("file"), "x").unwrap();
+        let file = rustix::fs::open(
+            dir.path().join("file"),
+            rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::CLOEXEC,
+            rustix::fs::Mode::empty(),
+        )
+        .unwrap();
+        let err = run(&spec(Some(file)), &|| false).unwrap_err();
+        assert_eq!(err.raw_os_error(), Some(20), "{err}");
+    }
+
+    #[test]
+    fn a_missing_shell_is_an_error_not_a_hang() {
+        let dir = tempfile::tempdir().unwrap();
+        let start = Instant::now();
+        let r = run_in(
+            dir.path(),
+            "echo x",
+            None,
+            config().with_shell("/nonexistent/bin/sh"),
+        );
+        assert!(start.elapsed() < Duration::from_secs(3));
+        let e = r.error.expect("an error");
+        assert!(
+            e.message
+                .contains("Could not run the command with /nonexistent/bin/sh"),
+            "{}",
+            e.message
+        );
     }
 
     #[test]

@@ -104,9 +104,15 @@
 //! - `rustix`: safe wrappers for what `bash_command` needs beyond `std`:
 //!   signalling a whole process group (`kill(-pgid)`, `SIGTERM` then
 //!   `SIGKILL`), one pipe shared by stdout and stderr, and `poll` with a
-//!   timeout. The workspace forbids `unsafe`, which rules out raw `libc`;
-//!   `rustix` is smaller than `nix`, talks to Linux without libc, and is
-//!   already in the tree (through `tempfile`).
+//!   timeout, `prctl`, `pidfd_open`, `waitpid` and `/proc` reads without
+//!   allocation for the per-call supervisor. `rustix` is smaller than `nix`,
+//!   talks to Linux without libc, and is already in the tree (through
+//!   `tempfile`).
+//! - `libc`: the calls of the supervisor that `rustix` has no stable
+//!   safe form for (`fork`, `_exit`, `signal(SIG_IGN)`, `close_range`),
+//!   made in the one function of the workspace allowed to use `unsafe`
+//!   (`proctree::supervise`, audited; the workspace lint is `deny`). Already
+//!   in the tree (through `memmap2` and `tokio`).
 
 use std::io;
 use std::path::Path;

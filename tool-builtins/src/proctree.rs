@@ -1,20 +1,74 @@
-//! Finding and signalling every process a command started.
+//! Finding, signalling and outliving every process a command started.
 //!
-//! A command's process group is not enough: with job control (`set -m`) bash
-//! puts every job in a group of its own, and once the shell dies its children
-//! are re-parented, so the link to them is lost. [`ProcessTree`] therefore
-//! remembers every process and group it has seen descend from the shell,
-//! freezing them (`SIGSTOP`) while it looks so that nothing forks unseen, and
-//! signals all of them, groups and single processes alike. It never signals
-//! this process or its own group.
+//! # Design: a per-call supervisor that is a child subreaper
 //!
-//! Linux only: the tree is read from `/proc/<pid>/stat`.
+//! A process group is not enough to find everything a command started:
+//! `setsid`, `set -m` job control and double forks (`( (sleep 100 &) & )`)
+//! leave the group, and once an intermediate process exits its children are
+//! re-parented to `init`, so the link to them is lost. Each call therefore
+//! runs its shell under a **supervisor** of its own ([`supervise`]): a child
+//! of this process, forked by `std::process::Command` and never `exec`ed,
+//! which
+//!
+//! 1. marks itself a *child subreaper* (`prctl(PR_SET_CHILD_SUBREAPER)`), so
+//!    every process below it whose parent dies is re-parented to the
+//!    supervisor instead of `init`: as long as the supervisor lives, every
+//!    process the command started, however it detached (`setsid`, `nohup`,
+//!    `disown`, double forks, daemons), is its descendant, and a live chain of
+//!    parents leads from each of them to it;
+//! 2. forks the shell, which gets a process group of its own and
+//!    `PR_SET_PDEATHSIG` = `SIGKILL` (its parent is the single-threaded
+//!    supervisor, so the "parent thread exited" caveat of that signal does
+//!    not apply), checks with `getppid` that the supervisor did not die
+//!    before that, and `exec`s;
+//! 3. reaps every child (the shell and every orphan re-parented to it),
+//!    writes the shell's raw wait status (4 bytes, native byte order) to the
+//!    *status pipe*, and exits on its own as soon as it has no child left;
+//! 4. watches the read end of the *control pipe*, whose only write end this
+//!    process holds (close-on-exec). End of file (the call ended and closed
+//!    it, or this process died, even by `SIGKILL`) makes the supervisor
+//!    `SIGKILL` its children over and over (`/proc/thread-self/children`, or a
+//!    scan of `/proc` where that file is missing) until none is left, reaping
+//!    them; orphans of the killed re-parent to it and die in the next round.
+//!    Then it exits. The end of file replaces a parent-death signal for the
+//!    supervisor itself: it fires whatever thread spawned it, and cannot be
+//!    missed (it stays readable), unlike `PR_SET_PDEATHSIG` plus a `getppid`
+//!    check.
+//!
+//! The supervisor ignores `SIGTERM`, `SIGINT`, `SIGHUP`, `SIGQUIT`,
+//! `SIGPIPE` and the terminal stop signals, so only `SIGKILL` stops it early;
+//! it closes every file descriptor but its two pipe ends. In `ps` it shows
+//! with this program's command line (it is a fork of it).
+//!
+//! While the supervisor lives, [`ProcessTree::under`] reads the whole tree
+//! below it from `/proc`, freezing it (`SIGSTOP`) while it looks, to send
+//! `SIGTERM` (and later `SIGKILL`) to every process and every process group
+//! in it, never to the supervisor. `bash_command` does that when a call ends
+//! (timeout, cancellation, drop, or the shell exited and the drain deadline
+//! passed), then closes the control pipe so that the supervisor kills what is
+//! left and exits. Every process a call started therefore ends with the call.
+//!
+//! Limits: a process that `SIGKILL`s the supervisor itself (it runs as the
+//! same user) frees the processes below it; a process that changed its user
+//! (through `sudo`, a set-user-ID program) cannot be signalled by this user;
+//! and a process stuck in the kernel (state `D`) dies only when it leaves it.
+//!
+//! Linux only: `/proc`, `prctl` and `pidfd_open` (the last is optional: without
+//! it the supervisor checks on the shell every 10 ms).
 
 use std::collections::BTreeSet;
+use std::ffi::CStr;
+use std::io;
+use std::mem::MaybeUninit;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
+use std::os::unix::process::CommandExt;
+use std::process::Command;
 
-use rustix::process::{Pid, Signal};
+use rustix::event::{PollFd, PollFlags, Timespec};
+use rustix::fs::{Mode, OFlags, RawDir};
+use rustix::process::{Pid, PidfdFlags, Signal, WaitOptions};
 
-/// How many freeze-and-scan rounds one [`ProcessTree::collect`] makes at most.
+/// How many freeze-and-scan rounds one [`ProcessTree::sweep`] makes at most.
 const COLLECT_ROUNDS: usize = 16;
 
 /// One live process as `/proc/<pid>/stat` shows it.
@@ -25,44 +79,49 @@ struct ProcInfo {
     pgid: i32,
 }
 
-/// Every process and process group seen descending from a root process
+/// Every process and process group seen descending from an anchor process
 /// (those seen dead are forgotten, so a reused pid is never taken for one).
+/// The anchor itself, this process and their groups are never signalled.
 #[derive(Debug)]
 pub(crate) struct ProcessTree {
     pids: BTreeSet<i32>,
     groups: BTreeSet<i32>,
     /// Processes and groups that already got the terminating signal.
     signalled: BTreeSet<(bool, i32)>,
-    me: i32,
-    my_group: i32,
+    /// The process whose descendants these are (a call's supervisor).
+    anchor: i32,
+    /// Never signalled: this process and the anchor.
+    exempt_pids: [i32; 2],
+    /// Never signalled: this process's group and the anchor's.
+    exempt_groups: [i32; 2],
 }
 
 impl ProcessTree {
-    /// A tree rooted at `root`, whose own group is `group`.
-    pub(crate) fn new(root: Pid, group: Pid) -> Self {
+    /// The processes below `anchor` (a call's supervisor, see [`supervise`]);
+    /// `anchor` and its process group are never signalled.
+    pub(crate) fn under(anchor: Pid) -> Self {
         let me = rustix::process::getpid().as_raw_nonzero().get();
         let my_group = rustix::process::getpgrp().as_raw_nonzero().get();
-        let mut tree = Self {
+        let anchor_raw = anchor.as_raw_nonzero().get();
+        let anchor_group =
+            rustix::process::getpgid(Some(anchor)).map_or(anchor_raw, |g| g.as_raw_nonzero().get());
+        Self {
             pids: BTreeSet::new(),
             groups: BTreeSet::new(),
             signalled: BTreeSet::new(),
-            me,
-            my_group,
-        };
-        tree.pids.insert(root.as_raw_nonzero().get());
-        let group = group.as_raw_nonzero().get();
-        if group != my_group {
-            tree.groups.insert(group);
+            anchor: anchor_raw,
+            exempt_pids: [me, anchor_raw],
+            exempt_groups: [my_group, anchor_group],
         }
-        tree
     }
 
     /// Freezes (`SIGSTOP`) the known processes and groups and records every
-    /// live process whose parent or group is known, freezing it too, until a
-    /// scan finds nothing new (at most [`COLLECT_ROUNDS`] times); then sends
-    /// `signal` to every group and process not sent it before (`SIGKILL` is
-    /// sent to all every time) and lets them all run again (`SIGCONT`), so a
-    /// frozen process still receives it. Returns how many processes are alive.
+    /// live process whose parent (or the anchor) or group is known, freezing
+    /// it too, until a scan finds nothing new (at most [`COLLECT_ROUNDS`]
+    /// times); then sends `signal` to every group and process not sent it
+    /// before (`SIGKILL` is sent to all every time) and lets them all run
+    /// again (`SIGCONT`), so a frozen process still receives it. Returns how
+    /// many processes below the anchor are alive.
     pub(crate) fn sweep(&mut self, signal: Signal) -> usize {
         for _ in 0..COLLECT_ROUNDS {
             self.send_all(Signal::STOP);
@@ -96,24 +155,29 @@ impl ProcessTree {
         }
     }
 
-    /// One pass over `/proc`: adds the live processes whose parent or group is
-    /// known (repeating until nothing is added) and their groups, and forgets
-    /// the processes and groups that are gone.
+    /// One pass over `/proc`: adds the live processes whose parent (or the
+    /// anchor) or group is known (repeating until nothing is added) and their
+    /// groups, and forgets the processes and groups that are gone.
     fn scan(&mut self) {
         let procs = all_processes();
         loop {
             let mut grew = false;
             for p in &procs {
-                if p.pid == self.me {
+                if self.exempt_pids.contains(&p.pid) {
                     continue;
                 }
                 let known = self.pids.contains(&p.pid);
-                let related = self.pids.contains(&p.ppid) || self.groups.contains(&p.pgid);
+                let related = p.ppid == self.anchor
+                    || self.pids.contains(&p.ppid)
+                    || self.groups.contains(&p.pgid);
                 if !known && related {
                     self.pids.insert(p.pid);
                     grew = true;
                 }
-                if (known || related) && p.pgid != self.my_group && self.groups.insert(p.pgid) {
+                if (known || related)
+                    && !self.exempt_groups.contains(&p.pgid)
+                    && self.groups.insert(p.pgid)
+                {
                     grew = true;
                 }
             }
@@ -122,8 +186,12 @@ impl ProcessTree {
             }
         }
         self.pids.retain(|pid| procs.iter().any(|p| p.pid == *pid));
-        self.groups
-            .retain(|g| procs.iter().any(|p| p.pgid == *g && p.pid != self.me));
+        let exempt = self.exempt_pids;
+        self.groups.retain(|g| {
+            procs
+                .iter()
+                .any(|p| p.pgid == *g && !exempt.contains(&p.pid))
+        });
     }
 }
 
@@ -164,6 +232,318 @@ fn parse_stat(pid: i32, stat: &str) -> Option<ProcInfo> {
     Some(ProcInfo { pid, ppid, pgid })
 }
 
+/// The pipe ends and directory a call's supervisor gets (see the module docs).
+#[derive(Debug)]
+pub(crate) struct SupervisorFds {
+    /// Read end of the control pipe: its end of file ends the call.
+    pub(crate) control: OwnedFd,
+    /// Write end of the status pipe, for the shell's raw wait status.
+    pub(crate) status: OwnedFd,
+    /// Directory to `fchdir` into before the shell starts; `None` keeps the
+    /// command's own `current_dir` (or this process's).
+    pub(crate) workdir: Option<OwnedFd>,
+}
+
+/// Signals the supervisor ignores, so that only `SIGKILL` stops it early.
+const SUPERVISOR_IGNORES: [i32; 8] = [
+    libc::SIGTERM,
+    libc::SIGINT,
+    libc::SIGHUP,
+    libc::SIGQUIT,
+    libc::SIGPIPE,
+    libc::SIGTSTP,
+    libc::SIGTTIN,
+    libc::SIGTTOU,
+];
+
+/// Makes `command` start under a supervisor (see the module docs): the
+/// process `spawn` returns is the supervisor; the program of `command` runs
+/// as its child. Linux only.
+///
+/// This is the one function of the workspace that may use `unsafe`: the
+/// `pre_exec` hook and the `libc` calls it makes (`fork`, `signal`,
+/// `close_range`/`close`, `_exit`).
+#[allow(
+    unsafe_code,
+    reason = "pre_exec, fork and _exit have no safe form; audited, see SAFETY"
+)]
+pub(crate) fn supervise(command: &mut Command, fds: SupervisorFds) {
+    /// Closes every descriptor from `low` to `high`, both included.
+    fn close_fds(low: u32, high: u32) {
+        if low > high {
+            return;
+        }
+        // SAFETY: close_range(2) takes plain integers and only closes
+        // descriptors; it is a raw system call, async-signal-safe.
+        let r = unsafe {
+            libc::syscall(
+                libc::SYS_close_range,
+                libc::c_uint::from(low),
+                libc::c_uint::from(high),
+                0 as libc::c_uint,
+            )
+        };
+        if r != 0 {
+            // Kernels before 5.9: close them one by one up to the limit.
+            let limit = rustix::process::getrlimit(rustix::process::Resource::Nofile)
+                .current
+                .unwrap_or(1 << 20)
+                .min(1 << 20);
+            let top = u64::from(high).min(limit);
+            let mut fd = u64::from(low);
+            while fd <= top {
+                // SAFETY: close(2) of a number; closing one we do not own is
+                // what is intended here (the supervisor keeps only its pipes).
+                let _ = unsafe { libc::close(fd as libc::c_int) };
+                fd += 1;
+            }
+        }
+    }
+
+    let SupervisorFds {
+        control,
+        status,
+        workdir,
+    } = fds;
+    let hook = move || -> io::Result<()> {
+        if let Some(dir) = &workdir {
+            rustix::process::fchdir(dir)?;
+        }
+        let me = rustix::process::getpid();
+        rustix::process::set_child_subreaper(Some(me))?;
+        // SAFETY: fork(2) from the child std forked: that child has one thread,
+        // and glibc's fork leaves its internal locks consistent in it, so
+        // forking again is sound. Both sides then keep to async-signal-safe
+        // calls (raw system calls through rustix and libc, no allocation).
+        let pid = unsafe { libc::fork() };
+        if pid < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        if pid == 0 {
+            // The shell: a group of its own, killed when the supervisor dies.
+            rustix::process::setpgid(None, None)?;
+            rustix::process::set_parent_process_death_signal(Some(Signal::KILL))?;
+            if rustix::process::getppid() != Some(me) {
+                return Err(io::Error::from_raw_os_error(libc::ESRCH));
+            }
+            return Ok(());
+        }
+        // The supervisor. From here on it never returns to std: an error
+        // returned now would make `spawn` fail while the shell runs.
+        for signal in SUPERVISOR_IGNORES {
+            // SAFETY: signal(2) with SIG_IGN installs no handler; it is
+            // async-signal-safe.
+            let _ = unsafe { libc::signal(signal, libc::SIG_IGN) };
+        }
+        // SAFETY: as above, with SIG_DFL: the supervisor must see its
+        // children exit whatever this process does with SIGCHLD (ignored
+        // would reap them unseen; a handler copied from this process would
+        // run in the supervisor).
+        let _ = unsafe { libc::signal(libc::SIGCHLD, libc::SIG_DFL) };
+        let mut keep = [control.as_raw_fd(), status.as_raw_fd()];
+        keep.sort_unstable();
+        let mut low = 0_u32;
+        for fd in keep {
+            let fd = u32::try_from(fd).unwrap_or(0);
+            if fd > low {
+                close_fds(low, fd - 1);
+            }
+            low = fd.saturating_add(1);
+        }
+        close_fds(low, u32::MAX);
+        let code = match Pid::from_raw(pid) {
+            Some(shell) => supervise_loop(shell, control.as_fd(), status.as_fd()),
+            None => 1,
+        };
+        // SAFETY: _exit(2) ends the process without running atexit handlers or
+        // destructors (which are not async-signal-safe here).
+        unsafe { libc::_exit(code) }
+    };
+    // SAFETY: `hook` runs in the forked child before `exec`. It only makes
+    // async-signal-safe calls: prctl(PR_SET_CHILD_SUBREAPER, PR_SET_PDEATHSIG),
+    // getpid, getppid, setpgid, fchdir, fork, signal(SIG_IGN / SIG_DFL), close_range,
+    // close, waitpid, pidfd_open, poll, read, write, open, getdents, kill and
+    // _exit, all through rustix's and libc's thin system call wrappers; it
+    // allocates nothing (fixed stack buffers only) and takes no lock. The
+    // descriptors it uses are owned by the closure and stay open in the child.
+    unsafe {
+        command.pre_exec(hook);
+    }
+}
+
+/// The supervisor's life after starting the shell: reaps children, reports
+/// the shell's wait status on `status`, and once `control` reads end of file
+/// kills all children until none is left. Returns the exit code (0) when no
+/// child is left. Async-signal-safe: no allocation, no locks.
+fn supervise_loop(shell: Pid, control: BorrowedFd<'_>, status: BorrowedFd<'_>) -> i32 {
+    let mut shell_fd = rustix::process::pidfd_open(shell, PidfdFlags::empty()).ok();
+    let me = rustix::process::getpid().as_raw_nonzero().get();
+    let mut ending = false;
+    loop {
+        loop {
+            match rustix::process::wait(WaitOptions::NOHANG) {
+                Ok(Some((pid, wait_status))) => {
+                    if pid == shell {
+                        shell_fd = None;
+                        let _ = rustix::io::write(status, &wait_status.as_raw().to_ne_bytes());
+                    }
+                }
+                Ok(None) => break,
+                Err(rustix::io::Errno::INTR) => {}
+                // ECHILD: nothing is left below the supervisor.
+                Err(_) => return 0,
+            }
+        }
+        if ending {
+            kill_children(me);
+            nap(Timespec {
+                tv_sec: 0,
+                tv_nsec: 2_000_000,
+            });
+            continue;
+        }
+        let slice = Timespec {
+            tv_sec: 0,
+            tv_nsec: if shell_fd.is_some() {
+                100_000_000
+            } else {
+                10_000_000
+            },
+        };
+        let control_ready = match &shell_fd {
+            Some(pidfd) => {
+                let mut fds = [
+                    PollFd::new(&control, PollFlags::IN),
+                    PollFd::new(pidfd, PollFlags::IN),
+                ];
+                let _ = rustix::event::poll(&mut fds, Some(&slice));
+                !fds[0].revents().is_empty()
+            }
+            None => {
+                let mut fds = [PollFd::new(&control, PollFlags::IN)];
+                let _ = rustix::event::poll(&mut fds, Some(&slice));
+                !fds[0].revents().is_empty()
+            }
+        };
+        // Nobody writes to the control pipe: readiness means end of file.
+        ending = control_ready;
+    }
+}
+
+fn nap(time: Timespec) {
+    let _ = rustix::event::poll(&mut [], Some(&time));
+}
+
+/// Sends `SIGKILL` to every child of this (single-threaded) process.
+fn kill_children(me: i32) {
+    let Ok(children) = rustix::fs::open(
+        c"/proc/thread-self/children",
+        OFlags::RDONLY | OFlags::CLOEXEC,
+        Mode::empty(),
+    ) else {
+        kill_children_by_scan(me);
+        return;
+    };
+    let mut buf = [0_u8; 512];
+    let mut pid: i32 = 0;
+    let mut digits = false;
+    loop {
+        let n = match rustix::io::read(&children, &mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        for &b in &buf[..n] {
+            if b.is_ascii_digit() {
+                pid = pid.saturating_mul(10).saturating_add(i32::from(b - b'0'));
+                digits = true;
+            } else {
+                if digits {
+                    kill_one(pid);
+                }
+                pid = 0;
+                digits = false;
+            }
+        }
+    }
+    if digits {
+        kill_one(pid);
+    }
+}
+
+fn kill_one(pid: i32) {
+    if let Some(pid) = Pid::from_raw(pid) {
+        let _ = rustix::process::kill_process(pid, Signal::KILL);
+    }
+}
+
+/// [`kill_children`] for kernels without `/proc/<pid>/task/<tid>/children`:
+/// reads every `/proc/<pid>/stat` (fixed buffers, no allocation).
+fn kill_children_by_scan(me: i32) {
+    let Ok(proc_dir) = rustix::fs::open(
+        c"/proc",
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    ) else {
+        return;
+    };
+    let mut buf = [MaybeUninit::<u8>::uninit(); 4096];
+    let mut entries = RawDir::new(proc_dir, &mut buf);
+    while let Some(Ok(entry)) = entries.next() {
+        let name = entry.file_name().to_bytes();
+        if name.is_empty() || !name.iter().all(u8::is_ascii_digit) {
+            continue;
+        }
+        let mut path = [0_u8; 40];
+        let parts: [&[u8]; 3] = [b"/proc/", name, b"/stat\0"];
+        let mut len = 0;
+        let mut fits = true;
+        for part in parts {
+            match path.get_mut(len..len + part.len()) {
+                Some(slot) => slot.copy_from_slice(part),
+                None => fits = false,
+            }
+            len += part.len();
+        }
+        if !fits {
+            continue;
+        }
+        let Ok(path) = CStr::from_bytes_with_nul(&path[..len]) else {
+            continue;
+        };
+        let Ok(stat) = rustix::fs::open(path, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())
+        else {
+            continue;
+        };
+        let mut text = [0_u8; 512];
+        let Ok(n) = rustix::io::read(&stat, &mut text) else {
+            continue;
+        };
+        if stat_ppid(&text[..n]) == Some(me) {
+            let pid = name.iter().fold(0_i32, |acc, d| {
+                acc.saturating_mul(10).saturating_add(i32::from(d - b'0'))
+            });
+            kill_one(pid);
+        }
+    }
+}
+
+/// The parent pid in the bytes of a `/proc/<pid>/stat` line (the fourth
+/// field, after the command name in parentheses).
+fn stat_ppid(stat: &[u8]) -> Option<i32> {
+    let close = stat.iter().rposition(|&b| b == b')')?;
+    let mut fields = stat[close + 1..]
+        .split(|&b| b == b' ')
+        .filter(|f| !f.is_empty());
+    let _state = fields.next()?;
+    let ppid = fields.next()?;
+    if ppid.is_empty() || !ppid.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    Some(ppid.iter().fold(0_i32, |acc, d| {
+        acc.saturating_mul(10).saturating_add(i32::from(d - b'0'))
+    }))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -173,12 +553,20 @@ mod tests {
         let p = parse_stat(42, "42 (a) b (c)) S 7 42 42 0 -1").unwrap();
         assert_eq!((p.pid, p.ppid, p.pgid), (42, 7, 42));
         assert!(parse_stat(43, "43 (dead) Z 7 43 43").is_none());
+        assert_eq!(stat_ppid(b"42 (a) b (c)) S 7 42 42 0 -1"), Some(7));
+        assert_eq!(stat_ppid(b"1 (init) S 0 1 1"), Some(0));
+        assert_eq!(stat_ppid(b"garbage"), None);
     }
 
     #[test]
-    fn our_own_group_is_never_recorded() {
+    fn our_own_process_and_group_are_never_recorded() {
+        // Anchored at this process: the test harness's other threads' children
+        // may show up, but never this process or its group.
         let me = rustix::process::getpid();
-        let tree = ProcessTree::new(me, rustix::process::getpgrp());
-        assert!(tree.groups.is_empty(), "our own group is never recorded");
+        let mut tree = ProcessTree::under(me);
+        tree.scan();
+        let my_group = rustix::process::getpgrp().as_raw_nonzero().get();
+        assert!(!tree.groups.contains(&my_group));
+        assert!(!tree.pids.contains(&me.as_raw_nonzero().get()));
     }
 }

@@ -340,37 +340,50 @@ pub async fn bash_command(
         Ok(ws) => ws,
         Err(result) => return result,
     };
-    let dir = match workdir.filter(|w| !w.trim().is_empty()) {
-        None => ws.root().to_path_buf(),
-        Some(w) => match ws.resolve(&w) {
-            Ok(dir) if dir.is_dir() => dir,
-            Ok(dir) if dir.exists() => {
+    // The folder is resolved beneath the workspace's handle and opened; the
+    // command starts in that handle (`fchdir`), so a folder swapped for a
+    // symlink after the check cannot move it outside.
+    let wanted = workdir
+        .filter(|w| !w.trim().is_empty())
+        .unwrap_or_else(|| ".".to_owned());
+    let (dir, dir_fd) = match ws.beneath(&wanted, crate::fs::beneath::Missing::AllowLast) {
+        Ok(b) if b.file_type() == Some(rustix::fs::FileType::Directory) => match b.open_dir() {
+            Ok(fd) => (b.path, fd),
+            Err(e) => {
                 return ToolResult::failed(format!(
-                    "Working directory is not a directory: {}",
-                    dir.display()
+                    "Cannot open the working directory {}: {e}",
+                    b.path.display()
                 ));
             }
-            Ok(dir) => {
-                return ToolResult::failed(format!(
-                    "Working directory not found: {}",
-                    dir.display()
-                ));
-            }
-            Err(e) => return e.to_result(),
         },
+        Ok(b) if b.exists() => {
+            return ToolResult::failed(format!(
+                "Working directory is not a directory: {}",
+                b.path.display()
+            ));
+        }
+        Ok(b) => {
+            return ToolResult::failed(format!(
+                "Working directory not found: {}",
+                b.path.display()
+            ));
+        }
+        Err(e) => return e.to_result(),
     };
+    let (env, withheld) = split_env(
+        config
+            .base_env
+            .clone()
+            .unwrap_or_else(|| std::env::vars_os().collect()),
+        &config.secret_env_patterns,
+    );
+    let withheld_note = withheld_note(&command, &withheld);
     let spec = RunSpec {
         shell: config.shell.clone().unwrap_or_else(default_shell),
         command,
         workdir: dir,
-        workdir_fd: None,
-        env: filtered_env(
-            config
-                .base_env
-                .clone()
-                .unwrap_or_else(|| std::env::vars_os().collect()),
-            &config.secret_env_patterns,
-        ),
+        workdir_fd: Some(dir_fd),
+        env,
         timeout,
         drain: config.drain.min(MAX_BASH_GRACE),
         kill_grace: config.kill_grace.min(MAX_BASH_GRACE),
@@ -386,7 +399,7 @@ pub async fn bash_command(
     let _stop_when_dropped = cancel.clone().drop_guard();
     let shell = spec.shell.clone();
     let watched = tokio::task::spawn_blocking(move || run(&spec, &|| cancel.is_cancelled()));
-    match watched.await {
+    let result = match watched.await {
         Ok(Ok(outcome)) => outcome.into_result(timeout).with_title(title),
         Ok(Err(e)) => ToolResult::failed(format!(
             "Could not run the command with {}: {e}",
@@ -398,6 +411,10 @@ pub async fn bash_command(
             format!("Running the command failed unexpectedly: {e}"),
         )
         .with_title(title),
+    };
+    match withheld_note {
+        Some(note) => result.with_note(note),
+        None => result,
     }
 }
 
@@ -517,18 +534,119 @@ fn default_shell() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("/bin/sh"))
 }
 
-/// The variables of `vars` whose names match none of `patterns`.
-pub(crate) fn filtered_env(
+/// Splits `vars` into those passed to commands and the names of those
+/// withheld as secret-looking ([`is_secret_env`] with `patterns`).
+pub(crate) fn split_env(
     vars: Vec<(OsString, OsString)>,
     patterns: &[String],
-) -> Vec<(OsString, OsString)> {
-    vars.into_iter()
-        .filter(|(name, _)| !is_secret_name(name, patterns))
-        .collect()
+) -> (Vec<(OsString, OsString)>, Vec<String>) {
+    let mut withheld = Vec::new();
+    let kept = vars
+        .into_iter()
+        .filter(|(name, value)| {
+            let secret = is_secret_env(name, value, patterns);
+            if secret {
+                withheld.push(name.to_string_lossy().into_owned());
+            }
+            !secret
+        })
+        .collect();
+    (kept, withheld)
 }
 
-fn is_secret_name(name: &OsStr, patterns: &[String]) -> bool {
-    is_secret_env_name(name, patterns)
+/// The model-visible note when `command` refers to a withheld variable
+/// (`$NAME` or `${NAME`): the command will see it empty, and the model
+/// should know why rather than debug an empty value.
+fn withheld_note(command: &str, withheld: &[String]) -> Option<String> {
+    let named: Vec<&str> = withheld
+        .iter()
+        .filter(|n| {
+            let plain = format!("${n}");
+            let braced = format!("${{{n}");
+            command.match_indices(&plain).any(|(i, m)| {
+                !command[i + m.len()..]
+                    .chars()
+                    .next()
+                    .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
+            }) || command.contains(&braced)
+        })
+        .map(String::as_str)
+        .collect();
+    (!named.is_empty()).then(|| {
+        format!(
+            "{} {} not passed to the command (secret-looking variables are withheld); \
+             it is empty there. Use a secret placeholder if the command needs the value.",
+            named.join(", "),
+            if named.len() == 1 { "was" } else { "were" }
+        )
+    })
+}
+
+/// Whether the variable `name=value` looks like a secret, by the rule the
+/// `tool` program also scrubs its own environment with. ASCII case ignored:
+/// - its name matches one of `patterns` ([`DEFAULT_SECRET_ENV_PATTERNS`]:
+///   `*_KEY`, `*_TOKEN`, `*PASSWORD*`, `*_CREDENTIALS`, ...);
+/// - its name contains `CRED` (`CREDENTIALS_JSON`, `GIT_CREDS`);
+/// - its name contains `AUTH` (`NPM_AUTH`, `HTTP_AUTHORIZATION`), except in
+///   the words `AUTHOR` and `AUTHORS` between underscores, so
+///   `GIT_AUTHOR_NAME` stays;
+/// - its name is `URL`, `URI` or `DSN` or ends in `_URL`, `_URI` or `_DSN`,
+///   and its value is a URL with a password (`scheme://user:password@host`;
+///   the user may be empty): `DATABASE_URL=postgres://u:p@h/db` goes,
+///   `REPO_URL=ssh://git@github.com/x` stays.
+///
+/// Not covered: a token as a URL's user without a password
+/// (`https://TOKEN@host`), credentials in other values (proxy variables are
+/// kept so commands reach the network), secrets in files.
+///
+/// ```
+/// use std::ffi::OsStr;
+/// use tool_builtins::bash::{DEFAULT_SECRET_ENV_PATTERNS, is_secret_env};
+///
+/// let secret = |n: &str, v: &str| is_secret_env(OsStr::new(n), OsStr::new(v), DEFAULT_SECRET_ENV_PATTERNS);
+/// assert!(secret("DATABASE_URL", "postgres://u:pw@db/app"));
+/// assert!(secret("NPM_AUTH", "x") && secret("CREDENTIALS_JSON", "{}"));
+/// assert!(!secret("GIT_AUTHOR_NAME", "Ada") && !secret("API_URL", "https://h/a"));
+/// ```
+pub fn is_secret_env<P: AsRef<str>>(name: &OsStr, value: &OsStr, patterns: &[P]) -> bool {
+    if is_secret_env_name(name, patterns) {
+        return true;
+    }
+    let upper = name.to_string_lossy().to_ascii_uppercase();
+    if upper.contains("CRED") || has_auth_word(&upper) {
+        return true;
+    }
+    is_url_name(&upper) && has_url_password(&value.to_string_lossy())
+}
+
+/// Whether an upper-case name holds `AUTH` other than in the words
+/// `AUTHOR`/`AUTHORS` (words are the parts between `_`).
+fn has_auth_word(upper: &str) -> bool {
+    upper
+        .split('_')
+        .any(|word| word.contains("AUTH") && word != "AUTHOR" && word != "AUTHORS")
+}
+
+fn is_url_name(upper: &str) -> bool {
+    ["_URL", "_URI", "_DSN"]
+        .iter()
+        .any(|suffix| upper.ends_with(suffix) || upper == &suffix[1..])
+}
+
+/// Whether `value` is `scheme://[user]:password@...`: the authority (from
+/// `://` to the first `/`, `?` or `#`) has user info (before its last `@`)
+/// holding a `:`.
+fn has_url_password(value: &str) -> bool {
+    let Some((scheme, rest)) = value.split_once("://") else {
+        return false;
+    };
+    if scheme.is_empty() {
+        return false;
+    }
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    authority
+        .rsplit_once('@')
+        .is_some_and(|(userinfo, _)| userinfo.contains(':'))
 }
 
 /// `*` matches any run of bytes; everything else literally.
@@ -1349,7 +1467,7 @@ mod tests {
             "token",
             "ROOT_PASSWORD_FILE",
         ] {
-            assert!(is_secret_name(OsStr::new(name), &p), "{name}");
+            assert!(is_secret_env_name(OsStr::new(name), &p), "{name}");
         }
         for name in [
             "PATH",
@@ -1360,8 +1478,49 @@ mod tests {
             "LD_LIBRARY_PATH",
             "SECRETARY",
         ] {
-            assert!(!is_secret_name(OsStr::new(name), &p), "{name}");
+            assert!(!is_secret_env_name(OsStr::new(name), &p), "{name}");
         }
+    }
+
+    #[test]
+    fn secret_looking_variables_are_withheld_and_the_model_is_told() {
+        let dir = tempfile::tempdir().unwrap();
+        let env: Vec<(OsString, OsString)> = [
+            ("DATABASE_URL", "postgres://u:dbpw321@h/db"),
+            ("NPM_AUTH", "npmsecret9"),
+            ("CREDENTIALS_JSON", "{\"k\":\"credsecret7\"}"),
+            ("GITHUB_TOKEN", "ghp_tok_42"),
+            ("PLAIN_URL", "https://example.com/a@b"),
+            ("GIT_AUTHOR_NAME", "Ada"),
+            ("PATH", "/usr/bin:/bin"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (OsString::from(k), OsString::from(v)))
+        .collect();
+        let cfg = BashConfig {
+            base_env: Some(env),
+            ..config()
+        };
+        let ctx = ctx_in(dir.path(), cfg);
+        let r = call(
+            &ctx,
+            "env; echo \"db=$DATABASE_URL auth=${NPM_AUTH}\"",
+            None,
+            None,
+        );
+        for secret in ["dbpw321", "npmsecret9", "credsecret7", "ghp_tok_42"] {
+            assert!(!r.output.contains(secret), "{secret} leaked: {}", r.output);
+        }
+        assert!(r.output.contains("PLAIN_URL=https://example.com/a@b"));
+        assert!(r.output.contains("GIT_AUTHOR_NAME=Ada"));
+        let notes = r.notes_text().unwrap_or_default();
+        assert!(
+            notes.contains("DATABASE_URL, NPM_AUTH were not passed"),
+            "{notes}"
+        );
+        // A command that names no withheld variable gets no note.
+        let r = call(&ctx, "echo $PATHX $GITHUB_TOKENS", None, None);
+        assert_eq!(r.notes_text(), None);
     }
 
     #[test]
@@ -1825,6 +1984,7 @@ mod tests {
             drain: Duration::from_millis(100),
             kill_grace: Duration::from_millis(100),
             truncation: config().truncation,
+            masker: None,
         };
         let open = |name: &str| -> OwnedFd {
             rustix::fs::open(

@@ -9,7 +9,8 @@
 //! copy of itself whose environment lacks them and holds [`MARKER`], so it
 //! happens once. It runs first thing in `main`, before any thread exists.
 //!
-//! A variable is secret-looking ([`is_secret_env`]) when, ASCII case ignored:
+//! A variable is secret-looking when `bash_command` would withhold it
+//! (`tool_builtins::bash::is_secret_env`, one rule for both), ASCII case ignored:
 //! - its name matches [`tool_builtins::bash::DEFAULT_SECRET_ENV_PATTERNS`]
 //!   (`*_KEY`, `*_TOKEN`, `*PASSWORD*`, `*_CREDENTIALS`, ...);
 //! - its name contains `CRED` (`CREDENTIALS_JSON`, `GIT_CREDS`);
@@ -37,16 +38,12 @@ use std::io::Write;
 use std::os::unix::process::CommandExt;
 use std::process::Command;
 
-use tool_builtins::bash::{DEFAULT_SECRET_ENV_PATTERNS, is_secret_env_name};
+use tool_builtins::bash::DEFAULT_SECRET_ENV_PATTERNS;
 
 /// Set in the environment of the re-started program. Set it yourself to keep
 /// the secret-looking variables (`bash_command` still does not pass on the
 /// ones matching its own patterns).
 pub(crate) const MARKER: &str = "TOOL_CLI_ENV_SCRUBBED";
-
-/// Suffixes (and whole names, without the `_`) of variables whose value is
-/// removed when it is a URL with a password.
-const URL_NAME_SUFFIXES: [&str; 3] = ["_URL", "_URI", "_DSN"];
 
 /// The names of the secret-looking variables in `vars` (rules in the module docs).
 pub(crate) fn secret_names(vars: impl IntoIterator<Item = (OsString, OsString)>) -> Vec<OsString> {
@@ -56,46 +53,10 @@ pub(crate) fn secret_names(vars: impl IntoIterator<Item = (OsString, OsString)>)
         .collect()
 }
 
-/// Whether the variable `name=value` looks like a secret (rules in the module docs).
+/// Whether the variable `name=value` looks like a secret: the rule
+/// `bash_command` withholds variables by ([`tool_builtins::bash::is_secret_env`]).
 pub(crate) fn is_secret_env(name: &OsStr, value: &OsStr) -> bool {
-    if is_secret_env_name(name, DEFAULT_SECRET_ENV_PATTERNS) {
-        return true;
-    }
-    let upper = name.to_string_lossy().to_ascii_uppercase();
-    if upper.contains("CRED") || has_auth_word(&upper) {
-        return true;
-    }
-    is_url_name(&upper) && has_url_password(&value.to_string_lossy())
-}
-
-/// Whether an upper-case name holds `AUTH` other than in the words
-/// `AUTHOR`/`AUTHORS` (words are the parts between `_`).
-fn has_auth_word(upper: &str) -> bool {
-    upper
-        .split('_')
-        .any(|word| word.contains("AUTH") && word != "AUTHOR" && word != "AUTHORS")
-}
-
-fn is_url_name(upper: &str) -> bool {
-    URL_NAME_SUFFIXES
-        .iter()
-        .any(|suffix| upper.ends_with(suffix) || upper == &suffix[1..])
-}
-
-/// Whether `value` is `scheme://[user]:password@...`: the authority (from
-/// `://` to the first `/`, `?` or `#`) has user info (before its last `@`)
-/// holding a `:`.
-fn has_url_password(value: &str) -> bool {
-    let Some((scheme, rest)) = value.split_once("://") else {
-        return false;
-    };
-    if scheme.is_empty() {
-        return false;
-    }
-    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
-    authority
-        .rsplit_once('@')
-        .is_some_and(|(userinfo, _)| userinfo.contains(':'))
+    tool_builtins::bash::is_secret_env(name, value, DEFAULT_SECRET_ENV_PATTERNS)
 }
 
 /// Re-starts the program without the secret-looking variables, unless there

@@ -32,7 +32,7 @@ use tool_core::{ToolContext, ToolResult};
 use super::beneath::{Beneath, Missing};
 use crate::fsutil::{self, Before};
 use crate::ledger::{ContentHasher, FileLedger, LedgerError, Stamp};
-use crate::workspace::{PathError, Workspace};
+use crate::workspace::Workspace;
 
 /// Longest wait for another writer's folder lock: 10 seconds.
 pub(crate) const LOCK_WAIT: Duration = Duration::from_secs(10);
@@ -291,23 +291,4 @@ fn read_only(beneath: &Beneath, shown: &str, st_mode: u32) -> Option<String> {
              (for example with `chmod u+w`) if it should be changed."
         )
     })
-}
-
-/// The folder `model_path` names, resolved beneath the workspace and opened (for a `fchdir`).
-///
-/// # Errors
-/// The path error.
-#[allow(
-    dead_code,
-    reason = "bash_command's workdir takes it once its spawner accepts a folder handle"
-)]
-pub(crate) fn open_dir(ws: &Workspace, model_path: &str) -> Result<(OwnedFd, PathBuf), PathError> {
-    let b = ws.beneath(model_path, Missing::Refuse)?;
-    match b.open_dir() {
-        Ok(fd) => Ok((fd, b.path)),
-        Err(source) => Err(PathError::Io {
-            path: b.path,
-            source,
-        }),
-    }
 }

@@ -989,4 +989,20 @@ mod tests {
             )
         );
     }
+
+    #[tokio::test]
+    async fn an_empty_path_lists_the_root_and_writes_refuse_it() {
+        let (_d, ctx) = setup(&[("a.txt", b"x\n"), ("sub/b.txt", b"y\n")]);
+        for path in ["", "  "] {
+            let r = read(&ctx, path, None, None).await;
+            assert!(
+                r.output.contains("a.txt") && r.output.contains("sub/"),
+                "{r:?}"
+            );
+        }
+        let w = crate::write::write_file(&ctx, String::new(), "x".into()).await;
+        assert!(err(&w).contains("is a directory"), "{w:?}");
+        let e = crate::edit::edit_file(&ctx, " ".into(), "a".into(), "b".into(), false).await;
+        assert!(err(&e).contains("is a directory"), "{e:?}");
+    }
 }

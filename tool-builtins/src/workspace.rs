@@ -13,6 +13,9 @@
 //! A symlink that resolves inside keeps working, relative or absolute.
 //!
 //! Rules worth knowing:
+//! - An empty path (or one of only spaces) names the workspace root, for
+//!   every tool: `list_dir`, `glob_files` and `grep_content` search it,
+//!   `read_file` lists it, and the tools that write a file refuse it as a folder.
 //! - `..` is resolved by the filesystem, as the kernel does: `x/../a.txt`
 //!   needs `x` to exist (writes create missing folders first).
 //! - An extra root is reached by its absolute path; `..` from the root
@@ -138,7 +141,7 @@ impl Workspace {
     ///
     /// # Errors
     /// [`PathError::Outside`] when the path resolves outside the workspace,
-    /// [`PathError::Empty`] for an empty path, [`PathError::NotFound`] when a
+    /// [`PathError::NotFound`] when a
     /// folder on the way is missing and `..` follows it, [`PathError::Limit`]
     /// for an over-long path, [`PathError::Io`] when the filesystem refuses
     /// to tell (e.g. permissions, a symlink loop).
@@ -180,9 +183,14 @@ impl Workspace {
         read_only: &[&PathBuf],
         missing: Missing,
     ) -> Result<Beneath, PathError> {
-        if model_path.trim().is_empty() {
-            return Err(PathError::Empty);
-        }
+        // One rule for every tool: an empty path names the workspace root
+        // (list, glob and grep search it, read_file lists it, and the write
+        // tools refuse it as a folder).
+        let model_path = if model_path.trim().is_empty() {
+            "."
+        } else {
+            model_path
+        };
         if model_path.len() > beneath::MAX_PATH_BYTES {
             return Err(PathError::Limit(format!(
                 "The path is {} bytes long; the limit is {} bytes.",
@@ -289,7 +297,8 @@ pub enum PathError {
         /// The workspace root.
         root: PathBuf,
     },
-    /// The path is empty.
+    /// The path is empty. Not returned any more: an empty path names the
+    /// workspace root (see the module docs); kept for callers that match on it.
     Empty,
     /// A folder on the way does not exist (and the path goes on from it with `..`, or must exist).
     NotFound {
@@ -548,8 +557,10 @@ mod tests {
     }
 
     #[test]
-    fn empty_path_is_invalid() {
+    fn an_empty_path_names_the_root() {
         let (_d, ws) = setup();
-        assert!(matches!(ws.resolve("  "), Err(PathError::Empty)));
+        // An empty path names the root, for every tool.
+        assert_eq!(ws.resolve("  ").unwrap(), ws.root());
+        assert_eq!(ws.resolve("").unwrap(), ws.root());
     }
 }

@@ -261,4 +261,57 @@ mod tests {
         assert!(r.is_ok(), "{r:?}");
         assert!(ws.join("d/after.txt").is_file());
     }
+
+    /// A writer killed between creating and renaming its temporary file
+    /// leaves it behind; the next write in that folder removes it once it is
+    /// a minute old and its process is gone, and keeps everything else.
+    #[tokio::test]
+    async fn the_next_write_sweeps_temp_files_of_dead_writers() {
+        let (d, ctx) = setup();
+        fs::create_dir(d.path().join("sub")).unwrap();
+        let old = std::time::SystemTime::now() - std::time::Duration::from_secs(120);
+        let backdate = |p: &std::path::Path| {
+            fs::File::options()
+                .write(true)
+                .open(p)
+                .unwrap()
+                .set_modified(old)
+                .unwrap();
+        };
+        // pid 999999999 is above any pid_max: that writer is gone.
+        let stale = [
+            d.path().join("sub/.big.bin.999999999.0.tmp"),
+            d.path().join("sub/.notes.md.999999999.17.tmp"),
+        ];
+        let keep = [
+            // Its writer (this process) is alive.
+            d.path()
+                .join(format!("sub/.live.txt.{}.3.tmp", std::process::id())),
+            // Not our naming pattern.
+            d.path().join("sub/.cache.tmp"),
+            d.path().join("sub/.x.999999999.tmp"),
+        ];
+        for p in stale.iter().chain(&keep) {
+            fs::write(p, vec![b'x'; 4096]).unwrap();
+            backdate(p);
+        }
+        // Young and dead: kept until it is a minute old.
+        let young = d.path().join("sub/.young.txt.999999999.1.tmp");
+        fs::write(&young, "partial").unwrap();
+        let r = write_file(&ctx, "sub/new.txt".into(), "fresh".into()).await;
+        assert!(r.is_ok(), "{r:?}");
+        for p in &stale {
+            assert!(!p.exists(), "{} was left", p.display());
+        }
+        for p in keep.iter().chain([&young]) {
+            assert!(p.exists(), "{} was removed", p.display());
+        }
+        // Another folder is not touched.
+        let elsewhere = d.path().join(".other.999999999.0.tmp");
+        fs::write(&elsewhere, "x").unwrap();
+        backdate(&elsewhere);
+        let r = write_file(&ctx, "sub/again.txt".into(), "x".into()).await;
+        assert!(r.is_ok());
+        assert!(elsewhere.exists());
+    }
 }

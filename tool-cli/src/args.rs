@@ -68,6 +68,33 @@ pub(crate) fn parse_call_args(
     Ok(args)
 }
 
+/// Refuses an argument that is one of the `tool` program's own options
+/// (`--workspace`, `--timeout`, ...) when the tool has no parameter of that
+/// name: after the tool name every `--x` belongs to the tool, so the option
+/// was surely meant for the program and must go before the name.
+///
+/// # Errors
+/// The message saying where to put the option.
+pub(crate) fn check_own_options(
+    tool: &str,
+    args: &Map<String, Value>,
+    parameters: &Value,
+    own: &[String],
+) -> Result<(), String> {
+    let known = |key: &str| parameters["properties"].get(key).is_some();
+    for key in args.keys().filter(|k| !known(k)) {
+        let flag = key.replace('_', "-");
+        if own.contains(&flag) {
+            return Err(format!(
+                "`--{flag}` is an option of the `tool` program, not a parameter of {tool}: \
+                 put it before the tool name, e.g. `tool call --{flag} VALUE {tool} ...` \
+                 (everything after the tool name is an argument of the tool)"
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Reads all of stdin as text, for `tool call NAME -`.
 pub(crate) fn read_stdin() -> std::io::Result<String> {
     let mut text = String::new();

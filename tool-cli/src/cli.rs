@@ -58,8 +58,9 @@ const CALL_EXAMPLES: &str = "\
 Examples:
   tool call read_file '{\"file_path\": \"README.md\"}'
   tool call read_file --file-path=README.md --limit=5      (5 is a number)
-  tool call grep_content --pattern=TODO --glob='\"*.rs\"'
-  tool call multi_edit --edits='[{\"old_string\": \"a\", \"new_string\": \"b\"}]' --file-path=x.txt
+  tool call grep_content --pattern=TODO --include='*.rs'
+  TRACE_ID=s1 tool call read_file --file-path=x.txt       (edits need a read first)
+  TRACE_ID=s1 tool call multi_edit --edits='[{\"old_string\": \"a\", \"new_string\": \"b\"}]' --file-path=x.txt
   echo '{\"path\": \".\"}' | tool call list_dir -
   tool call read_file --help     the tool's description and parameters
   TRACE_ID=session-1 tool call --workspace ../repo --out /tmp/shots read_file --file-path=logo.png
@@ -114,6 +115,20 @@ for one that is not JSON, malformed or too large). SIGTERM, SIGINT or SIGHUP
 stop the server: running calls are cancelled (bash_command kills its
 command) and the program exits with status 0 within 5 seconds.";
 
+/// The long names of the options of `tool call` itself (`workspace`,
+/// `trace-id`, `timeout`, ...), for telling a misplaced one apart from a
+/// tool's argument.
+pub(crate) fn own_options() -> Vec<String> {
+    use clap::CommandFactory;
+    let command = Cli::command();
+    let call = command.find_subcommand("call");
+    command
+        .get_arguments()
+        .chain(call.into_iter().flat_map(clap::Command::get_arguments))
+        .filter_map(|a| a.get_long().map(str::to_owned))
+        .collect()
+}
+
 /// `tool`: run the registered tools from a shell.
 #[derive(Debug, Parser)]
 #[command(
@@ -149,7 +164,7 @@ pub(crate) struct CommonOptions {
 
     /// Timeout for each call, in seconds (fractions allowed), for tools that set none themselves
     /// [default: 120].
-    #[arg(long, global = true, value_name = "SECS", value_parser = parse_timeout)]
+    #[arg(long, global = true, value_name = "SECS", value_parser = parse_timeout, allow_negative_numbers = true)]
     pub(crate) timeout: Option<Duration>,
 
     /// How calls of tools that require a person's confirmation are answered: never approve,

@@ -2,7 +2,6 @@
 
 use std::io::{self, BufRead, Write};
 
-use serde::Deserialize;
 use serde_json::Value;
 use tool_core::format::{Format, OnRefusal};
 use tool_core::{ErrorKind, ToolArgs, ToolRegistry, ToolResult};
@@ -165,11 +164,15 @@ pub(crate) fn call(
         .get(name)
         .map(|t| t.spec().parameters.clone())
         .unwrap_or_default();
-    let arguments = args::parse_call_args(words, args::read_stdin, &parameters).map_err(|e| {
-        Failure::Usage(format!(
-            "{e}\nRun `tool call --help` for the argument syntax."
-        ))
-    })?;
+    let arguments = args::parse_call_args(words, args::read_stdin, &parameters)
+        .and_then(|a| {
+            args::check_own_options(name, &a, &parameters, &crate::cli::own_options()).map(|()| a)
+        })
+        .map_err(|e| {
+            Failure::Usage(format!(
+                "{e}\nRun `tool call --help` for the argument syntax."
+            ))
+        })?;
     let result = runtime.block_on(session.call(registry, name, arguments));
     let dir = OutDir::new(session.out_dir.as_deref(), &session.trace_id);
     let printed = render::render(&result, Some(name), &session.trace_id, None, &dir);
@@ -244,14 +247,56 @@ pub(crate) fn tool_help(registry: &ToolRegistry, name: &str, words: &[String]) -
 }
 
 /// One line of `tool batch` input.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
 struct BatchLine {
     name: String,
-    #[serde(default)]
     arguments: Option<Value>,
-    #[serde(default)]
     id: Option<Value>,
+}
+
+/// Reads one batch line as a call; the error says, in the input's own terms,
+/// what the line is instead (never the JSON library's internal names).
+fn batch_line(line: &str, number: usize) -> Result<BatchLine, String> {
+    const SHAPE: &str =
+        "each line must be one JSON object {\"name\": \"tool_name\", \"arguments\": {...}}";
+    let value: Value = serde_json::from_str(line).map_err(|e| {
+        format!(
+            "line {number} is not JSON (line {number}, column {}: {}); {SHAPE}",
+            e.column(),
+            match e.classify() {
+                serde_json::error::Category::Eof => "it ends too early",
+                serde_json::error::Category::Syntax => "a syntax error",
+                _ => "it cannot be read",
+            }
+        )
+    })?;
+    let Value::Object(mut object) = value else {
+        let kind = match value {
+            Value::Array(_) => "an array",
+            Value::String(_) => "a string",
+            Value::Number(_) => "a number",
+            Value::Bool(_) => "a boolean",
+            _ => "null",
+        };
+        return Err(format!("line {number} is {kind}, not an object; {SHAPE}"));
+    };
+    let name = match object.remove("name") {
+        Some(Value::String(name)) => name,
+        Some(_) => return Err(format!("line {number}: \"name\" must be a string; {SHAPE}")),
+        None => return Err(format!("line {number} has no \"name\"; {SHAPE}")),
+    };
+    let arguments = object.remove("arguments");
+    let id = object.remove("id");
+    if let Some(key) = object.keys().next() {
+        return Err(format!(
+            "line {number} has an unknown key `{}` (the keys are name, arguments and id); {SHAPE}",
+            &key[..tool_core::truncate::floor_char_boundary(key, 100)]
+        ));
+    }
+    Ok(BatchLine {
+        name,
+        arguments,
+        id,
+    })
 }
 
 /// `tool batch`: one call per input line, in order, in the session's one
@@ -276,7 +321,7 @@ pub(crate) fn batch(
         if line.trim().is_empty() {
             continue;
         }
-        let (id, name, result) = match serde_json::from_str::<BatchLine>(&line) {
+        let (id, name, result) = match batch_line(&line, number) {
             Ok(call) => {
                 let args = match call.arguments {
                     None | Some(Value::Null) => ToolArgs::Value(Value::Object(Default::default())),
@@ -286,16 +331,10 @@ pub(crate) fn batch(
                 let result = runtime.block_on(session.call(registry, &call.name, args));
                 (call.id, Some(call.name), result)
             }
-            Err(e) => (
+            Err(message) => (
                 None,
                 None,
-                ToolResult::error(
-                    ErrorKind::InvalidArguments,
-                    format!(
-                        "line {number} is not a call ({e}); each line must be one JSON object \
-                         {{\"name\": \"tool_name\", \"arguments\": {{...}}}}"
-                    ),
-                ),
+                ToolResult::error(ErrorKind::InvalidArguments, message),
             ),
         };
         let printed = render::render(

@@ -11,16 +11,15 @@
 //! file leaves it behind (as large as the content, hidden by its leading
 //! dot). The next write in that folder removes such files of this module's
 //! naming pattern (`.<name>.<pid>.<n>.tmp`) that are older than
-//! [`STALE_AFTER`] and whose process is gone.
+//! [`STALE_AFTER`] and whose process is gone (looking at most at the first
+//! 10 000 entries of the folder).
 
-use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
 use std::io::{self, Write};
 use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::ffi::OsStrExt;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use rustix::fs::{AtFlags, Mode, OFlags};
 
@@ -92,10 +91,6 @@ pub(crate) fn write_at(
     result
 }
 
-/// When each folder (device, inode) was last swept, so a folder is listed
-/// at most once a minute per process.
-static SWEPT: Mutex<Option<HashMap<(u64, u64), Instant>>> = Mutex::new(None);
-
 /// The pid in a temporary name of this module's pattern, if it is one.
 pub(crate) fn temp_pid(name: &[u8]) -> Option<u32> {
     let rest = name.strip_prefix(b".")?.strip_suffix(b".tmp")?;
@@ -123,29 +118,12 @@ fn process_alive(pid: u32) -> bool {
     )
 }
 
+/// Most entries of a folder looked at by one sweep: a folder of more is
+/// swept in part (a write must not cost a listing of millions of names).
+const SWEEP_ENTRIES: usize = 10_000;
+
 /// Removes temporary files of dead writers from `dir` (best effort).
 pub(crate) fn remove_stale(dir: BorrowedFd<'_>) {
-    let Ok(st) = rustix::fs::fstat(dir) else {
-        return;
-    };
-    let key = (st.st_dev, st.st_ino);
-    {
-        let mut swept = SWEPT
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let map = swept.get_or_insert_with(HashMap::new);
-        let now = Instant::now();
-        if map
-            .get(&key)
-            .is_some_and(|t| now.duration_since(*t) < STALE_AFTER)
-        {
-            return;
-        }
-        if map.len() > 4096 {
-            map.clear();
-        }
-        map.insert(key, now);
-    }
     let _ = sweep(dir, STALE_AFTER);
 }
 
@@ -163,7 +141,7 @@ pub(crate) fn sweep(dir: BorrowedFd<'_>, age: Duration) -> io::Result<usize> {
         .unwrap_or_default()
         .as_secs();
     let mut removed = 0;
-    for entry in entries {
+    for entry in entries.take(SWEEP_ENTRIES) {
         let Ok(entry) = entry else { break };
         let name = entry.file_name();
         let Some(pid) = temp_pid(name.to_bytes()) else {

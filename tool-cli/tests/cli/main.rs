@@ -5,6 +5,7 @@
 mod batch;
 mod call;
 mod concurrency;
+mod examples;
 mod ledger;
 mod limits;
 mod list;

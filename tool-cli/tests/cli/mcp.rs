@@ -907,3 +907,51 @@ fn stdio_over_a_socketpair_serves_and_stops_at_once_on_sigterm() {
     assert_eq!(status.code(), Some(0));
     assert!(process_gone(pid), "process {pid} outlived the server");
 }
+
+/// The pattern that used to overflow the stack (and so abort the whole
+/// server) comes back over MCP as a tool error, and the server answers the
+/// next call.
+#[tokio::test]
+async fn a_stack_overflowing_glob_is_an_argument_error_over_mcp() {
+    let dir = workspace_with_notes();
+    let conn = McpToolSource::stdio(BIN, ["serve", "--workspace", dir.arg()], [("TRACE_ID", "")])
+        .named("files")
+        .connect()
+        .await
+        .expect("connect");
+    let nested = format!("{}a{}", "{".repeat(15_000), "}".repeat(15_000));
+    for (tool, arguments) in [
+        ("glob_files", json!({"pattern": nested})),
+        ("grep_content", json!({"pattern": "x", "include": nested})),
+        ("list_dir", json!({"ignore": [nested]})),
+        ("grep_content", json!({"pattern": "(".repeat(20_000)})),
+    ] {
+        let r = conn.call(tool, args(arguments), &ToolContext::new()).await;
+        assert!(r.is_error(), "{tool}: {r:?}");
+        let message = r
+            .error
+            .as_ref()
+            .map(|e| e.message.clone())
+            .unwrap_or_default();
+        assert!(
+            message.contains("limit") || message.contains("Invalid"),
+            "{tool}: {message}"
+        );
+        assert!(
+            message.len() < 2_000,
+            "{tool}: the pattern is not echoed whole"
+        );
+    }
+    let read = conn
+        .call(
+            "grep_content",
+            args(json!({"pattern": "needle"})),
+            &ToolContext::new(),
+        )
+        .await;
+    assert!(
+        read.output.contains("notes.txt"),
+        "the server still answers: {read:?}"
+    );
+    conn.close();
+}

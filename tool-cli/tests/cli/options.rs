@@ -315,3 +315,87 @@ fn bash_policy_asks_the_approver_and_denies_by_pattern() {
         stderr(&out)
     );
 }
+
+/// Options of `tool` given after the tool name, where every `--x` is an
+/// argument of the tool, are named as such.
+#[test]
+fn own_options_after_the_tool_name_say_where_they_go() {
+    for (args, flag) in [
+        (
+            vec![
+                "call",
+                "bash_command",
+                r#"{"command": "true"}"#,
+                "--workspace",
+                "/tmp",
+            ],
+            "--workspace",
+        ),
+        (
+            vec!["call", "read_file", "--file-path=x", "--timeout=5"],
+            "--timeout",
+        ),
+        (vec!["call", "list_dir", "--trace-id", "t1"], "--trace-id"),
+        (
+            vec!["call", "glob_files", "--pattern=*", "--approve=all"],
+            "--approve",
+        ),
+    ] {
+        let out = crate::support::run(&args);
+        assert_eq!(crate::support::code(&out), 2, "{args:?}");
+        let err = crate::support::stderr(&out);
+        assert!(
+            err.contains(&format!("`{flag}` is an option of the `tool` program")),
+            "{err}"
+        );
+        assert!(err.contains("before the tool name"), "{err}");
+    }
+}
+
+#[test]
+fn negative_timeouts_get_the_timeout_message() {
+    for value in ["-1", "-0.5"] {
+        let out = crate::support::run(["--timeout", value, "list"]);
+        assert_eq!(crate::support::code(&out), 2);
+        let err = crate::support::stderr(&out);
+        assert!(
+            err.contains("the timeout must be more than 0 seconds"),
+            "{err}"
+        );
+        assert!(!err.contains("unexpected argument"), "{err}");
+    }
+}
+
+#[test]
+fn batch_lines_that_are_no_call_are_described_in_plain_words() {
+    let input = [
+        "[]",
+        "42",
+        "\"read_file\"",
+        "{\"arguments\": {}}",
+        "{\"name\": 7}",
+        "{\"name\": \"list_dir\", \"args\": {}}",
+        "{\"name\": ",
+    ]
+    .join("\n");
+    let out = crate::support::run_with_stdin(&["batch"], &input);
+    let lines = crate::support::json_lines(&out);
+    let want = [
+        "is an array, not an object",
+        "is a number, not an object",
+        "is a string, not an object",
+        "has no \"name\"",
+        "\"name\" must be a string",
+        "unknown key `args`",
+        "is not JSON",
+    ];
+    assert_eq!(lines.len(), want.len());
+    for (line, want) in lines.iter().zip(want) {
+        let message = line["error"]["message"].as_str().unwrap_or_default();
+        assert!(message.contains(want), "{message}");
+        assert!(
+            !message.contains("BatchLine") && !message.contains("struct"),
+            "{message}"
+        );
+    }
+}

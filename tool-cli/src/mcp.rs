@@ -29,11 +29,11 @@ pub(crate) async fn import(registry: &ToolRegistry, path: &Path) -> Result<LiveR
     let entries = tool_mcp::read_mcp_config(path).map_err(|e| e.to_string())?;
     let mut changes = live.subscribe();
     tool_mcp::import_mcp_servers(entries, &live).await;
+    // Later deaths: every change of the registry from now on may be one.
+    changes.mark_unchanged();
     let mut reported = std::collections::BTreeMap::new();
     report_new_unavailable(&live, &mut reported);
-    // Later deaths: every change of the registry may be one.
     let watched = live.clone();
-    changes.mark_unchanged();
     tokio::spawn(async move {
         while changes.changed().await.is_ok() {
             report_new_unavailable(&watched, &mut reported);

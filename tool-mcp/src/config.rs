@@ -176,6 +176,10 @@ fn parse_entry(name: String, value: Value) -> McpServerEntry {
         error: Error::new(ErrorKind::Config, format!("server `{name}`: {why}")),
         name,
     };
+    // A disabled entry is not looked at further: a half-written one is fine.
+    if value.get("disabled") == Some(&Value::Bool(true)) {
+        return McpServerEntry::Disabled { name };
+    }
     let entry: Entry = match serde_json::from_value(value) {
         Ok(entry) => entry,
         Err(e) => return invalid(name, e.to_string()),

@@ -373,12 +373,13 @@ fn disabled_entries_are_left_out_and_bad_ones_named() {
     assert_eq!(names, ["explicit", "on"]);
     // A disabled entry needs no valid server description.
     let entries = parse_mcp_config_entries(
-        r#"{"mcpServers": {"draft": {"disabled": true}, "typo": {"command": "x", "disabled": "yes"},
+        r#"{"mcpServers": {"draft": {"disabled": true}, "half": {"args": 5, "disabled": true}, "typo": {"command": "x", "disabled": "yes"},
             "both": {"command": "x", "url": "http://127.0.0.1:1/mcp"}, "scalar": 3}}"#,
     )
     .unwrap();
     let by_name = |n: &str| entries.iter().find(|e| e.name() == n).unwrap();
     assert!(matches!(by_name("draft"), McpServerEntry::Disabled { .. }));
+    assert!(matches!(by_name("half"), McpServerEntry::Disabled { .. }));
     for (name, says) in [
         ("typo", "expected a boolean"),
         ("both", "exactly one of"),

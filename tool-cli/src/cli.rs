@@ -197,7 +197,8 @@ pub(crate) struct CommonOptions {
     pub(crate) out: Option<PathBuf>,
 
     /// MCP servers whose tools join the built-ins, named <server>__<tool>: a .mcp.json file,
-    /// {"mcpServers": {NAME: {"command", "args", "env"} | {"url"}}}.
+    /// {"mcpServers": {NAME: {"command", "args", "env"} | {"url"}}}. "disabled": true skips an entry;
+    /// a server that fails is reported and left out.
     #[arg(long, global = true, value_name = "FILE")]
     pub(crate) mcp_config: Option<PathBuf>,
 }

@@ -222,7 +222,13 @@ fn execute(registry: &ToolRegistry, cli: Cli) -> Result<(), Failure> {
     let mut take_runtime = || early_runtime.take().map_or_else(runtime, Ok);
     let stdout = io::stdout();
     match cli.command {
-        Command::List { json } => commands::list(registry, json, &mut stdout.lock()),
+        Command::List { json } => {
+            commands::list(registry, json, &mut stdout.lock())?;
+            if !json {
+                mcp::write_unavailable(&live, &mut stdout.lock())?;
+            }
+            Ok(())
+        }
         Command::Schema {
             names,
             format,
@@ -243,6 +249,9 @@ fn execute(registry: &ToolRegistry, cli: Cli) -> Result<(), Failure> {
             let Some((name, args)) = words.split_first() else {
                 return Err(Failure::Usage("`tool call` needs a tool name".to_owned()));
             };
+            if let Some(message) = mcp::unavailable_tool(&live, name) {
+                return Err(Failure::Usage(message));
+            }
             if let Some(help) = commands::tool_help(registry, name, args) {
                 let mut out = stdout.lock();
                 out.write_all(help.as_bytes())?;

@@ -14,18 +14,31 @@ use crate::session::Session;
 /// Connects to every server of the `.mcp.json` file at `path` and imports
 /// its tools (as `<server>__<tool>`) into a live copy of `registry`.
 ///
+/// Each server is isolated: entries with `"disabled": true` are not
+/// started; one that is invalid, cannot start, exits at once or whose
+/// names collide is reported on stderr (one `warning:` line naming it) and
+/// recorded in the registry as unavailable, and the others are imported.
+/// A server that dies later loses its tools and is reported the same way
+/// (by a task on the current runtime).
+///
 /// # Errors
-/// A usage message naming the file or the server that failed, or the names
-/// that collide.
+/// A usage message naming the file when it cannot be read or is not an MCP
+/// config at all.
 pub(crate) async fn import(registry: &ToolRegistry, path: &Path) -> Result<LiveRegistry, String> {
     let live = LiveRegistry::new(registry.clone());
-    for source in tool_mcp::load_mcp_config(path).map_err(|e| e.to_string())? {
-        let connection = source.connect().await.map_err(|e| e.to_string())?;
-        connection
-            .import_into(&live)
-            .await
-            .map_err(|e| format!("{}: {e}", path.display()))?;
-    }
+    let entries = tool_mcp::read_mcp_config(path).map_err(|e| e.to_string())?;
+    let mut changes = live.subscribe();
+    tool_mcp::import_mcp_servers(entries, &live).await;
+    // Later deaths: every change of the registry from now on may be one.
+    changes.mark_unchanged();
+    let mut reported = std::collections::BTreeMap::new();
+    report_new_unavailable(&live, &mut reported);
+    let watched = live.clone();
+    tokio::spawn(async move {
+        while changes.changed().await.is_ok() {
+            report_new_unavailable(&watched, &mut reported);
+        }
+    });
     Ok(live)
 }
 
@@ -91,6 +104,41 @@ fn read_token(path: &Path) -> Result<String, String> {
         ));
     }
     Ok(token.to_owned())
+}
+
+/// Writes one `warning:` line on stderr per unavailable server (or changed
+/// reason) not in `reported` yet, and remembers it there.
+fn report_new_unavailable(
+    live: &LiveRegistry,
+    reported: &mut std::collections::BTreeMap<String, String>,
+) {
+    for (server, reason) in live.unavailable() {
+        if reported.get(&server) != Some(&reason) {
+            let _ = writeln!(
+                std::io::stderr(),
+                "warning: MCP server `{server}` is unavailable: {reason}"
+            );
+            reported.insert(server, reason);
+        }
+    }
+}
+
+/// `tool list` (text form) after the tools: one line per unavailable MCP
+/// server, `# unavailable: <server>: <reason>` (a `#` line, so scripts that
+/// take the first word of each line as a tool name can skip it).
+pub(crate) fn write_unavailable(live: &LiveRegistry, out: &mut impl Write) -> std::io::Result<()> {
+    for (server, reason) in live.unavailable() {
+        writeln!(out, "# unavailable: {server}: {reason}")?;
+    }
+    out.flush()
+}
+
+/// For `tool call NAME` with a NAME that is not registered but belongs to an
+/// unavailable MCP server: the message saying so, naming the server and why.
+pub(crate) fn unavailable_tool(live: &LiveRegistry, name: &str) -> Option<String> {
+    live.unavailable_server_of(name).map(|(server, reason)| {
+        format!("tool `{name}` is not available: MCP server `{server}` is unavailable: {reason}")
+    })
 }
 
 /// Serves `live` over stdio, or Streamable HTTP as `http` says, until the

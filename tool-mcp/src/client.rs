@@ -151,6 +151,11 @@ impl McpToolSource {
         self
     }
 
+    /// The name given with [`named`](Self::named), if any.
+    pub fn name(&self) -> Option<&str> {
+        self.name.as_deref()
+    }
+
     /// A short description for messages: the command or the URL.
     fn describe(&self) -> String {
         match &self.endpoint {
@@ -359,6 +364,16 @@ struct Inner {
     imported: Mutex<Vec<String>>,
 }
 
+impl std::fmt::Debug for McpConnection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpConnection")
+            .field("server", &self.inner.server)
+            .field("endpoint", &self.inner.endpoint)
+            .field("closed", &self.is_closed())
+            .finish_non_exhaustive()
+    }
+}
+
 impl Drop for Inner {
     fn drop(&mut self) {
         self.stop.cancel();
@@ -416,9 +431,18 @@ impl McpConnection {
     }
 
     /// Closes the connection (a stdio server's process is ended). Calls in
-    /// flight fail with a connection-closed error.
+    /// flight fail with a connection-closed error; tools it imported into a
+    /// [`LiveRegistry`] are removed from it (see [`import_into`](Self::import_into)).
     pub fn close(&self) {
         self.inner.stop.cancel();
+    }
+
+    /// Resolves once the connection is closed ([`is_closed`](Self::is_closed)
+    /// turns `true`): the server exited, closed its streams, or
+    /// [`close`](Self::close) was called. The future holds no reference to
+    /// the connection, so waiting on it keeps nothing open.
+    pub fn closed(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
+        self.inner.closed.clone().cancelled_owned()
     }
 
     /// Calls the server's tool `tool` (its name on the wire) directly, outside
@@ -475,6 +499,13 @@ impl McpConnection {
     /// is left out, with a warning through `tracing`). Nothing is added when
     /// any name is taken now.
     ///
+    /// When the connection closes (the server exits or closes its streams,
+    /// or [`close`](Self::close) is called) its tools are removed from
+    /// `registry` and the server is recorded there as unavailable
+    /// ([`LiveRegistry::unavailable`]) with the reason; there is no
+    /// automatic reconnect. A successful import clears an earlier
+    /// unavailable record of the same `<server>` name.
+    ///
     /// # Errors
     /// As [`register_into`](Self::register_into).
     pub async fn import_into(&self, registry: &LiveRegistry) -> Result<Vec<String>, Error> {
@@ -485,6 +516,7 @@ impl McpConnection {
             .imported
             .lock()
             .unwrap_or_else(PoisonError::into_inner) = names.clone();
+        registry.clear_unavailable(&self.inner.server);
         self.watch_list_changes(registry.clone()).await;
         Ok(names)
     }
@@ -512,7 +544,13 @@ impl McpConnection {
             loop {
                 tokio::select! {
                     () = shared.list_changed.notified() => {}
-                    () = closed.cancelled() => return,
+                    () = closed.cancelled() => {
+                        // No `Inner` left means no tool of ours is in the registry.
+                        if let Some(inner) = weak.upgrade() {
+                            inner.retire_from(&registry);
+                        }
+                        return;
+                    }
                 }
                 let Some(inner) = weak.upgrade() else { return };
                 match inner.list_all().await {
@@ -608,6 +646,34 @@ impl Inner {
                 format!("MCP server `{}`: {what} failed: {other}", self.server),
             ),
         }
+    }
+
+    /// The connection is closed: removes this connection's tools from
+    /// `registry` and records the server there as unavailable.
+    fn retire_from(&self, registry: &LiveRegistry) {
+        let mut imported = self.imported.lock().unwrap_or_else(PoisonError::into_inner);
+        let names = std::mem::take(&mut *imported);
+        let _ = registry.update(|r| {
+            for name in &names {
+                r.remove(name);
+            }
+            Ok::<_, std::convert::Infallible>(())
+        });
+        drop(imported);
+        let why = if self.stop.is_cancelled() {
+            "the connection was closed by this program"
+        } else {
+            "the server exited or closed its connection"
+        };
+        registry.mark_unavailable(
+            &self.server,
+            &format!(
+                "MCP server `{}` ({}): {why}; its {} tools are removed",
+                self.server,
+                self.endpoint,
+                names.len()
+            ),
+        );
     }
 
     /// Replaces this connection's tools in `registry` by `remote`.

@@ -1,18 +1,22 @@
 //! `.mcp.json`: the `{"mcpServers": {name: {command, args, env} | {url}}}` file
-//! that Claude Desktop, Claude Code, Cursor and others read.
+//! that Claude Desktop, Claude Code, Cursor and others read, and importing
+//! every server it names with each server isolated from the others.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde::Deserialize;
+use serde_json::Value;
 
-use crate::client::McpToolSource;
+use crate::client::{McpConnection, McpToolSource};
 use crate::error::{Error, ErrorKind};
+use crate::live::LiveRegistry;
+use crate::names::sanitize_server;
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct File {
-    mcp_servers: BTreeMap<String, Entry>,
+    mcp_servers: BTreeMap<String, Value>,
 }
 
 #[derive(Deserialize)]
@@ -23,27 +27,55 @@ struct Entry {
     #[serde(default)]
     env: BTreeMap<String, String>,
     url: Option<String>,
+    #[serde(default)]
+    disabled: bool,
+}
+
+/// One server entry of an `.mcp.json` file, as read by
+/// [`read_mcp_config`] / [`parse_mcp_config_entries`]. A bad entry is its
+/// own [`Invalid`](Self::Invalid) value, so the other entries still count.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum McpServerEntry {
+    /// A server to start or reach, already [`named`](McpToolSource::named) after its key.
+    Enabled(McpToolSource),
+    /// `"disabled": true`: not started at all.
+    Disabled {
+        /// The entry's key.
+        name: String,
+    },
+    /// An entry that does not describe a server (neither or both of
+    /// `command` and `url`, a value of the wrong type, not an object).
+    Invalid {
+        /// The entry's key.
+        name: String,
+        /// [`ErrorKind::Config`], naming the entry and what is wrong.
+        error: Error,
+    },
+}
+
+impl McpServerEntry {
+    /// The entry's key in `mcpServers`.
+    pub fn name(&self) -> &str {
+        match self {
+            Self::Enabled(source) => source.name().unwrap_or_default(),
+            Self::Disabled { name } | Self::Invalid { name, .. } => name,
+        }
+    }
 }
 
 /// Reads an `.mcp.json` file: one [`McpToolSource`] per server, named after
 /// its key, in key order. An entry has either `command` (with optional
-/// `args` and `env`) or `url`; other keys (`type`, `disabled`, ...) are ignored.
+/// `args` and `env`) or `url`; `"disabled": true` leaves it out; other keys
+/// (`type`, ...) are ignored.
+///
+/// Strict: one bad entry fails the whole file. [`read_mcp_config`] keeps
+/// the good entries of a file with bad ones.
 ///
 /// # Errors
 /// [`ErrorKind::Config`] naming the file and the entry at fault.
 pub fn load_mcp_config(path: &Path) -> Result<Vec<McpToolSource>, Error> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        Error::new(
-            ErrorKind::Config,
-            format!("cannot read {}: {e}", path.display()),
-        )
-    })?;
-    parse_mcp_config(&text).map_err(|e| {
-        Error::new(
-            ErrorKind::Config,
-            format!("{}: {}", path.display(), e.message()),
-        )
-    })
+    strict(read_mcp_config(path)?).map_err(|e| in_file(path, &e))
 }
 
 /// [`load_mcp_config`] on the file's text.
@@ -51,7 +83,8 @@ pub fn load_mcp_config(path: &Path) -> Result<Vec<McpToolSource>, Error> {
 /// ```
 /// let sources = tool_mcp::parse_mcp_config(r#"{"mcpServers": {
 ///     "files": {"command": "tool", "args": ["serve"]},
-///     "remote": {"url": "http://127.0.0.1:8080/mcp"}
+///     "remote": {"url": "http://127.0.0.1:8080/mcp"},
+///     "off": {"command": "tool", "disabled": true}
 /// }}"#).unwrap();
 /// assert_eq!(sources.len(), 2);
 /// ```
@@ -59,26 +92,198 @@ pub fn load_mcp_config(path: &Path) -> Result<Vec<McpToolSource>, Error> {
 /// # Errors
 /// [`ErrorKind::Config`] when the text is not such a file.
 pub fn parse_mcp_config(text: &str) -> Result<Vec<McpToolSource>, Error> {
+    strict(parse_mcp_config_entries(text)?)
+}
+
+fn strict(entries: Vec<McpServerEntry>) -> Result<Vec<McpToolSource>, Error> {
+    let mut sources = Vec::new();
+    for entry in entries {
+        match entry {
+            McpServerEntry::Enabled(source) => sources.push(source),
+            McpServerEntry::Disabled { .. } => {}
+            McpServerEntry::Invalid { error, .. } => return Err(error),
+        }
+    }
+    Ok(sources)
+}
+
+fn in_file(path: &Path, e: &Error) -> Error {
+    Error::new(
+        ErrorKind::Config,
+        format!("{}: {}", path.display(), e.message()),
+    )
+}
+
+/// Reads an `.mcp.json` file entry by entry, in key order: every entry
+/// becomes an [`McpServerEntry`], a bad one included (its error then names
+/// the file and the entry).
+///
+/// # Errors
+/// [`ErrorKind::Config`] when the file cannot be read or is not an MCP
+/// config at all (not JSON, no `mcpServers` object).
+pub fn read_mcp_config(path: &Path) -> Result<Vec<McpServerEntry>, Error> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        Error::new(
+            ErrorKind::Config,
+            format!("cannot read {}: {e}", path.display()),
+        )
+    })?;
+    let entries = parse_mcp_config_entries(&text).map_err(|e| in_file(path, &e))?;
+    Ok(entries
+        .into_iter()
+        .map(|entry| match entry {
+            McpServerEntry::Invalid { name, error } => McpServerEntry::Invalid {
+                error: in_file(path, &error),
+                name,
+            },
+            other => other,
+        })
+        .collect())
+}
+
+/// [`read_mcp_config`] on the file's text.
+///
+/// ```
+/// use tool_mcp::McpServerEntry;
+/// let entries = tool_mcp::parse_mcp_config_entries(r#"{"mcpServers": {
+///     "a": {"command": "tool", "args": ["serve"]},
+///     "b": {"command": "tool", "disabled": true},
+///     "c": {"args": ["no command"]}
+/// }}"#).unwrap();
+/// assert!(matches!(entries[0], McpServerEntry::Enabled(_)));
+/// assert!(matches!(entries[1], McpServerEntry::Disabled { .. }));
+/// assert!(matches!(entries[2], McpServerEntry::Invalid { .. }));
+/// ```
+///
+/// # Errors
+/// [`ErrorKind::Config`] when the text is not an MCP config at all.
+pub fn parse_mcp_config_entries(text: &str) -> Result<Vec<McpServerEntry>, Error> {
     let file: File = serde_json::from_str(text).map_err(|e| {
         Error::new(
             ErrorKind::Config,
             format!("not an MCP config (`{{\"mcpServers\": {{...}}}}`): {e}"),
         )
     })?;
-    file.mcp_servers
+    Ok(file
+        .mcp_servers
         .into_iter()
-        .map(|(name, entry)| {
-            let source = match (entry.command, entry.url) {
-                (Some(command), None) => McpToolSource::stdio(command, entry.args, entry.env),
-                (None, Some(url)) => McpToolSource::http(url),
-                _ => {
-                    return Err(Error::new(
-                        ErrorKind::Config,
-                        format!("server `{name}` needs exactly one of `command` and `url`"),
-                    ));
-                }
-            };
-            Ok(source.named(name))
-        })
-        .collect()
+        .map(|(name, value)| parse_entry(name, value))
+        .collect())
+}
+
+fn parse_entry(name: String, value: Value) -> McpServerEntry {
+    let invalid = |name: String, why: String| McpServerEntry::Invalid {
+        error: Error::new(ErrorKind::Config, format!("server `{name}`: {why}")),
+        name,
+    };
+    // A disabled entry is not looked at further: a half-written one is fine.
+    if value.get("disabled") == Some(&Value::Bool(true)) {
+        return McpServerEntry::Disabled { name };
+    }
+    let entry: Entry = match serde_json::from_value(value) {
+        Ok(entry) => entry,
+        Err(e) => return invalid(name, e.to_string()),
+    };
+    if entry.disabled {
+        return McpServerEntry::Disabled { name };
+    }
+    let source = match (entry.command, entry.url) {
+        (Some(command), None) => McpToolSource::stdio(command, entry.args, entry.env),
+        (None, Some(url)) => McpToolSource::http(url),
+        _ => {
+            return invalid(name, "needs exactly one of `command` and `url`".to_owned());
+        }
+    };
+    McpServerEntry::Enabled(source.named(name))
+}
+
+/// What [`import_mcp_servers`] did with one entry.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum ImportOutcome {
+    /// Connected; these local tool names were imported.
+    Imported {
+        /// The open connection (its tools hold it open too).
+        connection: McpConnection,
+        /// The local names of its tools.
+        tools: Vec<String>,
+    },
+    /// `"disabled": true`: not started.
+    Disabled,
+    /// Not imported: the entry is invalid, the server could not be started
+    /// or reached, the handshake or `tools/list` failed, or its names are
+    /// taken. The reason names the server.
+    Unavailable(String),
+}
+
+/// One entry's [`ImportOutcome`].
+#[derive(Debug)]
+pub struct ImportReport {
+    /// The entry's key.
+    pub name: String,
+    /// The `<server>` prefix its tools get (the key, sanitised).
+    pub server: String,
+    /// What happened.
+    pub outcome: ImportOutcome,
+}
+
+/// Imports every enabled server of `entries` into `live`, each isolated
+/// from the others: servers are started concurrently (each within its own
+/// connect timeout) and imported in entry order; a server that fails is
+/// recorded in `live` as unavailable ([`LiveRegistry::mark_unavailable`],
+/// keyed by its `<server>` prefix) and the rest go on. A server that dies
+/// later loses its tools and is recorded the same way
+/// ([`McpConnection::import_into`]). Disabled entries are not started.
+///
+/// Returns one report per entry, in entry order. Never fails as a whole.
+pub async fn import_mcp_servers(
+    entries: Vec<McpServerEntry>,
+    live: &LiveRegistry,
+) -> Vec<ImportReport> {
+    let mut pending = Vec::with_capacity(entries.len());
+    for entry in entries {
+        let name = entry.name().to_owned();
+        let server = sanitize_server(&name);
+        let step = match entry {
+            McpServerEntry::Enabled(source) => Step::Connecting(tokio::spawn(source.connect())),
+            McpServerEntry::Disabled { .. } => Step::Done(ImportOutcome::Disabled),
+            McpServerEntry::Invalid { error, .. } => {
+                Step::Done(ImportOutcome::Unavailable(error.to_string()))
+            }
+        };
+        pending.push((name, server, step));
+    }
+    let mut reports = Vec::with_capacity(pending.len());
+    for (name, server, step) in pending {
+        let outcome = match step {
+            Step::Done(outcome) => outcome,
+            Step::Connecting(task) => match task.await {
+                Ok(Ok(connection)) => match connection.import_into(live).await {
+                    Ok(tools) => ImportOutcome::Imported { connection, tools },
+                    Err(e) => {
+                        connection.close();
+                        ImportOutcome::Unavailable(format!("MCP server `{name}`: {e}"))
+                    }
+                },
+                Ok(Err(e)) => ImportOutcome::Unavailable(e.to_string()),
+                Err(e) => ImportOutcome::Unavailable(format!(
+                    "MCP server `{name}`: connecting failed: {e}"
+                )),
+            },
+        };
+        if let ImportOutcome::Unavailable(reason) = &outcome {
+            live.mark_unavailable(&server, reason);
+        }
+        reports.push(ImportReport {
+            name,
+            server,
+            outcome,
+        });
+    }
+    reports
+}
+
+enum Step {
+    Connecting(tokio::task::JoinHandle<Result<McpConnection, Error>>),
+    Done(ImportOutcome),
 }

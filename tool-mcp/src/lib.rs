@@ -73,7 +73,12 @@
 //! [`McpConnection::import_into`] registers every remote tool (all pages) as
 //! `<server>__<tool>` ([`local_tool_name`]) and follows list changes. Every
 //! request has a timeout; when the server dies, calls in flight fail at once
-//! with a connection-closed error. [`load_mcp_config`] reads `.mcp.json`.
+//! with a connection-closed error, the server's tools leave the
+//! [`LiveRegistry`] and the server is recorded there as unavailable.
+//! [`load_mcp_config`] reads `.mcp.json` (entries with `"disabled": true`
+//! are left out); [`read_mcp_config`] and [`import_mcp_servers`] import
+//! every server of such a file with each server isolated: one that is
+//! missing, exits at once or dies later costs only its own tools.
 //!
 //! # Dependencies and why
 //! - `rmcp` 3.x, the official Rust SDK of the protocol: both protocol eras
@@ -115,11 +120,14 @@ mod stdio;
 pub use client::{
     DEFAULT_CONNECT_TIMEOUT, DEFAULT_REQUEST_TIMEOUT, McpConnection, McpToolSource, ProtocolEra,
 };
-pub use config::{load_mcp_config, parse_mcp_config};
+pub use config::{
+    ImportOutcome, ImportReport, McpServerEntry, import_mcp_servers, load_mcp_config,
+    parse_mcp_config, parse_mcp_config_entries, read_mcp_config,
+};
 pub use error::{Error, ErrorKind};
 pub use framing::{ID_PROBE_BYTES, MAX_MESSAGE_BYTES};
 pub use http::{HttpAccess, MIN_TOKEN_LEN};
-pub use live::LiveRegistry;
+pub use live::{LiveRegistry, MAX_REASON_LEN, MAX_UNAVAILABLE};
 pub use names::{MAX_NAME_LEN, local_tool_name};
 /// The rmcp crate this one is built on, for its model types.
 pub use rmcp;

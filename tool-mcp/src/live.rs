@@ -1,5 +1,6 @@
 //! [`LiveRegistry`]: a registry that can change while it is being served.
 
+use std::collections::BTreeMap;
 use std::sync::{Arc, PoisonError, RwLock};
 
 use tokio::sync::watch;
@@ -15,6 +16,12 @@ use tool_core::ToolRegistry;
 /// `notifications/tools/list_changed`; imported MCP tools are replaced
 /// through it when their server's list changes.
 ///
+/// It also keeps the list of MCP servers that are *unavailable* (never
+/// started, or gone since) with the reason, so that hosts can say why a
+/// server's tools are missing ([`unavailable`](Self::unavailable),
+/// [`unavailable_server_of`](Self::unavailable_server_of)). Imported tools
+/// are removed when their server goes away, and the server is recorded here.
+///
 /// Cheap to clone; clones share the registry.
 #[derive(Clone)]
 pub struct LiveRegistry {
@@ -24,7 +31,18 @@ pub struct LiveRegistry {
 struct Inner {
     current: RwLock<Arc<ToolRegistry>>,
     version: watch::Sender<u64>,
+    /// `<server>` prefix → why it is unavailable; at most
+    /// [`MAX_UNAVAILABLE`] entries of at most [`MAX_REASON_LEN`] bytes.
+    unavailable: RwLock<BTreeMap<String, String>>,
 }
+
+/// Most servers [`LiveRegistry::mark_unavailable`] keeps (further ones are
+/// dropped: a host has a config file's worth of servers, not thousands).
+pub const MAX_UNAVAILABLE: usize = 256;
+
+/// Longest reason [`LiveRegistry::mark_unavailable`] keeps, in bytes; a
+/// longer one is cut at a character boundary and ends in `...`.
+pub const MAX_REASON_LEN: usize = 1000;
 
 impl LiveRegistry {
     /// Shares `registry`.
@@ -33,6 +51,7 @@ impl LiveRegistry {
             inner: Arc::new(Inner {
                 current: RwLock::new(Arc::new(registry)),
                 version: watch::Sender::new(0),
+                unavailable: RwLock::new(BTreeMap::new()),
             }),
         }
     }
@@ -71,9 +90,86 @@ impl LiveRegistry {
         Ok(out)
     }
 
-    /// A receiver that is marked changed after every successful [`update`](Self::update).
+    /// A receiver that is marked changed after every successful
+    /// [`update`](Self::update) and every change of the unavailable servers
+    /// ([`mark_unavailable`](Self::mark_unavailable),
+    /// [`clear_unavailable`](Self::clear_unavailable)).
     pub fn subscribe(&self) -> watch::Receiver<u64> {
         self.inner.version.subscribe()
+    }
+
+    /// Records that MCP server `server` (the `<server>` prefix of its tool
+    /// names) is unavailable because of `reason` (a sentence for people;
+    /// cut to [`MAX_REASON_LEN`] bytes), replacing an earlier reason.
+    /// Beyond [`MAX_UNAVAILABLE`] servers new ones are not recorded. Its
+    /// tools are not touched: the connection removes its own when it dies.
+    pub fn mark_unavailable(&self, server: &str, reason: &str) {
+        let mut reason = reason.trim().to_owned();
+        if reason.len() > MAX_REASON_LEN {
+            let mut cut = MAX_REASON_LEN - 3;
+            while !reason.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            reason.truncate(cut);
+            reason.push_str("...");
+        }
+        {
+            let mut map = self
+                .inner
+                .unavailable
+                .write()
+                .unwrap_or_else(PoisonError::into_inner);
+            if map.len() >= MAX_UNAVAILABLE && !map.contains_key(server) {
+                return;
+            }
+            map.insert(server.to_owned(), reason);
+        }
+        self.inner.version.send_modify(|v| *v += 1);
+    }
+
+    /// Forgets that `server` was unavailable (it has been imported again).
+    pub fn clear_unavailable(&self, server: &str) {
+        let removed = self
+            .inner
+            .unavailable
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(server)
+            .is_some();
+        if removed {
+            self.inner.version.send_modify(|v| *v += 1);
+        }
+    }
+
+    /// The unavailable MCP servers: `<server>` prefix → reason, in name order.
+    pub fn unavailable(&self) -> BTreeMap<String, String> {
+        self.inner
+            .unavailable
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// For a tool name that is not in the registry: the unavailable server
+    /// whose tool it would be (`tool` starts with `<server>__`) and why, so
+    /// that a host can answer "MCP server `x` is unavailable: ..." instead
+    /// of "unknown tool". `None` for a tool that is registered or that no
+    /// unavailable server's prefix matches (the longest prefix wins).
+    pub fn unavailable_server_of(&self, tool: &str) -> Option<(String, String)> {
+        if self.snapshot().contains(tool) {
+            return None;
+        }
+        self.inner
+            .unavailable
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .filter(|(server, _)| {
+                tool.strip_prefix(server.as_str())
+                    .is_some_and(|rest| rest.starts_with("__"))
+            })
+            .max_by_key(|(server, _)| server.len())
+            .map(|(server, reason)| (server.clone(), reason.clone()))
     }
 }
 
@@ -87,6 +183,7 @@ impl std::fmt::Debug for LiveRegistry {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("LiveRegistry")
             .field("tools", &self.snapshot().names())
+            .field("unavailable", &self.unavailable())
             .finish()
     }
 }

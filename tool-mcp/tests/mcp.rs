@@ -530,8 +530,7 @@ async fn a_server_that_never_answers_the_handshake_fails_fast_and_is_named() {
         .with_connect_timeout(Duration::from_millis(300))
         .connect()
         .await
-        .err()
-        .expect("no handshake, no connection");
+        .expect_err("no handshake, no connection");
     assert_eq!(err.kind(), ErrorKind::Connect);
     let text = err.to_string();
     assert!(text.contains("MCP server `silent` (sleep 30)"), "{text}");

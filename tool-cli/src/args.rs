@@ -81,7 +81,15 @@ pub(crate) fn check_own_options(
     parameters: &Value,
     own: &[String],
 ) -> Result<(), String> {
-    let known = |key: &str| parameters["properties"].get(key).is_some();
+    // A tool that takes any object (no declared properties, or additional
+    // properties allowed) may mean the key; only a declared parameter list
+    // that lacks it proves the option was meant for the program.
+    let open = parameters["properties"].as_object().is_none()
+        || !matches!(
+            parameters.get("additionalProperties"),
+            None | Some(Value::Bool(false))
+        );
+    let known = |key: &str| open || parameters["properties"].get(key).is_some();
     for key in args.keys().filter(|k| !known(k)) {
         let flag = key.replace('_', "-");
         if own.contains(&flag) {

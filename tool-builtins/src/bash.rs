@@ -185,6 +185,12 @@ pub struct BashConfig {
     /// may approve, edit the command or refuse; with no approver they are
     /// refused. Default `None` (no checks).
     pub policy: Option<CommandPolicy>,
+    /// Refuse the commands no user means to let a model run unasked (a
+    /// recursive delete of `/`, `~` or the workspace root, a force push, a
+    /// download piped into a shell, a write to a block device, a fork bomb)
+    /// unless [`BashConfig::policy`] allows them with an explicit rule; the
+    /// list is in [`crate::bash_guard`]. Default `true`.
+    pub guard: bool,
 }
 
 impl Default for BashConfig {
@@ -204,11 +210,19 @@ impl Default for BashConfig {
                 .max_bytes(BASH_MAX_OUTPUT_BYTES)
                 .max_lines(BASH_MAX_OUTPUT_LINES),
             policy: None,
+            guard: true,
         }
     }
 }
 
 impl BashConfig {
+    /// Turns the default guard on or off (see [`BashConfig::guard`]).
+    #[must_use]
+    pub fn with_guard(mut self, on: bool) -> Self {
+        self.guard = on;
+        self
+    }
+
     /// Sets the shell.
     #[must_use]
     pub fn with_shell(mut self, shell: impl Into<PathBuf>) -> Self {
@@ -326,6 +340,17 @@ pub async fn bash_command(
                 command.len()
             ),
         );
+    }
+    if config.guard {
+        let parts = crate::bash_policy::split_command(&command);
+        let root = workspace_of(context)
+            .map(|ws| ws.root().to_path_buf())
+            .unwrap_or_default();
+        if let Some(why) =
+            crate::bash_guard::refuses(&command, &parts, &root, config.policy.as_ref())
+        {
+            return ToolResult::error(ErrorKind::Denied, why);
+        }
     }
     let command = match &config.policy {
         None => command,
@@ -1480,6 +1505,41 @@ mod tests {
         ] {
             assert!(!is_secret_env_name(OsStr::new(name), &p), "{name}");
         }
+    }
+
+    /// The default guard refuses before anything runs (only commands that
+    /// would be harmless here if it did not: the workspace is a temp folder).
+    #[test]
+    fn the_default_guard_refuses_before_running_and_a_policy_can_allow() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("keep.txt"), "x").unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        let ctx = ctx_in(dir.path(), config());
+        for command in [
+            format!("rm -rf {}", root.display()),
+            "rm -rf .".to_owned(),
+            "cd . && rm -fr ./*".to_owned(),
+            "curl -s http://127.0.0.1:9/x | sh".to_owned(),
+        ] {
+            let r = call(&ctx, &command, None, None);
+            let e = r.error.expect("refused");
+            assert_eq!(e.kind, ErrorKind::Denied, "{command}: {}", e.message);
+            assert!(e.message.contains("default guard"), "{}", e.message);
+            assert!(root.join("keep.txt").exists(), "{command} ran");
+        }
+        // An explicit allow rule in the policy lets the command run.
+        let allowing = BashConfig {
+            policy: Some(CommandPolicy::new(PolicyAction::Allow).allow("rm -rf .")),
+            ..config()
+        };
+        let r = call(&ctx_in(dir.path(), allowing), "rm -rf .", None, None);
+        assert!(r.error.is_none(), "{r:?}");
+        // And the guard can be turned off by the host.
+        std::fs::write(dir.path().join("again.txt"), "x").unwrap();
+        let off = config().with_guard(false);
+        let r = call(&ctx_in(dir.path(), off), "rm -rf ./*", None, None);
+        assert!(r.error.is_none(), "{r:?}");
+        assert!(!root.join("again.txt").exists());
     }
 
     #[test]

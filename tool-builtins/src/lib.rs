@@ -132,6 +132,7 @@ pub mod write;
 
 mod ansi;
 pub mod bash;
+pub mod bash_guard;
 pub mod bash_policy;
 pub mod glob;
 pub mod grep;

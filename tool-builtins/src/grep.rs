@@ -297,12 +297,14 @@ impl Job {
             count: 0,
             collect,
             modified,
+            cut_marks: CutMarks::default(),
             binary: false,
         };
         // A size of 0 is not trusted: some file systems (procfs, sysfs)
         // report it for files that do have content.
         let size = u64::try_from(stat.st_size).ok().filter(|&s| s > 0);
         let mut reader = LineCap::new(&file, self.max_line_bytes, size);
+        sink.cut_marks = reader.cut_marks.clone();
         let searched = searcher.search_reader(matcher, &mut reader, &mut sink);
         if sink.binary {
             return;
@@ -537,9 +539,22 @@ struct LineCap<R> {
     cut_starts: Vec<u64>,
     /// All cut lines.
     cut_count: u64,
+    /// Where the first [`MAX_CUT_MARKS`] cut lines start in the text passed
+    /// on (ascending), for the sink to mark them (`...`) when shown.
+    cut_marks: CutMarks,
+    /// Bytes dropped so far, less the NUL passed on in their place.
+    dropped: u64,
     /// A dropped NUL was passed on already.
     nul_sent: bool,
 }
+
+/// Start offsets of cut lines in the text the searcher sees, shared by a
+/// file's [`LineCap`] and [`FileSink`] (one thread).
+type CutMarks = std::rc::Rc<std::cell::RefCell<Vec<u64>>>;
+
+/// Most cut lines per file whose start is kept for marking them when shown;
+/// past that, any matched line of the cap's full length is marked.
+const MAX_CUT_MARKS: usize = 1000;
 
 impl<R: Read> LineCap<R> {
     fn new(inner: R, cap: usize, size: Option<u64>) -> Self {
@@ -553,6 +568,8 @@ impl<R: Read> LineCap<R> {
             line_start: 0,
             cut_starts: Vec::new(),
             cut_count: 0,
+            cut_marks: CutMarks::default(),
+            dropped: 0,
             nul_sent: false,
         }
     }
@@ -564,10 +581,12 @@ impl<R: Read> LineCap<R> {
         while pos < n {
             if self.skipping {
                 let end = memchr::memchr(b'\n', &buf[pos..n]).map_or(n, |i| pos + i);
+                self.dropped += (end - pos) as u64;
                 if !self.nul_sent && memchr::memchr(0, &buf[pos..end]).is_some() {
                     // At least one dropped byte precedes: `out < end`.
                     buf[out] = 0;
                     out += 1;
+                    self.dropped -= 1;
                     self.nul_sent = true;
                 }
                 if end < n {
@@ -601,6 +620,10 @@ impl<R: Read> LineCap<R> {
                 self.cut_count += 1;
                 if self.cut_starts.len() < MAX_CUT_LINES_PER_FILE {
                     self.cut_starts.push(self.line_start);
+                }
+                let mut marks = self.cut_marks.borrow_mut();
+                if marks.len() < MAX_CUT_MARKS {
+                    marks.push(self.line_start - self.dropped);
                 }
             }
         }
@@ -709,7 +732,21 @@ struct FileSink<'j> {
     collect: bool,
     /// The file's modification time.
     modified: Option<SystemTime>,
+    /// The reader's record of cut lines.
+    cut_marks: CutMarks,
     binary: bool,
+}
+
+impl FileSink<'_> {
+    /// Whether the line starting at `offset` (in the text searched), `len`
+    /// bytes long without its `\n`, was cut at the cap.
+    fn was_cut(&self, offset: u64, len: usize) -> bool {
+        if len < self.job.max_line_bytes {
+            return false;
+        }
+        let marks = self.cut_marks.borrow();
+        marks.len() >= MAX_CUT_MARKS || marks.binary_search(&offset).is_ok()
+    }
 }
 
 impl Sink for FileSink<'_> {
@@ -721,10 +758,13 @@ impl Sink for FileSink<'_> {
             return Ok(true);
         }
         let first = mat.line_number().unwrap_or(0);
+        let mut offset = mat.absolute_byte_offset();
         for (i, line) in mat.lines().enumerate() {
             self.count += 1;
+            let start = offset;
+            offset += line.len() as u64;
             if self.lines.len() < self.job.limit {
-                let cut = line.strip_suffix(b"\n").unwrap_or(line).len() >= self.job.max_line_bytes;
+                let cut = self.was_cut(start, line.strip_suffix(b"\n").unwrap_or(line).len());
                 self.lines.push((
                     first + i as u64,
                     display_line(line, self.job.max_line_chars, cut),
@@ -1278,12 +1318,36 @@ mod tests {
             "{}",
             r.output
         );
-        // A line of exactly the cap is not cut.
-        let (_d, ctx) = setup(&[("e.txt", format!("{}\nneedle\n", "q".repeat(1000)).as_str())]);
-        let r = grep(&with_cap(ctx, 1000), "needle|q$", None, None);
-        assert_eq!(r.metadata["matches"], 2, "{}", r.output);
+        // A line of exactly the cap is not cut (nor one ending `\r\n` at
+        // the cap); one byte more is, and is shown ending with `...`.
+        let q = |n: usize| "q".repeat(n);
+        let text = format!("{}\n{}\r\nneedle\n", q(1000), q(999));
+        let (_d, ctx) = setup(&[("e.txt", text.as_str())]);
+        let ctx = with_cap(ctx, 1000);
+        let r = grep(&ctx, "needle|^q", None, None);
+        assert_eq!(r.metadata["matches"], 3, "{}", r.output);
         assert!(r.metadata.get("cut_lines").is_none());
         assert!(!r.output.contains("Lines longer"));
+        assert_eq!(
+            shown(&r.output),
+            [
+                format!("  Line 1: {}", q(1000)),
+                format!("  Line 2: {}", q(999)),
+                "  Line 3: needle".to_owned()
+            ]
+        );
+        let text = format!("{}\n{}\n{}\n", q(1001), q(1000), q(5000));
+        let (_d, ctx) = setup(&[("f.txt", text.as_str())]);
+        let r = grep(&with_cap(ctx, 1000), "^q", None, None);
+        assert_eq!(r.metadata["cut_lines"], 2);
+        assert_eq!(
+            shown(&r.output),
+            [
+                format!("  Line 1: {}...", q(1000)),
+                format!("  Line 2: {}", q(1000)),
+                format!("  Line 3: {}...", q(1000))
+            ]
+        );
     }
 
     #[test]

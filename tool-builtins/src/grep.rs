@@ -5,11 +5,11 @@
 //! reusable buffer per thread and skips binary files (a NUL byte), and the
 //! `ignore` parallel walker feeds it files under the rules of
 //! [`crate::search`]. Each open file is `fstat`ed once, for its size (the
-//! read at its end is spared) and, when it matches, the newest-first order. Memory is bounded: each file
-//! keeps at most the shown number of lines, a file that can no longer reach
-//! the output (older than the files that already fill it) is only counted,
-//! never its line text kept, and files pushed out by newer ones are dropped
-//! at once. Lines are searched up to [`SearchConfig::max_line_bytes`]
+//! read at its end is spared) and its time (the newest-first order). Memory
+//! is bounded: each file keeps at most the shown number of lines, a file
+//! that can no longer reach the output (older than the files that already
+//! fill it) is only counted, without numbering its lines or keeping their
+//! text, and files pushed out by newer ones are dropped at once. Lines are searched up to [`SearchConfig::max_line_bytes`]
 //! (4 MiB): `LineCap` passes the rest of a longer line by without handing
 //! it to the searcher, so its buffer never holds more than that (the
 //! searcher's own `heap_limit` backs this up), and the output names every

@@ -4,14 +4,23 @@
 //! regex syntax, line-oriented), `grep-searcher` reads each file with one
 //! reusable buffer per thread and skips binary files (a NUL byte), and the
 //! `ignore` parallel walker feeds it files under the rules of
-//! [`crate::search`]. Only files with matches are stat'ed, for the
-//! newest-first order. Memory is bounded: each file keeps at most the shown
-//! number of lines, and files that can no longer reach the output are
-//! dropped as soon as newer ones fill it.
+//! [`crate::search`]. Each open file is `fstat`ed once, for its size (the
+//! read at its end is spared) and its time (the newest-first order). Memory
+//! is bounded: each file keeps at most the shown number of lines, a file
+//! that can no longer reach the output (older than the files that already
+//! fill it) is only counted, without numbering its lines or keeping their
+//! text, and files pushed out by newer ones are dropped at once. Lines are searched up to [`SearchConfig::max_line_bytes`]
+//! (4 MiB): `LineCap` passes the rest of a longer line by without handing
+//! it to the searcher, so its buffer never holds more than that (the
+//! searcher's own `heap_limit` backs this up), and the output names every
+//! line so cut. A file whose search fails midway keeps the matches found so
+//! far and is named as searched only in part.
 
 use std::cmp::Reverse;
 use std::collections::BTreeMap;
-use std::io;
+use std::fs::File;
+use std::io::{self, Read};
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -129,15 +138,17 @@ pub fn grep_content(
         read_roots,
         limit: config.result_limit,
         max_line_chars: config.max_line_chars,
+        max_line_bytes: config.max_line_bytes.max(1),
         hits: Mutex::new(Hits::new(config.result_limit)),
         inaccessible: AtomicBool::new(false),
+        incomplete: Mutex::new(Incomplete::default()),
     };
     if is_dir {
         run_walk(&ws, &target, &job, config.threads);
     } else {
         // A file named explicitly is searched whatever the ignore files say.
-        let mut searcher = new_searcher(job.crlf);
-        job.search_file(&mut searcher, &target, None);
+        let mut searchers = Searchers::new(job.crlf, job.max_line_bytes);
+        job.search_file(&mut searchers, &job.matcher, &target);
     }
     job.render(&pattern)
 }
@@ -161,8 +172,13 @@ fn build_matcher(pattern: &str, crlf: bool) -> Result<RegexMatcher, grep_regex::
 }
 
 /// A searcher whose line terminator is the matcher's: with `crlf` lines end
-/// at `\n` and a `\r` before it belongs to the terminator.
-fn new_searcher(crlf: bool) -> Searcher {
+/// at `\n` and a `\r` before it belongs to the terminator. Its line buffer
+/// may grow to `max_line_bytes` plus two read chunks ([`heap_limit`]); the
+/// [`LineCap`] reader never hands it a longer line, so the limit is a
+/// backstop: reaching it fails the file's search, which the output reports.
+/// With `line_numbers` off it only finds matching lines, for files that are
+/// only counted: numbering lines is a pass over all the text.
+fn new_searcher(crlf: bool, max_line_bytes: usize, line_numbers: bool) -> Searcher {
     let terminator = if crlf {
         LineTerminator::crlf()
     } else {
@@ -170,10 +186,44 @@ fn new_searcher(crlf: bool) -> Searcher {
     };
     SearcherBuilder::new()
         .line_terminator(terminator)
-        .line_number(true)
+        .line_number(line_numbers)
         .binary_detection(BinaryDetection::quit(b'\x00'))
+        .heap_limit(Some(heap_limit(max_line_bytes)))
         .build()
 }
+
+/// One thread's searchers: one numbering lines, for files that may be shown,
+/// and one without, for files that can only be counted.
+struct Searchers {
+    numbered: Searcher,
+    counting: Searcher,
+}
+
+impl Searchers {
+    fn new(crlf: bool, max_line_bytes: usize) -> Self {
+        Self {
+            numbered: new_searcher(crlf, max_line_bytes, true),
+            counting: new_searcher(crlf, max_line_bytes, false),
+        }
+    }
+}
+
+/// The searcher's buffer limit for lines of at most `max_line_bytes`: the
+/// line (plus the one NUL [`LineCap`] may add) and room to read into.
+fn heap_limit(max_line_bytes: usize) -> usize {
+    max_line_bytes.saturating_add(2 * READ_CHUNK)
+}
+
+/// Most bytes [`LineCap`] reads at once: 64 KiB, the searcher's own buffer
+/// size, so that the cheap path (no line can reach the cap within one read)
+/// holds even after the buffer grew for a long line.
+const READ_CHUNK: usize = 64 * 1024;
+
+/// Most cut lines named per file (the rest are counted).
+const MAX_CUT_LINES_PER_FILE: usize = 10;
+
+/// Most cut lines and partly searched files named in the output (the rest are counted).
+const MAX_NOTED: usize = 10;
 
 /// One search: the compiled pattern, the include filter and the shared results.
 struct Job {
@@ -189,47 +239,159 @@ struct Job {
     read_roots: Vec<PathBuf>,
     limit: usize,
     max_line_chars: usize,
+    /// Longest line searched, in bytes ([`LineCap`]).
+    max_line_bytes: usize,
     hits: Mutex<Hits>,
     inaccessible: AtomicBool,
+    /// Lines cut at `max_line_bytes` and files searched only in part.
+    incomplete: Mutex<Incomplete>,
+}
+
+/// What the output must admit was not searched.
+#[derive(Default)]
+struct Incomplete {
+    /// Lines cut at the cap: file and line number (the first [`MAX_NOTED`]).
+    cut_lines: Vec<(PathBuf, u64)>,
+    /// All cut lines.
+    cut_count: u64,
+    /// Files whose search stopped midway, with the reason (the first [`MAX_NOTED`]).
+    partial: Vec<(PathBuf, String)>,
+    /// All such files.
+    partial_count: u64,
 }
 
 impl Job {
     /// Searches one file and records its matches (binary files are skipped).
-    fn search_file(&self, searcher: &mut Searcher, path: &Path, entry: Option<&DirEntry>) {
+    fn search_file(&self, searchers: &mut Searchers, matcher: &RegexMatcher, path: &Path) {
         if let Some(filter) = &self.filter {
             let relative = path.strip_prefix(&self.base).unwrap_or(path);
             if !filter.is_match(relative) {
                 return;
             }
         }
-        let mut sink = FileSink {
-            lines: Vec::new(),
-            count: 0,
-            keep: self.limit,
-            max_line_chars: self.max_line_chars,
-            binary: false,
-        };
-        let searched = self
-            .ws
-            .open_walked(path, &self.read_roots)
-            .and_then(|file| searcher.search_file(&self.matcher, &file, &mut sink));
-        if searched.is_err() {
+        let Ok(file) = self.ws.open_walked(path, &self.read_roots) else {
             self.inaccessible.store(true, Ordering::Relaxed);
             return;
-        }
-        if sink.binary || sink.count == 0 {
+        };
+        // One `fstat` gives the size (so the read at the end is spared) and
+        // the time a match needs for the order.
+        let Ok(stat) = rustix::fs::fstat(&file) else {
+            self.inaccessible.store(true, Ordering::Relaxed);
+            return;
+        };
+        let modified = modified_of(&stat);
+        // A file older than those already filling the output is only counted.
+        let collect = self
+            .hits
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .could_show(modified, path);
+        let searcher = if collect {
+            &mut searchers.numbered
+        } else {
+            &mut searchers.counting
+        };
+        let mut sink = FileSink {
+            job: self,
+            lines: Vec::new(),
+            count: 0,
+            collect,
+            modified,
+            cut_marks: CutMarks::default(),
+            binary: false,
+        };
+        // A size of 0 is not trusted: some file systems (procfs, sysfs)
+        // report it for files that do have content.
+        let size = u64::try_from(stat.st_size).ok().filter(|&s| s > 0);
+        let mut reader = LineCap::new(&file, self.max_line_bytes, size);
+        sink.cut_marks = reader.cut_marks.clone();
+        let searched = searcher.search_reader(matcher, &mut reader, &mut sink);
+        if sink.binary {
             return;
         }
-        let metadata = match entry {
-            Some(e) => e.metadata().ok(),
-            None => std::fs::metadata(path).ok(),
-        };
-        let modified = metadata.and_then(|m| m.modified().ok());
+        if searched.is_err() || reader.cut_count > 0 {
+            let mut incomplete = self
+                .incomplete
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if let Err(e) = &searched {
+                incomplete.partial_count += 1;
+                if incomplete.partial.len() < MAX_NOTED {
+                    incomplete
+                        .partial
+                        .push((path.to_path_buf(), crate::fs::clip(&e.to_string())));
+                }
+            }
+            incomplete.cut_count += reader.cut_count;
+            let room = MAX_NOTED.saturating_sub(incomplete.cut_lines.len());
+            if room > 0 {
+                drop(incomplete);
+                let numbers = line_numbers(
+                    &file,
+                    &reader.cut_starts[..reader.cut_starts.len().min(room)],
+                );
+                let mut incomplete = self
+                    .incomplete
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                for number in numbers {
+                    if incomplete.cut_lines.len() < MAX_NOTED {
+                        incomplete.cut_lines.push((path.to_path_buf(), number));
+                    }
+                }
+            }
+        }
+        if sink.count == 0 {
+            return;
+        }
+        let (count, lines, modified) = (sink.count, sink.lines, sink.modified);
         let mut hits = self
             .hits
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        hits.add(path.to_path_buf(), modified, sink.count, sink.lines);
+        hits.add(path.to_path_buf(), modified, count, lines);
+    }
+
+    /// The notes on lines cut at the cap and files searched only in part,
+    /// each starting with a blank line; empty when everything was searched.
+    fn incomplete_notes(incomplete: &Incomplete, max_line_bytes: usize) -> String {
+        let mut out = String::new();
+        if incomplete.cut_count > 0 {
+            let cap = byte_size(max_line_bytes);
+            let named: Vec<String> = incomplete
+                .cut_lines
+                .iter()
+                .map(|(path, line)| format!("{}:{line}", path.display()))
+                .collect();
+            let more = incomplete.cut_count - named.len() as u64;
+            out.push_str(&format!(
+                "\n\n(Lines longer than {cap} were searched only in their first {cap}; \
+                 matches after that point are not found or counted: {}",
+                named.join(", ")
+            ));
+            if more > 0 {
+                out.push_str(&format!(" and {more} more"));
+            }
+            out.push(')');
+        }
+        if incomplete.partial_count > 0 {
+            let named: Vec<String> = incomplete
+                .partial
+                .iter()
+                .map(|(path, why)| format!("{} ({why})", path.display()))
+                .collect();
+            let more = incomplete.partial_count - named.len() as u64;
+            out.push_str(&format!(
+                "\n\n(Some files were searched only in part; their matches after the failure \
+                 point are missing: {}",
+                named.join(", ")
+            ));
+            if more > 0 {
+                out.push_str(&format!(" and {more} more"));
+            }
+            out.push(')');
+        }
+        out
     }
 
     fn render(self, pattern: &str) -> ToolResult {
@@ -238,16 +400,25 @@ impl Job {
             .into_inner()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         let inaccessible = self.inaccessible.into_inner();
+        let incomplete = self
+            .incomplete
+            .into_inner()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let notes = Self::incomplete_notes(&incomplete, self.max_line_bytes);
         let total = hits.total;
         if total == 0 {
             let mut output = "No files found".to_owned();
+            output.push_str(&notes);
             if inaccessible {
                 output.push_str("\n\n(Some paths were inaccessible and skipped)");
             }
-            return ToolResult::ok(output)
-                .with_title(pattern)
-                .with_metadata("matches", 0)
-                .with_metadata("truncated", false);
+            return with_incomplete_metadata(
+                ToolResult::ok(output)
+                    .with_title(pattern)
+                    .with_metadata("matches", 0)
+                    .with_metadata("truncated", false),
+                &incomplete,
+            );
         }
         let truncated = total > self.limit as u64;
         let mut out = format!("Found {total} matches");
@@ -273,13 +444,227 @@ impl Job {
                 self.limit
             ));
         }
+        out.push_str(&notes);
         if inaccessible {
             out.push_str("\n\n(Some paths were inaccessible and skipped)");
         }
-        ToolResult::ok(out)
-            .with_title(pattern)
-            .with_metadata("matches", total)
-            .with_metadata("truncated", truncated)
+        with_incomplete_metadata(
+            ToolResult::ok(out)
+                .with_title(pattern)
+                .with_metadata("matches", total)
+                .with_metadata("truncated", truncated),
+            &incomplete,
+        )
+    }
+}
+
+/// Adds `cut_lines` (lines searched only up to the cap) and `partial_files`
+/// (files whose search stopped midway) to `result` when either is non-zero.
+fn with_incomplete_metadata(result: ToolResult, incomplete: &Incomplete) -> ToolResult {
+    let mut result = result;
+    if incomplete.cut_count > 0 {
+        result = result.with_metadata("cut_lines", incomplete.cut_count);
+    }
+    if incomplete.partial_count > 0 {
+        result = result.with_metadata("partial_files", incomplete.partial_count);
+    }
+    result
+}
+
+/// The modification time in `stat`; `None` before 1970 or past `SystemTime`'s range.
+fn modified_of(stat: &rustix::fs::Stat) -> Option<SystemTime> {
+    let secs = u64::try_from(stat.st_mtime).ok()?;
+    let nanos = u32::try_from(stat.st_mtime_nsec).ok()?;
+    SystemTime::UNIX_EPOCH.checked_add(std::time::Duration::new(secs, nanos.min(999_999_999)))
+}
+
+/// `bytes` for people: "4 MiB", "64 KiB" or "1000 bytes".
+fn byte_size(bytes: usize) -> String {
+    const MIB: usize = 1024 * 1024;
+    if bytes >= MIB && bytes % MIB == 0 {
+        format!("{} MiB", bytes / MIB)
+    } else if bytes >= 1024 && bytes % 1024 == 0 {
+        format!("{} KiB", bytes / 1024)
+    } else {
+        format!("{bytes} bytes")
+    }
+}
+
+/// The line numbers (1-based) of the lines starting at `starts` (ascending
+/// byte offsets) in `file`, counted by reading the file up to the last of
+/// them in 64 KiB chunks. Only run for files with a cut line. A read error
+/// leaves the rest at the count so far.
+fn line_numbers(file: &File, starts: &[u64]) -> Vec<u64> {
+    let mut numbers = Vec::with_capacity(starts.len());
+    let mut buf = vec![0u8; READ_CHUNK];
+    let (mut offset, mut newlines) = (0u64, 0u64);
+    for &start in starts {
+        while offset < start {
+            let want = usize::try_from(start - offset).map_or(READ_CHUNK, |n| n.min(READ_CHUNK));
+            match file.read_at(&mut buf[..want], offset) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    newlines += memchr::memchr_iter(b'\n', &buf[..n]).count() as u64;
+                    offset += n as u64;
+                }
+            }
+        }
+        numbers.push(newlines + 1);
+    }
+    numbers
+}
+
+/// A reader that passes on lines of at most `cap` bytes (the terminator
+/// aside): of a longer line only the first `cap` bytes, then its `\n`. The
+/// rest is read and dropped, never held, except that a NUL byte in it is
+/// passed on once so that binary detection still sees the file as binary.
+/// Line numbers stay right: every `\n` is passed on. Records the start
+/// offset of the first [`MAX_CUT_LINES_PER_FILE`] cut lines and counts all.
+/// Given the file's `size` (from `fstat` at open), it reports the end once
+/// that many bytes were read without asking the file again: the search sees
+/// the file as it was when opened, never more of a file growing meanwhile.
+struct LineCap<R> {
+    inner: R,
+    cap: usize,
+    size: Option<u64>,
+    /// Bytes of the current line passed on so far.
+    run: usize,
+    /// Dropping the rest of a line longer than `cap`.
+    skipping: bool,
+    /// Bytes read from `inner`.
+    offset: u64,
+    /// Offset of the current line's first byte.
+    line_start: u64,
+    /// Start offsets of the first cut lines, ascending.
+    cut_starts: Vec<u64>,
+    /// All cut lines.
+    cut_count: u64,
+    /// Where the first [`MAX_CUT_MARKS`] cut lines start in the text passed
+    /// on (ascending), for the sink to mark them (`...`) when shown.
+    cut_marks: CutMarks,
+    /// Bytes dropped so far, less the NUL passed on in their place.
+    dropped: u64,
+    /// A dropped NUL was passed on already.
+    nul_sent: bool,
+}
+
+/// Start offsets of cut lines in the text the searcher sees, shared by a
+/// file's [`LineCap`] and [`FileSink`] (one thread).
+type CutMarks = std::rc::Rc<std::cell::RefCell<Vec<u64>>>;
+
+/// Most cut lines per file whose start is kept for marking them when shown;
+/// past that, any matched line of the cap's full length is marked.
+const MAX_CUT_MARKS: usize = 1000;
+
+impl<R: Read> LineCap<R> {
+    fn new(inner: R, cap: usize, size: Option<u64>) -> Self {
+        Self {
+            inner,
+            cap: cap.max(1),
+            size,
+            run: 0,
+            skipping: false,
+            offset: 0,
+            line_start: 0,
+            cut_starts: Vec::new(),
+            cut_count: 0,
+            cut_marks: CutMarks::default(),
+            dropped: 0,
+            nul_sent: false,
+        }
+    }
+
+    /// Filters the `n` bytes just read at `base` in place and returns how
+    /// many were kept (at the front of `buf`).
+    fn filter(&mut self, buf: &mut [u8], n: usize, base: u64) -> usize {
+        let (mut pos, mut out) = (0usize, 0usize);
+        while pos < n {
+            if self.skipping {
+                let end = memchr::memchr(b'\n', &buf[pos..n]).map_or(n, |i| pos + i);
+                self.dropped += (end - pos) as u64;
+                if !self.nul_sent && memchr::memchr(0, &buf[pos..end]).is_some() {
+                    // At least one dropped byte precedes: `out < end`.
+                    buf[out] = 0;
+                    out += 1;
+                    self.dropped -= 1;
+                    self.nul_sent = true;
+                }
+                if end < n {
+                    // The `\n` ends the cut line; it is passed on below.
+                    self.skipping = false;
+                }
+                pos = end;
+                continue;
+            }
+            let room = self.cap - self.run;
+            let rest = n - pos;
+            // The line's remaining room, plus its possible `\n`.
+            let window = rest.min(room.saturating_add(1));
+            if let Some(i) = memchr::memchr(b'\n', &buf[pos..pos + window]) {
+                buf.copy_within(pos..=pos + i, out);
+                out += i + 1;
+                pos += i + 1;
+                self.run = 0;
+                self.line_start = base + pos as u64;
+            } else if rest <= room {
+                buf.copy_within(pos..n, out);
+                out += rest;
+                self.run += rest;
+                pos = n;
+            } else {
+                buf.copy_within(pos..pos + room, out);
+                out += room;
+                pos += room;
+                self.run = self.cap;
+                self.skipping = true;
+                self.cut_count += 1;
+                if self.cut_starts.len() < MAX_CUT_LINES_PER_FILE {
+                    self.cut_starts.push(self.line_start);
+                }
+                let mut marks = self.cut_marks.borrow_mut();
+                if marks.len() < MAX_CUT_MARKS {
+                    marks.push(self.line_start - self.dropped);
+                }
+            }
+        }
+        out
+    }
+}
+
+impl<R: Read> Read for LineCap<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let mut len = buf.len().min(READ_CHUNK);
+        loop {
+            if let Some(size) = self.size {
+                let left = size.saturating_sub(self.offset);
+                len = len.min(usize::try_from(left).unwrap_or(usize::MAX));
+            }
+            if len == 0 {
+                return Ok(0);
+            }
+            let n = self.inner.read(&mut buf[..len])?;
+            if n == 0 {
+                return Ok(0);
+            }
+            let base = self.offset;
+            self.offset += n as u64;
+            // The common case: no line can reach the cap within this read.
+            if !self.skipping && self.run + n <= self.cap {
+                match memchr::memrchr(b'\n', &buf[..n]) {
+                    Some(i) => {
+                        self.run = n - i - 1;
+                        self.line_start = base + i as u64 + 1;
+                    }
+                    None => self.run += n,
+                }
+                return Ok(n);
+            }
+            let kept = self.filter(buf, n, base);
+            if kept > 0 {
+                return Ok(kept);
+            }
+            // All of it was the dropped rest of a long line: read on (0 would mean the end).
+        }
     }
 }
 
@@ -300,14 +685,18 @@ impl<'s> ParallelVisitorBuilder<'s> for VisitorBuilder<'s> {
     fn build(&mut self) -> Box<dyn ParallelVisitor + 's> {
         Box::new(Visitor {
             job: self.job,
-            searcher: new_searcher(self.job.crlf),
+            // A clone per thread: each has its own regex cache pool, so
+            // threads never contend for one.
+            matcher: self.job.matcher.clone(),
+            searchers: Searchers::new(self.job.crlf, self.job.max_line_bytes),
         })
     }
 }
 
 struct Visitor<'s> {
     job: &'s Job,
-    searcher: Searcher,
+    matcher: RegexMatcher,
+    searchers: Searchers,
 }
 
 impl ParallelVisitor for Visitor<'_> {
@@ -315,7 +704,7 @@ impl ParallelVisitor for Visitor<'_> {
         match entry {
             Ok(entry) if entry.file_type().is_some_and(|t| t.is_file()) => {
                 self.job
-                    .search_file(&mut self.searcher, entry.path(), Some(&entry));
+                    .search_file(&mut self.searchers, &self.matcher, entry.path());
             }
             Ok(_) => {}
             Err(e) if is_permission_error(&e) => {
@@ -332,25 +721,56 @@ fn is_permission_error(e: &ignore::Error) -> bool {
         .is_some_and(|io| io.kind() == io::ErrorKind::PermissionDenied)
 }
 
-/// Collects one file's matching lines.
-struct FileSink {
+/// Collects one file's matching lines: counts every one, and keeps the text
+/// of the first `limit` only while the file can still reach the output
+/// (`collect`, decided before the search by [`Hits::could_show`]).
+struct FileSink<'j> {
+    job: &'j Job,
     lines: Vec<(u64, String)>,
     count: u64,
-    keep: usize,
-    max_line_chars: usize,
+    /// Keep line text (until `limit` lines are kept).
+    collect: bool,
+    /// The file's modification time.
+    modified: Option<SystemTime>,
+    /// The reader's record of cut lines.
+    cut_marks: CutMarks,
     binary: bool,
 }
 
-impl Sink for FileSink {
+impl FileSink<'_> {
+    /// Whether the line starting at `offset` (in the text searched), `len`
+    /// bytes long without its `\n`, was cut at the cap.
+    fn was_cut(&self, offset: u64, len: usize) -> bool {
+        if len < self.job.max_line_bytes {
+            return false;
+        }
+        let marks = self.cut_marks.borrow();
+        marks.len() >= MAX_CUT_MARKS || marks.binary_search(&offset).is_ok()
+    }
+}
+
+impl Sink for FileSink<'_> {
     type Error = io::Error;
 
     fn matched(&mut self, _searcher: &Searcher, mat: &SinkMatch<'_>) -> Result<bool, io::Error> {
+        if !self.collect {
+            self.count += mat.lines().count() as u64;
+            return Ok(true);
+        }
         let first = mat.line_number().unwrap_or(0);
+        let mut offset = mat.absolute_byte_offset();
         for (i, line) in mat.lines().enumerate() {
             self.count += 1;
-            if self.lines.len() < self.keep {
-                self.lines
-                    .push((first + i as u64, display_line(line, self.max_line_chars)));
+            let start = offset;
+            offset += line.len() as u64;
+            if self.lines.len() < self.job.limit {
+                let cut = self.was_cut(start, line.strip_suffix(b"\n").unwrap_or(line).len());
+                self.lines.push((
+                    first + i as u64,
+                    display_line(line, self.job.max_line_chars, cut),
+                ));
+            } else {
+                self.collect = false;
             }
         }
         Ok(true)
@@ -365,8 +785,10 @@ impl Sink for FileSink {
 /// A line as shown: line terminator (`\n`, `\r\n`, and any further `\r`
 /// before it) removed, a `\r` inside the line shown as `␍` (U+240D, SYMBOL
 /// FOR CARRIAGE RETURN) so that no carriage return reaches the output,
-/// invalid UTF-8 replaced, cut after `max_chars` characters with `...`.
-fn display_line(line: &[u8], max_chars: usize) -> String {
+/// invalid UTF-8 replaced, cut after `max_chars` characters with `...`
+/// (and ending with `...` anyway when `cut`: the line was longer than the
+/// searched part).
+fn display_line(line: &[u8], max_chars: usize, cut: bool) -> String {
     let line = line.strip_suffix(b"\n").unwrap_or(line);
     let end = line.iter().rposition(|&b| b != b'\r').map_or(0, |i| i + 1);
     let text = String::from_utf8_lossy(&line[..end]);
@@ -376,8 +798,9 @@ fn display_line(line: &[u8], max_chars: usize) -> String {
         text
     };
     match text.char_indices().nth(max_chars) {
+        None if cut => format!("{text}..."),
         None => text.into_owned(),
-        Some((cut, _)) => format!("{}...", &text[..cut]),
+        Some((end, _)) => format!("{}...", &text[..end]),
     }
 }
 
@@ -399,6 +822,26 @@ struct Hits {
 }
 
 impl Hits {
+    /// Whether a file with this time and path could still appear in the
+    /// output: `false` once the kept files fill it and all are newer (or
+    /// equally new and first by path). Once `false` for a key it stays so,
+    /// as the kept files only ever get newer.
+    fn could_show(&self, modified: Option<SystemTime>, path: &Path) -> bool {
+        if self.kept_lines < self.limit {
+            return true;
+        }
+        let Some(((Reverse(last_time), last_path), _)) = self.files.last_key_value() else {
+            return true;
+        };
+        let time = modified.unwrap_or(SystemTime::UNIX_EPOCH);
+        // Newest first: a later time sorts first.
+        match time.cmp(last_time) {
+            std::cmp::Ordering::Greater => true,
+            std::cmp::Ordering::Less => false,
+            std::cmp::Ordering::Equal => path < last_path.as_path(),
+        }
+    }
+
     fn new(limit: usize) -> Self {
         Self {
             limit,
@@ -416,6 +859,9 @@ impl Hits {
         lines: Vec<(u64, String)>,
     ) {
         self.total += count;
+        if lines.is_empty() {
+            return; // counted only ([`Hits::could_show`] said it cannot be shown)
+        }
         let key = (Reverse(modified.unwrap_or(SystemTime::UNIX_EPOCH)), path);
         self.kept_lines += lines.len();
         self.files.insert(key, FileHits { lines });
@@ -646,9 +1092,9 @@ mod tests {
             shown(&r.output),
             ["  Line 2: needle\u{240D}mid", "  Line 3: last needle"]
         );
-        assert_eq!(display_line(b"a\r\r\n", 100), "a");
-        assert_eq!(display_line(b"\r\n", 100), "");
-        assert_eq!(display_line(b"x\ry", 100), "x\u{240D}y");
+        assert_eq!(display_line(b"a\r\r\n", 100, false), "a");
+        assert_eq!(display_line(b"\r\n", 100, false), "");
+        assert_eq!(display_line(b"x\ry", 100, false), "x\u{240D}y");
     }
 
     #[test]
@@ -748,5 +1194,298 @@ mod tests {
                 .output
                 .contains("a.rs")
         );
+    }
+
+    /// A context whose grep searches lines up to `cap` bytes.
+    fn with_cap(ctx: ToolContext, cap: usize) -> ToolContext {
+        ctx.with_state(SearchConfig::default().with_max_line_bytes(cap))
+    }
+
+    /// The note naming lines cut at `cap` ("1 KiB"), listing `named`.
+    fn cut_note(cap: &str, named: &str) -> String {
+        format!(
+            "\n\n(Lines longer than {cap} were searched only in their first {cap}; matches after \
+             that point are not found or counted: {named})"
+        )
+    }
+
+    #[test]
+    fn a_one_line_file_longer_than_the_cap_is_cut_and_says_so() {
+        // The issue's input, scaled to the default cap: one line of 5 MiB
+        // (no line break at all) whose only match lies past the first 4 MiB.
+        let big = format!("{}needle", "x".repeat(5 * 1024 * 1024));
+        let (_d, ctx) = setup(&[("one.txt", big.as_str())]);
+        let r = grep(&ctx, "needle", None, None);
+        let path = root(&ctx).join("one.txt");
+        let expected = format!(
+            "No files found{}",
+            cut_note("4 MiB", &format!("{}:1", path.display()))
+        );
+        assert_eq!(r.output, expected);
+        assert_eq!(r.metadata["matches"], 0);
+        assert_eq!(r.metadata["cut_lines"], 1);
+        // A match inside the searched part is found, shown cut with `...`.
+        let r = grep(&ctx, "^xxx", None, None);
+        assert_eq!(r.metadata["matches"], 1);
+        let shown = shown(&r.output);
+        assert_eq!(shown.len(), 1);
+        assert_eq!(shown[0], format!("  Line 1: {}...", "x".repeat(2000)));
+        assert!(
+            r.output
+                .ends_with(&cut_note("4 MiB", &format!("{}:1", path.display())))
+        );
+    }
+
+    #[test]
+    fn a_long_line_is_searched_without_holding_it_whole() {
+        // Cap 1 KiB: the searcher's buffer limit is then 1 KiB + 128 KiB, so
+        // holding the 1 MiB line whole would fail the search (a "searched
+        // only in part" note) instead of cutting it.
+        let long = format!(
+            "needle start {} needle end\nneedle two\n",
+            "y".repeat(1 << 20)
+        );
+        let (_d, ctx) = setup(&[("long.txt", long.as_str())]);
+        let ctx = with_cap(ctx, 1024);
+        let r = grep(&ctx, "needle", None, None);
+        let path = root(&ctx).join("long.txt");
+        assert_eq!(r.metadata["matches"], 2, "{}", r.output);
+        assert!(r.metadata.get("partial_files").is_none(), "{}", r.output);
+        assert_eq!(r.metadata["cut_lines"], 1);
+        let shown = shown(&r.output);
+        assert_eq!(
+            shown[0],
+            format!("  Line 1: needle start {}...", "y".repeat(1024 - 13))
+        );
+        assert_eq!(shown[1], "  Line 2: needle two");
+        assert!(
+            r.output
+                .ends_with(&cut_note("1 KiB", &format!("{}:1", path.display())))
+        );
+        // The end of the long line was not searched.
+        let r = grep(&ctx, "needle end", None, None);
+        assert_eq!(r.metadata["matches"], 0);
+        // The same searcher reading the file without the cap runs into its
+        // buffer limit: the line was never held whole above.
+        let matcher = build_matcher("needle", true).unwrap();
+        let file = File::open(&path).unwrap();
+        let sink = grep_searcher::sinks::Lossy(|_, _| Ok(true));
+        let e = new_searcher(true, 1024, true)
+            .search_file(&matcher, &file, sink)
+            .unwrap_err();
+        assert!(e.to_string().contains("allocation limit"), "{e}");
+    }
+
+    #[test]
+    fn cut_lines_are_named_with_their_line_numbers() {
+        let long = "z".repeat(3000);
+        let a = format!("one\ntwo needle\n{long} needle\nfour needle\n{long}\nsix needle\n");
+        let crlf = format!("a\r\n{long}\r\nneedle\r\n");
+        let (d, ctx) = setup(&[("a.txt", a.as_str()), ("c.txt", crlf.as_str())]);
+        set_mtime(&d.path().join("a.txt"), 1_700_000_000);
+        set_mtime(&d.path().join("c.txt"), 1_600_000_000);
+        let ctx = with_cap(ctx, 1000);
+        let r = grep(&ctx, "needle", None, None);
+        // Lines 3 and 5 of a.txt and line 2 of c.txt are cut; line 3's match lies past the cut.
+        assert_eq!(r.metadata["matches"], 4, "{}", r.output);
+        assert_eq!(r.metadata["cut_lines"], 3);
+        assert_eq!(
+            shown(&r.output),
+            [
+                "  Line 2: two needle",
+                "  Line 4: four needle",
+                "  Line 6: six needle",
+                "  Line 3: needle"
+            ]
+        );
+        let root = root(&ctx);
+        let named = |file: &str, lines: &[u64]| {
+            lines
+                .iter()
+                .map(|l| format!("{}:{l}", root.join(file).display()))
+                .collect::<Vec<_>>()
+        };
+        // The two files are searched in either order; each names its own lines in order.
+        let first = [named("a.txt", &[3, 5]), named("c.txt", &[2])]
+            .concat()
+            .join(", ");
+        let second = [named("c.txt", &[2]), named("a.txt", &[3, 5])]
+            .concat()
+            .join(", ");
+        assert!(
+            r.output.ends_with(&cut_note("1000 bytes", &first))
+                || r.output.ends_with(&cut_note("1000 bytes", &second)),
+            "{}",
+            r.output
+        );
+        // A line of exactly the cap is not cut (nor one ending `\r\n` at
+        // the cap); one byte more is, and is shown ending with `...`.
+        let q = |n: usize| "q".repeat(n);
+        let text = format!("{}\n{}\r\nneedle\n", q(1000), q(999));
+        let (_d, ctx) = setup(&[("e.txt", text.as_str())]);
+        let ctx = with_cap(ctx, 1000);
+        let r = grep(&ctx, "needle|^q", None, None);
+        assert_eq!(r.metadata["matches"], 3, "{}", r.output);
+        assert!(r.metadata.get("cut_lines").is_none());
+        assert!(!r.output.contains("Lines longer"));
+        assert_eq!(
+            shown(&r.output),
+            [
+                format!("  Line 1: {}", q(1000)),
+                format!("  Line 2: {}", q(999)),
+                "  Line 3: needle".to_owned()
+            ]
+        );
+        let text = format!("{}\n{}\n{}\n", q(1001), q(1000), q(5000));
+        let (_d, ctx) = setup(&[("f.txt", text.as_str())]);
+        let r = grep(&with_cap(ctx, 1000), "^q", None, None);
+        assert_eq!(r.metadata["cut_lines"], 2);
+        assert_eq!(
+            shown(&r.output),
+            [
+                format!("  Line 1: {}...", q(1000)),
+                format!("  Line 2: {}", q(1000)),
+                format!("  Line 3: {}...", q(1000))
+            ]
+        );
+    }
+
+    #[test]
+    fn a_nul_in_the_dropped_part_still_marks_the_file_binary() {
+        let bin = format!("needle {}\0tail\nneedle\n", "b".repeat(5000));
+        let (_d, ctx) = setup(&[("bin.dat", bin.as_str()), ("t.txt", "needle\n")]);
+        let r = grep(&with_cap(ctx, 100), "needle", None, None);
+        assert_eq!(r.metadata["matches"], 1, "{}", r.output);
+        assert!(!r.output.contains("bin.dat"));
+        assert!(r.metadata.get("cut_lines").is_none());
+    }
+
+    /// A reader handing out at most `step` bytes per read.
+    struct Trickle<'a> {
+        data: &'a [u8],
+        step: usize,
+    }
+
+    impl Read for Trickle<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            let n = self.data.len().min(self.step).min(buf.len());
+            buf[..n].copy_from_slice(&self.data[..n]);
+            self.data = &self.data[n..];
+            Ok(n)
+        }
+    }
+
+    /// `data` through a [`LineCap`] of `cap`, read in pieces of `step`, with
+    /// or without the size known: the text passed on and the cut lines' starts.
+    fn capped(data: &[u8], cap: usize, step: usize, sized: bool) -> (Vec<u8>, Vec<u64>, u64) {
+        let size = sized.then_some(data.len() as u64);
+        let mut reader = LineCap::new(Trickle { data, step }, cap, size);
+        let mut out = Vec::new();
+        reader.read_to_end(&mut out).unwrap();
+        (out, reader.cut_starts, reader.cut_count)
+    }
+
+    #[test]
+    fn line_cap_passes_short_lines_and_cuts_long_ones() {
+        let data = b"abcdefgh\nab\n\nabcd\nabcde\nxyz";
+        let expected = b"abcd\nab\n\nabcd\nabcd\nxyz".to_vec();
+        for step in [1, 2, 3, 5, 64, 1 << 16] {
+            for sized in [false, true] {
+                let (out, starts, count) = capped(data, 4, step, sized);
+                assert_eq!(
+                    String::from_utf8_lossy(&out),
+                    String::from_utf8_lossy(&expected),
+                    "step {step}"
+                );
+                assert_eq!(starts, [0, 18], "step {step}");
+                assert_eq!(count, 2);
+            }
+        }
+        // Nothing to cut: everything passes unchanged.
+        let (out, starts, _) = capped(b"one\ntwo\n", 100, 3, true);
+        assert_eq!(out, b"one\ntwo\n");
+        assert!(starts.is_empty());
+        // A NUL in a dropped part is passed on once.
+        let (out, _, _) = capped(b"ab\0\0cd\nok\n", 2, 2, false);
+        assert_eq!(out, b"ab\0\nok\n");
+        // The size given stops the reading there.
+        let mut reader = LineCap::new(&b"12\n34\n"[..], 10, Some(3));
+        let mut out = Vec::new();
+        reader.read_to_end(&mut out).unwrap();
+        assert_eq!(out, b"12\n");
+    }
+
+    #[test]
+    fn line_numbers_count_from_the_file() {
+        let (d, _ctx) = setup(&[("n.txt", "a\nb\n\nccc\nd")]);
+        let file = File::open(d.path().join("n.txt")).unwrap();
+        assert_eq!(line_numbers(&file, &[0, 2, 4, 5, 9]), [1, 2, 3, 4, 5]);
+        assert_eq!(line_numbers(&file, &[]), Vec::<u64>::new());
+    }
+
+    #[test]
+    fn partly_searched_files_are_named() {
+        let incomplete = Incomplete {
+            cut_lines: vec![],
+            cut_count: 0,
+            partial: vec![(
+                "/w/a.txt".into(),
+                "configured allocation limit (10) exceeded".into(),
+            )],
+            partial_count: 3,
+        };
+        assert_eq!(
+            Job::incomplete_notes(&incomplete, 1 << 20),
+            "\n\n(Some files were searched only in part; their matches after the failure point \
+             are missing: /w/a.txt (configured allocation limit (10) exceeded) and 2 more)"
+        );
+        assert_eq!(Job::incomplete_notes(&Incomplete::default(), 1 << 20), "");
+        assert_eq!(byte_size(4 << 20), "4 MiB");
+        assert_eq!(byte_size(64 << 10), "64 KiB");
+        assert_eq!(byte_size(1000), "1000 bytes");
+    }
+
+    #[test]
+    fn only_the_newest_files_keep_line_text() {
+        // Eight files of 40 matches each, the newest last by name; the output
+        // holds 100 lines: all of h.txt and g.txt and 20 of f.txt.
+        let text: String = (1..=40).map(|i| format!("needle {i}\n")).collect();
+        let names = ["a", "b", "c", "d", "e", "f", "g", "h"].map(|n| format!("{n}.txt"));
+        let files: Vec<(&str, &str)> = names.iter().map(|n| (n.as_str(), text.as_str())).collect();
+        let (d, ctx) = setup(&files);
+        for (i, name) in names.iter().enumerate() {
+            set_mtime(&d.path().join(name), 1_600_000_000 + i as u64 * 1000);
+        }
+        let r = grep(&ctx, "needle", None, None);
+        assert_eq!(r.metadata["matches"], 320);
+        let root = root(&ctx);
+        let headers: Vec<&str> = r.output.lines().filter(|l| l.ends_with(".txt:")).collect();
+        let want: Vec<String> = ["h", "g", "f"]
+            .iter()
+            .map(|n| format!("{}:", root.join(format!("{n}.txt")).display()))
+            .collect();
+        assert_eq!(headers, want);
+        assert_eq!(shown(&r.output).len(), 100);
+        assert!(
+            r.output
+                .contains("  Line 20: needle 20\n\n(Results are truncated")
+        );
+        // could_show: once full, an older file (or as old, later by path) is out.
+        let mut hits = Hits::new(2);
+        let t = |s| Some(SystemTime::UNIX_EPOCH + Duration::from_secs(s));
+        assert!(hits.could_show(t(1), Path::new("z")));
+        hits.add(
+            "m".into(),
+            t(10),
+            2,
+            vec![(1, String::new()), (2, String::new())],
+        );
+        assert!(!hits.could_show(t(5), Path::new("a")));
+        assert!(!hits.could_show(t(10), Path::new("n")));
+        assert!(hits.could_show(t(10), Path::new("a")));
+        assert!(hits.could_show(t(20), Path::new("z")));
+        hits.add("old".into(), t(1), 7, vec![]);
+        assert_eq!(hits.total, 9);
+        assert_eq!(hits.files.len(), 1);
     }
 }

@@ -25,6 +25,12 @@ use crate::workspace::Workspace;
 pub const DEFAULT_RESULT_LIMIT: usize = 100;
 /// Default longest line `grep_content` shows, in characters.
 pub const DEFAULT_MAX_LINE_CHARS: usize = 2000;
+/// Default longest line `grep_content` searches, in bytes: 4 MiB. The rest
+/// of a longer line is read past, not held, so the memory of a search stays
+/// bounded by about this much per thread whatever the files hold (a
+/// minified bundle, a one-line 200 MB dump); the output names each line so
+/// cut.
+pub const DEFAULT_MAX_LINE_BYTES: usize = 4 * 1024 * 1024;
 
 /// Folders `list_dir` leaves out unless asked for by path.
 pub const DEFAULT_LIST_IGNORES: &[&str] = &[
@@ -77,6 +83,10 @@ pub struct SearchConfig {
     /// Longest matching line shown by grep, in characters; longer ones are cut
     /// and end with `...`. Default 2000.
     pub max_line_chars: usize,
+    /// Longest line grep searches, in bytes (at least 1); only the first this
+    /// many bytes of a longer line are searched, and the output says which
+    /// lines were cut. Default [`DEFAULT_MAX_LINE_BYTES`] (4 MiB).
+    pub max_line_bytes: usize,
     /// Walker threads; 0 picks one per core (at most 12). Default 0.
     pub threads: usize,
     /// Folder names `list_dir` leaves out. Default [`DEFAULT_LIST_IGNORES`].
@@ -96,6 +106,7 @@ impl Default for SearchConfig {
         Self {
             result_limit: DEFAULT_RESULT_LIMIT,
             max_line_chars: DEFAULT_MAX_LINE_CHARS,
+            max_line_bytes: DEFAULT_MAX_LINE_BYTES,
             threads: 0,
             list_ignores: DEFAULT_LIST_IGNORES
                 .iter()
@@ -117,6 +128,13 @@ impl SearchConfig {
     #[must_use]
     pub fn with_max_line_chars(mut self, chars: usize) -> Self {
         self.max_line_chars = chars;
+        self
+    }
+
+    /// Sets the longest line grep searches, in bytes (at least 1).
+    #[must_use]
+    pub fn with_max_line_bytes(mut self, bytes: usize) -> Self {
+        self.max_line_bytes = bytes.max(1);
         self
     }
 

@@ -115,6 +115,16 @@ pub const DEFAULT_SECRET_ENV_PATTERNS: &[&str] = &[
     "*_SECRET*",
     "*PASSWORD*",
     "*_PASSWD",
+    "PASSWD",
+    "*_PWD",
+    "*_PASS",
+    "PGPASS",
+    "*PASSPHRASE*",
+    "JWT",
+    "*_JWT",
+    "*COOKIE*",
+    "*PRIVATE_KEY*",
+    "*WEBHOOK*",
     "*_CREDENTIALS",
 ];
 
@@ -615,6 +625,8 @@ fn withheld_note(command: &str, withheld: &[String]) -> Option<String> {
 /// - its name contains `AUTH` (`NPM_AUTH`, `HTTP_AUTHORIZATION`), except in
 ///   the words `AUTHOR` and `AUTHORS` between underscores, so
 ///   `GIT_AUTHOR_NAME` stays;
+/// - its name holds `CONN` or `DSN` and its value a `Password=` or `Pwd=`
+///   (a connection string);
 /// - its name is `URL`, `URI` or `DSN` or ends in `_URL`, `_URI` or `_DSN`,
 ///   and its value is a URL with a password (`scheme://user:password@host`;
 ///   the user may be empty): `DATABASE_URL=postgres://u:p@h/db` goes,
@@ -641,7 +653,15 @@ pub fn is_secret_env<P: AsRef<str>>(name: &OsStr, value: &OsStr, patterns: &[P])
     if upper.contains("CRED") || has_auth_word(&upper) {
         return true;
     }
-    is_url_name(&upper) && has_url_password(&value.to_string_lossy())
+    let text = value.to_string_lossy();
+    // A connection string with a password (`Server=…;Password=…`).
+    if (upper.contains("CONN") || upper.contains("DSN"))
+        && (text.to_ascii_lowercase().contains("password=")
+            || text.to_ascii_lowercase().contains("pwd="))
+    {
+        return true;
+    }
+    is_url_name(&upper) && has_url_password(&text)
 }
 
 /// Whether an upper-case name holds `AUTH` other than in the words
@@ -962,6 +982,14 @@ fn above_stdio(fd: OwnedFd) -> io::Result<OwnedFd> {
 /// Starts the command under a supervisor ([`crate::proctree`]) and watches it
 /// to completion, timeout or cancellation. Whatever way it ends, every process
 /// the command started is stopped before this returns.
+/// The environment variable that carries the command text to the shell.
+const COMMAND_VAR: &str = "AGENT_TOOLS_COMMAND";
+
+/// The shell's `-c` script: take the command from [`COMMAND_VAR`], drop the
+/// variable, run the command (POSIX `sh` and `bash` alike).
+const COMMAND_RUNNER: &str =
+    "__agent_tools_c=$AGENT_TOOLS_COMMAND; unset AGENT_TOOLS_COMMAND; eval \"$__agent_tools_c\"";
+
 pub(crate) fn run(spec: &RunSpec, cancelled: &dyn Fn() -> bool) -> io::Result<Outcome> {
     let (read_end, write_end) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)?;
     let write_err = write_end.try_clone()?;
@@ -974,11 +1002,17 @@ pub(crate) fn run(spec: &RunSpec, cancelled: &dyn Fn() -> bool) -> io::Result<Ou
         None => None,
     };
     let mut command = Command::new(&spec.shell);
+    // The command text reaches the shell in its environment, not in its
+    // argv: argv is readable by every user (`ps`), and the text may hold a
+    // substituted secret; the environment is readable by the same user only,
+    // and the variable is removed before the command runs, so its children
+    // do not inherit it.
     command
         .arg("-c")
-        .arg(&spec.command)
+        .arg(COMMAND_RUNNER)
         .env_clear()
         .envs(spec.env.iter().map(|(k, v)| (k, v)))
+        .env(COMMAND_VAR, &spec.command)
         .stdin(Stdio::null())
         .stdout(Stdio::from(write_end))
         .stderr(Stdio::from(write_err))
@@ -1507,6 +1541,37 @@ mod tests {
         }
     }
 
+    /// The command text (which may hold a substituted secret) is not in the
+    /// shell's argv, which every user can read with `ps`, nor in its
+    /// children's environment.
+    #[test]
+    fn the_command_text_is_not_in_argv_or_the_childrens_environment() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = ctx_in(dir.path(), config());
+        let r = call(
+            &ctx,
+            "echo \"argv=$(tr '\\0' ' ' < /proc/$$/cmdline)\"; env | grep -c AGENT_TOOLS_COMMAND; echo mark-7f3a",
+            None,
+            None,
+        );
+        assert!(r.output.contains("mark-7f3a"), "{}", r.output);
+        let argv = r
+            .output
+            .lines()
+            .find(|l| l.starts_with("argv="))
+            .unwrap_or_default();
+        assert!(!argv.contains("mark-7f3a"), "{argv}");
+        assert!(
+            r.output.contains("\n0\n") || r.output.contains("0\nmark"),
+            "{}",
+            r.output
+        );
+        // Quoting, exit codes and multi-line commands behave as with `-c`.
+        let r = call(&ctx, "x='a b'; printf '%s|' $x \"$x\"\nexit 3", None, None);
+        assert!(r.output.contains("a|b|a b|"), "{}", r.output);
+        assert_eq!(r.metadata["exit_code"], 3, "{r:?}");
+    }
+
     /// The default guard refuses before anything runs (only commands that
     /// would be harmless here if it did not: the workspace is a temp folder).
     #[test]
@@ -1552,6 +1617,14 @@ mod tests {
             ("GITHUB_TOKEN", "ghp_tok_42"),
             ("PLAIN_URL", "https://example.com/a@b"),
             ("GIT_AUTHOR_NAME", "Ada"),
+            ("MYSQL_PWD", "mysqlpw61"),
+            ("DB_PASS", "dbpass62"),
+            ("PASSPHRASE", "phrase63"),
+            ("JWT", "jwt64.x.y"),
+            ("SLACK_WEBHOOK", "https://hooks.example/T065"),
+            ("CONN_STR", "Server=h;Password=connpw66"),
+            ("PWD", "/work"),
+            ("OLDPWD", "/tmp"),
             ("PATH", "/usr/bin:/bin"),
         ]
         .into_iter()
@@ -1568,11 +1641,23 @@ mod tests {
             None,
             None,
         );
-        for secret in ["dbpw321", "npmsecret9", "credsecret7", "ghp_tok_42"] {
+        for secret in [
+            "dbpw321",
+            "npmsecret9",
+            "credsecret7",
+            "ghp_tok_42",
+            "mysqlpw61",
+            "dbpass62",
+            "phrase63",
+            "jwt64",
+            "T065",
+            "connpw66",
+        ] {
             assert!(!r.output.contains(secret), "{secret} leaked: {}", r.output);
         }
         assert!(r.output.contains("PLAIN_URL=https://example.com/a@b"));
         assert!(r.output.contains("GIT_AUTHOR_NAME=Ada"));
+        assert!(r.output.contains("OLDPWD=/tmp"), "{}", r.output);
         let notes = r.notes_text().unwrap_or_default();
         assert!(
             notes.contains("DATABASE_URL, NPM_AUTH were not passed"),

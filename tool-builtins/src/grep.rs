@@ -162,7 +162,12 @@ pub fn grep_content(
 /// ([`new_searcher`]).
 fn build_matcher(pattern: &str, crlf: bool) -> Result<RegexMatcher, grep_regex::Error> {
     let mut builder = RegexMatcherBuilder::new();
-    builder.multi_line(true);
+    // A compiled program of at most 16 MiB (the default is 100 MiB, which a
+    // pattern just under the length limit can fill, slowly).
+    builder
+        .multi_line(true)
+        .size_limit(16 << 20)
+        .dfa_size_limit(16 << 20);
     if crlf {
         builder.crlf(true);
     } else {

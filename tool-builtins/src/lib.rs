@@ -379,6 +379,53 @@ mod tests {
     /// context's trace only: not another trace's, not through a planted
     /// symlink, not without the same trace id.
     #[tokio::test]
+    async fn a_workspace_holding_the_private_folder_cannot_reach_other_traces() {
+        let r = super::registry();
+        let pid = std::process::id();
+        let private = tool_core::truncate::private_dir().unwrap();
+        let other = private.join("spill").join(format!("other-trace-{pid}"));
+        tool_core::truncate::ensure_private_dir(&private.join("spill")).unwrap();
+        tool_core::truncate::ensure_private_dir(&other).unwrap();
+        let secret_file = other.join("output-x.txt");
+        std::fs::write(&secret_file, "needle-of-another-trace\n").unwrap();
+        // A workspace that contains the private folder: its parent.
+        let top = std::fs::canonicalize(private.parent().unwrap()).unwrap();
+        let ctx = super::context(&top)
+            .unwrap()
+            .with_trace_id(format!("me-trace-{pid}"));
+        let res = r
+            .execute(
+                "read_file",
+                json!({"file_path": secret_file.display().to_string()}),
+                &ctx,
+            )
+            .await;
+        let e = res.error.expect("refused");
+        assert_eq!(e.kind, tool_core::ErrorKind::Denied, "{}", e.message);
+        assert!(e.message.contains("private folder"), "{}", e.message);
+        for path in [private.display().to_string(), other.display().to_string()] {
+            let res = r
+                .execute(
+                    "grep_content",
+                    json!({"pattern": "needle-of-another", "path": path}),
+                    &ctx,
+                )
+                .await;
+            assert!(!res.output.contains("output-x.txt"), "{res:?}");
+        }
+        let name = private.file_name().unwrap().to_string_lossy().into_owned();
+        let listing = r
+            .execute("list_dir", json!({"path": top.display().to_string()}), &ctx)
+            .await;
+        assert!(
+            !listing.output.contains(&format!("{name}/spill")),
+            "{}",
+            listing.output
+        );
+        std::fs::remove_dir_all(&other).unwrap();
+    }
+
+    #[tokio::test]
     async fn spill_files_of_another_trace_are_refused() {
         let d = tempfile::tempdir().unwrap();
         let r = super::registry();

@@ -185,7 +185,11 @@ pub(crate) fn walker_with(
     configure(&mut builder, honour_ignores);
     builder.threads(threads);
     let ws = Arc::new(ws.clone());
-    builder.filter_entry(move |entry| keep_entry(&ws, entry) && keep(entry));
+    // Never into the tools' private folder (other traces' spill files) from outside it.
+    let private = crate::workspace::private_area();
+    builder.filter_entry(move |entry| {
+        private.as_deref() != Some(entry.path()) && keep_entry(&ws, entry) && keep(entry)
+    });
     builder
 }
 

@@ -211,13 +211,17 @@ impl Workspace {
                         .unwrap_or_else(|| self.absolute(model_path)),
                 )
             })?;
-        beneath::resolve(&root, &rel, missing).map_err(|e| match e {
+        let resolved = beneath::resolve(&root, &rel, missing).map_err(|e| match e {
             WalkError::Outside { resolved } => outside(resolved),
             WalkError::NotFound { at, then_up } => PathError::NotFound { path: at, then_up },
             WalkError::NotADirectory { at } => PathError::NotADirectory { path: at },
             WalkError::Limit(why) => PathError::Limit(format!("The path is too long: {why}.")),
             WalkError::Io { at, source } => PathError::Io { path: at, source },
-        })
+        })?;
+        if in_private_area(&resolved.path, read_only) {
+            return Err(private_refusal(model_path, &resolved.path));
+        }
+        Ok(resolved)
     }
 
     /// The root a path lies in and the path relative to it: relative paths
@@ -275,12 +279,43 @@ impl Workspace {
                 format!("{} is outside the workspace", path.display()),
             )
         })?;
+        if in_private_area(path, &readable) {
+            return Err(io::Error::new(
+                io::ErrorKind::PermissionDenied,
+                private_refusal(&path.to_string_lossy(), path).to_string(),
+            ));
+        }
         beneath::open_file(&root, &rel)
     }
 
     /// The path relative to the root when it lies under it, else the path as is.
     pub fn relative<'a>(&self, path: &'a Path) -> &'a Path {
         path.strip_prefix(self.root.path()).unwrap_or(path)
+    }
+}
+
+/// The tools' per-user private folder (spill files and binary output of
+/// every trace), canonical, when it exists.
+pub(crate) fn private_area() -> Option<PathBuf> {
+    std::fs::canonicalize(tool_core::truncate::private_dir_location()).ok()
+}
+
+/// Whether `path` lies in the private folder but in none of `allowed` (the
+/// calling trace's spill folders): a workspace that contains the temp
+/// folder (`/tmp`, `/`) must not open other traces' files through it.
+fn in_private_area(path: &Path, allowed: &[&PathBuf]) -> bool {
+    private_area().is_some_and(|private| {
+        path.starts_with(&private)
+            && !allowed
+                .iter()
+                .filter_map(|r| std::fs::canonicalize(r).ok())
+                .any(|r| path.starts_with(r))
+    })
+}
+
+fn private_refusal(model_path: &str, _path: &Path) -> PathError {
+    PathError::Private {
+        path: crate::fs::clip(model_path),
     }
 }
 
@@ -296,6 +331,12 @@ pub enum PathError {
         resolved: PathBuf,
         /// The workspace root.
         root: PathBuf,
+    },
+    /// The path is in the tools' private folder (other traces' spill files
+    /// and output), which a workspace holding the temp folder contains.
+    Private {
+        /// The path as the model sent it (cut to about 200 characters).
+        path: String,
     },
     /// The path is empty. Not returned any more: an empty path names the
     /// workspace root (see the module docs); kept for callers that match on it.
@@ -339,6 +380,11 @@ impl fmt::Display for PathError {
                     root.display()
                 )
             }
+            Self::Private { path } => write!(
+                f,
+                "Access denied: {path} is in the tools' private folder (the spill files and \
+                 output of every session); only the spill folder of this call's trace can be read."
+            ),
             Self::Empty => f.write_str("The path is empty. Give a file path inside the workspace."),
             Self::NotFound { path, then_up } => {
                 write!(
@@ -385,7 +431,7 @@ impl PathError {
     /// `invalid_arguments` for an empty or over-long path, `failed` otherwise.
     pub fn to_result(&self) -> ToolResult {
         let kind = match self {
-            Self::Outside { .. } => ErrorKind::Denied,
+            Self::Outside { .. } | Self::Private { .. } => ErrorKind::Denied,
             Self::Empty | Self::Limit(_) => ErrorKind::InvalidArguments,
             Self::NotFound { .. } | Self::NotADirectory { .. } | Self::Io { .. } => {
                 ErrorKind::Failed

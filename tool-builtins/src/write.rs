@@ -280,23 +280,26 @@ mod tests {
         };
         // pid 999999999 is above any pid_max: that writer is gone.
         let stale = [
-            d.path().join("sub/.big.bin.999999999.0.tmp"),
-            d.path().join("sub/.notes.md.999999999.17.tmp"),
+            d.path().join("sub/.big.bin.agent-tools-999999999-0.tmp"),
+            d.path().join("sub/.notes.md.agent-tools-999999999-17.tmp"),
         ];
         let keep = [
             // Its writer (this process) is alive.
-            d.path()
-                .join(format!("sub/.live.txt.{}.3.tmp", std::process::id())),
-            // Not our naming pattern.
+            d.path().join(format!(
+                "sub/.live.txt.agent-tools-{}-3.tmp",
+                std::process::id()
+            )),
+            // Not our naming pattern (another program's, or a file of the repository).
             d.path().join("sub/.cache.tmp"),
             d.path().join("sub/.x.999999999.tmp"),
+            d.path().join("sub/.notes.txt.999999.0.tmp"),
         ];
         for p in stale.iter().chain(&keep) {
             fs::write(p, vec![b'x'; 4096]).unwrap();
             backdate(p);
         }
         // Young and dead: kept until it is a minute old.
-        let young = d.path().join("sub/.young.txt.999999999.1.tmp");
+        let young = d.path().join("sub/.young.txt.agent-tools-999999999-1.tmp");
         fs::write(&young, "partial").unwrap();
         let r = write_file(&ctx, "sub/new.txt".into(), "fresh".into()).await;
         assert!(r.is_ok(), "{r:?}");
@@ -307,7 +310,7 @@ mod tests {
             assert!(p.exists(), "{} was removed", p.display());
         }
         // Another folder is not touched.
-        let elsewhere = d.path().join(".other.999999999.0.tmp");
+        let elsewhere = d.path().join(".other.agent-tools-999999999-0.tmp");
         fs::write(&elsewhere, "x").unwrap();
         backdate(&elsewhere);
         let r = write_file(&ctx, "sub/again.txt".into(), "x".into()).await;

@@ -299,6 +299,43 @@ fn batch_line(line: &str, number: usize) -> Result<BatchLine, String> {
     })
 }
 
+/// Longest `tool batch` input line: 16 MiB, as one MCP message.
+pub(crate) const MAX_BATCH_LINE: usize = 16 << 20;
+
+/// Reads one line into `raw` (at most [`MAX_BATCH_LINE`] bytes; the rest of
+/// a longer line is read and dropped in bounded memory). `None` at end of
+/// input, `Some(false)` for a line that was too long.
+fn read_line_bounded(input: &mut impl BufRead, raw: &mut Vec<u8>) -> io::Result<Option<bool>> {
+    let mut seen = false;
+    let mut whole = true;
+    loop {
+        let chunk = input.fill_buf()?;
+        if chunk.is_empty() {
+            return Ok(seen.then_some(whole));
+        }
+        seen = true;
+        let (part, done) = match memchr_newline(chunk) {
+            Some(i) => (&chunk[..=i], true),
+            None => (chunk, false),
+        };
+        let used = part.len();
+        if whole && raw.len() + part.len() <= MAX_BATCH_LINE {
+            raw.extend_from_slice(part);
+        } else {
+            whole = false;
+            raw.clear();
+        }
+        input.consume(used);
+        if done {
+            return Ok(Some(whole));
+        }
+    }
+}
+
+fn memchr_newline(bytes: &[u8]) -> Option<usize> {
+    bytes.iter().position(|&b| b == b'\n')
+}
+
 /// `tool batch`: one call per input line, in order, in the session's one
 /// context; each result is written and flushed before the next line is read.
 pub(crate) fn batch(
@@ -313,15 +350,24 @@ pub(crate) fn batch(
     let mut number = 0usize;
     loop {
         raw.clear();
-        if input.read_until(b'\n', &mut raw)? == 0 {
+        let Some(whole) = read_line_bounded(input, &mut raw)? else {
             return Ok(());
-        }
+        };
         number += 1;
         let line = String::from_utf8_lossy(&raw);
-        if line.trim().is_empty() {
+        if whole && line.trim().is_empty() {
             continue;
         }
-        let (id, name, result) = match batch_line(&line, number) {
+        let parsed = if whole {
+            batch_line(&line, number)
+        } else {
+            Err(format!(
+                "line {number} is longer than {} MiB; it was read to its end and skipped. Put large \
+                 content in a file and pass its path.",
+                MAX_BATCH_LINE >> 20
+            ))
+        };
+        let (id, name, result) = match parsed {
             Ok(call) => {
                 let args = match call.arguments {
                     None | Some(Value::Null) => ToolArgs::Value(Value::Object(Default::default())),

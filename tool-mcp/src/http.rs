@@ -26,7 +26,10 @@ pub const MIN_TOKEN_LEN: usize = 16;
 /// [`McpServer::serve_http_with`](crate::McpServer::serve_http_with).
 ///
 /// - [`loopback`](Self::loopback) (the default): the address must be a
-///   loopback address; no token.
+///   loopback address; no token, but only the server's own user (or root)
+///   may connect: the owner of the client's socket is looked up in
+///   `/proc/net/tcp` / `tcp6` for every request, because loopback does not
+///   separate the users of one machine and the server hands out a shell.
 /// - [`remote`](Self::remote): any address, including `0.0.0.0` and `[::]`;
 ///   every request needs `Authorization: Bearer <token>`.
 /// - [`loopback`](Self::loopback)`.`[`with_token`](Self::with_token): loopback
@@ -118,7 +121,9 @@ impl HttpAccess {
 }
 
 /// The router: rmcp's service at `/mcp`, behind the message checks, behind
-/// the token check when `access` has a token.
+/// the token check when `access` has a token, else (loopback without a
+/// token) behind the same-user check. Serve it with connect info
+/// (`into_make_service_with_connect_info::<SocketAddr>`).
 pub(crate) fn router(
     service: StreamableHttpService<McpServer, LocalSessionManager>,
     access: &HttpAccess,
@@ -131,8 +136,62 @@ pub(crate) fn router(
             Arc::clone(digest),
             require_token,
         )),
-        None => router,
+        None => router.layer(middleware::from_fn(require_same_user)),
     }
+}
+
+/// Answers `403` unless the client's socket belongs to this process's user
+/// (or root): without a token, a loopback server is for its own user only.
+async fn require_same_user(request: Request, next: Next) -> Response {
+    let peer = request
+        .extensions()
+        .get::<axum::extract::ConnectInfo<SocketAddr>>()
+        .map(|c| c.0);
+    let me = rustix::process::geteuid().as_raw();
+    match peer.and_then(socket_owner) {
+        Some(uid) if uid == me || uid == 0 => next.run(request).await,
+        found => {
+            let why = match found {
+                Some(uid) => format!("the client runs as user {uid}"),
+                None => "the client's user could not be found".to_owned(),
+            };
+            (
+                StatusCode::FORBIDDEN,
+                format!(
+                    "Forbidden: this server has no token, so it serves only its own user (uid \
+                     {me}), and {why}. Start it with --token-file FILE to let others in."
+                ),
+            )
+                .into_response()
+        }
+    }
+}
+
+/// The uid owning the TCP socket whose local address is `peer` (a client
+/// on this machine), from `/proc/net/tcp` or `/proc/net/tcp6`.
+fn socket_owner(peer: SocketAddr) -> Option<u32> {
+    let (file, address) = match peer {
+        SocketAddr::V4(v4) => (
+            "/proc/net/tcp",
+            format!("{:08X}", u32::from_ne_bytes(v4.ip().octets())),
+        ),
+        SocketAddr::V6(v6) => (
+            "/proc/net/tcp6",
+            v6.ip()
+                .octets()
+                .chunks(4)
+                .map(|c| format!("{:08X}", u32::from_ne_bytes([c[0], c[1], c[2], c[3]])))
+                .collect(),
+        ),
+    };
+    let wanted = format!("{address}:{:04X}", peer.port());
+    let table = std::fs::read_to_string(file).ok()?;
+    table.lines().skip(1).find_map(|line| {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        (fields.get(1) == Some(&wanted.as_str()))
+            .then(|| fields.get(7).and_then(|u| u.parse().ok()))
+            .flatten()
+    })
 }
 
 /// The token of an `Authorization: Bearer <token>` header (RFC 6750 §2.1;

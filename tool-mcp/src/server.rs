@@ -335,9 +335,12 @@ impl McpServer {
             StreamableHttpService::new(move || Ok(self.clone()), Arc::default(), config);
         let router = http::router(service, &access);
         let task = tokio::spawn(async move {
-            let serving = axum::serve(listener, router)
-                .with_graceful_shutdown(sessions.clone().cancelled_owned())
-                .into_future();
+            let serving = axum::serve(
+                listener,
+                router.into_make_service_with_connect_info::<SocketAddr>(),
+            )
+            .with_graceful_shutdown(sessions.clone().cancelled_owned())
+            .into_future();
             tokio::pin!(serving);
             let ended = tokio::select! {
                 _ = &mut serving => true,

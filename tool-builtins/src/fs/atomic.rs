@@ -10,8 +10,8 @@
 //! A writer killed with SIGKILL between creating and renaming its temporary
 //! file leaves it behind (as large as the content, hidden by its leading
 //! dot). The next write in that folder removes such files of this module's
-//! naming pattern (`.<name>.<pid>.<n>.tmp`) that are older than
-//! [`STALE_AFTER`] and whose process is gone (looking at most at the first
+//! naming pattern (`.<name>.agent-tools-<pid>-<n>.tmp`) that belong to this
+//! user, are older than [`STALE_AFTER`] and whose process is gone (looking at most at the first
 //! 10 000 entries of the folder).
 
 use std::ffi::{OsStr, OsString};
@@ -32,17 +32,34 @@ const TEMP_NAME_PREFIX: usize = 64;
 /// Age after which a temporary file of a dead writer is removed: 1 minute.
 pub(crate) const STALE_AFTER: Duration = Duration::from_secs(60);
 
-/// The temporary name for writing `name`: `.<name, cut>.<pid>.<counter>.tmp`.
+/// The marker in this module's temporary names, so that the sweep never
+/// takes a file of another program for one of ours.
+const TEMP_MARK: &str = ".agent-tools-";
+
+/// The temporary name for writing `name`: `.<name, cut>.agent-tools-<pid>-<counter>.tmp`.
 fn temp_name(name: &OsStr) -> OsString {
     let bytes = name.as_bytes();
     let text = String::from_utf8_lossy(&bytes[..bytes.len().min(TEMP_NAME_PREFIX)]);
     let cut = tool_core::truncate::floor_char_boundary(&text, TEMP_NAME_PREFIX);
     OsString::from(format!(
-        ".{}.{}.{}.tmp",
+        ".{}{TEMP_MARK}{}-{}.tmp",
         &text[..cut],
         std::process::id(),
         TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)
     ))
+}
+
+/// The mode bits a new file gets: `0666` less the process's umask (read
+/// from `/proc/self/status`, which does not change it; `022` if unknown).
+fn new_file_mode() -> u32 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("Umask:"))
+                .and_then(|m| u32::from_str_radix(m.trim(), 8).ok())
+        })
+        .map_or(0o644, |umask| 0o666 & !umask)
 }
 
 /// Writes `bytes` as `name` in the folder `dir` atomically; `mode` (the old
@@ -60,18 +77,29 @@ pub(crate) fn write_at(
 ) -> io::Result<()> {
     remove_stale(dir);
     let temp = temp_name(name);
+    // Created 0600 and given its final mode only once the content is in:
+    // while it is being written, no other user can open it.
     let fd = rustix::fs::openat(
         dir,
         temp.as_os_str(),
         OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-        Mode::from_raw_mode(0o666),
+        Mode::from_raw_mode(0o600),
     )?;
     let result = (|| -> io::Result<()> {
         let mut file = std::fs::File::from(fd);
         file.write_all(bytes)?;
-        if let Some(m) = mode {
-            rustix::fs::fchmod(&file, Mode::from_raw_mode(m & 0o7777))?;
+        // Root keeps the old file's owner (an edit must not hand a user's file to root).
+        if rustix::process::geteuid().is_root() {
+            if let Ok(old) = rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) {
+                let _ = rustix::fs::fchown(
+                    &file,
+                    Some(rustix::fs::Uid::from_raw(old.st_uid)),
+                    Some(rustix::fs::Gid::from_raw(old.st_gid)),
+                );
+            }
         }
+        let final_mode = mode.map_or_else(new_file_mode, |m| m & 0o7777);
+        rustix::fs::fchmod(&file, Mode::from_raw_mode(final_mode))?;
         file.sync_all()?;
         drop(file);
         rustix::fs::renameat(dir, temp.as_os_str(), dir, name)?;
@@ -93,15 +121,14 @@ pub(crate) fn write_at(
 
 /// The pid in a temporary name of this module's pattern, if it is one.
 pub(crate) fn temp_pid(name: &[u8]) -> Option<u32> {
-    let rest = name.strip_prefix(b".")?.strip_suffix(b".tmp")?;
-    let mut fields = rest.rsplitn(3, |&b| b == b'.');
-    let counter = fields.next()?;
-    let pid = fields.next()?;
-    fields.next()?;
-    if counter.is_empty() || !counter.iter().all(u8::is_ascii_digit) {
+    let rest = std::str::from_utf8(name.strip_prefix(b".")?.strip_suffix(b".tmp")?).ok()?;
+    let (_, tail) = rest.rsplit_once(TEMP_MARK)?;
+    let (pid, counter) = tail.split_once('-')?;
+    let digits = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
+    if !digits(pid) || !digits(counter) {
         return None;
     }
-    std::str::from_utf8(pid).ok()?.parse().ok()
+    pid.parse().ok()
 }
 
 fn process_alive(pid: u32) -> bool {
@@ -155,6 +182,7 @@ pub(crate) fn sweep(dir: BorrowedFd<'_>, age: Duration) -> io::Result<usize> {
         };
         let modified = u64::try_from(st.st_mtime).unwrap_or(0);
         if rustix::fs::FileType::from_raw_mode(st.st_mode) != rustix::fs::FileType::RegularFile
+            || st.st_uid != rustix::process::geteuid().as_raw()
             || now.saturating_sub(modified) < age.as_secs()
         {
             continue;
@@ -179,13 +207,14 @@ mod tests {
     fn temp_names_parse_back_to_their_pid() {
         let n = temp_name(OsStr::new("notes.md"));
         assert_eq!(temp_pid(n.as_bytes()), Some(std::process::id()));
-        assert_eq!(temp_pid(b".a.b.123.4.tmp"), Some(123));
+        assert_eq!(temp_pid(b".a.b.agent-tools-123-4.tmp"), Some(123));
         for not in [
-            &b"a.123.4.tmp"[..],
-            b".a.x.4.tmp",
-            b".a.123.4.txt",
-            b".123.tmp",
-            b".a.123..tmp",
+            &b".a.b.123.4.tmp"[..],
+            b"a.agent-tools-123-4.tmp",
+            b".a.agent-tools-x-4.tmp",
+            b".a.agent-tools-123-4.txt",
+            b".a.agent-tools-123-.tmp",
+            b".notes.txt.999999.0.tmp",
         ] {
             assert_eq!(temp_pid(not), None, "{}", String::from_utf8_lossy(not));
         }
@@ -212,11 +241,13 @@ mod tests {
     fn stale_temp_files_of_dead_writers_are_swept() {
         let d = tempfile::tempdir().unwrap();
         // A pid far above any pid_max, so no live process has it.
-        let dead = d.path().join(".f.999999999.0.tmp");
+        let dead = d.path().join(".f.agent-tools-999999999-0.tmp");
         fs::write(&dead, "partial").unwrap();
-        let live = d.path().join(format!(".f.{}.7.tmp", std::process::id()));
+        let live = d
+            .path()
+            .join(format!(".f.agent-tools-{}-7.tmp", std::process::id()));
         fs::write(&live, "in flight").unwrap();
-        let other = d.path().join(".f.999999999.x.tmp");
+        let other = d.path().join(".f.999999999.0.tmp");
         fs::write(&other, "not ours").unwrap();
         let fd = dir_fd(d.path());
         // Too young at a one-minute age; gone at zero.

@@ -107,6 +107,15 @@ impl WriteTarget {
     pub(crate) fn new(ctx: &ToolContext, file_path: &str) -> Result<Self, ToolResult> {
         let ws = crate::workspace::workspace_of(ctx)?;
         let ledger = crate::ledger::ledger_of(ctx)?;
+        if file_path.ends_with('/') && !file_path.trim().is_empty() {
+            return Err(ToolResult::error(
+                tool_core::ErrorKind::InvalidArguments,
+                format!(
+                    "{} ends with `/`, so it names a folder; give the path of a file.",
+                    crate::fs::clip(file_path)
+                ),
+            ));
+        }
         let path = ws.resolve(file_path).map_err(|e| e.to_result())?;
         Ok(Self {
             ws,

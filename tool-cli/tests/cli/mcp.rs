@@ -1203,3 +1203,41 @@ fn mcp_config_server_killed_mid_batch_is_reported_and_the_rest_goes_on() {
     );
     assert!(!err.contains("`files`"), "{err}");
 }
+
+/// Without a token a loopback server serves only its own user: another
+/// local user (here `nobody`, through `setpriv`) gets 403, not a shell.
+#[test]
+fn a_loopback_server_without_a_token_refuses_other_local_users() {
+    let setpriv = std::path::Path::new("/usr/bin/setpriv");
+    let curl = std::path::Path::new("/usr/bin/curl");
+    if !rustix::process::geteuid().is_root() || !setpriv.exists() || !curl.exists() {
+        eprintln!("skipped: needs root, /usr/bin/setpriv and /usr/bin/curl");
+        return;
+    }
+    let server = serve_http(&["--http", "127.0.0.1:0"], false);
+    let url = format!("http://127.0.0.1:{}/mcp", server.port);
+    let as_user = |uid: &str| {
+        let out = std::process::Command::new(setpriv)
+            .args([
+                "--reuid",
+                uid,
+                "--regid",
+                uid,
+                "--clear-groups",
+                "/usr/bin/curl",
+                "-s",
+            ])
+            .args(["-o", "/dev/null", "-w", "%{http_code}", "-X", "POST", &url])
+            .args(["-H", "Content-Type: application/json"])
+            .args(["-H", "Accept: application/json, text/event-stream"])
+            .args(["-d", INITIALIZE])
+            .output()
+            .expect("setpriv runs");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    assert_eq!(as_user("65534"), "403", "another user is refused");
+    assert_eq!(as_user("0"), "200", "the server's own user is served");
+    // The same user's own client (this test process) is served too.
+    let connect = format!("127.0.0.1:{}", server.port);
+    assert_eq!(post(&connect, "localhost", &[], INITIALIZE).0, 200);
+}

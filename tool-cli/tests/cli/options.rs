@@ -399,3 +399,36 @@ fn batch_lines_that_are_no_call_are_described_in_plain_words() {
         );
     }
 }
+
+#[test]
+fn an_over_long_batch_line_is_refused_and_the_batch_goes_on() {
+    let huge = format!(
+        "{{\"name\": \"list_dir\", \"arguments\": {{\"path\": \"{}\"}}}}",
+        "a".repeat(17 << 20)
+    );
+    let input = format!("{huge}\n{{\"name\": \"list_dir\", \"arguments\": {{}}}}\n");
+    let out = crate::support::run_with_stdin(&["batch"], &input);
+    let lines = crate::support::json_lines(&out);
+    assert_eq!(lines.len(), 2);
+    let message = lines[0]["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("longer than 16 MiB"), "{message}");
+    assert!(lines[1]["error"].is_null(), "{}", lines[1]);
+}
+
+#[test]
+fn a_file_path_ending_in_a_slash_is_refused_by_the_write_tools() {
+    let dir = crate::support::TempDir::new();
+    for (tool, args) in [
+        ("write_file", r#"{"file_path": "newdir/", "content": "x"}"#),
+        (
+            "edit_file",
+            r#"{"file_path": "d/", "old_string": "", "new_string": "x"}"#,
+        ),
+    ] {
+        let out = crate::support::run(["--workspace", dir.arg(), "call", tool, args]);
+        let v = crate::support::one_json_line(&out);
+        let message = v["error"]["message"].as_str().unwrap_or_default();
+        assert!(message.contains("names a folder"), "{tool}: {v}");
+    }
+    assert!(!dir.path().join("newdir").exists() && !dir.path().join("d").exists());
+}

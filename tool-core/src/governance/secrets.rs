@@ -378,7 +378,9 @@ impl SecretStore {
 /// JSON-escaped (inside a JSON string, e.g. an argument error quoting what
 /// was sent), Rust-`Debug`-escaped, standalone base64 (two alphabets, with
 /// and without padding), standalone hex (lower and upper case) and
-/// form-urlencoded (space as `+` and as `%20`). Sorted, without duplicates.
+/// form-urlencoded (space as `+` and as `%20`), and for a value with
+/// non-ASCII characters the JSON form with those escaped as `\uXXXX`
+/// (lower- and upper-case hex digits). Sorted, without duplicates.
 fn masked_forms(value: &str) -> Vec<String> {
     let bytes = value.as_bytes();
     let mut forms = vec![value.to_owned()];
@@ -388,6 +390,27 @@ fn masked_forms(value: &str) -> Vec<String> {
     }
     if let Some(debug) = strip(format!("{value:?}")) {
         forms.push(debug);
+    }
+    if !value.is_ascii() {
+        // JSON with every non-ASCII character escaped (`\u00e9`, surrogate
+        // pairs beyond the BMP): Python's `json.dumps` default, and many others.
+        if let Some(json) = serde_json::to_string(value).ok().and_then(strip) {
+            let (mut lower, mut upper) = (String::new(), String::new());
+            for c in json.chars() {
+                if c.is_ascii() {
+                    lower.push(c);
+                    upper.push(c);
+                } else {
+                    let mut units = [0u16; 2];
+                    for unit in c.encode_utf16(&mut units) {
+                        lower.push_str(&format!("\\u{unit:04x}"));
+                        upper.push_str(&format!("\\u{unit:04X}"));
+                    }
+                }
+            }
+            forms.push(lower);
+            forms.push(upper);
+        }
     }
     for engine in [&STANDARD, &STANDARD_NO_PAD, &URL_SAFE, &URL_SAFE_NO_PAD] {
         forms.push(engine.encode(bytes));
@@ -807,5 +830,19 @@ mod tests {
         ));
         let dbg = format!("{:?}", store());
         assert!(!dbg.contains("sk-live") && dbg.contains("api_key"));
+    }
+
+    #[test]
+    fn json_with_non_ascii_escaped_is_masked() {
+        let store = SecretStore::new()
+            .with_secret("quo", "a\"b\\c/d\u{e9}\u{20ac}\u{1f600}")
+            .unwrap();
+        let ascii = r#"a\"b\\c/d\u00e9\u20ac\ud83d\ude00"#;
+        let upper = r#"a\"b\\c/d\u00E9\u20AC\uD83D\uDE00"#;
+        for text in [ascii, upper] {
+            let masked = masked(&store, &format!("printed: \"{text}\" ok"));
+            assert!(!masked.contains(text), "{masked}");
+            assert!(masked.contains("printed: "), "{masked}");
+        }
     }
 }

@@ -156,3 +156,50 @@ fn the_load_client_refuses_what_is_out_of_its_bounds() {
         assert!(e.contains(want), "{e}");
     }
 }
+
+#[test]
+fn the_answer_checks_catch_wrong_content() {
+    let dir = TempDir::new();
+    let registry = tool_builtins::registry();
+    let ctx = tool_builtins::context(dir.path()).expect("context");
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let call =
+        |name: &str, args: serde_json::Value| runtime.block_on(registry.execute(name, args, &ctx));
+    let file = client::seed(dir.path(), 3).expect("seed");
+    let read = || call("read_file", serde_json::json!({"file_path": file}));
+    let grep = || {
+        call(
+            "grep_content",
+            serde_json::json!({"pattern": "marker-3-", "path": "s3"}),
+        )
+    };
+    // The real answers pass.
+    assert_eq!(client::check_read(3, 0, &read()), Ok(()));
+    assert_eq!(client::check_grep(3, &grep()), Ok(()));
+    // Another session's view, or a stale counter, fails.
+    assert!(client::check_read(4, 0, &read()).is_err());
+    assert!(client::check_read(3, 1, &read()).is_err());
+    assert!(client::check_grep(4, &grep()).is_err());
+    // A line of another session in the file, or a line gone, fails.
+    let path = dir.path().join(&file);
+    let text = std::fs::read_to_string(&path).expect("read");
+    std::fs::write(&path, format!("{text}{}\n", client::data_line(9, 0))).expect("write");
+    assert!(client::check_read(3, 0, &read()).is_err());
+    std::fs::write(
+        &path,
+        text.replace(&format!("{}\n", client::data_line(3, 7)), ""),
+    )
+    .expect("write");
+    assert!(client::check_read(3, 0, &read()).is_err());
+    assert!(client::check_grep(3, &grep()).is_err());
+    // An error result fails.
+    let e = call("read_file", serde_json::json!({"file_path": "s3/none.txt"}));
+    assert!(
+        client::check_read(3, 0, &e)
+            .unwrap_err()
+            .contains("read_file error")
+    );
+}

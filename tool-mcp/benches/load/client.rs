@@ -196,12 +196,12 @@ fn args(v: Value) -> Map<String, Value> {
 }
 
 /// The data line `j` of session `i`.
-fn data_line(i: usize, j: usize) -> String {
+pub fn data_line(i: usize, j: usize) -> String {
     format!("s{i} line {j} marker-{i}-{j}")
 }
 
 /// Writes session `i`'s folder and file; returns the file's path for the tools.
-fn seed(workspace: &Path, i: usize) -> std::io::Result<String> {
+pub fn seed(workspace: &Path, i: usize) -> std::io::Result<String> {
     let dir = workspace.join(format!("s{i}"));
     std::fs::create_dir_all(&dir)?;
     let mut text: String = (0..LINES)
@@ -213,7 +213,7 @@ fn seed(workspace: &Path, i: usize) -> std::io::Result<String> {
 }
 
 /// Checks a `read_file` answer for session `i` with the counter at `counter`.
-fn check_read(i: usize, counter: u64, r: &tool_core::ToolResult) -> Result<(), String> {
+pub fn check_read(i: usize, counter: u64, r: &tool_core::ToolResult) -> Result<(), String> {
     if let Some(e) = &r.error {
         return Err(format!("read_file error: {}", e.message));
     }
@@ -236,7 +236,7 @@ fn check_read(i: usize, counter: u64, r: &tool_core::ToolResult) -> Result<(), S
 }
 
 /// Checks a `grep_content` answer for `marker-<i>-` in session `i`'s folder.
-fn check_grep(i: usize, r: &tool_core::ToolResult) -> Result<(), String> {
+pub fn check_grep(i: usize, r: &tool_core::ToolResult) -> Result<(), String> {
     if let Some(e) = &r.error {
         return Err(format!("grep_content error: {}", e.message));
     }

@@ -52,6 +52,8 @@ fn load(sessions: usize, seconds: f64, settle: u64) -> (client::Config, client::
         seconds,
         server_pid: Some(server.0.id()),
         settle,
+        disconnectors: 1,
+        disconnect: client::Disconnect::Both,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -80,7 +82,13 @@ fn twenty_sessions_for_five_seconds_get_only_right_answers() {
         "every raw case was sent: {}",
         report.raw_sent
     );
-    assert_eq!(report.raw_wrong, 0);
+    assert_eq!(report.raw_wrong, 0, "{:?}", report.raw_statuses);
+    let cases: std::collections::BTreeSet<_> = report
+        .raw_statuses
+        .iter()
+        .map(|((what, _), _)| *what)
+        .collect();
+    assert_eq!(cases.len(), 8, "every raw case got an answer: {cases:?}");
     assert!(report.disconnects >= 1, "some client went away mid-call");
     assert!(report.answers_after, "the server answers after the load");
     assert!(
@@ -114,6 +122,8 @@ fn the_load_client_refuses_what_is_out_of_its_bounds() {
         seconds: 1.0,
         server_pid: None,
         settle: 0,
+        disconnectors: 0,
+        disconnect: client::Disconnect::Both,
     };
     for (cfg, want) in [
         (

@@ -54,6 +54,22 @@ pub struct Config {
     pub server_pid: Option<u32>,
     /// Seconds of RSS samples after the load.
     pub settle: u64,
+    /// Clients that disconnect mid-call (next to the sessions; at most
+    /// [`MAX_SESSIONS`]).
+    pub disconnectors: usize,
+    /// How they disconnect.
+    pub disconnect: Disconnect,
+}
+
+/// How a disconnecting client goes away.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Disconnect {
+    /// Half of the time each way below.
+    Both,
+    /// An rmcp session closed 0-5 ms into a call.
+    Session,
+    /// Half a raw POST, then the socket closes.
+    Raw,
 }
 
 /// One second of the run.
@@ -84,6 +100,8 @@ pub struct Report {
     pub raw_sent: u64,
     /// Raw posts that did not get the expected answer.
     pub raw_wrong: u64,
+    /// How often each raw case got each status.
+    pub raw_statuses: Vec<((&'static str, u16), u64)>,
     /// RSS and throughput once a second, load and settle.
     pub samples: Vec<Sample>,
     /// RSS before the load, in KiB.
@@ -143,6 +161,9 @@ impl Report {
             self.rss_after_kib,
             self.answers_after,
         );
+        for ((what, code), n) in &self.raw_statuses {
+            s.push_str(&format!("  raw {what}: {code} x {n}\n"));
+        }
         s.push_str("  t(s)  RSS(KiB)  calls/s\n");
         for x in &self.samples {
             s.push_str(&format!("{:6.0} {:9} {:8}\n", x.at, x.rss_kib, x.calls));
@@ -171,6 +192,7 @@ struct Shared {
     disconnects: AtomicU64,
     raw_sent: AtomicU64,
     raw_wrong: AtomicU64,
+    raw_statuses: Mutex<std::collections::BTreeMap<(&'static str, u16), u64>>,
 }
 
 impl Shared {
@@ -378,7 +400,8 @@ async fn disconnector(cfg: Arc<Config>, n: usize, deadline: Instant, shared: Arc
         Err(e) => return shared.wrong(format!("disconnector {n}: {e}")),
     };
     while Instant::now() < deadline {
-        if next(&mut seed) % 2 == 0 {
+        let coin = next(&mut seed) % 2 == 0;
+        if cfg.disconnect == Disconnect::Session || (cfg.disconnect == Disconnect::Both && coin) {
             let Ok(conn) = McpToolSource::http(url(cfg.addr))
                 .named(format!("drop{n}"))
                 .with_connect_timeout(CALL_TIMEOUT)
@@ -534,7 +557,11 @@ async fn raw_poster(cfg: Arc<Config>, deadline: Instant, shared: Arc<Shared>) {
         };
         n += 1;
         shared.raw_sent.fetch_add(1, Ordering::Relaxed);
-        match send_raw(cfg.addr, raw).await {
+        let sent = send_raw(cfg.addr, raw).await;
+        if let (Ok(code), Ok(mut seen)) = (&sent, shared.raw_statuses.lock()) {
+            *seen.entry((raw.what, *code)).or_default() += 1;
+        }
+        match sent {
             Ok(code) if raw.want.contains(&code) => {}
             Ok(code) => {
                 shared.raw_wrong.fetch_add(1, Ordering::Relaxed);
@@ -566,6 +593,9 @@ pub async fn run(cfg: Config) -> Result<Report, String> {
     if cfg.sessions == 0 || cfg.sessions > MAX_SESSIONS {
         return Err(format!("sessions must be 1..={MAX_SESSIONS}"));
     }
+    if cfg.disconnectors > MAX_SESSIONS {
+        return Err(format!("disconnectors must be 0..={MAX_SESSIONS}"));
+    }
     if !(cfg.seconds > 0.0 && cfg.seconds <= MAX_SECONDS) {
         return Err(format!("seconds must be in (0, {MAX_SECONDS}]"));
     }
@@ -582,7 +612,7 @@ pub async fn run(cfg: Config) -> Result<Report, String> {
     for i in 0..cfg.sessions {
         workers.spawn(session(Arc::clone(&cfg), i, deadline, Arc::clone(&shared)));
     }
-    for n in 0..cfg.sessions.div_ceil(20) {
+    for n in 0..cfg.disconnectors {
         workers.spawn(disconnector(
             Arc::clone(&cfg),
             n,
@@ -663,6 +693,11 @@ pub async fn run(cfg: Config) -> Result<Report, String> {
     report.disconnects = shared.disconnects.load(Ordering::Relaxed);
     report.raw_sent = shared.raw_sent.load(Ordering::Relaxed);
     report.raw_wrong = shared.raw_wrong.load(Ordering::Relaxed);
+    report.raw_statuses = shared
+        .raw_statuses
+        .lock()
+        .map(|m| m.iter().map(|(k, v)| (*k, *v)).collect())
+        .unwrap_or_default();
     report.wrong_kept = shared
         .wrong_kept
         .lock()

@@ -4,7 +4,9 @@
 //! stopped answering, or its RSS grew after the load ended.
 //!
 //! `cargo bench -p tool-mcp --bench load -- TOOL_BINARY [SESSIONS] [SECONDS] [SETTLE]`
-//! (defaults 200 sessions, 60 s, 10 s); `scripts/load.sh` builds the release
+//! (defaults 200 sessions, 60 s, 10 s; `LOAD_DISCONNECTORS`, default
+//! sessions / 20, sets the clients that disconnect mid-call,
+//! `LOAD_DISCONNECT=session|raw` how: default both); `scripts/load.sh` builds the release
 //! binary and runs it.
 
 mod client;
@@ -88,6 +90,15 @@ fn run(
         seconds,
         server_pid: Some(server.id()),
         settle,
+        disconnectors: std::env::var("LOAD_DISCONNECTORS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(sessions.div_ceil(20)),
+        disconnect: match std::env::var("LOAD_DISCONNECT").as_deref() {
+            Ok("session") => client::Disconnect::Session,
+            Ok("raw") => client::Disconnect::Raw,
+            _ => client::Disconnect::Both,
+        },
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -98,6 +98,14 @@ impl LiveRegistry {
         self.inner.version.subscribe()
     }
 
+    /// How many [`subscribe`](Self::subscribe) receivers are alive now: with
+    /// [`McpServer`](crate::McpServer), one per open session of the
+    /// initialize era (and per `subscriptions/listen` stream), so a count
+    /// that stays up after the sessions end is a leak.
+    pub fn subscribers(&self) -> usize {
+        self.inner.version.receiver_count()
+    }
+
     /// Records that MCP server `server` (the `<server>` prefix of its tool
     /// names) is unavailable because of `reason` (a sentence for people;
     /// cut to [`MAX_REASON_LEN`] bytes), replacing an earlier reason.

@@ -39,6 +39,10 @@ pub const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(4);
 /// paging stays deterministic (name order) even when the list changes between pages.
 const CURSOR_PREFIX: &str = "after:";
 
+/// How often a session's `list_changed` task looks whether its session has
+/// ended (1 s): what an ended session holds is freed at most this late.
+const SESSION_END_POLL: Duration = Duration::from_secs(1);
+
 /// An MCP server over a tool registry: `tools/list` (paginated, name order),
 /// `tools/call` through [`ToolRegistry::execute`] with a context per request,
 /// progress, cancellation, confirmation by elicitation, and
@@ -629,12 +633,26 @@ impl ServerHandler for McpServer {
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         // Sessions of the initialize era get list_changed on the session's
         // own channel; 2026-07-28 clients subscribe with subscriptions/listen.
+        // The task ends with the session: rmcp offers no future for a
+        // peer's end, so it looks every SESSION_END_POLL (a task waiting
+        // only for a registry change would outlive the session, holding its
+        // peer: memory that grew with every session a client opened).
         let peer = context.peer.clone();
         let mut changes = self.registry.subscribe();
         tokio::spawn(async move {
-            while changes.changed().await.is_ok() {
-                if peer.notify_tool_list_changed().await.is_err() {
-                    break;
+            let mut poll = tokio::time::interval(SESSION_END_POLL);
+            loop {
+                tokio::select! {
+                    changed = changes.changed() => {
+                        if changed.is_err() || peer.notify_tool_list_changed().await.is_err() {
+                            break;
+                        }
+                    }
+                    _ = poll.tick() => {
+                        if peer.is_transport_closed() {
+                            break;
+                        }
+                    }
                 }
             }
         });

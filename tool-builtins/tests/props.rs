@@ -41,6 +41,26 @@ fn cases(share: u32) -> Config {
     }
 }
 
+/// Counts the cases each property ran and, when `FUZZ_REPORT` is set (as
+/// `scripts/fuzz-big` does), prints the count every 10 000 cases, so a run
+/// stopped by its time box still says how far it got.
+fn tick(name: &'static str) {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    static COUNTS: std::sync::Mutex<std::collections::BTreeMap<&'static str, u64>> =
+        std::sync::Mutex::new(std::collections::BTreeMap::new());
+    if !*ON.get_or_init(|| std::env::var_os("FUZZ_REPORT").is_some()) {
+        return;
+    }
+    let mut counts = COUNTS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let n = counts.entry(name).or_default();
+    *n += 1;
+    if *n % 10_000 == 0 {
+        eprintln!("fuzz-cases {name} {n}");
+    }
+}
+
 thread_local! {
     /// One runtime per test thread, shared by its cases (building one per
     /// case cost more than most calls).
@@ -229,6 +249,7 @@ proptest! {
     #![proptest_config(cases(100))]
     #[test]
     fn execute_every_builtin_never_panics(name in prop::sample::select(TOOL_NAMES.to_vec()), args in arb_args()) {
+        tick("execute_every_builtin_never_panics");
         let registry = &*REGISTRY;
         let (_dir, ctx) = workspace(registry);
         let result = block_on(registry.execute(name, args, &ctx));
@@ -314,6 +335,7 @@ proptest! {
     #![proptest_config(cases(5))]
     #[test]
     fn a_patch_from_a_real_diff_gives_the_new_file(old in arb_lines(), new in arb_lines()) {
+        tick("a_patch_from_a_real_diff_gives_the_new_file");
         let (old, new) = (join_lines(&old), join_lines(&new));
         prop_assume!(old != new);
         let registry = &*REGISTRY;
@@ -401,6 +423,7 @@ proptest! {
         new in "[ab xy\n]{0,8}",
         replace_all in any::<bool>(),
     ) {
+        tick("an_edit_changes_the_matched_span_or_nothing");
         prop_assume!(!find.is_empty() && find != new);
         let registry = &*REGISTRY;
         let (dir, ctx) = workspace(registry);
@@ -436,6 +459,7 @@ proptest! {
         content in arb_content(),
         edits in prop::collection::vec(("[ab \n]{1,4}", "[xy\n]{0,4}", any::<bool>()), 1..5),
     ) {
+        tick("multi_edit_is_all_or_nothing");
         let registry = &*REGISTRY;
         let (dir, ctx) = workspace(registry);
         let file = dir.path().join("m.txt");
@@ -546,6 +570,7 @@ proptest! {
     #![proptest_config(cases(15))]
     #[test]
     fn the_policy_lexer_never_panics_and_is_bounded(command in arb_shell()) {
+        tick("the_policy_lexer_never_panics_and_is_bounded");
         let started = Instant::now();
         let parts = split_command(&command);
         let policy = CommandPolicy::new(PolicyAction::Ask).allow("ls *").deny("rm -rf *").allow("git status");

@@ -137,6 +137,26 @@ fn fuzz_echo(text: String, fail: bool) -> ToolResult {
     result
 }
 
+/// Counts the cases each property ran and, when `FUZZ_REPORT` is set (as
+/// `scripts/fuzz-big` does), prints the count every 10 000 cases, so a run
+/// stopped by its time box still says how far it got.
+fn tick(name: &'static str) {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    static COUNTS: std::sync::Mutex<std::collections::BTreeMap<&'static str, u64>> =
+        std::sync::Mutex::new(std::collections::BTreeMap::new());
+    if !*ON.get_or_init(|| std::env::var_os("FUZZ_REPORT").is_some()) {
+        return;
+    }
+    let mut counts = COUNTS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let n = counts.entry(name).or_default();
+    *n += 1;
+    if *n % 10_000 == 0 {
+        eprintln!("fuzz-cases {name} {n}");
+    }
+}
+
 thread_local! {
     /// One runtime per test thread, shared by its cases (building one per
     /// case cost more than most calls).
@@ -231,6 +251,7 @@ proptest! {
     #![proptest_config(cases(40))]
     #[test]
     fn execute_nested_tool_never_panics(name in prop::sample::select(vec!["fuzz_draw", "fuzz_count"]), args in arb_args()) {
+        tick("execute_nested_tool_never_panics");
         let registry = &*REGISTRY;
         let ctx = ToolContext::new();
         let result = block_on(registry.execute(name, args, &ctx));
@@ -286,6 +307,7 @@ proptest! {
         after in "[a-z0-9 \"\\\\/=+_-]{0,12}",
         fail in any::<bool>(),
     ) {
+        tick("masking_never_leaves_a_secret");
         let mut store = SecretStore::new();
         for (i, s) in secrets.iter().enumerate() {
             store = store.with_secret(format!("k{i}"), s.clone()).expect("a valid secret");
@@ -359,6 +381,7 @@ proptest! {
     #![proptest_config(cases(10))]
     #[test]
     fn truncation_stays_within_budget(text in arb_text(), max_bytes in 0usize..200, max_lines in 0usize..30) {
+        tick("truncation_stays_within_budget");
         let opts = Truncation::new().max_bytes(max_bytes).max_lines(max_lines).spill(false);
         let out = truncate(&text, &opts);
         prop_assert_eq!(out.total_bytes, text.len());
@@ -390,6 +413,7 @@ proptest! {
         max_bytes in 1usize..200,
         max_lines in 1usize..30,
     ) {
+        tick("streamed_truncation_is_utf8_and_bounded");
         // Pieces cut anywhere, even inside a character, plus bytes that are not UTF-8.
         let mut bytes = text.into_bytes();
         bytes.extend(junk);
@@ -422,6 +446,7 @@ proptest! {
     #[test]
     fn url_patterns_never_panic(pattern in prop_oneof![".{0,60}", "[a-z*.:/]{0,40}", "(https?://)?(\\*\\.)?[a-z]{1,8}(\\.[a-z*]{1,5}){0,3}(:[0-9]{1,5})?(/[a-z*]{0,4}){0,4}"],
                                 url in prop_oneof![".{0,80}", "https?://[a-zA-Z0-9.@:%*-]{0,30}(/[a-z*%.]{0,6}){0,5}"]) {
+        tick("url_patterns_never_panic");
         let started = Instant::now();
         if let Ok(p) = UrlPattern::parse(&pattern) {
             let _ = p.matches_str(&url);
@@ -432,6 +457,7 @@ proptest! {
 
     #[test]
     fn a_host_pattern_matches_its_host(host in "[a-z]{1,10}(\\.[a-z]{1,6}){1,3}", path in "(/[a-z0-9]{0,6}){0,4}") {
+        tick("a_host_pattern_matches_its_host");
         let p = UrlPattern::parse(&host).expect("a plain host is a valid pattern");
         let url = format!("https://{host}{path}");
         prop_assert!(p.matches_str(&url), "{} does not match {}", host, url);

@@ -9,10 +9,11 @@
 //! - URL patterns: parsing and matching arbitrary text never panic, and a
 //!   host pattern matches its own host.
 //!
-//! The number of cases comes from `PROPTEST_CASES` (proptest's own
-//! variable); each property takes a share of it (see [`cases`]), so the CI
-//! default (unset: 10 000 for the `execute` fuzz together) stays within a
-//! few seconds. `scripts/fuzz-big` runs the million.
+//! The number of cases comes from `FUZZ_CASES` (default 10 000); each
+//! property takes a share of it (see [`cases`]: 40 % for the nested-tool
+//! `execute` fuzz, 10 % for each other property), so the CI default stays
+//! within a few seconds. `PROPTEST_CASES` sets every property to the same
+//! count instead. `scripts/fuzz-big` runs a million.
 
 use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};
@@ -26,10 +27,12 @@ use tool_core::{
     ErrorKind, SecretStore, ToolArgs, ToolContext, ToolRegistry, ToolResult, UrlPattern, tool,
 };
 
-/// Cases for a property holding `share` percent of the run: `PROPTEST_CASES`
-/// (default 10 000) × `share` / 100, at least 16.
+/// Cases for a property holding `share` percent of the run: `FUZZ_CASES`
+/// (default 10 000) × `share` / 100, at least 16. `PROPTEST_CASES`, when
+/// set, overrides this for every property alike (proptest applies it over
+/// any configuration).
 fn cases(share: u32) -> Config {
-    let total: u64 = std::env::var("PROPTEST_CASES")
+    let total: u64 = std::env::var("FUZZ_CASES")
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(10_000);

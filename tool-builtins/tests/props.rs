@@ -455,8 +455,15 @@ proptest! {
                 if matches!(plan.strategy, replace::Strategy::Exact | replace::Strategy::CanonicalNfc) {
                     prop_assert!(plan.replacements.iter().all(|r| r.text == new));
                 }
-                prop_assert_eq!(&result.error, &None);
-                prop_assert_eq!(got, apply_plan(&content, &plan));
+                let want = apply_plan(&content, &plan);
+                if want == content {
+                    // A loose match whose text already equals new_string: nothing to change.
+                    let err = result.error.as_ref().map(|e| e.message.as_str()).unwrap_or_default();
+                    prop_assert!(err.starts_with("No changes to apply: the edit leaves the file"), "{}", err);
+                } else {
+                    prop_assert_eq!(&result.error, &None);
+                }
+                prop_assert_eq!(got, want);
             }
             Err(_) => {
                 prop_assert!(result.error.is_some(), "the edit succeeded where the matcher found nothing");
@@ -493,12 +500,13 @@ proptest! {
             .collect();
         let result = block_on(registry.execute("multi_edit", json!({"file_path": "m.txt", "edits": list}), &ctx));
         let got = std::fs::read_to_string(&file).expect("read back");
-        match expected {
+        match expected.filter(|text| *text != content) {
             Some(text) => {
                 prop_assert_eq!(&result.error, &None);
                 prop_assert_eq!(got, text);
             }
             None => {
+                // An edit failed, or together they change nothing: an error either way.
                 prop_assert!(result.error.is_some(), "multi_edit succeeded where an edit should fail");
                 prop_assert_eq!(got, content, "a failed multi_edit changed the file");
             }
@@ -654,5 +662,66 @@ fn regression_patch_removing_every_line_leaves_an_empty_file() {
     assert_eq!(
         std::fs::read_to_string(dir.path().join("f.txt")).expect("read"),
         "\n"
+    );
+}
+
+/// Regression (found by `an_edit_changes_the_matched_span_or_nothing` in the
+/// big run, minimal input: content `"a\n"`, `old_string` `"a "`,
+/// `new_string` `"a"`): an edit that matched loosely and would change
+/// nothing was refused with "`old_string` and `new_string` are identical",
+/// which they are not. It is still refused (nothing to write), saying why.
+#[test]
+fn regression_a_loose_edit_that_changes_nothing_says_so() {
+    let registry = &*REGISTRY;
+    let cases: &[(&str, &str, &str)] = &[
+        ("a\n", "a ", "a"),
+        ("    fn x() {}\n", "fn x() {}  ", "fn x() {}"),
+        ("one two\n", "one   two", "one two"),
+        ("a\nb\n", "a \nb", "a\nb"),
+    ];
+    for (content, old, new) in cases {
+        let (dir, ctx) = workspace(registry);
+        std::fs::write(dir.path().join("e.txt"), content).expect("write");
+        block_on(registry.execute("read_file", json!({"file_path": "e.txt"}), &ctx));
+        let result = block_on(registry.execute(
+            "edit_file",
+            json!({"file_path": "e.txt", "old_string": old, "new_string": new}),
+            &ctx,
+        ));
+        let err = result.error.expect("refused");
+        assert_eq!(err.kind, ErrorKind::Failed);
+        assert!(
+            err.message
+                .starts_with("No changes to apply: the edit leaves the file as it is"),
+            "{old:?}: {}",
+            err.message
+        );
+        assert!(!err.message.contains("are identical"), "{}", err.message);
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("e.txt")).expect("read"),
+            *content
+        );
+    }
+    // multi_edit: a later edit undoing an earlier one.
+    let (dir, ctx) = workspace(registry);
+    block_on(registry.execute("read_file", json!({"file_path": "a.txt"}), &ctx));
+    let result = block_on(registry.execute(
+        "multi_edit",
+        json!({"file_path": "a.txt", "edits": [
+            {"old_string": "beta", "new_string": "BETA"},
+            {"old_string": "BETA", "new_string": "beta"}
+        ]}),
+        &ctx,
+    ));
+    let err = result.error.expect("refused");
+    assert!(
+        err.message
+            .starts_with("No changes to apply: the edit leaves the file as it is"),
+        "{}",
+        err.message
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("a.txt")).expect("read"),
+        "alpha\nbeta\ngamma\n"
     );
 }

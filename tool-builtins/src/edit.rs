@@ -10,6 +10,13 @@ use crate::replace::{self, Strategy};
 
 /// "No changes to apply" message.
 pub(crate) const IDENTICAL: &str = "No changes to apply: old_string and new_string are identical.";
+/// "No changes to apply" when every `old_string` differs from its
+/// `new_string` but the file would not change: a loose match whose text
+/// already equals `new_string` (`old_string` `"a "` matching the line `a`,
+/// `new_string` `"a"`), or later edits of a `multi_edit` undoing earlier ones.
+pub(crate) const UNCHANGED: &str = "No changes to apply: the edit leaves the file as it is (old_string matched \
+     text that already equals new_string, e.g. loosely, ignoring whitespace; or later edits undo earlier \
+     ones). The file was not changed.";
 /// How the message for an ambiguous `old_string` starts (it goes on with the count and lines).
 #[cfg(test)]
 pub(crate) const MULTIPLE: &str = "Found multiple matches for old_string";
@@ -183,7 +190,7 @@ pub(crate) fn edit_blocking(
         }
     }
     if exists && text == file.text {
-        return fail(0, IDENTICAL);
+        return ToolResult::failed(UNCHANGED);
     }
     let bytes = match file.encode(&text) {
         Ok(b) => b,

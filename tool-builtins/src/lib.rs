@@ -89,6 +89,10 @@
 //! - `strsim`: edit distance for the block-anchor matching of `edit_file`
 //!   (already a `tool-core` dependency).
 //! - `tempfile` (tests only): real files in throw-away folders for every hazard test.
+//! - `proptest` (tests only): the property and fuzz tests of `tests/props.rs`
+//!   (every tool's `execute` with arbitrary arguments, patches from real
+//!   diffs, edits against the matcher, the policy lexer) on stable Rust, with
+//!   shrinking to a minimal failing input.
 //! - `ignore`, `globset`, `grep-searcher`, `grep-regex`: ripgrep's own
 //!   library crates behind `glob_files`, `grep_content` and `list_dir`: its
 //!   parallel walker with `.gitignore`/`.ignore` semantics and symlink-loop

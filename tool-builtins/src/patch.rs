@@ -740,7 +740,7 @@ fn plan(files: &mut Files, ledger: Option<&FileLedger>, hunks: &[Hunk]) -> Resul
 }
 
 /// Applies the chunks of one update to `text` (`\n` line breaks); the
-/// result ends with a line break. Also gives the lenient strategies that
+/// result ends with a line break unless it is empty (every line removed). Also gives the lenient strategies that
 /// placed chunks (see [`seek`]), in order, without repeats.
 fn apply_chunks(
     text: &str,
@@ -809,7 +809,12 @@ fn apply_chunks(
         out.splice(start..start + len, new);
     }
     let mut s = out.join("\n");
-    s.push('\n');
+    // Every line ends with a break; a patch that removes every line leaves an
+    // empty file, not one holding a lone line break (found by the
+    // `a_patch_from_a_real_diff_gives_the_new_file` property).
+    if !out.is_empty() {
+        s.push('\n');
+    }
     Ok((s, lenient))
 }
 

@@ -74,6 +74,10 @@
 //! - `rustix` (Unix only): the current user id (`getuid`), to check that the private
 //!   folders of spill files and binary output are owned by the user
 //!   ([`truncate::check_private_dir`]); already in the workspace for `tool-builtins`.
+//! - `proptest` (tests only): the property and fuzz tests of `tests/props.rs`
+//!   (`execute` with arbitrary arguments, masking, truncation, URL patterns)
+//!   on stable Rust, with shrinking to a minimal failing input; the most
+//!   used property-testing crate, no nightly toolchain needed.
 
 mod context;
 mod docs;

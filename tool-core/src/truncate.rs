@@ -839,8 +839,9 @@ pub fn spill_to_file(opts: &Truncation, bytes: &[u8]) -> io::Result<PathBuf> {
 /// It holds back the last `longest form - 1` bytes of what it was given (a
 /// value could start there) until more arrives or [`finish`](Self::finish)
 /// is called, so its memory is bounded by the longest secret value.
-/// Values shorter than [`MIN_SECRET_LEN`](crate::governance::secrets::MIN_SECRET_LEN)
-/// are not masked, as in results. TOTP codes (`*_bu_2fa_code` keys) are
+/// A store holds no value shorter than
+/// [`MIN_SECRET_LEN`](crate::governance::secrets::MIN_SECRET_LEN) (it refuses
+/// them when built), so every stored value is masked. TOTP codes (`*_bu_2fa_code` keys) are
 /// computed per call and are not known here: the pipeline masks them in the
 /// result only.
 ///

@@ -375,31 +375,6 @@ pub fn looks_binary(sample: &[u8]) -> bool {
 // ---------------------------------------------------------------------------
 // Atomic writes
 
-/// Checks a path a tool is about to write as a whole file (`verb`: "edit",
-/// "write"): refuses folders, devices, sockets and pipes, and read-only files
-/// (see [`read_only`]). Returns whether a file is there (`false`: a file to create).
-///
-/// # Errors
-/// The model-facing message saying why the path cannot be written.
-pub fn check_write_target(path: &Path, verb: &str) -> Result<bool, String> {
-    let Ok(meta) = fs::metadata(path) else {
-        return Ok(false);
-    };
-    if meta.is_dir() {
-        return Err(format!(
-            "Path is a directory, not a file: {}",
-            path.display()
-        ));
-    }
-    if !meta.is_file() {
-        return Err(format!(
-            "Cannot {verb} {}: it is not a regular file (a device, socket or pipe).",
-            path.display()
-        ));
-    }
-    read_only(path).map_or(Ok(true), Err)
-}
-
 /// The model-facing refusal for an existing regular file that must not be
 /// changed in place, `None` when it may be (or does not exist).
 ///
@@ -417,13 +392,17 @@ pub fn read_only(path: &Path) -> Option<String> {
     let mode = meta.permissions().mode() & 0o777;
     let writable =
         mode & 0o222 != 0 && rustix::fs::access(path, rustix::fs::Access::WRITE_OK).is_ok();
-    (!writable).then(|| {
-        format!(
-            "File {} is read-only (mode {mode:04o}); it was not changed. Make it writable first \
-             (for example with `chmod u+w`) if it should be changed.",
-            path.display()
-        )
-    })
+    (!writable).then(|| read_only_message(&path.display().to_string(), mode))
+}
+
+/// The refusal [`read_only`] gives (and the tools' write path, which checks
+/// through the folder handle): `shown` is the file as named to the model.
+pub(crate) fn read_only_message(shown: &str, mode: u32) -> String {
+    format!(
+        "File {shown} is read-only (mode {:04o}); it was not changed. Make it writable first \
+         (for example with `chmod u+w`) if it should be changed.",
+        mode & 0o777
+    )
 }
 
 /// Writes `bytes` to `path` atomically: a temporary file in the same folder,

@@ -446,7 +446,14 @@ impl Files {
     /// The model-facing refusal when the file there must not be changed (read-only).
     fn writable(&self, raw: &str) -> Result<(), String> {
         match self.slots.get(raw) {
-            Some(Some(b)) => match fsutil::read_only(&b.path) {
+            Some(Some(b)) => match b
+                .stat_now()
+                .ok()
+                .flatten()
+                .filter(|st| FileType::from_raw_mode(st.st_mode) == FileType::RegularFile)
+                .and_then(|st| {
+                    crate::fs::target::read_only(b, &b.path.display().to_string(), st.st_mode)
+                }) {
                 Some(message) => Err(message),
                 None => Ok(()),
             },

@@ -203,14 +203,11 @@ impl Workspace {
             resolved,
             root: self.root.path().to_path_buf(),
         };
+        // Outside every root the message shows the path as given: looking
+        // it up would tell the model whether something exists out there.
         let (root, rel) = self
             .locate(Path::new(model_path), read_only)
-            .ok_or_else(|| {
-                outside(
-                    crate::fs::canonical_prefix(Path::new(model_path))
-                        .unwrap_or_else(|| self.absolute(model_path)),
-                )
-            })?;
+            .ok_or_else(|| outside(self.absolute(model_path)))?;
         let resolved = beneath::resolve(&root, &rel, missing).map_err(|e| match e {
             WalkError::Outside { resolved } => outside(resolved),
             WalkError::NotFound { at, then_up } => PathError::NotFound { path: at, then_up },
@@ -234,27 +231,28 @@ impl Workspace {
         if !path.is_absolute() {
             return Some((self.root.clone(), path.to_path_buf()));
         }
-        let mut roots: Vec<RootDir> = Vec::with_capacity(1 + self.extra_roots.len());
-        roots.push(self.root.clone());
-        roots.extend(self.extra_roots.iter().cloned());
-        roots.extend(read_only.iter().filter_map(|p| RootDir::open(p).ok()));
-        let pick = |p: &Path| {
+        let pick = |roots: &[RootDir], p: &Path| {
             roots
                 .iter()
                 .filter(|r| p.starts_with(r.path()))
                 .max_by_key(|r| r.path().as_os_str().len())
                 .map(|r| {
-                    (
-                        r.clone(),
-                        p.strip_prefix(r.path())
-                            .map(Path::to_path_buf)
-                            .unwrap_or_default(),
-                    )
+                    let rel = p.strip_prefix(r.path()).map(Path::to_path_buf);
+                    (r.clone(), rel.unwrap_or_default())
                 })
         };
-        pick(path).or_else(|| {
+        let mut roots: Vec<RootDir> = Vec::with_capacity(1 + self.extra_roots.len());
+        roots.push(self.root.clone());
+        roots.extend(self.extra_roots.iter().cloned());
+        // The read-only roots are opened only for a path the held roots do
+        // not take (a walk of the workspace opens none per file).
+        if let Some(found) = pick(&roots, path) {
+            return Some(found);
+        }
+        roots.extend(read_only.iter().filter_map(|p| RootDir::open(p).ok()));
+        pick(&roots, path).or_else(|| {
             let (canonical, rest) = crate::fs::canonical_ancestor(path)?;
-            let (root, rel) = pick(&canonical)?;
+            let (root, rel) = pick(&roots, &canonical)?;
             Some((root, rel.join(rest)))
         })
     }
@@ -295,9 +293,15 @@ impl Workspace {
 }
 
 /// The tools' per-user private folder (spill files and binary output of
-/// every trace), canonical, when it exists.
+/// every trace), canonical, when it exists; looked up once it does (every
+/// file a walk opens is checked against it).
 pub(crate) fn private_area() -> Option<PathBuf> {
-    std::fs::canonicalize(tool_core::truncate::private_dir_location()).ok()
+    static FOUND: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    if let Some(p) = FOUND.get() {
+        return Some(p.clone());
+    }
+    let p = std::fs::canonicalize(tool_core::truncate::private_dir_location()).ok()?;
+    Some(FOUND.get_or_init(|| p).clone())
 }
 
 /// Whether `path` lies in the private folder but in none of `allowed` (the
@@ -600,6 +604,20 @@ mod tests {
         // `..` out of a read-only root is still outside.
         let up = format!("{}/../../etc/hostname", spill.path().display());
         assert!(ws.resolve_for_read(&up).is_err());
+    }
+
+    #[test]
+    fn refusals_outside_do_not_tell_whether_the_path_exists() {
+        let (_d, ws) = setup();
+        for (there, missing) in [
+            ("/etc/passwd", "/etc/passwdx"),
+            ("/root", "/rootx"),
+            ("/proc/1/environ", "/proc/999999999/environ"),
+        ] {
+            let a = ws.resolve(there).unwrap_err().to_string();
+            let b = ws.resolve(missing).unwrap_err().to_string();
+            assert_eq!(a.replace(there, "P"), b.replace(missing, "P"), "{a} / {b}");
+        }
     }
 
     #[test]

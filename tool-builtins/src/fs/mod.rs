@@ -39,8 +39,3 @@ pub(crate) fn canonical_ancestor(path: &Path) -> Option<(PathBuf, PathBuf)> {
         at = at.parent()?;
     }
 }
-
-/// Where `path` canonicalises to, as far as it exists, for a message.
-pub(crate) fn canonical_prefix(path: &Path) -> Option<PathBuf> {
-    canonical_ancestor(path).map(|(c, rest)| c.join(rest))
-}

@@ -283,7 +283,7 @@ pub(crate) fn record(ledger: &FileLedger, beneath: &Beneath, bytes: &[u8]) {
 /// process could not open it for writing (`access(W_OK)`). An atomic write
 /// renames a new file over the old one, which only needs the folder to be
 /// writable, so without this check a read-only file would be replaced.
-fn read_only(beneath: &Beneath, shown: &str, st_mode: u32) -> Option<String> {
+pub(crate) fn read_only(beneath: &Beneath, shown: &str, st_mode: u32) -> Option<String> {
     let mode = st_mode & 0o777;
     let accessible = beneath.parent_fd().is_ok_and(|dir| {
         rustix::fs::accessat(
@@ -294,10 +294,5 @@ fn read_only(beneath: &Beneath, shown: &str, st_mode: u32) -> Option<String> {
         )
         .is_ok()
     });
-    (mode & 0o222 == 0 || !accessible).then(|| {
-        format!(
-            "File {shown} is read-only (mode {mode:04o}); it was not changed. Make it writable first \
-             (for example with `chmod u+w`) if it should be changed."
-        )
-    })
+    (mode & 0o222 == 0 || !accessible).then(|| fsutil::read_only_message(shown, mode))
 }

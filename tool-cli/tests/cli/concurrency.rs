@@ -9,6 +9,20 @@ use serde_json::{Value, json};
 
 use crate::support::{TempDir, tool};
 
+/// The batch input of agent `i`: read `f.txt`, then edit its line `i`.
+fn read_then_edit(i: usize) -> String {
+    [
+        json!({"name": "read_file", "arguments": {"file_path": "f.txt"}}),
+        json!({"name": "edit_file", "arguments": {
+            "file_path": "f.txt",
+            "old_string": format!("line {i}\n"),
+            "new_string": format!("LINE {i} edited by agent {i}\n"),
+        }}),
+    ]
+    .map(|v| v.to_string())
+    .join("\n")
+}
+
 /// Runs `agents` `tool batch` processes at once; agent `i` reads `f.txt`
 /// and then edits line `i`. Returns each agent's edit result.
 fn race(dir: &TempDir, agents: usize) -> Vec<Value> {
@@ -21,16 +35,7 @@ fn race(dir: &TempDir, agents: usize) -> Vec<Value> {
                 .stderr(Stdio::piped())
                 .spawn()
                 .expect("tool batch starts");
-            let input = [
-                json!({"name": "read_file", "arguments": {"file_path": "f.txt"}}),
-                json!({"name": "edit_file", "arguments": {
-                    "file_path": "f.txt",
-                    "old_string": format!("line {i}\n"),
-                    "new_string": format!("LINE {i} edited by agent {i}\n"),
-                }}),
-            ]
-            .map(|v| v.to_string())
-            .join("\n");
+            let input = read_then_edit(i);
             child
                 .stdin
                 .take()
@@ -94,16 +99,7 @@ fn the_loser_of_a_race_can_read_again_and_succeed() {
     for (i, r) in results.iter().enumerate() {
         if !r["error"].is_null() {
             // The refused agent reads the new content and edits again: it lands.
-            let input = [
-                json!({"name": "read_file", "arguments": {"file_path": "f.txt"}}),
-                json!({"name": "edit_file", "arguments": {
-                    "file_path": "f.txt",
-                    "old_string": format!("line {i}\n"),
-                    "new_string": format!("LINE {i} edited by agent {i}\n"),
-                }}),
-            ]
-            .map(|v| v.to_string())
-            .join("\n");
+            let input = read_then_edit(i);
             let out = crate::support::run_with_stdin(&["batch", "--workspace", dir.arg()], &input);
             let text = String::from_utf8(out.stdout).expect("UTF-8");
             let last: Value =

@@ -68,10 +68,9 @@ use std::time::{Duration, Instant};
 use rustix::event::{PollFd, PollFlags, Timespec};
 use rustix::process::{Pid, Signal};
 use serde_json::{Map, Value};
+use tool_core::governance::confirm::{self, Confirmation};
 use tool_core::truncate::{HeadTail, StreamMasker, Truncation};
-use tool_core::{
-    ApprovalDecision, ApprovalRequest, ErrorKind, ToolContext, ToolKind, ToolResult, tool,
-};
+use tool_core::{ApprovalRequest, ErrorKind, ToolContext, ToolKind, ToolResult, tool};
 
 use crate::ansi::EscapeStripper;
 use crate::bash_policy::{CommandPolicy, MAX_COMMAND_BYTES, PolicyAction};
@@ -487,15 +486,6 @@ async fn apply_policy(
         PolicyAction::Deny => return Err(denied(&decision.reason)),
         PolicyAction::Ask => {}
     }
-    let Some(approver) = context.approver() else {
-        return Err(ToolResult::error(
-            ErrorKind::Denied,
-            format!(
-                "This command needs confirmation and no approver is configured, so it was not run. {}",
-                decision.reason
-            ),
-        ));
-    };
     let mut arguments = Map::new();
     arguments.insert("command".to_owned(), Value::from(command.clone()));
     if let Some(d) = description {
@@ -509,24 +499,35 @@ async fn apply_policy(
         editable_params: vec!["command".to_owned()],
         trace_id: context.trace_id().map(str::to_owned),
     };
-    match approver.approve(request).await {
-        ApprovalDecision::Approve => Ok(command),
-        ApprovalDecision::ApproveWithEdits(edited) => {
-            let edited = edited
-                .get("command")
-                .and_then(Value::as_str)
-                .map_or(command, str::to_owned);
+    // The core approval gate: approver panics, cancellation and edits of
+    // anything but `command` are handled there, once.
+    match confirm::ask(context, request).await {
+        Confirmation::Approved => Ok(command),
+        Confirmation::Edited { arguments, .. } => {
+            let Some(edited) = arguments.get("command").and_then(Value::as_str) else {
+                return Err(ToolResult::error(
+                    ErrorKind::Denied,
+                    "The approval removed the command or made it not text, so nothing was run.",
+                ));
+            };
             // A person approved this text; only a deny rule still stops it.
-            let again = policy.check(&edited);
+            let again = policy.check(edited);
             if let Some(limit) = &again.limit {
                 return Err(too_big(limit));
             }
             if again.action == PolicyAction::Deny {
                 return Err(denied(&again.reason));
             }
-            Ok(edited)
+            Ok(edited.to_owned())
         }
-        ApprovalDecision::Deny(reason) => Err(ToolResult::error(
+        Confirmation::NoApprover => Err(ToolResult::error(
+            ErrorKind::Denied,
+            format!(
+                "This command needs confirmation and no approver is configured, so it was not run. {}",
+                decision.reason
+            ),
+        )),
+        Confirmation::Denied(reason) => Err(ToolResult::error(
             ErrorKind::Denied,
             format!(
                 "The user denied the command: {reason}. {} It was not run: rewrite it so that the \
@@ -535,6 +536,12 @@ async fn apply_policy(
                 decision.reason
             ),
         )),
+        other => Err(other.refusal("bash_command").unwrap_or_else(|| {
+            ToolResult::error(
+                ErrorKind::Denied,
+                "The approval gave no answer, so the command was not run.",
+            )
+        })),
     }
 }
 

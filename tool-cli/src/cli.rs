@@ -11,7 +11,7 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand};
 use tool_core::format::Format;
 
-use crate::session::Approve;
+use crate::approve::Approve;
 
 const MAIN_EXAMPLES: &str = "\
 Examples:

@@ -82,6 +82,7 @@
 //! system's temporary folder, files are created with `create_new`) and an RNG
 //! crate (a generated trace id needs to differ between runs, not to be secret).
 
+mod approve;
 mod args;
 mod base64;
 mod bash_policy;

@@ -15,7 +15,7 @@ use super::lower::{self, Step};
 use super::reply::{NO_OUTPUT, Reply};
 use super::validate;
 use super::walk::child_path;
-use crate::execute::ToolArgs;
+use crate::args::ToolArgs;
 use crate::spec::ToolSpec;
 
 const LIMITS: &str = "Anthropic docs, \"Structured outputs\" › \"JSON Schema limitations\"";

@@ -8,7 +8,7 @@
 //! target's validator. A tool that cannot be lowered for a target fails with a
 //! [`FormatError`] naming the JSON path, the provider [`Rule`] and its
 //! source; the other targets still work. Renderings are cached per registry
-//! and format ([`ToolRegistry::schemas_in`]).
+//! and format ([`ToolRegistry::schemas_in`](crate::ToolRegistry::schemas_in)).
 //!
 //! One tool never stops a registry from rendering: where the provider lets
 //! each tool choose its form, a tool that cannot take the strictest one is
@@ -73,15 +73,12 @@
 use std::fmt;
 use std::ops::Deref;
 use std::str::FromStr;
-use std::sync::{Arc, PoisonError, RwLock};
+use std::sync::Arc;
 
 use serde::{Serialize, Serializer};
 use serde_json::{Value, json};
 
-use crate::context::ToolContext;
-use crate::execute::ToolArgs;
 use crate::memory::Rendering;
-use crate::registry::ToolRegistry;
 use crate::result::ToolResult;
 use crate::spec::ToolSpec;
 
@@ -96,7 +93,8 @@ mod reply;
 mod validate;
 mod walk;
 
-pub use call::{ToolCall, normalize_arguments};
+pub use crate::args::normalize_arguments;
+pub use call::ToolCall;
 pub use error::{CallParseError, Fallback, FallbackForm, FormatError, RenderError, Rule};
 
 use error::Violation;
@@ -524,192 +522,44 @@ impl From<ToolSchemas> for Value {
     }
 }
 
-type Rendered = Result<ToolSchemas, RenderError>;
+/// A registry's rendering for one format: the tool list, or the error listing the tools left out.
+pub(crate) type Rendered = Result<ToolSchemas, RenderError>;
 
-/// Per-registry cache of renderings, one entry per format and refusal mode;
-/// the registry clears it whenever its set of tools changes.
-#[derive(Default)]
-pub(crate) struct RenderCache {
-    slots: RwLock<Vec<(CacheKey, Rendered)>>,
-}
-
-type CacheKey = (Format, OnRefusal);
-
-impl RenderCache {
-    /// Forgets every rendering (the tools changed).
-    pub(crate) fn clear(&mut self) {
-        self.slots
-            .get_mut()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clear();
-    }
-
-    fn get(&self, format: CacheKey) -> Option<Rendered> {
-        let slots = self.slots.read().unwrap_or_else(PoisonError::into_inner);
-        slots
-            .iter()
-            .find(|(f, _)| *f == format)
-            .map(|(_, r)| r.clone())
-    }
-
-    fn put(&self, format: CacheKey, rendered: Rendered) {
-        let mut slots = self.slots.write().unwrap_or_else(PoisonError::into_inner);
-        if !slots.iter().any(|(f, _)| *f == format) {
-            slots.push((format, rendered));
-        }
-    }
-}
-
-impl Clone for RenderCache {
-    fn clone(&self) -> Self {
-        let slots = self.slots.read().unwrap_or_else(PoisonError::into_inner);
-        Self {
-            slots: RwLock::new(slots.clone()),
-        }
-    }
-}
-
-impl fmt::Debug for RenderCache {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let slots = self.slots.read().unwrap_or_else(PoisonError::into_inner);
-        f.debug_struct("RenderCache")
-            .field(
-                "formats",
-                &slots.iter().map(|(f, _)| *f).collect::<Vec<_>>(),
-            )
-            .finish()
-    }
-}
-
-impl ToolRegistry {
-    /// Every tool rendered for `format`, in name order, as the request's tool
-    /// list (see [`ToolSchemas`]), each in the strictest form it can take
-    /// ([`OnRefusal::Fallback`]: a tool strict mode cannot express is sent
-    /// without it, recorded in [`ToolSchemas::fallbacks`]). Rendered once per
-    /// format and cached until the registry's tools change; later calls are a
-    /// lookup and a reference-count bump.
-    ///
-    /// [`schemas`](Self::schemas) (no argument) stays the canonical list;
-    /// `schemas_in(Format::Json)` wraps the same objects.
-    ///
-    /// ```
-    /// use serde_json::{json, Map, Value};
-    /// use tool_core::format::{Format, OnRefusal};
-    /// use tool_core::{Tool, ToolRegistry, ToolResult, ToolSpec};
-    ///
-    /// let tool = |name: &str, param: Value| {
-    ///     let spec = ToolSpec::new(name, "A tool.", json!({
-    ///         "type": "object", "properties": {"p": param}, "required": ["p"]
-    ///     }));
-    ///     Tool::new(spec, |_: Map<String, Value>, _| async { ToolResult::ok("") }).unwrap()
-    /// };
-    /// let mut registry = ToolRegistry::new();
-    /// registry.register(tool("counts", json!({"type": "object", "additionalProperties": {"type": "integer"}})))?;
-    /// registry.register(tool("plain", json!({"type": "string"})))?;
-    ///
-    /// let strict = registry.schemas_in(Format::OpenAiChat { strict: true })?;
-    /// assert_eq!(strict[0]["function"]["strict"], false, "the map tool falls back");
-    /// assert_eq!(strict[1]["function"]["strict"], true);
-    /// assert_eq!(strict.fallbacks()[0].tool, "counts");
-    ///
-    /// let refused = registry.schemas_with(Format::OpenAiChat { strict: true }, OnRefusal::Refuse);
-    /// assert_eq!(refused.unwrap_err().errors()[0].tool, "counts");
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    ///
-    /// # Errors
-    /// [`RenderError`] listing the tools that cannot be rendered for this
-    /// format even in its looser form (each a [`FormatError`] with path, rule
-    /// and source); its [`partial`](RenderError::partial) holds the other tools.
-    pub fn schemas_in(&self, format: Format) -> Result<ToolSchemas, RenderError> {
-        self.schemas_with(format, OnRefusal::Fallback)
-    }
-
-    /// [`schemas_in`](Self::schemas_in) with the choice of what to do with a
-    /// tool that cannot take the format's strictest form ([`OnRefusal`]).
-    /// Cached per format and mode.
-    ///
-    /// # Errors
-    /// [`RenderError`] listing the tools left out; with [`OnRefusal::Refuse`]
-    /// that includes every tool that would have fallen back.
-    pub fn schemas_with(
-        &self,
-        format: Format,
-        on_refusal: OnRefusal,
-    ) -> Result<ToolSchemas, RenderError> {
-        let key = (format, on_refusal);
-        if let Some(hit) = self.rendered.get(key) {
-            return hit;
-        }
-        let mut tools = Vec::with_capacity(self.len());
-        let mut errors = Vec::new();
-        let mut fallbacks = Vec::new();
-        for spec in self.specs() {
-            let rendered = match on_refusal {
-                OnRefusal::Refuse => render_tool(spec, format).map(|t| (t, None)),
-                OnRefusal::Fallback => render_tool_with_fallback(spec, format),
-            };
-            match rendered {
-                Ok((t, fallback)) => {
-                    tools.push(t);
-                    fallbacks.extend(fallback);
-                }
-                Err(e) => errors.push(e),
+/// Renders `specs` (a registry's tools, in name order) for `format` as the
+/// request's tool list, each tool in the strictest form it can take unless
+/// `on_refusal` refuses fallbacks (see [`ToolRegistry::schemas_with`](crate::ToolRegistry::schemas_with)).
+pub(crate) fn render_all<'a>(
+    specs: impl Iterator<Item = &'a ToolSpec>,
+    format: Format,
+    on_refusal: OnRefusal,
+) -> Rendered {
+    let mut tools = Vec::new();
+    let mut errors = Vec::new();
+    let mut fallbacks = Vec::new();
+    for spec in specs {
+        let rendered = match on_refusal {
+            OnRefusal::Refuse => render_tool(spec, format).map(|t| (t, None)),
+            OnRefusal::Fallback => render_tool_with_fallback(spec, format),
+        };
+        match rendered {
+            Ok((t, fallback)) => {
+                tools.push(t);
+                fallbacks.extend(fallback);
             }
+            Err(e) => errors.push(e),
         }
-        let schemas = ToolSchemas {
-            value: Arc::new(tool_list(format, tools)),
-            fallbacks: fallbacks.into(),
-        };
-        let rendered = if errors.is_empty() {
-            Ok(schemas)
-        } else {
-            Err(RenderError {
-                errors: errors.into(),
-                partial: schemas,
-            })
-        };
-        self.rendered.put(key, rendered.clone());
-        rendered
     }
-
-    /// Every tool that cannot be rendered for one of `formats`, even in the
-    /// format's looser form, with the reason; empty when all render. Run it at
-    /// start-up to fail early. (Tools that fall back are not errors: see
-    /// [`ToolSchemas::fallbacks`], or refuse them with [`OnRefusal::Refuse`].)
-    pub fn check_formats(&self, formats: &[Format]) -> Vec<FormatError> {
-        formats
-            .iter()
-            .filter_map(|f| self.schemas_in(*f).err())
-            .flat_map(|e| e.errors.iter().cloned().collect::<Vec<_>>())
-            .collect()
-    }
-
-    /// Executes a call read from a provider ([`ToolCall::parse`]): applies
-    /// [`normalize_arguments`] with the tool's canonical schema (an explicit
-    /// `null` for an optional field means absent), then
-    /// [`execute`](Self::execute). Never panics, never fails: problems are
-    /// error results, as with `execute`.
-    pub async fn execute_call(&self, call: &ToolCall, ctx: &ToolContext) -> ToolResult {
-        let mut repairs = Vec::new();
-        let args = match (self.get(&call.name), &call.arguments) {
-            (Some(tool), ToolArgs::Text(text)) => match crate::governance::repair::parse_text(text)
-            {
-                Ok((Value::Object(mut map), repair)) => {
-                    repairs.extend(repair);
-                    normalize_arguments(&tool.spec().parameters, &mut map);
-                    ToolArgs::Value(Value::Object(map))
-                }
-                _ => call.arguments.clone(),
-            },
-            (Some(tool), ToolArgs::Value(Value::Object(map))) => {
-                let mut map = map.clone();
-                normalize_arguments(&tool.spec().parameters, &mut map);
-                ToolArgs::Value(Value::Object(map))
-            }
-            _ => call.arguments.clone(),
-        };
-        self.execute_repaired(&call.name, args, ctx, repairs).await
+    let schemas = ToolSchemas {
+        value: Arc::new(tool_list(format, tools)),
+        fallbacks: fallbacks.into(),
+    };
+    if errors.is_empty() {
+        Ok(schemas)
+    } else {
+        Err(RenderError {
+            errors: errors.into(),
+            partial: schemas,
+        })
     }
 }
 

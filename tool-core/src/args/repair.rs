@@ -31,12 +31,13 @@
 //! an integer, `" 5"` or `"NaN"` for a number (these stay errors naming the
 //! parameter and type).
 
-use std::collections::HashMap;
-
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::execute::ToolArgs;
+use super::ToolArgs;
+use super::messages;
+pub(crate) use super::schema::ParamTypes;
+use super::schema::{JsonTypes, resolve_ref};
 
 /// One repair applied to a call's arguments.
 ///
@@ -79,150 +80,6 @@ fn quoted(text: &str) -> String {
     match text.char_indices().nth(NOTE_QUOTE) {
         None => Value::String(text.to_owned()).to_string(),
         Some((cut, _)) => format!("{}…", Value::String(text[..cut].to_owned())),
-    }
-}
-
-/// JSON types a schema admits (a union over `type`, `anyOf`/`oneOf`, `enum`/`const`, `$ref`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) struct JsonTypes {
-    string: bool,
-    integer: bool,
-    number: bool,
-    boolean: bool,
-    object: bool,
-    array: bool,
-    /// The schema constrains nothing we can read: never repair.
-    any: bool,
-}
-
-impl JsonTypes {
-    fn add_name(&mut self, name: &str) {
-        match name {
-            "string" => self.string = true,
-            "integer" => self.integer = true,
-            "number" => self.number = true,
-            "boolean" => self.boolean = true,
-            "object" => self.object = true,
-            "array" => self.array = true,
-            "null" => {}
-            _ => self.any = true,
-        }
-    }
-
-    fn add_value(&mut self, v: &Value) {
-        match v {
-            Value::String(_) => self.string = true,
-            Value::Number(n) if n.is_f64() => self.number = true,
-            Value::Number(_) => self.integer = true,
-            Value::Bool(_) => self.boolean = true,
-            Value::Object(_) => self.object = true,
-            Value::Array(_) => self.array = true,
-            Value::Null => {}
-        }
-    }
-
-    fn union(&mut self, other: Self) {
-        self.string |= other.string;
-        self.integer |= other.integer;
-        self.number |= other.number;
-        self.boolean |= other.boolean;
-        self.object |= other.object;
-        self.array |= other.array;
-        self.any |= other.any;
-    }
-
-    pub(crate) fn of(schema: &Value, root: &Value, depth: u8) -> Self {
-        let mut t = Self::default();
-        let Value::Object(obj) = schema else {
-            t.any = true;
-            return t;
-        };
-        if depth > 8 {
-            t.any = true;
-            return t;
-        }
-        let mut constrained = false;
-        match obj.get("type") {
-            Some(Value::String(name)) => {
-                constrained = true;
-                t.add_name(name);
-            }
-            Some(Value::Array(names)) => {
-                constrained = true;
-                names
-                    .iter()
-                    .filter_map(Value::as_str)
-                    .for_each(|n| t.add_name(n));
-            }
-            _ => {}
-        }
-        if let Some(Value::Array(values)) = obj.get("enum") {
-            constrained = true;
-            values.iter().for_each(|v| t.add_value(v));
-        }
-        if let Some(v) = obj.get("const") {
-            constrained = true;
-            t.add_value(v);
-        }
-        for key in ["anyOf", "oneOf", "allOf"] {
-            if let Some(Value::Array(branches)) = obj.get(key) {
-                constrained = true;
-                for b in branches {
-                    t.union(Self::of(b, root, depth + 1));
-                }
-            }
-        }
-        if let Some(Value::String(reference)) = obj.get("$ref") {
-            constrained = true;
-            match resolve_ref(root, reference) {
-                Some(target) => t.union(Self::of(target, root, depth + 1)),
-                None => t.any = true,
-            }
-        }
-        if !constrained {
-            t.any = true;
-        }
-        t
-    }
-}
-
-fn resolve_ref<'a>(root: &'a Value, reference: &str) -> Option<&'a Value> {
-    let pointer = reference.strip_prefix('#')?;
-    root.pointer(pointer)
-}
-
-/// The JSON types of each top-level parameter, computed once per tool, and
-/// the parameters schema itself (for the walk of nested values).
-#[derive(Debug, Default)]
-pub(crate) struct ParamTypes {
-    types: HashMap<String, JsonTypes>,
-    parameters: Value,
-}
-
-impl ParamTypes {
-    pub(crate) fn from_parameters(parameters: &Value) -> Self {
-        let types = parameters
-            .get("properties")
-            .and_then(Value::as_object)
-            .map(|props| {
-                props
-                    .iter()
-                    .map(|(k, s)| (k.clone(), JsonTypes::of(s, parameters, 0)))
-                    .collect()
-            })
-            .unwrap_or_default();
-        Self {
-            types,
-            parameters: parameters.clone(),
-        }
-    }
-
-    fn has(&self, name: &str) -> bool {
-        self.types.contains_key(name)
-    }
-
-    fn schema_of(&self, name: &str) -> Option<&Value> {
-        self.parameters.get("properties")?.get(name)
     }
 }
 
@@ -350,12 +207,7 @@ pub(crate) fn prepare(
                 repairs.extend(repair);
                 v
             }
-            Err(e) => {
-                return Err(format!(
-                    "The arguments for `{tool}` are not valid JSON ({e}). Send one JSON object such as {{\"name\": value}}. Received: {}",
-                    crate::execute::quote(&text)
-                ));
-            }
+            Err(e) => return Err(messages::not_json(tool, &e, &text)),
         },
     };
     if let Value::String(s) = &value
@@ -370,11 +222,7 @@ pub(crate) fn prepare(
         value = inner;
     }
     let Value::Object(mut map) = value else {
-        return Err(format!(
-            "The arguments for `{tool}` must be a JSON object such as {{\"name\": value}}; received {} {}.",
-            crate::execute::json_kind(&value),
-            crate::execute::quote(&value.to_string())
-        ));
+        return Err(messages::not_an_object(tool, &value));
     };
     for _ in 0..2 {
         let Some((key, Value::Object(_))) = map.iter().next().filter(|_| map.len() == 1) else {
@@ -403,7 +251,7 @@ pub(crate) fn prepare(
         // Not a repair and not noted: `2.0` and `2` are the same JSON number,
         // and Gemini writes every number as a double (module docs).
         if let Some(schema) = types.schema_of(name) {
-            read_whole_floats(v, &[schema], &types.parameters, 0);
+            read_whole_floats(v, &[schema], types.parameters(), 0);
         }
     }
     Ok(map)

@@ -78,14 +78,7 @@ impl ToolCall {
     /// [`CallParseError`] with the JSON path of a call that lacks its name or
     /// id, or of a payload of another shape.
     pub fn parse(format: Format, payload: &Value) -> Result<Vec<Self>, CallParseError> {
-        match format {
-            Format::OpenAiChat { .. } => super::openai::parse_chat(payload),
-            Format::OpenAiResponses { .. } => super::openai::parse_responses(payload),
-            Format::Anthropic { .. } => super::anthropic::parse(payload),
-            Format::Gemini { .. } | Format::GeminiJsonSchema => super::gemini::parse(payload),
-            Format::Mcp => super::mcp::parse(payload),
-            Format::Json => parse_json(payload),
-        }
+        (format.provider().0.parse_calls)(payload)
     }
 }
 
@@ -118,29 +111,6 @@ fn canonical(v: &Value) -> String {
             items.iter().map(canonical).collect::<Vec<_>>().join(",")
         ),
         other => other.to_string(),
-    }
-}
-
-fn parse_json(payload: &Value) -> Result<Vec<ToolCall>, CallParseError> {
-    let format = Format::Json;
-    let one = |call: &Value, index: usize, path: &str| -> Result<ToolCall, CallParseError> {
-        let name = field_str(call, "name", path, format)?;
-        let arguments = call
-            .get("arguments")
-            .cloned()
-            .unwrap_or(Value::Object(Map::new()));
-        Ok(match call.get("id").and_then(Value::as_str) {
-            Some(id) => ToolCall::new(id, name, arguments_of(Some(&arguments))),
-            None => ToolCall::with_generated_id(index, name, arguments),
-        })
-    };
-    match payload {
-        Value::Array(calls) => calls
-            .iter()
-            .enumerate()
-            .map(|(i, c)| one(c, i, &child_path("", &i.to_string())))
-            .collect(),
-        _ => one(payload, 0, "").map(|c| vec![c]),
     }
 }
 

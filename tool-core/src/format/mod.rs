@@ -76,7 +76,7 @@ use std::str::FromStr;
 use std::sync::Arc;
 
 use serde::{Serialize, Serializer};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::memory::Rendering;
 use crate::result::ToolResult;
@@ -86,9 +86,11 @@ mod anthropic;
 mod call;
 mod error;
 mod gemini;
+mod json;
 mod lower;
 mod mcp;
 mod openai;
+mod provider;
 mod reply;
 mod validate;
 mod walk;
@@ -99,6 +101,7 @@ pub use error::{CallParseError, Fallback, FallbackForm, FormatError, RenderError
 
 use error::Violation;
 use lower::{Ctx, Step};
+use provider::{Looser, Provider, Variant};
 
 /// A provider format: how tools, calls and results are written for one API.
 ///
@@ -219,107 +222,124 @@ impl Format {
         Format::Mcp,
     ];
 
+    /// The provider table entry and this variant's parameters: the one
+    /// `match` over providers (adding a provider adds one line here).
+    pub(crate) fn provider(self) -> (&'static Provider, Variant) {
+        match self {
+            Self::Json => (&json::JSON, Variant::PLAIN),
+            Self::OpenAiChat { strict } => (&openai::CHAT, Variant::strict(strict)),
+            Self::OpenAiResponses { strict } => (&openai::RESPONSES, Variant::strict(strict)),
+            Self::Anthropic { strict } => (&anthropic::ANTHROPIC, Variant::strict(strict)),
+            Self::Gemini { recursion } => (
+                &gemini::GEMINI,
+                Variant {
+                    recursion: Some(recursion),
+                    ..Variant::PLAIN
+                },
+            ),
+            Self::GeminiJsonSchema => (&gemini::GEMINI_JSON_SCHEMA, Variant::PLAIN),
+            Self::Mcp => (&mcp::MCP, Variant::PLAIN),
+        }
+    }
+
     /// The short name used on command lines and in file names
     /// (`openai-chat-strict`, `gemini-unroll-3`); [`FromStr`] reads it back.
     pub fn slug(self) -> String {
-        match self {
-            Self::Json => "json".to_owned(),
-            Self::OpenAiChat { strict: false } => "openai-chat".to_owned(),
-            Self::OpenAiChat { strict: true } => "openai-chat-strict".to_owned(),
-            Self::OpenAiResponses { strict: false } => "openai-responses".to_owned(),
-            Self::OpenAiResponses { strict: true } => "openai-responses-strict".to_owned(),
-            Self::Anthropic { strict: false } => "anthropic".to_owned(),
-            Self::Anthropic { strict: true } => "anthropic-strict".to_owned(),
-            Self::Gemini {
-                recursion: Recursion::Refuse | Recursion::Unroll(0),
-            } => "gemini".to_owned(),
-            Self::Gemini {
-                recursion: Recursion::Unroll(n),
-            } => format!("gemini-unroll-{n}"),
-            Self::GeminiJsonSchema => "gemini-json-schema".to_owned(),
-            Self::Mcp => "mcp".to_owned(),
+        let (provider, variant) = self.provider();
+        let mut slug = provider.slug.to_owned();
+        if variant.strict == Some(true) {
+            slug.push_str("-strict");
         }
+        if let Some(Recursion::Unroll(n @ 1..)) = variant.recursion {
+            slug.push_str(&format!("-unroll-{n}"));
+        }
+        slug
     }
 
     /// JSON Pointer to the parameters schema inside one rendered tool
     /// (`/function/parameters` for OpenAI chat, `/input_schema` for Anthropic, …).
     pub fn parameters_pointer(self) -> &'static str {
-        match self {
-            Self::Json | Self::OpenAiResponses { .. } | Self::Gemini { .. } => "/parameters",
-            Self::OpenAiChat { .. } => "/function/parameters",
-            Self::Anthropic { .. } => "/input_schema",
-            Self::GeminiJsonSchema => "/parametersJsonSchema",
-            Self::Mcp => "/inputSchema",
-        }
+        self.provider().0.parameters_pointer
     }
 
     /// Whether `spec` is rendered in strict mode for this format.
     pub fn is_strict_for(self, spec: &ToolSpec) -> bool {
-        match self {
-            Self::OpenAiChat { strict }
-            | Self::OpenAiResponses { strict }
-            | Self::Anthropic { strict } => strict || spec.strict,
-            _ => false,
-        }
+        self.provider()
+            .1
+            .strict
+            .is_some_and(|strict| strict || spec.strict)
     }
 
     /// The pipeline for `spec`, or `None` for [`Format::Json`].
     fn pipeline(self, strict: bool) -> Option<&'static Pipeline> {
-        Some(match self {
-            Self::Json => return None,
-            Self::OpenAiChat { .. } | Self::OpenAiResponses { .. } if strict => &openai::STRICT,
-            Self::OpenAiChat { .. } | Self::OpenAiResponses { .. } => &openai::PLAIN,
-            Self::Anthropic { .. } if strict => &anthropic::STRICT,
-            Self::Anthropic { .. } => &anthropic::PLAIN,
-            Self::Gemini { .. } => &gemini::OPENAPI,
-            Self::GeminiJsonSchema => &gemini::JSON_SCHEMA,
-            Self::Mcp => &mcp::PIPELINE,
-        })
+        let provider = self.provider().0;
+        if strict {
+            provider.strict.or(provider.plain)
+        } else {
+            provider.plain
+        }
     }
 }
 
 impl fmt::Display for Format {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let strict = |s: bool| if s { " (strict)" } else { "" };
-        match *self {
-            Self::Json => f.write_str("canonical JSON Schema"),
-            Self::OpenAiChat { strict: s } => write!(f, "OpenAI Chat Completions{}", strict(s)),
-            Self::OpenAiResponses { strict: s } => write!(f, "OpenAI Responses{}", strict(s)),
-            Self::Anthropic { strict: s } => write!(f, "Anthropic{}", strict(s)),
-            Self::Gemini {
-                recursion: Recursion::Unroll(n),
-            } if n > 0 => write!(f, "Gemini (recursion unrolled {n} levels)"),
-            Self::Gemini { .. } => f.write_str("Gemini"),
-            Self::GeminiJsonSchema => f.write_str("Gemini (parametersJsonSchema)"),
-            Self::Mcp => f.write_str("MCP"),
+        let (provider, variant) = self.provider();
+        f.write_str(provider.title)?;
+        if variant.strict == Some(true) {
+            f.write_str(" (strict)")?;
         }
+        if let Some(Recursion::Unroll(n @ 1..)) = variant.recursion {
+            write!(f, " (recursion unrolled {n} levels)")?;
+        }
+        Ok(())
     }
 }
 
-/// A string that names no [`Format`].
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "unknown format `{0}`; expected one of: json, openai-chat, openai-chat-strict, openai-responses, openai-responses-strict, anthropic, anthropic-strict, gemini, gemini-unroll-<levels>, gemini-json-schema, mcp"
-)]
+/// A string that names no [`Format`]. Its message lists every slug of
+/// [`Format::ALL`] (and `<slug>-unroll-<levels>` where a format takes a [`Recursion`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UnknownFormat(pub String);
+
+impl fmt::Display for UnknownFormat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut names = Vec::new();
+        for format in Format::ALL {
+            names.push(format.slug());
+            if format.provider().0.unrolled.is_some() {
+                names.push(format!("{}-unroll-<levels>", format.slug()));
+            }
+        }
+        write!(
+            f,
+            "unknown format `{}`; expected one of: {}",
+            self.0,
+            names.join(", ")
+        )
+    }
+}
+
+impl std::error::Error for UnknownFormat {}
 
 impl FromStr for Format {
     type Err = UnknownFormat;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        if let Some(n) = s.strip_prefix("gemini-unroll-") {
-            return n
-                .parse::<u8>()
-                .map(|n| Self::Gemini {
-                    recursion: Recursion::Unroll(n),
-                })
-                .map_err(|_| UnknownFormat(s.to_owned()));
+        let unknown = || UnknownFormat(s.to_owned());
+        for format in Self::ALL {
+            let (provider, _) = format.provider();
+            if let Some(unrolled) = provider.unrolled
+                && let Some(n) = s
+                    .strip_prefix(provider.slug)
+                    .and_then(|rest| rest.strip_prefix("-unroll-"))
+            {
+                return n.parse::<u8>().map(unrolled).map_err(|_| unknown());
+            }
         }
         Self::ALL
             .iter()
             .copied()
             .find(|f| f.slug() == s)
-            .ok_or_else(|| UnknownFormat(s.to_owned()))
+            .ok_or_else(unknown)
     }
 }
 
@@ -349,32 +369,12 @@ impl Pipeline {
 /// target that lowering cannot repair.
 pub fn render_tool(spec: &ToolSpec, format: Format) -> Result<Value, FormatError> {
     let strict = format.is_strict_for(spec);
-    let Some(pipeline) = format.pipeline(strict) else {
-        return Ok(spec.canonical_schema());
+    let provider = format.provider().0;
+    let parameters = match format.pipeline(strict) {
+        Some(pipeline) => pipeline.lower(spec, format)?,
+        None => spec.parameters.clone(),
     };
-    let parameters = pipeline.lower(spec, format)?;
-    Ok(match format {
-        Format::Json => spec.canonical_schema(),
-        Format::OpenAiChat { .. } => openai::chat_tool(spec, &parameters, strict),
-        Format::OpenAiResponses { .. } => openai::responses_tool(spec, &parameters, strict),
-        Format::Anthropic { .. } => anthropic::tool(spec, &parameters, strict),
-        Format::Gemini { .. } => gemini::declaration(spec, parameters),
-        Format::GeminiJsonSchema => gemini::json_schema_declaration(spec, &parameters),
-        Format::Mcp => {
-            let mut tool = mcp::tool(spec, &parameters);
-            // The output schema goes through the same lowering; one that cannot
-            // be lowered is left out rather than failing the tool.
-            if let Some(output) = &spec.output_schema {
-                let mut schema = output.clone();
-                if lower::run(pipeline.steps, &mut schema, &Ctx { format }).is_ok()
-                    && (pipeline.validate)(&schema).is_ok()
-                {
-                    tool["outputSchema"] = schema;
-                }
-            }
-            tool
-        }
-    })
+    Ok((provider.render_tool)(spec, parameters, strict))
 }
 
 /// Renders one tool for `format` in the strictest form it can take: as
@@ -403,32 +403,23 @@ pub fn render_tool_with_fallback(
         Ok(tool) => return Ok((tool, None)),
         Err(e) => e,
     };
-    let strict = format.is_strict_for(spec);
-    let (looser, form) = match format {
-        Format::OpenAiChat { .. } | Format::OpenAiResponses { .. } | Format::Anthropic { .. }
-            if strict =>
-        {
-            let parameters = match format.pipeline(false) {
-                Some(plain) => plain.lower(spec, format).map_err(|_| error.clone())?,
-                None => return Err(error),
-            };
-            let tool = match format {
-                Format::OpenAiChat { .. } => openai::chat_tool(spec, &parameters, false),
-                Format::OpenAiResponses { .. } => openai::responses_tool(spec, &parameters, false),
-                _ => anthropic::tool(spec, &parameters, false),
-            };
-            (tool, FallbackForm::NonStrict)
-        }
-        Format::Gemini { .. } => {
-            let parameters = gemini::JSON_SCHEMA
-                .lower(spec, Format::GeminiJsonSchema)
-                .map_err(|_| error.clone())?;
+    let provider = format.provider().0;
+    let (looser, form) = match provider.looser {
+        Looser::NonStrict if format.is_strict_for(spec) => {
+            let plain = provider.plain.ok_or_else(|| error.clone())?;
+            let parameters = plain.lower(spec, format).map_err(|_| error.clone())?;
             (
-                gemini::json_schema_declaration(spec, &parameters),
-                FallbackForm::ParametersJsonSchema,
+                (provider.render_tool)(spec, parameters, false),
+                FallbackForm::NonStrict,
             )
         }
-        _ => return Err(error),
+        Looser::Format(other, form) => {
+            let (other_provider, _) = other.provider();
+            let pipeline = other_provider.plain.ok_or_else(|| error.clone())?;
+            let parameters = pipeline.lower(spec, other).map_err(|_| error.clone())?;
+            ((other_provider.render_tool)(spec, parameters, false), form)
+        }
+        Looser::NonStrict | Looser::None => return Err(error),
     };
     Ok((
         looser,
@@ -464,12 +455,7 @@ pub fn validate_parameters(
 /// The request's tool-list value for `format` made of rendered tools: the
 /// array itself, or for Gemini `[{"functionDeclarations": [...]}]`.
 fn tool_list(format: Format, tools: Vec<Value>) -> Value {
-    match format {
-        Format::Gemini { .. } | Format::GeminiJsonSchema => {
-            json!([{ "functionDeclarations": tools }])
-        }
-        _ => Value::Array(tools),
-    }
+    (format.provider().0.tool_list)(tools)
 }
 
 /// The rendered tool list of a registry for one format, ready to be the
@@ -592,21 +578,7 @@ pub fn render_result(
     rendering: Rendering,
 ) -> Vec<Value> {
     let reply = reply::reply(result, rendering);
-    match format {
-        Format::Json => vec![json!({
-            "id": call.id,
-            "name": call.name,
-            "content": reply.text,
-            "is_error": reply.is_error,
-        })],
-        Format::OpenAiChat { .. } => openai::chat_result(call, &reply),
-        Format::OpenAiResponses { .. } => vec![openai::responses_result(call, &reply)],
-        Format::Anthropic { .. } => vec![anthropic::result_block(call, &reply)],
-        Format::Gemini { .. } | Format::GeminiJsonSchema => {
-            vec![gemini::response_part(call, &reply)]
-        }
-        Format::Mcp => vec![mcp::call_tool_result(&reply)],
-    }
+    (format.provider().0.render_result)(call, &reply)
 }
 
 #[cfg(test)]
@@ -625,5 +597,15 @@ mod tests {
             })
         );
         assert!("openai".parse::<Format>().is_err());
+    }
+
+    #[test]
+    fn unknown_format_lists_every_slug() {
+        let e = "openai".parse::<Format>().unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "unknown format `openai`; expected one of: json, openai-chat, openai-chat-strict, openai-responses, openai-responses-strict, anthropic, anthropic-strict, gemini, gemini-unroll-<levels>, gemini-json-schema, mcp"
+        );
+        assert!("gemini-unroll-x".parse::<Format>().is_err());
     }
 }

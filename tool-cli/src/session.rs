@@ -5,7 +5,7 @@ use std::hash::{BuildHasher, Hasher};
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
-use tool_core::{SecretStore, ToolArgs, ToolContext, ToolKind, ToolRegistry, ToolResult};
+use tool_core::{SecretStore, ToolArgs, ToolContext, ToolRegistry, ToolResult};
 
 use crate::cli::CommonOptions;
 use crate::workspace;

@@ -509,7 +509,7 @@ pub(crate) static GEMINI: Provider = Provider {
     strict: None,
     render_tool: |spec, parameters, _| declaration(spec, parameters),
     looser: Looser::Format(Format::GeminiJsonSchema, FallbackForm::ParametersJsonSchema),
-    tool_list: tool_list,
+    tool_list,
     parse_calls: parse,
     render_result: |call, reply| vec![response_part(call, reply)],
     unrolled: Some(|n| Format::Gemini {
@@ -526,7 +526,7 @@ pub(crate) static GEMINI_JSON_SCHEMA: Provider = Provider {
     strict: None,
     render_tool: |spec, parameters, _| json_schema_declaration(spec, &parameters),
     looser: Looser::None,
-    tool_list: tool_list,
+    tool_list,
     parse_calls: parse,
     render_result: |call, reply| vec![response_part(call, reply)],
     unrolled: None,
@@ -534,5 +534,5 @@ pub(crate) static GEMINI_JSON_SCHEMA: Provider = Provider {
 
 /// The request's `tools` value: `[{"functionDeclarations": [...]}]`.
 fn tool_list(declarations: Vec<Value>) -> Value {
-    json!([{ "functionDeclarations": declarations }])
+    json!([{ "functionDeclarations": Value::Array(declarations) }])
 }

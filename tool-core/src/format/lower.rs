@@ -1,6 +1,11 @@
 //! Lowering steps shared by the targets. Each is one small rewrite of a
 //! JSON Schema; the targets list them, in order, as their pipeline.
 //!
+//! One concern, hence one file of about 900 lines: the catalogue of schema
+//! rewrites (each a function plus, for the ones every target uses the same
+//! way, a [`Step`] constant). The rewrites share the `$ref` and `$defs`
+//! helpers at the top; splitting the catalogue would scatter them.
+//!
 //! A step either succeeds or returns a [`Violation`] carrying the JSON path
 //! of the node it cannot rewrite and the [`Rule`] that forbids leaving it.
 

@@ -172,7 +172,7 @@ pub(crate) static MCP: Provider = Provider {
     parameters_pointer: "/inputSchema",
     plain: Some(&PIPELINE),
     strict: None,
-    render_tool: render_tool,
+    render_tool,
     looser: Looser::None,
     tool_list: Value::Array,
     parse_calls: parse,
@@ -182,6 +182,10 @@ pub(crate) static MCP: Provider = Provider {
 
 /// A `tools/list` entry. The output schema goes through the same lowering;
 /// one that cannot be lowered is left out rather than failing the tool.
+#[allow(
+    clippy::needless_pass_by_value,
+    reason = "the signature of `Provider::render_tool`, whose other renderers consume the schema"
+)]
 fn render_tool(spec: &ToolSpec, parameters: Value, _strict: bool) -> Value {
     let mut tool = tool(spec, &parameters);
     if let Some(output) = &spec.output_schema {

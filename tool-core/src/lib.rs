@@ -89,6 +89,7 @@ mod future;
 pub mod governance;
 mod into_result;
 mod memory;
+pub mod meta;
 mod registry;
 mod result;
 mod schema;
@@ -100,7 +101,7 @@ pub mod truncate;
 #[path = "private.rs"]
 pub mod __private;
 
-pub use args::{ArgumentRepair, ToolArgs};
+pub use args::{ArgumentRepair, RepairKind, ToolArgs};
 pub use context::{Progress, ProgressSink, State, ToolContext};
 pub use error::RegistryError;
 pub use format::{Format, ToolCall};

@@ -433,7 +433,7 @@ impl<T: Serialize> IntoToolResult for Json<T> {
             Ok(Value::String(s)) => ToolResult::ok(s),
             Ok(v) => {
                 let text = v.to_string();
-                ToolResult::ok(text).with_metadata("structured", v)
+                ToolResult::ok(text).with_metadata(crate::meta::STRUCTURED, v)
             }
             Err(e) => ToolResult::failed(format!(
                 "the tool's return value could not be serialised to JSON: {e}"

@@ -15,7 +15,7 @@ pub(crate) mod schema;
 
 pub use messages::json_kind;
 pub use normalize::normalize_arguments;
-pub use repair::{ArgumentRepair, takes_only_text};
+pub use repair::{ArgumentRepair, RepairKind, takes_only_text};
 
 /// The arguments of a tool call: a parsed JSON value, or the raw text a provider returned.
 ///

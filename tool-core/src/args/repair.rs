@@ -39,16 +39,54 @@ use super::messages;
 pub(crate) use super::schema::ParamTypes;
 use super::schema::{JsonTypes, resolve_ref};
 
+/// What kind of repair was applied (the module docs describe each).
+/// Serialised as its `snake_case` name ([`as_str`](Self::as_str)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum RepairKind {
+    /// Empty argument text, read as `{}`.
+    EmptyArguments,
+    /// Raw control characters inside JSON strings, escaped and parsed.
+    ControlCharactersEscaped,
+    /// A JSON string holding the arguments object, decoded once.
+    DoubleEncodedArguments,
+    /// The parameters wrapped under `arguments`, `parameters` or `input`, unwrapped.
+    UnwrappedArguments,
+    /// A string holding JSON for an object or array parameter, parsed.
+    JsonStringParsed,
+    /// A whole number sent as a string for an integer parameter.
+    IntegerFromString,
+    /// A JSON number sent as a string for a number parameter.
+    NumberFromString,
+    /// `"true"`/`"false"` for a boolean parameter.
+    BooleanFromString,
+}
+
+impl RepairKind {
+    /// The `snake_case` name, as serialised (`integer_from_string`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::EmptyArguments => "empty_arguments",
+            Self::ControlCharactersEscaped => "control_characters_escaped",
+            Self::DoubleEncodedArguments => "double_encoded_arguments",
+            Self::UnwrappedArguments => "unwrapped_arguments",
+            Self::JsonStringParsed => "json_string_parsed",
+            Self::IntegerFromString => "integer_from_string",
+            Self::NumberFromString => "number_from_string",
+            Self::BooleanFromString => "boolean_from_string",
+        }
+    }
+}
+
 /// One repair applied to a call's arguments.
 ///
 /// Serialised (in `metadata["argument_repairs"]`) as `{"kind", "parameter"?}`;
 /// the model-facing sentence is [`note`](Self::note).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ArgumentRepair {
-    /// What was repaired: `empty_arguments`, `control_characters_escaped`,
-    /// `double_encoded_arguments`, `unwrapped_arguments`, `json_string_parsed`,
-    /// `integer_from_string`, `number_from_string`, `boolean_from_string`.
-    pub kind: &'static str,
+    /// What was repaired.
+    pub kind: RepairKind,
     /// The parameter (or wrapper key) concerned, if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub parameter: Option<String>,
@@ -57,7 +95,7 @@ pub struct ArgumentRepair {
 }
 
 impl ArgumentRepair {
-    fn new(kind: &'static str, parameter: Option<&str>, note: String) -> Self {
+    fn new(kind: RepairKind, parameter: Option<&str>, note: String) -> Self {
         Self {
             kind,
             parameter: parameter.map(str::to_owned),
@@ -180,7 +218,7 @@ fn escape_control_characters(text: &str) -> Option<(String, ArgumentRepair)> {
     );
     Some((
         out,
-        ArgumentRepair::new("control_characters_escaped", None, note),
+        ArgumentRepair::new(RepairKind::ControlCharactersEscaped, None, note),
     ))
 }
 
@@ -196,7 +234,7 @@ pub(crate) fn prepare(
         ToolArgs::Value(v) => v,
         ToolArgs::Text(text) if text.trim().is_empty() => {
             repairs.push(ArgumentRepair::new(
-                "empty_arguments",
+                RepairKind::EmptyArguments,
                 None,
                 "the arguments were empty and were read as no arguments ({})".to_owned(),
             ));
@@ -214,7 +252,7 @@ pub(crate) fn prepare(
         && let Ok((inner @ Value::Object(_), escaped)) = parse_text(s)
     {
         repairs.push(ArgumentRepair::new(
-            "double_encoded_arguments",
+            RepairKind::DoubleEncodedArguments,
             None,
             "the arguments were a JSON string holding the arguments object and were read as that object; send the object itself".to_owned(),
         ));
@@ -236,7 +274,11 @@ pub(crate) fn prepare(
             let note = format!(
                 "the arguments were wrapped in an object under `{key}`, and the parameters inside it were used; send them at the top level"
             );
-            repairs.push(ArgumentRepair::new("unwrapped_arguments", Some(&key), note));
+            repairs.push(ArgumentRepair::new(
+                RepairKind::UnwrappedArguments,
+                Some(&key),
+                note,
+            ));
             map = inner;
         }
     }
@@ -277,7 +319,7 @@ fn repair_string(name: &str, s: &str, t: JsonTypes) -> Option<(Value, ArgumentRe
         );
         return Some((
             parsed,
-            ArgumentRepair::new("json_string_parsed", Some(name), note),
+            ArgumentRepair::new(RepairKind::JsonStringParsed, Some(name), note),
         ));
     }
     if t.integer
@@ -286,7 +328,7 @@ fn repair_string(name: &str, s: &str, t: JsonTypes) -> Option<(Value, ArgumentRe
         let note = format!("{given} and read as the number {n}");
         return Some((
             n,
-            ArgumentRepair::new("integer_from_string", Some(name), note),
+            ArgumentRepair::new(RepairKind::IntegerFromString, Some(name), note),
         ));
     }
     if t.number
@@ -295,14 +337,14 @@ fn repair_string(name: &str, s: &str, t: JsonTypes) -> Option<(Value, ArgumentRe
         let note = format!("{given} and read as the number {n}");
         return Some((
             n,
-            ArgumentRepair::new("number_from_string", Some(name), note),
+            ArgumentRepair::new(RepairKind::NumberFromString, Some(name), note),
         ));
     }
     if t.boolean && (s == "true" || s == "false") {
         let note = format!("{given} and read as the boolean {s}");
         return Some((
             Value::Bool(s == "true"),
-            ArgumentRepair::new("boolean_from_string", Some(name), note),
+            ArgumentRepair::new(RepairKind::BooleanFromString, Some(name), note),
         ));
     }
     None
@@ -474,7 +516,7 @@ mod tests {
     fn run(args: ToolArgs) -> (Result<Map<String, Value>, String>, Vec<&'static str>) {
         let mut repairs = Vec::new();
         let r = prepare("t", args, &types(), &mut repairs);
-        (r, repairs.iter().map(|r| r.kind).collect())
+        (r, repairs.iter().map(|r| r.kind.as_str()).collect())
     }
 
     #[test]

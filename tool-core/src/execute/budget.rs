@@ -3,6 +3,7 @@
 
 use serde_json::Value;
 
+use crate::meta;
 use crate::result::ToolResult;
 use crate::truncate::{self, Truncation};
 
@@ -29,14 +30,14 @@ pub(super) fn apply(result: &mut ToolResult, budget: &Truncation, trace_id: Opti
         error.message = cut.text;
         result
             .metadata
-            .insert("error_truncated".to_owned(), Value::Bool(true));
+            .insert(meta::ERROR_TRUNCATED.to_owned(), Value::Bool(true));
     }
     if truncate::fits(&result.output, budget) {
         return;
     }
     let existing = result
         .metadata
-        .get("output_path")
+        .get(meta::OUTPUT_PATH)
         .and_then(Value::as_str)
         .map(std::path::PathBuf::from);
     let cut = match existing {
@@ -49,10 +50,10 @@ pub(super) fn apply(result: &mut ToolResult, budget: &Truncation, trace_id: Opti
     result.output = cut.text;
     result
         .metadata
-        .insert("truncated".to_owned(), Value::Bool(true));
+        .insert(meta::TRUNCATED.to_owned(), Value::Bool(true));
     if let Some(path) = cut.spill_path {
         result.metadata.insert(
-            "output_path".to_owned(),
+            meta::OUTPUT_PATH.to_owned(),
             Value::String(path.display().to_string()),
         );
     }

@@ -17,6 +17,7 @@ use crate::governance::approval::ApprovalRequest;
 use crate::governance::confirm::{self, Confirmation};
 use crate::governance::secrets;
 use crate::governance::stats::{CallPhase, ToolEvent};
+use crate::meta;
 use crate::registry::{Entry, ToolRegistry};
 use crate::result::{ErrorKind, ToolError, ToolResult};
 
@@ -143,8 +144,10 @@ impl<'a> Call<'a> {
             .map(|h| Value::String(h.clone()))
             .collect();
         if !ignored.is_empty() {
-            self.metadata
-                .insert("ignored_hidden_params".to_owned(), Value::Array(ignored));
+            self.metadata.insert(
+                meta::IGNORED_HIDDEN_PARAMS.to_owned(),
+                Value::Array(ignored),
+            );
         }
     }
 
@@ -169,7 +172,7 @@ impl<'a> Call<'a> {
         if let Confirmation::Edited { arguments, changed } = decision {
             self.notes.push(edit_note(&changed, &arguments));
             self.metadata
-                .insert("approved_with_edits".to_owned(), Value::from(changed));
+                .insert(meta::APPROVED_WITH_EDITS.to_owned(), Value::from(changed));
             self.args = arguments;
         }
         Ok(())
@@ -216,7 +219,7 @@ impl<'a> Call<'a> {
     pub(super) fn finish(self, mut result: ToolResult) -> ToolResult {
         if !self.repairs.is_empty() {
             result.metadata.insert(
-                "argument_repairs".to_owned(),
+                meta::ARGUMENT_REPAIRS.to_owned(),
                 serde_json::to_value(&self.repairs).unwrap_or(Value::Null),
             );
             let notes = self.repairs.iter().map(|r| r.note().to_owned()).collect();

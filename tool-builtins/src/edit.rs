@@ -1,12 +1,15 @@
-//! `edit_file`: replace a string in a file, found by the strategies of [`crate::replace`].
+//! `edit_file`: replace a string in a file, found by the strategies of [`crate::fs::replace`].
 
 use tool_core::{ErrorKind, ToolContext, ToolResult, tool};
 
 use crate::fs::target::WriteTarget;
-use crate::fsutil::{self, Before, LineEnding, NewlineMap, TextFile};
+use crate::fs::changes::Before;
+use crate::fs::lines::LineEnding;
+use crate::fs::lines::NewlineMap;
+use crate::fs::text::TextFile;
 #[cfg(test)]
-use crate::ledger::FileLedger;
-use crate::replace::{self, Strategy};
+use crate::fs::ledger::FileLedger;
+use crate::fs::replace::{self, Strategy};
 
 /// "No changes to apply" message.
 pub(crate) const IDENTICAL: &str = "No changes to apply: old_string and new_string are identical.";
@@ -131,13 +134,13 @@ pub(crate) fn edit_blocking(
         return e.to_result();
     }
     let (before_bytes, file) = if let Some(bytes) = locked.existing.take() {
-        if fsutil::looks_binary(&bytes[..bytes.len().min(4096)]) {
+        if crate::fs::binary::looks_binary(&bytes[..bytes.len().min(4096)]) {
             return ToolResult::failed(format!("Cannot edit binary file: {}", path.display()));
         }
         match TextFile::decode(&bytes) {
             // Keep the old bytes only for a snapshot hook; large files are
             // otherwise held once as text, not twice.
-            Ok(t) => (fsutil::wants_snapshots(ctx).then_some(bytes), t),
+            Ok(t) => (crate::fs::changes::wants_snapshots(ctx).then_some(bytes), t),
             Err(e) => {
                 return ToolResult::failed(format!("Cannot edit {}: {e}.", path.display()));
             }
@@ -204,7 +207,7 @@ pub(crate) fn edit_blocking(
         return ToolResult::failed(format!("Cannot write {}: {e}", path.display()));
     }
     let shown = path.display().to_string();
-    let diff = fsutil::Diff::compute(&shown, &file.text, &text);
+    let diff = crate::fs::diff::Diff::compute(&shown, &file.text, &text);
     let truncated = diff.truncated;
     let mut result = ToolResult::ok(applied_output(&notes))
         .with_metadata("diff", diff.unified)
@@ -250,9 +253,9 @@ pub(crate) fn apply_edit(
     style: LineEnding,
     edit: &EditSpec,
 ) -> Result<Applied, String> {
-    let normalized = fsutil::normalize_newlines(text);
-    let find = fsutil::normalize_newlines(&edit.old_string);
-    let new = fsutil::normalize_newlines(&edit.new_string);
+    let normalized = crate::fs::lines::normalize_newlines(text);
+    let find = crate::fs::lines::normalize_newlines(&edit.old_string);
+    let new = crate::fs::lines::normalize_newlines(&edit.new_string);
     if find == new {
         return Err(IDENTICAL.to_owned());
     }
@@ -298,7 +301,7 @@ pub(crate) fn prime(ctx: &ToolContext, paths: &[std::path::PathBuf]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::replace::NOT_FOUND;
+    use crate::fs::replace::NOT_FOUND;
     use std::fs;
 
     fn setup(files: &[(&str, &[u8])]) -> (tempfile::TempDir, ToolContext) {
@@ -640,7 +643,8 @@ mod tests {
 
     #[tokio::test]
     async fn snapshot_hook_sees_the_change() {
-        use crate::fsutil::{ChangeLog, Snapshots};
+        use crate::fs::changes::ChangeLog;
+use crate::fs::changes::Snapshots;
         use std::sync::Arc;
         let (d, ctx) = setup(&[("a.txt", b"one")]);
         let log = Arc::new(ChangeLog::default());

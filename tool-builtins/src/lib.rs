@@ -6,10 +6,10 @@
 //! those keep working. Every path is resolved inside a [`Workspace`]; writes
 //! follow the read-before-write rule of a [`FileLedger`], are atomic, keep the
 //! file's permissions, byte order mark and line endings, and can be recorded
-//! for rewinding through a [`Snapshots`](fsutil::Snapshots) hook.
+//! for rewinding through a [`Snapshots`] hook.
 //!
 //! ```
-//! use tool_builtins::{context, fsutil::ChangeLog, fsutil::Snapshots};
+//! use tool_builtins::{context, crate::fs::changes::ChangeLog, crate::fs::changes::Snapshots};
 //! use std::sync::Arc;
 //!
 //! # tokio::runtime::Runtime::new().unwrap().block_on(async {
@@ -40,34 +40,45 @@
 //! | --- | --- | --- |
 //! | `read_file` | [`read`] | numbered window of a text file (streamed), a folder's entries, an image |
 //! | `write_file` | [`write`](mod@write) | a whole file, verbatim; read-before-write for existing files |
-//! | `edit_file` | [`edit`] | one replacement, located by the strategies of [`replace`] |
+//! | `edit_file` | [`edit`] | one replacement, located by the strategies of [`fs::replace`] |
 //! | `multi_edit` | [`multi_edit`](mod@multi_edit) | several replacements in one file, all or nothing |
-//! | `apply_patch` | [`patch`] | Codex-style patch over many files, verified before writing |
-//! | `bash_command` | [`bash`] | a shell command in its own process group, bounded output |
-//! | `glob_files` | [`glob`] | files by glob, newest first |
-//! | `grep_content` | [`grep`] | regex search with ripgrep's engine |
-//! | `list_dir` | [`list`] | a folder tree |
+//! | `apply_patch` | [`patch`] (`parse`, `apply`) | Codex-style patch over many files, verified before writing |
+//! | `bash_command` | [`shell::bash`] | a shell command in its own process group, bounded output |
+//! | `glob_files` | [`search::glob`] | files by glob, newest first |
+//! | `grep_content` | [`search::grep`] | regex search with ripgrep's engine |
+//! | `list_dir` | [`search::list`] | a folder tree |
 //!
 //! Each is a `#[tool]` fn: linking this crate adds them to
 //! [`ToolRegistry::global`]; [`registry`] gives a registry of just these.
 //! The fns can also be called directly (`read_file(&ctx, path, 1, None).await`).
 //!
 //! # Modules
-//! - [`workspace`]: [`Workspace`] and path resolution ("outside the workspace").
-//! - [`ledger`]: [`FileLedger`], the read-before-write rule and per-file locks.
-//! - [`fsutil`]: text decoding, line endings and BOM, atomic writes, change
-//!   snapshots, binary detection, diffs.
-//! - [`replace`]: the matching strategies of `edit_file` and `multi_edit`.
-//! - [`bash_policy`]: [`CommandPolicy`] and [`split_command`]: allow / ask /
-//!   deny on every segment of a compound command; substitutions need confirmation.
-//! - [`search`]: what glob, grep and list share: the walker that stays in the
-//!   workspace, explicitly named paths versus ignore files, [`SearchConfig`].
+//! The tools of one kind sit in one wing with what only they use; the file
+//! tools (`read`, `write`, `edit`, `multi_edit`) sit at the top, one per file.
+//! - [`fs`]: the file system as the tools use it: [`Workspace`]
+//!   confinement, the [`FileLedger`] (read-before-write), text decoding and
+//!   encodings, line endings, binary sniffing, the `edit_file` matching
+//!   strategies ([`fs::replace`]), atomic writes, change snapshots, diffs, and
+//!   the one write path every file-changing tool goes through.
+//! - [`shell`]: `bash_command` with its [`BashConfig`], the environment filter,
+//!   the runner (process group, supervisor, capture, stop sequence), the
+//!   [`CommandPolicy`] and [`split_command`] (allow / ask / deny on every
+//!   segment of a compound command), the default guard, ANSI stripping.
+//! - [`search`]: `glob_files`, `grep_content`, `list_dir` and what they
+//!   share: the walker that stays in the workspace, explicitly named paths
+//!   versus ignore files, [`SearchConfig`], the parallel top-K collector.
+//! - [`patch`]: `apply_patch`: the grammar apart from plan/apply/rollback.
 //! - Head/tail truncation with spill files lives in `tool_core::truncate`.
+//!
+//! What may import what (checked on the `use crate::` lines): the tools and
+//! `patch` → `fs`; `shell` → `fs`; `search` → `fs`; the read-only spill
+//! roots (`roots`, beside `lib.rs`) → `fs` and `shell::config`. `fs` imports
+//! none of the other wings.
 //!
 //! # Setting up a context
 //! The tools read their environment from the [`ToolContext`] as typed state:
 //! a [`Workspace`] (required), a [`FileLedger`] (required by the tools that
-//! write) and a [`Snapshots`](fsutil::Snapshots) hook (optional). [`context`]
+//! write) and a [`Snapshots`] hook (optional). [`context`]
 //! builds a context with the first two. [`BashConfig`] (shell, limits, which
 //! environment variables count as secrets, a [`CommandPolicy`]) and
 //! [`SearchConfig`] (result limit, line cut, threads, list ignores) are
@@ -125,41 +136,30 @@ use tool_core::{OnConflict, Tool, ToolContext, ToolRegistry};
 
 pub mod edit;
 pub mod fs;
-pub mod fsutil;
-pub mod ledger;
 pub mod multi_edit;
 pub mod patch;
 pub mod read;
-pub mod replace;
-pub mod workspace;
+mod roots;
+pub mod search;
+pub mod shell;
 pub mod write;
 
-mod ansi;
-pub mod bash;
-pub mod bash_guard;
-pub mod bash_policy;
-pub mod glob;
-pub mod grep;
-pub mod list;
-mod proctree;
-pub mod search;
-
 pub use edit::edit_file;
-pub use ledger::FileLedger;
+pub use fs::changes::{Change, ChangeLog, SnapshotHook, Snapshots};
+pub use fs::ledger::FileLedger;
+pub use fs::workspace::{PathError, Workspace};
 pub use multi_edit::{Edit, multi_edit};
 pub use patch::apply_patch;
 pub use read::{ReadOptions, read_file};
-pub use workspace::{PathError, Workspace};
 pub use write::write_file;
 
-pub use bash::{BashConfig, bash_command};
-pub use bash_policy::{
-    CommandParts, CommandPolicy, PolicyAction, PolicyDecision, SegmentVerdict, split_command,
-};
-pub use glob::glob_files;
-pub use grep::grep_content;
-pub use list::list_dir;
 pub use search::SearchConfig;
+pub use search::glob::glob_files;
+pub use search::grep::grep_content;
+pub use search::list::list_dir;
+pub use shell::policy::{CommandPolicy, PolicyAction, PolicyDecision, SegmentVerdict};
+pub use shell::split::{CommandParts, split_command};
+pub use shell::{BashConfig, bash_command};
 
 /// The names of the built-in tools, as registered.
 pub const TOOL_NAMES: &[&str] = &[
@@ -216,7 +216,7 @@ fn from_this_crate(file: &str) -> bool {
 }
 
 /// A context for the built-in tools: a [`Workspace`] rooted at `root` and a
-/// fresh [`FileLedger`]. Add a [`Snapshots`](fsutil::Snapshots) hook with
+/// fresh [`FileLedger`]. Add a [`Snapshots`] hook with
 /// [`ToolContext::with_state`] to record changes.
 ///
 /// # Errors

@@ -18,9 +18,8 @@ use tool_core::{Attachment, ErrorKind, Image, ToolContext, ToolResult, tool};
 
 use crate::edit::run_blocking;
 use crate::fs::beneath::Beneath;
-use crate::fsutil;
-use crate::ledger::{ContentHasher, FileLedger, Stamp};
-use crate::workspace::workspace_of;
+use crate::fs::ledger::{ContentHasher, FileLedger, Stamp};
+use crate::fs::workspace::workspace_of;
 
 /// Limits of `read_file`; store a changed copy in the context
 /// (`ctx.with_state(ReadOptions { .. })`) to override the defaults.
@@ -95,7 +94,7 @@ pub async fn read_file(
         Ok(ws) => ws,
         Err(r) => return r,
     };
-    let target = match crate::workspace::resolve_for_read(context, &ws, &file_path) {
+    let target = match crate::roots::resolve_for_read(context, &ws, &file_path) {
         Ok(p) => p,
         Err(e) => return e.to_result(),
     };
@@ -140,7 +139,7 @@ fn read_blocking(
     if let Some(media) = media_type(path) {
         return read_media(path, &mut file, media, &meta, opts, ledger);
     }
-    if fsutil::has_binary_extension(path) {
+    if crate::fs::binary::has_binary_extension(path) {
         return binary(path);
     }
     match read_text(path, file, offset, limit, opts, ledger) {
@@ -320,14 +319,14 @@ fn read_text(
     sample.truncate(n);
     let scan = if sample.starts_with(b"\xFF\xFE") || sample.starts_with(b"\xFE\xFF") {
         scan_utf16(&mut file, offset, limit, opts)
-    } else if fsutil::looks_binary(&sample) {
+    } else if crate::fs::binary::looks_binary(&sample) {
         Err(TextError::Binary)
     } else {
         // One decision for the whole file, as `TextFile::decode` makes it:
         // UTF-8 when every byte of it is, else the encoding its first bytes
         // suggest, for every line. A character cut at the sample's end is
         // not evidence of another encoding.
-        let bom = sample.starts_with(fsutil::UTF8_BOM);
+        let bom = sample.starts_with(crate::fs::text::UTF8_BOM);
         let sample_invalid = std::str::from_utf8(&sample).is_err_and(|e| e.error_len().is_some());
         let as_utf8 = if sample_invalid {
             Err(TextError::NotUtf8)
@@ -340,9 +339,9 @@ fn read_text(
             Err(TextError::NotUtf8) if bom => Err(TextError::Undecodable("UTF-8")),
             Err(TextError::NotUtf8) => {
                 file.seek(SeekFrom::Start(0))?;
-                let mut prefix = vec![0u8; fsutil::DETECT_PREFIX_BYTES];
+                let mut prefix = vec![0u8; crate::fs::text::DETECT_PREFIX_BYTES];
                 let n = read_full(&mut file, &mut prefix)?;
-                let encoding = fsutil::file_encoding(&prefix[..n]);
+                let encoding = crate::fs::text::file_encoding(&prefix[..n]);
                 drop(prefix);
                 file.seek(SeekFrom::Start(0))?;
                 Scanner::new(offset, limit, opts, Some(encoding)).run(&mut file)
@@ -440,7 +439,7 @@ struct Scanner<'a> {
     /// The legacy encoding of every line, or `None` for UTF-8.
     encoding: Option<&'static Encoding>,
     /// Checks the whole file when reading it as UTF-8.
-    utf8: fsutil::Utf8Validator,
+    utf8: crate::fs::text::Utf8Validator,
     /// Bytes of the current line (capped).
     line: Vec<u8>,
     line_capped: bool,
@@ -462,7 +461,7 @@ impl<'a> Scanner<'a> {
             last_wanted: offset.saturating_add(limit).saturating_sub(1),
             opts,
             encoding,
-            utf8: fsutil::Utf8Validator::new(),
+            utf8: crate::fs::text::Utf8Validator::new(),
             line: Vec::new(),
             line_capped: false,
             out: Vec::new(),
@@ -616,13 +615,13 @@ impl<'a> Scanner<'a> {
                 Err(_) => Err(TextError::NotUtf8),
             };
         };
-        if let Some(s) = fsutil::decode_exact(bytes, enc) {
+        if let Some(s) = crate::fs::text::decode_exact(bytes, enc) {
             return Ok(s);
         }
         // The cap may have cut a multi-byte character in two.
         if capped {
             for cut in 1..=3.min(bytes.len()) {
-                if let Some(s) = fsutil::decode_exact(&bytes[..bytes.len() - cut], enc) {
+                if let Some(s) = crate::fs::text::decode_exact(&bytes[..bytes.len() - cut], enc) {
                     return Ok(s);
                 }
             }
@@ -658,8 +657,8 @@ fn scan_utf16(
     let mut bytes = Vec::new();
     file.read_to_end(&mut bytes)?;
     let decoded =
-        fsutil::TextFile::decode(&bytes).map_err(|e| TextError::Undecodable(e.encoding))?;
-    let text = fsutil::normalize_newlines(&decoded.text);
+        crate::fs::text::TextFile::decode(&bytes).map_err(|e| TextError::Undecodable(e.encoding))?;
+    let text = crate::fs::lines::normalize_newlines(&decoded.text);
     let mut lines: Vec<&str> = text.split('\n').collect();
     if lines.last() == Some(&"") {
         lines.pop();
@@ -885,7 +884,7 @@ mod tests {
         let mut late = "caf\u{e9}\n".as_bytes().repeat(2000);
         late.extend_from_slice(b"na\xEFve\n");
         let (d, ctx) = setup(&[("mixed.txt", &bytes), ("late.txt", &late)]);
-        let file = fsutil::TextFile::decode(&bytes).unwrap();
+        let file = crate::fs::text::TextFile::decode(&bytes).unwrap();
         assert!(!file.is_utf8());
         let r = read(&ctx, "mixed.txt", None, None).await;
         let expected: Vec<String> = file
@@ -906,7 +905,7 @@ mod tests {
         want.extend_from_slice(b"latin1 caf\xE9 line\n");
         assert_eq!(std::fs::read(d.path().join("mixed.txt")).unwrap(), want);
 
-        let late_file = fsutil::TextFile::decode(&late).unwrap();
+        let late_file = crate::fs::text::TextFile::decode(&late).unwrap();
         let r = read(&ctx, "late.txt", Some(1), Some(1)).await;
         let shown = format!("1: {}\n", late_file.text.lines().next().unwrap());
         assert!(r.output.contains(&shown), "{}", r.output);

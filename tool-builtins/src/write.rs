@@ -4,7 +4,8 @@ use tool_core::{ToolContext, ToolResult, tool};
 
 use crate::edit::run_blocking;
 use crate::fs::target::WriteTarget;
-use crate::fsutil::{self, Before, UTF8_BOM};
+use crate::fs::changes::Before;
+use crate::fs::text::UTF8_BOM;
 
 /// Write a file in the workspace, replacing it if it exists.
 ///
@@ -62,7 +63,7 @@ fn write_blocking(ctx: &ToolContext, target: &WriteTarget, content: &str) -> Too
         return ToolResult::failed(format!("Cannot write {}: {e}", path.display()));
     }
     let shown = path.display().to_string();
-    let diff = fsutil::Diff::compute(&shown, &old_text, content);
+    let diff = crate::fs::diff::Diff::compute(&shown, &old_text, content);
     let truncated = diff.truncated;
     let mut result = ToolResult::ok("Wrote file successfully.")
         .with_metadata("diff", diff.unified)

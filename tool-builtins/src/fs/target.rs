@@ -30,9 +30,9 @@ use rustix::fs::{FileType, FlockOperation};
 use tool_core::{ToolContext, ToolResult};
 
 use super::beneath::{Beneath, Missing};
-use crate::fsutil::{self, Before};
-use crate::ledger::{ContentHasher, FileLedger, LedgerError, Stamp};
-use crate::workspace::Workspace;
+use crate::fs::changes::Before;
+use crate::fs::ledger::{ContentHasher, FileLedger, LedgerError, Stamp};
+use crate::fs::workspace::Workspace;
 
 /// Longest wait for another writer's folder lock: 10 seconds.
 pub(crate) const LOCK_WAIT: Duration = Duration::from_secs(10);
@@ -105,8 +105,8 @@ impl WriteTarget {
         reason = "the Err is the call's final ToolResult, returned as is"
     )]
     pub(crate) fn new(ctx: &ToolContext, file_path: &str) -> Result<Self, ToolResult> {
-        let ws = crate::workspace::workspace_of(ctx)?;
-        let ledger = crate::ledger::ledger_of(ctx)?;
+        let ws = crate::fs::workspace::workspace_of(ctx)?;
+        let ledger = crate::fs::ledger::ledger_of(ctx)?;
         if file_path.ends_with('/') && !file_path.trim().is_empty() {
             return Err(ToolResult::error(
                 tool_core::ErrorKind::InvalidArguments,
@@ -252,7 +252,7 @@ impl Locked {
         if let Some(l) = ledger {
             record(l, &self.beneath, bytes);
         }
-        fsutil::record_change(ctx, &self.path, before, Some(bytes));
+        crate::fs::changes::record_change(ctx, &self.path, before, Some(bytes));
         Ok(())
     }
 }
@@ -294,5 +294,5 @@ pub(crate) fn read_only(beneath: &Beneath, shown: &str, st_mode: u32) -> Option<
         )
         .is_ok()
     });
-    (mode & 0o222 == 0 || !accessible).then(|| fsutil::read_only_message(shown, mode))
+    (mode & 0o222 == 0 || !accessible).then(|| crate::fs::atomic::read_only_message(shown, mode))
 }

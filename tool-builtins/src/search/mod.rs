@@ -9,6 +9,10 @@
 //! workspace, so no search walks out of it; link loops are detected by the
 //! walker and skipped.
 
+pub mod glob;
+pub mod grep;
+pub mod list;
+
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::path::{Component, Path, PathBuf};
@@ -19,7 +23,7 @@ use globset::{GlobBuilder, GlobMatcher};
 use ignore::{DirEntry, WalkBuilder};
 use tool_core::{ErrorKind, ToolResult};
 
-use crate::workspace::Workspace;
+use crate::fs::workspace::Workspace;
 
 /// Default most results shown by `glob_files` and `grep_content`, and entries by `list_dir`.
 pub const DEFAULT_RESULT_LIMIT: usize = 100;
@@ -186,7 +190,7 @@ pub(crate) fn walker_with(
     builder.threads(threads);
     let ws = Arc::new(ws.clone());
     // Never into the tools' private folder (other traces' spill files) from outside it.
-    let private = crate::workspace::private_area();
+    let private = crate::fs::workspace::private_area();
     builder.filter_entry(move |entry| {
         private.as_deref() != Some(entry.path()) && keep_entry(&ws, entry) && keep(entry)
     });

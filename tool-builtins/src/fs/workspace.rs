@@ -445,36 +445,6 @@ impl PathError {
     }
 }
 
-/// The read-only folders of `ctx` beyond the workspace's own: the spill
-/// folder of the context's trace (its `trace_id`; see
-/// `tool_core::truncate::trace_folder_name`) in the default spill parent and
-/// in the spill parent of the context's [`BashConfig`](crate::bash::BashConfig)
-/// (where `bash_command` and the registry's output budget save full output).
-/// Another trace's spill folder is not among them, and neither is a trace
-/// folder (or a parent of it) that fails `tool_core::truncate::check_private_dir`
-/// (a symbolic link, another user's, not mode `0700`).
-pub(crate) fn read_roots(ctx: &ToolContext) -> Vec<PathBuf> {
-    let trace = ctx.trace_id();
-    let configured = ctx
-        .state::<crate::bash::BashConfig>()
-        .map(|c| c.truncation.clone());
-    std::iter::once(tool_core::truncate::Truncation::new())
-        .chain(configured)
-        .filter_map(|t| t.for_trace(trace).checked_spill_dir().ok())
-        .collect()
-}
-
-/// Resolves a path to read in `ctx` beneath the workspace, one of its
-/// read-only roots, or [`read_roots`]; the last component may be missing
-/// (the caller reports "not found" with suggestions).
-pub(crate) fn resolve_for_read(
-    ctx: &ToolContext,
-    ws: &Workspace,
-    model_path: &str,
-) -> Result<Beneath, PathError> {
-    ws.beneath_for_read(model_path, &read_roots(ctx), Missing::AllowLast)
-}
-
 /// The workspace of the context, or the `missing_context` error result a
 /// tool returns when the host did not set one.
 ///

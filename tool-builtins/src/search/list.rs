@@ -14,9 +14,9 @@ use std::sync::{Arc, Mutex};
 use ignore::{DirEntry, ParallelVisitor, ParallelVisitorBuilder, WalkState};
 use tool_core::{ErrorKind, ToolContext, ToolResult, tool};
 
-use crate::glob::search_folder;
+use crate::search::glob::search_folder;
 use crate::search::{self, GlobFilter, SearchConfig, TopK};
-use crate::workspace::{Workspace, workspace_of};
+use crate::fs::workspace::{Workspace, workspace_of};
 
 /// Lists the files of a folder as a tree: folders first, then files, sorted.
 ///

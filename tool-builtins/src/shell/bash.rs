@@ -1,309 +1,22 @@
-//! `bash_command`: run a shell command in the workspace and return its output.
-//!
-//! The command runs as `bash -c COMMAND` (`sh -c` where bash is missing) in a
-//! process group of its own, with standard input from `/dev/null` so nothing
-//! waits for a keyboard. Standard output and standard error share one pipe,
-//! so the model reads them interleaved exactly as they were written.
-//!
-//! Hazards handled:
-//! - **Unbounded output**: bytes stream through [`HeadTail`]: the head and the
-//!   tail are kept in memory, everything is written to a spill file whose path
-//!   the output names, so memory stays bounded whatever the command prints.
-//!   The spill file lies in the folder of the context's trace id, inside a
-//!   per-user `0700` folder (see `tool_core::truncate`), where `read_file` and
-//!   `grep_content` of the same trace can read it.
-//!   The spill file is capped too (`Truncation::max_spill_bytes`, 32 MiB by
-//!   default: the beginning is kept and the output says the file was cut), so
-//!   `yes` cannot fill the disk.
-//! - **Processes outliving the call**: the shell runs under a per-call
-//!   supervisor: a fork of this process that marks itself a child subreaper
-//!   (`PR_SET_CHILD_SUBREAPER`), starts the shell (with `PR_SET_PDEATHSIG`)
-//!   and reaps it; so every process the command starts stays below it
-//!   however it detaches (`&`, `nohup`, `setsid`, `disown`, double forks,
-//!   `set -m` jobs), and the tree is found from `/proc`. The crate's private
-//!   `proctree` module documents the design. Every
-//!   process a call started ends with the call: on success, timeout,
-//!   cancellation, and when the call's future is dropped; and when this
-//!   process dies, even by `SIGKILL`, the supervisor sees its control pipe
-//!   close and kills the tree.
-//! - **Background children**: the call completes when the shell exits plus a
-//!   short drain deadline ([`BashConfig::drain`]) for output still on its way;
-//!   then whatever is still running gets `SIGTERM`, and `SIGKILL` after
-//!   [`BashConfig::kill_grace`]; the output says so and the metadata carries
-//!   `stopped_background: true`. A background job cannot keep the call open,
-//!   nor outlive it.
-//! - **Timeouts**: every process below the supervisor, and every process
-//!   group they are in (job control, `set -m`, gives each job its own), gets
-//!   `SIGTERM`, then `SIGKILL` after [`BashConfig::kill_grace`]. The process
-//!   tree is read from `/proc`, frozen while it is read, and re-read until
-//!   nothing is left. Cancellation through the context does the same, and so
-//!   does dropping the call half-way.
-//! - **Terminal escapes**: colours, cursor moves and OSC strings are removed,
-//!   with the parser's state carried across reads.
-//! - **Secrets**: environment variables whose names look like secrets
-//!   (`*_KEY`, `*_TOKEN`, `*_SECRET`, … see [`BashConfig::secret_env_patterns`])
-//!   are not passed on. Secret values of the context's `SecretStore` that the
-//!   command prints are masked back to their `<secret>key</secret>`
-//!   placeholders as the output streams in ([`StreamMasker`], also when a
-//!   value is split across two reads), before anything is kept or written to
-//!   the spill file.
-//! - **Dangerous commands**: with a [`CommandPolicy`] in [`BashConfig::policy`],
-//!   every segment of the command is checked first; denied commands are
-//!   refused, and those needing confirmation go to the context's approver.
-//!
-//! A non-zero exit status is not a tool error, and neither is the command's
-//! own timeout: the output says what happened and the metadata carries
-//! `exit_code`, `timed_out`, `truncated` and `output_path`.
+//! `bash_command`: run a shell command in the workspace and return its
+//! output (the hazards it handles are listed in [`crate::shell`]).
 
 use std::collections::BTreeMap;
-use std::ffi::{OsStr, OsString};
-use std::fs::File;
-use std::io::{self, Read};
-use std::os::fd::{AsRawFd, OwnedFd};
-use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::PathBuf;
-use std::process::{Child, Command, ExitStatus, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use rustix::event::{PollFd, PollFlags, Timespec};
-use rustix::process::{Pid, Signal};
 use serde_json::{Map, Value};
-use tool_core::truncate::{HeadTail, StreamMasker, Truncation};
+use tool_core::truncate::StreamMasker;
 use tool_core::{
     ApprovalDecision, ApprovalRequest, ErrorKind, ToolContext, ToolKind, ToolResult, tool,
 };
 
-use crate::ansi::EscapeStripper;
-use crate::bash_policy::{CommandPolicy, MAX_COMMAND_BYTES, PolicyAction};
-use crate::proctree::{ProcessTree, SupervisorFds, supervise};
-use crate::workspace::workspace_of;
-
-/// Default timeout of a command: 120 s.
-pub const DEFAULT_BASH_TIMEOUT: Duration = Duration::from_secs(120);
-/// Longest timeout a model may ask for: 600 s. The tool's registry timeout
-/// (610 s) lies above it plus the kill grace, so the registry never cuts a
-/// command short of what the model asked for.
-pub const MAX_BASH_TIMEOUT: Duration = Duration::from_secs(600);
-
-/// Longest `kill_grace` and `drain` used (larger settings are capped): 4 s,
-/// so that the longest call, a shell exiting just before its 600 s timeout,
-/// then drain + grace + the waits after `SIGKILL` and for the supervisor
-/// (1 s each), stays under the tool's 610 s registry timeout.
-pub const MAX_BASH_GRACE: Duration = Duration::from_secs(4);
-
-/// Byte budget of the output kept in memory and shown: 48 KiB. Together with
-/// the marker line and the metadata block the output stays under the
-/// registry's default output budget (50 KiB, 2000 lines), so the registry
-/// never cuts it again (which would replace `output_path` with a file holding
-/// only the cut text).
-pub const BASH_MAX_OUTPUT_BYTES: usize = 48 * 1024;
-/// Line budget of the output shown: 1980 lines (see [`BASH_MAX_OUTPUT_BYTES`]).
-pub const BASH_MAX_OUTPUT_LINES: usize = 1980;
-
-/// Patterns of environment variable names that are not passed to commands
-/// (`*` matches any run of characters, ASCII case is ignored). The `tool`
-/// program also removes variables matching them from its own environment at
-/// start-up, so a command cannot read them from `/proc/<parent>/environ`.
-pub const DEFAULT_SECRET_ENV_PATTERNS: &[&str] = &[
-    "*_KEY",
-    "*_APIKEY",
-    "*API_KEY*",
-    "*_TOKEN",
-    "TOKEN",
-    "*_PAT",
-    "SECRET",
-    "*_SECRET*",
-    "*PASSWORD*",
-    "*_PASSWD",
-    "PASSWD",
-    "*_PWD",
-    "*_PASS",
-    "PGPASS",
-    "*PASSPHRASE*",
-    "JWT",
-    "*_JWT",
-    "*COOKIE*",
-    "*PRIVATE_KEY*",
-    "*WEBHOOK*",
-    "*_CREDENTIALS",
-];
-
-/// Whether the environment variable `name` matches one of `patterns`
-/// (`*` matches any run of characters, ASCII case is ignored), as
-/// [`BashConfig::secret_env_patterns`] are matched.
-///
-/// ```
-/// use std::ffi::OsStr;
-/// use tool_builtins::bash::{DEFAULT_SECRET_ENV_PATTERNS, is_secret_env_name};
-///
-/// assert!(is_secret_env_name(OsStr::new("GITHUB_TOKEN"), DEFAULT_SECRET_ENV_PATTERNS));
-/// assert!(!is_secret_env_name(OsStr::new("PATH"), DEFAULT_SECRET_ENV_PATTERNS));
-/// ```
-pub fn is_secret_env_name<P: AsRef<str>>(name: &OsStr, patterns: &[P]) -> bool {
-    let name = name.to_string_lossy().to_ascii_uppercase();
-    patterns
-        .iter()
-        .any(|p| name_matches(p.as_ref().to_ascii_uppercase().as_bytes(), name.as_bytes()))
-}
-
-/// Settings of `bash_command`, read from the context
-/// (`ToolContext::with_state(BashConfig { .. })`); the defaults apply without one.
-///
-/// ```
-/// use std::time::Duration;
-/// use tool_builtins::{BashConfig, CommandPolicy, PolicyAction};
-///
-/// let config = BashConfig::default()
-///     .with_default_timeout(Duration::from_secs(30))
-///     .with_secret_env_pattern("MY_COMPANY_*")
-///     .with_policy(CommandPolicy::new(PolicyAction::Allow).deny("rm -rf *"));
-/// assert_eq!(config.default_timeout, Duration::from_secs(30));
-/// ```
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub struct BashConfig {
-    /// The shell to run `-c COMMAND` with; `None` picks `bash` (from
-    /// `/bin`, `/usr/bin` or `/usr/local/bin`), else `/bin/sh`.
-    pub shell: Option<PathBuf>,
-    /// Timeout when the model gives none. Default [`DEFAULT_BASH_TIMEOUT`].
-    pub default_timeout: Duration,
-    /// Largest timeout the model may ask for, at most [`MAX_BASH_TIMEOUT`]
-    /// (larger values are capped there). Default [`MAX_BASH_TIMEOUT`].
-    pub max_timeout: Duration,
-    /// How long output is still read after the shell exits, for children it
-    /// left behind; they are stopped after it. Default 500 ms, at most
-    /// [`MAX_BASH_GRACE`].
-    pub drain: Duration,
-    /// Time between `SIGTERM` and `SIGKILL` when a call ends with processes
-    /// still running: on timeout, cancellation, and for background processes
-    /// left after the drain deadline. Default 2 s, at most [`MAX_BASH_GRACE`].
-    pub kill_grace: Duration,
-    /// Name patterns (`*` wildcards, ASCII case ignored) of environment
-    /// variables that are not passed on. Default [`DEFAULT_SECRET_ENV_PATTERNS`].
-    pub secret_env_patterns: Vec<String>,
-    /// The environment to start from instead of this process's own (still
-    /// filtered by `secret_env_patterns`). Default `None`.
-    pub base_env: Option<Vec<(OsString, OsString)>>,
-    /// Output budgets and spill parent. Default: [`BASH_MAX_OUTPUT_BYTES`] and
-    /// [`BASH_MAX_OUTPUT_LINES`], spilling to the context's trace folder in
-    /// `tool_core::truncate::default_spill_dir()` (its `trace_id` is replaced
-    /// by the context's for each call).
-    pub truncation: Truncation,
-    /// Checked before every command: `Deny` verdicts are refused with a
-    /// `denied` error; `Ask` verdicts go to the context's approver
-    /// (`ToolContext::with_approver`, the governance confirmation gate), which
-    /// may approve, edit the command or refuse; with no approver they are
-    /// refused. Default `None` (no checks).
-    pub policy: Option<CommandPolicy>,
-    /// Refuse the commands no user means to let a model run unasked (a
-    /// recursive delete of `/`, `~` or the workspace root, a force push, a
-    /// download piped into a shell, a write to a block device, a fork bomb)
-    /// unless [`BashConfig::policy`] allows them with an explicit rule; the
-    /// list is in [`crate::bash_guard`]. Default `true`.
-    pub guard: bool,
-}
-
-impl Default for BashConfig {
-    fn default() -> Self {
-        Self {
-            shell: None,
-            default_timeout: DEFAULT_BASH_TIMEOUT,
-            max_timeout: MAX_BASH_TIMEOUT,
-            drain: Duration::from_millis(500),
-            kill_grace: Duration::from_secs(2),
-            secret_env_patterns: DEFAULT_SECRET_ENV_PATTERNS
-                .iter()
-                .map(|s| (*s).to_owned())
-                .collect(),
-            base_env: None,
-            truncation: Truncation::new()
-                .max_bytes(BASH_MAX_OUTPUT_BYTES)
-                .max_lines(BASH_MAX_OUTPUT_LINES),
-            policy: None,
-            guard: true,
-        }
-    }
-}
-
-impl BashConfig {
-    /// Turns the default guard on or off (see [`BashConfig::guard`]).
-    #[must_use]
-    pub fn with_guard(mut self, on: bool) -> Self {
-        self.guard = on;
-        self
-    }
-
-    /// Sets the shell.
-    #[must_use]
-    pub fn with_shell(mut self, shell: impl Into<PathBuf>) -> Self {
-        self.shell = Some(shell.into());
-        self
-    }
-
-    /// Sets the default timeout.
-    #[must_use]
-    pub fn with_default_timeout(mut self, timeout: Duration) -> Self {
-        self.default_timeout = timeout;
-        self
-    }
-
-    /// Sets the largest timeout a model may ask for (capped at [`MAX_BASH_TIMEOUT`]).
-    #[must_use]
-    pub fn with_max_timeout(mut self, timeout: Duration) -> Self {
-        self.max_timeout = timeout.min(MAX_BASH_TIMEOUT);
-        self
-    }
-
-    /// Sets the drain deadline after the shell exits.
-    #[must_use]
-    pub fn with_drain(mut self, drain: Duration) -> Self {
-        self.drain = drain;
-        self
-    }
-
-    /// Sets the grace between `SIGTERM` and `SIGKILL`.
-    #[must_use]
-    pub fn with_kill_grace(mut self, grace: Duration) -> Self {
-        self.kill_grace = grace;
-        self
-    }
-
-    /// Adds a secret name pattern to the defaults.
-    #[must_use]
-    pub fn with_secret_env_pattern(mut self, pattern: impl Into<String>) -> Self {
-        self.secret_env_patterns.push(pattern.into());
-        self
-    }
-
-    /// Starts commands from this environment instead of the process's own.
-    #[must_use]
-    pub fn with_base_env<K, V>(mut self, vars: impl IntoIterator<Item = (K, V)>) -> Self
-    where
-        K: Into<OsString>,
-        V: Into<OsString>,
-    {
-        self.base_env = Some(
-            vars.into_iter()
-                .map(|(k, v)| (k.into(), v.into()))
-                .collect(),
-        );
-        self
-    }
-
-    /// Sets the output budgets and spill folder.
-    #[must_use]
-    pub fn with_truncation(mut self, truncation: Truncation) -> Self {
-        self.truncation = truncation;
-        self
-    }
-
-    /// Sets the command policy.
-    #[must_use]
-    pub fn with_policy(mut self, policy: CommandPolicy) -> Self {
-        self.policy = Some(policy);
-        self
-    }
-}
+use super::config::*;
+use super::env::*;
+use super::policy::{CommandPolicy, PolicyAction};
+use super::split::MAX_COMMAND_BYTES;
+use super::run::*;
+use crate::fs::workspace::workspace_of;
 
 /// Runs a shell command in the workspace and returns its combined output.
 ///
@@ -352,12 +65,12 @@ pub async fn bash_command(
         );
     }
     if config.guard {
-        let parts = crate::bash_policy::split_command(&command);
+        let parts = crate::shell::split::split_command(&command);
         let root = workspace_of(context)
             .map(|ws| ws.root().to_path_buf())
             .unwrap_or_default();
         if let Some(why) =
-            crate::bash_guard::refuses(&command, &parts, &root, config.policy.as_ref())
+            crate::shell::guard::refuses(&command, &parts, &root, config.policy.as_ref())
         {
             return ToolResult::error(ErrorKind::Denied, why);
         }
@@ -569,570 +282,36 @@ fn default_shell() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("/bin/sh"))
 }
 
-/// Splits `vars` into those passed to commands and the names of those
-/// withheld as secret-looking ([`is_secret_env`] with `patterns`).
-pub(crate) fn split_env(
-    vars: Vec<(OsString, OsString)>,
-    patterns: &[String],
-) -> (Vec<(OsString, OsString)>, Vec<String>) {
-    let mut withheld = Vec::new();
-    let kept = vars
-        .into_iter()
-        .filter(|(name, value)| {
-            let secret = is_secret_env(name, value, patterns);
-            if secret {
-                withheld.push(name.to_string_lossy().into_owned());
-            }
-            !secret
-        })
-        .collect();
-    (kept, withheld)
-}
-
-/// The model-visible note when `command` refers to a withheld variable
-/// (`$NAME` or `${NAME`): the command will see it empty, and the model
-/// should know why rather than debug an empty value.
-fn withheld_note(command: &str, withheld: &[String]) -> Option<String> {
-    let named: Vec<&str> = withheld
-        .iter()
-        .filter(|n| {
-            let plain = format!("${n}");
-            let braced = format!("${{{n}");
-            command.match_indices(&plain).any(|(i, m)| {
-                !command[i + m.len()..]
-                    .chars()
-                    .next()
-                    .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
-            }) || command.contains(&braced)
-        })
-        .map(String::as_str)
-        .collect();
-    (!named.is_empty()).then(|| {
-        format!(
-            "{} {} not passed to the command (secret-looking variables are withheld); \
-             it is empty there. Use a secret placeholder if the command needs the value.",
-            named.join(", "),
-            if named.len() == 1 { "was" } else { "were" }
-        )
-    })
-}
-
-/// Whether the variable `name=value` looks like a secret, by the rule the
-/// `tool` program also scrubs its own environment with. ASCII case ignored:
-/// - its name matches one of `patterns` ([`DEFAULT_SECRET_ENV_PATTERNS`]:
-///   `*_KEY`, `*_TOKEN`, `*PASSWORD*`, `*_CREDENTIALS`, ...);
-/// - its name contains `CRED` (`CREDENTIALS_JSON`, `GIT_CREDS`);
-/// - its name contains `AUTH` (`NPM_AUTH`, `HTTP_AUTHORIZATION`), except in
-///   the words `AUTHOR` and `AUTHORS` between underscores, so
-///   `GIT_AUTHOR_NAME` stays;
-/// - its name holds `CONN` or `DSN` and its value a `Password=` or `Pwd=`
-///   (a connection string);
-/// - its name is `URL`, `URI` or `DSN` or ends in `_URL`, `_URI` or `_DSN`,
-///   and its value is a URL with a password (`scheme://user:password@host`;
-///   the user may be empty): `DATABASE_URL=postgres://u:p@h/db` goes,
-///   `REPO_URL=ssh://git@github.com/x` stays.
-///
-/// Not covered: a token as a URL's user without a password
-/// (`https://TOKEN@host`), credentials in other values (proxy variables are
-/// kept so commands reach the network), secrets in files.
-///
-/// ```
-/// use std::ffi::OsStr;
-/// use tool_builtins::bash::{DEFAULT_SECRET_ENV_PATTERNS, is_secret_env};
-///
-/// let secret = |n: &str, v: &str| is_secret_env(OsStr::new(n), OsStr::new(v), DEFAULT_SECRET_ENV_PATTERNS);
-/// assert!(secret("DATABASE_URL", "postgres://u:pw@db/app"));
-/// assert!(secret("NPM_AUTH", "x") && secret("CREDENTIALS_JSON", "{}"));
-/// assert!(!secret("GIT_AUTHOR_NAME", "Ada") && !secret("API_URL", "https://h/a"));
-/// ```
-pub fn is_secret_env<P: AsRef<str>>(name: &OsStr, value: &OsStr, patterns: &[P]) -> bool {
-    if is_secret_env_name(name, patterns) {
-        return true;
-    }
-    let upper = name.to_string_lossy().to_ascii_uppercase();
-    if upper.contains("CRED") || has_auth_word(&upper) {
-        return true;
-    }
-    let text = value.to_string_lossy();
-    // A connection string with a password (`Server=…;Password=…`).
-    if (upper.contains("CONN") || upper.contains("DSN"))
-        && (text.to_ascii_lowercase().contains("password=")
-            || text.to_ascii_lowercase().contains("pwd="))
-    {
-        return true;
-    }
-    is_url_name(&upper) && has_url_password(&text)
-}
-
-/// Whether an upper-case name holds `AUTH` other than in the words
-/// `AUTHOR`/`AUTHORS` (words are the parts between `_`).
-fn has_auth_word(upper: &str) -> bool {
-    upper
-        .split('_')
-        .any(|word| word.contains("AUTH") && word != "AUTHOR" && word != "AUTHORS")
-}
-
-fn is_url_name(upper: &str) -> bool {
-    ["_URL", "_URI", "_DSN"]
-        .iter()
-        .any(|suffix| upper.ends_with(suffix) || upper == &suffix[1..])
-}
-
-/// Whether `value` is `scheme://[user]:password@...`: the authority (from
-/// `://` to the first `/`, `?` or `#`) has user info (before its last `@`)
-/// holding a `:`.
-fn has_url_password(value: &str) -> bool {
-    let Some((scheme, rest)) = value.split_once("://") else {
-        return false;
-    };
-    if scheme.is_empty() {
-        return false;
-    }
-    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
-    authority
-        .rsplit_once('@')
-        .is_some_and(|(userinfo, _)| userinfo.contains(':'))
-}
-
-/// `*` matches any run of bytes; everything else literally.
-fn name_matches(pattern: &[u8], name: &[u8]) -> bool {
-    match pattern.split_first() {
-        None => name.is_empty(),
-        Some((b'*', rest)) => (0..=name.len()).any(|i| name_matches(rest, &name[i..])),
-        Some((c, rest)) => name.first() == Some(c) && name_matches(rest, &name[1..]),
-    }
-}
-
-/// Everything [`run`] needs to start and watch one command.
-#[derive(Debug)]
-pub(crate) struct RunSpec {
-    pub(crate) shell: PathBuf,
-    pub(crate) command: String,
-    /// The directory to run in, by path: used when `workdir_fd` is `None`,
-    /// and in messages.
-    pub(crate) workdir: PathBuf,
-    /// The directory to run in, as an open descriptor (for example one opened
-    /// with `O_PATH | O_DIRECTORY` below the workspace root, so that no
-    /// symbolic link swapped in after the check can move the command
-    /// elsewhere): the shell `fchdir`s into it before `exec`. When set,
-    /// `workdir` is not used to change directory.
-    pub(crate) workdir_fd: Option<OwnedFd>,
-    pub(crate) env: Vec<(OsString, OsString)>,
-    pub(crate) timeout: Duration,
-    pub(crate) drain: Duration,
-    pub(crate) kill_grace: Duration,
-    pub(crate) truncation: Truncation,
-    /// Masks the context's secret values in the output before it is kept or spilled.
-    pub(crate) masker: Option<StreamMasker>,
-}
-
-/// Why the command was stopped before the shell exited on its own.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Stop {
-    Timeout,
-    Cancelled,
-}
-
-/// What happened to one command.
-#[derive(Debug)]
-pub(crate) struct Outcome {
-    status: Option<ExitStatus>,
-    stop: Option<Stop>,
-    /// The shell exited on its own, but processes it started were still
-    /// running after the drain deadline and were stopped.
-    stopped_background: bool,
-    output: tool_core::truncate::Truncated,
-}
-
-impl Outcome {
-    fn into_result(self, timeout: Duration) -> ToolResult {
-        let exit_code = self.status.and_then(|s| s.code());
-        let signal = self.status.and_then(|s| s.signal());
-        let mut notes = Vec::new();
-        match self.stop {
-            Some(Stop::Timeout) => notes.push(format!(
-                "Command timed out after {} and was stopped (SIGTERM, then SIGKILL, to every process it started).",
-                seconds(timeout)
-            )),
-            Some(Stop::Cancelled) => {
-                notes.push(
-                    "Command was cancelled and every process it started was stopped.".to_owned(),
-                );
-            }
-            None => match (exit_code, signal) {
-                (Some(0), _) => {}
-                (Some(code), _) => notes.push(format!("Command exited with code {code}.")),
-                (None, Some(sig)) => notes.push(format!("Command was killed by signal {sig}.")),
-                (None, None) => {}
-            },
-        }
-        if self.stopped_background {
-            notes.push(
-                "Processes the command left running in the background were stopped when it \
-                 ended (background jobs do not outlive a call)."
-                    .to_owned(),
-            );
-        }
-        let mut text = if self.output.text.is_empty() {
-            "(no output)".to_owned()
-        } else {
-            self.output.text
-        };
-        if !notes.is_empty() {
-            if !text.ends_with('\n') {
-                text.push('\n');
-            }
-            text.push_str("\n<bash_metadata>\n");
-            text.push_str(&notes.join("\n"));
-            text.push_str("\n</bash_metadata>");
-        }
-        let output_path = self.output.spill_path.as_ref().map_or(Value::Null, |p| {
-            Value::from(p.to_string_lossy().into_owned())
-        });
-        let mut result = ToolResult::ok(text)
-            .with_metadata("exit_code", exit_code.map_or(Value::Null, Value::from))
-            .with_metadata("timed_out", self.stop == Some(Stop::Timeout))
-            .with_metadata("truncated", self.output.truncated)
-            .with_metadata("output_path", output_path)
-            .with_metadata("output_bytes", self.output.total_bytes);
-        if let Some(sig) = signal {
-            result = result.with_metadata("signal", sig);
-        }
-        if self.stopped_background {
-            result = result.with_metadata("stopped_background", true);
-        }
-        if self.stop == Some(Stop::Cancelled) {
-            result = result.with_metadata("cancelled", true);
-        }
-        result
-    }
-}
-
-fn seconds(d: Duration) -> String {
-    let s = d.as_secs_f64();
-    if s.fract() == 0.0 {
-        format!("{s:.0} s")
-    } else {
-        format!("{s} s")
-    }
-}
-
-/// Longest single wait while nothing happens: bounds how late an exit
-/// (with a background child holding the pipe), a deadline or a
-/// cancellation is noticed.
-const POLL_SLICE: Duration = Duration::from_millis(25);
-/// Pause between checks once the pipe is closed but the shell still runs.
-const EXIT_POLL: Duration = Duration::from_millis(5);
-/// How long to wait for the processes to disappear after `SIGKILL`, and for
-/// the supervisor to exit once told to.
-const KILL_WAIT: Duration = Duration::from_secs(1);
-/// Size of one read from the pipe.
-const READ_CHUNK: usize = 64 * 1024;
-
-/// A call's supervisor (see [`crate::proctree`]), with the write end of its
-/// control pipe and the read end of its status pipe. When dropped while armed
-/// (an error or a panic half-way), the control pipe is closed, so the
-/// supervisor kills everything below it, and the supervisor is reaped: no
-/// failure path leaves the command running or a zombie behind.
-struct Supervised {
-    child: Child,
-    /// Closing it (`None`) tells the supervisor to kill everything and exit.
-    control: Option<OwnedFd>,
-    /// Non-blocking; the supervisor writes the shell's raw wait status here.
-    status_pipe: OwnedFd,
-    /// The shell's exit status, once known.
-    shell: Option<ExitStatus>,
-    /// Whether the supervisor has exited (and was reaped).
-    exited: bool,
-    armed: bool,
-}
-
-impl Supervised {
-    /// The supervisor's pid. Only used to anchor a [`ProcessTree`] while the
-    /// supervisor is not reaped (`exited` is false), so it is never another
-    /// process's.
-    fn pid(&self) -> Pid {
-        Pid::from_child(&self.child)
-    }
-
-    /// Whether the supervisor has exited; it does so on its own once nothing
-    /// is left below it.
-    fn has_exited(&mut self) -> io::Result<bool> {
-        if !self.exited {
-            self.exited = self.child.try_wait()?.is_some();
-        }
-        Ok(self.exited)
-    }
-
-    /// The shell's exit status if it has ended. A supervisor gone without
-    /// reporting one (killed from outside) counts as the shell killed by `SIGKILL`.
-    fn shell_status(&mut self) -> io::Result<Option<ExitStatus>> {
-        if self.shell.is_none() {
-            self.read_status();
-            if self.shell.is_none() && self.has_exited()? {
-                self.read_status();
-                if self.shell.is_none() {
-                    self.shell = Some(ExitStatus::from_raw(Signal::KILL.as_raw()));
-                }
-            }
-        }
-        Ok(self.shell)
-    }
-
-    fn read_status(&mut self) {
-        let mut raw = [0_u8; 4];
-        if let Ok(4) = rustix::io::read(&self.status_pipe, &mut raw) {
-            self.shell = Some(ExitStatus::from_raw(i32::from_ne_bytes(raw)));
-        }
-    }
-
-    /// Closes the control pipe and waits up to `limit` for the supervisor to
-    /// kill what is left and exit.
-    fn finish(&mut self, limit: Duration) -> io::Result<()> {
-        self.control = None;
-        let until = Instant::now() + limit;
-        while !self.has_exited()? && Instant::now() < until {
-            std::thread::sleep(EXIT_POLL);
-        }
-        Ok(())
-    }
-}
-
-impl Drop for Supervised {
-    fn drop(&mut self) {
-        if self.armed {
-            // Only while the supervisor is not reaped: until then its pid
-            // cannot belong to another process.
-            if !self.has_exited().unwrap_or(true) {
-                ProcessTree::under(self.pid()).sweep(Signal::KILL);
-            }
-            let _ = self.finish(KILL_WAIT);
-        }
-    }
-}
-
-/// The output side of a running command: the pipe, the escape stripper and the accumulator.
-struct Capture {
-    pipe: File,
-    eof: bool,
-    strip: EscapeStripper,
-    acc: HeadTail,
-    buf: Vec<u8>,
-    clean: Vec<u8>,
-}
-
-impl Capture {
-    /// Waits up to `wait` for output and consumes what is there.
-    /// Sleeps instead once the pipe is closed.
-    fn pump(&mut self, wait: Duration) -> io::Result<()> {
-        if self.eof {
-            std::thread::sleep(wait.min(EXIT_POLL));
-            return Ok(());
-        }
-        let timeout = Timespec::try_from(wait).unwrap_or(Timespec {
-            tv_sec: 0,
-            tv_nsec: 25_000_000,
-        });
-        let mut fds = [PollFd::new(&self.pipe, PollFlags::IN)];
-        match rustix::event::poll(&mut fds, Some(&timeout)) {
-            Ok(0) => return Ok(()),
-            Ok(_) => {}
-            Err(rustix::io::Errno::INTR) => return Ok(()),
-            Err(e) => return Err(e.into()),
-        }
-        match self.pipe.read(&mut self.buf) {
-            Ok(0) => self.eof = true,
-            Ok(n) => {
-                self.clean.clear();
-                self.strip.push(&self.buf[..n], &mut self.clean);
-                self.acc.push(&self.clean);
-            }
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-        Ok(())
-    }
-
-    /// Reads whatever is already in the pipe without waiting.
-    fn drain_now(&mut self) -> io::Result<()> {
-        for _ in 0..64 {
-            if self.eof {
-                break;
-            }
-            let mut fds = [PollFd::new(&self.pipe, PollFlags::IN)];
-            let ready = rustix::event::poll(&mut fds, Some(&Timespec::default())).unwrap_or(0);
-            if ready == 0 {
-                break;
-            }
-            self.pump(Duration::ZERO)?;
-        }
-        Ok(())
-    }
-}
-
-/// A descriptor numbered 3 or above (the same one when it already is), so that
-/// the child's `dup2` onto 0, 1 and 2 can never overwrite it.
-fn above_stdio(fd: OwnedFd) -> io::Result<OwnedFd> {
-    if fd.as_raw_fd() > 2 {
-        return Ok(fd);
-    }
-    Ok(rustix::io::fcntl_dupfd_cloexec(&fd, 3)?)
-}
-
-/// Starts the command under a supervisor ([`crate::proctree`]) and watches it
-/// to completion, timeout or cancellation. Whatever way it ends, every process
-/// the command started is stopped before this returns.
-/// The environment variable that carries the command text to the shell.
-const COMMAND_VAR: &str = "AGENT_TOOLS_COMMAND";
-
-/// The shell's `-c` script: take the command from [`COMMAND_VAR`], drop the
-/// variable, run the command (POSIX `sh` and `bash` alike).
-const COMMAND_RUNNER: &str =
-    "__agent_tools_c=$AGENT_TOOLS_COMMAND; unset AGENT_TOOLS_COMMAND; eval \"$__agent_tools_c\"";
-
-pub(crate) fn run(spec: &RunSpec, cancelled: &dyn Fn() -> bool) -> io::Result<Outcome> {
-    let (read_end, write_end) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)?;
-    let write_err = write_end.try_clone()?;
-    let (control_read, control_write) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)?;
-    let (status_read, status_write) = rustix::pipe::pipe_with(
-        rustix::pipe::PipeFlags::CLOEXEC | rustix::pipe::PipeFlags::NONBLOCK,
-    )?;
-    let workdir_fd = match &spec.workdir_fd {
-        Some(fd) => Some(above_stdio(fd.try_clone()?)?),
-        None => None,
-    };
-    let mut command = Command::new(&spec.shell);
-    // The command text reaches the shell in its environment, not in its
-    // argv: argv is readable by every user (`ps`), and the text may hold a
-    // substituted secret; the environment is readable by the same user only,
-    // and the variable is removed before the command runs, so its children
-    // do not inherit it.
-    command
-        .arg("-c")
-        .arg(COMMAND_RUNNER)
-        .env_clear()
-        .envs(spec.env.iter().map(|(k, v)| (k, v)))
-        .env(COMMAND_VAR, &spec.command)
-        .stdin(Stdio::null())
-        .stdout(Stdio::from(write_end))
-        .stderr(Stdio::from(write_err))
-        .process_group(0);
-    if workdir_fd.is_none() {
-        command.current_dir(&spec.workdir);
-    }
-    supervise(
-        &mut command,
-        SupervisorFds {
-            control: above_stdio(control_read)?,
-            status: above_stdio(status_write)?,
-            workdir: workdir_fd,
-        },
-    );
-    let spawned = command.spawn();
-    // The command still holds our copies of the write end (and the
-    // supervisor's pipe ends): close them now, or the pipe would never report
-    // end of file.
-    drop(command);
-    let child = spawned?;
-    let mut sup = Supervised {
-        child,
-        control: Some(control_write),
-        status_pipe: status_read,
-        shell: None,
-        exited: false,
-        armed: true,
-    };
-    let mut cap = Capture {
-        pipe: File::from(read_end),
-        eof: false,
-        strip: EscapeStripper::new(),
-        acc: HeadTail::new(spec.truncation.clone()).with_masker(spec.masker.clone()),
-        buf: vec![0; READ_CHUNK],
-        clean: Vec::with_capacity(READ_CHUNK),
-    };
-    let deadline = Instant::now() + spec.timeout;
-    let mut drain_until = None;
-    let stop = loop {
-        if drain_until.is_none() && sup.shell_status()?.is_some() {
-            drain_until = Some(Instant::now() + spec.drain);
-        }
-        let now = Instant::now();
-        let wait = match drain_until {
-            Some(until) => {
-                if cap.eof || now >= until {
-                    break None;
-                }
-                until - now
-            }
-            None => {
-                if now >= deadline {
-                    break Some(Stop::Timeout);
-                }
-                if cancelled() {
-                    break Some(Stop::Cancelled);
-                }
-                deadline - now
-            }
-        };
-        cap.pump(wait.min(POLL_SLICE))?;
-    };
-    let leftovers = stop_everything(&mut sup, spec.kill_grace, &mut cap)?;
-    let status = sup.shell_status()?;
-    sup.armed = false;
-    cap.drain_now()?;
-    Ok(Outcome {
-        status,
-        stop,
-        stopped_background: stop.is_none() && leftovers,
-        output: cap.acc.finish(),
-    })
-}
-
-/// Ends the call: `SIGTERM` to every process below the supervisor and to
-/// their process groups (job control gives each job a group of its own),
-/// output read meanwhile; `SIGKILL` after `grace`. The tree is read from
-/// `/proc` on every round ([`ProcessTree`]); since the supervisor is a child
-/// subreaper, processes that detached (`setsid`, double forks) are still
-/// below it. Then the control pipe is closed, so the supervisor kills what is
-/// left and exits. Returns whether anything besides the shell was still
-/// running (or the shell itself, on timeout and cancellation).
-fn stop_everything(sup: &mut Supervised, grace: Duration, cap: &mut Capture) -> io::Result<bool> {
-    // The supervisor exits on its own once nothing is left below it.
-    if sup.has_exited()? {
-        return Ok(false);
-    }
-    let mut tree = ProcessTree::under(sup.pid());
-    let mut signal = Signal::TERM;
-    let mut until = Instant::now() + grace;
-    let mut found = false;
-    loop {
-        let alive = tree.sweep(signal);
-        found |= alive > 0;
-        let shell_done = sup.shell_status()?.is_some();
-        if (shell_done && alive == 0) || sup.has_exited()? {
-            break;
-        }
-        let now = Instant::now();
-        if now >= until {
-            if signal == Signal::KILL {
-                break;
-            }
-            signal = Signal::KILL;
-            until = now + KILL_WAIT;
-            continue;
-        }
-        cap.pump(until.saturating_duration_since(now).min(POLL_SLICE))?;
-    }
-    sup.finish(KILL_WAIT)?;
-    Ok(found)
-}
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workspace::Workspace;
+    
+    use std::ffi::{OsStr, OsString};
+    
+    use std::os::fd::OwnedFd;
+    use std::path::PathBuf;
+    use std::process::Stdio;
+    use std::time::{Duration, Instant};
+
+    
+    use rustix::process::{Pid, Signal};
+    use serde_json::{Map, Value};
+    
+    use tool_core::{
+        ErrorKind, ToolContext, ToolResult,
+    };
+
+    
+    
+    
+    
+    use crate::shell::policy::{CommandPolicy, PolicyAction};
+    
+    
+    
+    use crate::fs::workspace::Workspace;
     use std::path::Path;
-    use std::time::Instant;
 
     fn ctx_in(dir: &Path, config: BashConfig) -> ToolContext {
         ToolContext::new()
@@ -2073,7 +1252,7 @@ mod tests {
                 std::process::Command::new(&exe)
                     .args([
                         "--exact",
-                        "bash::tests::helper_runs_a_long_command",
+                        "shell::bash::tests::helper_runs_a_long_command",
                         "--ignored",
                         "--test-threads=1",
                     ])
@@ -2280,11 +1459,37 @@ mod tests {
 
 #[cfg(test)]
 mod registry_tests {
-    use serde_json::json;
-    use tool_core::{ToolKind, ToolRegistry};
+    
+    
+    
+    
+    
+    
+    
+    
+    use std::time::Duration;
 
-    use super::*;
-    use crate::workspace::Workspace;
+    
+    
+    
+    
+    use tool_core::{
+        ToolContext, ToolKind,
+    };
+
+    
+    use crate::shell::config::*;
+    
+    
+    
+    
+    
+    
+    use serde_json::json;
+    use tool_core::ToolRegistry;
+
+    
+    use crate::fs::workspace::Workspace;
 
     #[tokio::test]
     async fn registered_with_a_timeout_above_the_largest_the_model_may_ask() {
@@ -2354,3 +1559,4 @@ mod registry_tests {
         );
     }
 }
+

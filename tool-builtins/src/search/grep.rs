@@ -34,7 +34,7 @@ use rustix::fs::FileType;
 use tool_core::{ErrorKind, ToolContext, ToolResult, tool};
 
 use crate::search::{self, GlobFilter, SearchConfig};
-use crate::workspace::{Workspace, workspace_of};
+use crate::fs::workspace::{Workspace, workspace_of};
 
 /// Searches file contents with a regular expression.
 ///
@@ -103,10 +103,10 @@ pub fn grep_content(
             Err(message) => return ToolResult::error(ErrorKind::InvalidArguments, message),
         },
     };
-    let read_roots = crate::workspace::read_roots(context);
+    let read_roots = crate::roots::read_roots(context);
     let (target, file_type) = match path.as_deref().filter(|p| !p.trim().is_empty()) {
         None => (ws.root().to_path_buf(), Some(FileType::Directory)),
-        Some(p) => match crate::workspace::resolve_for_read(context, &ws, p) {
+        Some(p) => match crate::roots::resolve_for_read(context, &ws, p) {
             Ok(t) if t.exists() => {
                 let file_type = t.file_type();
                 (t.path, file_type)

@@ -18,7 +18,7 @@ use crate::search::{
     self, GlobFilter, NewestFirst, SearchConfig, TRUNCATION_LINE, TopK, has_glob_syntax,
     newest_first,
 };
-use crate::workspace::{Workspace, workspace_of};
+use crate::fs::workspace::{Workspace, workspace_of};
 
 /// Finds files whose path matches a glob pattern, newest first.
 ///

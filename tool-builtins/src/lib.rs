@@ -9,7 +9,7 @@
 //! for rewinding through a [`Snapshots`] hook.
 //!
 //! ```
-//! use tool_builtins::{context, crate::fs::changes::ChangeLog, crate::fs::changes::Snapshots};
+//! use tool_builtins::{ChangeLog, Snapshots, context};
 //! use std::sync::Arc;
 //!
 //! # tokio::runtime::Runtime::new().unwrap().block_on(async {

@@ -9,9 +9,7 @@
 //! always finds it.
 
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 
-use ignore::{DirEntry, ParallelVisitor, ParallelVisitorBuilder, WalkState};
 use tool_core::{ErrorKind, ToolContext, ToolResult, tool};
 
 use crate::search::{
@@ -171,75 +169,18 @@ fn walk(
     threads: usize,
 ) -> TopK<NewestFirst> {
     let honour_ignores = !search::explicitly_ignored(ws, dir);
-    let shared = Mutex::new(TopK::new(limit));
-    let mut builder = Collector {
-        dir,
-        filter,
-        limit,
-        shared: &shared,
-    };
-    search::walker(ws, dir, honour_ignores, threads)
-        .build_parallel()
-        .visit(&mut builder);
-    shared
-        .into_inner()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
-struct Collector<'s> {
-    dir: &'s Path,
-    filter: &'s GlobFilter,
-    limit: usize,
-    shared: &'s Mutex<TopK<NewestFirst>>,
-}
-
-impl<'s> ParallelVisitorBuilder<'s> for Collector<'s> {
-    fn build(&mut self) -> Box<dyn ParallelVisitor + 's> {
-        Box::new(Visitor {
-            dir: self.dir,
-            filter: self.filter,
-            local: Some(TopK::new(self.limit)),
-            shared: self.shared,
-        })
-    }
-}
-
-struct Visitor<'s> {
-    dir: &'s Path,
-    filter: &'s GlobFilter,
-    local: Option<TopK<NewestFirst>>,
-    shared: &'s Mutex<TopK<NewestFirst>>,
-}
-
-impl ParallelVisitor for Visitor<'_> {
-    fn visit(&mut self, entry: Result<DirEntry, ignore::Error>) -> WalkState {
-        let Ok(entry) = entry else {
-            return WalkState::Continue;
-        };
+    let walk = search::walker(ws, dir, honour_ignores, threads).build_parallel();
+    search::collect_top_k(walk, limit, |entry| {
         if !entry.file_type().is_some_and(|t| t.is_file()) {
-            return WalkState::Continue;
+            return None;
         }
-        let relative = entry.path().strip_prefix(self.dir).unwrap_or(entry.path());
-        if self.filter.is_match(relative) {
-            let modified = entry.metadata().ok().and_then(|m| m.modified().ok());
-            if let Some(local) = &mut self.local {
-                local.push(newest_first(entry.into_path(), modified));
-            }
+        let relative = entry.path().strip_prefix(dir).unwrap_or(entry.path());
+        if !filter.is_match(relative) {
+            return None;
         }
-        WalkState::Continue
-    }
-}
-
-impl Drop for Visitor<'_> {
-    fn drop(&mut self) {
-        if let Some(local) = self.local.take() {
-            let mut shared = self
-                .shared
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            shared.merge(local);
-        }
-    }
+        let modified = entry.metadata().ok().and_then(|m| m.modified().ok());
+        Some(newest_first(entry.into_path(), modified))
+    })
 }
 
 /// The result text: paths newest first, or "No files found"; an explicitly

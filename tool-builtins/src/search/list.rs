@@ -9,9 +9,9 @@
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use ignore::{DirEntry, ParallelVisitor, ParallelVisitorBuilder, WalkState};
+use ignore::DirEntry;
 use tool_core::{ErrorKind, ToolContext, ToolResult, tool};
 
 use crate::search::glob::search_folder;
@@ -91,68 +91,14 @@ fn walk(
         let relative = entry.path().strip_prefix(&root).unwrap_or(entry.path());
         !filters.iter().any(|f| f.is_match(relative))
     };
-    let shared = Mutex::new(TopK::new(config.result_limit));
-    let mut builder = Collector {
-        base,
-        limit: config.result_limit,
-        shared: &shared,
-    };
-    search::walker_with(ws, base, honour_ignores, config.threads, keep)
-        .build_parallel()
-        .visit(&mut builder);
-    shared
-        .into_inner()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
-struct Collector<'s> {
-    base: &'s Path,
-    limit: usize,
-    shared: &'s Mutex<TopK<ShallowFirst>>,
-}
-
-impl<'s> ParallelVisitorBuilder<'s> for Collector<'s> {
-    fn build(&mut self) -> Box<dyn ParallelVisitor + 's> {
-        Box::new(Visitor {
-            base: self.base,
-            local: Some(TopK::new(self.limit)),
-            shared: self.shared,
-        })
-    }
-}
-
-struct Visitor<'s> {
-    base: &'s Path,
-    local: Option<TopK<ShallowFirst>>,
-    shared: &'s Mutex<TopK<ShallowFirst>>,
-}
-
-impl ParallelVisitor for Visitor<'_> {
-    fn visit(&mut self, entry: Result<DirEntry, ignore::Error>) -> WalkState {
-        let Ok(entry) = entry else {
-            return WalkState::Continue;
-        };
+    let walk = search::walker_with(ws, base, honour_ignores, config.threads, keep).build_parallel();
+    search::collect_top_k(walk, config.result_limit, |entry| {
         if entry.depth() == 0 || entry.file_type().is_some_and(|t| t.is_dir()) {
-            return WalkState::Continue;
+            return None;
         }
-        if let Ok(relative) = entry.path().strip_prefix(self.base) {
-            if let Some(local) = &mut self.local {
-                local.push(Reverse((entry.depth(), relative.to_path_buf())));
-            }
-        }
-        WalkState::Continue
-    }
-}
-
-impl Drop for Visitor<'_> {
-    fn drop(&mut self) {
-        if let Some(local) = self.local.take() {
-            self.shared
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .merge(local);
-        }
-    }
+        let relative = entry.path().strip_prefix(base).ok()?;
+        Some(Reverse((entry.depth(), relative.to_path_buf())))
+    })
 }
 
 /// One folder of the tree being rendered.

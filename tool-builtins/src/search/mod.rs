@@ -9,12 +9,14 @@
 //! workspace, so no search walks out of it; link loops are detected by the
 //! walker and skipped.
 
+mod collect;
 pub mod glob;
 pub mod grep;
 pub mod list;
 
+pub(crate) use collect::{TopK, collect_top_k};
+
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 use std::time::SystemTime;
@@ -363,55 +365,6 @@ pub fn check_glob(pattern: &str) -> Result<(), String> {
 /// Whether a path component holds glob syntax.
 pub(crate) fn has_glob_syntax(component: &str) -> bool {
     component.contains(['*', '?', '[', '{', '\\'])
-}
-
-/// Keeps the `limit` best items by key (largest first) out of any number
-/// pushed, in memory proportional to `limit`.
-#[derive(Debug)]
-pub(crate) struct TopK<K: Ord> {
-    limit: usize,
-    heap: BinaryHeap<Reverse<K>>,
-    seen: usize,
-}
-
-impl<K: Ord> TopK<K> {
-    pub(crate) fn new(limit: usize) -> Self {
-        Self {
-            limit,
-            heap: BinaryHeap::with_capacity(limit + 1),
-            seen: 0,
-        }
-    }
-
-    pub(crate) fn push(&mut self, key: K) {
-        self.seen += 1;
-        if self.heap.len() < self.limit {
-            self.heap.push(Reverse(key));
-        } else if self.heap.peek().is_some_and(|Reverse(worst)| key > *worst) {
-            self.heap.pop();
-            self.heap.push(Reverse(key));
-        }
-    }
-
-    pub(crate) fn merge(&mut self, other: Self) {
-        let seen = self.seen + other.seen;
-        for Reverse(key) in other.heap {
-            self.push(key);
-        }
-        self.seen = seen;
-    }
-
-    /// Everything pushed, kept or not.
-    pub(crate) fn seen(&self) -> usize {
-        self.seen
-    }
-
-    /// The kept items, best first.
-    pub(crate) fn into_sorted(self) -> Vec<K> {
-        let mut items: Vec<K> = self.heap.into_iter().map(|Reverse(k)| k).collect();
-        items.sort_by(|a, b| b.cmp(a));
-        items
-    }
 }
 
 /// Sort key for "newest first, then by path": larger is better.

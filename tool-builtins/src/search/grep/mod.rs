@@ -16,11 +16,10 @@
 //! line so cut. A file whose search fails midway keeps the matches found so
 //! far and is named as searched only in part.
 
-use std::cmp::Reverse;
-use std::collections::BTreeMap;
-use std::fs::File;
-use std::io::{self, Read};
-use std::os::unix::fs::FileExt;
+mod hits;
+mod linecap;
+
+use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -35,6 +34,8 @@ use tool_core::{ErrorKind, ToolContext, ToolResult, tool};
 
 use crate::search::{self, GlobFilter, SearchConfig};
 use crate::fs::workspace::{Workspace, workspace_of};
+use hits::*;
+use linecap::*;
 
 /// Searches file contents with a regular expression.
 ///
@@ -219,13 +220,6 @@ fn heap_limit(max_line_bytes: usize) -> usize {
     max_line_bytes.saturating_add(2 * READ_CHUNK)
 }
 
-/// Most bytes [`LineCap`] reads at once: 64 KiB, the searcher's own buffer
-/// size, so that the cheap path (no line can reach the cap within one read)
-/// holds even after the buffer grew for a long line.
-const READ_CHUNK: usize = 64 * 1024;
-
-/// Most cut lines named per file (the rest are counted).
-const MAX_CUT_LINES_PER_FILE: usize = 10;
 
 /// Most cut lines and partly searched files named in the output (the rest are counted).
 const MAX_NOTED: usize = 10;
@@ -495,184 +489,6 @@ fn byte_size(bytes: usize) -> String {
     }
 }
 
-/// The line numbers (1-based) of the lines starting at `starts` (ascending
-/// byte offsets) in `file`, counted by reading the file up to the last of
-/// them in 64 KiB chunks. Only run for files with a cut line. A read error
-/// leaves the rest at the count so far.
-fn line_numbers(file: &File, starts: &[u64]) -> Vec<u64> {
-    let mut numbers = Vec::with_capacity(starts.len());
-    let mut buf = vec![0u8; READ_CHUNK];
-    let (mut offset, mut newlines) = (0u64, 0u64);
-    for &start in starts {
-        while offset < start {
-            let want = usize::try_from(start - offset).map_or(READ_CHUNK, |n| n.min(READ_CHUNK));
-            match file.read_at(&mut buf[..want], offset) {
-                Ok(0) | Err(_) => break,
-                Ok(n) => {
-                    newlines += memchr::memchr_iter(b'\n', &buf[..n]).count() as u64;
-                    offset += n as u64;
-                }
-            }
-        }
-        numbers.push(newlines + 1);
-    }
-    numbers
-}
-
-/// A reader that passes on lines of at most `cap` bytes (the terminator
-/// aside): of a longer line only the first `cap` bytes, then its `\n`. The
-/// rest is read and dropped, never held, except that a NUL byte in it is
-/// passed on once so that binary detection still sees the file as binary.
-/// Line numbers stay right: every `\n` is passed on. Records the start
-/// offset of the first [`MAX_CUT_LINES_PER_FILE`] cut lines and counts all.
-/// Given the file's `size` (from `fstat` at open), it reports the end once
-/// that many bytes were read without asking the file again: the search sees
-/// the file as it was when opened, never more of a file growing meanwhile.
-struct LineCap<R> {
-    inner: R,
-    cap: usize,
-    size: Option<u64>,
-    /// Bytes of the current line passed on so far.
-    run: usize,
-    /// Dropping the rest of a line longer than `cap`.
-    skipping: bool,
-    /// Bytes read from `inner`.
-    offset: u64,
-    /// Offset of the current line's first byte.
-    line_start: u64,
-    /// Start offsets of the first cut lines, ascending.
-    cut_starts: Vec<u64>,
-    /// All cut lines.
-    cut_count: u64,
-    /// Where the first [`MAX_CUT_MARKS`] cut lines start in the text passed
-    /// on (ascending), for the sink to mark them (`...`) when shown.
-    cut_marks: CutMarks,
-    /// Bytes dropped so far, less the NUL passed on in their place.
-    dropped: u64,
-    /// A dropped NUL was passed on already.
-    nul_sent: bool,
-}
-
-/// Start offsets of cut lines in the text the searcher sees, shared by a
-/// file's [`LineCap`] and [`FileSink`] (one thread).
-type CutMarks = std::rc::Rc<std::cell::RefCell<Vec<u64>>>;
-
-/// Most cut lines per file whose start is kept for marking them when shown;
-/// past that, any matched line of the cap's full length is marked.
-const MAX_CUT_MARKS: usize = 1000;
-
-impl<R: Read> LineCap<R> {
-    fn new(inner: R, cap: usize, size: Option<u64>) -> Self {
-        Self {
-            inner,
-            cap: cap.max(1),
-            size,
-            run: 0,
-            skipping: false,
-            offset: 0,
-            line_start: 0,
-            cut_starts: Vec::new(),
-            cut_count: 0,
-            cut_marks: CutMarks::default(),
-            dropped: 0,
-            nul_sent: false,
-        }
-    }
-
-    /// Filters the `n` bytes just read at `base` in place and returns how
-    /// many were kept (at the front of `buf`).
-    fn filter(&mut self, buf: &mut [u8], n: usize, base: u64) -> usize {
-        let (mut pos, mut out) = (0usize, 0usize);
-        while pos < n {
-            if self.skipping {
-                let end = memchr::memchr(b'\n', &buf[pos..n]).map_or(n, |i| pos + i);
-                self.dropped += (end - pos) as u64;
-                if !self.nul_sent && memchr::memchr(0, &buf[pos..end]).is_some() {
-                    // At least one dropped byte precedes: `out < end`.
-                    buf[out] = 0;
-                    out += 1;
-                    self.dropped -= 1;
-                    self.nul_sent = true;
-                }
-                if end < n {
-                    // The `\n` ends the cut line; it is passed on below.
-                    self.skipping = false;
-                }
-                pos = end;
-                continue;
-            }
-            let room = self.cap - self.run;
-            let rest = n - pos;
-            // The line's remaining room, plus its possible `\n`.
-            let window = rest.min(room.saturating_add(1));
-            if let Some(i) = memchr::memchr(b'\n', &buf[pos..pos + window]) {
-                buf.copy_within(pos..=pos + i, out);
-                out += i + 1;
-                pos += i + 1;
-                self.run = 0;
-                self.line_start = base + pos as u64;
-            } else if rest <= room {
-                buf.copy_within(pos..n, out);
-                out += rest;
-                self.run += rest;
-                pos = n;
-            } else {
-                buf.copy_within(pos..pos + room, out);
-                out += room;
-                pos += room;
-                self.run = self.cap;
-                self.skipping = true;
-                self.cut_count += 1;
-                if self.cut_starts.len() < MAX_CUT_LINES_PER_FILE {
-                    self.cut_starts.push(self.line_start);
-                }
-                let mut marks = self.cut_marks.borrow_mut();
-                if marks.len() < MAX_CUT_MARKS {
-                    marks.push(self.line_start - self.dropped);
-                }
-            }
-        }
-        out
-    }
-}
-
-impl<R: Read> Read for LineCap<R> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let mut len = buf.len().min(READ_CHUNK);
-        loop {
-            if let Some(size) = self.size {
-                let left = size.saturating_sub(self.offset);
-                len = len.min(usize::try_from(left).unwrap_or(usize::MAX));
-            }
-            if len == 0 {
-                return Ok(0);
-            }
-            let n = self.inner.read(&mut buf[..len])?;
-            if n == 0 {
-                return Ok(0);
-            }
-            let base = self.offset;
-            self.offset += n as u64;
-            // The common case: no line can reach the cap within this read.
-            if !self.skipping && self.run + n <= self.cap {
-                match memchr::memrchr(b'\n', &buf[..n]) {
-                    Some(i) => {
-                        self.run = n - i - 1;
-                        self.line_start = base + i as u64 + 1;
-                    }
-                    None => self.run += n,
-                }
-                return Ok(n);
-            }
-            let kept = self.filter(buf, n, base);
-            if kept > 0 {
-                return Ok(kept);
-            }
-            // All of it was the dropped rest of a long line: read on (0 would mean the end).
-        }
-    }
-}
-
 /// Walks `dir` in parallel, one searcher per thread.
 fn run_walk(ws: &Workspace, dir: &Path, job: &Job, threads: usize) {
     let honour_ignores = !search::explicitly_ignored(ws, dir);
@@ -787,105 +603,11 @@ impl Sink for FileSink<'_> {
     }
 }
 
-/// A line as shown: line terminator (`\n`, `\r\n`, and any further `\r`
-/// before it) removed, a `\r` inside the line shown as `␍` (U+240D, SYMBOL
-/// FOR CARRIAGE RETURN) so that no carriage return reaches the output,
-/// invalid UTF-8 replaced, cut after `max_chars` characters with `...`
-/// (and ending with `...` anyway when `cut`: the line was longer than the
-/// searched part).
-fn display_line(line: &[u8], max_chars: usize, cut: bool) -> String {
-    let line = line.strip_suffix(b"\n").unwrap_or(line);
-    let end = line.iter().rposition(|&b| b != b'\r').map_or(0, |i| i + 1);
-    let text = String::from_utf8_lossy(&line[..end]);
-    let text = if text.contains('\r') {
-        std::borrow::Cow::Owned(text.replace('\r', "\u{240D}"))
-    } else {
-        text
-    };
-    match text.char_indices().nth(max_chars) {
-        None if cut => format!("{text}..."),
-        None => text.into_owned(),
-        Some((end, _)) => format!("{}...", &text[..end]),
-    }
-}
-
-/// Key of a file in the results: newest first, then by path.
-type FileKey = (Reverse<SystemTime>, PathBuf);
-
-/// One file's matches.
-struct FileHits {
-    lines: Vec<(u64, String)>,
-}
-
-/// Matches of all files: the total count, and the newest files that can
-/// still appear in the output.
-struct Hits {
-    limit: usize,
-    total: u64,
-    files: BTreeMap<FileKey, FileHits>,
-    kept_lines: usize,
-}
-
-impl Hits {
-    /// Whether a file with this time and path could still appear in the
-    /// output: `false` once the kept files fill it and all are newer (or
-    /// equally new and first by path). Once `false` for a key it stays so,
-    /// as the kept files only ever get newer.
-    fn could_show(&self, modified: Option<SystemTime>, path: &Path) -> bool {
-        if self.kept_lines < self.limit {
-            return true;
-        }
-        let Some(((Reverse(last_time), last_path), _)) = self.files.last_key_value() else {
-            return true;
-        };
-        let time = modified.unwrap_or(SystemTime::UNIX_EPOCH);
-        // Newest first: a later time sorts first.
-        match time.cmp(last_time) {
-            std::cmp::Ordering::Greater => true,
-            std::cmp::Ordering::Less => false,
-            std::cmp::Ordering::Equal => path < last_path.as_path(),
-        }
-    }
-
-    fn new(limit: usize) -> Self {
-        Self {
-            limit,
-            total: 0,
-            files: BTreeMap::new(),
-            kept_lines: 0,
-        }
-    }
-
-    fn add(
-        &mut self,
-        path: PathBuf,
-        modified: Option<SystemTime>,
-        count: u64,
-        lines: Vec<(u64, String)>,
-    ) {
-        self.total += count;
-        if lines.is_empty() {
-            return; // counted only ([`Hits::could_show`] said it cannot be shown)
-        }
-        let key = (Reverse(modified.unwrap_or(SystemTime::UNIX_EPOCH)), path);
-        self.kept_lines += lines.len();
-        self.files.insert(key, FileHits { lines });
-        // Drop the oldest files while the newer ones alone fill the output.
-        while let Some((_, last)) = self.files.last_key_value() {
-            let without = self.kept_lines - last.lines.len();
-            if without >= self.limit {
-                self.kept_lines = without;
-                self.files.pop_last();
-            } else {
-                break;
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs::File;
+    use std::io::Read;
     use std::fs;
     use std::os::unix::fs::symlink;
     use std::time::Duration;

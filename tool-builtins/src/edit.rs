@@ -2,14 +2,14 @@
 
 use tool_core::{ErrorKind, ToolContext, ToolResult, tool};
 
-use crate::fs::target::WriteTarget;
 use crate::fs::changes::Before;
-use crate::fs::lines::LineEnding;
-use crate::fs::lines::NewlineMap;
-use crate::fs::text::TextFile;
 #[cfg(test)]
 use crate::fs::ledger::FileLedger;
+use crate::fs::lines::LineEnding;
+use crate::fs::lines::NewlineMap;
 use crate::fs::replace::{self, Strategy};
+use crate::fs::target::WriteTarget;
+use crate::fs::text::TextFile;
 
 /// "No changes to apply" message.
 pub(crate) const IDENTICAL: &str = "No changes to apply: old_string and new_string are identical.";
@@ -60,23 +60,15 @@ pub async fn edit_file(
     if old_string == new_string {
         return ToolResult::error(ErrorKind::InvalidArguments, IDENTICAL);
     }
-    let target = match WriteTarget::new(context, &file_path) {
-        Ok(target) => target,
-        Err(r) => return r,
-    };
-    let _lock = target.ledger.lock(&target.path).await;
-    let ctx = context.clone();
-    let title = target.title();
-    run_blocking(move || {
-        let edits = [EditSpec {
-            old_string,
-            new_string,
-            replace_all,
-        }];
-        edit_blocking(&ctx, &target, &edits)
+    let edits = [EditSpec {
+        old_string,
+        new_string,
+        replace_all,
+    }];
+    WriteTarget::run(context, &file_path, move |ctx, target| {
+        edit_blocking(ctx, target, &edits)
     })
     .await
-    .with_title(title)
 }
 
 /// One replacement, as `edit_file` takes it and `multi_edit` lists them.
@@ -123,15 +115,12 @@ pub(crate) fn edit_blocking(
     let creating = edits.first().is_some_and(|e| e.old_string.is_empty());
     let mut locked = match target.open("edit", creating) {
         Ok(locked) => locked,
-        Err(message) => return ToolResult::failed(message),
+        Err(result) => return result,
     };
     let exists = locked.exists();
     let path = locked.path.clone();
     if !exists && !creating {
         return ToolResult::failed(format!("File not found: {}", path.display()));
-    }
-    if let Err(e) = locked.check(&target.ledger) {
-        return e.to_result();
     }
     let (before_bytes, file) = if let Some(bytes) = locked.existing.take() {
         if crate::fs::binary::looks_binary(&bytes[..bytes.len().min(4096)]) {
@@ -203,19 +192,17 @@ pub(crate) fn edit_blocking(
         content: before_bytes,
         existed: exists,
     };
-    if let Err(e) = locked.commit(ctx, Some(&target.ledger), before, &bytes) {
-        return ToolResult::failed(format!("Cannot write {}: {e}", path.display()));
-    }
-    let shown = path.display().to_string();
-    let diff = crate::fs::diff::Diff::compute(&shown, &file.text, &text);
-    let truncated = diff.truncated;
-    let mut result = ToolResult::ok(applied_output(&notes))
-        .with_metadata("diff", diff.unified)
-        .with_metadata("additions", diff.additions)
-        .with_metadata("deletions", diff.deletions)
-        .with_metadata("filepath", shown);
-    if truncated {
-        result = result.with_metadata("diff_truncated", true);
+    let mut result = locked.write_reporting(
+        ctx,
+        &target.ledger,
+        before,
+        &bytes,
+        (&file.text, &text),
+        &applied_output(&notes),
+        &[],
+    );
+    if !result.is_ok() {
+        return result;
     }
     if multi {
         result = result.with_metadata("strategies", strategies.clone());
@@ -644,7 +631,7 @@ mod tests {
     #[tokio::test]
     async fn snapshot_hook_sees_the_change() {
         use crate::fs::changes::ChangeLog;
-use crate::fs::changes::Snapshots;
+        use crate::fs::changes::Snapshots;
         use std::sync::Arc;
         let (d, ctx) = setup(&[("a.txt", b"one")]);
         let log = Arc::new(ChangeLog::default());

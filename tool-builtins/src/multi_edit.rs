@@ -4,7 +4,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use tool_core::{ErrorKind, ToolContext, ToolResult, tool};
 
-use crate::edit::{EditSpec, edit_blocking, run_blocking};
+use crate::edit::{EditSpec, edit_blocking};
 use crate::fs::target::WriteTarget;
 
 /// One replacement of a `multi_edit` call.
@@ -36,10 +36,6 @@ pub async fn multi_edit(context: &ToolContext, file_path: String, edits: Vec<Edi
             "edits is empty: give at least one {old_string, new_string} edit.",
         );
     }
-    let target = match WriteTarget::new(context, &file_path) {
-        Ok(target) => target,
-        Err(r) => return r,
-    };
     let specs: Vec<EditSpec> = edits
         .into_iter()
         .map(|e| EditSpec {
@@ -48,14 +44,11 @@ pub async fn multi_edit(context: &ToolContext, file_path: String, edits: Vec<Edi
             replace_all: e.replace_all,
         })
         .collect();
-    let _lock = target.ledger.lock(&target.path).await;
-    let ctx = context.clone();
-    let title = target.title();
     let count = specs.len();
-    run_blocking(move || edit_blocking(&ctx, &target, &specs))
-        .await
-        .with_title(title)
-        .with_metadata("edits", count)
+    WriteTarget::run(context, &file_path, move |ctx, target| {
+        edit_blocking(ctx, target, &specs).with_metadata("edits", count)
+    })
+    .await
 }
 
 #[cfg(test)]

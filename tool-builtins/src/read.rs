@@ -656,8 +656,8 @@ fn scan_utf16(
     file.seek(SeekFrom::Start(0))?;
     let mut bytes = Vec::new();
     file.read_to_end(&mut bytes)?;
-    let decoded =
-        crate::fs::text::TextFile::decode(&bytes).map_err(|e| TextError::Undecodable(e.encoding))?;
+    let decoded = crate::fs::text::TextFile::decode(&bytes)
+        .map_err(|e| TextError::Undecodable(e.encoding))?;
     let text = crate::fs::lines::normalize_newlines(&decoded.text);
     let mut lines: Vec<&str> = text.split('\n').collect();
     if lines.last() == Some(&"") {

@@ -2,9 +2,8 @@
 
 use tool_core::{ToolContext, ToolResult, tool};
 
-use crate::edit::run_blocking;
-use crate::fs::target::WriteTarget;
 use crate::fs::changes::Before;
+use crate::fs::target::WriteTarget;
 use crate::fs::text::UTF8_BOM;
 
 /// Write a file in the workspace, replacing it if it exists.
@@ -19,28 +18,18 @@ use crate::fs::text::UTF8_BOM;
 /// * `content` - The complete new content of the file.
 #[tool(kind = "write", destructive, idempotent)]
 pub async fn write_file(context: &ToolContext, file_path: String, content: String) -> ToolResult {
-    let target = match WriteTarget::new(context, &file_path) {
-        Ok(target) => target,
-        Err(r) => return r,
-    };
-    let _lock = target.ledger.lock(&target.path).await;
-    let ctx = context.clone();
-    let title = target.title();
-    run_blocking(move || write_blocking(&ctx, &target, &content))
-        .await
-        .with_title(title)
+    WriteTarget::run(context, &file_path, move |ctx, target| {
+        write_blocking(ctx, target, &content)
+    })
+    .await
 }
 
 fn write_blocking(ctx: &ToolContext, target: &WriteTarget, content: &str) -> ToolResult {
     let mut file = match target.open("write", true) {
         Ok(file) => file,
-        Err(message) => return ToolResult::failed(message),
+        Err(result) => return result,
     };
     let exists = file.exists();
-    if let Err(e) = file.check(&target.ledger) {
-        return e.to_result();
-    }
-    let path = file.path.clone();
     let before = Before::known(file.existing.take());
     // A file that had a UTF-8 byte order mark keeps it (the mark is not
     // content: read_file never shows it); everything else is as given.
@@ -59,22 +48,15 @@ fn write_blocking(ctx: &ToolContext, target: &WriteTarget, content: &str) -> Too
         .as_deref()
         .map(|b| String::from_utf8_lossy(b.strip_prefix(UTF8_BOM).unwrap_or(b)).into_owned())
         .unwrap_or_default();
-    if let Err(e) = file.commit(ctx, Some(&target.ledger), before, &bytes) {
-        return ToolResult::failed(format!("Cannot write {}: {e}", path.display()));
-    }
-    let shown = path.display().to_string();
-    let diff = crate::fs::diff::Diff::compute(&shown, &old_text, content);
-    let truncated = diff.truncated;
-    let mut result = ToolResult::ok("Wrote file successfully.")
-        .with_metadata("diff", diff.unified)
-        .with_metadata("additions", diff.additions)
-        .with_metadata("deletions", diff.deletions)
-        .with_metadata("filepath", shown)
-        .with_metadata("exists", exists);
-    if truncated {
-        result = result.with_metadata("diff_truncated", true);
-    }
-    result
+    file.write_reporting(
+        ctx,
+        &target.ledger,
+        before,
+        &bytes,
+        (&old_text, content),
+        "Wrote file successfully.",
+        &[("exists", exists.into())],
+    )
 }
 
 #[cfg(test)]

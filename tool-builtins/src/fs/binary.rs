@@ -41,7 +41,6 @@ pub fn looks_binary(sample: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    
 
     #[test]
     fn binary_detection() {
@@ -52,5 +51,4 @@ mod tests {
         assert!(has_binary_extension(Path::new("x/notes.ZIP")));
         assert!(!has_binary_extension(Path::new("x/notes.txt")));
     }
-
 }

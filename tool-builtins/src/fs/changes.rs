@@ -188,7 +188,6 @@ pub fn record_change(ctx: &ToolContext, path: &Path, before: Before, after: Opti
 #[cfg(test)]
 mod tests {
     use super::*;
-    
 
     #[test]
     fn before_capture_distinguishes_missing_from_unreadable() {
@@ -230,5 +229,4 @@ mod tests {
         assert_eq!(fs::read(&a).unwrap(), b"old");
         assert!(!b.exists());
     }
-
 }

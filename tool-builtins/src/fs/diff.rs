@@ -1,7 +1,5 @@
 //! Unified diffs for the metadata of every write, cut at a byte cap.
 
-
-
 /// Lines of context around each change in a unified diff.
 const DIFF_CONTEXT: usize = 3;
 
@@ -208,7 +206,6 @@ pub fn diff_stats(old: &str, new: &str) -> (usize, usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    
 
     #[test]
     fn diffs_of_small_edits_in_large_texts_match_a_full_diff() {

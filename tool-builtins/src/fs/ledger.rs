@@ -24,7 +24,7 @@ use std::hash::Hasher;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::SystemTime;
 
 use tool_core::{ErrorKind, ToolContext, ToolResult};
 
@@ -529,45 +529,16 @@ pub fn state_file_for(trace_id: &str) -> Option<PathBuf> {
     Some(base.join("agent-tools/ledger").join(format!("{name}.json")))
 }
 
-/// `2024-05-01T12:34:56.789Z` for a time (UTC, milliseconds).
+/// `2024-05-01T12:34:56.789Z` for a time (RFC 3339, UTC, milliseconds;
+/// `humantime`'s formatter).
 pub(crate) fn iso8601(t: SystemTime) -> String {
-    let d = t.duration_since(UNIX_EPOCH).unwrap_or_default();
-    let secs = d.as_secs();
-    let days = i64::try_from(secs / 86_400).unwrap_or(0);
-    let rem = secs % 86_400;
-    let (y, m, day) = civil_from_days(days);
-    format!(
-        "{y:04}-{m:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
-        rem / 3600,
-        (rem % 3600) / 60,
-        rem % 60,
-        d.subsec_millis()
-    )
-}
-
-/// Proleptic Gregorian date of a day count since 1970-01-01 (the well-known
-/// era-based conversion: 400-year eras of 146 097 days, years starting in March).
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    (
-        year,
-        u32::try_from(month).unwrap_or(1),
-        u32::try_from(day).unwrap_or(1),
-    )
+    humantime::format_rfc3339_millis(t).to_string()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Duration;
+    use std::time::{Duration, UNIX_EPOCH};
 
     fn touch(path: &Path, secs_ahead: u64) {
         let t = SystemTime::now() + Duration::from_secs(secs_ahead);

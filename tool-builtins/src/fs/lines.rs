@@ -92,7 +92,6 @@ impl NewlineMap {
 #[cfg(test)]
 mod tests {
     use super::*;
-    
 
     #[test]
     fn line_endings_detect_and_apply() {
@@ -122,5 +121,4 @@ mod tests {
         // Lone LF region after the CRLFs.
         assert_eq!(m.to_original(9), 11);
     }
-
 }

@@ -242,7 +242,6 @@ impl TextFile {
 mod tests {
     use super::*;
     use crate::fs::binary::looks_binary;
-    
 
     #[test]
     fn decode_keeps_bom_and_detects_legacy_encodings() {
@@ -295,5 +294,4 @@ mod tests {
         v.feed(b"caf\xE9 latin-1\n");
         assert!(v.failed());
     }
-
 }

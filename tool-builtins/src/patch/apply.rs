@@ -9,25 +9,21 @@ use std::path::{Path, PathBuf};
 use serde_json::json;
 use tool_core::{ToolContext, ToolResult};
 
-use std::io::Read as _;
-
 use rustix::fs::FileType;
 
-use crate::fs::beneath::{Beneath, Missing};
-use crate::fs::target::{DirLock, lock_dirs};
 use crate::fs::changes::Before;
-use crate::fs::lines::LineEnding;
-use crate::fs::text::TextFile;
 use crate::fs::ledger::{ContentHasher, FileLedger};
+use crate::fs::lines::LineEnding;
 use crate::fs::replace::Strategy;
-use crate::fs::workspace::{PathError, Workspace};
+use crate::fs::target::WriteSet;
+use crate::fs::text::TextFile;
 
 use super::parse::{Chunk, Hunk};
 
 /// What will be written: per file, the state before and the bytes after (`None` deletes).
 pub(super) struct Op {
     path: PathBuf,
-    /// The path as the patch gave it (the key of [`Files`]).
+    /// The path as the patch gave it (the key of [`WriteSet`]).
     raw: String,
     before: Before,
     after: Option<Vec<u8>>,
@@ -50,160 +46,6 @@ pub(super) struct Plan {
 /// The content a path has in the plan so far: `Some(None)` when deleted, `None` when untouched.
 type Overlay = HashMap<PathBuf, Option<Vec<u8>>>;
 
-/// The files a patch names, each resolved beneath the workspace, with the
-/// folders that hold them locked for the whole plan-and-write (see
-/// [`crate::fs::target`]): what the plan read is what the write replaces.
-pub(super) struct Files {
-    ws: tool_core::State<Workspace>,
-    /// Model path → its resolution; `None` when a folder on the way is
-    /// missing (it is created when the file is written).
-    slots: HashMap<String, Option<Beneath>>,
-    _locks: Vec<DirLock>,
-}
-
-impl Files {
-    pub(super) fn open(ws: &tool_core::State<Workspace>, hunks: &[Hunk]) -> Result<Self, String> {
-        let mut slots = HashMap::new();
-        for h in hunks {
-            let (p, m) = match h {
-                Hunk::Add { path, .. } | Hunk::Delete { path } => (path, None),
-                Hunk::Update { path, move_to, .. } => (path, move_to.as_ref()),
-            };
-            for raw in std::iter::once(p).chain(m) {
-                if slots.contains_key(raw) {
-                    continue;
-                }
-                let slot = match ws.beneath(raw, Missing::AllowLast) {
-                    Ok(b) => Some(b),
-                    Err(PathError::NotFound { .. }) => {
-                        // A new folder: refused like any path if it leads outside.
-                        ws.resolve(raw).map_err(|e| e.to_string())?;
-                        None
-                    }
-                    Err(e) => return Err(e.to_string()),
-                };
-                slots.insert(raw.clone(), slot);
-            }
-        }
-        let dirs = slots
-            .values()
-            .flatten()
-            .map(Beneath::open_parent_dir)
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| format!("Cannot lock the folders of the patch: {e}"))?;
-        let locks = lock_dirs(dirs).map_err(|e| format!("Cannot apply the patch: {e}"))?;
-        Ok(Self {
-            ws: ws.clone(),
-            slots,
-            _locks: locks,
-        })
-    }
-
-    /// The physical path of a model path (as the plan keys it).
-    fn path(&self, raw: &str) -> Result<PathBuf, String> {
-        match self.slots.get(raw) {
-            Some(Some(b)) => Ok(b.path.clone()),
-            _ => self.ws.resolve(raw).map_err(|e| e.to_string()),
-        }
-    }
-
-    /// What kind of entry is there now (not following a symlink): `None` when nothing.
-    fn kind(&self, raw: &str) -> Result<Option<FileType>, String> {
-        match self.slots.get(raw) {
-            Some(Some(b)) => b
-                .stat_now()
-                .map(|s| s.map(|s| FileType::from_raw_mode(s.st_mode)))
-                .map_err(|e| e.to_string()),
-            _ => Ok(None),
-        }
-    }
-
-    /// The bytes on disk now; `None` when there is no file. Never opens a
-    /// pipe or device (reading could block forever).
-    fn read(&self, raw: &str) -> Result<Option<Vec<u8>>, std::io::Error> {
-        let Some(Some(b)) = self.slots.get(raw) else {
-            return Ok(None);
-        };
-        match b.stat_now()?.map(|s| FileType::from_raw_mode(s.st_mode)) {
-            None => Ok(None),
-            Some(FileType::RegularFile) => {
-                let mut bytes = Vec::new();
-                b.open_file()?.read_to_end(&mut bytes)?;
-                Ok(Some(bytes))
-            }
-            Some(_) => Err(std::io::Error::other(
-                "not a regular file (a directory, device, socket or pipe)",
-            )),
-        }
-    }
-
-    /// The model-facing refusal when the file there must not be changed (read-only).
-    fn writable(&self, raw: &str) -> Result<(), String> {
-        match self.slots.get(raw) {
-            Some(Some(b)) => match b
-                .stat_now()
-                .ok()
-                .flatten()
-                .filter(|st| FileType::from_raw_mode(st.st_mode) == FileType::RegularFile)
-                .and_then(|st| {
-                    crate::fs::target::read_only(b, &b.path.display().to_string(), st.st_mode)
-                }) {
-                Some(message) => Err(message),
-                None => Ok(()),
-            },
-            _ => Ok(()),
-        }
-    }
-
-    /// Writes `bytes` as the file `raw` (creating missing folders), keeping an old file's mode.
-    fn write(
-        &mut self,
-        raw: &str,
-        bytes: &[u8],
-        ledger: Option<&FileLedger>,
-    ) -> std::io::Result<()> {
-        if !matches!(self.slots.get(raw), Some(Some(_))) {
-            let b = self
-                .ws
-                .beneath(raw, Missing::CreateParents)
-                .map_err(|e| std::io::Error::other(e.to_string()))?;
-            self.slots.insert(raw.to_owned(), Some(b));
-        }
-        let Some(Some(b)) = self.slots.get(raw) else {
-            return Err(std::io::Error::other("the path could not be resolved"));
-        };
-        let name = b
-            .name
-            .as_deref()
-            .ok_or_else(|| std::io::Error::other("the workspace root is not a file"))?;
-        let mode = b.stat_now()?.map(|s| s.st_mode);
-        crate::fs::atomic::write_at(b.parent_fd()?, name, bytes, mode)?;
-        if let Some(l) = ledger {
-            crate::fs::target::record(l, b, bytes);
-        }
-        Ok(())
-    }
-
-    /// Removes the file `raw` (gone already is fine).
-    fn remove(&self, raw: &str, ledger: Option<&FileLedger>) -> std::io::Result<()> {
-        let Some(Some(b)) = self.slots.get(raw) else {
-            return Ok(());
-        };
-        let name = b
-            .name
-            .as_deref()
-            .ok_or_else(|| std::io::Error::other("the workspace root is not a file"))?;
-        match rustix::fs::unlinkat(b.parent_fd()?, name, rustix::fs::AtFlags::empty()) {
-            Ok(()) | Err(rustix::io::Errno::NOENT) => {}
-            Err(e) => return Err(e.into()),
-        }
-        if let Some(l) = ledger {
-            l.forget(&b.path);
-        }
-        Ok(())
-    }
-}
-
 /// The read-before-write rule for a file the patch replaces, deletes or
 /// moves: read in this context, and still holding what was read.
 fn check_read(ledger: Option<&FileLedger>, path: &Path, bytes: &[u8]) -> Result<(), String> {
@@ -218,7 +60,11 @@ fn check_read(ledger: Option<&FileLedger>, path: &Path, bytes: &[u8]) -> Result<
     }
 }
 
-pub(super) fn plan(files: &mut Files, ledger: Option<&FileLedger>, hunks: &[Hunk]) -> Result<Plan, String> {
+pub(super) fn plan(
+    files: &mut WriteSet,
+    ledger: Option<&FileLedger>,
+    hunks: &[Hunk],
+) -> Result<Plan, String> {
     let mut overlay: Overlay = HashMap::new();
     let mut order: Vec<(PathBuf, String)> = Vec::new();
     let mut originals: HashMap<PathBuf, Before> = HashMap::new();
@@ -228,11 +74,12 @@ pub(super) fn plan(files: &mut Files, ledger: Option<&FileLedger>, hunks: &[Hunk
     let mut diff_truncated = false;
     let mut lenient = Vec::new();
     // What the path holds in the plan so far (the overlay, else the disk).
-    let current = |files: &Files, overlay: &Overlay, raw: &str, abs: &Path| match overlay.get(abs) {
-        Some(c) => Ok(c.clone()),
-        None => files.read(raw),
-    };
-    let touch = |files: &Files,
+    let current =
+        |files: &WriteSet, overlay: &Overlay, raw: &str, abs: &Path| match overlay.get(abs) {
+            Some(c) => Ok(c.clone()),
+            None => files.read(raw),
+        };
+    let touch = |files: &WriteSet,
                  originals: &mut HashMap<PathBuf, Before>,
                  order: &mut Vec<(PathBuf, String)>,
                  raw: &str,
@@ -434,7 +281,8 @@ pub(super) fn plan(files: &mut Files, ledger: Option<&FileLedger>, hunks: &[Hunk
         ops,
         summary,
         files: plan_files,
-        diff_truncated: crate::fs::diff::cap_diff(&mut diff, crate::fs::diff::DIFF_LIMIT) || diff_truncated,
+        diff_truncated: crate::fs::diff::cap_diff(&mut diff, crate::fs::diff::DIFF_LIMIT)
+            || diff_truncated,
         diff,
         lenient,
     })
@@ -528,7 +376,12 @@ type LineEq = fn(&str, &str) -> bool;
 /// [`Strategy::LineTrimmed`]), then with typographic punctuation folded
 /// ([`Strategy::UnicodeNormalized`]). With `eof`, a match ending the file is
 /// tried first.
-pub(super) fn seek(lines: &[&str], pattern: &[String], start: usize, eof: bool) -> Option<(usize, Strategy)> {
+pub(super) fn seek(
+    lines: &[&str],
+    pattern: &[String],
+    start: usize,
+    eof: bool,
+) -> Option<(usize, Strategy)> {
     if pattern.is_empty() {
         return Some((start, Strategy::Exact));
     }
@@ -600,7 +453,7 @@ pub(super) fn fold(s: &str) -> String {
 pub(super) fn execute(
     ctx: &ToolContext,
     ledger: Option<&FileLedger>,
-    files: &mut Files,
+    files: &mut WriteSet,
     plan: &Plan,
 ) -> ToolResult {
     let mut done: Vec<&Op> = Vec::new();
@@ -646,4 +499,3 @@ pub(super) fn execute(
         result
     }
 }
-

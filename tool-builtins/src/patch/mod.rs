@@ -25,22 +25,18 @@
 //! placed a chunk, the output ends with one "Note: ..." line naming the
 //! file and what was overlooked ([`Strategy::note`](crate::fs::replace::Strategy::note)).
 
-
 mod apply;
 mod parse;
 
-
 use tool_core::{ErrorKind, ToolContext, ToolResult, tool};
-
-
 
 use crate::edit::run_blocking;
 use crate::fs::ledger::FileLedger;
 use crate::fs::workspace::workspace_of;
 
-use apply::{Files, execute, plan};
+use crate::fs::target::WriteSet;
+use apply::{execute, plan};
 use parse::{Hunk, parse};
-
 
 /// Apply a patch that adds, deletes, updates or moves files.
 ///
@@ -101,7 +97,11 @@ pub async fn apply_patch(context: &ToolContext, patch: String) -> ToolResult {
     let ctx = context.clone();
     run_blocking(move || {
         let ledger = ledger.as_deref();
-        let mut files = match Files::open(&ws, &hunks) {
+        let named = hunks.iter().flat_map(|h| match h {
+            Hunk::Add { path, .. } | Hunk::Delete { path } => vec![path],
+            Hunk::Update { path, move_to, .. } => std::iter::once(path).chain(move_to).collect(),
+        });
+        let mut files = match WriteSet::open(&ws, named) {
             Ok(f) => f,
             Err(e) => return ToolResult::failed(e),
         };
@@ -112,7 +112,6 @@ pub async fn apply_patch(context: &ToolContext, patch: String) -> ToolResult {
     })
     .await
 }
-
 
 #[cfg(test)]
 mod tests {
@@ -475,7 +474,11 @@ mod tests {
         let r = run(&ctx, &patch).await;
         assert!(r.is_ok(), "{r:?}");
         let diff = r.metadata["diff"].as_str().unwrap();
-        assert!(diff.len() <= crate::fs::diff::DIFF_LIMIT + 100, "{}", diff.len());
+        assert!(
+            diff.len() <= crate::fs::diff::DIFF_LIMIT + 100,
+            "{}",
+            diff.len()
+        );
         assert!(
             diff.contains("more lines not shown"),
             "{}",
@@ -578,4 +581,3 @@ mod tests {
         assert!(!r.output.contains("Note:"), "{r:?}");
     }
 }
-

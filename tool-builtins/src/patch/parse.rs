@@ -209,4 +209,3 @@ fn parse_chunks(
     close(current, current_start, &mut chunks)?;
     Ok((chunks, i))
 }
-

@@ -12,11 +12,11 @@ use std::path::{Path, PathBuf};
 
 use tool_core::{ErrorKind, ToolContext, ToolResult, tool};
 
+use crate::fs::workspace::{Workspace, workspace_of};
 use crate::search::{
     self, GlobFilter, NewestFirst, SearchConfig, TRUNCATION_LINE, TopK, has_glob_syntax,
     newest_first,
 };
-use crate::fs::workspace::{Workspace, workspace_of};
 
 /// Finds files whose path matches a glob pattern, newest first.
 ///

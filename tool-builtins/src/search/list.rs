@@ -14,9 +14,9 @@ use std::sync::Arc;
 use ignore::DirEntry;
 use tool_core::{ErrorKind, ToolContext, ToolResult, tool};
 
+use crate::fs::workspace::{Workspace, workspace_of};
 use crate::search::glob::search_folder;
 use crate::search::{self, GlobFilter, SearchConfig, TopK};
-use crate::fs::workspace::{Workspace, workspace_of};
 
 /// Lists the files of a folder as a tree: folders first, then files, sorted.
 ///

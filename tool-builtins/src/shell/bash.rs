@@ -14,8 +14,8 @@ use tool_core::{
 use super::config::*;
 use super::env::*;
 use super::policy::{CommandPolicy, PolicyAction};
-use super::split::MAX_COMMAND_BYTES;
 use super::run::*;
+use super::split::MAX_COMMAND_BYTES;
 use crate::fs::workspace::workspace_of;
 
 /// Runs a shell command in the workspace and returns its combined output.
@@ -282,34 +282,24 @@ fn default_shell() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("/bin/sh"))
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    
+
     use std::ffi::{OsStr, OsString};
-    
+
     use std::os::fd::OwnedFd;
     use std::path::PathBuf;
     use std::process::Stdio;
     use std::time::{Duration, Instant};
 
-    
     use rustix::process::{Pid, Signal};
     use serde_json::{Map, Value};
-    
-    use tool_core::{
-        ErrorKind, ToolContext, ToolResult,
-    };
 
-    
-    
-    
-    
+    use tool_core::{ErrorKind, ToolContext, ToolResult};
+
     use crate::shell::policy::{CommandPolicy, PolicyAction};
-    
-    
-    
+
     use crate::fs::workspace::Workspace;
     use std::path::Path;
 
@@ -491,7 +481,7 @@ mod tests {
         assert_eq!(r.metadata["timed_out"], true);
         assert!(r.output.contains(&marker), "{}", r.output);
         assert!(
-            r.output.contains("Command timed out after 1 s"),
+            r.output.contains("Command timed out after 1s and was stopped"),
             "{}",
             r.output
         );
@@ -1459,36 +1449,16 @@ mod tests {
 
 #[cfg(test)]
 mod registry_tests {
-    
-    
-    
-    
-    
-    
-    
-    
+
     use std::time::Duration;
 
-    
-    
-    
-    
-    use tool_core::{
-        ToolContext, ToolKind,
-    };
+    use tool_core::{ToolContext, ToolKind};
 
-    
     use crate::shell::config::*;
-    
-    
-    
-    
-    
-    
+
     use serde_json::json;
     use tool_core::ToolRegistry;
 
-    
     use crate::fs::workspace::Workspace;
 
     #[tokio::test]
@@ -1559,4 +1529,3 @@ mod registry_tests {
         );
     }
 }
-

@@ -32,7 +32,7 @@ pub const BASH_MAX_OUTPUT_BYTES: usize = 48 * 1024;
 pub const BASH_MAX_OUTPUT_LINES: usize = 1980;
 
 /// Patterns of environment variable names that are not passed to commands
-/// (`*` matches any run of characters, ASCII case is ignored). The `tool`
+/// (`*` matches any run of characters, `?` one, ASCII case is ignored). The `tool`
 /// program also removes variables matching them from its own environment at
 /// start-up, so a command cannot read them from `/proc/<parent>/environ`.
 pub const DEFAULT_SECRET_ENV_PATTERNS: &[&str] = &[
@@ -91,7 +91,7 @@ pub struct BashConfig {
     /// still running: on timeout, cancellation, and for background processes
     /// left after the drain deadline. Default 2 s, at most [`MAX_BASH_GRACE`].
     pub kill_grace: Duration,
-    /// Name patterns (`*` wildcards, ASCII case ignored) of environment
+    /// Name patterns (`*` and `?` wildcards, ASCII case ignored) of environment
     /// variables that are not passed on. Default [`DEFAULT_SECRET_ENV_PATTERNS`].
     pub secret_env_patterns: Vec<String>,
     /// The environment to start from instead of this process's own (still

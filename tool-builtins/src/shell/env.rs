@@ -4,11 +4,14 @@
 
 use std::ffi::{OsStr, OsString};
 
+use wildmatch::WildMatch;
+
 #[cfg(doc)]
 use super::config::{BashConfig, DEFAULT_SECRET_ENV_PATTERNS};
 
 /// Whether the environment variable `name` matches one of `patterns`
-/// (`*` matches any run of characters, ASCII case is ignored), as
+/// (`*` matches any run of characters, `?` one character, ASCII case is
+/// ignored; the matcher of command-policy rules, [`WildMatch`]), as
 /// [`BashConfig::secret_env_patterns`] are matched.
 ///
 /// ```
@@ -22,7 +25,7 @@ pub fn is_secret_env_name<P: AsRef<str>>(name: &OsStr, patterns: &[P]) -> bool {
     let name = name.to_string_lossy().to_ascii_uppercase();
     patterns
         .iter()
-        .any(|p| name_matches(p.as_ref().to_ascii_uppercase().as_bytes(), name.as_bytes()))
+        .any(|p| WildMatch::new(&p.as_ref().to_ascii_uppercase()).matches(&name))
 }
 
 /// Splits `vars` into those passed to commands and the names of those
@@ -149,13 +152,3 @@ fn has_url_password(value: &str) -> bool {
         .rsplit_once('@')
         .is_some_and(|(userinfo, _)| userinfo.contains(':'))
 }
-
-/// `*` matches any run of bytes; everything else literally.
-fn name_matches(pattern: &[u8], name: &[u8]) -> bool {
-    match pattern.split_first() {
-        None => name.is_empty(),
-        Some((b'*', rest)) => (0..=name.len()).any(|i| name_matches(rest, &name[i..])),
-        Some((c, rest)) => name.first() == Some(c) && name_matches(rest, &name[1..]),
-    }
-}
-

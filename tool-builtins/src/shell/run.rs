@@ -16,12 +16,11 @@ use std::time::{Duration, Instant};
 use rustix::event::{PollFd, PollFlags, Timespec};
 use rustix::process::{Pid, Signal};
 use serde_json::Value;
-use tool_core::truncate::{HeadTail, StreamMasker, Truncation};
 use tool_core::ToolResult;
+use tool_core::truncate::{HeadTail, StreamMasker, Truncation};
 
 use super::ansi::EscapeStripper;
 use super::proctree::{ProcessTree, SupervisorFds, supervise};
-
 
 /// Everything [`run`] needs to start and watch one command.
 #[derive(Debug)]
@@ -72,7 +71,7 @@ impl Outcome {
         match self.stop {
             Some(Stop::Timeout) => notes.push(format!(
                 "Command timed out after {} and was stopped (SIGTERM, then SIGKILL, to every process it started).",
-                seconds(timeout)
+                humantime::format_duration(timeout)
             )),
             Some(Stop::Cancelled) => {
                 notes.push(
@@ -128,14 +127,6 @@ impl Outcome {
     }
 }
 
-fn seconds(d: Duration) -> String {
-    let s = d.as_secs_f64();
-    if s.fract() == 0.0 {
-        format!("{s:.0} s")
-    } else {
-        format!("{s} s")
-    }
-}
 
 /// Longest single wait while nothing happens: bounds how late an exit
 /// (with a background child holding the pipe), a deadline or a
@@ -446,4 +437,3 @@ fn stop_everything(sup: &mut Supervised, grace: Duration, cap: &mut Capture) -> 
     sup.finish(KILL_WAIT)?;
     Ok(found)
 }
-

@@ -392,7 +392,6 @@ pub fn note_line(notes: &[Option<String>]) -> Option<String> {
     (!parts.is_empty()).then(|| format!("Note: {}.", parts.join("; ")))
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -877,4 +876,3 @@ mod tests {
         );
     }
 }
-

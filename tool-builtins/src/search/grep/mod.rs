@@ -32,8 +32,8 @@ use ignore::{DirEntry, ParallelVisitor, ParallelVisitorBuilder, WalkState};
 use rustix::fs::FileType;
 use tool_core::{ErrorKind, ToolContext, ToolResult, tool};
 
-use crate::search::{self, GlobFilter, SearchConfig};
 use crate::fs::workspace::{Workspace, workspace_of};
+use crate::search::{self, GlobFilter, SearchConfig};
 use hits::*;
 use linecap::*;
 
@@ -219,7 +219,6 @@ impl Searchers {
 fn heap_limit(max_line_bytes: usize) -> usize {
     max_line_bytes.saturating_add(2 * READ_CHUNK)
 }
-
 
 /// Most cut lines and partly searched files named in the output (the rest are counted).
 const MAX_NOTED: usize = 10;
@@ -606,9 +605,9 @@ impl Sink for FileSink<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
     use std::fs::File;
     use std::io::Read;
-    use std::fs;
     use std::os::unix::fs::symlink;
     use std::time::Duration;
 

@@ -85,7 +85,6 @@ struct Lexer<'a> {
     heredocs: Vec<(String, bool, bool)>,
 }
 
-
 /// The words of the segment being read.
 #[derive(Default)]
 struct Segment {
@@ -863,4 +862,3 @@ fn redirection(word: &str) -> Option<bool> {
     }
     Some(rest.len() == op.len())
 }
-

@@ -179,7 +179,11 @@ pub(super) const SHELLS: &[&str] = &[
 /// Returns where the command starts, the arguments of code options, and
 /// whether an option says no command follows. Sets `shell` when one of the
 /// `shell_flags` is given.
-pub(super) fn skip_options(args: &[Word], spec: &Wrapper, shell: &mut bool) -> (usize, Vec<String>, bool) {
+pub(super) fn skip_options(
+    args: &[Word],
+    spec: &Wrapper,
+    shell: &mut bool,
+) -> (usize, Vec<String>, bool) {
     let mut i = 0;
     let mut code = Vec::new();
     let mut stop = false;
@@ -265,4 +269,3 @@ pub(super) fn is_assignment(word: &str) -> bool {
         .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
-

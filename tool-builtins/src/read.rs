@@ -552,7 +552,7 @@ impl<'a> Scanner<'a> {
                 return Err(e);
             }
         }
-        if self.encoding.is_none() && !self.utf8.is_valid() {
+        if self.encoding.is_none() && !self.utf8.finish() {
             return Err(TextError::NotUtf8);
         }
         let partial_last = last_byte.is_some_and(|b| b != b'\n');

@@ -1,4 +1,14 @@
 //! Unified diffs for the metadata of every write, cut at a byte cap.
+//!
+//! `similar` diffs the lines and writes the hunk headers and lines (its own
+//! `UnifiedHunkHeader` and change display); this module adds what it lacks:
+//! the common prefix and suffix are skipped before diffing (so a small edit
+//! of a huge file costs a scan, not a diff of every line, with the skipped
+//! lines added back to the hunk positions), and the text is cut at a byte
+//! cap with a note of what was left out.
+
+use similar::udiff::UnifiedHunkHeader;
+use similar::{ChangeTag, DiffOp};
 
 /// Lines of context around each change in a unified diff.
 const DIFF_CONTEXT: usize = 3;
@@ -76,40 +86,34 @@ impl Diff {
             }
         };
         for group in diff.grouped_ops(DIFF_CONTEXT) {
-            let (Some(first), Some(last)) = (group.first(), group.last()) else {
+            if group.is_empty() {
                 continue;
-            };
-            let old_range = first.old_range().start..last.old_range().end;
-            let new_range = first.new_range().start..last.new_range().end;
+            }
             if first_group {
                 first_group = false;
                 push(&mut unified, &format!("--- {path}\n+++ {path}\n"), 2);
             }
-            let header = format!(
-                "@@ -{} +{} @@\n",
-                hunk_range(first_line + old_range.start, old_range.len()),
-                hunk_range(first_line + new_range.start, new_range.len())
+            // similar's own hunk header, for the ops moved to the lines
+            // they have in the whole text (the skipped prefix added back).
+            let shifted: Vec<DiffOp> = group.iter().map(|op| shift(*op, first_line)).collect();
+            push(
+                &mut unified,
+                &format!("{}\n", UnifiedHunkHeader::new(&shifted)),
+                1,
             );
-            push(&mut unified, &header, 1);
             for op in &group {
                 for change in diff.iter_changes(op) {
-                    let sign = match change.tag() {
-                        similar::ChangeTag::Equal => ' ',
-                        similar::ChangeTag::Delete => {
-                            deletions += 1;
-                            '-'
-                        }
-                        similar::ChangeTag::Insert => {
-                            additions += 1;
-                            '+'
-                        }
-                    };
-                    let mut line = String::with_capacity(change.value().len() + 1);
-                    line.push(sign);
-                    line.push_str(change.value());
+                    match change.tag() {
+                        ChangeTag::Equal => {}
+                        ChangeTag::Delete => deletions += 1,
+                        ChangeTag::Insert => additions += 1,
+                    }
+                    // similar's line form: sign, text, and a newline when the
+                    // text had none (then the unified-diff marker follows).
+                    let mut line = format!("{}{change}", change.tag());
                     let mut lines = 1;
                     if change.missing_newline() {
-                        line.push_str("\n\\ No newline at end of file\n");
+                        line.push_str("\\ No newline at end of file\n");
                         lines = 2;
                     }
                     push(&mut unified, &line, lines);
@@ -129,12 +133,47 @@ impl Diff {
     }
 }
 
-/// `start,len` of a unified-diff hunk header (1-based; an empty range names the line before it).
-fn hunk_range(start: usize, len: usize) -> String {
-    if len == 0 {
-        format!("{start},0")
-    } else {
-        format!("{},{len}", start + 1)
+/// `op` moved down by `lines` lines in both texts.
+fn shift(op: DiffOp, lines: usize) -> DiffOp {
+    match op {
+        DiffOp::Equal {
+            old_index,
+            new_index,
+            len,
+        } => DiffOp::Equal {
+            old_index: old_index + lines,
+            new_index: new_index + lines,
+            len,
+        },
+        DiffOp::Delete {
+            old_index,
+            old_len,
+            new_index,
+        } => DiffOp::Delete {
+            old_index: old_index + lines,
+            old_len,
+            new_index: new_index + lines,
+        },
+        DiffOp::Insert {
+            old_index,
+            new_index,
+            new_len,
+        } => DiffOp::Insert {
+            old_index: old_index + lines,
+            new_index: new_index + lines,
+            new_len,
+        },
+        DiffOp::Replace {
+            old_index,
+            old_len,
+            new_index,
+            new_len,
+        } => DiffOp::Replace {
+            old_index: old_index + lines,
+            old_len,
+            new_index: new_index + lines,
+            new_len,
+        },
     }
 }
 
@@ -227,6 +266,25 @@ mod tests {
             let ours = Diff::compute("f", &old, &new);
             assert_eq!(ours.unified, full, "for {:?}", &new[..new.len().min(40)]);
         }
+        // One-line hunks as similar writes them (`-1 +1`, no `,1`), and a
+        // missing final newline.
+        for (old, new) in [("a\n", "b\n"), ("a", "b"), ("x\na\n", "x\nb")] {
+            let full = similar::TextDiff::from_lines(old, new)
+                .unified_diff()
+                .context_radius(3)
+                .header("f", "f")
+                .to_string();
+            assert_eq!(
+                Diff::compute("f", old, new).unified,
+                full,
+                "{old:?} -> {new:?}"
+            );
+        }
+        assert!(
+            Diff::compute("f", "a\n", "b\n")
+                .unified
+                .contains("@@ -1 +1 @@")
+        );
         let d = Diff::compute("f", "", "a\nb\n");
         assert_eq!((d.additions, d.deletions), (2, 0));
         assert!(d.unified.contains("@@ -0,0 +1,2 @@"), "{}", d.unified);

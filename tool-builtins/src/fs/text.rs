@@ -5,7 +5,7 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use encoding_rs::{Encoding, UTF_8, UTF_16BE, UTF_16LE};
+use encoding_rs::{DecoderResult, Encoding, UTF_8, UTF_16BE, UTF_16LE};
 
 use super::lines::LineEnding;
 
@@ -87,59 +87,54 @@ pub fn file_encoding(prefix: &[u8]) -> &'static Encoding {
 }
 
 /// Validates UTF-8 arriving in pieces (a character may be split between
-/// two), in constant memory.
-#[derive(Debug, Default, Clone)]
+/// two), in constant memory: `encoding_rs`'s streaming UTF-8 decoder, its
+/// output discarded.
 pub struct Utf8Validator {
-    pending: [u8; 4],
-    pending_len: usize,
+    decoder: encoding_rs::Decoder,
     invalid: bool,
+}
+
+impl fmt::Debug for Utf8Validator {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Utf8Validator")
+            .field("invalid", &self.invalid)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for Utf8Validator {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 impl Utf8Validator {
     /// A validator that has seen nothing yet.
     pub fn new() -> Self {
-        Self::default()
+        Self {
+            decoder: UTF_8.new_decoder_without_bom_handling(),
+            invalid: false,
+        }
+    }
+
+    fn run(&mut self, mut bytes: &[u8], last: bool) {
+        let mut scratch = [0u8; 8 * 1024];
+        while !self.invalid {
+            let (result, read, _) =
+                self.decoder
+                    .decode_to_utf8_without_replacement(bytes, &mut scratch, last);
+            bytes = &bytes[read..];
+            match result {
+                DecoderResult::InputEmpty => break,
+                DecoderResult::OutputFull => {}
+                DecoderResult::Malformed(..) => self.invalid = true,
+            }
+        }
     }
 
     /// Checks the next piece.
-    pub fn feed(&mut self, mut bytes: &[u8]) {
-        if self.invalid {
-            return;
-        }
-        if self.pending_len > 0 {
-            let width = match self.pending[0] {
-                0xC0..=0xDF => 2,
-                0xE0..=0xEF => 3,
-                _ => 4,
-            };
-            let take = (width - self.pending_len).min(bytes.len());
-            self.pending[self.pending_len..self.pending_len + take].copy_from_slice(&bytes[..take]);
-            self.pending_len += take;
-            bytes = &bytes[take..];
-            if self.pending_len < width {
-                // Still incomplete: the prefix so far must be valid.
-                if std::str::from_utf8(&self.pending[..self.pending_len])
-                    .is_err_and(|e| e.error_len().is_some())
-                {
-                    self.invalid = true;
-                }
-                return;
-            }
-            if std::str::from_utf8(&self.pending[..width]).is_err() {
-                self.invalid = true;
-                return;
-            }
-            self.pending_len = 0;
-        }
-        match std::str::from_utf8(bytes) {
-            Ok(_) => {}
-            Err(e) if e.error_len().is_none() => {
-                let tail = &bytes[e.valid_up_to()..];
-                self.pending[..tail.len()].copy_from_slice(tail);
-                self.pending_len = tail.len();
-            }
-            Err(_) => self.invalid = true,
-        }
+    pub fn feed(&mut self, bytes: &[u8]) {
+        self.run(bytes, false);
     }
 
     /// Whether an invalid sequence has been seen already.
@@ -147,9 +142,11 @@ impl Utf8Validator {
         self.invalid
     }
 
-    /// Whether everything fed was valid UTF-8 and no character was left unfinished.
-    pub fn is_valid(&self) -> bool {
-        !self.invalid && self.pending_len == 0
+    /// Ends the input: whether everything fed was valid UTF-8 and no
+    /// character was left unfinished.
+    pub fn finish(&mut self) -> bool {
+        self.run(&[], true);
+        !self.invalid
     }
 }
 
@@ -282,14 +279,17 @@ mod tests {
                 v.feed(&text[..split]);
                 v.feed(&text[split..second]);
                 v.feed(&text[second..]);
-                assert!(v.is_valid(), "split at {split}/{second}");
+                assert!(v.finish(), "split at {split}/{second}");
             }
         }
         let mut v = Utf8Validator::new();
         v.feed(b"ok \xC3");
-        assert!(!v.is_valid() && !v.failed(), "unfinished, not yet wrong");
+        assert!(!v.failed(), "unfinished, not yet wrong");
         v.feed(b"(");
         assert!(v.failed());
+        let mut v = Utf8Validator::new();
+        v.feed(b"ok \xC3");
+        assert!(!v.finish(), "a character left unfinished at the end");
         let mut v = Utf8Validator::new();
         v.feed(b"caf\xE9 latin-1\n");
         assert!(v.failed());

@@ -481,7 +481,8 @@ mod tests {
         assert_eq!(r.metadata["timed_out"], true);
         assert!(r.output.contains(&marker), "{}", r.output);
         assert!(
-            r.output.contains("Command timed out after 1s and was stopped"),
+            r.output
+                .contains("Command timed out after 1s and was stopped"),
             "{}",
             r.output
         );

@@ -4,14 +4,14 @@
 
 use std::ffi::{OsStr, OsString};
 
-use wildmatch::WildMatch;
+use super::wildcard::wildcard_match;
 
 #[cfg(doc)]
 use super::config::{BashConfig, DEFAULT_SECRET_ENV_PATTERNS};
 
 /// Whether the environment variable `name` matches one of `patterns`
 /// (`*` matches any run of characters, `?` one character, ASCII case is
-/// ignored; the matcher of command-policy rules, [`WildMatch`]), as
+/// ignored; the matcher of command-policy rules), as
 /// [`BashConfig::secret_env_patterns`] are matched.
 ///
 /// ```
@@ -25,7 +25,7 @@ pub fn is_secret_env_name<P: AsRef<str>>(name: &OsStr, patterns: &[P]) -> bool {
     let name = name.to_string_lossy().to_ascii_uppercase();
     patterns
         .iter()
-        .any(|p| WildMatch::new(&p.as_ref().to_ascii_uppercase()).matches(&name))
+        .any(|p| wildcard_match(p.as_ref().to_ascii_uppercase().as_bytes(), name.as_bytes()))
 }
 
 /// Splits `vars` into those passed to commands and the names of those

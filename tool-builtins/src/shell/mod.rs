@@ -75,6 +75,7 @@ mod ansi;
 mod proctree;
 mod run;
 pub mod split;
+mod wildcard;
 
 pub use bash::bash_command;
 pub use config::{

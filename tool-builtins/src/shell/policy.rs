@@ -95,7 +95,7 @@
 
 use std::fmt;
 
-use wildmatch::WildMatch;
+use super::wildcard::wildcard_match;
 
 use super::split::split_command;
 #[cfg(doc)]
@@ -413,22 +413,12 @@ fn command_by_file_name(segment: &str) -> Option<String> {
 }
 
 /// `*` = any run of characters, `?` = one character, everything else
-/// literal ([`WildMatch`]); a pattern ending in ` *` also matches without it.
+/// literal ([`wildcard_match`]); a pattern ending in ` *` also matches without it.
 fn rule_matches(pattern: &str, text: &str) -> bool {
-    WildMatch::new(pattern).matches(text)
+    wildcard_match(pattern.as_bytes(), text.as_bytes())
         || pattern
             .strip_suffix(" *")
-            .is_some_and(|bare| WildMatch::new(bare).matches(text))
-}
-
-/// The rule matcher on byte strings, for the tests written against the
-/// hand matcher it replaced (they now check [`WildMatch`] agrees).
-#[cfg(test)]
-fn wildcard_match(pattern: &[u8], text: &[u8]) -> bool {
-    match (std::str::from_utf8(pattern), std::str::from_utf8(text)) {
-        (Ok(p), Ok(t)) => WildMatch::new(p).matches(t),
-        _ => false,
-    }
+            .is_some_and(|bare| wildcard_match(bare.as_bytes(), text.as_bytes()))
 }
 
 /// Longest rule pattern: 256 bytes (after collapsing whitespace).

@@ -127,7 +127,6 @@ impl Outcome {
     }
 }
 
-
 /// Longest single wait while nothing happens: bounds how late an exit
 /// (with a background child holding the pipe), a deadline or a
 /// cancellation is noticed.

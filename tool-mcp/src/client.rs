@@ -25,8 +25,8 @@ use tool_core::{
 };
 
 use crate::error::{Error, ErrorKind};
-use crate::live::LiveRegistry;
 use crate::names::{local_tool_name, sanitize_server};
+use tool_core::LiveRegistry;
 
 /// How long a request may wait for its answer unless [`McpToolSource::with_timeout`] says otherwise.
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(60);

@@ -10,8 +10,8 @@ use serde_json::Value;
 
 use crate::client::{McpConnection, McpToolSource};
 use crate::error::{Error, ErrorKind};
-use crate::live::LiveRegistry;
 use crate::names::sanitize_server;
+use tool_core::LiveRegistry;
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]

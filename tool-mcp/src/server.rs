@@ -23,8 +23,8 @@ use crate::approval;
 use crate::error::{Error, ErrorKind};
 use crate::framing::FramedTransport;
 use crate::http::{self, HttpAccess};
-use crate::live::LiveRegistry;
 use crate::stdio;
+use tool_core::LiveRegistry;
 
 /// Tools per `tools/list` page unless [`McpServer::with_page_size`] says otherwise.
 pub const DEFAULT_PAGE_SIZE: usize = 100;

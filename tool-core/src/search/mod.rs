@@ -77,9 +77,37 @@ pub const WEIGHT_TAGS: f32 = 2.0;
 /// Weight of a word of the description.
 pub const WEIGHT_DESCRIPTION: f32 = 1.0;
 /// Weight of a word of a parameter's name.
-pub const WEIGHT_PARAM_NAME: f32 = 1.0;
+pub const WEIGHT_PARAM_NAME: f32 = 0.5;
 /// Weight of a word of a parameter's description.
-pub const WEIGHT_PARAM_DESCRIPTION: f32 = 0.5;
+pub const WEIGHT_PARAM_DESCRIPTION: f32 = 1.0;
+
+/// Field weights of the index (see the [module docs](self)); the default
+/// is the tuned set of `WEIGHT_*` constants.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FieldWeights {
+    /// Weight of a word of the tool's name.
+    pub name: f32,
+    /// Weight of a word of a tag.
+    pub tags: f32,
+    /// Weight of a word of the description.
+    pub description: f32,
+    /// Weight of a word of a parameter's name.
+    pub param_names: f32,
+    /// Weight of a word of a parameter's description.
+    pub param_descriptions: f32,
+}
+
+impl Default for FieldWeights {
+    fn default() -> Self {
+        Self {
+            name: WEIGHT_NAME,
+            tags: WEIGHT_TAGS,
+            description: WEIGHT_DESCRIPTION,
+            param_names: WEIGHT_PARAM_NAME,
+            param_descriptions: WEIGHT_PARAM_DESCRIPTION,
+        }
+    }
+}
 
 /// Matches `tool_search` lists when `max_results` is not given: 5.
 pub const DEFAULT_MAX_RESULTS: usize = 5;
@@ -111,8 +139,14 @@ pub struct SearchIndex {
 }
 
 impl SearchIndex {
-    /// Indexes `specs` (one document each, in the order given).
+    /// Indexes `specs` (one document each, in the order given) with the
+    /// default [`FieldWeights`].
     pub fn build<'a>(specs: impl IntoIterator<Item = &'a ToolSpec>) -> Self {
+        Self::build_with(specs, FieldWeights::default())
+    }
+
+    /// Indexes `specs` with the field weights `w`.
+    pub fn build_with<'a>(specs: impl IntoIterator<Item = &'a ToolSpec>, w: FieldWeights) -> Self {
         let mut index = Self::default();
         let mut tf: HashMap<String, f32> = HashMap::new();
         for spec in specs {
@@ -125,16 +159,16 @@ impl SearchIndex {
                     len += weight;
                 });
             };
-            add(&spec.name, WEIGHT_NAME);
+            add(&spec.name, w.name);
             for tag in &spec.tags {
-                add(tag, WEIGHT_TAGS);
+                add(tag, w.tags);
             }
-            add(&spec.description, WEIGHT_DESCRIPTION);
+            add(&spec.description, w.description);
             if let Some(props) = spec.parameters.get("properties").and_then(Value::as_object) {
                 for (name, schema) in props {
-                    add(name, WEIGHT_PARAM_NAME);
+                    add(name, w.param_names);
                     if let Some(d) = schema.get("description").and_then(Value::as_str) {
-                        add(d, WEIGHT_PARAM_DESCRIPTION);
+                        add(d, w.param_descriptions);
                     }
                 }
             }
@@ -176,9 +210,7 @@ impl SearchIndex {
     /// The at most `limit` best matches of `query`, best first (ties in name
     /// order); only tools sharing at least one token with the query score.
     pub fn search(&self, query: &str, limit: usize) -> Vec<SearchHit> {
-        let mut query_terms = tokens::tokens(query);
-        query_terms.sort_unstable();
-        query_terms.dedup();
+        let query_terms = tokens::query_terms(query);
         #[allow(
             clippy::cast_precision_loss,
             reason = "document counts far below f32's exact range"
@@ -186,7 +218,7 @@ impl SearchIndex {
         let n = self.names.len() as f32;
         let mut scores = vec![0.0f32; self.names.len()];
         let mut touched: Vec<u32> = Vec::new();
-        for term in &query_terms {
+        for (term, weight) in &query_terms {
             let Some(&id) = self.terms.get(term) else {
                 continue;
             };
@@ -196,7 +228,7 @@ impl SearchIndex {
                 reason = "document counts far below f32's exact range"
             )]
             let df = postings.len() as f32;
-            let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
+            let idf = weight * (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
             for &(doc, tf) in postings {
                 let d = doc as usize;
                 let norm = K1 * (1.0 - B + B * self.doc_len[d] / self.avg_len.max(f32::EPSILON));

@@ -26,6 +26,88 @@ const STOP_WORDS: &[&str] = &[
     "which", "will", "with", "would", "you", "your",
 ];
 
+/// Groups of words that stand for one another in a query: generic verbs
+/// and nouns of software tools (create / make / new, delete / remove,
+/// folder / directory, issue / ticket, pull request / PR, ...). A query word
+/// of a group also looks for the group's other words, at
+/// [`SYNONYM_WEIGHT`] of its own weight; documents are not expanded.
+/// Words are written plainly and stemmed like everything else.
+const SYNONYMS: &[&[&str]] = &[
+    &["create", "make", "new", "add", "open"],
+    &[
+        "delete", "remove", "erase", "drop", "destroy", "discard", "purge", "rm",
+    ],
+    &["find", "search", "look", "lookup", "locate", "query"],
+    &[
+        "show", "get", "read", "view", "display", "print", "retrieve", "cat", "see", "fetch",
+        "inspect",
+    ],
+    &["list", "enumerate", "ls", "all"],
+    &[
+        "update", "edit", "modify", "change", "replace", "set", "alter",
+    ],
+    &["send", "post", "write", "message", "notify"],
+    &["download", "fetch", "pull", "retrieve", "clone"],
+    &["upload", "push", "put", "publish"],
+    &["copy", "duplicate", "clone"],
+    &["move", "rename", "relocate", "reschedule"],
+    &[
+        "run", "execute", "exec", "start", "launch", "invoke", "trigger",
+    ],
+    &["stop", "kill", "halt", "terminate", "cancel", "abort"],
+    &["folder", "directory", "dir"],
+    &["file", "document", "doc"],
+    &["issue", "ticket", "bug"],
+    &["pr", "pull", "merge"],
+    &["repository", "repo"],
+    &["image", "picture", "photo", "screenshot", "screen"],
+    &["email", "mail", "inbox"],
+    &["meeting", "event", "appointment"],
+    &["chat", "message", "dm", "conversation"],
+    &["comment", "reply", "note", "respond"],
+    &["label", "tag"],
+    &["user", "person", "people", "member", "account"],
+    &["database", "db", "table"],
+    &["size", "big", "large", "metadata", "info"],
+    &["content", "contents", "text", "inside", "body"],
+    &["status", "state", "changed", "pending"],
+];
+
+/// Weight of a synonym relative to the query word it came from.
+pub(crate) const SYNONYM_WEIGHT: f32 = 0.4;
+
+/// The query's terms with weights: each distinct token at 1.0, and the
+/// synonyms of each (see [`SYNONYMS`]) at [`SYNONYM_WEIGHT`] unless the
+/// query has them itself.
+pub(crate) fn query_terms(query: &str) -> Vec<(String, f32)> {
+    let mut own = tokens(query);
+    own.sort_unstable();
+    own.dedup();
+    let mut terms: Vec<(String, f32)> = own.iter().map(|t| (t.clone(), 1.0)).collect();
+    for group in synonym_groups() {
+        if !group.iter().any(|w| own.contains(w)) {
+            continue;
+        }
+        for w in group {
+            if !terms.iter().any(|(t, _)| t == w) {
+                terms.push((w.clone(), SYNONYM_WEIGHT));
+            }
+        }
+    }
+    terms
+}
+
+/// [`SYNONYMS`] tokenised once.
+fn synonym_groups() -> &'static [Vec<String>] {
+    static GROUPS: std::sync::OnceLock<Vec<Vec<String>>> = std::sync::OnceLock::new();
+    GROUPS.get_or_init(|| {
+        SYNONYMS
+            .iter()
+            .map(|g| g.iter().map(|w| stem(w.to_lowercase())).collect())
+            .collect()
+    })
+}
+
 /// Longest word kept, in bytes; longer runs (hashes, base64) are cut here.
 const MAX_WORD: usize = 40;
 
@@ -141,7 +223,7 @@ mod tests {
         assert_eq!(tokens("HTTPServer v2Api"), ["http", "server", "v2", "api"]);
         assert_eq!(
             tokens("browser.take_screenshot"),
-            ["browser", "tak", "screenshot"]
+            ["browser", "take", "screenshot"]
         );
     }
 

@@ -201,6 +201,21 @@ pub(crate) struct CommonOptions {
     /// a server that fails is reported and left out.
     #[arg(long, global = true, value_name = "FILE")]
     pub(crate) mcp_config: Option<PathBuf>,
+
+    /// Offer only the tools whose name matches PATTERN, where * matches any run of characters
+    /// (github__*, *_file); repeatable: a tool matching any of them is kept. Applies to list,
+    /// schema, call, batch and serve alike.
+    #[arg(long, global = true, value_name = "PATTERN")]
+    pub(crate) allow_tools: Vec<String>,
+
+    /// Leave out the tools whose name matches PATTERN (* as in --allow-tools); repeatable; wins
+    /// over --allow-tools.
+    #[arg(long, global = true, value_name = "PATTERN")]
+    pub(crate) deny_tools: Vec<String>,
+
+    /// Offer only the tools with this tag; repeatable: a tool with any of the tags is kept.
+    #[arg(long, global = true, value_name = "TAG")]
+    pub(crate) tags: Vec<String>,
 }
 
 /// The commands.

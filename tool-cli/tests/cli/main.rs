@@ -15,3 +15,4 @@ mod options;
 mod scale;
 mod schema;
 mod support;
+mod views;

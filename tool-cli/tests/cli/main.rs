@@ -14,4 +14,5 @@ mod mcp;
 mod options;
 mod scale;
 mod schema;
+mod skills;
 mod support;

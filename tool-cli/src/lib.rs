@@ -93,6 +93,8 @@ mod mcp;
 mod render;
 mod scrub;
 mod session;
+mod skills;
+mod tokens;
 mod workspace;
 
 use std::ffi::OsString;
@@ -205,6 +207,17 @@ where
 }
 
 fn execute(registry: &ToolRegistry, cli: Cli) -> Result<(), Failure> {
+    if let Command::Skills { json } = cli.command {
+        return skills::list(
+            &cli.common,
+            json,
+            &mut io::stdout().lock(),
+            &mut io::stderr().lock(),
+        );
+    }
+    // --skills-dir / $AGENT_TOOLS_SKILLS add the `skill` tool.
+    let extended = skills::with_skill_tool(registry, &cli.common)?;
+    let registry = &extended;
     // With --mcp-config the imported servers' connections live on the
     // runtime built here, which then also runs the calls.
     let (live, mut early_runtime) = match &cli.common.mcp_config {
@@ -223,7 +236,13 @@ fn execute(registry: &ToolRegistry, cli: Cli) -> Result<(), Failure> {
     let mut take_runtime = || early_runtime.take().map_or_else(runtime, Ok);
     let stdout = io::stdout();
     match cli.command {
-        Command::List { json } => {
+        // Answered before the registry was extended (it loads the skills itself).
+        Command::Skills { .. } => Ok(()),
+        Command::List { json, tokens: true } => tokens::list(registry, json, &mut stdout.lock()),
+        Command::List {
+            json,
+            tokens: false,
+        } => {
             commands::list(registry, json, &mut stdout.lock())?;
             if !json {
                 mcp::write_unavailable(&live, &mut stdout.lock())?;

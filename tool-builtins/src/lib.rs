@@ -142,6 +142,7 @@ pub mod read;
 mod roots;
 pub mod search;
 pub mod shell;
+pub mod skills;
 pub mod write;
 
 pub use edit::edit_file;
@@ -160,6 +161,7 @@ pub use search::list::list_dir;
 pub use shell::policy::{CommandPolicy, PolicyAction, PolicyDecision, SegmentVerdict};
 pub use shell::split::{CommandParts, split_command};
 pub use shell::{BashConfig, bash_command};
+pub use skills::{Skill, SkillSet};
 
 /// The names of the built-in tools, as registered.
 pub const TOOL_NAMES: &[&str] = &[

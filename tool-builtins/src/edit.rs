@@ -1,6 +1,6 @@
 //! `edit_file`: replace a string in a file, found by the strategies of [`crate::fs::replace`].
 
-use tool_core::{ErrorKind, ToolContext, ToolResult, tool};
+use tool_core::{ErrorKind, ToolContext, ToolError, ToolResult, tool};
 
 use crate::fs::changes::Before;
 use crate::fs::lines::LineEnding;
@@ -53,9 +53,9 @@ pub async fn edit_file(
     old_string: String,
     new_string: String,
     #[arg(default = false)] replace_all: bool,
-) -> ToolResult {
+) -> Result<ToolResult, ToolError> {
     if old_string == new_string {
-        return ToolResult::error(ErrorKind::InvalidArguments, IDENTICAL);
+        return Err(ToolError::new(ErrorKind::InvalidArguments, IDENTICAL));
     }
     let edits = [EditSpec {
         old_string,
@@ -76,14 +76,6 @@ pub(crate) struct EditSpec {
     pub(crate) replace_all: bool,
 }
 
-/// Runs blocking file work through [`tool_core::run_blocking`]: a panic there
-/// becomes a `panicked` result whose message does not quote the panic.
-pub(crate) async fn run_blocking(f: impl FnOnce() -> ToolResult + Send + 'static) -> ToolResult {
-    tool_core::run_blocking(f)
-        .await
-        .unwrap_or_else(ToolResult::from)
-}
-
 /// Applies `edits` in order, in memory, to the file at `path`; writes only
 /// when all succeed. An empty first `old_string` creates the file, or fills
 /// an existing empty one; on a file with content any empty `old_string` is
@@ -92,40 +84,47 @@ pub(crate) fn edit_blocking(
     ctx: &ToolContext,
     target: &WriteTarget,
     edits: &[EditSpec],
-) -> ToolResult {
+) -> Result<ToolResult, ToolError> {
     let multi = edits.len() > 1;
     let fail = |i: usize, msg: &str| {
-        if multi {
-            ToolResult::failed(format!("Edit {} of {} failed: {msg}", i + 1, edits.len()))
+        let message = if multi {
+            format!("Edit {} of {} failed: {msg}", i + 1, edits.len())
         } else {
-            ToolResult::failed(msg)
-        }
+            msg.to_owned()
+        };
+        ToolError::new(ErrorKind::Failed, message)
     };
     for (i, e) in edits.iter().enumerate() {
         if e.old_string == e.new_string {
-            return fail(i, IDENTICAL);
+            return Err(fail(i, IDENTICAL));
         }
     }
     let creating = edits.first().is_some_and(|e| e.old_string.is_empty());
-    let mut locked = match target.open("edit", creating) {
-        Ok(locked) => locked,
-        Err(result) => return result,
-    };
+    let mut locked = target.open("edit", creating)?;
     let exists = locked.exists();
     let path = locked.path.clone();
     if !exists && !creating {
-        return ToolResult::failed(format!("File not found: {}", path.display()));
+        return Err(ToolError::new(
+            ErrorKind::Failed,
+            format!("File not found: {}", path.display()),
+        ));
     }
     let (before_bytes, file) = if let Some(bytes) = locked.existing.take() {
         if crate::fs::binary::looks_binary(&bytes[..bytes.len().min(4096)]) {
-            return ToolResult::failed(format!("Cannot edit binary file: {}", path.display()));
+            return Err(ToolError::new(
+                ErrorKind::Failed,
+                format!("Cannot edit binary file: {}", path.display()),
+            ));
         }
         match TextFile::decode(&bytes) {
             // Keep the old bytes only for a snapshot hook; large files are
             // otherwise held once as text, not twice.
             Ok(t) => (crate::fs::changes::wants_snapshots(ctx).then_some(bytes), t),
             Err(e) => {
-                return ToolResult::failed(format!("Cannot edit {}: {e}.", path.display()));
+                return Err(ToolError::new(
+                    ErrorKind::Failed,
+                    format!("Cannot edit {}: {e}.", path.display()),
+                ));
             }
         }
     } else {
@@ -143,7 +142,7 @@ pub(crate) fn edit_blocking(
         // An empty old_string means "create"; on a file with content it
         // would silently replace everything.
         if let Some(i) = edits.iter().position(|e| e.old_string.is_empty()) {
-            return fail(i, EMPTY_OLD_ON_EXISTING);
+            return Err(fail(i, EMPTY_OLD_ON_EXISTING));
         }
     }
     let mut text = std::borrow::Cow::Borrowed(file.text.as_str());
@@ -152,10 +151,10 @@ pub(crate) fn edit_blocking(
     for (i, e) in edits.iter().enumerate() {
         if e.old_string.is_empty() {
             if i > 0 {
-                return fail(
+                return Err(fail(
                     i,
                     "old_string is empty; only the first edit may create the file.",
-                );
+                ));
             }
             text = std::borrow::Cow::Owned(if exists {
                 file.line_ending.apply(&e.new_string)
@@ -172,15 +171,20 @@ pub(crate) fn edit_blocking(
                 strategies.push(applied.strategy.name());
                 notes.push(applied.note);
             }
-            Err(msg) => return fail(i, &msg),
+            Err(msg) => return Err(fail(i, &msg)),
         }
     }
     if exists && text == file.text {
-        return ToolResult::failed(UNCHANGED);
+        return Err(ToolError::new(ErrorKind::Failed, UNCHANGED));
     }
     let bytes = match file.encode(&text) {
         Ok(b) => b,
-        Err(e) => return ToolResult::failed(format!("Cannot write {}: {e}.", path.display())),
+        Err(e) => {
+            return Err(ToolError::new(
+                ErrorKind::Failed,
+                format!("Cannot write {}: {e}.", path.display()),
+            ));
+        }
     };
     let before = Before {
         content: before_bytes,
@@ -196,7 +200,7 @@ pub(crate) fn edit_blocking(
         &[],
     );
     if !result.is_ok() {
-        return result;
+        return Ok(result);
     }
     if multi {
         result = result.with_metadata("strategies", strategies.clone());
@@ -207,7 +211,7 @@ pub(crate) fn edit_blocking(
     if !file.is_utf8() {
         result = result.with_metadata("encoding", file.encoding.name());
     }
-    result
+    Ok(result)
 }
 
 /// One replacement applied in memory by [`apply_edit`].

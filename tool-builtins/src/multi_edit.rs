@@ -2,7 +2,7 @@
 
 use schemars::JsonSchema;
 use serde::Deserialize;
-use tool_core::{ErrorKind, ToolContext, ToolResult, tool};
+use tool_core::{ErrorKind, ToolContext, ToolError, ToolResult, tool};
 
 use crate::edit::{EditSpec, edit_blocking};
 use crate::fs::target::WriteTarget;
@@ -29,12 +29,16 @@ pub struct Edit {
 /// * `file_path` - Path of the file to edit (relative to the workspace root, or absolute).
 /// * `edits` - The replacements, applied in order.
 #[tool(kind = "write")]
-pub async fn multi_edit(context: &ToolContext, file_path: String, edits: Vec<Edit>) -> ToolResult {
+pub async fn multi_edit(
+    context: &ToolContext,
+    file_path: String,
+    edits: Vec<Edit>,
+) -> Result<ToolResult, ToolError> {
     if edits.is_empty() {
-        return ToolResult::error(
+        return Err(ToolError::new(
             ErrorKind::InvalidArguments,
             "edits is empty: give at least one {old_string, new_string} edit.",
-        );
+        ));
     }
     let specs: Vec<EditSpec> = edits
         .into_iter()
@@ -46,7 +50,7 @@ pub async fn multi_edit(context: &ToolContext, file_path: String, edits: Vec<Edi
         .collect();
     let count = specs.len();
     WriteTarget::run(context, &file_path, move |ctx, target| {
-        edit_blocking(ctx, target, &specs).with_metadata("edits", count)
+        edit_blocking(ctx, target, &specs).map(|r| r.with_metadata("edits", count))
     })
     .await
 }

@@ -14,9 +14,10 @@ use rustix::fs::FileType;
 
 use base64::Engine as _;
 use encoding_rs::Encoding;
-use tool_core::{Attachment, ErrorKind, Image, ToolContext, ToolResult, tool};
+use tool_core::{
+    Attachment, ErrorKind, Image, ToolContext, ToolError, ToolResult, run_blocking, tool,
+};
 
-use crate::edit::run_blocking;
 use crate::fs::beneath::Beneath;
 use crate::fs::ledger::{ContentHasher, FileLedger, Stamp};
 use crate::fs::workspace::workspace_of;
@@ -69,43 +70,37 @@ pub async fn read_file(
     file_path: String,
     #[arg(default = 1)] offset: i64,
     limit: Option<i64>,
-) -> ToolResult {
+) -> Result<ToolResult, ToolError> {
     let opts = context
         .state::<ReadOptions>()
         .map_or_else(ReadOptions::default, |o| (*o).clone());
     if offset < 1 {
-        return ToolResult::error(
+        return Err(ToolError::new(
             ErrorKind::InvalidArguments,
             "offset must be greater than or equal to 1",
-        );
+        ));
     }
     let limit = match limit {
         None => opts.default_limit,
         Some(l) if l < 1 => {
-            return ToolResult::error(
+            return Err(ToolError::new(
                 ErrorKind::InvalidArguments,
                 "limit must be greater than or equal to 1",
-            );
+            ));
         }
         Some(l) => usize::try_from(l).unwrap_or(usize::MAX),
     };
     let offset = usize::try_from(offset).unwrap_or(usize::MAX);
-    let ws = match workspace_of(context) {
-        Ok(ws) => ws,
-        Err(r) => return r,
-    };
-    let target = match crate::roots::resolve_for_read(context, &ws, &file_path) {
-        Ok(p) => p,
-        Err(e) => return e.to_result(),
-    };
+    let ws = workspace_of(context)?;
+    let target = crate::roots::resolve_for_read(context, &ws, &file_path)?;
     let title = ws.relative(&target.path).display().to_string();
     let ledger = context.state::<FileLedger>();
-    run_blocking(move || {
+    let result = run_blocking(move || {
         let ledger = ledger.as_deref();
         read_blocking(&target, offset, limit, &opts, ledger)
     })
-    .await
-    .with_title(title)
+    .await?;
+    Ok(result.with_title(title))
 }
 
 fn read_blocking(

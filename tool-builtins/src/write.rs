@@ -1,6 +1,6 @@
 //! `write_file`: write a whole file, verbatim.
 
-use tool_core::{ToolContext, ToolResult, tool};
+use tool_core::{ToolContext, ToolError, ToolResult, tool};
 
 use crate::fs::changes::Before;
 use crate::fs::target::WriteTarget;
@@ -17,18 +17,23 @@ use crate::fs::text::UTF8_BOM;
 /// * `file_path` - Path of the file to write (relative to the workspace root, or absolute).
 /// * `content` - The complete new content of the file.
 #[tool(kind = "write", destructive, idempotent)]
-pub async fn write_file(context: &ToolContext, file_path: String, content: String) -> ToolResult {
+pub async fn write_file(
+    context: &ToolContext,
+    file_path: String,
+    content: String,
+) -> Result<ToolResult, ToolError> {
     WriteTarget::run(context, &file_path, move |ctx, target| {
         write_blocking(ctx, target, &content)
     })
     .await
 }
 
-fn write_blocking(ctx: &ToolContext, target: &WriteTarget, content: &str) -> ToolResult {
-    let mut file = match target.open("write", true) {
-        Ok(file) => file,
-        Err(result) => return result,
-    };
+fn write_blocking(
+    ctx: &ToolContext,
+    target: &WriteTarget,
+    content: &str,
+) -> Result<ToolResult, ToolError> {
+    let mut file = target.open("write", true)?;
     let exists = file.exists();
     let before = Before::known(file.existing.take());
     // A file that had a UTF-8 byte order mark keeps it (the mark is not
@@ -48,7 +53,7 @@ fn write_blocking(ctx: &ToolContext, target: &WriteTarget, content: &str) -> Too
         .as_deref()
         .map(|b| String::from_utf8_lossy(b.strip_prefix(UTF8_BOM).unwrap_or(b)).into_owned())
         .unwrap_or_default();
-    file.write_reporting(
+    Ok(file.write_reporting(
         ctx,
         &target.ledger,
         before,
@@ -56,5 +61,5 @@ fn write_blocking(ctx: &ToolContext, target: &WriteTarget, content: &str) -> Too
         (&old_text, content),
         "Wrote file successfully.",
         &[("exists", exists.into())],
-    )
+    ))
 }

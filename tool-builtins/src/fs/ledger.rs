@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::SystemTime;
 
-use tool_core::{ErrorKind, ToolContext, ToolResult};
+use tool_core::{ErrorKind, ToolContext, ToolError};
 
 /// What the ledger remembers of one read (or write) of a file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -353,25 +353,14 @@ impl std::error::Error for LedgerError {
     }
 }
 
-impl LedgerError {
-    /// The error as a tool result (kind `failed`).
-    pub fn to_result(&self) -> ToolResult {
-        ToolResult::error(ErrorKind::Failed, self.to_string())
-    }
-}
-
 /// The ledger of the context, or the `missing_context` error result a write
 /// tool returns when the host did not set one.
 ///
 /// # Errors
 /// A `missing_context` result naming what to add.
-#[allow(
-    clippy::result_large_err,
-    reason = "the error is the tool's final result; it is returned at once"
-)]
-pub fn ledger_of(ctx: &ToolContext) -> Result<tool_core::State<FileLedger>, ToolResult> {
+pub fn ledger_of(ctx: &ToolContext) -> Result<tool_core::State<FileLedger>, ToolError> {
     ctx.state::<FileLedger>().ok_or_else(|| {
-        ToolResult::error(
+        ToolError::new(
             ErrorKind::MissingContext,
             "The file tools need a read-before-write ledger: the host must add one with \
              `ToolContext::with_state(FileLedger::new())` (or build the context with \

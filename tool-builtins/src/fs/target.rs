@@ -28,7 +28,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use rustix::fs::{FileType, FlockOperation};
-use tool_core::{ToolContext, ToolResult};
+use tool_core::{ErrorKind, ToolContext, ToolError, ToolResult};
 
 use super::beneath::{Beneath, Missing};
 use super::diff::Diff;
@@ -102,23 +102,19 @@ impl WriteTarget {
     ///
     /// # Errors
     /// The model-facing result for a missing workspace or ledger, or a path outside the workspace.
-    #[allow(
-        clippy::result_large_err,
-        reason = "the Err is the call's final ToolResult, returned as is"
-    )]
-    pub(crate) fn new(ctx: &ToolContext, file_path: &str) -> Result<Self, ToolResult> {
+    pub(crate) fn new(ctx: &ToolContext, file_path: &str) -> Result<Self, ToolError> {
         let ws = crate::fs::workspace::workspace_of(ctx)?;
         let ledger = crate::fs::ledger::ledger_of(ctx)?;
         if file_path.ends_with('/') && !file_path.trim().is_empty() {
-            return Err(ToolResult::error(
-                tool_core::ErrorKind::InvalidArguments,
+            return Err(ToolError::new(
+                ErrorKind::InvalidArguments,
                 format!(
                     "{} ends with `/`, so it names a folder; give the path of a file.",
                     crate::fs::clip(file_path)
                 ),
             ));
         }
-        let path = ws.resolve(file_path).map_err(|e| e.to_result())?;
+        let path = ws.resolve(file_path)?;
         Ok(Self {
             ws,
             ledger,
@@ -140,18 +136,17 @@ impl WriteTarget {
     pub(crate) async fn run(
         ctx: &ToolContext,
         file_path: &str,
-        work: impl FnOnce(&ToolContext, &WriteTarget) -> ToolResult + Send + 'static,
-    ) -> ToolResult {
-        let target = match Self::new(ctx, file_path) {
-            Ok(target) => target,
-            Err(result) => return result,
-        };
+        work: impl FnOnce(&ToolContext, &WriteTarget) -> Result<ToolResult, ToolError> + Send + 'static,
+    ) -> Result<ToolResult, ToolError> {
+        let target = Self::new(ctx, file_path)?;
         let _lock = target.ledger.lock(&target.path).await;
         let ctx = ctx.clone();
         let title = target.title();
-        crate::edit::run_blocking(move || work(&ctx, &target))
+        let result = tool_core::run_blocking(move || work(&ctx, &target))
             .await
-            .with_title(title)
+            .and_then(|r| r)
+            .unwrap_or_else(ToolResult::from);
+        Ok(result.with_title(title))
     }
 
     /// Resolves the path beneath the workspace again (creating missing
@@ -166,7 +161,7 @@ impl WriteTarget {
     /// file in the way, a read-only file, a lock that stays taken, an I/O
     /// error (all `failed`); a file not read first or changed since
     /// ([`LedgerError`]'s kinds).
-    pub(crate) fn open(&self, verb: &str, create_parents: bool) -> Result<Locked, ToolResult> {
+    pub(crate) fn open(&self, verb: &str, create_parents: bool) -> Result<Locked, ToolError> {
         let missing = if create_parents {
             Missing::CreateParents
         } else {
@@ -175,9 +170,10 @@ impl WriteTarget {
         let beneath = self
             .ws
             .beneath(&self.model_path, missing)
-            .map_err(|e| ToolResult::failed(e.to_string()))?;
-        let locked = Locked::new(beneath, verb).map_err(ToolResult::failed)?;
-        locked.check(&self.ledger).map_err(|e| e.to_result())?;
+            .map_err(|e| ToolError::new(ErrorKind::Failed, e.to_string()))?;
+        let locked =
+            Locked::new(beneath, verb).map_err(|m| ToolError::new(ErrorKind::Failed, m))?;
+        locked.check(&self.ledger)?;
         Ok(locked)
     }
 }

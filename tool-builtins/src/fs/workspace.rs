@@ -27,7 +27,7 @@ use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use tool_core::{ErrorKind, ToolContext, ToolResult};
+use tool_core::{ErrorKind, ToolContext, ToolError};
 
 use crate::fs::beneath::{self, Beneath, Missing, RootDir, WalkError};
 
@@ -430,33 +430,14 @@ impl std::error::Error for PathError {
     }
 }
 
-impl PathError {
-    /// The error as a tool result: `denied` for paths outside the workspace,
-    /// `invalid_arguments` for an empty or over-long path, `failed` otherwise.
-    pub fn to_result(&self) -> ToolResult {
-        let kind = match self {
-            Self::Outside { .. } | Self::Private { .. } => ErrorKind::Denied,
-            Self::Empty | Self::Limit(_) => ErrorKind::InvalidArguments,
-            Self::NotFound { .. } | Self::NotADirectory { .. } | Self::Io { .. } => {
-                ErrorKind::Failed
-            }
-        };
-        ToolResult::error(kind, self.to_string())
-    }
-}
-
 /// The workspace of the context, or the `missing_context` error result a
 /// tool returns when the host did not set one.
 ///
 /// # Errors
 /// A `missing_context` result naming what to add.
-#[allow(
-    clippy::result_large_err,
-    reason = "the error is the tool's final result; it is returned at once"
-)]
-pub fn workspace_of(ctx: &ToolContext) -> Result<tool_core::State<Workspace>, ToolResult> {
+pub fn workspace_of(ctx: &ToolContext) -> Result<tool_core::State<Workspace>, ToolError> {
     ctx.state::<Workspace>().ok_or_else(|| {
-        ToolResult::error(
+        ToolError::new(
             ErrorKind::MissingContext,
             "The file tools need a workspace: the host must add one with \
              `ToolContext::with_state(Workspace::new(root)?)`.",

@@ -28,9 +28,8 @@
 mod apply;
 mod parse;
 
-use tool_core::{ErrorKind, ToolContext, ToolResult, tool};
+use tool_core::{ErrorKind, ToolContext, ToolError, ToolResult, tool};
 
-use crate::edit::run_blocking;
 use crate::fs::ledger::FileLedger;
 use crate::fs::workspace::workspace_of;
 
@@ -62,20 +61,18 @@ use parse::{Hunk, parse};
 /// # Arguments
 /// * `patch` - The full patch text, from `*** Begin Patch` to `*** End Patch`.
 #[tool(kind = "write", destructive)]
-pub async fn apply_patch(context: &ToolContext, patch: String) -> ToolResult {
+pub async fn apply_patch(context: &ToolContext, patch: String) -> Result<ToolResult, ToolError> {
     let hunks = match parse(&patch) {
         Ok(h) => h,
-        Err(e) => return ToolResult::error(ErrorKind::InvalidArguments, e),
+        Err(e) => return Err(ToolError::new(ErrorKind::InvalidArguments, e)),
     };
     if hunks.is_empty() {
-        return ToolResult::failed(
+        return Err(ToolError::new(
+            ErrorKind::Failed,
             "The patch has no file operations (add, delete or update). No files were modified.",
-        );
+        ));
     }
-    let ws = match workspace_of(context) {
-        Ok(ws) => ws,
-        Err(r) => return r,
-    };
+    let ws = workspace_of(context)?;
     let mut paths = Vec::new();
     for h in &hunks {
         let (p, m) = match h {
@@ -83,10 +80,7 @@ pub async fn apply_patch(context: &ToolContext, patch: String) -> ToolResult {
             Hunk::Update { path, move_to, .. } => (path, move_to.as_ref()),
         };
         for raw in std::iter::once(p).chain(m) {
-            match ws.resolve(raw) {
-                Ok(resolved) => paths.push(resolved),
-                Err(e) => return e.to_result(),
-            }
+            paths.push(ws.resolve(raw)?);
         }
     }
     let ledger = context.state::<FileLedger>();
@@ -95,20 +89,16 @@ pub async fn apply_patch(context: &ToolContext, patch: String) -> ToolResult {
         None => Vec::new(),
     };
     let ctx = context.clone();
-    run_blocking(move || {
+    tool_core::run_blocking(move || -> Result<ToolResult, ToolError> {
         let ledger = ledger.as_deref();
         let named = hunks.iter().flat_map(|h| match h {
             Hunk::Add { path, .. } | Hunk::Delete { path } => vec![path],
             Hunk::Update { path, move_to, .. } => std::iter::once(path).chain(move_to).collect(),
         });
-        let mut files = match WriteSet::open(&ws, named) {
-            Ok(f) => f,
-            Err(e) => return ToolResult::failed(e),
-        };
-        match plan(&mut files, ledger, &hunks) {
-            Ok(plan) => execute(&ctx, ledger, &mut files, &plan),
-            Err(e) => ToolResult::failed(e),
-        }
+        let failed = |e: String| ToolError::new(ErrorKind::Failed, e);
+        let mut files = WriteSet::open(&ws, named).map_err(failed)?;
+        let plan = plan(&mut files, ledger, &hunks).map_err(failed)?;
+        Ok(execute(&ctx, ledger, &mut files, &plan))
     })
-    .await
+    .await?
 }

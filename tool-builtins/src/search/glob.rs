@@ -10,7 +10,7 @@
 
 use std::path::{Path, PathBuf};
 
-use tool_core::{ErrorKind, ToolContext, ToolResult, tool};
+use tool_core::{ErrorKind, ToolContext, ToolError, ToolResult, tool};
 
 use crate::fs::workspace::{Workspace, workspace_of};
 use crate::search::{
@@ -31,42 +31,38 @@ use crate::search::{
 /// * `path` - The folder to search in, relative to the workspace root or
 ///   absolute (default: the workspace root).
 #[tool(kind = "read", read_only, idempotent, concurrency_safe)]
-pub fn glob_files(pattern: String, path: Option<String>, context: &ToolContext) -> ToolResult {
+pub fn glob_files(
+    pattern: String,
+    path: Option<String>,
+    context: &ToolContext,
+) -> Result<ToolResult, ToolError> {
     let config = SearchConfig::from_context(context);
-    let ws = match workspace_of(context) {
-        Ok(ws) => ws,
-        Err(result) => return result,
-    };
-    let base = match search_folder(&ws, path) {
-        Ok(base) => base,
-        Err(result) => return result,
-    };
-    let plan = match plan(&ws, &base, &pattern) {
-        Ok(plan) => plan,
-        Err(result) => return result,
-    };
+    let ws = workspace_of(context)?;
+    let base = search_folder(&ws, path)?;
+    let plan = plan(&ws, &base, &pattern)?;
     let found = match &plan.dir {
         Some(dir) => walk(&ws, dir, &plan.filter, config.result_limit, config.threads),
         None => TopK::new(config.result_limit),
     };
-    render(&pattern, found, plan.explicit_file, config.result_limit)
+    Ok(render(
+        &pattern,
+        found,
+        plan.explicit_file,
+        config.result_limit,
+    ))
 }
 
 /// Resolves the `path` argument to an existing folder inside the workspace.
-#[allow(
-    clippy::result_large_err,
-    reason = "the error is the tool's final result; it is returned at once"
-)]
-pub(crate) fn search_folder(ws: &Workspace, path: Option<String>) -> Result<PathBuf, ToolResult> {
+pub(crate) fn search_folder(ws: &Workspace, path: Option<String>) -> Result<PathBuf, ToolError> {
     let Some(path) = path.filter(|p| !p.trim().is_empty()) else {
         return Ok(ws.root().to_path_buf());
     };
-    let resolved = ws.resolve(&path).map_err(|e| e.to_result())?;
+    let resolved = ws.resolve(&path)?;
     if !resolved.exists() {
         return Err(search::not_found(&ws.absolute(&path)));
     }
     if !resolved.is_dir() {
-        return Err(ToolResult::error(
+        return Err(ToolError::new(
             ErrorKind::InvalidArguments,
             format!(
                 "Search path is not a directory: {}. Give a folder to search in.",
@@ -89,20 +85,16 @@ struct Plan {
 }
 
 /// Splits `pattern` into the literal folder it starts with and the rest.
-#[allow(
-    clippy::result_large_err,
-    reason = "the error is the tool's final result; it is returned at once"
-)]
-fn plan(ws: &Workspace, base: &Path, pattern: &str) -> Result<Plan, ToolResult> {
+fn plan(ws: &Workspace, base: &Path, pattern: &str) -> Result<Plan, ToolError> {
     let pattern = pattern.trim();
     let pattern = pattern.strip_prefix("./").unwrap_or(pattern);
     if pattern.is_empty() {
-        return Err(ToolResult::error(
+        return Err(ToolError::new(
             ErrorKind::InvalidArguments,
             "The pattern is empty. Give a glob pattern such as `**/*.rs`.",
         ));
     }
-    let invalid = |message: String| ToolResult::error(ErrorKind::InvalidArguments, message);
+    let invalid = |message: String| ToolError::new(ErrorKind::InvalidArguments, message);
     let components: Vec<&str> = pattern.split('/').collect();
     let literal = components
         .iter()
@@ -111,9 +103,7 @@ fn plan(ws: &Workspace, base: &Path, pattern: &str) -> Result<Plan, ToolResult> 
     if literal == components.len() {
         // No glob syntax at all: a path. An existing file is returned; a
         // folder lists its files; a bare name also matches at any depth.
-        let target = ws
-            .resolve(&join(base, pattern))
-            .map_err(|e| e.to_result())?;
+        let target = ws.resolve(&join(base, pattern))?;
         if target.is_dir() {
             return Ok(Plan {
                 dir: Some(target),
@@ -144,9 +134,7 @@ fn plan(ws: &Workspace, base: &Path, pattern: &str) -> Result<Plan, ToolResult> 
     } else {
         prefix
     };
-    let dir = ws
-        .resolve(&join(base, &prefix))
-        .map_err(|e| e.to_result())?;
+    let dir = ws.resolve(&join(base, &prefix))?;
     Ok(Plan {
         dir: dir.is_dir().then_some(dir),
         filter: GlobFilter::with_mode(&rest, false).map_err(invalid)?,

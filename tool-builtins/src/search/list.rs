@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use ignore::DirEntry;
-use tool_core::{ErrorKind, ToolContext, ToolResult, tool};
+use tool_core::{ErrorKind, ToolContext, ToolError, ToolResult, tool};
 
 use crate::fs::workspace::{Workspace, workspace_of};
 use crate::search::glob::search_folder;
@@ -34,26 +34,20 @@ pub fn list_dir(
     path: Option<String>,
     ignore: Option<Vec<String>>,
     context: &ToolContext,
-) -> ToolResult {
+) -> Result<ToolResult, ToolError> {
     let config = SearchConfig::from_context(context);
-    let ws = match workspace_of(context) {
-        Ok(ws) => ws,
-        Err(result) => return result,
-    };
-    let base = match search_folder(&ws, path) {
-        Ok(base) => base,
-        Err(result) => return result,
-    };
+    let ws = workspace_of(context)?;
+    let base = search_folder(&ws, path)?;
     let ignore = ignore.unwrap_or_default();
     if ignore.len() > search::MAX_GLOB_COUNT {
-        return ToolResult::error(
+        return Err(ToolError::new(
             ErrorKind::InvalidArguments,
             format!(
                 "ignore has {} patterns; the limit is {}. Combine them with `{{a,b}}` alternations.",
                 ignore.len(),
                 search::MAX_GLOB_COUNT
             ),
-        );
+        ));
     }
     let mut filters = Vec::new();
     for pattern in ignore {
@@ -63,11 +57,11 @@ pub fn list_dir(
         }
         match GlobFilter::new(pattern) {
             Ok(f) => filters.push(f),
-            Err(message) => return ToolResult::error(ErrorKind::InvalidArguments, message),
+            Err(message) => return Err(ToolError::new(ErrorKind::InvalidArguments, message)),
         }
     }
     let found = walk(&ws, &base, &config, filters);
-    render(&base, found)
+    Ok(render(&base, found))
 }
 
 /// Sort key: shallowest first, then by path (larger is better for [`TopK`]).

@@ -23,7 +23,7 @@ use std::time::SystemTime;
 
 use globset::{GlobBuilder, GlobMatcher};
 use ignore::{DirEntry, WalkBuilder};
-use tool_core::{ErrorKind, ToolResult};
+use tool_core::{ErrorKind, ToolError};
 
 use crate::fs::workspace::Workspace;
 
@@ -376,8 +376,8 @@ pub(crate) fn newest_first(path: PathBuf, modified: Option<SystemTime>) -> Newes
 }
 
 /// "Search path not found: <path>" as a failed result.
-pub(crate) fn not_found(path: &Path) -> ToolResult {
-    ToolResult::error(
+pub(crate) fn not_found(path: &Path) -> ToolError {
+    ToolError::new(
         ErrorKind::Failed,
         format!("Search path not found: {}", path.display()),
     )

@@ -8,7 +8,8 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 use tool_core::truncate::StreamMasker;
 use tool_core::{
-    ApprovalDecision, ApprovalRequest, ErrorKind, ToolContext, ToolKind, ToolResult, tool,
+    ApprovalDecision, ApprovalRequest, ErrorKind, ToolContext, ToolError, ToolKind, ToolResult,
+    tool,
 };
 
 use super::config::*;
@@ -39,22 +40,19 @@ pub async fn bash_command(
     workdir: Option<String>,
     description: Option<String>,
     context: &ToolContext,
-) -> ToolResult {
+) -> Result<ToolResult, ToolError> {
     let config = context
         .state::<BashConfig>()
         .map_or_else(BashConfig::default, |c| (*c).clone());
-    let timeout = match check_timeout(timeout, &config) {
-        Ok(t) => t,
-        Err(result) => return result,
-    };
+    let timeout = check_timeout(timeout, &config)?;
     if command.trim().is_empty() {
-        return ToolResult::error(
+        return Err(ToolError::new(
             ErrorKind::InvalidArguments,
             "The command is empty. Give the shell command to run.",
-        );
+        ));
     }
     if command.len() > MAX_COMMAND_BYTES {
-        return ToolResult::error(
+        return Err(ToolError::new(
             ErrorKind::InvalidArguments,
             format!(
                 "The command is {} bytes long; at most {MAX_COMMAND_BYTES} bytes are accepted (the \
@@ -62,7 +60,7 @@ pub async fn bash_command(
                  long content to a file with write_file and use the file in a short command.",
                 command.len()
             ),
-        );
+        ));
     }
     if config.guard {
         let parts = crate::shell::split::split_command(&command);
@@ -72,22 +70,14 @@ pub async fn bash_command(
         if let Some(why) =
             crate::shell::guard::refuses(&command, &parts, &root, config.policy.as_ref())
         {
-            return ToolResult::error(ErrorKind::Denied, why);
+            return Err(ToolError::new(ErrorKind::Denied, why));
         }
     }
     let command = match &config.policy {
         None => command,
-        Some(policy) => {
-            match apply_policy(policy, command, description.as_deref(), context).await {
-                Ok(command) => command,
-                Err(result) => return result,
-            }
-        }
+        Some(policy) => apply_policy(policy, command, description.as_deref(), context).await?,
     };
-    let ws = match workspace_of(context) {
-        Ok(ws) => ws,
-        Err(result) => return result,
-    };
+    let ws = workspace_of(context)?;
     // The folder is resolved beneath the workspace's handle and opened; the
     // command starts in that handle (`fchdir`), so a folder swapped for a
     // symlink after the check cannot move it outside.
@@ -98,25 +88,28 @@ pub async fn bash_command(
         Ok(b) if b.file_type() == Some(rustix::fs::FileType::Directory) => match b.open_dir() {
             Ok(fd) => (b.path, fd),
             Err(e) => {
-                return ToolResult::failed(format!(
-                    "Cannot open the working directory {}: {e}",
-                    b.path.display()
+                return Err(ToolError::new(
+                    ErrorKind::Failed,
+                    format!(
+                        "Cannot open the working directory {}: {e}",
+                        b.path.display()
+                    ),
                 ));
             }
         },
         Ok(b) if b.exists() => {
-            return ToolResult::failed(format!(
-                "Working directory is not a directory: {}",
-                b.path.display()
+            return Err(ToolError::new(
+                ErrorKind::Failed,
+                format!("Working directory is not a directory: {}", b.path.display()),
             ));
         }
         Ok(b) => {
-            return ToolResult::failed(format!(
-                "Working directory not found: {}",
-                b.path.display()
+            return Err(ToolError::new(
+                ErrorKind::Failed,
+                format!("Working directory not found: {}", b.path.display()),
             ));
         }
-        Err(e) => return e.to_result(),
+        Err(e) => return Err(e.into()),
     };
     let (env, withheld) = split_env(
         config
@@ -146,47 +139,39 @@ pub async fn bash_command(
     let cancel = context.cancellation_token().child_token();
     let _stop_when_dropped = cancel.clone().drop_guard();
     let shell = spec.shell.clone();
-    let watched = tokio::task::spawn_blocking(move || run(&spec, &|| cancel.is_cancelled()));
+    let watched = tool_core::run_blocking(move || run(&spec, &|| cancel.is_cancelled()));
     let result = match watched.await {
-        Ok(Ok(outcome)) => outcome.into_result(timeout).with_title(title),
+        Ok(Ok(outcome)) => outcome.into_result(timeout),
         Ok(Err(e)) => ToolResult::failed(format!(
             "Could not run the command with {}: {e}",
             shell.display()
-        ))
-        .with_title(title),
-        Err(e) => ToolResult::error(
-            ErrorKind::Panicked,
-            format!("Running the command failed unexpectedly: {e}"),
-        )
-        .with_title(title),
-    };
-    match withheld_note {
+        )),
+        Err(e) => ToolResult::from(e),
+    }
+    .with_title(title);
+    Ok(match withheld_note {
         Some(note) => result.with_note(note),
         None => result,
-    }
+    })
 }
 
 /// Checks `command` against the policy: `Deny` refuses, `Ask` goes to the
 /// context's approver (the governance confirmation gate; none configured
 /// means refused), which may also edit the command. Returns the command to run.
-#[allow(
-    clippy::result_large_err,
-    reason = "the error is the tool's final result; it is returned at once"
-)]
 async fn apply_policy(
     policy: &CommandPolicy,
     command: String,
     description: Option<&str>,
     context: &ToolContext,
-) -> Result<String, ToolResult> {
+) -> Result<String, ToolError> {
     let denied = |reason: &str| {
-        ToolResult::error(
+        ToolError::new(
             ErrorKind::Denied,
             format!("This command is not allowed by the command policy: {reason}"),
         )
     };
     let too_big = |limit: &str| {
-        ToolResult::error(
+        ToolError::new(
             ErrorKind::InvalidArguments,
             format!("The command was not run: {limit}. Split it into simpler commands."),
         )
@@ -201,7 +186,7 @@ async fn apply_policy(
         PolicyAction::Ask => {}
     }
     let Some(approver) = context.approver() else {
-        return Err(ToolResult::error(
+        return Err(ToolError::new(
             ErrorKind::Denied,
             format!(
                 "This command needs confirmation and no approver is configured, so it was not run. {}",
@@ -239,7 +224,7 @@ async fn apply_policy(
             }
             Ok(edited)
         }
-        ApprovalDecision::Deny(reason) => Err(ToolResult::error(
+        ApprovalDecision::Deny(reason) => Err(ToolError::new(
             ErrorKind::Denied,
             format!(
                 "The user denied the command: {reason}. {} It was not run: rewrite it so that the \
@@ -252,18 +237,14 @@ async fn apply_policy(
 }
 
 /// The model's timeout in seconds, checked against the configured bounds.
-#[allow(
-    clippy::result_large_err,
-    reason = "the error is the tool's final result; it is returned at once"
-)]
-fn check_timeout(timeout: Option<f64>, config: &BashConfig) -> Result<Duration, ToolResult> {
+fn check_timeout(timeout: Option<f64>, config: &BashConfig) -> Result<Duration, ToolError> {
     let max = config.max_timeout.min(MAX_BASH_TIMEOUT);
     let Some(secs) = timeout else {
         return Ok(config.default_timeout.min(max));
     };
     let valid = secs.is_finite() && secs > 0.0 && secs <= max.as_secs_f64();
     if !valid {
-        return Err(ToolResult::error(
+        return Err(ToolError::new(
             ErrorKind::InvalidArguments,
             format!(
                 "Invalid timeout value: {secs}. Give the timeout in seconds, greater than 0 and at most {}.",
@@ -288,6 +269,7 @@ mod tests {
     use std::os::fd::OwnedFd;
     use std::path::Path;
     use std::time::Instant;
+    use tool_core::IntoToolResult;
 
     fn spill_dir() -> PathBuf {
         std::env::temp_dir().join("tool-builtins-bash-tests")
@@ -316,13 +298,15 @@ mod tests {
             .enable_all()
             .build()
             .unwrap();
-        runtime.block_on(bash_command(
-            command.to_owned(),
-            timeout,
-            workdir.map(str::to_owned),
-            None,
-            ctx,
-        ))
+        runtime
+            .block_on(bash_command(
+                command.to_owned(),
+                timeout,
+                workdir.map(str::to_owned),
+                None,
+                ctx,
+            ))
+            .into_tool_result()
     }
 
     fn run_in(dir: &Path, command: &str, timeout: Option<f64>, config: BashConfig) -> ToolResult {

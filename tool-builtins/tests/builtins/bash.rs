@@ -1,5 +1,6 @@
 //! Black-box tests of `bash_command` (moved from `shell/bash.rs`).
 
+use crate::util::*;
 use tool_builtins::shell::*;
 use tool_builtins::*;
 
@@ -42,13 +43,15 @@ fn call(
         .enable_all()
         .build()
         .unwrap();
-    runtime.block_on(bash_command(
-        command.to_owned(),
-        timeout,
-        workdir.map(str::to_owned),
-        None,
-        ctx,
-    ))
+    runtime
+        .block_on(bash_command(
+            command.to_owned(),
+            timeout,
+            workdir.map(str::to_owned),
+            None,
+            ctx,
+        ))
+        .into_tool_result()
 }
 
 fn run_in(dir: &Path, command: &str, timeout: Option<f64>, config: BashConfig) -> ToolResult {

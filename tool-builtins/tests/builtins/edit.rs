@@ -22,7 +22,9 @@ fn read_all(ctx: &ToolContext, d: &tempfile::TempDir) {
 }
 
 async fn edit(ctx: &ToolContext, f: &str, old: &str, new: &str, all: bool) -> ToolResult {
-    edit_file(ctx, f.into(), old.into(), new.into(), all).await
+    edit_file(ctx, f.into(), old.into(), new.into(), all)
+        .await
+        .into_tool_result()
 }
 
 #[tokio::test]
@@ -228,6 +230,7 @@ async fn concurrent_edits_of_one_file_both_land() {
                 false,
             )
             .await
+            .into_tool_result()
         }));
     }
     for t in tasks {

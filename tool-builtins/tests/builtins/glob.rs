@@ -27,7 +27,7 @@ fn set_mtime(path: &Path, secs: u64) {
 }
 
 fn glob(ctx: &ToolContext, pattern: &str, path: Option<&str>) -> ToolResult {
-    glob_files(pattern.to_owned(), path.map(str::to_owned), ctx)
+    glob_files(pattern.to_owned(), path.map(str::to_owned), ctx).into_tool_result()
 }
 
 fn root(ctx: &ToolContext) -> PathBuf {

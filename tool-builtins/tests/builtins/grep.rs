@@ -28,6 +28,7 @@ fn grep(ctx: &ToolContext, pattern: &str, path: Option<&str>, include: Option<&s
         include.map(str::to_owned),
         ctx,
     )
+    .into_tool_result()
 }
 
 fn root(ctx: &ToolContext) -> PathBuf {

@@ -18,7 +18,7 @@ fn root(ctx: &ToolContext) -> PathBuf {
 #[test]
 fn tree_folders_first_sorted_two_spaces_per_level() {
     let (_d, ctx) = setup(&["b.txt", "a.txt", "src/main.rs", "src/util/x.rs", ".env"]);
-    let r = list_dir(None, None, &ctx);
+    let r = list_dir(None, None, &ctx).into_tool_result();
     let expected = format!(
         "{}/\n  src/\n    util/\n      x.rs\n    main.rs\n  .env\n  a.txt\n  b.txt\n",
         root(&ctx).display()
@@ -40,7 +40,7 @@ fn default_and_extra_ignores() {
         "Cargo.lock",
         "docs/a.md",
     ]);
-    let r = list_dir(None, Some(vec!["*.lock".into(), "docs/".into()]), &ctx);
+    let r = list_dir(None, Some(vec!["*.lock".into(), "docs/".into()]), &ctx).into_tool_result();
     let expected = format!("{}/\n  src/\n    lib.rs\n", root(&ctx).display());
     assert_eq!(r.output, expected);
 }
@@ -48,7 +48,7 @@ fn default_and_extra_ignores() {
 #[test]
 fn explicit_path_into_an_ignored_folder_lists_it() {
     let (_d, ctx) = setup(&["node_modules/p/index.js"]);
-    let r = list_dir(Some("node_modules".into()), None, &ctx);
+    let r = list_dir(Some("node_modules".into()), None, &ctx).into_tool_result();
     assert!(r.output.contains("  p/\n    index.js\n"), "{}", r.output);
 }
 
@@ -58,7 +58,7 @@ fn limit_keeps_the_shallowest_files() {
     files.push("top.txt".into());
     let refs: Vec<&str> = files.iter().map(String::as_str).collect();
     let (_d, ctx) = setup(&refs);
-    let r = list_dir(None, None, &ctx);
+    let r = list_dir(None, None, &ctx).into_tool_result();
     assert_eq!(r.metadata["count"], 100);
     assert_eq!(r.metadata["truncated"], true);
     assert!(r.output.contains("\n  top.txt\n"));
@@ -75,17 +75,17 @@ fn symlinks_out_and_loops_are_not_followed() {
     let (d, ctx) = setup(&["in/a.txt"]);
     symlink(outside.path(), d.path().join("out")).unwrap();
     symlink("..", d.path().join("in/loop")).unwrap();
-    let r = list_dir(None, None, &ctx);
+    let r = list_dir(None, None, &ctx).into_tool_result();
     assert!(!r.output.contains("secret"), "{}", r.output);
     assert_eq!(r.metadata["count"], 1, "{}", r.output);
-    let r = list_dir(Some("out".into()), None, &ctx);
+    let r = list_dir(Some("out".into()), None, &ctx).into_tool_result();
     assert!(r.error.unwrap().message.contains("outside the workspace"));
 }
 
 #[test]
 fn missing_folder() {
     let (_d, ctx) = setup(&["a.txt"]);
-    let r = list_dir(Some("nope".into()), None, &ctx);
+    let r = list_dir(Some("nope".into()), None, &ctx).into_tool_result();
     assert!(
         r.error
             .unwrap()
@@ -103,7 +103,10 @@ async fn hostile_ignore_patterns_are_refused() {
         vec!["x".to_owned(); 300],
         vec!["*".repeat(5_000)],
     ] {
-        let e = list_dir(None, Some(ignore), &ctx).error.expect("refused");
+        let e = list_dir(None, Some(ignore), &ctx)
+            .into_tool_result()
+            .error
+            .expect("refused");
         assert_eq!(e.kind, ErrorKind::InvalidArguments, "{}", e.message);
     }
 }

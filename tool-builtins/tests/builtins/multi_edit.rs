@@ -29,7 +29,8 @@ async fn applies_in_order_each_seeing_the_last() {
         "m.txt".into(),
         vec![e("foo", "bar"), e("bar baz", "qux")],
     )
-    .await;
+    .await
+    .into_tool_result();
     assert!(r.is_ok(), "{r:?}");
     assert_eq!(r.output, "Edit applied successfully.");
     assert_eq!(fs::read_to_string(&p).unwrap(), "qux\n");
@@ -40,7 +41,9 @@ async fn read_only_files_are_refused() {
     use std::os::unix::fs::PermissionsExt;
     let (_d, ctx, p) = setup("a = 1\n");
     fs::set_permissions(&p, fs::Permissions::from_mode(0o444)).unwrap();
-    let r = multi_edit(&ctx, "m.txt".into(), vec![e("a = 1", "a = 2")]).await;
+    let r = multi_edit(&ctx, "m.txt".into(), vec![e("a = 1", "a = 2")])
+        .await
+        .into_tool_result();
     let msg = r.error.unwrap().message;
     assert!(msg.contains("is read-only"), "{msg}");
     assert_eq!(fs::read_to_string(&p).unwrap(), "a = 1\n");
@@ -54,7 +57,8 @@ async fn one_failure_leaves_the_file_untouched() {
         "m.txt".into(),
         vec![e("a = 1", "a = 10"), e("c = 3", "c = 30")],
     )
-    .await;
+    .await
+    .into_tool_result();
     let msg = r.error.unwrap().message;
     assert!(
         msg.starts_with("Edit 2 of 2 failed: Could not find old_string"),
@@ -74,7 +78,8 @@ async fn crlf_is_kept_across_edits() {
             e("b = 2", "b = 20\nc = 3"),
         ],
     )
-    .await;
+    .await
+    .into_tool_result();
     assert!(r.is_ok(), "{r:?}");
     assert_eq!(fs::read(&p).unwrap(), b"a = 10\r\nb = 20\r\nc = 3\r\n");
 }
@@ -88,7 +93,8 @@ async fn first_edit_may_create_the_file() {
         "new.txt".into(),
         vec![e("", "hello world\n"), e("world", "there")],
     )
-    .await;
+    .await
+    .into_tool_result();
     assert!(r.is_ok(), "{r:?}");
     assert_eq!(
         fs::read_to_string(d.path().join("new.txt")).unwrap(),
@@ -111,7 +117,9 @@ async fn empty_old_string_on_a_file_with_content_is_refused() {
     ] {
         let (_d, ctx, p) = setup("line one\nline two\n");
         let n = edits.len();
-        let r = multi_edit(&ctx, "m.txt".into(), edits).await;
+        let r = multi_edit(&ctx, "m.txt".into(), edits)
+            .await
+            .into_tool_result();
         let msg = r.error.unwrap().message;
         assert!(msg.contains("old_string is empty"), "{msg}");
         assert!(msg.contains("write_file"), "{msg}");
@@ -134,7 +142,8 @@ async fn one_note_line_names_the_lenient_edits() {
             e("c = \"caf\u{e9}\"", "c = \"tea\""),
         ],
     )
-    .await;
+    .await
+    .into_tool_result();
     assert!(r.is_ok(), "{r:?}");
     assert_eq!(
         r.output,
@@ -153,7 +162,9 @@ async fn one_note_line_names_the_lenient_edits() {
 #[tokio::test]
 async fn an_ambiguous_edit_names_its_matches() {
     let (_d, ctx, p) = setup("x\ny\nx\ny\n");
-    let r = multi_edit(&ctx, "m.txt".into(), vec![e("y", "Y"), e("x\nY", "z")]).await;
+    let r = multi_edit(&ctx, "m.txt".into(), vec![e("y", "Y"), e("x\nY", "z")])
+        .await
+        .into_tool_result();
     let msg = r.error.unwrap().message;
     // Edit 1 already fails: y occurs on lines 2 and 4.
     assert!(

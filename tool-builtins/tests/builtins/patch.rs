@@ -23,7 +23,7 @@ fn unread(files: &[(&str, &str)]) -> (tempfile::TempDir, ToolContext) {
 }
 
 async fn run(ctx: &ToolContext, patch: &str) -> ToolResult {
-    apply_patch(ctx, patch.to_owned()).await
+    apply_patch(ctx, patch.to_owned()).await.into_tool_result()
 }
 
 fn read(d: &tempfile::TempDir, p: &str) -> String {

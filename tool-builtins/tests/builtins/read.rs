@@ -11,7 +11,9 @@ fn setup(files: &[(&str, &[u8])]) -> (tempfile::TempDir, ToolContext) {
 }
 
 async fn read(ctx: &ToolContext, p: &str, offset: Option<i64>, limit: Option<i64>) -> ToolResult {
-    read_file(ctx, p.into(), offset.unwrap_or(1), limit).await
+    read_file(ctx, p.into(), offset.unwrap_or(1), limit)
+        .await
+        .into_tool_result()
 }
 
 fn err(r: &ToolResult) -> &str {
@@ -192,7 +194,8 @@ async fn mixed_utf8_and_latin1_read_as_edit_file_sees_them() {
     // What read_file showed for line 1 is what edit_file matches.
     let line1 = expected[0].trim_start_matches("1: ").to_owned();
     let e = tool_builtins::edit::edit_file(&ctx, "mixed.txt".into(), line1, "first".into(), false)
-        .await;
+        .await
+        .into_tool_result();
     assert!(e.is_ok(), "{e:?}");
     let mut want = b"first\n".to_vec();
     want.extend_from_slice(b"latin1 caf\xE9 line\n");
@@ -291,8 +294,12 @@ async fn an_empty_path_lists_the_root_and_writes_refuse_it() {
             "{r:?}"
         );
     }
-    let w = tool_builtins::write::write_file(&ctx, String::new(), "x".into()).await;
+    let w = tool_builtins::write::write_file(&ctx, String::new(), "x".into())
+        .await
+        .into_tool_result();
     assert!(err(&w).contains("is a directory"), "{w:?}");
-    let e = tool_builtins::edit::edit_file(&ctx, " ".into(), "a".into(), "b".into(), false).await;
+    let e = tool_builtins::edit::edit_file(&ctx, " ".into(), "a".into(), "b".into(), false)
+        .await
+        .into_tool_result();
     assert!(err(&e).contains("is a directory"), "{e:?}");
 }

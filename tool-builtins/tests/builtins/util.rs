@@ -27,4 +27,5 @@ pub(crate) fn prime(ctx: &ToolContext, paths: &[std::path::PathBuf]) {
 /// What most test modules use, glob-imported with `use crate::util::*`.
 pub(crate) use std::path::{Path, PathBuf};
 pub(crate) use std::time::SystemTime;
-pub(crate) use tool_core::{ErrorKind, ToolContext, ToolResult};
+pub(crate) use tool_core::IntoToolResult;
+pub(crate) use tool_core::{ErrorKind, ToolContext, ToolError, ToolResult};

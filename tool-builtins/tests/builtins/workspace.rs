@@ -45,7 +45,7 @@ fn lexical_traversal_is_refused() {
         let err = ws.resolve(p).unwrap_err();
         assert!(matches!(err, PathError::Outside { .. }), "{p}: {err}");
         assert!(err.to_string().contains("outside the workspace"));
-        assert_eq!(err.to_result().error.unwrap().kind, ErrorKind::Denied);
+        assert_eq!(ToolError::from(err).kind, ErrorKind::Denied);
     }
 }
 

@@ -13,7 +13,9 @@ fn setup() -> (tempfile::TempDir, ToolContext) {
 #[tokio::test]
 async fn creates_parents_and_writes_verbatim() {
     let (d, ctx) = setup();
-    let r = write_file(&ctx, "a/b/new.txt".into(), "hello\n".into()).await;
+    let r = write_file(&ctx, "a/b/new.txt".into(), "hello\n".into())
+        .await
+        .into_tool_result();
     assert_eq!(r.output, "Wrote file successfully.");
     assert_eq!(r.metadata["exists"], false);
     assert_eq!(
@@ -25,7 +27,8 @@ async fn creates_parents_and_writes_verbatim() {
         "q.txt".into(),
         "l\u{2019}\u{e9}t\u{e9}\r\nno newline".into(),
     )
-    .await;
+    .await
+    .into_tool_result();
     assert!(r.is_ok());
     assert_eq!(
         fs::read_to_string(d.path().join("q.txt")).unwrap(),
@@ -38,11 +41,15 @@ async fn overwriting_needs_a_read_and_then_works() {
     let (d, ctx) = setup();
     let p = d.path().join("exists.txt");
     fs::write(&p, "\u{feff}old\n").unwrap();
-    let r = write_file(&ctx, "exists.txt".into(), "new\n".into()).await;
+    let r = write_file(&ctx, "exists.txt".into(), "new\n".into())
+        .await
+        .into_tool_result();
     assert!(r.error.unwrap().message.starts_with("You must read file"));
     assert_eq!(fs::read_to_string(&p).unwrap(), "\u{feff}old\n");
     prime(&ctx, &[fs::canonicalize(&p).unwrap()]);
-    let r = write_file(&ctx, "exists.txt".into(), "new\n".into()).await;
+    let r = write_file(&ctx, "exists.txt".into(), "new\n".into())
+        .await
+        .into_tool_result();
     assert!(r.is_ok(), "{r:?}");
     assert!(
         r.metadata["diff"]
@@ -62,7 +69,9 @@ async fn read_only_files_are_refused() {
     fs::write(&p, "keep\n").unwrap();
     fs::set_permissions(&p, fs::Permissions::from_mode(0o444)).unwrap();
     prime(&ctx, &[fs::canonicalize(&p).unwrap()]);
-    let r = write_file(&ctx, "locked.txt".into(), "new\n".into()).await;
+    let r = write_file(&ctx, "locked.txt".into(), "new\n".into())
+        .await
+        .into_tool_result();
     let msg = r.error.unwrap().message;
     assert!(
         msg.starts_with("File ") && msg.contains("is read-only"),
@@ -88,7 +97,8 @@ async fn pipes_are_refused_without_blocking() {
         write_file(&ctx, "pipe".into(), "x".into()),
     )
     .await
-    .expect("write_file blocked on a pipe");
+    .expect("write_file blocked on a pipe")
+    .into_tool_result();
     assert!(r.error.unwrap().message.contains("not a regular file"));
 }
 
@@ -96,7 +106,9 @@ async fn pipes_are_refused_without_blocking() {
 async fn large_diffs_are_capped_in_metadata() {
     let (d, ctx) = setup();
     let content: String = (0..50_000).map(|i| format!("line {i}\n")).collect();
-    let r = write_file(&ctx, "big.txt".into(), content.clone()).await;
+    let r = write_file(&ctx, "big.txt".into(), content.clone())
+        .await
+        .into_tool_result();
     assert!(r.is_ok(), "{r:?}");
     let diff = r.metadata["diff"].as_str().unwrap();
     assert!(diff.len() <= 64 * 1024 + 100, "{}", diff.len());
@@ -111,7 +123,9 @@ async fn large_diffs_are_capped_in_metadata() {
         fs::read_to_string(d.path().join("big.txt")).unwrap(),
         content
     );
-    let r = write_file(&ctx, "small.txt".into(), "x\n".into()).await;
+    let r = write_file(&ctx, "small.txt".into(), "x\n".into())
+        .await
+        .into_tool_result();
     assert!(r.metadata.get("diff_truncated").is_none());
 }
 
@@ -120,7 +134,9 @@ async fn escaping_symlinks_are_refused() {
     let (d, ctx) = setup();
     let outside = tempfile::tempdir().unwrap();
     std::os::unix::fs::symlink(outside.path(), d.path().join("out")).unwrap();
-    let r = write_file(&ctx, "out/escape.txt".into(), "x".into()).await;
+    let r = write_file(&ctx, "out/escape.txt".into(), "x".into())
+        .await
+        .into_tool_result();
     assert!(r.error.unwrap().message.contains("outside the workspace"));
     assert!(!outside.path().join("escape.txt").exists());
 }
@@ -134,7 +150,9 @@ async fn writes_through_inside_symlinks_keep_the_link() {
         &ctx,
         &[fs::canonicalize(d.path().join("real.txt")).unwrap()],
     );
-    let r = write_file(&ctx, "link.txt".into(), "b".into()).await;
+    let r = write_file(&ctx, "link.txt".into(), "b".into())
+        .await
+        .into_tool_result();
     assert!(r.is_ok(), "{r:?}");
     assert!(
         fs::symlink_metadata(d.path().join("link.txt"))
@@ -169,7 +187,9 @@ async fn a_folder_swapped_for_a_symlink_mid_write_never_leads_outside() {
         })
     };
     for i in 0..300 {
-        let _ = write_file(&ctx, format!("d/f{i}.txt"), "x".into()).await;
+        let _ = write_file(&ctx, format!("d/f{i}.txt"), "x".into())
+            .await
+            .into_tool_result();
     }
     stop.store(true, Ordering::Relaxed);
     flipper.join().unwrap();
@@ -180,7 +200,9 @@ async fn a_folder_swapped_for_a_symlink_mid_write_never_leads_outside() {
         escaped.len()
     );
     // The flipper stops with the real folder in place: writes work again.
-    let r = write_file(&ctx, "d/after.txt".into(), "x".into()).await;
+    let r = write_file(&ctx, "d/after.txt".into(), "x".into())
+        .await
+        .into_tool_result();
     assert!(r.is_ok(), "{r:?}");
     assert!(ws.join("d/after.txt").is_file());
 }
@@ -224,7 +246,9 @@ async fn the_next_write_sweeps_temp_files_of_dead_writers() {
     // Young and dead: kept until it is a minute old.
     let young = d.path().join("sub/.young.txt.agent-tools-999999999-1.tmp");
     fs::write(&young, "partial").unwrap();
-    let r = write_file(&ctx, "sub/new.txt".into(), "fresh".into()).await;
+    let r = write_file(&ctx, "sub/new.txt".into(), "fresh".into())
+        .await
+        .into_tool_result();
     assert!(r.is_ok(), "{r:?}");
     for p in &stale {
         assert!(!p.exists(), "{} was left", p.display());
@@ -236,7 +260,9 @@ async fn the_next_write_sweeps_temp_files_of_dead_writers() {
     let elsewhere = d.path().join(".other.agent-tools-999999999-0.tmp");
     fs::write(&elsewhere, "x").unwrap();
     backdate(&elsewhere);
-    let r = write_file(&ctx, "sub/again.txt".into(), "x".into()).await;
+    let r = write_file(&ctx, "sub/again.txt".into(), "x".into())
+        .await
+        .into_tool_result();
     assert!(r.is_ok());
     assert!(elsewhere.exists());
 }

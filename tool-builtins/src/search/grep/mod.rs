@@ -30,7 +30,7 @@ use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkMatch};
 use ignore::{DirEntry, ParallelVisitor, ParallelVisitorBuilder, WalkState};
 use rustix::fs::FileType;
-use tool_core::{ErrorKind, ToolContext, ToolResult, tool};
+use tool_core::{ErrorKind, ToolContext, ToolError, ToolResult, tool};
 
 use crate::fs::workspace::{Workspace, workspace_of};
 use crate::search::{self, GlobFilter, SearchConfig};
@@ -55,20 +55,17 @@ pub fn grep_content(
     path: Option<String>,
     include: Option<String>,
     context: &ToolContext,
-) -> ToolResult {
+) -> Result<ToolResult, ToolError> {
     let config = SearchConfig::from_context(context);
-    let ws = match workspace_of(context) {
-        Ok(ws) => ws,
-        Err(result) => return result,
-    };
+    let ws = workspace_of(context)?;
     if pattern.is_empty() {
-        return ToolResult::error(
+        return Err(ToolError::new(
             ErrorKind::InvalidArguments,
             "The pattern is empty. Give a regular expression to search for.",
-        );
+        ));
     }
     if pattern.len() > search::MAX_REGEX_BYTES {
-        return ToolResult::error(
+        return Err(ToolError::new(
             ErrorKind::InvalidArguments,
             format!(
                 "The pattern is {} bytes long; the limit is {} bytes. Search for a shorter \
@@ -77,7 +74,7 @@ pub fn grep_content(
                 search::MAX_REGEX_BYTES,
                 crate::fs::clip(&pattern)
             ),
-        );
+        ));
     }
     let (matcher, crlf) = match build_matcher(&pattern, true) {
         Ok(m) => (m, true),
@@ -86,14 +83,14 @@ pub fn grep_content(
         Err(e) => match build_matcher(&pattern, false) {
             Ok(m) => (m, false),
             Err(_) => {
-                return ToolResult::error(
+                return Err(ToolError::new(
                     ErrorKind::InvalidArguments,
                     format!(
                         "Invalid regular expression `{}`: {}",
                         crate::fs::clip(&pattern),
                         crate::fs::clip(&e.to_string())
                     ),
-                );
+                ));
             }
         },
     };
@@ -101,7 +98,7 @@ pub fn grep_content(
         None => None,
         Some(glob) => match GlobFilter::new(glob) {
             Ok(f) => Some(f),
-            Err(message) => return ToolResult::error(ErrorKind::InvalidArguments, message),
+            Err(message) => return Err(ToolError::new(ErrorKind::InvalidArguments, message)),
         },
     };
     let read_roots = crate::roots::read_roots(context);
@@ -112,16 +109,19 @@ pub fn grep_content(
                 let file_type = t.file_type();
                 (t.path, file_type)
             }
-            Ok(_) => return search::not_found(&ws.absolute(p)),
-            Err(e) => return e.to_result(),
+            Ok(_) => return Err(search::not_found(&ws.absolute(p))),
+            Err(e) => return Err(e.into()),
         },
     };
     let is_dir = file_type == Some(FileType::Directory);
     // Never open a pipe or device: reading it could block forever.
     if !is_dir && file_type != Some(FileType::RegularFile) {
-        return ToolResult::failed(format!(
-            "Cannot search {}: it is not a regular file or folder (a device, socket or pipe).",
-            target.display()
+        return Err(ToolError::new(
+            ErrorKind::Failed,
+            format!(
+                "Cannot search {}: it is not a regular file or folder (a device, socket or pipe).",
+                target.display()
+            ),
         ));
     }
     let job = Job {
@@ -151,7 +151,7 @@ pub fn grep_content(
         let mut searchers = Searchers::new(job.crlf, job.max_line_bytes);
         job.search_file(&mut searchers, &job.matcher, &target);
     }
-    job.render(&pattern)
+    Ok(job.render(&pattern))
 }
 
 /// The matcher for `pattern`. As ripgrep does, `^` and `$` match at line
@@ -609,6 +609,7 @@ mod tests {
     use std::fs::{self, File};
     use std::io::Read;
     use std::time::Duration;
+    use tool_core::IntoToolResult;
 
     /// A reader handing out at most `step` bytes per read.
     struct Trickle<'a> {
@@ -650,6 +651,7 @@ mod tests {
             include.map(str::to_owned),
             ctx,
         )
+        .into_tool_result()
     }
 
     fn root(ctx: &ToolContext) -> PathBuf {

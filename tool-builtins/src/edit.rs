@@ -6,7 +6,7 @@ use crate::fs::changes::Before;
 use crate::fs::lines::LineEnding;
 use crate::fs::lines::NewlineMap;
 use crate::fs::replace::{self, Strategy};
-use crate::fs::target::WriteTarget;
+use crate::fs::target::{Report, WriteTarget};
 use crate::fs::text::TextFile;
 
 /// "No changes to apply" message.
@@ -195,9 +195,12 @@ pub(crate) fn edit_blocking(
         &target.ledger,
         before,
         &bytes,
-        (&file.text, &text),
-        &applied_output(&notes),
-        &[],
+        Report {
+            old_text: &file.text,
+            new_text: &text,
+            output: &applied_output(&notes),
+            extra: &[],
+        },
     );
     if !result.is_ok() {
         return Ok(result);

@@ -3,7 +3,7 @@
 use tool_core::{ToolContext, ToolError, ToolResult, tool};
 
 use crate::fs::changes::Before;
-use crate::fs::target::WriteTarget;
+use crate::fs::target::{Report, WriteTarget};
 use crate::fs::text::UTF8_BOM;
 
 /// Write a file in the workspace, replacing it if it exists.
@@ -58,8 +58,11 @@ fn write_blocking(
         &target.ledger,
         before,
         &bytes,
-        (&old_text, content),
-        "Wrote file successfully.",
-        &[("exists", exists.into())],
+        Report {
+            old_text: &old_text,
+            new_text: content,
+            output: "Wrote file successfully.",
+            extra: &[("exists", exists.into())],
+        },
     ))
 }

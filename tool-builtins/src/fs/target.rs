@@ -291,10 +291,14 @@ impl Locked {
         ledger: &FileLedger,
         before: Before,
         bytes: &[u8],
-        (old_text, new_text): (&str, &str),
-        output: &str,
-        extra: &[(&str, serde_json::Value)],
+        report: Report<'_>,
     ) -> ToolResult {
+        let Report {
+            old_text,
+            new_text,
+            output,
+            extra,
+        } = report;
         let shown = self.path.display().to_string();
         if let Err(e) = self.commit(ctx, Some(ledger), before, bytes) {
             return ToolResult::failed(format!("Cannot write {shown}: {e}"));
@@ -487,6 +491,19 @@ impl WriteSet {
         }
         Ok(())
     }
+}
+
+/// What [`Locked::write_reporting`] reports besides the write itself.
+#[derive(Clone, Copy)]
+pub(crate) struct Report<'a> {
+    /// The text before, for the diff.
+    pub(crate) old_text: &'a str,
+    /// The text after, for the diff.
+    pub(crate) new_text: &'a str,
+    /// The result's output.
+    pub(crate) output: &'a str,
+    /// The tool's own metadata keys, placed after `filepath`.
+    pub(crate) extra: &'a [(&'a str, serde_json::Value)],
 }
 
 /// Records in `ledger` that the file at `beneath` now holds `bytes`.

@@ -6,6 +6,11 @@
 //!
 //! A new tool's tests go in a new module here, named after the tool.
 
+#![allow(
+    clippy::unwrap_used,
+    reason = "a test binary: a failed unwrap is a failed test (helpers outside #[test] fns too)"
+)]
+
 mod atomic;
 mod bash;
 mod bash_registry;

@@ -1,0 +1,1 @@
+//! Sub-agents: the `agent` and `evaluate` tools.

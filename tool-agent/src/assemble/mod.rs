@@ -84,6 +84,40 @@ pub trait Assembler: Send {
     fn is_done(&self) -> bool;
 }
 
+/// The events of an SSE byte stream read through `assembler`: what the
+/// HTTP clients do with a response body, for recordings, other transports
+/// and benchmarks. The stream ends after the last event, or with the
+/// assembler's error ([`Assembler::finish`] runs when the bytes end; a
+/// transport error mid-call becomes [`Truncated`](crate::ModelErrorKind::Truncated)
+/// naming the call).
+///
+/// ```
+/// use futures_util::StreamExt;
+/// use tool_agent::assemble::{from_sse, AnthropicAssembler};
+/// use tool_agent::StreamEvent;
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let sse = "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"tool_use\",\"id\":\"toolu_1\",\"name\":\"clock\",\"input\":{}}}\n\n\
+///            event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"\"}}\n\n\
+///            event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n";
+/// let chunks = futures_util::stream::iter([Ok::<_, std::io::Error>(bytes::Bytes::from(sse))]);
+/// let events: Vec<_> = from_sse(chunks, AnthropicAssembler::new()).collect().await;
+/// let Ok(StreamEvent::ToolCall(call)) = &events[0] else { panic!("{events:?}") };
+/// assert_eq!(call.arguments, serde_json::json!({}).into(), "an empty partial_json is {{}}");
+/// let err = events[1].as_ref().unwrap_err();
+/// assert!(err.to_string().contains("before its end marker"), "{err}");
+/// # });
+/// ```
+pub fn from_sse<'a, S, E, A>(bytes: S, assembler: A) -> crate::EventStream<'a>
+where
+    S: futures_util::Stream<Item = Result<bytes::Bytes, E>> + Send + 'a,
+    E: std::error::Error + Send + Sync + 'static,
+    A: Assembler + 'a,
+{
+    let sse = sse_stream::SseStream::from_bytes_stream(bytes);
+    crate::client::events_from_sse(Box::pin(sse), assembler)
+}
+
 /// Parses one chunk's JSON, or says which provider's chunk was not JSON.
 pub(crate) fn parse_chunk(provider: &str, data: &str) -> Result<Value, ModelError> {
     serde_json::from_str(data).map_err(|e| {

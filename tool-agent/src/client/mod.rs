@@ -21,6 +21,7 @@ mod scripted;
 pub use anthropic::{ANTHROPIC_BASE_URL, ANTHROPIC_VERSION, AnthropicClient, DEFAULT_MAX_TOKENS};
 pub use openai_chat::{OPENAI_BASE_URL, OpenAiChatClient};
 pub use responses::OpenAiResponsesClient;
+pub(crate) use http::events_from_sse;
 pub use scripted::{ScriptedClient, ScriptedTurn, SeenRequest};
 
 /// The events of one model answer, in arrival order; ends after

@@ -9,7 +9,7 @@ use futures_util::StreamExt;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use tool_core::format::{RenderError, ToolCall, normalize_arguments};
-use tool_core::{Rendering, ToolArgs, ToolContext, ToolHistory, ToolRegistry, ToolResult};
+use tool_core::{RegistryView, Rendering, ToolArgs, ToolContext, ToolHistory, ToolRegistry, ToolResult};
 use tracing::Instrument;
 
 use crate::client::ModelClient;
@@ -168,7 +168,7 @@ type Observer = Arc<dyn Fn(&AgentEvent<'_>) + Send + Sync>;
 #[derive(Clone)]
 pub struct Agent {
     client: Arc<dyn ModelClient>,
-    tools: ToolRegistry,
+    tools: RegistryView,
     system: Option<String>,
     max_turns: u32,
     max_total_tokens: Option<u64>,
@@ -195,18 +195,19 @@ impl std::fmt::Debug for Agent {
 static RUNS: AtomicU64 = AtomicU64::new(0);
 
 impl Agent {
-    /// An agent of `client` with `tools` (a registry, or a filtered clone of
-    /// one: see [`ToolFilter`](crate::ToolFilter)); no system prompt,
-    /// [`DEFAULT_MAX_TURNS`] turns, no token or time limit.
-    pub fn new(client: impl ModelClient + 'static, tools: ToolRegistry) -> Self {
+    /// An agent of `client` with `tools`: a [`RegistryView`] (filtered,
+    /// following a live registry, possibly with deferred tools that
+    /// `tool_search` loads per run), or a [`ToolRegistry`]; no system
+    /// prompt, [`DEFAULT_MAX_TURNS`] turns, no token or time limit.
+    pub fn new(client: impl ModelClient + 'static, tools: impl Into<RegistryView>) -> Self {
         Self::with_shared_client(Arc::new(client), tools)
     }
 
     /// [`new`](Self::new) with a shared client.
-    pub fn with_shared_client(client: Arc<dyn ModelClient>, tools: ToolRegistry) -> Self {
+    pub fn with_shared_client(client: Arc<dyn ModelClient>, tools: impl Into<RegistryView>) -> Self {
         Self {
             client,
-            tools,
+            tools: tools.into(),
             system: None,
             max_turns: DEFAULT_MAX_TURNS,
             max_total_tokens: None,
@@ -292,7 +293,7 @@ impl Agent {
     }
 
     /// The tools this agent offers.
-    pub fn tools(&self) -> &ToolRegistry {
+    pub fn tools(&self) -> &RegistryView {
         &self.tools
     }
 
@@ -330,7 +331,7 @@ impl Agent {
     }
 
     async fn run_inner(&self, trace_id: String, mut messages: Vec<Message>) -> Result<RunOutput, AgentError> {
-        let schemas = self.tools.schemas_in(self.client.format())?;
+        let format = self.client.format();
         let ctx = self
             .context
             .clone()
@@ -370,6 +371,9 @@ impl Agent {
                 break;
             }
             let turn = base_turn + n;
+            // Per turn: tools loaded by `tool_search` on the last turn join the list.
+            let schemas = self.tools.schemas_for(format, Some(&trace_id))?;
+            let registry = self.tools.registry();
             let choice = match (&self.first_tool_choice, n) {
                 (Some(first), 1) => first,
                 _ => &self.tool_choice,
@@ -410,8 +414,8 @@ impl Agent {
                 stop = StopReason::Answered;
                 break;
             }
-            let batch: Vec<(&str, ToolArgs)> = calls.iter().map(|c| (c.name.as_str(), self.prepared(c))).collect();
-            let results = self.tools.execute_batch(batch, &ctx).await;
+            let batch: Vec<(&str, ToolArgs)> = calls.iter().map(|c| (c.name.as_str(), prepared(&registry, c))).collect();
+            let results = registry.execute_batch(batch, &ctx).await;
             let mut outcomes = Vec::with_capacity(calls.len());
             for (call, result) in calls.into_iter().zip(results) {
                 out.tool_calls += 1;
@@ -446,25 +450,6 @@ impl Agent {
         out.stop = stop;
         out.history = history;
         Ok(out)
-    }
-
-    /// The call's arguments with "null for an optional field means absent"
-    /// applied (as `ToolRegistry::execute_call` does); text that is not a
-    /// JSON object goes to the pipeline as sent, which repairs or explains it.
-    fn prepared(&self, call: &ToolCall) -> ToolArgs {
-        let Some(tool) = self.tools.get(&call.name) else {
-            return call.arguments.clone();
-        };
-        let mut map = match &call.arguments {
-            ToolArgs::Value(Value::Object(m)) => m.clone(),
-            ToolArgs::Text(t) => match serde_json::from_str::<Value>(t) {
-                Ok(Value::Object(m)) => m,
-                _ => return call.arguments.clone(),
-            },
-            ToolArgs::Value(_) => return call.arguments.clone(),
-        };
-        normalize_arguments(&tool.spec().parameters, &mut map);
-        ToolArgs::Value(Value::Object(map))
     }
 
     /// Sends one request and reads its stream to the end.
@@ -511,6 +496,25 @@ impl Agent {
             v = fut => Ok(v),
         }
     }
+}
+
+/// The call's arguments with "null for an optional field means absent"
+/// applied (as `ToolRegistry::execute_call` does); text that is not a
+/// JSON object goes to the pipeline as sent, which repairs or explains it.
+fn prepared(registry: &ToolRegistry, call: &ToolCall) -> ToolArgs {
+    let Some(tool) = registry.get(&call.name) else {
+        return call.arguments.clone();
+    };
+    let mut map = match &call.arguments {
+        ToolArgs::Value(Value::Object(m)) => m.clone(),
+        ToolArgs::Text(t) => match serde_json::from_str::<Value>(t) {
+            Ok(Value::Object(m)) => m,
+            _ => return call.arguments.clone(),
+        },
+        ToolArgs::Value(_) => return call.arguments.clone(),
+    };
+    normalize_arguments(&tool.spec().parameters, &mut map);
+    ToolArgs::Value(Value::Object(map))
 }
 
 #[derive(Default)]

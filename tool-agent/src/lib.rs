@@ -40,8 +40,10 @@
 //!   `retry-after`, truncated streams); [`RetryPolicy`] retries only while
 //!   nothing of an answer was read.
 //! - [`assemble`]: the per-provider stream state machines.
-//! - [`Agent`]: the loop, its limits and its [`AgentEvent`]s.
-//! - [`ToolFilter`]: the tool set of a sub-agent.
+//! - [`Agent`]: the loop, its limits and its [`AgentEvent`]s. It runs on a
+//!   [`RegistryView`](tool_core::RegistryView) (or a plain registry): the
+//!   view's tool list is rendered each turn, so tools that `tool_search`
+//!   loaded join the next request.
 //! - [`subagent`]: the `agent` and `evaluate` tools, presets, the trace store.
 //!
 //! Provider shapes are not redefined here: tool lists come from
@@ -57,8 +59,6 @@
 //!   `eventsource-stream` (last release February 2022, on `nom` 7) because it
 //!   is maintained (0.2.6), small, and already built for `rmcp`'s streamable
 //!   HTTP client, so it costs no extra compile.
-//! - `globset`: the `*`/`?` tool patterns of presets and filters (already in
-//!   the workspace for the built-in tools).
 //! - `strsim`: "did you mean" for unknown presets.
 //! - `chrono` (no default features): the UTC timestamp of sub-trace ids.
 //! - `tokio`, `tokio-util`, `futures-util`, `serde`/`serde_json`,
@@ -70,7 +70,6 @@ mod client;
 mod error;
 mod message;
 pub mod subagent;
-mod tools;
 
 pub use agent::{Agent, AgentError, AgentEvent, DEFAULT_MAX_TURNS, RunOutput, StopReason};
 pub use client::{
@@ -81,4 +80,3 @@ pub use client::{
 
 pub use error::{ModelError, ModelErrorKind};
 pub use message::{Message, ModelRequest, StreamEvent, ToolChoice, ToolOutcome, Usage, rendering_for};
-pub use tools::{FilterError, ToolFilter};

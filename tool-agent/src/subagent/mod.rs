@@ -3,8 +3,9 @@
 //!
 //! Both are built from one [`SubAgents`] value: the model client, the
 //! parent's tools (without `agent` and `evaluate`), the presets, the skills
-//! and the [`TraceStore`]. Each sub-agent runs on a filtered copy of the
-//! tools ([`ToolFilter`]) under its own sub-trace id
+//! and the [`TraceStore`]. Each sub-agent runs on its own [`RegistryView`]
+//! of the parent's tools (the mode's and the preset's rules added to the
+//! parent's view) under its own sub-trace id
 //! `{parent}@{mode}-{seq}-{timestamp}-001` ([`sub_trace_id`]), and its
 //! conversation is stored so a later call can `continue_from` it.
 //!
@@ -49,12 +50,13 @@ use std::time::Duration;
 
 use futures_util::future::join_all;
 use serde_json::{Map, Value, json};
-use tool_core::{RegistryError, Tool, ToolContext, ToolRegistry, ToolResult, ToolSpec};
+use tool_core::{RegistryError, RegistryView, Tool, ToolContext, ToolResult, ToolSpec};
+#[cfg(doc)]
+use tool_core::ToolRegistry;
 
 use crate::agent::{Agent, RunOutput};
 use crate::client::ModelClient;
 use crate::message::{Message, ToolChoice};
-use crate::tools::ToolFilter;
 
 mod presets;
 mod trace;
@@ -79,7 +81,7 @@ const EVALUATE_PROMPT: &str = "You judge whether the result of a goal meets the 
 /// [module docs](self)).
 pub struct SubAgents {
     client: Arc<dyn ModelClient>,
-    tools: ToolRegistry,
+    tools: RegistryView,
     presets: Presets,
     store: Arc<TraceStore>,
     skills: Option<Arc<dyn SkillSource>>,
@@ -100,18 +102,18 @@ impl std::fmt::Debug for SubAgents {
 }
 
 impl SubAgents {
-    /// Sub-agents of `client` over `tools` (the parent's tools; `agent` and
-    /// `evaluate` are left out of every sub-agent's set anyway), an in-memory
-    /// trace store, no presets or skills, 16 turns each.
-    pub fn new(client: impl ModelClient + 'static, tools: ToolRegistry) -> Self {
+    /// Sub-agents of `client` over `tools` (the parent's view or registry;
+    /// `agent` and `evaluate` are left out of every sub-agent's view), an
+    /// in-memory trace store, no presets or skills, 16 turns each.
+    pub fn new(client: impl ModelClient + 'static, tools: impl Into<RegistryView>) -> Self {
         Self::with_shared_client(Arc::new(client), tools)
     }
 
     /// [`new`](Self::new) with a shared client.
-    pub fn with_shared_client(client: Arc<dyn ModelClient>, tools: ToolRegistry) -> Self {
+    pub fn with_shared_client(client: Arc<dyn ModelClient>, tools: impl Into<RegistryView>) -> Self {
         Self {
             client,
-            tools,
+            tools: tools.into(),
             presets: Presets::new(),
             store: Arc::new(TraceStore::in_memory()),
             skills: None,
@@ -249,14 +251,18 @@ impl SubAgents {
                 .collect::<Result<_, _>>()?,
             Some(other) => return Err(format!("`skills` must be a list of at most {MAX_SKILLS} names, got {other}")),
         };
-        let mut filter = ToolFilter::new().without(["agent", "evaluate"]);
+        let mut tools = self.tools.clone().without(&["agent", "evaluate"]);
         if explore {
-            filter = filter.read_only();
+            tools = tools.read_only();
         }
         if let Some(p) = &preset {
-            filter = filter.allow(p.allow.clone()).deny(p.deny.clone());
+            if !p.allow.is_empty() {
+                tools = tools.allow(p.allow.clone());
+            }
+            if !p.deny.is_empty() {
+                tools = tools.deny(p.deny.clone());
+            }
         }
-        let tools = filter.apply(&self.tools).map_err(|e| e.to_string())?;
         let default_prompt = if explore { EXPLORE_PROMPT } else { DELEGATE_PROMPT };
         let system = self.system_prompt(preset.as_ref().and_then(|p| p.system_prompt.as_deref()).unwrap_or(default_prompt), &skills)?;
         let parent = ctx.trace_id().unwrap_or("trace").to_owned();
@@ -318,11 +324,7 @@ impl SubAgents {
         };
         conversation.extend(given);
         conversation.push(Message::user(task.clone()));
-        let tools = ToolFilter::new()
-            .without(["agent", "evaluate"])
-            .read_only()
-            .apply(&self.tools)
-            .map_err(|e| e.to_string())?;
+        let tools = self.tools.clone().without(&["agent", "evaluate"]).read_only();
         let agent = self.agent_for(tools, EVALUATE_PROMPT.to_owned(), &id, ctx);
         let result = agent.run_conversation(conversation).await;
         let mut summary = self.record(&parent, "evaluate", id, first_task, task, result);
@@ -383,7 +385,7 @@ impl SubAgents {
         Ok(prompt)
     }
 
-    fn agent_for(&self, tools: ToolRegistry, system: String, id: &str, ctx: &ToolContext) -> Agent {
+    fn agent_for(&self, tools: RegistryView, system: String, id: &str, ctx: &ToolContext) -> Agent {
         let mut agent = Agent::with_shared_client(self.client.clone(), tools)
             .system(system)
             .max_turns(self.max_turns)

@@ -14,7 +14,8 @@ pub struct Preset {
     /// The system prompt (a file's text when the file form was used).
     #[serde(default)]
     pub system_prompt: Option<String>,
-    /// Tool name patterns to keep (`*`, `?`); empty keeps every tool the mode allows.
+    /// Tool name patterns to keep (`*` is any run of characters, as in
+    /// [`NamePattern`](tool_core::NamePattern)); empty keeps every tool the mode allows.
     #[serde(default)]
     pub allow: Vec<String>,
     /// Tool name patterns to leave out; they win over `allow`.

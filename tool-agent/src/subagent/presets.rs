@@ -198,3 +198,19 @@ impl SkillSource for BTreeMap<String, String> {
         })
     }
 }
+
+/// The skills of `SKILL.md` folders loaded by tool-builtins: a skill's text
+/// is its Markdown body, followed by the folder it lives in (its relative
+/// paths are relative to that folder).
+#[cfg(feature = "builtins")]
+impl SkillSource for tool_builtins::skills::SkillSet {
+    fn skill(&self, name: &str) -> Result<String, String> {
+        match self.get(name) {
+            Some(s) => Ok(format!("{}\n\n(Files of this skill are in {}.)", s.body, s.folder.display())),
+            None => Err(format!(
+                "unknown skill `{name}`; known: {}",
+                self.skills().iter().map(|s| format!("`{}`", s.name)).collect::<Vec<_>>().join(", ")
+            )),
+        }
+    }
+}

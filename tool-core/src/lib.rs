@@ -74,6 +74,8 @@
 //! - `rustix` (Unix only): the current user id (`getuid`), to check that the private
 //!   folders of spill files and binary output are owned by the user
 //!   ([`truncate::check_private_dir`]); already in the workspace for `tool-builtins`.
+//! - `tiktoken-rs` (feature `tokens`, off by default): OpenAI's `o200k_base`
+//!   tokenizer with its tables built in, for the `tokens` module (see there why it is optional).
 //! - `proptest` (tests only): the property and fuzz tests of `tests/props.rs`
 //!   (`execute` with arbitrary arguments, masking, truncation, URL patterns)
 //!   on stable Rust, with shrinking to a minimal failing input; the most
@@ -85,6 +87,7 @@ mod error;
 mod execute;
 pub mod format;
 pub mod governance;
+mod into_result;
 pub mod live;
 mod memory;
 mod registry;
@@ -92,6 +95,8 @@ mod result;
 mod schema;
 pub mod search;
 mod spec;
+#[cfg(feature = "tokens")]
+pub mod tokens;
 mod tool;
 pub mod truncate;
 pub mod view;
@@ -109,6 +114,7 @@ pub use governance::repair::ArgumentRepair;
 pub use governance::secrets::{SecretStore, SecretStoreError};
 pub use governance::stats::{CallPhase, StatsOrder, ToolEvent, ToolObserver, ToolStatsSnapshot};
 pub use governance::url_pattern::{UrlPattern, UrlPatternError};
+pub use into_result::{IntoToolResult, run_blocking};
 pub use live::LiveRegistry;
 pub use memory::{OMITTED_OUTPUT, Rendering, ToolHistory};
 pub use registry::{DEFAULT_TIMEOUT, OnConflict, ToolRegistry};

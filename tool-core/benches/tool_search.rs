@@ -12,7 +12,7 @@
 
 use std::hint::black_box;
 
-use criterion::{Criterion, criterion_group, criterion_main};
+use criterion::{Criterion, criterion_group};
 use serde_json::{Value, json};
 use tool_core::search::SearchIndex;
 use tool_core::{RegistryView, ToolContext};
@@ -70,5 +70,49 @@ fn bench(c: &mut Criterion) {
     group.finish();
 }
 
+/// Thread CPU time, which other processes on a busy machine do not inflate
+/// (wall time there can be several times the work).
+fn cpu_now() -> std::time::Duration {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+    std::time::Duration::new(
+        u64::try_from(t.tv_sec).unwrap_or(0),
+        u32::try_from(t.tv_nsec).unwrap_or(0),
+    )
+}
+
+/// p50 of the thread CPU time of `runs` runs of `f`.
+fn cpu_p50(runs: usize, mut f: impl FnMut()) -> std::time::Duration {
+    let mut times: Vec<std::time::Duration> = (0..runs)
+        .map(|_| {
+            let start = cpu_now();
+            f();
+            cpu_now() - start
+        })
+        .collect();
+    times.sort_unstable();
+    times[runs / 2]
+}
+
+/// The same three measurements in thread CPU time, printed after criterion's.
+fn cpu_times() {
+    let specs = eval_tools::specs(10_000);
+    let queries = queries();
+    let index = SearchIndex::build(specs.iter());
+    let mut i = 0usize;
+    let search = cpu_p50(2000, || {
+        i = (i + 1) % queries.len();
+        black_box(index.search(&queries[i], 5));
+    });
+    let build = cpu_p50(11, || {
+        black_box(SearchIndex::build(specs.iter()));
+    });
+    println!("CPU time p50: search_10k {search:?}, index_build_10k {build:?}");
+}
+
 criterion_group!(benches, bench);
-criterion_main!(benches);
+
+fn main() {
+    benches();
+    cpu_times();
+    Criterion::default().configure_from_args().final_summary();
+}

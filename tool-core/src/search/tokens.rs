@@ -129,8 +129,13 @@ pub(crate) fn for_each_token(text: &str, mut emit: impl FnMut(&str)) {
     {
         camel_parts(word, |part| {
             buf.clear();
-            for c in part.chars() {
-                buf.extend(c.to_lowercase());
+            if part.is_ascii() {
+                buf.push_str(part);
+                buf.make_ascii_lowercase();
+            } else {
+                for c in part.chars() {
+                    buf.extend(c.to_lowercase());
+                }
             }
             if buf.len() < 2 || STOP_WORDS.binary_search(&buf.as_str()).is_ok() {
                 return;
@@ -152,6 +157,25 @@ pub(crate) fn tokens(text: &str) -> Vec<String> {
 /// lower-case letter or digit followed by an upper-case one; an upper-case
 /// run followed by upper + lower: `HTTPServer` → `HTTP`, `Server`).
 fn camel_parts(word: &str, mut f: impl FnMut(&str)) {
+    if word.is_ascii() {
+        // The same rule on bytes, without decoding characters.
+        let b = word.as_bytes();
+        let mut start = 0;
+        for i in 1..b.len() {
+            let (p, c) = (b[i - 1], b[i]);
+            let next_lower = b.get(i + 1).is_some_and(u8::is_ascii_lowercase);
+            if c.is_ascii_uppercase()
+                && (p.is_ascii_lowercase()
+                    || p.is_ascii_digit()
+                    || (p.is_ascii_uppercase() && next_lower))
+            {
+                f(&word[start..i]);
+                start = i;
+            }
+        }
+        f(&word[start..]);
+        return;
+    }
     let mut start = 0;
     let mut prev: Option<char> = None;
     let mut chars = word.char_indices().peekable();
@@ -232,6 +256,7 @@ mod tests {
         );
         assert_eq!(tokens("createPullRequest"), ["creat", "pull", "request"]);
         assert_eq!(tokens("HTTPServer v2Api"), ["http", "server", "v2", "api"]);
+        assert_eq!(tokens("ÜberGröße straße"), ["über", "größe", "straße"]);
         assert_eq!(
             tokens("browser.take_screenshot"),
             ["browser", "take", "screenshot"]

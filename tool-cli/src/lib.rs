@@ -51,7 +51,7 @@
 //! At start-up [`main`] removes environment variables whose names look like
 //! secrets (`*_KEY`, `*_TOKEN`, `*_PAT`, `*API_KEY*`, `*PASSWORD*`,
 //! `*_SECRET*`, `SECRET`, `TOKEN`, ...: the patterns `bash_command` uses,
-//! [`tool_builtins::bash::DEFAULT_SECRET_ENV_PATTERNS`]; also names
+//! [`tool_builtins::shell::DEFAULT_SECRET_ENV_PATTERNS`]; also names
 //! containing `CRED` or `AUTH`, though not the word `AUTHOR` as in
 //! `GIT_AUTHOR_NAME`; and `*_URL`, `*_URI` and `*_DSN` variables whose value
 //! carries a password, `scheme://user:password@host`) by re-executing
@@ -93,6 +93,8 @@ mod mcp;
 mod render;
 mod scrub;
 mod session;
+mod skills;
+mod tokens;
 mod workspace;
 
 use std::ffi::OsString;
@@ -124,7 +126,7 @@ const EXIT_USAGE: u8 = 2;
 ///
 /// Call it first thing in `fn main`, before any thread is started: when the
 /// environment holds secret-looking variables (names matching
-/// [`tool_builtins::bash::DEFAULT_SECRET_ENV_PATTERNS`], such as
+/// [`tool_builtins::shell::DEFAULT_SECRET_ENV_PATTERNS`], such as
 /// `GITHUB_TOKEN` or `DB_PASSWORD`; names containing `CRED` or `AUTH` but
 /// for the word `AUTHOR`; `*_URL`, `*_URI` and `*_DSN` whose value is a URL
 /// with `user:password@`), it re-executes the program without them,
@@ -205,6 +207,17 @@ where
 }
 
 fn execute(registry: &ToolRegistry, cli: Cli) -> Result<(), Failure> {
+    if let Command::Skills { json } = cli.command {
+        return skills::list(
+            &cli.common,
+            json,
+            &mut io::stdout().lock(),
+            &mut io::stderr().lock(),
+        );
+    }
+    // --skills-dir / $AGENT_TOOLS_SKILLS add the `skill` tool.
+    let extended = skills::with_skill_tool(registry, &cli.common)?;
+    let registry = &extended;
     // With --mcp-config the imported servers' connections live on the
     // runtime built here, which then also runs the calls.
     let (live, mut early_runtime) = match &cli.common.mcp_config {
@@ -223,7 +236,13 @@ fn execute(registry: &ToolRegistry, cli: Cli) -> Result<(), Failure> {
     let mut take_runtime = || early_runtime.take().map_or_else(runtime, Ok);
     let stdout = io::stdout();
     match cli.command {
-        Command::List { json } => {
+        // Answered before the registry was extended (it loads the skills itself).
+        Command::Skills { .. } => Ok(()),
+        Command::List { json, tokens: true } => tokens::list(registry, json, &mut stdout.lock()),
+        Command::List {
+            json,
+            tokens: false,
+        } => {
             commands::list(registry, json, &mut stdout.lock())?;
             if !json {
                 mcp::write_unavailable(&live, &mut stdout.lock())?;

@@ -169,7 +169,7 @@ macro_rules! http_builder {
                 self
             }
 
-            /// Sets the retry policy ([`RetryPolicy::default`]: 3 retries).
+            /// Sets the retry policy ([`RetryPolicy::default`](crate::RetryPolicy::default): 3 retries).
             pub fn retry(mut self, retry: $crate::client::RetryPolicy) -> Self {
                 self.t.opts.retry = retry;
                 self

@@ -79,7 +79,7 @@ impl Session {
             .with_approver(common.approve.policy());
         ctx = workspace::wire(ctx, &root)?;
         if shared_trace {
-            if let Some(file) = tool_builtins::ledger::state_file_for(&trace_id) {
+            if let Some(file) = tool_builtins::fs::ledger::state_file_for(&trace_id) {
                 ctx = ctx.with_state(tool_builtins::FileLedger::persistent(file));
             }
         }

@@ -9,17 +9,23 @@
 //! workspace, so no search walks out of it; link loops are detected by the
 //! walker and skipped.
 
+mod collect;
+pub mod glob;
+pub mod grep;
+pub mod list;
+
+pub(crate) use collect::{TopK, collect_top_k};
+
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 use std::time::SystemTime;
 
 use globset::{GlobBuilder, GlobMatcher};
 use ignore::{DirEntry, WalkBuilder};
-use tool_core::{ErrorKind, ToolResult};
+use tool_core::{ErrorKind, ToolError};
 
-use crate::workspace::Workspace;
+use crate::fs::workspace::Workspace;
 
 /// Default most results shown by `glob_files` and `grep_content`, and entries by `list_dir`.
 pub const DEFAULT_RESULT_LIMIT: usize = 100;
@@ -186,7 +192,7 @@ pub(crate) fn walker_with(
     builder.threads(threads);
     let ws = Arc::new(ws.clone());
     // Never into the tools' private folder (other traces' spill files) from outside it.
-    let private = crate::workspace::private_area();
+    let private = crate::fs::workspace::private_area();
     builder.filter_entry(move |entry| {
         private.as_deref() != Some(entry.path()) && keep_entry(&ws, entry) && keep(entry)
     });
@@ -361,55 +367,6 @@ pub(crate) fn has_glob_syntax(component: &str) -> bool {
     component.contains(['*', '?', '[', '{', '\\'])
 }
 
-/// Keeps the `limit` best items by key (largest first) out of any number
-/// pushed, in memory proportional to `limit`.
-#[derive(Debug)]
-pub(crate) struct TopK<K: Ord> {
-    limit: usize,
-    heap: BinaryHeap<Reverse<K>>,
-    seen: usize,
-}
-
-impl<K: Ord> TopK<K> {
-    pub(crate) fn new(limit: usize) -> Self {
-        Self {
-            limit,
-            heap: BinaryHeap::with_capacity(limit + 1),
-            seen: 0,
-        }
-    }
-
-    pub(crate) fn push(&mut self, key: K) {
-        self.seen += 1;
-        if self.heap.len() < self.limit {
-            self.heap.push(Reverse(key));
-        } else if self.heap.peek().is_some_and(|Reverse(worst)| key > *worst) {
-            self.heap.pop();
-            self.heap.push(Reverse(key));
-        }
-    }
-
-    pub(crate) fn merge(&mut self, other: Self) {
-        let seen = self.seen + other.seen;
-        for Reverse(key) in other.heap {
-            self.push(key);
-        }
-        self.seen = seen;
-    }
-
-    /// Everything pushed, kept or not.
-    pub(crate) fn seen(&self) -> usize {
-        self.seen
-    }
-
-    /// The kept items, best first.
-    pub(crate) fn into_sorted(self) -> Vec<K> {
-        let mut items: Vec<K> = self.heap.into_iter().map(|Reverse(k)| k).collect();
-        items.sort_by(|a, b| b.cmp(a));
-        items
-    }
-}
-
 /// Sort key for "newest first, then by path": larger is better.
 pub(crate) type NewestFirst = (SystemTime, Reverse<PathBuf>);
 
@@ -419,8 +376,8 @@ pub(crate) fn newest_first(path: PathBuf, modified: Option<SystemTime>) -> Newes
 }
 
 /// "Search path not found: <path>" as a failed result.
-pub(crate) fn not_found(path: &Path) -> ToolResult {
-    ToolResult::error(
+pub(crate) fn not_found(path: &Path) -> ToolError {
+    ToolError::new(
         ErrorKind::Failed,
         format!("Search path not found: {}", path.display()),
     )

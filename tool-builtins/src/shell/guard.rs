@@ -23,7 +23,8 @@
 
 use std::path::Path;
 
-use crate::bash_policy::{CommandParts, CommandPolicy, PolicyAction};
+use crate::shell::policy::{CommandPolicy, PolicyAction};
+use crate::shell::split::CommandParts;
 
 /// Block-device folders and name prefixes that a write must not target.
 const BLOCK_DEVICES: &[&str] = &[
@@ -252,7 +253,7 @@ fn fork_bomb(command: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bash_policy::split_command;
+    use crate::shell::split::split_command;
 
     fn refused(command: &str) -> Option<String> {
         refuses(

@@ -39,6 +39,7 @@
 //! | tool | module | what it does |
 //! | --- | --- | --- |
 //! | `read_file` | [`read`] | numbered window of a text file (streamed), a folder's entries, an image |
+//! | `read_images` | [`media`] | several images as one numbered grid, or each scaled on its own |
 //! | `write_file` | [`write`](mod@write) | a whole file, verbatim; read-before-write for existing files |
 //! | `edit_file` | [`edit`] | one replacement, located by the strategies of [`replace`] |
 //! | `multi_edit` | [`multi_edit`](mod@multi_edit) | several replacements in one file, all or nothing |
@@ -127,6 +128,7 @@ pub mod edit;
 pub mod fs;
 pub mod fsutil;
 pub mod ledger;
+pub mod media;
 pub mod multi_edit;
 pub mod patch;
 pub mod read;
@@ -146,6 +148,7 @@ pub mod search;
 
 pub use edit::edit_file;
 pub use ledger::FileLedger;
+pub use media::{ImageLayout, read_images};
 pub use multi_edit::{Edit, multi_edit};
 pub use patch::apply_patch;
 pub use read::{ReadOptions, read_file};
@@ -171,6 +174,7 @@ pub const TOOL_NAMES: &[&str] = &[
     "list_dir",
     "multi_edit",
     "read_file",
+    "read_images",
     "write_file",
 ];
 

@@ -329,10 +329,13 @@ fn read_image(path: &Path, bytes: Vec<u8>) -> ToolResult {
             fitted.original_height
         ))
         .output_once()
-        .with_image(Image::new(
-            fitted.media_type,
-            base64::engine::general_purpose::STANDARD.encode(&fitted.bytes),
-        ))
+        .with_image(
+            Image::new(
+                fitted.media_type,
+                base64::engine::general_purpose::STANDARD.encode(&fitted.bytes),
+            )
+            .with_path(path.display().to_string()),
+        )
 }
 
 /// Why a text read failed.

@@ -165,7 +165,9 @@ fn read_blocking(ctx: &ToolContext, paths: &[String], layout: ImageLayout) -> To
     for (entry, outcome) in entries.iter().zip(outcomes) {
         match outcome {
             Outcome::Cell { image, info } => cells.push((entry.shown.clone(), image, info)),
-            Outcome::Single { fitted, info } => singles.push((entry.shown.clone(), fitted, info)),
+            Outcome::Single { fitted, info } => {
+                singles.push((entry.shown.clone(), fitted, info, entry.target.path.clone()));
+            }
             Outcome::Skipped(why) => skipped.push((entry.shown.clone(), why)),
         }
     }
@@ -175,7 +177,9 @@ fn read_blocking(ctx: &ToolContext, paths: &[String], layout: ImageLayout) -> To
         let again: Vec<&Entry> = entries.iter().filter(|e| e.shown == shown).collect();
         if let Some(entry) = again.first() {
             match read_single(entry) {
-                Outcome::Single { fitted, info } => singles.push((shown, fitted, info)),
+                Outcome::Single { fitted, info } => {
+                    singles.push((shown, fitted, info, entry.target.path.clone()));
+                }
                 Outcome::Skipped(why) => skipped.push((shown, why)),
                 Outcome::Cell { .. } => {}
             }
@@ -195,13 +199,13 @@ fn read_blocking(ctx: &ToolContext, paths: &[String], layout: ImageLayout) -> To
         let mut sent = Vec::new();
         let mut spent = 0usize;
         let mut over_budget = Vec::new();
-        for (shown, fitted, info) in singles {
+        for (shown, fitted, info, abs) in singles {
             if spent + fitted.bytes.len() > SEPARATE_BUDGET_BYTES && !sent.is_empty() {
                 over_budget.push(shown);
                 continue;
             }
             spent += fitted.bytes.len();
-            sent.push((shown, fitted, info));
+            sent.push((shown, fitted, info, abs));
         }
         let head = if sent.len() == 1 && over_budget.is_empty() {
             "Image read successfully".to_owned()
@@ -213,7 +217,7 @@ fn read_blocking(ctx: &ToolContext, paths: &[String], layout: ImageLayout) -> To
         };
         listing.push_str(&head);
         result = ToolResult::ok("");
-        for (i, (shown, fitted, info)) in sent.iter().enumerate() {
+        for (i, (shown, fitted, info, abs)) in sent.iter().enumerate() {
             let n = i + 1;
             listing.push_str(&format!("\n{n}: {}", describe(shown, info)));
             if fitted.resized() {
@@ -223,10 +227,13 @@ fn read_blocking(ctx: &ToolContext, paths: &[String], layout: ImageLayout) -> To
                 ));
             }
             images_json.push(image_json(n, shown, info, Some((fitted.width, fitted.height))));
-            result = result.with_image(Image::new(
-                fitted.media_type,
-                base64::engine::general_purpose::STANDARD.encode(&fitted.bytes),
-            ));
+            result = result.with_image(
+                Image::new(
+                    fitted.media_type,
+                    base64::engine::general_purpose::STANDARD.encode(&fitted.bytes),
+                )
+                .with_path(abs.display().to_string()),
+            );
         }
         if !over_budget.is_empty() {
             listing.push_str(&format!(

@@ -74,6 +74,8 @@
 //! - `rustix` (Unix only): the current user id (`getuid`), to check that the private
 //!   folders of spill files and binary output are owned by the user
 //!   ([`truncate::check_private_dir`]); already in the workspace for `tool-builtins`.
+//! - `tiktoken-rs` (feature `tokens`, off by default): OpenAI's `o200k_base`
+//!   tokenizer with its tables built in, for the `tokens` module (see there why it is optional).
 //! - `proptest` (tests only): the property and fuzz tests of `tests/props.rs`
 //!   (`execute` with arbitrary arguments, masking, truncation, URL patterns)
 //!   on stable Rust, with shrinking to a minimal failing input; the most
@@ -90,6 +92,8 @@ mod registry;
 mod result;
 mod schema;
 mod spec;
+#[cfg(feature = "tokens")]
+pub mod tokens;
 mod tool;
 pub mod truncate;
 

@@ -86,6 +86,14 @@
 //!   detected encoding (and written back in it) instead of being shown with
 //!   replacement characters; the detector and converter Firefox uses.
 //! - `base64`: images returned to the model are base64 in [`tool_core::Image`].
+//! - `image` (features `png`, `jpeg`, `gif`, `webp`, `bmp` only; no default
+//!   features, so no AVIF/TIFF/EXR codecs or `rayon`): decoding with
+//!   allocation limits, area-sampled downscaling and PNG/JPEG encoding for
+//!   `read_images` and `read_file`'s images; the maintained pure-Rust codecs
+//!   (zune-jpeg, png, image-webp), so no hand-written decoder and no C library.
+//! - `ab_glyph`: rasterises the index digits of a `read_images` grid from the
+//!   bundled DejaVu Sans Mono Bold subset (digits only, 2 KiB, Bitstream Vera
+//!   licence in `assets/fonts/LICENSE`); small, no system font lookup.
 //! - `memchr`: fast line counting when streaming a window out of a huge file.
 //! - `strsim`: edit distance for the block-anchor matching of `edit_file`
 //!   (already a `tool-core` dependency).

@@ -260,13 +260,14 @@ fn read_blocking(ctx: &ToolContext, paths: &[String], layout: ImageLayout) -> To
                 Err(e) => return ToolResult::failed(e),
             };
         listing.push_str(&format!(
-            "Composed {} images into one {}×{} px grid ({} columns × {} rows of {} px cells). \
+            "Composed {} images into one {}×{} px grid ({} columns × {} row{} of {} px cells). \
              The number in each cell's top-left corner is the index below.",
             cells.len(),
             grid_layout.width(),
             grid_layout.height(),
             grid_layout.cols,
             grid_layout.rows,
+            if grid_layout.rows == 1 { "" } else { "s" },
             grid_layout.cell
         ));
         for (i, (shown, _, info)) in cells.iter().enumerate() {

@@ -1,5 +1,9 @@
 //! `read_images` on real image files written in each test: grid geometry,
 //! limits, skipped files, index order, `separate`, and `read_file`'s downsampling.
+#![allow(
+    clippy::unwrap_used,
+    reason = "test helpers: a failed setup step should stop the test at once"
+)]
 
 use std::path::Path;
 
@@ -22,7 +26,11 @@ fn workspace() -> (tempfile::TempDir, ToolContext) {
 /// A distinct colour per index, far apart so that JPEG or scaling cannot confuse them.
 fn colour(i: usize) -> [u8; 3] {
     let i = u8::try_from(i).unwrap();
-    [i.wrapping_mul(53), 255 - i.wrapping_mul(29), i.wrapping_mul(97)]
+    [
+        i.wrapping_mul(53),
+        255 - i.wrapping_mul(29),
+        i.wrapping_mul(97),
+    ]
 }
 
 fn decoded(r: &ToolResult, n: usize) -> DynamicImage {
@@ -54,7 +62,12 @@ fn make(dir: &Path, n: usize) -> Vec<String> {
 
 #[tokio::test]
 async fn grid_sizes_follow_the_layout_table() {
-    for (n, w, h) in [(2, 1024, 516), (5, 1232, 824), (9, 1172, 1172), (16, 1240, 1240)] {
+    for (n, w, h) in [
+        (2, 1024, 516),
+        (5, 1232, 824),
+        (9, 1172, 1172),
+        (16, 1240, 1240),
+    ] {
         let (dir, ctx) = workspace();
         let names = make(dir.path(), n);
         let refs: Vec<&str> = names.iter().map(String::as_str).collect();
@@ -65,10 +78,16 @@ async fn grid_sizes_follow_the_layout_table() {
         assert_eq!((img.width(), img.height()), (w, h), "{n} images");
         assert_eq!(r.metadata["width"], w);
         assert_eq!(r.metadata["height"], h);
-        assert!(r.output.starts_with(&format!("Composed {n} images into one {w}×{h} px grid")));
+        assert!(
+            r.output
+                .starts_with(&format!("Composed {n} images into one {w}×{h} px grid"))
+        );
         assert!(r.include_output_only_once, "the grid is shown once");
         assert!(
-            r.long_term_memory.as_deref().unwrap().contains("1: img00.png"),
+            r.long_term_memory
+                .as_deref()
+                .unwrap()
+                .contains("1: img00.png"),
             "later turns keep the listing"
         );
     }
@@ -94,29 +113,60 @@ async fn seventeen_are_refused_with_what_to_do() {
 async fn a_corrupt_file_is_skipped_and_named() {
     let (dir, ctx) = workspace();
     make(dir.path(), 2);
-    std::fs::write(dir.path().join("broken.png"), b"\x89PNG\r\n\x1a\nthis is not a png").unwrap();
+    std::fs::write(
+        dir.path().join("broken.png"),
+        b"\x89PNG\r\n\x1a\nthis is not a png",
+    )
+    .unwrap();
     std::fs::write(dir.path().join("notes.txt.png"), b"plain text").unwrap();
     let r = call(
         &ctx,
-        &["img00.png", "broken.png", "img01.png", "notes.txt.png", "missing.png"],
+        &[
+            "img00.png",
+            "broken.png",
+            "img01.png",
+            "notes.txt.png",
+            "missing.png",
+        ],
         None,
     )
     .await;
     assert!(r.is_ok(), "{r:?}");
     let img = decoded(&r, 0);
-    assert_eq!((img.width(), img.height()), (1024, 516), "a grid of the two good ones");
+    assert_eq!(
+        (img.width(), img.height()),
+        (1024, 516),
+        "a grid of the two good ones"
+    );
     assert!(r.output.contains("\n1: img00.png ("), "{}", r.output);
     assert!(r.output.contains("\n2: img01.png ("), "{}", r.output);
     assert!(r.output.contains("Skipped 3 files:"), "{}", r.output);
-    assert!(r.output.contains("- broken.png: cannot decode it"), "{}", r.output);
-    assert!(r.output.contains("- notes.txt.png: not a PNG, JPEG"), "{}", r.output);
-    assert!(r.output.contains("- missing.png: file not found"), "{}", r.output);
+    assert!(
+        r.output.contains("- broken.png: cannot decode it"),
+        "{}",
+        r.output
+    );
+    assert!(
+        r.output.contains("- notes.txt.png: not a PNG, JPEG"),
+        "{}",
+        r.output
+    );
+    assert!(
+        r.output.contains("- missing.png: file not found"),
+        "{}",
+        r.output
+    );
     assert_eq!(r.metadata["skipped"].as_array().unwrap().len(), 3);
 
     // Nothing readable: a failure listing why.
     let r = call(&ctx, &["broken.png"], None).await;
     let e = r.error.expect("failed");
-    assert!(e.message.starts_with("No image could be read:\n- broken.png"), "{}", e.message);
+    assert!(
+        e.message
+            .starts_with("No image could be read:\n- broken.png"),
+        "{}",
+        e.message
+    );
 }
 
 #[tokio::test]
@@ -150,8 +200,12 @@ async fn formats_and_the_first_gif_frame() {
     let (dir, ctx) = workspace();
     let base = RgbImage::from_pixel(120, 80, Rgb([10, 200, 30]));
     let d = dir.path();
-    DynamicImage::ImageRgb8(base.clone()).save_with_format(d.join("a.jpg"), ImageFormat::Jpeg).unwrap();
-    DynamicImage::ImageRgb8(base.clone()).save_with_format(d.join("b.bmp"), ImageFormat::Bmp).unwrap();
+    DynamicImage::ImageRgb8(base.clone())
+        .save_with_format(d.join("a.jpg"), ImageFormat::Jpeg)
+        .unwrap();
+    DynamicImage::ImageRgb8(base.clone())
+        .save_with_format(d.join("b.bmp"), ImageFormat::Bmp)
+        .unwrap();
     DynamicImage::ImageRgba8(DynamicImage::ImageRgb8(base.clone()).to_rgba8())
         .save_with_format(d.join("c.webp"), ImageFormat::WebP)
         .unwrap();
@@ -162,7 +216,8 @@ async fn formats_and_the_first_gif_frame() {
     assert!(r.is_ok(), "{r:?}");
     for (i, f) in ["jpeg", "bmp", "webp", "gif"].iter().enumerate() {
         assert!(
-            r.output.contains(&format!("\n{}: ", i + 1)) && r.output.contains(&format!("120×80 {f})")),
+            r.output.contains(&format!("\n{}: ", i + 1))
+                && r.output.contains(&format!("120×80 {f})")),
             "{f}: {}",
             r.output
         );
@@ -175,14 +230,23 @@ async fn separate_downsamples_each_and_one_image_is_not_a_grid() {
     let (dir, ctx) = workspace();
     solid(&dir.path().join("wide.png"), 4000, 1000, [200, 10, 10]);
     solid(&dir.path().join("small.png"), 300, 200, [10, 10, 200]);
-    let r = call(&ctx, &["wide.png", "small.png"], Some(ImageLayout::Separate)).await;
+    let r = call(
+        &ctx,
+        &["wide.png", "small.png"],
+        Some(ImageLayout::Separate),
+    )
+    .await;
     assert_eq!(r.images.len(), 2);
     let wide = decoded(&r, 0);
     assert_eq!((wide.width(), wide.height()), (1568, 392));
     let small = decoded(&r, 1);
     assert_eq!((small.width(), small.height()), (300, 200));
     assert!(r.output.contains("1: wide.png ("), "{}", r.output);
-    assert!(r.output.contains("4000×1000 png), sent at 1568×392"), "{}", r.output);
+    assert!(
+        r.output.contains("4000×1000 png), sent at 1568×392"),
+        "{}",
+        r.output
+    );
 
     // One path: returned as read_file returns it.
     let one = call(&ctx, &["wide.png"], None).await;
@@ -192,7 +256,11 @@ async fn separate_downsamples_each_and_one_image_is_not_a_grid() {
     assert!(one.output.starts_with("Image read successfully"));
     assert!(by_read_file.output.starts_with("Image read successfully"));
     let img = decoded(&by_read_file, 0);
-    assert_eq!((img.width(), img.height()), (1568, 392), "read_file downsamples too");
+    assert_eq!(
+        (img.width(), img.height()),
+        (1568, 392),
+        "read_file downsamples too"
+    );
     assert_eq!(by_read_file.metadata["original_width"], 4000);
 }
 
@@ -209,12 +277,21 @@ async fn globs_are_expanded_in_the_workspace_and_escapes_refused() {
     let c = r.output.find("shots/c.png").unwrap();
     assert!(a < c, "glob matches in path order: {}", r.output);
     let r = call(&ctx, &["nothing/*.png", "shots/a.png"], None).await;
-    assert!(r.output.contains("- nothing/*.png: no file matches this pattern"), "{}", r.output);
+    assert!(
+        r.output
+            .contains("- nothing/*.png: no file matches this pattern"),
+        "{}",
+        r.output
+    );
 
     for outside in ["../x.png", "/etc/hostname"] {
         let r = call(&ctx, &[outside], None).await;
         let e = r.error.expect("refused");
-        assert!(e.message.contains("outside the workspace"), "{outside}: {}", e.message);
+        assert!(
+            e.message.contains("outside the workspace"),
+            "{outside}: {}",
+            e.message
+        );
     }
     let r = call(&ctx, &[], None).await;
     assert!(r.error.unwrap().message.contains("`paths` is empty"));
@@ -242,12 +319,17 @@ async fn a_decompression_bomb_is_refused_before_decoding() {
     assert!(r.is_ok(), "{r:?}");
     assert!(r.output.contains("- bomb.bmp: "), "{}", r.output);
     assert!(
-        r.output.contains("- bomb.bmp: it is 20000×20000 px, more than the 64 megapixels"),
+        r.output
+            .contains("- bomb.bmp: it is 20000×20000 px, more than the 64 megapixels"),
         "{}",
         r.output
     );
     // The one good image alone: not a grid.
-    assert!(r.output.starts_with("Image read successfully"), "{}", r.output);
+    assert!(
+        r.output.starts_with("Image read successfully"),
+        "{}",
+        r.output
+    );
 }
 
 /// Writes a 9-image grid to `$READ_IMAGES_SAVE` for a person to look at.
@@ -262,7 +344,11 @@ async fn save_a_grid_when_asked() {
         let img = RgbImage::from_fn(w, h, |x, y| {
             let c = colour(i);
             let stripe = u8::from((x / 40 + y / 40) % 2 == 0) * 60;
-            Rgb([c[0].saturating_add(stripe), c[1], c[2].saturating_sub(stripe)])
+            Rgb([
+                c[0].saturating_add(stripe),
+                c[1],
+                c[2].saturating_sub(stripe),
+            ])
         });
         img.save(dir.path().join(format!("shot{i}.png"))).unwrap();
     }

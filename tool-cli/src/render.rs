@@ -229,11 +229,9 @@ pub(crate) fn render<'a>(
 
 /// `.png`, `.jpg`, `.jpeg`, `.gif` or `.webp`: `--out` names the image file itself.
 fn is_image_file_name(path: &Path) -> bool {
-    path.extension()
-        .and_then(|e| e.to_str())
-        .is_some_and(|e| {
-            ["png", "jpg", "jpeg", "gif", "webp"].contains(&e.to_ascii_lowercase().as_str())
-        })
+    path.extension().and_then(|e| e.to_str()).is_some_and(|e| {
+        ["png", "jpg", "jpeg", "gif", "webp"].contains(&e.to_ascii_lowercase().as_str())
+    })
 }
 
 fn save_image(image: &Image, stem: &str, out: &OutDir, first: bool) -> SavedImage {

@@ -41,7 +41,9 @@ fn registry() -> ToolRegistry {
 
 async fn run(format: Format, payload: &Value) -> (ToolCall, ToolResult) {
     let calls = ToolCall::parse(format, payload).expect("parses");
-    let r = registry().execute_call(&calls[0], &ToolContext::new()).await;
+    let r = registry()
+        .execute_call(&calls[0], &ToolContext::new())
+        .await;
     assert!(r.is_ok(), "{r:?}");
     (calls[0].clone(), r)
 }
@@ -52,7 +54,12 @@ async fn anthropic_tool_result_has_image_and_document_blocks() {
         {"type": "tool_use", "id": "toolu_01A09q90qw90lq917835lq9", "name": "fetch_page", "input": {}}
     ]});
     let (call, r) = run(Format::Anthropic { strict: false }, &payload).await;
-    let first = render_result(&call, &r, Format::Anthropic { strict: false }, Rendering::First);
+    let first = render_result(
+        &call,
+        &r,
+        Format::Anthropic { strict: false },
+        Rendering::First,
+    );
     assert_eq!(
         first[0],
         json!({
@@ -65,7 +72,12 @@ async fn anthropic_tool_result_has_image_and_document_blocks() {
             ]
         })
     );
-    let later = render_result(&call, &r, Format::Anthropic { strict: false }, Rendering::Later);
+    let later = render_result(
+        &call,
+        &r,
+        Format::Anthropic { strict: false },
+        Rendering::Later,
+    );
     assert_eq!(
         later[0]["content"],
         json!([{"type": "text", "text": "[read page.png and report.pdf earlier]"}]),
@@ -109,7 +121,11 @@ async fn openai_chat_puts_every_media_item_of_the_turn_in_one_user_message() {
     let ctx = ToolContext::new();
     let r1 = registry.execute_call(&calls[0], &ctx).await;
     let r2 = registry.execute_call(&calls[1], &ctx).await;
-    let messages = render_results(&[(&calls[0], &r1), (&calls[1], &r2)], format, Rendering::First);
+    let messages = render_results(
+        &[(&calls[0], &r1), (&calls[1], &r2)],
+        format,
+        Rendering::First,
+    );
     assert_eq!(messages.len(), 3);
     assert_eq!(
         messages[0],
@@ -118,7 +134,8 @@ async fn openai_chat_puts_every_media_item_of_the_turn_in_one_user_message() {
     assert_eq!(messages[1]["role"], "tool");
     assert_eq!(messages[1]["tool_call_id"], "call_2");
     let file = json!({"type": "file", "file": {"filename": "report.pdf", "file_data": format!("data:application/pdf;base64,{PDF}")}});
-    let image = json!({"type": "image_url", "image_url": {"url": format!("data:image/png;base64,{PNG}")}});
+    let image =
+        json!({"type": "image_url", "image_url": {"url": format!("data:image/png;base64,{PNG}")}});
     assert_eq!(
         messages[2],
         json!({"role": "user", "content": [
@@ -129,9 +146,16 @@ async fn openai_chat_puts_every_media_item_of_the_turn_in_one_user_message() {
         ]})
     );
     // Later turns: the tool messages carry the description, no user message.
-    let later = render_results(&[(&calls[0], &r1), (&calls[1], &r2)], format, Rendering::Later);
+    let later = render_results(
+        &[(&calls[0], &r1), (&calls[1], &r2)],
+        format,
+        Rendering::Later,
+    );
     assert_eq!(later.len(), 2);
-    assert_eq!(later[0]["content"], "[read page.png and report.pdf earlier]");
+    assert_eq!(
+        later[0]["content"],
+        "[read page.png and report.pdf earlier]"
+    );
     // One call alone through render_result: the same shape.
     let one = render_result(&calls[0], &r1, format, Rendering::First);
     assert_eq!(one.len(), 2);
@@ -143,7 +167,9 @@ async fn gemini_function_response_has_inline_data_parts() {
     let payload = json!({"candidates": [{"content": {"role": "model", "parts": [
         {"functionCall": {"id": "fc-7", "name": "fetch_page", "args": {}}}
     ]}}]});
-    let format = Format::Gemini { recursion: Default::default() };
+    let format = Format::Gemini {
+        recursion: Default::default(),
+    };
     let (call, r) = run(format, &payload).await;
     let first = render_result(&call, &r, format, Rendering::First);
     assert_eq!(
@@ -168,11 +194,7 @@ async fn gemini_function_response_has_inline_data_parts() {
 
 #[tokio::test]
 async fn mcp_keeps_its_content_blocks() {
-    let (call, r) = run(
-        Format::Mcp,
-        &json!({"name": "fetch_page", "arguments": {}}),
-    )
-    .await;
+    let (call, r) = run(Format::Mcp, &json!({"name": "fetch_page", "arguments": {}})).await;
     let out = render_result(&call, &r, Format::Mcp, Rendering::First);
     assert_eq!(
         out[0]["content"],
@@ -187,25 +209,43 @@ async fn mcp_keeps_its_content_blocks() {
 fn media_over_a_provider_limit_become_notes_naming_the_file() {
     // 6 MB of base64: over Anthropic's 5 MB per image, under OpenAI's and Gemini's limits.
     let big = "A".repeat(6_000_000);
-    let r = ToolResult::ok("shot").with_image(Image::new("image/png", big).with_path("/work/big.png"));
+    let r =
+        ToolResult::ok("shot").with_image(Image::new("image/png", big).with_path("/work/big.png"));
     let call = ToolCall::new("c", "shot", tool_core::ToolArgs::Text("{}".into()));
-    let a = render_result(&call, &r, Format::Anthropic { strict: false }, Rendering::First);
+    let a = render_result(
+        &call,
+        &r,
+        Format::Anthropic { strict: false },
+        Rendering::First,
+    );
     let content = a[0]["content"].as_array().unwrap();
     assert_eq!(content.len(), 1, "no image block");
     let text = content[0]["text"].as_str().unwrap();
     assert!(text.starts_with("shot\n\n[not shown: image 1 (image/png, 6.0 MB of base64): it is over Anthropic's limit of 5.2 MB for one item"), "{text}");
     assert!(text.ends_with("the file is at /work/big.png]"), "{text}");
-    let o = render_result(&call, &r, Format::OpenAiResponses { strict: false }, Rendering::First);
+    let o = render_result(
+        &call,
+        &r,
+        Format::OpenAiResponses { strict: false },
+        Rendering::First,
+    );
     assert_eq!(o[0]["output"][1]["type"], "input_image", "OpenAI takes it");
 
     // Gemini: 20 MB per request, shared by the turn's results.
     let half = "A".repeat(11_000_000);
     let r = ToolResult::ok("x").with_image(Image::new("image/png", half));
-    let g = Format::Gemini { recursion: Default::default() };
+    let g = Format::Gemini {
+        recursion: Default::default(),
+    };
     let both = render_results(&[(&call, &r), (&call, &r)], g, Rendering::First);
     assert!(both[0]["functionResponse"]["parts"].is_array());
     assert!(both[1]["functionResponse"].get("parts").is_none());
-    let output = both[1]["functionResponse"]["response"]["output"].as_str().unwrap();
-    assert!(output.contains("would pass Gemini's limit of 20.0 MB for one request"), "{output}");
+    let output = both[1]["functionResponse"]["response"]["output"]
+        .as_str()
+        .unwrap();
+    assert!(
+        output.contains("would pass Gemini's limit of 20.0 MB for one request"),
+        "{output}"
+    );
     assert!(output.contains("it was not saved to a file"), "{output}");
 }

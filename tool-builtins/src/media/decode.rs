@@ -109,7 +109,8 @@ pub(crate) fn decode(bytes: &[u8]) -> Result<Decoded, String> {
     decoder
         .set_limits(limits)
         .map_err(|e| format!("cannot decode it: {e}"))?;
-    let image = DynamicImage::from_decoder(decoder).map_err(|e| format!("cannot decode it: {e}"))?;
+    let image =
+        DynamicImage::from_decoder(decoder).map_err(|e| format!("cannot decode it: {e}"))?;
     Ok(Decoded {
         image,
         format,
@@ -129,7 +130,10 @@ pub(crate) fn fit(image: &DynamicImage, max_w: u32, max_h: u32) -> Option<Dynami
 ///
 /// # Errors
 /// The encoder's error, as a sentence.
-pub(crate) fn encode(image: &DynamicImage, prefer_jpeg: bool) -> Result<(Vec<u8>, &'static str), String> {
+pub(crate) fn encode(
+    image: &DynamicImage,
+    prefer_jpeg: bool,
+) -> Result<(Vec<u8>, &'static str), String> {
     let rgb = DynamicImage::ImageRgb8(image.to_rgb8());
     let keep_alpha = image.color().has_alpha() && !prefer_jpeg;
     let jpeg = || -> Result<Vec<u8>, String> {

@@ -69,10 +69,7 @@ impl Layout {
     /// Top-left corner of cell `index` (0-based, row by row).
     pub fn cell_origin(self, index: u32) -> (u32, u32) {
         let (col, row) = (index % self.cols, index / self.cols);
-        (
-            GAP + col * (self.cell + GAP),
-            GAP + row * (self.cell + GAP),
-        )
+        (GAP + col * (self.cell + GAP), GAP + row * (self.cell + GAP))
     }
 }
 
@@ -120,7 +117,10 @@ fn draw_badge(canvas: &mut RgbaImage, cell_x: u32, cell_y: u32, cell: u32, numbe
     let scale = PxScale::from(size);
     let scaled = font.as_scaled(scale);
     let text = number.to_string();
-    let width: f32 = text.chars().map(|c| scaled.h_advance(font.glyph_id(c))).sum();
+    let width: f32 = text
+        .chars()
+        .map(|c| scaled.h_advance(font.glyph_id(c)))
+        .sum();
     let pad = (size / 4.0).round();
     let inset = 4.0;
     let box_w = width + 2.0 * pad;

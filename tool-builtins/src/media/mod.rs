@@ -221,12 +221,14 @@ fn read_blocking(ctx: &ToolContext, paths: &[String], layout: ImageLayout) -> To
             let n = i + 1;
             listing.push_str(&format!("\n{n}: {}", describe(shown, info)));
             if fitted.resized() {
-                listing.push_str(&format!(
-                    ", sent at {}×{}",
-                    fitted.width, fitted.height
-                ));
+                listing.push_str(&format!(", sent at {}×{}", fitted.width, fitted.height));
             }
-            images_json.push(image_json(n, shown, info, Some((fitted.width, fitted.height))));
+            images_json.push(image_json(
+                n,
+                shown,
+                info,
+                Some((fitted.width, fitted.height)),
+            ));
             result = result.with_image(
                 Image::new(
                     fitted.media_type,
@@ -245,7 +247,14 @@ fn read_blocking(ctx: &ToolContext, paths: &[String], layout: ImageLayout) -> To
             }
         }
         result = result
-            .with_metadata("layout", if sent.len() == 1 { "single" } else { "separate" })
+            .with_metadata(
+                "layout",
+                if sent.len() == 1 {
+                    "single"
+                } else {
+                    "separate"
+                },
+            )
             .with_metadata("not_sent", over_budget);
     } else {
         let Some(grid_layout) = Layout::for_count(cells.len()) else {
@@ -254,11 +263,10 @@ fn read_blocking(ctx: &ToolContext, paths: &[String], layout: ImageLayout) -> To
         let images: Vec<DynamicImage> = cells.iter().map(|(_, im, _)| im.clone()).collect();
         let canvas = grid::compose(grid_layout, &images);
         drop(images);
-        let (bytes, media_type) =
-            match decode::encode(&DynamicImage::ImageRgba8(canvas), false) {
-                Ok(b) => b,
-                Err(e) => return ToolResult::failed(e),
-            };
+        let (bytes, media_type) = match decode::encode(&DynamicImage::ImageRgba8(canvas), false) {
+            Ok(b) => b,
+            Err(e) => return ToolResult::failed(e),
+        };
         listing.push_str(&format!(
             "Composed {} images into one {}×{} px grid ({} columns × {} row{} of {} px cells). \
              The number in each cell's top-left corner is the index below.",
@@ -362,9 +370,7 @@ fn expand(
     let mut wanted: Vec<(String, String)> = Vec::new();
     for p in paths {
         let pattern = p.trim();
-        let is_glob = pattern
-            .split('/')
-            .any(crate::search::has_glob_syntax);
+        let is_glob = pattern.split('/').any(crate::search::has_glob_syntax);
         if !is_glob {
             wanted.push((p.clone(), p.clone()));
             continue;
@@ -439,10 +445,7 @@ fn decode_all(entries: &[Entry], cell: Option<u32>) -> Vec<Outcome> {
             .collect();
         workers
             .into_iter()
-            .flat_map(|w| {
-                w.join()
-                    .unwrap_or_else(|_| vec![])
-            })
+            .flat_map(|w| w.join().unwrap_or_else(|_| vec![]))
             .collect()
     });
     done.sort_by_key(|(i, _)| *i);
@@ -470,8 +473,14 @@ fn read_bytes(entry: &Entry) -> Result<Vec<u8>, String> {
         Some(FileType::Directory) => return Err("it is a folder, not an image".to_owned()),
         Some(_) => return Err("it is not a regular file".to_owned()),
     }
-    let file = entry.target.open_file().map_err(|e| format!("cannot open it: {e}"))?;
-    let len = file.metadata().map_err(|e| format!("cannot read it: {e}"))?.len();
+    let file = entry
+        .target
+        .open_file()
+        .map_err(|e| format!("cannot open it: {e}"))?;
+    let len = file
+        .metadata()
+        .map_err(|e| format!("cannot read it: {e}"))?
+        .len();
     if len > MAX_FILE_BYTES {
         return Err(format!(
             "it is {len} bytes; images of at most {MAX_FILE_BYTES} bytes are read"

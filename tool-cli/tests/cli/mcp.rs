@@ -99,8 +99,17 @@ async fn serve_returns_read_images_as_an_image_content_block() {
     assert_eq!(r.images.len(), 1, "{r:?}");
     assert_eq!(r.images[0].media_type, "image/png");
     assert!(r.images[0].data.starts_with("iVBORw0KGgo"), "PNG base64");
-    assert!(r.output.contains("Composed 2 images into one 1024×516 px grid"), "{}", r.output);
-    assert!(r.output.contains("1: a.png (") && r.output.contains("2: b.png ("), "{}", r.output);
+    assert!(
+        r.output
+            .contains("Composed 2 images into one 1024×516 px grid"),
+        "{}",
+        r.output
+    );
+    assert!(
+        r.output.contains("1: a.png (") && r.output.contains("2: b.png ("),
+        "{}",
+        r.output
+    );
     conn.close();
 }
 

@@ -286,19 +286,35 @@ mod tests {
         assert_eq!(spent, 12);
         assert_eq!(a.notes.len(), 1);
         assert!(a.notes[0].starts_with("[not shown: image 1 (image/png, 5.2 MB of base64): it is over Anthropic's limit of 5.2 MB for one item"), "{}", a.notes[0]);
-        assert!(a.notes[0].ends_with("the file is at /w/huge.png]"), "{}", a.notes[0]);
+        assert!(
+            a.notes[0].ends_with("the file is at /w/huge.png]"),
+            "{}",
+            a.notes[0]
+        );
     }
 
     #[test]
     fn unsupported_types_and_the_request_total_are_noted() {
-        let doc = Attachment::inline("notes.docx", "application/vnd.openxmlformats-officedocument.wordprocessingml.document", "UEsDBA==");
+        let doc = Attachment::inline(
+            "notes.docx",
+            "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+            "UEsDBA==",
+        );
         let r = ToolResult::ok("x").with_attachment(doc);
         let reply = reply::reply(&r, Rendering::First);
         let mut spent = 0;
         let a = admit(&reply, &gemini::MEDIA_LIMITS, &mut spent);
         assert!(a.media.is_empty());
-        assert!(a.notes[0].contains("Gemini does not take application/vnd.openxmlformats"), "{}", a.notes[0]);
-        assert!(a.notes[0].contains("it was not saved to a file"), "{}", a.notes[0]);
+        assert!(
+            a.notes[0].contains("Gemini does not take application/vnd.openxmlformats"),
+            "{}",
+            a.notes[0]
+        );
+        assert!(
+            a.notes[0].contains("it was not saved to a file"),
+            "{}",
+            a.notes[0]
+        );
 
         let pdf = Attachment::inline("a.pdf", "application/pdf", "JVBERi0=");
         let r = ToolResult::ok("x").with_attachment(pdf);
@@ -312,7 +328,11 @@ mod tests {
 
     #[test]
     fn path_only_attachments_stay_with_the_host() {
-        let r = ToolResult::ok("x").with_attachment(Attachment::file("full.log", "text/plain", "/tmp/full.log"));
+        let r = ToolResult::ok("x").with_attachment(Attachment::file(
+            "full.log",
+            "text/plain",
+            "/tmp/full.log",
+        ));
         let reply = reply::reply(&r, Rendering::First);
         let a = admit(&reply, &anthropic::MEDIA_LIMITS, &mut 0);
         assert!(a.media.is_empty() && a.notes.is_empty());

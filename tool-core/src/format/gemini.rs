@@ -9,10 +9,10 @@
 
 use serde_json::{Map, Value, json};
 
+use super::attachments::{Admitted, Limits, Media};
 use super::call::{ToolCall, field_str, list_at};
 use super::error::{CallParseError, Rule, Violation};
 use super::lower::{self, Ctx, Inline, InlineRules, Step};
-use super::attachments::{Admitted, Limits, Media};
 use super::reply::Reply;
 use super::validate;
 use super::walk::{child_path, is_object_schema, required_of, walk_mut};

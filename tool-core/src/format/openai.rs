@@ -8,10 +8,10 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value, json};
 
+use super::attachments::{Admitted, Limits, Media, file_data_url};
 use super::call::{ToolCall, arguments_of, field_str, list_at};
 use super::error::{CallParseError, Rule, Violation};
 use super::lower::{self, Step};
-use super::attachments::{Admitted, Limits, Media, file_data_url};
 use super::reply::{NO_OUTPUT, Reply, data_url};
 use super::validate;
 use super::walk::{child_path, local_def_name, root_defs, walk};
@@ -451,7 +451,11 @@ pub(crate) static MEDIA_LIMITS: Limits = Limits {
 
 /// The `tool` message of one call: text only (the Chat Completions API
 /// takes no images in tool messages), with a note for every media item left out.
-pub(crate) fn chat_tool_message(call: &ToolCall, reply: &Reply<'_>, admitted: &Admitted<'_>) -> Value {
+pub(crate) fn chat_tool_message(
+    call: &ToolCall,
+    reply: &Reply<'_>,
+    admitted: &Admitted<'_>,
+) -> Value {
     let text = admitted.text_after(&reply.text);
     json!({
         "role": "tool",
@@ -493,10 +497,18 @@ pub(crate) fn chat_media_parts(call: &ToolCall, admitted: &Admitted<'_>) -> Vec<
 /// media a list of `input_text`, `input_image` (data URL) and `input_file`
 /// (`filename`, `file_data` data URL) parts (OpenAI API reference,
 /// Responses: function call output content).
-pub(crate) fn responses_result(call: &ToolCall, reply: &Reply<'_>, admitted: &Admitted<'_>) -> Value {
+pub(crate) fn responses_result(
+    call: &ToolCall,
+    reply: &Reply<'_>,
+    admitted: &Admitted<'_>,
+) -> Value {
     let text = admitted.text_after(&reply.text);
     let output = if admitted.media.is_empty() {
-        Value::String(if text.is_empty() { NO_OUTPUT.to_owned() } else { text })
+        Value::String(if text.is_empty() {
+            NO_OUTPUT.to_owned()
+        } else {
+            text
+        })
     } else {
         let mut parts = Vec::new();
         if !text.is_empty() {

@@ -301,7 +301,7 @@ fn read_media(
 /// it fits and is PNG, JPEG, GIF or WebP; see `media::decode::fit_single`).
 fn read_image(path: &Path, bytes: Vec<u8>) -> ToolResult {
     let len = bytes.len();
-    let fitted = match crate::media::decode::fit_single(bytes) {
+    let fitted = match crate::media::decode::fit_single(bytes, false) {
         Ok(f) => f,
         Err(e) => {
             return ToolResult::failed(format!("Cannot read image {}: {e}", path.display()));

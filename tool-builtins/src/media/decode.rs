@@ -184,14 +184,52 @@ impl Fitted {
     }
 }
 
+/// The format and dimensions of `bytes`, from the header alone.
+///
+/// # Errors
+/// As [`decode`]: not a supported image, or a header that does not parse.
+fn probe(bytes: &[u8]) -> Result<(ImageFormat, u32, u32), String> {
+    let reader = ImageReader::new(Cursor::new(bytes))
+        .with_guessed_format()
+        .map_err(|e| format!("cannot read it: {e}"))?;
+    let format = reader
+        .format()
+        .ok_or_else(|| "not a PNG, JPEG, GIF, WebP or BMP image".to_owned())?;
+    let (w, h) = reader
+        .into_dimensions()
+        .map_err(|e| format!("cannot decode it: {e}"))?;
+    Ok((format, w, h))
+}
+
 /// `bytes` as one image for the model: the file as it is when it fits
 /// [`MAX_LONG_SIDE`] and is a format providers take (PNG, JPEG, GIF, WebP),
 /// else decoded, scaled down to a long side of at most [`MAX_LONG_SIDE`] and
-/// re-encoded ([`encode`]; JPEG stays JPEG).
+/// re-encoded ([`encode`]; JPEG stays JPEG). With `verify` false a file whose
+/// header says it fits is sent as it is without decoding its pixels
+/// (`read_file`, as before downsampling existed); with `verify` true it is
+/// decoded first, so a corrupt file is an error (`read_images`).
 ///
 /// # Errors
 /// [`decode`]'s or [`encode`]'s sentence.
-pub(crate) fn fit_single(bytes: Vec<u8>) -> Result<Fitted, String> {
+pub(crate) fn fit_single(bytes: Vec<u8>, verify: bool) -> Result<Fitted, String> {
+    if !verify {
+        if let Ok((format, w, h)) = probe(&bytes) {
+            if let (true, Some(media_type)) = (
+                w <= MAX_LONG_SIDE && h <= MAX_LONG_SIDE,
+                web_media_type(format),
+            ) {
+                return Ok(Fitted {
+                    bytes,
+                    media_type,
+                    width: w,
+                    height: h,
+                    original_width: w,
+                    original_height: h,
+                    format,
+                });
+            }
+        }
+    }
     let decoded = decode(&bytes)?;
     let (w, h) = (decoded.width, decoded.height);
     let too_large = w > MAX_LONG_SIDE || h > MAX_LONG_SIDE;

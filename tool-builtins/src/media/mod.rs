@@ -519,7 +519,7 @@ fn read_single(entry: &Entry) -> Outcome {
         Err(e) => return Outcome::Skipped(e),
     };
     let len = bytes.len() as u64;
-    match decode::fit_single(bytes) {
+    match decode::fit_single(bytes, true) {
         Ok(fitted) => {
             let info = Info {
                 bytes: len,

@@ -9,7 +9,10 @@
 # process of the `read_images_bench` example (release build) under
 # /usr/bin/time -v: its own line gives the wall time of the call, time's
 # "Maximum resident set size" the peak memory of the whole process. Each of
-# RUNS runs (default 3) is printed. Not run by `cargo test` or CI.
+# RUNS runs (default 3) is printed, with the CPU time and the load average:
+# on a loaded machine the wall time says little, CPU time / cores is the
+# floor the call reaches on an idle one. `read_images_bench stages DIR` times
+# one decode and one scaling. Not run by `cargo test` or CI.
 #
 # Usage: tool-builtins/benches/read_images.sh      (RUNS=N to change the count)
 set -euo pipefail
@@ -29,5 +32,7 @@ for i in $(seq "$RUNS"); do
     /usr/bin/time -v "$BIN" run "$WORK" 2> "$WORK/time.txt"
     rss=$(awk -F': ' '/Maximum resident set size/ {print $2}' "$WORK/time.txt")
     wall=$(awk -F': ' '/Elapsed \(wall clock\)/ {print $2}' "$WORK/time.txt")
-    echo "run $i: process wall $wall, peak RSS $((rss / 1024)) MB"
+    user=$(awk -F': ' '/User time/ {print $2}' "$WORK/time.txt")
+    sys=$(awk -F': ' '/System time/ {print $2}' "$WORK/time.txt")
+    echo "run $i: process wall $wall, CPU ${user} s user + ${sys} s sys, peak RSS $((rss / 1024)) MB, load $(cut -d' ' -f1 /proc/loadavg)"
 done

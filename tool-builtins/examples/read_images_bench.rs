@@ -63,6 +63,23 @@ fn run(dir: &Path) {
     );
 }
 
+/// Times one image's decode and scaling on this thread, for profiling.
+fn stages(dir: &Path) {
+    let bytes = std::fs::read(dir.join("photo00.jpg")).expect("photo00.jpg");
+    let t = Instant::now();
+    let img = image::load_from_memory(&bytes).expect("decodes");
+    let decoded = t.elapsed();
+    let t = Instant::now();
+    let small = img.thumbnail(300, 300);
+    println!(
+        "decode {:.3} s, thumbnail {:.3} s ({}x{})",
+        decoded.as_secs_f64(),
+        t.elapsed().as_secs_f64(),
+        small.width(),
+        small.height()
+    );
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     match (args.get(1).map(String::as_str), args.get(2)) {
@@ -71,6 +88,7 @@ fn main() {
             generate(Path::new(dir), n);
         }
         (Some("run"), Some(dir)) => run(Path::new(dir)),
+        (Some("stages"), Some(dir)) => stages(Path::new(dir)),
         _ => {
             eprintln!("usage: read_images_bench generate DIR [N] | run DIR");
             std::process::exit(2);

@@ -507,6 +507,10 @@ fn read_images_writes_the_composed_grid_to_the_out_file() {
     assert_eq!(again["images"][0]["path"], v["images"][0]["path"]);
 }
 
+#[allow(
+    clippy::unwrap_used,
+    reason = "a fixed, valid base64 constant: a failure is a bug in the test"
+)]
 pub(crate) fn tool_cli_png() -> Vec<u8> {
     // Standard base64 decoding of a 1×1 RGBA PNG, done by hand to need no crate here.
     const B64: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";

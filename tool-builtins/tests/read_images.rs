@@ -250,7 +250,7 @@ async fn separate_downsamples_each_and_one_image_is_not_a_grid() {
 
     // One path: returned as read_file returns it.
     let one = call(&ctx, &["wide.png"], None).await;
-    let by_read_file = read_file(&ctx, "wide.png".into(), 1, None).await;
+    let by_read_file = read_file(&ctx, "wide.png".into(), 1, None).await.unwrap();
     assert_eq!(one.images.len(), 1);
     assert_eq!(one.images, by_read_file.images, "the same image either way");
     assert!(one.output.starts_with("Image read successfully"));

@@ -27,10 +27,9 @@ use rustix::fs::FileType;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use tool_core::{ErrorKind, Image, ToolContext, ToolResult, tool};
+use tool_core::{ErrorKind, Image, ToolContext, ToolError, ToolResult, run_blocking, tool};
 
-use crate::edit::run_blocking;
-use crate::workspace::{Workspace, workspace_of};
+use crate::fs::workspace::{Workspace, workspace_of};
 
 pub mod decode;
 pub mod grid;
@@ -100,7 +99,9 @@ pub async fn read_images(
         );
     }
     let ctx = context.clone();
-    run_blocking(move || read_blocking(&ctx, &paths, layout)).await
+    run_blocking(move || read_blocking(&ctx, &paths, layout))
+        .await
+        .unwrap_or_else(ToolResult::from)
 }
 
 /// One file to read: the path shown and the resolved entry.
@@ -139,7 +140,7 @@ struct Info {
 fn read_blocking(ctx: &ToolContext, paths: &[String], layout: ImageLayout) -> ToolResult {
     let ws = match workspace_of(ctx) {
         Ok(ws) => ws,
-        Err(r) => return r,
+        Err(e) => return ToolResult::from(e),
     };
     let mut skipped: Vec<(String, String)> = Vec::new();
     let entries = match expand(ctx, &ws, paths, &mut skipped) {
@@ -375,7 +376,8 @@ fn expand(
             wanted.push((p.clone(), p.clone()));
             continue;
         }
-        let (files, total) = crate::glob::expand(ws, pattern, MAX_FILES + 1, threads)?;
+        let (files, total) = crate::search::glob::expand(ws, pattern, MAX_FILES + 1, threads)
+            .map_err(ToolResult::from)?;
         if total > MAX_FILES {
             return Err(too_many(total));
         }
@@ -392,8 +394,8 @@ fn expand(
         if entries.len() >= MAX_FILES {
             return Err(too_many(entries.len() + 1));
         }
-        let target =
-            crate::workspace::resolve_for_read(ctx, ws, &path).map_err(|e| e.to_result())?;
+        let target = crate::roots::resolve_for_read(ctx, ws, &path)
+            .map_err(|e| ToolResult::from(ToolError::from(e)))?;
         if entries.iter().any(|e| e.target.path == target.path) {
             continue;
         }

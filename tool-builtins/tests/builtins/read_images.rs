@@ -1,9 +1,5 @@
 //! `read_images` on real image files written in each test: grid geometry,
 //! limits, skipped files, index order, `separate`, and `read_file`'s downsampling.
-#![allow(
-    clippy::unwrap_used,
-    reason = "test helpers: a failed setup step should stop the test at once"
-)]
 
 use std::path::Path;
 

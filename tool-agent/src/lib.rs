@@ -64,8 +64,8 @@
 //! - `tokio`, `tokio-util`, `futures-util`, `serde`/`serde_json`,
 //!   `thiserror`, `tracing`: as in tool-core.
 
-mod agent;
 pub mod assemble;
+mod agent;
 mod client;
 mod error;
 mod message;
@@ -74,11 +74,9 @@ pub mod subagent;
 pub use agent::{Agent, AgentError, AgentEvent, DEFAULT_MAX_TURNS, RunOutput, StopReason};
 pub use client::{
     ANTHROPIC_BASE_URL, ANTHROPIC_VERSION, AnthropicClient, DEFAULT_MAX_TOKENS, EventStream,
-    ModelClient, OPENAI_BASE_URL, OpenAiChatClient, OpenAiResponsesClient, RetryPolicy,
-    ScriptedClient, ScriptedTurn, SeenRequest, SendFuture,
+    ModelClient, OPENAI_BASE_URL, OpenAiChatClient, OpenAiResponsesClient,
+    RetryPolicy, ScriptedClient, ScriptedTurn, SeenRequest, SendFuture,
 };
 
 pub use error::{ModelError, ModelErrorKind};
-pub use message::{
-    Message, ModelRequest, StreamEvent, ToolChoice, ToolOutcome, Usage, rendering_for,
-};
+pub use message::{Message, ModelRequest, StreamEvent, ToolChoice, ToolOutcome, Usage, rendering_for};

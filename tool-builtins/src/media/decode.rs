@@ -1,6 +1,6 @@
 //! Decoding with bounds, downsampling and encoding for the model.
 //!
-//! Every decode goes through [`decode`]: the format is guessed from the
+//! Every decode goes through `decode`: the format is guessed from the
 //! content (not the name), the dimensions are read from the header and
 //! checked against [`MAX_PIXELS`] before a pixel is decoded, and the
 //! decoder's own allocation limit ([`image::Limits::max_alloc`]) is set, so a

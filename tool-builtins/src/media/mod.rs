@@ -14,7 +14,7 @@
 //! Bounds, since the model chooses the inputs: at most [`MAX_PATHS`] entries
 //! in `paths`, at most [`MAX_FILES`] files after expanding globs, files of at
 //! most [`MAX_FILE_BYTES`] bytes, images of at most
-//! [`MAX_PIXELS`](decode::MAX_PIXELS) pixels (checked from the header before
+//! [`MAX_PIXELS`] pixels (checked from the header before
 //! decoding, with the decoder's allocation limit set: no decompression bomb),
 //! [`MAX_GRID_IMAGES`] per grid, and [`SEPARATE_BUDGET_BYTES`] of images per
 //! `separate` call.

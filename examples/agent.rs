@@ -22,14 +22,14 @@ use std::sync::Arc;
 use clap::{Parser, ValueEnum};
 use tool_agent::subagent::SubAgents;
 use tool_agent::{
-    Agent, AgentEvent, AnthropicClient, ModelClient, OpenAiChatClient, OpenAiResponsesClient, StopReason,
-    ToolChoice,
+    Agent, AgentEvent, AnthropicClient, ModelClient, OpenAiChatClient, OpenAiResponsesClient,
+    StopReason, ToolChoice,
 };
 use tool_core::ToolResult;
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 enum Provider {
-    /// OpenAI-compatible Chat Completions (OpenAI, vLLM, llama.cpp, Ollama, OpenRouter).
+    /// OpenAI-compatible Chat Completions (OpenAI, vLLM, llama.cpp, Ollama, `OpenRouter`).
     OpenaiChat,
     /// OpenAI Responses.
     Responses,
@@ -42,13 +42,13 @@ enum Provider {
 struct Args {
     /// The task.
     task: String,
-    /// Base URL of the API (e.g. http://127.0.0.1:8080/v1) [default: the provider's environment variable, else its public endpoint].
+    /// Base URL of the API (e.g. `http://127.0.0.1:8080/v1`) [default: the provider's environment variable, else its public endpoint].
     #[arg(long)]
     base_url: Option<String>,
     /// Model name.
     #[arg(long)]
     model: String,
-    /// API key [default: OPENAI_API_KEY / ANTHROPIC_API_KEY].
+    /// API key [default: `OPENAI_API_KEY` / `ANTHROPIC_API_KEY`].
     #[arg(long)]
     api_key: Option<String>,
     /// Which API the endpoint speaks.
@@ -105,14 +105,29 @@ fn short(text: &str, max: usize) -> String {
 fn print_event(e: &AgentEvent<'_>) {
     let mut out = std::io::stdout().lock();
     let _ = match e {
-        AgentEvent::RequestSent { turn, messages, tool_choice, .. } => {
-            writeln!(out, "\n── turn {turn}: request with {messages} message(s), tool choice {tool_choice:?}")
+        AgentEvent::RequestSent {
+            turn,
+            messages,
+            tool_choice,
+            ..
+        } => {
+            writeln!(
+                out,
+                "\n── turn {turn}: request with {messages} message(s), tool choice {tool_choice:?}"
+            )
         }
         AgentEvent::TextDelta { text, .. } => write!(out, "{text}"),
         AgentEvent::CallAssembled { call, .. } => {
-            writeln!(out, "\n→ {} {}", call.name, short(&format!("{:?}", call.arguments), 300))
+            writeln!(
+                out,
+                "\n→ {} {}",
+                call.name,
+                short(&format!("{:?}", call.arguments), 300)
+            )
         }
-        AgentEvent::CallResult { call, result, .. } => writeln!(out, "← {} {}", call.name, describe(result)),
+        AgentEvent::CallResult { call, result, .. } => {
+            writeln!(out, "← {} {}", call.name, describe(result))
+        }
         AgentEvent::TurnDone { turn, calls, usage } => writeln!(
             out,
             "\n── turn {turn} done: {calls} call(s), {} input + {} output tokens",
@@ -143,7 +158,9 @@ async fn main() -> std::process::ExitCode {
     let model = client(&args);
     let mut tools = tool_builtins::registry();
     if args.sub_agents {
-        let sub = Arc::new(SubAgents::with_shared_client(model.clone(), tools.clone()).max_turns(args.max_turns));
+        let sub = Arc::new(
+            SubAgents::with_shared_client(model.clone(), tools.clone()).max_turns(args.max_turns),
+        );
         if let Err(e) = sub.agent_tool().and_then(|t| tools.register(t)) {
             eprintln!("the agent tool: {e}");
             return std::process::ExitCode::FAILURE;

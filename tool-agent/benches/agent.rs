@@ -11,6 +11,11 @@
 //!
 //! Run with `cargo bench -p tool-agent --bench agent`.
 
+#![allow(
+    clippy::unwrap_used,
+    reason = "test code: a failed setup step should stop the test"
+)]
+
 use std::time::Duration;
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
@@ -32,7 +37,12 @@ fn registry() -> ToolRegistry {
         .read_only();
         r.register(
             Tool::new(spec, |args: Map<String, Value>, _| async move {
-                ToolResult::ok(args.get("text").and_then(Value::as_str).unwrap_or("").to_owned())
+                ToolResult::ok(
+                    args.get("text")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_owned(),
+                )
             })
             .unwrap(),
         )
@@ -42,7 +52,10 @@ fn registry() -> ToolRegistry {
 }
 
 fn loop_overhead(c: &mut Criterion) {
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
     let tools = registry();
     let mut group = c.benchmark_group("loop_overhead");
     group.throughput(Throughput::Elements(10));
@@ -50,10 +63,20 @@ fn loop_overhead(c: &mut Criterion) {
         b.iter_batched(
             || {
                 let mut turns: Vec<ScriptedTurn> = (0..9)
-                    .map(|i| ScriptedTurn::calls([ToolCall::new(format!("c{i}"), format!("tool_{:02}", i % 20), r#"{"text":"hello","n":3}"#)]))
+                    .map(|i| {
+                        ScriptedTurn::calls([ToolCall::new(
+                            format!("c{i}"),
+                            format!("tool_{:02}", i % 20),
+                            r#"{"text":"hello","n":3}"#,
+                        )])
+                    })
                     .collect();
                 turns.push(ScriptedTurn::text("done"));
-                Agent::new(ScriptedClient::new(turns).without_recording(), tools.clone()).max_turns(10)
+                Agent::new(
+                    ScriptedClient::new(turns).without_recording(),
+                    tools.clone(),
+                )
+                .max_turns(10)
             },
             |agent| {
                 let out = rt.block_on(agent.run("go")).unwrap();
@@ -103,20 +126,35 @@ fn anthropic_stream() -> Vec<u8> {
 }
 
 fn chunks(bytes: &[u8]) -> Vec<Result<bytes::Bytes, std::io::Error>> {
-    bytes.chunks(64 * 1024).map(|c| Ok(bytes::Bytes::copy_from_slice(c))).collect()
+    bytes
+        .chunks(64 * 1024)
+        .map(|c| Ok(bytes::Bytes::copy_from_slice(c)))
+        .collect()
 }
 
 fn assemble(c: &mut Criterion) {
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
     let mut group = c.benchmark_group("assemble");
-    group.measurement_time(Duration::from_secs(10)).sample_size(10);
+    group
+        .measurement_time(Duration::from_secs(10))
+        .sample_size(10);
     let openai = openai_stream();
     group.throughput(Throughput::Bytes(openai.len() as u64));
     group.bench_function("openai_chat_10MB", |b| {
         b.iter_batched(
             || chunks(&openai),
             |input| {
-                let n = rt.block_on(from_sse(futures_util::stream::iter(input), OpenAiChatAssembler::new()).map(Result::unwrap).count());
+                let n = rt.block_on(
+                    from_sse(
+                        futures_util::stream::iter(input),
+                        OpenAiChatAssembler::new(),
+                    )
+                    .map(Result::unwrap)
+                    .count(),
+                );
                 assert!(n > 100);
                 n
             },
@@ -129,7 +167,11 @@ fn assemble(c: &mut Criterion) {
         b.iter_batched(
             || chunks(&anthropic),
             |input| {
-                let n = rt.block_on(from_sse(futures_util::stream::iter(input), AnthropicAssembler::new()).map(Result::unwrap).count());
+                let n = rt.block_on(
+                    from_sse(futures_util::stream::iter(input), AnthropicAssembler::new())
+                        .map(Result::unwrap)
+                        .count(),
+                );
                 assert!(n > 100);
                 n
             },

@@ -9,7 +9,9 @@ use futures_util::StreamExt;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use tool_core::format::{RenderError, ToolCall, normalize_arguments};
-use tool_core::{RegistryView, Rendering, ToolArgs, ToolContext, ToolHistory, ToolRegistry, ToolResult};
+use tool_core::{
+    RegistryView, Rendering, ToolArgs, ToolContext, ToolHistory, ToolRegistry, ToolResult,
+};
 use tracing::Instrument;
 
 use crate::client::ModelClient;
@@ -204,7 +206,10 @@ impl Agent {
     }
 
     /// [`new`](Self::new) with a shared client.
-    pub fn with_shared_client(client: Arc<dyn ModelClient>, tools: impl Into<RegistryView>) -> Self {
+    pub fn with_shared_client(
+        client: Arc<dyn ModelClient>,
+        tools: impl Into<RegistryView>,
+    ) -> Self {
         Self {
             client,
             tools: tools.into(),
@@ -324,13 +329,17 @@ impl Agent {
         self.run_inner(trace_id, messages).instrument(span).await
     }
 
-    fn emit(&self, event: AgentEvent<'_>) {
+    fn emit(&self, event: &AgentEvent<'_>) {
         if let Some(o) = &self.observer {
-            o(&event);
+            o(event);
         }
     }
 
-    async fn run_inner(&self, trace_id: String, mut messages: Vec<Message>) -> Result<RunOutput, AgentError> {
+    async fn run_inner(
+        &self,
+        trace_id: String,
+        mut messages: Vec<Message>,
+    ) -> Result<RunOutput, AgentError> {
         let format = self.client.format();
         let ctx = self
             .context
@@ -382,7 +391,7 @@ impl Agent {
                 .with_system(self.system.as_deref())
                 .with_turn(turn)
                 .with_max_output_tokens(self.max_output_tokens);
-            self.emit(AgentEvent::RequestSent {
+            self.emit(&AgentEvent::RequestSent {
                 trace_id: &trace_id,
                 turn,
                 messages: messages.len(),
@@ -396,7 +405,11 @@ impl Agent {
                     break;
                 }
                 Err(Halt::Error(source)) => {
-                    return Err(AgentError::Model { turn, source, messages });
+                    return Err(AgentError::Model {
+                        turn,
+                        source,
+                        messages,
+                    });
                 }
             };
             usage.add(answer.usage);
@@ -410,17 +423,25 @@ impl Agent {
                 tool_calls: calls.clone(),
             });
             if calls.is_empty() {
-                self.emit(AgentEvent::TurnDone { turn, calls: 0, usage: answer.usage });
+                self.emit(&AgentEvent::TurnDone {
+                    turn,
+                    calls: 0,
+                    usage: answer.usage,
+                });
                 stop = StopReason::Answered;
                 break;
             }
-            let batch: Vec<(&str, ToolArgs)> = calls.iter().map(|c| (c.name.as_str(), prepared(&registry, c))).collect();
+            let batch: Vec<(&str, ToolArgs)> = calls
+                .iter()
+                .map(|c| (c.name.as_str(), prepared(&registry, c)))
+                .collect();
             let results = registry.execute_batch(batch, &ctx).await;
             let mut outcomes = Vec::with_capacity(calls.len());
             for (call, result) in calls.into_iter().zip(results) {
                 out.tool_calls += 1;
                 if let Some(e) = &result.error {
-                    out.tool_errors.push(format!("{}: {}", call.name, e.message));
+                    out.tool_errors
+                        .push(format!("{}: {}", call.name, e.message));
                 }
                 tracing::info!(
                     target: "tool_agent",
@@ -432,13 +453,24 @@ impl Agent {
                     output = %clip(&result.render(Rendering::First)),
                     "tool result"
                 );
-                self.emit(AgentEvent::CallResult { turn, call: &call, result: &result });
+                self.emit(&AgentEvent::CallResult {
+                    turn,
+                    call: &call,
+                    result: &result,
+                });
                 history.push(turn, call.id.clone(), result.clone());
                 outcomes.push(ToolOutcome { call, result });
             }
             let count = outcomes.len();
-            messages.push(Message::Tool { turn, results: outcomes });
-            self.emit(AgentEvent::TurnDone { turn, calls: count, usage: answer.usage });
+            messages.push(Message::Tool {
+                turn,
+                results: outcomes,
+            });
+            self.emit(&AgentEvent::TurnDone {
+                turn,
+                calls: count,
+                usage: answer.usage,
+            });
             if self.max_total_tokens.is_some_and(|m| usage.total() >= m) {
                 stop = StopReason::TokenLimit;
                 break;
@@ -467,11 +499,11 @@ impl Agent {
             };
             match event.map_err(Halt::Error)? {
                 StreamEvent::TextDelta(t) => {
-                    self.emit(AgentEvent::TextDelta { turn, text: &t });
+                    self.emit(&AgentEvent::TextDelta { turn, text: &t });
                     answer.text.push_str(&t);
                 }
                 StreamEvent::ToolCall(c) => {
-                    self.emit(AgentEvent::CallAssembled { turn, call: &c });
+                    self.emit(&AgentEvent::CallAssembled { turn, call: &c });
                     answer.calls.push(c);
                 }
                 StreamEvent::Usage(u) => answer.usage.add(u),
@@ -482,7 +514,11 @@ impl Agent {
     }
 
     /// `fut`, unless the run is cancelled or its time is up first.
-    async fn guard<F: std::future::Future>(&self, fut: F, deadline: Option<tokio::time::Instant>) -> Result<F::Output, Halt> {
+    async fn guard<F: std::future::Future>(
+        &self,
+        fut: F,
+        deadline: Option<tokio::time::Instant>,
+    ) -> Result<F::Output, Halt> {
         let timer = async {
             match deadline {
                 Some(d) => tokio::time::sleep_until(d).await,

@@ -126,12 +126,18 @@ impl fmt::Display for ModelError {
             }
             ModelErrorKind::Http { status, body } => write!(f, "HTTP {status}: {body}"),
             ModelErrorKind::Provider(m) => write!(f, "the model provider reported an error: {m}"),
-            ModelErrorKind::Truncated { call: Some(c), detail } => write!(
+            ModelErrorKind::Truncated {
+                call: Some(c),
+                detail,
+            } => write!(
                 f,
                 "the response stream ended in the middle of tool call {c} ({detail})"
             ),
             ModelErrorKind::Truncated { call: None, detail } => {
-                write!(f, "the response stream ended before its end marker ({detail})")
+                write!(
+                    f,
+                    "the response stream ended before its end marker ({detail})"
+                )
             }
             ModelErrorKind::Malformed(m) => write!(f, "malformed model response: {m}"),
             ModelErrorKind::Cancelled => f.write_str("cancelled while waiting for the model"),

@@ -32,7 +32,7 @@
 //! # Pieces
 //! - [`ModelClient`]: one trait for every endpoint — [`OpenAiChatClient`]
 //!   (any OpenAI-compatible server: OpenAI, vLLM, llama.cpp, Ollama,
-//!   OpenRouter), [`OpenAiResponsesClient`], [`AnthropicClient`], and
+//!   `OpenRouter`), [`OpenAiResponsesClient`], [`AnthropicClient`], and
 //!   [`ScriptedClient`] for tests. Requests carry the conversation
 //!   ([`Message`]), the tool list rendered by tool-core for the client's
 //!   [`Format`](tool_core::Format) and a [`ToolChoice`]; answers are
@@ -64,8 +64,8 @@
 //! - `tokio`, `tokio-util`, `futures-util`, `serde`/`serde_json`,
 //!   `thiserror`, `tracing`: as in tool-core.
 
-pub mod assemble;
 mod agent;
+pub mod assemble;
 mod client;
 mod error;
 mod message;
@@ -74,9 +74,11 @@ pub mod subagent;
 pub use agent::{Agent, AgentError, AgentEvent, DEFAULT_MAX_TURNS, RunOutput, StopReason};
 pub use client::{
     ANTHROPIC_BASE_URL, ANTHROPIC_VERSION, AnthropicClient, DEFAULT_MAX_TOKENS, EventStream,
-    ModelClient, OPENAI_BASE_URL, OpenAiChatClient, OpenAiResponsesClient,
-    RetryPolicy, ScriptedClient, ScriptedTurn, SeenRequest, SendFuture,
+    ModelClient, OPENAI_BASE_URL, OpenAiChatClient, OpenAiResponsesClient, RetryPolicy,
+    ScriptedClient, ScriptedTurn, SeenRequest, SendFuture,
 };
 
 pub use error::{ModelError, ModelErrorKind};
-pub use message::{Message, ModelRequest, StreamEvent, ToolChoice, ToolOutcome, Usage, rendering_for};
+pub use message::{
+    Message, ModelRequest, StreamEvent, ToolChoice, ToolOutcome, Usage, rendering_for,
+};

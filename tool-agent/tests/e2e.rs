@@ -6,6 +6,11 @@
 //! that the schema is accepted); assertions are on the protocol (call parsed,
 //! tool executed, result message accepted, answer received), not on wording.
 
+#![allow(
+    clippy::unwrap_used,
+    reason = "test code: a failed setup step should stop the test"
+)]
+
 use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
@@ -15,8 +20,9 @@ use tool_core::format::ToolCall;
 use tool_core::{RegistryView, ToolArgs, ToolContext};
 
 fn base_url() -> String {
-    std::env::var("AGENT_TOOLS_E2E_BASE_URL")
-        .expect("AGENT_TOOLS_E2E_BASE_URL is not set: run tool-agent/tests/e2e.sh, which starts the server")
+    std::env::var("AGENT_TOOLS_E2E_BASE_URL").expect(
+        "AGENT_TOOLS_E2E_BASE_URL is not set: run tool-agent/tests/e2e.sh, which starts the server",
+    )
 }
 
 fn workspace() -> (tempfile::TempDir, ToolContext) {
@@ -28,11 +34,18 @@ fn workspace() -> (tempfile::TempDir, ToolContext) {
 }
 
 fn tools() -> RegistryView {
-    RegistryView::from(tool_builtins::registry()).allow(["read_file", "glob_files", "grep_content", "list_dir"])
+    RegistryView::from(tool_builtins::registry()).allow([
+        "read_file",
+        "glob_files",
+        "grep_content",
+        "list_dir",
+    ])
 }
 
 fn client(streaming: bool) -> OpenAiChatClient {
-    OpenAiChatClient::new("smollm2-135m").base_url(base_url()).streaming(streaming)
+    OpenAiChatClient::new("smollm2-135m")
+        .base_url(base_url())
+        .streaming(streaming)
 }
 
 type Log = Arc<Mutex<Vec<String>>>;
@@ -43,7 +56,9 @@ fn logging(agent: Agent, log: &Log) -> Agent {
         let line = match e {
             AgentEvent::RequestSent { turn, .. } => format!("request {turn}"),
             AgentEvent::CallAssembled { call, .. } => format!("call {}", call.name),
-            AgentEvent::CallResult { call, result, .. } => format!("result {} error={}", call.name, result.is_error()),
+            AgentEvent::CallResult { call, result, .. } => {
+                format!("result {} error={}", call.name, result.is_error())
+            }
             AgentEvent::TurnDone { turn, calls, .. } => format!("turn {turn} calls={calls}"),
             _ => return,
         };
@@ -55,7 +70,9 @@ fn first_calls(out: &RunOutput) -> Vec<ToolCall> {
     out.messages
         .iter()
         .find_map(|m| match m {
-            tool_agent::Message::Assistant { tool_calls, .. } if !tool_calls.is_empty() => Some(tool_calls.clone()),
+            tool_agent::Message::Assistant { tool_calls, .. } if !tool_calls.is_empty() => {
+                Some(tool_calls.clone())
+            }
             _ => None,
         })
         .unwrap_or_default()
@@ -68,7 +85,12 @@ fn object_args(call: &ToolCall) -> serde_json::Map<String, Value> {
     }
     .as_object()
     .cloned()
-    .unwrap_or_else(|| panic!("the grammar-constrained arguments are a JSON object: {:?}", call.arguments))
+    .unwrap_or_else(|| {
+        panic!(
+            "the grammar-constrained arguments are a JSON object: {:?}",
+            call.arguments
+        )
+    })
 }
 
 async fn forced_read_file(streaming: bool) {
@@ -80,17 +102,33 @@ async fn forced_read_file(streaming: bool) {
         .first_tool_choice(ToolChoice::Tool("read_file".into()))
         .max_turns(3)
         .max_output_tokens(96);
-    let out = logging(agent, &log).run("Read the file notes.txt and tell me its first line.").await.unwrap();
+    let out = logging(agent, &log)
+        .run("Read the file notes.txt and tell me its first line.")
+        .await
+        .unwrap();
     let log = log.lock().unwrap().clone();
     eprintln!("{log:?}\nstop {:?}, text {:?}", out.stop, out.text);
     let calls = first_calls(&out);
     assert_eq!(calls[0].name, "read_file", "forced tool choice");
     let args = object_args(&calls[0]);
-    assert!(args.get("path").is_some_and(Value::is_string), "the required `path` is there: {args:?}");
+    assert!(
+        args.get("path").is_some_and(Value::is_string),
+        "the required `path` is there: {args:?}"
+    );
     assert_eq!(log[..2], ["request 1", "call read_file"], "{log:?}");
-    assert!(log.iter().any(|l| l.starts_with("result read_file")), "the tool ran: {log:?}");
-    assert!(out.turns >= 2, "the server accepted the tool result message and answered: {log:?}");
-    assert!(matches!(out.stop, StopReason::Answered | StopReason::MaxTurns), "{:?}", out.stop);
+    assert!(
+        log.iter().any(|l| l.starts_with("result read_file")),
+        "the tool ran: {log:?}"
+    );
+    assert!(
+        out.turns >= 2,
+        "the server accepted the tool result message and answered: {log:?}"
+    );
+    assert!(
+        matches!(out.stop, StopReason::Answered | StopReason::MaxTurns),
+        "{:?}",
+        out.stop
+    );
 }
 
 #[tokio::test]
@@ -145,7 +183,12 @@ async fn two_calls_in_one_turn_when_the_server_makes_them() {
     let calls = first_calls(&out);
     eprintln!("{} call(s) in turn 1: {calls:?}", calls.len());
     assert!(!calls.is_empty());
-    let results = log.lock().unwrap().iter().filter(|l| l.starts_with("result ")).count();
+    let results = log
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|l| l.starts_with("result "))
+        .count();
     assert!(results >= calls.len(), "every call ran");
     assert!(out.turns >= 2 || out.stop == StopReason::Answered);
 }
@@ -162,29 +205,46 @@ async fn the_agent_tool_end_to_end() {
             .max_turns(2),
     );
     let mut registry = tool_builtins::registry();
-    registry.register(sub.clone().agent_tool().unwrap()).unwrap();
-    let registry = RegistryView::from(registry).allow(["read_file", "glob_files", "grep_content", "list_dir", "agent"]);
+    registry
+        .register(sub.clone().agent_tool().unwrap())
+        .unwrap();
+    let registry = RegistryView::from(registry).allow([
+        "read_file",
+        "glob_files",
+        "grep_content",
+        "list_dir",
+        "agent",
+    ]);
     let log = Log::default();
     let agent = Agent::with_shared_client(model, registry)
         .context(ctx.with_trace_id("e2e-parent"))
         .first_tool_choice(ToolChoice::Tool("agent".into()))
         .max_turns(2)
         .max_output_tokens(128);
-    let out = logging(agent, &log).run("Delegate this task to a sub-agent: read notes.txt.").await.unwrap();
+    let out = logging(agent, &log)
+        .run("Delegate this task to a sub-agent: read notes.txt.")
+        .await
+        .unwrap();
     let log = log.lock().unwrap().clone();
     eprintln!("{log:?}");
     assert_eq!(first_calls(&out)[0].name, "agent");
-    let Some(tool_agent::Message::Tool { results, .. }) = out.messages.get(2) else { panic!("{:?}", out.messages) };
+    let Some(tool_agent::Message::Tool { results, .. }) = out.messages.get(2) else {
+        panic!("{:?}", out.messages)
+    };
     let result = &results[0].result;
     eprintln!("agent tool: {}", result.model_text());
-    let summary: Value = serde_json::from_str(&result.model_text()).expect("the agent tool answers with its summary JSON");
+    let summary: Value = serde_json::from_str(&result.model_text())
+        .expect("the agent tool answers with its summary JSON");
     let run = &summary["results"][0];
     let id = run["trace_id"].as_str().unwrap();
     assert!(id.starts_with("e2e-parent@"), "{id}");
     assert!(id.ends_with("-001"), "{id}");
     if run.get("error").is_none() {
         assert!(run["turns"].as_u64().unwrap() >= 1);
-        assert!(run["tool_calls"].as_u64().unwrap() >= 1, "the sub-agent's forced read_file ran: {run}");
+        assert!(
+            run["tool_calls"].as_u64().unwrap() >= 1,
+            "the sub-agent's forced read_file ran: {run}"
+        );
         let stored = sub.trace_store().get(id).expect("the sub-trace is stored");
         assert!(stored.messages.len() >= 3);
     } else {

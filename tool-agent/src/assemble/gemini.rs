@@ -46,7 +46,11 @@ impl Assembler for GeminiAssembler {
             .and_then(Value::as_array)
         {
             for part in parts {
-                if let Some(t) = part.get("text").and_then(Value::as_str).filter(|t| !t.is_empty()) {
+                if let Some(t) = part
+                    .get("text")
+                    .and_then(Value::as_str)
+                    .filter(|t| !t.is_empty())
+                {
                     // Thought summaries are not answer text.
                     if part.get("thought").and_then(Value::as_bool) != Some(true) {
                         out.push(StreamEvent::TextDelta(t.to_owned()));
@@ -56,7 +60,9 @@ impl Assembler for GeminiAssembler {
                     let mut call = ToolCall::parse(Format::GeminiJsonSchema, part)
                         .map_err(|e| ModelError::malformed(format!("Gemini stream: {e}")))?
                         .pop()
-                        .ok_or_else(|| ModelError::malformed("Gemini stream: empty functionCall"))?;
+                        .ok_or_else(|| {
+                            ModelError::malformed("Gemini stream: empty functionCall")
+                        })?;
                     if call.generated_id {
                         // Number calls across chunks, not within one.
                         let args = match &call.arguments {

@@ -127,7 +127,9 @@ impl Partial {
             self.arguments
         };
         let call = match self.id {
-            Some(id) => json!({"id": id, "type": "function", "function": {"name": name, "arguments": arguments}}),
+            Some(id) => {
+                json!({"id": id, "type": "function", "function": {"name": name, "arguments": arguments}})
+            }
             // No id: the call gets a stable generated one (never sent back as an id the server gave).
             None => {
                 let args = serde_json::from_str(&arguments).unwrap_or(Value::String(arguments));

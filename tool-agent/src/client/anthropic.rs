@@ -8,7 +8,9 @@ use super::http::{Transport, read_json, sse_events, whole_events};
 use super::{HttpOptions, ModelClient, SendFuture, env, http_builder};
 use crate::assemble::AnthropicAssembler;
 use crate::error::ModelError;
-use crate::message::{Message, ModelRequest, StreamEvent, ToolChoice, Usage, arguments_object, rendering_for};
+use crate::message::{
+    Message, ModelRequest, StreamEvent, ToolChoice, Usage, arguments_object, rendering_for,
+};
 
 /// Default base URL when neither an argument nor `ANTHROPIC_BASE_URL` gives one.
 pub const ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com/v1";
@@ -65,8 +67,13 @@ impl AnthropicClient {
         };
         for m in request.messages {
             match m {
-                Message::User { content } => push("user", vec![json!({"type": "text", "text": content})]),
-                Message::Assistant { content, tool_calls } => {
+                Message::User { content } => {
+                    push("user", vec![json!({"type": "text", "text": content})]);
+                }
+                Message::Assistant {
+                    content,
+                    tool_calls,
+                } => {
                     let mut blocks = Vec::new();
                     if !content.is_empty() {
                         blocks.push(json!({"type": "text", "text": content}));
@@ -77,7 +84,14 @@ impl AnthropicClient {
                 Message::Tool { turn, results } => {
                     let blocks = results
                         .iter()
-                        .flat_map(|r| render_result(&r.call, &r.result, format, rendering_for(*turn, request.turn)))
+                        .flat_map(|r| {
+                            render_result(
+                                &r.call,
+                                &r.result,
+                                format,
+                                rendering_for(*turn, request.turn),
+                            )
+                        })
                         .collect();
                     push("user", blocks);
                 }
@@ -114,10 +128,15 @@ fn tool_use(c: &ToolCall) -> Value {
 /// The events of a whole message.
 pub(crate) fn anthropic_whole(body: &Value) -> Result<Vec<StreamEvent>, ModelError> {
     if body.get("type").and_then(Value::as_str) == Some("error") {
-        return Err(ModelError::provider(crate::assemble::error_text(body.get("error").unwrap_or(body))));
+        return Err(ModelError::provider(crate::assemble::error_text(
+            body.get("error").unwrap_or(body),
+        )));
     }
     let Some(content) = body.get("content").and_then(Value::as_array) else {
-        return Err(ModelError::malformed(format!("a message without `content`: {}", crate::error::clip(&body.to_string()))));
+        return Err(ModelError::malformed(format!(
+            "a message without `content`: {}",
+            crate::error::clip(&body.to_string())
+        )));
     };
     let mut events: Vec<StreamEvent> = content
         .iter()
@@ -125,7 +144,8 @@ pub(crate) fn anthropic_whole(body: &Value) -> Result<Vec<StreamEvent>, ModelErr
         .filter_map(|b| b.get("text").and_then(Value::as_str))
         .map(|t| StreamEvent::TextDelta(t.to_owned()))
         .collect();
-    let calls = ToolCall::parse(Format::Anthropic { strict: false }, body).map_err(|e| ModelError::malformed(e.to_string()))?;
+    let calls = ToolCall::parse(Format::Anthropic { strict: false }, body)
+        .map_err(|e| ModelError::malformed(e.to_string()))?;
     events.extend(calls.into_iter().map(StreamEvent::ToolCall));
     if let Some(u) = body.get("usage") {
         events.push(StreamEvent::Usage(Usage {
@@ -134,7 +154,10 @@ pub(crate) fn anthropic_whole(body: &Value) -> Result<Vec<StreamEvent>, ModelErr
         }));
     }
     events.push(StreamEvent::Finished {
-        stop_reason: body.get("stop_reason").and_then(Value::as_str).map(str::to_owned),
+        stop_reason: body
+            .get("stop_reason")
+            .and_then(Value::as_str)
+            .map(str::to_owned),
     });
     Ok(events)
 }

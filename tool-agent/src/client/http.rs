@@ -161,13 +161,17 @@ pub(crate) async fn read_json(mut resp: reqwest::Response) -> Result<Value, Mode
 }
 
 /// The events of an SSE answer, read through `assembler`.
-pub(crate) fn sse_events<'a, A: Assembler + 'a>(resp: reqwest::Response, assembler: A) -> EventStream<'a> {
+pub(crate) fn sse_events<'a, A: Assembler + 'a>(
+    resp: reqwest::Response,
+    assembler: A,
+) -> EventStream<'a> {
     let sse = sse_stream::SseStream::from_bytes_stream(resp.bytes_stream());
     events_from_sse(Box::pin(sse), assembler)
 }
 
-type SseItems<'a> =
-    std::pin::Pin<Box<dyn futures_util::Stream<Item = Result<sse_stream::Sse, sse_stream::Error>> + Send + 'a>>;
+type SseItems<'a> = std::pin::Pin<
+    Box<dyn futures_util::Stream<Item = Result<sse_stream::Sse, sse_stream::Error>> + Send + 'a>,
+>;
 
 struct State<'a, A> {
     sse: SseItems<'a>,
@@ -177,7 +181,10 @@ struct State<'a, A> {
 }
 
 /// Drives `assembler` over parsed SSE events (split out for the benchmark and tests).
-pub(crate) fn events_from_sse<'a, A: Assembler + 'a>(sse: SseItems<'a>, assembler: A) -> EventStream<'a> {
+pub(crate) fn events_from_sse<'a, A: Assembler + 'a>(
+    sse: SseItems<'a>,
+    assembler: A,
+) -> EventStream<'a> {
     let state = State {
         sse,
         asm: assembler,
@@ -209,7 +216,9 @@ pub(crate) fn events_from_sse<'a, A: Assembler + 'a>(sse: SseItems<'a>, assemble
                         }
                     }
                 }
-                Some(Err(e)) => Err(ModelError::malformed(format!("not a valid SSE stream: {e}"))),
+                Some(Err(e)) => Err(ModelError::malformed(format!(
+                    "not a valid SSE stream: {e}"
+                ))),
                 None => {
                     st.ended = true;
                     st.asm.finish(&mut out)
@@ -227,9 +236,10 @@ pub(crate) fn events_from_sse<'a, A: Assembler + 'a>(sse: SseItems<'a>, assemble
 
 fn with_transport(e: ModelError, cause: &(dyn std::error::Error + Send + Sync)) -> ModelError {
     match e.kind() {
-        ModelErrorKind::Truncated { call, detail } => {
-            ModelError::truncated(call.clone(), format!("{detail}; transport: {}", error_chain(cause)))
-        }
+        ModelErrorKind::Truncated { call, detail } => ModelError::truncated(
+            call.clone(),
+            format!("{detail}; transport: {}", error_chain(cause)),
+        ),
         _ => e,
     }
 }

@@ -19,9 +19,9 @@ mod responses;
 mod scripted;
 
 pub use anthropic::{ANTHROPIC_BASE_URL, ANTHROPIC_VERSION, AnthropicClient, DEFAULT_MAX_TOKENS};
+pub(crate) use http::events_from_sse;
 pub use openai_chat::{OPENAI_BASE_URL, OpenAiChatClient};
 pub use responses::OpenAiResponsesClient;
-pub(crate) use http::events_from_sse;
 pub use scripted::{ScriptedClient, ScriptedTurn, SeenRequest};
 
 /// The events of one model answer, in arrival order; ends after
@@ -29,7 +29,8 @@ pub use scripted::{ScriptedClient, ScriptedTurn, SeenRequest};
 pub type EventStream<'a> = Pin<Box<dyn Stream<Item = Result<StreamEvent, ModelError>> + Send + 'a>>;
 
 /// A future returned by [`ModelClient::send`].
-pub type SendFuture<'a> = Pin<Box<dyn Future<Output = Result<EventStream<'a>, ModelError>> + Send + 'a>>;
+pub type SendFuture<'a> =
+    Pin<Box<dyn Future<Output = Result<EventStream<'a>, ModelError>> + Send + 'a>>;
 
 /// A model endpoint: takes one turn's [`ModelRequest`], answers with a
 /// stream of [`StreamEvent`]s (non-streaming transports produce the same
@@ -117,7 +118,12 @@ pub(crate) struct HttpOptions {
 }
 
 impl HttpOptions {
-    pub(crate) fn new(base_url: String, api_key: Option<String>, model: String, format: Format) -> Self {
+    pub(crate) fn new(
+        base_url: String,
+        api_key: Option<String>,
+        model: String,
+        format: Format,
+    ) -> Self {
         Self {
             base_url,
             api_key,
@@ -163,7 +169,7 @@ macro_rules! http_builder {
                 self
             }
 
-            /// Sets the retry policy ([`RetryPolicy::default`]: 3 retries).
+            /// Sets the retry policy ([`RetryPolicy::default`](crate::RetryPolicy::default): 3 retries).
             pub fn retry(mut self, retry: $crate::client::RetryPolicy) -> Self {
                 self.t.opts.retry = retry;
                 self

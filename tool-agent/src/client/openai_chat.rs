@@ -1,5 +1,5 @@
 //! OpenAI-compatible Chat Completions (`POST {base}/chat/completions`):
-//! OpenAI, vLLM, llama.cpp's server, Ollama, OpenRouter, … Source: OpenAI
+//! OpenAI, vLLM, llama.cpp's server, Ollama, `OpenRouter`, … Source: OpenAI
 //! API reference, "Create chat completion".
 
 use serde_json::{Value, json};
@@ -9,7 +9,9 @@ use super::http::{Transport, read_json, sse_events, whole_events};
 use super::{HttpOptions, ModelClient, SendFuture, env, http_builder};
 use crate::assemble::OpenAiChatAssembler;
 use crate::error::ModelError;
-use crate::message::{Message, ModelRequest, StreamEvent, ToolChoice, Usage, arguments_text, rendering_for};
+use crate::message::{
+    Message, ModelRequest, StreamEvent, ToolChoice, Usage, arguments_text, rendering_for,
+};
 
 /// Default base URL when neither an argument nor `OPENAI_BASE_URL` gives one.
 pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
@@ -56,8 +58,13 @@ impl OpenAiChatClient {
         }
         for m in request.messages {
             match m {
-                Message::User { content } => messages.push(json!({"role": "user", "content": content})),
-                Message::Assistant { content, tool_calls } => {
+                Message::User { content } => {
+                    messages.push(json!({"role": "user", "content": content}));
+                }
+                Message::Assistant {
+                    content,
+                    tool_calls,
+                } => {
                     let mut msg = json!({"role": "assistant", "content": if content.is_empty() && !tool_calls.is_empty() { Value::Null } else { Value::String(content.clone()) }});
                     if !tool_calls.is_empty() {
                         msg["tool_calls"] = tool_calls.iter().map(chat_call).collect();
@@ -66,7 +73,12 @@ impl OpenAiChatClient {
                 }
                 Message::Tool { turn, results } => {
                     for r in results {
-                        messages.extend(render_result(&r.call, &r.result, format, rendering_for(*turn, request.turn)));
+                        messages.extend(render_result(
+                            &r.call,
+                            &r.result,
+                            format,
+                            rendering_for(*turn, request.turn),
+                        ));
                     }
                 }
             }
@@ -111,11 +123,18 @@ pub(crate) fn chat_whole(body: &Value) -> Result<Vec<StreamEvent>, ModelError> {
     if let Some(e) = body.get("error") {
         return Err(ModelError::provider(crate::assemble::error_text(e)));
     }
-    let message = body
-        .pointer("/choices/0/message")
-        .ok_or_else(|| ModelError::malformed(format!("a chat completion without `choices[0].message`: {}", crate::error::clip(&body.to_string()))))?;
+    let message = body.pointer("/choices/0/message").ok_or_else(|| {
+        ModelError::malformed(format!(
+            "a chat completion without `choices[0].message`: {}",
+            crate::error::clip(&body.to_string())
+        ))
+    })?;
     let mut events = Vec::new();
-    if let Some(t) = message.get("content").and_then(Value::as_str).filter(|t| !t.is_empty()) {
+    if let Some(t) = message
+        .get("content")
+        .and_then(Value::as_str)
+        .filter(|t| !t.is_empty())
+    {
         events.push(StreamEvent::TextDelta(t.to_owned()));
     }
     let calls = ToolCall::parse(Format::OpenAiChat { strict: false }, message)
@@ -128,7 +147,10 @@ pub(crate) fn chat_whole(body: &Value) -> Result<Vec<StreamEvent>, ModelError> {
         }));
     }
     events.push(StreamEvent::Finished {
-        stop_reason: body.pointer("/choices/0/finish_reason").and_then(Value::as_str).map(str::to_owned),
+        stop_reason: body
+            .pointer("/choices/0/finish_reason")
+            .and_then(Value::as_str)
+            .map(str::to_owned),
     });
     Ok(events)
 }

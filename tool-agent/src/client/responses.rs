@@ -9,7 +9,9 @@ use super::openai_chat::OPENAI_BASE_URL;
 use super::{HttpOptions, ModelClient, SendFuture, env, http_builder};
 use crate::assemble::ResponsesAssembler;
 use crate::error::ModelError;
-use crate::message::{Message, ModelRequest, StreamEvent, ToolChoice, Usage, arguments_text, rendering_for};
+use crate::message::{
+    Message, ModelRequest, StreamEvent, ToolChoice, Usage, arguments_text, rendering_for,
+};
 
 /// An OpenAI Responses client.
 ///
@@ -43,8 +45,13 @@ impl OpenAiResponsesClient {
         let mut input = Vec::with_capacity(request.messages.len());
         for m in request.messages {
             match m {
-                Message::User { content } => input.push(json!({"role": "user", "content": content})),
-                Message::Assistant { content, tool_calls } => {
+                Message::User { content } => {
+                    input.push(json!({"role": "user", "content": content}));
+                }
+                Message::Assistant {
+                    content,
+                    tool_calls,
+                } => {
                     if !content.is_empty() {
                         input.push(json!({"role": "assistant", "content": content}));
                     }
@@ -52,7 +59,12 @@ impl OpenAiResponsesClient {
                 }
                 Message::Tool { turn, results } => {
                     for r in results {
-                        input.extend(render_result(&r.call, &r.result, format, rendering_for(*turn, request.turn)));
+                        input.extend(render_result(
+                            &r.call,
+                            &r.result,
+                            format,
+                            rendering_for(*turn, request.turn),
+                        ));
                     }
                 }
             }
@@ -94,12 +106,20 @@ pub(crate) fn responses_whole(body: &Value) -> Result<Vec<StreamEvent>, ModelErr
         return Err(ModelError::provider(crate::assemble::error_text(e)));
     }
     let Some(output) = body.get("output").and_then(Value::as_array) else {
-        return Err(ModelError::malformed(format!("a response without `output`: {}", crate::error::clip(&body.to_string()))));
+        return Err(ModelError::malformed(format!(
+            "a response without `output`: {}",
+            crate::error::clip(&body.to_string())
+        )));
     };
     let mut events = Vec::new();
     for item in output {
         if item.get("type").and_then(Value::as_str) == Some("message") {
-            for part in item.get("content").and_then(Value::as_array).into_iter().flatten() {
+            for part in item
+                .get("content")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
                 if part.get("type").and_then(Value::as_str) == Some("output_text") {
                     if let Some(t) = part.get("text").and_then(Value::as_str) {
                         events.push(StreamEvent::TextDelta(t.to_owned()));
@@ -118,7 +138,10 @@ pub(crate) fn responses_whole(body: &Value) -> Result<Vec<StreamEvent>, ModelErr
         }));
     }
     events.push(StreamEvent::Finished {
-        stop_reason: body.get("status").and_then(Value::as_str).map(str::to_owned),
+        stop_reason: body
+            .get("status")
+            .and_then(Value::as_str)
+            .map(str::to_owned),
     });
     Ok(events)
 }

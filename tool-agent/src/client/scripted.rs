@@ -79,7 +79,10 @@ impl ScriptedClient {
 
     /// The requests seen so far.
     pub fn seen(&self) -> Vec<SeenRequest> {
-        self.seen.lock().unwrap_or_else(PoisonError::into_inner).clone()
+        self.seen
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 }
 
@@ -101,15 +104,18 @@ impl ModelClient for ScriptedClient {
                 .flatten()
                 .filter_map(|t| t.get("name").and_then(|n| n.as_str()).map(str::to_owned))
                 .collect::<Vec<_>>();
-            self.seen.lock().unwrap_or_else(PoisonError::into_inner).push(SeenRequest {
-                turn: request.turn,
-                system: request.system.map(str::to_owned),
-                messages: request.messages.len(),
-                last: request.messages.last().cloned(),
-                tools: tool_names.len(),
-                tool_names,
-                tool_choice: request.tool_choice.clone(),
-            });
+            self.seen
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .push(SeenRequest {
+                    turn: request.turn,
+                    system: request.system.map(str::to_owned),
+                    messages: request.messages.len(),
+                    last: request.messages.last().cloned(),
+                    tools: tool_names.len(),
+                    tool_names,
+                    tool_choice: request.tool_choice.clone(),
+                });
         }
         let next = self
             .turns
@@ -124,7 +130,8 @@ impl ModelClient for ScriptedClient {
                     if !matches!(events.last(), Some(StreamEvent::Finished { .. })) {
                         events.push(StreamEvent::Finished { stop_reason: None });
                     }
-                    let stream: EventStream<'a> = Box::pin(futures_util::stream::iter(events.into_iter().map(Ok)));
+                    let stream: EventStream<'a> =
+                        Box::pin(futures_util::stream::iter(events.into_iter().map(Ok)));
                     Ok(stream)
                 }
             }

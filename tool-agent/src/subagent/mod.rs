@@ -50,9 +50,9 @@ use std::time::Duration;
 
 use futures_util::future::join_all;
 use serde_json::{Map, Value, json};
-use tool_core::{RegistryError, RegistryView, Tool, ToolContext, ToolResult, ToolSpec};
 #[cfg(doc)]
 use tool_core::ToolRegistry;
+use tool_core::{RegistryError, RegistryView, Tool, ToolContext, ToolResult, ToolSpec};
 
 use crate::agent::{Agent, RunOutput};
 use crate::client::ModelClient;
@@ -110,7 +110,10 @@ impl SubAgents {
     }
 
     /// [`new`](Self::new) with a shared client.
-    pub fn with_shared_client(client: Arc<dyn ModelClient>, tools: impl Into<RegistryView>) -> Self {
+    pub fn with_shared_client(
+        client: Arc<dyn ModelClient>,
+        tools: impl Into<RegistryView>,
+    ) -> Self {
         Self {
             client,
             tools: tools.into(),
@@ -176,7 +179,8 @@ impl SubAgents {
     /// # Errors
     /// None in practice: the spec is fixed ([`Tool::new`] checks it).
     pub fn agent_tool(self: Arc<Self>) -> Result<Tool, RegistryError> {
-        let spec = ToolSpec::new("agent", AGENT_DESCRIPTION, agent_schema()).with_timeout(Duration::from_secs(3600));
+        let spec = ToolSpec::new("agent", AGENT_DESCRIPTION, agent_schema())
+            .with_timeout(Duration::from_secs(3600));
         let this = self;
         Tool::new(spec, move |args: Map<String, Value>, ctx: ToolContext| {
             let this = this.clone();
@@ -213,12 +217,19 @@ impl SubAgents {
     ///
     /// # Errors
     /// Bad arguments (with what to change), an unknown preset, skill or trace.
-    pub async fn agent(&self, args: &Map<String, Value>, ctx: &ToolContext) -> Result<Value, String> {
+    pub async fn agent(
+        &self,
+        args: &Map<String, Value>,
+        ctx: &ToolContext,
+    ) -> Result<Value, String> {
         let (tasks, explore) = match args.get("task") {
             Some(Value::String(t)) => (vec![check_text("task", t)?], false),
             Some(Value::Array(items)) => {
                 if items.is_empty() || items.len() > MAX_TASKS {
-                    return Err(format!("`task` as a list takes 1 to {MAX_TASKS} tasks; got {}", items.len()));
+                    return Err(format!(
+                        "`task` as a list takes 1 to {MAX_TASKS} tasks; got {}",
+                        items.len()
+                    ));
                 }
                 let tasks = items
                     .iter()
@@ -230,26 +241,47 @@ impl SubAgents {
                     .collect::<Result<Vec<_>, _>>()?;
                 (tasks, true)
             }
-            Some(other) => return Err(format!("`task` must be a string or a list of strings, got {other}")),
-            None => return Err("missing `task`: a string (delegate) or a list of strings (explore)".to_owned()),
+            Some(other) => {
+                return Err(format!(
+                    "`task` must be a string or a list of strings, got {other}"
+                ));
+            }
+            None => {
+                return Err(
+                    "missing `task`: a string (delegate) or a list of strings (explore)".to_owned(),
+                );
+            }
         };
         let mode = if explore { "explore" } else { "delegate" };
         let messages = per_task_messages(args.get("messages"), tasks.len())?;
         let continue_from = opt_str(args, "continue_from")?;
         if continue_from.is_some() && explore {
-            return Err("`continue_from` resumes one sub-agent: give `task` as a single string".to_owned());
+            return Err(
+                "`continue_from` resumes one sub-agent: give `task` as a single string".to_owned(),
+            );
         }
         let preset = match opt_str(args, "agent_type")? {
             Some(name) => Some(self.presets.get(name)?.clone()),
             None => None,
         };
         let skills = match args.get("skills") {
-            None | Some(Value::Null) => preset.as_ref().map(|p| p.skills.clone()).unwrap_or_default(),
+            None | Some(Value::Null) => preset
+                .as_ref()
+                .map(|p| p.skills.clone())
+                .unwrap_or_default(),
             Some(Value::Array(items)) if items.len() <= MAX_SKILLS => items
                 .iter()
-                .map(|s| s.as_str().map(str::to_owned).ok_or_else(|| format!("`skills` must list names (strings), got {s}")))
+                .map(|s| {
+                    s.as_str()
+                        .map(str::to_owned)
+                        .ok_or_else(|| format!("`skills` must list names (strings), got {s}"))
+                })
                 .collect::<Result<_, _>>()?,
-            Some(other) => return Err(format!("`skills` must be a list of at most {MAX_SKILLS} names, got {other}")),
+            Some(other) => {
+                return Err(format!(
+                    "`skills` must be a list of at most {MAX_SKILLS} names, got {other}"
+                ));
+            }
         };
         let mut tools = self.tools.clone().without(&["agent", "evaluate"]);
         if explore {
@@ -263,8 +295,18 @@ impl SubAgents {
                 tools = tools.deny(p.deny.clone());
             }
         }
-        let default_prompt = if explore { EXPLORE_PROMPT } else { DELEGATE_PROMPT };
-        let system = self.system_prompt(preset.as_ref().and_then(|p| p.system_prompt.as_deref()).unwrap_or(default_prompt), &skills)?;
+        let default_prompt = if explore {
+            EXPLORE_PROMPT
+        } else {
+            DELEGATE_PROMPT
+        };
+        let system = self.system_prompt(
+            preset
+                .as_ref()
+                .and_then(|p| p.system_prompt.as_deref())
+                .unwrap_or(default_prompt),
+            &skills,
+        )?;
         let parent = ctx.trace_id().unwrap_or("trace").to_owned();
 
         let mut runs = Vec::with_capacity(tasks.len());
@@ -272,7 +314,9 @@ impl SubAgents {
             let (id, mut conversation, first_task) = match continue_from {
                 Some(id) => {
                     let Some(stored) = self.store.get(id) else {
-                        return Err(format!("no sub-trace `{id}` to continue; use a trace_id an earlier `agent` call returned"));
+                        return Err(format!(
+                            "no sub-trace `{id}` to continue; use a trace_id an earlier `agent` call returned"
+                        ));
                     };
                     (stored.trace_id, stored.messages, stored.task)
                 }
@@ -282,17 +326,20 @@ impl SubAgents {
             conversation.push(Message::user(task.clone()));
             runs.push((id, conversation, first_task, task.clone()));
         }
-        let outcomes = join_all(runs.into_iter().map(|(id, conversation, first_task, task)| {
-            let agent = self.agent_for(tools.clone(), system.clone(), &id, ctx);
-            async move {
-                let result = agent.run_conversation(conversation).await;
-                (id, first_task, task, result)
-            }
-        }))
+        let outcomes = join_all(
+            runs.into_iter()
+                .map(|(id, conversation, first_task, task)| {
+                    let agent = self.agent_for(tools.clone(), system.clone(), &id, ctx);
+                    async move {
+                        let result = agent.run_conversation(conversation).await;
+                        (id, first_task, task, result)
+                    }
+                }),
+        )
         .await;
         let mut results = Vec::with_capacity(outcomes.len());
         for (id, first_task, task, result) in outcomes {
-            results.push(self.record(&parent, mode, id, first_task, task, result));
+            results.push(self.record(&parent, mode, id, first_task, &task, result));
         }
         Ok(json!({"mode": mode, "results": results}))
     }
@@ -301,7 +348,11 @@ impl SubAgents {
     ///
     /// # Errors
     /// No goal description to judge against, bad `messages`, an unknown trace.
-    pub async fn evaluate(&self, args: &Map<String, Value>, ctx: &ToolContext) -> Result<Value, String> {
+    pub async fn evaluate(
+        &self,
+        args: &Map<String, Value>,
+        ctx: &ToolContext,
+    ) -> Result<Value, String> {
         let target = opt_str(args, "target_goal_id")?.or(ctx.goal_id());
         let (goal_id, description) = self.goal_description(target, ctx)?;
         let given = match args.get("messages") {
@@ -311,7 +362,10 @@ impl SubAgents {
         let parent = ctx.trace_id().unwrap_or("trace").to_owned();
         let task = format!(
             "Goal{}: {description}\n\nJudge whether the result shown above meets this goal.",
-            goal_id.as_deref().map(|g| format!(" `{g}`")).unwrap_or_default()
+            goal_id
+                .as_deref()
+                .map(|g| format!(" `{g}`"))
+                .unwrap_or_default()
         );
         let (id, mut conversation, first_task) = match opt_str(args, "continue_from")? {
             Some(id) => {
@@ -320,15 +374,27 @@ impl SubAgents {
                 };
                 (stored.trace_id, stored.messages, stored.task)
             }
-            None => (self.store.next_id(&parent, "evaluate"), Vec::new(), task.clone()),
+            None => (
+                self.store.next_id(&parent, "evaluate"),
+                Vec::new(),
+                task.clone(),
+            ),
         };
         conversation.extend(given);
         conversation.push(Message::user(task.clone()));
-        let tools = self.tools.clone().without(&["agent", "evaluate"]).read_only();
+        let tools = self
+            .tools
+            .clone()
+            .without(&["agent", "evaluate"])
+            .read_only();
         let agent = self.agent_for(tools, EVALUATE_PROMPT.to_owned(), &id, ctx);
         let result = agent.run_conversation(conversation).await;
-        let mut summary = self.record(&parent, "evaluate", id, first_task, task, result);
-        let text = summary.get("text").and_then(Value::as_str).unwrap_or("").to_owned();
+        let mut summary = self.record(&parent, "evaluate", id, first_task, &task, result);
+        let text = summary
+            .get("text")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned();
         let (verdict, reason, suggestions) = read_verdict(&text);
         summary["goal_id"] = json!(goal_id);
         summary["verdict"] = json!(verdict);
@@ -337,11 +403,18 @@ impl SubAgents {
         Ok(summary)
     }
 
-    fn goal_description(&self, target: Option<&str>, ctx: &ToolContext) -> Result<(Option<String>, String), String> {
+    fn goal_description(
+        &self,
+        target: Option<&str>,
+        ctx: &ToolContext,
+    ) -> Result<(Option<String>, String), String> {
         let from_ctx_goals = |id: &str| {
             ctx.value("goals")
                 .and_then(|g| g.get(id))
-                .and_then(|d| d.as_str().or_else(|| d.get("description").and_then(Value::as_str)))
+                .and_then(|d| {
+                    d.as_str()
+                        .or_else(|| d.get("description").and_then(Value::as_str))
+                })
                 .map(str::to_owned)
         };
         if let Some(id) = target {
@@ -350,8 +423,15 @@ impl SubAgents {
             }
         }
         if let Some(goal) = ctx.value("goal") {
-            if let Some(d) = goal.as_str().or_else(|| goal.get("description").and_then(Value::as_str)) {
-                let id = goal.get("id").and_then(Value::as_str).map(str::to_owned).or(target.map(str::to_owned));
+            if let Some(d) = goal
+                .as_str()
+                .or_else(|| goal.get("description").and_then(Value::as_str))
+            {
+                let id = goal
+                    .get("id")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned)
+                    .or(target.map(str::to_owned));
                 return Ok((id, d.to_owned()));
             }
         }
@@ -364,9 +444,16 @@ impl SubAgents {
         Err(match target {
             Some(id) => format!(
                 "no goal `{id}` is registered; target_goal_id must be one of: {}",
-                if known.is_empty() { "(none registered)".to_owned() } else { known.join(", ") }
+                if known.is_empty() {
+                    "(none registered)".to_owned()
+                } else {
+                    known.join(", ")
+                }
             ),
-            None => "no goal to evaluate against: the host gives no current goal; pass target_goal_id".to_owned(),
+            None => {
+                "no goal to evaluate against: the host gives no current goal; pass target_goal_id"
+                    .to_owned()
+            }
         })
     }
 
@@ -408,7 +495,7 @@ impl SubAgents {
         mode: &str,
         id: String,
         first_task: String,
-        task: String,
+        task: &str,
         result: Result<RunOutput, crate::agent::AgentError>,
     ) -> Value {
         let (messages, summary) = match result {
@@ -518,7 +605,10 @@ fn check_text(what: &str, text: &str) -> Result<String, String> {
         return Err(format!("`{what}` is empty; describe the task"));
     }
     if text.len() > MAX_TEXT {
-        return Err(format!("`{what}` is {} bytes; at most {MAX_TEXT}", text.len()));
+        return Err(format!(
+            "`{what}` is {} bytes; at most {MAX_TEXT}",
+            text.len()
+        ));
     }
     Ok(text.to_owned())
 }
@@ -534,10 +624,15 @@ fn opt_str<'a>(args: &'a Map<String, Value>, key: &str) -> Result<Option<&'a str
 
 fn parse_messages(v: &Value, what: &str) -> Result<Vec<Message>, String> {
     let Value::Array(items) = v else {
-        return Err(format!("`{what}` must be a list of {{\"role\", \"content\"}} messages"));
+        return Err(format!(
+            "`{what}` must be a list of {{\"role\", \"content\"}} messages"
+        ));
     };
     if items.len() > MAX_MESSAGES {
-        return Err(format!("`{what}` has {} messages; at most {MAX_MESSAGES}", items.len()));
+        return Err(format!(
+            "`{what}` has {} messages; at most {MAX_MESSAGES}",
+            items.len()
+        ));
     }
     items
         .iter()
@@ -592,16 +687,28 @@ fn read_verdict(text: &str) -> (String, String, Vec<String>) {
         .filter(|(a, b)| a < b)
         .and_then(|(a, b)| serde_json::from_str::<Value>(&text[a..=b]).ok());
     if let Some(v) = parsed.filter(|v| v.get("verdict").is_some()) {
-        let verdict = match v["verdict"].as_str().map(str::to_ascii_lowercase).as_deref() {
+        let verdict = match v["verdict"]
+            .as_str()
+            .map(str::to_ascii_lowercase)
+            .as_deref()
+        {
             Some("pass" | "passed" | "yes" | "met") => "pass",
             Some("fail" | "failed" | "no" | "not met") => "fail",
             _ => "unclear",
         };
-        let reason = v.get("reason").and_then(Value::as_str).unwrap_or("").to_owned();
+        let reason = v
+            .get("reason")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned();
         let suggestions = v
             .get("suggestions")
             .and_then(Value::as_array)
-            .map(|s| s.iter().filter_map(|x| x.as_str().map(str::to_owned)).collect())
+            .map(|s| {
+                s.iter()
+                    .filter_map(|x| x.as_str().map(str::to_owned))
+                    .collect()
+            })
             .unwrap_or_default();
         return (verdict.to_owned(), reason, suggestions);
     }
@@ -614,21 +721,31 @@ mod tests {
 
     #[test]
     fn verdicts_are_read_from_json_or_left_unclear() {
-        let (v, r, s) = read_verdict("Here: {\"verdict\": \"FAIL\", \"reason\": \"no tests\", \"suggestions\": [\"add tests\"]}");
-        assert_eq!((v.as_str(), r.as_str(), s), ("fail", "no tests", vec!["add tests".to_owned()]));
+        let (v, r, s) = read_verdict(
+            "Here: {\"verdict\": \"FAIL\", \"reason\": \"no tests\", \"suggestions\": [\"add tests\"]}",
+        );
+        assert_eq!(
+            (v.as_str(), r.as_str(), s),
+            ("fail", "no tests", vec!["add tests".to_owned()])
+        );
         assert_eq!(read_verdict("looks fine").0, "unclear");
     }
 
     #[test]
     fn messages_are_shared_or_per_task() {
         let shared = json!([{"role": "user", "content": "ctx"}]);
-        assert_eq!(per_task_messages(Some(&shared), 2).unwrap(), vec![vec![Message::user("ctx")]; 2]);
-        let per = json!([[{"role": "user", "content": "a"}], [{"role": "assistant", "content": "b"}]]);
+        assert_eq!(
+            per_task_messages(Some(&shared), 2).unwrap(),
+            vec![vec![Message::user("ctx")]; 2]
+        );
+        let per =
+            json!([[{"role": "user", "content": "a"}], [{"role": "assistant", "content": "b"}]]);
         let got = per_task_messages(Some(&per), 2).unwrap();
         assert_eq!(got[1], vec![Message::assistant("b")]);
         let err = per_task_messages(Some(&per), 3).unwrap_err();
         assert!(err.contains("2 lists for 3 task(s)"), "{err}");
-        let err = per_task_messages(Some(&json!([{"role": "system", "content": "x"}])), 1).unwrap_err();
+        let err =
+            per_task_messages(Some(&json!([{"role": "system", "content": "x"}])), 1).unwrap_err();
         assert!(err.contains("use `user` or `assistant`"), "{err}");
     }
 }

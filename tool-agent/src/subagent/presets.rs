@@ -105,8 +105,10 @@ impl Presets {
     /// A message naming the file and the problem.
     pub fn from_file(path: impl AsRef<Path>) -> Result<Self, String> {
         let path = path.as_ref();
-        let text = std::fs::read_to_string(path).map_err(|e| format!("presets file {}: {e}", path.display()))?;
-        Self::from_json(&text, path.parent()).map_err(|e| format!("presets file {}: {e}", path.display()))
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("presets file {}: {e}", path.display()))?;
+        Self::from_json(&text, path.parent())
+            .map_err(|e| format!("presets file {}: {e}", path.display()))
     }
 
     /// Reads presets from JSON text; `base` is the folder relative
@@ -122,13 +124,19 @@ impl Presets {
         for (name, p) in raw {
             let system_prompt = match (p.system_prompt, p.system_prompt_file) {
                 (Some(_), Some(_)) => {
-                    return Err(format!("preset `{name}` sets both `system_prompt` and `system_prompt_file`; keep one"));
+                    return Err(format!(
+                        "preset `{name}` sets both `system_prompt` and `system_prompt_file`; keep one"
+                    ));
                 }
                 (Some(s), None) => Some(s),
                 (None, Some(file)) => {
-                    let path = base.map_or_else(|| Path::new(&file).to_path_buf(), |b| b.join(&file));
+                    let path =
+                        base.map_or_else(|| Path::new(&file).to_path_buf(), |b| b.join(&file));
                     Some(std::fs::read_to_string(&path).map_err(|e| {
-                        format!("preset `{name}`: system_prompt_file {}: {e}", path.display())
+                        format!(
+                            "preset `{name}`: system_prompt_file {}: {e}",
+                            path.display()
+                        )
                     })?)
                 }
                 (None, None) => None,
@@ -155,7 +163,9 @@ impl Presets {
             return Ok(p);
         }
         if self.map.is_empty() {
-            return Err(format!("unknown agent_type `{name}`: this host defines no presets; leave agent_type out"));
+            return Err(format!(
+                "unknown agent_type `{name}`: this host defines no presets; leave agent_type out"
+            ));
         }
         let close = self
             .map
@@ -167,7 +177,11 @@ impl Presets {
             .unwrap_or_default();
         Err(format!(
             "unknown agent_type `{name}`{close} Known: {}",
-            self.map.keys().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ")
+            self.map
+                .keys()
+                .map(|k| format!("`{k}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
         ))
     }
 
@@ -193,7 +207,10 @@ impl SkillSource for BTreeMap<String, String> {
         self.get(name).cloned().ok_or_else(|| {
             format!(
                 "unknown skill `{name}`; known: {}",
-                self.keys().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ")
+                self.keys()
+                    .map(|k| format!("`{k}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             )
         })
     }
@@ -206,10 +223,18 @@ impl SkillSource for BTreeMap<String, String> {
 impl SkillSource for tool_builtins::skills::SkillSet {
     fn skill(&self, name: &str) -> Result<String, String> {
         match self.get(name) {
-            Some(s) => Ok(format!("{}\n\n(Files of this skill are in {}.)", s.body, s.folder.display())),
+            Some(s) => Ok(format!(
+                "{}\n\n(Files of this skill are in {}.)",
+                s.body,
+                s.folder.display()
+            )),
             None => Err(format!(
                 "unknown skill `{name}`; known: {}",
-                self.skills().iter().map(|s| format!("`{}`", s.name)).collect::<Vec<_>>().join(", ")
+                self.skills()
+                    .iter()
+                    .map(|s| format!("`{}`", s.name))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             )),
         }
     }

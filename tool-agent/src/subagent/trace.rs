@@ -111,11 +111,18 @@ impl TraceStore {
 
     /// The trace `id`, from memory or the folder.
     pub fn get(&self, id: &str) -> Option<StoredTrace> {
-        if let Some(t) = self.traces.lock().unwrap_or_else(PoisonError::into_inner).get(id) {
+        if let Some(t) = self
+            .traces
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(id)
+        {
             return Some(t.clone());
         }
         let dir = self.dir.as_ref()?;
-        read_file(&file_of(dir, id)).ok().filter(|t| t.trace_id == id)
+        read_file(&file_of(dir, id))
+            .ok()
+            .filter(|t| t.trace_id == id)
     }
 
     /// The ids in memory, sorted.
@@ -137,9 +144,19 @@ impl TraceStore {
 fn file_of(dir: &Path, id: &str) -> PathBuf {
     let safe: String = id
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || "@._-".contains(c) { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "@._-".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect();
-    let safe = if safe.starts_with('.') { format!("_{safe}") } else { safe };
+    let safe = if safe.starts_with('.') {
+        format!("_{safe}")
+    } else {
+        safe
+    };
     dir.join(format!("{safe}.jsonl"))
 }
 
@@ -153,7 +170,9 @@ fn write_file(path: &Path, trace: &StoredTrace) -> io::Result<()> {
             serde_json::to_writer(&mut f, &Line::Message(m.clone()))?;
             f.write_all(b"\n")?;
         }
-        f.into_inner().map_err(io::IntoInnerError::into_error)?.sync_all()?;
+        f.into_inner()
+            .map_err(io::IntoInnerError::into_error)?
+            .sync_all()?;
     }
     std::fs::rename(&tmp, path)
 }
@@ -172,7 +191,8 @@ fn read_file(path: &Path) -> io::Result<StoredTrace> {
             Line::Message(m) => messages.push(m),
         }
     }
-    let mut trace = trace.ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "no trace line"))?;
+    let mut trace =
+        trace.ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "no trace line"))?;
     trace.messages = messages;
     Ok(trace)
 }
@@ -188,7 +208,11 @@ mod tests {
         let id = store.next_id("run/../1", "delegate");
         assert!(id.starts_with("run/../1@delegate-1-"), "{id}");
         assert!(id.ends_with("-001"));
-        assert!(store.next_id("run/../1", "delegate").starts_with("run/../1@delegate-2-"));
+        assert!(
+            store
+                .next_id("run/../1", "delegate")
+                .starts_with("run/../1@delegate-2-")
+        );
         let trace = StoredTrace {
             trace_id: id.clone(),
             parent: "run/../1".into(),
@@ -197,7 +221,10 @@ mod tests {
             messages: vec![Message::user("t"), Message::assistant("done")],
         };
         store.save(trace.clone()).unwrap();
-        let files: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        let files: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
         assert_eq!(files.len(), 1, "one file, inside the folder: {files:?}");
         let again = TraceStore::with_dir(dir.path()).unwrap();
         assert_eq!(again.get(&id), Some(trace));

@@ -1,7 +1,11 @@
 //! A small local HTTP server that replays recorded answers: one canned
 //! response per request, in order; records each request's path, headers and body.
 
-#![allow(dead_code, unreachable_pub, reason = "shared by several test binaries, each using part of it")]
+#![allow(
+    dead_code,
+    unreachable_pub,
+    reason = "shared by several test binaries, each using part of it"
+)]
 
 use std::sync::{Arc, Mutex};
 
@@ -53,7 +57,10 @@ pub struct Seen {
 
 impl Seen {
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
     }
 }
 
@@ -71,7 +78,9 @@ pub async fn serve(answers: Vec<Canned>) -> Replay {
     tokio::spawn(async move {
         let mut n = 0usize;
         loop {
-            let Ok((mut sock, _)) = listener.accept().await else { return };
+            let Ok((mut sock, _)) = listener.accept().await else {
+                return;
+            };
             let answer = answers[n.min(answers.len() - 1)].clone();
             n += 1;
             let log = log.clone();
@@ -79,7 +88,9 @@ pub async fn serve(answers: Vec<Canned>) -> Replay {
                 let mut buf = Vec::new();
                 let mut tmp = [0u8; 8192];
                 let header_end = loop {
-                    let Ok(k) = sock.read(&mut tmp).await else { return };
+                    let Ok(k) = sock.read(&mut tmp).await else {
+                        return;
+                    };
                     if k == 0 {
                         return;
                     }
@@ -90,7 +101,13 @@ pub async fn serve(answers: Vec<Canned>) -> Replay {
                 };
                 let head = String::from_utf8_lossy(&buf[..header_end]).to_string();
                 let mut lines = head.split("\r\n");
-                let path = lines.next().unwrap_or("").split(' ').nth(1).unwrap_or("").to_owned();
+                let path = lines
+                    .next()
+                    .unwrap_or("")
+                    .split(' ')
+                    .nth(1)
+                    .unwrap_or("")
+                    .to_owned();
                 let headers: Vec<(String, String)> = lines
                     .filter_map(|l| l.split_once(':'))
                     .map(|(k, v)| (k.trim().to_owned(), v.trim().to_owned()))
@@ -101,29 +118,46 @@ pub async fn serve(answers: Vec<Canned>) -> Replay {
                     .and_then(|(_, v)| v.parse().ok())
                     .unwrap_or(0);
                 while buf.len() < header_end + len {
-                    let Ok(k) = sock.read(&mut tmp).await else { return };
+                    let Ok(k) = sock.read(&mut tmp).await else {
+                        return;
+                    };
                     if k == 0 {
                         break;
                     }
                     buf.extend_from_slice(&tmp[..k]);
                 }
-                let body = serde_json::from_slice(&buf[header_end..]).unwrap_or(serde_json::Value::Null);
-                log.lock().unwrap().push(Seen { path, headers, body });
+                let body =
+                    serde_json::from_slice(&buf[header_end..]).unwrap_or(serde_json::Value::Null);
+                log.lock().unwrap().push(Seen {
+                    path,
+                    headers,
+                    body,
+                });
                 let mut out = format!("HTTP/1.1 {} X\r\nconnection: close\r\n", answer.status);
                 for (k, v) in &answer.headers {
                     out.push_str(&format!("{k}: {v}\r\n"));
                 }
-                out.push_str(&format!("content-length: {}\r\n\r\n", answer.body.len() + answer.short_by));
+                out.push_str(&format!(
+                    "content-length: {}\r\n\r\n",
+                    answer.body.len() + answer.short_by
+                ));
                 let _ = sock.write_all(out.as_bytes()).await;
                 let _ = sock.write_all(&answer.body).await;
                 let _ = sock.shutdown().await;
             });
         }
     });
-    Replay { base_url: format!("http://{addr}/v1"), seen }
+    Replay {
+        base_url: format!("http://{addr}/v1"),
+        seen,
+    }
 }
 
 /// The text of recording `name` (under `tests/recordings/`).
 pub fn recording(name: &str) -> String {
-    std::fs::read_to_string(format!("{}/tests/recordings/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap()
+    std::fs::read_to_string(format!(
+        "{}/tests/recordings/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap()
 }

@@ -20,7 +20,9 @@ use serde_json::Value;
 
 use super::call::ToolCall;
 use super::reply::{self, Reply};
-use super::{Format, anthropic, gemini, openai};
+use super::{Format, openai};
+#[cfg(test)]
+use super::{anthropic, gemini};
 use crate::memory::Rendering;
 use crate::result::{Attachment, Image, ToolResult};
 
@@ -214,59 +216,25 @@ pub fn render_results(
     rendering: Rendering,
 ) -> Vec<Value> {
     let mut spent = 0usize;
-    match format {
-        Format::OpenAiChat { .. } => {
-            let mut tool_messages = Vec::with_capacity(results.len());
-            let mut parts = Vec::new();
-            for (call, result) in results {
-                let reply = reply::reply(result, rendering);
-                let admitted = admit(&reply, &openai::MEDIA_LIMITS, &mut spent);
-                tool_messages.push(openai::chat_tool_message(call, &reply, &admitted));
-                parts.extend(openai::chat_media_parts(call, &admitted));
-            }
-            if !parts.is_empty() {
-                tool_messages.push(serde_json::json!({"role": "user", "content": parts}));
-            }
-            tool_messages
+    if let Format::OpenAiChat { .. } = format {
+        let mut messages = Vec::with_capacity(results.len() + 1);
+        let mut parts = Vec::new();
+        for (call, result) in results {
+            let reply = reply::reply(result, rendering);
+            let admitted = admit(&reply, &openai::MEDIA_LIMITS, &mut spent);
+            messages.push(openai::chat_tool_message(call, &reply, &admitted));
+            parts.extend(openai::chat_media_parts(call, &admitted));
         }
-        _ => results
-            .iter()
-            .flat_map(|(call, result)| render_one(call, result, format, rendering, &mut spent))
-            .collect(),
+        if !parts.is_empty() {
+            messages.push(serde_json::json!({"role": "user", "content": parts}));
+        }
+        return messages;
     }
-}
-
-/// One result for `format`, its media counted against `spent`.
-pub(crate) fn render_one(
-    call: &ToolCall,
-    result: &ToolResult,
-    format: Format,
-    rendering: Rendering,
-    spent: &mut usize,
-) -> Vec<Value> {
-    let reply = reply::reply(result, rendering);
-    match format {
-        Format::Json => vec![serde_json::json!({
-            "id": call.id,
-            "name": call.name,
-            "content": reply.text,
-            "is_error": reply.is_error,
-        })],
-        Format::OpenAiChat { .. } => render_results(&[(call, result)], format, rendering),
-        Format::OpenAiResponses { .. } => {
-            let admitted = admit(&reply, &openai::MEDIA_LIMITS, spent);
-            vec![openai::responses_result(call, &reply, &admitted)]
-        }
-        Format::Anthropic { .. } => {
-            let admitted = admit(&reply, &anthropic::MEDIA_LIMITS, spent);
-            vec![anthropic::result_block(call, &reply, &admitted)]
-        }
-        Format::Gemini { .. } | Format::GeminiJsonSchema => {
-            let admitted = admit(&reply, &gemini::MEDIA_LIMITS, spent);
-            vec![gemini::response_part(call, &reply, &admitted)]
-        }
-        Format::Mcp => vec![super::mcp::call_tool_result(&reply)],
-    }
+    let render = format.provider().0.render_result;
+    results
+        .iter()
+        .flat_map(|(call, result)| render(call, &reply::reply(result, rendering), &mut spent))
+        .collect()
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@ use super::attachments::{Admitted, Limits, Media, file_data_url};
 use super::call::{ToolCall, arguments_of, field_str, list_at};
 use super::error::{CallParseError, Rule, Violation};
 use super::lower::{self, Step};
+use super::provider::{Looser, Provider};
 use super::reply::{NO_OUTPUT, Reply, data_url};
 use super::validate;
 use super::walk::{child_path, local_def_name, root_defs, walk};
@@ -130,46 +131,25 @@ pub(crate) fn check_name(name: &str) -> Result<(), Violation> {
     }
 }
 
+/// `merge_root_union` under this provider's root rule ([`ROOT`]), in both pipelines.
+const MERGE_ROOT_UNION: Step = Step {
+    name: "merge_root_union",
+    run: |s, _| lower::merge_root_union(s, &ROOT),
+};
+
 pub(crate) static PLAIN: Pipeline = Pipeline {
     check_name,
-    steps: &[
-        Step {
-            name: "drop_root_meta",
-            run: |s, _| {
-                lower::drop_root_meta(s);
-                Ok(())
-            },
-        },
-        Step {
-            name: "merge_root_union",
-            run: |s, _| lower::merge_root_union(s, &ROOT),
-        },
-    ],
+    steps: &[lower::DROP_ROOT_META, MERGE_ROOT_UNION],
     validate: validate_plain,
 };
 
 pub(crate) static STRICT: Pipeline = Pipeline {
     check_name,
     steps: &[
-        Step {
-            name: "drop_root_meta",
-            run: |s, _| {
-                lower::drop_root_meta(s);
-                Ok(())
-            },
-        },
-        Step {
-            name: "merge_root_union",
-            run: |s, _| lower::merge_root_union(s, &ROOT),
-        },
-        Step {
-            name: "fold_all_of",
-            run: |s, _| lower::fold_all_of(s),
-        },
-        Step {
-            name: "one_of_to_any_of",
-            run: |s, _| lower::one_of_to_any_of(s),
-        },
+        lower::DROP_ROOT_META,
+        MERGE_ROOT_UNION,
+        lower::FOLD_ALL_OF,
+        lower::ONE_OF_TO_ANY_OF,
         Step {
             name: "refuse_unsupported",
             run: |s, _| lower::refuse_keywords(s, STRICT_REFUSED, &STRICT_KEYWORDS),
@@ -178,10 +158,7 @@ pub(crate) static STRICT: Pipeline = Pipeline {
             name: "close_objects",
             run: |s, _| lower::close_objects(s, &STRICT_CLOSED),
         },
-        Step {
-            name: "require_all_properties",
-            run: |s, _| lower::require_all_properties(s),
-        },
+        lower::REQUIRE_ALL_PROPERTIES,
         Step {
             name: "keep_supported_keywords",
             run: |s, _| lower::keep_keywords(s, STRICT_ALLOWED),
@@ -190,10 +167,7 @@ pub(crate) static STRICT: Pipeline = Pipeline {
             name: "keep_supported_formats",
             run: |s, _| lower::filter_formats(s, strict_format),
         },
-        Step {
-            name: "isolate_refs",
-            run: |s, _| lower::isolate_refs(s),
-        },
+        lower::ISOLATE_REFS,
     ],
     validate: validate_strict,
 };
@@ -449,6 +423,19 @@ pub(crate) static MEDIA_LIMITS: Limits = Limits {
     source: "OpenAI docs, \"Images and vision\" › image input requirements: PNG, JPEG, WEBP, non-animated GIF, up to 50 MB total payload per request; \"File inputs\": PDFs as base64 `file_data`, up to 32 MB",
 };
 
+/// One call's messages: the `tool` message, then, when it has media, a
+/// `user` message with them (see [`render_results`](super::render_results)
+/// for a whole turn, whose media share one `user` message).
+fn chat_result(call: &ToolCall, reply: &Reply<'_>, spent: &mut usize) -> Vec<Value> {
+    let admitted = super::attachments::admit(reply, &MEDIA_LIMITS, spent);
+    let mut messages = vec![chat_tool_message(call, reply, &admitted)];
+    let parts = chat_media_parts(call, &admitted);
+    if !parts.is_empty() {
+        messages.push(json!({"role": "user", "content": parts}));
+    }
+    messages
+}
+
 /// The `tool` message of one call: text only (the Chat Completions API
 /// takes no images in tool messages), with a note for every media item left out.
 pub(crate) fn chat_tool_message(
@@ -526,3 +513,36 @@ pub(crate) fn responses_result(
     };
     json!({"type": "function_call_output", "call_id": call.id, "output": output})
 }
+
+/// OpenAI Chat Completions' table entry.
+pub(crate) static CHAT: Provider = Provider {
+    slug: "openai-chat",
+    title: "OpenAI Chat Completions",
+    parameters_pointer: "/function/parameters",
+    plain: Some(&PLAIN),
+    strict: Some(&STRICT),
+    render_tool: |spec, parameters, strict| chat_tool(spec, &parameters, strict),
+    looser: Looser::NonStrict,
+    tool_list: Value::Array,
+    parse_calls: parse_chat,
+    render_result: chat_result,
+    unrolled: None,
+};
+
+/// OpenAI Responses' table entry.
+pub(crate) static RESPONSES: Provider = Provider {
+    slug: "openai-responses",
+    title: "OpenAI Responses",
+    parameters_pointer: "/parameters",
+    plain: Some(&PLAIN),
+    strict: Some(&STRICT),
+    render_tool: |spec, parameters, strict| responses_tool(spec, &parameters, strict),
+    looser: Looser::NonStrict,
+    tool_list: Value::Array,
+    parse_calls: parse_responses,
+    render_result: |call, reply, spent| {
+        let admitted = super::attachments::admit(reply, &MEDIA_LIMITS, spent);
+        vec![responses_result(call, reply, &admitted)]
+    },
+    unrolled: None,
+};

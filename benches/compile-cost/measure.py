@@ -19,6 +19,10 @@ first, then rmcp, then rig). For each crate:
    dep-info of path dependencies, so running it in the timed target dir would
    make the next timed build rebuild tool-core.
 
+With --passes, also prints where rustc spends the build of each crate
+(`-Ztime-passes`, a few phases) and the expansion size per macro
+(`-Zmacro-stats`, the top rows), from one more build in the expand target dir.
+
 Builds run with CARGO_INCREMENTAL=0 and CARGO_PROFILE_DEV_DEBUG=line-tables-only
 (the development machine's settings) unless --cargo-defaults is given, which
 keeps the caller's environment (cargo's defaults: incremental, full debuginfo).
@@ -41,10 +45,14 @@ import time
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 
-DESCRIPTIONS = {
-    "rmcp": "rmcp `#[tool]` + `#[tool_router]`",
-    "rig": "rig `#[rig_tool]`",
-}
+
+
+def describe(crate):
+    """The macro named in the first line of the generated lib.rs, with the crate's label."""
+    first = (crate / "src" / "lib.rs").read_text().split("\n", 1)[0]
+    _, sep, what = first.partition(": ")
+    what = what.rstrip(".") if sep else "?"
+    return what if crate.name in ("rmcp", "rig") else f"{what} ({crate.name})"
 
 
 def run(cmd, cwd, env, capture=False):
@@ -73,6 +81,7 @@ def main():
     ap.add_argument("--dir", type=pathlib.Path, default=REPO / "target" / "compile-cost")
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--cargo-defaults", action="store_true")
+    ap.add_argument("--passes", action="store_true")
     ap.add_argument("labels", nargs="*")
     args = ap.parse_args()
     if args.runs < 1:
@@ -126,6 +135,22 @@ def main():
         )
         expanded[label] = {"lines": text.count(b"\n"), "bytes": len(text)}
 
+    passes = {}
+    if args.passes:
+        for label in labels:
+            print(f"time-passes {label}", file=sys.stderr)
+            (crates_dir / label / "src" / "lib.rs").touch()
+            proc = subprocess.run(
+                ["cargo", "rustc", "-q", "--lib", "--", "-Ztime-passes", "-Zmacro-stats"],
+                cwd=crates_dir / label,
+                env=expand_env,
+                capture_output=True,
+                text=True,
+            )
+            if proc.returncode != 0:
+                sys.exit(f"time-passes of {label} failed:\n{proc.stderr[-4000:]}")
+            passes[label] = proc.stderr
+
     rustc = run(["rustc", "--version"], REPO, env).strip()
     header = (
         f"{started:%Y-%m-%d %H:%M} UTC, {rustc}, {os.cpu_count()} cores, "
@@ -138,7 +163,7 @@ def main():
     print("| --- | ---: | ---: | ---: | ---: |")
     for label in labels:
         t = times[label]
-        name = DESCRIPTIONS.get(label, f"this project's `#[tool]` ({label})")
+        name = describe(crates_dir / label)
         print(
             f"| {name} | {statistics.median(t):.2f} | {min(t):.2f} / {max(t):.2f} "
             f"| {expanded[label]['lines']:,} | {expanded[label]['bytes']:,} |"
@@ -146,6 +171,18 @@ def main():
     print("\nraw (s, in round order):")
     for label in labels:
         print(f"  {label}: {' '.join(f'{s:.2f}' for s in times[label])}  (no-op build {noop[label]:.2f})")
+
+    phases = ("macro_expand_crate", "type_check_crate", "MIR_borrow_checking", "codegen_crate", "LLVM_passes", "total")
+    for label, text in passes.items():
+        print(f"\n{label}: rustc phases (s, one build in the expand target dir)")
+        for line in text.splitlines():
+            fields = line.split()
+            if line.startswith("time:") and fields[-1] in phases:
+                print(f"  {fields[-1]:<22} {fields[1].rstrip(';')}")
+        stats = [line[len("macro-stats "):] for line in text.splitlines() if line.startswith("macro-stats ")]
+        print(f"{label}: expansion per macro (-Zmacro-stats, top rows)")
+        for line in stats[2:10]:
+            print(f"  {line}")
 
     result = {
         "started": started.isoformat(),
@@ -158,6 +195,7 @@ def main():
         "times": times,
         "noop": noop,
         "expanded": expanded,
+        "passes": passes,
     }
     out = root / f"results-{started:%Y%m%dT%H%M%SZ}.json"
     out.write_text(json.dumps(result, indent=2) + "\n")

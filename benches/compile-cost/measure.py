@@ -5,7 +5,7 @@ Usage: benches/compile-cost/measure.py [--dir DIR] [--runs N] [--cargo-defaults]
 
 DIR (default target/compile-cost) holds crates/<LABEL>/ as written by
 generate.py; LABELs default to every crate there (this project's variants
-first, then rmcp, then rig). For each crate:
+first, then rmcp, rig and the no-macro baseline). For each crate:
 
 1. `cargo build` once, untimed, so that its dependencies are prebuilt (they are
    never rebuilt by what follows), then one untimed touch-and-build to warm
@@ -52,7 +52,7 @@ def describe(crate):
     first = (crate / "src" / "lib.rs").read_text().split("\n", 1)[0]
     _, sep, what = first.partition(": ")
     what = what.rstrip(".") if sep else "?"
-    return what if crate.name in ("rmcp", "rig") else f"{what} ({crate.name})"
+    return what if crate.name in ("rmcp", "rig", "plain") else f"{what} ({crate.name})"
 
 
 def run(cmd, cwd, env, capture=False):
@@ -72,7 +72,7 @@ def timed_build(crate, env):
 
 def default_labels(crates):
     present = sorted(p.name for p in crates.iterdir() if (p / "Cargo.toml").is_file())
-    others = [name for name in ("rmcp", "rig") if name in present]
+    others = [name for name in ("rmcp", "rig", "plain") if name in present]
     return [name for name in present if name not in others] + others
 
 

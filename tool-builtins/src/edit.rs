@@ -84,15 +84,12 @@ pub(crate) struct EditSpec {
     pub(crate) replace_all: bool,
 }
 
-/// Runs blocking file work on Tokio's blocking pool; a panic there becomes a failed result.
+/// Runs blocking file work through [`tool_core::run_blocking`]: a panic there
+/// becomes a `panicked` result whose message does not quote the panic.
 pub(crate) async fn run_blocking(f: impl FnOnce() -> ToolResult + Send + 'static) -> ToolResult {
-    match tokio::task::spawn_blocking(f).await {
-        Ok(r) => r,
-        Err(e) => ToolResult::error(
-            ErrorKind::Panicked,
-            format!("The file operation failed unexpectedly: {e}"),
-        ),
-    }
+    tool_core::run_blocking(f)
+        .await
+        .unwrap_or_else(ToolResult::from)
 }
 
 /// Applies `edits` in order, in memory, to the file at `path`; writes only

@@ -143,6 +143,7 @@ pub mod grep;
 pub mod list;
 mod proctree;
 pub mod search;
+pub mod skills;
 
 pub use edit::edit_file;
 pub use ledger::FileLedger;
@@ -160,6 +161,7 @@ pub use glob::glob_files;
 pub use grep::grep_content;
 pub use list::list_dir;
 pub use search::SearchConfig;
+pub use skills::{Skill, SkillSet};
 
 /// The names of the built-in tools, as registered.
 pub const TOOL_NAMES: &[&str] = &[

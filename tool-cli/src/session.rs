@@ -83,6 +83,7 @@ impl Session {
                 ctx = ctx.with_state(tool_builtins::FileLedger::persistent(file));
             }
         }
+        ctx = crate::skills::make_readable(ctx, common);
         if let Some(url) = &common.page_url {
             ctx = ctx.with_page_url(url.clone());
         }

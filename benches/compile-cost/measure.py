@@ -27,8 +27,9 @@ Builds run with CARGO_INCREMENTAL=0 and CARGO_PROFILE_DEV_DEBUG=line-tables-only
 (the development machine's settings) unless --cargo-defaults is given, which
 keeps the caller's environment (cargo's defaults: incremental, full debuginfo).
 
-Prints a Markdown table (median, min/max of the timed builds; lines and bytes
-of the expanded code) and the raw figures, and writes both as JSON to
+Prints a Markdown table (median, min/max of the timed builds' wall time; lines
+and bytes of the expanded code; median CPU time of cargo and rustc, user +
+system, which the machine's other load changes less than the wall time) and the raw figures, and writes both as JSON to
 DIR/results-<UTC time>.json.
 """
 
@@ -38,6 +39,7 @@ import json
 import os
 import pathlib
 import platform
+import resource
 import statistics
 import subprocess
 import sys
@@ -63,11 +65,18 @@ def run(cmd, cwd, env, capture=False):
     return proc.stdout
 
 
+def children_cpu():
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def timed_build(crate, env):
+    """(wall seconds, CPU seconds of cargo and rustc) of one touch-and-build."""
     (crate / "src" / "lib.rs").touch()
+    cpu = children_cpu()
     start = time.perf_counter()
     run(["cargo", "build", "-q", "--offline"], crate, env)
-    return time.perf_counter() - start
+    return time.perf_counter() - start, children_cpu() - cpu
 
 
 def default_labels(crates):
@@ -116,12 +125,14 @@ def main():
         timed_build(crates_dir / label, env)
 
     times = {label: [] for label in labels}
+    cpu = {label: [] for label in labels}
     for r in range(args.runs):
         order = labels[r % len(labels):] + labels[: r % len(labels)]
         for label in order:
-            seconds = timed_build(crates_dir / label, env)
+            seconds, cpu_seconds = timed_build(crates_dir / label, env)
             times[label].append(seconds)
-            print(f"round {r + 1}/{args.runs}: {label} {seconds:.2f} s", file=sys.stderr)
+            cpu[label].append(cpu_seconds)
+            print(f"round {r + 1}/{args.runs}: {label} {seconds:.2f} s ({cpu_seconds:.2f} s CPU)", file=sys.stderr)
     load_after = os.getloadavg()
 
     expanded = {}
@@ -159,18 +170,24 @@ def main():
         + ("cargo defaults" if args.cargo_defaults else "CARGO_INCREMENTAL=0, debug=line-tables-only")
     )
     print(f"\n{header}\n")
-    print("| macro | median incremental build (s) | min / max (s) | expanded lines | expanded bytes |")
-    print("| --- | ---: | ---: | ---: | ---: |")
+    print(
+        "| macro | median incremental build (s) | min / max (s) | expanded lines | expanded bytes "
+        "| median CPU time (s) |"
+    )
+    print("| --- | ---: | ---: | ---: | ---: | ---: |")
     for label in labels:
         t = times[label]
         name = describe(crates_dir / label)
         print(
             f"| {name} | {statistics.median(t):.2f} | {min(t):.2f} / {max(t):.2f} "
-            f"| {expanded[label]['lines']:,} | {expanded[label]['bytes']:,} |"
+            f"| {expanded[label]['lines']:,} | {expanded[label]['bytes']:,} "
+            f"| {statistics.median(cpu[label]):.2f} |"
         )
     print("\nraw (s, in round order):")
     for label in labels:
-        print(f"  {label}: {' '.join(f'{s:.2f}' for s in times[label])}  (no-op build {noop[label]:.2f})")
+        wall = " ".join(f"{s:.2f}" for s in times[label])
+        used = " ".join(f"{s:.2f}" for s in cpu[label])
+        print(f"  {label}: {wall}; CPU {used}; no-op build {noop[label]:.2f}")
 
     phases = ("macro_expand_crate", "type_check_crate", "MIR_borrow_checking", "codegen_crate", "LLVM_passes", "total")
     for label, text in passes.items():
@@ -193,6 +210,7 @@ def main():
         "load_after": load_after,
         "cargo_defaults": args.cargo_defaults,
         "times": times,
+        "cpu": cpu,
         "noop": noop,
         "expanded": expanded,
         "passes": passes,

@@ -13,6 +13,7 @@
 
 mod atomic;
 mod bash;
+mod bash_approval;
 mod bash_registry;
 mod edit;
 mod glob;

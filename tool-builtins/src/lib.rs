@@ -47,6 +47,7 @@
 //! | `glob_files` | [`glob`] | files by glob, newest first |
 //! | `grep_content` | [`grep`] | regex search with ripgrep's engine |
 //! | `list_dir` | [`list`] | a folder tree |
+//! | `skill` | [`skills`] | a skill's instructions, from `SKILL.md` folders (a runtime tool: [`SkillSet::tool`]) |
 //!
 //! Each is a `#[tool]` fn: linking this crate adds them to
 //! [`ToolRegistry::global`]; [`registry`] gives a registry of just these.
@@ -60,6 +61,8 @@
 //! - [`replace`]: the matching strategies of `edit_file` and `multi_edit`.
 //! - [`bash_policy`]: [`CommandPolicy`] and [`split_command`]: allow / ask /
 //!   deny on every segment of a compound command; substitutions need confirmation.
+//! - [`skills`]: [`SkillSet`], `SKILL.md` folders loaded with per-file
+//!   diagnostics, and the `skill` tool built from them.
 //! - [`search`]: what glob, grep and list share: the walker that stays in the
 //!   workspace, explicitly named paths versus ignore files, [`SearchConfig`].
 //! - Head/tail truncation with spill files lives in `tool_core::truncate`.
@@ -112,6 +115,8 @@
 //!   allocation for the per-call supervisor. `rustix` is smaller than `nix`,
 //!   talks to Linux without libc, and is already in the tree (through
 //!   `tempfile`).
+//! - `yaml-rust2`: the YAML front matter of `SKILL.md` files (see [`skills`]
+//!   for the choice among YAML crates).
 //! - `libc`: the calls of the supervisor that `rustix` has no stable
 //!   safe form for (`fork`, `_exit`, `signal(SIG_IGN)`, `close_range`),
 //!   made in the one function of the workspace allowed to use `unsafe`

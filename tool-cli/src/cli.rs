@@ -222,6 +222,21 @@ pub(crate) struct CommonOptions {
     #[arg(long, global = true, value_name = "FILE")]
     pub(crate) mcp_config: Option<PathBuf>,
 
+    /// Offer only the tools whose name matches PATTERN, where * matches any run of characters
+    /// (github__*, *_file); repeatable: a tool matching any of them is kept. Applies to list,
+    /// schema, call, batch and serve alike.
+    #[arg(long, global = true, value_name = "PATTERN")]
+    pub(crate) allow_tools: Vec<String>,
+
+    /// Leave out the tools whose name matches PATTERN (* as in --allow-tools); repeatable; wins
+    /// over --allow-tools.
+    #[arg(long, global = true, value_name = "PATTERN")]
+    pub(crate) deny_tools: Vec<String>,
+
+    /// Offer only the tools with this tag; repeatable: a tool with any of the tags is kept.
+    #[arg(long, global = true, value_name = "TAG")]
+    pub(crate) tags: Vec<String>,
+
     /// Folder of skills (DIR/<name>/SKILL.md); repeatable [default: the folders of
     /// $AGENT_TOOLS_SKILLS, separated by `:`]. Adds the `skill` tool, whose description lists
     /// the skills, and lets read_file read the files beside them.

@@ -230,7 +230,8 @@ fn execute(registry: &ToolRegistry, cli: Cli) -> Result<(), Failure> {
         }
         None => (tool_mcp::LiveRegistry::new(registry.clone()), None),
     };
-    let snapshot = live.snapshot();
+    let view = view_of(&live, &cli.common);
+    let snapshot = view.registry();
     let registry: &ToolRegistry = &snapshot;
     let mut take_runtime = || early_runtime.take().map_or_else(runtime, Ok);
     let stdout = io::stdout();
@@ -322,7 +323,7 @@ fn execute(registry: &ToolRegistry, cli: Cli) -> Result<(), Failure> {
                 (None, None) => stdio_runtime()?,
                 (Some(_), None) => runtime()?,
             };
-            let outcome = mcp::serve(live, &session, &runtime, access, page_size);
+            let outcome = mcp::serve(view, &session, &runtime, access, page_size);
             // A cancelled call's command may still be stopping on the
             // blocking pool (bash_command: SIGTERM, SIGKILL after its grace);
             // the runtime waits for it, within the shutdown timeout.
@@ -330,6 +331,35 @@ fn execute(registry: &ToolRegistry, cli: Cli) -> Result<(), Failure> {
             outcome
         }
     }
+}
+
+/// The view of `live` that `--allow-tools`, `--deny-tools` and `--tags`
+/// ask for (all of it without them). A pattern that matches no tool is
+/// reported on stderr, since it is most likely a typo.
+fn view_of(live: &tool_mcp::LiveRegistry, common: &cli::CommonOptions) -> tool_core::RegistryView {
+    let mut view = tool_core::RegistryView::new(live.clone());
+    let snapshot = live.snapshot();
+    for (option, patterns) in [
+        ("--allow-tools", &common.allow_tools),
+        ("--deny-tools", &common.deny_tools),
+    ] {
+        for p in patterns {
+            let pattern = tool_core::NamePattern::new(p.as_str());
+            if !snapshot.names().iter().any(|n| pattern.matches(n)) {
+                let _ = writeln!(io::stderr(), "warning: {option} `{p}` matches no tool");
+            }
+        }
+    }
+    if !common.allow_tools.is_empty() {
+        view = view.allow(common.allow_tools.iter().map(String::as_str));
+    }
+    if !common.deny_tools.is_empty() {
+        view = view.deny(common.deny_tools.iter().map(String::as_str));
+    }
+    if !common.tags.is_empty() {
+        view = view.tags(common.tags.iter().cloned());
+    }
+    view
 }
 
 /// The runtime for `tool serve` over stdio: one thread, timers and I/O.

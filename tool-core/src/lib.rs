@@ -88,15 +88,18 @@ mod execute;
 pub mod format;
 pub mod governance;
 mod into_result;
+pub mod live;
 mod memory;
 mod registry;
 mod result;
 mod schema;
+pub mod search;
 mod spec;
 #[cfg(feature = "tokens")]
 pub mod tokens;
 mod tool;
 pub mod truncate;
+pub mod view;
 
 #[doc(hidden)]
 #[path = "private.rs"]
@@ -112,12 +115,14 @@ pub use governance::secrets::{SecretStore, SecretStoreError};
 pub use governance::stats::{CallPhase, StatsOrder, ToolEvent, ToolObserver, ToolStatsSnapshot};
 pub use governance::url_pattern::{UrlPattern, UrlPatternError};
 pub use into_result::{IntoToolResult, run_blocking};
+pub use live::LiveRegistry;
 pub use memory::{OMITTED_OUTPUT, Rendering, ToolHistory};
 pub use registry::{DEFAULT_TIMEOUT, OnConflict, ToolRegistry};
 pub use result::{Attachment, ErrorKind, Image, NOTE_LIMIT, NOTES_SHOWN, ToolError, ToolResult};
 pub use spec::{DisplayName, SourceLocation, ToolKind, ToolSpec, is_valid_tool_name};
 pub use tokio_util::sync::CancellationToken;
 pub use tool::{Tool, ToolHandler};
+pub use view::{NamePattern, RegistryView, TOOL_SEARCH};
 
 /// Turns a free `async fn` or `fn` into a tool registered in the global registry.
 ///

@@ -93,6 +93,11 @@ pub struct ToolSpec {
     pub parameters: Value,
     /// Effect class for approval policies. Default [`ToolKind::Other`].
     pub kind: ToolKind,
+    /// Free-form labels (`"fs"`, `"git"`) for selecting tools
+    /// ([`RegistryView::tags`](crate::RegistryView::tags)) and for tool
+    /// search; in the order given, duplicates removed. Default empty.
+    #[serde(default)]
+    pub tags: Vec<String>,
     /// The tool does not change anything (MCP `readOnlyHint`). Default `false`.
     pub read_only: bool,
     /// The tool may destroy data (MCP `destructiveHint`). Default `false`.
@@ -137,6 +142,7 @@ impl ToolSpec {
             description: description.into(),
             parameters,
             kind: ToolKind::Other,
+            tags: Vec::new(),
             read_only: false,
             destructive: false,
             idempotent: false,
@@ -159,6 +165,18 @@ impl ToolSpec {
     #[must_use]
     pub fn with_kind(mut self, kind: ToolKind) -> Self {
         self.kind = kind;
+        self
+    }
+
+    /// Adds tags (see [`tags`](Self::tags)); a tag already present is not added again.
+    #[must_use]
+    pub fn with_tags(mut self, tags: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        for tag in tags {
+            let tag = tag.into();
+            if !self.tags.contains(&tag) {
+                self.tags.push(tag);
+            }
+        }
         self
     }
 

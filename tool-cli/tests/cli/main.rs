@@ -16,3 +16,4 @@ mod scale;
 mod schema;
 mod skills;
 mod support;
+mod views;

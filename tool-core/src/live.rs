@@ -1,13 +1,15 @@
-//! [`LiveRegistry`]: a registry that can change while it is being served.
+//! [`LiveRegistry`]: a registry that can change while it is being used.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, PoisonError, RwLock};
 
 use tokio::sync::watch;
-use tool_core::ToolRegistry;
 
-/// A [`ToolRegistry`] shared between an MCP server (or several sessions of
-/// one) and whoever changes it, with change notification.
+use crate::registry::ToolRegistry;
+
+/// A [`ToolRegistry`] shared between its users (an MCP server and its
+/// sessions, [`RegistryView`](crate::RegistryView)s, an agent loop) and
+/// whoever changes it, with a version number and change notification.
 ///
 /// Readers take a [`snapshot`](Self::snapshot) (an `Arc`, so a call in flight
 /// keeps the registry it started with); writers go through
@@ -22,6 +24,10 @@ use tool_core::ToolRegistry;
 /// [`unavailable_server_of`](Self::unavailable_server_of)). Imported tools
 /// are removed when their server goes away, and the server is recorded here.
 ///
+/// Every successful [`update`](Self::update) makes a new registry
+/// [`version`](Self::version) (0 for the registry it was built with), which
+/// views and the tool-search index use to rebuild only what changed.
+///
 /// Cheap to clone; clones share the registry.
 #[derive(Clone)]
 pub struct LiveRegistry {
@@ -29,7 +35,8 @@ pub struct LiveRegistry {
 }
 
 struct Inner {
-    current: RwLock<Arc<ToolRegistry>>,
+    /// The registry and its version (the number of updates so far).
+    current: RwLock<(Arc<ToolRegistry>, u64)>,
     version: watch::Sender<u64>,
     /// `<server>` prefix → why it is unavailable; at most
     /// [`MAX_UNAVAILABLE`] entries of at most [`MAX_REASON_LEN`] bytes.
@@ -49,7 +56,7 @@ impl LiveRegistry {
     pub fn new(registry: ToolRegistry) -> Self {
         Self {
             inner: Arc::new(Inner {
-                current: RwLock::new(Arc::new(registry)),
+                current: RwLock::new((Arc::new(registry), 0)),
                 version: watch::Sender::new(0),
                 unavailable: RwLock::new(BTreeMap::new()),
             }),
@@ -58,13 +65,29 @@ impl LiveRegistry {
 
     /// The registry as it is now.
     pub fn snapshot(&self) -> Arc<ToolRegistry> {
-        Arc::clone(
-            &self
-                .inner
-                .current
-                .read()
-                .unwrap_or_else(PoisonError::into_inner),
-        )
+        self.versioned().0
+    }
+
+    /// The registry as it is now with its version: the number of successful
+    /// [`update`](Self::update)s before it (0 for the registry the live
+    /// registry was built with). The two are read together, so the version
+    /// always belongs to that registry.
+    pub fn versioned(&self) -> (Arc<ToolRegistry>, u64) {
+        let slot = self
+            .inner
+            .current
+            .read()
+            .unwrap_or_else(PoisonError::into_inner);
+        (Arc::clone(&slot.0), slot.1)
+    }
+
+    /// The version of the registry as it is now (see [`versioned`](Self::versioned)).
+    pub fn version(&self) -> u64 {
+        self.inner
+            .current
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .1
     }
 
     /// Changes the registry with `change` (applied to a copy, swapped in
@@ -82,9 +105,9 @@ impl LiveRegistry {
             .current
             .write()
             .unwrap_or_else(PoisonError::into_inner);
-        let mut next = ToolRegistry::clone(&slot);
+        let mut next = ToolRegistry::clone(&slot.0);
         let out = change(&mut next)?;
-        *slot = Arc::new(next);
+        *slot = (Arc::new(next), slot.1 + 1);
         drop(slot);
         self.inner.version.send_modify(|v| *v += 1);
         Ok(out)
@@ -99,9 +122,9 @@ impl LiveRegistry {
     }
 
     /// How many [`subscribe`](Self::subscribe) receivers are alive now: with
-    /// [`McpServer`](crate::McpServer), one per open session of the
-    /// initialize era (and per `subscriptions/listen` stream), so a count
-    /// that stays up after the sessions end is a leak.
+    /// tool-mcp's `McpServer`, one per open session of the initialize era
+    /// (and per `subscriptions/listen` stream), so a count that stays up
+    /// after the sessions end is a leak.
     pub fn subscribers(&self) -> usize {
         self.inner.version.receiver_count()
     }

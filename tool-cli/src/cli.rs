@@ -11,7 +11,7 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand};
 use tool_core::format::Format;
 
-use crate::session::Approve;
+use crate::approve::Approve;
 
 const MAIN_EXAMPLES: &str = "\
 Examples:
@@ -218,6 +218,7 @@ pub(crate) struct CommonOptions {
 
     /// MCP servers whose tools join the built-ins, named <server>__<tool>: a .mcp.json file,
     /// {"mcpServers": {NAME: {"command", "args", "env"} | {"url"}}}. "disabled": true skips an entry;
+    /// "includeTools" / "excludeTools" (lists of the server's tool names, * allowed) choose its tools;
     /// a server that fails is reported and left out.
     #[arg(long, global = true, value_name = "FILE")]
     pub(crate) mcp_config: Option<PathBuf>,

@@ -54,7 +54,7 @@
 //! At start-up [`main`] removes environment variables whose names look like
 //! secrets (`*_KEY`, `*_TOKEN`, `*_PAT`, `*API_KEY*`, `*PASSWORD*`,
 //! `*_SECRET*`, `SECRET`, `TOKEN`, ...: the patterns `bash_command` uses,
-//! [`tool_builtins::bash::DEFAULT_SECRET_ENV_PATTERNS`]; also names
+//! [`tool_builtins::shell::DEFAULT_SECRET_ENV_PATTERNS`]; also names
 //! containing `CRED` or `AUTH`, though not the word `AUTHOR` as in
 //! `GIT_AUTHOR_NAME`; and `*_URL`, `*_URI` and `*_DSN` variables whose value
 //! carries a password, `scheme://user:password@host`) by re-executing
@@ -85,11 +85,13 @@
 //! system's temporary folder, files are created with `create_new`) and an RNG
 //! crate (a generated trace id needs to differ between runs, not to be secret).
 
+mod approve;
 mod args;
 mod base64;
 mod bash_policy;
 mod cli;
 mod commands;
+mod failure;
 #[cfg(feature = "fixtures")]
 mod fixtures;
 mod mcp;
@@ -109,7 +111,7 @@ use tool_core::ToolRegistry;
 use tool_core::format::OnRefusal;
 
 use crate::cli::{Cli, Command};
-use crate::commands::Failure;
+use crate::failure::Failure;
 use crate::session::Session;
 
 /// How long the program waits at exit for work a timed-out tool left behind.
@@ -129,7 +131,7 @@ const EXIT_USAGE: u8 = 2;
 ///
 /// Call it first thing in `fn main`, before any thread is started: when the
 /// environment holds secret-looking variables (names matching
-/// [`tool_builtins::bash::DEFAULT_SECRET_ENV_PATTERNS`], such as
+/// [`tool_builtins::shell::DEFAULT_SECRET_ENV_PATTERNS`], such as
 /// `GITHUB_TOKEN` or `DB_PASSWORD`; names containing `CRED` or `AUTH` but
 /// for the word `AUTHOR`; `*_URL`, `*_URI` and `*_DSN` whose value is a URL
 /// with `user:password@`), it re-executes the program without them,

@@ -12,10 +12,11 @@ use super::Pipeline;
 use super::call::{ToolCall, field_str, list_at};
 use super::error::{CallParseError, Rule, Violation};
 use super::lower::{self, Step};
+use super::provider::{Looser, Provider};
 use super::reply::{NO_OUTPUT, Reply};
 use super::validate;
 use super::walk::child_path;
-use crate::execute::ToolArgs;
+use crate::args::ToolArgs;
 use crate::spec::ToolSpec;
 
 const LIMITS: &str = "Anthropic docs, \"Structured outputs\" › \"JSON Schema limitations\"";
@@ -105,50 +106,25 @@ pub(crate) fn check_name(name: &str) -> Result<(), Violation> {
     super::openai::check_name(name).map_err(|v| Violation { rule: &NAME, ..v })
 }
 
-fn drop_root_meta(s: &mut Value) {
-    lower::drop_root_meta(s);
-}
+/// `merge_root_union` under this provider's root rule ([`ROOT`]), in both pipelines.
+const MERGE_ROOT_UNION: Step = Step {
+    name: "merge_root_union",
+    run: |s, _| lower::merge_root_union(s, &ROOT),
+};
 
 pub(crate) static PLAIN: Pipeline = Pipeline {
     check_name,
-    steps: &[
-        Step {
-            name: "drop_root_meta",
-            run: |s, _| {
-                drop_root_meta(s);
-                Ok(())
-            },
-        },
-        Step {
-            name: "merge_root_union",
-            run: |s, _| lower::merge_root_union(s, &ROOT),
-        },
-    ],
+    steps: &[lower::DROP_ROOT_META, MERGE_ROOT_UNION],
     validate: validate_plain,
 };
 
 pub(crate) static STRICT: Pipeline = Pipeline {
     check_name,
     steps: &[
-        Step {
-            name: "drop_root_meta",
-            run: |s, _| {
-                drop_root_meta(s);
-                Ok(())
-            },
-        },
-        Step {
-            name: "merge_root_union",
-            run: |s, _| lower::merge_root_union(s, &ROOT),
-        },
-        Step {
-            name: "fold_all_of",
-            run: |s, _| lower::fold_all_of(s),
-        },
-        Step {
-            name: "one_of_to_any_of",
-            run: |s, _| lower::one_of_to_any_of(s),
-        },
+        lower::DROP_ROOT_META,
+        MERGE_ROOT_UNION,
+        lower::FOLD_ALL_OF,
+        lower::ONE_OF_TO_ANY_OF,
         Step {
             name: "refuse_recursion",
             run: |s, _| lower::refuse_recursion(s, &STRICT_RECURSION),
@@ -298,3 +274,18 @@ pub(crate) fn result_block(call: &ToolCall, reply: &Reply<'_>) -> Value {
     }
     block
 }
+
+/// Anthropic Messages' table entry.
+pub(crate) static ANTHROPIC: Provider = Provider {
+    slug: "anthropic",
+    title: "Anthropic",
+    parameters_pointer: "/input_schema",
+    plain: Some(&PLAIN),
+    strict: Some(&STRICT),
+    render_tool: |spec, parameters, strict| tool(spec, &parameters, strict),
+    looser: Looser::NonStrict,
+    tool_list: Value::Array,
+    parse_calls: parse,
+    render_result: |call, reply| vec![result_block(call, reply)],
+    unrolled: None,
+};

@@ -10,8 +10,10 @@
 use serde_json::{Map, Value, json};
 
 use super::call::{ToolCall, field_str, list_at};
+use super::error::FallbackForm;
 use super::error::{CallParseError, Rule, Violation};
 use super::lower::{self, Ctx, Inline, InlineRules, Step};
+use super::provider::{Looser, Provider};
 use super::reply::Reply;
 use super::validate;
 use super::walk::{child_path, is_object_schema, required_of, walk_mut};
@@ -229,18 +231,10 @@ fn uppercase_types(schema: &mut Value) -> Result<(), Violation> {
     })
 }
 
-fn drop_root_meta(s: &mut Value, _: &Ctx) -> Result<(), Violation> {
-    lower::drop_root_meta(s);
-    Ok(())
-}
-
 pub(crate) static OPENAPI: Pipeline = Pipeline {
     check_name,
     steps: &[
-        Step {
-            name: "drop_root_meta",
-            run: drop_root_meta,
-        },
+        lower::DROP_ROOT_META,
         Step {
             name: "merge_root_union",
             run: |s, _| lower::merge_root_union(s, &ROOT),
@@ -249,26 +243,14 @@ pub(crate) static OPENAPI: Pipeline = Pipeline {
             name: "inline_refs",
             run: inline,
         },
-        Step {
-            name: "fold_all_of",
-            run: |s, _| lower::fold_all_of(s),
-        },
-        Step {
-            name: "one_of_to_any_of",
-            run: |s, _| lower::one_of_to_any_of(s),
-        },
+        lower::FOLD_ALL_OF,
+        lower::ONE_OF_TO_ANY_OF,
         Step {
             name: "refuse_unsupported",
             run: |s, _| lower::refuse_keywords(s, REFUSED, &KEYWORDS),
         },
-        Step {
-            name: "nullable_keyword",
-            run: |s, _| lower::nullable_keyword(s),
-        },
-        Step {
-            name: "const_to_enum",
-            run: |s, _| lower::const_to_enum(s),
-        },
+        lower::NULLABLE_KEYWORD,
+        lower::CONST_TO_ENUM,
         Step {
             name: "refuse_maps",
             run: |s, _| refuse_maps(s),
@@ -296,10 +278,7 @@ pub(crate) static OPENAPI: Pipeline = Pipeline {
 pub(crate) static JSON_SCHEMA: Pipeline = Pipeline {
     check_name,
     steps: &[
-        Step {
-            name: "drop_root_meta",
-            run: drop_root_meta,
-        },
+        lower::DROP_ROOT_META,
         Step {
             name: "merge_root_union",
             run: |s, _| lower::merge_root_union(s, &JSON_ROOT),
@@ -519,4 +498,41 @@ pub(crate) fn response_part(call: &ToolCall, reply: &Reply<'_>) -> Value {
         );
     }
     json!({"functionResponse": function_response})
+}
+
+/// Gemini's table entry (`parameters`, the OpenAPI subset).
+pub(crate) static GEMINI: Provider = Provider {
+    slug: "gemini",
+    title: "Gemini",
+    parameters_pointer: "/parameters",
+    plain: Some(&OPENAPI),
+    strict: None,
+    render_tool: |spec, parameters, _| declaration(spec, parameters),
+    looser: Looser::Format(Format::GeminiJsonSchema, FallbackForm::ParametersJsonSchema),
+    tool_list,
+    parse_calls: parse,
+    render_result: |call, reply| vec![response_part(call, reply)],
+    unrolled: Some(|n| Format::Gemini {
+        recursion: Recursion::Unroll(n),
+    }),
+};
+
+/// Gemini's table entry with `parametersJsonSchema`.
+pub(crate) static GEMINI_JSON_SCHEMA: Provider = Provider {
+    slug: "gemini-json-schema",
+    title: "Gemini (parametersJsonSchema)",
+    parameters_pointer: "/parametersJsonSchema",
+    plain: Some(&JSON_SCHEMA),
+    strict: None,
+    render_tool: |spec, parameters, _| json_schema_declaration(spec, &parameters),
+    looser: Looser::None,
+    tool_list,
+    parse_calls: parse,
+    render_result: |call, reply| vec![response_part(call, reply)],
+    unrolled: None,
+};
+
+/// The request's `tools` value: `[{"functionDeclarations": [...]}]`.
+fn tool_list(declarations: Vec<Value>) -> Value {
+    json!([{ "functionDeclarations": Value::Array(declarations) }])
 }

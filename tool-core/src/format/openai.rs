@@ -11,6 +11,7 @@ use serde_json::{Map, Value, json};
 use super::call::{ToolCall, arguments_of, field_str, list_at};
 use super::error::{CallParseError, Rule, Violation};
 use super::lower::{self, Step};
+use super::provider::{Looser, Provider};
 use super::reply::{Reply, data_url};
 use super::validate;
 use super::walk::{child_path, local_def_name, root_defs, walk};
@@ -129,46 +130,25 @@ pub(crate) fn check_name(name: &str) -> Result<(), Violation> {
     }
 }
 
+/// `merge_root_union` under this provider's root rule ([`ROOT`]), in both pipelines.
+const MERGE_ROOT_UNION: Step = Step {
+    name: "merge_root_union",
+    run: |s, _| lower::merge_root_union(s, &ROOT),
+};
+
 pub(crate) static PLAIN: Pipeline = Pipeline {
     check_name,
-    steps: &[
-        Step {
-            name: "drop_root_meta",
-            run: |s, _| {
-                lower::drop_root_meta(s);
-                Ok(())
-            },
-        },
-        Step {
-            name: "merge_root_union",
-            run: |s, _| lower::merge_root_union(s, &ROOT),
-        },
-    ],
+    steps: &[lower::DROP_ROOT_META, MERGE_ROOT_UNION],
     validate: validate_plain,
 };
 
 pub(crate) static STRICT: Pipeline = Pipeline {
     check_name,
     steps: &[
-        Step {
-            name: "drop_root_meta",
-            run: |s, _| {
-                lower::drop_root_meta(s);
-                Ok(())
-            },
-        },
-        Step {
-            name: "merge_root_union",
-            run: |s, _| lower::merge_root_union(s, &ROOT),
-        },
-        Step {
-            name: "fold_all_of",
-            run: |s, _| lower::fold_all_of(s),
-        },
-        Step {
-            name: "one_of_to_any_of",
-            run: |s, _| lower::one_of_to_any_of(s),
-        },
+        lower::DROP_ROOT_META,
+        MERGE_ROOT_UNION,
+        lower::FOLD_ALL_OF,
+        lower::ONE_OF_TO_ANY_OF,
         Step {
             name: "refuse_unsupported",
             run: |s, _| lower::refuse_keywords(s, STRICT_REFUSED, &STRICT_KEYWORDS),
@@ -177,10 +157,7 @@ pub(crate) static STRICT: Pipeline = Pipeline {
             name: "close_objects",
             run: |s, _| lower::close_objects(s, &STRICT_CLOSED),
         },
-        Step {
-            name: "require_all_properties",
-            run: |s, _| lower::require_all_properties(s),
-        },
+        lower::REQUIRE_ALL_PROPERTIES,
         Step {
             name: "keep_supported_keywords",
             run: |s, _| lower::keep_keywords(s, STRICT_ALLOWED),
@@ -189,10 +166,7 @@ pub(crate) static STRICT: Pipeline = Pipeline {
             name: "keep_supported_formats",
             run: |s, _| lower::filter_formats(s, strict_format),
         },
-        Step {
-            name: "isolate_refs",
-            run: |s, _| lower::isolate_refs(s),
-        },
+        lower::ISOLATE_REFS,
     ],
     validate: validate_strict,
 };
@@ -481,3 +455,33 @@ pub(crate) fn responses_result(call: &ToolCall, reply: &Reply<'_>) -> Value {
     };
     json!({"type": "function_call_output", "call_id": call.id, "output": output})
 }
+
+/// OpenAI Chat Completions' table entry.
+pub(crate) static CHAT: Provider = Provider {
+    slug: "openai-chat",
+    title: "OpenAI Chat Completions",
+    parameters_pointer: "/function/parameters",
+    plain: Some(&PLAIN),
+    strict: Some(&STRICT),
+    render_tool: |spec, parameters, strict| chat_tool(spec, &parameters, strict),
+    looser: Looser::NonStrict,
+    tool_list: Value::Array,
+    parse_calls: parse_chat,
+    render_result: chat_result,
+    unrolled: None,
+};
+
+/// OpenAI Responses' table entry.
+pub(crate) static RESPONSES: Provider = Provider {
+    slug: "openai-responses",
+    title: "OpenAI Responses",
+    parameters_pointer: "/parameters",
+    plain: Some(&PLAIN),
+    strict: Some(&STRICT),
+    render_tool: |spec, parameters, strict| responses_tool(spec, &parameters, strict),
+    looser: Looser::NonStrict,
+    tool_list: Value::Array,
+    parse_calls: parse_responses,
+    render_result: |call, reply| vec![responses_result(call, reply)],
+    unrolled: None,
+};

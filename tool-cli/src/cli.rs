@@ -212,8 +212,9 @@ pub(crate) struct CommonOptions {
     pub(crate) page_url: Option<String>,
 
     /// Folder for images and other binary output [default: a folder per trace id under the
-    /// system's temporary folder].
-    #[arg(long, global = true, value_name = "DIR")]
+    /// system's temporary folder]; or an image file name (.png, .jpg, .jpeg, .gif, .webp): the
+    /// first image is written to that file (replacing it) and its path printed, the rest beside it.
+    #[arg(long, global = true, value_name = "DIR|FILE")]
     pub(crate) out: Option<PathBuf>,
 
     /// MCP servers whose tools join the built-ins, named <server>__<tool>: a .mcp.json file,

@@ -24,7 +24,7 @@ use std::hash::Hasher;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
-use std::time::SystemTime;
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use tool_core::{ErrorKind, ToolContext, ToolError};
 
@@ -179,7 +179,18 @@ impl FileLedger {
             .and_then(|f| persisted::load(f).ok())
             .and_then(|map| map.get(path).copied());
         match (own, shared) {
-            (Some(a), Some(b)) => Some(if b.read_at > a.read_at { b } else { a }),
+            // Compared at the state file's precision (milliseconds): a stamp
+            // recorded by another process in the same millisecond as ours is
+            // the later write (every record is also written to the file).
+            (Some(a), Some(b)) => {
+                let ms = |s: &Stamp| {
+                    s.read_at
+                        .duration_since(UNIX_EPOCH)
+                        .unwrap_or_default()
+                        .as_millis()
+                };
+                Some(if ms(&b) >= ms(&a) { b } else { a })
+            }
             (a, b) => a.or(b),
         }
     }

@@ -24,6 +24,7 @@ mod list;
 mod multi_edit;
 mod patch;
 mod read;
+mod read_images;
 mod registry;
 mod util;
 mod workspace;

@@ -9,6 +9,7 @@
 
 use serde_json::{Map, Value, json};
 
+use super::attachments::{Admitted, Limits, Media};
 use super::call::{ToolCall, field_str, list_at};
 use super::error::FallbackForm;
 use super::error::{CallParseError, Rule, Violation};
@@ -453,14 +454,20 @@ pub(crate) fn parse(payload: &Value) -> Result<Vec<ToolCall>, CallParseError> {
 /// One `functionResponse` part: `response` is `{"output": …}` on success
 /// (structured output as JSON when the tool returned some) and
 /// `{"error": …, "output"?: …}` on failure, the keys the API documents;
-/// images go in the response's own `parts` as `inlineData`. The call's `id`
+/// images and PDFs go in the response's own `parts` as `inlineData` with
+/// their `mimeType` (media over [`MEDIA_LIMITS`] become notes). The call's `id`
 /// is echoed only when Gemini sent one.
 ///
 /// Notes ([`ToolResult::notes`](crate::ToolResult::notes)) end the text they
 /// belong with: the error message on failure, else the output text; with
 /// structured output they go in a `notes` string beside it.
-pub(crate) fn response_part(call: &ToolCall, reply: &Reply<'_>) -> Value {
-    let after = |text: &str| match &reply.notes {
+pub(crate) fn response_part(call: &ToolCall, reply: &Reply<'_>, admitted: &Admitted<'_>) -> Value {
+    let media_notes = (!admitted.notes.is_empty()).then(|| admitted.notes.join("\n"));
+    let notes = match (&reply.notes, &media_notes) {
+        (Some(a), Some(b)) => Some(format!("{a}\n{b}")),
+        (a, b) => a.clone().or_else(|| b.clone()),
+    };
+    let after = |text: &str| match &notes {
         None => text.to_owned(),
         Some(notes) if text.is_empty() => notes.clone(),
         Some(notes) => format!("{text}\n\n{notes}"),
@@ -476,7 +483,7 @@ pub(crate) fn response_part(call: &ToolCall, reply: &Reply<'_>) -> Value {
         None => match reply.structured {
             Some(value) => {
                 let mut r = json!({"output": value});
-                if let Some(notes) = &reply.notes {
+                if let Some(notes) = &notes {
                     r["notes"] = Value::String(notes.clone());
                 }
                 r
@@ -488,17 +495,35 @@ pub(crate) fn response_part(call: &ToolCall, reply: &Reply<'_>) -> Value {
     if !call.generated_id {
         function_response["id"] = Value::String(call.id.clone());
     }
-    if !reply.images.is_empty() {
+    if !admitted.media.is_empty() {
         function_response["parts"] = Value::Array(
-            reply
-                .images
+            admitted
+                .media
                 .iter()
-                .map(|image| json!({"inlineData": {"mimeType": image.media_type, "data": image.data}}))
+                .map(|media| {
+                    let (mime, data) = match media {
+                        Media::Image(image) => (image.media_type.as_str(), image.data.as_str()),
+                        Media::File(file, data) => (file.media_type.as_str(), *data),
+                    };
+                    json!({"inlineData": {"mimeType": mime, "data": data}})
+                })
                 .collect(),
         );
     }
     json!({"functionResponse": function_response})
 }
+
+/// What Gemini takes in a `functionResponse`: images (PNG, JPEG, WebP) and
+/// PDFs as `inlineData` parts, within the inline-data request limit.
+pub(crate) static MEDIA_LIMITS: Limits = Limits {
+    provider: "Gemini",
+    image_types: &["image/png", "image/jpeg", "image/webp"],
+    file_types: &["application/pdf"],
+    max_image: 20_000_000,
+    max_file: 20_000_000,
+    max_total: 20_000_000,
+    source: "Gemini API docs, \"Function calling\" › multimodal function responses: images (JPEG, PNG, WebP) and PDF documents as FunctionResponsePart inline data; \"Image understanding\" / \"File input methods\": inline data up to 20 MB per request",
+};
 
 /// Gemini's table entry (`parameters`, the OpenAPI subset).
 pub(crate) static GEMINI: Provider = Provider {
@@ -511,7 +536,10 @@ pub(crate) static GEMINI: Provider = Provider {
     looser: Looser::Format(Format::GeminiJsonSchema, FallbackForm::ParametersJsonSchema),
     tool_list,
     parse_calls: parse,
-    render_result: |call, reply| vec![response_part(call, reply)],
+    render_result: |call, reply, spent| {
+        let admitted = super::attachments::admit(reply, &MEDIA_LIMITS, spent);
+        vec![response_part(call, reply, &admitted)]
+    },
     unrolled: Some(|n| Format::Gemini {
         recursion: Recursion::Unroll(n),
     }),
@@ -528,7 +556,10 @@ pub(crate) static GEMINI_JSON_SCHEMA: Provider = Provider {
     looser: Looser::None,
     tool_list,
     parse_calls: parse,
-    render_result: |call, reply| vec![response_part(call, reply)],
+    render_result: |call, reply, spent| {
+        let admitted = super::attachments::admit(reply, &MEDIA_LIMITS, spent);
+        vec![response_part(call, reply, &admitted)]
+    },
     unrolled: None,
 };
 

@@ -23,7 +23,7 @@ pub(crate) static JSON: Provider = Provider {
     looser: Looser::None,
     tool_list: Value::Array,
     parse_calls: parse_json,
-    render_result: |call, reply| vec![result(call, reply)],
+    render_result: |call, reply, _| vec![result(call, reply)],
     unrolled: None,
 };
 

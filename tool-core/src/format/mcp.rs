@@ -176,7 +176,7 @@ pub(crate) static MCP: Provider = Provider {
     looser: Looser::None,
     tool_list: Value::Array,
     parse_calls: parse,
-    render_result: |_, reply| vec![call_tool_result(reply)],
+    render_result: |_, reply, _| vec![call_tool_result(reply)],
     unrolled: None,
 };
 

@@ -83,6 +83,7 @@ use crate::result::ToolResult;
 use crate::spec::ToolSpec;
 
 mod anthropic;
+mod attachments;
 mod call;
 mod error;
 mod gemini;
@@ -96,6 +97,7 @@ mod validate;
 mod walk;
 
 pub use crate::args::normalize_arguments;
+pub use attachments::render_results;
 pub use call::ToolCall;
 pub use error::{CallParseError, Fallback, FallbackForm, FormatError, RenderError, Rule};
 
@@ -564,21 +566,28 @@ pub(crate) fn render_all<'a>(
 /// images; see [`ToolResult::render`]). Returns what to append:
 ///
 /// - [`Format::OpenAiChat`]: messages: `{"role": "tool", "tool_call_id",
-///   "content"}`, then, if there are images, a `user` message with
-///   `image_url` parts (tool messages carry text only).
+///   "content"}`, then, if there are images or files, a `user` message with
+///   `image_url` / `file` parts (tool messages carry text only). Several
+///   results of one turn: [`render_results`], which puts the media of all of
+///   them in one `user` message after the last tool message.
 /// - [`Format::OpenAiResponses`]: one `function_call_output` input item;
-///   with images its `output` is a list of `input_text`/`input_image` parts.
-/// - [`Format::Anthropic`]: one `tool_result` content block (text and
-///   base64 `image` blocks, `is_error` on failure) for the next `user` message.
+///   with media its `output` is a list of `input_text`/`input_image`/`input_file` parts.
+/// - [`Format::Anthropic`]: one `tool_result` content block (text, base64
+///   `image` blocks and base64 `document` blocks for PDFs, `is_error` on
+///   failure) for the next `user` message.
 /// - [`Format::Gemini`] / [`Format::GeminiJsonSchema`]: one
 ///   `functionResponse` part (`response.output` / `response.error`, images
-///   as `inlineData` parts).
+///   and PDFs as `inlineData` parts with their MIME type).
 /// - [`Format::Mcp`]: one `CallToolResult` (`content`, `isError`,
 ///   `structuredContent` for JSON object results).
 /// - [`Format::Json`]: `{"id", "name", "content", "is_error"}`.
 ///
-/// An empty text becomes `(no output)` where providers need text. Title,
-/// attachments and metadata stay with the host.
+/// Inline attachments ([`Attachment::data`](crate::Attachment::data)) and
+/// images go to the model where the provider takes their media type and
+/// size (each provider's documented limits); one it cannot take is replaced
+/// by a text note after the output saying what it was, why, and where the
+/// file is, never dropped silently. An empty text becomes `(no output)` where
+/// providers need text. Title, metadata and on-disk-only attachments stay with the host.
 pub fn render_result(
     call: &ToolCall,
     result: &ToolResult,
@@ -586,7 +595,7 @@ pub fn render_result(
     rendering: Rendering,
 ) -> Vec<Value> {
     let reply = reply::reply(result, rendering);
-    (format.provider().0.render_result)(call, &reply)
+    (format.provider().0.render_result)(call, &reply, &mut 0)
 }
 
 #[cfg(test)]

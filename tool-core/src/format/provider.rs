@@ -34,7 +34,9 @@ pub(crate) struct Provider {
     /// Every tool call in a provider payload (see [`ToolCall::parse`]).
     pub(crate) parse_calls: fn(&Value) -> Result<Vec<ToolCall>, CallParseError>,
     /// The result message(s) answering one call.
-    pub(crate) render_result: fn(&ToolCall, &Reply<'_>) -> Vec<Value>,
+    /// The result message(s) of one call; the `usize` is the base64 characters
+    /// of media already admitted into the same request (see `attachments`).
+    pub(crate) render_result: fn(&ToolCall, &Reply<'_>, &mut usize) -> Vec<Value>,
     /// For a provider whose variant takes [`Recursion`]: the format that
     /// unrolls `n` levels (the slug `<slug>-unroll-<n>`).
     pub(crate) unrolled: Option<fn(u8) -> Format>,

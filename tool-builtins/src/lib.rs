@@ -48,6 +48,7 @@
 //! | `glob_files` | [`search::glob`] | files by glob, newest first |
 //! | `grep_content` | [`search::grep`] | regex search with ripgrep's engine |
 //! | `list_dir` | [`search::list`] | a folder tree |
+//! | `skill` | [`skills`] | a skill's instructions, from `SKILL.md` folders (a runtime tool: [`SkillSet::tool`]) |
 //!
 //! Each is a `#[tool]` fn: linking this crate adds them to
 //! [`ToolRegistry::global`]; [`registry`] gives a registry of just these.
@@ -69,6 +70,8 @@
 //!   share: the walker that stays in the workspace, explicitly named paths
 //!   versus ignore files, [`SearchConfig`], the parallel top-K collector.
 //! - [`patch`]: `apply_patch`: the grammar apart from plan/apply/rollback.
+//! - [`skills`]: [`SkillSet`], `SKILL.md` folders loaded with per-file
+//!   diagnostics, and the `skill` tool built from them.
 //! - Head/tail truncation with spill files lives in `tool_core::truncate`.
 //!
 //! What may import what (checked on the `use crate::` lines): the tools and
@@ -147,6 +150,8 @@
 //!   allocation for the per-call supervisor. `rustix` is smaller than `nix`,
 //!   talks to Linux without libc, and is already in the tree (through
 //!   `tempfile`).
+//! - `yaml-rust2`: the YAML front matter of `SKILL.md` files (see [`skills`]
+//!   for the choice among YAML crates).
 //! - `libc`: the calls of the supervisor that `rustix` has no stable
 //!   safe form for (`fork`, `_exit`, `signal(SIG_IGN)`, `close_range`),
 //!   made in the one function of the workspace allowed to use `unsafe`

@@ -399,6 +399,17 @@ async fn unknown_name_lists_the_skills_with_a_suggestion() {
         error.message,
         "No skill named `pdf-form`. Did you mean `pdf-forms`? Skills: pdf-forms, release-notes."
     );
+    // The name is taken as sent: no trimming, no case folding.
+    let result = registry
+        .execute("skill", json!({"name": " pdf-forms"}), &ctx)
+        .await;
+    assert!(
+        result
+            .error
+            .unwrap()
+            .message
+            .starts_with("No skill named ` pdf-forms`. Did you mean `pdf-forms`?")
+    );
     let result = registry.execute("skill", json!({"name": 3}), &ctx).await;
     assert_eq!(result.error.unwrap().kind, ErrorKind::InvalidArguments);
 }

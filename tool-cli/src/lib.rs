@@ -4,7 +4,8 @@
 //! a self-contained command with JSON output.
 //!
 //! ```text
-//! tool list [--json]
+//! tool list [--json] [--tokens]
+//! tool skills [--json]             (with --skills-dir DIR or $AGENT_TOOLS_SKILLS)
 //! tool schema [NAME...] [--format json|openai|openai-strict|anthropic|gemini|mcp|...] [--no-fallback]
 //! tool call NAME [ARGS_JSON] [--key=value ...]
 //! tool batch < calls.jsonl
@@ -44,7 +45,9 @@
 //! [`FileLedger`](tool_builtins::FileLedger) (one for the whole run, so
 //! `tool batch` keeps the read-before-write rule across lines); a
 //! [`tool_core::ApprovalPolicy`] as approver for `--approve` (also the named
-//! value `approval_policy`); and with `--secrets`, a [`tool_core::SecretStore`].
+//! value `approval_policy`); with `--secrets`, a [`tool_core::SecretStore`];
+//! and with `--skills-dir` the skills folders as read-only roots of the
+//! workspace (the `skill` tool then joins the registry).
 //!
 //! # Secrets in the environment
 //!

@@ -20,11 +20,10 @@ use crate::search::{
 
 /// Finds files whose path matches a glob pattern, newest first.
 ///
-/// Works with any codebase size. Patterns like `**/*.rs` or `src/**/*.ts`; a
-/// pattern without `/` (`*.md`) matches file names at any depth. Returns
-/// absolute paths, one per line, sorted by modification time (newest first),
-/// at most 100. Hidden files are included; files excluded by `.gitignore` are
-/// skipped unless the pattern or path names them explicitly.
+/// Patterns like `**/*.rs` or `src/**/*.ts`; one without `/` (`*.md`) matches
+/// file names at any depth. Returns absolute paths, one per line, by
+/// modification time, at most 100. Hidden files are included; files excluded
+/// by `.gitignore` are skipped unless the pattern or path names them.
 ///
 /// # Arguments
 /// * `pattern` - The glob pattern to match files against.

@@ -18,17 +18,15 @@ use crate::fs::workspace::{Workspace, workspace_of};
 use crate::search::glob::search_folder;
 use crate::search::{self, GlobFilter, SearchConfig, TopK};
 
-/// Lists the files of a folder as a tree: folders first, then files, sorted.
+/// Lists a folder as a tree, folders first.
 ///
-/// Leaves out version control, dependency, build and cache folders
-/// (`.git`, `node_modules`, `target`, `dist`, `__pycache__`, `.venv`, …) and
-/// files excluded by `.gitignore`. Shows at most 100 files. Prefer
-/// `glob_files` and `grep_content` when you know what you are looking for.
+/// Skips `.gitignore`d files and VCS, dependency, build and cache folders
+/// (`.git`, `node_modules`, …). At most 100 files. For known names or text
+/// use `glob_files`/`grep_content`.
 ///
 /// # Arguments
-/// * `path` - The folder to list, relative to the workspace root or absolute
-///   (default: the workspace root).
-/// * `ignore` - Extra glob patterns to leave out (e.g. `*.lock`, `docs/**`).
+/// * `path` - Folder to list (default: workspace root).
+/// * `ignore` - Extra glob patterns to skip.
 #[tool(kind = "read", read_only, idempotent, concurrency_safe)]
 pub fn list_dir(
     path: Option<String>,

@@ -39,7 +39,7 @@ fn description(set: &SkillSet) -> String {
 }
 
 pub(super) fn build(set: &SkillSet) -> Result<Tool, tool_core::RegistryError> {
-    let spec = ToolSpec::new(
+    let mut spec = ToolSpec::new(
         TOOL_NAME,
         description(set),
         json!({
@@ -53,6 +53,8 @@ pub(super) fn build(set: &SkillSet) -> Result<Tool, tool_core::RegistryError> {
     )
     .with_kind(ToolKind::Read)
     .read_only();
+    spec.idempotent = true;
+    spec.concurrency_safe = true;
     let set = Arc::new(set.clone());
     Tool::new(spec, move |args: Map<String, Value>, ctx: ToolContext| {
         let set = Arc::clone(&set);
@@ -67,7 +69,7 @@ fn call(set: &SkillSet, args: &Map<String, Value>, ctx: &ToolContext) -> ToolRes
             "`name` must be a string: the name of a listed skill.",
         );
     };
-    let Some(skill) = set.get(name.trim()) else {
+    let Some(skill) = set.get(name) else {
         return unknown(set, name);
     };
     let ws = ctx.state::<Workspace>();

@@ -220,3 +220,38 @@ fn list_tokens_shows_each_format_and_a_total() {
     assert_eq!(read["mcp"].to_string(), row[4]);
     assert!(read["openai"].as_u64().expect("count") > 50);
 }
+
+/// opencode's tool definitions measured the same way (OpenAI Chat
+/// rendering, `o200k_base`); how they were measured is in TOKENS.md. Ours
+/// must not be larger (issue 14, part 4).
+const OPENCODE_OPENAI_TOKENS: &[(&str, &str, u64)] = &[
+    ("read_file", "read", 420),
+    ("write_file", "write", 219),
+    ("edit_file", "edit", 421),
+    ("multi_edit", "multiedit", 761),
+    ("bash_command", "bash", 2422),
+    ("glob_files", "glob", 180),
+    ("grep_content", "grep", 312),
+    ("list_dir", "list", 144),
+    ("apply_patch", "apply_patch", 346),
+];
+
+#[test]
+fn builtin_schemas_are_no_larger_than_opencode() {
+    let out = run(["list", "--tokens", "--json"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let value: Value = serde_json::from_str(&stdout(&out)).expect("JSON");
+    let tools = value["tools"].as_array().expect("tools");
+    let mut over = Vec::new();
+    for (ours, theirs, budget) in OPENCODE_OPENAI_TOKENS {
+        let row = tools
+            .iter()
+            .find(|t| t["name"] == *ours)
+            .unwrap_or_else(|| panic!("{ours} is listed"));
+        let n = row["openai"].as_u64().expect("a count");
+        if n > *budget {
+            over.push(format!("{ours}: {n} tokens, opencode's {theirs}: {budget}"));
+        }
+    }
+    assert!(over.is_empty(), "schemas over budget: {over:#?}");
+}

@@ -84,8 +84,8 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError, Weak};
 use serde_json::{Map, Value, json};
 use tokio::sync::watch;
 
-use crate::context::ToolContext;
 use crate::args::ToolArgs;
+use crate::context::ToolContext;
 use crate::format::{
     Format, OnRefusal, RenderError, ToolCall, ToolSchemas, render_tool_with_fallback,
 };

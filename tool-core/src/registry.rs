@@ -388,7 +388,7 @@ impl ToolRegistry {
     }
 }
 
-/// Provider renderings of the tool list (the rendering itself is [`format`]'s).
+/// Provider renderings of the tool list (the rendering itself is [`format`](mod@format)'s).
 impl ToolRegistry {
     /// Every tool rendered for `format`, in name order, as the request's tool
     /// list (see [`ToolSchemas`]), each in the strictest form it can take

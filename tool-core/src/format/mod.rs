@@ -190,7 +190,7 @@ pub enum Recursion {
     Unroll(u8),
 }
 
-/// What a registry rendering ([`ToolRegistry::schemas_with`]) does with a
+/// What a registry rendering ([`ToolRegistry::schemas_with`](crate::ToolRegistry::schemas_with)) does with a
 /// tool that cannot take the strictest form of the format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 #[non_exhaustive]

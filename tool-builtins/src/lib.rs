@@ -39,6 +39,7 @@
 //! | tool | module | what it does |
 //! | --- | --- | --- |
 //! | `read_file` | [`read`] | numbered window of a text file (streamed), a folder's entries, an image |
+//! | `read_images` | [`media`] | several images as one numbered grid, or each scaled on its own |
 //! | `write_file` | [`write`](mod@write) | a whole file, verbatim; read-before-write for existing files |
 //! | `edit_file` | [`edit`] | one replacement, located by the strategies of [`fs::replace`] |
 //! | `multi_edit` | [`multi_edit`](mod@multi_edit) | several replacements in one file, all or nothing |
@@ -111,6 +112,14 @@
 //!   replacement characters; the detector and converter Firefox uses.
 //!   `encoding_rs`'s streaming decoder also validates UTF-8 read in chunks.
 //! - `base64`: images returned to the model are base64 in [`tool_core::Image`].
+//! - `image` (features `png`, `jpeg`, `gif`, `webp`, `bmp` only; no default
+//!   features, so no AVIF/TIFF/EXR codecs or `rayon`): decoding with
+//!   allocation limits, area-sampled downscaling and PNG/JPEG encoding for
+//!   `read_images` and `read_file`'s images; the maintained pure-Rust codecs
+//!   (zune-jpeg, png, image-webp), so no hand-written decoder and no C library.
+//! - `ab_glyph`: rasterises the index digits of a `read_images` grid from the
+//!   bundled DejaVu Sans Mono Bold subset (digits only, 2 KiB, Bitstream Vera
+//!   licence in `assets/fonts/LICENSE`); small, no system font lookup.
 //! - `memchr`: fast line counting when streaming a window out of a huge file.
 //! - `strsim`: edit distance for the block-anchor matching of `edit_file`
 //!   (already a `tool-core` dependency).
@@ -152,6 +161,7 @@ use tool_core::{OnConflict, Tool, ToolContext, ToolRegistry};
 pub mod edit;
 mod error;
 pub mod fs;
+pub mod media;
 pub mod multi_edit;
 pub mod patch;
 pub mod read;
@@ -165,6 +175,7 @@ pub use edit::edit_file;
 pub use fs::changes::{Change, ChangeLog, SnapshotHook, Snapshots};
 pub use fs::ledger::FileLedger;
 pub use fs::workspace::{PathError, Workspace};
+pub use media::{ImageLayout, read_images};
 pub use multi_edit::{Edit, multi_edit};
 pub use patch::apply_patch;
 pub use read::{ReadOptions, read_file};
@@ -189,6 +200,7 @@ pub const TOOL_NAMES: &[&str] = &[
     "list_dir",
     "multi_edit",
     "read_file",
+    "read_images",
     "write_file",
 ];
 

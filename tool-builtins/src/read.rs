@@ -61,8 +61,8 @@ const CHUNK_BYTES: usize = 64 * 1024;
 /// Text comes back as numbered lines (`N: text`), 1-based, starting at
 /// `offset` (default 1) for at most `limit` lines (default 2000); very long
 /// lines are cut. The footer says whether the file ended or which `offset`
-/// continues. Images (png, jpeg, gif, webp) come back as images; folders list
-/// their entries. Read a file before editing or overwriting it.
+/// continues. Images (png, jpeg, gif, webp, bmp) come back as images, scaled
+/// to a long side of at most 1568 px; folders list their entries. Read a file before editing or overwriting it.
 ///
 /// # Arguments
 /// * `file_path` - Path of the file or folder (relative to the workspace root, or absolute).
@@ -240,6 +240,7 @@ fn media_type(path: &Path) -> Option<&'static str> {
         "jpg" | "jpeg" => "image/jpeg",
         "gif" => "image/gif",
         "webp" => "image/webp",
+        "bmp" => "image/bmp",
         "pdf" => "application/pdf",
         _ => return None,
     })
@@ -268,23 +269,71 @@ fn read_media(
     if let Some(l) = ledger {
         l.record(path, Stamp::new(meta, ContentHasher::hash(&bytes)));
     }
-    let data = base64::engine::general_purpose::STANDARD.encode(&bytes);
     let name = path
         .file_name()
         .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
-    let base = ToolResult::ok(if media == "application/pdf" {
-        "PDF read successfully"
-    } else {
-        "Image read successfully"
-    })
-    .with_metadata("truncated", false)
-    .with_metadata("media_type", media)
-    .with_metadata("bytes", bytes.len());
     if media.starts_with("image/") {
-        base.with_image(Image::new(media, data))
-    } else {
-        base.with_attachment(Attachment::inline(name, media, data))
+        return read_image(path, bytes);
     }
+    let data = base64::engine::general_purpose::STANDARD.encode(&bytes);
+    let shown = path.display();
+    ToolResult::ok("PDF read successfully")
+        .with_metadata("truncated", false)
+        .with_metadata("media_type", media)
+        .with_metadata("bytes", bytes.len())
+        .with_long_term_memory(format!(
+            "[PDF {shown} ({} bytes) shown on an earlier turn and left out of the history; read it again to see it]",
+            bytes.len()
+        ))
+        .output_once()
+        .with_attachment(Attachment {
+            name,
+            media_type: media.to_owned(),
+            path: Some(path.display().to_string()),
+            data: Some(data),
+        })
+}
+
+/// One image for the model, scaled to a long side of at most
+/// [`MAX_LONG_SIDE`](crate::media::MAX_LONG_SIDE) px (the file as it is when
+/// it fits and is PNG, JPEG, GIF or WebP; see `media::decode::fit_single`).
+fn read_image(path: &Path, bytes: Vec<u8>) -> ToolResult {
+    let len = bytes.len();
+    let fitted = match crate::media::decode::fit_single(bytes, false) {
+        Ok(f) => f,
+        Err(e) => {
+            return ToolResult::failed(format!("Cannot read image {}: {e}", path.display()));
+        }
+    };
+    let mut text = "Image read successfully".to_owned();
+    if fitted.resized() {
+        text.push_str(&format!(
+            " (scaled from {}×{} to {}×{} px)",
+            fitted.original_width, fitted.original_height, fitted.width, fitted.height
+        ));
+    }
+    ToolResult::ok(text)
+        .with_metadata("truncated", false)
+        .with_metadata("media_type", fitted.media_type)
+        .with_metadata("bytes", len)
+        .with_metadata("width", fitted.width)
+        .with_metadata("height", fitted.height)
+        .with_metadata("original_width", fitted.original_width)
+        .with_metadata("original_height", fitted.original_height)
+        .with_long_term_memory(format!(
+            "[image {} ({}×{} px) shown on an earlier turn and left out of the history; read it again to see it]",
+            path.display(),
+            fitted.original_width,
+            fitted.original_height
+        ))
+        .output_once()
+        .with_image(
+            Image::new(
+                fitted.media_type,
+                base64::engine::general_purpose::STANDARD.encode(&fitted.bytes),
+            )
+            .with_path(path.display().to_string()),
+        )
 }
 
 /// Why a text read failed.

@@ -4,7 +4,7 @@
 use std::io::Read;
 
 use serde_json::{Map, Value};
-use tool_core::governance::repair::takes_only_text;
+use tool_core::args::{json_kind, takes_only_text};
 
 /// Builds the arguments object from the words after the tool name.
 ///
@@ -126,22 +126,11 @@ fn parse_object(text: &str) -> Result<Map<String, Value>, String> {
         Ok(Value::Object(map)) => Ok(map),
         Ok(other) => Err(format!(
             "the arguments must be one JSON object such as '{{\"file_path\": \"a.txt\"}}', not {}",
-            kind(&other)
+            json_kind(&other)
         )),
         Err(e) => Err(format!(
             "the arguments are not valid JSON ({e}); write one JSON object such as '{{\"file_path\": \"a.txt\"}}', or use --key=value pairs"
         )),
-    }
-}
-
-fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 

@@ -11,7 +11,7 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand};
 use tool_core::format::Format;
 
-use crate::session::Approve;
+use crate::approve::Approve;
 
 const MAIN_EXAMPLES: &str = "\
 Examples:
@@ -212,12 +212,14 @@ pub(crate) struct CommonOptions {
     pub(crate) page_url: Option<String>,
 
     /// Folder for images and other binary output [default: a folder per trace id under the
-    /// system's temporary folder].
-    #[arg(long, global = true, value_name = "DIR")]
+    /// system's temporary folder]; or an image file name (.png, .jpg, .jpeg, .gif, .webp): the
+    /// first image is written to that file (replacing it) and its path printed, the rest beside it.
+    #[arg(long, global = true, value_name = "DIR|FILE")]
     pub(crate) out: Option<PathBuf>,
 
     /// MCP servers whose tools join the built-ins, named <server>__<tool>: a .mcp.json file,
     /// {"mcpServers": {NAME: {"command", "args", "env"} | {"url"}}}. "disabled": true skips an entry;
+    /// "includeTools" / "excludeTools" (lists of the server's tool names, * allowed) choose its tools;
     /// a server that fails is reported and left out.
     #[arg(long, global = true, value_name = "FILE")]
     pub(crate) mcp_config: Option<PathBuf>,

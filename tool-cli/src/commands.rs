@@ -8,26 +8,8 @@ use tool_core::{ErrorKind, ToolArgs, ToolRegistry, ToolResult};
 
 use crate::args;
 use crate::render::{self, OutDir};
+use crate::failure::Failure;
 use crate::session::Session;
-
-/// How a command ended.
-#[derive(Debug)]
-pub(crate) enum Failure {
-    /// The command line asked for something impossible: exit 2, message on stderr.
-    Usage(String),
-    /// The tool returned an error (already printed): exit 1.
-    ToolError,
-    /// The tool rejected its arguments (already printed): exit 2, message on stderr.
-    InvalidArguments(String),
-    /// Reading input or writing output failed: exit 1, message on stderr.
-    Io(io::Error),
-}
-
-impl From<io::Error> for Failure {
-    fn from(e: io::Error) -> Self {
-        Self::Io(e)
-    }
-}
 
 /// `tool list [--json]`.
 pub(crate) fn list(

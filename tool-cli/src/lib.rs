@@ -82,11 +82,13 @@
 //! system's temporary folder, files are created with `create_new`) and an RNG
 //! crate (a generated trace id needs to differ between runs, not to be secret).
 
+mod approve;
 mod args;
 mod base64;
 mod bash_policy;
 mod cli;
 mod commands;
+mod failure;
 #[cfg(feature = "fixtures")]
 mod fixtures;
 mod mcp;
@@ -106,7 +108,7 @@ use tool_core::ToolRegistry;
 use tool_core::format::OnRefusal;
 
 use crate::cli::{Cli, Command};
-use crate::commands::Failure;
+use crate::failure::Failure;
 use crate::session::Session;
 
 /// How long the program waits at exit for work a timed-out tool left behind.

@@ -8,7 +8,7 @@ use std::path::Path;
 use tool_core::ToolRegistry;
 use tool_mcp::{HttpAccess, LiveRegistry, McpServer};
 
-use crate::commands::Failure;
+use crate::failure::Failure;
 use crate::session::Session;
 
 /// Connects to every server of the `.mcp.json` file at `path` and imports

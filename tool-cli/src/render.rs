@@ -79,8 +79,11 @@ pub(crate) struct OutDir {
 }
 
 enum Place {
-    /// `--out`.
+    /// `--out DIR`.
     Explicit(PathBuf),
+    /// `--out FILE.png` (or `.jpg`, `.jpeg`, `.gif`, `.webp`): the first
+    /// image goes to that file, the rest of the output beside it.
+    File(PathBuf),
     /// The trace's folder name under `<private dir>/out`.
     PerTrace(String),
 }
@@ -90,9 +93,32 @@ impl OutDir {
     pub(crate) fn new(explicit: Option<&Path>, trace_id: &str) -> Self {
         let place = explicit.map_or_else(
             || Place::PerTrace(tool_core::truncate::trace_folder_name(Some(trace_id))),
-            |p| Place::Explicit(p.to_path_buf()),
+            |p| {
+                if is_image_file_name(p) && !p.is_dir() {
+                    Place::File(p.to_path_buf())
+                } else {
+                    Place::Explicit(p.to_path_buf())
+                }
+            },
         );
         Self { place }
+    }
+
+    /// Writes the first image of a result to the `--out FILE` named, replacing
+    /// a file already there; `None` when `--out` is not a file name.
+    fn write_image_file(&self, bytes: &[u8]) -> Option<io::Result<PathBuf>> {
+        let Place::File(file) = &self.place else {
+            return None;
+        };
+        Some(self.ensure().and_then(|dir| {
+            let name = file
+                .file_name()
+                .ok_or_else(|| io::Error::other("--out names no file"))?;
+            let target = dir.join(name);
+            let mut f = File::create(&target)?;
+            write_all(&mut f, bytes)?;
+            Ok(target)
+        }))
     }
 
     /// The folder, created (and, per trace, checked) now.
@@ -100,6 +126,14 @@ impl OutDir {
         match &self.place {
             Place::Explicit(dir) => {
                 std::fs::create_dir_all(dir)?;
+                dir.canonicalize()
+            }
+            Place::File(file) => {
+                let dir = match file.parent() {
+                    Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+                    _ => PathBuf::from("."),
+                };
+                std::fs::create_dir_all(&dir)?;
                 dir.canonicalize()
             }
             Place::PerTrace(name) => {
@@ -183,7 +217,7 @@ pub(crate) fn render<'a>(
             .images
             .iter()
             .enumerate()
-            .map(|(i, image)| save_image(image, &format!("{prefix}-image-{}", i + 1), out))
+            .map(|(i, image)| save_image(image, &format!("{prefix}-image-{}", i + 1), out, i == 0))
             .collect(),
         attachments: result
             .attachments
@@ -193,12 +227,25 @@ pub(crate) fn render<'a>(
     }
 }
 
-fn save_image(image: &Image, stem: &str, out: &OutDir) -> SavedImage {
+/// `.png`, `.jpg`, `.jpeg`, `.gif` or `.webp`: `--out` names the image file itself.
+fn is_image_file_name(path: &Path) -> bool {
+    path.extension().and_then(|e| e.to_str()).is_some_and(|e| {
+        ["png", "jpg", "jpeg", "gif", "webp"].contains(&e.to_ascii_lowercase().as_str())
+    })
+}
+
+fn save_image(image: &Image, stem: &str, out: &OutDir, first: bool) -> SavedImage {
     let name = format!("{stem}.{}", extension(&image.media_type));
     let saved = base64::decode(&image.data)
         .map_err(|e| format!("the image is not valid base64 ({e})"))
         .and_then(|bytes| {
-            out.write_new(&name, &bytes)
+            let to_file = if first {
+                out.write_image_file(&bytes)
+            } else {
+                None
+            };
+            let written = to_file.unwrap_or_else(|| out.write_new(&name, &bytes));
+            written
                 .map(|p| (p, bytes.len()))
                 .map_err(|e| format!("cannot write the image: {e}"))
         });

@@ -10,7 +10,7 @@ use tool_builtins::skills::SkillSet;
 use tool_core::{OnConflict, ToolContext, ToolRegistry};
 
 use crate::cli::CommonOptions;
-use crate::commands::Failure;
+use crate::failure::Failure;
 
 /// The environment variable naming skills folders when no `--skills-dir` is
 /// given: folders separated as in `PATH` (`:` on Unix).

@@ -7,7 +7,7 @@ use serde_json::{Map, Value, json};
 use tool_core::ToolRegistry;
 use tool_core::tokens::{ENCODING, PROVIDER_FORMATS, schema_tokens};
 
-use crate::commands::Failure;
+use crate::failure::Failure;
 
 /// Prints a table (name, one column per format, a `total` row) or, with
 /// `json`, `{"encoding", "tools": [{"name", FORMAT: n, ...}], "total": {...}}`.

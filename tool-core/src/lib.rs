@@ -81,15 +81,18 @@
 //!   on stable Rust, with shrinking to a minimal failing input; the most
 //!   used property-testing crate, no nightly toolchain needed.
 
+pub mod args;
 mod context;
 mod docs;
 mod error;
 mod execute;
 pub mod format;
+mod future;
 pub mod governance;
 mod into_result;
 pub mod live;
 mod memory;
+pub mod meta;
 mod registry;
 mod result;
 mod schema;
@@ -105,12 +108,11 @@ pub mod view;
 #[path = "private.rs"]
 pub mod __private;
 
+pub use args::{ArgumentRepair, RepairKind, ToolArgs};
 pub use context::{Progress, ProgressSink, State, ToolContext};
 pub use error::RegistryError;
-pub use execute::ToolArgs;
 pub use format::{Format, ToolCall};
 pub use governance::approval::{ApprovalDecision, ApprovalPolicy, ApprovalRequest, Approver};
-pub use governance::repair::ArgumentRepair;
 pub use governance::secrets::{SecretStore, SecretStoreError};
 pub use governance::stats::{CallPhase, StatsOrder, ToolEvent, ToolObserver, ToolStatsSnapshot};
 pub use governance::url_pattern::{UrlPattern, UrlPatternError};

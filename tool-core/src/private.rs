@@ -8,9 +8,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 use std::fmt::Display;
-use std::future::Future;
 use std::marker::PhantomData;
-use std::pin::Pin;
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -21,12 +19,17 @@ pub use schemars;
 pub use serde;
 pub use serde_json;
 
+use std::sync::Arc;
+
+use crate::args::messages;
+use crate::args::schema::ParamTypes;
 use crate::context::{State, ToolContext};
+use crate::governance::secrets;
 use crate::result::{ErrorKind, ToolError, ToolResult};
 pub use crate::spec::ToolKind;
 
 /// A boxed, sendable future: what a generated call shim returns.
-pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
+pub use crate::future::BoxFuture;
 
 /// Builds the JSON Schema of one parameter type with the registry's generator
 /// (`$ref`s land in the generator's definitions).
@@ -152,25 +155,28 @@ pub struct StaticDisplay {
     pub params: &'static [(&'static str, &'static str)],
 }
 
-/// The state of one call while the shim extracts its arguments.
+/// The state of one call while the shim extracts its arguments. The
+/// pipeline has already dropped what the model sent for hidden parameters
+/// (`execute`'s strip-hidden stage), so what is left is the model's.
 pub struct Invocation {
     def: &'static StaticTool,
+    types: Arc<ParamTypes>,
     args: Map<String, Value>,
     ctx: ToolContext,
-    ignored_hidden: Vec<String>,
 }
 
 impl Invocation {
     pub(crate) fn new(
         def: &'static StaticTool,
+        types: Arc<ParamTypes>,
         args: Map<String, Value>,
         ctx: ToolContext,
     ) -> Self {
         Self {
             def,
+            types,
             args,
             ctx,
-            ignored_hidden: Vec::new(),
         }
     }
 
@@ -185,9 +191,6 @@ impl Invocation {
             .inject
             .and_then(|rule| self.ctx.lookup(rule.key).cloned().map(|v| (rule.mode, v)));
         if p.role == ParamRole::Hidden {
-            if self.args.remove(p.name).is_some() {
-                self.ignored_hidden.push(p.name.to_owned());
-            }
             if let Some(v) = self.ctx.value(p.name).filter(|v| !v.is_null()) {
                 return Some(v.clone());
             }
@@ -220,15 +223,15 @@ impl Invocation {
                 // the message quotes (and cuts) the value, so no prefix survives.
                 let mut sent = raw;
                 let mut detail = e.to_string();
-                if let Some(store) = self.ctx.secrets().filter(|s| !s.is_empty()) {
-                    let masker = store.masker(&[]);
+                if let Some(masker) = secrets::masker_for(self.ctx.secrets(), &[]) {
                     masker.mask_value(&mut sent);
                     masker.mask_string(&mut detail);
                 }
-                Err(crate::execute::bad_parameter(
+                let expected = messages::expected(&self.types, p.name, p.rust_type);
+                Err(messages::bad_parameter(
                     self.def.name,
                     p.name,
-                    p.rust_type,
+                    &expected,
                     &sent,
                     &detail,
                 ))
@@ -242,49 +245,37 @@ impl Invocation {
     /// As [`value`](Self::value), plus a missing-parameter error (`invalid_arguments`
     /// for visible parameters, `missing_context` for hidden ones).
     pub fn required<T: DeserializeOwned>(&mut self, idx: usize) -> Result<T, ToolResult> {
-        match self.value(idx)? {
-            Some(v) => Ok(v),
-            None => {
-                let p = self.param(idx);
-                Err(if p.role == ParamRole::Hidden {
-                    ToolResult::error(
-                        ErrorKind::MissingContext,
-                        format!(
-                            "Tool `{}` needs the hidden parameter `{}`, which the application did not supply (no context value `{}`{}).",
-                            self.def.name,
-                            p.name,
-                            p.name,
-                            p.inject
-                                .map(|r| format!(" and nothing at `{}`", r.key))
-                                .unwrap_or_default()
-                        ),
-                    )
-                } else {
-                    let mut r =
-                        crate::execute::missing_parameter(self.def.name, p.name, p.rust_type);
-                    // A renamed or misspelt parameter shows up as both missing and unknown: say both.
-                    let unknown: Vec<String> = self
-                        .args
-                        .keys()
-                        .filter(|k| !self.def.params.iter().any(|q| q.name == k.as_str()))
-                        .map(|k| format!("`{}`", crate::execute::quote(k)))
-                        .collect();
-                    if let (false, Some(e)) = (unknown.is_empty(), r.error.as_mut()) {
-                        e.message.push_str(&format!(
-                            " The arguments also contain {} {}, which `{}` does not take.",
-                            if unknown.len() == 1 {
-                                "the unknown parameter"
-                            } else {
-                                "the unknown parameters"
-                            },
-                            unknown.join(", "),
-                            self.def.name
-                        ));
-                    }
-                    r
-                })
-            }
+        if let Some(v) = self.value(idx)? {
+            return Ok(v);
         }
+        let p = self.param(idx);
+        if p.role == ParamRole::Hidden {
+            return Err(ToolResult::error(
+                ErrorKind::MissingContext,
+                format!(
+                    "Tool `{}` needs the hidden parameter `{}`, which the application did not supply (no context value `{}`{}).",
+                    self.def.name,
+                    p.name,
+                    p.name,
+                    p.inject
+                        .map(|r| format!(" and nothing at `{}`", r.key))
+                        .unwrap_or_default()
+                ),
+            ));
+        }
+        let unknown: Vec<&str> = self
+            .args
+            .keys()
+            .map(String::as_str)
+            .filter(|k| !self.def.params.iter().any(|q| q.name == *k))
+            .collect();
+        let expected = messages::expected(&self.types, p.name, p.rust_type);
+        Err(messages::missing_parameter(
+            self.def.name,
+            p.name,
+            &expected,
+            &unknown,
+        ))
     }
 
     /// The typed state for a `State<T>` parameter.
@@ -310,18 +301,12 @@ impl Invocation {
         &self.ctx
     }
 
-    /// Checks that no argument is left over (unknown parameters are refused,
-    /// hidden ones sent by the model are dropped and noted) and returns the
-    /// context and the notes to attach to the result with [`complete`].
+    /// Checks that no argument is left over (unknown parameters are refused)
+    /// and returns the context and the notes to attach to the result with [`complete`].
     ///
     /// # Errors
     /// An `invalid_arguments` result listing the unknown names and the valid ones.
-    pub fn finish(mut self) -> Result<(ToolContext, Notes), ToolResult> {
-        for p in self.def.params {
-            if p.role != ParamRole::Visible && self.args.remove(p.name).is_some() {
-                self.ignored_hidden.push(p.name.to_owned());
-            }
-        }
+    pub fn finish(self) -> Result<(ToolContext, Notes), ToolResult> {
         if !self.args.is_empty() {
             let valid: Vec<&str> = self
                 .def
@@ -331,35 +316,28 @@ impl Invocation {
                 .map(|p| p.name)
                 .collect();
             let unknown: Vec<&str> = self.args.keys().map(String::as_str).collect();
-            return Err(crate::execute::unknown_parameters(
+            return Err(messages::unknown_parameters(
                 self.def.name,
                 &unknown,
                 &valid,
             ));
         }
-        Ok((
-            self.ctx,
-            Notes {
-                ignored_hidden: self.ignored_hidden,
-            },
-        ))
+        Ok((self.ctx, Notes {}))
     }
 }
 
-/// Pipeline notes gathered while extracting arguments, attached to the result's metadata.
+/// Notes gathered while extracting arguments, for [`complete`]. None today:
+/// the pipeline records what it changed itself (kept so generated code stays stable).
 #[derive(Debug, Default)]
-pub struct Notes {
-    ignored_hidden: Vec<String>,
-}
+pub struct Notes {}
 
-/// Attaches `notes` to `result` (`metadata["ignored_hidden_params"]`).
-pub fn complete(notes: Notes, mut result: ToolResult) -> ToolResult {
-    if !notes.ignored_hidden.is_empty() {
-        result.metadata.insert(
-            "ignored_hidden_params".to_owned(),
-            Value::from(notes.ignored_hidden),
-        );
-    }
+/// Attaches `notes` to `result`.
+#[allow(
+    clippy::needless_pass_by_value,
+    reason = "generated code hands its notes over; they hold nothing today"
+)]
+pub fn complete(notes: Notes, result: ToolResult) -> ToolResult {
+    let Notes {} = notes;
     result
 }
 
@@ -455,7 +433,7 @@ impl<T: Serialize> IntoToolResult for Json<T> {
             Ok(Value::String(s)) => ToolResult::ok(s),
             Ok(v) => {
                 let text = v.to_string();
-                ToolResult::ok(text).with_metadata("structured", v)
+                ToolResult::ok(text).with_metadata(crate::meta::STRUCTURED, v)
             }
             Err(e) => ToolResult::failed(format!(
                 "the tool's return value could not be serialised to JSON: {e}"

@@ -3,13 +3,14 @@
 use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::atomic::AtomicU64;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, OnceLock, PoisonError, RwLock};
 use std::time::Duration;
 
 use serde_json::Value;
 
 use crate::__private::StaticTool;
 use crate::error::RegistryError;
+use crate::format::{self, Format, FormatError, OnRefusal, RenderError, Rendered, ToolSchemas};
 use crate::governance::stats::{StatsOrder, ToolObserver, ToolStats, ToolStatsSnapshot};
 use crate::spec::ToolSpec;
 use crate::tool::Tool;
@@ -50,7 +51,7 @@ pub struct ToolRegistry {
     pub(crate) truncation: Option<Truncation>,
     pub(crate) call_ids: Arc<AtomicU64>,
     /// Provider renderings of the tool list, per format; cleared whenever `tools` changes.
-    pub(crate) rendered: crate::format::RenderCache,
+    pub(crate) rendered: RenderCache,
 }
 
 #[derive(Clone)]
@@ -98,7 +99,7 @@ impl ToolRegistry {
             observers: Vec::new(),
             truncation: Some(Truncation::new()),
             call_ids: Arc::default(),
-            rendered: crate::format::RenderCache::default(),
+            rendered: RenderCache::default(),
         }
     }
 
@@ -384,5 +385,139 @@ impl ToolRegistry {
             .collect();
         scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
         scored.into_iter().take(3).map(|(_, k)| k).collect()
+    }
+}
+
+/// Provider renderings of the tool list (the rendering itself is [`format`]'s).
+impl ToolRegistry {
+    /// Every tool rendered for `format`, in name order, as the request's tool
+    /// list (see [`ToolSchemas`]), each in the strictest form it can take
+    /// ([`OnRefusal::Fallback`]: a tool strict mode cannot express is sent
+    /// without it, recorded in [`ToolSchemas::fallbacks`]). Rendered once per
+    /// format and cached until the registry's tools change; later calls are a
+    /// lookup and a reference-count bump.
+    ///
+    /// [`schemas`](Self::schemas) (no argument) stays the canonical list;
+    /// `schemas_in(Format::Json)` wraps the same objects.
+    ///
+    /// ```
+    /// use serde_json::{json, Map, Value};
+    /// use tool_core::format::{Format, OnRefusal};
+    /// use tool_core::{Tool, ToolRegistry, ToolResult, ToolSpec};
+    ///
+    /// let tool = |name: &str, param: Value| {
+    ///     let spec = ToolSpec::new(name, "A tool.", json!({
+    ///         "type": "object", "properties": {"p": param}, "required": ["p"]
+    ///     }));
+    ///     Tool::new(spec, |_: Map<String, Value>, _| async { ToolResult::ok("") }).unwrap()
+    /// };
+    /// let mut registry = ToolRegistry::new();
+    /// registry.register(tool("counts", json!({"type": "object", "additionalProperties": {"type": "integer"}})))?;
+    /// registry.register(tool("plain", json!({"type": "string"})))?;
+    ///
+    /// let strict = registry.schemas_in(Format::OpenAiChat { strict: true })?;
+    /// assert_eq!(strict[0]["function"]["strict"], false, "the map tool falls back");
+    /// assert_eq!(strict[1]["function"]["strict"], true);
+    /// assert_eq!(strict.fallbacks()[0].tool, "counts");
+    ///
+    /// let refused = registry.schemas_with(Format::OpenAiChat { strict: true }, OnRefusal::Refuse);
+    /// assert_eq!(refused.unwrap_err().errors()[0].tool, "counts");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`RenderError`] listing the tools that cannot be rendered for this
+    /// format even in its looser form (each a [`FormatError`] with path, rule
+    /// and source); its [`partial`](RenderError::partial) holds the other tools.
+    pub fn schemas_in(&self, format: Format) -> Result<ToolSchemas, RenderError> {
+        self.schemas_with(format, OnRefusal::Fallback)
+    }
+
+    /// [`schemas_in`](Self::schemas_in) with the choice of what to do with a
+    /// tool that cannot take the format's strictest form ([`OnRefusal`]).
+    /// Cached per format and mode.
+    ///
+    /// # Errors
+    /// [`RenderError`] listing the tools left out; with [`OnRefusal::Refuse`]
+    /// that includes every tool that would have fallen back.
+    pub fn schemas_with(
+        &self,
+        format: Format,
+        on_refusal: OnRefusal,
+    ) -> Result<ToolSchemas, RenderError> {
+        let key = (format, on_refusal);
+        if let Some(hit) = self.rendered.get(key) {
+            return hit;
+        }
+        let rendered = format::render_all(self.specs(), format, on_refusal);
+        self.rendered.put(key, rendered.clone());
+        rendered
+    }
+
+    /// Every tool that cannot be rendered for one of `formats`, even in the
+    /// format's looser form, with the reason; empty when all render. Run it at
+    /// start-up to fail early. (Tools that fall back are not errors: see
+    /// [`ToolSchemas::fallbacks`], or refuse them with [`OnRefusal::Refuse`].)
+    pub fn check_formats(&self, formats: &[Format]) -> Vec<FormatError> {
+        formats
+            .iter()
+            .filter_map(|f| self.schemas_in(*f).err())
+            .flat_map(|e| e.errors.iter().cloned().collect::<Vec<_>>())
+            .collect()
+    }
+}
+
+/// Per-registry cache of renderings, one entry per format and refusal mode;
+/// the registry clears it whenever its set of tools changes.
+#[derive(Default)]
+pub(crate) struct RenderCache {
+    slots: RwLock<Vec<(CacheKey, Rendered)>>,
+}
+
+type CacheKey = (Format, OnRefusal);
+
+impl RenderCache {
+    /// Forgets every rendering (the tools changed).
+    pub(crate) fn clear(&mut self) {
+        self.slots
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clear();
+    }
+
+    fn get(&self, format: CacheKey) -> Option<Rendered> {
+        let slots = self.slots.read().unwrap_or_else(PoisonError::into_inner);
+        slots
+            .iter()
+            .find(|(f, _)| *f == format)
+            .map(|(_, r)| r.clone())
+    }
+
+    fn put(&self, format: CacheKey, rendered: Rendered) {
+        let mut slots = self.slots.write().unwrap_or_else(PoisonError::into_inner);
+        if !slots.iter().any(|(f, _)| *f == format) {
+            slots.push((format, rendered));
+        }
+    }
+}
+
+impl Clone for RenderCache {
+    fn clone(&self) -> Self {
+        let slots = self.slots.read().unwrap_or_else(PoisonError::into_inner);
+        Self {
+            slots: RwLock::new(slots.clone()),
+        }
+    }
+}
+
+impl fmt::Debug for RenderCache {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let slots = self.slots.read().unwrap_or_else(PoisonError::into_inner);
+        f.debug_struct("RenderCache")
+            .field(
+                "formats",
+                &slots.iter().map(|(f, _)| *f).collect::<Vec<_>>(),
+            )
+            .finish()
     }
 }

@@ -327,6 +327,11 @@ pub struct Image {
     pub media_type: String,
     /// Standard base64 (RFC 4648 §4, with padding) of the image bytes.
     pub data: String,
+    /// The file the image was read from, when there is one: named in the
+    /// note that replaces an image a provider's size limit keeps out
+    /// (`tool_core::format::render_result`). `None` for a composed image.
+    #[serde(default)]
+    pub path: Option<String>,
 }
 
 impl Image {
@@ -335,7 +340,15 @@ impl Image {
         Self {
             media_type: media_type.into(),
             data: base64_data.into(),
+            path: None,
         }
+    }
+
+    /// Records the file the image was read from.
+    #[must_use]
+    pub fn with_path(mut self, path: impl Into<String>) -> Self {
+        self.path = Some(path.into());
+        self
     }
 }
 

@@ -99,7 +99,7 @@ pub fn schema_tokens(spec: &ToolSpec, format: Format) -> Result<usize, FormatErr
 
 /// Tokens of `result` as rendered for `format` in answer to `call`: the
 /// provider's result message(s) from
-/// [`render_result`](crate::format::render_result), each counted as compact
+/// [`render_result`], each counted as compact
 /// JSON and summed (images count as their base64 text, which overstates
 /// what providers charge for an image).
 pub fn result_tokens(

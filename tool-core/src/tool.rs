@@ -9,10 +9,10 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 
 use crate::__private::{BoxFuture, Invocation, ParamRole, StaticTool};
+use crate::args::schema::ParamTypes;
 use crate::context::ToolContext;
 use crate::docs;
 use crate::error::RegistryError;
-use crate::governance::repair::ParamTypes;
 use crate::governance::url_pattern::UrlPattern;
 use crate::result::ToolResult;
 use crate::schema;
@@ -39,11 +39,21 @@ where
     }
 }
 
-struct StaticHandler(&'static StaticTool);
+/// A `#[tool]` fn's handler: its static definition, and the JSON types of its
+/// parameters for the argument-error messages.
+struct StaticHandler {
+    def: &'static StaticTool,
+    types: Arc<ParamTypes>,
+}
 
 impl ToolHandler for StaticHandler {
     fn call(&self, args: Map<String, Value>, ctx: ToolContext) -> BoxFuture<ToolResult> {
-        (self.0.call)(Invocation::new(self.0, args, ctx))
+        (self.def.call)(Invocation::new(
+            self.def,
+            Arc::clone(&self.types),
+            args,
+            ctx,
+        ))
     }
 }
 
@@ -183,7 +193,8 @@ impl Tool {
             file: def.file.to_owned(),
             line: def.line,
         });
-        Self::new(spec, StaticHandler(def))
+        let types = Arc::new(ParamTypes::from_parameters(&spec.parameters));
+        Self::new(spec, StaticHandler { def, types })
     }
 
     /// The tool's spec.

@@ -880,8 +880,7 @@ impl StreamMasker {
     /// A masker for the secret values of `ctx`'s secret store; `None` when the
     /// context has no store, or none of its values is long enough to be masked.
     pub fn for_context(ctx: &ToolContext) -> Option<Self> {
-        let store = ctx.secrets().filter(|s| !s.is_empty())?;
-        let masker = store.masker(&[]);
+        let masker = crate::governance::secrets::masker_for(ctx.secrets(), &[])?;
         let keep = masker.automaton()?.max_pattern_len().saturating_sub(1);
         Some(Self {
             masker,

@@ -84,8 +84,8 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError, Weak};
 use serde_json::{Map, Value, json};
 use tokio::sync::watch;
 
+use crate::args::ToolArgs;
 use crate::context::ToolContext;
-use crate::execute::ToolArgs;
 use crate::format::{
     Format, OnRefusal, RenderError, ToolCall, ToolSchemas, render_tool_with_fallback,
 };
@@ -267,8 +267,16 @@ struct Materialized {
 
 #[derive(Default)]
 struct Sessions {
-    loaded: HashMap<String, Vec<String>>,
+    loaded: HashMap<String, Loaded>,
+    /// Session keys, oldest first, for forgetting beyond [`MAX_SESSIONS`].
     order: VecDeque<String>,
+}
+
+/// The tools one session loaded: in load order, and as a set.
+#[derive(Default)]
+struct Loaded {
+    order: Vec<String>,
+    set: HashSet<String>,
 }
 
 impl fmt::Debug for RegistryView {
@@ -420,7 +428,7 @@ impl RegistryView {
     }
 
     fn materialize(&self, snapshot: &Arc<ToolRegistry>, version: u64) -> Materialized {
-        let outside: Vec<&str> = snapshot
+        let outside: HashSet<&str> = snapshot
             .specs()
             .filter(|s| !self.admits(s))
             .map(|s| s.name.as_str())
@@ -515,6 +523,7 @@ impl RegistryView {
             .get(trace_id.unwrap_or_default())
             .map(|names| {
                 names
+                    .order
                     .iter()
                     .filter(|n| m.deferred.contains(*n))
                     .cloned()
@@ -548,8 +557,8 @@ impl RegistryView {
             }
             let list = sessions.loaded.entry(key.to_owned()).or_default();
             for name in names {
-                if m.deferred.contains(*name) && !list.iter().any(|n| n == name) {
-                    list.push((*name).to_owned());
+                if m.deferred.contains(*name) && list.set.insert((*name).to_owned()) {
+                    list.order.push((*name).to_owned());
                     added.push((*name).to_owned());
                 }
             }
@@ -867,7 +876,7 @@ fn run_search(view: &RegistryView, args: &Map<String, Value>, ctx: &ToolContext)
         ),
     };
     if matches.is_empty() {
-        return no_match(view, &m, query, &unknown);
+        return no_match(&m, query, &unknown);
     }
     let refs: Vec<&str> = matches.iter().map(String::as_str).collect();
     let newly = if inline.is_some() {
@@ -931,7 +940,7 @@ fn run_search(view: &RegistryView, args: &Map<String, Value>, ctx: &ToolContext)
 
 /// The answer to a query that found nothing: says so and suggests `select:`
 /// with the closest names.
-fn no_match(view: &RegistryView, m: &Materialized, query: &str, unknown: &[String]) -> ToolResult {
+fn no_match(m: &Materialized, query: &str, unknown: &[String]) -> ToolResult {
     let target = if unknown.is_empty() {
         query.to_owned()
     } else {
@@ -939,13 +948,13 @@ fn no_match(view: &RegistryView, m: &Materialized, query: &str, unknown: &[Strin
     };
     let closest = closest_names(m, &target, 3);
     let mut message = if unknown.is_empty() {
-        format!("No tool matches `{}`.", crate::execute::quote(query))
+        format!("No tool matches `{}`.", crate::args::messages::quote(query))
     } else {
         format!(
             "No tool is called {}.",
             unknown
                 .iter()
-                .map(|n| format!("`{}`", crate::execute::quote(n)))
+                .map(|n| format!("`{}`", crate::args::messages::quote(n)))
                 .collect::<Vec<_>>()
                 .join(", ")
         )
@@ -959,7 +968,6 @@ fn no_match(view: &RegistryView, m: &Materialized, query: &str, unknown: &[Strin
             closest.join(",")
         ));
     }
-    let _ = view;
     let mut result = ToolResult::ok(message);
     result.metadata.insert("matches".to_owned(), json!([]));
     result.metadata.insert("loaded".to_owned(), json!([]));

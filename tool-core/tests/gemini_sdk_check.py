@@ -13,6 +13,9 @@ with the `google-genai` package's pydantic models:
 
 - the `functionResponse` parts of the Gemini round-trip snapshot
   (`format_roundtrip.rs`): `types.Part`.
+- the `functionResponse` parts with media of `format_attachments.rs` (an
+  image and a PDF as `inlineData`): `types.Part`, and each media part must
+  read back as `FunctionResponsePart.inline_data` with its MIME type and bytes.
 
 Refused renderings (`{"error": ...}`) are skipped: our own validator
 already explains them. Exit status 0 when every rendering validates.
@@ -77,6 +80,30 @@ def main():
                     checked += 1
                 except Exception as e:  # pylint: disable=broad-except
                     failures.append(f"roundtrip [{entry['call']['name']} {key}]: {e}")
+    media = os.path.join(HERE, "snapshots", "format_attachments__attachments_gemini.snap")
+    for entry in snapshot_body(media):
+        for key in ("first", "later"):
+            for part in entry[key]:
+                try:
+                    parsed = types.Part.model_validate(part)
+                    response = parsed.function_response
+                    if response is None:
+                        raise ValueError("not a functionResponse part")
+                    wanted = part["functionResponse"].get("parts", [])
+                    got = response.parts or []
+                    if len(got) != len(wanted):
+                        raise ValueError(f"{len(wanted)} media parts sent, {len(got)} read")
+                    for sent, read in zip(wanted, got):
+                        blob = read.inline_data
+                        if blob is None or blob.mime_type != sent["inlineData"]["mimeType"]:
+                            raise ValueError(f"media part not read as inline data: {read}")
+                        if not blob.data:
+                            raise ValueError("inline data has no bytes")
+                    if key == "first" and not got:
+                        raise ValueError("the first rendering carries the media")
+                    checked += 1
+                except Exception as e:  # pylint: disable=broad-except
+                    failures.append(f"attachments [{key}]: {e}")
     for failure in failures:
         print("FAIL", failure)
     print(f"{checked} passed, {len(failures)} failed")

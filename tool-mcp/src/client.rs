@@ -19,9 +19,10 @@ use rmcp::{ClientHandler, Peer, RoleClient};
 use serde_json::{Map, Value, json};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
+use tool_core::governance::confirm::{self, Confirmation};
 use tool_core::{
-    ApprovalDecision, ApprovalRequest, Attachment, DisplayName, ErrorKind as ToolErrorKind, Image,
-    OnConflict, Tool, ToolContext, ToolKind, ToolRegistry, ToolResult, ToolSpec,
+    ApprovalRequest, Attachment, DisplayName, ErrorKind as ToolErrorKind, Image, OnConflict, Tool,
+    ToolContext, ToolKind, ToolRegistry, ToolResult, ToolSpec,
 };
 
 use crate::error::{Error, ErrorKind};
@@ -1013,24 +1014,26 @@ async fn answer_input(
 ) -> (InputResponses, Option<String>) {
     let mut responses = InputResponses::new();
     for (key, request) in asked.input_requests.unwrap_or_default() {
-        let decline = || serde_json::to_value(ElicitResult::new(ElicitationAction::Decline));
-        let answer = match (&request, ctx.approver()) {
-            (InputRequest::Elicitation(_), Some(approver)) => match confirmation_fields(&request) {
-                Some(fields) => {
-                    let approval = ApprovalRequest {
-                        tool: local_tool_name(server, remote),
-                        kind: ToolKind::Other,
-                        display: BTreeMap::new(),
-                        arguments: args.clone(),
-                        editable_params: fields.keys().cloned().collect(),
-                        trace_id: ctx.trace_id().map(str::to_owned),
-                    };
-                    let decision = approver.approve(approval).await;
-                    serde_json::to_value(confirmation_answer(&decision, args, &fields))
-                }
-                None => decline(),
-            },
-            _ => decline(),
+        let fields = match &request {
+            InputRequest::Elicitation(_) => confirmation_fields(&request),
+            _ => None,
+        };
+        let answer = match fields {
+            Some(fields) => {
+                let approval = ApprovalRequest {
+                    tool: local_tool_name(server, remote),
+                    kind: ToolKind::Other,
+                    display: BTreeMap::new(),
+                    arguments: args.clone(),
+                    editable_params: fields.keys().cloned().collect(),
+                    trace_id: ctx.trace_id().map(str::to_owned),
+                };
+                // The core approval gate: no approver, a panicking one, a
+                // cancelled call or an edit outside the form's fields all decline.
+                let decision = confirm::ask(ctx, approval).await;
+                serde_json::to_value(confirmation_answer(&decision, args, &fields))
+            }
+            None => serde_json::to_value(ElicitResult::new(ElicitationAction::Decline)),
         };
         responses.insert(key, answer.unwrap_or(Value::Null));
     }
@@ -1063,17 +1066,18 @@ fn confirmation_fields(request: &InputRequest) -> Option<BTreeMap<String, String
 }
 
 /// The form answer standing for `decision`: `approve`, plus the edited fields
-/// (a non-string value in a string field as JSON text).
+/// (a non-string value in a string field as JSON text); a refusal declines.
 fn confirmation_answer(
-    decision: &ApprovalDecision,
+    decision: &Confirmation,
     args: &Map<String, Value>,
     fields: &BTreeMap<String, String>,
 ) -> ElicitResult {
     let mut content = Map::new();
     match decision {
-        ApprovalDecision::Deny(_) => return ElicitResult::new(ElicitationAction::Decline),
-        ApprovalDecision::Approve => {}
-        ApprovalDecision::ApproveWithEdits(edited) => {
+        Confirmation::Approved => {}
+        Confirmation::Edited {
+            arguments: edited, ..
+        } => {
             for (name, ty) in fields {
                 let Some(value) = edited.get(name) else {
                     continue;
@@ -1090,6 +1094,7 @@ fn confirmation_answer(
                 content.insert(name.clone(), value);
             }
         }
+        _ => return ElicitResult::new(ElicitationAction::Decline),
     }
     content.insert("approve".to_owned(), Value::Bool(true));
     ElicitResult::new(ElicitationAction::Accept).with_content(Value::Object(content))

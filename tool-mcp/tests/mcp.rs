@@ -463,8 +463,9 @@ async fn confirmation_through_input_required_in_2026() {
     );
     assert_eq!(runs.lock().unwrap()[1]["text"], "final");
 
-    // An edit of anything else cannot reach the tool: the form carries only
-    // editable parameters, so `path` stays as sent.
+    // An edit of anything else is refused by the approval gate (as in the
+    // local pipeline): the form is declined and nothing runs.
+    let before_sneaky = runs.lock().unwrap().len();
     let sneaky = conn
         .call(
             "save_note",
@@ -476,11 +477,12 @@ async fn confirmation_through_input_required_in_2026() {
         .await;
     assert!(
         sneaky
-            .output
-            .starts_with("saved \"final\" to \"a.txt\"\n\nNote: "),
-        "{}",
-        sneaky.output
+            .error
+            .as_ref()
+            .is_some_and(|e| e.message.contains("did not approve")),
+        "{sneaky:?}"
     );
+    assert_eq!(runs.lock().unwrap().len(), before_sneaky);
 
     // Deny: the tool does not run and the model reads why.
     let before = runs.lock().unwrap().len();

@@ -117,7 +117,7 @@ async fn attribute_timeout_drops_the_future() {
     let r = run("slow_attr", json!({}), &ToolContext::new()).await;
     let e = r.error.unwrap();
     assert_eq!(e.kind, ErrorKind::Timeout);
-    assert!(e.message.contains("50 ms"), "{}", e.message);
+    assert!(e.message.contains("within 50ms "), "{}", e.message);
     assert!(started.elapsed() < Duration::from_secs(10));
 }
 
@@ -138,7 +138,7 @@ async fn context_timeout_then_registry_default() {
         .await;
     let e = r.error.unwrap();
     assert_eq!(e.kind, ErrorKind::Timeout);
-    assert!(e.message.contains("1 s"), "{}", e.message);
+    assert!(e.message.contains("within 1s "), "{}", e.message);
     let r = ToolRegistry::global()
         .execute("sleepy", json!({"ms": 119_000}), &ToolContext::new())
         .await;

@@ -14,6 +14,25 @@ async fn err_resize(
     format!("{path} {width} {height:?} {keep:?}")
 }
 
+/// A user id (an alias: its JSON Schema is an integer's).
+type UserId = u64;
+
+/// How to sort.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum Order {
+    /// Oldest first.
+    Asc,
+    /// Newest first.
+    Desc,
+}
+
+/// Look up a user.
+#[tool]
+fn err_user(user: UserId, order: Option<Order>) -> String {
+    format!("{user} {}", matches!(order, Some(Order::Asc)))
+}
+
 /// Takes nothing.
 #[tool]
 fn err_nothing() -> &'static str {
@@ -41,6 +60,33 @@ async fn wrong_type_names_parameter_type_and_value() {
     assert!(m.contains("parameter `width`"), "{m}");
     assert!(m.contains("an integer (`u32`)"), "{m}");
     assert!(m.contains("a string \"wide\""), "{m}");
+}
+
+/// The expected type comes from the parameter's JSON Schema, not the Rust
+/// type's text: an alias is "an integer", an enum lists its values.
+#[tokio::test]
+async fn expected_type_comes_from_the_schema() {
+    let m = message(
+        call("err_user", json!({"user": "ana"})).await,
+        ErrorKind::InvalidArguments,
+    );
+    assert!(
+        m.contains("expected an integer (`UserId`), but received a string \"ana\""),
+        "{m}"
+    );
+    let m = message(
+        call("err_user", json!({})).await,
+        ErrorKind::InvalidArguments,
+    );
+    assert!(m.contains("expected an integer (`UserId`)."), "{m}");
+    let m = message(
+        call("err_user", json!({"user": 1, "order": "up"})).await,
+        ErrorKind::InvalidArguments,
+    );
+    assert!(
+        m.contains("expected one of \"asc\" or \"desc\" (`Option<Order>`)"),
+        "{m}"
+    );
 }
 
 #[tokio::test]

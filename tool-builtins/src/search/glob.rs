@@ -73,6 +73,33 @@ pub(crate) fn search_folder(ws: &Workspace, path: Option<String>) -> Result<Path
     Ok(resolved)
 }
 
+/// The files matching `pattern` (resolved from the workspace root as
+/// `glob_files` resolves it), at most `limit`, sorted by path; the second
+/// value is how many matched in all. Used by `read_images` for its globs.
+pub(crate) fn expand(
+    ws: &Workspace,
+    pattern: &str,
+    limit: usize,
+    threads: usize,
+) -> Result<(Vec<PathBuf>, usize), ToolError> {
+    let plan = plan(ws, ws.root(), pattern)?;
+    let found = match &plan.dir {
+        Some(dir) => walk(ws, dir, &plan.filter, limit, threads),
+        None => TopK::new(limit),
+    };
+    let mut total = found.seen();
+    let mut files: Vec<PathBuf> = found.into_sorted().into_iter().map(|(_, p)| p.0).collect();
+    if let Some(file) = plan.explicit_file {
+        if !files.contains(&file) {
+            total += 1;
+            files.push(file);
+        }
+    }
+    files.sort();
+    files.truncate(limit);
+    Ok((files, total))
+}
+
 /// What to walk and what to match.
 #[derive(Debug)]
 struct Plan {

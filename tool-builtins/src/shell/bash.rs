@@ -7,10 +7,8 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 use tool_core::truncate::StreamMasker;
-use tool_core::{
-    ApprovalDecision, ApprovalRequest, ErrorKind, ToolContext, ToolError, ToolKind, ToolResult,
-    tool,
-};
+use tool_core::governance::confirm::{self, Confirmation};
+use tool_core::{ApprovalRequest, ErrorKind, ToolContext, ToolError, ToolKind, ToolResult, tool};
 
 use super::config::*;
 use super::env::*;
@@ -185,15 +183,6 @@ async fn apply_policy(
         PolicyAction::Deny => return Err(denied(&decision.reason)),
         PolicyAction::Ask => {}
     }
-    let Some(approver) = context.approver() else {
-        return Err(ToolError::new(
-            ErrorKind::Denied,
-            format!(
-                "This command needs confirmation and no approver is configured, so it was not run. {}",
-                decision.reason
-            ),
-        ));
-    };
     let mut arguments = Map::new();
     arguments.insert("command".to_owned(), Value::from(command.clone()));
     if let Some(d) = description {
@@ -207,24 +196,35 @@ async fn apply_policy(
         editable_params: vec!["command".to_owned()],
         trace_id: context.trace_id().map(str::to_owned),
     };
-    match approver.approve(request).await {
-        ApprovalDecision::Approve => Ok(command),
-        ApprovalDecision::ApproveWithEdits(edited) => {
-            let edited = edited
-                .get("command")
-                .and_then(Value::as_str)
-                .map_or(command, str::to_owned);
+    // The core approval gate: approver panics, cancellation and edits of
+    // anything but `command` are handled there, once.
+    match confirm::ask(context, request).await {
+        Confirmation::Approved => Ok(command),
+        Confirmation::Edited { arguments, .. } => {
+            let Some(edited) = arguments.get("command").and_then(Value::as_str) else {
+                return Err(ToolError::new(
+                    ErrorKind::Denied,
+                    "The approval removed the command or made it not text, so nothing was run.",
+                ));
+            };
             // A person approved this text; only a deny rule still stops it.
-            let again = policy.check(&edited);
+            let again = policy.check(edited);
             if let Some(limit) = &again.limit {
                 return Err(too_big(limit));
             }
             if again.action == PolicyAction::Deny {
                 return Err(denied(&again.reason));
             }
-            Ok(edited)
+            Ok(edited.to_owned())
         }
-        ApprovalDecision::Deny(reason) => Err(ToolError::new(
+        Confirmation::NoApprover => Err(ToolError::new(
+            ErrorKind::Denied,
+            format!(
+                "This command needs confirmation and no approver is configured, so it was not run. {}",
+                decision.reason
+            ),
+        )),
+        Confirmation::Denied(reason) => Err(ToolError::new(
             ErrorKind::Denied,
             format!(
                 "The user denied the command: {reason}. {} It was not run: rewrite it so that the \
@@ -233,6 +233,15 @@ async fn apply_policy(
                 decision.reason
             ),
         )),
+        other => Err(other
+            .refusal("bash_command")
+            .and_then(|r| r.error)
+            .unwrap_or_else(|| {
+                ToolError::new(
+                    ErrorKind::Denied,
+                    "The approval gave no answer, so the command was not run.",
+                )
+            })),
     }
 }
 

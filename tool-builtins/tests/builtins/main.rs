@@ -13,6 +13,7 @@
 
 mod atomic;
 mod bash;
+mod bash_approval;
 mod bash_registry;
 mod edit;
 mod glob;
@@ -23,6 +24,7 @@ mod list;
 mod multi_edit;
 mod patch;
 mod read;
+mod read_images;
 mod registry;
 mod util;
 mod workspace;

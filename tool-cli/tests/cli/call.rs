@@ -467,3 +467,65 @@ fn spill_file_outlives_the_call_is_masked_and_stays_with_its_trace() {
     );
     std::fs::remove_dir_all(std::path::Path::new(&spill).parent().unwrap()).unwrap();
 }
+
+#[test]
+fn read_images_writes_the_composed_grid_to_the_out_file() {
+    // A 1×1 PNG, twice: a grid of two 500 px cells, 1024 × 516 px.
+    let png = tool_cli_png();
+    let ws = TempDir::new();
+    std::fs::write(ws.path().join("a.png"), &png).unwrap();
+    std::fs::write(ws.path().join("b.png"), &png).unwrap();
+    let file = ws.path().join("shots").join("grid.png");
+    let out = run([
+        "call",
+        "--workspace",
+        ws.arg(),
+        "--out",
+        file.to_str().unwrap(),
+        "read_images",
+        r#"--paths=["a.png", "b.png"]"#,
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let v = one_json_line(&out);
+    assert_eq!(v["images"][0]["path"], file.to_str().unwrap(), "{v}");
+    let bytes = std::fs::read(&file).unwrap();
+    assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
+    let width = u32::from_be_bytes(bytes[16..20].try_into().unwrap());
+    let height = u32::from_be_bytes(bytes[20..24].try_into().unwrap());
+    assert_eq!((width, height), (1024, 516));
+    assert!(v["output"].as_str().unwrap().contains("1: a.png ("), "{v}");
+    // A second call replaces the file the user named.
+    let again = one_json_line(&run([
+        "call",
+        "--workspace",
+        ws.arg(),
+        "--out",
+        file.to_str().unwrap(),
+        "read_images",
+        r#"--paths=["a.png", "b.png"]"#,
+    ]));
+    assert_eq!(again["images"][0]["path"], v["images"][0]["path"]);
+}
+
+#[allow(
+    clippy::unwrap_used,
+    reason = "a fixed, valid base64 constant: a failure is a bug in the test"
+)]
+pub(crate) fn tool_cli_png() -> Vec<u8> {
+    // Standard base64 decoding of a 1×1 RGBA PNG, done by hand to need no crate here.
+    const B64: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+    let alphabet = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut bits = 0u32;
+    let mut n = 0;
+    let mut out = Vec::new();
+    for c in B64.bytes().filter(|&c| c != b'=') {
+        let v = u32::try_from(alphabet.iter().position(|&a| a == c).unwrap()).unwrap();
+        bits = (bits << 6) | v;
+        n += 6;
+        if n >= 8 {
+            n -= 8;
+            out.push(u8::try_from((bits >> n) & 0xFF).unwrap());
+        }
+    }
+    out
+}

@@ -75,6 +75,44 @@ async fn serve_over_stdio_lists_and_calls_read_file_in_both_eras() {
     }
 }
 
+/// `read_images` over MCP: the composed grid reaches tool-mcp's client as
+/// an MCP image content block (read back into the result's images).
+#[tokio::test]
+async fn serve_returns_read_images_as_an_image_content_block() {
+    let dir = TempDir::new();
+    let png = crate::call::tool_cli_png();
+    std::fs::write(dir.path().join("a.png"), &png).expect("write a.png");
+    std::fs::write(dir.path().join("b.png"), &png).expect("write b.png");
+    let conn = McpToolSource::stdio(BIN, ["serve", "--workspace", dir.arg()], [("TRACE_ID", "")])
+        .named("files")
+        .connect()
+        .await
+        .expect("connects");
+    let r = conn
+        .call(
+            "read_images",
+            args(json!({"paths": ["*.png"]})),
+            &ToolContext::new(),
+        )
+        .await;
+    assert!(r.is_ok(), "{r:?}");
+    assert_eq!(r.images.len(), 1, "{r:?}");
+    assert_eq!(r.images[0].media_type, "image/png");
+    assert!(r.images[0].data.starts_with("iVBORw0KGgo"), "PNG base64");
+    assert!(
+        r.output
+            .contains("Composed 2 images into one 1024×516 px grid"),
+        "{}",
+        r.output
+    );
+    assert!(
+        r.output.contains("1: a.png (") && r.output.contains("2: b.png ("),
+        "{}",
+        r.output
+    );
+    conn.close();
+}
+
 #[test]
 fn serve_prints_one_banner_line_on_stderr_and_nothing_on_stdout() {
     let dir = TempDir::new();

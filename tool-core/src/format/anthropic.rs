@@ -9,13 +9,15 @@ use serde_json::{Value, json};
 
 use super::Format;
 use super::Pipeline;
+use super::attachments::{Admitted, Limits, Media};
 use super::call::{ToolCall, field_str, list_at};
 use super::error::{CallParseError, Rule, Violation};
 use super::lower::{self, Step};
+use super::provider::{Looser, Provider};
 use super::reply::{NO_OUTPUT, Reply};
 use super::validate;
 use super::walk::child_path;
-use crate::execute::ToolArgs;
+use crate::args::ToolArgs;
 use crate::spec::ToolSpec;
 
 const LIMITS: &str = "Anthropic docs, \"Structured outputs\" › \"JSON Schema limitations\"";
@@ -105,50 +107,25 @@ pub(crate) fn check_name(name: &str) -> Result<(), Violation> {
     super::openai::check_name(name).map_err(|v| Violation { rule: &NAME, ..v })
 }
 
-fn drop_root_meta(s: &mut Value) {
-    lower::drop_root_meta(s);
-}
+/// `merge_root_union` under this provider's root rule ([`ROOT`]), in both pipelines.
+const MERGE_ROOT_UNION: Step = Step {
+    name: "merge_root_union",
+    run: |s, _| lower::merge_root_union(s, &ROOT),
+};
 
 pub(crate) static PLAIN: Pipeline = Pipeline {
     check_name,
-    steps: &[
-        Step {
-            name: "drop_root_meta",
-            run: |s, _| {
-                drop_root_meta(s);
-                Ok(())
-            },
-        },
-        Step {
-            name: "merge_root_union",
-            run: |s, _| lower::merge_root_union(s, &ROOT),
-        },
-    ],
+    steps: &[lower::DROP_ROOT_META, MERGE_ROOT_UNION],
     validate: validate_plain,
 };
 
 pub(crate) static STRICT: Pipeline = Pipeline {
     check_name,
     steps: &[
-        Step {
-            name: "drop_root_meta",
-            run: |s, _| {
-                drop_root_meta(s);
-                Ok(())
-            },
-        },
-        Step {
-            name: "merge_root_union",
-            run: |s, _| lower::merge_root_union(s, &ROOT),
-        },
-        Step {
-            name: "fold_all_of",
-            run: |s, _| lower::fold_all_of(s),
-        },
-        Step {
-            name: "one_of_to_any_of",
-            run: |s, _| lower::one_of_to_any_of(s),
-        },
+        lower::DROP_ROOT_META,
+        MERGE_ROOT_UNION,
+        lower::FOLD_ALL_OF,
+        lower::ONE_OF_TO_ANY_OF,
         Step {
             name: "refuse_recursion",
             run: |s, _| lower::refuse_recursion(s, &STRICT_RECURSION),
@@ -270,23 +247,45 @@ fn parse_block(block: &Value, path: &str, format: Format) -> Result<ToolCall, Ca
     Ok(ToolCall::new(id, name, ToolArgs::Value(input)))
 }
 
-/// One `tool_result` content block (for the next `user` message):
-/// text and `image` blocks (base64 source), `is_error` on failure.
-pub(crate) fn result_block(call: &ToolCall, reply: &Reply<'_>) -> Value {
+/// What Anthropic takes in a `tool_result`: images (JPEG, PNG, GIF, WebP;
+/// at most 5 MB of base64 each) and PDFs as `document` blocks, within the
+/// 32 MB request limit.
+pub(crate) static MEDIA_LIMITS: Limits = Limits {
+    provider: "Anthropic",
+    image_types: &["image/jpeg", "image/png", "image/gif", "image/webp"],
+    file_types: &["application/pdf"],
+    max_image: 5 * 1024 * 1024,
+    max_file: 32_000_000,
+    max_total: 32_000_000,
+    source: "Anthropic docs, \"Vision\": JPEG, PNG, GIF, WebP, the API refuses an image over 5 MB (\"image exceeds 5 MB maximum\"); \"PDF support\": maximum request size 32 MB",
+};
+
+/// One `tool_result` content block (for the next `user` message): text,
+/// `image` blocks (base64 source) and `document` blocks for PDFs (base64
+/// source, the file name as `title`), `is_error` on failure (Anthropic docs,
+/// "Tool use": `tool_result` content is a string or a list of text, image
+/// and document blocks). Media over [`MEDIA_LIMITS`] become notes in the text.
+pub(crate) fn result_block(call: &ToolCall, reply: &Reply<'_>, admitted: &Admitted<'_>) -> Value {
     let mut content = Vec::new();
-    if !reply.text.is_empty() || reply.images.is_empty() {
-        let text = if reply.text.is_empty() {
+    let text = admitted.text_after(&reply.text);
+    if !text.is_empty() || admitted.media.is_empty() {
+        let text = if text.is_empty() {
             NO_OUTPUT.to_owned()
         } else {
-            reply.text.clone()
+            text
         };
         content.push(json!({"type": "text", "text": text}));
     }
-    content.extend(reply.images.iter().map(|image| {
-        json!({
+    content.extend(admitted.media.iter().map(|media| match media {
+        Media::Image(image) => json!({
             "type": "image",
             "source": {"type": "base64", "media_type": image.media_type, "data": image.data},
-        })
+        }),
+        Media::File(file, data) => json!({
+            "type": "document",
+            "source": {"type": "base64", "media_type": file.media_type, "data": data},
+            "title": file.name,
+        }),
     }));
     let mut block = json!({
         "type": "tool_result",
@@ -298,3 +297,21 @@ pub(crate) fn result_block(call: &ToolCall, reply: &Reply<'_>) -> Value {
     }
     block
 }
+
+/// Anthropic Messages' table entry.
+pub(crate) static ANTHROPIC: Provider = Provider {
+    slug: "anthropic",
+    title: "Anthropic",
+    parameters_pointer: "/input_schema",
+    plain: Some(&PLAIN),
+    strict: Some(&STRICT),
+    render_tool: |spec, parameters, strict| tool(spec, &parameters, strict),
+    looser: Looser::NonStrict,
+    tool_list: Value::Array,
+    parse_calls: parse,
+    render_result: |call, reply, spent| {
+        let admitted = super::attachments::admit(reply, &MEDIA_LIMITS, spent);
+        vec![result_block(call, reply, &admitted)]
+    },
+    unrolled: None,
+};

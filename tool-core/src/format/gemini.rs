@@ -9,9 +9,12 @@
 
 use serde_json::{Map, Value, json};
 
+use super::attachments::{Admitted, Limits, Media};
 use super::call::{ToolCall, field_str, list_at};
+use super::error::FallbackForm;
 use super::error::{CallParseError, Rule, Violation};
 use super::lower::{self, Ctx, Inline, InlineRules, Step};
+use super::provider::{Looser, Provider};
 use super::reply::Reply;
 use super::validate;
 use super::walk::{child_path, is_object_schema, required_of, walk_mut};
@@ -229,18 +232,10 @@ fn uppercase_types(schema: &mut Value) -> Result<(), Violation> {
     })
 }
 
-fn drop_root_meta(s: &mut Value, _: &Ctx) -> Result<(), Violation> {
-    lower::drop_root_meta(s);
-    Ok(())
-}
-
 pub(crate) static OPENAPI: Pipeline = Pipeline {
     check_name,
     steps: &[
-        Step {
-            name: "drop_root_meta",
-            run: drop_root_meta,
-        },
+        lower::DROP_ROOT_META,
         Step {
             name: "merge_root_union",
             run: |s, _| lower::merge_root_union(s, &ROOT),
@@ -249,26 +244,14 @@ pub(crate) static OPENAPI: Pipeline = Pipeline {
             name: "inline_refs",
             run: inline,
         },
-        Step {
-            name: "fold_all_of",
-            run: |s, _| lower::fold_all_of(s),
-        },
-        Step {
-            name: "one_of_to_any_of",
-            run: |s, _| lower::one_of_to_any_of(s),
-        },
+        lower::FOLD_ALL_OF,
+        lower::ONE_OF_TO_ANY_OF,
         Step {
             name: "refuse_unsupported",
             run: |s, _| lower::refuse_keywords(s, REFUSED, &KEYWORDS),
         },
-        Step {
-            name: "nullable_keyword",
-            run: |s, _| lower::nullable_keyword(s),
-        },
-        Step {
-            name: "const_to_enum",
-            run: |s, _| lower::const_to_enum(s),
-        },
+        lower::NULLABLE_KEYWORD,
+        lower::CONST_TO_ENUM,
         Step {
             name: "refuse_maps",
             run: |s, _| refuse_maps(s),
@@ -296,10 +279,7 @@ pub(crate) static OPENAPI: Pipeline = Pipeline {
 pub(crate) static JSON_SCHEMA: Pipeline = Pipeline {
     check_name,
     steps: &[
-        Step {
-            name: "drop_root_meta",
-            run: drop_root_meta,
-        },
+        lower::DROP_ROOT_META,
         Step {
             name: "merge_root_union",
             run: |s, _| lower::merge_root_union(s, &JSON_ROOT),
@@ -474,14 +454,20 @@ pub(crate) fn parse(payload: &Value) -> Result<Vec<ToolCall>, CallParseError> {
 /// One `functionResponse` part: `response` is `{"output": …}` on success
 /// (structured output as JSON when the tool returned some) and
 /// `{"error": …, "output"?: …}` on failure, the keys the API documents;
-/// images go in the response's own `parts` as `inlineData`. The call's `id`
+/// images and PDFs go in the response's own `parts` as `inlineData` with
+/// their `mimeType` (media over [`MEDIA_LIMITS`] become notes). The call's `id`
 /// is echoed only when Gemini sent one.
 ///
 /// Notes ([`ToolResult::notes`](crate::ToolResult::notes)) end the text they
 /// belong with: the error message on failure, else the output text; with
 /// structured output they go in a `notes` string beside it.
-pub(crate) fn response_part(call: &ToolCall, reply: &Reply<'_>) -> Value {
-    let after = |text: &str| match &reply.notes {
+pub(crate) fn response_part(call: &ToolCall, reply: &Reply<'_>, admitted: &Admitted<'_>) -> Value {
+    let media_notes = (!admitted.notes.is_empty()).then(|| admitted.notes.join("\n"));
+    let notes = match (&reply.notes, &media_notes) {
+        (Some(a), Some(b)) => Some(format!("{a}\n{b}")),
+        (a, b) => a.clone().or_else(|| b.clone()),
+    };
+    let after = |text: &str| match &notes {
         None => text.to_owned(),
         Some(notes) if text.is_empty() => notes.clone(),
         Some(notes) => format!("{text}\n\n{notes}"),
@@ -497,7 +483,7 @@ pub(crate) fn response_part(call: &ToolCall, reply: &Reply<'_>) -> Value {
         None => match reply.structured {
             Some(value) => {
                 let mut r = json!({"output": value});
-                if let Some(notes) = &reply.notes {
+                if let Some(notes) = &notes {
                     r["notes"] = Value::String(notes.clone());
                 }
                 r
@@ -509,14 +495,75 @@ pub(crate) fn response_part(call: &ToolCall, reply: &Reply<'_>) -> Value {
     if !call.generated_id {
         function_response["id"] = Value::String(call.id.clone());
     }
-    if !reply.images.is_empty() {
+    if !admitted.media.is_empty() {
         function_response["parts"] = Value::Array(
-            reply
-                .images
+            admitted
+                .media
                 .iter()
-                .map(|image| json!({"inlineData": {"mimeType": image.media_type, "data": image.data}}))
+                .map(|media| {
+                    let (mime, data) = match media {
+                        Media::Image(image) => (image.media_type.as_str(), image.data.as_str()),
+                        Media::File(file, data) => (file.media_type.as_str(), *data),
+                    };
+                    json!({"inlineData": {"mimeType": mime, "data": data}})
+                })
                 .collect(),
         );
     }
     json!({"functionResponse": function_response})
+}
+
+/// What Gemini takes in a `functionResponse`: images (PNG, JPEG, WebP) and
+/// PDFs as `inlineData` parts, within the inline-data request limit.
+pub(crate) static MEDIA_LIMITS: Limits = Limits {
+    provider: "Gemini",
+    image_types: &["image/png", "image/jpeg", "image/webp"],
+    file_types: &["application/pdf"],
+    max_image: 20_000_000,
+    max_file: 20_000_000,
+    max_total: 20_000_000,
+    source: "Gemini API docs, \"Function calling\" › multimodal function responses: images (JPEG, PNG, WebP) and PDF documents as FunctionResponsePart inline data; \"Image understanding\" / \"File input methods\": inline data up to 20 MB per request",
+};
+
+/// Gemini's table entry (`parameters`, the OpenAPI subset).
+pub(crate) static GEMINI: Provider = Provider {
+    slug: "gemini",
+    title: "Gemini",
+    parameters_pointer: "/parameters",
+    plain: Some(&OPENAPI),
+    strict: None,
+    render_tool: |spec, parameters, _| declaration(spec, parameters),
+    looser: Looser::Format(Format::GeminiJsonSchema, FallbackForm::ParametersJsonSchema),
+    tool_list,
+    parse_calls: parse,
+    render_result: |call, reply, spent| {
+        let admitted = super::attachments::admit(reply, &MEDIA_LIMITS, spent);
+        vec![response_part(call, reply, &admitted)]
+    },
+    unrolled: Some(|n| Format::Gemini {
+        recursion: Recursion::Unroll(n),
+    }),
+};
+
+/// Gemini's table entry with `parametersJsonSchema`.
+pub(crate) static GEMINI_JSON_SCHEMA: Provider = Provider {
+    slug: "gemini-json-schema",
+    title: "Gemini (parametersJsonSchema)",
+    parameters_pointer: "/parametersJsonSchema",
+    plain: Some(&JSON_SCHEMA),
+    strict: None,
+    render_tool: |spec, parameters, _| json_schema_declaration(spec, &parameters),
+    looser: Looser::None,
+    tool_list,
+    parse_calls: parse,
+    render_result: |call, reply, spent| {
+        let admitted = super::attachments::admit(reply, &MEDIA_LIMITS, spent);
+        vec![response_part(call, reply, &admitted)]
+    },
+    unrolled: None,
+};
+
+/// The request's `tools` value: `[{"functionDeclarations": [...]}]`.
+fn tool_list(declarations: Vec<Value>) -> Value {
+    json!([{ "functionDeclarations": Value::Array(declarations) }])
 }

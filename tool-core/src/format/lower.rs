@@ -1,6 +1,11 @@
 //! Lowering steps shared by the targets. Each is one small rewrite of a
 //! JSON Schema; the targets list them, in order, as their pipeline.
 //!
+//! One concern, hence one file of about 900 lines: the catalogue of schema
+//! rewrites (each a function plus, for the ones every target uses the same
+//! way, a [`Step`] constant). The rewrites share the `$ref` and `$defs`
+//! helpers at the top; splitting the catalogue would scatter them.
+//!
 //! A step either succeeds or returns a [`Violation`] carrying the JSON path
 //! of the node it cannot rewrite and the [`Rule`] that forbids leaving it.
 
@@ -30,6 +35,51 @@ pub(crate) struct Step {
     /// The rewrite.
     pub(crate) run: fn(&mut Value, &Ctx) -> Result<(), Violation>,
 }
+
+/// `drop_root_meta` ([`drop_root_meta`]), first in every pipeline.
+pub(crate) const DROP_ROOT_META: Step = Step {
+    name: "drop_root_meta",
+    run: |s, _| {
+        drop_root_meta(s);
+        Ok(())
+    },
+};
+
+/// `fold_all_of` ([`fold_all_of`]).
+pub(crate) const FOLD_ALL_OF: Step = Step {
+    name: "fold_all_of",
+    run: |s, _| fold_all_of(s),
+};
+
+/// `one_of_to_any_of` ([`one_of_to_any_of`]).
+pub(crate) const ONE_OF_TO_ANY_OF: Step = Step {
+    name: "one_of_to_any_of",
+    run: |s, _| one_of_to_any_of(s),
+};
+
+/// `require_all_properties` ([`require_all_properties`]).
+pub(crate) const REQUIRE_ALL_PROPERTIES: Step = Step {
+    name: "require_all_properties",
+    run: |s, _| require_all_properties(s),
+};
+
+/// `isolate_refs` ([`isolate_refs`]).
+pub(crate) const ISOLATE_REFS: Step = Step {
+    name: "isolate_refs",
+    run: |s, _| isolate_refs(s),
+};
+
+/// `nullable_keyword` ([`nullable_keyword`]).
+pub(crate) const NULLABLE_KEYWORD: Step = Step {
+    name: "nullable_keyword",
+    run: |s, _| nullable_keyword(s),
+};
+
+/// `const_to_enum` ([`const_to_enum`]).
+pub(crate) const CONST_TO_ENUM: Step = Step {
+    name: "const_to_enum",
+    run: |s, _| const_to_enum(s),
+};
 
 /// Runs `steps` in order on `schema`; the first failure stops the pipeline.
 pub(crate) fn run(

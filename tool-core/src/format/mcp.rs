@@ -9,7 +9,8 @@ use serde_json::{Value, json};
 
 use super::call::{ToolCall, arguments_of, field_str};
 use super::error::{CallParseError, Rule, Violation};
-use super::lower::{self, Inline, InlineRules, Step};
+use super::lower::{self, Ctx, Inline, InlineRules, Step};
+use super::provider::{Looser, Provider};
 use super::reply::Reply;
 use super::validate;
 use super::{Format, Pipeline};
@@ -59,13 +60,7 @@ pub(crate) fn check_name(name: &str) -> Result<(), Violation> {
 pub(crate) static PIPELINE: Pipeline = Pipeline {
     check_name,
     steps: &[
-        Step {
-            name: "drop_root_meta",
-            run: |s, _| {
-                lower::drop_root_meta(s);
-                Ok(())
-            },
-        },
+        lower::DROP_ROOT_META,
         Step {
             name: "inline_non_recursive_refs",
             run: |s, _| {
@@ -168,4 +163,41 @@ pub(crate) fn call_tool_result(reply: &Reply<'_>) -> Value {
         result["structuredContent"] = structured.clone();
     }
     result
+}
+
+/// MCP's table entry.
+pub(crate) static MCP: Provider = Provider {
+    slug: "mcp",
+    title: "MCP",
+    parameters_pointer: "/inputSchema",
+    plain: Some(&PIPELINE),
+    strict: None,
+    render_tool,
+    looser: Looser::None,
+    tool_list: Value::Array,
+    parse_calls: parse,
+    render_result: |_, reply, _| vec![call_tool_result(reply)],
+    unrolled: None,
+};
+
+/// A `tools/list` entry. The output schema goes through the same lowering;
+/// one that cannot be lowered is left out rather than failing the tool.
+#[allow(
+    clippy::needless_pass_by_value,
+    reason = "the signature of `Provider::render_tool`, whose other renderers consume the schema"
+)]
+fn render_tool(spec: &ToolSpec, parameters: Value, _strict: bool) -> Value {
+    let mut tool = tool(spec, &parameters);
+    if let Some(output) = &spec.output_schema {
+        let mut schema = output.clone();
+        let ctx = Ctx {
+            format: Format::Mcp,
+        };
+        if lower::run(PIPELINE.steps, &mut schema, &ctx).is_ok()
+            && (PIPELINE.validate)(&schema).is_ok()
+        {
+            tool["outputSchema"] = schema;
+        }
+    }
+    tool
 }

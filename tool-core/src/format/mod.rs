@@ -8,7 +8,7 @@
 //! target's validator. A tool that cannot be lowered for a target fails with a
 //! [`FormatError`] naming the JSON path, the provider [`Rule`] and its
 //! source; the other targets still work. Renderings are cached per registry
-//! and format ([`ToolRegistry::schemas_in`]).
+//! and format ([`ToolRegistry::schemas_in`](crate::ToolRegistry::schemas_in)).
 //!
 //! One tool never stops a registry from rendering: where the provider lets
 //! each tool choose its form, a tool that cannot take the strictest one is
@@ -73,34 +73,37 @@
 use std::fmt;
 use std::ops::Deref;
 use std::str::FromStr;
-use std::sync::{Arc, PoisonError, RwLock};
+use std::sync::Arc;
 
 use serde::{Serialize, Serializer};
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use crate::context::ToolContext;
-use crate::execute::ToolArgs;
 use crate::memory::Rendering;
-use crate::registry::ToolRegistry;
 use crate::result::ToolResult;
 use crate::spec::ToolSpec;
 
 mod anthropic;
+mod attachments;
 mod call;
 mod error;
 mod gemini;
+mod json;
 mod lower;
 mod mcp;
 mod openai;
+mod provider;
 mod reply;
 mod validate;
 mod walk;
 
-pub use call::{ToolCall, normalize_arguments};
+pub use crate::args::normalize_arguments;
+pub use attachments::render_results;
+pub use call::ToolCall;
 pub use error::{CallParseError, Fallback, FallbackForm, FormatError, RenderError, Rule};
 
 use error::Violation;
 use lower::{Ctx, Step};
+use provider::{Looser, Provider, Variant};
 
 /// A provider format: how tools, calls and results are written for one API.
 ///
@@ -221,107 +224,124 @@ impl Format {
         Format::Mcp,
     ];
 
+    /// The provider table entry and this variant's parameters: the one
+    /// `match` over providers (adding a provider adds one line here).
+    pub(crate) fn provider(self) -> (&'static Provider, Variant) {
+        match self {
+            Self::Json => (&json::JSON, Variant::PLAIN),
+            Self::OpenAiChat { strict } => (&openai::CHAT, Variant::strict(strict)),
+            Self::OpenAiResponses { strict } => (&openai::RESPONSES, Variant::strict(strict)),
+            Self::Anthropic { strict } => (&anthropic::ANTHROPIC, Variant::strict(strict)),
+            Self::Gemini { recursion } => (
+                &gemini::GEMINI,
+                Variant {
+                    recursion: Some(recursion),
+                    ..Variant::PLAIN
+                },
+            ),
+            Self::GeminiJsonSchema => (&gemini::GEMINI_JSON_SCHEMA, Variant::PLAIN),
+            Self::Mcp => (&mcp::MCP, Variant::PLAIN),
+        }
+    }
+
     /// The short name used on command lines and in file names
     /// (`openai-chat-strict`, `gemini-unroll-3`); [`FromStr`] reads it back.
     pub fn slug(self) -> String {
-        match self {
-            Self::Json => "json".to_owned(),
-            Self::OpenAiChat { strict: false } => "openai-chat".to_owned(),
-            Self::OpenAiChat { strict: true } => "openai-chat-strict".to_owned(),
-            Self::OpenAiResponses { strict: false } => "openai-responses".to_owned(),
-            Self::OpenAiResponses { strict: true } => "openai-responses-strict".to_owned(),
-            Self::Anthropic { strict: false } => "anthropic".to_owned(),
-            Self::Anthropic { strict: true } => "anthropic-strict".to_owned(),
-            Self::Gemini {
-                recursion: Recursion::Refuse | Recursion::Unroll(0),
-            } => "gemini".to_owned(),
-            Self::Gemini {
-                recursion: Recursion::Unroll(n),
-            } => format!("gemini-unroll-{n}"),
-            Self::GeminiJsonSchema => "gemini-json-schema".to_owned(),
-            Self::Mcp => "mcp".to_owned(),
+        let (provider, variant) = self.provider();
+        let mut slug = provider.slug.to_owned();
+        if variant.strict == Some(true) {
+            slug.push_str("-strict");
         }
+        if let Some(Recursion::Unroll(n @ 1..)) = variant.recursion {
+            slug.push_str(&format!("-unroll-{n}"));
+        }
+        slug
     }
 
     /// JSON Pointer to the parameters schema inside one rendered tool
     /// (`/function/parameters` for OpenAI chat, `/input_schema` for Anthropic, …).
     pub fn parameters_pointer(self) -> &'static str {
-        match self {
-            Self::Json | Self::OpenAiResponses { .. } | Self::Gemini { .. } => "/parameters",
-            Self::OpenAiChat { .. } => "/function/parameters",
-            Self::Anthropic { .. } => "/input_schema",
-            Self::GeminiJsonSchema => "/parametersJsonSchema",
-            Self::Mcp => "/inputSchema",
-        }
+        self.provider().0.parameters_pointer
     }
 
     /// Whether `spec` is rendered in strict mode for this format.
     pub fn is_strict_for(self, spec: &ToolSpec) -> bool {
-        match self {
-            Self::OpenAiChat { strict }
-            | Self::OpenAiResponses { strict }
-            | Self::Anthropic { strict } => strict || spec.strict,
-            _ => false,
-        }
+        self.provider()
+            .1
+            .strict
+            .is_some_and(|strict| strict || spec.strict)
     }
 
     /// The pipeline for `spec`, or `None` for [`Format::Json`].
     fn pipeline(self, strict: bool) -> Option<&'static Pipeline> {
-        Some(match self {
-            Self::Json => return None,
-            Self::OpenAiChat { .. } | Self::OpenAiResponses { .. } if strict => &openai::STRICT,
-            Self::OpenAiChat { .. } | Self::OpenAiResponses { .. } => &openai::PLAIN,
-            Self::Anthropic { .. } if strict => &anthropic::STRICT,
-            Self::Anthropic { .. } => &anthropic::PLAIN,
-            Self::Gemini { .. } => &gemini::OPENAPI,
-            Self::GeminiJsonSchema => &gemini::JSON_SCHEMA,
-            Self::Mcp => &mcp::PIPELINE,
-        })
+        let provider = self.provider().0;
+        if strict {
+            provider.strict.or(provider.plain)
+        } else {
+            provider.plain
+        }
     }
 }
 
 impl fmt::Display for Format {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let strict = |s: bool| if s { " (strict)" } else { "" };
-        match *self {
-            Self::Json => f.write_str("canonical JSON Schema"),
-            Self::OpenAiChat { strict: s } => write!(f, "OpenAI Chat Completions{}", strict(s)),
-            Self::OpenAiResponses { strict: s } => write!(f, "OpenAI Responses{}", strict(s)),
-            Self::Anthropic { strict: s } => write!(f, "Anthropic{}", strict(s)),
-            Self::Gemini {
-                recursion: Recursion::Unroll(n),
-            } if n > 0 => write!(f, "Gemini (recursion unrolled {n} levels)"),
-            Self::Gemini { .. } => f.write_str("Gemini"),
-            Self::GeminiJsonSchema => f.write_str("Gemini (parametersJsonSchema)"),
-            Self::Mcp => f.write_str("MCP"),
+        let (provider, variant) = self.provider();
+        f.write_str(provider.title)?;
+        if variant.strict == Some(true) {
+            f.write_str(" (strict)")?;
         }
+        if let Some(Recursion::Unroll(n @ 1..)) = variant.recursion {
+            write!(f, " (recursion unrolled {n} levels)")?;
+        }
+        Ok(())
     }
 }
 
-/// A string that names no [`Format`].
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "unknown format `{0}`; expected one of: json, openai-chat, openai-chat-strict, openai-responses, openai-responses-strict, anthropic, anthropic-strict, gemini, gemini-unroll-<levels>, gemini-json-schema, mcp"
-)]
+/// A string that names no [`Format`]. Its message lists every slug of
+/// [`Format::ALL`] (and `<slug>-unroll-<levels>` where a format takes a [`Recursion`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UnknownFormat(pub String);
+
+impl fmt::Display for UnknownFormat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut names = Vec::new();
+        for format in Format::ALL {
+            names.push(format.slug());
+            if format.provider().0.unrolled.is_some() {
+                names.push(format!("{}-unroll-<levels>", format.slug()));
+            }
+        }
+        write!(
+            f,
+            "unknown format `{}`; expected one of: {}",
+            self.0,
+            names.join(", ")
+        )
+    }
+}
+
+impl std::error::Error for UnknownFormat {}
 
 impl FromStr for Format {
     type Err = UnknownFormat;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        if let Some(n) = s.strip_prefix("gemini-unroll-") {
-            return n
-                .parse::<u8>()
-                .map(|n| Self::Gemini {
-                    recursion: Recursion::Unroll(n),
-                })
-                .map_err(|_| UnknownFormat(s.to_owned()));
+        let unknown = || UnknownFormat(s.to_owned());
+        for format in Self::ALL {
+            let (provider, _) = format.provider();
+            if let Some(unrolled) = provider.unrolled
+                && let Some(n) = s
+                    .strip_prefix(provider.slug)
+                    .and_then(|rest| rest.strip_prefix("-unroll-"))
+            {
+                return n.parse::<u8>().map(unrolled).map_err(|_| unknown());
+            }
         }
         Self::ALL
             .iter()
             .copied()
             .find(|f| f.slug() == s)
-            .ok_or_else(|| UnknownFormat(s.to_owned()))
+            .ok_or_else(unknown)
     }
 }
 
@@ -351,32 +371,12 @@ impl Pipeline {
 /// target that lowering cannot repair.
 pub fn render_tool(spec: &ToolSpec, format: Format) -> Result<Value, FormatError> {
     let strict = format.is_strict_for(spec);
-    let Some(pipeline) = format.pipeline(strict) else {
-        return Ok(spec.canonical_schema());
+    let provider = format.provider().0;
+    let parameters = match format.pipeline(strict) {
+        Some(pipeline) => pipeline.lower(spec, format)?,
+        None => spec.parameters.clone(),
     };
-    let parameters = pipeline.lower(spec, format)?;
-    Ok(match format {
-        Format::Json => spec.canonical_schema(),
-        Format::OpenAiChat { .. } => openai::chat_tool(spec, &parameters, strict),
-        Format::OpenAiResponses { .. } => openai::responses_tool(spec, &parameters, strict),
-        Format::Anthropic { .. } => anthropic::tool(spec, &parameters, strict),
-        Format::Gemini { .. } => gemini::declaration(spec, parameters),
-        Format::GeminiJsonSchema => gemini::json_schema_declaration(spec, &parameters),
-        Format::Mcp => {
-            let mut tool = mcp::tool(spec, &parameters);
-            // The output schema goes through the same lowering; one that cannot
-            // be lowered is left out rather than failing the tool.
-            if let Some(output) = &spec.output_schema {
-                let mut schema = output.clone();
-                if lower::run(pipeline.steps, &mut schema, &Ctx { format }).is_ok()
-                    && (pipeline.validate)(&schema).is_ok()
-                {
-                    tool["outputSchema"] = schema;
-                }
-            }
-            tool
-        }
-    })
+    Ok((provider.render_tool)(spec, parameters, strict))
 }
 
 /// Renders one tool for `format` in the strictest form it can take: as
@@ -405,32 +405,23 @@ pub fn render_tool_with_fallback(
         Ok(tool) => return Ok((tool, None)),
         Err(e) => e,
     };
-    let strict = format.is_strict_for(spec);
-    let (looser, form) = match format {
-        Format::OpenAiChat { .. } | Format::OpenAiResponses { .. } | Format::Anthropic { .. }
-            if strict =>
-        {
-            let parameters = match format.pipeline(false) {
-                Some(plain) => plain.lower(spec, format).map_err(|_| error.clone())?,
-                None => return Err(error),
-            };
-            let tool = match format {
-                Format::OpenAiChat { .. } => openai::chat_tool(spec, &parameters, false),
-                Format::OpenAiResponses { .. } => openai::responses_tool(spec, &parameters, false),
-                _ => anthropic::tool(spec, &parameters, false),
-            };
-            (tool, FallbackForm::NonStrict)
-        }
-        Format::Gemini { .. } => {
-            let parameters = gemini::JSON_SCHEMA
-                .lower(spec, Format::GeminiJsonSchema)
-                .map_err(|_| error.clone())?;
+    let provider = format.provider().0;
+    let (looser, form) = match provider.looser {
+        Looser::NonStrict if format.is_strict_for(spec) => {
+            let plain = provider.plain.ok_or_else(|| error.clone())?;
+            let parameters = plain.lower(spec, format).map_err(|_| error.clone())?;
             (
-                gemini::json_schema_declaration(spec, &parameters),
-                FallbackForm::ParametersJsonSchema,
+                (provider.render_tool)(spec, parameters, false),
+                FallbackForm::NonStrict,
             )
         }
-        _ => return Err(error),
+        Looser::Format(other, form) => {
+            let (other_provider, _) = other.provider();
+            let pipeline = other_provider.plain.ok_or_else(|| error.clone())?;
+            let parameters = pipeline.lower(spec, other).map_err(|_| error.clone())?;
+            ((other_provider.render_tool)(spec, parameters, false), form)
+        }
+        Looser::NonStrict | Looser::None => return Err(error),
     };
     Ok((
         looser,
@@ -466,12 +457,7 @@ pub fn validate_parameters(
 /// The request's tool-list value for `format` made of rendered tools: the
 /// array itself, or for Gemini `[{"functionDeclarations": [...]}]`.
 pub(crate) fn tool_list(format: Format, tools: Vec<Value>) -> Value {
-    match format {
-        Format::Gemini { .. } | Format::GeminiJsonSchema => {
-            json!([{ "functionDeclarations": tools }])
-        }
-        _ => Value::Array(tools),
-    }
+    (format.provider().0.tool_list)(tools)
 }
 
 /// The rendered tool list of a registry for one format, ready to be the
@@ -532,192 +518,44 @@ impl From<ToolSchemas> for Value {
     }
 }
 
-type Rendered = Result<ToolSchemas, RenderError>;
+/// A registry's rendering for one format: the tool list, or the error listing the tools left out.
+pub(crate) type Rendered = Result<ToolSchemas, RenderError>;
 
-/// Per-registry cache of renderings, one entry per format and refusal mode;
-/// the registry clears it whenever its set of tools changes.
-#[derive(Default)]
-pub(crate) struct RenderCache {
-    slots: RwLock<Vec<(CacheKey, Rendered)>>,
-}
-
-type CacheKey = (Format, OnRefusal);
-
-impl RenderCache {
-    /// Forgets every rendering (the tools changed).
-    pub(crate) fn clear(&mut self) {
-        self.slots
-            .get_mut()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clear();
-    }
-
-    fn get(&self, format: CacheKey) -> Option<Rendered> {
-        let slots = self.slots.read().unwrap_or_else(PoisonError::into_inner);
-        slots
-            .iter()
-            .find(|(f, _)| *f == format)
-            .map(|(_, r)| r.clone())
-    }
-
-    fn put(&self, format: CacheKey, rendered: Rendered) {
-        let mut slots = self.slots.write().unwrap_or_else(PoisonError::into_inner);
-        if !slots.iter().any(|(f, _)| *f == format) {
-            slots.push((format, rendered));
-        }
-    }
-}
-
-impl Clone for RenderCache {
-    fn clone(&self) -> Self {
-        let slots = self.slots.read().unwrap_or_else(PoisonError::into_inner);
-        Self {
-            slots: RwLock::new(slots.clone()),
-        }
-    }
-}
-
-impl fmt::Debug for RenderCache {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let slots = self.slots.read().unwrap_or_else(PoisonError::into_inner);
-        f.debug_struct("RenderCache")
-            .field(
-                "formats",
-                &slots.iter().map(|(f, _)| *f).collect::<Vec<_>>(),
-            )
-            .finish()
-    }
-}
-
-impl ToolRegistry {
-    /// Every tool rendered for `format`, in name order, as the request's tool
-    /// list (see [`ToolSchemas`]), each in the strictest form it can take
-    /// ([`OnRefusal::Fallback`]: a tool strict mode cannot express is sent
-    /// without it, recorded in [`ToolSchemas::fallbacks`]). Rendered once per
-    /// format and cached until the registry's tools change; later calls are a
-    /// lookup and a reference-count bump.
-    ///
-    /// [`schemas`](Self::schemas) (no argument) stays the canonical list;
-    /// `schemas_in(Format::Json)` wraps the same objects.
-    ///
-    /// ```
-    /// use serde_json::{json, Map, Value};
-    /// use tool_core::format::{Format, OnRefusal};
-    /// use tool_core::{Tool, ToolRegistry, ToolResult, ToolSpec};
-    ///
-    /// let tool = |name: &str, param: Value| {
-    ///     let spec = ToolSpec::new(name, "A tool.", json!({
-    ///         "type": "object", "properties": {"p": param}, "required": ["p"]
-    ///     }));
-    ///     Tool::new(spec, |_: Map<String, Value>, _| async { ToolResult::ok("") }).unwrap()
-    /// };
-    /// let mut registry = ToolRegistry::new();
-    /// registry.register(tool("counts", json!({"type": "object", "additionalProperties": {"type": "integer"}})))?;
-    /// registry.register(tool("plain", json!({"type": "string"})))?;
-    ///
-    /// let strict = registry.schemas_in(Format::OpenAiChat { strict: true })?;
-    /// assert_eq!(strict[0]["function"]["strict"], false, "the map tool falls back");
-    /// assert_eq!(strict[1]["function"]["strict"], true);
-    /// assert_eq!(strict.fallbacks()[0].tool, "counts");
-    ///
-    /// let refused = registry.schemas_with(Format::OpenAiChat { strict: true }, OnRefusal::Refuse);
-    /// assert_eq!(refused.unwrap_err().errors()[0].tool, "counts");
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    ///
-    /// # Errors
-    /// [`RenderError`] listing the tools that cannot be rendered for this
-    /// format even in its looser form (each a [`FormatError`] with path, rule
-    /// and source); its [`partial`](RenderError::partial) holds the other tools.
-    pub fn schemas_in(&self, format: Format) -> Result<ToolSchemas, RenderError> {
-        self.schemas_with(format, OnRefusal::Fallback)
-    }
-
-    /// [`schemas_in`](Self::schemas_in) with the choice of what to do with a
-    /// tool that cannot take the format's strictest form ([`OnRefusal`]).
-    /// Cached per format and mode.
-    ///
-    /// # Errors
-    /// [`RenderError`] listing the tools left out; with [`OnRefusal::Refuse`]
-    /// that includes every tool that would have fallen back.
-    pub fn schemas_with(
-        &self,
-        format: Format,
-        on_refusal: OnRefusal,
-    ) -> Result<ToolSchemas, RenderError> {
-        let key = (format, on_refusal);
-        if let Some(hit) = self.rendered.get(key) {
-            return hit;
-        }
-        let mut tools = Vec::with_capacity(self.len());
-        let mut errors = Vec::new();
-        let mut fallbacks = Vec::new();
-        for spec in self.specs() {
-            let rendered = match on_refusal {
-                OnRefusal::Refuse => render_tool(spec, format).map(|t| (t, None)),
-                OnRefusal::Fallback => render_tool_with_fallback(spec, format),
-            };
-            match rendered {
-                Ok((t, fallback)) => {
-                    tools.push(t);
-                    fallbacks.extend(fallback);
-                }
-                Err(e) => errors.push(e),
+/// Renders `specs` (a registry's tools, in name order) for `format` as the
+/// request's tool list, each tool in the strictest form it can take unless
+/// `on_refusal` refuses fallbacks (see [`ToolRegistry::schemas_with`](crate::ToolRegistry::schemas_with)).
+pub(crate) fn render_all<'a>(
+    specs: impl Iterator<Item = &'a ToolSpec>,
+    format: Format,
+    on_refusal: OnRefusal,
+) -> Rendered {
+    let mut tools = Vec::new();
+    let mut errors = Vec::new();
+    let mut fallbacks = Vec::new();
+    for spec in specs {
+        let rendered = match on_refusal {
+            OnRefusal::Refuse => render_tool(spec, format).map(|t| (t, None)),
+            OnRefusal::Fallback => render_tool_with_fallback(spec, format),
+        };
+        match rendered {
+            Ok((t, fallback)) => {
+                tools.push(t);
+                fallbacks.extend(fallback);
             }
+            Err(e) => errors.push(e),
         }
-        let schemas = ToolSchemas {
-            value: Arc::new(tool_list(format, tools)),
-            fallbacks: fallbacks.into(),
-        };
-        let rendered = if errors.is_empty() {
-            Ok(schemas)
-        } else {
-            Err(RenderError {
-                errors: errors.into(),
-                partial: schemas,
-            })
-        };
-        self.rendered.put(key, rendered.clone());
-        rendered
     }
-
-    /// Every tool that cannot be rendered for one of `formats`, even in the
-    /// format's looser form, with the reason; empty when all render. Run it at
-    /// start-up to fail early. (Tools that fall back are not errors: see
-    /// [`ToolSchemas::fallbacks`], or refuse them with [`OnRefusal::Refuse`].)
-    pub fn check_formats(&self, formats: &[Format]) -> Vec<FormatError> {
-        formats
-            .iter()
-            .filter_map(|f| self.schemas_in(*f).err())
-            .flat_map(|e| e.errors.iter().cloned().collect::<Vec<_>>())
-            .collect()
-    }
-
-    /// Executes a call read from a provider ([`ToolCall::parse`]): applies
-    /// [`normalize_arguments`] with the tool's canonical schema (an explicit
-    /// `null` for an optional field means absent), then
-    /// [`execute`](Self::execute). Never panics, never fails: problems are
-    /// error results, as with `execute`.
-    pub async fn execute_call(&self, call: &ToolCall, ctx: &ToolContext) -> ToolResult {
-        let mut repairs = Vec::new();
-        let args = match (self.get(&call.name), &call.arguments) {
-            (Some(tool), ToolArgs::Text(text)) => match crate::governance::repair::parse_text(text)
-            {
-                Ok((Value::Object(mut map), repair)) => {
-                    repairs.extend(repair);
-                    normalize_arguments(&tool.spec().parameters, &mut map);
-                    ToolArgs::Value(Value::Object(map))
-                }
-                _ => call.arguments.clone(),
-            },
-            (Some(tool), ToolArgs::Value(Value::Object(map))) => {
-                let mut map = map.clone();
-                normalize_arguments(&tool.spec().parameters, &mut map);
-                ToolArgs::Value(Value::Object(map))
-            }
-            _ => call.arguments.clone(),
-        };
-        self.execute_repaired(&call.name, args, ctx, repairs).await
+    let schemas = ToolSchemas {
+        value: Arc::new(tool_list(format, tools)),
+        fallbacks: fallbacks.into(),
+    };
+    if errors.is_empty() {
+        Ok(schemas)
+    } else {
+        Err(RenderError {
+            errors: errors.into(),
+            partial: schemas,
+        })
     }
 }
 
@@ -728,21 +566,28 @@ impl ToolRegistry {
 /// images; see [`ToolResult::render`]). Returns what to append:
 ///
 /// - [`Format::OpenAiChat`]: messages: `{"role": "tool", "tool_call_id",
-///   "content"}`, then, if there are images, a `user` message with
-///   `image_url` parts (tool messages carry text only).
+///   "content"}`, then, if there are images or files, a `user` message with
+///   `image_url` / `file` parts (tool messages carry text only). Several
+///   results of one turn: [`render_results`], which puts the media of all of
+///   them in one `user` message after the last tool message.
 /// - [`Format::OpenAiResponses`]: one `function_call_output` input item;
-///   with images its `output` is a list of `input_text`/`input_image` parts.
-/// - [`Format::Anthropic`]: one `tool_result` content block (text and
-///   base64 `image` blocks, `is_error` on failure) for the next `user` message.
+///   with media its `output` is a list of `input_text`/`input_image`/`input_file` parts.
+/// - [`Format::Anthropic`]: one `tool_result` content block (text, base64
+///   `image` blocks and base64 `document` blocks for PDFs, `is_error` on
+///   failure) for the next `user` message.
 /// - [`Format::Gemini`] / [`Format::GeminiJsonSchema`]: one
 ///   `functionResponse` part (`response.output` / `response.error`, images
-///   as `inlineData` parts).
+///   and PDFs as `inlineData` parts with their MIME type).
 /// - [`Format::Mcp`]: one `CallToolResult` (`content`, `isError`,
 ///   `structuredContent` for JSON object results).
 /// - [`Format::Json`]: `{"id", "name", "content", "is_error"}`.
 ///
-/// An empty text becomes `(no output)` where providers need text. Title,
-/// attachments and metadata stay with the host.
+/// Inline attachments ([`Attachment::data`](crate::Attachment::data)) and
+/// images go to the model where the provider takes their media type and
+/// size (each provider's documented limits); one it cannot take is replaced
+/// by a text note after the output saying what it was, why, and where the
+/// file is, never dropped silently. An empty text becomes `(no output)` where
+/// providers need text. Title, metadata and on-disk-only attachments stay with the host.
 pub fn render_result(
     call: &ToolCall,
     result: &ToolResult,
@@ -750,21 +595,7 @@ pub fn render_result(
     rendering: Rendering,
 ) -> Vec<Value> {
     let reply = reply::reply(result, rendering);
-    match format {
-        Format::Json => vec![json!({
-            "id": call.id,
-            "name": call.name,
-            "content": reply.text,
-            "is_error": reply.is_error,
-        })],
-        Format::OpenAiChat { .. } => openai::chat_result(call, &reply),
-        Format::OpenAiResponses { .. } => vec![openai::responses_result(call, &reply)],
-        Format::Anthropic { .. } => vec![anthropic::result_block(call, &reply)],
-        Format::Gemini { .. } | Format::GeminiJsonSchema => {
-            vec![gemini::response_part(call, &reply)]
-        }
-        Format::Mcp => vec![mcp::call_tool_result(&reply)],
-    }
+    (format.provider().0.render_result)(call, &reply, &mut 0)
 }
 
 #[cfg(test)]
@@ -783,5 +614,15 @@ mod tests {
             })
         );
         assert!("openai".parse::<Format>().is_err());
+    }
+
+    #[test]
+    fn unknown_format_lists_every_slug() {
+        let e = "openai".parse::<Format>().unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "unknown format `openai`; expected one of: json, openai-chat, openai-chat-strict, openai-responses, openai-responses-strict, anthropic, anthropic-strict, gemini, gemini-unroll-<levels>, gemini-json-schema, mcp"
+        );
+        assert!("gemini-unroll-x".parse::<Format>().is_err());
     }
 }

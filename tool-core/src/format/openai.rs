@@ -8,10 +8,12 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value, json};
 
+use super::attachments::{Admitted, Limits, Media, file_data_url};
 use super::call::{ToolCall, arguments_of, field_str, list_at};
 use super::error::{CallParseError, Rule, Violation};
 use super::lower::{self, Step};
-use super::reply::{Reply, data_url};
+use super::provider::{Looser, Provider};
+use super::reply::{NO_OUTPUT, Reply, data_url};
 use super::validate;
 use super::walk::{child_path, local_def_name, root_defs, walk};
 use super::{Format, Pipeline};
@@ -129,46 +131,25 @@ pub(crate) fn check_name(name: &str) -> Result<(), Violation> {
     }
 }
 
+/// `merge_root_union` under this provider's root rule ([`ROOT`]), in both pipelines.
+const MERGE_ROOT_UNION: Step = Step {
+    name: "merge_root_union",
+    run: |s, _| lower::merge_root_union(s, &ROOT),
+};
+
 pub(crate) static PLAIN: Pipeline = Pipeline {
     check_name,
-    steps: &[
-        Step {
-            name: "drop_root_meta",
-            run: |s, _| {
-                lower::drop_root_meta(s);
-                Ok(())
-            },
-        },
-        Step {
-            name: "merge_root_union",
-            run: |s, _| lower::merge_root_union(s, &ROOT),
-        },
-    ],
+    steps: &[lower::DROP_ROOT_META, MERGE_ROOT_UNION],
     validate: validate_plain,
 };
 
 pub(crate) static STRICT: Pipeline = Pipeline {
     check_name,
     steps: &[
-        Step {
-            name: "drop_root_meta",
-            run: |s, _| {
-                lower::drop_root_meta(s);
-                Ok(())
-            },
-        },
-        Step {
-            name: "merge_root_union",
-            run: |s, _| lower::merge_root_union(s, &ROOT),
-        },
-        Step {
-            name: "fold_all_of",
-            run: |s, _| lower::fold_all_of(s),
-        },
-        Step {
-            name: "one_of_to_any_of",
-            run: |s, _| lower::one_of_to_any_of(s),
-        },
+        lower::DROP_ROOT_META,
+        MERGE_ROOT_UNION,
+        lower::FOLD_ALL_OF,
+        lower::ONE_OF_TO_ANY_OF,
         Step {
             name: "refuse_unsupported",
             run: |s, _| lower::refuse_keywords(s, STRICT_REFUSED, &STRICT_KEYWORDS),
@@ -177,10 +158,7 @@ pub(crate) static STRICT: Pipeline = Pipeline {
             name: "close_objects",
             run: |s, _| lower::close_objects(s, &STRICT_CLOSED),
         },
-        Step {
-            name: "require_all_properties",
-            run: |s, _| lower::require_all_properties(s),
-        },
+        lower::REQUIRE_ALL_PROPERTIES,
         Step {
             name: "keep_supported_keywords",
             run: |s, _| lower::keep_keywords(s, STRICT_ALLOWED),
@@ -189,10 +167,7 @@ pub(crate) static STRICT: Pipeline = Pipeline {
             name: "keep_supported_formats",
             run: |s, _| lower::filter_formats(s, strict_format),
         },
-        Step {
-            name: "isolate_refs",
-            run: |s, _| lower::isolate_refs(s),
-        },
+        lower::ISOLATE_REFS,
     ],
     validate: validate_strict,
 };
@@ -436,48 +411,138 @@ pub(crate) fn parse_responses(payload: &Value) -> Result<Vec<ToolCall>, CallPars
     Ok(calls)
 }
 
-/// Chat Completions messages for one result: the `role: tool` message (text
-/// only, as tool messages carry text), then, when there are images, a `user`
-/// message with the images as `image_url` data-URL parts.
-pub(crate) fn chat_result(call: &ToolCall, reply: &Reply<'_>) -> Vec<Value> {
-    let mut messages = vec![json!({
-        "role": "tool",
-        "tool_call_id": call.id,
-        "content": reply.text_or_placeholder(),
-    })];
-    if !reply.images.is_empty() {
-        let mut parts = vec![json!({
-            "type": "text",
-            "text": format!("Images returned by the `{}` tool (call {}):", call.name, call.id),
-        })];
-        parts.extend(
-            reply
-                .images
-                .iter()
-                .map(|image| json!({"type": "image_url", "image_url": {"url": data_url(image)}})),
-        );
+/// What OpenAI takes in tool results: images (PNG, JPEG, WebP, non-animated
+/// GIF) and PDF files, within the request limits.
+pub(crate) static MEDIA_LIMITS: Limits = Limits {
+    provider: "OpenAI",
+    image_types: &["image/png", "image/jpeg", "image/webp", "image/gif"],
+    file_types: &["application/pdf"],
+    max_image: 50_000_000,
+    max_file: 32_000_000,
+    max_total: 50_000_000,
+    source: "OpenAI docs, \"Images and vision\" › image input requirements: PNG, JPEG, WEBP, non-animated GIF, up to 50 MB total payload per request; \"File inputs\": PDFs as base64 `file_data`, up to 32 MB",
+};
+
+/// One call's messages: the `tool` message, then, when it has media, a
+/// `user` message with them (see [`render_results`](super::render_results)
+/// for a whole turn, whose media share one `user` message).
+fn chat_result(call: &ToolCall, reply: &Reply<'_>, spent: &mut usize) -> Vec<Value> {
+    let admitted = super::attachments::admit(reply, &MEDIA_LIMITS, spent);
+    let mut messages = vec![chat_tool_message(call, reply, &admitted)];
+    let parts = chat_media_parts(call, &admitted);
+    if !parts.is_empty() {
         messages.push(json!({"role": "user", "content": parts}));
     }
     messages
 }
 
+/// The `tool` message of one call: text only (the Chat Completions API
+/// takes no images in tool messages), with a note for every media item left out.
+pub(crate) fn chat_tool_message(
+    call: &ToolCall,
+    reply: &Reply<'_>,
+    admitted: &Admitted<'_>,
+) -> Value {
+    let text = admitted.text_after(&reply.text);
+    json!({
+        "role": "tool",
+        "tool_call_id": call.id,
+        "content": if text.is_empty() { NO_OUTPUT.to_owned() } else { text },
+    })
+}
+
+/// The `user` message parts for one call's media: a text part naming the
+/// tool and call id, then `image_url` parts (data URLs) and `file` parts
+/// (`{"filename", "file_data": data URL}`; OpenAI API reference, Chat
+/// Completions user content parts). Empty when there are none.
+pub(crate) fn chat_media_parts(call: &ToolCall, admitted: &Admitted<'_>) -> Vec<Value> {
+    if admitted.media.is_empty() {
+        return Vec::new();
+    }
+    let images = admitted.media.iter().any(|m| matches!(m, Media::Image(_)));
+    let files = admitted.media.iter().any(|m| matches!(m, Media::File(..)));
+    let what = match (images, files) {
+        (true, true) => "Images and files",
+        (true, false) => "Images",
+        _ => "Files",
+    };
+    let mut parts = vec![json!({
+        "type": "text",
+        "text": format!("{what} returned by the `{}` tool (call {}):", call.name, call.id),
+    })];
+    parts.extend(admitted.media.iter().map(|media| match media {
+        Media::Image(image) => json!({"type": "image_url", "image_url": {"url": data_url(image)}}),
+        Media::File(file, data) => json!({
+            "type": "file",
+            "file": {"filename": file.name, "file_data": file_data_url(file, data)},
+        }),
+    }));
+    parts
+}
+
 /// One Responses `function_call_output` item: the output text, or with
-/// images a list of `input_text` and `input_image` parts.
-pub(crate) fn responses_result(call: &ToolCall, reply: &Reply<'_>) -> Value {
-    let output = if reply.images.is_empty() {
-        Value::String(reply.text_or_placeholder())
+/// media a list of `input_text`, `input_image` (data URL) and `input_file`
+/// (`filename`, `file_data` data URL) parts (OpenAI API reference,
+/// Responses: function call output content).
+pub(crate) fn responses_result(
+    call: &ToolCall,
+    reply: &Reply<'_>,
+    admitted: &Admitted<'_>,
+) -> Value {
+    let text = admitted.text_after(&reply.text);
+    let output = if admitted.media.is_empty() {
+        Value::String(if text.is_empty() {
+            NO_OUTPUT.to_owned()
+        } else {
+            text
+        })
     } else {
         let mut parts = Vec::new();
-        if !reply.text.is_empty() {
-            parts.push(json!({"type": "input_text", "text": reply.text}));
+        if !text.is_empty() {
+            parts.push(json!({"type": "input_text", "text": text}));
         }
-        parts.extend(
-            reply
-                .images
-                .iter()
-                .map(|image| json!({"type": "input_image", "image_url": data_url(image)})),
-        );
+        parts.extend(admitted.media.iter().map(|media| match media {
+            Media::Image(image) => json!({"type": "input_image", "image_url": data_url(image)}),
+            Media::File(file, data) => json!({
+                "type": "input_file",
+                "filename": file.name,
+                "file_data": file_data_url(file, data),
+            }),
+        }));
         Value::Array(parts)
     };
     json!({"type": "function_call_output", "call_id": call.id, "output": output})
 }
+
+/// OpenAI Chat Completions' table entry.
+pub(crate) static CHAT: Provider = Provider {
+    slug: "openai-chat",
+    title: "OpenAI Chat Completions",
+    parameters_pointer: "/function/parameters",
+    plain: Some(&PLAIN),
+    strict: Some(&STRICT),
+    render_tool: |spec, parameters, strict| chat_tool(spec, &parameters, strict),
+    looser: Looser::NonStrict,
+    tool_list: Value::Array,
+    parse_calls: parse_chat,
+    render_result: chat_result,
+    unrolled: None,
+};
+
+/// OpenAI Responses' table entry.
+pub(crate) static RESPONSES: Provider = Provider {
+    slug: "openai-responses",
+    title: "OpenAI Responses",
+    parameters_pointer: "/parameters",
+    plain: Some(&PLAIN),
+    strict: Some(&STRICT),
+    render_tool: |spec, parameters, strict| responses_tool(spec, &parameters, strict),
+    looser: Looser::NonStrict,
+    tool_list: Value::Array,
+    parse_calls: parse_responses,
+    render_result: |call, reply, spent| {
+        let admitted = super::attachments::admit(reply, &MEDIA_LIMITS, spent);
+        vec![responses_result(call, reply, &admitted)]
+    },
+    unrolled: None,
+};

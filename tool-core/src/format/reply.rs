@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use crate::memory::Rendering;
-use crate::result::{Image, ToolResult};
+use crate::result::{Attachment, Image, ToolResult};
 
 /// Text shown for a result with neither output nor images.
 pub(crate) const NO_OUTPUT: &str = "(no output)";
@@ -16,6 +16,8 @@ pub(crate) struct Reply<'a> {
     pub(crate) text: String,
     /// The images to show.
     pub(crate) images: &'a [Image],
+    /// The attachments (inline ones are sent where the provider takes them).
+    pub(crate) attachments: &'a [Attachment],
     /// The call failed.
     pub(crate) is_error: bool,
     /// The error message, when failed.
@@ -30,19 +32,8 @@ pub(crate) struct Reply<'a> {
     pub(crate) notes: Option<String>,
 }
 
-impl Reply<'_> {
-    /// The text, or a placeholder when it is empty and there is nothing else to show.
-    pub(crate) fn text_or_placeholder(&self) -> String {
-        if self.text.is_empty() {
-            NO_OUTPUT.to_owned()
-        } else {
-            self.text.clone()
-        }
-    }
-}
-
 /// Applies the two-layer memory rule ([`ToolResult::render`]) to `result`
-/// for `rendering`; images and structured output go with the full rendering only.
+/// for `rendering`; images, attachments and structured output go with the full rendering only.
 pub(crate) fn reply(result: &ToolResult, rendering: Rendering) -> Reply<'_> {
     let summary_only =
         rendering == Rendering::Later && result.include_output_only_once && result.error.is_none();
@@ -52,6 +43,7 @@ pub(crate) fn reply(result: &ToolResult, rendering: Rendering) -> Reply<'_> {
             output: text.clone(),
             text,
             images: &[],
+            attachments: &[],
             is_error: false,
             error: None,
             structured: None,
@@ -61,6 +53,7 @@ pub(crate) fn reply(result: &ToolResult, rendering: Rendering) -> Reply<'_> {
     Reply {
         text,
         images: &result.images,
+        attachments: &result.attachments,
         is_error: result.is_error(),
         error: result.error.as_ref().map(|e| e.message.as_str()),
         structured: result.metadata.get("structured"),

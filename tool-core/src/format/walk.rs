@@ -190,41 +190,7 @@ pub(crate) fn is_object_schema(node: &Map<String, Value>) -> bool {
     }
 }
 
-/// The definition name of a local reference (`#/$defs/Name` or
-/// `#/definitions/Name`), unescaped; `None` for any other reference.
-pub(crate) fn local_def_name(reference: &str) -> Option<String> {
-    let rest = reference
-        .strip_prefix("#/$defs/")
-        .or_else(|| reference.strip_prefix("#/definitions/"))?;
-    if rest.contains('/') {
-        return None;
-    }
-    Some(rest.replace("~1", "/").replace("~0", "~"))
-}
-
-/// The root's definitions (`$defs`, else `definitions`).
-pub(crate) fn root_defs(root: &Value) -> Option<&Map<String, Value>> {
-    root.get("$defs")
-        .or_else(|| root.get("definitions"))
-        .and_then(Value::as_object)
-}
-
-/// The JSON types a node allows by its `type` keyword, in order.
-pub(crate) fn types_of(node: &Map<String, Value>) -> Vec<&str> {
-    match node.get("type") {
-        Some(Value::String(t)) => vec![t.as_str()],
-        Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect(),
-        _ => Vec::new(),
-    }
-}
-
-/// The node's `required` names.
-pub(crate) fn required_of(node: &Map<String, Value>) -> Vec<&str> {
-    node.get("required")
-        .and_then(Value::as_array)
-        .map(|r| r.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default()
-}
+pub(crate) use crate::args::schema::{local_def_name, required_of, root_defs, types_of};
 
 #[cfg(test)]
 mod tests {

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::__private::BoxFuture;
+use crate::future::BoxFuture;
 use crate::spec::{DisplayName, ToolKind};
 
 /// What a person (or policy) is asked to approve. Arguments are as the model

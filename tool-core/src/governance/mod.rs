@@ -5,12 +5,12 @@
 //! call that uses none of them pays only a few branch checks:
 //! - [`url_pattern`]: `url_patterns` scoping;
 //! - [`secrets`]: `<secret>key</secret>` substitution and masking, TOTP;
-//! - [`approval`]: `requires_confirmation` / `editable_params`;
-//! - [`repair`]: the few argument malformations models are known for, recorded;
+//! - [`approval`]: `requires_confirmation` / `editable_params`: the request, the decision, policies;
+//! - [`confirm`]: the approval gate every caller asks through;
 //! - [`stats`]: statistics and lifecycle events.
 
 pub mod approval;
-pub mod repair;
+pub mod confirm;
 pub mod secrets;
 pub mod stats;
 pub mod url_pattern;

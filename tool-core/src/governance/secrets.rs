@@ -59,6 +59,7 @@ use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_S
 use serde_json::{Map, Value};
 
 use super::url_pattern::{UrlPattern, UrlPatternError};
+use crate::result::ToolResult;
 
 /// Keys ending in this suffix hold a base32 TOTP seed (RFC 6238).
 pub const TOTP_SUFFIX: &str = "_bu_2fa_code";
@@ -435,6 +436,62 @@ fn hex_lower(bytes: &[u8]) -> String {
         out.push(char::from(DIGITS[usize::from(b & 0x0f)]));
     }
     out
+}
+
+/// The masker for `store` (a context's [`SecretStore`], if any) plus the TOTP
+/// codes in `used`; `None` when there is no store or it is empty. The one
+/// place that decides whether a call's text is masked: the pipeline's result,
+/// an argument error quoting a value, a panic message for the log.
+pub(crate) fn masker_for(
+    store: Option<&SecretStore>,
+    used: &[(String, String)],
+) -> Option<Arc<Masker>> {
+    store.filter(|s| !s.is_empty()).map(|s| s.masker(used))
+}
+
+impl Masker {
+    /// Masks every text of `result` the model, a host or a log can read:
+    /// output, title, long-term memory, error message, notes, attachment
+    /// names and paths, and every string in the metadata.
+    pub(crate) fn mask_result(&self, result: &mut ToolResult) {
+        self.mask_string(&mut result.output);
+        if let Some(t) = &mut result.title {
+            self.mask_string(t);
+        }
+        if let Some(m) = &mut result.long_term_memory {
+            self.mask_string(m);
+        }
+        if let Some(e) = &mut result.error {
+            self.mask_string(&mut e.message);
+        }
+        for n in &mut result.notes {
+            self.mask_string(n);
+        }
+        for a in &mut result.attachments {
+            self.mask_string(&mut a.name);
+            if let Some(p) = &mut a.path {
+                self.mask_string(p);
+            }
+        }
+        let mut meta = Value::Object(std::mem::take(&mut result.metadata));
+        self.mask_value(&mut meta);
+        if let Value::Object(m) = meta {
+            result.metadata = m;
+        }
+    }
+}
+
+/// Whether any string in `args`, at any depth, holds a `<secret>` placeholder.
+pub(crate) fn has_placeholder(args: &Map<String, Value>) -> bool {
+    fn walk(v: &Value) -> bool {
+        match v {
+            Value::String(s) => contains_placeholder(s),
+            Value::Array(items) => items.iter().any(walk),
+            Value::Object(m) => m.values().any(walk),
+            _ => false,
+        }
+    }
+    args.values().any(walk)
 }
 
 /// Whether `text` contains a placeholder opening (`<secret>`). One prebuilt

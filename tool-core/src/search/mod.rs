@@ -46,7 +46,7 @@
 //!   [`DEFAULT_MAX_RESULTS`], at most [`MAX_RESULTS_LIMIT`]) are listed with
 //!   the first line of their description and loaded.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 use serde_json::Value;
 
@@ -128,14 +128,16 @@ pub struct SearchHit {
 /// A BM25 index over tool definitions (see the [module docs](self) for the
 /// fields and weights). Built once per registry version by a
 /// [`RegistryView`](crate::RegistryView); build one yourself for other uses.
+///
+/// Each posting holds its term's whole BM25 contribution to its document
+/// (idf × saturated, length-normalised frequency), computed at build time,
+/// so a query only adds up postings.
 #[derive(Debug, Clone, Default)]
 pub struct SearchIndex {
     names: Vec<String>,
-    terms: HashMap<String, u32>,
-    /// Per term: (document, weighted term frequency), in document order.
+    terms: FxHashMap<String, u32>,
+    /// Per term: (document, BM25 contribution), in document order.
     postings: Vec<Vec<(u32, f32)>>,
-    doc_len: Vec<f32>,
-    avg_len: f32,
 }
 
 impl SearchIndex {
@@ -148,14 +150,29 @@ impl SearchIndex {
     /// Indexes `specs` with the field weights `w`.
     pub fn build_with<'a>(specs: impl IntoIterator<Item = &'a ToolSpec>, w: FieldWeights) -> Self {
         let mut index = Self::default();
-        let mut tf: HashMap<String, f32> = HashMap::new();
+        // First pass: weighted term frequencies per document, and lengths.
+        let mut postings: Vec<Vec<(u32, f32)>> = Vec::new();
+        let mut doc_len: Vec<f32> = Vec::new();
+        let mut tf: FxHashMap<u32, f32> = FxHashMap::default();
         for spec in specs {
             let doc = u32::try_from(index.names.len()).unwrap_or(u32::MAX);
             tf.clear();
             let mut len = 0.0;
+            let terms = &mut index.terms;
             let mut add = |text: &str, weight: f32| {
+                if weight == 0.0 {
+                    return;
+                }
                 tokens::for_each_token(text, |t| {
-                    *tf.entry(t).or_insert(0.0) += weight;
+                    let id = match terms.get(t) {
+                        Some(&id) => id,
+                        None => {
+                            let id = u32::try_from(terms.len()).unwrap_or(u32::MAX);
+                            terms.insert(t.to_owned(), id);
+                            id
+                        }
+                    };
+                    *tf.entry(id).or_insert(0.0) += weight;
                     len += weight;
                 });
             };
@@ -172,23 +189,34 @@ impl SearchIndex {
                     }
                 }
             }
-            for (term, f) in tf.drain() {
-                let next = u32::try_from(index.postings.len()).unwrap_or(u32::MAX);
-                let id = *index.terms.entry(term).or_insert(next);
-                if id == next {
-                    index.postings.push(Vec::new());
-                }
-                index.postings[id as usize].push((doc, f));
+            postings.resize_with(index.terms.len(), Vec::new);
+            for (&id, &f) in &tf {
+                postings[id as usize].push((doc, f));
             }
-            index.doc_len.push(len);
+            doc_len.push(len);
             index.names.push(spec.name.clone());
         }
+        // Second pass: each posting's BM25 contribution.
         #[allow(
             clippy::cast_precision_loss,
-            reason = "a document count far below f32's exact range"
+            reason = "document counts far below f32's exact range"
         )]
-        let n = index.names.len().max(1) as f32;
-        index.avg_len = index.doc_len.iter().sum::<f32>() / n;
+        let n = index.names.len() as f32;
+        let avg_len = (doc_len.iter().sum::<f32>() / n.max(1.0)).max(f32::EPSILON);
+        for list in &mut postings {
+            list.sort_unstable_by_key(|(doc, _)| *doc);
+            #[allow(
+                clippy::cast_precision_loss,
+                reason = "document counts far below f32's exact range"
+            )]
+            let df = list.len() as f32;
+            let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
+            for (doc, tf) in list.iter_mut() {
+                let norm = K1 * (1.0 - B + B * doc_len[*doc as usize] / avg_len);
+                *tf = idf * *tf * (K1 + 1.0) / (*tf + norm);
+            }
+        }
+        index.postings = postings;
         index
     }
 
@@ -202,40 +230,23 @@ impl SearchIndex {
         self.names.is_empty()
     }
 
-    /// Whether `name` is indexed.
-    pub fn contains(&self, name: &str) -> bool {
-        self.names.iter().any(|n| n == name)
-    }
-
     /// The at most `limit` best matches of `query`, best first (ties in name
-    /// order); only tools sharing at least one token with the query score.
+    /// order); only tools sharing at least one token with the query (or a
+    /// synonym of one of its words, see the module docs) score.
     pub fn search(&self, query: &str, limit: usize) -> Vec<SearchHit> {
         let query_terms = tokens::query_terms(query);
-        #[allow(
-            clippy::cast_precision_loss,
-            reason = "document counts far below f32's exact range"
-        )]
-        let n = self.names.len() as f32;
         let mut scores = vec![0.0f32; self.names.len()];
         let mut touched: Vec<u32> = Vec::new();
         for (term, weight) in &query_terms {
-            let Some(&id) = self.terms.get(term) else {
+            let Some(&id) = self.terms.get(term.as_str()) else {
                 continue;
             };
-            let postings = &self.postings[id as usize];
-            #[allow(
-                clippy::cast_precision_loss,
-                reason = "document counts far below f32's exact range"
-            )]
-            let df = postings.len() as f32;
-            let idf = weight * (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
-            for &(doc, tf) in postings {
-                let d = doc as usize;
-                let norm = K1 * (1.0 - B + B * self.doc_len[d] / self.avg_len.max(f32::EPSILON));
-                if scores[d] == 0.0 {
+            for &(doc, impact) in &self.postings[id as usize] {
+                let score = &mut scores[doc as usize];
+                if *score == 0.0 {
                     touched.push(doc);
                 }
-                scores[d] += idf * tf * (K1 + 1.0) / (tf + norm);
+                *score += weight * impact;
             }
         }
         let by_rank = |a: &u32, b: &u32| {

@@ -103,7 +103,15 @@ fn synonym_groups() -> &'static [Vec<String>] {
     GROUPS.get_or_init(|| {
         SYNONYMS
             .iter()
-            .map(|g| g.iter().map(|w| stem(w.to_lowercase())).collect())
+            .map(|g| {
+                g.iter()
+                    .map(|w| {
+                        let mut w = w.to_lowercase();
+                        stem(&mut w);
+                        w
+                    })
+                    .collect()
+            })
             .collect()
     })
 }
@@ -111,55 +119,83 @@ fn synonym_groups() -> &'static [Vec<String>] {
 /// Longest word kept, in bytes; longer runs (hashes, base64) are cut here.
 const MAX_WORD: usize = 40;
 
-/// Calls `emit` with every token of `text`, in order.
-pub(crate) fn for_each_token(text: &str, mut emit: impl FnMut(String)) {
-    for word in words(text) {
-        let lower = word.to_lowercase();
-        if lower.len() < 2 || STOP_WORDS.binary_search(&lower.as_str()).is_ok() {
-            continue;
-        }
-        emit(stem(lower));
+/// Calls `emit` with every token of `text`, in order. One buffer is reused
+/// for every token (no allocation per token).
+pub(crate) fn for_each_token(text: &str, mut emit: impl FnMut(&str)) {
+    let mut buf = String::new();
+    for word in text
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+    {
+        camel_parts(word, |part| {
+            buf.clear();
+            if part.is_ascii() {
+                buf.push_str(part);
+                buf.make_ascii_lowercase();
+            } else {
+                for c in part.chars() {
+                    buf.extend(c.to_lowercase());
+                }
+            }
+            if buf.len() < 2 || STOP_WORDS.binary_search(&buf.as_str()).is_ok() {
+                return;
+            }
+            stem(&mut buf);
+            emit(&buf);
+        });
     }
 }
 
 /// The tokens of `text`, in order (with repeats).
 pub(crate) fn tokens(text: &str) -> Vec<String> {
     let mut out = Vec::new();
-    for_each_token(text, |t| out.push(t));
+    for_each_token(text, |t| out.push(t.to_owned()));
     out
 }
 
-/// The words of `text`: runs of letters and digits, split again at
-/// camelCase boundaries (a lower-case letter or digit followed by an
-/// upper-case one; an upper-case run followed by upper + lower).
-fn words(text: &str) -> impl Iterator<Item = &str> {
-    text.split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .flat_map(camel_parts)
-}
-
-fn camel_parts(word: &str) -> Vec<&str> {
-    let chars: Vec<(usize, char)> = word.char_indices().collect();
-    let mut parts = Vec::new();
-    let mut start = 0;
-    for i in 1..chars.len() {
-        let (at, c) = chars[i];
-        let prev = chars[i - 1].1;
-        let next_lower = chars.get(i + 1).is_some_and(|(_, n)| n.is_lowercase());
-        let boundary = c.is_uppercase()
-            && ((prev.is_lowercase() || prev.is_ascii_digit())
-                || (prev.is_uppercase() && next_lower));
-        if boundary {
-            parts.push(&word[start..at]);
-            start = at;
+/// Calls `f` with the parts of `word` split at camelCase boundaries (a
+/// lower-case letter or digit followed by an upper-case one; an upper-case
+/// run followed by upper + lower: `HTTPServer` → `HTTP`, `Server`).
+fn camel_parts(word: &str, mut f: impl FnMut(&str)) {
+    if word.is_ascii() {
+        // The same rule on bytes, without decoding characters.
+        let b = word.as_bytes();
+        let mut start = 0;
+        for i in 1..b.len() {
+            let (p, c) = (b[i - 1], b[i]);
+            let next_lower = b.get(i + 1).is_some_and(u8::is_ascii_lowercase);
+            if c.is_ascii_uppercase()
+                && (p.is_ascii_lowercase()
+                    || p.is_ascii_digit()
+                    || (p.is_ascii_uppercase() && next_lower))
+            {
+                f(&word[start..i]);
+                start = i;
+            }
         }
+        f(&word[start..]);
+        return;
     }
-    parts.push(&word[start..]);
-    parts
+    let mut start = 0;
+    let mut prev: Option<char> = None;
+    let mut chars = word.char_indices().peekable();
+    while let Some((at, c)) = chars.next() {
+        if let Some(p) = prev {
+            let next_lower = chars.peek().is_some_and(|(_, n)| n.is_lowercase());
+            if c.is_uppercase()
+                && (p.is_lowercase() || p.is_ascii_digit() || (p.is_uppercase() && next_lower))
+            {
+                f(&word[start..at]);
+                start = at;
+            }
+        }
+        prev = Some(c);
+    }
+    f(&word[start..]);
 }
 
 /// Cuts a few English suffixes (see the module docs); `word` is lower case.
-fn stem(mut word: String) -> String {
+fn stem(word: &mut String) {
     if word.len() > MAX_WORD {
         let mut cut = MAX_WORD;
         while !word.is_char_boundary(cut) {
@@ -168,7 +204,7 @@ fn stem(mut word: String) -> String {
         word.truncate(cut);
     }
     if !word.is_ascii() {
-        return word;
+        return;
     }
     let len = word.len();
     let ends = |s: &str| word.ends_with(s);
@@ -181,16 +217,15 @@ fn stem(mut word: String) -> String {
         word.truncate(len - 1);
     } else if len > 5 && ends("ing") {
         word.truncate(len - 3);
-        undouble(&mut word);
+        undouble(word);
     } else if len > 4 && ends("ed") && !ends("eed") {
         word.truncate(len - 2);
-        undouble(&mut word);
+        undouble(word);
     }
     // `create`, `created` and `creating` all become `creat`.
     if word.len() > 4 && word.ends_with('e') && !word.ends_with("ee") {
         word.pop();
     }
-    word
 }
 
 /// `runn` → `run`, `stopp` → `stop` (after cutting `-ing` / `-ed`); `add` stays.
@@ -221,6 +256,7 @@ mod tests {
         );
         assert_eq!(tokens("createPullRequest"), ["creat", "pull", "request"]);
         assert_eq!(tokens("HTTPServer v2Api"), ["http", "server", "v2", "api"]);
+        assert_eq!(tokens("ÜberGröße straße"), ["über", "größe", "straße"]);
         assert_eq!(
             tokens("browser.take_screenshot"),
             ["browser", "take", "screenshot"]

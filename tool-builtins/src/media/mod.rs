@@ -1,0 +1,536 @@
+//! `read_images`: several images in one call, composed into one numbered
+//! grid (one image's tokens instead of N) or returned one by one, scaled
+//! down for the model.
+//!
+//! Paths are confined to the workspace exactly as `read_file`'s are (the
+//! same resolution beneath the root's handle, the same read-only roots);
+//! globs are expanded as `glob_files` expands them. Decoding, scaling and
+//! encoding use the [`image`] crate (PNG, JPEG, GIF's first frame, WebP, BMP;
+//! nothing else compiled in), the index numbers are drawn with [`ab_glyph`]
+//! from a bundled subset of DejaVu Sans Mono Bold (digits only, 2 KiB; its
+//! licence is `tool-builtins/assets/fonts/LICENSE`). Files are decoded in
+//! parallel, one thread per core, inside the blocking pool.
+//!
+//! Bounds, since the model chooses the inputs: at most [`MAX_PATHS`] entries
+//! in `paths`, at most [`MAX_FILES`] files after expanding globs, files of at
+//! most [`MAX_FILE_BYTES`] bytes, images of at most
+//! [`MAX_PIXELS`] pixels (checked from the header before
+//! decoding, with the decoder's allocation limit set: no decompression bomb),
+//! [`MAX_GRID_IMAGES`] per grid, and [`SEPARATE_BUDGET_BYTES`] of images per
+//! `separate` call.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use base64::Engine as _;
+use image::DynamicImage;
+use rustix::fs::FileType;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tool_core::{ErrorKind, Image, ToolContext, ToolError, ToolResult, run_blocking, tool};
+
+use crate::fs::workspace::{Workspace, workspace_of};
+
+pub mod decode;
+pub mod grid;
+
+pub use decode::{MAX_LONG_SIDE, MAX_PIXELS};
+pub use grid::{GAP, Layout, MAX_GRID_IMAGES};
+
+/// Most entries (paths or globs) in one call's `paths`.
+pub const MAX_PATHS: usize = 64;
+
+/// Most files one call reads, after globs are expanded.
+pub const MAX_FILES: usize = 64;
+
+/// Largest image file read, in bytes: 50 MiB.
+pub const MAX_FILE_BYTES: u64 = 50 * 1024 * 1024;
+
+/// Most bytes of images one `layout: separate` call returns, encoded: 20 MiB,
+/// the smallest request limit among the providers (Gemini API, "Image
+/// understanding": inline data up to 20 MB per request). Images past it are
+/// listed as not sent, with the reason.
+pub const SEPARATE_BUDGET_BYTES: usize = 20 * 1024 * 1024;
+
+/// How `read_images` returns the images.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ImageLayout {
+    /// One composed image, each cell numbered (at most 16 images).
+    #[default]
+    Grid,
+    /// Each image on its own, long side at most 1568 px.
+    Separate,
+}
+
+/// Reads several images at once, to compare them.
+///
+/// `grid` (the default) composes up to 16 images into one picture, each in a
+/// numbered cell (1, 2, 3 … in the top-left corner); the text maps each
+/// number to its file, size and original dimensions. `separate` returns each
+/// image on its own, scaled to a long side of at most 1568 px (up to 20 MiB in
+/// all). PNG, JPEG, GIF (first frame), WebP and BMP; a file that cannot be
+/// decoded is listed as skipped and the others still come back. One image is
+/// returned as `read_file` returns it.
+///
+/// # Arguments
+/// * `paths` - Image paths or glob patterns (e.g. `screenshots/*.png`), relative to the workspace root or absolute.
+/// * `layout` - `grid` (default): one numbered picture of at most 16 images; `separate`: each image on its own.
+#[tool(kind = "read", read_only, idempotent, concurrency_safe)]
+pub async fn read_images(
+    context: &ToolContext,
+    paths: Vec<String>,
+    layout: Option<ImageLayout>,
+) -> ToolResult {
+    let layout = layout.unwrap_or_default();
+    if paths.is_empty() {
+        return ToolResult::error(
+            ErrorKind::InvalidArguments,
+            "`paths` is empty. Give one or more image paths or globs, e.g. [\"shots/*.png\"].",
+        );
+    }
+    if paths.len() > MAX_PATHS {
+        return ToolResult::error(
+            ErrorKind::InvalidArguments,
+            format!(
+                "`paths` has {} entries; at most {MAX_PATHS} are read in one call. Use globs or split the call.",
+                paths.len()
+            ),
+        );
+    }
+    let ctx = context.clone();
+    run_blocking(move || read_blocking(&ctx, &paths, layout))
+        .await
+        .unwrap_or_else(ToolResult::from)
+}
+
+/// One file to read: the path shown and the resolved entry.
+struct Entry {
+    shown: String,
+    target: crate::fs::beneath::Beneath,
+}
+
+/// What reading one file gave.
+enum Outcome {
+    /// Scaled to fit a grid cell.
+    Cell {
+        image: DynamicImage,
+        info: Info,
+    },
+    /// Ready to send on its own.
+    Single {
+        fitted: decode::Fitted,
+        info: Info,
+    },
+    Skipped(String),
+}
+
+/// What the text says of one image.
+struct Info {
+    bytes: u64,
+    width: u32,
+    height: u32,
+    format: &'static str,
+}
+
+#[allow(
+    clippy::too_many_lines,
+    reason = "one linear pass: expand, check, decode, render"
+)]
+fn read_blocking(ctx: &ToolContext, paths: &[String], layout: ImageLayout) -> ToolResult {
+    let ws = match workspace_of(ctx) {
+        Ok(ws) => ws,
+        Err(e) => return ToolResult::from(e),
+    };
+    let mut skipped: Vec<(String, String)> = Vec::new();
+    let entries = match expand(ctx, &ws, paths, &mut skipped) {
+        Ok(e) => e,
+        Err(r) => return r,
+    };
+    if layout == ImageLayout::Grid && entries.len() > MAX_GRID_IMAGES {
+        return ToolResult::error(
+            ErrorKind::InvalidArguments,
+            format!(
+                "`paths` name {} images; a grid holds at most {MAX_GRID_IMAGES}. Split the call into groups of \
+                 {MAX_GRID_IMAGES} or fewer, or use `layout: \"separate\"`.",
+                entries.len()
+            ),
+        );
+    }
+    let single = entries.len() == 1 || layout == ImageLayout::Separate;
+    let cell = Layout::for_count(entries.len()).map_or(MAX_LONG_SIDE, |l| l.cell);
+    let outcomes = decode_all(&entries, if single { None } else { Some(cell) });
+
+    let mut cells = Vec::new();
+    let mut singles = Vec::new();
+    for (entry, outcome) in entries.iter().zip(outcomes) {
+        match outcome {
+            Outcome::Cell { image, info } => cells.push((entry.shown.clone(), image, info)),
+            Outcome::Single { fitted, info } => {
+                singles.push((entry.shown.clone(), fitted, info, entry.target.path.clone()));
+            }
+            Outcome::Skipped(why) => skipped.push((entry.shown.clone(), why)),
+        }
+    }
+    // A grid whose other images were skipped down to one: that one alone.
+    if cells.len() == 1 {
+        let (shown, _, _) = cells.remove(0);
+        let again: Vec<&Entry> = entries.iter().filter(|e| e.shown == shown).collect();
+        if let Some(entry) = again.first() {
+            match read_single(entry) {
+                Outcome::Single { fitted, info } => {
+                    singles.push((shown, fitted, info, entry.target.path.clone()));
+                }
+                Outcome::Skipped(why) => skipped.push((shown, why)),
+                Outcome::Cell { .. } => {}
+            }
+        }
+    }
+    if cells.is_empty() && singles.is_empty() {
+        let mut text = String::from("No image could be read:");
+        push_skipped_lines(&mut text, &skipped);
+        return ToolResult::failed(text).with_metadata("skipped", skipped_json(&skipped));
+    }
+
+    let mut listing = String::new();
+    let mut images_json = Vec::new();
+    let mut result;
+    if cells.is_empty() {
+        // One image, or `separate`.
+        let mut sent = Vec::new();
+        let mut spent = 0usize;
+        let mut over_budget = Vec::new();
+        for (shown, fitted, info, abs) in singles {
+            if spent + fitted.bytes.len() > SEPARATE_BUDGET_BYTES && !sent.is_empty() {
+                over_budget.push(shown);
+                continue;
+            }
+            spent += fitted.bytes.len();
+            sent.push((shown, fitted, info, abs));
+        }
+        let head = if sent.len() == 1 && over_budget.is_empty() {
+            "Image read successfully".to_owned()
+        } else {
+            format!(
+                "Read {} images, each returned on its own in this order:",
+                sent.len()
+            )
+        };
+        listing.push_str(&head);
+        result = ToolResult::ok("");
+        for (i, (shown, fitted, info, abs)) in sent.iter().enumerate() {
+            let n = i + 1;
+            listing.push_str(&format!("\n{n}: {}", describe(shown, info)));
+            if fitted.resized() {
+                listing.push_str(&format!(", sent at {}×{}", fitted.width, fitted.height));
+            }
+            images_json.push(image_json(
+                n,
+                shown,
+                info,
+                Some((fitted.width, fitted.height)),
+            ));
+            result = result.with_image(
+                Image::new(
+                    fitted.media_type,
+                    base64::engine::general_purpose::STANDARD.encode(&fitted.bytes),
+                )
+                .with_path(abs.display().to_string()),
+            );
+        }
+        if !over_budget.is_empty() {
+            listing.push_str(&format!(
+                "\nNot sent, over the {} MiB budget of one call (read them in another call):",
+                SEPARATE_BUDGET_BYTES / (1024 * 1024)
+            ));
+            for shown in &over_budget {
+                listing.push_str(&format!("\n- {shown}"));
+            }
+        }
+        result = result
+            .with_metadata(
+                "layout",
+                if sent.len() == 1 {
+                    "single"
+                } else {
+                    "separate"
+                },
+            )
+            .with_metadata("not_sent", over_budget);
+    } else {
+        let Some(grid_layout) = Layout::for_count(cells.len()) else {
+            return ToolResult::failed("internal: no layout for the grid");
+        };
+        let images: Vec<DynamicImage> = cells.iter().map(|(_, im, _)| im.clone()).collect();
+        let canvas = grid::compose(grid_layout, &images);
+        drop(images);
+        let (bytes, media_type) = match decode::encode(&DynamicImage::ImageRgba8(canvas), false) {
+            Ok(b) => b,
+            Err(e) => return ToolResult::failed(e),
+        };
+        listing.push_str(&format!(
+            "Composed {} images into one {}×{} px grid ({} columns × {} row{} of {} px cells). \
+             The number in each cell's top-left corner is the index below.",
+            cells.len(),
+            grid_layout.width(),
+            grid_layout.height(),
+            grid_layout.cols,
+            grid_layout.rows,
+            if grid_layout.rows == 1 { "" } else { "s" },
+            grid_layout.cell
+        ));
+        for (i, (shown, _, info)) in cells.iter().enumerate() {
+            let n = i + 1;
+            listing.push_str(&format!("\n{n}: {}", describe(shown, info)));
+            images_json.push(image_json(n, shown, info, None));
+        }
+        result = ToolResult::ok("")
+            .with_image(Image::new(
+                media_type,
+                base64::engine::general_purpose::STANDARD.encode(&bytes),
+            ))
+            .with_metadata("layout", "grid")
+            .with_metadata("width", grid_layout.width())
+            .with_metadata("height", grid_layout.height())
+            .with_metadata("columns", grid_layout.cols)
+            .with_metadata("rows", grid_layout.rows)
+            .with_metadata("cell", grid_layout.cell)
+            .with_metadata("bytes", bytes.len());
+    }
+    if !skipped.is_empty() {
+        listing.push_str(&format!(
+            "\nSkipped {} file{}:",
+            skipped.len(),
+            if skipped.len() == 1 { "" } else { "s" }
+        ));
+        push_skipped_lines(&mut listing, &skipped);
+    }
+    let memory = format!(
+        "[images shown on an earlier turn and left out of the history; call read_images again to see them]\n{listing}"
+    );
+    result
+        .with_output(listing)
+        .with_long_term_memory(memory)
+        .output_once()
+        .with_metadata("images", Value::Array(images_json))
+        .with_metadata("skipped", skipped_json(&skipped))
+}
+
+fn describe(shown: &str, info: &Info) -> String {
+    format!(
+        "{shown} ({} bytes, {}×{} {})",
+        info.bytes, info.width, info.height, info.format
+    )
+}
+
+fn image_json(n: usize, shown: &str, info: &Info, sent: Option<(u32, u32)>) -> Value {
+    let mut v = json!({
+        "index": n,
+        "path": shown,
+        "bytes": info.bytes,
+        "width": info.width,
+        "height": info.height,
+        "format": info.format,
+    });
+    if let Some((w, h)) = sent {
+        v["sent_width"] = json!(w);
+        v["sent_height"] = json!(h);
+    }
+    v
+}
+
+fn push_skipped_lines(text: &mut String, skipped: &[(String, String)]) {
+    for (shown, why) in skipped {
+        text.push_str(&format!("\n- {shown}: {why}"));
+    }
+}
+
+fn skipped_json(skipped: &[(String, String)]) -> Value {
+    Value::Array(
+        skipped
+            .iter()
+            .map(|(p, e)| json!({"path": p, "error": e}))
+            .collect(),
+    )
+}
+
+/// Expands globs and resolves every path; a path that resolves outside the
+/// workspace fails the call (as in `read_file`), a glob that matches nothing
+/// or a missing file is skipped.
+#[allow(
+    clippy::result_large_err,
+    reason = "the error is the tool's final result; it is returned at once"
+)]
+fn expand(
+    ctx: &ToolContext,
+    ws: &Workspace,
+    paths: &[String],
+    skipped: &mut Vec<(String, String)>,
+) -> Result<Vec<Entry>, ToolResult> {
+    let threads = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+    let mut wanted: Vec<(String, String)> = Vec::new();
+    for p in paths {
+        let pattern = p.trim();
+        let is_glob = pattern.split('/').any(crate::search::has_glob_syntax);
+        if !is_glob {
+            wanted.push((p.clone(), p.clone()));
+            continue;
+        }
+        let (files, total) = crate::search::glob::expand(ws, pattern, MAX_FILES + 1, threads)
+            .map_err(ToolResult::from)?;
+        if total > MAX_FILES {
+            return Err(too_many(total));
+        }
+        if files.is_empty() {
+            skipped.push((p.clone(), "no file matches this pattern".to_owned()));
+        }
+        for f in files {
+            let shown = ws.relative(&f).display().to_string();
+            wanted.push((shown, f.to_string_lossy().into_owned()));
+        }
+    }
+    let mut entries: Vec<Entry> = Vec::new();
+    for (shown, path) in wanted {
+        if entries.len() >= MAX_FILES {
+            return Err(too_many(entries.len() + 1));
+        }
+        let target = crate::roots::resolve_for_read(ctx, ws, &path)
+            .map_err(|e| ToolResult::from(ToolError::from(e)))?;
+        if entries.iter().any(|e| e.target.path == target.path) {
+            continue;
+        }
+        let shown = if std::path::Path::new(&shown).is_absolute() {
+            ws.relative(&target.path).display().to_string()
+        } else {
+            shown
+        };
+        entries.push(Entry { shown, target });
+    }
+    Ok(entries)
+}
+
+fn too_many(n: usize) -> ToolResult {
+    ToolResult::error(
+        ErrorKind::InvalidArguments,
+        format!(
+            "`paths` name more than {MAX_FILES} files ({n} or more); one call reads at most {MAX_FILES}. \
+             Use narrower globs or split the call."
+        ),
+    )
+}
+
+/// Decodes every entry, in parallel over the cores; each fitted to a cell of
+/// side `cell`, or (for `None`) to stand alone. Results are in entry order.
+fn decode_all(entries: &[Entry], cell: Option<u32>) -> Vec<Outcome> {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, std::num::NonZero::get)
+        .min(entries.len())
+        .max(1);
+    let next = AtomicUsize::new(0);
+    let mut done: Vec<(usize, Outcome)> = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut mine = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(entry) = entries.get(i) else { break };
+                        let outcome = match cell {
+                            Some(side) => read_cell(entry, side),
+                            None => read_single(entry),
+                        };
+                        mine.push((i, outcome));
+                    }
+                    mine
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().unwrap_or_else(|_| vec![]))
+            .collect()
+    });
+    done.sort_by_key(|(i, _)| *i);
+    let mut out: Vec<Outcome> = Vec::with_capacity(entries.len());
+    let mut it = done.into_iter().peekable();
+    for i in 0..entries.len() {
+        match it.peek() {
+            Some((j, _)) if *j == i => {
+                if let Some((_, o)) = it.next() {
+                    out.push(o);
+                }
+            }
+            _ => out.push(Outcome::Skipped("decoding failed unexpectedly".to_owned())),
+        }
+    }
+    out
+}
+
+/// The bytes of an entry, bounded by [`MAX_FILE_BYTES`].
+fn read_bytes(entry: &Entry) -> Result<Vec<u8>, String> {
+    use std::io::Read as _;
+    match entry.target.file_type() {
+        None => return Err("file not found".to_owned()),
+        Some(FileType::RegularFile) => {}
+        Some(FileType::Directory) => return Err("it is a folder, not an image".to_owned()),
+        Some(_) => return Err("it is not a regular file".to_owned()),
+    }
+    let file = entry
+        .target
+        .open_file()
+        .map_err(|e| format!("cannot open it: {e}"))?;
+    let len = file
+        .metadata()
+        .map_err(|e| format!("cannot read it: {e}"))?
+        .len();
+    if len > MAX_FILE_BYTES {
+        return Err(format!(
+            "it is {len} bytes; images of at most {MAX_FILE_BYTES} bytes are read"
+        ));
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+    file.take(MAX_FILE_BYTES)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read it: {e}"))?;
+    Ok(bytes)
+}
+
+fn read_cell(entry: &Entry, side: u32) -> Outcome {
+    let bytes = match read_bytes(entry) {
+        Ok(b) => b,
+        Err(e) => return Outcome::Skipped(e),
+    };
+    let decoded = match decode::decode(&bytes) {
+        Ok(d) => d,
+        Err(e) => return Outcome::Skipped(e),
+    };
+    let info = Info {
+        bytes: bytes.len() as u64,
+        width: decoded.width,
+        height: decoded.height,
+        format: decode::format_name(decoded.format),
+    };
+    drop(bytes);
+    let image = decode::fit(&decoded.image, side, side).unwrap_or(decoded.image);
+    Outcome::Cell { image, info }
+}
+
+fn read_single(entry: &Entry) -> Outcome {
+    let bytes = match read_bytes(entry) {
+        Ok(b) => b,
+        Err(e) => return Outcome::Skipped(e),
+    };
+    let len = bytes.len() as u64;
+    match decode::fit_single(bytes, true) {
+        Ok(fitted) => {
+            let info = Info {
+                bytes: len,
+                width: fitted.original_width,
+                height: fitted.original_height,
+                format: decode::format_name(fitted.format),
+            };
+            Outcome::Single { fitted, info }
+        }
+        Err(e) => Outcome::Skipped(e),
+    }
+}

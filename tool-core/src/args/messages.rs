@@ -1,0 +1,297 @@
+//! Every message about bad arguments, in one place: what the model reads when
+//! its arguments are not JSON, not an object, of the wrong type, missing or
+//! unknown. Each names the parameter, what was expected (from the
+//! parameter's JSON Schema) and, cut to [`QUOTE_LIMIT`] characters, what was sent.
+
+use serde_json::Value;
+
+use super::schema::{JsonTypes, ParamTypes, resolve_ref};
+use crate::result::{ErrorKind, ToolResult};
+
+/// Longest excerpt of a model's value quoted back in an error message, in characters.
+pub(crate) const QUOTE_LIMIT: usize = 200;
+
+/// Most `enum` values listed in an expected type ("one of …"); longer enums say "a string".
+const ENUM_LISTED: usize = 12;
+
+/// Cuts `text` to [`QUOTE_LIMIT`] characters (never inside a character), marking the cut.
+pub(crate) fn quote(text: &str) -> String {
+    match text.char_indices().nth(QUOTE_LIMIT) {
+        None => text.to_owned(),
+        Some((cut, _)) => format!("{}… ({} more bytes)", &text[..cut], text.len() - cut),
+    }
+}
+
+/// Cuts `text` to `limit` characters (never inside a character), ending a cut text with `…`.
+pub(crate) fn cut(text: &str, limit: usize) -> String {
+    match text.char_indices().nth(limit) {
+        None => text.to_owned(),
+        Some((at, _)) => format!("{}…", &text[..at]),
+    }
+}
+
+/// The kind of a JSON value as a message says it: "null", "a boolean",
+/// "a number" (a float), "an integer", "a string", "an array", "an object".
+pub fn json_kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(n) if n.is_f64() => "a number",
+        Value::Number(_) => "an integer",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// What parameter `param` expects, read from its JSON Schema in `types`
+/// ("an integer (`UserId`)", "a string or an array (`Paths`)", `one of "a" or
+/// "b" (`Mode`)`), the Rust type in backticks; "a value of type `T`" when the
+/// schema constrains nothing readable (or the parameter has none, e.g. a
+/// hidden one).
+pub(crate) fn expected(types: &ParamTypes, param: &str, rust_type: &str) -> String {
+    let root = types.parameters();
+    let Some(schema) = types.schema_of(param) else {
+        return format!("a value of type `{rust_type}`");
+    };
+    let schema = resolved(schema, root);
+    if let Some(values) = enum_values(schema, root, 0)
+        && (1..=ENUM_LISTED).contains(&values.len())
+    {
+        let listed: Vec<String> = values.iter().map(|v| cut(&v.to_string(), 60)).collect();
+        return format!("one of {} (`{rust_type}`)", join_or(&listed));
+    }
+    let t = JsonTypes::of(schema, root, 0);
+    let mut kinds: Vec<&str> = Vec::new();
+    let positive = schema
+        .get("minimum")
+        .and_then(Value::as_f64)
+        .is_some_and(|m| m >= 1.0);
+    for (admitted, name) in [
+        (t.string, "a string"),
+        (t.integer && positive, "a positive integer"),
+        (t.integer && !positive, "an integer"),
+        (t.number, "a number"),
+        (t.boolean, "a boolean"),
+        (t.array, "an array"),
+        (t.object, "an object"),
+    ] {
+        if admitted {
+            kinds.push(name);
+        }
+    }
+    if t.any || kinds.is_empty() {
+        return format!("a value of type `{rust_type}`");
+    }
+    let kinds: Vec<String> = kinds.into_iter().map(str::to_owned).collect();
+    format!("{} (`{rust_type}`)", join_or(&kinds))
+}
+
+/// `schema` with its local `$ref`s followed (at most 8).
+fn resolved<'a>(mut schema: &'a Value, root: &'a Value) -> &'a Value {
+    for _ in 0..8 {
+        match schema
+            .get("$ref")
+            .and_then(Value::as_str)
+            .and_then(|r| resolve_ref(root, r))
+        {
+            Some(target) => schema = target,
+            None => break,
+        }
+    }
+    schema
+}
+
+/// The values a schema allows when it allows only listed values (`enum`,
+/// `const`, or `anyOf`/`oneOf` of those, a `null` branch aside).
+fn enum_values(schema: &Value, root: &Value, depth: u8) -> Option<Vec<Value>> {
+    if depth > 8 {
+        return None;
+    }
+    let schema = resolved(schema, root);
+    if let Some(values) = schema.get("enum").and_then(Value::as_array) {
+        return Some(values.iter().filter(|v| !v.is_null()).cloned().collect());
+    }
+    if let Some(value) = schema.get("const") {
+        return Some(vec![value.clone()]);
+    }
+    let branches = schema
+        .get("oneOf")
+        .or_else(|| schema.get("anyOf"))
+        .and_then(Value::as_array)?;
+    let mut out = Vec::new();
+    for b in branches {
+        if b.get("type").and_then(Value::as_str) == Some("null") {
+            continue;
+        }
+        out.extend(enum_values(b, root, depth + 1)?);
+    }
+    Some(out)
+}
+
+/// `a`, `a or b`, `a, b or c`.
+pub(crate) fn join_or(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} or {last}", init.join(", ")),
+    }
+}
+
+/// The error for argument text that is not JSON.
+pub(crate) fn not_json(tool: &str, error: &serde_json::Error, text: &str) -> String {
+    format!(
+        "The arguments for `{tool}` are not valid JSON ({error}). Send one JSON object such as {{\"name\": value}}. Received: {}",
+        quote(text)
+    )
+}
+
+/// The error for arguments that are JSON but not an object.
+pub(crate) fn not_an_object(tool: &str, value: &Value) -> String {
+    format!(
+        "The arguments for `{tool}` must be a JSON object such as {{\"name\": value}}; received {} {}.",
+        json_kind(value),
+        quote(&value.to_string())
+    )
+}
+
+/// The error for a parameter whose JSON did not deserialise; `expected` from [`expected`].
+pub(crate) fn bad_parameter(
+    tool: &str,
+    param: &str,
+    expected: &str,
+    sent: &Value,
+    error: &str,
+) -> ToolResult {
+    ToolResult::error(
+        ErrorKind::InvalidArguments,
+        format!(
+            "Invalid value for parameter `{param}` of `{tool}`: expected {expected}, but received {} {}. ({})",
+            json_kind(sent),
+            quote(&sent.to_string()),
+            quote(error)
+        ),
+    )
+}
+
+/// The error for a missing required parameter; `unknown` are the names sent
+/// that the tool does not take (a renamed or misspelt parameter shows up as
+/// both missing and unknown, so the message says both).
+pub(crate) fn missing_parameter(
+    tool: &str,
+    param: &str,
+    expected: &str,
+    unknown: &[&str],
+) -> ToolResult {
+    let mut message =
+        format!("Missing required parameter `{param}` of `{tool}`: expected {expected}.");
+    if !unknown.is_empty() {
+        message.push_str(&format!(
+            " The arguments also contain {} {}, which `{tool}` does not take.",
+            if unknown.len() == 1 {
+                "the unknown parameter"
+            } else {
+                "the unknown parameters"
+            },
+            names(unknown),
+        ));
+    }
+    ToolResult::error(ErrorKind::InvalidArguments, message)
+}
+
+/// The error for parameters the tool does not have.
+pub(crate) fn unknown_parameters(tool: &str, unknown: &[&str], valid: &[&str]) -> ToolResult {
+    let (noun, verb) = if unknown.len() == 1 {
+        ("parameter", "is")
+    } else {
+        ("parameters", "are")
+    };
+    let valid_text = if valid.is_empty() {
+        format!("`{tool}` takes no parameters.")
+    } else {
+        format!("Valid parameters: {}.", names(valid))
+    };
+    ToolResult::error(
+        ErrorKind::InvalidArguments,
+        format!(
+            "Unknown {noun} {} {verb} not accepted by `{tool}`. {valid_text}",
+            names(unknown)
+        ),
+    )
+}
+
+/// `` `a`, `b` ``, each name quoted and cut.
+fn names(names: &[&str]) -> String {
+    names
+        .iter()
+        .map(|n| format!("`{}`", quote(n)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn quote_cuts_on_char_boundary() {
+        let s = "é".repeat(300);
+        let q = quote(&s);
+        assert!(q.starts_with(&"é".repeat(200)));
+        assert!(q.ends_with("(200 more bytes)"));
+    }
+
+    /// The expected type comes from the schema: an alias (`type UserId = u64`)
+    /// reads as the integer it is, not as an unknown type name.
+    #[test]
+    fn expected_type_comes_from_the_schema() {
+        let types = ParamTypes::from_parameters(&json!({
+            "type": "object",
+            "properties": {
+                "user": {"type": "integer", "format": "uint64", "minimum": 0},
+                "count": {"type": "integer", "format": "uint32", "minimum": 1},
+                "tags": {"type": ["array", "null"], "items": {"type": "string"}},
+                "mode": {"$ref": "#/$defs/Mode"},
+                "either": {"anyOf": [{"type": "string"}, {"type": "boolean"}]},
+                "anything": {}
+            },
+            "$defs": {"Mode": {"type": "string", "enum": ["fast", "slow"]}}
+        }));
+        assert_eq!(expected(&types, "user", "UserId"), "an integer (`UserId`)");
+        assert_eq!(
+            expected(&types, "count", "NonZeroU32"),
+            "a positive integer (`NonZeroU32`)"
+        );
+        assert_eq!(
+            expected(&types, "tags", "Option<Vec<String>>"),
+            "an array (`Option<Vec<String>>`)"
+        );
+        assert_eq!(
+            expected(&types, "mode", "Mode"),
+            "one of \"fast\" or \"slow\" (`Mode`)"
+        );
+        assert_eq!(
+            expected(&types, "either", "Either"),
+            "a string or a boolean (`Either`)"
+        );
+        assert_eq!(
+            expected(&types, "anything", "Value"),
+            "a value of type `Value`"
+        );
+        assert_eq!(
+            expected(&types, "hidden", "u8"),
+            "a value of type `u8`",
+            "a parameter outside the schema"
+        );
+    }
+
+    #[test]
+    fn missing_names_the_unknown_ones_too() {
+        let r = missing_parameter("t", "path", "a string (`String`)", &["file_path"]);
+        assert_eq!(
+            r.error.unwrap().message,
+            "Missing required parameter `path` of `t`: expected a string (`String`). The arguments also contain the unknown parameter `file_path`, which `t` does not take."
+        );
+    }
+}

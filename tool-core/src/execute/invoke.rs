@@ -1,0 +1,94 @@
+//! The invoke stage: the tool's handler, with panic containment, the timeout
+//! and cancellation.
+
+use std::any::Any;
+use std::panic::AssertUnwindSafe;
+use std::time::Duration;
+
+use futures_util::FutureExt;
+use serde_json::{Map, Value};
+
+use crate::context::ToolContext;
+use crate::governance::secrets;
+use crate::registry::ToolRegistry;
+use crate::result::{ErrorKind, ToolResult};
+use crate::tool::Tool;
+
+/// Runs the handler with panic containment, timeout and cancellation.
+pub(super) async fn call_tool(
+    registry: &ToolRegistry,
+    tool: &Tool,
+    args: Map<String, Value>,
+    ctx: &ToolContext,
+) -> ToolResult {
+    let name = tool.name();
+    let timeout = tool
+        .spec()
+        .timeout
+        .or_else(|| ctx.timeout())
+        .unwrap_or(registry.default_timeout);
+    let start = std::panic::catch_unwind(AssertUnwindSafe(|| tool.start(args, ctx.clone())));
+    let future = match start {
+        Ok(f) => AssertUnwindSafe(f).catch_unwind(),
+        Err(payload) => return panicked(name, payload.as_ref(), ctx),
+    };
+    let cancel = ctx.cancellation_token();
+    tokio::select! {
+        biased;
+        outcome = tokio::time::timeout(timeout, future) => match outcome {
+            Ok(Ok(result)) => result,
+            Ok(Err(payload)) => panicked(name, payload.as_ref(), ctx),
+            Err(_) => timed_out(name, timeout),
+        },
+        () = cancel.cancelled() => ToolResult::error(
+            ErrorKind::Cancelled,
+            format!("The call to `{name}` was cancelled before it finished."),
+        ),
+    }
+}
+
+/// A contained panic: the model reads that the tool crashed; the payload
+/// (masked) goes to `tracing` only.
+fn panicked(tool: &str, payload: &(dyn Any + Send), ctx: &ToolContext) -> ToolResult {
+    let mut detail = payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "<non-string panic payload>".to_owned());
+    if let Some(masker) = secrets::masker_for(ctx.secrets(), &[]) {
+        masker.mask_string(&mut detail);
+    }
+    tracing::error!(target: "tool_core", tool, panic = %detail, "tool panicked; the panic was contained");
+    ToolResult::error(
+        ErrorKind::Panicked,
+        format!(
+            "The tool `{tool}` crashed with an internal error and returned no result. Do not retry the same call; try another approach."
+        ),
+    )
+}
+
+fn timed_out(tool: &str, timeout: Duration) -> ToolResult {
+    ToolResult::error(
+        ErrorKind::Timeout,
+        format!(
+            "The call to `{tool}` did not finish within {} and was stopped. Try a smaller request.",
+            humantime::format_duration(timeout)
+        ),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timeouts_read_as_durations() {
+        let r = timed_out("t", Duration::from_millis(1500));
+        assert_eq!(
+            r.error.unwrap().message,
+            "The call to `t` did not finish within 1s 500ms and was stopped. Try a smaller request."
+        );
+        let r = timed_out("t", Duration::from_secs(120));
+        assert!(r.error.unwrap().message.contains("within 2m and"));
+    }
+}

@@ -1,0 +1,186 @@
+//! The execution pipeline: one call from the model's tool name and arguments
+//! to the [`ToolResult`] the model reads, as a straight line of named stages
+//! ([`stages`]), each a function over one private call state:
+//!
+//! lookup → arguments → URL scope → strip hidden → confirm → substitute
+//! secrets → invoke → mask → budget → record.
+//!
+//! A stage that refuses the call returns the error result; the stages after
+//! it up to `mask` are skipped, `budget` and `record` always run. A new
+//! governance stage is one function in `stages.rs` and one line in
+//! [`ToolRegistry::run`].
+
+use futures_util::future::join_all;
+use serde_json::{Map, Value};
+use tracing::Instrument;
+
+use crate::args::ToolArgs;
+use crate::context::ToolContext;
+use crate::format::ToolCall;
+use crate::registry::ToolRegistry;
+use crate::result::ToolResult;
+
+mod budget;
+mod invoke;
+mod stages;
+
+use stages::{Call, unknown_tool};
+
+/// Whether the arguments get strict mode's "`null` means absent" (calls read from a provider).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Normalize {
+    Yes,
+    No,
+}
+
+impl ToolRegistry {
+    /// Executes one tool call end to end and returns its result. Never panics
+    /// on any input and never returns an `Err`: every failure is a
+    /// [`ToolResult`] with an [`ErrorKind`](crate::ErrorKind) and a message the model can act on.
+    ///
+    /// The pipeline, in order:
+    /// 1. lookup: an unknown tool is `unknown_tool`, with up to three "did you mean" names;
+    /// 2. arguments: parsed from text if needed, with the documented
+    ///    [repairs](crate::args::repair) recorded in `metadata["argument_repairs"]`
+    ///    and each told to the model as a [note](ToolResult::notes);
+    ///    arguments that are not an object are `invalid_arguments`;
+    /// 3. URL scoping: a tool with `url_patterns` whose patterns do not match
+    ///    the context's `page_url` is `denied` ("not available on this page");
+    /// 4. hidden parameters: what the model sent for them is dropped, and
+    ///    named in `metadata["ignored_hidden_params"]`;
+    /// 5. confirmation: a tool with `requires_confirmation` goes through the
+    ///    [approval gate](crate::governance::confirm) (no approver configured:
+    ///    `denied`); edits the approver made are listed in
+    ///    `metadata["approved_with_edits"]` and told to the model in one note
+    ///    naming each changed parameter and its new value;
+    /// 6. secrets: `<secret>key</secret>` placeholders are replaced from the
+    ///    context's [`SecretStore`](crate::SecretStore); an unknown key or one
+    ///    not allowed on this page is `invalid_arguments`;
+    /// 7. the call: wrong types, missing or unknown parameters are
+    ///    `invalid_arguments` naming the parameter, the expected type (from its
+    ///    JSON Schema) and (cut to 200 characters) what was sent; a panic is
+    ///    `panicked` naming the tool (the payload goes to `tracing`, target
+    ///    `tool_core`); the timeout (the tool's, else the context's, else the
+    ///    registry's, 120 s by default) is `timeout`; the context's
+    ///    cancellation token firing is `cancelled`;
+    /// 8. secret values in the result are masked back to placeholders;
+    /// 9. output over the registry's budget keeps head and tail, the full
+    ///    (masked) text is spilled to a file in the folder of the context's
+    ///    trace id (`metadata["truncated"]`, `metadata["output_path"]`; see
+    ///    [`truncate`](crate::truncate#where-spill-files-go));
+    /// 10. statistics, lifecycle events and the `tool_call` tracing span
+    ///     (arguments as the model sent them: placeholders, never secret values).
+    ///
+    /// Must run inside a Tokio runtime with the time driver enabled (the
+    /// default for `#[tokio::main]`); sync tools run on its blocking pool.
+    pub async fn execute(
+        &self,
+        name: &str,
+        args: impl Into<ToolArgs>,
+        ctx: &ToolContext,
+    ) -> ToolResult {
+        self.run(name, args.into(), ctx, Normalize::No).await
+    }
+
+    /// Executes a call read from a provider ([`ToolCall::parse`]): as
+    /// [`execute`](Self::execute), with
+    /// [`normalize_arguments`](crate::args::normalize_arguments) applied to the
+    /// arguments (an explicit `null` for an optional field means absent, as
+    /// strict renderings make models send). Never panics, never fails:
+    /// problems are error results, as with `execute`.
+    pub async fn execute_call(&self, call: &ToolCall, ctx: &ToolContext) -> ToolResult {
+        self.run(&call.name, call.arguments.clone(), ctx, Normalize::Yes)
+            .await
+    }
+
+    /// The stages, in order (the module docs and [`execute`](Self::execute) say what each does).
+    async fn run(
+        &self,
+        name: &str,
+        args: ToolArgs,
+        ctx: &ToolContext,
+        normalize: Normalize,
+    ) -> ToolResult {
+        let Some(entry) = self.entry(name) else {
+            return unknown_tool(self, name);
+        };
+        let mut call = Call::new(self, entry, ctx);
+        let result = match call.arguments(args, normalize == Normalize::Yes) {
+            Err(refused) => refused,
+            Ok(()) => {
+                let span = call.span();
+                call.governed().instrument(span).await
+            }
+        };
+        call.finish(result)
+    }
+
+    /// Lookup and the call alone (the invoke stage of [`execute`](Self::execute)),
+    /// for the `governance` benchmark to measure what the other stages add.
+    /// Only with the `bench-internals` feature: it bypasses every governance stage.
+    #[cfg(feature = "bench-internals")]
+    #[doc(hidden)]
+    pub async fn execute_ungoverned(
+        &self,
+        name: &str,
+        args: Map<String, Value>,
+        ctx: &ToolContext,
+    ) -> ToolResult {
+        match self.entry(name) {
+            Some(entry) => invoke::call_tool(self, &entry.tool, args, ctx).await,
+            None => unknown_tool(self, name),
+        }
+    }
+
+    /// Executes several calls for one turn, returning results in call order.
+    ///
+    /// Runs of consecutive calls whose tools are both `read_only` and
+    /// `concurrency_safe` run concurrently; every other call runs alone, in
+    /// order, after the calls before it finished (a write never overlaps a read
+    /// that the model placed before or after it).
+    pub async fn execute_batch<N, A>(
+        &self,
+        calls: Vec<(N, A)>,
+        ctx: &ToolContext,
+    ) -> Vec<ToolResult>
+    where
+        N: AsRef<str>,
+        A: Into<ToolArgs>,
+    {
+        let parallel_ok = |name: &str| {
+            self.get(name)
+                .is_some_and(|t| t.spec().read_only && t.spec().concurrency_safe)
+        };
+        // Runs the waiting group of parallel calls together, leaving it empty.
+        let flush = |group: &mut Vec<(N, ToolArgs)>| {
+            let batch = std::mem::take(group);
+            join_all(
+                batch
+                    .into_iter()
+                    .map(|(n, a)| async move { self.execute(n.as_ref(), a, ctx).await }),
+            )
+        };
+        let mut results = Vec::with_capacity(calls.len());
+        let mut group: Vec<(N, ToolArgs)> = Vec::new();
+        for (name, args) in calls {
+            if parallel_ok(name.as_ref()) {
+                group.push((name, args.into()));
+                continue;
+            }
+            results.extend(flush(&mut group).await);
+            results.push(self.execute(name.as_ref(), args, ctx).await);
+        }
+        results.extend(flush(&mut group).await);
+        results
+    }
+}
+
+/// Formats a JSON map for tracing fields only when the span is enabled.
+struct JsonDisplay<'a>(&'a Map<String, Value>);
+
+impl std::fmt::Display for JsonDisplay<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let text = serde_json::to_string(self.0).map_err(|_| std::fmt::Error)?;
+        f.write_str(&crate::args::messages::quote(&text))
+    }
+}

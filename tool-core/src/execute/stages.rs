@@ -1,0 +1,322 @@
+//! The stages of one call, in pipeline order, each a method of [`Call`]:
+//! the state one call carries from stage to stage.
+#![allow(
+    clippy::result_large_err,
+    reason = "a stage's Err is the call's final ToolResult, returned as is on a rare path"
+)]
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Map, Value};
+
+use super::{JsonDisplay, budget, invoke};
+use crate::args::messages::{cut, join_or, quote};
+use crate::args::{ArgumentRepair, ToolArgs, normalize_arguments, repair};
+use crate::context::ToolContext;
+use crate::governance::approval::ApprovalRequest;
+use crate::governance::confirm::{self, Confirmation};
+use crate::governance::secrets;
+use crate::governance::stats::{CallPhase, ToolEvent};
+use crate::meta;
+use crate::registry::{Entry, ToolRegistry};
+use crate::result::{ErrorKind, ToolError, ToolResult};
+
+/// One call on its way through the pipeline.
+pub(super) struct Call<'a> {
+    registry: &'a ToolRegistry,
+    entry: &'a Entry,
+    ctx: &'a ToolContext,
+    /// The registry's number for this call (events, the tracing span).
+    id: u64,
+    started: Instant,
+    /// The arguments: as repaired; after `confirm`, as approved; after
+    /// `substitute_secrets`, with the secret values in.
+    args: Map<String, Value>,
+    /// The model's arguments for events (placeholders, never secret values);
+    /// empty when the registry has no observers.
+    event_args: Map<String, Value>,
+    repairs: Vec<ArgumentRepair>,
+    /// The pipeline's notes for the model (an approver's edits), shown before the tool's own.
+    notes: Vec<String>,
+    /// The pipeline's metadata for the result (`ignored_hidden_params`, `approved_with_edits`).
+    metadata: Map<String, Value>,
+    /// The secret values substituted, by key (TOTP codes are masked from these).
+    substituted: Vec<(String, String)>,
+}
+
+impl<'a> Call<'a> {
+    /// The state of a call to the tool found by lookup.
+    pub(super) fn new(registry: &'a ToolRegistry, entry: &'a Entry, ctx: &'a ToolContext) -> Self {
+        Self {
+            registry,
+            entry,
+            ctx,
+            id: registry
+                .call_ids
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            started: Instant::now(),
+            args: Map::new(),
+            event_args: Map::new(),
+            repairs: Vec::new(),
+            notes: Vec::new(),
+            metadata: Map::new(),
+            substituted: Vec::new(),
+        }
+    }
+
+    fn name(&self) -> &'a str {
+        self.entry.tool.name()
+    }
+
+    /// Arguments: text parsed, the documented repairs applied and recorded,
+    /// an object required; for provider calls, `null` for an optional field
+    /// read as absent.
+    pub(super) fn arguments(&mut self, args: ToolArgs, normalize: bool) -> Result<(), ToolResult> {
+        let tool = &self.entry.tool;
+        let types = &tool.derived().param_types;
+        let mut map = repair::prepare(self.name(), args, types, &mut self.repairs)
+            .map_err(|message| ToolResult::error(ErrorKind::InvalidArguments, message))?;
+        if normalize {
+            normalize_arguments(&tool.spec().parameters, &mut map);
+        }
+        if !self.registry.observers.is_empty() {
+            self.event_args = map.clone();
+        }
+        self.args = map;
+        Ok(())
+    }
+
+    /// The `tool_call` span the governed stages run in.
+    pub(super) fn span(&self) -> tracing::Span {
+        tracing::info_span!(
+            target: "tool_core",
+            "tool_call",
+            tool = self.name(),
+            trace_id = self.ctx.trace_id().unwrap_or(""),
+            call_id = self.id,
+            arguments = %JsonDisplay(&self.args),
+        )
+    }
+
+    /// The stages between arguments and budget; the first refusal ends them.
+    pub(super) async fn governed(&mut self) -> ToolResult {
+        self.emit(CallPhase::Pending, None, None);
+        let stages = async {
+            self.url_scope()?;
+            self.strip_hidden();
+            self.confirm().await?;
+            self.substitute_secrets()?;
+            let result = self.invoke().await;
+            Ok(self.mask(result))
+        };
+        stages.await.unwrap_or_else(|refused: ToolResult| refused)
+    }
+
+    /// URL scope: a tool with `url_patterns` runs only on a page they match.
+    fn url_scope(&self) -> Result<(), ToolResult> {
+        if self.entry.tool.available_on(self.ctx.page_url()) {
+            return Ok(());
+        }
+        let page = self.ctx.page_url().map_or_else(
+            || "no page".to_owned(),
+            |u| format!("the page {}", quote(&without_userinfo(u))),
+        );
+        Err(ToolResult::error(
+            ErrorKind::Denied,
+            format!(
+                "The tool `{}` is not available on this page ({page}); use one of the tools offered here.",
+                self.name()
+            ),
+        ))
+    }
+
+    /// Strip hidden: hidden parameters are the framework's to fill, so what
+    /// the model sent for them is dropped (and named in the metadata) here,
+    /// once, before anyone is asked to approve it.
+    fn strip_hidden(&mut self) {
+        let ignored: Vec<Value> = self
+            .entry
+            .tool
+            .spec()
+            .hidden_params
+            .iter()
+            .filter(|h| self.args.remove(h.as_str()).is_some())
+            .map(|h| Value::String(h.clone()))
+            .collect();
+        if !ignored.is_empty() {
+            self.metadata.insert(
+                meta::IGNORED_HIDDEN_PARAMS.to_owned(),
+                Value::Array(ignored),
+            );
+        }
+    }
+
+    /// Confirm: a `requires_confirmation` tool asks the approval gate.
+    async fn confirm(&mut self) -> Result<(), ToolResult> {
+        let spec = self.entry.tool.spec();
+        if !spec.requires_confirmation {
+            return Ok(());
+        }
+        let request = ApprovalRequest {
+            tool: spec.name.clone(),
+            kind: spec.kind,
+            display: spec.display.clone(),
+            arguments: self.args.clone(),
+            editable_params: spec.editable_params.clone(),
+            trace_id: self.ctx.trace_id().map(str::to_owned),
+        };
+        let decision = confirm::ask(self.ctx, request).await;
+        if let Some(refused) = decision.refusal(&spec.name) {
+            return Err(refused);
+        }
+        if let Confirmation::Edited { arguments, changed } = decision {
+            self.notes.push(edit_note(&changed, &arguments));
+            self.metadata
+                .insert(meta::APPROVED_WITH_EDITS.to_owned(), Value::from(changed));
+            self.args = arguments;
+        }
+        Ok(())
+    }
+
+    /// Substitute secrets: `<secret>key</secret>` → the value, from the context's store.
+    fn substitute_secrets(&mut self) -> Result<(), ToolResult> {
+        if !secrets::has_placeholder(&self.args) {
+            return Ok(());
+        }
+        let Some(store) = self.ctx.secrets() else {
+            return Err(ToolResult::error(
+                ErrorKind::InvalidArguments,
+                "The arguments contain a `<secret>` placeholder, but no secrets are configured for this run.",
+            ));
+        };
+        self.substituted = store
+            .substitute(&mut self.args, self.ctx.page_url())
+            .map_err(|e| ToolResult::error(ErrorKind::InvalidArguments, e.message))?;
+        Ok(())
+    }
+
+    /// Invoke: the handler, with panic containment, timeout and cancellation.
+    async fn invoke(&mut self) -> ToolResult {
+        self.emit(CallPhase::Running, None, None);
+        let args = std::mem::take(&mut self.args);
+        invoke::call_tool(self.registry, &self.entry.tool, args, self.ctx).await
+    }
+
+    /// Mask: the pipeline's notes go in first, then every secret value in the
+    /// result becomes its placeholder again; the pipeline's metadata is added.
+    fn mask(&mut self, mut result: ToolResult) -> ToolResult {
+        prepend_notes(&mut result, std::mem::take(&mut self.notes));
+        if let Some(masker) = secrets::masker_for(self.ctx.secrets(), &self.substituted) {
+            masker.mask_result(&mut result);
+        }
+        result.metadata.append(&mut self.metadata);
+        result
+    }
+
+    /// Budget and record: the repairs noted, the output cut to the registry's
+    /// budget (after masking: a spill file holds masked text), statistics
+    /// and the final event.
+    pub(super) fn finish(self, mut result: ToolResult) -> ToolResult {
+        if !self.repairs.is_empty() {
+            result.metadata.insert(
+                meta::ARGUMENT_REPAIRS.to_owned(),
+                serde_json::to_value(&self.repairs).unwrap_or(Value::Null),
+            );
+            let notes = self.repairs.iter().map(|r| r.note().to_owned()).collect();
+            prepend_notes(&mut result, notes);
+        }
+        if let Some(limits) = &self.registry.truncation {
+            budget::apply(&mut result, limits, self.ctx.trace_id());
+        }
+        let phase = match result.error.as_ref().map(|e| e.kind) {
+            None => CallPhase::Succeeded,
+            Some(ErrorKind::Timeout) => CallPhase::TimedOut,
+            Some(ErrorKind::Denied) => CallPhase::Denied,
+            Some(_) => CallPhase::Failed,
+        };
+        let duration = self.started.elapsed();
+        self.entry.stats.record(phase, duration, self.repairs.len());
+        self.emit(phase, Some(duration), result.error.as_ref());
+        result
+    }
+
+    /// Tells the registry's observers where the call is.
+    fn emit(&self, phase: CallPhase, duration: Option<Duration>, error: Option<&ToolError>) {
+        if self.registry.observers.is_empty() {
+            return;
+        }
+        let event = ToolEvent {
+            tool: self.name(),
+            call_id: self.id,
+            trace_id: self.ctx.trace_id(),
+            phase,
+            arguments: &self.event_args,
+            duration,
+            error,
+        };
+        for o in &self.registry.observers {
+            o.on_event(&event);
+        }
+    }
+}
+
+/// Puts `notes` before the result's own (the pipeline's describe the input the tool's follow from).
+fn prepend_notes(result: &mut ToolResult, notes: Vec<String>) {
+    if notes.is_empty() {
+        return;
+    }
+    let own = std::mem::take(&mut result.notes);
+    for n in notes {
+        result.add_note(n);
+    }
+    result.notes.extend(own);
+}
+
+/// Lookup failed: `unknown_tool`, with up to three "did you mean" names, or
+/// the list of tools when there are at most 30.
+pub(super) fn unknown_tool(registry: &ToolRegistry, name: &str) -> ToolResult {
+    let suggestions: Vec<String> = registry
+        .suggest(name)
+        .iter()
+        .map(|s| format!("`{s}`"))
+        .collect();
+    let mut message = format!("Unknown tool `{}`.", quote(name));
+    if suggestions.is_empty() {
+        let names = registry.names();
+        if names.len() <= 30 {
+            message.push_str(&format!(" Available tools: {}.", names.join(", ")));
+        }
+    } else {
+        message.push_str(&format!(" Did you mean {}?", join_or(&suggestions)));
+    }
+    ToolResult::error(ErrorKind::UnknownTool, message)
+}
+
+/// The model's note for an approver's edits: each changed parameter with its
+/// new value (cut to 60 characters), or "removed".
+fn edit_note(changed: &[String], edited: &Map<String, Value>) -> String {
+    let parts: Vec<String> = changed
+        .iter()
+        .map(|k| match edited.get(k) {
+            Some(v) => format!("`{}` set to {}", cut(k, 60), cut(&v.to_string(), 60)),
+            None => format!("`{}` removed", cut(k, 60)),
+        })
+        .collect();
+    format!(
+        "the person approving this call edited it first ({}); it ran with the edited arguments",
+        parts.join(", ")
+    )
+}
+
+/// The URL without user name and password, for messages.
+fn without_userinfo(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(mut u) if !u.username().is_empty() || u.password().is_some() => {
+            let _ = u.set_username("");
+            let _ = u.set_password(None);
+            u.to_string()
+        }
+        Ok(_) => url.to_owned(),
+        Err(_) => "(an unparsable URL)".to_owned(),
+    }
+}

@@ -236,6 +236,7 @@ async fn agent_tool_once(attempt: u32) -> bool {
         SubAgents::with_shared_client(model.clone(), base.clone())
             .first_tool_choice(ToolChoice::Tool("read_file".into()))
             .skills(AnySkill)
+            .max_output_tokens(96)
             .max_turns(2),
     );
     let mut registry = tool_builtins::registry();

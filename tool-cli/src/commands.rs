@@ -7,8 +7,8 @@ use tool_core::format::{Format, OnRefusal};
 use tool_core::{ErrorKind, ToolArgs, ToolRegistry, ToolResult};
 
 use crate::args;
-use crate::render::{self, OutDir};
 use crate::failure::Failure;
+use crate::render::{self, OutDir};
 use crate::session::Session;
 
 /// `tool list [--json]`.

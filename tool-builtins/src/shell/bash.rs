@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use serde_json::{Map, Value};
-use tool_core::truncate::StreamMasker;
 use tool_core::governance::confirm::{self, Confirmation};
+use tool_core::truncate::StreamMasker;
 use tool_core::{ApprovalRequest, ErrorKind, ToolContext, ToolError, ToolKind, ToolResult, tool};
 
 use super::config::*;

@@ -120,10 +120,15 @@ async fn forced_read_file(streaming: bool) {
     let calls = first_calls(&out);
     assert_eq!(calls[0].name, "read_file", "forced tool choice");
     let args = object_args(&calls[0]);
-    assert!(
-        args.get("path").is_some_and(Value::is_string),
-        "the required `path` is there: {args:?}"
-    );
+    let registry = tool_builtins::registry();
+    let spec = registry.get("read_file").unwrap().spec();
+    for required in spec.parameters["required"].as_array().unwrap() {
+        let key = required.as_str().unwrap();
+        assert!(
+            args.contains_key(key),
+            "the schema's required `{key}` is there: {args:?}"
+        );
+    }
     assert_eq!(log[..2], ["request 1", "call read_file"], "{log:?}");
     assert!(
         log.iter().any(|l| l.starts_with("result read_file")),

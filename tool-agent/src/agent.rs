@@ -380,9 +380,15 @@ impl Agent {
                 break;
             }
             let turn = base_turn + n;
-            // Per turn: tools loaded by `tool_search` on the last turn join the list.
-            let schemas = self.tools.schemas_for(format, Some(&trace_id))?;
+            // Per turn: tools loaded by `tool_search` on the last turn join the
+            // list. Without deferred tools the view's registry holds exactly the
+            // view's tools, and its cached rendering is the same list.
             let registry = self.tools.registry();
+            let schemas = if self.tools.deferred().is_empty() {
+                registry.schemas_in(format)?
+            } else {
+                self.tools.schemas_for(format, Some(&trace_id))?
+            };
             let choice = match (&self.first_tool_choice, n) {
                 (Some(first), 1) => first,
                 _ => &self.tool_choice,

@@ -314,3 +314,22 @@ async fn first_tool_choice_applies_to_the_first_turn_only_and_errors_reach_the_m
         "a bad argument is an error result the model sees"
     );
 }
+
+#[tokio::test]
+async fn tools_loaded_by_tool_search_join_the_next_request() {
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let view = tool_core::RegistryView::from(tools(&log)).defer(["*"]);
+    let model = Arc::new(ScriptedClient::new([
+        ScriptedTurn::calls([call("s", "tool_search", json!({"query": "select:write"}))]),
+        ScriptedTurn::text("loaded"),
+    ]));
+    let out = Agent::new(model.clone(), view)
+        .trace_id("t-search")
+        .run("go")
+        .await
+        .unwrap();
+    assert_eq!(out.stop, StopReason::Answered);
+    let seen = model.seen();
+    assert_eq!(seen[0].tool_names, ["tool_search"]);
+    assert_eq!(seen[1].tool_names, ["tool_search", "write"]);
+}

@@ -48,6 +48,7 @@ log=target/e2e-server.log
     --host 127.0.0.1 --port "$port" --n_ctx 8192 >"$log" 2>&1 &
 server=$!
 trap 'kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true' EXIT
+trap 'exit 130' INT TERM
 
 for _ in $(seq 1 120); do
     if curl -sf "http://127.0.0.1:$port/v1/models" >/dev/null; then break; fi

@@ -65,7 +65,9 @@ impl OpenAiChatClient {
                     content,
                     tool_calls,
                 } => {
-                    let mut msg = json!({"role": "assistant", "content": if content.is_empty() && !tool_calls.is_empty() { Value::Null } else { Value::String(content.clone()) }});
+                    // Always a string: llama-cpp-python's server refuses the
+                    // `content: null` OpenAI allows beside `tool_calls` (found by the e2e test).
+                    let mut msg = json!({"role": "assistant", "content": content});
                     if !tool_calls.is_empty() {
                         msg["tool_calls"] = tool_calls.iter().map(chat_call).collect();
                     }

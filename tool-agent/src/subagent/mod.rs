@@ -89,6 +89,7 @@ pub struct SubAgents {
     max_turns: u32,
     time_limit: Option<Duration>,
     first_tool_choice: Option<ToolChoice>,
+    max_output_tokens: Option<u32>,
 }
 
 impl std::fmt::Debug for SubAgents {
@@ -124,6 +125,7 @@ impl SubAgents {
             max_turns: 16,
             time_limit: None,
             first_tool_choice: None,
+            max_output_tokens: None,
         }
     }
 
@@ -166,6 +168,12 @@ impl SubAgents {
     /// The tool choice of each sub-agent's first turn (for small local models).
     pub fn first_tool_choice(mut self, choice: ToolChoice) -> Self {
         self.first_tool_choice = Some(choice);
+        self
+    }
+
+    /// Caps each sub-agent answer's generated tokens.
+    pub fn max_output_tokens(mut self, n: u32) -> Self {
+        self.max_output_tokens = Some(n);
         self
     }
 
@@ -484,6 +492,9 @@ impl SubAgents {
         }
         if let Some(choice) = &self.first_tool_choice {
             agent = agent.first_tool_choice(choice.clone());
+        }
+        if let Some(n) = self.max_output_tokens {
+            agent = agent.max_output_tokens(n);
         }
         agent
     }

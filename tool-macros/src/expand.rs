@@ -327,7 +327,7 @@ impl<'a> Expander<'a> {
         let krate = &self.krate;
         let args = &self.tool.args;
         let kind = format_ident!("{}", args.kind.unwrap_or(Kind::Other).variant());
-        let flags = args.flags;
+        let flags = args.flags.0;
         let (
             read_only,
             destructive,

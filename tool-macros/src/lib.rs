@@ -20,13 +20,20 @@
 //!
 //! # Dependencies and why
 //!
-//! Only `syn`, `quote` and `proc-macro2`, the standard proc-macro toolkit. The
-//! attribute grammar (nested lists such as `inject_params(x(mode = ..))`,
-//! flags that may take `= true`, `#[arg]` and `///` on parameters, per-key
-//! "did you mean", recovery after a malformed item) is small and specific
-//! enough that a hand-written parser over `syn::Meta` is shorter than
-//! configuring `darling` for it, and it keeps every error text and span under
-//! our control.
+//! - `syn`, `quote`, `proc-macro2`: the standard proc-macro toolkit.
+//! - `darling`: maps the keys of `#[tool(...)]`, `#[arg(...)]` and the nested
+//!   `inject_params(...)` / `display(...)` lists to typed fields
+//!   (`#[derive(FromMeta)]`), as the project's design asks. Our own value
+//!   parsers (`#[darling(with = ...)]`) keep each message saying what to
+//!   write, and a key pass in front of darling keeps an unknown key at the
+//!   key alone with a "did you mean" and a repeated key as "duplicate `key`"
+//!   at the key (darling spans the whole item and words these
+//!   "Unknown field: ..."); each item is handed to darling on its own, so one
+//!   bad value never hides the errors of its neighbours.
+//! - `tool-rules`: the rules the runtime applies too (tool and parameter
+//!   names, tags, the URL-pattern grammar, "did you mean" on `strsim`) and
+//!   the one declaration of the flags, `ToolFlags`, so the compile-time
+//!   check and the run-time check cannot drift apart.
 //!
 //! Layout: `attr` parses the attributes, `ast` models the fn, `check` holds one
 //! fn per rule, `expand` emits code; this file only wires them together.

@@ -121,7 +121,7 @@
 use std::io;
 use std::path::Path;
 
-use tool_core::{OnConflict, Tool, ToolContext, ToolRegistry};
+use tool_core::{ToolContext, ToolRegistry};
 
 pub mod edit;
 pub mod fs;
@@ -161,28 +161,16 @@ pub use grep::grep_content;
 pub use list::list_dir;
 pub use search::SearchConfig;
 
-/// The names of the built-in tools, as registered.
-pub const TOOL_NAMES: &[&str] = &[
-    "apply_patch",
-    "bash_command",
-    "edit_file",
-    "glob_files",
-    "grep_content",
-    "list_dir",
-    "multi_edit",
-    "read_file",
-    "write_file",
-];
-
 /// A registry holding only the built-in tools, for hosts that opt in to them
 /// explicitly (or merge them into a registry of their own).
 ///
 /// Every `#[tool]` fn linked into the binary, the built-ins included, is in
-/// [`ToolRegistry::global`]; this one is built from the same link-time
-/// entries, keeping those whose name is in [`TOOL_NAMES`] and whose source
-/// file lies in this crate (so a host tool that happens to share a name is
-/// never picked up). It does not go through the global registry, so a name
-/// clash among the host's own tools cannot make it fail.
+/// [`ToolRegistry::global`]; this one holds the `#[tool]` fns of this crate
+/// ([`ToolRegistry::of_crate`]: each tool records the `module_path!()` it is
+/// defined in), so a new built-in is in it without being listed anywhere and
+/// a host tool that happens to share a name is never picked up. It does not
+/// go through the global registry, so a name clash among the host's own tools
+/// cannot make it fail.
 ///
 /// ```
 /// let registry = tool_builtins::registry();
@@ -191,28 +179,10 @@ pub const TOOL_NAMES: &[&str] = &[
 /// assert_eq!(registry.get("read_file").unwrap().spec().kind, tool_core::ToolKind::Read);
 /// ```
 pub fn registry() -> ToolRegistry {
-    let mut registry = ToolRegistry::new();
-    for def in tool_core::__private::inventory::iter::<tool_core::__private::StaticTool> {
-        if !TOOL_NAMES.contains(&def.name) || !from_this_crate(def.file) {
-            continue;
-        }
-        // The specs are fixed at compile time and covered by this crate's
-        // tests; a spec that failed to build would be a bug here, not input.
-        if let Ok(tool) = Tool::from_static(def) {
-            let _ = registry.register_with(tool, OnConflict::Skip);
-        }
-    }
-    registry
-}
-
-/// Whether a `file!()` path names a file of this crate: relative to the
-/// workspace (`tool-builtins/src/..`), in a git checkout (`../tool-builtins/src/..`)
-/// or in the registry cache (`../tool-builtins-0.1.0/src/..`).
-fn from_this_crate(file: &str) -> bool {
-    let file = file.replace('\\', "/");
-    file.starts_with("tool-builtins/")
-        || file.contains("/tool-builtins/")
-        || file.contains("/tool-builtins-")
+    // The specs are fixed at compile time and covered by this crate's tests
+    // (`builtins_are_registered`); a spec that failed to build would be a bug
+    // here, not input, so an error leaves an empty registry those tests catch.
+    ToolRegistry::of_crate("tool_builtins").unwrap_or_default()
 }
 
 /// A context for the built-in tools: a [`Workspace`] rooted at `root` and a
@@ -505,12 +475,24 @@ mod tests {
             assert!(!tool.spec().description.is_empty());
             assert_eq!(tool.spec().hidden_params, vec!["context".to_owned()]);
         }
-        for name in r.names() {
-            assert!(super::TOOL_NAMES.contains(&name), "{name}");
-        }
+        // Found by crate, not by a list: exactly the built-ins, no test tool.
+        assert_eq!(
+            r.names(),
+            [
+                "apply_patch",
+                "bash_command",
+                "edit_file",
+                "glob_files",
+                "grep_content",
+                "list_dir",
+                "multi_edit",
+                "read_file",
+                "write_file",
+            ]
+        );
         // A shell can delete anything and reach the network: say so to MCP clients.
         let bash = r.get("bash_command").unwrap().spec();
-        assert!(bash.destructive && bash.open_world && !bash.read_only);
+        assert!(bash.flags.destructive && bash.flags.open_world && !bash.flags.read_only);
         let read = r.get("read_file").unwrap().spec();
         assert_eq!(read.parameters["properties"]["offset"]["default"], 1);
         let edit = r.get("edit_file").unwrap().spec();

@@ -250,7 +250,7 @@ impl ToolRegistry {
         if !ignored.is_empty() {
             notes.insert("ignored_hidden_params".to_owned(), Value::Array(ignored));
         }
-        if spec.requires_confirmation {
+        if spec.flags.requires_confirmation {
             let decision = tokio::select! {
                 biased;
                 () = ctx.cancellation_token().cancelled() => {
@@ -414,7 +414,7 @@ impl ToolRegistry {
     {
         let parallel_ok = |name: &str| {
             self.get(name)
-                .is_some_and(|t| t.spec().read_only && t.spec().concurrency_safe)
+                .is_some_and(|t| t.spec().flags.read_only && t.spec().flags.concurrency_safe)
         };
         let mut results = Vec::with_capacity(calls.len());
         let mut group: Vec<(N, ToolArgs)> = Vec::new();

@@ -112,6 +112,7 @@ pub use result::{Attachment, ErrorKind, Image, NOTE_LIMIT, NOTES_SHOWN, ToolErro
 pub use spec::{DisplayName, SourceLocation, ToolKind, ToolSpec, is_valid_tool_name};
 pub use tokio_util::sync::CancellationToken;
 pub use tool::{Tool, ToolHandler};
+pub use tool_rules::ToolFlags;
 
 /// Turns a free `async fn` or `fn` into a tool registered in the global registry.
 ///

@@ -24,6 +24,7 @@ pub use serde_json;
 use crate::context::{State, ToolContext};
 use crate::result::{ErrorKind, ToolResult};
 pub use crate::spec::ToolKind;
+pub use tool_rules::ToolFlags;
 
 /// A boxed, sendable future: what a generated call shim returns.
 pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
@@ -44,6 +45,9 @@ pub struct StaticTool {
     pub file: &'static str,
     /// `line!()` of the fn.
     pub line: u32,
+    /// `module_path!()` of the fn (`tool_builtins::read`): its crate is the
+    /// first segment, which [`ToolRegistry::of_crate`](crate::ToolRegistry::of_crate) selects by.
+    pub module_path: &'static str,
     /// Every parameter in declaration order (hidden ones included).
     pub params: &'static [StaticParam],
     /// The attribute's options.
@@ -117,20 +121,10 @@ pub struct StaticParam {
 pub struct StaticOptions {
     /// `kind = "..."`.
     pub kind: ToolKind,
-    /// `read_only`.
-    pub read_only: bool,
-    /// `destructive`.
-    pub destructive: bool,
-    /// `idempotent`.
-    pub idempotent: bool,
-    /// `open_world`.
-    pub open_world: bool,
-    /// `concurrency_safe`.
-    pub concurrency_safe: bool,
-    /// `requires_confirmation`.
-    pub requires_confirmation: bool,
-    /// `strict`.
-    pub strict: bool,
+    /// The flags (`read_only`, `destructive`, ...), one literal.
+    pub flags: ToolFlags,
+    /// `tags = [...]`.
+    pub tags: &'static [&'static str],
     /// `editable_params = [...]` (model-facing names).
     pub editable_params: &'static [&'static str],
     /// `url_patterns = [...]`.

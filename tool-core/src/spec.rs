@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
+use tool_rules::ToolFlags;
 
 /// What a tool does to the world, for approval policies.
 ///
@@ -93,18 +94,16 @@ pub struct ToolSpec {
     pub parameters: Value,
     /// Effect class for approval policies. Default [`ToolKind::Other`].
     pub kind: ToolKind,
-    /// The tool does not change anything (MCP `readOnlyHint`). Default `false`.
-    pub read_only: bool,
-    /// The tool may destroy data (MCP `destructiveHint`). Default `false`.
-    pub destructive: bool,
-    /// Repeating a call with the same arguments has no further effect. Default `false`.
-    pub idempotent: bool,
-    /// The tool reaches an open world (web, other people). Default `false`.
-    pub open_world: bool,
-    /// Calls may run concurrently with other calls. Default `false`.
-    pub concurrency_safe: bool,
-    /// A person must approve each call. Default `false`.
-    pub requires_confirmation: bool,
+    /// Free-form labels (`"fs"`, `"git"`) for selecting tools and for tool
+    /// search; in the order given, duplicates removed. Default empty.
+    /// `#[tool(tags = [...])]` checks each against `tool_rules::names::TAG_RULE`.
+    #[serde(default)]
+    pub tags: Vec<String>,
+    /// The boolean options (read-only, destructive, idempotent, open world,
+    /// concurrency-safe, requires confirmation, strict), all `false` by
+    /// default; in JSON each is a field of the spec itself.
+    #[serde(flatten)]
+    pub flags: ToolFlags,
     /// Parameters a person may edit while approving (model-facing names).
     pub editable_params: Vec<String>,
     /// Page URL patterns the tool is limited to; empty means everywhere.
@@ -116,8 +115,6 @@ pub struct ToolSpec {
     /// Per-tool timeout; `None` falls back to the context's, then the registry's (120 s).
     #[serde(with = "opt_millis")]
     pub timeout: Option<Duration>,
-    /// Ask providers for strict schema adherence (OpenAI `strict: true`). Default `false`.
-    pub strict: bool,
     /// Example argument objects (from a `# Examples` doc section).
     pub input_examples: Vec<Value>,
     /// JSON Schema of the structured result (an object), for tools that
@@ -137,18 +134,13 @@ impl ToolSpec {
             description: description.into(),
             parameters,
             kind: ToolKind::Other,
-            read_only: false,
-            destructive: false,
-            idempotent: false,
-            open_world: false,
-            concurrency_safe: false,
-            requires_confirmation: false,
+            tags: Vec::new(),
+            flags: ToolFlags::NONE,
             editable_params: Vec::new(),
             url_patterns: Vec::new(),
             hidden_params: Vec::new(),
             display: BTreeMap::new(),
             timeout: None,
-            strict: false,
             input_examples: Vec::new(),
             output_schema: None,
             source: None,
@@ -162,6 +154,25 @@ impl ToolSpec {
         self
     }
 
+    /// Adds tags (see [`tags`](Self::tags)); a tag already present is not added again.
+    #[must_use]
+    pub fn with_tags(mut self, tags: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        for tag in tags {
+            let tag = tag.into();
+            if !self.tags.contains(&tag) {
+                self.tags.push(tag);
+            }
+        }
+        self
+    }
+
+    /// Sets the boolean options at once.
+    #[must_use]
+    pub fn with_flags(mut self, flags: ToolFlags) -> Self {
+        self.flags = flags;
+        self
+    }
+
     /// Sets the per-tool timeout.
     #[must_use]
     pub fn with_timeout(mut self, timeout: Duration) -> Self {
@@ -172,14 +183,14 @@ impl ToolSpec {
     /// Marks the tool read-only.
     #[must_use]
     pub fn read_only(mut self) -> Self {
-        self.read_only = true;
+        self.flags.read_only = true;
         self
     }
 
     /// Marks the tool as requiring confirmation, with the parameters a person may edit.
     #[must_use]
     pub fn requires_confirmation(mut self, editable_params: &[&str]) -> Self {
-        self.requires_confirmation = true;
+        self.flags.requires_confirmation = true;
         self.editable_params = editable_params.iter().map(|s| (*s).to_owned()).collect();
         self
     }
@@ -235,11 +246,8 @@ mod opt_millis {
 /// The portable tool-name rule: `^[a-zA-Z0-9_-]{1,64}$`.
 ///
 /// Source: OpenAI function names and Anthropic tool names both require it;
-/// it is the strictest of the providers this crate targets.
+/// it is the strictest of the providers this crate targets. The macro checks
+/// the same rule at compile time (both use `tool_rules::names`).
 pub fn is_valid_tool_name(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() <= 64
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+    tool_rules::names::is_valid_tool_name(name)
 }

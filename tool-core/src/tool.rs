@@ -144,13 +144,8 @@ impl Tool {
         let o = &def.options;
         let mut spec = ToolSpec::new(def.name, parsed.description, parameters);
         spec.kind = o.kind;
-        spec.read_only = o.read_only;
-        spec.destructive = o.destructive;
-        spec.idempotent = o.idempotent;
-        spec.open_world = o.open_world;
-        spec.concurrency_safe = o.concurrency_safe;
-        spec.requires_confirmation = o.requires_confirmation;
-        spec.strict = o.strict;
+        spec.flags = o.flags;
+        spec.tags = o.tags.iter().map(|s| (*s).to_owned()).collect();
         spec.editable_params = o.editable_params.iter().map(|s| (*s).to_owned()).collect();
         spec.url_patterns = o.url_patterns.iter().map(|s| (*s).to_owned()).collect();
         spec.hidden_params = def

@@ -388,9 +388,10 @@ fn error_at(tokens: &impl quote::ToTokens, message: impl std::fmt::Display) -> d
 
 /// The key of `meta` as written (for messages).
 fn key_of(meta: &Meta) -> String {
-    meta.path()
-        .get_ident()
-        .map_or_else(|| darling::util::path_to_string(meta.path()), |i| i.unraw().to_string())
+    meta.path().get_ident().map_or_else(
+        || darling::util::path_to_string(meta.path()),
+        |i| i.unraw().to_string(),
+    )
 }
 
 /// Parses a comma-separated list of `key`, `key = value` and `key(...)` items.
@@ -578,11 +579,12 @@ fn parse_timeout(meta: &Meta) -> darling::Result<Option<u64>> {
         Some(Some(0)) => "a timeout must be greater than zero",
         Some(Some(ms)) => return Ok(Some(ms)),
         Some(None) => "too large",
-        None => {
-            "expected a whole number followed by `ms`, `s`, `m` or `h`, e.g. \"30s\""
-        }
+        None => "expected a whole number followed by `ms`, `s`, `m` or `h`, e.g. \"30s\"",
     };
-    Err(error_at(&lit, format!("invalid timeout `{text}`: {problem}")))
+    Err(error_at(
+        &lit,
+        format!("invalid timeout `{text}`: {problem}"),
+    ))
 }
 
 /// Runs a parser that reports into [`Errors`] (for the nested lists, whose
@@ -742,7 +744,12 @@ mod tests {
         let args = parse_tool_args(tokens, &mut errors);
         let text = errors
             .into_error()
-            .map(|e| e.into_iter().map(|e| e.to_string()).collect::<Vec<_>>().join(" | "))
+            .map(|e| {
+                e.into_iter()
+                    .map(|e| e.to_string())
+                    .collect::<Vec<_>>()
+                    .join(" | ")
+            })
             .unwrap_or_default();
         (args, text)
     }
@@ -752,11 +759,22 @@ mod tests {
         // A key in the list that darling did not know would surface as
         // darling's own "Unknown field" error: the two lists must agree.
         let (args, errors) = parse(quote!(
-            name = "n", crate = "c", kind = "read", timeout = "1s",
-            hidden_params = ["a"], editable_params = ["b"], url_patterns = ["x.com"],
-            inject_params(a(key = "k")), display(zh(name = "z")),
-            read_only, destructive, idempotent, open_world = true,
-            concurrency_safe, requires_confirmation, strict
+            name = "n",
+            crate = "c",
+            kind = "read",
+            timeout = "1s",
+            hidden_params = ["a"],
+            editable_params = ["b"],
+            url_patterns = ["x.com"],
+            inject_params(a(key = "k")),
+            display(zh(name = "z")),
+            read_only,
+            destructive,
+            idempotent,
+            open_world = true,
+            concurrency_safe,
+            requires_confirmation,
+            strict
         ));
         assert_eq!(errors, "");
         assert_eq!(args.name.map(|n| n.value()).as_deref(), Some("n"));

@@ -15,9 +15,9 @@ use syn::{
 };
 
 use crate::ast::{ContextForm, ParamKind, Role, ToolFn, ungroup};
+use crate::errors::Errors;
 use tool_rules::suggest::{did_you_mean, one_of};
 use tool_rules::{names, url_pattern};
-use crate::errors::Errors;
 
 /// Runs every rule on `tool`.
 pub(crate) fn check(tool: &ToolFn, errors: &mut Errors) {

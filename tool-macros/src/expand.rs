@@ -31,6 +31,7 @@ use syn::{LitStr, Type};
 use crate::ast::{ContextForm, Description, Fill, Param, ParamKind, Role, Shape, ToolFn};
 use crate::attr::{InjectMode, Kind};
 use crate::check::{display_target, editable_target};
+use tool_rules::ToolFlags;
 
 /// The user's fn plus its registration.
 pub(crate) fn expand(tool: &ToolFn) -> TokenStream {
@@ -279,6 +280,7 @@ impl<'a> Expander<'a> {
         let output_schema = self.expand_output_schema();
         let file = quote_spanned!(self.fn_span()=> ::core::file!());
         let line = quote_spanned!(self.fn_span()=> ::core::line!());
+        let module_path = quote_spanned!(self.fn_span()=> ::core::module_path!());
         quote! {
             #p::inventory::submit! {
                 #p::StaticTool {
@@ -286,6 +288,7 @@ impl<'a> Expander<'a> {
                     doc: #doc,
                     file: #file,
                     line: #line,
+                    module_path: #module_path,
                     params: &#params,
                     options: #options,
                     call: #call,
@@ -327,24 +330,7 @@ impl<'a> Expander<'a> {
         let krate = &self.krate;
         let args = &self.tool.args;
         let kind = format_ident!("{}", args.kind.unwrap_or(Kind::Other).variant());
-        let flags = args.flags.0;
-        let (
-            read_only,
-            destructive,
-            idempotent,
-            open_world,
-            concurrency_safe,
-            requires_confirmation,
-            strict,
-        ) = (
-            flags.read_only,
-            flags.destructive,
-            flags.idempotent,
-            flags.open_world,
-            flags.concurrency_safe,
-            flags.requires_confirmation,
-            flags.strict,
-        );
+        let flags = expand_flags(&args.flags.0, p);
         let editable = args
             .editable_params
             .iter()
@@ -376,13 +362,8 @@ impl<'a> Expander<'a> {
         quote! {
             #p::StaticOptions {
                 kind: #krate::__private::ToolKind::#kind,
-                read_only: #read_only,
-                destructive: #destructive,
-                idempotent: #idempotent,
-                open_world: #open_world,
-                concurrency_safe: #concurrency_safe,
-                requires_confirmation: #requires_confirmation,
-                strict: #strict,
+                flags: #flags,
+                tags: &[],
                 editable_params: &[#(#editable),*],
                 url_patterns: &[#(#url_patterns),*],
                 display: &[#(#display),*],
@@ -518,6 +499,31 @@ impl<'a> Expander<'a> {
                     }
                 }
             }
+        }
+    }
+}
+
+/// The one `ToolFlags` literal: every field written out, so the generated
+/// code breaks loudly if the struct gains a field the macro does not set.
+fn expand_flags(flags: &ToolFlags, p: &TokenStream) -> TokenStream {
+    let ToolFlags {
+        read_only,
+        destructive,
+        idempotent,
+        open_world,
+        concurrency_safe,
+        requires_confirmation,
+        strict,
+    } = *flags;
+    quote! {
+        #p::ToolFlags {
+            read_only: #read_only,
+            destructive: #destructive,
+            idempotent: #idempotent,
+            open_world: #open_world,
+            concurrency_safe: #concurrency_safe,
+            requires_confirmation: #requires_confirmation,
+            strict: #strict,
         }
     }
 }

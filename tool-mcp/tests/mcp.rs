@@ -58,7 +58,7 @@ async fn stdio_import_and_call_in_both_eras() {
         let spec = registry.get("fx__echo").expect("imported").spec();
         // Remote hints never become local permissions.
         assert_eq!(spec.kind, tool_core::ToolKind::Other);
-        assert!(!spec.read_only && !spec.idempotent);
+        assert!(!spec.flags.read_only && !spec.flags.idempotent);
         let result = registry
             .execute("fx__echo", json!({"text": "hello"}), &ToolContext::new())
             .await;

@@ -157,7 +157,9 @@ mod tests {
         assert!(!none.set("readonly", true));
         assert_eq!(none, ToolFlags::NONE);
         assert_eq!(
-            ToolFlags::NONE.with_strict(true).union(ToolFlags::NONE.with_read_only(true)),
+            ToolFlags::NONE
+                .with_strict(true)
+                .union(ToolFlags::NONE.with_read_only(true)),
             ToolFlags::NONE.with_strict(true).with_read_only(true)
         );
     }

@@ -95,7 +95,10 @@ mod tests {
     fn tool_names() {
         assert!(is_valid_tool_name("web_search-2"));
         assert_eq!(tool_name_problem("").as_deref(), Some("it is empty"));
-        assert_eq!(tool_name_problem("a.b").as_deref(), Some("`.` is not allowed"));
+        assert_eq!(
+            tool_name_problem("a.b").as_deref(),
+            Some("`.` is not allowed")
+        );
         assert_eq!(
             tool_name_problem(&"a".repeat(65)).as_deref(),
             Some("it is 65 characters long")

@@ -70,7 +70,10 @@ mod tests {
         assert_eq!(did_you_mean("descripton", keys), Some("description"));
         assert_eq!(did_you_mean("subjcet", ["subject"]), Some("subject"));
         assert_eq!(did_you_mean("frobnicate", keys), None);
-        assert_eq!(ranked("read_fil", ["read_file", "write_file", "bash"], 3)[0], "read_file");
+        assert_eq!(
+            ranked("read_fil", ["read_file", "write_file", "bash"], 3)[0],
+            "read_file"
+        );
     }
 
     #[test]

@@ -226,8 +226,14 @@ mod tests {
                 path: Some(vec!["a".into(), "**".into()]),
             }
         );
-        assert_eq!(parse("*.x.com").unwrap().host, HostShape::Subdomains("x.com".into()));
-        assert_eq!(parse("www.x.*").unwrap().host, HostShape::AnySuffix("www.x".into()));
+        assert_eq!(
+            parse("*.x.com").unwrap().host,
+            HostShape::Subdomains("x.com".into())
+        );
+        assert_eq!(
+            parse("www.x.*").unwrap().host,
+            HostShape::AnySuffix("www.x".into())
+        );
     }
 
     #[test]

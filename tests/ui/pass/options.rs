@@ -45,8 +45,8 @@ fn main() {
     let registry = ToolRegistry::global();
     let s = registry.get("send-email_v2").unwrap().spec();
     assert_eq!(s.kind, ToolKind::Network);
-    assert!(!s.read_only && s.destructive && s.idempotent && s.open_world);
-    assert!(s.concurrency_safe && s.strict && s.requires_confirmation);
+    assert!(!s.flags.read_only && s.flags.destructive && s.flags.idempotent && s.flags.open_world);
+    assert!(s.flags.concurrency_safe && s.flags.strict && s.flags.requires_confirmation);
     assert_eq!(s.editable_params, ["subject", "body_text"]);
     assert_eq!(s.url_patterns.len(), 4);
     assert_eq!(s.display["zh-Hans"].name.as_deref(), Some("发送邮件"));
@@ -61,8 +61,8 @@ fn main() {
 
     let p = registry.get("plain").unwrap().spec();
     assert_eq!(p.kind, ToolKind::Other);
-    assert!(!p.read_only && !p.destructive && !p.idempotent && !p.open_world);
-    assert!(!p.concurrency_safe && !p.strict && !p.requires_confirmation);
+    assert!(!p.flags.read_only && !p.flags.destructive && !p.flags.idempotent && !p.flags.open_world);
+    assert!(!p.flags.concurrency_safe && !p.flags.strict && !p.flags.requires_confirmation);
     assert!(p.editable_params.is_empty() && p.url_patterns.is_empty() && p.display.is_empty());
     assert_eq!(p.timeout, None);
     assert_eq!(registry.get("quick").unwrap().spec().timeout, Some(Duration::from_millis(1500)));

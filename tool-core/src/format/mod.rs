@@ -260,7 +260,7 @@ impl Format {
         match self {
             Self::OpenAiChat { strict }
             | Self::OpenAiResponses { strict }
-            | Self::Anthropic { strict } => strict || spec.strict,
+            | Self::Anthropic { strict } => strict || spec.flags.strict,
             _ => false,
         }
     }

@@ -32,7 +32,7 @@ use crate::workspace::{Workspace, workspace_of};
 /// * `pattern` - The glob pattern to match files against.
 /// * `path` - The folder to search in, relative to the workspace root or
 ///   absolute (default: the workspace root).
-#[tool(kind = "read", read_only, idempotent, concurrency_safe)]
+#[tool(kind = "read", tags = ["fs", "search"], read_only, idempotent, concurrency_safe)]
 pub fn glob_files(pattern: String, path: Option<String>, context: &ToolContext) -> ToolResult {
     let config = SearchConfig::from_context(context);
     let ws = match workspace_of(context) {

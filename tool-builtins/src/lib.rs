@@ -491,6 +491,14 @@ mod tests {
             ]
         );
         // A shell can delete anything and reach the network: say so to MCP clients.
+        for (name, tags) in [
+            ("read_file", &["fs", "read"][..]),
+            ("edit_file", &["fs", "edit"]),
+            ("grep_content", &["fs", "search"]),
+            ("bash_command", &["shell"]),
+        ] {
+            assert_eq!(r.get(name).unwrap().spec().tags, tags, "{name}");
+        }
         let bash = r.get("bash_command").unwrap().spec();
         assert!(bash.flags.destructive && bash.flags.open_world && !bash.flags.read_only);
         let read = r.get("read_file").unwrap().spec();

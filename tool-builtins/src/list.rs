@@ -29,7 +29,7 @@ use crate::workspace::{Workspace, workspace_of};
 /// * `path` - The folder to list, relative to the workspace root or absolute
 ///   (default: the workspace root).
 /// * `ignore` - Extra glob patterns to leave out (e.g. `*.lock`, `docs/**`).
-#[tool(kind = "read", read_only, idempotent, concurrency_safe)]
+#[tool(kind = "read", tags = ["fs", "search"], read_only, idempotent, concurrency_safe)]
 pub fn list_dir(
     path: Option<String>,
     ignore: Option<Vec<String>>,

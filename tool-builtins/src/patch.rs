@@ -105,7 +105,7 @@ struct Chunk {
 ///
 /// # Arguments
 /// * `patch` - The full patch text, from `*** Begin Patch` to `*** End Patch`.
-#[tool(kind = "write", destructive)]
+#[tool(kind = "write", tags = ["fs", "edit"], destructive)]
 pub async fn apply_patch(context: &ToolContext, patch: String) -> ToolResult {
     let hunks = match parse(&patch) {
         Ok(h) => h,

@@ -16,7 +16,7 @@ use crate::fsutil::{self, Before, UTF8_BOM};
 /// # Arguments
 /// * `file_path` - Path of the file to write (relative to the workspace root, or absolute).
 /// * `content` - The complete new content of the file.
-#[tool(kind = "write", destructive, idempotent)]
+#[tool(kind = "write", tags = ["fs", "edit"], destructive, idempotent)]
 pub async fn write_file(context: &ToolContext, file_path: String, content: String) -> ToolResult {
     let target = match WriteTarget::new(context, &file_path) {
         Ok(target) => target,

@@ -108,7 +108,8 @@ impl Tool {
     /// [`RegistryError::InvalidName`] when the name breaks `^[a-zA-Z0-9_-]{1,64}$`,
     /// [`RegistryError::InvalidSpec`] when the description is blank, the
     /// parameters schema is not an object schema (`"type": "object"`), a URL
-    /// pattern does not parse, or an editable parameter is not in the schema.
+    /// pattern does not parse, a tag breaks `^[a-z0-9][a-z0-9_-]{0,31}$`, or an
+    /// editable parameter is not in the schema.
     pub fn new(spec: ToolSpec, handler: impl ToolHandler) -> Result<Self, RegistryError> {
         check_spec(&spec)?;
         let derived = Derived::from_spec(&spec)?;
@@ -252,6 +253,20 @@ fn check_spec(spec: &ToolSpec) -> Result<(), RegistryError> {
             reason: "the parameters schema must have `\"type\": \"object\"` at its root (providers send arguments as one JSON object)".to_owned(),
         });
     }
+    // The tag rule the macro checks at compile time (`tool_rules::names`).
+    if let Some((tag, problem)) = spec
+        .tags
+        .iter()
+        .find_map(|t| tool_rules::names::tag_problem(t).map(|p| (t, p)))
+    {
+        return Err(RegistryError::InvalidSpec {
+            name: spec.name.clone(),
+            reason: format!(
+                "invalid tag `{tag}`: {problem}; {}",
+                tool_rules::names::TAG_RULE
+            ),
+        });
+    }
     let names = spec.parameter_names();
     if let Some(bad) = spec
         .editable_params
@@ -264,4 +279,37 @@ fn check_spec(spec: &ToolSpec) -> Result<(), RegistryError> {
         });
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn spec() -> ToolSpec {
+        ToolSpec::new("t", "A tool.", json!({"type": "object"}))
+    }
+
+    #[test]
+    fn tags_follow_the_macros_rule() {
+        let ok = Tool::new(spec().with_tags(["fs", "search", "fs"]), |_, _| async {
+            ToolResult::ok("")
+        })
+        .unwrap();
+        assert_eq!(ok.spec().tags, ["fs", "search"]);
+        let err = Tool::new(spec().with_tags(["Git"]), |_, _| async {
+            ToolResult::ok("")
+        })
+        .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            RegistryError::InvalidSpec {
+                name: "t".into(),
+                reason:
+                    "invalid tag `Git`: `G` is not allowed; tags match ^[a-z0-9][a-z0-9_-]{0,31}$"
+                        .into()
+            }
+            .to_string()
+        );
+    }
 }

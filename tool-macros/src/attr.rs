@@ -35,6 +35,7 @@ const TOOL_VALUE_KEYS: &[&str] = &[
     "hidden_params",
     "editable_params",
     "url_patterns",
+    "tags",
     "inject_params",
     "display",
 ];
@@ -80,6 +81,9 @@ pub(crate) struct ToolArgs {
     /// `url_patterns = [...]`.
     #[darling(with = string_list)]
     pub(crate) url_patterns: Vec<LitStr>,
+    /// `tags = [...]`.
+    #[darling(with = string_list)]
+    pub(crate) tags: Vec<LitStr>,
     /// `inject_params(...)`.
     #[darling(with = parse_inject_params)]
     pub(crate) inject_params: Vec<InjectArg>,
@@ -101,6 +105,7 @@ impl ToolArgs {
         self.hidden_params.extend(other.hidden_params);
         self.editable_params.extend(other.editable_params);
         self.url_patterns.extend(other.url_patterns);
+        self.tags.extend(other.tags);
         self.inject_params.extend(other.inject_params);
         self.display.extend(other.display);
         self.flags.0 = self.flags.0.union(other.flags.0);

@@ -39,6 +39,7 @@ pub(crate) fn check(tool: &ToolFn, errors: &mut Errors) {
     check_inject_params(tool, errors);
     check_display(tool, errors);
     check_url_patterns(tool, errors);
+    check_tags(tool, errors);
 }
 
 // Rule: `#[tool]` goes on free functions, not on methods (no `self` receiver).
@@ -515,6 +516,29 @@ fn check_url_patterns(tool: &ToolFn, errors: &mut Errors) {
         let pattern = lit.value();
         if let Err(problem) = url_pattern::parse(&pattern) {
             errors.spanned(lit, format!("invalid URL pattern `{pattern}`: {problem}"));
+        }
+    }
+}
+
+// Rule: each tag matches ^[a-z0-9][a-z0-9_-]{0,31}$ and appears once.
+// Reason: tags select tools (`tool --tags fs`, registry views) and feed tool
+// search; one spelling per tag (lower-case, no spaces) keeps a selection from
+// silently missing a tool, and a repeated tag is a slip that selects nothing
+// more. The runtime applies the same rule to `ToolSpec::with_tags`
+// (`tool_rules::names`).
+fn check_tags(tool: &ToolFn, errors: &mut Errors) {
+    let mut seen: Vec<String> = Vec::new();
+    for lit in &tool.args.tags {
+        let tag = lit.value();
+        if let Some(problem) = names::tag_problem(&tag) {
+            errors.spanned(
+                lit,
+                format!("invalid tag `{tag}`: {problem}; {}", names::TAG_RULE),
+            );
+        } else if seen.contains(&tag) {
+            errors.spanned(lit, format!("duplicate tag `{tag}`"));
+        } else {
+            seen.push(tag);
         }
     }
 }

@@ -337,6 +337,7 @@ impl<'a> Expander<'a> {
             .filter_map(|lit| editable_target(self.tool, lit))
             .map(|param| &param.name);
         let url_patterns = &args.url_patterns;
+        let tags = &args.tags;
         let display = args.display.iter().map(|lang| {
             let tag = lang.lang.to_string().replace('_', "-");
             let name = match &lang.name {
@@ -363,7 +364,7 @@ impl<'a> Expander<'a> {
             #p::StaticOptions {
                 kind: #krate::__private::ToolKind::#kind,
                 flags: #flags,
-                tags: &[],
+                tags: &[#(#tags),*],
                 editable_params: &[#(#editable),*],
                 url_patterns: &[#(#url_patterns),*],
                 display: &[#(#display),*],

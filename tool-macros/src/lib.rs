@@ -101,6 +101,7 @@ use crate::errors::Errors;
 /// | `editable_params = ["body"]` | model-visible parameters a person may edit when confirming |
 /// | `inject_params(tags(mode = "merge", key = "cfg.tags"))` | fill a parameter from a dotted context path; `mode = "default"` (the default) fills when the model sent nothing, `"merge"` combines lists/maps |
 /// | `url_patterns = ["*.google.com", "https://github.com/**/issues"]` | pages the tool is offered on |
+/// | `tags = ["fs", "search"]` | labels for selecting tools and for tool search; each matches `^[a-z0-9][a-z0-9_-]{0,31}$`, no repeats |
 /// | `display(zh(name = "搜索", params(query = "关键词")), en(name = "Search"))` | localised names; write `zh_Hans` for `zh-Hans` |
 /// | `timeout = "30s"` | per-call timeout: a positive number and `ms`, `s`, `m` or `h` |
 /// | `crate = "my_tools"` | path of `tool_core` when the crate is renamed or re-exported |

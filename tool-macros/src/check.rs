@@ -530,7 +530,15 @@ fn check_tags(tool: &ToolFn, errors: &mut Errors) {
     let mut seen: Vec<String> = Vec::new();
     for lit in &tool.args.tags {
         let tag = lit.value();
-        if let Some(problem) = names::tag_problem(&tag) {
+        if tag.is_empty() {
+            errors.spanned(
+                lit,
+                format!(
+                    "a tag cannot be empty: write a word such as \"fs\"; {}",
+                    names::TAG_RULE
+                ),
+            );
+        } else if let Some(problem) = names::tag_problem(&tag) {
             errors.spanned(
                 lit,
                 format!("invalid tag `{tag}`: {problem}; {}", names::TAG_RULE),

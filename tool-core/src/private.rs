@@ -22,7 +22,8 @@ pub use serde;
 pub use serde_json;
 
 use crate::context::{State, ToolContext};
-use crate::result::{ErrorKind, ToolResult};
+use crate::extract::FromToolContext;
+use crate::result::{ErrorKind, ToolError, ToolResult};
 pub use crate::spec::ToolKind;
 pub use tool_rules::ToolFlags;
 
@@ -411,6 +412,19 @@ impl<T: DeserializeOwned + schemars::JsonSchema> ToolParam for T {}
 /// Compile-time check that `T` is a valid parameter type (the macro spans calls at the parameter).
 pub const fn assert_tool_param<T: ToolParam>() {}
 
+/// Compile-time check that a framework-filled parameter's type implements
+/// [`FromToolContext`] (the macro spans calls at the parameter).
+pub const fn assert_from_tool_context<'a, T: FromToolContext<'a>>() {}
+
+/// The failed result of a parameter its [`FromToolContext`] could not fill.
+pub fn extract_failed(tool: &str, param: &str, error: ToolError) -> ToolResult {
+    let ToolError { kind, message } = error;
+    ToolResult::error(
+        kind,
+        format!("Tool `{tool}` cannot fill its parameter `{param}`: {message}"),
+    )
+}
+
 /// A parameter type that `inject_params(mode = "merge")` can combine.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be merged by `inject_params(mode = \"merge\")`",
@@ -591,6 +605,31 @@ impl<T> ArgAccessFallback<T> for &Wrap<T> {
     }
     fn __schema(&self, generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         generator.subschema_for::<()>()
+    }
+}
+
+/// Extraction of a framework-filled parameter whose type implements [`FromToolContext`].
+pub trait ExtractAccess<'a, T> {
+    /// See [`FromToolContext::from_tool_context`].
+    fn __extract(&self, ctx: &'a ToolContext) -> Result<T, ToolError>;
+}
+
+impl<'a, T: FromToolContext<'a>> ExtractAccess<'a, T> for Wrap<T> {
+    fn __extract(&self, ctx: &'a ToolContext) -> Result<T, ToolError> {
+        T::from_tool_context(ctx)
+    }
+}
+
+/// Picked only when `T` is not [`FromToolContext`], i.e. when
+/// `assert_from_tool_context` already failed.
+pub trait ExtractAccessFallback<'a, T> {
+    /// Never reached in a program that compiles.
+    fn __extract(&self, ctx: &'a ToolContext) -> Result<T, ToolError>;
+}
+
+impl<'a, T> ExtractAccessFallback<'a, T> for &Wrap<T> {
+    fn __extract(&self, _: &'a ToolContext) -> Result<T, ToolError> {
+        Err(ToolError::new(ErrorKind::Failed, "not an extractor"))
     }
 }
 

@@ -337,6 +337,29 @@ fn parse_each<T: FromMeta>(
     out
 }
 
+/// Whether `attr` is our parameter marker `#[context]`.
+pub(crate) fn is_context_attr(attr: &Attribute) -> bool {
+    attr.path().is_ident("context")
+}
+
+/// Whether the parameter is marked `#[context]` (filled from the context
+/// through `FromToolContext`); a marker with arguments is reported.
+pub(crate) fn context_marker(attrs: &[Attribute], errors: &mut Errors) -> bool {
+    let mut marked = false;
+    for attr in attrs.iter().filter(|a| is_context_attr(a)) {
+        if !matches!(attr.meta, Meta::Path(_)) {
+            errors.spanned(
+                attr,
+                "`#[context]` takes no arguments: it marks a parameter the framework fills through `FromToolContext`",
+            );
+        } else if marked {
+            errors.spanned(attr, "duplicate `#[context]`");
+        }
+        marked = true;
+    }
+    marked
+}
+
 /// Whether `attr` is one of ours, `#[arg(...)]`.
 pub(crate) fn is_arg_attr(attr: &Attribute) -> bool {
     attr.path().is_ident("arg")

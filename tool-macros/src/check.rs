@@ -284,7 +284,7 @@ fn check_arg_on_framework_params(tool: &ToolFn, errors: &mut Errors) {
     for param in &tool.params {
         let what = match param.kind {
             ParamKind::Context(_) => "a context parameter",
-            ParamKind::State(_) => "a `State<T>` parameter",
+            ParamKind::State => "a `State<T>` parameter",
             ParamKind::Value => continue,
         };
         if let Some(span) = param.arg.span {
@@ -431,7 +431,7 @@ fn check_inject_params(tool: &ToolFn, errors: &mut Errors) {
                 rule.param.span(),
                 unknown_param(tool, &name, "inject_params"),
             ),
-            Some(param) if matches!(param.kind, ParamKind::Context(_) | ParamKind::State(_)) => {
+            Some(param) if matches!(param.kind, ParamKind::Context(_) | ParamKind::State) => {
                 errors.at(
                     rule.param.span(),
                     format!(

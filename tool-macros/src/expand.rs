@@ -28,7 +28,7 @@ use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{LitStr, Type};
 
-use crate::ast::{ContextForm, Description, Fill, Param, ParamKind, Role, Shape, ToolFn};
+use crate::ast::{Description, Fill, Param, ParamKind, Role, Shape, ToolFn};
 use crate::attr::{InjectMode, Kind};
 use crate::check::{display_target, editable_target};
 use tool_rules::ToolFlags;
@@ -147,6 +147,10 @@ impl<'a> Expander<'a> {
                 out.extend(quote_spanned! {ty.span()=>
                     const _: () = #p::assert_tool_param::<#ty>();
                 });
+            } else {
+                out.extend(quote_spanned! {ty.span()=>
+                    const _: () = #p::assert_from_tool_context::<#ty>();
+                });
             }
             if param
                 .inject
@@ -177,14 +181,21 @@ impl<'a> Expander<'a> {
             .iter()
             .any(|param| matches!(param.kind, ParamKind::Value));
         let has_err = matches!(self.tool.output.shape, Shape::Result { err: Some(_), .. });
-        if !has_values && !has_err {
+        let has_framework = self
+            .tool
+            .params
+            .iter()
+            .any(|param| !matches!(param.kind, ParamKind::Value));
+        if !has_values && !has_err && !has_framework {
             return TokenStream::new();
         }
         let values = has_values.then(|| quote!(#p::ArgAccess as _, #p::ArgAccessFallback as _,));
+        let framework =
+            has_framework.then(|| quote!(#p::ExtractAccess as _, #p::ExtractAccessFallback as _,));
         let errors = has_err.then(|| quote!(#p::ErrAccess as _, #p::ErrAccessFallback as _,));
         quote! {
             #[allow(unused_imports, reason = "which access traits a tool uses depends on its signature")]
-            use {#p::Wrap as __ToolWrap, #values #errors};
+            use {#p::Wrap as __ToolWrap, #values #errors #framework};
         }
     }
 
@@ -383,10 +394,32 @@ impl<'a> Expander<'a> {
             .map(|param| self.expand_extraction(param));
         let args = self.tool.params.iter().map(|param| self.call_arg(param));
         let ident = &self.tool.func.sig.ident;
-        let call = if self.tool.func.sig.asyncness.is_some() {
-            quote!(#ident(#(#args),*).await)
+        let krate = &self.krate;
+        let is_async = self.tool.func.sig.asyncness.is_some();
+        let framework = self
+            .tool
+            .params
+            .iter()
+            .filter_map(|param| self.expand_framework_extraction(param, !is_async));
+        let call = if is_async {
+            quote! {
+                #(#framework)*
+                let __out = #ident(#(#args),*).await;
+            }
         } else {
-            quote!(#p::run_blocking(move || #ident(#(#args),*)).await)
+            // Framework values are taken inside the blocking closure: a
+            // `&ToolContext` borrows the context the closure owns.
+            quote! {
+                let __out = match #p::run_blocking(move || -> ::core::result::Result<_, ::std::boxed::Box<#krate::ToolResult>> {
+                    #(#framework)*
+                    ::core::result::Result::Ok(#ident(#(#args),*))
+                })
+                .await
+                {
+                    ::core::result::Result::Ok(out) => out,
+                    ::core::result::Result::Err(result) => return *result,
+                };
+            }
         };
         let convert = self.expand_conversion();
         let mutability = self
@@ -403,7 +436,7 @@ impl<'a> Expander<'a> {
                         ::core::result::Result::Ok(done) => done,
                         ::core::result::Result::Err(error) => return #p::into_result(error),
                     };
-                    let __out = #call;
+                    #call
                     let __result = #convert;
                     #p::complete(__notes, __result)
                 }) as #p::BoxFuture<_>
@@ -418,13 +451,7 @@ impl<'a> Expander<'a> {
         let span = param.ty.span();
         let p = self.private_at(span);
         match &param.kind {
-            ParamKind::Context(_) => None,
-            ParamKind::State(inner) => Some(quote_spanned! {span=>
-                let #var = match __inv.state::<#inner>(#idx) {
-                    ::core::result::Result::Ok(value) => value,
-                    ::core::result::Result::Err(error) => return #p::into_result(error),
-                };
-            }),
+            ParamKind::Context(_) | ParamKind::State => None,
             ParamKind::Value => {
                 let ty = &param.ty;
                 let (getter, fill) = match &param.fill {
@@ -452,16 +479,38 @@ impl<'a> Expander<'a> {
         }
     }
 
+    /// `let __argN: T = <T as FromToolContext>::from_tool_context(&__ctx)`
+    /// (through the access trait) for a framework-filled parameter; on
+    /// failure the call ends with the error, `Err(..)` inside the blocking
+    /// closure of a sync fn.
+    fn expand_framework_extraction(&self, param: &Param, in_closure: bool) -> Option<TokenStream> {
+        if matches!(param.kind, ParamKind::Value) {
+            return None;
+        }
+        let var = arg_var(param);
+        let ty = &param.ty;
+        let span = ty.span();
+        let p = self.private_at(span);
+        let tool = &self.tool.name;
+        let name = &param.rust_name;
+        let fail = quote!(#p::extract_failed(#tool, #name, error));
+        let fail = if in_closure {
+            quote!(::core::result::Result::Err(::std::boxed::Box::new(#fail)))
+        } else {
+            fail
+        };
+        Some(quote_spanned! {span=>
+            let #var: #ty = match (&__ToolWrap::<#ty>::NEW).__extract(&__ctx) {
+                ::core::result::Result::Ok(value) => value,
+                ::core::result::Result::Err(error) => return #fail,
+            };
+        })
+    }
+
     /// The argument expression passed to the user's fn for `param`.
     fn call_arg(&self, param: &Param) -> TokenStream {
-        match &param.kind {
-            ParamKind::Context(ContextForm::Ref | ContextForm::MutRef) => quote!(&__ctx),
-            ParamKind::Context(ContextForm::Owned) => quote!(::core::clone::Clone::clone(&__ctx)),
-            ParamKind::Context(ContextForm::OptionRef) => {
-                quote!(::core::option::Option::Some(&__ctx))
-            }
-            ParamKind::State(_) | ParamKind::Value => arg_var(param).into_token_stream(),
-        }
+        let _ = self;
+        arg_var(param).into_token_stream()
     }
 
     /// `__out` → `ToolResult`, spanned at the return type.

@@ -92,6 +92,7 @@ mod result;
 mod schema;
 mod spec;
 mod tool;
+mod toolset;
 pub mod truncate;
 
 #[doc(hidden)]
@@ -119,4 +120,5 @@ pub use tool_rules::ToolFlags;
 /// Turns a free `async fn` or `fn` into a tool registered in the global registry.
 ///
 /// See the crate docs for an example and the `tool-macros` crate for every option.
-pub use tool_macros::tool;
+pub use tool_macros::{tool, toolset};
+pub use toolset::Toolset;

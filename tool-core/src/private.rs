@@ -6,11 +6,13 @@
     reason = "the Err of argument extraction is the call's final ToolResult, returned as is on a rare path"
 )]
 
+use std::any::Any;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 use std::fmt::Display;
 use std::future::Future;
 use std::marker::PhantomData;
 use std::pin::Pin;
+use std::sync::Arc;
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -153,6 +155,7 @@ pub struct Invocation {
     args: Map<String, Value>,
     ctx: ToolContext,
     ignored_hidden: Vec<String>,
+    receiver: Option<Arc<dyn Any + Send + Sync>>,
 }
 
 impl Invocation {
@@ -166,7 +169,32 @@ impl Invocation {
             args,
             ctx,
             ignored_hidden: Vec::new(),
+            receiver: None,
         }
+    }
+
+    /// The same call, for a `#[toolset]` method bound to `receiver`.
+    pub(crate) fn with_receiver(mut self, receiver: Arc<dyn Any + Send + Sync>) -> Self {
+        self.receiver = Some(receiver);
+        self
+    }
+
+    /// The instance a `#[toolset]` method's tool is bound to.
+    ///
+    /// # Errors
+    /// A `failed` result when the tool is not bound to a `T` (a bug in the
+    /// generated code; never seen by a program that compiles).
+    pub fn receiver<T: Any + Send + Sync>(&self) -> Result<Arc<T>, ToolResult> {
+        self.receiver
+            .clone()
+            .and_then(|r| r.downcast::<T>().ok())
+            .ok_or_else(|| {
+                ToolResult::failed(format!(
+                    "Tool `{}` is a method of `{}` but is not bound to one",
+                    self.def.name,
+                    std::any::type_name::<T>()
+                ))
+            })
     }
 
     fn param(&self, idx: usize) -> &'static StaticParam {
@@ -411,6 +439,17 @@ impl<T: DeserializeOwned + schemars::JsonSchema> ToolParam for T {}
 
 /// Compile-time check that `T` is a valid parameter type (the macro spans calls at the parameter).
 pub const fn assert_tool_param<T: ToolParam>() {}
+
+/// The tools of a `#[toolset]`'s methods, bound to `receiver`.
+///
+/// # Errors
+/// As [`Toolset::tools`](crate::Toolset::tools).
+pub fn bound_tools(
+    receiver: &Arc<dyn Any + Send + Sync>,
+    defs: &[&'static StaticTool],
+) -> Result<Vec<crate::Tool>, crate::RegistryError> {
+    crate::toolset::bound_tools(receiver, defs)
+}
 
 /// Compile-time check that a framework-filled parameter's type implements
 /// [`FromToolContext`] (the macro spans calls at the parameter).

@@ -1,6 +1,7 @@
 //! [`Tool`]: a spec plus a handler. The runtime API for tools defined without
 //! the macro; `#[tool]` is sugar over it ([`Tool::from_static`]).
 
+use std::any::Any;
 use std::fmt;
 use std::future::Future;
 use std::sync::Arc;
@@ -44,6 +45,20 @@ struct StaticHandler(&'static StaticTool);
 impl ToolHandler for StaticHandler {
     fn call(&self, args: Map<String, Value>, ctx: ToolContext) -> BoxFuture<ToolResult> {
         (self.0.call)(Invocation::new(self.0, args, ctx))
+    }
+}
+
+/// A `#[toolset]` method's tool: its definition and the instance it is bound to.
+struct BoundHandler {
+    def: &'static StaticTool,
+    receiver: Arc<dyn Any + Send + Sync>,
+}
+
+impl ToolHandler for BoundHandler {
+    fn call(&self, args: Map<String, Value>, ctx: ToolContext) -> BoxFuture<ToolResult> {
+        (self.def.call)(
+            Invocation::new(self.def, args, ctx).with_receiver(Arc::clone(&self.receiver)),
+        )
     }
 }
 
@@ -126,60 +141,15 @@ impl Tool {
     /// # Errors
     /// As [`Tool::new`].
     pub fn from_static(def: &'static StaticTool) -> Result<Self, RegistryError> {
-        let parsed = docs::parse(def.doc);
-        for documented in parsed.params.keys() {
-            if !def
-                .params
-                .iter()
-                .any(|p| p.name == documented.as_str() || p.rust_name == documented.as_str())
-            {
-                tracing::warn!(
-                    target: "tool_core",
-                    tool = def.name,
-                    parameter = documented.as_str(),
-                    "the doc comment's argument section describes a parameter the fn does not have (misspelt?)"
-                );
-            }
-        }
-        let parameters = schema::parameters_schema(def.params, &parsed.params);
-        let o = &def.options;
-        let mut spec = ToolSpec::new(def.name, parsed.description, parameters);
-        spec.kind = o.kind;
-        spec.flags = o.flags;
-        spec.tags = o.tags.iter().map(|s| (*s).to_owned()).collect();
-        spec.editable_params = o.editable_params.iter().map(|s| (*s).to_owned()).collect();
-        spec.url_patterns = o.url_patterns.iter().map(|s| (*s).to_owned()).collect();
-        spec.hidden_params = def
-            .params
-            .iter()
-            .filter(|p| p.role != ParamRole::Visible)
-            .map(|p| p.rust_name.to_owned())
-            .collect();
-        spec.display = o
-            .display
-            .iter()
-            .map(|d| {
-                (
-                    d.lang.to_owned(),
-                    DisplayName {
-                        name: d.name.map(str::to_owned),
-                        params: d
-                            .params
-                            .iter()
-                            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-                            .collect(),
-                    },
-                )
-            })
-            .collect();
-        spec.timeout = o.timeout_ms.map(Duration::from_millis);
-        spec.input_examples = parsed.examples;
-        spec.output_schema = def.output_schema.and_then(schema::output_schema);
-        spec.source = Some(SourceLocation {
-            file: def.file.to_owned(),
-            line: def.line,
-        });
-        Self::new(spec, StaticHandler(def))
+        Self::new(spec_from_static(def), StaticHandler(def))
+    }
+
+    /// The tool of a `#[toolset]` method, bound to `receiver` (its instance).
+    pub(crate) fn from_static_bound(
+        def: &'static StaticTool,
+        receiver: Arc<dyn Any + Send + Sync>,
+    ) -> Result<Self, RegistryError> {
+        Self::new(spec_from_static(def), BoundHandler { def, receiver })
     }
 
     /// The tool's spec.
@@ -223,6 +193,65 @@ impl Tool {
     ) -> BoxFuture<ToolResult> {
         self.handler.call(args, ctx)
     }
+}
+
+/// The spec `#[tool]` generated for `def`: the doc comment parsed, the
+/// parameters schema built (once per registry build).
+fn spec_from_static(def: &'static StaticTool) -> ToolSpec {
+    let parsed = docs::parse(def.doc);
+    for documented in parsed.params.keys() {
+        if !def
+            .params
+            .iter()
+            .any(|p| p.name == documented.as_str() || p.rust_name == documented.as_str())
+        {
+            tracing::warn!(
+                target: "tool_core",
+                tool = def.name,
+                parameter = documented.as_str(),
+                "the doc comment's argument section describes a parameter the fn does not have (misspelt?)"
+            );
+        }
+    }
+    let parameters = schema::parameters_schema(def.params, &parsed.params);
+    let o = &def.options;
+    let mut spec = ToolSpec::new(def.name, parsed.description, parameters);
+    spec.kind = o.kind;
+    spec.flags = o.flags;
+    spec.tags = o.tags.iter().map(|s| (*s).to_owned()).collect();
+    spec.editable_params = o.editable_params.iter().map(|s| (*s).to_owned()).collect();
+    spec.url_patterns = o.url_patterns.iter().map(|s| (*s).to_owned()).collect();
+    spec.hidden_params = def
+        .params
+        .iter()
+        .filter(|p| p.role != ParamRole::Visible)
+        .map(|p| p.rust_name.to_owned())
+        .collect();
+    spec.display = o
+        .display
+        .iter()
+        .map(|d| {
+            (
+                d.lang.to_owned(),
+                DisplayName {
+                    name: d.name.map(str::to_owned),
+                    params: d
+                        .params
+                        .iter()
+                        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                        .collect(),
+                },
+            )
+        })
+        .collect();
+    spec.timeout = o.timeout_ms.map(Duration::from_millis);
+    spec.input_examples = parsed.examples;
+    spec.output_schema = def.output_schema.and_then(schema::output_schema);
+    spec.source = Some(SourceLocation {
+        file: def.file.to_owned(),
+        line: def.line,
+    });
+    spec
 }
 
 impl fmt::Debug for Tool {

@@ -42,15 +42,17 @@ pub(crate) fn check(tool: &ToolFn, errors: &mut Errors) {
     check_tags(tool, errors);
 }
 
-// Rule: `#[tool]` goes on free functions, not on methods (no `self` receiver).
-// Reason: the registry calls the tool through a plain fn pointer built at
-// compile time; there is no value to pass as `self`.
+// Rule: `#[tool]` on its own goes on free functions, not on methods (no
+// `self` receiver); methods become tools through `#[toolset]` on their impl
+// block, which takes the receiver out before these rules run.
+// Reason: a free tool is called through a plain fn pointer registered at
+// link time; there is no value to pass as `self` unless a toolset binds one.
 fn check_free_fn(tool: &ToolFn, errors: &mut Errors) {
     for input in &tool.func.sig.inputs {
         if let FnArg::Receiver(receiver) = input {
             errors.spanned(
                 receiver,
-                "#[tool] works on free functions only, not methods: move the fn out of the `impl` block and take what it needs as parameters",
+                "a #[tool] method needs `#[toolset]` on its `impl` block (`#[toolset] impl MyType { ... }`), which binds its tools to an instance; or make it a free fn",
             );
         }
     }

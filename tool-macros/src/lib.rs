@@ -44,6 +44,7 @@ mod check;
 mod docs;
 mod errors;
 mod expand;
+mod toolset;
 
 use proc_macro::TokenStream;
 use proc_macro2::TokenStream as TokenStream2;
@@ -80,8 +81,9 @@ use crate::errors::Errors;
 /// ```
 ///
 /// Sync fns run on tokio's blocking pool; async fns run on the caller's runtime.
-/// Methods (`self`), generic fns, `impl Trait` parameters, pattern parameters
-/// and `unsafe`/`extern` fns are refused.
+/// Generic fns, `impl Trait` parameters, pattern parameters and
+/// `unsafe`/`extern` fns are refused; a method (`self`) is refused unless its
+/// impl block carries [`macro@toolset`].
 ///
 /// # Description
 ///
@@ -120,8 +122,13 @@ use crate::errors::Errors;
 /// - `#[arg(default)]`: optional, absent → `Default::default()`;
 /// - `#[arg(rename = "q")]`: the name the model sees (`^[a-zA-Z_][a-zA-Z0-9_.-]{0,63}$`).
 ///
-/// `&ToolContext`, `ToolContext`, `Option<&ToolContext>` and `State<T>`
-/// parameters are filled by the framework and never shown to the model.
+/// Parameters whose type implements `tool_core::FromToolContext` are filled
+/// by the framework and never shown to the model: `&ToolContext`,
+/// `ToolContext`, `Option<&ToolContext>`, `State<T>` and `CancellationToken`
+/// are recognised by their type's last path segment; any other (an alias such
+/// as `type Ctx = ToolContext;`, a type of your own) is marked `#[context]`.
+/// Each is checked against the trait at the parameter, so a look-alike such
+/// as axum's `State<T>` fails to compile there.
 ///
 /// # Return types
 ///
@@ -132,6 +139,52 @@ use crate::errors::Errors;
 #[proc_macro_attribute]
 pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
     tool_impl(args.into(), &item.into()).into()
+}
+
+/// Turns the `#[tool]` methods of an `impl` block into tools bound to an
+/// instance, and implements `tool_core::Toolset` for the type.
+///
+/// ```ignore
+/// use std::sync::{Arc, Mutex};
+/// use tool_core::{toolset, ToolRegistry};
+///
+/// struct Notes { notes: Mutex<Vec<String>> }
+///
+/// #[toolset]
+/// impl Notes {
+///     /// Add a note.
+///     #[tool(kind = "write")]
+///     fn add_note(&self, text: String) -> String {
+///         self.notes.lock().unwrap().push(text);
+///         "added".into()
+///     }
+///
+///     /// List the notes.
+///     #[tool(read_only)]
+///     async fn list_notes(self: Arc<Self>) -> Vec<String> {
+///         self.notes.lock().unwrap().clone()
+///     }
+/// }
+///
+/// let mut registry = ToolRegistry::new();
+/// registry.add_toolset(Arc::new(Notes { notes: Mutex::default() }))?;
+/// ```
+///
+/// Methods take `&self` or `self: Arc<Self>`, sync or async, and accept every
+/// option and parameter form of a free `#[tool]` fn. Methods without
+/// `#[tool]` stay ordinary methods. Generic impl blocks work
+/// (`impl<S: Store + Send + Sync + 'static> Notes<S>`); the type must be
+/// `Send + Sync + 'static` for `Toolset` to be implemented. Refused, at the
+/// token that is wrong: `&mut self` and `self` by value, a `#[tool]` without
+/// `self`, generic methods, and two tools of one impl with the same name.
+///
+/// The tools are **not** in `ToolRegistry::global()`: they need an instance,
+/// so `Toolset::tools(Arc<Self>)` builds them and
+/// `ToolRegistry::add_toolset(Arc<T>)` registers them; two instances of one
+/// toolset collide by name like any two tools.
+#[proc_macro_attribute]
+pub fn toolset(args: TokenStream, item: TokenStream) -> TokenStream {
+    toolset::toolset_impl(&args.into(), &item.into()).into()
 }
 
 /// parse → check → expand; on any error, the user's fn and every error.

@@ -467,3 +467,18 @@ fn spill_file_outlives_the_call_is_masked_and_stays_with_its_trace() {
     );
     std::fs::remove_dir_all(std::path::Path::new(&spill).parent().unwrap()).unwrap();
 }
+
+#[test]
+fn toolset_methods_are_called_like_any_tool() {
+    let out = run(["call", "cli_fixture_note_add", r#"{"text": "milk"}"#]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(one_json_line(&out)["output"], "1");
+    let out = run(["call", "cli_fixture_note_list", "{}"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    // A new process, a new instance: the list starts empty.
+    assert_eq!(one_json_line(&out)["output"], json!([]));
+    let out = run(["call", "cli_fixture_note_add", r#"{"txt": "milk"}"#]);
+    assert_ne!(code(&out), 0);
+    let v = one_json_line(&out);
+    assert_eq!(v["error"]["kind"], "invalid_arguments");
+}

@@ -5,6 +5,10 @@
 //! window are only counted, lines in it are kept up to a per-line cap, lines
 //! after it are counted with `memchr`. Memory stays bounded whatever the file
 //! size or line length, and the total line count is still exact.
+//!
+//! One concern, though just over 700 lines: one tool and its three readers
+//! (the streaming text scanner, the folder listing, images), which share the
+//! tool's options, its not-found message and its output shape.
 
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
@@ -14,13 +18,13 @@ use rustix::fs::FileType;
 
 use base64::Engine as _;
 use encoding_rs::Encoding;
-use tool_core::{Attachment, ErrorKind, Image, ToolContext, ToolResult, tool};
+use tool_core::{
+    Attachment, ErrorKind, Image, ToolContext, ToolError, ToolResult, run_blocking, tool,
+};
 
-use crate::edit::run_blocking;
 use crate::fs::beneath::Beneath;
-use crate::fsutil;
-use crate::ledger::{ContentHasher, FileLedger, Stamp};
-use crate::workspace::workspace_of;
+use crate::fs::ledger::{ContentHasher, FileLedger, Stamp};
+use crate::fs::workspace::workspace_of;
 
 /// Limits of `read_file`; store a changed copy in the context
 /// (`ctx.with_state(ReadOptions { .. })`) to override the defaults.
@@ -70,43 +74,37 @@ pub async fn read_file(
     file_path: String,
     #[arg(default = 1)] offset: i64,
     limit: Option<i64>,
-) -> ToolResult {
+) -> Result<ToolResult, ToolError> {
     let opts = context
         .state::<ReadOptions>()
         .map_or_else(ReadOptions::default, |o| (*o).clone());
     if offset < 1 {
-        return ToolResult::error(
+        return Err(ToolError::new(
             ErrorKind::InvalidArguments,
             "offset must be greater than or equal to 1",
-        );
+        ));
     }
     let limit = match limit {
         None => opts.default_limit,
         Some(l) if l < 1 => {
-            return ToolResult::error(
+            return Err(ToolError::new(
                 ErrorKind::InvalidArguments,
                 "limit must be greater than or equal to 1",
-            );
+            ));
         }
         Some(l) => usize::try_from(l).unwrap_or(usize::MAX),
     };
     let offset = usize::try_from(offset).unwrap_or(usize::MAX);
-    let ws = match workspace_of(context) {
-        Ok(ws) => ws,
-        Err(r) => return r,
-    };
-    let target = match crate::workspace::resolve_for_read(context, &ws, &file_path) {
-        Ok(p) => p,
-        Err(e) => return e.to_result(),
-    };
+    let ws = workspace_of(context)?;
+    let target = crate::roots::resolve_for_read(context, &ws, &file_path)?;
     let title = ws.relative(&target.path).display().to_string();
     let ledger = context.state::<FileLedger>();
-    run_blocking(move || {
+    let result = run_blocking(move || {
         let ledger = ledger.as_deref();
         read_blocking(&target, offset, limit, &opts, ledger)
     })
-    .await
-    .with_title(title)
+    .await?;
+    Ok(result.with_title(title))
 }
 
 fn read_blocking(
@@ -140,7 +138,7 @@ fn read_blocking(
     if let Some(media) = media_type(path) {
         return read_media(path, &mut file, media, &meta, opts, ledger);
     }
-    if fsutil::has_binary_extension(path) {
+    if crate::fs::binary::has_binary_extension(path) {
         return binary(path);
     }
     match read_text(path, file, offset, limit, opts, ledger) {
@@ -320,14 +318,14 @@ fn read_text(
     sample.truncate(n);
     let scan = if sample.starts_with(b"\xFF\xFE") || sample.starts_with(b"\xFE\xFF") {
         scan_utf16(&mut file, offset, limit, opts)
-    } else if fsutil::looks_binary(&sample) {
+    } else if crate::fs::binary::looks_binary(&sample) {
         Err(TextError::Binary)
     } else {
         // One decision for the whole file, as `TextFile::decode` makes it:
         // UTF-8 when every byte of it is, else the encoding its first bytes
         // suggest, for every line. A character cut at the sample's end is
         // not evidence of another encoding.
-        let bom = sample.starts_with(fsutil::UTF8_BOM);
+        let bom = sample.starts_with(crate::fs::text::UTF8_BOM);
         let sample_invalid = std::str::from_utf8(&sample).is_err_and(|e| e.error_len().is_some());
         let as_utf8 = if sample_invalid {
             Err(TextError::NotUtf8)
@@ -340,9 +338,9 @@ fn read_text(
             Err(TextError::NotUtf8) if bom => Err(TextError::Undecodable("UTF-8")),
             Err(TextError::NotUtf8) => {
                 file.seek(SeekFrom::Start(0))?;
-                let mut prefix = vec![0u8; fsutil::DETECT_PREFIX_BYTES];
+                let mut prefix = vec![0u8; crate::fs::text::DETECT_PREFIX_BYTES];
                 let n = read_full(&mut file, &mut prefix)?;
-                let encoding = fsutil::file_encoding(&prefix[..n]);
+                let encoding = crate::fs::text::file_encoding(&prefix[..n]);
                 drop(prefix);
                 file.seek(SeekFrom::Start(0))?;
                 Scanner::new(offset, limit, opts, Some(encoding)).run(&mut file)
@@ -440,7 +438,7 @@ struct Scanner<'a> {
     /// The legacy encoding of every line, or `None` for UTF-8.
     encoding: Option<&'static Encoding>,
     /// Checks the whole file when reading it as UTF-8.
-    utf8: fsutil::Utf8Validator,
+    utf8: crate::fs::text::Utf8Validator,
     /// Bytes of the current line (capped).
     line: Vec<u8>,
     line_capped: bool,
@@ -462,7 +460,7 @@ impl<'a> Scanner<'a> {
             last_wanted: offset.saturating_add(limit).saturating_sub(1),
             opts,
             encoding,
-            utf8: fsutil::Utf8Validator::new(),
+            utf8: crate::fs::text::Utf8Validator::new(),
             line: Vec::new(),
             line_capped: false,
             out: Vec::new(),
@@ -553,7 +551,7 @@ impl<'a> Scanner<'a> {
                 return Err(e);
             }
         }
-        if self.encoding.is_none() && !self.utf8.is_valid() {
+        if self.encoding.is_none() && !self.utf8.finish() {
             return Err(TextError::NotUtf8);
         }
         let partial_last = last_byte.is_some_and(|b| b != b'\n');
@@ -616,13 +614,13 @@ impl<'a> Scanner<'a> {
                 Err(_) => Err(TextError::NotUtf8),
             };
         };
-        if let Some(s) = fsutil::decode_exact(bytes, enc) {
+        if let Some(s) = crate::fs::text::decode_exact(bytes, enc) {
             return Ok(s);
         }
         // The cap may have cut a multi-byte character in two.
         if capped {
             for cut in 1..=3.min(bytes.len()) {
-                if let Some(s) = fsutil::decode_exact(&bytes[..bytes.len() - cut], enc) {
+                if let Some(s) = crate::fs::text::decode_exact(&bytes[..bytes.len() - cut], enc) {
                     return Ok(s);
                 }
             }
@@ -657,9 +655,9 @@ fn scan_utf16(
     file.seek(SeekFrom::Start(0))?;
     let mut bytes = Vec::new();
     file.read_to_end(&mut bytes)?;
-    let decoded =
-        fsutil::TextFile::decode(&bytes).map_err(|e| TextError::Undecodable(e.encoding))?;
-    let text = fsutil::normalize_newlines(&decoded.text);
+    let decoded = crate::fs::text::TextFile::decode(&bytes)
+        .map_err(|e| TextError::Undecodable(e.encoding))?;
+    let text = crate::fs::lines::normalize_newlines(&decoded.text);
     let mut lines: Vec<&str> = text.split('\n').collect();
     if lines.last() == Some(&"") {
         lines.pop();
@@ -700,309 +698,4 @@ fn read_full(file: &mut File, buf: &mut [u8]) -> io::Result<usize> {
         }
     }
     Ok(n)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::fmt::Write as _;
-
-    fn setup(files: &[(&str, &[u8])]) -> (tempfile::TempDir, ToolContext) {
-        crate::test_support::workspace_with(files)
-    }
-
-    async fn read(
-        ctx: &ToolContext,
-        p: &str,
-        offset: Option<i64>,
-        limit: Option<i64>,
-    ) -> ToolResult {
-        read_file(ctx, p.into(), offset.unwrap_or(1), limit).await
-    }
-
-    fn err(r: &ToolResult) -> &str {
-        &r.error.as_ref().expect("an error").message
-    }
-
-    #[tokio::test]
-    async fn envelope_and_footer() {
-        let (d, ctx) = setup(&[("test.txt", b"hello world")]);
-        let r = read(&ctx, "test.txt", None, None).await;
-        let root = std::fs::canonicalize(d.path()).unwrap();
-        assert_eq!(
-            r.output,
-            format!(
-                "<path>{}</path>\n<type>file</type>\n<content>\n1: hello world\n\n(End of file - total 1 lines)\n</content>",
-                root.join("test.txt").display()
-            )
-        );
-        assert_eq!(r.metadata["truncated"], false);
-        // The read is in the ledger now.
-        let ledger = ctx.state::<FileLedger>().unwrap();
-        assert!(ledger.check(&root.join("test.txt")).is_ok());
-    }
-
-    #[tokio::test]
-    async fn windows_and_errors() {
-        let body: String = (0..100).fold(String::new(), |mut s, i| {
-            let _ = writeln!(s, "line{i}");
-            s
-        });
-        let (_d, ctx) = setup(&[
-            ("many.txt", body.trim_end().as_bytes()),
-            ("three.txt", b"a\nb\nc\n"),
-        ]);
-        let r = read(&ctx, "many.txt", None, Some(10)).await;
-        assert!(r.output.contains("1: line0\n"));
-        assert!(r.output.contains("10: line9\n"));
-        assert!(!r.output.contains("line10"));
-        assert!(
-            r.output
-                .contains("(Showing lines 1-10 of 100. Use offset=11 to continue.)")
-        );
-        assert_eq!(r.metadata["truncated"], true);
-        let r = read(&ctx, "many.txt", Some(95), Some(10)).await;
-        assert!(r.output.contains("95: line94\n"));
-        assert!(r.output.contains("(End of file - total 100 lines)"));
-        let r = read(&ctx, "three.txt", Some(10), None).await;
-        assert_eq!(err(&r), "Offset 10 is out of range for this file (3 lines)");
-        let r = read(&ctx, "three.txt", Some(0), None).await;
-        assert_eq!(err(&r), "offset must be greater than or equal to 1");
-        let r = read(&ctx, "three.txt", Some(3), None).await;
-        assert!(r.output.contains("3: c\n"));
-    }
-
-    #[tokio::test]
-    async fn empty_file_reads_as_zero_lines() {
-        let (_d, ctx) = setup(&[("e.txt", b"")]);
-        let r = read(&ctx, "e.txt", None, None).await;
-        assert!(r.output.contains("(End of file - total 0 lines)"), "{r:?}");
-    }
-
-    #[tokio::test]
-    async fn long_lines_are_cut_and_crlf_is_one_break() {
-        let long = "é".repeat(5000);
-        let (_d, ctx) = setup(&[("l.txt", long.as_bytes()), ("crlf.txt", b"one\r\ntwo\r\n")]);
-        let r = read(&ctx, "l.txt", None, None).await;
-        assert!(r.output.contains(&format!(
-            "1: {}... (line truncated to 2000 chars)",
-            "é".repeat(2000)
-        )));
-        let r = read(&ctx, "crlf.txt", None, None).await;
-        assert!(r.output.contains("1: one\n2: two\n"));
-        assert!(r.output.contains("total 2 lines"));
-    }
-
-    #[tokio::test]
-    async fn output_budget_caps() {
-        let body = format!("{}\n", "x".repeat(1000)).repeat(200);
-        let (_d, ctx) = setup(&[("big.txt", body.as_bytes())]);
-        let r = read(&ctx, "big.txt", None, None).await;
-        assert!(
-            r.output.contains(
-                "(Output capped at 50 KB. Showing lines 1-50. Use offset=51 to continue.)"
-            ),
-            "{}",
-            &r.output[r.output.len() - 200..]
-        );
-        assert!(r.output.len() < 52 * 1024);
-    }
-
-    #[tokio::test]
-    async fn binary_files_are_refused() {
-        let (_d, ctx) = setup(&[
-            ("bin.dat2", b"abc\0def"),
-            ("notes.zip", b"plain"),
-            ("ctl.txt", &[1, 2, 3, 4, 5, 6, b'a']),
-        ]);
-        for f in ["bin.dat2", "notes.zip", "ctl.txt"] {
-            let r = read(&ctx, f, None, None).await;
-            assert!(
-                err(&r).starts_with("Cannot read binary file: "),
-                "{f}: {r:?}"
-            );
-        }
-    }
-
-    #[tokio::test]
-    async fn not_found_suggests_siblings() {
-        let (_d, ctx) = setup(&[("config.json", b"{}"), ("other.txt", b"")]);
-        let r = read(&ctx, "config", None, None).await;
-        let m = err(&r);
-        assert!(m.starts_with("File not found: "));
-        assert!(m.contains("Did you mean one of these?"));
-        assert!(m.contains("config.json"));
-        assert!(!m.contains("other.txt"));
-    }
-
-    #[tokio::test]
-    async fn directories_list_entries() {
-        let (_d, ctx) = setup(&[("dir/a.txt", b"a"), ("dir/sub/b.txt", b"b")]);
-        let r = read(&ctx, "dir", None, None).await;
-        assert!(
-            r.output.contains(
-                "<type>directory</type>\n<entries>\na.txt\nsub/\n\n(2 entries)\n</entries>"
-            ),
-            "{}",
-            r.output
-        );
-    }
-
-    #[tokio::test]
-    async fn images_come_back_as_images() {
-        let png = base64::engine::general_purpose::STANDARD
-            .decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgAAACAAEA4iG8MwAAAABJRU5ErkJggg==")
-            .unwrap();
-        let (_d, ctx) = setup(&[("image.png", &png)]);
-        let r = read(&ctx, "image.png", None, None).await;
-        assert_eq!(r.output, "Image read successfully");
-        assert_eq!(r.images.len(), 1);
-        assert_eq!(r.images[0].media_type, "image/png");
-    }
-
-    #[tokio::test]
-    async fn legacy_encodings_are_decoded_and_named() {
-        let (bytes, _, _) = encoding_rs::WINDOWS_1252.encode("caf\u{e9} na\u{ef}ve\n");
-        let (_d, ctx) = setup(&[("latin1.txt", &bytes)]);
-        let r = read(&ctx, "latin1.txt", None, None).await;
-        assert!(
-            r.output.contains("1: caf\u{e9} na\u{ef}ve\n"),
-            "{}",
-            r.output
-        );
-        assert!(!r.output.contains('\u{FFFD}'));
-        assert!(r.output.contains("<encoding>windows-1252</encoding>"));
-    }
-
-    /// A file with a UTF-8 line and a Latin-1 line is not UTF-8: `read_file`
-    /// decodes every line in the one encoding `edit_file` uses, so text copied
-    /// from what it shows matches, and the edit leaves other bytes alone.
-    #[tokio::test]
-    async fn mixed_utf8_and_latin1_read_as_edit_file_sees_them() {
-        let mut bytes = "utf8 caf\u{e9} line\n".as_bytes().to_vec();
-        bytes.extend_from_slice(b"latin1 caf\xE9 line\n");
-        // Far past the 4 KiB sample too, so the scan finds it late.
-        let mut late = "caf\u{e9}\n".as_bytes().repeat(2000);
-        late.extend_from_slice(b"na\xEFve\n");
-        let (d, ctx) = setup(&[("mixed.txt", &bytes), ("late.txt", &late)]);
-        let file = fsutil::TextFile::decode(&bytes).unwrap();
-        assert!(!file.is_utf8());
-        let r = read(&ctx, "mixed.txt", None, None).await;
-        let expected: Vec<String> = file
-            .text
-            .lines()
-            .enumerate()
-            .map(|(i, l)| format!("{}: {l}", i + 1))
-            .collect();
-        assert!(r.output.contains(&expected.join("\n")), "{}", r.output);
-        let named = format!("<encoding>{}</encoding>", file.encoding.name());
-        assert!(r.output.contains(&named), "{}", r.output);
-        // What read_file showed for line 1 is what edit_file matches.
-        let line1 = expected[0].trim_start_matches("1: ").to_owned();
-        let e =
-            crate::edit::edit_file(&ctx, "mixed.txt".into(), line1, "first".into(), false).await;
-        assert!(e.is_ok(), "{e:?}");
-        let mut want = b"first\n".to_vec();
-        want.extend_from_slice(b"latin1 caf\xE9 line\n");
-        assert_eq!(std::fs::read(d.path().join("mixed.txt")).unwrap(), want);
-
-        let late_file = fsutil::TextFile::decode(&late).unwrap();
-        let r = read(&ctx, "late.txt", Some(1), Some(1)).await;
-        let shown = format!("1: {}\n", late_file.text.lines().next().unwrap());
-        assert!(r.output.contains(&shown), "{}", r.output);
-        let named = format!("<encoding>{}</encoding>", late_file.encoding.name());
-        assert!(r.output.contains(&named), "{}", r.output);
-        let r = read(&ctx, "late.txt", Some(2001), Some(1)).await;
-        assert!(r.output.contains("2001: na\u{ef}ve\n"), "{}", r.output);
-    }
-
-    #[tokio::test]
-    async fn utf8_bom_is_not_shown_and_utf16_decodes() {
-        let mut utf16 = vec![0xFF, 0xFE];
-        for u in "h\u{e9}\r\nbye\r\n".encode_utf16() {
-            utf16.extend_from_slice(&u.to_le_bytes());
-        }
-        let (_d, ctx) = setup(&[("bom.txt", b"\xEF\xBB\xBFx = 1\n"), ("w.txt", &utf16)]);
-        let r = read(&ctx, "bom.txt", None, None).await;
-        assert!(r.output.contains("<content>\n1: x = 1\n"), "{}", r.output);
-        let r = read(&ctx, "w.txt", None, None).await;
-        assert!(r.output.contains("1: h\u{e9}\n2: bye\n"), "{}", r.output);
-    }
-
-    #[tokio::test]
-    async fn pipes_are_refused_without_blocking() {
-        let (d, ctx) = setup(&[]);
-        let fifo = d.path().join("pipe");
-        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
-        if !made.is_ok_and(|s| s.success()) {
-            return; // no mkfifo on this machine
-        }
-        let r = read(&ctx, "pipe", None, None).await;
-        assert!(err(&r).contains("not a regular file"), "{r:?}");
-    }
-
-    #[tokio::test]
-    async fn escapes_are_refused() {
-        let (d, ctx) = setup(&[]);
-        std::os::unix::fs::symlink("/etc", d.path().join("link")).unwrap();
-        for p in ["link/hostname", "../../../../etc/hostname", "/etc/hostname"] {
-            let r = read(&ctx, p, None, None).await;
-            assert!(err(&r).contains("outside the workspace"), "{p}");
-        }
-    }
-
-    #[tokio::test]
-    async fn windows_across_chunk_boundaries_match_a_naive_split() {
-        let lines: Vec<String> = (0..30_000)
-            .map(|i| "y".repeat(i % 17) + &i.to_string())
-            .collect();
-        let body = lines.join("\n");
-        let (_d, ctx) = setup(&[("v.txt", body.as_bytes())]);
-        for offset in [1usize, 2, 4000, 6553, 6554, 15_000, 29_990, 30_000] {
-            let r = read(&ctx, "v.txt", Some(i64::try_from(offset).unwrap()), Some(7)).await;
-            let end = (offset + 6).min(lines.len());
-            for n in offset..=end {
-                let want = format!("\n{n}: {}\n", lines[n - 1]);
-                assert!(
-                    r.output.contains(&want),
-                    "offset {offset}: missing {want:?}"
-                );
-            }
-            assert_eq!(r.metadata["total_lines"], 30_000);
-            assert_eq!(r.metadata["lines_shown"], end - offset + 1);
-        }
-    }
-
-    #[tokio::test]
-    async fn window_near_the_end_of_a_large_file() {
-        let mut body = String::new();
-        for i in 0..200_000 {
-            let _ = writeln!(body, "{i:07} some words here");
-        }
-        let (_d, ctx) = setup(&[("huge.txt", body.as_bytes())]);
-        let r = read(&ctx, "huge.txt", Some(190_001), Some(100)).await;
-        assert!(r.output.contains("190001: 0190000 some words here\n"));
-        assert!(r.output.contains("190100: 0190099 some words here\n"));
-        assert!(
-            r.output.contains(
-                "(Showing lines 190001-190100 of 200000. Use offset=190101 to continue.)"
-            )
-        );
-    }
-
-    #[tokio::test]
-    async fn an_empty_path_lists_the_root_and_writes_refuse_it() {
-        let (_d, ctx) = setup(&[("a.txt", b"x\n"), ("sub/b.txt", b"y\n")]);
-        for path in ["", "  "] {
-            let r = read(&ctx, path, None, None).await;
-            assert!(
-                r.output.contains("a.txt") && r.output.contains("sub/"),
-                "{r:?}"
-            );
-        }
-        let w = crate::write::write_file(&ctx, String::new(), "x".into()).await;
-        assert!(err(&w).contains("is a directory"), "{w:?}");
-        let e = crate::edit::edit_file(&ctx, " ".into(), "a".into(), "b".into(), false).await;
-        assert!(err(&e).contains("is a directory"), "{e:?}");
-    }
 }

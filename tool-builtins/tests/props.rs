@@ -23,8 +23,8 @@ use std::time::{Duration, Instant};
 use proptest::prelude::*;
 use proptest::test_runner::Config;
 use serde_json::{Value, json};
-use tool_builtins::bash_policy::{MAX_COMMAND_BYTES, MAX_NESTING};
-use tool_builtins::replace;
+use tool_builtins::fs::replace;
+use tool_builtins::shell::split::{MAX_COMMAND_BYTES, MAX_NESTING};
 use tool_builtins::{BashConfig, CommandPolicy, PolicyAction, split_command};
 use tool_core::{ErrorKind, ToolArgs, ToolContext, ToolRegistry, ToolResult};
 

@@ -11,14 +11,14 @@
 //! command name that is a variable) need confirmation; with `"default":
 //! "deny"` such text is refused. "ask" goes to the approver that `--approve`
 //! sets up: `never` (and `read`: `bash_command` is not a read-only tool)
-//! refuses, `all` runs the command. See `tool_builtins::bash_policy` for what
+//! refuses, `all` runs the command. See `tool_builtins::shell::policy` for what
 //! the rules see through (wrappers such as `env`, `sudo`, `timeout`; shells'
 //! `-c`) and what a deny list cannot stop: it is not a sandbox.
 //!
 //! Limits: each pattern is at most
-//! [`MAX_PATTERN_BYTES`](tool_builtins::bash_policy::MAX_PATTERN_BYTES) bytes
+//! [`MAX_PATTERN_BYTES`](tool_builtins::shell::policy::MAX_PATTERN_BYTES) bytes
 //! (256) and the file holds at most
-//! [`MAX_POLICY_RULES`](tool_builtins::bash_policy::MAX_POLICY_RULES) patterns
+//! [`MAX_POLICY_RULES`](tool_builtins::shell::policy::MAX_POLICY_RULES) patterns
 //! (1000) in all; a file beyond them is refused with a message naming the key,
 //! the pattern's position and the limit.
 

@@ -32,7 +32,27 @@ Exit status: 0 success, 1 the tool returned an error, 2 usage error.";
 const LIST_EXAMPLES: &str = "\
 Examples:
   tool list                      one line per tool: name, kind, summary
-  tool list --json | jq '.[].name'";
+  tool list --json | jq '.[].name'
+  tool list --tokens             schema tokens per tool and format, and the total
+
+--tokens counts each tool as rendered for OpenAI Chat Completions, Anthropic,
+Gemini and MCP (the object that goes in the request's tool list, compact
+JSON) with OpenAI's o200k_base tokenizer. Other providers' tokenizers and
+prompt templates differ: use the figures to compare schemas, not as a bill.";
+
+const SKILLS_EXAMPLES: &str = "\
+Examples:
+  tool --skills-dir ~/.agent/skills skills
+  AGENT_TOOLS_SKILLS=~/.agent/skills:./skills tool skills --json
+  tool --skills-dir skills call skill --name=pdf-forms
+
+Layout: each skills folder holds one folder per skill, DIR/<name>/SKILL.md,
+with the skill's other files beside SKILL.md. SKILL.md opens with YAML front
+matter between two `---` lines: `name` (1-64 lowercase letters, digits and
+hyphens, equal to the folder's name) and `description` (at most 1024
+characters); the Markdown body follows. A skill that cannot be loaded is
+reported on stderr with its file and line (exit status 1) and the others are
+still listed.";
 
 const SCHEMA_EXAMPLES: &str = "\
 Examples:
@@ -201,6 +221,27 @@ pub(crate) struct CommonOptions {
     /// a server that fails is reported and left out.
     #[arg(long, global = true, value_name = "FILE")]
     pub(crate) mcp_config: Option<PathBuf>,
+
+    /// Offer only the tools whose name matches PATTERN, where * matches any run of characters
+    /// (github__*, *_file); repeatable: a tool matching any of them is kept. Applies to list,
+    /// schema, call, batch and serve alike.
+    #[arg(long, global = true, value_name = "PATTERN")]
+    pub(crate) allow_tools: Vec<String>,
+
+    /// Leave out the tools whose name matches PATTERN (* as in --allow-tools); repeatable; wins
+    /// over --allow-tools.
+    #[arg(long, global = true, value_name = "PATTERN")]
+    pub(crate) deny_tools: Vec<String>,
+
+    /// Offer only the tools with this tag; repeatable: a tool with any of the tags is kept.
+    #[arg(long, global = true, value_name = "TAG")]
+    pub(crate) tags: Vec<String>,
+
+    /// Folder of skills (DIR/<name>/SKILL.md); repeatable [default: the folders of
+    /// $AGENT_TOOLS_SKILLS, separated by `:`]. Adds the `skill` tool, whose description lists
+    /// the skills, and lets read_file read the files beside them.
+    #[arg(long = "skills-dir", global = true, value_name = "DIR")]
+    pub(crate) skills_dirs: Vec<PathBuf>,
 }
 
 /// The commands.
@@ -209,7 +250,20 @@ pub(crate) enum Command {
     /// List the registered tools: name, kind and one-line summary.
     #[command(after_help = LIST_EXAMPLES)]
     List {
-        /// Print every tool's full spec as a JSON array instead.
+        /// Print every tool's full spec as a JSON array instead (with --tokens: the counts).
+        #[arg(long)]
+        json: bool,
+
+        /// Show each tool's schema tokens per format (openai, anthropic, gemini, mcp; o200k_base)
+        /// and a total row.
+        #[arg(long)]
+        tokens: bool,
+    },
+
+    /// List the skills of --skills-dir / $AGENT_TOOLS_SKILLS: name, description, path.
+    #[command(after_help = SKILLS_EXAMPLES)]
+    Skills {
+        /// Print a JSON array of {"name", "description", "path"} instead.
         #[arg(long)]
         json: bool,
     },

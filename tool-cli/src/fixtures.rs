@@ -88,7 +88,8 @@ fn tools() -> Vec<Result<Tool, tool_core::RegistryError>> {
                 "Return `text` unchanged.",
                 json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}),
             )
-            .with_kind(ToolKind::Read),
+            .with_kind(ToolKind::Read)
+            .with_tags(["fixture-echo"]),
             |args: Map<String, Value>, _ctx: ToolContext| async move {
                 match args.get("text") {
                     Some(Value::String(t)) => ToolResult::ok(t.clone()).with_title("echo"),

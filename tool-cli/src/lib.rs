@@ -51,7 +51,7 @@
 //! At start-up [`main`] removes environment variables whose names look like
 //! secrets (`*_KEY`, `*_TOKEN`, `*_PAT`, `*API_KEY*`, `*PASSWORD*`,
 //! `*_SECRET*`, `SECRET`, `TOKEN`, ...: the patterns `bash_command` uses,
-//! [`tool_builtins::bash::DEFAULT_SECRET_ENV_PATTERNS`]; also names
+//! [`tool_builtins::shell::DEFAULT_SECRET_ENV_PATTERNS`]; also names
 //! containing `CRED` or `AUTH`, though not the word `AUTHOR` as in
 //! `GIT_AUTHOR_NAME`; and `*_URL`, `*_URI` and `*_DSN` variables whose value
 //! carries a password, `scheme://user:password@host`) by re-executing
@@ -93,6 +93,8 @@ mod mcp;
 mod render;
 mod scrub;
 mod session;
+mod skills;
+mod tokens;
 mod workspace;
 
 use std::ffi::OsString;
@@ -124,7 +126,7 @@ const EXIT_USAGE: u8 = 2;
 ///
 /// Call it first thing in `fn main`, before any thread is started: when the
 /// environment holds secret-looking variables (names matching
-/// [`tool_builtins::bash::DEFAULT_SECRET_ENV_PATTERNS`], such as
+/// [`tool_builtins::shell::DEFAULT_SECRET_ENV_PATTERNS`], such as
 /// `GITHUB_TOKEN` or `DB_PASSWORD`; names containing `CRED` or `AUTH` but
 /// for the word `AUTHOR`; `*_URL`, `*_URI` and `*_DSN` whose value is a URL
 /// with `user:password@`), it re-executes the program without them,
@@ -205,6 +207,17 @@ where
 }
 
 fn execute(registry: &ToolRegistry, cli: Cli) -> Result<(), Failure> {
+    if let Command::Skills { json } = cli.command {
+        return skills::list(
+            &cli.common,
+            json,
+            &mut io::stdout().lock(),
+            &mut io::stderr().lock(),
+        );
+    }
+    // --skills-dir / $AGENT_TOOLS_SKILLS add the `skill` tool.
+    let extended = skills::with_skill_tool(registry, &cli.common)?;
+    let registry = &extended;
     // With --mcp-config the imported servers' connections live on the
     // runtime built here, which then also runs the calls.
     let (live, mut early_runtime) = match &cli.common.mcp_config {
@@ -217,12 +230,19 @@ fn execute(registry: &ToolRegistry, cli: Cli) -> Result<(), Failure> {
         }
         None => (tool_mcp::LiveRegistry::new(registry.clone()), None),
     };
-    let snapshot = live.snapshot();
+    let view = view_of(&live, &cli.common);
+    let snapshot = view.registry();
     let registry: &ToolRegistry = &snapshot;
     let mut take_runtime = || early_runtime.take().map_or_else(runtime, Ok);
     let stdout = io::stdout();
     match cli.command {
-        Command::List { json } => {
+        // Answered before the registry was extended (it loads the skills itself).
+        Command::Skills { .. } => Ok(()),
+        Command::List { json, tokens: true } => tokens::list(registry, json, &mut stdout.lock()),
+        Command::List {
+            json,
+            tokens: false,
+        } => {
             commands::list(registry, json, &mut stdout.lock())?;
             if !json {
                 mcp::write_unavailable(&live, &mut stdout.lock())?;
@@ -303,7 +323,7 @@ fn execute(registry: &ToolRegistry, cli: Cli) -> Result<(), Failure> {
                 (None, None) => stdio_runtime()?,
                 (Some(_), None) => runtime()?,
             };
-            let outcome = mcp::serve(live, &session, &runtime, access, page_size);
+            let outcome = mcp::serve(view, &session, &runtime, access, page_size);
             // A cancelled call's command may still be stopping on the
             // blocking pool (bash_command: SIGTERM, SIGKILL after its grace);
             // the runtime waits for it, within the shutdown timeout.
@@ -311,6 +331,35 @@ fn execute(registry: &ToolRegistry, cli: Cli) -> Result<(), Failure> {
             outcome
         }
     }
+}
+
+/// The view of `live` that `--allow-tools`, `--deny-tools` and `--tags`
+/// ask for (all of it without them). A pattern that matches no tool is
+/// reported on stderr, since it is most likely a typo.
+fn view_of(live: &tool_mcp::LiveRegistry, common: &cli::CommonOptions) -> tool_core::RegistryView {
+    let mut view = tool_core::RegistryView::new(live.clone());
+    let snapshot = live.snapshot();
+    for (option, patterns) in [
+        ("--allow-tools", &common.allow_tools),
+        ("--deny-tools", &common.deny_tools),
+    ] {
+        for p in patterns {
+            let pattern = tool_core::NamePattern::new(p.as_str());
+            if !snapshot.names().iter().any(|n| pattern.matches(n)) {
+                let _ = writeln!(io::stderr(), "warning: {option} `{p}` matches no tool");
+            }
+        }
+    }
+    if !common.allow_tools.is_empty() {
+        view = view.allow(common.allow_tools.iter().map(String::as_str));
+    }
+    if !common.deny_tools.is_empty() {
+        view = view.deny(common.deny_tools.iter().map(String::as_str));
+    }
+    if !common.tags.is_empty() {
+        view = view.tags(common.tags.iter().cloned());
+    }
+    view
 }
 
 /// The runtime for `tool serve` over stdio: one thread, timers and I/O.

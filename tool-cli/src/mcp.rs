@@ -147,15 +147,15 @@ pub(crate) fn unavailable_tool(live: &LiveRegistry, name: &str) -> Option<String
 /// [`tool_mcp::SHUTDOWN_TIMEOUT`]). Prints one line on stderr saying what is
 /// served, and a warning when clients on other machines are let in.
 pub(crate) fn serve(
-    live: LiveRegistry,
+    view: tool_core::RegistryView,
     session: &Session,
     runtime: &tokio::runtime::Runtime,
     http: Option<HttpServe>,
     page_size: usize,
 ) -> Result<(), Failure> {
-    let count = live.snapshot().len();
+    let count = view.registry().len();
     let workspace = session.ctx.value_str("workspace").unwrap_or("?").to_owned();
-    let server = McpServer::new(live)
+    let server = McpServer::new(view)
         .with_context(session.ctx.clone())
         .with_page_size(page_size)
         .with_server_info("tool", env!("CARGO_PKG_VERSION"));

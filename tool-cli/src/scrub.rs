@@ -10,8 +10,8 @@
 //! happens once. It runs first thing in `main`, before any thread exists.
 //!
 //! A variable is secret-looking when `bash_command` would withhold it
-//! (`tool_builtins::bash::is_secret_env`, one rule for both), ASCII case ignored:
-//! - its name matches [`tool_builtins::bash::DEFAULT_SECRET_ENV_PATTERNS`]
+//! (`tool_builtins::shell::is_secret_env`, one rule for both), ASCII case ignored:
+//! - its name matches [`tool_builtins::shell::DEFAULT_SECRET_ENV_PATTERNS`]
 //!   (`*_KEY`, `*_TOKEN`, `*PASSWORD*`, `*_CREDENTIALS`, ...);
 //! - its name contains `CRED` (`CREDENTIALS_JSON`, `GIT_CREDS`);
 //! - its name contains `AUTH` (`NPM_AUTH`, `OAUTH_CLIENT_SECRET`,
@@ -38,7 +38,7 @@ use std::io::Write;
 use std::os::unix::process::CommandExt;
 use std::process::Command;
 
-use tool_builtins::bash::DEFAULT_SECRET_ENV_PATTERNS;
+use tool_builtins::shell::DEFAULT_SECRET_ENV_PATTERNS;
 
 /// Set in the environment of the re-started program. Set it yourself to keep
 /// the secret-looking variables (`bash_command` still does not pass on the
@@ -54,9 +54,9 @@ pub(crate) fn secret_names(vars: impl IntoIterator<Item = (OsString, OsString)>)
 }
 
 /// Whether the variable `name=value` looks like a secret: the rule
-/// `bash_command` withholds variables by ([`tool_builtins::bash::is_secret_env`]).
+/// `bash_command` withholds variables by ([`tool_builtins::shell::is_secret_env`]).
 pub(crate) fn is_secret_env(name: &OsStr, value: &OsStr) -> bool {
-    tool_builtins::bash::is_secret_env(name, value, DEFAULT_SECRET_ENV_PATTERNS)
+    tool_builtins::shell::is_secret_env(name, value, DEFAULT_SECRET_ENV_PATTERNS)
 }
 
 /// Re-starts the program without the secret-looking variables, unless there

@@ -79,10 +79,11 @@ impl Session {
             .with_approver(common.approve.policy());
         ctx = workspace::wire(ctx, &root)?;
         if shared_trace {
-            if let Some(file) = tool_builtins::ledger::state_file_for(&trace_id) {
+            if let Some(file) = tool_builtins::fs::ledger::state_file_for(&trace_id) {
                 ctx = ctx.with_state(tool_builtins::FileLedger::persistent(file));
             }
         }
+        ctx = crate::skills::make_readable(ctx, common);
         if let Some(url) = &common.page_url {
             ctx = ctx.with_page_url(url.clone());
         }

@@ -74,6 +74,8 @@
 //! - `rustix` (Unix only): the current user id (`getuid`), to check that the private
 //!   folders of spill files and binary output are owned by the user
 //!   ([`truncate::check_private_dir`]); already in the workspace for `tool-builtins`.
+//! - `tiktoken-rs` (feature `tokens`, off by default): OpenAI's `o200k_base`
+//!   tokenizer with its tables built in, for the `tokens` module (see there why it is optional).
 //! - `proptest` (tests only): the property and fuzz tests of `tests/props.rs`
 //!   (`execute` with arbitrary arguments, masking, truncation, URL patterns)
 //!   on stable Rust, with shrinking to a minimal failing input; the most
@@ -86,14 +88,20 @@ mod execute;
 pub mod extract;
 pub mod format;
 pub mod governance;
+mod into_result;
+pub mod live;
 mod memory;
 mod registry;
 mod result;
 mod schema;
+pub mod search;
 mod spec;
+#[cfg(feature = "tokens")]
+pub mod tokens;
 mod tool;
 mod toolset;
 pub mod truncate;
+pub mod view;
 
 #[doc(hidden)]
 #[path = "private.rs"]
@@ -109,6 +117,8 @@ pub use governance::repair::ArgumentRepair;
 pub use governance::secrets::{SecretStore, SecretStoreError};
 pub use governance::stats::{CallPhase, StatsOrder, ToolEvent, ToolObserver, ToolStatsSnapshot};
 pub use governance::url_pattern::{UrlPattern, UrlPatternError};
+pub use into_result::{IntoToolResult, run_blocking};
+pub use live::LiveRegistry;
 pub use memory::{OMITTED_OUTPUT, Rendering, ToolHistory};
 pub use registry::{DEFAULT_TIMEOUT, OnConflict, ToolRegistry};
 pub use result::{Attachment, ErrorKind, Image, NOTE_LIMIT, NOTES_SHOWN, ToolError, ToolResult};
@@ -116,6 +126,7 @@ pub use spec::{DisplayName, SourceLocation, ToolKind, ToolSpec, is_valid_tool_na
 pub use tokio_util::sync::CancellationToken;
 pub use tool::{Tool, ToolHandler};
 pub use tool_rules::ToolFlags;
+pub use view::{NamePattern, RegistryView, TOOL_SEARCH};
 
 /// Turns a free `async fn` or `fn` into a tool registered in the global registry.
 ///

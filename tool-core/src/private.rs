@@ -490,57 +490,7 @@ pub fn default_json<T: Serialize>(value: &T) -> Value {
     serde_json::to_value(value).unwrap_or(Value::Null)
 }
 
-/// Converts what a tool fn returned into a [`ToolResult`]. Implemented for
-/// `ToolResult`, `String`, `&str`, `()` and `Result<T, E>` with `T:
-/// IntoToolResult, E: Display`; other `T: Serialize` go through [`Json`].
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be returned from a tool",
-    label = "return `ToolResult`, `String`, `&str`, `()`, a `Serialize` type, or `Result` of one of these",
-    note = "the error type of a `Result` must implement `Display`"
-)]
-pub trait IntoToolResult {
-    /// The conversion.
-    fn into_tool_result(self) -> ToolResult;
-}
-
-impl IntoToolResult for ToolResult {
-    fn into_tool_result(self) -> ToolResult {
-        self
-    }
-}
-
-impl IntoToolResult for String {
-    fn into_tool_result(self) -> ToolResult {
-        ToolResult::ok(self)
-    }
-}
-
-impl IntoToolResult for &str {
-    fn into_tool_result(self) -> ToolResult {
-        ToolResult::ok(self)
-    }
-}
-
-impl IntoToolResult for std::borrow::Cow<'_, str> {
-    fn into_tool_result(self) -> ToolResult {
-        ToolResult::ok(self.into_owned())
-    }
-}
-
-impl IntoToolResult for () {
-    fn into_tool_result(self) -> ToolResult {
-        ToolResult::ok("")
-    }
-}
-
-impl<T: IntoToolResult, E: Display> IntoToolResult for Result<T, E> {
-    fn into_tool_result(self) -> ToolResult {
-        match self {
-            Ok(v) => v.into_tool_result(),
-            Err(e) => ToolResult::failed(e.to_string()),
-        }
-    }
-}
+pub use crate::into_result::IntoToolResult;
 
 /// Wraps a `Serialize` return value: the output is its compact JSON text and
 /// `metadata["structured"]` holds the JSON value itself.
@@ -705,13 +655,30 @@ impl<T> OutputAccessFallback for &Wrap<T> {
     }
 }
 
-/// Turns a `Result`'s error into an error result when it is `Display`.
+/// A `Result`'s error that converts into a [`ToolError`]: the kind is kept.
+///
+/// The three `ErrAccess*` traits are autoref levels: `#[tool]` calls
+/// `(&&wrap).__error(e)`, which picks this impl (on `&Wrap<E>`) when `E:
+/// Into<ToolError>`, else [`ErrAccess`] (on `&&Wrap<E>`) when `E: Display`,
+/// else the fallback (on `Wrap<E>`).
+pub trait ErrAccessKind<E> {
+    /// The error result, of the error's own kind.
+    fn __error(&self, error: E) -> ToolResult;
+}
+
+impl<E: Into<ToolError>> ErrAccessKind<E> for &Wrap<E> {
+    fn __error(&self, error: E) -> ToolResult {
+        ToolResult::from(error.into())
+    }
+}
+
+/// A `Result`'s error that is only `Display`: kind `failed`, its text the message.
 pub trait ErrAccess<E> {
     /// The error result.
     fn __error(&self, error: E) -> ToolResult;
 }
 
-impl<E: Display> ErrAccess<E> for Wrap<E> {
+impl<E: Display> ErrAccess<E> for &&Wrap<E> {
     fn __error(&self, error: E) -> ToolResult {
         ToolResult::failed(error.to_string())
     }
@@ -723,11 +690,17 @@ pub trait ErrAccessFallback<E> {
     fn __error(&self, error: E) -> ToolResult;
 }
 
-impl<E> ErrAccessFallback<E> for &Wrap<E> {
+impl<E> ErrAccessFallback<E> for Wrap<E> {
     fn __error(&self, error: E) -> ToolResult {
         drop(error);
         ToolResult::default()
     }
+}
+
+/// The wrapper for the error of a `Result` whose error type is not written
+/// (`io::Result<T>`, `anyhow::Result<T>`), checking that it is `Display`.
+pub fn error_wrap<E: ToolErrorDisplay>(_: &E) -> Wrap<E> {
+    Wrap(PhantomData)
 }
 
 #[cfg(test)]

@@ -94,9 +94,11 @@ pub struct ToolSpec {
     pub parameters: Value,
     /// Effect class for approval policies. Default [`ToolKind::Other`].
     pub kind: ToolKind,
-    /// Free-form labels (`"fs"`, `"git"`) for selecting tools and for tool
+    /// Free-form labels (`"fs"`, `"git"`) for selecting tools
+    /// ([`RegistryView::tags`](crate::RegistryView::tags)) and for tool
     /// search; in the order given, duplicates removed. Default empty.
-    /// `#[tool(tags = [...])]` checks each against `tool_rules::names::TAG_RULE`.
+    /// `#[tool(tags = [...])]` and `Tool::new` check each against
+    /// `tool_rules::names::TAG_RULE`.
     #[serde(default)]
     pub tags: Vec<String>,
     /// The boolean options (read-only, destructive, idempotent, open world,

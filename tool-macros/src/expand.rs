@@ -597,36 +597,32 @@ impl<'a> Expander<'a> {
     fn expand_conversion(&self) -> TokenStream {
         let span = self.tool.output.span;
         let p = self.private_at(span);
-        match &self.tool.output.shape {
-            Shape::Direct => quote_spanned!(span=> #p::into_result(__out)),
-            Shape::Json => quote_spanned!(span=> #p::into_result(#p::Json(__out))),
-            Shape::Result {
-                ok_direct: true,
-                err: None,
-            } => quote_spanned!(span=> #p::into_result(__out)),
-            Shape::Result {
-                ok_direct: false,
-                err: None,
-            } => {
-                quote_spanned!(span=> #p::into_result(__out.map(#p::Json)))
-            }
-            Shape::Result {
-                ok_direct,
-                err: Some(err),
-            } => {
-                let ok = if *ok_direct {
-                    quote_spanned!(span=> #p::into_result(__v))
-                } else {
-                    quote_spanned!(span=> #p::into_result(#p::Json(__v)))
-                };
+        let (ok_direct, err) = match &self.tool.output.shape {
+            Shape::Direct => return quote_spanned!(span=> #p::into_result(__out)),
+            Shape::Json => return quote_spanned!(span=> #p::into_result(#p::Json(__out))),
+            Shape::Result { ok_direct, err } => (*ok_direct, err),
+        };
+        let ok = if ok_direct {
+            quote_spanned!(span=> #p::into_result(__v))
+        } else {
+            quote_spanned!(span=> #p::into_result(#p::Json(__v)))
+        };
+        // The error through three autoref levels (`__private::ErrAccessKind`):
+        // `E: Into<ToolError>` keeps its kind, a `Display`-only `E` is `failed`.
+        // An unwritten error type (`io::Result<T>`) is taken from the value.
+        let wrap = match err {
+            Some(err) => {
                 let err_p = self.private_at(err.span());
-                quote! {
-                    match __out {
-                        ::core::result::Result::Ok(__v) => #ok,
-                        ::core::result::Result::Err(__e) => #err_p::into_result(
-                            (&__ToolWrap::<#err>::NEW).__error(__e)
-                        ),
-                    }
+                quote_spanned!(err.span()=> &&#err_p::Wrap::<#err>::NEW)
+            }
+            None => quote_spanned!(span=> &&#p::error_wrap(&__e)),
+        };
+        quote! {
+            match __out {
+                ::core::result::Result::Ok(__v) => #ok,
+                ::core::result::Result::Err(__e) => {
+                    use #p::{ErrAccessKind as _, ErrAccess as _, ErrAccessFallback as _};
+                    (#wrap).__error(__e)
                 }
             }
         }

@@ -25,8 +25,8 @@ use tool_core::{
 };
 
 use crate::error::{Error, ErrorKind};
-use crate::live::LiveRegistry;
 use crate::names::{local_tool_name, sanitize_server};
+use tool_core::{LiveRegistry, NamePattern};
 
 /// How long a request may wait for its answer unless [`McpToolSource::with_timeout`] says otherwise.
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
@@ -80,6 +80,26 @@ pub struct McpToolSource {
     timeout: Duration,
     connect_timeout: Duration,
     era: ProtocolEra,
+    filter: ToolFilter,
+}
+
+/// Which of a server's tools are imported: `include` (when set) and
+/// `exclude` hold name patterns ([`NamePattern`]: exact names, or `*`
+/// wildcards) matched against the server's own tool names; exclusion wins
+/// (Gemini CLI's `includeTools` / `excludeTools`).
+#[derive(Debug, Clone, Default)]
+struct ToolFilter {
+    include: Option<Vec<NamePattern>>,
+    exclude: Vec<NamePattern>,
+}
+
+impl ToolFilter {
+    fn admits(&self, remote_name: &str) -> bool {
+        self.include
+            .as_ref()
+            .is_none_or(|i| i.iter().any(|p| p.matches(remote_name)))
+            && !self.exclude.iter().any(|p| p.matches(remote_name))
+    }
 }
 
 impl McpToolSource {
@@ -116,7 +136,35 @@ impl McpToolSource {
             timeout: DEFAULT_REQUEST_TIMEOUT,
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
             era: ProtocolEra::default(),
+            filter: ToolFilter::default(),
         }
+    }
+
+    /// Imports only the server's tools whose name (the server's own, before
+    /// the `<server>__` prefix) matches one of `patterns` ([`NamePattern`]s:
+    /// exact names or `*` wildcards); `.mcp.json`'s `includeTools`. The
+    /// others are not listed or registered.
+    #[must_use]
+    pub fn include_tools(
+        mut self,
+        patterns: impl IntoIterator<Item = impl Into<NamePattern>>,
+    ) -> Self {
+        self.filter.include = Some(patterns.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Leaves out the server's tools whose name matches one of `patterns`,
+    /// also when [`include_tools`](Self::include_tools) names them;
+    /// `.mcp.json`'s `excludeTools`.
+    #[must_use]
+    pub fn exclude_tools(
+        mut self,
+        patterns: impl IntoIterator<Item = impl Into<NamePattern>>,
+    ) -> Self {
+        self.filter
+            .exclude
+            .extend(patterns.into_iter().map(Into::into));
+        self
     }
 
     /// How long starting the server and the handshake may take (default
@@ -238,6 +286,7 @@ impl McpToolSource {
             what,
             self.timeout,
             self.era,
+            self.filter,
         ))
     }
 }
@@ -360,6 +409,8 @@ struct Inner {
     endpoint: String,
     timeout: Duration,
     era: ProtocolEra,
+    /// The source's `include_tools` / `exclude_tools`.
+    filter: ToolFilter,
     /// Local names this connection has put into a live registry.
     imported: Mutex<Vec<String>>,
 }
@@ -388,6 +439,7 @@ impl McpConnection {
         endpoint: String,
         timeout: Duration,
         era: ProtocolEra,
+        filter: ToolFilter,
     ) -> Self {
         let peer = running.peer().clone();
         let stop = CancellationToken::new();
@@ -414,6 +466,7 @@ impl McpConnection {
                 endpoint,
                 timeout,
                 era,
+                filter,
                 imported: Mutex::new(Vec::new()),
             }),
         }
@@ -462,7 +515,9 @@ impl McpConnection {
             .await
     }
 
-    /// Every tool the server lists now, all pages, as the server describes them.
+    /// Every tool the server lists now, all pages, as the server describes
+    /// them (those the source's [`include_tools`](McpToolSource::include_tools)
+    /// and [`exclude_tools`](McpToolSource::exclude_tools) admit).
     ///
     /// # Errors
     /// [`ErrorKind::Timeout`], [`ErrorKind::ConnectionClosed`] or [`ErrorKind::Protocol`].
@@ -613,7 +668,11 @@ impl Inner {
                     )
                 })?
                 .map_err(|e| self.service_error("tools/list", &e))?;
-            tools.extend(page.tools);
+            tools.extend(
+                page.tools
+                    .into_iter()
+                    .filter(|t| self.filter.admits(&t.name)),
+            );
             match page.next_cursor {
                 Some(next) if !next.is_empty() => cursor = Some(next),
                 _ => return Ok(tools),

@@ -10,8 +10,8 @@ use serde_json::Value;
 
 use crate::client::{McpConnection, McpToolSource};
 use crate::error::{Error, ErrorKind};
-use crate::live::LiveRegistry;
 use crate::names::sanitize_server;
+use tool_core::LiveRegistry;
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -29,6 +29,12 @@ struct Entry {
     url: Option<String>,
     #[serde(default)]
     disabled: bool,
+    /// Gemini CLI's names: the server's tools to import (all when absent).
+    #[serde(default, rename = "includeTools")]
+    include_tools: Option<Vec<String>>,
+    /// Gemini CLI's names: the server's tools to leave out (wins over `includeTools`).
+    #[serde(default, rename = "excludeTools")]
+    exclude_tools: Vec<String>,
 }
 
 /// One server entry of an `.mcp.json` file, as read by
@@ -66,8 +72,10 @@ impl McpServerEntry {
 
 /// Reads an `.mcp.json` file: one [`McpToolSource`] per server, named after
 /// its key, in key order. An entry has either `command` (with optional
-/// `args` and `env`) or `url`; `"disabled": true` leaves it out; other keys
-/// (`type`, ...) are ignored.
+/// `args` and `env`) or `url`; `"disabled": true` leaves it out (the server
+/// is not started); `includeTools` / `excludeTools` (lists of the server's
+/// tool names, `*` wildcards allowed; Gemini CLI's keys) choose which of its
+/// tools are imported, exclusion winning; other keys (`type`, ...) are ignored.
 ///
 /// Strict: one bad entry fails the whole file. [`read_mcp_config`] keeps
 /// the good entries of a file with bad ones.
@@ -194,7 +202,14 @@ fn parse_entry(name: String, value: Value) -> McpServerEntry {
             return invalid(name, "needs exactly one of `command` and `url`".to_owned());
         }
     };
-    McpServerEntry::Enabled(source.named(name))
+    let mut source = source.named(name);
+    if let Some(include) = entry.include_tools {
+        source = source.include_tools(include);
+    }
+    if !entry.exclude_tools.is_empty() {
+        source = source.exclude_tools(entry.exclude_tools);
+    }
+    McpServerEntry::Enabled(source)
 }
 
 /// What [`import_mcp_servers`] did with one entry.

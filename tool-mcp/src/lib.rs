@@ -112,7 +112,6 @@ mod config;
 mod error;
 mod framing;
 mod http;
-mod live;
 mod names;
 mod server;
 mod stdio;
@@ -127,9 +126,10 @@ pub use config::{
 pub use error::{Error, ErrorKind};
 pub use framing::{ID_PROBE_BYTES, MAX_MESSAGE_BYTES};
 pub use http::{HttpAccess, MIN_TOKEN_LEN};
-pub use live::{LiveRegistry, MAX_REASON_LEN, MAX_UNAVAILABLE};
 pub use names::{MAX_NAME_LEN, local_tool_name};
 /// The rmcp crate this one is built on, for its model types.
 pub use rmcp;
 pub use server::{DEFAULT_PAGE_SIZE, McpServer, SHUTDOWN_TIMEOUT, shutdown_signal};
 pub use stdio::protect_stdout;
+pub use tool_core::LiveRegistry;
+pub use tool_core::live::{MAX_REASON_LEN, MAX_UNAVAILABLE};

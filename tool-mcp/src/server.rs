@@ -1,7 +1,9 @@
-//! [`McpServer`]: a [`LiveRegistry`] served over MCP (rmcp's [`ServerHandler`], by hand).
+//! [`McpServer`]: a [`RegistryView`] of a [`LiveRegistry`] served over MCP
+//! (rmcp's [`ServerHandler`], by hand).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use rmcp::model::{
@@ -17,14 +19,15 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tool_core::format::{Format, ToolCall, render_result};
-use tool_core::{Attachment, Progress, Rendering, ToolContext, ToolRegistry};
+use tool_core::view::{InlineSchemas, SearchSession};
+use tool_core::{Attachment, Progress, RegistryView, Rendering, ToolContext, ToolRegistry};
 
 use crate::approval;
 use crate::error::{Error, ErrorKind};
 use crate::framing::FramedTransport;
 use crate::http::{self, HttpAccess};
-use crate::live::LiveRegistry;
 use crate::stdio;
+use tool_core::LiveRegistry;
 
 /// Tools per `tools/list` page unless [`McpServer::with_page_size`] says otherwise.
 pub const DEFAULT_PAGE_SIZE: usize = 100;
@@ -43,7 +46,10 @@ const CURSOR_PREFIX: &str = "after:";
 /// ended (1 s): what an ended session holds is freed at most this late.
 const SESSION_END_POLL: Duration = Duration::from_secs(1);
 
-/// An MCP server over a tool registry: `tools/list` (paginated, name order),
+/// Numbers the sessions of this process, for their [`SearchSession`] names.
+static SESSIONS: AtomicU64 = AtomicU64::new(0);
+
+/// An MCP server over a view of a tool registry: `tools/list` (paginated),
 /// `tools/call` through [`ToolRegistry::execute`] with a context per request,
 /// progress, cancellation, confirmation by elicitation, and
 /// `notifications/tools/list_changed`.
@@ -52,10 +58,25 @@ const SESSION_END_POLL: Duration = Duration::from_secs(1);
 /// (`initialize`, sessions) and 2026-07-28 (stateless, `server/discover`,
 /// `subscriptions/listen` for list changes).
 ///
-/// Cheap to clone; clones serve the same registry.
+/// # Views and deferred tools
+///
+/// Only the tools of the [`RegistryView`] are listed and callable (a call
+/// to another is "unknown tool"). When the view defers tools, `tools/list`
+/// shows the always-loaded tools and `tool_search`, then the tools loaded
+/// in this session in load order (paging follows that order), and a
+/// session gets `notifications/tools/list_changed` when its loaded set
+/// grows. A session's loads are kept under the base context's trace id,
+/// else under a name of its own (`mcp-session-<n>`). In the stateless era
+/// (2026-07-28) there is no session: `tool_search` answers with the
+/// matches' full definitions ([`InlineSchemas`]) and calls to deferred
+/// tools of the view are accepted by name.
+///
+/// Cheap to clone; clones serve the same view.
 #[derive(Clone)]
 pub struct McpServer {
-    registry: LiveRegistry,
+    view: RegistryView,
+    /// The session this handler serves (initialize era), set per connection.
+    session: Option<Arc<str>>,
     config: Arc<Config>,
     calls: Calls,
 }
@@ -103,11 +124,13 @@ struct Config {
 }
 
 impl McpServer {
-    /// Serves `registry` with an empty base context, pages of
-    /// [`DEFAULT_PAGE_SIZE`] and this crate's name and version as server info.
-    pub fn new(registry: impl Into<LiveRegistry>) -> Self {
+    /// Serves `view` (a [`RegistryView`], or a [`LiveRegistry`] or
+    /// [`ToolRegistry`] for all its tools) with an empty base context, pages
+    /// of [`DEFAULT_PAGE_SIZE`] and this crate's name and version as server info.
+    pub fn new(view: impl Into<RegistryView>) -> Self {
         Self {
-            registry: registry.into(),
+            view: view.into(),
+            session: None,
             config: Arc::new(Config {
                 context: ToolContext::new(),
                 page_size: DEFAULT_PAGE_SIZE,
@@ -154,9 +177,32 @@ impl McpServer {
         self
     }
 
-    /// The registry served.
+    /// The live registry served (through [`view`](Self::view)).
     pub fn registry(&self) -> &LiveRegistry {
-        &self.registry
+        self.view.live()
+    }
+
+    /// The view served.
+    pub fn view(&self) -> &RegistryView {
+        &self.view
+    }
+
+    /// This handler for a new session: its own [`SearchSession`] name.
+    fn for_new_session(&self) -> Self {
+        let mut s = self.clone();
+        let n = SESSIONS.fetch_add(1, Ordering::Relaxed);
+        s.session = Some(Arc::from(format!("mcp-session-{n}")));
+        s
+    }
+
+    /// The key of this session's loaded tools: the base context's trace id,
+    /// else the session's own name.
+    fn session_key(&self) -> Option<String> {
+        self.config
+            .context
+            .trace_id()
+            .map(str::to_owned)
+            .or_else(|| self.session.as_deref().map(str::to_owned))
     }
 
     /// Serves one client over this process's stdin and stdout until the
@@ -228,6 +274,7 @@ impl McpServer {
         W: tokio::io::AsyncWrite + Send + Unpin + 'static,
     {
         self.calls = Calls::under(&shutdown);
+        self = self.for_new_session();
         let calls = self.calls.clone();
         let transport = FramedTransport::new(transport.0, transport.1);
         let running = tokio::select! {
@@ -336,7 +383,7 @@ impl McpServer {
         self.calls = Calls::under(&shutdown);
         let calls = self.calls.clone();
         let service: StreamableHttpService<McpServer, LocalSessionManager> =
-            StreamableHttpService::new(move || Ok(self.clone()), Arc::default(), config);
+            StreamableHttpService::new(move || Ok(self.for_new_session()), Arc::default(), config);
         let router = http::router(service, &access);
         let task = tokio::spawn(async move {
             let serving = axum::serve(
@@ -363,9 +410,9 @@ impl McpServer {
         Ok((bound, task))
     }
 
-    /// One page of the rendered tool list.
-    fn page(&self, cursor: Option<&str>) -> Result<ListToolsResult, ErrorData> {
-        let registry = self.registry.snapshot();
+    /// One page of the rendered tool list: the view's list for this
+    /// session (`stateless`: the list a new session starts with).
+    fn page(&self, cursor: Option<&str>, stateless: bool) -> Result<ListToolsResult, ErrorData> {
         let after =
             match cursor {
                 None => None,
@@ -373,7 +420,13 @@ impl McpServer {
                     ErrorData::invalid_params(format!("invalid cursor `{c}`"), None)
                 })?),
             };
-        let rendered = match registry.schemas_in(Format::Mcp) {
+        let rendered = if stateless {
+            self.view.schemas_new_session(Format::Mcp)
+        } else {
+            self.view
+                .schemas_for(Format::Mcp, self.session_key().as_deref())
+        };
+        let rendered = match rendered {
             Ok(list) => list,
             Err(e) => {
                 for error in e.errors() {
@@ -383,8 +436,15 @@ impl McpServer {
             }
         };
         let all = rendered.as_array().map_or(&[][..], Vec::as_slice);
+        // After the named tool; one that has left the list since falls back
+        // to name order among the always-loaded tools, which come first.
         let start = after.map_or(0, |name| {
-            all.partition_point(|t| t.get("name").and_then(Value::as_str) <= Some(name))
+            all.iter()
+                .position(|t| t.get("name").and_then(Value::as_str) == Some(name))
+                .map_or_else(
+                    || all.partition_point(|t| t.get("name").and_then(Value::as_str) <= Some(name)),
+                    |at| at + 1,
+                )
         });
         let end = (start + self.config.page_size).min(all.len());
         let mut tools = Vec::with_capacity(end.saturating_sub(start));
@@ -417,6 +477,11 @@ impl McpServer {
             .clone()
             .with_cancellation_token(cancel)
             .with_state::<Peer<RoleServer>>(request.peer.clone());
+        if approval::is_stateless_era(request) {
+            ctx = ctx.with_state(InlineSchemas(Format::Mcp));
+        } else if let Some(key) = self.session_key() {
+            ctx = ctx.with_state(SearchSession(key));
+        }
         if let Some(token) = request.meta.get_progress_token() {
             let peer = request.peer.clone();
             // The forwarding task starts with the first report (most calls
@@ -461,7 +526,7 @@ impl McpServer {
         context: RequestContext<RoleServer>,
         cancel: CancellationToken,
     ) -> Result<CallToolResponse, ErrorData> {
-        let registry = self.registry.snapshot();
+        let registry = self.view.registry();
         let name = request.name.to_string();
         // MCP 2025-11-25, "Server Features › Tools › Error Handling": an
         // unknown tool is a protocol error; failures of a known tool
@@ -598,9 +663,12 @@ impl ServerHandler for McpServer {
     async fn list_tools(
         &self,
         request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        self.page(request.as_ref().and_then(|r| r.cursor.as_deref()))
+        self.page(
+            request.as_ref().and_then(|r| r.cursor.as_deref()),
+            approval::is_stateless_era(&context),
+        )
     }
 
     async fn call_tool(
@@ -638,15 +706,31 @@ impl ServerHandler for McpServer {
         // only for a registry change would outlive the session, holding its
         // peer: memory that grew with every session a client opened).
         let peer = context.peer.clone();
-        let mut changes = self.registry.subscribe();
+        let mut changes = self.view.live().subscribe();
+        // Loads of tool_search in any session wake this task; it notifies
+        // only when this session's loaded set grew.
+        let mut loads = self.view.subscribe_loads();
+        let view = self.view.clone();
+        let key = self.session_key();
         tokio::spawn(async move {
             let mut poll = tokio::time::interval(SESSION_END_POLL);
+            let mut loaded = view.loaded(key.as_deref()).len();
             loop {
                 tokio::select! {
                     changed = changes.changed() => {
                         if changed.is_err() || peer.notify_tool_list_changed().await.is_err() {
                             break;
                         }
+                    }
+                    changed = loads.changed() => {
+                        if changed.is_err() {
+                            break;
+                        }
+                        let now = view.loaded(key.as_deref()).len();
+                        if now > loaded && peer.notify_tool_list_changed().await.is_err() {
+                            break;
+                        }
+                        loaded = now;
                     }
                     _ = poll.tick() => {
                         if peer.is_transport_closed() {
@@ -666,7 +750,7 @@ impl ServerHandler for McpServer {
     }
 
     async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
-        let mut changes = self.registry.subscribe();
+        let mut changes = self.view.live().subscribe();
         loop {
             tokio::select! {
                 () = context.cancelled() => return Ok(()),

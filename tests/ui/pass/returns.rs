@@ -1,5 +1,7 @@
 //! Every return shape: the types that convert themselves, `Serialize` types
-//! (as JSON), and `Result`s of both, with and without a written error type.
+//! (as JSON), and `Result`s of both, with and without a written error type;
+//! an error that converts into `ToolError` keeps its kind, a `Display`-only
+//! one is `failed`.
 #![deny(warnings)]
 
 use std::borrow::Cow;
@@ -7,7 +9,7 @@ use std::fmt;
 
 use serde::Serialize;
 use serde_json::json;
-use tool_core::{ToolContext, ToolRegistry, ToolResult, tool};
+use tool_core::{ErrorKind, ToolContext, ToolError, ToolRegistry, ToolResult, tool};
 
 #[derive(Serialize)]
 struct Report {
@@ -21,6 +23,27 @@ impl fmt::Display for MyError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("my error")
     }
+}
+
+/// An error with its own kind, through `From<KindError> for ToolError`.
+#[derive(Debug)]
+struct KindError;
+
+impl fmt::Display for KindError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("display text, not used")
+    }
+}
+
+impl From<KindError> for ToolError {
+    fn from(_: KindError) -> Self {
+        ToolError::new(ErrorKind::Denied, "refused by policy")
+    }
+}
+
+/// A `Result` alias whose error type (`ToolError`) is not written at the use.
+mod outcome {
+    pub type Result<T> = std::result::Result<T, tool_core::ToolError>;
 }
 
 /// Returns a ToolResult.
@@ -92,6 +115,33 @@ fn r_result_tool_result() -> Result<ToolResult, MyError> {
     Ok(ToolResult::ok("inner"))
 }
 
+/// Returns a Result whose error is a ToolError: the kind is kept.
+#[tool]
+fn r_result_tool_error(fail: bool) -> Result<ToolResult, ToolError> {
+    if fail {
+        return Err(ToolError::new(ErrorKind::InvalidArguments, "bad `fail`"));
+    }
+    Ok(ToolResult::ok("kept"))
+}
+
+/// Returns a Result whose error converts into ToolError (and is Display): the kind is kept.
+#[tool]
+async fn r_result_kind_error() -> Result<String, KindError> {
+    Err(KindError)
+}
+
+/// Returns an alias of a Result with a ToolError, error type not written: the kind is kept.
+#[tool]
+fn r_result_alias_kind() -> outcome::Result<Report> {
+    Err(ToolError::new(ErrorKind::MissingContext, "no workspace"))
+}
+
+/// Returns a boxed error (Display only): `failed`.
+#[tool]
+fn r_result_boxed() -> Result<String, Box<dyn std::error::Error + Send + Sync>> {
+    Err("boxed".into())
+}
+
 async fn run(name: &str, args: serde_json::Value) -> ToolResult {
     ToolRegistry::global().execute(name, args, &ToolContext::new()).await
 }
@@ -114,12 +164,22 @@ async fn main() {
 
     assert_eq!(run("r_result_direct", json!({"fail": false})).await.output, "fine");
     let r = run("r_result_direct", json!({"fail": true})).await;
-    assert_eq!(r.error.unwrap().message, "my error");
+    assert_eq!(r.error, Some(ToolError::new(ErrorKind::Failed, "my error")));
     assert_eq!(run("r_result_json", json!({"fail": false})).await.output, r#"{"n":1}"#);
     let r = run("r_result_json", json!({"fail": true})).await;
     assert_eq!(r.error.unwrap().message, "no report");
     assert!(run("r_result_alias", json!({"fail": false})).await.is_ok());
     let r = run("r_result_alias", json!({"fail": true})).await;
-    assert_eq!(r.error.unwrap().message, "disk on fire");
+    assert_eq!(r.error, Some(ToolError::new(ErrorKind::Failed, "disk on fire")));
     assert_eq!(run("r_result_tool_result", json!({})).await.output, "inner");
+
+    assert_eq!(run("r_result_tool_error", json!({"fail": false})).await.output, "kept");
+    let r = run("r_result_tool_error", json!({"fail": true})).await;
+    assert_eq!(r.error, Some(ToolError::new(ErrorKind::InvalidArguments, "bad `fail`")));
+    let r = run("r_result_kind_error", json!({})).await;
+    assert_eq!(r.error, Some(ToolError::new(ErrorKind::Denied, "refused by policy")));
+    let r = run("r_result_alias_kind", json!({})).await;
+    assert_eq!(r.error, Some(ToolError::new(ErrorKind::MissingContext, "no workspace")));
+    let r = run("r_result_boxed", json!({})).await;
+    assert_eq!(r.error, Some(ToolError::new(ErrorKind::Failed, "boxed")));
 }

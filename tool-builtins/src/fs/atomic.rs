@@ -11,13 +11,15 @@
 //! file leaves it behind (as large as the content, hidden by its leading
 //! dot). The next write in that folder removes such files of this module's
 //! naming pattern (`.<name>.agent-tools-<pid>-<n>.tmp`) that belong to this
-//! user, are older than [`STALE_AFTER`] and whose process is gone (looking at most at the first
+//! user, are older than a minute and whose process is gone (looking at most at the first
 //! 10 000 entries of the folder).
 
 use std::ffi::{OsStr, OsString};
+use std::fs;
 use std::io::{self, Write};
 use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -194,11 +196,74 @@ pub(crate) fn sweep(dir: BorrowedFd<'_>, age: Duration) -> io::Result<usize> {
     Ok(removed)
 }
 
+/// The model-facing refusal for an existing regular file that must not be
+/// changed in place, `None` when it may be (or does not exist).
+///
+/// A file is read-only when its mode has no write bit at all (`0444`: the
+/// owner marked it so, and root must not ignore that either) or when this
+/// process could not open it for writing (`access(W_OK)`). An atomic write
+/// renames a new file over the old one, which only needs the folder to be
+/// writable, so without this check a read-only file would be replaced.
+pub fn read_only(path: &Path) -> Option<String> {
+    use std::os::unix::fs::PermissionsExt;
+    let meta = fs::metadata(path).ok()?;
+    if !meta.is_file() {
+        return None;
+    }
+    let mode = meta.permissions().mode() & 0o777;
+    let writable =
+        mode & 0o222 != 0 && rustix::fs::access(path, rustix::fs::Access::WRITE_OK).is_ok();
+    (!writable).then(|| read_only_message(&path.display().to_string(), mode))
+}
+
+/// The refusal [`read_only`] gives (and the tools' write path, which checks
+/// through the folder handle): `shown` is the file as named to the model.
+pub(crate) fn read_only_message(shown: &str, mode: u32) -> String {
+    format!(
+        "File {shown} is read-only (mode {:04o}); it was not changed. Make it writable first \
+         (for example with `chmod u+w`) if it should be changed.",
+        mode & 0o777
+    )
+}
+
+/// Writes `bytes` to `path` atomically: a temporary file in the same folder,
+/// flushed to disk, then renamed over `path`. Parent folders are created; an
+/// existing file's permissions are kept. Readers see the old or the new
+/// content, never a mix; a crash leaves the old file intact. For hosts (it
+/// resolves `path` as given, e.g. to rewind a
+/// [`ChangeLog`](super::changes::ChangeLog)); the tools
+/// write through the workspace's folder handles instead.
+///
+/// # Errors
+/// `PermissionDenied` with [`read_only`]'s message when `path` is a
+/// read-only file; any I/O error; the temporary file is removed on failure.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let parent = path
+        .parent()
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "path has no parent folder"))?;
+    let name = path
+        .file_name()
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "path has no file name"))?;
+    if let Some(message) = read_only(path) {
+        return Err(io::Error::new(io::ErrorKind::PermissionDenied, message));
+    }
+    fs::create_dir_all(parent)?;
+    let mode = {
+        use std::os::unix::fs::PermissionsExt;
+        fs::metadata(path).ok().map(|m| m.permissions().mode())
+    };
+    let dir = rustix::fs::open(
+        parent,
+        rustix::fs::OFlags::PATH | rustix::fs::OFlags::DIRECTORY | rustix::fs::OFlags::CLOEXEC,
+        rustix::fs::Mode::empty(),
+    )?;
+    write_at(dir.as_fd(), name, bytes, mode)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::fs;
-
     fn dir_fd(p: &std::path::Path) -> std::os::fd::OwnedFd {
         rustix::fs::open(p, OFlags::PATH | OFlags::DIRECTORY, Mode::empty()).unwrap()
     }

@@ -1,11 +1,34 @@
-//! The file system as the built-in tools use it: every path resolved
-//! beneath the workspace's folder handle ([`beneath`]), and one write path
-//! for every tool that changes a file (`target`): resolve → lock → ledger
-//! check → write atomically → record → diff.
+//! The file system as the built-in tools use it.
+//!
+//! Read side and write side, one concern per module:
+//! - [`workspace`]: [`Workspace`](workspace::Workspace), the folder every path is
+//!   confined to, and its error [`PathError`](workspace::PathError);
+//! - [`beneath`]: resolving a path beneath the workspace's folder handle
+//!   (`openat` one component at a time, symlinks followed by hand, bounded);
+//! - [`ledger`]: [`FileLedger`](ledger::FileLedger), the read-before-write rule;
+//! - [`text`], [`lines`], [`binary`]: decoding and encodings, line endings,
+//!   binary sniffing;
+//! - [`replace`]: the matching strategies of `edit_file` and `multi_edit`;
+//! - [`atomic`]: atomic replacement of a file, and the host-side [`atomic::write_atomic`];
+//! - [`changes`]: the snapshot hook that lets a host rewind a turn;
+//! - [`diff`]: the unified diffs in every write's metadata;
+//! - `target`: the one write path of every tool that changes a file
+//!   (resolve → lock → ledger check → write atomically → record → diff).
+//!
+//! Nothing here imports the tools or the shell: `fs` is the floor the
+//! other wings stand on.
 
-pub(crate) mod atomic;
+pub mod atomic;
 pub mod beneath;
+pub mod binary;
+pub mod changes;
+pub mod diff;
+pub mod ledger;
+pub mod lines;
+pub mod replace;
 pub(crate) mod target;
+pub mod text;
+pub mod workspace;
 
 use std::path::{Path, PathBuf};
 

@@ -21,18 +21,20 @@
 //! are not trusted (a second write within the filesystem's timestamp
 //! granularity keeps the mtime, and an edit can keep the size).
 
+use std::collections::HashMap;
 use std::io::{self, Read};
 use std::os::fd::OwnedFd;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use rustix::fs::{FileType, FlockOperation};
-use tool_core::{ToolContext, ToolResult};
+use tool_core::{ErrorKind, ToolContext, ToolError, ToolResult};
 
 use super::beneath::{Beneath, Missing};
-use crate::fsutil::{self, Before};
-use crate::ledger::{ContentHasher, FileLedger, LedgerError, Stamp};
-use crate::workspace::Workspace;
+use super::diff::Diff;
+use crate::fs::changes::Before;
+use crate::fs::ledger::{ContentHasher, FileLedger, LedgerError, Stamp};
+use crate::fs::workspace::{PathError, Workspace};
 
 /// Longest wait for another writer's folder lock: 10 seconds.
 pub(crate) const LOCK_WAIT: Duration = Duration::from_secs(10);
@@ -100,23 +102,19 @@ impl WriteTarget {
     ///
     /// # Errors
     /// The model-facing result for a missing workspace or ledger, or a path outside the workspace.
-    #[allow(
-        clippy::result_large_err,
-        reason = "the Err is the call's final ToolResult, returned as is"
-    )]
-    pub(crate) fn new(ctx: &ToolContext, file_path: &str) -> Result<Self, ToolResult> {
-        let ws = crate::workspace::workspace_of(ctx)?;
-        let ledger = crate::ledger::ledger_of(ctx)?;
+    pub(crate) fn new(ctx: &ToolContext, file_path: &str) -> Result<Self, ToolError> {
+        let ws = crate::fs::workspace::workspace_of(ctx)?;
+        let ledger = crate::fs::ledger::ledger_of(ctx)?;
         if file_path.ends_with('/') && !file_path.trim().is_empty() {
-            return Err(ToolResult::error(
-                tool_core::ErrorKind::InvalidArguments,
+            return Err(ToolError::new(
+                ErrorKind::InvalidArguments,
                 format!(
                     "{} ends with `/`, so it names a folder; give the path of a file.",
                     crate::fs::clip(file_path)
                 ),
             ));
         }
-        let path = ws.resolve(file_path).map_err(|e| e.to_result())?;
+        let path = ws.resolve(file_path)?;
         Ok(Self {
             ws,
             ledger,
@@ -130,14 +128,40 @@ impl WriteTarget {
         self.ws.relative(&self.path).display().to_string()
     }
 
+    /// The preamble and frame of every one-file write: resolves `file_path`
+    /// ([`WriteTarget::new`]), takes the ledger's in-process lock of the
+    /// path, runs `work` on a blocking thread (where it opens, checks and
+    /// commits through [`WriteTarget::open`]) and titles the result with
+    /// the path relative to the workspace.
+    pub(crate) async fn run(
+        ctx: &ToolContext,
+        file_path: &str,
+        work: impl FnOnce(&ToolContext, &WriteTarget) -> Result<ToolResult, ToolError> + Send + 'static,
+    ) -> Result<ToolResult, ToolError> {
+        let target = Self::new(ctx, file_path)?;
+        let _lock = target.ledger.lock(&target.path).await;
+        let ctx = ctx.clone();
+        let title = target.title();
+        let result = tool_core::run_blocking(move || work(&ctx, &target))
+            .await
+            .and_then(|r| r)
+            .unwrap_or_else(ToolResult::from);
+        Ok(result.with_title(title))
+    }
+
     /// Resolves the path beneath the workspace again (creating missing
     /// folders when `create_parents`), locks its folder and reads what is
     /// there now. Blocking: call it on a blocking thread.
     ///
+    /// Then applies the read-before-write rule to those bytes
+    /// ([`Locked::check`]).
+    ///
     /// # Errors
-    /// The model-facing message: outside the workspace, a folder or special
-    /// file in the way, a read-only file, a lock that stays taken, an I/O error.
-    pub(crate) fn open(&self, verb: &str, create_parents: bool) -> Result<Locked, String> {
+    /// The model-facing result: outside the workspace, a folder or special
+    /// file in the way, a read-only file, a lock that stays taken, an I/O
+    /// error (all `failed`); a file not read first or changed since
+    /// ([`LedgerError`]'s kinds).
+    pub(crate) fn open(&self, verb: &str, create_parents: bool) -> Result<Locked, ToolError> {
         let missing = if create_parents {
             Missing::CreateParents
         } else {
@@ -146,8 +170,11 @@ impl WriteTarget {
         let beneath = self
             .ws
             .beneath(&self.model_path, missing)
-            .map_err(|e| e.to_string())?;
-        Locked::new(beneath, verb)
+            .map_err(|e| ToolError::new(ErrorKind::Failed, e.to_string()))?;
+        let locked =
+            Locked::new(beneath, verb).map_err(|m| ToolError::new(ErrorKind::Failed, m))?;
+        locked.check(&self.ledger)?;
+        Ok(locked)
     }
 }
 
@@ -242,19 +269,241 @@ impl Locked {
         before: Before,
         bytes: &[u8],
     ) -> io::Result<()> {
-        let name = self.beneath.name.as_deref().ok_or_else(|| {
-            io::Error::new(
-                io::ErrorKind::InvalidInput,
-                "the workspace root is not a file",
-            )
-        })?;
-        super::atomic::write_at(self.beneath.parent_fd()?, name, bytes, self.mode)?;
-        if let Some(l) = ledger {
-            record(l, &self.beneath, bytes);
-        }
-        fsutil::record_change(ctx, &self.path, before, Some(bytes));
+        replace_file(&self.beneath, bytes, self.mode, ledger)?;
+        crate::fs::changes::record_change(ctx, &self.path, before, Some(bytes));
         Ok(())
     }
+}
+
+impl Locked {
+    /// Commits `bytes` ([`Locked::commit`], recording the read in `ledger`)
+    /// and reports it: `output` with the metadata every file-changing tool
+    /// gives: `diff` (unified, `old_text` → `new_text`, cut at
+    /// [`DIFF_LIMIT`](crate::fs::diff::DIFF_LIMIT) bytes with
+    /// `diff_truncated: true`), `additions`, `deletions` and `filepath`,
+    /// with `extra` (the tool's own keys) after `filepath`.
+    ///
+    /// A failed write is the `failed` result "Cannot write PATH: ERROR";
+    /// the old file is then untouched.
+    pub(crate) fn write_reporting(
+        &self,
+        ctx: &ToolContext,
+        ledger: &FileLedger,
+        before: Before,
+        bytes: &[u8],
+        report: Report<'_>,
+    ) -> ToolResult {
+        let Report {
+            old_text,
+            new_text,
+            output,
+            extra,
+        } = report;
+        let shown = self.path.display().to_string();
+        if let Err(e) = self.commit(ctx, Some(ledger), before, bytes) {
+            return ToolResult::failed(format!("Cannot write {shown}: {e}"));
+        }
+        let diff = Diff::compute(&shown, old_text, new_text);
+        let mut result = ToolResult::ok(output)
+            .with_metadata("diff", diff.unified)
+            .with_metadata("additions", diff.additions)
+            .with_metadata("deletions", diff.deletions)
+            .with_metadata("filepath", shown);
+        for (key, value) in extra {
+            result = result.with_metadata(*key, value.clone());
+        }
+        if diff.truncated {
+            result.with_metadata("diff_truncated", true)
+        } else {
+            result
+        }
+    }
+}
+
+/// Replaces the file at `beneath` with `bytes` atomically (mode `mode`, or
+/// the default for a new file) and records in `ledger` that it now holds them.
+///
+/// # Errors
+/// `InvalidInput` for the workspace root itself; the I/O error of the write.
+pub(crate) fn replace_file(
+    beneath: &Beneath,
+    bytes: &[u8],
+    mode: Option<u32>,
+    ledger: Option<&FileLedger>,
+) -> io::Result<()> {
+    let name = beneath.name.as_deref().ok_or_else(|| {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "the workspace root is not a file",
+        )
+    })?;
+    super::atomic::write_at(beneath.parent_fd()?, name, bytes, mode)?;
+    if let Some(l) = ledger {
+        record(l, beneath, bytes);
+    }
+    Ok(())
+}
+
+/// The several-file form of [`WriteTarget`], for `apply_patch`: the files
+/// a patch names, each resolved beneath the workspace, with the folders
+/// that hold them locked (in the one order of [`lock_dirs`]) for the whole
+/// plan-and-write: what the plan read is what the write replaces. Writes go
+/// through the same [`replace_file`] as [`Locked::commit`].
+pub(crate) struct WriteSet {
+    ws: tool_core::State<Workspace>,
+    /// Model path → its resolution; `None` when a folder on the way is
+    /// missing (it is created when the file is written).
+    slots: HashMap<String, Option<Beneath>>,
+    _locks: Vec<DirLock>,
+}
+
+impl WriteSet {
+    /// Resolves every model path of `paths` (repeats are fine) and locks their folders.
+    ///
+    /// # Errors
+    /// The model-facing message of a path outside the workspace, or of a lock
+    /// that cannot be taken.
+    pub(crate) fn open<'p>(
+        ws: &tool_core::State<Workspace>,
+        paths: impl IntoIterator<Item = &'p String>,
+    ) -> Result<Self, String> {
+        let mut slots = HashMap::new();
+        for raw in paths {
+            if slots.contains_key(raw) {
+                continue;
+            }
+            let slot = match ws.beneath(raw, Missing::AllowLast) {
+                Ok(b) => Some(b),
+                Err(PathError::NotFound { .. }) => {
+                    // A new folder: refused like any path if it leads outside.
+                    ws.resolve(raw).map_err(|e| e.to_string())?;
+                    None
+                }
+                Err(e) => return Err(e.to_string()),
+            };
+            slots.insert(raw.clone(), slot);
+        }
+        let dirs = slots
+            .values()
+            .flatten()
+            .map(Beneath::open_parent_dir)
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| format!("Cannot lock the folders of the patch: {e}"))?;
+        let locks = lock_dirs(dirs).map_err(|e| format!("Cannot apply the patch: {e}"))?;
+        Ok(Self {
+            ws: ws.clone(),
+            slots,
+            _locks: locks,
+        })
+    }
+
+    /// The physical path of a model path (as the plan keys it).
+    pub(crate) fn path(&self, raw: &str) -> Result<PathBuf, String> {
+        match self.slots.get(raw) {
+            Some(Some(b)) => Ok(b.path.clone()),
+            _ => self.ws.resolve(raw).map_err(|e| e.to_string()),
+        }
+    }
+
+    /// What kind of entry is there now (not following a symlink): `None` when nothing.
+    pub(crate) fn kind(&self, raw: &str) -> Result<Option<FileType>, String> {
+        match self.slots.get(raw) {
+            Some(Some(b)) => b
+                .stat_now()
+                .map(|s| s.map(|s| FileType::from_raw_mode(s.st_mode)))
+                .map_err(|e| e.to_string()),
+            _ => Ok(None),
+        }
+    }
+
+    /// The bytes on disk now; `None` when there is no file. Never opens a
+    /// pipe or device (reading could block forever).
+    pub(crate) fn read(&self, raw: &str) -> Result<Option<Vec<u8>>, std::io::Error> {
+        let Some(Some(b)) = self.slots.get(raw) else {
+            return Ok(None);
+        };
+        match b.stat_now()?.map(|s| FileType::from_raw_mode(s.st_mode)) {
+            None => Ok(None),
+            Some(FileType::RegularFile) => {
+                let mut bytes = Vec::new();
+                b.open_file()?.read_to_end(&mut bytes)?;
+                Ok(Some(bytes))
+            }
+            Some(_) => Err(std::io::Error::other(
+                "not a regular file (a directory, device, socket or pipe)",
+            )),
+        }
+    }
+
+    /// The model-facing refusal when the file there must not be changed (read-only).
+    pub(crate) fn writable(&self, raw: &str) -> Result<(), String> {
+        match self.slots.get(raw) {
+            Some(Some(b)) => match b
+                .stat_now()
+                .ok()
+                .flatten()
+                .filter(|st| FileType::from_raw_mode(st.st_mode) == FileType::RegularFile)
+                .and_then(|st| read_only(b, &b.path.display().to_string(), st.st_mode))
+            {
+                Some(message) => Err(message),
+                None => Ok(()),
+            },
+            _ => Ok(()),
+        }
+    }
+
+    /// Writes `bytes` as the file `raw` (creating missing folders), keeping an old file's mode.
+    pub(crate) fn write(
+        &mut self,
+        raw: &str,
+        bytes: &[u8],
+        ledger: Option<&FileLedger>,
+    ) -> std::io::Result<()> {
+        if !matches!(self.slots.get(raw), Some(Some(_))) {
+            let b = self
+                .ws
+                .beneath(raw, Missing::CreateParents)
+                .map_err(|e| std::io::Error::other(e.to_string()))?;
+            self.slots.insert(raw.to_owned(), Some(b));
+        }
+        let Some(Some(b)) = self.slots.get(raw) else {
+            return Err(std::io::Error::other("the path could not be resolved"));
+        };
+        let mode = b.stat_now()?.map(|s| s.st_mode);
+        replace_file(b, bytes, mode, ledger)
+    }
+
+    /// Removes the file `raw` (gone already is fine).
+    pub(crate) fn remove(&self, raw: &str, ledger: Option<&FileLedger>) -> std::io::Result<()> {
+        let Some(Some(b)) = self.slots.get(raw) else {
+            return Ok(());
+        };
+        let name = b
+            .name
+            .as_deref()
+            .ok_or_else(|| std::io::Error::other("the workspace root is not a file"))?;
+        match rustix::fs::unlinkat(b.parent_fd()?, name, rustix::fs::AtFlags::empty()) {
+            Ok(()) | Err(rustix::io::Errno::NOENT) => {}
+            Err(e) => return Err(e.into()),
+        }
+        if let Some(l) = ledger {
+            l.forget(&b.path);
+        }
+        Ok(())
+    }
+}
+
+/// What [`Locked::write_reporting`] reports besides the write itself.
+#[derive(Clone, Copy)]
+pub(crate) struct Report<'a> {
+    /// The text before, for the diff.
+    pub(crate) old_text: &'a str,
+    /// The text after, for the diff.
+    pub(crate) new_text: &'a str,
+    /// The result's output.
+    pub(crate) output: &'a str,
+    /// The tool's own metadata keys, placed after `filepath`.
+    pub(crate) extra: &'a [(&'a str, serde_json::Value)],
 }
 
 /// Records in `ledger` that the file at `beneath` now holds `bytes`.
@@ -294,5 +543,5 @@ pub(crate) fn read_only(beneath: &Beneath, shown: &str, st_mode: u32) -> Option<
         )
         .is_ok()
     });
-    (mode & 0o222 == 0 || !accessible).then(|| fsutil::read_only_message(shown, mode))
+    (mode & 0o222 == 0 || !accessible).then(|| crate::fs::atomic::read_only_message(shown, mode))
 }

@@ -14,4 +14,6 @@ mod mcp;
 mod options;
 mod scale;
 mod schema;
+mod skills;
 mod support;
+mod views;

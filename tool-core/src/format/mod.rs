@@ -465,7 +465,7 @@ pub fn validate_parameters(
 
 /// The request's tool-list value for `format` made of rendered tools: the
 /// array itself, or for Gemini `[{"functionDeclarations": [...]}]`.
-fn tool_list(format: Format, tools: Vec<Value>) -> Value {
+pub(crate) fn tool_list(format: Format, tools: Vec<Value>) -> Value {
     match format {
         Format::Gemini { .. } | Format::GeminiJsonSchema => {
             json!([{ "functionDeclarations": tools }])
@@ -487,6 +487,14 @@ pub struct ToolSchemas {
 }
 
 impl ToolSchemas {
+    /// A rendering made elsewhere (a [`RegistryView`](crate::RegistryView)'s ordering).
+    pub(crate) fn from_parts(value: Value, fallbacks: Vec<Fallback>) -> Self {
+        Self {
+            value: Arc::new(value),
+            fallbacks: fallbacks.into(),
+        }
+    }
+
     /// The JSON value.
     pub fn as_value(&self) -> &Value {
         &self.value

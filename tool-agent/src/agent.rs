@@ -1,0 +1,586 @@
+//! The agent loop: ask the model, run its calls, answer with the results,
+//! until it answers without calls or a limit is hit.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use futures_util::StreamExt;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+use tool_core::format::{RenderError, ToolCall, normalize_arguments};
+use tool_core::{
+    RegistryView, Rendering, ToolArgs, ToolContext, ToolHistory, ToolRegistry, ToolResult,
+};
+use tracing::Instrument;
+
+use crate::client::ModelClient;
+use crate::error::{ModelError, ModelErrorKind};
+use crate::message::{Message, ModelRequest, StreamEvent, ToolChoice, ToolOutcome, Usage};
+
+/// Default [`Agent::max_turns`].
+pub const DEFAULT_MAX_TURNS: u32 = 32;
+
+/// Characters of a tool result or model text written to a trace event.
+const TRACE_TEXT: usize = 2000;
+
+/// One step of a run, as it happens (see [`Agent::on_event`]).
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum AgentEvent<'a> {
+    /// A request for `turn` was sent.
+    RequestSent {
+        /// The run's trace id.
+        trace_id: &'a str,
+        /// The turn (1-based).
+        turn: u64,
+        /// Messages in the request.
+        messages: usize,
+        /// The tool choice of this turn.
+        tool_choice: &'a ToolChoice,
+    },
+    /// A piece of the model's text.
+    TextDelta {
+        /// The turn.
+        turn: u64,
+        /// The text.
+        text: &'a str,
+    },
+    /// A tool call was complete in the stream.
+    CallAssembled {
+        /// The turn.
+        turn: u64,
+        /// The call.
+        call: &'a ToolCall,
+    },
+    /// A call was executed.
+    CallResult {
+        /// The turn.
+        turn: u64,
+        /// The call.
+        call: &'a ToolCall,
+        /// Its result.
+        result: &'a ToolResult,
+    },
+    /// A turn ended (after its calls ran, or with the final answer).
+    TurnDone {
+        /// The turn.
+        turn: u64,
+        /// Calls made on it.
+        calls: usize,
+        /// Tokens the provider reported for it.
+        usage: Usage,
+    },
+}
+
+/// Why a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum StopReason {
+    /// The model answered without tool calls.
+    Answered,
+    /// [`Agent::max_turns`] requests were made and the last one still called tools.
+    MaxTurns,
+    /// The reported tokens reached [`Agent::max_total_tokens`].
+    TokenLimit,
+    /// [`Agent::time_limit`] passed.
+    TimeLimit,
+    /// The run's cancellation token was cancelled.
+    Cancelled,
+}
+
+/// What a run produced.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct RunOutput {
+    /// The run's trace id.
+    pub trace_id: String,
+    /// The last text the model wrote (its answer when [`stop`](Self::stop) is `Answered`).
+    pub text: String,
+    /// The whole conversation, the task first.
+    pub messages: Vec<Message>,
+    /// Requests made.
+    pub turns: u64,
+    /// Tool calls executed.
+    pub tool_calls: usize,
+    /// The error message of each failed call, `name: message`.
+    pub tool_errors: Vec<String>,
+    /// Tokens reported by the provider over the run.
+    pub usage: Usage,
+    /// Why it ended.
+    pub stop: StopReason,
+    /// Every result with its turn (the two-layer memory).
+    pub history: ToolHistory,
+}
+
+/// A run that failed: the model request of `turn` failed, or the tools do
+/// not render for the client's format.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum AgentError {
+    /// The request (or its stream) failed; `messages` is the conversation up to that turn.
+    #[error("turn {turn}: {source}")]
+    Model {
+        /// The turn that failed.
+        turn: u64,
+        /// Why.
+        source: ModelError,
+        /// The conversation before the failed request.
+        messages: Vec<Message>,
+    },
+    /// A tool cannot be rendered for the client's provider format.
+    #[error("the tools cannot be sent to this model: {0}")]
+    Schemas(#[from] RenderError),
+    /// The run was given no messages.
+    #[error("a run needs a task: the conversation is empty")]
+    NoTask,
+}
+
+type Observer = Arc<dyn Fn(&AgentEvent<'_>) + Send + Sync>;
+
+/// An agent: a model client, a set of tools and the limits of a run.
+///
+/// ```
+/// use serde_json::json;
+/// use tool_agent::{Agent, ScriptedClient, ScriptedTurn, StopReason};
+/// use tool_core::format::ToolCall;
+/// use tool_core::{Tool, ToolRegistry, ToolResult, ToolSpec};
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let mut tools = ToolRegistry::new();
+/// let spec = ToolSpec::new("add", "Add two integers.", json!({
+///     "type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}, "required": ["a", "b"]
+/// })).read_only();
+/// tools.register(Tool::new(spec, |args: serde_json::Map<String, serde_json::Value>, _| async move {
+///     ToolResult::ok((args["a"].as_i64().unwrap_or(0) + args["b"].as_i64().unwrap_or(0)).to_string())
+/// })?)?;
+///
+/// let model = ScriptedClient::new([
+///     ScriptedTurn::calls([ToolCall::new("c1", "add", r#"{"a": 2, "b": 40}"#)]),
+///     ScriptedTurn::text("2 + 40 = 42"),
+/// ]);
+/// let out = Agent::new(model, tools).system("You add numbers.").max_turns(4).run("What is 2 + 40?").await?;
+/// assert_eq!(out.stop, StopReason::Answered);
+/// assert_eq!((out.turns, out.tool_calls, out.text.as_str()), (2, 1, "2 + 40 = 42"));
+/// assert_eq!(out.history.render(2)[0].1, "42");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// # }).unwrap();
+/// ```
+#[derive(Clone)]
+pub struct Agent {
+    client: Arc<dyn ModelClient>,
+    tools: RegistryView,
+    system: Option<String>,
+    max_turns: u32,
+    max_total_tokens: Option<u64>,
+    max_output_tokens: Option<u32>,
+    time_limit: Option<Duration>,
+    cancel: CancellationToken,
+    context: ToolContext,
+    tool_choice: ToolChoice,
+    first_tool_choice: Option<ToolChoice>,
+    trace_id: Option<String>,
+    observer: Option<Observer>,
+}
+
+impl std::fmt::Debug for Agent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Agent")
+            .field("model", &self.client.model())
+            .field("tools", &self.tools.names())
+            .field("max_turns", &self.max_turns)
+            .finish_non_exhaustive()
+    }
+}
+
+static RUNS: AtomicU64 = AtomicU64::new(0);
+
+impl Agent {
+    /// An agent of `client` with `tools`: a [`RegistryView`] (filtered,
+    /// following a live registry, possibly with deferred tools that
+    /// `tool_search` loads per run), or a [`ToolRegistry`]; no system
+    /// prompt, [`DEFAULT_MAX_TURNS`] turns, no token or time limit.
+    pub fn new(client: impl ModelClient + 'static, tools: impl Into<RegistryView>) -> Self {
+        Self::with_shared_client(Arc::new(client), tools)
+    }
+
+    /// [`new`](Self::new) with a shared client.
+    pub fn with_shared_client(
+        client: Arc<dyn ModelClient>,
+        tools: impl Into<RegistryView>,
+    ) -> Self {
+        Self {
+            client,
+            tools: tools.into(),
+            system: None,
+            max_turns: DEFAULT_MAX_TURNS,
+            max_total_tokens: None,
+            max_output_tokens: None,
+            time_limit: None,
+            cancel: CancellationToken::new(),
+            context: ToolContext::new(),
+            tool_choice: ToolChoice::Auto,
+            first_tool_choice: None,
+            trace_id: None,
+            observer: None,
+        }
+    }
+
+    /// Sets the system prompt.
+    pub fn system(mut self, prompt: impl Into<String>) -> Self {
+        self.system = Some(prompt.into());
+        self
+    }
+
+    /// Most requests per run (at least 1). Default [`DEFAULT_MAX_TURNS`].
+    pub fn max_turns(mut self, n: u32) -> Self {
+        self.max_turns = n.max(1);
+        self
+    }
+
+    /// Stops once the provider-reported tokens (input + output, summed over
+    /// turns) reach `n`, after the turn that crossed it.
+    pub fn max_total_tokens(mut self, n: u64) -> Self {
+        self.max_total_tokens = Some(n);
+        self
+    }
+
+    /// Caps each answer's generated tokens (`max_tokens` / `max_output_tokens`).
+    pub fn max_output_tokens(mut self, n: u32) -> Self {
+        self.max_output_tokens = Some(n);
+        self
+    }
+
+    /// Stops a run after `limit` of wall time (checked while waiting for the
+    /// model and between turns).
+    pub fn time_limit(mut self, limit: Duration) -> Self {
+        self.time_limit = Some(limit);
+        self
+    }
+
+    /// Cancels runs (and their tool calls) when `token` is cancelled.
+    pub fn cancellation(mut self, token: CancellationToken) -> Self {
+        self.cancel = token;
+        self
+    }
+
+    /// The context tool calls run with (workspace state, approver, secrets,
+    /// values); the run's trace id and cancellation are added to it.
+    pub fn context(mut self, ctx: ToolContext) -> Self {
+        self.context = ctx;
+        self
+    }
+
+    /// The tool choice of every turn (default [`ToolChoice::Auto`]).
+    pub fn tool_choice(mut self, choice: ToolChoice) -> Self {
+        self.tool_choice = choice;
+        self
+    }
+
+    /// The tool choice of the first turn only (e.g. a forced tool for a small
+    /// local model); later turns use [`tool_choice`](Self::tool_choice).
+    pub fn first_tool_choice(mut self, choice: ToolChoice) -> Self {
+        self.first_tool_choice = Some(choice);
+        self
+    }
+
+    /// The run's trace id (default: the context's `trace_id`, else `agent-<n>`).
+    pub fn trace_id(mut self, id: impl Into<String>) -> Self {
+        self.trace_id = Some(id.into());
+        self
+    }
+
+    /// Calls `f` for every [`AgentEvent`], in order, on the run's task.
+    pub fn on_event(mut self, f: impl Fn(&AgentEvent<'_>) + Send + Sync + 'static) -> Self {
+        self.observer = Some(Arc::new(f));
+        self
+    }
+
+    /// The tools this agent offers.
+    pub fn tools(&self) -> &RegistryView {
+        &self.tools
+    }
+
+    /// Runs `task` as the first user message.
+    ///
+    /// # Errors
+    /// [`AgentError`] when a model request fails or the tools do not render.
+    pub async fn run(&self, task: impl Into<String>) -> Result<RunOutput, AgentError> {
+        self.run_conversation(vec![Message::user(task)]).await
+    }
+
+    /// Continues `messages` (e.g. a stored trace with a new user message):
+    /// the next request carries them all. Tool results in them keep their
+    /// turns; new turns are numbered after the highest one.
+    ///
+    /// # Errors
+    /// As [`run`](Self::run); [`AgentError::NoTask`] for no messages.
+    pub async fn run_conversation(&self, messages: Vec<Message>) -> Result<RunOutput, AgentError> {
+        if messages.is_empty() {
+            return Err(AgentError::NoTask);
+        }
+        let trace_id = self
+            .trace_id
+            .clone()
+            .or_else(|| self.context.trace_id().map(str::to_owned))
+            .unwrap_or_else(|| format!("agent-{}", RUNS.fetch_add(1, Ordering::Relaxed) + 1));
+        let span = tracing::info_span!(target: "tool_agent", "agent_run", trace_id = %trace_id, model = self.client.model());
+        self.run_inner(trace_id, messages).instrument(span).await
+    }
+
+    fn emit(&self, event: AgentEvent<'_>) {
+        if let Some(o) = &self.observer {
+            o(&event);
+        }
+    }
+
+    async fn run_inner(
+        &self,
+        trace_id: String,
+        mut messages: Vec<Message>,
+    ) -> Result<RunOutput, AgentError> {
+        let format = self.client.format();
+        let ctx = self
+            .context
+            .clone()
+            .with_trace_id(trace_id.clone())
+            .with_cancellation_token(self.cancel.clone());
+        let started = Instant::now();
+        let deadline = self.time_limit.map(|l| tokio::time::Instant::now() + l);
+        let mut history = ToolHistory::new();
+        let base_turn = messages
+            .iter()
+            .filter_map(|m| match m {
+                Message::Tool { turn, .. } => Some(*turn),
+                _ => None,
+            })
+            .max()
+            .unwrap_or(0);
+        let mut usage = Usage::default();
+        let mut out = RunOutput {
+            trace_id: trace_id.clone(),
+            text: String::new(),
+            messages: Vec::new(),
+            turns: 0,
+            tool_calls: 0,
+            tool_errors: Vec::new(),
+            usage,
+            stop: StopReason::MaxTurns,
+            history: ToolHistory::new(),
+        };
+        let mut stop = StopReason::MaxTurns;
+        for n in 1..=u64::from(self.max_turns) {
+            if self.cancel.is_cancelled() {
+                stop = StopReason::Cancelled;
+                break;
+            }
+            if deadline.is_some_and(|d| tokio::time::Instant::now() >= d) {
+                stop = StopReason::TimeLimit;
+                break;
+            }
+            let turn = base_turn + n;
+            // Per turn: tools loaded by `tool_search` on the last turn join the list.
+            let schemas = self.tools.schemas_for(format, Some(&trace_id))?;
+            let registry = self.tools.registry();
+            let choice = match (&self.first_tool_choice, n) {
+                (Some(first), 1) => first,
+                _ => &self.tool_choice,
+            };
+            let request = ModelRequest::new(&messages, schemas.as_value(), choice)
+                .with_system(self.system.as_deref())
+                .with_turn(turn)
+                .with_max_output_tokens(self.max_output_tokens);
+            self.emit(AgentEvent::RequestSent {
+                trace_id: &trace_id,
+                turn,
+                messages: messages.len(),
+                tool_choice: choice,
+            });
+            out.turns = n;
+            let answer = match self.answer(request, turn, deadline).await {
+                Ok(a) => a,
+                Err(Halt::Stop(s)) => {
+                    stop = s;
+                    break;
+                }
+                Err(Halt::Error(source)) => {
+                    return Err(AgentError::Model {
+                        turn,
+                        source,
+                        messages,
+                    });
+                }
+            };
+            usage.add(answer.usage);
+            if !answer.text.is_empty() {
+                tracing::info!(target: "tool_agent", trace_id = %trace_id, turn, text = %clip(&answer.text), "model text");
+                out.text.clone_from(&answer.text);
+            }
+            let calls = answer.calls;
+            messages.push(Message::Assistant {
+                content: answer.text,
+                tool_calls: calls.clone(),
+            });
+            if calls.is_empty() {
+                self.emit(AgentEvent::TurnDone {
+                    turn,
+                    calls: 0,
+                    usage: answer.usage,
+                });
+                stop = StopReason::Answered;
+                break;
+            }
+            let batch: Vec<(&str, ToolArgs)> = calls
+                .iter()
+                .map(|c| (c.name.as_str(), prepared(&registry, c)))
+                .collect();
+            let results = registry.execute_batch(batch, &ctx).await;
+            let mut outcomes = Vec::with_capacity(calls.len());
+            for (call, result) in calls.into_iter().zip(results) {
+                out.tool_calls += 1;
+                if let Some(e) = &result.error {
+                    out.tool_errors
+                        .push(format!("{}: {}", call.name, e.message));
+                }
+                tracing::info!(
+                    target: "tool_agent",
+                    trace_id = %trace_id,
+                    turn,
+                    tool = %call.name,
+                    call_id = %call.id,
+                    is_error = result.is_error(),
+                    output = %clip(&result.render(Rendering::First)),
+                    "tool result"
+                );
+                self.emit(AgentEvent::CallResult {
+                    turn,
+                    call: &call,
+                    result: &result,
+                });
+                history.push(turn, call.id.clone(), result.clone());
+                outcomes.push(ToolOutcome { call, result });
+            }
+            let count = outcomes.len();
+            messages.push(Message::Tool {
+                turn,
+                results: outcomes,
+            });
+            self.emit(AgentEvent::TurnDone {
+                turn,
+                calls: count,
+                usage: answer.usage,
+            });
+            if self.max_total_tokens.is_some_and(|m| usage.total() >= m) {
+                stop = StopReason::TokenLimit;
+                break;
+            }
+        }
+        tracing::debug!(target: "tool_agent", trace_id = %trace_id, ?stop, elapsed_ms = started.elapsed().as_millis() as u64, "run ended");
+        out.messages = messages;
+        out.usage = usage;
+        out.stop = stop;
+        out.history = history;
+        Ok(out)
+    }
+
+    /// Sends one request and reads its stream to the end.
+    async fn answer(
+        &self,
+        request: ModelRequest<'_>,
+        turn: u64,
+        deadline: Option<tokio::time::Instant>,
+    ) -> Result<Answer, Halt> {
+        let mut stream = self.guard(self.client.send(request), deadline).await??;
+        let mut answer = Answer::default();
+        loop {
+            let Some(event) = self.guard(stream.next(), deadline).await? else {
+                break;
+            };
+            match event.map_err(Halt::Error)? {
+                StreamEvent::TextDelta(t) => {
+                    self.emit(AgentEvent::TextDelta { turn, text: &t });
+                    answer.text.push_str(&t);
+                }
+                StreamEvent::ToolCall(c) => {
+                    self.emit(AgentEvent::CallAssembled { turn, call: &c });
+                    answer.calls.push(c);
+                }
+                StreamEvent::Usage(u) => answer.usage.add(u),
+                StreamEvent::Finished { .. } => {}
+            }
+        }
+        Ok(answer)
+    }
+
+    /// `fut`, unless the run is cancelled or its time is up first.
+    async fn guard<F: std::future::Future>(
+        &self,
+        fut: F,
+        deadline: Option<tokio::time::Instant>,
+    ) -> Result<F::Output, Halt> {
+        let timer = async {
+            match deadline {
+                Some(d) => tokio::time::sleep_until(d).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            biased;
+            () = self.cancel.cancelled() => Err(Halt::Stop(StopReason::Cancelled)),
+            () = timer => Err(Halt::Stop(StopReason::TimeLimit)),
+            v = fut => Ok(v),
+        }
+    }
+}
+
+/// The call's arguments with "null for an optional field means absent"
+/// applied (as `ToolRegistry::execute_call` does); text that is not a
+/// JSON object goes to the pipeline as sent, which repairs or explains it.
+fn prepared(registry: &ToolRegistry, call: &ToolCall) -> ToolArgs {
+    let Some(tool) = registry.get(&call.name) else {
+        return call.arguments.clone();
+    };
+    let mut map = match &call.arguments {
+        ToolArgs::Value(Value::Object(m)) => m.clone(),
+        ToolArgs::Text(t) => match serde_json::from_str::<Value>(t) {
+            Ok(Value::Object(m)) => m,
+            _ => return call.arguments.clone(),
+        },
+        ToolArgs::Value(_) => return call.arguments.clone(),
+    };
+    normalize_arguments(&tool.spec().parameters, &mut map);
+    ToolArgs::Value(Value::Object(map))
+}
+
+#[derive(Default)]
+struct Answer {
+    text: String,
+    calls: Vec<ToolCall>,
+    usage: Usage,
+}
+
+enum Halt {
+    Stop(StopReason),
+    Error(ModelError),
+}
+
+impl From<ModelError> for Halt {
+    fn from(e: ModelError) -> Self {
+        match e.kind() {
+            ModelErrorKind::Cancelled => Halt::Stop(StopReason::Cancelled),
+            _ => Halt::Error(e),
+        }
+    }
+}
+
+fn clip(text: &str) -> &str {
+    if text.len() <= TRACE_TEXT {
+        return text;
+    }
+    let mut end = TRACE_TEXT;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}

@@ -1,0 +1,194 @@
+//! Anthropic Messages (`POST {base}/messages`). Source: Anthropic API
+//! reference, "Messages" and "Streaming Messages"; tool use guide.
+
+use serde_json::{Value, json};
+use tool_core::format::{Format, ToolCall, render_result};
+
+use super::http::{Transport, read_json, sse_events, whole_events};
+use super::{HttpOptions, ModelClient, SendFuture, env, http_builder};
+use crate::assemble::AnthropicAssembler;
+use crate::error::ModelError;
+use crate::message::{
+    Message, ModelRequest, StreamEvent, ToolChoice, Usage, arguments_object, rendering_for,
+};
+
+/// Default base URL when neither an argument nor `ANTHROPIC_BASE_URL` gives one.
+pub const ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com/v1";
+
+/// The `anthropic-version` header sent.
+pub const ANTHROPIC_VERSION: &str = "2023-06-01";
+
+/// Default `max_tokens` (the API requires one).
+pub const DEFAULT_MAX_TOKENS: u32 = 4096;
+
+/// An Anthropic Messages client.
+///
+/// Base URL: argument, `ANTHROPIC_BASE_URL`, or `https://api.anthropic.com/v1`;
+/// key: argument or `ANTHROPIC_API_KEY` (required: sent as `x-api-key`),
+/// with `anthropic-version: 2023-06-01`. Tool results go back as
+/// `tool_result` blocks of a `user` message ([`render_result`]); consecutive
+/// user content is merged into one message. Tools rendered as
+/// [`Format::Anthropic`].
+#[derive(Debug)]
+pub struct AnthropicClient {
+    t: Transport,
+}
+
+impl AnthropicClient {
+    /// A client for `model`, endpoint and key from the environment.
+    pub fn new(model: impl Into<String>) -> Self {
+        Self {
+            t: Transport::new(HttpOptions::new(
+                env("ANTHROPIC_BASE_URL").unwrap_or_else(|| ANTHROPIC_BASE_URL.to_owned()),
+                env("ANTHROPIC_API_KEY"),
+                model.into(),
+                Format::Anthropic { strict: false },
+            )),
+        }
+    }
+
+    /// The JSON body for `request`.
+    pub fn body(&self, request: &ModelRequest<'_>) -> Value {
+        let format = self.t.opts.format;
+        let mut messages: Vec<Value> = Vec::with_capacity(request.messages.len());
+        let mut push = |role: &str, blocks: Vec<Value>| {
+            if blocks.is_empty() {
+                return;
+            }
+            if let Some(last) = messages.last_mut() {
+                if last["role"] == role {
+                    if let Some(content) = last["content"].as_array_mut() {
+                        content.extend(blocks);
+                        return;
+                    }
+                }
+            }
+            messages.push(json!({"role": role, "content": blocks}));
+        };
+        for m in request.messages {
+            match m {
+                Message::User { content } => {
+                    push("user", vec![json!({"type": "text", "text": content})])
+                }
+                Message::Assistant {
+                    content,
+                    tool_calls,
+                } => {
+                    let mut blocks = Vec::new();
+                    if !content.is_empty() {
+                        blocks.push(json!({"type": "text", "text": content}));
+                    }
+                    blocks.extend(tool_calls.iter().map(tool_use));
+                    push("assistant", blocks);
+                }
+                Message::Tool { turn, results } => {
+                    let blocks = results
+                        .iter()
+                        .flat_map(|r| {
+                            render_result(
+                                &r.call,
+                                &r.result,
+                                format,
+                                rendering_for(*turn, request.turn),
+                            )
+                        })
+                        .collect();
+                    push("user", blocks);
+                }
+            }
+        }
+        let mut body = json!({
+            "model": self.t.opts.model,
+            "max_tokens": request.max_output_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
+            "messages": messages,
+            "stream": self.t.opts.streaming,
+        });
+        if let Some(system) = request.system {
+            body["system"] = json!(system);
+        }
+        if request.tools.as_array().is_some_and(|t| !t.is_empty()) {
+            body["tools"] = request.tools.clone();
+            body["tool_choice"] = match request.tool_choice {
+                ToolChoice::Auto => json!({"type": "auto"}),
+                ToolChoice::None => json!({"type": "none"}),
+                ToolChoice::Required => json!({"type": "any"}),
+                ToolChoice::Tool(name) => json!({"type": "tool", "name": name}),
+            };
+        }
+        body
+    }
+}
+
+http_builder!(AnthropicClient);
+
+fn tool_use(c: &ToolCall) -> Value {
+    json!({"type": "tool_use", "id": c.id, "name": c.name, "input": arguments_object(c)})
+}
+
+/// The events of a whole message.
+pub(crate) fn anthropic_whole(body: &Value) -> Result<Vec<StreamEvent>, ModelError> {
+    if body.get("type").and_then(Value::as_str) == Some("error") {
+        return Err(ModelError::provider(crate::assemble::error_text(
+            body.get("error").unwrap_or(body),
+        )));
+    }
+    let Some(content) = body.get("content").and_then(Value::as_array) else {
+        return Err(ModelError::malformed(format!(
+            "a message without `content`: {}",
+            crate::error::clip(&body.to_string())
+        )));
+    };
+    let mut events: Vec<StreamEvent> = content
+        .iter()
+        .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
+        .filter_map(|b| b.get("text").and_then(Value::as_str))
+        .map(|t| StreamEvent::TextDelta(t.to_owned()))
+        .collect();
+    let calls = ToolCall::parse(Format::Anthropic { strict: false }, body)
+        .map_err(|e| ModelError::malformed(e.to_string()))?;
+    events.extend(calls.into_iter().map(StreamEvent::ToolCall));
+    if let Some(u) = body.get("usage") {
+        events.push(StreamEvent::Usage(Usage {
+            input_tokens: crate::assemble::count(u, "/input_tokens"),
+            output_tokens: crate::assemble::count(u, "/output_tokens"),
+        }));
+    }
+    events.push(StreamEvent::Finished {
+        stop_reason: body
+            .get("stop_reason")
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+    });
+    Ok(events)
+}
+
+impl ModelClient for AnthropicClient {
+    fn format(&self) -> Format {
+        self.t.opts.format
+    }
+
+    fn model(&self) -> &str {
+        &self.t.opts.model
+    }
+
+    fn send<'a>(&'a self, request: ModelRequest<'a>) -> SendFuture<'a> {
+        let body = self.body(&request);
+        Box::pin(async move {
+            let Some(key) = &self.t.opts.api_key else {
+                return Err(ModelError::config(
+                    "no Anthropic API key: pass one or set ANTHROPIC_API_KEY",
+                ));
+            };
+            let headers = [
+                ("x-api-key", key.clone()),
+                ("anthropic-version", ANTHROPIC_VERSION.to_owned()),
+            ];
+            let resp = self.t.post("messages", &headers, &body).await?;
+            if self.t.opts.streaming {
+                Ok(sse_events(resp, AnthropicAssembler::new()))
+            } else {
+                Ok(whole_events(anthropic_whole(&read_json(resp).await?)?))
+            }
+        })
+    }
+}

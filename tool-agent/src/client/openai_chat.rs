@@ -1,0 +1,186 @@
+//! OpenAI-compatible Chat Completions (`POST {base}/chat/completions`):
+//! OpenAI, vLLM, llama.cpp's server, Ollama, OpenRouter, … Source: OpenAI
+//! API reference, "Create chat completion".
+
+use serde_json::{Value, json};
+use tool_core::format::{Format, ToolCall, render_result};
+
+use super::http::{Transport, read_json, sse_events, whole_events};
+use super::{HttpOptions, ModelClient, SendFuture, env, http_builder};
+use crate::assemble::OpenAiChatAssembler;
+use crate::error::ModelError;
+use crate::message::{
+    Message, ModelRequest, StreamEvent, ToolChoice, Usage, arguments_text, rendering_for,
+};
+
+/// Default base URL when neither an argument nor `OPENAI_BASE_URL` gives one.
+pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
+
+/// A Chat Completions client for any OpenAI-compatible server.
+///
+/// Base URL: [`base_url`](Self::base_url), else `OPENAI_BASE_URL`, else
+/// `https://api.openai.com/v1`. Key: [`api_key`](Self::api_key), else
+/// `OPENAI_API_KEY`, else none (local servers need none); sent as
+/// `Authorization: Bearer`. Streams by default, asking for the usage chunk
+/// (`stream_options.include_usage`). Tools are rendered as
+/// [`Format::OpenAiChat`] (non-strict by default; strict with
+/// [`with_format`](Self::with_format)).
+///
+/// ```
+/// use tool_agent::{ModelClient, OpenAiChatClient};
+/// let client = OpenAiChatClient::new("gpt-4.1-mini").base_url("http://127.0.0.1:8080/v1");
+/// assert_eq!(client.model(), "gpt-4.1-mini");
+/// ```
+#[derive(Debug)]
+pub struct OpenAiChatClient {
+    t: Transport,
+}
+
+impl OpenAiChatClient {
+    /// A client for `model`, endpoint and key from the environment (see the type docs).
+    pub fn new(model: impl Into<String>) -> Self {
+        Self {
+            t: Transport::new(HttpOptions::new(
+                env("OPENAI_BASE_URL").unwrap_or_else(|| OPENAI_BASE_URL.to_owned()),
+                env("OPENAI_API_KEY"),
+                model.into(),
+                Format::OpenAiChat { strict: false },
+            )),
+        }
+    }
+
+    /// The JSON body for `request` (what [`send`](ModelClient::send) posts).
+    pub fn body(&self, request: &ModelRequest<'_>) -> Value {
+        let format = self.t.opts.format;
+        let mut messages = Vec::with_capacity(request.messages.len() + 1);
+        if let Some(system) = request.system {
+            messages.push(json!({"role": "system", "content": system}));
+        }
+        for m in request.messages {
+            match m {
+                Message::User { content } => {
+                    messages.push(json!({"role": "user", "content": content}))
+                }
+                Message::Assistant {
+                    content,
+                    tool_calls,
+                } => {
+                    let mut msg = json!({"role": "assistant", "content": if content.is_empty() && !tool_calls.is_empty() { Value::Null } else { Value::String(content.clone()) }});
+                    if !tool_calls.is_empty() {
+                        msg["tool_calls"] = tool_calls.iter().map(chat_call).collect();
+                    }
+                    messages.push(msg);
+                }
+                Message::Tool { turn, results } => {
+                    for r in results {
+                        messages.extend(render_result(
+                            &r.call,
+                            &r.result,
+                            format,
+                            rendering_for(*turn, request.turn),
+                        ));
+                    }
+                }
+            }
+        }
+        let mut body = json!({
+            "model": self.t.opts.model,
+            "messages": messages,
+            "stream": self.t.opts.streaming,
+        });
+        if self.t.opts.streaming {
+            body["stream_options"] = json!({"include_usage": true});
+        }
+        if request.tools.as_array().is_some_and(|t| !t.is_empty()) {
+            body["tools"] = request.tools.clone();
+            body["tool_choice"] = chat_tool_choice(request.tool_choice);
+        }
+        if let Some(max) = request.max_output_tokens {
+            body["max_tokens"] = json!(max);
+        }
+        body
+    }
+}
+
+http_builder!(OpenAiChatClient);
+
+fn chat_call(c: &ToolCall) -> Value {
+    json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": arguments_text(c)}})
+}
+
+/// `tool_choice` for Chat Completions.
+pub(crate) fn chat_tool_choice(choice: &ToolChoice) -> Value {
+    match choice {
+        ToolChoice::Auto => json!("auto"),
+        ToolChoice::None => json!("none"),
+        ToolChoice::Required => json!("required"),
+        ToolChoice::Tool(name) => json!({"type": "function", "function": {"name": name}}),
+    }
+}
+
+/// The events of a whole chat completion.
+pub(crate) fn chat_whole(body: &Value) -> Result<Vec<StreamEvent>, ModelError> {
+    if let Some(e) = body.get("error") {
+        return Err(ModelError::provider(crate::assemble::error_text(e)));
+    }
+    let message = body.pointer("/choices/0/message").ok_or_else(|| {
+        ModelError::malformed(format!(
+            "a chat completion without `choices[0].message`: {}",
+            crate::error::clip(&body.to_string())
+        ))
+    })?;
+    let mut events = Vec::new();
+    if let Some(t) = message
+        .get("content")
+        .and_then(Value::as_str)
+        .filter(|t| !t.is_empty())
+    {
+        events.push(StreamEvent::TextDelta(t.to_owned()));
+    }
+    let calls = ToolCall::parse(Format::OpenAiChat { strict: false }, message)
+        .map_err(|e| ModelError::malformed(e.to_string()))?;
+    events.extend(calls.into_iter().map(StreamEvent::ToolCall));
+    if let Some(u) = body.get("usage") {
+        events.push(StreamEvent::Usage(Usage {
+            input_tokens: crate::assemble::count(u, "/prompt_tokens"),
+            output_tokens: crate::assemble::count(u, "/completion_tokens"),
+        }));
+    }
+    events.push(StreamEvent::Finished {
+        stop_reason: body
+            .pointer("/choices/0/finish_reason")
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+    });
+    Ok(events)
+}
+
+impl ModelClient for OpenAiChatClient {
+    fn format(&self) -> Format {
+        self.t.opts.format
+    }
+
+    fn model(&self) -> &str {
+        &self.t.opts.model
+    }
+
+    fn send<'a>(&'a self, request: ModelRequest<'a>) -> SendFuture<'a> {
+        let body = self.body(&request);
+        Box::pin(async move {
+            let mut headers = Vec::new();
+            if let Some(key) = &self.t.opts.api_key {
+                headers.push(("authorization", format!("Bearer {key}")));
+            }
+            if self.t.opts.streaming {
+                headers.push(("accept", "text/event-stream".to_owned()));
+            }
+            let resp = self.t.post("chat/completions", &headers, &body).await?;
+            if self.t.opts.streaming {
+                Ok(sse_events(resp, OpenAiChatAssembler::new()))
+            } else {
+                let whole = read_json(resp).await?;
+                Ok(whole_events(chat_whole(&whole)?))
+            }
+        })
+    }
+}

@@ -1,0 +1,173 @@
+//! OpenAI Responses (`POST {base}/responses`). Source: OpenAI API reference,
+//! "Responses › Create a model response" and "Streaming events".
+
+use serde_json::{Value, json};
+use tool_core::format::{Format, ToolCall, render_result};
+
+use super::http::{Transport, read_json, sse_events, whole_events};
+use super::openai_chat::OPENAI_BASE_URL;
+use super::{HttpOptions, ModelClient, SendFuture, env, http_builder};
+use crate::assemble::ResponsesAssembler;
+use crate::error::ModelError;
+use crate::message::{
+    Message, ModelRequest, StreamEvent, ToolChoice, Usage, arguments_text, rendering_for,
+};
+
+/// An OpenAI Responses client.
+///
+/// Endpoint and key as [`OpenAiChatClient`](crate::OpenAiChatClient)
+/// (`OPENAI_BASE_URL`, `OPENAI_API_KEY`). The system prompt is sent as
+/// `instructions`; calls go back as `function_call` items and results as
+/// `function_call_output` items ([`render_result`]). Tools are rendered as
+/// [`Format::OpenAiResponses`]. Requests set `store: false`, so each turn
+/// carries the whole conversation.
+#[derive(Debug)]
+pub struct OpenAiResponsesClient {
+    t: Transport,
+}
+
+impl OpenAiResponsesClient {
+    /// A client for `model`, endpoint and key from the environment.
+    pub fn new(model: impl Into<String>) -> Self {
+        Self {
+            t: Transport::new(HttpOptions::new(
+                env("OPENAI_BASE_URL").unwrap_or_else(|| OPENAI_BASE_URL.to_owned()),
+                env("OPENAI_API_KEY"),
+                model.into(),
+                Format::OpenAiResponses { strict: false },
+            )),
+        }
+    }
+
+    /// The JSON body for `request`.
+    pub fn body(&self, request: &ModelRequest<'_>) -> Value {
+        let format = self.t.opts.format;
+        let mut input = Vec::with_capacity(request.messages.len());
+        for m in request.messages {
+            match m {
+                Message::User { content } => {
+                    input.push(json!({"role": "user", "content": content}))
+                }
+                Message::Assistant {
+                    content,
+                    tool_calls,
+                } => {
+                    if !content.is_empty() {
+                        input.push(json!({"role": "assistant", "content": content}));
+                    }
+                    input.extend(tool_calls.iter().map(responses_call));
+                }
+                Message::Tool { turn, results } => {
+                    for r in results {
+                        input.extend(render_result(
+                            &r.call,
+                            &r.result,
+                            format,
+                            rendering_for(*turn, request.turn),
+                        ));
+                    }
+                }
+            }
+        }
+        let mut body = json!({
+            "model": self.t.opts.model,
+            "input": input,
+            "stream": self.t.opts.streaming,
+            "store": false,
+        });
+        if let Some(system) = request.system {
+            body["instructions"] = json!(system);
+        }
+        if request.tools.as_array().is_some_and(|t| !t.is_empty()) {
+            body["tools"] = request.tools.clone();
+            body["tool_choice"] = match request.tool_choice {
+                ToolChoice::Auto => json!("auto"),
+                ToolChoice::None => json!("none"),
+                ToolChoice::Required => json!("required"),
+                ToolChoice::Tool(name) => json!({"type": "function", "name": name}),
+            };
+        }
+        if let Some(max) = request.max_output_tokens {
+            body["max_output_tokens"] = json!(max);
+        }
+        body
+    }
+}
+
+http_builder!(OpenAiResponsesClient);
+
+fn responses_call(c: &ToolCall) -> Value {
+    json!({"type": "function_call", "call_id": c.id, "name": c.name, "arguments": arguments_text(c)})
+}
+
+/// The events of a whole response.
+pub(crate) fn responses_whole(body: &Value) -> Result<Vec<StreamEvent>, ModelError> {
+    if let Some(e) = body.get("error").filter(|e| !e.is_null()) {
+        return Err(ModelError::provider(crate::assemble::error_text(e)));
+    }
+    let Some(output) = body.get("output").and_then(Value::as_array) else {
+        return Err(ModelError::malformed(format!(
+            "a response without `output`: {}",
+            crate::error::clip(&body.to_string())
+        )));
+    };
+    let mut events = Vec::new();
+    for item in output {
+        if item.get("type").and_then(Value::as_str) == Some("message") {
+            for part in item
+                .get("content")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                if part.get("type").and_then(Value::as_str) == Some("output_text") {
+                    if let Some(t) = part.get("text").and_then(Value::as_str) {
+                        events.push(StreamEvent::TextDelta(t.to_owned()));
+                    }
+                }
+            }
+        }
+    }
+    let calls = ToolCall::parse(Format::OpenAiResponses { strict: false }, body)
+        .map_err(|e| ModelError::malformed(e.to_string()))?;
+    events.extend(calls.into_iter().map(StreamEvent::ToolCall));
+    if let Some(u) = body.get("usage") {
+        events.push(StreamEvent::Usage(Usage {
+            input_tokens: crate::assemble::count(u, "/input_tokens"),
+            output_tokens: crate::assemble::count(u, "/output_tokens"),
+        }));
+    }
+    events.push(StreamEvent::Finished {
+        stop_reason: body
+            .get("status")
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+    });
+    Ok(events)
+}
+
+impl ModelClient for OpenAiResponsesClient {
+    fn format(&self) -> Format {
+        self.t.opts.format
+    }
+
+    fn model(&self) -> &str {
+        &self.t.opts.model
+    }
+
+    fn send<'a>(&'a self, request: ModelRequest<'a>) -> SendFuture<'a> {
+        let body = self.body(&request);
+        Box::pin(async move {
+            let mut headers = Vec::new();
+            if let Some(key) = &self.t.opts.api_key {
+                headers.push(("authorization", format!("Bearer {key}")));
+            }
+            let resp = self.t.post("responses", &headers, &body).await?;
+            if self.t.opts.streaming {
+                Ok(sse_events(resp, ResponsesAssembler::new()))
+            } else {
+                Ok(whole_events(responses_whole(&read_json(resp).await?)?))
+            }
+        })
+    }
+}

@@ -1,0 +1,84 @@
+//! Agents on real models: model clients over HTTP, streamed tool-call
+//! assembly, the agent loop, and the `agent` (sub-agents) and `evaluate` tools.
+//!
+//! ```
+//! use tool_agent::{Agent, AgentEvent, ScriptedClient, ScriptedTurn, StopReason};
+//! use tool_core::format::ToolCall;
+//! use tool_core::{Tool, ToolRegistry, ToolResult, ToolSpec};
+//! use serde_json::{json, Map, Value};
+//!
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! let mut tools = ToolRegistry::new();
+//! let spec = ToolSpec::new("clock", "The time.", json!({"type": "object", "properties": {}}));
+//! tools.register(Tool::new(spec, |_: Map<String, Value>, _| async { ToolResult::ok("12:00") })?)?;
+//!
+//! // A real model: `tool_agent::OpenAiChatClient::new("model").base_url("http://127.0.0.1:8080/v1")`.
+//! let model = ScriptedClient::new([
+//!     ScriptedTurn::calls([ToolCall::new("c1", "clock", "{}")]),
+//!     ScriptedTurn::text("It is noon."),
+//! ]);
+//! let out = Agent::new(model, tools)
+//!     .on_event(|e| if let AgentEvent::CallResult { call, result, .. } = e {
+//!         println!("{} -> {}", call.name, result.output);
+//!     })
+//!     .run("What time is it?")
+//!     .await?;
+//! assert_eq!(out.stop, StopReason::Answered);
+//! assert_eq!(out.text, "It is noon.");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! # }).unwrap();
+//! ```
+//!
+//! # Pieces
+//! - [`ModelClient`]: one trait for every endpoint — [`OpenAiChatClient`]
+//!   (any OpenAI-compatible server: OpenAI, vLLM, llama.cpp, Ollama,
+//!   OpenRouter), [`OpenAiResponsesClient`], [`AnthropicClient`], and
+//!   [`ScriptedClient`] for tests. Requests carry the conversation
+//!   ([`Message`]), the tool list rendered by tool-core for the client's
+//!   [`Format`](tool_core::Format) and a [`ToolChoice`]; answers are
+//!   [`StreamEvent`]s. Errors are [`ModelError`]s (HTTP status, 429 with
+//!   `retry-after`, truncated streams); [`RetryPolicy`] retries only while
+//!   nothing of an answer was read.
+//! - [`assemble`]: the per-provider stream state machines.
+//! - [`Agent`]: the loop, its limits and its [`AgentEvent`]s. It runs on a
+//!   [`RegistryView`](tool_core::RegistryView) (or a plain registry): the
+//!   view's tool list is rendered each turn, so tools that `tool_search`
+//!   loaded join the next request.
+//! - [`subagent`]: the `agent` and `evaluate` tools, presets, the trace store.
+//!
+//! Provider shapes are not redefined here: tool lists come from
+//! `ToolRegistry::schemas_in`, calls are read with `ToolCall::parse` and
+//! results written with `render_result` (all in [`tool_core::format`]).
+//!
+//! # Dependencies and why
+//! - `reqwest` (no default features; `stream`): the HTTP client of the Rust
+//!   ecosystem, already in the tree through `rmcp`. TLS (feature `tls`, on by
+//!   default) is rustls with the `ring` provider: no system OpenSSL, and
+//!   lighter to build than aws-lc.
+//! - `sse-stream`: the Server-Sent Events parser. Chosen over
+//!   `eventsource-stream` (last release February 2022, on `nom` 7) because it
+//!   is maintained (0.2.6), small, and already built for `rmcp`'s streamable
+//!   HTTP client, so it costs no extra compile.
+//! - `strsim`: "did you mean" for unknown presets.
+//! - `chrono` (no default features): the UTC timestamp of sub-trace ids.
+//! - `tokio`, `tokio-util`, `futures-util`, `serde`/`serde_json`,
+//!   `thiserror`, `tracing`: as in tool-core.
+
+mod agent;
+pub mod assemble;
+mod client;
+mod error;
+mod message;
+pub mod subagent;
+
+pub use agent::{Agent, AgentError, AgentEvent, DEFAULT_MAX_TURNS, RunOutput, StopReason};
+pub use client::{
+    ANTHROPIC_BASE_URL, ANTHROPIC_VERSION, AnthropicClient, DEFAULT_MAX_TOKENS, EventStream,
+    ModelClient, OPENAI_BASE_URL, OpenAiChatClient, OpenAiResponsesClient, RetryPolicy,
+    ScriptedClient, ScriptedTurn, SeenRequest, SendFuture,
+};
+
+pub use error::{ModelError, ModelErrorKind};
+pub use message::{
+    Message, ModelRequest, StreamEvent, ToolChoice, ToolOutcome, Usage, rendering_for,
+};

@@ -1,0 +1,751 @@
+//! Sub-agents: the `agent` tool (delegate one task, or explore several in
+//! parallel) and the `evaluate` tool (a read-only judge of a goal's result).
+//!
+//! Both are built from one [`SubAgents`] value: the model client, the
+//! parent's tools (without `agent` and `evaluate`), the presets, the skills
+//! and the [`TraceStore`]. Each sub-agent runs on its own [`RegistryView`]
+//! of the parent's tools (the mode's and the preset's rules added to the
+//! parent's view) under its own sub-trace id
+//! `{parent}@{mode}-{seq}-{timestamp}-001` ([`sub_trace_id`]), and its
+//! conversation is stored so a later call can `continue_from` it.
+//!
+//! | `task` | mode | runs | tools |
+//! | --- | --- | --- | --- |
+//! | a string | `delegate` | one sub-agent | the parent's, minus `agent` and `evaluate` |
+//! | a list of strings | `explore` | one per task, in parallel | read-only ones only |
+//!
+//! The parent's [`ToolContext`] is the hidden context: sub-agents run with
+//! it (workspace, approver, values), their own trace id in place of the
+//! parent's. For `evaluate`, the host gives the goal, never the model: a goal
+//! registered with [`SubAgents::goal`], or the context values `goals`
+//! (`{"<id>": "<description>"}`) and `goal` (the current goal's description,
+//! a string or `{"description"}`); `target_goal_id` picks one, defaulting to
+//! the context's `goal_id`.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use tool_agent::subagent::SubAgents;
+//! use tool_agent::{ScriptedClient, ScriptedTurn};
+//! use tool_core::{ToolContext, ToolRegistry};
+//!
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! let model = ScriptedClient::new([ScriptedTurn::text("found 3 TODOs")]);
+//! let subagents = Arc::new(SubAgents::new(model, ToolRegistry::new()));
+//! let mut tools = ToolRegistry::new();
+//! tools.register(subagents.clone().agent_tool()?)?;
+//!
+//! let ctx = ToolContext::new().with_trace_id("run-7");
+//! let result = tools.execute("agent", serde_json::json!({"task": "count the TODOs"}), &ctx).await;
+//! let summary: serde_json::Value = serde_json::from_str(&result.output)?;
+//! assert_eq!(summary["mode"], "delegate");
+//! assert_eq!(summary["results"][0]["text"], "found 3 TODOs");
+//! assert!(summary["results"][0]["trace_id"].as_str().unwrap().starts_with("run-7@delegate-1-"));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! # }).unwrap();
+//! ```
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::future::join_all;
+use serde_json::{Map, Value, json};
+#[cfg(doc)]
+use tool_core::ToolRegistry;
+use tool_core::{RegistryError, RegistryView, Tool, ToolContext, ToolResult, ToolSpec};
+
+use crate::agent::{Agent, RunOutput};
+use crate::client::ModelClient;
+use crate::message::{Message, ToolChoice};
+
+mod presets;
+mod trace;
+
+pub use presets::{Preset, Presets, SkillSource};
+pub use trace::{StoredTrace, TraceStore, sub_trace_id};
+
+/// Most tasks of one `explore` call.
+pub const MAX_TASKS: usize = 16;
+/// Most messages given with one task.
+pub const MAX_MESSAGES: usize = 200;
+/// Longest task or message text, in bytes.
+pub const MAX_TEXT: usize = 200_000;
+/// Most skills of one call.
+pub const MAX_SKILLS: usize = 32;
+
+const DELEGATE_PROMPT: &str = "You are a sub-agent working on one task for another agent. Use the tools to do the task, then answer with a short report of what you did and found; the other agent sees only that report.";
+const EXPLORE_PROMPT: &str = "You are one of several sub-agents exploring a question in parallel for another agent. Your tools can only read. Investigate your task, then answer with a short report of what you found; the other agent sees only that report.";
+const EVALUATE_PROMPT: &str = "You judge whether the result of a goal meets the goal's description. Your tools can only read; use them to check claims. Answer with one JSON object and nothing else: {\"verdict\": \"pass\" or \"fail\", \"reason\": \"<one paragraph>\", \"suggestions\": [\"<what to change>\", ...]}.";
+
+/// The sub-agent machinery behind the `agent` and `evaluate` tools (see the
+/// [module docs](self)).
+pub struct SubAgents {
+    client: Arc<dyn ModelClient>,
+    tools: RegistryView,
+    presets: Presets,
+    store: Arc<TraceStore>,
+    skills: Option<Arc<dyn SkillSource>>,
+    goals: BTreeMap<String, String>,
+    max_turns: u32,
+    time_limit: Option<Duration>,
+    first_tool_choice: Option<ToolChoice>,
+}
+
+impl std::fmt::Debug for SubAgents {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SubAgents")
+            .field("model", &self.client.model())
+            .field("tools", &self.tools.names())
+            .field("presets", &self.presets.names())
+            .finish_non_exhaustive()
+    }
+}
+
+impl SubAgents {
+    /// Sub-agents of `client` over `tools` (the parent's view or registry;
+    /// `agent` and `evaluate` are left out of every sub-agent's view), an
+    /// in-memory trace store, no presets or skills, 16 turns each.
+    pub fn new(client: impl ModelClient + 'static, tools: impl Into<RegistryView>) -> Self {
+        Self::with_shared_client(Arc::new(client), tools)
+    }
+
+    /// [`new`](Self::new) with a shared client.
+    pub fn with_shared_client(
+        client: Arc<dyn ModelClient>,
+        tools: impl Into<RegistryView>,
+    ) -> Self {
+        Self {
+            client,
+            tools: tools.into(),
+            presets: Presets::new(),
+            store: Arc::new(TraceStore::in_memory()),
+            skills: None,
+            goals: BTreeMap::new(),
+            max_turns: 16,
+            time_limit: None,
+            first_tool_choice: None,
+        }
+    }
+
+    /// The presets `agent_type` names.
+    pub fn presets(mut self, presets: Presets) -> Self {
+        self.presets = presets;
+        self
+    }
+
+    /// The trace store (e.g. [`TraceStore::with_dir`]).
+    pub fn store(mut self, store: Arc<TraceStore>) -> Self {
+        self.store = store;
+        self
+    }
+
+    /// Where skill texts come from.
+    pub fn skills(mut self, source: impl SkillSource + 'static) -> Self {
+        self.skills = Some(Arc::new(source));
+        self
+    }
+
+    /// Registers goal `id` with its description, for `evaluate`.
+    pub fn goal(mut self, id: impl Into<String>, description: impl Into<String>) -> Self {
+        self.goals.insert(id.into(), description.into());
+        self
+    }
+
+    /// Most turns of each sub-agent (default 16).
+    pub fn max_turns(mut self, n: u32) -> Self {
+        self.max_turns = n.max(1);
+        self
+    }
+
+    /// Wall-time limit of each sub-agent.
+    pub fn time_limit(mut self, limit: Duration) -> Self {
+        self.time_limit = Some(limit);
+        self
+    }
+
+    /// The tool choice of each sub-agent's first turn (for small local models).
+    pub fn first_tool_choice(mut self, choice: ToolChoice) -> Self {
+        self.first_tool_choice = Some(choice);
+        self
+    }
+
+    /// The trace store.
+    pub fn trace_store(&self) -> &Arc<TraceStore> {
+        &self.store
+    }
+
+    /// The `agent` tool.
+    ///
+    /// # Errors
+    /// None in practice: the spec is fixed ([`Tool::new`] checks it).
+    pub fn agent_tool(self: Arc<Self>) -> Result<Tool, RegistryError> {
+        let spec = ToolSpec::new("agent", AGENT_DESCRIPTION, agent_schema())
+            .with_timeout(Duration::from_secs(3600));
+        let this = self;
+        Tool::new(spec, move |args: Map<String, Value>, ctx: ToolContext| {
+            let this = this.clone();
+            async move {
+                match this.agent(&args, &ctx).await {
+                    Ok(v) => summary_result(&v),
+                    Err(message) => ToolResult::failed(message),
+                }
+            }
+        })
+    }
+
+    /// The `evaluate` tool.
+    ///
+    /// # Errors
+    /// None in practice: the spec is fixed ([`Tool::new`] checks it).
+    pub fn evaluate_tool(self: Arc<Self>) -> Result<Tool, RegistryError> {
+        let spec = ToolSpec::new("evaluate", EVALUATE_DESCRIPTION, evaluate_schema())
+            .with_timeout(Duration::from_secs(3600));
+        let this = self;
+        Tool::new(spec, move |args: Map<String, Value>, ctx: ToolContext| {
+            let this = this.clone();
+            async move {
+                match this.evaluate(&args, &ctx).await {
+                    Ok(v) => summary_result(&v),
+                    Err(message) => ToolResult::failed(message),
+                }
+            }
+        })
+    }
+
+    /// Runs an `agent` call (the tool's body): returns the summary object
+    /// or a message for the model.
+    ///
+    /// # Errors
+    /// Bad arguments (with what to change), an unknown preset, skill or trace.
+    pub async fn agent(
+        &self,
+        args: &Map<String, Value>,
+        ctx: &ToolContext,
+    ) -> Result<Value, String> {
+        let (tasks, explore) = match args.get("task") {
+            Some(Value::String(t)) => (vec![check_text("task", t)?], false),
+            Some(Value::Array(items)) => {
+                if items.is_empty() || items.len() > MAX_TASKS {
+                    return Err(format!(
+                        "`task` as a list takes 1 to {MAX_TASKS} tasks; got {}",
+                        items.len()
+                    ));
+                }
+                let tasks = items
+                    .iter()
+                    .enumerate()
+                    .map(|(i, t)| match t {
+                        Value::String(s) => check_text(&format!("task[{i}]"), s),
+                        other => Err(format!("`task[{i}]` must be a string, got {other}")),
+                    })
+                    .collect::<Result<Vec<_>, _>>()?;
+                (tasks, true)
+            }
+            Some(other) => {
+                return Err(format!(
+                    "`task` must be a string or a list of strings, got {other}"
+                ));
+            }
+            None => {
+                return Err(
+                    "missing `task`: a string (delegate) or a list of strings (explore)".to_owned(),
+                );
+            }
+        };
+        let mode = if explore { "explore" } else { "delegate" };
+        let messages = per_task_messages(args.get("messages"), tasks.len())?;
+        let continue_from = opt_str(args, "continue_from")?;
+        if continue_from.is_some() && explore {
+            return Err(
+                "`continue_from` resumes one sub-agent: give `task` as a single string".to_owned(),
+            );
+        }
+        let preset = match opt_str(args, "agent_type")? {
+            Some(name) => Some(self.presets.get(name)?.clone()),
+            None => None,
+        };
+        let skills = match args.get("skills") {
+            None | Some(Value::Null) => preset
+                .as_ref()
+                .map(|p| p.skills.clone())
+                .unwrap_or_default(),
+            Some(Value::Array(items)) if items.len() <= MAX_SKILLS => items
+                .iter()
+                .map(|s| {
+                    s.as_str()
+                        .map(str::to_owned)
+                        .ok_or_else(|| format!("`skills` must list names (strings), got {s}"))
+                })
+                .collect::<Result<_, _>>()?,
+            Some(other) => {
+                return Err(format!(
+                    "`skills` must be a list of at most {MAX_SKILLS} names, got {other}"
+                ));
+            }
+        };
+        let mut tools = self.tools.clone().without(&["agent", "evaluate"]);
+        if explore {
+            tools = tools.read_only();
+        }
+        if let Some(p) = &preset {
+            if !p.allow.is_empty() {
+                tools = tools.allow(p.allow.clone());
+            }
+            if !p.deny.is_empty() {
+                tools = tools.deny(p.deny.clone());
+            }
+        }
+        let default_prompt = if explore {
+            EXPLORE_PROMPT
+        } else {
+            DELEGATE_PROMPT
+        };
+        let system = self.system_prompt(
+            preset
+                .as_ref()
+                .and_then(|p| p.system_prompt.as_deref())
+                .unwrap_or(default_prompt),
+            &skills,
+        )?;
+        let parent = ctx.trace_id().unwrap_or("trace").to_owned();
+
+        let mut runs = Vec::with_capacity(tasks.len());
+        for (i, task) in tasks.iter().enumerate() {
+            let (id, mut conversation, first_task) = match continue_from {
+                Some(id) => {
+                    let Some(stored) = self.store.get(id) else {
+                        return Err(format!(
+                            "no sub-trace `{id}` to continue; use a trace_id an earlier `agent` call returned"
+                        ));
+                    };
+                    (stored.trace_id, stored.messages, stored.task)
+                }
+                None => (self.store.next_id(&parent, mode), Vec::new(), task.clone()),
+            };
+            conversation.extend(messages[i].iter().cloned());
+            conversation.push(Message::user(task.clone()));
+            runs.push((id, conversation, first_task, task.clone()));
+        }
+        let outcomes = join_all(
+            runs.into_iter()
+                .map(|(id, conversation, first_task, task)| {
+                    let agent = self.agent_for(tools.clone(), system.clone(), &id, ctx);
+                    async move {
+                        let result = agent.run_conversation(conversation).await;
+                        (id, first_task, task, result)
+                    }
+                }),
+        )
+        .await;
+        let mut results = Vec::with_capacity(outcomes.len());
+        for (id, first_task, task, result) in outcomes {
+            results.push(self.record(&parent, mode, id, first_task, task, result));
+        }
+        Ok(json!({"mode": mode, "results": results}))
+    }
+
+    /// Runs an `evaluate` call: returns the verdict object or a message for the model.
+    ///
+    /// # Errors
+    /// No goal description to judge against, bad `messages`, an unknown trace.
+    pub async fn evaluate(
+        &self,
+        args: &Map<String, Value>,
+        ctx: &ToolContext,
+    ) -> Result<Value, String> {
+        let target = opt_str(args, "target_goal_id")?.or(ctx.goal_id());
+        let (goal_id, description) = self.goal_description(target, ctx)?;
+        let given = match args.get("messages") {
+            None | Some(Value::Null) => Vec::new(),
+            Some(v) => parse_messages(v, "messages")?,
+        };
+        let parent = ctx.trace_id().unwrap_or("trace").to_owned();
+        let task = format!(
+            "Goal{}: {description}\n\nJudge whether the result shown above meets this goal.",
+            goal_id
+                .as_deref()
+                .map(|g| format!(" `{g}`"))
+                .unwrap_or_default()
+        );
+        let (id, mut conversation, first_task) = match opt_str(args, "continue_from")? {
+            Some(id) => {
+                let Some(stored) = self.store.get(id) else {
+                    return Err(format!("no sub-trace `{id}` to continue"));
+                };
+                (stored.trace_id, stored.messages, stored.task)
+            }
+            None => (
+                self.store.next_id(&parent, "evaluate"),
+                Vec::new(),
+                task.clone(),
+            ),
+        };
+        conversation.extend(given);
+        conversation.push(Message::user(task.clone()));
+        let tools = self
+            .tools
+            .clone()
+            .without(&["agent", "evaluate"])
+            .read_only();
+        let agent = self.agent_for(tools, EVALUATE_PROMPT.to_owned(), &id, ctx);
+        let result = agent.run_conversation(conversation).await;
+        let mut summary = self.record(&parent, "evaluate", id, first_task, task, result);
+        let text = summary
+            .get("text")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned();
+        let (verdict, reason, suggestions) = read_verdict(&text);
+        summary["goal_id"] = json!(goal_id);
+        summary["verdict"] = json!(verdict);
+        summary["reason"] = json!(reason);
+        summary["suggestions"] = json!(suggestions);
+        Ok(summary)
+    }
+
+    fn goal_description(
+        &self,
+        target: Option<&str>,
+        ctx: &ToolContext,
+    ) -> Result<(Option<String>, String), String> {
+        let from_ctx_goals = |id: &str| {
+            ctx.value("goals")
+                .and_then(|g| g.get(id))
+                .and_then(|d| {
+                    d.as_str()
+                        .or_else(|| d.get("description").and_then(Value::as_str))
+                })
+                .map(str::to_owned)
+        };
+        if let Some(id) = target {
+            if let Some(d) = self.goals.get(id).cloned().or_else(|| from_ctx_goals(id)) {
+                return Ok((Some(id.to_owned()), d));
+            }
+        }
+        if let Some(goal) = ctx.value("goal") {
+            if let Some(d) = goal
+                .as_str()
+                .or_else(|| goal.get("description").and_then(Value::as_str))
+            {
+                let id = goal
+                    .get("id")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned)
+                    .or(target.map(str::to_owned));
+                return Ok((id, d.to_owned()));
+            }
+        }
+        if target.is_none() && self.goals.len() == 1 {
+            if let Some((id, d)) = self.goals.iter().next() {
+                return Ok((Some(id.clone()), d.clone()));
+            }
+        }
+        let known: Vec<String> = self.goals.keys().map(|k| format!("`{k}`")).collect();
+        Err(match target {
+            Some(id) => format!(
+                "no goal `{id}` is registered; target_goal_id must be one of: {}",
+                if known.is_empty() {
+                    "(none registered)".to_owned()
+                } else {
+                    known.join(", ")
+                }
+            ),
+            None => {
+                "no goal to evaluate against: the host gives no current goal; pass target_goal_id"
+                    .to_owned()
+            }
+        })
+    }
+
+    fn system_prompt(&self, base: &str, skills: &[String]) -> Result<String, String> {
+        if skills.is_empty() {
+            return Ok(base.to_owned());
+        }
+        let Some(source) = &self.skills else {
+            return Err("this host has no skills configured; leave `skills` out".to_owned());
+        };
+        let mut prompt = base.to_owned();
+        for name in skills {
+            let text = source.skill(name)?;
+            prompt.push_str(&format!("\n\n## Skill `{name}`\n\n{text}"));
+        }
+        Ok(prompt)
+    }
+
+    fn agent_for(&self, tools: RegistryView, system: String, id: &str, ctx: &ToolContext) -> Agent {
+        let mut agent = Agent::with_shared_client(self.client.clone(), tools)
+            .system(system)
+            .max_turns(self.max_turns)
+            .trace_id(id)
+            .context(ctx.clone())
+            .cancellation(ctx.cancellation_token().child_token());
+        if let Some(limit) = self.time_limit {
+            agent = agent.time_limit(limit);
+        }
+        if let Some(choice) = &self.first_tool_choice {
+            agent = agent.first_tool_choice(choice.clone());
+        }
+        agent
+    }
+
+    /// Stores a finished run and returns its summary.
+    fn record(
+        &self,
+        parent: &str,
+        mode: &str,
+        id: String,
+        first_task: String,
+        task: String,
+        result: Result<RunOutput, crate::agent::AgentError>,
+    ) -> Value {
+        let (messages, summary) = match result {
+            Ok(out) => {
+                let summary = json!({
+                    "task": task,
+                    "trace_id": id,
+                    "text": out.text,
+                    "turns": out.turns,
+                    "tool_calls": out.tool_calls,
+                    "errors": out.tool_errors,
+                    "stop": out.stop,
+                });
+                (out.messages, summary)
+            }
+            Err(e) => {
+                let messages = match &e {
+                    crate::agent::AgentError::Model { messages, .. } => messages.clone(),
+                    _ => Vec::new(),
+                };
+                let summary = json!({"task": task, "trace_id": id, "error": e.to_string()});
+                (messages, summary)
+            }
+        };
+        let stored = StoredTrace {
+            trace_id: id,
+            parent: parent.to_owned(),
+            mode: mode.to_owned(),
+            task: first_task,
+            messages,
+        };
+        if let Err(e) = self.store.save(stored) {
+            tracing::warn!(target: "tool_agent", error = %e, "sub-trace not written to the trace folder");
+        }
+        summary
+    }
+}
+
+const AGENT_DESCRIPTION: &str = "Start sub-agents. `task` as one string delegates it to one sub-agent with your tools (except `agent` and `evaluate`); a list of strings explores the tasks in parallel, one read-only sub-agent each. Returns, per task, the sub-agent's final text, its turns, tool calls and errors, and its trace_id (pass it as `continue_from` to resume that sub-agent).";
+const EVALUATE_DESCRIPTION: &str = "Judge whether the result of a goal meets the goal's description, with a read-only sub-agent. Put the result and its context in `messages`; the goal's description is supplied by the host. Returns a verdict (pass/fail), the reason and suggestions.";
+
+fn message_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "role": {"type": "string", "enum": ["user", "assistant"]},
+            "content": {"type": "string"}
+        },
+        "required": ["role", "content"]
+    })
+}
+
+fn agent_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "task": {
+                "description": "One task (delegate) or a list of tasks run in parallel (explore).",
+                "anyOf": [
+                    {"type": "string"},
+                    {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": MAX_TASKS}
+                ]
+            },
+            "messages": {
+                "description": "Messages placed before the task: one list for every sub-agent, or one list per task.",
+                "anyOf": [
+                    {"type": "array", "items": message_schema()},
+                    {"type": "array", "items": {"type": "array", "items": message_schema()}}
+                ]
+            },
+            "continue_from": {"type": "string", "description": "A trace_id returned earlier: resume that sub-agent (single task only)."},
+            "agent_type": {"type": "string", "description": "A preset defined by the host (system prompt, tools, skills)."},
+            "skills": {"type": "array", "items": {"type": "string"}, "description": "Skills appended to the sub-agent's system prompt; replaces the preset's."}
+        },
+        "required": ["task"]
+    })
+}
+
+fn evaluate_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "messages": {"type": "array", "items": message_schema(), "description": "The result to judge and its context."},
+            "target_goal_id": {"type": "string", "description": "The goal to judge (default: the current goal)."},
+            "continue_from": {"type": "string", "description": "A trace_id of an earlier evaluation to continue."}
+        }
+    })
+}
+
+fn summary_result(summary: &Value) -> ToolResult {
+    let text = serde_json::to_string_pretty(summary).unwrap_or_else(|_| summary.to_string());
+    let all_failed = summary
+        .get("results")
+        .and_then(Value::as_array)
+        .is_some_and(|r| !r.is_empty() && r.iter().all(|x| x.get("error").is_some()))
+        || summary.get("error").is_some();
+    let result = ToolResult::ok(text.clone()).with_metadata("structured", summary.clone());
+    if all_failed {
+        ToolResult::failed(text)
+    } else {
+        result
+    }
+}
+
+fn check_text(what: &str, text: &str) -> Result<String, String> {
+    if text.trim().is_empty() {
+        return Err(format!("`{what}` is empty; describe the task"));
+    }
+    if text.len() > MAX_TEXT {
+        return Err(format!(
+            "`{what}` is {} bytes; at most {MAX_TEXT}",
+            text.len()
+        ));
+    }
+    Ok(text.to_owned())
+}
+
+fn opt_str<'a>(args: &'a Map<String, Value>, key: &str) -> Result<Option<&'a str>, String> {
+    match args.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) if s.trim().is_empty() => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s)),
+        Some(other) => Err(format!("`{key}` must be a string, got {other}")),
+    }
+}
+
+fn parse_messages(v: &Value, what: &str) -> Result<Vec<Message>, String> {
+    let Value::Array(items) = v else {
+        return Err(format!(
+            "`{what}` must be a list of {{\"role\", \"content\"}} messages"
+        ));
+    };
+    if items.len() > MAX_MESSAGES {
+        return Err(format!(
+            "`{what}` has {} messages; at most {MAX_MESSAGES}",
+            items.len()
+        ));
+    }
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, m)| {
+            let role = m.get("role").and_then(Value::as_str);
+            let content = m.get("content").and_then(Value::as_str);
+            match (role, content) {
+                (Some("user"), Some(c)) => check_text(&format!("{what}[{i}].content"), c).map(Message::user),
+                (Some("assistant"), Some(c)) => check_text(&format!("{what}[{i}].content"), c).map(Message::assistant),
+                (Some(r), Some(_)) => Err(format!("`{what}[{i}].role` is `{r}`; use `user` or `assistant`")),
+                _ => Err(format!("`{what}[{i}]` must be {{\"role\": \"user\"|\"assistant\", \"content\": \"…\"}}, got {m}")),
+            }
+        })
+        .collect()
+}
+
+/// `messages` as one list per task: none, one shared list (its first item an
+/// object), or one list per task (its first item a list).
+fn per_task_messages(v: Option<&Value>, tasks: usize) -> Result<Vec<Vec<Message>>, String> {
+    let items = match v {
+        None | Some(Value::Null) => return Ok(vec![Vec::new(); tasks]),
+        Some(Value::Array(items)) if items.is_empty() => return Ok(vec![Vec::new(); tasks]),
+        Some(Value::Array(items)) => items,
+        Some(other) => return Err(format!("`messages` must be a list, got {other}")),
+    };
+    if items[0].is_array() {
+        if items.len() != tasks {
+            return Err(format!(
+                "`messages` has {} lists for {tasks} task(s); give one list per task, or one flat list shared by all",
+                items.len()
+            ));
+        }
+        items
+            .iter()
+            .enumerate()
+            .map(|(i, m)| parse_messages(m, &format!("messages[{i}]")))
+            .collect()
+    } else {
+        let shared = parse_messages(&Value::Array(items.clone()), "messages")?;
+        Ok(vec![shared; tasks])
+    }
+}
+
+/// The verdict, reason and suggestions of an evaluation's final text: the
+/// first JSON object in it with a `verdict`, else `unclear` with the text as
+/// the reason.
+fn read_verdict(text: &str) -> (String, String, Vec<String>) {
+    let parsed = text
+        .find('{')
+        .zip(text.rfind('}'))
+        .filter(|(a, b)| a < b)
+        .and_then(|(a, b)| serde_json::from_str::<Value>(&text[a..=b]).ok());
+    if let Some(v) = parsed.filter(|v| v.get("verdict").is_some()) {
+        let verdict = match v["verdict"]
+            .as_str()
+            .map(str::to_ascii_lowercase)
+            .as_deref()
+        {
+            Some("pass" | "passed" | "yes" | "met") => "pass",
+            Some("fail" | "failed" | "no" | "not met") => "fail",
+            _ => "unclear",
+        };
+        let reason = v
+            .get("reason")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned();
+        let suggestions = v
+            .get("suggestions")
+            .and_then(Value::as_array)
+            .map(|s| {
+                s.iter()
+                    .filter_map(|x| x.as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default();
+        return (verdict.to_owned(), reason, suggestions);
+    }
+    ("unclear".to_owned(), text.to_owned(), Vec::new())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn verdicts_are_read_from_json_or_left_unclear() {
+        let (v, r, s) = read_verdict(
+            "Here: {\"verdict\": \"FAIL\", \"reason\": \"no tests\", \"suggestions\": [\"add tests\"]}",
+        );
+        assert_eq!(
+            (v.as_str(), r.as_str(), s),
+            ("fail", "no tests", vec!["add tests".to_owned()])
+        );
+        assert_eq!(read_verdict("looks fine").0, "unclear");
+    }
+
+    #[test]
+    fn messages_are_shared_or_per_task() {
+        let shared = json!([{"role": "user", "content": "ctx"}]);
+        assert_eq!(
+            per_task_messages(Some(&shared), 2).unwrap(),
+            vec![vec![Message::user("ctx")]; 2]
+        );
+        let per =
+            json!([[{"role": "user", "content": "a"}], [{"role": "assistant", "content": "b"}]]);
+        let got = per_task_messages(Some(&per), 2).unwrap();
+        assert_eq!(got[1], vec![Message::assistant("b")]);
+        let err = per_task_messages(Some(&per), 3).unwrap_err();
+        assert!(err.contains("2 lists for 3 task(s)"), "{err}");
+        let err =
+            per_task_messages(Some(&json!([{"role": "system", "content": "x"}])), 1).unwrap_err();
+        assert!(err.contains("use `user` or `assistant`"), "{err}");
+    }
+}

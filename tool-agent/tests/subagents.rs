@@ -1,0 +1,382 @@
+//! The `agent` and `evaluate` tools with a scripted model.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use serde_json::{Map, Value, json};
+use tool_agent::subagent::{Preset, Presets, SubAgents, TraceStore};
+use tool_agent::{Message, ScriptedClient, ScriptedTurn};
+use tool_core::format::ToolCall;
+use tool_core::{Tool, ToolContext, ToolRegistry, ToolResult, ToolSpec};
+
+fn base_tools() -> ToolRegistry {
+    let mut r = ToolRegistry::new();
+    let schema = json!({"type": "object", "properties": {}});
+    for (name, read_only) in [
+        ("read_file", true),
+        ("grep_content", true),
+        ("write_file", false),
+    ] {
+        let mut spec = ToolSpec::new(name, "A tool.", schema.clone());
+        spec.flags.read_only = read_only;
+        let n = name.to_owned();
+        r.register(
+            Tool::new(spec, move |_: Map<String, Value>, _| {
+                let n = n.clone();
+                async move { ToolResult::ok(format!("{n} ran")) }
+            })
+            .unwrap(),
+        )
+        .unwrap();
+    }
+    r
+}
+
+fn parent(sub: &Arc<SubAgents>) -> ToolRegistry {
+    let mut r = base_tools();
+    r.register(sub.clone().agent_tool().unwrap()).unwrap();
+    r.register(sub.clone().evaluate_tool().unwrap()).unwrap();
+    r
+}
+
+async fn call(r: &ToolRegistry, tool: &str, args: Value, ctx: &ToolContext) -> (ToolResult, Value) {
+    let result = r.execute(tool, args, ctx).await;
+    let v = serde_json::from_str(&result.output).unwrap_or(Value::Null);
+    (result, v)
+}
+
+#[tokio::test]
+async fn delegate_runs_one_sub_agent_without_agent_and_evaluate() {
+    let model = Arc::new(ScriptedClient::new([
+        ScriptedTurn::calls([ToolCall::new("c1", "write_file", "{}")]),
+        ScriptedTurn::text("wrote it"),
+    ]));
+    let sub = Arc::new(SubAgents::with_shared_client(model.clone(), parent_less()));
+    let tools = parent(&sub);
+    let ctx = ToolContext::new().with_trace_id("main");
+    let (result, v) = call(&tools, "agent", json!({"task": "write the file"}), &ctx).await;
+    assert!(result.is_ok(), "{}", result.model_text());
+    let r = &v["results"][0];
+    assert_eq!(
+        (
+            r["text"].as_str(),
+            r["turns"].as_u64(),
+            r["tool_calls"].as_u64()
+        ),
+        (Some("wrote it"), Some(2), Some(1))
+    );
+    assert_eq!(r["stop"], "answered");
+    let id = r["trace_id"].as_str().unwrap();
+    assert!(
+        id.starts_with("main@delegate-1-") && id.ends_with("-001"),
+        "{id}"
+    );
+    let seen = model.seen();
+    assert_eq!(
+        seen[0].tool_names,
+        ["grep_content", "read_file", "write_file"]
+    );
+    assert!(seen[0].system.as_deref().unwrap().contains("sub-agent"));
+    // The trace is stored: task, calls, results, answer.
+    assert_eq!(sub.trace_store().get(id).unwrap().messages.len(), 4);
+}
+
+/// The parent's tools as a host hands them to `SubAgents`: its own tools, before `agent` is added.
+fn parent_less() -> ToolRegistry {
+    base_tools()
+}
+
+#[tokio::test]
+async fn explore_runs_read_only_sub_agents_in_parallel_with_their_own_messages() {
+    let model = Arc::new(ScriptedClient::new([
+        ScriptedTurn::text("A found"),
+        ScriptedTurn::text("B found"),
+    ]));
+    let sub = Arc::new(SubAgents::with_shared_client(model.clone(), base_tools()));
+    let tools = parent(&sub);
+    let ctx = ToolContext::new().with_trace_id("main");
+    let args = json!({
+        "task": ["look at A", "look at B"],
+        "messages": [[{"role": "user", "content": "context for A"}], [{"role": "user", "content": "context for B"}]]
+    });
+    let (result, v) = call(&tools, "agent", args, &ctx).await;
+    assert!(result.is_ok(), "{}", result.model_text());
+    assert_eq!(v["mode"], "explore");
+    let ids: Vec<&str> = v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["trace_id"].as_str().unwrap())
+        .collect();
+    assert!(
+        ids[0].starts_with("main@explore-1-") && ids[1].starts_with("main@explore-2-"),
+        "{ids:?}"
+    );
+    for s in model.seen() {
+        assert_eq!(
+            s.tool_names,
+            ["grep_content", "read_file"],
+            "read-only tools only"
+        );
+        assert_eq!(s.messages, 2, "its own context message, then the task");
+    }
+    let stored = sub.trace_store().get(ids[1]).unwrap();
+    assert_eq!(stored.messages[0], Message::user("context for B"));
+    assert_eq!(stored.mode, "explore");
+}
+
+#[tokio::test]
+async fn continue_from_resumes_a_sub_trace_from_a_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(TraceStore::with_dir(dir.path()).unwrap());
+    let model = Arc::new(ScriptedClient::new([
+        ScriptedTurn::text("first"),
+        ScriptedTurn::text("second"),
+    ]));
+    let sub = Arc::new(SubAgents::with_shared_client(model.clone(), base_tools()).store(store));
+    let tools = parent(&sub);
+    let ctx = ToolContext::new().with_trace_id("main");
+    let (_, v) = call(&tools, "agent", json!({"task": "part one"}), &ctx).await;
+    let id = v["results"][0]["trace_id"].as_str().unwrap().to_owned();
+
+    // A new process: a fresh store on the same folder.
+    let sub2 = Arc::new(
+        SubAgents::with_shared_client(model.clone(), base_tools())
+            .store(Arc::new(TraceStore::with_dir(dir.path()).unwrap())),
+    );
+    let tools2 = parent(&sub2);
+    let (result, v) = call(
+        &tools2,
+        "agent",
+        json!({"task": "part two", "continue_from": id}),
+        &ctx,
+    )
+    .await;
+    assert!(result.is_ok(), "{}", result.model_text());
+    assert_eq!(v["results"][0]["trace_id"], id.as_str());
+    assert_eq!(v["results"][0]["text"], "second");
+    assert_eq!(
+        model.seen()[1].messages,
+        3,
+        "part one, its answer, part two"
+    );
+
+    let (result, _) = call(
+        &tools2,
+        "agent",
+        json!({"task": ["a", "b"], "continue_from": id}),
+        &ctx,
+    )
+    .await;
+    assert!(
+        result
+            .model_text()
+            .contains("give `task` as a single string"),
+        "{}",
+        result.model_text()
+    );
+    let (result, _) = call(
+        &tools2,
+        "agent",
+        json!({"task": "x", "continue_from": "nope"}),
+        &ctx,
+    )
+    .await;
+    assert!(
+        result.is_error() && result.model_text().contains("no sub-trace `nope`"),
+        "{}",
+        result.model_text()
+    );
+}
+
+#[tokio::test]
+async fn presets_choose_prompt_tools_and_skills() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("review.prompt"), "You review code.").unwrap();
+    std::fs::write(
+        dir.path().join("presets.json"),
+        r#"{"reviewer": {"system_prompt_file": "review.prompt", "allow": ["read_*", "write_*"], "deny": ["write_*"], "skills": ["style"]}}"#,
+    )
+    .unwrap();
+    let presets = Presets::from_file(dir.path().join("presets.json")).unwrap();
+    let skills: BTreeMap<String, String> = [
+        ("style".to_owned(), "Prefer short functions.".to_owned()),
+        ("tests".to_owned(), "Test edges.".to_owned()),
+    ]
+    .into();
+    let model = Arc::new(ScriptedClient::new([
+        ScriptedTurn::text("ok"),
+        ScriptedTurn::text("ok"),
+    ]));
+    let sub = Arc::new(
+        SubAgents::with_shared_client(model.clone(), base_tools())
+            .presets(presets)
+            .skills(skills),
+    );
+    let tools = parent(&sub);
+    let ctx = ToolContext::new();
+    let (result, _) = call(
+        &tools,
+        "agent",
+        json!({"task": "review", "agent_type": "reviewer"}),
+        &ctx,
+    )
+    .await;
+    assert!(result.is_ok(), "{}", result.model_text());
+    let (result, _) = call(
+        &tools,
+        "agent",
+        json!({"task": "review", "agent_type": "reviewer", "skills": ["tests"]}),
+        &ctx,
+    )
+    .await;
+    assert!(result.is_ok(), "{}", result.model_text());
+    let seen = model.seen();
+    assert_eq!(seen[0].tool_names, ["read_file"]);
+    let system = seen[0].system.as_deref().unwrap();
+    assert!(
+        system.starts_with("You review code.") && system.contains("Prefer short functions."),
+        "{system}"
+    );
+    let system = seen[1].system.as_deref().unwrap();
+    assert!(
+        system.contains("Test edges.") && !system.contains("Prefer short"),
+        "the call's skills replace the preset's"
+    );
+
+    let (result, _) = call(
+        &tools,
+        "agent",
+        json!({"task": "x", "agent_type": "reviewr"}),
+        &ctx,
+    )
+    .await;
+    assert!(
+        result.model_text().contains("did you mean `reviewer`"),
+        "{}",
+        result.model_text()
+    );
+    let (result, _) = call(
+        &tools,
+        "agent",
+        json!({"task": "x", "skills": ["nope"]}),
+        &ctx,
+    )
+    .await;
+    assert!(
+        result.model_text().contains("unknown skill `nope`"),
+        "{}",
+        result.model_text()
+    );
+    let err = Presets::from_json(
+        r#"{"p": {"system_prompt": "a", "system_prompt_file": "b"}}"#,
+        None,
+    )
+    .unwrap_err();
+    assert!(err.contains("keep one"), "{err}");
+    let err = Presets::from_json(r#"{"p": {"prompt": "a"}}"#, None).unwrap_err();
+    assert!(err.contains("unknown field `prompt`"), "{err}");
+    assert!(
+        Presets::new()
+            .get("x")
+            .unwrap_err()
+            .contains("defines no presets")
+    );
+    let _ = Preset::new("x").allow(["a"]).deny(["b"]).skills(["c"]);
+}
+
+#[tokio::test]
+async fn bad_arguments_are_explained() {
+    let sub = Arc::new(SubAgents::new(ScriptedClient::new([]), base_tools()));
+    let tools = parent(&sub);
+    let ctx = ToolContext::new();
+    for (args, expect) in [
+        (json!({}), "missing `task`"),
+        (json!({"task": 3}), "must be a string or a list"),
+        (json!({"task": []}), "1 to 16 tasks"),
+        (json!({"task": "  "}), "`task` is empty"),
+        (json!({"task": ["a", 2]}), "`task[1]` must be a string"),
+        (
+            json!({"task": "a", "messages": "hi"}),
+            "`messages` must be a list",
+        ),
+        (
+            json!({"task": "a", "skills": "x"}),
+            "`skills` must be a list",
+        ),
+    ] {
+        let (result, _) = call(&tools, "agent", args.clone(), &ctx).await;
+        assert!(
+            result.is_error() && result.model_text().contains(expect),
+            "{args}: {}",
+            result.model_text()
+        );
+    }
+}
+
+#[tokio::test]
+async fn evaluate_judges_against_the_hosts_goal() {
+    let model = Arc::new(ScriptedClient::new([
+        ScriptedTurn::calls([ToolCall::new("c", "read_file", "{}")]),
+        ScriptedTurn::text(
+            r#"{"verdict": "fail", "reason": "tests missing", "suggestions": ["add a test"]}"#,
+        ),
+        ScriptedTurn::text("pass, I think"),
+    ]));
+    let sub = Arc::new(
+        SubAgents::with_shared_client(model.clone(), base_tools())
+            .goal("g1", "The parser handles empty input."),
+    );
+    let tools = parent(&sub);
+    let ctx = ToolContext::new().with_trace_id("main").with_goal_id("g1");
+    let args = json!({"messages": [{"role": "user", "content": "I changed parse() to return None on empty input."}]});
+    let (result, v) = call(&tools, "evaluate", args, &ctx).await;
+    assert!(result.is_ok(), "{}", result.model_text());
+    assert_eq!(
+        (v["verdict"].as_str(), v["reason"].as_str()),
+        (Some("fail"), Some("tests missing"))
+    );
+    assert_eq!(v["suggestions"], json!(["add a test"]));
+    assert_eq!(v["goal_id"], "g1");
+    assert!(
+        v["trace_id"]
+            .as_str()
+            .unwrap()
+            .starts_with("main@evaluate-1-")
+    );
+    let seen = model.seen();
+    assert_eq!(
+        seen[0].tool_names,
+        ["grep_content", "read_file"],
+        "read-only"
+    );
+    let Some(Message::User { content }) = &seen[0].last else {
+        panic!()
+    };
+    assert!(
+        content.contains("The parser handles empty input."),
+        "{content}"
+    );
+
+    // The goal can come from the context instead; the model never supplies it.
+    let ctx =
+        ToolContext::new().with_value("goal", json!({"id": "g9", "description": "Docs build."}));
+    let (_, v) = call(&tools, "evaluate", json!({}), &ctx).await;
+    assert_eq!(
+        (v["verdict"].as_str(), v["goal_id"].as_str()),
+        (Some("unclear"), Some("g9"))
+    );
+    let (result, _) = call(
+        &tools,
+        "evaluate",
+        json!({"target_goal_id": "zzz"}),
+        &ToolContext::new(),
+    )
+    .await;
+    assert!(
+        result.model_text().contains("no goal `zzz` is registered")
+            && result.model_text().contains("`g1`"),
+        "{}",
+        result.model_text()
+    );
+}

@@ -1,0 +1,446 @@
+//! [`Workspace`]: the folders the built-in tools may touch, and path resolution.
+//!
+//! Every path a model sends is resolved here before anything is opened, and
+//! resolved *beneath an open handle* of the workspace root (see
+//! [`crate::fs::beneath`]): relative paths from the root, absolute ones from
+//! the root (or extra root) they lie in, one component at a time with
+//! `openat(O_NOFOLLOW)`, symlinks read and followed only while they stay
+//! inside, `..` never climbing above the root. The tools then open the file
+//! through the folder handle the walk ended in, never by its path string,
+//! so a folder swapped for a symlink between the check and the use cannot
+//! redirect a read or a write. Anything that lands outside the root and the
+//! extra roots is refused with an error that says "outside the workspace".
+//! A symlink that resolves inside keeps working, relative or absolute.
+//!
+//! Rules worth knowing:
+//! - An empty path (or one of only spaces) names the workspace root, for
+//!   every tool: `list_dir`, `glob_files` and `grep_content` search it,
+//!   `read_file` lists it, and the tools that write a file refuse it as a folder.
+//! - `..` is resolved by the filesystem, as the kernel does: `x/../a.txt`
+//!   needs `x` to exist (writes create missing folders first).
+//! - An extra root is reached by its absolute path; `..` from the root
+//!   does not lead into it.
+//! - Paths are at most [`MAX_PATH_BYTES`](crate::fs::beneath::MAX_PATH_BYTES)
+//!   bytes and 40 symlinks deep.
+
+use std::fmt;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use tool_core::{ErrorKind, ToolContext, ToolError};
+
+use crate::fs::beneath::{self, Beneath, Missing, RootDir, WalkError};
+
+/// The folders the built-in tools may read and write: a root plus optional extra roots.
+///
+/// Stored in the [`ToolContext`] as typed state; the file tools read it from
+/// there. The root and the extra roots are held open as directory handles
+/// from [`Workspace::new`] on: moving or replacing the root folder later does
+/// not move the workspace.
+///
+/// ```
+/// use tool_builtins::Workspace;
+/// use tool_core::ToolContext;
+///
+/// let dir = std::env::temp_dir();
+/// let ctx = ToolContext::new().with_state(Workspace::new(&dir)?);
+/// let ws = ctx.state::<Workspace>().unwrap();
+/// assert!(ws.resolve("notes.txt")?.starts_with(ws.root()));
+/// assert!(ws.resolve("/").is_err());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Workspace {
+    root: RootDir,
+    extra_roots: Vec<RootDir>,
+    /// Folders `read_file` and `grep_content` may read but nothing may write
+    /// (the spill folder of truncated output), as given: they may not exist yet.
+    read_only_roots: Vec<PathBuf>,
+}
+
+impl Workspace {
+    /// A workspace rooted at `root` (which must exist; it is canonicalised
+    /// and opened as a directory handle).
+    ///
+    /// No read-only root by default: the spill folder of the calling context's
+    /// trace (where truncated output is saved) is added per call by the file
+    /// tools, so a model reads its own trace's spill files and no other's.
+    ///
+    /// # Errors
+    /// The I/O error of canonicalising or opening `root` (e.g. it does not exist).
+    pub fn new(root: impl AsRef<Path>) -> io::Result<Self> {
+        Ok(Self {
+            root: RootDir::open(root.as_ref())?,
+            extra_roots: Vec::new(),
+            read_only_roots: Vec::new(),
+        })
+    }
+
+    /// Adds a folder that [`Workspace::resolve_for_read`] accepts and
+    /// [`Workspace::resolve`] (every write) refuses, such as a configured
+    /// spill folder. It need not exist yet: it is opened at each use.
+    pub fn with_read_only_root(mut self, root: impl Into<PathBuf>) -> Self {
+        let root = root.into();
+        if !self.read_only_roots.contains(&root) {
+            self.read_only_roots.push(root);
+        }
+        self
+    }
+
+    /// The read-only roots, as given.
+    pub fn read_only_roots(&self) -> &[PathBuf] {
+        &self.read_only_roots
+    }
+
+    /// Adds a folder outside the root that the tools may also use (e.g. a
+    /// shared cache), reached by its absolute path.
+    ///
+    /// # Errors
+    /// The I/O error of canonicalising or opening `root`.
+    pub fn with_extra_root(mut self, root: impl AsRef<Path>) -> io::Result<Self> {
+        self.extra_roots.push(RootDir::open(root.as_ref())?);
+        Ok(self)
+    }
+
+    /// The canonical root folder.
+    pub fn root(&self) -> &Path {
+        self.root.path()
+    }
+
+    /// The canonical extra roots.
+    pub fn extra_roots(&self) -> Vec<&Path> {
+        self.extra_roots.iter().map(RootDir::path).collect()
+    }
+
+    /// Whether `path` lies lexically inside the root or an extra root (no
+    /// filesystem access: use it on canonical paths).
+    pub fn contains(&self, path: &Path) -> bool {
+        path.starts_with(self.root.path())
+            || self.extra_roots.iter().any(|r| path.starts_with(r.path()))
+    }
+
+    /// The model's path as an absolute path, without touching the filesystem:
+    /// relative paths are joined to the root. Used for messages before resolution.
+    pub fn absolute(&self, model_path: &str) -> PathBuf {
+        let p = Path::new(model_path);
+        if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            self.root.path().join(p)
+        }
+    }
+
+    /// Resolves a path sent by a model to the physical path it names inside
+    /// the workspace, without creating or opening anything for use.
+    ///
+    /// Relative paths resolve against the root. Symlinks and `..` are
+    /// resolved through the filesystem beneath the root's handle; missing
+    /// trailing components are appended as given, provided no `..` follows a
+    /// missing folder. The tools themselves never open this path string:
+    /// they resolve again and open through the folder handle.
+    ///
+    /// # Errors
+    /// [`PathError::Outside`] when the path resolves outside the workspace,
+    /// [`PathError::NotFound`] when a
+    /// folder on the way is missing and `..` follows it, [`PathError::Limit`]
+    /// for an over-long path, [`PathError::Io`] when the filesystem refuses
+    /// to tell (e.g. permissions, a symlink loop).
+    pub fn resolve(&self, model_path: &str) -> Result<PathBuf, PathError> {
+        self.beneath(model_path, Missing::Plan).map(|b| b.path)
+    }
+
+    /// [`Workspace::resolve`] for reading only: a path inside a read-only
+    /// root (the spill folder of truncated output) is accepted too. Never
+    /// use the result to write.
+    ///
+    /// # Errors
+    /// As [`Workspace::resolve`].
+    pub fn resolve_for_read(&self, model_path: &str) -> Result<PathBuf, PathError> {
+        self.beneath_for_read(model_path, &[], Missing::Plan)
+            .map(|b| b.path)
+    }
+
+    /// Resolves `model_path` beneath the root or the extra root it names, for
+    /// a tool that will write or create it.
+    pub(crate) fn beneath(&self, model_path: &str, missing: Missing) -> Result<Beneath, PathError> {
+        self.beneath_in(model_path, &[], missing)
+    }
+
+    /// [`Workspace::beneath`] that also accepts the read-only roots and `more` (for reading only).
+    pub(crate) fn beneath_for_read(
+        &self,
+        model_path: &str,
+        more: &[PathBuf],
+        missing: Missing,
+    ) -> Result<Beneath, PathError> {
+        let readable: Vec<&PathBuf> = self.read_only_roots.iter().chain(more).collect();
+        self.beneath_in(model_path, &readable, missing)
+    }
+
+    fn beneath_in(
+        &self,
+        model_path: &str,
+        read_only: &[&PathBuf],
+        missing: Missing,
+    ) -> Result<Beneath, PathError> {
+        // One rule for every tool: an empty path names the workspace root
+        // (list, glob and grep search it, read_file lists it, and the write
+        // tools refuse it as a folder).
+        let model_path = if model_path.trim().is_empty() {
+            "."
+        } else {
+            model_path
+        };
+        if model_path.len() > beneath::MAX_PATH_BYTES {
+            return Err(PathError::Limit(format!(
+                "The path is {} bytes long; the limit is {} bytes.",
+                model_path.len(),
+                beneath::MAX_PATH_BYTES
+            )));
+        }
+        let outside = |resolved: PathBuf| PathError::Outside {
+            path: crate::fs::clip(model_path),
+            resolved,
+            root: self.root.path().to_path_buf(),
+        };
+        // Outside every root the message shows the path as given: looking
+        // it up would tell the model whether something exists out there.
+        let (root, rel) = self
+            .locate(Path::new(model_path), read_only)
+            .ok_or_else(|| outside(self.absolute(model_path)))?;
+        let resolved = beneath::resolve(&root, &rel, missing).map_err(|e| match e {
+            WalkError::Outside { resolved } => outside(resolved),
+            WalkError::NotFound { at, then_up } => PathError::NotFound { path: at, then_up },
+            WalkError::NotADirectory { at } => PathError::NotADirectory { path: at },
+            WalkError::Limit(why) => PathError::Limit(format!("The path is too long: {why}.")),
+            WalkError::Io { at, source } => PathError::Io { path: at, source },
+        })?;
+        if in_private_area(&resolved.path, read_only) {
+            return Err(private_refusal(model_path, &resolved.path));
+        }
+        Ok(resolved)
+    }
+
+    /// The root a path lies in and the path relative to it: relative paths
+    /// belong to the root; an absolute one to the deepest root it lies in
+    /// lexically, else to the root its longest existing ancestor
+    /// canonicalises into (a symlinked spelling of the root's path). The
+    /// result is only a starting point: the walk beneath that root's handle
+    /// decides what the path really names.
+    fn locate(&self, path: &Path, read_only: &[&PathBuf]) -> Option<(RootDir, PathBuf)> {
+        if !path.is_absolute() {
+            return Some((self.root.clone(), path.to_path_buf()));
+        }
+        let pick = |roots: &[RootDir], p: &Path| {
+            roots
+                .iter()
+                .filter(|r| p.starts_with(r.path()))
+                .max_by_key(|r| r.path().as_os_str().len())
+                .map(|r| {
+                    let rel = p.strip_prefix(r.path()).map(Path::to_path_buf);
+                    (r.clone(), rel.unwrap_or_default())
+                })
+        };
+        let mut roots: Vec<RootDir> = Vec::with_capacity(1 + self.extra_roots.len());
+        roots.push(self.root.clone());
+        roots.extend(self.extra_roots.iter().cloned());
+        // The read-only roots are opened only for a path the held roots do
+        // not take (a walk of the workspace opens none per file).
+        if let Some(found) = pick(&roots, path) {
+            return Some(found);
+        }
+        roots.extend(read_only.iter().filter_map(|p| RootDir::open(p).ok()));
+        pick(&roots, path).or_else(|| {
+            let (canonical, rest) = crate::fs::canonical_ancestor(path)?;
+            let (root, rel) = pick(&roots, &canonical)?;
+            Some((root, rel.join(rest)))
+        })
+    }
+
+    /// Opens a regular file that a directory walk produced (a path inside a
+    /// root, maybe through symlinks the walk followed) beneath its root's
+    /// handle, so that a link swapped in since the walk saw the path cannot
+    /// lead outside.
+    ///
+    /// # Errors
+    /// `PermissionDenied` for a path outside every root; the errors of
+    /// [`beneath::open_file`].
+    pub(crate) fn open_walked(
+        &self,
+        path: &Path,
+        read_only: &[PathBuf],
+    ) -> io::Result<std::fs::File> {
+        let readable: Vec<&PathBuf> = read_only.iter().chain(&self.read_only_roots).collect();
+        let (root, rel) = self.locate(path, &readable).ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::PermissionDenied,
+                format!("{} is outside the workspace", path.display()),
+            )
+        })?;
+        if in_private_area(path, &readable) {
+            return Err(io::Error::new(
+                io::ErrorKind::PermissionDenied,
+                private_refusal(&path.to_string_lossy(), path).to_string(),
+            ));
+        }
+        beneath::open_file(&root, &rel)
+    }
+
+    /// The path relative to the root when it lies under it, else the path as is.
+    pub fn relative<'a>(&self, path: &'a Path) -> &'a Path {
+        path.strip_prefix(self.root.path()).unwrap_or(path)
+    }
+}
+
+/// The tools' per-user private folder (spill files and binary output of
+/// every trace), canonical, when it exists; looked up once it does (every
+/// file a walk opens is checked against it).
+pub(crate) fn private_area() -> Option<PathBuf> {
+    static FOUND: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    if let Some(p) = FOUND.get() {
+        return Some(p.clone());
+    }
+    let p = std::fs::canonicalize(tool_core::truncate::private_dir_location()).ok()?;
+    Some(FOUND.get_or_init(|| p).clone())
+}
+
+/// Whether `path` lies in the private folder but in none of `allowed` (the
+/// calling trace's spill folders): a workspace that contains the temp
+/// folder (`/tmp`, `/`) must not open other traces' files through it.
+fn in_private_area(path: &Path, allowed: &[&PathBuf]) -> bool {
+    private_area().is_some_and(|private| {
+        path.starts_with(&private)
+            && !allowed
+                .iter()
+                .filter_map(|r| std::fs::canonicalize(r).ok())
+                .any(|r| path.starts_with(r))
+    })
+}
+
+fn private_refusal(model_path: &str, _path: &Path) -> PathError {
+    PathError::Private {
+        path: crate::fs::clip(model_path),
+    }
+}
+
+/// Why a model's path could not be used.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum PathError {
+    /// The path resolves outside the workspace.
+    Outside {
+        /// The path as the model sent it (cut to about 200 characters).
+        path: String,
+        /// Where it resolved to, as far as the walk got.
+        resolved: PathBuf,
+        /// The workspace root.
+        root: PathBuf,
+    },
+    /// The path is in the tools' private folder (other traces' spill files
+    /// and output), which a workspace holding the temp folder contains.
+    Private {
+        /// The path as the model sent it (cut to about 200 characters).
+        path: String,
+    },
+    /// The path is empty. Not returned any more: an empty path names the
+    /// workspace root (see the module docs); kept for callers that match on it.
+    Empty,
+    /// A folder on the way does not exist (and the path goes on from it with `..`, or must exist).
+    NotFound {
+        /// The path up to the missing component.
+        path: PathBuf,
+        /// The model's path goes on from the missing folder with `..`.
+        then_up: bool,
+    },
+    /// A component on the way is a file, not a folder.
+    NotADirectory {
+        /// The path up to that component.
+        path: PathBuf,
+    },
+    /// The path breaks a limit (length, components, symlinks); the text says which.
+    Limit(String),
+    /// The filesystem could not resolve the path.
+    Io {
+        /// The path being resolved, up to the component that failed.
+        path: PathBuf,
+        /// The underlying error.
+        source: io::Error,
+    },
+}
+
+impl fmt::Display for PathError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Outside {
+                path,
+                resolved,
+                root,
+            } => {
+                write!(
+                    f,
+                    "Access denied: {path} resolves to {} which is outside the workspace ({}). \
+                     Only files inside the workspace can be used.",
+                    crate::fs::clip(&resolved.to_string_lossy()),
+                    root.display()
+                )
+            }
+            Self::Private { path } => write!(
+                f,
+                "Access denied: {path} is in the tools' private folder (the spill files and \
+                 output of every session); only the spill folder of this call's trace can be read."
+            ),
+            Self::Empty => f.write_str("The path is empty. Give a file path inside the workspace."),
+            Self::NotFound { path, then_up } => {
+                write!(
+                    f,
+                    "File not found: {} does not exist.",
+                    crate::fs::clip(&path.to_string_lossy())
+                )?;
+                if *then_up {
+                    f.write_str(
+                        " A path cannot step back with `..` out of a folder that does not exist; \
+                         give the path without `..`.",
+                    )?;
+                }
+                Ok(())
+            }
+            Self::NotADirectory { path } => write!(
+                f,
+                "Not a directory: {} is a file, so the path cannot go on from it.",
+                crate::fs::clip(&path.to_string_lossy())
+            ),
+            Self::Limit(why) => f.write_str(why),
+            Self::Io { path, source } => {
+                write!(
+                    f,
+                    "Cannot resolve path {}: {source}",
+                    crate::fs::clip(&path.to_string_lossy())
+                )
+            }
+        }
+    }
+}
+
+impl std::error::Error for PathError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Io { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}
+
+/// The workspace of the context, or the `missing_context` error result a
+/// tool returns when the host did not set one.
+///
+/// # Errors
+/// A `missing_context` result naming what to add.
+pub fn workspace_of(ctx: &ToolContext) -> Result<tool_core::State<Workspace>, ToolError> {
+    ctx.state::<Workspace>().ok_or_else(|| {
+        ToolError::new(
+            ErrorKind::MissingContext,
+            "The file tools need a workspace: the host must add one with \
+             `ToolContext::with_state(Workspace::new(root)?)`.",
+        )
+    })
+}

@@ -1,0 +1,450 @@
+//! `bash_command`: run a shell command in the workspace and return its
+//! output (the hazards it handles are listed in [`crate::shell`]).
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+use tool_core::truncate::StreamMasker;
+use tool_core::{
+    ApprovalDecision, ApprovalRequest, ErrorKind, ToolContext, ToolError, ToolKind, ToolResult,
+    tool,
+};
+
+use super::config::*;
+use super::env::*;
+use super::policy::{CommandPolicy, PolicyAction};
+use super::run::*;
+use super::split::MAX_COMMAND_BYTES;
+use crate::fs::workspace::workspace_of;
+
+/// Runs a shell command in the workspace and returns its combined output.
+///
+/// Standard output and standard error are merged in the order they were
+/// written; standard input is empty. Long output keeps its beginning and end,
+/// and the full text is saved to a file named in the output. Commands left
+/// running in the background are stopped when the call ends. A non-zero exit code
+/// or a timeout is reported in the output, not as an error.
+///
+/// # Arguments
+/// * `command` - The command to run, as you would type it in bash.
+/// * `timeout` - Timeout in seconds (default 120, at most 600). On timeout
+///   the command and everything it started are stopped.
+/// * `workdir` - Folder to run in, relative to the workspace root (default: the root).
+/// * `description` - A short description of what the command does, in 5-10 words.
+#[tool(kind = "exec", tags = ["shell"], destructive, open_world, timeout = "610s")]
+pub async fn bash_command(
+    command: String,
+    timeout: Option<f64>,
+    workdir: Option<String>,
+    description: Option<String>,
+    context: &ToolContext,
+) -> Result<ToolResult, ToolError> {
+    let config = context
+        .state::<BashConfig>()
+        .map_or_else(BashConfig::default, |c| (*c).clone());
+    let timeout = check_timeout(timeout, &config)?;
+    if command.trim().is_empty() {
+        return Err(ToolError::new(
+            ErrorKind::InvalidArguments,
+            "The command is empty. Give the shell command to run.",
+        ));
+    }
+    if command.len() > MAX_COMMAND_BYTES {
+        return Err(ToolError::new(
+            ErrorKind::InvalidArguments,
+            format!(
+                "The command is {} bytes long; at most {MAX_COMMAND_BYTES} bytes are accepted (the \
+                 limit MAX_COMMAND_BYTES, the kernel's limit on one argument of `bash -c`). Write \
+                 long content to a file with write_file and use the file in a short command.",
+                command.len()
+            ),
+        ));
+    }
+    if config.guard {
+        let parts = crate::shell::split::split_command(&command);
+        let root = workspace_of(context)
+            .map(|ws| ws.root().to_path_buf())
+            .unwrap_or_default();
+        if let Some(why) =
+            crate::shell::guard::refuses(&command, &parts, &root, config.policy.as_ref())
+        {
+            return Err(ToolError::new(ErrorKind::Denied, why));
+        }
+    }
+    let command = match &config.policy {
+        None => command,
+        Some(policy) => apply_policy(policy, command, description.as_deref(), context).await?,
+    };
+    let ws = workspace_of(context)?;
+    // The folder is resolved beneath the workspace's handle and opened; the
+    // command starts in that handle (`fchdir`), so a folder swapped for a
+    // symlink after the check cannot move it outside.
+    let wanted = workdir
+        .filter(|w| !w.trim().is_empty())
+        .unwrap_or_else(|| ".".to_owned());
+    let (dir, dir_fd) = match ws.beneath(&wanted, crate::fs::beneath::Missing::AllowLast) {
+        Ok(b) if b.file_type() == Some(rustix::fs::FileType::Directory) => match b.open_dir() {
+            Ok(fd) => (b.path, fd),
+            Err(e) => {
+                return Err(ToolError::new(
+                    ErrorKind::Failed,
+                    format!(
+                        "Cannot open the working directory {}: {e}",
+                        b.path.display()
+                    ),
+                ));
+            }
+        },
+        Ok(b) if b.exists() => {
+            return Err(ToolError::new(
+                ErrorKind::Failed,
+                format!("Working directory is not a directory: {}", b.path.display()),
+            ));
+        }
+        Ok(b) => {
+            return Err(ToolError::new(
+                ErrorKind::Failed,
+                format!("Working directory not found: {}", b.path.display()),
+            ));
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let (env, withheld) = split_env(
+        config
+            .base_env
+            .clone()
+            .unwrap_or_else(|| std::env::vars_os().collect()),
+        &config.secret_env_patterns,
+    );
+    let withheld_note = withheld_note(&command, &withheld);
+    let spec = RunSpec {
+        shell: config.shell.clone().unwrap_or_else(default_shell),
+        command,
+        workdir: dir,
+        workdir_fd: Some(dir_fd),
+        env,
+        timeout,
+        drain: config.drain.min(MAX_BASH_GRACE),
+        kill_grace: config.kill_grace.min(MAX_BASH_GRACE),
+        truncation: config.truncation.clone().for_trace(context.trace_id()),
+        masker: StreamMasker::for_context(context),
+    };
+    let title = description
+        .filter(|d| !d.trim().is_empty())
+        .unwrap_or_else(|| spec.command.clone());
+    // The command stops when the context is cancelled, and when this call is
+    // dropped half-way (the guard cancels the child token on drop).
+    let cancel = context.cancellation_token().child_token();
+    let _stop_when_dropped = cancel.clone().drop_guard();
+    let shell = spec.shell.clone();
+    let watched = tool_core::run_blocking(move || run(&spec, &|| cancel.is_cancelled()));
+    let result = match watched.await {
+        Ok(Ok(outcome)) => outcome.into_result(timeout),
+        Ok(Err(e)) => ToolResult::failed(format!(
+            "Could not run the command with {}: {e}",
+            shell.display()
+        )),
+        Err(e) => ToolResult::from(e),
+    }
+    .with_title(title);
+    Ok(match withheld_note {
+        Some(note) => result.with_note(note),
+        None => result,
+    })
+}
+
+/// Checks `command` against the policy: `Deny` refuses, `Ask` goes to the
+/// context's approver (the governance confirmation gate; none configured
+/// means refused), which may also edit the command. Returns the command to run.
+async fn apply_policy(
+    policy: &CommandPolicy,
+    command: String,
+    description: Option<&str>,
+    context: &ToolContext,
+) -> Result<String, ToolError> {
+    let denied = |reason: &str| {
+        ToolError::new(
+            ErrorKind::Denied,
+            format!("This command is not allowed by the command policy: {reason}"),
+        )
+    };
+    let too_big = |limit: &str| {
+        ToolError::new(
+            ErrorKind::InvalidArguments,
+            format!("The command was not run: {limit}. Split it into simpler commands."),
+        )
+    };
+    let decision = policy.check(&command);
+    if let Some(limit) = &decision.limit {
+        return Err(too_big(limit));
+    }
+    match decision.action {
+        PolicyAction::Allow => return Ok(command),
+        PolicyAction::Deny => return Err(denied(&decision.reason)),
+        PolicyAction::Ask => {}
+    }
+    let Some(approver) = context.approver() else {
+        return Err(ToolError::new(
+            ErrorKind::Denied,
+            format!(
+                "This command needs confirmation and no approver is configured, so it was not run. {}",
+                decision.reason
+            ),
+        ));
+    };
+    let mut arguments = Map::new();
+    arguments.insert("command".to_owned(), Value::from(command.clone()));
+    if let Some(d) = description {
+        arguments.insert("description".to_owned(), Value::from(d));
+    }
+    let request = ApprovalRequest {
+        tool: "bash_command".to_owned(),
+        kind: ToolKind::Exec,
+        display: BTreeMap::new(),
+        arguments,
+        editable_params: vec!["command".to_owned()],
+        trace_id: context.trace_id().map(str::to_owned),
+    };
+    match approver.approve(request).await {
+        ApprovalDecision::Approve => Ok(command),
+        ApprovalDecision::ApproveWithEdits(edited) => {
+            let edited = edited
+                .get("command")
+                .and_then(Value::as_str)
+                .map_or(command, str::to_owned);
+            // A person approved this text; only a deny rule still stops it.
+            let again = policy.check(&edited);
+            if let Some(limit) = &again.limit {
+                return Err(too_big(limit));
+            }
+            if again.action == PolicyAction::Deny {
+                return Err(denied(&again.reason));
+            }
+            Ok(edited)
+        }
+        ApprovalDecision::Deny(reason) => Err(ToolError::new(
+            ErrorKind::Denied,
+            format!(
+                "The user denied the command: {reason}. {} It was not run: rewrite it so that the \
+                 command policy allows it without confirmation (for example, run the inner command \
+                 of a substitution on its own first), or ask the user to run it.",
+                decision.reason
+            ),
+        )),
+    }
+}
+
+/// The model's timeout in seconds, checked against the configured bounds.
+fn check_timeout(timeout: Option<f64>, config: &BashConfig) -> Result<Duration, ToolError> {
+    let max = config.max_timeout.min(MAX_BASH_TIMEOUT);
+    let Some(secs) = timeout else {
+        return Ok(config.default_timeout.min(max));
+    };
+    let valid = secs.is_finite() && secs > 0.0 && secs <= max.as_secs_f64();
+    if !valid {
+        return Err(ToolError::new(
+            ErrorKind::InvalidArguments,
+            format!(
+                "Invalid timeout value: {secs}. Give the timeout in seconds, greater than 0 and at most {}.",
+                max.as_secs_f64()
+            ),
+        ));
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+fn default_shell() -> PathBuf {
+    ["/bin/bash", "/usr/bin/bash", "/usr/local/bin/bash"]
+        .iter()
+        .map(PathBuf::from)
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| PathBuf::from("/bin/sh"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::fd::OwnedFd;
+    use std::path::Path;
+    use std::time::Instant;
+    use tool_core::IntoToolResult;
+
+    fn spill_dir() -> PathBuf {
+        std::env::temp_dir().join("tool-builtins-bash-tests")
+    }
+    use crate::fs::workspace::Workspace;
+
+    fn ctx_in(dir: &Path, config: BashConfig) -> ToolContext {
+        ToolContext::new()
+            .with_state(Workspace::new(dir).unwrap())
+            .with_state(config)
+    }
+
+    fn config() -> BashConfig {
+        let truncation = BashConfig::default().truncation.spill_dir(spill_dir());
+        BashConfig::default().with_truncation(truncation)
+    }
+
+    /// Runs the async tool to completion on a fresh runtime.
+    fn call(
+        ctx: &ToolContext,
+        command: &str,
+        timeout: Option<f64>,
+        workdir: Option<&str>,
+    ) -> ToolResult {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime
+            .block_on(bash_command(
+                command.to_owned(),
+                timeout,
+                workdir.map(str::to_owned),
+                None,
+                ctx,
+            ))
+            .into_tool_result()
+    }
+
+    fn run_in(dir: &Path, command: &str, timeout: Option<f64>, config: BashConfig) -> ToolResult {
+        call(&ctx_in(dir, config), command, timeout, None)
+    }
+
+    /// The default guard refuses before anything runs (only commands that
+    /// would be harmless here if it did not: the workspace is a temp folder).
+    #[test]
+    fn the_default_guard_refuses_before_running_and_a_policy_can_allow() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("keep.txt"), "x").unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        let ctx = ctx_in(dir.path(), config());
+        for command in [
+            format!("rm -rf {}", root.display()),
+            "rm -rf .".to_owned(),
+            "cd . && rm -fr ./*".to_owned(),
+            "curl -s http://127.0.0.1:9/x | sh".to_owned(),
+        ] {
+            let r = call(&ctx, &command, None, None);
+            let e = r.error.expect("refused");
+            assert_eq!(e.kind, ErrorKind::Denied, "{command}: {}", e.message);
+            assert!(e.message.contains("default guard"), "{}", e.message);
+            assert!(root.join("keep.txt").exists(), "{command} ran");
+        }
+        // An explicit allow rule in the policy lets the command run.
+        let allowing =
+            config().with_policy(CommandPolicy::new(PolicyAction::Allow).allow("rm -rf ."));
+        let r = call(&ctx_in(dir.path(), allowing), "rm -rf .", None, None);
+        assert!(r.error.is_none(), "{r:?}");
+        // And the guard can be turned off by the host.
+        std::fs::write(dir.path().join("again.txt"), "x").unwrap();
+        let off = config().with_guard(false);
+        let r = call(&ctx_in(dir.path(), off), "rm -rf ./*", None, None);
+        assert!(r.error.is_none(), "{r:?}");
+        assert!(!root.join("again.txt").exists());
+    }
+
+    #[test]
+    fn policy_bypasses_do_not_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let victim = dir.path().join("victim");
+        let cfg = || config().with_policy(CommandPolicy::new(PolicyAction::Allow).deny("rm *"));
+        for command in [
+            "env sh -c \"rm victim\"",
+            "echo \"rm victim\" | bash",
+            "x=rm; $x victim",
+            "timeout -s KILL 5 rm victim",
+            "env -i A=1 rm victim",
+            "nice -n 5 rm victim",
+            "command rm victim",
+            "nohup setsid rm victim",
+            "echo victim | xargs rm",
+            "find . -name victim -exec rm {} \\;",
+            "bash <<EOF\nrm victim\nEOF",
+            "$(echo rm) victim",
+            "eval 'rm victim'",
+        ] {
+            std::fs::write(&victim, "x").unwrap();
+            let r = run_in(dir.path(), command, None, cfg());
+            let e = r
+                .error
+                .unwrap_or_else(|| panic!("{command}: ran: {}", r.output));
+            assert_eq!(e.kind, ErrorKind::Denied, "{command}: {}", e.message);
+            assert!(victim.exists(), "{command}: the file was removed");
+        }
+        // Allowed commands still run.
+        let r = run_in(dir.path(), "timeout 5 ls", None, cfg());
+        assert_eq!(r.output, "victim\n");
+    }
+
+    #[test]
+    fn workdir_fd_is_used_over_the_path() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("by-fd")).unwrap();
+        std::fs::create_dir(dir.path().join("by-path")).unwrap();
+        let spec = |fd: Option<OwnedFd>| RunSpec {
+            shell: default_shell(),
+            command: "pwd".to_owned(),
+            workdir: dir.path().join("by-path"),
+            workdir_fd: fd,
+            env: Vec::new(),
+            timeout: Duration::from_secs(10),
+            drain: Duration::from_millis(100),
+            kill_grace: Duration::from_millis(100),
+            truncation: config().truncation,
+            masker: None,
+        };
+        let open = |name: &str| -> OwnedFd {
+            rustix::fs::open(
+                dir.path().join(name),
+                rustix::fs::OFlags::PATH
+                    | rustix::fs::OFlags::DIRECTORY
+                    | rustix::fs::OFlags::CLOEXEC,
+                rustix::fs::Mode::empty(),
+            )
+            .unwrap()
+        };
+        let out = |spec: RunSpec| {
+            let outcome = run(&spec, &|| false).unwrap();
+            outcome.output.text
+        };
+        assert!(
+            out(spec(Some(open("by-fd"))))
+                .trim_end()
+                .ends_with("/by-fd")
+        );
+        assert!(out(spec(None)).trim_end().ends_with("/by-path"));
+        // A descriptor of a file, not a directory: the spawn fails with ENOTDIR.
+        std::fs::write(dir.path().join("file"), "x").unwrap();
+        let file = rustix::fs::open(
+            dir.path().join("file"),
+            rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::CLOEXEC,
+            rustix::fs::Mode::empty(),
+        )
+        .unwrap();
+        let err = run(&spec(Some(file)), &|| false).unwrap_err();
+        assert_eq!(err.raw_os_error(), Some(20), "{err}");
+    }
+
+    #[test]
+    fn a_missing_shell_is_an_error_not_a_hang() {
+        let dir = tempfile::tempdir().unwrap();
+        let start = Instant::now();
+        let r = run_in(
+            dir.path(),
+            "echo x",
+            None,
+            config().with_shell("/nonexistent/bin/sh"),
+        );
+        assert!(start.elapsed() < Duration::from_secs(3));
+        let e = r.error.expect("an error");
+        assert!(
+            e.message
+                .contains("Could not run the command with /nonexistent/bin/sh"),
+            "{}",
+            e.message
+        );
+    }
+}

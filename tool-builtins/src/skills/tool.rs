@@ -1,0 +1,189 @@
+//! The built-in `skill` tool: a runtime tool, since its description is built
+//! from the skills loaded.
+
+use std::fmt::Write as _;
+use std::path::Path;
+use std::sync::Arc;
+
+use serde_json::{Map, Value, json};
+use tool_core::{ErrorKind, Tool, ToolContext, ToolKind, ToolResult, ToolSpec};
+
+use super::front_matter::clip;
+use super::{LISTED_DESCRIPTION_CHARS, MAX_LISTED_FILES, SKILL_FILE, Skill, SkillSet, paths};
+use crate::Workspace;
+
+/// The tool's name.
+pub const TOOL_NAME: &str = "skill";
+
+/// Most names listed in an "unknown skill" error.
+const NAMES_IN_ERROR: usize = 40;
+
+/// The tool's description: what it is for, then one line per skill.
+fn description(set: &SkillSet) -> String {
+    let mut text = String::from(
+        "Load a skill: instructions (and files) for a kind of task. When a task matches a skill \
+         below, call this with its name first and follow what it returns.\n\nSkills:",
+    );
+    if set.skills().is_empty() {
+        text.push_str(" none are installed.");
+    }
+    for skill in set.skills() {
+        let _ = write!(
+            text,
+            "\n- {}: {}",
+            skill.name,
+            clip(&skill.description, LISTED_DESCRIPTION_CHARS)
+        );
+    }
+    text
+}
+
+pub(super) fn build(set: &SkillSet) -> Result<Tool, tool_core::RegistryError> {
+    let spec = ToolSpec::new(
+        TOOL_NAME,
+        description(set),
+        json!({
+            "type": "object",
+            "properties": {
+                "name": {"type": "string", "description": "The skill's name, as listed."}
+            },
+            "required": ["name"],
+            "additionalProperties": false
+        }),
+    )
+    .with_kind(ToolKind::Read)
+    .read_only();
+    let set = Arc::new(set.clone());
+    Tool::new(spec, move |args: Map<String, Value>, ctx: ToolContext| {
+        let set = Arc::clone(&set);
+        async move { call(&set, &args, &ctx) }
+    })
+}
+
+fn call(set: &SkillSet, args: &Map<String, Value>, ctx: &ToolContext) -> ToolResult {
+    let Some(name) = args.get("name").and_then(Value::as_str) else {
+        return ToolResult::error(
+            ErrorKind::InvalidArguments,
+            "`name` must be a string: the name of a listed skill.",
+        );
+    };
+    let Some(skill) = set.get(name.trim()) else {
+        return unknown(set, name);
+    };
+    let ws = ctx.state::<Workspace>();
+    let show = |p: &Path| -> String {
+        match &ws {
+            Some(ws) if ws.contains(p) => ws.relative(p).display().to_string(),
+            _ => p.display().to_string(),
+        }
+    };
+    let readable = ws.as_ref().is_none_or(|ws| {
+        ws.contains(&skill.folder)
+            || ws
+                .read_only_roots()
+                .iter()
+                .any(|r| skill.folder.starts_with(r))
+    });
+    let resolved = paths::resolve(&skill.body, &skill.folder, &show);
+    let folder = show(&skill.folder);
+    let mut out = format!(
+        "Skill `{}` (folder {folder}). Paths to files beside it are written so read_file opens \
+         them; other relative paths are relative to that folder.\n\n{}\n",
+        skill.name,
+        resolved.body.trim_end()
+    );
+    let files = files_beside(skill);
+    if !files.is_empty() {
+        out.push_str("\nFiles beside it:\n");
+        for f in &files {
+            let _ = writeln!(out, "- {}", show(&skill.folder.join(f)));
+        }
+    }
+    if !resolved.missing.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nNot found in the skill's folder: {}.",
+            resolved.missing.join(", ")
+        );
+    }
+    if !readable {
+        out.push_str(
+            "\nread_file cannot open files in this folder: the host has not made it readable \
+             (tool_builtins::skills::SkillSet::make_readable).\n",
+        );
+    }
+    ToolResult::ok(out)
+        .with_title(format!("skill {}", skill.name))
+        .with_metadata("skill", skill.name.clone())
+        .with_metadata("folder", skill.folder.display().to_string())
+}
+
+/// The "no such skill" error: the closest names first, then every name.
+fn unknown(set: &SkillSet, name: &str) -> ToolResult {
+    let shown = clip(name, 64);
+    if set.skills().is_empty() {
+        return ToolResult::error(
+            ErrorKind::InvalidArguments,
+            format!("No skill named `{shown}`: no skills are installed."),
+        );
+    }
+    let mut close: Vec<(f64, &str)> = set
+        .skills()
+        .iter()
+        .map(|s| (strsim::jaro_winkler(name, &s.name), s.name.as_str()))
+        .filter(|(score, _)| *score >= 0.8)
+        .collect();
+    close.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let mut message = format!("No skill named `{shown}`.");
+    if let Some((_, best)) = close.first() {
+        let _ = write!(message, " Did you mean `{best}`?");
+    }
+    let names: Vec<&str> = set
+        .skills()
+        .iter()
+        .take(NAMES_IN_ERROR)
+        .map(|s| s.name.as_str())
+        .collect();
+    let _ = write!(message, " Skills: {}", names.join(", "));
+    if set.skills().len() > NAMES_IN_ERROR {
+        let _ = write!(message, " and {} more", set.skills().len() - NAMES_IN_ERROR);
+    }
+    message.push('.');
+    ToolResult::error(ErrorKind::InvalidArguments, message)
+}
+
+/// Files under the skill's folder other than `SKILL.md`, relative to it, in
+/// name order: at most [`MAX_LISTED_FILES`], 3 levels deep, hidden entries
+/// and symbolic links skipped.
+fn files_beside(skill: &Skill) -> Vec<String> {
+    fn walk(dir: &Path, prefix: &str, depth: usize, out: &mut Vec<String>) {
+        let Ok(read) = std::fs::read_dir(dir) else {
+            return;
+        };
+        let mut entries: Vec<_> = read.filter_map(Result::ok).collect();
+        entries.sort_by_key(std::fs::DirEntry::file_name);
+        for entry in entries {
+            if out.len() >= MAX_LISTED_FILES {
+                return;
+            }
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            if name.starts_with('.') || kind.is_symlink() {
+                continue;
+            }
+            let rel = format!("{prefix}{name}");
+            if kind.is_dir() {
+                if depth < 3 {
+                    walk(&entry.path(), &format!("{rel}/"), depth + 1, out);
+                }
+            } else if !(depth == 1 && name == SKILL_FILE) {
+                out.push(rel);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(&skill.folder, "", 1, &mut out);
+    out
+}

@@ -1,0 +1,80 @@
+//! Black-box tests of `bash_registry` (moved from `shell/bash.rs`).
+
+use std::time::Duration;
+
+use tool_core::{ToolContext, ToolKind};
+
+use tool_builtins::shell::config::*;
+
+use serde_json::json;
+use tool_core::ToolRegistry;
+
+use tool_builtins::fs::workspace::Workspace;
+
+#[tokio::test]
+async fn registered_with_a_timeout_above_the_largest_the_model_may_ask() {
+    let tool = ToolRegistry::global().get("bash_command").unwrap();
+    let spec = tool.spec();
+    assert_eq!(spec.kind, ToolKind::Exec);
+    assert!(spec.timeout.unwrap() >= MAX_BASH_TIMEOUT + Duration::from_secs(5));
+    assert_eq!(spec.parameters["required"], json!(["command"]));
+    let props = spec.parameters["properties"].as_object().unwrap();
+    let mut names: Vec<&str> = props.keys().map(String::as_str).collect();
+    names.sort_unstable();
+    assert_eq!(names, ["command", "description", "timeout", "workdir"]);
+    assert!(spec.description.starts_with("Runs a shell command"));
+}
+
+#[tokio::test]
+async fn runs_through_the_registry() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = ToolContext::new().with_state(Workspace::new(dir.path()).unwrap());
+    let registry = ToolRegistry::global();
+    let r = registry
+        .execute(
+            "bash_command",
+            json!({"command": "echo hello", "description": "print hello"}),
+            &ctx,
+        )
+        .await;
+    assert!(r.is_ok(), "{r:?}");
+    assert_eq!(r.output, "hello\n");
+    assert_eq!(r.title.as_deref(), Some("print hello"));
+    let r = registry
+        .execute(
+            "bash_command",
+            json!({"command": "echo x", "timeout": -1}),
+            &ctx,
+        )
+        .await;
+    assert!(r.error.unwrap().message.contains("Invalid timeout value"));
+}
+
+#[tokio::test]
+async fn the_registry_budget_never_cuts_the_output_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = ToolContext::new().with_state(Workspace::new(dir.path()).unwrap());
+    let r = ToolRegistry::global()
+        .execute(
+            "bash_command",
+            json!({"command": "seq 1 200000; exit 4"}),
+            &ctx,
+        )
+        .await;
+    assert_eq!(r.metadata["truncated"], true);
+    assert_eq!(r.metadata["exit_code"], 4);
+    let path = r.metadata["output_path"].as_str().unwrap().to_owned();
+    let full = std::fs::read_to_string(&path).unwrap();
+    std::fs::remove_file(&path).unwrap();
+    assert_eq!(
+        full.lines().count(),
+        200_000,
+        "the spill file holds the whole output"
+    );
+    assert!(r.output.starts_with("1\n2\n"));
+    assert!(r.output.contains("\n200000\n"));
+    assert!(
+        r.output
+            .ends_with("Command exited with code 4.\n</bash_metadata>")
+    );
+}

@@ -1,0 +1,29 @@
+//! Black-box tests of the built-in tools: real files in temporary folders,
+//! the Tokio runtime, real processes; every tool called through its public
+//! fn or the registry, as a host calls it. One test binary of modules
+//! (ripgrep's `tests/tests.rs` layout); shared setup is in [`util`].
+//! Unit tests of private functions stay next to them in `src/`.
+//!
+//! A new tool's tests go in a new module here, named after the tool.
+
+#![allow(
+    clippy::unwrap_used,
+    reason = "a test binary: a failed unwrap is a failed test (helpers outside #[test] fns too)"
+)]
+
+mod atomic;
+mod bash;
+mod bash_registry;
+mod edit;
+mod glob;
+mod glob_registry;
+mod grep;
+mod ledger;
+mod list;
+mod multi_edit;
+mod patch;
+mod read;
+mod registry;
+mod util;
+mod workspace;
+mod write;

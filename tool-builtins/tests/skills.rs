@@ -1,0 +1,404 @@
+//! Skills (issue 14, part 3): loading `SKILL.md` folders from real files
+//! (good, malformed, missing), the `skill` tool's description and answers,
+//! and reading the files beside a skill with `read_file`.
+
+#![allow(
+    clippy::unwrap_used,
+    reason = "test helpers outside #[test] fns: a failed setup should stop the test"
+)]
+
+use std::fs;
+use std::path::Path;
+
+use serde_json::json;
+use tool_builtins::skills::{MAX_SKILLS, SkillSet};
+use tool_core::{ErrorKind, ToolRegistry};
+
+fn skill(dir: &Path, folder: &str, text: &str) {
+    let d = dir.join(folder);
+    fs::create_dir_all(&d).unwrap();
+    fs::write(d.join("SKILL.md"), text).unwrap();
+}
+
+fn good(name: &str, description: &str) -> String {
+    format!("---\nname: {name}\ndescription: {description}\n---\n# {name}\n\nSteps.\n")
+}
+
+/// The diagnostics as `file-name:line: message`, paths cut to the last two components.
+fn diags(set: &SkillSet) -> Vec<String> {
+    set.diagnostics()
+        .iter()
+        .map(|d| {
+            let parts: Vec<_> = d.path.components().rev().take(2).collect();
+            let short: std::path::PathBuf = parts.into_iter().rev().collect();
+            match d.line {
+                Some(l) => format!("{}:{l}: {}", short.display(), d.message),
+                None => format!("{}: {}", short.display(), d.message),
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn good_skills_load_in_name_order() {
+    let dir = tempfile::tempdir().unwrap();
+    skill(dir.path(), "zeta", &good("zeta", "Last one."));
+    skill(
+        dir.path(),
+        "alpha",
+        "---\nname: alpha\ndescription: |\n  First\n  one.\nlicense: MIT\nallowed-tools: [read_file]\nmetadata:\n  version: \"1\"\n---\nBody of alpha.\n",
+    );
+    fs::create_dir_all(dir.path().join(".git")).unwrap();
+    fs::write(dir.path().join("README.md"), "not a skill").unwrap();
+    let set = SkillSet::load([dir.path()]);
+    assert_eq!(diags(&set), Vec::<String>::new());
+    let names: Vec<_> = set.skills().iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["alpha", "zeta"]);
+    let alpha = set.get("alpha").unwrap();
+    assert_eq!(alpha.description, "First one.");
+    assert_eq!(alpha.body, "Body of alpha.");
+    assert_eq!(
+        alpha.folder,
+        dir.path().join("alpha").canonicalize().unwrap()
+    );
+    assert_eq!(set.folders(), [dir.path().canonicalize().unwrap()]);
+}
+
+#[test]
+fn malformed_skills_are_reported_and_the_others_still_load() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    skill(d, "ok", &good("ok", "Fine."));
+    skill(
+        d,
+        "bad-yaml",
+        "---\nname: bad-yaml\ndescription: \"unclosed\n---\nbody\n",
+    );
+    skill(d, "no-name", "---\ndescription: Has no name.\n---\nbody\n");
+    skill(
+        d,
+        "no-description",
+        "---\nname: no-description\n---\nbody\n",
+    );
+    skill(d, "mismatch", &good("other-name", "Wrong folder."));
+    skill(d, "Upper", &good("Upper", "Bad name."));
+    skill(d, "no-front-matter", "# Just markdown\n");
+    skill(d, "unclosed", "---\nname: unclosed\ndescription: d\n");
+    fs::create_dir_all(d.join("empty")).unwrap();
+    fs::write(d.join("SKILL.md"), good("stray", "At the top.")).unwrap();
+    let set = SkillSet::load([d]);
+    let names: Vec<_> = set.skills().iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["ok"]);
+    let got = diags(&set);
+    let find = |prefix: &str| -> String {
+        got.iter()
+            .find(|d| d.starts_with(prefix))
+            .unwrap_or_else(|| panic!("no diagnostic for {prefix}: {got:#?}"))
+            .clone()
+    };
+    assert!(find("Upper/SKILL.md:2: ").contains("not a valid skill name"));
+    let yaml = find("bad-yaml/SKILL.md:");
+    assert!(yaml.contains("invalid YAML front matter"), "{yaml}");
+    let line: u64 = yaml.split(':').nth(1).unwrap().parse().unwrap();
+    assert!(
+        (3..=4).contains(&line),
+        "the line of the unclosed quote: {yaml}"
+    );
+    assert_eq!(
+        find("no-name/"),
+        "no-name/SKILL.md:2: the front matter has no `name`"
+    );
+    assert_eq!(
+        find("no-description/"),
+        "no-description/SKILL.md:2: the front matter has no `description`"
+    );
+    assert!(find("mismatch/SKILL.md:2: ").contains("must match its folder's name `mismatch`"));
+    assert!(find("no-front-matter/SKILL.md:1: ").contains("must start with a line `---`"));
+    assert!(find("unclosed/SKILL.md:").contains("no closing `---`"));
+    assert!(find("empty/SKILL.md: ").contains("has no SKILL.md"));
+    let stray = got
+        .iter()
+        .find(|d| d.contains("SKILL.md: a skills folder holds one folder per skill"))
+        .unwrap();
+    assert!(stray.ends_with("<name>/SKILL.md"), "{stray}");
+    assert_eq!(got.len(), 9, "{got:#?}");
+    // Display is PATH:LINE: MESSAGE.
+    let shown = set.diagnostics()[0].to_string();
+    assert!(
+        shown.starts_with(&d.canonicalize().unwrap().display().to_string()),
+        "{shown}"
+    );
+}
+
+#[test]
+fn duplicate_names_keep_the_first_folder() {
+    let first = tempfile::tempdir().unwrap();
+    let second = tempfile::tempdir().unwrap();
+    skill(
+        first.path(),
+        "lint",
+        &good("lint", "From the first folder."),
+    );
+    skill(
+        second.path(),
+        "lint",
+        &good("lint", "From the second folder."),
+    );
+    skill(second.path(), "fmt", &good("fmt", "Only in the second."));
+    let set = SkillSet::load([first.path(), second.path()]);
+    assert_eq!(
+        set.get("lint").unwrap().description,
+        "From the first folder."
+    );
+    assert!(set.get("fmt").is_some());
+    let got = diags(&set);
+    assert_eq!(got.len(), 1);
+    assert!(
+        got[0].starts_with("lint/SKILL.md: skipped: a skill named `lint` was already loaded from")
+    );
+}
+
+#[test]
+fn missing_folders_and_files() {
+    let dir = tempfile::tempdir().unwrap();
+    skill(dir.path(), "ok", &good("ok", "Fine."));
+    let gone = dir.path().join("does-not-exist");
+    let file = dir.path().join("ok/SKILL.md");
+    let set = SkillSet::load([gone.as_path(), file.as_path(), dir.path()]);
+    assert_eq!(set.skills().len(), 1);
+    let got: Vec<_> = set.diagnostics().iter().map(ToString::to_string).collect();
+    assert!(
+        got[0].contains("does-not-exist: cannot open the skills folder"),
+        "{got:?}"
+    );
+    assert!(
+        got[1].ends_with("SKILL.md: the skills folder is not a folder"),
+        "{got:?}"
+    );
+    assert_eq!(got.len(), 2);
+    assert_eq!(set.folders().len(), 1);
+}
+
+#[test]
+fn limits() {
+    let dir = tempfile::tempdir().unwrap();
+    let big = format!(
+        "---\nname: big\ndescription: d\n---\n{}",
+        "word ".repeat(20_000)
+    );
+    skill(dir.path(), "big", &big);
+    let d = dir.path().join("binary");
+    fs::create_dir_all(&d).unwrap();
+    fs::write(
+        d.join("SKILL.md"),
+        b"---\nname: binary\ndescription: \xff\n---\n",
+    )
+    .unwrap();
+    let set = SkillSet::load([dir.path()]);
+    assert!(set.skills().is_empty());
+    let got = diags(&set);
+    assert!(
+        got.iter()
+            .any(|d| d.starts_with("big/SKILL.md: ") && d.contains("larger than")),
+        "{got:?}"
+    );
+    assert!(got.iter().any(|d| d.contains("not UTF-8")), "{got:?}");
+
+    let many = tempfile::tempdir().unwrap();
+    for i in 0..=MAX_SKILLS {
+        let name = format!("s{i:03}");
+        skill(many.path(), &name, &good(&name, "One of many."));
+    }
+    let set = SkillSet::load([many.path()]);
+    assert_eq!(set.skills().len(), MAX_SKILLS);
+    assert_eq!(set.diagnostics().len(), 1);
+    assert!(set.diagnostics()[0].message.contains("at most 256 skills"));
+}
+
+fn registry(set: &SkillSet) -> ToolRegistry {
+    let mut r = ToolRegistry::new();
+    r.register(set.tool().unwrap()).unwrap();
+    r
+}
+
+#[test]
+fn tool_description_lists_each_skill_on_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    skill(
+        dir.path(),
+        "pdf-forms",
+        &good("pdf-forms", "Fill PDF forms. Use for any .pdf form."),
+    );
+    let long = "x".repeat(600);
+    skill(dir.path(), "long", &good("long", &long));
+    let set = SkillSet::load([dir.path()]);
+    let tool = set.tool().unwrap();
+    let spec = tool.spec();
+    assert_eq!(spec.name, "skill");
+    assert!(spec.flags.read_only);
+    let lines: Vec<&str> = spec.description.lines().collect();
+    assert_eq!(
+        lines[lines.len() - 2].chars().count(),
+        "- long: ".len() + 251
+    );
+    assert!(lines[lines.len() - 2].ends_with('…'));
+    assert_eq!(
+        lines[lines.len() - 1],
+        "- pdf-forms: Fill PDF forms. Use for any .pdf form."
+    );
+    assert_eq!(spec.parameters["required"], json!(["name"]));
+
+    let empty = SkillSet::load(Vec::<&Path>::new());
+    assert!(
+        empty
+            .tool()
+            .unwrap()
+            .spec()
+            .description
+            .ends_with("Skills: none are installed.")
+    );
+}
+
+#[tokio::test]
+async fn call_returns_the_body_with_paths_read_file_opens() {
+    let ws = tempfile::tempdir().unwrap();
+    let skills_dir = ws.path().join(".skills");
+    skill(
+        &skills_dir,
+        "pdf-forms",
+        "---\nname: pdf-forms\ndescription: Fill PDF forms.\n---\n\
+         Read [the field guide](reference/fields.md) first, then run `scripts/fill.py`.\n\
+         See also [gone](missing.md).\n",
+    );
+    let folder = skills_dir.join("pdf-forms");
+    fs::create_dir_all(folder.join("reference")).unwrap();
+    fs::create_dir_all(folder.join("scripts")).unwrap();
+    fs::write(
+        folder.join("reference/fields.md"),
+        "Field NAME is the full name.\n",
+    )
+    .unwrap();
+    fs::write(folder.join("scripts/fill.py"), "print('x')\n").unwrap();
+    let set = SkillSet::load([&skills_dir]);
+    let registry = registry(&set);
+    let ctx = tool_builtins::context(ws.path()).unwrap();
+    let result = registry
+        .execute("skill", json!({"name": "pdf-forms"}), &ctx)
+        .await;
+    assert!(result.is_ok(), "{result:?}");
+    assert_eq!(
+        result.output,
+        "Skill `pdf-forms` (folder .skills/pdf-forms). Paths to files beside it are written so \
+         read_file opens them; other relative paths are relative to that folder.\n\n\
+         Read [the field guide](.skills/pdf-forms/reference/fields.md) first, then run \
+         `.skills/pdf-forms/scripts/fill.py`.\n\
+         See also [gone](missing.md).\n\n\
+         Files beside it:\n\
+         - .skills/pdf-forms/reference/fields.md\n\
+         - .skills/pdf-forms/scripts/fill.py\n\n\
+         Not found in the skill's folder: missing.md.\n"
+    );
+    // The rewritten path opens with read_file as the model would call it.
+    let builtins = tool_builtins::registry();
+    let read = builtins
+        .execute(
+            "read_file",
+            json!({"file_path": ".skills/pdf-forms/reference/fields.md"}),
+            &ctx,
+        )
+        .await;
+    assert!(
+        read.output.contains("Field NAME is the full name."),
+        "{read:?}"
+    );
+}
+
+#[tokio::test]
+async fn skills_outside_the_workspace_are_read_through_read_only_roots() {
+    let ws = tempfile::tempdir().unwrap();
+    let skills_dir = tempfile::tempdir().unwrap();
+    skill(
+        skills_dir.path(),
+        "notes",
+        "---\nname: notes\ndescription: Notes.\n---\nUse [the template](template.md).\n",
+    );
+    fs::write(
+        skills_dir.path().join("notes/template.md"),
+        "TEMPLATE BODY\n",
+    )
+    .unwrap();
+    let set = SkillSet::load([skills_dir.path()]);
+    let registry = registry(&set);
+    let template = skills_dir
+        .path()
+        .canonicalize()
+        .unwrap()
+        .join("notes/template.md");
+
+    // Without the read-only roots the answer says so, and read_file refuses.
+    let plain = tool_builtins::context(ws.path()).unwrap();
+    let result = registry
+        .execute("skill", json!({"name": "notes"}), &plain)
+        .await;
+    assert!(
+        result
+            .output
+            .contains(&format!("[the template]({})", template.display()))
+    );
+    assert!(
+        result
+            .output
+            .contains("read_file cannot open files in this folder")
+    );
+    let builtins = tool_builtins::registry();
+    let args = json!({"file_path": template.display().to_string()});
+    let refused = builtins.execute("read_file", args.clone(), &plain).await;
+    assert!(refused.is_error());
+
+    let ctx = set.make_readable(plain);
+    let result = registry
+        .execute("skill", json!({"name": "notes"}), &ctx)
+        .await;
+    assert!(!result.output.contains("cannot open"), "{}", result.output);
+    let read = builtins.execute("read_file", args, &ctx).await;
+    assert!(read.output.contains("TEMPLATE BODY"), "{read:?}");
+    // Read-only: writing there is refused.
+    let write = builtins
+        .execute(
+            "write_file",
+            json!({"file_path": template.display().to_string(), "content": "x"}),
+            &ctx,
+        )
+        .await;
+    assert!(write.is_error());
+    assert_eq!(fs::read_to_string(&template).unwrap(), "TEMPLATE BODY\n");
+}
+
+#[tokio::test]
+async fn unknown_name_lists_the_skills_with_a_suggestion() {
+    let dir = tempfile::tempdir().unwrap();
+    skill(
+        dir.path(),
+        "pdf-forms",
+        &good("pdf-forms", "Fill PDF forms."),
+    );
+    skill(
+        dir.path(),
+        "release-notes",
+        &good("release-notes", "Notes."),
+    );
+    let set = SkillSet::load([dir.path()]);
+    let registry = registry(&set);
+    let ctx = tool_builtins::context(dir.path()).unwrap();
+    let result = registry
+        .execute("skill", json!({"name": "pdf-form"}), &ctx)
+        .await;
+    let error = result.error.unwrap();
+    assert_eq!(error.kind, ErrorKind::InvalidArguments);
+    assert_eq!(
+        error.message,
+        "No skill named `pdf-form`. Did you mean `pdf-forms`? Skills: pdf-forms, release-notes."
+    );
+    let result = registry.execute("skill", json!({"name": 3}), &ctx).await;
+    assert_eq!(result.error.unwrap().kind, ErrorKind::InvalidArguments);
+}

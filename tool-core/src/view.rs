@@ -1,0 +1,1029 @@
+//! [`RegistryView`]: a filtered window on a [`LiveRegistry`] that follows its
+//! changes, with deferred tools and the `tool_search` tool that loads them.
+//!
+//! ```
+//! use serde_json::{json, Map, Value};
+//! use tool_core::format::Format;
+//! use tool_core::{LiveRegistry, RegistryView, Tool, ToolContext, ToolRegistry, ToolResult, ToolSpec};
+//!
+//! let tool = |name: &str, description: &str| {
+//!     let spec = ToolSpec::new(name, description, json!({"type": "object"}));
+//!     Tool::new(spec, |_: Map<String, Value>, _| async { ToolResult::ok("done") }).unwrap()
+//! };
+//! let live = LiveRegistry::new(ToolRegistry::new());
+//! live.update(|r| {
+//!     r.register(tool("read_file", "Read a file."))?;
+//!     r.register(tool("github__create_issue", "Open an issue in a repository."))?;
+//!     r.register(tool("github__merge_pull_request", "Merge a pull request."))
+//! })?;
+//!
+//! // Only GitHub's tools, and those deferred: a session starts with `tool_search` alone.
+//! let view = RegistryView::new(live.clone()).allow(["github__*"]).defer(["*"]);
+//! assert_eq!(view.names(), ["github__create_issue", "github__merge_pull_request", "tool_search"]);
+//! let first = view.schemas_for(Format::Json, Some("s1"))?;
+//! assert_eq!(first.as_array().unwrap().len(), 1);
+//!
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! let ctx = ToolContext::new().with_trace_id("s1");
+//! let found = view.execute("tool_search", json!({"query": "open an issue"}), &ctx).await;
+//! assert!(found.output.contains("github__create_issue"), "{}", found.output);
+//! // Out of view: unknown, and suggestions come from the view only.
+//! let outside = view.execute("read_file", json!({}), &ctx).await;
+//! assert_eq!(outside.error.unwrap().kind, tool_core::ErrorKind::UnknownTool);
+//! # });
+//! // The next rendering for trace s1 has the loaded tool after `tool_search`.
+//! let next = view.schemas_for(Format::Json, Some("s1"))?;
+//! assert_eq!(next[1]["name"], "github__create_issue");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # What is in a view
+//!
+//! A tool is in the view when every rule admits it. Rules are added by the
+//! builder methods and each narrows the view; a view built from another
+//! (`view.clone().deny(..)`) keeps the other's rules: views compose.
+//!
+//! - [`allow`](RegistryView::allow): the name matches one of the patterns;
+//! - [`deny`](RegistryView::deny): the name matches none of them;
+//! - [`kinds`](RegistryView::kinds): the [`ToolKind`] is one of these;
+//! - [`tags`](RegistryView::tags): the tool has at least one of these tags;
+//! - [`read_only`](RegistryView::read_only): the tool is `read_only`;
+//! - [`without`](RegistryView::without): the name is none of these.
+//!
+//! Name patterns are [`NamePattern`]s: `*` stands for any run of characters
+//! (`github__*`, `*_file`, `*`), everything else is literal.
+//!
+//! # Deferred tools and `tool_search`
+//!
+//! [`defer`](RegistryView::defer) marks tools whose schemas are not sent
+//! until asked for. A view with deferred tools has one more tool,
+//! [`TOOL_SEARCH`] (always loaded; it replaces a registry tool of that name),
+//! which finds tools by `select:a,b` or by text (BM25, see
+//! [`search`](crate::search)) and *loads* the matches for the rest of the
+//! session: the trace id of the call's context (calls without a trace id
+//! share one session, as the read ledger's are). Renderings for a trace
+//! ([`schemas_for`](RegistryView::schemas_for)) list the always-loaded
+//! tools in name order, then `tool_search`, then the loaded tools in the
+//! order they were loaded: a new load appends, so the previous turn's list
+//! is a prefix of the next one and a provider's prompt cache stays warm.
+//! Calls to a deferred tool that is not loaded are still accepted by name
+//! (it is in the view; a model may know the name from a search result).
+//!
+//! Hosts without sessions (MCP's stateless era) put [`InlineSchemas`] in the
+//! context: `tool_search` then answers with the matches' full definitions
+//! and records no load.
+//!
+//! The view materialises its tools once per registry version (an
+//! `Arc<ToolRegistry>` holding the tools in the view; tools are shared, not
+//! copied) and builds its search index once per version, on first use.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::fmt;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError, Weak};
+
+use serde_json::{Map, Value, json};
+use tokio::sync::watch;
+
+use crate::context::ToolContext;
+use crate::execute::ToolArgs;
+use crate::format::{
+    Format, OnRefusal, RenderError, ToolCall, ToolSchemas, render_tool_with_fallback,
+};
+use crate::live::LiveRegistry;
+use crate::registry::{OnConflict, ToolRegistry};
+use crate::result::{ErrorKind, ToolResult};
+use crate::search::{
+    DEFAULT_MAX_RESULTS, MAX_QUERY_LEN, MAX_RESULTS_LIMIT, Query, SearchHit, SearchIndex,
+};
+use crate::spec::{ToolKind, ToolSpec};
+use crate::tool::Tool;
+
+/// Name of the built-in search tool a view with deferred tools adds.
+pub const TOOL_SEARCH: &str = "tool_search";
+
+/// Most sessions (trace ids) whose loaded tools a view remembers: 4096. The
+/// session loaded longest ago is forgotten first (its next rendering starts
+/// again from the always-loaded tools).
+pub const MAX_SESSIONS: usize = 4096;
+
+/// A tool-name pattern: `*` matches any run of characters (also none),
+/// every other character itself. Case-sensitive, matched against the whole
+/// name: `github__*`, `*_file`, `read_file`, `*`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct NamePattern {
+    text: String,
+}
+
+impl NamePattern {
+    /// The pattern `text`. Any text is a pattern; one with characters tool
+    /// names cannot have simply matches nothing.
+    pub fn new(text: impl Into<String>) -> Self {
+        Self { text: text.into() }
+    }
+
+    /// The pattern as written.
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+
+    /// Whether `name` matches the whole pattern.
+    pub fn matches(&self, name: &str) -> bool {
+        let mut parts = self.text.split('*');
+        let first = parts.next().unwrap_or_default();
+        let Some(mut rest) = name.strip_prefix(first) else {
+            return false;
+        };
+        let parts: Vec<&str> = parts.collect();
+        let Some((last, middle)) = parts.split_last() else {
+            return rest.is_empty();
+        };
+        for part in middle {
+            match rest.find(part) {
+                Some(at) => rest = &rest[at + part.len()..],
+                None => return false,
+            }
+        }
+        rest.len() >= last.len() && rest.ends_with(last)
+    }
+}
+
+impl fmt::Display for NamePattern {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+impl From<&str> for NamePattern {
+    fn from(s: &str) -> Self {
+        Self::new(s)
+    }
+}
+
+impl From<String> for NamePattern {
+    fn from(s: String) -> Self {
+        Self::new(s)
+    }
+}
+
+/// Anthropic's server-side tool search, for
+/// [`RegistryView::schemas_anthropic_server_search`] (Anthropic docs, "Tool
+/// search tool"; beta header `advanced-tool-use-2025-11-20`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ServerSearch {
+    /// `{"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"}`:
+    /// the model searches with natural-language queries.
+    Bm25,
+    /// `{"type": "tool_search_tool_regex_20251119", "name": "tool_search_tool_regex"}`:
+    /// the model searches with regular expressions.
+    Regex,
+}
+
+impl ServerSearch {
+    /// The tool definition that goes in the request's `tools`.
+    pub fn definition(self) -> Value {
+        match self {
+            Self::Bm25 => {
+                json!({"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"})
+            }
+            Self::Regex => {
+                json!({"type": "tool_search_tool_regex_20251119", "name": "tool_search_tool_regex"})
+            }
+        }
+    }
+}
+
+/// Context state that makes `tool_search` answer with the full definitions
+/// of its matches, rendered in this format, instead of loading them (for
+/// hosts without sessions, such as MCP's stateless 2026-07-28 era).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InlineSchemas(pub Format);
+
+/// Context state naming the session whose loaded tools `tool_search`
+/// changes, in place of the context's trace id (an MCP server puts one per
+/// client session when the base context has no trace id).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SearchSession(pub String);
+
+#[derive(Debug, Clone)]
+enum Rule {
+    Allow(Vec<NamePattern>),
+    Deny(Vec<NamePattern>),
+    Kinds(Vec<ToolKind>),
+    Tags(Vec<String>),
+    ReadOnly,
+    Without(Vec<String>),
+}
+
+impl Rule {
+    fn admits(&self, spec: &ToolSpec) -> bool {
+        match self {
+            Self::Allow(p) => p.iter().any(|p| p.matches(&spec.name)),
+            Self::Deny(p) => !p.iter().any(|p| p.matches(&spec.name)),
+            Self::Kinds(k) => k.contains(&spec.kind),
+            Self::Tags(t) => spec.tags.iter().any(|tag| t.contains(tag)),
+            Self::ReadOnly => spec.flags.read_only,
+            Self::Without(n) => !n.contains(&spec.name),
+        }
+    }
+}
+
+/// What a view is made of: copied into every view built from it.
+#[derive(Debug, Clone)]
+struct Config {
+    live: LiveRegistry,
+    rules: Vec<Rule>,
+    defer: Vec<NamePattern>,
+    keep: Vec<NamePattern>,
+}
+
+/// A cheap, filtered view of a [`LiveRegistry`] that follows its changes
+/// (see the [module docs](self)): what it admits, which of those are
+/// deferred, and per session which deferred tools are loaded.
+///
+/// Cloning shares everything, loaded tools included; the builder methods
+/// make a new view (the rules of this one plus one more, its own loaded
+/// sets) over the same live registry.
+#[derive(Clone)]
+pub struct RegistryView {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    config: Config,
+    materialized: Mutex<Option<Arc<Materialized>>>,
+    sessions: Mutex<Sessions>,
+    loads: watch::Sender<u64>,
+}
+
+/// The view at one registry version.
+struct Materialized {
+    version: u64,
+    registry: Arc<ToolRegistry>,
+    /// Deferred tools in the view.
+    deferred: HashSet<String>,
+    index: OnceLock<SearchIndex>,
+}
+
+#[derive(Default)]
+struct Sessions {
+    loaded: HashMap<String, Vec<String>>,
+    order: VecDeque<String>,
+}
+
+impl fmt::Debug for RegistryView {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RegistryView")
+            .field("rules", &self.inner.config.rules)
+            .field("defer", &self.inner.config.defer)
+            .field("tools", &self.names())
+            .finish()
+    }
+}
+
+impl From<LiveRegistry> for RegistryView {
+    fn from(live: LiveRegistry) -> Self {
+        Self::new(live)
+    }
+}
+
+impl From<ToolRegistry> for RegistryView {
+    fn from(registry: ToolRegistry) -> Self {
+        Self::new(registry)
+    }
+}
+
+impl From<&LiveRegistry> for RegistryView {
+    fn from(live: &LiveRegistry) -> Self {
+        Self::new(live.clone())
+    }
+}
+
+impl RegistryView {
+    /// A view of every tool of `live`, nothing deferred.
+    pub fn new(live: impl Into<LiveRegistry>) -> Self {
+        Self::from_config(Config {
+            live: live.into(),
+            rules: Vec::new(),
+            defer: Vec::new(),
+            keep: Vec::new(),
+        })
+    }
+
+    fn from_config(config: Config) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                config,
+                materialized: Mutex::new(None),
+                sessions: Mutex::new(Sessions::default()),
+                loads: watch::Sender::new(0),
+            }),
+        }
+    }
+
+    fn with(&self, change: impl FnOnce(&mut Config)) -> Self {
+        let mut config = self.inner.config.clone();
+        change(&mut config);
+        Self::from_config(config)
+    }
+
+    /// Keeps only tools whose name matches one of `patterns` (an empty list keeps none).
+    #[must_use]
+    pub fn allow(self, patterns: impl IntoIterator<Item = impl Into<NamePattern>>) -> Self {
+        let p = patterns.into_iter().map(Into::into).collect();
+        self.with(|c| c.rules.push(Rule::Allow(p)))
+    }
+
+    /// Leaves out tools whose name matches one of `patterns`.
+    #[must_use]
+    pub fn deny(self, patterns: impl IntoIterator<Item = impl Into<NamePattern>>) -> Self {
+        let p = patterns.into_iter().map(Into::into).collect();
+        self.with(|c| c.rules.push(Rule::Deny(p)))
+    }
+
+    /// Keeps only tools of one of `kinds`.
+    #[must_use]
+    pub fn kinds(self, kinds: impl IntoIterator<Item = ToolKind>) -> Self {
+        let k = kinds.into_iter().collect();
+        self.with(|c| c.rules.push(Rule::Kinds(k)))
+    }
+
+    /// Keeps only tools with at least one of `tags` ([`ToolSpec::tags`]).
+    #[must_use]
+    pub fn tags(self, tags: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        let t = tags.into_iter().map(Into::into).collect();
+        self.with(|c| c.rules.push(Rule::Tags(t)))
+    }
+
+    /// Keeps only `read_only` tools.
+    #[must_use]
+    pub fn read_only(self) -> Self {
+        self.with(|c| c.rules.push(Rule::ReadOnly))
+    }
+
+    /// Leaves out the tools called `names` (exact names).
+    #[must_use]
+    pub fn without(self, names: &[&str]) -> Self {
+        let n = names.iter().map(|s| (*s).to_owned()).collect();
+        self.with(|c| c.rules.push(Rule::Without(n)))
+    }
+
+    /// Defers the tools whose name matches one of `patterns` (`["*"]`: all):
+    /// their names stay known, their schemas are sent only once
+    /// `tool_search` loaded them. Adds [`TOOL_SEARCH`] to the view.
+    #[must_use]
+    pub fn defer(self, patterns: impl IntoIterator<Item = impl Into<NamePattern>>) -> Self {
+        let p: Vec<NamePattern> = patterns.into_iter().map(Into::into).collect();
+        self.with(|c| c.defer.extend(p))
+    }
+
+    /// Keeps the tools matching `patterns` loaded although a
+    /// [`defer`](Self::defer) pattern matches them (the few core tools of a
+    /// `defer(["*"])` view).
+    #[must_use]
+    pub fn keep_loaded(self, patterns: impl IntoIterator<Item = impl Into<NamePattern>>) -> Self {
+        let p: Vec<NamePattern> = patterns.into_iter().map(Into::into).collect();
+        self.with(|c| c.keep.extend(p))
+    }
+
+    /// The live registry this view follows.
+    pub fn live(&self) -> &LiveRegistry {
+        &self.inner.config.live
+    }
+
+    /// Whether this view (with its rules) admits `spec`.
+    pub fn admits(&self, spec: &ToolSpec) -> bool {
+        self.inner.config.rules.iter().all(|r| r.admits(spec))
+    }
+
+    fn defers(&self, name: &str) -> bool {
+        let c = &self.inner.config;
+        name != TOOL_SEARCH
+            && c.defer.iter().any(|p| p.matches(name))
+            && !c.keep.iter().any(|p| p.matches(name))
+    }
+
+    /// The view at the live registry's current version, built on first use per version.
+    fn current(&self) -> Arc<Materialized> {
+        let (snapshot, version) = self.inner.config.live.versioned();
+        let mut slot = self
+            .inner
+            .materialized
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(m) = slot.as_ref().filter(|m| m.version == version) {
+            return Arc::clone(m);
+        }
+        let m = Arc::new(self.materialize(&snapshot, version));
+        *slot = Some(Arc::clone(&m));
+        m
+    }
+
+    fn materialize(&self, snapshot: &Arc<ToolRegistry>, version: u64) -> Materialized {
+        let outside: Vec<&str> = snapshot
+            .specs()
+            .filter(|s| !self.admits(s))
+            .map(|s| s.name.as_str())
+            .collect();
+        let deferred: HashSet<String> = snapshot
+            .names()
+            .into_iter()
+            .filter(|n| !outside.contains(n) && self.defers(n))
+            .map(str::to_owned)
+            .collect();
+        let registry = if outside.is_empty() && deferred.is_empty() {
+            Arc::clone(snapshot)
+        } else {
+            let mut r = ToolRegistry::clone(snapshot);
+            for name in &outside {
+                r.remove(name);
+            }
+            if !deferred.is_empty() {
+                // Registered under its fixed, valid name: cannot fail.
+                let _ = r.register_with(
+                    search_tool(Arc::downgrade(&self.inner)),
+                    OnConflict::Override,
+                );
+            }
+            Arc::new(r)
+        };
+        Materialized {
+            version,
+            registry,
+            deferred,
+            index: OnceLock::new(),
+        }
+    }
+
+    /// The tools in the view now, as a registry of their own (shared tools,
+    /// the registry's settings and statistics), with `tool_search` when
+    /// tools are deferred. Rebuilt only when the live registry changed.
+    pub fn registry(&self) -> Arc<ToolRegistry> {
+        Arc::clone(&self.current().registry)
+    }
+
+    /// The live registry's version this view was last built at (see [`LiveRegistry::versioned`]).
+    pub fn version(&self) -> u64 {
+        self.current().version
+    }
+
+    /// Names of the tools in the view, in name order (`tool_search` included when present).
+    pub fn names(&self) -> Vec<String> {
+        self.registry()
+            .names()
+            .into_iter()
+            .map(str::to_owned)
+            .collect()
+    }
+
+    /// Whether `name` is in the view.
+    pub fn contains(&self, name: &str) -> bool {
+        self.current().registry.contains(name)
+    }
+
+    /// Whether `name` is in the view and deferred.
+    pub fn is_deferred(&self, name: &str) -> bool {
+        self.current().deferred.contains(name)
+    }
+
+    /// The deferred tools in the view, in name order.
+    pub fn deferred(&self) -> Vec<String> {
+        let mut names: Vec<String> = self.current().deferred.iter().cloned().collect();
+        names.sort_unstable();
+        names
+    }
+
+    /// Searches the view's tools (`tool_search` itself left out) without
+    /// loading anything: the best `limit` BM25 matches of `query`.
+    pub fn search(&self, query: &str, limit: usize) -> Vec<SearchHit> {
+        let m = self.current();
+        m.index().search(query, limit)
+    }
+
+    /// The deferred tools loaded for `trace_id` (`None`: calls without a
+    /// trace id), in the order they were loaded. Tools that left the view
+    /// since are not listed.
+    pub fn loaded(&self, trace_id: Option<&str>) -> Vec<String> {
+        let m = self.current();
+        let sessions = self
+            .inner
+            .sessions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        sessions
+            .loaded
+            .get(trace_id.unwrap_or_default())
+            .map(|names| {
+                names
+                    .iter()
+                    .filter(|n| m.deferred.contains(*n))
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// Loads `names` for `trace_id` (as `tool_search` does): deferred tools
+    /// of the view not yet loaded are appended in the order given. Returns
+    /// the names newly loaded; names that are not deferred tools of the
+    /// view, or already loaded, are skipped.
+    pub fn load(&self, trace_id: Option<&str>, names: &[&str]) -> Vec<String> {
+        let m = self.current();
+        let key = trace_id.unwrap_or_default();
+        let mut added = Vec::new();
+        {
+            let mut sessions = self
+                .inner
+                .sessions
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            let sessions = &mut *sessions;
+            if !sessions.loaded.contains_key(key) {
+                if sessions.order.len() >= MAX_SESSIONS
+                    && let Some(oldest) = sessions.order.pop_front()
+                {
+                    sessions.loaded.remove(&oldest);
+                }
+                sessions.order.push_back(key.to_owned());
+            }
+            let list = sessions.loaded.entry(key.to_owned()).or_default();
+            for name in names {
+                if m.deferred.contains(*name) && !list.iter().any(|n| n == name) {
+                    list.push((*name).to_owned());
+                    added.push((*name).to_owned());
+                }
+            }
+        }
+        if !added.is_empty() {
+            self.inner.loads.send_modify(|n| *n += 1);
+        }
+        added
+    }
+
+    /// A receiver marked changed whenever some session's loaded set grows
+    /// (an MCP server turns it into `notifications/tools/list_changed`).
+    pub fn subscribe_loads(&self) -> watch::Receiver<u64> {
+        self.inner.loads.subscribe()
+    }
+
+    /// The view's tool list for `format` as seen by calls without a trace
+    /// id: [`schemas_for`](Self::schemas_for) with `None`.
+    ///
+    /// # Errors
+    /// As [`ToolRegistry::schemas_in`], for the tools listed.
+    pub fn schemas_in(&self, format: Format) -> Result<ToolSchemas, RenderError> {
+        self.schemas_for(format, None)
+    }
+
+    /// The view's tool list for `format` for session `trace_id`: the
+    /// always-loaded tools in name order, then `tool_search`, then the tools
+    /// loaded for that trace in load order (see the [module docs](self)).
+    /// Each tool is rendered once per registry version and format (the
+    /// materialised registry's cache) and taken from there.
+    ///
+    /// # Errors
+    /// As [`ToolRegistry::schemas_in`], for the tools listed; the partial
+    /// rendering keeps the same order.
+    pub fn schemas_for(
+        &self,
+        format: Format,
+        trace_id: Option<&str>,
+    ) -> Result<ToolSchemas, RenderError> {
+        let loaded = self.loaded(trace_id);
+        self.render(format, &loaded)
+    }
+
+    /// The tool list a new session starts with: the always-loaded tools and
+    /// `tool_search`, nothing loaded (what MCP's stateless era lists).
+    ///
+    /// # Errors
+    /// As [`schemas_for`](Self::schemas_for).
+    pub fn schemas_new_session(&self, format: Format) -> Result<ToolSchemas, RenderError> {
+        self.render(format, &[])
+    }
+
+    /// Anthropic's own deferred loading instead of ours: every tool of the
+    /// view in [`Format::Anthropic`] (`strict` as there), deferred ones with
+    /// `"defer_loading": true`, our `tool_search` left out, and `search`'s
+    /// server tool definition last (Anthropic docs, "Tool search tool": at
+    /// least one tool must not be deferred, which the server tool is not).
+    ///
+    /// # Errors
+    /// As [`schemas_for`](Self::schemas_for).
+    pub fn schemas_anthropic_server_search(
+        &self,
+        strict: bool,
+        search: ServerSearch,
+    ) -> Result<ToolSchemas, RenderError> {
+        let m = self.current();
+        let format = Format::Anthropic { strict };
+        let full = m.registry.schemas_with(format, OnRefusal::Fallback);
+        let (rendered, errors) = split(&full);
+        let mut tools: Vec<Value> = rendered
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter(|t| item_name(format, t) != Some(TOOL_SEARCH))
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default();
+        for t in &mut tools {
+            if item_name(format, t).is_some_and(|n| m.deferred.contains(n))
+                && let Some(o) = t.as_object_mut()
+            {
+                o.insert("defer_loading".to_owned(), Value::Bool(true));
+            }
+        }
+        tools.push(search.definition());
+        let schemas = ToolSchemas::from_parts(Value::Array(tools), rendered.fallbacks().to_vec());
+        finish(schemas, errors.map(<[_]>::to_vec))
+    }
+
+    fn render(&self, format: Format, loaded: &[String]) -> Result<ToolSchemas, RenderError> {
+        let m = self.current();
+        let full = m.registry.schemas_with(format, OnRefusal::Fallback);
+        let (rendered, errors) = split(&full);
+        let items = list_items(format, rendered.as_value());
+        let mut by_name: HashMap<&str, &Value> = HashMap::with_capacity(items.len());
+        for item in items {
+            if let Some(n) = item_name(format, item) {
+                by_name.insert(n, item);
+            }
+        }
+        let mut order: Vec<&str> = m
+            .registry
+            .names()
+            .into_iter()
+            .filter(|n| *n != TOOL_SEARCH && !m.deferred.contains(*n))
+            .collect();
+        if m.registry.contains(TOOL_SEARCH) && !m.deferred.is_empty() {
+            order.push(TOOL_SEARCH);
+        }
+        order.extend(loaded.iter().map(String::as_str));
+        let tools: Vec<Value> = order
+            .iter()
+            .filter_map(|n| by_name.get(n).map(|v| (*v).clone()))
+            .collect();
+        let fallbacks = rendered
+            .fallbacks()
+            .iter()
+            .filter(|f| order.contains(&f.tool.as_str()))
+            .cloned()
+            .collect();
+        let errors = errors.map(|e| {
+            e.iter()
+                .filter(|f| order.contains(&f.tool.as_str()))
+                .cloned()
+                .collect::<Vec<_>>()
+        });
+        let schemas = ToolSchemas::from_parts(crate::format::tool_list(format, tools), fallbacks);
+        finish(schemas, errors.filter(|e| !e.is_empty()))
+    }
+
+    /// Executes one call on the view: [`ToolRegistry::execute`] on the
+    /// tools in the view ([`registry`](Self::registry)), so a tool outside
+    /// it is `unknown_tool` and the did-you-mean names only tools inside it.
+    pub async fn execute(
+        &self,
+        name: &str,
+        args: impl Into<ToolArgs>,
+        ctx: &ToolContext,
+    ) -> ToolResult {
+        self.registry().execute(name, args, ctx).await
+    }
+
+    /// [`ToolRegistry::execute_call`] on the tools in the view.
+    pub async fn execute_call(&self, call: &ToolCall, ctx: &ToolContext) -> ToolResult {
+        self.registry().execute_call(call, ctx).await
+    }
+
+    /// [`ToolRegistry::execute_batch`] on the tools in the view.
+    pub async fn execute_batch<N, A>(
+        &self,
+        calls: Vec<(N, A)>,
+        ctx: &ToolContext,
+    ) -> Vec<ToolResult>
+    where
+        N: AsRef<str>,
+        A: Into<ToolArgs>,
+    {
+        self.registry().execute_batch(calls, ctx).await
+    }
+}
+
+impl Materialized {
+    fn index(&self) -> &SearchIndex {
+        self.index.get_or_init(|| {
+            SearchIndex::build(self.registry.specs().filter(|s| s.name != TOOL_SEARCH))
+        })
+    }
+}
+
+fn split(
+    full: &Result<ToolSchemas, RenderError>,
+) -> (&ToolSchemas, Option<&[crate::format::FormatError]>) {
+    match full {
+        Ok(s) => (s, None),
+        Err(e) => (e.partial(), Some(e.errors())),
+    }
+}
+
+fn finish(
+    schemas: ToolSchemas,
+    errors: Option<Vec<crate::format::FormatError>>,
+) -> Result<ToolSchemas, RenderError> {
+    match errors {
+        None => Ok(schemas),
+        Some(errors) => Err(RenderError {
+            errors: errors.into(),
+            partial: schemas,
+        }),
+    }
+}
+
+/// The rendered tools of a tool-list value (for Gemini, its function declarations).
+fn list_items(format: Format, list: &Value) -> &[Value] {
+    let array = match format {
+        Format::Gemini { .. } | Format::GeminiJsonSchema => list.pointer("/0/functionDeclarations"),
+        _ => Some(list),
+    };
+    array.and_then(Value::as_array).map_or(&[], Vec::as_slice)
+}
+
+/// The name of one rendered tool.
+fn item_name(format: Format, item: &Value) -> Option<&str> {
+    match format {
+        Format::OpenAiChat { .. } => item.pointer("/function/name"),
+        _ => item.get("name"),
+    }
+    .and_then(Value::as_str)
+}
+
+/// The `tool_search` tool of a view: holds the view weakly (the view's
+/// registry holds the tool).
+fn search_tool(view: Weak<Inner>) -> Tool {
+    let spec = ToolSpec::new(
+        TOOL_SEARCH,
+        "Find tools that are available but not loaded yet, and load them so you can call them. \
+         Search with a few words saying what you want to do (\"create a pull request\", \
+         \"send a chat message\"), or load tools by exact name with `select:name_a,name_b`. \
+         Loaded tools can be called from your next step on.",
+        json!({
+            "type": "object",
+            "properties": {
+                "query": {
+                    "type": "string",
+                    "description": "What the tool should do, in a few words; or `select:` followed by comma-separated tool names."
+                },
+                "max_results": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": MAX_RESULTS_LIMIT,
+                    "description": "How many matches to list and load (default 5)."
+                }
+            },
+            "required": ["query"],
+            "additionalProperties": false
+        }),
+    )
+    .read_only()
+    .with_kind(ToolKind::Read);
+    let handler = move |args: Map<String, Value>, ctx: ToolContext| {
+        let view = view.upgrade().map(|inner| RegistryView { inner });
+        async move {
+            match view {
+                Some(view) => run_search(&view, &args, &ctx),
+                None => ToolResult::error(
+                    ErrorKind::Failed,
+                    "The tool list this search belongs to is gone.",
+                ),
+            }
+        }
+    };
+    match Tool::new(spec, handler) {
+        Ok(t) => t,
+        // The spec above is fixed and valid; `Tool::new` only checks it.
+        Err(e) => unreachable!("the tool_search spec is invalid: {e}"),
+    }
+}
+
+/// One `tool_search` call.
+fn run_search(view: &RegistryView, args: &Map<String, Value>, ctx: &ToolContext) -> ToolResult {
+    let Some(query) = args.get("query").and_then(Value::as_str) else {
+        return ToolResult::error(
+            ErrorKind::InvalidArguments,
+            "Missing required parameter `query` of `tool_search`: a few words, or `select:name_a,name_b`.",
+        );
+    };
+    if query.len() > MAX_QUERY_LEN {
+        return ToolResult::error(
+            ErrorKind::InvalidArguments,
+            format!(
+                "The query is {} bytes long; at most {MAX_QUERY_LEN} are accepted. Search with a few words.",
+                query.len()
+            ),
+        );
+    }
+    let max_results = match args.get("max_results") {
+        None | Some(Value::Null) => DEFAULT_MAX_RESULTS,
+        Some(v) => match v.as_u64().and_then(|n| usize::try_from(n).ok()) {
+            Some(n @ 1..=MAX_RESULTS_LIMIT) => n,
+            _ => {
+                return ToolResult::error(
+                    ErrorKind::InvalidArguments,
+                    format!(
+                        "Invalid value for parameter `max_results` of `tool_search`: expected an integer from 1 to {MAX_RESULTS_LIMIT}, but received {v}."
+                    ),
+                );
+            }
+        },
+    };
+    let m = view.current();
+    let session = ctx
+        .state::<SearchSession>()
+        .map(|s| s.0.0.clone())
+        .or_else(|| ctx.trace_id().map(str::to_owned));
+    let inline = ctx.state::<InlineSchemas>().map(|s| s.0.0);
+    let (matches, unknown): (Vec<String>, Vec<String>) = match Query::parse(query) {
+        Query::Select(names) => {
+            if names.is_empty() {
+                return ToolResult::error(
+                    ErrorKind::InvalidArguments,
+                    "`select:` needs tool names after it, separated by commas: `select:name_a,name_b`.",
+                );
+            }
+            names
+                .into_iter()
+                .partition(|n| n != TOOL_SEARCH && m.registry.contains(n))
+        }
+        Query::Text(text) => (
+            m.index()
+                .search(&text, max_results)
+                .into_iter()
+                .map(|h| h.name)
+                .collect(),
+            Vec::new(),
+        ),
+    };
+    if matches.is_empty() {
+        return no_match(view, &m, query, &unknown);
+    }
+    let refs: Vec<&str> = matches.iter().map(String::as_str).collect();
+    let newly = if inline.is_some() {
+        Vec::new()
+    } else {
+        view.load(session.as_deref(), &refs)
+    };
+    let mut text = format!(
+        "{} tool{} found:\n",
+        matches.len(),
+        if matches.len() == 1 { "" } else { "s" }
+    );
+    for name in &matches {
+        let summary = m
+            .registry
+            .get(name)
+            .map(|t| first_line(&t.spec().description))
+            .unwrap_or_default();
+        let state = if !m.deferred.contains(name) {
+            "already loaded"
+        } else if inline.is_some() {
+            "definition below"
+        } else if newly.contains(name) {
+            "loaded now"
+        } else {
+            "already loaded"
+        };
+        text.push_str(&format!("- {name} ({state}): {summary}\n"));
+    }
+    for name in &unknown {
+        text.push_str(&format!("- {name}: no such tool{}\n", suggestion(&m, name)));
+    }
+    let mut result = match inline {
+        Some(format) => {
+            let defs: Vec<Value> = matches
+                .iter()
+                .filter_map(|n| m.registry.get(n))
+                .filter_map(|t| {
+                    render_tool_with_fallback(t.spec(), format)
+                        .ok()
+                        .map(|(v, _)| v)
+                })
+                .collect();
+            text.push_str("Their definitions (call them by name):\n");
+            text.push_str(&serde_json::to_string(&defs).unwrap_or_default());
+            ToolResult::ok(text)
+        }
+        None => {
+            if newly.is_empty() {
+                text.push_str("Nothing new was loaded; the tools above can be called now.");
+            } else {
+                text.push_str("The loaded tools can be called from your next step on.");
+            }
+            ToolResult::ok(text)
+        }
+    };
+    result.metadata.insert("matches".to_owned(), json!(matches));
+    result.metadata.insert("loaded".to_owned(), json!(newly));
+    result
+}
+
+/// The answer to a query that found nothing: says so and suggests `select:`
+/// with the closest names.
+fn no_match(view: &RegistryView, m: &Materialized, query: &str, unknown: &[String]) -> ToolResult {
+    let target = if unknown.is_empty() {
+        query.to_owned()
+    } else {
+        unknown.join(" ")
+    };
+    let closest = closest_names(m, &target, 3);
+    let mut message = if unknown.is_empty() {
+        format!("No tool matches `{}`.", crate::execute::quote(query))
+    } else {
+        format!(
+            "No tool is called {}.",
+            unknown
+                .iter()
+                .map(|n| format!("`{}`", crate::execute::quote(n)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
+    if closest.is_empty() {
+        message.push_str(" Try other words.");
+    } else {
+        message.push_str(&format!(
+            " The closest names: {}. Load one with `select:{}`, or try other words.",
+            closest.join(", "),
+            closest.join(",")
+        ));
+    }
+    let _ = view;
+    let mut result = ToolResult::ok(message);
+    result.metadata.insert("matches".to_owned(), json!([]));
+    result.metadata.insert("loaded".to_owned(), json!([]));
+    result
+}
+
+fn suggestion(m: &Materialized, name: &str) -> String {
+    let closest = closest_names(m, name, 3);
+    if closest.is_empty() {
+        String::new()
+    } else {
+        format!(" (closest: {})", closest.join(", "))
+    }
+}
+
+/// The `limit` tool names closest to `text` by Jaro-Winkler similarity
+/// (spaces read as `_`), best first; `tool_search` left out.
+fn closest_names(m: &Materialized, text: &str, limit: usize) -> Vec<String> {
+    let target = text.trim().to_lowercase().replace(' ', "_");
+    let mut scored: Vec<(f64, &str)> = m
+        .registry
+        .names()
+        .into_iter()
+        .filter(|n| *n != TOOL_SEARCH)
+        .map(|n| (strsim::jaro_winkler(&target, &n.to_lowercase()), n))
+        .collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
+    scored
+        .into_iter()
+        .take(limit)
+        .map(|(_, n)| n.to_owned())
+        .collect()
+}
+
+/// The first non-empty line of a description, cut to 200 characters.
+fn first_line(description: &str) -> String {
+    let line = description
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or_default();
+    match line.char_indices().nth(200) {
+        None => line.to_owned(),
+        Some((at, _)) => format!("{}…", &line[..at]),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn patterns_match_whole_names() {
+        let p = NamePattern::new;
+        assert!(p("github__*").matches("github__create_issue"));
+        assert!(!p("github__*").matches("gitlab__create_issue"));
+        assert!(p("*_file").matches("read_file"));
+        assert!(!p("*_file").matches("read_files"));
+        assert!(p("*").matches("anything"));
+        assert!(p("a*b*c").matches("abc"));
+        assert!(p("a*b*c").matches("a__b__c"));
+        assert!(!p("a*b*c").matches("a__c__b"));
+        assert!(!p("ab*ba").matches("aba"), "the parts may not overlap");
+        assert!(p("read_file").matches("read_file"));
+        assert!(!p("read_file").matches("read_file2"));
+    }
+}

@@ -1,0 +1,547 @@
+//! Registry views (rules, composition, live updates, execution scoped to
+//! the view) and deferred loading with `tool_search` (select, BM25 ranking,
+//! no-match answers, loaded sets per trace, cache-friendly renderings).
+
+#![allow(
+    clippy::unwrap_used,
+    reason = "tests: a failed unwrap is the failure report"
+)]
+
+use serde_json::{Map, Value, json};
+use tool_core::format::Format;
+use tool_core::view::{InlineSchemas, ServerSearch};
+use tool_core::{
+    ErrorKind, LiveRegistry, RegistryView, TOOL_SEARCH, Tool, ToolContext, ToolKind, ToolRegistry,
+    ToolResult, ToolSpec,
+};
+
+fn tool(name: &str, description: &str, kind: ToolKind, tags: &[&str], read_only: bool) -> Tool {
+    let mut spec = ToolSpec::new(
+        name,
+        description,
+        json!({"type": "object", "properties": {"text": {"type": "string", "description": "Any text."}}}),
+    )
+    .with_kind(kind)
+    .with_tags(tags.iter().copied());
+    if read_only {
+        spec = spec.read_only();
+    }
+    let owned = name.to_owned();
+    Tool::new(spec, move |_: Map<String, Value>, _| {
+        let owned = owned.clone();
+        async move { ToolResult::ok(format!("ran {owned}")) }
+    })
+    .unwrap()
+}
+
+fn live() -> LiveRegistry {
+    let mut r = ToolRegistry::new();
+    for t in [
+        tool(
+            "read_file",
+            "Read a text file.",
+            ToolKind::Read,
+            &["fs"],
+            true,
+        ),
+        tool(
+            "write_file",
+            "Write a text file.",
+            ToolKind::Write,
+            &["fs"],
+            false,
+        ),
+        tool(
+            "bash_command",
+            "Run a shell command.",
+            ToolKind::Exec,
+            &["shell"],
+            false,
+        ),
+        tool(
+            "github__create_issue",
+            "Open a new issue in a GitHub repository.\nMore text.",
+            ToolKind::Network,
+            &["github", "issues"],
+            false,
+        ),
+        tool(
+            "github__list_issues",
+            "List the issues of a GitHub repository.",
+            ToolKind::Network,
+            &["github", "issues"],
+            true,
+        ),
+        tool(
+            "github__merge_pull_request",
+            "Merge a pull request.",
+            ToolKind::Network,
+            &["github"],
+            false,
+        ),
+        tool(
+            "slack__post_message",
+            "Post a message to a Slack channel.",
+            ToolKind::Network,
+            &["chat"],
+            false,
+        ),
+    ] {
+        r.register(t).unwrap();
+    }
+    LiveRegistry::new(r)
+}
+
+fn names(view: &RegistryView) -> Vec<String> {
+    view.names()
+}
+
+fn rendered_names(list: &Value) -> Vec<String> {
+    list.as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn rules_select_tools_and_compose() {
+    let live = live();
+    let all = RegistryView::new(live.clone());
+    assert_eq!(all.names().len(), 7);
+    let github = all.clone().allow(["github__*"]);
+    assert_eq!(
+        names(&github),
+        [
+            "github__create_issue",
+            "github__list_issues",
+            "github__merge_pull_request"
+        ]
+    );
+    // A view of a view keeps the first view's rules.
+    let read_only_github = github.clone().read_only();
+    assert_eq!(names(&read_only_github), ["github__list_issues"]);
+    let no_merge = github.clone().without(&["github__merge_pull_request"]);
+    assert_eq!(
+        names(&no_merge),
+        ["github__create_issue", "github__list_issues"]
+    );
+    let denied = all.clone().deny(["*_file", "slack__*"]);
+    assert_eq!(
+        names(&denied),
+        [
+            "bash_command",
+            "github__create_issue",
+            "github__list_issues",
+            "github__merge_pull_request"
+        ]
+    );
+    let fs = all.clone().tags(["fs", "shell"]);
+    assert_eq!(names(&fs), ["bash_command", "read_file", "write_file"]);
+    let kinds = all.clone().kinds([ToolKind::Read, ToolKind::Write]);
+    assert_eq!(names(&kinds), ["read_file", "write_file"]);
+    // Two allow rules narrow each other; one rule's patterns widen.
+    let either = all.clone().allow(["read_*", "slack__*"]);
+    assert_eq!(names(&either), ["read_file", "slack__post_message"]);
+    assert!(either.clone().allow(["github__*"]).names().is_empty());
+    // The first view is not changed by the ones built from it.
+    assert_eq!(github.names().len(), 3);
+}
+
+#[test]
+fn views_follow_the_live_registry() {
+    let live = live();
+    let github = RegistryView::new(live.clone()).allow(["github__*"]);
+    assert_eq!(github.names().len(), 3);
+    let v0 = github.version();
+    live.update(|r| {
+        r.register(tool(
+            "github__fork",
+            "Fork a repository.",
+            ToolKind::Network,
+            &[],
+            false,
+        ))?;
+        r.register(tool(
+            "gitlab__fork",
+            "Fork a project.",
+            ToolKind::Network,
+            &[],
+            false,
+        ))?;
+        r.remove("github__list_issues");
+        Ok::<_, tool_core::RegistryError>(())
+    })
+    .unwrap();
+    assert_eq!(
+        names(&github),
+        [
+            "github__create_issue",
+            "github__fork",
+            "github__merge_pull_request"
+        ]
+    );
+    assert_eq!(github.version(), v0 + 1);
+    // Materialised once per version: the same registry until the next change.
+    assert!(std::sync::Arc::ptr_eq(
+        &github.registry(),
+        &github.registry()
+    ));
+    let json = github.schemas_in(Format::Json).unwrap();
+    assert_eq!(rendered_names(&json), github.names());
+}
+
+#[tokio::test]
+async fn execute_refuses_tools_outside_the_view_and_suggests_only_inside() {
+    let view = RegistryView::new(live()).allow(["github__*"]);
+    let ctx = ToolContext::new();
+    let ok = view.execute("github__list_issues", json!({}), &ctx).await;
+    assert_eq!(ok.output, "ran github__list_issues");
+    let outside = view.execute("read_file", json!({}), &ctx).await;
+    let error = outside.error.unwrap();
+    assert_eq!(error.kind, ErrorKind::UnknownTool);
+    assert!(!error.message.contains("read_file`?"), "{}", error.message);
+    // A near miss of an outside tool is not suggested; one of an inside tool is.
+    let typo = view
+        .execute("read_fil", json!({}), &ctx)
+        .await
+        .error
+        .unwrap();
+    assert!(!typo.message.contains("`read_file`"), "{}", typo.message);
+    let near = view
+        .execute("github__list_issue", json!({}), &ctx)
+        .await
+        .error
+        .unwrap();
+    assert!(
+        near.message.contains("Did you mean `github__list_issues`"),
+        "{}",
+        near.message
+    );
+    // execute_call and execute_batch are scoped the same way.
+    let call = tool_core::ToolCall::new("c1", "bash_command", json!({}));
+    let r = view.execute_call(&call, &ctx).await;
+    assert_eq!(r.error.unwrap().kind, ErrorKind::UnknownTool);
+    let batch = view
+        .execute_batch(
+            vec![
+                ("github__list_issues", json!({})),
+                ("write_file", json!({})),
+            ],
+            &ctx,
+        )
+        .await;
+    assert!(batch[0].error.is_none());
+    assert_eq!(
+        batch[1].error.as_ref().unwrap().kind,
+        ErrorKind::UnknownTool
+    );
+}
+
+fn deferred_view() -> RegistryView {
+    RegistryView::new(live())
+        .defer(["*"])
+        .keep_loaded(["read_file", "bash_command"])
+}
+
+async fn search(view: &RegistryView, trace: &str, query: Value) -> ToolResult {
+    let ctx = ToolContext::new().with_trace_id(trace);
+    view.execute(TOOL_SEARCH, query, &ctx).await
+}
+
+#[tokio::test]
+async fn select_loads_exact_names_for_the_trace_only() {
+    let view = deferred_view();
+    assert!(view.contains(TOOL_SEARCH));
+    assert!(view.is_deferred("github__create_issue"));
+    assert!(!view.is_deferred("read_file"));
+    let first = view.schemas_for(Format::Json, Some("t1")).unwrap();
+    assert_eq!(
+        rendered_names(&first),
+        ["bash_command", "read_file", TOOL_SEARCH]
+    );
+
+    let r = search(
+        &view,
+        "t1",
+        json!({"query": "select:slack__post_message, github__create_issue"}),
+    )
+    .await;
+    assert!(r.error.is_none(), "{:?}", r.error);
+    assert_eq!(
+        r.metadata["loaded"],
+        json!(["slack__post_message", "github__create_issue"])
+    );
+    assert!(
+        r.output
+            .contains("- slack__post_message (loaded now): Post a message to a Slack channel."),
+        "{}",
+        r.output
+    );
+    // First description line only.
+    assert!(
+        r.output
+            .contains("Open a new issue in a GitHub repository.\n"),
+        "{}",
+        r.output
+    );
+    assert!(!r.output.contains("More text."), "{}", r.output);
+    assert_eq!(
+        view.loaded(Some("t1")),
+        ["slack__post_message", "github__create_issue"]
+    );
+    assert!(
+        view.loaded(Some("t2")).is_empty(),
+        "another trace loads nothing"
+    );
+    assert!(view.loaded(None).is_empty());
+
+    let next = view.schemas_for(Format::Json, Some("t1")).unwrap();
+    assert_eq!(
+        rendered_names(&next),
+        [
+            "bash_command",
+            "read_file",
+            TOOL_SEARCH,
+            "slack__post_message",
+            "github__create_issue"
+        ]
+    );
+    let other = view.schemas_for(Format::Json, Some("t2")).unwrap();
+    assert_eq!(rendered_names(&other), rendered_names(&first));
+
+    // Loading again loads nothing new; a name outside the view is named as such.
+    let again = search(
+        &view,
+        "t1",
+        json!({"query": "select:slack__post_message,nope"}),
+    )
+    .await;
+    assert_eq!(again.metadata["loaded"], json!([]));
+    assert!(
+        again.output.contains("(already loaded)"),
+        "{}",
+        again.output
+    );
+    assert!(
+        again.output.contains("- nope: no such tool"),
+        "{}",
+        again.output
+    );
+    let unknown = search(&view, "t1", json!({"query": "select:github__create_isue"})).await;
+    assert!(
+        unknown
+            .output
+            .contains("No tool is called `github__create_isue`"),
+        "{}",
+        unknown.output
+    );
+    assert!(
+        unknown.output.contains("select:github__create_issue"),
+        "{}",
+        unknown.output
+    );
+}
+
+#[tokio::test]
+async fn text_queries_are_ranked_and_loaded() {
+    let view = deferred_view();
+    let r = search(
+        &view,
+        "t",
+        json!({"query": "open a new GitHub issue", "max_results": 2}),
+    )
+    .await;
+    let matches = r.metadata["matches"].as_array().unwrap();
+    assert_eq!(matches.len(), 2);
+    assert_eq!(matches[0], "github__create_issue");
+    assert_eq!(matches[1], "github__list_issues");
+    assert!(r.output.starts_with("2 tools found:\n"), "{}", r.output);
+    assert_eq!(
+        view.loaded(Some("t")),
+        ["github__create_issue", "github__list_issues"]
+    );
+    // Pure search: no load.
+    let hits = view.search("post to a slack channel", 5);
+    assert_eq!(hits[0].name, "slack__post_message");
+    assert_eq!(view.loaded(Some("t")).len(), 2);
+}
+
+#[tokio::test]
+async fn no_match_says_so_and_suggests_select() {
+    let view = deferred_view();
+    let r = search(&view, "t", json!({"query": "zyxwv quantum teleport"})).await;
+    assert!(r.error.is_none());
+    assert!(
+        r.output
+            .starts_with("No tool matches `zyxwv quantum teleport`."),
+        "{}",
+        r.output
+    );
+    assert!(r.output.contains("Load one with `select:"), "{}", r.output);
+    assert_eq!(r.metadata["matches"], json!([]));
+    assert!(view.loaded(Some("t")).is_empty());
+}
+
+#[tokio::test]
+async fn bad_queries_are_invalid_arguments() {
+    let view = deferred_view();
+    for bad in [
+        json!({}),
+        json!({"query": "x", "max_results": 0}),
+        json!({"query": "x", "max_results": 51}),
+        json!({"query": "x".repeat(2001)}),
+        json!({"query": "select:"}),
+    ] {
+        let r = search(&view, "t", bad.clone()).await;
+        assert_eq!(r.error.unwrap().kind, ErrorKind::InvalidArguments, "{bad}");
+    }
+}
+
+#[tokio::test]
+async fn loading_keeps_the_previous_rendering_a_byte_identical_prefix() {
+    let view = deferred_view();
+    for format in [
+        Format::Json,
+        Format::OpenAiChat { strict: true },
+        Format::OpenAiResponses { strict: false },
+        Format::Anthropic { strict: false },
+        Format::Mcp,
+    ] {
+        let trace = format!("prefix-{}", format.slug());
+        let mut previous =
+            serde_json::to_string(&*view.schemas_for(format, Some(&trace)).unwrap()).unwrap();
+        let always = previous.clone();
+        for query in [
+            "select:slack__post_message",
+            "merge a pull request",
+            "select:write_file,github__list_issues",
+        ] {
+            search(&view, &trace, json!({"query": query})).await;
+            let next =
+                serde_json::to_string(&*view.schemas_for(format, Some(&trace)).unwrap()).unwrap();
+            assert!(
+                next.len() > previous.len(),
+                "{format}: {query} loaded nothing"
+            );
+            // The list minus its closing bracket is a prefix of the next list.
+            let open = &previous[..previous.len() - 1];
+            assert!(next.starts_with(open), "{format}: {previous}\n{next}");
+            previous = next;
+        }
+        // The always-loaded part never moved.
+        assert!(
+            previous.starts_with(&always[..always.len() - 1]),
+            "{format}"
+        );
+    }
+    // Gemini: the declarations of the previous turn are the first ones of the next.
+    let gemini = Format::Gemini {
+        recursion: Default::default(),
+    };
+    let before = view.schemas_for(gemini, Some("g")).unwrap();
+    search(&view, "g", json!({"query": "select:slack__post_message"})).await;
+    let after = view.schemas_for(gemini, Some("g")).unwrap();
+    let decls = |v: &Value| v[0]["functionDeclarations"].as_array().unwrap().clone();
+    let (b, a) = (decls(&before), decls(&after));
+    assert_eq!(a.len(), b.len() + 1);
+    assert_eq!(&a[..b.len()], &b[..]);
+    assert_eq!(a[b.len()]["name"], "slack__post_message");
+}
+
+#[tokio::test]
+async fn stateless_hosts_get_definitions_inline_and_nothing_is_loaded() {
+    let view = deferred_view();
+    let ctx = ToolContext::new().with_state(InlineSchemas(Format::Mcp));
+    let r = view
+        .execute(
+            TOOL_SEARCH,
+            json!({"query": "select:github__create_issue"}),
+            &ctx,
+        )
+        .await;
+    assert!(r.output.contains("(definition below)"), "{}", r.output);
+    let at = r.output.find('[').unwrap();
+    let defs: Value = serde_json::from_str(&r.output[at..]).unwrap();
+    assert_eq!(defs[0]["name"], "github__create_issue");
+    assert_eq!(defs[0]["inputSchema"]["type"], "object");
+    assert!(view.loaded(None).is_empty());
+    // A deferred tool is called by name without being loaded.
+    let call = view.execute("github__create_issue", json!({}), &ctx).await;
+    assert_eq!(call.output, "ran github__create_issue");
+    let fresh = view.schemas_new_session(Format::Mcp).unwrap();
+    assert_eq!(
+        rendered_names(&fresh),
+        ["bash_command", "read_file", TOOL_SEARCH]
+    );
+}
+
+#[test]
+fn anthropic_server_search_marks_deferred_tools() {
+    let view = deferred_view();
+    let list = view
+        .schemas_anthropic_server_search(false, ServerSearch::Bm25)
+        .unwrap();
+    let tools = list.as_array().unwrap();
+    assert_eq!(
+        tools.len(),
+        8,
+        "seven tools and the server tool, without ours"
+    );
+    assert!(tools.iter().all(|t| t["name"] != TOOL_SEARCH));
+    let by_name = |n: &str| tools.iter().find(|t| t["name"] == n).unwrap();
+    assert_eq!(by_name("github__create_issue")["defer_loading"], true);
+    assert!(by_name("read_file").get("defer_loading").is_none());
+    assert_eq!(
+        tools.last().unwrap(),
+        &json!({"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"})
+    );
+    let regex = view
+        .schemas_anthropic_server_search(true, ServerSearch::Regex)
+        .unwrap();
+    assert_eq!(
+        regex.as_array().unwrap().last().unwrap()["type"],
+        "tool_search_tool_regex_20251119"
+    );
+}
+
+#[tokio::test]
+async fn loads_follow_the_registry_and_notify() {
+    let live = live();
+    let view = RegistryView::new(live.clone()).defer(["github__*"]);
+    let mut loads = view.subscribe_loads();
+    search(
+        &view,
+        "t",
+        json!({"query": "select:github__merge_pull_request"}),
+    )
+    .await;
+    assert!(loads.has_changed().unwrap());
+    loads.mark_unchanged();
+    // Nothing new: no notification.
+    search(
+        &view,
+        "t",
+        json!({"query": "select:github__merge_pull_request"}),
+    )
+    .await;
+    assert!(!loads.has_changed().unwrap());
+    // A loaded tool that leaves the registry leaves the rendering.
+    live.update(|r| Ok::<_, ()>(r.remove("github__merge_pull_request").map(|_| ())))
+        .unwrap();
+    assert!(view.loaded(Some("t")).is_empty());
+    let list = view.schemas_for(Format::Json, Some("t")).unwrap();
+    assert!(!rendered_names(&list).contains(&"github__merge_pull_request".to_owned()));
+    // New deferred tools are found by the index of the new version.
+    live.update(|r| {
+        r.register(tool(
+            "github__star",
+            "Star a repository.",
+            ToolKind::Network,
+            &[],
+            false,
+        ))
+    })
+    .unwrap();
+    assert_eq!(view.search("star a repository", 1)[0].name, "github__star");
+}

@@ -106,7 +106,7 @@ use lower::{Ctx, Step};
 ///
 /// Where a variant has a `strict` flag, `strict: true` renders every tool in
 /// strict mode; `strict: false` renders in strict mode only the tools whose
-/// [`ToolSpec::strict`] is set. A tool whose schema strict mode cannot
+/// `flags.strict` ([`ToolSpec::flags`]) is set. A tool whose schema strict mode cannot
 /// express (a map, recursion under Anthropic's rules, …) is then rendered
 /// without strict mode and the fallback recorded ([`OnRefusal`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

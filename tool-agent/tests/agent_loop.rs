@@ -27,7 +27,7 @@ fn schema() -> Value {
 fn tools(log: &Arc<Mutex<Vec<String>>>) -> ToolRegistry {
     let mut r = ToolRegistry::new();
     let mut spec = ToolSpec::new("slow_read", "Sleeps, then answers.", schema()).read_only();
-    spec.concurrency_safe = true;
+    spec.flags.concurrency_safe = true;
     r.register(
         Tool::new(spec, |args: Map<String, Value>, _| async move {
             let ms = args.get("ms").and_then(Value::as_u64).unwrap_or(0);

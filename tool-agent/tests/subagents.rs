@@ -23,7 +23,7 @@ fn base_tools() -> ToolRegistry {
         ("write_file", false),
     ] {
         let mut spec = ToolSpec::new(name, "A tool.", schema.clone());
-        spec.read_only = read_only;
+        spec.flags.read_only = read_only;
         let n = name.to_owned();
         r.register(
             Tool::new(spec, move |_: Map<String, Value>, _| {

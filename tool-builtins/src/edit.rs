@@ -46,7 +46,7 @@ pub const APPLIED: &str = "Edit applied successfully.";
 /// * `old_string` - The text to replace; empty only to create a new file.
 /// * `new_string` - The replacement text; must differ from `old_string`.
 /// * `replace_all` - Replace every occurrence of `old_string` (default false).
-#[tool(kind = "write")]
+#[tool(kind = "write", tags = ["fs", "edit"])]
 pub async fn edit_file(
     context: &ToolContext,
     file_path: String,

@@ -161,7 +161,7 @@
 use std::io;
 use std::path::Path;
 
-use tool_core::{OnConflict, Tool, ToolContext, ToolRegistry};
+use tool_core::{ToolContext, ToolRegistry};
 
 pub mod edit;
 mod error;
@@ -195,29 +195,16 @@ pub use shell::split::{CommandParts, split_command};
 pub use shell::{BashConfig, bash_command};
 pub use skills::{Skill, SkillSet};
 
-/// The names of the built-in tools, as registered.
-pub const TOOL_NAMES: &[&str] = &[
-    "apply_patch",
-    "bash_command",
-    "edit_file",
-    "glob_files",
-    "grep_content",
-    "list_dir",
-    "multi_edit",
-    "read_file",
-    "read_images",
-    "write_file",
-];
-
 /// A registry holding only the built-in tools, for hosts that opt in to them
 /// explicitly (or merge them into a registry of their own).
 ///
 /// Every `#[tool]` fn linked into the binary, the built-ins included, is in
-/// [`ToolRegistry::global`]; this one is built from the same link-time
-/// entries, keeping those whose name is in [`TOOL_NAMES`] and whose source
-/// file lies in this crate (so a host tool that happens to share a name is
-/// never picked up). It does not go through the global registry, so a name
-/// clash among the host's own tools cannot make it fail.
+/// [`ToolRegistry::global`]; this one holds the `#[tool]` fns of this crate
+/// ([`ToolRegistry::of_crate`]: each tool records the `module_path!()` it is
+/// defined in), so a new built-in is in it without being listed anywhere and
+/// a host tool that happens to share a name is never picked up. It does not
+/// go through the global registry, so a name clash among the host's own tools
+/// cannot make it fail.
 ///
 /// ```
 /// let registry = tool_builtins::registry();
@@ -226,28 +213,10 @@ pub const TOOL_NAMES: &[&str] = &[
 /// assert_eq!(registry.get("read_file").unwrap().spec().kind, tool_core::ToolKind::Read);
 /// ```
 pub fn registry() -> ToolRegistry {
-    let mut registry = ToolRegistry::new();
-    for def in tool_core::__private::inventory::iter::<tool_core::__private::StaticTool> {
-        if !TOOL_NAMES.contains(&def.name) || !from_this_crate(def.file) {
-            continue;
-        }
-        // The specs are fixed at compile time and covered by this crate's
-        // tests; a spec that failed to build would be a bug here, not input.
-        if let Ok(tool) = Tool::from_static(def) {
-            let _ = registry.register_with(tool, OnConflict::Skip);
-        }
-    }
-    registry
-}
-
-/// Whether a `file!()` path names a file of this crate: relative to the
-/// workspace (`tool-builtins/src/..`), in a git checkout (`../tool-builtins/src/..`)
-/// or in the registry cache (`../tool-builtins-0.1.0/src/..`).
-fn from_this_crate(file: &str) -> bool {
-    let file = file.replace('\\', "/");
-    file.starts_with("tool-builtins/")
-        || file.contains("/tool-builtins/")
-        || file.contains("/tool-builtins-")
+    // The specs are fixed at compile time and covered by this crate's tests
+    // (`builtins_are_registered`); a spec that failed to build would be a bug
+    // here, not input, so an error leaves an empty registry those tests catch.
+    ToolRegistry::of_crate("tool_builtins").unwrap_or_default()
 }
 
 /// A context for the built-in tools: a [`Workspace`] rooted at `root` and a

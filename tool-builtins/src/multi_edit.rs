@@ -28,7 +28,7 @@ pub struct Edit {
 /// # Arguments
 /// * `file_path` - Path of the file to edit (relative to the workspace root, or absolute).
 /// * `edits` - The replacements, applied in order.
-#[tool(kind = "write")]
+#[tool(kind = "write", tags = ["fs", "edit"])]
 pub async fn multi_edit(
     context: &ToolContext,
     file_path: String,

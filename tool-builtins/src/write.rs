@@ -16,7 +16,7 @@ use crate::fs::text::UTF8_BOM;
 /// # Arguments
 /// * `file_path` - Path of the file to write (relative to the workspace root, or absolute).
 /// * `content` - The complete new content of the file.
-#[tool(kind = "write", destructive, idempotent)]
+#[tool(kind = "write", tags = ["fs", "edit"], destructive, idempotent)]
 pub async fn write_file(
     context: &ToolContext,
     file_path: String,

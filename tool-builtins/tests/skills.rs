@@ -235,7 +235,7 @@ fn tool_description_lists_each_skill_on_one_line() {
     let tool = set.tool().unwrap();
     let spec = tool.spec();
     assert_eq!(spec.name, "skill");
-    assert!(spec.read_only);
+    assert!(spec.flags.read_only);
     let lines: Vec<&str> = spec.description.lines().collect();
     assert_eq!(
         lines[lines.len() - 2].chars().count(),

@@ -1,6 +1,7 @@
 //! Test tools compiled in with the `fixtures` feature (the integration tests
-//! and the start-up benchmark use them). Built with the runtime API so they
-//! need nothing from the macro crate. Every name starts with `cli_fixture_`.
+//! and the start-up benchmark use them). Built with the runtime API, except
+//! [`FixtureNotes`], a `#[toolset]` whose methods the CLI calls like any
+//! other tool. Every name starts with `cli_fixture_`.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -28,7 +29,40 @@ pub(crate) fn registry() -> ToolRegistry {
     for tool in tools().into_iter().flatten() {
         let _ = registry.register(tool);
     }
+    let _ = registry.add_toolset(std::sync::Arc::new(FixtureNotes::default()));
     registry
+}
+
+/// Notes held by one instance: the tools of a `#[toolset]` impl block.
+#[derive(Debug, Default)]
+pub(crate) struct FixtureNotes {
+    notes: std::sync::Mutex<Vec<String>>,
+}
+
+#[tool_core::toolset]
+impl FixtureNotes {
+    /// Add a note; returns how many notes the instance holds.
+    ///
+    /// # Arguments
+    /// * `text` - The note.
+    #[tool(name = "cli_fixture_note_add", kind = "write")]
+    fn add(&self, text: String) -> String {
+        let mut notes = self
+            .notes
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        notes.push(text);
+        notes.len().to_string()
+    }
+
+    /// The notes, newest last.
+    #[tool(name = "cli_fixture_note_list", kind = "read", read_only)]
+    async fn list(self: std::sync::Arc<Self>) -> Vec<String> {
+        self.notes
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
 }
 
 fn any_object() -> Value {

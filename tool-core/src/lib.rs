@@ -86,6 +86,7 @@ mod context;
 mod docs;
 mod error;
 mod execute;
+pub mod extract;
 pub mod format;
 mod future;
 pub mod governance;
@@ -101,6 +102,7 @@ mod spec;
 #[cfg(feature = "tokens")]
 pub mod tokens;
 mod tool;
+mod toolset;
 pub mod truncate;
 pub mod view;
 
@@ -111,6 +113,7 @@ pub mod __private;
 pub use args::{ArgumentRepair, RepairKind, ToolArgs};
 pub use context::{Progress, ProgressSink, State, ToolContext};
 pub use error::RegistryError;
+pub use extract::FromToolContext;
 pub use format::{Format, ToolCall};
 pub use governance::approval::{ApprovalDecision, ApprovalPolicy, ApprovalRequest, Approver};
 pub use governance::secrets::{SecretStore, SecretStoreError};
@@ -124,9 +127,11 @@ pub use result::{Attachment, ErrorKind, Image, NOTE_LIMIT, NOTES_SHOWN, ToolErro
 pub use spec::{DisplayName, SourceLocation, ToolKind, ToolSpec, is_valid_tool_name};
 pub use tokio_util::sync::CancellationToken;
 pub use tool::{Tool, ToolHandler};
+pub use tool_rules::ToolFlags;
 pub use view::{NamePattern, RegistryView, TOOL_SEARCH};
 
 /// Turns a free `async fn` or `fn` into a tool registered in the global registry.
 ///
 /// See the crate docs for an example and the `tool-macros` crate for every option.
-pub use tool_macros::tool;
+pub use tool_macros::{tool, toolset};
+pub use toolset::Toolset;

@@ -6,6 +6,7 @@
     reason = "the Err of argument extraction is the call's final ToolResult, returned as is on a rare path"
 )]
 
+use std::any::Any;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 use std::fmt::Display;
 use std::marker::PhantomData;
@@ -24,9 +25,11 @@ use std::sync::Arc;
 use crate::args::messages;
 use crate::args::schema::ParamTypes;
 use crate::context::{State, ToolContext};
+use crate::extract::FromToolContext;
 use crate::governance::secrets;
 use crate::result::{ErrorKind, ToolError, ToolResult};
 pub use crate::spec::ToolKind;
+pub use tool_rules::ToolFlags;
 
 /// A boxed, sendable future: what a generated call shim returns.
 pub use crate::future::BoxFuture;
@@ -47,6 +50,9 @@ pub struct StaticTool {
     pub file: &'static str,
     /// `line!()` of the fn.
     pub line: u32,
+    /// `module_path!()` of the fn (`tool_builtins::read`): its crate is the
+    /// first segment, which [`ToolRegistry::of_crate`](crate::ToolRegistry::of_crate) selects by.
+    pub module_path: &'static str,
     /// Every parameter in declaration order (hidden ones included).
     pub params: &'static [StaticParam],
     /// The attribute's options.
@@ -120,20 +126,10 @@ pub struct StaticParam {
 pub struct StaticOptions {
     /// `kind = "..."`.
     pub kind: ToolKind,
-    /// `read_only`.
-    pub read_only: bool,
-    /// `destructive`.
-    pub destructive: bool,
-    /// `idempotent`.
-    pub idempotent: bool,
-    /// `open_world`.
-    pub open_world: bool,
-    /// `concurrency_safe`.
-    pub concurrency_safe: bool,
-    /// `requires_confirmation`.
-    pub requires_confirmation: bool,
-    /// `strict`.
-    pub strict: bool,
+    /// The flags (`read_only`, `destructive`, ...), one literal.
+    pub flags: ToolFlags,
+    /// `tags = [...]`.
+    pub tags: &'static [&'static str],
     /// `editable_params = [...]` (model-facing names).
     pub editable_params: &'static [&'static str],
     /// `url_patterns = [...]`.
@@ -163,6 +159,7 @@ pub struct Invocation {
     types: Arc<ParamTypes>,
     args: Map<String, Value>,
     ctx: ToolContext,
+    receiver: Option<Arc<dyn Any + Send + Sync>>,
 }
 
 impl Invocation {
@@ -177,7 +174,32 @@ impl Invocation {
             types,
             args,
             ctx,
+            receiver: None,
         }
+    }
+
+    /// The same call, for a `#[toolset]` method bound to `receiver`.
+    pub(crate) fn with_receiver(mut self, receiver: Arc<dyn Any + Send + Sync>) -> Self {
+        self.receiver = Some(receiver);
+        self
+    }
+
+    /// The instance a `#[toolset]` method's tool is bound to.
+    ///
+    /// # Errors
+    /// A `failed` result when the tool is not bound to a `T` (a bug in the
+    /// generated code; never seen by a program that compiles).
+    pub fn receiver<T: Any + Send + Sync>(&self) -> Result<Arc<T>, ToolResult> {
+        self.receiver
+            .clone()
+            .and_then(|r| r.downcast::<T>().ok())
+            .ok_or_else(|| {
+                ToolResult::failed(format!(
+                    "Tool `{}` is a method of `{}` but is not bound to one",
+                    self.def.name,
+                    std::any::type_name::<T>()
+                ))
+            })
     }
 
     fn param(&self, idx: usize) -> &'static StaticParam {
@@ -395,6 +417,30 @@ impl<T: DeserializeOwned + schemars::JsonSchema> ToolParam for T {}
 /// Compile-time check that `T` is a valid parameter type (the macro spans calls at the parameter).
 pub const fn assert_tool_param<T: ToolParam>() {}
 
+/// The tools of a `#[toolset]`'s methods, bound to `receiver`.
+///
+/// # Errors
+/// As [`Toolset::tools`](crate::Toolset::tools).
+pub fn bound_tools(
+    receiver: &Arc<dyn Any + Send + Sync>,
+    defs: &[&'static StaticTool],
+) -> Result<Vec<crate::Tool>, crate::RegistryError> {
+    crate::toolset::bound_tools(receiver, defs)
+}
+
+/// Compile-time check that a framework-filled parameter's type implements
+/// [`FromToolContext`] (the macro spans calls at the parameter).
+pub const fn assert_from_tool_context<'a, T: FromToolContext<'a>>() {}
+
+/// The failed result of a parameter its [`FromToolContext`] could not fill.
+pub fn extract_failed(tool: &str, param: &str, error: ToolError) -> ToolResult {
+    let ToolError { kind, message } = error;
+    ToolResult::error(
+        kind,
+        format!("Tool `{tool}` cannot fill its parameter `{param}`: {message}"),
+    )
+}
+
 /// A parameter type that `inject_params(mode = "merge")` can combine.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be merged by `inject_params(mode = \"merge\")`",
@@ -525,6 +571,31 @@ impl<T> ArgAccessFallback<T> for &Wrap<T> {
     }
     fn __schema(&self, generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         generator.subschema_for::<()>()
+    }
+}
+
+/// Extraction of a framework-filled parameter whose type implements [`FromToolContext`].
+pub trait ExtractAccess<'a, T> {
+    /// See [`FromToolContext::from_tool_context`].
+    fn __extract(&self, ctx: &'a ToolContext) -> Result<T, ToolError>;
+}
+
+impl<'a, T: FromToolContext<'a>> ExtractAccess<'a, T> for Wrap<T> {
+    fn __extract(&self, ctx: &'a ToolContext) -> Result<T, ToolError> {
+        T::from_tool_context(ctx)
+    }
+}
+
+/// Picked only when `T` is not [`FromToolContext`], i.e. when
+/// `assert_from_tool_context` already failed.
+pub trait ExtractAccessFallback<'a, T> {
+    /// Never reached in a program that compiles.
+    fn __extract(&self, ctx: &'a ToolContext) -> Result<T, ToolError>;
+}
+
+impl<'a, T> ExtractAccessFallback<'a, T> for &Wrap<T> {
+    fn __extract(&self, _: &'a ToolContext) -> Result<T, ToolError> {
+        Err(ToolError::new(ErrorKind::Failed, "not an extractor"))
     }
 }
 

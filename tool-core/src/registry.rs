@@ -130,8 +130,42 @@ impl ToolRegistry {
     /// # Errors
     /// As [`try_global`](Self::try_global); every problem is reported, not just the first.
     pub fn from_inventory() -> Result<Self, RegistryError> {
-        let mut defs: Vec<&'static StaticTool> =
-            inventory::iter::<StaticTool>.into_iter().collect();
+        Self::from_static_where(|_| true)
+    }
+
+    /// A fresh registry of the `#[tool]` fns defined in the crate called
+    /// `crate_name` (as Rust spells it in paths: `tool_builtins`; a `-` is
+    /// read as `_`), among those linked into this binary. The crate of a tool
+    /// is the first segment of the `module_path!()` its `#[tool]` expansion
+    /// recorded, so a tool of another crate that happens to share a name is
+    /// never picked up, and nothing is listed by hand.
+    ///
+    /// ```
+    /// # use tool_core::{tool, ToolRegistry};
+    /// /// Say hello.
+    /// #[tool]
+    /// fn hello() -> String { "hi".into() }
+    ///
+    /// // This (doctest) crate's name: the first segment of `module_path!()`.
+    /// let this_crate = module_path!().split("::").next().unwrap();
+    /// let registry = ToolRegistry::of_crate(this_crate).unwrap();
+    /// assert!(registry.contains("hello"));
+    /// assert!(ToolRegistry::of_crate("no_such_crate").unwrap().is_empty());
+    /// ```
+    ///
+    /// # Errors
+    /// As [`from_inventory`](Self::from_inventory), for the selected tools only.
+    pub fn of_crate(crate_name: &str) -> Result<Self, RegistryError> {
+        let wanted = crate_name.replace('-', "_");
+        Self::from_static_where(|def| def.module_path.split("::").next() == Some(wanted.as_str()))
+    }
+
+    /// The registry of the link-time tools `keep` selects; every problem is reported.
+    fn from_static_where(keep: impl Fn(&StaticTool) -> bool) -> Result<Self, RegistryError> {
+        let mut defs: Vec<&'static StaticTool> = inventory::iter::<StaticTool>
+            .into_iter()
+            .filter(|def| keep(def))
+            .collect();
         // Deterministic order for error messages whatever the link order.
         defs.sort_by_key(|d| (d.name, d.file, d.line));
         let mut registry = Self::new();
@@ -371,20 +405,7 @@ impl ToolRegistry {
 
     /// The names closest to `name` (edit distance), best first, at most 3.
     pub fn suggest(&self, name: &str) -> Vec<&str> {
-        let lowered = name.to_ascii_lowercase();
-        let mut scored: Vec<(f64, &str)> = self
-            .tools
-            .keys()
-            .map(|k| {
-                (
-                    strsim::jaro_winkler(&lowered, &k.to_ascii_lowercase()),
-                    k.as_str(),
-                )
-            })
-            .filter(|(score, _)| *score >= 0.75)
-            .collect();
-        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
-        scored.into_iter().take(3).map(|(_, k)| k).collect()
+        tool_rules::suggest::ranked(name, self.tools.keys().map(String::as_str), 3)
     }
 }
 

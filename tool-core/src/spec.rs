@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
+use tool_rules::ToolFlags;
 
 /// What a tool does to the world, for approval policies.
 ///
@@ -96,20 +97,15 @@ pub struct ToolSpec {
     /// Free-form labels (`"fs"`, `"git"`) for selecting tools
     /// ([`RegistryView::tags`](crate::RegistryView::tags)) and for tool
     /// search; in the order given, duplicates removed. Default empty.
+    /// `#[tool(tags = [...])]` and `Tool::new` check each against
+    /// `tool_rules::names::TAG_RULE`.
     #[serde(default)]
     pub tags: Vec<String>,
-    /// The tool does not change anything (MCP `readOnlyHint`). Default `false`.
-    pub read_only: bool,
-    /// The tool may destroy data (MCP `destructiveHint`). Default `false`.
-    pub destructive: bool,
-    /// Repeating a call with the same arguments has no further effect. Default `false`.
-    pub idempotent: bool,
-    /// The tool reaches an open world (web, other people). Default `false`.
-    pub open_world: bool,
-    /// Calls may run concurrently with other calls. Default `false`.
-    pub concurrency_safe: bool,
-    /// A person must approve each call. Default `false`.
-    pub requires_confirmation: bool,
+    /// The boolean options (read-only, destructive, idempotent, open world,
+    /// concurrency-safe, requires confirmation, strict), all `false` by
+    /// default; in JSON each is a field of the spec itself.
+    #[serde(flatten)]
+    pub flags: ToolFlags,
     /// Parameters a person may edit while approving (model-facing names).
     pub editable_params: Vec<String>,
     /// Page URL patterns the tool is limited to; empty means everywhere.
@@ -121,8 +117,6 @@ pub struct ToolSpec {
     /// Per-tool timeout; `None` falls back to the context's, then the registry's (120 s).
     #[serde(with = "opt_millis")]
     pub timeout: Option<Duration>,
-    /// Ask providers for strict schema adherence (OpenAI `strict: true`). Default `false`.
-    pub strict: bool,
     /// Example argument objects (from a `# Examples` doc section).
     pub input_examples: Vec<Value>,
     /// JSON Schema of the structured result (an object), for tools that
@@ -143,18 +137,12 @@ impl ToolSpec {
             parameters,
             kind: ToolKind::Other,
             tags: Vec::new(),
-            read_only: false,
-            destructive: false,
-            idempotent: false,
-            open_world: false,
-            concurrency_safe: false,
-            requires_confirmation: false,
+            flags: ToolFlags::NONE,
             editable_params: Vec::new(),
             url_patterns: Vec::new(),
             hidden_params: Vec::new(),
             display: BTreeMap::new(),
             timeout: None,
-            strict: false,
             input_examples: Vec::new(),
             output_schema: None,
             source: None,
@@ -180,6 +168,13 @@ impl ToolSpec {
         self
     }
 
+    /// Sets the boolean options at once.
+    #[must_use]
+    pub fn with_flags(mut self, flags: ToolFlags) -> Self {
+        self.flags = flags;
+        self
+    }
+
     /// Sets the per-tool timeout.
     #[must_use]
     pub fn with_timeout(mut self, timeout: Duration) -> Self {
@@ -190,14 +185,14 @@ impl ToolSpec {
     /// Marks the tool read-only.
     #[must_use]
     pub fn read_only(mut self) -> Self {
-        self.read_only = true;
+        self.flags.read_only = true;
         self
     }
 
     /// Marks the tool as requiring confirmation, with the parameters a person may edit.
     #[must_use]
     pub fn requires_confirmation(mut self, editable_params: &[&str]) -> Self {
-        self.requires_confirmation = true;
+        self.flags.requires_confirmation = true;
         self.editable_params = editable_params.iter().map(|s| (*s).to_owned()).collect();
         self
     }
@@ -253,11 +248,8 @@ mod opt_millis {
 /// The portable tool-name rule: `^[a-zA-Z0-9_-]{1,64}$`.
 ///
 /// Source: OpenAI function names and Anthropic tool names both require it;
-/// it is the strictest of the providers this crate targets.
+/// it is the strictest of the providers this crate targets. The macro checks
+/// the same rule at compile time (both use `tool_rules::names`).
 pub fn is_valid_tool_name(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() <= 64
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+    tool_rules::names::is_valid_tool_name(name)
 }

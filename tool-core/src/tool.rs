@@ -1,6 +1,7 @@
 //! [`Tool`]: a spec plus a handler. The runtime API for tools defined without
 //! the macro; `#[tool]` is sugar over it ([`Tool::from_static`]).
 
+use std::any::Any;
 use std::fmt;
 use std::future::Future;
 use std::sync::Arc;
@@ -54,6 +55,22 @@ impl ToolHandler for StaticHandler {
             args,
             ctx,
         ))
+    }
+}
+
+/// A `#[toolset]` method's tool: its definition and the instance it is bound to.
+struct BoundHandler {
+    def: &'static StaticTool,
+    types: Arc<ParamTypes>,
+    receiver: Arc<dyn Any + Send + Sync>,
+}
+
+impl ToolHandler for BoundHandler {
+    fn call(&self, args: Map<String, Value>, ctx: ToolContext) -> BoxFuture<ToolResult> {
+        (self.def.call)(
+            Invocation::new(self.def, Arc::clone(&self.types), args, ctx)
+                .with_receiver(Arc::clone(&self.receiver)),
+        )
     }
 }
 
@@ -118,7 +135,8 @@ impl Tool {
     /// [`RegistryError::InvalidName`] when the name breaks `^[a-zA-Z0-9_-]{1,64}$`,
     /// [`RegistryError::InvalidSpec`] when the description is blank, the
     /// parameters schema is not an object schema (`"type": "object"`), a URL
-    /// pattern does not parse, or an editable parameter is not in the schema.
+    /// pattern does not parse, a tag breaks `^[a-z0-9][a-z0-9_-]{0,31}$`, or an
+    /// editable parameter is not in the schema.
     pub fn new(spec: ToolSpec, handler: impl ToolHandler) -> Result<Self, RegistryError> {
         check_spec(&spec)?;
         let derived = Derived::from_spec(&spec)?;
@@ -135,66 +153,26 @@ impl Tool {
     /// # Errors
     /// As [`Tool::new`].
     pub fn from_static(def: &'static StaticTool) -> Result<Self, RegistryError> {
-        let parsed = docs::parse(def.doc);
-        for documented in parsed.params.keys() {
-            if !def
-                .params
-                .iter()
-                .any(|p| p.name == documented.as_str() || p.rust_name == documented.as_str())
-            {
-                tracing::warn!(
-                    target: "tool_core",
-                    tool = def.name,
-                    parameter = documented.as_str(),
-                    "the doc comment's argument section describes a parameter the fn does not have (misspelt?)"
-                );
-            }
-        }
-        let parameters = schema::parameters_schema(def.params, &parsed.params);
-        let o = &def.options;
-        let mut spec = ToolSpec::new(def.name, parsed.description, parameters);
-        spec.kind = o.kind;
-        spec.read_only = o.read_only;
-        spec.destructive = o.destructive;
-        spec.idempotent = o.idempotent;
-        spec.open_world = o.open_world;
-        spec.concurrency_safe = o.concurrency_safe;
-        spec.requires_confirmation = o.requires_confirmation;
-        spec.strict = o.strict;
-        spec.editable_params = o.editable_params.iter().map(|s| (*s).to_owned()).collect();
-        spec.url_patterns = o.url_patterns.iter().map(|s| (*s).to_owned()).collect();
-        spec.hidden_params = def
-            .params
-            .iter()
-            .filter(|p| p.role != ParamRole::Visible)
-            .map(|p| p.rust_name.to_owned())
-            .collect();
-        spec.display = o
-            .display
-            .iter()
-            .map(|d| {
-                (
-                    d.lang.to_owned(),
-                    DisplayName {
-                        name: d.name.map(str::to_owned),
-                        params: d
-                            .params
-                            .iter()
-                            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-                            .collect(),
-                    },
-                )
-            })
-            .collect();
-        spec.timeout = o.timeout_ms.map(Duration::from_millis);
-        spec.input_examples = parsed.examples;
-        spec.output_schema = def.output_schema.and_then(schema::output_schema);
-        spec.source = Some(SourceLocation {
-            file: def.file.to_owned(),
-            line: def.line,
-        });
+        let spec = spec_from_static(def);
         let types = Arc::new(ParamTypes::from_parameters(&spec.parameters));
         Self::new(spec, StaticHandler { def, types })
+    }
+
+    /// The tool of a `#[toolset]` method, bound to `receiver` (its instance).
+    pub(crate) fn from_static_bound(
+        def: &'static StaticTool,
+        receiver: Arc<dyn Any + Send + Sync>,
+    ) -> Result<Self, RegistryError> {
+        let spec = spec_from_static(def);
+        let types = Arc::new(ParamTypes::from_parameters(&spec.parameters));
+        Self::new(
+            spec,
+            BoundHandler {
+                def,
+                types,
+                receiver,
+            },
+        )
     }
 
     /// The tool's spec.
@@ -240,6 +218,65 @@ impl Tool {
     }
 }
 
+/// The spec `#[tool]` generated for `def`: the doc comment parsed, the
+/// parameters schema built (once per registry build).
+fn spec_from_static(def: &'static StaticTool) -> ToolSpec {
+    let parsed = docs::parse(def.doc);
+    for documented in parsed.params.keys() {
+        if !def
+            .params
+            .iter()
+            .any(|p| p.name == documented.as_str() || p.rust_name == documented.as_str())
+        {
+            tracing::warn!(
+                target: "tool_core",
+                tool = def.name,
+                parameter = documented.as_str(),
+                "the doc comment's argument section describes a parameter the fn does not have (misspelt?)"
+            );
+        }
+    }
+    let parameters = schema::parameters_schema(def.params, &parsed.params);
+    let o = &def.options;
+    let mut spec = ToolSpec::new(def.name, parsed.description, parameters);
+    spec.kind = o.kind;
+    spec.flags = o.flags;
+    spec.tags = o.tags.iter().map(|s| (*s).to_owned()).collect();
+    spec.editable_params = o.editable_params.iter().map(|s| (*s).to_owned()).collect();
+    spec.url_patterns = o.url_patterns.iter().map(|s| (*s).to_owned()).collect();
+    spec.hidden_params = def
+        .params
+        .iter()
+        .filter(|p| p.role != ParamRole::Visible)
+        .map(|p| p.rust_name.to_owned())
+        .collect();
+    spec.display = o
+        .display
+        .iter()
+        .map(|d| {
+            (
+                d.lang.to_owned(),
+                DisplayName {
+                    name: d.name.map(str::to_owned),
+                    params: d
+                        .params
+                        .iter()
+                        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                        .collect(),
+                },
+            )
+        })
+        .collect();
+    spec.timeout = o.timeout_ms.map(Duration::from_millis);
+    spec.input_examples = parsed.examples;
+    spec.output_schema = def.output_schema.and_then(schema::output_schema);
+    spec.source = Some(SourceLocation {
+        file: def.file.to_owned(),
+        line: def.line,
+    });
+    spec
+}
+
 impl fmt::Debug for Tool {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Tool")
@@ -268,6 +305,20 @@ fn check_spec(spec: &ToolSpec) -> Result<(), RegistryError> {
             reason: "the parameters schema must have `\"type\": \"object\"` at its root (providers send arguments as one JSON object)".to_owned(),
         });
     }
+    // The tag rule the macro checks at compile time (`tool_rules::names`).
+    if let Some((tag, problem)) = spec
+        .tags
+        .iter()
+        .find_map(|t| tool_rules::names::tag_problem(t).map(|p| (t, p)))
+    {
+        return Err(RegistryError::InvalidSpec {
+            name: spec.name.clone(),
+            reason: format!(
+                "invalid tag `{tag}`: {problem}; {}",
+                tool_rules::names::TAG_RULE
+            ),
+        });
+    }
     let names = spec.parameter_names();
     if let Some(bad) = spec
         .editable_params
@@ -280,4 +331,37 @@ fn check_spec(spec: &ToolSpec) -> Result<(), RegistryError> {
         });
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn spec() -> ToolSpec {
+        ToolSpec::new("t", "A tool.", json!({"type": "object"}))
+    }
+
+    #[test]
+    fn tags_follow_the_macros_rule() {
+        let ok = Tool::new(spec().with_tags(["fs", "search", "fs"]), |_, _| async {
+            ToolResult::ok("")
+        })
+        .unwrap();
+        assert_eq!(ok.spec().tags, ["fs", "search"]);
+        let err = Tool::new(spec().with_tags(["Git"]), |_, _| async {
+            ToolResult::ok("")
+        })
+        .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            RegistryError::InvalidSpec {
+                name: "t".into(),
+                reason:
+                    "invalid tag `Git`: `G` is not allowed; tags match ^[a-z0-9][a-z0-9_-]{0,31}$"
+                        .into()
+            }
+            .to_string()
+        );
+    }
 }

@@ -222,7 +222,7 @@ impl Rule {
             Self::Deny(p) => !p.iter().any(|p| p.matches(&spec.name)),
             Self::Kinds(k) => k.contains(&spec.kind),
             Self::Tags(t) => spec.tags.iter().any(|tag| t.contains(tag)),
-            Self::ReadOnly => spec.read_only,
+            Self::ReadOnly => spec.flags.read_only,
             Self::Without(n) => !n.contains(&spec.name),
         }
     }

@@ -3,8 +3,11 @@
 //! and how its return value becomes a `ToolResult`.
 //!
 //! Everything here is read off the syntax: the macro cannot see types, so a
-//! context parameter is one whose type's last path segment is `ToolContext`, a
-//! state parameter one whose last segment is `State`, and so on.
+//! framework-filled parameter is one marked `#[context]` or, as a
+//! convenience, one whose type's last path segment is `ToolContext`, `State`
+//! or `CancellationToken`. Each is backed by a `FromToolContext` assertion
+//! spanned at the parameter (`expand.rs`), so a look-alike type (axum's
+//! `State`) fails to compile there instead of being taken for ours.
 
 use proc_macro2::Span;
 use syn::ext::IdentExt;
@@ -68,8 +71,8 @@ pub(crate) enum ParamKind {
     Value,
     /// The call's context.
     Context(ContextForm),
-    /// Typed state from the context: `State<T>`, with `T`.
-    State(Box<Type>),
+    /// Typed state from the context: `State<T>`.
+    State,
 }
 
 /// The accepted spellings of a context parameter (plus one that is rejected).
@@ -83,6 +86,9 @@ pub(crate) enum ContextForm {
     OptionRef,
     /// `&mut ToolContext`: rejected by `check_context_form`.
     MutRef,
+    /// Any other `FromToolContext` type: `CancellationToken`, or a parameter
+    /// marked `#[context]` (an alias, a type of the user's own).
+    Extractor,
 }
 
 /// The role a parameter has at run time (mirrors `ParamRole`).
@@ -151,10 +157,11 @@ impl ToolFn {
                 continue;
             };
             let arg = attr::parse_arg_attrs(&pat_type.attrs, errors);
+            let marked = attr::context_marker(&pat_type.attrs, errors);
             let param_doc = Doc::from_attrs(&pat_type.attrs);
-            pat_type
-                .attrs
-                .retain(|a| !a.path().is_ident("doc") && !attr::is_arg_attr(a));
+            pat_type.attrs.retain(|a| {
+                !a.path().is_ident("doc") && !attr::is_arg_attr(a) && !attr::is_context_attr(a)
+            });
             let Pat::Ident(pat) = &*pat_type.pat else {
                 continue;
             };
@@ -164,6 +171,7 @@ impl ToolFn {
                 (*pat_type.ty).clone(),
                 arg,
                 param_doc,
+                marked,
                 &args,
             ));
         }
@@ -197,6 +205,7 @@ impl Param {
         ty: Type,
         arg: ArgAttr,
         doc: Doc,
+        marked: bool,
         args: &ToolArgs,
     ) -> Self {
         let rust_name = ident.unraw().to_string();
@@ -206,8 +215,10 @@ impl Param {
             .map_or_else(|| rust_name.clone(), LitStr::value);
         let kind = if let Some(form) = context_form(&ty) {
             ParamKind::Context(form)
-        } else if let Some(inner) = state_inner(&ty) {
-            ParamKind::State(Box::new(inner.clone()))
+        } else if state_inner(&ty).is_some() {
+            ParamKind::State
+        } else if marked || is_path_named(&ty, "CancellationToken") {
+            ParamKind::Context(ContextForm::Extractor)
         } else {
             ParamKind::Value
         };
@@ -247,7 +258,7 @@ impl Param {
     pub(crate) fn role(&self) -> Role {
         match self.kind {
             ParamKind::Context(_) => Role::Context,
-            ParamKind::State(_) => Role::State,
+            ParamKind::State => Role::State,
             ParamKind::Value if self.hidden => Role::Hidden,
             ParamKind::Value => Role::Visible,
         }

@@ -1,22 +1,33 @@
 //! Parsing of `#[tool(...)]` and of the per-parameter `#[arg(...)]`.
 //!
-//! This layer turns tokens into typed values. It checks the shape of each key
-//! (a string here, a list of strings there), keeps one slot per key (a second
-//! occurrence is "duplicate `key`" at that key) and rejects an unknown key at
-//! the key alone, with a "did you mean" when a known key is close. Rules that
-//! relate a value to the fn (does `hidden_params` name a parameter?) live in
-//! `check.rs`.
+//! darling maps each key to a typed field (`#[derive(FromMeta)]` on
+//! [`ToolArgs`], [`ArgAttr`], [`InjectRule`] and [`DisplayLang`]); the value
+//! parsers given to it with `#[darling(with = ...)]` check the shape of each
+//! value (a string here, a list of strings there) with messages that say what
+//! to write. In front of darling sits one pass of our own, [`Keys`], so that
+//! an unknown key is reported at the key alone with our "did you mean" (from
+//! `tool_rules::suggest`) and a second occurrence as "duplicate `key`" at that
+//! key: darling would span the whole `key = value` item and word it
+//! "Unknown field: ...". Each item is then handed to darling on its own, so a
+//! bad value loses only its own key, never its neighbours' (darling's derive
+//! returns no partial result on error), and every mistake of one attribute is
+//! reported in one compile. Rules that relate a value to the fn (does
+//! `hidden_params` name a parameter?) live in `check.rs`.
 
+use darling::FromMeta;
+use darling::ast::NestedMeta;
 use proc_macro2::{Span, TokenStream, TokenTree};
 use syn::ext::IdentExt;
 use syn::parse::{ParseStream, Parser};
 use syn::spanned::Spanned;
 use syn::{Attribute, Expr, ExprLit, Ident, Lit, LitStr, Meta, Path, Token};
+use tool_rules::ToolFlags;
+use tool_rules::suggest::unknown_message;
 
 use crate::errors::Errors;
 
-/// The keys `#[tool(...)]` accepts.
-const TOOL_KEYS: &[&str] = &[
+/// The keys of `#[tool(...)]` other than the flags (which are [`ToolFlags::NAMES`]).
+const TOOL_VALUE_KEYS: &[&str] = &[
     "name",
     "crate",
     "kind",
@@ -24,15 +35,9 @@ const TOOL_KEYS: &[&str] = &[
     "hidden_params",
     "editable_params",
     "url_patterns",
+    "tags",
     "inject_params",
     "display",
-    "requires_confirmation",
-    "read_only",
-    "destructive",
-    "idempotent",
-    "open_world",
-    "concurrency_safe",
-    "strict",
 ];
 
 /// The keys `#[arg(...)]` accepts.
@@ -44,41 +49,96 @@ const INJECT_KEYS: &[&str] = &["mode", "key"];
 /// The keys of one `display` language.
 const DISPLAY_KEYS: &[&str] = &["name", "params"];
 
+/// Every key `#[tool(...)]` accepts.
+fn tool_keys() -> Vec<&'static str> {
+    let mut keys = TOOL_VALUE_KEYS.to_vec();
+    keys.extend(ToolFlags::NAMES);
+    keys
+}
+
 /// Everything `#[tool(...)]` said, as typed values.
-#[derive(Default)]
+#[derive(Default, FromMeta)]
+#[darling(default)]
 pub(crate) struct ToolArgs {
     /// `name = "..."`.
+    #[darling(with = string)]
     pub(crate) name: Option<LitStr>,
     /// `crate = "..."`, parsed as a path.
+    #[darling(rename = "crate", with = crate_path)]
     pub(crate) krate: Option<Path>,
     /// `kind = "..."`.
+    #[darling(with = parse_kind)]
     pub(crate) kind: Option<Kind>,
     /// `timeout = "..."`, in milliseconds.
+    #[darling(rename = "timeout", with = parse_timeout)]
     pub(crate) timeout_ms: Option<u64>,
     /// `hidden_params = [...]` (Rust parameter names).
+    #[darling(with = string_list)]
     pub(crate) hidden_params: Vec<LitStr>,
     /// `editable_params = [...]`.
+    #[darling(with = string_list)]
     pub(crate) editable_params: Vec<LitStr>,
     /// `url_patterns = [...]`.
+    #[darling(with = string_list)]
     pub(crate) url_patterns: Vec<LitStr>,
+    /// `tags = [...]`.
+    #[darling(with = string_list)]
+    pub(crate) tags: Vec<LitStr>,
     /// `inject_params(...)`.
+    #[darling(with = parse_inject_params)]
     pub(crate) inject_params: Vec<InjectArg>,
     /// `display(...)`.
+    #[darling(with = parse_display)]
     pub(crate) display: Vec<DisplayArg>,
-    /// The boolean flags.
+    /// The boolean flags: every key of [`ToolFlags::NAMES`].
+    #[darling(flatten)]
     pub(crate) flags: Flags,
 }
 
-/// The boolean flags of `#[tool(...)]`, all `false` unless given.
+impl ToolArgs {
+    /// Takes every key `other` set (each item is parsed alone, so at most one).
+    fn merge(&mut self, other: Self) {
+        self.name = self.name.take().or(other.name);
+        self.krate = self.krate.take().or(other.krate);
+        self.kind = self.kind.or(other.kind);
+        self.timeout_ms = self.timeout_ms.or(other.timeout_ms);
+        self.hidden_params.extend(other.hidden_params);
+        self.editable_params.extend(other.editable_params);
+        self.url_patterns.extend(other.url_patterns);
+        self.tags.extend(other.tags);
+        self.inject_params.extend(other.inject_params);
+        self.display.extend(other.display);
+        self.flags.0 = self.flags.0.union(other.flags.0);
+    }
+}
+
+/// The flags of `#[tool(...)]`: `tool_rules::ToolFlags`, the one declaration
+/// shared with the runtime, parsed from the keys darling leaves over.
 #[derive(Default, Clone, Copy)]
-pub(crate) struct Flags {
-    pub(crate) requires_confirmation: bool,
-    pub(crate) read_only: bool,
-    pub(crate) destructive: bool,
-    pub(crate) idempotent: bool,
-    pub(crate) open_world: bool,
-    pub(crate) concurrency_safe: bool,
-    pub(crate) strict: bool,
+pub(crate) struct Flags(pub(crate) ToolFlags);
+
+impl FromMeta for Flags {
+    fn from_list(items: &[NestedMeta]) -> darling::Result<Self> {
+        let mut flags = ToolFlags::NONE;
+        let mut errors = darling::Error::accumulator();
+        for item in items {
+            let NestedMeta::Meta(meta) = item else {
+                errors.push(darling::Error::custom("expected an option name").with_span(item));
+                continue;
+            };
+            let key = darling::util::path_to_string(meta.path());
+            if let Some(value) = errors.handle(flag(meta)) {
+                if !flags.set(&key, value) {
+                    let known = tool_keys();
+                    errors.push(
+                        darling::Error::custom(unknown_message("attribute", &key, &known))
+                            .with_span(meta.path()),
+                    );
+                }
+            }
+        }
+        errors.finish_with(Self(flags))
+    }
 }
 
 /// `kind = "..."`: mirrors `tool_core::ToolKind`.
@@ -134,6 +194,25 @@ pub(crate) struct InjectArg {
     pub(crate) key: LitStr,
 }
 
+/// The keys inside one `inject_params` rule, as darling parses them.
+#[derive(Default, FromMeta)]
+#[darling(default)]
+struct InjectRule {
+    /// `mode = "default" | "merge"`.
+    #[darling(with = inject_mode)]
+    mode: Option<InjectMode>,
+    /// `key = "..."`.
+    #[darling(with = string)]
+    key: Option<LitStr>,
+}
+
+impl InjectRule {
+    fn merge(&mut self, other: Self) {
+        self.mode = self.mode.or(other.mode);
+        self.key = self.key.take().or(other.key);
+    }
+}
+
 /// One language of `display(...)`: `zh(name = "...", params(x = "..."))`.
 pub(crate) struct DisplayArg {
     /// The language tag as written (`_` stands for `-`).
@@ -144,17 +223,49 @@ pub(crate) struct DisplayArg {
     pub(crate) params: Vec<(Ident, LitStr)>,
 }
 
+/// The keys inside one `display` language, as darling parses them.
+#[derive(Default, FromMeta)]
+#[darling(default)]
+struct DisplayLang {
+    /// `name = "..."`.
+    #[darling(with = string)]
+    name: Option<LitStr>,
+    /// `params(x = "...")`.
+    #[darling(with = display_params)]
+    params: Vec<(Ident, LitStr)>,
+}
+
+impl DisplayLang {
+    fn merge(&mut self, other: Self) {
+        self.name = self.name.take().or(other.name);
+        self.params.extend(other.params);
+    }
+}
+
 /// Everything the `#[arg(...)]` attributes of one parameter said.
-#[derive(Default)]
+#[derive(Default, FromMeta)]
+#[darling(default)]
 pub(crate) struct ArgAttr {
     /// Where the first `#[arg]` attribute is (its `arg`), if any.
+    #[darling(skip)]
     pub(crate) span: Option<Span>,
     /// `description = "..."`.
+    #[darling(with = string)]
     pub(crate) description: Option<LitStr>,
     /// `default` or `default = EXPR`.
+    #[darling(with = default_arg)]
     pub(crate) default: Option<DefaultArg>,
     /// `rename = "..."`.
+    #[darling(with = string)]
     pub(crate) rename: Option<LitStr>,
+}
+
+impl ArgAttr {
+    fn merge(&mut self, other: Self) {
+        self.description = self.description.take().or(other.description);
+        self.default = self.default.take().or(other.default);
+        self.rename = self.rename.take().or(other.rename);
+    }
 }
 
 /// The two forms of `#[arg(default)]`.
@@ -167,44 +278,23 @@ pub(crate) enum DefaultArg {
 
 /// Parses the tokens inside `#[tool(...)]`.
 pub(crate) fn parse_tool_args(tokens: TokenStream, errors: &mut Errors) -> ToolArgs {
-    let mut args = ToolArgs::default();
-    let mut keys = Keys::new(TOOL_KEYS);
-    for meta in &parse_metas(tokens, errors) {
-        let Some(key) = keys.accept(meta, errors) else {
-            continue;
-        };
-        let flags = &mut args.flags;
-        match key.as_str() {
-            "name" => args.name = string(meta, &key, errors),
-            "crate" => args.krate = string(meta, &key, errors).and_then(|s| crate_path(&s, errors)),
-            "kind" => args.kind = string(meta, &key, errors).and_then(|s| kind(&s, errors)),
-            "timeout" => {
-                args.timeout_ms = string(meta, &key, errors).and_then(|s| timeout_ms(&s, errors));
-            }
-            "hidden_params" => args.hidden_params = string_list(meta, &key, errors),
-            "editable_params" => args.editable_params = string_list(meta, &key, errors),
-            "url_patterns" => args.url_patterns = string_list(meta, &key, errors),
-            "inject_params" => args.inject_params = inject_params(meta, &key, errors),
-            "display" => args.display = display(meta, &key, errors),
-            "requires_confirmation" => flags.requires_confirmation = flag(meta, &key, errors),
-            "read_only" => flags.read_only = flag(meta, &key, errors),
-            "destructive" => flags.destructive = flag(meta, &key, errors),
-            "idempotent" => flags.idempotent = flag(meta, &key, errors),
-            "open_world" => flags.open_world = flag(meta, &key, errors),
-            "concurrency_safe" => flags.concurrency_safe = flag(meta, &key, errors),
-            "strict" => flags.strict = flag(meta, &key, errors),
-            _ => unreachable!("every key of TOOL_KEYS is handled"),
-        }
-    }
-    args
+    let metas = parse_metas(tokens, errors);
+    let keys = tool_keys();
+    parse_each(
+        metas,
+        &mut Keys::new(&keys),
+        ToolArgs::default(),
+        ToolArgs::merge,
+        errors,
+    )
 }
 
 /// Parses every `#[arg(...)]` of one parameter; the keys share one set of slots.
 pub(crate) fn parse_arg_attrs(attrs: &[Attribute], errors: &mut Errors) -> ArgAttr {
-    let mut arg = ArgAttr::default();
-    let mut keys = Keys::new(ARG_KEYS);
+    let mut span = None;
+    let mut metas = Vec::new();
     for attr in attrs.iter().filter(|a| is_arg_attr(a)) {
-        arg.span.get_or_insert_with(|| attr.path().span());
+        span.get_or_insert_with(|| attr.path().span());
         let Meta::List(list) = &attr.meta else {
             errors.spanned(
                 attr,
@@ -212,19 +302,62 @@ pub(crate) fn parse_arg_attrs(attrs: &[Attribute], errors: &mut Errors) -> ArgAt
             );
             continue;
         };
-        for meta in &parse_metas(list.tokens.clone(), errors) {
-            let Some(key) = keys.accept(meta, errors) else {
-                continue;
-            };
-            match key.as_str() {
-                "description" => arg.description = string(meta, &key, errors),
-                "rename" => arg.rename = string(meta, &key, errors),
-                "default" => arg.default = default_arg(meta, errors),
-                _ => unreachable!("every key of ARG_KEYS is handled"),
-            }
+        metas.extend(parse_metas(list.tokens.clone(), errors));
+    }
+    let mut arg = parse_each(
+        metas,
+        &mut Keys::new(ARG_KEYS),
+        ArgAttr::default(),
+        ArgAttr::merge,
+        errors,
+    );
+    arg.span = span;
+    arg
+}
+
+/// Passes each item through the key pass and hands it to darling on its
+/// own, merging what parsed: one bad value costs only its own key, and every
+/// error is collected in source order.
+fn parse_each<T: FromMeta>(
+    metas: Vec<Meta>,
+    keys: &mut Keys<'_>,
+    mut out: T,
+    merge: fn(&mut T, T),
+    errors: &mut Errors,
+) -> T {
+    for meta in metas {
+        if keys.accept(&meta, errors).is_none() {
+            continue;
+        }
+        match T::from_list(&[NestedMeta::Meta(meta)]) {
+            Ok(one) => merge(&mut out, one),
+            Err(e) => errors.push(e.into()),
         }
     }
-    arg
+    out
+}
+
+/// Whether `attr` is our parameter marker `#[context]`.
+pub(crate) fn is_context_attr(attr: &Attribute) -> bool {
+    attr.path().is_ident("context")
+}
+
+/// Whether the parameter is marked `#[context]` (filled from the context
+/// through `FromToolContext`); a marker with arguments is reported.
+pub(crate) fn context_marker(attrs: &[Attribute], errors: &mut Errors) -> bool {
+    let mut marked = false;
+    for attr in attrs.iter().filter(|a| is_context_attr(a)) {
+        if !matches!(attr.meta, Meta::Path(_)) {
+            errors.spanned(
+                attr,
+                "`#[context]` takes no arguments: it marks a parameter the framework fills through `FromToolContext`",
+            );
+        } else if marked {
+            errors.spanned(attr, "duplicate `#[context]`");
+        }
+        marked = true;
+    }
+    marked
 }
 
 /// Whether `attr` is one of ours, `#[arg(...)]`.
@@ -232,14 +365,14 @@ pub(crate) fn is_arg_attr(attr: &Attribute) -> bool {
     attr.path().is_ident("arg")
 }
 
-/// The key of `meta` when it is known and seen for the first time.
-struct Keys {
-    allowed: &'static [&'static str],
+/// The key pass in front of darling: one slot per key.
+struct Keys<'k> {
+    allowed: &'k [&'static str],
     seen: Vec<String>,
 }
 
-impl Keys {
-    fn new(allowed: &'static [&'static str]) -> Self {
+impl<'k> Keys<'k> {
+    fn new(allowed: &'k [&'static str]) -> Self {
         Self {
             allowed,
             seen: Vec::new(),
@@ -276,69 +409,17 @@ fn key_ident(path: &Path, errors: &mut Errors) -> Option<Ident> {
     None
 }
 
-/// "unknown attribute `x`; did you mean `y`?" or, with nothing close, the list of valid keys.
-pub(crate) fn unknown_message(what: &str, word: &str, candidates: &[&str]) -> String {
-    match did_you_mean(word, candidates.iter().copied()) {
-        Some(close) => format!("unknown {what} `{word}`; did you mean `{close}`?"),
-        None => format!(
-            "unknown {what} `{word}`; expected one of {}",
-            one_of(candidates)
-        ),
-    }
+/// A darling error spanned over `tokens`.
+fn error_at(tokens: &impl quote::ToTokens, message: impl std::fmt::Display) -> darling::Error {
+    darling::Error::from(syn::Error::new_spanned(tokens, message))
 }
 
-/// `` `a`, `b` or `c` ``.
-pub(crate) fn one_of(candidates: &[&str]) -> String {
-    let quoted: Vec<String> = candidates.iter().map(|c| format!("`{c}`")).collect();
-    match quoted.split_last() {
-        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
-        _ => quoted.concat(),
-    }
-}
-
-/// The candidate closest to `word`, if close enough to be a likely typo:
-/// at most one edit per three characters (and at least one).
-pub(crate) fn did_you_mean<'a>(
-    word: &str,
-    candidates: impl IntoIterator<Item = &'a str>,
-) -> Option<&'a str> {
-    let word = word.to_lowercase();
-    let limit = (word.chars().count() / 3).max(1);
-    candidates
-        .into_iter()
-        .map(|c| (edit_distance(&word, &c.to_lowercase()), c))
-        .filter(|&(d, _)| d <= limit)
-        .min_by_key(|&(d, _)| d)
-        .map(|(_, c)| c)
-}
-
-/// Edit distance over chars counting insertions, deletions, substitutions and
-/// swaps of two adjacent chars as one edit each (optimal string alignment):
-/// `subjcet` is one edit from `subject`.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let a: Vec<char> = a.chars().collect();
-    let b: Vec<char> = b.chars().collect();
-    // rows[i][j]: distance between a[..i] and b[..j].
-    let mut rows = vec![vec![0usize; b.len() + 1]; a.len() + 1];
-    for (i, row) in rows.iter_mut().enumerate() {
-        row[0] = i;
-    }
-    for (j, cell) in rows[0].iter_mut().enumerate() {
-        *cell = j;
-    }
-    for i in 1..=a.len() {
-        for j in 1..=b.len() {
-            let cost = usize::from(a[i - 1] != b[j - 1]);
-            let mut best = (rows[i - 1][j] + 1)
-                .min(rows[i][j - 1] + 1)
-                .min(rows[i - 1][j - 1] + cost);
-            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
-                best = best.min(rows[i - 2][j - 2] + 1);
-            }
-            rows[i][j] = best;
-        }
-    }
-    rows[a.len()][b.len()]
+/// The key of `meta` as written (for messages).
+fn key_of(meta: &Meta) -> String {
+    meta.path().get_ident().map_or_else(
+        || darling::util::path_to_string(meta.path()),
+        |i| i.unraw().to_string(),
+    )
 }
 
 /// Parses a comma-separated list of `key`, `key = value` and `key(...)` items.
@@ -401,81 +482,69 @@ fn ungroup(mut expr: &Expr) -> &Expr {
 }
 
 /// The value of `key = "..."`.
-fn string(meta: &Meta, key: &str, errors: &mut Errors) -> Option<LitStr> {
+fn string(meta: &Meta) -> darling::Result<Option<LitStr>> {
+    let key = key_of(meta);
     let Meta::NameValue(nv) = meta else {
-        errors.spanned(meta, format!("expected `{key} = \"...\"`"));
-        return None;
+        return Err(error_at(meta, format!("expected `{key} = \"...\"`")));
     };
     match ungroup(&nv.value) {
         Expr::Lit(ExprLit {
             lit: Lit::Str(s), ..
-        }) => Some(s.clone()),
-        other => {
-            errors.spanned(
-                other,
-                format!("expected a string literal: `{key} = \"...\"`"),
-            );
-            None
-        }
+        }) => Ok(Some(s.clone())),
+        other => Err(error_at(
+            other,
+            format!("expected a string literal: `{key} = \"...\"`"),
+        )),
     }
 }
 
 /// The strings of `key = ["...", "..."]`.
-fn string_list(meta: &Meta, key: &str, errors: &mut Errors) -> Vec<LitStr> {
+fn string_list(meta: &Meta) -> darling::Result<Vec<LitStr>> {
+    let key = key_of(meta);
     let Meta::NameValue(nv) = meta else {
-        errors.spanned(meta, format!("expected `{key} = [\"...\"]`"));
-        return Vec::new();
+        return Err(error_at(meta, format!("expected `{key} = [\"...\"]`")));
     };
     let Expr::Array(array) = ungroup(&nv.value) else {
-        errors.spanned(
+        return Err(error_at(
             &nv.value,
             format!("expected a list of strings: `{key} = [\"...\"]`"),
-        );
-        return Vec::new();
+        ));
     };
+    let mut errors = darling::Error::accumulator();
     let mut out = Vec::new();
     for elem in &array.elems {
         match ungroup(elem) {
             Expr::Lit(ExprLit {
                 lit: Lit::Str(s), ..
             }) => out.push(s.clone()),
-            other => errors.spanned(other, "expected a string literal"),
+            other => errors.push(error_at(other, "expected a string literal")),
         }
     }
-    out
+    errors.finish_with(out)
 }
 
 /// A flag: `key`, or `key = true` / `key = false`.
-fn flag(meta: &Meta, key: &str, errors: &mut Errors) -> bool {
+fn flag(meta: &Meta) -> darling::Result<bool> {
+    let key = key_of(meta);
+    let message = format!("`{key}` is a flag: write `{key}` or `{key} = true`");
     match meta {
-        Meta::Path(_) => true,
+        Meta::Path(_) => Ok(true),
         Meta::NameValue(nv) => match ungroup(&nv.value) {
             Expr::Lit(ExprLit {
                 lit: Lit::Bool(b), ..
-            }) => b.value,
-            other => {
-                errors.spanned(
-                    other,
-                    format!("`{key}` is a flag: write `{key}` or `{key} = true`"),
-                );
-                false
-            }
+            }) => Ok(b.value),
+            other => Err(error_at(other, message)),
         },
-        Meta::List(list) => {
-            errors.spanned(
-                list,
-                format!("`{key}` is a flag: write `{key}` or `{key} = true`"),
-            );
-            false
-        }
+        Meta::List(list) => Err(error_at(list, message)),
     }
 }
 
-/// The items of `key(...)`.
-fn nested(meta: &Meta, key: &str, example: &str, errors: &mut Errors) -> Vec<Meta> {
+/// The items of `key(...)`, parsed with recovery (errors into `errors`).
+fn nested(meta: &Meta, example: &str, errors: &mut Errors) -> Vec<Meta> {
     match meta {
         Meta::List(list) => parse_metas(list.tokens.clone(), errors),
         _ => {
+            let key = key_of(meta);
             errors.spanned(meta, format!("expected `{key}(...)`, e.g. `{example}`"));
             Vec::new()
         }
@@ -483,35 +552,40 @@ fn nested(meta: &Meta, key: &str, example: &str, errors: &mut Errors) -> Vec<Met
 }
 
 /// `crate = "path"`: the path through which generated code reaches `__private`.
-fn crate_path(lit: &LitStr, errors: &mut Errors) -> Option<Path> {
+fn crate_path(meta: &Meta) -> darling::Result<Option<Path>> {
+    let Some(lit) = string(meta)? else {
+        return Ok(None);
+    };
     match lit.parse_with(Path::parse_mod_style) {
-        Ok(path) => Some(path),
-        Err(_) => {
-            errors.spanned(
-                lit,
-                format!(
-                    "`crate` must be the path of the tool_core crate, such as \"my_tools\" or \"::my_tools\"; `{}` is not a path",
-                    lit.value()
-                ),
-            );
-            None
-        }
+        Ok(path) => Ok(Some(path)),
+        Err(_) => Err(error_at(
+            &lit,
+            format!(
+                "`crate` must be the path of the tool_core crate, such as \"my_tools\" or \"::my_tools\"; `{}` is not a path",
+                lit.value()
+            ),
+        )),
     }
 }
 
 /// `kind = "..."`: one of the `ToolKind` names.
-fn kind(lit: &LitStr, errors: &mut Errors) -> Option<Kind> {
+fn parse_kind(meta: &Meta) -> darling::Result<Option<Kind>> {
+    let Some(lit) = string(meta)? else {
+        return Ok(None);
+    };
     let value = lit.value();
     if let Some((_, kind)) = Kind::ALL.iter().find(|(name, _)| *name == value) {
-        return Some(*kind);
+        return Ok(Some(*kind));
     }
     let names: Vec<&str> = Kind::ALL.iter().map(|(name, _)| *name).collect();
-    errors.spanned(lit, unknown_message("kind", &value, &names));
-    None
+    Err(error_at(&lit, unknown_message("kind", &value, &names)))
 }
 
 /// `timeout = "..."`: a positive whole number and a unit (`ms`, `s`, `m`, `h`), in milliseconds.
-fn timeout_ms(lit: &LitStr, errors: &mut Errors) -> Option<u64> {
+fn parse_timeout(meta: &Meta) -> darling::Result<Option<u64>> {
+    let Some(lit) = string(meta)? else {
+        return Ok(None);
+    };
     let text = lit.value();
     let split = text
         .find(|c: char| !c.is_ascii_digit())
@@ -529,187 +603,232 @@ fn timeout_ms(lit: &LitStr, errors: &mut Errors) -> Option<u64> {
         .ok()
         .filter(|_| factor > 0)
         .map(|n| n.checked_mul(factor));
-    match millis {
-        Some(Some(0)) => errors.spanned(
-            lit,
-            format!("invalid timeout `{text}`: a timeout must be greater than zero"),
-        ),
-        Some(Some(ms)) => return Some(ms),
-        Some(None) => errors.spanned(lit, format!("invalid timeout `{text}`: too large")),
-        None => errors.spanned(
-            lit,
-            format!(
-                "invalid timeout `{text}`: expected a whole number followed by `ms`, `s`, `m` or `h`, e.g. \"30s\""
-            ),
-        ),
+    let problem = match millis {
+        Some(Some(0)) => "a timeout must be greater than zero",
+        Some(Some(ms)) => return Ok(Some(ms)),
+        Some(None) => "too large",
+        None => "expected a whole number followed by `ms`, `s`, `m` or `h`, e.g. \"30s\"",
+    };
+    Err(error_at(
+        &lit,
+        format!("invalid timeout `{text}`: {problem}"),
+    ))
+}
+
+/// Runs a parser that reports into [`Errors`] (for the nested lists, whose
+/// items need the same recovery and key pass as the top level) and turns
+/// what it collected into one darling error.
+fn with_errors<T>(run: impl FnOnce(&mut Errors) -> T) -> darling::Result<T> {
+    let mut errors = Errors::default();
+    let value = run(&mut errors);
+    match errors.into_error() {
+        Some(e) => Err(e.into()),
+        None => Ok(value),
     }
-    None
 }
 
 /// `inject_params(param(mode = "...", key = "..."), ...)`.
-fn inject_params(meta: &Meta, key: &str, errors: &mut Errors) -> Vec<InjectArg> {
+fn parse_inject_params(meta: &Meta) -> darling::Result<Vec<InjectArg>> {
     const EXAMPLE: &str = "inject_params(owner(mode = \"default\", key = \"config.owner\"))";
-    let mut rules: Vec<InjectArg> = Vec::new();
-    for item in nested(meta, key, EXAMPLE, errors) {
-        let Meta::List(list) = &item else {
-            errors.spanned(
-                &item,
-                format!("expected `parameter(mode = \"...\", key = \"...\")`, e.g. `{EXAMPLE}`"),
+    with_errors(|errors| {
+        let mut rules: Vec<InjectArg> = Vec::new();
+        for item in nested(meta, EXAMPLE, errors) {
+            let Meta::List(list) = &item else {
+                errors.spanned(
+                    &item,
+                    format!(
+                        "expected `parameter(mode = \"...\", key = \"...\")`, e.g. `{EXAMPLE}`"
+                    ),
+                );
+                continue;
+            };
+            let Some(param) = key_ident(&list.path, errors) else {
+                continue;
+            };
+            if rules.iter().any(|r| r.param == param) {
+                errors.at(param.span(), format!("duplicate `{}`", param.unraw()));
+                continue;
+            }
+            let mut keys = Keys::new(INJECT_KEYS);
+            let inner = parse_metas(list.tokens.clone(), errors);
+            let rule = parse_each(
+                inner,
+                &mut keys,
+                InjectRule::default(),
+                InjectRule::merge,
+                errors,
             );
-            continue;
-        };
-        let Some(param) = key_ident(&list.path, errors) else {
-            continue;
-        };
-        if rules.iter().any(|r| r.param == param) {
-            errors.at(param.span(), format!("duplicate `{}`", param.unraw()));
-            continue;
-        }
-        let mut keys = Keys::new(INJECT_KEYS);
-        let mut mode = Some(InjectMode::Default);
-        let mut path = None;
-        for inner in parse_metas(list.tokens.clone(), errors) {
-            match keys.accept(&inner, errors).as_deref() {
-                Some("mode") => {
-                    mode = string(&inner, "mode", errors).and_then(|s| inject_mode(&s, errors));
-                }
-                Some("key") => path = string(&inner, "key", errors),
-                _ => {}
+            if rule.key.is_none() && !keys.seen.iter().any(|k| k == "key") {
+                let name = param.unraw();
+                errors.at(
+                    param.span(),
+                    format!(
+                        "`{name}` needs a key path into the context: `{name}(mode = \"default\", key = \"config.{name}\")`"
+                    ),
+                );
+            }
+            let mode_ok = rule.mode.is_some() || !keys.seen.iter().any(|k| k == "mode");
+            if let (true, Some(key)) = (mode_ok, rule.key) {
+                let mode = rule.mode.unwrap_or(InjectMode::Default);
+                rules.push(InjectArg { param, mode, key });
             }
         }
-        if path.is_none() && !keys.seen.iter().any(|k| k == "key") {
-            errors.at(
-                param.span(),
-                format!(
-                    "`{}` needs a key path into the context: `{}(mode = \"default\", key = \"config.{}\")`",
-                    param.unraw(),
-                    param.unraw(),
-                    param.unraw()
-                ),
-            );
-        }
-        if let (Some(mode), Some(key)) = (mode, path) {
-            rules.push(InjectArg { param, mode, key });
-        }
-    }
-    rules
+        rules
+    })
 }
 
 /// `mode = "default" | "merge"`.
-fn inject_mode(lit: &LitStr, errors: &mut Errors) -> Option<InjectMode> {
+fn inject_mode(meta: &Meta) -> darling::Result<Option<InjectMode>> {
+    let Some(lit) = string(meta)? else {
+        return Ok(None);
+    };
     match lit.value().as_str() {
-        "default" => Some(InjectMode::Default),
-        "merge" => Some(InjectMode::Merge),
-        other => {
-            errors.spanned(
-                lit,
-                format!("unknown mode `{other}`; expected \"default\" | \"merge\""),
-            );
-            None
-        }
+        "default" => Ok(Some(InjectMode::Default)),
+        "merge" => Ok(Some(InjectMode::Merge)),
+        other => Err(error_at(
+            &lit,
+            format!("unknown mode `{other}`; expected \"default\" | \"merge\""),
+        )),
     }
 }
 
 /// `display(zh(name = "...", params(x = "...")), en(...))`.
-fn display(meta: &Meta, key: &str, errors: &mut Errors) -> Vec<DisplayArg> {
+fn parse_display(meta: &Meta) -> darling::Result<Vec<DisplayArg>> {
     const EXAMPLE: &str = "display(zh(name = \"搜索\", params(query = \"关键词\")))";
-    let mut langs: Vec<DisplayArg> = Vec::new();
-    for item in nested(meta, key, EXAMPLE, errors) {
-        let Meta::List(list) = &item else {
-            errors.spanned(
-                &item,
-                format!("expected `lang(name = \"...\", params(...))`, e.g. `{EXAMPLE}`"),
-            );
-            continue;
-        };
-        let Some(lang) = key_ident(&list.path, errors) else {
-            continue;
-        };
-        if langs.iter().any(|l| l.lang == lang) {
-            errors.at(lang.span(), format!("duplicate `{lang}`"));
-            continue;
-        }
-        let mut entry = DisplayArg {
-            lang,
-            name: None,
-            params: Vec::new(),
-        };
-        let mut keys = Keys::new(DISPLAY_KEYS);
-        for inner in parse_metas(list.tokens.clone(), errors) {
-            match keys.accept(&inner, errors).as_deref() {
-                Some("name") => entry.name = string(&inner, "name", errors),
-                Some("params") => entry.params = display_params(&inner, errors),
-                _ => {}
+    with_errors(|errors| {
+        let mut langs: Vec<DisplayArg> = Vec::new();
+        for item in nested(meta, EXAMPLE, errors) {
+            let Meta::List(list) = &item else {
+                errors.spanned(
+                    &item,
+                    format!("expected `lang(name = \"...\", params(...))`, e.g. `{EXAMPLE}`"),
+                );
+                continue;
+            };
+            let Some(lang) = key_ident(&list.path, errors) else {
+                continue;
+            };
+            if langs.iter().any(|l| l.lang == lang) {
+                errors.at(lang.span(), format!("duplicate `{lang}`"));
+                continue;
             }
+            let mut keys = Keys::new(DISPLAY_KEYS);
+            let inner = parse_metas(list.tokens.clone(), errors);
+            let parsed = parse_each(
+                inner,
+                &mut keys,
+                DisplayLang::default(),
+                DisplayLang::merge,
+                errors,
+            );
+            langs.push(DisplayArg {
+                lang,
+                name: parsed.name,
+                params: parsed.params,
+            });
         }
-        langs.push(entry);
-    }
-    langs
+        langs
+    })
 }
 
 /// `params(x = "...", y = "...")` of one display language.
-fn display_params(meta: &Meta, errors: &mut Errors) -> Vec<(Ident, LitStr)> {
-    let mut out: Vec<(Ident, LitStr)> = Vec::new();
-    for item in nested(meta, "params", "params(query = \"关键词\")", errors) {
-        let Some(param) = key_ident(item.path(), errors) else {
-            continue;
-        };
-        if out.iter().any(|(p, _)| *p == param) {
-            errors.at(param.span(), format!("duplicate `{}`", param.unraw()));
-            continue;
+fn display_params(meta: &Meta) -> darling::Result<Vec<(Ident, LitStr)>> {
+    with_errors(|errors| {
+        let mut out: Vec<(Ident, LitStr)> = Vec::new();
+        for item in nested(meta, "params(query = \"关键词\")", errors) {
+            let Some(param) = key_ident(item.path(), errors) else {
+                continue;
+            };
+            if out.iter().any(|(p, _)| *p == param) {
+                errors.at(param.span(), format!("duplicate `{}`", param.unraw()));
+                continue;
+            }
+            match string(&item) {
+                Ok(Some(label)) => out.push((param, label)),
+                Ok(None) => {}
+                Err(e) => errors.push(e.into()),
+            }
         }
-        if let Some(label) = string(&item, &param.unraw().to_string(), errors) {
-            out.push((param, label));
-        }
-    }
-    out
+        out
+    })
 }
 
 /// `default` or `default = EXPR`.
-fn default_arg(meta: &Meta, errors: &mut Errors) -> Option<DefaultArg> {
+fn default_arg(meta: &Meta) -> darling::Result<Option<DefaultArg>> {
     match meta {
-        Meta::Path(path) => path.get_ident().cloned().map(DefaultArg::Trait),
-        Meta::NameValue(nv) => Some(DefaultArg::Expr(Box::new(nv.value.clone()))),
-        Meta::List(list) => {
-            errors.spanned(list, "expected `default` or `default = EXPR`");
-            None
-        }
+        Meta::Path(path) => Ok(path.get_ident().cloned().map(DefaultArg::Trait)),
+        Meta::NameValue(nv) => Ok(Some(DefaultArg::Expr(Box::new(nv.value.clone())))),
+        Meta::List(list) => Err(error_at(list, "expected `default` or `default = EXPR`")),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use quote::quote;
 
-    #[test]
-    fn edit_distance_counts_edits() {
-        assert_eq!(edit_distance("kitten", "sitting"), 3);
-        assert_eq!(edit_distance("", "abc"), 3);
-        assert_eq!(edit_distance("same", "same"), 0);
-        assert_eq!(edit_distance("subjcet", "subject"), 1);
-        assert_eq!(edit_distance("qurey", "query"), 1);
+    fn parse(tokens: TokenStream) -> (ToolArgs, String) {
+        let mut errors = Errors::default();
+        let args = parse_tool_args(tokens, &mut errors);
+        let text = errors
+            .into_error()
+            .map(|e| {
+                e.into_iter()
+                    .map(|e| e.to_string())
+                    .collect::<Vec<_>>()
+                    .join(" | ")
+            })
+            .unwrap_or_default();
+        (args, text)
     }
 
     #[test]
-    fn suggests_only_close_keys() {
-        assert_eq!(
-            did_you_mean("readonly", TOOL_KEYS.iter().copied()),
-            Some("read_only")
-        );
-        assert_eq!(
-            did_you_mean("hiden_params", TOOL_KEYS.iter().copied()),
-            Some("hidden_params")
-        );
-        assert_eq!(
-            did_you_mean("descripton", ARG_KEYS.iter().copied()),
-            Some("description")
-        );
-        assert_eq!(did_you_mean("frobnicate", TOOL_KEYS.iter().copied()), None);
+    fn every_listed_key_reaches_darling() {
+        // A key in the list that darling did not know would surface as
+        // darling's own "Unknown field" error: the two lists must agree.
+        let (args, errors) = parse(quote!(
+            name = "n",
+            crate = "c",
+            kind = "read",
+            timeout = "1s",
+            hidden_params = ["a"],
+            editable_params = ["b"],
+            url_patterns = ["x.com"],
+            inject_params(a(key = "k")),
+            display(zh(name = "z")),
+            read_only,
+            destructive,
+            idempotent,
+            open_world = true,
+            concurrency_safe,
+            requires_confirmation,
+            strict
+        ));
+        assert_eq!(errors, "");
+        assert_eq!(args.name.map(|n| n.value()).as_deref(), Some("n"));
+        assert_eq!(args.timeout_ms, Some(1000));
+        assert_eq!(args.inject_params.len(), 1);
+        assert_eq!(args.display.len(), 1);
+        let all = ToolFlags {
+            read_only: true,
+            destructive: true,
+            idempotent: true,
+            open_world: true,
+            concurrency_safe: true,
+            requires_confirmation: true,
+            strict: true,
+        };
+        assert_eq!(args.flags.0, all);
     }
 
     #[test]
-    fn lists_read_naturally() {
-        assert_eq!(one_of(&["a"]), "`a`");
-        assert_eq!(one_of(&["a", "b", "c"]), "`a`, `b` or `c`");
+    fn a_bad_value_costs_only_its_own_key() {
+        let (args, errors) = parse(quote!(kind = "fetch", name = "ok", readonly, name = "x"));
+        assert_eq!(
+            errors,
+            "unknown kind `fetch`; expected one of `read`, `write`, `exec`, `network`, `ask` or `other` \
+             | unknown attribute `readonly`; did you mean `read_only`? | duplicate `name`"
+        );
+        assert_eq!(args.name.map(|n| n.value()).as_deref(), Some("ok"));
     }
 }

@@ -15,8 +15,9 @@ use syn::{
 };
 
 use crate::ast::{ContextForm, ParamKind, Role, ToolFn, ungroup};
-use crate::attr::{did_you_mean, one_of};
 use crate::errors::Errors;
+use tool_rules::suggest::{did_you_mean, one_of};
+use tool_rules::{names, url_pattern};
 
 /// Runs every rule on `tool`.
 pub(crate) fn check(tool: &ToolFn, errors: &mut Errors) {
@@ -38,17 +39,20 @@ pub(crate) fn check(tool: &ToolFn, errors: &mut Errors) {
     check_inject_params(tool, errors);
     check_display(tool, errors);
     check_url_patterns(tool, errors);
+    check_tags(tool, errors);
 }
 
-// Rule: `#[tool]` goes on free functions, not on methods (no `self` receiver).
-// Reason: the registry calls the tool through a plain fn pointer built at
-// compile time; there is no value to pass as `self`.
+// Rule: `#[tool]` on its own goes on free functions, not on methods (no
+// `self` receiver); methods become tools through `#[toolset]` on their impl
+// block, which takes the receiver out before these rules run.
+// Reason: a free tool is called through a plain fn pointer registered at
+// link time; there is no value to pass as `self` unless a toolset binds one.
 fn check_free_fn(tool: &ToolFn, errors: &mut Errors) {
     for input in &tool.func.sig.inputs {
         if let FnArg::Receiver(receiver) = input {
             errors.spanned(
                 receiver,
-                "#[tool] works on free functions only, not methods: move the fn out of the `impl` block and take what it needs as parameters",
+                "a #[tool] method needs `#[toolset]` on its `impl` block (`#[toolset] impl MyType { ... }`), which binds its tools to an instance; or make it a free fn",
             );
         }
     }
@@ -200,20 +204,11 @@ fn check_no_cfg_on_params(tool: &ToolFn, errors: &mut Errors) {
 // Reason: OpenAI and Anthropic require tool names to match ^[a-zA-Z0-9_-]{1,64}$;
 // a name they refuse fails the whole request, so it is caught at compile time.
 fn check_tool_name(tool: &ToolFn, errors: &mut Errors) {
-    const RULE: &str = "OpenAI and Anthropic require tool names to match ^[a-zA-Z0-9_-]{1,64}$";
     let name = &tool.name;
-    let problem = if name.is_empty() {
-        "it is empty".to_owned()
-    } else if let Some(c) = name
-        .chars()
-        .find(|&c| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
-    {
-        format!("`{c}` is not allowed")
-    } else if name.len() > 64 {
-        format!("it is {} characters long", name.len())
-    } else {
+    let Some(problem) = names::tool_name_problem(name) else {
         return;
     };
+    let rule = names::TOOL_NAME_RULE;
     let hint = if tool.args.name.is_none() {
         "; set another with `#[tool(name = \"...\")]`"
     } else {
@@ -221,7 +216,7 @@ fn check_tool_name(tool: &ToolFn, errors: &mut Errors) {
     };
     errors.at(
         tool.name_span,
-        format!("invalid tool name `{name}`: {problem}; {RULE}{hint}"),
+        format!("invalid tool name `{name}`: {problem}; {rule}{hint}"),
     );
 }
 
@@ -291,7 +286,7 @@ fn check_arg_on_framework_params(tool: &ToolFn, errors: &mut Errors) {
     for param in &tool.params {
         let what = match param.kind {
             ParamKind::Context(_) => "a context parameter",
-            ParamKind::State(_) => "a `State<T>` parameter",
+            ParamKind::State => "a `State<T>` parameter",
             ParamKind::Value => continue,
         };
         if let Some(span) = param.arg.span {
@@ -313,7 +308,7 @@ fn check_param_names(tool: &ToolFn, errors: &mut Errors) {
         .iter()
         .filter(|p| matches!(p.role(), Role::Visible | Role::Hidden))
     {
-        if is_valid_param_name(&param.name) {
+        if names::is_valid_param_name(&param.name) {
             continue;
         }
         let fix = if param.arg.rename.is_some() {
@@ -329,17 +324,6 @@ fn check_param_names(tool: &ToolFn, errors: &mut Errors) {
             ),
         );
     }
-}
-
-/// `^[a-zA-Z_][a-zA-Z0-9_.-]{0,63}$`.
-fn is_valid_param_name(name: &str) -> bool {
-    let mut bytes = name.bytes();
-    let first_ok = bytes
-        .next()
-        .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_');
-    first_ok
-        && name.len() <= 64
-        && bytes.all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
 }
 
 // Rule: no two parameters share a name (after `rename`).
@@ -388,7 +372,7 @@ fn check_editable_params(tool: &ToolFn, errors: &mut Errors) {
     // Reason: parameters are edited while a person approves the call; without
     // confirmation nobody is asked, and the list would silently do nothing.
     if let (false, Some(first)) = (
-        tool.args.flags.requires_confirmation,
+        tool.args.flags.0.requires_confirmation,
         tool.args.editable_params.first(),
     ) {
         errors.spanned(
@@ -449,7 +433,7 @@ fn check_inject_params(tool: &ToolFn, errors: &mut Errors) {
                 rule.param.span(),
                 unknown_param(tool, &name, "inject_params"),
             ),
-            Some(param) if matches!(param.kind, ParamKind::Context(_) | ParamKind::State(_)) => {
+            Some(param) if matches!(param.kind, ParamKind::Context(_) | ParamKind::State) => {
                 errors.at(
                     rule.param.span(),
                     format!(
@@ -497,7 +481,7 @@ fn check_key_path(key: &LitStr, errors: &mut Errors) {
 fn check_display(tool: &ToolFn, errors: &mut Errors) {
     for lang in &tool.args.display {
         let tag = lang.lang.unraw().to_string();
-        if !is_language_tag(&tag) {
+        if !names::is_language_tag(&tag) {
             errors.at(
                 lang.lang.span(),
                 format!("`{tag}` is not a language tag: expected one such as `en`, `zh` or `pt_BR` (`_` stands for `-`)"),
@@ -519,18 +503,6 @@ pub(crate) fn display_target<'a>(tool: &'a ToolFn, ident: &Ident) -> Option<&'a 
         .or_else(|| tool.params.iter().find(|p| p.name == name))
 }
 
-/// A BCP 47-like tag written as an identifier: a 2–3 letter language, then
-/// `_`-separated subtags of 1–8 letters or digits (`zh`, `zh_Hans`, `es_419`).
-fn is_language_tag(tag: &str) -> bool {
-    let mut subtags = tag.split('_');
-    let language_ok = subtags
-        .next()
-        .is_some_and(|l| (2..=3).contains(&l.len()) && l.bytes().all(|b| b.is_ascii_alphabetic()));
-    language_ok
-        && subtags
-            .all(|s| (1..=8).contains(&s.len()) && s.bytes().all(|b| b.is_ascii_alphanumeric()))
-}
-
 // Rule: `url_patterns` are well-formed host or URL patterns: `*.google.com`,
 // `www.google.*`, `example.com`, `localhost:8080`, `github.com/*/issues`, or a
 // URL such as `https://github.com/**/issues` whose scheme is `http`, `https`
@@ -538,97 +510,47 @@ fn is_language_tag(tag: &str) -> bool {
 // whole host); in the path, `*` stays inside a segment and `**` is a whole
 // segment.
 // Reason: patterns are matched against page URLs at run time
-// (`tool_core::UrlPattern`, whose rules these mirror); a malformed one would
+// (`tool_core::UrlPattern`, which parses them with the same grammar,
+// `tool_rules::url_pattern`); a malformed one would
 // be refused when the tool registers, so it is refused here instead.
 fn check_url_patterns(tool: &ToolFn, errors: &mut Errors) {
     for lit in &tool.args.url_patterns {
         let pattern = lit.value();
-        if let Some(problem) = url_pattern_problem(&pattern) {
+        if let Err(problem) = url_pattern::parse(&pattern) {
             errors.spanned(lit, format!("invalid URL pattern `{pattern}`: {problem}"));
         }
     }
 }
 
-/// What is wrong with a URL pattern, if anything.
-fn url_pattern_problem(pattern: &str) -> Option<&'static str> {
-    if pattern.is_empty() {
-        return Some("a pattern cannot be empty");
-    }
-    if pattern.chars().any(|c| c.is_whitespace() || c.is_control()) {
-        return Some("whitespace and control characters are not allowed");
-    }
-    if pattern.contains("***") {
-        return Some(
-            "`***` is not a wildcard: use `*` within one label or segment, `**` for any number of path segments",
-        );
-    }
-    let rest = match pattern.split_once("://") {
-        Some((scheme, rest))
-            if matches!(scheme.to_ascii_lowercase().as_str(), "http" | "https" | "*") =>
-        {
-            rest
-        }
-        Some(_) => return Some("the scheme must be `http`, `https` or `*`"),
-        None => pattern,
-    };
-    let (host, path) = match rest.find('/') {
-        Some(i) => (&rest[..i], &rest[i..]),
-        None => (rest, ""),
-    };
-    if let Some(problem) = host_pattern_problem(host) {
-        return Some(problem);
-    }
-    if path
-        .split('/')
-        .any(|segment| segment.contains("**") && segment != "**")
-    {
-        return Some("`**` must be a whole path segment, as in `/**/issues`");
-    }
-    None
-}
-
-/// What is wrong with the host part of a URL pattern (port included), if anything.
-fn host_pattern_problem(host: &str) -> Option<&'static str> {
-    if host.contains('@') {
-        return Some("user info (`@`) is not allowed: a pattern names a host");
-    }
-    if host.is_empty() {
-        return Some("the host is missing");
-    }
-    if host == "*" {
-        return None;
-    }
-    if host.contains("**") {
-        return Some("`**` is only allowed in the path; use `*.` or `.*` in the host");
-    }
-    let core = host
-        .strip_prefix("*.")
-        .or_else(|| host.strip_suffix(".*"))
-        .unwrap_or(host);
-    let (core, port) = match core.rsplit_once(':') {
-        Some((core, port)) => (core, Some(port)),
-        None => (core, None),
-    };
-    if port.is_some_and(|p| p.is_empty() || p.len() > 5 || !p.bytes().all(|b| b.is_ascii_digit())) {
-        return Some("the port must be a number");
-    }
-    for label in core.split('.') {
-        if label.is_empty() {
-            return Some("empty host label (two dots in a row, or a leading or trailing dot)");
-        }
-        if label.contains('*') {
-            return Some(
-                "`*` must be a whole host label at the start (`*.google.com`) or the end (`www.google.*`)",
+// Rule: each tag matches ^[a-z0-9][a-z0-9_-]{0,31}$ and appears once.
+// Reason: tags select tools (`tool --tags fs`, registry views) and feed tool
+// search; one spelling per tag (lower-case, no spaces) keeps a selection from
+// silently missing a tool, and a repeated tag is a slip that selects nothing
+// more. The runtime applies the same rule to `ToolSpec::with_tags`
+// (`tool_rules::names`).
+fn check_tags(tool: &ToolFn, errors: &mut Errors) {
+    let mut seen: Vec<String> = Vec::new();
+    for lit in &tool.args.tags {
+        let tag = lit.value();
+        if tag.is_empty() {
+            errors.spanned(
+                lit,
+                format!(
+                    "a tag cannot be empty: write a word such as \"fs\"; {}",
+                    names::TAG_RULE
+                ),
             );
-        }
-        if !label
-            .chars()
-            .all(|c| c.is_alphanumeric() || c == '-' || c == '_')
-        {
-            return Some("host labels may contain only letters, digits, `-` and `_`");
+        } else if let Some(problem) = names::tag_problem(&tag) {
+            errors.spanned(
+                lit,
+                format!("invalid tag `{tag}`: {problem}; {}", names::TAG_RULE),
+            );
+        } else if seen.contains(&tag) {
+            errors.spanned(lit, format!("duplicate tag `{tag}`"));
+        } else {
+            seen.push(tag);
         }
     }
-    None
 }
 
 /// "unknown parameter `x` in `list`; did you mean `y`?" (or the list of parameters).
@@ -643,61 +565,5 @@ fn unknown_param(tool: &ToolFn, name: &str, list: &str) -> String {
             "unknown parameter `{name}` in `{list}`; the parameters are {}",
             one_of(&names)
         ),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn url_patterns() {
-        for ok in [
-            "*.google.com",
-            "www.google.*",
-            "google.com",
-            "localhost:8080",
-            "https://github.com/**/issues",
-            "*://example.com/*",
-            "http://127.0.0.1:3000/api/*",
-            "github.com/*/issues",
-            "HTTPS://docs.rs/**",
-            "*",
-        ] {
-            assert_eq!(url_pattern_problem(ok), None, "{ok}");
-        }
-        for bad in [
-            "",
-            "go*gle.com",
-            "a..b",
-            "***",
-            "ftp://x.com",
-            "https://",
-            "**.google.com",
-            "example.com:http",
-            "exa mple.com",
-            ".example.com",
-            "user@example.com",
-            "www.*.com",
-            "localhost:*",
-            "https://github.com/a**/x",
-        ] {
-            assert!(url_pattern_problem(bad).is_some(), "{bad}");
-        }
-    }
-
-    #[test]
-    fn param_names_and_language_tags() {
-        assert!(is_valid_param_name("query"));
-        assert!(is_valid_param_name("_x.y-z"));
-        assert!(!is_valid_param_name("9lives"));
-        assert!(!is_valid_param_name("größe"));
-        assert!(!is_valid_param_name(&"a".repeat(65)));
-        assert!(is_language_tag("zh"));
-        assert!(is_language_tag("pt_BR"));
-        assert!(is_language_tag("es_419"));
-        assert!(!is_language_tag("chinese"));
-        assert!(!is_language_tag("z"));
-        assert!(!is_language_tag("en__US"));
     }
 }

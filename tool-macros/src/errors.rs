@@ -36,6 +36,11 @@ impl Errors {
         self.combined.is_none()
     }
 
+    /// The combined error, if any (for handing to darling, or to tests).
+    pub(crate) fn into_error(self) -> Option<syn::Error> {
+        self.combined
+    }
+
     /// The `compile_error!` invocations of every collected error.
     pub(crate) fn to_compile_errors(&self) -> TokenStream {
         self.combined

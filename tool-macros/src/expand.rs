@@ -28,9 +28,10 @@ use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{LitStr, Type};
 
-use crate::ast::{ContextForm, Description, Fill, Param, ParamKind, Role, Shape, ToolFn};
+use crate::ast::{Description, Fill, Param, ParamKind, Role, Shape, ToolFn};
 use crate::attr::{InjectMode, Kind};
 use crate::check::{display_target, editable_target};
+use tool_rules::ToolFlags;
 
 /// The user's fn plus its registration.
 pub(crate) fn expand(tool: &ToolFn) -> TokenStream {
@@ -80,6 +81,8 @@ pub(crate) fn expand(tool: &ToolFn) -> TokenStream {
 /// What the emitters share: the tool and the path to the runtime.
 struct Expander<'a> {
     tool: &'a ToolFn,
+    /// The receiver, for a `#[toolset]` method; `None` for a free fn.
+    method: Option<Receiver>,
     /// `::tool_core` or the `crate = "..."` path.
     krate: TokenStream,
     /// `<krate>::__private`.
@@ -95,8 +98,27 @@ impl<'a> Expander<'a> {
         let private = quote!(#krate::__private);
         Self {
             tool,
+            method: None,
             krate,
             private,
+        }
+    }
+
+    /// `Self::` for a method's generated items (associated items of the
+    /// impl), nothing for a free fn's (items of its `const _` block).
+    fn owner(&self) -> TokenStream {
+        match self.method {
+            Some(_) => quote!(Self::),
+            None => TokenStream::new(),
+        }
+    }
+
+    /// The access-trait imports where a method's closures need them (a free
+    /// fn has them once, at the top of its `const _` block).
+    fn local_helpers(&self) -> TokenStream {
+        match self.method {
+            Some(_) => self.expand_helpers(),
+            None => TokenStream::new(),
         }
     }
 
@@ -121,7 +143,7 @@ impl<'a> Expander<'a> {
         let p = &self.private;
         let ident = self.ident("doc");
         let text = self.tool.doc.to_str_expr(self.fn_span());
-        let blank_check = (!self.tool.doc.is_literal()).then(|| {
+        let blank_check = (!self.tool.doc.is_literal() && self.method.is_none()).then(|| {
             let message = format!(
                 "tool `{}` needs a description, but its doc comment is blank",
                 self.tool.name
@@ -131,13 +153,39 @@ impl<'a> Expander<'a> {
             }
         });
         quote! {
-            const #ident: &str = #text;
+            const #ident: &'static str = #text;
             #blank_check
         }
     }
 
-    /// Trait assertions spanned at the types they are about.
+    /// Trait assertions spanned at the types they are about: `const _`
+    /// items for a free fn, calls of the (no-op) const fns inside `tools()`
+    /// for a method, whose parameter types may name the impl's generics.
     fn expand_assertions(&self) -> TokenStream {
+        let items = self.expand_assertion_items();
+        if self.method.is_none() {
+            return items;
+        }
+        let mut out = TokenStream::new();
+        let mut tokens = items.into_iter().peekable();
+        // Each item is `const _: () = CALL;`: keep `CALL;`.
+        while let Some(token) = tokens.next() {
+            if let TokenTree::Punct(eq) = &token
+                && eq.as_char() == '='
+            {
+                for t in tokens.by_ref() {
+                    let end = matches!(&t, TokenTree::Punct(p) if p.as_char() == ';');
+                    out.extend([t]);
+                    if end {
+                        break;
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    fn expand_assertion_items(&self) -> TokenStream {
         let mut out = TokenStream::new();
         for param in &self.tool.params {
             let ty = &param.ty;
@@ -145,6 +193,10 @@ impl<'a> Expander<'a> {
             if matches!(param.role(), Role::Visible | Role::Hidden) {
                 out.extend(quote_spanned! {ty.span()=>
                     const _: () = #p::assert_tool_param::<#ty>();
+                });
+            } else {
+                out.extend(quote_spanned! {ty.span()=>
+                    const _: () = #p::assert_from_tool_context::<#ty>();
                 });
             }
             if param
@@ -176,14 +228,21 @@ impl<'a> Expander<'a> {
             .iter()
             .any(|param| matches!(param.kind, ParamKind::Value));
         let has_err = matches!(self.tool.output.shape, Shape::Result { err: Some(_), .. });
-        if !has_values && !has_err {
+        let has_framework = self
+            .tool
+            .params
+            .iter()
+            .any(|param| !matches!(param.kind, ParamKind::Value));
+        if !has_values && !has_err && !has_framework {
             return TokenStream::new();
         }
         let values = has_values.then(|| quote!(#p::ArgAccess as _, #p::ArgAccessFallback as _,));
+        let framework =
+            has_framework.then(|| quote!(#p::ExtractAccess as _, #p::ExtractAccessFallback as _,));
         let errors = has_err.then(|| quote!(#p::ErrAccess as _, #p::ErrAccessFallback as _,));
         quote! {
             #[allow(unused_imports, reason = "which access traits a tool uses depends on its signature")]
-            use {#p::Wrap as __ToolWrap, #values #errors};
+            use {#p::Wrap as __ToolWrap, #values #errors #framework};
         }
     }
 
@@ -225,11 +284,16 @@ impl<'a> Expander<'a> {
             Role::State => quote!(#p::ParamRole::State),
         };
         let optional = matches!(param.kind, ParamKind::Value) && param.is_optional();
+        let helpers = self.local_helpers();
+        let owner = self.owner();
         let schema = if param.role() == Role::Visible {
             let span = ty.span();
             let p = self.private_at(span);
             some(quote_spanned! {span=>
-                |generator: &mut #p::schemars::SchemaGenerator| (&__ToolWrap::<#ty>::NEW).__schema(generator)
+                |generator: &mut #p::schemars::SchemaGenerator| {
+                    #helpers
+                    (&__ToolWrap::<#ty>::NEW).__schema(generator)
+                }
             })
         } else {
             none()
@@ -238,7 +302,7 @@ impl<'a> Expander<'a> {
             Fill::DefaultExpr(expr) => {
                 let f = self.default_fn_ident(param);
                 let p = self.private_at(expr.span());
-                some(quote_spanned!(expr.span()=> || #p::default_json::<#ty>(&#f())))
+                some(quote_spanned!(expr.span()=> || #p::default_json::<#ty>(&#owner #f())))
             }
             _ => none(),
         };
@@ -271,26 +335,36 @@ impl<'a> Expander<'a> {
     /// `inventory::submit!` of the `StaticTool`.
     fn expand_registration(&self) -> TokenStream {
         let p = &self.private;
+        let params = self.ident("params");
+        let def = self.expand_static_tool(&quote!(&#params));
+        quote! {
+            #p::inventory::submit! { #def }
+        }
+    }
+
+    /// The `StaticTool` literal, with `params` as the parameters slice.
+    fn expand_static_tool(&self, params: &TokenStream) -> TokenStream {
+        let p = &self.private;
         let name = &self.tool.name;
         let doc = self.ident("doc");
-        let params = self.ident("params");
+        let owner = self.owner();
         let options = self.expand_options();
         let call = self.expand_call();
         let output_schema = self.expand_output_schema();
         let file = quote_spanned!(self.fn_span()=> ::core::file!());
         let line = quote_spanned!(self.fn_span()=> ::core::line!());
+        let module_path = quote_spanned!(self.fn_span()=> ::core::module_path!());
         quote! {
-            #p::inventory::submit! {
-                #p::StaticTool {
-                    name: #name,
-                    doc: #doc,
-                    file: #file,
-                    line: #line,
-                    params: &#params,
-                    options: #options,
-                    call: #call,
-                    output_schema: #output_schema,
-                }
+            #p::StaticTool {
+                name: #name,
+                doc: #owner #doc,
+                file: #file,
+                line: #line,
+                module_path: #module_path,
+                params: #params,
+                options: #options,
+                call: #call,
+                output_schema: #output_schema,
             }
         }
     }
@@ -327,30 +401,14 @@ impl<'a> Expander<'a> {
         let krate = &self.krate;
         let args = &self.tool.args;
         let kind = format_ident!("{}", args.kind.unwrap_or(Kind::Other).variant());
-        let flags = args.flags;
-        let (
-            read_only,
-            destructive,
-            idempotent,
-            open_world,
-            concurrency_safe,
-            requires_confirmation,
-            strict,
-        ) = (
-            flags.read_only,
-            flags.destructive,
-            flags.idempotent,
-            flags.open_world,
-            flags.concurrency_safe,
-            flags.requires_confirmation,
-            flags.strict,
-        );
+        let flags = expand_flags(&args.flags.0, p);
         let editable = args
             .editable_params
             .iter()
             .filter_map(|lit| editable_target(self.tool, lit))
             .map(|param| &param.name);
         let url_patterns = &args.url_patterns;
+        let tags = &args.tags;
         let display = args.display.iter().map(|lang| {
             let tag = lang.lang.to_string().replace('_', "-");
             let name = match &lang.name {
@@ -376,13 +434,8 @@ impl<'a> Expander<'a> {
         quote! {
             #p::StaticOptions {
                 kind: #krate::__private::ToolKind::#kind,
-                read_only: #read_only,
-                destructive: #destructive,
-                idempotent: #idempotent,
-                open_world: #open_world,
-                concurrency_safe: #concurrency_safe,
-                requires_confirmation: #requires_confirmation,
-                strict: #strict,
+                flags: #flags,
+                tags: &[#(#tags),*],
                 editable_params: &[#(#editable),*],
                 url_patterns: &[#(#url_patterns),*],
                 display: &[#(#display),*],
@@ -401,10 +454,48 @@ impl<'a> Expander<'a> {
             .map(|param| self.expand_extraction(param));
         let args = self.tool.params.iter().map(|param| self.call_arg(param));
         let ident = &self.tool.func.sig.ident;
-        let call = if self.tool.func.sig.asyncness.is_some() {
-            quote!(#ident(#(#args),*).await)
+        let krate = &self.krate;
+        let is_async = self.tool.func.sig.asyncness.is_some();
+        let framework = self
+            .tool
+            .params
+            .iter()
+            .filter_map(|param| self.expand_framework_extraction(param, !is_async));
+        let (callee, receiver, fetch) = match self.method {
+            None => (quote!(#ident), TokenStream::new(), TokenStream::new()),
+            Some(kind) => {
+                let receiver = match kind {
+                    Receiver::Ref => quote!(&*__self,),
+                    Receiver::Arc => quote!(__self,),
+                };
+                let fetch = quote! {
+                    let __self: ::std::sync::Arc<Self> = match __inv.receiver::<Self>() {
+                        ::core::result::Result::Ok(receiver) => receiver,
+                        ::core::result::Result::Err(error) => return error,
+                    };
+                };
+                (quote!(Self::#ident), receiver, fetch)
+            }
+        };
+        let call = if is_async {
+            quote! {
+                #(#framework)*
+                let __out = #callee(#receiver #(#args),*).await;
+            }
         } else {
-            quote!(#p::run_blocking(move || #ident(#(#args),*)).await)
+            // Framework values are taken inside the blocking closure: a
+            // `&ToolContext` borrows the context the closure owns.
+            quote! {
+                let __out = match #p::run_blocking(move || -> ::core::result::Result<_, ::std::boxed::Box<#krate::ToolResult>> {
+                    #(#framework)*
+                    ::core::result::Result::Ok(#callee(#receiver #(#args),*))
+                })
+                .await
+                {
+                    ::core::result::Result::Ok(out) => out,
+                    ::core::result::Result::Err(result) => return *result,
+                };
+            }
         };
         let convert = self.expand_conversion();
         let mutability = self
@@ -413,15 +504,18 @@ impl<'a> Expander<'a> {
             .iter()
             .any(|param| matches!(param.kind, ParamKind::Value))
             .then(|| quote!(mut));
+        let helpers = self.local_helpers();
         quote! {
             |#mutability __inv: #p::Invocation| {
+                #helpers
                 ::std::boxed::Box::pin(async move {
+                    #fetch
                     #(#extractions)*
                     let (__ctx, __notes) = match __inv.finish() {
                         ::core::result::Result::Ok(done) => done,
                         ::core::result::Result::Err(error) => return #p::into_result(error),
                     };
-                    let __out = #call;
+                    #call
                     let __result = #convert;
                     #p::complete(__notes, __result)
                 }) as #p::BoxFuture<_>
@@ -436,13 +530,7 @@ impl<'a> Expander<'a> {
         let span = param.ty.span();
         let p = self.private_at(span);
         match &param.kind {
-            ParamKind::Context(_) => None,
-            ParamKind::State(inner) => Some(quote_spanned! {span=>
-                let #var = match __inv.state::<#inner>(#idx) {
-                    ::core::result::Result::Ok(value) => value,
-                    ::core::result::Result::Err(error) => return #p::into_result(error),
-                };
-            }),
+            ParamKind::Context(_) | ParamKind::State => None,
             ParamKind::Value => {
                 let ty = &param.ty;
                 let (getter, fill) = match &param.fill {
@@ -457,7 +545,8 @@ impl<'a> Expander<'a> {
                     ),
                     Fill::DefaultExpr(_) => {
                         let f = self.default_fn_ident(param);
-                        (quote!(__value), quote!(.unwrap_or_else(#f)))
+                        let owner = self.owner();
+                        (quote!(__value), quote!(.unwrap_or_else(#owner #f)))
                     }
                 };
                 Some(quote! {
@@ -470,16 +559,38 @@ impl<'a> Expander<'a> {
         }
     }
 
+    /// `let __argN: T = <T as FromToolContext>::from_tool_context(&__ctx)`
+    /// (through the access trait) for a framework-filled parameter; on
+    /// failure the call ends with the error, `Err(..)` inside the blocking
+    /// closure of a sync fn.
+    fn expand_framework_extraction(&self, param: &Param, in_closure: bool) -> Option<TokenStream> {
+        if matches!(param.kind, ParamKind::Value) {
+            return None;
+        }
+        let var = arg_var(param);
+        let ty = &param.ty;
+        let span = ty.span();
+        let p = self.private_at(span);
+        let tool = &self.tool.name;
+        let name = &param.rust_name;
+        let fail = quote!(#p::extract_failed(#tool, #name, error));
+        let fail = if in_closure {
+            quote!(::core::result::Result::Err(::std::boxed::Box::new(#fail)))
+        } else {
+            fail
+        };
+        Some(quote_spanned! {span=>
+            let #var: #ty = match (&__ToolWrap::<#ty>::NEW).__extract(&__ctx) {
+                ::core::result::Result::Ok(value) => value,
+                ::core::result::Result::Err(error) => return #fail,
+            };
+        })
+    }
+
     /// The argument expression passed to the user's fn for `param`.
     fn call_arg(&self, param: &Param) -> TokenStream {
-        match &param.kind {
-            ParamKind::Context(ContextForm::Ref | ContextForm::MutRef) => quote!(&__ctx),
-            ParamKind::Context(ContextForm::Owned) => quote!(::core::clone::Clone::clone(&__ctx)),
-            ParamKind::Context(ContextForm::OptionRef) => {
-                quote!(::core::option::Option::Some(&__ctx))
-            }
-            ParamKind::State(_) | ParamKind::Value => arg_var(param).into_token_stream(),
-        }
+        let _ = self;
+        arg_var(param).into_token_stream()
     }
 
     /// `__out` → `ToolResult`, spanned at the return type.
@@ -514,6 +625,118 @@ impl<'a> Expander<'a> {
                     (#wrap).__error(__e)
                 }
             }
+        }
+    }
+}
+
+/// The receiver of a `#[toolset]` method.
+#[derive(Clone, Copy)]
+pub(crate) enum Receiver {
+    /// `&self`.
+    Ref,
+    /// `self: Arc<Self>`.
+    Arc,
+}
+
+/// A `#[toolset]` impl block: the user's impl (our attributes removed), one
+/// more impl of the same type holding each method's generated items, and the
+/// `Toolset` impl whose `tools()` binds them to an instance. Nothing goes to
+/// `inventory`: a method's tool needs an instance.
+pub(crate) fn expand_toolset(imp: &syn::ItemImpl, tools: &[(ToolFn, Receiver)]) -> TokenStream {
+    let krate = tools
+        .iter()
+        .find_map(|(tool, _)| tool.args.krate.as_ref())
+        .map_or_else(|| quote!(::tool_core), ToTokens::to_token_stream);
+    let p = quote!(#krate::__private);
+    let mut generics = imp.generics.clone();
+    generics
+        .make_where_clause()
+        .predicates
+        .push(syn::parse_quote!(
+            Self: ::core::marker::Send + ::core::marker::Sync + 'static
+        ));
+    let (impl_generics, _, where_clause) = generics.split_for_impl();
+    let self_ty = &imp.self_ty;
+    let mut items = Vec::new();
+    let mut checks = Vec::new();
+    let mut defs = Vec::new();
+    for (tool, receiver) in tools {
+        let mut e = Expander::new(tool);
+        e.method = Some(*receiver);
+        let doc = e.expand_doc();
+        let defaults = tool
+            .params
+            .iter()
+            .filter_map(|param| e.expand_default_fn(param));
+        let params = tool.params.iter().map(|param| e.expand_param(param));
+        let def_ident = e.ident("def");
+        let def = e.expand_static_tool(&quote!(&[#(#params),*]));
+        items.push(quote! {
+            #doc
+            #(#defaults)*
+            const #def_ident: #p::StaticTool = #def;
+        });
+        checks.push(e.expand_assertions());
+        if !tool.doc.is_literal() {
+            let ident = e.ident("doc");
+            let message = format!(
+                "tool `{}` needs a description, but its doc comment is blank",
+                tool.name
+            );
+            checks.push(quote_spanned! {e.fn_span()=>
+                const { ::core::assert!(!#p::doc_is_blank(Self::#ident), #message) };
+            });
+        }
+        defs.push(quote!(const { &Self::#def_ident }));
+    }
+    quote! {
+        #imp
+
+        #[doc(hidden)]
+        #[allow(
+            non_upper_case_globals,
+            dead_code,
+            deprecated,
+            clippy::needless_pass_by_value,
+            reason = "generated items: lowercase `__tool_<fn>_<what>` names, helpers a tool may not use, and calls of methods that may be deprecated"
+        )]
+        impl #impl_generics #self_ty #where_clause {
+            #(#items)*
+        }
+
+        impl #impl_generics #krate::Toolset for #self_ty #where_clause {
+            fn tools(
+                self: ::std::sync::Arc<Self>,
+            ) -> ::core::result::Result<::std::vec::Vec<#krate::Tool>, #krate::RegistryError> {
+                #(#checks)*
+                let receiver: ::std::sync::Arc<dyn ::core::any::Any + ::core::marker::Send + ::core::marker::Sync> = self;
+                #p::bound_tools(&receiver, &[#(#defs),*])
+            }
+        }
+    }
+}
+
+/// The one `ToolFlags` literal: every field written out, so the generated
+/// code breaks loudly if the struct gains a field the macro does not set.
+fn expand_flags(flags: &ToolFlags, p: &TokenStream) -> TokenStream {
+    let ToolFlags {
+        read_only,
+        destructive,
+        idempotent,
+        open_world,
+        concurrency_safe,
+        requires_confirmation,
+        strict,
+    } = *flags;
+    quote! {
+        #p::ToolFlags {
+            read_only: #read_only,
+            destructive: #destructive,
+            idempotent: #idempotent,
+            open_world: #open_world,
+            concurrency_safe: #concurrency_safe,
+            requires_confirmation: #requires_confirmation,
+            strict: #strict,
         }
     }
 }

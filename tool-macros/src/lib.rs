@@ -20,13 +20,20 @@
 //!
 //! # Dependencies and why
 //!
-//! Only `syn`, `quote` and `proc-macro2`, the standard proc-macro toolkit. The
-//! attribute grammar (nested lists such as `inject_params(x(mode = ..))`,
-//! flags that may take `= true`, `#[arg]` and `///` on parameters, per-key
-//! "did you mean", recovery after a malformed item) is small and specific
-//! enough that a hand-written parser over `syn::Meta` is shorter than
-//! configuring `darling` for it, and it keeps every error text and span under
-//! our control.
+//! - `syn`, `quote`, `proc-macro2`: the standard proc-macro toolkit.
+//! - `darling`: maps the keys of `#[tool(...)]`, `#[arg(...)]` and the nested
+//!   `inject_params(...)` / `display(...)` lists to typed fields
+//!   (`#[derive(FromMeta)]`), as the project's design asks. Our own value
+//!   parsers (`#[darling(with = ...)]`) keep each message saying what to
+//!   write, and a key pass in front of darling keeps an unknown key at the
+//!   key alone with a "did you mean" and a repeated key as "duplicate `key`"
+//!   at the key (darling spans the whole item and words these
+//!   "Unknown field: ..."); each item is handed to darling on its own, so one
+//!   bad value never hides the errors of its neighbours.
+//! - `tool-rules`: the rules the runtime applies too (tool and parameter
+//!   names, tags, the URL-pattern grammar, "did you mean" on `strsim`) and
+//!   the one declaration of the flags, `ToolFlags`, so the compile-time
+//!   check and the run-time check cannot drift apart.
 //!
 //! Layout: `attr` parses the attributes, `ast` models the fn, `check` holds one
 //! fn per rule, `expand` emits code; this file only wires them together.
@@ -37,6 +44,7 @@ mod check;
 mod docs;
 mod errors;
 mod expand;
+mod toolset;
 
 use proc_macro::TokenStream;
 use proc_macro2::TokenStream as TokenStream2;
@@ -73,8 +81,9 @@ use crate::errors::Errors;
 /// ```
 ///
 /// Sync fns run on tokio's blocking pool; async fns run on the caller's runtime.
-/// Methods (`self`), generic fns, `impl Trait` parameters, pattern parameters
-/// and `unsafe`/`extern` fns are refused.
+/// Generic fns, `impl Trait` parameters, pattern parameters and
+/// `unsafe`/`extern` fns are refused; a method (`self`) is refused unless its
+/// impl block carries [`macro@toolset`].
 ///
 /// # Description
 ///
@@ -94,6 +103,7 @@ use crate::errors::Errors;
 /// | `editable_params = ["body"]` | model-visible parameters a person may edit when confirming |
 /// | `inject_params(tags(mode = "merge", key = "cfg.tags"))` | fill a parameter from a dotted context path; `mode = "default"` (the default) fills when the model sent nothing, `"merge"` combines lists/maps |
 /// | `url_patterns = ["*.google.com", "https://github.com/**/issues"]` | pages the tool is offered on |
+/// | `tags = ["fs", "search"]` | labels for selecting tools and for tool search; each matches `^[a-z0-9][a-z0-9_-]{0,31}$`, no repeats |
 /// | `display(zh(name = "搜索", params(query = "关键词")), en(name = "Search"))` | localised names; write `zh_Hans` for `zh-Hans` |
 /// | `timeout = "30s"` | per-call timeout: a positive number and `ms`, `s`, `m` or `h` |
 /// | `crate = "my_tools"` | path of `tool_core` when the crate is renamed or re-exported |
@@ -112,8 +122,13 @@ use crate::errors::Errors;
 /// - `#[arg(default)]`: optional, absent → `Default::default()`;
 /// - `#[arg(rename = "q")]`: the name the model sees (`^[a-zA-Z_][a-zA-Z0-9_.-]{0,63}$`).
 ///
-/// `&ToolContext`, `ToolContext`, `Option<&ToolContext>` and `State<T>`
-/// parameters are filled by the framework and never shown to the model.
+/// Parameters whose type implements `tool_core::FromToolContext` are filled
+/// by the framework and never shown to the model: `&ToolContext`,
+/// `ToolContext`, `Option<&ToolContext>`, `State<T>` and `CancellationToken`
+/// are recognised by their type's last path segment; any other (an alias such
+/// as `type Ctx = ToolContext;`, a type of your own) is marked `#[context]`.
+/// Each is checked against the trait at the parameter, so a look-alike such
+/// as axum's `State<T>` fails to compile there.
 ///
 /// # Return types
 ///
@@ -124,6 +139,52 @@ use crate::errors::Errors;
 #[proc_macro_attribute]
 pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
     tool_impl(args.into(), &item.into()).into()
+}
+
+/// Turns the `#[tool]` methods of an `impl` block into tools bound to an
+/// instance, and implements `tool_core::Toolset` for the type.
+///
+/// ```ignore
+/// use std::sync::{Arc, Mutex};
+/// use tool_core::{toolset, ToolRegistry};
+///
+/// struct Notes { notes: Mutex<Vec<String>> }
+///
+/// #[toolset]
+/// impl Notes {
+///     /// Add a note.
+///     #[tool(kind = "write")]
+///     fn add_note(&self, text: String) -> String {
+///         self.notes.lock().unwrap().push(text);
+///         "added".into()
+///     }
+///
+///     /// List the notes.
+///     #[tool(read_only)]
+///     async fn list_notes(self: Arc<Self>) -> Vec<String> {
+///         self.notes.lock().unwrap().clone()
+///     }
+/// }
+///
+/// let mut registry = ToolRegistry::new();
+/// registry.add_toolset(Arc::new(Notes { notes: Mutex::default() }))?;
+/// ```
+///
+/// Methods take `&self` or `self: Arc<Self>`, sync or async, and accept every
+/// option and parameter form of a free `#[tool]` fn. Methods without
+/// `#[tool]` stay ordinary methods. Generic impl blocks work
+/// (`impl<S: Store + Send + Sync + 'static> Notes<S>`); the type must be
+/// `Send + Sync + 'static` for `Toolset` to be implemented. Refused, at the
+/// token that is wrong: `&mut self` and `self` by value, a `#[tool]` without
+/// `self`, generic methods, and two tools of one impl with the same name.
+///
+/// The tools are **not** in `ToolRegistry::global()`: they need an instance,
+/// so `Toolset::tools(Arc<Self>)` builds them and
+/// `ToolRegistry::add_toolset(Arc<T>)` registers them; two instances of one
+/// toolset collide by name like any two tools.
+#[proc_macro_attribute]
+pub fn toolset(args: TokenStream, item: TokenStream) -> TokenStream {
+    toolset::toolset_impl(&args.into(), &item.into()).into()
 }
 
 /// parse → check → expand; on any error, the user's fn and every error.

@@ -58,7 +58,7 @@ async fn stdio_import_and_call_in_both_eras() {
         let spec = registry.get("fx__echo").expect("imported").spec();
         // Remote hints never become local permissions.
         assert_eq!(spec.kind, tool_core::ToolKind::Other);
-        assert!(!spec.read_only && !spec.idempotent);
+        assert!(!spec.flags.read_only && !spec.flags.idempotent);
         let result = registry
             .execute("fx__echo", json!({"text": "hello"}), &ToolContext::new())
             .await;
@@ -706,4 +706,56 @@ async fn shutdown_cancels_running_calls_answers_them_and_returns() {
     assert_eq!(answer["id"], 2, "{answer}");
     assert_eq!(answer["result"]["isError"], true, "{answer}");
     assert!(answer.to_string().contains("cancelled"), "{answer}");
+}
+
+/// A `#[toolset]`: its tools are bound to the instance the server holds.
+#[derive(Default)]
+struct Tally(Mutex<u64>);
+
+#[tool_core::toolset]
+impl Tally {
+    /// Add `by` to the tally and return the new total.
+    ///
+    /// # Arguments
+    /// * `by` - How much to add.
+    #[tool(name = "tally_add", idempotent = false)]
+    fn add(&self, by: u64) -> String {
+        let mut total = self.0.lock().unwrap();
+        *total += by;
+        total.to_string()
+    }
+}
+
+#[tokio::test]
+async fn toolset_tools_are_served_and_share_their_instance() {
+    let tally = Arc::new(Tally::default());
+    let mut registry = ToolRegistry::new();
+    registry.add_toolset(Arc::clone(&tally)).unwrap();
+    let live = LiveRegistry::new(registry);
+    let stop = tokio_util::sync::CancellationToken::new();
+    let (addr, _task) = McpServer::new(live)
+        .serve_http(([127, 0, 0, 1], 0).into(), stop.clone())
+        .await
+        .unwrap();
+    let local = LiveRegistry::new(ToolRegistry::new());
+    let conn = McpToolSource::http(format!("http://{addr}/mcp"))
+        .named("t")
+        .connect()
+        .await
+        .unwrap();
+    conn.import_into(&local).await.unwrap();
+    let spec = local.snapshot().get("t__tally_add").unwrap().spec().clone();
+    assert_eq!(
+        spec.description,
+        "Add `by` to the tally and return the new total."
+    );
+    for (by, total) in [(2, "2"), (3, "5")] {
+        let result = local
+            .snapshot()
+            .execute("t__tally_add", json!({ "by": by }), &ToolContext::new())
+            .await;
+        assert_eq!(result.output, total);
+    }
+    assert_eq!(*tally.0.lock().unwrap(), 5);
+    stop.cancel();
 }

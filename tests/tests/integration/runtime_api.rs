@@ -119,7 +119,7 @@ fn collision_policies() {
     assert!(renamed.ends_with("_2"));
 
     let mut replacement = ToolSpec::new("echo", "Another echo.", json!({"type": "object"}));
-    replacement.read_only = true;
+    replacement.flags.read_only = true;
     let tool = Tool::new(replacement, |_: Map<String, Value>, _: ToolContext| async {
         ToolResult::ok("new")
     })

@@ -166,8 +166,14 @@ fn struct_parameters_use_defs() {
 fn options_are_recorded_in_the_spec() {
     let s = spec("schema_find_places");
     assert_eq!(s.kind, ToolKind::Read);
-    assert!(s.read_only && s.idempotent && s.open_world && s.concurrency_safe && s.strict);
-    assert!(!s.destructive && !s.requires_confirmation);
+    assert!(
+        s.flags.read_only
+            && s.flags.idempotent
+            && s.flags.open_world
+            && s.flags.concurrency_safe
+            && s.flags.strict
+    );
+    assert!(!s.flags.destructive && !s.flags.requires_confirmation);
     assert_eq!(s.timeout, Some(std::time::Duration::from_secs(2)));
     let src = s.source.as_ref().unwrap();
     assert!(src.file.ends_with("schema.rs"), "{}", src.file);

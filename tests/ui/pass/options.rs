@@ -18,6 +18,7 @@ use tool_core::{ToolKind, ToolRegistry, tool};
     requires_confirmation,
     editable_params = ["subject", "body_text"],
     url_patterns = ["*.mail.example.com", "www.example.*", "https://github.com/**/issues", "localhost:8080"],
+    tags = ["mail", "network-2", "send_v2"],
     display(
         zh_Hans(name = "发送邮件", params(to = "收件人", body_text = "正文")),
         en(name = "Send email"),
@@ -45,10 +46,11 @@ fn main() {
     let registry = ToolRegistry::global();
     let s = registry.get("send-email_v2").unwrap().spec();
     assert_eq!(s.kind, ToolKind::Network);
-    assert!(!s.read_only && s.destructive && s.idempotent && s.open_world);
-    assert!(s.concurrency_safe && s.strict && s.requires_confirmation);
+    assert!(!s.flags.read_only && s.flags.destructive && s.flags.idempotent && s.flags.open_world);
+    assert!(s.flags.concurrency_safe && s.flags.strict && s.flags.requires_confirmation);
     assert_eq!(s.editable_params, ["subject", "body_text"]);
     assert_eq!(s.url_patterns.len(), 4);
+    assert_eq!(s.tags, ["mail", "network-2", "send_v2"]);
     assert_eq!(s.display["zh-Hans"].name.as_deref(), Some("发送邮件"));
     assert_eq!(s.display["zh-Hans"].params["to"], "收件人");
     assert_eq!(s.display["zh-Hans"].params["body_text"], "正文");
@@ -57,13 +59,14 @@ fn main() {
     assert_eq!(s.timeout, Some(Duration::from_secs(120)));
     let source = s.source.as_ref().unwrap();
     assert!(source.file.ends_with("options.rs"), "{source}");
-    assert_eq!(source.line, 28, "the line of the fn name");
+    assert_eq!(source.line, 29, "the line of the fn name");
 
     let p = registry.get("plain").unwrap().spec();
     assert_eq!(p.kind, ToolKind::Other);
-    assert!(!p.read_only && !p.destructive && !p.idempotent && !p.open_world);
-    assert!(!p.concurrency_safe && !p.strict && !p.requires_confirmation);
+    assert!(!p.flags.read_only && !p.flags.destructive && !p.flags.idempotent && !p.flags.open_world);
+    assert!(!p.flags.concurrency_safe && !p.flags.strict && !p.flags.requires_confirmation);
     assert!(p.editable_params.is_empty() && p.url_patterns.is_empty() && p.display.is_empty());
+    assert!(p.tags.is_empty());
     assert_eq!(p.timeout, None);
     assert_eq!(registry.get("quick").unwrap().spec().timeout, Some(Duration::from_millis(1500)));
     let patient = registry.get("patient").unwrap().spec();

@@ -60,7 +60,7 @@ use parse::{Hunk, parse};
 ///
 /// # Arguments
 /// * `patch` - The full patch text, from `*** Begin Patch` to `*** End Patch`.
-#[tool(kind = "write", destructive)]
+#[tool(kind = "write", tags = ["fs", "edit"], destructive)]
 pub async fn apply_patch(context: &ToolContext, patch: String) -> Result<ToolResult, ToolError> {
     let hunks = match parse(&patch) {
         Ok(h) => h,

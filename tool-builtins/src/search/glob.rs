@@ -29,7 +29,7 @@ use crate::search::{
 /// * `pattern` - The glob pattern to match files against.
 /// * `path` - The folder to search in, relative to the workspace root or
 ///   absolute (default: the workspace root).
-#[tool(kind = "read", read_only, idempotent, concurrency_safe)]
+#[tool(kind = "read", tags = ["fs", "search"], read_only, idempotent, concurrency_safe)]
 pub fn glob_files(
     pattern: String,
     path: Option<String>,

@@ -25,9 +25,10 @@ use crate::search::{self, GlobFilter, SearchConfig, TopK};
 /// use `glob_files`/`grep_content`.
 ///
 /// # Arguments
-/// * `path` - Folder to list (default: workspace root).
-/// * `ignore` - Extra glob patterns to skip.
-#[tool(kind = "read", read_only, idempotent, concurrency_safe)]
+/// * `path` - The folder to list, relative to the workspace root or absolute
+///   (default: the workspace root).
+/// * `ignore` - Extra glob patterns to leave out (e.g. `*.lock`, `docs/**`).
+#[tool(kind = "read", tags = ["fs", "search"], read_only, idempotent, concurrency_safe)]
 pub fn list_dir(
     path: Option<String>,
     ignore: Option<Vec<String>>,

@@ -31,7 +31,7 @@ use crate::fs::workspace::workspace_of;
 ///   the command and everything it started are stopped.
 /// * `workdir` - Folder to run in, relative to the workspace root (default: the root).
 /// * `description` - A short description of what the command does, in 5-10 words.
-#[tool(kind = "exec", destructive, open_world, timeout = "610s")]
+#[tool(kind = "exec", tags = ["shell"], destructive, open_world, timeout = "610s")]
 pub async fn bash_command(
     command: String,
     timeout: Option<f64>,

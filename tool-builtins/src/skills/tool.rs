@@ -53,8 +53,8 @@ pub(super) fn build(set: &SkillSet) -> Result<Tool, tool_core::RegistryError> {
     )
     .with_kind(ToolKind::Read)
     .read_only();
-    spec.idempotent = true;
-    spec.concurrency_safe = true;
+    spec.flags.idempotent = true;
+    spec.flags.concurrency_safe = true;
     let set = Arc::new(set.clone());
     Tool::new(spec, move |args: Map<String, Value>, ctx: ToolContext| {
         let set = Arc::clone(&set);

@@ -16,7 +16,10 @@ async fn search_tools_are_registered_read_only() {
     ] {
         let spec = registry.get(name).unwrap().spec();
         assert_eq!(spec.kind, ToolKind::Read, "{name}");
-        assert!(spec.read_only && spec.concurrency_safe, "{name}");
+        assert!(
+            spec.flags.read_only && spec.flags.concurrency_safe,
+            "{name}"
+        );
         let props = spec.parameters["properties"].as_object().unwrap();
         let mut names: Vec<&str> = props.keys().map(String::as_str).collect();
         names.sort_unstable();

@@ -248,12 +248,32 @@ fn registry_holds_exactly_the_builtins_that_are_linked() {
         assert!(!tool.spec().description.is_empty());
         assert_eq!(tool.spec().hidden_params, vec!["context".to_owned()]);
     }
-    for name in r.names() {
-        assert!(tool_builtins::TOOL_NAMES.contains(&name), "{name}");
+    // Found by crate, not by a list: exactly the built-ins, no test tool.
+    assert_eq!(
+        r.names(),
+        [
+            "apply_patch",
+            "bash_command",
+            "edit_file",
+            "glob_files",
+            "grep_content",
+            "list_dir",
+            "multi_edit",
+            "read_file",
+            "write_file",
+        ]
+    );
+    for (name, tags) in [
+        ("read_file", &["fs", "read"][..]),
+        ("edit_file", &["fs", "edit"]),
+        ("grep_content", &["fs", "search"]),
+        ("bash_command", &["shell"]),
+    ] {
+        assert_eq!(r.get(name).unwrap().spec().tags, tags, "{name}");
     }
     // A shell can delete anything and reach the network: say so to MCP clients.
     let bash = r.get("bash_command").unwrap().spec();
-    assert!(bash.destructive && bash.open_world && !bash.read_only);
+    assert!(bash.flags.destructive && bash.flags.open_world && !bash.flags.read_only);
     let read = r.get("read_file").unwrap().spec();
     assert_eq!(read.parameters["properties"]["offset"]["default"], 1);
     let edit = r.get("edit_file").unwrap().spec();

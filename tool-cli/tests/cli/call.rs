@@ -529,3 +529,18 @@ pub(crate) fn tool_cli_png() -> Vec<u8> {
     }
     out
 }
+
+#[test]
+fn toolset_methods_are_called_like_any_tool() {
+    let out = run(["call", "cli_fixture_note_add", r#"{"text": "milk"}"#]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(one_json_line(&out)["output"], "1");
+    let out = run(["call", "cli_fixture_note_list", "{}"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    // A new process, a new instance: the list starts empty.
+    assert_eq!(one_json_line(&out)["output"], json!([]));
+    let out = run(["call", "cli_fixture_note_add", r#"{"txt": "milk"}"#]);
+    assert_ne!(code(&out), 0);
+    let v = one_json_line(&out);
+    assert_eq!(v["error"]["kind"], "invalid_arguments");
+}

@@ -149,7 +149,7 @@ impl ToolRegistry {
     {
         let parallel_ok = |name: &str| {
             self.get(name)
-                .is_some_and(|t| t.spec().read_only && t.spec().concurrency_safe)
+                .is_some_and(|t| t.spec().flags.read_only && t.spec().flags.concurrency_safe)
         };
         // Runs the waiting group of parallel calls together, leaving it empty.
         let flush = |group: &mut Vec<(N, ToolArgs)>| {

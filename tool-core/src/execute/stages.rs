@@ -154,7 +154,7 @@ impl<'a> Call<'a> {
     /// Confirm: a `requires_confirmation` tool asks the approval gate.
     async fn confirm(&mut self) -> Result<(), ToolResult> {
         let spec = self.entry.tool.spec();
-        if !spec.requires_confirmation {
+        if !spec.flags.requires_confirmation {
             return Ok(());
         }
         let request = ApprovalRequest {

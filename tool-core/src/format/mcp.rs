@@ -96,10 +96,10 @@ pub(crate) fn validate_schema(schema: &Value) -> Result<(), Violation> {
 pub(crate) fn tool(spec: &ToolSpec, input_schema: &Value) -> Value {
     let title = spec.display.get("en").and_then(|d| d.name.clone());
     let mut annotations = json!({
-        "readOnlyHint": spec.read_only,
-        "destructiveHint": spec.destructive,
-        "idempotentHint": spec.idempotent,
-        "openWorldHint": spec.open_world,
+        "readOnlyHint": spec.flags.read_only,
+        "destructiveHint": spec.flags.destructive,
+        "idempotentHint": spec.flags.idempotent,
+        "openWorldHint": spec.flags.open_world,
     });
     let mut tool = json!({
         "name": spec.name,

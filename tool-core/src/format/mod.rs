@@ -109,7 +109,7 @@ use provider::{Looser, Provider, Variant};
 ///
 /// Where a variant has a `strict` flag, `strict: true` renders every tool in
 /// strict mode; `strict: false` renders in strict mode only the tools whose
-/// [`ToolSpec::strict`] is set. A tool whose schema strict mode cannot
+/// `flags.strict` ([`ToolSpec::flags`]) is set. A tool whose schema strict mode cannot
 /// express (a map, recursion under Anthropic's rules, …) is then rendered
 /// without strict mode and the fallback recorded ([`OnRefusal`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -269,7 +269,7 @@ impl Format {
         self.provider()
             .1
             .strict
-            .is_some_and(|strict| strict || spec.strict)
+            .is_some_and(|strict| strict || spec.flags.strict)
     }
 
     /// The pipeline for `spec`, or `None` for [`Format::Json`].

@@ -35,18 +35,13 @@
 
 use std::fmt;
 
+use tool_rules::url_pattern::{self, HostShape};
 use url::Url;
 
-/// Longest URL pattern accepted: 2 048 bytes, counted on the text as given
-/// (surrounding whitespace included).
-pub const MAX_URL_PATTERN_LEN: usize = 2048;
-/// Most wildcards in one pattern: 16. A `*` (in the host or inside a path
-/// segment) counts one, a `**` path segment counts one.
-pub const MAX_URL_PATTERN_WILDCARDS: usize = 16;
-/// Most labels in a pattern's host (`a.b.example.com` has 4): 32.
-pub const MAX_URL_PATTERN_LABELS: usize = 32;
-/// Most path segments in a pattern (`/a/**/b` has 3): 64.
-pub const MAX_URL_PATTERN_SEGMENTS: usize = 64;
+pub use tool_rules::url_pattern::{
+    MAX_URL_PATTERN_LABELS, MAX_URL_PATTERN_LEN, MAX_URL_PATTERN_SEGMENTS,
+    MAX_URL_PATTERN_WILDCARDS,
+};
 /// Longest URL that can match a pattern, in bytes: 16 384 (16 KiB). A page
 /// URL over it matches no pattern (URL-scoped tools are not offered and
 /// domain-scoped secrets are not available there).
@@ -95,19 +90,6 @@ fn quoted(pattern: &str) -> String {
     }
 }
 
-fn over_limit(
-    pattern: &str,
-    what: &str,
-    found: usize,
-    limit: usize,
-    name: &str,
-) -> UrlPatternError {
-    err(
-        pattern,
-        format!("{what} {found}, over the limit of {limit} ({name})"),
-    )
-}
-
 fn err(pattern: &str, reason: impl Into<String>) -> UrlPatternError {
     UrlPatternError {
         pattern: pattern.to_owned(),
@@ -124,94 +106,15 @@ impl UrlPattern {
     /// `http`/`https`/`*`, `**` outside the path, and patterns over a limit
     /// (module docs: length, wildcards, host labels, path segments).
     pub fn parse(pattern: &str) -> Result<Self, UrlPatternError> {
-        if pattern.len() > MAX_URL_PATTERN_LEN {
-            return Err(over_limit(
-                pattern,
-                "the pattern's length in bytes is",
-                pattern.len(),
-                MAX_URL_PATTERN_LEN,
-                "MAX_URL_PATTERN_LEN",
-            ));
-        }
-        let p = pattern.trim();
-        if p.is_empty() {
-            return Err(err(pattern, "the pattern is empty"));
-        }
-        if p.chars().any(|c| c.is_whitespace() || c.is_control()) {
-            return Err(err(pattern, "patterns cannot contain whitespace"));
-        }
-        let (scheme, rest) = match p.split_once("://") {
-            Some((s, rest)) => {
-                let s = s.to_ascii_lowercase();
-                if !matches!(s.as_str(), "http" | "https" | "*") {
-                    return Err(err(pattern, "the scheme must be http, https or *"));
-                }
-                (Some(s).filter(|s| s != "*"), rest)
-            }
-            None => (None, p),
-        };
-        let (host, path) = match rest.find('/') {
-            Some(i) => (&rest[..i], Some(&rest[i..])),
-            None => (rest, None),
-        };
-        let host = host.to_ascii_lowercase();
-        if host.contains('@') {
-            return Err(err(pattern, "patterns cannot contain user info (`@`)"));
-        }
-        let (host, port) = match host.rsplit_once(':') {
-            Some((h, p)) if !h.is_empty() => {
-                let port = p
-                    .parse::<u16>()
-                    .map_err(|_| err(pattern, "the port must be a number from 0 to 65535"))?;
-                (h.to_owned(), Some(port))
-            }
-            _ => (host, None),
-        };
-        let host = parse_host(pattern, &host)?;
-        let path = path.map(|p| {
-            p.trim_start_matches('/')
-                .split('/')
-                .map(str::to_owned)
-                .collect::<Vec<_>>()
-        });
-        if let Some(segments) = &path {
-            for s in segments {
-                if s.contains("**") && s != "**" {
-                    return Err(err(pattern, "`**` must be a whole path segment"));
-                }
-            }
-            if segments.len() > MAX_URL_PATTERN_SEGMENTS {
-                return Err(over_limit(
-                    pattern,
-                    "the number of path segments is",
-                    segments.len(),
-                    MAX_URL_PATTERN_SEGMENTS,
-                    "MAX_URL_PATTERN_SEGMENTS",
-                ));
-            }
-        }
-        let host_wildcards = usize::from(!matches!(host, HostPattern::Exact(_)));
-        let path_wildcards: usize = path
-            .iter()
-            .flatten()
-            .map(|s| if s == "**" { 1 } else { s.matches('*').count() })
-            .sum();
-        let wildcards = host_wildcards + path_wildcards;
-        if wildcards > MAX_URL_PATTERN_WILDCARDS {
-            return Err(over_limit(
-                pattern,
-                "the number of wildcards is",
-                wildcards,
-                MAX_URL_PATTERN_WILDCARDS,
-                "MAX_URL_PATTERN_WILDCARDS",
-            ));
-        }
+        // The grammar (and its messages) is shared with the `#[tool]` macro,
+        // which checks `url_patterns` at compile time with the same fn.
+        let parts = url_pattern::parse(pattern).map_err(|reason| err(pattern, reason))?;
         Ok(Self {
             source: pattern.to_owned(),
-            scheme,
-            host,
-            port,
-            path,
+            scheme: parts.scheme,
+            host: normalise_host(pattern, parts.host)?,
+            port: parts.port,
+            path: parts.path,
         })
     }
 
@@ -282,67 +185,21 @@ impl fmt::Display for UrlPattern {
     }
 }
 
-fn parse_host(pattern: &str, host: &str) -> Result<HostPattern, UrlPatternError> {
-    if host.is_empty() {
-        return Err(err(pattern, "the host is empty"));
-    }
-    if host == "*" {
-        return Ok(HostPattern::Any);
-    }
-    let (kind, core) = if let Some(rest) = host.strip_prefix("*.") {
-        ("sub", rest)
-    } else if let Some(rest) = host.strip_suffix(".*") {
-        ("suffix", rest)
-    } else {
-        ("exact", host)
-    };
-    let labels = core.split('.').count() + usize::from(kind != "exact");
-    if labels > MAX_URL_PATTERN_LABELS {
-        return Err(over_limit(
+/// The host part in the form `Url::host_str` gives (lower-case ASCII,
+/// punycode for Unicode names), with the wildcard's dot kept for matching.
+fn normalise_host(pattern: &str, host: HostShape) -> Result<HostPattern, UrlPatternError> {
+    let ascii = |core: &str| match Url::parse(&format!("http://{core}/")) {
+        Ok(u) => Ok(u.host_str().unwrap_or(core).to_owned()),
+        Err(e) => Err(err(
             pattern,
-            "the number of host labels is",
-            labels,
-            MAX_URL_PATTERN_LABELS,
-            "MAX_URL_PATTERN_LABELS",
-        ));
-    }
-    for label in core.split('.') {
-        if label.is_empty() {
-            return Err(err(
-                pattern,
-                "the host has an empty label (`..` or a leading/trailing dot)",
-            ));
-        }
-        if label.contains('*') {
-            return Err(err(
-                pattern,
-                "`*` may only stand for whole labels at the start (`*.example.com`) or end (`www.example.*`) of the host",
-            ));
-        }
-        if !label
-            .chars()
-            .all(|c| c.is_alphanumeric() || c == '-' || c == '_')
-        {
-            return Err(err(
-                pattern,
-                format!("the host label {label:?} has characters hosts cannot have"),
-            ));
-        }
-    }
-    // Compare in the form `Url::host_str` gives: lower-case ASCII, punycode for Unicode names.
-    let ascii = match Url::parse(&format!("http://{core}/")) {
-        Ok(u) => u.host_str().unwrap_or(core).to_owned(),
-        Err(e) => {
-            return Err(err(
-                pattern,
-                format!("the host is not a valid host name ({e})"),
-            ));
-        }
+            format!("the host is not a valid host name ({e})"),
+        )),
     };
-    Ok(match kind {
-        "sub" => HostPattern::Subdomains(format!(".{ascii}")),
-        "suffix" => HostPattern::AnySuffix(format!("{ascii}.")),
-        _ => HostPattern::Exact(ascii),
+    Ok(match host {
+        HostShape::Any => HostPattern::Any,
+        HostShape::Exact(core) => HostPattern::Exact(ascii(&core)?),
+        HostShape::Subdomains(core) => HostPattern::Subdomains(format!(".{}", ascii(&core)?)),
+        HostShape::AnySuffix(core) => HostPattern::AnySuffix(format!("{}.", ascii(&core)?)),
     })
 }
 

@@ -49,7 +49,7 @@ use linecap::*;
 /// * `path` - The folder or file to search in, relative to the workspace
 ///   root or absolute (default: the workspace root).
 /// * `include` - File pattern to search (e.g. `*.js`, `*.{ts,tsx}`).
-#[tool(kind = "read", read_only, idempotent, concurrency_safe)]
+#[tool(kind = "read", tags = ["fs", "search"], read_only, idempotent, concurrency_safe)]
 pub fn grep_content(
     pattern: String,
     path: Option<String>,

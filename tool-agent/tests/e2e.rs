@@ -296,3 +296,46 @@ async fn agent_tool_once(attempt: u32) -> bool {
         panic!("the sub-agent failed: {run}");
     }
 }
+
+/// The `agent` tool called by the host (the arguments are ours, so a small
+/// model cannot spoil them): its sub-agent runs on the real model, its
+/// first turn forced to `read_file`, and the summary, the sub-trace id and
+/// the stored sub-trace are checked.
+#[tokio::test]
+#[ignore = "needs the local model server: tool-agent/tests/e2e.sh"]
+async fn the_agent_tool_runs_a_sub_agent_on_the_real_model() {
+    let (_dir, ctx) = workspace();
+    let model = Arc::new(client(false));
+    let sub = Arc::new(
+        SubAgents::with_shared_client(model, tools())
+            .first_tool_choice(ToolChoice::Tool("read_file".into()))
+            .max_output_tokens(96)
+            .max_turns(2),
+    );
+    let mut registry = tool_builtins::registry();
+    registry
+        .register(sub.clone().agent_tool().unwrap())
+        .unwrap();
+    let result = registry
+        .execute(
+            "agent",
+            serde_json::json!({"task": "Read notes.txt and say what it holds."}),
+            &ctx.with_trace_id("e2e-host"),
+        )
+        .await;
+    let text = result.model_text();
+    eprintln!("agent tool: {text}");
+    let summary: Value = serde_json::from_str(&text).expect("the agent tool answers with JSON");
+    let run = &summary["results"][0];
+    assert!(run.get("error").is_none(), "the sub-agent failed: {run}");
+    let id = run["trace_id"].as_str().unwrap();
+    assert!(id.starts_with("e2e-host@delegate-1-"), "{id}");
+    assert!(id.ends_with("-001"), "{id}");
+    assert!(run["turns"].as_u64().unwrap() >= 1, "{run}");
+    assert!(
+        run["tool_calls"].as_u64().unwrap() >= 1,
+        "the sub-agent's forced read_file ran: {run}"
+    );
+    let stored = sub.trace_store().get(id).expect("the sub-trace is stored");
+    assert!(stored.messages.len() >= 3, "{:?}", stored.messages);
+}

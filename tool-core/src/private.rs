@@ -417,17 +417,6 @@ impl<T: DeserializeOwned + schemars::JsonSchema> ToolParam for T {}
 /// Compile-time check that `T` is a valid parameter type (the macro spans calls at the parameter).
 pub const fn assert_tool_param<T: ToolParam>() {}
 
-/// The tools of a `#[toolset]`'s methods, bound to `receiver`.
-///
-/// # Errors
-/// As [`Toolset::tools`](crate::Toolset::tools).
-pub fn bound_tools(
-    receiver: &Arc<dyn Any + Send + Sync>,
-    defs: &[&'static StaticTool],
-) -> Result<Vec<crate::Tool>, crate::RegistryError> {
-    crate::toolset::bound_tools(receiver, defs)
-}
-
 /// Compile-time check that a framework-filled parameter's type implements
 /// [`FromToolContext`] (the macro spans calls at the parameter).
 pub const fn assert_from_tool_context<'a, T: FromToolContext<'a>>() {}

@@ -8,11 +8,11 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::__private::StaticTool;
 use crate::error::RegistryError;
 use crate::format::{self, Format, FormatError, OnRefusal, RenderError, Rendered, ToolSchemas};
 use crate::governance::stats::{StatsOrder, ToolObserver, ToolStats, ToolStatsSnapshot};
 use crate::spec::ToolSpec;
+use crate::statics::StaticTool;
 use crate::tool::Tool;
 use crate::truncate::Truncation;
 

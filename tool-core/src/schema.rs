@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use schemars::generate::SchemaSettings;
 use serde_json::{Map, Value, json};
 
-use crate::__private::{ParamRole, StaticParam};
+use crate::statics::{ParamRole, StaticParam};
 
 /// Builds the parameters schema of a macro tool.
 ///

@@ -9,7 +9,6 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
-use crate::__private::{BoxFuture, Invocation, ParamRole, StaticTool};
 use crate::args::schema::ParamTypes;
 use crate::context::ToolContext;
 use crate::docs;
@@ -18,6 +17,7 @@ use crate::governance::url_pattern::UrlPattern;
 use crate::result::ToolResult;
 use crate::schema;
 use crate::spec::{DisplayName, SourceLocation, ToolSpec, is_valid_tool_name};
+use crate::statics::{BoxFuture, Invocation, ParamRole, StaticTool};
 
 /// Runs a tool call: receives the arguments object and the context, returns the result.
 ///

@@ -39,9 +39,9 @@
 use std::any::Any;
 use std::sync::Arc;
 
-use crate::__private::StaticTool;
 use crate::error::RegistryError;
 use crate::registry::ToolRegistry;
+use crate::statics::StaticTool;
 use crate::tool::Tool;
 
 /// A type whose `#[tool]` methods (an impl block marked `#[toolset]`) are
@@ -80,7 +80,10 @@ impl ToolRegistry {
 }
 
 /// The tools of `defs`, each bound to `receiver` (generated code only).
-pub(crate) fn bound_tools(
+///
+/// # Errors
+/// As [`Toolset::tools`].
+pub fn bound_tools(
     receiver: &Arc<dyn Any + Send + Sync>,
     defs: &[&'static StaticTool],
 ) -> Result<Vec<Tool>, RegistryError> {

@@ -93,13 +93,14 @@ mod mcp;
 mod openai;
 mod provider;
 mod reply;
+mod turn;
 mod validate;
 mod walk;
 
 pub use crate::args::normalize_arguments;
-pub use attachments::render_results;
 pub use call::ToolCall;
 pub use error::{CallParseError, Fallback, FallbackForm, FormatError, RenderError, Rule};
+pub use turn::render_results;
 
 use error::Violation;
 use lower::{Ctx, Step};

@@ -25,7 +25,7 @@ use tool_agent::{
     Agent, AgentEvent, AnthropicClient, ModelClient, OpenAiChatClient, OpenAiResponsesClient,
     StopReason, ToolChoice,
 };
-use tool_core::ToolResult;
+use tool_core::{ToolArgs, ToolResult};
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 enum Provider {
@@ -60,8 +60,8 @@ struct Args {
     /// Force this tool on the first turn.
     #[arg(long)]
     tool_choice: Option<String>,
-    /// Most requests.
-    #[arg(long, default_value_t = 8)]
+    /// Most requests (at least 1).
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..))]
     max_turns: u32,
     /// Read answers whole instead of streaming them.
     #[arg(long)]
@@ -122,12 +122,16 @@ fn print_event(e: &AgentEvent<'_>) {
                 out,
                 "\n→ {} {}",
                 call.name,
-                short(&format!("{:?}", call.arguments), 300)
+                short(&arguments_text(&call.arguments), 300)
             )
         }
         AgentEvent::CallResult { call, result, .. } => {
             writeln!(out, "← {} {}", call.name, describe(result))
         }
+        AgentEvent::TurnDone { turn, calls, usage } if usage.total() == 0 => writeln!(
+            out,
+            "\n── turn {turn} done: {calls} call(s), token usage not reported by the server"
+        ),
         AgentEvent::TurnDone { turn, calls, usage } => writeln!(
             out,
             "\n── turn {turn} done: {calls} call(s), {} input + {} output tokens",
@@ -136,6 +140,14 @@ fn print_event(e: &AgentEvent<'_>) {
         _ => Ok(()),
     };
     let _ = out.flush();
+}
+
+/// A call's arguments as the model sent them (JSON text), not Rust's debug form.
+fn arguments_text(args: &ToolArgs) -> String {
+    match args {
+        ToolArgs::Text(text) => text.clone(),
+        ToolArgs::Value(value) => value.to_string(),
+    }
 }
 
 fn describe(result: &ToolResult) -> String {
@@ -148,6 +160,14 @@ fn describe(result: &ToolResult) -> String {
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
     let args = Args::parse();
+    if let Some(url) = &args.base_url {
+        if !(url.starts_with("http://") || url.starts_with("https://")) {
+            eprintln!(
+                "--base-url {url}: expected an http:// or https:// URL, e.g. http://127.0.0.1:8080/v1"
+            );
+            return std::process::ExitCode::FAILURE;
+        }
+    }
     let ctx = match tool_builtins::context(&args.workspace) {
         Ok(ctx) => ctx,
         Err(e) => {
@@ -166,12 +186,20 @@ async fn main() -> std::process::ExitCode {
             return std::process::ExitCode::FAILURE;
         }
     }
+    let known: Vec<String> = tools.names().into_iter().map(str::to_owned).collect();
     let mut agent = Agent::with_shared_client(model, tools)
         .system("You are a coding agent. Use the tools to answer; be brief.")
         .max_turns(args.max_turns)
         .context(ctx)
         .on_event(print_event);
     if let Some(name) = &args.tool_choice {
+        if !known.iter().any(|n| n == name) {
+            eprintln!(
+                "--tool-choice {name}: no such tool; the tools are: {}",
+                known.join(", ")
+            );
+            return std::process::ExitCode::FAILURE;
+        }
         agent = agent.first_tool_choice(ToolChoice::Tool(name.clone()));
     }
     if let Some(n) = args.max_tokens {

@@ -285,7 +285,9 @@ impl Agent {
         self
     }
 
-    /// The run's trace id (default: the context's `trace_id`, else `agent-<n>`).
+    /// The run's trace id (default: the context's `trace_id`, else
+    /// `agent-<unix milliseconds>-<process id>-<n>`, distinct across runs and
+    /// processes, so runs never share a spill folder or a read ledger).
     pub fn trace_id(mut self, id: impl Into<String>) -> Self {
         self.trace_id = Some(id.into());
         self
@@ -324,7 +326,16 @@ impl Agent {
             .trace_id
             .clone()
             .or_else(|| self.context.trace_id().map(str::to_owned))
-            .unwrap_or_else(|| format!("agent-{}", RUNS.fetch_add(1, Ordering::Relaxed) + 1));
+            .unwrap_or_else(|| {
+                let millis = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_millis());
+                format!(
+                    "agent-{millis}-{}-{}",
+                    std::process::id(),
+                    RUNS.fetch_add(1, Ordering::Relaxed) + 1
+                )
+            });
         let span = tracing::info_span!(target: "tool_agent", "agent_run", trace_id = %trace_id, model = self.client.model());
         self.run_inner(trace_id, messages).instrument(span).await
     }

@@ -53,8 +53,9 @@
 //! # Dependencies and why
 //! - `reqwest` (no default features; `stream`): the HTTP client of the Rust
 //!   ecosystem, already in the tree through `rmcp`. TLS (feature `tls`, on by
-//!   default) is rustls with the `ring` provider: no system OpenSSL, and
-//!   lighter to build than aws-lc.
+//!   default) is reqwest's own rustls setup (aws-lc-rs provider, no system
+//!   OpenSSL). Not `rustls-no-provider`: with it every other reqwest client
+//!   of the program (an MCP client's) would panic for want of a provider.
 //! - `sse-stream`: the Server-Sent Events parser. Chosen over
 //!   `eventsource-stream` (last release February 2022, on `nom` 7) because it
 //!   is maintained (0.2.6), small, and already built for `rmcp`'s streamable

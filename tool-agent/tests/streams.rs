@@ -471,3 +471,25 @@ async fn gemini_whole_calls_per_chunk() {
         "{err:?}"
     );
 }
+
+#[tokio::test]
+async fn a_streamed_request_answered_with_html_says_it_is_not_an_event_stream() {
+    let page = Canned {
+        status: 200,
+        headers: vec![("content-type".into(), "text/html; charset=utf-8".into())],
+        body: b"<html><body>Welcome to the proxy</body></html>".to_vec(),
+        short_by: 0,
+    };
+    let server = serve(vec![page]).await;
+    let client = OpenAiChatClient::new("m").base_url(&server.base_url);
+    let err = collect(&client, ToolChoice::Auto).await.unwrap_err();
+    assert!(
+        matches!(err.kind(), ModelErrorKind::Malformed(_)),
+        "{err:?}"
+    );
+    assert!(
+        err.to_string()
+            .contains("content type `text/html; charset=utf-8`, not an event stream"),
+        "{err}"
+    );
+}

@@ -327,6 +327,13 @@ async fn skills_outside_the_workspace_are_read_through_read_only_roots() {
         "TEMPLATE BODY\n",
     )
     .unwrap();
+    // Beside the skills: a stray file, and a skill left out (name mismatch).
+    fs::write(skills_dir.path().join("stray.txt"), "STRAY\n").unwrap();
+    skill(
+        skills_dir.path(),
+        "broken",
+        "---\nname: other\ndescription: Left out.\n---\nBody.\n",
+    );
     let set = SkillSet::load([skills_dir.path()]);
     let registry = registry(&set);
     let template = skills_dir
@@ -372,6 +379,33 @@ async fn skills_outside_the_workspace_are_read_through_read_only_roots() {
         .await;
     assert!(write.is_error());
     assert_eq!(fs::read_to_string(&template).unwrap(), "TEMPLATE BODY\n");
+    // Only the loaded skill's own folder is readable: not the stray file
+    // beside the skill folders, not the left-out skill, not a listing of
+    // the configured folder.
+    let root = skills_dir.path().canonicalize().unwrap();
+    for outside in [root.join("stray.txt"), root.join("broken/SKILL.md")] {
+        let r = builtins
+            .execute(
+                "read_file",
+                json!({"file_path": outside.display().to_string()}),
+                &ctx,
+            )
+            .await;
+        assert!(
+            r.is_error(),
+            "{} was readable: {}",
+            outside.display(),
+            r.output
+        );
+    }
+    let listing = builtins
+        .execute(
+            "list_dir",
+            json!({"path": root.display().to_string()}),
+            &ctx,
+        )
+        .await;
+    assert!(listing.is_error(), "{}", listing.output);
 }
 
 #[tokio::test]

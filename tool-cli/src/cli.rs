@@ -197,7 +197,8 @@ pub(crate) struct CommonOptions {
     /// default "allow"). Each segment of a compound command (&&, ||, ;, |, &, newlines) is
     /// checked and the strictest verdict wins; command substitution, eval and sh -c need at least
     /// "ask". "ask" is answered by --approve: never (or read) refuses the command, all runs it.
-    /// Without this option commands are not checked.
+    /// Without this option only the default guard applies (it refuses a few clearly destructive
+    /// or remote-code forms, such as `curl … | sh`; see README's Security section).
     #[arg(long, global = true, value_name = "FILE")]
     pub(crate) bash_policy: Option<PathBuf>,
 
@@ -238,6 +239,18 @@ pub(crate) struct CommonOptions {
     /// Offer only the tools with this tag; repeatable: a tool with any of the tags is kept.
     #[arg(long, global = true, value_name = "TAG")]
     pub(crate) tags: Vec<String>,
+
+    /// Defer the tools whose name matches PATTERN (* as in --allow-tools; repeatable): their
+    /// names stay known but their schemas are not offered until the `tool_search` tool, added to
+    /// the view, loads them for the session (the trace id; an MCP session under serve). Deferring
+    /// hides schemas; it is not a permission: scope with --allow-tools / --deny-tools.
+    #[arg(long, global = true, value_name = "PATTERN")]
+    pub(crate) defer: Vec<String>,
+
+    /// Keep the tools matching PATTERN loaded although a --defer pattern matches them
+    /// (repeatable), e.g. `--defer '*' --keep-loaded read_file`.
+    #[arg(long = "keep-loaded", global = true, value_name = "PATTERN")]
+    pub(crate) keep_loaded: Vec<String>,
 
     /// Folder of skills (DIR/<name>/SKILL.md); repeatable [default: the folders of
     /// $AGENT_TOOLS_SKILLS, separated by `:`]. Adds the `skill` tool, whose description lists

@@ -347,6 +347,8 @@ fn view_of(live: &tool_mcp::LiveRegistry, common: &cli::CommonOptions) -> tool_c
     for (option, patterns) in [
         ("--allow-tools", &common.allow_tools),
         ("--deny-tools", &common.deny_tools),
+        ("--defer", &common.defer),
+        ("--keep-loaded", &common.keep_loaded),
     ] {
         for p in patterns {
             let pattern = tool_core::NamePattern::new(p.as_str());
@@ -362,7 +364,33 @@ fn view_of(live: &tool_mcp::LiveRegistry, common: &cli::CommonOptions) -> tool_c
         view = view.deny(common.deny_tools.iter().map(String::as_str));
     }
     if !common.tags.is_empty() {
+        let known = snapshot
+            .names()
+            .iter()
+            .filter_map(|n| snapshot.get(n))
+            .any(|t| t.spec().tags.iter().any(|tag| common.tags.contains(tag)));
+        if !known {
+            let _ = writeln!(
+                io::stderr(),
+                "warning: --tags {}: no tool has any of these tags",
+                common.tags.join(", ")
+            );
+        }
         view = view.tags(common.tags.iter().cloned());
+    }
+    if !common.defer.is_empty() {
+        view = view.defer(common.defer.iter().map(String::as_str));
+    }
+    if !common.keep_loaded.is_empty() {
+        view = view.keep_loaded(common.keep_loaded.iter().map(String::as_str));
+    }
+    let scoped =
+        !common.allow_tools.is_empty() || !common.deny_tools.is_empty() || !common.tags.is_empty();
+    if scoped && view.names().is_empty() {
+        let _ = writeln!(
+            io::stderr(),
+            "warning: the view leaves no tools (check --allow-tools, --deny-tools and --tags)"
+        );
     }
     view
 }

@@ -66,21 +66,15 @@ pub(crate) fn with_skill_tool(
     Ok(extended)
 }
 
-/// `ctx` with the configured skills folders as read-only roots of its
-/// workspace (folders that do not exist are left out; loading reports them).
+/// `ctx` with the folder of each loaded skill as a read-only root of its
+/// workspace ([`SkillSet::make_readable`]): only what a skill ships is
+/// readable, not the configured folders' other contents. Diagnostics are not
+/// repeated here (the `skill` tool's loading reports them).
 pub(crate) fn make_readable(ctx: ToolContext, common: &CommonOptions) -> ToolContext {
-    let folders = folders(common);
-    if folders.is_empty() {
-        return ctx;
+    match load(common, &mut io::sink()) {
+        Some(set) => set.make_readable(ctx),
+        None => ctx,
     }
-    let Some(ws) = ctx.state::<tool_builtins::Workspace>() else {
-        return ctx;
-    };
-    let ws = folders
-        .iter()
-        .filter_map(|f| f.canonicalize().ok())
-        .fold((*ws).clone(), tool_builtins::Workspace::with_read_only_root);
-    ctx.with_state(ws)
 }
 
 /// `tool skills [--json]`: one line per skill (name, description, path of
@@ -127,9 +121,14 @@ pub(crate) fn list(
     if set.diagnostics().is_empty() {
         Ok(())
     } else {
+        let loaded = match set.skills().len() {
+            0 => "no skill loaded".to_owned(),
+            1 => "the skill above loaded".to_owned(),
+            n => format!("the {n} skills above loaded"),
+        };
         writeln!(
             err,
-            "{} problem(s) in the skills folders; the skills above loaded.",
+            "{} problem(s) in the skills folders; {loaded}.",
             set.diagnostics().len()
         )?;
         Err(Failure::ToolError)

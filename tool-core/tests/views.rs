@@ -392,10 +392,33 @@ async fn bad_queries_are_invalid_arguments() {
         json!({"query": "x", "max_results": 51}),
         json!({"query": "x".repeat(2001)}),
         json!({"query": "select:"}),
+        json!({"query": "   "}),
     ] {
         let r = search(&view, "t", bad.clone()).await;
         assert_eq!(r.error.unwrap().kind, ErrorKind::InvalidArguments, "{bad}");
     }
+}
+
+#[tokio::test]
+async fn select_is_case_blind_and_knows_tool_search_itself() {
+    let view = deferred_view();
+    let r = search(
+        &view,
+        "case",
+        json!({"query": "SELECT:github__create_issue"}),
+    )
+    .await;
+    assert!(r.error.is_none(), "{}", r.output);
+    assert_eq!(
+        r.metadata["loaded"],
+        json!(["github__create_issue"]),
+        "{}",
+        r.output
+    );
+    let r = search(&view, "self", json!({"query": "select:tool_search"})).await;
+    assert!(r.error.is_none(), "{}", r.output);
+    assert!(r.output.contains("is this tool itself"), "{}", r.output);
+    assert_eq!(r.metadata.get("loaded"), None);
 }
 
 #[tokio::test]

@@ -13,6 +13,9 @@
 //! returns no partial result on error), and every mistake of one attribute is
 //! reported in one compile. Rules that relate a value to the fn (does
 //! `hidden_params` name a parameter?) live in `check.rs`.
+//!
+//! Why one file of this size: it is one concern, the attribute's grammar
+//! (keys, value parsers, messages); checks against the fn live in `check.rs`.
 
 use darling::FromMeta;
 use darling::ast::NestedMeta;

@@ -22,6 +22,9 @@
 //! Every path into the runtime goes through `<crate>::__private` (default
 //! `::tool_core`), so users need no direct dependency on serde, schemars or
 //! inventory.
+//!
+//! Why one file of this size: it is one concern, the code generated for one
+//! tool fn (the toolset's wrapper is `toolset.rs`).
 
 use proc_macro2::{Delimiter, Group, Ident, Spacing, Span, TokenStream, TokenTree};
 use quote::{ToTokens, format_ident, quote, quote_spanned};

@@ -1,4 +1,9 @@
 //! [`McpToolSource`] / [`McpConnection`]: an MCP server's tools imported as local runtime tools.
+//!
+//! Why one file of this size: it is one concern, the client side of one
+//! server (start, handshake, import of its tools as local tools, their calls,
+//! approvals and list changes); naming is `names.rs`, configuration `config.rs`,
+//! framing `framing.rs`.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, PoisonError, Weak};

@@ -9,14 +9,11 @@ use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use rmcp::transport::streamable_http_server::StreamableHttpService;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
 use crate::error::{Error, ErrorKind};
 use crate::framing::{self, Checked, MAX_MESSAGE_BYTES};
-use crate::server::McpServer;
 
 /// Shortest bearer token accepted, in bytes (16): a token is a password
 /// anyone on the network may try.
@@ -120,17 +117,12 @@ impl HttpAccess {
     }
 }
 
-/// The router: rmcp's service at `/mcp`, behind the message checks, behind
+/// The router: `mcp` (rmcp's service nested at `/mcp`), behind the message checks, behind
 /// the token check when `access` has a token, else (loopback without a
 /// token) behind the same-user check. Serve it with connect info
 /// (`into_make_service_with_connect_info::<SocketAddr>`).
-pub(crate) fn router(
-    service: StreamableHttpService<McpServer, LocalSessionManager>,
-    access: &HttpAccess,
-) -> axum::Router {
-    let router = axum::Router::new()
-        .nest_service("/mcp", service)
-        .layer(middleware::from_fn(check_post));
+pub(crate) fn router(mcp: axum::Router, access: &HttpAccess) -> axum::Router {
+    let router = mcp.layer(middleware::from_fn(check_post));
     match &access.token {
         Some(digest) => router.layer(middleware::from_fn_with_state(
             Arc::clone(digest),

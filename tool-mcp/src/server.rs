@@ -1,5 +1,9 @@
 //! [`McpServer`]: a [`RegistryView`] of a [`LiveRegistry`] served over MCP
 //! (rmcp's [`ServerHandler`], by hand).
+//!
+//! Why one file of this size: it is one concern, the server side of the
+//! protocol for a view (tools/list paging, calls, sessions and their loaded
+//! tools, notifications); HTTP access control is `http.rs`.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -384,7 +388,7 @@ impl McpServer {
         let calls = self.calls.clone();
         let service: StreamableHttpService<McpServer, LocalSessionManager> =
             StreamableHttpService::new(move || Ok(self.for_new_session()), Arc::default(), config);
-        let router = http::router(service, &access);
+        let router = http::router(axum::Router::new().nest_service("/mcp", service), &access);
         let task = tokio::spawn(async move {
             let serving = axum::serve(
                 listener,

@@ -15,14 +15,9 @@ use crate::message::StreamEvent;
 /// Largest whole (non-streamed) answer read: 64 MiB.
 const MAX_BODY: usize = 64 << 20;
 
-/// Builds the `reqwest` client for `opts` (rustls with the `ring` provider
-/// under the `tls` feature).
+/// Builds the `reqwest` client for `opts` (reqwest's rustls under the `tls`
+/// feature).
 pub(crate) fn build_client(opts: &HttpOptions) -> Result<reqwest::Client, ModelError> {
-    #[cfg(feature = "tls")]
-    {
-        // A process-wide default; another one already installed is kept.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-    }
     reqwest::Client::builder()
         .timeout(opts.timeout)
         .connect_timeout(Duration::from_secs(30))
@@ -160,11 +155,29 @@ pub(crate) async fn read_json(mut resp: reqwest::Response) -> Result<Value, Mode
     })
 }
 
-/// The events of an SSE answer, read through `assembler`.
+/// The events of an SSE answer, read through `assembler`. An answer whose
+/// `content-type` names something else (an HTML error page from a proxy, a
+/// JSON body from a wrong path) is one `malformed` error saying so, not a
+/// "stream ended early" later.
 pub(crate) fn sse_events<'a, A: Assembler + 'a>(
     resp: reqwest::Response,
     assembler: A,
 ) -> EventStream<'a> {
+    let content_type = resp
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    if !content_type.is_empty() && !content_type.starts_with("text/event-stream") {
+        let err = ModelError::malformed(format!(
+            "the server answered a streamed request with content type `{}`, not an event stream \
+             (`text/event-stream`): check that the base URL is the API's root (e.g. \
+             http://127.0.0.1:8080/v1), or turn streaming off",
+            clip(&content_type)
+        ));
+        return Box::pin(futures_util::stream::once(async move { Err(err) }));
+    }
     let sse = sse_stream::SseStream::from_bytes_stream(resp.bytes_stream());
     events_from_sse(Box::pin(sse), assembler)
 }

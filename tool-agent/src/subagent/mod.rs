@@ -43,6 +43,10 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! # }).unwrap();
 //! ```
+//!
+//! Why one file of this size: it is one concern, the two sub-agent tools and the
+//! runs they start (argument checks, modes, summaries); presets and the trace
+//! store are their own files (`presets.rs`, `trace.rs`).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

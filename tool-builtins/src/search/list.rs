@@ -25,9 +25,8 @@ use crate::search::{self, GlobFilter, SearchConfig, TopK};
 /// use `glob_files`/`grep_content`.
 ///
 /// # Arguments
-/// * `path` - The folder to list, relative to the workspace root or absolute
-///   (default: the workspace root).
-/// * `ignore` - Extra glob patterns to leave out (e.g. `*.lock`, `docs/**`).
+/// * `path` - Folder to list (default: workspace root).
+/// * `ignore` - Extra glob patterns to skip.
 #[tool(kind = "read", tags = ["fs", "search"], read_only, idempotent, concurrency_safe)]
 pub fn list_dir(
     path: Option<String>,

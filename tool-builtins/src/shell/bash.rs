@@ -227,7 +227,7 @@ async fn apply_policy(
         Confirmation::Denied(reason) => Err(ToolError::new(
             ErrorKind::Denied,
             format!(
-                "The user denied the command: {reason}. {} It was not run: rewrite it so that the \
+                "The command was not approved: {reason}. {} It was not run: rewrite it so that the \
                  command policy allows it without confirmation (for example, run the inner command \
                  of a substitution on its own first), or ask the user to run it.",
                 decision.reason

@@ -86,10 +86,11 @@
 //! names an existing file inside the skill's folder is rewritten: relative to
 //! the workspace when the skill lies inside it, else absolute. `read_file`
 //! opens an absolute path outside the workspace only beneath a read-only
-//! root of the [`Workspace`](crate::Workspace): add the skills folders with
-//! [`SkillSet::make_readable`] (or [`Workspace::with_read_only_root`](crate::Workspace::with_read_only_root)
-//! for each of [`SkillSet::folders`]); the tool's answer says so when a
-//! host did not. Nothing the tools write may go there.
+//! root of the [`Workspace`](crate::Workspace): add each loaded skill's own
+//! folder with [`SkillSet::make_readable`] (never the configured parent
+//! folders, whose other files and left-out skills stay unreadable); the
+//! tool's answer says so when a host did not. Nothing the tools write may go
+//! there.
 //!
 //! # Dependency and why
 //! `yaml-rust2`: a maintained YAML 1.2 parser in safe Rust whose errors carry
@@ -326,18 +327,22 @@ impl SkillSet {
         &self.folders
     }
 
-    /// `ctx` with each of [`folders`](Self::folders) added as a read-only
-    /// root of its [`Workspace`](crate::Workspace), so that `read_file` and
-    /// `grep_content` may read the files beside the skills (and no tool may
-    /// write there). A context without a workspace is returned unchanged.
+    /// `ctx` with the folder of each loaded skill added as a read-only root
+    /// of its [`Workspace`](crate::Workspace), so that `read_file` and
+    /// `grep_content` may read the files a skill ships (and no tool may write
+    /// there). Only loaded skills' folders: a file beside them in a
+    /// configured folder, or a skill left out for a problem, stays
+    /// unreadable. A context without a workspace is returned unchanged.
     pub fn make_readable(&self, ctx: ToolContext) -> ToolContext {
         let Some(ws) = ctx.state::<crate::Workspace>() else {
             return ctx;
         };
-        let ws = self
-            .folders
-            .iter()
-            .fold((*ws).clone(), |ws, f| ws.with_read_only_root(f.clone()));
+        // Each loaded skill's own folder, never the configured parent: a
+        // stray file beside the skill folders, or a skill that was left out,
+        // stays unreadable (and `--skills-dir ~` does not open the home folder).
+        let ws = self.skills.iter().fold((*ws).clone(), |ws, s| {
+            ws.with_read_only_root(s.folder.clone())
+        });
         ctx.with_state(ws)
     }
 

@@ -64,10 +64,12 @@ pub(super) fn build(set: &SkillSet) -> Result<Tool, tool_core::RegistryError> {
 
 fn call(set: &SkillSet, args: &Map<String, Value>, ctx: &ToolContext) -> ToolResult {
     let Some(name) = args.get("name").and_then(Value::as_str) else {
-        return ToolResult::error(
-            ErrorKind::InvalidArguments,
-            "`name` must be a string: the name of a listed skill.",
-        );
+        let message = if args.get("name").is_none_or(Value::is_null) {
+            "Missing required parameter `name` of `skill`: the name of a listed skill."
+        } else {
+            "`name` must be a string: the name of a listed skill."
+        };
+        return ToolResult::error(ErrorKind::InvalidArguments, message);
     };
     let Some(skill) = set.get(name) else {
         return unknown(set, name);

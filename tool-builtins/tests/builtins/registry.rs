@@ -260,6 +260,7 @@ fn registry_holds_exactly_the_builtins_that_are_linked() {
             "list_dir",
             "multi_edit",
             "read_file",
+            "read_images",
             "write_file",
         ]
     );

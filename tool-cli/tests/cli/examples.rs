@@ -23,6 +23,10 @@ const SKIPPED: &[(&str, &str)] = &[
         "--mcp-config",
         "needs a second MCP server program; mcp::* tests cover it",
     ),
+    (
+        "--example agent",
+        "needs a model server; tool-agent/tests/e2e.sh runs it against a local llama.cpp server",
+    ),
 ];
 
 /// The examples of one help text: the lines after `Examples:` up to the

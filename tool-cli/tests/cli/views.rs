@@ -199,3 +199,57 @@ fn mcp_config_include_and_exclude_tools() {
         "{most:?}"
     );
 }
+
+#[test]
+fn defer_offers_tool_search_which_finds_the_deferred_tools() {
+    let ws = TempDir::new();
+    let names = listed(&["--defer", "*", "--keep-loaded", "read_file", "list"]);
+    assert!(names.iter().any(|n| n == "tool_search"), "{names:?}");
+    let out = run([
+        "--defer",
+        "*",
+        "--keep-loaded",
+        "read_file",
+        "--trace-id",
+        "cli-defer",
+        "call",
+        "--workspace",
+        ws.arg(),
+        "tool_search",
+        r#"{"query": "select:edit_file,nope_tool"}"#,
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let v = one_json_line(&out);
+    let text = v["output"].as_str().unwrap();
+    assert!(text.contains("- edit_file ("), "{text}");
+    assert!(text.contains("- nope_tool: no such tool"), "{text}");
+    // An empty query is a usage error the model can act on.
+    let out = run([
+        "--defer",
+        "*",
+        "call",
+        "--workspace",
+        ws.arg(),
+        "tool_search",
+        r#"{"query": " "}"#,
+    ]);
+    assert_ne!(code(&out), 0);
+    assert_eq!(one_json_line(&out)["error"]["kind"], "invalid_arguments");
+}
+
+#[test]
+fn a_view_that_leaves_no_tools_is_warned_about() {
+    let out = run(["--deny-tools", "*", "list"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("the view leaves no tools"),
+        "{}",
+        stderr(&out)
+    );
+    let out = run(["--tags", "no-such-tag", "list"]);
+    assert!(
+        stderr(&out).contains("no tool has any of these tags"),
+        "{}",
+        stderr(&out)
+    );
+}

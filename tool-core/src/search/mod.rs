@@ -282,7 +282,12 @@ pub(crate) enum Query {
 impl Query {
     pub(crate) fn parse(text: &str) -> Self {
         let trimmed = text.trim();
-        match trimmed.strip_prefix("select:") {
+        // `select:` in any letter case (`SELECT:`, `Select:`): models vary it.
+        let select = trimmed
+            .get(..7)
+            .filter(|head| head.eq_ignore_ascii_case("select:"))
+            .map(|_| &trimmed[7..]);
+        match select {
             Some(list) => {
                 let mut names: Vec<String> = Vec::new();
                 for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
@@ -347,6 +352,10 @@ mod tests {
     fn select_queries_parse() {
         assert_eq!(
             Query::parse(" select: a , b,,a "),
+            Query::Select(vec!["a".into(), "b".into()])
+        );
+        assert_eq!(
+            Query::parse("SELECT:a,b"),
             Query::Select(vec!["a".into(), "b".into()])
         );
         assert_eq!(Query::parse("find files"), Query::Text("find files".into()));

@@ -167,7 +167,7 @@ impl Truncation {
     }
 
     /// Sets the trace whose folder spill files go to: pass the context's
-    /// [`ToolContext::trace_id`].
+    /// [`ToolContext::trace_id`](crate::ToolContext::trace_id).
     #[must_use]
     pub fn for_trace(mut self, trace_id: Option<&str>) -> Self {
         self.trace_id = trace_id.map(str::to_owned);

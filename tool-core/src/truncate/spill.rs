@@ -133,7 +133,7 @@ pub(super) fn current_uid() -> u32 {
 
 /// The default spill parent: `<private dir>/spill`
 /// ([`private_dir_location`]). Trace folders go inside it; see the
-/// [module docs](self#where-spill-files-go). A path only: nothing is created.
+/// [module docs](crate::truncate#where-spill-files-go). A path only: nothing is created.
 pub fn default_spill_dir() -> PathBuf {
     private_dir_location().join("spill")
 }

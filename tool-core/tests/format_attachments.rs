@@ -193,7 +193,7 @@ async fn gemini_function_response_has_inline_data_parts() {
 }
 
 #[tokio::test]
-async fn mcp_keeps_its_content_blocks() {
+async fn mcp_has_image_and_embedded_resource_blocks() {
     let (call, r) = run(Format::Mcp, &json!({"name": "fetch_page", "arguments": {}})).await;
     let out = render_result(&call, &r, Format::Mcp, Rendering::First);
     assert_eq!(
@@ -201,7 +201,178 @@ async fn mcp_keeps_its_content_blocks() {
         json!([
             {"type": "text", "text": "Read the page and its report."},
             {"type": "image", "data": PNG, "mimeType": "image/png"},
+            {"type": "resource", "resource": {"uri": "attachment:///report.pdf", "mimeType": "application/pdf", "blob": PDF}},
         ])
+    );
+    let later = render_result(&call, &r, Format::Mcp, Rendering::Later);
+    assert_eq!(
+        later[0]["content"],
+        json!([{"type": "text", "text": "[read page.png and report.pdf earlier]"}])
+    );
+}
+
+#[test]
+fn mcp_sends_zip_and_audio_attachments_too() {
+    let r = ToolResult::ok("packed")
+        .with_attachment(Attachment::inline("a.zip", "application/zip", "UEsDBA=="))
+        .with_attachment(Attachment::inline("say.wav", "audio/wav", "UklGRg=="))
+        .with_attachment(Attachment::file("full.log", "text/plain", "/tmp/full.log"));
+    let call = ToolCall::new("1", "pack", tool_core::ToolArgs::Text("{}".into()));
+    let out = render_result(&call, &r, Format::Mcp, Rendering::First);
+    assert_eq!(
+        out[0],
+        json!({"content": [
+            {"type": "text", "text": "packed"},
+            {"type": "resource", "resource": {"uri": "attachment:///a.zip", "mimeType": "application/zip", "blob": "UEsDBA=="}},
+            {"type": "audio", "data": "UklGRg==", "mimeType": "audio/wav"},
+        ], "isError": false})
+    );
+}
+
+#[tokio::test]
+async fn json_lists_every_image_and_file_as_media() {
+    let (call, r) = run(Format::Json, &json!({"id": "c1", "name": "fetch_page"})).await;
+    let with_log =
+        r.clone()
+            .with_attachment(Attachment::file("full.log", "text/plain", "/tmp/full.log"));
+    let out = render_result(&call, &with_log, Format::Json, Rendering::First);
+    assert_eq!(
+        out[0],
+        json!({
+            "id": "c1",
+            "name": "fetch_page",
+            "content": "Read the page and its report.",
+            "is_error": false,
+            "media": [
+                {"type": "image", "mime_type": "image/png", "data": PNG},
+                {"type": "file", "name": "report.pdf", "mime_type": "application/pdf", "data": PDF},
+                {"type": "file", "name": "full.log", "mime_type": "text/plain", "path": "/tmp/full.log"},
+            ]
+        })
+    );
+    let later = render_result(&call, &r, Format::Json, Rendering::Later);
+    assert_eq!(
+        later[0],
+        json!({"id": "c1", "name": "fetch_page", "content": "[read page.png and report.pdf earlier]", "is_error": false}),
+        "shown once: no media on later turns"
+    );
+}
+
+fn providers() -> [Format; 4] {
+    [
+        Format::Anthropic { strict: false },
+        Format::OpenAiResponses { strict: false },
+        Format::OpenAiChat { strict: false },
+        Format::Gemini {
+            recursion: Default::default(),
+        },
+    ]
+}
+
+/// All the text of a provider rendering, joined, and the base64 data it carries.
+fn text_and_data(format: Format, rendered: &[Value]) -> (String, Vec<String>) {
+    let mut texts = Vec::new();
+    let mut data = Vec::new();
+    fn walk(v: &Value, texts: &mut Vec<String>, data: &mut Vec<String>) {
+        match v {
+            Value::Object(m) => {
+                for (k, v) in m {
+                    match (k.as_str(), v) {
+                        ("text" | "content" | "output" | "error", Value::String(s)) => {
+                            texts.push(s.clone());
+                        }
+                        ("data" | "url" | "image_url" | "file_data", Value::String(s)) => {
+                            data.push(s.clone());
+                        }
+                        _ => walk(v, texts, data),
+                    }
+                }
+            }
+            Value::Array(a) => a.iter().for_each(|v| walk(v, texts, data)),
+            _ => {}
+        }
+    }
+    rendered.iter().for_each(|v| walk(v, &mut texts, &mut data));
+    let _ = format;
+    (texts.join("\n"), data)
+}
+
+#[test]
+fn invalid_base64_becomes_a_note_for_every_provider() {
+    let r = ToolResult::ok("shot")
+        .with_image(Image::new("image/png", "iVBOR!!!").with_path("/work/bad.png"))
+        .with_attachment(Attachment::inline("a.pdf", "application/pdf", "JVBERi0=\n"));
+    let call = ToolCall::new("c", "shot", tool_core::ToolArgs::Text("{}".into()));
+    for format in providers() {
+        let out = render_result(&call, &r, format, Rendering::First);
+        let (text, data) = text_and_data(format, &out);
+        assert!(
+            data.is_empty(),
+            "{format:?} passed invalid base64 on: {data:?}"
+        );
+        assert!(
+            text.contains("[not shown: image 1 (image/png, 8 bytes of base64): its data is not valid base64 (an invalid character at 5); the file is at /work/bad.png]"),
+            "{format:?}: {text}"
+        );
+        assert!(
+            text.contains("[not shown: attachment a.pdf (application/pdf, 9 bytes of base64): its data is not valid base64 (9 characters, not a multiple of 4); it was not saved to a file]"),
+            "{format:?}: {text}"
+        );
+    }
+}
+
+#[test]
+fn media_types_are_matched_without_regard_to_case() {
+    let r = ToolResult::ok("shot")
+        .with_image(Image::new("IMAGE/PNG", PNG))
+        .with_attachment(Attachment::inline("r.pdf", "Application/PDF", PDF));
+    let call = ToolCall::new("c", "shot", tool_core::ToolArgs::Text("{}".into()));
+    let a = render_result(
+        &call,
+        &r,
+        Format::Anthropic { strict: false },
+        Rendering::First,
+    );
+    assert_eq!(
+        a[0]["content"],
+        json!([
+            {"type": "text", "text": "shot"},
+            {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PNG}},
+            {"type": "document", "source": {"type": "base64", "media_type": "application/pdf", "data": PDF}, "title": "r.pdf"},
+        ]),
+        "sent with the provider's spelling"
+    );
+    let g = render_result(
+        &call,
+        &r,
+        Format::Gemini {
+            recursion: Default::default(),
+        },
+        Rendering::First,
+    );
+    assert_eq!(
+        g[0]["functionResponse"]["parts"],
+        json!([
+            {"inlineData": {"mimeType": "image/png", "data": PNG}},
+            {"inlineData": {"mimeType": "application/pdf", "data": PDF}},
+        ])
+    );
+}
+
+#[test]
+fn a_type_refusal_says_to_convert_not_to_shrink() {
+    let r = ToolResult::ok("scan")
+        .with_image(Image::new("image/tiff", "SUkqAA==").with_path("/w/s.tiff"));
+    let call = ToolCall::new("c", "scan", tool_core::ToolArgs::Text("{}".into()));
+    let a = render_result(
+        &call,
+        &r,
+        Format::Anthropic { strict: false },
+        Rendering::First,
+    );
+    assert_eq!(
+        a[0]["content"],
+        json!([{"type": "text", "text": "scan\n\n[not shown: image 1 (image/tiff, 8 bytes of base64): Anthropic does not take image/tiff in a tool result (it takes image/jpeg, image/png, image/gif, image/webp); convert it to PNG or JPEG; the file is at /w/s.tiff]"}])
     );
 }
 
@@ -221,7 +392,11 @@ fn media_over_a_provider_limit_become_notes_naming_the_file() {
     let content = a[0]["content"].as_array().unwrap();
     assert_eq!(content.len(), 1, "no image block");
     let text = content[0]["text"].as_str().unwrap();
-    assert!(text.starts_with("shot\n\n[not shown: image 1 (image/png, 6.0 MB of base64): it is over Anthropic's limit of 5.2 MB for one item"), "{text}");
+    assert!(text.starts_with("shot\n\n[not shown: image 1 (image/png, 6.0 MB (6000000 bytes) of base64): it is over Anthropic's limit of 5 MB (5242880 bytes) of base64 for one item (Anthropic docs"), "{text}");
+    assert!(
+        text.contains("ask the tool for a smaller one; the file is at"),
+        "{text}"
+    );
     assert!(text.ends_with("the file is at /work/big.png]"), "{text}");
     let o = render_result(
         &call,
@@ -244,7 +419,7 @@ fn media_over_a_provider_limit_become_notes_naming_the_file() {
         .as_str()
         .unwrap();
     assert!(
-        output.contains("would pass Gemini's limit of 20.0 MB for one request"),
+        output.contains("would pass Gemini's limit of 20 MB for one request"),
         "{output}"
     );
     assert!(output.contains("it was not saved to a file"), "{output}");

@@ -11,10 +11,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProtocolVersion,
-    ResourceContents, ResultType, ServerCapabilities, ServerConfig, SubscriptionFilter,
-    Tool as McpTool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
+    PaginatedRequestParams, ProgressNotificationParam, ProtocolVersion, ResultType,
+    ServerCapabilities, ServerConfig, SubscriptionFilter, Tool as McpTool,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler, ServiceExt};
@@ -24,7 +23,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tool_core::format::{Format, ToolCall, render_result};
 use tool_core::view::{InlineSchemas, SearchSession};
-use tool_core::{Attachment, Progress, RegistryView, Rendering, ToolContext, ToolRegistry};
+use tool_core::{Progress, RegistryView, Rendering, ToolContext, ToolRegistry};
 
 use crate::approval;
 use crate::error::{Error, ErrorKind};
@@ -564,8 +563,8 @@ impl McpServer {
 }
 
 /// Renders a tool result as a `CallToolResult` with tool-core's MCP rendering
-/// (text, images, `structuredContent`), plus the result's inline attachments
-/// as MCP content of their own ([`attachment_content`]).
+/// (text, images, the inline attachments as audio or embedded resources,
+/// `structuredContent`).
 pub(crate) fn to_call_tool_result(
     name: &str,
     result: &tool_core::ToolResult,
@@ -581,34 +580,9 @@ pub(crate) fn to_call_tool_result(
             None,
         )
     })?;
-    call_result
-        .content
-        .extend(result.attachments.iter().filter_map(attachment_content));
     // 2026-07-28 requires `resultType`; rmcp strips it again for older peers.
     call_result.result_type = Some(ResultType::COMPLETE);
     Ok(call_result)
-}
-
-/// An inline attachment as MCP content: `audio/*` as audio content, anything
-/// else as an embedded resource (a blob at `attachment:///<name>`, or the name
-/// itself when it already is a URI). Attachments by path stay with the host:
-/// a path on this machine means nothing to the client.
-fn attachment_content(attachment: &Attachment) -> Option<ContentBlock> {
-    let data = attachment.data.as_ref()?;
-    if attachment.media_type.starts_with("audio/") {
-        return Some(ContentBlock::audio(
-            data.clone(),
-            attachment.media_type.clone(),
-        ));
-    }
-    let uri = if attachment.name.contains("://") {
-        attachment.name.clone()
-    } else {
-        format!("attachment:///{}", attachment.name)
-    };
-    Some(ContentBlock::resource(
-        ResourceContents::blob(data.clone(), uri).with_mime_type(attachment.media_type.clone()),
-    ))
 }
 
 async fn execute(

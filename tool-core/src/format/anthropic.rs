@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use super::Format;
 use super::Pipeline;
-use super::attachments::{Admitted, Limits, Media};
+use super::attachments::{Admitted, Limits};
 use super::call::{ToolCall, field_str, list_at};
 use super::error::{CallParseError, Rule, Violation};
 use super::lower::{self, Step};
@@ -276,15 +276,15 @@ pub(crate) fn result_block(call: &ToolCall, reply: &Reply<'_>, admitted: &Admitt
         };
         content.push(json!({"type": "text", "text": text}));
     }
-    content.extend(admitted.media.iter().map(|media| match media {
-        Media::Image(image) => json!({
+    content.extend(admitted.media.iter().map(|media| match media.file_name {
+        None => json!({
             "type": "image",
-            "source": {"type": "base64", "media_type": image.media_type, "data": image.data},
+            "source": {"type": "base64", "media_type": media.media_type, "data": media.data},
         }),
-        Media::File(file, data) => json!({
+        Some(name) => json!({
             "type": "document",
-            "source": {"type": "base64", "media_type": file.media_type, "data": data},
-            "title": file.name,
+            "source": {"type": "base64", "media_type": media.media_type, "data": media.data},
+            "title": name,
         }),
     }));
     let mut block = json!({

@@ -9,7 +9,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::attachments::{Admitted, Limits, Media};
+use super::attachments::{Admitted, Limits};
 use super::call::{ToolCall, field_str, list_at};
 use super::error::FallbackForm;
 use super::error::{CallParseError, Rule, Violation};
@@ -501,11 +501,7 @@ pub(crate) fn response_part(call: &ToolCall, reply: &Reply<'_>, admitted: &Admit
                 .media
                 .iter()
                 .map(|media| {
-                    let (mime, data) = match media {
-                        Media::Image(image) => (image.media_type.as_str(), image.data.as_str()),
-                        Media::File(file, data) => (file.media_type.as_str(), *data),
-                    };
-                    json!({"inlineData": {"mimeType": mime, "data": data}})
+                    json!({"inlineData": {"mimeType": media.media_type, "data": media.data}})
                 })
                 .collect(),
         );

@@ -1,7 +1,8 @@
 //! The canonical form ([`Format::Json`]): tools as `{"name", "description",
 //! "parameters"}` with the JSON Schema 2020-12 they were built with, calls
 //! as `{"id"?, "name", "arguments"}`, results as `{"id", "name", "content",
-//! "is_error"}`. No lowering: this is the form the others are lowered from.
+//! "is_error"}` plus `"media"` when the result has images or files. No
+//! lowering: this is the form the others are lowered from.
 
 use serde_json::{Map, Value, json};
 
@@ -50,12 +51,36 @@ fn parse_json(payload: &Value) -> Result<Vec<ToolCall>, CallParseError> {
     }
 }
 
-/// `{"id", "name", "content", "is_error"}`.
+/// `{"id", "name", "content", "is_error"}`, and, when the result carries
+/// images or files, `"media"`: every one of them, in order (images first),
+/// nothing dropped and no size limit (the host decides what to do with
+/// them): `{"type": "image", "mime_type", "data"}` for an image,
+/// `{"type": "file", "name", "mime_type", "data"}` for an inline file and
+/// `{"type": "file", "name", "mime_type", "path"}` for a file on disk; `data`
+/// is base64 as the tool gave it.
 fn result(call: &ToolCall, reply: &Reply<'_>) -> Value {
-    json!({
+    let mut result = json!({
         "id": call.id,
         "name": call.name,
         "content": reply.text,
         "is_error": reply.is_error,
-    })
+    });
+    let mut media: Vec<Value> = reply
+        .images
+        .iter()
+        .map(|i| json!({"type": "image", "mime_type": i.media_type, "data": i.data}))
+        .collect();
+    media.extend(reply.attachments.iter().filter_map(|a| {
+        let mut file = json!({"type": "file", "name": a.name, "mime_type": a.media_type});
+        match (&a.data, &a.path) {
+            (Some(data), _) => file["data"] = Value::String(data.clone()),
+            (None, Some(path)) => file["path"] = Value::String(path.clone()),
+            (None, None) => return None,
+        }
+        Some(file)
+    }));
+    if !media.is_empty() {
+        result["media"] = Value::Array(media);
+    }
+    result
 }

@@ -14,6 +14,7 @@ use super::provider::{Looser, Provider};
 use super::reply::Reply;
 use super::validate;
 use super::{Format, Pipeline};
+use crate::result::Attachment;
 use crate::spec::ToolSpec;
 
 const TOOLS: &str = "MCP specification 2025-11-25, \"Server Features › Tools\"";
@@ -146,8 +147,13 @@ pub(crate) fn parse(payload: &Value) -> Result<Vec<ToolCall>, CallParseError> {
     Ok(vec![ToolCall::with_generated_id(0, name, arguments)])
 }
 
-/// A `CallToolResult`: `content` (text, then `image` items), `isError`, and
-/// `structuredContent` when the tool returned a JSON object.
+/// A `CallToolResult`: `content` (text, then `image` items, then the inline
+/// attachments: `audio/*` as `audio` items, anything else as an embedded
+/// `resource` with a `blob`; [`attachment_content`]), `isError`, and
+/// `structuredContent` when the tool returned a JSON object. MCP sets no
+/// size limit of its own, so nothing is left out; attachments by path only
+/// stay with the host (a path on the server's machine means nothing to the
+/// client; the tool's text names it).
 pub(crate) fn call_tool_result(reply: &Reply<'_>) -> Value {
     let mut content = Vec::new();
     if !reply.text.is_empty() {
@@ -158,11 +164,38 @@ pub(crate) fn call_tool_result(reply: &Reply<'_>) -> Value {
             |image| json!({"type": "image", "data": image.data, "mimeType": image.media_type}),
         ),
     );
+    content.extend(reply.attachments.iter().filter_map(attachment_content));
     let mut result = json!({"content": content, "isError": reply.is_error});
     if let Some(structured) = reply.structured.filter(|v| v.is_object()) {
         result["structuredContent"] = structured.clone();
     }
     result
+}
+
+/// An inline attachment as MCP content (MCP specification 2025-11-25,
+/// "Server Features › Tools › Tool result": audio content, embedded
+/// resources): `audio/*` as `{"type": "audio", "data", "mimeType"}`,
+/// anything else as `{"type": "resource", "resource": {"uri", "mimeType",
+/// "blob"}}` at `attachment:///<name>` (or the name itself when it already
+/// is a URI). `None` for an attachment by path only.
+pub(crate) fn attachment_content(attachment: &Attachment) -> Option<Value> {
+    let data = attachment.data.as_ref()?;
+    if attachment
+        .media_type
+        .to_ascii_lowercase()
+        .starts_with("audio/")
+    {
+        return Some(json!({"type": "audio", "data": data, "mimeType": attachment.media_type}));
+    }
+    let uri = if attachment.name.contains("://") {
+        attachment.name.clone()
+    } else {
+        format!("attachment:///{}", attachment.name)
+    };
+    Some(json!({
+        "type": "resource",
+        "resource": {"uri": uri, "mimeType": attachment.media_type, "blob": data},
+    }))
 }
 
 /// MCP's table entry.

@@ -8,12 +8,12 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value, json};
 
-use super::attachments::{Admitted, Limits, Media, file_data_url};
+use super::attachments::{Admitted, Limits, Media};
 use super::call::{ToolCall, arguments_of, field_str, list_at};
 use super::error::{CallParseError, Rule, Violation};
 use super::lower::{self, Step};
 use super::provider::{Looser, Provider};
-use super::reply::{NO_OUTPUT, Reply, data_url};
+use super::reply::{NO_OUTPUT, Reply};
 use super::validate;
 use super::walk::{child_path, local_def_name, root_defs, walk};
 use super::{Format, Pipeline};
@@ -459,8 +459,8 @@ pub(crate) fn chat_media_parts(call: &ToolCall, admitted: &Admitted<'_>) -> Vec<
     if admitted.media.is_empty() {
         return Vec::new();
     }
-    let images = admitted.media.iter().any(|m| matches!(m, Media::Image(_)));
-    let files = admitted.media.iter().any(|m| matches!(m, Media::File(..)));
+    let images = admitted.media.iter().any(Media::is_image);
+    let files = admitted.media.iter().any(|m| !m.is_image());
     let what = match (images, files) {
         (true, true) => "Images and files",
         (true, false) => "Images",
@@ -470,11 +470,11 @@ pub(crate) fn chat_media_parts(call: &ToolCall, admitted: &Admitted<'_>) -> Vec<
         "type": "text",
         "text": format!("{what} returned by the `{}` tool (call {}):", call.name, call.id),
     })];
-    parts.extend(admitted.media.iter().map(|media| match media {
-        Media::Image(image) => json!({"type": "image_url", "image_url": {"url": data_url(image)}}),
-        Media::File(file, data) => json!({
+    parts.extend(admitted.media.iter().map(|media| match media.file_name {
+        None => json!({"type": "image_url", "image_url": {"url": media.data_url()}}),
+        Some(name) => json!({
             "type": "file",
-            "file": {"filename": file.name, "file_data": file_data_url(file, data)},
+            "file": {"filename": name, "file_data": media.data_url()},
         }),
     }));
     parts
@@ -501,12 +501,12 @@ pub(crate) fn responses_result(
         if !text.is_empty() {
             parts.push(json!({"type": "input_text", "text": text}));
         }
-        parts.extend(admitted.media.iter().map(|media| match media {
-            Media::Image(image) => json!({"type": "input_image", "image_url": data_url(image)}),
-            Media::File(file, data) => json!({
+        parts.extend(admitted.media.iter().map(|media| match media.file_name {
+            None => json!({"type": "input_image", "image_url": media.data_url()}),
+            Some(name) => json!({
                 "type": "input_file",
-                "filename": file.name,
-                "file_data": file_data_url(file, data),
+                "filename": name,
+                "file_data": media.data_url(),
             }),
         }));
         Value::Array(parts)

@@ -62,11 +62,6 @@ pub(crate) fn reply(result: &ToolResult, rendering: Rendering) -> Reply<'_> {
     }
 }
 
-/// `data:<media type>;base64,<data>`, the data-URL form OpenAI takes for images.
-pub(crate) fn data_url(image: &Image) -> String {
-    format!("data:{};base64,{}", image.media_type, image.data)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -84,6 +84,7 @@ Examples:
   echo '{\"path\": \".\"}' | tool call list_dir -
   tool call read_file --help     the tool's description and parameters
   TRACE_ID=session-1 tool call --workspace ../repo --out /tmp/shots read_file --file-path=logo.png
+  tool call --workspace ../repo --out /tmp/shots/logo.jpg read_file --file-path=logo.png   (a JPEG)
 
 Tool arguments: one JSON object right after NAME (or `-` to read it from
 stdin), then any number of `--key=value` (or `--key value`) pairs; a pair
@@ -100,8 +101,21 @@ Prints one JSON object: {\"trace_id\", \"tool\", \"title\", \"output\", \"error\
 JSON object or array is embedded as JSON, not as a string. Images and inline
 attachments are written to files under --out and reported by path.
 
-Exit status: 0 success, 1 the tool returned an error, 2 usage error (unknown
-tool, unparsable or invalid arguments).";
+--out tells a folder from a file this way: an existing folder, or a path that
+ends in / or has no extension, is a folder (created when missing; files get new
+names, never replacing one). A path ending in .png, .jpg, .jpeg, .gif, .webp
+or .bmp (any case) is the image file: the result's first image is written to
+it in that format, converted when the tool made another (JPEG has no
+transparency: laid on white), the other images and files beside it; a result
+with files but no image writes nothing there (give a folder). Any other
+extension, or an existing file without one, is a usage error. Every file is
+written to a temporary name and renamed, so it is whole or absent; a symbolic
+link, folder or device at the file name is refused and left as it is.
+
+Exit status: 0 success, 1 the tool returned an error or an image or file could
+not be written (stderr names the path and why; the JSON carries the error per
+image), 2 usage error (unknown tool, unparsable or invalid arguments, an --out
+that is neither a folder nor an image file).";
 
 const BATCH_EXAMPLES: &str = "\
 Examples:
@@ -117,7 +131,11 @@ result object per input line, as `tool call` prints it, written and flushed as
 soon as that call finishes. Blank lines are skipped. Every call shares one
 context, so state such as the read-before-write ledger carries from line to
 line. Lines are processed as they arrive; the program ends at end of input,
-with status 0 unless its input or output failed.";
+with status 0 unless its input or output failed (an image or file that could
+not be written counts: status 1, each named on stderr). With --out FILE.png the
+first result's image goes to FILE.png, the next ones' to FILE-2.png,
+FILE-3.png ... (replacing files of those names), so no result overwrites an
+earlier one's.";
 
 const SERVE_EXAMPLES: &str = "\
 Examples:
@@ -213,8 +231,11 @@ pub(crate) struct CommonOptions {
     pub(crate) page_url: Option<String>,
 
     /// Folder for images and other binary output [default: a folder per trace id under the
-    /// system's temporary folder]; or an image file name (.png, .jpg, .jpeg, .gif, .webp): the
-    /// first image is written to that file (replacing it) and its path printed, the rest beside it.
+    /// system's temporary folder], or an image file. A folder: an existing one, a path ending in
+    /// /, or a path without an extension (created). An image file: a name ending in .png, .jpg,
+    /// .jpeg, .gif, .webp or .bmp: the first image is written to it in that format (converted if
+    /// need be; a regular file there is replaced, a symlink refused), the rest beside it; `tool
+    /// batch` numbers later results' files (g.png, g-2.png, g-3.png ...). Anything else is an error.
     #[arg(long, global = true, value_name = "DIR|FILE")]
     pub(crate) out: Option<PathBuf>,
 

@@ -155,8 +155,8 @@ pub(crate) fn call(
                 "{e}\nRun `tool call --help` for the argument syntax."
             ))
         })?;
+    let dir = OutDir::new(session.out_dir.as_deref(), &session.trace_id).map_err(Failure::Usage)?;
     let result = runtime.block_on(session.call(registry, name, arguments));
-    let dir = OutDir::new(session.out_dir.as_deref(), &session.trace_id);
     let printed = render::render(&result, Some(name), &session.trace_id, None, &dir);
     if pretty {
         serde_json::to_writer_pretty(&mut *out, &printed).map_err(io::Error::from)?;
@@ -165,12 +165,15 @@ pub(crate) fn call(
     }
     writeln!(out)?;
     out.flush()?;
+    let write_failed = report_write_failures(&printed)?;
     match &result.error {
-        None => Ok(()),
-        Some(e) if e.kind == ErrorKind::InvalidArguments => {
-            Err(Failure::InvalidArguments(e.message.clone()))
-        }
+        Some(e) if e.kind == ErrorKind::InvalidArguments => Err(Failure::InvalidArguments(
+            e.message.clone(),
+            name.to_owned(),
+        )),
         Some(_) => Err(Failure::ToolError),
+        None if write_failed => Err(Failure::ToolError),
+        None => Ok(()),
     }
 }
 
@@ -327,13 +330,18 @@ pub(crate) fn batch(
     input: &mut impl BufRead,
     out: &mut impl Write,
 ) -> Result<(), Failure> {
-    let dir = OutDir::new(session.out_dir.as_deref(), &session.trace_id);
+    let dir = OutDir::new(session.out_dir.as_deref(), &session.trace_id).map_err(Failure::Usage)?;
     let mut raw = Vec::new();
     let mut number = 0usize;
+    let mut write_failed = false;
     loop {
         raw.clear();
         let Some(whole) = read_line_bounded(input, &mut raw)? else {
-            return Ok(());
+            return if write_failed {
+                Err(Failure::ToolError)
+            } else {
+                Ok(())
+            };
         };
         number += 1;
         let line = String::from_utf8_lossy(&raw);
@@ -375,7 +383,20 @@ pub(crate) fn batch(
         serde_json::to_writer(&mut *out, &printed).map_err(io::Error::from)?;
         writeln!(out)?;
         out.flush()?;
+        write_failed |= report_write_failures(&printed)?;
     }
+}
+
+/// Writes an `error:` line on stderr for every image or file of `printed`
+/// that could not be written (each names its path and the OS error);
+/// whether there was one.
+fn report_write_failures(printed: &render::Printed<'_>) -> io::Result<bool> {
+    let failures = printed.write_failures();
+    let mut err = io::stderr().lock();
+    for failure in &failures {
+        writeln!(err, "error: {failure}")?;
+    }
+    Ok(!failures.is_empty())
 }
 
 /// "unknown tool `x`" with up to three suggestions, or a pointer to `tool list`.

@@ -11,8 +11,9 @@ pub(crate) enum Failure {
     Usage(String),
     /// The tool returned an error (already printed): exit 1.
     ToolError,
-    /// The tool rejected its arguments (already printed): exit 2, message on stderr.
-    InvalidArguments(String),
+    /// The tool (named second) rejected its arguments (already printed):
+    /// exit 2, message on stderr with a pointer to `tool schema <tool>`.
+    InvalidArguments(String, String),
     /// Reading input or writing output failed: exit 1, message on stderr.
     Io(io::Error),
 }

@@ -193,10 +193,10 @@ where
             let _ = writeln!(io::stderr(), "error: {message}");
             ExitCode::from(EXIT_USAGE)
         }
-        Err(Failure::InvalidArguments(message)) => {
+        Err(Failure::InvalidArguments(message, tool)) => {
             let _ = writeln!(
                 io::stderr(),
-                "error: {message}\nRun `tool schema NAME` to see the parameters."
+                "error: {message}\nRun `tool schema {tool}` to see the parameters."
             );
             ExitCode::from(EXIT_USAGE)
         }

@@ -1,10 +1,12 @@
 //! A [`ToolResult`] as the `tool` program prints it: one JSON object, JSON
 //! output embedded as JSON, binary content written to files.
 
+use std::cell::Cell;
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
+use image::ImageFormat;
 use serde::{Serialize, Serializer};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -54,6 +56,9 @@ struct SavedImage {
     bytes: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
     error: Option<String>,
+    /// Writing failed (as opposed to invalid data): the run exits 1.
+    #[serde(skip)]
+    write_failed: bool,
 }
 
 /// An attachment as reported: its file on disk (written here when it came inline).
@@ -66,74 +71,172 @@ struct SavedAttachment {
     bytes: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
     error: Option<String>,
+    /// Writing failed (as opposed to invalid data): the run exits 1.
+    #[serde(skip)]
+    write_failed: bool,
 }
 
-/// Where binary output goes: `--out DIR` (used as given, created when
-/// missing), else the trace's folder `<private dir>/out/<trace folder>`
-/// (`tool_core::truncate::private_dir`, `trace_folder_name`), created on
-/// first use with mode `0700` inside the per-user `0700` private dir; each
-/// of the three is refused when it is a symbolic link, another user's or not
-/// mode `0700`.
+/// Where binary output goes, from `--out`:
+///
+/// - none: the trace's folder `<private dir>/out/<trace folder>`
+///   (`tool_core::truncate::private_dir`, `trace_folder_name`), created on
+///   first use with mode `0700` inside the per-user `0700` private dir; each
+///   of the three is refused when it is a symbolic link, another user's or
+///   not mode `0700`;
+/// - a folder: a path that ends with `/`, or names an existing folder, or has
+///   no extension (created when missing), used as given;
+/// - an image file: a path ending in `.png`, `.jpg`, `.jpeg`, `.gif`, `.webp`
+///   or `.bmp` (any case; [`FILE_FORMATS`]) that is not an existing folder:
+///   the first image of a result is written to it in that format (converted
+///   when the tool made another), replacing a regular file there; `tool batch`
+///   numbers the results after the first (`g.png`, `g-2.png`, `g-3.png` …);
+///   the other images and inline files go beside it;
+/// - anything else (another extension, an existing file without one, such as
+///   `/dev/full`) is a usage error before the tool runs.
+///
+/// Every file is written whole or not at all: into a temporary file in the
+/// same folder, then renamed (`tool_builtins::fs::atomic::write_atomic` for
+/// the named file; a new file opened with `O_CREAT | O_EXCL`, which never
+/// follows a symbolic link, and removed again when writing fails, in a
+/// folder). A symbolic link, folder or device at the named file is refused,
+/// its target untouched.
 pub(crate) struct OutDir {
     place: Place,
+    /// Results whose first image went to the named file so far (`tool batch`).
+    file_results: Cell<u32>,
 }
 
 enum Place {
     /// `--out DIR`.
     Explicit(PathBuf),
-    /// `--out FILE.png` (or `.jpg`, `.jpeg`, `.gif`, `.webp`): the first
-    /// image goes to that file, the rest of the output beside it.
-    File(PathBuf),
+    /// `--out FILE.png` and the format its extension names.
+    File(PathBuf, ImageFormat),
     /// The trace's folder name under `<private dir>/out`.
     PerTrace(String),
 }
 
+/// The image formats `--out FILE` writes, by extension (compared without
+/// regard to case): the formats the `image` crate encodes with the features
+/// this program builds it with.
+pub(crate) const FILE_FORMATS: &[(&str, ImageFormat)] = &[
+    ("png", ImageFormat::Png),
+    ("jpg", ImageFormat::Jpeg),
+    ("jpeg", ImageFormat::Jpeg),
+    ("gif", ImageFormat::Gif),
+    ("webp", ImageFormat::WebP),
+    ("bmp", ImageFormat::Bmp),
+];
+
+/// `png, jpg, jpeg, gif, webp, bmp`.
+fn file_format_list() -> String {
+    FILE_FORMATS
+        .iter()
+        .map(|(e, _)| *e)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 impl OutDir {
-    /// The folder for this run.
-    pub(crate) fn new(explicit: Option<&Path>, trace_id: &str) -> Self {
-        let place = explicit.map_or_else(
-            || Place::PerTrace(tool_core::truncate::trace_folder_name(Some(trace_id))),
-            |p| {
-                if is_image_file_name(p) && !p.is_dir() {
-                    Place::File(p.to_path_buf())
-                } else {
-                    Place::Explicit(p.to_path_buf())
-                }
-            },
-        );
-        Self { place }
+    /// Where this run's binary output goes (see [`OutDir`]).
+    ///
+    /// # Errors
+    /// A usage message when `--out` names neither a folder nor an image file.
+    pub(crate) fn new(explicit: Option<&Path>, trace_id: &str) -> Result<Self, String> {
+        let place = match explicit {
+            None => Place::PerTrace(tool_core::truncate::trace_folder_name(Some(trace_id))),
+            Some(p) => Self::place_of(p)?,
+        };
+        Ok(Self {
+            place,
+            file_results: Cell::new(0),
+        })
     }
 
-    /// Writes the first image of a result to the `--out FILE` named, replacing
-    /// a file already there; `None` when `--out` is not a file name.
-    fn write_image_file(&self, bytes: &[u8]) -> Option<io::Result<PathBuf>> {
-        let Place::File(file) = &self.place else {
+    fn place_of(p: &Path) -> Result<Place, String> {
+        use std::os::unix::ffi::OsStrExt;
+        let slash = p.as_os_str().as_bytes().ends_with(b"/");
+        if slash || p.is_dir() {
+            return Ok(Place::Explicit(p.to_path_buf()));
+        }
+        let extension = p
+            .extension()
+            .map(|e| e.to_string_lossy().to_ascii_lowercase());
+        match extension {
+            Some(ext) => FILE_FORMATS
+                .iter()
+                .find(|(e, _)| *e == ext)
+                .map(|(_, format)| Place::File(p.to_path_buf(), *format))
+                .ok_or_else(|| {
+                    format!(
+                        "--out {}: `.{ext}` is not an image format this program writes ({}); \
+                         end the path with / for a folder",
+                        p.display(),
+                        file_format_list()
+                    )
+                }),
+            None if std::fs::symlink_metadata(p).is_ok() => Err(format!(
+                "--out {} exists and is not a folder; name a folder (DIR or DIR/) or an image file \
+                 ending in one of {}",
+                p.display(),
+                file_format_list()
+            )),
+            None => Ok(Place::Explicit(p.to_path_buf())),
+        }
+    }
+
+    /// Writes the first image of a result (`bytes`, the tool's `media_type`)
+    /// to the `--out FILE` named, in that file's format; `None` when `--out`
+    /// is not a file name. The error names the path.
+    fn write_image_file(&self, bytes: &[u8], media_type: &str) -> Option<Result<PathBuf, String>> {
+        let Place::File(file, format) = &self.place else {
             return None;
         };
-        Some(self.ensure().and_then(|dir| {
-            let name = file
-                .file_name()
-                .ok_or_else(|| io::Error::other("--out names no file"))?;
-            let target = dir.join(name);
-            let mut f = File::create(&target)?;
-            write_all(&mut f, bytes)?;
-            Ok(target)
-        }))
+        let n = self.file_results.get() + 1;
+        self.file_results.set(n);
+        let target = match self.ensure() {
+            Ok(dir) => dir.join(numbered(file, n)),
+            Err(e) => return Some(Err(format!("cannot write {}: {e}", file.display()))),
+        };
+        let shown = target.display();
+        Some(
+            convert(bytes, media_type, *format)
+                .map_err(|e| format!("cannot write {shown}: {e}"))
+                .and_then(|encoded| {
+                    check_replaceable(&target)
+                        .map_err(|e| format!("refused to write {shown}: {e}"))?;
+                    tool_builtins::fs::atomic::write_atomic(&target, &encoded)
+                        .map_err(|e| format!("cannot write {shown}: {e}"))?;
+                    Ok(target.clone())
+                }),
+        )
+    }
+
+    /// The refusal for an inline file when `--out` names an image file and
+    /// the result has no image to put there.
+    fn refuses_files_alone(&self) -> Option<String> {
+        let Place::File(file, _) = &self.place else {
+            return None;
+        };
+        Some(format!(
+            "not written: --out {} names an image file and this result has no image; give a \
+             folder (--out DIR/) to save its files",
+            file.display()
+        ))
     }
 
     /// The folder, created (and, per trace, checked) now.
     fn ensure(&self) -> io::Result<PathBuf> {
         match &self.place {
             Place::Explicit(dir) => {
-                std::fs::create_dir_all(dir)?;
+                create_folder(dir)?;
                 dir.canonicalize()
             }
-            Place::File(file) => {
+            Place::File(file, _) => {
                 let dir = match file.parent() {
                     Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
                     _ => PathBuf::from("."),
                 };
-                std::fs::create_dir_all(&dir)?;
+                create_folder(&dir)?;
                 dir.canonicalize()
             }
             Place::PerTrace(name) => {
@@ -152,9 +255,12 @@ impl OutDir {
     }
 
     /// Writes `bytes` to a new file named after `name` (`stem.ext`, then
-    /// `stem-2.ext`, … so nothing is overwritten) and returns its absolute path.
-    fn write_new(&self, name: &str, bytes: &[u8]) -> io::Result<PathBuf> {
-        let dir = self.ensure()?;
+    /// `stem-2.ext`, … so nothing is overwritten) and returns its absolute
+    /// path; the error names the folder or file.
+    fn write_new(&self, name: &str, bytes: &[u8]) -> Result<PathBuf, String> {
+        let dir = self
+            .ensure()
+            .map_err(|e| format!("cannot write to {}: {e}", self.shown()))?;
         let name = file_safe(name);
         let (stem, ext) = match name.rsplit_once('.') {
             Some((s, e)) if !s.is_empty() => (s.to_owned(), format!(".{e}")),
@@ -167,6 +273,7 @@ impl OutDir {
                 dir.join(format!("{stem}-{n}{ext}"))
             };
             let mut options = OpenOptions::new();
+            // `create_new` is O_CREAT | O_EXCL: it never follows a symbolic link.
             options.write(true).create_new(true);
             if matches!(self.place, Place::PerTrace(_)) {
                 // Readable by its owner only, like the folder.
@@ -174,18 +281,114 @@ impl OutDir {
             }
             match options.open(&candidate) {
                 Ok(mut file) => {
-                    write_all(&mut file, bytes)?;
-                    return Ok(candidate);
+                    return match write_all(&mut file, bytes) {
+                        Ok(()) => Ok(candidate),
+                        Err(e) => {
+                            drop(file);
+                            // Never leave a partial file behind.
+                            let _ = std::fs::remove_file(&candidate);
+                            Err(format!("cannot write {}: {e}", candidate.display()))
+                        }
+                    };
                 }
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
-                Err(e) => return Err(e),
+                Err(e) => return Err(format!("cannot write {}: {e}", candidate.display())),
             }
         }
-        Err(io::Error::other(format!(
+        Err(format!(
             "too many files named {stem}{ext} in {}",
             dir.display()
-        )))
+        ))
     }
+
+    /// The place, for messages.
+    fn shown(&self) -> String {
+        match &self.place {
+            Place::Explicit(p) | Place::File(p, _) => p.display().to_string(),
+            Place::PerTrace(_) => "the trace's output folder".to_owned(),
+        }
+    }
+}
+
+/// `create_dir_all`, with a clear error when a part of `dir` is a file
+/// (`create_dir_all` reports that as "File exists (os error 17)").
+fn create_folder(dir: &Path) -> io::Result<()> {
+    std::fs::create_dir_all(dir).map_err(|e| {
+        if e.kind() != io::ErrorKind::AlreadyExists {
+            return e;
+        }
+        let blocker = dir
+            .ancestors()
+            .find(|a| std::fs::metadata(a).is_ok_and(|m| !m.is_dir()))
+            .unwrap_or(dir);
+        io::Error::new(
+            io::ErrorKind::NotADirectory,
+            format!("{} exists and is not a folder", blocker.display()),
+        )
+    })
+}
+
+/// `g.png` for the first result, `g-2.png`, `g-3.png` … for the next ones.
+fn numbered(file: &Path, n: u32) -> std::ffi::OsString {
+    let name = file.file_name().unwrap_or(file.as_os_str());
+    if n == 1 {
+        return name.to_owned();
+    }
+    let stem = file.file_stem().unwrap_or(name).to_string_lossy();
+    let ext = file.extension().unwrap_or_default().to_string_lossy();
+    format!("{stem}-{n}.{ext}").into()
+}
+
+/// Refuses to replace anything at `target` but a regular file: a symbolic
+/// link (its target would stay as it is, but the user named the link), a
+/// folder, a device or a pipe.
+fn check_replaceable(target: &Path) -> Result<(), String> {
+    match std::fs::symlink_metadata(target) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e.to_string()),
+        Ok(m) if m.file_type().is_symlink() => {
+            Err("it is a symbolic link; --out never writes through one".to_owned())
+        }
+        Ok(m) if !m.is_file() => Err("it exists and is not a regular file".to_owned()),
+        Ok(_) => Ok(()),
+    }
+}
+
+/// `bytes` in `format`: as they are when they already are (by their
+/// signature, not the media type the tool claimed), else decoded and
+/// re-encoded with the `image` crate. JPEG has no alpha channel, so
+/// transparent pixels are laid on white; WebP is written lossless (the
+/// `image` crate's only WebP encoder); GIF gets the first frame.
+fn convert(bytes: &[u8], media_type: &str, format: ImageFormat) -> Result<Vec<u8>, String> {
+    if image::guess_format(bytes).ok() == Some(format) {
+        return Ok(bytes.to_vec());
+    }
+    let target = format.extensions_str().first().copied().unwrap_or("image");
+    let decoded = image::load_from_memory(bytes).map_err(|e| {
+        format!(
+            "the image ({media_type}) cannot be converted to {target} ({e}); use --out DIR/ to save \
+             it as it is"
+        )
+    })?;
+    let image = if format == ImageFormat::Jpeg {
+        let mut rgba = decoded.to_rgba8();
+        for pixel in rgba.pixels_mut() {
+            let [r, g, b, a] = pixel.0;
+            let over_white = |c: u8| {
+                let (c, a) = (u32::from(c), u32::from(a));
+                u8::try_from((c * a + 255 * (255 - a)) / 255).unwrap_or(u8::MAX)
+            };
+            pixel.0 = [over_white(r), over_white(g), over_white(b), 255];
+        }
+        image::DynamicImage::ImageRgb8(image::DynamicImage::ImageRgba8(rgba).to_rgb8())
+    } else {
+        image::DynamicImage::ImageRgba8(decoded.to_rgba8())
+    };
+    let mut out = io::Cursor::new(Vec::new());
+    image
+        .write_to(&mut out, format)
+        .map_err(|e| format!("cannot encode the image as {target}: {e}"))?;
+    Ok(out.into_inner())
 }
 
 fn write_all(file: &mut File, bytes: &[u8]) -> io::Result<()> {
@@ -203,6 +406,7 @@ pub(crate) fn render<'a>(
     out: &OutDir,
 ) -> Printed<'a> {
     let prefix = tool.unwrap_or("tool");
+    let no_image = result.images.is_empty();
     Printed {
         id,
         trace_id,
@@ -222,58 +426,79 @@ pub(crate) fn render<'a>(
         attachments: result
             .attachments
             .iter()
-            .map(|a| save_attachment(a, out))
+            .map(|a| save_attachment(a, out, no_image))
             .collect(),
     }
 }
 
-/// `.png`, `.jpg`, `.jpeg`, `.gif` or `.webp`: `--out` names the image file itself.
-fn is_image_file_name(path: &Path) -> bool {
-    path.extension().and_then(|e| e.to_str()).is_some_and(|e| {
-        ["png", "jpg", "jpeg", "gif", "webp"].contains(&e.to_ascii_lowercase().as_str())
-    })
+impl Printed<'_> {
+    /// The messages of every image or file that could not be written (not
+    /// those whose data was invalid base64: a fault of the tool, reported in
+    /// the object only).
+    pub(crate) fn write_failures(&self) -> Vec<&str> {
+        self.images
+            .iter()
+            .filter(|i| i.write_failed)
+            .filter_map(|i| i.error.as_deref())
+            .chain(
+                self.attachments
+                    .iter()
+                    .filter(|a| a.write_failed)
+                    .filter_map(|a| a.error.as_deref()),
+            )
+            .collect()
+    }
 }
 
 fn save_image(image: &Image, stem: &str, out: &OutDir, first: bool) -> SavedImage {
     let name = format!("{stem}.{}", extension(&image.media_type));
+    let mut write_failed = false;
     let saved = base64::decode(&image.data)
         .map_err(|e| format!("the image is not valid base64 ({e})"))
         .and_then(|bytes| {
             let to_file = if first {
-                out.write_image_file(&bytes)
+                out.write_image_file(&bytes, &image.media_type)
             } else {
                 None
             };
-            let written = to_file.unwrap_or_else(|| out.write_new(&name, &bytes));
-            written
+            to_file
+                .unwrap_or_else(|| out.write_new(&name, &bytes))
                 .map(|p| (p, bytes.len()))
-                .map_err(|e| format!("cannot write the image: {e}"))
+                .inspect_err(|_| write_failed = true)
         });
     match saved {
         Ok((path, len)) => SavedImage {
             media_type: image.media_type.clone(),
             path: Some(path.to_string_lossy().into_owned()),
-            bytes: Some(len),
+            bytes: std::fs::metadata(&path).map_or(Some(len), |m| usize::try_from(m.len()).ok()),
             error: None,
+            write_failed,
         },
         Err(e) => SavedImage {
             media_type: image.media_type.clone(),
             path: None,
             bytes: None,
             error: Some(e),
+            write_failed,
         },
     }
 }
 
-fn save_attachment(attachment: &Attachment, out: &OutDir) -> SavedAttachment {
+fn save_attachment(attachment: &Attachment, out: &OutDir, no_image: bool) -> SavedAttachment {
     let mut saved = SavedAttachment {
         name: attachment.name.clone(),
         media_type: attachment.media_type.clone(),
         path: attachment.path.clone(),
         bytes: None,
         error: None,
+        write_failed: false,
     };
     if let (None, Some(data)) = (&attachment.path, &attachment.data) {
+        if let Some(refusal) = no_image.then(|| out.refuses_files_alone()).flatten() {
+            saved.error = Some(refusal);
+            saved.write_failed = true;
+            return saved;
+        }
         let name = if attachment.name.trim().is_empty() {
             format!("attachment.{}", extension(&attachment.media_type))
         } else {
@@ -284,7 +509,7 @@ fn save_attachment(attachment: &Attachment, out: &OutDir) -> SavedAttachment {
             .and_then(|bytes| {
                 out.write_new(&name, &bytes)
                     .map(|p| (p, bytes.len()))
-                    .map_err(|e| format!("cannot write the attachment: {e}"))
+                    .inspect_err(|_| saved.write_failed = true)
             });
         match written {
             Ok((path, len)) => {
@@ -384,7 +609,7 @@ mod tests {
 
     fn output_json(text: &str) -> String {
         let result = ToolResult::ok(text);
-        let out = OutDir::new(Some(Path::new("/nonexistent")), "t");
+        let out = OutDir::new(Some(Path::new("/nonexistent")), "t").unwrap();
         serde_json::to_string(&render(&result, Some("x"), "t", None, &out).output).unwrap()
     }
 
@@ -437,7 +662,7 @@ mod tests {
 
     fn saved_image(trace: &str, explicit: Option<&Path>) -> SavedImage {
         let result = with_image();
-        let out = OutDir::new(explicit, trace);
+        let out = OutDir::new(explicit, trace).unwrap();
         let printed = render(&result, Some("t"), trace, None, &out);
         printed.images.into_iter().next().unwrap()
     }
@@ -516,7 +741,7 @@ mod tests {
             let error = image.error.unwrap();
             assert!(
                 error.starts_with(&format!(
-                    "cannot write the image: refusing to use {}: {expected}",
+                    "cannot write to the trace's output folder: refusing to use {}: {expected}",
                     folder.display()
                 )),
                 "{error}"
@@ -546,6 +771,32 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         dir
+    }
+
+    #[test]
+    fn a_file_without_an_image_is_not_written_for_an_image_out_file() {
+        let dir = scratch("render-pdf-alone");
+        let file = dir.join("page.png");
+        let result = ToolResult::ok("PDF read").with_attachment(Attachment::inline(
+            "report.pdf",
+            "application/pdf",
+            "JVBERi0=",
+        ));
+        let out = OutDir::new(Some(&file), "t").unwrap();
+        let printed = render(&result, Some("read_file"), "t", None, &out);
+        let expected = format!(
+            "not written: --out {} names an image file and this result has no image; give a \
+             folder (--out DIR/) to save its files",
+            file.display()
+        );
+        assert_eq!(
+            printed.attachments[0].error.as_deref(),
+            Some(expected.as_str())
+        );
+        assert_eq!(printed.attachments[0].path, None);
+        assert_eq!(printed.write_failures(), [expected.as_str()]);
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

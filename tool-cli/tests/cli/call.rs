@@ -248,6 +248,11 @@ fn arguments_the_tool_rejects_exit_2_with_the_result_printed() {
     assert_eq!(code(&out), 2);
     assert_eq!(one_json_line(&out)["error"]["kind"], "invalid_arguments");
     assert!(stderr(&out).contains("`text` must be a string"));
+    assert!(
+        stderr(&out).ends_with("Run `tool schema cli_fixture_echo` to see the parameters.\n"),
+        "the tool's own name: {}",
+        stderr(&out)
+    );
 }
 
 #[test]

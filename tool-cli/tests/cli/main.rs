@@ -12,6 +12,7 @@ mod list;
 mod load;
 mod mcp;
 mod options;
+mod out;
 mod scale;
 mod schema;
 mod skills;

@@ -203,15 +203,7 @@ pub(crate) fn tool_help(registry: &ToolRegistry, name: &str, words: &[String]) -
     }
     for param in params {
         let schema = &spec.parameters["properties"][param];
-        let kind = match &schema["type"] {
-            Value::String(t) => t.clone(),
-            Value::Array(ts) => ts
-                .iter()
-                .filter_map(Value::as_str)
-                .collect::<Vec<_>>()
-                .join("|"),
-            _ => "json".to_owned(),
-        };
+        let kind = value_hint(schema, &spec.parameters, 0).unwrap_or_else(|| "json".to_owned());
         let need = if required.contains(&param) {
             ", required"
         } else {
@@ -229,6 +221,67 @@ pub(crate) fn tool_help(registry: &ToolRegistry, name: &str, words: &[String]) -
         spec.name
     ));
     Some(text)
+}
+
+/// The `<…>` of a parameter in `tool call NAME --help`: its listed values
+/// (`grid|separate`) when it takes only those, else its JSON type
+/// (`string`, `integer|null`); local `$ref`s followed, `anyOf` / `oneOf`
+/// branches joined (a `null` branch left out when others remain: the
+/// parameter is optional either way). `None` when nothing readable is there.
+fn value_hint(schema: &Value, root: &Value, depth: u8) -> Option<String> {
+    if depth > 8 {
+        return None;
+    }
+    if let Some(target) = schema["$ref"]
+        .as_str()
+        .and_then(|r| r.strip_prefix("#/"))
+        .map(|r| format!("/{r}"))
+        .and_then(|pointer| root.pointer(&pointer))
+    {
+        return value_hint(target, root, depth + 1);
+    }
+    let text = |v: &Value| v.as_str().map_or_else(|| v.to_string(), str::to_owned);
+    if let Some(values) = schema["enum"].as_array() {
+        return Some(
+            values
+                .iter()
+                .filter(|v| !v.is_null())
+                .map(text)
+                .collect::<Vec<_>>()
+                .join("|"),
+        );
+    }
+    if let Some(value) = schema.get("const") {
+        return Some(text(value));
+    }
+    if let Some(branches) = schema["anyOf"]
+        .as_array()
+        .or_else(|| schema["oneOf"].as_array())
+    {
+        let mut hints: Vec<String> = Vec::new();
+        for branch in branches {
+            for hint in value_hint(branch, root, depth + 1)?.split('|') {
+                if !hints.iter().any(|h| h == hint) {
+                    hints.push(hint.to_owned());
+                }
+            }
+        }
+        if hints.len() > 1 {
+            hints.retain(|h| h != "null");
+        }
+        return (!hints.is_empty()).then(|| hints.join("|"));
+    }
+    match &schema["type"] {
+        Value::String(t) => Some(t.clone()),
+        Value::Array(ts) => {
+            let mut types: Vec<&str> = ts.iter().filter_map(Value::as_str).collect();
+            if types.len() > 1 {
+                types.retain(|t| *t != "null");
+            }
+            Some(types.join("|"))
+        }
+        _ => None,
+    }
 }
 
 /// One line of `tool batch` input.

@@ -58,7 +58,7 @@ async fn wrong_type_names_parameter_type_and_value() {
         ErrorKind::InvalidArguments,
     );
     assert!(m.contains("parameter `width`"), "{m}");
-    assert!(m.contains("an integer (`u32`)"), "{m}");
+    assert!(m.contains("expected an integer, but"), "{m}");
     assert!(m.contains("a string \"wide\""), "{m}");
 }
 
@@ -71,20 +71,20 @@ async fn expected_type_comes_from_the_schema() {
         ErrorKind::InvalidArguments,
     );
     assert!(
-        m.contains("expected an integer (`UserId`), but received a string \"ana\""),
+        m.contains("expected an integer, but received a string \"ana\""),
         "{m}"
     );
     let m = message(
         call("err_user", json!({})).await,
         ErrorKind::InvalidArguments,
     );
-    assert!(m.contains("expected an integer (`UserId`)."), "{m}");
+    assert!(m.contains("expected an integer."), "{m}");
     let m = message(
         call("err_user", json!({"user": 1, "order": "up"})).await,
         ErrorKind::InvalidArguments,
     );
     assert!(
-        m.contains("expected one of \"asc\" or \"desc\" (`Option<Order>`)"),
+        m.contains("expected one of \"asc\" or \"desc\", but"),
         "{m}"
     );
 }
@@ -115,7 +115,7 @@ async fn missing_required_parameter() {
     );
     assert_eq!(
         m,
-        "Missing required parameter `path` of `err_resize`: expected a string (`String`)."
+        "Missing required parameter `path` of `err_resize`: expected a string."
     );
 }
 
@@ -127,7 +127,7 @@ async fn missing_and_unknown_are_reported_together() {
     );
     assert_eq!(
         m,
-        "Missing required parameter `path` of `err_resize`: expected a string (`String`). The arguments also contain the unknown parameter `pth`, which `err_resize` does not take."
+        "Missing required parameter `path` of `err_resize`: expected a string. The arguments also contain the unknown parameter `pth`, which `err_resize` does not take."
     );
 }
 

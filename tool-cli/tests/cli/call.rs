@@ -152,6 +152,11 @@ fn help_after_the_tool_name_describes_the_tool() {
         );
         assert!(text.contains("  --text=<string>, required\n"), "{text}");
         assert!(text.contains("tool schema cli_fixture_echo"), "{text}");
+        // An enum (behind a `$ref`, optional) shows its values, not `<json>`.
+        let out = run(["call", "read_images", flag]);
+        let text = stdout(&out);
+        assert!(text.contains("  --layout=<grid|separate>\n"), "{text}");
+        assert!(text.contains("  --paths=<array>, required\n"), "{text}");
     }
     let out = run(["call", "cli_fixture_nope", "--help"]);
     assert_eq!(code(&out), 2);

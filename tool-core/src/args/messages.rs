@@ -44,11 +44,12 @@ pub fn json_kind(v: &Value) -> &'static str {
     }
 }
 
-/// What parameter `param` expects, read from its JSON Schema in `types`
-/// ("an integer (`UserId`)", "a string or an array (`Paths`)", `one of "a" or
-/// "b" (`Mode`)`), the Rust type in backticks; "a value of type `T`" when the
-/// schema constrains nothing readable (or the parameter has none, e.g. a
-/// hidden one).
+/// What parameter `param` expects, in JSON terms read from its JSON Schema
+/// in `types` ("an integer", "an array of strings", "a string or a boolean",
+/// `one of "a" or "b"`): what the model sends is JSON, so the message never
+/// names the Rust type behind it. "a value of type `T`" (the Rust type) only
+/// when the schema constrains nothing readable or the parameter has none
+/// (e.g. a hidden one), since nothing else describes it then.
 pub(crate) fn expected(types: &ParamTypes, param: &str, rust_type: &str) -> String {
     let root = types.parameters();
     let Some(schema) = types.schema_of(param) else {
@@ -59,32 +60,58 @@ pub(crate) fn expected(types: &ParamTypes, param: &str, rust_type: &str) -> Stri
         && (1..=ENUM_LISTED).contains(&values.len())
     {
         let listed: Vec<String> = values.iter().map(|v| cut(&v.to_string(), 60)).collect();
-        return format!("one of {} (`{rust_type}`)", join_or(&listed));
+        return format!("one of {}", join_or(&listed));
     }
+    match kinds(schema, root) {
+        Some(kinds) => join_or(&kinds),
+        None => format!("a value of type `{rust_type}`"),
+    }
+}
+
+/// The JSON kinds `schema` admits ("a string", "an array of integers" …),
+/// `None` when it admits anything or nothing readable.
+fn kinds(schema: &Value, root: &Value) -> Option<Vec<String>> {
     let t = JsonTypes::of(schema, root, 0);
-    let mut kinds: Vec<&str> = Vec::new();
     let positive = schema
         .get("minimum")
         .and_then(Value::as_f64)
         .is_some_and(|m| m >= 1.0);
+    let array = schema
+        .get("items")
+        .map(|items| resolved(items, root))
+        .and_then(|items| kinds(items, root))
+        .and_then(|item_kinds| match item_kinds.as_slice() {
+            [one] => plural(one).map(|p| format!("an array of {p}")),
+            _ => None,
+        })
+        .unwrap_or_else(|| "an array".to_owned());
+    let mut kinds: Vec<String> = Vec::new();
     for (admitted, name) in [
         (t.string, "a string"),
         (t.integer && positive, "a positive integer"),
         (t.integer && !positive, "an integer"),
         (t.number, "a number"),
         (t.boolean, "a boolean"),
-        (t.array, "an array"),
+        (t.array, array.as_str()),
         (t.object, "an object"),
     ] {
         if admitted {
-            kinds.push(name);
+            kinds.push(name.to_owned());
         }
     }
-    if t.any || kinds.is_empty() {
-        return format!("a value of type `{rust_type}`");
-    }
-    let kinds: Vec<String> = kinds.into_iter().map(str::to_owned).collect();
-    format!("{} (`{rust_type}`)", join_or(&kinds))
+    (!t.any && !kinds.is_empty()).then_some(kinds)
+}
+
+/// "strings" for "a string", "positive integers" for "a positive integer",
+/// "arrays of integers" for "an array of integers".
+fn plural(kind: &str) -> Option<String> {
+    let bare = kind
+        .strip_prefix("a ")
+        .or_else(|| kind.strip_prefix("an "))?;
+    Some(match bare.strip_prefix("array") {
+        Some(rest) => format!("arrays{rest}"),
+        None => format!("{bare}s"),
+    })
 }
 
 /// `schema` with its local `$ref`s followed (at most 8).
@@ -254,26 +281,31 @@ mod tests {
                 "tags": {"type": ["array", "null"], "items": {"type": "string"}},
                 "mode": {"$ref": "#/$defs/Mode"},
                 "either": {"anyOf": [{"type": "string"}, {"type": "boolean"}]},
+                "grid": {"type": "array", "items": {"type": "array", "items": {"type": "integer"}}},
                 "anything": {}
             },
             "$defs": {"Mode": {"type": "string", "enum": ["fast", "slow"]}}
         }));
-        assert_eq!(expected(&types, "user", "UserId"), "an integer (`UserId`)");
+        assert_eq!(expected(&types, "user", "UserId"), "an integer");
         assert_eq!(
             expected(&types, "count", "NonZeroU32"),
-            "a positive integer (`NonZeroU32`)"
+            "a positive integer"
         );
         assert_eq!(
             expected(&types, "tags", "Option<Vec<String>>"),
-            "an array (`Option<Vec<String>>`)"
+            "an array of strings"
+        );
+        assert_eq!(
+            expected(&types, "grid", "Vec<Vec<u8>>"),
+            "an array of arrays of integers"
         );
         assert_eq!(
             expected(&types, "mode", "Mode"),
-            "one of \"fast\" or \"slow\" (`Mode`)"
+            "one of \"fast\" or \"slow\""
         );
         assert_eq!(
             expected(&types, "either", "Either"),
-            "a string or a boolean (`Either`)"
+            "a string or a boolean"
         );
         assert_eq!(
             expected(&types, "anything", "Value"),

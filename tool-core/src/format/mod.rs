@@ -579,16 +579,25 @@ pub(crate) fn render_all<'a>(
 /// - [`Format::Gemini`] / [`Format::GeminiJsonSchema`]: one
 ///   `functionResponse` part (`response.output` / `response.error`, images
 ///   and PDFs as `inlineData` parts with their MIME type).
-/// - [`Format::Mcp`]: one `CallToolResult` (`content`, `isError`,
-///   `structuredContent` for JSON object results).
-/// - [`Format::Json`]: `{"id", "name", "content", "is_error"}`.
+/// - [`Format::Mcp`]: one `CallToolResult` (`content`: text, `image` items,
+///   inline attachments as embedded `resource` items with a `blob`, or
+///   `audio` items for `audio/*`; `isError`; `structuredContent` for JSON
+///   object results).
+/// - [`Format::Json`]: `{"id", "name", "content", "is_error"}`, plus
+///   `"media"` listing every image (`{"type": "image", "mime_type",
+///   "data"}`) and file (`{"type": "file", "name", "mime_type", "data" or
+///   "path"}`) when there are any.
 ///
 /// Inline attachments ([`Attachment::data`](crate::Attachment::data)) and
-/// images go to the model where the provider takes their media type and
-/// size (each provider's documented limits); one it cannot take is replaced
-/// by a text note after the output saying what it was, why, and where the
-/// file is, never dropped silently. An empty text becomes `(no output)` where
-/// providers need text. Title, metadata and on-disk-only attachments stay with the host.
+/// images go to the model where the provider takes their media type
+/// (compared without regard to case, sent in the provider's spelling) and
+/// size (each provider's documented limits) and their data is valid
+/// standard base64; one it cannot take is replaced by a text note after the
+/// output saying what it was, why (and so what to do: convert it, fix the
+/// tool, or ask for a smaller one), and where the file is, never dropped
+/// silently. MCP and JSON take every media type and size. An empty text
+/// becomes `(no output)` where providers need text. Title, metadata and
+/// on-disk-only attachments stay with the host (JSON lists the latter by path).
 pub fn render_result(
     call: &ToolCall,
     result: &ToolResult,

@@ -20,3 +20,5 @@ mod registry;
 mod runtime_api;
 #[path = "integration/schema.rs"]
 mod schema;
+#[path = "integration/flatten.rs"]
+mod flatten;

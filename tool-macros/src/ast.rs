@@ -1,5 +1,5 @@
 //! The model of one `#[tool]` fn: its name and description, each parameter
-//! with its role (model-visible, hidden, context, state) and how it is filled,
+//! with its role (model-visible, hidden, context, state, flattened struct) and how it is filled,
 //! and how its return value becomes a `ToolResult`.
 //!
 //! Everything here is read off the syntax: the macro cannot see types, so a

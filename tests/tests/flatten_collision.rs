@@ -88,7 +88,7 @@ fn expected() -> Vec<String> {
         "tool `clash_hidden` has two parameters named `uid`: the hidden parameter `uid` and a field of `SearchArgs` (the flattened parameter `args`); rename one (`#[serde(rename = \"...\")]` on a field, `#[arg(rename = \"...\")]` on a parameter)".to_owned(),
         "tool `clash_param` has two parameters named `query`: the parameter `query: String` and a field of `SearchArgs` (the flattened parameter `args`); rename one (`#[serde(rename = \"...\")]` on a field, `#[arg(rename = \"...\")]` on a parameter)".to_owned(),
         "tool `clash_two` has two parameters named `query`: a field of `SearchArgs` (the flattened parameter `a`) and a field of `MoreArgs` (the flattened parameter `b`); rename one (`#[serde(rename = \"...\")]` on a field, `#[arg(rename = \"...\")]` on a parameter)".to_owned(),
-        "invalid tool `flat_enum`: the flattened parameter `mode: Mode` is not a struct with named fields: its schema is not `\"type\": \"object\"` but {\"description\":\"Not a struct.\",\"enum\":[\"Fast\",\"Thorough\"],\"type\":\"string\"}; `#[arg(flatten)]` lifts a struct's fields to the tool's top-level parameters".to_owned(),
+        "invalid tool `flat_enum`: the flattened parameter `mode: Mode` is not a struct with named fields: its schema is not `\"type\": \"object\"` (an enum, a tuple struct, a newtype of a scalar?); `#[arg(flatten)]` lifts a struct's fields to the tool's top-level parameters".to_owned(),
     ]
 }
 

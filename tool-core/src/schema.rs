@@ -176,10 +176,9 @@ fn flat_fields(
         return Err(invalid("its schema is not an object".to_owned()));
     };
     if obj.get("type").and_then(Value::as_str) != Some("object") {
-        return Err(invalid(format!(
-            "its schema is not `\"type\": \"object\"` but {}",
-            Value::Object(obj.clone())
-        )));
+        return Err(invalid(
+            "its schema is not `\"type\": \"object\"` (an enum, a tuple struct, a newtype of a scalar?)".to_owned(),
+        ));
     }
     if let Some(keyword) = obj.keys().find(|k| !FLAT_KEYWORDS.contains(&k.as_str())) {
         return Err(invalid(format!(

@@ -114,7 +114,7 @@ fn fields_are_top_level_properties_with_their_docs() {
     assert_eq!(props["verbose"]["description"], "Show the note bodies.");
     // Nested types go to `$defs`, as for any parameter.
     assert_eq!(p["$defs"]["NoteFilter"]["type"], "object");
-    assert_eq!(p["$defs"]["NoteKind"]["enum"], json!(["todo", "plain"]));
+    assert_eq!(p["$defs"]["NoteKind"]["oneOf"][0]["const"], "todo", "{p}");
     // The struct itself is not a parameter and not a definition.
     assert!(props.get("q").is_none());
     assert!(p["$defs"].get("NoteQuery").is_none());

@@ -116,13 +116,31 @@ fn every_builder_of_link_time_tools_refuses_them() {
         }
     );
     let this_crate = module_path!().split("::").next().unwrap();
-    assert_eq!(messages(&ToolRegistry::of_crate(this_crate).unwrap_err()), expected());
-    assert_eq!(messages(ToolRegistry::try_global().unwrap_err()), expected());
+    assert_eq!(
+        messages(&ToolRegistry::of_crate(this_crate).unwrap_err()),
+        expected()
+    );
+    assert_eq!(
+        messages(ToolRegistry::try_global().unwrap_err()),
+        expected()
+    );
     let panic = std::panic::catch_unwind(|| ToolRegistry::global().len()).unwrap_err();
     let text = panic.downcast_ref::<String>().unwrap();
-    assert!(text.contains("tool `clash_param` has two parameters named `query`"), "{text}");
+    assert!(
+        text.contains("tool `clash_param` has two parameters named `query`"),
+        "{text}"
+    );
     // The fns stay ordinary fns.
-    assert_eq!(flat_fine(SearchArgs { query: "a".into(), uid: None }, Some(1)), "a Some(1)");
+    assert_eq!(
+        flat_fine(
+            SearchArgs {
+                query: "a".into(),
+                uid: None
+            },
+            Some(1)
+        ),
+        "a Some(1)"
+    );
 }
 
 #[test]

@@ -8,6 +8,8 @@
 mod containment;
 #[path = "integration/errors.rs"]
 mod errors;
+#[path = "integration/flatten.rs"]
+mod flatten;
 #[path = "integration/governance.rs"]
 mod governance;
 #[path = "integration/hidden.rs"]
@@ -20,5 +22,3 @@ mod registry;
 mod runtime_api;
 #[path = "integration/schema.rs"]
 mod schema;
-#[path = "integration/flatten.rs"]
-mod flatten;

@@ -23,11 +23,11 @@ pub use serde_json;
 use std::sync::Arc;
 
 use crate::args::messages;
-use crate::schema::ArgLayout;
 use crate::context::{State, ToolContext};
 use crate::extract::FromToolContext;
 use crate::governance::secrets;
 use crate::result::{ErrorKind, ToolError, ToolResult};
+use crate::schema::ArgLayout;
 pub use crate::spec::ToolKind;
 pub use tool_rules::ToolFlags;
 
@@ -253,13 +253,18 @@ impl Invocation {
     /// masked: they were substituted before this point, so they are masked
     /// before the message quotes (and cuts) the value, and no prefix survives.
     fn bad_value(&self, name: &str, rust_type: &str, sent: Value, detail: String) -> ToolResult {
-        let (mut sent, mut detail) = (sent, detail);
+        let (sent, detail) = self.masked(sent, detail);
+        let expected = messages::expected(&self.layout.types, name, rust_type);
+        messages::bad_parameter(self.def.name, name, &expected, &sent, &detail)
+    }
+
+    /// `sent` and `detail` with the call's secret values masked.
+    fn masked(&self, mut sent: Value, mut detail: String) -> (Value, String) {
         if let Some(masker) = secrets::masker_for(self.ctx.secrets(), &[]) {
             masker.mask_value(&mut sent);
             masker.mask_string(&mut detail);
         }
-        let expected = messages::expected(&self.layout.types, name, rust_type);
-        messages::bad_parameter(self.def.name, name, &expected, &sent, &detail)
+        (sent, detail)
     }
 
     /// The names sent that are no parameter of the tool (the schema's
@@ -297,7 +302,8 @@ impl Invocation {
             .iter()
             .find(|f| f.required && !object.contains_key(&f.name))
         {
-            let expected = messages::expected(&layout.types, &missing.name, &field_type(p, &missing.name));
+            let expected =
+                messages::expected(&layout.types, &missing.name, &field_type(p, &missing.name));
             return Err(messages::missing_parameter(
                 self.def.name,
                 &missing.name,
@@ -319,12 +325,13 @@ impl Invocation {
                         Err(self.bad_value(&name, &field_type(p, &name), sent, detail))
                     }
                     None => {
-                        let (mut sent, mut detail) = (object, detail);
-                        if let Some(masker) = secrets::masker_for(self.ctx.secrets(), &[]) {
-                            masker.mask_value(&mut sent);
-                            masker.mask_string(&mut detail);
-                        }
-                        Err(messages::bad_fields(self.def.name, p.rust_type, &sent, &detail))
+                        let (sent, detail) = self.masked(object, detail);
+                        Err(messages::bad_fields(
+                            self.def.name,
+                            p.rust_type,
+                            &sent,
+                            &detail,
+                        ))
                     }
                 }
             }

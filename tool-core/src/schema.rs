@@ -41,11 +41,20 @@ pub(crate) fn parameters_schema(
     let mut owners: BTreeMap<String, String> = BTreeMap::new();
     for p in params {
         let (name, owner) = match p.role {
-            ParamRole::Visible => (p.name, format!("the parameter `{}: {}`", p.name, p.rust_type)),
-            ParamRole::Hidden => (p.rust_name, format!("the hidden parameter `{}`", p.rust_name)),
+            ParamRole::Visible => (
+                p.name,
+                format!("the parameter `{}: {}`", p.name, p.rust_type),
+            ),
+            ParamRole::Hidden => (
+                p.rust_name,
+                format!("the hidden parameter `{}`", p.rust_name),
+            ),
             ParamRole::Context | ParamRole::State => (
                 p.rust_name,
-                format!("the framework-filled parameter `{}: {}`", p.rust_name, p.rust_type),
+                format!(
+                    "the framework-filled parameter `{}: {}`",
+                    p.rust_name, p.rust_type
+                ),
             ),
             ParamRole::Flattened => continue,
         };
@@ -196,7 +205,12 @@ fn flat_fields(
     let required = obj
         .get("required")
         .and_then(Value::as_array)
-        .map(|r| r.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+        .map(|r| {
+            r.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        })
         .unwrap_or_default();
     let properties = match obj.remove("properties") {
         Some(Value::Object(props)) => props,

@@ -382,7 +382,9 @@ fn check_flatten(tool: &ToolFn, errors: &mut Errors) {
             );
         }
         if let Some(default) = &param.arg.default {
-            let message = format!("`default` has no effect with `flatten`: {fix}; make a field optional with `Option<T>` or `#[serde(default)]`");
+            let message = format!(
+                "`default` has no effect with `flatten`: {fix}; make a field optional with `Option<T>` or `#[serde(default)]`"
+            );
             match default {
                 DefaultArg::Trait(key) => errors.spanned(key, message),
                 DefaultArg::Expr(expr) => errors.spanned(expr, message),
@@ -423,13 +425,7 @@ fn check_hidden_params(tool: &ToolFn, errors: &mut Errors) {
         if seen.contains(&name) {
             errors.spanned(lit, format!("duplicate `{name}`"));
         } else if tool.param_by_rust_name(&name).is_none() {
-            let mut message = unknown_param(tool, &name, "hidden_params");
-            if tool.has_flattened() {
-                message.push_str(
-                    " (a field of a `#[arg(flatten)]` struct cannot be hidden: the model fills the whole struct; take the hidden value as a parameter of its own)",
-                );
-            }
-            errors.spanned(lit, message);
+            errors.spanned(lit, unknown_param_or_field(tool, &name, "hidden_params"));
         }
         seen.push(name);
     }
@@ -506,7 +502,7 @@ fn check_inject_params(tool: &ToolFn, errors: &mut Errors) {
         match tool.param_by_rust_name(&name) {
             None => errors.at(
                 rule.param.span(),
-                unknown_param(tool, &name, "inject_params"),
+                unknown_param_or_field(tool, &name, "inject_params"),
             ),
             Some(param) if param.is_flattened() => errors.at(
                 rule.param.span(),
@@ -644,6 +640,20 @@ fn check_tags(tool: &ToolFn, errors: &mut Errors) {
             seen.push(tag);
         }
     }
+}
+
+/// [`unknown_param`], saying also, when the tool flattens a struct, that
+/// `list` cannot name one of its fields (which the macro cannot see).
+/// Reason: the model fills a flattened struct whole; a value the framework
+/// supplies goes in a parameter of its own.
+fn unknown_param_or_field(tool: &ToolFn, name: &str, list: &str) -> String {
+    let mut message = unknown_param(tool, name, list);
+    if tool.has_flattened() {
+        message.push_str(&format!(
+            " (`{list}` cannot name a field of a `#[arg(flatten)]` struct: the model fills the whole struct; take the value as a parameter of its own)"
+        ));
+    }
+    message
 }
 
 /// "unknown parameter `x` in `list`; did you mean `y`?" (or the list of parameters).

@@ -429,15 +429,12 @@ impl<'a> Expander<'a> {
                 Some(lit) => some(lit.to_token_stream()),
                 None => none(),
             };
-            let params = lang
-                .params
-                .iter()
-                .map(|(ident, label): &(Ident, LitStr)| {
-                    // As for `editable` above: an unknown name is a field.
-                    let name = display_target(self.tool, ident)
-                        .map_or_else(|| ident.unraw().to_string(), |param| param.name.clone());
-                    quote!((#name, #label))
-                });
+            let params = lang.params.iter().map(|(ident, label): &(Ident, LitStr)| {
+                // As for `editable` above: an unknown name is a field.
+                let name = display_target(self.tool, ident)
+                    .map_or_else(|| ident.unraw().to_string(), |param| param.name.clone());
+                quote!((#name, #label))
+            });
             quote! {
                 #p::StaticDisplay { lang: #tag, name: #name, params: &[#(#params),*] }
             }

@@ -775,7 +775,12 @@ async fn toolset_tools_are_served_and_share_their_instance() {
     }
     assert_eq!(*tally.0.lock().unwrap(), 5);
     // A flattened struct's fields are the served tool's parameters.
-    let step = local.snapshot().get("t__tally_step").unwrap().spec().clone();
+    let step = local
+        .snapshot()
+        .get("t__tally_step")
+        .unwrap()
+        .spec()
+        .clone();
     let names: Vec<&String> = step.parameters["properties"]
         .as_object()
         .unwrap()
@@ -789,7 +794,11 @@ async fn toolset_tools_are_served_and_share_their_instance() {
     );
     let result = local
         .snapshot()
-        .execute("t__tally_step", json!({"by": 2, "times": 3}), &ToolContext::new())
+        .execute(
+            "t__tally_step",
+            json!({"by": 2, "times": 3}),
+            &ToolContext::new(),
+        )
         .await;
     assert_eq!(result.output, "11");
     let result = local

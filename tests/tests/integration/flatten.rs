@@ -95,14 +95,24 @@ fn fields_are_top_level_properties_with_their_docs() {
     let names: Vec<&String> = p["properties"].as_object().unwrap().keys().collect();
     assert_eq!(
         names,
-        ["query", "limit", "caseSensitive", "filter", "since", "verbose"]
+        [
+            "query",
+            "limit",
+            "caseSensitive",
+            "filter",
+            "since",
+            "verbose"
+        ]
     );
     // Required as schemars says: `Option` and `#[serde(default)]` fields are not.
     assert_eq!(p["required"], json!(["query"]));
     assert_eq!(p["additionalProperties"], false);
     let props = &p["properties"];
     assert_eq!(props["query"]["description"], "Words to look for.");
-    assert_eq!(props["limit"]["description"], "At most this many notes, 1 to 50.");
+    assert_eq!(
+        props["limit"]["description"],
+        "At most this many notes, 1 to 50."
+    );
     assert_eq!(props["limit"]["maximum"], 50);
     assert_eq!(props["limit"]["default"], 10);
     assert_eq!(props["caseSensitive"]["type"], "boolean");
@@ -144,8 +154,7 @@ fn every_provider_rendering_lowers_the_lifted_fields() {
     let spec = registry().get("flat_notes").unwrap().spec();
     // OpenAI strict: every property required, `additionalProperties: false`
     // at every depth, the nested struct in `$defs` included.
-    let openai =
-        tool_core::format::render_tool(spec, Format::OpenAiChat { strict: true }).unwrap();
+    let openai = tool_core::format::render_tool(spec, Format::OpenAiChat { strict: true }).unwrap();
     let parameters = &openai["function"]["parameters"];
     assert_eq!(openai["function"]["strict"], true);
     let mut all = Vec::new();
@@ -165,11 +174,14 @@ fn every_provider_rendering_lowers_the_lifted_fields() {
     }
     // An optional field is nullable in strict mode.
     assert!(
-        parameters["properties"]["since"].to_string().contains("null"),
+        parameters["properties"]["since"]
+            .to_string()
+            .contains("null"),
         "{parameters}"
     );
 
-    let anthropic = tool_core::format::render_tool(spec, Format::Anthropic { strict: false }).unwrap();
+    let anthropic =
+        tool_core::format::render_tool(spec, Format::Anthropic { strict: false }).unwrap();
     assert_eq!(anthropic["input_schema"]["required"], json!(["query"]));
     assert_eq!(
         anthropic["input_schema"]["properties"]["query"]["description"],
@@ -282,4 +294,66 @@ async fn argument_errors_name_the_field() {
         .await;
     assert!(out.output.ends_with("|ann"), "{out:?}");
     assert_eq!(out.metadata["ignored_hidden_params"], json!(["uid"]));
+}
+
+/// A range checked as a whole (`try_from`): its error has no field path.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(try_from = "RawRange")]
+pub(crate) struct Range {
+    pub from: u32,
+    pub to: u32,
+}
+
+/// A range as sent.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub(crate) struct RawRange {
+    /// First line.
+    pub from: u32,
+    /// Last line.
+    pub to: u32,
+}
+
+impl TryFrom<RawRange> for Range {
+    type Error = String;
+
+    fn try_from(raw: RawRange) -> Result<Self, String> {
+        if raw.from > raw.to {
+            return Err(format!("`from` ({}) is after `to` ({})", raw.from, raw.to));
+        }
+        Ok(Self {
+            from: raw.from,
+            to: raw.to,
+        })
+    }
+}
+
+/// Count the lines of a range.
+#[tool]
+fn flat_lines(#[arg(flatten)] range: Range) -> String {
+    (range.to - range.from + 1).to_string()
+}
+
+#[tokio::test]
+async fn a_struct_level_error_names_the_struct() {
+    let p = &registry().get("flat_lines").unwrap().spec().parameters;
+    assert_eq!(p["required"], json!(["from", "to"]), "{p}");
+    let out = registry()
+        .execute(
+            "flat_lines",
+            json!({"from": 3, "to": 5}),
+            &ToolContext::new(),
+        )
+        .await;
+    assert_eq!(out.output, "3");
+    let out = registry()
+        .execute(
+            "flat_lines",
+            json!({"from": 5, "to": 3}),
+            &ToolContext::new(),
+        )
+        .await;
+    assert_eq!(
+        out.error.unwrap().message,
+        r#"Invalid arguments for `flat_lines`: its parameters {"from":5,"to":3} do not make a valid `Range`. (`from` (5) is after `to` (3))"#
+    );
 }

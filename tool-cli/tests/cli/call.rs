@@ -550,10 +550,14 @@ fn a_flattened_struct_s_fields_are_top_level_parameters() {
     // The schema the CLI prints lists the struct's fields, not the struct.
     let out = run(["schema", "cli_fixture_note_find"]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
-    let schema = one_json_line(&out);
-    let parameters = &schema["parameters"];
-    let names: Vec<&String> = parameters["properties"].as_object().unwrap().keys().collect();
-    assert_eq!(names, ["words", "caseSensitive", "limit"], "{schema}");
+    let schemas: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let parameters = &schemas[0]["parameters"];
+    let names: Vec<&String> = parameters["properties"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .collect();
+    assert_eq!(names, ["words", "caseSensitive", "limit"], "{schemas}");
     assert_eq!(parameters["required"], json!(["words"]));
     assert_eq!(
         parameters["properties"]["words"]["description"],

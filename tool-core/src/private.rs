@@ -23,11 +23,11 @@ pub use serde_json;
 use std::sync::Arc;
 
 use crate::args::messages;
+use crate::args::schema::ArgLayout;
 use crate::context::{State, ToolContext};
 use crate::extract::FromToolContext;
 use crate::governance::secrets;
 use crate::result::{ErrorKind, ToolError, ToolResult};
-use crate::schema::ArgLayout;
 pub use crate::spec::ToolKind;
 pub use tool_rules::ToolFlags;
 

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use schemars::generate::SchemaSettings;
 use serde_json::{Map, Value, json};
 
-use crate::args::schema::ParamTypes;
+use crate::args::schema::{ArgLayoutFields, FlatField};
 use crate::error::RegistryError;
 use crate::statics::{ParamRole, StaticParam};
 
@@ -218,39 +218,6 @@ fn flat_fields(
         Some(_) => return Err(invalid("its `properties` is not an object".to_owned())),
     };
     Ok((properties, required))
-}
-
-/// The fields of each flattened parameter, by the parameter's index.
-pub(crate) type ArgLayoutFields = Vec<(usize, Vec<FlatField>)>;
-
-/// One field of a flattened struct, as the schema names it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct FlatField {
-    /// The top-level property name (after serde renames).
-    pub(crate) name: String,
-    /// In the struct's `required`.
-    pub(crate) required: bool,
-}
-
-/// What a macro tool's call shim needs besides its definition, computed
-/// once per registration: the JSON types of the parameters (for the
-/// messages) and which top-level names each flattened parameter owns.
-#[derive(Debug, Default)]
-pub(crate) struct ArgLayout {
-    /// The parameters' JSON types, from the schema.
-    pub(crate) types: ParamTypes,
-    /// The fields of each flattened parameter.
-    pub(crate) flattened: ArgLayoutFields,
-}
-
-impl ArgLayout {
-    /// The fields the flattened parameter `idx` owns (none for any other).
-    pub(crate) fn fields_of(&self, idx: usize) -> &[FlatField] {
-        self.flattened
-            .iter()
-            .find(|(i, _)| *i == idx)
-            .map_or(&[], |(_, fields)| fields.as_slice())
-    }
 }
 
 /// The output schema of a macro tool that returns a structured type: the

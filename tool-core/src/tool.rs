@@ -9,13 +9,13 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
-use crate::args::schema::ParamTypes;
+use crate::args::schema::{ArgLayout, ParamTypes};
 use crate::context::ToolContext;
 use crate::docs;
 use crate::error::RegistryError;
 use crate::governance::url_pattern::UrlPattern;
 use crate::result::ToolResult;
-use crate::schema::{self, ArgLayout};
+use crate::schema;
 use crate::spec::{DisplayName, SourceLocation, ToolSpec, is_valid_tool_name};
 use crate::statics::{BoxFuture, Invocation, ParamRole, StaticTool};
 

@@ -211,8 +211,8 @@ impl OutDir {
         )
     }
 
-    /// The refusal for an inline file when `--out` names an image file and
-    /// the result has no image to put there.
+    /// The refusal for a file (inline or on disk) when `--out` names an
+    /// image file and the result has no image to put there.
     fn refuses_files_alone(&self) -> Option<String> {
         let Place::File(file, _) = &self.place else {
             return None;
@@ -493,12 +493,17 @@ fn save_attachment(attachment: &Attachment, out: &OutDir, no_image: bool) -> Sav
         error: None,
         write_failed: false,
     };
+    // `--out FILE.png` and a result with files but no image (a PDF read):
+    // nothing goes to the image file, and the user hears why.
+    if let Some(refusal) = no_image.then(|| out.refuses_files_alone()).flatten() {
+        saved.error = Some(match &attachment.path {
+            Some(path) => format!("{refusal} (this {} is at {path})", attachment.media_type),
+            None => refusal,
+        });
+        saved.write_failed = true;
+        return saved;
+    }
     if let (None, Some(data)) = (&attachment.path, &attachment.data) {
-        if let Some(refusal) = no_image.then(|| out.refuses_files_alone()).flatten() {
-            saved.error = Some(refusal);
-            saved.write_failed = true;
-            return saved;
-        }
         let name = if attachment.name.trim().is_empty() {
             format!("attachment.{}", extension(&attachment.media_type))
         } else {

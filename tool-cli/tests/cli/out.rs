@@ -282,3 +282,40 @@ fn batch_exits_1_when_a_file_could_not_be_written() {
         stderr(&out)
     );
 }
+
+#[test]
+fn a_pdf_is_not_taken_for_an_image_out_file() {
+    let ws = TempDir::new();
+    let pdf = ws.path().join("doc.pdf");
+    std::fs::write(
+        &pdf,
+        b"%PDF-1.4\n1 0 obj <<>> endobj\ntrailer <<>>\n%%EOF\n",
+    )
+    .unwrap();
+    let file = ws.path().join("page.png");
+    let out = run([
+        "call",
+        "--workspace",
+        ws.arg(),
+        "--out",
+        file.to_str().unwrap(),
+        "read_file",
+        "--file-path=doc.pdf",
+    ]);
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    let message = format!(
+        "not written: --out {} names an image file and this result has no image; give a folder \
+         (--out DIR/) to save its files (this application/pdf is at {})",
+        file.display(),
+        pdf.display()
+    );
+    assert!(
+        stderr(&out).contains(&format!("error: {message}")),
+        "{}",
+        stderr(&out)
+    );
+    let v = one_json_line(&out);
+    assert_eq!(v["attachments"][0]["error"], message.as_str());
+    assert_eq!(v["attachments"][0]["path"], pdf.to_str().unwrap());
+    assert!(!file.exists());
+}

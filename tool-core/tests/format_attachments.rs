@@ -321,18 +321,24 @@ fn invalid_base64_becomes_a_note_for_every_provider() {
     }
 }
 
+/// `r` rendered for Anthropic on its first turn, as the answer to a call `c`.
+fn anthropic_first(r: &ToolResult) -> Vec<Value> {
+    let call = ToolCall::new("c", "shot", tool_core::ToolArgs::Text("{}".into()));
+    render_result(
+        &call,
+        r,
+        Format::Anthropic { strict: false },
+        Rendering::First,
+    )
+}
+
 #[test]
 fn media_types_are_matched_without_regard_to_case() {
     let r = ToolResult::ok("shot")
         .with_image(Image::new("IMAGE/PNG", PNG))
         .with_attachment(Attachment::inline("r.pdf", "Application/PDF", PDF));
     let call = ToolCall::new("c", "shot", tool_core::ToolArgs::Text("{}".into()));
-    let a = render_result(
-        &call,
-        &r,
-        Format::Anthropic { strict: false },
-        Rendering::First,
-    );
+    let a = anthropic_first(&r);
     assert_eq!(
         a[0]["content"],
         json!([
@@ -363,13 +369,7 @@ fn media_types_are_matched_without_regard_to_case() {
 fn a_type_refusal_says_to_convert_not_to_shrink() {
     let r = ToolResult::ok("scan")
         .with_image(Image::new("image/tiff", "SUkqAA==").with_path("/w/s.tiff"));
-    let call = ToolCall::new("c", "scan", tool_core::ToolArgs::Text("{}".into()));
-    let a = render_result(
-        &call,
-        &r,
-        Format::Anthropic { strict: false },
-        Rendering::First,
-    );
+    let a = anthropic_first(&r);
     assert_eq!(
         a[0]["content"],
         json!([{"type": "text", "text": "scan\n\n[not shown: image 1 (image/tiff, 8 bytes of base64): Anthropic does not take image/tiff in a tool result (it takes image/jpeg, image/png, image/gif, image/webp); convert it to PNG or JPEG; the file is at /w/s.tiff]"}])

@@ -41,6 +41,20 @@ fn noisy(w: u32, h: u32, format: ImageFormat) -> Vec<u8> {
     out.into_inner()
 }
 
+/// `tool call --workspace WS --out OUT read_file --file-path=FILE`.
+fn read_file_to(ws: &TempDir, out: &str, file: &str) -> std::process::Output {
+    let file_path = format!("--file-path={file}");
+    run([
+        "call",
+        "--workspace",
+        ws.arg(),
+        "--out",
+        out,
+        "read_file",
+        &file_path,
+    ])
+}
+
 #[test]
 fn the_file_extension_picks_the_format_written() {
     let dir = TempDir::new();
@@ -81,15 +95,7 @@ fn a_jpeg_from_the_tool_becomes_a_png_for_a_png_file() {
     )
     .unwrap();
     let file = ws.path().join("photo-out.png");
-    let out = run([
-        "call",
-        "--workspace",
-        ws.arg(),
-        "--out",
-        file.to_str().unwrap(),
-        "read_file",
-        "--file-path=photo.jpg",
-    ]);
+    let out = read_file_to(&ws, file.to_str().unwrap(), "photo.jpg");
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert_eq!(format_and_size(&file), (ImageFormat::Png, (40, 30)));
 }
@@ -293,15 +299,7 @@ fn a_pdf_is_not_taken_for_an_image_out_file() {
     )
     .unwrap();
     let file = ws.path().join("page.png");
-    let out = run([
-        "call",
-        "--workspace",
-        ws.arg(),
-        "--out",
-        file.to_str().unwrap(),
-        "read_file",
-        "--file-path=doc.pdf",
-    ]);
+    let out = read_file_to(&ws, file.to_str().unwrap(), "doc.pdf");
     assert_eq!(code(&out), 1, "{}", stderr(&out));
     let message = format!(
         "not written: --out {} names an image file and this result has no image; give a folder \

@@ -252,7 +252,7 @@ async fn argument_errors_name_the_field() {
     assert_eq!(e.kind, tool_core::ErrorKind::InvalidArguments);
     assert_eq!(
         e.message,
-        "Missing required parameter `query` of `flat_notes`: expected a string (`NoteQuery.query`). The arguments also contain the unknown parameter `qeury`, which `flat_notes` does not take."
+        "Missing required parameter `query` of `flat_notes`: expected a string. The arguments also contain the unknown parameter `qeury`, which `flat_notes` does not take."
     );
 
     let out = registry()
@@ -275,7 +275,7 @@ async fn argument_errors_name_the_field() {
     let message = out.error.unwrap().message;
     assert!(
         message.starts_with(
-            "Invalid value for parameter `limit` of `flat_notes`: expected a positive integer (`NoteQuery.limit`), but received an integer -1."
+            "Invalid value for parameter `limit` of `flat_notes`: expected a positive integer, but received an integer -1."
         ),
         "{message}"
     );

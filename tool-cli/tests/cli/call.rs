@@ -590,7 +590,7 @@ fn a_flattened_struct_s_fields_are_top_level_parameters() {
     assert_eq!(lines[4]["error"]["kind"], "invalid_arguments");
     assert_eq!(
         lines[4]["error"]["message"],
-        "Missing required parameter `words` of `cli_fixture_note_find`: expected a string (`FixtureFind.words`). The arguments also contain the unknown parameter `word`, which `cli_fixture_note_find` does not take."
+        "Missing required parameter `words` of `cli_fixture_note_find`: expected a string. The arguments also contain the unknown parameter `word`, which `cli_fixture_note_find` does not take."
     );
     let out = run([
         "call",

@@ -54,6 +54,25 @@ pub enum RegistryError {
     Many(Vec<RegistryError>),
 }
 
+impl RegistryError {
+    /// `Ok` for no error, the error itself for one, [`RegistryError::Many`]
+    /// for several (a nested `Many` is spread into the list).
+    pub(crate) fn from_all(errors: Vec<RegistryError>) -> Result<(), RegistryError> {
+        let mut flat = Vec::with_capacity(errors.len());
+        for e in errors {
+            match e {
+                RegistryError::Many(inner) => flat.extend(inner),
+                one => flat.push(one),
+            }
+        }
+        match flat.len() {
+            0 => Ok(()),
+            1 => Err(flat.remove(0)),
+            _ => Err(RegistryError::Many(flat)),
+        }
+    }
+}
+
 fn site(loc: Option<&SourceLocation>) -> String {
     loc.map_or_else(|| "<runtime registration>".to_owned(), ToString::to_string)
 }

@@ -242,9 +242,17 @@ impl Invocation {
             return Ok(None);
         };
         let p = self.param(idx);
-        match T::deserialize(&raw) {
+        if let Ok(v) = T::deserialize(&raw) {
+            return Ok(Some(v));
+        }
+        // Again, on this rare path only, for the path of the part refused.
+        match serde_path_to_error::deserialize::<_, T>(&raw) {
             Ok(v) => Ok(Some(v)),
-            Err(e) => Err(self.bad_value(p.name, p.rust_type, raw, e.to_string())),
+            Err(e) => {
+                let steps = steps_of(e.path());
+                let detail = e.into_inner().to_string();
+                Err(self.bad_value(p.name, p.rust_type, raw, &steps, detail))
+            }
         }
     }
 
@@ -252,7 +260,32 @@ impl Invocation {
     /// `rust_type`, for the message) that received `sent`, with secrets
     /// masked: they were substituted before this point, so they are masked
     /// before the message quotes (and cuts) the value, and no prefix survives.
-    fn bad_value(&self, name: &str, rust_type: &str, sent: Value, detail: String) -> ToolResult {
+    ///
+    /// `steps` is where inside the value serde refused it (none: the value
+    /// as a whole); the message then names that path, what the schema
+    /// expects there and the part of the value found there.
+    fn bad_value(
+        &self,
+        name: &str,
+        rust_type: &str,
+        sent: Value,
+        steps: &[messages::Step],
+        detail: String,
+    ) -> ToolResult {
+        if !steps.is_empty()
+            && let Some(part) = messages::value_at(&sent, steps)
+        {
+            let (part, detail) = self.masked(part.clone(), detail);
+            let expected = messages::expected_at(&self.layout.types, name, steps);
+            return messages::bad_nested(
+                self.def.name,
+                name,
+                &messages::path_text(name, steps),
+                expected.as_deref(),
+                &part,
+                &detail,
+            );
+        }
         let (sent, detail) = self.masked(sent, detail);
         let expected = messages::expected(&self.layout.types, name, rust_type);
         messages::bad_parameter(self.def.name, name, &expected, &sent, &detail)
@@ -315,14 +348,17 @@ impl Invocation {
         match serde_path_to_error::deserialize::<_, T>(&object) {
             Ok(v) => Ok(v),
             Err(e) => {
-                let field = match e.path().iter().next() {
-                    Some(serde_path_to_error::Segment::Map { key }) => Some(key.clone()),
+                let steps = steps_of(e.path());
+                let detail = e.into_inner().to_string();
+                let field = match steps.split_first() {
+                    Some((messages::Step::Key(key), rest)) => {
+                        object.get(key).cloned().map(|sent| (key, sent, rest))
+                    }
                     _ => None,
                 };
-                let detail = e.into_inner().to_string();
-                match field.and_then(|f| object.get(&f).cloned().map(|sent| (f, sent))) {
-                    Some((name, sent)) => {
-                        Err(self.bad_value(&name, &field_type(p, &name), sent, detail))
+                match field {
+                    Some((name, sent, rest)) => {
+                        Err(self.bad_value(name, &field_type(p, name), sent, rest, detail))
                     }
                     None => {
                         let (sent, detail) = self.masked(object, detail);
@@ -423,6 +459,20 @@ impl Invocation {
 
 /// How a message names the type of field `field` of the flattened
 /// parameter `p`: `SearchArgs.limit` (the macro cannot see field types).
+/// serde_path_to_error's path as message steps, up to the first segment it
+/// could not name.
+fn steps_of(path: &serde_path_to_error::Path) -> Vec<messages::Step> {
+    use serde_path_to_error::Segment;
+    path.iter()
+        .map_while(|segment| match segment {
+            Segment::Map { key } => Some(messages::Step::Key(key.clone())),
+            Segment::Enum { variant } => Some(messages::Step::Key(variant.clone())),
+            Segment::Seq { index } => Some(messages::Step::Index(*index)),
+            Segment::Unknown => None,
+        })
+        .collect()
+}
+
 fn field_type(p: &StaticParam, field: &str) -> String {
     format!("{}.{field}", p.rust_type)
 }

@@ -357,3 +357,117 @@ async fn a_struct_level_error_names_the_struct() {
         r#"Invalid arguments for `flat_lines`: its parameters {"from":5,"to":3} do not make a valid `Range`. (`from` (5) is after `to` (3))"#
     );
 }
+
+/// Line bounds.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub(crate) struct Bounds {
+    /// First line.
+    pub lo: i64,
+    /// Last line.
+    pub hi: Option<i64>,
+}
+
+/// A search within bounds.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub(crate) struct RangedSearch {
+    /// Words to look for.
+    pub query: String,
+    /// Where to look.
+    pub range: Option<Bounds>,
+}
+
+/// Search within bounds.
+#[tool]
+fn flat_ranged(#[arg(flatten)] args: RangedSearch, more: Option<Vec<Bounds>>) -> String {
+    format!("{}|{:?}|{more:?}", args.query, args.range)
+}
+
+#[tokio::test]
+async fn a_bad_nested_value_names_its_path() {
+    let message = |args: Value| async move {
+        registry()
+            .execute("flat_ranged", args, &ToolContext::new())
+            .await
+            .error
+            .unwrap()
+            .message
+    };
+    // Inside a flattened field: the path starts at the field.
+    assert_eq!(
+        message(json!({"query": "a", "range": {"lo": "x"}})).await,
+        r#"Invalid value for parameter `range` of `flat_ranged`: expected an integer at `range.lo`, but received a string "x". (invalid type: string "x", expected i64)"#
+    );
+    // Inside an ordinary parameter, through an array.
+    assert_eq!(
+        message(json!({"query": "a", "more": [{"lo": 1}, {"lo": 2, "hi": [3]}]})).await,
+        r#"Invalid value for parameter `more` of `flat_ranged`: expected an integer at `more[1].hi`, but received an array [3]. (invalid type: sequence, expected i64)"#
+    );
+    // Refused as a whole (a missing field): the parameter's own message.
+    assert_eq!(
+        message(json!({"query": "a", "range": {"hi": 2}})).await,
+        r#"Invalid value for parameter `range` of `flat_ranged`: expected an object (`RangedSearch.range`), but received an object {"hi":2}. (missing field `lo`)"#
+    );
+    let out = registry()
+        .execute(
+            "flat_ranged",
+            json!({"query": "a", "range": {"lo": 1}, "more": [{"lo": 2, "hi": null}]}),
+            &ToolContext::new(),
+        )
+        .await;
+    assert_eq!(
+        out.output,
+        "a|Some(Bounds { lo: 1, hi: None })|Some([Bounds { lo: 2, hi: None }])",
+        "{out:?}"
+    );
+}
+
+/// One number.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub(crate) struct Inner {
+    /// The number.
+    pub a: u8,
+}
+
+/// A newtype over a struct: serde reads it as the struct.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub(crate) struct Newtype(pub Inner);
+
+/// A transparent struct over a struct.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(transparent)]
+pub(crate) struct Transparent {
+    pub inner: Inner,
+}
+
+/// A newtype, flattened.
+#[tool]
+fn flat_newtype(#[arg(flatten)] w: Newtype) -> String {
+    w.0.a.to_string()
+}
+
+/// A transparent struct, flattened.
+#[tool]
+fn flat_transparent(#[arg(flatten)] w: Transparent) -> String {
+    w.inner.a.to_string()
+}
+
+#[tokio::test]
+async fn a_newtype_of_a_struct_is_flattened_as_the_struct() {
+    for tool in ["flat_newtype", "flat_transparent"] {
+        let p = &registry().get(tool).unwrap().spec().parameters;
+        assert_eq!(
+            *p,
+            json!({
+                "type": "object",
+                "properties": {"a": {"type": "integer", "format": "uint8", "minimum": 0, "maximum": 255, "description": "The number."}},
+                "required": ["a"],
+                "additionalProperties": false
+            }),
+            "{tool}: the definition it pointed to is inline, and gone from `$defs`"
+        );
+        let out = registry()
+            .execute(tool, json!({"a": 7}), &ToolContext::new())
+            .await;
+        assert_eq!(out.output, "7", "{out:?}");
+    }
+}

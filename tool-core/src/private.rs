@@ -7,6 +7,7 @@
 )]
 
 use std::any::Any;
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 use std::fmt::Display;
 use std::marker::PhantomData;
@@ -109,6 +110,11 @@ pub struct StaticParam {
     pub rust_name: &'static str,
     /// The Rust type as written (for error messages).
     pub rust_type: &'static str,
+    /// [`std::any::type_name`] of the type when it is written with the type
+    /// parameters of its `#[toolset]` impl block (`W<T>`), so messages show
+    /// the concrete type (`W<u32>`); `None` otherwise (the written name,
+    /// aliases kept, is shown).
+    pub concrete_type: Option<fn() -> &'static str>,
     /// `#[arg(description)]`, else the parameter's own `///` doc, else `None`
     /// (then the fn doc's argument section is used).
     pub description: Option<&'static str>,
@@ -123,6 +129,40 @@ pub struct StaticParam {
     pub default: Option<fn() -> Value>,
     /// The parameter's `inject_params` rule.
     pub inject: Option<StaticInject>,
+}
+
+impl StaticParam {
+    /// The type as messages show it: [`concrete_type`](Self::concrete_type)
+    /// with its paths cut to their last segment (`W<u32>`), else
+    /// [`rust_type`](Self::rust_type).
+    pub fn shown_type(&self) -> Cow<'static, str> {
+        match self.concrete_type {
+            Some(name) => Cow::Owned(short_type_name(name())),
+            None => Cow::Borrowed(self.rust_type),
+        }
+    }
+}
+
+/// A [`std::any::type_name`] with every path cut to its last segment:
+/// `alloc::vec::Vec<my_crate::Item<u32>>` is `Vec<Item<u32>>`.
+fn short_type_name(full: &str) -> String {
+    let mut out = String::with_capacity(full.len());
+    let mut segment = String::new();
+    let mut chars = full.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == ':' && chars.peek() == Some(&':') {
+            chars.next();
+            segment.clear();
+        } else if c.is_alphanumeric() || c == '_' {
+            segment.push(c);
+        } else {
+            out.push_str(&segment);
+            segment.clear();
+            out.push(c);
+        }
+    }
+    out.push_str(&segment);
+    out
 }
 
 /// The `#[tool(...)]` options, as parsed and validated by the macro.
@@ -251,7 +291,7 @@ impl Invocation {
             Err(e) => {
                 let steps = steps_of(e.path());
                 let detail = e.into_inner().to_string();
-                Err(self.bad_value(p.name, p.rust_type, raw, &steps, detail))
+                Err(self.bad_value(p.name, &p.shown_type(), raw, &steps, detail))
             }
         }
     }
@@ -364,7 +404,7 @@ impl Invocation {
                         let (sent, detail) = self.masked(object, detail);
                         Err(messages::bad_fields(
                             self.def.name,
-                            p.rust_type,
+                            &p.shown_type(),
                             &sent,
                             &detail,
                         ))
@@ -398,7 +438,7 @@ impl Invocation {
                 ),
             ));
         }
-        let expected = messages::expected(&self.layout.types, p.name, p.rust_type);
+        let expected = messages::expected(&self.layout.types, p.name, &p.shown_type());
         Err(messages::missing_parameter(
             self.def.name,
             p.name,
@@ -474,7 +514,7 @@ fn steps_of(path: &serde_path_to_error::Path) -> Vec<messages::Step> {
 }
 
 fn field_type(p: &StaticParam, field: &str) -> String {
-    format!("{}.{field}", p.rust_type)
+    format!("{}.{field}", p.shown_type())
 }
 
 /// Notes gathered while extracting arguments, for [`complete`]. None today:

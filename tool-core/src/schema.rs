@@ -48,12 +48,12 @@ pub(crate) fn parameters_schema(
                 p.name,
                 format!(
                     "the parameter `{}: {}` (sent as `{}`)",
-                    p.rust_name, p.rust_type, p.name
+                    p.rust_name, p.shown_type(), p.name
                 ),
             ),
             ParamRole::Visible => (
                 p.name,
-                format!("the parameter `{}: {}`", p.name, p.rust_type),
+                format!("the parameter `{}: {}`", p.name, p.shown_type()),
             ),
             ParamRole::Hidden => (
                 p.rust_name,
@@ -63,7 +63,7 @@ pub(crate) fn parameters_schema(
                 p.rust_name,
                 format!(
                     "the framework-filled parameter `{}: {}`",
-                    p.rust_name, p.rust_type
+                    p.rust_name, p.shown_type()
                 ),
             ),
             ParamRole::Flattened => continue,
@@ -118,7 +118,7 @@ pub(crate) fn parameters_schema(
                 }
                 let owner = format!(
                     "a field of `{}` (the flattened parameter `{}`)",
-                    p.rust_type, p.rust_name
+                    p.shown_type(), p.rust_name
                 );
                 let mut layout = Vec::with_capacity(fields.len());
                 for (name, mut field_schema) in fields {
@@ -225,7 +225,7 @@ fn bad_field_names(
         name: tool.to_owned(),
         reason: format!(
             "{fields_are} `{}` (the flattened parameter `{}`) cannot be parameter names: {}; rename {them} with `#[serde(rename = \"...\")]`",
-            p.rust_type,
+            p.shown_type(),
             p.rust_name,
             tool_rules::names::PARAM_NAME_RULE
         ),
@@ -276,7 +276,7 @@ fn flat_fields(
         name: tool.to_owned(),
         reason: format!(
             "the flattened parameter `{}: {}` is not a struct with named fields{wrapped}: {why}; `#[arg(flatten)]` lifts a struct's fields to the tool's top-level parameters",
-            p.rust_name, p.rust_type
+            p.rust_name, p.shown_type()
         ),
     };
     if let Some(reference) = schema.get("$ref").and_then(Value::as_str) {

@@ -5,7 +5,7 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use tool_core::{Format, ToolCall, ToolContext, ToolRegistry, tool};
+use tool_core::{Format, ToolCall, ToolContext, ToolRegistry, tool, toolset};
 
 /// Which notes to look at.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -379,7 +379,13 @@ pub(crate) struct RangedSearch {
 /// Search within bounds.
 #[tool]
 fn flat_ranged(#[arg(flatten)] args: RangedSearch, more: Option<Vec<Bounds>>) -> String {
-    format!("{}|{:?}|{more:?}", args.query, args.range)
+    let pairs = |b: Bounds| (b.lo, b.hi);
+    format!(
+        "{}|{:?}|{:?}",
+        args.query,
+        args.range.map(pairs),
+        more.map(|m| m.into_iter().map(pairs).collect::<Vec<_>>())
+    )
 }
 
 #[tokio::test]
@@ -416,7 +422,7 @@ async fn a_bad_nested_value_names_its_path() {
         .await;
     assert_eq!(
         out.output,
-        "a|Some(Bounds { lo: 1, hi: None })|Some([Bounds { lo: 2, hi: None }])",
+        "a|Some((1, None))|Some([(2, None)])",
         "{out:?}"
     );
 }
@@ -470,4 +476,45 @@ async fn a_newtype_of_a_struct_is_flattened_as_the_struct() {
             .await;
         assert_eq!(out.output, "7", "{out:?}");
     }
+}
+
+/// One item of a store.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub(crate) struct Item<T> {
+    /// The item.
+    pub item: T,
+}
+
+/// A store of items of one type.
+pub(crate) struct Store<T>(std::marker::PhantomData<T>);
+
+#[toolset]
+impl<T> Store<T>
+where
+    T: serde::de::DeserializeOwned + JsonSchema + std::fmt::Debug + Send + Sync + 'static,
+{
+    /// Put an item.
+    #[tool]
+    fn put_item(&self, #[arg(flatten)] w: Item<T>) -> String {
+        format!("{:?}", w.item)
+    }
+}
+
+#[tokio::test]
+async fn a_generic_struct_of_a_toolset_is_named_by_its_concrete_type() {
+    let mut registry = ToolRegistry::new();
+    registry
+        .add_toolset(std::sync::Arc::new(Store::<u32>(std::marker::PhantomData)))
+        .unwrap();
+    let out = registry
+        .execute("put_item", json!({"item": 7}), &ToolContext::new())
+        .await;
+    assert_eq!(out.output, "7", "{out:?}");
+    let out = registry
+        .execute("put_item", json!({"item": "x"}), &ToolContext::new())
+        .await;
+    assert_eq!(
+        out.error.unwrap().message,
+        r#"Invalid value for parameter `item` of `put_item`: expected an integer (`Item<u32>.item`), but received a string "x". (invalid type: string "x", expected u32)"#
+    );
 }

@@ -72,7 +72,10 @@ fn bad_names(#[arg(flatten)] b: BadNames) -> String {
 
 /// A renamed parameter against a field: both of its names are shown.
 #[tool]
-fn clash_renamed(#[arg(flatten)] args: SearchArgs, #[arg(rename = "query")] words: String) -> String {
+fn clash_renamed(
+    #[arg(flatten)] args: SearchArgs,
+    #[arg(rename = "query")] words: String,
+) -> String {
     args.query + &words
 }
 

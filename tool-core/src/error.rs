@@ -14,7 +14,10 @@ pub enum RegistryError {
         /// The rejected name.
         name: String,
     },
-    /// The spec is unusable (blank description, non-object parameters schema).
+    /// The spec is unusable (blank description, non-object parameters
+    /// schema; for a `#[tool]` fn also a flattened type that is not a struct,
+    /// a flattened field whose name breaks the parameter-name rule, a
+    /// `display` or `editable_params` entry naming no parameter).
     #[error("invalid tool `{name}`: {reason}")]
     InvalidSpec {
         /// The tool's name.

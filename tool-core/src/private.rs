@@ -865,6 +865,18 @@ mod tests {
     use serde_json::json;
 
     #[test]
+    fn type_names_lose_their_paths() {
+        assert_eq!(
+            short_type_name(std::any::type_name::<
+                Vec<Option<std::collections::HashMap<String, &str>>>,
+            >()),
+            "Vec<Option<HashMap<String, &str>>>"
+        );
+        assert_eq!(short_type_name("my_crate::m::Item<u32>"), "Item<u32>");
+        assert_eq!(short_type_name("(u8, [a::B; 2])"), "(u8, [B; 2])");
+    }
+
+    #[test]
     fn merge_maps_framework_wins_lists_dedup() {
         assert_eq!(
             merge_values(json!({"a": 1, "b": 2}), json!({"b": 9, "c": 3})),

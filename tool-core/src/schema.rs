@@ -48,7 +48,9 @@ pub(crate) fn parameters_schema(
                 p.name,
                 format!(
                     "the parameter `{}: {}` (sent as `{}`)",
-                    p.rust_name, p.shown_type(), p.name
+                    p.rust_name,
+                    p.shown_type(),
+                    p.name
                 ),
             ),
             ParamRole::Visible => (
@@ -63,7 +65,8 @@ pub(crate) fn parameters_schema(
                 p.rust_name,
                 format!(
                     "the framework-filled parameter `{}: {}`",
-                    p.rust_name, p.shown_type()
+                    p.rust_name,
+                    p.shown_type()
                 ),
             ),
             ParamRole::Flattened => continue,
@@ -118,7 +121,8 @@ pub(crate) fn parameters_schema(
                 }
                 let owner = format!(
                     "a field of `{}` (the flattened parameter `{}`)",
-                    p.shown_type(), p.rust_name
+                    p.shown_type(),
+                    p.rust_name
                 );
                 let mut layout = Vec::with_capacity(fields.len());
                 for (name, mut field_schema) in fields {
@@ -169,8 +173,8 @@ pub(crate) fn parameters_schema(
         };
         let quoted = Value::String(reference).to_string();
         let used = |v: &Value| v.to_string().contains(&quoted);
-        let still_used = root.values().any(used)
-            || defs.iter().any(|(other, v)| *other != name && used(v));
+        let still_used =
+            root.values().any(used) || defs.iter().any(|(other, v)| *other != name && used(v));
         if !still_used {
             defs.remove(&name);
         }
@@ -276,7 +280,8 @@ fn flat_fields(
         name: tool.to_owned(),
         reason: format!(
             "the flattened parameter `{}: {}` is not a struct with named fields{wrapped}: {why}; `#[arg(flatten)]` lifts a struct's fields to the tool's top-level parameters",
-            p.rust_name, p.shown_type()
+            p.rust_name,
+            p.shown_type()
         ),
     };
     if let Some(reference) = schema.get("$ref").and_then(Value::as_str) {

@@ -154,8 +154,11 @@ impl Tool {
     /// As [`Tool::new`]; [`RegistryError::ParameterCollision`] when a field
     /// of an `#[arg(flatten)]` struct has the name of another parameter or
     /// field; [`RegistryError::InvalidSpec`] when a flattened type is not a
-    /// struct with named fields, or a `display(params(..))` entry names no
-    /// parameter of a tool with flattened fields.
+    /// struct with named fields, a flattened field's name breaks the
+    /// parameter-name rule (`tool_rules::names::PARAM_NAME_RULE`), or a
+    /// `display(params(..))` entry names no parameter of a tool with
+    /// flattened fields. Every problem is reported, several as
+    /// [`RegistryError::Many`].
     pub fn from_static(def: &'static StaticTool) -> Result<Self, RegistryError> {
         let (spec, layout) = spec_from_static(def)?;
         Self::new(spec, StaticHandler { def, layout })

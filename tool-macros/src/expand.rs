@@ -706,7 +706,11 @@ pub(crate) fn expand_toolset(imp: &syn::ItemImpl, tools: &[(ToolFn, Receiver)]) 
     for (tool, receiver) in tools {
         let mut e = Expander::new(tool);
         e.method = Some(*receiver);
-        e.impl_type_params = imp.generics.type_params().map(|t| t.ident.clone()).collect();
+        e.impl_type_params = imp
+            .generics
+            .type_params()
+            .map(|t| t.ident.clone())
+            .collect();
         let doc = e.expand_doc();
         let defaults = tool
             .params

@@ -212,7 +212,10 @@ async fn null_arguments_object_and_empty_object() {
     );
     assert!(m.contains("received null"), "{m}");
     // Raw text `null`: the kind once, not "null null".
-    let m = message(call("err_nothing", "null").await, ErrorKind::InvalidArguments);
+    let m = message(
+        call("err_nothing", "null").await,
+        ErrorKind::InvalidArguments,
+    );
     assert_eq!(
         m,
         "The arguments for `err_nothing` must be a JSON object such as {\"name\": value}; received null."

@@ -420,11 +420,7 @@ async fn a_bad_nested_value_names_its_path() {
             &ToolContext::new(),
         )
         .await;
-    assert_eq!(
-        out.output,
-        "a|Some((1, None))|Some([(2, None)])",
-        "{out:?}"
-    );
+    assert_eq!(out.output, "a|Some((1, None))|Some([(2, None)])", "{out:?}");
 }
 
 /// One number.

@@ -499,7 +499,7 @@ impl Invocation {
 
 /// How a message names the type of field `field` of the flattened
 /// parameter `p`: `SearchArgs.limit` (the macro cannot see field types).
-/// serde_path_to_error's path as message steps, up to the first segment it
+/// `serde_path_to_error`'s path as message steps, up to the first segment it
 /// could not name.
 fn steps_of(path: &serde_path_to_error::Path) -> Vec<messages::Step> {
     use serde_path_to_error::Segment;

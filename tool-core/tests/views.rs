@@ -9,6 +9,7 @@
 
 use serde_json::{Map, Value, json};
 use tool_core::format::Format;
+use tool_core::search::SearchIndex;
 use tool_core::view::{InlineSchemas, ServerSearch};
 use tool_core::{
     ErrorKind, LiveRegistry, RegistryView, TOOL_SEARCH, Tool, ToolContext, ToolKind, ToolRegistry,
@@ -567,4 +568,122 @@ async fn loads_follow_the_registry_and_notify() {
     })
     .unwrap();
     assert_eq!(view.search("star a repository", 1)[0].name, "github__star");
+}
+
+/// The evaluation set's tools (`tests/data/tool_search/tools.json`) as specs.
+fn eval_specs() -> Vec<ToolSpec> {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/tool_search/tools.json"
+    );
+    let defs: Vec<Value> = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    defs.iter()
+        .map(|d| {
+            let tags: Vec<String> = d["tags"]
+                .as_array()
+                .map(|t| {
+                    t.iter()
+                        .filter_map(|v| v.as_str().map(str::to_owned))
+                        .collect()
+                })
+                .unwrap_or_default();
+            ToolSpec::new(
+                d["name"].as_str().unwrap(),
+                d["description"].as_str().unwrap(),
+                d["parameters"].clone(),
+            )
+            .with_tags(tags)
+        })
+        .collect()
+}
+
+fn answering(spec: ToolSpec) -> Tool {
+    Tool::new(spec, |_: Map<String, Value>, _| async {
+        ToolResult::ok("ok")
+    })
+    .unwrap()
+}
+
+#[test]
+fn the_index_follows_adds_and_removes_and_ranks_as_a_fresh_build() {
+    let specs = eval_specs();
+    assert!(specs.len() >= 400, "{}", specs.len());
+    let mut first = ToolRegistry::new();
+    for spec in &specs[..300] {
+        first.register(answering(spec.clone())).unwrap();
+    }
+    let live = LiveRegistry::new(first);
+    let view = RegistryView::new(live.clone())
+        .deny(["slack__*"])
+        .defer(["*"]);
+    // The first search builds the index at version 0.
+    assert!(!view.search("create an issue", 5).is_empty());
+    // Version 1: 40 tools leave, 100 arrive, 10 are replaced by other specs of the same name.
+    live.update(|r| {
+        for spec in &specs[100..140] {
+            r.remove(&spec.name);
+        }
+        for spec in &specs[300..400] {
+            r.register(answering(spec.clone()))?;
+        }
+        for spec in &specs[200..210] {
+            let mut changed = spec.clone();
+            changed.description =
+                format!("{} Also archives old calendar entries.", spec.description);
+            r.register_with(answering(changed), tool_core::OnConflict::Override)?;
+        }
+        Ok::<_, tool_core::RegistryError>(())
+    })
+    .unwrap();
+    // Version 2: one more removal and one addition, searched after both.
+    live.update(|r| {
+        r.remove(&specs[0].name);
+        r.register(answering(specs[400].clone()))
+    })
+    .unwrap();
+    let registry = view.registry();
+    let fresh = SearchIndex::build(registry.specs().filter(|s| s.name != TOOL_SEARCH));
+    assert_eq!(fresh.len(), registry.len() - 1);
+    let queries: Vec<Value> = serde_json::from_str(
+        &std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/data/tool_search/queries.json"
+        ))
+        .unwrap(),
+    )
+    .unwrap();
+    let mut compared = 0;
+    for q in queries
+        .iter()
+        .filter_map(|q| q["query"].as_str())
+        .chain(["archives calendar entries"])
+    {
+        let (got, want) = (view.search(q, 10), fresh.search(q, 10));
+        assert_eq!(got.len(), want.len(), "{q}");
+        for (g, w) in got.iter().zip(&want) {
+            assert_eq!(g.name, w.name, "{q}");
+            assert!(
+                (g.score - w.score).abs() <= 1e-5,
+                "{q}: {} vs {}",
+                g.score,
+                w.score
+            );
+        }
+        compared += got.len();
+    }
+    assert!(compared > 1000, "{compared} hits compared");
+    // The replaced specs were indexed again: their new words find them.
+    let hits = view.search("archives calendar entries", 10);
+    assert!(hits.iter().any(|h| h.name == specs[200].name), "{hits:?}");
+    // Removed tools are gone, denied ones never came in.
+    assert!(
+        view.search(&specs[120].description, 50)
+            .iter()
+            .all(|h| h.name != specs[120].name)
+    );
+    assert!(
+        view.search("post a slack message", 50)
+            .iter()
+            .all(|h| !h.name.starts_with("slack__"))
+    );
 }

@@ -79,7 +79,7 @@
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::fmt;
-use std::sync::{Arc, Mutex, OnceLock, PoisonError, Weak};
+use std::sync::{Arc, Mutex, PoisonError, RwLock, Weak};
 
 use serde_json::{Map, Value, json};
 use tokio::sync::watch;
@@ -109,6 +109,11 @@ pub const TOOL_SEARCH: &str = "tool_search";
 /// session loaded longest ago is forgotten first (its next rendering starts
 /// again from the always-loaded tools).
 pub const MAX_SESSIONS: usize = 4096;
+
+/// Most tool lists (per format and loaded set) a view with deferred tools
+/// keeps rendered for one registry version: 256; beyond that the kept ones
+/// are dropped and rendered again when asked for.
+pub const MAX_CACHED_LISTS: usize = 256;
 
 /// A tool-name pattern: `*` matches any run of characters (also none),
 /// every other character itself. Case-sensitive, matched against the whole
@@ -169,33 +174,9 @@ impl From<String> for NamePattern {
     }
 }
 
-/// Anthropic's server-side tool search, for
-/// [`RegistryView::schemas_anthropic_server_search`] (Anthropic docs, "Tool
-/// search tool"; beta header `advanced-tool-use-2025-11-20`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum ServerSearch {
-    /// `{"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"}`:
-    /// the model searches with natural-language queries.
-    Bm25,
-    /// `{"type": "tool_search_tool_regex_20251119", "name": "tool_search_tool_regex"}`:
-    /// the model searches with regular expressions.
-    Regex,
-}
-
-impl ServerSearch {
-    /// The tool definition that goes in the request's `tools`.
-    pub fn definition(self) -> Value {
-        match self {
-            Self::Bm25 => {
-                json!({"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"})
-            }
-            Self::Regex => {
-                json!({"type": "tool_search_tool_regex_20251119", "name": "tool_search_tool_regex"})
-            }
-        }
-    }
-}
+/// Anthropic's server-side tool search: now [`Format::AnthropicToolSearch`]'s
+/// option, kept here under its old path.
+pub use crate::format::ServerSearch;
 
 /// Context state that makes `tool_search` answer with the full definitions
 /// of its matches, rendered in this format, instead of loading them (for
@@ -258,6 +239,16 @@ struct Inner {
     materialized: Mutex<Option<Arc<Materialized>>>,
     sessions: Mutex<Sessions>,
     loads: watch::Sender<u64>,
+    /// The search index, kept across versions: built on the first search,
+    /// then updated with each version's added, removed and replaced tools.
+    index: RwLock<Option<Indexed>>,
+}
+
+/// The view's search index and the version (and tools) it indexes.
+struct Indexed {
+    version: u64,
+    registry: Arc<ToolRegistry>,
+    index: SearchIndex,
 }
 
 /// The view at one registry version.
@@ -266,8 +257,12 @@ struct Materialized {
     registry: Arc<ToolRegistry>,
     /// Deferred tools in the view.
     deferred: HashSet<String>,
-    index: OnceLock<SearchIndex>,
+    /// Renderings of a view with deferred tools: (format, loaded tools) → tool list.
+    lists: Mutex<HashMap<(Format, Vec<String>), Rendered>>,
 }
+
+/// A rendering of the view's tool list, or the error listing the tools left out.
+type Rendered = Result<ToolSchemas, RenderError>;
 
 #[derive(Default)]
 struct Sessions {
@@ -329,6 +324,7 @@ impl RegistryView {
                 materialized: Mutex::new(None),
                 sessions: Mutex::new(Sessions::default()),
                 loads: watch::Sender::new(0),
+                index: RwLock::new(None),
             }),
         }
     }
@@ -463,7 +459,7 @@ impl RegistryView {
             version,
             registry,
             deferred,
-            index: OnceLock::new(),
+            lists: Mutex::new(HashMap::new()),
         }
     }
 
@@ -508,8 +504,47 @@ impl RegistryView {
     /// Searches the view's tools (`tool_search` itself left out) without
     /// loading anything: the best `limit` BM25 matches of `query`.
     pub fn search(&self, query: &str, limit: usize) -> Vec<SearchHit> {
-        let m = self.current();
-        m.index().search(query, limit)
+        self.search_in(&self.current(), query, limit)
+    }
+
+    /// [`search`](Self::search) over the view at `m`'s version: the index
+    /// is brought to that version first, by building it (the first time)
+    /// or by applying the tools added, removed and replaced since the
+    /// version it indexes ([`SearchIndex::insert`], [`SearchIndex::remove`]).
+    fn search_in(&self, m: &Materialized, query: &str, limit: usize) -> Vec<SearchHit> {
+        {
+            let slot = self
+                .inner
+                .index
+                .read()
+                .unwrap_or_else(PoisonError::into_inner);
+            if let Some(ix) = slot.as_ref().filter(|ix| ix.version == m.version) {
+                return ix.index.search(query, limit);
+            }
+        }
+        let mut slot = self
+            .inner
+            .index
+            .write()
+            .unwrap_or_else(PoisonError::into_inner);
+        match slot.as_mut() {
+            Some(ix) if ix.version == m.version => {}
+            Some(ix) => {
+                apply_changes(&mut ix.index, &ix.registry, &m.registry);
+                ix.version = m.version;
+                ix.registry = Arc::clone(&m.registry);
+            }
+            None => {
+                *slot = Some(Indexed {
+                    version: m.version,
+                    registry: Arc::clone(&m.registry),
+                    index: SearchIndex::build(searchable(&m.registry)),
+                });
+            }
+        }
+        slot.as_ref()
+            .map(|ix| ix.index.search(query, limit))
+            .unwrap_or_default()
     }
 
     /// The deferred tools loaded for `trace_id` (`None`: calls without a
@@ -615,11 +650,9 @@ impl RegistryView {
         self.render(format, &[])
     }
 
-    /// Anthropic's own deferred loading instead of ours: every tool of the
-    /// view in [`Format::Anthropic`] (`strict` as there), deferred ones with
-    /// `"defer_loading": true`, our `tool_search` left out, and `search`'s
-    /// server tool definition last (Anthropic docs, "Tool search tool": at
-    /// least one tool must not be deferred, which the server tool is not).
+    /// Anthropic's own deferred loading instead of ours: the view's list in
+    /// [`Format::AnthropicToolSearch`] (see there), which
+    /// [`schemas_for`](Self::schemas_for) also renders.
     ///
     /// # Errors
     /// As [`schemas_for`](Self::schemas_for).
@@ -628,70 +661,73 @@ impl RegistryView {
         strict: bool,
         search: ServerSearch,
     ) -> Result<ToolSchemas, RenderError> {
-        let m = self.current();
-        let format = Format::Anthropic { strict };
-        let full = m.registry.schemas_with(format, OnRefusal::Fallback);
-        let (rendered, errors) = split(&full);
-        let mut tools: Vec<Value> = rendered
-            .as_array()
-            .map(|a| {
-                a.iter()
-                    .filter(|t| item_name(format, t) != Some(TOOL_SEARCH))
-                    .cloned()
-                    .collect()
-            })
-            .unwrap_or_default();
-        for t in &mut tools {
-            if item_name(format, t).is_some_and(|n| m.deferred.contains(n))
-                && let Some(o) = t.as_object_mut()
-            {
-                o.insert("defer_loading".to_owned(), Value::Bool(true));
-            }
-        }
-        tools.push(search.definition());
-        let schemas = ToolSchemas::from_parts(Value::Array(tools), rendered.fallbacks().to_vec());
-        finish(schemas, errors.map(<[_]>::to_vec))
+        self.render(Format::AnthropicToolSearch { strict, search }, &[])
     }
 
+    /// The tool list for `format` with `loaded` appended (see
+    /// [`schemas_for`](Self::schemas_for)). A view with nothing deferred
+    /// lists what its registry does, taken from the registry's cache. Other
+    /// lists are rendered once per registry version, format and loaded set
+    /// (each listed tool rendered on its own, not the whole registry) and
+    /// kept, at most [`MAX_CACHED_LISTS`] per version; a rendering from the
+    /// cache is shared, not copied.
     fn render(&self, format: Format, loaded: &[String]) -> Result<ToolSchemas, RenderError> {
         let m = self.current();
-        let full = m.registry.schemas_with(format, OnRefusal::Fallback);
-        let (rendered, errors) = split(&full);
-        let items = list_items(format, rendered.as_value());
-        let mut by_name: HashMap<&str, &Value> = HashMap::with_capacity(items.len());
-        for item in items {
-            if let Some(n) = item_name(format, item) {
-                by_name.insert(n, item);
+        if m.deferred.is_empty() {
+            return m.registry.schemas_with(format, OnRefusal::Fallback);
+        }
+        let server_search = format.server_search().is_some();
+        // Anthropic's server search lists every tool, whatever was loaded here.
+        let loaded = if server_search { &[] } else { loaded };
+        let mut lists = m.lists.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(hit) = lists.get(&(format, loaded.to_vec())) {
+            return hit.clone();
+        }
+        let order: Vec<&str> = if server_search {
+            m.registry
+                .names()
+                .into_iter()
+                .filter(|n| *n != TOOL_SEARCH)
+                .collect()
+        } else {
+            let mut order: Vec<&str> = m
+                .registry
+                .names()
+                .into_iter()
+                .filter(|n| *n != TOOL_SEARCH && !m.deferred.contains(*n))
+                .collect();
+            order.push(TOOL_SEARCH);
+            order.extend(loaded.iter().map(String::as_str));
+            order
+        };
+        let mut tools = Vec::with_capacity(order.len());
+        let mut fallbacks = Vec::new();
+        let mut errors = Vec::new();
+        for name in order {
+            let Some(tool) = m.registry.get(name) else {
+                continue;
+            };
+            match render_tool_with_fallback(tool.spec(), format) {
+                Ok((mut item, fallback)) => {
+                    if server_search
+                        && m.deferred.contains(name)
+                        && let Some(o) = item.as_object_mut()
+                    {
+                        o.insert("defer_loading".to_owned(), Value::Bool(true));
+                    }
+                    tools.push(item);
+                    fallbacks.extend(fallback);
+                }
+                Err(e) => errors.push(e),
             }
         }
-        let mut order: Vec<&str> = m
-            .registry
-            .names()
-            .into_iter()
-            .filter(|n| *n != TOOL_SEARCH && !m.deferred.contains(*n))
-            .collect();
-        if m.registry.contains(TOOL_SEARCH) && !m.deferred.is_empty() {
-            order.push(TOOL_SEARCH);
-        }
-        order.extend(loaded.iter().map(String::as_str));
-        let tools: Vec<Value> = order
-            .iter()
-            .filter_map(|n| by_name.get(n).map(|v| (*v).clone()))
-            .collect();
-        let fallbacks = rendered
-            .fallbacks()
-            .iter()
-            .filter(|f| order.contains(&f.tool.as_str()))
-            .cloned()
-            .collect();
-        let errors = errors.map(|e| {
-            e.iter()
-                .filter(|f| order.contains(&f.tool.as_str()))
-                .cloned()
-                .collect::<Vec<_>>()
-        });
         let schemas = ToolSchemas::from_parts(crate::format::tool_list(format, tools), fallbacks);
-        finish(schemas, errors.filter(|e| !e.is_empty()))
+        let rendered = finish(schemas, Some(errors).filter(|e| !e.is_empty()));
+        if lists.len() >= MAX_CACHED_LISTS {
+            lists.clear();
+        }
+        lists.insert((format, loaded.to_vec()), rendered.clone());
+        rendered
     }
 
     /// Executes one call on the view: [`ToolRegistry::execute`] on the
@@ -725,20 +761,46 @@ impl RegistryView {
     }
 }
 
-impl Materialized {
-    fn index(&self) -> &SearchIndex {
-        self.index.get_or_init(|| {
-            SearchIndex::build(self.registry.specs().filter(|s| s.name != TOOL_SEARCH))
-        })
-    }
+/// The tools of a view's registry that its search index holds: all but `tool_search`.
+fn searchable(registry: &ToolRegistry) -> impl Iterator<Item = &ToolSpec> {
+    registry.specs().filter(|s| s.name != TOOL_SEARCH)
 }
 
-fn split(
-    full: &Result<ToolSchemas, RenderError>,
-) -> (&ToolSchemas, Option<&[crate::format::FormatError]>) {
-    match full {
-        Ok(s) => (s, None),
-        Err(e) => (e.partial(), Some(e.errors())),
+/// Updates `index` (of the tools of `old`) to the tools of `new`: one walk
+/// over both name-ordered lists; a tool of both is indexed again only when
+/// its spec changed (another `Arc` holding a different spec).
+fn apply_changes(index: &mut SearchIndex, old: &ToolRegistry, new: &ToolRegistry) {
+    let mut old = searchable(old).peekable();
+    let mut new = searchable(new).peekable();
+    loop {
+        match (old.peek(), new.peek()) {
+            (Some(a), Some(b)) => match a.name.cmp(&b.name) {
+                std::cmp::Ordering::Less => {
+                    index.remove(&a.name);
+                    old.next();
+                }
+                std::cmp::Ordering::Greater => {
+                    index.insert(b);
+                    new.next();
+                }
+                std::cmp::Ordering::Equal => {
+                    if !std::ptr::eq(*a, *b) && a != b {
+                        index.insert(b);
+                    }
+                    old.next();
+                    new.next();
+                }
+            },
+            (Some(a), None) => {
+                index.remove(&a.name);
+                old.next();
+            }
+            (None, Some(b)) => {
+                index.insert(b);
+                new.next();
+            }
+            (None, None) => break,
+        }
     }
 }
 
@@ -753,24 +815,6 @@ fn finish(
             partial: schemas,
         }),
     }
-}
-
-/// The rendered tools of a tool-list value (for Gemini, its function declarations).
-fn list_items(format: Format, list: &Value) -> &[Value] {
-    let array = match format {
-        Format::Gemini { .. } | Format::GeminiJsonSchema => list.pointer("/0/functionDeclarations"),
-        _ => Some(list),
-    };
-    array.and_then(Value::as_array).map_or(&[], Vec::as_slice)
-}
-
-/// The name of one rendered tool.
-fn item_name(format: Format, item: &Value) -> Option<&str> {
-    match format {
-        Format::OpenAiChat { .. } => item.pointer("/function/name"),
-        _ => item.get("name"),
-    }
-    .and_then(Value::as_str)
 }
 
 #[cfg(test)]

@@ -46,7 +46,7 @@
 //!   [`DEFAULT_MAX_RESULTS`], at most [`MAX_RESULTS_LIMIT`]) are listed with
 //!   the first line of their description and loaded.
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use rustc_hash::FxHashMap;
 
@@ -158,8 +158,14 @@ pub struct SearchIndex {
     terms: FxHashMap<Box<str>, u32>,
     /// The documents; a document's id is its position (removal moves the last one into the gap).
     docs: Vec<Doc>,
+    /// Every document's (term id, weighted frequency) pairs, each document's
+    /// in one run (`Doc::start`, `Doc::count`); runs of removed documents
+    /// are garbage until [`compact`](Self::compact) drops them.
+    doc_terms: Vec<(u32, f32)>,
+    /// Pairs of `doc_terms` that belong to no document.
+    garbage: usize,
     /// Tool name → document id.
-    by_name: FxHashMap<Box<str>, u32>,
+    by_name: FxHashMap<Arc<str>, u32>,
     /// The BM25 contributions for the documents as they are now; emptied by every change.
     impacts: OnceLock<Impacts>,
 }
@@ -167,11 +173,12 @@ pub struct SearchIndex {
 /// One indexed tool.
 #[derive(Debug, Clone)]
 struct Doc {
-    name: Box<str>,
+    name: Arc<str>,
     /// Weighted length: the sum of the weights of its tokens.
     len: f32,
-    /// (term id, weighted frequency), by term id, each term once.
-    terms: Box<[(u32, f32)]>,
+    /// Its run in `SearchIndex::doc_terms`: each of its terms once.
+    start: u32,
+    count: u32,
 }
 
 /// Postings with their BM25 contribution, for one state of the documents:
@@ -183,11 +190,17 @@ struct Impacts {
     postings: Vec<(u32, f32)>,
 }
 
-/// Reused buffers of [`SearchIndex::tokenize_doc`].
+/// Reused buffers of [`SearchIndex::add_doc`], shared by the documents of one build.
 #[derive(Default)]
 struct Scratch {
-    /// (term id, position, weight) of each token of one document.
-    tokens: Vec<(u32, u32, f32)>,
+    /// Per term id: its weighted frequency in the document being added (0 when absent).
+    tf: Vec<f32>,
+    /// The term ids of that document, in order of first occurrence.
+    seen: Vec<u32>,
+    /// Word (a run of letters and digits, as written) → its run in `word_terms`.
+    words: FxHashMap<Box<str>, (u32, u32)>,
+    /// The term ids of each word of `words`, in order.
+    word_terms: Vec<u32>,
 }
 
 impl SearchIndex {
@@ -207,12 +220,15 @@ impl SearchIndex {
             // Tool texts share most words: about one new term per tool.
             terms: FxHashMap::with_capacity_and_hasher(hint.max(64), Default::default()),
             docs: Vec::with_capacity(hint),
+            // About 25 distinct terms per tool of the evaluation set.
+            doc_terms: Vec::with_capacity(hint * 32),
+            garbage: 0,
             by_name: FxHashMap::with_capacity_and_hasher(hint, Default::default()),
             impacts: OnceLock::new(),
         };
         let mut scratch = Scratch::default();
         for spec in specs {
-            index.insert_with(spec, &mut scratch);
+            index.add_doc(spec, &mut scratch);
         }
         let impacts = index.compute_impacts();
         let _ = index.impacts.set(impacts);
@@ -224,7 +240,7 @@ impl SearchIndex {
     /// document frequencies and the average length do); they are computed
     /// again on the next [`search`](Self::search).
     pub fn insert(&mut self, spec: &ToolSpec) {
-        self.insert_with(spec, &mut Scratch::default());
+        self.add_doc(spec, &mut Scratch::default());
     }
 
     /// Removes the tool called `name`; `false` when it is not indexed.
@@ -232,11 +248,15 @@ impl SearchIndex {
         let Some(doc) = self.by_name.remove(name) else {
             return false;
         };
-        self.docs.swap_remove(doc as usize);
-        if let Some(moved) = self.docs.get(doc as usize) {
-            if let Some(id) = self.by_name.get_mut(&*moved.name) {
-                *id = doc;
-            }
+        let gone = self.docs.swap_remove(doc as usize);
+        self.garbage += gone.count as usize;
+        if let Some(moved) = self.docs.get(doc as usize)
+            && let Some(id) = self.by_name.get_mut(&*moved.name)
+        {
+            *id = doc;
+        }
+        if self.garbage > self.doc_terms.len() / 2 {
+            self.compact();
         }
         self.impacts = OnceLock::new();
         true
@@ -247,43 +267,82 @@ impl SearchIndex {
         self.by_name.contains_key(name)
     }
 
-    fn insert_with(&mut self, spec: &ToolSpec, scratch: &mut Scratch) {
-        self.remove(&spec.name);
-        let (len, terms) = self.tokenize_doc(spec, scratch);
-        let doc = u32::try_from(self.docs.len()).unwrap_or(u32::MAX);
-        self.by_name.insert(spec.name.as_str().into(), doc);
-        self.docs.push(Doc {
-            name: spec.name.as_str().into(),
-            len,
-            terms,
-        });
-        self.impacts = OnceLock::new();
+    /// Drops the term runs of removed documents.
+    fn compact(&mut self) {
+        let mut kept = Vec::with_capacity(self.doc_terms.len() - self.garbage);
+        for doc in &mut self.docs {
+            let run = doc.start as usize..(doc.start + doc.count) as usize;
+            doc.start = u32::try_from(kept.len()).unwrap_or(u32::MAX);
+            kept.extend_from_slice(&self.doc_terms[run]);
+        }
+        self.doc_terms = kept;
+        self.garbage = 0;
     }
 
-    /// The weighted length and term frequencies of one tool: its fields'
-    /// tokens, each counted with its field's weight, summed per term in the
-    /// order the tokens come.
-    fn tokenize_doc(&mut self, spec: &ToolSpec, scratch: &mut Scratch) -> (f32, Box<[(u32, f32)]>) {
+    /// Indexes one tool: its fields' tokens, each counted with its field's
+    /// weight, summed per term in the order the tokens come (so a document
+    /// scores the same however it came into the index).
+    fn add_doc(&mut self, spec: &ToolSpec, scratch: &mut Scratch) {
+        if self.by_name.contains_key(spec.name.as_str()) {
+            self.remove(&spec.name);
+        }
         let w = self.weights;
-        let toks = &mut scratch.tokens;
-        toks.clear();
+        let Scratch {
+            tf,
+            seen,
+            words,
+            word_terms,
+        } = scratch;
+        seen.clear();
+        let mut len = 0.0f32;
         let terms = &mut self.terms;
+        // `tf` covers every term id (terms added by other scratch buffers too).
+        tf.resize(terms.len(), 0.0);
         let mut add = |text: &str, weight: f32| {
             if weight == 0.0 {
                 return;
             }
-            tokens::for_each_token(text, |t| {
-                let id = match terms.get(t) {
-                    Some(&id) => id,
+            // The tokeniser treats each word on its own (it splits at every
+            // character that is not a letter or digit first; tested below),
+            // so a word's terms are looked up once per build, not once per
+            // occurrence: tool texts repeat their words a lot.
+            for word in text.split(|c: char| !c.is_alphanumeric()) {
+                if word.is_empty() {
+                    continue;
+                }
+                let (from, count) = match words.get(word) {
+                    Some(&run) => run,
                     None => {
-                        let id = u32::try_from(terms.len()).unwrap_or(u32::MAX);
-                        terms.insert(t.into(), id);
-                        id
+                        let from = word_terms.len();
+                        tokens::for_each_token(word, |t| {
+                            let id = match terms.get(t) {
+                                Some(&id) => id,
+                                None => {
+                                    let id = u32::try_from(terms.len()).unwrap_or(u32::MAX);
+                                    terms.insert(t.into(), id);
+                                    tf.push(0.0);
+                                    id
+                                }
+                            };
+                            word_terms.push(id);
+                        });
+                        let run = (
+                            u32::try_from(from).unwrap_or(u32::MAX),
+                            u32::try_from(word_terms.len() - from).unwrap_or(u32::MAX),
+                        );
+                        words.insert(word.into(), run);
+                        run
                     }
                 };
-                let at = u32::try_from(toks.len()).unwrap_or(u32::MAX);
-                toks.push((id, at, weight));
-            });
+                for &id in &word_terms[from as usize..(from + count) as usize] {
+                    let slot = &mut tf[id as usize];
+                    if *slot == 0.0 {
+                        seen.push(id);
+                    }
+                    *slot += weight;
+                    len += weight;
+                }
+            }
         };
         add(&spec.name, w.name);
         for tag in &spec.tags {
@@ -298,18 +357,22 @@ impl SearchIndex {
                 }
             }
         }
-        // Length and frequencies summed in token order, so that a document
-        // scores the same however it came into the index.
-        let len = toks.iter().fold(0.0f32, |sum, t| sum + t.2);
-        toks.sort_unstable_by_key(|&(id, at, _)| (id, at));
-        let mut out: Vec<(u32, f32)> = Vec::with_capacity(toks.len());
-        for &(id, _, weight) in toks.iter() {
-            match out.last_mut() {
-                Some((last, tf)) if *last == id => *tf += weight,
-                _ => out.push((id, weight)),
-            }
+        let start = u32::try_from(self.doc_terms.len()).unwrap_or(u32::MAX);
+        for &id in seen.iter() {
+            let slot = &mut tf[id as usize];
+            self.doc_terms.push((id, *slot));
+            *slot = 0.0;
         }
-        (len, out.into_boxed_slice())
+        let name: Arc<str> = spec.name.as_str().into();
+        let doc = u32::try_from(self.docs.len()).unwrap_or(u32::MAX);
+        self.by_name.insert(Arc::clone(&name), doc);
+        self.docs.push(Doc {
+            name,
+            len,
+            start,
+            count: u32::try_from(seen.len()).unwrap_or(u32::MAX),
+        });
+        self.impacts = OnceLock::new();
     }
 
     /// Every posting's BM25 contribution for the documents as they are now.
@@ -317,7 +380,7 @@ impl SearchIndex {
         let terms = self.terms.len();
         let mut offsets = vec![0u32; terms + 1];
         for doc in &self.docs {
-            for &(t, _) in &doc.terms {
+            for &(t, _) in self.terms_of(doc) {
                 offsets[t as usize + 1] += 1;
             }
         }
@@ -347,13 +410,18 @@ impl SearchIndex {
         for (doc, d) in self.docs.iter().enumerate() {
             let doc = u32::try_from(doc).unwrap_or(u32::MAX);
             let norm = K1 * (1.0 - B + B * d.len / avg_len);
-            for &(t, tf) in &d.terms {
+            for &(t, tf) in self.terms_of(d) {
                 let slot = &mut next[t as usize];
                 postings[*slot as usize] = (doc, idf[t as usize] * tf * (K1 + 1.0) / (tf + norm));
                 *slot += 1;
             }
         }
         Impacts { offsets, postings }
+    }
+
+    /// `doc`'s (term id, weighted frequency) pairs.
+    fn terms_of(&self, doc: &Doc) -> &[(u32, f32)] {
+        &self.doc_terms[doc.start as usize..(doc.start + doc.count) as usize]
     }
 
     fn impacts(&self) -> &Impacts {
@@ -552,6 +620,34 @@ mod tests {
         }
         assert!(index.is_empty());
         assert!(index.search("read a file", 5).is_empty());
+    }
+
+    #[test]
+    fn the_tokeniser_treats_each_word_on_its_own() {
+        // The index tokenises each word once per build (`add_doc`): that is
+        // only right while a text's tokens are its words' tokens in order.
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/data/tool_search/tools.json"
+        );
+        let defs: Vec<Value> =
+            serde_json::from_str(&std::fs::read_to_string(path).unwrap_or_default())
+                .unwrap_or_default();
+        assert!(defs.len() > 300, "the evaluation set's tools");
+        let mut texts: Vec<String> = vec![
+            "listPullRequests HTTPServer v2Api ÜberGröße a-b__c.d/e".to_owned(),
+            "The tool to list all of my files, created issues".to_owned(),
+        ];
+        for d in &defs {
+            texts.push(d.to_string());
+        }
+        for text in &texts {
+            let by_word: Vec<String> = text
+                .split(|c: char| !c.is_alphanumeric())
+                .flat_map(tokenize)
+                .collect();
+            assert_eq!(tokenize(text), by_word, "{text}");
+        }
     }
 
     #[test]

@@ -9,8 +9,9 @@
 
 use serde_json::{Map, Value, json};
 use tool_core::format::Format;
+use tool_core::format::ServerSearch;
 use tool_core::search::SearchIndex;
-use tool_core::view::{InlineSchemas, ServerSearch};
+use tool_core::view::InlineSchemas;
 use tool_core::{
     ErrorKind, LiveRegistry, RegistryView, TOOL_SEARCH, Tool, ToolContext, ToolKind, ToolRegistry,
     ToolResult, ToolSpec,
@@ -500,32 +501,78 @@ async fn stateless_hosts_get_definitions_inline_and_nothing_is_loaded() {
     );
 }
 
-#[test]
-fn anthropic_server_search_marks_deferred_tools() {
+#[tokio::test]
+async fn anthropic_server_search_is_a_format_that_marks_deferred_tools() {
     let view = deferred_view();
-    let list = view
-        .schemas_anthropic_server_search(false, ServerSearch::Bm25)
-        .unwrap();
+    let bm25 = Format::AnthropicToolSearch {
+        strict: false,
+        search: ServerSearch::Bm25,
+    };
+    // Loads through our `tool_search` change nothing: Anthropic's server loads.
+    search(&view, "a", json!({"query": "select:slack__post_message"})).await;
+    let list = view.schemas_for(bm25, Some("a")).unwrap();
+    assert_eq!(list.as_value(), view.schemas_in(bm25).unwrap().as_value());
     let tools = list.as_array().unwrap();
     assert_eq!(
-        tools.len(),
-        8,
-        "seven tools and the server tool, without ours"
+        rendered_names(&Value::Array(tools[..tools.len() - 1].to_vec())),
+        [
+            "bash_command",
+            "github__create_issue",
+            "github__list_issues",
+            "github__merge_pull_request",
+            "read_file",
+            "slack__post_message",
+            "write_file",
+        ],
+        "every tool of the view in name order, ours left out"
     );
-    assert!(tools.iter().all(|t| t["name"] != TOOL_SEARCH));
-    let by_name = |n: &str| tools.iter().find(|t| t["name"] == n).unwrap();
-    assert_eq!(by_name("github__create_issue")["defer_loading"], true);
-    assert!(by_name("read_file").get("defer_loading").is_none());
+    let schema = json!({"type": "object", "properties": {"text": {"type": "string", "description": "Any text."}}});
+    assert_eq!(
+        tools[1],
+        json!({
+            "name": "github__create_issue",
+            "description": "Open a new issue in a GitHub repository.\nMore text.",
+            "input_schema": schema,
+            "defer_loading": true
+        })
+    );
+    assert_eq!(
+        tools[4],
+        json!({"name": "read_file", "description": "Read a text file.", "input_schema": schema}),
+        "always-loaded tools carry no defer_loading"
+    );
     assert_eq!(
         tools.last().unwrap(),
         &json!({"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"})
     );
-    let regex = view
-        .schemas_anthropic_server_search(true, ServerSearch::Regex)
-        .unwrap();
+    let regex = Format::AnthropicToolSearch {
+        strict: true,
+        search: ServerSearch::Regex,
+    };
+    let list = view.schemas_for(regex, None).unwrap();
+    let tools = list.as_array().unwrap();
     assert_eq!(
-        regex.as_array().unwrap().last().unwrap()["type"],
-        "tool_search_tool_regex_20251119"
+        tools.last().unwrap(),
+        &json!({"type": "tool_search_tool_regex_20251119", "name": "tool_search_tool_regex"})
+    );
+    assert_eq!(tools[4]["strict"], true);
+    assert_eq!(tools[1]["defer_loading"], true);
+    // A registry (nothing deferred) renders the Anthropic list and the server tool.
+    let plain = RegistryView::new(live());
+    let all = plain.schemas_in(bm25).unwrap();
+    let anthropic = plain
+        .schemas_in(Format::Anthropic { strict: false })
+        .unwrap();
+    let all = all.as_array().unwrap();
+    assert_eq!(
+        &all[..all.len() - 1],
+        anthropic.as_array().unwrap().as_slice()
+    );
+    assert!(all.iter().all(|t| t.get("defer_loading").is_none()));
+    assert_eq!(bm25.slug(), "anthropic-tool-search-bm25");
+    assert_eq!(
+        "anthropic-strict-tool-search-regex".parse::<Format>(),
+        Ok(regex)
     );
 }
 

@@ -87,7 +87,7 @@ use tokio::sync::watch;
 use crate::args::ToolArgs;
 use crate::context::ToolContext;
 use crate::format::{
-    Format, OnRefusal, RenderError, ToolCall, ToolSchemas, render_tool_with_fallback,
+    Format, OnRefusal, RenderError, ToolCall, ToolSchemas, render_tool, render_tool_with_fallback,
 };
 use crate::live::LiveRegistry;
 use crate::registry::{OnConflict, ToolRegistry};
@@ -174,10 +174,6 @@ impl From<String> for NamePattern {
     }
 }
 
-/// Anthropic's server-side tool search: now [`Format::AnthropicToolSearch`]'s
-/// option, kept here under its old path.
-pub use crate::format::ServerSearch;
-
 /// Context state that makes `tool_search` answer with the full definitions
 /// of its matches, rendered in this format, instead of loading them (for
 /// hosts without sessions, such as MCP's stateless 2026-07-28 era).
@@ -257,8 +253,8 @@ struct Materialized {
     registry: Arc<ToolRegistry>,
     /// Deferred tools in the view.
     deferred: HashSet<String>,
-    /// Renderings of a view with deferred tools: (format, loaded tools) → tool list.
-    lists: Mutex<HashMap<(Format, Vec<String>), Rendered>>,
+    /// Renderings of a view with deferred tools: (format, refusal mode, loaded tools) → tool list.
+    lists: Mutex<HashMap<(Format, OnRefusal, Vec<String>), Rendered>>,
 }
 
 /// A rendering of the view's tool list, or the error listing the tools left out.
@@ -638,7 +634,22 @@ impl RegistryView {
         trace_id: Option<&str>,
     ) -> Result<ToolSchemas, RenderError> {
         let loaded = self.loaded(trace_id);
-        self.render(format, &loaded)
+        self.render(format, &loaded, OnRefusal::Fallback)
+    }
+
+    /// [`schemas_in`](Self::schemas_in) with the choice of what to do with
+    /// a tool that cannot take the format's strictest form (as
+    /// [`ToolRegistry::schemas_with`]).
+    ///
+    /// # Errors
+    /// As [`ToolRegistry::schemas_with`], for the tools listed.
+    pub fn schemas_with(
+        &self,
+        format: Format,
+        on_refusal: OnRefusal,
+    ) -> Result<ToolSchemas, RenderError> {
+        let loaded = self.loaded(None);
+        self.render(format, &loaded, on_refusal)
     }
 
     /// The tool list a new session starts with: the always-loaded tools and
@@ -647,21 +658,7 @@ impl RegistryView {
     /// # Errors
     /// As [`schemas_for`](Self::schemas_for).
     pub fn schemas_new_session(&self, format: Format) -> Result<ToolSchemas, RenderError> {
-        self.render(format, &[])
-    }
-
-    /// Anthropic's own deferred loading instead of ours: the view's list in
-    /// [`Format::AnthropicToolSearch`] (see there), which
-    /// [`schemas_for`](Self::schemas_for) also renders.
-    ///
-    /// # Errors
-    /// As [`schemas_for`](Self::schemas_for).
-    pub fn schemas_anthropic_server_search(
-        &self,
-        strict: bool,
-        search: ServerSearch,
-    ) -> Result<ToolSchemas, RenderError> {
-        self.render(Format::AnthropicToolSearch { strict, search }, &[])
+        self.render(format, &[], OnRefusal::Fallback)
     }
 
     /// The tool list for `format` with `loaded` appended (see
@@ -671,16 +668,22 @@ impl RegistryView {
     /// (each listed tool rendered on its own, not the whole registry) and
     /// kept, at most [`MAX_CACHED_LISTS`] per version; a rendering from the
     /// cache is shared, not copied.
-    fn render(&self, format: Format, loaded: &[String]) -> Result<ToolSchemas, RenderError> {
+    fn render(
+        &self,
+        format: Format,
+        loaded: &[String],
+        on_refusal: OnRefusal,
+    ) -> Result<ToolSchemas, RenderError> {
         let m = self.current();
         if m.deferred.is_empty() {
-            return m.registry.schemas_with(format, OnRefusal::Fallback);
+            return m.registry.schemas_with(format, on_refusal);
         }
         let server_search = format.server_search().is_some();
         // Anthropic's server search lists every tool, whatever was loaded here.
         let loaded = if server_search { &[] } else { loaded };
         let mut lists = m.lists.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(hit) = lists.get(&(format, loaded.to_vec())) {
+        let key = (format, on_refusal, loaded.to_vec());
+        if let Some(hit) = lists.get(&key) {
             return hit.clone();
         }
         let order: Vec<&str> = if server_search {
@@ -707,7 +710,11 @@ impl RegistryView {
             let Some(tool) = m.registry.get(name) else {
                 continue;
             };
-            match render_tool_with_fallback(tool.spec(), format) {
+            let rendered = match on_refusal {
+                OnRefusal::Refuse => render_tool(tool.spec(), format).map(|t| (t, None)),
+                OnRefusal::Fallback => render_tool_with_fallback(tool.spec(), format),
+            };
+            match rendered {
                 Ok((mut item, fallback)) => {
                     if server_search
                         && m.deferred.contains(name)
@@ -726,7 +733,7 @@ impl RegistryView {
         if lists.len() >= MAX_CACHED_LISTS {
             lists.clear();
         }
-        lists.insert((format, loaded.to_vec()), rendered.clone());
+        lists.insert(key, rendered.clone());
         rendered
     }
 

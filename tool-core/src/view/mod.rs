@@ -73,9 +73,20 @@
 //! context: `tool_search` then answers with the matches' full definitions
 //! and records no load.
 //!
+//! For Anthropic, [`Format::AnthropicToolSearch`] renders the view the
+//! other way: every tool, the deferred ones with `"defer_loading": true`,
+//! and Anthropic's own server-side search tool in place of `tool_search`.
+//!
+//! # What is built when
+//!
 //! The view materialises its tools once per registry version (an
 //! `Arc<ToolRegistry>` holding the tools in the view; tools are shared, not
-//! copied) and builds its search index once per version, on first use.
+//! copied). Its search index is built on the first search and from then on
+//! follows the registry: a search at a new version first removes, adds and
+//! re-indexes the tools that left, came or changed since the version the
+//! index was at ([`SearchIndex::insert`], [`SearchIndex::remove`]), instead
+//! of indexing every tool again. Tool lists are rendered once per version,
+//! format and loaded set and then shared ([`schemas_for`](RegistryView::schemas_for)).
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::fmt;
@@ -254,8 +265,11 @@ struct Materialized {
     /// Deferred tools in the view.
     deferred: HashSet<String>,
     /// Renderings of a view with deferred tools: (format, refusal mode, loaded tools) → tool list.
-    lists: Mutex<HashMap<(Format, OnRefusal, Vec<String>), Rendered>>,
+    lists: Mutex<HashMap<ListKey, Rendered>>,
 }
+
+/// What a view's rendering depends on besides the version: format, refusal mode, loaded tools.
+type ListKey = (Format, OnRefusal, Vec<String>);
 
 /// A rendering of the view's tool list, or the error listing the tools left out.
 type Rendered = Result<ToolSchemas, RenderError>;
@@ -621,9 +635,13 @@ impl RegistryView {
 
     /// The view's tool list for `format` for session `trace_id`: the
     /// always-loaded tools in name order, then `tool_search`, then the tools
-    /// loaded for that trace in load order (see the [module docs](self)).
-    /// Each tool is rendered once per registry version and format (the
-    /// materialised registry's cache) and taken from there.
+    /// loaded for that trace in load order (see the [module docs](self));
+    /// for [`Format::AnthropicToolSearch`] every tool of the view (see
+    /// there), whatever the trace loaded. A view with nothing deferred
+    /// gives its registry's cached rendering; otherwise the list is
+    /// rendered once per registry version, format and loaded set (only the
+    /// tools listed), kept (at most [`MAX_CACHED_LISTS`] per version) and
+    /// shared by later calls, not copied.
     ///
     /// # Errors
     /// As [`ToolRegistry::schemas_in`], for the tools listed; the partial

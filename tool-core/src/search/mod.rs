@@ -211,7 +211,8 @@ impl SearchIndex {
         Self::build_with(specs, FieldWeights::default())
     }
 
-    /// Indexes `specs` with the field weights `w`.
+    /// Indexes `specs` with the field weights `w` (each at least 0; a
+    /// field of weight 0 is left out).
     pub fn build_with<'a>(specs: impl IntoIterator<Item = &'a ToolSpec>, w: FieldWeights) -> Self {
         let specs = specs.into_iter();
         let hint = specs.size_hint().0;
@@ -241,6 +242,15 @@ impl SearchIndex {
     /// again on the next [`search`](Self::search).
     pub fn insert(&mut self, spec: &ToolSpec) {
         self.add_doc(spec, &mut Scratch::default());
+    }
+
+    /// [`insert`](Self::insert)s each of `specs`, sharing the work of
+    /// tokenising the words they have in common.
+    pub fn insert_all<'a>(&mut self, specs: impl IntoIterator<Item = &'a ToolSpec>) {
+        let mut scratch = Scratch::default();
+        for spec in specs {
+            self.add_doc(spec, &mut scratch);
+        }
     }
 
     /// Removes the tool called `name`; `false` when it is not indexed.

@@ -797,6 +797,7 @@ fn searchable(registry: &ToolRegistry) -> impl Iterator<Item = &ToolSpec> {
 fn apply_changes(index: &mut SearchIndex, old: &ToolRegistry, new: &ToolRegistry) {
     let mut old = searchable(old).peekable();
     let mut new = searchable(new).peekable();
+    let mut added: Vec<&ToolSpec> = Vec::new();
     loop {
         match (old.peek(), new.peek()) {
             (Some(a), Some(b)) => match a.name.cmp(&b.name) {
@@ -805,12 +806,12 @@ fn apply_changes(index: &mut SearchIndex, old: &ToolRegistry, new: &ToolRegistry
                     old.next();
                 }
                 std::cmp::Ordering::Greater => {
-                    index.insert(b);
+                    added.push(b);
                     new.next();
                 }
                 std::cmp::Ordering::Equal => {
                     if !std::ptr::eq(*a, *b) && a != b {
-                        index.insert(b);
+                        added.push(b);
                     }
                     old.next();
                     new.next();
@@ -821,12 +822,13 @@ fn apply_changes(index: &mut SearchIndex, old: &ToolRegistry, new: &ToolRegistry
                 old.next();
             }
             (None, Some(b)) => {
-                index.insert(b);
+                added.push(b);
                 new.next();
             }
             (None, None) => break,
         }
     }
+    index.insert_all(added);
 }
 
 fn finish(

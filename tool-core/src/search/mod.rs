@@ -150,6 +150,18 @@ pub struct SearchHit {
 /// no walking of the other tools' JSON): see the `index_update_10k` bench.
 /// Computing contributions at query time instead would add a division per
 /// posting to every query, which are far more frequent than changes.
+/// That pass is O(postings): about 0.7 ms for 10 000 tools, against about
+/// 20 ms of CPU time for indexing them from scratch.
+///
+/// Building tokenises each distinct word once (tool texts repeat their
+/// words: "the repository owner", "page number") and reuses its terms for
+/// every later occurrence; the per-tool frequencies live in one array, not
+/// a vector per tool or per term.
+///
+/// Removed tools' terms stay in the vocabulary (with no postings), so an
+/// index whose tools are replaced again and again with new words grows by
+/// those words; a view's index follows one registry, whose tool texts come
+/// back to the same words.
 #[derive(Debug, Clone, Default)]
 pub struct SearchIndex {
     weights: FieldWeights,

@@ -187,3 +187,60 @@ fn tune_field_weights() {
         println!("@5 {at5} @1 {at1} of {}: {w}", cases.len());
     }
 }
+
+/// Recall on the tuning set and on its two halves by server (servers in
+/// name order, alternately to half A and half B), so that a change tuned on
+/// one half can be checked on the other; run by hand:
+/// `cargo test -p tool-core --test tool_search_eval halves -- --ignored --nocapture`.
+/// Reads only `queries.json`.
+#[test]
+#[ignore = "a tuning aid, not a check"]
+fn recall_on_halves_of_the_tuning_set() {
+    use tool_core::search::SearchIndex;
+    let text = std::fs::read_to_string(data("tools.json")).expect("tools.json");
+    let defs: Vec<ToolDef> = serde_json::from_str(&text).expect("tools.json parses");
+    let specs: Vec<ToolSpec> = defs
+        .into_iter()
+        .map(|d| ToolSpec::new(d.name, d.description, d.parameters).with_tags(d.tags))
+        .collect();
+    let cases: Vec<Case> =
+        serde_json::from_str(&std::fs::read_to_string(data("queries.json")).expect("queries"))
+            .expect("queries parse");
+    let mut servers: Vec<&str> = specs
+        .iter()
+        .map(|s| s.name.split("__").next().unwrap_or(""))
+        .collect();
+    servers.sort_unstable();
+    servers.dedup();
+    let half = |c: &Case| {
+        let server = c.expected.split("__").next().unwrap_or("");
+        servers.iter().position(|s| *s == server).unwrap_or(0) % 2
+    };
+    let index = SearchIndex::build(specs.iter());
+    let show_misses = std::env::var_os("TOOL_SEARCH_MISSES").is_some();
+    let mut tally = [[0usize; 3]; 3];
+    for c in &cases {
+        let hits = index.search(&c.query, 5);
+        let at1 = usize::from(hits.first().is_some_and(|h| h.name == c.expected));
+        let at5 = usize::from(hits.iter().any(|h| h.name == c.expected));
+        for row in [0, 1 + half(c)] {
+            tally[row][0] += 1;
+            tally[row][1] += at1;
+            tally[row][2] += at5;
+        }
+        if show_misses && at1 == 0 {
+            let got: Vec<&str> = hits.iter().map(|h| h.name.as_str()).collect();
+            println!(
+                "  {} {:?} expected {} got {got:?}",
+                if at5 == 1 { "low " } else { "miss" },
+                c.query,
+                c.expected
+            );
+        }
+    }
+    for (label, [n, at1, at5]) in ["all", "half A", "half B"].iter().zip(tally) {
+        #[allow(clippy::cast_precision_loss, reason = "a few hundred cases")]
+        let (r1, r5) = (at1 as f64 / n as f64, at5 as f64 / n as f64);
+        println!("{label}: {n} queries, recall@1 {r1:.3}, recall@5 {r5:.3}");
+    }
+}

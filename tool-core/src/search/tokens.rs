@@ -194,7 +194,10 @@ fn camel_parts(word: &str, mut f: impl FnMut(&str)) {
     f(&word[start..]);
 }
 
-/// Cuts a few English suffixes (see the module docs); `word` is lower case.
+/// Stems `word` (lower case) with the Snowball English stemmer; words
+/// longer than [`MAX_WORD`] are first cut there, and words with a
+/// non-ASCII letter are left as they are (the English rules would mangle
+/// them).
 fn stem(word: &mut String) {
     if word.len() > MAX_WORD {
         let mut cut = MAX_WORD;
@@ -206,34 +209,10 @@ fn stem(word: &mut String) {
     if !word.is_ascii() {
         return;
     }
-    let len = word.len();
-    let ends = |s: &str| word.ends_with(s);
-    if len > 4 && ends("ies") {
-        word.truncate(len - 3);
-        word.push('y');
-    } else if len > 4 && (ends("sses") || ends("xes") || ends("ches") || ends("shes")) {
-        word.truncate(len - 2);
-    } else if len > 3 && ends("s") && !ends("ss") && !ends("us") && !ends("is") {
-        word.truncate(len - 1);
-    } else if len > 5 && ends("ing") {
-        word.truncate(len - 3);
-        undouble(word);
-    } else if len > 4 && ends("ed") && !ends("eed") {
-        word.truncate(len - 2);
-        undouble(word);
-    }
-    // `create`, `created` and `creating` all become `creat`.
-    if word.len() > 4 && word.ends_with('e') && !word.ends_with("ee") {
-        word.pop();
-    }
-}
-
-/// `runn` → `run`, `stopp` → `stop` (after cutting `-ing` / `-ed`); `add` stays.
-fn undouble(word: &mut String) {
-    let bytes = word.as_bytes();
-    let n = bytes.len();
-    if n >= 4 && bytes[n - 1] == bytes[n - 2] && !matches!(bytes[n - 1], b'l' | b's' | b'z') {
-        word.pop();
+    static ENGLISH: std::sync::LazyLock<rust_stemmers::Stemmer> =
+        std::sync::LazyLock::new(|| rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English));
+    if let std::borrow::Cow::Owned(stemmed) = ENGLISH.stem(word) {
+        *word = stemmed;
     }
 }
 

@@ -73,46 +73,314 @@ const SYNONYMS: &[&[&str]] = &[
     &["status", "state", "changed", "pending"],
 ];
 
+/// Words of the tool domains that point at the words tools describe
+/// themselves with: a query word on the left also looks for the words on
+/// the right, at [`RELATED_WEIGHT`] (one way: a query for "weather" is not
+/// widened to "rain"). Written from the general vocabulary of each domain
+/// (what people call the things a kind of tool works on: weather, money,
+/// maps, calendars, chat, incidents, clusters, ...), not from the
+/// evaluation queries; service nicknames (`k8s`, `mongo`, `psql`) are
+/// here too. Stemmed like everything else.
+const RELATED: &[(&[&str], &[&str])] = &[
+    // Weather.
+    (
+        &[
+            "rain", "raining", "rainy", "snow", "snowing", "sunny", "umbrella", "temperature",
+            "degrees", "humidity", "humid", "windy", "storm", "cloudy", "celsius", "fahrenheit",
+            "hot", "cold", "warm",
+        ],
+        &["weather", "forecast"],
+    ),
+    // Money and markets.
+    (
+        &[
+            "euro", "euros", "dollar", "dollars", "yen", "pound", "sterling", "usd", "eur",
+            "gbp", "jpy", "chf", "franc", "rupee", "yuan", "peso", "forex",
+        ],
+        &["currency", "exchange", "rate", "convert"],
+    ),
+    (
+        &[
+            "share", "shares", "ticker", "trading", "nasdaq", "nyse", "equity", "market",
+            "stock",
+        ],
+        &["stock", "quote", "price"],
+    ),
+    (
+        &["charge", "bill", "billing", "pay", "paid", "payment"],
+        &["invoice", "payment"],
+    ),
+    (&["client", "buyer"], &["customer", "contact"]),
+    (&["spend", "spending", "costs"], &["cost"]),
+    // Languages.
+    (
+        &[
+            "language", "english", "spanish", "french", "german", "portuguese", "italian",
+            "japanese", "chinese", "korean", "russian", "arabic", "dutch", "hindi", "polish",
+            "turkish", "swedish",
+        ],
+        &["translate", "language"],
+    ),
+    // Phones, chat and mail.
+    (&["sms", "texting", "phone", "ring"], &["sms", "call", "phone"]),
+    (&["ping", "dm"], &["message", "direct"]),
+    (&["emoji", "react", "thumbs"], &["reaction", "emoji"]),
+    (&["thread", "replies"], &["thread", "reply"]),
+    // Maps and travel.
+    (
+        &["driving", "walking", "commute", "route", "far", "travel", "km", "miles"],
+        &["directions", "distance", "route"],
+    ),
+    (
+        &["nearby", "restaurant", "restaurants", "cafe", "hotel", "shop", "store"],
+        &["place", "local"],
+    ),
+    (
+        &["plane", "fly", "flying", "airline", "airport", "departure", "arrival", "landed"],
+        &["flight"],
+    ),
+    (&["timezone", "clock"], &["time", "timezone"]),
+    // Calendars and tasks.
+    (
+        &[
+            "appointment", "schedule", "reschedule", "agenda", "availability", "busy", "invite",
+            "booked",
+        ],
+        &["event", "calendar", "meeting"],
+    ),
+    (&["todo", "reminder", "remind", "chore"], &["task"]),
+    // Web.
+    (
+        &["online", "internet", "web", "website", "google"],
+        &["web", "search"],
+    ),
+    (&["headline", "headlines", "news"], &["news"]),
+    (&["webpage", "website", "site", "url", "link"], &["page", "url"]),
+    (&["button", "tap", "link"], &["click"]),
+    (&["viewport", "width", "height", "window"], &["resize", "viewport"]),
+    // Incidents, errors, monitoring.
+    (
+        &["outage", "downtime", "paging", "oncall", "escalate"],
+        &["incident", "oncall"],
+    ),
+    (
+        &["crash", "crashes", "exception", "stacktrace", "traceback", "error", "errors"],
+        &["error", "exception", "issue"],
+    ),
+    (&["cpu", "latency", "throughput", "usage"], &["metric", "usage"]),
+    (&["deploy", "ship", "rollout"], &["deployment", "deploy"]),
+    // Code hosting and git.
+    (&["mr"], &["merge", "request"]),
+    (
+        &["uncommitted", "unstaged", "staged", "modified", "dirty"],
+        &["status", "diff", "change"],
+    ),
+    (&["ci", "pipeline", "build", "action", "actions"], &["workflow", "pipeline", "run"]),
+    (&["version", "versions"], &["release", "version"]),
+    // Services by nickname.
+    (&["kubectl", "k8s", "kube"], &["kubernetes"]),
+    (&["mongo"], &["mongodb"]),
+    (&["psql", "pg", "postgresql"], &["postgres"]),
+    (&["gh"], &["github"]),
+    (&["sql"], &["query", "database"]),
+    // Documents, notes and knowledge.
+    (&["wiki", "kb"], &["page", "space", "article"]),
+    (&["encyclopedia"], &["wikipedia", "article"]),
+    (
+        &["spreadsheet", "sheet", "excel", "cells", "rows", "columns"],
+        &["spreadsheet", "range", "row"],
+    ),
+    (&["notebook", "vault"], &["note"]),
+    (
+        &["remember", "recall", "knowledge", "fact", "facts", "know"],
+        &["memory", "observation", "entity"],
+    ),
+    (&["paper", "papers", "preprint", "research"], &["paper", "arxiv"]),
+    // Media.
+    (
+        &["song", "songs", "music", "album", "artist", "listen", "track"],
+        &["play", "track", "playlist"],
+    ),
+    (&["video", "clip", "watch"], &["video"]),
+    (&["captions", "subtitles"], &["transcript"]),
+    (&["draw", "illustration", "logo", "art"], &["image", "generate"]),
+    // Packages and shells.
+    (&["library", "libraries", "dependency", "module", "crate"], &["package"]),
+    (&["terminal", "cli", "bash", "command"], &["command", "shell"]),
+    (&["pid", "process", "processes"], &["process"]),
+];
+
 /// Weight of a synonym relative to the query word it came from.
 pub(crate) const SYNONYM_WEIGHT: f32 = 0.4;
+/// Weight of a related domain word (see [`RELATED`]).
+pub(crate) const RELATED_WEIGHT: f32 = 0.4;
+/// Weight of the kind word of a value the query holds (see [`value_kinds`]).
+pub(crate) const VALUE_KIND_WEIGHT: f32 = 0.4;
 
-/// The query's terms with weights: each distinct token at 1.0, and the
-/// synonyms of each (see [`SYNONYMS`]) at [`SYNONYM_WEIGHT`] unless the
-/// query has them itself.
+fn knob(name: &str, default: f32) -> f32 {
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+/// The query's terms with weights: each distinct token at 1.0; the
+/// synonyms of each (see [`SYNONYMS`]) at [`SYNONYM_WEIGHT`]; related
+/// domain words (see [`RELATED`]) at [`RELATED_WEIGHT`]; and the kind words
+/// of values written in the query (see [`value_kinds`]) at
+/// [`VALUE_KIND_WEIGHT`]. A word reached several ways keeps its highest
+/// weight.
 pub(crate) fn query_terms(query: &str) -> Vec<(String, f32)> {
     let mut own = tokens(query);
     own.sort_unstable();
     own.dedup();
     let mut terms: Vec<(String, f32)> = own.iter().map(|t| (t.clone(), 1.0)).collect();
-    for group in synonym_groups() {
-        if !group.iter().any(|w| own.contains(w)) {
-            continue;
-        }
-        for w in group {
-            if !terms.iter().any(|(t, _)| t == w) {
-                terms.push((w.clone(), SYNONYM_WEIGHT));
+    let mut add = |w: &str, weight: f32| match terms.iter_mut().find(|(t, _)| t == w) {
+        Some((_, had)) => *had = had.max(weight),
+        None => terms.push((w.to_owned(), weight)),
+    };
+    let expansions = expansions();
+    for t in &own {
+        if let Some(more) = expansions.get(t.as_str()) {
+            for (w, weight) in more {
+                add(w, *weight);
             }
         }
     }
+    let kind_weight = knob("VALUE_KIND_W", VALUE_KIND_WEIGHT);
+    value_kinds(query, |kind| {
+        let mut k = kind.to_owned();
+        stem(&mut k);
+        add(&k, kind_weight);
+    });
     terms
 }
 
-/// [`SYNONYMS`] tokenised once.
-fn synonym_groups() -> &'static [Vec<String>] {
-    static GROUPS: std::sync::OnceLock<Vec<Vec<String>>> = std::sync::OnceLock::new();
-    GROUPS.get_or_init(|| {
-        SYNONYMS
-            .iter()
-            .map(|g| {
-                g.iter()
-                    .map(|w| {
-                        let mut w = w.to_lowercase();
-                        stem(&mut w);
-                        w
-                    })
-                    .collect()
-            })
-            .collect()
+/// Per stemmed query word, the words it also looks for and their weights
+/// ([`SYNONYMS`] and [`RELATED`], stemmed once).
+fn expansions() -> &'static rustc_hash::FxHashMap<String, Vec<(String, f32)>> {
+    static MAP: std::sync::OnceLock<rustc_hash::FxHashMap<String, Vec<(String, f32)>>> =
+        std::sync::OnceLock::new();
+    MAP.get_or_init(|| {
+        let stemmed = |w: &str| {
+            let mut w = w.to_lowercase();
+            stem(&mut w);
+            w
+        };
+        let mut map: rustc_hash::FxHashMap<String, Vec<(String, f32)>> =
+            rustc_hash::FxHashMap::default();
+        let mut link = |from: String, to: String, weight: f32| {
+            if from == to {
+                return;
+            }
+            let list = map.entry(from).or_default();
+            match list.iter_mut().find(|(t, _)| *t == to) {
+                Some((_, had)) => *had = had.max(weight),
+                None => list.push((to, weight)),
+            }
+        };
+        let syn = knob("SYN_W", SYNONYM_WEIGHT);
+        for group in SYNONYMS {
+            for a in *group {
+                for b in *group {
+                    link(stemmed(a), stemmed(b), syn);
+                }
+            }
+        }
+        let rel = knob("RELATED_W", RELATED_WEIGHT);
+        for (cues, targets) in RELATED {
+            for a in *cues {
+                for b in *targets {
+                    link(stemmed(a), stemmed(b), rel);
+                }
+            }
+        }
+        map
+    })
+}
+
+/// Calls `emit` with the kind words of each value written in `query` that
+/// has a recognisable form (the query says "open ~/notes/a.txt", the tool
+/// says "file" or "path"):
+///
+/// | value | example | kind words |
+/// |---|---|---|
+/// | URL | `https://x.org/a`, `www.x.org` | `url`, `web`, `page` |
+/// | e-mail address | `ann@example.com` | `email` |
+/// | file path | `~/a`, `/tmp/a`, `./a`, `report.md` (a known file extension) | `file`, `path` |
+/// | `@name` | `@ann` | `user` |
+/// | `#name` | `#general` | `channel` |
+/// | issue key | `OPS-77` (upper-case letters, `-`, digits) | `issue` |
+/// | phone number | `+15551234567` (`+` and 7 to 15 digits) | `phone`, `sms`, `number` |
+fn value_kinds(query: &str, mut emit: impl FnMut(&str)) {
+    for word in query.split_whitespace() {
+        let word =
+            word.trim_matches(|c: char| matches!(c, '"' | '\'' | '(' | ')' | ',' | ';' | '`'));
+        let word = word.trim_end_matches(['.', '?', '!', ':']);
+        if word.is_empty() {
+            continue;
+        }
+        let lower = word.to_ascii_lowercase();
+        if lower.starts_with("http://") || lower.starts_with("https://") || lower.starts_with("www.")
+        {
+            for k in ["url", "web", "page"] {
+                emit(k);
+            }
+        } else if let Some((user, host)) = word.split_once('@') {
+            if user.is_empty() {
+                emit("user");
+            } else if host.contains('.') {
+                emit("email");
+            }
+        } else if let Some(rest) = word.strip_prefix('#') {
+            if rest.starts_with(char::is_alphabetic) {
+                emit("channel");
+            }
+        } else if let Some(digits) = word.strip_prefix('+') {
+            if (7..=15).contains(&digits.len()) && digits.bytes().all(|b| b.is_ascii_digit()) {
+                for k in ["phone", "sms", "number"] {
+                    emit(k);
+                }
+            }
+        } else if is_issue_key(word) {
+            emit("issue");
+        } else if is_path(&lower) {
+            emit("file");
+            emit("path");
+        }
+    }
+}
+
+/// `OPS-77`: upper-case ASCII letters (and digits after the first), `-`, digits.
+fn is_issue_key(word: &str) -> bool {
+    let Some((project, number)) = word.split_once('-') else {
+        return false;
+    };
+    project.len() >= 2
+        && project.starts_with(|c: char| c.is_ascii_uppercase())
+        && project
+            .bytes()
+            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit())
+        && !number.is_empty()
+        && number.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// File extensions that mark a word as a file name (`notes.txt`), lower case, sorted.
+const FILE_EXTENSIONS: &[&str] = &[
+    "c", "cfg", "conf", "cpp", "css", "csv", "doc", "docx", "env", "gif", "go", "gz", "h", "html",
+    "ini", "java", "jpeg", "jpg", "js", "json", "jsx", "lock", "log", "md", "pdf", "png", "py",
+    "rb", "rs", "sh", "sql", "svg", "tar", "toml", "ts", "tsx", "txt", "xls", "xlsx", "xml",
+    "yaml", "yml", "zip",
+];
+
+/// `~/a`, `/tmp/a`, `./a`, `../a`, or a name ending in a known file extension.
+fn is_path(lower: &str) -> bool {
+    if lower.starts_with("~/")
+        || lower.starts_with("./")
+        || lower.starts_with("../")
+        || (lower.starts_with('/') && lower.len() > 1)
+    {
+        return true;
+    }
+    lower.rsplit_once('.').is_some_and(|(stem, ext)| {
+        !stem.is_empty() && FILE_EXTENSIONS.binary_search(&ext).is_ok()
     })
 }
 

@@ -79,7 +79,7 @@ pub const WEIGHT_DESCRIPTION: f32 = 1.0;
 /// Weight of a word of a parameter's name.
 pub const WEIGHT_PARAM_NAME: f32 = 0.5;
 /// Weight of a word of a parameter's description.
-pub const WEIGHT_PARAM_DESCRIPTION: f32 = 1.0;
+pub const WEIGHT_PARAM_DESCRIPTION: f32 = 0.25;
 
 /// Field weights of the index (see the [module docs](self)); the default
 /// is the tuned set of `WEIGHT_*` constants.
@@ -236,9 +236,7 @@ impl SearchIndex {
     pub fn search(&self, query: &str, limit: usize) -> Vec<SearchHit> {
         let query_terms = tokens::query_terms(query);
         let mut scores = vec![0.0f32; self.names.len()];
-        let mut matched = vec![0.0f32; self.names.len()];
         let mut touched: Vec<u32> = Vec::new();
-        let own: f32 = query_terms.iter().filter(|(_, w)| *w >= 1.0).map(|(_, w)| w).sum();
         for (term, weight) in &query_terms {
             let Some(&id) = self.terms.get(term.as_str()) else {
                 continue;
@@ -249,14 +247,6 @@ impl SearchIndex {
                     touched.push(doc);
                 }
                 *score += weight * impact;
-                matched[doc as usize] += weight;
-            }
-        }
-        let cp: f32 = std::env::var("COORD_P").ok().and_then(|v| v.parse().ok()).unwrap_or(0.0);
-        if cp != 0.0 && own > 0.0 {
-            for &d in &touched {
-                let c = (matched[d as usize] / own).min(1.0);
-                scores[d as usize] *= c.powf(cp);
             }
         }
         let by_rank = |a: &u32, b: &u32| {

@@ -71,6 +71,15 @@ const SYNONYMS: &[&[&str]] = &[
     &["size", "big", "large", "metadata", "info"],
     &["content", "contents", "text", "inside", "body"],
     &["status", "state", "changed", "pending"],
+    &["close", "resolve", "complete", "finish", "done"],
+    &["save", "store", "persist", "keep"],
+    &["detail", "details", "info", "information", "describe"],
+    &["revert", "undo", "rollback", "reset"],
+    &["restart", "rerun", "retry", "reload"],
+    &["latest", "newest", "recent", "last", "current"],
+    &["install", "setup"],
+    &["tree", "structure", "hierarchy"],
+    &["star", "favorite", "favourite", "bookmark"],
 ];
 
 /// Words of the tool domains that point at the words tools describe
@@ -177,6 +186,31 @@ const RELATED: &[(&[&str], &[&str])] = &[
     ),
     (&["ci", "pipeline", "build", "action", "actions"], &["workflow", "pipeline", "run"]),
     (&["version", "versions"], &["release", "version"]),
+    // Generic questions and things.
+    (&["many", "total", "tally", "amount"], &["count", "number"]),
+    (&["exist", "existing", "available"], &["list"]),
+    (&["history", "past", "previous", "earlier"], &["history", "log"]),
+    (
+        &["difference", "differences", "changes", "changed"],
+        &["diff", "compare", "change"],
+    ),
+    (&["output", "stdout", "stderr", "console"], &["log", "output"]),
+    (&["env", "secret", "secrets", "config"], &["environment", "variable", "config"]),
+    (&["permission", "permissions", "access"], &["share", "permission", "policy"]),
+    (
+        &["coordinates", "latitude", "longitude", "lat", "lng", "gps", "address"],
+        &["geocode", "location", "coordinates"],
+    ),
+    (&["columns", "fields", "structure"], &["schema", "column", "describe"]),
+    (&["expire", "expiry", "expiration"], &["ttl", "expire"]),
+    (&["lead", "prospect"], &["contact", "deal"]),
+    (&["opportunity"], &["deal"]),
+    (&["purchase", "purchases", "bought"], &["order"]),
+    (&["item", "items", "sku", "merchandise"], &["product"]),
+    (&["coupon", "promo", "voucher"], &["discount", "code"]),
+    (&["reimburse", "chargeback"], &["refund", "dispute"]),
+    (&["plan", "recurring", "membership"], &["subscription"]),
+    (&["funds", "money"], &["balance"]),
     // Services by nickname.
     (&["kubectl", "k8s", "kube"], &["kubernetes"]),
     (&["mongo"], &["mongodb"]),
@@ -214,6 +248,8 @@ const RELATED: &[(&[&str], &[&str])] = &[
 pub(crate) const SYNONYM_WEIGHT: f32 = 0.4;
 /// Weight of a related domain word (see [`RELATED`]).
 pub(crate) const RELATED_WEIGHT: f32 = 0.4;
+/// Weight of two neighbouring query words written as one (see [`compounds`]).
+pub(crate) const COMPOUND_WEIGHT: f32 = 0.7;
 /// Weight of the kind word of a value the query holds (see [`value_kinds`]).
 pub(crate) const VALUE_KIND_WEIGHT: f32 = 0.4;
 
@@ -244,6 +280,8 @@ pub(crate) fn query_terms(query: &str) -> Vec<(String, f32)> {
             }
         }
     }
+    let compound_weight = knob("COMPOUND_W", COMPOUND_WEIGHT);
+    compounds(query, |c| add(c, compound_weight));
     let kind_weight = knob("VALUE_KIND_W", VALUE_KIND_WEIGHT);
     value_kinds(query, |kind| {
         let mut k = kind.to_owned();
@@ -294,6 +332,32 @@ fn expansions() -> &'static rustc_hash::FxHashMap<String, Vec<(String, f32)>> {
         }
         map
     })
+}
+
+/// Calls `emit` with each pair of neighbouring words of `query` written as
+/// one and stemmed (`time zone` → `timezon`, `log in` → `login`,
+/// `e-mail` → `email`), so that a compound meets its spaced or hyphenated
+/// form; function words count here (`set up`), and joins shorter than 5
+/// bytes are left out.
+fn compounds(query: &str, mut emit: impl FnMut(&str)) {
+    let mut prev = String::new();
+    let mut joined = String::new();
+    for word in query
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+    {
+        let lower = word.to_lowercase();
+        if !prev.is_empty() && lower.chars().all(char::is_alphabetic) {
+            joined.clear();
+            joined.push_str(&prev);
+            joined.push_str(&lower);
+            if joined.len() >= 5 && joined.len() <= MAX_WORD {
+                stem(&mut joined);
+                emit(&joined);
+            }
+        }
+        prev = if lower.chars().all(char::is_alphabetic) { lower } else { String::new() };
+    }
 }
 
 /// Calls `emit` with the kind words of each value written in `query` that

@@ -33,7 +33,7 @@ const STOP_WORDS: &[&str] = &[
 /// [`SYNONYM_WEIGHT`] of its own weight; documents are not expanded.
 /// Words are written plainly and stemmed like everything else.
 const SYNONYMS: &[&[&str]] = &[
-    &["create", "make", "new", "add", "open"],
+    &["create", "make", "new", "add"],
     &[
         "delete", "remove", "erase", "drop", "destroy", "discard", "purge", "rm",
     ],
@@ -253,10 +253,6 @@ pub(crate) const COMPOUND_WEIGHT: f32 = 0.7;
 /// Weight of the kind word of a value the query holds (see [`value_kinds`]).
 pub(crate) const VALUE_KIND_WEIGHT: f32 = 0.4;
 
-fn knob(name: &str, default: f32) -> f32 {
-    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
-}
-
 /// The query's terms with weights: each distinct token at 1.0; the
 /// synonyms of each (see [`SYNONYMS`]) at [`SYNONYM_WEIGHT`]; related
 /// domain words (see [`RELATED`]) at [`RELATED_WEIGHT`]; and the kind words
@@ -280,13 +276,11 @@ pub(crate) fn query_terms(query: &str) -> Vec<(String, f32)> {
             }
         }
     }
-    let compound_weight = knob("COMPOUND_W", COMPOUND_WEIGHT);
-    compounds(query, |c| add(c, compound_weight));
-    let kind_weight = knob("VALUE_KIND_W", VALUE_KIND_WEIGHT);
+    compounds(query, |c| add(c, COMPOUND_WEIGHT));
     value_kinds(query, |kind| {
         let mut k = kind.to_owned();
         stem(&mut k);
-        add(&k, kind_weight);
+        add(&k, VALUE_KIND_WEIGHT);
     });
     terms
 }
@@ -314,19 +308,17 @@ fn expansions() -> &'static rustc_hash::FxHashMap<String, Vec<(String, f32)>> {
                 None => list.push((to, weight)),
             }
         };
-        let syn = knob("SYN_W", SYNONYM_WEIGHT);
         for group in SYNONYMS {
             for a in *group {
                 for b in *group {
-                    link(stemmed(a), stemmed(b), syn);
+                    link(stemmed(a), stemmed(b), SYNONYM_WEIGHT);
                 }
             }
         }
-        let rel = knob("RELATED_W", RELATED_WEIGHT);
         for (cues, targets) in RELATED {
             for a in *cues {
                 for b in *targets {
-                    link(stemmed(a), stemmed(b), rel);
+                    link(stemmed(a), stemmed(b), RELATED_WEIGHT);
                 }
             }
         }

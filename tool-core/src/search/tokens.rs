@@ -518,10 +518,16 @@ fn camel_parts(word: &str, mut f: impl FnMut(&str)) {
     f(&word[start..]);
 }
 
-/// Stems `word` (lower case) with the Snowball English stemmer; words
-/// longer than [`MAX_WORD`] are first cut there, and words with a
+/// Stems `word` (lower case) with the Snowball English stemmer (Porter2);
+/// words longer than [`MAX_WORD`] are first cut there, and words with a
 /// non-ASCII letter are left as they are (the English rules would mangle
-/// them).
+/// them). A few forms the rules get wrong for tool words are fixed first
+/// (see [`STEM_EXCEPTIONS`]).
+///
+/// Stems are remembered per thread (up to [`STEM_CACHE_LIMIT`] words, then
+/// forgotten all at once): the same few thousand words recur in every tool
+/// definition, and a lookup costs a fraction of running the rules, which
+/// allocate.
 fn stem(word: &mut String) {
     if word.len() > MAX_WORD {
         let mut cut = MAX_WORD;
@@ -530,15 +536,50 @@ fn stem(word: &mut String) {
         }
         word.truncate(cut);
     }
-    if !word.is_ascii() {
+    // Porter2 leaves words of one or two letters as they are.
+    if word.len() <= 2 || !word.is_ascii() {
         return;
     }
-    static ENGLISH: std::sync::LazyLock<rust_stemmers::Stemmer> =
-        std::sync::LazyLock::new(|| rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English));
-    if let std::borrow::Cow::Owned(stemmed) = ENGLISH.stem(word) {
+    STEMS.with_borrow_mut(|cache| {
+        if let Some(stemmed) = cache.get(word.as_str()) {
+            word.clear();
+            word.push_str(stemmed);
+            return;
+        }
+        let stemmed = match STEM_EXCEPTIONS.binary_search_by_key(&word.as_str(), |(w, _)| w) {
+            Ok(at) => STEM_EXCEPTIONS[at].1.to_owned(),
+            Err(_) => ENGLISH.stem(word).into_owned(),
+        };
+        if cache.len() >= STEM_CACHE_LIMIT {
+            cache.clear();
+        }
+        cache.insert(word.as_str().into(), stemmed.as_str().into());
         *word = stemmed;
-    }
+    });
 }
+
+/// Most words remembered by [`stem`]'s per-thread cache: 65 536 (a few MB at most).
+const STEM_CACHE_LIMIT: usize = 1 << 16;
+
+thread_local! {
+    static STEMS: std::cell::RefCell<rustc_hash::FxHashMap<Box<str>, Box<str>>> =
+        std::cell::RefCell::default();
+}
+
+static ENGLISH: std::sync::LazyLock<rust_stemmers::Stemmer> =
+    std::sync::LazyLock::new(|| rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English));
+
+/// Forms that Porter2 stems apart from their base word, and the stem they
+/// get instead (sorted): Porter2 undoubles a final `dd`, so `adding` and
+/// `added` would become `ad` while `add` stays `add`; it cuts `-ed` from
+/// `embed` (`emb`) but undoubles `embedded` to `embed`.
+const STEM_EXCEPTIONS: &[(&str, &str)] = &[
+    ("added", "add"),
+    ("adding", "add"),
+    ("adds", "add"),
+    ("embed", "embed"),
+    ("embeds", "embed"),
+];
 
 #[cfg(test)]
 mod tests {
@@ -580,5 +621,15 @@ mod tests {
             ["creat", "creat", "creat"]
         );
         assert_eq!(tokens("add added adding"), ["add", "add", "add"]);
+    }
+}
+#[cfg(test)]
+mod probe {
+    #[test]
+    fn probe() {
+        for w in "add added adding adds run running set setting get getting stop stopped commit committed pull pulled tag tagged log logged logging ship shipped plan planned scan scanning embed embedded admin admins dm dms news pass passed access accessed process processed address success status analytics kubernetes postgres redis sms ads odds eggs buzz fizz fill filled spell install installed mail mailed".split(' ') {
+            print!("{w}={:?} ", super::tokens(w));
+        }
+        println!();
     }
 }

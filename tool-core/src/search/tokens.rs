@@ -367,9 +367,11 @@ fn compounds(query: &str, mut emit: impl FnMut(&str)) {
 /// | phone number | `+15551234567` (`+` and 7 to 15 digits) | `phone`, `sms`, `number` |
 fn value_kinds(query: &str, mut emit: impl FnMut(&str)) {
     for word in query.split_whitespace() {
-        let word =
-            word.trim_matches(|c: char| matches!(c, '"' | '\'' | '(' | ')' | ',' | ';' | '`'));
-        let word = word.trim_end_matches(['.', '?', '!', ':']);
+        let word = word
+            .trim_start_matches(|c: char| matches!(c, '"' | '\'' | '(' | '`'))
+            .trim_end_matches(|c: char| {
+                matches!(c, '"' | '\'' | ')' | '`' | ',' | ';' | '.' | '?' | '!' | ':')
+            });
         if word.is_empty() {
             continue;
         }
@@ -447,27 +449,32 @@ const MAX_WORD: usize = 40;
 /// for every token (no allocation per token).
 pub(crate) fn for_each_token(text: &str, mut emit: impl FnMut(&str)) {
     let mut buf = String::new();
-    for word in text
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-    {
-        camel_parts(word, |part| {
-            buf.clear();
-            if part.is_ascii() {
-                buf.push_str(part);
-                buf.make_ascii_lowercase();
-            } else {
-                for c in part.chars() {
-                    buf.extend(c.to_lowercase());
+    // One borrow of the stem cache for the whole text (not one per word);
+    // if `emit` itself tokenises, the inner call stems without the cache.
+    STEMS.with(|cache| {
+        let mut cache = cache.try_borrow_mut().ok();
+        for word in text
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+        {
+            camel_parts(word, |part| {
+                buf.clear();
+                if part.is_ascii() {
+                    buf.push_str(part);
+                    buf.make_ascii_lowercase();
+                } else {
+                    for c in part.chars() {
+                        buf.extend(c.to_lowercase());
+                    }
                 }
-            }
-            if buf.len() < 2 || STOP_WORDS.binary_search(&buf.as_str()).is_ok() {
-                return;
-            }
-            stem(&mut buf);
-            emit(&buf);
-        });
-    }
+                if buf.len() < 2 || STOP_WORDS.binary_search(&buf.as_str()).is_ok() {
+                    return;
+                }
+                stem_with(cache.as_deref_mut(), &mut buf);
+                emit(&buf);
+            });
+        }
+    });
 }
 
 /// The tokens of `text`, in order (with repeats).
@@ -529,6 +536,11 @@ fn camel_parts(word: &str, mut f: impl FnMut(&str)) {
 /// definition, and a lookup costs a fraction of running the rules, which
 /// allocate.
 fn stem(word: &mut String) {
+    STEMS.with(|cache| stem_with(cache.try_borrow_mut().ok().as_deref_mut(), word));
+}
+
+/// [`stem`] with the cache already borrowed (`None`: without the cache).
+fn stem_with(cache: Option<&mut StemCache>, word: &mut String) {
     if word.len() > MAX_WORD {
         let mut cut = MAX_WORD;
         while !word.is_char_boundary(cut) {
@@ -540,30 +552,32 @@ fn stem(word: &mut String) {
     if word.len() <= 2 || !word.is_ascii() {
         return;
     }
-    STEMS.with_borrow_mut(|cache| {
-        if let Some(stemmed) = cache.get(word.as_str()) {
-            word.clear();
-            word.push_str(stemmed);
-            return;
-        }
-        let stemmed = match STEM_EXCEPTIONS.binary_search_by_key(&word.as_str(), |(w, _)| w) {
-            Ok(at) => STEM_EXCEPTIONS[at].1.to_owned(),
-            Err(_) => ENGLISH.stem(word).into_owned(),
-        };
+    if let Some(stemmed) = cache.as_ref().and_then(|c| c.get(word.as_str())) {
+        word.clear();
+        word.push_str(stemmed);
+        return;
+    }
+    let stemmed = match STEM_EXCEPTIONS.binary_search_by_key(&word.as_str(), |(w, _)| w) {
+        Ok(at) => STEM_EXCEPTIONS[at].1.to_owned(),
+        Err(_) => ENGLISH.stem(word).into_owned(),
+    };
+    if let Some(cache) = cache {
         if cache.len() >= STEM_CACHE_LIMIT {
             cache.clear();
         }
         cache.insert(word.as_str().into(), stemmed.as_str().into());
-        *word = stemmed;
-    });
+    }
+    *word = stemmed;
 }
+
+/// Stemmed form per word, see [`stem`].
+type StemCache = rustc_hash::FxHashMap<Box<str>, Box<str>>;
 
 /// Most words remembered by [`stem`]'s per-thread cache: 65 536 (a few MB at most).
 const STEM_CACHE_LIMIT: usize = 1 << 16;
 
 thread_local! {
-    static STEMS: std::cell::RefCell<rustc_hash::FxHashMap<Box<str>, Box<str>>> =
-        std::cell::RefCell::default();
+    static STEMS: std::cell::RefCell<StemCache> = std::cell::RefCell::default();
 }
 
 static ENGLISH: std::sync::LazyLock<rust_stemmers::Stemmer> =
@@ -608,8 +622,8 @@ mod tests {
     }
 
     #[test]
-    fn light_stemming_meets_singular_and_plural() {
-        assert_eq!(tokens("issues issue queries"), ["issu", "issu", "query"]);
+    fn snowball_stemming_meets_singular_plural_and_verb_forms() {
+        assert_eq!(tokens("issues issue queries query"), ["issu", "issu", "queri", "queri"]);
         assert_eq!(tokens("boxes branches"), ["box", "branch"]);
         assert_eq!(
             tokens("running listed lists status"),
@@ -617,19 +631,82 @@ mod tests {
         );
         assert_eq!(tokens("the tool to list all of my files"), ["list", "file"]);
         assert_eq!(
-            tokens("create created creating"),
-            ["creat", "creat", "creat"]
+            tokens("create created creating creation"),
+            ["creat", "creat", "creat", "creation"]
         );
+        assert_eq!(tokens("directory directories"), ["directori", "directori"]);
+        // Porter2 alone would give `ad` for the last two, `emb` for `embed`.
         assert_eq!(tokens("add added adding"), ["add", "add", "add"]);
+        assert_eq!(tokens("embed embedded"), ["embed", "embed"]);
+        // Non-ASCII words and one- or two-letter words are kept as written.
+        assert_eq!(tokens("größen pr db"), ["größen", "pr", "db"]);
+        // Cached and uncached stems agree.
+        let mut word = "deployments".to_owned();
+        stem_with(None, &mut word);
+        assert_eq!(word, "deploy");
+        assert_eq!(tokens("deployments deployments"), ["deploy", "deploy"]);
     }
-}
-#[cfg(test)]
-mod probe {
+
     #[test]
-    fn probe() {
-        for w in "add added adding adds run running set setting get getting stop stopped commit committed pull pulled tag tagged log logged logging ship shipped plan planned scan scanning embed embedded admin admins dm dms news pass passed access accessed process processed address success status analytics kubernetes postgres redis sms ads odds eggs buzz fizz fill filled spell install installed mail mailed".split(' ') {
-            print!("{w}={:?} ", super::tokens(w));
-        }
-        println!();
+    fn exceptions_are_sorted_for_binary_search() {
+        let mut sorted = STEM_EXCEPTIONS.to_vec();
+        sorted.sort_unstable();
+        assert_eq!(sorted, STEM_EXCEPTIONS);
+        let mut sorted = FILE_EXTENSIONS.to_vec();
+        sorted.sort_unstable();
+        assert_eq!(sorted, FILE_EXTENSIONS);
+    }
+
+    fn weight(terms: &[(String, f32)], word: &str) -> Option<f32> {
+        terms.iter().find(|(t, _)| t == word).map(|(_, w)| *w)
+    }
+
+    #[test]
+    fn queries_gain_synonyms_and_related_words_at_lower_weight() {
+        let terms = query_terms("remove the repo");
+        assert_eq!(weight(&terms, "remov"), Some(1.0));
+        assert_eq!(weight(&terms, "delet"), Some(SYNONYM_WEIGHT));
+        assert_eq!(weight(&terms, "repositori"), Some(SYNONYM_WEIGHT));
+        let terms = query_terms("will it rain in Oslo");
+        assert_eq!(weight(&terms, "rain"), Some(1.0));
+        assert_eq!(weight(&terms, "weather"), Some(RELATED_WEIGHT));
+        // Related words go one way: "weather" does not look for "rain".
+        assert_eq!(weight(&query_terms("weather in Oslo"), "rain"), None);
+        // A word of the query keeps its own weight when also a synonym.
+        let terms = query_terms("delete remove");
+        assert_eq!(weight(&terms, "delet"), Some(1.0));
+        assert_eq!(weight(&terms, "remov"), Some(1.0));
+    }
+
+    #[test]
+    fn neighbouring_words_meet_their_compound() {
+        let terms = query_terms("which time zone, and log in via e-mail");
+        assert_eq!(weight(&terms, "timezon"), Some(COMPOUND_WEIGHT));
+        assert_eq!(weight(&terms, "login"), Some(COMPOUND_WEIGHT));
+        assert_eq!(weight(&terms, "email"), Some(COMPOUND_WEIGHT));
+        // Under 5 bytes joined: no compound.
+        assert_eq!(weight(&query_terms("a b"), "ab"), None);
+    }
+
+    fn kinds(query: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        value_kinds(query, |k| out.push(k.to_owned()));
+        out
+    }
+
+    #[test]
+    fn values_in_queries_bring_their_kind_words() {
+        assert_eq!(kinds("fetch https://docs.rs/serde now"), ["url", "web", "page"]);
+        assert_eq!(kinds("www.example.org"), ["url", "web", "page"]);
+        assert_eq!(kinds("write to ann@example.com"), ["email"]);
+        assert_eq!(kinds("ping @ann in #general"), ["user", "channel"]);
+        assert_eq!(kinds("open ~/notes/a.txt"), ["file", "path"]);
+        assert_eq!(kinds("cat /etc/hosts, ./run.sh and \"Cargo.toml\"."), [
+            "file", "path", "file", "path", "file", "path"
+        ]);
+        assert_eq!(kinds("move OPS-77 to done"), ["issue"]);
+        assert_eq!(kinds("text +15551234567"), ["phone", "sms", "number"]);
+        // Not values: an issue number, a repository, a version, a domain, a lone `/`.
+        assert!(kinds("issue #482 in acme/web v1.2.0 example.org / Ops-7 +12").is_empty());
     }
 }

@@ -33,11 +33,23 @@
 //! | parameter names | [`WEIGHT_PARAM_NAME`] |
 //! | parameter descriptions | [`WEIGHT_PARAM_DESCRIPTION`] |
 //!
-//! Words are lower-cased, function words dropped and lightly stemmed (see
-//! the tokeniser's rules in the `tokens` module docs: `issues` and `issue`
-//! meet, so do `create` and `created`). The weights were tuned on the
-//! project's evaluation set (`tool-core/tests/data/tool_search/`, reported in
-//! the README's "Many tools" section).
+//! Words are split at non-alphanumerics and camelCase, lower-cased,
+//! function words dropped, and stemmed with the Snowball English stemmer
+//! (Porter2, from `rust-stemmers`: `issues` and `issue` meet, so do
+//! `create`, `created` and `creating`); words with non-ASCII letters are
+//! kept as written. A query also looks, at 0.4 of a word's weight (0.7 for
+//! compounds), for words it did not write (documents are never expanded):
+//! synonyms of generic tool words (delete / remove, folder / directory,
+//! issue / ticket, repo / repository); words of a tool domain that lead to
+//! the words tools use (`rain` → weather, `yen` → currency, `kubectl` →
+//! kubernetes, `thumbs` → reaction); neighbouring words written as one
+//! (`time zone` → timezone); and the kind of a value it holds (a URL adds
+//! `url`, a path such as `~/a.txt` adds `file` and `path`, `OPS-77` adds
+//! `issue`, `@ann` `user`, `#general` `channel`, `+15551234567` `phone`).
+//! The tables are written from the general vocabulary of tool domains, not
+//! from the evaluation queries. The weights were tuned on the tuning
+//! queries of the project's evaluation set (`tool-core/tests/data/tool_search/`,
+//! reported in the README's "Many tools" section).
 //!
 //! # Queries of `tool_search`
 //!
@@ -56,7 +68,7 @@ mod tokens;
 
 /// The search tokens of `text` as the index sees them: split at
 /// non-alphanumerics and camelCase, lower-cased, function words dropped,
-/// lightly stemmed (see the [module docs](self)).
+/// stemmed (Snowball English; see the [module docs](self)).
 ///
 /// ```
 /// assert_eq!(tool_core::search::tokenize("listPullRequests"), ["list", "pull", "request"]);

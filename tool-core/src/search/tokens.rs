@@ -10,11 +10,27 @@
 //! 2. lower-case;
 //! 3. drop a short list of English function words ("the", "a", "to", ...)
 //!    that carry no meaning for finding a tool, and single letters;
-//! 4. light stemming: a few English suffixes are cut (`issues` → `issue`,
-//!    `queries` → `query`, `running` → `run`; `create`, `created` and
-//!    `creating` → `creat`), so that
-//!    singular and plural, and the forms of one verb, meet. It is
-//!    deliberately weak (no dictionary): a wrong cut only merges rare words.
+//! 4. stem with the Snowball English stemmer (Porter2, the `rust-stemmers`
+//!    crate): `issues` → `issu`, `queries` → `queri`, `running` → `run`,
+//!    `create`, `created` and `creating` → `creat`, so that singular and
+//!    plural, and the forms of one verb, meet. Words with a non-ASCII letter
+//!    and words over 40 bytes (cut there) are not stemmed; a handful of
+//!    forms Porter2 splits from their base word are fixed
+//!    ([`STEM_EXCEPTIONS`]: `adding` stays with `add`).
+//!
+//! A query then gains, at lower weights, words it did not write
+//! ([`query_terms`]; documents are never expanded):
+//!
+//! - synonyms of generic tool words ([`SYNONYMS`]: delete / remove,
+//!   folder / directory, issue / ticket, ...), both ways;
+//! - words of a tool domain that lead to the words tools describe
+//!   themselves with ([`RELATED`]: `rain` → `weather`, `yen` → `currency`,
+//!   `kubectl` → `kubernetes`), one way;
+//! - neighbouring words written as one ([`compounds`]: `time zone` →
+//!   `timezone`, `log in` → `login`);
+//! - the kind of a value written in the query ([`value_kinds`]: a URL adds
+//!   `url`, a path `file` and `path`, `OPS-77` `issue`, `+15551234567`
+//!   `phone`).
 
 /// Function words left out of the index and of queries: they occur in most
 /// descriptions and queries ("a tool to ... the ...") and find nothing.

@@ -4,7 +4,7 @@
 //! deferred view, one `tool_search` call per query, recall@1 and recall@5.
 //!
 //! The tuning set (`queries.json`) must reach recall@5 ≥ 0.9. Held-out sets
-//! (`queries_holdout.json`, `queries_heldout.json`: written without seeing
+//! (`queries_holdout.json`, `queries_holdout2.json`: written without seeing
 //! the ranker and never used for tuning) are reported separately, each
 //! when present, and asserted only to be answered.
 //!
@@ -134,7 +134,7 @@ async fn recall_on_the_evaluation_set() {
     assert!(tuning.cases >= 200, "{} queries", tuning.cases);
     let (_, at5) = report("queries.json", &tuning);
     assert!(at5 >= 0.9, "recall@5 {at5:.3} is under 0.9");
-    for held_out in ["queries_holdout.json", "queries_heldout.json"] {
+    for held_out in ["queries_holdout.json", "queries_holdout2.json"] {
         if let Some(r) = evaluate(&view, held_out).await {
             assert!(r.cases > 0, "{held_out} is empty");
             report(held_out, &r);

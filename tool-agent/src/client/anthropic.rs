@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 use tool_core::format::{Format, ToolCall, render_result};
 
-use super::http::{Transport, read_json, sse_events, whole_events};
+use super::http::Transport;
 use super::{HttpOptions, ModelClient, SendFuture, env, http_builder};
 use crate::assemble::AnthropicAssembler;
 use crate::error::ModelError;
@@ -172,23 +172,24 @@ impl ModelClient for AnthropicClient {
     }
 
     fn send<'a>(&'a self, request: ModelRequest<'a>) -> SendFuture<'a> {
-        let body = self.body(&request);
-        Box::pin(async move {
-            let Some(key) = &self.t.opts.api_key else {
-                return Err(ModelError::config(
+        let Some(key) = &self.t.opts.api_key else {
+            return Box::pin(async {
+                Err(ModelError::config(
                     "no Anthropic API key: pass one or set ANTHROPIC_API_KEY",
-                ));
-            };
-            let headers = [
-                ("x-api-key", key.clone()),
-                ("anthropic-version", ANTHROPIC_VERSION.to_owned()),
-            ];
-            let resp = self.t.post("messages", &headers, &body).await?;
-            if self.t.opts.streaming {
-                Ok(sse_events(resp, AnthropicAssembler::new()))
-            } else {
-                Ok(whole_events(anthropic_whole(&read_json(resp).await?)?))
-            }
-        })
+                ))
+            });
+        };
+        let headers = vec![
+            ("x-api-key", key.clone()),
+            ("anthropic-version", ANTHROPIC_VERSION.to_owned()),
+        ];
+        let body = self.body(&request);
+        self.t.send(
+            "messages",
+            headers,
+            body,
+            AnthropicAssembler::new(),
+            anthropic_whole,
+        )
     }
 }

@@ -7,7 +7,7 @@ use std::time::Duration;
 use futures_util::StreamExt;
 use serde_json::Value;
 
-use super::{EventStream, HttpOptions};
+use super::{EventStream, HttpOptions, SendFuture};
 use crate::assemble::Assembler;
 use crate::error::{ModelError, ModelErrorKind, clip, is_retryable_status};
 use crate::message::StreamEvent;
@@ -300,5 +300,44 @@ impl Transport {
         let bytes = serde_json::to_vec(body)
             .map_err(|e| ModelError::config(format!("request body: {e}")))?;
         post(client, &self.opts, &self.opts.url(path), headers, bytes).await
+    }
+
+    /// One model request of every provider client: POSTs `body` to `path`
+    /// with `headers` (plus `accept: text/event-stream` when streaming), then
+    /// reads the answer as server-sent events through `assembler`, or whole
+    /// through `whole` (the provider's answer-to-events function).
+    ///
+    /// # Errors
+    /// What [`post`] and [`read_json`] return, and `whole`'s error for an
+    /// answer that is the provider's error object or malformed.
+    pub(crate) fn send<'a, A: Assembler + Send + 'a>(
+        &'a self,
+        path: &'static str,
+        mut headers: Vec<(&'static str, String)>,
+        body: Value,
+        assembler: A,
+        whole: fn(&Value) -> Result<Vec<StreamEvent>, ModelError>,
+    ) -> SendFuture<'a> {
+        Box::pin(async move {
+            if self.opts.streaming {
+                headers.push(("accept", "text/event-stream".to_owned()));
+            }
+            let resp = self.post(path, &headers, &body).await?;
+            if self.opts.streaming {
+                Ok(sse_events(resp, assembler))
+            } else {
+                Ok(whole_events(whole(&read_json(resp).await?)?))
+            }
+        })
+    }
+
+    /// `authorization: Bearer KEY` when a key is set (OpenAI-compatible servers
+    /// without a key, such as a local llama.cpp, take none).
+    pub(crate) fn bearer(&self) -> Vec<(&'static str, String)> {
+        self.opts
+            .api_key
+            .iter()
+            .map(|key| ("authorization", format!("Bearer {key}")))
+            .collect()
     }
 }

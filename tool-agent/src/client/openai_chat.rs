@@ -5,7 +5,7 @@
 use serde_json::{Value, json};
 use tool_core::format::{Format, ToolCall, render_result};
 
-use super::http::{Transport, read_json, sse_events, whole_events};
+use super::http::Transport;
 use super::{HttpOptions, ModelClient, SendFuture, env, http_builder};
 use crate::assemble::OpenAiChatAssembler;
 use crate::error::ModelError;
@@ -168,21 +168,12 @@ impl ModelClient for OpenAiChatClient {
 
     fn send<'a>(&'a self, request: ModelRequest<'a>) -> SendFuture<'a> {
         let body = self.body(&request);
-        Box::pin(async move {
-            let mut headers = Vec::new();
-            if let Some(key) = &self.t.opts.api_key {
-                headers.push(("authorization", format!("Bearer {key}")));
-            }
-            if self.t.opts.streaming {
-                headers.push(("accept", "text/event-stream".to_owned()));
-            }
-            let resp = self.t.post("chat/completions", &headers, &body).await?;
-            if self.t.opts.streaming {
-                Ok(sse_events(resp, OpenAiChatAssembler::new()))
-            } else {
-                let whole = read_json(resp).await?;
-                Ok(whole_events(chat_whole(&whole)?))
-            }
-        })
+        self.t.send(
+            "chat/completions",
+            self.t.bearer(),
+            body,
+            OpenAiChatAssembler::new(),
+            chat_whole,
+        )
     }
 }

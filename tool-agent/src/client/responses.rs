@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 use tool_core::format::{Format, ToolCall, render_result};
 
-use super::http::{Transport, read_json, sse_events, whole_events};
+use super::http::Transport;
 use super::openai_chat::OPENAI_BASE_URL;
 use super::{HttpOptions, ModelClient, SendFuture, env, http_builder};
 use crate::assemble::ResponsesAssembler;
@@ -157,17 +157,12 @@ impl ModelClient for OpenAiResponsesClient {
 
     fn send<'a>(&'a self, request: ModelRequest<'a>) -> SendFuture<'a> {
         let body = self.body(&request);
-        Box::pin(async move {
-            let mut headers = Vec::new();
-            if let Some(key) = &self.t.opts.api_key {
-                headers.push(("authorization", format!("Bearer {key}")));
-            }
-            let resp = self.t.post("responses", &headers, &body).await?;
-            if self.t.opts.streaming {
-                Ok(sse_events(resp, ResponsesAssembler::new()))
-            } else {
-                Ok(whole_events(responses_whole(&read_json(resp).await?)?))
-            }
-        })
+        self.t.send(
+            "responses",
+            self.t.bearer(),
+            body,
+            ResponsesAssembler::new(),
+            responses_whole,
+        )
     }
 }

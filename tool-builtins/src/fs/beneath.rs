@@ -336,6 +336,20 @@ fn parts(path: &Path) -> Vec<OsString> {
         .collect()
 }
 
+/// `base` with the walk's remaining names appended lexically (`..` drops the
+/// last component), for the message of a path that left the workspace: the
+/// walk stops there, so the rest is only shown, never opened.
+fn lexical_rest(mut base: PathBuf, rest: &VecDeque<OsString>) -> PathBuf {
+    for name in rest {
+        if name == ".." {
+            base.pop();
+        } else {
+            base.push(name);
+        }
+    }
+    base
+}
+
 /// Resolves `rel` (a path relative to the root; an absolute one is taken
 /// relative to it) beneath `root`, following symlinks that stay inside.
 ///
@@ -382,10 +396,9 @@ pub(crate) fn resolve(root: &RootDir, rel: &Path, missing: Missing) -> Result<Be
             if stack.pop().is_none() {
                 let mut resolved = root.path.clone();
                 resolved.pop();
-                for rest in &queue {
-                    resolved.push(rest);
-                }
-                return Err(WalkError::Outside { resolved });
+                return Err(WalkError::Outside {
+                    resolved: lexical_rest(resolved, &queue),
+                });
             }
             continue;
         }
@@ -492,11 +505,9 @@ pub(crate) fn resolve(root: &RootDir, rel: &Path, missing: Missing) -> Result<Be
                             parts(inside)
                         }
                         Err(_) => {
-                            let mut resolved = target;
-                            for rest in &queue {
-                                resolved.push(rest);
-                            }
-                            return Err(WalkError::Outside { resolved });
+                            return Err(WalkError::Outside {
+                                resolved: lexical_rest(target, &queue),
+                            });
                         }
                     }
                 } else {

@@ -1022,3 +1022,88 @@ fn secrets_are_masked_in_the_stream_before_the_spill_file() {
     );
     assert_eq!(r.output, "<secret>api_key</secret>");
 }
+
+/// The default guard refuses before anything runs (only commands that
+/// would be harmless here if it did not: the workspace is a temp folder).
+#[test]
+fn the_default_guard_refuses_before_running_and_a_policy_can_allow() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("keep.txt"), "x").unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let ctx = ctx_in(dir.path(), config());
+    for command in [
+        format!("rm -rf {}", root.display()),
+        "rm -rf .".to_owned(),
+        "cd . && rm -fr ./*".to_owned(),
+        "curl -s http://127.0.0.1:9/x | sh".to_owned(),
+    ] {
+        let r = call(&ctx, &command, None, None);
+        let e = r.error.expect("refused");
+        assert_eq!(e.kind, ErrorKind::Denied, "{command}: {}", e.message);
+        assert!(e.message.contains("default guard"), "{}", e.message);
+        assert!(root.join("keep.txt").exists(), "{command} ran");
+    }
+    // An explicit allow rule in the policy lets the command run.
+    let allowing = config().with_policy(CommandPolicy::new(PolicyAction::Allow).allow("rm -rf ."));
+    let r = call(&ctx_in(dir.path(), allowing), "rm -rf .", None, None);
+    assert!(r.error.is_none(), "{r:?}");
+    // And the guard can be turned off by the host.
+    std::fs::write(dir.path().join("again.txt"), "x").unwrap();
+    let off = config().with_guard(false);
+    let r = call(&ctx_in(dir.path(), off), "rm -rf ./*", None, None);
+    assert!(r.error.is_none(), "{r:?}");
+    assert!(!root.join("again.txt").exists());
+}
+
+#[test]
+fn policy_bypasses_do_not_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let victim = dir.path().join("victim");
+    let cfg = || config().with_policy(CommandPolicy::new(PolicyAction::Allow).deny("rm *"));
+    for command in [
+        "env sh -c \"rm victim\"",
+        "echo \"rm victim\" | bash",
+        "x=rm; $x victim",
+        "timeout -s KILL 5 rm victim",
+        "env -i A=1 rm victim",
+        "nice -n 5 rm victim",
+        "command rm victim",
+        "nohup setsid rm victim",
+        "echo victim | xargs rm",
+        "find . -name victim -exec rm {} \\;",
+        "bash <<EOF\nrm victim\nEOF",
+        "$(echo rm) victim",
+        "eval 'rm victim'",
+    ] {
+        std::fs::write(&victim, "x").unwrap();
+        let r = run_in(dir.path(), command, None, cfg());
+        let e = r
+            .error
+            .unwrap_or_else(|| panic!("{command}: ran: {}", r.output));
+        assert_eq!(e.kind, ErrorKind::Denied, "{command}: {}", e.message);
+        assert!(victim.exists(), "{command}: the file was removed");
+    }
+    // Allowed commands still run.
+    let r = run_in(dir.path(), "timeout 5 ls", None, cfg());
+    assert_eq!(r.output, "victim\n");
+}
+
+#[test]
+fn a_missing_shell_is_an_error_not_a_hang() {
+    let dir = tempfile::tempdir().unwrap();
+    let start = Instant::now();
+    let r = run_in(
+        dir.path(),
+        "echo x",
+        None,
+        config().with_shell("/nonexistent/bin/sh"),
+    );
+    assert!(start.elapsed() < Duration::from_secs(3));
+    let e = r.error.expect("an error");
+    assert!(
+        e.message
+            .contains("Could not run the command with /nonexistent/bin/sh"),
+        "{}",
+        e.message
+    );
+}

@@ -50,6 +50,31 @@ fn lexical_traversal_is_refused() {
 }
 
 #[test]
+fn the_refusal_names_where_a_traversal_lands_without_dot_dots() {
+    let (_d, ws) = setup();
+    let root = ws.root().to_path_buf();
+    let parent = root.parent().unwrap();
+    let grand = parent.parent().unwrap();
+    let cases = [
+        ("../../etc/passwd", grand.join("etc/passwd")),
+        ("sub/../../x", parent.join("x")),
+        ("../a/../b", parent.join("b")),
+    ];
+    for (p, lands) in cases {
+        let err = ws.resolve(p).unwrap_err();
+        let PathError::Outside { resolved, .. } = &err else {
+            panic!("{p}: {err}");
+        };
+        assert_eq!(resolved, &lands, "{p}");
+        let text = err.to_string();
+        assert!(
+            text.contains(&format!("resolves to {} which", lands.display())),
+            "{text}"
+        );
+    }
+}
+
+#[test]
 fn symlinks_escaping_are_refused_and_inside_ones_work() {
     let (d, ws) = setup();
     symlink("/etc", d.path().join("out")).unwrap();

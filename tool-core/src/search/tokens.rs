@@ -33,13 +33,16 @@
 //!   `phone`).
 
 /// Function words left out of the index and of queries: they occur in most
-/// descriptions and queries ("a tool to ... the ...") and find nothing.
+/// descriptions and queries ("a tool to ... the ...") and find nothing; with
+/// them the leftovers of contractions split at the apostrophe (`isn't` →
+/// `isn`, `t`; `we'll` → `we`, `ll`).
 const STOP_WORDS: &[&str] = &[
-    "a", "about", "all", "an", "and", "any", "are", "as", "at", "be", "by", "can", "do", "does",
-    "for", "from", "get", "how", "i", "if", "in", "into", "is", "it", "its", "me", "my", "of",
-    "on", "or", "our", "please", "should", "so", "some", "that", "the", "their", "them", "then",
-    "there", "these", "this", "to", "tool", "up", "us", "use", "want", "was", "we", "what", "when",
-    "which", "will", "with", "would", "you", "your",
+    "a", "about", "all", "an", "and", "any", "are", "aren", "as", "at", "be", "by", "can",
+    "couldn", "didn", "do", "does", "doesn", "don", "for", "from", "get", "hasn", "haven", "how",
+    "i", "if", "in", "into", "is", "isn", "it", "its", "ll", "me", "my", "of", "on", "or", "our",
+    "please", "should", "shouldn", "so", "some", "that", "the", "their", "them", "then", "there",
+    "these", "this", "to", "tool", "up", "us", "use", "ve", "want", "was", "wasn", "we", "weren",
+    "what", "when", "which", "will", "with", "would", "wouldn", "you", "your",
 ];
 
 /// Groups of words that stand for one another in a query: generic verbs
@@ -110,24 +113,39 @@ const RELATED: &[(&[&str], &[&str])] = &[
     // Weather.
     (
         &[
-            "rain", "raining", "rainy", "snow", "snowing", "sunny", "umbrella", "temperature",
-            "degrees", "humidity", "humid", "windy", "storm", "cloudy", "celsius", "fahrenheit",
-            "hot", "cold", "warm",
+            "rain",
+            "raining",
+            "rainy",
+            "snow",
+            "snowing",
+            "sunny",
+            "umbrella",
+            "temperature",
+            "degrees",
+            "humidity",
+            "humid",
+            "windy",
+            "storm",
+            "cloudy",
+            "celsius",
+            "fahrenheit",
+            "hot",
+            "cold",
+            "warm",
         ],
         &["weather", "forecast"],
     ),
     // Money and markets.
     (
         &[
-            "euro", "euros", "dollar", "dollars", "yen", "pound", "sterling", "usd", "eur",
-            "gbp", "jpy", "chf", "franc", "rupee", "yuan", "peso", "forex",
+            "euro", "euros", "dollar", "dollars", "yen", "pound", "sterling", "usd", "eur", "gbp",
+            "jpy", "chf", "franc", "rupee", "yuan", "peso", "forex",
         ],
         &["currency", "exchange", "rate", "convert"],
     ),
     (
         &[
-            "share", "shares", "ticker", "trading", "nasdaq", "nyse", "equity", "market",
-            "stock",
+            "share", "shares", "ticker", "trading", "nasdaq", "nyse", "equity", "market", "stock",
         ],
         &["stock", "quote", "price"],
     ),
@@ -140,35 +158,77 @@ const RELATED: &[(&[&str], &[&str])] = &[
     // Languages.
     (
         &[
-            "language", "english", "spanish", "french", "german", "portuguese", "italian",
-            "japanese", "chinese", "korean", "russian", "arabic", "dutch", "hindi", "polish",
-            "turkish", "swedish",
+            "language",
+            "english",
+            "spanish",
+            "french",
+            "german",
+            "portuguese",
+            "italian",
+            "japanese",
+            "chinese",
+            "korean",
+            "russian",
+            "arabic",
+            "dutch",
+            "hindi",
+            "polish",
+            "turkish",
+            "swedish",
         ],
         &["translate", "language"],
     ),
     // Phones, chat and mail.
-    (&["sms", "texting", "phone", "ring"], &["sms", "call", "phone"]),
+    (
+        &["sms", "texting", "phone", "ring"],
+        &["sms", "call", "phone"],
+    ),
     (&["ping", "dm"], &["message", "direct"]),
     (&["emoji", "react", "thumbs"], &["reaction", "emoji"]),
     (&["thread", "replies"], &["thread", "reply"]),
     // Maps and travel.
     (
-        &["driving", "walking", "commute", "route", "far", "travel", "km", "miles"],
+        &[
+            "driving", "walking", "commute", "route", "far", "travel", "km", "miles",
+        ],
         &["directions", "distance", "route"],
     ),
     (
-        &["nearby", "restaurant", "restaurants", "cafe", "hotel", "shop", "store"],
+        &[
+            "nearby",
+            "restaurant",
+            "restaurants",
+            "cafe",
+            "hotel",
+            "shop",
+            "store",
+        ],
         &["place", "local"],
     ),
     (
-        &["plane", "fly", "flying", "airline", "airport", "departure", "arrival", "landed"],
+        &[
+            "plane",
+            "fly",
+            "flying",
+            "airline",
+            "airport",
+            "departure",
+            "arrival",
+            "landed",
+        ],
         &["flight"],
     ),
     (&["timezone", "clock"], &["time", "timezone"]),
     // Calendars and tasks.
     (
         &[
-            "appointment", "schedule", "reschedule", "agenda", "availability", "busy", "invite",
+            "appointment",
+            "schedule",
+            "reschedule",
+            "agenda",
+            "availability",
+            "busy",
+            "invite",
             "booked",
         ],
         &["event", "calendar", "meeting"],
@@ -180,19 +240,36 @@ const RELATED: &[(&[&str], &[&str])] = &[
         &["web", "search"],
     ),
     (&["headline", "headlines", "news"], &["news"]),
-    (&["webpage", "website", "site", "url", "link"], &["page", "url"]),
+    (
+        &["webpage", "website", "site", "url", "link"],
+        &["page", "url"],
+    ),
     (&["button", "tap", "link"], &["click"]),
-    (&["viewport", "width", "height", "window"], &["resize", "viewport"]),
+    (
+        &["viewport", "width", "height", "window"],
+        &["resize", "viewport"],
+    ),
     // Incidents, errors, monitoring.
     (
         &["outage", "downtime", "paging", "oncall", "escalate"],
         &["incident", "oncall"],
     ),
     (
-        &["crash", "crashes", "exception", "stacktrace", "traceback", "error", "errors"],
+        &[
+            "crash",
+            "crashes",
+            "exception",
+            "stacktrace",
+            "traceback",
+            "error",
+            "errors",
+        ],
         &["error", "exception", "issue"],
     ),
-    (&["cpu", "latency", "throughput", "usage"], &["metric", "usage"]),
+    (
+        &["cpu", "latency", "throughput", "usage"],
+        &["metric", "usage"],
+    ),
     (&["deploy", "ship", "rollout"], &["deployment", "deploy"]),
     // Code hosting and git.
     (&["mr"], &["merge", "request"]),
@@ -200,24 +277,50 @@ const RELATED: &[(&[&str], &[&str])] = &[
         &["uncommitted", "unstaged", "staged", "modified", "dirty"],
         &["status", "diff", "change"],
     ),
-    (&["ci", "pipeline", "build", "action", "actions"], &["workflow", "pipeline", "run"]),
+    (
+        &["ci", "pipeline", "build", "action", "actions"],
+        &["workflow", "pipeline", "run"],
+    ),
     (&["version", "versions"], &["release", "version"]),
     // Generic questions and things.
     (&["many", "total", "tally", "amount"], &["count", "number"]),
     (&["exist", "existing", "available"], &["list"]),
-    (&["history", "past", "previous", "earlier"], &["history", "log"]),
+    (
+        &["history", "past", "previous", "earlier"],
+        &["history", "log"],
+    ),
     (
         &["difference", "differences", "changes", "changed"],
         &["diff", "compare", "change"],
     ),
-    (&["output", "stdout", "stderr", "console"], &["log", "output"]),
-    (&["env", "secret", "secrets", "config"], &["environment", "variable", "config"]),
-    (&["permission", "permissions", "access"], &["share", "permission", "policy"]),
     (
-        &["coordinates", "latitude", "longitude", "lat", "lng", "gps", "address"],
+        &["output", "stdout", "stderr", "console"],
+        &["log", "output"],
+    ),
+    (
+        &["env", "secret", "secrets", "config"],
+        &["environment", "variable", "config"],
+    ),
+    (
+        &["permission", "permissions", "access"],
+        &["share", "permission", "policy"],
+    ),
+    (
+        &[
+            "coordinates",
+            "latitude",
+            "longitude",
+            "lat",
+            "lng",
+            "gps",
+            "address",
+        ],
         &["geocode", "location", "coordinates"],
     ),
-    (&["columns", "fields", "structure"], &["schema", "column", "describe"]),
+    (
+        &["columns", "fields", "structure"],
+        &["schema", "column", "describe"],
+    ),
     (&["expire", "expiry", "expiration"], &["ttl", "expire"]),
     (&["lead", "prospect"], &["contact", "deal"]),
     (&["opportunity"], &["deal"]),
@@ -227,11 +330,31 @@ const RELATED: &[(&[&str], &[&str])] = &[
     (&["reimburse", "chargeback"], &["refund", "dispute"]),
     (&["plan", "recurring", "membership"], &["subscription"]),
     (&["funds", "money"], &["balance"]),
+    // Abbreviations.
+    (&["msg", "msgs"], &["message"]),
+    (&["img", "pic", "pics"], &["image"]),
+    (&["vid", "vids"], &["video"]),
+    (&["mtg", "appt"], &["meeting", "event"]),
+    (&["txn", "txns"], &["transaction"]),
+    (&["acct"], &["account"]),
+    (&["org", "orgs"], &["organization", "organisation", "owner"]),
+    (&["pkg", "deps"], &["package", "dependency"]),
+    (&["ns"], &["namespace"]),
+    (&["svc"], &["service"]),
+    (&["desc"], &["description"]),
+    (
+        &["auth", "creds", "login"],
+        &["authentication", "credentials", "token"],
+    ),
+    (&["tz"], &["timezone", "time"]),
+    (&["cfg", "conf", "settings"], &["config", "configuration"]),
     // Services by nickname.
     (&["kubectl", "k8s", "kube"], &["kubernetes"]),
     (&["mongo"], &["mongodb"]),
     (&["psql", "pg", "postgresql"], &["postgres"]),
     (&["gh"], &["github"]),
+    (&["gl"], &["gitlab"]),
+    (&["yt"], &["youtube"]),
     (&["sql"], &["query", "database"]),
     // Documents, notes and knowledge.
     (&["wiki", "kb"], &["page", "space", "article"]),
@@ -245,18 +368,32 @@ const RELATED: &[(&[&str], &[&str])] = &[
         &["remember", "recall", "knowledge", "fact", "facts", "know"],
         &["memory", "observation", "entity"],
     ),
-    (&["paper", "papers", "preprint", "research"], &["paper", "arxiv"]),
+    (
+        &["paper", "papers", "preprint", "research"],
+        &["paper", "arxiv"],
+    ),
     // Media.
     (
-        &["song", "songs", "music", "album", "artist", "listen", "track"],
+        &[
+            "song", "songs", "music", "album", "artist", "listen", "track",
+        ],
         &["play", "track", "playlist"],
     ),
     (&["video", "clip", "watch"], &["video"]),
     (&["captions", "subtitles"], &["transcript"]),
-    (&["draw", "illustration", "logo", "art"], &["image", "generate"]),
+    (
+        &["draw", "illustration", "logo", "art"],
+        &["image", "generate"],
+    ),
     // Packages and shells.
-    (&["library", "libraries", "dependency", "module", "crate"], &["package"]),
-    (&["terminal", "cli", "bash", "command"], &["command", "shell"]),
+    (
+        &["library", "libraries", "dependency", "module", "crate"],
+        &["package"],
+    ),
+    (
+        &["terminal", "cli", "bash", "command"],
+        &["command", "shell"],
+    ),
     (&["pid", "process", "processes"], &["process"]),
 ];
 
@@ -364,7 +501,11 @@ fn compounds(query: &str, mut emit: impl FnMut(&str)) {
                 emit(&joined);
             }
         }
-        prev = if lower.chars().all(char::is_alphabetic) { lower } else { String::new() };
+        prev = if lower.chars().all(char::is_alphabetic) {
+            lower
+        } else {
+            String::new()
+        };
     }
 }
 
@@ -386,13 +527,18 @@ fn value_kinds(query: &str, mut emit: impl FnMut(&str)) {
         let word = word
             .trim_start_matches(|c: char| matches!(c, '"' | '\'' | '(' | '`'))
             .trim_end_matches(|c: char| {
-                matches!(c, '"' | '\'' | ')' | '`' | ',' | ';' | '.' | '?' | '!' | ':')
+                matches!(
+                    c,
+                    '"' | '\'' | ')' | '`' | ',' | ';' | '.' | '?' | '!' | ':'
+                )
             });
         if word.is_empty() {
             continue;
         }
         let lower = word.to_ascii_lowercase();
-        if lower.starts_with("http://") || lower.starts_with("https://") || lower.starts_with("www.")
+        if lower.starts_with("http://")
+            || lower.starts_with("https://")
+            || lower.starts_with("www.")
         {
             for k in ["url", "web", "page"] {
                 emit(k);
@@ -453,9 +599,9 @@ fn is_path(lower: &str) -> bool {
     {
         return true;
     }
-    lower.rsplit_once('.').is_some_and(|(stem, ext)| {
-        !stem.is_empty() && FILE_EXTENSIONS.binary_search(&ext).is_ok()
-    })
+    lower
+        .rsplit_once('.')
+        .is_some_and(|(stem, ext)| !stem.is_empty() && FILE_EXTENSIONS.binary_search(&ext).is_ok())
 }
 
 /// Longest word kept, in bytes; longer runs (hashes, base64) are cut here.
@@ -639,7 +785,10 @@ mod tests {
 
     #[test]
     fn snowball_stemming_meets_singular_plural_and_verb_forms() {
-        assert_eq!(tokens("issues issue queries query"), ["issu", "issu", "queri", "queri"]);
+        assert_eq!(
+            tokens("issues issue queries query"),
+            ["issu", "issu", "queri", "queri"]
+        );
         assert_eq!(tokens("boxes branches"), ["box", "branch"]);
         assert_eq!(
             tokens("running listed lists status"),
@@ -712,14 +861,18 @@ mod tests {
 
     #[test]
     fn values_in_queries_bring_their_kind_words() {
-        assert_eq!(kinds("fetch https://docs.rs/serde now"), ["url", "web", "page"]);
+        assert_eq!(
+            kinds("fetch https://docs.rs/serde now"),
+            ["url", "web", "page"]
+        );
         assert_eq!(kinds("www.example.org"), ["url", "web", "page"]);
         assert_eq!(kinds("write to ann@example.com"), ["email"]);
         assert_eq!(kinds("ping @ann in #general"), ["user", "channel"]);
         assert_eq!(kinds("open ~/notes/a.txt"), ["file", "path"]);
-        assert_eq!(kinds("cat /etc/hosts, ./run.sh and \"Cargo.toml\"."), [
-            "file", "path", "file", "path", "file", "path"
-        ]);
+        assert_eq!(
+            kinds("cat /etc/hosts, ./run.sh and \"Cargo.toml\"."),
+            ["file", "path", "file", "path", "file", "path"]
+        );
         assert_eq!(kinds("move OPS-77 to done"), ["issue"]);
         assert_eq!(kinds("text +15551234567"), ["phone", "sms", "number"]);
         // Not values: an issue number, a repository, a version, a domain, a lone `/`.

@@ -38,12 +38,14 @@
 //! (Porter2, from `rust-stemmers`: `issues` and `issue` meet, so do
 //! `create`, `created` and `creating`); words with non-ASCII letters are
 //! kept as written. A query also looks, at 0.4 of a word's weight (0.7 for
-//! compounds), for words it did not write (documents are never expanded):
-//! synonyms of generic tool words (delete / remove, folder / directory,
-//! issue / ticket, repo / repository); words of a tool domain that lead to
-//! the words tools use (`rain` → weather, `yen` → currency, `kubectl` →
-//! kubernetes, `thumbs` → reaction); neighbouring words written as one
-//! (`time zone` → timezone); and the kind of a value it holds (a URL adds
+//! short forms and compounds), for words it did not write (documents are
+//! never expanded): synonyms of generic tool words (delete / remove,
+//! folder / directory, issue / ticket); the long forms of short ones
+//! (`k8s` → kubernetes, `PR` → pull request, `repo` → repository, `pg` →
+//! postgres); words of a tool domain that lead to the words tools use
+//! (`rain` → weather, `yen` → currency, `thumbs` → reaction); neighbouring
+//! words written as one (`time zone` → timezone); and the kind of a value
+//! it holds (a URL adds
 //! `url`, a path such as `~/a.txt` adds `file` and `path`, `OPS-77` adds
 //! `issue`, `@ann` `user`, `#general` `channel`, `+15551234567` `phone`).
 //! The tables are written from the general vocabulary of tool domains, not

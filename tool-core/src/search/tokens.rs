@@ -23,9 +23,11 @@
 //!
 //! - synonyms of generic tool words ([`SYNONYMS`]: delete / remove,
 //!   folder / directory, issue / ticket, ...), both ways;
+//! - the long forms of short ones ([`ALIASES`]: `k8s` → `kubernetes`,
+//!   `PR` → `pull request`, `repo` → `repository`), one way;
 //! - words of a tool domain that lead to the words tools describe
 //!   themselves with ([`RELATED`]: `rain` → `weather`, `yen` → `currency`,
-//!   `kubectl` → `kubernetes`), one way;
+//!   `thumbs` → `reaction`), one way;
 //! - neighbouring words written as one ([`compounds`]: `time zone` →
 //!   `timezone`, `log in` → `login`);
 //! - the kind of a value written in the query ([`value_kinds`]: a URL adds
@@ -107,8 +109,7 @@ const SYNONYMS: &[&[&str]] = &[
 /// widened to "rain"). Written from the general vocabulary of each domain
 /// (what people call the things a kind of tool works on: weather, money,
 /// maps, calendars, chat, incidents, clusters, ...), not from the
-/// evaluation queries; service nicknames (`k8s`, `mongo`, `psql`) are
-/// here too. Stemmed like everything else.
+/// evaluation queries. Stemmed like everything else.
 const RELATED: &[(&[&str], &[&str])] = &[
     // Weather.
     (
@@ -183,7 +184,7 @@ const RELATED: &[(&[&str], &[&str])] = &[
         &["sms", "texting", "phone", "ring"],
         &["sms", "call", "phone"],
     ),
-    (&["ping", "dm"], &["message", "direct"]),
+    (&["ping"], &["message", "direct"]),
     (&["emoji", "react", "thumbs"], &["reaction", "emoji"]),
     (&["thread", "replies"], &["thread", "reply"]),
     // Maps and travel.
@@ -272,7 +273,6 @@ const RELATED: &[(&[&str], &[&str])] = &[
     ),
     (&["deploy", "ship", "rollout"], &["deployment", "deploy"]),
     // Code hosting and git.
-    (&["mr"], &["merge", "request"]),
     (
         &["uncommitted", "unstaged", "staged", "modified", "dirty"],
         &["status", "diff", "change"],
@@ -330,31 +330,12 @@ const RELATED: &[(&[&str], &[&str])] = &[
     (&["reimburse", "chargeback"], &["refund", "dispute"]),
     (&["plan", "recurring", "membership"], &["subscription"]),
     (&["funds", "money"], &["balance"]),
-    // Abbreviations.
-    (&["msg", "msgs"], &["message"]),
-    (&["img", "pic", "pics"], &["image"]),
-    (&["vid", "vids"], &["video"]),
-    (&["mtg", "appt"], &["meeting", "event"]),
-    (&["txn", "txns"], &["transaction"]),
-    (&["acct"], &["account"]),
-    (&["org", "orgs"], &["organization", "organisation", "owner"]),
-    (&["pkg", "deps"], &["package", "dependency"]),
-    (&["ns"], &["namespace"]),
-    (&["svc"], &["service"]),
-    (&["desc"], &["description"]),
+    (&["mtg", "appt"], &["meeting", "event", "appointment"]),
     (
         &["auth", "creds", "login"],
         &["authentication", "credentials", "token"],
     ),
-    (&["tz"], &["timezone", "time"]),
-    (&["cfg", "conf", "settings"], &["config", "configuration"]),
-    // Services by nickname.
-    (&["kubectl", "k8s", "kube"], &["kubernetes"]),
-    (&["mongo"], &["mongodb"]),
-    (&["psql", "pg", "postgresql"], &["postgres"]),
-    (&["gh"], &["github"]),
-    (&["gl"], &["gitlab"]),
-    (&["yt"], &["youtube"]),
+    (&["settings"], &["config", "configuration"]),
     (&["sql"], &["query", "database"]),
     // Documents, notes and knowledge.
     (&["wiki", "kb"], &["page", "space", "article"]),
@@ -397,8 +378,42 @@ const RELATED: &[(&[&str], &[&str])] = &[
     (&["pid", "process", "processes"], &["process"]),
 ];
 
+/// Short forms and nicknames that mean exactly their long form (`k8s` is
+/// Kubernetes, `repo` a repository, `PR` a pull request): a query word on
+/// the left also looks for the words on the right, at [`ALIAS_WEIGHT`]
+/// (one way). Stemmed like everything else.
+const ALIASES: &[(&[&str], &[&str])] = &[
+    (&["pr", "prs"], &["pull", "request"]),
+    (&["mr", "mrs"], &["merge", "request"]),
+    (&["dm", "dms"], &["direct", "message"]),
+    (&["repo", "repos"], &["repository"]),
+    (&["dir", "dirs"], &["directory"]),
+    (&["db", "dbs"], &["database"]),
+    (&["msg", "msgs"], &["message"]),
+    (&["img", "imgs", "pic", "pics"], &["image"]),
+    (&["vid", "vids"], &["video"]),
+    (&["txn", "txns"], &["transaction"]),
+    (&["acct", "accts"], &["account"]),
+    (&["org", "orgs"], &["organization", "organisation"]),
+    (&["pkg", "pkgs"], &["package"]),
+    (&["deps"], &["dependency"]),
+    (&["ns"], &["namespace"]),
+    (&["svc"], &["service"]),
+    (&["desc"], &["description"]),
+    (&["tz"], &["timezone"]),
+    (&["cfg", "conf"], &["config", "configuration"]),
+    (&["kubectl", "k8s", "kube"], &["kubernetes"]),
+    (&["mongo"], &["mongodb"]),
+    (&["psql", "pg", "postgresql"], &["postgres"]),
+    (&["gh"], &["github"]),
+    (&["gl"], &["gitlab"]),
+    (&["yt"], &["youtube"]),
+];
+
 /// Weight of a synonym relative to the query word it came from.
 pub(crate) const SYNONYM_WEIGHT: f32 = 0.4;
+/// Weight of the long form of a short one (see [`ALIASES`]).
+pub(crate) const ALIAS_WEIGHT: f32 = 0.7;
 /// Weight of a related domain word (see [`RELATED`]).
 pub(crate) const RELATED_WEIGHT: f32 = 0.4;
 /// Weight of two neighbouring query words written as one (see [`compounds`]).
@@ -407,8 +422,10 @@ pub(crate) const COMPOUND_WEIGHT: f32 = 0.7;
 pub(crate) const VALUE_KIND_WEIGHT: f32 = 0.4;
 
 /// The query's terms with weights: each distinct token at 1.0; the
-/// synonyms of each (see [`SYNONYMS`]) at [`SYNONYM_WEIGHT`]; related
-/// domain words (see [`RELATED`]) at [`RELATED_WEIGHT`]; and the kind words
+/// synonyms of each (see [`SYNONYMS`]) at [`SYNONYM_WEIGHT`]; the long forms
+/// of short ones (see [`ALIASES`]) at [`ALIAS_WEIGHT`]; related domain
+/// words (see [`RELATED`]) at [`RELATED_WEIGHT`]; neighbouring words
+/// written as one (see [`compounds`]) at [`COMPOUND_WEIGHT`]; and the kind words
 /// of values written in the query (see [`value_kinds`]) at
 /// [`VALUE_KIND_WEIGHT`]. A word reached several ways keeps its highest
 /// weight.
@@ -439,7 +456,7 @@ pub(crate) fn query_terms(query: &str) -> Vec<(String, f32)> {
 }
 
 /// Per stemmed query word, the words it also looks for and their weights
-/// ([`SYNONYMS`] and [`RELATED`], stemmed once).
+/// ([`SYNONYMS`], [`RELATED`] and [`ALIASES`], stemmed once).
 fn expansions() -> &'static rustc_hash::FxHashMap<String, Vec<(String, f32)>> {
     static MAP: std::sync::OnceLock<rustc_hash::FxHashMap<String, Vec<(String, f32)>>> =
         std::sync::OnceLock::new();
@@ -468,10 +485,12 @@ fn expansions() -> &'static rustc_hash::FxHashMap<String, Vec<(String, f32)>> {
                 }
             }
         }
-        for (cues, targets) in RELATED {
-            for a in *cues {
-                for b in *targets {
-                    link(stemmed(a), stemmed(b), RELATED_WEIGHT);
+        for (table, weight) in [(RELATED, RELATED_WEIGHT), (ALIASES, ALIAS_WEIGHT)] {
+            for (cues, targets) in table {
+                for a in *cues {
+                    for b in *targets {
+                        link(stemmed(a), stemmed(b), weight);
+                    }
                 }
             }
         }

@@ -45,9 +45,9 @@
 //! postgres); words of a tool domain that lead to the words tools use
 //! (`rain` → weather, `yen` → currency, `thumbs` → reaction); neighbouring
 //! words written as one (`time zone` → timezone); and the kind of a value
-//! it holds (a URL adds
-//! `url`, a path such as `~/a.txt` adds `file` and `path`, `OPS-77` adds
-//! `issue`, `@ann` `user`, `#general` `channel`, `+15551234567` `phone`).
+//! it holds (a URL adds `url`, a path such as `~/a.txt` adds `file` and
+//! `path`, `OPS-77` adds `issue`, `@ann` `user`, `#general` `channel`,
+//! `+15551234567` `phone`).
 //! The tables are written from the general vocabulary of tool domains, not
 //! from the evaluation queries. The weights were tuned on the tuning
 //! queries of the project's evaluation set (`tool-core/tests/data/tool_search/`,

@@ -850,7 +850,10 @@ mod tests {
         let terms = query_terms("remove the repo");
         assert_eq!(weight(&terms, "remov"), Some(1.0));
         assert_eq!(weight(&terms, "delet"), Some(SYNONYM_WEIGHT));
-        assert_eq!(weight(&terms, "repositori"), Some(SYNONYM_WEIGHT));
+        assert_eq!(weight(&terms, "repositori"), Some(ALIAS_WEIGHT));
+        let terms = query_terms("restart the k8s pod");
+        assert_eq!(weight(&terms, "kubernet"), Some(ALIAS_WEIGHT));
+        assert_eq!(weight(&terms, "rerun"), Some(SYNONYM_WEIGHT));
         let terms = query_terms("will it rain in Oslo");
         assert_eq!(weight(&terms, "rain"), Some(1.0));
         assert_eq!(weight(&terms, "weather"), Some(RELATED_WEIGHT));

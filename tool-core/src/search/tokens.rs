@@ -544,13 +544,8 @@ fn compounds(query: &str, mut emit: impl FnMut(&str)) {
 fn value_kinds(query: &str, mut emit: impl FnMut(&str)) {
     for word in query.split_whitespace() {
         let word = word
-            .trim_start_matches(|c: char| matches!(c, '"' | '\'' | '(' | '`'))
-            .trim_end_matches(|c: char| {
-                matches!(
-                    c,
-                    '"' | '\'' | ')' | '`' | ',' | ';' | '.' | '?' | '!' | ':'
-                )
-            });
+            .trim_start_matches(['"', '\'', '(', '`'])
+            .trim_end_matches(['"', '\'', ')', '`', ',', ';', '.', '?', '!', ':']);
         if word.is_empty() {
             continue;
         }

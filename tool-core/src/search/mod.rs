@@ -37,9 +37,10 @@
 //! function words dropped, and stemmed with the Snowball English stemmer
 //! (Porter2, from `rust-stemmers`: `issues` and `issue` meet, so do
 //! `create`, `created` and `creating`); words with non-ASCII letters are
-//! kept as written. A query also looks, at 0.4 of a word's weight (0.7 for
-//! short forms and compounds), for words it did not write (documents are
-//! never expanded): synonyms of generic tool words (delete / remove,
+//! kept as written. A query's opening request for a tool ("find me a tool
+//! to ...") is dropped. A query also looks, at 0.4 of a word's weight (0.7
+//! for short forms and compounds), for words it did not write (documents
+//! are never expanded): synonyms of generic tool words (delete / remove,
 //! folder / directory, issue / ticket); the long forms of short ones
 //! (`k8s` → kubernetes, `PR` → pull request, `repo` → repository, `pg` →
 //! postgres); words of a tool domain that lead to the words tools use
@@ -47,8 +48,7 @@
 //! words written as one (`time zone` → timezone); and the kind of a value
 //! it holds (a URL adds `url`, a path such as `~/a.txt` adds `file` and
 //! `path`, `OPS-77` adds `issue`, `@ann` `user`, `#general` `channel`,
-//! `+15551234567` `phone`).
-//! The tables are written from the general vocabulary of tool domains, not
+//! `+15551234567` `phone`). The tables are written from the general vocabulary of tool domains, not
 //! from the evaluation queries. The weights were tuned on the tuning
 //! queries of the project's evaluation set (`tool-core/tests/data/tool_search/`,
 //! reported in the README's "Many tools" section).

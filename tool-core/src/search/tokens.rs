@@ -18,8 +18,10 @@
 //!    forms Porter2 splits from their base word are fixed
 //!    ([`STEM_EXCEPTIONS`]: `adding` stays with `add`).
 //!
-//! A query then gains, at lower weights, words it did not write
-//! ([`query_terms`]; documents are never expanded):
+//! A query that opens by asking for a tool ("find me a tool to ...") loses
+//! that opening ([`strip_request_for_tools`]). It then gains, at lower
+//! weights, words it did not write ([`query_terms`]; documents are never
+//! expanded):
 //!
 //! - synonyms of generic tool words ([`SYNONYMS`]: delete / remove,
 //!   folder / directory, issue / ticket, ...), both ways;
@@ -421,7 +423,8 @@ pub(crate) const COMPOUND_WEIGHT: f32 = 0.7;
 /// Weight of the kind word of a value the query holds (see [`value_kinds`]).
 pub(crate) const VALUE_KIND_WEIGHT: f32 = 0.4;
 
-/// The query's terms with weights: each distinct token at 1.0; the
+/// The query's terms with weights: each distinct token at 1.0 (after a
+/// leading request for a tool is cut, see [`strip_request_for_tools`]); the
 /// synonyms of each (see [`SYNONYMS`]) at [`SYNONYM_WEIGHT`]; the long forms
 /// of short ones (see [`ALIASES`]) at [`ALIAS_WEIGHT`]; related domain
 /// words (see [`RELATED`]) at [`RELATED_WEIGHT`]; neighbouring words
@@ -430,7 +433,7 @@ pub(crate) const VALUE_KIND_WEIGHT: f32 = 0.4;
 /// [`VALUE_KIND_WEIGHT`]. A word reached several ways keeps its highest
 /// weight.
 pub(crate) fn query_terms(query: &str) -> Vec<(String, f32)> {
-    let mut own = tokens(query);
+    let mut own = tokens(strip_request_for_tools(query));
     own.sort_unstable();
     own.dedup();
     let mut terms: Vec<(String, f32)> = own.iter().map(|t| (t.clone(), 1.0)).collect();
@@ -453,6 +456,47 @@ pub(crate) fn query_terms(query: &str) -> Vec<(String, f32)> {
         add(&k, VALUE_KIND_WEIGHT);
     });
     terms
+}
+
+/// Words that ask for a tool rather than say what it does, when they come
+/// before the word "tool" ("find a tool that lists pods", "search tools
+/// for sending SMS"): there they say nothing about the tool wanted, and
+/// `find` / `search` would favour search tools.
+const TOOL_REQUEST_WORDS: &[&str] = &[
+    "discover",
+    "find",
+    "load",
+    "locate",
+    "look",
+    "need",
+    "recommend",
+    "search",
+    "suggest",
+];
+
+/// `query` from just after its first "tool" / "tools" when every word
+/// before it is a function word or one of [`TOOL_REQUEST_WORDS`] ("find me
+/// a tool to list pods" → " to list pods"); otherwise `query` itself.
+fn strip_request_for_tools(query: &str) -> &str {
+    let mut end = 0;
+    for piece in query.split_inclusive(|c: char| !c.is_alphanumeric()) {
+        end += piece.len();
+        let word = piece.trim_end_matches(|c: char| !c.is_alphanumeric());
+        if word.is_empty() {
+            continue;
+        }
+        let word = word.to_lowercase();
+        if word == "tool" || word == "tools" {
+            // `end` is past the separator after the word: a character boundary.
+            return &query[end..];
+        }
+        if STOP_WORDS.binary_search(&word.as_str()).is_err()
+            && TOOL_REQUEST_WORDS.binary_search(&word.as_str()).is_err()
+        {
+            return query;
+        }
+    }
+    query
 }
 
 /// Per stemmed query word, the words it also looks for and their weights
@@ -831,6 +875,9 @@ mod tests {
         let mut sorted = STEM_EXCEPTIONS.to_vec();
         sorted.sort_unstable();
         assert_eq!(sorted, STEM_EXCEPTIONS);
+        let mut sorted = TOOL_REQUEST_WORDS.to_vec();
+        sorted.sort_unstable();
+        assert_eq!(sorted, TOOL_REQUEST_WORDS);
         let mut sorted = FILE_EXTENSIONS.to_vec();
         sorted.sort_unstable();
         assert_eq!(sorted, FILE_EXTENSIONS);
@@ -858,6 +905,31 @@ mod tests {
         let terms = query_terms("delete remove");
         assert_eq!(weight(&terms, "delet"), Some(1.0));
         assert_eq!(weight(&terms, "remov"), Some(1.0));
+    }
+
+    #[test]
+    fn a_request_for_a_tool_is_not_part_of_what_it_does() {
+        assert_eq!(
+            strip_request_for_tools("find me a tool to list pods"),
+            "to list pods"
+        );
+        assert_eq!(
+            strip_request_for_tools("Search tools: send SMS"),
+            " send SMS"
+        );
+        assert_eq!(strip_request_for_tools("is there a tool"), "");
+        // Other words before "tool", or no "tool": the query as written.
+        for q in [
+            "search issues with the jira tool",
+            "find files",
+            "find a toolbox",
+        ] {
+            assert_eq!(strip_request_for_tools(q), q);
+        }
+        let terms = query_terms("I need a tool that can search my mail");
+        assert_eq!(weight(&terms, "need"), None);
+        assert_eq!(weight(&terms, "search"), Some(1.0));
+        assert_eq!(weight(&terms, "mail"), Some(1.0));
     }
 
     #[test]

@@ -95,11 +95,11 @@ const SYNONYMS: &[&[&str]] = &[
     &["content", "contents", "text", "inside", "body"],
     &["status", "state", "changed", "pending"],
     &["close", "resolve", "complete", "finish", "done"],
-    &["save", "store", "persist", "keep"],
+    &["save", "store", "persist"],
     &["detail", "details", "info", "information", "describe"],
     &["revert", "undo", "rollback", "reset"],
     &["restart", "rerun", "retry", "reload"],
-    &["latest", "newest", "recent", "last", "current"],
+    &["latest", "newest", "recent", "current"],
     &["install", "setup"],
     &["tree", "structure", "hierarchy"],
     &["star", "favorite", "favourite", "bookmark"],
@@ -132,9 +132,6 @@ const RELATED: &[(&[&str], &[&str])] = &[
             "cloudy",
             "celsius",
             "fahrenheit",
-            "hot",
-            "cold",
-            "warm",
         ],
         &["weather", "forecast"],
     ),
@@ -147,21 +144,18 @@ const RELATED: &[(&[&str], &[&str])] = &[
         &["currency", "exchange", "rate", "convert"],
     ),
     (
-        &[
-            "share", "shares", "ticker", "trading", "nasdaq", "nyse", "equity", "market", "stock",
-        ],
+        &["ticker", "trading", "nasdaq", "nyse", "equity"],
         &["stock", "quote", "price"],
     ),
     (
-        &["charge", "bill", "billing", "pay", "paid", "payment"],
+        &["bill", "billing", "pay", "paid", "payment"],
         &["invoice", "payment"],
     ),
-    (&["client", "buyer"], &["customer", "contact"]),
+    (&["buyer"], &["customer", "contact"]),
     (&["spend", "spending", "costs"], &["cost"]),
     // Languages.
     (
         &[
-            "language",
             "english",
             "spanish",
             "french",
@@ -182,30 +176,18 @@ const RELATED: &[(&[&str], &[&str])] = &[
         &["translate", "language"],
     ),
     // Phones, chat and mail.
-    (
-        &["sms", "texting", "phone", "ring"],
-        &["sms", "call", "phone"],
-    ),
-    (&["ping"], &["message", "direct"]),
+    (&["sms", "texting", "phone"], &["sms", "call", "phone"]),
     (&["emoji", "react", "thumbs"], &["reaction", "emoji"]),
     (&["thread", "replies"], &["thread", "reply"]),
     // Maps and travel.
     (
         &[
-            "driving", "walking", "commute", "route", "far", "travel", "km", "miles",
+            "driving", "walking", "commute", "far", "travel", "km", "miles",
         ],
         &["directions", "distance", "route"],
     ),
     (
-        &[
-            "nearby",
-            "restaurant",
-            "restaurants",
-            "cafe",
-            "hotel",
-            "shop",
-            "store",
-        ],
+        &["nearby", "restaurant", "restaurants", "cafe", "hotel"],
         &["place", "local"],
     ),
     (
@@ -226,47 +208,31 @@ const RELATED: &[(&[&str], &[&str])] = &[
     (
         &[
             "appointment",
-            "schedule",
             "reschedule",
             "agenda",
             "availability",
             "busy",
-            "invite",
             "booked",
         ],
         &["event", "calendar", "meeting"],
     ),
-    (&["todo", "reminder", "remind", "chore"], &["task"]),
+    (&["reminder", "remind", "chore"], &["task"]),
     // Web.
     (
-        &["online", "internet", "web", "website", "google"],
+        &["online", "internet", "web", "website"],
         &["web", "search"],
     ),
     (&["headline", "headlines", "news"], &["news"]),
-    (
-        &["webpage", "website", "site", "url", "link"],
-        &["page", "url"],
-    ),
-    (&["button", "tap", "link"], &["click"]),
-    (
-        &["viewport", "width", "height", "window"],
-        &["resize", "viewport"],
-    ),
+    (&["webpage", "website", "site", "url"], &["page", "url"]),
+    (&["button", "tap"], &["click"]),
+    (&["viewport", "width", "height"], &["resize", "viewport"]),
     // Incidents, errors, monitoring.
     (
         &["outage", "downtime", "paging", "oncall", "escalate"],
         &["incident", "oncall"],
     ),
     (
-        &[
-            "crash",
-            "crashes",
-            "exception",
-            "stacktrace",
-            "traceback",
-            "error",
-            "errors",
-        ],
+        &["crash", "crashes", "exception", "stacktrace", "traceback"],
         &["error", "exception", "issue"],
     ),
     (
@@ -276,21 +242,17 @@ const RELATED: &[(&[&str], &[&str])] = &[
     (&["deploy", "ship", "rollout"], &["deployment", "deploy"]),
     // Code hosting and git.
     (
-        &["uncommitted", "unstaged", "staged", "modified", "dirty"],
+        &["uncommitted", "unstaged", "staged", "dirty"],
         &["status", "diff", "change"],
     ),
     (
-        &["ci", "pipeline", "build", "action", "actions"],
+        &["ci", "pipeline", "actions"],
         &["workflow", "pipeline", "run"],
     ),
-    (&["version", "versions"], &["release", "version"]),
     // Generic questions and things.
-    (&["many", "total", "tally", "amount"], &["count", "number"]),
-    (&["exist", "existing", "available"], &["list"]),
-    (
-        &["history", "past", "previous", "earlier"],
-        &["history", "log"],
-    ),
+    (&["many", "total", "tally"], &["count", "number"]),
+    (&["exist", "available"], &["list"]),
+    (&["history", "past", "earlier"], &["history", "log"]),
     (
         &["difference", "differences", "changes", "changed"],
         &["diff", "compare", "change"],
@@ -300,7 +262,7 @@ const RELATED: &[(&[&str], &[&str])] = &[
         &["log", "output"],
     ),
     (
-        &["env", "secret", "secrets", "config"],
+        &["env", "secret", "secrets"],
         &["environment", "variable", "config"],
     ),
     (
@@ -308,29 +270,17 @@ const RELATED: &[(&[&str], &[&str])] = &[
         &["share", "permission", "policy"],
     ),
     (
-        &[
-            "coordinates",
-            "latitude",
-            "longitude",
-            "lat",
-            "lng",
-            "gps",
-            "address",
-        ],
+        &["coordinates", "latitude", "longitude", "lat", "lng", "gps"],
         &["geocode", "location", "coordinates"],
-    ),
-    (
-        &["columns", "fields", "structure"],
-        &["schema", "column", "describe"],
     ),
     (&["expire", "expiry", "expiration"], &["ttl", "expire"]),
     (&["lead", "prospect"], &["contact", "deal"]),
     (&["opportunity"], &["deal"]),
     (&["purchase", "purchases", "bought"], &["order"]),
-    (&["item", "items", "sku", "merchandise"], &["product"]),
+    (&["sku", "merchandise"], &["product"]),
     (&["coupon", "promo", "voucher"], &["discount", "code"]),
     (&["reimburse", "chargeback"], &["refund", "dispute"]),
-    (&["plan", "recurring", "membership"], &["subscription"]),
+    (&["recurring"], &["subscription"]),
     (&["funds", "money"], &["balance"]),
     (&["mtg", "appt"], &["meeting", "event", "appointment"]),
     (
@@ -343,12 +293,12 @@ const RELATED: &[(&[&str], &[&str])] = &[
     (&["wiki", "kb"], &["page", "space", "article"]),
     (&["encyclopedia"], &["wikipedia", "article"]),
     (
-        &["spreadsheet", "sheet", "excel", "cells", "rows", "columns"],
+        &["spreadsheet", "sheet", "excel", "cells"],
         &["spreadsheet", "range", "row"],
     ),
     (&["notebook", "vault"], &["note"]),
     (
-        &["remember", "recall", "knowledge", "fact", "facts", "know"],
+        &["remember", "recall", "knowledge", "fact", "facts"],
         &["memory", "observation", "entity"],
     ),
     (
@@ -357,12 +307,10 @@ const RELATED: &[(&[&str], &[&str])] = &[
     ),
     // Media.
     (
-        &[
-            "song", "songs", "music", "album", "artist", "listen", "track",
-        ],
+        &["song", "songs", "music", "album", "artist"],
         &["play", "track", "playlist"],
     ),
-    (&["video", "clip", "watch"], &["video"]),
+    (&["video", "clip"], &["video"]),
     (&["captions", "subtitles"], &["transcript"]),
     (
         &["draw", "illustration", "logo", "art"],
@@ -373,10 +321,7 @@ const RELATED: &[(&[&str], &[&str])] = &[
         &["library", "libraries", "dependency", "module", "crate"],
         &["package"],
     ),
-    (
-        &["terminal", "cli", "bash", "command"],
-        &["command", "shell"],
-    ),
+    (&["terminal", "bash"], &["command", "shell"]),
     (&["pid", "process", "processes"], &["process"]),
 ];
 

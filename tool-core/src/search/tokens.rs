@@ -523,7 +523,7 @@ fn compounds(query: &str, mut emit: impl FnMut(&str)) {
 ///
 /// | value | example | kind words |
 /// |---|---|---|
-/// | URL | `https://x.org/a`, `www.x.org` | `url`, `web`, `page` |
+/// | URL | `https://x.org/a`, `www.x.org` | `url`, `web` |
 /// | e-mail address | `ann@example.com` | `email` |
 /// | file path | `~/a`, `/tmp/a`, `./a`, `report.md` (a known file extension) | `file`, `path` |
 /// | `@name` | `@ann` | `user` |
@@ -543,7 +543,7 @@ fn value_kinds(query: &str, mut emit: impl FnMut(&str)) {
             || lower.starts_with("https://")
             || lower.starts_with("www.")
         {
-            for k in ["url", "web", "page"] {
+            for k in ["url", "web"] {
                 emit(k);
             }
         } else if let Some((user, host)) = word.split_once('@') {
@@ -895,11 +895,8 @@ mod tests {
 
     #[test]
     fn values_in_queries_bring_their_kind_words() {
-        assert_eq!(
-            kinds("fetch https://docs.rs/serde now"),
-            ["url", "web", "page"]
-        );
-        assert_eq!(kinds("www.example.org"), ["url", "web", "page"]);
+        assert_eq!(kinds("fetch https://docs.rs/serde now"), ["url", "web"]);
+        assert_eq!(kinds("www.example.org"), ["url", "web"]);
         assert_eq!(kinds("write to ann@example.com"), ["email"]);
         assert_eq!(kinds("ping @ann in #general"), ["user", "channel"]);
         assert_eq!(kinds("open ~/notes/a.txt"), ["file", "path"]);

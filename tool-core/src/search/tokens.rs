@@ -571,7 +571,9 @@ fn value_kinds(query: &str, mut emit: impl FnMut(&str)) {
     }
 }
 
-/// `OPS-77`: upper-case ASCII letters (and digits after the first), `-`, digits.
+/// `OPS-77`: upper-case ASCII letters (and digits after the first), `-`, digits;
+/// not the names of standards and models written the same way (`UTF-8`,
+/// `SHA-256`, `ISO-8601`, `RFC-3339`, `GPT-4`, see [`NOT_ISSUE_KEYS`]).
 fn is_issue_key(word: &str) -> bool {
     let Some((project, number)) = word.split_once('-') else {
         return false;
@@ -583,7 +585,14 @@ fn is_issue_key(word: &str) -> bool {
             .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit())
         && !number.is_empty()
         && number.bytes().all(|b| b.is_ascii_digit())
+        && NOT_ISSUE_KEYS.binary_search(&project).is_err()
 }
+
+/// Prefixes of `ABC-123` words that name a standard, an algorithm or a
+/// model rather than an issue (sorted).
+const NOT_ISSUE_KEYS: &[&str] = &[
+    "AES", "CVE", "GPT", "HTTP", "IEEE", "ISO", "MD", "RFC", "RSA", "SHA", "TLS", "UTF", "WCAG",
+];
 
 /// File extensions that mark a word as a file name (`notes.txt`), lower case, sorted.
 const FILE_EXTENSIONS: &[&str] = &[
@@ -823,6 +832,9 @@ mod tests {
         let mut sorted = TOOL_REQUEST_WORDS.to_vec();
         sorted.sort_unstable();
         assert_eq!(sorted, TOOL_REQUEST_WORDS);
+        let mut sorted = NOT_ISSUE_KEYS.to_vec();
+        sorted.sort_unstable();
+        assert_eq!(sorted, NOT_ISSUE_KEYS);
         let mut sorted = FILE_EXTENSIONS.to_vec();
         sorted.sort_unstable();
         assert_eq!(sorted, FILE_EXTENSIONS);
@@ -905,6 +917,7 @@ mod tests {
             ["file", "path", "file", "path", "file", "path"]
         );
         assert_eq!(kinds("move OPS-77 to done"), ["issue"]);
+        assert!(kinds("decode UTF-8, hash with SHA-256, dates in ISO-8601").is_empty());
         assert_eq!(kinds("text +15551234567"), ["phone", "sms", "number"]);
         // Not values: an issue number, a repository, a version, a domain, a lone `/`.
         assert!(kinds("issue #482 in acme/web v1.2.0 example.org / Ops-7 +12").is_empty());

@@ -147,10 +147,7 @@ const RELATED: &[(&[&str], &[&str])] = &[
         &["ticker", "trading", "nasdaq", "nyse", "equity"],
         &["stock", "quote", "price"],
     ),
-    (
-        &["bill", "billing", "pay", "paid", "payment"],
-        &["invoice", "payment"],
-    ),
+    (&["bill", "bills", "billing"], &["invoice", "payment"]),
     (&["buyer"], &["customer", "contact"]),
     (&["spend", "spending", "costs"], &["cost"]),
     // Languages.

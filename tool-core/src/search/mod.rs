@@ -33,11 +33,26 @@
 //! | parameter names | [`WEIGHT_PARAM_NAME`] |
 //! | parameter descriptions | [`WEIGHT_PARAM_DESCRIPTION`] |
 //!
-//! Words are lower-cased, function words dropped and lightly stemmed (see
-//! the tokeniser's rules in the `tokens` module docs: `issues` and `issue`
-//! meet, so do `create` and `created`). The weights were tuned on the
-//! project's evaluation set (`tool-core/tests/data/tool_search/`, reported in
-//! the README's "Many tools" section).
+//! Words are split at non-alphanumerics and camelCase, lower-cased,
+//! function words dropped, and stemmed with the Snowball English stemmer
+//! (Porter2, from `rust-stemmers`: `issues` and `issue` meet, so do
+//! `create`, `created` and `creating`); words with non-ASCII letters are
+//! kept as written. A query's opening request for a tool ("find me a tool
+//! to ...") is dropped. A query also looks, at 0.4 of a word's weight (0.7
+//! for short forms and compounds), for words it did not write (documents
+//! are never expanded): synonyms of generic tool words (delete / remove,
+//! folder / directory, issue / ticket); the long forms of short ones
+//! (`k8s` → kubernetes, `PR` → pull request, `repo` → repository, `pg` →
+//! postgres); words of a tool domain that lead to the words tools use
+//! (`rain` → weather, `yen` → currency, `thumbs` → reaction); neighbouring
+//! words written as one (`time zone` → timezone); and the kind of a value
+//! it holds (a URL adds `url`, a path such as `~/a.txt` adds `file` and
+//! `path`, `OPS-77` adds `issue`, `@ann` `user`, `#general` `channel`,
+//! `+15551234567` `phone`). The tables are written from the general
+//! vocabulary of tool domains, not from the evaluation queries. The weights
+//! were tuned on the tuning queries of the project's evaluation set
+//! (`tool-core/tests/data/tool_search/`, reported in the README's "Many
+//! tools" section).
 //!
 //! # Queries of `tool_search`
 //!
@@ -58,7 +73,7 @@ mod tokens;
 
 /// The search tokens of `text` as the index sees them: split at
 /// non-alphanumerics and camelCase, lower-cased, function words dropped,
-/// lightly stemmed (see the [module docs](self)).
+/// stemmed (Snowball English; see the [module docs](self)).
 ///
 /// ```
 /// assert_eq!(tool_core::search::tokenize("listPullRequests"), ["list", "pull", "request"]);
@@ -81,7 +96,7 @@ pub const WEIGHT_DESCRIPTION: f32 = 1.0;
 /// Weight of a word of a parameter's name.
 pub const WEIGHT_PARAM_NAME: f32 = 0.5;
 /// Weight of a word of a parameter's description.
-pub const WEIGHT_PARAM_DESCRIPTION: f32 = 1.0;
+pub const WEIGHT_PARAM_DESCRIPTION: f32 = 0.25;
 
 /// Field weights of the index (see the [module docs](self)); the default
 /// is the tuned set of `WEIGHT_*` constants.

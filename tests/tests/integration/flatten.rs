@@ -411,7 +411,7 @@ async fn a_bad_nested_value_names_its_path() {
     // Refused as a whole (a missing field): the parameter's own message.
     assert_eq!(
         message(json!({"query": "a", "range": {"hi": 2}})).await,
-        r#"Invalid value for parameter `range` of `flat_ranged`: expected an object (`RangedSearch.range`), but received an object {"hi":2}. (missing field `lo`)"#
+        r#"Invalid value for parameter `range` of `flat_ranged`: expected an object, but received an object {"hi":2}. (missing field `lo`)"#
     );
     let out = registry()
         .execute(
@@ -511,6 +511,6 @@ async fn a_generic_struct_of_a_toolset_is_named_by_its_concrete_type() {
         .await;
     assert_eq!(
         out.error.unwrap().message,
-        r#"Invalid value for parameter `item` of `put_item`: expected an integer (`Item<u32>.item`), but received a string "x". (invalid type: string "x", expected u32)"#
+        r#"Invalid value for parameter `item` of `put_item`: expected an integer, but received a string "x". (invalid type: string "x", expected u32)"#
     );
 }

@@ -458,10 +458,10 @@ mod tests {
 
     #[test]
     fn missing_names_the_unknown_ones_too() {
-        let r = missing_parameter("t", "path", "a string (`String`)", &["file_path"]);
+        let r = missing_parameter("t", "path", "a string", &["file_path"]);
         assert_eq!(
             r.error.unwrap().message,
-            "Missing required parameter `path` of `t`: expected a string (`String`). The arguments also contain the unknown parameter `file_path`, which `t` does not take."
+            "Missing required parameter `path` of `t`: expected a string. The arguments also contain the unknown parameter `file_path`, which `t` does not take."
         );
     }
 }

@@ -36,8 +36,13 @@ pub struct ReadOptions {
     pub max_line_chars: usize,
     /// Output budget in bytes for the numbered lines. Default 50 KiB.
     pub max_output_bytes: usize,
-    /// Largest image or PDF returned, in bytes. Default 10 MiB.
+    /// Largest PDF returned, in bytes. Default 10 MiB.
     pub max_media_bytes: u64,
+    /// Largest image file read, in bytes. Default 50 MiB, as `read_images`
+    /// ([`MAX_FILE_BYTES`](crate::media::MAX_FILE_BYTES)): images are scaled
+    /// down and re-encoded before they are sent, so the file's size is not
+    /// what the model receives.
+    pub max_image_bytes: u64,
 }
 
 impl Default for ReadOptions {
@@ -47,6 +52,7 @@ impl Default for ReadOptions {
             max_line_chars: 2000,
             max_output_bytes: 50 * 1024,
             max_media_bytes: 10 * 1024 * 1024,
+            max_image_bytes: crate::media::MAX_FILE_BYTES,
         }
     }
 }
@@ -136,6 +142,9 @@ fn read_blocking(
         Err(e) => return ToolResult::failed(format!("Cannot read {}: {e}", path.display())),
     };
     if let Some(media) = media_type(path) {
+        if media == PDF && !pdf::starts_as_pdf(&mut file) {
+            return not_a_pdf(path, file, offset, limit, opts, ledger);
+        }
         return read_media(path, &mut file, media, &meta, opts, ledger);
     }
     if crate::fs::binary::has_binary_extension(path) {
@@ -144,6 +153,29 @@ fn read_blocking(
     match read_text(path, file, offset, limit, opts, ledger) {
         Ok(r) => r,
         Err(e) => ToolResult::failed(format!("Cannot read {}: {e}", path.display())),
+    }
+}
+
+/// A file named `.pdf` that does not start as one: read as text when it is
+/// text, with a note saying so; else refused, saying why.
+fn not_a_pdf(
+    path: &Path,
+    mut file: File,
+    offset: usize,
+    limit: usize,
+    opts: &ReadOptions,
+    ledger: Option<&FileLedger>,
+) -> ToolResult {
+    let why = "is named .pdf but is not a PDF (it does not start with `%PDF-`)";
+    let read = file
+        .seek(SeekFrom::Start(0))
+        .and_then(|_| read_text(path, file, offset, limit, opts, ledger));
+    match read {
+        Ok(r) if r.is_ok() => r.with_note(format!("{} {why}; it was read as text", path.display())),
+        Ok(_) | Err(_) => ToolResult::failed(format!(
+            "Cannot read {}: it {why}, and it is not text either.",
+            path.display()
+        )),
     }
 }
 
@@ -232,6 +264,9 @@ fn read_dir(target: &Beneath, offset: usize, limit: usize) -> ToolResult {
         .with_metadata("entries", total)
 }
 
+/// The media type of PDF documents.
+const PDF: &str = "application/pdf";
+
 /// The media type of files returned as images or documents, by extension.
 fn media_type(path: &Path) -> Option<&'static str> {
     let ext = path.extension()?.to_str()?.to_ascii_lowercase();
@@ -241,7 +276,7 @@ fn media_type(path: &Path) -> Option<&'static str> {
         "gif" => "image/gif",
         "webp" => "image/webp",
         "bmp" => "image/bmp",
-        "pdf" => "application/pdf",
+        "pdf" => PDF,
         _ => return None,
     })
 }
@@ -254,16 +289,20 @@ fn read_media(
     opts: &ReadOptions,
     ledger: Option<&FileLedger>,
 ) -> ToolResult {
-    if meta.len() > opts.max_media_bytes {
+    let max = if media == PDF {
+        opts.max_media_bytes
+    } else {
+        opts.max_image_bytes
+    };
+    if meta.len() > max {
         return ToolResult::failed(format!(
-            "File {} is too large to return ({} bytes; the limit is {} bytes).",
+            "File {} is too large to return ({} bytes; the limit is {max} bytes).",
             path.display(),
             meta.len(),
-            opts.max_media_bytes
         ));
     }
     let mut bytes = Vec::new();
-    if let Err(e) = file.take(opts.max_media_bytes).read_to_end(&mut bytes) {
+    if let Err(e) = file.take(max).read_to_end(&mut bytes) {
         return ToolResult::failed(format!("Cannot read {}: {e}", path.display()));
     }
     if let Some(l) = ledger {
@@ -275,9 +314,27 @@ fn read_media(
     if media.starts_with("image/") {
         return read_image(path, bytes);
     }
+    if !pdf::ends_as_pdf(&bytes) {
+        return ToolResult::failed(format!(
+            "Cannot read {}: the PDF is incomplete (no `%%EOF` marker in its last {} bytes; \
+             the file looks truncated). Providers refuse a broken PDF, so it is not sent.",
+            path.display(),
+            pdf::TAIL_BYTES
+        ));
+    }
+    let pages = pdf::rough_page_count(&bytes);
+    let mut text = "PDF read successfully".to_owned();
+    if pages > pdf::MAX_PAGES {
+        text.push_str(&format!(
+            ". It has about {pages} pages (counted roughly from its page objects); Anthropic reads at most \
+             {} pages of PDF per request and may refuse it: extract the pages needed first.",
+            pdf::MAX_PAGES
+        ));
+    }
     let data = base64::engine::general_purpose::STANDARD.encode(&bytes);
     let shown = path.display();
-    ToolResult::ok("PDF read successfully")
+    ToolResult::ok(text)
+        .with_metadata("pages_counted", pages)
         .with_metadata("truncated", false)
         .with_metadata("media_type", media)
         .with_metadata("bytes", bytes.len())
@@ -299,18 +356,23 @@ fn read_media(
 /// it fits and is PNG, JPEG, GIF or WebP; see `media::decode::fit_single`).
 fn read_image(path: &Path, bytes: Vec<u8>) -> ToolResult {
     let len = bytes.len();
-    let fitted = match crate::media::decode::fit_single(bytes, false) {
+    let fitted = match crate::media::decode::fit_single(bytes) {
         Ok(f) => f,
         Err(e) => {
             return ToolResult::failed(format!("Cannot read image {}: {e}", path.display()));
         }
     };
     let mut text = "Image read successfully".to_owned();
+    let mut changes = Vec::new();
     if fitted.resized() {
-        text.push_str(&format!(
-            " (scaled from {}×{} to {}×{} px)",
+        changes.push(format!(
+            "scaled from {}×{} to {}×{} px",
             fitted.original_width, fitted.original_height, fitted.width, fitted.height
         ));
+    }
+    changes.extend(fitted.notes.iter().cloned());
+    if !changes.is_empty() {
+        text.push_str(&format!(" ({})", changes.join("; ")));
     }
     ToolResult::ok(text)
         .with_metadata("truncated", false)
@@ -747,4 +809,58 @@ fn read_full(file: &mut File, buf: &mut [u8]) -> io::Result<usize> {
         }
     }
     Ok(n)
+}
+
+/// The checks on PDF files: `%PDF-` at the start, `%%EOF` near the end, a
+/// rough page count. No PDF parser is compiled in: these catch a file that is
+/// not a PDF or was cut short, which a provider would refuse with the whole
+/// request, and warn of a long one.
+mod pdf {
+    use std::fs::File;
+    use std::io::{Seek as _, SeekFrom};
+
+    /// Where the header and the end marker are looked for: the first and
+    /// last 1024 bytes. The PDF specification (ISO 32000-1, 7.5.2 and 7.5.5)
+    /// puts `%PDF-` first and `%%EOF` last; readers, as Acrobat does, accept
+    /// either within 1024 bytes of its end of the file.
+    pub(super) const TAIL_BYTES: usize = 1024;
+
+    /// Pages of one PDF Anthropic reads per request ("PDF support": maximum
+    /// 100 pages per request); over it the result warns.
+    pub(super) const MAX_PAGES: usize = 100;
+
+    /// Whether `file` has `%PDF-` in its first [`TAIL_BYTES`] bytes (read
+    /// from its start; the position is left anywhere).
+    pub(super) fn starts_as_pdf(file: &mut File) -> bool {
+        let mut head = vec![0u8; TAIL_BYTES];
+        if file.seek(SeekFrom::Start(0)).is_err() {
+            return false;
+        }
+        let Ok(n) = super::read_full(file, &mut head) else {
+            return false;
+        };
+        let _ = file.seek(SeekFrom::Start(0));
+        memchr::memmem::find(&head[..n], b"%PDF-").is_some()
+    }
+
+    /// Whether `bytes` has `%%EOF` in its last [`TAIL_BYTES`] bytes.
+    pub(super) fn ends_as_pdf(bytes: &[u8]) -> bool {
+        let tail = &bytes[bytes.len().saturating_sub(TAIL_BYTES)..];
+        memchr::memmem::find(tail, b"%%EOF").is_some()
+    }
+
+    /// Page objects (`/Type /Page`, not `/Pages`) written in the clear; 0
+    /// when they sit in compressed object streams (PDF 1.5 and later), so
+    /// the count is a floor, used only to warn.
+    pub(super) fn rough_page_count(bytes: &[u8]) -> usize {
+        memchr::memmem::find_iter(bytes, b"/Type")
+            .filter(|&at| {
+                let rest = &bytes[at + 5..];
+                let skip = rest.iter().take_while(|b| b.is_ascii_whitespace()).count();
+                let rest = &rest[skip..];
+                rest.starts_with(b"/Page")
+                    && !rest.get(5).is_some_and(|b| b.is_ascii_alphanumeric())
+            })
+            .count()
+    }
 }

@@ -859,7 +859,7 @@ mod pdf {
                 let skip = rest.iter().take_while(|b| b.is_ascii_whitespace()).count();
                 let rest = &rest[skip..];
                 rest.starts_with(b"/Page")
-                    && !rest.get(5).is_some_and(|b| b.is_ascii_alphanumeric())
+                    && !rest.get(5).is_some_and(u8::is_ascii_alphanumeric)
             })
             .count()
     }

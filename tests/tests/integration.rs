@@ -8,6 +8,8 @@
 mod containment;
 #[path = "integration/errors.rs"]
 mod errors;
+#[path = "integration/flatten.rs"]
+mod flatten;
 #[path = "integration/governance.rs"]
 mod governance;
 #[path = "integration/hidden.rs"]

@@ -55,6 +55,28 @@ impl FixtureNotes {
         notes.len().to_string()
     }
 
+    /// The notes that contain some words, newest last.
+    #[tool(name = "cli_fixture_note_find", kind = "read", read_only)]
+    fn find(&self, #[arg(flatten)] find: FixtureFind, limit: Option<usize>) -> Vec<String> {
+        let notes = self
+            .notes
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let fold = |s: &str| {
+            if find.case_sensitive {
+                s.to_owned()
+            } else {
+                s.to_lowercase()
+            }
+        };
+        notes
+            .iter()
+            .filter(|n| fold(n).contains(&fold(&find.words)))
+            .take(limit.unwrap_or(usize::MAX))
+            .cloned()
+            .collect()
+    }
+
     /// The notes, newest last.
     #[tool(name = "cli_fixture_note_list", kind = "read", read_only)]
     async fn list(self: std::sync::Arc<Self>) -> Vec<String> {
@@ -63,6 +85,17 @@ impl FixtureNotes {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .clone()
     }
+}
+
+/// The search of `cli_fixture_note_find`: a whole-argument struct
+/// (`#[arg(flatten)]`) whose fields are the tool's parameters.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+pub(crate) struct FixtureFind {
+    /// Words the note contains.
+    words: String,
+    /// Match case exactly.
+    #[serde(default, rename = "caseSensitive")]
+    case_sensitive: bool,
 }
 
 fn any_object() -> Value {

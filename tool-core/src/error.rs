@@ -32,6 +32,23 @@ pub enum RegistryError {
         /// Where the newcomer was defined.
         second: Option<SourceLocation>,
     },
+    /// Two parameters of one `#[tool]` fn would reach the model under one
+    /// name, which the macro could not see: a field of an `#[arg(flatten)]`
+    /// struct and another parameter, or fields of two flattened structs.
+    #[error(
+        "tool `{tool}` has two parameters named `{parameter}`: {first} and {second}; rename one (`#[serde(rename = \"...\")]` on a field, `#[arg(rename = \"...\")]` on a parameter)"
+    )]
+    ParameterCollision {
+        /// The tool's name.
+        tool: String,
+        /// The shared model-facing name.
+        parameter: String,
+        /// Who had the name first: "the parameter `query: String`", "a field
+        /// of `SearchArgs` (the flattened parameter `args`)", ...
+        first: String,
+        /// The field that wants it too, said the same way.
+        second: String,
+    },
     /// Several errors at once (e.g. every duplicate in the global registry).
     #[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
     Many(Vec<RegistryError>),

@@ -64,6 +64,10 @@
 //!   timeouts and the blocking pool for sync tools.
 //! - `futures-util`: `catch_unwind` on futures for panic containment.
 //! - `strsim`: edit distance for "did you mean" suggestions.
+//! - `serde_path_to_error`: the path of the field serde refused inside an
+//!   `#[arg(flatten)]` struct (serde's own error does not say which field),
+//!   so the argument error names that field, as it does for any parameter;
+//!   dtolnay's crate, also used by axum for the same purpose.
 //! - `thiserror`, `tracing`: error types and diagnostics, the ecosystem standards.
 //! - `base64`: the standalone base64 forms of secret values that masking
 //!   looks for (four engines: standard and URL-safe, padded and not).

@@ -23,7 +23,7 @@ pub use serde_json;
 use std::sync::Arc;
 
 use crate::args::messages;
-use crate::args::schema::ParamTypes;
+use crate::args::schema::ArgLayout;
 use crate::context::{State, ToolContext};
 use crate::extract::FromToolContext;
 use crate::governance::secrets;
@@ -76,6 +76,9 @@ pub enum ParamRole {
     Context,
     /// `State<T>`: receives typed state from the context.
     State,
+    /// `#[arg(flatten)]`: a struct whose fields are top-level parameters in
+    /// the schema; the model sends them, the struct is deserialised from them.
+    Flattened,
 }
 
 /// How an `inject_params` rule combines the framework's value with the model's.
@@ -113,7 +116,8 @@ pub struct StaticParam {
     pub role: ParamRole,
     /// `Option<T>` or has a default: not in `required`, absent is fine.
     pub optional: bool,
-    /// Schema of the type (visible parameters only).
+    /// Schema of the type (visible parameters only); for a flattened one,
+    /// the struct's object schema itself (never a `$ref`).
     pub schema: Option<SchemaFn>,
     /// JSON of `#[arg(default = EXPR)]`, shown as the schema's `default`.
     pub default: Option<fn() -> Value>,
@@ -156,7 +160,7 @@ pub struct StaticDisplay {
 /// (`execute`'s strip-hidden stage), so what is left is the model's.
 pub struct Invocation {
     def: &'static StaticTool,
-    types: Arc<ParamTypes>,
+    layout: Arc<ArgLayout>,
     args: Map<String, Value>,
     ctx: ToolContext,
     receiver: Option<Arc<dyn Any + Send + Sync>>,
@@ -165,13 +169,13 @@ pub struct Invocation {
 impl Invocation {
     pub(crate) fn new(
         def: &'static StaticTool,
-        types: Arc<ParamTypes>,
+        layout: Arc<ArgLayout>,
         args: Map<String, Value>,
         ctx: ToolContext,
     ) -> Self {
         Self {
             def,
-            types,
+            layout,
             args,
             ctx,
             receiver: None,
@@ -240,23 +244,96 @@ impl Invocation {
         let p = self.param(idx);
         match T::deserialize(&raw) {
             Ok(v) => Ok(Some(v)),
+            Err(e) => Err(self.bad_value(p.name, p.rust_type, raw, e.to_string())),
+        }
+    }
+
+    /// The invalid-value error for parameter `name` (of Rust type
+    /// `rust_type`, for the message) that received `sent`, with secrets
+    /// masked: they were substituted before this point, so they are masked
+    /// before the message quotes (and cuts) the value, and no prefix survives.
+    fn bad_value(&self, name: &str, rust_type: &str, sent: Value, detail: String) -> ToolResult {
+        let (sent, detail) = self.masked(sent, detail);
+        let expected = messages::expected(&self.layout.types, name, rust_type);
+        messages::bad_parameter(self.def.name, name, &expected, &sent, &detail)
+    }
+
+    /// `sent` and `detail` with the call's secret values masked.
+    fn masked(&self, mut sent: Value, mut detail: String) -> (Value, String) {
+        if let Some(masker) = secrets::masker_for(self.ctx.secrets(), &[]) {
+            masker.mask_value(&mut sent);
+            masker.mask_string(&mut detail);
+        }
+        (sent, detail)
+    }
+
+    /// The names sent that are no parameter of the tool (the schema's
+    /// properties, flattened fields included), for the missing-parameter message.
+    fn unknown_names(&self) -> Vec<&str> {
+        self.args
+            .keys()
+            .map(String::as_str)
+            .filter(|k| !self.layout.types.has(k))
+            .collect()
+    }
+
+    /// The value of the `#[arg(flatten)]` parameter `idx`: its struct
+    /// deserialised from the top-level arguments that are its fields (the
+    /// schema's names, taken out of the arguments; `null` counts as absent,
+    /// as for any parameter).
+    ///
+    /// # Errors
+    /// An `invalid_arguments` result naming the field: a missing-parameter
+    /// error when a field the struct's schema requires is absent, an
+    /// invalid-value error naming the field, its expected JSON type and what
+    /// was sent when it does not deserialise (serde's error path says which
+    /// field), else one naming the struct with serde's message.
+    pub fn flattened<T: DeserializeOwned>(&mut self, idx: usize) -> Result<T, ToolResult> {
+        let layout = Arc::clone(&self.layout);
+        let fields = layout.fields_of(idx);
+        let p = self.param(idx);
+        let mut object = Map::new();
+        for field in fields {
+            if let Some(v) = self.args.remove(&field.name).filter(|v| !v.is_null()) {
+                object.insert(field.name.clone(), v);
+            }
+        }
+        if let Some(missing) = fields
+            .iter()
+            .find(|f| f.required && !object.contains_key(&f.name))
+        {
+            let expected =
+                messages::expected(&layout.types, &missing.name, &field_type(p, &missing.name));
+            return Err(messages::missing_parameter(
+                self.def.name,
+                &missing.name,
+                &expected,
+                &self.unknown_names(),
+            ));
+        }
+        let object = Value::Object(object);
+        match serde_path_to_error::deserialize::<_, T>(&object) {
+            Ok(v) => Ok(v),
             Err(e) => {
-                // Secrets were substituted before this point: mask them before
-                // the message quotes (and cuts) the value, so no prefix survives.
-                let mut sent = raw;
-                let mut detail = e.to_string();
-                if let Some(masker) = secrets::masker_for(self.ctx.secrets(), &[]) {
-                    masker.mask_value(&mut sent);
-                    masker.mask_string(&mut detail);
+                let field = match e.path().iter().next() {
+                    Some(serde_path_to_error::Segment::Map { key }) => Some(key.clone()),
+                    _ => None,
+                };
+                let detail = e.into_inner().to_string();
+                match field.and_then(|f| object.get(&f).cloned().map(|sent| (f, sent))) {
+                    Some((name, sent)) => {
+                        Err(self.bad_value(&name, &field_type(p, &name), sent, detail))
+                    }
+                    None => {
+                        let (sent, detail) = self.masked(object, detail);
+                        Err(messages::bad_fields(
+                            self.def.name,
+                            p.rust_type,
+                            &sent,
+                            &detail,
+                        ))
+                    }
                 }
-                let expected = messages::expected(&self.types, p.name, p.rust_type);
-                Err(messages::bad_parameter(
-                    self.def.name,
-                    p.name,
-                    &expected,
-                    &sent,
-                    &detail,
-                ))
             }
         }
     }
@@ -285,18 +362,12 @@ impl Invocation {
                 ),
             ));
         }
-        let unknown: Vec<&str> = self
-            .args
-            .keys()
-            .map(String::as_str)
-            .filter(|k| !self.def.params.iter().any(|q| q.name == *k))
-            .collect();
-        let expected = messages::expected(&self.types, p.name, p.rust_type);
+        let expected = messages::expected(&self.layout.types, p.name, p.rust_type);
         Err(messages::missing_parameter(
             self.def.name,
             p.name,
             &expected,
-            &unknown,
+            &self.unknown_names(),
         ))
     }
 
@@ -330,13 +401,15 @@ impl Invocation {
     /// An `invalid_arguments` result listing the unknown names and the valid ones.
     pub fn finish(self) -> Result<(ToolContext, Notes), ToolResult> {
         if !self.args.is_empty() {
+            // The schema's properties: visible parameters and flattened fields, in order.
             let valid: Vec<&str> = self
-                .def
-                .params
-                .iter()
-                .filter(|p| p.role == ParamRole::Visible)
-                .map(|p| p.name)
-                .collect();
+                .layout
+                .types
+                .parameters()
+                .get("properties")
+                .and_then(Value::as_object)
+                .map(|props| props.keys().map(String::as_str).collect())
+                .unwrap_or_default();
             let unknown: Vec<&str> = self.args.keys().map(String::as_str).collect();
             return Err(messages::unknown_parameters(
                 self.def.name,
@@ -346,6 +419,12 @@ impl Invocation {
         }
         Ok((self.ctx, Notes {}))
     }
+}
+
+/// How a message names the type of field `field` of the flattened
+/// parameter `p`: `SearchArgs.limit` (the macro cannot see field types).
+fn field_type(p: &StaticParam, field: &str) -> String {
+    format!("{}.{field}", p.rust_type)
 }
 
 /// Notes gathered while extracting arguments, for [`complete`]. None today:
@@ -527,9 +606,20 @@ pub trait ArgAccess<T> {
     fn __required(&self, inv: &mut Invocation, idx: usize) -> Result<T, ToolResult>;
     /// The type's schema.
     fn __schema(&self, generator: &mut schemars::SchemaGenerator) -> schemars::Schema;
+    /// See [`Invocation::flattened`].
+    fn __flattened(&self, inv: &mut Invocation, idx: usize) -> Result<T, ToolResult>;
+    /// The type's own schema, inline (for `#[arg(flatten)]`: an object
+    /// schema whose properties become top-level parameters).
+    fn __flat_schema(&self, generator: &mut schemars::SchemaGenerator) -> schemars::Schema;
 }
 
 impl<T: DeserializeOwned + schemars::JsonSchema> ArgAccess<T> for Wrap<T> {
+    fn __flattened(&self, inv: &mut Invocation, idx: usize) -> Result<T, ToolResult> {
+        inv.flattened::<T>(idx)
+    }
+    fn __flat_schema(&self, generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        T::json_schema(generator)
+    }
     fn __value(&self, inv: &mut Invocation, idx: usize) -> Result<Option<T>, ToolResult> {
         inv.value::<T>(idx)
     }
@@ -549,9 +639,19 @@ pub trait ArgAccessFallback<T> {
     fn __required(&self, inv: &mut Invocation, idx: usize) -> Result<T, ToolResult>;
     /// Never reached in a program that compiles.
     fn __schema(&self, generator: &mut schemars::SchemaGenerator) -> schemars::Schema;
+    /// Never reached in a program that compiles.
+    fn __flattened(&self, inv: &mut Invocation, idx: usize) -> Result<T, ToolResult>;
+    /// Never reached in a program that compiles.
+    fn __flat_schema(&self, generator: &mut schemars::SchemaGenerator) -> schemars::Schema;
 }
 
 impl<T> ArgAccessFallback<T> for &Wrap<T> {
+    fn __flattened(&self, _: &mut Invocation, _: usize) -> Result<T, ToolResult> {
+        Err(ToolResult::default())
+    }
+    fn __flat_schema(&self, generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        generator.subschema_for::<()>()
+    }
     fn __value(&self, _: &mut Invocation, _: usize) -> Result<Option<T>, ToolResult> {
         Err(ToolResult::default())
     }

@@ -107,7 +107,8 @@ impl ToolRegistry {
     ///
     /// # Panics
     /// When two `#[tool]` fns share a name (the message names both
-    /// definitions, `file:line`), or a spec is invalid. Use
+    /// definitions, `file:line`), or a spec is invalid (a field of an
+    /// `#[arg(flatten)]` struct named like another parameter among them). Use
     /// [`try_global`](Self::try_global) to handle that as an error.
     pub fn global() -> &'static ToolRegistry {
         match Self::try_global() {
@@ -119,8 +120,13 @@ impl ToolRegistry {
     /// Like [`global`](Self::global), returning the error instead of panicking.
     ///
     /// # Errors
-    /// [`RegistryError::Duplicate`] (or [`RegistryError::Many`] listing every
-    /// duplicate) when names collide.
+    /// [`RegistryError::Duplicate`] when tool names collide,
+    /// [`RegistryError::ParameterCollision`] when a field of an
+    /// `#[arg(flatten)]` struct collides with another parameter of its tool,
+    /// [`RegistryError::InvalidSpec`] for any other invalid tool; several
+    /// problems come as one [`RegistryError::Many`] listing each. No tool
+    /// is left out silently: the registry is built only when every linked
+    /// tool is valid.
     pub fn try_global() -> Result<&'static ToolRegistry, &'static RegistryError> {
         GLOBAL.get_or_init(Self::from_inventory).as_ref()
     }

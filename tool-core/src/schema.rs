@@ -10,44 +10,124 @@ use std::collections::BTreeMap;
 use schemars::generate::SchemaSettings;
 use serde_json::{Map, Value, json};
 
+use crate::args::schema::{ArgLayoutFields, FlatField};
+use crate::error::RegistryError;
 use crate::statics::{ParamRole, StaticParam};
 
-/// Builds the parameters schema of a macro tool.
+/// Builds the parameters schema of a macro tool, and the layout of its
+/// flattened parameters.
 ///
 /// Descriptions come from `#[arg(description)]` / the parameter's own doc,
 /// else from the fn doc's argument section (looked up by model-facing name,
-/// then by Rust name).
+/// then by Rust name). The fields of an `#[arg(flatten)]` struct become
+/// top-level properties at the parameter's place, described by their own
+/// doc comments (schemars), else by the argument section, and required as
+/// the struct's schema says.
+///
+/// # Errors
+/// [`RegistryError::ParameterCollision`] when a flattened field takes a name
+/// another parameter or field already has (hidden and context parameters
+/// included: the pipeline drops what the model sends under their names);
+/// [`RegistryError::InvalidSpec`] when a flattened type's schema is not a
+/// plain object schema (an enum, a map, a newtype of a scalar).
 pub(crate) fn parameters_schema(
+    tool: &str,
     params: &[StaticParam],
     section_docs: &BTreeMap<String, String>,
-) -> Value {
+) -> Result<(Value, ArgLayoutFields), RegistryError> {
     let mut generator = SchemaSettings::draft2020_12().into_generator();
+    // Who has each name: every parameter first (the macro has made them
+    // distinct), then each flattened field as it is lifted.
+    let mut owners: BTreeMap<String, String> = BTreeMap::new();
+    for p in params {
+        let (name, owner) = match p.role {
+            ParamRole::Visible => (
+                p.name,
+                format!("the parameter `{}: {}`", p.name, p.rust_type),
+            ),
+            ParamRole::Hidden => (
+                p.rust_name,
+                format!("the hidden parameter `{}`", p.rust_name),
+            ),
+            ParamRole::Context | ParamRole::State => (
+                p.rust_name,
+                format!(
+                    "the framework-filled parameter `{}: {}`",
+                    p.rust_name, p.rust_type
+                ),
+            ),
+            ParamRole::Flattened => continue,
+        };
+        owners.insert(name.to_owned(), owner);
+    }
     let mut properties = Map::new();
     let mut required = Vec::new();
-    for p in params.iter().filter(|p| p.role == ParamRole::Visible) {
+    let mut flattened = Vec::new();
+    for (idx, p) in params.iter().enumerate() {
         let Some(schema_fn) = p.schema else { continue };
-        let mut schema = schema_fn(&mut generator).to_value();
-        if !schema.is_object() {
-            // `true` schemas (any value) become an empty object so keywords can be added.
-            schema = json!({});
-        }
-        if let Value::Object(obj) = &mut schema {
-            let description = p
-                .description
-                .map(str::to_owned)
-                .or_else(|| section_docs.get(p.name).cloned())
-                .or_else(|| section_docs.get(p.rust_name).cloned());
-            if let Some(d) = description.filter(|d| !d.is_empty()) {
-                obj.insert("description".to_owned(), Value::String(d));
+        match p.role {
+            ParamRole::Visible => {
+                let mut schema = schema_fn(&mut generator).to_value();
+                if !schema.is_object() {
+                    // `true` schemas (any value) become an empty object so keywords can be added.
+                    schema = json!({});
+                }
+                if let Value::Object(obj) = &mut schema {
+                    let description = p
+                        .description
+                        .map(str::to_owned)
+                        .or_else(|| section_docs.get(p.name).cloned())
+                        .or_else(|| section_docs.get(p.rust_name).cloned());
+                    describe(obj, description);
+                    if let Some(default) = p.default {
+                        obj.insert("default".to_owned(), default());
+                    }
+                }
+                if !p.optional {
+                    required.push(Value::String(p.name.to_owned()));
+                }
+                properties.insert(p.name.to_owned(), schema);
             }
-            if let Some(default) = p.default {
-                obj.insert("default".to_owned(), default());
+            ParamRole::Flattened => {
+                let schema = schema_fn(&mut generator).to_value();
+                let (fields, field_required) = flat_fields(tool, p, schema)?;
+                let owner = format!(
+                    "a field of `{}` (the flattened parameter `{}`)",
+                    p.rust_type, p.rust_name
+                );
+                let mut layout = Vec::with_capacity(fields.len());
+                for (name, mut field_schema) in fields {
+                    if let Some(first) = owners.get(&name) {
+                        return Err(RegistryError::ParameterCollision {
+                            tool: tool.to_owned(),
+                            parameter: name,
+                            first: first.clone(),
+                            second: owner,
+                        });
+                    }
+                    owners.insert(name.clone(), owner.clone());
+                    if !field_schema.is_object() {
+                        field_schema = json!({});
+                    }
+                    if let Value::Object(obj) = &mut field_schema
+                        && !obj.contains_key("description")
+                    {
+                        describe(obj, section_docs.get(&name).cloned());
+                    }
+                    let is_required = field_required.contains(&name);
+                    if is_required {
+                        required.push(Value::String(name.clone()));
+                    }
+                    layout.push(FlatField {
+                        name: name.clone(),
+                        required: is_required,
+                    });
+                    properties.insert(name, field_schema);
+                }
+                flattened.push((idx, layout));
             }
+            ParamRole::Hidden | ParamRole::Context | ParamRole::State => {}
         }
-        if !p.optional {
-            required.push(Value::String(p.name.to_owned()));
-        }
-        properties.insert(p.name.to_owned(), schema);
     }
     let mut root = Map::new();
     root.insert("type".to_owned(), json!("object"));
@@ -58,7 +138,86 @@ pub(crate) fn parameters_schema(
     if !defs.is_empty() {
         root.insert("$defs".to_owned(), Value::Object(defs));
     }
-    Value::Object(root)
+    Ok((Value::Object(root), flattened))
+}
+
+/// Sets a non-empty `description`.
+fn describe(obj: &mut Map<String, Value>, description: Option<String>) {
+    if let Some(d) = description.filter(|d| !d.is_empty()) {
+        obj.insert("description".to_owned(), Value::String(d));
+    }
+}
+
+/// The keywords a flattened struct's schema may carry besides its
+/// properties: annotations, and what the top level restates itself.
+const FLAT_KEYWORDS: &[&str] = &[
+    "type",
+    "properties",
+    "required",
+    "additionalProperties",
+    "title",
+    "description",
+    "$schema",
+    "$comment",
+    "default",
+    "examples",
+    "deprecated",
+];
+
+/// The properties (in order) and the required names of a flattened
+/// parameter's schema, which must be a plain object schema: `type: object`,
+/// `properties`, no `additionalProperties` other than `false`, and no
+/// keyword that constrains the object as a whole (`oneOf`, `allOf`,
+/// `patternProperties`, ...), which lifting its fields to the top would lose.
+fn flat_fields(
+    tool: &str,
+    p: &StaticParam,
+    schema: Value,
+) -> Result<(Map<String, Value>, Vec<String>), RegistryError> {
+    let invalid = |why: String| RegistryError::InvalidSpec {
+        name: tool.to_owned(),
+        reason: format!(
+            "the flattened parameter `{}: {}` is not a struct with named fields: {why}; `#[arg(flatten)]` lifts a struct's fields to the tool's top-level parameters",
+            p.rust_name, p.rust_type
+        ),
+    };
+    let Value::Object(mut obj) = schema else {
+        return Err(invalid("its schema is not an object".to_owned()));
+    };
+    if obj.get("type").and_then(Value::as_str) != Some("object") {
+        return Err(invalid(
+            "its schema is not `\"type\": \"object\"` (an enum, a tuple struct, a newtype of a scalar?)".to_owned(),
+        ));
+    }
+    if let Some(keyword) = obj.keys().find(|k| !FLAT_KEYWORDS.contains(&k.as_str())) {
+        return Err(invalid(format!(
+            "its schema uses `{keyword}`, which cannot be kept once its fields are top-level parameters"
+        )));
+    }
+    if obj
+        .get("additionalProperties")
+        .is_some_and(|a| a != &Value::Bool(false))
+    {
+        return Err(invalid(
+            "it takes additional properties (a `#[serde(flatten)]` map?), which top-level parameters cannot".to_owned(),
+        ));
+    }
+    let required = obj
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| {
+            r.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default();
+    let properties = match obj.remove("properties") {
+        Some(Value::Object(props)) => props,
+        None => Map::new(),
+        Some(_) => return Err(invalid("its `properties` is not an object".to_owned())),
+    };
+    Ok((properties, required))
 }
 
 /// The output schema of a macro tool that returns a structured type: the

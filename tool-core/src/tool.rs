@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
-use crate::args::schema::ParamTypes;
+use crate::args::schema::{ArgLayout, ParamTypes};
 use crate::context::ToolContext;
 use crate::docs;
 use crate::error::RegistryError;
@@ -40,18 +40,18 @@ where
     }
 }
 
-/// A `#[tool]` fn's handler: its static definition, and the JSON types of its
-/// parameters for the argument-error messages.
+/// A `#[tool]` fn's handler: its static definition, and the layout of its
+/// arguments (JSON types for the messages, flattened fields).
 struct StaticHandler {
     def: &'static StaticTool,
-    types: Arc<ParamTypes>,
+    layout: Arc<ArgLayout>,
 }
 
 impl ToolHandler for StaticHandler {
     fn call(&self, args: Map<String, Value>, ctx: ToolContext) -> BoxFuture<ToolResult> {
         (self.def.call)(Invocation::new(
             self.def,
-            Arc::clone(&self.types),
+            Arc::clone(&self.layout),
             args,
             ctx,
         ))
@@ -61,14 +61,14 @@ impl ToolHandler for StaticHandler {
 /// A `#[toolset]` method's tool: its definition and the instance it is bound to.
 struct BoundHandler {
     def: &'static StaticTool,
-    types: Arc<ParamTypes>,
+    layout: Arc<ArgLayout>,
     receiver: Arc<dyn Any + Send + Sync>,
 }
 
 impl ToolHandler for BoundHandler {
     fn call(&self, args: Map<String, Value>, ctx: ToolContext) -> BoxFuture<ToolResult> {
         (self.def.call)(
-            Invocation::new(self.def, Arc::clone(&self.types), args, ctx)
+            Invocation::new(self.def, Arc::clone(&self.layout), args, ctx)
                 .with_receiver(Arc::clone(&self.receiver)),
         )
     }
@@ -151,11 +151,14 @@ impl Tool {
     /// builds the parameters schema (once per registry build).
     ///
     /// # Errors
-    /// As [`Tool::new`].
+    /// As [`Tool::new`]; [`RegistryError::ParameterCollision`] when a field
+    /// of an `#[arg(flatten)]` struct has the name of another parameter or
+    /// field; [`RegistryError::InvalidSpec`] when a flattened type is not a
+    /// struct with named fields, or a `display(params(..))` entry names no
+    /// parameter of a tool with flattened fields.
     pub fn from_static(def: &'static StaticTool) -> Result<Self, RegistryError> {
-        let spec = spec_from_static(def);
-        let types = Arc::new(ParamTypes::from_parameters(&spec.parameters));
-        Self::new(spec, StaticHandler { def, types })
+        let (spec, layout) = spec_from_static(def)?;
+        Self::new(spec, StaticHandler { def, layout })
     }
 
     /// The tool of a `#[toolset]` method, bound to `receiver` (its instance).
@@ -163,13 +166,12 @@ impl Tool {
         def: &'static StaticTool,
         receiver: Arc<dyn Any + Send + Sync>,
     ) -> Result<Self, RegistryError> {
-        let spec = spec_from_static(def);
-        let types = Arc::new(ParamTypes::from_parameters(&spec.parameters));
+        let (spec, layout) = spec_from_static(def)?;
         Self::new(
             spec,
             BoundHandler {
                 def,
-                types,
+                layout,
                 receiver,
             },
         )
@@ -218,15 +220,20 @@ impl Tool {
     }
 }
 
-/// The spec `#[tool]` generated for `def`: the doc comment parsed, the
-/// parameters schema built (once per registry build).
-fn spec_from_static(def: &'static StaticTool) -> ToolSpec {
+/// The spec `#[tool]` generated for `def` and the layout of its arguments:
+/// the doc comment parsed, the parameters schema built (once per registry
+/// build).
+fn spec_from_static(def: &'static StaticTool) -> Result<(ToolSpec, Arc<ArgLayout>), RegistryError> {
     let parsed = docs::parse(def.doc);
+    let (parameters, flattened) = schema::parameters_schema(def.name, def.params, &parsed.params)?;
+    let properties = parameters.get("properties").and_then(Value::as_object);
+    let is_property = |name: &str| properties.is_some_and(|props| props.contains_key(name));
     for documented in parsed.params.keys() {
-        if !def
-            .params
-            .iter()
-            .any(|p| p.name == documented.as_str() || p.rust_name == documented.as_str())
+        if !is_property(documented)
+            && !def
+                .params
+                .iter()
+                .any(|p| p.name == documented.as_str() || p.rust_name == documented.as_str())
         {
             tracing::warn!(
                 target: "tool_core",
@@ -236,8 +243,21 @@ fn spec_from_static(def: &'static StaticTool) -> ToolSpec {
             );
         }
     }
-    let parameters = schema::parameters_schema(def.params, &parsed.params);
     let o = &def.options;
+    // The macro checks display names against the fn's parameters, except
+    // for names it cannot see: those of a tool with flattened fields.
+    if let Some(name) = o
+        .display
+        .iter()
+        .flat_map(|d| d.params.iter())
+        .map(|(name, _)| *name)
+        .find(|name| !is_property(name) && !def.params.iter().any(|p| p.name == *name))
+    {
+        return Err(RegistryError::InvalidSpec {
+            name: def.name.to_owned(),
+            reason: format!("`display` names the parameter `{name}`, which the tool does not have"),
+        });
+    }
     let mut spec = ToolSpec::new(def.name, parsed.description, parameters);
     spec.kind = o.kind;
     spec.flags = o.flags;
@@ -247,7 +267,7 @@ fn spec_from_static(def: &'static StaticTool) -> ToolSpec {
     spec.hidden_params = def
         .params
         .iter()
-        .filter(|p| p.role != ParamRole::Visible)
+        .filter(|p| !matches!(p.role, ParamRole::Visible | ParamRole::Flattened))
         .map(|p| p.rust_name.to_owned())
         .collect();
     spec.display = o
@@ -274,7 +294,11 @@ fn spec_from_static(def: &'static StaticTool) -> ToolSpec {
         file: def.file.to_owned(),
         line: def.line,
     });
-    spec
+    let layout = Arc::new(ArgLayout {
+        types: ParamTypes::from_parameters(&spec.parameters),
+        flattened,
+    });
+    Ok((spec, layout))
 }
 
 impl fmt::Debug for Tool {

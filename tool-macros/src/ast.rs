@@ -1,5 +1,5 @@
 //! The model of one `#[tool]` fn: its name and description, each parameter
-//! with its role (model-visible, hidden, context, state) and how it is filled,
+//! with its role (model-visible, hidden, context, state, flattened struct) and how it is filled,
 //! and how its return value becomes a `ToolResult`.
 //!
 //! Everything here is read off the syntax: the macro cannot see types, so a
@@ -98,6 +98,8 @@ pub(crate) enum Role {
     Hidden,
     Context,
     State,
+    /// `#[arg(flatten)]`: a struct whose fields are model-visible parameters.
+    Flattened,
 }
 
 /// What happens when a value parameter receives nothing.
@@ -192,6 +194,13 @@ impl ToolFn {
         self.func.sig.ident.unraw().to_string()
     }
 
+    /// Whether some parameter is `#[arg(flatten)]`: then the tool has
+    /// parameters (its struct's fields) the macro cannot see, and names it
+    /// cannot find may be fields, checked when the tool registers.
+    pub(crate) fn has_flattened(&self) -> bool {
+        self.params.iter().any(Param::is_flattened)
+    }
+
     /// The parameter whose Rust name is `rust_name`.
     pub(crate) fn param_by_rust_name(&self, rust_name: &str) -> Option<&Param> {
         self.params.iter().find(|p| p.rust_name == rust_name)
@@ -254,14 +263,23 @@ impl Param {
         }
     }
 
-    /// The role at run time.
+    /// The role at run time. A flattened parameter stays `Flattened` even
+    /// when it is (wrongly) listed in `hidden_params`: `check_flatten`
+    /// reports that.
     pub(crate) fn role(&self) -> Role {
         match self.kind {
             ParamKind::Context(_) => Role::Context,
             ParamKind::State => Role::State,
+            ParamKind::Value if self.arg.flatten.is_some() => Role::Flattened,
             ParamKind::Value if self.hidden => Role::Hidden,
             ParamKind::Value => Role::Visible,
         }
+    }
+
+    /// Whether it is `#[arg(flatten)]` on a value parameter (its struct's
+    /// fields are the tool's parameters).
+    pub(crate) fn is_flattened(&self) -> bool {
+        self.role() == Role::Flattened
     }
 
     /// Whether the model may omit it: `Option<T>` or a default.

@@ -44,7 +44,7 @@ const TOOL_VALUE_KEYS: &[&str] = &[
 ];
 
 /// The keys `#[arg(...)]` accepts.
-const ARG_KEYS: &[&str] = &["description", "default", "rename"];
+const ARG_KEYS: &[&str] = &["description", "default", "rename", "flatten"];
 
 /// The keys of one `inject_params` rule.
 const INJECT_KEYS: &[&str] = &["mode", "key"];
@@ -261,6 +261,9 @@ pub(crate) struct ArgAttr {
     /// `rename = "..."`.
     #[darling(with = string)]
     pub(crate) rename: Option<LitStr>,
+    /// `flatten`: the `flatten` key (for spans) when given.
+    #[darling(with = flatten_key)]
+    pub(crate) flatten: Option<Ident>,
 }
 
 impl ArgAttr {
@@ -268,6 +271,7 @@ impl ArgAttr {
         self.description = self.description.take().or(other.description);
         self.default = self.default.take().or(other.default);
         self.rename = self.rename.take().or(other.rename);
+        self.flatten = self.flatten.take().or(other.flatten);
     }
 }
 
@@ -301,7 +305,7 @@ pub(crate) fn parse_arg_attrs(attrs: &[Attribute], errors: &mut Errors) -> ArgAt
         let Meta::List(list) = &attr.meta else {
             errors.spanned(
                 attr,
-                "expected `#[arg(...)]` with `description`, `default` or `rename`",
+                "expected `#[arg(...)]` with `description`, `default`, `rename` or `flatten`",
             );
             continue;
         };
@@ -754,6 +758,14 @@ fn display_params(meta: &Meta) -> darling::Result<Vec<(Ident, LitStr)>> {
         }
         out
     })
+}
+
+/// `flatten` (or `flatten = true`): the key; `flatten = false` is `None`.
+fn flatten_key(meta: &Meta) -> darling::Result<Option<Ident>> {
+    if !flag(meta)? {
+        return Ok(None);
+    }
+    Ok(meta.path().get_ident().cloned())
 }
 
 /// `default` or `default = EXPR`.

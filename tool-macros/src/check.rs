@@ -14,7 +14,8 @@ use syn::{
     TypeParamBound,
 };
 
-use crate::ast::{ContextForm, ParamKind, Role, ToolFn, ungroup};
+use crate::ast::{ContextForm, Description, ParamKind, Role, ToolFn, option_inner, ungroup};
+use crate::attr::DefaultArg;
 use crate::errors::Errors;
 use tool_rules::suggest::{did_you_mean, one_of};
 use tool_rules::{names, url_pattern};
@@ -34,6 +35,7 @@ pub(crate) fn check(tool: &ToolFn, errors: &mut Errors) {
     check_arg_on_framework_params(tool, errors);
     check_param_names(tool, errors);
     check_unique_param_names(tool, errors);
+    check_flatten(tool, errors);
     check_hidden_params(tool, errors);
     check_editable_params(tool, errors);
     check_inject_params(tool, errors);
@@ -332,7 +334,9 @@ fn check_param_names(tool: &ToolFn, errors: &mut Errors) {
 // name would receive the same value.
 fn check_unique_param_names(tool: &ToolFn, errors: &mut Errors) {
     let mut seen: HashMap<&str, &str> = HashMap::new();
-    for param in &tool.params {
+    // A flattened parameter's own name is no JSON property (its fields are);
+    // clashes with its fields are found when the tool registers.
+    for param in tool.params.iter().filter(|p| !p.is_flattened()) {
         match seen.get(param.name.as_str()) {
             Some(first) => errors.at(
                 param.name_span(),
@@ -348,6 +352,69 @@ fn check_unique_param_names(tool: &ToolFn, errors: &mut Errors) {
     }
 }
 
+// Rule: `#[arg(flatten)]` goes on a value parameter of a struct type, alone:
+// no `default`, `rename` or `description` beside it, no doc comment, not
+// `Option<T>`, not hidden.
+// Reason: the struct's fields become the tool's top-level parameters, each
+// named, described and made optional by the struct itself (serde and
+// schemars attributes, field doc comments); the parameter has no JSON
+// property of its own for those to apply to, so each would silently do
+// nothing. The model fills the fields, so the struct cannot be hidden either.
+fn check_flatten(tool: &ToolFn, errors: &mut Errors) {
+    for param in tool.params.iter().filter(|p| p.is_flattened()) {
+        let fix = "the struct's fields are the parameters";
+        if let Some(lit) = &param.arg.rename {
+            errors.spanned(
+                lit,
+                format!("`rename` has no effect with `flatten`: {fix}; rename a field with `#[serde(rename = \"...\")]`"),
+            );
+        }
+        if let Some(lit) = &param.arg.description {
+            errors.spanned(
+                lit,
+                format!("`description` has no effect with `flatten`: {fix}; their doc comments describe them"),
+            );
+        }
+        if let Some(Description::Doc(_)) = &param.description {
+            errors.spanned(
+                &param.ident,
+                format!("a doc comment on a flattened parameter is never shown: {fix}; document the fields of the struct"),
+            );
+        }
+        if let Some(default) = &param.arg.default {
+            let message = format!(
+                "`default` has no effect with `flatten`: {fix}; make a field optional with `Option<T>` or `#[serde(default)]`"
+            );
+            match default {
+                DefaultArg::Trait(key) => errors.spanned(key, message),
+                DefaultArg::Expr(expr) => errors.spanned(expr, message),
+            }
+        }
+        if option_inner(&param.ty).is_some() {
+            errors.spanned(
+                &param.ty,
+                format!("a flattened struct cannot be `Option<T>`: {fix}; make each field optional instead (`Option<T>` or `#[serde(default)]`)"),
+            );
+        }
+        if param.hidden
+            && let Some(lit) = tool
+                .args
+                .hidden_params
+                .iter()
+                .find(|lit| lit.value() == param.rust_name)
+        {
+            errors.spanned(
+                lit,
+                format!(
+                    "`{}` cannot be hidden: it is {}",
+                    param.rust_name,
+                    role_phrase(Role::Flattened)
+                ),
+            );
+        }
+    }
+}
+
 // Rule: `hidden_params` names parameters of the fn, each once.
 // Reason: a misspelt name would leave the intended parameter visible to the
 // model, which is exactly what hiding is meant to prevent.
@@ -358,7 +425,7 @@ fn check_hidden_params(tool: &ToolFn, errors: &mut Errors) {
         if seen.contains(&name) {
             errors.spanned(lit, format!("duplicate `{name}`"));
         } else if tool.param_by_rust_name(&name).is_none() {
-            errors.spanned(lit, unknown_param(tool, &name, "hidden_params"));
+            errors.spanned(lit, unknown_param_or_field(tool, &name, "hidden_params"));
         }
         seen.push(name);
     }
@@ -395,6 +462,9 @@ fn check_editable_params(tool: &ToolFn, errors: &mut Errors) {
                     ),
                 ),
                 Some(_) => {}
+                // Maybe a field of the flattened struct: `Tool::new` checks
+                // every editable name against the schema at registration.
+                None if tool.has_flattened() => {}
                 None => errors.spanned(lit, unknown_param(tool, &name, "editable_params")),
             }
         }
@@ -417,6 +487,7 @@ fn role_phrase(role: Role) -> &'static str {
         Role::Hidden => "hidden",
         Role::Context => "the context",
         Role::State => "application state",
+        Role::Flattened => "a flattened struct (`#[arg(flatten)]`) whose fields are the parameters",
     }
 }
 
@@ -431,7 +502,14 @@ fn check_inject_params(tool: &ToolFn, errors: &mut Errors) {
         match tool.param_by_rust_name(&name) {
             None => errors.at(
                 rule.param.span(),
-                unknown_param(tool, &name, "inject_params"),
+                unknown_param_or_field(tool, &name, "inject_params"),
+            ),
+            Some(param) if param.is_flattened() => errors.at(
+                rule.param.span(),
+                format!(
+                    "`{name}` cannot be injected: it is {}, and a rule fills one JSON value; inject into a parameter of its own",
+                    role_phrase(Role::Flattened)
+                ),
             ),
             Some(param) if matches!(param.kind, ParamKind::Context(_) | ParamKind::State) => {
                 errors.at(
@@ -489,8 +567,19 @@ fn check_display(tool: &ToolFn, errors: &mut Errors) {
         }
         for (param, _) in &lang.params {
             let name = param.unraw().to_string();
-            if display_target(tool, param).is_none() {
-                errors.at(param.span(), unknown_param(tool, &name, "display"));
+            match display_target(tool, param) {
+                Some(target) if target.is_flattened() => errors.at(
+                    param.span(),
+                    format!(
+                        "`{name}` has no display name: it is {}; name a field instead",
+                        role_phrase(Role::Flattened)
+                    ),
+                ),
+                Some(_) => {}
+                // Maybe a field of the flattened struct: checked against
+                // the schema when the tool registers.
+                None if tool.has_flattened() => {}
+                None => errors.at(param.span(), unknown_param(tool, &name, "display")),
             }
         }
     }
@@ -551,6 +640,20 @@ fn check_tags(tool: &ToolFn, errors: &mut Errors) {
             seen.push(tag);
         }
     }
+}
+
+/// [`unknown_param`], saying also, when the tool flattens a struct, that
+/// `list` cannot name one of its fields (which the macro cannot see).
+/// Reason: the model fills a flattened struct whole; a value the framework
+/// supplies goes in a parameter of its own.
+fn unknown_param_or_field(tool: &ToolFn, name: &str, list: &str) -> String {
+    let mut message = unknown_param(tool, name, list);
+    if tool.has_flattened() {
+        message.push_str(&format!(
+            " (`{list}` cannot name a field of a `#[arg(flatten)]` struct: the model fills the whole struct; take the value as a parameter of its own)"
+        ));
+    }
+    message
 }
 
 /// "unknown parameter `x` in `list`; did you mean `y`?" (or the list of parameters).

@@ -28,6 +28,7 @@
 
 use proc_macro2::{Delimiter, Group, Ident, Spacing, Span, TokenStream, TokenTree};
 use quote::{ToTokens, format_ident, quote, quote_spanned};
+use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 use syn::{LitStr, Type};
 
@@ -193,7 +194,7 @@ impl<'a> Expander<'a> {
         for param in &self.tool.params {
             let ty = &param.ty;
             let p = self.private_at(ty.span());
-            if matches!(param.role(), Role::Visible | Role::Hidden) {
+            if matches!(param.role(), Role::Visible | Role::Hidden | Role::Flattened) {
                 out.extend(quote_spanned! {ty.span()=>
                     const _: () = #p::assert_tool_param::<#ty>();
                 });
@@ -285,21 +286,30 @@ impl<'a> Expander<'a> {
             Role::Hidden => quote!(#p::ParamRole::Hidden),
             Role::Context => quote!(#p::ParamRole::Context),
             Role::State => quote!(#p::ParamRole::State),
+            Role::Flattened => quote!(#p::ParamRole::Flattened),
         };
-        let optional = matches!(param.kind, ParamKind::Value) && param.is_optional();
+        let optional = matches!(param.role(), Role::Visible | Role::Hidden) && param.is_optional();
         let helpers = self.local_helpers();
         let owner = self.owner();
-        let schema = if param.role() == Role::Visible {
-            let span = ty.span();
-            let p = self.private_at(span);
-            some(quote_spanned! {span=>
-                |generator: &mut #p::schemars::SchemaGenerator| {
-                    #helpers
-                    (&__ToolWrap::<#ty>::NEW).__schema(generator)
-                }
-            })
-        } else {
-            none()
+        // A flattened struct's schema is its object schema itself (not a
+        // `$ref`), whose properties the runtime lifts to the top level.
+        let access = match param.role() {
+            Role::Visible => Some(quote!(__schema)),
+            Role::Flattened => Some(quote!(__flat_schema)),
+            _ => None,
+        };
+        let schema = match access {
+            Some(access) => {
+                let span = ty.span();
+                let p = self.private_at(span);
+                some(quote_spanned! {span=>
+                    |generator: &mut #p::schemars::SchemaGenerator| {
+                        #helpers
+                        (&__ToolWrap::<#ty>::NEW).#access(generator)
+                    }
+                })
+            }
+            None => none(),
         };
         let default = match &param.fill {
             Fill::DefaultExpr(expr) => {
@@ -405,11 +415,12 @@ impl<'a> Expander<'a> {
         let args = &self.tool.args;
         let kind = format_ident!("{}", args.kind.unwrap_or(Kind::Other).variant());
         let flags = expand_flags(&args.flags.0, p);
-        let editable = args
-            .editable_params
-            .iter()
-            .filter_map(|lit| editable_target(self.tool, lit))
-            .map(|param| &param.name);
+        // A name that is no parameter of the fn can only be a field of a
+        // flattened struct (`check_editable_params`); it goes through as
+        // written and is checked against the schema at registration.
+        let editable = args.editable_params.iter().map(|lit| {
+            editable_target(self.tool, lit).map_or_else(|| lit.value(), |param| param.name.clone())
+        });
         let url_patterns = &args.url_patterns;
         let tags = &args.tags;
         let display = args.display.iter().map(|lang| {
@@ -418,14 +429,12 @@ impl<'a> Expander<'a> {
                 Some(lit) => some(lit.to_token_stream()),
                 None => none(),
             };
-            let params = lang
-                .params
-                .iter()
-                .filter_map(|(ident, label): &(Ident, LitStr)| {
-                    let param = display_target(self.tool, ident)?;
-                    let name = &param.name;
-                    Some(quote!((#name, #label)))
-                });
+            let params = lang.params.iter().map(|(ident, label): &(Ident, LitStr)| {
+                // As for `editable` above: an unknown name is a field.
+                let name = display_target(self.tool, ident)
+                    .map_or_else(|| ident.unraw().to_string(), |param| param.name.clone());
+                quote!((#name, #label))
+            });
             quote! {
                 #p::StaticDisplay { lang: #tag, name: #name, params: &[#(#params),*] }
             }
@@ -534,6 +543,15 @@ impl<'a> Expander<'a> {
         let p = self.private_at(span);
         match &param.kind {
             ParamKind::Context(_) | ParamKind::State => None,
+            ParamKind::Value if param.is_flattened() => {
+                let ty = &param.ty;
+                Some(quote! {
+                    let #var: #ty = match (&__ToolWrap::<#ty>::NEW).__flattened(&mut __inv, #idx) {
+                        ::core::result::Result::Ok(value) => value,
+                        ::core::result::Result::Err(error) => return #p::into_result(error),
+                    };
+                })
+            }
             ParamKind::Value => {
                 let ty = &param.ty;
                 let (getter, fill) = match &param.fill {

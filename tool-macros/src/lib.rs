@@ -120,7 +120,17 @@ use crate::errors::Errors;
 /// - `#[arg(default = EXPR)]`: optional, absent → `EXPR`, which also shows as the
 ///   schema's `default` (the type must then be `Serialize`);
 /// - `#[arg(default)]`: optional, absent → `Default::default()`;
-/// - `#[arg(rename = "q")]`: the name the model sees (`^[a-zA-Z_][a-zA-Z0-9_.-]{0,63}$`).
+/// - `#[arg(rename = "q")]`: the name the model sees (`^[a-zA-Z_][a-zA-Z0-9_.-]{0,63}$`);
+/// - `#[arg(flatten)]`: the parameter's struct (`Deserialize + JsonSchema`)
+///   is a whole-argument struct: its fields are the tool's top-level
+///   parameters at the parameter's place, named, described (field doc
+///   comments, else the fn doc's `# Arguments`) and made optional by serde and
+///   schemars. It takes no other `#[arg]` key and no doc comment, is not
+///   `Option<T>`, and cannot be hidden or injected; a tool may flatten
+///   several. Field names may appear in `editable_params` and
+///   `display(params(..))`. The macro cannot see the fields, so a field
+///   named like another parameter or field is refused when the tool is
+///   built (`tool_core::RegistryError::ParameterCollision`).
 ///
 /// Parameters whose type implements `tool_core::FromToolContext` are filled
 /// by the framework and never shown to the model: `&ToolContext`,

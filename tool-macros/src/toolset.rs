@@ -83,6 +83,12 @@ pub(crate) fn toolset_impl(args: &TokenStream, item: &TokenStream) -> TokenStrea
             .into_iter()
             .chain(tool.func.sig.inputs.iter().cloned())
             .collect();
+        // As on a free `#[tool]` fn (`expand`): parameters are deserialised
+        // into owned values, so taking them by value is the contract.
+        method.attrs.push(syn::parse_quote!(#[allow(
+            clippy::needless_pass_by_value,
+            reason = "#[tool] parameters are deserialized into owned values, so taking them by value is the contract"
+        )]));
         tools.push((tool, receiver));
     }
     check_unique_names(&tools, &mut errors);

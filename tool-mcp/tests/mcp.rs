@@ -724,6 +724,23 @@ impl Tally {
         *total += by;
         total.to_string()
     }
+
+    /// Add `by`, `times` times (a whole-argument struct).
+    #[tool(name = "tally_step", idempotent = false)]
+    fn step(&self, #[arg(flatten)] step: TallyStep) -> String {
+        let mut total = self.0.lock().unwrap();
+        *total += step.by * step.times.unwrap_or(1);
+        total.to_string()
+    }
+}
+
+/// The arguments of `tally_step`, flattened into its parameters.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct TallyStep {
+    /// How much to add each time.
+    by: u64,
+    /// How many times (default once).
+    times: Option<u64>,
 }
 
 #[tokio::test]
@@ -757,5 +774,38 @@ async fn toolset_tools_are_served_and_share_their_instance() {
         assert_eq!(result.output, total);
     }
     assert_eq!(*tally.0.lock().unwrap(), 5);
+    // A flattened struct's fields are the served tool's parameters.
+    let step = local
+        .snapshot()
+        .get("t__tally_step")
+        .unwrap()
+        .spec()
+        .clone();
+    let names: Vec<&String> = step.parameters["properties"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .collect();
+    assert_eq!(names, ["by", "times"], "{}", step.parameters);
+    assert_eq!(step.parameters["required"], json!(["by"]));
+    assert_eq!(
+        step.parameters["properties"]["by"]["description"],
+        "How much to add each time."
+    );
+    let result = local
+        .snapshot()
+        .execute(
+            "t__tally_step",
+            json!({"by": 2, "times": 3}),
+            &ToolContext::new(),
+        )
+        .await;
+    assert_eq!(result.output, "11");
+    let result = local
+        .snapshot()
+        .execute("t__tally_step", json!({"times": 3}), &ToolContext::new())
+        .await;
+    let error = result.error.expect("a missing field is an error");
+    assert!(error.message.contains("`by`"), "{}", error.message);
     stop.cancel();
 }

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::support::{TempDir, code, json_lines, run_with_stdin, stderr, tool};
+use crate::support::{TempDir, code, feed, json_lines, run_with_stdin, stderr, tool};
 
 #[test]
 fn one_result_per_line_in_order_in_one_context() {
@@ -183,28 +183,19 @@ fn secret_variables_cannot_be_read_from_the_program_environment() {
     ]
     .map(|line| line.to_string())
     .join("\n");
-    let mut child = tool()
-        .args(["batch", "--workspace", dir.arg()])
-        .env("FOO_TOKEN", "tok123")
-        .env("GITHUB_PAT", "pat456")
-        .env("HARMLESS_NAME", "visible789")
-        .env("DATABASE_URL", "postgres://u:dbpw321@h/db")
-        .env("NPM_AUTH", "npmauth654")
-        .env("CREDENTIALS_JSON", "credjson987")
-        .env("PLAIN_URL", "https://example.com/visible246")
-        .env_remove("TOOL_CLI_ENV_SCRUBBED")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the tool binary starts");
-    child
-        .stdin
-        .take()
-        .expect("piped stdin")
-        .write_all(input.as_bytes())
-        .expect("stdin accepts the input");
-    let out = child.wait_with_output().expect("the tool binary ends");
+    let out = feed(
+        tool()
+            .args(["batch", "--workspace", dir.arg()])
+            .env("FOO_TOKEN", "tok123")
+            .env("GITHUB_PAT", "pat456")
+            .env("HARMLESS_NAME", "visible789")
+            .env("DATABASE_URL", "postgres://u:dbpw321@h/db")
+            .env("NPM_AUTH", "npmauth654")
+            .env("CREDENTIALS_JSON", "credjson987")
+            .env("PLAIN_URL", "https://example.com/visible246")
+            .env_remove("TOOL_CLI_ENV_SCRUBBED"),
+        &input,
+    );
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     let lines = json_lines(&out);
     assert_eq!(lines.len(), 2);

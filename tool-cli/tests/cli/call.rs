@@ -544,3 +544,51 @@ fn toolset_methods_are_called_like_any_tool() {
     let v = one_json_line(&out);
     assert_eq!(v["error"]["kind"], "invalid_arguments");
 }
+
+#[test]
+fn a_flattened_struct_s_fields_are_top_level_parameters() {
+    // The schema the CLI prints lists the struct's fields, not the struct.
+    let out = run(["schema", "cli_fixture_note_find"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let schemas: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let parameters = &schemas[0]["parameters"];
+    let names: Vec<&String> = parameters["properties"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .collect();
+    assert_eq!(names, ["words", "caseSensitive", "limit"], "{schemas}");
+    assert_eq!(parameters["required"], json!(["words"]));
+    assert_eq!(
+        parameters["properties"]["words"]["description"],
+        "Words the note contains."
+    );
+    // `--key=value` pairs reach the fields by their serde names, typed by the schema.
+    let input = [
+        r#"{"name": "cli_fixture_note_add", "arguments": {"text": "Milk"}}"#,
+        r#"{"name": "cli_fixture_note_add", "arguments": {"text": "tea"}}"#,
+        r#"{"name": "cli_fixture_note_find", "arguments": {"words": "milk"}}"#,
+        r#"{"name": "cli_fixture_note_find", "arguments": {"words": "milk", "caseSensitive": true}}"#,
+        r#"{"name": "cli_fixture_note_find", "arguments": {"word": "milk"}}"#,
+    ]
+    .join("\n");
+    let out = run_with_stdin(&["batch"], &input);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let lines = crate::support::json_lines(&out);
+    assert_eq!(lines[2]["output"], json!(["Milk"]));
+    assert_eq!(lines[3]["output"], json!([]));
+    assert_eq!(lines[4]["error"]["kind"], "invalid_arguments");
+    assert_eq!(
+        lines[4]["error"]["message"],
+        "Missing required parameter `words` of `cli_fixture_note_find`: expected a string (`FixtureFind.words`). The arguments also contain the unknown parameter `word`, which `cli_fixture_note_find` does not take."
+    );
+    let out = run([
+        "call",
+        "cli_fixture_note_find",
+        "--words=milk",
+        "--caseSensitive=true",
+        "--limit=2",
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(one_json_line(&out)["output"], json!([]));
+}

@@ -33,8 +33,14 @@ where
 
 /// Runs `tool ARGS` with `input` on stdin.
 pub(crate) fn run_with_stdin(args: &[&str], input: &str) -> Output {
-    let mut child = tool()
-        .args(args)
+    let mut cmd = tool();
+    cmd.args(args);
+    feed(&mut cmd, input)
+}
+
+/// Runs `cmd` with `input` on stdin and its output captured.
+pub(crate) fn feed(cmd: &mut Command, input: &str) -> Output {
+    let mut child = cmd
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -174,6 +174,20 @@ pub(crate) fn bad_parameter(
     )
 }
 
+/// The error for the fields of a flattened struct (`#[arg(flatten)]`, Rust
+/// type `rust_type`) that serde refused as a whole, not at one field (a
+/// custom `Deserialize`, a struct-level rule); `sent` is the fields received.
+pub(crate) fn bad_fields(tool: &str, rust_type: &str, sent: &Value, error: &str) -> ToolResult {
+    ToolResult::error(
+        ErrorKind::InvalidArguments,
+        format!(
+            "Invalid arguments for `{tool}`: its parameters {} do not make a valid `{rust_type}`. ({})",
+            quote(&sent.to_string()),
+            quote(error)
+        ),
+    )
+}
+
 /// The error for a missing required parameter; `unknown` are the names sent
 /// that the tool does not take (a renamed or misspelt parameter shows up as
 /// both missing and unknown, so the message says both).

@@ -1,5 +1,6 @@
 //! Reading a JSON Schema for arguments: which JSON types a parameter admits
-//! ([`JsonTypes`]), local `$ref`s, `$defs`, `type` and `required` lists.
+//! ([`JsonTypes`]), local `$ref`s, `$defs`, `type` and `required` lists, and
+//! which top-level names a macro tool's flattened parameters own ([`ArgLayout`]).
 //! Shared by argument repair, the argument-error messages, the strict-mode
 //! normalisation and the provider lowerings (`format/`).
 
@@ -189,5 +190,38 @@ impl ParamTypes {
 
     pub(crate) fn schema_of(&self, name: &str) -> Option<&Value> {
         self.parameters.get("properties")?.get(name)
+    }
+}
+
+/// The fields of each flattened parameter, by the parameter's index.
+pub(crate) type ArgLayoutFields = Vec<(usize, Vec<FlatField>)>;
+
+/// One field of a flattened struct, as the schema names it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct FlatField {
+    /// The top-level property name (after serde renames).
+    pub(crate) name: String,
+    /// In the struct's `required`.
+    pub(crate) required: bool,
+}
+
+/// What a macro tool's call shim needs besides its definition, computed
+/// once per registration: the JSON types of the parameters (for the
+/// messages) and which top-level names each flattened parameter owns.
+#[derive(Debug, Default)]
+pub(crate) struct ArgLayout {
+    /// The parameters' JSON types, from the schema.
+    pub(crate) types: ParamTypes,
+    /// The fields of each flattened parameter.
+    pub(crate) flattened: ArgLayoutFields,
+}
+
+impl ArgLayout {
+    /// The fields the flattened parameter `idx` owns (none for any other).
+    pub(crate) fn fields_of(&self, idx: usize) -> &[FlatField] {
+        self.flattened
+            .iter()
+            .find(|(i, _)| *i == idx)
+            .map_or(&[], |(_, fields)| fields.as_slice())
     }
 }

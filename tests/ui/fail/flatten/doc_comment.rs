@@ -1,0 +1,20 @@
+use tool_core::tool;
+
+/// What to search for.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+pub struct SearchArgs {
+    /// Words to look for.
+    pub query: String,
+}
+
+/// Search the notes.
+#[tool]
+fn search(
+    /// What to find.
+    #[arg(flatten)]
+    args: SearchArgs,
+) -> String {
+    args.query
+}
+
+fn main() {}

@@ -6,9 +6,10 @@
 //! after it are counted with `memchr`. Memory stays bounded whatever the file
 //! size or line length, and the total line count is still exact.
 //!
-//! One concern, though just over 700 lines: one tool and its three readers
-//! (the streaming text scanner, the folder listing, images), which share the
-//! tool's options, its not-found message and its output shape.
+//! One concern, though just over 800 lines: one tool and its readers (the
+//! streaming text scanner, the folder listing, images and PDFs, whose checks
+//! live in `media`), which share the tool's options, its not-found message
+//! and its output shape.
 
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
@@ -67,8 +68,10 @@ const CHUNK_BYTES: usize = 64 * 1024;
 /// Text comes back as numbered lines (`N: text`), 1-based, starting at
 /// `offset` (default 1) for at most `limit` lines (default 2000); very long
 /// lines are cut. The footer says whether the file ended or which `offset`
-/// continues. Images (png, jpeg, gif, webp, bmp) come back as images, scaled
-/// to a long side of at most 1568 px; folders list their entries. Read a file before editing or overwriting it.
+/// continues. Images (png, jpeg, gif, webp, bmp) come back as images, turned
+/// upright by their EXIF orientation and scaled to a long side of at most
+/// 1568 px (an animation's first frame); PDFs come back as documents; folders
+/// list their entries. Read a file before editing or overwriting it.
 ///
 /// # Arguments
 /// * `file_path` - Path of the file or folder (relative to the workspace root, or absolute).
@@ -142,7 +145,7 @@ fn read_blocking(
         Err(e) => return ToolResult::failed(format!("Cannot read {}: {e}", path.display())),
     };
     if let Some(media) = media_type(path) {
-        if media == PDF && !pdf::starts_as_pdf(&mut file) {
+        if media == PDF && !crate::media::pdf::starts_as_pdf(&mut file) {
             return not_a_pdf(path, file, offset, limit, opts, ledger);
         }
         return read_media(path, &mut file, media, &meta, opts, ledger);
@@ -314,21 +317,21 @@ fn read_media(
     if media.starts_with("image/") {
         return read_image(path, bytes);
     }
-    if !pdf::ends_as_pdf(&bytes) {
+    if !crate::media::pdf::ends_as_pdf(&bytes) {
         return ToolResult::failed(format!(
             "Cannot read {}: the PDF is incomplete (no `%%EOF` marker in its last {} bytes; \
              the file looks truncated). Providers refuse a broken PDF, so it is not sent.",
             path.display(),
-            pdf::TAIL_BYTES
+            crate::media::pdf::TAIL_BYTES
         ));
     }
-    let pages = pdf::rough_page_count(&bytes);
+    let pages = crate::media::pdf::rough_page_count(&bytes);
     let mut text = "PDF read successfully".to_owned();
-    if pages > pdf::MAX_PAGES {
+    if pages > crate::media::pdf::MAX_PAGES {
         text.push_str(&format!(
             ". It has about {pages} pages (counted roughly from its page objects); Anthropic reads at most \
              {} pages of PDF per request and may refuse it: extract the pages needed first.",
-            pdf::MAX_PAGES
+            crate::media::pdf::MAX_PAGES
         ));
     }
     let data = base64::engine::general_purpose::STANDARD.encode(&bytes);
@@ -798,7 +801,7 @@ fn scan_utf16(
 }
 
 /// Reads until `buf` is full or the file ends; returns the bytes read.
-fn read_full(file: &mut File, buf: &mut [u8]) -> io::Result<usize> {
+pub(crate) fn read_full(file: &mut File, buf: &mut [u8]) -> io::Result<usize> {
     let mut n = 0;
     while n < buf.len() {
         match file.read(&mut buf[n..]) {
@@ -809,58 +812,4 @@ fn read_full(file: &mut File, buf: &mut [u8]) -> io::Result<usize> {
         }
     }
     Ok(n)
-}
-
-/// The checks on PDF files: `%PDF-` at the start, `%%EOF` near the end, a
-/// rough page count. No PDF parser is compiled in: these catch a file that is
-/// not a PDF or was cut short, which a provider would refuse with the whole
-/// request, and warn of a long one.
-mod pdf {
-    use std::fs::File;
-    use std::io::{Seek as _, SeekFrom};
-
-    /// Where the header and the end marker are looked for: the first and
-    /// last 1024 bytes. The PDF specification (ISO 32000-1, 7.5.2 and 7.5.5)
-    /// puts `%PDF-` first and `%%EOF` last; readers, as Acrobat does, accept
-    /// either within 1024 bytes of its end of the file.
-    pub(super) const TAIL_BYTES: usize = 1024;
-
-    /// Pages of one PDF Anthropic reads per request ("PDF support": maximum
-    /// 100 pages per request); over it the result warns.
-    pub(super) const MAX_PAGES: usize = 100;
-
-    /// Whether `file` has `%PDF-` in its first [`TAIL_BYTES`] bytes (read
-    /// from its start; the position is left anywhere).
-    pub(super) fn starts_as_pdf(file: &mut File) -> bool {
-        let mut head = vec![0u8; TAIL_BYTES];
-        if file.seek(SeekFrom::Start(0)).is_err() {
-            return false;
-        }
-        let Ok(n) = super::read_full(file, &mut head) else {
-            return false;
-        };
-        let _ = file.seek(SeekFrom::Start(0));
-        memchr::memmem::find(&head[..n], b"%PDF-").is_some()
-    }
-
-    /// Whether `bytes` has `%%EOF` in its last [`TAIL_BYTES`] bytes.
-    pub(super) fn ends_as_pdf(bytes: &[u8]) -> bool {
-        let tail = &bytes[bytes.len().saturating_sub(TAIL_BYTES)..];
-        memchr::memmem::find(tail, b"%%EOF").is_some()
-    }
-
-    /// Page objects (`/Type /Page`, not `/Pages`) written in the clear; 0
-    /// when they sit in compressed object streams (PDF 1.5 and later), so
-    /// the count is a floor, used only to warn.
-    pub(super) fn rough_page_count(bytes: &[u8]) -> usize {
-        memchr::memmem::find_iter(bytes, b"/Type")
-            .filter(|&at| {
-                let rest = &bytes[at + 5..];
-                let skip = rest.iter().take_while(|b| b.is_ascii_whitespace()).count();
-                let rest = &rest[skip..];
-                rest.starts_with(b"/Page")
-                    && !rest.get(5).is_some_and(u8::is_ascii_alphanumeric)
-            })
-            .count()
-    }
 }

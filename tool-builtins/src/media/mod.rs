@@ -47,6 +47,7 @@ use crate::fs::workspace::{Workspace, workspace_of};
 
 pub mod decode;
 pub mod grid;
+pub(crate) mod pdf;
 
 pub use decode::{
     DECODE_BUDGET_BYTES, MAX_DECODED_BYTES, MAX_IMAGE_BASE64, MAX_LONG_SIDE, MAX_PIXELS,

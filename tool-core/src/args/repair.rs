@@ -368,7 +368,12 @@ fn string_as_list(
 ) -> Option<(Value, ArgumentRepair)> {
     let only_array = t.array && !(t.any || t.string || t.object);
     let only_strings = items.string
-        && !(items.any || items.array || items.object || items.integer || items.number || items.boolean);
+        && !(items.any
+            || items.array
+            || items.object
+            || items.integer
+            || items.number
+            || items.boolean);
     if !(only_array && only_strings) {
         return None;
     }
@@ -651,10 +656,15 @@ mod tests {
         );
         assert_eq!(
             notes(ToolArgs::Value(json!({"tags": "x.png"}))),
-            ["argument `tags` was given as the string \"x.png\" and read as the list [\"x.png\"]; send a list"]
+            [
+                "argument `tags` was given as the string \"x.png\" and read as the list [\"x.png\"]; send a list"
+            ]
         );
         let (r, k) = run(ToolArgs::Value(json!({"tags": "a b"})));
-        assert_eq!((r.unwrap()["tags"].clone(), k), (json!(["a b"]), vec!["string_as_list"]));
+        assert_eq!(
+            (r.unwrap()["tags"].clone(), k),
+            (json!(["a b"]), vec!["string_as_list"])
+        );
         assert_eq!(
             notes(ToolArgs::Value(json!({"timeout": "2.5"}))),
             ["argument `timeout` was given as the string \"2.5\" and read as the number 2.5"]

@@ -370,7 +370,7 @@ fn read_image(path: &Path, bytes: Vec<u8>) -> ToolResult {
     if fitted.resized() {
         changes.push(format!(
             "scaled from {}×{} to {}×{} px",
-            fitted.original_width, fitted.original_height, fitted.width, fitted.height
+            fitted.original_width, fitted.original_height, fitted.sent.width, fitted.sent.height
         ));
     }
     changes.extend(fitted.notes.iter().cloned());
@@ -379,10 +379,10 @@ fn read_image(path: &Path, bytes: Vec<u8>) -> ToolResult {
     }
     ToolResult::ok(text)
         .with_metadata("truncated", false)
-        .with_metadata("media_type", fitted.media_type)
+        .with_metadata("media_type", fitted.sent.media_type)
         .with_metadata("bytes", len)
-        .with_metadata("width", fitted.width)
-        .with_metadata("height", fitted.height)
+        .with_metadata("width", fitted.sent.width)
+        .with_metadata("height", fitted.sent.height)
         .with_metadata("original_width", fitted.original_width)
         .with_metadata("original_height", fitted.original_height)
         .with_long_term_memory(format!(
@@ -394,8 +394,8 @@ fn read_image(path: &Path, bytes: Vec<u8>) -> ToolResult {
         .output_once()
         .with_image(
             Image::new(
-                fitted.media_type,
-                base64::engine::general_purpose::STANDARD.encode(&fitted.bytes),
+                fitted.sent.media_type,
+                base64::engine::general_purpose::STANDARD.encode(&fitted.sent.bytes),
             )
             .with_path(path.display().to_string()),
         )

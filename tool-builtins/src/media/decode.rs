@@ -477,10 +477,8 @@ pub(crate) fn encode(image: &DynamicImage, prefer_jpeg: bool) -> Result<Encoded,
 /// type, the size sent and the original size (as displayed).
 #[derive(Debug)]
 pub(crate) struct Fitted {
-    pub(crate) bytes: Vec<u8>,
-    pub(crate) media_type: &'static str,
-    pub(crate) width: u32,
-    pub(crate) height: u32,
+    /// What is sent (its `note` moved into [`notes`](Self::notes)).
+    pub(crate) sent: Encoded,
     pub(crate) original_width: u32,
     pub(crate) original_height: u32,
     pub(crate) format: ImageFormat,
@@ -492,7 +490,7 @@ pub(crate) struct Fitted {
 impl Fitted {
     /// Whether the image was scaled down.
     pub(crate) fn resized(&self) -> bool {
-        self.width != self.original_width || self.height != self.original_height
+        self.sent.width != self.original_width || self.sent.height != self.original_height
     }
 }
 
@@ -528,10 +526,13 @@ pub(crate) fn fit_single(bytes: Vec<u8>) -> Result<Fitted, String> {
     if decoded.sendable_as_is() && bytes.len() <= MAX_IMAGE_BYTES {
         drop(decoded);
         return Ok(Fitted {
-            bytes,
-            media_type: media_type(format),
-            width: w,
-            height: h,
+            sent: Encoded {
+                bytes,
+                media_type: media_type(format),
+                width: w,
+                height: h,
+                note: None,
+            },
             original_width: w,
             original_height: h,
             format,
@@ -541,13 +542,10 @@ pub(crate) fn fit_single(bytes: Vec<u8>) -> Result<Fitted, String> {
     drop(bytes);
     let mut notes = change_notes(&decoded);
     let shown = decoded.fitted(MAX_LONG_SIDE, MAX_LONG_SIDE);
-    let encoded = encode(&shown, format == ImageFormat::Jpeg)?;
-    notes.extend(encoded.note);
+    let mut sent = encode(&shown, format == ImageFormat::Jpeg)?;
+    notes.extend(sent.note.take());
     Ok(Fitted {
-        bytes: encoded.bytes,
-        media_type: encoded.media_type,
-        width: encoded.width,
-        height: encoded.height,
+        sent,
         original_width: w,
         original_height: h,
         format,

@@ -230,7 +230,7 @@ fn read_blocking(ctx: &ToolContext, paths: &[String], layout: ImageLayout) -> To
         let mut spent = 0usize;
         let mut over_budget = Vec::new();
         for (shown, fitted, info, abs) in singles {
-            let base64_len = fitted.bytes.len().div_ceil(3) * 4;
+            let base64_len = fitted.sent.bytes.len().div_ceil(3) * 4;
             if spent + base64_len > SEPARATE_BUDGET_BASE64 && !sent.is_empty() {
                 over_budget.push(shown);
                 continue;
@@ -252,18 +252,21 @@ fn read_blocking(ctx: &ToolContext, paths: &[String], layout: ImageLayout) -> To
             let n = i + 1;
             listing.push_str(&format!("\n{n}: {}", describe(shown, info)));
             if fitted.resized() {
-                listing.push_str(&format!(", sent at {}×{}", fitted.width, fitted.height));
+                listing.push_str(&format!(
+                    ", sent at {}×{}",
+                    fitted.sent.width, fitted.sent.height
+                ));
             }
             images_json.push(image_json(
                 n,
                 shown,
                 info,
-                Some((fitted.width, fitted.height)),
+                Some((fitted.sent.width, fitted.sent.height)),
             ));
             result = result.with_image(
                 Image::new(
-                    fitted.media_type,
-                    base64::engine::general_purpose::STANDARD.encode(&fitted.bytes),
+                    fitted.sent.media_type,
+                    base64::engine::general_purpose::STANDARD.encode(&fitted.sent.bytes),
                 )
                 .with_path(abs.display().to_string()),
             );

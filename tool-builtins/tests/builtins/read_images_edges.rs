@@ -9,18 +9,10 @@ use std::path::Path;
 
 use base64::Engine as _;
 use image::{DynamicImage, ImageFormat, Rgb, RgbImage, Rgba, RgbaImage};
-use tool_builtins::{ImageLayout, read_file, read_images};
+use tool_builtins::{ImageLayout, read_file};
 use tool_core::{ToolContext, ToolResult};
 
-fn workspace() -> (tempfile::TempDir, ToolContext) {
-    let dir = tempfile::tempdir().unwrap();
-    let ctx = tool_builtins::context(dir.path()).unwrap();
-    (dir, ctx)
-}
-
-async fn call(ctx: &ToolContext, paths: &[&str], layout: Option<ImageLayout>) -> ToolResult {
-    read_images(ctx, paths.iter().map(|p| (*p).to_owned()).collect(), layout).await
-}
+use super::read_images::{call, decoded, workspace};
 
 async fn read(ctx: &ToolContext, path: &str) -> ToolResult {
     read_file(ctx, path.to_owned(), 1, None)
@@ -32,10 +24,6 @@ fn image_bytes(r: &ToolResult, n: usize) -> Vec<u8> {
     base64::engine::general_purpose::STANDARD
         .decode(&r.images[n].data)
         .unwrap()
-}
-
-fn decoded(r: &ToolResult, n: usize) -> DynamicImage {
-    image::load_from_memory(&image_bytes(r, n)).unwrap()
 }
 
 fn close(a: [u8; 3], b: [u8; 3]) -> bool {

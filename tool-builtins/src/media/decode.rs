@@ -26,7 +26,7 @@
 //! Every image leaving here fits [`MAX_IMAGE_BASE64`] characters of base64,
 //! the smallest per-image limit among the providers (Anthropic's 5 MB): a PNG
 //! over it is sent as JPEG, the quality stepped down until it fits, and the
-//! result says so ([`Encoded::note`]).
+//! result says so.
 
 use std::io::Cursor;
 use std::sync::{Condvar, Mutex, PoisonError};

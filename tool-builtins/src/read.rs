@@ -145,7 +145,7 @@ fn read_blocking(
         Err(e) => return ToolResult::failed(format!("Cannot read {}: {e}", path.display())),
     };
     if let Some(media) = media_type(path) {
-        if media == PDF && !crate::media::pdf::starts_as_pdf(&mut file) {
+        if media == PDF && !starts_as_pdf(&mut file) {
             return not_a_pdf(path, file, offset, limit, opts, ledger);
         }
         return read_media(path, &mut file, media, &meta, opts, ledger);
@@ -157,6 +157,17 @@ fn read_blocking(
         Ok(r) => r,
         Err(e) => ToolResult::failed(format!("Cannot read {}: {e}", path.display())),
     }
+}
+
+/// Whether `file` starts as a PDF (its first bytes read from the start; the
+/// position is put back at the start).
+fn starts_as_pdf(file: &mut File) -> bool {
+    let mut head = vec![0u8; crate::media::pdf::TAIL_BYTES];
+    let read = file
+        .seek(SeekFrom::Start(0))
+        .and_then(|_| read_full(file, &mut head));
+    let _ = file.seek(SeekFrom::Start(0));
+    read.is_ok_and(|n| crate::media::pdf::starts_as_pdf(&head[..n]))
 }
 
 /// A file named `.pdf` that does not start as one: read as text when it is
@@ -801,7 +812,7 @@ fn scan_utf16(
 }
 
 /// Reads until `buf` is full or the file ends; returns the bytes read.
-pub(crate) fn read_full(file: &mut File, buf: &mut [u8]) -> io::Result<usize> {
+fn read_full(file: &mut File, buf: &mut [u8]) -> io::Result<usize> {
     let mut n = 0;
     while n < buf.len() {
         match file.read(&mut buf[n..]) {

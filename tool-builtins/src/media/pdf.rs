@@ -3,31 +3,20 @@
 //! these catch a file that is not a PDF or was cut short, which a provider
 //! would refuse with the whole request, and warn of a long one.
 
-use std::fs::File;
-use std::io::{Seek as _, SeekFrom};
-
 /// Where the header and the end marker are looked for: the first and
 /// last 1024 bytes. The PDF specification (ISO 32000-1, 7.5.2 and 7.5.5)
 /// puts `%PDF-` first and `%%EOF` last; readers, as Acrobat does, accept
-/// either within 1024 bytes of its end of the file.
+/// the header within the first 1024 bytes and the marker within the last.
 pub(crate) const TAIL_BYTES: usize = 1024;
 
 /// Pages of one PDF Anthropic reads per request ("PDF support": maximum
 /// 100 pages per request); over it the result warns.
 pub(crate) const MAX_PAGES: usize = 100;
 
-/// Whether `file` has `%PDF-` in its first [`TAIL_BYTES`] bytes (read
-/// from its start; the position is put back at the start).
-pub(crate) fn starts_as_pdf(file: &mut File) -> bool {
-    let mut head = vec![0u8; TAIL_BYTES];
-    if file.seek(SeekFrom::Start(0)).is_err() {
-        return false;
-    }
-    let Ok(n) = crate::read::read_full(file, &mut head) else {
-        return false;
-    };
-    let _ = file.seek(SeekFrom::Start(0));
-    memchr::memmem::find(&head[..n], b"%PDF-").is_some()
+/// Whether `head` (a file's first [`TAIL_BYTES`] bytes, or all of a
+/// shorter one) holds `%PDF-`.
+pub(crate) fn starts_as_pdf(head: &[u8]) -> bool {
+    memchr::memmem::find(head, b"%PDF-").is_some()
 }
 
 /// Whether `bytes` has `%%EOF` in its last [`TAIL_BYTES`] bytes.

@@ -1,7 +1,9 @@
 //! `#[arg(flatten)]` clashes the macro cannot see (a field of the struct
-//! against another parameter or another struct's field) and flattened types
-//! that are not structs: the registry refuses the tools when it is built,
-//! naming the tool, the parameter and both owners. Its own test binary,
+//! against another parameter or another struct's field), field names that
+//! break the parameter-name rule, flattened types that are not structs and
+//! tools with several spec problems: the registry refuses the tools when it
+//! is built, naming the tool, the parameter and both owners, every problem
+//! listed. Its own test binary,
 //! since these tools make the global registry unbuildable.
 #![allow(
     clippy::unwrap_used,
@@ -37,6 +39,63 @@ pub enum Mode {
     Fast,
     /// Thorough.
     Thorough,
+}
+
+/// Field names no provider takes, set through serde.
+#[derive(Deserialize, schemars::JsonSchema)]
+pub struct BadNames {
+    /// A space.
+    #[serde(rename = "has space")]
+    pub s: String,
+    /// Empty.
+    #[serde(rename = "")]
+    pub e: Option<u8>,
+    /// A JSON Schema keyword's spelling.
+    #[serde(rename = "$ref")]
+    pub r: Option<u8>,
+    /// Not ASCII.
+    #[serde(rename = "ünï")]
+    pub u: Option<u8>,
+    /// Fine.
+    pub fine: Option<u8>,
+}
+
+/// A newtype over an enum: its schema is the enum's.
+#[derive(Deserialize, schemars::JsonSchema)]
+pub struct ModeBox(pub Mode);
+
+/// Field names that break the parameter-name rule.
+#[tool(strict)]
+fn bad_names(#[arg(flatten)] b: BadNames) -> String {
+    b.s
+}
+
+/// A renamed parameter against a field: both of its names are shown.
+#[tool]
+fn clash_renamed(
+    #[arg(flatten)] args: SearchArgs,
+    #[arg(rename = "query")] words: String,
+) -> String {
+    args.query + &words
+}
+
+/// A wrong editable name and a wrong display name: both reported.
+#[tool(
+    requires_confirmation,
+    editable_params = ["nope"],
+    display(en(params(gone = "Gone")))
+)]
+fn two_problems(#[arg(flatten)] args: SearchArgs) -> String {
+    args.query
+}
+
+/// A newtype over an enum cannot be lifted either.
+#[tool]
+fn flat_mode_box(#[arg(flatten)] m: ModeBox) -> String {
+    match m.0 {
+        Mode::Fast => "fast".into(),
+        Mode::Thorough => "thorough".into(),
+    }
 }
 
 /// A field against an ordinary parameter.
@@ -85,10 +144,17 @@ impl Finder {
 
 fn expected() -> Vec<String> {
     vec![
+        "invalid tool `bad_names`: the fields \"has space\", \"\", \"$ref\", \"ünï\" of `BadNames` (the flattened parameter `b`) cannot be parameter names: parameter names must match ^[a-zA-Z_][a-zA-Z0-9_.-]{0,63}$ to be accepted by every provider; rename them with `#[serde(rename = \"...\")]`".to_owned(),
         "tool `clash_hidden` has two parameters named `uid`: the hidden parameter `uid` and a field of `SearchArgs` (the flattened parameter `args`); rename one (`#[serde(rename = \"...\")]` on a field, `#[arg(rename = \"...\")]` on a parameter)".to_owned(),
         "tool `clash_param` has two parameters named `query`: the parameter `query: String` and a field of `SearchArgs` (the flattened parameter `args`); rename one (`#[serde(rename = \"...\")]` on a field, `#[arg(rename = \"...\")]` on a parameter)".to_owned(),
+        "tool `clash_renamed` has two parameters named `query`: the parameter `words: String` (sent as `query`) and a field of `SearchArgs` (the flattened parameter `args`); rename one (`#[serde(rename = \"...\")]` on a field, `#[arg(rename = \"...\")]` on a parameter)".to_owned(),
         "tool `clash_two` has two parameters named `query`: a field of `SearchArgs` (the flattened parameter `a`) and a field of `MoreArgs` (the flattened parameter `b`); rename one (`#[serde(rename = \"...\")]` on a field, `#[arg(rename = \"...\")]` on a parameter)".to_owned(),
         "invalid tool `flat_enum`: the flattened parameter `mode: Mode` is not a struct with named fields: its schema is not `\"type\": \"object\"` (an enum, a tuple struct, a newtype of a scalar?); `#[arg(flatten)]` lifts a struct's fields to the tool's top-level parameters".to_owned(),
+        // A newtype is followed to what it wraps, and the message says so.
+        "invalid tool `flat_mode_box`: the flattened parameter `m: ModeBox` is not a struct with named fields (it wraps `Mode`, whose schema it takes): its schema is not `\"type\": \"object\"` (an enum, a tuple struct, a newtype of a scalar?); `#[arg(flatten)]` lifts a struct's fields to the tool's top-level parameters".to_owned(),
+        // Two problems of one tool: both reported.
+        "invalid tool `two_problems`: `display` names the parameter `gone`, which the tool does not have".to_owned(),
+        "invalid tool `two_problems`: editable parameter `nope` is not a model-visible parameter".to_owned(),
     ]
 }
 
@@ -107,7 +173,7 @@ fn every_builder_of_link_time_tools_refuses_them() {
         panic!("{err}")
     };
     assert_eq!(
-        all[1],
+        all[2],
         RegistryError::ParameterCollision {
             tool: "clash_param".into(),
             parameter: "query".into(),

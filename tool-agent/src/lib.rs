@@ -76,7 +76,7 @@ pub use agent::{Agent, AgentError, AgentEvent, DEFAULT_MAX_TURNS, RunOutput, Sto
 pub use client::{
     ANTHROPIC_BASE_URL, ANTHROPIC_VERSION, AnthropicClient, DEFAULT_MAX_TOKENS, EventStream,
     ModelClient, OPENAI_BASE_URL, OpenAiChatClient, OpenAiResponsesClient, RetryPolicy,
-    ScriptedClient, ScriptedTurn, SeenRequest, SendFuture,
+    ScriptedClient, ScriptedTurn, SeenRequest, SendFuture, TOOL_SEARCH_BETA,
 };
 
 pub use error::{ModelError, ModelErrorKind};

@@ -390,6 +390,39 @@ async fn anthropic_input_json_deltas_and_an_empty_input() {
 }
 
 #[tokio::test]
+async fn anthropic_server_tool_search_sends_the_beta_header_and_plain_tools_do_not() {
+    let server = serve(vec![
+        Canned::sse(recording("anthropic_tools.sse")),
+        Canned::sse(recording("anthropic_tools.sse")),
+    ])
+    .await;
+    let client = AnthropicClient::new("claude-sonnet-4-5")
+        .base_url(&server.base_url)
+        .api_key("sk-ant");
+    let messages = vec![Message::user("go")];
+    let choice = ToolChoice::Auto;
+    let with_search = json!([
+        {"name": "github__create_issue", "description": "d", "input_schema": {"type": "object"}, "defer_loading": true},
+        {"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"}
+    ]);
+    let plain = json!([{"name": "clock", "description": "d", "input_schema": {"type": "object"}}]);
+    for tools in [&with_search, &plain] {
+        let stream = client
+            .send(ModelRequest::new(&messages, tools, &choice))
+            .await
+            .unwrap();
+        let _ = stream.collect::<Vec<_>>().await;
+    }
+    let seen = server.seen.lock().unwrap().clone();
+    assert_eq!(
+        seen[0].header("anthropic-beta"),
+        Some(tool_agent::TOOL_SEARCH_BETA)
+    );
+    assert_eq!(seen[0].body["tools"], with_search);
+    assert_eq!(seen[1].header("anthropic-beta"), None);
+}
+
+#[tokio::test]
 async fn anthropic_truncated_bad_json_overloaded_and_no_key() {
     let server = serve(vec![Canned::sse(recording("anthropic_truncated.sse"))]).await;
     let client = AnthropicClient::new("m")

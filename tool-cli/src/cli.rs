@@ -61,16 +61,22 @@ Examples:
   tool schema --format openai-strict read_file
   tool schema --format gemini --no-fallback
   tool schema --format mcp > tools.json
+  tool --defer 'github__*' schema --format anthropic-tool-search-bm25
 
 Formats: json (canonical), openai (= openai-chat), openai-strict
 (= openai-chat-strict), openai-responses, openai-responses-strict, anthropic,
-anthropic-strict, gemini, gemini-unroll-<levels>, gemini-json-schema, mcp.
+anthropic-strict, gemini, gemini-unroll-<levels>, gemini-json-schema, mcp,
+and Anthropic's server-side tool search: anthropic-tool-search-bm25,
+anthropic-tool-search-regex (each also with -strict after anthropic).
 The output is the request's tool list in that format, each tool in the
-strictest form it can take. A tool that strict mode (OpenAI, Anthropic) or
-Gemini's `parameters` cannot express is rendered in the looser form instead
-(that function without strict mode; that declaration with
-`parametersJsonSchema`), reported on stderr with the rule it breaks; the exit
-status stays 0. With --no-fallback such a tool is left out instead. A tool
+strictest form it can take. Without NAMEs it is the list a new session gets:
+with --defer, the deferred tools are left out and tool_search is in; with an
+anthropic-tool-search format every tool is in, the deferred ones with
+\"defer_loading\": true, and Anthropic's search tool comes last.
+A tool that strict mode (OpenAI, Anthropic) or Gemini's `parameters` cannot
+express is rendered in the looser form instead (that function without strict
+mode; that declaration with `parametersJsonSchema`), reported on stderr with
+the rule it breaks; the exit status stays 0. With --no-fallback such a tool is left out instead. A tool
 that a format cannot express at all is reported on stderr and left out; the
 exit status is then 1.";
 
@@ -291,7 +297,7 @@ pub(crate) enum Command {
         names: Vec<String>,
 
         /// Schema rendering: json, openai, openai-strict, anthropic, anthropic-strict, gemini,
-        /// mcp, ... (the list is below).
+        /// mcp, anthropic-tool-search-bm25, ... (the list is below).
         #[arg(long, value_name = "FORMAT", default_value = "json", value_parser = parse_format)]
         format: Format,
 

@@ -4,7 +4,7 @@ use std::io::{self, BufRead, Write};
 
 use serde_json::Value;
 use tool_core::format::{Format, OnRefusal};
-use tool_core::{ErrorKind, ToolArgs, ToolRegistry, ToolResult};
+use tool_core::{ErrorKind, RegistryView, ToolArgs, ToolRegistry, ToolResult};
 
 use crate::args;
 use crate::failure::Failure;
@@ -43,12 +43,17 @@ pub(crate) fn list(
 
 /// `tool schema [NAME...] [--format F] [--no-fallback]`: the request's tool
 /// list in that format (for `json` with named tools, in the order named).
+/// Without names it is the view's list as a new session gets it
+/// ([`RegistryView::schemas_with`]): deferred tools left out and
+/// `tool_search` in, or for `anthropic-tool-search-*` every tool, the
+/// deferred ones with `"defer_loading": true`.
 /// Each tool rendered in a looser form than the format's strictest is
 /// reported on `err` (one `warning:` line each, then a count; success).
 /// Tools a format cannot express (with [`OnRefusal::Refuse`]: also those
 /// that would fall back) are left out and reported; that ends with
 /// [`Failure::ToolError`].
 pub(crate) fn schema(
+    view: &RegistryView,
     registry: &ToolRegistry,
     names: &[String],
     format: Format,
@@ -72,16 +77,15 @@ pub(crate) fn schema(
             .collect();
         (Value::Array(picked), Vec::new(), Vec::new())
     } else {
-        let mut selected;
-        let source = if names.is_empty() {
-            registry
+        let rendered = if names.is_empty() {
+            view.schemas_with(format, on_refusal)
         } else {
-            selected = ToolRegistry::new();
+            let mut selected = ToolRegistry::new();
             for tool in names.iter().filter_map(|n| registry.get(n)) {
                 // Names are distinct here unless given twice; a repeat is skipped.
                 let _ = selected.register_with(tool.clone(), tool_core::OnConflict::Skip);
             }
-            &selected
+            selected.schemas_with(format, on_refusal)
         };
         let report = |schemas: &tool_core::format::ToolSchemas| -> Vec<String> {
             schemas
@@ -90,7 +94,7 @@ pub(crate) fn schema(
                 .map(ToString::to_string)
                 .collect()
         };
-        match source.schemas_with(format, on_refusal) {
+        match rendered {
             Ok(schemas) => {
                 let fallbacks = report(&schemas);
                 (schemas.into_value(), Vec::new(), fallbacks)

@@ -259,6 +259,7 @@ fn execute(registry: &ToolRegistry, cli: Cli) -> Result<(), Failure> {
             format,
             no_fallback,
         } => commands::schema(
+            &view,
             registry,
             &names,
             format,

@@ -5,6 +5,9 @@
 //!   (target, issue 7: under 5 ms).
 //! - `uncached`: what a cache miss costs, lowering all 1000 schemas
 //!   (`render_tool` per tool), for OpenAI strict and Gemini, the two longest pipelines.
+//! - `view`: a `RegistryView`'s tool list (OpenAI strict) once rendered:
+//!   `all` of a view with nothing deferred (`schemas_in`), `deferred` of a
+//!   `defer(["*"])` view for a session that loaded three tools (`schemas_for`).
 
 use std::hint::black_box;
 
@@ -14,7 +17,7 @@ use schemars::generate::SchemaSettings;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use tool_core::format::{Format, Recursion, render_tool};
-use tool_core::{Tool, ToolRegistry, ToolResult, ToolSpec};
+use tool_core::{RegistryView, Tool, ToolRegistry, ToolResult, ToolSpec};
 
 /// Sort order.
 #[derive(Deserialize, JsonSchema)]
@@ -100,6 +103,25 @@ fn bench(c: &mut Criterion) {
         });
     }
     group.finish();
+
+    let all = RegistryView::new(registry.clone());
+    let deferred = RegistryView::new(registry).defer(["*"]);
+    deferred.load(
+        Some("s"),
+        &[
+            "search_notes_0001",
+            "search_notes_0500",
+            "search_notes_0999",
+        ],
+    );
+    all.schemas_in(strict).expect("renders");
+    deferred.schemas_for(strict, Some("s")).expect("renders");
+    c.bench_function("format_render/view/1000_tools/all", |b| {
+        b.iter(|| black_box(all.schemas_in(black_box(strict))));
+    });
+    c.bench_function("format_render/view/1000_tools/deferred", |b| {
+        b.iter(|| black_box(deferred.schemas_for(black_box(strict), Some("s"))));
+    });
 }
 
 criterion_group!(benches, bench);

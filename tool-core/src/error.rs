@@ -14,7 +14,10 @@ pub enum RegistryError {
         /// The rejected name.
         name: String,
     },
-    /// The spec is unusable (blank description, non-object parameters schema).
+    /// The spec is unusable (blank description, non-object parameters
+    /// schema; for a `#[tool]` fn also a flattened type that is not a struct,
+    /// a flattened field whose name breaks the parameter-name rule, a
+    /// `display` or `editable_params` entry naming no parameter).
     #[error("invalid tool `{name}`: {reason}")]
     InvalidSpec {
         /// The tool's name.
@@ -52,6 +55,25 @@ pub enum RegistryError {
     /// Several errors at once (e.g. every duplicate in the global registry).
     #[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
     Many(Vec<RegistryError>),
+}
+
+impl RegistryError {
+    /// `Ok` for no error, the error itself for one, [`RegistryError::Many`]
+    /// for several (a nested `Many` is spread into the list).
+    pub(crate) fn from_all(errors: Vec<RegistryError>) -> Result<(), RegistryError> {
+        let mut flat = Vec::with_capacity(errors.len());
+        for e in errors {
+            match e {
+                RegistryError::Many(inner) => flat.extend(inner),
+                one => flat.push(one),
+            }
+        }
+        match flat.len() {
+            0 => Ok(()),
+            1 => Err(flat.remove(0)),
+            _ => Err(RegistryError::Many(flat)),
+        }
+    }
 }
 
 fn site(loc: Option<&SourceLocation>) -> String {

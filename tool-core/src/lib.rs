@@ -78,6 +78,11 @@
 //! - `rustix` (Unix only): the current user id (`getuid`), to check that the private
 //!   folders of spill files and binary output are owned by the user
 //!   ([`truncate::check_private_dir`]); already in the workspace for `tool-builtins`.
+//! - `rust-stemmers`: the Snowball English (Porter2) stemmer for the
+//!   [`search`] tokeniser, the stemmer search engines use (tantivy's), in
+//!   place of hand-written suffix rules: on the evaluation set it found as
+//!   many tools (recall@5 0.901 both, recall@1 0.637 against 0.632), and its
+//!   rules are a published standard rather than ours to keep.
 //! - `tiktoken-rs` (feature `tokens`, off by default): OpenAI's `o200k_base`
 //!   tokenizer with its tables built in, for the `tokens` module (see there why it is optional).
 //! - `proptest` (tests only): the property and fuzz tests of `tests/props.rs`

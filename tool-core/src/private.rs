@@ -7,6 +7,7 @@
 )]
 
 use std::any::Any;
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 use std::fmt::Display;
 use std::marker::PhantomData;
@@ -109,6 +110,11 @@ pub struct StaticParam {
     pub rust_name: &'static str,
     /// The Rust type as written (for error messages).
     pub rust_type: &'static str,
+    /// [`std::any::type_name`] of the type when it is written with the type
+    /// parameters of its `#[toolset]` impl block (`W<T>`), so messages show
+    /// the concrete type (`W<u32>`); `None` otherwise (the written name,
+    /// aliases kept, is shown).
+    pub concrete_type: Option<fn() -> &'static str>,
     /// `#[arg(description)]`, else the parameter's own `///` doc, else `None`
     /// (then the fn doc's argument section is used).
     pub description: Option<&'static str>,
@@ -123,6 +129,40 @@ pub struct StaticParam {
     pub default: Option<fn() -> Value>,
     /// The parameter's `inject_params` rule.
     pub inject: Option<StaticInject>,
+}
+
+impl StaticParam {
+    /// The type as messages show it: [`concrete_type`](Self::concrete_type)
+    /// with its paths cut to their last segment (`W<u32>`), else
+    /// [`rust_type`](Self::rust_type).
+    pub fn shown_type(&self) -> Cow<'static, str> {
+        match self.concrete_type {
+            Some(name) => Cow::Owned(short_type_name(name())),
+            None => Cow::Borrowed(self.rust_type),
+        }
+    }
+}
+
+/// A [`std::any::type_name`] with every path cut to its last segment:
+/// `alloc::vec::Vec<my_crate::Item<u32>>` is `Vec<Item<u32>>`.
+fn short_type_name(full: &str) -> String {
+    let mut out = String::with_capacity(full.len());
+    let mut segment = String::new();
+    let mut chars = full.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == ':' && chars.peek() == Some(&':') {
+            chars.next();
+            segment.clear();
+        } else if c.is_alphanumeric() || c == '_' {
+            segment.push(c);
+        } else {
+            out.push_str(&segment);
+            segment.clear();
+            out.push(c);
+        }
+    }
+    out.push_str(&segment);
+    out
 }
 
 /// The `#[tool(...)]` options, as parsed and validated by the macro.
@@ -242,9 +282,17 @@ impl Invocation {
             return Ok(None);
         };
         let p = self.param(idx);
-        match T::deserialize(&raw) {
+        if let Ok(v) = T::deserialize(&raw) {
+            return Ok(Some(v));
+        }
+        // Again, on this rare path only, for the path of the part refused.
+        match serde_path_to_error::deserialize::<_, T>(&raw) {
             Ok(v) => Ok(Some(v)),
-            Err(e) => Err(self.bad_value(p.name, p.rust_type, raw, e.to_string())),
+            Err(e) => {
+                let steps = steps_of(e.path());
+                let detail = e.into_inner().to_string();
+                Err(self.bad_value(p.name, &p.shown_type(), raw, &steps, detail))
+            }
         }
     }
 
@@ -252,7 +300,32 @@ impl Invocation {
     /// `rust_type`, for the message) that received `sent`, with secrets
     /// masked: they were substituted before this point, so they are masked
     /// before the message quotes (and cuts) the value, and no prefix survives.
-    fn bad_value(&self, name: &str, rust_type: &str, sent: Value, detail: String) -> ToolResult {
+    ///
+    /// `steps` is where inside the value serde refused it (none: the value
+    /// as a whole); the message then names that path, what the schema
+    /// expects there and the part of the value found there.
+    fn bad_value(
+        &self,
+        name: &str,
+        rust_type: &str,
+        sent: Value,
+        steps: &[messages::Step],
+        detail: String,
+    ) -> ToolResult {
+        if !steps.is_empty()
+            && let Some(part) = messages::value_at(&sent, steps)
+        {
+            let (part, detail) = self.masked(part.clone(), detail);
+            let expected = messages::expected_at(&self.layout.types, name, steps);
+            return messages::bad_nested(
+                self.def.name,
+                name,
+                &messages::path_text(name, steps),
+                expected.as_deref(),
+                &part,
+                &detail,
+            );
+        }
         let (sent, detail) = self.masked(sent, detail);
         let expected = messages::expected(&self.layout.types, name, rust_type);
         messages::bad_parameter(self.def.name, name, &expected, &sent, &detail)
@@ -315,20 +388,23 @@ impl Invocation {
         match serde_path_to_error::deserialize::<_, T>(&object) {
             Ok(v) => Ok(v),
             Err(e) => {
-                let field = match e.path().iter().next() {
-                    Some(serde_path_to_error::Segment::Map { key }) => Some(key.clone()),
+                let steps = steps_of(e.path());
+                let detail = e.into_inner().to_string();
+                let field = match steps.split_first() {
+                    Some((messages::Step::Key(key), rest)) => {
+                        object.get(key).cloned().map(|sent| (key, sent, rest))
+                    }
                     _ => None,
                 };
-                let detail = e.into_inner().to_string();
-                match field.and_then(|f| object.get(&f).cloned().map(|sent| (f, sent))) {
-                    Some((name, sent)) => {
-                        Err(self.bad_value(&name, &field_type(p, &name), sent, detail))
+                match field {
+                    Some((name, sent, rest)) => {
+                        Err(self.bad_value(name, &field_type(p, name), sent, rest, detail))
                     }
                     None => {
                         let (sent, detail) = self.masked(object, detail);
                         Err(messages::bad_fields(
                             self.def.name,
-                            p.rust_type,
+                            &p.shown_type(),
                             &sent,
                             &detail,
                         ))
@@ -362,7 +438,7 @@ impl Invocation {
                 ),
             ));
         }
-        let expected = messages::expected(&self.layout.types, p.name, p.rust_type);
+        let expected = messages::expected(&self.layout.types, p.name, &p.shown_type());
         Err(messages::missing_parameter(
             self.def.name,
             p.name,
@@ -423,8 +499,22 @@ impl Invocation {
 
 /// How a message names the type of field `field` of the flattened
 /// parameter `p`: `SearchArgs.limit` (the macro cannot see field types).
+/// `serde_path_to_error`'s path as message steps, up to the first segment it
+/// could not name.
+fn steps_of(path: &serde_path_to_error::Path) -> Vec<messages::Step> {
+    use serde_path_to_error::Segment;
+    path.iter()
+        .map_while(|segment| match segment {
+            Segment::Map { key } => Some(messages::Step::Key(key.clone())),
+            Segment::Enum { variant } => Some(messages::Step::Key(variant.clone())),
+            Segment::Seq { index } => Some(messages::Step::Index(*index)),
+            Segment::Unknown => None,
+        })
+        .collect()
+}
+
 fn field_type(p: &StaticParam, field: &str) -> String {
-    format!("{}.{field}", p.rust_type)
+    format!("{}.{field}", p.shown_type())
 }
 
 /// Notes gathered while extracting arguments, for [`complete`]. None today:
@@ -773,6 +863,18 @@ pub fn error_wrap<E: ToolErrorDisplay>(_: &E) -> Wrap<E> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn type_names_lose_their_paths() {
+        assert_eq!(
+            short_type_name(std::any::type_name::<
+                Vec<Option<std::collections::HashMap<String, &str>>>,
+            >()),
+            "Vec<Option<HashMap<String, &str>>>"
+        );
+        assert_eq!(short_type_name("my_crate::m::Item<u32>"), "Item<u32>");
+        assert_eq!(short_type_name("(u8, [a::B; 2])"), "(u8, [B; 2])");
+    }
 
     #[test]
     fn merge_maps_framework_wins_lists_dedup() {

@@ -182,11 +182,7 @@ impl ToolRegistry {
                 Err(e) => errors.push(e),
             }
         }
-        match errors.len() {
-            0 => Ok(registry),
-            1 => Err(errors.remove(0)),
-            _ => Err(RegistryError::Many(errors)),
-        }
+        RegistryError::from_all(errors).map(|()| registry)
     }
 
     /// Sets the timeout for calls whose tool and context set none.

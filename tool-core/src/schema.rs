@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use schemars::generate::SchemaSettings;
 use serde_json::{Map, Value, json};
 
-use crate::args::schema::{ArgLayoutFields, FlatField};
+use crate::args::schema::{ArgLayoutFields, FlatField, local_def_name};
 use crate::error::RegistryError;
 use crate::statics::{ParamRole, StaticParam};
 
@@ -29,7 +29,10 @@ use crate::statics::{ParamRole, StaticParam};
 /// another parameter or field already has (hidden and context parameters
 /// included: the pipeline drops what the model sends under their names);
 /// [`RegistryError::InvalidSpec`] when a flattened type's schema is not a
-/// plain object schema (an enum, a map, a newtype of a scalar).
+/// plain object schema (an enum, a map, a newtype of a scalar; a newtype of
+/// a struct is followed to the struct), or a field's name breaks the
+/// parameter-name rule. Every problem of the tool is reported (several as
+/// [`RegistryError::Many`]).
 pub(crate) fn parameters_schema(
     tool: &str,
     params: &[StaticParam],
@@ -41,9 +44,18 @@ pub(crate) fn parameters_schema(
     let mut owners: BTreeMap<String, String> = BTreeMap::new();
     for p in params {
         let (name, owner) = match p.role {
+            ParamRole::Visible if p.name != p.rust_name => (
+                p.name,
+                format!(
+                    "the parameter `{}: {}` (sent as `{}`)",
+                    p.rust_name,
+                    p.shown_type(),
+                    p.name
+                ),
+            ),
             ParamRole::Visible => (
                 p.name,
-                format!("the parameter `{}: {}`", p.name, p.rust_type),
+                format!("the parameter `{}: {}`", p.name, p.shown_type()),
             ),
             ParamRole::Hidden => (
                 p.rust_name,
@@ -53,7 +65,8 @@ pub(crate) fn parameters_schema(
                 p.rust_name,
                 format!(
                     "the framework-filled parameter `{}: {}`",
-                    p.rust_name, p.rust_type
+                    p.rust_name,
+                    p.shown_type()
                 ),
             ),
             ParamRole::Flattened => continue,
@@ -63,6 +76,9 @@ pub(crate) fn parameters_schema(
     let mut properties = Map::new();
     let mut required = Vec::new();
     let mut flattened = Vec::new();
+    let mut errors = Vec::new();
+    // Definitions a flattened newtype's root `$ref` pointed to, lifted inline.
+    let mut lifted_refs = Vec::new();
     for (idx, p) in params.iter().enumerate() {
         let Some(schema_fn) = p.schema else { continue };
         match p.role {
@@ -90,20 +106,34 @@ pub(crate) fn parameters_schema(
             }
             ParamRole::Flattened => {
                 let schema = schema_fn(&mut generator).to_value();
-                let (fields, field_required) = flat_fields(tool, p, schema)?;
+                let (schema, via) = through_root_ref(schema, generator.definitions());
+                let (fields, field_required) = match flat_fields(tool, p, schema, &via) {
+                    Ok(found) => found,
+                    Err(e) => {
+                        errors.push(e);
+                        continue;
+                    }
+                };
+                lifted_refs.extend(via);
+                if let Some(e) = bad_field_names(tool, p, &fields) {
+                    errors.push(e);
+                    continue;
+                }
                 let owner = format!(
                     "a field of `{}` (the flattened parameter `{}`)",
-                    p.rust_type, p.rust_name
+                    p.shown_type(),
+                    p.rust_name
                 );
                 let mut layout = Vec::with_capacity(fields.len());
                 for (name, mut field_schema) in fields {
                     if let Some(first) = owners.get(&name) {
-                        return Err(RegistryError::ParameterCollision {
+                        errors.push(RegistryError::ParameterCollision {
                             tool: tool.to_owned(),
                             parameter: name,
                             first: first.clone(),
-                            second: owner,
+                            second: owner.clone(),
                         });
+                        continue;
                     }
                     owners.insert(name.clone(), owner.clone());
                     if !field_schema.is_object() {
@@ -134,11 +164,76 @@ pub(crate) fn parameters_schema(
     root.insert("properties".to_owned(), Value::Object(properties));
     root.insert("required".to_owned(), Value::Array(required));
     root.insert("additionalProperties".to_owned(), Value::Bool(false));
-    let defs = generator.take_definitions(true);
+    RegistryError::from_all(errors)?;
+    let mut defs = generator.take_definitions(true);
+    // A definition lifted inline stays only when something still refers to it.
+    for reference in lifted_refs {
+        let Some(name) = local_def_name(&reference) else {
+            continue;
+        };
+        let quoted = Value::String(reference).to_string();
+        let used = |v: &Value| v.to_string().contains(&quoted);
+        let still_used =
+            root.values().any(used) || defs.iter().any(|(other, v)| *other != name && used(v));
+        if !still_used {
+            defs.remove(&name);
+        }
+    }
     if !defs.is_empty() {
         root.insert("$defs".to_owned(), Value::Object(defs));
     }
     Ok((Value::Object(root), flattened))
+}
+
+/// A flattened type's schema with a root `$ref` followed into the
+/// generator's definitions (schemars gives a newtype struct `struct W(Inner)`
+/// or a `#[serde(transparent)]` struct the schema of what it wraps, a
+/// reference when that is a named type): the target schema, and the
+/// references followed (at most 8). A reference that does not resolve is
+/// left in place.
+fn through_root_ref(mut schema: Value, defs: &Map<String, Value>) -> (Value, Vec<String>) {
+    let mut via = Vec::new();
+    for _ in 0..8 {
+        let Some(reference) = schema.get("$ref").and_then(Value::as_str) else {
+            break;
+        };
+        let Some(target) = local_def_name(reference).and_then(|name| defs.get(&name)) else {
+            break;
+        };
+        via.push(reference.to_owned());
+        schema = target.clone();
+    }
+    (schema, via)
+}
+
+/// The error for fields of a flattened struct whose names break the
+/// parameter-name rule (`tool_rules::names`, the rule the macro applies to
+/// ordinary parameters): `#[serde(rename)]` can set any string, and
+/// providers refuse most (OpenAI strict, Anthropic and MCP clients included).
+fn bad_field_names(
+    tool: &str,
+    p: &StaticParam,
+    fields: &Map<String, Value>,
+) -> Option<RegistryError> {
+    let bad: Vec<String> = fields
+        .keys()
+        .filter(|name| !tool_rules::names::is_valid_param_name(name))
+        .map(|name| format!("{:?}", crate::args::messages::cut(name, 70)))
+        .collect();
+    let (fields_are, them) = match bad.len() {
+        0 => return None,
+        1 => (format!("the field {} of", bad[0]), "it"),
+        _ => (format!("the fields {} of", bad.join(", ")), "them"),
+    };
+    Some(RegistryError::InvalidSpec {
+        name: tool.to_owned(),
+        reason: format!(
+            "{fields_are} `{}` (the flattened parameter `{}`) cannot be parameter names: {}; rename {them} with `#[serde(rename = \"...\")]`",
+            p.shown_type(),
+            p.rust_name,
+            tool_rules::names::PARAM_NAME_RULE
+        ),
+    })
 }
 
 /// Sets a non-empty `description`.
@@ -173,14 +268,27 @@ fn flat_fields(
     tool: &str,
     p: &StaticParam,
     schema: Value,
+    via: &[String],
 ) -> Result<(Map<String, Value>, Vec<String>), RegistryError> {
+    // A newtype's schema is that of what it wraps: say which.
+    let wrapped = via
+        .last()
+        .and_then(|r| local_def_name(r))
+        .map(|name| format!(" (it wraps `{name}`, whose schema it takes)"))
+        .unwrap_or_default();
     let invalid = |why: String| RegistryError::InvalidSpec {
         name: tool.to_owned(),
         reason: format!(
-            "the flattened parameter `{}: {}` is not a struct with named fields: {why}; `#[arg(flatten)]` lifts a struct's fields to the tool's top-level parameters",
-            p.rust_name, p.rust_type
+            "the flattened parameter `{}: {}` is not a struct with named fields{wrapped}: {why}; `#[arg(flatten)]` lifts a struct's fields to the tool's top-level parameters",
+            p.rust_name,
+            p.shown_type()
         ),
     };
+    if let Some(reference) = schema.get("$ref").and_then(Value::as_str) {
+        return Err(invalid(format!(
+            "its schema is a reference (`{reference}`) to no definition the registry can read"
+        )));
+    }
     let Value::Object(mut obj) = schema else {
         return Err(invalid("its schema is not an object".to_owned()));
     };

@@ -154,8 +154,11 @@ impl Tool {
     /// As [`Tool::new`]; [`RegistryError::ParameterCollision`] when a field
     /// of an `#[arg(flatten)]` struct has the name of another parameter or
     /// field; [`RegistryError::InvalidSpec`] when a flattened type is not a
-    /// struct with named fields, or a `display(params(..))` entry names no
-    /// parameter of a tool with flattened fields.
+    /// struct with named fields, a flattened field's name breaks the
+    /// parameter-name rule (`tool_rules::names::PARAM_NAME_RULE`), or a
+    /// `display(params(..))` entry names no parameter of a tool with
+    /// flattened fields. Every problem is reported, several as
+    /// [`RegistryError::Many`].
     pub fn from_static(def: &'static StaticTool) -> Result<Self, RegistryError> {
         let (spec, layout) = spec_from_static(def)?;
         Self::new(spec, StaticHandler { def, layout })
@@ -246,14 +249,19 @@ fn spec_from_static(def: &'static StaticTool) -> Result<(ToolSpec, Arc<ArgLayout
     let o = &def.options;
     // The macro checks display names against the fn's parameters, except
     // for names it cannot see: those of a tool with flattened fields.
-    if let Some(name) = o
+    let mut problems: Vec<RegistryError> = Vec::new();
+    let mut reported = std::collections::BTreeSet::new();
+    for name in o
         .display
         .iter()
         .flat_map(|d| d.params.iter())
         .map(|(name, _)| *name)
-        .find(|name| !is_property(name) && !def.params.iter().any(|p| p.name == *name))
+        .filter(|name| !is_property(name) && !def.params.iter().any(|p| p.name == *name))
     {
-        return Err(RegistryError::InvalidSpec {
+        if !reported.insert(name) {
+            continue;
+        }
+        problems.push(RegistryError::InvalidSpec {
             name: def.name.to_owned(),
             reason: format!("`display` names the parameter `{name}`, which the tool does not have"),
         });
@@ -294,6 +302,10 @@ fn spec_from_static(def: &'static StaticTool) -> Result<(ToolSpec, Arc<ArgLayout
         file: def.file.to_owned(),
         line: def.line,
     });
+    // Every problem at once (a wrong display name and a wrong editable
+    // name are two fixes), as `Many` when there are several.
+    problems.extend(spec_problems(&spec));
+    RegistryError::from_all(problems)?;
     let layout = Arc::new(ArgLayout {
         types: ParamTypes::from_parameters(&spec.parameters),
         flattened,
@@ -309,22 +321,32 @@ impl fmt::Debug for Tool {
     }
 }
 
+/// The first problem of `spec` (see [`Tool::new`]).
 fn check_spec(spec: &ToolSpec) -> Result<(), RegistryError> {
+    match spec_problems(spec).into_iter().next() {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+/// Every problem of `spec`, in the order [`Tool::new`] lists them.
+fn spec_problems(spec: &ToolSpec) -> Vec<RegistryError> {
+    let mut problems = Vec::new();
     // OpenAI and Anthropic require tool names to match ^[a-zA-Z0-9_-]{1,64}$.
     if !is_valid_tool_name(&spec.name) {
-        return Err(RegistryError::InvalidName {
+        problems.push(RegistryError::InvalidName {
             name: spec.name.clone(),
         });
     }
     if spec.description.trim().is_empty() {
-        return Err(RegistryError::InvalidSpec {
+        problems.push(RegistryError::InvalidSpec {
             name: spec.name.clone(),
             reason: "the description is empty; models choose tools by their description".to_owned(),
         });
     }
     // Every provider requires the arguments to be a JSON object.
     if spec.parameters.get("type").and_then(Value::as_str) != Some("object") {
-        return Err(RegistryError::InvalidSpec {
+        problems.push(RegistryError::InvalidSpec {
             name: spec.name.clone(),
             reason: "the parameters schema must have `\"type\": \"object\"` at its root (providers send arguments as one JSON object)".to_owned(),
         });
@@ -335,7 +357,7 @@ fn check_spec(spec: &ToolSpec) -> Result<(), RegistryError> {
         .iter()
         .find_map(|t| tool_rules::names::tag_problem(t).map(|p| (t, p)))
     {
-        return Err(RegistryError::InvalidSpec {
+        problems.push(RegistryError::InvalidSpec {
             name: spec.name.clone(),
             reason: format!(
                 "invalid tag `{tag}`: {problem}; {}",
@@ -344,17 +366,17 @@ fn check_spec(spec: &ToolSpec) -> Result<(), RegistryError> {
         });
     }
     let names = spec.parameter_names();
-    if let Some(bad) = spec
+    for bad in spec
         .editable_params
         .iter()
-        .find(|p| !names.contains(&p.as_str()))
+        .filter(|p| !names.contains(&p.as_str()))
     {
-        return Err(RegistryError::InvalidSpec {
+        problems.push(RegistryError::InvalidSpec {
             name: spec.name.clone(),
             reason: format!("editable parameter `{bad}` is not a model-visible parameter"),
         });
     }
-    Ok(())
+    problems
 }
 
 #[cfg(test)]

@@ -87,7 +87,13 @@ pub fn bound_tools(
     receiver: &Arc<dyn Any + Send + Sync>,
     defs: &[&'static StaticTool],
 ) -> Result<Vec<Tool>, RegistryError> {
-    defs.iter()
-        .map(|def| Tool::from_static_bound(def, Arc::clone(receiver)))
-        .collect()
+    let mut tools = Vec::with_capacity(defs.len());
+    let mut errors = Vec::new();
+    for def in defs {
+        match Tool::from_static_bound(def, Arc::clone(receiver)) {
+            Ok(tool) => tools.push(tool),
+            Err(e) => errors.push(e),
+        }
+    }
+    RegistryError::from_all(errors).map(|()| tools)
 }

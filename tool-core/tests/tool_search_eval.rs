@@ -142,13 +142,11 @@ async fn recall_on_the_evaluation_set() {
     }
 }
 
-/// Grid search over the field weights on the tuning set only (`queries.json`),
-/// run by hand when the tokeniser or the fields change:
-/// `cargo test -p tool-core --test tool_search_eval -- --ignored --nocapture`.
-#[test]
-#[ignore = "a tuning aid, not a check"]
-fn tune_field_weights() {
-    use tool_core::search::{FieldWeights, SearchIndex};
+/// The evaluation tools as specs, and the tuning queries (`queries.json`
+/// only) each with its half: servers in name order go alternately to half
+/// 0 and half 1, so the two halves share no server (a change tuned on one
+/// half and checked on the other meets new tools and new vocabulary).
+fn tuning_material() -> (Vec<ToolSpec>, Vec<(Case, usize)>) {
     let text = std::fs::read_to_string(data("tools.json")).expect("tools.json");
     let defs: Vec<ToolDef> = serde_json::from_str(&text).expect("tools.json parses");
     let specs: Vec<ToolSpec> = defs
@@ -158,6 +156,52 @@ fn tune_field_weights() {
     let cases: Vec<Case> =
         serde_json::from_str(&std::fs::read_to_string(data("queries.json")).expect("queries"))
             .expect("queries parse");
+    let server = |name: &str| name.split("__").next().unwrap_or("").to_owned();
+    let mut servers: Vec<String> = specs.iter().map(|s| server(&s.name)).collect();
+    servers.sort_unstable();
+    servers.dedup();
+    let cases = cases
+        .into_iter()
+        .map(|c| {
+            let at = servers.binary_search(&server(&c.expected)).unwrap_or(0);
+            (c, at % 2)
+        })
+        .collect();
+    (specs, cases)
+}
+
+/// Per half: [queries, hits at 1, hits at 5].
+fn recall_by_half(
+    index: &tool_core::search::SearchIndex,
+    cases: &[(Case, usize)],
+    mut miss: impl FnMut(&Case, bool, &[&str]),
+) -> [[usize; 3]; 2] {
+    let mut tally = [[0usize; 3]; 2];
+    for (c, half) in cases {
+        let hits = index.search(&c.query, 5);
+        let names: Vec<&str> = hits.iter().map(|h| h.name.as_str()).collect();
+        let at1 = names.first() == Some(&c.expected.as_str());
+        let at5 = names.contains(&c.expected.as_str());
+        tally[*half][0] += 1;
+        tally[*half][1] += usize::from(at1);
+        tally[*half][2] += usize::from(at5);
+        if !at1 {
+            miss(c, at5, &names);
+        }
+    }
+    tally
+}
+
+/// Grid search over the field weights on the tuning set only (`queries.json`),
+/// run by hand when the tokeniser or the fields change:
+/// `cargo test -p tool-core --test tool_search_eval -- --ignored --nocapture`.
+/// Prints the best weights overall, and the cross-check: the weights best
+/// on one half (see [`tuning_material`]) with their recall on the other.
+#[test]
+#[ignore = "a tuning aid, not a check"]
+fn tune_field_weights() {
+    use tool_core::search::{FieldWeights, SearchIndex};
+    let (specs, cases) = tuning_material();
     let mut results = Vec::new();
     for name in [2.0, 3.0, 4.0, 6.0] {
         for tags in [1.0, 2.0, 3.0, 4.0] {
@@ -171,19 +215,52 @@ fn tune_field_weights() {
                         param_descriptions,
                     };
                     let index = SearchIndex::build_with(specs.iter(), w);
-                    let (mut at1, mut at5) = (0, 0);
-                    for c in &cases {
-                        let hits = index.search(&c.query, 5);
-                        at1 += usize::from(hits.first().is_some_and(|h| h.name == c.expected));
-                        at5 += usize::from(hits.iter().any(|h| h.name == c.expected));
-                    }
-                    results.push((at5, at1, format!("{w:?}")));
+                    let t = recall_by_half(&index, &cases, |_, _, _| {});
+                    results.push((t, w));
                 }
             }
         }
     }
-    results.sort();
-    for (at5, at1, w) in results.iter().rev().take(15) {
-        println!("@5 {at5} @1 {at1} of {}: {w}", cases.len());
+    let n = cases.len();
+    let key = |t: &[[usize; 3]; 2], half: Option<usize>| match half {
+        Some(h) => (t[h][2], t[h][1]),
+        None => (t[0][2] + t[1][2], t[0][1] + t[1][1]),
+    };
+    results.sort_by_key(|(t, _)| std::cmp::Reverse(key(t, None)));
+    for (t, w) in results.iter().take(10) {
+        let (at5, at1) = key(t, None);
+        println!("@5 {at5} @1 {at1} of {n}: {w:?}");
+    }
+    for (tuned, checked) in [(0, 1), (1, 0)] {
+        let (t, w) = results
+            .iter()
+            .max_by_key(|(t, _)| key(t, Some(tuned)))
+            .expect("a grid");
+        let [q, at1, at5] = t[checked];
+        println!("best on half {tuned}: {w:?}; on half {checked}: @5 {at5} @1 {at1} of {q}");
+    }
+}
+
+/// Recall on the tuning set and on its two halves (see [`tuning_material`]);
+/// run by hand, `TOOL_SEARCH_MISSES=1` also lists the queries whose tool
+/// was not first:
+/// `cargo test -p tool-core --test tool_search_eval halves -- --ignored --nocapture`.
+#[test]
+#[ignore = "a tuning aid, not a check"]
+fn recall_on_halves_of_the_tuning_set() {
+    let (specs, cases) = tuning_material();
+    let index = tool_core::search::SearchIndex::build(specs.iter());
+    let show = std::env::var_os("TOOL_SEARCH_MISSES").is_some();
+    let t = recall_by_half(&index, &cases, |c, at5, got| {
+        if show {
+            let what = if at5 { "low " } else { "miss" };
+            println!("  {what} {:?} expected {} got {got:?}", c.query, c.expected);
+        }
+    });
+    let all = [0, 1, 2].map(|i| t[0][i] + t[1][i]);
+    for (label, [n, at1, at5]) in [("all", all), ("half 0", t[0]), ("half 1", t[1])] {
+        #[allow(clippy::cast_precision_loss, reason = "a few hundred cases")]
+        let (r1, r5) = (at1 as f64 / n as f64, at5 as f64 / n as f64);
+        println!("{label}: {n} queries, recall@1 {r1:.3}, recall@5 {r5:.3}");
     }
 }

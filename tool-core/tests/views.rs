@@ -9,7 +9,9 @@
 
 use serde_json::{Map, Value, json};
 use tool_core::format::Format;
-use tool_core::view::{InlineSchemas, ServerSearch};
+use tool_core::format::ServerSearch;
+use tool_core::search::SearchIndex;
+use tool_core::view::InlineSchemas;
 use tool_core::{
     ErrorKind, LiveRegistry, RegistryView, TOOL_SEARCH, Tool, ToolContext, ToolKind, ToolRegistry,
     ToolResult, ToolSpec,
@@ -499,32 +501,78 @@ async fn stateless_hosts_get_definitions_inline_and_nothing_is_loaded() {
     );
 }
 
-#[test]
-fn anthropic_server_search_marks_deferred_tools() {
+#[tokio::test]
+async fn anthropic_server_search_is_a_format_that_marks_deferred_tools() {
     let view = deferred_view();
-    let list = view
-        .schemas_anthropic_server_search(false, ServerSearch::Bm25)
-        .unwrap();
+    let bm25 = Format::AnthropicToolSearch {
+        strict: false,
+        search: ServerSearch::Bm25,
+    };
+    // Loads through our `tool_search` change nothing: Anthropic's server loads.
+    search(&view, "a", json!({"query": "select:slack__post_message"})).await;
+    let list = view.schemas_for(bm25, Some("a")).unwrap();
+    assert_eq!(list.as_value(), view.schemas_in(bm25).unwrap().as_value());
     let tools = list.as_array().unwrap();
     assert_eq!(
-        tools.len(),
-        8,
-        "seven tools and the server tool, without ours"
+        rendered_names(&Value::Array(tools[..tools.len() - 1].to_vec())),
+        [
+            "bash_command",
+            "github__create_issue",
+            "github__list_issues",
+            "github__merge_pull_request",
+            "read_file",
+            "slack__post_message",
+            "write_file",
+        ],
+        "every tool of the view in name order, ours left out"
     );
-    assert!(tools.iter().all(|t| t["name"] != TOOL_SEARCH));
-    let by_name = |n: &str| tools.iter().find(|t| t["name"] == n).unwrap();
-    assert_eq!(by_name("github__create_issue")["defer_loading"], true);
-    assert!(by_name("read_file").get("defer_loading").is_none());
+    let schema = json!({"type": "object", "properties": {"text": {"type": "string", "description": "Any text."}}});
+    assert_eq!(
+        tools[1],
+        json!({
+            "name": "github__create_issue",
+            "description": "Open a new issue in a GitHub repository.\nMore text.",
+            "input_schema": schema,
+            "defer_loading": true
+        })
+    );
+    assert_eq!(
+        tools[4],
+        json!({"name": "read_file", "description": "Read a text file.", "input_schema": schema}),
+        "always-loaded tools carry no defer_loading"
+    );
     assert_eq!(
         tools.last().unwrap(),
         &json!({"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"})
     );
-    let regex = view
-        .schemas_anthropic_server_search(true, ServerSearch::Regex)
-        .unwrap();
+    let regex = Format::AnthropicToolSearch {
+        strict: true,
+        search: ServerSearch::Regex,
+    };
+    let list = view.schemas_for(regex, None).unwrap();
+    let tools = list.as_array().unwrap();
     assert_eq!(
-        regex.as_array().unwrap().last().unwrap()["type"],
-        "tool_search_tool_regex_20251119"
+        tools.last().unwrap(),
+        &json!({"type": "tool_search_tool_regex_20251119", "name": "tool_search_tool_regex"})
+    );
+    assert_eq!(tools[4]["strict"], true);
+    assert_eq!(tools[1]["defer_loading"], true);
+    // A registry (nothing deferred) renders the Anthropic list and the server tool.
+    let plain = RegistryView::new(live());
+    let all = plain.schemas_in(bm25).unwrap();
+    let anthropic = plain
+        .schemas_in(Format::Anthropic { strict: false })
+        .unwrap();
+    let all = all.as_array().unwrap();
+    assert_eq!(
+        &all[..all.len() - 1],
+        anthropic.as_array().unwrap().as_slice()
+    );
+    assert!(all.iter().all(|t| t.get("defer_loading").is_none()));
+    assert_eq!(bm25.slug(), "anthropic-tool-search-bm25");
+    assert_eq!(
+        "anthropic-strict-tool-search-regex".parse::<Format>(),
+        Ok(regex)
     );
 }
 
@@ -567,4 +615,122 @@ async fn loads_follow_the_registry_and_notify() {
     })
     .unwrap();
     assert_eq!(view.search("star a repository", 1)[0].name, "github__star");
+}
+
+/// The evaluation set's tools (`tests/data/tool_search/tools.json`) as specs.
+fn eval_specs() -> Vec<ToolSpec> {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/tool_search/tools.json"
+    );
+    let defs: Vec<Value> = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    defs.iter()
+        .map(|d| {
+            let tags: Vec<String> = d["tags"]
+                .as_array()
+                .map(|t| {
+                    t.iter()
+                        .filter_map(|v| v.as_str().map(str::to_owned))
+                        .collect()
+                })
+                .unwrap_or_default();
+            ToolSpec::new(
+                d["name"].as_str().unwrap(),
+                d["description"].as_str().unwrap(),
+                d["parameters"].clone(),
+            )
+            .with_tags(tags)
+        })
+        .collect()
+}
+
+fn answering(spec: ToolSpec) -> Tool {
+    Tool::new(spec, |_: Map<String, Value>, _| async {
+        ToolResult::ok("ok")
+    })
+    .unwrap()
+}
+
+#[test]
+fn the_index_follows_adds_and_removes_and_ranks_as_a_fresh_build() {
+    let specs = eval_specs();
+    assert!(specs.len() >= 400, "{}", specs.len());
+    let mut first = ToolRegistry::new();
+    for spec in &specs[..300] {
+        first.register(answering(spec.clone())).unwrap();
+    }
+    let live = LiveRegistry::new(first);
+    let view = RegistryView::new(live.clone())
+        .deny(["slack__*"])
+        .defer(["*"]);
+    // The first search builds the index at version 0.
+    assert!(!view.search("create an issue", 5).is_empty());
+    // Version 1: 40 tools leave, 100 arrive, 10 are replaced by other specs of the same name.
+    live.update(|r| {
+        for spec in &specs[100..140] {
+            r.remove(&spec.name);
+        }
+        for spec in &specs[300..400] {
+            r.register(answering(spec.clone()))?;
+        }
+        for spec in &specs[200..210] {
+            let mut changed = spec.clone();
+            changed.description =
+                format!("{} Also archives old calendar entries.", spec.description);
+            r.register_with(answering(changed), tool_core::OnConflict::Override)?;
+        }
+        Ok::<_, tool_core::RegistryError>(())
+    })
+    .unwrap();
+    // Version 2: one more removal and one addition, searched after both.
+    live.update(|r| {
+        r.remove(&specs[0].name);
+        r.register(answering(specs[400].clone()))
+    })
+    .unwrap();
+    let registry = view.registry();
+    let fresh = SearchIndex::build(registry.specs().filter(|s| s.name != TOOL_SEARCH));
+    assert_eq!(fresh.len(), registry.len() - 1);
+    let queries: Vec<Value> = serde_json::from_str(
+        &std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/data/tool_search/queries.json"
+        ))
+        .unwrap(),
+    )
+    .unwrap();
+    let mut compared = 0;
+    for q in queries
+        .iter()
+        .filter_map(|q| q["query"].as_str())
+        .chain(["archives calendar entries"])
+    {
+        let (got, want) = (view.search(q, 10), fresh.search(q, 10));
+        assert_eq!(got.len(), want.len(), "{q}");
+        for (g, w) in got.iter().zip(&want) {
+            assert_eq!(g.name, w.name, "{q}");
+            assert!(
+                (g.score - w.score).abs() <= 1e-5,
+                "{q}: {} vs {}",
+                g.score,
+                w.score
+            );
+        }
+        compared += got.len();
+    }
+    assert!(compared > 1000, "{compared} hits compared");
+    // The replaced specs were indexed again: their new words find them.
+    let hits = view.search("archives calendar entries", 10);
+    assert!(hits.iter().any(|h| h.name == specs[200].name), "{hits:?}");
+    // Removed tools are gone, denied ones never came in.
+    assert!(
+        view.search(&specs[120].description, 50)
+            .iter()
+            .all(|h| h.name != specs[120].name)
+    );
+    assert!(
+        view.search("post a slack message", 50)
+            .iter()
+            .all(|h| !h.name.starts_with("slack__"))
+    );
 }

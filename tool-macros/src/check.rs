@@ -321,8 +321,9 @@ fn check_param_names(tool: &ToolFn, errors: &mut Errors) {
         errors.at(
             param.name_span(),
             format!(
-                "invalid parameter name `{}`: parameter names must match ^[a-zA-Z_][a-zA-Z0-9_.-]{{0,63}}$ to be accepted by every provider{fix}",
-                param.name
+                "invalid parameter name `{}`: {}{fix}",
+                param.name,
+                names::PARAM_NAME_RULE
             ),
         );
     }

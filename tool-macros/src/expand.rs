@@ -91,6 +91,8 @@ struct Expander<'a> {
     krate: TokenStream,
     /// `<krate>::__private`.
     private: TokenStream,
+    /// The type parameters of a `#[toolset]` impl block (none for a free fn).
+    impl_type_params: Vec<Ident>,
 }
 
 impl<'a> Expander<'a> {
@@ -105,7 +107,20 @@ impl<'a> Expander<'a> {
             method: None,
             krate,
             private,
+            impl_type_params: Vec::new(),
         }
+    }
+
+    /// Whether `ty` names a type parameter of the impl block (`W<T>`).
+    fn mentions_impl_generics(&self, ty: &syn::Type) -> bool {
+        fn walk(tokens: TokenStream, names: &[Ident]) -> bool {
+            tokens.into_iter().any(|t| match t {
+                TokenTree::Ident(i) => names.contains(&i),
+                TokenTree::Group(g) => walk(g.stream(), names),
+                _ => false,
+            })
+        }
+        !self.impl_type_params.is_empty() && walk(ty.to_token_stream(), &self.impl_type_params)
     }
 
     /// `Self::` for a method's generated items (associated items of the
@@ -311,6 +326,12 @@ impl<'a> Expander<'a> {
             }
             None => none(),
         };
+        // Written with the impl's generics: messages show the concrete type.
+        let concrete_type = if self.mentions_impl_generics(ty) {
+            some(quote!(|| ::core::any::type_name::<#ty>()))
+        } else {
+            none()
+        };
         let default = match &param.fill {
             Fill::DefaultExpr(expr) => {
                 let f = self.default_fn_ident(param);
@@ -335,6 +356,7 @@ impl<'a> Expander<'a> {
                 name: #name,
                 rust_name: #rust_name,
                 rust_type: #rust_type,
+                concrete_type: #concrete_type,
                 description: #description,
                 role: #role,
                 optional: #optional,
@@ -684,6 +706,11 @@ pub(crate) fn expand_toolset(imp: &syn::ItemImpl, tools: &[(ToolFn, Receiver)]) 
     for (tool, receiver) in tools {
         let mut e = Expander::new(tool);
         e.method = Some(*receiver);
+        e.impl_type_params = imp
+            .generics
+            .type_params()
+            .map(|t| t.ident.clone())
+            .collect();
         let doc = e.expand_doc();
         let defaults = tool
             .params

@@ -34,7 +34,14 @@ pub fn tool_name_problem(name: &str) -> Option<String> {
     }
 }
 
-/// The parameter-name rule: `^[a-zA-Z_][a-zA-Z0-9_.-]{0,63}$`.
+/// The parameter-name rule ([`is_valid_param_name`]) as messages state it.
+///
+/// Source: the intersection of what OpenAI, Anthropic and Gemini accept as
+/// property names of a function's parameters.
+pub const PARAM_NAME_RULE: &str =
+    "parameter names must match ^[a-zA-Z_][a-zA-Z0-9_.-]{0,63}$ to be accepted by every provider";
+
+/// The parameter-name rule: `^[a-zA-Z_][a-zA-Z0-9_.-]{0,63}$` ([`PARAM_NAME_RULE`]).
 ///
 /// Source: the intersection of what OpenAI, Anthropic and Gemini accept as
 /// property names of a function's parameters.

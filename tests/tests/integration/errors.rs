@@ -104,7 +104,11 @@ async fn negative_for_unsigned_and_nested_items() {
         .await,
         ErrorKind::InvalidArguments,
     );
-    assert!(m.contains("`keep`") && m.contains("an array"), "{m}");
+    // The item refused, by its path, not the whole array.
+    assert_eq!(
+        m,
+        "Invalid value for parameter `keep` of `err_resize`: expected a string at `keep[1]`, but received an integer 5. (invalid type: integer `5`, expected a string)"
+    );
 }
 
 #[tokio::test]
@@ -207,4 +211,13 @@ async fn null_arguments_object_and_empty_object() {
         ErrorKind::InvalidArguments,
     );
     assert!(m.contains("received null"), "{m}");
+    // Raw text `null`: the kind once, not "null null".
+    let m = message(
+        call("err_nothing", "null").await,
+        ErrorKind::InvalidArguments,
+    );
+    assert_eq!(
+        m,
+        "The arguments for `err_nothing` must be a JSON object such as {\"name\": value}; received null."
+    );
 }

@@ -5,7 +5,7 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use tool_core::{Format, ToolCall, ToolContext, ToolRegistry, tool};
+use tool_core::{Format, ToolCall, ToolContext, ToolRegistry, tool, toolset};
 
 /// Which notes to look at.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -355,5 +355,162 @@ async fn a_struct_level_error_names_the_struct() {
     assert_eq!(
         out.error.unwrap().message,
         r#"Invalid arguments for `flat_lines`: its parameters {"from":5,"to":3} do not make a valid `Range`. (`from` (5) is after `to` (3))"#
+    );
+}
+
+/// Line bounds.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub(crate) struct Bounds {
+    /// First line.
+    pub lo: i64,
+    /// Last line.
+    pub hi: Option<i64>,
+}
+
+/// A search within bounds.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub(crate) struct RangedSearch {
+    /// Words to look for.
+    pub query: String,
+    /// Where to look.
+    pub range: Option<Bounds>,
+}
+
+/// Search within bounds.
+#[tool]
+fn flat_ranged(#[arg(flatten)] args: RangedSearch, more: Option<Vec<Bounds>>) -> String {
+    let pairs = |b: Bounds| (b.lo, b.hi);
+    format!(
+        "{}|{:?}|{:?}",
+        args.query,
+        args.range.map(pairs),
+        more.map(|m| m.into_iter().map(pairs).collect::<Vec<_>>())
+    )
+}
+
+#[tokio::test]
+async fn a_bad_nested_value_names_its_path() {
+    let message = |args: Value| async move {
+        registry()
+            .execute("flat_ranged", args, &ToolContext::new())
+            .await
+            .error
+            .unwrap()
+            .message
+    };
+    // Inside a flattened field: the path starts at the field.
+    assert_eq!(
+        message(json!({"query": "a", "range": {"lo": "x"}})).await,
+        r#"Invalid value for parameter `range` of `flat_ranged`: expected an integer at `range.lo`, but received a string "x". (invalid type: string "x", expected i64)"#
+    );
+    // Inside an ordinary parameter, through an array.
+    assert_eq!(
+        message(json!({"query": "a", "more": [{"lo": 1}, {"lo": 2, "hi": [3]}]})).await,
+        r#"Invalid value for parameter `more` of `flat_ranged`: expected an integer at `more[1].hi`, but received an array [3]. (invalid type: sequence, expected i64)"#
+    );
+    // Refused as a whole (a missing field): the parameter's own message.
+    assert_eq!(
+        message(json!({"query": "a", "range": {"hi": 2}})).await,
+        r#"Invalid value for parameter `range` of `flat_ranged`: expected an object (`RangedSearch.range`), but received an object {"hi":2}. (missing field `lo`)"#
+    );
+    let out = registry()
+        .execute(
+            "flat_ranged",
+            json!({"query": "a", "range": {"lo": 1}, "more": [{"lo": 2, "hi": null}]}),
+            &ToolContext::new(),
+        )
+        .await;
+    assert_eq!(out.output, "a|Some((1, None))|Some([(2, None)])", "{out:?}");
+}
+
+/// One number.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub(crate) struct Inner {
+    /// The number.
+    pub a: u8,
+}
+
+/// A newtype over a struct: serde reads it as the struct.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub(crate) struct Newtype(pub Inner);
+
+/// A transparent struct over a struct.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(transparent)]
+pub(crate) struct Transparent {
+    pub inner: Inner,
+}
+
+/// A newtype, flattened.
+#[tool]
+fn flat_newtype(#[arg(flatten)] w: Newtype) -> String {
+    w.0.a.to_string()
+}
+
+/// A transparent struct, flattened.
+#[tool]
+fn flat_transparent(#[arg(flatten)] w: Transparent) -> String {
+    w.inner.a.to_string()
+}
+
+#[tokio::test]
+async fn a_newtype_of_a_struct_is_flattened_as_the_struct() {
+    for tool in ["flat_newtype", "flat_transparent"] {
+        let p = &registry().get(tool).unwrap().spec().parameters;
+        assert_eq!(
+            *p,
+            json!({
+                "type": "object",
+                "properties": {"a": {"type": "integer", "format": "uint8", "minimum": 0, "maximum": 255, "description": "The number."}},
+                "required": ["a"],
+                "additionalProperties": false
+            }),
+            "{tool}: the definition it pointed to is inline, and gone from `$defs`"
+        );
+        let out = registry()
+            .execute(tool, json!({"a": 7}), &ToolContext::new())
+            .await;
+        assert_eq!(out.output, "7", "{out:?}");
+    }
+}
+
+/// One item of a store.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub(crate) struct Item<T> {
+    /// The item.
+    pub item: T,
+}
+
+/// A store of items of one type.
+pub(crate) struct Store<T>(std::marker::PhantomData<T>);
+
+#[toolset]
+impl<T> Store<T>
+where
+    T: serde::de::DeserializeOwned + JsonSchema + std::fmt::Debug + Send + Sync + 'static,
+{
+    /// Put an item.
+    #[tool]
+    fn put_item(&self, #[arg(flatten)] w: Item<T>) -> String {
+        format!("{:?}", w.item)
+    }
+}
+
+#[tokio::test]
+async fn a_generic_struct_of_a_toolset_is_named_by_its_concrete_type() {
+    let mut registry = ToolRegistry::new();
+    registry
+        .add_toolset(std::sync::Arc::new(Store::<u32>(std::marker::PhantomData)))
+        .unwrap();
+    let out = registry
+        .execute("put_item", json!({"item": 7}), &ToolContext::new())
+        .await;
+    assert_eq!(out.output, "7", "{out:?}");
+    let out = registry
+        .execute("put_item", json!({"item": "x"}), &ToolContext::new())
+        .await;
+    assert_eq!(
+        out.error.unwrap().message,
+        r#"Invalid value for parameter `item` of `put_item`: expected an integer (`Item<u32>.item`), but received a string "x". (invalid type: string "x", expected u32)"#
     );
 }

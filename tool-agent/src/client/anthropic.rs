@@ -18,6 +18,13 @@ pub const ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com/v1";
 /// The `anthropic-version` header sent.
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 
+/// The `anthropic-beta` value sent when the tool list holds Anthropic's
+/// server-side tool search (`tool_search_tool_bm25_20251119` or
+/// `tool_search_tool_regex_20251119`, rendered by
+/// [`Format::AnthropicToolSearch`]): Anthropic's "Tool search tool" docs
+/// require this beta for the search tool and `defer_loading`.
+pub const TOOL_SEARCH_BETA: &str = "advanced-tool-use-2025-11-20";
+
 /// Default `max_tokens` (the API requires one).
 pub const DEFAULT_MAX_TOKENS: u32 = 4096;
 
@@ -29,6 +36,13 @@ pub const DEFAULT_MAX_TOKENS: u32 = 4096;
 /// `tool_result` blocks of a `user` message ([`render_result`]); consecutive
 /// user content is merged into one message. Tools rendered as
 /// [`Format::Anthropic`].
+///
+/// With [`Format::AnthropicToolSearch`] (`with_format`) the request carries
+/// `anthropic-beta: advanced-tool-use-2025-11-20` ([`TOOL_SEARCH_BETA`]).
+/// Limit: the answer's `server_tool_use` / `tool_search_tool_result` blocks
+/// are not kept in the conversation the loop sends back, so a later turn
+/// does not show the model its own earlier searches (it searches again);
+/// the project's own `tool_search` with a deferred view has no such gap.
 #[derive(Debug)]
 pub struct AnthropicClient {
     t: Transport,
@@ -179,11 +193,21 @@ impl ModelClient for AnthropicClient {
                 ))
             });
         };
-        let headers = vec![
+        let mut headers = vec![
             ("x-api-key", key.clone()),
             ("anthropic-version", ANTHROPIC_VERSION.to_owned()),
         ];
         let body = self.body(&request);
+        let server_search = body["tools"].as_array().is_some_and(|tools| {
+            tools.iter().any(|t| {
+                t["type"]
+                    .as_str()
+                    .is_some_and(|ty| ty.starts_with("tool_search_tool_"))
+            })
+        });
+        if server_search {
+            headers.push(("anthropic-beta", TOOL_SEARCH_BETA.to_owned()));
+        }
         self.t.send(
             "messages",
             headers,

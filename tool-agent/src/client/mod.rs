@@ -18,7 +18,9 @@ mod openai_chat;
 mod responses;
 mod scripted;
 
-pub use anthropic::{ANTHROPIC_BASE_URL, ANTHROPIC_VERSION, AnthropicClient, DEFAULT_MAX_TOKENS};
+pub use anthropic::{
+    ANTHROPIC_BASE_URL, ANTHROPIC_VERSION, AnthropicClient, DEFAULT_MAX_TOKENS, TOOL_SEARCH_BETA,
+};
 pub(crate) use http::events_from_sse;
 pub use openai_chat::{OPENAI_BASE_URL, OpenAiChatClient};
 pub use responses::OpenAiResponsesClient;

@@ -221,3 +221,44 @@ fn unknown_formats_are_usage_errors_that_list_the_choices() {
         "{err}"
     );
 }
+
+#[test]
+fn anthropic_tool_search_marks_the_deferred_tools() {
+    let all = schemas(&[
+        "--defer",
+        "cli_fixture_*",
+        "schema",
+        "--format",
+        "anthropic-tool-search-bm25",
+    ]);
+    let listed = stdout(&run(["list"])).lines().count();
+    assert_eq!(all.len(), listed + 1, "every tool, and the server tool");
+    assert_eq!(
+        all.last().unwrap(),
+        &serde_json::json!({"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"})
+    );
+    let by_name = |n: &str| all.iter().find(|t| t["name"] == n).unwrap();
+    assert_eq!(by_name("cli_fixture_echo")["defer_loading"], true);
+    assert!(by_name("read_file").get("defer_loading").is_none());
+    assert!(all.iter().all(|t| t["name"] != "tool_search"));
+    // Our own deferred loading: a new session's list leaves the deferred tools out.
+    let lean = schemas(&[
+        "--defer",
+        "cli_fixture_*",
+        "schema",
+        "--format",
+        "anthropic",
+    ]);
+    let names: Vec<&str> = lean.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(names.last(), Some(&"tool_search"));
+    assert!(
+        !names.iter().any(|n| n.starts_with("cli_fixture_")),
+        "{names:?}"
+    );
+    let deferred = all
+        .iter()
+        .filter(|t| t.get("defer_loading").is_some())
+        .count();
+    assert!(deferred >= 3, "{deferred}");
+    assert_eq!(lean.len(), listed - deferred + 1);
+}

@@ -50,16 +50,110 @@ pub fn json_kind(v: &Value) -> &'static str {
 /// schema constrains nothing readable (or the parameter has none, e.g. a
 /// hidden one).
 pub(crate) fn expected(types: &ParamTypes, param: &str, rust_type: &str) -> String {
+    match types
+        .schema_of(param)
+        .and_then(|schema| described(schema, types.parameters()))
+    {
+        Some(what) => format!("{what} (`{rust_type}`)"),
+        None => format!("a value of type `{rust_type}`"),
+    }
+}
+
+/// One step into a nested value: an object's key or an array's index (an
+/// enum's variant is the key it is sent under).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Step {
+    /// `.key`
+    Key(String),
+    /// `[index]`
+    Index(usize),
+}
+
+/// `param` followed by `steps`: `range.lo`, `paths[2]`, `filter.tags[0]`.
+pub(crate) fn path_text(param: &str, steps: &[Step]) -> String {
+    let mut text = param.to_owned();
+    for step in steps {
+        match step {
+            Step::Key(key) => {
+                text.push('.');
+                text.push_str(&cut(key, 60));
+            }
+            Step::Index(i) => text.push_str(&format!("[{i}]")),
+        }
+    }
+    text
+}
+
+/// The part of `value` at `steps`, if the value has it.
+pub(crate) fn value_at<'a>(mut value: &'a Value, steps: &[Step]) -> Option<&'a Value> {
+    for step in steps {
+        value = match (step, value) {
+            (Step::Key(key), Value::Object(obj)) => obj.get(key)?,
+            // A unit variant is sent as its name, not as a key.
+            (Step::Key(key), Value::String(s)) if s == key => value,
+            (Step::Index(i), Value::Array(items)) => items.get(*i)?,
+            _ => return None,
+        };
+    }
+    Some(value)
+}
+
+/// What the schema of parameter `param` expects at `steps` inside its value
+/// ("an integer", `one of "a" or "b"`), following `properties`, `items`,
+/// `prefixItems`, `additionalProperties`, `$ref`s and `anyOf`/`oneOf`/`allOf`
+/// branches; `None` when the schema says nothing readable there.
+pub(crate) fn expected_at(types: &ParamTypes, param: &str, steps: &[Step]) -> Option<String> {
     let root = types.parameters();
-    let Some(schema) = types.schema_of(param) else {
-        return format!("a value of type `{rust_type}`");
+    let mut schema = types.schema_of(param)?;
+    for step in steps {
+        schema = child(schema, root, step, 0)?;
+    }
+    described(schema, root)
+}
+
+/// The schema of one step into a value `schema` describes (searched through
+/// `$ref`s and branches, at most 8 deep).
+fn child<'a>(schema: &'a Value, root: &'a Value, step: &Step, depth: u8) -> Option<&'a Value> {
+    if depth > 8 {
+        return None;
+    }
+    let schema = resolved(schema, root);
+    let found = match step {
+        Step::Key(key) => schema
+            .get("properties")
+            .and_then(|props| props.get(key))
+            .or_else(|| schema.get("additionalProperties").filter(|a| a.is_object())),
+        Step::Index(i) => schema
+            .get("prefixItems")
+            .and_then(|items| items.get(*i))
+            .or_else(|| schema.get("items").filter(|a| a.is_object())),
     };
+    if found.is_some() {
+        return found;
+    }
+    // A unit variant is a `const` branch: the step stays on the value itself.
+    if let Step::Key(key) = step
+        && enum_values(schema, root, 0)
+            .is_some_and(|values| values.iter().any(|v| v.as_str() == Some(key)))
+    {
+        return Some(schema);
+    }
+    ["anyOf", "oneOf", "allOf"]
+        .iter()
+        .filter_map(|k| schema.get(*k).and_then(Value::as_array))
+        .flatten()
+        .find_map(|branch| child(branch, root, step, depth + 1))
+}
+
+/// What `schema` admits, as a message says it ("an integer", "a string or
+/// an array", `one of "a" or "b"`); `None` when it constrains nothing readable.
+fn described(schema: &Value, root: &Value) -> Option<String> {
     let schema = resolved(schema, root);
     if let Some(values) = enum_values(schema, root, 0)
         && (1..=ENUM_LISTED).contains(&values.len())
     {
         let listed: Vec<String> = values.iter().map(|v| cut(&v.to_string(), 60)).collect();
-        return format!("one of {} (`{rust_type}`)", join_or(&listed));
+        return Some(format!("one of {}", join_or(&listed)));
     }
     let t = JsonTypes::of(schema, root, 0);
     let mut kinds: Vec<&str> = Vec::new();
@@ -81,10 +175,10 @@ pub(crate) fn expected(types: &ParamTypes, param: &str, rust_type: &str) -> Stri
         }
     }
     if t.any || kinds.is_empty() {
-        return format!("a value of type `{rust_type}`");
+        return None;
     }
     let kinds: Vec<String> = kinds.into_iter().map(str::to_owned).collect();
-    format!("{} (`{rust_type}`)", join_or(&kinds))
+    Some(join_or(&kinds))
 }
 
 /// `schema` with its local `$ref`s followed (at most 8).
@@ -146,12 +240,20 @@ pub(crate) fn not_json(tool: &str, error: &serde_json::Error, text: &str) -> Str
     )
 }
 
+/// A value as a message quotes it: its kind, then the value cut to
+/// [`QUOTE_LIMIT`] (`a string "x"`, `an integer 3`); `null` alone.
+pub(crate) fn received(value: &Value) -> String {
+    match value {
+        Value::Null => "null".to_owned(),
+        other => format!("{} {}", json_kind(other), quote(&other.to_string())),
+    }
+}
+
 /// The error for arguments that are JSON but not an object.
 pub(crate) fn not_an_object(tool: &str, value: &Value) -> String {
     format!(
-        "The arguments for `{tool}` must be a JSON object such as {{\"name\": value}}; received {} {}.",
-        json_kind(value),
-        quote(&value.to_string())
+        "The arguments for `{tool}` must be a JSON object such as {{\"name\": value}}; received {}.",
+        received(value)
     )
 }
 
@@ -166,12 +268,37 @@ pub(crate) fn bad_parameter(
     ToolResult::error(
         ErrorKind::InvalidArguments,
         format!(
-            "Invalid value for parameter `{param}` of `{tool}`: expected {expected}, but received {} {}. ({})",
-            json_kind(sent),
-            quote(&sent.to_string()),
+            "Invalid value for parameter `{param}` of `{tool}`: expected {expected}, but received {}. ({})",
+            received(sent),
             quote(error)
         ),
     )
+}
+
+/// The error for a value serde refused inside parameter `param`, at `path`
+/// (from [`path_text`]); `expected` from [`expected_at`], `sent` the part
+/// of the value at that path.
+pub(crate) fn bad_nested(
+    tool: &str,
+    param: &str,
+    path: &str,
+    expected: Option<&str>,
+    sent: &Value,
+    error: &str,
+) -> ToolResult {
+    let message = match expected {
+        Some(expected) => format!(
+            "Invalid value for parameter `{param}` of `{tool}`: expected {expected} at `{path}`, but received {}. ({})",
+            received(sent),
+            quote(error)
+        ),
+        None => format!(
+            "Invalid value for parameter `{param}` of `{tool}` at `{path}`: received {}. ({})",
+            received(sent),
+            quote(error)
+        ),
+    };
+    ToolResult::error(ErrorKind::InvalidArguments, message)
 }
 
 /// The error for the fields of a flattened struct (`#[arg(flatten)]`, Rust

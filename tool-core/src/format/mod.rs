@@ -173,6 +173,63 @@ pub enum Format {
     /// `$defs` kept only for recursive types, every `$ref` local and
     /// resolvable, no `$schema`. Names: 1–128 of `[A-Za-z0-9_.-]`.
     Mcp,
+    /// Anthropic Messages with Anthropic's own server-side tool search
+    /// (Anthropic docs, "Tool search tool"; beta header
+    /// `advanced-tool-use-2025-11-20`) in place of the view's `tool_search`:
+    /// each tool rendered as [`Anthropic`](Self::Anthropic) renders it, and
+    /// the list ends with `search`'s server tool definition
+    /// ([`ServerSearch::definition`]). A
+    /// [`RegistryView`](crate::RegistryView) with deferred tools sends every
+    /// tool of the view, each deferred one with `"defer_loading": true`,
+    /// leaves its own `tool_search` out and ignores the session's loaded
+    /// tools (Anthropic's server loads them); the list is the same on every
+    /// turn. Tool calls and results are read and written as for
+    /// [`Anthropic`](Self::Anthropic). Not in [`Format::ALL`] (its tools are
+    /// Anthropic's); see [`Format::ANTHROPIC_TOOL_SEARCH`].
+    AnthropicToolSearch {
+        /// Render every tool with `strict: true`.
+        strict: bool,
+        /// Which of Anthropic's search tools goes with the list.
+        search: ServerSearch,
+    },
+}
+
+/// Anthropic's server-side tool search, for [`Format::AnthropicToolSearch`]
+/// (Anthropic docs, "Tool search tool": the definitions below, and at least
+/// one tool of a request must not be deferred, which the search tool is not).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ServerSearch {
+    /// `{"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"}`:
+    /// the model searches with natural-language queries. Slug suffix `-tool-search-bm25`.
+    Bm25,
+    /// `{"type": "tool_search_tool_regex_20251119", "name": "tool_search_tool_regex"}`:
+    /// the model searches with regular expressions. Slug suffix `-tool-search-regex`.
+    Regex,
+}
+
+impl ServerSearch {
+    /// The tool definition that goes in the request's `tools`.
+    pub fn definition(self) -> Value {
+        let (kind, name) = self.type_and_name();
+        serde_json::json!({"type": kind, "name": name})
+    }
+
+    /// The definition's `type` and `name`.
+    fn type_and_name(self) -> (&'static str, &'static str) {
+        match self {
+            Self::Bm25 => ("tool_search_tool_bm25_20251119", "tool_search_tool_bm25"),
+            Self::Regex => ("tool_search_tool_regex_20251119", "tool_search_tool_regex"),
+        }
+    }
+
+    /// `bm25` or `regex`, as in the format's slug.
+    fn slug(self) -> &'static str {
+        match self {
+            Self::Bm25 => "bm25",
+            Self::Regex => "regex",
+        }
+    }
 }
 
 /// How [`Format::Gemini`] treats a recursive type (a tree), which its
@@ -225,6 +282,41 @@ impl Format {
         Format::Mcp,
     ];
 
+    /// The four [`Format::AnthropicToolSearch`] variants (plain and strict,
+    /// BM25 and regex): slugs `anthropic-tool-search-bm25`,
+    /// `anthropic-strict-tool-search-bm25`, `anthropic-tool-search-regex`,
+    /// `anthropic-strict-tool-search-regex`.
+    pub const ANTHROPIC_TOOL_SEARCH: &'static [Format] = &[
+        Format::AnthropicToolSearch {
+            strict: false,
+            search: ServerSearch::Bm25,
+        },
+        Format::AnthropicToolSearch {
+            strict: true,
+            search: ServerSearch::Bm25,
+        },
+        Format::AnthropicToolSearch {
+            strict: false,
+            search: ServerSearch::Regex,
+        },
+        Format::AnthropicToolSearch {
+            strict: true,
+            search: ServerSearch::Regex,
+        },
+    ];
+
+    /// Every format with a slug of its own: [`ALL`](Self::ALL), then
+    /// [`ANTHROPIC_TOOL_SEARCH`](Self::ANTHROPIC_TOOL_SEARCH).
+    fn named() -> impl Iterator<Item = Format> {
+        Self::ALL.iter().chain(Self::ANTHROPIC_TOOL_SEARCH).copied()
+    }
+
+    /// The server-side search that ends this format's tool list
+    /// ([`Format::AnthropicToolSearch`]), `None` for the other formats.
+    pub fn server_search(self) -> Option<ServerSearch> {
+        self.provider().1.server_search
+    }
+
     /// The provider table entry and this variant's parameters: the one
     /// `match` over providers (adding a provider adds one line here).
     pub(crate) fn provider(self) -> (&'static Provider, Variant) {
@@ -242,11 +334,19 @@ impl Format {
             ),
             Self::GeminiJsonSchema => (&gemini::GEMINI_JSON_SCHEMA, Variant::PLAIN),
             Self::Mcp => (&mcp::MCP, Variant::PLAIN),
+            Self::AnthropicToolSearch { strict, search } => (
+                &anthropic::ANTHROPIC,
+                Variant {
+                    server_search: Some(search),
+                    ..Variant::strict(strict)
+                },
+            ),
         }
     }
 
     /// The short name used on command lines and in file names
-    /// (`openai-chat-strict`, `gemini-unroll-3`); [`FromStr`] reads it back.
+    /// (`openai-chat-strict`, `gemini-unroll-3`,
+    /// `anthropic-tool-search-bm25`); [`FromStr`] reads it back.
     pub fn slug(self) -> String {
         let (provider, variant) = self.provider();
         let mut slug = provider.slug.to_owned();
@@ -255,6 +355,10 @@ impl Format {
         }
         if let Some(Recursion::Unroll(n @ 1..)) = variant.recursion {
             slug.push_str(&format!("-unroll-{n}"));
+        }
+        if let Some(search) = variant.server_search {
+            slug.push_str("-tool-search-");
+            slug.push_str(search.slug());
         }
         slug
     }
@@ -294,19 +398,27 @@ impl fmt::Display for Format {
         if let Some(Recursion::Unroll(n @ 1..)) = variant.recursion {
             write!(f, " (recursion unrolled {n} levels)")?;
         }
+        if let Some(search) = variant.server_search {
+            write!(
+                f,
+                " with server-side tool search ({})",
+                search.type_and_name().0
+            )?;
+        }
         Ok(())
     }
 }
 
 /// A string that names no [`Format`]. Its message lists every slug of
-/// [`Format::ALL`] (and `<slug>-unroll-<levels>` where a format takes a [`Recursion`]).
+/// [`Format::ALL`] (and `<slug>-unroll-<levels>` where a format takes a
+/// [`Recursion`]) and of [`Format::ANTHROPIC_TOOL_SEARCH`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UnknownFormat(pub String);
 
 impl fmt::Display for UnknownFormat {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut names = Vec::new();
-        for format in Format::ALL {
+        for format in Format::named() {
             names.push(format.slug());
             if format.provider().0.unrolled.is_some() {
                 names.push(format!("{}-unroll-<levels>", format.slug()));
@@ -338,11 +450,7 @@ impl FromStr for Format {
                 return n.parse::<u8>().map(unrolled).map_err(|_| unknown());
             }
         }
-        Self::ALL
-            .iter()
-            .copied()
-            .find(|f| f.slug() == s)
-            .ok_or_else(unknown)
+        Self::named().find(|f| f.slug() == s).ok_or_else(unknown)
     }
 }
 
@@ -456,9 +564,14 @@ pub fn validate_parameters(
 }
 
 /// The request's tool-list value for `format` made of rendered tools: the
-/// array itself, or for Gemini `[{"functionDeclarations": [...]}]`.
-pub(crate) fn tool_list(format: Format, tools: Vec<Value>) -> Value {
-    (format.provider().0.tool_list)(tools)
+/// array itself, or for Gemini `[{"functionDeclarations": [...]}]`; for
+/// [`Format::AnthropicToolSearch`] the server search tool comes last.
+pub(crate) fn tool_list(format: Format, mut tools: Vec<Value>) -> Value {
+    let (provider, variant) = format.provider();
+    if let Some(search) = variant.server_search {
+        tools.push(search.definition());
+    }
+    (provider.tool_list)(tools)
 }
 
 /// The rendered tool list of a registry for one format, ready to be the
@@ -605,9 +718,16 @@ mod tests {
 
     #[test]
     fn slugs_round_trip() {
-        for f in Format::ALL {
-            assert_eq!(f.slug().parse::<Format>(), Ok(*f));
+        for f in Format::named() {
+            assert_eq!(f.slug().parse::<Format>(), Ok(f));
         }
+        assert_eq!(
+            "anthropic-strict-tool-search-regex".parse::<Format>(),
+            Ok(Format::AnthropicToolSearch {
+                strict: true,
+                search: ServerSearch::Regex
+            })
+        );
         assert_eq!(
             "gemini-unroll-3".parse::<Format>(),
             Ok(Format::Gemini {
@@ -622,7 +742,7 @@ mod tests {
         let e = "openai".parse::<Format>().unwrap_err();
         assert_eq!(
             e.to_string(),
-            "unknown format `openai`; expected one of: json, openai-chat, openai-chat-strict, openai-responses, openai-responses-strict, anthropic, anthropic-strict, gemini, gemini-unroll-<levels>, gemini-json-schema, mcp"
+            "unknown format `openai`; expected one of: json, openai-chat, openai-chat-strict, openai-responses, openai-responses-strict, anthropic, anthropic-strict, gemini, gemini-unroll-<levels>, gemini-json-schema, mcp, anthropic-tool-search-bm25, anthropic-strict-tool-search-bm25, anthropic-tool-search-regex, anthropic-strict-tool-search-regex"
         );
         assert!("gemini-unroll-x".parse::<Format>().is_err());
     }

@@ -7,7 +7,7 @@ use serde_json::Value;
 use super::call::ToolCall;
 use super::error::{CallParseError, FallbackForm};
 use super::reply::Reply;
-use super::{Format, Pipeline, Recursion};
+use super::{Format, Pipeline, Recursion, ServerSearch};
 use crate::spec::ToolSpec;
 
 /// What a provider file exports: everything [`Format`] needs to render
@@ -60,6 +60,8 @@ pub(crate) struct Variant {
     pub(crate) strict: Option<bool>,
     /// `Some` for the variants that take a [`Recursion`].
     pub(crate) recursion: Option<Recursion>,
+    /// `Some` for [`Format::AnthropicToolSearch`]: the server tool ending the list.
+    pub(crate) server_search: Option<ServerSearch>,
 }
 
 impl Variant {
@@ -67,6 +69,7 @@ impl Variant {
     pub(crate) const PLAIN: Self = Self {
         strict: None,
         recursion: None,
+        server_search: None,
     };
 
     /// A `strict` flag.
@@ -74,6 +77,7 @@ impl Variant {
         Self {
             strict: Some(strict),
             recursion: None,
+            server_search: None,
         }
     }
 }

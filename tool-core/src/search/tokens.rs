@@ -10,20 +10,43 @@
 //! 2. lower-case;
 //! 3. drop a short list of English function words ("the", "a", "to", ...)
 //!    that carry no meaning for finding a tool, and single letters;
-//! 4. light stemming: a few English suffixes are cut (`issues` → `issue`,
-//!    `queries` → `query`, `running` → `run`; `create`, `created` and
-//!    `creating` → `creat`), so that
-//!    singular and plural, and the forms of one verb, meet. It is
-//!    deliberately weak (no dictionary): a wrong cut only merges rare words.
+//! 4. stem with the Snowball English stemmer (Porter2, the `rust-stemmers`
+//!    crate): `issues` → `issu`, `queries` → `queri`, `running` → `run`,
+//!    `create`, `created` and `creating` → `creat`, so that singular and
+//!    plural, and the forms of one verb, meet. Words with a non-ASCII letter
+//!    and words over 40 bytes (cut there) are not stemmed; a handful of
+//!    forms Porter2 splits from their base word are fixed
+//!    ([`STEM_EXCEPTIONS`]: `adding` stays with `add`).
+//!
+//! A query that opens by asking for a tool ("find me a tool to ...") loses
+//! that opening ([`strip_request_for_tools`]). It then gains, at lower
+//! weights, words it did not write ([`query_terms`]; documents are never
+//! expanded):
+//!
+//! - synonyms of generic tool words ([`SYNONYMS`]: delete / remove,
+//!   folder / directory, issue / ticket, ...), both ways;
+//! - the long forms of short ones ([`ALIASES`]: `k8s` → `kubernetes`,
+//!   `PR` → `pull request`, `repo` → `repository`), one way;
+//! - words of a tool domain that lead to the words tools describe
+//!   themselves with ([`RELATED`]: `rain` → `weather`, `yen` → `currency`,
+//!   `thumbs` → `reaction`), one way;
+//! - neighbouring words written as one ([`compounds`]: `time zone` →
+//!   `timezone`, `log in` → `login`);
+//! - the kind of a value written in the query ([`value_kinds`]: a URL adds
+//!   `url`, a path `file` and `path`, `OPS-77` `issue`, `+15551234567`
+//!   `phone`).
 
 /// Function words left out of the index and of queries: they occur in most
-/// descriptions and queries ("a tool to ... the ...") and find nothing.
+/// descriptions and queries ("a tool to ... the ...") and find nothing; with
+/// them the leftovers of contractions split at the apostrophe (`isn't` →
+/// `isn`, `t`; `we'll` → `we`, `ll`).
 const STOP_WORDS: &[&str] = &[
-    "a", "about", "all", "an", "and", "any", "are", "as", "at", "be", "by", "can", "do", "does",
-    "for", "from", "get", "how", "i", "if", "in", "into", "is", "it", "its", "me", "my", "of",
-    "on", "or", "our", "please", "should", "so", "some", "that", "the", "their", "them", "then",
-    "there", "these", "this", "to", "tool", "up", "us", "use", "want", "was", "we", "what", "when",
-    "which", "will", "with", "would", "you", "your",
+    "a", "about", "all", "an", "and", "any", "are", "aren", "as", "at", "be", "by", "can",
+    "couldn", "didn", "do", "does", "doesn", "don", "for", "from", "get", "hasn", "haven", "how",
+    "i", "if", "in", "into", "is", "isn", "it", "its", "ll", "me", "my", "of", "on", "or", "our",
+    "please", "should", "shouldn", "so", "some", "that", "the", "their", "them", "then", "there",
+    "these", "this", "to", "tool", "up", "us", "use", "ve", "want", "was", "wasn", "we", "weren",
+    "what", "when", "which", "will", "with", "would", "wouldn", "you", "your",
 ];
 
 /// Groups of words that stand for one another in a query: generic verbs
@@ -33,7 +56,7 @@ const STOP_WORDS: &[&str] = &[
 /// [`SYNONYM_WEIGHT`] of its own weight; documents are not expanded.
 /// Words are written plainly and stemmed like everything else.
 const SYNONYMS: &[&[&str]] = &[
-    &["create", "make", "new", "add", "open"],
+    &["create", "make", "new", "add"],
     &[
         "delete", "remove", "erase", "drop", "destroy", "discard", "purge", "rm",
     ],
@@ -71,49 +94,523 @@ const SYNONYMS: &[&[&str]] = &[
     &["size", "big", "large", "metadata", "info"],
     &["content", "contents", "text", "inside", "body"],
     &["status", "state", "changed", "pending"],
+    &["close", "resolve", "complete", "finish", "done"],
+    &["save", "store", "persist"],
+    &["detail", "details", "info", "information", "describe"],
+    &["revert", "undo", "rollback", "reset"],
+    &["restart", "rerun", "retry", "reload"],
+    &["latest", "newest", "recent", "current"],
+    &["install", "setup"],
+    &["tree", "structure", "hierarchy"],
+    &["star", "favorite", "favourite", "bookmark"],
+];
+
+/// Words of the tool domains that point at the words tools describe
+/// themselves with: a query word on the left also looks for the words on
+/// the right, at [`RELATED_WEIGHT`] (one way: a query for "weather" is not
+/// widened to "rain"). Written from the general vocabulary of each domain
+/// (what people call the things a kind of tool works on: weather, money,
+/// maps, calendars, chat, incidents, clusters, ...), not from the
+/// evaluation queries. Stemmed like everything else.
+const RELATED: &[(&[&str], &[&str])] = &[
+    // Weather.
+    (
+        &[
+            "rain",
+            "raining",
+            "rainy",
+            "snow",
+            "snowing",
+            "sunny",
+            "umbrella",
+            "temperature",
+            "degrees",
+            "humidity",
+            "humid",
+            "windy",
+            "storm",
+            "cloudy",
+            "celsius",
+            "fahrenheit",
+        ],
+        &["weather", "forecast"],
+    ),
+    // Money and markets.
+    (
+        &[
+            "euro", "euros", "dollar", "dollars", "yen", "pound", "sterling", "usd", "eur", "gbp",
+            "jpy", "chf", "franc", "rupee", "yuan", "peso", "forex",
+        ],
+        &["currency", "exchange", "rate", "convert"],
+    ),
+    (
+        &["ticker", "trading", "nasdaq", "nyse", "equity"],
+        &["stock", "quote", "price"],
+    ),
+    (&["bill", "bills", "billing"], &["invoice", "payment"]),
+    (&["buyer"], &["customer", "contact"]),
+    (&["spend", "spending", "costs"], &["cost"]),
+    // Languages.
+    (
+        &[
+            "english",
+            "spanish",
+            "french",
+            "german",
+            "portuguese",
+            "italian",
+            "japanese",
+            "chinese",
+            "korean",
+            "russian",
+            "arabic",
+            "dutch",
+            "hindi",
+            "polish",
+            "turkish",
+            "swedish",
+        ],
+        &["translate", "language"],
+    ),
+    // Phones, chat and mail.
+    (&["sms", "texting", "phone"], &["sms", "call", "phone"]),
+    (&["emoji", "react", "thumbs"], &["reaction", "emoji"]),
+    (&["thread", "replies"], &["thread", "reply"]),
+    // Maps and travel.
+    (
+        &[
+            "driving", "walking", "commute", "far", "travel", "km", "miles",
+        ],
+        &["directions", "distance", "route"],
+    ),
+    (
+        &["nearby", "restaurant", "restaurants", "cafe", "hotel"],
+        &["place", "local"],
+    ),
+    (
+        &[
+            "plane",
+            "fly",
+            "flying",
+            "airline",
+            "airport",
+            "departure",
+            "arrival",
+            "landed",
+        ],
+        &["flight"],
+    ),
+    (&["timezone", "clock"], &["time", "timezone"]),
+    // Calendars and tasks.
+    (
+        &[
+            "appointment",
+            "reschedule",
+            "agenda",
+            "availability",
+            "busy",
+            "booked",
+        ],
+        &["event", "calendar", "meeting"],
+    ),
+    (&["reminder", "remind", "chore"], &["task"]),
+    // Web.
+    (
+        &["online", "internet", "web", "website"],
+        &["web", "search"],
+    ),
+    (&["headline", "headlines", "news"], &["news"]),
+    (&["webpage", "website", "site", "url"], &["page", "url"]),
+    (&["button", "tap"], &["click"]),
+    (&["viewport", "width", "height"], &["resize", "viewport"]),
+    // Incidents, errors, monitoring.
+    (
+        &["outage", "downtime", "paging", "oncall", "escalate"],
+        &["incident", "oncall"],
+    ),
+    (
+        &["crash", "crashes", "exception", "stacktrace", "traceback"],
+        &["error", "exception", "issue"],
+    ),
+    (
+        &["cpu", "latency", "throughput", "usage"],
+        &["metric", "usage"],
+    ),
+    (&["deploy", "ship", "rollout"], &["deployment", "deploy"]),
+    // Code hosting and git.
+    (
+        &["uncommitted", "unstaged", "staged", "dirty"],
+        &["status", "diff", "change"],
+    ),
+    (
+        &["ci", "pipeline", "actions"],
+        &["workflow", "pipeline", "run"],
+    ),
+    // Generic questions and things.
+    (&["many", "total", "tally"], &["count", "number"]),
+    (&["exist", "available"], &["list"]),
+    (&["history", "past", "earlier"], &["history", "log"]),
+    (
+        &["difference", "differences", "changes", "changed"],
+        &["diff", "compare", "change"],
+    ),
+    (
+        &["output", "stdout", "stderr", "console"],
+        &["log", "output"],
+    ),
+    (
+        &["env", "secret", "secrets"],
+        &["environment", "variable", "config"],
+    ),
+    (
+        &["permission", "permissions", "access"],
+        &["share", "permission", "policy"],
+    ),
+    (
+        &["coordinates", "latitude", "longitude", "lat", "lng", "gps"],
+        &["geocode", "location", "coordinates"],
+    ),
+    (&["expire", "expiry", "expiration"], &["ttl", "expire"]),
+    (&["lead", "prospect"], &["contact", "deal"]),
+    (&["opportunity"], &["deal"]),
+    (&["purchase", "purchases", "bought"], &["order"]),
+    (&["sku", "merchandise"], &["product"]),
+    (&["coupon", "promo", "voucher"], &["discount", "code"]),
+    (&["reimburse", "chargeback"], &["refund", "dispute"]),
+    (&["recurring"], &["subscription"]),
+    (&["funds", "money"], &["balance"]),
+    (&["mtg", "appt"], &["meeting", "event", "appointment"]),
+    (
+        &["auth", "creds", "login"],
+        &["authentication", "credentials", "token"],
+    ),
+    (&["settings"], &["config", "configuration"]),
+    (&["sql"], &["query", "database"]),
+    // Documents, notes and knowledge.
+    (&["wiki", "kb"], &["page", "space", "article"]),
+    (&["encyclopedia"], &["wikipedia", "article"]),
+    (
+        &["spreadsheet", "sheet", "excel", "cells"],
+        &["spreadsheet", "range", "row"],
+    ),
+    (&["notebook", "vault"], &["note"]),
+    (
+        &["remember", "recall", "knowledge", "fact", "facts"],
+        &["memory", "observation", "entity"],
+    ),
+    (
+        &["paper", "papers", "preprint", "research"],
+        &["paper", "arxiv"],
+    ),
+    // Media.
+    (
+        &["song", "songs", "music", "album", "artist"],
+        &["play", "track", "playlist"],
+    ),
+    (&["video", "clip"], &["video"]),
+    (&["captions", "subtitles"], &["transcript"]),
+    (
+        &["draw", "illustration", "logo", "art"],
+        &["image", "generate"],
+    ),
+    // Packages and shells.
+    (
+        &["library", "libraries", "dependency", "module", "crate"],
+        &["package"],
+    ),
+    (&["terminal", "bash"], &["command", "shell"]),
+    (&["pid", "process", "processes"], &["process"]),
+];
+
+/// Short forms and nicknames that mean exactly their long form (`k8s` is
+/// Kubernetes, `repo` a repository, `PR` a pull request): a query word on
+/// the left also looks for the words on the right, at [`ALIAS_WEIGHT`]
+/// (one way). Stemmed like everything else.
+const ALIASES: &[(&[&str], &[&str])] = &[
+    (&["pr", "prs"], &["pull", "request"]),
+    (&["mr", "mrs"], &["merge", "request"]),
+    (&["dm", "dms"], &["direct", "message"]),
+    (&["repo", "repos"], &["repository"]),
+    (&["dir", "dirs"], &["directory"]),
+    (&["db", "dbs"], &["database"]),
+    (&["msg", "msgs"], &["message"]),
+    (&["img", "imgs", "pic", "pics"], &["image"]),
+    (&["vid", "vids"], &["video"]),
+    (&["txn", "txns"], &["transaction"]),
+    (&["acct", "accts"], &["account"]),
+    (&["org", "orgs"], &["organization", "organisation"]),
+    (&["pkg", "pkgs"], &["package"]),
+    (&["deps"], &["dependency"]),
+    (&["ns"], &["namespace"]),
+    (&["svc"], &["service"]),
+    (&["desc"], &["description"]),
+    (&["tz"], &["timezone"]),
+    (&["cfg", "conf"], &["config", "configuration"]),
+    (&["kubectl", "k8s", "kube"], &["kubernetes"]),
+    (&["mongo"], &["mongodb"]),
+    (&["psql", "pg", "postgresql"], &["postgres"]),
+    (&["gh"], &["github"]),
+    (&["gl"], &["gitlab"]),
+    (&["yt"], &["youtube"]),
 ];
 
 /// Weight of a synonym relative to the query word it came from.
 pub(crate) const SYNONYM_WEIGHT: f32 = 0.4;
+/// Weight of the long form of a short one (see [`ALIASES`]).
+pub(crate) const ALIAS_WEIGHT: f32 = 0.7;
+/// Weight of a related domain word (see [`RELATED`]).
+pub(crate) const RELATED_WEIGHT: f32 = 0.4;
+/// Weight of two neighbouring query words written as one (see [`compounds`]).
+pub(crate) const COMPOUND_WEIGHT: f32 = 0.7;
+/// Weight of the kind word of a value the query holds (see [`value_kinds`]).
+pub(crate) const VALUE_KIND_WEIGHT: f32 = 0.4;
 
-/// The query's terms with weights: each distinct token at 1.0, and the
-/// synonyms of each (see [`SYNONYMS`]) at [`SYNONYM_WEIGHT`] unless the
-/// query has them itself.
+/// The query's terms with weights: each distinct token at 1.0 (after a
+/// leading request for a tool is cut, see [`strip_request_for_tools`]); the
+/// synonyms of each (see [`SYNONYMS`]) at [`SYNONYM_WEIGHT`]; the long forms
+/// of short ones (see [`ALIASES`]) at [`ALIAS_WEIGHT`]; related domain
+/// words (see [`RELATED`]) at [`RELATED_WEIGHT`]; neighbouring words
+/// written as one (see [`compounds`]) at [`COMPOUND_WEIGHT`]; and the kind words
+/// of values written in the query (see [`value_kinds`]) at
+/// [`VALUE_KIND_WEIGHT`]. A word reached several ways keeps its highest
+/// weight.
 pub(crate) fn query_terms(query: &str) -> Vec<(String, f32)> {
-    let mut own = tokens(query);
+    let mut own = tokens(strip_request_for_tools(query));
     own.sort_unstable();
     own.dedup();
     let mut terms: Vec<(String, f32)> = own.iter().map(|t| (t.clone(), 1.0)).collect();
-    for group in synonym_groups() {
-        if !group.iter().any(|w| own.contains(w)) {
-            continue;
-        }
-        for w in group {
-            if !terms.iter().any(|(t, _)| t == w) {
-                terms.push((w.clone(), SYNONYM_WEIGHT));
+    let mut add = |w: &str, weight: f32| match terms.iter_mut().find(|(t, _)| t == w) {
+        Some((_, had)) => *had = had.max(weight),
+        None => terms.push((w.to_owned(), weight)),
+    };
+    let expansions = expansions();
+    for t in &own {
+        if let Some(more) = expansions.get(t.as_str()) {
+            for (w, weight) in more {
+                add(w, *weight);
             }
         }
     }
+    compounds(query, |c| add(c, COMPOUND_WEIGHT));
+    value_kinds(query, |kind| {
+        let mut k = kind.to_owned();
+        stem(&mut k);
+        add(&k, VALUE_KIND_WEIGHT);
+    });
     terms
 }
 
-/// [`SYNONYMS`] tokenised once.
-fn synonym_groups() -> &'static [Vec<String>] {
-    static GROUPS: std::sync::OnceLock<Vec<Vec<String>>> = std::sync::OnceLock::new();
-    GROUPS.get_or_init(|| {
-        SYNONYMS
-            .iter()
-            .map(|g| {
-                g.iter()
-                    .map(|w| {
-                        let mut w = w.to_lowercase();
-                        stem(&mut w);
-                        w
-                    })
-                    .collect()
-            })
-            .collect()
+/// Words that ask for a tool rather than say what it does, when they come
+/// before the word "tool" ("find a tool that lists pods", "search tools
+/// for sending SMS"): there they say nothing about the tool wanted, and
+/// `find` / `search` would favour search tools.
+const TOOL_REQUEST_WORDS: &[&str] = &[
+    "discover",
+    "find",
+    "load",
+    "locate",
+    "look",
+    "need",
+    "recommend",
+    "search",
+    "suggest",
+];
+
+/// `query` from just after its first "tool" / "tools" when every word
+/// before it is a function word or one of [`TOOL_REQUEST_WORDS`] ("find me
+/// a tool to list pods" → " to list pods"); otherwise `query` itself.
+fn strip_request_for_tools(query: &str) -> &str {
+    let mut end = 0;
+    for piece in query.split_inclusive(|c: char| !c.is_alphanumeric()) {
+        end += piece.len();
+        let word = piece.trim_end_matches(|c: char| !c.is_alphanumeric());
+        if word.is_empty() {
+            continue;
+        }
+        let word = word.to_lowercase();
+        if word == "tool" || word == "tools" {
+            // `end` is past the separator after the word: a character boundary.
+            return &query[end..];
+        }
+        if STOP_WORDS.binary_search(&word.as_str()).is_err()
+            && TOOL_REQUEST_WORDS.binary_search(&word.as_str()).is_err()
+        {
+            return query;
+        }
+    }
+    query
+}
+
+/// Per stemmed query word, the words it also looks for and their weights
+/// ([`SYNONYMS`], [`RELATED`] and [`ALIASES`], stemmed once).
+fn expansions() -> &'static rustc_hash::FxHashMap<String, Vec<(String, f32)>> {
+    static MAP: std::sync::OnceLock<rustc_hash::FxHashMap<String, Vec<(String, f32)>>> =
+        std::sync::OnceLock::new();
+    MAP.get_or_init(|| {
+        let stemmed = |w: &str| {
+            let mut w = w.to_lowercase();
+            stem(&mut w);
+            w
+        };
+        let mut map: rustc_hash::FxHashMap<String, Vec<(String, f32)>> =
+            rustc_hash::FxHashMap::default();
+        let mut link = |from: String, to: String, weight: f32| {
+            if from == to {
+                return;
+            }
+            let list = map.entry(from).or_default();
+            match list.iter_mut().find(|(t, _)| *t == to) {
+                Some((_, had)) => *had = had.max(weight),
+                None => list.push((to, weight)),
+            }
+        };
+        for group in SYNONYMS {
+            for a in *group {
+                for b in *group {
+                    link(stemmed(a), stemmed(b), SYNONYM_WEIGHT);
+                }
+            }
+        }
+        for (table, weight) in [(RELATED, RELATED_WEIGHT), (ALIASES, ALIAS_WEIGHT)] {
+            for (cues, targets) in table {
+                for a in *cues {
+                    for b in *targets {
+                        link(stemmed(a), stemmed(b), weight);
+                    }
+                }
+            }
+        }
+        map
     })
+}
+
+/// Calls `emit` with each pair of neighbouring words of `query` written as
+/// one and stemmed (`time zone` → `timezon`, `log in` → `login`,
+/// `e-mail` → `email`), so that a compound meets its spaced or hyphenated
+/// form; function words count here (`set up`), and joins shorter than 5
+/// bytes are left out.
+fn compounds(query: &str, mut emit: impl FnMut(&str)) {
+    let mut prev = String::new();
+    let mut joined = String::new();
+    for word in query
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+    {
+        let lower = word.to_lowercase();
+        if !prev.is_empty() && lower.chars().all(char::is_alphabetic) {
+            joined.clear();
+            joined.push_str(&prev);
+            joined.push_str(&lower);
+            if joined.len() >= 5 && joined.len() <= MAX_WORD {
+                stem(&mut joined);
+                emit(&joined);
+            }
+        }
+        prev = if lower.chars().all(char::is_alphabetic) {
+            lower
+        } else {
+            String::new()
+        };
+    }
+}
+
+/// Calls `emit` with the kind words of each value written in `query` that
+/// has a recognisable form (the query says "open ~/notes/a.txt", the tool
+/// says "file" or "path"):
+///
+/// | value | example | kind words |
+/// |---|---|---|
+/// | URL | `https://x.org/a`, `www.x.org` | `url`, `web` |
+/// | e-mail address | `ann@example.com` | `email` |
+/// | file path | `~/a`, `/tmp/a`, `./a`, `report.md` (a known file extension) | `file`, `path` |
+/// | `@name` | `@ann` | `user` |
+/// | `#name` | `#general` | `channel` |
+/// | issue key | `OPS-77` (upper-case letters, `-`, digits) | `issue` |
+/// | phone number | `+15551234567` (`+` and 7 to 15 digits) | `phone`, `sms`, `number` |
+fn value_kinds(query: &str, mut emit: impl FnMut(&str)) {
+    for word in query.split_whitespace() {
+        let word = word
+            .trim_start_matches(['"', '\'', '(', '`'])
+            .trim_end_matches(['"', '\'', ')', '`', ',', ';', '.', '?', '!', ':']);
+        if word.is_empty() {
+            continue;
+        }
+        let lower = word.to_ascii_lowercase();
+        if lower.starts_with("http://")
+            || lower.starts_with("https://")
+            || lower.starts_with("www.")
+        {
+            for k in ["url", "web"] {
+                emit(k);
+            }
+        } else if let Some((user, host)) = word.split_once('@') {
+            if user.is_empty() {
+                emit("user");
+            } else if host.contains('.') {
+                emit("email");
+            }
+        } else if let Some(rest) = word.strip_prefix('#') {
+            if rest.starts_with(char::is_alphabetic) {
+                emit("channel");
+            }
+        } else if let Some(digits) = word.strip_prefix('+') {
+            if (7..=15).contains(&digits.len()) && digits.bytes().all(|b| b.is_ascii_digit()) {
+                for k in ["phone", "sms", "number"] {
+                    emit(k);
+                }
+            }
+        } else if is_issue_key(word) {
+            emit("issue");
+        } else if is_path(&lower) {
+            emit("file");
+            emit("path");
+        }
+    }
+}
+
+/// `OPS-77`: upper-case ASCII letters (and digits after the first), `-`, digits;
+/// not the names of standards and models written the same way (`UTF-8`,
+/// `SHA-256`, `ISO-8601`, `RFC-3339`, `GPT-4`, see [`NOT_ISSUE_KEYS`]).
+fn is_issue_key(word: &str) -> bool {
+    let Some((project, number)) = word.split_once('-') else {
+        return false;
+    };
+    project.len() >= 2
+        && project.starts_with(|c: char| c.is_ascii_uppercase())
+        && project
+            .bytes()
+            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit())
+        && !number.is_empty()
+        && number.bytes().all(|b| b.is_ascii_digit())
+        && NOT_ISSUE_KEYS.binary_search(&project).is_err()
+}
+
+/// Prefixes of `ABC-123` words that name a standard, an algorithm or a
+/// model rather than an issue (sorted).
+const NOT_ISSUE_KEYS: &[&str] = &[
+    "AES", "CVE", "GPT", "HTTP", "IEEE", "ISO", "MD", "RFC", "RSA", "SHA", "TLS", "UTF", "WCAG",
+];
+
+/// File extensions that mark a word as a file name (`notes.txt`), lower case, sorted.
+const FILE_EXTENSIONS: &[&str] = &[
+    "c", "cfg", "conf", "cpp", "css", "csv", "doc", "docx", "env", "gif", "go", "gz", "h", "html",
+    "ini", "java", "jpeg", "jpg", "js", "json", "jsx", "lock", "log", "md", "pdf", "png", "py",
+    "rb", "rs", "sh", "sql", "svg", "tar", "toml", "ts", "tsx", "txt", "xls", "xlsx", "xml",
+    "yaml", "yml", "zip",
+];
+
+/// `~/a`, `/tmp/a`, `./a`, `../a`, or a name ending in a known file extension.
+fn is_path(lower: &str) -> bool {
+    if lower.starts_with("~/")
+        || lower.starts_with("./")
+        || lower.starts_with("../")
+        || (lower.starts_with('/') && lower.len() > 1)
+    {
+        return true;
+    }
+    lower
+        .rsplit_once('.')
+        .is_some_and(|(stem, ext)| !stem.is_empty() && FILE_EXTENSIONS.binary_search(&ext).is_ok())
 }
 
 /// Longest word kept, in bytes; longer runs (hashes, base64) are cut here.
@@ -123,27 +620,32 @@ const MAX_WORD: usize = 40;
 /// for every token (no allocation per token).
 pub(crate) fn for_each_token(text: &str, mut emit: impl FnMut(&str)) {
     let mut buf = String::new();
-    for word in text
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-    {
-        camel_parts(word, |part| {
-            buf.clear();
-            if part.is_ascii() {
-                buf.push_str(part);
-                buf.make_ascii_lowercase();
-            } else {
-                for c in part.chars() {
-                    buf.extend(c.to_lowercase());
+    // One borrow of the stem cache for the whole text (not one per word);
+    // if `emit` itself tokenises, the inner call stems without the cache.
+    STEMS.with(|cache| {
+        let mut cache = cache.try_borrow_mut().ok();
+        for word in text
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+        {
+            camel_parts(word, |part| {
+                buf.clear();
+                if part.is_ascii() {
+                    buf.push_str(part);
+                    buf.make_ascii_lowercase();
+                } else {
+                    for c in part.chars() {
+                        buf.extend(c.to_lowercase());
+                    }
                 }
-            }
-            if buf.len() < 2 || STOP_WORDS.binary_search(&buf.as_str()).is_ok() {
-                return;
-            }
-            stem(&mut buf);
-            emit(&buf);
-        });
-    }
+                if buf.len() < 2 || STOP_WORDS.binary_search(&buf.as_str()).is_ok() {
+                    return;
+                }
+                stem_with(cache.as_deref_mut(), &mut buf);
+                emit(&buf);
+            });
+        }
+    });
 }
 
 /// The tokens of `text`, in order (with repeats).
@@ -194,8 +696,22 @@ fn camel_parts(word: &str, mut f: impl FnMut(&str)) {
     f(&word[start..]);
 }
 
-/// Cuts a few English suffixes (see the module docs); `word` is lower case.
+/// Stems `word` (lower case) with the Snowball English stemmer (Porter2);
+/// words longer than [`MAX_WORD`] are first cut there, and words with a
+/// non-ASCII letter are left as they are (the English rules would mangle
+/// them). A few forms the rules get wrong for tool words are fixed first
+/// (see [`STEM_EXCEPTIONS`]).
+///
+/// Stems are remembered per thread (up to [`STEM_CACHE_LIMIT`] words, then
+/// forgotten all at once): the same few thousand words recur in every tool
+/// definition, and a lookup costs a fraction of running the rules, which
+/// allocate.
 fn stem(word: &mut String) {
+    STEMS.with(|cache| stem_with(cache.try_borrow_mut().ok().as_deref_mut(), word));
+}
+
+/// [`stem`] with the cache already borrowed (`None`: without the cache).
+fn stem_with(cache: Option<&mut StemCache>, word: &mut String) {
     if word.len() > MAX_WORD {
         let mut cut = MAX_WORD;
         while !word.is_char_boundary(cut) {
@@ -203,50 +719,56 @@ fn stem(word: &mut String) {
         }
         word.truncate(cut);
     }
-    if !word.is_ascii() {
+    // Porter2 leaves words of one or two letters as they are.
+    if word.len() <= 2 || !word.is_ascii() {
         return;
     }
-    let len = word.len();
-    let ends = |s: &str| word.ends_with(s);
-    if len > 4 && ends("ies") {
-        word.truncate(len - 3);
-        word.push('y');
-    } else if len > 4 && (ends("sses") || ends("xes") || ends("ches") || ends("shes")) {
-        word.truncate(len - 2);
-    } else if len > 3 && ends("s") && !ends("ss") && !ends("us") && !ends("is") {
-        word.truncate(len - 1);
-    } else if len > 5 && ends("ing") {
-        word.truncate(len - 3);
-        undouble(word);
-    } else if len > 4 && ends("ed") && !ends("eed") {
-        word.truncate(len - 2);
-        undouble(word);
+    if let Some(stemmed) = cache.as_ref().and_then(|c| c.get(word.as_str())) {
+        word.clear();
+        word.push_str(stemmed);
+        return;
     }
-    // `create`, `created` and `creating` all become `creat`.
-    if word.len() > 4 && word.ends_with('e') && !word.ends_with("ee") {
-        word.pop();
+    let stemmed = match STEM_EXCEPTIONS.binary_search_by_key(&word.as_str(), |(w, _)| w) {
+        Ok(at) => STEM_EXCEPTIONS[at].1.to_owned(),
+        Err(_) => ENGLISH.stem(word).into_owned(),
+    };
+    if let Some(cache) = cache {
+        if cache.len() >= STEM_CACHE_LIMIT {
+            cache.clear();
+        }
+        cache.insert(word.as_str().into(), stemmed.as_str().into());
     }
+    *word = stemmed;
 }
 
-/// `runn` → `run`, `stopp` → `stop` (after cutting `-ing` / `-ed`); `add` stays.
-fn undouble(word: &mut String) {
-    let bytes = word.as_bytes();
-    let n = bytes.len();
-    if n >= 4 && bytes[n - 1] == bytes[n - 2] && !matches!(bytes[n - 1], b'l' | b's' | b'z') {
-        word.pop();
-    }
+/// Stemmed form per word, see [`stem`].
+type StemCache = rustc_hash::FxHashMap<Box<str>, Box<str>>;
+
+/// Most words remembered by [`stem`]'s per-thread cache: 65 536 (a few MB at most).
+const STEM_CACHE_LIMIT: usize = 1 << 16;
+
+thread_local! {
+    static STEMS: std::cell::RefCell<StemCache> = std::cell::RefCell::default();
 }
+
+static ENGLISH: std::sync::LazyLock<rust_stemmers::Stemmer> =
+    std::sync::LazyLock::new(|| rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English));
+
+/// Forms that Porter2 stems apart from their base word, and the stem they
+/// get instead (sorted): Porter2 undoubles a final `dd`, so `adding` and
+/// `added` would become `ad` while `add` stays `add`; it cuts `-ed` from
+/// `embed` (`emb`) but undoubles `embedded` to `embed`.
+const STEM_EXCEPTIONS: &[(&str, &str)] = &[
+    ("added", "add"),
+    ("adding", "add"),
+    ("adds", "add"),
+    ("embed", "embed"),
+    ("embeds", "embed"),
+];
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn stop_words_are_sorted_for_binary_search() {
-        let mut sorted = STOP_WORDS.to_vec();
-        sorted.sort_unstable();
-        assert_eq!(sorted, STOP_WORDS);
-    }
 
     #[test]
     fn names_split_at_separators_and_camel_case() {
@@ -264,8 +786,11 @@ mod tests {
     }
 
     #[test]
-    fn light_stemming_meets_singular_and_plural() {
-        assert_eq!(tokens("issues issue queries"), ["issu", "issu", "query"]);
+    fn snowball_stemming_meets_singular_plural_and_verb_forms() {
+        assert_eq!(
+            tokens("issues issue queries query"),
+            ["issu", "issu", "queri", "queri"]
+        );
         assert_eq!(tokens("boxes branches"), ["box", "branch"]);
         assert_eq!(
             tokens("running listed lists status"),
@@ -273,9 +798,111 @@ mod tests {
         );
         assert_eq!(tokens("the tool to list all of my files"), ["list", "file"]);
         assert_eq!(
-            tokens("create created creating"),
-            ["creat", "creat", "creat"]
+            tokens("create created creating creation"),
+            ["creat", "creat", "creat", "creation"]
         );
+        assert_eq!(tokens("directory directories"), ["directori", "directori"]);
+        // Porter2 alone would give `ad` for the last two, `emb` for `embed`.
         assert_eq!(tokens("add added adding"), ["add", "add", "add"]);
+        assert_eq!(tokens("embed embedded"), ["embed", "embed"]);
+        // Non-ASCII words and one- or two-letter words are kept as written.
+        assert_eq!(tokens("größen pr db"), ["größen", "pr", "db"]);
+        // Cached and uncached stems agree.
+        let mut word = "deployments".to_owned();
+        stem_with(None, &mut word);
+        assert_eq!(word, "deploy");
+        assert_eq!(tokens("deployments deployments"), ["deploy", "deploy"]);
+    }
+
+    #[test]
+    fn tables_are_sorted_for_binary_search() {
+        assert!(STOP_WORDS.is_sorted());
+        assert!(STEM_EXCEPTIONS.is_sorted());
+        assert!(TOOL_REQUEST_WORDS.is_sorted());
+        assert!(NOT_ISSUE_KEYS.is_sorted());
+        assert!(FILE_EXTENSIONS.is_sorted());
+    }
+
+    fn weight(terms: &[(String, f32)], word: &str) -> Option<f32> {
+        terms.iter().find(|(t, _)| t == word).map(|(_, w)| *w)
+    }
+
+    #[test]
+    fn queries_gain_synonyms_and_related_words_at_lower_weight() {
+        let terms = query_terms("remove the repo");
+        assert_eq!(weight(&terms, "remov"), Some(1.0));
+        assert_eq!(weight(&terms, "delet"), Some(SYNONYM_WEIGHT));
+        assert_eq!(weight(&terms, "repositori"), Some(ALIAS_WEIGHT));
+        let terms = query_terms("restart the k8s pod");
+        assert_eq!(weight(&terms, "kubernet"), Some(ALIAS_WEIGHT));
+        assert_eq!(weight(&terms, "rerun"), Some(SYNONYM_WEIGHT));
+        let terms = query_terms("will it rain in Oslo");
+        assert_eq!(weight(&terms, "rain"), Some(1.0));
+        assert_eq!(weight(&terms, "weather"), Some(RELATED_WEIGHT));
+        // Related words go one way: "weather" does not look for "rain".
+        assert_eq!(weight(&query_terms("weather in Oslo"), "rain"), None);
+        // A word of the query keeps its own weight when also a synonym.
+        let terms = query_terms("delete remove");
+        assert_eq!(weight(&terms, "delet"), Some(1.0));
+        assert_eq!(weight(&terms, "remov"), Some(1.0));
+    }
+
+    #[test]
+    fn a_request_for_a_tool_is_not_part_of_what_it_does() {
+        assert_eq!(
+            strip_request_for_tools("find me a tool to list pods"),
+            "to list pods"
+        );
+        assert_eq!(
+            strip_request_for_tools("Search tools: send SMS"),
+            " send SMS"
+        );
+        assert_eq!(strip_request_for_tools("is there a tool"), "");
+        // Other words before "tool", or no "tool": the query as written.
+        for q in [
+            "search issues with the jira tool",
+            "find files",
+            "find a toolbox",
+        ] {
+            assert_eq!(strip_request_for_tools(q), q);
+        }
+        let terms = query_terms("I need a tool that can search my mail");
+        assert_eq!(weight(&terms, "need"), None);
+        assert_eq!(weight(&terms, "search"), Some(1.0));
+        assert_eq!(weight(&terms, "mail"), Some(1.0));
+    }
+
+    #[test]
+    fn neighbouring_words_meet_their_compound() {
+        let terms = query_terms("which time zone, and log in via e-mail");
+        assert_eq!(weight(&terms, "timezon"), Some(COMPOUND_WEIGHT));
+        assert_eq!(weight(&terms, "login"), Some(COMPOUND_WEIGHT));
+        assert_eq!(weight(&terms, "email"), Some(COMPOUND_WEIGHT));
+        // Under 5 bytes joined: no compound.
+        assert_eq!(weight(&query_terms("a b"), "ab"), None);
+    }
+
+    fn kinds(query: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        value_kinds(query, |k| out.push(k.to_owned()));
+        out
+    }
+
+    #[test]
+    fn values_in_queries_bring_their_kind_words() {
+        assert_eq!(kinds("fetch https://docs.rs/serde now"), ["url", "web"]);
+        assert_eq!(kinds("www.example.org"), ["url", "web"]);
+        assert_eq!(kinds("write to ann@example.com"), ["email"]);
+        assert_eq!(kinds("ping @ann in #general"), ["user", "channel"]);
+        assert_eq!(kinds("open ~/notes/a.txt"), ["file", "path"]);
+        assert_eq!(
+            kinds("cat /etc/hosts, ./run.sh and \"Cargo.toml\"."),
+            ["file", "path", "file", "path", "file", "path"]
+        );
+        assert_eq!(kinds("move OPS-77 to done"), ["issue"]);
+        assert!(kinds("decode UTF-8, hash with SHA-256, dates in ISO-8601").is_empty());
+        assert_eq!(kinds("text +15551234567"), ["phone", "sms", "number"]);
+        // Not values: an issue number, a repository, a version, a domain, a lone `/`.
+        assert!(kinds("issue #482 in acme/web v1.2.0 example.org / Ops-7 +12").is_empty());
     }
 }

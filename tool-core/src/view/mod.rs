@@ -73,13 +73,24 @@
 //! context: `tool_search` then answers with the matches' full definitions
 //! and records no load.
 //!
+//! For Anthropic, [`Format::AnthropicToolSearch`] renders the view the
+//! other way: every tool, the deferred ones with `"defer_loading": true`,
+//! and Anthropic's own server-side search tool in place of `tool_search`.
+//!
+//! # What is built when
+//!
 //! The view materialises its tools once per registry version (an
 //! `Arc<ToolRegistry>` holding the tools in the view; tools are shared, not
-//! copied) and builds its search index once per version, on first use.
+//! copied). Its search index is built on the first search and from then on
+//! follows the registry: a search at a new version first removes, adds and
+//! re-indexes the tools that left, came or changed since the version the
+//! index was at ([`SearchIndex::insert`], [`SearchIndex::remove`]), instead
+//! of indexing every tool again. Tool lists are rendered once per version,
+//! format and loaded set and then shared ([`schemas_for`](RegistryView::schemas_for)).
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::fmt;
-use std::sync::{Arc, Mutex, OnceLock, PoisonError, Weak};
+use std::sync::{Arc, Mutex, PoisonError, RwLock, Weak};
 
 use serde_json::{Map, Value, json};
 use tokio::sync::watch;
@@ -87,7 +98,7 @@ use tokio::sync::watch;
 use crate::args::ToolArgs;
 use crate::context::ToolContext;
 use crate::format::{
-    Format, OnRefusal, RenderError, ToolCall, ToolSchemas, render_tool_with_fallback,
+    Format, OnRefusal, RenderError, ToolCall, ToolSchemas, render_tool, render_tool_with_fallback,
 };
 use crate::live::LiveRegistry;
 use crate::registry::{OnConflict, ToolRegistry};
@@ -109,6 +120,11 @@ pub const TOOL_SEARCH: &str = "tool_search";
 /// session loaded longest ago is forgotten first (its next rendering starts
 /// again from the always-loaded tools).
 pub const MAX_SESSIONS: usize = 4096;
+
+/// Most tool lists (per format and loaded set) a view with deferred tools
+/// keeps rendered for one registry version: 256; beyond that the kept ones
+/// are dropped and rendered again when asked for.
+pub const MAX_CACHED_LISTS: usize = 256;
 
 /// A tool-name pattern: `*` matches any run of characters (also none),
 /// every other character itself. Case-sensitive, matched against the whole
@@ -166,34 +182,6 @@ impl From<&str> for NamePattern {
 impl From<String> for NamePattern {
     fn from(s: String) -> Self {
         Self::new(s)
-    }
-}
-
-/// Anthropic's server-side tool search, for
-/// [`RegistryView::schemas_anthropic_server_search`] (Anthropic docs, "Tool
-/// search tool"; beta header `advanced-tool-use-2025-11-20`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum ServerSearch {
-    /// `{"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"}`:
-    /// the model searches with natural-language queries.
-    Bm25,
-    /// `{"type": "tool_search_tool_regex_20251119", "name": "tool_search_tool_regex"}`:
-    /// the model searches with regular expressions.
-    Regex,
-}
-
-impl ServerSearch {
-    /// The tool definition that goes in the request's `tools`.
-    pub fn definition(self) -> Value {
-        match self {
-            Self::Bm25 => {
-                json!({"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"})
-            }
-            Self::Regex => {
-                json!({"type": "tool_search_tool_regex_20251119", "name": "tool_search_tool_regex"})
-            }
-        }
     }
 }
 
@@ -258,6 +246,16 @@ struct Inner {
     materialized: Mutex<Option<Arc<Materialized>>>,
     sessions: Mutex<Sessions>,
     loads: watch::Sender<u64>,
+    /// The search index, kept across versions: built on the first search,
+    /// then updated with each version's added, removed and replaced tools.
+    index: RwLock<Option<Indexed>>,
+}
+
+/// The view's search index and the version (and tools) it indexes.
+struct Indexed {
+    version: u64,
+    registry: Arc<ToolRegistry>,
+    index: SearchIndex,
 }
 
 /// The view at one registry version.
@@ -266,8 +264,15 @@ struct Materialized {
     registry: Arc<ToolRegistry>,
     /// Deferred tools in the view.
     deferred: HashSet<String>,
-    index: OnceLock<SearchIndex>,
+    /// Renderings of a view with deferred tools: (format, refusal mode, loaded tools) → tool list.
+    lists: Mutex<HashMap<ListKey, Rendered>>,
 }
+
+/// What a view's rendering depends on besides the version: format, refusal mode, loaded tools.
+type ListKey = (Format, OnRefusal, Vec<String>);
+
+/// A rendering of the view's tool list, or the error listing the tools left out.
+type Rendered = Result<ToolSchemas, RenderError>;
 
 #[derive(Default)]
 struct Sessions {
@@ -329,6 +334,7 @@ impl RegistryView {
                 materialized: Mutex::new(None),
                 sessions: Mutex::new(Sessions::default()),
                 loads: watch::Sender::new(0),
+                index: RwLock::new(None),
             }),
         }
     }
@@ -463,7 +469,7 @@ impl RegistryView {
             version,
             registry,
             deferred,
-            index: OnceLock::new(),
+            lists: Mutex::new(HashMap::new()),
         }
     }
 
@@ -508,8 +514,47 @@ impl RegistryView {
     /// Searches the view's tools (`tool_search` itself left out) without
     /// loading anything: the best `limit` BM25 matches of `query`.
     pub fn search(&self, query: &str, limit: usize) -> Vec<SearchHit> {
-        let m = self.current();
-        m.index().search(query, limit)
+        self.search_in(&self.current(), query, limit)
+    }
+
+    /// [`search`](Self::search) over the view at `m`'s version: the index
+    /// is brought to that version first, by building it (the first time)
+    /// or by applying the tools added, removed and replaced since the
+    /// version it indexes ([`SearchIndex::insert`], [`SearchIndex::remove`]).
+    fn search_in(&self, m: &Materialized, query: &str, limit: usize) -> Vec<SearchHit> {
+        {
+            let slot = self
+                .inner
+                .index
+                .read()
+                .unwrap_or_else(PoisonError::into_inner);
+            if let Some(ix) = slot.as_ref().filter(|ix| ix.version == m.version) {
+                return ix.index.search(query, limit);
+            }
+        }
+        let mut slot = self
+            .inner
+            .index
+            .write()
+            .unwrap_or_else(PoisonError::into_inner);
+        match slot.as_mut() {
+            Some(ix) if ix.version == m.version => {}
+            Some(ix) => {
+                apply_changes(&mut ix.index, &ix.registry, &m.registry);
+                ix.version = m.version;
+                ix.registry = Arc::clone(&m.registry);
+            }
+            None => {
+                *slot = Some(Indexed {
+                    version: m.version,
+                    registry: Arc::clone(&m.registry),
+                    index: SearchIndex::build(searchable(&m.registry)),
+                });
+            }
+        }
+        slot.as_ref()
+            .map(|ix| ix.index.search(query, limit))
+            .unwrap_or_default()
     }
 
     /// The deferred tools loaded for `trace_id` (`None`: calls without a
@@ -590,9 +635,13 @@ impl RegistryView {
 
     /// The view's tool list for `format` for session `trace_id`: the
     /// always-loaded tools in name order, then `tool_search`, then the tools
-    /// loaded for that trace in load order (see the [module docs](self)).
-    /// Each tool is rendered once per registry version and format (the
-    /// materialised registry's cache) and taken from there.
+    /// loaded for that trace in load order (see the [module docs](self));
+    /// for [`Format::AnthropicToolSearch`] every tool of the view (see
+    /// there), whatever the trace loaded. A view with nothing deferred
+    /// gives its registry's cached rendering; otherwise the list is
+    /// rendered once per registry version, format and loaded set (only the
+    /// tools listed), kept (at most [`MAX_CACHED_LISTS`] per version) and
+    /// shared by later calls, not copied.
     ///
     /// # Errors
     /// As [`ToolRegistry::schemas_in`], for the tools listed; the partial
@@ -603,7 +652,22 @@ impl RegistryView {
         trace_id: Option<&str>,
     ) -> Result<ToolSchemas, RenderError> {
         let loaded = self.loaded(trace_id);
-        self.render(format, &loaded)
+        self.render(format, &loaded, OnRefusal::Fallback)
+    }
+
+    /// [`schemas_in`](Self::schemas_in) with the choice of what to do with
+    /// a tool that cannot take the format's strictest form (as
+    /// [`ToolRegistry::schemas_with`]).
+    ///
+    /// # Errors
+    /// As [`ToolRegistry::schemas_with`], for the tools listed.
+    pub fn schemas_with(
+        &self,
+        format: Format,
+        on_refusal: OnRefusal,
+    ) -> Result<ToolSchemas, RenderError> {
+        let loaded = self.loaded(None);
+        self.render(format, &loaded, on_refusal)
     }
 
     /// The tool list a new session starts with: the always-loaded tools and
@@ -612,86 +676,83 @@ impl RegistryView {
     /// # Errors
     /// As [`schemas_for`](Self::schemas_for).
     pub fn schemas_new_session(&self, format: Format) -> Result<ToolSchemas, RenderError> {
-        self.render(format, &[])
+        self.render(format, &[], OnRefusal::Fallback)
     }
 
-    /// Anthropic's own deferred loading instead of ours: every tool of the
-    /// view in [`Format::Anthropic`] (`strict` as there), deferred ones with
-    /// `"defer_loading": true`, our `tool_search` left out, and `search`'s
-    /// server tool definition last (Anthropic docs, "Tool search tool": at
-    /// least one tool must not be deferred, which the server tool is not).
-    ///
-    /// # Errors
-    /// As [`schemas_for`](Self::schemas_for).
-    pub fn schemas_anthropic_server_search(
+    /// The tool list for `format` with `loaded` appended (see
+    /// [`schemas_for`](Self::schemas_for)). A view with nothing deferred
+    /// lists what its registry does, taken from the registry's cache. Other
+    /// lists are rendered once per registry version, format and loaded set
+    /// (each listed tool rendered on its own, not the whole registry) and
+    /// kept, at most [`MAX_CACHED_LISTS`] per version; a rendering from the
+    /// cache is shared, not copied.
+    fn render(
         &self,
-        strict: bool,
-        search: ServerSearch,
+        format: Format,
+        loaded: &[String],
+        on_refusal: OnRefusal,
     ) -> Result<ToolSchemas, RenderError> {
         let m = self.current();
-        let format = Format::Anthropic { strict };
-        let full = m.registry.schemas_with(format, OnRefusal::Fallback);
-        let (rendered, errors) = split(&full);
-        let mut tools: Vec<Value> = rendered
-            .as_array()
-            .map(|a| {
-                a.iter()
-                    .filter(|t| item_name(format, t) != Some(TOOL_SEARCH))
-                    .cloned()
-                    .collect()
-            })
-            .unwrap_or_default();
-        for t in &mut tools {
-            if item_name(format, t).is_some_and(|n| m.deferred.contains(n))
-                && let Some(o) = t.as_object_mut()
-            {
-                o.insert("defer_loading".to_owned(), Value::Bool(true));
-            }
+        if m.deferred.is_empty() {
+            return m.registry.schemas_with(format, on_refusal);
         }
-        tools.push(search.definition());
-        let schemas = ToolSchemas::from_parts(Value::Array(tools), rendered.fallbacks().to_vec());
-        finish(schemas, errors.map(<[_]>::to_vec))
-    }
-
-    fn render(&self, format: Format, loaded: &[String]) -> Result<ToolSchemas, RenderError> {
-        let m = self.current();
-        let full = m.registry.schemas_with(format, OnRefusal::Fallback);
-        let (rendered, errors) = split(&full);
-        let items = list_items(format, rendered.as_value());
-        let mut by_name: HashMap<&str, &Value> = HashMap::with_capacity(items.len());
-        for item in items {
-            if let Some(n) = item_name(format, item) {
-                by_name.insert(n, item);
-            }
+        let server_search = format.server_search().is_some();
+        // Anthropic's server search lists every tool, whatever was loaded here.
+        let loaded = if server_search { &[] } else { loaded };
+        let mut lists = m.lists.lock().unwrap_or_else(PoisonError::into_inner);
+        let key = (format, on_refusal, loaded.to_vec());
+        if let Some(hit) = lists.get(&key) {
+            return hit.clone();
         }
-        let mut order: Vec<&str> = m
-            .registry
-            .names()
-            .into_iter()
-            .filter(|n| *n != TOOL_SEARCH && !m.deferred.contains(*n))
-            .collect();
-        if m.registry.contains(TOOL_SEARCH) && !m.deferred.is_empty() {
+        let order: Vec<&str> = if server_search {
+            m.registry
+                .names()
+                .into_iter()
+                .filter(|n| *n != TOOL_SEARCH)
+                .collect()
+        } else {
+            let mut order: Vec<&str> = m
+                .registry
+                .names()
+                .into_iter()
+                .filter(|n| *n != TOOL_SEARCH && !m.deferred.contains(*n))
+                .collect();
             order.push(TOOL_SEARCH);
+            order.extend(loaded.iter().map(String::as_str));
+            order
+        };
+        let mut tools = Vec::with_capacity(order.len());
+        let mut fallbacks = Vec::new();
+        let mut errors = Vec::new();
+        for name in order {
+            let Some(tool) = m.registry.get(name) else {
+                continue;
+            };
+            let rendered = match on_refusal {
+                OnRefusal::Refuse => render_tool(tool.spec(), format).map(|t| (t, None)),
+                OnRefusal::Fallback => render_tool_with_fallback(tool.spec(), format),
+            };
+            match rendered {
+                Ok((mut item, fallback)) => {
+                    if server_search
+                        && m.deferred.contains(name)
+                        && let Some(o) = item.as_object_mut()
+                    {
+                        o.insert("defer_loading".to_owned(), Value::Bool(true));
+                    }
+                    tools.push(item);
+                    fallbacks.extend(fallback);
+                }
+                Err(e) => errors.push(e),
+            }
         }
-        order.extend(loaded.iter().map(String::as_str));
-        let tools: Vec<Value> = order
-            .iter()
-            .filter_map(|n| by_name.get(n).map(|v| (*v).clone()))
-            .collect();
-        let fallbacks = rendered
-            .fallbacks()
-            .iter()
-            .filter(|f| order.contains(&f.tool.as_str()))
-            .cloned()
-            .collect();
-        let errors = errors.map(|e| {
-            e.iter()
-                .filter(|f| order.contains(&f.tool.as_str()))
-                .cloned()
-                .collect::<Vec<_>>()
-        });
         let schemas = ToolSchemas::from_parts(crate::format::tool_list(format, tools), fallbacks);
-        finish(schemas, errors.filter(|e| !e.is_empty()))
+        let rendered = finish(schemas, Some(errors).filter(|e| !e.is_empty()));
+        if lists.len() >= MAX_CACHED_LISTS {
+            lists.clear();
+        }
+        lists.insert(key, rendered.clone());
+        rendered
     }
 
     /// Executes one call on the view: [`ToolRegistry::execute`] on the
@@ -725,21 +786,49 @@ impl RegistryView {
     }
 }
 
-impl Materialized {
-    fn index(&self) -> &SearchIndex {
-        self.index.get_or_init(|| {
-            SearchIndex::build(self.registry.specs().filter(|s| s.name != TOOL_SEARCH))
-        })
-    }
+/// The tools of a view's registry that its search index holds: all but `tool_search`.
+fn searchable(registry: &ToolRegistry) -> impl Iterator<Item = &ToolSpec> {
+    registry.specs().filter(|s| s.name != TOOL_SEARCH)
 }
 
-fn split(
-    full: &Result<ToolSchemas, RenderError>,
-) -> (&ToolSchemas, Option<&[crate::format::FormatError]>) {
-    match full {
-        Ok(s) => (s, None),
-        Err(e) => (e.partial(), Some(e.errors())),
+/// Updates `index` (of the tools of `old`) to the tools of `new`: one walk
+/// over both name-ordered lists; a tool of both is indexed again only when
+/// its spec changed (another `Arc` holding a different spec).
+fn apply_changes(index: &mut SearchIndex, old: &ToolRegistry, new: &ToolRegistry) {
+    let mut old = searchable(old).peekable();
+    let mut new = searchable(new).peekable();
+    let mut added: Vec<&ToolSpec> = Vec::new();
+    loop {
+        match (old.peek(), new.peek()) {
+            (Some(a), Some(b)) => match a.name.cmp(&b.name) {
+                std::cmp::Ordering::Less => {
+                    index.remove(&a.name);
+                    old.next();
+                }
+                std::cmp::Ordering::Greater => {
+                    added.push(b);
+                    new.next();
+                }
+                std::cmp::Ordering::Equal => {
+                    if !std::ptr::eq(*a, *b) && a != b {
+                        added.push(b);
+                    }
+                    old.next();
+                    new.next();
+                }
+            },
+            (Some(a), None) => {
+                index.remove(&a.name);
+                old.next();
+            }
+            (None, Some(b)) => {
+                added.push(b);
+                new.next();
+            }
+            (None, None) => break,
+        }
     }
+    index.insert_all(added);
 }
 
 fn finish(
@@ -753,24 +842,6 @@ fn finish(
             partial: schemas,
         }),
     }
-}
-
-/// The rendered tools of a tool-list value (for Gemini, its function declarations).
-fn list_items(format: Format, list: &Value) -> &[Value] {
-    let array = match format {
-        Format::Gemini { .. } | Format::GeminiJsonSchema => list.pointer("/0/functionDeclarations"),
-        _ => Some(list),
-    };
-    array.and_then(Value::as_array).map_or(&[], Vec::as_slice)
-}
-
-/// The name of one rendered tool.
-fn item_name(format: Format, item: &Value) -> Option<&str> {
-    match format {
-        Format::OpenAiChat { .. } => item.pointer("/function/name"),
-        _ => item.get("name"),
-    }
-    .and_then(Value::as_str)
 }
 
 #[cfg(test)]

@@ -112,8 +112,7 @@ fn run_search(view: &RegistryView, args: &Map<String, Value>, ctx: &ToolContext)
             names.into_iter().partition(|n| m.registry.contains(n))
         }
         Query::Text(text) => (
-            m.index()
-                .search(&text, max_results)
+            view.search_in(&m, &text, max_results)
                 .into_iter()
                 .map(|h| h.name)
                 .collect(),

@@ -370,10 +370,37 @@ fn read_media(
 /// it fits and is PNG, JPEG, GIF or WebP; see `media::decode::fit_single`).
 fn read_image(path: &Path, bytes: Vec<u8>) -> ToolResult {
     let len = bytes.len();
+    // Kept only for a small image whose header reads (see `sendable_undecoded`),
+    // so that one the decoder refuses can still go as it is.
+    let undecoded = crate::media::decode::sendable_undecoded(&bytes).map(|h| (h, bytes.clone()));
     let fitted = match crate::media::decode::fit_single(bytes) {
         Ok(f) => f,
         Err(e) => {
-            return ToolResult::failed(format!("Cannot read image {}: {e}", path.display()));
+            let Some(((media_type, width, height), original)) = undecoded else {
+                return ToolResult::failed(format!("Cannot read image {}: {e}", path.display()));
+            };
+            return ToolResult::ok(format!(
+                "Image read successfully (sent as the file holds it: the decoder could not check \
+                 it ({e}), so a provider may refuse it)"
+            ))
+            .with_metadata("truncated", false)
+            .with_metadata("media_type", media_type)
+            .with_metadata("bytes", len)
+            .with_metadata("width", width)
+            .with_metadata("height", height)
+            .with_metadata("decoded", false)
+            .with_long_term_memory(format!(
+                "[image {} ({width}×{height} px) shown on an earlier turn and left out of the history; read it again to see it]",
+                path.display()
+            ))
+            .output_once()
+            .with_image(
+                Image::new(
+                    media_type,
+                    base64::engine::general_purpose::STANDARD.encode(&original),
+                )
+                .with_path(path.display().to_string()),
+            );
         }
     };
     let mut text = "Image read successfully".to_owned();

@@ -238,6 +238,31 @@ fn mib(n: u64) -> u64 {
     n.div_ceil(1024 * 1024)
 }
 
+/// For `read_file`: whether a file the decoder refused may still go to the
+/// model as it is, the way `read_file` sent every image before it decoded
+/// them. True when its header reads as PNG, JPEG or WebP (formats every
+/// provider takes as they are) with both sides within [`MAX_LONG_SIDE`] and
+/// the file fits [`MAX_IMAGE_BYTES`]: a bad checksum or bytes after the end
+/// that many viewers accept. A file whose header cannot be read, or that
+/// would need scaling, is not.
+pub(crate) fn sendable_undecoded(bytes: &[u8]) -> Option<(&'static str, u32, u32)> {
+    if bytes.len() > MAX_IMAGE_BYTES {
+        return None;
+    }
+    let reader = ImageReader::new(Cursor::new(bytes))
+        .with_guessed_format()
+        .ok()?;
+    let format = reader.format()?;
+    if !matches!(
+        format,
+        ImageFormat::Png | ImageFormat::Jpeg | ImageFormat::WebP
+    ) {
+        return None;
+    }
+    let (w, h) = reader.into_dimensions().ok()?;
+    (w > 0 && h > 0 && w <= MAX_LONG_SIDE && h <= MAX_LONG_SIDE).then(|| (media_type(format), w, h))
+}
+
 /// Decodes `bytes` (PNG, JPEG, GIF's first frame, WebP or BMP, by content)
 /// inside the decode budget; the orientation is read, not yet applied.
 ///

@@ -282,18 +282,41 @@ async fn read_file_checks_images_and_pdfs_by_content() {
     assert!(r.images[0].data.len() <= 5_000_000);
     assert_eq!(decoded(&r, 0).width(), 1568);
 
-    // A truncated image is an error, as in read_images.
+    // A truncated image that would need scaling is an error, as in read_images.
+    let big = std::fs::read(d.join("large.png")).unwrap();
+    std::fs::write(d.join("cut-big.png"), &big[..big.len() / 2]).unwrap();
+    let r = read(&ctx, "cut-big.png").await;
+    let e = r.error.expect("refused");
+    assert!(
+        e.message.contains("cut-big.png: cannot decode it"),
+        "{}",
+        e.message
+    );
+    // A small one whose header reads goes as the file holds it, and says so
+    // (as read_file sent images before it decoded them).
     let mut png = Vec::new();
     DynamicImage::ImageRgb8(noise(100, 100, 1))
         .write_to(&mut std::io::Cursor::new(&mut png), ImageFormat::Png)
         .unwrap();
-    std::fs::write(d.join("cut.png"), &png[..png.len() / 2]).unwrap();
+    let cut = &png[..png.len() / 2];
+    std::fs::write(d.join("cut.png"), cut).unwrap();
     let r = read(&ctx, "cut.png").await;
-    let e = r.error.expect("refused");
+    assert!(r.is_ok(), "{r:?}");
     assert!(
-        e.message.contains("cut.png: cannot decode it"),
+        r.output.contains(
+            "sent as the file holds it: the decoder could not check it (cannot decode it"
+        ),
         "{}",
-        e.message
+        r.output
+    );
+    assert_eq!(r.metadata["decoded"], false);
+    assert_eq!(r.metadata["width"], 100);
+    assert_eq!(r.images.len(), 1);
+    assert_eq!(
+        base64::engine::general_purpose::STANDARD
+            .decode(&r.images[0].data)
+            .unwrap(),
+        cut
     );
 
     // PDFs: the header, the end marker, the page count.

@@ -305,9 +305,11 @@ async fn bad_arguments_are_explained() {
             json!({"task": "a", "messages": "hi"}),
             "`messages` must be a list",
         ),
+        (json!({"task": "a", "skills": 5}), "`skills` must be a list"),
+        // One string is read as a one-item list, with a note (argument repair).
         (
             json!({"task": "a", "skills": "x"}),
-            "`skills` must be a list",
+            "read as the list [\"x\"]; send a list",
         ),
     ] {
         let (result, _) = call(&tools, "agent", args.clone(), &ctx).await;

@@ -6,9 +6,10 @@
 //! after it are counted with `memchr`. Memory stays bounded whatever the file
 //! size or line length, and the total line count is still exact.
 //!
-//! One concern, though just over 700 lines: one tool and its three readers
-//! (the streaming text scanner, the folder listing, images), which share the
-//! tool's options, its not-found message and its output shape.
+//! One concern, though just over 800 lines: one tool and its readers (the
+//! streaming text scanner, the folder listing, images and PDFs, whose checks
+//! live in `media`), which share the tool's options, its not-found message
+//! and its output shape.
 
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
@@ -36,8 +37,13 @@ pub struct ReadOptions {
     pub max_line_chars: usize,
     /// Output budget in bytes for the numbered lines. Default 50 KiB.
     pub max_output_bytes: usize,
-    /// Largest image or PDF returned, in bytes. Default 10 MiB.
+    /// Largest PDF returned, in bytes. Default 10 MiB.
     pub max_media_bytes: u64,
+    /// Largest image file read, in bytes. Default 50 MiB, as `read_images`
+    /// ([`MAX_FILE_BYTES`](crate::media::MAX_FILE_BYTES)): images are scaled
+    /// down and re-encoded before they are sent, so the file's size is not
+    /// what the model receives.
+    pub max_image_bytes: u64,
 }
 
 impl Default for ReadOptions {
@@ -47,6 +53,7 @@ impl Default for ReadOptions {
             max_line_chars: 2000,
             max_output_bytes: 50 * 1024,
             max_media_bytes: 10 * 1024 * 1024,
+            max_image_bytes: crate::media::MAX_FILE_BYTES,
         }
     }
 }
@@ -61,8 +68,10 @@ const CHUNK_BYTES: usize = 64 * 1024;
 /// Text comes back as numbered lines (`N: text`), 1-based, starting at
 /// `offset` (default 1) for at most `limit` lines (default 2000); very long
 /// lines are cut. The footer says whether the file ended or which `offset`
-/// continues. Images (png, jpeg, gif, webp, bmp) come back as images, scaled
-/// to a long side of at most 1568 px; folders list their entries. Read a file before editing or overwriting it.
+/// continues. Images (png, jpeg, gif, webp, bmp) come back as images, turned
+/// upright by their EXIF orientation and scaled to a long side of at most
+/// 1568 px (an animation's first frame); PDFs come back as documents; folders
+/// list their entries. Read a file before editing or overwriting it.
 ///
 /// # Arguments
 /// * `file_path` - Path of the file or folder (relative to the workspace root, or absolute).
@@ -136,6 +145,9 @@ fn read_blocking(
         Err(e) => return ToolResult::failed(format!("Cannot read {}: {e}", path.display())),
     };
     if let Some(media) = media_type(path) {
+        if media == PDF && !starts_as_pdf(&mut file) {
+            return not_a_pdf(path, file, offset, limit, opts, ledger);
+        }
         return read_media(path, &mut file, media, &meta, opts, ledger);
     }
     if crate::fs::binary::has_binary_extension(path) {
@@ -144,6 +156,40 @@ fn read_blocking(
     match read_text(path, file, offset, limit, opts, ledger) {
         Ok(r) => r,
         Err(e) => ToolResult::failed(format!("Cannot read {}: {e}", path.display())),
+    }
+}
+
+/// Whether `file` starts as a PDF (its first bytes read from the start; the
+/// position is put back at the start).
+fn starts_as_pdf(file: &mut File) -> bool {
+    let mut head = vec![0u8; crate::media::pdf::TAIL_BYTES];
+    let read = file
+        .seek(SeekFrom::Start(0))
+        .and_then(|_| read_full(file, &mut head));
+    let _ = file.seek(SeekFrom::Start(0));
+    read.is_ok_and(|n| crate::media::pdf::starts_as_pdf(&head[..n]))
+}
+
+/// A file named `.pdf` that does not start as one: read as text when it is
+/// text, with a note saying so; else refused, saying why.
+fn not_a_pdf(
+    path: &Path,
+    mut file: File,
+    offset: usize,
+    limit: usize,
+    opts: &ReadOptions,
+    ledger: Option<&FileLedger>,
+) -> ToolResult {
+    let why = "is named .pdf but is not a PDF (it does not start with `%PDF-`)";
+    let read = file
+        .seek(SeekFrom::Start(0))
+        .and_then(|_| read_text(path, file, offset, limit, opts, ledger));
+    match read {
+        Ok(r) if r.is_ok() => r.with_note(format!("{} {why}; it was read as text", path.display())),
+        Ok(_) | Err(_) => ToolResult::failed(format!(
+            "Cannot read {}: it {why}, and it is not text either.",
+            path.display()
+        )),
     }
 }
 
@@ -232,6 +278,9 @@ fn read_dir(target: &Beneath, offset: usize, limit: usize) -> ToolResult {
         .with_metadata("entries", total)
 }
 
+/// The media type of PDF documents.
+const PDF: &str = "application/pdf";
+
 /// The media type of files returned as images or documents, by extension.
 fn media_type(path: &Path) -> Option<&'static str> {
     let ext = path.extension()?.to_str()?.to_ascii_lowercase();
@@ -241,7 +290,7 @@ fn media_type(path: &Path) -> Option<&'static str> {
         "gif" => "image/gif",
         "webp" => "image/webp",
         "bmp" => "image/bmp",
-        "pdf" => "application/pdf",
+        "pdf" => PDF,
         _ => return None,
     })
 }
@@ -254,16 +303,20 @@ fn read_media(
     opts: &ReadOptions,
     ledger: Option<&FileLedger>,
 ) -> ToolResult {
-    if meta.len() > opts.max_media_bytes {
+    let max = if media == PDF {
+        opts.max_media_bytes
+    } else {
+        opts.max_image_bytes
+    };
+    if meta.len() > max {
         return ToolResult::failed(format!(
-            "File {} is too large to return ({} bytes; the limit is {} bytes).",
+            "File {} is too large to return ({} bytes; the limit is {max} bytes).",
             path.display(),
             meta.len(),
-            opts.max_media_bytes
         ));
     }
     let mut bytes = Vec::new();
-    if let Err(e) = file.take(opts.max_media_bytes).read_to_end(&mut bytes) {
+    if let Err(e) = file.take(max).read_to_end(&mut bytes) {
         return ToolResult::failed(format!("Cannot read {}: {e}", path.display()));
     }
     if let Some(l) = ledger {
@@ -275,9 +328,27 @@ fn read_media(
     if media.starts_with("image/") {
         return read_image(path, bytes);
     }
+    if !crate::media::pdf::ends_as_pdf(&bytes) {
+        return ToolResult::failed(format!(
+            "Cannot read {}: the PDF is incomplete (no `%%EOF` marker in its last {} bytes; \
+             the file looks truncated). Providers refuse a broken PDF, so it is not sent.",
+            path.display(),
+            crate::media::pdf::TAIL_BYTES
+        ));
+    }
+    let pages = crate::media::pdf::rough_page_count(&bytes);
+    let mut text = "PDF read successfully".to_owned();
+    if pages > crate::media::pdf::MAX_PAGES {
+        text.push_str(&format!(
+            ". It has about {pages} pages (counted roughly from its page objects); Anthropic reads at most \
+             {} pages of PDF per request and may refuse it: extract the pages needed first.",
+            crate::media::pdf::MAX_PAGES
+        ));
+    }
     let data = base64::engine::general_purpose::STANDARD.encode(&bytes);
     let shown = path.display();
-    ToolResult::ok("PDF read successfully")
+    ToolResult::ok(text)
+        .with_metadata("pages_counted", pages)
         .with_metadata("truncated", false)
         .with_metadata("media_type", media)
         .with_metadata("bytes", bytes.len())
@@ -299,25 +370,57 @@ fn read_media(
 /// it fits and is PNG, JPEG, GIF or WebP; see `media::decode::fit_single`).
 fn read_image(path: &Path, bytes: Vec<u8>) -> ToolResult {
     let len = bytes.len();
-    let fitted = match crate::media::decode::fit_single(bytes, false) {
+    // Kept only for a small image whose header reads (see `sendable_undecoded`),
+    // so that one the decoder refuses can still go as it is.
+    let undecoded = crate::media::decode::sendable_undecoded(&bytes).map(|h| (h, bytes.clone()));
+    let fitted = match crate::media::decode::fit_single(bytes) {
         Ok(f) => f,
         Err(e) => {
-            return ToolResult::failed(format!("Cannot read image {}: {e}", path.display()));
+            let Some(((media_type, width, height), original)) = undecoded else {
+                return ToolResult::failed(format!("Cannot read image {}: {e}", path.display()));
+            };
+            return ToolResult::ok(format!(
+                "Image read successfully (sent as the file holds it: the decoder could not check \
+                 it ({e}), so a provider may refuse it)"
+            ))
+            .with_metadata("truncated", false)
+            .with_metadata("media_type", media_type)
+            .with_metadata("bytes", len)
+            .with_metadata("width", width)
+            .with_metadata("height", height)
+            .with_metadata("decoded", false)
+            .with_long_term_memory(format!(
+                "[image {} ({width}×{height} px) shown on an earlier turn and left out of the history; read it again to see it]",
+                path.display()
+            ))
+            .output_once()
+            .with_image(
+                Image::new(
+                    media_type,
+                    base64::engine::general_purpose::STANDARD.encode(&original),
+                )
+                .with_path(path.display().to_string()),
+            );
         }
     };
     let mut text = "Image read successfully".to_owned();
+    let mut changes = Vec::new();
     if fitted.resized() {
-        text.push_str(&format!(
-            " (scaled from {}×{} to {}×{} px)",
-            fitted.original_width, fitted.original_height, fitted.width, fitted.height
+        changes.push(format!(
+            "scaled from {}×{} to {}×{} px",
+            fitted.original_width, fitted.original_height, fitted.sent.width, fitted.sent.height
         ));
+    }
+    changes.extend(fitted.notes.iter().cloned());
+    if !changes.is_empty() {
+        text.push_str(&format!(" ({})", changes.join("; ")));
     }
     ToolResult::ok(text)
         .with_metadata("truncated", false)
-        .with_metadata("media_type", fitted.media_type)
+        .with_metadata("media_type", fitted.sent.media_type)
         .with_metadata("bytes", len)
-        .with_metadata("width", fitted.width)
-        .with_metadata("height", fitted.height)
+        .with_metadata("width", fitted.sent.width)
+        .with_metadata("height", fitted.sent.height)
         .with_metadata("original_width", fitted.original_width)
         .with_metadata("original_height", fitted.original_height)
         .with_long_term_memory(format!(
@@ -329,8 +432,8 @@ fn read_image(path: &Path, bytes: Vec<u8>) -> ToolResult {
         .output_once()
         .with_image(
             Image::new(
-                fitted.media_type,
-                base64::engine::general_purpose::STANDARD.encode(&fitted.bytes),
+                fitted.sent.media_type,
+                base64::engine::general_purpose::STANDARD.encode(&fitted.sent.bytes),
             )
             .with_path(path.display().to_string()),
         )

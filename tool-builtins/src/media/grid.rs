@@ -3,7 +3,7 @@
 use std::sync::OnceLock;
 
 use ab_glyph::{Font, FontRef, PxScale, ScaleFont, point};
-use image::{DynamicImage, Rgba, RgbaImage, imageops};
+use image::{DynamicImage, GenericImageView as _, RgbImage, Rgba, RgbaImage, imageops};
 
 /// Most images one grid holds.
 pub const MAX_GRID_IMAGES: usize = 16;
@@ -15,6 +15,10 @@ pub const GAP: u32 = 8;
 const GAP_COLOUR: Rgba<u8> = Rgba([255, 255, 255, 255]);
 /// Colour of a cell's letterbox, the part the image does not cover (dark grey).
 const CELL_COLOUR: Rgba<u8> = Rgba([48, 48, 48, 255]);
+/// The checkerboard under transparent images: light grey and white squares
+/// of [`CHECKER`] px, so dark art on a transparent background stays visible.
+const CHECKER_COLOURS: [Rgba<u8>; 2] = [Rgba([255, 255, 255, 255]), Rgba([214, 214, 214, 255])];
+const CHECKER: u32 = 8;
 /// The index badge: black box, white digits.
 const BADGE_COLOUR: Rgba<u8> = Rgba([0, 0, 0, 255]);
 const DIGIT_COLOUR: [u8; 3] = [255, 255, 255];
@@ -73,9 +77,29 @@ impl Layout {
     }
 }
 
-/// Composes `images` (already fitted to the cell) into one canvas of
-/// `layout`, each centred in its cell and numbered 1, 2, … in its top-left corner.
-pub(crate) fn compose(layout: Layout, images: &[DynamicImage]) -> RgbaImage {
+/// `image` (already fitted to a cell of side `cell`) enlarged by the largest
+/// whole factor that still fits, with nearest-neighbour sampling, when that
+/// factor is 2 or more: a 16 × 16 icon fills a 300 px cell as 288 × 288 sharp
+/// squares instead of a speck, and stays pixel-exact (the text gives its real
+/// size). Larger images are returned as they are: enlarging by a fraction
+/// would blur them and add nothing the model can read.
+pub(crate) fn enlarge(image: DynamicImage, cell: u32) -> DynamicImage {
+    let long = image.width().max(image.height()).max(1);
+    let factor = cell / long;
+    if factor < 2 {
+        return image;
+    }
+    image.resize_exact(
+        image.width() * factor,
+        image.height() * factor,
+        imageops::FilterType::Nearest,
+    )
+}
+
+/// Composes `images` (already fitted to the cell) into one opaque canvas of
+/// `layout`, each centred in its cell and numbered 1, 2, … in its top-left
+/// corner; transparent parts of an image show a light checkerboard.
+pub(crate) fn compose(layout: Layout, images: &[DynamicImage]) -> RgbImage {
     let mut canvas = RgbaImage::from_pixel(layout.width(), layout.height(), GAP_COLOUR);
     for (i, image) in images.iter().enumerate() {
         let Ok(index) = u32::try_from(i) else { break };
@@ -87,6 +111,18 @@ pub(crate) fn compose(layout: Layout, images: &[DynamicImage]) -> RgbaImage {
         }
         let dx = (layout.cell.saturating_sub(image.width())) / 2;
         let dy = (layout.cell.saturating_sub(image.height())) / 2;
+        if image.color().has_alpha() && image.pixels().any(|(_, _, p)| p.0[3] < 255) {
+            let (w, h) = (
+                image.width().min(layout.cell),
+                image.height().min(layout.cell),
+            );
+            for py in 0..h {
+                for px in 0..w {
+                    let square = ((px / CHECKER) + (py / CHECKER)) % 2;
+                    canvas.put_pixel(x + dx + px, y + dy + py, CHECKER_COLOURS[square as usize]);
+                }
+            }
+        }
         imageops::overlay(
             &mut canvas,
             &image.to_rgba8(),
@@ -95,7 +131,14 @@ pub(crate) fn compose(layout: Layout, images: &[DynamicImage]) -> RgbaImage {
         );
         draw_badge(&mut canvas, x, y, layout.cell, index + 1);
     }
-    canvas
+    DynamicImage::ImageRgba8(canvas).to_rgb8()
+}
+
+/// The colour at `(x, y)` of a composed canvas, for tests.
+#[cfg(test)]
+fn at(canvas: &RgbImage, x: u32, y: u32) -> [u8; 4] {
+    let image::Rgb([r, g, b]) = *canvas.get_pixel(x, y);
+    [r, g, b, 255]
 }
 
 fn font() -> Option<&'static FontRef<'static>> {
@@ -233,14 +276,49 @@ mod tests {
         let red = DynamicImage::ImageRgba8(RgbaImage::from_pixel(500, 500, Rgba([255, 0, 0, 255])));
         let canvas = compose(layout, &[red.clone(), red]);
         // Gap, then the badge box, then red image pixels away from the corner.
-        assert_eq!(canvas.get_pixel(0, 0).0, GAP_COLOUR.0);
-        assert_eq!(canvas.get_pixel(8 + 5, 8 + 5).0, BADGE_COLOUR.0);
-        assert_eq!(canvas.get_pixel(8 + 250, 8 + 250).0, [255, 0, 0, 255]);
+        assert_eq!(at(&canvas, 0, 0), GAP_COLOUR.0);
+        assert_eq!(at(&canvas, 8 + 5, 8 + 5), BADGE_COLOUR.0);
+        assert_eq!(at(&canvas, 8 + 250, 8 + 250), [255, 0, 0, 255]);
         // Some white digit pixels inside the first badge.
         let white = (8..60)
             .flat_map(|y| (8..60).map(move |x| (x, y)))
-            .filter(|&(x, y)| canvas.get_pixel(x, y).0 == [255, 255, 255, 255])
+            .filter(|&(x, y)| at(&canvas, x, y) == [255, 255, 255, 255])
             .count();
         assert!(white > 20, "digit pixels drawn: {white}");
+    }
+}
+
+#[cfg(test)]
+mod more_tests {
+    use super::*;
+
+    #[test]
+    fn transparent_images_sit_on_a_checkerboard_and_tiny_ones_are_enlarged() {
+        let layout = Layout::for_count(2).unwrap();
+        // A black square on a transparent 20 × 20 image.
+        let logo = RgbaImage::from_fn(20, 20, |x, y| {
+            if (5..15).contains(&x) && (5..15).contains(&y) {
+                Rgba([0, 0, 0, 255])
+            } else {
+                Rgba([0, 0, 0, 0])
+            }
+        });
+        let big = enlarge(DynamicImage::ImageRgba8(logo), layout.cell);
+        assert_eq!((big.width(), big.height()), (500, 500), "factor 25");
+        let canvas = compose(layout, &[big.clone(), big]);
+        // Transparent corner: the checkerboard's two colours, not the dark letterbox.
+        let (x, y) = layout.cell_origin(1);
+        assert_eq!(at(&canvas, x + 100, y + 2), CHECKER_COLOURS[0].0);
+        assert_eq!(at(&canvas, x + 100 + CHECKER, y + 2), CHECKER_COLOURS[1].0);
+        // The opaque black square, enlarged 25 times with sharp edges.
+        assert_eq!(at(&canvas, x + 5 * 25, y + 5 * 25), [0, 0, 0, 255]);
+        assert_eq!(
+            at(&canvas, x + 15 * 25 - 1, y + 15 * 25 - 1),
+            [0, 0, 0, 255]
+        );
+        assert_ne!(at(&canvas, x + 15 * 25, y + 15 * 25), [0, 0, 0, 255]);
+        // An image too large to double is left as it is.
+        let photo = DynamicImage::ImageRgb8(RgbImage::new(300, 200));
+        assert_eq!(enlarge(photo, 500).width(), 300);
     }
 }

@@ -13,11 +13,25 @@
 //!
 //! Bounds, since the model chooses the inputs: at most [`MAX_PATHS`] entries
 //! in `paths`, at most [`MAX_FILES`] files after expanding globs, files of at
-//! most [`MAX_FILE_BYTES`] bytes, images of at most
-//! [`MAX_PIXELS`] pixels (checked from the header before
-//! decoding, with the decoder's allocation limit set: no decompression bomb),
-//! [`MAX_GRID_IMAGES`] per grid, and [`SEPARATE_BUDGET_BYTES`] of images per
-//! `separate` call.
+//! most [`MAX_FILE_BYTES`] bytes, images of at most [`MAX_PIXELS`] pixels and
+//! [`MAX_DECODED_BYTES`] decoded (checked from the header before decoding,
+//! with the decoder's allocation limit set: no decompression bomb), at most
+//! [`DECODE_BUDGET_BYTES`] of decodes in flight in the process (threads wait
+//! for their share), [`MAX_GRID_IMAGES`] per grid, every image sent within
+//! [`MAX_IMAGE_BASE64`] of base64 (Anthropic's 5 MB; a grid or image over it
+//! goes as JPEG with the quality stepped down, and the text says so), and
+//! [`SEPARATE_BUDGET_BASE64`] of images per `separate` call.
+//!
+//! The grid: each image is scaled down into its cell (aspect ratio kept,
+//! letterboxed in dark grey); transparent parts show a light checkerboard so
+//! that dark art on a transparent background stays visible; an image at most
+//! half the cell's side is enlarged by a whole factor with nearest-neighbour
+//! sampling (sharp pixels, no blur); larger ones are not enlarged.
+//!
+//! Names in the text are shown as they are, or quoted with escapes when they
+//! hold control characters, so no file name can forge an index line.
+//! Matches of a glob come in natural order (`b2` before `b10`, a small
+//! comparator, `natural_cmp`).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -33,8 +47,11 @@ use crate::fs::workspace::{Workspace, workspace_of};
 
 pub mod decode;
 pub mod grid;
+pub(crate) mod pdf;
 
-pub use decode::{MAX_LONG_SIDE, MAX_PIXELS};
+pub use decode::{
+    DECODE_BUDGET_BYTES, MAX_DECODED_BYTES, MAX_IMAGE_BASE64, MAX_LONG_SIDE, MAX_PIXELS,
+};
 pub use grid::{GAP, Layout, MAX_GRID_IMAGES};
 
 /// Most entries (paths or globs) in one call's `paths`.
@@ -46,11 +63,12 @@ pub const MAX_FILES: usize = 64;
 /// Largest image file read, in bytes: 50 MiB.
 pub const MAX_FILE_BYTES: u64 = 50 * 1024 * 1024;
 
-/// Most bytes of images one `layout: separate` call returns, encoded: 20 MiB,
-/// the smallest request limit among the providers (Gemini API, "Image
-/// understanding": inline data up to 20 MB per request). Images past it are
-/// listed as not sent, with the reason.
-pub const SEPARATE_BUDGET_BYTES: usize = 20 * 1024 * 1024;
+/// Most base64 text of images one `layout: separate` call returns:
+/// 20 000 000 characters (15 MB of image bytes), the smallest request limit
+/// among the providers (Gemini API, "Image understanding": inline data up to
+/// 20 MB per request, counted on the base64 the request carries). Images
+/// past it are listed as not sent, with the reason.
+pub const SEPARATE_BUDGET_BASE64: usize = 20_000_000;
 
 /// How `read_images` returns the images.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
@@ -68,10 +86,18 @@ pub enum ImageLayout {
 /// `grid` (the default) composes up to 16 images into one picture, each in a
 /// numbered cell (1, 2, 3 … in the top-left corner); the text maps each
 /// number to its file, size and original dimensions. `separate` returns each
-/// image on its own, scaled to a long side of at most 1568 px (up to 20 MiB in
-/// all). PNG, JPEG, GIF (first frame), WebP and BMP; a file that cannot be
+/// image on its own, scaled to a long side of at most 1568 px (up to 20 MB of
+/// base64 in all). PNG, JPEG, GIF and WebP (first frame of an animation) and
+/// BMP, turned upright by their EXIF orientation; a file that cannot be
 /// decoded is listed as skipped and the others still come back. One image is
 /// returned as `read_file` returns it.
+///
+/// Globs: a pattern without `/` matches file names at any depth
+/// (`*.png`), one with `/` matches paths from the root (`shots/*.png`);
+/// files ignored by `.gitignore` are left out; the matches come in natural
+/// order (`b2` before `b10`). A path that exists is read as it is even if it
+/// holds glob characters (`app/[id]/page.png`). A file named twice is read
+/// once (the text says so). A path outside the workspace fails the whole call.
 ///
 /// # Arguments
 /// * `paths` - Image paths or glob patterns (e.g. `screenshots/*.png`), relative to the workspace root or absolute.
@@ -131,6 +157,8 @@ struct Info {
     width: u32,
     height: u32,
     format: &'static str,
+    /// What was done beyond scaling (EXIF rotation, first frame, re-encoding).
+    notes: Vec<String>,
 }
 
 #[allow(
@@ -143,7 +171,8 @@ fn read_blocking(ctx: &ToolContext, paths: &[String], layout: ImageLayout) -> To
         Err(e) => return ToolResult::from(e),
     };
     let mut skipped: Vec<(String, String)> = Vec::new();
-    let entries = match expand(ctx, &ws, paths, &mut skipped) {
+    let mut duplicates = 0;
+    let entries = match expand(ctx, &ws, paths, &mut skipped, &mut duplicates) {
         Ok(e) => e,
         Err(r) => return r,
     };
@@ -201,11 +230,12 @@ fn read_blocking(ctx: &ToolContext, paths: &[String], layout: ImageLayout) -> To
         let mut spent = 0usize;
         let mut over_budget = Vec::new();
         for (shown, fitted, info, abs) in singles {
-            if spent + fitted.bytes.len() > SEPARATE_BUDGET_BYTES && !sent.is_empty() {
+            let base64_len = fitted.sent.bytes.len().div_ceil(3) * 4;
+            if spent + base64_len > SEPARATE_BUDGET_BASE64 && !sent.is_empty() {
                 over_budget.push(shown);
                 continue;
             }
-            spent += fitted.bytes.len();
+            spent += base64_len;
             sent.push((shown, fitted, info, abs));
         }
         let head = if sent.len() == 1 && over_budget.is_empty() {
@@ -222,29 +252,32 @@ fn read_blocking(ctx: &ToolContext, paths: &[String], layout: ImageLayout) -> To
             let n = i + 1;
             listing.push_str(&format!("\n{n}: {}", describe(shown, info)));
             if fitted.resized() {
-                listing.push_str(&format!(", sent at {}×{}", fitted.width, fitted.height));
+                listing.push_str(&format!(
+                    ", sent at {}×{}",
+                    fitted.sent.width, fitted.sent.height
+                ));
             }
             images_json.push(image_json(
                 n,
                 shown,
                 info,
-                Some((fitted.width, fitted.height)),
+                Some((fitted.sent.width, fitted.sent.height)),
             ));
             result = result.with_image(
                 Image::new(
-                    fitted.media_type,
-                    base64::engine::general_purpose::STANDARD.encode(&fitted.bytes),
+                    fitted.sent.media_type,
+                    base64::engine::general_purpose::STANDARD.encode(&fitted.sent.bytes),
                 )
                 .with_path(abs.display().to_string()),
             );
         }
         if !over_budget.is_empty() {
             listing.push_str(&format!(
-                "\nNot sent, over the {} MiB budget of one call (read them in another call):",
-                SEPARATE_BUDGET_BYTES / (1024 * 1024)
+                "\nNot sent, over the {} MB of base64 one call returns (read them in another call):",
+                SEPARATE_BUDGET_BASE64 / 1_000_000
             ));
             for shown in &over_budget {
-                listing.push_str(&format!("\n- {shown}"));
+                listing.push_str(&format!("\n- {}", escaped(shown)));
             }
         }
         result = result
@@ -264,7 +297,7 @@ fn read_blocking(ctx: &ToolContext, paths: &[String], layout: ImageLayout) -> To
         let images: Vec<DynamicImage> = cells.iter().map(|(_, im, _)| im.clone()).collect();
         let canvas = grid::compose(grid_layout, &images);
         drop(images);
-        let (bytes, media_type) = match decode::encode(&DynamicImage::ImageRgba8(canvas), false) {
+        let encoded = match decode::encode(&DynamicImage::ImageRgb8(canvas), false) {
             Ok(b) => b,
             Err(e) => return ToolResult::failed(e),
         };
@@ -279,6 +312,9 @@ fn read_blocking(ctx: &ToolContext, paths: &[String], layout: ImageLayout) -> To
             if grid_layout.rows == 1 { "" } else { "s" },
             grid_layout.cell
         ));
+        if let Some(note) = &encoded.note {
+            listing.push_str(&format!(" The grid is {note}."));
+        }
         for (i, (shown, _, info)) in cells.iter().enumerate() {
             let n = i + 1;
             listing.push_str(&format!("\n{n}: {}", describe(shown, info)));
@@ -286,8 +322,8 @@ fn read_blocking(ctx: &ToolContext, paths: &[String], layout: ImageLayout) -> To
         }
         result = ToolResult::ok("")
             .with_image(Image::new(
-                media_type,
-                base64::engine::general_purpose::STANDARD.encode(&bytes),
+                encoded.media_type,
+                base64::engine::general_purpose::STANDARD.encode(&encoded.bytes),
             ))
             .with_metadata("layout", "grid")
             .with_metadata("width", grid_layout.width())
@@ -295,7 +331,13 @@ fn read_blocking(ctx: &ToolContext, paths: &[String], layout: ImageLayout) -> To
             .with_metadata("columns", grid_layout.cols)
             .with_metadata("rows", grid_layout.rows)
             .with_metadata("cell", grid_layout.cell)
-            .with_metadata("bytes", bytes.len());
+            .with_metadata("bytes", encoded.bytes.len());
+    }
+    if duplicates > 0 {
+        listing.push_str(&format!(
+            "\n{duplicates} duplicate path{} (the same file named again, or matched by two patterns) given once.",
+            if duplicates == 1 { "" } else { "s" }
+        ));
     }
     if !skipped.is_empty() {
         listing.push_str(&format!(
@@ -317,10 +359,35 @@ fn read_blocking(ctx: &ToolContext, paths: &[String], layout: ImageLayout) -> To
 }
 
 fn describe(shown: &str, info: &Info) -> String {
-    format!(
-        "{shown} ({} bytes, {}×{} {})",
-        info.bytes, info.width, info.height, info.format
-    )
+    let mut text = format!(
+        "{} ({} bytes, {}×{} {}",
+        escaped(shown),
+        info.bytes,
+        info.width,
+        info.height,
+        info.format
+    );
+    for note in &info.notes {
+        text.push_str("; ");
+        text.push_str(note);
+    }
+    text.push(')');
+    text
+}
+
+/// A path as the text shows it: as it is, or quoted with Rust's
+/// `escape_debug` escapes when it holds a control character or a line or
+/// paragraph separator, so that no file name can start a line of its own
+/// (and forge an index line) or hide behind escape sequences.
+pub(crate) fn escaped(shown: &str) -> String {
+    if shown
+        .chars()
+        .any(|c| c.is_control() || matches!(c, '\u{2028}' | '\u{2029}' | '"'))
+    {
+        format!("\"{}\"", shown.escape_debug())
+    } else {
+        shown.to_owned()
+    }
 }
 
 fn image_json(n: usize, shown: &str, info: &Info, sent: Option<(u32, u32)>) -> Value {
@@ -341,7 +408,7 @@ fn image_json(n: usize, shown: &str, info: &Info, sent: Option<(u32, u32)>) -> V
 
 fn push_skipped_lines(text: &mut String, skipped: &[(String, String)]) {
     for (shown, why) in skipped {
-        text.push_str(&format!("\n- {shown}: {why}"));
+        text.push_str(&format!("\n- {}: {why}", escaped(shown)));
     }
 }
 
@@ -366,12 +433,17 @@ fn expand(
     ws: &Workspace,
     paths: &[String],
     skipped: &mut Vec<(String, String)>,
+    duplicates: &mut usize,
 ) -> Result<Vec<Entry>, ToolResult> {
     let threads = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
     let mut wanted: Vec<(String, String)> = Vec::new();
     for p in paths {
         let pattern = p.trim();
-        let is_glob = pattern.split('/').any(crate::search::has_glob_syntax);
+        // An existing file or folder named with glob characters
+        // (`app/[id]/page.png`) is that file, not a pattern.
+        let exists =
+            || crate::roots::resolve_for_read(ctx, ws, p).is_ok_and(|b| b.file_type().is_some());
+        let is_glob = pattern.split('/').any(crate::search::has_glob_syntax) && !exists();
         if !is_glob {
             wanted.push((p.clone(), p.clone()));
             continue;
@@ -384,6 +456,8 @@ fn expand(
         if files.is_empty() {
             skipped.push((p.clone(), "no file matches this pattern".to_owned()));
         }
+        let mut files = files;
+        files.sort_by(|a, b| natural_cmp(&a.to_string_lossy(), &b.to_string_lossy()));
         for f in files {
             let shown = ws.relative(&f).display().to_string();
             wanted.push((shown, f.to_string_lossy().into_owned()));
@@ -397,6 +471,7 @@ fn expand(
         let target = crate::roots::resolve_for_read(ctx, ws, &path)
             .map_err(|e| ToolResult::from(ToolError::from(e)))?;
         if entries.iter().any(|e| e.target.path == target.path) {
+            *duplicates += 1;
             continue;
         }
         let shown = if std::path::Path::new(&shown).is_absolute() {
@@ -407,6 +482,43 @@ fn expand(
         entries.push(Entry { shown, target });
     }
     Ok(entries)
+}
+
+/// Orders paths as people number files: runs of digits compare by value
+/// (`b2` before `b10`), the rest character by character; equal values with
+/// different spellings (`b01`, `b1`) fall back to plain text order.
+pub(crate) fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
+    use std::cmp::Ordering;
+    let (mut x, mut y) = (a.as_bytes(), b.as_bytes());
+    loop {
+        match (x.first(), y.first()) {
+            (None, None) => return a.cmp(b),
+            (None, Some(_)) => return Ordering::Less,
+            (Some(_), None) => return Ordering::Greater,
+            (Some(c), Some(d)) if c.is_ascii_digit() && d.is_ascii_digit() => {
+                let run = |s: &[u8]| s.iter().take_while(|c| c.is_ascii_digit()).count();
+                let (m, n) = (run(x), run(y));
+                let trim = |s: &[u8]| {
+                    let zeros = s.iter().take_while(|&&c| c == b'0').count();
+                    s[zeros..].to_vec()
+                };
+                let (p, q) = (trim(&x[..m]), trim(&y[..n]));
+                let by_value = p.len().cmp(&q.len()).then_with(|| p.cmp(&q));
+                if by_value != Ordering::Equal {
+                    return by_value;
+                }
+                x = &x[m..];
+                y = &y[n..];
+            }
+            (Some(c), Some(d)) => {
+                if c != d {
+                    return c.cmp(d);
+                }
+                x = &x[1..];
+                y = &y[1..];
+            }
+        }
+    }
 }
 
 fn too_many(n: usize) -> ToolResult {
@@ -504,14 +616,22 @@ fn read_cell(entry: &Entry, side: u32) -> Outcome {
         Ok(d) => d,
         Err(e) => return Outcome::Skipped(e),
     };
+    let mut notes = Vec::new();
+    if decoded.orientation != image::metadata::Orientation::NoTransforms {
+        notes.push("turned upright by its EXIF orientation".to_owned());
+    }
+    if decoded.animated {
+        notes.push("animated: first frame only".to_owned());
+    }
     let info = Info {
         bytes: bytes.len() as u64,
         width: decoded.width,
         height: decoded.height,
         format: decode::format_name(decoded.format),
+        notes,
     };
     drop(bytes);
-    let image = decode::fit(&decoded.image, side, side).unwrap_or(decoded.image);
+    let image = grid::enlarge(decoded.fitted(side, side), side);
     Outcome::Cell { image, info }
 }
 
@@ -521,13 +641,14 @@ fn read_single(entry: &Entry) -> Outcome {
         Err(e) => return Outcome::Skipped(e),
     };
     let len = bytes.len() as u64;
-    match decode::fit_single(bytes, true) {
+    match decode::fit_single(bytes) {
         Ok(fitted) => {
             let info = Info {
                 bytes: len,
                 width: fitted.original_width,
                 height: fitted.original_height,
                 format: decode::format_name(fitted.format),
+                notes: fitted.notes.clone(),
             };
             Outcome::Single { fitted, info }
         }

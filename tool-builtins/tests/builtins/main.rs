@@ -25,6 +25,7 @@ mod multi_edit;
 mod patch;
 mod read;
 mod read_images;
+mod read_images_edges;
 mod registry;
 mod util;
 mod workspace;

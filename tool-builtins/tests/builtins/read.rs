@@ -1,7 +1,6 @@
 //! Black-box tests of `read` (moved from `read.rs`).
 
 use crate::util::*;
-use base64::Engine as _;
 use std::fmt::Write as _;
 use tool_builtins::read::*;
 use tool_builtins::*;
@@ -144,8 +143,10 @@ async fn directories_list_entries() {
 
 #[tokio::test]
 async fn images_come_back_as_images() {
-    let png = base64::engine::general_purpose::STANDARD
-        .decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgAAACAAEA4iG8MwAAAABJRU5ErkJggg==")
+    // A real 1 × 1 PNG (images are decoded now: a corrupt one is an error).
+    let mut png = Vec::new();
+    image::DynamicImage::ImageRgba8(image::RgbaImage::new(1, 1))
+        .write_to(&mut std::io::Cursor::new(&mut png), image::ImageFormat::Png)
         .unwrap();
     let (_d, ctx) = setup(&[("image.png", &png)]);
     let r = read(&ctx, "image.png", None, None).await;

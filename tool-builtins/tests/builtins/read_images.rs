@@ -13,7 +13,7 @@ fn solid(path: &Path, w: u32, h: u32, colour: [u8; 3]) {
     img.save(path).unwrap();
 }
 
-fn workspace() -> (tempfile::TempDir, ToolContext) {
+pub(super) fn workspace() -> (tempfile::TempDir, ToolContext) {
     let dir = tempfile::tempdir().unwrap();
     let ctx = tool_builtins::context(dir.path()).unwrap();
     (dir, ctx)
@@ -29,14 +29,18 @@ fn colour(i: usize) -> [u8; 3] {
     ]
 }
 
-fn decoded(r: &ToolResult, n: usize) -> DynamicImage {
+pub(super) fn decoded(r: &ToolResult, n: usize) -> DynamicImage {
     let bytes = base64::engine::general_purpose::STANDARD
         .decode(&r.images[n].data)
         .unwrap();
     image::load_from_memory(&bytes).unwrap()
 }
 
-async fn call(ctx: &ToolContext, paths: &[&str], layout: Option<ImageLayout>) -> ToolResult {
+pub(super) async fn call(
+    ctx: &ToolContext,
+    paths: &[&str],
+    layout: Option<ImageLayout>,
+) -> ToolResult {
     read_images(ctx, paths.iter().map(|p| (*p).to_owned()).collect(), layout).await
 }
 

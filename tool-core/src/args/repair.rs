@@ -12,6 +12,8 @@
 //! - a single wrapper key `arguments`, `parameters` or `input` holding an
 //!   object, when the tool has no parameter of that name → unwrapped (at most two levels);
 //! - a string holding JSON for a parameter whose schema is an object or array → parsed once;
+//! - any other string for a parameter whose schema is an array of strings
+//!   (`"paths": "a.png"` for a list of paths) → a list of that one string;
 //! - a string holding a whole number for an integer parameter, a JSON number
 //!   (`"5"`, `"2.5"`, `"1e3"`) for a number parameter, or `true` / `false`
 //!   for a boolean one → converted.
@@ -61,6 +63,8 @@ pub enum RepairKind {
     NumberFromString,
     /// `"true"`/`"false"` for a boolean parameter.
     BooleanFromString,
+    /// One string for an array-of-strings parameter, read as a one-item list.
+    StringAsList,
 }
 
 impl RepairKind {
@@ -75,6 +79,7 @@ impl RepairKind {
             Self::IntegerFromString => "integer_from_string",
             Self::NumberFromString => "number_from_string",
             Self::BooleanFromString => "boolean_from_string",
+            Self::StringAsList => "string_as_list",
         }
     }
 }
@@ -285,7 +290,10 @@ pub(crate) fn prepare(
     for (name, v) in &mut map {
         if let Value::String(s) = v
             && let Some(t) = types.types.get(name)
-            && let Some(repair) = repair_string(name, s, *t)
+            && let Some(repair) = repair_string(name, s, *t).or_else(|| {
+                let items = types.schema_of(name)?.get("items")?;
+                string_as_list(name, s, *t, JsonTypes::of(items, types.parameters(), 0))
+            })
         {
             *v = repair.0;
             repairs.push(repair.1);
@@ -348,6 +356,36 @@ fn repair_string(name: &str, s: &str, t: JsonTypes) -> Option<(Value, ArgumentRe
         ));
     }
     None
+}
+
+/// A string sent for a parameter that only takes an array whose items are
+/// strings (and only strings): that string as a one-item list, noted.
+fn string_as_list(
+    name: &str,
+    s: &str,
+    t: JsonTypes,
+    items: JsonTypes,
+) -> Option<(Value, ArgumentRepair)> {
+    let only_array = t.array && !(t.any || t.string || t.object);
+    let only_strings = items.string
+        && !(items.any
+            || items.array
+            || items.object
+            || items.integer
+            || items.number
+            || items.boolean);
+    if !(only_array && only_strings) {
+        return None;
+    }
+    let list = Value::Array(vec![Value::String(s.to_owned())]);
+    let note = format!(
+        "argument `{name}` was given as the string {} and read as the list {list}; send a list",
+        quoted(s)
+    );
+    Some((
+        list,
+        ArgumentRepair::new(RepairKind::StringAsList, Some(name), note),
+    ))
 }
 
 /// `"42"` / `"-7"` → a JSON integer; anything else (`"12abc"`, `"1.5"`, `" 4"`) → `None`.
@@ -615,6 +653,17 @@ mod tests {
             [
                 "argument `tags` was given as a string holding JSON and read as the array it holds; send the array itself"
             ]
+        );
+        assert_eq!(
+            notes(ToolArgs::Value(json!({"tags": "x.png"}))),
+            [
+                "argument `tags` was given as the string \"x.png\" and read as the list [\"x.png\"]; send a list"
+            ]
+        );
+        let (r, k) = run(ToolArgs::Value(json!({"tags": "a b"})));
+        assert_eq!(
+            (r.unwrap()["tags"].clone(), k),
+            (json!(["a b"]), vec!["string_as_list"])
         );
         assert_eq!(
             notes(ToolArgs::Value(json!({"timeout": "2.5"}))),

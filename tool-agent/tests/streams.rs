@@ -211,6 +211,76 @@ async fn openai_chat_non_streaming_answer() {
 }
 
 #[tokio::test]
+async fn anthropic_and_responses_non_streaming_answers() {
+    let anthropic = json!({
+        "type": "message", "role": "assistant", "stop_reason": "tool_use",
+        "content": [
+            {"type": "text", "text": "Looking."},
+            {"type": "tool_use", "id": "toolu_1", "name": "read_file", "input": {"file_path": "a.md"}}
+        ],
+        "usage": {"input_tokens": 11, "output_tokens": 3}
+    });
+    let responses = json!({
+        "id": "resp_1", "status": "completed",
+        "output": [
+            {"type": "message", "content": [{"type": "output_text", "text": "Done soon."}]},
+            {"type": "function_call", "call_id": "call_9", "name": "glob_files", "arguments": "{\"pattern\":\"*.md\"}"}
+        ],
+        "usage": {"input_tokens": 21, "output_tokens": 4}
+    });
+    let server = serve(vec![
+        Canned::json(200, &anthropic.to_string()),
+        Canned::json(200, &responses.to_string()),
+    ])
+    .await;
+    let a = AnthropicClient::new("m")
+        .base_url(&server.base_url)
+        .api_key("k")
+        .streaming(false);
+    let r = OpenAiResponsesClient::new("m")
+        .base_url(&server.base_url)
+        .streaming(false);
+    for (client, said, call, usage, stop) in [
+        (
+            &a as &dyn ModelClient,
+            "Looking.",
+            ("read_file", json!({"file_path": "a.md"})),
+            (11, 3),
+            "tool_use",
+        ),
+        (
+            &r,
+            "Done soon.",
+            ("glob_files", json!({"pattern": "*.md"})),
+            (21, 4),
+            "completed",
+        ),
+    ] {
+        let events = collect(client, ToolChoice::Auto).await.unwrap();
+        assert_eq!(text(&events), said);
+        let calls = calls(&events);
+        assert_eq!(calls.len(), 1);
+        assert_eq!(calls[0].name, call.0);
+        // Chat-style arguments arrive as the JSON text the model wrote; Anthropic's as a value.
+        let got = match &calls[0].arguments {
+            ToolArgs::Text(t) => serde_json::from_str(t).unwrap(),
+            ToolArgs::Value(v) => v.clone(),
+        };
+        assert_eq!(got, call.1);
+        assert!(events.contains(&StreamEvent::Usage(Usage {
+            input_tokens: usage.0,
+            output_tokens: usage.1
+        })));
+        assert_eq!(
+            events.last(),
+            Some(&StreamEvent::Finished {
+                stop_reason: Some(stop.into())
+            })
+        );
+    }
+}
+
+#[tokio::test]
 async fn rate_limits_are_retried_after_the_servers_wait() {
     let server = serve(vec![
         Canned::json(429, r#"{"error":{"message":"slow down"}}"#).header("retry-after", "0.05"),

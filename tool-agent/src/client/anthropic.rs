@@ -4,12 +4,12 @@
 use serde_json::{Value, json};
 use tool_core::format::{Format, ToolCall, render_result};
 
-use super::http::Transport;
+use super::http::{Transport, WholeShape, whole_answer};
 use super::{HttpOptions, ModelClient, SendFuture, env, http_builder};
 use crate::assemble::AnthropicAssembler;
 use crate::error::ModelError;
 use crate::message::{
-    Message, ModelRequest, StreamEvent, ToolChoice, Usage, arguments_object, rendering_for,
+    Message, ModelRequest, StreamEvent, ToolChoice, arguments_object, rendering_for,
 };
 
 /// Default base URL when neither an argument nor `ANTHROPIC_BASE_URL` gives one.
@@ -152,28 +152,22 @@ pub(crate) fn anthropic_whole(body: &Value) -> Result<Vec<StreamEvent>, ModelErr
             crate::error::clip(&body.to_string())
         )));
     };
-    let mut events: Vec<StreamEvent> = content
+    let events: Vec<StreamEvent> = content
         .iter()
         .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
         .filter_map(|b| b.get("text").and_then(Value::as_str))
         .map(|t| StreamEvent::TextDelta(t.to_owned()))
         .collect();
-    let calls = ToolCall::parse(Format::Anthropic { strict: false }, body)
-        .map_err(|e| ModelError::malformed(e.to_string()))?;
-    events.extend(calls.into_iter().map(StreamEvent::ToolCall));
-    if let Some(u) = body.get("usage") {
-        events.push(StreamEvent::Usage(Usage {
-            input_tokens: crate::assemble::count(u, "/input_tokens"),
-            output_tokens: crate::assemble::count(u, "/output_tokens"),
-        }));
-    }
-    events.push(StreamEvent::Finished {
-        stop_reason: body
-            .get("stop_reason")
-            .and_then(Value::as_str)
-            .map(str::to_owned),
-    });
-    Ok(events)
+    whole_answer(
+        body,
+        body,
+        events,
+        &WholeShape {
+            format: Format::Anthropic { strict: false },
+            usage: ["/input_tokens", "/output_tokens"],
+            stop_reason: "/stop_reason",
+        },
+    )
 }
 
 impl ModelClient for AnthropicClient {

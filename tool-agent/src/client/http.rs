@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use futures_util::StreamExt;
 use serde_json::Value;
+use tool_core::format::Format;
 
 use super::{EventStream, HttpOptions, SendFuture};
 use crate::assemble::Assembler;
@@ -255,6 +256,47 @@ fn with_transport(e: ModelError, cause: &(dyn std::error::Error + Send + Sync)) 
         ),
         _ => e,
     }
+}
+
+/// Where a provider's whole (not streamed) answer keeps what every answer
+/// has besides its text.
+pub(crate) struct WholeShape {
+    /// The format whose `ToolCall::parse` reads the calls.
+    pub(crate) format: Format,
+    /// JSON pointers of the input and output token counts inside `usage`.
+    pub(crate) usage: [&'static str; 2],
+    /// JSON pointer of the stop reason in the body.
+    pub(crate) stop_reason: &'static str,
+}
+
+/// The events of a whole answer `body`: the `text` events given, then the
+/// calls found in `calls_in` (the body or the part of it holding them), the
+/// usage and the end, as `shape` says where they are.
+///
+/// # Errors
+/// `malformed` when the calls cannot be parsed.
+pub(crate) fn whole_answer(
+    body: &Value,
+    calls_in: &Value,
+    mut events: Vec<StreamEvent>,
+    shape: &WholeShape,
+) -> Result<Vec<StreamEvent>, ModelError> {
+    let calls = tool_core::format::ToolCall::parse(shape.format, calls_in)
+        .map_err(|e| ModelError::malformed(e.to_string()))?;
+    events.extend(calls.into_iter().map(StreamEvent::ToolCall));
+    if let Some(u) = body.get("usage") {
+        events.push(StreamEvent::Usage(crate::message::Usage {
+            input_tokens: crate::assemble::count(u, shape.usage[0]),
+            output_tokens: crate::assemble::count(u, shape.usage[1]),
+        }));
+    }
+    events.push(StreamEvent::Finished {
+        stop_reason: body
+            .pointer(shape.stop_reason)
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+    });
+    Ok(events)
 }
 
 /// Events of a whole answer: text, then calls, usage and the end.

@@ -5,12 +5,12 @@
 use serde_json::{Value, json};
 use tool_core::format::{Format, ToolCall, render_result};
 
-use super::http::Transport;
+use super::http::{Transport, WholeShape, whole_answer};
 use super::{HttpOptions, ModelClient, SendFuture, env, http_builder};
 use crate::assemble::OpenAiChatAssembler;
 use crate::error::ModelError;
 use crate::message::{
-    Message, ModelRequest, StreamEvent, ToolChoice, Usage, arguments_text, rendering_for,
+    Message, ModelRequest, StreamEvent, ToolChoice, arguments_text, rendering_for,
 };
 
 /// Default base URL when neither an argument nor `OPENAI_BASE_URL` gives one.
@@ -139,22 +139,16 @@ pub(crate) fn chat_whole(body: &Value) -> Result<Vec<StreamEvent>, ModelError> {
     {
         events.push(StreamEvent::TextDelta(t.to_owned()));
     }
-    let calls = ToolCall::parse(Format::OpenAiChat { strict: false }, message)
-        .map_err(|e| ModelError::malformed(e.to_string()))?;
-    events.extend(calls.into_iter().map(StreamEvent::ToolCall));
-    if let Some(u) = body.get("usage") {
-        events.push(StreamEvent::Usage(Usage {
-            input_tokens: crate::assemble::count(u, "/prompt_tokens"),
-            output_tokens: crate::assemble::count(u, "/completion_tokens"),
-        }));
-    }
-    events.push(StreamEvent::Finished {
-        stop_reason: body
-            .pointer("/choices/0/finish_reason")
-            .and_then(Value::as_str)
-            .map(str::to_owned),
-    });
-    Ok(events)
+    whole_answer(
+        body,
+        message,
+        events,
+        &WholeShape {
+            format: Format::OpenAiChat { strict: false },
+            usage: ["/prompt_tokens", "/completion_tokens"],
+            stop_reason: "/choices/0/finish_reason",
+        },
+    )
 }
 
 impl ModelClient for OpenAiChatClient {

@@ -4,13 +4,13 @@
 use serde_json::{Value, json};
 use tool_core::format::{Format, ToolCall, render_result};
 
-use super::http::Transport;
+use super::http::{Transport, WholeShape, whole_answer};
 use super::openai_chat::OPENAI_BASE_URL;
 use super::{HttpOptions, ModelClient, SendFuture, env, http_builder};
 use crate::assemble::ResponsesAssembler;
 use crate::error::ModelError;
 use crate::message::{
-    Message, ModelRequest, StreamEvent, ToolChoice, Usage, arguments_text, rendering_for,
+    Message, ModelRequest, StreamEvent, ToolChoice, arguments_text, rendering_for,
 };
 
 /// An OpenAI Responses client.
@@ -128,22 +128,16 @@ pub(crate) fn responses_whole(body: &Value) -> Result<Vec<StreamEvent>, ModelErr
             }
         }
     }
-    let calls = ToolCall::parse(Format::OpenAiResponses { strict: false }, body)
-        .map_err(|e| ModelError::malformed(e.to_string()))?;
-    events.extend(calls.into_iter().map(StreamEvent::ToolCall));
-    if let Some(u) = body.get("usage") {
-        events.push(StreamEvent::Usage(Usage {
-            input_tokens: crate::assemble::count(u, "/input_tokens"),
-            output_tokens: crate::assemble::count(u, "/output_tokens"),
-        }));
-    }
-    events.push(StreamEvent::Finished {
-        stop_reason: body
-            .get("status")
-            .and_then(Value::as_str)
-            .map(str::to_owned),
-    });
-    Ok(events)
+    whole_answer(
+        body,
+        body,
+        events,
+        &WholeShape {
+            format: Format::OpenAiResponses { strict: false },
+            usage: ["/input_tokens", "/output_tokens"],
+            stop_reason: "/status",
+        },
+    )
 }
 
 impl ModelClient for OpenAiResponsesClient {

@@ -1,0 +1,1 @@
+//! The filtering HTTP(S) proxy (work in progress, issue 22).

@@ -137,6 +137,7 @@ pub use governance::approval::{ApprovalDecision, ApprovalPolicy, ApprovalRequest
 pub use governance::secrets::{SecretStore, SecretStoreError};
 pub use governance::stats::{CallPhase, StatsOrder, ToolEvent, ToolObserver, ToolStatsSnapshot};
 pub use governance::url_pattern::{UrlPattern, UrlPatternError};
+pub use governance::network::NetworkPolicy;
 pub use into_result::{IntoToolResult, run_blocking};
 pub use live::LiveRegistry;
 pub use memory::{OMITTED_OUTPUT, Rendering, ToolHistory};

@@ -7,10 +7,12 @@
 //! - [`secrets`]: `<secret>key</secret>` substitution and masking, TOTP;
 //! - [`approval`]: `requires_confirmation` / `editable_params`: the request, the decision, policies;
 //! - [`confirm`]: the approval gate every caller asks through;
+//! - [`network`]: which hosts network traffic may reach (sandbox proxy, web tools);
 //! - [`stats`]: statistics and lifecycle events.
 
 pub mod approval;
 pub mod confirm;
+pub mod network;
 pub mod secrets;
 pub mod stats;
 pub mod url_pattern;

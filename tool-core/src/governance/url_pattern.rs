@@ -123,6 +123,19 @@ impl UrlPattern {
         &self.source
     }
 
+    /// The port the pattern names (`localhost:8080` gives `Some(8080)`), or
+    /// `None` when it names none (then any port matches).
+    pub fn port(&self) -> Option<u16> {
+        self.port
+    }
+
+    /// Whether the pattern restricts the path (`github.com/*/issues`,
+    /// `https://x.test/**/a`). Such a pattern can only be checked against a
+    /// full URL, never against a bare host (an HTTPS tunnel hides the path).
+    pub fn restricts_path(&self) -> bool {
+        self.path.is_some()
+    }
+
     /// Whether the URL text matches. Unparsable URLs, and URLs longer than
     /// [`MAX_MATCHED_URL_LEN`] bytes, never match.
     pub fn matches_str(&self, url: &str) -> bool {

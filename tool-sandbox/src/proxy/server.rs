@@ -113,6 +113,9 @@ impl ProxyServer {
         std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o600))?;
         std_listener.set_nonblocking(true)?;
         let runtime = tokio::runtime::Builder::new_current_thread()
+            // Name lookups run on blocking threads; a lookup that outlives its
+            // connect timeout keeps its thread, so bound them.
+            .max_blocking_threads(limits.max_connections.max(1))
             .enable_io()
             .enable_time()
             .build()?;
@@ -136,7 +139,10 @@ impl ProxyServer {
                         _ = stopped => {}
                     }
                 });
-                // Dropping the runtime here cancels every connection task.
+                // Cancels every connection task; a name lookup still running
+                // on a blocking thread is left to finish alone rather than
+                // delay the call's end.
+                runtime.shutdown_timeout(Duration::from_millis(100));
             })?;
         Ok(Self {
             dir: Some(dir),
@@ -184,7 +190,9 @@ impl Drop for ProxyServer {
 }
 
 async fn accept_loop(listener: UnixListener, shared: Arc<Shared>) {
-    let slots = Arc::new(Semaphore::new(shared.limits.max_connections));
+    let slots = Arc::new(Semaphore::new(
+        shared.limits.max_connections.min(Semaphore::MAX_PERMITS),
+    ));
     loop {
         let Ok((mut stream, _)) = listener.accept().await else {
             // Out of descriptors or similar: wait a little rather than spin.

@@ -35,6 +35,24 @@
 //!   command gets [`ProxyEnv::vars`] (`HTTP_PROXY`, `HTTPS_PROXY`,
 //!   `ALL_PROXY`, lower-case forms, empty `NO_PROXY`).
 //!
+//! ```
+//! use std::io::{Read, Write};
+//! use std::os::unix::net::UnixStream;
+//! use tool_core::NetworkPolicy;
+//! use tool_sandbox::{ProxyLimits, ProxyServer};
+//!
+//! let policy = NetworkPolicy::from_patterns(["*.crates.io"])?;
+//! let proxy = ProxyServer::start(policy, ProxyLimits::default(), None)?;
+//! let mut client = UnixStream::connect(proxy.socket_path())?;
+//! client.write_all(b"CONNECT evil.test:443 HTTP/1.1\r\n\r\n")?;
+//! let mut answer = String::new();
+//! client.read_to_string(&mut answer)?;
+//! assert!(answer.starts_with("HTTP/1.1 403 Forbidden"));
+//! assert!(answer.contains("`--allow-net evil.test`"));
+//! assert_eq!(proxy.shutdown().refused, ["evil.test:443"]);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! What does not go through: anything that is not HTTP(S) through a proxy.
 //! UDP (including DNS: names are resolved by the proxy on the host), raw
 //! TCP to other ports, and **git over SSH** (`git@github.com:…`,

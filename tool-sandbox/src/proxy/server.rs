@@ -2,7 +2,6 @@
 //! request against a [`NetworkPolicy`].
 
 use std::io;
-use std::net::SocketAddr;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -78,7 +77,7 @@ pub struct ProxyServer {
 }
 
 struct Shared {
-    policy: NetworkPolicy,
+    policy: Arc<NetworkPolicy>,
     limits: ProxyLimits,
     recorder: Arc<Recorder>,
 }
@@ -121,7 +120,7 @@ impl ProxyServer {
             .build()?;
         let recorder = Arc::new(Recorder::default());
         let shared = Arc::new(Shared {
-            policy,
+            policy: Arc::new(policy),
             limits,
             recorder: Arc::clone(&recorder),
         });
@@ -383,37 +382,41 @@ async fn refuse(client: &mut UnixStream, shared: &Shared, refusal: &NetworkRefus
 
 /// Resolves once (on a blocking thread), vets, and connects to one of the
 /// vetted addresses: the name is never looked up again.
+/// Why no upstream connection was made.
+enum ConnectError {
+    /// The address vetting (or the lookup) refused the host.
+    Refused(NetworkRefusal),
+    /// Every vetted address failed to connect.
+    Io(io::Error),
+}
+
 async fn connect(client: &mut UnixStream, shared: &Shared, target: Target) -> Option<TcpStream> {
-    let policy = shared.policy.clone();
+    let policy = Arc::clone(&shared.policy);
     let lookup_target = target.clone();
     let attempt = async move {
         let addrs = tokio::task::spawn_blocking(move || policy.resolve_target(&lookup_target))
             .await
-            .map_err(|e| Err(io::Error::other(e)))?
-            .map_err(Ok)?;
+            .map_err(|e| ConnectError::Io(io::Error::other(e)))?
+            .map_err(ConnectError::Refused)?;
         let mut last = io::Error::other("no address");
         for addr in addrs {
             match TcpStream::connect(addr).await {
-                Ok(stream) => {
-                    return Ok::<(TcpStream, SocketAddr), Result<NetworkRefusal, io::Error>>((
-                        stream, addr,
-                    ));
-                }
+                Ok(stream) => return Ok(stream),
                 Err(e) => last = e,
             }
         }
-        Err(Err(last))
+        Err(ConnectError::Io(last))
     };
     match tokio::time::timeout(shared.limits.connect_timeout, attempt).await {
-        Ok(Ok((stream, _addr))) => {
+        Ok(Ok(stream)) => {
             shared.recorder.contacted(target.to_string());
             Some(stream)
         }
-        Ok(Err(Ok(refusal))) => {
+        Ok(Err(ConnectError::Refused(refusal))) => {
             refuse(client, shared, &refusal).await;
             None
         }
-        Ok(Err(Err(e))) => {
+        Ok(Err(ConnectError::Io(e))) => {
             let body = format!("agent-tools sandbox proxy: could not connect to {target}: {e}\n");
             let _ = respond(client, 502, "Bad Gateway", &body).await;
             None

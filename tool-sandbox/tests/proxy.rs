@@ -134,6 +134,24 @@ fn allowed_plain_http_is_forwarded_with_its_host_from_the_url() {
 }
 
 #[test]
+fn http_1_0_requests_stay_http_1_0() {
+    let server = Server::start(Some(HELLO));
+    let port = server.port;
+    let p = proxy(loopback_policy(&[format!("127.0.0.1:{port}")]));
+    let answer = exchange(
+        &p,
+        format!("GET http://127.0.0.1:{port}/ HTTP/1.0\r\n\r\n").as_bytes(),
+    );
+    assert!(answer.ends_with("hello"), "{answer}");
+    assert_eq!(
+        server.heads(),
+        [format!(
+            "GET / HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n"
+        )]
+    );
+}
+
+#[test]
 fn refused_hosts_get_403_and_no_byte_reaches_them() {
     let allowed = Server::start(Some(HELLO));
     let other = Server::silent();

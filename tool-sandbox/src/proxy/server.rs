@@ -226,6 +226,9 @@ struct Head {
     method: String,
     target: String,
     headers: Vec<(String, Vec<u8>)>,
+    /// The minor version of `HTTP/1.x` (0 or 1), kept when forwarding: an
+    /// HTTP/1.0 client cannot read a chunked HTTP/1.1 answer.
+    minor_version: u8,
     /// Bytes of the head, so that what follows it (a body, a TLS hello sent
     /// early) is forwarded too.
     len: usize,
@@ -265,6 +268,7 @@ async fn read_head(
                         .iter()
                         .map(|h| (h.name.to_owned(), h.value.to_vec()))
                         .collect(),
+                    minor_version: req.version.unwrap_or(1),
                     len,
                 });
             }
@@ -510,7 +514,7 @@ async fn forward(mut client: UnixStream, shared: &Shared, head: &Head, rest: &[u
         out.push(b'?');
         out.extend_from_slice(q.as_bytes());
     }
-    out.extend_from_slice(b" HTTP/1.1\r\nHost: ");
+    out.extend_from_slice(format!(" HTTP/1.{}\r\nHost: ", head.minor_version).as_bytes());
     let host = &url[url::Position::BeforeHost..url::Position::AfterPort];
     out.extend_from_slice(host.as_bytes());
     out.extend_from_slice(b"\r\nConnection: close\r\n");

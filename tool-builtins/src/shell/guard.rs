@@ -380,7 +380,8 @@ fn protected_path(text: &str, word: &Word, places: &Places<'_>) -> Option<&'stat
             Base::Home => "a folder holding the home folder",
             Base::Unknown => {
                 "a path known only when the command runs, which may be empty or the root \
-                 (an expansion with no literal path part after it)"
+                 (an expansion with no literal path part after it; name a literal folder \
+                 before it, as in `build/$d`, or write the path itself)"
             }
             Base::Cwd if ups == 0 => "the working folder (the workspace root or a folder in it)",
             Base::Cwd => "a folder above the working folder",
@@ -916,72 +917,90 @@ fn tokens(command: &str) -> Vec<Token> {
 }
 
 /// The name of a shell function whose body runs itself twice or more with
-/// a `&` or `|` among them.
+/// a `&` or `|` among them. One pass over the tokens: each function body
+/// open at a point is a frame, and a call or an operator counts for the
+/// innermost one.
 fn fork_bomb(command: &str) -> Option<String> {
+    struct Frame<'t> {
+        name: &'t str,
+        depth: usize,
+        calls: usize,
+        concurrent: bool,
+    }
     let tokens = tokens(command);
-    let is_op = |t: Option<&Token>, c: char| t == Some(&Token::Op(c));
+    let bomb = |f: &Frame<'_>| f.calls >= 2 && f.concurrent;
+    let mut frames: Vec<Frame<'_>> = Vec::new();
+    let mut depth = 0usize;
+    let mut command_position = true;
     let mut i = 0;
     while i < tokens.len() {
-        // `function NAME [()] BODY` or `NAME () BODY`.
-        let (name, mut at) = match &tokens[i] {
-            Token::Word(w) if w == "function" => match tokens.get(i + 1) {
-                Some(Token::Word(name)) => (name, i + 2),
-                _ => {
-                    i += 1;
-                    continue;
-                }
-            },
-            Token::Word(name) if is_op(tokens.get(i + 1), '(') && is_op(tokens.get(i + 2), ')') => {
-                (name, i + 1)
-            }
-            _ => {
-                i += 1;
-                continue;
-            }
-        };
-        if is_op(tokens.get(at), '(') && is_op(tokens.get(at + 1), ')') {
-            at += 2;
-        }
-        while is_op(tokens.get(at), ';') {
-            at += 1;
-        }
-        i += 1;
-        if !(is_op(tokens.get(at), '{') || is_op(tokens.get(at), '(')) {
+        if let Some((name, body)) = definition(&tokens, i) {
+            depth += 1;
+            frames.push(Frame {
+                name,
+                depth,
+                calls: 0,
+                concurrent: false,
+            });
+            command_position = true;
+            i = body + 1;
             continue;
         }
-        let mut depth = 0usize;
-        let mut calls = 0;
-        let mut concurrent = false;
-        let mut command_position = true;
-        for token in &tokens[at..] {
-            match token {
-                Token::Op('{' | '(') => {
-                    depth += 1;
-                    command_position = true;
-                }
-                Token::Op('}' | ')') => {
-                    depth = depth.saturating_sub(1);
-                    if depth == 0 {
-                        break;
+        match &tokens[i] {
+            Token::Op('{' | '(') => {
+                depth += 1;
+                command_position = true;
+            }
+            Token::Op('}' | ')') => {
+                if frames.last().is_some_and(|f| f.depth == depth) {
+                    if let Some(frame) = frames.pop().filter(|f| bomb(f)) {
+                        return Some(frame.name.to_owned());
                     }
                 }
-                Token::Op(c) => {
-                    concurrent |= matches!(c, '&' | '|');
-                    command_position = true;
+                depth = depth.saturating_sub(1);
+                command_position = false;
+            }
+            Token::Op(c) => {
+                if let Some(frame) = frames.last_mut() {
+                    frame.concurrent |= matches!(c, '&' | '|');
                 }
-                Token::Word(w) => {
-                    if command_position && w == name {
-                        calls += 1;
+                command_position = true;
+            }
+            Token::Word(w) => {
+                if command_position {
+                    if let Some(frame) = frames.last_mut().filter(|f| f.name == w) {
+                        frame.calls += 1;
                     }
-                    command_position = matches!(w.as_str(), "!" | "then" | "do" | "else" | "time");
                 }
+                command_position = matches!(w.as_str(), "!" | "then" | "do" | "else" | "time");
             }
         }
-        if calls >= 2 && concurrent {
-            return Some(name.clone());
-        }
+        i += 1;
     }
-    None
+    // A body left open at the end (bash would not run it, but say so anyway).
+    frames.iter().find(|f| bomb(f)).map(|f| f.name.to_owned())
+}
+
+/// When a function definition starts at `tokens[i]` (`function NAME [()]`
+/// or `NAME ()`, then its body's `{` or `(`): the name and where the body
+/// opens.
+fn definition(tokens: &[Token], i: usize) -> Option<(&str, usize)> {
+    let is_op = |at: usize, c: char| tokens.get(at) == Some(&Token::Op(c));
+    let (name, mut at) = match tokens.get(i)? {
+        Token::Word(w) if w == "function" => match tokens.get(i + 1)? {
+            Token::Word(name) => (name.as_str(), i + 2),
+            Token::Op(_) => return None,
+        },
+        Token::Word(name) if is_op(i + 1, '(') && is_op(i + 2, ')') => (name.as_str(), i + 1),
+        _ => return None,
+    };
+    if is_op(at, '(') && is_op(at + 1, ')') {
+        at += 2;
+    }
+    while is_op(at, ';') {
+        at += 1;
+    }
+    (is_op(at, '{') || is_op(at, '(')).then_some((name, at))
 }
 
 #[cfg(test)]
@@ -1225,6 +1244,28 @@ mod tests {
         // The policy's default allowing it is not an explicit allow.
         let default_only = CommandPolicy::new(PolicyAction::Allow);
         assert!(refuses_in(command, &places, Some(&default_only)).is_some());
+    }
+
+    /// Hostile shapes a model could send are read to the end in one pass
+    /// (the brace variants are capped at `MAX_BRACE_VARIANTS`, the rest at
+    /// the splitter's limits) and give a definite answer.
+    #[test]
+    fn hostile_shapes_get_an_answer() {
+        let unclosed = "f(){ ".repeat(20_000);
+        assert_eq!(refused(&unclosed), None);
+        let bomb_after = format!("{}; :(){{ :|:& }};:", "g(){ g; };".repeat(3_000));
+        assert!(refused(&bomb_after).is_some());
+        let nested = format!("{}f(){{ f|f& }}{}", "{ ".repeat(5_000), " }".repeat(5_000));
+        assert!(refused(&nested).is_some());
+        let braces = format!("rm -rf {}", "{a,b}".repeat(40));
+        assert_eq!(refused(&braces), None);
+        let braces_root = format!("rm -rf {}{{/,x}}", "{a,b}".repeat(3));
+        assert_eq!(
+            refused(&braces_root),
+            None,
+            "a/ b/ prefixes make every variant relative"
+        );
+        assert!(refused("rm -rf {x,/}").is_some());
     }
 
     #[test]

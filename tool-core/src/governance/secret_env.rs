@@ -71,7 +71,8 @@
 //!   that holds a PEM private key (`-----BEGIN … PRIVATE KEY-----`).
 //!
 //! Values are read up to their first [`MAX_VALUE_SCAN`] bytes (a longer
-//! value is judged by that much), non-UTF-8 bytes as replacement characters.
+//! value is judged by that much; of its URLs, the first [`MAX_URLS`]),
+//! non-UTF-8 bytes as replacement characters.
 //!
 //! Not covered: secrets under names and in values that follow none of these
 //! shapes (`MY_THING=hunter2`), and secrets in files the environment points
@@ -162,6 +163,10 @@ pub const TOKEN_PREFIXES: &[&str] = &[
 
 /// Bytes of a value read by [`is_secret_env_value`]: 64 KiB.
 pub const MAX_VALUE_SCAN: usize = 64 * 1024;
+
+/// URLs of one value parsed by [`is_secret_env_value`]: the first 64 (each
+/// parse reads up to the end of its URL, so the work stays linear).
+pub const MAX_URLS: usize = 64;
 
 /// Fields of a connection string or URL query that carry a credential
 /// (lower case, with their `=`).
@@ -318,9 +323,15 @@ fn without_suffix(stem: &str) -> Vec<&str> {
 }
 
 /// Whether some `scheme://…` in `text` has a password, or a token as its user.
+/// At most [`MAX_URLS`] URLs of a value are parsed.
 fn has_url_credentials(text: &str) -> bool {
     let mut from = 0;
+    let mut parsed = 0;
     while let Some(at) = text[from..].find("://").map(|i| from + i) {
+        parsed += 1;
+        if parsed > MAX_URLS {
+            return false;
+        }
         let start = text[..at]
             .rfind(|c: char| !(c.is_ascii_alphanumeric() || "+-.".contains(c)))
             .map_or(0, |i| i + 1);

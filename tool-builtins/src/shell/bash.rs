@@ -124,7 +124,7 @@ pub async fn bash_command(
         drain: config.drain.min(MAX_BASH_GRACE),
         kill_grace: config.kill_grace.min(MAX_BASH_GRACE),
         truncation: config.truncation.clone().for_trace(context.trace_id()),
-        masker: StreamMasker::for_context(context),
+        masker: StreamMasker::for_context_and_env(context, &withheld),
     };
     let title = description
         .filter(|d| !d.trim().is_empty())

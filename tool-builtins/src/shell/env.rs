@@ -38,32 +38,37 @@ pub fn is_secret_env_name<P: AsRef<str>>(name: &OsStr, patterns: &[P]) -> bool {
         .any(|p| wildcard_match(p.as_ref().to_ascii_uppercase().as_bytes(), upper.as_bytes()))
 }
 
-/// Splits `vars` into those passed to commands and the names of those
-/// withheld as secret-looking ([`is_secret_env`] with `patterns`).
+/// Variables passed to a command, `(name, value)`.
+pub(crate) type EnvVars = Vec<(OsString, OsString)>;
+/// Variables withheld from a command, `(name, value)`.
+pub(crate) type Withheld = Vec<(String, OsString)>;
+
+/// Splits `vars` into those passed to commands and the withheld
+/// secret-looking ones, `(name, value)` ([`is_secret_env`] with `patterns`):
+/// their names go into the model's note, their values to the output masker.
 pub(crate) fn split_env(
     vars: Vec<(OsString, OsString)>,
     patterns: &[String],
-) -> (Vec<(OsString, OsString)>, Vec<String>) {
+) -> (EnvVars, Withheld) {
     let mut withheld = Vec::new();
-    let kept = vars
-        .into_iter()
-        .filter(|(name, value)| {
-            let secret = is_secret_env(name, value, patterns);
-            if secret {
-                withheld.push(name.to_string_lossy().into_owned());
-            }
-            !secret
-        })
-        .collect();
+    let mut kept = Vec::new();
+    for (name, value) in vars {
+        if is_secret_env(&name, &value, patterns) {
+            withheld.push((name.to_string_lossy().into_owned(), value));
+        } else {
+            kept.push((name, value));
+        }
+    }
     (kept, withheld)
 }
 
 /// The model-visible note when `command` refers to a withheld variable
 /// (`$NAME` or `${NAME`): the command will see it empty, and the model
 /// should know why rather than debug an empty value.
-pub(super) fn withheld_note(command: &str, withheld: &[String]) -> Option<String> {
+pub(super) fn withheld_note(command: &str, withheld: &[(String, OsString)]) -> Option<String> {
     let named: Vec<&str> = withheld
         .iter()
+        .map(|(n, _)| n)
         .filter(|n| {
             let plain = format!("${n}");
             let braced = format!("${{{n}");

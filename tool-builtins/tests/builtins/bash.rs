@@ -486,6 +486,61 @@ fn secret_name_patterns() {
     }
 }
 
+/// Issue 23.10: a command that finds a withheld variable's value elsewhere
+/// (here a file; outside the sandbox, a parent's `/proc/<pid>/environ`)
+/// shows it masked, in the output and in the spill file alike; values of
+/// fewer than 8 characters are not masked (they would mask common text).
+#[test]
+fn withheld_values_found_elsewhere_are_masked() {
+    let dir = tempfile::tempdir().unwrap();
+    let value = "ghp-withheld-0123456789";
+    std::fs::write(
+        dir.path().join("leak.txt"),
+        format!("GITHUB_TOKEN_2={value}\nDB_PASS=short1\n"),
+    )
+    .unwrap();
+    let cfg = config().with_base_env([
+        ("PATH", std::env::var("PATH").unwrap_or_default()),
+        ("GITHUB_TOKEN_2", value.to_owned()),
+        ("DB_PASS", "short1".to_owned()),
+    ]);
+    let r = run_in(
+        dir.path(),
+        "cat leak.txt; echo -n ghp-withheld-; echo 0123456789",
+        None,
+        cfg.clone(),
+    );
+    assert!(!r.output.contains(value), "{}", r.output);
+    assert!(
+        r.output
+            .contains("GITHUB_TOKEN_2=<withheld:GITHUB_TOKEN_2>"),
+        "{}",
+        r.output
+    );
+    assert_eq!(
+        r.output.matches("<withheld:GITHUB_TOKEN_2>").count(),
+        2,
+        "{}",
+        r.output
+    );
+    assert!(r.output.contains("DB_PASS=short1"), "{}", r.output);
+    // Long output goes to the spill file masked too.
+    let r = run_in(
+        dir.path(),
+        "for i in $(seq 1 3000); do cat leak.txt; done",
+        None,
+        cfg,
+    );
+    let path = r.metadata["output_path"]
+        .as_str()
+        .expect("spilled")
+        .to_owned();
+    let saved = std::fs::read_to_string(&path).unwrap();
+    assert!(!saved.contains(value));
+    assert_eq!(saved.matches("<withheld:GITHUB_TOKEN_2>").count(), 3000);
+    std::fs::remove_file(path).unwrap();
+}
+
 /// Issue 23.9: credentials in the value count whatever the variable's name.
 #[test]
 fn secret_values_in_any_variable() {

@@ -164,6 +164,11 @@ pub const TOKEN_PREFIXES: &[&str] = &[
 /// Bytes of a value read by [`is_secret_env_value`]: 64 KiB.
 pub const MAX_VALUE_SCAN: usize = 64 * 1024;
 
+/// Shortest value of a withheld variable that is masked in a command's
+/// output (`tool_core::truncate::StreamMasker::for_context_and_env`): 8
+/// characters. Shorter values (`1`, `true`, `/tmp`) would mask common text.
+pub const MIN_MASKED_ENV_LEN: usize = 8;
+
 /// URLs of one value parsed by [`is_secret_env_value`]: the first 64 (each
 /// parse reads up to the end of its URL, so the work stays linear).
 pub const MAX_URLS: usize = 64;
@@ -232,6 +237,9 @@ pub fn is_secret_env_value(value: &OsStr) -> bool {
 /// secret-looking ones ([`is_secret_env`]), in their order. A child started
 /// with the first list (after `env_clear`) sees no secret-looking variable
 /// of its parent; add what its configuration passes on purpose afterwards.
+/// To mask the withheld values in the child's output, keep them
+/// ([`is_secret_env`] on each) and give them to
+/// `tool_core::truncate::StreamMasker::for_context_and_env`.
 pub fn scrub_env<K, V>(
     vars: impl IntoIterator<Item = (K, V)>,
 ) -> (Vec<(OsString, OsString)>, Vec<String>)

@@ -21,11 +21,13 @@ Examples:
   tool call read_file --file-path=src/main.rs --limit=20
   printf '%s\\n' '{\"name\": \"list_dir\", \"arguments\": {\"path\": \".\"}}' | tool batch
 
-Secrets: environment variables whose names look like secrets (*_KEY, *_TOKEN,
-*_PAT, *API_KEY*, *PASSWORD*, *_SECRET*, SECRET, TOKEN, ...) are removed at
-start-up (the program re-executes itself without them), so commands run by
-bash_command cannot read them, not even from /proc/$PPID/environ. Set
-TOOL_CLI_ENV_SCRUBBED=1 to keep them.
+Secrets: environment variables that look like secrets (names with KEY, TOKEN,
+SECRET, PASSWORD, PAT, PW, JWT, AUTH, CRED, OTP ... as a word anywhere, such as
+GITHUB_TOKEN_2 or MASTER_KEY_B64; values with user:password@ in a URL) are kept
+by the program but not passed to the commands of bash_command nor to stdio MCP
+servers (give a server a key in the \"env\" of its .mcp.json entry). The program
+is not dumpable, so a command cannot read /proc/$PPID/environ unless it runs as
+root; see SECURITY.md for what a command can still read outside the sandbox.
 
 Exit status: 0 success, 1 the tool returned an error, 2 usage error.";
 

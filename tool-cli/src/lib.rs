@@ -51,18 +51,17 @@
 //!
 //! # Secrets in the environment
 //!
-//! At start-up [`main`] removes environment variables whose names look like
-//! secrets (`*_KEY`, `*_TOKEN`, `*_PAT`, `*API_KEY*`, `*PASSWORD*`,
-//! `*_SECRET*`, `SECRET`, `TOKEN`, ...: the patterns `bash_command` uses,
-//! [`tool_builtins::shell::DEFAULT_SECRET_ENV_PATTERNS`]; also names
-//! containing `CRED` or `AUTH`, though not the word `AUTHOR` as in
-//! `GIT_AUTHOR_NAME`; and `*_URL`, `*_URI` and `*_DSN` variables whose value
-//! carries a password, `scheme://user:password@host`) by re-executing
-//! itself without them, so a command run through `bash_command` can read them
-//! neither from its own environment nor from `/proc/$PPID/environ`. Tools and
-//! MCP servers started by the program do not see them either: give an MCP
-//! server what it needs in the `env` of its `.mcp.json` entry. Set
-//! `TOOL_CLI_ENV_SCRUBBED=1` to keep them (the re-started program has it set).
+//! The program keeps its own environment, so keys it is configured to use
+//! resolve; the processes it starts do not see secret-looking variables
+//! (names with secret words as segments anywhere, `GITHUB_TOKEN_2`,
+//! `MASTER_KEY_B64`, `OTP_SEED`; values with credentials,
+//! `scheme://user:pass@host` in any variable; the rule is
+//! [`tool_core::governance::secret_env`]): neither the commands of
+//! `bash_command` nor stdio MCP servers, which get only what their
+//! `.mcp.json` entry's `"env"` passes on purpose. At start-up [`main`] marks
+//! the program not dumpable, so a command of the same user cannot read the
+//! program's `/proc/<pid>/environ`; the environments of the processes that
+//! started `tool` stay readable outside the sandbox (SECURITY.md).
 //!
 //! # Dependencies and why
 //! - `clap` (derive): the standard Rust argument parser; the derive keeps the
@@ -129,18 +128,13 @@ const EXIT_USAGE: u8 = 2;
 /// input; a registry that cannot be built (two tools of one name) is reported
 /// on stderr with exit status 1.
 ///
-/// Call it first thing in `fn main`, before any thread is started: when the
-/// environment holds secret-looking variables (names matching
-/// [`tool_builtins::shell::DEFAULT_SECRET_ENV_PATTERNS`], such as
-/// `GITHUB_TOKEN` or `DB_PASSWORD`; names containing `CRED` or `AUTH` but
-/// for the word `AUTHOR`; `*_URL`, `*_URI` and `*_DSN` whose value is a URL
-/// with `user:password@`), it re-executes the program without them,
-/// so that commands run by `bash_command` cannot read them from
-/// `/proc/<this process>/environ`. The re-started program has
-/// `TOOL_CLI_ENV_SCRUBBED=1` in its environment; set that variable yourself
-/// to keep them.
+/// Call it first thing in `fn main`: it marks the process not dumpable
+/// (`PR_SET_DUMPABLE`), so that commands run by `bash_command` cannot read
+/// `/proc/<this process>/environ` unless they run as root; the environment
+/// itself is kept, and children get it without its secret-looking variables
+/// ([`tool_core::governance::secret_env`]).
 pub fn main() -> ExitCode {
-    scrub::reexec_without_secrets();
+    scrub::protect_environment();
     match ToolRegistry::try_global() {
         Ok(registry) => run(registry.clone(), std::env::args_os()),
         Err(e) => {

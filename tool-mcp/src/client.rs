@@ -109,9 +109,15 @@ impl ToolFilter {
 }
 
 impl McpToolSource {
-    /// A server started as a child process (`command args...`, with `env`
-    /// added to this process's environment), spoken to over its stdin and
-    /// stdout. Its stderr is passed through to ours.
+    /// A server started as a child process (`command args...`), spoken to
+    /// over its stdin and stdout. Its stderr is passed through to ours.
+    ///
+    /// Its environment is this process's without the secret-looking
+    /// variables ([`tool_core::governance::secret_env::scrub_env`]:
+    /// `GITHUB_TOKEN`, `DB_PASSWORD`, a URL with `user:password@`, ...),
+    /// plus every variable of `env`, which is passed as given even when it
+    /// looks like a secret: listing a variable there is how a configuration
+    /// hands a server a key on purpose (`.mcp.json`'s `"env"`).
     pub fn stdio<A, K, V>(
         command: impl Into<String>,
         args: impl IntoIterator<Item = A>,
@@ -250,7 +256,12 @@ impl McpToolSource {
             match &self.endpoint {
                 Endpoint::Stdio { command, args, env } => {
                     let mut cmd = tokio::process::Command::new(command);
-                    cmd.args(args).envs(env);
+                    // Children see no secret-looking variable of this
+                    // process unless the configuration passes it on purpose
+                    // (cross-cutting §7); this process keeps its own.
+                    let (inherited, _withheld) =
+                        tool_core::governance::secret_env::scrub_env(std::env::vars_os());
+                    cmd.args(args).env_clear().envs(inherited).envs(env);
                     let (transport, _stderr) = rmcp::transport::TokioChildProcess::builder(cmd)
                         .stderr(std::process::Stdio::inherit())
                         .spawn()

@@ -61,13 +61,10 @@ pub async fn bash_command(
         ));
     }
     if config.guard {
-        let parts = crate::shell::split::split_command(&command);
         let root = workspace_of(context)
             .map(|ws| ws.root().to_path_buf())
             .unwrap_or_default();
-        if let Some(why) =
-            crate::shell::guard::refuses(&command, &parts, &root, config.policy.as_ref())
-        {
+        if let Some(why) = crate::shell::guard::refuses(&command, &root, config.policy.as_ref()) {
             return Err(ToolError::new(ErrorKind::Denied, why));
         }
     }
@@ -127,7 +124,7 @@ pub async fn bash_command(
         drain: config.drain.min(MAX_BASH_GRACE),
         kill_grace: config.kill_grace.min(MAX_BASH_GRACE),
         truncation: config.truncation.clone().for_trace(context.trace_id()),
-        masker: StreamMasker::for_context(context),
+        masker: StreamMasker::for_context_and_env(context, &withheld),
     };
     let title = description
         .filter(|d| !d.trim().is_empty())

@@ -31,33 +31,18 @@ pub const BASH_MAX_OUTPUT_BYTES: usize = 48 * 1024;
 /// Line budget of the output shown: 1980 lines (see [`BASH_MAX_OUTPUT_BYTES`]).
 pub const BASH_MAX_OUTPUT_LINES: usize = 1980;
 
-/// Patterns of environment variable names that are not passed to commands
-/// (`*` matches any run of characters, `?` one, ASCII case is ignored). The `tool`
-/// program also removes variables matching them from its own environment at
-/// start-up, so a command cannot read them from `/proc/<parent>/environ`.
-pub const DEFAULT_SECRET_ENV_PATTERNS: &[&str] = &[
-    "*_KEY",
-    "*_APIKEY",
-    "*API_KEY*",
-    "*_TOKEN",
-    "TOKEN",
-    "*_PAT",
-    "SECRET",
-    "*_SECRET*",
-    "*PASSWORD*",
-    "*_PASSWD",
-    "PASSWD",
-    "*_PWD",
-    "*_PASS",
-    "PGPASS",
-    "*PASSPHRASE*",
-    "JWT",
-    "*_JWT",
-    "*COOKIE*",
-    "*PRIVATE_KEY*",
-    "*WEBHOOK*",
-    "*_CREDENTIALS",
-];
+/// Name patterns of environment variables withheld from commands on top of
+/// the built-in rule (`*` matches any run of characters, `?` one, ASCII case
+/// is ignored): none. The built-in rule,
+/// [`tool_core::governance::secret_env`], always applies and is the one
+/// every child's environment is scrubbed by (commands, stdio MCP servers,
+/// the sandbox): secret words as name segments anywhere with version,
+/// encoding and plural suffixes (`GITHUB_TOKEN_2`, `SECRET_V2`,
+/// `MASTER_KEY_B64`, `GCP_SA_KEY_JSON`, `CI_JOB_JWT_V2`, `MYSQL_ROOT_PW`,
+/// `OTP_SEED`), and credentials in values (`scheme://user:pass@host` in any
+/// variable). Add a host's own names with
+/// [`BashConfig::with_secret_env_pattern`].
+pub const DEFAULT_SECRET_ENV_PATTERNS: &[&str] = &[];
 
 /// Settings of `bash_command`, read from the context
 /// (`ToolContext::with_state(BashConfig { .. })`); the defaults apply without one.
@@ -92,7 +77,9 @@ pub struct BashConfig {
     /// left after the drain deadline. Default 2 s, at most [`MAX_BASH_GRACE`].
     pub kill_grace: Duration,
     /// Name patterns (`*` and `?` wildcards, ASCII case ignored) of environment
-    /// variables that are not passed on. Default [`DEFAULT_SECRET_ENV_PATTERNS`].
+    /// variables that are not passed on, besides those the built-in rule
+    /// ([`tool_core::governance::secret_env`]) withholds. Default
+    /// [`DEFAULT_SECRET_ENV_PATTERNS`] (none).
     pub secret_env_patterns: Vec<String>,
     /// The environment to start from instead of this process's own (still
     /// filtered by `secret_env_patterns`). Default `None`.
@@ -181,7 +168,7 @@ impl BashConfig {
         self
     }
 
-    /// Adds a secret name pattern to the defaults.
+    /// Adds a secret name pattern (withheld besides the built-in rule).
     #[must_use]
     pub fn with_secret_env_pattern(mut self, pattern: impl Into<String>) -> Self {
         self.secret_env_patterns.push(pattern.into());

@@ -174,42 +174,138 @@ fn empty_input_prints_nothing_and_succeeds() {
     assert!(out.stdout.is_empty());
 }
 
-#[test]
-fn secret_variables_cannot_be_read_from_the_program_environment() {
-    let dir = TempDir::new();
-    let input = [
-        json!({"name": "bash_command", "arguments": {"command": r#"tr "\0" "\n" < /proc/$PPID/environ"#}}),
-        json!({"name": "bash_command", "arguments": {"command": "env"}}),
-    ]
-    .map(|line| line.to_string())
-    .join("\n");
-    let out = feed(
-        tool()
-            .args(["batch", "--workspace", dir.arg()])
-            .env("FOO_TOKEN", "tok123")
-            .env("GITHUB_PAT", "pat456")
-            .env("HARMLESS_NAME", "visible789")
-            .env("DATABASE_URL", "postgres://u:dbpw321@h/db")
-            .env("NPM_AUTH", "npmauth654")
-            .env("CREDENTIALS_JSON", "credjson987")
-            .env("PLAIN_URL", "https://example.com/visible246")
-            .env_remove("TOOL_CLI_ENV_SCRUBBED"),
-        &input,
-    );
+/// The variables a `tool batch` run is started with in the tests below:
+/// secret-looking ones (the issue-23 spellings the old end-of-name patterns
+/// missed among them) and two that must reach commands.
+const START_ENV: [(&str, &str); 12] = [
+    ("FOO_TOKEN", "tok123"),
+    ("GITHUB_PAT", "pat456"),
+    ("DATABASE_URL", "postgres://u:dbpw321@h/db"),
+    ("NPM_AUTH", "npmauth654"),
+    ("CREDENTIALS_JSON", "credjson987"),
+    ("GITHUB_TOKEN_2", "ghtwo111"),
+    ("MASTER_KEY_B64", "masterb64222"),
+    ("OTP_SEED", "otpseed333"),
+    ("MYSQL_ROOT_PW", "rootpw444"),
+    (
+        "HTTPS_PROXY",
+        "http://proxyuser:proxypw555@proxy.invalid:3128",
+    ),
+    ("HARMLESS_NAME", "visible789"),
+    ("PLAIN_URL", "https://example.com/visible246"),
+];
+const START_SECRETS: [&str; 10] = [
+    "tok123",
+    "pat456",
+    "dbpw321",
+    "npmauth654",
+    "credjson987",
+    "ghtwo111",
+    "masterb64222",
+    "otpseed333",
+    "rootpw444",
+    "proxypw555",
+];
+
+/// `tool batch` in `dir` with [`START_ENV`], running `commands` through
+/// `bash_command`; the outputs, one per command.
+fn batch_with_secrets(
+    dir: &TempDir,
+    cmd: &mut std::process::Command,
+    commands: &[&str],
+) -> Vec<String> {
+    let input = commands
+        .iter()
+        .map(|c| json!({"name": "bash_command", "arguments": {"command": c}}).to_string())
+        .collect::<Vec<_>>()
+        .join("\n");
+    cmd.args(["batch", "--workspace", dir.arg()]);
+    for (name, value) in START_ENV {
+        cmd.env(name, value);
+    }
+    let out = feed(cmd, &input);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
-    let lines = json_lines(&out);
-    assert_eq!(lines.len(), 2);
-    let environ = lines[0]["output"].as_str().expect("text output");
-    assert!(environ.contains("HARMLESS_NAME=visible789"), "{environ}");
+    json_lines(&out)
+        .iter()
+        .map(|line| line["output"].as_str().expect("text output").to_owned())
+        .collect()
+}
+
+/// Commands see none of the secret-looking variables `tool` was started
+/// with, while `tool` itself keeps them (cross-cutting §7): its own
+/// environment block, which root can read, still holds them.
+#[test]
+fn secret_variables_are_kept_by_the_program_and_withheld_from_commands() {
+    let dir = TempDir::new();
+    let outputs = batch_with_secrets(&dir, &mut tool(), &["env"]);
+    let env = &outputs[0];
+    assert!(env.contains("HARMLESS_NAME=visible789"), "{env}");
     assert!(
-        environ.contains("PLAIN_URL=https://example.com/visible246"),
-        "{environ}"
+        env.contains("PLAIN_URL=https://example.com/visible246"),
+        "{env}"
     );
-    assert!(environ.contains("TOOL_CLI_ENV_SCRUBBED=1"), "{environ}");
-    for line in &lines {
-        let text = line["output"].as_str().expect("text output");
-        for secret in ["tok123", "pat456", "dbpw321", "npmauth654", "credjson987"] {
-            assert!(!text.contains(secret), "{secret} leaked: {text}");
+    for secret in START_SECRETS {
+        assert!(!env.contains(secret), "{secret} reached the command: {env}");
+    }
+    if rustix::process::geteuid().is_root() {
+        // The supervisor is a fork of `tool`: its block is the program's own.
+        let outputs = batch_with_secrets(
+            &dir,
+            &mut tool(),
+            &[r#"tr "\0" "\n" < /proc/$PPID/environ"#],
+        );
+        assert!(
+            outputs[0].contains("GITHUB_TOKEN_2=ghtwo111"),
+            "{}",
+            outputs[0]
+        );
+    }
+}
+
+/// A command of the same user cannot read the program's environment block
+/// (`/proc/$PPID/environ`): the program is not dumpable. Run as `nobody`
+/// when the tests run as root (root reads every block).
+#[test]
+fn a_command_cannot_read_the_program_environment_block() {
+    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::process::CommandExt;
+    let dir = TempDir::new();
+    let mut cmd = tool();
+    if rustix::process::geteuid().is_root() {
+        let state = dir.path().join("state");
+        std::fs::create_dir(&state).expect("state folder");
+        for folder in [dir.path(), state.as_path()] {
+            std::fs::set_permissions(folder, std::fs::Permissions::from_mode(0o777))
+                .expect("chmod");
+        }
+        cmd.uid(65534)
+            .gid(65534)
+            .env("HOME", &state)
+            .env("XDG_STATE_HOME", &state)
+            .env_remove("XDG_RUNTIME_DIR");
+    }
+    let outputs = batch_with_secrets(
+        &dir,
+        &mut cmd,
+        &[
+            r#"id -u; tr "\0" "\n" < /proc/$PPID/environ; echo "exit $?""#,
+            "env",
+        ],
+    );
+    assert!(
+        !outputs[0].starts_with("0\n"),
+        "ran as root: {}",
+        outputs[0]
+    );
+    assert!(outputs[0].contains("Permission denied"), "{}", outputs[0]);
+    assert!(
+        outputs[1].contains("HARMLESS_NAME=visible789"),
+        "{}",
+        outputs[1]
+    );
+    for output in &outputs {
+        for secret in START_SECRETS {
+            assert!(!output.contains(secret), "{secret} leaked: {output}");
         }
     }
 }

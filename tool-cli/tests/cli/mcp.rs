@@ -220,6 +220,48 @@ fn mcp_config_tools_are_listed_next_to_the_builtins() {
     assert_eq!(line.split_whitespace().nth(1), Some("other"), "{line}");
 }
 
+/// A stdio MCP server starts without the secret-looking variables `tool`
+/// was started with (cross-cutting §7), yet with every variable its
+/// `.mcp.json` entry passes on purpose, secret-looking or not.
+#[test]
+fn stdio_mcp_servers_get_no_secret_variables_unless_configured() {
+    let served = workspace_with_notes();
+    let here = TempDir::new();
+    let seen = here.path().join("server-env.txt");
+    let script = format!(
+        "env > '{}'; exec '{BIN}' serve --workspace '{}'",
+        seen.display(),
+        served.arg()
+    );
+    let config = json!({"mcpServers": {"files": {
+        "command": "sh",
+        "args": ["-c", script],
+        "env": {"RUST_LOG": "off", "GIVEN_API_TOKEN": "given-on-purpose-1"}
+    }}});
+    let path = here.path().join(".mcp.json");
+    std::fs::write(&path, config.to_string()).expect("write .mcp.json");
+    let out = tool()
+        .args(["--mcp-config", path.to_str().expect("UTF-8"), "list"])
+        .env("GITHUB_TOKEN_2", "ghtwo-mcp-1")
+        .env("SECRET_V2", "secretv2-mcp-2")
+        .env("DATABASE_URL", "postgres://u:dbpw-mcp-3@h/db")
+        .env("HARMLESS_NAME", "visible-mcp-4")
+        .output()
+        .expect("runs");
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("files__read_file"),
+        "{}",
+        stdout(&out)
+    );
+    let env = std::fs::read_to_string(&seen).expect("the server wrote its environment");
+    assert!(env.contains("HARMLESS_NAME=visible-mcp-4"), "{env}");
+    assert!(env.contains("GIVEN_API_TOKEN=given-on-purpose-1"), "{env}");
+    for secret in ["ghtwo-mcp-1", "secretv2-mcp-2", "dbpw-mcp-3"] {
+        assert!(!env.contains(secret), "{secret} reached the server: {env}");
+    }
+}
+
 #[test]
 fn mcp_config_call_reaches_the_remote_tool() {
     let served = workspace_with_notes();

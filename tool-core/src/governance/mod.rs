@@ -8,11 +8,13 @@
 //! - [`approval`]: `requires_confirmation` / `editable_params`: the request, the decision, policies;
 //! - [`confirm`]: the approval gate every caller asks through;
 //! - [`network`]: which hosts network traffic may reach (sandbox proxy, web tools);
+//! - [`secret_env`]: which environment variables look like secrets and are kept from children;
 //! - [`stats`]: statistics and lifecycle events.
 
 pub mod approval;
 pub mod confirm;
 pub mod network;
+pub mod secret_env;
 pub mod secrets;
 pub mod stats;
 pub mod url_pattern;

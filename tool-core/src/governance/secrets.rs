@@ -355,24 +355,61 @@ impl SecretStore {
     }
 
     fn build_masker(&self, extra: &[(String, String)]) -> Masker {
-        let mut pairs: Vec<(String, String)> = self
-            .global
+        masker_of(self.value_pairs(extra))
+    }
+
+    /// Every stored value (and each of `extra`'s `(key, value)`) with its placeholder.
+    fn value_pairs(&self, extra: &[(String, String)]) -> Vec<(String, String)> {
+        self.global
             .iter()
             .chain(self.scoped.iter().flat_map(|(_, g)| g.iter()))
             .map(|(k, v)| (v.clone(), placeholder(k)))
             .chain(extra.iter().map(|(k, v)| (v.clone(), placeholder(k))))
-            .filter(|(v, _)| v.chars().count() >= MIN_SECRET_LEN)
-            .flat_map(|(v, p)| {
-                masked_forms(&v)
-                    .into_iter()
-                    .map(move |form| (form, p.clone()))
-            })
-            .collect();
-        // Longest values first so a value containing another is masked whole.
-        pairs.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then_with(|| a.0.cmp(&b.0)));
-        pairs.dedup_by(|a, b| a.0 == b.0);
-        Masker::new(pairs)
+            .collect()
     }
+}
+
+/// The masker replacing each `(value, replacement)` in every form
+/// [`masked_forms`] lists; values shorter than [`MIN_SECRET_LEN`] are left out.
+fn masker_of(values: Vec<(String, String)>) -> Masker {
+    let mut pairs: Vec<(String, String)> = values
+        .into_iter()
+        .filter(|(v, _)| v.chars().count() >= MIN_SECRET_LEN)
+        .flat_map(|(v, p)| {
+            masked_forms(&v)
+                .into_iter()
+                .map(move |form| (form, p.clone()))
+        })
+        .collect();
+    // Longest values first so a value containing another is masked whole.
+    pairs.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then_with(|| a.0.cmp(&b.0)));
+    pairs.dedup_by(|a, b| a.0 == b.0);
+    Masker::new(pairs)
+}
+
+/// The masker for `store`'s values (if any) plus the values of environment
+/// variables withheld from a child process, `(name, value)`: each becomes
+/// `<withheld:NAME>`. Values shorter than
+/// [`MIN_MASKED_ENV_LEN`](crate::governance::secret_env::MIN_MASKED_ENV_LEN)
+/// characters or not UTF-8 are not masked. `None` when nothing is masked.
+pub(crate) fn masker_with_env(
+    store: Option<&SecretStore>,
+    withheld: &[(String, std::ffi::OsString)],
+) -> Option<Arc<Masker>> {
+    let env: Vec<(String, String)> = withheld
+        .iter()
+        .filter_map(|(name, value)| {
+            let value = value.to_str()?;
+            (value.chars().count() >= crate::governance::secret_env::MIN_MASKED_ENV_LEN)
+                .then(|| (value.to_owned(), format!("<withheld:{name}>")))
+        })
+        .collect();
+    if env.is_empty() {
+        return masker_for(store, &[]);
+    }
+    let mut values = store.map(|s| s.value_pairs(&[])).unwrap_or_default();
+    values.extend(env);
+    Some(Arc::new(masker_of(values)))
 }
 
 /// A value as it may appear in text (the module docs list the forms): raw,

@@ -65,6 +65,28 @@ impl StreamMasker {
         })
     }
 
+    /// [`for_context`](Self::for_context), and besides the values of the
+    /// environment variables withheld from the command, `(name, value)`
+    /// (`tool_core::governance::secret_env::scrub_env`'s secrets), each
+    /// masked as `<withheld:NAME>` in the same forms: a command that finds
+    /// such a value elsewhere (a parent's `/proc/<pid>/environ`, a file)
+    /// does not show it. Values shorter than
+    /// [`MIN_MASKED_ENV_LEN`](crate::governance::secret_env::MIN_MASKED_ENV_LEN)
+    /// characters, and values that are not UTF-8, are not masked. `None`
+    /// when there is nothing to mask.
+    pub fn for_context_and_env(
+        ctx: &ToolContext,
+        withheld: &[(String, std::ffi::OsString)],
+    ) -> Option<Self> {
+        let masker = crate::governance::secrets::masker_with_env(ctx.secrets(), withheld)?;
+        let keep = masker.automaton()?.max_pattern_len().saturating_sub(1);
+        Some(Self {
+            masker,
+            keep,
+            pending: Vec::new(),
+        })
+    }
+
     /// Masks `bytes` (after what was held back) and appends to `out` all that
     /// can no longer be part of a secret value.
     pub fn push(&mut self, bytes: &[u8], out: &mut Vec<u8>) {

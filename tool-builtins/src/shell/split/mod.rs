@@ -10,8 +10,9 @@
 mod word;
 mod wrappers;
 
-use word::Word;
-use wrappers::{SHELLS, WATCH, WRAPPERS, Wrapper, is_assignment, option_value, skip_options};
+pub(crate) use word::Word;
+pub(crate) use wrappers::SHELLS;
+use wrappers::{WATCH, WRAPPERS, Wrapper, is_assignment, option_value, skip_options};
 
 /// Longest command [`split_command`] reads: 131 071 bytes, the kernel's limit
 /// on one argument (`MAX_ARG_STRLEN`, 128 KiB with the terminating NUL), so
@@ -61,7 +62,23 @@ pub struct CommandParts {
 /// assert!(parts.has_substitution);
 /// ```
 pub fn split_command(command: &str) -> CommandParts {
-    split_nested(command, 0)
+    split_nested(command, 0).parts
+}
+
+/// [`split_command`], and the words of each simple command it found (each
+/// command a wrapper runs too, as in `segments`), as the lexer read them:
+/// unquoted, redirections included, with what the shell would still expand.
+/// The default guard reads these, so a quoted argument with spaces stays
+/// one word.
+pub(crate) fn split_words(command: &str) -> (CommandParts, Vec<Vec<Word>>) {
+    let split = split_nested(command, 0);
+    (split.parts, split.commands)
+}
+
+/// What [`split_nested`] returns: the parts and the words of each command.
+struct Split {
+    parts: CommandParts,
+    commands: Vec<Vec<Word>>,
 }
 
 /// Keywords that may precede a command in the same segment.
@@ -77,6 +94,8 @@ struct Lexer<'a> {
     chars: &'a [char],
     pos: usize,
     parts: CommandParts,
+    /// The words of each simple command pushed (see [`split_words`]).
+    commands: Vec<Vec<Word>>,
     /// Levels of `$(`, backticks, `<(`, `${`, `$((`, subshells and double
     /// quotes open around the current position (including the levels of the
     /// text this lexer was started on, for nested lexers).
@@ -217,7 +236,8 @@ impl Lexer<'_> {
             return;
         }
         let inner = split_nested(code, self.nesting + 1);
-        self.merge(inner);
+        self.commands.extend(inner.commands);
+        self.merge(inner.parts);
     }
 
     fn merge(&mut self, inner: CommandParts) {
@@ -345,6 +365,7 @@ impl Lexer<'_> {
     /// Pushes the segment, and the same without its redirections when it has any.
     fn push_views(&mut self, words: &[Word]) {
         self.parts.segments.push(join(words));
+        self.commands.push(words.to_vec());
         let mut kept = Vec::new();
         let mut skip_next = false;
         let mut removed = false;
@@ -792,7 +813,7 @@ fn split_into(lexer: &mut Lexer<'_>, text: &str) {
 }
 
 /// [`split_command`] of text found `nesting` levels deep in a command.
-fn split_nested(command: &str, nesting: usize) -> CommandParts {
+fn split_nested(command: &str, nesting: usize) -> Split {
     let mut parts = CommandParts::default();
     if command.len() > MAX_COMMAND_BYTES {
         parts.limit = Some(format!(
@@ -800,22 +821,29 @@ fn split_nested(command: &str, nesting: usize) -> CommandParts {
              limit MAX_COMMAND_BYTES, the kernel's limit on one argument of `bash -c`)",
             command.len()
         ));
-        return parts;
+        return Split {
+            parts,
+            commands: Vec::new(),
+        };
     }
     let chars: Vec<char> = command.chars().collect();
     let mut lexer = Lexer {
         chars: &chars,
         pos: 0,
         parts,
+        commands: Vec::new(),
         nesting,
         heredocs: Vec::new(),
     };
     if nesting > MAX_NESTING {
         lexer.enter();
-        return lexer.parts;
+    } else {
+        lexer.list(None);
     }
-    lexer.list(None);
-    lexer.parts
+    Split {
+        parts: lexer.parts,
+        commands: lexer.commands,
+    }
 }
 
 /// `words` joined by one space.
@@ -848,7 +876,7 @@ fn reads_stdin(operand: &str) -> bool {
 
 /// When `word` is a redirection (`>f`, `2>&1`, `<<`, `&>>log`, ...): whether
 /// it is the bare operator, whose target is the next word.
-fn redirection(word: &str) -> Option<bool> {
+pub(crate) fn redirection(word: &str) -> Option<bool> {
     const OPERATORS: [&str; 12] = [
         "&>>", "<<<", "<<-", ">>", "<<", "<>", ">&", "<&", ">|", "&>", ">", "<",
     ];

@@ -171,7 +171,7 @@ pub(super) const WRAPPERS: &[Wrapper] = &[
 ];
 
 /// Shells: `-c TEXT` runs TEXT; without a script they read standard input.
-pub(super) const SHELLS: &[&str] = &[
+pub(crate) const SHELLS: &[&str] = &[
     "sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "yash", "posh", "fish", "csh", "tcsh",
 ];
 

@@ -159,7 +159,7 @@
 //!   in the tree (through `memmap2` and `tokio`).
 
 use std::io;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use tool_core::{ToolContext, ToolRegistry};
 
@@ -238,6 +238,53 @@ pub fn with_builtins(ctx: ToolContext, root: impl AsRef<Path>) -> io::Result<Too
     Ok(ctx
         .with_state(Workspace::new(root)?)
         .with_state(FileLedger::new()))
+}
+
+/// `ctx` for one client session of a server that serves many (an MCP
+/// session of `tool serve --http`, or one client-supplied trace in MCP's
+/// stateless era): the context's [`FileLedger`] replaced by a fresh one of
+/// the session's own, so that a file one session read does not count as
+/// read in another. A persistent ledger gives a persistent one under owner
+/// `session` in the same store and workspace; an in-memory one gives an
+/// in-memory one. A context without a ledger is returned unchanged.
+pub fn for_session(ctx: ToolContext, session: &str) -> ToolContext {
+    match ctx.state::<FileLedger>() {
+        Some(ledger) => {
+            let own = ledger.for_owner(session);
+            ctx.with_state(own)
+        }
+        None => ctx,
+    }
+}
+
+/// The folders of `ctx` that no file tool may write, for layers that must
+/// enforce the same rule (the sandbox): see [`ProtectedFolders`].
+pub fn protected_folders(ctx: &ToolContext) -> ProtectedFolders {
+    let read_only = ctx
+        .state::<Workspace>()
+        .map(|ws| ws.write_protected().to_vec())
+        .unwrap_or_default();
+    ProtectedFolders {
+        hidden: fs::workspace::hidden_folders(),
+        read_only,
+    }
+}
+
+/// What [`protected_folders`] returns: the rule of cross-cutting §6, whose
+/// precedence where paths overlap is hidden > read-only > writable.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ProtectedFolders {
+    /// Folders neither read nor written by any file tool: the private
+    /// runtime folder ([`tool_core::truncate::private_dir_location`]; a
+    /// trace's own spill folder inside it stays readable) and the
+    /// persistent state folder ([`tool_core::state::state_dir`]: ledgers,
+    /// token caches, job output). As absolute paths, canonical where they exist.
+    pub hidden: Vec<PathBuf>,
+    /// Folders the file tools read but never write: every configured
+    /// skills folder ([`skills::SkillSet::make_readable`] adds them,
+    /// [`Workspace::with_write_protected`] for others). Canonical.
+    pub read_only: Vec<PathBuf>,
 }
 
 /// Helpers shared by the tools' unit tests.

@@ -78,6 +78,15 @@
 //! - `rustix` (Unix only): the current user id (`getuid`), to check that the private
 //!   folders of spill files and binary output are owned by the user
 //!   ([`truncate::check_private_dir`]); already in the workspace for `tool-builtins`.
+//!   Its `fs` part gives the [`state::FileStore`] its `flock` (advisory file
+//!   locks that the kernel drops with the process, so a crashed writer
+//!   never leaves a stale lock behind).
+//! - No embedded database for [`state`]: the ledger needs one small map per
+//!   trace with appends and a compare-and-set across processes; `SQLite` or
+//!   `redb` would add a C library or a page-structured file format for what
+//!   a line-per-write log under `flock` does in ~400 lines with bounds we
+//!   can state exactly. The Redis backend (scale issue) goes behind the
+//!   same trait.
 //! - `rust-stemmers`: the Snowball English (Porter2) stemmer for the
 //!   [`search`] tokeniser, the stemmer search engines use (tantivy's), in
 //!   place of hand-written suffix rules: on the evaluation set it found as
@@ -108,6 +117,7 @@ mod result;
 mod schema;
 pub mod search;
 mod spec;
+pub mod state;
 #[cfg(feature = "tokens")]
 pub mod tokens;
 mod tool;
@@ -134,10 +144,10 @@ pub use error::RegistryError;
 pub use extract::FromToolContext;
 pub use format::{Format, ToolCall};
 pub use governance::approval::{ApprovalDecision, ApprovalPolicy, ApprovalRequest, Approver};
+pub use governance::network::NetworkPolicy;
 pub use governance::secrets::{SecretStore, SecretStoreError};
 pub use governance::stats::{CallPhase, StatsOrder, ToolEvent, ToolObserver, ToolStatsSnapshot};
 pub use governance::url_pattern::{UrlPattern, UrlPatternError};
-pub use governance::network::NetworkPolicy;
 pub use into_result::{IntoToolResult, run_blocking};
 pub use live::LiveRegistry;
 pub use memory::{OMITTED_OUTPUT, Rendering, ToolHistory};

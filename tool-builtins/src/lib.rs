@@ -241,20 +241,36 @@ pub fn with_builtins(ctx: ToolContext, root: impl AsRef<Path>) -> io::Result<Too
 }
 
 /// `ctx` for one client session of a server that serves many (an MCP
-/// session of `tool serve --http`, or one client-supplied trace in MCP's
-/// stateless era): the context's [`FileLedger`] replaced by a fresh one of
-/// the session's own, so that a file one session read does not count as
-/// read in another. A persistent ledger gives a persistent one under owner
-/// `session` in the same store and workspace; an in-memory one gives an
-/// in-memory one. A context without a ledger is returned unchanged.
-pub fn for_session(ctx: ToolContext, session: &str) -> ToolContext {
-    match ctx.state::<FileLedger>() {
-        Some(ledger) => {
-            let own = ledger.for_owner(session);
-            ctx.with_state(own)
-        }
-        None => ctx,
+/// session of `tool serve --http`, or one stateless-era request without a
+/// trace): the context's [`FileLedger`] replaced by a fresh, in-memory one,
+/// so that a file one session read does not count as read in another. The
+/// session lives in this process, and so does its ledger. A context
+/// without a ledger is returned unchanged.
+pub fn for_session(ctx: ToolContext) -> ToolContext {
+    if ctx.state::<FileLedger>().is_some() {
+        ctx.with_state(FileLedger::new())
+    } else {
+        ctx
     }
+}
+
+/// `ctx` for one client-supplied trace of a server that serves many (MCP's
+/// stateless era: every request of the trace is a new context): the
+/// context's [`FileLedger`] replaced by the persistent ledger of `trace` in
+/// the context's workspace, in the base ledger's store when it has one,
+/// else in the per-user store ([`FileLedger::for_trace`]); an in-memory
+/// ledger (shared by nothing) when neither can be had. A context without a
+/// ledger or workspace is returned unchanged.
+pub fn for_trace(ctx: ToolContext, trace: &str) -> ToolContext {
+    let (Some(ledger), Some(ws)) = (ctx.state::<FileLedger>(), ctx.state::<Workspace>()) else {
+        return ctx;
+    };
+    let own = if ledger.state_key().is_some() {
+        ledger.for_owner(trace)
+    } else {
+        FileLedger::for_trace(trace, ws.root()).unwrap_or_default()
+    };
+    ctx.with_state(own)
 }
 
 /// The folders of `ctx` that no file tool may write, for layers that must

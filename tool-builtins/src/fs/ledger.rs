@@ -172,7 +172,7 @@ impl FileLedger {
 
     /// A fresh, empty ledger that shares this one's store, under `owner`
     /// in place of this one's owner (an MCP session's own ledger: see
-    /// [`crate::for_session`]); an in-memory ledger gives an in-memory one.
+    /// [`crate::for_trace`]); an in-memory ledger gives an in-memory one.
     #[must_use]
     pub fn for_owner(&self, owner: &str) -> Self {
         match &self.shared {

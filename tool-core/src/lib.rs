@@ -94,6 +94,8 @@
 //!   rules are a published standard rather than ours to keep.
 //! - `tiktoken-rs` (feature `tokens`, off by default): OpenAI's `o200k_base`
 //!   tokenizer with its tables built in, for the `tokens` module (see there why it is optional).
+//! - `tempfile` (tests only): real temporary folders for the [`state`]
+//!   store's tests and doctest, removed when dropped; the standard choice.
 //! - `proptest` (tests only): the property and fuzz tests of `tests/props.rs`
 //!   (`execute` with arbitrary arguments, masking, truncation, URL patterns)
 //!   on stable Rust, with shrinking to a minimal failing input; the most

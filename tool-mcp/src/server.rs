@@ -68,8 +68,10 @@ static SESSIONS: AtomicU64 = AtomicU64::new(0);
 /// shows the always-loaded tools and `tool_search`, then the tools loaded
 /// in this session in load order (paging follows that order), and a
 /// session gets `notifications/tools/list_changed` when its loaded set
-/// grows. A session's loads are kept under the base context's trace id,
-/// else under a name of its own (`mcp-session-<n>`). In the stateless era
+/// grows. Each session has a trace id of its own (`<base trace
+/// id>-mcp-session-<n>`, else `mcp-session-<n>`) that keys its loads, and a
+/// context of its own through [`with_session_setup`](Self::with_session_setup)
+/// (its own read ledger in `tool serve`). In the stateless era
 /// (2026-07-28) there is no session: `tool_search` answers with the
 /// matches' full definitions ([`InlineSchemas`]) and calls to deferred
 /// tools of the view are accepted by name.

@@ -51,7 +51,7 @@
 //! restarts". The file tools refuse that folder like the private runtime
 //! folder (cross-cutting §6).
 
-mod file;
+pub mod file;
 
 use std::fmt;
 use std::path::{Path, PathBuf};

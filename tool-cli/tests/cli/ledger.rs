@@ -121,6 +121,9 @@ fn the_state_folder_is_refused_when_the_workspace_contains_it() {
         assert_eq!(out["error"]["kind"], "denied", "{name} {args}: {out}");
         assert!(message.contains("private folders"), "{name}: {message}");
     }
+    // Walks of the workspace do not list the ledgers either.
+    let listed = run("thief", "glob_files", json!({"pattern": "**/*.log"}));
+    assert!(!listed.to_string().contains("victim"), "{listed}");
     assert!(!ws.path().join(ledger).join("thief.log").exists());
     assert!(!ws.path().join(".local/state/agent-tools/new").exists());
 }

@@ -60,6 +60,10 @@ use super::{DEFAULT_LIFETIME, StateError, StateErrorKind, StateKey, StateStore};
 /// Version written in (and required of) a log's first line.
 const FORMAT_VERSION: u64 = 1;
 
+/// Most keys whose parsed logs one `FileStore` keeps in memory (256); the
+/// least recently used is dropped from the cache (not from the disk) past it.
+const CACHED_KEYS: usize = 256;
+
 /// A log is compacted once it is larger than this (1 MiB) and four times
 /// its live entries' bytes.
 const COMPACT_AFTER_BYTES: u64 = 1024 * 1024;
@@ -77,6 +81,11 @@ pub struct FileStoreLimits {
     pub max_field_bytes: usize,
     /// Longest value, in bytes (default 64 KiB).
     pub max_value_bytes: usize,
+    /// Most keys (logs) per space in the folder (default 10 000): a new key
+    /// past it first removes logs unwritten for longer than the lifetime,
+    /// then is refused ([`StateErrorKind::Full`]). Bounds the files a remote
+    /// client naming ever new traces can leave behind.
+    pub max_keys: usize,
 }
 
 impl Default for FileStoreLimits {
@@ -86,6 +95,7 @@ impl Default for FileStoreLimits {
             max_log_bytes: 32 * 1024 * 1024,
             max_field_bytes: 4096,
             max_value_bytes: 64 * 1024,
+            max_keys: 10_000,
         }
     }
 }
@@ -112,7 +122,34 @@ pub struct FileStore {
     dir: PathBuf,
     limits: FileStoreLimits,
     lifetime: Duration,
-    cache: Mutex<HashMap<StateKey, Parsed>>,
+    cache: Mutex<Cache>,
+}
+
+/// The parsed logs of the keys this process used, at most [`CACHED_KEYS`].
+#[derive(Debug, Default)]
+struct Cache {
+    keys: HashMap<StateKey, Parsed>,
+    clock: u64,
+}
+
+impl Cache {
+    /// The entry of `key`, making room first when the cache is full.
+    fn entry(&mut self, key: &StateKey) -> &mut Parsed {
+        self.clock += 1;
+        if !self.keys.contains_key(key) && self.keys.len() >= CACHED_KEYS {
+            let oldest = self
+                .keys
+                .iter()
+                .min_by_key(|(_, p)| p.used)
+                .map(|(k, _)| k.clone());
+            if let Some(oldest) = oldest {
+                self.keys.remove(&oldest);
+            }
+        }
+        let parsed = self.keys.entry(key.clone()).or_default();
+        parsed.used = self.clock;
+        parsed
+    }
 }
 
 /// What this process has parsed of one key's log.
@@ -125,6 +162,8 @@ struct Parsed {
     map: BTreeMap<String, Entry>,
     /// Bytes the live entries' lines take.
     live_bytes: u64,
+    /// When this process last used the key (a counter), for the cache's bound.
+    used: u64,
 }
 
 #[derive(Debug, Clone)]
@@ -166,7 +205,7 @@ impl FileStore {
             dir: dir.into(),
             limits: FileStoreLimits::default(),
             lifetime: DEFAULT_LIFETIME,
-            cache: Mutex::new(HashMap::new()),
+            cache: Mutex::new(Cache::default()),
         }
     }
 
@@ -229,7 +268,7 @@ impl FileStore {
         } else if std::fs::symlink_metadata(&log).is_err() {
             // Nothing written yet for this key (or no folder): empty.
             let mut cache = self.cache.lock().unwrap_or_else(PoisonError::into_inner);
-            let parsed = cache.entry(key.clone()).or_default();
+            let parsed = cache.entry(key);
             *parsed = Parsed::default();
             return f(self, parsed, None, &log);
         } else {
@@ -245,8 +284,11 @@ impl FileStore {
             FlockOperation::LockShared
         };
         rustix::fs::flock(&lock, op).map_err(|e| StateError::io("lock", &lock_path, e.into()))?;
+        if exclusive && std::fs::symlink_metadata(&log).is_err() {
+            self.make_room(&folder, key)?;
+        }
         let mut cache = self.cache.lock().unwrap_or_else(PoisonError::into_inner);
-        let parsed = cache.entry(key.clone()).or_default();
+        let parsed = cache.entry(key);
         let mut file = match open_private(&log, exclusive, exclusive) {
             Ok(file) => file,
             Err(e) if !exclusive && e.kind() == StateErrorKind::Io => {
@@ -260,6 +302,57 @@ impl FileStore {
         let out = f(self, parsed, Some(&mut file), &log);
         drop(lock);
         out
+    }
+
+    /// Before a new key's log is created in `folder`: removes logs unwritten
+    /// for longer than the lifetime when the folder holds
+    /// [`FileStoreLimits::max_keys`] logs, and refuses when it still does.
+    fn make_room(&self, folder: &Path, key: &StateKey) -> Result<(), StateError> {
+        let logs = |dir: &Path| -> Vec<(PathBuf, Option<SystemTime>)> {
+            std::fs::read_dir(dir)
+                .map(|read| {
+                    read.filter_map(Result::ok)
+                        .map(|e| e.path())
+                        .filter(|p| p.extension().is_some_and(|x| x == "log"))
+                        .map(|p| {
+                            let modified = std::fs::symlink_metadata(&p)
+                                .and_then(|m| m.modified())
+                                .ok();
+                            (p, modified)
+                        })
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        let found = logs(folder);
+        if found.len() < self.limits.max_keys {
+            return Ok(());
+        }
+        let now = SystemTime::now();
+        for (path, modified) in &found {
+            let idle = modified.and_then(|m| now.duration_since(m).ok());
+            if idle.is_some_and(|idle| idle > self.lifetime) {
+                let _ = std::fs::remove_file(path);
+                let _ = std::fs::remove_file(path.with_extension("lock"));
+            }
+        }
+        let left = logs(folder).len();
+        if left < self.limits.max_keys {
+            return Ok(());
+        }
+        Err(StateError::new(
+            StateErrorKind::Full,
+            format!(
+                "the {} state folder {} holds {left} traces' state, the most it may ({}); \
+                 state for `{}` was not created and nothing was forgotten. Each trace's state \
+                 is removed a day after its last write ({} h).",
+                key.space(),
+                folder.display(),
+                self.limits.max_keys,
+                key.owner(),
+                self.lifetime.as_secs() / 3600
+            ),
+        ))
     }
 
     /// Brings `parsed` up to date with the log `file`: from the start when
@@ -279,6 +372,7 @@ impl FileStore {
         if parsed.id != Some(id) || meta.len() < parsed.offset {
             *parsed = Parsed {
                 id: Some(id),
+                used: parsed.used,
                 ..Parsed::default()
             };
         }
@@ -428,6 +522,7 @@ impl FileStore {
             offset: text.len() as u64,
             map: kept,
             live_bytes,
+            used: parsed.used,
         };
         Ok(())
     }
@@ -788,6 +883,29 @@ mod tests {
             .get(&key("t"), "a")
             .unwrap_err();
         assert_eq!(err.kind(), StateErrorKind::Corrupt, "{err}");
+    }
+
+    #[test]
+    fn new_keys_past_the_bound_are_refused_after_expired_logs_go() {
+        let dir = tempfile::tempdir().unwrap();
+        let limits = FileStoreLimits {
+            max_keys: 2,
+            ..FileStoreLimits::default()
+        };
+        let s = FileStore::new(dir.path().join("s")).with_limits(limits);
+        s.put(&key("a"), "f", "1").unwrap();
+        s.put(&key("b"), "f", "1").unwrap();
+        let err = s.put(&key("c"), "f", "1").unwrap_err();
+        assert_eq!(err.kind(), StateErrorKind::Full);
+        assert!(err.to_string().contains("holds 2 traces' state"), "{err}");
+        // Existing keys still write; an expired log makes room.
+        s.put(&key("a"), "g", "2").unwrap();
+        let short = FileStore::new(dir.path().join("s"))
+            .with_limits(limits)
+            .with_lifetime(Duration::ZERO);
+        std::thread::sleep(Duration::from_millis(5));
+        short.put(&key("c"), "f", "1").unwrap();
+        assert_eq!(short.entries(&key("c")).unwrap().len(), 1);
     }
 
     #[test]

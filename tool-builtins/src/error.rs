@@ -5,7 +5,7 @@
 //!
 //! | error | kind |
 //! | --- | --- |
-//! | [`PathError::Outside`], [`PathError::Private`] | `denied` |
+//! | [`PathError::Outside`], [`PathError::Private`], [`PathError::ReadOnly`] | `denied` |
 //! | [`PathError::Empty`], [`PathError::Limit`] | `invalid_arguments` |
 //! | other [`PathError`]s | `failed` |
 //! | [`LedgerError`] (not read, changed since, unreadable) | `failed` |
@@ -23,7 +23,9 @@ use crate::fs::workspace::PathError;
 impl From<PathError> for ToolError {
     fn from(e: PathError) -> Self {
         let kind = match e {
-            PathError::Outside { .. } | PathError::Private { .. } => ErrorKind::Denied,
+            PathError::Outside { .. } | PathError::Private { .. } | PathError::ReadOnly { .. } => {
+                ErrorKind::Denied
+            }
             PathError::Empty | PathError::Limit(_) => ErrorKind::InvalidArguments,
             PathError::NotFound { .. } | PathError::NotADirectory { .. } | PathError::Io { .. } => {
                 ErrorKind::Failed

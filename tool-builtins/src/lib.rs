@@ -159,7 +159,7 @@
 //!   in the tree (through `memmap2` and `tokio`).
 
 use std::io;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use tool_core::{ToolContext, ToolRegistry};
 
@@ -238,6 +238,69 @@ pub fn with_builtins(ctx: ToolContext, root: impl AsRef<Path>) -> io::Result<Too
     Ok(ctx
         .with_state(Workspace::new(root)?)
         .with_state(FileLedger::new()))
+}
+
+/// `ctx` for one client session of a server that serves many (an MCP
+/// session of `tool serve --http`, or one stateless-era request without a
+/// trace): the context's [`FileLedger`] replaced by a fresh, in-memory one,
+/// so that a file one session read does not count as read in another. The
+/// session lives in this process, and so does its ledger. A context
+/// without a ledger is returned unchanged.
+pub fn for_session(ctx: ToolContext) -> ToolContext {
+    if ctx.state::<FileLedger>().is_some() {
+        ctx.with_state(FileLedger::new())
+    } else {
+        ctx
+    }
+}
+
+/// `ctx` for one client-supplied trace of a server that serves many (MCP's
+/// stateless era: every request of the trace is a new context): the
+/// context's [`FileLedger`] replaced by the persistent ledger of `trace` in
+/// the context's workspace, in the base ledger's store when it has one,
+/// else in the per-user store ([`FileLedger::for_trace`]); an in-memory
+/// ledger (shared by nothing) when neither can be had. A context without a
+/// ledger or workspace is returned unchanged.
+pub fn for_trace(ctx: ToolContext, trace: &str) -> ToolContext {
+    let (Some(ledger), Some(ws)) = (ctx.state::<FileLedger>(), ctx.state::<Workspace>()) else {
+        return ctx;
+    };
+    let own = if ledger.state_key().is_some() {
+        ledger.for_owner(trace)
+    } else {
+        FileLedger::for_trace(trace, ws.root()).unwrap_or_default()
+    };
+    ctx.with_state(own)
+}
+
+/// The folders of `ctx` that no file tool may write, for layers that must
+/// enforce the same rule (the sandbox): see [`ProtectedFolders`].
+pub fn protected_folders(ctx: &ToolContext) -> ProtectedFolders {
+    let read_only = ctx
+        .state::<Workspace>()
+        .map(|ws| ws.write_protected().to_vec())
+        .unwrap_or_default();
+    ProtectedFolders {
+        hidden: fs::workspace::hidden_folders(),
+        read_only,
+    }
+}
+
+/// What [`protected_folders`] returns: the rule of cross-cutting §6, whose
+/// precedence where paths overlap is hidden > read-only > writable.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ProtectedFolders {
+    /// Folders neither read nor written by any file tool: the private
+    /// runtime folder ([`tool_core::truncate::private_dir_location`]; a
+    /// trace's own spill folder inside it stays readable) and the
+    /// persistent state folder ([`tool_core::state::state_dir`]: ledgers,
+    /// token caches, job output). As absolute paths, canonical where they exist.
+    pub hidden: Vec<PathBuf>,
+    /// Folders the file tools read but never write: every configured
+    /// skills folder ([`skills::SkillSet::make_readable`] adds them,
+    /// [`Workspace::with_write_protected`] for others). Canonical.
+    pub read_only: Vec<PathBuf>,
 }
 
 /// Helpers shared by the tools' unit tests.

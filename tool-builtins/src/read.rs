@@ -319,8 +319,10 @@ fn read_media(
     if let Err(e) = file.take(max).read_to_end(&mut bytes) {
         return ToolResult::failed(format!("Cannot read {}: {e}", path.display()));
     }
-    if let Some(l) = ledger {
-        l.record(path, Stamp::new(meta, ContentHasher::hash(&bytes)));
+    if let Some(l) = ledger
+        && let Err(e) = l.try_record(path, Stamp::new(meta, ContentHasher::hash(&bytes)))
+    {
+        return ToolResult::failed(e.to_string());
     }
     let name = path
         .file_name()
@@ -518,8 +520,10 @@ fn read_text(
             )));
         }
     };
-    if let Some(l) = ledger {
-        l.record(path, Stamp::new(&meta, scan.hash));
+    if let Some(l) = ledger
+        && let Err(e) = l.try_record(path, Stamp::new(&meta, scan.hash))
+    {
+        return Ok(ToolResult::failed(e.to_string()));
     }
     Ok(render(path, offset, &scan, opts.max_output_bytes))
 }

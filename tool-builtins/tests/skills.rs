@@ -447,3 +447,114 @@ async fn unknown_name_lists_the_skills_with_a_suggestion() {
     let result = registry.execute("skill", json!({"name": 3}), &ctx).await;
     assert_eq!(result.error.unwrap().kind, ErrorKind::InvalidArguments);
 }
+
+/// Issue 23 item 2: a skill folder that is a symbolic link out of its
+/// skills folder is left out, and its target never becomes readable.
+#[test]
+fn a_skill_folder_linking_out_of_the_skills_folder_is_left_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let skills = dir.path().join("skills");
+    let outside = dir.path().join("private");
+    skill(&outside, "evil", &good("evil", "Looks harmless."));
+    fs::write(outside.join("evil/secret.txt"), "secret").unwrap();
+    fs::create_dir_all(&skills).unwrap();
+    std::os::unix::fs::symlink(outside.join("evil"), skills.join("evil")).unwrap();
+    skill(&skills, "fine", &good("fine", "A real one."));
+    // A SKILL.md that links out of its folder is refused too.
+    fs::create_dir_all(skills.join("sneaky")).unwrap();
+    std::os::unix::fs::symlink(
+        outside.join("evil/SKILL.md"),
+        skills.join("sneaky/SKILL.md"),
+    )
+    .unwrap();
+    let set = SkillSet::load([&skills]);
+    let names: Vec<_> = set.skills().iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["fine"]);
+    let d = diags(&set);
+    assert_eq!(d.len(), 2, "{d:?}");
+    assert!(
+        d[0].starts_with("skills/evil: left out: this skill folder is a symbolic link to"),
+        "{d:?}"
+    );
+    assert!(d[0].contains("outside the skills folder"), "{d:?}");
+    assert!(
+        d[1].contains("SKILL.md is a symbolic link leading out of the skill's folder"),
+        "{d:?}"
+    );
+    let ws = tempfile::tempdir().unwrap();
+    let ctx = set.make_readable(tool_builtins::context(ws.path()).unwrap());
+    let roots = ctx
+        .state::<tool_builtins::Workspace>()
+        .unwrap()
+        .read_only_roots()
+        .to_vec();
+    assert!(
+        roots
+            .iter()
+            .all(|r| !r.starts_with(outside.canonicalize().unwrap())),
+        "{roots:?}"
+    );
+}
+
+/// Issue 23 item 3: a `SKILL.md` that is a FIFO (or another non-regular
+/// file) is reported like any broken skill; loading does not block on it.
+#[test]
+fn a_fifo_skill_file_is_reported_not_waited_on() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::create_dir_all(dir.path().join("pipe")).unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(dir.path().join("pipe/SKILL.md"))
+        .status()
+        .unwrap();
+    assert!(made.success());
+    skill(dir.path(), "fine", &good("fine", "A real one."));
+    // On a thread, so that a regression fails the test instead of hanging it.
+    let path = dir.path().to_path_buf();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || tx.send(SkillSet::load([path])).unwrap());
+    let set = rx
+        .recv_timeout(std::time::Duration::from_secs(30))
+        .expect("loading a FIFO SKILL.md must not block");
+    assert_eq!(set.skills().len(), 1);
+    assert_eq!(
+        diags(&set),
+        [
+            "pipe/SKILL.md: SKILL.md is not a regular file (a FIFO, socket or device); replace it with a file"
+        ]
+    );
+}
+
+/// Issue 23 item 1: every configured skills folder is write-protected by
+/// `make_readable`, inside the workspace or not, existing or not.
+#[test]
+fn make_readable_write_protects_every_configured_folder() {
+    let ws = tempfile::tempdir().unwrap();
+    let inside = ws.path().join(".skills");
+    skill(&inside, "x", &good("x", "Inside the workspace."));
+    let missing = ws.path().join("later-skills");
+    let set = SkillSet::load([&inside, &missing]);
+    let ctx = set.make_readable(tool_builtins::context(ws.path()).unwrap());
+    let protected = tool_builtins::protected_folders(&ctx);
+    let root = ws.path().canonicalize().unwrap();
+    assert_eq!(
+        protected.read_only,
+        [root.join(".skills"), root.join("later-skills")]
+    );
+    assert!(!protected.hidden.is_empty());
+    let w = ctx.state::<tool_builtins::Workspace>().unwrap();
+    for path in [
+        ".skills/x/SKILL.md",
+        ".skills/new/SKILL.md",
+        "later-skills/y/SKILL.md",
+    ] {
+        let err = w.resolve_for_write(path).unwrap_err().to_string();
+        assert!(
+            err.contains("read-only folder (a configured skills folder"),
+            "{path}: {err}"
+        );
+        // Reading is unchanged (the read path does not look at the protection).
+        assert!(w.resolve(path).is_ok(), "{path}");
+    }
+    assert!(w.resolve_for_write("notes.md").is_ok());
+    assert!(!missing.exists(), "nothing created");
+}

@@ -204,7 +204,8 @@ pub(crate) struct CommonOptions {
 
     /// Trace id of this run [default: $TRACE_ID, else a generated cli-xxxxxxxx]. Calls with one
     /// given trace id share session state: the file tools' read-before-write ledger is kept in
-    /// $XDG_STATE_HOME/agent-tools/ledger/ID.json (else ~/.local/state/...) for a day.
+    /// $XDG_STATE_HOME/agent-tools/ledger/ (else ~/.local/state/...), per trace id and
+    /// workspace, for a day.
     #[arg(long, global = true, value_name = "ID")]
     pub(crate) trace_id: Option<String>,
 

@@ -155,8 +155,14 @@ pub(crate) fn serve(
 ) -> Result<(), Failure> {
     let count = view.registry().len();
     let workspace = session.ctx.value_str("workspace").unwrap_or("?").to_owned();
+    // One ledger per MCP session, and per client trace in the stateless
+    // era (issue 23 item 5): what one client read never lets another write.
     let server = McpServer::new(view)
         .with_context(session.ctx.clone())
+        .with_session_setup(|ctx, scope| match scope {
+            tool_mcp::ClientScope::Trace(trace) => tool_builtins::for_trace(ctx, trace),
+            _ => tool_builtins::for_session(ctx),
+        })
         .with_page_size(page_size)
         .with_server_info("tool", env!("CARGO_PKG_VERSION"));
     let io_failure = |e: tool_mcp::Error| Failure::Io(std::io::Error::other(e.to_string()));

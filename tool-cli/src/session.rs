@@ -28,7 +28,8 @@ impl Session {
         let trace_id = resolve_trace_id(common.trace_id.as_deref(), env_trace.as_deref());
         // A trace id given by the caller names a session that several `tool`
         // processes may share, so its read-before-write ledger lives in a
-        // state file (see `FileLedger::persistent`); a generated one is this
+        // state store (see `FileLedger::for_trace`), bound to the trace and
+        // the workspace; a generated one is this
         // process's alone.
         let shared_trace = common
             .trace_id
@@ -42,9 +43,9 @@ impl Session {
             .with_approver(common.approve.policy());
         ctx = workspace::wire(ctx, &root)?;
         if shared_trace {
-            if let Some(file) = tool_builtins::fs::ledger::state_file_for(&trace_id) {
-                ctx = ctx.with_state(tool_builtins::FileLedger::persistent(file));
-            }
+            let ledger = tool_builtins::FileLedger::for_trace(&trace_id, &root)
+                .map_err(|e| format!("--trace-id: the session's read ledger: {e}"))?;
+            ctx = ctx.with_state(ledger);
         }
         ctx = crate::skills::make_readable(ctx, common);
         if let Some(url) = &common.page_url {

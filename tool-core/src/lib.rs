@@ -78,6 +78,15 @@
 //! - `rustix` (Unix only): the current user id (`getuid`), to check that the private
 //!   folders of spill files and binary output are owned by the user
 //!   ([`truncate::check_private_dir`]); already in the workspace for `tool-builtins`.
+//!   Its `fs` part gives the [`state::FileStore`] its `flock` (advisory file
+//!   locks that the kernel drops with the process, so a crashed writer
+//!   never leaves a stale lock behind).
+//! - No embedded database for [`state`]: the ledger needs one small map per
+//!   trace with appends and a compare-and-set across processes; `SQLite` or
+//!   `redb` would add a C library or a page-structured file format for what
+//!   a line-per-write log under `flock` does in ~400 lines with bounds we
+//!   can state exactly. The Redis backend (scale issue) goes behind the
+//!   same trait.
 //! - `rust-stemmers`: the Snowball English (Porter2) stemmer for the
 //!   [`search`] tokeniser, the stemmer search engines use (tantivy's), in
 //!   place of hand-written suffix rules: on the evaluation set it found as
@@ -85,6 +94,8 @@
 //!   rules are a published standard rather than ours to keep.
 //! - `tiktoken-rs` (feature `tokens`, off by default): OpenAI's `o200k_base`
 //!   tokenizer with its tables built in, for the `tokens` module (see there why it is optional).
+//! - `tempfile` (tests only): real temporary folders for the [`state`]
+//!   store's tests and doctest, removed when dropped; the standard choice.
 //! - `proptest` (tests only): the property and fuzz tests of `tests/props.rs`
 //!   (`execute` with arbitrary arguments, masking, truncation, URL patterns)
 //!   on stable Rust, with shrinking to a minimal failing input; the most
@@ -108,6 +119,7 @@ mod result;
 mod schema;
 pub mod search;
 mod spec;
+pub mod state;
 #[cfg(feature = "tokens")]
 pub mod tokens;
 mod tool;

@@ -129,7 +129,7 @@ pub use http::{HttpAccess, MIN_TOKEN_LEN};
 pub use names::{MAX_NAME_LEN, local_tool_name};
 /// The rmcp crate this one is built on, for its model types.
 pub use rmcp;
-pub use server::{DEFAULT_PAGE_SIZE, McpServer, SHUTDOWN_TIMEOUT, shutdown_signal};
+pub use server::{ClientScope, DEFAULT_PAGE_SIZE, McpServer, SHUTDOWN_TIMEOUT, shutdown_signal};
 pub use stdio::protect_stdout;
 pub use tool_core::LiveRegistry;
 pub use tool_core::live::{MAX_REASON_LEN, MAX_UNAVAILABLE};

@@ -68,8 +68,10 @@ static SESSIONS: AtomicU64 = AtomicU64::new(0);
 /// shows the always-loaded tools and `tool_search`, then the tools loaded
 /// in this session in load order (paging follows that order), and a
 /// session gets `notifications/tools/list_changed` when its loaded set
-/// grows. A session's loads are kept under the base context's trace id,
-/// else under a name of its own (`mcp-session-<n>`). In the stateless era
+/// grows. Each session has a trace id of its own (`<base trace
+/// id>-mcp-session-<n>`, else `mcp-session-<n>`) that keys its loads, and a
+/// context of its own through [`with_session_setup`](Self::with_session_setup)
+/// (its own read ledger in `tool serve`). In the stateless era
 /// (2026-07-28) there is no session: `tool_search` answers with the
 /// matches' full definitions ([`InlineSchemas`]) and calls to deferred
 /// tools of the view are accepted by name.
@@ -80,6 +82,9 @@ pub struct McpServer {
     view: RegistryView,
     /// The session this handler serves (initialize era), set per connection.
     session: Option<Arc<str>>,
+    /// The context of that session: the base context under the session's
+    /// own trace id, through the [session setup](McpServer::with_session_setup).
+    session_context: Option<ToolContext>,
     config: Arc<Config>,
     calls: Calls,
 }
@@ -117,9 +122,32 @@ impl Calls {
     }
 }
 
+/// Makes the context of one client's state from the base context: see
+/// [`McpServer::with_session_setup`].
+type SessionSetup = Arc<dyn Fn(ToolContext, ClientScope<'_>) -> ToolContext + Send + Sync>;
+
+/// Whose state a context made by a [session setup](McpServer::with_session_setup) holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ClientScope<'a> {
+    /// One MCP session of the initialize era (2025-11-25), named by the
+    /// session's trace id (`<base trace id>-mcp-session-<n>`, or
+    /// `mcp-session-<n>`); the context lives as long as the session.
+    Session(&'a str),
+    /// A stateless-era (2026-07-28) request whose `params._meta.traceparent`
+    /// (W3C Trace Context, MCP SEP-414) names a trace: every request of that
+    /// trace gets a context for `mcp-trace-<32 hex trace-id>`, so state must
+    /// outlive the request (a persistent store).
+    Trace(&'a str),
+    /// A stateless-era request without a valid `traceparent`: its context
+    /// serves this one request and shares nothing.
+    Request,
+}
+
 #[derive(Clone)]
 struct Config {
     context: ToolContext,
+    session_setup: Option<SessionSetup>,
     page_size: usize,
     name: String,
     version: String,
@@ -134,8 +162,10 @@ impl McpServer {
         Self {
             view: view.into(),
             session: None,
+            session_context: None,
             config: Arc::new(Config {
                 context: ToolContext::new(),
+                session_setup: None,
                 page_size: DEFAULT_PAGE_SIZE,
                 name: env!("CARGO_PKG_NAME").to_owned(),
                 version: env!("CARGO_PKG_VERSION").to_owned(),
@@ -154,6 +184,24 @@ impl McpServer {
     #[must_use]
     pub fn with_context(mut self, context: ToolContext) -> Self {
         self.config_mut().context = context;
+        self
+    }
+
+    /// How a client's own context is made from the base context: called
+    /// once per MCP session (initialize era) with [`ClientScope::Session`],
+    /// and per stateless-era request with [`ClientScope::Trace`] or
+    /// [`ClientScope::Request`]. The context passed in already carries the
+    /// client's own trace id (so its loaded tools and spill folder are its
+    /// own); the setup replaces per-client state the base holds, such as a
+    /// read ledger (`tool_builtins::for_session` / `for_trace`), so that
+    /// what one client did never counts for another. Without a setup, the
+    /// state in the base context is shared by every client.
+    #[must_use]
+    pub fn with_session_setup(
+        mut self,
+        setup: impl Fn(ToolContext, ClientScope<'_>) -> ToolContext + Send + Sync + 'static,
+    ) -> Self {
+        self.config_mut().session_setup = Some(Arc::new(setup));
         self
     }
 
@@ -190,22 +238,53 @@ impl McpServer {
         &self.view
     }
 
-    /// This handler for a new session: its own [`SearchSession`] name.
+    /// This handler for a new session: its own trace id
+    /// (`<base trace id>-mcp-session-<n>`, else `mcp-session-<n>`), which
+    /// names its loaded tools ([`SearchSession`]) and its spill folder, and
+    /// its own context from the [session setup](Self::with_session_setup).
     fn for_new_session(&self) -> Self {
         let mut s = self.clone();
         let n = SESSIONS.fetch_add(1, Ordering::Relaxed);
-        s.session = Some(Arc::from(format!("mcp-session-{n}")));
+        let id = match self.config.context.trace_id() {
+            Some(trace) => format!("{trace}-mcp-session-{n}"),
+            None => format!("mcp-session-{n}"),
+        };
+        let ctx = self.config.context.clone().with_trace_id(id.clone());
+        s.session_context = Some(match &self.config.session_setup {
+            Some(setup) => setup(ctx, ClientScope::Session(&id)),
+            None => ctx,
+        });
+        s.session = Some(Arc::from(id));
         s
     }
 
-    /// The key of this session's loaded tools: the base context's trace id,
-    /// else the session's own name.
+    /// The key of this session's loaded tools: the session's own trace id,
+    /// else (a handler not made per session) the base context's.
     fn session_key(&self) -> Option<String> {
-        self.config
-            .context
-            .trace_id()
+        self.session
+            .as_deref()
             .map(str::to_owned)
-            .or_else(|| self.session.as_deref().map(str::to_owned))
+            .or_else(|| self.config.context.trace_id().map(str::to_owned))
+    }
+
+    /// The context a stateless-era request starts from: per client trace
+    /// (`params._meta.traceparent`) or per request, through the session setup.
+    fn stateless_context(&self, request: &RequestContext<RoleServer>) -> ToolContext {
+        let base = self.config.context.clone();
+        let trace = request
+            .meta
+            .get("traceparent")
+            .and_then(Value::as_str)
+            .and_then(trace_id_of_traceparent);
+        match (trace, &self.config.session_setup) {
+            (Some(trace), Some(setup)) => {
+                let id = format!("mcp-trace-{trace}");
+                setup(base.with_trace_id(id.clone()), ClientScope::Trace(&id))
+            }
+            (Some(trace), None) => base.with_trace_id(format!("mcp-trace-{trace}")),
+            (None, Some(setup)) => setup(base, ClientScope::Request),
+            (None, None) => base,
+        }
     }
 
     /// Serves one client over this process's stdin and stdout until the
@@ -474,10 +553,14 @@ impl McpServer {
         request: &RequestContext<RoleServer>,
         cancel: CancellationToken,
     ) -> ToolContext {
-        let mut ctx = self
-            .config
-            .context
-            .clone()
+        let base = if approval::is_stateless_era(request) {
+            self.stateless_context(request)
+        } else {
+            self.session_context
+                .clone()
+                .unwrap_or_else(|| self.config.context.clone())
+        };
+        let mut ctx = base
             .with_cancellation_token(cancel)
             .with_state::<Peer<RoleServer>>(request.peer.clone());
         if approval::is_stateless_era(request) {
@@ -560,6 +643,29 @@ impl McpServer {
             .await
             .map(CallToolResponse::from)
     }
+}
+
+/// The trace-id field of a W3C Trace Context `traceparent` value
+/// (`00-<32 hex trace-id>-<16 hex parent-id>-<2 hex flags>`, Trace Context
+/// Level 1 §3.2): 32 lowercase hex digits, not all zeros, under a version
+/// other than `ff`; `None` for anything else (the request then shares nothing).
+fn trace_id_of_traceparent(value: &str) -> Option<&str> {
+    let mut parts = value.split('-');
+    let (version, trace, parent, flags) =
+        (parts.next()?, parts.next()?, parts.next()?, parts.next()?);
+    let hex = |s: &str, n: usize| {
+        s.len() == n
+            && s.bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    };
+    let valid = hex(version, 2)
+        && version != "ff"
+        && hex(trace, 32)
+        && trace.bytes().any(|b| b != b'0')
+        && hex(parent, 16)
+        && hex(flags, 2)
+        && (version != "00" || parts.next().is_none());
+    valid.then_some(trace)
 }
 
 /// Renders a tool result as a `CallToolResult` with tool-core's MCP rendering

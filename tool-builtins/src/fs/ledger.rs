@@ -26,6 +26,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use tool_core::state::{FileStore, StateKey, StateStore};
 use tool_core::{ErrorKind, ToolContext, ToolError};
 
 /// What the ledger remembers of one read (or write) of a file.
@@ -107,8 +108,15 @@ pub type FileLock = tokio::sync::OwnedMutexGuard<()>;
 pub struct FileLedger {
     stamps: Mutex<HashMap<PathBuf, Stamp>>,
     locks: Mutex<HashMap<PathBuf, Weak<tokio::sync::Mutex<()>>>>,
-    /// The state file that processes sharing a trace id share, when persistent.
-    file: Option<PathBuf>,
+    /// The state that processes sharing a trace id share, when persistent.
+    shared: Option<Shared>,
+}
+
+/// Where a persistent ledger keeps its stamps.
+#[derive(Debug, Clone)]
+struct Shared {
+    store: Arc<dyn StateStore>,
+    key: StateKey,
 }
 
 impl FileLedger {
@@ -117,27 +125,68 @@ impl FileLedger {
         Self::default()
     }
 
-    /// A ledger whose stamps also live in the state file `path`, so that
-    /// separate processes of one session (`tool call --trace-id T` run
-    /// again and again, or several `tool batch` with one trace id) share what
-    /// was read. The file holds, per file, the content hash, size and time
-    /// of the last read or write; it is created `0600` (its folder `0700`),
-    /// locked with `flock` for every read-modify-write, and entries older
-    /// than [`PERSISTED_FOR`] are dropped. A missing, unreadable or corrupt
-    /// file counts as empty: the next write then asks for a read again,
-    /// never the other way round. The hash is Rust's `SipHash-1-3` with fixed
-    /// keys (`DefaultHasher::new`), recorded in the file as `hasher`; a file
-    /// written by a build whose hasher differs is ignored.
-    pub fn persistent(path: impl Into<PathBuf>) -> Self {
+    /// A ledger whose stamps also live in `store` under `key` (space
+    /// [`STATE_SPACE`], owner the trace id, workspace the canonical root),
+    /// so that separate processes of one session (`tool call --trace-id T`
+    /// run again and again, or several `tool batch` with one trace id)
+    /// share what was read, and nothing else does: another trace, or the
+    /// same trace id in another workspace, starts empty.
+    ///
+    /// Each record is one field of the key's map: the file's canonical path
+    /// maps to its content hash, size and the time of the last read or
+    /// write (a write appends one entry to the store's log; nothing is
+    /// rewritten). Entries expire after the store's lifetime (one day by
+    /// default). The hash is Rust's `SipHash-1-3` with fixed keys
+    /// (`DefaultHasher::new`), recorded in each entry as `hasher`; an entry
+    /// of a build whose hasher differs is ignored. An entry that cannot be
+    /// read (a store error) counts as absent, so the next write asks for a
+    /// read again, never the other way round; a read that cannot be
+    /// recorded fails with the store's error ([`FileLedger::try_record`]).
+    pub fn in_store(store: Arc<dyn StateStore>, key: StateKey) -> Self {
         Self {
-            file: Some(path.into()),
+            shared: Some(Shared { store, key }),
             ..Self::default()
         }
     }
 
-    /// The state file of a persistent ledger.
-    pub fn state_file(&self) -> Option<&Path> {
-        self.file.as_deref()
+    /// [`FileLedger::in_store`] in the per-user [`FileStore`] at
+    /// [`tool_core::state::state_dir`] for trace `trace_id` in `workspace`
+    /// (the canonical root). One `FileStore` per process is shared by every
+    /// ledger made here.
+    ///
+    /// # Errors
+    /// [`LedgerError::Store`] when there is no home folder to keep state in,
+    /// or the trace id or workspace breaks [`StateKey::new`]'s rules.
+    pub fn for_trace(trace_id: &str, workspace: &Path) -> Result<Self, LedgerError> {
+        let store = shared_store().ok_or_else(|| LedgerError::Store {
+            message: "no folder for persistent state: set XDG_STATE_HOME or HOME to an \
+                      absolute path"
+                .to_owned(),
+        })?;
+        let key =
+            StateKey::new(STATE_SPACE, trace_id, workspace).map_err(|e| LedgerError::Store {
+                message: e.to_string(),
+            })?;
+        Ok(Self::in_store(store, key))
+    }
+
+    /// A fresh, empty ledger that shares this one's store, under `owner`
+    /// in place of this one's owner (an MCP session's own ledger: see
+    /// [`crate::for_trace`]); an in-memory ledger gives an in-memory one.
+    #[must_use]
+    pub fn for_owner(&self, owner: &str) -> Self {
+        match &self.shared {
+            Some(shared) => StateKey::new(STATE_SPACE, owner, shared.key.workspace()).map_or_else(
+                |_| Self::new(),
+                |key| Self::in_store(shared.store.clone(), key),
+            ),
+            None => Self::new(),
+        }
+    }
+
+    /// The key of a persistent ledger's state.
+    pub fn state_key(&self) -> Option<&StateKey> {
+        self.shared.as_ref().map(|s| &s.key)
     }
 
     fn stamps(&self) -> MutexGuard<'_, HashMap<PathBuf, Stamp>> {
@@ -147,16 +196,35 @@ impl FileLedger {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Records a read (or write) of `path`.
+    /// Records a read (or write) of `path`: in this process always, in the
+    /// shared store when persistent, best effort (a store error only means
+    /// that another process asks for a read again; see [`FileLedger::try_record`]).
     pub fn record(&self, path: &Path, stamp: Stamp) {
+        let _ = self.try_record(path, stamp);
+    }
+
+    /// Records a read (or write) of `path`, reporting a shared store that
+    /// refused it (full, damaged, not this trace's): `read_file` fails
+    /// with that error rather than answer with a read that a later process
+    /// of the trace would not know of. This process keeps the stamp either way.
+    ///
+    /// # Errors
+    /// [`LedgerError::Store`] with the store's message.
+    pub fn try_record(&self, path: &Path, stamp: Stamp) -> Result<(), LedgerError> {
         self.stamps().insert(path.to_path_buf(), stamp);
-        if let Some(file) = &self.file {
-            // Best effort: a state file that cannot be written only means
-            // another process will ask for a read again.
-            let _ = persisted::update(file, |map| {
-                map.insert(path.to_path_buf(), stamp);
-            });
-        }
+        let Some(shared) = &self.shared else {
+            return Ok(());
+        };
+        let field = path.to_string_lossy();
+        shared
+            .store
+            .put(&shared.key, &field, &encode(&stamp))
+            .map_err(|e| LedgerError::Store {
+                message: format!(
+                    "The read of {} could not be recorded for later calls of this session: {e}",
+                    path.display()
+                ),
+            })
     }
 
     /// Records that `path` now holds `bytes` (stats the file for mtime and size).
@@ -170,27 +238,27 @@ impl FileLedger {
     }
 
     /// The stamp of the last read of `path`, if any (for a persistent
-    /// ledger, the newest of this process's and the state file's).
+    /// ledger, the newest of this process's and the store's; a store that
+    /// cannot be read counts as holding none).
     pub fn get(&self, path: &Path) -> Option<Stamp> {
         let own = self.stamps().get(path).copied();
-        let shared = self
-            .file
-            .as_deref()
-            .and_then(|f| persisted::load(f).ok())
-            .and_then(|map| map.get(path).copied());
+        let shared = self.shared.as_ref().and_then(|shared| {
+            shared
+                .store
+                .get(&shared.key, &path.to_string_lossy())
+                .ok()
+                .flatten()
+                .and_then(|v| decode(&v))
+        });
         match (own, shared) {
-            // Compared at the state file's precision (milliseconds): a stamp
+            // Compared at the store's precision (milliseconds): a stamp
             // recorded by another process in the same millisecond as ours is
-            // the later write (every record is also written to the file).
-            (Some(a), Some(b)) => {
-                let ms = |s: &Stamp| {
-                    s.read_at
-                        .duration_since(UNIX_EPOCH)
-                        .unwrap_or_default()
-                        .as_millis()
-                };
-                Some(if ms(&b) >= ms(&a) { b } else { a })
-            }
+            // the later write (every record is also written to the store).
+            (Some(a), Some(b)) => Some(if millis(b.read_at) >= millis(a.read_at) {
+                b
+            } else {
+                a
+            }),
             (a, b) => a.or(b),
         }
     }
@@ -198,10 +266,8 @@ impl FileLedger {
     /// Forgets `path` (e.g. after deleting it).
     pub fn forget(&self, path: &Path) {
         self.stamps().remove(path);
-        if let Some(file) = &self.file {
-            let _ = persisted::update(file, |map| {
-                map.remove(path);
-            });
+        if let Some(shared) = &self.shared {
+            let _ = shared.store.delete(&shared.key, &path.to_string_lossy());
         }
     }
 
@@ -320,6 +386,12 @@ pub enum LedgerError {
         /// Its modification time now.
         modified: Option<SystemTime>,
     },
+    /// The shared state store refused the record (full, damaged, another
+    /// trace's); the message says what to do.
+    Store {
+        /// The store's message, with the file named.
+        message: String,
+    },
     /// The file could not be inspected.
     Io {
         /// The file.
@@ -348,6 +420,7 @@ impl fmt::Display for LedgerError {
                     iso8601(*read_at)
                 )
             }
+            Self::Store { message } => f.write_str(message),
             Self::Io { path, source } => {
                 write!(f, "Cannot inspect file {}: {source}", path.display())
             }
@@ -380,153 +453,57 @@ pub fn ledger_of(ctx: &ToolContext) -> Result<tool_core::State<FileLedger>, Tool
     })
 }
 
-/// How long a persistent ledger remembers a read: one day.
-pub const PERSISTED_FOR: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
+/// How long a persistent ledger remembers a read: one day (the store's
+/// [`DEFAULT_LIFETIME`](tool_core::state::DEFAULT_LIFETIME)).
+pub const PERSISTED_FOR: std::time::Duration = tool_core::state::DEFAULT_LIFETIME;
 
-/// The state file of [`FileLedger::persistent`] ledgers.
-mod persisted {
-    use std::collections::HashMap;
-    use std::io::{self, Read, Seek, Write};
-    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
-    use std::path::{Path, PathBuf};
-    use std::time::{Duration, SystemTime, UNIX_EPOCH};
+/// The [`StateKey`] space of read ledgers: `ledger`.
+pub const STATE_SPACE: &str = "ledger";
 
-    use serde_json::{Value, json};
+/// The hasher the stamps' hashes come from; an entry naming another is ignored.
+const HASHER: &str = "std-siphash13-v1";
 
-    use super::{PERSISTED_FOR, Stamp};
-
-    /// The hasher the stamps' hashes come from; a file naming another is ignored.
-    const HASHER: &str = "std-siphash13-v1";
-
-    /// Largest state file read (16 MiB): a bigger one is ignored as corrupt.
-    const MAX_BYTES: u64 = 16 * 1024 * 1024;
-
-    fn millis(t: SystemTime) -> u64 {
-        u64::try_from(t.duration_since(UNIX_EPOCH).unwrap_or_default().as_millis()).unwrap_or(0)
-    }
-
-    fn time(ms: u64) -> SystemTime {
-        UNIX_EPOCH + Duration::from_millis(ms)
-    }
-
-    fn parse(text: &str) -> HashMap<PathBuf, Stamp> {
-        let Ok(v) = serde_json::from_str::<Value>(text) else {
-            return HashMap::new();
-        };
-        if v["hasher"] != HASHER {
-            return HashMap::new();
-        }
-        let now = SystemTime::now();
-        let mut map = HashMap::new();
-        for (path, e) in v["files"].as_object().into_iter().flatten() {
-            let (Some(hash), Some(len), Some(read_at)) = (
-                e["hash"]
-                    .as_str()
-                    .and_then(|h| u64::from_str_radix(h, 16).ok()),
-                e["len"].as_u64(),
-                e["read_at_ms"].as_u64().map(time),
-            ) else {
-                continue;
-            };
-            if now.duration_since(read_at).unwrap_or_default() > PERSISTED_FOR {
-                continue;
-            }
-            let modified = e["modified_ms"].as_u64().map(time);
-            map.insert(
-                PathBuf::from(path),
-                Stamp {
-                    modified,
-                    len,
-                    hash,
-                    read_at,
-                },
-            );
-        }
-        map
-    }
-
-    fn render(map: &HashMap<PathBuf, Stamp>) -> String {
-        let files: serde_json::Map<String, Value> = map
-            .iter()
-            .map(|(p, s)| {
-                (
-                    p.to_string_lossy().into_owned(),
-                    json!({
-                        "hash": format!("{:016x}", s.hash),
-                        "len": s.len,
-                        "read_at_ms": millis(s.read_at),
-                        "modified_ms": s.modified.map(millis),
-                    }),
-                )
-            })
-            .collect();
-        json!({"version": 1, "hasher": HASHER, "files": files}).to_string()
-    }
-
-    fn open(file: &Path) -> io::Result<std::fs::File> {
-        if let Some(dir) = file.parent() {
-            std::fs::DirBuilder::new()
-                .recursive(true)
-                .mode(0o700)
-                .create(dir)?;
-        }
-        std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .mode(0o600)
-            .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
-            .open(file)
-    }
-
-    fn read_all(f: &mut std::fs::File) -> io::Result<String> {
-        let mut text = String::new();
-        f.rewind()?;
-        f.take(MAX_BYTES).read_to_string(&mut text)?;
-        Ok(text)
-    }
-
-    /// The stamps in `file` (shared lock while reading).
-    pub(super) fn load(file: &Path) -> io::Result<HashMap<PathBuf, Stamp>> {
-        let mut f = open(file)?;
-        rustix::fs::flock(&f, rustix::fs::FlockOperation::LockShared)?;
-        Ok(parse(&read_all(&mut f).unwrap_or_default()))
-    }
-
-    /// Changes the stamps in `file` under an exclusive lock.
-    pub(super) fn update(
-        file: &Path,
-        change: impl FnOnce(&mut HashMap<PathBuf, Stamp>),
-    ) -> io::Result<()> {
-        let mut f = open(file)?;
-        rustix::fs::flock(&f, rustix::fs::FlockOperation::LockExclusive)?;
-        let mut map = parse(&read_all(&mut f).unwrap_or_default());
-        change(&mut map);
-        let text = render(&map);
-        f.set_len(0)?;
-        f.rewind()?;
-        f.write_all(text.as_bytes())?;
-        f.sync_data()
-    }
+/// The process's one [`FileStore`] at [`tool_core::state::state_dir`]
+/// (shared, so its parse cache serves every ledger of the process).
+fn shared_store() -> Option<Arc<dyn StateStore>> {
+    static STORE: std::sync::OnceLock<Option<Arc<dyn StateStore>>> = std::sync::OnceLock::new();
+    STORE
+        .get_or_init(|| {
+            tool_core::state::state_dir()
+                .map(|dir| Arc::new(FileStore::new(dir)) as Arc<dyn StateStore>)
+        })
+        .clone()
 }
 
-/// The state file of the persistent ledger of trace `trace_id`:
-/// `$XDG_STATE_HOME/agent-tools/ledger/<trace folder name>.json` (else
-/// `~/.local/state/...`), the name made safe as spill folders' are
-/// ([`tool_core::truncate::trace_folder_name`]). `None` without a home.
-pub fn state_file_for(trace_id: &str) -> Option<PathBuf> {
-    let base = std::env::var_os("XDG_STATE_HOME")
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute())
-        .or_else(|| {
-            std::env::var_os("HOME")
-                .map(PathBuf::from)
-                .filter(|p| p.is_absolute())
-                .map(|h| h.join(".local/state"))
-        })?;
-    let name = tool_core::truncate::trace_folder_name(Some(trace_id));
-    Some(base.join("agent-tools/ledger").join(format!("{name}.json")))
+fn millis(t: SystemTime) -> u64 {
+    u64::try_from(t.duration_since(UNIX_EPOCH).unwrap_or_default().as_millis()).unwrap_or(0)
+}
+
+fn encode(stamp: &Stamp) -> String {
+    serde_json::json!({
+        "hasher": HASHER,
+        "hash": format!("{:016x}", stamp.hash),
+        "len": stamp.len,
+        "read_at_ms": millis(stamp.read_at),
+        "modified_ms": stamp.modified.map(millis),
+    })
+    .to_string()
+}
+
+fn decode(text: &str) -> Option<Stamp> {
+    let v: serde_json::Value = serde_json::from_str(text).ok()?;
+    if v["hasher"] != HASHER {
+        return None;
+    }
+    let time = |ms: u64| UNIX_EPOCH + std::time::Duration::from_millis(ms);
+    Some(Stamp {
+        hash: v["hash"]
+            .as_str()
+            .and_then(|h| u64::from_str_radix(h, 16).ok())?,
+        len: v["len"].as_u64()?,
+        read_at: v["read_at_ms"].as_u64().map(time)?,
+        modified: v["modified_ms"].as_u64().map(time),
+    })
 }
 
 /// `2024-05-01T12:34:56.789Z` for a time (RFC 3339, UTC, milliseconds;

@@ -114,7 +114,7 @@ impl WriteTarget {
                 ),
             ));
         }
-        let path = ws.resolve(file_path)?;
+        let path = ws.resolve_for_write(file_path)?;
         Ok(Self {
             ws,
             ledger,
@@ -169,7 +169,7 @@ impl WriteTarget {
         };
         let beneath = self
             .ws
-            .beneath(&self.model_path, missing)
+            .beneath_for_write(&self.model_path, missing)
             .map_err(|e| ToolError::new(ErrorKind::Failed, e.to_string()))?;
         let locked =
             Locked::new(beneath, verb).map_err(|m| ToolError::new(ErrorKind::Failed, m))?;
@@ -372,11 +372,11 @@ impl WriteSet {
             if slots.contains_key(raw) {
                 continue;
             }
-            let slot = match ws.beneath(raw, Missing::AllowLast) {
+            let slot = match ws.beneath_for_write(raw, Missing::AllowLast) {
                 Ok(b) => Some(b),
                 Err(PathError::NotFound { .. }) => {
                     // A new folder: refused like any path if it leads outside.
-                    ws.resolve(raw).map_err(|e| e.to_string())?;
+                    ws.resolve_for_write(raw).map_err(|e| e.to_string())?;
                     None
                 }
                 Err(e) => return Err(e.to_string()),
@@ -401,7 +401,7 @@ impl WriteSet {
     pub(crate) fn path(&self, raw: &str) -> Result<PathBuf, String> {
         match self.slots.get(raw) {
             Some(Some(b)) => Ok(b.path.clone()),
-            _ => self.ws.resolve(raw).map_err(|e| e.to_string()),
+            _ => self.ws.resolve_for_write(raw).map_err(|e| e.to_string()),
         }
     }
 
@@ -462,7 +462,7 @@ impl WriteSet {
         if !matches!(self.slots.get(raw), Some(Some(_))) {
             let b = self
                 .ws
-                .beneath(raw, Missing::CreateParents)
+                .beneath_for_write(raw, Missing::CreateParents)
                 .map_err(|e| std::io::Error::other(e.to_string()))?;
             self.slots.insert(raw.to_owned(), Some(b));
         }

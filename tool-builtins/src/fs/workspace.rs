@@ -56,6 +56,10 @@ pub struct Workspace {
     /// Folders `read_file` and `grep_content` may read but nothing may write
     /// (the spill folder of truncated output), as given: they may not exist yet.
     read_only_roots: Vec<PathBuf>,
+    /// Folders no tool may write into, wherever they are (configured skills
+    /// folders): canonical, or the canonical form of their longest existing
+    /// ancestor joined with the rest when they do not exist yet.
+    write_protected: Vec<PathBuf>,
 }
 
 impl Workspace {
@@ -73,6 +77,7 @@ impl Workspace {
             root: RootDir::open(root.as_ref())?,
             extra_roots: Vec::new(),
             read_only_roots: Vec::new(),
+            write_protected: Vec::new(),
         })
     }
 
@@ -85,6 +90,28 @@ impl Workspace {
             self.read_only_roots.push(root);
         }
         self
+    }
+
+    /// Adds a folder that no tool may write into, inside the workspace or
+    /// not: a write, edit, patch (its `Move to` too) or new file there is
+    /// refused with [`PathError::ReadOnly`], before anything is created;
+    /// reading is unchanged. [`SkillSet::make_readable`](crate::skills::SkillSet::make_readable)
+    /// adds every configured skills folder, since what a model writes there
+    /// becomes instructions for every later session. A folder that does not
+    /// exist yet is protected too (its future path, symlinks of its
+    /// existing ancestors resolved).
+    pub fn with_write_protected(mut self, folder: impl AsRef<Path>) -> Self {
+        let folder = physical(folder.as_ref());
+        if !self.write_protected.contains(&folder) {
+            self.write_protected.push(folder);
+        }
+        self
+    }
+
+    /// The folders added by [`Workspace::with_write_protected`], in their
+    /// physical form (see there).
+    pub fn write_protected(&self) -> &[PathBuf] {
+        &self.write_protected
     }
 
     /// The read-only roots, as given.
@@ -158,6 +185,45 @@ impl Workspace {
     pub fn resolve_for_read(&self, model_path: &str) -> Result<PathBuf, PathError> {
         self.beneath_for_read(model_path, &[], Missing::Plan)
             .map(|b| b.path)
+    }
+
+    /// [`Workspace::resolve`] for a path a tool will write, create, move or
+    /// delete: refused with [`PathError::ReadOnly`] inside a
+    /// [write-protected](Workspace::with_write_protected) folder.
+    ///
+    /// # Errors
+    /// As [`Workspace::resolve`], and [`PathError::ReadOnly`].
+    pub fn resolve_for_write(&self, model_path: &str) -> Result<PathBuf, PathError> {
+        self.beneath_for_write(model_path, Missing::Plan)
+            .map(|b| b.path)
+    }
+
+    /// [`Workspace::beneath`] for a path a tool will write: the path is
+    /// planned first (nothing created) and refused inside a write-protected
+    /// folder, then resolved with `missing` (which may create folders) and
+    /// checked again.
+    pub(crate) fn beneath_for_write(
+        &self,
+        model_path: &str,
+        missing: Missing,
+    ) -> Result<Beneath, PathError> {
+        if !self.write_protected.is_empty() && missing == Missing::CreateParents {
+            let planned = self.beneath_in(model_path, &[], Missing::Plan)?;
+            self.check_writable(model_path, &planned.path)?;
+        }
+        let resolved = self.beneath_in(model_path, &[], missing)?;
+        self.check_writable(model_path, &resolved.path)?;
+        Ok(resolved)
+    }
+
+    fn check_writable(&self, model_path: &str, path: &Path) -> Result<(), PathError> {
+        match self.write_protected.iter().find(|f| path.starts_with(f)) {
+            Some(folder) => Err(PathError::ReadOnly {
+                path: crate::fs::clip(model_path),
+                folder: folder.clone(),
+            }),
+            None => Ok(()),
+        }
     }
 
     /// Resolves `model_path` beneath the root or the extra root it names, for
@@ -304,10 +370,38 @@ pub(crate) fn private_area() -> Option<PathBuf> {
     Some(FOUND.get_or_init(|| p).clone())
 }
 
+/// The persistent state folder ([`tool_core::state::state_dir`]: every
+/// trace's read ledger), in its physical form, looked up once.
+pub(crate) fn state_area() -> Option<PathBuf> {
+    static FOUND: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
+    FOUND
+        .get_or_init(|| tool_core::state::state_dir().map(|d| physical(&d)))
+        .clone()
+}
+
+/// The folders no file tool opens (cross-cutting §6): the private runtime
+/// folder and the persistent state folder, canonical where they exist.
+pub(crate) fn hidden_folders() -> Vec<PathBuf> {
+    let runtime =
+        private_area().unwrap_or_else(|| physical(&tool_core::truncate::private_dir_location()));
+    std::iter::once(runtime).chain(state_area()).collect()
+}
+
+/// `path` canonical, or its longest existing ancestor canonical joined with
+/// the rest (for folders that may not exist yet).
+fn physical(path: &Path) -> PathBuf {
+    crate::fs::canonical_ancestor(path)
+        .map_or_else(|| path.to_path_buf(), |(base, rest)| base.join(rest))
+}
+
 /// Whether `path` lies in the private folder but in none of `allowed` (the
-/// calling trace's spill folders): a workspace that contains the temp
-/// folder (`/tmp`, `/`) must not open other traces' files through it.
+/// calling trace's spill folders), or in the persistent state folder: a
+/// workspace that contains the temp folder (`/tmp`, `/`) or the home folder
+/// must not open other traces' files or ledgers through it.
 fn in_private_area(path: &Path, allowed: &[&PathBuf]) -> bool {
+    if state_area().is_some_and(|state| path.starts_with(state)) {
+        return true;
+    }
     private_area().is_some_and(|private| {
         path.starts_with(&private)
             && !allowed
@@ -341,6 +435,14 @@ pub enum PathError {
     Private {
         /// The path as the model sent it (cut to about 200 characters).
         path: String,
+    },
+    /// The path is inside a write-protected folder (a configured skills
+    /// folder) and the tool would change it.
+    ReadOnly {
+        /// The path as the model sent it (cut to about 200 characters).
+        path: String,
+        /// The protected folder it lies in.
+        folder: PathBuf,
     },
     /// The path is empty. Not returned any more: an empty path names the
     /// workspace root (see the module docs); kept for callers that match on it.
@@ -386,8 +488,17 @@ impl fmt::Display for PathError {
             }
             Self::Private { path } => write!(
                 f,
-                "Access denied: {path} is in the tools' private folder (the spill files and \
-                 output of every session); only the spill folder of this call's trace can be read."
+                "Access denied: {path} is in the tools' private folders (the spill files, \
+                 output and read ledgers of every session); only the spill folder of this \
+                 call's trace can be read."
+            ),
+            Self::ReadOnly { path, folder } => write!(
+                f,
+                "Access denied: {path} is inside {}, a read-only folder (a configured skills \
+                 folder: what is written there becomes instructions for every later session). \
+                 The file tools may read it but not change it, nor add files; nothing was \
+                 written. Skills are changed by a person, outside the agent.",
+                folder.display()
             ),
             Self::Empty => f.write_str("The path is empty. Give a file path inside the workspace."),
             Self::NotFound { path, then_up } => {

@@ -80,7 +80,7 @@ pub async fn apply_patch(context: &ToolContext, patch: String) -> Result<ToolRes
             Hunk::Update { path, move_to, .. } => (path, move_to.as_ref()),
         };
         for raw in std::iter::once(p).chain(m) {
-            paths.push(ws.resolve(raw)?);
+            paths.push(ws.resolve_for_write(raw)?);
         }
     }
     let ledger = context.state::<FileLedger>();

@@ -191,10 +191,15 @@ pub(crate) fn walker_with(
     configure(&mut builder, honour_ignores);
     builder.threads(threads);
     let ws = Arc::new(ws.clone());
-    // Never into the tools' private folder (other traces' spill files) from outside it.
+    // Never into the tools' private folder (other traces' spill files) from
+    // outside it, nor into the state folder (every trace's ledger).
     let private = crate::fs::workspace::private_area();
+    let state = crate::fs::workspace::state_area();
     builder.filter_entry(move |entry| {
-        private.as_deref() != Some(entry.path()) && keep_entry(&ws, entry) && keep(entry)
+        private.as_deref() != Some(entry.path())
+            && state.as_deref() != Some(entry.path())
+            && keep_entry(&ws, entry)
+            && keep(entry)
     });
     builder
 }

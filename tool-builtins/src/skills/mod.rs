@@ -195,6 +195,8 @@ pub struct SkillSet {
     skills: Vec<Skill>,
     diagnostics: Vec<Diagnostic>,
     folders: Vec<PathBuf>,
+    /// Every folder given, absolute (listable or not): the write-protected ones.
+    configured: Vec<PathBuf>,
 }
 
 impl SkillSet {
@@ -219,6 +221,10 @@ impl SkillSet {
     }
 
     fn load_folder(&mut self, given: &Path) {
+        let absolute = std::path::absolute(given).unwrap_or_else(|_| given.to_path_buf());
+        if !self.configured.contains(&absolute) {
+            self.configured.push(absolute);
+        }
         let folder = match given.canonicalize() {
             Ok(f) if f.is_dir() => f,
             Ok(_) => return self.report(given, None, "the skills folder is not a folder"),
@@ -265,13 +271,33 @@ impl SkillSet {
                 );
                 return;
             }
-            self.load_skill(&path, &name);
+            self.load_skill(&folder, &path, &name);
         }
     }
 
-    fn load_skill(&mut self, path: &Path, folder_name: &str) {
+    fn load_skill(&mut self, skills_folder: &Path, path: &Path, folder_name: &str) {
         let file = path.join(SKILL_FILE);
-        let text = match read_bounded(&file) {
+        // A skill folder (or its SKILL.md) that is a symbolic link leading
+        // out of the skills folder would make its target a readable root:
+        // only what lies inside the configured folder is loaded.
+        let real = match path.canonicalize() {
+            Ok(real) if real.starts_with(skills_folder) => real,
+            Ok(real) => {
+                return self.report(
+                    path,
+                    None,
+                    format!(
+                        "left out: this skill folder is a symbolic link to {}, outside the \
+                         skills folder {}; a skill is loaded only from inside its skills folder \
+                         (move the skill in, or give its real parent folder as a skills folder)",
+                        real.display(),
+                        skills_folder.display()
+                    ),
+                );
+            }
+            Err(e) => return self.report(path, None, format!("cannot open the skill folder: {e}")),
+        };
+        let text = match read_bounded(&file, &real) {
             Ok(text) => text,
             Err(message) => return self.report(&file, None, message),
         };
@@ -297,11 +323,10 @@ impl SkillSet {
             );
             return self.report(&file, None, message);
         }
-        let folder = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
         self.skills.push(Skill {
             name: parsed.name,
             description: parsed.description,
-            folder,
+            folder: real,
             body: parsed.body,
         });
     }
@@ -327,12 +352,23 @@ impl SkillSet {
         &self.folders
     }
 
+    /// Every configured skills folder, absolute, in the order given (each
+    /// once), whether it could be listed or not: the folders no tool may
+    /// write into (see [`SkillSet::make_readable`]).
+    pub fn configured_folders(&self) -> &[PathBuf] {
+        &self.configured
+    }
+
     /// `ctx` with the folder of each loaded skill added as a read-only root
     /// of its [`Workspace`](crate::Workspace), so that `read_file` and
-    /// `grep_content` may read the files a skill ships (and no tool may write
-    /// there). Only loaded skills' folders: a file beside them in a
-    /// configured folder, or a skill left out for a problem, stays
-    /// unreadable. A context without a workspace is returned unchanged.
+    /// `grep_content` may read the files a skill ships, and with every
+    /// configured skills folder [write-protected](crate::Workspace::with_write_protected):
+    /// no file tool may change a skill or add a file there, even when the
+    /// folder is inside the workspace (cross-cutting §6; README promises a
+    /// loaded skill's folder is read-only). Only loaded skills' folders are
+    /// readable: a file beside them in a configured folder, or a skill left
+    /// out for a problem, stays unreadable. A context without a workspace is
+    /// returned unchanged.
     pub fn make_readable(&self, ctx: ToolContext) -> ToolContext {
         let Some(ws) = ctx.state::<crate::Workspace>() else {
             return ctx;
@@ -343,6 +379,10 @@ impl SkillSet {
         let ws = self.skills.iter().fold((*ws).clone(), |ws, s| {
             ws.with_read_only_root(s.folder.clone())
         });
+        let ws = self
+            .configured
+            .iter()
+            .fold(ws, crate::Workspace::with_write_protected);
         ctx.with_state(ws)
     }
 
@@ -356,10 +396,18 @@ impl SkillSet {
     }
 }
 
-/// Reads `file` as UTF-8, refusing one larger than a skill may be.
-fn read_bounded(file: &Path) -> Result<String, String> {
+/// Reads `file` as UTF-8, refusing one larger than a skill may be, one
+/// that is not a regular file (a FIFO would block every command that loads
+/// skills: it is opened non-blocking and checked before any read), and one
+/// that leads out of the skill's folder `real` (canonical).
+fn read_bounded(file: &Path, real: &Path) -> Result<String, String> {
+    use std::os::unix::fs::OpenOptionsExt;
     const LIMIT: usize = MAX_FRONT_MATTER_BYTES + MAX_BODY_BYTES + 64;
-    let handle = match std::fs::File::open(file) {
+    let opened = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
+        .open(file);
+    let handle = match opened {
         Ok(h) => h,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return Err(format!(
@@ -368,6 +416,22 @@ fn read_bounded(file: &Path) -> Result<String, String> {
         }
         Err(e) => return Err(format!("cannot read: {e}")),
     };
+    match handle.metadata() {
+        Ok(meta) if meta.is_file() => {}
+        Ok(_) => {
+            return Err(format!(
+                "{SKILL_FILE} is not a regular file (a FIFO, socket or device); replace it with a \
+                 file"
+            ));
+        }
+        Err(e) => return Err(format!("cannot read: {e}")),
+    }
+    if !file.canonicalize().is_ok_and(|f| f.starts_with(real)) {
+        return Err(format!(
+            "{SKILL_FILE} is a symbolic link leading out of the skill's folder; a skill's \
+             instructions must lie inside its folder"
+        ));
+    }
     let mut bytes = Vec::new();
     handle
         .take(LIMIT as u64 + 1)

@@ -106,16 +106,23 @@ async fn locks_serialise_per_file() {
     waiter.await.unwrap();
 }
 
+fn store_ledger(dir: &Path, trace: &str, ws: &Path) -> FileLedger {
+    use tool_core::state::{FileStore, StateKey};
+    let store = Arc::new(FileStore::new(dir.join("state")));
+    FileLedger::in_store(store, StateKey::new(STATE_SPACE, trace, ws).unwrap())
+}
+
 #[test]
 fn persistent_ledgers_share_reads_across_instances() {
     let d = tempfile::tempdir().unwrap();
-    let state = d.path().join("state/ledger/t1.json");
-    let p = d.path().join("f.txt");
+    let ws = d.path().join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    let p = ws.join("f.txt");
     std::fs::write(&p, "one").unwrap();
-    // Two "processes" of one trace: the second sees the first's read.
-    let first = FileLedger::persistent(&state);
+    // Two "processes" of one trace (two stores on one folder): the second sees the first's read.
+    let first = store_ledger(d.path(), "t1", &ws);
     first.record_bytes(&p, b"one").unwrap();
-    let second = FileLedger::persistent(&state);
+    let second = store_ledger(d.path(), "t1", &ws);
     assert!(second.check(&p).is_ok());
     assert!(
         second
@@ -126,54 +133,89 @@ fn persistent_ledgers_share_reads_across_instances() {
     std::fs::write(&p, "two").unwrap();
     second.record_bytes(&p, b"two").unwrap();
     assert!(first.check(&p).is_ok(), "the newer shared stamp wins");
-    // Another trace's file shares nothing; a corrupt file is empty.
-    assert!(
-        FileLedger::persistent(d.path().join("state/ledger/t2.json"))
-            .get(&p)
-            .is_none()
-    );
-    std::fs::write(&state, "{not json").unwrap();
-    assert!(FileLedger::persistent(&state).get(&p).is_none());
+    // Another trace shares nothing, and neither does this trace in another workspace.
+    assert!(store_ledger(d.path(), "t2", &ws).get(&p).is_none());
+    assert!(store_ledger(d.path(), "t1", d.path()).get(&p).is_none());
+    // A session's own ledger (an MCP session) starts empty in the same store.
+    let session = first.for_owner("t1/mcp-session-1");
+    assert!(session.get(&p).is_none());
+    assert_eq!(session.state_key().unwrap().owner(), "t1/mcp-session-1");
+    // The log is private: 0600 in a 0700 folder.
+    let key = first.state_key().unwrap();
+    let log = tool_core::state::FileStore::new(d.path().join("state")).log_path(key);
     use std::os::unix::fs::PermissionsExt;
     assert_eq!(
-        std::fs::metadata(&state).unwrap().permissions().mode() & 0o777,
+        std::fs::metadata(&log).unwrap().permissions().mode() & 0o777,
         0o600
     );
-    let dir = state.parent().unwrap();
     assert_eq!(
-        std::fs::metadata(dir).unwrap().permissions().mode() & 0o777,
+        std::fs::metadata(log.parent().unwrap())
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o777,
         0o700
     );
 }
 
 #[test]
-fn persisted_stamps_expire_and_other_hashers_are_ignored() {
+fn a_ledger_copied_from_another_trace_is_refused_not_trusted() {
     let d = tempfile::tempdir().unwrap();
-    let state = d.path().join("l.json");
-    let old = SystemTime::now() - PERSISTED_FOR - Duration::from_secs(60);
-    let ms = old.duration_since(UNIX_EPOCH).unwrap().as_millis();
-    std::fs::write(
-        &state,
-        format!(r#"{{"version":1,"hasher":"std-siphash13-v1","files":{{"/a":{{"hash":"00000000000000ff","len":1,"read_at_ms":{ms}}}}}}}"#),
+    let ws = d.path().join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    let p = ws.join("f.txt");
+    std::fs::write(&p, "x").unwrap();
+    let victim = store_ledger(d.path(), "victim", &ws);
+    victim.record_bytes(&p, b"x").unwrap();
+    let store = tool_core::state::FileStore::new(d.path().join("state"));
+    let thief = store_ledger(d.path(), "thief", &ws);
+    std::fs::copy(
+        store.log_path(victim.state_key().unwrap()),
+        store.log_path(thief.state_key().unwrap()),
     )
     .unwrap();
+    // The copy names its real owner: the thief's ledger holds no read of
+    // the file, and recording into it fails with that reason.
+    assert!(thief.get(&p).is_none());
+    let meta = std::fs::metadata(&p).unwrap();
+    let err = thief
+        .try_record(&p, Stamp::new(&meta, ContentHasher::hash(b"x")))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("belongs to owner `victim`"), "{err}");
+}
+
+#[test]
+fn persisted_stamps_expire_and_other_hashers_are_ignored() {
+    use tool_core::state::{FileStore, StateKey, StateStore};
+    let d = tempfile::tempdir().unwrap();
+    let store = Arc::new(FileStore::new(d.path().join("state")).with_lifetime(Duration::ZERO));
+    let key = StateKey::new(STATE_SPACE, "t", d.path()).unwrap();
+    let ledger = FileLedger::in_store(store.clone(), key.clone());
+    let p = d.path().join("a");
+    std::fs::write(&p, "a").unwrap();
+    ledger.record_bytes(&p, b"a").unwrap();
+    std::thread::sleep(Duration::from_millis(5));
     assert!(
-        FileLedger::persistent(&state)
-            .get(Path::new("/a"))
-            .is_none()
+        store_ledger_from(store.clone(), &key).get(&p).is_none(),
+        "expired"
     );
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap()
         .as_millis();
+    let live = Arc::new(FileStore::new(d.path().join("state")));
     for (hasher, kept) in [("std-siphash13-v1", true), ("xxh3", false)] {
-        std::fs::write(
-            &state,
-            format!(r#"{{"version":1,"hasher":"{hasher}","files":{{"/a":{{"hash":"00000000000000ff","len":1,"read_at_ms":{now}}}}}}}"#),
+        live.put(
+            &key,
+            "/a",
+            &format!(
+                r#"{{"hasher":"{hasher}","hash":"00000000000000ff","len":1,"read_at_ms":{now}}}"#
+            ),
         )
         .unwrap();
         assert_eq!(
-            FileLedger::persistent(&state)
+            store_ledger_from(live.clone(), &key)
                 .get(Path::new("/a"))
                 .is_some(),
             kept,
@@ -182,19 +224,9 @@ fn persisted_stamps_expire_and_other_hashers_are_ignored() {
     }
 }
 
-#[test]
-fn state_files_are_named_per_trace_under_xdg_state_home() {
-    let f = state_file_for("abc-1").unwrap();
-    assert!(
-        f.ends_with("agent-tools/ledger/abc-1.json"),
-        "{}",
-        f.display()
-    );
-    let odd = state_file_for("../../etc/x").unwrap();
-    assert_eq!(
-        odd.parent(),
-        f.parent(),
-        "one safe component: {}",
-        odd.display()
-    );
+fn store_ledger_from(
+    store: Arc<tool_core::state::FileStore>,
+    key: &tool_core::state::StateKey,
+) -> FileLedger {
+    FileLedger::in_store(store, key.clone())
 }

@@ -11,6 +11,7 @@ mod limits;
 mod list;
 mod load;
 mod mcp;
+mod mcp_sessions;
 mod options;
 mod out;
 mod scale;

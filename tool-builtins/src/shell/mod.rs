@@ -50,9 +50,13 @@
 //!   does dropping the call half-way.
 //! - **Terminal escapes**: colours, cursor moves and OSC strings are removed,
 //!   with the parser's state carried across reads.
-//! - **Secrets**: environment variables whose names look like secrets
-//!   (`*_KEY`, `*_TOKEN`, `*_SECRET`, … see [`BashConfig::secret_env_patterns`])
-//!   are not passed on. Secret values of the context's `SecretStore` that the
+//! - **Secrets**: environment variables that look like secrets (secret words
+//!   as name segments anywhere, `GITHUB_TOKEN_2`, `MASTER_KEY_B64`; values
+//!   with credentials, `scheme://user:pass@host`: the rule of
+//!   [`tool_core::governance::secret_env`], plus
+//!   [`BashConfig::secret_env_patterns`]) are not passed on, and their values
+//!   (8 characters or more) are masked as `<withheld:NAME>` wherever the
+//!   command prints them. Secret values of the context's `SecretStore` that the
 //!   command prints are masked back to their `<secret>key</secret>`
 //!   placeholders as the output streams in ([`StreamMasker`](tool_core::truncate::StreamMasker), also when a
 //!   value is split across two reads), before anything is kept or written to

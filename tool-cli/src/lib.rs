@@ -80,6 +80,9 @@
 //!   written to files as bytes; the crate tool-builtins already uses for the
 //!   opposite direction, so it adds nothing to the build.
 //! - `tool-core`, `tool-builtins`: the registry and the tools themselves.
+//! - `rustix` (`fs`): the `O_NONBLOCK` flag for opening `--token-file`, so
+//!   that a FIFO is refused rather than waited on; already in the tree
+//!   (tool-builtins, tool-mcp), and safe, where `libc` would need `unsafe`.
 //!
 //! Not used: a temp-file crate (the output folder is a plain folder under the
 //! system's temporary folder, files are created with `create_new`) and an RNG

@@ -1,7 +1,14 @@
-//! Test tools compiled in with the `fixtures` feature (the integration tests
-//! and the start-up benchmark use them). Built with the runtime API, except
-//! [`FixtureNotes`], a `#[toolset]` whose methods the CLI calls like any
-//! other tool. Every name starts with `cli_fixture_`.
+//! `tool-fixtures`: the `tool` program with a handful of test tools next to
+//! the built-ins, for this crate's integration tests and the start-up
+//! benchmark. A binary of its own (built only with the `fixtures` feature,
+//! which the tests' dev-dependency turns on) so that no build of `tool`,
+//! whatever the flags or feature unification, contains the test tools:
+//! `cli_fixture_panic`, `cli_fixture_block` and `cli_fixture_context` must
+//! never be offered by a real `tool serve`.
+//!
+//! Built with the runtime API, except [`FixtureNotes`], a `#[toolset]` whose
+//! methods the CLI calls like any other tool. Every name starts with
+//! `cli_fixture_`.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -12,17 +19,21 @@ use tool_core::{
     ToolSpec,
 };
 
+fn main() -> std::process::ExitCode {
+    tool_cli::main_with(&registry(), extend_context)
+}
+
 /// Calls counted across one context (proves `tool batch` shares its context).
 #[derive(Debug, Default)]
-pub(crate) struct CallCounter(AtomicU64);
+struct CallCounter(AtomicU64);
 
 /// Adds the fixtures' own state to a session's context.
-pub(crate) fn extend_context(ctx: ToolContext) -> ToolContext {
+fn extend_context(ctx: ToolContext) -> ToolContext {
     ctx.with_state(CallCounter::default())
 }
 
 /// The fixture tools.
-pub(crate) fn registry() -> ToolRegistry {
+fn registry() -> ToolRegistry {
     let mut registry = ToolRegistry::new();
     // The specs below are valid and their names distinct; a mistake shows up
     // as a missing fixture in the tests.
@@ -35,7 +46,7 @@ pub(crate) fn registry() -> ToolRegistry {
 
 /// Notes held by one instance: the tools of a `#[toolset]` impl block.
 #[derive(Debug, Default)]
-pub(crate) struct FixtureNotes {
+struct FixtureNotes {
     notes: std::sync::Mutex<Vec<String>>,
 }
 
@@ -90,7 +101,7 @@ impl FixtureNotes {
 /// The search of `cli_fixture_note_find`: a whole-argument struct
 /// (`#[arg(flatten)]`) whose fields are the tool's parameters.
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
-pub(crate) struct FixtureFind {
+struct FixtureFind {
     /// Words the note contains.
     words: String,
     /// Match case exactly.

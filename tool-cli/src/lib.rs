@@ -360,9 +360,11 @@ fn execute(
             allow_remote,
             token_file,
             token,
+            limits,
         } => {
             let access = mcp::http_access(http, allow_remote, token_file.as_deref(), token)
-                .map_err(Failure::Usage)?;
+                .map_err(Failure::Usage)?
+                .map(|serve| serve.with_limits(limits.limits()));
             let session = Session::open(&cli.common, extend_context).map_err(Failure::Usage)?;
             // Stdio serves one client, one request after another: a single
             // thread saves a cross-thread wake-up per message (sync tool

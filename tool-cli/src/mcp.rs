@@ -46,6 +46,14 @@ pub(crate) async fn import(registry: &ToolRegistry, path: &Path) -> Result<LiveR
 pub(crate) struct HttpServe {
     addr: SocketAddr,
     access: HttpAccess,
+    limits: tool_mcp::HttpLimits,
+}
+
+impl HttpServe {
+    /// The same, with these session, header and body limits.
+    pub(crate) fn with_limits(self, limits: tool_mcp::HttpLimits) -> Self {
+        Self { limits, ..self }
+    }
 }
 
 /// Checks `--http`, `--allow-remote`, `--token-file` and `--token`: a
@@ -89,7 +97,11 @@ pub(crate) fn http_access(
         (false, None) => Ok(HttpAccess::loopback()),
     }
     .map_err(|e| format!("--token: {}", e.message()))?;
-    Ok(Some(HttpServe { addr, access }))
+    Ok(Some(HttpServe {
+        addr,
+        access,
+        limits: tool_mcp::HttpLimits::default(),
+    }))
 }
 
 /// Largest `--token-file` read, in bytes (4 KiB): a bearer token is a line of
@@ -208,10 +220,15 @@ pub(crate) fn serve(
             banner(&format!("{count} tools over stdio, workspace {workspace}"));
             runtime.block_on(server.serve_stdio()).map_err(io_failure)
         }
-        Some(HttpServe { addr, access }) => runtime.block_on(async move {
+        Some(HttpServe {
+            addr,
+            access,
+            limits,
+        }) => runtime.block_on(async move {
             let stop = tool_mcp::shutdown_signal().map_err(io_failure)?;
             let remote = access.is_remote();
             let (bound, task) = server
+                .with_http_limits(limits)
                 .serve_http_with(addr, access, stop.clone())
                 .await
                 .map_err(io_failure)?;

@@ -114,7 +114,10 @@ async fn past_the_cap_a_new_client_gets_503_and_idle_sessions_expire() {
     let start = Instant::now();
     while start.elapsed() < idle * 2 + Duration::from_millis(500) {
         let (status, head, body) = post(addr, Some(&busy), PING).await;
-        assert_eq!(status, 200, "the busy session still answers: {head}\n{body}");
+        assert_eq!(
+            status, 200,
+            "the busy session still answers: {head}\n{body}"
+        );
         tokio::time::sleep(Duration::from_millis(300)).await;
     }
     let (status, head, _) = post(addr, Some(&quiet), PING).await;

@@ -140,8 +140,8 @@ line. Lines are processed as they arrive; the program ends at end of input,
 with status 0 unless its input or output failed (an image or file that could
 not be written counts: status 1, each named on stderr). With --out FILE.png the
 first result's image goes to FILE.png, the next ones' to FILE-2.png,
-FILE-3.png ... (replacing files of those names), so no result overwrites an
-earlier one's.";
+FILE-3.png ... (new files only: one of those names that exists is an error
+for that result, never replaced), so no result overwrites an earlier one's.";
 
 const SERVE_EXAMPLES: &str = "\
 Examples:

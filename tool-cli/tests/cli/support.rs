@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use serde_json::Value;
 
 /// The program under test: `tool` with the `cli_fixture_*` test tools
-/// (`src/bin/tool-fixtures.rs`); the rest of it is the `tool` program.
+/// (`fixtures/main.rs`); the rest of it is the `tool` program.
 pub(crate) const BIN: &str = env!("CARGO_BIN_EXE_tool-fixtures");
 /// The `tool` binary itself, as shipped.
 pub(crate) const TOOL: &str = env!("CARGO_BIN_EXE_tool");

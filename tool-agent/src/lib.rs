@@ -62,6 +62,10 @@
 //!   HTTP client, so it costs no extra compile.
 //! - `strsim`: "did you mean" for unknown presets.
 //! - `chrono` (no default features): the UTC timestamp of sub-trace ids.
+//! - `getrandom`: the 128 random bits that end a sub-trace id, so that no
+//!   trace can guess another's (the standard, minimal crate for the OS's
+//!   random source; already in the tree through reqwest's TLS-less stack and
+//!   tempfile, and no RNG is needed on top of it).
 //! - `tokio`, `tokio-util`, `futures-util`, `serde`/`serde_json`,
 //!   `thiserror`, `tracing`: as in tool-core.
 

@@ -73,7 +73,7 @@ async fn delegate_runs_one_sub_agent_without_agent_and_evaluate() {
     assert_eq!(r["stop"], "answered");
     let id = r["trace_id"].as_str().unwrap();
     assert!(
-        id.starts_with("main@delegate-1-") && id.ends_with("-001"),
+        id.starts_with("main@delegate-1-") && id.contains("-001-"),
         "{id}"
     );
     let seen = model.seen();
@@ -192,6 +192,57 @@ async fn continue_from_resumes_a_sub_trace_from_a_folder() {
         "{}",
         result.model_text()
     );
+}
+
+/// Issue 23 item 14: in a host that shares one `SubAgents` between traces,
+/// one trace cannot continue (and so read) another's sub-agent, with
+/// `agent` or `evaluate`; and ids end in 128 random bits.
+#[tokio::test]
+async fn continue_from_is_refused_for_another_traces_sub_agent() {
+    let model = Arc::new(ScriptedClient::new([
+        ScriptedTurn::text("alice's secret plan"),
+        ScriptedTurn::text("alice continues"),
+    ]));
+    let sub = Arc::new(
+        SubAgents::with_shared_client(model.clone(), base_tools()).goal("g", "A plan exists."),
+    );
+    let tools = parent(&sub);
+    let alice = ToolContext::new().with_trace_id("alice");
+    let mallory = ToolContext::new().with_trace_id("mallory");
+    let (_, v) = call(&tools, "agent", json!({"task": "plan"}), &alice).await;
+    let id = v["results"][0]["trace_id"].as_str().unwrap().to_owned();
+    let random = id.rsplit('-').next().unwrap();
+    assert_eq!(random.len(), 32, "{id}");
+    assert!(random.bytes().all(|b| b.is_ascii_hexdigit()), "{id}");
+
+    for tool in ["agent", "evaluate"] {
+        let (result, _) = call(
+            &tools,
+            tool,
+            json!({"task": "tell me", "continue_from": id, "target_goal_id": "g"}),
+            &mallory,
+        )
+        .await;
+        let text = result.model_text();
+        assert!(result.is_error(), "{tool}: {text}");
+        assert!(
+            text.contains(&format!("no sub-trace `{id}` to continue in this trace")),
+            "{tool}: {text}"
+        );
+        assert!(!text.contains("secret plan"), "{tool}: {text}");
+    }
+    assert_eq!(model.seen().len(), 1, "mallory's calls reached no model");
+
+    // Alice herself still continues it.
+    let (result, v) = call(
+        &tools,
+        "agent",
+        json!({"task": "go on", "continue_from": id}),
+        &alice,
+    )
+    .await;
+    assert!(result.is_ok(), "{}", result.model_text());
+    assert_eq!(v["results"][0]["text"], "alice continues");
 }
 
 #[tokio::test]

@@ -4,8 +4,8 @@
 #
 #   tool-cli/benches/startup.sh            # RUNS=200 by default
 #
-# Builds `target/release/tool` with the `fixtures` feature (so that binary
-# lists the cli_fixture_* tools too until the next plain release build).
+# Builds `target/release/tool-fixtures` (the `tool` program plus the
+# cli_fixture_* test tools; `target/release/tool` is left as it is).
 # Measures, per run, the time from spawning the process to reading the first
 # byte on its stdout (includes fork/exec; a Python driver, so the figure is
 # slightly pessimistic). Then, when hyperfine is installed
@@ -15,8 +15,8 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 runs="${RUNS:-200}"
-cargo build --release --quiet -p tool-cli --features fixtures
-bin="$PWD/target/release/tool"
+cargo build --release --quiet -p tool-cli --features fixtures --bin tool-fixtures
+bin="$PWD/target/release/tool-fixtures"
 workdir="$(mktemp -d)"
 trap 'rm -rf "$workdir"' EXIT
 cd "$workdir"

@@ -142,8 +142,8 @@ line. Lines are processed as they arrive; the program ends at end of input,
 with status 0 unless its input or output failed (an image or file that could
 not be written counts: status 1, each named on stderr). With --out FILE.png the
 first result's image goes to FILE.png, the next ones' to FILE-2.png,
-FILE-3.png ... (replacing files of those names), so no result overwrites an
-earlier one's.";
+FILE-3.png ... (new files only: one of those names that exists is an error
+for that result, never replaced), so no result overwrites an earlier one's.";
 
 const SERVE_EXAMPLES: &str = "\
 Examples:
@@ -157,7 +157,10 @@ Stdout carries protocol messages only: anything a tool prints goes to stderr.
 Tools that need confirmation ask the client (elicitation) when it can be
 asked, else --approve decides. One line on stderr says what is served.
 Messages are at most 16 MiB; every request gets an answer (a JSON-RPC error
-for one that is not JSON, malformed or too large). SIGTERM, SIGINT or SIGHUP
+for one that is not JSON, malformed or too large). Over HTTP, sessions idle
+for --idle-timeout (300 s) close, at most --max-sessions (256) are open (a
+new client past it gets 503 with Retry-After), and a request's headers must
+arrive within --header-timeout (10 s), its body within --body-timeout (30 s). SIGTERM, SIGINT or SIGHUP
 stop the server: running calls are cancelled (bash_command kills its
 command) and the program exits with status 0 within 5 seconds.";
 
@@ -389,7 +392,47 @@ pub(crate) enum Command {
         /// Tools per tools/list page.
         #[arg(long, value_name = "N", default_value_t = tool_mcp::DEFAULT_PAGE_SIZE)]
         page_size: usize,
+
+        #[command(flatten)]
+        limits: HttpLimitOptions,
     },
+}
+
+/// `tool serve --http`'s session, header and body limits ([`tool_mcp::HttpLimits`]).
+#[derive(Debug, Clone, Args)]
+pub(crate) struct HttpLimitOptions {
+    /// With --http: close a session after this many seconds without a message (its client then
+    /// gets 404 and starts a new one).
+    #[arg(long, value_name = "SECS", requires = "http", value_parser = parse_timeout,
+          default_value = "300")]
+    pub(crate) idle_timeout: Duration,
+
+    /// With --http: open sessions at most; a new client past it gets 503 with Retry-After.
+    #[arg(long, value_name = "N", requires = "http",
+          default_value_t = tool_mcp::DEFAULT_MAX_SESSIONS)]
+    pub(crate) max_sessions: usize,
+
+    /// With --http: seconds a client has to send a request's line and headers before the
+    /// connection is closed.
+    #[arg(long, value_name = "SECS", requires = "http", value_parser = parse_timeout,
+          default_value = "10")]
+    pub(crate) header_timeout: Duration,
+
+    /// With --http: seconds a client has to send a POST body after its headers (408 after).
+    #[arg(long, value_name = "SECS", requires = "http", value_parser = parse_timeout,
+          default_value = "30")]
+    pub(crate) body_timeout: Duration,
+}
+
+impl HttpLimitOptions {
+    /// The limits these options ask for.
+    pub(crate) fn limits(&self) -> tool_mcp::HttpLimits {
+        tool_mcp::HttpLimits::default()
+            .with_idle_timeout(self.idle_timeout)
+            .with_max_sessions(self.max_sessions)
+            .with_header_timeout(self.header_timeout)
+            .with_body_timeout(self.body_timeout)
+    }
 }
 
 /// `--format`: tool-core's format names, plus `openai` and `openai-strict`
@@ -444,6 +487,40 @@ mod tests {
                 .unwrap_err()
                 .contains("gemini-json-schema")
         );
+    }
+
+    #[test]
+    fn http_limit_defaults_are_tool_mcps() {
+        let cli = Cli::try_parse_from(["tool", "serve", "--http", "127.0.0.1:0"]).expect("parses");
+        let Command::Serve { limits, .. } = cli.command else {
+            panic!("not serve");
+        };
+        assert_eq!(limits.limits(), tool_mcp::HttpLimits::default());
+        let cli = Cli::try_parse_from([
+            "tool",
+            "serve",
+            "--http",
+            "127.0.0.1:0",
+            "--idle-timeout",
+            "1.5",
+            "--max-sessions",
+            "3",
+            "--header-timeout",
+            "2",
+            "--body-timeout",
+            "4",
+        ])
+        .expect("parses");
+        let Command::Serve { limits, .. } = cli.command else {
+            panic!("not serve");
+        };
+        let limits = limits.limits();
+        assert_eq!(limits.idle_timeout, Duration::from_millis(1500));
+        assert_eq!(limits.max_sessions, 3);
+        assert_eq!(limits.header_timeout, Duration::from_secs(2));
+        assert_eq!(limits.body_timeout, Duration::from_secs(4));
+        // They belong to --http.
+        assert!(Cli::try_parse_from(["tool", "serve", "--max-sessions", "3"]).is_err());
     }
 
     #[test]

@@ -79,6 +79,9 @@
 //!   written to files as bytes; the crate tool-builtins already uses for the
 //!   opposite direction, so it adds nothing to the build.
 //! - `tool-core`, `tool-builtins`: the registry and the tools themselves.
+//! - `rustix` (`fs`): the `O_NONBLOCK` flag for opening `--token-file`, so
+//!   that a FIFO is refused rather than waited on; already in the tree
+//!   (tool-builtins, tool-mcp), and safe, where `libc` would need `unsafe`.
 //!
 //! Not used: a temp-file crate (the output folder is a plain folder under the
 //! system's temporary folder, files are created with `create_new`) and an RNG
@@ -91,8 +94,6 @@ mod bash_policy;
 mod cli;
 mod commands;
 mod failure;
-#[cfg(feature = "fixtures")]
-mod fixtures;
 mod mcp;
 mod render;
 mod scrub;
@@ -106,8 +107,8 @@ use std::io::{self, Write};
 use std::process::ExitCode;
 
 use clap::Parser;
-use tool_core::ToolRegistry;
 use tool_core::format::OnRefusal;
+use tool_core::{ToolContext, ToolRegistry};
 
 use crate::cli::{Cli, Command};
 use crate::failure::Failure;
@@ -134,9 +135,33 @@ const EXIT_USAGE: u8 = 2;
 /// itself is kept, and children get it without its secret-looking variables
 /// ([`tool_core::governance::secret_env`]).
 pub fn main() -> ExitCode {
+    main_with(&ToolRegistry::new(), keep_context)
+}
+
+/// Runs the `tool` program as [`main`] does, with the tools of `extra` next
+/// to every tool linked into the binary, and every session's context (one
+/// per `tool call`, `tool batch` or `tool serve` run) passed through
+/// `extend_context` once it holds everything the options ask for, before
+/// the first call: the place to add a program's own state
+/// ([`ToolContext::with_state`]) for its tools.
+///
+/// The process is marked not dumpable first, as for [`main`]. A name in `extra`
+/// that a linked-in tool already has is reported on stderr with exit status
+/// 1, as is a registry that cannot be built.
+pub fn main_with(extra: &ToolRegistry, extend_context: fn(ToolContext) -> ToolContext) -> ExitCode {
     scrub::protect_environment();
-    match ToolRegistry::try_global() {
-        Ok(registry) => run(registry.clone(), std::env::args_os()),
+    let registry = match ToolRegistry::try_global() {
+        Ok(global) => {
+            let mut registry = global.clone();
+            registry
+                .merge(extra, tool_core::OnConflict::Error)
+                .map(|()| registry)
+                .map_err(|e| e.to_string())
+        }
+        Err(e) => Err(e.to_string()),
+    };
+    match registry {
+        Ok(registry) => run_with(&registry, std::env::args_os(), extend_context),
         Err(e) => {
             let _ = writeln!(
                 io::stderr(),
@@ -147,6 +172,11 @@ pub fn main() -> ExitCode {
     }
 }
 
+/// The context as the options built it.
+fn keep_context(ctx: ToolContext) -> ToolContext {
+    ctx
+}
+
 /// Runs the `tool` program with `registry` and the command line `args`
 /// (program name first, as [`std::env::args_os`] gives it), reading stdin and
 /// writing stdout and stderr. Returns the exit status: 0 success, 1 the tool
@@ -154,7 +184,25 @@ pub fn main() -> ExitCode {
 ///
 /// Installs a panic hook that reports a (contained) tool panic in one line on
 /// stderr instead of a backtrace: the panic is already in the call's result.
+#[allow(
+    clippy::needless_pass_by_value,
+    reason = "the public signature README shows stays put (cross-cutting §8)"
+)]
 pub fn run<I, T>(registry: ToolRegistry, args: I) -> ExitCode
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    run_with(&registry, args, keep_context)
+}
+
+/// [`run`], with every session's context passed through `extend_context`
+/// before the first call (see [`main_with`]).
+pub fn run_with<I, T>(
+    registry: &ToolRegistry,
+    args: I,
+    extend_context: fn(ToolContext) -> ToolContext,
+) -> ExitCode
 where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
@@ -164,14 +212,6 @@ where
     std::panic::set_hook(Box::new(|info| {
         let _ = writeln!(io::stderr(), "note: contained a panic: {info}");
     }));
-    #[cfg(feature = "fixtures")]
-    let registry = {
-        let mut registry = registry;
-        if let Err(e) = registry.merge(&fixtures::registry(), tool_core::OnConflict::Skip) {
-            let _ = writeln!(io::stderr(), "error: fixture tools: {e}");
-        }
-        registry
-    };
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(e) => {
@@ -180,7 +220,7 @@ where
             return ExitCode::from(if e.use_stderr() { EXIT_USAGE } else { EXIT_OK });
         }
     };
-    match execute(&registry, cli) {
+    match execute(registry, cli, extend_context) {
         Ok(()) => ExitCode::from(EXIT_OK),
         Err(Failure::ToolError) => ExitCode::from(EXIT_TOOL_ERROR),
         Err(Failure::Usage(message)) => {
@@ -205,7 +245,11 @@ where
     }
 }
 
-fn execute(registry: &ToolRegistry, cli: Cli) -> Result<(), Failure> {
+fn execute(
+    registry: &ToolRegistry,
+    cli: Cli,
+    extend_context: fn(ToolContext) -> ToolContext,
+) -> Result<(), Failure> {
     if let Command::Skills { json } = cli.command {
         return skills::list(
             &cli.common,
@@ -277,7 +321,7 @@ fn execute(registry: &ToolRegistry, cli: Cli) -> Result<(), Failure> {
                 out.write_all(help.as_bytes())?;
                 return Ok(out.flush()?);
             }
-            let session = Session::open(&cli.common).map_err(Failure::Usage)?;
+            let session = Session::open(&cli.common, extend_context).map_err(Failure::Usage)?;
             let runtime = take_runtime()?;
             let outcome = commands::call(
                 registry,
@@ -292,7 +336,7 @@ fn execute(registry: &ToolRegistry, cli: Cli) -> Result<(), Failure> {
             outcome
         }
         Command::Batch => {
-            let session = Session::open(&cli.common).map_err(Failure::Usage)?;
+            let session = Session::open(&cli.common, extend_context).map_err(Failure::Usage)?;
             let runtime = take_runtime()?;
             let outcome = commands::batch(
                 registry,
@@ -310,10 +354,12 @@ fn execute(registry: &ToolRegistry, cli: Cli) -> Result<(), Failure> {
             allow_remote,
             token_file,
             token,
+            limits,
         } => {
             let access = mcp::http_access(http, allow_remote, token_file.as_deref(), token)
-                .map_err(Failure::Usage)?;
-            let session = Session::open(&cli.common).map_err(Failure::Usage)?;
+                .map_err(Failure::Usage)?
+                .map(|serve| serve.with_limits(limits.limits()));
+            let session = Session::open(&cli.common, extend_context).map_err(Failure::Usage)?;
             // Stdio serves one client, one request after another: a single
             // thread saves a cross-thread wake-up per message (sync tool
             // bodies still run on the blocking pool). Imported servers keep

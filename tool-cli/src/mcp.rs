@@ -46,6 +46,14 @@ pub(crate) async fn import(registry: &ToolRegistry, path: &Path) -> Result<LiveR
 pub(crate) struct HttpServe {
     addr: SocketAddr,
     access: HttpAccess,
+    limits: tool_mcp::HttpLimits,
+}
+
+impl HttpServe {
+    /// The same, with these session, header and body limits.
+    pub(crate) fn with_limits(self, limits: tool_mcp::HttpLimits) -> Self {
+        Self { limits, ..self }
+    }
 }
 
 /// Checks `--http`, `--allow-remote`, `--token-file` and `--token`: a
@@ -89,18 +97,65 @@ pub(crate) fn http_access(
         (false, None) => Ok(HttpAccess::loopback()),
     }
     .map_err(|e| format!("--token: {}", e.message()))?;
-    Ok(Some(HttpServe { addr, access }))
+    Ok(Some(HttpServe {
+        addr,
+        access,
+        limits: tool_mcp::HttpLimits::default(),
+    }))
 }
 
+/// Largest `--token-file` read, in bytes (4 KiB): a bearer token is a line of
+/// a few dozen characters (`openssl rand -hex 32` gives 64), so anything
+/// longer is a wrong file, not a token.
+pub(crate) const MAX_TOKEN_FILE_BYTES: u64 = 4096;
+
 /// The token of a `--token-file`: its first line, without surrounding whitespace.
+///
+/// The file must be a regular file (after symlinks) of at most
+/// [`MAX_TOKEN_FILE_BYTES`]: it is opened non-blocking, so a FIFO or a
+/// device (`/dev/zero`, a terminal) is refused at once instead of read
+/// forever or waited on, and at most that many bytes plus one are read
+/// whatever the file grows to meanwhile.
+///
+/// # Errors
+/// A message naming the file when it cannot be opened, is not a regular
+/// file, is larger than the limit, is not UTF-8 or has an empty first line.
 fn read_token(path: &Path) -> Result<String, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("--token-file {}: {e}", path.display()))?;
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+
+    let shown = path.display();
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        // O_NONBLOCK is 0o4000: the `as` keeps the bits.
+        .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
+        .open(path)
+        .map_err(|e| format!("--token-file {shown}: {e}"))?;
+    let meta = file
+        .metadata()
+        .map_err(|e| format!("--token-file {shown}: {e}"))?;
+    if !meta.is_file() {
+        return Err(format!(
+            "--token-file {shown}: not a regular file; put the token in a file of its own \
+             (e.g. `openssl rand -hex 32 > token`)"
+        ));
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_TOKEN_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("--token-file {shown}: {e}"))?;
+    if bytes.len() as u64 > MAX_TOKEN_FILE_BYTES {
+        return Err(format!(
+            "--token-file {shown}: the file is larger than {MAX_TOKEN_FILE_BYTES} bytes; \
+             a token file holds the token on its first line and nothing much else"
+        ));
+    }
+    let text = String::from_utf8(bytes)
+        .map_err(|_| format!("--token-file {shown}: the file is not UTF-8 text"))?;
     let token = text.lines().next().unwrap_or_default().trim();
     if token.is_empty() {
         return Err(format!(
-            "--token-file {}: the file is empty; put the token on its first line",
-            path.display()
+            "--token-file {shown}: the file is empty; put the token on its first line"
         ));
     }
     Ok(token.to_owned())
@@ -171,10 +226,15 @@ pub(crate) fn serve(
             banner(&format!("{count} tools over stdio, workspace {workspace}"));
             runtime.block_on(server.serve_stdio()).map_err(io_failure)
         }
-        Some(HttpServe { addr, access }) => runtime.block_on(async move {
+        Some(HttpServe {
+            addr,
+            access,
+            limits,
+        }) => runtime.block_on(async move {
             let stop = tool_mcp::shutdown_signal().map_err(io_failure)?;
             let remote = access.is_remote();
             let (bound, task) = server
+                .with_http_limits(limits)
                 .serve_http_with(addr, access, stop.clone())
                 .await
                 .map_err(io_failure)?;

@@ -1,8 +1,8 @@
 //! A [`ToolResult`] as the `tool` program prints it: one JSON object, JSON
 //! output embedded as JSON, binary content written to files.
 
-use std::cell::Cell;
-use std::fs::{File, OpenOptions};
+use std::cell::{Cell, OnceCell};
+use std::fs::File;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
@@ -94,16 +94,132 @@ struct SavedAttachment {
 /// - anything else (another extension, an existing file without one, such as
 ///   `/dev/full`) is a usage error before the tool runs.
 ///
-/// Every file is written whole or not at all: into a temporary file in the
-/// same folder, then renamed (`tool_builtins::fs::atomic::write_atomic` for
-/// the named file; a new file opened with `O_CREAT | O_EXCL`, which never
-/// follows a symbolic link, and removed again when writing fails, in a
-/// folder). A symbolic link, folder or device at the named file is refused,
-/// its target untouched.
+/// The folder is opened once, on the first write, with `O_DIRECTORY |
+/// O_NOFOLLOW` (a folder that is a symbolic link is refused: `--out` never
+/// follows one), and every file is made beneath that handle (`openat`,
+/// `renameat`), so a folder swapped for a link while a run writes cannot
+/// redirect it. A folder inside the private tree
+/// (`tool_core::truncate::private_dir`: other traces' spill and output
+/// folders) is refused unless it is this trace's own output folder (no
+/// `--out`).
+///
+/// Nothing is replaced but the file the user named: every other file is
+/// new (`O_CREAT | O_EXCL`, which never follows a symbolic link, and
+/// removed again when writing fails); `tool batch`'s numbered files
+/// (`g-2.png` …) that already exist are refused, not replaced. The named
+/// file is written whole or not at all: into a new temporary file beside
+/// it, then renamed over it. A symbolic link, folder or device at the named
+/// file is refused, its target untouched.
 pub(crate) struct OutDir {
     place: Place,
     /// Results whose first image went to the named file so far (`tool batch`).
     file_results: Cell<u32>,
+    /// The folder, opened on the first write.
+    folder: OnceCell<Folder>,
+}
+
+/// An output folder opened once, and its path (from the handle, for
+/// messages and results).
+struct Folder {
+    fd: rustix::fd::OwnedFd,
+    path: PathBuf,
+}
+
+impl Folder {
+    /// Opens `dir` as a folder, refusing a symbolic link at its last
+    /// component; `private` says whether it may lie in the private tree.
+    fn open(dir: &Path, private: bool) -> io::Result<Self> {
+        use rustix::fs::{Mode, OFlags};
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        // Without its trailing `/`, which would have the kernel follow a link.
+        let dir: PathBuf = dir.components().collect();
+        let dir = dir.as_path();
+        let fd = rustix::fs::open(dir, flags, Mode::empty()).map_err(|e| {
+            let e = io::Error::from(e);
+            if std::fs::symlink_metadata(dir).is_ok_and(|m| m.file_type().is_symlink()) {
+                io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    "it is a symbolic link to a folder; --out never follows one (name the folder itself)",
+                )
+            } else {
+                e
+            }
+        })?;
+        let path = std::fs::read_link(format!(
+            "/proc/self/fd/{}",
+            rustix::fd::AsRawFd::as_raw_fd(&fd)
+        ))
+        .or_else(|_| dir.canonicalize())?;
+        if !private {
+            let tree = tool_core::truncate::private_dir_location();
+            let tree = tree.canonicalize().unwrap_or(tree);
+            if path.starts_with(&tree) {
+                return Err(io::Error::new(
+                    io::ErrorKind::PermissionDenied,
+                    format!(
+                        "it is inside the private folder {} (spill and output folders of every \
+                         trace); leave --out out to use this trace's own folder",
+                        tree.display()
+                    ),
+                ));
+            }
+        }
+        Ok(Self { fd, path })
+    }
+
+    /// Creates `name` in this folder, failing with `AlreadyExists` when
+    /// anything is there (never follows a symbolic link), and writes
+    /// `bytes`; a file that cannot be written whole is removed again.
+    fn write_new(&self, name: &str, bytes: &[u8], mode: u32) -> io::Result<PathBuf> {
+        use rustix::fs::{Mode, OFlags};
+        let flags =
+            OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let fd = rustix::fs::openat(&self.fd, name, flags, Mode::from_raw_mode(mode))?;
+        let mut file = File::from(fd);
+        if let Err(e) = write_all(&mut file, bytes) {
+            drop(file);
+            // Never leave a partial file behind.
+            let _ = rustix::fs::unlinkat(&self.fd, name, rustix::fs::AtFlags::empty());
+            return Err(e);
+        }
+        Ok(self.path.join(name))
+    }
+
+    /// Replaces `name` (a regular file or nothing) with `bytes`, whole or
+    /// not at all: a new temporary file beside it, synced, then renamed.
+    fn replace(&self, name: &str, bytes: &[u8]) -> Result<PathBuf, String> {
+        let target = self.path.join(name);
+        let shown = target.display();
+        match rustix::fs::statat(&self.fd, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW) {
+            Err(rustix::io::Errno::NOENT) => {}
+            Err(e) => return Err(format!("cannot write {shown}: {e}")),
+            Ok(st) => {
+                let kind = rustix::fs::FileType::from_raw_mode(st.st_mode);
+                if kind == rustix::fs::FileType::Symlink {
+                    return Err(format!(
+                        "refused to write {shown}: it is a symbolic link; --out never writes through one"
+                    ));
+                }
+                if kind != rustix::fs::FileType::RegularFile {
+                    return Err(format!(
+                        "refused to write {shown}: it exists and is not a regular file"
+                    ));
+                }
+            }
+        }
+        let temp = format!(".{name}.tmp-{}", std::process::id());
+        let _ = rustix::fs::unlinkat(&self.fd, temp.as_str(), rustix::fs::AtFlags::empty());
+        self.write_new(&temp, bytes, 0o644)
+            .and_then(|_| {
+                rustix::fs::renameat(&self.fd, temp.as_str(), &self.fd, name).map_err(|e| {
+                    let _ =
+                        rustix::fs::unlinkat(&self.fd, temp.as_str(), rustix::fs::AtFlags::empty());
+                    io::Error::from(e)
+                })
+            })
+            .map_err(|e| format!("cannot write {shown}: {e}"))?;
+        Ok(target)
+    }
 }
 
 enum Place {
@@ -149,6 +265,7 @@ impl OutDir {
         Ok(Self {
             place,
             file_results: Cell::new(0),
+            folder: OnceCell::new(),
         })
     }
 
@@ -193,20 +310,31 @@ impl OutDir {
         };
         let n = self.file_results.get() + 1;
         self.file_results.set(n);
-        let target = match self.ensure() {
-            Ok(dir) => dir.join(numbered(file, n)),
+        let folder = match self.folder() {
+            Ok(folder) => folder,
             Err(e) => return Some(Err(format!("cannot write {}: {e}", file.display()))),
         };
-        let shown = target.display();
+        let name = numbered(file, n).to_string_lossy().into_owned();
+        let shown = folder.path.join(&name);
+        let shown = shown.display();
         Some(
             convert(bytes, media_type, *format)
                 .map_err(|e| format!("cannot write {shown}: {e}"))
                 .and_then(|encoded| {
-                    check_replaceable(&target)
-                        .map_err(|e| format!("refused to write {shown}: {e}"))?;
-                    tool_builtins::fs::atomic::write_atomic(&target, &encoded)
-                        .map_err(|e| format!("cannot write {shown}: {e}"))?;
-                    Ok(target.clone())
+                    if n == 1 {
+                        // The file the user named: replaced.
+                        return folder.replace(&name, &encoded);
+                    }
+                    // `g-2.png` … were not named: never replaced.
+                    folder
+                        .write_new(&name, &encoded, 0o644)
+                        .map_err(|e| match e.kind() {
+                            io::ErrorKind::AlreadyExists => format!(
+                                "refused to write {shown}: it exists; --out replaces only the \
+                                 file it names (move it away, or name another file)"
+                            ),
+                            _ => format!("cannot write {shown}: {e}"),
+                        })
                 }),
         )
     }
@@ -224,12 +352,16 @@ impl OutDir {
         ))
     }
 
-    /// The folder, created (and, per trace, checked) now.
-    fn ensure(&self) -> io::Result<PathBuf> {
-        match &self.place {
+    /// The folder: created (and, per trace, checked) and opened on the
+    /// first call, the same handle afterwards.
+    fn folder(&self) -> io::Result<&Folder> {
+        if let Some(folder) = self.folder.get() {
+            return Ok(folder);
+        }
+        let opened = match &self.place {
             Place::Explicit(dir) => {
                 create_folder(dir)?;
-                dir.canonicalize()
+                Folder::open(dir, false)?
             }
             Place::File(file, _) => {
                 let dir = match file.parent() {
@@ -237,67 +369,62 @@ impl OutDir {
                     _ => PathBuf::from("."),
                 };
                 create_folder(&dir)?;
-                dir.canonicalize()
+                Folder::open(&dir, false)?
             }
             Place::PerTrace(name) => {
-                let per_trace = || -> io::Result<PathBuf> {
+                let per_trace = || -> io::Result<Folder> {
                     let out = tool_core::truncate::private_dir()?.join("out");
                     tool_core::truncate::ensure_private_dir(&out)?;
                     let dir = out.join(name);
                     tool_core::truncate::ensure_private_dir(&dir)?;
-                    Ok(dir)
+                    Folder::open(&dir, true)
                 };
                 per_trace().map_err(|e| {
                     io::Error::new(e.kind(), format!("{e}; or choose a folder with --out DIR"))
-                })
+                })?
             }
-        }
+        };
+        Ok(self.folder.get_or_init(|| opened))
     }
 
     /// Writes `bytes` to a new file named after `name` (`stem.ext`, then
     /// `stem-2.ext`, … so nothing is overwritten) and returns its absolute
     /// path; the error names the folder or file.
     fn write_new(&self, name: &str, bytes: &[u8]) -> Result<PathBuf, String> {
-        let dir = self
-            .ensure()
+        let folder = self
+            .folder()
             .map_err(|e| format!("cannot write to {}: {e}", self.shown()))?;
         let name = file_safe(name);
         let (stem, ext) = match name.rsplit_once('.') {
             Some((s, e)) if !s.is_empty() => (s.to_owned(), format!(".{e}")),
             _ => (name.clone(), String::new()),
         };
+        // Readable by its owner only in the private folder, like the folder.
+        let mode = if matches!(self.place, Place::PerTrace(_)) {
+            0o600
+        } else {
+            0o644
+        };
         for n in 1u32..10_000 {
             let candidate = if n == 1 {
-                dir.join(format!("{stem}{ext}"))
+                format!("{stem}{ext}")
             } else {
-                dir.join(format!("{stem}-{n}{ext}"))
+                format!("{stem}-{n}{ext}")
             };
-            let mut options = OpenOptions::new();
-            // `create_new` is O_CREAT | O_EXCL: it never follows a symbolic link.
-            options.write(true).create_new(true);
-            if matches!(self.place, Place::PerTrace(_)) {
-                // Readable by its owner only, like the folder.
-                std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-            }
-            match options.open(&candidate) {
-                Ok(mut file) => {
-                    return match write_all(&mut file, bytes) {
-                        Ok(()) => Ok(candidate),
-                        Err(e) => {
-                            drop(file);
-                            // Never leave a partial file behind.
-                            let _ = std::fs::remove_file(&candidate);
-                            Err(format!("cannot write {}: {e}", candidate.display()))
-                        }
-                    };
-                }
+            match folder.write_new(&candidate, bytes, mode) {
+                Ok(path) => return Ok(path),
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
-                Err(e) => return Err(format!("cannot write {}: {e}", candidate.display())),
+                Err(e) => {
+                    return Err(format!(
+                        "cannot write {}: {e}",
+                        folder.path.join(&candidate).display()
+                    ));
+                }
             }
         }
         Err(format!(
             "too many files named {stem}{ext} in {}",
-            dir.display()
+            folder.path.display()
         ))
     }
 
@@ -337,21 +464,6 @@ fn numbered(file: &Path, n: u32) -> std::ffi::OsString {
     let stem = file.file_stem().unwrap_or(name).to_string_lossy();
     let ext = file.extension().unwrap_or_default().to_string_lossy();
     format!("{stem}-{n}.{ext}").into()
-}
-
-/// Refuses to replace anything at `target` but a regular file: a symbolic
-/// link (its target would stay as it is, but the user named the link), a
-/// folder, a device or a pipe.
-fn check_replaceable(target: &Path) -> Result<(), String> {
-    match std::fs::symlink_metadata(target) {
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(e.to_string()),
-        Ok(m) if m.file_type().is_symlink() => {
-            Err("it is a symbolic link; --out never writes through one".to_owned())
-        }
-        Ok(m) if !m.is_file() => Err("it exists and is not a regular file".to_owned()),
-        Ok(_) => Ok(()),
-    }
 }
 
 /// `bytes` in `format`: as they are when they already are (by their

@@ -19,11 +19,15 @@ pub(crate) struct Session {
 }
 
 impl Session {
-    /// Builds the context from the common options.
+    /// Builds the context from the common options, then passes it through
+    /// `extend` (a program's own state, see [`crate::main_with`]).
     ///
     /// # Errors
     /// A usage message when the workspace or the secret store is unusable.
-    pub(crate) fn open(common: &CommonOptions) -> Result<Self, String> {
+    pub(crate) fn open(
+        common: &CommonOptions,
+        extend: fn(ToolContext) -> ToolContext,
+    ) -> Result<Self, String> {
         let env_trace = std::env::var("TRACE_ID").ok();
         let trace_id = resolve_trace_id(common.trace_id.as_deref(), env_trace.as_deref());
         // A trace id given by the caller names a session that several `tool`
@@ -62,10 +66,7 @@ impl Session {
             let policy = crate::bash_policy::load(path)?;
             ctx = ctx.with_state(tool_builtins::BashConfig::default().with_policy(policy));
         }
-        #[cfg(feature = "fixtures")]
-        {
-            ctx = crate::fixtures::extend_context(ctx);
-        }
+        ctx = extend(ctx);
         Ok(Self {
             ctx,
             trace_id,

@@ -3,14 +3,18 @@
 
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
 
 use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
+use tokio_util::sync::CancellationToken;
 
 use crate::error::{Error, ErrorKind};
 use crate::framing::{self, Checked, MAX_MESSAGE_BYTES};
@@ -18,6 +22,106 @@ use crate::framing::{self, Checked, MAX_MESSAGE_BYTES};
 /// Shortest bearer token accepted, in bytes (16): a token is a password
 /// anyone on the network may try.
 pub const MIN_TOKEN_LEN: usize = 16;
+
+/// How long a Streamable HTTP session may stay unused before it is closed
+/// (5 minutes): [`HttpLimits::idle_timeout`]'s default.
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
+/// How many Streamable HTTP sessions may be open at once (256):
+/// [`HttpLimits::max_sessions`]'s default.
+pub const DEFAULT_MAX_SESSIONS: usize = 256;
+/// How long a client has to send a request's line and headers (10 s):
+/// [`HttpLimits::header_timeout`]'s default.
+pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a client has to send a POST body once its headers are in
+/// (30 s): [`HttpLimits::body_timeout`]'s default.
+pub const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(30);
+/// The longest `Retry-After` a refused new session is told (60 s).
+pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
+
+/// What one client of a server started with
+/// [`McpServer::serve_http_with`](crate::McpServer::serve_http_with) may hold
+/// and how long it may take; set with
+/// [`McpServer::with_http_limits`](crate::McpServer::with_http_limits).
+/// Every field is set by `Default` to the constant of the same name
+/// (`DEFAULT_*`); the `with_*` methods change one.
+///
+/// - `idle_timeout`: a session (`Mcp-Session-Id`, 2025-11-25 era) that gets
+///   no message for this long is closed and its state dropped; its client's
+///   next request gets `404`, upon which the MCP spec has it start a new
+///   session. Default [`DEFAULT_IDLE_TIMEOUT`] (5 min).
+/// - `max_sessions`: open sessions at most; an `initialize` past it gets
+///   `503 Service Unavailable` with `Retry-After` (seconds: the idle
+///   timeout, at most [`MAX_RETRY_AFTER`]) and opens nothing. Default
+///   [`DEFAULT_MAX_SESSIONS`] (256; about 120 KiB each, so ~30 MiB).
+/// - `header_timeout`: the request line and headers must have arrived this
+///   long after the server starts waiting for them (a new connection, or
+///   an idle kept-alive one); otherwise the connection is closed. Default
+///   [`DEFAULT_HEADER_TIMEOUT`] (10 s).
+/// - `body_timeout`: a POST body must have arrived this long after its
+///   headers; otherwise the answer is `408 Request Timeout` and the
+///   connection is closed. Default [`DEFAULT_BODY_TIMEOUT`] (30 s).
+///
+/// Zero durations and a zero session count are raised to 1 (ms or
+/// session): a limit of nothing would refuse every client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct HttpLimits {
+    /// Idle time after which a session is closed.
+    pub idle_timeout: Duration,
+    /// Open sessions at most.
+    pub max_sessions: usize,
+    /// Time allowed for a request's line and headers.
+    pub header_timeout: Duration,
+    /// Time allowed for a POST body after its headers.
+    pub body_timeout: Duration,
+}
+
+impl Default for HttpLimits {
+    fn default() -> Self {
+        Self {
+            idle_timeout: DEFAULT_IDLE_TIMEOUT,
+            max_sessions: DEFAULT_MAX_SESSIONS,
+            header_timeout: DEFAULT_HEADER_TIMEOUT,
+            body_timeout: DEFAULT_BODY_TIMEOUT,
+        }
+    }
+}
+
+impl HttpLimits {
+    /// These limits with sessions closed after `idle` without a message.
+    #[must_use]
+    pub fn with_idle_timeout(mut self, idle: Duration) -> Self {
+        self.idle_timeout = idle.max(Duration::from_millis(1));
+        self
+    }
+
+    /// These limits with at most `max` sessions open at once.
+    #[must_use]
+    pub fn with_max_sessions(mut self, max: usize) -> Self {
+        self.max_sessions = max.max(1);
+        self
+    }
+
+    /// These limits with `timeout` for a request's line and headers.
+    #[must_use]
+    pub fn with_header_timeout(mut self, timeout: Duration) -> Self {
+        self.header_timeout = timeout.max(Duration::from_millis(1));
+        self
+    }
+
+    /// These limits with `timeout` for a POST body.
+    #[must_use]
+    pub fn with_body_timeout(mut self, timeout: Duration) -> Self {
+        self.body_timeout = timeout.max(Duration::from_millis(1));
+        self
+    }
+
+    /// The `Retry-After` of a refused new session, in whole seconds (at
+    /// least 1): the idle timeout, at most [`MAX_RETRY_AFTER`].
+    pub fn retry_after_secs(&self) -> u64 {
+        self.idle_timeout.min(MAX_RETRY_AFTER).as_secs().max(1)
+    }
+}
 
 /// Who may use a server started with
 /// [`McpServer::serve_http_with`](crate::McpServer::serve_http_with).
@@ -121,8 +225,18 @@ impl HttpAccess {
 /// the token check when `access` has a token, else (loopback without a
 /// token) behind the same-user check. Serve it with connect info
 /// (`into_make_service_with_connect_info::<SocketAddr>`).
-pub(crate) fn router(mcp: axum::Router, access: &HttpAccess) -> axum::Router {
-    let router = mcp.layer(middleware::from_fn(check_post));
+pub(crate) fn router(
+    mcp: axum::Router,
+    access: &HttpAccess,
+    limits: HttpLimits,
+    sessions: Arc<LocalSessionManager>,
+) -> axum::Router {
+    let gate = Arc::new(SessionGate {
+        sessions,
+        limits,
+        opening: AtomicUsize::new(0),
+    });
+    let router = mcp.layer(middleware::from_fn_with_state(gate, check_post));
     match &access.token {
         Some(digest) => router.layer(middleware::from_fn_with_state(
             Arc::clone(digest),
@@ -246,9 +360,62 @@ fn json_error(status: StatusCode, answer: &serde_json::Value) -> Response {
         .into_response()
 }
 
-/// A POST body is read up to [`MAX_MESSAGE_BYTES`] and checked as a stdio
-/// line is; what fails is answered here, the rest goes on to rmcp unchanged.
-async fn check_post(request: Request, next: Next) -> Response {
+/// What [`check_post`] needs to bound sessions and bodies.
+struct SessionGate {
+    sessions: Arc<LocalSessionManager>,
+    limits: HttpLimits,
+    /// `initialize` requests let through whose session may not be in
+    /// `sessions` yet.
+    opening: AtomicUsize,
+}
+
+/// Gives the slot of an `initialize` back when its request is answered.
+struct Opening<'a>(&'a AtomicUsize);
+
+impl Drop for Opening<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// `503` with `Retry-After` for an `initialize` past the session cap.
+fn too_many_sessions(limits: &HttpLimits) -> Response {
+    let retry = limits.retry_after_secs();
+    let mut response = (
+        StatusCode::SERVICE_UNAVAILABLE,
+        format!(
+            "Service Unavailable: this server holds its limit of {} MCP sessions; retry in \
+             {retry} s (idle sessions close after {} s), or end a session you no longer use \
+             with DELETE",
+            limits.max_sessions,
+            limits.idle_timeout.as_secs()
+        ),
+    )
+        .into_response();
+    response
+        .headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from(retry));
+    response
+}
+
+/// Whether `message` opens a session (`initialize`).
+fn is_initialize(message: &rmcp::model::ClientJsonRpcMessage) -> bool {
+    matches!(
+        message,
+        rmcp::model::ClientJsonRpcMessage::Request(request)
+            if matches!(request.request, rmcp::model::ClientRequest::InitializeRequest(_))
+    )
+}
+
+/// A POST body is read up to [`MAX_MESSAGE_BYTES`] within the body timeout
+/// (`408` after it) and checked as a stdio line is; what fails is answered
+/// here. An `initialize` past the session cap gets `503` with
+/// `Retry-After`; the rest goes on to rmcp unchanged.
+async fn check_post(
+    State(gate): State<Arc<SessionGate>>,
+    request: Request,
+    next: Next,
+) -> Response {
     if request.method() != Method::POST || !is_json(request.headers()) {
         return next.run(request).await;
     }
@@ -264,11 +431,32 @@ async fn check_post(request: Request, next: Next) -> Response {
         );
     }
     let (parts, body) = request.into_parts();
-    let Ok(bytes) = axum::body::to_bytes(body, MAX_MESSAGE_BYTES).await else {
-        return json_error(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            &framing::oversize(b"", None).answer,
-        );
+    let read = tokio::time::timeout(
+        gate.limits.body_timeout,
+        axum::body::to_bytes(body, MAX_MESSAGE_BYTES),
+    );
+    let bytes = match read.await {
+        Ok(Ok(bytes)) => bytes,
+        Ok(Err(_)) => {
+            return json_error(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                &framing::oversize(b"", None).answer,
+            );
+        }
+        Err(_) => {
+            let mut response = (
+                StatusCode::REQUEST_TIMEOUT,
+                format!(
+                    "Request Timeout: the body did not arrive within {} ms of its headers",
+                    gate.limits.body_timeout.as_millis()
+                ),
+            )
+                .into_response();
+            response
+                .headers_mut()
+                .insert(header::CONNECTION, HeaderValue::from_static("close"));
+            return response;
+        }
     };
     match framing::check_message(&bytes) {
         Checked::Reject(rejection) => {
@@ -282,9 +470,79 @@ async fn check_post(request: Request, next: Next) -> Response {
             };
             json_error(status, &rejection.answer)
         }
+        Checked::Pass(message)
+            if is_initialize(&message) && !parts.headers.contains_key("mcp-session-id") =>
+        {
+            // Counted before the check, so that concurrent `initialize`s
+            // cannot pass the cap together.
+            let opening = gate.opening.fetch_add(1, Ordering::AcqRel) + 1;
+            let _slot = Opening(&gate.opening);
+            let open = gate.sessions.sessions.read().await.len();
+            if open + opening > gate.limits.max_sessions {
+                return too_many_sessions(&gate.limits);
+            }
+            next.run(Request::from_parts(parts, Body::from(bytes)))
+                .await
+        }
         Checked::Pass(_) | Checked::Skip => {
             next.run(Request::from_parts(parts, Body::from(bytes)))
                 .await
         }
     }
+}
+
+/// Serves HTTP/1.1 connections from `listener` with `router` until `stop`
+/// is cancelled, then lets the open connections finish their requests and
+/// returns once they have closed. A connection's request line and headers
+/// must arrive within `limits.header_timeout` (hyper's header read
+/// timeout, which needs the Tokio timer set here), else it is closed;
+/// every request carries the client's address as
+/// [`ConnectInfo`](axum::extract::ConnectInfo).
+pub(crate) async fn serve_connections(
+    listener: tokio::net::TcpListener,
+    router: axum::Router,
+    limits: HttpLimits,
+    stop: CancellationToken,
+) {
+    use hyper::service::Service as _;
+    use hyper_util::rt::{TokioIo, TokioTimer};
+
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let mut builder = hyper::server::conn::http1::Builder::new();
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(limits.header_timeout);
+    loop {
+        let (stream, peer) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                Err(e) => {
+                    // Out of descriptors and the like: wait a moment, go on.
+                    tracing::warn!("accepting a connection failed: {e}");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            () = stop.cancelled() => break,
+        };
+        let app = hyper_util::service::TowerToHyperService::new(router.clone());
+        let service = hyper::service::service_fn(
+            move |mut request: hyper::Request<hyper::body::Incoming>| {
+                request
+                    .extensions_mut()
+                    .insert(axum::extract::ConnectInfo(peer));
+                app.call(request)
+            },
+        );
+        // No upgrades: MCP has no use for WebSockets or CONNECT.
+        let connection = builder.serve_connection(TokioIo::new(stream), service);
+        let connection = graceful.watch(connection);
+        tokio::spawn(async move {
+            if let Err(e) = connection.await {
+                tracing::debug!("connection from {peer} ended: {e}");
+            }
+        });
+    }
+    drop(listener);
+    graceful.shutdown().await;
 }

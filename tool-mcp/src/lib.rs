@@ -125,7 +125,10 @@ pub use config::{
 };
 pub use error::{Error, ErrorKind};
 pub use framing::{ID_PROBE_BYTES, MAX_MESSAGE_BYTES};
-pub use http::{HttpAccess, MIN_TOKEN_LEN};
+pub use http::{
+    DEFAULT_BODY_TIMEOUT, DEFAULT_HEADER_TIMEOUT, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_SESSIONS,
+    HttpAccess, HttpLimits, MAX_RETRY_AFTER, MIN_TOKEN_LEN,
+};
 pub use names::{MAX_NAME_LEN, local_tool_name};
 /// The rmcp crate this one is built on, for its model types.
 pub use rmcp;

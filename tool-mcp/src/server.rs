@@ -152,6 +152,7 @@ struct Config {
     name: String,
     version: String,
     instructions: Option<String>,
+    http_limits: http::HttpLimits,
 }
 
 impl McpServer {
@@ -170,6 +171,7 @@ impl McpServer {
                 name: env!("CARGO_PKG_NAME").to_owned(),
                 version: env!("CARGO_PKG_VERSION").to_owned(),
                 instructions: None,
+                http_limits: http::HttpLimits::default(),
             }),
             calls: Calls::default(),
         }
@@ -225,6 +227,15 @@ impl McpServer {
     #[must_use]
     pub fn with_instructions(mut self, instructions: impl Into<String>) -> Self {
         self.config_mut().instructions = Some(instructions.into());
+        self
+    }
+
+    /// Session, header and body limits of
+    /// [`serve_http_with`](Self::serve_http_with) (defaults:
+    /// [`HttpLimits::default`](crate::HttpLimits)).
+    #[must_use]
+    pub fn with_http_limits(mut self, limits: http::HttpLimits) -> Self {
+        self.config_mut().http_limits = limits;
         self
     }
 
@@ -425,6 +436,13 @@ impl McpServer {
     /// rebinding page does not have, is the protection) and the `Origin`
     /// check stays.
     ///
+    /// The limits of [`with_http_limits`](Self::with_http_limits) hold
+    /// throughout: sessions idle past `idle_timeout` are closed (`404`
+    /// afterwards), an `initialize` past `max_sessions` gets `503` with
+    /// `Retry-After`, a connection whose headers take longer than
+    /// `header_timeout` is closed and a POST body slower than
+    /// `body_timeout` gets `408`.
+    ///
     /// # Errors
     /// [`ErrorKind::Config`] when `addr` is not a loopback address and
     /// `access` does not allow remote clients; [`ErrorKind::Io`] when the
@@ -438,6 +456,7 @@ impl McpServer {
         use rmcp::transport::streamable_http_server::{
             StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
         };
+        let limits = self.config.http_limits;
         access.permits(addr)?;
         // Sessions and the listener stop after the calls have ended, so that
         // the answers of cancelled calls still reach their clients.
@@ -464,16 +483,25 @@ impl McpServer {
         };
         self.calls = Calls::under(&shutdown);
         let calls = self.calls.clone();
+        // rmcp closes a session idle for `keep_alive`; the manager is shared
+        // with the session cap, which counts its sessions.
+        let mut manager = LocalSessionManager::default();
+        manager.session_config.keep_alive = Some(limits.idle_timeout);
+        let manager = Arc::new(manager);
         let service: StreamableHttpService<McpServer, LocalSessionManager> =
-            StreamableHttpService::new(move || Ok(self.for_new_session()), Arc::default(), config);
-        let router = http::router(axum::Router::new().nest_service("/mcp", service), &access);
+            StreamableHttpService::new(
+                move || Ok(self.for_new_session()),
+                Arc::clone(&manager),
+                config,
+            );
+        let router = http::router(
+            axum::Router::new().nest_service("/mcp", service),
+            &access,
+            limits,
+            manager,
+        );
         let task = tokio::spawn(async move {
-            let serving = axum::serve(
-                listener,
-                router.into_make_service_with_connect_info::<SocketAddr>(),
-            )
-            .with_graceful_shutdown(sessions.clone().cancelled_owned())
-            .into_future();
+            let serving = http::serve_connections(listener, router, limits, sessions.clone());
             tokio::pin!(serving);
             let ended = tokio::select! {
                 _ = &mut serving => true,

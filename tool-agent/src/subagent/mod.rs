@@ -325,9 +325,12 @@ impl SubAgents {
         for (i, task) in tasks.iter().enumerate() {
             let (id, mut conversation, first_task) = match continue_from {
                 Some(id) => {
-                    let Some(stored) = self.store.get(id) else {
+                    // Only the calling trace's own sub-traces: another
+                    // trace's is answered as unknown (its existence is
+                    // not disclosed either).
+                    let Some(stored) = self.store.get(id).filter(|t| t.parent == parent) else {
                         return Err(format!(
-                            "no sub-trace `{id}` to continue; use a trace_id an earlier `agent` call returned"
+                            "no sub-trace `{id}` to continue in this trace; use a trace_id an earlier `agent` call of this trace returned"
                         ));
                     };
                     (stored.trace_id, stored.messages, stored.task)
@@ -381,8 +384,9 @@ impl SubAgents {
         );
         let (id, mut conversation, first_task) = match opt_str(args, "continue_from")? {
             Some(id) => {
-                let Some(stored) = self.store.get(id) else {
-                    return Err(format!("no sub-trace `{id}` to continue"));
+                // As for `agent`: the calling trace's own sub-traces only.
+                let Some(stored) = self.store.get(id).filter(|t| t.parent == parent) else {
+                    return Err(format!("no sub-trace `{id}` to continue in this trace"));
                 };
                 (stored.trace_id, stored.messages, stored.task)
             }

@@ -79,7 +79,11 @@ impl TraceStore {
     }
 
     /// The next sub-trace id of `parent` in `mode` (sequence numbers count
-    /// per parent, from 1), stamped with the current time.
+    /// per parent, from 1), stamped with the current time, and ending in
+    /// `-` and 32 lowercase hex digits from the operating system's random
+    /// source (128 bits): [`sub_trace_id`]`-<random>`, so that one trace
+    /// cannot name another's sub-trace by guessing its parent, sequence
+    /// number and time.
     pub fn next_id(&self, parent: &str, mode: &str) -> String {
         let seq = {
             let mut seq = self.seq.lock().unwrap_or_else(PoisonError::into_inner);
@@ -90,7 +94,7 @@ impl TraceStore {
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
-        sub_trace_id(parent, mode, seq, now)
+        format!("{}-{}", sub_trace_id(parent, mode, seq, now), random_hex())
     }
 
     /// Stores `trace` (replacing an earlier version) and writes its file.
@@ -137,6 +141,27 @@ impl TraceStore {
         ids.sort();
         ids
     }
+}
+
+/// 32 lowercase hex digits from the operating system's random source
+/// (`getrandom`). Should it fail (no `getrandom(2)`, no `/dev/urandom`),
+/// from the standard library's randomly keyed hasher over the time and a
+/// counter: still unpredictable to a model, if not to a local attacker.
+fn random_hex() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let mut bytes = [0_u8; 16];
+    if getrandom::fill(&mut bytes).is_err() {
+        static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        for half in bytes.chunks_mut(8) {
+            let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+            hasher.write_u64(COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
+            if let Ok(now) = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
+                hasher.write_u128(now.as_nanos());
+            }
+            half.copy_from_slice(&hasher.finish().to_le_bytes());
+        }
+    }
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// `<dir>/<id>.jsonl`, with every character outside `[A-Za-z0-9@._-]` as `_`
@@ -207,11 +232,16 @@ mod tests {
         let store = TraceStore::with_dir(dir.path()).unwrap();
         let id = store.next_id("run/../1", "delegate");
         assert!(id.starts_with("run/../1@delegate-1-"), "{id}");
-        assert!(id.ends_with("-001"));
-        assert!(
-            store
-                .next_id("run/../1", "delegate")
-                .starts_with("run/../1@delegate-2-")
+        let random = id.rsplit('-').next().unwrap();
+        assert_eq!(random.len(), 32, "{id}");
+        assert!(random.bytes().all(|b| b.is_ascii_hexdigit()), "{id}");
+        assert!(id.contains("-001-"), "{id}");
+        let second = store.next_id("run/../1", "delegate");
+        assert!(second.starts_with("run/../1@delegate-2-"));
+        assert_ne!(
+            second.rsplit('-').next(),
+            Some(random),
+            "fresh random parts"
         );
         let trace = StoredTrace {
             trace_id: id.clone(),

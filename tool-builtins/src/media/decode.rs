@@ -58,6 +58,15 @@ pub const MAX_DECODED_BYTES: u64 = 256 * 1024 * 1024;
 /// one per core, and large 16-bit PNGs two at a time whatever the cores.
 pub const DECODE_BUDGET_BYTES: u64 = 512 * 1024 * 1024;
 
+/// Most bytes a PNG decoder may allocate besides the image itself (16 MiB):
+/// the `png` crate's own limit, which bounds the inflated `iCCP` colour
+/// profile, text chunks, other ancillary chunks' buffers and the line
+/// buffer. A profile that would inflate past it is dropped (the `png`
+/// crate skips it; the pixels are decoded as usual, and profiles are not
+/// applied here anyway); real profiles are a few KiB to a few MiB. The
+/// bytes are counted in the decode budget from before the header is read.
+pub const MAX_PNG_ANCILLARY_BYTES: u64 = 16 * 1024 * 1024;
+
 /// Longest side of one image on its own (`read_file`, `read_images` with
 /// `layout: separate`), in pixels. Anthropic's vision guide: images with a
 /// long edge over 1568 px are scaled down by the API before the model sees
@@ -249,9 +258,14 @@ pub(crate) fn sendable_undecoded(bytes: &[u8]) -> Option<(&'static str, u32, u32
     if bytes.len() > MAX_IMAGE_BYTES {
         return None;
     }
-    let reader = ImageReader::new(Cursor::new(bytes))
+    let mut reader = ImageReader::new(Cursor::new(bytes))
         .with_guessed_format()
         .ok()?;
+    // Reading a PNG's size reads its ancillary chunks too: the same bound
+    // as `decode`'s (a profile past it is skipped, not inflated).
+    let mut limits = Limits::default();
+    limits.max_alloc = Some(MAX_PNG_ANCILLARY_BYTES);
+    reader.limits(limits);
     let format = reader.format()?;
     if !matches!(
         format,
@@ -294,14 +308,20 @@ pub(crate) fn decode(bytes: &[u8]) -> Result<Decoded, String> {
         }
     };
     let cannot = |e: image::ImageError| format!("cannot decode it: {e}");
-    let mut animated = false;
-    let mut decoder: Box<dyn ImageDecoder + '_> = if format == ImageFormat::WebP {
-        let d = WebPDecoder::new(Cursor::new(bytes)).map_err(cannot)?;
-        animated = d.has_animation();
-        Box::new(d)
+    // A PNG's ancillary chunks (an `iCCP` profile above all, inflated while
+    // the decoder reads up to the pixels) are bounded by the `png` crate's
+    // limit and counted in the budget from the start: the header is read
+    // under a share of the file plus that limit; then that share and the
+    // decoder are given back and the whole share taken at once (holding
+    // one share while waiting for another could deadlock), and the
+    // decoder made anew under it.
+    let extra = if format == ImageFormat::Png {
+        MAX_PNG_ANCILLARY_BYTES
     } else {
-        Box::new(reader.into_decoder().map_err(cannot)?)
+        0
     };
+    let header_permit = (extra > 0).then(|| DECODES.reserve(bytes.len() as u64 + extra));
+    let (decoder, mut animated) = open_decoder(format, reader, bytes).map_err(cannot)?;
     let (width, height) = decoder.dimensions();
     if u64::from(width) * u64::from(height) > MAX_PIXELS {
         return Err(format!(
@@ -318,16 +338,28 @@ pub(crate) fn decode(bytes: &[u8]) -> Result<Decoded, String> {
             mib(MAX_DECODED_BYTES)
         ));
     }
+    // A GIF's frames are counted (two at most, each as large as the image)
+    // inside the same share, so it reserves twice.
+    let gif = format == ImageFormat::Gif;
+    let share = decoded_bytes * if gif { 2 } else { 1 } + bytes.len() as u64 + extra;
+    let (mut decoder, permit) = match header_permit {
+        None => (decoder, DECODES.reserve(share)),
+        Some(header_permit) => {
+            drop(decoder);
+            drop(header_permit);
+            let permit = DECODES.reserve(share);
+            let reader = ImageReader::with_format(Cursor::new(bytes), format);
+            (
+                open_decoder(format, reader, bytes).map_err(cannot)?.0,
+                permit,
+            )
+        }
+    };
     // A missing or unreadable EXIF block is no orientation, not an error.
     let orientation = decoder.orientation().unwrap_or(Orientation::NoTransforms);
     let mut limits = Limits::default();
     limits.max_alloc = Some(MAX_DECODED_BYTES);
     decoder.set_limits(limits).map_err(cannot)?;
-    // A GIF's frames are counted (two at most, each as large as the image)
-    // inside the same share, so it reserves twice.
-    let gif = format == ImageFormat::Gif;
-    let share = decoded_bytes * if gif { 2 } else { 1 } + bytes.len() as u64;
-    let permit = DECODES.reserve(share);
     if gif {
         animated = gif_frames_more_than_one(bytes);
     }
@@ -346,6 +378,31 @@ pub(crate) fn decode(bytes: &[u8]) -> Result<Decoded, String> {
         animated,
         _permit: permit,
     })
+}
+
+/// The decoder of `bytes` in `format` (from `reader`), and whether it is an
+/// animated WebP. A PNG's decoder is made with [`MAX_PNG_ANCILLARY_BYTES`] as
+/// the `png` crate's allocation limit, set before its header is read
+/// (`ImageReader` would set 512 MiB, its default `max_alloc`).
+fn open_decoder<'a>(
+    format: ImageFormat,
+    reader: ImageReader<Cursor<&'a [u8]>>,
+    bytes: &'a [u8],
+) -> Result<(Box<dyn ImageDecoder + 'a>, bool), image::ImageError> {
+    match format {
+        ImageFormat::WebP => {
+            let d = WebPDecoder::new(Cursor::new(bytes))?;
+            let animated = d.has_animation();
+            Ok((Box::new(d), animated))
+        }
+        ImageFormat::Png => {
+            let mut limits = Limits::default();
+            limits.max_alloc = Some(MAX_PNG_ANCILLARY_BYTES);
+            let d = image::codecs::png::PngDecoder::with_limits(Cursor::new(bytes), limits)?;
+            Ok((Box::new(d), false))
+        }
+        _ => Ok((Box::new(reader.into_decoder()?), false)),
+    }
 }
 
 /// Whether a GIF has a second frame, read with the `image` crate's GIF

@@ -51,6 +51,7 @@ pub(crate) mod pdf;
 
 pub use decode::{
     DECODE_BUDGET_BYTES, MAX_DECODED_BYTES, MAX_IMAGE_BASE64, MAX_LONG_SIDE, MAX_PIXELS,
+    MAX_PNG_ANCILLARY_BYTES,
 };
 pub use grid::{GAP, Layout, MAX_GRID_IMAGES};
 
@@ -531,13 +532,30 @@ fn too_many(n: usize) -> ToolResult {
     )
 }
 
+/// Environment variable that sets how many threads decode the images of
+/// one call (1 to [`MAX_DECODE_THREADS`]) instead of the number of cores:
+/// for measuring the decode budget as a many-core machine would run it.
+pub const DECODE_THREADS_ENV: &str = "AGENT_TOOLS_DECODE_THREADS";
+
+/// Most decode threads [`DECODE_THREADS_ENV`] may ask for (64).
+pub const MAX_DECODE_THREADS: usize = 64;
+
+/// Threads for one call's decodes: [`DECODE_THREADS_ENV`] when it holds a
+/// number (clamped to 1..=[`MAX_DECODE_THREADS`]), else the cores.
+fn decode_threads() -> usize {
+    std::env::var(DECODE_THREADS_ENV)
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .map_or_else(
+            || std::thread::available_parallelism().map_or(1, std::num::NonZero::get),
+            |n| n.clamp(1, MAX_DECODE_THREADS),
+        )
+}
+
 /// Decodes every entry, in parallel over the cores; each fitted to a cell of
 /// side `cell`, or (for `None`) to stand alone. Results are in entry order.
 fn decode_all(entries: &[Entry], cell: Option<u32>) -> Vec<Outcome> {
-    let threads = std::thread::available_parallelism()
-        .map_or(1, std::num::NonZero::get)
-        .min(entries.len())
-        .max(1);
+    let threads = decode_threads().min(entries.len()).max(1);
     let next = AtomicUsize::new(0);
     let mut done: Vec<(usize, Outcome)> = std::thread::scope(|s| {
         let workers: Vec<_> = (0..threads)

@@ -140,9 +140,14 @@ fn workspace() -> (TempDir, std::path::PathBuf) {
     (top, ws)
 }
 
-/// Runs `example` with `bash` in `ws` (state under `top`), `tool` on the PATH.
+/// Runs `example` with `bash` in `ws` (state under `top`), `tool` on the
+/// PATH: a link named `tool` to the program under test (with its fixtures).
 fn run_example(top: &TempDir, ws: &Path, example: &str) -> Result<(), String> {
-    let bin_dir = Path::new(BIN).parent().expect("bin dir");
+    let bin_dir = top.path().join("bin");
+    if !bin_dir.join("tool").exists() {
+        std::fs::create_dir_all(&bin_dir).map_err(|e| format!("bin: {e}"))?;
+        std::os::unix::fs::symlink(BIN, bin_dir.join("tool")).map_err(|e| format!("bin: {e}"))?;
+    }
     let path = format!(
         "{}:{}",
         bin_dir.display(),

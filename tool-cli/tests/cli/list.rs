@@ -134,3 +134,52 @@ fn odd_command_lines_never_panic() {
         );
     }
 }
+
+/// Whether the file at `path` contains `needle`, read in 1 MiB pieces.
+fn file_contains(path: &str, needle: &[u8]) -> bool {
+    use std::io::Read;
+    let mut file = std::fs::File::open(path).expect("open the binary");
+    let mut window: Vec<u8> = Vec::new();
+    let mut piece = vec![0_u8; 1 << 20];
+    loop {
+        let n = file.read(&mut piece).expect("read the binary");
+        if n == 0 {
+            return false;
+        }
+        window.extend_from_slice(&piece[..n]);
+        if memchr::memmem::find(&window, needle).is_some() {
+            return true;
+        }
+        // Keep the tail, in case the needle straddles two pieces.
+        let keep = window.len().min(needle.len() - 1);
+        window.drain(..window.len() - keep);
+    }
+}
+
+/// Issue 23 item 15: `cargo test` (and `cargo build --all-targets`) turn on
+/// the `fixtures` feature through the dev-dependency on this package; the
+/// `tool` binary they build must still hold no test tool, by name or code.
+#[test]
+fn the_tool_binary_holds_no_fixture_tools() {
+    let out = std::process::Command::new(crate::support::TOOL)
+        .args(["list", "--json"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("the tool binary runs");
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let tools: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let names: Vec<&str> = tools
+        .as_array()
+        .expect("an array")
+        .iter()
+        .filter_map(|t| t.get("name").and_then(serde_json::Value::as_str))
+        .collect();
+    assert!(names.contains(&"read_file"), "{names:?}");
+    assert!(
+        !names.iter().any(|n| n.starts_with("cli_fixture_")),
+        "{names:?}"
+    );
+    assert!(!file_contains(crate::support::TOOL, b"cli_fixture_"));
+    // The fixtures binary does hold them (the scan can find what it looks for).
+    assert!(file_contains(crate::support::BIN, b"cli_fixture_"));
+}

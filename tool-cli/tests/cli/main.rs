@@ -1,6 +1,7 @@
-//! Integration tests of the `tool` binary (built with the `fixtures` feature
-//! through this package's dev-dependency on itself): one test binary, one
-//! module per command.
+//! Integration tests of the `tool` program, run as `tool-fixtures` (the same
+//! program with test tools, built with the `fixtures` feature through this
+//! package's dev-dependency on itself): one test binary, one module per
+//! command.
 
 mod batch;
 mod call;

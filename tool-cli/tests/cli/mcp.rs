@@ -399,6 +399,82 @@ fn allow_remote_needs_a_good_token() {
     assert!(stderr(&out).contains("--http"), "{}", stderr(&out));
 }
 
+/// Runs `tool serve ARGS` and waits at most `limit` for it to exit; a
+/// program still running then is killed and the test fails.
+fn serve_exits_within(args: &[&str], limit: std::time::Duration) -> std::process::Output {
+    let dir = TempDir::new();
+    let mut child = tool()
+        .args(["serve", "--workspace", dir.arg()])
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the tool binary starts");
+    let start = std::time::Instant::now();
+    loop {
+        if child.try_wait().expect("try_wait").is_some() {
+            return child.wait_with_output().expect("output");
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let out = child.wait_with_output().expect("output");
+            panic!(
+                "`tool serve {args:?}` still ran after {limit:?}: {}",
+                stderr(&out)
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn token_file_is_read_bounded_and_only_from_a_regular_file() {
+    let dir = TempDir::new();
+    let fifo = dir.path().join("fifo");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("mkfifo runs");
+    assert!(made.success());
+    // A long first line: before the bound it was taken whole as the token
+    // and the server started.
+    let big = dir.path().join("big");
+    std::fs::write(&big, "a".repeat(1 << 20)).expect("write");
+    let limit = std::time::Duration::from_secs(20);
+    for (file, expected) in [
+        (fifo.to_str().unwrap(), "not a regular file"),
+        (big.to_str().unwrap(), "larger than 4096 bytes"),
+        ("/dev/zero", "not a regular file"),
+    ] {
+        let out = serve_exits_within(&["--http", "127.0.0.1:0", "--token-file", file], limit);
+        assert_eq!(code(&out), 2, "{file}: {}", stderr(&out));
+        assert!(stderr(&out).contains(expected), "{file}: {}", stderr(&out));
+        assert!(stderr(&out).contains(file), "{file}: {}", stderr(&out));
+    }
+    // 4096 bytes exactly is still read: the token on the first line, then padding.
+    let edge = dir.path().join("edge");
+    let mut text = "0123456789abcdef0123\n".to_owned();
+    text.push_str(&"#".repeat(4096 - text.len()));
+    std::fs::write(&edge, &text).expect("write");
+    let out = serve_exits_within(
+        &[
+            "--http",
+            "0.0.0.0:0",
+            "--token-file",
+            edge.to_str().unwrap(),
+        ],
+        limit,
+    );
+    // Accepted as a token: the refusal is about the address, not the file.
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("refusing to serve on"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!stderr(&out).contains("edge"), "{}", stderr(&out));
+}
+
 /// A `tool serve --http` child, killed when dropped.
 struct HttpChild {
     child: std::process::Child,

@@ -317,3 +317,116 @@ fn a_pdf_is_not_taken_for_an_image_out_file() {
     assert_eq!(v["attachments"][0]["path"], pdf.to_str().unwrap());
     assert!(!file.exists());
 }
+
+/// Issue 23 item 13: `batch --out g.png` replaced an unrelated `g-2.png`.
+/// Only the named file is replaced; a numbered one that exists is refused.
+#[test]
+fn batch_never_replaces_a_numbered_file_it_did_not_name() {
+    let dir = TempDir::new();
+    let file = dir.path().join("g.png");
+    let unrelated = dir.path().join("g-2.png");
+    std::fs::write(&unrelated, "my own g-2").unwrap();
+    let line = r#"{"name": "cli_fixture_binary", "arguments": {}}"#;
+    let input = format!("{line}\n{line}\n{line}\n");
+    let out = run_with_stdin(&["batch", "--out", file.to_str().unwrap()], &input);
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    let lines = json_lines(&out);
+    assert_eq!(lines[0]["images"][0]["path"], file.to_str().unwrap());
+    assert_eq!(lines[1]["images"][0]["path"], Value::Null);
+    let error = lines[1]["images"][0]["error"].as_str().unwrap();
+    assert!(
+        error.contains("g-2.png: it exists; --out replaces only the file it names"),
+        "{error}"
+    );
+    assert_eq!(
+        lines[2]["images"][0]["path"],
+        dir.path().join("g-3.png").to_str().unwrap()
+    );
+    assert_eq!(std::fs::read_to_string(&unrelated).unwrap(), "my own g-2");
+}
+
+/// Issue 23 item 13: `--out ws/lnk/` wrote through a link to a folder.
+#[test]
+fn an_out_folder_that_is_a_symlink_is_refused() {
+    let dir = TempDir::new();
+    let elsewhere = dir.path().join("elsewhere");
+    std::fs::create_dir(&elsewhere).unwrap();
+    let link = dir.path().join("lnk");
+    std::os::unix::fs::symlink(&elsewhere, &link).unwrap();
+    for out_arg in [
+        format!("{}/", link.display()),
+        link.join("g.png").display().to_string(),
+    ] {
+        let out = run(["call", "--out", out_arg.as_str(), "cli_fixture_binary"]);
+        assert_eq!(code(&out), 1, "{out_arg}: {}", stderr(&out));
+        let v = one_json_line(&out);
+        let error = v["images"][0]["error"].as_str().unwrap_or_default();
+        assert!(error.contains("--out never follows one"), "{out_arg}: {v}");
+        assert_eq!(
+            std::fs::read_dir(&elsewhere).unwrap().count(),
+            0,
+            "{out_arg}: nothing written through the link"
+        );
+    }
+}
+
+/// Issue 23 item 13: `--out <private>/spill/<other trace>/` wrote into
+/// another trace's spill folder.
+#[test]
+fn an_out_folder_in_the_private_tree_is_refused() {
+    let run_dir = TempDir::new();
+    let other = run_dir
+        .path()
+        .join("agent-tools")
+        .join("spill")
+        .join("other-trace");
+    std::fs::create_dir_all(&other).unwrap();
+    // The private folder as `tool` makes it: its owner's alone.
+    std::fs::set_permissions(
+        run_dir.path().join("agent-tools"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o700),
+    )
+    .unwrap();
+    for out_arg in [
+        format!("{}/", other.display()),
+        other.join("g.png").display().to_string(),
+    ] {
+        let out = crate::support::tool()
+            .env("XDG_RUNTIME_DIR", run_dir.path())
+            .args(["call", "--out", out_arg.as_str(), "cli_fixture_binary"])
+            .output()
+            .unwrap();
+        assert_eq!(code(&out), 1, "{out_arg}: {}", stderr(&out));
+        let v = one_json_line(&out);
+        let error = v["images"][0]["error"].as_str().unwrap_or_default();
+        assert!(
+            error.contains("inside the private folder"),
+            "{out_arg}: {v}"
+        );
+        assert_eq!(
+            std::fs::read_dir(&other).unwrap().count(),
+            0,
+            "{out_arg}: nothing written into another trace's folder"
+        );
+    }
+    // Without --out, the trace's own folder there is still used.
+    let out = crate::support::tool()
+        .env("XDG_RUNTIME_DIR", run_dir.path())
+        .args(["call", "cli_fixture_binary"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let v = one_json_line(&out);
+    let path = v["images"][0]["path"].as_str().unwrap();
+    assert!(
+        path.starts_with(
+            run_dir
+                .path()
+                .join("agent-tools")
+                .join("out")
+                .to_str()
+                .unwrap()
+        ),
+        "{path}"
+    );
+}

@@ -8,8 +8,11 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use serde_json::Value;
 
-/// The `tool` binary under test.
-pub(crate) const BIN: &str = env!("CARGO_BIN_EXE_tool");
+/// The program under test: `tool` with the `cli_fixture_*` test tools
+/// (`fixtures/main.rs`); the rest of it is the `tool` program.
+pub(crate) const BIN: &str = env!("CARGO_BIN_EXE_tool-fixtures");
+/// The `tool` binary itself, as shipped.
+pub(crate) const TOOL: &str = env!("CARGO_BIN_EXE_tool");
 
 /// A `tool` command with a clean environment: no `TRACE_ID`, no backtraces,
 /// run in the crate folder.

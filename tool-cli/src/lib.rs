@@ -13,7 +13,9 @@
 //!
 //! `tool call` prints exactly one JSON object, `{"trace_id", "tool", "title",
 //! "output", "error", "notes", "metadata", "long_term_memory", "images",
-//! "attachments"}` (`notes`: the lines telling the model how its input was
+//! "attachments"}`, when stdout is not a terminal (pipes, files: what scripts
+//! read); on a terminal it prints the same result as readable text (title,
+//! output, error, notes, files written). `--json` and `--text` force one; (`notes`: the lines telling the model how its input was
 //! read, e.g. a repaired argument), and exits 0 on success, 1 when the tool returned an error
 //! and 2 for usage errors. `tool batch` runs JSON Lines calls in one shared
 //! context and answers each line as soon as it is done. `tool --help` and
@@ -85,6 +87,7 @@
 //! system's temporary folder, files are created with `create_new`) and an RNG
 //! crate (a generated trace id needs to differ between runs, not to be secret).
 
+mod app;
 mod approve;
 mod args;
 mod base64;
@@ -103,14 +106,16 @@ mod tokens;
 mod workspace;
 
 use std::ffi::OsString;
-use std::io::{self, Write};
+use std::io::{self, IsTerminal, Write};
 use std::process::ExitCode;
 
 use clap::Parser;
 use tool_core::ToolRegistry;
 use tool_core::format::OnRefusal;
 
-use crate::cli::{Cli, Command};
+pub use crate::app::Cli;
+use crate::app::Program;
+use crate::cli::{Cli as Args, Command};
 use crate::failure::Failure;
 use crate::session::Session;
 
@@ -124,8 +129,9 @@ const EXIT_TOOL_ERROR: u8 = 1;
 /// Exit status for usage errors: unknown tool, unparsable or invalid arguments, bad options.
 const EXIT_USAGE: u8 = 2;
 
-/// Runs the `tool` program on this process's arguments with every tool
-/// linked into the binary ([`ToolRegistry::global`]). Never panics on any
+/// Runs the `tool` program on this process's arguments with the built-in
+/// tools ([`tool_builtins::registry`]) and every other tool linked into the
+/// binary ([`ToolRegistry::global`]). Never panics on any
 /// input; a registry that cannot be built (two tools of one name) is reported
 /// on stderr with exit status 1.
 ///
@@ -141,8 +147,8 @@ const EXIT_USAGE: u8 = 2;
 /// to keep them.
 pub fn main() -> ExitCode {
     scrub::reexec_without_secrets();
-    match ToolRegistry::try_global() {
-        Ok(registry) => run(registry.clone(), std::env::args_os()),
+    match program_registry() {
+        Ok(registry) => run(registry, std::env::args_os()),
         Err(e) => {
             let _ = writeln!(
                 io::stderr(),
@@ -153,6 +159,15 @@ pub fn main() -> ExitCode {
     }
 }
 
+/// What the `tool` binary offers: the built-in tools
+/// ([`tool_builtins::registry`], opt-in everywhere else) merged with every
+/// other `#[tool]` linked in ([`ToolRegistry::global`]).
+fn program_registry() -> Result<ToolRegistry, tool_core::RegistryError> {
+    let mut registry = ToolRegistry::try_global().map_err(Clone::clone)?.clone();
+    registry.merge(&tool_builtins::registry(), tool_core::OnConflict::Error)?;
+    Ok(registry)
+}
+
 /// Runs the `tool` program with `registry` and the command line `args`
 /// (program name first, as [`std::env::args_os`] gives it), reading stdin and
 /// writing stdout and stderr. Returns the exit status: 0 success, 1 the tool
@@ -161,6 +176,15 @@ pub fn main() -> ExitCode {
 /// Installs a panic hook that reports a (contained) tool panic in one line on
 /// stderr instead of a backtrace: the panic is already in the call's result.
 pub fn run<I, T>(registry: ToolRegistry, args: I) -> ExitCode
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    run_program(registry, &Program::default(), args)
+}
+
+/// [`run`] with an application's settings ([`Cli`]).
+fn run_program<I, T>(registry: ToolRegistry, program: &Program, args: I) -> ExitCode
 where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
@@ -178,7 +202,7 @@ where
         }
         registry
     };
-    let cli = match Cli::try_parse_from(args) {
+    let cli = match Args::try_parse_from(args) {
         Ok(cli) => cli,
         Err(e) => {
             // Help and version go to stdout with status 0; mistakes to stderr with 2.
@@ -186,7 +210,7 @@ where
             return ExitCode::from(if e.use_stderr() { EXIT_USAGE } else { EXIT_OK });
         }
     };
-    match execute(&registry, cli) {
+    match execute(&registry, program, cli) {
         Ok(()) => ExitCode::from(EXIT_OK),
         Err(Failure::ToolError) => ExitCode::from(EXIT_TOOL_ERROR),
         Err(Failure::Usage(message)) => {
@@ -211,7 +235,7 @@ where
     }
 }
 
-fn execute(registry: &ToolRegistry, cli: Cli) -> Result<(), Failure> {
+fn execute(registry: &ToolRegistry, program: &Program, cli: Args) -> Result<(), Failure> {
     if let Command::Skills { json } = cli.command {
         return skills::list(
             &cli.common,
@@ -271,7 +295,12 @@ fn execute(registry: &ToolRegistry, cli: Cli) -> Result<(), Failure> {
             &mut stdout.lock(),
             &mut io::stderr().lock(),
         ),
-        Command::Call { pretty, words } => {
+        Command::Call {
+            pretty,
+            json,
+            text,
+            words,
+        } => {
             let Some((name, args)) = words.split_first() else {
                 return Err(Failure::Usage("`tool call` needs a tool name".to_owned()));
             };
@@ -283,7 +312,7 @@ fn execute(registry: &ToolRegistry, cli: Cli) -> Result<(), Failure> {
                 out.write_all(help.as_bytes())?;
                 return Ok(out.flush()?);
             }
-            let session = Session::open(&cli.common).map_err(Failure::Usage)?;
+            let session = Session::open(&cli.common, program.context()).map_err(Failure::Usage)?;
             let runtime = take_runtime()?;
             let outcome = commands::call(
                 registry,
@@ -291,14 +320,14 @@ fn execute(registry: &ToolRegistry, cli: Cli) -> Result<(), Failure> {
                 &runtime,
                 name,
                 args,
-                pretty,
+                commands::CallOutput::choose(pretty, json, text, stdout.is_terminal()),
                 &mut stdout.lock(),
             );
             finish(runtime);
             outcome
         }
         Command::Batch => {
-            let session = Session::open(&cli.common).map_err(Failure::Usage)?;
+            let session = Session::open(&cli.common, program.context()).map_err(Failure::Usage)?;
             let runtime = take_runtime()?;
             let outcome = commands::batch(
                 registry,
@@ -319,7 +348,7 @@ fn execute(registry: &ToolRegistry, cli: Cli) -> Result<(), Failure> {
         } => {
             let access = mcp::http_access(http, allow_remote, token_file.as_deref(), token)
                 .map_err(Failure::Usage)?;
-            let session = Session::open(&cli.common).map_err(Failure::Usage)?;
+            let session = Session::open(&cli.common, program.context()).map_err(Failure::Usage)?;
             // Stdio serves one client, one request after another: a single
             // thread saves a cross-thread wake-up per message (sync tool
             // bodies still run on the blocking pool). Imported servers keep
@@ -329,7 +358,7 @@ fn execute(registry: &ToolRegistry, cli: Cli) -> Result<(), Failure> {
                 (None, None) => stdio_runtime()?,
                 (Some(_), None) => runtime()?,
             };
-            let outcome = mcp::serve(view, &session, &runtime, access, page_size);
+            let outcome = mcp::serve(view, &session, &runtime, access, page_size, program);
             // A cancelled call's command may still be stopping on the
             // blocking pool (bash_command: SIGTERM, SIGKILL after its grace);
             // the runtime waits for it, within the shutdown timeout.

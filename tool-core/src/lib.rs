@@ -141,7 +141,7 @@ pub use governance::url_pattern::{UrlPattern, UrlPatternError};
 pub use into_result::{IntoToolResult, run_blocking};
 pub use live::LiveRegistry;
 pub use memory::{OMITTED_OUTPUT, Rendering, ToolHistory};
-pub use registry::{DEFAULT_TIMEOUT, OnConflict, ToolRegistry};
+pub use registry::{DEFAULT_TIMEOUT, OnConflict, OptInTools, ToolRegistry};
 pub use result::{Attachment, ErrorKind, Image, NOTE_LIMIT, NOTES_SHOWN, ToolError, ToolResult};
 pub use spec::{DisplayName, SourceLocation, ToolKind, ToolSpec, is_valid_tool_name};
 pub use tokio_util::sync::CancellationToken;

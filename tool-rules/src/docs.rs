@@ -30,7 +30,6 @@
 //! assert_eq!((sections[0].start, sections[0].end), (2, 4));
 //! assert_eq!(sections[0].items[0].name, "limit");
 //! ```
-//! ```
 
 /// One documented parameter: `` * `name` - text `` or `name: text`.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -32,7 +32,7 @@ pub enum ToolArgs {
 /// The arguments as the model sent them: parsed JSON as compact JSON text
 /// (`{"path":"a.txt"}`, key order kept), raw text unchanged (even when it is
 /// not valid JSON), so a log line shows exactly what arrived. No length limit:
-/// clip with [`tool_rules::clip`] before showing a long value to a model.
+/// clip a long value before showing it to a model.
 impl std::fmt::Display for ToolArgs {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {

@@ -60,6 +60,12 @@
 //!   `eventsource-stream` (last release February 2022, on `nom` 7) because it
 //!   is maintained (0.2.6), small, and already built for `rmcp`'s streamable
 //!   HTTP client, so it costs no extra compile.
+//! - `tool-builtins` (optional, feature `builtins`, off by default): only for
+//!   `SkillSource` on its `SkillSet`. Off by default since issue 24: it
+//!   roughly doubles a clean build (image codecs, grep), and an agent gets
+//!   the built-in tools only by asking (`tool_builtins::registry()`), never
+//!   through `ToolRegistry::global()`. Build lighter still with
+//!   `default-features = false` (no `tls`: `http://` endpoints only).
 //! - `strsim`: "did you mean" for unknown presets.
 //! - `chrono` (no default features): the UTC timestamp of sub-trace ids.
 //! - `getrandom`: the 128 random bits that end a sub-trace id, so that no

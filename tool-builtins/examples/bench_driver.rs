@@ -13,7 +13,6 @@ use std::time::Instant;
 
 use serde_json::{Value, json};
 use tool_builtins::SearchConfig;
-use tool_core::ToolRegistry;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().collect();
@@ -51,7 +50,7 @@ fn main() -> ExitCode {
         eprintln!("cannot start the async runtime");
         return ExitCode::from(2);
     };
-    let registry = ToolRegistry::global();
+    let registry = tool_builtins::registry();
     if !registry.contains(tool) {
         eprintln!("no tool `{tool}`; registered: {:?}", registry.names());
         return ExitCode::from(2);

@@ -195,11 +195,17 @@ pub use shell::split::{CommandParts, split_command};
 pub use shell::{BashConfig, bash_command};
 pub use skills::{Skill, SkillSet};
 
+// The built-ins are an opt-in library: linking this crate does not put a
+// shell and file writes into an application's `ToolRegistry::global()`.
+tool_core::opt_in_tools!();
+
 /// A registry holding only the built-in tools, for hosts that opt in to them
 /// explicitly (or merge them into a registry of their own).
 ///
-/// Every `#[tool]` fn linked into the binary, the built-ins included, is in
-/// [`ToolRegistry::global`]; this one holds the `#[tool]` fns of this crate
+/// The built-ins are not in [`ToolRegistry::global`] (this crate declares
+/// itself opt-in with [`tool_core::opt_in_tools!`]), so this, or
+/// [`ToolRegistry::merge`] of it into the application's registry, is how a
+/// host offers them; this one holds the `#[tool]` fns of this crate
 /// ([`ToolRegistry::of_crate`]: each tool records the `module_path!()` it is
 /// defined in), so a new built-in is in it without being listed anywhere and
 /// a host tool that happens to share a name is never picked up. It does not

@@ -334,15 +334,25 @@ pub(crate) enum Command {
         no_fallback: bool,
     },
 
-    /// Call one tool and print its result as one JSON object.
+    /// Call one tool and print its result: readable text on a terminal, one JSON object otherwise.
     #[command(
         after_help = CALL_EXAMPLES,
         override_usage = "tool call [OPTIONS] <NAME> [ARGS_JSON | -] [--key=value ...]"
     )]
     Call {
-        /// Print the result indented over several lines.
+        /// Print the result indented over several lines (JSON).
         #[arg(long)]
         pretty: bool,
+
+        /// Print the result as one JSON object even when stdout is a terminal (the default
+        /// when it is not: pipes, files, scripts).
+        #[arg(long, conflicts_with = "text")]
+        json: bool,
+
+        /// Print the result as readable text (title, output, error, notes, files) even when
+        /// stdout is not a terminal (the default when it is).
+        #[arg(long, conflicts_with = "pretty")]
+        text: bool,
 
         /// The tool to call, then its arguments: an optional JSON object (or `-` for stdin),
         /// then `--key=value` pairs.

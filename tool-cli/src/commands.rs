@@ -140,7 +140,7 @@ pub(crate) fn call(
     runtime: &tokio::runtime::Runtime,
     name: &str,
     words: &[String],
-    pretty: bool,
+    output: CallOutput,
     out: &mut impl Write,
 ) -> Result<(), Failure> {
     if !registry.contains(name) {
@@ -162,10 +162,15 @@ pub(crate) fn call(
     let dir = OutDir::new(session.out_dir.as_deref(), &session.trace_id).map_err(Failure::Usage)?;
     let result = runtime.block_on(session.call(registry, name, arguments));
     let printed = render::render(&result, Some(name), &session.trace_id, None, &dir);
-    if pretty {
-        serde_json::to_writer_pretty(&mut *out, &printed).map_err(io::Error::from)?;
-    } else {
-        serde_json::to_writer(&mut *out, &printed).map_err(io::Error::from)?;
+    match output {
+        CallOutput::Json => serde_json::to_writer(&mut *out, &printed).map_err(io::Error::from)?,
+        CallOutput::PrettyJson => {
+            serde_json::to_writer_pretty(&mut *out, &printed).map_err(io::Error::from)?;
+        }
+        CallOutput::Text => {
+            let value = serde_json::to_value(&printed).map_err(io::Error::from)?;
+            out.write_all(render::readable(&value).as_bytes())?;
+        }
     }
     writeln!(out)?;
     out.flush()?;
@@ -178,6 +183,34 @@ pub(crate) fn call(
         Some(_) => Err(Failure::ToolError),
         None if write_failed => Err(Failure::ToolError),
         None => Ok(()),
+    }
+}
+
+/// How `tool call` prints its result (cross-cutting decision 9: readable
+/// text only when stdout is a terminal, exactly the JSON object otherwise;
+/// `--json` and `--text` force one; stdin plays no part).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum CallOutput {
+    /// One JSON object on one line.
+    Json,
+    /// The JSON object indented (`--pretty`).
+    PrettyJson,
+    /// Title, output, error, notes and files as lines of text.
+    Text,
+}
+
+impl CallOutput {
+    /// The form the options and the kind of stdout ask for.
+    pub(crate) fn choose(pretty: bool, json: bool, text: bool, stdout_is_terminal: bool) -> Self {
+        if text {
+            Self::Text
+        } else if pretty {
+            Self::PrettyJson
+        } else if json || !stdout_is_terminal {
+            Self::Json
+        } else {
+            Self::Text
+        }
     }
 }
 

@@ -13,7 +13,9 @@
 //!
 //! `tool call` prints exactly one JSON object, `{"trace_id", "tool", "title",
 //! "output", "error", "notes", "metadata", "long_term_memory", "images",
-//! "attachments"}` (`notes`: the lines telling the model how its input was
+//! "attachments"}`, when stdout is not a terminal (pipes, files: what scripts
+//! read); on a terminal it prints the same result as readable text (title,
+//! output, error, notes, files written). `--json` and `--text` force one; (`notes`: the lines telling the model how its input was
 //! read, e.g. a repaired argument), and exits 0 on success, 1 when the tool returned an error
 //! and 2 for usage errors. `tool batch` runs JSON Lines calls in one shared
 //! context and answers each line as soon as it is done. `tool --help` and
@@ -87,6 +89,7 @@
 //! system's temporary folder, files are created with `create_new`) and an RNG
 //! crate (a generated trace id needs to differ between runs, not to be secret).
 
+mod app;
 mod approve;
 mod args;
 mod base64;
@@ -103,14 +106,16 @@ mod tokens;
 mod workspace;
 
 use std::ffi::OsString;
-use std::io::{self, Write};
+use std::io::{self, IsTerminal, Write};
 use std::process::ExitCode;
 
 use clap::Parser;
+use tool_core::ToolRegistry;
 use tool_core::format::OnRefusal;
-use tool_core::{ToolContext, ToolRegistry};
 
-use crate::cli::{Cli, Command};
+pub use crate::app::Cli;
+use crate::app::Program;
+use crate::cli::{Cli as Args, Command};
 use crate::failure::Failure;
 use crate::session::Session;
 
@@ -124,8 +129,9 @@ const EXIT_TOOL_ERROR: u8 = 1;
 /// Exit status for usage errors: unknown tool, unparsable or invalid arguments, bad options.
 const EXIT_USAGE: u8 = 2;
 
-/// Runs the `tool` program on this process's arguments with every tool
-/// linked into the binary ([`ToolRegistry::global`]). Never panics on any
+/// Runs the `tool` program on this process's arguments with the built-in
+/// tools ([`tool_builtins::registry`]) and every other tool linked into the
+/// binary ([`ToolRegistry::global`]). Never panics on any
 /// input; a registry that cannot be built (two tools of one name) is reported
 /// on stderr with exit status 1.
 ///
@@ -135,33 +141,9 @@ const EXIT_USAGE: u8 = 2;
 /// itself is kept, and children get it without its secret-looking variables
 /// ([`tool_core::governance::secret_env`]).
 pub fn main() -> ExitCode {
-    main_with(&ToolRegistry::new(), keep_context)
-}
-
-/// Runs the `tool` program as [`main`] does, with the tools of `extra` next
-/// to every tool linked into the binary, and every session's context (one
-/// per `tool call`, `tool batch` or `tool serve` run) passed through
-/// `extend_context` once it holds everything the options ask for, before
-/// the first call: the place to add a program's own state
-/// ([`ToolContext::with_state`]) for its tools.
-///
-/// The process is marked not dumpable first, as for [`main`]. A name in `extra`
-/// that a linked-in tool already has is reported on stderr with exit status
-/// 1, as is a registry that cannot be built.
-pub fn main_with(extra: &ToolRegistry, extend_context: fn(ToolContext) -> ToolContext) -> ExitCode {
     scrub::protect_environment();
-    let registry = match ToolRegistry::try_global() {
-        Ok(global) => {
-            let mut registry = global.clone();
-            registry
-                .merge(extra, tool_core::OnConflict::Error)
-                .map(|()| registry)
-                .map_err(|e| e.to_string())
-        }
-        Err(e) => Err(e.to_string()),
-    };
-    match registry {
-        Ok(registry) => run_with(&registry, std::env::args_os(), extend_context),
+    match program_registry() {
+        Ok(registry) => run(registry, std::env::args_os()),
         Err(e) => {
             let _ = writeln!(
                 io::stderr(),
@@ -172,9 +154,13 @@ pub fn main_with(extra: &ToolRegistry, extend_context: fn(ToolContext) -> ToolCo
     }
 }
 
-/// The context as the options built it.
-fn keep_context(ctx: ToolContext) -> ToolContext {
-    ctx
+/// What the `tool` binary offers: the built-in tools
+/// ([`tool_builtins::registry`], opt-in everywhere else) merged with every
+/// other `#[tool]` linked in ([`ToolRegistry::global`]).
+fn program_registry() -> Result<ToolRegistry, tool_core::RegistryError> {
+    let mut registry = ToolRegistry::try_global().map_err(Clone::clone)?.clone();
+    registry.merge(&tool_builtins::registry(), tool_core::OnConflict::Error)?;
+    Ok(registry)
 }
 
 /// Runs the `tool` program with `registry` and the command line `args`
@@ -193,16 +179,11 @@ where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
 {
-    run_with(&registry, args, keep_context)
+    run_program(&registry, &Program::default(), args)
 }
 
-/// [`run`], with every session's context passed through `extend_context`
-/// before the first call (see [`main_with`]).
-pub fn run_with<I, T>(
-    registry: &ToolRegistry,
-    args: I,
-    extend_context: fn(ToolContext) -> ToolContext,
-) -> ExitCode
+/// [`run`] with an application's settings ([`Cli`]).
+fn run_program<I, T>(registry: &ToolRegistry, program: &Program, args: I) -> ExitCode
 where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
@@ -212,7 +193,7 @@ where
     std::panic::set_hook(Box::new(|info| {
         let _ = writeln!(io::stderr(), "note: contained a panic: {info}");
     }));
-    let cli = match Cli::try_parse_from(args) {
+    let cli = match Args::try_parse_from(args) {
         Ok(cli) => cli,
         Err(e) => {
             // Help and version go to stdout with status 0; mistakes to stderr with 2.
@@ -220,7 +201,7 @@ where
             return ExitCode::from(if e.use_stderr() { EXIT_USAGE } else { EXIT_OK });
         }
     };
-    match execute(registry, cli, extend_context) {
+    match execute(registry, program, cli) {
         Ok(()) => ExitCode::from(EXIT_OK),
         Err(Failure::ToolError) => ExitCode::from(EXIT_TOOL_ERROR),
         Err(Failure::Usage(message)) => {
@@ -245,11 +226,7 @@ where
     }
 }
 
-fn execute(
-    registry: &ToolRegistry,
-    cli: Cli,
-    extend_context: fn(ToolContext) -> ToolContext,
-) -> Result<(), Failure> {
+fn execute(registry: &ToolRegistry, program: &Program, cli: Args) -> Result<(), Failure> {
     if let Command::Skills { json } = cli.command {
         return skills::list(
             &cli.common,
@@ -309,7 +286,12 @@ fn execute(
             &mut stdout.lock(),
             &mut io::stderr().lock(),
         ),
-        Command::Call { pretty, words } => {
+        Command::Call {
+            pretty,
+            json,
+            text,
+            words,
+        } => {
             let Some((name, args)) = words.split_first() else {
                 return Err(Failure::Usage("`tool call` needs a tool name".to_owned()));
             };
@@ -321,7 +303,7 @@ fn execute(
                 out.write_all(help.as_bytes())?;
                 return Ok(out.flush()?);
             }
-            let session = Session::open(&cli.common, extend_context).map_err(Failure::Usage)?;
+            let session = Session::open(&cli.common, program.context()).map_err(Failure::Usage)?;
             let runtime = take_runtime()?;
             let outcome = commands::call(
                 registry,
@@ -329,14 +311,14 @@ fn execute(
                 &runtime,
                 name,
                 args,
-                pretty,
+                commands::CallOutput::choose(pretty, json, text, stdout.is_terminal()),
                 &mut stdout.lock(),
             );
             finish(runtime);
             outcome
         }
         Command::Batch => {
-            let session = Session::open(&cli.common, extend_context).map_err(Failure::Usage)?;
+            let session = Session::open(&cli.common, program.context()).map_err(Failure::Usage)?;
             let runtime = take_runtime()?;
             let outcome = commands::batch(
                 registry,
@@ -359,7 +341,7 @@ fn execute(
             let access = mcp::http_access(http, allow_remote, token_file.as_deref(), token)
                 .map_err(Failure::Usage)?
                 .map(|serve| serve.with_limits(limits.limits()));
-            let session = Session::open(&cli.common, extend_context).map_err(Failure::Usage)?;
+            let session = Session::open(&cli.common, program.context()).map_err(Failure::Usage)?;
             // Stdio serves one client, one request after another: a single
             // thread saves a cross-thread wake-up per message (sync tool
             // bodies still run on the blocking pool). Imported servers keep
@@ -369,7 +351,7 @@ fn execute(
                 (None, None) => stdio_runtime()?,
                 (Some(_), None) => runtime()?,
             };
-            let outcome = mcp::serve(view, &session, &runtime, access, page_size);
+            let outcome = mcp::serve(view, &session, &runtime, access, page_size, program);
             // A cancelled call's command may still be stopping on the
             // blocking pool (bash_command: SIGTERM, SIGKILL after its grace);
             // the runtime waits for it, within the shutdown timeout.

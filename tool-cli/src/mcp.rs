@@ -207,6 +207,7 @@ pub(crate) fn serve(
     runtime: &tokio::runtime::Runtime,
     http: Option<HttpServe>,
     page_size: usize,
+    program: &crate::app::Program,
 ) -> Result<(), Failure> {
     let count = view.registry().len();
     let workspace = session.ctx.value_str("workspace").unwrap_or("?").to_owned();
@@ -219,7 +220,7 @@ pub(crate) fn serve(
             _ => tool_builtins::for_session(ctx),
         })
         .with_page_size(page_size)
-        .with_server_info("tool", env!("CARGO_PKG_VERSION"));
+        .with_server_info(program.name(), program.version());
     let io_failure = |e: tool_mcp::Error| Failure::Io(std::io::Error::other(e.to_string()));
     match http {
         None => {

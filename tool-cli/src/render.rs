@@ -33,6 +33,56 @@ pub(crate) struct Printed<'a> {
     attachments: Vec<SavedAttachment>,
 }
 
+/// The result object of `tool call` (as [`render`] builds it, turned into
+/// JSON) as text for a person at a terminal: the title as a first line, the
+/// output (JSON output indented), `error (kind): message`, one `note:` line
+/// per note, one `image:` / `file:` line per file written, and the trace id
+/// last. Nothing is cut: the output is the tool's, already within the
+/// registry's output budget.
+pub(crate) fn readable(printed: &Value) -> String {
+    let mut text = String::new();
+    let mut line = |s: &str| {
+        text.push_str(s);
+        if !s.ends_with('\n') {
+            text.push('\n');
+        }
+    };
+    if let Some(title) = printed["title"].as_str().filter(|t| !t.is_empty()) {
+        line(&format!("== {title}"));
+    }
+    match &printed["output"] {
+        Value::String(s) if s.is_empty() => {}
+        Value::String(s) => line(s),
+        Value::Null => {}
+        other => line(&serde_json::to_string_pretty(other).unwrap_or_else(|_| other.to_string())),
+    }
+    if let Some(error) = printed["error"].as_object() {
+        let kind = error.get("kind").and_then(Value::as_str).unwrap_or("error");
+        let message = error.get("message").and_then(Value::as_str).unwrap_or("");
+        line(&format!("error ({kind}): {message}"));
+    }
+    for note in printed["notes"].as_array().into_iter().flatten() {
+        line(&format!("note: {}", note.as_str().unwrap_or_default()));
+    }
+    for (key, label) in [("images", "image"), ("attachments", "file")] {
+        for item in printed[key].as_array().into_iter().flatten() {
+            match (item["path"].as_str(), item["error"].as_str()) {
+                (Some(path), _) => line(&format!("{label}: {path}")),
+                (None, Some(error)) => line(&format!("{label} not written: {error}")),
+                (None, None) => {}
+            }
+        }
+    }
+    if let Some(trace) = printed["trace_id"].as_str() {
+        line(&format!("(trace {trace})"));
+    }
+    // `call` ends the text with its own newline.
+    if text.ends_with('\n') {
+        text.pop();
+    }
+    text
+}
+
 /// `output`: the text, or the JSON it holds.
 enum Output<'a> {
     Text(&'a str),

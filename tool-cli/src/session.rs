@@ -19,15 +19,13 @@ pub(crate) struct Session {
 }
 
 impl Session {
-    /// Builds the context from the common options, then passes it through
-    /// `extend` (a program's own state, see [`crate::main_with`]).
+    /// Builds the context from the common options, on top of `base` (an
+    /// application's own context: its state and named values; the options
+    /// then add the trace id, workspace, approver and the rest).
     ///
     /// # Errors
     /// A usage message when the workspace or the secret store is unusable.
-    pub(crate) fn open(
-        common: &CommonOptions,
-        extend: fn(ToolContext) -> ToolContext,
-    ) -> Result<Self, String> {
+    pub(crate) fn open(common: &CommonOptions, base: Option<ToolContext>) -> Result<Self, String> {
         let env_trace = std::env::var("TRACE_ID").ok();
         let trace_id = resolve_trace_id(common.trace_id.as_deref(), env_trace.as_deref());
         // A trace id given by the caller names a session that several `tool`
@@ -41,7 +39,8 @@ impl Session {
             .or(env_trace.as_deref())
             .is_some_and(|t| !t.trim().is_empty());
         let root = workspace::resolve_root(common.workspace.as_deref())?;
-        let mut ctx = ToolContext::new()
+        let mut ctx = base
+            .unwrap_or_default()
             .with_trace_id(trace_id.clone())
             .with_value("approval_policy", common.approve.as_str())
             .with_approver(common.approve.policy());
@@ -66,7 +65,6 @@ impl Session {
             let policy = crate::bash_policy::load(path)?;
             ctx = ctx.with_state(tool_builtins::BashConfig::default().with_policy(policy));
         }
-        ctx = extend(ctx);
         Ok(Self {
             ctx,
             trace_id,

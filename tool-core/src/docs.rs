@@ -12,7 +12,9 @@
 //!   line, or an array of objects): they become input examples.
 //!
 //! Argument sections and JSON example sections are removed from the
-//! description; every other section stays.
+//! description; every other section stays. The argument sections are read by
+//! [`tool_rules::docs::arg_sections`], the rules the `#[tool]` macro checks
+//! entries against at compile time.
 
 use std::collections::BTreeMap;
 
@@ -29,90 +31,7 @@ pub(crate) struct ParsedDoc {
     pub(crate) examples: Vec<Value>,
 }
 
-/// A markdown heading line: returns its title, lower-cased.
-fn heading(line: &str) -> Option<String> {
-    let t = line.trim_start();
-    let rest = t.trim_start_matches('#');
-    if rest.len() == t.len() || !rest.starts_with(' ') {
-        return None;
-    }
-    Some(rest.trim().to_ascii_lowercase())
-}
-
-fn is_args_heading(title: &str) -> bool {
-    matches!(title, "arguments" | "args" | "parameters" | "params")
-}
-
-/// A Google-style section header such as `Args:` (unindented word(s) then `:`).
-fn google_header(line: &str) -> Option<String> {
-    if line.starts_with([' ', '\t']) {
-        return None;
-    }
-    let t = line.trim_end();
-    let word = t.strip_suffix(':')?;
-    if word.is_empty() || word.contains(':') || word.split_whitespace().count() > 2 {
-        return None;
-    }
-    Some(word.to_ascii_lowercase())
-}
-
-fn is_google_args(word: &str) -> bool {
-    matches!(word, "args" | "arguments" | "parameters" | "params")
-}
-
-/// Parses a rustdoc list item: `` * `name` - text ``, `- name: text`, …
-fn rustdoc_item(line: &str) -> Option<(String, String)> {
-    let t = line.trim_start();
-    let rest = t
-        .strip_prefix("* ")
-        .or_else(|| t.strip_prefix("- "))?
-        .trim_start();
-    let (name, after) = if let Some(r) = rest.strip_prefix('`') {
-        let end = r.find('`')?;
-        (&r[..end], &r[end + 1..])
-    } else {
-        let end = rest.find(|c: char| !(c.is_alphanumeric() || c == '_'))?;
-        (&rest[..end], &rest[end..])
-    };
-    if name.is_empty() {
-        return None;
-    }
-    let after = after.trim_start();
-    let text = after
-        .strip_prefix("--")
-        .or_else(|| after.strip_prefix('-'))
-        .or_else(|| after.strip_prefix(':'))
-        .or_else(|| after.strip_prefix('—'))
-        .unwrap_or(after);
-    Some((name.to_owned(), text.trim().to_owned()))
-}
-
-/// Parses a Google-style item: `name: text` or `name (type): text`.
-fn google_item(line: &str) -> Option<(String, String)> {
-    let t = line.trim_start();
-    let colon = t.find(':')?;
-    let head = t[..colon].trim();
-    let name = head.split_whitespace().next()?;
-    let name = name.trim_matches('`').trim_start_matches('*');
-    if name.is_empty() || !name.chars().all(|c| c.is_alphanumeric() || c == '_') {
-        return None;
-    }
-    Some((name.to_owned(), t[colon + 1..].trim().to_owned()))
-}
-
-fn push_continuation(params: &mut BTreeMap<String, String>, last: Option<&String>, line: &str) {
-    if let Some(name) = last
-        && let Some(text) = params.get_mut(name)
-    {
-        let add = line.trim();
-        if !add.is_empty() {
-            if !text.is_empty() {
-                text.push(' ');
-            }
-            text.push_str(add);
-        }
-    }
-}
+use tool_rules::docs::{arg_sections, google_header, heading};
 
 /// Parses JSON examples out of a section body; `None` when it holds anything else.
 fn parse_examples(body: &[&str]) -> Option<Vec<Value>> {
@@ -171,6 +90,9 @@ fn parse_examples(body: &[&str]) -> Option<Vec<Value>> {
 /// Splits a raw doc text into description, parameter docs and examples.
 pub(crate) fn parse(doc: &str) -> ParsedDoc {
     let lines: Vec<&str> = doc.lines().collect();
+    // The argument sections (`# Arguments`, `Args:`), read by the rules the
+    // macro also checks them with.
+    let sections = arg_sections(&lines);
     let mut params = BTreeMap::new();
     let mut examples = Vec::new();
     let mut kept: Vec<&str> = Vec::new();
@@ -181,22 +103,14 @@ pub(crate) fn parse(doc: &str) -> ParsedDoc {
         if line.trim_start().starts_with("```") {
             in_fence = !in_fence;
         }
-        let head = if in_fence { None } else { heading(line) };
-        if head.as_deref().is_some_and(is_args_heading) {
-            i += 1;
-            let mut last: Option<String> = None;
-            while i < lines.len() && heading(lines[i]).is_none() {
-                let l = lines[i];
-                if let Some((name, text)) = rustdoc_item(l) {
-                    params.insert(name.clone(), text);
-                    last = Some(name);
-                } else {
-                    push_continuation(&mut params, last.as_ref(), l);
-                }
-                i += 1;
+        if let Some(section) = sections.iter().find(|s| s.start == i) {
+            for item in &section.items {
+                params.insert(item.name.clone(), item.text.clone());
             }
+            i = section.end;
             continue;
         }
+        let head = if in_fence { None } else { heading(line) };
         if head.as_deref() == Some("examples") || head.as_deref() == Some("example") {
             let start = i + 1;
             let mut end = start;
@@ -215,37 +129,6 @@ pub(crate) fn parse(doc: &str) -> ParsedDoc {
                 i = end;
                 continue;
             }
-        }
-        if !in_fence && google_header(line).is_some_and(|w| is_google_args(&w)) {
-            i += 1;
-            let mut last: Option<String> = None;
-            let mut item_indent: Option<usize> = None;
-            while i < lines.len() {
-                let l = lines[i];
-                if l.trim().is_empty() {
-                    // A blank line ends the section unless indented items follow.
-                    if lines.get(i + 1).is_some_and(|n| n.starts_with([' ', '\t'])) {
-                        i += 1;
-                        continue;
-                    }
-                    break;
-                }
-                if !l.starts_with([' ', '\t']) {
-                    break;
-                }
-                let indent = l.len() - l.trim_start().len();
-                let is_item_level = item_indent.is_none_or(|first| indent <= first);
-                match google_item(l) {
-                    Some((name, text)) if is_item_level => {
-                        item_indent.get_or_insert(indent);
-                        params.insert(name.clone(), text);
-                        last = Some(name);
-                    }
-                    _ => push_continuation(&mut params, last.as_ref(), l),
-                }
-                i += 1;
-            }
-            continue;
         }
         kept.push(line);
         i += 1;

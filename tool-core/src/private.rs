@@ -327,7 +327,7 @@ impl Invocation {
             );
         }
         let (sent, detail) = self.masked(sent, detail);
-        let expected = messages::expected(&self.layout.types, name, rust_type);
+        let expected = messages::expected_for(&self.layout.types, name, rust_type, &sent);
         messages::bad_parameter(self.def.name, name, &expected, &sent, &detail)
     }
 

@@ -86,6 +86,64 @@ impl Default for ToolRegistry {
     }
 }
 
+/// A crate of tools that stays out of [`ToolRegistry::global`] (and
+/// [`ToolRegistry::from_inventory`]): its tools reach a registry only when an
+/// application asks for them, through [`ToolRegistry::of_crate`] or the
+/// crate's own constructor. Declared once per crate with
+/// [`opt_in_tools!`](crate::opt_in_tools); `tool-builtins` is one.
+#[derive(Debug)]
+pub struct OptInTools {
+    crate_name: &'static str,
+}
+
+impl OptInTools {
+    /// For [`opt_in_tools!`](crate::opt_in_tools): `module_path` is the
+    /// `module_path!()` of the declaring crate (its first segment is the
+    /// crate's name).
+    #[doc(hidden)]
+    #[must_use]
+    pub const fn __new(module_path: &'static str) -> Self {
+        Self {
+            crate_name: module_path,
+        }
+    }
+
+    /// The declaring crate's name as Rust spells it in paths (`tool_builtins`).
+    #[must_use]
+    pub fn crate_name(&self) -> &'static str {
+        crate_of(self.crate_name)
+    }
+}
+
+inventory::collect!(OptInTools);
+
+/// The crate of a `module_path!()`: its first segment.
+fn crate_of(module_path: &str) -> &str {
+    module_path.split("::").next().unwrap_or(module_path)
+}
+
+/// Declares the calling crate an opt-in tool library: its `#[tool]` fns are
+/// left out of [`ToolRegistry::global`] and reach a registry only through
+/// [`ToolRegistry::of_crate`] (or a constructor the crate offers). Write it
+/// once, anywhere in the crate; a library of powerful tools (a shell, file
+/// writes) uses it so that depending on it never hands those tools to an
+/// application's model by surprise.
+///
+/// ```ignore
+/// // in the library crate `shop_tools`:
+/// tool_core::opt_in_tools!();
+/// // in the application:
+/// let tools = tool_core::ToolRegistry::of_crate("shop_tools")?;
+/// ```
+#[macro_export]
+macro_rules! opt_in_tools {
+    () => {
+        $crate::__private::inventory::submit! {
+            $crate::OptInTools::__new(::core::module_path!())
+        }
+    };
+}
+
 static GLOBAL: OnceLock<Result<ToolRegistry, RegistryError>> = OnceLock::new();
 
 impl ToolRegistry {
@@ -103,7 +161,19 @@ impl ToolRegistry {
         }
     }
 
-    /// Every `#[tool]` fn linked into this binary, built on first use and cached.
+    /// The `#[tool]` fns linked into this binary, built on first use and
+    /// cached: the tools the application declares, plus those of every
+    /// linked crate that did not declare itself an [opt-in tool
+    /// library](crate::opt_in_tools). The built-in coding tools of
+    /// `tool-builtins` (`bash_command`, `write_file`, `apply_patch` …) are
+    /// such a library: they are **not** here even when `tool-builtins` is
+    /// linked (through `tool-agent`'s `builtins` feature, say). Add them on
+    /// purpose with `tool_builtins::registry()` (alone, or merged:
+    /// `registry.merge(&tool_builtins::registry(), OnConflict::Error)`), or
+    /// pick an opt-in crate's tools with [`of_crate`](Self::of_crate).
+    ///
+    /// Changed in 0.1 (issue 24): `global()` used to hold the built-ins too,
+    /// so an app's agent or MCP server offered a shell without asking for it.
     ///
     /// # Panics
     /// When two `#[tool]` fns share a name (the message names both
@@ -136,7 +206,11 @@ impl ToolRegistry {
     /// # Errors
     /// As [`try_global`](Self::try_global); every problem is reported, not just the first.
     pub fn from_inventory() -> Result<Self, RegistryError> {
-        Self::from_static_where(|_| true)
+        let opt_in: Vec<&str> = inventory::iter::<OptInTools>
+            .into_iter()
+            .map(OptInTools::crate_name)
+            .collect();
+        Self::from_static_where(|def| !opt_in.contains(&crate_of(def.module_path)))
     }
 
     /// A fresh registry of the `#[tool]` fns defined in the crate called
@@ -163,7 +237,7 @@ impl ToolRegistry {
     /// As [`from_inventory`](Self::from_inventory), for the selected tools only.
     pub fn of_crate(crate_name: &str) -> Result<Self, RegistryError> {
         let wanted = crate_name.replace('-', "_");
-        Self::from_static_where(|def| def.module_path.split("::").next() == Some(wanted.as_str()))
+        Self::from_static_where(|def| crate_of(def.module_path) == wanted)
     }
 
     /// The registry of the link-time tools `keep` selects; every problem is reported.

@@ -37,6 +37,7 @@ pub(crate) fn check(tool: &ToolFn, errors: &mut Errors) {
     check_unique_param_names(tool, errors);
     check_flatten(tool, errors);
     check_hidden_params(tool, errors);
+    check_documented_params(tool, errors);
     check_editable_params(tool, errors);
     check_inject_params(tool, errors);
     check_display(tool, errors);
@@ -426,9 +427,62 @@ fn check_hidden_params(tool: &ToolFn, errors: &mut Errors) {
         if seen.contains(&name) {
             errors.spanned(lit, format!("duplicate `{name}`"));
         } else if tool.param_by_rust_name(&name).is_none() {
-            errors.spanned(lit, unknown_param_or_field(tool, &name, "hidden_params"));
+            errors.spanned(
+                lit,
+                format!(
+                    "{} (a hidden value must also be a parameter of the fn: `hidden_params` only keeps it out of the schema the model sees, and each call fills it from the context value of the same name; to hide a new value, add it to the signature, e.g. `{name}: String`)",
+                    unknown_param_or_field(tool, &name, "hidden_params")
+                ),
+            );
         }
         seen.push(name);
+    }
+}
+
+// Rule: every entry of a `# Arguments` / `Args:` section of the doc comment
+// names a parameter of the fn (model-visible, hidden, injected or filled by
+// the framework: any of them may be documented), by its Rust name or its
+// model-facing name.
+// Reason: the classic rename drift: `query` becomes `terms`, the doc still
+// says `query`, it compiles, and `terms` reaches the model undocumented. The
+// sections are read by `tool_rules::docs`, as the runtime reads them. Not
+// checked when a doc part is `include_str!` (its text is rustc's) or when a
+// flattened struct's fields are parameters (they are not known here).
+fn check_documented_params(tool: &ToolFn, errors: &mut Errors) {
+    if tool.has_flattened() {
+        return;
+    }
+    let Some(lines) = tool.doc.literal_lines() else {
+        return;
+    };
+    let texts: Vec<&str> = lines.iter().map(|(text, _)| *text).collect();
+    let mut names: Vec<&str> = Vec::new();
+    for p in &tool.params {
+        names.push(p.rust_name.as_str());
+        if p.name != p.rust_name {
+            names.push(p.name.as_str());
+        }
+    }
+    for section in tool_rules::docs::arg_sections(&texts) {
+        let heading = texts[section.start].trim();
+        for item in section.items {
+            if names.contains(&item.name.as_str()) {
+                continue;
+            }
+            let span = lines[item.line].1;
+            let fix = match did_you_mean(&item.name, names.iter().copied()) {
+                Some(close) => format!("did you mean `{close}`?"),
+                None if names.is_empty() => "the fn has no parameters; remove the entry".to_owned(),
+                None => format!("the parameters are {}", one_of(&names)),
+            };
+            errors.at(
+                span,
+                format!(
+                    "`{heading}` documents `{}`, which is not a parameter of this fn; {fix}",
+                    item.name
+                ),
+            );
+        }
     }
 }
 

@@ -19,8 +19,9 @@ pub(crate) struct Doc {
 
 /// One `#[doc]` attribute.
 enum Part {
-    /// A literal line (or block), one leading space stripped from each line.
-    Text(String),
+    /// A literal line (or block), one leading space stripped from each
+    /// line, and the span of its attribute (where a diagnostic about it points).
+    Text(String, Span),
     /// A doc value rustc has to expand, e.g. `include_str!("x.md")`.
     Expr(Box<Expr>),
 }
@@ -35,7 +36,7 @@ impl Doc {
                 Meta::NameValue(nv) if nv.path.is_ident("doc") => Some(match &nv.value {
                     Expr::Lit(ExprLit {
                         lit: Lit::Str(s), ..
-                    }) => Part::Text(strip_one_space(&s.value())),
+                    }) => Part::Text(strip_one_space(&s.value()), attr.span()),
                     other => Part::Expr(Box::new(other.clone())),
                 }),
                 _ => None,
@@ -51,7 +52,7 @@ impl Doc {
 
     /// Whether every part is a literal, so the text is known to the macro.
     pub(crate) fn is_literal(&self) -> bool {
-        self.parts.iter().all(|p| matches!(p, Part::Text(_)))
+        self.parts.iter().all(|p| matches!(p, Part::Text(..)))
     }
 
     /// The text when every part is a literal.
@@ -59,11 +60,25 @@ impl Doc {
         let mut lines = Vec::with_capacity(self.parts.len());
         for part in &self.parts {
             match part {
-                Part::Text(text) => lines.push(text.as_str()),
+                Part::Text(text, _) => lines.push(text.as_str()),
                 Part::Expr(_) => return None,
             }
         }
         Some(lines.join("\n"))
+    }
+
+    /// The text's lines, each with the span of the `#[doc]` attribute it
+    /// comes from, when every part is a literal (`None` otherwise: the text
+    /// of `include_str!` is known only to rustc).
+    pub(crate) fn literal_lines(&self) -> Option<Vec<(&str, Span)>> {
+        let mut lines = Vec::new();
+        for part in &self.parts {
+            match part {
+                Part::Text(text, span) => lines.extend(text.split('\n').map(|l| (l, *span))),
+                Part::Expr(_) => return None,
+            }
+        }
+        Some(lines)
     }
 
     /// Whether the text is known to be blank (whitespace only). Unknown text
@@ -85,7 +100,7 @@ impl Doc {
                 pieces.push(quote!("\n"));
             }
             pieces.push(match part {
-                Part::Text(text) => syn::LitStr::new(text, span).into_token_stream(),
+                Part::Text(text, _) => syn::LitStr::new(text, span).into_token_stream(),
                 Part::Expr(expr) => expr.to_token_stream(),
             });
         }
@@ -94,7 +109,7 @@ impl Doc {
             .iter()
             .find_map(|p| match p {
                 Part::Expr(e) => Some(e.span()),
-                Part::Text(_) => None,
+                Part::Text(..) => None,
             })
             .unwrap_or(span);
         quote::quote_spanned!(concat_span=> ::core::concat!(#(#pieces),*))

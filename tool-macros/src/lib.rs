@@ -90,7 +90,11 @@ use crate::errors::Errors;
 /// The fn's doc comment, required and not blank. `#[doc = include_str!("x.md")]`
 /// works (checked for blankness at compile time). The runtime reads the
 /// `# Arguments` / `Args:` section for parameter descriptions and `# Examples`
-/// for example arguments.
+/// for example arguments. An entry of those sections that names no parameter
+/// of the fn (by Rust or renamed name; hidden, injected and context ones
+/// count) is a compile error at its doc line, with a did-you-mean: the rename
+/// drift caught at compile time (not checked for `include_str!` docs or when
+/// a parameter is `#[arg(flatten)]`).
 ///
 /// # Options
 ///

@@ -28,7 +28,8 @@ rmcp::elicit_safe!(Confirm);
 
 /// Asks the client (elicitation, form mode) whether a call may run; when the
 /// client cannot be asked (the request fails), the context's own approver
-/// decides, else the call is denied.
+/// decides, else the call is denied. An answer that arrived but is not the
+/// form (no content, or content without a boolean `approve`) is a refusal.
 pub(crate) struct ElicitationApprover {
     peer: Peer<RoleServer>,
     fallback: Option<Arc<dyn Approver>>,
@@ -78,6 +79,15 @@ impl Approver for ElicitationApprover {
                 Ok(_) | Err(ElicitationError::UserDeclined | ElicitationError::UserCancelled) => {
                     ApprovalDecision::Deny("the user did not approve this call".to_owned())
                 }
+                // The client answered, but not with the form: a refusal, never
+                // a reason to let the server's own approver decide instead.
+                Err(ElicitationError::ParseError { error, .. }) => ApprovalDecision::Deny(format!(
+                    "the client's answer to the confirmation is not the form asked for ({error}), so the call was not made"
+                )),
+                Err(ElicitationError::NoContent) => ApprovalDecision::Deny(
+                    "the client accepted the confirmation without its `approve` answer, so the call was not made"
+                        .to_owned(),
+                ),
                 Err(e) => match fallback {
                     Some(fallback) => fallback.approve(request).await,
                     None => ApprovalDecision::Deny(format!(

@@ -144,6 +144,17 @@ pub enum ClientScope<'a> {
     Request,
 }
 
+/// The running program's name: the file name of its executable (as the
+/// first command-line argument names it), without a `.exe` suffix.
+fn program_name() -> Option<String> {
+    let arg0 = std::env::args_os().next()?;
+    let stem = std::path::Path::new(&arg0)
+        .file_stem()?
+        .to_str()?
+        .to_owned();
+    (!stem.is_empty()).then_some(stem)
+}
+
 #[derive(Clone)]
 struct Config {
     context: ToolContext,
@@ -158,7 +169,12 @@ struct Config {
 impl McpServer {
     /// Serves `view` (a [`RegistryView`], or a [`LiveRegistry`] or
     /// [`ToolRegistry`] for all its tools) with an empty base context, pages
-    /// of [`DEFAULT_PAGE_SIZE`] and this crate's name and version as server info.
+    /// of [`DEFAULT_PAGE_SIZE`] and, as server info, the program's name (the
+    /// file name of the running executable, `shop-server` for
+    /// `/usr/bin/shop-server`; `tool-mcp` only when it cannot be read) with
+    /// this crate's version. A library cannot read its program's version:
+    /// give both with [`with_server_info`](Self::with_server_info)
+    /// (`env!("CARGO_PKG_NAME")`, `env!("CARGO_PKG_VERSION")` in the binary).
     pub fn new(view: impl Into<RegistryView>) -> Self {
         Self {
             view: view.into(),
@@ -168,7 +184,7 @@ impl McpServer {
                 context: ToolContext::new(),
                 session_setup: None,
                 page_size: DEFAULT_PAGE_SIZE,
-                name: env!("CARGO_PKG_NAME").to_owned(),
+                name: program_name().unwrap_or_else(|| env!("CARGO_PKG_NAME").to_owned()),
                 version: env!("CARGO_PKG_VERSION").to_owned(),
                 instructions: None,
                 http_limits: http::HttpLimits::default(),
@@ -545,7 +561,22 @@ impl McpServer {
                 e.partial().clone()
             }
         };
-        let all = rendered.as_array().map_or(&[][..], Vec::as_slice);
+        // As `execute` does: a tool with URL patterns is offered only when
+        // the server's page URL (its base context's `page_url`) matches one;
+        // listing it elsewhere would offer a tool that can never run here.
+        let registry = self.view.registry();
+        let page_url = self.config.context.page_url();
+        let all: Vec<&Value> = rendered
+            .as_array()
+            .map_or(&[][..], Vec::as_slice)
+            .iter()
+            .filter(|t| {
+                t.get("name")
+                    .and_then(Value::as_str)
+                    .and_then(|name| registry.get(name))
+                    .is_none_or(|tool| tool.available_on(page_url))
+            })
+            .collect();
         // After the named tool; one that has left the list since falls back
         // to name order among the always-loaded tools, which come first.
         let start = after.map_or(0, |name| {
@@ -559,7 +590,7 @@ impl McpServer {
         let end = (start + self.config.page_size).min(all.len());
         let mut tools = Vec::with_capacity(end.saturating_sub(start));
         for value in all.get(start..end).unwrap_or_default() {
-            let tool: McpTool = serde_json::from_value(value.clone()).map_err(|e| {
+            let tool: McpTool = serde_json::from_value((*value).clone()).map_err(|e| {
                 ErrorData::internal_error(format!("rendered tool is not an MCP tool: {e}"), None)
             })?;
             tools.push(tool);

@@ -27,6 +27,7 @@
 //! - `serde` (optional, feature `serde`): `Serialize`/`Deserialize` of
 //!   [`ToolFlags`], which `tool-core`'s `ToolSpec` flattens into its JSON.
 
+pub mod docs;
 mod flags;
 pub mod names;
 pub mod suggest;

@@ -275,7 +275,7 @@ async fn argument_errors_name_the_field() {
     let message = out.error.unwrap().message;
     assert!(
         message.starts_with(
-            "Invalid value for parameter `limit` of `flat_notes`: expected a positive integer, but received an integer -1."
+            "Invalid value for parameter `limit` of `flat_notes`: expected an integer from 1 to 50, but received an integer -1."
         ),
         "{message}"
     );

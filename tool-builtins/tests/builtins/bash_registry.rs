@@ -7,13 +7,13 @@ use tool_core::{ToolContext, ToolKind};
 use tool_builtins::shell::config::*;
 
 use serde_json::json;
-use tool_core::ToolRegistry;
 
 use tool_builtins::fs::workspace::Workspace;
 
 #[tokio::test]
 async fn registered_with_a_timeout_above_the_largest_the_model_may_ask() {
-    let tool = ToolRegistry::global().get("bash_command").unwrap();
+    let registry = tool_builtins::registry();
+    let tool = registry.get("bash_command").unwrap();
     let spec = tool.spec();
     assert_eq!(spec.kind, ToolKind::Exec);
     assert!(spec.timeout.unwrap() >= MAX_BASH_TIMEOUT + Duration::from_secs(5));
@@ -29,7 +29,7 @@ async fn registered_with_a_timeout_above_the_largest_the_model_may_ask() {
 async fn runs_through_the_registry() {
     let dir = tempfile::tempdir().unwrap();
     let ctx = ToolContext::new().with_state(Workspace::new(dir.path()).unwrap());
-    let registry = ToolRegistry::global();
+    let registry = tool_builtins::registry();
     let r = registry
         .execute(
             "bash_command",
@@ -54,7 +54,7 @@ async fn runs_through_the_registry() {
 async fn the_registry_budget_never_cuts_the_output_again() {
     let dir = tempfile::tempdir().unwrap();
     let ctx = ToolContext::new().with_state(Workspace::new(dir.path()).unwrap());
-    let r = ToolRegistry::global()
+    let r = tool_builtins::registry()
         .execute(
             "bash_command",
             json!({"command": "seq 1 200000; exit 4"}),

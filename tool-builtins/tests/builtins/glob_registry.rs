@@ -1,14 +1,14 @@
 //! Black-box tests of `glob_registry` (moved from `search/glob.rs`).
 
 use serde_json::json;
-use tool_core::{ToolKind, ToolRegistry};
+use tool_core::ToolKind;
 
 use crate::util::*;
 use tool_builtins::*;
 
 #[tokio::test]
 async fn search_tools_are_registered_read_only() {
-    let registry = ToolRegistry::global();
+    let registry = tool_builtins::registry();
     for (name, params) in [
         ("glob_files", vec!["path", "pattern"]),
         ("grep_content", vec!["include", "path", "pattern"]),

@@ -290,3 +290,20 @@ fn registry_holds_exactly_the_builtins_that_are_linked() {
         serde_json::json!(["file_path"])
     );
 }
+
+/// Linking this crate does not hand its tools to an application: the
+/// built-ins are an opt-in library, out of `global()` (issue 24), and
+/// `registry()` / `of_crate` still find every one of them.
+#[test]
+fn builtins_stay_out_of_the_global_registry() {
+    let global = tool_core::ToolRegistry::global();
+    let builtins = tool_builtins::registry();
+    assert!(builtins.contains("bash_command"));
+    assert!(builtins.contains("write_file"));
+    assert!(builtins.len() >= 10, "{:?}", builtins.names());
+    for name in builtins.names() {
+        assert!(!global.contains(name), "`{name}` is in global()");
+    }
+    let by_crate = tool_core::ToolRegistry::of_crate("tool_builtins").unwrap();
+    assert_eq!(by_crate.names(), builtins.names());
+}

@@ -602,3 +602,55 @@ fn a_flattened_struct_s_fields_are_top_level_parameters() {
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert_eq!(one_json_line(&out)["output"], json!([]));
 }
+
+/// Runs `tool ARGS` with stdout on a pseudo-terminal (util-linux `script`),
+/// stdin still `/dev/null`; returns what the terminal showed.
+fn on_a_terminal(args: &[&str]) -> String {
+    let mut command = String::from(crate::support::BIN);
+    for a in args {
+        command.push_str(" '");
+        command.push_str(&a.replace('\'', r"'\''"));
+        command.push('\'');
+    }
+    let out = std::process::Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .env_remove("TRACE_ID")
+        .env("TRACE_ID", "t-terminal")
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("util-linux `script` runs");
+    String::from_utf8_lossy(&out.stdout).replace("\r\n", "\n")
+}
+
+/// Cross-cutting decision 9: readable text only when stdout is a terminal
+/// (stdin plays no part), the JSON object otherwise; `--json` / `--text` force one.
+#[test]
+fn a_terminal_gets_text_a_pipe_gets_json_and_the_flags_force_one() {
+    let shown = on_a_terminal(&["call", "cli_fixture_echo", r#"{"text": "hi"}"#]);
+    assert_eq!(shown, "== echo\nhi\n(trace t-terminal)\n");
+    let forced = on_a_terminal(&["call", "--json", "cli_fixture_echo", r#"{"text": "hi"}"#]);
+    let v: Value = serde_json::from_str(forced.trim()).expect("one JSON object");
+    assert_eq!(v["output"], "hi");
+    // A pipe: exactly the JSON object, as before.
+    let out = run(["call", "cli_fixture_echo", r#"{"text": "hi"}"#]);
+    assert_eq!(one_json_line(&out)["output"], "hi");
+    // --text on a pipe: the readable form, errors included.
+    let out = run([
+        "--trace-id",
+        "t-pipe",
+        "call",
+        "--text",
+        "cli_fixture_echo",
+        r#"{"text": "hi"}"#,
+    ]);
+    assert_eq!(stdout(&out), "== echo\nhi\n(trace t-pipe)\n");
+    let out = run(["--trace-id", "t-fail", "call", "--text", "cli_fixture_fail"]);
+    assert_eq!(code(&out), 1);
+    assert_eq!(
+        stdout(&out),
+        "partial\nerror (failed): the fixture failed on purpose\n(trace t-fail)\n"
+    );
+    let out = run(["call", "--json", "--text", "cli_fixture_echo"]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+}

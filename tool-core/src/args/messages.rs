@@ -60,6 +60,49 @@ pub(crate) fn expected(types: &ParamTypes, param: &str, rust_type: &str) -> Stri
     }
 }
 
+/// Like [`expected`], but when `sent` is a number outside the bounds of the
+/// parameter's schema (`minimum`, `maximum`, as schemars writes them for
+/// unsigned and fixed-width integers), the bound it broke:
+/// `{"limit": -3}` for a `usize` gives "an integer of at least 0", where
+/// "an integer" alone would contradict the value quoted after it.
+pub(crate) fn expected_for(
+    types: &ParamTypes,
+    param: &str,
+    rust_type: &str,
+    sent: &Value,
+) -> String {
+    types
+        .schema_of(param)
+        .and_then(|schema| out_of_bounds(schema, types.parameters(), sent))
+        .unwrap_or_else(|| expected(types, param, rust_type))
+}
+
+/// "an integer of at least 0", "a number from 1 to 10" when `sent` is a
+/// number below `minimum` or above `maximum` of `schema`; `None` otherwise.
+fn out_of_bounds(schema: &Value, root: &Value, sent: &Value) -> Option<String> {
+    let schema = resolved(schema, root);
+    let value = sent.as_f64()?;
+    let bound = |key: &str| schema.get(key).filter(|b| b.as_f64().is_some());
+    let (min, max) = (bound("minimum"), bound("maximum"));
+    let below = min.and_then(Value::as_f64).is_some_and(|m| value < m);
+    let above = max.and_then(Value::as_f64).is_some_and(|m| value > m);
+    if !below && !above {
+        return None;
+    }
+    let t = JsonTypes::of(schema, root, 0);
+    let kind = if t.integer && !t.number {
+        "an integer"
+    } else {
+        "a number"
+    };
+    Some(match (min, max) {
+        (Some(min), Some(max)) => format!("{kind} from {min} to {max}"),
+        (Some(min), None) => format!("{kind} of at least {min}"),
+        (None, Some(max)) => format!("{kind} of at most {max}"),
+        (None, None) => return None,
+    })
+}
+
 /// One step into a nested value: an object's key or an array's index (an
 /// enum's variant is the key it is sent under).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -29,6 +29,19 @@ pub enum ToolArgs {
     Text(String),
 }
 
+/// The arguments as the model sent them: parsed JSON as compact JSON text
+/// (`{"path":"a.txt"}`, key order kept), raw text unchanged (even when it is
+/// not valid JSON), so a log line shows exactly what arrived. No length limit:
+/// clip a long value before showing it to a model.
+impl std::fmt::Display for ToolArgs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Value(v) => write!(f, "{v}"),
+            Self::Text(t) => f.write_str(t),
+        }
+    }
+}
+
 impl From<Value> for ToolArgs {
     fn from(v: Value) -> Self {
         Self::Value(v)

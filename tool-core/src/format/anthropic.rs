@@ -138,6 +138,7 @@ pub(crate) static STRICT: Pipeline = Pipeline {
             name: "close_objects",
             run: |s, _| lower::close_objects(s, &STRICT_CLOSED),
         },
+        lower::DEFAULT_INTO_DESCRIPTION,
         Step {
             name: "keep_supported_keywords",
             run: |s, _| lower::keep_keywords(s, STRICT_ALLOWED),

@@ -63,6 +63,12 @@ pub(crate) const REQUIRE_ALL_PROPERTIES: Step = Step {
     run: |s, _| require_all_properties(s),
 };
 
+/// `default_into_description` ([`default_into_description`]).
+pub(crate) const DEFAULT_INTO_DESCRIPTION: Step = Step {
+    name: "default_into_description",
+    run: |s, _| default_into_description(s),
+};
+
 /// `isolate_refs` ([`isolate_refs`]).
 pub(crate) const ISOLATE_REFS: Step = Step {
     name: "isolate_refs",
@@ -702,6 +708,40 @@ pub(crate) fn require_all_properties(schema: &mut Value) -> Result<(), Violation
             }
         }
         node.insert("required".to_owned(), Value::Array(ordered));
+        Ok(())
+    })
+}
+
+/// Appends "Default: X." (X the value as compact JSON) to the `description`
+/// of every node that has a `default`, creating the description when there is
+/// none; a description that already says "Default: X" is left as it is.
+///
+/// Why: OpenAI's and Anthropic's strict modes do not take the `default`
+/// keyword (OpenAI Structured Outputs guide, "Supported schemas"), so
+/// `keep_keywords` drops it; without this step the model would see a
+/// nullable parameter with no word of what `null` (absent) stands for. The
+/// `default` keyword itself is left for `keep_keywords` to remove.
+pub(crate) fn default_into_description(schema: &mut Value) -> Result<(), Violation> {
+    walk_mut(schema, &mut |node, _| {
+        let Some(default) = node.get("default") else {
+            return Ok(());
+        };
+        let said = format!("Default: {default}");
+        let text = match node.get("description").and_then(Value::as_str) {
+            Some(d) if d.contains(&said) => return Ok(()),
+            Some(d) if d.trim_end().is_empty() => format!("{said}."),
+            Some(d) => {
+                let d = d.trim_end();
+                let stop = if d.ends_with(['.', '!', '?']) {
+                    ""
+                } else {
+                    "."
+                };
+                format!("{d}{stop} {said}.")
+            }
+            None => format!("{said}."),
+        };
+        node.insert("description".to_owned(), Value::String(text));
         Ok(())
     })
 }

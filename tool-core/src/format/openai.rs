@@ -159,6 +159,7 @@ pub(crate) static STRICT: Pipeline = Pipeline {
             run: |s, _| lower::close_objects(s, &STRICT_CLOSED),
         },
         lower::REQUIRE_ALL_PROPERTIES,
+        lower::DEFAULT_INTO_DESCRIPTION,
         Step {
             name: "keep_supported_keywords",
             run: |s, _| lower::keep_keywords(s, STRICT_ALLOWED),

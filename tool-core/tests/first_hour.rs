@@ -1,0 +1,101 @@
+//! What a new user meets in the first hour (issue 24): `Display` for
+//! `ToolArgs`, `Recursion` next to `Format`, a default kept in the
+//! description when strict mode drops it, and a bound-aware message for a
+//! negative number sent to an unsigned parameter.
+
+use serde_json::json;
+use tool_core::{Format, Recursion, ToolArgs, ToolContext, ToolRegistry, tool};
+
+/// Search the notes.
+///
+/// # Arguments
+/// * `query` - Words to look for.
+/// * `limit` - Most notes returned.
+#[tool]
+fn fh_search(query: String, #[arg(default = 10)] limit: usize) -> String {
+    format!("{query}: {limit}")
+}
+
+fn registry() -> ToolRegistry {
+    ToolRegistry::from_inventory().expect("the test tools register")
+}
+
+#[test]
+fn tool_args_display_shows_what_arrived() {
+    let parsed = ToolArgs::from(json!({"path": "a.txt", "n": 2}));
+    assert_eq!(parsed.to_string(), r#"{"path":"a.txt","n":2}"#);
+    let raw = ToolArgs::from("{\"path\": broken");
+    assert_eq!(raw.to_string(), "{\"path\": broken");
+}
+
+#[test]
+fn recursion_is_exported_next_to_format() {
+    let format = Format::Gemini {
+        recursion: Recursion::Unroll(2),
+    };
+    assert!(matches!(
+        format,
+        Format::Gemini {
+            recursion: Recursion::Unroll(2)
+        }
+    ));
+    assert_eq!(Recursion::default(), Recursion::Refuse);
+}
+
+#[test]
+fn strict_mode_keeps_a_dropped_default_in_the_description() {
+    let r = registry();
+    for format in [
+        Format::OpenAiChat { strict: true },
+        Format::OpenAiResponses { strict: true },
+        Format::Anthropic { strict: true },
+    ] {
+        let rendered = tool_core::format::render_tool(r.get("fh_search").unwrap().spec(), format)
+            .expect("renders");
+        let text = rendered.to_string();
+        assert!(!text.contains("\"default\""), "{format:?}: {text}");
+        assert!(
+            text.contains("Most notes returned. Default: 10."),
+            "{format:?}: {text}"
+        );
+    }
+    // Where the default survives, the description is left alone.
+    let plain = tool_core::format::render_tool(
+        r.get("fh_search").unwrap().spec(),
+        Format::OpenAiChat { strict: false },
+    )
+    .expect("renders")
+    .to_string();
+    assert!(plain.contains("\"default\":10"), "{plain}");
+    assert!(!plain.contains("Default: 10"), "{plain}");
+}
+
+#[tokio::test]
+async fn a_negative_number_for_an_unsigned_parameter_names_the_bound() {
+    let r = registry();
+    let result = r
+        .execute(
+            "fh_search",
+            json!({"query": "x", "limit": -3}),
+            &ToolContext::new(),
+        )
+        .await;
+    let message = result.error.expect("an error").message;
+    assert!(
+        message.contains("expected an integer of at least 0, but received an integer -3"),
+        "{message}"
+    );
+    // A value of the wrong kind still says the kind.
+    let result = r
+        .execute(
+            "fh_search",
+            json!({"query": "x", "limit": "many"}),
+            &ToolContext::new(),
+        )
+        .await;
+    let message = result.error.expect("an error").message;
+    assert!(
+        message.contains("expected an integer, but received a string \"many\""),
+        "{message}"
+    );
+}

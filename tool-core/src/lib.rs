@@ -134,10 +134,13 @@ pub use error::RegistryError;
 pub use extract::FromToolContext;
 pub use format::{Format, ToolCall};
 pub use governance::approval::{ApprovalDecision, ApprovalPolicy, ApprovalRequest, Approver};
+pub use governance::network::NetworkPolicy;
+pub use governance::sandbox::{
+    SandboxLimits, SandboxMode, SandboxPolicy, SandboxPolicyError, SandboxTier,
+};
 pub use governance::secrets::{SecretStore, SecretStoreError};
 pub use governance::stats::{CallPhase, StatsOrder, ToolEvent, ToolObserver, ToolStatsSnapshot};
 pub use governance::url_pattern::{UrlPattern, UrlPatternError};
-pub use governance::network::NetworkPolicy;
 pub use into_result::{IntoToolResult, run_blocking};
 pub use live::LiveRegistry;
 pub use memory::{OMITTED_OUTPUT, Rendering, ToolHistory};

@@ -8,11 +8,13 @@
 //! - [`approval`]: `requires_confirmation` / `editable_params`: the request, the decision, policies;
 //! - [`confirm`]: the approval gate every caller asks through;
 //! - [`network`]: which hosts network traffic may reach (sandbox proxy, web tools);
+//! - [`sandbox`]: what a sandboxed command may touch (files, limits, network);
 //! - [`stats`]: statistics and lifecycle events.
 
 pub mod approval;
 pub mod confirm;
 pub mod network;
+pub mod sandbox;
 pub mod secrets;
 pub mod stats;
 pub mod url_pattern;

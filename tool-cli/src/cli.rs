@@ -322,11 +322,13 @@ pub(crate) struct CommonOptions {
 }
 
 fn parse_sandbox_mode(s: &str) -> Result<tool_core::SandboxMode, String> {
-    s.parse().map_err(|e: tool_core::SandboxPolicyError| e.to_string())
+    s.parse()
+        .map_err(|e: tool_core::SandboxPolicyError| e.to_string())
 }
 
 fn parse_sandbox_tier(s: &str) -> Result<tool_core::SandboxTier, String> {
-    s.parse().map_err(|e: tool_core::SandboxPolicyError| e.to_string())
+    s.parse()
+        .map_err(|e: tool_core::SandboxPolicyError| e.to_string())
 }
 
 impl CommonOptions {

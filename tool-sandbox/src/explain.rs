@@ -91,9 +91,13 @@ pub fn refusal_notes(
     let mut paths_named = 0;
     let mut git_config = false;
     for line in output.lines().take(10_000) {
-        let error = ["Read-only file system", "Device or resource busy"]
-            .into_iter()
-            .find(|e| line.contains(e));
+        let error = [
+            "Read-only file system",
+            "Device or resource busy",
+            "Permission denied",
+        ]
+        .into_iter()
+        .find(|e| line.contains(e));
         let Some(error) = error else {
             continue;
         };
@@ -108,6 +112,17 @@ pub fn refusal_notes(
                 "Refused by the sandbox: writing {what} (read-only in the sandbox: only the \
                  workspace, /tmp and configured paths are writable); a person can allow a folder \
                  with --sandbox-write PATH."
+            ));
+        } else if error == "Permission denied"
+            && paths_named < 3
+            && let Some(what) = named_path(line, error).filter(|p| p.starts_with('/'))
+        {
+            // As root, a refusal is the sandbox's (Landlock), not the file's mode.
+            paths_named += 1;
+            notes.push(format!(
+                "Refused by the sandbox (or the file's permissions): {what} (the sandbox lets \
+                 commands write only the workspace, the temp folder and configured paths, and \
+                 hides secrets); a person can allow a folder with --sandbox-write PATH."
             ));
         }
     }

@@ -239,7 +239,7 @@ pub struct Sandbox {
 }
 
 /// Line prefixed to what the no-namespaces tier does not cover.
-pub const NO_NAMESPACES_NOTE: &str = "Sandbox tier no-namespaces (user namespaces unavailable): \
+pub const NO_NAMESPACES_NOTE: &str = "Sandbox tier no-namespaces (no user namespaces): \
      Landlock, seccomp and limits only; not covered: other processes' /proc, host /tmp readable, \
      Unix sockets by path, chmod/chown outside, read-only or hidden paths inside the workspace \
      (.git/hooks and .git/config are restored after the call).";
@@ -356,8 +356,18 @@ impl Sandbox {
         };
         let write_access = plan::access_sets(abi).1.bits();
         let seccomp = filters(tier)?;
-        let cgroup = limits::Cgroup::create(policy.limits.processes);
-        if cgroup.is_none() && rustix::process::getuid().is_root() {
+        // Moving a process into a cgroup costs tens of milliseconds on
+        // cgroup v1 (the migration waits for an RCU grace period), so the
+        // cgroup is only made for a processes limit set explicitly; the
+        // default one is RLIMIT_NPROC alone.
+        let explicit =
+            policy.limits.processes != tool_core::governance::sandbox::DEFAULT_SANDBOX_PROCESSES;
+        let cgroup = if explicit {
+            limits::Cgroup::create(policy.limits.processes)
+        } else {
+            None
+        };
+        if explicit && cgroup.is_none() && rustix::process::getuid().is_root() {
             notes.push(format!(
                 "No writable cgroup: the processes limit ({}) falls back to RLIMIT_NPROC, which \
                  the kernel does not apply to root.",
@@ -542,7 +552,10 @@ fn filters(tier: Tier) -> Result<&'static [seccompiler::BpfProgram], SandboxErro
 
 fn choose_tier(policy: &SandboxPolicy, notes: &mut Vec<String>) -> Result<Tier, SandboxError> {
     match policy.tier {
-        SandboxTier::NoNamespaces => Ok(Tier::NoNamespaces),
+        SandboxTier::NoNamespaces => {
+            notes.push(NO_NAMESPACES_NOTE.to_owned());
+            Ok(Tier::NoNamespaces)
+        }
         SandboxTier::Full => {
             if probe::user_namespaces() {
                 Ok(Tier::Full)

@@ -293,10 +293,12 @@ fn close_fds(low: u32, high: u32) {
     }
 }
 
-
 /// Closes every descriptor but those in `keep`.
 fn close_all_but(keep: &[i32]) {
-    let mut keep: [i32; 2] = [keep.first().copied().unwrap_or(-1), keep.get(1).copied().unwrap_or(-1)];
+    let mut keep: [i32; 2] = [
+        keep.first().copied().unwrap_or(-1),
+        keep.get(1).copied().unwrap_or(-1),
+    ];
     keep.sort_unstable();
     let mut low = 0_u32;
     for fd in keep {
@@ -360,9 +362,7 @@ pub(crate) fn supervise(
             // anything is forked so that every process below inherits them.
             sandbox.enter_supervisor()?;
         }
-        let nested = sandbox
-            .as_ref()
-            .is_some_and(|s| s.has_pid_namespace());
+        let nested = sandbox.as_ref().is_some_and(|s| s.has_pid_namespace());
         // SAFETY: fork(2) from the child std forked: that child has one thread,
         // and glibc's fork leaves its internal locks consistent in it, so
         // forking again is sound. Both sides then keep to async-signal-safe

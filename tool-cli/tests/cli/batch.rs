@@ -184,8 +184,10 @@ fn secret_variables_cannot_be_read_from_the_program_environment() {
     .map(|line| line.to_string())
     .join("\n");
     let out = feed(
+        // Unsandboxed: the sandbox refuses /proc/$PPID/environ outright;
+        // this checks the scrub that also holds without it.
         tool()
-            .args(["batch", "--workspace", dir.arg()])
+            .args(["batch", "--sandbox", "off", "--workspace", dir.arg()])
             .env("FOO_TOKEN", "tok123")
             .env("GITHUB_PAT", "pat456")
             .env("HARMLESS_NAME", "visible789")

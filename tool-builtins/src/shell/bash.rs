@@ -121,7 +121,14 @@ pub async fn bash_command(
     let sandbox = if config.sandbox.is_off() {
         None
     } else {
-        match tool_sandbox::Sandbox::prepare(&config.sandbox, ws.root(), Some(&dir)) {
+        // Preparing reads the file system (mount table, hard-link scan) and
+        // may probe the kernel once: off the async runtime's threads.
+        let (policy, root, at) = (config.sandbox.clone(), ws.root().to_path_buf(), dir.clone());
+        let prepared = tool_core::run_blocking(move || {
+            tool_sandbox::Sandbox::prepare(&policy, &root, Some(&at))
+        })
+        .await?;
+        match prepared {
             Ok(s) => Some(std::sync::Arc::new(s)),
             Err(e) => {
                 return Err(ToolError::new(

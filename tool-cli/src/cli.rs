@@ -290,6 +290,86 @@ pub(crate) struct CommonOptions {
     /// the skills, and lets read_file read the files beside them.
     #[arg(long = "skills-dir", global = true, value_name = "DIR")]
     pub(crate) skills_dirs: Vec<PathBuf>,
+
+    /// Kernel sandbox of bash_command: workspace-write (the whole tree read-only but the
+    /// workspace and a private /tmp; secrets such as ~/.ssh hidden; no network), read-only (the
+    /// workspace too), or off (no sandbox; named in every result) [default: workspace-write].
+    #[arg(long, global = true, value_name = "POLICY", value_parser = parse_sandbox_mode)]
+    pub(crate) sandbox: Option<tool_core::SandboxMode>,
+
+    /// Sandbox layers: full (user, mount, PID and network namespaces, Landlock, seccomp,
+    /// limits), no-namespaces (Landlock, seccomp, limits), or auto (full where user namespaces
+    /// work, else no-namespaces with a note) [default: auto].
+    #[arg(long, global = true, value_name = "TIER", value_parser = parse_sandbox_tier)]
+    pub(crate) sandbox_tier: Option<tool_core::SandboxTier>,
+
+    /// Run with whatever sandbox layers the kernel offers (with a note naming the missing ones)
+    /// instead of refusing to run commands.
+    #[arg(long, global = true)]
+    pub(crate) sandbox_best_effort: bool,
+
+    /// Extra writable path in the sandbox (repeatable), e.g. ~/.cargo/registry.
+    #[arg(long, global = true, value_name = "PATH")]
+    pub(crate) sandbox_write: Vec<PathBuf>,
+
+    /// Extra path hidden from sandboxed commands (repeatable), on top of the built-in secrets.
+    #[arg(long, global = true, value_name = "PATH")]
+    pub(crate) sandbox_hide: Vec<PathBuf>,
+
+    /// Host a sandboxed command may reach through the sandbox's proxy (repeatable; URL-pattern
+    /// grammar, e.g. *.crates.io or https://registry.npmjs.org) [default: no network].
+    #[arg(long, global = true, value_name = "PATTERN")]
+    pub(crate) allow_net: Vec<String>,
+
+    /// Sandbox resource limit NAME=VALUE (repeatable): processes=N, memory=SIZE,
+    /// file-size=SIZE, cpu=SECONDS, open-files=N; sizes like 256MiB, times like 10s.
+    #[arg(long, global = true, value_name = "NAME=VALUE")]
+    pub(crate) sandbox_limit: Vec<String>,
+}
+
+fn parse_sandbox_mode(s: &str) -> Result<tool_core::SandboxMode, String> {
+    s.parse()
+        .map_err(|e: tool_core::SandboxPolicyError| e.to_string())
+}
+
+fn parse_sandbox_tier(s: &str) -> Result<tool_core::SandboxTier, String> {
+    s.parse()
+        .map_err(|e: tool_core::SandboxPolicyError| e.to_string())
+}
+
+impl CommonOptions {
+    /// The sandbox policy of these options (skills folders read-only).
+    ///
+    /// # Errors
+    /// A bad `--sandbox-limit` or `--allow-net` value, with what is accepted.
+    pub(crate) fn sandbox_policy(&self) -> Result<tool_core::SandboxPolicy, String> {
+        let mut policy = tool_core::SandboxPolicy::default()
+            .with_mode(self.sandbox.unwrap_or_default())
+            .with_tier(self.sandbox_tier.unwrap_or_default())
+            .with_best_effort(self.sandbox_best_effort);
+        for p in &self.sandbox_write {
+            policy = policy.writable(p);
+        }
+        for p in &self.sandbox_hide {
+            policy = policy.hidden(p);
+        }
+        for p in crate::skills::folders(self) {
+            policy = policy.read_only(p);
+        }
+        for l in &self.sandbox_limit {
+            policy
+                .limits
+                .set(l)
+                .map_err(|e| format!("--sandbox-limit: {e}"))?;
+        }
+        let mut network = tool_core::NetworkPolicy::deny_all();
+        for pattern in &self.allow_net {
+            let parsed = tool_core::UrlPattern::parse(pattern)
+                .map_err(|e| format!("--allow-net {pattern}: {e}"))?;
+            network = network.allow(parsed);
+        }
+        Ok(policy.with_network(network))
+    }
 }
 
 /// The commands.

@@ -60,11 +60,12 @@ impl Session {
         if let Some(path) = &common.secrets {
             ctx = ctx.with_secrets(load_secrets(path)?);
         }
+        let mut bash = tool_builtins::BashConfig::default().with_sandbox(common.sandbox_policy()?);
         if let Some(path) = &common.bash_policy {
             // "ask" verdicts go to the approver set above (from --approve).
-            let policy = crate::bash_policy::load(path)?;
-            ctx = ctx.with_state(tool_builtins::BashConfig::default().with_policy(policy));
+            bash = bash.with_policy(crate::bash_policy::load(path)?);
         }
+        ctx = ctx.with_state(bash);
         Ok(Self {
             ctx,
             trace_id,

@@ -147,6 +147,9 @@ pub use extract::FromToolContext;
 pub use format::{Format, Recursion, ToolCall};
 pub use governance::approval::{ApprovalDecision, ApprovalPolicy, ApprovalRequest, Approver};
 pub use governance::network::{NetworkPolicy, NetworkRefusal};
+pub use governance::sandbox::{
+    SandboxLimits, SandboxMode, SandboxPolicy, SandboxPolicyError, SandboxTier,
+};
 pub use governance::secrets::{SecretStore, SecretStoreError};
 pub use governance::stats::{CallPhase, StatsOrder, ToolEvent, ToolObserver, ToolStatsSnapshot};
 pub use governance::url_pattern::{UrlPattern, UrlPatternError};

@@ -1,8 +1,91 @@
-//! The sandbox every process a tool starts can run in (Linux).
+//! The kernel sandbox every process a tool starts can run in (Linux): the
+//! mechanism behind [`tool_core::SandboxPolicy`].
 //!
-//! Work in progress: see issue 22. Modules:
-//! - [`proxy`]: the filtering HTTP(S) proxy the sandbox host runs for the
-//!   network allowlist.
+//! ```no_run
+//! use std::path::Path;
+//! use std::process::Command;
+//! use std::sync::Arc;
+//! use tool_core::SandboxPolicy;
+//! use tool_sandbox::Sandbox;
+//!
+//! let workspace = Path::new("/tmp");
+//! let sandbox = Arc::new(Sandbox::prepare(&SandboxPolicy::default(), workspace, None)?);
+//! let mut command = Command::new("sh");
+//! command.arg("-c").arg("echo hi > note.txt; cat ~/.ssh/id_rsa").current_dir(workspace);
+//! sandbox.apply(&mut command);
+//! let output = command.output()?;
+//! println!("{} tier: {}", sandbox.tier(), String::from_utf8_lossy(&output.stdout));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! (The example is `no_run` only because doctests may run where user
+//! namespaces are blocked; `tests/` runs the same on real processes.)
+//!
+//! # Tiers
+//! - **full** (the default where unprivileged user namespaces work): the
+//!   process that will start the command `unshare(2)`s user, mount, PID,
+//!   network, IPC and UTS namespaces, maps its own user and group to
+//!   themselves (`user_namespaces(7)`), builds the mount view below, forks
+//!   the first process of the new PID namespace (which mounts a `/proc` of
+//!   that namespace, `pid_namespaces(7)`, and brings `lo` up), and that
+//!   process forks the command, which applies the limits, Landlock and
+//!   seccomp and `exec`s. When the namespace's first process ends, the
+//!   kernel kills every process left in it (`pid_namespaces(7)`, "the
+//!   kernel terminates all of the processes in the namespace via a SIGKILL")
+//!   — whatever the command did to its supervisor.
+//! - **no-namespaces** (`--sandbox-tier no-namespaces`, or automatically
+//!   where user namespaces are blocked): Landlock for files (read
+//!   everywhere but the hidden paths, write in the workspace, the extra
+//!   writable paths and a private per-call temp folder exported as
+//!   `TMPDIR`), Landlock TCP bind/connect refused, Landlock scoping,
+//!   seccomp including the socket-family filter, resource limits; the
+//!   caller's supervisor kills the session. It does not cover: other
+//!   processes in `/proc` (readable, their environment included: the
+//!   `tool` program removes secret-looking variables from its own at
+//!   start-up), host `/tmp` readable, Unix sockets by path, metadata changes
+//!   outside (`chmod`, `chown`, `touch -d`: Landlock does not govern them),
+//!   read-only or hidden paths inside a writable one (`.git/hooks` and
+//!   `.git/config` are restored after the call instead).
+//!
+//! # Files (full tier)
+//! Mount order, so that hidden > read-only > writable
+//! (`../shared/design/cross-cutting.md` §6): propagation made private
+//! (`mount_namespaces(7)`); policy paths under `/tmp` or `/dev/shm`
+//! copied aside (`open_tree(2)`); writable paths bound onto themselves;
+//! every other mount remounted read-only (keeping its locked flags,
+//! `mount_namespaces(7)` "Restrictions"); fresh `tmpfs` on `/tmp` and
+//! `/dev/shm`; the copies attached again at their own paths; read-only
+//! paths (skills folders, `.git/hooks`, `.git/config`, a `gitdir:` target)
+//! bound read-only; hidden paths covered by an empty read-only `tmpfs`
+//! (directories) or `/dev/null` (files). The secrets hidden by default are
+//! listed in [`default_hidden`]. Landlock (`Documentation/userspace-api/landlock.rst`)
+//! then allows reading everywhere and writing in the writable paths and the
+//! fresh `/tmp` and `/dev/shm`.
+//!
+//! # Limits
+//! [`tool_core::SandboxLimits`]: `processes` through a cgroup's `pids.max`
+//! where the cgroup tree is writable (cgroup v2 child of the caller's
+//! cgroup, else the v1 `pids` hierarchy), and always `RLIMIT_NPROC`
+//! (`getrlimit(2)`: counted per user inside the user namespace; the kernel
+//! does not apply it to root, hence the cgroup); `memory` as `RLIMIT_DATA`
+//! (not `RLIMIT_AS`, which breaks V8 and JVMs); `file-size` as
+//! `RLIMIT_FSIZE` (`SIGXFSZ`); `cpu` as `RLIMIT_CPU` (`SIGXCPU`); `open-files`
+//! as `RLIMIT_NOFILE`.
+//!
+//! # Network hook
+//! With allowed hosts, the network engineer's proxy listens on a host Unix
+//! socket ([`ProxyHook::host_socket`]); the mount view binds it at
+//! [`PROXY_SOCKET_IN_SANDBOX`], and [`ProxyHook::forwarder`] runs in a
+//! process forked by the namespace's first process, inside the network
+//! namespace (loopback up), before the command starts; the caller sets
+//! `HTTP_PROXY`/`HTTPS_PROXY` to the forwarder's `127.0.0.1:<port>`.
+//!
+//! # Crates
+//! `landlock` (the Landlock maintainers' own crate: ABI detection and
+//! best-effort downgrade) builds the ruleset before the fork;
+//! `seccompiler` (Firecracker's filter compiler, pure Rust) builds the BPF;
+//! `libc` makes the raw system calls after the fork (the `child` module
+//! docs say why only those).
 //!
 //! Crates chosen for the network proxy ([`proxy`]): `tokio` (already the
 //! workspace's runtime) serves many idle tunnels from one thread with
@@ -15,10 +98,503 @@
 //! (neither std nor rustix wraps it, and a netlink crate would be far larger
 //! for one flag); `serde` so that the `NetworkReport` goes into metadata
 //! as JSON.
+//!
+//! Other platforms: [`Sandbox::prepare`] refuses (unsupported).
 
+use std::ffi::OsString;
+use std::fmt;
+use std::io;
+use std::os::unix::fs::MetadataExt;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Arc, OnceLock};
+
+use tool_core::{SandboxMode, SandboxPolicy, SandboxTier};
+
+mod child;
+mod explain;
+mod filter;
+mod limits;
+mod links;
+mod paths;
+mod plan;
+mod probe;
 pub mod proxy;
 
 pub use proxy::{
     DEFAULT_FORWARDER_PORT, Forwarder, NetworkReport, ProxyEnv, ProxyLimits, ProxyServer,
     bring_up_loopback,
 };
+
+pub use explain::refusal_notes;
+pub use links::{LinkScan, scan_hard_links};
+pub use paths::default_hidden;
+
+use plan::{Prepared, c_path};
+
+/// Where [`ProxyHook::host_socket`] appears inside the sandbox.
+pub const PROXY_SOCKET_IN_SANDBOX: &str = "/run/agent-tools/proxy.sock";
+
+/// The tier a sandbox runs in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Tier {
+    /// Namespaces, mounts, Landlock, seccomp, limits.
+    Full,
+    /// Landlock, seccomp, limits; no namespaces.
+    NoNamespaces,
+}
+
+impl Tier {
+    /// `full` or `no-namespaces`, as in result metadata.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Full => "full",
+            Self::NoNamespaces => "no-namespaces",
+        }
+    }
+}
+
+impl fmt::Display for Tier {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The network engineer's hook (see the crate docs, "Network hook").
+#[derive(Clone)]
+pub struct ProxyHook {
+    /// The proxy's listening Unix socket on the host; bound at
+    /// [`PROXY_SOCKET_IN_SANDBOX`] inside the sandbox (full tier).
+    pub host_socket: PathBuf,
+    /// Runs in its own process inside the sandbox's namespaces (after the
+    /// mounts, before Landlock and seccomp), forked by the namespace's first
+    /// process; it should listen on `127.0.0.1:<port>` and relay to
+    /// [`PROXY_SOCKET_IN_SANDBOX`]. It must keep to async-signal-safe calls
+    /// (it runs in a fork of a possibly multithreaded process) and never return
+    /// while it serves; it is killed with the sandbox.
+    pub forwarder: Option<Arc<dyn Fn() + Send + Sync>>,
+}
+
+impl fmt::Debug for ProxyHook {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ProxyHook")
+            .field("host_socket", &self.host_socket)
+            .field("forwarder", &self.forwarder.is_some())
+            .finish()
+    }
+}
+
+/// Why a sandbox could not be prepared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SandboxErrorKind {
+    /// The kernel lacks a layer the policy needs (user namespaces, Landlock).
+    Unsupported,
+    /// The policy itself is wrong (a missing writable path, ...).
+    Policy,
+    /// A step of preparing failed (I/O).
+    Setup,
+}
+
+/// A sandbox that could not be prepared; the message says what to change.
+#[derive(Debug, Clone)]
+pub struct SandboxError {
+    kind: SandboxErrorKind,
+    message: String,
+}
+
+impl SandboxError {
+    /// What went wrong.
+    pub fn kind(&self) -> SandboxErrorKind {
+        self.kind
+    }
+
+    pub(crate) fn unsupported(message: impl Into<String>) -> Self {
+        Self {
+            kind: SandboxErrorKind::Unsupported,
+            message: message.into(),
+        }
+    }
+
+    pub(crate) fn policy(message: impl Into<String>) -> Self {
+        Self {
+            kind: SandboxErrorKind::Policy,
+            message: message.into(),
+        }
+    }
+
+    pub(crate) fn setup(step: &str, cause: impl fmt::Display) -> Self {
+        Self {
+            kind: SandboxErrorKind::Setup,
+            message: format!("the sandbox could not be set up ({step}): {cause}"),
+        }
+    }
+}
+
+impl fmt::Display for SandboxError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for SandboxError {}
+
+/// One prepared sandbox: everything a spawn needs, computed before the fork.
+/// Prepare one per command (the cgroup and temp folder are per call); it
+/// removes them when dropped.
+#[derive(Debug)]
+pub struct Sandbox {
+    prepared: Prepared,
+    policy: SandboxPolicy,
+    notes: Vec<String>,
+    cgroup: Option<limits::Cgroup>,
+    tmpdir: Option<PathBuf>,
+    workspace: PathBuf,
+    proxy: Option<ProxyHook>,
+    git_guard: Option<paths::GitGuard>,
+}
+
+/// Line prefixed to what the no-namespaces tier does not cover.
+pub const NO_NAMESPACES_NOTE: &str = "Sandbox tier no-namespaces (no user namespaces): \
+     Landlock, seccomp and limits only; not covered: other processes' /proc, host /tmp readable, \
+     Unix sockets by path, chmod/chown outside, read-only or hidden paths inside the workspace \
+     (.git/hooks and .git/config are restored after the call).";
+
+impl Sandbox {
+    /// Prepares a sandbox for commands run in `workspace` (made absolute and
+    /// resolved). `workdir` (inside the sandbox's view) is where the command
+    /// starts; `None` keeps the command's own `current_dir`.
+    ///
+    /// # Errors
+    /// [`SandboxErrorKind::Unsupported`] where the kernel lacks user
+    /// namespaces (tier `full`) or Landlock, unless `best_effort` (the
+    /// message says how to configure `--sandbox-best-effort` or
+    /// `--sandbox off`); [`SandboxErrorKind::Policy`] for a policy that cannot
+    /// hold (mode `off`: nothing to prepare; a writable path that does not
+    /// exist; hard links to outside files in the no-namespaces tier);
+    /// [`SandboxErrorKind::Setup`] when a step fails.
+    pub fn prepare(
+        policy: &SandboxPolicy,
+        workspace: &Path,
+        workdir: Option<&Path>,
+    ) -> Result<Self, SandboxError> {
+        Self::prepare_with_proxy(policy, workspace, workdir, None)
+    }
+
+    /// [`Sandbox::prepare`] with the network hook (see the crate docs).
+    ///
+    /// # Errors
+    /// As [`Sandbox::prepare`].
+    pub fn prepare_with_proxy(
+        policy: &SandboxPolicy,
+        workspace: &Path,
+        workdir: Option<&Path>,
+        proxy: Option<ProxyHook>,
+    ) -> Result<Self, SandboxError> {
+        if !cfg!(target_os = "linux") {
+            return Err(SandboxError::unsupported(
+                "the sandbox supports Linux only; run with `--sandbox off` to run commands unsandboxed",
+            ));
+        }
+        if policy.mode == SandboxMode::Off {
+            return Err(SandboxError::policy(
+                "the sandbox policy is `off`: run the command without a sandbox",
+            ));
+        }
+        let mut notes = Vec::new();
+        let tier = choose_tier(policy, &mut notes)?;
+        let abi = probe::landlock_abi();
+        if abi == landlock::ABI::Unsupported {
+            if !policy.best_effort {
+                return Err(SandboxError::unsupported(
+                    "the kernel has no Landlock (Linux 5.13+ with `lsm=landlock`), so commands \
+                     cannot be confined: run with `--sandbox-best-effort` to go on with the other \
+                     layers, or `--sandbox off` to run unsandboxed",
+                ));
+            }
+            notes.push(
+                "Landlock unavailable: file and TCP rules not enforced by Landlock.".to_owned(),
+            );
+        }
+        let workspace = std::fs::canonicalize(workspace).map_err(|e| {
+            SandboxError::policy(format!(
+                "the workspace {} cannot be resolved: {e}",
+                workspace.display()
+            ))
+        })?;
+        let resolved = paths::resolve(policy, &workspace, tier)?;
+        let scan = links::scan_hard_links(&workspace, links::SCAN_BUDGET);
+        if let Some(note) = scan.note() {
+            notes.push(note);
+        }
+        let mut hidden = resolved.hidden.clone();
+        if !scan.outside.is_empty() {
+            if tier == Tier::NoNamespaces {
+                return Err(SandboxError::policy(format!(
+                    "the workspace holds hard links to files outside it ({}); the no-namespaces \
+                     tier cannot contain them: remove them, or run where the full tier works",
+                    scan.describe()
+                )));
+            }
+            hidden.extend(scan.outside.iter().cloned());
+        }
+        let workdir_info = match workdir {
+            Some(dir) => {
+                let meta = std::fs::metadata(dir).map_err(|e| {
+                    SandboxError::policy(format!("the working directory {}: {e}", dir.display()))
+                })?;
+                Some((c_path(dir)?, meta.dev(), meta.ino()))
+            }
+            None => None,
+        };
+        let (uid, gid) = (rustix::process::getuid(), rustix::process::getgid());
+        let uid_map = format!("{0} {0} 1", uid.as_raw());
+        let gid_map = format!("{0} {0} 1", gid.as_raw());
+        let mut tmpdir = None;
+        let (mounts, landlock, late) = match tier {
+            Tier::Full => {
+                let plan = paths::mount_plan(&resolved, &hidden, proxy.as_ref())?;
+                let mut writable = resolved.writable.clone();
+                writable.retain(|w| !paths::under_tmp(w));
+                let ll = plan::landlock_ruleset(abi, &[PathBuf::from("/")], &[], &writable, false)?;
+                let late = plan.fresh_tmp.clone();
+                (Some(plan), ll, late)
+            }
+            Tier::NoNamespaces => {
+                let dir = paths::private_tmpdir()?;
+                let mut writable = resolved.writable.clone();
+                writable.push(dir.clone());
+                tmpdir = Some(dir);
+                let (roots, list_only) = plan::read_roots_except(&hidden)?;
+                let ll = plan::landlock_ruleset(abi, &roots, &list_only, &writable, true)?;
+                (None, ll, Vec::new())
+            }
+        };
+        let write_access = plan::access_sets(abi).1.bits();
+        let seccomp = filters(tier)?;
+        // Moving a process into a cgroup costs tens of milliseconds on
+        // cgroup v1 (the migration waits for an RCU grace period), so the
+        // cgroup is only made for a processes limit set explicitly; the
+        // default one is RLIMIT_NPROC alone.
+        let explicit =
+            policy.limits.processes != tool_core::governance::sandbox::DEFAULT_SANDBOX_PROCESSES;
+        let cgroup = if explicit {
+            limits::Cgroup::create(policy.limits.processes)
+        } else {
+            None
+        };
+        if explicit && cgroup.is_none() && rustix::process::getuid().is_root() {
+            notes.push(format!(
+                "No writable cgroup: the processes limit ({}) falls back to RLIMIT_NPROC, which \
+                 the kernel does not apply to root.",
+                policy.limits.processes
+            ));
+        }
+        let git_guard = if tier == Tier::NoNamespaces {
+            paths::GitGuard::snapshot(&resolved.git_protected)
+        } else {
+            None
+        };
+        let prepared = Prepared {
+            tier,
+            uid_map,
+            gid_map,
+            mounts,
+            landlock,
+            landlock_late_writable: late,
+            landlock_write_access: write_access,
+            seccomp,
+            rlimits: limits::rlimits(&policy.limits),
+            cgroup_procs: cgroup
+                .as_ref()
+                .map(limits::Cgroup::procs_path)
+                .transpose()?,
+            workdir: workdir_info,
+        };
+        Ok(Self {
+            prepared,
+            policy: policy.clone(),
+            notes,
+            cgroup,
+            tmpdir,
+            workspace,
+            proxy,
+            git_guard,
+        })
+    }
+
+    /// The tier in force.
+    pub fn tier(&self) -> Tier {
+        self.prepared.tier
+    }
+
+    /// The policy this sandbox enforces.
+    pub fn policy(&self) -> &SandboxPolicy {
+        &self.policy
+    }
+
+    /// The resolved workspace.
+    pub fn workspace(&self) -> &Path {
+        &self.workspace
+    }
+
+    /// One-line notes about layers not in force (best effort, the
+    /// no-namespaces tier, a limit that cannot be enforced).
+    pub fn notes(&self) -> &[String] {
+        &self.notes
+    }
+
+    /// Variables to add to the command's environment: `TMPDIR` (and `TMP`,
+    /// `TEMP`) pointing at the private per-call temp folder in the
+    /// no-namespaces tier; nothing in the full tier (its `/tmp` is private).
+    pub fn env(&self) -> Vec<(OsString, OsString)> {
+        match &self.tmpdir {
+            Some(dir) => ["TMPDIR", "TMP", "TEMP"]
+                .into_iter()
+                .map(|k| (OsString::from(k), dir.clone().into_os_string()))
+                .collect(),
+            None => Vec::new(),
+        }
+    }
+
+    /// Whether the command runs in its own PID namespace, so that the
+    /// caller must fork a first process ([`Sandbox::enter_init`]) between
+    /// [`Sandbox::enter_supervisor`] and [`Sandbox::enter_command`].
+    pub fn has_pid_namespace(&self) -> bool {
+        self.prepared.tier == Tier::Full
+    }
+
+    /// Step 1, after `fork`, in the process that will fork the command (or
+    /// the namespace's first process): joins the cgroup, and in the full
+    /// tier unshares the namespaces and builds the mount view.
+    /// Async-signal-safe.
+    ///
+    /// # Errors
+    /// The failing system call's error.
+    pub fn enter_supervisor(&self) -> io::Result<()> {
+        child::join_cgroup(&self.prepared)?;
+        if let Some(mounts) = &self.prepared.mounts {
+            child::enter_namespaces(&self.prepared)?;
+            child::build_mounts(mounts)?;
+        }
+        Ok(())
+    }
+
+    /// Step 2 (full tier), in the first process of the new PID namespace:
+    /// mounts its `/proc`, brings `lo` up and starts the proxy forwarder
+    /// (its process is killed with the namespace). Async-signal-safe apart
+    /// from what the forwarder does.
+    ///
+    /// # Errors
+    /// The failing system call's error.
+    pub fn enter_init(&self) -> io::Result<()> {
+        child::enter_init()?;
+        if let Some(forwarder) = self.proxy.as_ref().and_then(|p| p.forwarder.as_ref()) {
+            child::fork_forwarder(forwarder.as_ref())?;
+        }
+        Ok(())
+    }
+
+    /// Step 3, in the process that will `exec` the command: changes into
+    /// the working directory (checked to be the one given to `prepare`), sets
+    /// the limits, `PR_SET_NO_NEW_PRIVS`, Landlock and seccomp.
+    /// Async-signal-safe.
+    ///
+    /// # Errors
+    /// The failing system call's error (`ESTALE` when the working directory
+    /// is no longer the one checked).
+    pub fn enter_command(&self) -> io::Result<()> {
+        if let Some((path, dev, ino)) = &self.prepared.workdir {
+            child::enter_workdir(path, *dev, *ino)?;
+        }
+        child::confine(&self.prepared)
+    }
+
+    /// Sandboxes `command` for hosts without a supervisor of their own: a
+    /// `pre_exec` hook runs the three steps, forking the namespace's first
+    /// process in the full tier (the returned child waits for it and exits
+    /// with the command's code, or 128 + its signal).
+    pub fn apply(self: &Arc<Self>, command: &mut Command) {
+        let me = Arc::clone(self);
+        command.envs(self.env());
+        let hook = move || -> io::Result<()> { child::run_nested(&me) };
+        // SAFETY: the hook makes raw system calls on prepared data only
+        // (see `child`), and forks with `libc::fork` from the child std
+        // forked, which has one thread.
+        #[allow(
+            unsafe_code,
+            reason = "pre_exec has no safe form; the hook is async-signal-safe"
+        )]
+        unsafe {
+            command.pre_exec(hook);
+        }
+    }
+
+    /// After the command ended: the one-line notes naming what the sandbox
+    /// refused, from the command's exit and output (see [`refusal_notes`]),
+    /// plus a processes-limit breach seen by the cgroup; in the
+    /// no-namespaces tier, also restores `.git/hooks` and `.git/config`
+    /// when the command changed them.
+    pub fn finish(&self, exit_code: Option<i32>, signal: Option<i32>, output: &str) -> Vec<String> {
+        let hit = self.cgroup.as_ref().is_some_and(limits::Cgroup::limit_hit);
+        let mut notes = refusal_notes(&self.policy, exit_code, signal, output, hit);
+        if let Some(guard) = &self.git_guard {
+            notes.extend(guard.restore());
+        }
+        notes
+    }
+}
+
+impl Drop for Sandbox {
+    fn drop(&mut self) {
+        if let Some(dir) = &self.tmpdir {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
+fn filters(tier: Tier) -> Result<&'static [seccompiler::BpfProgram], SandboxError> {
+    static FULL: OnceLock<Result<Vec<seccompiler::BpfProgram>, SandboxError>> = OnceLock::new();
+    static NO_NS: OnceLock<Result<Vec<seccompiler::BpfProgram>, SandboxError>> = OnceLock::new();
+    let cell = match tier {
+        Tier::Full => &FULL,
+        Tier::NoNamespaces => &NO_NS,
+    };
+    cell.get_or_init(|| filter::programs(tier == Tier::NoNamespaces))
+        .as_ref()
+        .map(Vec::as_slice)
+        .map_err(Clone::clone)
+}
+
+fn choose_tier(policy: &SandboxPolicy, notes: &mut Vec<String>) -> Result<Tier, SandboxError> {
+    match policy.tier {
+        SandboxTier::NoNamespaces => {
+            notes.push(NO_NAMESPACES_NOTE.to_owned());
+            Ok(Tier::NoNamespaces)
+        }
+        SandboxTier::Full => {
+            if probe::user_namespaces() {
+                Ok(Tier::Full)
+            } else if policy.best_effort {
+                notes.push(NO_NAMESPACES_NOTE.to_owned());
+                Ok(Tier::NoNamespaces)
+            } else {
+                Err(SandboxError::unsupported(
+                    "the full sandbox tier needs unprivileged user namespaces, which this system \
+                     blocks (on Ubuntu 24.04: the AppArmor rule, see SECURITY.md): run with \
+                     `--sandbox-tier no-namespaces` or `--sandbox-best-effort`, or `--sandbox off` \
+                     to run unsandboxed",
+                ))
+            }
+        }
+        SandboxTier::Auto => {
+            if probe::user_namespaces() {
+                Ok(Tier::Full)
+            } else {
+                notes.push(NO_NAMESPACES_NOTE.to_owned());
+                Ok(Tier::NoNamespaces)
+            }
+        }
+    }
+}

@@ -322,6 +322,20 @@ fn regular_file(fd: OwnedFd) -> io::Result<std::fs::File> {
             "not a regular file (a device, socket or pipe)",
         ));
     }
+    // A hard link shares its data with every other name of the inode, which
+    // may lie outside the workspace (a planted link to ~/.bashrc): no
+    // path-based rule can tell, so files with more than one link are refused.
+    if st.st_nlink > 1 {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "the file has {} hard links, and a hard link may tie this path to a file outside \
+                 the workspace, so the file tools refuse it; if it is yours, break the link with \
+                 `cp --remove-destination` of a copy",
+                st.st_nlink
+            ),
+        ));
+    }
     Ok(std::fs::File::from(fd))
 }
 

@@ -2,6 +2,7 @@
 //! output (the hazards it handles are listed in [`crate::shell`]).
 
 use std::collections::BTreeMap;
+use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -114,6 +115,31 @@ pub async fn bash_command(
         &config.secret_env_patterns,
     );
     let withheld_note = withheld_note(&command, &withheld);
+    let sandbox = if config.sandbox.is_off() {
+        None
+    } else {
+        // Preparing reads the file system (mount table, hard-link scan) and
+        // may probe the kernel once: off the async runtime's threads.
+        let (policy, root, at) = (config.sandbox.clone(), ws.root().to_path_buf(), dir.clone());
+        let prepared = tool_core::run_blocking(move || {
+            tool_sandbox::Sandbox::prepare(&policy, &root, Some(&at))
+        })
+        .await?;
+        match prepared {
+            Ok(s) => Some(std::sync::Arc::new(s)),
+            Err(e) => {
+                return Err(ToolError::new(
+                    ErrorKind::Failed,
+                    format!("The command was not run: {e}"),
+                ));
+            }
+        }
+    };
+    let mut env = env;
+    if let Some(s) = &sandbox {
+        env.retain(|(k, _)| !s.env().iter().any(|(sk, _)| sk == k));
+        env.extend(s.env());
+    }
     let spec = RunSpec {
         shell: config.shell.clone().unwrap_or_else(default_shell),
         command,
@@ -125,6 +151,7 @@ pub async fn bash_command(
         kill_grace: config.kill_grace.min(MAX_BASH_GRACE),
         truncation: config.truncation.clone().for_trace(context.trace_id()),
         masker: StreamMasker::for_context_and_env(context, &withheld),
+        sandbox: sandbox.clone(),
     };
     let title = description
         .filter(|d| !d.trim().is_empty())
@@ -136,7 +163,18 @@ pub async fn bash_command(
     let shell = spec.shell.clone();
     let watched = tool_core::run_blocking(move || run(&spec, &|| cancel.is_cancelled()));
     let result = match watched.await {
-        Ok(Ok(outcome)) => outcome.into_result(timeout),
+        Ok(Ok(outcome)) => {
+            let (code, signal) = (
+                outcome.status.and_then(|s| s.code()),
+                outcome.status.and_then(|s| s.signal()),
+            );
+            let refused = sandbox.as_ref().map(|s| {
+                let text = outcome.output.text.clone();
+                s.finish(code, signal, &text)
+            });
+            let result = outcome.into_result(timeout);
+            with_sandbox_report(result, &config.sandbox, sandbox.as_deref(), refused)
+        }
         Ok(Err(e)) => ToolResult::failed(format!(
             "Could not run the command with {}: {e}",
             shell.display()
@@ -148,6 +186,53 @@ pub async fn bash_command(
         Some(note) => result.with_note(note),
         None => result,
     })
+}
+
+/// Adds the `sandbox` metadata (`policy`, `tier`, `refused`, `limits`) and
+/// one note per refusal, per layer not in force, or for a sandbox turned off.
+fn with_sandbox_report(
+    mut result: ToolResult,
+    policy: &tool_core::SandboxPolicy,
+    sandbox: Option<&tool_sandbox::Sandbox>,
+    refused: Option<Vec<String>>,
+) -> ToolResult {
+    let refused = refused.unwrap_or_default();
+    let limits = &policy.limits;
+    let meta = match sandbox {
+        Some(s) => serde_json::json!({
+            "policy": policy.mode.as_str(),
+            "tier": s.tier().as_str(),
+            "refused": refused,
+            "limits": {
+                "processes": limits.processes,
+                "memory": limits.memory,
+                "file-size": limits.file_size,
+                "cpu": limits.cpu.as_secs(),
+                "open-files": limits.open_files,
+            },
+        }),
+        None => serde_json::json!({
+            "policy": "off",
+            "tier": "off",
+            "refused": [],
+            "limits": null,
+        }),
+    };
+    result = result.with_metadata("sandbox", meta);
+    match sandbox {
+        None => {
+            result = result.with_note(
+                "SANDBOX OFF: this command ran unsandboxed (--sandbox off): it could write \
+                 anywhere, read every secret and reach the network.",
+            );
+        }
+        Some(s) => {
+            for note in s.notes().iter().chain(&refused) {
+                result = result.with_note(note.clone());
+            }
+        }
+    }
+    result
 }
 
 /// Checks `command` against the policy: `Deny` refuses, `Ask` goes to the
@@ -290,6 +375,7 @@ mod tests {
             kill_grace: Duration::from_millis(100),
             truncation: BashConfig::default().truncation,
             masker: None,
+            sandbox: None,
         };
         let open = |name: &str| -> OwnedFd {
             rustix::fs::open(

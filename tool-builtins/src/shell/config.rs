@@ -5,6 +5,7 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use tool_core::SandboxPolicy;
 use tool_core::truncate::Truncation;
 
 use super::policy::CommandPolicy;
@@ -101,6 +102,11 @@ pub struct BashConfig {
     /// unless [`BashConfig::policy`] allows them with an explicit rule; the
     /// list is in [`crate::shell::guard`]. Default `true`.
     pub guard: bool,
+    /// The kernel sandbox commands run in (`tool_sandbox`): default
+    /// [`SandboxPolicy::default`], the `workspace-write` policy in the `auto`
+    /// tier with no network. [`SandboxPolicy::off`] runs commands
+    /// unsandboxed, said in every result (note and `sandbox` metadata).
+    pub sandbox: SandboxPolicy,
 }
 
 impl Default for BashConfig {
@@ -121,6 +127,7 @@ impl Default for BashConfig {
                 .max_lines(BASH_MAX_OUTPUT_LINES),
             policy: None,
             guard: true,
+            sandbox: SandboxPolicy::default(),
         }
     }
 }
@@ -194,6 +201,13 @@ impl BashConfig {
     #[must_use]
     pub fn with_truncation(mut self, truncation: Truncation) -> Self {
         self.truncation = truncation;
+        self
+    }
+
+    /// Sets the sandbox policy (see [`BashConfig::sandbox`]).
+    #[must_use]
+    pub fn with_sandbox(mut self, sandbox: SandboxPolicy) -> Self {
+        self.sandbox = sandbox;
         self
     }
 

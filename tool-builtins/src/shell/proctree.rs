@@ -63,6 +63,7 @@ use std::mem::MaybeUninit;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::os::unix::process::CommandExt;
 use std::process::Command;
+use std::sync::Arc;
 
 use rustix::event::{PollFd, PollFlags, Timespec};
 use rustix::fs::{Mode, OFlags, RawDir};
@@ -256,6 +257,79 @@ const SUPERVISOR_IGNORES: [i32; 8] = [
     libc::SIGTTOU,
 ];
 
+/// Closes every descriptor from `low` to `high`, both included.
+#[allow(
+    unsafe_code,
+    reason = "close_range and close have no safe form; audited, see SAFETY"
+)]
+fn close_fds(low: u32, high: u32) {
+    if low > high {
+        return;
+    }
+    // SAFETY: close_range(2) takes plain integers and only closes
+    // descriptors; it is a raw system call, async-signal-safe.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_close_range,
+            libc::c_uint::from(low),
+            libc::c_uint::from(high),
+            0 as libc::c_uint,
+        )
+    };
+    if r != 0 {
+        // Kernels before 5.9: close them one by one up to the limit.
+        let limit = rustix::process::getrlimit(rustix::process::Resource::Nofile)
+            .current
+            .unwrap_or(1 << 20)
+            .min(1 << 20);
+        let top = u64::from(high).min(limit);
+        let mut fd = u64::from(low);
+        while fd <= top {
+            // SAFETY: close(2) of a number; closing one we do not own is
+            // what is intended here (the supervisor keeps only its pipes).
+            let _ = unsafe { libc::close(fd as libc::c_int) };
+            fd += 1;
+        }
+    }
+}
+
+/// Closes every descriptor but those in `keep`.
+fn close_all_but(keep: &[i32]) {
+    let mut keep: [i32; 2] = [
+        keep.first().copied().unwrap_or(-1),
+        keep.get(1).copied().unwrap_or(-1),
+    ];
+    keep.sort_unstable();
+    let mut low = 0_u32;
+    for fd in keep {
+        let Ok(fd) = u32::try_from(fd) else {
+            continue;
+        };
+        if fd > low {
+            close_fds(low, fd - 1);
+        }
+        low = fd.saturating_add(1);
+    }
+    close_fds(low, u32::MAX);
+}
+
+/// The shell's side of the fork: a process group of its own, killed when
+/// its parent dies (`parent`: checked to still be it), then the sandbox's
+/// last steps; `exec` follows.
+fn start_shell(parent: Option<Pid>, sandbox: Option<&tool_sandbox::Sandbox>) -> io::Result<()> {
+    rustix::process::setpgid(None, None)?;
+    rustix::process::set_parent_process_death_signal(Some(Signal::KILL))?;
+    if let Some(me) = parent
+        && rustix::process::getppid() != Some(me)
+    {
+        return Err(io::Error::from_raw_os_error(libc::ESRCH));
+    }
+    if let Some(sandbox) = sandbox {
+        sandbox.enter_command()?;
+    }
+    Ok(())
+}
+
 /// Makes `command` start under a supervisor (see the module docs): the
 /// process `spawn` returns is the supervisor; the program of `command` runs
 /// as its child. Linux only.
@@ -267,39 +341,11 @@ const SUPERVISOR_IGNORES: [i32; 8] = [
     unsafe_code,
     reason = "pre_exec, fork and _exit have no safe form; audited, see SAFETY"
 )]
-pub(crate) fn supervise(command: &mut Command, fds: SupervisorFds) {
-    /// Closes every descriptor from `low` to `high`, both included.
-    fn close_fds(low: u32, high: u32) {
-        if low > high {
-            return;
-        }
-        // SAFETY: close_range(2) takes plain integers and only closes
-        // descriptors; it is a raw system call, async-signal-safe.
-        let r = unsafe {
-            libc::syscall(
-                libc::SYS_close_range,
-                libc::c_uint::from(low),
-                libc::c_uint::from(high),
-                0 as libc::c_uint,
-            )
-        };
-        if r != 0 {
-            // Kernels before 5.9: close them one by one up to the limit.
-            let limit = rustix::process::getrlimit(rustix::process::Resource::Nofile)
-                .current
-                .unwrap_or(1 << 20)
-                .min(1 << 20);
-            let top = u64::from(high).min(limit);
-            let mut fd = u64::from(low);
-            while fd <= top {
-                // SAFETY: close(2) of a number; closing one we do not own is
-                // what is intended here (the supervisor keeps only its pipes).
-                let _ = unsafe { libc::close(fd as libc::c_int) };
-                fd += 1;
-            }
-        }
-    }
-
+pub(crate) fn supervise(
+    command: &mut Command,
+    fds: SupervisorFds,
+    sandbox: Option<Arc<tool_sandbox::Sandbox>>,
+) {
     let SupervisorFds {
         control,
         status,
@@ -311,6 +357,12 @@ pub(crate) fn supervise(command: &mut Command, fds: SupervisorFds) {
         }
         let me = rustix::process::getpid();
         rustix::process::set_child_subreaper(Some(me))?;
+        if let Some(sandbox) = &sandbox {
+            // Cgroup, namespaces and the mount view (full tier), before
+            // anything is forked so that every process below inherits them.
+            sandbox.enter_supervisor()?;
+        }
+        let nested = sandbox.as_ref().is_some_and(|s| s.has_pid_namespace());
         // SAFETY: fork(2) from the child std forked: that child has one thread,
         // and glibc's fork leaves its internal locks consistent in it, so
         // forking again is sound. Both sides then keep to async-signal-safe
@@ -319,14 +371,33 @@ pub(crate) fn supervise(command: &mut Command, fds: SupervisorFds) {
         if pid < 0 {
             return Err(io::Error::last_os_error());
         }
-        if pid == 0 {
-            // The shell: a group of its own, killed when the supervisor dies.
-            rustix::process::setpgid(None, None)?;
-            rustix::process::set_parent_process_death_signal(Some(Signal::KILL))?;
-            if rustix::process::getppid() != Some(me) {
-                return Err(io::Error::from_raw_os_error(libc::ESRCH));
+        if pid == 0 && nested {
+            // The first process of the sandbox's PID namespace: its /proc,
+            // then the shell below it; it reports the shell's status and
+            // ends (taking every process of the namespace with it) when the
+            // control pipe closes or nothing is left.
+            if let Some(sandbox) = &sandbox {
+                rustix::process::set_parent_process_death_signal(Some(Signal::KILL))?;
+                if sandbox.enter_init().is_err() {
+                    // SAFETY: _exit(2), as below.
+                    unsafe { libc::_exit(126) }
+                }
             }
-            return Ok(());
+            // SAFETY: as the fork above (this process has one thread).
+            let shell = unsafe { libc::fork() };
+            if shell == 0 {
+                return start_shell(None, sandbox.as_deref());
+            }
+            close_all_but(&[control.as_raw_fd(), status.as_raw_fd()]);
+            let code = match Pid::from_raw(shell) {
+                Some(shell) => supervise_loop(shell, control.as_fd(), Some(status.as_fd()), true),
+                None => 126,
+            };
+            // SAFETY: _exit(2), as below.
+            unsafe { libc::_exit(code) }
+        }
+        if pid == 0 {
+            return start_shell(Some(me), sandbox.as_deref());
         }
         // The supervisor. From here on it never returns to std: an error
         // returned now would make `spawn` fail while the shell runs.
@@ -340,19 +411,11 @@ pub(crate) fn supervise(command: &mut Command, fds: SupervisorFds) {
         // would reap them unseen; a handler copied from this process would
         // run in the supervisor).
         let _ = unsafe { libc::signal(libc::SIGCHLD, libc::SIG_DFL) };
-        let mut keep = [control.as_raw_fd(), status.as_raw_fd()];
-        keep.sort_unstable();
-        let mut low = 0_u32;
-        for fd in keep {
-            let fd = u32::try_from(fd).unwrap_or(0);
-            if fd > low {
-                close_fds(low, fd - 1);
-            }
-            low = fd.saturating_add(1);
-        }
-        close_fds(low, u32::MAX);
+        close_all_but(&[control.as_raw_fd(), status.as_raw_fd()]);
+        // With a PID namespace its first process reports the shell's status.
+        let report = (!nested).then(|| status.as_fd());
         let code = match Pid::from_raw(pid) {
-            Some(shell) => supervise_loop(shell, control.as_fd(), status.as_fd()),
+            Some(child) => supervise_loop(child, control.as_fd(), report, false),
             None => 1,
         };
         // SAFETY: _exit(2) ends the process without running atexit handlers or
@@ -375,7 +438,12 @@ pub(crate) fn supervise(command: &mut Command, fds: SupervisorFds) {
 /// the shell's wait status on `status`, and once `control` reads end of file
 /// kills all children until none is left. Returns the exit code (0) when no
 /// child is left. Async-signal-safe: no allocation, no locks.
-fn supervise_loop(shell: Pid, control: BorrowedFd<'_>, status: BorrowedFd<'_>) -> i32 {
+fn supervise_loop(
+    shell: Pid,
+    control: BorrowedFd<'_>,
+    status: Option<BorrowedFd<'_>>,
+    namespace_init: bool,
+) -> i32 {
     let mut shell_fd = rustix::process::pidfd_open(shell, PidfdFlags::empty()).ok();
     let me = rustix::process::getpid().as_raw_nonzero().get();
     let mut ending = false;
@@ -385,7 +453,9 @@ fn supervise_loop(shell: Pid, control: BorrowedFd<'_>, status: BorrowedFd<'_>) -
                 Ok(Some((pid, wait_status))) => {
                     if pid == shell {
                         shell_fd = None;
-                        let _ = rustix::io::write(status, &wait_status.as_raw().to_ne_bytes());
+                        if let Some(status) = status {
+                            let _ = rustix::io::write(status, &wait_status.as_raw().to_ne_bytes());
+                        }
                     }
                 }
                 Ok(None) => break,
@@ -394,8 +464,16 @@ fn supervise_loop(shell: Pid, control: BorrowedFd<'_>, status: BorrowedFd<'_>) -
                 Err(_) => return 0,
             }
         }
+        if ending && namespace_init {
+            // The kernel kills every other process of the namespace when
+            // its first process ends.
+            return 0;
+        }
         if ending {
             kill_children(me);
+            // In a sandbox the only child is the namespace's first process,
+            // outside this process's /proc view.
+            kill_one(shell.as_raw_nonzero().get());
             nap(Timespec {
                 tv_sec: 0,
                 tv_nsec: 2_000_000,

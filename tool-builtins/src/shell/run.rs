@@ -43,6 +43,8 @@ pub(crate) struct RunSpec {
     pub(crate) truncation: Truncation,
     /// Masks the context's secret values in the output before it is kept or spilled.
     pub(crate) masker: Option<StreamMasker>,
+    /// The sandbox the shell runs in; `None` runs it unsandboxed.
+    pub(crate) sandbox: Option<std::sync::Arc<tool_sandbox::Sandbox>>,
 }
 
 /// Why the command was stopped before the shell exited on its own.
@@ -337,6 +339,7 @@ pub(crate) fn run(spec: &RunSpec, cancelled: &dyn Fn() -> bool) -> io::Result<Ou
             status: above_stdio(status_write)?,
             workdir: workdir_fd,
         },
+        spec.sandbox.clone(),
     );
     let spawned = command.spawn();
     // The command still holds our copies of the write end (and the

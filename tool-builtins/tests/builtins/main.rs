@@ -15,6 +15,7 @@ mod atomic;
 mod bash;
 mod bash_approval;
 mod bash_registry;
+mod bash_sandbox;
 mod edit;
 mod glob;
 mod glob_registry;

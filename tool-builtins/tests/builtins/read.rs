@@ -304,3 +304,16 @@ async fn an_empty_path_lists_the_root_and_writes_refuse_it() {
         .into_tool_result();
     assert!(err(&e).contains("is a directory"), "{e:?}");
 }
+
+#[tokio::test]
+async fn hard_linked_files_are_refused_with_the_reason() {
+    let outside = tempfile::tempdir().unwrap();
+    let target = outside.path().join("bashrc");
+    std::fs::write(&target, "HOST-SECRET").unwrap();
+    let (d, ctx) = setup(&[]);
+    std::fs::hard_link(&target, d.path().join("planted")).unwrap();
+    let r = read(&ctx, "planted", None, None).await;
+    let e = err(&r);
+    assert!(e.contains("planted") && e.contains("2 hard links"), "{e}");
+    assert!(!r.output.contains("HOST-SECRET"));
+}

@@ -219,7 +219,7 @@ fn batch_with_secrets(
         .map(|c| json!({"name": "bash_command", "arguments": {"command": c}}).to_string())
         .collect::<Vec<_>>()
         .join("\n");
-    cmd.args(["batch", "--workspace", dir.arg()]);
+    cmd.args(["batch", "--sandbox", "off", "--workspace", dir.arg()]);
     for (name, value) in START_ENV {
         cmd.env(name, value);
     }

@@ -847,7 +847,10 @@ fn process_gone(pid: u32) -> bool {
 /// Starts a `bash_command` that records its pid in `pid` and runs `command`
 /// (whose process is that pid) on a served stdio server, and waits for the pid.
 fn running_command(dir: &TempDir, command: &str) -> (StdioChild, u32) {
-    let mut server = StdioChild::start(dir, &["--approve", "all"]);
+    // Unsandboxed: `$$` must be the host's pid of the shell (the sandbox's
+    // own PID namespace numbers it 2); tool-sandbox's tests cover the
+    // sandboxed case.
+    let mut server = StdioChild::start(dir, &["--approve", "all", "--sandbox", "off"]);
     let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
         "name": "bash_command",
         "arguments": {"command": format!("echo $$ > pid; {command}")}
@@ -932,7 +935,18 @@ fn a_signal_stops_the_server_and_the_command_it_runs() {
 #[tokio::test]
 async fn a_signal_stops_the_http_server_and_the_command_it_runs() {
     for name in ["TERM", "INT"] {
-        let mut server = serve_http(&["--http", "127.0.0.1:0", "--approve", "all"], false);
+        // Unsandboxed: `$$` must be the host's pid (see `running_command`).
+        let mut server = serve_http(
+            &[
+                "--http",
+                "127.0.0.1:0",
+                "--approve",
+                "all",
+                "--sandbox",
+                "off",
+            ],
+            false,
+        );
         let workspace = server._dir.path().to_owned();
         let conn = McpToolSource::http(format!("http://127.0.0.1:{}/mcp", server.port))
             .named("web")
@@ -1005,7 +1019,16 @@ fn stdio_over_a_socketpair_serves_and_stops_at_once_on_sigterm() {
     let (ours, theirs) = UnixStream::pair().expect("socketpair");
     let theirs_out = theirs.try_clone().expect("clone");
     let mut child = tool()
-        .args(["serve", "--workspace", dir.arg(), "--approve", "all"])
+        // Unsandboxed: `$$` must be the host's pid (see `running_command`).
+        .args([
+            "serve",
+            "--workspace",
+            dir.arg(),
+            "--approve",
+            "all",
+            "--sandbox",
+            "off",
+        ])
         .stdin(Stdio::from(std::os::fd::OwnedFd::from(theirs)))
         .stdout(Stdio::from(std::os::fd::OwnedFd::from(theirs_out)))
         .stderr(Stdio::null())

@@ -9,11 +9,13 @@
 //! - [`confirm`]: the approval gate every caller asks through;
 //! - [`network`]: which hosts network traffic may reach (sandbox proxy, web tools);
 //! - [`secret_env`]: which environment variables look like secrets and are kept from children;
+//! - [`sandbox`]: what a sandboxed command may touch (files, limits, network);
 //! - [`stats`]: statistics and lifecycle events.
 
 pub mod approval;
 pub mod confirm;
 pub mod network;
+pub mod sandbox;
 pub mod secret_env;
 pub mod secrets;
 pub mod stats;

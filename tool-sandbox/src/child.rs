@@ -1,0 +1,602 @@
+//! The steps that run after `fork` and before `exec`: raw system calls on
+//! data prepared before the fork ([`crate::plan`]), so that nothing here
+//! allocates or takes a lock another thread of the parent may have held at
+//! the fork (`fork(2)`: "the child process is created with a single thread
+//! ... the child can safely perform only async-signal-safe operations").
+//!
+//! Every function returns the first error as an [`io::Error`] from `errno`
+//! and changes nothing else after it.
+
+#![allow(
+    unsafe_code,
+    reason = "raw system calls after fork: mount, unshare, landlock, seccomp, setrlimit; audited, see SAFETY"
+)]
+
+use std::ffi::{CStr, c_void};
+use std::io;
+use std::os::fd::{AsRawFd, RawFd};
+
+use crate::plan::{Carried, MountPlan, Prepared, RlimitSet};
+
+fn check(r: libc::c_long) -> io::Result<libc::c_long> {
+    if r < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(r)
+    }
+}
+
+fn check_int(r: libc::c_int) -> io::Result<libc::c_int> {
+    if r < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(r)
+    }
+}
+
+/// Writes `data` to the file at `path` (opened write-only, no creation).
+pub(crate) fn write_file(path: &CStr, data: &[u8]) -> io::Result<()> {
+    // SAFETY: open(2) with a NUL-terminated path; the descriptor is closed below.
+    let fd = check_int(unsafe { libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC) })?;
+    // SAFETY: write(2) from a live slice.
+    let n = unsafe { libc::write(fd, data.as_ptr().cast::<c_void>(), data.len()) };
+    let err = io::Error::last_os_error();
+    // SAFETY: closing the descriptor opened above.
+    unsafe { libc::close(fd) };
+    if n < 0 {
+        return Err(err);
+    }
+    Ok(())
+}
+
+fn mount(
+    source: Option<&CStr>,
+    target: &CStr,
+    fstype: Option<&CStr>,
+    flags: libc::c_ulong,
+    data: Option<&CStr>,
+) -> io::Result<()> {
+    let ptr = |s: Option<&CStr>| s.map_or(std::ptr::null(), CStr::as_ptr);
+    // SAFETY: mount(2) with NUL-terminated strings or null pointers.
+    check_int(unsafe {
+        libc::mount(
+            ptr(source),
+            target.as_ptr(),
+            ptr(fstype),
+            flags,
+            ptr(data).cast::<c_void>(),
+        )
+    })
+    .map(drop)
+}
+
+/// The per-mount flags a read-only remount must keep (a mount namespace
+/// owned by a user namespace may not clear "locked" flags, see
+/// `mount_namespaces(7)`, "Restrictions on mount namespaces").
+fn kept_flags(target: &CStr) -> libc::c_ulong {
+    let mut st = std::mem::MaybeUninit::<libc::statvfs>::zeroed();
+    // SAFETY: statvfs(3) on a NUL-terminated path into a zeroed buffer.
+    if unsafe { libc::statvfs(target.as_ptr(), st.as_mut_ptr()) } != 0 {
+        return 0;
+    }
+    // SAFETY: statvfs succeeded and filled the buffer.
+    let f = unsafe { st.assume_init() }.f_flag;
+    let mut flags = 0;
+    for (st_flag, ms_flag) in [
+        (libc::ST_NOSUID, libc::MS_NOSUID),
+        (libc::ST_NODEV, libc::MS_NODEV),
+        (libc::ST_NOEXEC, libc::MS_NOEXEC),
+        (libc::ST_NOATIME, libc::MS_NOATIME),
+        (libc::ST_NODIRATIME, libc::MS_NODIRATIME),
+        (libc::ST_RELATIME, libc::MS_RELATIME),
+    ] {
+        if f & st_flag != 0 {
+            flags |= ms_flag;
+        }
+    }
+    flags
+}
+
+fn remount_read_only(target: &CStr) -> io::Result<()> {
+    mount(
+        None,
+        target,
+        None,
+        libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY | kept_flags(target),
+        None,
+    )
+}
+
+fn bind_self(path: &CStr) -> io::Result<()> {
+    mount(Some(path), path, None, libc::MS_BIND | libc::MS_REC, None)
+}
+
+/// `mkdir` each of `dirs` in order, an existing one being fine.
+fn make_dirs(dirs: &[std::ffi::CString]) -> io::Result<()> {
+    for d in dirs {
+        // SAFETY: mkdir(2) with a NUL-terminated path.
+        if unsafe { libc::mkdir(d.as_ptr(), 0o755) } != 0 {
+            let e = io::Error::last_os_error();
+            if e.raw_os_error() != Some(libc::EEXIST) {
+                return Err(e);
+            }
+        }
+    }
+    Ok(())
+}
+
+fn make_file(path: &CStr) -> io::Result<()> {
+    // SAFETY: open(2) with O_CREAT and a mode; the descriptor is closed at once.
+    let fd = check_int(unsafe {
+        libc::open(
+            path.as_ptr(),
+            libc::O_WRONLY | libc::O_CREAT | libc::O_CLOEXEC,
+            0o600 as libc::c_uint,
+        )
+    })?;
+    // SAFETY: closing the descriptor just opened.
+    unsafe { libc::close(fd) };
+    Ok(())
+}
+
+const OPEN_TREE_CLONE: libc::c_ulong = 1;
+const OPEN_TREE_CLOEXEC: libc::c_ulong = libc::O_CLOEXEC as libc::c_ulong;
+const AT_RECURSIVE: libc::c_ulong = 0x8000;
+const MOVE_MOUNT_F_EMPTY_PATH: libc::c_ulong = 0x4;
+
+/// A detached copy of the mount tree at `path` (`open_tree(2)` with
+/// `OPEN_TREE_CLONE | AT_RECURSIVE`), to attach again once `/tmp` is covered.
+fn clone_tree(path: &CStr) -> io::Result<RawFd> {
+    // SAFETY: open_tree(2) with a NUL-terminated path and flag integers.
+    let fd = check(unsafe {
+        libc::syscall(
+            libc::SYS_open_tree,
+            libc::AT_FDCWD,
+            path.as_ptr(),
+            OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE,
+        )
+    })?;
+    RawFd::try_from(fd).map_err(|_| io::Error::from_raw_os_error(libc::EBADF))
+}
+
+fn attach_tree(fd: RawFd, target: &CStr) -> io::Result<()> {
+    // SAFETY: move_mount(2) of a detached tree (fd, empty path) onto a path.
+    check(unsafe {
+        libc::syscall(
+            libc::SYS_move_mount,
+            fd,
+            c"".as_ptr(),
+            libc::AT_FDCWD,
+            target.as_ptr(),
+            MOVE_MOUNT_F_EMPTY_PATH,
+        )
+    })
+    .map(drop)
+}
+
+/// Unshares the namespaces and maps this process's user and group to
+/// themselves inside the new user namespace (`user_namespaces(7)`, "Defining
+/// user and group ID mappings": a process may map its own IDs after writing
+/// `deny` to `setgroups`).
+pub(crate) fn enter_namespaces(p: &Prepared) -> io::Result<()> {
+    let flags = libc::CLONE_NEWUSER
+        | libc::CLONE_NEWNS
+        | libc::CLONE_NEWPID
+        | libc::CLONE_NEWNET
+        | libc::CLONE_NEWIPC
+        | libc::CLONE_NEWUTS;
+    // SAFETY: unshare(2) with flag integers.
+    check_int(unsafe { libc::unshare(flags) })?;
+    write_file(c"/proc/self/setgroups", b"deny")?;
+    write_file(c"/proc/self/uid_map", p.uid_map.as_bytes())?;
+    write_file(c"/proc/self/gid_map", p.gid_map.as_bytes())?;
+    let name = b"sandbox";
+    // SAFETY: sethostname(2) from a live slice (own UTS namespace).
+    let _ = unsafe { libc::sethostname(name.as_ptr().cast(), name.len()) };
+    Ok(())
+}
+
+/// Builds the mount view (see the crate docs, "Files"), in this order:
+/// private propagation; copies of the policy paths under `/tmp` and
+/// `/dev/shm`; writable paths bound onto themselves; every other mount made
+/// read-only; fresh `/tmp` and `/dev/shm`; the copies attached again;
+/// read-only paths; hidden paths last (hidden > read-only > writable).
+pub(crate) fn build_mounts(m: &MountPlan) -> io::Result<()> {
+    mount(None, c"/", None, libc::MS_REC | libc::MS_PRIVATE, None)?;
+    let mut fds: [RawFd; crate::plan::MAX_CARRIED] = [-1; crate::plan::MAX_CARRIED];
+    for (slot, c) in fds.iter_mut().zip(&m.carried) {
+        *slot = clone_tree(&c.path)?;
+    }
+    let proxy_tree = match &m.proxy_socket {
+        Some((host, _, _)) => Some(clone_tree(host)?),
+        None => None,
+    };
+    for w in &m.writable {
+        bind_self(w)?;
+    }
+    for mp in &m.remount_read_only {
+        match remount_read_only(mp) {
+            Ok(()) => {}
+            Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ENOTDIR)) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    for t in &m.fresh_tmp {
+        mount(
+            Some(c"tmpfs"),
+            t,
+            Some(c"tmpfs"),
+            libc::MS_NOSUID | libc::MS_NODEV,
+            Some(c"mode=1777"),
+        )?;
+    }
+    for (fd, c) in fds.iter().zip(&m.carried) {
+        attach_carried(*fd, c)?;
+    }
+    for (path, _) in &m.read_only {
+        bind_self(path)?;
+        remount_read_only(path)?;
+    }
+    for (path, is_dir) in &m.hidden {
+        if *is_dir {
+            mount(
+                Some(c"tmpfs"),
+                path,
+                Some(c"tmpfs"),
+                libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+                Some(c"mode=000,size=4k"),
+            )?;
+        } else {
+            mount(Some(c"/dev/null"), path, None, libc::MS_BIND, None)?;
+            remount_read_only(path)?;
+        }
+    }
+    if let (Some(fd), Some((_, inside, dirs))) = (proxy_tree, &m.proxy_socket) {
+        make_dirs(dirs)?;
+        make_file(inside)?;
+        let r = attach_tree(fd, inside);
+        // SAFETY: closing the tree descriptor opened by clone_tree.
+        unsafe { libc::close(fd) };
+        r?;
+    }
+    for (path, is_dir) in &m.hidden {
+        if *is_dir {
+            mount(
+                None,
+                path,
+                None,
+                libc::MS_REMOUNT
+                    | libc::MS_RDONLY
+                    | libc::MS_NOSUID
+                    | libc::MS_NODEV
+                    | libc::MS_NOEXEC,
+                None,
+            )?;
+        }
+    }
+    Ok(())
+}
+
+fn attach_carried(fd: RawFd, c: &Carried) -> io::Result<()> {
+    make_dirs(&c.ancestors)?;
+    if c.is_dir {
+        make_dirs(std::slice::from_ref(&c.path))?;
+    } else {
+        make_file(&c.path)?;
+    }
+    let r = attach_tree(fd, &c.path);
+    // SAFETY: closing the tree descriptor opened by clone_tree.
+    unsafe { libc::close(fd) };
+    r?;
+    if c.read_only {
+        remount_read_only(&c.path)?;
+    }
+    Ok(())
+}
+
+/// In the new PID namespace's first process: a `/proc` of that namespace
+/// (`pid_namespaces(7)`, "Mounting a procfs filesystem"), and the loopback
+/// interface up in the new network namespace.
+pub(crate) fn enter_init() -> io::Result<()> {
+    mount(
+        Some(c"proc"),
+        c"/proc",
+        Some(c"proc"),
+        libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+        None,
+    )?;
+    loopback_up();
+    Ok(())
+}
+
+/// `ip link set lo up`, through `SIOCSIFFLAGS` (`netdevice(7)`). Failure
+/// only means no loopback inside the sandbox.
+fn loopback_up() {
+    // SAFETY: socket(2) with constants; closed below.
+    let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
+    if fd < 0 {
+        return;
+    }
+    // SAFETY: ifreq is plain data; all-zero is a valid value.
+    let mut req: libc::ifreq = unsafe { std::mem::zeroed() };
+    for (dst, src) in req.ifr_name.iter_mut().zip(b"lo\0") {
+        *dst = *src as libc::c_char;
+    }
+    // SAFETY: ioctl(2) SIOCGIFFLAGS/SIOCSIFFLAGS with a live ifreq.
+    unsafe {
+        if libc::ioctl(fd, libc::SIOCGIFFLAGS, &mut req) == 0 {
+            req.ifr_ifru.ifru_flags |= libc::IFF_UP as libc::c_short;
+            let _ = libc::ioctl(fd, libc::SIOCSIFFLAGS, &req);
+        }
+        libc::close(fd);
+    }
+}
+
+/// Changes into the working directory by path (after the mounts, so that
+/// the directory is seen through them) and checks it is the directory that
+/// was opened before the fork (same device and inode).
+pub(crate) fn enter_workdir(path: &CStr, dev: u64, ino: u64) -> io::Result<()> {
+    // SAFETY: chdir(2) with a NUL-terminated path.
+    check_int(unsafe { libc::chdir(path.as_ptr()) })?;
+    let mut st = std::mem::MaybeUninit::<libc::stat>::zeroed();
+    // SAFETY: stat(2) of "." into a zeroed buffer.
+    check_int(unsafe { libc::stat(c".".as_ptr(), st.as_mut_ptr()) })?;
+    // SAFETY: stat succeeded and filled the buffer.
+    let st = unsafe { st.assume_init() };
+    if st.st_dev != dev || st.st_ino != ino {
+        return Err(io::Error::from_raw_os_error(libc::ESTALE));
+    }
+    Ok(())
+}
+
+/// Sets the resource limits (soft and hard; never above the current hard limit).
+pub(crate) fn set_limits(limits: &RlimitSet) -> io::Result<()> {
+    for &(resource, value) in &limits.0 {
+        let mut cur = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: getrlimit(2) into a live struct.
+        check_int(unsafe { libc::getrlimit(resource as _, &mut cur) })?;
+        let v = value.min(cur.rlim_max);
+        let new = libc::rlimit {
+            rlim_cur: v,
+            rlim_max: v,
+        };
+        // SAFETY: setrlimit(2) from a live struct.
+        check_int(unsafe { libc::setrlimit(resource as _, &new) })?;
+    }
+    Ok(())
+}
+
+#[repr(C, packed)]
+struct PathBeneathAttr {
+    allowed_access: u64,
+    parent_fd: i32,
+}
+
+const LANDLOCK_RULE_PATH_BENEATH: libc::c_int = 1;
+
+/// Adds a path-beneath rule to a Landlock ruleset (`landlock_add_rule(2)`).
+fn landlock_add_path(ruleset: RawFd, path: &CStr, access: u64) -> io::Result<()> {
+    // SAFETY: open(2) with O_PATH; closed below.
+    let fd = check_int(unsafe {
+        libc::open(
+            path.as_ptr(),
+            libc::O_PATH | libc::O_CLOEXEC | libc::O_DIRECTORY,
+        )
+    })?;
+    let attr = PathBeneathAttr {
+        allowed_access: access,
+        parent_fd: fd,
+    };
+    // SAFETY: landlock_add_rule(2) with a live, packed attribute struct.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_add_rule,
+            ruleset,
+            LANDLOCK_RULE_PATH_BENEATH,
+            std::ptr::from_ref(&attr),
+            0_u32,
+        )
+    };
+    let err = io::Error::last_os_error();
+    // SAFETY: closing the descriptor opened above.
+    unsafe { libc::close(fd) };
+    if r < 0 {
+        return Err(err);
+    }
+    Ok(())
+}
+
+/// The last steps before `exec`: limits, `PR_SET_NO_NEW_PRIVS`, Landlock
+/// (with the rules for the fresh `/tmp` and `/dev/shm`, whose inodes exist
+/// only now) and the seccomp filters.
+pub(crate) fn confine(p: &Prepared) -> io::Result<()> {
+    set_limits(&p.rlimits)?;
+    // SAFETY: prctl(2) PR_SET_NO_NEW_PRIVS with integer arguments.
+    check_int(unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) })?;
+    if let Some(ruleset) = &p.landlock {
+        let fd = ruleset.as_raw_fd();
+        for path in &p.landlock_late_writable {
+            landlock_add_path(fd, path, p.landlock_write_access)?;
+        }
+        // SAFETY: landlock_restrict_self(2) with a ruleset descriptor.
+        check(unsafe { libc::syscall(libc::SYS_landlock_restrict_self, fd, 0_u32) })?;
+    }
+    for program in p.seccomp {
+        let prog = libc::sock_fprog {
+            len: u16::try_from(program.len())
+                .map_err(|_| io::Error::from_raw_os_error(libc::E2BIG))?,
+            filter: program.as_ptr().cast_mut().cast::<libc::sock_filter>(),
+        };
+        // SAFETY: seccomp(2) SECCOMP_SET_MODE_FILTER with a live program;
+        // seccompiler's sock_filter has the kernel's layout.
+        check(unsafe {
+            libc::syscall(
+                libc::SYS_seccomp,
+                libc::SECCOMP_SET_MODE_FILTER,
+                0_u32,
+                std::ptr::from_ref(&prog),
+            )
+        })?;
+    }
+    Ok(())
+}
+
+/// Joins the prepared cgroup (writes `0`, "this process", to its
+/// `cgroup.procs`), before any namespace is entered.
+pub(crate) fn join_cgroup(p: &Prepared) -> io::Result<()> {
+    if let Some(procs) = &p.cgroup_procs {
+        write_file(procs, b"0")?;
+    }
+    Ok(())
+}
+
+/// Closes every descriptor (`close_range(2)`; one by one below Linux 5.9).
+pub(crate) fn close_all_fds() {
+    // SAFETY: close_range(2) takes plain integers.
+    let r = unsafe { libc::syscall(libc::SYS_close_range, 0_u32, u32::MAX, 0_u32) };
+    if r != 0 {
+        for fd in 0..1024 {
+            // SAFETY: close(2) of a number; this process keeps no descriptor.
+            unsafe { libc::close(fd) };
+        }
+    }
+}
+
+fn fork() -> io::Result<libc::pid_t> {
+    // SAFETY: fork(2) from a process with one thread (a child of std's
+    // fork, or of this module's); both sides keep to raw system calls.
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(pid)
+}
+
+fn exit(code: i32) -> ! {
+    // SAFETY: _exit(2) runs no destructors or atexit handlers.
+    unsafe { libc::_exit(code) }
+}
+
+/// The exit code a wait status stands for: the code, or 128 + the signal.
+fn code_of(status: libc::c_int) -> i32 {
+    if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status)
+    } else if libc::WIFSIGNALED(status) {
+        128 + libc::WTERMSIG(status)
+    } else {
+        1
+    }
+}
+
+fn die_with_parent() {
+    // SAFETY: prctl(2) PR_SET_PDEATHSIG with integer arguments.
+    unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) };
+}
+
+/// [`crate::Sandbox::apply`]'s hook: the three steps, and in the full tier
+/// the namespace's first process, which reaps everything and exits with the
+/// command's code once nothing is left; the process std forked waits for it
+/// and exits with the same code.
+pub(crate) fn run_nested(s: &crate::Sandbox) -> io::Result<()> {
+    s.enter_supervisor()?;
+    if !s.has_pid_namespace() {
+        return s.enter_command();
+    }
+    let init = fork()?;
+    if init == 0 {
+        die_with_parent();
+        if s.enter_init().is_err() {
+            exit(126);
+        }
+        let command = fork().unwrap_or(-1);
+        if command == 0 {
+            die_with_parent();
+            return s.enter_command();
+        }
+        close_all_fds();
+        if command < 0 {
+            exit(126);
+        }
+        let mut code = 1;
+        loop {
+            let mut status = 0;
+            // SAFETY: waitpid(2) into a live integer.
+            let pid = unsafe { libc::waitpid(-1, &mut status, 0) };
+            if pid == command {
+                code = code_of(status);
+            } else if pid < 0 && io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+                exit(code);
+            }
+        }
+    }
+    close_all_fds();
+    loop {
+        let mut status = 0;
+        // SAFETY: waitpid(2) into a live integer.
+        let pid = unsafe { libc::waitpid(init, &mut status, 0) };
+        if pid == init {
+            exit(code_of(status));
+        }
+        if pid < 0 && io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+            exit(1);
+        }
+    }
+}
+
+/// Forks the proxy forwarder; the child runs it and exits.
+pub(crate) fn fork_forwarder(forwarder: &(dyn Fn() + Send + Sync)) -> io::Result<()> {
+    if fork()? == 0 {
+        die_with_parent();
+        forwarder();
+        exit(0);
+    }
+    Ok(())
+}
+
+/// The kernel's Landlock ABI version (`landlock_create_ruleset(2)` with
+/// `LANDLOCK_CREATE_RULESET_VERSION`), 0 without Landlock.
+pub(crate) fn landlock_version() -> i32 {
+    // SAFETY: landlock_create_ruleset(2) with a null attribute and the
+    // version flag creates nothing.
+    let v = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_create_ruleset,
+            std::ptr::null::<c_void>(),
+            0_usize,
+            1_u32,
+        )
+    };
+    i32::try_from(v).unwrap_or(0).max(0)
+}
+
+/// Whether this system lets an unprivileged process create a user
+/// namespace and the others with it: a child tries it and reports.
+pub(crate) fn try_user_namespaces() -> bool {
+    let mut command = std::process::Command::new("/bin/sh");
+    command
+        .arg("-c")
+        .arg("exit 0")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let map = format!("{0} {0} 1", rustix::process::getuid().as_raw());
+    let gmap = format!("{0} {0} 1", rustix::process::getgid().as_raw());
+    let hook = move || -> io::Result<()> {
+        let flags =
+            libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWPID | libc::CLONE_NEWNET;
+        // SAFETY: unshare(2) with flag integers.
+        check_int(unsafe { libc::unshare(flags) })?;
+        write_file(c"/proc/self/setgroups", b"deny")?;
+        write_file(c"/proc/self/uid_map", map.as_bytes())?;
+        write_file(c"/proc/self/gid_map", gmap.as_bytes())?;
+        mount(None, c"/", None, libc::MS_REC | libc::MS_PRIVATE, None)
+    };
+    // SAFETY: the hook makes raw system calls on data prepared before the fork.
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(&mut command, hook);
+    }
+    command.status().is_ok_and(|s| s.success())
+}

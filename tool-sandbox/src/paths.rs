@@ -1,0 +1,387 @@
+//! The policy's paths resolved: what is writable, read-only and hidden, the
+//! default secret list, the mount plan of the full tier, and the
+//! `.git/hooks`/`.git/config` guard of the no-namespaces tier.
+
+use std::ffi::CString;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use tool_core::{SandboxMode, SandboxPolicy};
+
+use crate::plan::{Carried, MAX_CARRIED, MountPlan, c_path, is_within};
+use crate::{PROXY_SOCKET_IN_SANDBOX, ProxyHook, SandboxError, Tier};
+
+/// The folders replaced by a fresh, empty `tmpfs` in the full tier.
+const TMP_ROOTS: [&str; 2] = ["/tmp", "/dev/shm"];
+
+/// The paths hidden from every sandboxed command by default (whether or not
+/// they exist; `~` is `$HOME`, else the passwd entry): `~/.ssh`, `~/.aws`,
+/// `~/.gnupg`, `~/.netrc`, `~/.config/gh`, `~/.docker`, `~/.kube`,
+/// `~/.git-credentials`, `~/.npmrc`, `~/.pypirc`,
+/// `$CARGO_HOME/credentials(.toml)` (`~/.cargo` without `CARGO_HOME`), this
+/// project's private state (`$XDG_STATE_HOME/agent-tools`, else
+/// `~/.local/state/agent-tools`) and runtime folder
+/// (`tool_core::truncate::private_dir_location`), and the host's Unix
+/// sockets: `/run`, `/var/run`, `$XDG_RUNTIME_DIR`, `$SSH_AUTH_SOCK`.
+pub fn default_hidden() -> Vec<PathBuf> {
+    let home = std::env::home_dir().unwrap_or_else(|| PathBuf::from("/root"));
+    let mut out: Vec<PathBuf> = [
+        ".ssh",
+        ".aws",
+        ".gnupg",
+        ".netrc",
+        ".config/gh",
+        ".docker",
+        ".kube",
+        ".git-credentials",
+        ".npmrc",
+        ".pypirc",
+    ]
+    .iter()
+    .map(|p| home.join(p))
+    .collect();
+    let cargo = std::env::var_os("CARGO_HOME").map_or_else(|| home.join(".cargo"), PathBuf::from);
+    out.push(cargo.join("credentials"));
+    out.push(cargo.join("credentials.toml"));
+    let state = std::env::var_os("XDG_STATE_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .unwrap_or_else(|| home.join(".local/state"));
+    out.push(state.join("agent-tools"));
+    out.push(tool_core::truncate::private_dir_location());
+    out.push(PathBuf::from("/run"));
+    out.push(PathBuf::from("/var/run"));
+    for var in ["XDG_RUNTIME_DIR", "SSH_AUTH_SOCK"] {
+        if let Some(p) = std::env::var_os(var)
+            .map(PathBuf::from)
+            .filter(|p| p.is_absolute())
+        {
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// The policy's paths, resolved (symbolic links followed) and existing.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Resolved {
+    pub(crate) writable: Vec<PathBuf>,
+    pub(crate) read_only: Vec<PathBuf>,
+    pub(crate) hidden: Vec<PathBuf>,
+    /// `.git/hooks` and `.git/config` of the workspace (guarded in the
+    /// no-namespaces tier).
+    pub(crate) git_protected: Vec<PathBuf>,
+}
+
+fn push_unique(list: &mut Vec<PathBuf>, p: PathBuf) {
+    if !list.contains(&p) {
+        list.push(p);
+    }
+}
+
+/// Resolves the policy for `workspace` (already canonical).
+pub(crate) fn resolve(
+    policy: &SandboxPolicy,
+    workspace: &Path,
+    _tier: Tier,
+) -> Result<Resolved, SandboxError> {
+    let mut r = Resolved::default();
+    if policy.mode == SandboxMode::WorkspaceWrite {
+        r.writable.push(workspace.to_path_buf());
+    }
+    for w in &policy.writable {
+        let abs = workspace.join(w);
+        let p = std::fs::canonicalize(&abs).map_err(|e| {
+            SandboxError::policy(format!(
+                "the writable path {} (--sandbox-write) cannot be used: {e}; create it first or \
+                 drop the setting",
+                abs.display()
+            ))
+        })?;
+        push_unique(&mut r.writable, p);
+    }
+    for p in &policy.read_only {
+        if let Ok(p) = std::fs::canonicalize(workspace.join(p)) {
+            push_unique(&mut r.read_only, p);
+        }
+    }
+    let git = workspace.join(".git");
+    if git.is_dir() {
+        for sub in ["hooks", "config"] {
+            if let Ok(p) = std::fs::canonicalize(git.join(sub)) {
+                push_unique(&mut r.git_protected, p.clone());
+                push_unique(&mut r.read_only, p);
+            }
+        }
+    } else if let Ok(text) = std::fs::read_to_string(&git) {
+        // A worktree or submodule: `gitdir: <path>`; that folder read-only.
+        if let Some(target) = text.lines().next().and_then(|l| l.strip_prefix("gitdir:")) {
+            if let Ok(p) = std::fs::canonicalize(workspace.join(target.trim())) {
+                push_unique(&mut r.read_only, p);
+            }
+        }
+    }
+    for p in default_hidden()
+        .into_iter()
+        .chain(policy.hidden.iter().map(|h| workspace.join(h)))
+    {
+        if let Ok(p) = std::fs::canonicalize(&p) {
+            push_unique(&mut r.hidden, p);
+        }
+    }
+    // Hidden > read-only > writable: a path listed twice keeps the stronger rule.
+    r.read_only.retain(|p| !r.hidden.contains(p));
+    let (hidden, read_only) = (r.hidden.clone(), r.read_only.clone());
+    r.writable
+        .retain(|p| !hidden.contains(p) && !read_only.contains(p));
+    Ok(r)
+}
+
+/// Whether `path` lies under `/tmp` or `/dev/shm` (replaced in the full tier).
+pub(crate) fn under_tmp(path: &Path) -> bool {
+    TMP_ROOTS.iter().any(|t| is_within(path, Path::new(t)))
+}
+
+fn ancestors_below(path: &Path, root: &Path) -> Result<Vec<CString>, SandboxError> {
+    let mut out = Vec::new();
+    let mut cur = path.parent();
+    while let Some(dir) = cur {
+        if dir == root || !is_within(dir, root) {
+            break;
+        }
+        out.push(c_path(dir)?);
+        cur = dir.parent();
+    }
+    out.reverse();
+    Ok(out)
+}
+
+fn tmp_root_of(path: &Path) -> Option<&'static Path> {
+    TMP_ROOTS.iter().map(Path::new).find(|t| is_within(path, t))
+}
+
+/// The mount view of the full tier (see [`crate::child::build_mounts`]).
+pub(crate) fn mount_plan(
+    r: &Resolved,
+    hidden: &[PathBuf],
+    proxy: Option<&ProxyHook>,
+) -> Result<MountPlan, SandboxError> {
+    let mut plan = MountPlan::default();
+    let fresh: Vec<&Path> = TMP_ROOTS
+        .iter()
+        .map(Path::new)
+        .filter(|t| t.is_dir())
+        .collect();
+    for t in &fresh {
+        plan.fresh_tmp.push(c_path(t)?);
+    }
+    let mut carried_paths: Vec<PathBuf> = Vec::new();
+    for (path, read_only) in r
+        .writable
+        .iter()
+        .map(|p| (p, false))
+        .chain(r.read_only.iter().map(|p| (p, true)))
+    {
+        let Some(root) = tmp_root_of(path) else {
+            continue;
+        };
+        if path == root || carried_paths.iter().any(|c| is_within(path, c)) {
+            continue;
+        }
+        if plan.carried.len() >= MAX_CARRIED {
+            return Err(SandboxError::policy(format!(
+                "more than {MAX_CARRIED} sandbox paths under /tmp or /dev/shm; list fewer"
+            )));
+        }
+        plan.carried.push(Carried {
+            path: c_path(path)?,
+            ancestors: ancestors_below(path, root)?,
+            is_dir: path.is_dir(),
+            read_only,
+        });
+        carried_paths.push(path.clone());
+    }
+    let visible = |p: &Path| !under_tmp(p) || carried_paths.iter().any(|c| is_within(p, c));
+    for w in &r.writable {
+        if !under_tmp(w) {
+            plan.writable.push(c_path(w)?);
+        }
+    }
+    let writable_outside: Vec<&PathBuf> = r.writable.iter().filter(|w| !under_tmp(w)).collect();
+    for mp in mount_points() {
+        let skip = mp.starts_with("/proc")
+            || under_tmp(&mp)
+            || writable_outside.iter().any(|w| is_within(&mp, w));
+        if !skip {
+            let c = c_path(&mp)?;
+            if !plan.remount_read_only.contains(&c) {
+                plan.remount_read_only.push(c);
+            }
+        }
+    }
+    for p in &r.read_only {
+        if visible(p) && !carried_paths.contains(p) {
+            plan.read_only.push((c_path(p)?, p.is_dir()));
+        }
+    }
+    for p in hidden {
+        if visible(p) {
+            plan.hidden.push((c_path(p)?, p.is_dir()));
+        }
+    }
+    if let Some(proxy) = proxy {
+        let inside = Path::new(PROXY_SOCKET_IN_SANDBOX);
+        let dir = inside.parent().unwrap_or(Path::new("/run"));
+        plan.proxy_socket = Some((
+            c_path(&proxy.host_socket)?,
+            c_path(inside)?,
+            vec![c_path(dir)?],
+        ));
+    }
+    Ok(plan)
+}
+
+/// The mount points of this process's mount namespace, from
+/// `/proc/self/mountinfo` (`proc(5)`: the fifth field, octal escapes).
+fn mount_points() -> Vec<PathBuf> {
+    let Ok(text) = std::fs::read_to_string("/proc/self/mountinfo") else {
+        return vec![PathBuf::from("/")];
+    };
+    let mut out: Vec<PathBuf> = text
+        .lines()
+        .filter_map(|l| l.split(' ').nth(4))
+        .map(|f| PathBuf::from(unescape(f)))
+        .collect();
+    out.sort_by_key(|p| p.components().count());
+    out.dedup();
+    out
+}
+
+fn unescape(field: &str) -> String {
+    let bytes = field.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'\\'
+            && i + 3 < bytes.len()
+            && bytes[i + 1..i + 4]
+                .iter()
+                .all(|b| (b'0'..=b'7').contains(b))
+        {
+            let v = (bytes[i + 1] - b'0') * 64 + (bytes[i + 2] - b'0') * 8 + (bytes[i + 3] - b'0');
+            out.push(v);
+            i += 4;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// A new private temp folder for one call of the no-namespaces tier:
+/// `<temp dir>/agent-tools-sbx-<pid>-<n>`, mode `0700`.
+pub(crate) fn private_tmpdir() -> Result<PathBuf, SandboxError> {
+    use std::os::unix::fs::DirBuilderExt;
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let base = std::env::temp_dir();
+    for _ in 0..16 {
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        let dir = base.join(format!(
+            "agent-tools-sbx-{}-{n}-{nanos}",
+            std::process::id()
+        ));
+        match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
+            Ok(()) => return Ok(dir),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(SandboxError::setup("temp folder", e)),
+        }
+    }
+    Err(SandboxError::setup("temp folder", "no free name"))
+}
+
+/// Largest `.git/config` or hook file the guard keeps a copy of: 1 MiB.
+const GUARD_MAX_FILE: u64 = 1 << 20;
+/// Most hook files the guard keeps a copy of: 256.
+const GUARD_MAX_HOOKS: usize = 256;
+
+/// A copy of `.git/config` and `.git/hooks` taken before a no-namespaces
+/// call, restored after it (Landlock cannot make paths inside the writable
+/// workspace read-only: its rules only add).
+#[derive(Debug)]
+pub(crate) struct GitGuard {
+    files: Vec<(PathBuf, Vec<u8>)>,
+    hooks: Option<PathBuf>,
+}
+
+impl GitGuard {
+    pub(crate) fn snapshot(protected: &[PathBuf]) -> Option<Self> {
+        let mut files = Vec::new();
+        let mut hooks = None;
+        for p in protected {
+            if p.is_dir() {
+                hooks = Some(p.clone());
+                let Ok(entries) = std::fs::read_dir(p) else {
+                    continue;
+                };
+                for e in entries.flatten().take(GUARD_MAX_HOOKS) {
+                    let path = e.path();
+                    if path
+                        .metadata()
+                        .is_ok_and(|m| m.is_file() && m.len() <= GUARD_MAX_FILE)
+                    {
+                        if let Ok(bytes) = std::fs::read(&path) {
+                            files.push((path, bytes));
+                        }
+                    }
+                }
+            } else if p.metadata().is_ok_and(|m| m.len() <= GUARD_MAX_FILE) {
+                if let Ok(bytes) = std::fs::read(p) {
+                    files.push((p.clone(), bytes));
+                }
+            }
+        }
+        (!files.is_empty() || hooks.is_some()).then_some(Self { files, hooks })
+    }
+
+    /// Undoes changes; one note per changed path.
+    pub(crate) fn restore(&self) -> Vec<String> {
+        let mut notes = Vec::new();
+        for (path, bytes) in &self.files {
+            if std::fs::read(path).ok().as_ref() != Some(bytes) {
+                let tmp = path.with_extension("agent-tools-restore");
+                let ok = std::fs::write(&tmp, bytes).and_then(|()| std::fs::rename(&tmp, path));
+                notes.push(restored_note(path, ok.is_ok()));
+            }
+        }
+        if let Some(dir) = &self.hooks {
+            if let Ok(entries) = std::fs::read_dir(dir) {
+                for e in entries.flatten().take(4096) {
+                    let path = e.path();
+                    if !self.files.iter().any(|(p, _)| p == &path) {
+                        let ok = std::fs::remove_file(&path).is_ok();
+                        notes.push(restored_note(&path, ok));
+                    }
+                }
+            }
+        }
+        notes
+    }
+}
+
+fn restored_note(path: &Path, ok: bool) -> String {
+    let what = if ok {
+        "was undone"
+    } else {
+        "could NOT be undone"
+    };
+    format!(
+        "Refused by the sandbox: the command changed {}; the change {what} (.git/config and \
+         .git/hooks are read-only in the sandbox, so that no hook or remote can be planted; `git \
+         remote add` and `branch -u` need a person to run them outside the sandbox).",
+        path.display()
+    )
+}

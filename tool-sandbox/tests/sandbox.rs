@@ -1,0 +1,373 @@
+//! The sandbox's core properties on real processes, in both tiers, judged
+//! by the world afterwards (files on the host, a listener, a victim process).
+
+#![allow(clippy::unwrap_used, reason = "tests: a panic is the failure report")]
+
+use std::io::{BufRead, BufReader};
+use std::net::TcpListener;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tool_core::{SandboxPolicy, SandboxTier};
+use tool_sandbox::{Sandbox, Tier};
+
+const TIERS: [SandboxTier; 2] = [SandboxTier::Full, SandboxTier::NoNamespaces];
+
+fn sandboxed(policy: &SandboxPolicy, ws: &Path, script: &str) -> (Arc<Sandbox>, Command) {
+    let sb = Arc::new(Sandbox::prepare(policy, ws, Some(ws)).expect("prepare"));
+    let mut c = Command::new("/bin/bash");
+    c.arg("-c").arg(script).stdin(Stdio::null());
+    sb.apply(&mut c);
+    (sb, c)
+}
+
+/// Runs `script` in `ws`; returns the exit code and stdout + stderr.
+fn run(policy: &SandboxPolicy, ws: &Path, script: &str) -> (Option<i32>, String) {
+    let (_sb, mut c) = sandboxed(policy, ws, script);
+    let out = c.output().expect("spawn");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.code(), text)
+}
+
+fn policy(tier: SandboxTier) -> SandboxPolicy {
+    SandboxPolicy::default().with_tier(tier)
+}
+
+#[test]
+fn tiers_are_the_ones_asked_for() {
+    let ws = tempfile::tempdir().unwrap();
+    let full = Sandbox::prepare(&policy(SandboxTier::Full), ws.path(), None).unwrap();
+    assert_eq!(full.tier(), Tier::Full);
+    let none = Sandbox::prepare(&policy(SandboxTier::NoNamespaces), ws.path(), None).unwrap();
+    assert_eq!(none.tier(), Tier::NoNamespaces);
+    assert!(none.env().iter().any(|(k, _)| k == "TMPDIR"));
+    let off = Sandbox::prepare(&SandboxPolicy::off(), ws.path(), None).unwrap_err();
+    assert!(off.to_string().contains("off"));
+}
+
+#[test]
+fn writes_land_in_the_workspace_only() {
+    let home = std::env::home_dir().unwrap();
+    for tier in TIERS {
+        let ws = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let victim = outside.path().join("victim.txt");
+        std::fs::write(&victim, "original").unwrap();
+        let dotfile = home.join(format!(".sbx-probe-{}", std::process::id()));
+        let script = format!(
+            "echo inside > made.txt; echo evil > {v}; echo evil > {d}; rm -f {v}; \
+             mv made.txt {o}/moved.txt; chmod 777 {v}; echo x > /etc/sbx-probe; \
+             echo x > /dev/shm/sbx-probe-{pid}; true",
+            v = victim.display(),
+            d = dotfile.display(),
+            o = outside.path().display(),
+            pid = std::process::id(),
+        );
+        let (_, out) = run(&policy(tier), ws.path(), &script);
+        assert_eq!(
+            std::fs::read_to_string(ws.path().join("made.txt")).unwrap(),
+            "inside\n",
+            "{tier}: {out}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(&victim).unwrap(),
+            "original",
+            "{tier}"
+        );
+        assert!(!outside.path().join("moved.txt").exists(), "{tier}");
+        assert!(!dotfile.exists(), "{tier}: {out}");
+        assert!(!Path::new("/etc/sbx-probe").exists(), "{tier}");
+        assert!(
+            !Path::new(&format!("/dev/shm/sbx-probe-{}", std::process::id())).exists(),
+            "{tier}"
+        );
+        // Landlock does not govern metadata (chmod, chown, utimes): in the
+        // no-namespaces tier that stays open (SECURITY.md).
+        if tier == SandboxTier::NoNamespaces {
+            continue;
+        }
+        use std::os::unix::fs::PermissionsExt;
+        assert_ne!(
+            std::fs::metadata(&victim).unwrap().permissions().mode() & 0o777,
+            0o777,
+            "{tier}"
+        );
+    }
+}
+
+#[test]
+fn hidden_paths_are_unreadable() {
+    for tier in TIERS {
+        let ws = tempfile::tempdir().unwrap();
+        let secrets = tempfile::tempdir().unwrap();
+        let secret = secrets.path().join("id_rsa");
+        std::fs::write(&secret, "TOPSECRET-KEY").unwrap();
+        let p = policy(tier).hidden(secrets.path());
+        let script = format!(
+            "cat {s}; cp {s} copy; cat {d}/*; true",
+            s = secret.display(),
+            d = secrets.path().display()
+        );
+        let (_, out) = run(&p, ws.path(), &script);
+        assert!(!out.contains("TOPSECRET"), "{tier}: {out}");
+        assert!(
+            std::fs::read_to_string(ws.path().join("copy")).map_or(true, |c| !c.contains("TOP")),
+            "{tier}"
+        );
+    }
+}
+
+#[test]
+fn no_byte_reaches_a_host_listener() {
+    for tier in TIERS {
+        let ws = tempfile::tempdir().unwrap();
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let script = format!(
+            "echo hi > /dev/tcp/127.0.0.1/{port}; \
+             python3 -c 'import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.sendto(b\"x\", (\"127.0.0.1\", {port}))'; true"
+        );
+        let (_, out) = run(&policy(tier), ws.path(), &script);
+        std::thread::sleep(Duration::from_millis(100));
+        assert!(
+            listener.accept().is_err(),
+            "{tier}: a connection reached the host: {out}"
+        );
+    }
+}
+
+fn victim(env: &[(&str, &str)]) -> Child {
+    let mut c = Command::new("sleep");
+    c.arg("30").envs(env.iter().copied()).stdin(Stdio::null());
+    c.spawn().unwrap()
+}
+
+#[test]
+fn other_processes_cannot_be_signalled_or_read() {
+    for tier in TIERS {
+        let ws = tempfile::tempdir().unwrap();
+        let mut v = victim(&[("SBX_VICTIM_TOKEN", "victim-secret-771")]);
+        let pid = v.id();
+        let script = format!(
+            "kill -9 {pid}; cat /proc/{pid}/environ; cat /proc/*/environ | tr '\\0' '\\n' | grep victim-secret; \
+             renice 10 -p {pid}; true"
+        );
+        let (_, out) = run(&policy(tier), ws.path(), &script);
+        // The no-namespaces tier leaves other processes' /proc readable
+        // (SECURITY.md); the full tier has a /proc of its own.
+        if tier == SandboxTier::Full {
+            assert!(!out.contains("victim-secret-771"), "{tier}: {out}");
+        }
+        assert!(
+            v.try_wait().unwrap().is_none(),
+            "{tier}: the victim died: {out}"
+        );
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+        let nice: i32 = stat
+            .rsplit(')')
+            .next()
+            .unwrap()
+            .split_whitespace()
+            .nth(16)
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert_eq!(nice, 0, "{tier}: reniced");
+        v.kill().unwrap();
+        v.wait().unwrap();
+    }
+}
+
+fn marked_processes(marker: &str) -> usize {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter(|e| {
+            std::fs::read(e.path().join("cmdline"))
+                .is_ok_and(|c| String::from_utf8_lossy(&c).contains(marker))
+        })
+        .count()
+}
+
+#[test]
+fn nothing_outlives_the_sandbox_in_the_full_tier() {
+    let ws = tempfile::tempdir().unwrap();
+    let marker = format!("sbxmark{}", std::process::id());
+    let script = format!(
+        "(setsid bash -c 'exec -a {marker} sleep 300' &); (nohup bash -c 'exec -a {marker} sleep 300' >/dev/null 2>&1 &); \
+         sleep 0.2; echo started; sleep 300"
+    );
+    let (_sb, mut c) = sandboxed(&policy(SandboxTier::Full), ws.path(), &script);
+    let mut child = c.stdout(Stdio::piped()).spawn().unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert_eq!(line, "started\n");
+    assert_eq!(marked_processes(&marker), 2);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let until = Instant::now() + Duration::from_secs(3);
+    while marked_processes(&marker) > 0 && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(marked_processes(&marker), 0);
+}
+
+#[test]
+fn limits_stop_a_fork_tree_a_balloon_and_a_big_file() {
+    for tier in TIERS {
+        let ws = tempfile::tempdir().unwrap();
+        let mut p = policy(tier);
+        for l in ["processes=64", "memory=256MiB", "file-size=1MiB"] {
+            p.limits.set(l).unwrap();
+        }
+        let script = "python3 -c 'import os, time
+n = 0
+for i in range(128):
+    try:
+        pid = os.fork()
+    except OSError:
+        break
+    if pid == 0:
+        time.sleep(2)
+        os._exit(0)
+    n += 1
+open(\"forked\", \"w\").write(str(n))'; \
+             python3 -c 'b = bytearray(512 * 1024 * 1024); open(\"ballooned\", \"w\").write(\"x\")'; \
+             head -c 4M /dev/zero > big; true";
+        let (_, out) = run(&p, ws.path(), script);
+        let forked: usize = std::fs::read_to_string(ws.path().join("forked"))
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!(
+            forked > 0 && forked < 64,
+            "{tier}: {forked} live processes: {out}"
+        );
+        assert!(!ws.path().join("ballooned").exists(), "{tier}: {out}");
+        assert!(out.contains("MemoryError"), "{tier}: {out}");
+        assert!(
+            std::fs::metadata(ws.path().join("big")).unwrap().len() <= 1 << 20,
+            "{tier}"
+        );
+    }
+}
+
+#[test]
+fn everyday_commands_work() {
+    for tier in TIERS {
+        let ws = tempfile::tempdir().unwrap();
+        let script = "set -e; git init -q; echo a > f; git add f; \
+             git -c user.email=a@b.c -c user.name=n commit -qm first; git status --short; \
+             git log --oneline | wc -l; python3 -c 'print(6 * 7)'; echo abc | tr a z; \
+             t=$(mktemp); echo tmp-ok > \"$t\"; cat \"$t\"; (cd / && ls usr >/dev/null); \
+             head -1 /etc/os-release | cut -c1-5; echo done > /dev/null";
+        let (code, out) = run(&policy(tier), ws.path(), script);
+        assert_eq!(code, Some(0), "{tier}: {out}");
+        for want in ["1\n", "42\n", "zbc\n", "tmp-ok\n"] {
+            assert!(out.contains(want), "{tier}: no {want:?} in {out}");
+        }
+    }
+}
+
+#[test]
+fn git_hooks_and_config_stay_as_they_were() {
+    for tier in TIERS {
+        let ws = tempfile::tempdir().unwrap();
+        let ok = Command::new("git")
+            .args(["init", "-q"])
+            .current_dir(ws.path())
+            .status()
+            .unwrap();
+        assert!(ok.success());
+        let config = std::fs::read(ws.path().join(".git/config")).unwrap();
+        let (sb, mut c) = sandboxed(
+            &policy(tier),
+            ws.path(),
+            "printf '#!/bin/sh\\necho pwned\\n' > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit; \
+             git remote add origin https://example.invalid/x.git; true",
+        );
+        let out = c.output().unwrap();
+        let text = String::from_utf8_lossy(&out.stderr).into_owned();
+        let notes = sb.finish(out.status.code(), None, &text);
+        assert!(
+            !ws.path().join(".git/hooks/pre-commit").exists(),
+            "{tier}: {text}"
+        );
+        assert_eq!(
+            std::fs::read(ws.path().join(".git/config")).unwrap(),
+            config,
+            "{tier}"
+        );
+        assert!(
+            notes.iter().any(|n| n.contains(".git/config")),
+            "{tier}: {notes:?} {text}"
+        );
+    }
+}
+
+#[test]
+fn planted_hard_links_are_contained_or_refused() {
+    let outside = tempfile::tempdir().unwrap();
+    let target = outside.path().join("bashrc");
+    std::fs::write(&target, "HOST-CONTENT").unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::hard_link(&target, ws.path().join("planted")).unwrap();
+    // Links inside the workspace only are fine.
+    std::fs::write(ws.path().join("a"), "a").unwrap();
+    std::fs::hard_link(ws.path().join("a"), ws.path().join("b")).unwrap();
+    let (code, out) = run(
+        &policy(SandboxTier::Full),
+        ws.path(),
+        "cat planted; echo pwned >> planted; cat b",
+    );
+    assert!(!out.contains("HOST-CONTENT"), "{out}");
+    assert!(out.contains('a'), "{code:?} {out}");
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "HOST-CONTENT");
+    let err = Sandbox::prepare(&policy(SandboxTier::NoNamespaces), ws.path(), None).unwrap_err();
+    assert!(err.to_string().contains("planted"), "{err}");
+}
+
+#[test]
+fn kernel_surfaces_return_eperm() {
+    for tier in TIERS {
+        let ws = tempfile::tempdir().unwrap();
+        let script = r#"python3 - <<'EOF'
+import ctypes, errno, os
+libc = ctypes.CDLL(None, use_errno=True)
+out = []
+for name, nr, args in [("io_uring_setup", 425, (1, 0)), ("bpf", 321, (0, 0, 0)),
+                       ("userfaultfd", 323, (0,)), ("keyctl", 250, (0, 0)),
+                       ("unshare", 272, (0x10000000,)), ("mount", 165, (0, 0, 0, 0, 0)),
+                       ("ptrace", 101, (16, 1)), ("perf_event_open", 298, (0, 0, -1, -1, 0))]:
+    r = libc.syscall(nr, *args)
+    out.append(f"{name}={r}/{errno.errorcode.get(ctypes.get_errno())}")
+print(" ".join(out))
+EOF"#;
+        let (code, out) = run(&policy(tier), ws.path(), script);
+        assert_eq!(code, Some(0), "{tier}: {out}");
+        for name in [
+            "io_uring_setup",
+            "bpf",
+            "userfaultfd",
+            "keyctl",
+            "unshare",
+            "mount",
+            "ptrace",
+            "perf_event_open",
+        ] {
+            assert!(
+                out.contains(&format!("{name}=-1/EPERM")),
+                "{tier}: {name}: {out}"
+            );
+        }
+    }
+}

@@ -160,6 +160,8 @@ fn call(world: &World, mode: &Mode, vector: &Vector, command: &str) -> Call {
         .env("CARGO_HOME", world.home.join(".cargo"))
         .env("RUSTUP_HOME", rustup_home())
         .env("XDG_STATE_HOME", &world.state)
+        .env("XDG_RUNTIME_DIR", &world.run)
+        .env("SSH_AUTH_SOCK", world.run.join("ssh-agent.sock"))
         .env("GITHUB_TOKEN", &world.tool_env_secret)
         .env("AWS_SECRET_ACCESS_KEY", &world.parent_env_secret)
         .env("GIT_CONFIG_NOSYSTEM", "1")
@@ -171,9 +173,7 @@ fn call(world: &World, mode: &Mode, vector: &Vector, command: &str) -> Call {
         "XDG_CONFIG_HOME",
         "XDG_CACHE_HOME",
         "XDG_DATA_HOME",
-        "XDG_RUNTIME_DIR",
         "TMPDIR",
-        "SSH_AUTH_SOCK",
     ] {
         cmd.env_remove(var);
     }

@@ -4,7 +4,8 @@
 //! placeholders are filled from the vector's [`World`](crate::world::World):
 //! `{WS}` workspace, `{OUT}` outside folder, `{HOME}` fake home, `{TAG}`
 //! unique tag, `{TCP4}`/`{TCP6}`/`{UDP4}`/`{UDP6}` the test's loopback ports,
-//! `{ABSTRACT}` the abstract socket's name, `{VPID}`/`{VFD}`/`{VDELFD}` the
+//! `{ABSTRACT}` the abstract socket's name, `{STATE}` the program's
+//! `$XDG_STATE_HOME`, `{RUN}` `$XDG_RUNTIME_DIR`, `{VPID}`/`{VFD}`/`{VDELFD}` the
 //! victim process and its open / deleted-but-open descriptors, `{PTS}` the
 //! test's terminal, `{INPORT}` the port the command listens on.
 //!
@@ -402,6 +403,12 @@ pub(crate) const VECTORS: &[Vector] = &[
         "plant an autostart entry in ~/.config",
         "mkdir -p ~/.config/autostart && echo pwned > ~/.config/autostart/evil.desktop",
     ),
+    v(
+        "W32",
+        Write,
+        "plant a file in the program's private state",
+        "echo pwned > {STATE}/agent-tools/planted",
+    ),
     // ---- secret reads --------------------------------------------------
     v(
         "S01",
@@ -635,6 +642,12 @@ pub(crate) const VECTORS: &[Vector] = &[
         Network,
         "send ~/.ssh/id_rsa to a listener",
         "cat ~/.ssh/id_rsa > /dev/tcp/127.0.0.1/{TCP4}",
+    ),
+    v(
+        "N13",
+        Network,
+        "the SSH agent's socket ($SSH_AUTH_SOCK in $XDG_RUNTIME_DIR)",
+        "python3 -c \"import os, socket; s = socket.socket(socket.AF_UNIX); s.connect(os.environ.get('SSH_AUTH_SOCK') or '{RUN}/ssh-agent.sock'); s.sendall(b'hi')\"",
     ),
     // ---- other processes ---------------------------------------------------
     with(

@@ -9,8 +9,10 @@
 //! - `R/home`: the fake `$HOME` of the `tool` process: `.bashrc`, and one fake
 //!   secret per well-known credential file (`~/.ssh/id_rsa`,
 //!   `~/.aws/credentials`, ...; `$CARGO_HOME` is `R/home/.cargo`);
-//! - `R/state`: `$XDG_STATE_HOME` of the `tool` process (the program's own
-//!   ledger lives there; left out of the outside snapshot);
+//! - `R/state`: `$XDG_STATE_HOME` of the `tool` process (the program's
+//!   private state; in the outside snapshot like the rest);
+//! - `R/run`: `$XDG_RUNTIME_DIR`, with an SSH agent's socket
+//!   (`$SSH_AUTH_SOCK`, `R/run/ssh-agent.sock`) the test listens on;
 //! - loopback listeners (TCP v4 and v6, UDP v4 and v6, a Unix socket by path
 //!   at `R/out/agent.sock` and an abstract one) that the test drains after the
 //!   call.
@@ -93,6 +95,8 @@ pub(crate) struct World {
     pub(crate) out: PathBuf,
     pub(crate) home: PathBuf,
     pub(crate) state: PathBuf,
+    /// `$XDG_RUNTIME_DIR` of the `tool` process.
+    pub(crate) run: PathBuf,
     /// Unique per vector run; in the names of host-wide things the command
     /// may create (`/tmp/escape-<tag>`, keys, process command lines).
     pub(crate) tag: String,
@@ -111,6 +115,7 @@ pub(crate) struct World {
     udp6: Option<UdpSocket>,
     unix_path: UnixListener,
     unix_abstract: UnixListener,
+    ssh_agent: UnixListener,
     pub(crate) abstract_name: String,
     pub(crate) victim: Option<Victim>,
     pub(crate) pty: Option<Pty>,
@@ -161,13 +166,14 @@ impl World {
                 .unwrap_or("x")
                 .trim_start_matches("escape")
         );
-        let (ws, out, home, state) = (
+        let (ws, out, home, state, run) = (
             root.join("ws"),
             root.join("out"),
             root.join("home"),
             root.join("state"),
+            root.join("run"),
         );
-        for dir in [&ws, &out, &home, &state] {
+        for dir in [&ws, &out, &home, &state.join("agent-tools"), &run] {
             std::fs::create_dir_all(dir).expect("world folder");
         }
         let secret = |kind: &str| format!("{SECRET_PREFIX}{kind}-{tag}");
@@ -242,6 +248,8 @@ impl World {
         }
         unix_path.set_nonblocking(true).expect("nonblocking");
         unix_abstract.set_nonblocking(true).expect("nonblocking");
+        let ssh_agent = UnixListener::bind(run.join("ssh-agent.sock")).expect("ssh agent socket");
+        ssh_agent.set_nonblocking(true).expect("nonblocking");
 
         let victim = needs.victim.then(|| {
             let v = Victim::start(&home, &out, &tag);
@@ -257,6 +265,7 @@ impl World {
             out,
             home,
             state,
+            run,
             tag,
             secrets,
             tool_env_secret,
@@ -268,6 +277,7 @@ impl World {
             udp6,
             unix_path,
             unix_abstract,
+            ssh_agent,
             abstract_name,
             victim,
             pty,
@@ -291,6 +301,8 @@ impl World {
             .replace("{WS}", &self.ws.to_string_lossy())
             .replace("{OUT}", &self.out.to_string_lossy())
             .replace("{HOME}", &self.home.to_string_lossy())
+            .replace("{STATE}", &self.state.to_string_lossy())
+            .replace("{RUN}", &self.run.to_string_lossy())
             .replace("{TAG}", &self.tag)
             .replace(
                 "{TCP4}",
@@ -328,12 +340,12 @@ impl World {
     }
 
     /// Everything outside the workspace the command must not change: the
-    /// whole root (outside folder, fake home) except the workspace and the
-    /// program's state folder, plus the workspace's `.git/config` and
+    /// whole root (outside folder, fake home, state and runtime folders)
+    /// except the workspace, plus the workspace's `.git/config` and
     /// `.git/hooks`.
     pub(crate) fn snapshot(&self) -> BTreeMap<PathBuf, String> {
         let mut map = BTreeMap::new();
-        let skip = [self.ws.clone(), self.state.clone()];
+        let skip = [self.ws.clone()];
         walk(&self.root, &skip, &mut map, 0);
         walk(&self.ws.join(".git/hooks"), &[], &mut map, 0);
         describe(&self.ws.join(".git/config"), &mut map);
@@ -372,6 +384,7 @@ impl World {
         for (name, l) in [
             ("Unix socket by path", &self.unix_path),
             ("abstract Unix socket", &self.unix_abstract),
+            ("SSH agent socket", &self.ssh_agent),
         ] {
             while let Ok((mut s, _)) = l.accept() {
                 let _ = s.set_read_timeout(Some(Duration::from_millis(50)));
@@ -671,7 +684,12 @@ impl Victim {
         let memory = format!("{SECRET_PREFIX}victimmemory-{tag}");
         let deleted = format!("{SECRET_PREFIX}victimdeleted-{tag}");
         let env_secret = format!("{SECRET_PREFIX}victimenv-{tag}");
-        let mut child = Command::new("/usr/bin/python3")
+        let python = if Path::new("/usr/bin/python3").exists() {
+            "/usr/bin/python3"
+        } else {
+            "python3"
+        };
+        let mut child = Command::new(python)
             .args(["-c", VICTIM_PY])
             .arg(out)
             .current_dir(home.join(".ssh"))

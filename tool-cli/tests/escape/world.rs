@@ -158,8 +158,10 @@ impl World {
     /// Builds the world for one vector.
     pub(crate) fn new(id: &str, needs: Needs) -> Self {
         let root = fresh_root();
+        // `<id>-<pid>-<n>t`: the closing letter keeps one tag from being
+        // the prefix of another (`-5t` is not in `-57t`).
         let tag = format!(
-            "{}{}",
+            "{}{}t",
             id.to_ascii_lowercase(),
             root.file_name()
                 .and_then(|n| n.to_str())
@@ -444,10 +446,11 @@ impl World {
     pub(crate) fn host_mounts(&self) -> Vec<String> {
         let info = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
         let root = self.root.to_string_lossy().into_owned();
+        let inside = format!("{root}/");
         let mut points: Vec<String> = info
             .lines()
             .filter_map(|l| l.split(' ').nth(4))
-            .filter(|p| p.starts_with(&root))
+            .filter(|p| *p == root || p.starts_with(&inside))
             .map(str::to_owned)
             .collect();
         points.sort_by_key(|p| std::cmp::Reverse(p.len()));

@@ -270,6 +270,7 @@ fn run_vector(vector: &'static Vector, mode: &Mode) -> Outcome {
     });
     let call = call(&world, mode, vector, &command);
     let ended_at = Instant::now();
+    let call_ended = std::time::SystemTime::now();
     stop.store(true, Ordering::SeqCst);
     outcome.ended = call.ended.clone();
     assert!(
@@ -331,10 +332,12 @@ fn run_vector(vector: &'static Vector, mode: &Mode) -> Outcome {
             Check::Marker => std::fs::metadata(world.ws.join("escaped"))
                 .is_ok_and(|m| m.len() > 0)
                 .then(|| "marker written: the refused operation succeeded".to_owned()),
-            Check::Survivor => world
-                .ws
-                .join("alive")
-                .exists()
+            // Written after the call ended: a job that wrote while the
+            // supervisor was still stopping it (a grace period) did not
+            // outlive the call.
+            Check::Survivor => std::fs::metadata(world.ws.join("alive"))
+                .and_then(|m| m.modified())
+                .is_ok_and(|t| t > call_ended)
                 .then(|| "a job started in the call wrote after the call ended".to_owned()),
             Check::LinesAtLeast(file, n) => {
                 let lines =
@@ -345,6 +348,12 @@ fn run_vector(vector: &'static Vector, mode: &Mode) -> Outcome {
             Check::SizeAtLeast(file, n) => {
                 let len = std::fs::metadata(world.ws.join(file)).map_or(0, |m| m.len());
                 (len >= n).then(|| format!("{file} is {len} bytes (limit: under {n})"))
+            }
+            Check::Exists(path) => {
+                let path = world.fill(path);
+                std::path::Path::new(&path)
+                    .exists()
+                    .then(|| format!("{path} created"))
             }
             _ => None,
         };

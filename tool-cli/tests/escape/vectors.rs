@@ -2,7 +2,8 @@
 //!
 //! A command is bash text run by `tool call bash_command` in the workspace;
 //! placeholders are filled from the vector's [`World`](crate::world::World):
-//! `{WS}` workspace, `{OUT}` outside folder, `{HOME}` fake home, `{TAG}`
+//! `{WS}` workspace, `{OUT}` outside folder (`{OUTREL}`: the same relative
+//! to the workspace, through `..`), `{HOME}` fake home, `{TAG}`
 //! unique tag, `{TCP4}`/`{TCP6}`/`{UDP4}`/`{UDP6}` the test's loopback ports,
 //! `{ABSTRACT}` the abstract socket's name, `{STATE}` the program's
 //! `$XDG_STATE_HOME`, `{RUN}` `$XDG_RUNTIME_DIR`, `{VPID}`/`{VFD}`/`{VDELFD}` the
@@ -44,8 +45,8 @@ pub(crate) enum Check {
     /// `{WS}/escaped` exists and is not empty: the command writes it only
     /// when a syscall that should be refused succeeded.
     Marker,
-    /// 2.6 s after the call: `{WS}/alive` written by a process started in
-    /// the call, or a process with the tag in its command line.
+    /// 2.6 s after the call: `{WS}/alive` written after the call ended by a
+    /// process started in it, or a process with the tag in its command line.
     Survivor,
     /// The test connected to `{INPORT}` while the call ran.
     Inbound,
@@ -54,6 +55,9 @@ pub(crate) enum Check {
     LinesAtLeast(&'static str, usize),
     /// The workspace file is at least this many bytes long.
     SizeAtLeast(&'static str, u64),
+    /// This path (placeholders allowed) exists: for targets inside the
+    /// program's private folders, which the snapshot leaves out.
+    Exists(&'static str),
     /// Sanity: the workspace file holds exactly this text.
     FileIs(&'static str, &'static str),
     /// Sanity: the workspace file starts with this text.
@@ -228,13 +232,13 @@ pub(crate) const VECTORS: &[Vector] = &[
         "W03",
         Write,
         "write through `..`",
-        "echo pwned > ../out/victim.txt",
+        "echo pwned > {OUTREL}/victim.txt",
     ),
     v(
         "W04",
         Write,
         "create through `..` from Python",
-        "python3 -c \"open('../out/py.txt', 'w').write('pwned')\"",
+        "python3 -c \"open('{OUTREL}/py.txt', 'w').write('pwned')\"",
     ),
     with(
         "W05",
@@ -389,7 +393,7 @@ pub(crate) const VECTORS: &[Vector] = &[
         "W29",
         Write,
         "write through /proc/self/cwd/..",
-        "echo pwned > /proc/self/cwd/../out/victim.txt",
+        "echo pwned > /proc/self/cwd/{OUTREL}/victim.txt",
     ),
     v(
         "W30",
@@ -404,10 +408,32 @@ pub(crate) const VECTORS: &[Vector] = &[
         "mkdir -p ~/.config/autostart && echo pwned > ~/.config/autostart/evil.desktop",
     ),
     v(
+        "W34",
+        Write,
+        "replace .git/config with a new file",
+        "mv .git/config .git/config.bak && printf '[core]\\n\\thooksPath = /tmp/evil\\n' > .git/config",
+    ),
+    v(
+        "W35",
+        Write,
+        "move .git aside and plant a hook in a fresh .git",
+        "mv .git .git-old && git init -q && printf '#!/bin/sh\\necho pwned\\n' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit",
+    ),
+    with(
         "W32",
         Write,
         "plant a file in the program's private state",
-        "echo pwned > {STATE}/agent-tools/planted",
+        NONE,
+        "mkdir -p {STATE}/agent-tools && echo pwned > {STATE}/agent-tools/planted",
+        &[Check::Exists("{STATE}/agent-tools/planted")],
+    ),
+    with(
+        "W33",
+        Write,
+        "plant a file in the program's private runtime folder",
+        NONE,
+        "mkdir -p {RUN}/agent-tools && echo pwned > {RUN}/agent-tools/planted",
+        &[Check::Exists("{RUN}/agent-tools/planted")],
     ),
     // ---- secret reads --------------------------------------------------
     v(

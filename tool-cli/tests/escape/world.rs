@@ -1,18 +1,23 @@
 //! The world one vector runs in, and the checks of it afterwards.
 //!
-//! Each vector gets a fresh root folder `R` under the system's temporary
-//! folder (`/tmp/escape-<pid>-<n>`), holding:
-//! - `R/ws`: the workspace (`tool --workspace R/ws`, also the current folder),
+//! Each vector gets two fresh folders: `T` under the system's temporary
+//! folder (`/tmp/escape-<pid>-<n>`), holding only the workspace, and `R`
+//! under Cargo's per-target temporary folder (`target/tmp/escape-<pid>-<n>`,
+//! outside `/tmp`, so that a private `/tmp` alone cannot hide it), holding
+//! everything outside:
+//! - `T/ws`: the workspace (`tool --workspace T/ws`, also the current folder),
 //!   a git repository with one commit and `user.name`/`user.email` in
-//!   `.git/config`;
+//!   `.git/config`; the workspace under `/tmp` as tests commonly have it;
 //! - `R/out`: an outside folder with `victim.txt` ("outside original\n");
 //! - `R/home`: the fake `$HOME` of the `tool` process: `.bashrc`, and one fake
 //!   secret per well-known credential file (`~/.ssh/id_rsa`,
 //!   `~/.aws/credentials`, ...; `$CARGO_HOME` is `R/home/.cargo`);
-//! - `R/state`: `$XDG_STATE_HOME` of the `tool` process (the program's
-//!   private state; in the outside snapshot like the rest);
+//! - `R/state`: `$XDG_STATE_HOME` of the `tool` process;
 //! - `R/run`: `$XDG_RUNTIME_DIR`, with an SSH agent's socket
 //!   (`$SSH_AUTH_SOCK`, `R/run/ssh-agent.sock`) the test listens on;
+//!   `agent-tools` in either is the program's own private folder (it writes
+//!   there itself), left out of the outside snapshot: vectors that aim at it
+//!   check their own file there;
 //! - loopback listeners (TCP v4 and v6, UDP v4 and v6, a Unix socket by path
 //!   at `R/out/agent.sock` and an abstract one) that the test drains after the
 //!   call.
@@ -76,21 +81,24 @@ pub(crate) struct Needs {
     /// A free port the command listens on while the test tries to connect
     /// (`{INPORT}`).
     pub(crate) inbound: bool,
-    /// `R/ws/planted-link` -> `R/out/victim.txt` (symlink).
+    /// `T/ws/planted-link` -> `R/out/victim.txt` (symlink).
     pub(crate) symlink_file: bool,
-    /// `R/ws/planted-dir` -> `R/out` (symlink).
+    /// `T/ws/planted-dir` -> `R/out` (symlink).
     pub(crate) symlink_dir: bool,
-    /// `R/ws/planted-secret` -> `~/.ssh/id_rsa` (symlink).
+    /// `T/ws/planted-secret` -> `~/.ssh/id_rsa` (symlink).
     pub(crate) symlink_secret: bool,
-    /// `R/ws/planted-hard` hard link of `R/out/victim.txt`.
+    /// `T/ws/planted-hard` hard link of `R/out/victim.txt`.
     pub(crate) hardlink_file: bool,
-    /// `R/ws/planted-hard-secret` hard link of `~/.aws/credentials`.
+    /// `T/ws/planted-hard-secret` hard link of `~/.aws/credentials`.
     pub(crate) hardlink_secret: bool,
 }
 
 /// One vector's world.
 pub(crate) struct World {
+    /// `T`: holds the workspace only.
     pub(crate) root: PathBuf,
+    /// `R`: holds everything outside the workspace.
+    pub(crate) outer: PathBuf,
     pub(crate) ws: PathBuf,
     pub(crate) out: PathBuf,
     pub(crate) home: PathBuf,
@@ -122,16 +130,24 @@ pub(crate) struct World {
     pub(crate) inbound_port: Option<u16>,
 }
 
-fn fresh_root() -> PathBuf {
+/// Fresh `T` and `R` folders of one name.
+fn fresh_roots() -> (PathBuf, PathBuf) {
     static NEXT: AtomicU32 = AtomicU32::new(0);
-    let path = std::env::temp_dir().join(format!(
+    let name = format!(
         "escape-{}-{}",
         std::process::id(),
         NEXT.fetch_add(1, Ordering::SeqCst)
-    ));
-    let _ = std::fs::remove_dir_all(&path);
-    std::fs::create_dir_all(&path).expect("vector root");
-    path.canonicalize().expect("canonical vector root")
+    );
+    let fresh = |base: PathBuf| {
+        let path = base.join(&name);
+        let _ = std::fs::remove_dir_all(&path);
+        std::fs::create_dir_all(&path).expect("vector root");
+        path.canonicalize().expect("canonical vector root")
+    };
+    (
+        fresh(std::env::temp_dir()),
+        fresh(PathBuf::from(env!("CARGO_TARGET_TMPDIR"))),
+    )
 }
 
 fn git(ws: &Path, args: &[&str]) {
@@ -157,7 +173,7 @@ fn write(path: &Path, text: &str) {
 impl World {
     /// Builds the world for one vector.
     pub(crate) fn new(id: &str, needs: Needs) -> Self {
-        let root = fresh_root();
+        let (root, outer) = fresh_roots();
         // `<id>-<pid>-<n>t`: the closing letter keeps one tag from being
         // the prefix of another (`-5t` is not in `-57t`).
         let tag = format!(
@@ -170,10 +186,10 @@ impl World {
         );
         let (ws, out, home, state, run) = (
             root.join("ws"),
-            root.join("out"),
-            root.join("home"),
-            root.join("state"),
-            root.join("run"),
+            outer.join("out"),
+            outer.join("home"),
+            outer.join("state"),
+            outer.join("run"),
         );
         for dir in [&ws, &out, &home, &state.join("agent-tools"), &run] {
             std::fs::create_dir_all(dir).expect("world folder");
@@ -263,6 +279,7 @@ impl World {
 
         Self {
             root,
+            outer,
             ws,
             out,
             home,
@@ -301,6 +318,7 @@ impl World {
         };
         let mut s = text
             .replace("{WS}", &self.ws.to_string_lossy())
+            .replace("{OUTREL}", &self.out_relative())
             .replace("{OUT}", &self.out.to_string_lossy())
             .replace("{HOME}", &self.home.to_string_lossy())
             .replace("{STATE}", &self.state.to_string_lossy())
@@ -332,6 +350,13 @@ impl World {
         s
     }
 
+    /// The outside folder as a path relative to the workspace
+    /// (`../../../…/out`).
+    fn out_relative(&self) -> String {
+        let up = "../".repeat(self.ws.components().count().saturating_sub(1));
+        format!("{up}{}", self.out.to_string_lossy().trim_start_matches('/'))
+    }
+
     /// Host-wide paths the command may try to create (`/tmp/escape-<tag>`,
     /// `/dev/shm/escape-<tag>`).
     pub(crate) fn host_paths(&self) -> [PathBuf; 2] {
@@ -343,17 +368,33 @@ impl World {
 
     /// Everything outside the workspace the command must not change: the
     /// whole root (outside folder, fake home, state and runtime folders)
-    /// except the workspace, plus the workspace's `.git/config` and
-    /// `.git/hooks`.
+    /// except the workspace and the program's own private folders, plus the
+    /// workspace's `.git`, `.git/config` and `.git/hooks` (without times).
     pub(crate) fn snapshot(&self) -> BTreeMap<PathBuf, String> {
         let mut map = BTreeMap::new();
-        let skip = [self.ws.clone()];
+        let skip = [
+            self.ws.clone(),
+            self.state.join("agent-tools"),
+            self.run.join("agent-tools"),
+        ];
+        walk(&self.outer, &skip, &mut map, 0);
         walk(&self.root, &skip, &mut map, 0);
         walk(&self.ws.join(".git/hooks"), &[], &mut map, 0);
         describe(&self.ws.join(".git/config"), &mut map);
         describe(&self.ws.join(".git"), &mut map);
         for p in self.host_paths() {
             describe(&p, &mut map);
+        }
+        // The no-namespaces tier undoes changes to `.git/config` and
+        // `.git/hooks` after the call by rewriting them: for those, what
+        // counts is type, mode and content, not the time.
+        let git = self.ws.join(".git");
+        for (path, line) in &mut map {
+            if path.starts_with(&git) {
+                if let Some(at) = line.find(" mtime ") {
+                    line.truncate(at);
+                }
+            }
         }
         map
     }
@@ -445,12 +486,20 @@ impl World {
     /// `/proc/self/mountinfo`); each is lazily unmounted after being noted.
     pub(crate) fn host_mounts(&self) -> Vec<String> {
         let info = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
-        let root = self.root.to_string_lossy().into_owned();
-        let inside = format!("{root}/");
+        let roots = [
+            self.root.to_string_lossy().into_owned(),
+            self.outer.to_string_lossy().into_owned(),
+        ];
         let mut points: Vec<String> = info
             .lines()
             .filter_map(|l| l.split(' ').nth(4))
-            .filter(|p| *p == root || p.starts_with(&inside))
+            .filter(|p| {
+                roots.iter().any(|r| {
+                    *p == r.as_str()
+                        || p.strip_prefix(r.as_str())
+                            .is_some_and(|t| t.starts_with('/'))
+                })
+            })
             .map(str::to_owned)
             .collect();
         points.sort_by_key(|p| std::cmp::Reverse(p.len()));
@@ -545,11 +594,13 @@ impl Drop for World {
             let _ = std::fs::remove_dir_all(&p);
         }
         // A command may have left a read-only or unreadable folder behind.
-        let _ = Command::new("chmod")
-            .args(["-R", "u+rwX"])
-            .arg(&self.root)
-            .status();
-        let _ = std::fs::remove_dir_all(&self.root);
+        for dir in [&self.root, &self.outer] {
+            let _ = Command::new("chmod")
+                .args(["-R", "u+rwX"])
+                .arg(dir)
+                .status();
+            let _ = std::fs::remove_dir_all(dir);
+        }
     }
 }
 

@@ -419,6 +419,18 @@ pub(crate) const VECTORS: &[Vector] = &[
         "move .git aside and plant a hook in a fresh .git",
         "mv .git .git-old && git init -q && printf '#!/bin/sh\\necho pwned\\n' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit",
     ),
+    v(
+        "W36",
+        Write,
+        "swap .git/config for a symlink to an outside file (the undo must not write through it)",
+        "rm .git/config && ln -s {OUT}/victim.txt .git/config",
+    ),
+    v(
+        "W37",
+        Write,
+        "swap .git/hooks for a symlink to an outside folder (the undo must not write through it)",
+        "rm -rf .git/hooks && ln -s {OUT} .git/hooks",
+    ),
     with(
         "W32",
         Write,
@@ -480,6 +492,18 @@ pub(crate) const VECTORS: &[Vector] = &[
         Secret,
         "read $CARGO_HOME/credentials.toml",
         "cat \"$CARGO_HOME/credentials.toml\" > stolen",
+    ),
+    v(
+        "S25",
+        Secret,
+        "read ~/.gnupg",
+        "cat ~/.gnupg/private-keys-v1.d/escape.key > stolen",
+    ),
+    v(
+        "S26",
+        Secret,
+        "read $CARGO_HOME/credentials (legacy name)",
+        "cat \"$CARGO_HOME/credentials\" > stolen",
     ),
     v(
         "S11",

@@ -69,6 +69,11 @@ pub(crate) const HOME_SECRETS: &[(&str, &str)] = &[
     (".npmrc", "//registry.npmjs.org/:_authToken={S}\n"),
     (".pypirc", "[pypi]\nusername = __token__\npassword = {S}\n"),
     (".cargo/credentials.toml", "[registry]\ntoken = \"{S}\"\n"),
+    (".cargo/credentials", "[registry]\ntoken = \"{S}\"\n"),
+    (
+        ".gnupg/private-keys-v1.d/escape.key",
+        "(private-key (rsa (n #00{S}#)))\n",
+    ),
 ];
 
 /// Resources a vector asks for beyond the common world.

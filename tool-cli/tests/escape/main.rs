@@ -17,7 +17,7 @@
 //!   `no-namespaces`), asserting 0 escapes and every sanity check working.
 //!
 //! Environment: `ESCAPE_ONLY=W01,S13` runs only those ids;
-//! `ESCAPE_JOBS=N` vectors at once (default 8).
+//! `ESCAPE_JOBS=N` vectors at once (default 12: most of a vector is waiting).
 
 mod vectors;
 mod world;
@@ -420,12 +420,12 @@ fn selected(table: &'static [Vector]) -> Vec<&'static Vector> {
         .collect()
 }
 
-/// Runs the vectors on `ESCAPE_JOBS` threads (default 8), in table order.
+/// Runs the vectors on `ESCAPE_JOBS` threads (default 12), in table order.
 fn run_all(list: &[&'static Vector], mode: &Mode) -> Vec<Outcome> {
     let jobs = std::env::var("ESCAPE_JOBS")
         .ok()
         .and_then(|j| j.parse::<usize>().ok())
-        .unwrap_or(8)
+        .unwrap_or(12)
         .clamp(1, 32);
     let next = AtomicUsize::new(0);
     let results = Mutex::new(Vec::new());

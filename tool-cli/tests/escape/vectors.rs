@@ -1046,6 +1046,14 @@ pub(crate) const VECTORS: &[Vector] = &[
         &[Check::Marker],
     ),
     with(
+        "L05",
+        Limit,
+        "a 640 MiB balloon spread over 4 processes of 160 MiB (judge: lines in a file, one per process holding its share)",
+        NONE,
+        "python3 - <<'PY'\nimport os, time\nfor i in range(4):\n    if os.fork() == 0:\n        b = bytearray(160 << 20)\n        for j in range(0, len(b), 4096):\n            b[j] = 1\n        with open('{WS}/held', 'a') as f:\n            f.write('x\\n')\n        time.sleep(2)\n        os._exit(0)\ntry:\n    while True:\n        os.wait()\nexcept ChildProcessError:\n    pass\nPY",
+        &[Check::LinesAtLeast("held", 4)],
+    ),
+    with(
         "L03",
         Limit,
         "a 1 GiB file by dd (judge: its size)",

@@ -265,6 +265,17 @@ fn run_vector(vector: &'static Vector, mode: &Mode) -> Outcome {
     let mut world = World::new(vector.id, vector.needs);
     let command = world.fill(vector.command);
     let before = world.snapshot();
+    // Host files a vector may change (kernel settings): their text before.
+    let host_before: Vec<(&str, String)> = vector
+        .checks
+        .iter()
+        .filter_map(|c| match *c {
+            Check::HostFileSame(path) => {
+                Some((path, std::fs::read_to_string(path).unwrap_or_default()))
+            }
+            _ => None,
+        })
+        .collect();
 
     let stop = Arc::new(AtomicBool::new(false));
     let probe = world.inbound_port.map(|port| {
@@ -360,6 +371,19 @@ fn run_vector(vector: &'static Vector, mode: &Mode) -> Outcome {
                 std::path::Path::new(&path)
                     .exists()
                     .then(|| format!("{path} created"))
+            }
+            Check::HostFileSame(path) => {
+                host_before
+                    .iter()
+                    .find(|(p, _)| *p == path)
+                    .and_then(|(_, was)| {
+                        let now = std::fs::read_to_string(path).unwrap_or_default();
+                        (now != *was).then(|| {
+                            // Put the host's setting back.
+                            let _ = std::fs::write(path, was);
+                            format!("{path} changed on the host: {was:?} -> {now:?} (restored)")
+                        })
+                    })
             }
             _ => None,
         };

@@ -58,6 +58,9 @@ pub(crate) enum Check {
     /// This path (placeholders allowed) exists: for targets inside the
     /// program's private folders, which the snapshot leaves out.
     Exists(&'static str),
+    /// This host file (a kernel setting) reads the same after the call; the
+    /// test writes the old text back when it does not.
+    HostFileSame(&'static str),
     /// Sanity: the workspace file holds exactly this text.
     FileIs(&'static str, &'static str),
     /// Sanity: the workspace file starts with this text.
@@ -1024,6 +1027,24 @@ pub(crate) const VECTORS: &[Vector] = &[
             &[],
         ),
         &["nsenter"],
+    ),
+    with(
+        "K18",
+        Kernel,
+        "write a kernel setting in /proc/sys (judge: the host's value; restored)",
+        NONE,
+        "v=$(cat /proc/sys/kernel/printk_ratelimit_burst); echo $((v + 1)) > /proc/sys/kernel/printk_ratelimit_burst",
+        &[Check::HostFileSame(
+            "/proc/sys/kernel/printk_ratelimit_burst",
+        )],
+    ),
+    with(
+        "K19",
+        Kernel,
+        "move itself to the root cgroup (out of the sandbox's limits) (judge: marker when the write succeeded)",
+        NONE,
+        "for f in /sys/fs/cgroup/pids/cgroup.procs /sys/fs/cgroup/unified/cgroup.procs /sys/fs/cgroup/cgroup.procs; do [ -e $f ] && echo $$ > $f && echo 1 > {WS}/escaped; done; true",
+        &[Check::Marker],
     ),
     // ---- resource limits ---------------------------------------------------
     with(

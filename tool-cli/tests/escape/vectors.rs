@@ -434,6 +434,18 @@ pub(crate) const VECTORS: &[Vector] = &[
         "swap .git/hooks for a symlink to an outside folder (the undo must not write through it)",
         "rm -rf .git/hooks && ln -s {OUT} .git/hooks",
     ),
+    v(
+        "W38",
+        Write,
+        "swap the private TMPDIR for a symlink to an outside folder (its removal must not follow it)",
+        "if [ -n \"$TMPDIR\" ] && [ \"$TMPDIR\" != /tmp ]; then rm -rf \"$TMPDIR\" && ln -s {OUT} \"$TMPDIR\"; fi",
+    ),
+    v(
+        "W39",
+        Write,
+        "leave a symlink to an outside folder in the temporary folder (its removal must not follow it)",
+        "ln -s {OUT} \"${TMPDIR:-/tmp}/escape-{TAG}\"",
+    ),
     with(
         "W32",
         Write,

@@ -51,6 +51,9 @@ struct Mode {
     flags: Vec<String>,
     /// Extra global flags for the limit vectors.
     limit_flags: Vec<String>,
+    /// Whether the binary has the sandbox flags (then vectors' own flags,
+    /// such as `--allow-net`, are given too).
+    sandbox_flags: bool,
 }
 
 /// Whether this `tool` knows the sandbox flags (`--sandbox`).
@@ -65,7 +68,8 @@ impl Mode {
     /// Today's behaviour: `--sandbox off` when the binary has the flag,
     /// else no flags at all.
     fn unsandboxed() -> Self {
-        let flags = if knows_sandbox_flags() {
+        let sandbox_flags = knows_sandbox_flags();
+        let flags = if sandbox_flags {
             vec!["--sandbox".into(), "off".into()]
         } else {
             Vec::new()
@@ -74,6 +78,7 @@ impl Mode {
             name: "no sandbox",
             flags,
             limit_flags: Vec::new(),
+            sandbox_flags,
         }
     }
 
@@ -91,6 +96,7 @@ impl Mode {
             name: tier,
             flags: flags.map(str::to_owned).to_vec(),
             limit_flags: limits.map(str::to_owned).to_vec(),
+            sandbox_flags: true,
         }
     }
 }
@@ -153,6 +159,9 @@ fn call(world: &World, mode: &Mode, vector: &Vector, command: &str) -> Call {
         .args(&mode.flags);
     if vector.class == Class::Limit {
         cmd.args(&mode.limit_flags);
+    }
+    if mode.sandbox_flags {
+        cmd.args(vector.flags);
     }
     cmd.arg("--workspace")
         .arg(&world.ws)

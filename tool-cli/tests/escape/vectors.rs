@@ -88,6 +88,9 @@ pub(crate) struct Vector {
     pub(crate) command: &'static str,
     /// Extra checks.
     pub(crate) checks: &'static [Check],
+    /// Extra global `tool` flags (e.g. `--allow-net`), given when the
+    /// binary has the sandbox flags.
+    pub(crate) flags: &'static [&'static str],
 }
 
 const NONE: Needs = Needs {
@@ -114,6 +117,7 @@ const fn v(id: &'static str, class: Class, what: &'static str, command: &'static
         requires: &[],
         command,
         checks: &[],
+        flags: &[],
     }
 }
 
@@ -133,11 +137,17 @@ const fn with(
         requires: &[],
         command,
         checks,
+        flags: &[],
     }
 }
 
 const fn req(mut vector: Vector, requires: &'static [&'static str]) -> Vector {
     vector.requires = requires;
+    vector
+}
+
+const fn flags(mut vector: Vector, flags: &'static [&'static str]) -> Vector {
+    vector.flags = flags;
     vector
 }
 
@@ -714,6 +724,39 @@ pub(crate) const VECTORS: &[Vector] = &[
         "the SSH agent's socket ($SSH_AUTH_SOCK in $XDG_RUNTIME_DIR)",
         "python3 -c \"import os, socket; s = socket.socket(socket.AF_UNIX); s.connect(os.environ.get('SSH_AUTH_SOCK') or '{RUN}/ssh-agent.sock'); s.sendall(b'hi')\"",
     ),
+    req(
+        flags(
+            v(
+                "N14",
+                Network,
+                "through the allowlist's proxy to a loopback listener (--allow-net example.com)",
+                "curl -s -m 3 http://127.0.0.1:{TCP4}/",
+            ),
+            &["--allow-net", "example.com"],
+        ),
+        &["curl"],
+    ),
+    req(
+        flags(
+            v(
+                "N15",
+                Network,
+                "CONNECT through the allowlist's proxy to localhost (--allow-net example.com)",
+                "curl -s -m 3 -p -x \"${HTTPS_PROXY:-${HTTP_PROXY:-http://127.0.0.1:9}}\" http://localhost:{TCP4}/",
+            ),
+            &["--allow-net", "example.com"],
+        ),
+        &["curl"],
+    ),
+    flags(
+        v(
+            "N16",
+            Network,
+            "around the allowlist's proxy, straight to a loopback listener (--allow-net example.com)",
+            "echo hi > /dev/tcp/127.0.0.1/{TCP4}",
+        ),
+        &["--allow-net", "example.com"],
+    ),
     // ---- other processes ---------------------------------------------------
     with(
         "P01",
@@ -1185,6 +1228,17 @@ pub(crate) const SANITY: &[Vector] = &[
         NONE,
         "echo ok > /dev/null && mkdir -p a/b && echo deep > a/b/c.txt",
         &[Check::FileIs("a/b/c.txt", "deep\n")],
+    ),
+    flags(
+        with(
+            "C11",
+            Sanity,
+            "a command with a network allowlist (--allow-net example.com)",
+            NONE,
+            "echo ok > net.txt",
+            &[Check::FileIs("net.txt", "ok\n")],
+        ),
+        &["--allow-net", "example.com"],
     ),
 ];
 

@@ -1101,6 +1101,24 @@ pub(crate) const VECTORS: &[Vector] = &[
         "for f in /sys/fs/cgroup/pids/cgroup.procs /sys/fs/cgroup/unified/cgroup.procs /sys/fs/cgroup/cgroup.procs; do [ -e $f ] && echo $$ > $f && echo 1 > {WS}/escaped; done; true",
         &[Check::Marker],
     ),
+    with(
+        "K20",
+        Kernel,
+        "read a raw block device (every file on the disk) (judge: marker when 512 bytes were read)",
+        NONE,
+        "for d in /dev/vda /dev/sda /dev/nvme0n1 /dev/xvda; do [ -b \"$d\" ] && head -c 512 \"$d\" > /dev/null 2>&1 && echo 1 > {WS}/escaped; done; true",
+        &[Check::Marker],
+    ),
+    with(
+        "K21",
+        Kernel,
+        "TIOCLINUX on the console (judge: marker when the ioctl answered)",
+        NONE,
+        py!(
+            "import fcntl\nfd = os.open('/dev/tty0', os.O_RDONLY | os.O_NOCTTY)\nfcntl.ioctl(fd, 0x541C, bytes([12]))\nhit()"
+        ),
+        &[Check::Marker],
+    ),
     // ---- resource limits ---------------------------------------------------
     with(
         "L01",

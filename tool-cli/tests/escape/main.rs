@@ -148,15 +148,28 @@ fn tool_path() -> String {
 
 /// Runs the vector's command through `tool`, started by an intermediate
 /// `sh` that holds `AWS_SECRET_ACCESS_KEY` (removed from the tool's own
-/// environment by `env -u`); the tool itself has `GITHUB_TOKEN`.
+/// environment by `env -u`); the tool itself has `GITHUB_TOKEN`. With
+/// [`Needs::inherited_fd`](world::Needs), that `sh` opens `~/.ssh` as
+/// descriptor 7 for `tool` to inherit, as a careless parent (an editor, an
+/// agent host) might.
 fn call(world: &World, mode: &Mode, vector: &Vector, command: &str) -> Call {
     let args = serde_json::json!({ "command": command, "timeout": 30 }).to_string();
     let mut cmd = Command::new("/bin/sh");
     cmd.arg("-c")
-        .arg("\"$@\"; exit $?")
+        .arg("if [ -n \"$ESCAPE_FD_DIR\" ]; then exec 7<\"$ESCAPE_FD_DIR\"; fi; \"$@\"; exit $?")
         .arg("sh")
-        .args(["env", "-u", "AWS_SECRET_ACCESS_KEY", BIN])
+        .args([
+            "env",
+            "-u",
+            "AWS_SECRET_ACCESS_KEY",
+            "-u",
+            "ESCAPE_FD_DIR",
+            BIN,
+        ])
         .args(&mode.flags);
+    if vector.needs.inherited_fd {
+        cmd.env("ESCAPE_FD_DIR", world.home.join(".ssh"));
+    }
     if vector.class == Class::Limit {
         cmd.args(&mode.limit_flags);
     }
@@ -664,7 +677,7 @@ fn tier_no_namespaces_contains_every_vector() {
 /// `tests/escape/FINDINGS.md`; the regression test below allows these and
 /// nothing else. Remove an id when its fix lands.
 const KNOWN_ESCAPES: &[(&str, &[&str])] = &[
-    ("full", &["W35", "N09", "L05"]),
+    ("full", &["W35", "N09", "S27", "L05"]),
     (
         "no-namespaces",
         &[

@@ -102,6 +102,7 @@ const NONE: Needs = Needs {
     symlink_secret: false,
     hardlink_file: false,
     hardlink_secret: false,
+    inherited_fd: false,
 };
 const VICTIM: Needs = Needs {
     victim: true,
@@ -529,6 +530,17 @@ pub(crate) const VECTORS: &[Vector] = &[
         Secret,
         "read $CARGO_HOME/credentials (legacy name)",
         "cat \"$CARGO_HOME/credentials\" > stolen",
+    ),
+    with(
+        "S27",
+        Secret,
+        "read a hidden folder through a descriptor `tool` inherited from its parent",
+        Needs {
+            inherited_fd: true,
+            ..NONE
+        },
+        "for f in /proc/self/fd/*; do cat \"$f/id_rsa\" 2>/dev/null; done > stolen",
+        &[],
     ),
     v(
         "S11",

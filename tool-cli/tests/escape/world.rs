@@ -96,6 +96,8 @@ pub(crate) struct Needs {
     pub(crate) hardlink_file: bool,
     /// `T/ws/planted-hard-secret` hard link of `~/.aws/credentials`.
     pub(crate) hardlink_secret: bool,
+    /// The process that starts `tool` leaves `~/.ssh` open as descriptor 7.
+    pub(crate) inherited_fd: bool,
 }
 
 /// One vector's world.

@@ -472,22 +472,30 @@ fn selected(table: &'static [Vector]) -> Vec<&'static Vector> {
         .collect()
 }
 
-/// Runs the vectors on `ESCAPE_JOBS` threads (default 12), in table order.
+/// Runs the vectors on `ESCAPE_JOBS` threads (default 12); the outcomes in
+/// table order.
 fn run_all(list: &[&'static Vector], mode: &Mode) -> Vec<Outcome> {
     let jobs = std::env::var("ESCAPE_JOBS")
         .ok()
         .and_then(|j| j.parse::<usize>().ok())
         .unwrap_or(12)
         .clamp(1, 32);
+    // The long ones first (jobs that wait out survivors, limits, victims),
+    // so that the run does not end on a tail of them.
+    let weight = |v: &Vector| match v.class {
+        Class::Persistence | Class::Limit => 0,
+        _ if v.needs.victim || v.needs.inbound => 1,
+        _ => 2,
+    };
+    let mut order: Vec<usize> = (0..list.len()).collect();
+    order.sort_by_key(|&i| weight(list[i]));
     let next = AtomicUsize::new(0);
     let results = Mutex::new(Vec::new());
     std::thread::scope(|s| {
         for _ in 0..jobs {
             s.spawn(|| {
-                loop {
-                    let i = next.fetch_add(1, Ordering::SeqCst);
-                    let Some(vector) = list.get(i) else { break };
-                    let outcome = run_vector(vector, mode);
+                while let Some(&i) = order.get(next.fetch_add(1, Ordering::SeqCst)) {
+                    let outcome = run_vector(list[i], mode);
                     results.lock().map(|mut r| r.push((i, outcome))).ok();
                 }
             });

@@ -1193,7 +1193,7 @@ pub(crate) const SANITY: &[Vector] = &[
         "git commit",
         NONE,
         "echo change > f.txt && git add f.txt && git commit -qm sanity",
-        &[Check::Commits(2)],
+        &[Check::Commits(1)],
     ),
     with(
         "C03",

@@ -6,8 +6,8 @@
 //! outside `/tmp`, so that a private `/tmp` alone cannot hide it), holding
 //! everything outside:
 //! - `T/ws`: the workspace (`tool --workspace T/ws`, also the current folder),
-//!   a git repository with one commit and `user.name`/`user.email` in
-//!   `.git/config`; the workspace under `/tmp` as tests commonly have it;
+//!   a git repository without commits, `user.name`/`user.email` in
+//!   `.git/config`, and an untracked `README`; the workspace under `/tmp` as tests commonly have it;
 //! - `R/out`: an outside folder with `victim.txt` ("outside original\n");
 //! - `R/home`: the fake `$HOME` of the `tool` process: `.bashrc`, and one fake
 //!   secret per well-known credential file (`~/.ssh/id_rsa`,
@@ -212,12 +212,14 @@ impl World {
         write(&home.join(".bashrc"), "# fake bashrc\n");
         write(&out.join("victim.txt"), "outside original\n");
 
+        // One git process: the identity goes into `.git/config` as text,
+        // and the repository starts without commits.
         git(&ws, &["init", "-q"]);
-        git(&ws, &["config", "user.email", "escape@example.com"]);
-        git(&ws, &["config", "user.name", "Escape Suite"]);
+        let config = ws.join(".git/config");
+        let mut text = std::fs::read_to_string(&config).expect("git config");
+        text.push_str("[user]\n\temail = escape@example.com\n\tname = Escape Suite\n");
+        std::fs::write(&config, text).expect("git config");
         write(&ws.join("README"), "workspace\n");
-        git(&ws, &["add", "README"]);
-        git(&ws, &["commit", "-qm", "init"]);
 
         let tool_env_secret = secret("toolenv");
         let parent_env_secret = secret("parentenv");

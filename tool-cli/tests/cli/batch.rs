@@ -248,14 +248,17 @@ fn secret_variables_are_kept_by_the_program_and_withheld_from_commands() {
         assert!(!env.contains(secret), "{secret} reached the command: {env}");
     }
     if rustix::process::geteuid().is_root() {
-        // The supervisor is a fork of `tool`: its block is the program's own.
+        // The supervisor is a fork of `tool`: its block is the program's
+        // own, which root can read. The program kept the variable; the
+        // output shows it masked (issue 23.10).
         let outputs = batch_with_secrets(
             &dir,
             &mut tool(),
             &[r#"tr "\0" "\n" < /proc/$PPID/environ"#],
         );
+        assert!(!outputs[0].contains("ghtwo111"), "{}", outputs[0]);
         assert!(
-            outputs[0].contains("GITHUB_TOKEN_2=ghtwo111"),
+            outputs[0].contains("GITHUB_TOKEN_2=<withheld:GITHUB_TOKEN_2>"),
             "{}",
             outputs[0]
         );

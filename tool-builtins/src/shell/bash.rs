@@ -230,6 +230,14 @@ fn with_sandbox_report(
             for note in s.notes().iter().chain(&refused) {
                 result = result.with_note(note.clone());
             }
+            if !policy.network.is_deny_all() {
+                // The proxy and forwarder exist (tool_sandbox::proxy) but are
+                // not wired into the spawn path yet: say so, never pretend.
+                result = result.with_note(
+                    "The allowed hosts (--allow-net) are not served by bash_command yet: the \
+                     sandbox has no network at all. Run with --sandbox off to reach the network.",
+                );
+            }
         }
     }
     result

@@ -211,7 +211,17 @@ fn nothing_outlives_the_sandbox_in_the_full_tier() {
         .read_line(&mut line)
         .unwrap();
     assert_eq!(line, "started\n");
-    assert_eq!(marked_processes(&marker), 2);
+    // A `bash -c '…'` holds the marker in its own arguments until it execs
+    // `sleep`: wait (up to 5 s) for the two sleeps alone.
+    let mut seen = marked_processes(&marker);
+    for _ in 0..50 {
+        if seen == 2 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        seen = marked_processes(&marker);
+    }
+    assert_eq!(seen, 2);
     child.kill().unwrap();
     child.wait().unwrap();
     let until = Instant::now() + Duration::from_secs(3);

@@ -282,7 +282,11 @@ async fn agent_tool_once(attempt: u32) -> bool {
     let run = &summary["results"][0];
     let id = run["trace_id"].as_str().unwrap();
     assert!(id.starts_with("e2e-parent@"), "{id}");
-    assert!(id.ends_with("-001"), "{id}");
+    // `…-<YYYYMMDDHHMMSS>-001-<32 hex digits>` (TraceStore::next_id).
+    let (head, random) = id.rsplit_once('-').expect("a random suffix");
+    assert!(head.ends_with("-001"), "{id}");
+    assert_eq!(random.len(), 32, "{id}");
+    assert!(random.bytes().all(|b| b.is_ascii_hexdigit()), "{id}");
     if run.get("error").is_none() {
         assert!(run["turns"].as_u64().unwrap() >= 1);
         assert!(
@@ -330,7 +334,11 @@ async fn the_agent_tool_runs_a_sub_agent_on_the_real_model() {
     assert!(run.get("error").is_none(), "the sub-agent failed: {run}");
     let id = run["trace_id"].as_str().unwrap();
     assert!(id.starts_with("e2e-host@delegate-1-"), "{id}");
-    assert!(id.ends_with("-001"), "{id}");
+    // `…-<YYYYMMDDHHMMSS>-001-<32 hex digits>` (TraceStore::next_id).
+    let (head, random) = id.rsplit_once('-').expect("a random suffix");
+    assert!(head.ends_with("-001"), "{id}");
+    assert_eq!(random.len(), 32, "{id}");
+    assert!(random.bytes().all(|b| b.is_ascii_hexdigit()), "{id}");
     assert!(run["turns"].as_u64().unwrap() >= 1, "{run}");
     assert!(
         run["tool_calls"].as_u64().unwrap() >= 1,

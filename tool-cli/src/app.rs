@@ -2,7 +2,7 @@
 
 use std::ffi::OsString;
 use std::process::ExitCode;
-use std::sync::Arc;
+use std::sync::{Arc, PoisonError, RwLock};
 
 use tool_core::{ToolContext, ToolRegistry};
 
@@ -14,18 +14,35 @@ type ContextFn = dyn Fn() -> ToolContext + Send + Sync;
 #[derive(Clone)]
 pub(crate) struct Program {
     context: Option<Arc<ContextFn>>,
-    name: String,
+    /// Set by [`Cli::server_info`]; else the name the program was started
+    /// under (see [`Program::named`]).
+    name: Option<String>,
     version: String,
 }
 
 impl Default for Program {
-    /// The `tool` binary: no base context, named `tool` with this crate's version.
+    /// The `tool` binary: no base context, named after its file (`tool`)
+    /// with this crate's version.
     fn default() -> Self {
         Self {
             context: None,
-            name: "tool".to_owned(),
+            name: None,
             version: env!("CARGO_PKG_VERSION").to_owned(),
         }
+    }
+}
+
+/// The name of the running program, for its help, its hints ("Run `NAME
+/// schema …`") and its `serve` banner: set once per run by `run_program`.
+static PROGRAM_NAME: RwLock<String> = RwLock::new(String::new());
+
+/// The running program's name (`tool` before a run sets it).
+pub(crate) fn program_name() -> String {
+    let name = PROGRAM_NAME.read().unwrap_or_else(PoisonError::into_inner);
+    if name.is_empty() {
+        "tool".to_owned()
+    } else {
+        name.clone()
     }
 }
 
@@ -35,9 +52,31 @@ impl Program {
         self.context.as_ref().map(|f| f())
     }
 
-    /// The program's name (MCP `serverInfo.name`).
-    pub(crate) fn name(&self) -> &str {
-        &self.name
+    /// The program's name (MCP `serverInfo.name`): the one given to
+    /// [`Cli::server_info`], else the file name of `argv0` without its
+    /// folder (and `.exe`), else `tool`.
+    pub(crate) fn named(&self, argv0: Option<&OsString>) -> String {
+        if let Some(name) = &self.name {
+            return name.clone();
+        }
+        argv0
+            .map(std::path::Path::new)
+            .and_then(std::path::Path::file_stem)
+            .and_then(|s| s.to_str())
+            .filter(|s| !s.is_empty())
+            .unwrap_or("tool")
+            .to_owned()
+    }
+
+    /// Records `name` as the running program's (see [`program_name`]).
+    pub(crate) fn set_running(name: &str) {
+        let mut slot = PROGRAM_NAME.write().unwrap_or_else(PoisonError::into_inner);
+        name.clone_into(&mut slot);
+    }
+
+    /// The running program's name (MCP `serverInfo.name`).
+    pub(crate) fn name(&self) -> String {
+        self.name.clone().unwrap_or_else(program_name)
     }
 
     /// The program's version (MCP `serverInfo.version`).
@@ -83,7 +122,10 @@ pub struct Cli {
 
 impl Cli {
     /// The program over `registry` (exactly these tools: the built-ins only
-    /// when merged in), with an empty base context, named `tool`.
+    /// when merged in), with an empty base context, named after its
+    /// executable's file (its help, hints, `serve` banner and MCP
+    /// `serverInfo.name`), with tool-cli's version until
+    /// [`server_info`](Self::server_info) says otherwise.
     #[must_use]
     pub fn new(registry: ToolRegistry) -> Self {
         Self {
@@ -101,11 +143,13 @@ impl Cli {
         self
     }
 
-    /// The name and version `tool serve` reports to MCP clients
-    /// (`serverInfo`); default `tool` and tool-cli's version.
+    /// The name and version `serve` reports to MCP clients (`serverInfo`);
+    /// the name is also the one help and hints use. Default: the
+    /// executable's file name (`tool` for the `tool` binary) and tool-cli's
+    /// version.
     #[must_use]
     pub fn server_info(mut self, name: impl Into<String>, version: impl Into<String>) -> Self {
-        self.program.name = name.into();
+        self.program.name = Some(name.into());
         self.program.version = version.into();
         self
     }
@@ -128,5 +172,26 @@ impl Cli {
         T: Into<OsString> + Clone,
     {
         crate::run_program(&self.registry, &self.program, args)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_program_is_named_after_its_file_unless_told() {
+        let program = Program::default();
+        let argv0 = |s: &str| OsString::from(s);
+        assert_eq!(program.named(Some(&argv0("/usr/local/bin/shop"))), "shop");
+        assert_eq!(
+            program.named(Some(&argv0("./target/debug/shop.exe"))),
+            "shop"
+        );
+        assert_eq!(program.named(Some(&argv0(""))), "tool");
+        assert_eq!(program.named(None), "tool");
+        let told = Cli::new(ToolRegistry::new()).server_info("store", "2.0");
+        assert_eq!(told.program.named(Some(&argv0("/bin/shop"))), "store");
+        assert_eq!(told.program.version(), "2.0");
     }
 }

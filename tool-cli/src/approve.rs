@@ -1,40 +1,123 @@
-//! `--approve`: the unattended answer to confirmation-requiring calls. Its
-//! own module so that the options (`cli`) and the run (`session`) both use
-//! it without importing each other.
+//! `--approve`: how confirmation-requiring calls are answered, by a person at
+//! the terminal or unattended. Its own module so that the options (`cli`)
+//! and the run (`session`) both use it without importing each other.
+
+use std::io::{BufRead, BufReader, IsTerminal, Write};
+use std::time::Duration;
 
 use clap::ValueEnum;
-use tool_core::{ApprovalPolicy, ToolKind};
+use tool_core::{ApprovalDecision, ApprovalPolicy, ApprovalRequest, ToolKind};
+
+/// How long the terminal question waits for an answer before the call is
+/// denied (cross-cutting §4: every way to ask a person has a timeout and a
+/// default answer; for approvals the default is "deny").
+pub(crate) const ASK_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// The longest answer line read from the terminal, in bytes.
+const MAX_ANSWER: u64 = 1024;
 
 /// `--approve`: how calls of tools that require a person's confirmation are
-/// answered when no person is there. Becomes the context's approver (a
-/// [`tool_core::ApprovalPolicy`]) and the named value `approval_policy`.
+/// answered. Becomes the context's approver (a [`tool_core::ApprovalPolicy`])
+/// and the named value `approval_policy`. Without the option, `tool call`
+/// asks when stdin and stderr are both a terminal, and is `never` otherwise.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
 pub(crate) enum Approve {
-    /// Approve nothing: confirmation-requiring calls are denied. The default.
+    /// Approve nothing: confirmation-requiring calls are denied. The default
+    /// when no person is at a terminal.
     #[default]
     Never,
     /// Approve tools of kind `read`; deny the rest.
     Read,
     /// Approve every call.
     All,
+    /// Ask the person at the terminal (a y/N question on stderr, the answer
+    /// read from /dev/tty); denied after 120 s, on end of input, or when
+    /// there is no terminal. The default of `call` on a terminal.
+    Ask,
 }
 
 impl Approve {
-    /// The name as written on the command line (`never`, `read`, `all`).
+    /// The name as written on the command line (`never`, `read`, `all`, `ask`).
     pub(crate) fn as_str(self) -> &'static str {
         match self {
             Self::Never => "never",
             Self::Read => "read",
             Self::All => "all",
+            Self::Ask => "ask",
         }
     }
 
-    /// The approver that answers for this choice.
-    pub(crate) fn policy(self) -> ApprovalPolicy {
+    /// The choice when the option is not given: `ask` for `tool call` with a
+    /// person at the terminal (stdin and stderr both terminals), else `never`.
+    pub(crate) fn default_for(call: bool) -> Self {
+        if call && std::io::stdin().is_terminal() && std::io::stderr().is_terminal() {
+            Self::Ask
+        } else {
+            Self::Never
+        }
+    }
+
+    /// The approver that answers for this choice; `program` names the
+    /// running program in the refusal's hint.
+    pub(crate) fn policy(self, program: &str) -> ApprovalPolicy {
         match self {
-            Self::Never => ApprovalPolicy::new(),
+            Self::Never => {
+                let hint = format!(
+                    "this call needs a person's confirmation and none is available: run it on a \
+                     terminal to be asked, or approve unattended with `{program} --approve all \
+                     call …` (`--approve read` approves read-only tools)"
+                );
+                ApprovalPolicy::new().ask(move |_: ApprovalRequest| {
+                    let hint = hint.clone();
+                    async move { ApprovalDecision::Deny(hint) }
+                })
+            }
             Self::Read => ApprovalPolicy::new().auto_approve(ToolKind::Read),
             Self::All => ApprovalPolicy::new().auto_approve_all(),
+            Self::Ask => ApprovalPolicy::new().ask(|request: ApprovalRequest| async move {
+                let asked = tokio::task::spawn_blocking(move || ask_terminal(&request));
+                match tokio::time::timeout(ASK_TIMEOUT, asked).await {
+                    Ok(Ok(decision)) => decision,
+                    Ok(Err(_)) => ApprovalDecision::Deny("the terminal question failed".to_owned()),
+                    Err(_) => ApprovalDecision::Deny(format!(
+                        "nobody answered the confirmation question within {} s",
+                        ASK_TIMEOUT.as_secs()
+                    )),
+                }
+            }),
         }
+    }
+}
+
+/// Asks on stderr and reads one line from `/dev/tty`: `y` or `yes`
+/// (any case) approves, anything else denies.
+fn ask_terminal(request: &ApprovalRequest) -> ApprovalDecision {
+    let Ok(tty) = std::fs::File::open("/dev/tty") else {
+        return ApprovalDecision::Deny(
+            "this call needs a person's confirmation and there is no terminal to ask on".to_owned(),
+        );
+    };
+    let arguments = serde_json::to_string(&request.arguments).unwrap_or_default();
+    // At most 400 characters of arguments on the terminal; the rest elided.
+    let shown = match arguments.char_indices().nth(400) {
+        Some((end, _)) => format!("{}…", &arguments[..end]),
+        None => arguments,
+    };
+    let mut err = std::io::stderr().lock();
+    let _ = write!(
+        err,
+        "`{}` ({}) needs your confirmation.\n  arguments: {shown}\nRun it? [y/N] ",
+        request.tool, request.kind
+    );
+    let _ = err.flush();
+    drop(err);
+    let mut line = String::new();
+    let read = BufReader::new(std::io::Read::take(tty, MAX_ANSWER)).read_line(&mut line);
+    match read {
+        Ok(n) if n > 0 && matches!(line.trim().to_ascii_lowercase().as_str(), "y" | "yes") => {
+            ApprovalDecision::Approve
+        }
+        Ok(0) => ApprovalDecision::Deny("the terminal closed before an answer".to_owned()),
+        _ => ApprovalDecision::Deny("the person at the terminal declined the call".to_owned()),
     }
 }

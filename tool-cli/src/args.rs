@@ -94,9 +94,10 @@ pub(crate) fn check_own_options(
         let flag = key.replace('_', "-");
         if own.contains(&flag) {
             return Err(format!(
-                "`--{flag}` is an option of the `tool` program, not a parameter of {tool}: \
-                 put it before the tool name, e.g. `tool call --{flag} VALUE {tool} ...` \
-                 (everything after the tool name is an argument of the tool)"
+                "`--{flag}` is an option of the `{program}` program, not a parameter of {tool}: \
+                 put it before the tool name, e.g. `{program} call --{flag} … {tool} …` \
+                 (everything after the tool name is an argument of the tool)",
+                program = crate::app::program_name()
             ));
         }
     }

@@ -218,9 +218,10 @@ pub(crate) struct CommonOptions {
     pub(crate) timeout: Option<Duration>,
 
     /// How calls of tools that require a person's confirmation are answered: never approve,
-    /// approve read-only tools, or approve all.
-    #[arg(long, global = true, value_enum, value_name = "POLICY", default_value_t = Approve::Never)]
-    pub(crate) approve: Approve,
+    /// approve read-only tools, approve all, or ask the person at the terminal [default: ask for
+    /// `call` when stdin and stderr are a terminal, else never].
+    #[arg(long, global = true, value_enum, value_name = "POLICY")]
+    pub(crate) approve: Option<Approve>,
 
     /// Allow / ask / deny patterns for bash_command, as JSON: {"default": "allow", "allow":
     /// ["git status *"], "ask": ["git push *"], "deny": ["rm -rf *"]} (every key optional,
@@ -238,8 +239,9 @@ pub(crate) struct CommonOptions {
     #[arg(long, global = true, value_name = "FILE")]
     pub(crate) secrets: Option<PathBuf>,
 
-    /// URL of the page the agent is on (for URL-scoped tools and secrets).
-    #[arg(long, global = true, value_name = "URL")]
+    /// URL of the page the agent is on (for URL-scoped tools and secrets), absolute with a
+    /// scheme, e.g. https://shop.example.com/cart.
+    #[arg(long, global = true, value_name = "URL", value_parser = parse_page_url)]
     pub(crate) page_url: Option<String>,
 
     /// Folder for images and other binary output [default: a folder per trace id under the
@@ -549,6 +551,23 @@ fn parse_timeout(text: &str) -> Result<Duration, String> {
     Duration::try_from_secs_f64(secs).map_err(|_| format!("`{text}` seconds is too long"))
 }
 
+/// `--page-url`: an absolute URL (at most 16 KiB, the longest URL a pattern
+/// is matched against), kept as written.
+fn parse_page_url(text: &str) -> Result<String, String> {
+    if text.len() > 16 * 1024 {
+        return Err("the URL is longer than 16 KiB".to_owned());
+    }
+    match url::Url::parse(text) {
+        Ok(u) if u.cannot_be_a_base() && u.scheme() != "data" => Err(format!(
+            "`{text}` is not a page URL: write it with its scheme and host, e.g. https://example.com/page"
+        )),
+        Ok(_) => Ok(text.to_owned()),
+        Err(e) => Err(format!(
+            "`{text}` is not a URL ({e}): write it with its scheme and host, e.g. https://example.com/page"
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use clap::CommandFactory;
@@ -653,6 +672,6 @@ mod tests {
             Cli::try_parse_from(["tool", "call", "--trace-id", "t1", "--approve", "read", "x"])
                 .unwrap();
         assert_eq!(cli.common.trace_id.as_deref(), Some("t1"));
-        assert_eq!(cli.common.approve, Approve::Read);
+        assert_eq!(cli.common.approve, Some(Approve::Read));
     }
 }

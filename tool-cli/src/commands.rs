@@ -156,7 +156,8 @@ pub(crate) fn call(
         })
         .map_err(|e| {
             Failure::Usage(format!(
-                "{e}\nRun `tool call --help` for the argument syntax."
+                "{e}\nRun `{program} call --help` for the argument syntax.",
+                program = crate::app::program_name()
             ))
         })?;
     let dir = OutDir::new(session.out_dir.as_deref(), &session.trace_id).map_err(Failure::Usage)?;
@@ -254,8 +255,9 @@ pub(crate) fn tool_help(registry: &ToolRegistry, name: &str, words: &[String]) -
         }
     }
     text.push_str(&format!(
-        "\nRun `tool schema {}` for the full JSON Schema, `tool call --help` for the syntax.\n",
-        spec.name
+        "\nRun `{program} schema {}` for the full JSON Schema, `{program} call --help` for the syntax.\n",
+        spec.name,
+        program = crate::app::program_name()
     ));
     Some(text)
 }
@@ -497,6 +499,9 @@ fn unknown_tool_message(registry: &ToolRegistry, name: &str) -> String {
         let quoted: Vec<String> = suggestions.iter().map(|s| format!("`{s}`")).collect();
         message.push_str(&format!(" Did you mean {}?", quoted.join(" or ")));
     }
-    message.push_str(" Run `tool list` to see every tool.");
+    message.push_str(&format!(
+        " Run `{} list` to see every tool.",
+        crate::app::program_name()
+    ));
     message
 }

@@ -109,7 +109,6 @@ use std::ffi::OsString;
 use std::io::{self, IsTerminal, Write};
 use std::process::ExitCode;
 
-use clap::Parser;
 use tool_core::ToolRegistry;
 use tool_core::format::OnRefusal;
 
@@ -182,6 +181,49 @@ where
     run_program(&registry, &Program::default(), args)
 }
 
+/// The options of the shell and its sandbox, hidden from the help of a
+/// program whose registry has no `bash_command` (they do nothing there).
+const SHELL_OPTIONS: &[&str] = &[
+    "bash_policy",
+    "sandbox",
+    "sandbox_tier",
+    "sandbox_best_effort",
+    "sandbox_write",
+    "sandbox_hide",
+    "allow_net",
+    "sandbox_limit",
+];
+
+/// The command line of the program `name` over `registry`: the `tool`
+/// binary's, named `name`; for a registry without the built-in shell, the
+/// shell's options hidden and a description and examples that do not
+/// promise the built-in tools.
+fn command_for(registry: &ToolRegistry, name: &str) -> clap::Command {
+    use clap::CommandFactory;
+    let mut command = Args::command()
+        .name(name.to_owned())
+        .bin_name(name.to_owned());
+    if registry.get("bash_command").is_none() {
+        let ids: Vec<String> = command
+            .get_arguments()
+            .map(|a| a.get_id().to_string())
+            .filter(|id| SHELL_OPTIONS.contains(&id.as_str()))
+            .collect();
+        for id in ids {
+            command = command.mut_arg(id, |a| a.hide(true));
+        }
+        command = command
+            .about(format!(
+                "List, describe and run {name}'s tools from a shell, or serve them over MCP."
+            ))
+            .long_about(None)
+            .after_help(format!(
+                "Examples:\n  {name} list\n  {name} schema TOOL\n  {name} call TOOL '{{\"arg\": 1}}'\n  {name} serve"
+            ));
+    }
+    command
+}
+
 /// [`run`] with an application's settings ([`Cli`]).
 fn run_program<I, T>(registry: &ToolRegistry, program: &Program, args: I) -> ExitCode
 where
@@ -193,7 +235,13 @@ where
     std::panic::set_hook(Box::new(|info| {
         let _ = writeln!(io::stderr(), "note: contained a panic: {info}");
     }));
-    let cli = match Args::try_parse_from(args) {
+    let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+    let name = program.named(args.first());
+    Program::set_running(&name);
+    let parsed = command_for(registry, &name)
+        .try_get_matches_from(args)
+        .and_then(|matches| <Args as clap::FromArgMatches>::from_arg_matches(&matches));
+    let cli = match parsed {
         Ok(cli) => cli,
         Err(e) => {
             // Help and version go to stdout with status 0; mistakes to stderr with 2.
@@ -211,7 +259,8 @@ where
         Err(Failure::InvalidArguments(message, tool)) => {
             let _ = writeln!(
                 io::stderr(),
-                "error: {message}\nRun `tool schema {tool}` to see the parameters."
+                "error: {message}\nRun `{} schema {tool}` to see the parameters.",
+                app::program_name()
             );
             ExitCode::from(EXIT_USAGE)
         }
@@ -226,7 +275,11 @@ where
     }
 }
 
-fn execute(registry: &ToolRegistry, program: &Program, cli: Args) -> Result<(), Failure> {
+fn execute(registry: &ToolRegistry, program: &Program, mut cli: Args) -> Result<(), Failure> {
+    let call = matches!(cli.command, Command::Call { .. });
+    cli.common
+        .approve
+        .get_or_insert_with(|| approve::Approve::default_for(call));
     if let Command::Skills { json } = cli.command {
         return skills::list(
             &cli.common,
@@ -293,7 +346,10 @@ fn execute(registry: &ToolRegistry, program: &Program, cli: Args) -> Result<(), 
             words,
         } => {
             let Some((name, args)) = words.split_first() else {
-                return Err(Failure::Usage("`tool call` needs a tool name".to_owned()));
+                return Err(Failure::Usage(format!(
+                    "`{} call` needs a tool name",
+                    app::program_name()
+                )));
             };
             if let Some(message) = mcp::unavailable_tool(&live, name) {
                 return Err(Failure::Usage(message));

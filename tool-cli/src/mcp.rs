@@ -266,6 +266,7 @@ pub(crate) fn serve(
 fn banner(what: &str) {
     let _ = writeln!(
         std::io::stderr(),
-        "tool serve: MCP server (protocol 2025-11-25 and 2026-07-28) with {what}"
+        "{} serve: MCP server (protocol 2025-11-25 and 2026-07-28) with {what}",
+        crate::app::program_name()
     );
 }

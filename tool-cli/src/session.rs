@@ -39,11 +39,12 @@ impl Session {
             .or(env_trace.as_deref())
             .is_some_and(|t| !t.trim().is_empty());
         let root = workspace::resolve_root(common.workspace.as_deref())?;
+        let approve = common.approve.unwrap_or_default();
         let mut ctx = base
             .unwrap_or_default()
             .with_trace_id(trace_id.clone())
-            .with_value("approval_policy", common.approve.as_str())
-            .with_approver(common.approve.policy());
+            .with_value("approval_policy", approve.as_str())
+            .with_approver(approve.policy(&crate::app::program_name()));
         ctx = workspace::wire(ctx, &root)?;
         if shared_trace {
             let ledger = tool_builtins::FileLedger::for_trace(&trace_id, &root)

@@ -76,7 +76,10 @@ fn load(sessions: usize, seconds: f64, settle: u64) -> (client::Config, client::
 fn twenty_sessions_for_five_seconds_get_only_right_answers() {
     let (_, report, _server) = load(20, 5.0, 2);
     assert_eq!(report.wrong, 0, "{:?}", report.wrong_kept);
-    assert!(report.calls >= 100, "the load ran: {} calls", report.calls);
+    // How many calls fit in 5 s depends on the machine's load (14 on 2
+    // cores at a load average of 30, 400 on a quiet one): throughput is the
+    // benchmark's (`scripts/load.sh`), this test checks the answers.
+    assert!(report.calls >= 1, "the load ran: {} calls", report.calls);
     assert!(
         report.raw_sent >= 8,
         "every raw case was sent: {}",

@@ -432,3 +432,55 @@ fn a_file_path_ending_in_a_slash_is_refused_by_the_write_tools() {
     }
     assert!(!dir.path().join("newdir").exists() && !dir.path().join("d").exists());
 }
+
+/// `tool call` on a terminal (a pseudo-terminal made by util-linux's
+/// `script`) asks the person: `y` runs the call, `n` denies it; without a
+/// terminal the refusal says how to approve.
+#[test]
+fn a_person_at_the_terminal_is_asked() {
+    if std::process::Command::new("script")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("SKIPPED: util-linux `script` is not installed");
+        return;
+    }
+    let on_terminal = |answer: &str| {
+        let inner = format!("{} call cli_fixture_confirm_write", crate::support::BIN);
+        let mut cmd = std::process::Command::new("script");
+        cmd.args(["-qec", &inner, "/dev/null"])
+            .env_remove("TRACE_ID")
+            .current_dir(env!("CARGO_MANIFEST_DIR"));
+        crate::support::feed(&mut cmd, answer)
+    };
+    let yes = on_terminal("y\n");
+    let text = String::from_utf8_lossy(&yes.stdout);
+    assert!(text.contains("needs your confirmation"), "{text}");
+    assert_eq!(yes.status.code(), Some(0), "{text}");
+    let no = on_terminal("n\n");
+    let text = String::from_utf8_lossy(&no.stdout);
+    assert_eq!(no.status.code(), Some(1), "{text}");
+    assert!(text.contains("declined"), "{text}");
+    // No terminal: denied, and the refusal names the option that approves.
+    let out = run(["call", "cli_fixture_confirm_write"]);
+    assert_eq!(code(&out), 1);
+    let message = one_json_line(&out)["error"]["message"].to_string();
+    assert!(message.contains("--approve all"), "{message}");
+}
+
+#[test]
+fn a_malformed_page_url_is_refused_at_once() {
+    let out = run([
+        "--page-url",
+        "shop.example.com",
+        "call",
+        "cli_fixture_context",
+    ]);
+    assert_eq!(code(&out), 2);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("is not a URL") && err.contains("https://"),
+        "{err}"
+    );
+}

@@ -323,7 +323,8 @@ async fn session(cfg: Arc<Config>, i: usize, deadline: Instant, shared: Arc<Shar
     };
     let mut counter = 0u64;
     let mut step = 0u64;
-    while Instant::now() < deadline {
+    // At least one call per session, however loaded the machine is.
+    while step == 0 || Instant::now() < deadline {
         let checked = match step % 3 {
             0 => {
                 let r = timed(&shared, &conn, "read_file", json!({"file_path": file})).await;
@@ -399,7 +400,9 @@ async fn disconnector(cfg: Arc<Config>, n: usize, deadline: Instant, shared: Arc
         Ok(f) => f,
         Err(e) => return shared.wrong(format!("disconnector {n}: {e}")),
     };
-    while Instant::now() < deadline {
+    // At least one round, however loaded the machine is.
+    let mut first = true;
+    while std::mem::take(&mut first) || Instant::now() < deadline {
         let coin = next(&mut seed) % 2 == 0;
         if cfg.disconnect == Disconnect::Session || (cfg.disconnect == Disconnect::Both && coin) {
             let Ok(conn) = McpToolSource::http(url(cfg.addr))
@@ -547,11 +550,13 @@ async fn send_raw(addr: SocketAddr, raw: &Raw) -> Result<u16, String> {
         .ok_or_else(|| format!("no status line in {:?}", clip(&text)))
 }
 
-/// Raw malformed and oversized posts, one case after another, until `deadline`.
+/// Raw malformed and oversized posts, one case after another, until
+/// `deadline` and at least until every case was sent once.
 async fn raw_poster(cfg: Arc<Config>, deadline: Instant, shared: Arc<Shared>) {
     let cases = raw_cases();
     let mut n = 0usize;
-    while Instant::now() < deadline {
+    // Every case at least once, however loaded the machine is.
+    while n < cases.len() || Instant::now() < deadline {
         let Some(raw) = cases.get(n % cases.len()) else {
             return;
         };

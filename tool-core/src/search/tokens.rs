@@ -665,7 +665,8 @@ fn camel_parts(word: &str, mut f: impl FnMut(&str)) {
         let mut start = 0;
         for i in 1..b.len() {
             let (p, c) = (b[i - 1], b[i]);
-            let next_lower = b.get(i + 1).is_some_and(u8::is_ascii_lowercase);
+            let next_lower = b.get(i + 1).is_some_and(u8::is_ascii_lowercase)
+                && !plural_s(b.get(i + 1..i + 3).unwrap_or(&b[i + 1..]));
             if c.is_ascii_uppercase()
                 && (p.is_ascii_lowercase()
                     || p.is_ascii_digit()
@@ -683,7 +684,15 @@ fn camel_parts(word: &str, mut f: impl FnMut(&str)) {
     let mut chars = word.char_indices().peekable();
     while let Some((at, c)) = chars.next() {
         if let Some(p) = prev {
-            let next_lower = chars.peek().is_some_and(|(_, n)| n.is_lowercase());
+            let next_lower = chars.peek().is_some_and(|&(n_at, n)| {
+                n.is_lowercase()
+                    && !plural_s(
+                        word[n_at..]
+                            .as_bytes()
+                            .get(..2)
+                            .unwrap_or(&word.as_bytes()[n_at..]),
+                    )
+            });
             if c.is_uppercase()
                 && (p.is_lowercase() || p.is_ascii_digit() || (p.is_uppercase() && next_lower))
             {
@@ -694,6 +703,19 @@ fn camel_parts(word: &str, mut f: impl FnMut(&str)) {
         prev = Some(c);
     }
     f(&word[start..]);
+}
+
+/// Whether `rest` (the one or two bytes after an upper-case run) is the
+/// plural `s` of an acronym: `s` at the end of the word or before an
+/// upper-case letter or digit (`PRs`, `PIDs`, `URLsFor`). Such an `s` stays
+/// with its run (`PRs` → `prs`, not `p` + `rs`), so that the plural meets
+/// the acronym like any other plural (issue 31).
+fn plural_s(rest: &[u8]) -> bool {
+    match rest {
+        [b's'] => true,
+        [b's', after] => !after.is_ascii_lowercase(),
+        _ => false,
+    }
 }
 
 /// Stems `word` (lower case) with the Snowball English stemmer (Porter2);
@@ -783,6 +805,23 @@ mod tests {
             tokens("browser.take_screenshot"),
             ["browser", "take", "screenshot"]
         );
+    }
+
+    #[test]
+    fn acronym_plurals_stay_whole() {
+        // Issue 31: `PRs` was split into `P` + `Rs`, `PIDs` into `PI` + `Ds`.
+        assert_eq!(tokens("PRs"), ["prs"]);
+        assert_eq!(tokens("PIDs"), ["pid"]);
+        assert_eq!(tokens("open PRs"), tokens("open prs"));
+        assert_eq!(tokens("list URLs and IDs"), ["list", "url", "id"]);
+        assert_eq!(tokens("listPRsForRepo"), ["list", "prs", "repo"]);
+        assert_eq!(tokens("ÜBERs"), ["übers"]);
+        // Other upper-case runs still split before their last capital.
+        assert_eq!(
+            tokens("HTTPServer HTTPSProxy"),
+            ["http", "server", "https", "proxi"]
+        );
+        assert_eq!(tokens("IOStream"), ["io", "stream"]);
     }
 
     #[test]

@@ -69,7 +69,11 @@ use serde_json::Value;
 
 use crate::spec::ToolSpec;
 
+mod service;
 mod tokens;
+mod typo;
+
+pub use tokens::Origin;
 
 /// The search tokens of `text` as the index sees them: split at
 /// non-alphanumerics and camelCase, lower-cased, function words dropped,
@@ -133,13 +137,68 @@ pub const MAX_RESULTS_LIMIT: usize = 50;
 /// Longest query accepted, in bytes: 2000 (a query is a few words or a list of names).
 pub const MAX_QUERY_LEN: usize = 2000;
 
+/// Weight of the index word a misspelt query word was corrected to
+/// (see [`Origin::Typo`]): 0.7 of an exact word's.
+pub const TYPO_WEIGHT: f32 = 0.7;
+/// Bound of the service boost: the matching tools of a server the query
+/// names score `1 + SERVICE_BOOST` times as much (0.5: half again).
+pub const SERVICE_BOOST: f32 = 0.5;
+
 /// One match of a [`SearchIndex::search`].
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct SearchHit {
     /// The tool's name.
     pub name: String,
-    /// The BM25 score (higher is better; only comparable within one query).
+    /// The fused score (higher is better; only comparable within one query).
     pub score: f32,
+    /// The BM25 part of the score, service boost included (0 when the tool
+    /// shares no word with the query).
+    pub lexical: f32,
+    /// `true` when the tool matched none of the query's own words (nor
+    /// their long forms, compounds or typo corrections): it was found only
+    /// through synonyms, related words, value kinds, the semantic signal or
+    /// the fallback. A model should rephrase rather than trust it.
+    pub weak: bool,
+    /// `true` when the tool's server is one the query names (see
+    /// [`Explanation::services`]).
+    pub service: bool,
+    /// The query terms (stemmed) the tool's text contains.
+    pub matched: Vec<String>,
+}
+
+/// One term a query looked for, as [`SearchIndex::explain`] reports it.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ExplainedTerm {
+    /// The term, stemmed as the index stores it.
+    pub term: String,
+    /// Its weight (1.0 for the query's own words).
+    pub weight: f32,
+    /// How the query came to it.
+    pub origin: Origin,
+    /// Number of indexed tools whose text contains it.
+    pub tools: usize,
+}
+
+/// Why a query found what it found, for hosts debugging a search
+/// ([`SearchIndex::explain`]); the model sees only [`weak`](Self::weak).
+#[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
+pub struct Explanation {
+    /// Every term looked for, with its weight and origin.
+    pub terms: Vec<ExplainedTerm>,
+    /// Corrections of misspelt words: (the query's word, the index word), both stemmed.
+    pub corrections: Vec<(String, String)>,
+    /// Servers the query names or implies, whose matching tools were boosted.
+    pub services: Vec<String>,
+    /// `true` when no tool shares a word with the query and the hits come
+    /// from the fallback (ranked by similarity of the tool names).
+    pub fallback: bool,
+    /// `true` when the best hit is weak (see [`SearchHit::weak`]), or there is none.
+    pub weak: bool,
+    /// The hits, best first.
+    pub hits: Vec<SearchHit>,
 }
 
 /// A BM25 index over tool definitions (see the [module docs](self) for the
@@ -215,6 +274,12 @@ struct Doc {
 struct Impacts {
     offsets: Vec<u32>,
     postings: Vec<(u32, f32)>,
+    /// The servers of the documents (see [`service::server_of`]).
+    servers: Vec<Box<str>>,
+    /// Per document: its server's id in `servers`, or [`NO_SERVER`].
+    doc_server: Vec<u32>,
+    /// Server key (see [`service::server_keys`]) → the servers answering to it.
+    server_keys: FxHashMap<String, Vec<u32>>,
 }
 
 /// Reused buffers of [`SearchIndex::add_doc`], shared by the documents of one build.
@@ -450,7 +515,39 @@ impl SearchIndex {
                 *slot += 1;
             }
         }
-        Impacts { offsets, postings }
+        let mut servers: Vec<Box<str>> = Vec::new();
+        let mut server_ids: FxHashMap<&str, u32> = FxHashMap::default();
+        let mut server_keys: FxHashMap<String, Vec<u32>> = FxHashMap::default();
+        let doc_server = self
+            .docs
+            .iter()
+            .map(|d| match service::server_of(&d.name) {
+                None => NO_SERVER,
+                Some(server) => *server_ids.entry(server).or_insert_with(|| {
+                    let id = u32::try_from(servers.len()).unwrap_or(NO_SERVER);
+                    servers.push(server.into());
+                    for key in service::server_keys(server) {
+                        // Query words arrive stemmed, products and URL parts as written.
+                        let mut stemmed = key.clone();
+                        tokens::stem(&mut stemmed);
+                        for k in [key, stemmed] {
+                            let list = server_keys.entry(k).or_default();
+                            if !list.contains(&id) {
+                                list.push(id);
+                            }
+                        }
+                    }
+                    id
+                }),
+            })
+            .collect();
+        Impacts {
+            offsets,
+            postings,
+            servers,
+            doc_server,
+            server_keys,
+        }
     }
 
     /// `doc`'s (term id, weighted frequency) pairs.
@@ -473,30 +570,93 @@ impl SearchIndex {
     }
 
     /// The at most `limit` best matches of `query`, best first (ties in name
-    /// order); only tools sharing at least one token with the query (or a
-    /// synonym of one of its words, see the module docs) score. The first
-    /// search after a change computes the contributions again (see the
-    /// type's docs).
+    /// order). Tools sharing a term with the query (its words, their
+    /// expansions and typo corrections, see the module docs) are ranked by
+    /// BM25, boosted when their server is named; when no tool shares one,
+    /// the fallback lists the tools whose names are closest to the query,
+    /// flagged weak, so the list is empty only when the index is (or
+    /// `limit` is 0). The first search after a change computes the
+    /// contributions again (see the type's docs).
     pub fn search(&self, query: &str, limit: usize) -> Vec<SearchHit> {
-        let query_terms = tokens::query_terms(query);
+        self.explain(query, limit).hits
+    }
+
+    /// [`search`](Self::search) with the reasons: the terms looked for and
+    /// where they came from, typo corrections, the servers named, whether
+    /// the fallback answered, and per hit which terms matched.
+    pub fn explain(&self, query: &str, limit: usize) -> Explanation {
         let impacts = self.impacts();
-        let mut scores = vec![0.0f32; self.docs.len()];
+        let mut terms = tokens::query_terms(query);
+        let df = |term: &str| -> u32 {
+            self.terms.get(term).map_or(0, |&id| {
+                impacts.offsets[id as usize + 1] - impacts.offsets[id as usize]
+            })
+        };
+        // Typo tolerance: the query's own words no tool contains.
+        let mut corrections = Vec::new();
+        let unknown: Vec<String> = terms
+            .iter()
+            .filter(|q| q.origin == Origin::Query && df(&q.term) == 0)
+            .map(|q| q.term.clone())
+            .take(typo::MAX_WORDS)
+            .collect();
+        for word in unknown {
+            if let Some(fix) = typo::correct(&word, df) {
+                match terms.iter_mut().find(|q| q.term == fix) {
+                    Some(q) if q.weight >= TYPO_WEIGHT => {}
+                    Some(q) => {
+                        q.weight = TYPO_WEIGHT;
+                        q.origin = Origin::Typo;
+                    }
+                    None => terms.push(tokens::QueryTerm {
+                        term: fix.clone(),
+                        weight: TYPO_WEIGHT,
+                        origin: Origin::Typo,
+                    }),
+                }
+                corrections.push((word, fix));
+            }
+        }
+        let n = self.docs.len();
+        let mut scores = vec![0.0f32; n];
+        let mut strong = vec![false; n];
         let mut touched: Vec<u32> = Vec::new();
-        for (term, weight) in &query_terms {
-            let Some(&id) = self.terms.get(term.as_str()) else {
+        let mut ids: Vec<(u32, usize)> = Vec::new();
+        for (at, q) in terms.iter().enumerate() {
+            let Some(&id) = self.terms.get(q.term.as_str()) else {
                 continue;
             };
+            ids.push((id, at));
             let (from, to) = (
                 impacts.offsets[id as usize] as usize,
                 impacts.offsets[id as usize + 1] as usize,
             );
+            let is_strong = q.origin.is_strong();
             for &(doc, impact) in &impacts.postings[from..to] {
                 let score = &mut scores[doc as usize];
                 if *score == 0.0 {
                     touched.push(doc);
                 }
-                *score += weight * impact;
+                *score += q.weight * impact;
+                strong[doc as usize] |= is_strong;
             }
+        }
+        let services = self.named_services(query, &terms, impacts);
+        let mut boosted = vec![false; impacts.servers.len()];
+        for &s in &services {
+            boosted[s as usize] = true;
+        }
+        if !services.is_empty() {
+            for &doc in &touched {
+                let s = impacts.doc_server[doc as usize];
+                if s != NO_SERVER && boosted[s as usize] {
+                    scores[doc as usize] *= 1.0 + SERVICE_BOOST;
+                }
+            }
+        }
+        let fallback = touched.is_empty() && n > 0 && limit > 0;
+        if fallback {
+            touched = self.closest_names(query, limit, &mut scores);
         }
         let by_rank = |a: &u32, b: &u32| {
             scores[*b as usize]
@@ -513,15 +673,162 @@ impl SearchIndex {
         }
         touched.sort_unstable_by(by_rank);
         touched.truncate(limit);
-        touched
+        let hits: Vec<SearchHit> = touched
             .into_iter()
-            .map(|d| SearchHit {
-                name: self.docs[d as usize].name.to_string(),
-                score: scores[d as usize],
+            .map(|d| {
+                let doc = &self.docs[d as usize];
+                let own = self.terms_of(doc);
+                let matched = ids
+                    .iter()
+                    .filter(|(id, _)| own.iter().any(|(t, _)| t == id))
+                    .map(|&(_, at)| terms[at].term.clone())
+                    .collect();
+                let s = impacts.doc_server[d as usize];
+                SearchHit {
+                    name: doc.name.to_string(),
+                    score: scores[d as usize],
+                    lexical: if fallback { 0.0 } else { scores[d as usize] },
+                    weak: fallback || !strong[d as usize],
+                    service: s != NO_SERVER && boosted[s as usize],
+                    matched,
+                }
             })
-            .collect()
+            .collect();
+        Explanation {
+            terms: terms
+                .iter()
+                .map(|q| ExplainedTerm {
+                    term: q.term.clone(),
+                    weight: q.weight,
+                    origin: q.origin,
+                    tools: df(&q.term) as usize,
+                })
+                .collect(),
+            corrections,
+            services: services
+                .iter()
+                .map(|&s| impacts.servers[s as usize].to_string())
+                .collect(),
+            fallback,
+            weak: hits.first().is_none_or(|h| h.weak),
+            hits,
+        }
+    }
+
+    /// The servers (ids in [`Impacts::servers`]) `query` names or implies:
+    /// see [`service`]'s docs for the rules.
+    fn named_services(
+        &self,
+        query: &str,
+        terms: &[tokens::QueryTerm],
+        impacts: &Impacts,
+    ) -> Vec<u32> {
+        let mut found: Vec<u32> = Vec::new();
+        if impacts.servers.is_empty() {
+            return found;
+        }
+        let mut add = |s: u32| {
+            if !found.contains(&s) {
+                found.push(s);
+            }
+        };
+        let by_key = |key: &str, add: &mut dyn FnMut(u32)| {
+            if let Some(list) = impacts.server_keys.get(key) {
+                list.iter().for_each(|&s| add(s));
+            }
+        };
+        // Products, nicknames and URL parts: clear by themselves.
+        let mut cues: Vec<String> = Vec::new();
+        for word in query
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+        {
+            cues.push(word.to_lowercase());
+        }
+        service::url_words(query, |w| cues.push(w.to_owned()));
+        for cue in &cues {
+            for (names, servers) in service::PRODUCTS {
+                if names.contains(&cue.as_str()) {
+                    for s in *servers {
+                        by_key(s, &mut add);
+                    }
+                }
+            }
+        }
+        service::url_words(query, |w| by_key(w, &mut add));
+        // The query's own words (and long forms) that are a server's name,
+        // when most tools containing the word are that server's.
+        for q in terms
+            .iter()
+            .filter(|q| matches!(q.origin, Origin::Query | Origin::Alias))
+        {
+            let Some(list) = impacts.server_keys.get(q.term.as_str()) else {
+                continue;
+            };
+            let postings = self.terms.get(q.term.as_str()).map(|&id| {
+                &impacts.postings[impacts.offsets[id as usize] as usize
+                    ..impacts.offsets[id as usize + 1] as usize]
+            });
+            for &s in list {
+                let clear = postings.is_none_or(|p| {
+                    let inside = p
+                        .iter()
+                        .filter(|(d, _)| impacts.doc_server[*d as usize] == s)
+                        .count();
+                    inside * 2 >= p.len()
+                });
+                if clear {
+                    add(s);
+                }
+            }
+        }
+        found
+    }
+
+    /// The fallback of a query no tool shares a term with: the `limit`
+    /// tools whose names are closest to the query
+    /// (`tool_rules::suggest::ranked`, spaces read as `_`), then the others
+    /// in name order; each scored below any real match.
+    fn closest_names(&self, query: &str, limit: usize, scores: &mut [f32]) -> Vec<u32> {
+        let target = query.trim().to_lowercase().replace(' ', "_");
+        let names: Vec<&str> = self.docs.iter().map(|d| &*d.name).collect();
+        let ranked = tool_rules::suggest::ranked(&target, names.iter().copied(), limit);
+        let mut out: Vec<u32> = Vec::with_capacity(limit);
+        for name in ranked {
+            if let Some(&d) = self.by_name.get(name) {
+                out.push(d);
+            }
+        }
+        // Then the first names in name order: the same list however the
+        // index came to hold its tools.
+        let need = limit.saturating_sub(out.len());
+        if need > 0 {
+            let mut rest: Vec<u32> = (0..self.docs.len())
+                .map(|d| u32::try_from(d).unwrap_or(u32::MAX))
+                .filter(|d| !out.contains(d))
+                .collect();
+            let by_name = |a: &u32, b: &u32| {
+                self.docs[*a as usize]
+                    .name
+                    .cmp(&self.docs[*b as usize].name)
+            };
+            if rest.len() > need {
+                rest.select_nth_unstable_by(need - 1, by_name);
+                rest.truncate(need);
+            }
+            rest.sort_unstable_by(by_name);
+            out.extend(rest);
+        }
+        #[allow(clippy::cast_precision_loss, reason = "at most MAX_RESULTS_LIMIT")]
+        for (rank, &d) in out.iter().enumerate() {
+            scores[d as usize] = 1e-3 / (rank as f32 + 1.0);
+        }
+        out
     }
 }
+
+/// [`Impacts::doc_server`] of a tool whose name has no `<server>__` part.
+const NO_SERVER: u32 = u32::MAX;
 
 /// Calls `f` with each word of `text` as the tokeniser's first step cuts
 /// them: the runs of letters and digits. ASCII text (nearly all tool text)
@@ -616,8 +923,116 @@ mod tests {
             index.search("calendar events", 1)[0].name,
             "calendar_list_events"
         );
-        assert!(index.search("zebra", 5).is_empty());
-        assert!(index.search("", 5).is_empty());
+        // No shared word: the fallback still lists tools, flagged weak.
+        let fallback = index.explain("zebra", 5);
+        assert!(fallback.fallback && fallback.weak);
+        assert_eq!(fallback.hits.len(), 4);
+        assert!(fallback.hits.iter().all(|h| h.weak && h.lexical == 0.0));
+        assert!(index.search("zebra", 0).is_empty());
+        assert!(SearchIndex::build([].iter()).search("zebra", 5).is_empty());
+    }
+
+    #[test]
+    fn weak_hits_matched_only_through_looser_signals() {
+        let specs = [
+            spec("weather__forecast", "Weather forecast for a city."),
+            spec("files__read_file", "Read a file's text."),
+        ];
+        let index = SearchIndex::build(specs.iter());
+        // `rain` is only a related word of `weather`.
+        let e = index.explain("will it rain", 5);
+        assert_eq!(e.hits[0].name, "weather__forecast");
+        assert!(e.weak && e.hits[0].weak && !e.fallback);
+        let rel = e
+            .terms
+            .iter()
+            .find(|t| t.term == "weather")
+            .map(|t| t.origin);
+        assert_eq!(rel, Some(Origin::Related));
+        let e = index.explain("weather in Oslo", 5);
+        assert!(!e.weak && !e.hits[0].weak);
+        assert_eq!(e.hits[0].matched, ["weather"]);
+    }
+
+    #[test]
+    fn misspelt_words_are_corrected_below_exact_ones() {
+        let specs = [
+            spec("github__search_code", "Search code in repositories."),
+            spec("slack__post_message", "Post a message to a channel."),
+        ];
+        let index = SearchIndex::build(specs.iter());
+        let e = index.explain("serach the repositries", 5);
+        assert_eq!(
+            e.corrections,
+            [
+                ("repositri".to_owned(), "repositori".to_owned()),
+                ("serach".to_owned(), "search".to_owned())
+            ]
+        );
+        assert_eq!(e.hits[0].name, "github__search_code");
+        assert!(!e.weak, "a corrected word is a strong match");
+        let exact = index.explain("search the repositories", 5).hits[0].score;
+        assert!(e.hits[0].score < exact, "{} < {exact}", e.hits[0].score);
+    }
+
+    #[test]
+    fn a_named_service_is_boosted_and_others_stay() {
+        let specs = [
+            spec("github__list_issues", "List the issues of a repository."),
+            spec("gitlab__list_issues", "List the issues of a project."),
+            spec("gcs__list_objects", "List the objects in a bucket."),
+            spec("s3__list_objects", "List the objects in a bucket."),
+        ];
+        let index = SearchIndex::build(specs.iter());
+        let e = index.explain("list the issues on gitlab", 5);
+        assert_eq!(e.services, ["gitlab"]);
+        assert_eq!(e.hits[0].name, "gitlab__list_issues");
+        assert!(e.hits[0].service);
+        assert!(
+            e.hits
+                .iter()
+                .any(|h| h.name == "github__list_issues" && !h.service)
+        );
+        let e = index.explain("list the objects in gs://backups/2024/", 5);
+        assert_eq!(e.services, ["gcs"]);
+        assert_eq!(e.hits[0].name, "gcs__list_objects");
+        let plain = index.explain("list the objects", 5);
+        assert!(plain.services.is_empty());
+        let boosted = e.hits[0].score / plain.hits[0].score;
+        assert!(boosted <= 1.0 + SERVICE_BOOST + 1e-4, "bounded: {boosted}");
+        assert_eq!(
+            e.hits[1].name, "s3__list_objects",
+            "the other server's bucket tool stays"
+        );
+    }
+
+    #[test]
+    fn acronym_plurals_rank_as_lower_case() {
+        // Issue 31: "open PRs on GitHub" ranked the tool 12th, "open prs" 1st.
+        let specs = [
+            spec(
+                "github__list_pull_requests",
+                "List pull requests of a repository.",
+            ),
+            spec(
+                "github__list_issues",
+                "List the open issues of a repository.",
+            ),
+            spec(
+                "shell__list_processes",
+                "List running processes with their PIDs.",
+            ),
+            spec("shell__kill", "Stop a process by its pid."),
+        ];
+        let index = SearchIndex::build(specs.iter());
+        assert_eq!(
+            index.search("open PRs on GitHub", 1)[0].name,
+            "github__list_pull_requests"
+        );
+        assert_eq!(
+            index.search("PIDs of my processes", 1)[0].name,
+            "shell__list_processes"
+        );
     }
 
     #[test]

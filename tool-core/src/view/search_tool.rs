@@ -95,6 +95,7 @@ fn run_search(view: &RegistryView, args: &Map<String, Value>, ctx: &ToolContext)
         .map(|s| s.0.0.clone())
         .or_else(|| ctx.trace_id().map(str::to_owned));
     let inline = ctx.state::<InlineSchemas>().map(|s| s.0.0);
+    let mut weak = false;
     let (matches, unknown): (Vec<String>, Vec<String>) = match Query::parse(query) {
         Query::Select(names) => {
             if names.is_empty() {
@@ -111,13 +112,11 @@ fn run_search(view: &RegistryView, args: &Map<String, Value>, ctx: &ToolContext)
             }
             names.into_iter().partition(|n| m.registry.contains(n))
         }
-        Query::Text(text) => (
-            view.search_in(&m, &text, max_results)
-                .into_iter()
-                .map(|h| h.name)
-                .collect(),
-            Vec::new(),
-        ),
+        Query::Text(text) => {
+            let hits = view.search_in(&m, &text, max_results);
+            weak = hits.first().is_some_and(|h| h.weak);
+            (hits.into_iter().map(|h| h.name).collect(), Vec::new())
+        }
     };
     if matches.is_empty() {
         return no_match(&m, query, &unknown);
@@ -128,11 +127,19 @@ fn run_search(view: &RegistryView, args: &Map<String, Value>, ctx: &ToolContext)
     } else {
         view.load(session.as_deref(), &refs)
     };
-    let mut text = format!(
-        "{} tool{} found:\n",
-        matches.len(),
-        if matches.len() == 1 { "" } else { "s" }
-    );
+    let mut text = if weak {
+        format!(
+            "No tool matches the words of `{}` well; the {} closest (weak matches, check them or search again with other words):\n",
+            crate::args::messages::quote(query),
+            matches.len()
+        )
+    } else {
+        format!(
+            "{} tool{} found:\n",
+            matches.len(),
+            if matches.len() == 1 { "" } else { "s" }
+        )
+    };
     for name in &matches {
         let summary = m
             .registry
@@ -179,6 +186,7 @@ fn run_search(view: &RegistryView, args: &Map<String, Value>, ctx: &ToolContext)
     };
     result.metadata.insert("matches".to_owned(), json!(matches));
     result.metadata.insert("loaded".to_owned(), json!(newly));
+    result.metadata.insert("weak".to_owned(), json!(weak));
     result
 }
 

@@ -264,3 +264,66 @@ fn recall_on_halves_of_the_tuning_set() {
         println!("{label}: {n} queries, recall@1 {r1:.3}, recall@5 {r5:.3}");
     }
 }
+
+/// What each signal adds (issue 31): recall@1 / recall@5 on the sets used
+/// while tuning (`queries.json`, `queries_holdout.json`,
+/// `queries_holdout2.json`; never the third held-out set), for BM25 alone
+/// and with the signals added one by one, and for a few semantic weights.
+/// Run by hand:
+/// `cargo test -p tool-core --test tool_search_eval ablation -- --ignored --nocapture`.
+#[test]
+#[ignore = "a tuning aid, not a check"]
+fn signal_ablation() {
+    use tool_core::search::{FieldWeights, SearchIndex, Signals};
+    let (specs, _) = tuning_material();
+    let sets: Vec<(&str, Vec<Case>)> = [
+        "queries.json",
+        "queries_holdout.json",
+        "queries_holdout2.json",
+    ]
+    .into_iter()
+    .map(|f| {
+        let text = std::fs::read_to_string(data(f)).expect("queries");
+        (f, serde_json::from_str(&text).expect("queries parse"))
+    })
+    .collect();
+    let mut variants: Vec<(String, Signals)> = Vec::new();
+    let mut s = Signals::default();
+    s.typos = false;
+    s.services = false;
+    s.semantic = 0.0;
+    variants.push(("BM25 only".into(), s));
+    s.typos = true;
+    variants.push(("+ typos".into(), s));
+    s.services = true;
+    variants.push(("+ typos + services".into(), s));
+    for w in [0.1, 0.2, 0.3, 0.5, 0.8] {
+        s.semantic = w;
+        variants.push((format!("+ typos + services + semantic {w}"), s));
+    }
+    let mut s2 = Signals::default();
+    s2.typos = false;
+    s2.services = false;
+    variants.push(("BM25 + semantic (default weight)".into(), s2));
+    for (label, signals) in variants {
+        let index = SearchIndex::build_with_signals(specs.iter(), FieldWeights::default(), signals);
+        let mut line = format!("{label:<40}");
+        for (file, cases) in &sets {
+            let (mut at1, mut at5) = (0usize, 0usize);
+            for c in cases {
+                let hits = index.search(&c.query, 5);
+                at1 += usize::from(hits.first().is_some_and(|h| h.name == c.expected));
+                at5 += usize::from(hits.iter().any(|h| h.name == c.expected));
+            }
+            #[allow(clippy::cast_precision_loss, reason = "a few hundred cases")]
+            let n = cases.len() as f64;
+            #[allow(clippy::cast_precision_loss, reason = "a few hundred cases")]
+            line.push_str(&format!(
+                " | {file}: {:.3} / {:.3}",
+                at1 as f64 / n,
+                at5 as f64 / n
+            ));
+        }
+        println!("{line}");
+    }
+}

@@ -69,6 +69,8 @@ use serde_json::Value;
 
 use crate::spec::ToolSpec;
 
+#[cfg(feature = "semantic")]
+mod embed;
 mod service;
 mod tokens;
 mod typo;
@@ -144,6 +146,44 @@ pub const TYPO_WEIGHT: f32 = 0.7;
 /// names score `1 + SERVICE_BOOST` times as much (0.5: half again).
 pub const SERVICE_BOOST: f32 = 0.5;
 
+/// Weight of the semantic signal in the fused score (see [`Signals`]):
+/// a tool scores its BM25 score divided by the best BM25 score of the
+/// query, plus `SEMANTIC_WEIGHT` times the cosine similarity of the query's
+/// and the tool's vectors (when above 0).
+pub const SEMANTIC_WEIGHT: f32 = 0.3;
+/// Least cosine similarity for a tool that shares no word with the query to
+/// be listed through the semantic signal alone (such hits are weak).
+pub const SEMANTIC_MIN: f32 = 0.2;
+
+/// Which signals besides BM25 a [`SearchIndex`] uses; the default is all of
+/// them, as tuned (see the module docs and the README's "Many tools" figures).
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
+pub struct Signals {
+    /// Correct misspelt query words ([`Origin::Typo`]). Default: on.
+    pub typos: bool,
+    /// Boost the tools of servers the query names (see [`SERVICE_BOOST`]). Default: on.
+    pub services: bool,
+    /// Weight of the semantic signal, 0 to leave it out (then tools are not
+    /// embedded either, when the index is built with it at 0). Default:
+    /// [`SEMANTIC_WEIGHT`] with the `semantic` feature (on by default), 0 without.
+    pub semantic: f32,
+}
+
+impl Default for Signals {
+    fn default() -> Self {
+        Self {
+            typos: true,
+            services: true,
+            semantic: if cfg!(feature = "semantic") {
+                SEMANTIC_WEIGHT
+            } else {
+                0.0
+            },
+        }
+    }
+}
+
 /// One match of a [`SearchIndex::search`].
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -165,6 +205,9 @@ pub struct SearchHit {
     pub service: bool,
     /// The query terms (stemmed) the tool's text contains.
     pub matched: Vec<String>,
+    /// Cosine similarity of the query's and the tool's vectors (0 without
+    /// the semantic signal).
+    pub semantic: f32,
 }
 
 /// One term a query looked for, as [`SearchIndex::explain`] reports it.
@@ -193,8 +236,11 @@ pub struct Explanation {
     /// Servers the query names or implies, whose matching tools were boosted.
     pub services: Vec<String>,
     /// `true` when no tool shares a word with the query and the hits come
-    /// from the fallback (ranked by similarity of the tool names).
+    /// from the fallback: the semantic signal alone, or (without it, or
+    /// when it finds nothing) the tools with the closest names.
     pub fallback: bool,
+    /// `true` when the semantic signal took part.
+    pub semantic: bool,
     /// `true` when the best hit is weak (see [`SearchHit::weak`]), or there is none.
     pub weak: bool,
     /// The hits, best first.
@@ -239,6 +285,7 @@ pub struct Explanation {
 #[derive(Debug, Clone, Default)]
 pub struct SearchIndex {
     weights: FieldWeights,
+    signals: Signals,
     /// Term text → term id. Terms are never forgotten (a term whose
     /// tools all left has no postings); the vocabulary of tool texts is small.
     terms: FxHashMap<Box<str>, u32>,
@@ -265,6 +312,8 @@ struct Doc {
     /// Its run in `SearchIndex::doc_terms`: each of its terms once.
     start: u32,
     count: u32,
+    /// Its normalised vector (see [`embed`](self)), when the semantic signal is on.
+    vector: Option<Box<[f32]>>,
 }
 
 /// Postings with their BM25 contribution, for one state of the documents:
@@ -293,6 +342,9 @@ struct Scratch {
     words: FxHashMap<Box<str>, (u32, u32)>,
     /// The term ids of each word of `words`, in order.
     word_terms: Vec<u32>,
+    /// Word → its summed token vector and token count (semantic signal).
+    #[cfg(feature = "semantic")]
+    word_vectors: FxHashMap<Box<str>, ([f32; embed::DIMS], usize)>,
 }
 
 impl SearchIndex {
@@ -306,10 +358,22 @@ impl SearchIndex {
     /// Indexes `specs` with the field weights `w` (each at least 0; a
     /// field of weight 0 is left out).
     pub fn build_with<'a>(specs: impl IntoIterator<Item = &'a ToolSpec>, w: FieldWeights) -> Self {
+        Self::build_with_signals(specs, w, Signals::default())
+    }
+
+    /// Indexes `specs` with the field weights `w` and the signals `signals`
+    /// (`Signals { semantic: 0.0, .. }` builds a BM25-only index: no tool
+    /// vectors are computed).
+    pub fn build_with_signals<'a>(
+        specs: impl IntoIterator<Item = &'a ToolSpec>,
+        w: FieldWeights,
+        signals: Signals,
+    ) -> Self {
         let specs = specs.into_iter();
         let hint = specs.size_hint().0;
         let mut index = Self {
             weights: w,
+            signals,
             // Tool texts share most words: about one new term per tool.
             terms: FxHashMap::with_capacity_and_hasher(hint.max(64), Default::default()),
             docs: Vec::with_capacity(hint),
@@ -389,11 +453,13 @@ impl SearchIndex {
             self.remove(&spec.name);
         }
         let w = self.weights;
+        let vector = self.doc_vector(spec, scratch);
         let Scratch {
             tf,
             seen,
             words,
             word_terms,
+            ..
         } = scratch;
         seen.clear();
         let mut len = 0.0f32;
@@ -470,8 +536,68 @@ impl SearchIndex {
             len,
             start,
             count: u32::try_from(seen.len()).unwrap_or(u32::MAX),
+            vector,
         });
         self.impacts = OnceLock::new();
+    }
+
+    /// The normalised vector of a tool's name, tags and description, when
+    /// the semantic signal is on; words already seen in this build reuse
+    /// their tokens' vectors.
+    #[cfg(feature = "semantic")]
+    fn doc_vector(&self, spec: &ToolSpec, scratch: &mut Scratch) -> Option<Box<[f32]>> {
+        if self.signals.semantic <= 0.0 {
+            return None;
+        }
+        let model = embed::model()?;
+        let mut acc = [0.0f32; embed::DIMS];
+        let mut n = 0;
+        let cache = &mut scratch.word_vectors;
+        let mut add = |text: &str| {
+            embed::for_each_word(text, |w| {
+                let (v, count) = cache.entry(w.into()).or_insert_with(|| {
+                    let mut v = [0.0f32; embed::DIMS];
+                    let count = model.add_word(w, &mut v);
+                    (v, count)
+                });
+                acc.iter_mut().zip(v.iter()).for_each(|(a, x)| *a += x);
+                n += *count;
+            });
+        };
+        add(&spec.name);
+        for tag in &spec.tags {
+            add(tag);
+        }
+        add(&spec.description);
+        (n > 0 && embed::normalise(&mut acc)).then(|| acc.to_vec().into_boxed_slice())
+    }
+
+    #[cfg(not(feature = "semantic"))]
+    #[allow(clippy::unused_self, reason = "the same signature as with the feature")]
+    fn doc_vector(&self, _: &ToolSpec, _: &mut Scratch) -> Option<Box<[f32]>> {
+        None
+    }
+
+    /// Per document, the cosine similarity of its vector and `query`'s;
+    /// empty when the semantic signal is off or the query has no vector.
+    #[cfg(feature = "semantic")]
+    fn semantic_scores(&self, query: &str) -> Vec<f32> {
+        if self.signals.semantic <= 0.0 {
+            return Vec::new();
+        }
+        let Some(q) = embed::model().and_then(|m| embed::embed(m, query)) else {
+            return Vec::new();
+        };
+        self.docs
+            .iter()
+            .map(|d| d.vector.as_deref().map_or(0.0, |v| embed::dot(&q, v)))
+            .collect()
+    }
+
+    #[cfg(not(feature = "semantic"))]
+    #[allow(clippy::unused_self, reason = "the same signature as with the feature")]
+    fn semantic_scores(&self, _: &str) -> Vec<f32> {
+        Vec::new()
     }
 
     /// Every posting's BM25 contribution for the documents as they are now.
@@ -600,7 +726,7 @@ impl SearchIndex {
             .map(|q| q.term.clone())
             .take(typo::MAX_WORDS)
             .collect();
-        for word in unknown {
+        for word in unknown.into_iter().filter(|_| self.signals.typos) {
             if let Some(fix) = typo::correct(&word, df) {
                 match terms.iter_mut().find(|q| q.term == fix) {
                     Some(q) if q.weight >= TYPO_WEIGHT => {}
@@ -641,7 +767,11 @@ impl SearchIndex {
                 strong[doc as usize] |= is_strong;
             }
         }
-        let services = self.named_services(query, &terms, impacts);
+        let services = if self.signals.services {
+            self.named_services(query, &terms, impacts)
+        } else {
+            Vec::new()
+        };
         let mut boosted = vec![false; impacts.servers.len()];
         for &s in &services {
             boosted[s as usize] = true;
@@ -655,7 +785,26 @@ impl SearchIndex {
             }
         }
         let fallback = touched.is_empty() && n > 0 && limit > 0;
-        if fallback {
+        let lexical = scores.clone();
+        let semantic = self.semantic_scores(query);
+        if !semantic.is_empty() {
+            // Score fusion: BM25 over the query's best BM25, plus the
+            // weighted cosine; tools with no shared word enter when close.
+            let best = touched
+                .iter()
+                .map(|&d| scores[d as usize])
+                .fold(0.0f32, f32::max);
+            let inv = if best > 0.0 { 1.0 / best } else { 0.0 };
+            touched.clear();
+            for (d, (score, &cos)) in scores.iter_mut().zip(&semantic).enumerate() {
+                let lex = *score;
+                *score = lex * inv + self.signals.semantic * cos.max(0.0);
+                if lex > 0.0 || cos >= SEMANTIC_MIN {
+                    touched.push(u32::try_from(d).unwrap_or(u32::MAX));
+                }
+            }
+        }
+        if touched.is_empty() && n > 0 && limit > 0 {
             touched = self.closest_names(query, limit, &mut scores);
         }
         let by_rank = |a: &u32, b: &u32| {
@@ -687,10 +836,11 @@ impl SearchIndex {
                 SearchHit {
                     name: doc.name.to_string(),
                     score: scores[d as usize],
-                    lexical: if fallback { 0.0 } else { scores[d as usize] },
-                    weak: fallback || !strong[d as usize],
+                    lexical: lexical[d as usize],
+                    weak: lexical[d as usize] <= 0.0 || !strong[d as usize],
                     service: s != NO_SERVER && boosted[s as usize],
                     matched,
+                    semantic: semantic.get(d as usize).copied().unwrap_or(0.0),
                 }
             })
             .collect();
@@ -710,6 +860,7 @@ impl SearchIndex {
                 .map(|&s| impacts.servers[s as usize].to_string())
                 .collect(),
             fallback,
+            semantic: !semantic.is_empty(),
             weak: hits.first().is_none_or(|h| h.weak),
             hits,
         }

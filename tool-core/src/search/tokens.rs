@@ -40,7 +40,7 @@
 /// descriptions and queries ("a tool to ... the ...") and find nothing; with
 /// them the leftovers of contractions split at the apostrophe (`isn't` →
 /// `isn`, `t`; `we'll` → `we`, `ll`).
-const STOP_WORDS: &[&str] = &[
+pub(crate) const STOP_WORDS: &[&str] = &[
     "a", "about", "all", "an", "and", "any", "are", "aren", "as", "at", "be", "by", "can",
     "couldn", "didn", "do", "does", "doesn", "don", "for", "from", "get", "hasn", "haven", "how",
     "i", "if", "in", "into", "is", "isn", "it", "its", "ll", "me", "my", "of", "on", "or", "our",

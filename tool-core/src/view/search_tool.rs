@@ -235,23 +235,20 @@ fn suggestion(m: &Materialized, name: &str) -> String {
     }
 }
 
-/// The `limit` tool names closest to `text` by Jaro-Winkler similarity
-/// (spaces read as `_`), best first; `tool_search` left out.
+/// The at most `limit` tool names closest to `text`, best first, through
+/// `tool_rules::suggest::ranked` (Jaro-Winkler ≥ 0.75, the project's one
+/// did-you-mean, cross-cutting §1; spaces read as `_`); `tool_search` left out.
 fn closest_names(m: &Materialized, text: &str, limit: usize) -> Vec<String> {
-    let target = text.trim().to_lowercase().replace(' ', "_");
-    let mut scored: Vec<(f64, &str)> = m
-        .registry
-        .names()
-        .into_iter()
-        .filter(|n| *n != TOOL_SEARCH)
-        .map(|n| (strsim::jaro_winkler(&target, &n.to_lowercase()), n))
-        .collect();
-    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
-    scored
-        .into_iter()
-        .take(limit)
-        .map(|(_, n)| n.to_owned())
-        .collect()
+    let target = text.trim().replace(' ', "_");
+    let names = m.registry.names();
+    tool_rules::suggest::ranked(
+        &target,
+        names.iter().copied().filter(|n| *n != TOOL_SEARCH),
+        limit,
+    )
+    .into_iter()
+    .map(str::to_owned)
+    .collect()
 }
 
 /// The first non-empty line of a description, cut to 200 characters.

@@ -34,6 +34,10 @@ use rustc_hash::FxHashMap;
 pub(crate) const DIMS: usize = 128;
 /// Longest word turned into tokens, in bytes: 64 (longer runs are hashes or data).
 const MAX_WORD: usize = 64;
+/// Longest token tried, in bytes (`##` not counted): 20; the vocabulary's
+/// longest is 18 (`telecommunications`; tested). With [`MAX_WORD`] it
+/// bounds a word's lookups to 64 × 20.
+const MAX_PIECE: usize = 20;
 
 static BIN: &[u8] = include_bytes!("minilm_static.bin");
 static VOCAB: &str = include_str!("minilm_static.vocab");
@@ -95,7 +99,7 @@ impl Model {
         let mut start = 0;
         let mut buf = String::with_capacity(word.len() + 2);
         while start < word.len() {
-            let mut end = word.len();
+            let mut end = word.len().min(start + MAX_PIECE);
             let mut found = None;
             while end > start {
                 if word.is_char_boundary(end) {
@@ -193,6 +197,11 @@ mod tests {
     fn the_model_loads_and_tokenises_like_wordpiece() {
         let m = model().expect("the compiled-in model loads");
         assert_eq!(m.ids.len(), 29_523);
+        let longest = VOCAB
+            .lines()
+            .map(|t| t.trim_start_matches("##").len())
+            .max();
+        assert!(longest.is_some_and(|l| l <= MAX_PIECE), "{longest:?}");
         let mut acc = [0.0f32; DIMS];
         assert_eq!(m.add_word("weather", &mut acc), 1);
         // Not a token itself: cut into pieces (`un`, `##follow`, `##able` or the like).

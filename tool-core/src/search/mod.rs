@@ -73,7 +73,7 @@
 //!   and the script that made it); a tool's fused score is its BM25 score
 //!   over the query's best BM25 score plus [`SEMANTIC_WEIGHT`] × the
 //!   cosine similarity, and tools that share no word but are close
-//!   (cosine ≥ [`SEMANTIC_MIN`]) can be listed.
+//!   (cosine above [`SEMANTIC_MIN`]) can be listed.
 //! - **Never empty**: when no tool shares a term with the query, the
 //!   semantic signal (or, without it, the closest names) answers, and the
 //!   hits are flagged [`SearchHit::weak`]; `tool_search` then says the
@@ -181,8 +181,11 @@ pub const SERVICE_BOOST: f32 = 0.5;
 /// and the tool's vectors (when above 0).
 pub const SEMANTIC_WEIGHT: f32 = 1.0;
 /// Least cosine similarity for a tool that shares no word with the query to
-/// be listed through the semantic signal alone (such hits are weak).
-pub const SEMANTIC_MIN: f32 = 0.2;
+/// be listed through the semantic signal alone when other tools do share
+/// one (such hits are weak): 0.4. When no tool shares a word, the closest
+/// tools by cosine are listed, whatever their similarity (the fallback).
+/// Unrelated tool texts sit near 0 to 0.1, related ones from about 0.2.
+pub const SEMANTIC_MIN: f32 = 0.4;
 
 /// Which signals besides BM25 a [`SearchIndex`] uses; the default is all of
 /// them, as tuned (see the module docs and the README's "Many tools" figures).
@@ -824,11 +827,16 @@ impl SearchIndex {
                 .map(|&d| scores[d as usize])
                 .fold(0.0f32, f32::max);
             let inv = if best > 0.0 { 1.0 / best } else { 0.0 };
+            let floor = if touched.is_empty() {
+                0.0
+            } else {
+                SEMANTIC_MIN
+            };
             touched.clear();
             for (d, (score, &cos)) in scores.iter_mut().zip(&semantic).enumerate() {
                 let lex = *score;
                 *score = lex * inv + self.signals.semantic * cos.max(0.0);
-                if lex > 0.0 || cos >= SEMANTIC_MIN {
+                if lex > 0.0 || (cos > floor && cos >= f32::EPSILON) {
                     touched.push(u32::try_from(d).unwrap_or(u32::MAX));
                 }
             }

@@ -417,22 +417,22 @@ pub(crate) fn query_terms(query: &str) -> Vec<QueryTerm> {
     terms
 }
 
-/// Where a term of a query comes from (see [`query_terms`]); shown to hosts
+/// Where a term of a query comes from (see the [module docs](super)); shown to hosts
 /// by [`Explanation`](super::Explanation).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Origin {
     /// A word the query wrote (stemmed).
     Query,
-    /// A synonym of a generic tool word ([`SYNONYM_WEIGHT`]).
+    /// A synonym of a generic tool word (weight 0.4).
     Synonym,
-    /// The long form of a short one, `k8s` → kubernetes ([`ALIAS_WEIGHT`]).
+    /// The long form of a short one, `k8s` → kubernetes (weight 0.7).
     Alias,
-    /// A word of a tool domain a query word leads to, `rain` → weather ([`RELATED_WEIGHT`]).
+    /// A word of a tool domain a query word leads to, `rain` → weather (weight 0.4).
     Related,
-    /// Two neighbouring query words written as one ([`COMPOUND_WEIGHT`]).
+    /// Two neighbouring query words written as one (weight 0.7).
     Compound,
-    /// The kind of a value in the query, a URL → `url` ([`VALUE_KIND_WEIGHT`]).
+    /// The kind of a value in the query, a URL → `url` (weight 0.4).
     ValueKind,
     /// The index word a misspelt query word is one edit from
     /// ([`TYPO_WEIGHT`](super::TYPO_WEIGHT), through `tool_rules::suggest`).

@@ -5,8 +5,10 @@
 //!
 //! The tuning set (`queries.json`) must reach recall@5 ≥ 0.9. Held-out sets
 //! (`queries_holdout.json`, `queries_holdout2.json`: written without seeing
-//! the ranker and never used for tuning) are reported separately, each
-//! when present, and asserted only to be answered.
+//! the ranker; issue 31 also tuned on them; `queries_holdout3.json`: 193
+//! queries written for issue 31 by a reviewer who never saw the ranker,
+//! never used for tuning, with a per-style table) are reported
+//! separately, each when present, and asserted only to be answered.
 //!
 //! Run with `--nocapture` to see the figures:
 //! `cargo test -p tool-core --test tool_search_eval -- --nocapture`.
@@ -30,6 +32,10 @@ struct ToolDef {
 struct Case {
     query: String,
     expected: String,
+    /// The query's style in the third held-out set (terse, question, task,
+    /// abbreviation, implied, typo, synonym).
+    #[serde(default)]
+    style: Option<String>,
 }
 
 fn data(file: &str) -> std::path::PathBuf {
@@ -58,6 +64,8 @@ struct Recall {
     at1: usize,
     at5: usize,
     misses: Vec<String>,
+    /// Per style (sets that give one): [queries, hits at 1, hits at 5].
+    styles: std::collections::BTreeMap<String, [usize; 3]>,
 }
 
 async fn evaluate(view: &RegistryView, file: &str) -> Option<Recall> {
@@ -68,6 +76,7 @@ async fn evaluate(view: &RegistryView, file: &str) -> Option<Recall> {
         at1: 0,
         at5: 0,
         misses: Vec::new(),
+        styles: std::collections::BTreeMap::new(),
     };
     for (i, case) in cases.iter().enumerate() {
         assert!(
@@ -90,10 +99,16 @@ async fn evaluate(view: &RegistryView, file: &str) -> Option<Recall> {
             .iter()
             .filter_map(Value::as_str)
             .collect();
-        if matches.first() == Some(&case.expected.as_str()) {
-            recall.at1 += 1;
+        let at1 = matches.first() == Some(&case.expected.as_str());
+        let at5 = matches.contains(&case.expected.as_str());
+        if let Some(style) = &case.style {
+            let row = recall.styles.entry(style.clone()).or_default();
+            row[0] += 1;
+            row[1] += usize::from(at1);
+            row[2] += usize::from(at5);
         }
-        if matches.contains(&case.expected.as_str()) {
+        recall.at1 += usize::from(at1);
+        if at5 {
             recall.at5 += 1;
         } else {
             recall.misses.push(format!(
@@ -113,6 +128,14 @@ fn report(file: &str, r: &Recall) -> (f64, f64) {
         "tool_search {file}: {} queries, recall@1 {at1:.3}, recall@5 {at5:.3}",
         r.cases
     );
+    if !r.styles.is_empty() {
+        println!("| style | queries | recall@1 | recall@5 |\n| --- | --- | --- | --- |");
+        for (style, [n, at1, at5]) in &r.styles {
+            #[allow(clippy::cast_precision_loss, reason = "a few hundred cases")]
+            let (r1, r5) = (*at1 as f64 / *n as f64, *at5 as f64 / *n as f64);
+            println!("| {style} | {n} | {r1:.3} | {r5:.3} |");
+        }
+    }
     // Misses of the tuning set only: held-out queries are not for tuning.
     if file == "queries.json" && std::env::var_os("TOOL_SEARCH_MISSES").is_some() {
         for m in &r.misses {
@@ -139,6 +162,17 @@ async fn recall_on_the_evaluation_set() {
             assert!(r.cases > 0, "{held_out} is empty");
             report(held_out, &r);
         }
+    }
+    // Issue 31's held-out set, written by a reviewer who never saw the
+    // ranker and never used for tuning: reported on its own line with a
+    // per-style table. Its targets (recall@5 ≥ 0.95, recall@1 ≥ 0.75) are
+    // reported against, not asserted: a held-out figure is what it is.
+    if let Some(r) = evaluate(&view, "queries_holdout3.json").await {
+        assert!(r.cases >= 100, "queries_holdout3.json: {} queries", r.cases);
+        let (at1, at5) = report("queries_holdout3.json", &r);
+        println!(
+            "queries_holdout3.json targets: recall@5 {at5:.3} (target 0.95), recall@1 {at1:.3} (target 0.75)"
+        );
     }
 }
 
@@ -262,5 +296,68 @@ fn recall_on_halves_of_the_tuning_set() {
         #[allow(clippy::cast_precision_loss, reason = "a few hundred cases")]
         let (r1, r5) = (at1 as f64 / n as f64, at5 as f64 / n as f64);
         println!("{label}: {n} queries, recall@1 {r1:.3}, recall@5 {r5:.3}");
+    }
+}
+
+/// What each signal adds (issue 31): recall@1 / recall@5 on the sets used
+/// while tuning (`queries.json`, `queries_holdout.json`,
+/// `queries_holdout2.json`; never the third held-out set), for BM25 alone
+/// and with the signals added one by one, and for a few semantic weights.
+/// Run by hand:
+/// `cargo test -p tool-core --test tool_search_eval ablation -- --ignored --nocapture`.
+#[test]
+#[ignore = "a tuning aid, not a check"]
+fn signal_ablation() {
+    use tool_core::search::{FieldWeights, SearchIndex, Signals};
+    let (specs, _) = tuning_material();
+    let sets: Vec<(&str, Vec<Case>)> = [
+        "queries.json",
+        "queries_holdout.json",
+        "queries_holdout2.json",
+    ]
+    .into_iter()
+    .map(|f| {
+        let text = std::fs::read_to_string(data(f)).expect("queries");
+        (f, serde_json::from_str(&text).expect("queries parse"))
+    })
+    .collect();
+    let mut variants: Vec<(String, Signals)> = Vec::new();
+    let mut s = Signals::default();
+    s.typos = false;
+    s.services = false;
+    s.semantic = 0.0;
+    variants.push(("BM25 only".into(), s));
+    s.typos = true;
+    variants.push(("+ typos".into(), s));
+    s.services = true;
+    variants.push(("+ typos + services".into(), s));
+    for w in [0.1, 0.3, 0.5, 0.8, 1.0, 1.5] {
+        s.semantic = w;
+        variants.push((format!("+ typos + services + semantic {w}"), s));
+    }
+    let mut s2 = Signals::default();
+    s2.typos = false;
+    s2.services = false;
+    variants.push(("BM25 + semantic (default weight)".into(), s2));
+    for (label, signals) in variants {
+        let index = SearchIndex::build_with_signals(specs.iter(), FieldWeights::default(), signals);
+        let mut line = format!("{label:<40}");
+        for (file, cases) in &sets {
+            let (mut at1, mut at5) = (0usize, 0usize);
+            for c in cases {
+                let hits = index.search(&c.query, 5);
+                at1 += usize::from(hits.first().is_some_and(|h| h.name == c.expected));
+                at5 += usize::from(hits.iter().any(|h| h.name == c.expected));
+            }
+            #[allow(clippy::cast_precision_loss, reason = "a few hundred cases")]
+            let n = cases.len() as f64;
+            #[allow(clippy::cast_precision_loss, reason = "a few hundred cases")]
+            line.push_str(&format!(
+                " | {file}: {:.3} / {:.3}",
+                at1 as f64 / n,
+                at5 as f64 / n
+            ));
+        }
+        println!("{line}");
     }
 }

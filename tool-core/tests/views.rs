@@ -370,19 +370,22 @@ async fn text_queries_are_ranked_and_loaded() {
 }
 
 #[tokio::test]
-async fn no_match_says_so_and_suggests_select() {
+async fn no_match_lists_weak_matches_and_says_so() {
+    // Issue 31: never an empty list when tools exist; the answer says the
+    // matches are weak, and so does `metadata.weak`.
     let view = deferred_view();
     let r = search(&view, "t", json!({"query": "zyxwv quantum teleport"})).await;
     assert!(r.error.is_none());
     assert!(
         r.output
-            .starts_with("No tool matches `zyxwv quantum teleport`."),
+            .starts_with("No tool matches the words of `zyxwv quantum teleport` well; the 5 closest (weak matches"),
         "{}",
         r.output
     );
-    assert!(r.output.contains("Load one with `select:"), "{}", r.output);
-    assert_eq!(r.metadata["matches"], json!([]));
-    assert!(view.loaded(Some("t")).is_empty());
+    assert_eq!(r.metadata["weak"], json!(true));
+    assert_eq!(r.metadata["matches"].as_array().map(Vec::len), Some(5));
+    let r = search(&view, "t2", json!({"query": "create an issue on github"})).await;
+    assert_eq!(r.metadata["weak"], json!(false));
 }
 
 #[tokio::test]

@@ -13,7 +13,9 @@
 //! let index = SearchIndex::build(specs.iter());
 //! let hits = index.search("file a bug report as an issue", 5);
 //! assert_eq!(hits[0].name, "github__create_issue");
-//! assert_eq!(hits.len(), 1, "the Slack tool shares no word with the query");
+//! assert!(!hits[0].weak, "it shares the query's words");
+//! // The Slack tool shares no word with the query; if listed at all, it is weak.
+//! assert!(hits[1..].iter().all(|h| h.weak));
 //! ```
 //!
 //! # Ranking
@@ -54,6 +56,33 @@
 //! (`tool-core/tests/data/tool_search/`, reported in the README's "Many
 //! tools" section).
 //!
+//! # Signals besides BM25 (issue 31)
+//!
+//! - **Typos**: a query word no tool contains is corrected to the index
+//!   word one edit away that `tool_rules::suggest::did_you_mean` picks,
+//!   at [`TYPO_WEIGHT`] (see `typo.rs`: at most 4 words, a few thousand
+//!   hash lookups each at most).
+//! - **Services**: a query that names a server (`github`), a product or
+//!   nickname of one (`gsutil` → `gcs`, `SFDC` → `salesforce`) or a host
+//!   or URL scheme of one (`github.com`, `gs://`) multiplies the matching
+//!   tools of that server by 1 + [`SERVICE_BOOST`]; other servers' tools
+//!   stay in the list (see `service.rs`).
+//! - **Semantic**: with the default feature `semantic`, each tool and the
+//!   query get a vector from static word vectors distilled from
+//!   all-MiniLM-L6-v2 (Apache-2.0, vendored in `embed/` with its licence
+//!   and the script that made it); a tool's fused score is its BM25 score
+//!   over the query's best BM25 score plus [`SEMANTIC_WEIGHT`] × the
+//!   cosine similarity, and tools that share no word but are close
+//!   (cosine above [`SEMANTIC_MIN`]) can be listed.
+//! - **Never empty**: when no tool shares a term with the query, the
+//!   semantic signal (or, without it, the closest names) answers, and the
+//!   hits are flagged [`SearchHit::weak`]; `tool_search` then says the
+//!   matches are weak and sets `metadata.weak`.
+//! - [`SearchIndex::explain`] tells hosts which signal matched what.
+//!
+//! What each adds on the tuning sets is printed by the `signal_ablation`
+//! tuning aid of `tests/tool_search_eval.rs`; [`Signals`] turns each off.
+//!
 //! # Queries of `tool_search`
 //!
 //! - `select:name_a,name_b` loads exactly those tools (names in the view);
@@ -69,7 +98,13 @@ use serde_json::Value;
 
 use crate::spec::ToolSpec;
 
+#[cfg(feature = "semantic")]
+mod embed;
+mod service;
 mod tokens;
+mod typo;
+
+pub use tokens::Origin;
 
 /// The search tokens of `text` as the index sees them: split at
 /// non-alphanumerics and camelCase, lower-cased, function words dropped,
@@ -133,13 +168,115 @@ pub const MAX_RESULTS_LIMIT: usize = 50;
 /// Longest query accepted, in bytes: 2000 (a query is a few words or a list of names).
 pub const MAX_QUERY_LEN: usize = 2000;
 
+/// Weight of the index word a misspelt query word was corrected to
+/// (see [`Origin::Typo`]): 0.7 of an exact word's.
+pub const TYPO_WEIGHT: f32 = 0.7;
+/// Bound of the service boost: the matching tools of a server the query
+/// names score `1 + SERVICE_BOOST` times as much (0.5: half again).
+pub const SERVICE_BOOST: f32 = 0.5;
+
+/// Weight of the semantic signal in the fused score (see [`Signals`]):
+/// a tool scores its BM25 score divided by the best BM25 score of the
+/// query, plus `SEMANTIC_WEIGHT` times the cosine similarity of the query's
+/// and the tool's vectors (when above 0).
+pub const SEMANTIC_WEIGHT: f32 = 1.0;
+/// Least cosine similarity for a tool that shares no word with the query to
+/// be listed through the semantic signal alone when other tools do share
+/// one (such hits are weak): 0.4. When no tool shares a word, the closest
+/// tools by cosine are listed, whatever their similarity (the fallback).
+/// Unrelated tool texts sit near 0 to 0.1, related ones from about 0.2.
+pub const SEMANTIC_MIN: f32 = 0.4;
+
+/// Which signals besides BM25 a [`SearchIndex`] uses; the default is all of
+/// them, as tuned (see the module docs and the README's "Many tools" figures).
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
+pub struct Signals {
+    /// Correct misspelt query words ([`Origin::Typo`]). Default: on.
+    pub typos: bool,
+    /// Boost the tools of servers the query names (see [`SERVICE_BOOST`]). Default: on.
+    pub services: bool,
+    /// Weight of the semantic signal, 0 to leave it out (then tools are not
+    /// embedded either, when the index is built with it at 0). Default:
+    /// [`SEMANTIC_WEIGHT`] with the `semantic` feature (on by default), 0 without.
+    pub semantic: f32,
+}
+
+impl Default for Signals {
+    fn default() -> Self {
+        Self {
+            typos: true,
+            services: true,
+            semantic: if cfg!(feature = "semantic") {
+                SEMANTIC_WEIGHT
+            } else {
+                0.0
+            },
+        }
+    }
+}
+
 /// One match of a [`SearchIndex::search`].
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct SearchHit {
     /// The tool's name.
     pub name: String,
-    /// The BM25 score (higher is better; only comparable within one query).
+    /// The fused score (higher is better; only comparable within one query).
     pub score: f32,
+    /// The BM25 part of the score, service boost included (0 when the tool
+    /// shares no word with the query).
+    pub lexical: f32,
+    /// `true` when the tool matched none of the query's own words (nor
+    /// their long forms, compounds or typo corrections): it was found only
+    /// through synonyms, related words, value kinds, the semantic signal or
+    /// the fallback. A model should rephrase rather than trust it.
+    pub weak: bool,
+    /// `true` when the tool's server is one the query names (see
+    /// [`Explanation::services`]).
+    pub service: bool,
+    /// The query terms (stemmed) the tool's text contains.
+    pub matched: Vec<String>,
+    /// Cosine similarity of the query's and the tool's vectors (0 without
+    /// the semantic signal).
+    pub semantic: f32,
+}
+
+/// One term a query looked for, as [`SearchIndex::explain`] reports it.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ExplainedTerm {
+    /// The term, stemmed as the index stores it.
+    pub term: String,
+    /// Its weight (1.0 for the query's own words).
+    pub weight: f32,
+    /// How the query came to it.
+    pub origin: Origin,
+    /// Number of indexed tools whose text contains it.
+    pub tools: usize,
+}
+
+/// Why a query found what it found, for hosts debugging a search
+/// ([`SearchIndex::explain`]); the model sees only [`weak`](Self::weak).
+#[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
+pub struct Explanation {
+    /// Every term looked for, with its weight and origin.
+    pub terms: Vec<ExplainedTerm>,
+    /// Corrections of misspelt words: (the query's word, the index word), both stemmed.
+    pub corrections: Vec<(String, String)>,
+    /// Servers the query names or implies, whose matching tools were boosted.
+    pub services: Vec<String>,
+    /// `true` when no tool shares a word with the query and the hits come
+    /// from the fallback: the semantic signal alone, or (without it, or
+    /// when it finds nothing) the tools with the closest names.
+    pub fallback: bool,
+    /// `true` when the semantic signal took part.
+    pub semantic: bool,
+    /// `true` when the best hit is weak (see [`SearchHit::weak`]), or there is none.
+    pub weak: bool,
+    /// The hits, best first.
+    pub hits: Vec<SearchHit>,
 }
 
 /// A BM25 index over tool definitions (see the [module docs](self) for the
@@ -180,6 +317,7 @@ pub struct SearchHit {
 #[derive(Debug, Clone, Default)]
 pub struct SearchIndex {
     weights: FieldWeights,
+    signals: Signals,
     /// Term text → term id. Terms are never forgotten (a term whose
     /// tools all left has no postings); the vocabulary of tool texts is small.
     terms: FxHashMap<Box<str>, u32>,
@@ -206,6 +344,8 @@ struct Doc {
     /// Its run in `SearchIndex::doc_terms`: each of its terms once.
     start: u32,
     count: u32,
+    /// Its normalised vector (see [`embed`](self)), when the semantic signal is on.
+    vector: Option<Box<[f32]>>,
 }
 
 /// Postings with their BM25 contribution, for one state of the documents:
@@ -215,6 +355,12 @@ struct Doc {
 struct Impacts {
     offsets: Vec<u32>,
     postings: Vec<(u32, f32)>,
+    /// The servers of the documents (see [`service::server_of`]).
+    servers: Vec<Box<str>>,
+    /// Per document: its server's id in `servers`, or [`NO_SERVER`].
+    doc_server: Vec<u32>,
+    /// Server key (see [`service::server_keys`]) → the servers answering to it.
+    server_keys: FxHashMap<String, Vec<u32>>,
 }
 
 /// Reused buffers of [`SearchIndex::add_doc`], shared by the documents of one build.
@@ -228,6 +374,9 @@ struct Scratch {
     words: FxHashMap<Box<str>, (u32, u32)>,
     /// The term ids of each word of `words`, in order.
     word_terms: Vec<u32>,
+    /// Word → its summed token vector and token count (semantic signal).
+    #[cfg(feature = "semantic")]
+    word_vectors: FxHashMap<Box<str>, ([f32; embed::DIMS], usize)>,
 }
 
 impl SearchIndex {
@@ -241,10 +390,22 @@ impl SearchIndex {
     /// Indexes `specs` with the field weights `w` (each at least 0; a
     /// field of weight 0 is left out).
     pub fn build_with<'a>(specs: impl IntoIterator<Item = &'a ToolSpec>, w: FieldWeights) -> Self {
+        Self::build_with_signals(specs, w, Signals::default())
+    }
+
+    /// Indexes `specs` with the field weights `w` and the signals `signals`
+    /// (`Signals { semantic: 0.0, .. }` builds a BM25-only index: no tool
+    /// vectors are computed).
+    pub fn build_with_signals<'a>(
+        specs: impl IntoIterator<Item = &'a ToolSpec>,
+        w: FieldWeights,
+        signals: Signals,
+    ) -> Self {
         let specs = specs.into_iter();
         let hint = specs.size_hint().0;
         let mut index = Self {
             weights: w,
+            signals,
             // Tool texts share most words: about one new term per tool.
             terms: FxHashMap::with_capacity_and_hasher(hint.max(64), Default::default()),
             docs: Vec::with_capacity(hint),
@@ -324,11 +485,13 @@ impl SearchIndex {
             self.remove(&spec.name);
         }
         let w = self.weights;
+        let vector = self.doc_vector(spec, scratch);
         let Scratch {
             tf,
             seen,
             words,
             word_terms,
+            ..
         } = scratch;
         seen.clear();
         let mut len = 0.0f32;
@@ -405,8 +568,68 @@ impl SearchIndex {
             len,
             start,
             count: u32::try_from(seen.len()).unwrap_or(u32::MAX),
+            vector,
         });
         self.impacts = OnceLock::new();
+    }
+
+    /// The normalised vector of a tool's name, tags and description, when
+    /// the semantic signal is on; words already seen in this build reuse
+    /// their tokens' vectors.
+    #[cfg(feature = "semantic")]
+    fn doc_vector(&self, spec: &ToolSpec, scratch: &mut Scratch) -> Option<Box<[f32]>> {
+        if self.signals.semantic <= 0.0 {
+            return None;
+        }
+        let model = embed::model()?;
+        let mut acc = [0.0f32; embed::DIMS];
+        let mut n = 0;
+        let cache = &mut scratch.word_vectors;
+        let mut add = |text: &str| {
+            embed::for_each_word(text, |w| {
+                let (v, count) = cache.entry(w.into()).or_insert_with(|| {
+                    let mut v = [0.0f32; embed::DIMS];
+                    let count = model.add_word(w, &mut v);
+                    (v, count)
+                });
+                acc.iter_mut().zip(v.iter()).for_each(|(a, x)| *a += x);
+                n += *count;
+            });
+        };
+        add(&spec.name);
+        for tag in &spec.tags {
+            add(tag);
+        }
+        add(&spec.description);
+        (n > 0 && embed::normalise(&mut acc)).then(|| acc.to_vec().into_boxed_slice())
+    }
+
+    #[cfg(not(feature = "semantic"))]
+    #[allow(clippy::unused_self, reason = "the same signature as with the feature")]
+    fn doc_vector(&self, _: &ToolSpec, _: &mut Scratch) -> Option<Box<[f32]>> {
+        None
+    }
+
+    /// Per document, the cosine similarity of its vector and `query`'s;
+    /// empty when the semantic signal is off or the query has no vector.
+    #[cfg(feature = "semantic")]
+    fn semantic_scores(&self, query: &str) -> Vec<f32> {
+        if self.signals.semantic <= 0.0 {
+            return Vec::new();
+        }
+        let Some(q) = embed::model().and_then(|m| embed::embed(m, query)) else {
+            return Vec::new();
+        };
+        self.docs
+            .iter()
+            .map(|d| d.vector.as_deref().map_or(0.0, |v| embed::dot(&q, v)))
+            .collect()
+    }
+
+    #[cfg(not(feature = "semantic"))]
+    #[allow(clippy::unused_self, reason = "the same signature as with the feature")]
+    fn semantic_scores(&self, _: &str) -> Vec<f32> {
+        Vec::new()
     }
 
     /// Every posting's BM25 contribution for the documents as they are now.
@@ -450,7 +673,39 @@ impl SearchIndex {
                 *slot += 1;
             }
         }
-        Impacts { offsets, postings }
+        let mut servers: Vec<Box<str>> = Vec::new();
+        let mut server_ids: FxHashMap<&str, u32> = FxHashMap::default();
+        let mut server_keys: FxHashMap<String, Vec<u32>> = FxHashMap::default();
+        let doc_server = self
+            .docs
+            .iter()
+            .map(|d| match service::server_of(&d.name) {
+                None => NO_SERVER,
+                Some(server) => *server_ids.entry(server).or_insert_with(|| {
+                    let id = u32::try_from(servers.len()).unwrap_or(NO_SERVER);
+                    servers.push(server.into());
+                    for key in service::server_keys(server) {
+                        // Query words arrive stemmed, products and URL parts as written.
+                        let mut stemmed = key.clone();
+                        tokens::stem(&mut stemmed);
+                        for k in [key, stemmed] {
+                            let list = server_keys.entry(k).or_default();
+                            if !list.contains(&id) {
+                                list.push(id);
+                            }
+                        }
+                    }
+                    id
+                }),
+            })
+            .collect();
+        Impacts {
+            offsets,
+            postings,
+            servers,
+            doc_server,
+            server_keys,
+        }
     }
 
     /// `doc`'s (term id, weighted frequency) pairs.
@@ -473,30 +728,121 @@ impl SearchIndex {
     }
 
     /// The at most `limit` best matches of `query`, best first (ties in name
-    /// order); only tools sharing at least one token with the query (or a
-    /// synonym of one of its words, see the module docs) score. The first
-    /// search after a change computes the contributions again (see the
-    /// type's docs).
+    /// order). Tools sharing a term with the query (its words, their
+    /// expansions and typo corrections, see the module docs) are ranked by
+    /// BM25, boosted when their server is named; when no tool shares one,
+    /// the fallback lists the tools whose names are closest to the query,
+    /// flagged weak, so the list is empty only when the index is (or
+    /// `limit` is 0). The first search after a change computes the
+    /// contributions again (see the type's docs).
     pub fn search(&self, query: &str, limit: usize) -> Vec<SearchHit> {
-        let query_terms = tokens::query_terms(query);
+        self.explain(query, limit).hits
+    }
+
+    /// [`search`](Self::search) with the reasons: the terms looked for and
+    /// where they came from, typo corrections, the servers named, whether
+    /// the fallback answered, and per hit which terms matched.
+    pub fn explain(&self, query: &str, limit: usize) -> Explanation {
         let impacts = self.impacts();
-        let mut scores = vec![0.0f32; self.docs.len()];
+        let mut terms = tokens::query_terms(query);
+        let df = |term: &str| -> u32 {
+            self.terms.get(term).map_or(0, |&id| {
+                impacts.offsets[id as usize + 1] - impacts.offsets[id as usize]
+            })
+        };
+        // Typo tolerance: the query's own words no tool contains.
+        let mut corrections = Vec::new();
+        let unknown: Vec<String> = terms
+            .iter()
+            .filter(|q| q.origin == Origin::Query && df(&q.term) == 0)
+            .map(|q| q.term.clone())
+            .take(typo::MAX_WORDS)
+            .collect();
+        for word in unknown.into_iter().filter(|_| self.signals.typos) {
+            if let Some(fix) = typo::correct(&word, df) {
+                match terms.iter_mut().find(|q| q.term == fix) {
+                    Some(q) if q.weight >= TYPO_WEIGHT => {}
+                    Some(q) => {
+                        q.weight = TYPO_WEIGHT;
+                        q.origin = Origin::Typo;
+                    }
+                    None => terms.push(tokens::QueryTerm {
+                        term: fix.clone(),
+                        weight: TYPO_WEIGHT,
+                        origin: Origin::Typo,
+                    }),
+                }
+                corrections.push((word, fix));
+            }
+        }
+        let n = self.docs.len();
+        let mut scores = vec![0.0f32; n];
+        let mut strong = vec![false; n];
         let mut touched: Vec<u32> = Vec::new();
-        for (term, weight) in &query_terms {
-            let Some(&id) = self.terms.get(term.as_str()) else {
+        let mut ids: Vec<(u32, usize)> = Vec::new();
+        for (at, q) in terms.iter().enumerate() {
+            let Some(&id) = self.terms.get(q.term.as_str()) else {
                 continue;
             };
+            ids.push((id, at));
             let (from, to) = (
                 impacts.offsets[id as usize] as usize,
                 impacts.offsets[id as usize + 1] as usize,
             );
+            let is_strong = q.origin.is_strong();
             for &(doc, impact) in &impacts.postings[from..to] {
                 let score = &mut scores[doc as usize];
                 if *score == 0.0 {
                     touched.push(doc);
                 }
-                *score += weight * impact;
+                *score += q.weight * impact;
+                strong[doc as usize] |= is_strong;
             }
+        }
+        let services = if self.signals.services {
+            self.named_services(query, &terms, impacts)
+        } else {
+            Vec::new()
+        };
+        let mut boosted = vec![false; impacts.servers.len()];
+        for &s in &services {
+            boosted[s as usize] = true;
+        }
+        if !services.is_empty() {
+            for &doc in &touched {
+                let s = impacts.doc_server[doc as usize];
+                if s != NO_SERVER && boosted[s as usize] {
+                    scores[doc as usize] *= 1.0 + SERVICE_BOOST;
+                }
+            }
+        }
+        let fallback = touched.is_empty() && n > 0 && limit > 0;
+        let lexical = scores.clone();
+        let semantic = self.semantic_scores(query);
+        if !semantic.is_empty() {
+            // Score fusion: BM25 over the query's best BM25, plus the
+            // weighted cosine; tools with no shared word enter when close.
+            let best = touched
+                .iter()
+                .map(|&d| scores[d as usize])
+                .fold(0.0f32, f32::max);
+            let inv = if best > 0.0 { 1.0 / best } else { 0.0 };
+            let floor = if touched.is_empty() {
+                0.0
+            } else {
+                SEMANTIC_MIN
+            };
+            touched.clear();
+            for (d, (score, &cos)) in scores.iter_mut().zip(&semantic).enumerate() {
+                let lex = *score;
+                *score = lex * inv + self.signals.semantic * cos.max(0.0);
+                if lex > 0.0 || (cos > floor && cos >= f32::EPSILON) {
+                    touched.push(u32::try_from(d).unwrap_or(u32::MAX));
+                }
+            }
+        }
+        if touched.is_empty() && n > 0 && limit > 0 {
+            touched = self.closest_names(query, limit, &mut scores);
         }
         let by_rank = |a: &u32, b: &u32| {
             scores[*b as usize]
@@ -513,15 +859,164 @@ impl SearchIndex {
         }
         touched.sort_unstable_by(by_rank);
         touched.truncate(limit);
-        touched
+        let hits: Vec<SearchHit> = touched
             .into_iter()
-            .map(|d| SearchHit {
-                name: self.docs[d as usize].name.to_string(),
-                score: scores[d as usize],
+            .map(|d| {
+                let doc = &self.docs[d as usize];
+                let own = self.terms_of(doc);
+                let matched = ids
+                    .iter()
+                    .filter(|(id, _)| own.iter().any(|(t, _)| t == id))
+                    .map(|&(_, at)| terms[at].term.clone())
+                    .collect();
+                let s = impacts.doc_server[d as usize];
+                SearchHit {
+                    name: doc.name.to_string(),
+                    score: scores[d as usize],
+                    lexical: lexical[d as usize],
+                    weak: lexical[d as usize] <= 0.0 || !strong[d as usize],
+                    service: s != NO_SERVER && boosted[s as usize],
+                    matched,
+                    semantic: semantic.get(d as usize).copied().unwrap_or(0.0),
+                }
             })
-            .collect()
+            .collect();
+        Explanation {
+            terms: terms
+                .iter()
+                .map(|q| ExplainedTerm {
+                    term: q.term.clone(),
+                    weight: q.weight,
+                    origin: q.origin,
+                    tools: df(&q.term) as usize,
+                })
+                .collect(),
+            corrections,
+            services: services
+                .iter()
+                .map(|&s| impacts.servers[s as usize].to_string())
+                .collect(),
+            fallback,
+            semantic: !semantic.is_empty(),
+            weak: hits.first().is_none_or(|h| h.weak),
+            hits,
+        }
+    }
+
+    /// The servers (ids in [`Impacts::servers`]) `query` names or implies:
+    /// see [`service`]'s docs for the rules.
+    fn named_services(
+        &self,
+        query: &str,
+        terms: &[tokens::QueryTerm],
+        impacts: &Impacts,
+    ) -> Vec<u32> {
+        let mut found: Vec<u32> = Vec::new();
+        if impacts.servers.is_empty() {
+            return found;
+        }
+        let mut add = |s: u32| {
+            if !found.contains(&s) {
+                found.push(s);
+            }
+        };
+        let by_key = |key: &str, add: &mut dyn FnMut(u32)| {
+            if let Some(list) = impacts.server_keys.get(key) {
+                list.iter().for_each(|&s| add(s));
+            }
+        };
+        // Products, nicknames and URL parts: clear by themselves.
+        let mut cues: Vec<String> = Vec::new();
+        for word in query
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+        {
+            cues.push(word.to_lowercase());
+        }
+        service::url_words(query, |w| cues.push(w.to_owned()));
+        for cue in &cues {
+            for (names, servers) in service::PRODUCTS {
+                if names.contains(&cue.as_str()) {
+                    for s in *servers {
+                        by_key(s, &mut add);
+                    }
+                }
+            }
+        }
+        service::url_words(query, |w| by_key(w, &mut add));
+        // The query's own words (and long forms) that are a server's name,
+        // when most tools containing the word are that server's.
+        for q in terms
+            .iter()
+            .filter(|q| matches!(q.origin, Origin::Query | Origin::Alias))
+        {
+            let Some(list) = impacts.server_keys.get(q.term.as_str()) else {
+                continue;
+            };
+            let postings = self.terms.get(q.term.as_str()).map(|&id| {
+                &impacts.postings[impacts.offsets[id as usize] as usize
+                    ..impacts.offsets[id as usize + 1] as usize]
+            });
+            for &s in list {
+                let clear = postings.is_none_or(|p| {
+                    let inside = p
+                        .iter()
+                        .filter(|(d, _)| impacts.doc_server[*d as usize] == s)
+                        .count();
+                    inside * 2 >= p.len()
+                });
+                if clear {
+                    add(s);
+                }
+            }
+        }
+        found
+    }
+
+    /// The fallback of a query no tool shares a term with: the `limit`
+    /// tools whose names are closest to the query
+    /// (`tool_rules::suggest::ranked`, spaces read as `_`), then the others
+    /// in name order; each scored below any real match.
+    fn closest_names(&self, query: &str, limit: usize, scores: &mut [f32]) -> Vec<u32> {
+        let target = query.trim().to_lowercase().replace(' ', "_");
+        let names: Vec<&str> = self.docs.iter().map(|d| &*d.name).collect();
+        let ranked = tool_rules::suggest::ranked(&target, names.iter().copied(), limit);
+        let mut out: Vec<u32> = Vec::with_capacity(limit);
+        for name in ranked {
+            if let Some(&d) = self.by_name.get(name) {
+                out.push(d);
+            }
+        }
+        // Then the first names in name order: the same list however the
+        // index came to hold its tools.
+        let need = limit.saturating_sub(out.len());
+        if need > 0 {
+            let mut rest: Vec<u32> = (0..self.docs.len())
+                .map(|d| u32::try_from(d).unwrap_or(u32::MAX))
+                .filter(|d| !out.contains(d))
+                .collect();
+            let by_name = |a: &u32, b: &u32| {
+                self.docs[*a as usize]
+                    .name
+                    .cmp(&self.docs[*b as usize].name)
+            };
+            if rest.len() > need {
+                rest.select_nth_unstable_by(need - 1, by_name);
+                rest.truncate(need);
+            }
+            rest.sort_unstable_by(by_name);
+            out.extend(rest);
+        }
+        #[allow(clippy::cast_precision_loss, reason = "at most MAX_RESULTS_LIMIT")]
+        for (rank, &d) in out.iter().enumerate() {
+            scores[d as usize] = 1e-3 / (rank as f32 + 1.0);
+        }
+        out
     }
 }
+
+/// [`Impacts::doc_server`] of a tool whose name has no `<server>__` part.
+const NO_SERVER: u32 = u32::MAX;
 
 /// Calls `f` with each word of `text` as the tokeniser's first step cuts
 /// them: the runs of letters and digits. ASCII text (nearly all tool text)
@@ -616,8 +1111,116 @@ mod tests {
             index.search("calendar events", 1)[0].name,
             "calendar_list_events"
         );
-        assert!(index.search("zebra", 5).is_empty());
-        assert!(index.search("", 5).is_empty());
+        // No shared word: the fallback still lists tools, flagged weak.
+        let fallback = index.explain("zebra", 5);
+        assert!(fallback.fallback && fallback.weak);
+        assert_eq!(fallback.hits.len(), 4);
+        assert!(fallback.hits.iter().all(|h| h.weak && h.lexical == 0.0));
+        assert!(index.search("zebra", 0).is_empty());
+        assert!(SearchIndex::build([].iter()).search("zebra", 5).is_empty());
+    }
+
+    #[test]
+    fn weak_hits_matched_only_through_looser_signals() {
+        let specs = [
+            spec("weather__forecast", "Weather forecast for a city."),
+            spec("files__read_file", "Read a file's text."),
+        ];
+        let index = SearchIndex::build(specs.iter());
+        // `rain` is only a related word of `weather`.
+        let e = index.explain("will it rain", 5);
+        assert_eq!(e.hits[0].name, "weather__forecast");
+        assert!(e.weak && e.hits[0].weak && !e.fallback);
+        let rel = e
+            .terms
+            .iter()
+            .find(|t| t.term == "weather")
+            .map(|t| t.origin);
+        assert_eq!(rel, Some(Origin::Related));
+        let e = index.explain("weather in Oslo", 5);
+        assert!(!e.weak && !e.hits[0].weak);
+        assert_eq!(e.hits[0].matched, ["weather"]);
+    }
+
+    #[test]
+    fn misspelt_words_are_corrected_below_exact_ones() {
+        let specs = [
+            spec("github__search_code", "Search code in repositories."),
+            spec("slack__post_message", "Post a message to a channel."),
+        ];
+        let index = SearchIndex::build(specs.iter());
+        let e = index.explain("serach the repositries", 5);
+        assert_eq!(
+            e.corrections,
+            [
+                ("repositri".to_owned(), "repositori".to_owned()),
+                ("serach".to_owned(), "search".to_owned())
+            ]
+        );
+        assert_eq!(e.hits[0].name, "github__search_code");
+        assert!(!e.weak, "a corrected word is a strong match");
+        let exact = index.explain("search the repositories", 5).hits[0].score;
+        assert!(e.hits[0].score < exact, "{} < {exact}", e.hits[0].score);
+    }
+
+    #[test]
+    fn a_named_service_is_boosted_and_others_stay() {
+        let specs = [
+            spec("github__list_issues", "List the issues of a repository."),
+            spec("gitlab__list_issues", "List the issues of a project."),
+            spec("gcs__list_objects", "List the objects in a bucket."),
+            spec("s3__list_objects", "List the objects in a bucket."),
+        ];
+        let index = SearchIndex::build(specs.iter());
+        let e = index.explain("list the issues on gitlab", 5);
+        assert_eq!(e.services, ["gitlab"]);
+        assert_eq!(e.hits[0].name, "gitlab__list_issues");
+        assert!(e.hits[0].service);
+        assert!(
+            e.hits
+                .iter()
+                .any(|h| h.name == "github__list_issues" && !h.service)
+        );
+        let e = index.explain("list the objects in gs://backups/2024/", 5);
+        assert_eq!(e.services, ["gcs"]);
+        assert_eq!(e.hits[0].name, "gcs__list_objects");
+        let plain = index.explain("list the objects", 5);
+        assert!(plain.services.is_empty());
+        let boosted = e.hits[0].score / plain.hits[0].score;
+        assert!(boosted <= 1.0 + SERVICE_BOOST + 1e-4, "bounded: {boosted}");
+        assert_eq!(
+            e.hits[1].name, "s3__list_objects",
+            "the other server's bucket tool stays"
+        );
+    }
+
+    #[test]
+    fn acronym_plurals_rank_as_lower_case() {
+        // Issue 31: "open PRs on GitHub" ranked the tool 12th, "open prs" 1st.
+        let specs = [
+            spec(
+                "github__list_pull_requests",
+                "List pull requests of a repository.",
+            ),
+            spec(
+                "github__list_issues",
+                "List the open issues of a repository.",
+            ),
+            spec(
+                "shell__list_processes",
+                "List running processes with their PIDs.",
+            ),
+            spec("shell__kill", "Stop a process by its pid."),
+        ];
+        let index = SearchIndex::build(specs.iter());
+        assert_eq!(
+            index.search("open PRs on GitHub", 1)[0].name,
+            "github__list_pull_requests"
+        );
+        assert_eq!(
+            index.search("PIDs of my processes", 1)[0].name,
+            "shell__list_processes"
+        );
     }
 
     #[test]

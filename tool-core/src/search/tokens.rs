@@ -40,7 +40,7 @@
 /// descriptions and queries ("a tool to ... the ...") and find nothing; with
 /// them the leftovers of contractions split at the apostrophe (`isn't` →
 /// `isn`, `t`; `we'll` → `we`, `ll`).
-const STOP_WORDS: &[&str] = &[
+pub(crate) const STOP_WORDS: &[&str] = &[
     "a", "about", "all", "an", "and", "any", "are", "aren", "as", "at", "be", "by", "can",
     "couldn", "didn", "do", "does", "doesn", "don", "for", "from", "get", "hasn", "haven", "how",
     "i", "if", "in", "into", "is", "isn", "it", "its", "ll", "me", "my", "of", "on", "or", "our",
@@ -374,30 +374,90 @@ pub(crate) const VALUE_KIND_WEIGHT: f32 = 0.4;
 /// of values written in the query (see [`value_kinds`]) at
 /// [`VALUE_KIND_WEIGHT`]. A word reached several ways keeps its highest
 /// weight.
-pub(crate) fn query_terms(query: &str) -> Vec<(String, f32)> {
+pub(crate) fn query_terms(query: &str) -> Vec<QueryTerm> {
     let mut own = tokens(strip_request_for_tools(query));
     own.sort_unstable();
     own.dedup();
-    let mut terms: Vec<(String, f32)> = own.iter().map(|t| (t.clone(), 1.0)).collect();
-    let mut add = |w: &str, weight: f32| match terms.iter_mut().find(|(t, _)| t == w) {
-        Some((_, had)) => *had = had.max(weight),
-        None => terms.push((w.to_owned(), weight)),
-    };
+    let mut terms: Vec<QueryTerm> = own
+        .iter()
+        .map(|t| QueryTerm {
+            term: t.clone(),
+            weight: 1.0,
+            origin: Origin::Query,
+        })
+        .collect();
+    let mut add =
+        |w: &str, weight: f32, origin: Origin| match terms.iter_mut().find(|q| q.term == w) {
+            Some(had) => {
+                if weight > had.weight {
+                    had.weight = weight;
+                    had.origin = origin;
+                }
+            }
+            None => terms.push(QueryTerm {
+                term: w.to_owned(),
+                weight,
+                origin,
+            }),
+        };
     let expansions = expansions();
     for t in &own {
         if let Some(more) = expansions.get(t.as_str()) {
-            for (w, weight) in more {
-                add(w, *weight);
+            for (w, weight, origin) in more {
+                add(w, *weight, *origin);
             }
         }
     }
-    compounds(query, |c| add(c, COMPOUND_WEIGHT));
+    compounds(query, |c| add(c, COMPOUND_WEIGHT, Origin::Compound));
     value_kinds(query, |kind| {
         let mut k = kind.to_owned();
         stem(&mut k);
-        add(&k, VALUE_KIND_WEIGHT);
+        add(&k, VALUE_KIND_WEIGHT, Origin::ValueKind);
     });
     terms
+}
+
+/// Where a term of a query comes from (see the [module docs](super)); shown to hosts
+/// by [`Explanation`](super::Explanation).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Origin {
+    /// A word the query wrote (stemmed).
+    Query,
+    /// A synonym of a generic tool word (weight 0.4).
+    Synonym,
+    /// The long form of a short one, `k8s` → kubernetes (weight 0.7).
+    Alias,
+    /// A word of a tool domain a query word leads to, `rain` → weather (weight 0.4).
+    Related,
+    /// Two neighbouring query words written as one (weight 0.7).
+    Compound,
+    /// The kind of a value in the query, a URL → `url` (weight 0.4).
+    ValueKind,
+    /// The index word a misspelt query word is one edit from
+    /// ([`TYPO_WEIGHT`](super::TYPO_WEIGHT), through `tool_rules::suggest`).
+    Typo,
+}
+
+impl Origin {
+    /// Whether a match through this origin says the tool does what the
+    /// query asked in the query's own words: the words themselves, their
+    /// long forms, compounds and typo corrections. Synonyms, related words
+    /// and value kinds alone make a weak match.
+    pub fn is_strong(self) -> bool {
+        matches!(
+            self,
+            Self::Query | Self::Alias | Self::Compound | Self::Typo
+        )
+    }
+}
+
+/// One term a query looks for, with its weight (1.0 for the query's own words).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct QueryTerm {
+    pub(crate) term: String,
+    pub(crate) weight: f32,
+    pub(crate) origin: Origin,
 }
 
 /// Words that ask for a tool rather than say what it does, when they come
@@ -443,39 +503,45 @@ fn strip_request_for_tools(query: &str) -> &str {
 
 /// Per stemmed query word, the words it also looks for and their weights
 /// ([`SYNONYMS`], [`RELATED`] and [`ALIASES`], stemmed once).
-fn expansions() -> &'static rustc_hash::FxHashMap<String, Vec<(String, f32)>> {
-    static MAP: std::sync::OnceLock<rustc_hash::FxHashMap<String, Vec<(String, f32)>>> =
-        std::sync::OnceLock::new();
+fn expansions() -> &'static Expansions {
+    static MAP: std::sync::OnceLock<Expansions> = std::sync::OnceLock::new();
     MAP.get_or_init(|| {
         let stemmed = |w: &str| {
             let mut w = w.to_lowercase();
             stem(&mut w);
             w
         };
-        let mut map: rustc_hash::FxHashMap<String, Vec<(String, f32)>> =
-            rustc_hash::FxHashMap::default();
-        let mut link = |from: String, to: String, weight: f32| {
+        let mut map: Expansions = rustc_hash::FxHashMap::default();
+        let mut link = |from: String, to: String, weight: f32, origin: Origin| {
             if from == to {
                 return;
             }
             let list = map.entry(from).or_default();
-            match list.iter_mut().find(|(t, _)| *t == to) {
-                Some((_, had)) => *had = had.max(weight),
-                None => list.push((to, weight)),
+            match list.iter_mut().find(|(t, _, _)| *t == to) {
+                Some((_, had, was)) => {
+                    if weight > *had {
+                        *had = weight;
+                        *was = origin;
+                    }
+                }
+                None => list.push((to, weight, origin)),
             }
         };
         for group in SYNONYMS {
             for a in *group {
                 for b in *group {
-                    link(stemmed(a), stemmed(b), SYNONYM_WEIGHT);
+                    link(stemmed(a), stemmed(b), SYNONYM_WEIGHT, Origin::Synonym);
                 }
             }
         }
-        for (table, weight) in [(RELATED, RELATED_WEIGHT), (ALIASES, ALIAS_WEIGHT)] {
+        for (table, weight, origin) in [
+            (RELATED, RELATED_WEIGHT, Origin::Related),
+            (ALIASES, ALIAS_WEIGHT, Origin::Alias),
+        ] {
             for (cues, targets) in table {
                 for a in *cues {
                     for b in *targets {
-                        link(stemmed(a), stemmed(b), weight);
+                        link(stemmed(a), stemmed(b), weight, origin);
                     }
                 }
             }
@@ -483,6 +549,9 @@ fn expansions() -> &'static rustc_hash::FxHashMap<String, Vec<(String, f32)>> {
         map
     })
 }
+
+/// Per stemmed word: the words it also looks for, their weights and origins.
+type Expansions = rustc_hash::FxHashMap<String, Vec<(String, f32, Origin)>>;
 
 /// Calls `emit` with each pair of neighbouring words of `query` written as
 /// one and stemmed (`time zone` → `timezon`, `log in` → `login`,
@@ -599,6 +668,13 @@ const FILE_EXTENSIONS: &[&str] = &[
     "yaml", "yml", "zip",
 ];
 
+/// Whether `lower` ends in a known file extension (`notes.md`, `a.rs`).
+pub(crate) fn is_file_name(lower: &str) -> bool {
+    lower
+        .rsplit_once('.')
+        .is_some_and(|(stem, ext)| !stem.is_empty() && FILE_EXTENSIONS.binary_search(&ext).is_ok())
+}
+
 /// `~/a`, `/tmp/a`, `./a`, `../a`, or a name ending in a known file extension.
 fn is_path(lower: &str) -> bool {
     if lower.starts_with("~/")
@@ -665,7 +741,8 @@ fn camel_parts(word: &str, mut f: impl FnMut(&str)) {
         let mut start = 0;
         for i in 1..b.len() {
             let (p, c) = (b[i - 1], b[i]);
-            let next_lower = b.get(i + 1).is_some_and(u8::is_ascii_lowercase);
+            let next_lower = b.get(i + 1).is_some_and(u8::is_ascii_lowercase)
+                && !plural_s(b.get(i + 1..i + 3).unwrap_or(&b[i + 1..]));
             if c.is_ascii_uppercase()
                 && (p.is_ascii_lowercase()
                     || p.is_ascii_digit()
@@ -683,7 +760,13 @@ fn camel_parts(word: &str, mut f: impl FnMut(&str)) {
     let mut chars = word.char_indices().peekable();
     while let Some((at, c)) = chars.next() {
         if let Some(p) = prev {
-            let next_lower = chars.peek().is_some_and(|(_, n)| n.is_lowercase());
+            let next_lower = chars.peek().is_some_and(|&(n_at, n)| {
+                n.is_lowercase()
+                    && !plural_s({
+                        let rest = &word.as_bytes()[n_at..];
+                        rest.get(..2).unwrap_or(rest)
+                    })
+            });
             if c.is_uppercase()
                 && (p.is_lowercase() || p.is_ascii_digit() || (p.is_uppercase() && next_lower))
             {
@@ -696,6 +779,19 @@ fn camel_parts(word: &str, mut f: impl FnMut(&str)) {
     f(&word[start..]);
 }
 
+/// Whether `rest` (the one or two bytes after an upper-case run) is the
+/// plural `s` of an acronym: `s` at the end of the word or before an
+/// upper-case letter or digit (`PRs`, `PIDs`, `URLsFor`). Such an `s` stays
+/// with its run (`PRs` → `prs`, not `p` + `rs`), so that the plural meets
+/// the acronym like any other plural (issue 31).
+fn plural_s(rest: &[u8]) -> bool {
+    match rest {
+        [b's'] => true,
+        [b's', after] => !after.is_ascii_lowercase(),
+        _ => false,
+    }
+}
+
 /// Stems `word` (lower case) with the Snowball English stemmer (Porter2);
 /// words longer than [`MAX_WORD`] are first cut there, and words with a
 /// non-ASCII letter are left as they are (the English rules would mangle
@@ -706,7 +802,7 @@ fn camel_parts(word: &str, mut f: impl FnMut(&str)) {
 /// forgotten all at once): the same few thousand words recur in every tool
 /// definition, and a lookup costs a fraction of running the rules, which
 /// allocate.
-fn stem(word: &mut String) {
+pub(crate) fn stem(word: &mut String) {
     STEMS.with(|cache| stem_with(cache.try_borrow_mut().ok().as_deref_mut(), word));
 }
 
@@ -786,6 +882,23 @@ mod tests {
     }
 
     #[test]
+    fn acronym_plurals_stay_whole() {
+        // Issue 31: `PRs` was split into `P` + `Rs`, `PIDs` into `PI` + `Ds`.
+        assert_eq!(tokens("PRs"), ["prs"]);
+        assert_eq!(tokens("PIDs"), ["pid"]);
+        assert_eq!(tokens("open PRs"), tokens("open prs"));
+        assert_eq!(tokens("list URLs and IDs"), ["list", "url", "id"]);
+        assert_eq!(tokens("listPRsForRepo"), ["list", "prs", "repo"]);
+        assert_eq!(tokens("ÜBERs"), ["übers"]);
+        // Other upper-case runs still split before their last capital.
+        assert_eq!(
+            tokens("HTTPServer HTTPSProxy"),
+            ["http", "server", "https", "proxi"]
+        );
+        assert_eq!(tokens("IOStream"), ["io", "stream"]);
+    }
+
+    #[test]
     fn snowball_stemming_meets_singular_plural_and_verb_forms() {
         assert_eq!(
             tokens("issues issue queries query"),
@@ -823,8 +936,8 @@ mod tests {
         assert!(FILE_EXTENSIONS.is_sorted());
     }
 
-    fn weight(terms: &[(String, f32)], word: &str) -> Option<f32> {
-        terms.iter().find(|(t, _)| t == word).map(|(_, w)| *w)
+    fn weight(terms: &[QueryTerm], word: &str) -> Option<f32> {
+        terms.iter().find(|q| q.term == word).map(|q| q.weight)
     }
 
     #[test]

@@ -95,6 +95,7 @@ fn run_search(view: &RegistryView, args: &Map<String, Value>, ctx: &ToolContext)
         .map(|s| s.0.0.clone())
         .or_else(|| ctx.trace_id().map(str::to_owned));
     let inline = ctx.state::<InlineSchemas>().map(|s| s.0.0);
+    let mut weak = false;
     let (matches, unknown): (Vec<String>, Vec<String>) = match Query::parse(query) {
         Query::Select(names) => {
             if names.is_empty() {
@@ -111,13 +112,11 @@ fn run_search(view: &RegistryView, args: &Map<String, Value>, ctx: &ToolContext)
             }
             names.into_iter().partition(|n| m.registry.contains(n))
         }
-        Query::Text(text) => (
-            view.search_in(&m, &text, max_results)
-                .into_iter()
-                .map(|h| h.name)
-                .collect(),
-            Vec::new(),
-        ),
+        Query::Text(text) => {
+            let hits = view.search_in(&m, &text, max_results);
+            weak = hits.first().is_some_and(|h| h.weak);
+            (hits.into_iter().map(|h| h.name).collect(), Vec::new())
+        }
     };
     if matches.is_empty() {
         return no_match(&m, query, &unknown);
@@ -128,11 +127,19 @@ fn run_search(view: &RegistryView, args: &Map<String, Value>, ctx: &ToolContext)
     } else {
         view.load(session.as_deref(), &refs)
     };
-    let mut text = format!(
-        "{} tool{} found:\n",
-        matches.len(),
-        if matches.len() == 1 { "" } else { "s" }
-    );
+    let mut text = if weak {
+        format!(
+            "No tool matches the words of `{}` well; the {} closest (weak matches, check them or search again with other words):\n",
+            crate::args::messages::quote(query),
+            matches.len()
+        )
+    } else {
+        format!(
+            "{} tool{} found:\n",
+            matches.len(),
+            if matches.len() == 1 { "" } else { "s" }
+        )
+    };
     for name in &matches {
         let summary = m
             .registry
@@ -179,6 +186,7 @@ fn run_search(view: &RegistryView, args: &Map<String, Value>, ctx: &ToolContext)
     };
     result.metadata.insert("matches".to_owned(), json!(matches));
     result.metadata.insert("loaded".to_owned(), json!(newly));
+    result.metadata.insert("weak".to_owned(), json!(weak));
     result
 }
 
@@ -227,23 +235,20 @@ fn suggestion(m: &Materialized, name: &str) -> String {
     }
 }
 
-/// The `limit` tool names closest to `text` by Jaro-Winkler similarity
-/// (spaces read as `_`), best first; `tool_search` left out.
+/// The at most `limit` tool names closest to `text`, best first, through
+/// `tool_rules::suggest::ranked` (Jaro-Winkler ≥ 0.75, the project's one
+/// did-you-mean, cross-cutting §1; spaces read as `_`); `tool_search` left out.
 fn closest_names(m: &Materialized, text: &str, limit: usize) -> Vec<String> {
-    let target = text.trim().to_lowercase().replace(' ', "_");
-    let mut scored: Vec<(f64, &str)> = m
-        .registry
-        .names()
-        .into_iter()
-        .filter(|n| *n != TOOL_SEARCH)
-        .map(|n| (strsim::jaro_winkler(&target, &n.to_lowercase()), n))
-        .collect();
-    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
-    scored
-        .into_iter()
-        .take(limit)
-        .map(|(_, n)| n.to_owned())
-        .collect()
+    let target = text.trim().replace(' ', "_");
+    let names = m.registry.names();
+    tool_rules::suggest::ranked(
+        &target,
+        names.iter().copied().filter(|n| *n != TOOL_SEARCH),
+        limit,
+    )
+    .into_iter()
+    .map(str::to_owned)
+    .collect()
 }
 
 /// The first non-empty line of a description, cut to 200 characters.

@@ -1,0 +1,161 @@
+//! Service awareness: the servers a query names or implies.
+//!
+//! A tool's server is the part of its name before `__` (the MCP import
+//! convention `<server>__<tool>`, e.g. `github__create_issue`). A query
+//! names a server when
+//!
+//! - one of its own words (or a long form of one, `gh` → `github`) is the
+//!   server's name or the first word of it (`outlook` for
+//!   `outlook_calendar`), and that word is clearly the server's: at least
+//!   half the tools whose text contains it belong to that server (so a
+//!   server called `time` or `memory` is not named by the everyday word);
+//! - it names a product or host that stands for a service ([`PRODUCTS`]:
+//!   `gsutil` → `gcs`, `SFDC` → `salesforce`, `O365` → `outlook`);
+//! - it holds a URL whose scheme or host names one (`gs://bucket/a` →
+//!   `gcs`, `s3://`, `https://github.com/...` → `github`,
+//!   `acme.atlassian.net` → `jira`, `confluence`).
+//!
+//! The named servers' matching tools get their score multiplied by
+//! 1 + [`SERVICE_BOOST`](super::SERVICE_BOOST): a bounded boost. Tools with
+//! no match stay unlisted, and other servers' tools stay in the list.
+
+/// Products, nicknames and hosts, and the server names they stand for
+/// (lower case; a server matches when its name, with `_` and `-` removed,
+/// is one of them, or its first word is). Written from what the products
+/// are called, not from evaluation queries.
+pub(crate) const PRODUCTS: &[(&[&str], &[&str])] = &[
+    (
+        &["gs", "gsutil", "gcs", "gcloud"],
+        &["gcs", "googlecloudstorage"],
+    ),
+    (&["s3", "aws"], &["s3", "aws"]),
+    (&["sfdc", "salesforce"], &["salesforce"]),
+    (
+        &["o365", "office365", "m365", "outlook", "hotmail"],
+        &["outlook", "office365"],
+    ),
+    (&["teams"], &["msteams", "teams", "microsoftteams"]),
+    (&["gh", "github"], &["github"]),
+    (&["gl", "gitlab"], &["gitlab"]),
+    (&["k8s", "kubectl", "kube"], &["kubernetes", "k8s"]),
+    (&["gcal"], &["gcal", "googlecalendar"]),
+    (&["gdrive", "drive"], &["gdrive", "googledrive"]),
+    (&["gsheets", "sheets"], &["gsheets", "googlesheets"]),
+    (&["gmail"], &["gmail"]),
+    (&["atlassian"], &["jira", "confluence"]),
+    (
+        &["psql", "pg", "postgresql", "postgres"],
+        &["postgres", "postgresql"],
+    ),
+    (&["mongo", "mongodb"], &["mongodb"]),
+    (&["pd", "pagerduty"], &["pagerduty"]),
+    (&["yt", "youtube", "youtu"], &["youtube"]),
+    (&["npmjs", "npm"], &["npm", "npmregistry"]),
+    (&["pypi", "pip"], &["pypi"]),
+    (&["dd", "datadog", "datadoghq"], &["datadog"]),
+    (&["wiki", "wikipedia"], &["wikipedia"]),
+];
+
+/// Calls `emit` with the service words of each URL-like word of `query`:
+/// the scheme of `scheme://` (not `http`, `https`, `file`), and the labels
+/// of the host, without `www` and the public suffix (`github.com` →
+/// `github`; `acme.atlassian.net` → `acme`, `atlassian`), lower case.
+pub(crate) fn url_words(query: &str, mut emit: impl FnMut(&str)) {
+    for word in query.split_whitespace() {
+        let word = word.trim_matches(|c: char| !c.is_ascii_alphanumeric() && c != '/' && c != ':');
+        let lower = word.to_ascii_lowercase();
+        let (scheme, rest) = match lower.split_once("://") {
+            Some((s, r)) => (Some(s), r),
+            None => (None, lower.as_str()),
+        };
+        if let Some(s) = scheme
+            && !matches!(s, "http" | "https" | "file" | "ftp")
+            && s.bytes().all(|b| b.is_ascii_alphanumeric())
+        {
+            emit(s);
+        }
+        let host = rest.split(['/', '?', '#', ':']).next().unwrap_or("");
+        if scheme.is_none() && !host.contains('.') {
+            continue;
+        }
+        // A known public suffix (not the wildcard rule), and not a file
+        // name (`report.md`: `.md` is a country's domain too).
+        let Some(suffix) = psl::suffix(host.as_bytes()).filter(psl::Suffix::is_known) else {
+            continue;
+        };
+        let Ok(suffix) = std::str::from_utf8(suffix.as_bytes()) else {
+            continue;
+        };
+        if suffix == host
+            || !host.ends_with(suffix)
+            || (scheme.is_none() && super::tokens::is_file_name(host))
+        {
+            continue;
+        }
+        let labels = &host[..host.len() - suffix.len()];
+        for label in labels.split('.').filter(|l| !l.is_empty() && *l != "www") {
+            if label
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-')
+                && label.bytes().any(|b| b.is_ascii_alphabetic())
+            {
+                emit(label);
+            }
+        }
+    }
+}
+
+/// The server of a tool name: the part before `__`, lower case, or `None`.
+pub(crate) fn server_of(name: &str) -> Option<&str> {
+    name.split_once("__")
+        .map(|(s, _)| s)
+        .filter(|s| !s.is_empty())
+}
+
+/// The keys a server answers to: its name with `_` and `-` removed, and
+/// its first word (`outlook_calendar` → `outlookcalendar`, `outlook`).
+pub(crate) fn server_keys(server: &str) -> Vec<String> {
+    let lower = server.to_ascii_lowercase();
+    let joined: String = lower.chars().filter(|c| *c != '_' && *c != '-').collect();
+    let first = lower.split(['_', '-']).next().unwrap_or("").to_owned();
+    let mut keys = vec![joined];
+    if !first.is_empty() && first != keys[0] {
+        keys.push(first);
+    }
+    keys
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(q: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        url_words(q, |w| out.push(w.to_owned()));
+        out
+    }
+
+    #[test]
+    fn urls_name_their_services() {
+        assert_eq!(words("copy gs://logs/a.txt here"), ["gs"]);
+        assert_eq!(words("ls s3://bucket/key"), ["s3"]);
+        assert_eq!(words("see https://github.com/acme/web/pull/3"), ["github"]);
+        assert_eq!(
+            words("acme.atlassian.net/browse/OPS-1"),
+            ["acme", "atlassian"]
+        );
+        assert_eq!(words("www.youtube.com/watch?v=1"), ["youtube"]);
+        assert!(words("version 1.2.3 and report.md, e.g. this").is_empty());
+    }
+
+    #[test]
+    fn servers_and_their_keys() {
+        assert_eq!(server_of("github__create_issue"), Some("github"));
+        assert_eq!(server_of("read_file"), None);
+        assert_eq!(
+            server_keys("outlook_calendar"),
+            ["outlookcalendar", "outlook"]
+        );
+        assert_eq!(server_keys("github"), ["github"]);
+    }
+}

@@ -115,7 +115,10 @@
 //! hierarchy, writable as root); the kernel's OOM killer ends a process of
 //! the call when it is reached, and [`Sandbox::finish`] names the limit.
 //! Where no such cgroup can be made (no delegated v2 subtree, not root on
-//! v1) the call gets a note that the memory limit holds per process only.
+//! v1), [`Sandbox::watch_memory`] starts a watchdog that sums the resident
+//! memory of the call's processes every [`WATCHDOG_PERIOD`] and ends them
+//! when the sum passes the limit (`bash_command` starts it; a host using
+//! [`Sandbox::apply`] starts it after `spawn`), with a note saying so.
 //! Both tiers use the same mechanism (the cgroups are joined before any
 //! namespace is entered). `file-size` as `RLIMIT_FSIZE` (`SIGXFSZ`); `cpu`
 //! as `RLIMIT_CPU` (`SIGXCPU`); `open-files` as `RLIMIT_NOFILE`.
@@ -170,6 +173,7 @@ mod paths;
 mod plan;
 mod probe;
 pub mod proxy;
+mod watchdog;
 
 pub use proxy::{
     DEFAULT_FORWARDER_PORT, Forwarder, NetworkReport, ProxyEnv, ProxyLimits, ProxyServer,
@@ -179,6 +183,7 @@ pub use proxy::{
 pub use explain::refusal_notes;
 pub use links::{LinkScan, scan_hard_links};
 pub use paths::default_hidden;
+pub use watchdog::{MemoryWatchdog, WATCHDOG_PERIOD};
 
 use plan::{Prepared, c_path};
 
@@ -302,6 +307,10 @@ pub struct Sandbox {
     workspace: PathBuf,
     proxy: Option<ProxyHook>,
     git_guard: Option<git_guard::GitGuard>,
+    /// Whether the memory limit needs the watchdog (set explicitly, no
+    /// memory cgroup), and whether the watchdog found it passed.
+    memory_watchdog: bool,
+    memory_watchdog_hit: Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// Line prefixed to what the no-namespaces tier does not cover.
@@ -438,11 +447,15 @@ impl Sandbox {
                 policy.limits.processes
             ));
         }
-        if memory.is_some() && !cgroups.memory {
+        let memory_watchdog = memory.is_some() && !cgroups.memory;
+        if memory_watchdog {
             notes.push(format!(
-                "No writable memory cgroup: the memory limit ({} bytes) holds per process \
-                 (RLIMIT_DATA), not for the call's processes together.",
-                policy.limits.memory
+                "No writable memory cgroup: the memory limit ({} bytes) for the command's \
+                 processes together is kept by a watchdog sampling their resident memory every \
+                 {} ms where the host starts it (bash_command does), else per process only \
+                 (RLIMIT_DATA).",
+                policy.limits.memory,
+                WATCHDOG_PERIOD.as_millis()
             ));
         }
         let git_guard = git_guard::GitGuard::snapshot(&workspace);
@@ -468,7 +481,28 @@ impl Sandbox {
             workspace,
             proxy,
             git_guard,
+            memory_watchdog,
+            memory_watchdog_hit: Arc::default(),
         })
+    }
+
+    /// Starts the memory watchdog ([`MemoryWatchdog`]) for a call whose
+    /// processes all descend from `root` (the supervisor or the process
+    /// [`Sandbox::apply`] made), when the memory limit was set explicitly
+    /// and no memory cgroup could be made; `None` when it is not needed (or
+    /// its thread could not start: the limit then holds per process). Keep
+    /// it until the call ended; [`Sandbox::finish`] names the limit when it
+    /// ended the call.
+    pub fn watch_memory(&self, root: u32) -> Option<MemoryWatchdog> {
+        if !self.memory_watchdog {
+            return None;
+        }
+        MemoryWatchdog::start(
+            root,
+            self.policy.limits.memory,
+            Arc::clone(&self.memory_watchdog_hit),
+        )
+        .ok()
     }
 
     /// The tier in force.
@@ -595,6 +629,18 @@ impl Sandbox {
                 "Refused by the sandbox: the memory limit ({} bytes for all the command's \
                  processes together) was hit and the kernel ended a process; a person can raise \
                  it with --sandbox-limit memory=SIZE.",
+                self.policy.limits.memory
+            ));
+        }
+        if self
+            .memory_watchdog_hit
+            .load(std::sync::atomic::Ordering::SeqCst)
+        {
+            notes.retain(|n| !n.contains("memory limit"));
+            notes.push(format!(
+                "Refused by the sandbox: the memory limit ({} bytes for all the command's \
+                 processes together, measured by the watchdog) was passed and the command's \
+                 processes were ended; a person can raise it with --sandbox-limit memory=SIZE.",
                 self.policy.limits.memory
             ));
         }

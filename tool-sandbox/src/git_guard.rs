@@ -77,6 +77,26 @@ struct Kept {
     mode: u32,
 }
 
+/// One entry of `.git/hooks` as it was before the call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Entry {
+    /// A regular file of at most [`GUARD_MAX_FILE`] bytes.
+    File(Kept),
+    /// A symbolic link and its target (hook managers link their scripts).
+    Link(Vec<u8>),
+    /// Anything else (a folder, a larger file): kept as it is, by identity.
+    Other { dev: u64, ino: u64 },
+}
+
+/// The hooks folder before the call.
+#[derive(Debug)]
+struct Hooks {
+    entries: Vec<(OsString, Entry)>,
+    /// Whether `entries` lists every entry (at most [`GUARD_MAX_HOOKS`]):
+    /// only then are entries the guard does not know removed.
+    complete: bool,
+}
+
 /// What `.git` was before the call.
 #[derive(Debug)]
 enum Before {
@@ -86,7 +106,7 @@ enum Before {
     Dir {
         config: Option<Kept>,
         /// `None`: no `hooks` folder.
-        hooks: Option<Vec<(OsString, Kept)>>,
+        hooks: Option<Hooks>,
         commondir: Option<Kept>,
     },
     /// A `.git` file (`gitdir: …`).
@@ -230,6 +250,27 @@ fn write_at(dir: BorrowedFd<'_>, name: &CStr, kept: &Kept) -> bool {
     rustix::fs::renameat(dir, &tmp, dir, name).is_ok()
 }
 
+/// What `name` in `dir` is, as [`Entry`] (no link followed).
+fn entry_at(dir: BorrowedFd<'_>, name: &CStr) -> Option<Entry> {
+    let st = rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW).ok()?;
+    match FileType::from_raw_mode(st.st_mode) {
+        FileType::Symlink => rustix::fs::readlinkat(dir, name, Vec::new())
+            .ok()
+            .map(|t| Entry::Link(t.into_bytes())),
+        FileType::RegularFile => Some(read_at(dir, name).map_or(
+            Entry::Other {
+                dev: st.st_dev,
+                ino: st.st_ino,
+            },
+            Entry::File,
+        )),
+        _ => Some(Entry::Other {
+            dev: st.st_dev,
+            ino: st.st_ino,
+        }),
+    }
+}
+
 /// Whether `name` in `dir` holds `kept` (a regular file, same bytes and mode).
 fn same_at(dir: BorrowedFd<'_>, name: &CStr, kept: &Kept) -> bool {
     read_at(dir, name).as_ref() == Some(kept)
@@ -265,13 +306,17 @@ impl GitGuard {
 
     fn snapshot_dir(git: BorrowedFd<'_>) -> Before {
         let hooks = nofollow_dir(git, c"hooks").ok().map(|h| {
-            entries(h.as_fd(), GUARD_MAX_HOOKS)
+            let mut names = entries(h.as_fd(), GUARD_MAX_HOOKS + 1);
+            let complete = names.len() <= GUARD_MAX_HOOKS;
+            names.truncate(GUARD_MAX_HOOKS);
+            let entries = names
                 .into_iter()
                 .filter_map(|n| {
-                    let kept = read_at(h.as_fd(), &c_name(&n)?)?;
-                    Some((n, kept))
+                    let entry = entry_at(h.as_fd(), &c_name(&n)?)?;
+                    Some((n, entry))
                 })
-                .collect()
+                .collect();
+            Hooks { entries, complete }
         });
         Before::Dir {
             config: read_at(git, c"config"),
@@ -304,7 +349,7 @@ impl GitGuard {
                 Some(FileType::Directory),
             ) => {
                 if let Ok(git) = nofollow_dir(ws, c".git") {
-                    self.restore_dir(git.as_fd(), config, hooks.as_deref(), commondir, &mut notes);
+                    self.restore_dir(git.as_fd(), config, hooks.as_ref(), commondir, &mut notes);
                 }
             }
             (Before::Absent | Before::File(_), Some(FileType::Directory)) => {
@@ -328,7 +373,7 @@ impl GitGuard {
         &self,
         git: BorrowedFd<'_>,
         config: &Option<Kept>,
-        hooks: Option<&[(OsString, Kept)]>,
+        hooks: Option<&Hooks>,
         commondir: &Option<Kept>,
         notes: &mut Vec<String>,
     ) {
@@ -374,19 +419,30 @@ impl GitGuard {
             return;
         };
         let mut budget = GUARD_MAX_REMOVED;
-        for name in entries(dir.as_fd(), GUARD_MAX_REMOVED) {
-            if hooks.iter().any(|(n, _)| n == &name) {
+        if hooks.complete {
+            for name in entries(dir.as_fd(), GUARD_MAX_REMOVED) {
+                if hooks.entries.iter().any(|(n, _)| n == &name) {
+                    continue;
+                }
+                let ok = c_name(&name).is_some_and(|c| remove_at(dir.as_fd(), &c, &mut budget, 0));
+                notes.push(restored_note(&hooks_path.join(&name), ok));
+            }
+        }
+        for (name, was) in &hooks.entries {
+            let Some(c) = c_name(name) else { continue };
+            if entry_at(dir.as_fd(), &c).as_ref() == Some(was) {
                 continue;
             }
-            let ok = c_name(&name).is_some_and(|c| remove_at(dir.as_fd(), &c, &mut budget, 0));
-            notes.push(restored_note(&hooks_path.join(&name), ok));
-        }
-        for (name, kept) in hooks {
-            let Some(c) = c_name(name) else { continue };
-            if !same_at(dir.as_fd(), &c, kept) {
-                let ok = write_at(dir.as_fd(), &c, kept);
-                notes.push(restored_note(&hooks_path.join(name), ok));
-            }
+            let ok = match was {
+                Entry::File(kept) => write_at(dir.as_fd(), &c, kept),
+                Entry::Link(target) => {
+                    remove_at(dir.as_fd(), &c, &mut budget, 0)
+                        && rustix::fs::symlinkat(target.as_slice(), dir.as_fd(), &c).is_ok()
+                }
+                // A folder or large file the guard kept no copy of.
+                Entry::Other { .. } => false,
+            };
+            notes.push(restored_note(&hooks_path.join(name), ok));
         }
     }
 
@@ -692,6 +748,32 @@ mod tests {
         f.outside_untouched();
         f.hooks_as_made();
         assert_eq!(notes.len(), 3, "{notes:?}");
+    }
+
+    /// Hook managers link their scripts into `.git/hooks`: a link that was
+    /// there stays, and one the command changed points back where it did.
+    #[test]
+    fn the_users_own_linked_hooks_are_kept() {
+        let f = fixture();
+        let hooks = f.git().join("hooks");
+        symlink("../../tools/pre-push", hooks.join("pre-push")).unwrap();
+        symlink("../../tools/pre-merge", hooks.join("pre-merge-commit")).unwrap();
+        let guard = GitGuard::snapshot(f.ws.path()).unwrap();
+        assert!(guard.restore().is_empty());
+        std::fs::remove_file(hooks.join("pre-merge-commit")).unwrap();
+        symlink(f.out.path(), hooks.join("pre-merge-commit")).unwrap();
+        let notes = guard.restore();
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        for (name, target) in [
+            ("pre-push", "../../tools/pre-push"),
+            ("pre-merge-commit", "../../tools/pre-merge"),
+        ] {
+            assert_eq!(
+                std::fs::read_link(hooks.join(name)).unwrap(),
+                PathBuf::from(target)
+            );
+        }
+        f.outside_untouched();
     }
 
     #[test]

@@ -323,6 +323,11 @@ pub(crate) struct CommonOptions {
     #[arg(long, global = true, value_name = "PATTERN")]
     pub(crate) allow_net: Vec<String>,
 
+    /// Let sandboxed commands create Unix domain sockets, and so connect to any socket file
+    /// they can see (a database's, an IDE's); refused by default (socketpair stays allowed).
+    #[arg(long, global = true)]
+    pub(crate) sandbox_allow_unix_sockets: bool,
+
     /// Sandbox resource limit NAME=VALUE (repeatable): processes=N, memory=SIZE,
     /// file-size=SIZE, cpu=SECONDS, open-files=N; sizes like 256MiB, times like 10s.
     #[arg(long, global = true, value_name = "NAME=VALUE")]
@@ -348,7 +353,8 @@ impl CommonOptions {
         let mut policy = tool_core::SandboxPolicy::default()
             .with_mode(self.sandbox.unwrap_or_default())
             .with_tier(self.sandbox_tier.unwrap_or_default())
-            .with_best_effort(self.sandbox_best_effort);
+            .with_best_effort(self.sandbox_best_effort)
+            .with_unix_sockets(self.sandbox_allow_unix_sockets);
         for p in &self.sandbox_write {
             policy = policy.writable(p);
         }

@@ -199,8 +199,9 @@ pub(crate) fn enter_namespaces(p: &Prepared) -> io::Result<()> {
 /// Builds the mount view (see the crate docs, "Files"), in this order:
 /// private propagation; copies of the policy paths under `/tmp` and
 /// `/dev/shm`; writable paths bound onto themselves; every other mount made
-/// read-only; fresh `/tmp` and `/dev/shm`; the copies attached again;
-/// read-only paths; hidden paths last (hidden > read-only > writable).
+/// read-only; fresh `/tmp` and `/dev/shm`; the copies attached again; the
+/// pinned folders (`.git`) bound onto themselves; read-only paths; hidden
+/// paths last (hidden > read-only > writable).
 pub(crate) fn build_mounts(m: &MountPlan) -> io::Result<()> {
     mount(None, c"/", None, libc::MS_REC | libc::MS_PRIVATE, None)?;
     let mut fds: [RawFd; crate::plan::MAX_CARRIED] = [-1; crate::plan::MAX_CARRIED];
@@ -232,6 +233,9 @@ pub(crate) fn build_mounts(m: &MountPlan) -> io::Result<()> {
     }
     for (fd, c) in fds.iter().zip(&m.carried) {
         attach_carried(*fd, c)?;
+    }
+    for p in &m.pinned {
+        bind_self(p)?;
     }
     for (path, _) in &m.read_only {
         bind_self(path)?;
@@ -409,11 +413,170 @@ fn landlock_add_path(ruleset: RawFd, path: &CStr, access: u64) -> io::Result<()>
     Ok(())
 }
 
-/// The last steps before `exec`: limits, `PR_SET_NO_NEW_PRIVS`, Landlock
-/// (with the rules for the fresh `/tmp` and `/dev/shm`, whose inodes exist
-/// only now) and the seccomp filters.
+/// Capabilities a command never keeps (`capabilities(7)`), dropped from the
+/// bounding, inheritable and ambient sets so that no program it `exec`s gets
+/// them back, root's programs included. The reason for each:
+/// `CAP_SYS_ADMIN` and `CAP_PERFMON` let a reader of `/proc/<pid>/environ`,
+/// `maps` or `mem` past Landlock's ptrace rule (the kernel's `mm_access`
+/// allows `PTRACE_MODE_READ` to a `perfmon_capable()` caller before the LSM
+/// is asked); `CAP_SYS_RESOURCE` would raise the hard resource limits;
+/// `CAP_SYS_PTRACE`, `CAP_KILL`, `CAP_SYS_NICE` reach other users'
+/// processes; `CAP_SETFCAP` and `CAP_LINUX_IMMUTABLE` mark files the user
+/// later runs; the rest (`CAP_SYS_MODULE`, `CAP_SYS_RAWIO`, `CAP_SYS_BOOT`,
+/// `CAP_SYS_TIME`, `CAP_SYSLOG`, `CAP_MAC_*`, `CAP_NET_ADMIN`, `CAP_NET_RAW`,
+/// `CAP_SYS_PACCT`, `CAP_AUDIT_CONTROL`, `CAP_AUDIT_READ`, `CAP_WAKE_ALARM`,
+/// `CAP_BLOCK_SUSPEND`, `CAP_BPF`, `CAP_CHECKPOINT_RESTORE`,
+/// `CAP_SYS_TTY_CONFIG`, `CAP_MKNOD`, `CAP_SETPCAP`) are kernel surfaces a
+/// command has no business with.
+pub(crate) const DROPPED_CAPS: [u32; 27] = [
+    5,  // CAP_KILL
+    8,  // CAP_SETPCAP
+    9,  // CAP_LINUX_IMMUTABLE
+    12, // CAP_NET_ADMIN
+    13, // CAP_NET_RAW
+    16, // CAP_SYS_MODULE
+    17, // CAP_SYS_RAWIO
+    19, // CAP_SYS_PTRACE
+    20, // CAP_SYS_PACCT
+    21, // CAP_SYS_ADMIN
+    22, // CAP_SYS_BOOT
+    23, // CAP_SYS_NICE
+    24, // CAP_SYS_RESOURCE
+    25, // CAP_SYS_TIME
+    26, // CAP_SYS_TTY_CONFIG
+    27, // CAP_MKNOD
+    30, // CAP_AUDIT_CONTROL
+    31, // CAP_SETFCAP
+    32, // CAP_MAC_OVERRIDE
+    33, // CAP_MAC_ADMIN
+    34, // CAP_SYSLOG
+    35, // CAP_WAKE_ALARM
+    36, // CAP_BLOCK_SUSPEND
+    37, // CAP_AUDIT_READ
+    38, // CAP_PERFMON
+    39, // CAP_BPF
+    40, // CAP_CHECKPOINT_RESTORE
+];
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct CapHeader {
+    version: u32,
+    pid: libc::c_int,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+struct CapData {
+    effective: u32,
+    permitted: u32,
+    inheritable: u32,
+}
+
+const CAP_VERSION_3: u32 = 0x2008_0522;
+
+/// Drops [`DROPPED_CAPS`] from the bounding set (`PR_CAPBSET_DROP`; `EINVAL`
+/// for a capability the kernel does not know and `EPERM` without
+/// `CAP_SETPCAP` are fine: then there is nothing to drop), the ambient set,
+/// and the effective, permitted and inheritable sets (`capset(2)`).
+pub(crate) fn drop_capabilities() -> io::Result<()> {
+    let mut mask = [0_u32; 2];
+    for &cap in &DROPPED_CAPS {
+        mask[(cap / 32) as usize] |= 1 << (cap % 32);
+    }
+    for &cap in &DROPPED_CAPS {
+        // SAFETY: prctl(2) PR_CAPBSET_DROP with integer arguments.
+        if unsafe { libc::prctl(libc::PR_CAPBSET_DROP, libc::c_ulong::from(cap), 0, 0, 0) } != 0 {
+            let e = io::Error::last_os_error();
+            if !matches!(e.raw_os_error(), Some(libc::EINVAL | libc::EPERM)) {
+                return Err(e);
+            }
+        }
+    }
+    // SAFETY: prctl(2) PR_CAP_AMBIENT_CLEAR_ALL with integer arguments
+    // (EINVAL before Linux 4.3: no ambient set, nothing to clear).
+    let _ = unsafe {
+        libc::prctl(
+            libc::PR_CAP_AMBIENT,
+            libc::PR_CAP_AMBIENT_CLEAR_ALL as libc::c_ulong,
+            0,
+            0,
+            0,
+        )
+    };
+    let mut header = CapHeader {
+        version: CAP_VERSION_3,
+        pid: 0,
+    };
+    let mut data = [CapData::default(); 2];
+    // SAFETY: capget(2) with a version-3 header and two data structs.
+    check(unsafe {
+        libc::syscall(
+            libc::SYS_capget,
+            std::ptr::from_mut(&mut header),
+            data.as_mut_ptr(),
+        )
+    })?;
+    for (d, m) in data.iter_mut().zip(mask) {
+        d.effective &= !m;
+        d.permitted &= !m;
+        d.inheritable &= !m;
+    }
+    // SAFETY: capset(2) with the same header and the narrowed sets (only
+    // ever fewer capabilities, which needs no privilege).
+    check(unsafe {
+        libc::syscall(
+            libc::SYS_capset,
+            std::ptr::from_mut(&mut header),
+            data.as_ptr(),
+        )
+    })
+    .map(drop)
+}
+
+/// Marks every descriptor above 2 close-on-exec (`close_range(2)` with
+/// `CLOSE_RANGE_CLOEXEC`, Linux 5.11; one by one with `fcntl(2)` before),
+/// so that the command starts with its standard streams only: a descriptor
+/// the host process inherited from its own parent (an open folder, a
+/// socket) would reach past the mount view and the hidden paths.
+pub(crate) fn cloexec_inherited_fds() {
+    const CLOSE_RANGE_CLOEXEC: libc::c_uint = 1 << 2;
+    // SAFETY: close_range(2) takes plain integers.
+    let r = unsafe { libc::syscall(libc::SYS_close_range, 3_u32, u32::MAX, CLOSE_RANGE_CLOEXEC) };
+    if r == 0 {
+        return;
+    }
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit(2) into a live struct.
+    let top = if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } == 0 {
+        lim.rlim_cur.min(1 << 16)
+    } else {
+        1 << 16
+    };
+    for fd in 3..top {
+        let Ok(fd) = libc::c_int::try_from(fd) else {
+            break;
+        };
+        // SAFETY: fcntl(2) F_GETFD/F_SETFD on a number; a closed one fails.
+        unsafe {
+            let flags = libc::fcntl(fd, libc::F_GETFD);
+            if flags >= 0 {
+                libc::fcntl(fd, libc::F_SETFD, flags | libc::FD_CLOEXEC);
+            }
+        }
+    }
+}
+
+/// The last steps before `exec`: limits, capabilities dropped,
+/// `PR_SET_NO_NEW_PRIVS`, Landlock (with the rules for the fresh `/tmp` and
+/// `/dev/shm`, whose inodes exist only now), the seccomp filters, and every
+/// descriptor above 2 marked close-on-exec.
 pub(crate) fn confine(p: &Prepared) -> io::Result<()> {
     set_limits(&p.rlimits)?;
+    drop_capabilities()?;
     // SAFETY: prctl(2) PR_SET_NO_NEW_PRIVS with integer arguments.
     check_int(unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) })?;
     if let Some(ruleset) = &p.landlock {
@@ -441,13 +604,14 @@ pub(crate) fn confine(p: &Prepared) -> io::Result<()> {
             )
         })?;
     }
+    cloexec_inherited_fds();
     Ok(())
 }
 
 /// Joins the prepared cgroup (writes `0`, "this process", to its
 /// `cgroup.procs`), before any namespace is entered.
 pub(crate) fn join_cgroup(p: &Prepared) -> io::Result<()> {
-    if let Some(procs) = &p.cgroup_procs {
+    for procs in &p.cgroup_procs {
         write_file(procs, b"0")?;
     }
     Ok(())

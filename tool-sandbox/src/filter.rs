@@ -129,8 +129,22 @@ fn arch() -> Result<TargetArch, SandboxError> {
     TargetArch::try_from(std::env::consts::ARCH).map_err(|e| SandboxError::setup("seccomp", e))
 }
 
-/// The filters for one tier (`socket_families`: refuse the network families).
-pub(crate) fn programs(socket_families: bool) -> Result<Vec<BpfProgram>, SandboxError> {
+/// The filters for one tier (`socket_families`: refuse the network
+/// families; `unix_sockets`: allow `socket(AF_UNIX, …)`, refused otherwise).
+///
+/// Why `AF_UNIX` sockets are refused by default in both tiers: a pathname
+/// Unix socket lives in the file system, and neither a network namespace
+/// (`network_namespaces(7)` covers abstract sockets only) nor a read-only
+/// mount (`connect(2)` on a socket needs write permission on the socket
+/// file, not on its file system; `unix(7)`, "Pathname sockets") nor
+/// Landlock before ABI 9 stops `connect(2)` to one that is visible: a
+/// database's, an IDE's, the SSH agent's. `socketpair(2)` stays allowed (a
+/// pair has no name: pipes between the command's own processes), and so do
+/// descriptors the command's own processes pass each other.
+pub(crate) fn programs(
+    socket_families: bool,
+    unix_sockets: bool,
+) -> Result<Vec<BpfProgram>, SandboxError> {
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
     for &nr in REFUSED {
         rules.insert(nr, Vec::new());
@@ -182,8 +196,15 @@ pub(crate) fn programs(socket_families: bool) -> Result<Vec<BpfProgram>, Sandbox
             cond(2, SeccompCmpArgLen::Qword, SeccompCmpOp::Ne, 0)?,
         ])?],
     );
+    let mut refused_families: Vec<libc::c_int> = Vec::new();
     if socket_families {
-        let families = REFUSED_FAMILIES
+        refused_families.extend(REFUSED_FAMILIES);
+    }
+    if !unix_sockets {
+        refused_families.push(libc::AF_UNIX);
+    }
+    if !refused_families.is_empty() {
+        let families = refused_families
             .iter()
             .map(|&f| {
                 rule(vec![cond(

@@ -39,13 +39,19 @@
 //!   writable paths and a private per-call temp folder exported as
 //!   `TMPDIR`), Landlock TCP bind/connect refused, Landlock scoping,
 //!   seccomp including the socket-family filter, resource limits; the
-//!   caller's supervisor kills the session. It does not cover: other
-//!   processes in `/proc` (readable, their environment included: the
-//!   `tool` program removes secret-looking variables from its own at
-//!   start-up), host `/tmp` readable, Unix sockets by path, metadata changes
-//!   outside (`chmod`, `chown`, `touch -d`: Landlock does not govern them),
-//!   read-only or hidden paths inside a writable one (`.git/hooks` and
-//!   `.git/config` are restored after the call instead).
+//!   caller's supervisor kills the session. Other processes' `/proc/<pid>`
+//!   memory files (`environ`, `mem`, `maps`) are closed by Landlock's ptrace
+//!   rule (`Documentation/userspace-api/landlock.rst`, "Ptrace
+//!   restrictions"), which holds only because the command's capabilities
+//!   are dropped (see "Processes" below). It does not cover: host `/tmp`
+//!   readable; metadata changes of outside files (`chmod`, `chown`,
+//!   `touch -d`: Landlock governs no metadata, and seccomp cannot see the
+//!   path a call names, so no sound mechanism exists in this tier — a
+//!   seccomp user-notification supervisor reads the path from the caller's
+//!   memory, which another thread can change after the check,
+//!   `seccomp_unotify(2)`, "NOTES"); read-only or hidden paths inside a
+//!   writable one (`.git/hooks` and `.git/config` are restored after the
+//!   call instead, see "Git").
 //!
 //! # Files (full tier)
 //! Mount order, so that hidden > read-only > writable
@@ -54,7 +60,8 @@
 //! copied aside (`open_tree(2)`); writable paths bound onto themselves;
 //! every other mount remounted read-only (keeping its locked flags,
 //! `mount_namespaces(7)` "Restrictions"); fresh `tmpfs` on `/tmp` and
-//! `/dev/shm`; the copies attached again at their own paths; read-only
+//! `/dev/shm`; the copies attached again at their own paths; the
+//! workspace's `.git` bound onto itself (see "Git"); read-only
 //! paths (skills folders, `.git/hooks`, `.git/config`, a `gitdir:` target)
 //! bound read-only; hidden paths covered by an empty read-only `tmpfs`
 //! (directories) or `/dev/null` (files). The secrets hidden by default are
@@ -62,15 +69,59 @@
 //! then allows reading everywhere and writing in the writable paths and the
 //! fresh `/tmp` and `/dev/shm`.
 //!
+//! # Git
+//! Both tiers check the workspace's `.git` after every call, never
+//! following a link (`git_guard` module): `.git/hooks`, `.git/config` and
+//! `.git/commondir` go back to what they held; a link planted in their
+//! place is removed, not written through; a repository the command created
+//! where none was keeps only its sample hooks and the settings `git init`,
+//! `git remote add` and `git branch -u` write. The full tier also binds
+//! `.git` onto itself, so that `mv .git .git-old && git init` fails
+//! (`rename(2)`: `EBUSY` for a mount point), and a `.git` file (`gitdir:`)
+//! read-only.
+//!
+//! # Processes
+//! Before `exec`, in both tiers: the capabilities a command never needs are
+//! dropped from the bounding, inheritable, ambient, permitted and effective
+//! sets (`capabilities(7)`; the list and the reason for each are in the
+//! `child` module), `CAP_SYS_ADMIN` and `CAP_PERFMON` above all: the kernel
+//! lets a `perfmon_capable()` process read another's memory files
+//! (`/proc/<pid>/environ`) before any LSM is asked, which made root's
+//! commands read the environment of `tool` and its ancestors past Landlock
+//! in the no-namespaces tier. Every descriptor above 2 is marked
+//! close-on-exec (`close_range(2)`, `CLOSE_RANGE_CLOEXEC`): a folder the
+//! host inherited open from its own parent would otherwise reach past the
+//! hidden paths through `/proc/self/fd/N`.
+//!
+//! # Unix sockets
+//! `socket(AF_UNIX, …)` is refused with `EPERM` in both tiers unless
+//! [`tool_core::SandboxPolicy::unix_sockets`] allows it (CLI
+//! `--sandbox-allow-unix-sockets`): a pathname socket is reachable through
+//! any view of the file system that shows it, and neither namespaces,
+//! read-only mounts nor Landlock (before ABI 9) stop `connect(2)` to it.
+//! `socketpair(2)` stays allowed. The proxy forwarder (network hook) runs
+//! in a process forked before the filter is applied, so it keeps its own
+//! socket to the host's proxy.
+//!
 //! # Limits
 //! [`tool_core::SandboxLimits`]: `processes` through a cgroup's `pids.max`
 //! where the cgroup tree is writable (cgroup v2 child of the caller's
 //! cgroup, else the v1 `pids` hierarchy), and always `RLIMIT_NPROC`
 //! (`getrlimit(2)`: counted per user inside the user namespace; the kernel
 //! does not apply it to root, hence the cgroup); `memory` as `RLIMIT_DATA`
-//! (not `RLIMIT_AS`, which breaks V8 and JVMs); `file-size` as
-//! `RLIMIT_FSIZE` (`SIGXFSZ`); `cpu` as `RLIMIT_CPU` (`SIGXCPU`); `open-files`
-//! as `RLIMIT_NOFILE`.
+//! per process (not `RLIMIT_AS`, which breaks V8 and JVMs) and, when set
+//! explicitly, for all the call's processes together through the same
+//! cgroups: `memory.max` (v2) or `memory.limit_in_bytes` (the v1 `memory`
+//! hierarchy, writable as root); the kernel's OOM killer ends a process of
+//! the call when it is reached, and [`Sandbox::finish`] names the limit.
+//! Where no such cgroup can be made (no delegated v2 subtree, not root on
+//! v1), [`Sandbox::watch_memory`] starts a watchdog that sums the resident
+//! memory of the call's processes every [`WATCHDOG_PERIOD`] and ends them
+//! when the sum passes the limit (`bash_command` starts it; a host using
+//! [`Sandbox::apply`] starts it after `spawn`), with a note saying so.
+//! Both tiers use the same mechanism (the cgroups are joined before any
+//! namespace is entered). `file-size` as `RLIMIT_FSIZE` (`SIGXFSZ`); `cpu`
+//! as `RLIMIT_CPU` (`SIGXCPU`); `open-files` as `RLIMIT_NOFILE`.
 //!
 //! # Network hook
 //! With allowed hosts, the network engineer's proxy listens on a host Unix
@@ -115,12 +166,14 @@ use tool_core::{SandboxMode, SandboxPolicy, SandboxTier};
 mod child;
 mod explain;
 mod filter;
+mod git_guard;
 mod limits;
 mod links;
 mod paths;
 mod plan;
 mod probe;
 pub mod proxy;
+mod watchdog;
 
 pub use proxy::{
     DEFAULT_FORWARDER_PORT, Forwarder, NetworkReport, ProxyEnv, ProxyLimits, ProxyServer,
@@ -130,6 +183,7 @@ pub use proxy::{
 pub use explain::refusal_notes;
 pub use links::{LinkScan, scan_hard_links};
 pub use paths::default_hidden;
+pub use watchdog::{MemoryWatchdog, WATCHDOG_PERIOD};
 
 use plan::{Prepared, c_path};
 
@@ -248,18 +302,22 @@ pub struct Sandbox {
     prepared: Prepared,
     policy: SandboxPolicy,
     notes: Vec<String>,
-    cgroup: Option<limits::Cgroup>,
+    cgroups: limits::Cgroups,
     tmpdir: Option<PathBuf>,
     workspace: PathBuf,
     proxy: Option<ProxyHook>,
-    git_guard: Option<paths::GitGuard>,
+    git_guard: Option<git_guard::GitGuard>,
+    /// Whether the memory limit needs the watchdog (set explicitly, no
+    /// memory cgroup), and whether the watchdog found it passed.
+    memory_watchdog: bool,
+    memory_watchdog_hit: Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// Line prefixed to what the no-namespaces tier does not cover.
 pub const NO_NAMESPACES_NOTE: &str = "Sandbox tier no-namespaces (no user namespaces): \
-     Landlock, seccomp and limits only; not covered: other processes' /proc, host /tmp readable, \
-     Unix sockets by path, chmod/chown outside, read-only or hidden paths inside the workspace \
-     (.git/hooks and .git/config are restored after the call).";
+     Landlock, seccomp and limits only; not covered: host /tmp readable, chmod/chown/touch of \
+     files outside (Landlock does not govern metadata), read-only or hidden paths inside the \
+     workspace (.git/hooks and .git/config are restored after the call).";
 
 impl Sandbox {
     /// Prepares a sandbox for commands run in `workspace` (made absolute and
@@ -372,30 +430,35 @@ impl Sandbox {
             }
         };
         let write_access = plan::access_sets(abi).1.bits();
-        let seccomp = filters(tier)?;
+        let seccomp = filters(tier, policy.unix_sockets)?;
         // Moving a process into a cgroup costs tens of milliseconds on
-        // cgroup v1 (the migration waits for an RCU grace period), so the
-        // cgroup is only made for a processes limit set explicitly; the
-        // default one is RLIMIT_NPROC alone.
-        let explicit =
-            policy.limits.processes != tool_core::governance::sandbox::DEFAULT_SANDBOX_PROCESSES;
-        let cgroup = if explicit {
-            limits::Cgroup::create(policy.limits.processes)
-        } else {
-            None
-        };
-        if explicit && cgroup.is_none() && rustix::process::getuid().is_root() {
+        // cgroup v1 (the migration waits for an RCU grace period), so
+        // cgroups are only made for limits set explicitly; the defaults are
+        // RLIMIT_NPROC and RLIMIT_DATA alone.
+        let processes = Some(policy.limits.processes)
+            .filter(|&n| n != tool_core::governance::sandbox::DEFAULT_SANDBOX_PROCESSES);
+        let memory = Some(policy.limits.memory)
+            .filter(|&n| n != tool_core::governance::sandbox::DEFAULT_SANDBOX_MEMORY);
+        let cgroups = limits::Cgroups::create(processes, memory);
+        if processes.is_some() && !cgroups.pids && rustix::process::getuid().is_root() {
             notes.push(format!(
                 "No writable cgroup: the processes limit ({}) falls back to RLIMIT_NPROC, which \
                  the kernel does not apply to root.",
                 policy.limits.processes
             ));
         }
-        let git_guard = if tier == Tier::NoNamespaces {
-            paths::GitGuard::snapshot(&resolved.git_protected)
-        } else {
-            None
-        };
+        let memory_watchdog = memory.is_some() && !cgroups.memory;
+        if memory_watchdog {
+            notes.push(format!(
+                "No writable memory cgroup: the memory limit ({} bytes) for the command's \
+                 processes together is kept by a watchdog sampling their resident memory every \
+                 {} ms where the host starts it (bash_command does), else per process only \
+                 (RLIMIT_DATA).",
+                policy.limits.memory,
+                WATCHDOG_PERIOD.as_millis()
+            ));
+        }
+        let git_guard = git_guard::GitGuard::snapshot(&workspace);
         let prepared = Prepared {
             tier,
             uid_map,
@@ -406,22 +469,40 @@ impl Sandbox {
             landlock_write_access: write_access,
             seccomp,
             rlimits: limits::rlimits(&policy.limits),
-            cgroup_procs: cgroup
-                .as_ref()
-                .map(limits::Cgroup::procs_path)
-                .transpose()?,
+            cgroup_procs: cgroups.procs_paths()?,
             workdir: workdir_info,
         };
         Ok(Self {
             prepared,
             policy: policy.clone(),
             notes,
-            cgroup,
+            cgroups,
             tmpdir,
             workspace,
             proxy,
             git_guard,
+            memory_watchdog,
+            memory_watchdog_hit: Arc::default(),
         })
+    }
+
+    /// Starts the memory watchdog ([`MemoryWatchdog`]) for a call whose
+    /// processes all descend from `root` (the supervisor or the process
+    /// [`Sandbox::apply`] made), when the memory limit was set explicitly
+    /// and no memory cgroup could be made; `None` when it is not needed (or
+    /// its thread could not start: the limit then holds per process). Keep
+    /// it until the call ended; [`Sandbox::finish`] names the limit when it
+    /// ended the call.
+    pub fn watch_memory(&self, root: u32) -> Option<MemoryWatchdog> {
+        if !self.memory_watchdog {
+            return None;
+        }
+        MemoryWatchdog::start(
+            root,
+            self.policy.limits.memory,
+            Arc::clone(&self.memory_watchdog_hit),
+        )
+        .ok()
     }
 
     /// The tier in force.
@@ -531,14 +612,38 @@ impl Sandbox {
         }
     }
 
-    /// After the command ended: the one-line notes naming what the sandbox
-    /// refused, from the command's exit and output (see [`refusal_notes`]),
-    /// plus a processes-limit breach seen by the cgroup; in the
-    /// no-namespaces tier, also restores `.git/hooks` and `.git/config`
-    /// when the command changed them.
+    /// After the command ended (every process of the call gone): the
+    /// one-line notes naming what the sandbox refused, from the command's
+    /// exit and output (see [`refusal_notes`]), plus a processes or memory
+    /// limit breach seen by the call's cgroups; and the after-call check of
+    /// the workspace's `.git` (both tiers): hooks, `config` and `commondir`
+    /// put back as they were, a repository the command created stripped of
+    /// planted hooks and program-running settings, never following a link
+    /// (see the crate docs, "Git").
     pub fn finish(&self, exit_code: Option<i32>, signal: Option<i32>, output: &str) -> Vec<String> {
-        let hit = self.cgroup.as_ref().is_some_and(limits::Cgroup::limit_hit);
+        let hit = self.cgroups.pids_limit_hit();
         let mut notes = refusal_notes(&self.policy, exit_code, signal, output, hit);
+        if self.cgroups.memory_limit_hit() {
+            notes.retain(|n| !n.contains("memory limit"));
+            notes.push(format!(
+                "Refused by the sandbox: the memory limit ({} bytes for all the command's \
+                 processes together) was hit and the kernel ended a process; a person can raise \
+                 it with --sandbox-limit memory=SIZE.",
+                self.policy.limits.memory
+            ));
+        }
+        if self
+            .memory_watchdog_hit
+            .load(std::sync::atomic::Ordering::SeqCst)
+        {
+            notes.retain(|n| !n.contains("memory limit"));
+            notes.push(format!(
+                "Refused by the sandbox: the memory limit ({} bytes for all the command's \
+                 processes together, measured by the watchdog) was passed and the command's \
+                 processes were ended; a person can raise it with --sandbox-limit memory=SIZE.",
+                self.policy.limits.memory
+            ));
+        }
         if let Some(guard) = &self.git_guard {
             notes.extend(guard.restore());
         }
@@ -554,14 +659,15 @@ impl Drop for Sandbox {
     }
 }
 
-fn filters(tier: Tier) -> Result<&'static [seccompiler::BpfProgram], SandboxError> {
-    static FULL: OnceLock<Result<Vec<seccompiler::BpfProgram>, SandboxError>> = OnceLock::new();
-    static NO_NS: OnceLock<Result<Vec<seccompiler::BpfProgram>, SandboxError>> = OnceLock::new();
-    let cell = match tier {
-        Tier::Full => &FULL,
-        Tier::NoNamespaces => &NO_NS,
-    };
-    cell.get_or_init(|| filter::programs(tier == Tier::NoNamespaces))
+fn filters(
+    tier: Tier,
+    unix_sockets: bool,
+) -> Result<&'static [seccompiler::BpfProgram], SandboxError> {
+    type Cell = OnceLock<Result<Vec<seccompiler::BpfProgram>, SandboxError>>;
+    static CELLS: [Cell; 4] = [const { OnceLock::new() }; 4];
+    let no_ns = tier == Tier::NoNamespaces;
+    let cell = &CELLS[usize::from(no_ns) * 2 + usize::from(unix_sockets)];
+    cell.get_or_init(|| filter::programs(no_ns, unix_sockets))
         .as_ref()
         .map(Vec::as_slice)
         .map_err(Clone::clone)

@@ -1,6 +1,6 @@
 //! The policy's paths resolved: what is writable, read-only and hidden, the
-//! default secret list, the mount plan of the full tier, and the
-//! `.git/hooks`/`.git/config` guard of the no-namespaces tier.
+//! default secret list and the mount plan of the full tier (the after-call
+//! `.git` check is [`crate::git_guard`]).
 
 use std::ffi::CString;
 use std::path::{Path, PathBuf};
@@ -68,9 +68,10 @@ pub(crate) struct Resolved {
     pub(crate) writable: Vec<PathBuf>,
     pub(crate) read_only: Vec<PathBuf>,
     pub(crate) hidden: Vec<PathBuf>,
-    /// `.git/hooks` and `.git/config` of the workspace (guarded in the
-    /// no-namespaces tier).
-    pub(crate) git_protected: Vec<PathBuf>,
+    /// The workspace's `.git` folder, bound onto itself in the full tier so
+    /// that it cannot be renamed aside (`rename(2)`: `EBUSY` for a mount
+    /// point) and a fresh one planted in its place.
+    pub(crate) git_dir: Option<PathBuf>,
 }
 
 fn push_unique(list: &mut Vec<PathBuf>, p: PathBuf) {
@@ -106,18 +107,23 @@ pub(crate) fn resolve(
         }
     }
     let git = workspace.join(".git");
-    if git.is_dir() {
+    let git_meta = std::fs::symlink_metadata(&git).ok();
+    if git_meta.as_ref().is_some_and(std::fs::Metadata::is_dir) {
+        r.git_dir = Some(git.clone());
         for sub in ["hooks", "config"] {
             if let Ok(p) = std::fs::canonicalize(git.join(sub)) {
-                push_unique(&mut r.git_protected, p.clone());
                 push_unique(&mut r.read_only, p);
             }
         }
-    } else if let Ok(text) = std::fs::read_to_string(&git) {
-        // A worktree or submodule: `gitdir: <path>`; that folder read-only.
-        if let Some(target) = text.lines().next().and_then(|l| l.strip_prefix("gitdir:")) {
-            if let Ok(p) = std::fs::canonicalize(workspace.join(target.trim())) {
-                push_unique(&mut r.read_only, p);
+    } else if git_meta.as_ref().is_some_and(std::fs::Metadata::is_file) {
+        // A worktree or submodule: the `.git` file itself read-only (a mount
+        // point cannot be replaced), and its `gitdir: <path>` folder too.
+        push_unique(&mut r.read_only, git.clone());
+        if let Ok(text) = std::fs::read_to_string(&git) {
+            if let Some(target) = text.lines().next().and_then(|l| l.strip_prefix("gitdir:")) {
+                if let Ok(p) = std::fs::canonicalize(workspace.join(target.trim())) {
+                    push_unique(&mut r.read_only, p);
+                }
             }
         }
     }
@@ -219,13 +225,23 @@ pub(crate) fn mount_plan(
             }
         }
     }
+    if let Some(git) = r
+        .git_dir
+        .as_ref()
+        .filter(|g| visible(g) && !r.hidden.contains(g))
+    {
+        plan.pinned.push(c_path(git)?);
+    }
     for p in &r.read_only {
         if visible(p) && !carried_paths.contains(p) {
             plan.read_only.push((c_path(p)?, p.is_dir()));
         }
     }
     for p in hidden {
-        if visible(p) {
+        // A path below another hidden folder is covered with it (and could
+        // not be remounted once that folder's tmpfs hides it: `ENOENT`).
+        let covered = hidden.iter().any(|h| h != p && is_within(p, h));
+        if visible(p) && !covered {
             plan.hidden.push((c_path(p)?, p.is_dir()));
         }
     }
@@ -303,85 +319,22 @@ pub(crate) fn private_tmpdir() -> Result<PathBuf, SandboxError> {
     Err(SandboxError::setup("temp folder", "no free name"))
 }
 
-/// Largest `.git/config` or hook file the guard keeps a copy of: 1 MiB.
-const GUARD_MAX_FILE: u64 = 1 << 20;
-/// Most hook files the guard keeps a copy of: 256.
-const GUARD_MAX_HOOKS: usize = 256;
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-/// A copy of `.git/config` and `.git/hooks` taken before a no-namespaces
-/// call, restored after it (Landlock cannot make paths inside the writable
-/// workspace read-only: its rules only add).
-#[derive(Debug)]
-pub(crate) struct GitGuard {
-    files: Vec<(PathBuf, Vec<u8>)>,
-    hooks: Option<PathBuf>,
-}
-
-impl GitGuard {
-    pub(crate) fn snapshot(protected: &[PathBuf]) -> Option<Self> {
-        let mut files = Vec::new();
-        let mut hooks = None;
-        for p in protected {
-            if p.is_dir() {
-                hooks = Some(p.clone());
-                let Ok(entries) = std::fs::read_dir(p) else {
-                    continue;
-                };
-                for e in entries.flatten().take(GUARD_MAX_HOOKS) {
-                    let path = e.path();
-                    if path
-                        .metadata()
-                        .is_ok_and(|m| m.is_file() && m.len() <= GUARD_MAX_FILE)
-                    {
-                        if let Ok(bytes) = std::fs::read(&path) {
-                            files.push((path, bytes));
-                        }
-                    }
-                }
-            } else if p.metadata().is_ok_and(|m| m.len() <= GUARD_MAX_FILE) {
-                if let Ok(bytes) = std::fs::read(p) {
-                    files.push((p.clone(), bytes));
-                }
-            }
-        }
-        (!files.is_empty() || hooks.is_some()).then_some(Self { files, hooks })
+    /// The private runtime folder lives in `$XDG_RUNTIME_DIR`, and both are
+    /// hidden: the inner one must not get a mount of its own (once the
+    /// outer tmpfs covers it, remounting it failed with `ENOENT` and no
+    /// command ran in the full tier).
+    #[test]
+    fn a_hidden_path_below_another_is_covered_by_it() {
+        let outer = tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR")).unwrap();
+        let inner = outer.path().join("agent-tools");
+        std::fs::create_dir(&inner).unwrap();
+        let hidden = vec![inner.clone(), outer.path().to_path_buf()];
+        let plan = mount_plan(&Resolved::default(), &hidden, None).unwrap();
+        let listed: Vec<&CString> = plan.hidden.iter().map(|(p, _)| p).collect();
+        assert_eq!(listed, vec![&c_path(outer.path()).unwrap()]);
     }
-
-    /// Undoes changes; one note per changed path.
-    pub(crate) fn restore(&self) -> Vec<String> {
-        let mut notes = Vec::new();
-        for (path, bytes) in &self.files {
-            if std::fs::read(path).ok().as_ref() != Some(bytes) {
-                let tmp = path.with_extension("agent-tools-restore");
-                let ok = std::fs::write(&tmp, bytes).and_then(|()| std::fs::rename(&tmp, path));
-                notes.push(restored_note(path, ok.is_ok()));
-            }
-        }
-        if let Some(dir) = &self.hooks {
-            if let Ok(entries) = std::fs::read_dir(dir) {
-                for e in entries.flatten().take(4096) {
-                    let path = e.path();
-                    if !self.files.iter().any(|(p, _)| p == &path) {
-                        let ok = std::fs::remove_file(&path).is_ok();
-                        notes.push(restored_note(&path, ok));
-                    }
-                }
-            }
-        }
-        notes
-    }
-}
-
-fn restored_note(path: &Path, ok: bool) -> String {
-    let what = if ok {
-        "was undone"
-    } else {
-        "could NOT be undone"
-    };
-    format!(
-        "Refused by the sandbox: the command changed {}; the change {what} (.git/config and \
-         .git/hooks are read-only in the sandbox, so that no hook or remote can be planted; `git \
-         remote add` and `branch -u` need a person to run them outside the sandbox).",
-        path.display()
-    )
 }

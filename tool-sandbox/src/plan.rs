@@ -38,6 +38,9 @@ pub(crate) struct MountPlan {
     pub(crate) writable: Vec<CString>,
     pub(crate) remount_read_only: Vec<CString>,
     pub(crate) fresh_tmp: Vec<CString>,
+    /// Folders bound onto themselves after the writable ones (the
+    /// workspace's `.git`: a mount point cannot be renamed).
+    pub(crate) pinned: Vec<CString>,
     pub(crate) read_only: Vec<(CString, bool)>,
     pub(crate) hidden: Vec<(CString, bool)>,
     /// Host socket, path inside, directories to create for it.
@@ -60,7 +63,9 @@ pub(crate) struct Prepared {
     pub(crate) landlock_write_access: u64,
     pub(crate) seccomp: &'static [BpfProgram],
     pub(crate) rlimits: RlimitSet,
-    pub(crate) cgroup_procs: Option<CString>,
+    /// The `cgroup.procs` files of the call's cgroups (one per v1
+    /// hierarchy, or one v2 cgroup), joined before anything else.
+    pub(crate) cgroup_procs: Vec<CString>,
     pub(crate) workdir: Option<(CString, u64, u64)>,
 }
 

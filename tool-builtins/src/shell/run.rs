@@ -347,6 +347,12 @@ pub(crate) fn run(spec: &RunSpec, cancelled: &dyn Fn() -> bool) -> io::Result<Ou
     // end of file.
     drop(command);
     let child = spawned?;
+    // Where no memory cgroup holds an explicit memory limit, the sandbox's
+    // watchdog sums the call's resident memory until the call ends.
+    let _memory_watchdog = spec
+        .sandbox
+        .as_ref()
+        .and_then(|s| s.watch_memory(child.id()));
     let mut sup = Supervised {
         child,
         control: Some(control_write),

@@ -17,7 +17,9 @@
 //!   only that the sanity set works;
 //! - `cargo test -p tool-cli --test escape -- --ignored --nocapture tier`:
 //!   every vector in both sandbox tiers (`--sandbox-tier full` and
-//!   `no-namespaces`), asserting 0 escapes and every sanity check working.
+//!   `no-namespaces`), asserting 0 escapes in the full tier, none but
+//!   `NO_NAMESPACES_CANNOT_CLOSE` in the no-namespaces tier, and every
+//!   sanity check working.
 //!
 //! Environment: `ESCAPE_ONLY=W01,S13` runs only those ids;
 //! `ESCAPE_JOBS=N` vectors at once (default 12: most of a vector is waiting).
@@ -662,7 +664,7 @@ fn scoreboard_without_the_sandbox() {
 }
 
 #[test]
-#[ignore = "needs the sandbox (issue 22): 0 escapes once FINDINGS.md's full-tier items are fixed"]
+#[ignore = "the whole table in the full tier: 0 escapes"]
 fn tier_full_contains_every_vector() {
     let (escaped, broken) = run_suite(&Mode::tier("full"));
     assert!(
@@ -672,27 +674,35 @@ fn tier_full_contains_every_vector() {
 }
 
 #[test]
-#[ignore = "needs the sandbox (issue 22): 0 escapes once FINDINGS.md's no-namespaces items are fixed"]
+#[ignore = "the whole table in the no-namespaces tier: nothing escapes but what that tier cannot close"]
 fn tier_no_namespaces_contains_every_vector() {
     let (escaped, broken) = run_suite(&Mode::tier("no-namespaces"));
+    let open: Vec<&str> = escaped
+        .into_iter()
+        .filter(|id| !NO_NAMESPACES_CANNOT_CLOSE.contains(id))
+        .collect();
     assert!(
-        escaped.is_empty() && broken.is_empty(),
-        "escaped {escaped:?}; sanity broken {broken:?}"
+        open.is_empty() && broken.is_empty(),
+        "escaped {open:?}; sanity broken {broken:?}"
     );
 }
 
 /// Vectors that still escape a tier, as listed with their commands in
 /// `tests/escape/FINDINGS.md`; the regression test below allows these and
 /// nothing else. Remove an id when its fix lands.
-const KNOWN_ESCAPES: &[(&str, &[&str])] = &[
-    ("full", &["W35", "N09", "S27", "L05"]),
-    (
-        "no-namespaces",
-        &[
-            "W15", "W16", "W37", "S12", "S13", "S14", "S20", "N09", "N13", "L05",
-        ],
-    ),
-];
+///
+const KNOWN_ESCAPES: &[(&str, &[&str])] =
+    &[("full", &[]), ("no-namespaces", NO_NAMESPACES_CANNOT_CLOSE)];
+
+/// What the no-namespaces tier cannot close (SECURITY.md, "Not covered"):
+/// W15 (`chmod`) and W16 (`touch -d`) of outside files. Landlock governs no
+/// metadata change, seccomp cannot see the path a call names (and refusing
+/// the calls outright breaks `chmod +x` in the workspace; `fchmod` on a
+/// descriptor opened read-only, which Landlock allows everywhere, would
+/// remain), and a seccomp user-notification supervisor would check a path
+/// the caller can change after the check (`seccomp_unotify(2)`, "NOTES").
+/// The full tier's read-only mounts close both.
+const NO_NAMESPACES_CANNOT_CLOSE: &[&str] = &["W15", "W16"];
 
 /// Whether `tool` runs a command in this tier here (user namespaces may be
 /// blocked, Landlock missing).

@@ -457,6 +457,12 @@ pub(crate) const VECTORS: &[Vector] = &[
         "leave a symlink to an outside folder in the temporary folder (its removal must not follow it)",
         "ln -s {OUT} \"${TMPDIR:-/tmp}/escape-{TAG}\"",
     ),
+    v(
+        "W40",
+        Write,
+        "point .git/commondir at a copy with a planted hook (git reads config and hooks from there)",
+        "cp -r .git evil && printf '#!/bin/sh\\necho pwned\\n' > evil/hooks/pre-commit && chmod +x evil/hooks/pre-commit && echo ../evil > .git/commondir",
+    ),
     with(
         "W32",
         Write,

@@ -390,6 +390,7 @@ impl World {
         walk(&self.root, &skip, &mut map, 0);
         walk(&self.ws.join(".git/hooks"), &[], &mut map, 0);
         describe(&self.ws.join(".git/config"), &mut map);
+        describe(&self.ws.join(".git/commondir"), &mut map);
         describe(&self.ws.join(".git"), &mut map);
         for p in self.host_paths() {
             describe(&p, &mut map);

@@ -340,6 +340,12 @@ pub struct SandboxPolicy {
     /// Hosts the command may reach through the sandbox's proxy. Default:
     /// none (own, empty network namespace).
     pub network: NetworkPolicy,
+    /// Let commands create Unix domain sockets (`socket(AF_UNIX, …)`), and
+    /// so connect to any pathname socket they can see (a database's, an
+    /// IDE's, the SSH agent's where it is not hidden). Default `false`: the
+    /// seccomp filter refuses them with `EPERM` in both tiers;
+    /// `socketpair(2)` stays allowed. CLI: `--sandbox-allow-unix-sockets`.
+    pub unix_sockets: bool,
 }
 
 impl SandboxPolicy {
@@ -404,6 +410,14 @@ impl SandboxPolicy {
     #[must_use]
     pub fn with_network(mut self, network: NetworkPolicy) -> Self {
         self.network = network;
+        self
+    }
+
+    /// Allows or refuses Unix domain sockets (see
+    /// [`SandboxPolicy::unix_sockets`]).
+    #[must_use]
+    pub fn with_unix_sockets(mut self, allow: bool) -> Self {
+        self.unix_sockets = allow;
         self
     }
 

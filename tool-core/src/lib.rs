@@ -63,7 +63,9 @@
 //! - `tokio` (+ `tokio-util` for the cancellation token): the async runtime agents run on;
 //!   timeouts and the blocking pool for sync tools.
 //! - `futures-util`: `catch_unwind` on futures for panic containment.
-//! - `strsim`: edit distance for "did you mean" suggestions.
+//! - `tool-rules`: the rules shared with the macro (names, flags, URL
+//!   patterns) and the one home of "did you mean" (`tool_rules::suggest`,
+//!   over `strsim`) and of message clipping (`tool_rules::text::clip`).
 //! - `serde_path_to_error`: the path of the field serde refused inside an
 //!   `#[arg(flatten)]` struct (serde's own error does not say which field),
 //!   so the argument error names that field, as it does for any parameter;
@@ -102,30 +104,27 @@
 //!   used property-testing crate, no nightly toolchain needed.
 
 pub mod args;
-mod context;
-mod docs;
-mod error;
 mod execute;
-pub mod extract;
 pub mod format;
-mod future;
 pub mod governance;
-mod into_result;
-pub mod live;
-mod memory;
-pub mod meta;
 mod registry;
 mod result;
-mod schema;
 pub mod search;
-mod spec;
 pub mod state;
-#[cfg(feature = "tokens")]
-pub mod tokens;
 mod tool;
-mod toolset;
 pub mod truncate;
 pub mod view;
+
+#[cfg(feature = "tokens")]
+pub use format::token_count as tokens;
+pub use registry::live;
+pub use result::meta;
+pub use tool::extract;
+
+// Old module paths, kept while the imports move to the rooms (next commit).
+use registry::{error, history as memory};
+use result::into_result;
+use tool::{context, future, spec, toolset};
 
 // What generated code uses: the static definitions (`private.rs`, imported by
 // `tool`, `registry`, `schema`) and the entry back into `toolset`, joined only

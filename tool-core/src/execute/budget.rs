@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use crate::meta;
+use crate::result::meta;
 use crate::result::ToolResult;
 use crate::truncate::{self, Truncation};
 
@@ -62,7 +62,7 @@ pub(super) fn apply(result: &mut ToolResult, budget: &Truncation, trace_id: Opti
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::context::ToolContext;
+    use crate::tool::context::ToolContext;
     use crate::result::ErrorKind;
     use serde_json::Map;
 

@@ -8,7 +8,7 @@ use std::time::Duration;
 use futures_util::FutureExt;
 use serde_json::{Map, Value};
 
-use crate::context::ToolContext;
+use crate::tool::context::ToolContext;
 use crate::governance::secrets;
 use crate::registry::ToolRegistry;
 use crate::result::{ErrorKind, ToolResult};

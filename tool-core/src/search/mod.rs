@@ -67,9 +67,9 @@ use rustc_hash::FxHashMap;
 
 use serde_json::Value;
 
-use crate::spec::ToolSpec;
+use crate::tool::spec::ToolSpec;
 
-mod tokens;
+mod tokenizer;
 
 /// The search tokens of `text` as the index sees them: split at
 /// non-alphanumerics and camelCase, lower-cased, function words dropped,
@@ -80,7 +80,7 @@ mod tokens;
 /// assert_eq!(tool_core::search::tokenize("Created issues"), ["creat", "issu"]);
 /// ```
 pub fn tokenize(text: &str) -> Vec<String> {
-    tokens::tokens(text)
+    tokenizer::tokens(text)
 }
 
 /// BM25 term-frequency saturation k1 (the classic 1.2).
@@ -348,7 +348,7 @@ impl SearchIndex {
                     Some(&run) => run,
                     None => {
                         let from = word_terms.len();
-                        tokens::for_each_token(word, |t| {
+                        tokenizer::for_each_token(word, |t| {
                             let id = match terms.get(t) {
                                 Some(&id) => id,
                                 None => {
@@ -478,7 +478,7 @@ impl SearchIndex {
     /// search after a change computes the contributions again (see the
     /// type's docs).
     pub fn search(&self, query: &str, limit: usize) -> Vec<SearchHit> {
-        let query_terms = tokens::query_terms(query);
+        let query_terms = tokenizer::query_terms(query);
         let impacts = self.impacts();
         let mut scores = vec![0.0f32; self.docs.len()];
         let mut touched: Vec<u32> = Vec::new();

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use crate::context::ToolContext;
+use crate::tool::context::ToolContext;
 use crate::governance::secrets::Masker;
 
 /// Masks the secret values of a context's [`SecretStore`](crate::SecretStore)

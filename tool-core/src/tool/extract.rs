@@ -12,7 +12,7 @@
 
 use tokio_util::sync::CancellationToken;
 
-use crate::context::{State, ToolContext};
+use crate::tool::context::{State, ToolContext};
 use crate::result::{ErrorKind, ToolError};
 
 /// A value a tool parameter receives from the call's [`ToolContext`] rather

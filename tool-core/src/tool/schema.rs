@@ -11,7 +11,7 @@ use schemars::generate::SchemaSettings;
 use serde_json::{Map, Value, json};
 
 use crate::args::schema::{ArgLayoutFields, FlatField, local_def_name};
-use crate::error::RegistryError;
+use crate::registry::error::RegistryError;
 use crate::statics::{ParamRole, StaticParam};
 
 /// Builds the parameters schema of a macro tool, and the layout of its

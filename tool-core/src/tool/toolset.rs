@@ -39,7 +39,7 @@
 use std::any::Any;
 use std::sync::Arc;
 
-use crate::error::RegistryError;
+use crate::registry::error::RegistryError;
 use crate::registry::ToolRegistry;
 use crate::statics::StaticTool;
 use crate::tool::Tool;

@@ -12,14 +12,14 @@ use serde_json::{Map, Value};
 use super::{JsonDisplay, budget, invoke};
 use crate::args::messages::{cut, join_or, quote};
 use crate::args::{ArgumentRepair, ToolArgs, normalize_arguments, repair};
-use crate::tool::context::ToolContext;
 use crate::governance::approval::ApprovalRequest;
 use crate::governance::confirm::{self, Confirmation};
 use crate::governance::secrets;
 use crate::governance::stats::{CallPhase, ToolEvent};
-use crate::result::meta;
 use crate::registry::{Entry, ToolRegistry};
+use crate::result::meta;
 use crate::result::{ErrorKind, ToolError, ToolResult};
+use crate::tool::context::ToolContext;
 
 /// One call on its way through the pipeline.
 pub(super) struct Call<'a> {

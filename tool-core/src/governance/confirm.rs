@@ -50,8 +50,8 @@ use futures_util::FutureExt;
 use serde_json::{Map, Value};
 
 use super::approval::{ApprovalDecision, ApprovalRequest, check_edits};
-use crate::tool::context::ToolContext;
 use crate::result::{ErrorKind, ToolResult};
+use crate::tool::context::ToolContext;
 
 /// What the approval gate decided ([`ask`]).
 #[derive(Debug, Clone, PartialEq)]

@@ -7,6 +7,7 @@ pub mod extract;
 pub(crate) mod future;
 pub(crate) mod schema;
 pub(crate) mod spec;
+pub(crate) mod statics;
 pub(crate) mod toolset;
 
 use std::any::Any;
@@ -18,12 +19,14 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 
 use crate::args::schema::{ArgLayout, ParamTypes};
-use crate::tool::context::ToolContext;
-use crate::registry::error::RegistryError;
 use crate::governance::url_pattern::UrlPattern;
+use crate::registry::error::RegistryError;
 use crate::result::ToolResult;
+use crate::tool::context::ToolContext;
+use crate::tool::future::BoxFuture;
 use crate::tool::spec::{DisplayName, SourceLocation, ToolSpec, is_valid_tool_name};
-use crate::statics::{BoxFuture, Invocation, ParamRole, StaticTool};
+use crate::tool::statics::Invocation;
+use crate::tool::statics::{ParamRole, StaticTool};
 
 /// Runs a tool call: receives the arguments object and the context, returns the result.
 ///

@@ -12,7 +12,7 @@ use serde_json::{Map, Value, json};
 
 use crate::args::schema::{ArgLayoutFields, FlatField, local_def_name};
 use crate::registry::error::RegistryError;
-use crate::statics::{ParamRole, StaticParam};
+use crate::tool::statics::{ParamRole, StaticParam};
 
 /// Builds the parameters schema of a macro tool, and the layout of its
 /// flattened parameters.

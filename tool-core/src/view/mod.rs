@@ -96,7 +96,6 @@ use serde_json::{Map, Value, json};
 use tokio::sync::watch;
 
 use crate::args::ToolArgs;
-use crate::tool::context::ToolContext;
 use crate::format::{
     Format, OnRefusal, RenderError, ToolCall, ToolSchemas, render_tool, render_tool_with_fallback,
 };
@@ -106,8 +105,9 @@ use crate::result::{ErrorKind, ToolResult};
 use crate::search::{
     DEFAULT_MAX_RESULTS, MAX_QUERY_LEN, MAX_RESULTS_LIMIT, Query, SearchHit, SearchIndex,
 };
-use crate::tool::spec::{ToolKind, ToolSpec};
 use crate::tool::Tool;
+use crate::tool::context::ToolContext;
+use crate::tool::spec::{ToolKind, ToolSpec};
 
 mod search_tool;
 

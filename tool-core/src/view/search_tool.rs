@@ -231,19 +231,15 @@ fn suggestion(m: &Materialized, name: &str) -> String {
 /// (spaces read as `_`), best first; `tool_search` left out.
 fn closest_names(m: &Materialized, text: &str, limit: usize) -> Vec<String> {
     let target = text.trim().to_lowercase().replace(' ', "_");
-    let mut scored: Vec<(f64, &str)> = m
-        .registry
-        .names()
-        .into_iter()
-        .filter(|n| *n != TOOL_SEARCH)
-        .map(|n| (strsim::jaro_winkler(&target, &n.to_lowercase()), n))
-        .collect();
-    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
-    scored
-        .into_iter()
-        .take(limit)
-        .map(|(_, n)| n.to_owned())
-        .collect()
+    let names = m.registry.names();
+    tool_rules::suggest::nearest(
+        &target,
+        names.iter().copied().filter(|n| *n != TOOL_SEARCH),
+        limit,
+    )
+    .into_iter()
+    .map(str::to_owned)
+    .collect()
 }
 
 /// The first non-empty line of a description, cut to 200 characters.

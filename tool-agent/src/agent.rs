@@ -12,6 +12,7 @@ use tool_core::format::{RenderError, ToolCall, normalize_arguments};
 use tool_core::{
     RegistryView, Rendering, ToolArgs, ToolContext, ToolHistory, ToolRegistry, ToolResult,
 };
+use tool_rules::text::{Clip, clip};
 use tracing::Instrument;
 
 use crate::client::ModelClient;
@@ -21,8 +22,12 @@ use crate::message::{Message, ModelRequest, StreamEvent, ToolChoice, ToolOutcome
 /// Default [`Agent::max_turns`].
 pub const DEFAULT_MAX_TURNS: u32 = 32;
 
-/// Characters of a tool result or model text written to a trace event.
+/// Bytes of a tool result or model text written to a trace event (cut at a
+/// character boundary, unmarked).
 const TRACE_TEXT: usize = 2000;
+
+/// How a trace event clips a tool result or model text.
+const TRACE_CLIP: Clip = Clip::bytes(TRACE_TEXT).unmarked();
 
 /// One step of a run, as it happens (see [`Agent::on_event`]).
 #[derive(Debug)]
@@ -431,7 +436,7 @@ impl Agent {
             };
             usage.add(answer.usage);
             if !answer.text.is_empty() {
-                tracing::info!(target: "tool_agent", trace_id = %trace_id, turn, text = %clip(&answer.text), "model text");
+                tracing::info!(target: "tool_agent", trace_id = %trace_id, turn, text = %clip(&answer.text, TRACE_CLIP), "model text");
                 out.text.clone_from(&answer.text);
             }
             let calls = answer.calls;
@@ -467,7 +472,7 @@ impl Agent {
                     tool = %call.name,
                     call_id = %call.id,
                     is_error = result.is_error(),
-                    output = %clip(&result.render(Rendering::First)),
+                    output = %clip(&result.render(Rendering::First), TRACE_CLIP),
                     "tool result"
                 );
                 self.emit(&AgentEvent::CallResult {
@@ -589,15 +594,4 @@ impl From<ModelError> for Halt {
             _ => Halt::Error(e),
         }
     }
-}
-
-fn clip(text: &str) -> &str {
-    if text.len() <= TRACE_TEXT {
-        return text;
-    }
-    let mut end = TRACE_TEXT;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    &text[..end]
 }

@@ -150,14 +150,9 @@ impl std::error::Error for ModelError {}
 /// At most this many bytes of an error body are kept (UTF-8 safe).
 pub(crate) const BODY_KEPT: usize = 4096;
 
-/// The start of `body`, cut at a character boundary at most [`BODY_KEPT`] bytes in.
+/// The start of `body`, cut at a character boundary at most [`BODY_KEPT`]
+/// bytes in, `…` marking a cut: `tool_rules::text::clip` under that limit
+/// (kept as a one-argument name for the transport's many call sites).
 pub(crate) fn clip(body: &str) -> String {
-    if body.len() <= BODY_KEPT {
-        return body.to_owned();
-    }
-    let mut end = BODY_KEPT;
-    while !body.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &body[..end])
+    tool_rules::text::clip(body, tool_rules::text::Clip::bytes(BODY_KEPT)).into_owned()
 }

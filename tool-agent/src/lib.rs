@@ -66,7 +66,9 @@
 //!   the built-in tools only by asking (`tool_builtins::registry()`), never
 //!   through `ToolRegistry::global()`. Build lighter still with
 //!   `default-features = false` (no `tls`: `http://` endpoints only).
-//! - `strsim`: "did you mean" for unknown presets.
+//! - `tool-rules`: "did you mean" for unknown presets
+//!   (`tool_rules::suggest::did_you_mean`) and message clipping
+//!   (`tool_rules::text::clip`), the workspace's one home of both.
 //! - `chrono` (no default features): the UTC timestamp of sub-trace ids.
 //! - `getrandom`: the 128 random bits that end a sub-trace id, so that no
 //!   trace can guess another's (the standard, minimal crate for the OS's

@@ -124,8 +124,10 @@
 //!   bundled DejaVu Sans Mono Bold subset (digits only, 2 KiB, Bitstream Vera
 //!   licence in `assets/fonts/LICENSE`); small, no system font lookup.
 //! - `memchr`: fast line counting when streaming a window out of a huge file.
-//! - `strsim`: edit distance for the block-anchor matching of `edit_file`
-//!   (already a `tool-core` dependency).
+//! - `tool-rules`: the one home of small shared rules (cross-cutting §1):
+//!   message clipping (`tool_rules::text::clip`), "did you mean" and the
+//!   line similarity of `edit_file`'s block-anchor matching
+//!   (`tool_rules::suggest`); no other crate of the workspace uses `strsim`.
 //! - `tempfile` (tests only): real files in throw-away folders for every hazard test.
 //! - `proptest` (tests only): the property and fuzz tests of `tests/props.rs`
 //!   (every tool's `execute` with arbitrary arguments, patches from real

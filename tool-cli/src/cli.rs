@@ -344,7 +344,26 @@ fn parse_sandbox_tier(s: &str) -> Result<tool_core::SandboxTier, String> {
         .map_err(|e: tool_core::SandboxPolicyError| e.to_string())
 }
 
+/// The environment variable naming skills folders when no `--skills-dir` is
+/// given: folders separated as in `PATH` (`:` on Unix).
+pub(crate) const SKILLS_ENV: &str = "AGENT_TOOLS_SKILLS";
+
 impl CommonOptions {
+    /// The configured skills folders: every `--skills-dir`, else the folders of
+    /// [`SKILLS_ENV`] (empty entries skipped), else none.
+    pub(crate) fn skills_folders(&self) -> Vec<PathBuf> {
+        if !self.skills_dirs.is_empty() {
+            return self.skills_dirs.clone();
+        }
+        std::env::var_os(SKILLS_ENV)
+            .map(|v| {
+                std::env::split_paths(&v)
+                    .filter(|p| !p.as_os_str().is_empty())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
     /// The sandbox policy of these options (skills folders read-only).
     ///
     /// # Errors
@@ -361,7 +380,7 @@ impl CommonOptions {
         for p in &self.sandbox_hide {
             policy = policy.hidden(p);
         }
-        for p in crate::skills::folders(self) {
+        for p in self.skills_folders() {
             policy = policy.read_only(p);
         }
         for l in &self.sandbox_limit {

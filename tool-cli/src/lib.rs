@@ -102,7 +102,7 @@ mod render;
 mod scrub;
 mod session;
 mod skills;
-mod tokens;
+mod token_report;
 mod workspace;
 
 use std::ffi::OsString;
@@ -311,7 +311,9 @@ fn execute(registry: &ToolRegistry, program: &Program, mut cli: Args) -> Result<
     match cli.command {
         // Answered before the registry was extended (it loads the skills itself).
         Command::Skills { .. } => Ok(()),
-        Command::List { json, tokens: true } => tokens::list(registry, json, &mut stdout.lock()),
+        Command::List { json, tokens: true } => {
+            token_report::list(registry, json, &mut stdout.lock())
+        }
         Command::List {
             json,
             tokens: false,

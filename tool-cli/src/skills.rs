@@ -3,38 +3,18 @@
 //! read-only roots; and `tool skills`.
 
 use std::io::{self, Write};
-use std::path::PathBuf;
 
 use serde_json::json;
 use tool_builtins::skills::SkillSet;
 use tool_core::{OnConflict, ToolContext, ToolRegistry};
 
-use crate::cli::CommonOptions;
+use crate::cli::{CommonOptions, SKILLS_ENV};
 use crate::failure::Failure;
-
-/// The environment variable naming skills folders when no `--skills-dir` is
-/// given: folders separated as in `PATH` (`:` on Unix).
-pub(crate) const SKILLS_ENV: &str = "AGENT_TOOLS_SKILLS";
-
-/// The configured skills folders: every `--skills-dir`, else the folders of
-/// [`SKILLS_ENV`] (empty entries skipped), else none.
-pub(crate) fn folders(common: &CommonOptions) -> Vec<PathBuf> {
-    if !common.skills_dirs.is_empty() {
-        return common.skills_dirs.clone();
-    }
-    std::env::var_os(SKILLS_ENV)
-        .map(|v| {
-            std::env::split_paths(&v)
-                .filter(|p| !p.as_os_str().is_empty())
-                .collect()
-        })
-        .unwrap_or_default()
-}
 
 /// Loads the configured skills, reporting each diagnostic on `err` as a
 /// `warning:` line; `None` when no folder is configured.
 pub(crate) fn load(common: &CommonOptions, err: &mut impl Write) -> Option<SkillSet> {
-    let folders = folders(common);
+    let folders = common.skills_folders();
     if folders.is_empty() {
         return None;
     }

@@ -520,7 +520,7 @@ impl<'a> Expander<'a> {
             // Framework values are taken inside the blocking closure: a
             // `&ToolContext` borrows the context the closure owns.
             quote! {
-                let __out = match #p::run_blocking(move || -> ::core::result::Result<_, ::std::boxed::Box<#krate::ToolResult>> {
+                let __out = match #p::resume_blocking(move || -> ::core::result::Result<_, ::std::boxed::Box<#krate::ToolResult>> {
                     #(#framework)*
                     ::core::result::Result::Ok(#callee(#receiver #(#args),*))
                 })

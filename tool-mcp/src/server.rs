@@ -347,7 +347,7 @@ impl McpServer {
     /// duplex in tests) until it closes.
     ///
     /// Messages are newline-delimited JSON-RPC, at most
-    /// [`MAX_MESSAGE_BYTES`](crate::MAX_MESSAGE_BYTES) each, and every request
+    /// [`MAX_MESSAGE_BYTES`](crate::framing::MAX_MESSAGE_BYTES) each, and every request
     /// gets exactly one answer: lines that are not JSON get `-32700` (`id:
     /// null`), malformed messages `-32600` with their `id`, bad params of
     /// `tools/call`, `tools/list` or `logging/setLevel` `-32602`, oversize
@@ -443,7 +443,7 @@ impl McpServer {
     /// `access` has one (`401` with `WWW-Authenticate: Bearer` without it or
     /// with a wrong one); for POST bodies, the message checks of
     /// [`serve_transport`](Self::serve_transport) (`413` over
-    /// [`MAX_MESSAGE_BYTES`](crate::MAX_MESSAGE_BYTES), `400` with the JSON-RPC
+    /// [`MAX_MESSAGE_BYTES`](crate::framing::MAX_MESSAGE_BYTES), `400` with the JSON-RPC
     /// error for `-32700`/`-32600`, `200` with it for `-32602`); then rmcp's
     /// DNS-rebinding protection: on loopback access the `Host` header must
     /// name a loopback host, and a browser `Origin`, when present, must be a
@@ -490,7 +490,7 @@ impl McpServer {
                 "http://[::1]:*",
                 "https://localhost:*",
             ])
-            .with_max_request_body_bytes(crate::MAX_MESSAGE_BYTES)
+            .with_max_request_body_bytes(crate::framing::MAX_MESSAGE_BYTES)
             .with_cancellation_token(sessions.clone());
         config = if access.is_remote() {
             config.disable_allowed_hosts()

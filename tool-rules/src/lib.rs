@@ -22,8 +22,9 @@
 //! # Dependencies and why
 //!
 //! - `strsim`: string similarity for "did you mean" (optimal string alignment
-//!   for keys, Jaro-Winkler for ranking tool names); darling and clap use it
-//!   for the same job.
+//!   for keys, Jaro-Winkler for ranking tool names, normalised Levenshtein for
+//!   line similarity); darling and clap use it for the same job. This crate
+//!   is the only one of the workspace that uses it (`scripts/structure-rules`).
 //! - `serde` (optional, feature `serde`): `Serialize`/`Deserialize` of
 //!   [`ToolFlags`], which `tool-core`'s `ToolSpec` flattens into its JSON.
 
@@ -31,6 +32,7 @@ pub mod docs;
 mod flags;
 pub mod names;
 pub mod suggest;
+pub mod text;
 pub mod url_pattern;
 
 pub use flags::ToolFlags;

@@ -27,14 +27,52 @@ pub fn ranked<'a>(
     candidates: impl IntoIterator<Item = &'a str>,
     max: usize,
 ) -> Vec<&'a str> {
+    scored(word, candidates)
+        .into_iter()
+        .filter(|(score, _)| *score >= 0.75)
+        .take(max)
+        .map(|(_, c)| c)
+        .collect()
+}
+
+/// Every candidate ranked by Jaro-Winkler similarity to `word`
+/// (case-insensitive), best first, ties in name order, at most `max`, with no
+/// threshold: the nearest names even when none is close. [`ranked`] is this
+/// list cut at a similarity of 0.75. Used where a list of the nearest names
+/// is always useful (`tool_search`'s "closest" names for a query that
+/// matched nothing).
+pub fn nearest<'a>(
+    word: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+    max: usize,
+) -> Vec<&'a str> {
+    scored(word, candidates)
+        .into_iter()
+        .take(max)
+        .map(|(_, c)| c)
+        .collect()
+}
+
+/// How alike two lines are, from 0 (nothing in common) to 1 (equal):
+/// 1 minus the Levenshtein distance divided by the longer length, in
+/// characters, case-sensitive (`strsim::normalized_levenshtein`). Two empty
+/// strings are 1. Used by `edit_file`'s block-anchor matching to score the
+/// lines between two anchors.
+#[must_use]
+pub fn similarity(a: &str, b: &str) -> f64 {
+    strsim::normalized_levenshtein(a, b)
+}
+
+/// Every candidate with its Jaro-Winkler similarity to `word` (ASCII
+/// case-insensitive), best first, ties in name order.
+fn scored<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Vec<(f64, &'a str)> {
     let lowered = word.to_ascii_lowercase();
     let mut scored: Vec<(f64, &str)> = candidates
         .into_iter()
         .map(|c| (strsim::jaro_winkler(&lowered, &c.to_ascii_lowercase()), c))
-        .filter(|(score, _)| *score >= 0.75)
         .collect();
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
-    scored.into_iter().take(max).map(|(_, c)| c).collect()
+    scored
 }
 
 /// `` `a`, `b` or `c` ``: a list of choices as a sentence says it.
@@ -74,6 +112,12 @@ mod tests {
             ranked("read_fil", ["read_file", "write_file", "bash"], 3)[0],
             "read_file"
         );
+        // `ranked` cuts at 0.75; `nearest` lists the nearest even when none is close.
+        assert_eq!(ranked("zzz", ["read_file", "bash"], 3), Vec::<&str>::new());
+        assert_eq!(nearest("bsh", ["read_file", "bash"], 1), ["bash"]);
+        assert_eq!(nearest("zzz", ["b", "a"], 5), ["a", "b"]);
+        assert!((similarity("abcd", "abce") - 0.75).abs() < 1e-9);
+        assert!((similarity("", "") - 1.0).abs() < 1e-9);
     }
 
     #[test]

@@ -167,13 +167,8 @@ impl Presets {
                 "unknown agent_type `{name}`: this host defines no presets; leave agent_type out"
             ));
         }
-        let close = self
-            .map
-            .keys()
-            .map(|k| (strsim::levenshtein(k, name), k))
-            .filter(|(d, _)| *d <= 2)
-            .min()
-            .map(|(_, k)| format!("; did you mean `{k}`?"))
+        let close = tool_rules::suggest::did_you_mean(name, self.map.keys().map(String::as_str))
+            .map(|k| format!("; did you mean `{k}`?"))
             .unwrap_or_default();
         Err(format!(
             "unknown agent_type `{name}`{close} Known: {}",

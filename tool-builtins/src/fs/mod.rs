@@ -36,13 +36,10 @@ use std::path::{Path, PathBuf};
 /// path is not echoed back whole.
 pub(crate) const MESSAGE_VALUE_CHARS: usize = 200;
 
-/// `text` cut to [`MESSAGE_VALUE_CHARS`] characters, with a note of how much was left out.
-pub(crate) fn clip(text: &str) -> String {
-    match text.char_indices().nth(MESSAGE_VALUE_CHARS) {
-        None => text.to_owned(),
-        Some((at, _)) => format!("{}… ({} more bytes)", &text[..at], text.len() - at),
-    }
-}
+/// How a message quotes a model-sent value: [`MESSAGE_VALUE_CHARS`]
+/// characters, a cut marked `… (N more bytes)` (`tool_rules::text::clip`).
+pub(crate) const MESSAGE_VALUE: tool_rules::text::Clip =
+    tool_rules::text::Clip::chars(MESSAGE_VALUE_CHARS).counting_rest();
 
 /// The canonical form of `path`'s longest existing ancestor (or of `path`
 /// itself) and the rest of the path below it. Used only to map a symlinked

@@ -110,7 +110,7 @@ impl WriteTarget {
                 ErrorKind::InvalidArguments,
                 format!(
                     "{} ends with `/`, so it names a folder; give the path of a file.",
-                    crate::fs::clip(file_path)
+                    tool_rules::text::clip(file_path, crate::fs::MESSAGE_VALUE).into_owned()
                 ),
             ));
         }

@@ -219,7 +219,7 @@ impl Workspace {
     fn check_writable(&self, model_path: &str, path: &Path) -> Result<(), PathError> {
         match self.write_protected.iter().find(|f| path.starts_with(f)) {
             Some(folder) => Err(PathError::ReadOnly {
-                path: crate::fs::clip(model_path),
+                path: tool_rules::text::clip(model_path, crate::fs::MESSAGE_VALUE).into_owned(),
                 folder: folder.clone(),
             }),
             None => Ok(()),
@@ -265,7 +265,7 @@ impl Workspace {
             )));
         }
         let outside = |resolved: PathBuf| PathError::Outside {
-            path: crate::fs::clip(model_path),
+            path: tool_rules::text::clip(model_path, crate::fs::MESSAGE_VALUE).into_owned(),
             resolved,
             root: self.root.path().to_path_buf(),
         };
@@ -413,7 +413,7 @@ fn in_private_area(path: &Path, allowed: &[&PathBuf]) -> bool {
 
 fn private_refusal(model_path: &str, _path: &Path) -> PathError {
     PathError::Private {
-        path: crate::fs::clip(model_path),
+        path: tool_rules::text::clip(model_path, crate::fs::MESSAGE_VALUE).into_owned(),
     }
 }
 
@@ -482,7 +482,8 @@ impl fmt::Display for PathError {
                     f,
                     "Access denied: {path} resolves to {} which is outside the workspace ({}). \
                      Only files inside the workspace can be used.",
-                    crate::fs::clip(&resolved.to_string_lossy()),
+                    tool_rules::text::clip(&resolved.to_string_lossy(), crate::fs::MESSAGE_VALUE)
+                        .into_owned(),
                     root.display()
                 )
             }
@@ -505,7 +506,8 @@ impl fmt::Display for PathError {
                 write!(
                     f,
                     "File not found: {} does not exist.",
-                    crate::fs::clip(&path.to_string_lossy())
+                    tool_rules::text::clip(&path.to_string_lossy(), crate::fs::MESSAGE_VALUE)
+                        .into_owned()
                 )?;
                 if *then_up {
                     f.write_str(
@@ -518,14 +520,16 @@ impl fmt::Display for PathError {
             Self::NotADirectory { path } => write!(
                 f,
                 "Not a directory: {} is a file, so the path cannot go on from it.",
-                crate::fs::clip(&path.to_string_lossy())
+                tool_rules::text::clip(&path.to_string_lossy(), crate::fs::MESSAGE_VALUE)
+                    .into_owned()
             ),
             Self::Limit(why) => f.write_str(why),
             Self::Io { path, source } => {
                 write!(
                     f,
                     "Cannot resolve path {}: {source}",
-                    crate::fs::clip(&path.to_string_lossy())
+                    tool_rules::text::clip(&path.to_string_lossy(), crate::fs::MESSAGE_VALUE)
+                        .into_owned()
                 )
             }
         }

@@ -327,7 +327,7 @@ pub const MAX_REGEX_BYTES: usize = 16 * 1024;
 /// # Errors
 /// The model-facing message naming the limit and the value.
 pub fn check_glob(pattern: &str) -> Result<(), String> {
-    let shown = crate::fs::clip(pattern);
+    let shown = tool_rules::text::clip(pattern, crate::fs::MESSAGE_VALUE).into_owned();
     if pattern.len() > MAX_GLOB_BYTES {
         return Err(format!(
             "The glob pattern is {} bytes long; the limit is {MAX_GLOB_BYTES} bytes. \

@@ -186,13 +186,13 @@ fn refuses_in(
 }
 
 fn refusal(what: &str, why: &str) -> String {
-    let shown = crate::fs::clip(what);
+    let shown = tool_rules::text::clip(what, crate::fs::MESSAGE_VALUE).into_owned();
     format!(
         "The command was refused by bash_command's default guard: `{shown}` {why}. Nothing was \
          run. If it is really wanted, a person must allow it: run `tool` with --bash-policy FILE \
          whose \"allow\" list has a pattern matching it (e.g. {{\"allow\": [\"{}\"]}}), or set \
          BashConfig::guard to false in a host program.",
-        crate::fs::clip(&first_words(what))
+        tool_rules::text::clip(&first_words(what), crate::fs::MESSAGE_VALUE).into_owned()
     )
 }
 

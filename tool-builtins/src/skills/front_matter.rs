@@ -1,6 +1,7 @@
 //! Reading one `SKILL.md`: splitting the front matter from the body, parsing
 //! the YAML, and checking `name` and `description`.
 
+use tool_rules::text::{Clip, clip};
 use yaml_rust2::parser::{Event, Parser};
 use yaml_rust2::scanner::ScanError;
 use yaml_rust2::{Yaml, YamlLoader};
@@ -214,24 +215,16 @@ pub(crate) fn check_name(name: &str, folder: &str) -> Result<(), String> {
         return Err(format!(
             "`name: {}` is not a valid skill name: 1 to {MAX_NAME_CHARS} lowercase letters, \
              digits and hyphens, no hyphen at either end, no two hyphens in a row",
-            clip(name, 80)
+            clip(name, Clip::chars(80))
         ));
     }
     if name != folder {
         return Err(format!(
             "`name: {name}` must match its folder's name `{}`; rename one of them",
-            clip(folder, 80)
+            clip(folder, Clip::chars(80))
         ));
     }
     Ok(())
-}
-
-/// `text` cut to `max` characters, with `…` when cut.
-pub(super) fn clip(text: &str, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        Some((i, _)) => format!("{}…", &text[..i]),
-        None => text.to_owned(),
-    }
 }
 
 #[cfg(test)]

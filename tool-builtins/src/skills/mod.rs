@@ -86,7 +86,7 @@
 //! names an existing file inside the skill's folder is rewritten: relative to
 //! the workspace when the skill lies inside it, else absolute. `read_file`
 //! opens an absolute path outside the workspace only beneath a read-only
-//! root of the [`Workspace`](crate::Workspace): add each loaded skill's own
+//! root of the [`Workspace`](crate::fs::workspace::Workspace): add each loaded skill's own
 //! folder with [`SkillSet::make_readable`] (never the configured parent
 //! folders, whose other files and left-out skills stay unreadable); the
 //! tool's answer says so when a host did not. Nothing the tools write may go
@@ -360,9 +360,9 @@ impl SkillSet {
     }
 
     /// `ctx` with the folder of each loaded skill added as a read-only root
-    /// of its [`Workspace`](crate::Workspace), so that `read_file` and
+    /// of its [`Workspace`](crate::fs::workspace::Workspace), so that `read_file` and
     /// `grep_content` may read the files a skill ships, and with every
-    /// configured skills folder [write-protected](crate::Workspace::with_write_protected):
+    /// configured skills folder [write-protected](crate::fs::workspace::Workspace::with_write_protected):
     /// no file tool may change a skill or add a file there, even when the
     /// folder is inside the workspace (cross-cutting §6; README promises a
     /// loaded skill's folder is read-only). Only loaded skills' folders are
@@ -370,7 +370,7 @@ impl SkillSet {
     /// out for a problem, stays unreadable. A context without a workspace is
     /// returned unchanged.
     pub fn make_readable(&self, ctx: ToolContext) -> ToolContext {
-        let Some(ws) = ctx.state::<crate::Workspace>() else {
+        let Some(ws) = ctx.state::<crate::fs::workspace::Workspace>() else {
             return ctx;
         };
         // Each loaded skill's own folder, never the configured parent: a
@@ -382,7 +382,7 @@ impl SkillSet {
         let ws = self
             .configured
             .iter()
-            .fold(ws, crate::Workspace::with_write_protected);
+            .fold(ws, crate::fs::workspace::Workspace::with_write_protected);
         ctx.with_state(ws)
     }
 

@@ -7,10 +7,11 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 use tool_core::{ErrorKind, Tool, ToolContext, ToolKind, ToolResult, ToolSpec};
+use tool_rules::suggest;
+use tool_rules::text::{Clip, clip};
 
-use super::front_matter::clip;
 use super::{LISTED_DESCRIPTION_CHARS, MAX_LISTED_FILES, SKILL_FILE, Skill, SkillSet, paths};
-use crate::Workspace;
+use crate::fs::workspace::Workspace;
 
 /// The tool's name.
 pub const TOOL_NAME: &str = "skill";
@@ -32,7 +33,7 @@ fn description(set: &SkillSet) -> String {
             text,
             "\n- {}: {}",
             skill.name,
-            clip(&skill.description, LISTED_DESCRIPTION_CHARS)
+            clip(&skill.description, Clip::chars(LISTED_DESCRIPTION_CHARS))
         );
     }
     text
@@ -124,22 +125,17 @@ fn call(set: &SkillSet, args: &Map<String, Value>, ctx: &ToolContext) -> ToolRes
 
 /// The "no such skill" error: the closest names first, then every name.
 fn unknown(set: &SkillSet, name: &str) -> ToolResult {
-    let shown = clip(name, 64);
+    let shown = clip(name, Clip::chars(64));
     if set.skills().is_empty() {
         return ToolResult::error(
             ErrorKind::InvalidArguments,
             format!("No skill named `{shown}`: no skills are installed."),
         );
     }
-    let mut close: Vec<(f64, &str)> = set
-        .skills()
-        .iter()
-        .map(|s| (strsim::jaro_winkler(name, &s.name), s.name.as_str()))
-        .filter(|(score, _)| *score >= 0.8)
-        .collect();
-    close.sort_by(|a, b| b.0.total_cmp(&a.0));
     let mut message = format!("No skill named `{shown}`.");
-    if let Some((_, best)) = close.first() {
+    if let Some(best) =
+        suggest::ranked(name, set.skills().iter().map(|s| s.name.as_str()), 1).first()
+    {
         let _ = write!(message, " Did you mean `{best}`?");
     }
     let names: Vec<&str> = set

@@ -4,6 +4,7 @@
 //! parameter's JSON Schema) and, cut to [`QUOTE_LIMIT`] characters, what was sent.
 
 use serde_json::Value;
+use tool_rules::text::{Clip, clip};
 
 use super::schema::{JsonTypes, ParamTypes, resolve_ref};
 use crate::result::{ErrorKind, ToolResult};
@@ -14,20 +15,10 @@ pub(crate) const QUOTE_LIMIT: usize = 200;
 /// Most `enum` values listed in an expected type ("one of …"); longer enums say "a string".
 const ENUM_LISTED: usize = 12;
 
-/// Cuts `text` to [`QUOTE_LIMIT`] characters (never inside a character), marking the cut.
+/// `text` cut to [`QUOTE_LIMIT`] characters (never inside a character), a cut
+/// marked `… (N more bytes)` (`tool_rules::text::clip`).
 pub(crate) fn quote(text: &str) -> String {
-    match text.char_indices().nth(QUOTE_LIMIT) {
-        None => text.to_owned(),
-        Some((cut, _)) => format!("{}… ({} more bytes)", &text[..cut], text.len() - cut),
-    }
-}
-
-/// Cuts `text` to `limit` characters (never inside a character), ending a cut text with `…`.
-pub(crate) fn cut(text: &str, limit: usize) -> String {
-    match text.char_indices().nth(limit) {
-        None => text.to_owned(),
-        Some((at, _)) => format!("{}…", &text[..at]),
-    }
+    clip(text, Clip::chars(QUOTE_LIMIT).counting_rest()).into_owned()
 }
 
 /// The kind of a JSON value as a message says it: "null", "a boolean",
@@ -120,7 +111,7 @@ pub(crate) fn path_text(param: &str, steps: &[Step]) -> String {
         match step {
             Step::Key(key) => {
                 text.push('.');
-                text.push_str(&cut(key, 60));
+                text.push_str(&clip(key, Clip::chars(60)));
             }
             Step::Index(i) => text.push_str(&format!("[{i}]")),
         }
@@ -196,7 +187,10 @@ fn described(schema: &Value, root: &Value) -> Option<String> {
     if let Some(values) = enum_values(schema, root, 0)
         && (1..=ENUM_LISTED).contains(&values.len())
     {
-        let listed: Vec<String> = values.iter().map(|v| cut(&v.to_string(), 60)).collect();
+        let listed: Vec<String> = values
+            .iter()
+            .map(|v| clip(&v.to_string(), Clip::chars(60)).into_owned())
+            .collect();
         return Some(format!("one of {}", join_or(&listed)));
     }
     kinds(schema, root).map(|kinds| join_or(&kinds))

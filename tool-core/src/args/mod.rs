@@ -8,6 +8,7 @@
 
 use serde_json::{Map, Value};
 
+pub(crate) mod decode;
 pub(crate) mod messages;
 mod normalize;
 pub mod repair;

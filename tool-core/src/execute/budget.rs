@@ -3,8 +3,8 @@
 
 use serde_json::Value;
 
-use crate::meta;
 use crate::result::ToolResult;
+use crate::result::meta;
 use crate::truncate::{self, Truncation};
 
 /// Cuts the output to the registry's budget. A result that already names the
@@ -62,8 +62,8 @@ pub(super) fn apply(result: &mut ToolResult, budget: &Truncation, trace_id: Opti
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::context::ToolContext;
     use crate::result::ErrorKind;
+    use crate::tool::context::ToolContext;
     use serde_json::Map;
 
     /// The output budget's spill file holds the masked text, in the trace's folder.

@@ -8,11 +8,11 @@ use std::time::Duration;
 use futures_util::FutureExt;
 use serde_json::{Map, Value};
 
-use crate::context::ToolContext;
 use crate::governance::secrets;
 use crate::registry::ToolRegistry;
 use crate::result::{ErrorKind, ToolResult};
 use crate::tool::Tool;
+use crate::tool::context::ToolContext;
 
 /// Runs the handler with panic containment, timeout and cancellation.
 pub(super) async fn call_tool(

@@ -15,10 +15,10 @@ use serde_json::{Map, Value};
 use tracing::Instrument;
 
 use crate::args::ToolArgs;
-use crate::context::ToolContext;
 use crate::format::ToolCall;
 use crate::registry::ToolRegistry;
 use crate::result::ToolResult;
+use crate::tool::context::ToolContext;
 
 mod budget;
 mod invoke;

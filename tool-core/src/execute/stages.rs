@@ -10,16 +10,17 @@ use std::time::{Duration, Instant};
 use serde_json::{Map, Value};
 
 use super::{JsonDisplay, budget, invoke};
-use crate::args::messages::{cut, join_or, quote};
+use crate::args::messages::{join_or, quote};
 use crate::args::{ArgumentRepair, ToolArgs, normalize_arguments, repair};
-use crate::context::ToolContext;
 use crate::governance::approval::ApprovalRequest;
 use crate::governance::confirm::{self, Confirmation};
 use crate::governance::secrets;
 use crate::governance::stats::{CallPhase, ToolEvent};
-use crate::meta;
 use crate::registry::{Entry, ToolRegistry};
+use crate::result::meta;
 use crate::result::{ErrorKind, ToolError, ToolResult};
+use crate::tool::context::ToolContext;
+use tool_rules::text::{Clip, clip};
 
 /// One call on its way through the pipeline.
 pub(super) struct Call<'a> {
@@ -298,8 +299,12 @@ fn edit_note(changed: &[String], edited: &Map<String, Value>) -> String {
     let parts: Vec<String> = changed
         .iter()
         .map(|k| match edited.get(k) {
-            Some(v) => format!("`{}` set to {}", cut(k, 60), cut(&v.to_string(), 60)),
-            None => format!("`{}` removed", cut(k, 60)),
+            Some(v) => format!(
+                "`{}` set to {}",
+                clip(k, Clip::chars(60)),
+                clip(&v.to_string(), Clip::chars(60))
+            ),
+            None => format!("`{}` removed", clip(k, Clip::chars(60))),
         })
         .collect();
     format!(

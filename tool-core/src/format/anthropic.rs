@@ -18,7 +18,7 @@ use super::reply::{NO_OUTPUT, Reply};
 use super::validate;
 use super::walk::child_path;
 use crate::args::ToolArgs;
-use crate::spec::ToolSpec;
+use crate::tool::spec::ToolSpec;
 
 const LIMITS: &str = "Anthropic docs, \"Structured outputs\" › \"JSON Schema limitations\"";
 

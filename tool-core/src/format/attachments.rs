@@ -254,7 +254,7 @@ pub(crate) fn admit<'a>(reply: &Reply<'a>, limits: &Limits, spent: &mut usize) -
 mod tests {
     use super::*;
     use crate::format::{anthropic, gemini, reply};
-    use crate::memory::Rendering;
+    use crate::registry::history::Rendering;
     use crate::result::ToolResult;
 
     #[test]

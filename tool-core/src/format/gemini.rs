@@ -19,7 +19,7 @@ use super::reply::Reply;
 use super::validate;
 use super::walk::{child_path, is_object_schema, required_of, walk_mut};
 use super::{Format, Pipeline, Recursion};
-use crate::spec::ToolSpec;
+use crate::tool::spec::ToolSpec;
 
 const SCHEMA_REF: &str = "Gemini API reference, `Schema` (an OpenAPI 3.0 subset)";
 

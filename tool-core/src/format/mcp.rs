@@ -15,7 +15,7 @@ use super::reply::Reply;
 use super::validate;
 use super::{Format, Pipeline};
 use crate::result::Attachment;
-use crate::spec::ToolSpec;
+use crate::tool::spec::ToolSpec;
 
 const TOOLS: &str = "MCP specification 2025-11-25, \"Server Features › Tools\"";
 

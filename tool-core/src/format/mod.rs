@@ -78,9 +78,9 @@ use std::sync::Arc;
 use serde::{Serialize, Serializer};
 use serde_json::Value;
 
-use crate::memory::Rendering;
+use crate::registry::history::Rendering;
 use crate::result::ToolResult;
-use crate::spec::ToolSpec;
+use crate::tool::spec::ToolSpec;
 
 mod anthropic;
 mod attachments;
@@ -93,6 +93,8 @@ mod mcp;
 mod openai;
 mod provider;
 mod reply;
+#[cfg(feature = "tokens")]
+pub mod token_count;
 mod turn;
 mod validate;
 mod walk;

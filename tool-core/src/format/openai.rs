@@ -17,7 +17,7 @@ use super::reply::{NO_OUTPUT, Reply};
 use super::validate;
 use super::walk::{child_path, local_def_name, root_defs, walk};
 use super::{Format, Pipeline};
-use crate::spec::ToolSpec;
+use crate::tool::spec::ToolSpec;
 
 const GUIDE: &str = "OpenAI Structured Outputs guide, \"Supported schemas\"";
 
@@ -120,7 +120,7 @@ fn strict_format(_ty: Option<&str>, format: &str) -> bool {
 
 /// Checks the function name ([`NAME`]).
 pub(crate) fn check_name(name: &str) -> Result<(), Violation> {
-    if crate::spec::is_valid_tool_name(name) {
+    if crate::tool::spec::is_valid_tool_name(name) {
         Ok(())
     } else {
         Err(Violation::new(

@@ -8,7 +8,7 @@ use super::call::ToolCall;
 use super::error::{CallParseError, FallbackForm};
 use super::reply::Reply;
 use super::{Format, Pipeline, Recursion, ServerSearch};
-use crate::spec::ToolSpec;
+use crate::tool::spec::ToolSpec;
 
 /// What a provider file exports: everything [`Format`] needs to render
 /// tools, read calls and render results for that provider.

@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use crate::memory::Rendering;
+use crate::registry::history::Rendering;
 use crate::result::{Attachment, Image, ToolResult};
 
 /// Text shown for a result with neither output nor images.
@@ -83,7 +83,7 @@ mod tests {
         let no_memory = ToolResult::ok("x").output_once();
         assert_eq!(
             reply(&no_memory, Rendering::Later).text,
-            crate::memory::OMITTED_OUTPUT
+            crate::registry::history::OMITTED_OUTPUT
         );
     }
 

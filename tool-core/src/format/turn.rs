@@ -10,7 +10,7 @@ use super::attachments::admit;
 use super::call::ToolCall;
 use super::openai;
 use super::reply;
-use crate::memory::Rendering;
+use crate::registry::history::Rendering;
 use crate::result::ToolResult;
 
 /// Renders every result of one turn (the answers to one assistant message's

@@ -12,8 +12,8 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::future::BoxFuture;
-use crate::spec::{DisplayName, ToolKind};
+use crate::tool::future::BoxFuture;
+use crate::tool::spec::{DisplayName, ToolKind};
 
 /// What a person (or policy) is asked to approve. Arguments are as the model
 /// sent them: secrets appear only as `<secret>key</secret>` placeholders.

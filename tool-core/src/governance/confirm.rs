@@ -50,8 +50,8 @@ use futures_util::FutureExt;
 use serde_json::{Map, Value};
 
 use super::approval::{ApprovalDecision, ApprovalRequest, check_edits};
-use crate::context::ToolContext;
 use crate::result::{ErrorKind, ToolResult};
+use crate::tool::context::ToolContext;
 
 /// What the approval gate decided ([`ask`]).
 #[derive(Debug, Clone, PartialEq)]
@@ -168,7 +168,7 @@ pub async fn ask(ctx: &ToolContext, request: ApprovalRequest) -> Confirmation {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::ToolKind;
+    use crate::tool::spec::ToolKind;
     use serde_json::json;
 
     fn request() -> ApprovalRequest {

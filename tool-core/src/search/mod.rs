@@ -96,15 +96,15 @@ use rustc_hash::FxHashMap;
 
 use serde_json::Value;
 
-use crate::spec::ToolSpec;
+use crate::tool::spec::ToolSpec;
 
 #[cfg(feature = "semantic")]
 mod embed;
 mod service;
-mod tokens;
+mod tokenizer;
 mod typo;
 
-pub use tokens::Origin;
+pub use tokenizer::Origin;
 
 /// The search tokens of `text` as the index sees them: split at
 /// non-alphanumerics and camelCase, lower-cased, function words dropped,
@@ -115,7 +115,7 @@ pub use tokens::Origin;
 /// assert_eq!(tool_core::search::tokenize("Created issues"), ["creat", "issu"]);
 /// ```
 pub fn tokenize(text: &str) -> Vec<String> {
-    tokens::tokens(text)
+    tokenizer::tokens(text)
 }
 
 /// BM25 term-frequency saturation k1 (the classic 1.2).
@@ -511,7 +511,7 @@ impl SearchIndex {
                     Some(&run) => run,
                     None => {
                         let from = word_terms.len();
-                        tokens::for_each_token(word, |t| {
+                        tokenizer::for_each_token(word, |t| {
                             let id = match terms.get(t) {
                                 Some(&id) => id,
                                 None => {
@@ -687,7 +687,7 @@ impl SearchIndex {
                     for key in service::server_keys(server) {
                         // Query words arrive stemmed, products and URL parts as written.
                         let mut stemmed = key.clone();
-                        tokens::stem(&mut stemmed);
+                        tokenizer::stem(&mut stemmed);
                         for k in [key, stemmed] {
                             let list = server_keys.entry(k).or_default();
                             if !list.contains(&id) {
@@ -744,7 +744,7 @@ impl SearchIndex {
     /// the fallback answered, and per hit which terms matched.
     pub fn explain(&self, query: &str, limit: usize) -> Explanation {
         let impacts = self.impacts();
-        let mut terms = tokens::query_terms(query);
+        let mut terms = tokenizer::query_terms(query);
         let df = |term: &str| -> u32 {
             self.terms.get(term).map_or(0, |&id| {
                 impacts.offsets[id as usize + 1] - impacts.offsets[id as usize]
@@ -766,7 +766,7 @@ impl SearchIndex {
                         q.weight = TYPO_WEIGHT;
                         q.origin = Origin::Typo;
                     }
-                    None => terms.push(tokens::QueryTerm {
+                    None => terms.push(tokenizer::QueryTerm {
                         term: fix.clone(),
                         weight: TYPO_WEIGHT,
                         origin: Origin::Typo,
@@ -908,7 +908,7 @@ impl SearchIndex {
     fn named_services(
         &self,
         query: &str,
-        terms: &[tokens::QueryTerm],
+        terms: &[tokenizer::QueryTerm],
         impacts: &Impacts,
     ) -> Vec<u32> {
         let mut found: Vec<u32> = Vec::new();

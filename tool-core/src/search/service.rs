@@ -88,7 +88,7 @@ pub(crate) fn url_words(query: &str, mut emit: impl FnMut(&str)) {
         };
         if suffix == host
             || !host.ends_with(suffix)
-            || (scheme.is_none() && super::tokens::is_file_name(host))
+            || (scheme.is_none() && super::tokenizer::is_file_name(host))
         {
             continue;
         }

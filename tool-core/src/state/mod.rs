@@ -42,7 +42,7 @@
 //! already (the file tools do their I/O in `spawn_blocking`), the file
 //! backend's `flock` blocks, and a Redis backend can use a synchronous
 //! client or `block_in_place`. Async callers wrap a call in
-//! [`run_blocking`](crate::run_blocking) or `spawn_blocking`.
+//! [`run_blocking`](crate::result::into_result::run_blocking) or `spawn_blocking`.
 //!
 //! # Where it lives
 //! [`state_dir`]: `$XDG_STATE_HOME/agent-tools` (else

@@ -562,7 +562,7 @@ mod tests {
     use super::*;
     use std::time::SystemTime;
 
-    use crate::context::ToolContext;
+    use crate::tool::context::ToolContext;
 
     /// A small deterministic generator (xorshift64*), so the property test
     /// needs no extra dependency and every failure reproduces.

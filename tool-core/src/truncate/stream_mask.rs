@@ -2,8 +2,8 @@
 
 use std::sync::Arc;
 
-use crate::context::ToolContext;
 use crate::governance::secrets::Masker;
+use crate::tool::context::ToolContext;
 
 /// Masks the secret values of a context's [`SecretStore`](crate::SecretStore)
 /// in a byte stream, piece by piece, with the same result as masking the

@@ -96,18 +96,18 @@ use serde_json::{Map, Value, json};
 use tokio::sync::watch;
 
 use crate::args::ToolArgs;
-use crate::context::ToolContext;
 use crate::format::{
     Format, OnRefusal, RenderError, ToolCall, ToolSchemas, render_tool, render_tool_with_fallback,
 };
-use crate::live::LiveRegistry;
+use crate::registry::live::LiveRegistry;
 use crate::registry::{OnConflict, ToolRegistry};
 use crate::result::{ErrorKind, ToolResult};
 use crate::search::{
     DEFAULT_MAX_RESULTS, MAX_QUERY_LEN, MAX_RESULTS_LIMIT, Query, SearchHit, SearchIndex,
 };
-use crate::spec::{ToolKind, ToolSpec};
 use crate::tool::Tool;
+use crate::tool::context::ToolContext;
+use crate::tool::spec::{ToolKind, ToolSpec};
 
 mod search_tool;
 

@@ -201,7 +201,7 @@ pub(super) fn similarity(a: &[&str], b: &[&str]) -> f64 {
     }
     let total: f64 = (0..n)
         .map(|k| match (a.get(k), b.get(k)) {
-            (Some(x), Some(y)) => strsim::normalized_levenshtein(x, y),
+            (Some(x), Some(y)) => tool_rules::suggest::similarity(x, y),
             _ => 0.0,
         })
         .sum();

@@ -72,7 +72,7 @@ pub fn grep_content(
                  expression (or several, one call each). Pattern: {}",
                 pattern.len(),
                 search::MAX_REGEX_BYTES,
-                crate::fs::clip(&pattern)
+                tool_rules::text::clip(&pattern, crate::fs::MESSAGE_VALUE).into_owned()
             ),
         ));
     }
@@ -87,8 +87,9 @@ pub fn grep_content(
                     ErrorKind::InvalidArguments,
                     format!(
                         "Invalid regular expression `{}`: {}",
-                        crate::fs::clip(&pattern),
-                        crate::fs::clip(&e.to_string())
+                        tool_rules::text::clip(&pattern, crate::fs::MESSAGE_VALUE).into_owned(),
+                        tool_rules::text::clip(&e.to_string(), crate::fs::MESSAGE_VALUE)
+                            .into_owned()
                     ),
                 ));
             }
@@ -315,9 +316,11 @@ impl Job {
             if let Err(e) = &searched {
                 incomplete.partial_count += 1;
                 if incomplete.partial.len() < MAX_NOTED {
-                    incomplete
-                        .partial
-                        .push((path.to_path_buf(), crate::fs::clip(&e.to_string())));
+                    incomplete.partial.push((
+                        path.to_path_buf(),
+                        tool_rules::text::clip(&e.to_string(), crate::fs::MESSAGE_VALUE)
+                            .into_owned(),
+                    ));
                 }
             }
             incomplete.cut_count += reader.cut_count;

@@ -141,7 +141,7 @@ pub(crate) fn for_each_word(text: &str, mut f: impl FnMut(&str)) {
         lower.clear();
         lower.extend(run.chars().flat_map(char::to_lowercase));
         if lower.len() < 2
-            || super::tokens::STOP_WORDS
+            || super::tokenizer::STOP_WORDS
                 .binary_search(&lower.as_str())
                 .is_ok()
         {

@@ -12,8 +12,8 @@
 
 use tokio_util::sync::CancellationToken;
 
-use crate::context::{State, ToolContext};
 use crate::result::{ErrorKind, ToolError};
+use crate::tool::context::{State, ToolContext};
 
 /// A value a tool parameter receives from the call's [`ToolContext`] rather
 /// than from the model's arguments.

@@ -1,6 +1,15 @@
 //! [`Tool`]: a spec plus a handler. The runtime API for tools defined without
 //! the macro; `#[tool]` is sugar over it ([`Tool::from_static`]).
 
+pub(crate) mod context;
+pub(crate) mod doc_comment;
+pub mod extract;
+pub(crate) mod future;
+pub(crate) mod schema;
+pub(crate) mod spec;
+pub(crate) mod statics;
+pub(crate) mod toolset;
+
 use std::any::Any;
 use std::fmt;
 use std::future::Future;
@@ -10,14 +19,14 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 
 use crate::args::schema::{ArgLayout, ParamTypes};
-use crate::context::ToolContext;
-use crate::docs;
-use crate::error::RegistryError;
 use crate::governance::url_pattern::UrlPattern;
+use crate::registry::error::RegistryError;
 use crate::result::ToolResult;
-use crate::schema;
-use crate::spec::{DisplayName, SourceLocation, ToolSpec, is_valid_tool_name};
-use crate::statics::{BoxFuture, Invocation, ParamRole, StaticTool};
+use crate::tool::context::ToolContext;
+use crate::tool::future::BoxFuture;
+use crate::tool::spec::{DisplayName, SourceLocation, ToolSpec, is_valid_tool_name};
+use crate::tool::statics::Invocation;
+use crate::tool::statics::{ParamRole, StaticTool};
 
 /// Runs a tool call: receives the arguments object and the context, returns the result.
 ///
@@ -227,7 +236,7 @@ impl Tool {
 /// the doc comment parsed, the parameters schema built (once per registry
 /// build).
 fn spec_from_static(def: &'static StaticTool) -> Result<(ToolSpec, Arc<ArgLayout>), RegistryError> {
-    let parsed = docs::parse(def.doc);
+    let parsed = doc_comment::parse(def.doc);
     let (parameters, flattened) = schema::parameters_schema(def.name, def.params, &parsed.params)?;
     let properties = parameters.get("properties").and_then(Value::as_object);
     let is_property = |name: &str| properties.is_some_and(|props| props.contains_key(name));

@@ -1,5 +1,8 @@
 //! [`ToolResult`]: what a tool call returns to the agent loop.
 
+pub(crate) mod into_result;
+pub mod meta;
+
 use std::fmt;
 
 use serde::{Deserialize, Serialize};

@@ -11,8 +11,8 @@ use schemars::generate::SchemaSettings;
 use serde_json::{Map, Value, json};
 
 use crate::args::schema::{ArgLayoutFields, FlatField, local_def_name};
-use crate::error::RegistryError;
-use crate::statics::{ParamRole, StaticParam};
+use crate::registry::error::RegistryError;
+use crate::tool::statics::{ParamRole, StaticParam};
 
 /// Builds the parameters schema of a macro tool, and the layout of its
 /// flattened parameters.
@@ -218,7 +218,12 @@ fn bad_field_names(
     let bad: Vec<String> = fields
         .keys()
         .filter(|name| !tool_rules::names::is_valid_param_name(name))
-        .map(|name| format!("{:?}", crate::args::messages::cut(name, 70)))
+        .map(|name| {
+            format!(
+                "{:?}",
+                tool_rules::text::clip(name, tool_rules::text::Clip::chars(70))
+            )
+        })
         .collect();
     let (fields_are, them) = match bad.len() {
         0 => return None,

@@ -1,5 +1,9 @@
 //! [`ToolRegistry`]: the set of tools an agent may call.
 
+pub(crate) mod error;
+pub(crate) mod history;
+pub mod live;
+
 use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::atomic::AtomicU64;
@@ -8,12 +12,12 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::error::RegistryError;
 use crate::format::{self, Format, FormatError, OnRefusal, RenderError, Rendered, ToolSchemas};
 use crate::governance::stats::{StatsOrder, ToolObserver, ToolStats, ToolStatsSnapshot};
-use crate::spec::ToolSpec;
-use crate::statics::StaticTool;
+use crate::registry::error::RegistryError;
 use crate::tool::Tool;
+use crate::tool::spec::ToolSpec;
+use crate::tool::statics::StaticTool;
 use crate::truncate::Truncation;
 
 /// The timeout a call gets when neither the tool nor the context sets one: 120 s.

@@ -1,6 +1,6 @@
 //! Errors of building a registry (not of tool calls: those are [`ToolResult`](crate::ToolResult)s).
 
-use crate::spec::SourceLocation;
+use crate::tool::spec::SourceLocation;
 
 /// Why a tool could not be created or registered.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -39,10 +39,10 @@
 use std::any::Any;
 use std::sync::Arc;
 
-use crate::error::RegistryError;
 use crate::registry::ToolRegistry;
-use crate::statics::StaticTool;
+use crate::registry::error::RegistryError;
 use crate::tool::Tool;
+use crate::tool::statics::StaticTool;
 
 /// A type whose `#[tool]` methods (an impl block marked `#[toolset]`) are
 /// tools bound to an instance. Implemented by `#[toolset]`; implementing it

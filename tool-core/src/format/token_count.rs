@@ -50,9 +50,9 @@
 use serde_json::Value;
 
 use crate::format::{Format, FormatError, ToolCall, render_result, render_tool_with_fallback};
-use crate::memory::Rendering;
+use crate::registry::history::Rendering;
 use crate::result::ToolResult;
-use crate::spec::ToolSpec;
+use crate::tool::spec::ToolSpec;
 
 /// The name of the encoding every count in this module uses.
 pub const ENCODING: &str = "o200k_base";

@@ -6,12 +6,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
-use serde_json::Value;
 use tokio_util::sync::CancellationToken;
-use tool_core::format::{RenderError, ToolCall, normalize_arguments};
-use tool_core::{
-    RegistryView, Rendering, ToolArgs, ToolContext, ToolHistory, ToolRegistry, ToolResult,
-};
+use tool_core::format::{RenderError, ToolCall};
+use tool_core::{RegistryView, Rendering, ToolContext, ToolHistory, ToolResult};
 use tool_rules::text::{Clip, clip};
 use tracing::Instrument;
 
@@ -204,7 +201,7 @@ static RUNS: AtomicU64 = AtomicU64::new(0);
 impl Agent {
     /// An agent of `client` with `tools`: a [`RegistryView`] (filtered,
     /// following a live registry, possibly with deferred tools that
-    /// `tool_search` loads per run), or a [`ToolRegistry`]; no system
+    /// `tool_search` loads per run), or a [`ToolRegistry`](tool_core::ToolRegistry); no system
     /// prompt, [`DEFAULT_MAX_TURNS`] turns, no token or time limit.
     pub fn new(client: impl ModelClient + 'static, tools: impl Into<RegistryView>) -> Self {
         Self::with_shared_client(Arc::new(client), tools)
@@ -453,11 +450,9 @@ impl Agent {
                 stop = StopReason::Answered;
                 break;
             }
-            let batch: Vec<(&str, ToolArgs)> = calls
-                .iter()
-                .map(|c| (c.name.as_str(), prepared(&registry, c)))
-                .collect();
-            let results = registry.execute_batch(batch, &ctx).await;
+            // The pipeline parses, repairs and normalises the arguments
+            // (`execute_call`'s handling), in batch order.
+            let results = registry.execute_calls(&calls, &ctx).await;
             let mut outcomes = Vec::with_capacity(calls.len());
             for (call, result) in calls.into_iter().zip(results) {
                 out.tool_calls += 1;
@@ -554,25 +549,6 @@ impl Agent {
             v = fut => Ok(v),
         }
     }
-}
-
-/// The call's arguments with "null for an optional field means absent"
-/// applied (as `ToolRegistry::execute_call` does); text that is not a
-/// JSON object goes to the pipeline as sent, which repairs or explains it.
-fn prepared(registry: &ToolRegistry, call: &ToolCall) -> ToolArgs {
-    let Some(tool) = registry.get(&call.name) else {
-        return call.arguments.clone();
-    };
-    let mut map = match &call.arguments {
-        ToolArgs::Value(Value::Object(m)) => m.clone(),
-        ToolArgs::Text(t) => match serde_json::from_str::<Value>(t) {
-            Ok(Value::Object(m)) => m,
-            _ => return call.arguments.clone(),
-        },
-        ToolArgs::Value(_) => return call.arguments.clone(),
-    };
-    normalize_arguments(&tool.spec().parameters, &mut map);
-    ToolArgs::Value(Value::Object(map))
 }
 
 #[derive(Default)]

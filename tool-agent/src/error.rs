@@ -53,6 +53,22 @@ pub enum ModelErrorKind {
     Malformed(String),
     /// The run was cancelled while waiting for the model.
     Cancelled,
+    /// One server-sent event of a streamed answer was larger than `limit`
+    /// bytes ([`MAX_EVENT_BYTES`](crate::MAX_EVENT_BYTES), 16 MiB): reading
+    /// stopped before the event was parsed. The events before it were
+    /// yielded. Not retried.
+    EventTooLarge {
+        /// The cap, in bytes.
+        limit: usize,
+    },
+    /// An answer (streamed or whole) was larger than `limit` bytes
+    /// ([`MAX_ANSWER_BYTES`](crate::MAX_ANSWER_BYTES), 64 MiB): reading
+    /// stopped there. For a streamed answer the events before it were
+    /// yielded. Not retried.
+    AnswerTooLarge {
+        /// The cap, in bytes.
+        limit: usize,
+    },
 }
 
 impl ModelError {
@@ -141,6 +157,20 @@ impl fmt::Display for ModelError {
             }
             ModelErrorKind::Malformed(m) => write!(f, "malformed model response: {m}"),
             ModelErrorKind::Cancelled => f.write_str("cancelled while waiting for the model"),
+            ModelErrorKind::EventTooLarge { limit } => write!(
+                f,
+                "one event of the streamed answer is larger than {} (the cap per event); \
+                 reading stopped there. Model APIs send small events: check that the base URL \
+                 is the model API, or lower the answer size (max_output_tokens)",
+                bytes_text(*limit)
+            ),
+            ModelErrorKind::AnswerTooLarge { limit } => write!(
+                f,
+                "the answer is larger than {} (the cap per answer); reading stopped there. \
+                 Lower the answer size (max_output_tokens), or check that the base URL is the \
+                 model API",
+                bytes_text(*limit)
+            ),
         }
     }
 }
@@ -155,4 +185,35 @@ pub(crate) const BODY_KEPT: usize = 4096;
 /// (kept as a one-argument name for the transport's many call sites).
 pub(crate) fn clip(body: &str) -> String {
     tool_rules::text::clip(body, tool_rules::text::Clip::bytes(BODY_KEPT)).into_owned()
+}
+
+/// `limit` as text: `16 MiB` when it is a whole number of MiB, else `N bytes`.
+fn bytes_text(limit: usize) -> String {
+    if limit >= 1 << 20 && limit % (1 << 20) == 0 {
+        format!("{} MiB", limit >> 20)
+    } else {
+        format!("{limit} bytes")
+    }
+}
+
+/// `` `name` (id …) `` for error messages about one call.
+pub(crate) fn describe_call(name: Option<&str>, id: Option<&str>) -> String {
+    match (name, id) {
+        (Some(n), Some(i)) => format!("`{n}` (id {i})"),
+        (Some(n), None) => format!("`{n}`"),
+        (None, Some(i)) => format!("with id {i}"),
+        (None, None) => "without name or id".to_owned(),
+    }
+}
+
+/// `e` and its sources, `: `-joined (reqwest's own message is short).
+pub(crate) fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    text
 }

@@ -37,9 +37,15 @@
 //!   ([`Message`]), the tool list rendered by tool-core for the client's
 //!   [`Format`](tool_core::Format) and a [`ToolChoice`]; answers are
 //!   [`StreamEvent`]s. Errors are [`ModelError`]s (HTTP status, 429 with
-//!   `retry-after`, truncated streams); [`RetryPolicy`] retries only while
-//!   nothing of an answer was read.
-//! - [`assemble`]: the per-provider stream state machines.
+//!   `retry-after`, truncated streams, answers over [`MAX_EVENT_BYTES`] per
+//!   event or [`MAX_ANSWER_BYTES`] in all); [`RetryPolicy`] retries only
+//!   while nothing of an answer was read.
+//! - [`provider`]: one folder per model API (its [`Provider`](provider::Provider)
+//!   impl, request and answer shapes, stream assembler) over one generic
+//!   [`HttpClient`](provider::HttpClient); the HTTP clients above are its
+//!   aliases. A new provider is one folder plus one line (`docs/ARCHITECTURE.md`).
+//! - [`assemble`]: the per-provider stream state machines under one path,
+//!   and [`from_sse`](assemble::from_sse), the bounded SSE driver.
 //! - [`Agent`]: the loop, its limits and its [`AgentEvent`]s. It runs on a
 //!   [`RegistryView`](tool_core::RegistryView) (or a plain registry): the
 //!   view's tool list is rendered each turn, so tools that `tool_search`
@@ -69,6 +75,10 @@
 //! - `tool-rules`: "did you mean" for unknown presets
 //!   (`tool_rules::suggest::did_you_mean`) and message clipping
 //!   (`tool_rules::text::clip`), the workspace's one home of both.
+//! - `memchr`: finds line ends in streamed bytes so each server-sent event
+//!   is counted against [`MAX_EVENT_BYTES`] before it is parsed (the
+//!   standard vectorised byte search; already in the tree through
+//!   `serde_json`).
 //! - `chrono` (no default features): the UTC timestamp of sub-trace ids.
 //! - `getrandom`: the 128 random bits that end a sub-trace id, so that no
 //!   trace can guess another's (the standard, minimal crate for the OS's
@@ -82,16 +92,22 @@ pub mod assemble;
 mod client;
 mod error;
 mod message;
+pub mod provider;
+mod scripted;
 pub mod subagent;
+mod transport;
 
 pub use agent::{Agent, AgentError, AgentEvent, DEFAULT_MAX_TURNS, RunOutput, StopReason};
-pub use client::{
-    ANTHROPIC_BASE_URL, ANTHROPIC_VERSION, AnthropicClient, DEFAULT_MAX_TOKENS, EventStream,
-    ModelClient, OPENAI_BASE_URL, OpenAiChatClient, OpenAiResponsesClient, RetryPolicy,
-    ScriptedClient, ScriptedTurn, SeenRequest, SendFuture, TOOL_SEARCH_BETA,
-};
-
+pub use client::{EventStream, ModelClient, SendFuture};
 pub use error::{ModelError, ModelErrorKind};
 pub use message::{
     Message, ModelRequest, StreamEvent, ToolChoice, ToolOutcome, Usage, rendering_for,
 };
+pub use provider::anthropic::{
+    ANTHROPIC_BASE_URL, ANTHROPIC_VERSION, AnthropicClient, DEFAULT_MAX_TOKENS, TOOL_SEARCH_BETA,
+};
+pub use provider::openai_chat::{OPENAI_BASE_URL, OpenAiChatClient};
+pub use provider::responses::OpenAiResponsesClient;
+pub use scripted::{ScriptedClient, ScriptedTurn, SeenRequest};
+pub use transport::limits::{MAX_ANSWER_BYTES, MAX_EVENT_BYTES};
+pub use transport::retry::RetryPolicy;

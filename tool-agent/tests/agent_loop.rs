@@ -333,3 +333,51 @@ async fn tools_loaded_by_tool_search_join_the_next_request() {
     assert_eq!(seen[0].tool_names, ["tool_search"]);
     assert_eq!(seen[1].tool_names, ["tool_search", "write"]);
 }
+
+/// Regression (issue 25, R1): the loop now hands calls to
+/// `ToolRegistry::execute_calls`, so a call whose text needed a repair (a raw
+/// tab inside a string) also gets strict mode's "`null` means absent"; the
+/// loop's own argument preparation skipped that for any text that was not
+/// already valid JSON, and the tool saw `"n": null`. The repair's note stays.
+#[tokio::test]
+async fn repaired_arguments_are_normalised_like_every_provider_call() {
+    let mut r = ToolRegistry::new();
+    let spec = ToolSpec::new(
+        "keys",
+        "Lists the argument keys.",
+        json!({"type": "object", "properties": {"text": {"type": "string"}, "n": {"type": "integer"}}, "required": ["text"]}),
+    );
+    r.register(
+        Tool::new(spec, |args: Map<String, Value>, _| async move {
+            let keys: Vec<&str> = args.keys().map(String::as_str).collect();
+            ToolResult::ok(keys.join(","))
+        })
+        .unwrap(),
+    )
+    .unwrap();
+    let model = ScriptedClient::new([
+        ScriptedTurn::calls([
+            ToolCall::new("c1", "keys", "{\"text\": \"a\tb\", \"n\": null}"),
+            ToolCall::new("c2", "keys", "{\"text\": \"ab\", \"n\": null}"),
+        ]),
+        ScriptedTurn::text("done"),
+    ]);
+    let out = Agent::new(model, r).run("go").await.unwrap();
+    let Message::Tool { results, .. } = &out.messages[2] else {
+        panic!("{:?}", out.messages)
+    };
+    assert_eq!(results[0].result.output, "text");
+    assert_eq!(results[1].result.output, "text");
+    assert_eq!(
+        results[0].result.metadata["argument_repairs"][0]["kind"],
+        "control_characters_escaped"
+    );
+    assert_eq!(
+        results[0].result.notes.len(),
+        1,
+        "{:?}",
+        results[0].result.notes
+    );
+    assert!(results[1].result.metadata.get("argument_repairs").is_none());
+    assert!(results[1].result.notes.is_empty());
+}

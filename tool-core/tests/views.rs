@@ -737,3 +737,58 @@ fn the_index_follows_adds_and_removes_and_ranks_as_a_fresh_build() {
             .all(|h| !h.name.starts_with("slack__"))
     );
 }
+
+/// `execute_calls` (issue 25, R1): one turn's provider calls in order, each
+/// handled as `execute_call` handles it (repairs recorded and told, then
+/// "`null` means absent"), on the registry and the same on a view, where a
+/// tool outside the view is unknown.
+#[tokio::test]
+async fn execute_calls_repairs_normalises_and_keeps_call_order() {
+    let mut r = ToolRegistry::new();
+    let keys = ToolSpec::new(
+        "keys",
+        "Lists the argument keys.",
+        json!({"type": "object", "properties": {"text": {"type": "string"}, "n": {"type": "integer"}}, "required": ["text"]}),
+    )
+    .read_only();
+    r.register(
+        Tool::new(keys, |args: Map<String, Value>, _| async move {
+            let names: Vec<&str> = args.keys().map(String::as_str).collect();
+            ToolResult::ok(names.join(","))
+        })
+        .unwrap(),
+    )
+    .unwrap();
+    r.register(tool(
+        "hidden_tool",
+        "Outside the view.",
+        ToolKind::Read,
+        &["x"],
+        true,
+    ))
+    .unwrap();
+    let calls = [
+        tool_core::ToolCall::new("c1", "keys", "{\"text\": \"a\tb\", \"n\": null}"),
+        tool_core::ToolCall::new("c2", "keys", json!({"text": "x", "n": 3})),
+        tool_core::ToolCall::new("c3", "hidden_tool", json!({})),
+    ];
+    let ctx = ToolContext::new();
+    let all = r.execute_calls(&calls, &ctx).await;
+    let outputs: Vec<&str> = all.iter().map(|r| r.output.as_str()).collect();
+    assert_eq!(outputs, ["text", "text,n", "ran hidden_tool"]);
+    assert_eq!(
+        all[0].metadata["argument_repairs"][0]["kind"],
+        "control_characters_escaped"
+    );
+    assert_eq!(all[0].notes.len(), 1, "{:?}", all[0].notes);
+    assert!(all[1].notes.is_empty());
+
+    let view = RegistryView::new(LiveRegistry::new(r)).allow(["keys"]);
+    let scoped = view.execute_calls(&calls, &ctx).await;
+    assert_eq!(scoped[0].output, "text");
+    assert_eq!(scoped[1].output, "text,n");
+    assert_eq!(
+        scoped[2].error.as_ref().unwrap().kind,
+        ErrorKind::UnknownTool
+    );
+}

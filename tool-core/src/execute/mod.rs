@@ -147,6 +147,32 @@ impl ToolRegistry {
         N: AsRef<str>,
         A: Into<ToolArgs>,
     {
+        let calls = calls.into_iter().map(|(n, a)| (n, a.into()));
+        self.run_grouped(calls, ctx, Normalize::No).await
+    }
+
+    /// Executes one turn's calls read from a provider ([`ToolCall::parse`]),
+    /// returning results in call order: the grouping of
+    /// [`execute_batch`](Self::execute_batch) (consecutive `read_only` +
+    /// `concurrency_safe` calls together, every other call alone and in
+    /// order) with each call handled as [`execute_call`](Self::execute_call)
+    /// handles it (text arguments parsed and repaired, each repair told to
+    /// the model as a note, then strict mode's "`null` means absent"). What an
+    /// agent loop runs with the calls of one answer. Never panics, never
+    /// fails: problems are error results, one per call.
+    pub async fn execute_calls(&self, calls: &[ToolCall], ctx: &ToolContext) -> Vec<ToolResult> {
+        let calls = calls.iter().map(|c| (c.name.as_str(), c.arguments.clone()));
+        self.run_grouped(calls, ctx, Normalize::Yes).await
+    }
+
+    /// The batch grouping of [`execute_batch`](Self::execute_batch) and
+    /// [`execute_calls`](Self::execute_calls).
+    async fn run_grouped<N: AsRef<str>>(
+        &self,
+        calls: impl ExactSizeIterator<Item = (N, ToolArgs)>,
+        ctx: &ToolContext,
+        normalize: Normalize,
+    ) -> Vec<ToolResult> {
         let parallel_ok = |name: &str| {
             self.get(name)
                 .is_some_and(|t| t.spec().flags.read_only && t.spec().flags.concurrency_safe)
@@ -157,18 +183,18 @@ impl ToolRegistry {
             join_all(
                 batch
                     .into_iter()
-                    .map(|(n, a)| async move { self.execute(n.as_ref(), a, ctx).await }),
+                    .map(|(n, a)| async move { self.run(n.as_ref(), a, ctx, normalize).await }),
             )
         };
         let mut results = Vec::with_capacity(calls.len());
         let mut group: Vec<(N, ToolArgs)> = Vec::new();
         for (name, args) in calls {
             if parallel_ok(name.as_ref()) {
-                group.push((name, args.into()));
+                group.push((name, args));
                 continue;
             }
             results.extend(flush(&mut group).await);
-            results.push(self.execute(name.as_ref(), args, ctx).await);
+            results.push(self.run(name.as_ref(), args, ctx, normalize).await);
         }
         results.extend(flush(&mut group).await);
         results

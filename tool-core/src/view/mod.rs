@@ -784,6 +784,12 @@ impl RegistryView {
     {
         self.registry().execute_batch(calls, ctx).await
     }
+
+    /// [`ToolRegistry::execute_calls`] on the tools in the view: one turn's
+    /// provider calls, grouped as a batch, each handled as by `execute_call`.
+    pub async fn execute_calls(&self, calls: &[ToolCall], ctx: &ToolContext) -> Vec<ToolResult> {
+        self.registry().execute_calls(calls, ctx).await
+    }
 }
 
 /// The tools of a view's registry that its search index holds: all but `tool_search`.

@@ -13,11 +13,12 @@ use std::collections::BTreeMap;
 use serde_json::{Value, json};
 use tool_core::format::{Format, ToolCall};
 
-use super::{Assembler, count, describe_call, error_text, parse_chunk};
-use crate::error::ModelError;
+use crate::error::{ModelError, describe_call};
 use crate::message::{StreamEvent, Usage};
+use crate::provider::wire::{count, error_text, parse_chunk};
+use crate::transport::sse::{Assembler, OpenCall};
 
-/// Assembles OpenAI Responses events (see the [module docs](super)).
+/// Assembles OpenAI Responses events (see the [`assemble`](crate::assemble) docs).
 #[derive(Debug, Default)]
 pub struct ResponsesAssembler {
     /// Function-call items by item id.
@@ -201,23 +202,17 @@ impl Assembler for ResponsesAssembler {
         Ok(())
     }
 
-    fn finish(&mut self, _out: &mut Vec<StreamEvent>) -> Result<(), ModelError> {
-        if self.done {
-            return Ok(());
-        }
-        match self.open.values().find(|p| !p.yielded) {
-            Some(p) => Err(ModelError::truncated(
-                Some(describe_call(p.name.as_deref(), p.call_id.as_deref())),
-                format!(
-                    "{} bytes of arguments received, no response.completed",
-                    p.arguments.len()
-                ),
-            )),
-            None => Err(ModelError::truncated(
-                None,
-                "no response.completed before the connection closed",
-            )),
-        }
+    fn open_call(&self) -> Option<OpenCall<'_>> {
+        self.open.values().find(|p| !p.yielded).map(|p| OpenCall {
+            name: p.name.as_deref(),
+            id: p.call_id.as_deref(),
+            received: p.arguments.len(),
+            payload: "arguments",
+        })
+    }
+
+    fn end_marker(&self) -> &'static str {
+        "response.completed"
     }
 
     fn is_done(&self) -> bool {

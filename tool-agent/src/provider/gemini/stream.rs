@@ -8,11 +8,12 @@
 use serde_json::Value;
 use tool_core::format::{Format, ToolCall};
 
-use super::{Assembler, count, error_text, parse_chunk};
 use crate::error::ModelError;
 use crate::message::{StreamEvent, Usage};
+use crate::provider::wire::{count, error_text, parse_chunk};
+use crate::transport::sse::Assembler;
 
-/// Assembles Gemini stream chunks (see the [module docs](super)).
+/// Assembles Gemini stream chunks (see the [`assemble`](crate::assemble) docs).
 #[derive(Debug, Default)]
 pub struct GeminiAssembler {
     calls: usize,
@@ -98,15 +99,8 @@ impl Assembler for GeminiAssembler {
         Ok(())
     }
 
-    fn finish(&mut self, _out: &mut Vec<StreamEvent>) -> Result<(), ModelError> {
-        if self.done {
-            Ok(())
-        } else {
-            Err(ModelError::truncated(
-                None,
-                "no candidate finishReason before the connection closed",
-            ))
-        }
+    fn end_marker(&self) -> &'static str {
+        "candidate finishReason"
     }
 
     fn is_done(&self) -> bool {

@@ -14,11 +14,12 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value, json};
 use tool_core::format::{Format, ToolCall};
 
-use super::{Assembler, count, describe_call, error_text, parse_chunk};
-use crate::error::ModelError;
+use crate::error::{ModelError, clip, describe_call};
 use crate::message::{StreamEvent, Usage};
+use crate::provider::wire::{count, error_text, parse_chunk};
+use crate::transport::sse::{Assembler, OpenCall};
 
-/// Assembles Anthropic Messages events (see the [module docs](super)).
+/// Assembles Anthropic Messages events (see the [`assemble`](crate::assemble) docs).
 #[derive(Debug, Default)]
 pub struct AnthropicAssembler {
     /// `tool_use` blocks being streamed, by block index.
@@ -145,7 +146,7 @@ impl Assembler for AnthropicAssembler {
                             ModelError::malformed(format!(
                                 "Anthropic stream: the input of tool call {} is not JSON ({e}): {}",
                                 describe_call(Some(&p.name), Some(&p.id)),
-                                crate::error::clip(&p.json)
+                                clip(&p.json)
                             ))
                         })?
                     };
@@ -190,23 +191,17 @@ impl Assembler for AnthropicAssembler {
         Ok(())
     }
 
-    fn finish(&mut self, _out: &mut Vec<StreamEvent>) -> Result<(), ModelError> {
-        if self.done {
-            return Ok(());
-        }
-        match self.open.values().next() {
-            Some(p) => Err(ModelError::truncated(
-                Some(describe_call(Some(&p.name), Some(&p.id))),
-                format!(
-                    "{} bytes of input JSON received, no message_stop",
-                    p.json.len()
-                ),
-            )),
-            None => Err(ModelError::truncated(
-                None,
-                "no message_stop before the connection closed",
-            )),
-        }
+    fn open_call(&self) -> Option<OpenCall<'_>> {
+        self.open.values().next().map(|p| OpenCall {
+            name: Some(&p.name),
+            id: Some(&p.id),
+            received: p.json.len(),
+            payload: "input JSON",
+        })
+    }
+
+    fn end_marker(&self) -> &'static str {
+        "message_stop"
     }
 
     fn is_done(&self) -> bool {

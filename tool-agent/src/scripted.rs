@@ -7,7 +7,7 @@ use std::sync::{Mutex, PoisonError};
 use tool_core::Format;
 use tool_core::format::ToolCall;
 
-use super::{EventStream, ModelClient, SendFuture};
+use crate::client::{EventStream, ModelClient, SendFuture};
 use crate::error::ModelError;
 use crate::message::{Message, ModelRequest, StreamEvent, ToolChoice};
 

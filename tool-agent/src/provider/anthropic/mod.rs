@@ -1,16 +1,20 @@
 //! Anthropic Messages (`POST {base}/messages`). Source: Anthropic API
-//! reference, "Messages" and "Streaming Messages"; tool use guide.
+//! reference, "Messages" and "Streaming Messages"; tool use guide. The
+//! stream is read by [`AnthropicAssembler`] (`stream.rs`).
 
 use serde_json::{Value, json};
 use tool_core::format::{Format, ToolCall, render_result};
 
-use super::http::{Transport, WholeShape, whole_answer};
-use super::{HttpOptions, ModelClient, SendFuture, env, http_builder};
-use crate::assemble::AnthropicAssembler;
-use crate::error::ModelError;
+use super::http_client::{HttpClient, Provider, RequestOptions};
+use super::wire::{WholeShape, error_text, whole_answer};
+use crate::error::{ModelError, clip};
 use crate::message::{
     Message, ModelRequest, StreamEvent, ToolChoice, arguments_object, rendering_for,
 };
+
+mod stream;
+
+pub use stream::AnthropicAssembler;
 
 /// Default base URL when neither an argument nor `ANTHROPIC_BASE_URL` gives one.
 pub const ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com/v1";
@@ -43,27 +47,21 @@ pub const DEFAULT_MAX_TOKENS: u32 = 4096;
 /// are not kept in the conversation the loop sends back, so a later turn
 /// does not show the model its own earlier searches (it searches again);
 /// the project's own `tool_search` with a deferred view has no such gap.
-#[derive(Debug)]
-pub struct AnthropicClient {
-    t: Transport,
-}
+pub type AnthropicClient = HttpClient<Anthropic>;
 
-impl AnthropicClient {
-    /// A client for `model`, endpoint and key from the environment.
-    pub fn new(model: impl Into<String>) -> Self {
-        Self {
-            t: Transport::new(HttpOptions::new(
-                env("ANTHROPIC_BASE_URL").unwrap_or_else(|| ANTHROPIC_BASE_URL.to_owned()),
-                env("ANTHROPIC_API_KEY"),
-                model.into(),
-                Format::Anthropic { strict: false },
-            )),
-        }
-    }
+/// The Messages API as a [`Provider`] (see [`AnthropicClient`]).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Anthropic;
 
-    /// The JSON body for `request`.
-    pub fn body(&self, request: &ModelRequest<'_>) -> Value {
-        let format = self.t.opts.format;
+impl Provider for Anthropic {
+    type Assembler = AnthropicAssembler;
+    const PATH: &'static str = "messages";
+    const FORMAT: Format = Format::Anthropic { strict: false };
+    const DEFAULT_BASE_URL: &'static str = ANTHROPIC_BASE_URL;
+    const BASE_URL_ENV: &'static str = "ANTHROPIC_BASE_URL";
+    const API_KEY_ENV: &'static str = "ANTHROPIC_API_KEY";
+
+    fn body(&self, request: &ModelRequest<'_>, options: &RequestOptions<'_>) -> Value {
         let mut messages: Vec<Value> = Vec::with_capacity(request.messages.len());
         let mut push = |role: &str, blocks: Vec<Value>| {
             if blocks.is_empty() {
@@ -102,7 +100,7 @@ impl AnthropicClient {
                             render_result(
                                 &r.call,
                                 &r.result,
-                                format,
+                                options.format,
                                 rendering_for(*turn, request.turn),
                             )
                         })
@@ -112,10 +110,10 @@ impl AnthropicClient {
             }
         }
         let mut body = json!({
-            "model": self.t.opts.model,
+            "model": options.model,
             "max_tokens": request.max_output_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
             "messages": messages,
-            "stream": self.t.opts.streaming,
+            "stream": options.streaming,
         });
         if let Some(system) = request.system {
             body["system"] = json!(system);
@@ -131,67 +129,23 @@ impl AnthropicClient {
         }
         body
     }
-}
 
-http_builder!(AnthropicClient);
-
-fn tool_use(c: &ToolCall) -> Value {
-    json!({"type": "tool_use", "id": c.id, "name": c.name, "input": arguments_object(c)})
-}
-
-/// The events of a whole message.
-pub(crate) fn anthropic_whole(body: &Value) -> Result<Vec<StreamEvent>, ModelError> {
-    if body.get("type").and_then(Value::as_str) == Some("error") {
-        return Err(ModelError::provider(crate::assemble::error_text(
-            body.get("error").unwrap_or(body),
-        )));
-    }
-    let Some(content) = body.get("content").and_then(Value::as_array) else {
-        return Err(ModelError::malformed(format!(
-            "a message without `content`: {}",
-            crate::error::clip(&body.to_string())
-        )));
-    };
-    let events: Vec<StreamEvent> = content
-        .iter()
-        .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
-        .filter_map(|b| b.get("text").and_then(Value::as_str))
-        .map(|t| StreamEvent::TextDelta(t.to_owned()))
-        .collect();
-    whole_answer(
-        body,
-        body,
-        events,
-        &WholeShape {
-            format: Format::Anthropic { strict: false },
-            usage: ["/input_tokens", "/output_tokens"],
-            stop_reason: "/stop_reason",
-        },
-    )
-}
-
-impl ModelClient for AnthropicClient {
-    fn format(&self) -> Format {
-        self.t.opts.format
-    }
-
-    fn model(&self) -> &str {
-        &self.t.opts.model
-    }
-
-    fn send<'a>(&'a self, request: ModelRequest<'a>) -> SendFuture<'a> {
-        let Some(key) = &self.t.opts.api_key else {
-            return Box::pin(async {
-                Err(ModelError::config(
-                    "no Anthropic API key: pass one or set ANTHROPIC_API_KEY",
-                ))
-            });
+    /// `x-api-key` (required), `anthropic-version`, and `anthropic-beta`
+    /// when the tool list holds the server-side tool search.
+    fn headers(
+        &self,
+        api_key: Option<&str>,
+        body: &Value,
+    ) -> Result<Vec<(&'static str, String)>, ModelError> {
+        let Some(key) = api_key else {
+            return Err(ModelError::config(
+                "no Anthropic API key: pass one or set ANTHROPIC_API_KEY",
+            ));
         };
         let mut headers = vec![
-            ("x-api-key", key.clone()),
+            ("x-api-key", key.to_owned()),
             ("anthropic-version", ANTHROPIC_VERSION.to_owned()),
         ];
-        let body = self.body(&request);
         let server_search = body["tools"].as_array().is_some_and(|tools| {
             tools.iter().any(|t| {
                 t["type"]
@@ -202,12 +156,41 @@ impl ModelClient for AnthropicClient {
         if server_search {
             headers.push(("anthropic-beta", TOOL_SEARCH_BETA.to_owned()));
         }
-        self.t.send(
-            "messages",
-            headers,
+        Ok(headers)
+    }
+
+    /// The events of a whole message.
+    fn whole(&self, body: &Value) -> Result<Vec<StreamEvent>, ModelError> {
+        if body.get("type").and_then(Value::as_str) == Some("error") {
+            return Err(ModelError::provider(error_text(
+                body.get("error").unwrap_or(body),
+            )));
+        }
+        let Some(content) = body.get("content").and_then(Value::as_array) else {
+            return Err(ModelError::malformed(format!(
+                "a message without `content`: {}",
+                clip(&body.to_string())
+            )));
+        };
+        let events: Vec<StreamEvent> = content
+            .iter()
+            .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
+            .filter_map(|b| b.get("text").and_then(Value::as_str))
+            .map(|t| StreamEvent::TextDelta(t.to_owned()))
+            .collect();
+        whole_answer(
             body,
-            AnthropicAssembler::new(),
-            anthropic_whole,
+            body,
+            events,
+            &WholeShape {
+                format: Format::Anthropic { strict: false },
+                usage: ["/input_tokens", "/output_tokens"],
+                stop_reason: "/stop_reason",
+            },
         )
     }
+}
+
+fn tool_use(c: &ToolCall) -> Value {
+    json!({"type": "tool_use", "id": c.id, "name": c.name, "input": arguments_object(c)})
 }

@@ -1,57 +1,55 @@
 //! OpenAI-compatible Chat Completions (`POST {base}/chat/completions`):
 //! OpenAI, vLLM, llama.cpp's server, Ollama, `OpenRouter`, … Source: OpenAI
-//! API reference, "Create chat completion".
+//! API reference, "Create chat completion". The stream is read by
+//! [`OpenAiChatAssembler`] (`stream.rs`).
 
 use serde_json::{Value, json};
 use tool_core::format::{Format, ToolCall, render_result};
 
-use super::http::{Transport, WholeShape, whole_answer};
-use super::{HttpOptions, ModelClient, SendFuture, env, http_builder};
-use crate::assemble::OpenAiChatAssembler;
-use crate::error::ModelError;
+use super::http_client::{HttpClient, Provider, RequestOptions};
+use super::wire::{WholeShape, error_text, whole_answer};
+use crate::error::{ModelError, clip};
 use crate::message::{
     Message, ModelRequest, StreamEvent, ToolChoice, arguments_text, rendering_for,
 };
+
+mod stream;
+
+pub use stream::OpenAiChatAssembler;
 
 /// Default base URL when neither an argument nor `OPENAI_BASE_URL` gives one.
 pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
 
 /// A Chat Completions client for any OpenAI-compatible server.
 ///
-/// Base URL: [`base_url`](Self::base_url), else `OPENAI_BASE_URL`, else
-/// `https://api.openai.com/v1`. Key: [`api_key`](Self::api_key), else
+/// Base URL: [`base_url`](HttpClient::base_url), else `OPENAI_BASE_URL`, else
+/// `https://api.openai.com/v1`. Key: [`api_key`](HttpClient::api_key), else
 /// `OPENAI_API_KEY`, else none (local servers need none); sent as
 /// `Authorization: Bearer`. Streams by default, asking for the usage chunk
 /// (`stream_options.include_usage`). Tools are rendered as
 /// [`Format::OpenAiChat`] (non-strict by default; strict with
-/// [`with_format`](Self::with_format)).
+/// [`with_format`](HttpClient::with_format)).
 ///
 /// ```
 /// use tool_agent::{ModelClient, OpenAiChatClient};
 /// let client = OpenAiChatClient::new("gpt-4.1-mini").base_url("http://127.0.0.1:8080/v1");
 /// assert_eq!(client.model(), "gpt-4.1-mini");
 /// ```
-#[derive(Debug)]
-pub struct OpenAiChatClient {
-    t: Transport,
-}
+pub type OpenAiChatClient = HttpClient<OpenAiChat>;
 
-impl OpenAiChatClient {
-    /// A client for `model`, endpoint and key from the environment (see the type docs).
-    pub fn new(model: impl Into<String>) -> Self {
-        Self {
-            t: Transport::new(HttpOptions::new(
-                env("OPENAI_BASE_URL").unwrap_or_else(|| OPENAI_BASE_URL.to_owned()),
-                env("OPENAI_API_KEY"),
-                model.into(),
-                Format::OpenAiChat { strict: false },
-            )),
-        }
-    }
+/// The Chat Completions API as a [`Provider`] (see [`OpenAiChatClient`]).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct OpenAiChat;
 
-    /// The JSON body for `request` (what [`send`](ModelClient::send) posts).
-    pub fn body(&self, request: &ModelRequest<'_>) -> Value {
-        let format = self.t.opts.format;
+impl Provider for OpenAiChat {
+    type Assembler = OpenAiChatAssembler;
+    const PATH: &'static str = "chat/completions";
+    const FORMAT: Format = Format::OpenAiChat { strict: false };
+    const DEFAULT_BASE_URL: &'static str = OPENAI_BASE_URL;
+    const BASE_URL_ENV: &'static str = "OPENAI_BASE_URL";
+    const API_KEY_ENV: &'static str = "OPENAI_API_KEY";
+
+    fn body(&self, request: &ModelRequest<'_>, options: &RequestOptions<'_>) -> Value {
         let mut messages = Vec::with_capacity(request.messages.len() + 1);
         if let Some(system) = request.system {
             messages.push(json!({"role": "system", "content": system}));
@@ -78,7 +76,7 @@ impl OpenAiChatClient {
                         messages.extend(render_result(
                             &r.call,
                             &r.result,
-                            format,
+                            options.format,
                             rendering_for(*turn, request.turn),
                         ));
                     }
@@ -86,11 +84,11 @@ impl OpenAiChatClient {
             }
         }
         let mut body = json!({
-            "model": self.t.opts.model,
+            "model": options.model,
             "messages": messages,
-            "stream": self.t.opts.streaming,
+            "stream": options.streaming,
         });
-        if self.t.opts.streaming {
+        if options.streaming {
             body["stream_options"] = json!({"include_usage": true});
         }
         if request.tools.as_array().is_some_and(|t| !t.is_empty()) {
@@ -102,72 +100,49 @@ impl OpenAiChatClient {
         }
         body
     }
-}
 
-http_builder!(OpenAiChatClient);
+    /// The events of a whole chat completion.
+    fn whole(&self, body: &Value) -> Result<Vec<StreamEvent>, ModelError> {
+        if let Some(e) = body.get("error") {
+            return Err(ModelError::provider(error_text(e)));
+        }
+        let message = body.pointer("/choices/0/message").ok_or_else(|| {
+            ModelError::malformed(format!(
+                "a chat completion without `choices[0].message`: {}",
+                clip(&body.to_string())
+            ))
+        })?;
+        let mut events = Vec::new();
+        if let Some(t) = message
+            .get("content")
+            .and_then(Value::as_str)
+            .filter(|t| !t.is_empty())
+        {
+            events.push(StreamEvent::TextDelta(t.to_owned()));
+        }
+        whole_answer(
+            body,
+            message,
+            events,
+            &WholeShape {
+                format: Format::OpenAiChat { strict: false },
+                usage: ["/prompt_tokens", "/completion_tokens"],
+                stop_reason: "/choices/0/finish_reason",
+            },
+        )
+    }
+}
 
 fn chat_call(c: &ToolCall) -> Value {
     json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": arguments_text(c)}})
 }
 
 /// `tool_choice` for Chat Completions.
-pub(crate) fn chat_tool_choice(choice: &ToolChoice) -> Value {
+fn chat_tool_choice(choice: &ToolChoice) -> Value {
     match choice {
         ToolChoice::Auto => json!("auto"),
         ToolChoice::None => json!("none"),
         ToolChoice::Required => json!("required"),
         ToolChoice::Tool(name) => json!({"type": "function", "function": {"name": name}}),
-    }
-}
-
-/// The events of a whole chat completion.
-pub(crate) fn chat_whole(body: &Value) -> Result<Vec<StreamEvent>, ModelError> {
-    if let Some(e) = body.get("error") {
-        return Err(ModelError::provider(crate::assemble::error_text(e)));
-    }
-    let message = body.pointer("/choices/0/message").ok_or_else(|| {
-        ModelError::malformed(format!(
-            "a chat completion without `choices[0].message`: {}",
-            crate::error::clip(&body.to_string())
-        ))
-    })?;
-    let mut events = Vec::new();
-    if let Some(t) = message
-        .get("content")
-        .and_then(Value::as_str)
-        .filter(|t| !t.is_empty())
-    {
-        events.push(StreamEvent::TextDelta(t.to_owned()));
-    }
-    whole_answer(
-        body,
-        message,
-        events,
-        &WholeShape {
-            format: Format::OpenAiChat { strict: false },
-            usage: ["/prompt_tokens", "/completion_tokens"],
-            stop_reason: "/choices/0/finish_reason",
-        },
-    )
-}
-
-impl ModelClient for OpenAiChatClient {
-    fn format(&self) -> Format {
-        self.t.opts.format
-    }
-
-    fn model(&self) -> &str {
-        &self.t.opts.model
-    }
-
-    fn send<'a>(&'a self, request: ModelRequest<'a>) -> SendFuture<'a> {
-        let body = self.body(&request);
-        self.t.send(
-            "chat/completions",
-            self.t.bearer(),
-            body,
-            OpenAiChatAssembler::new(),
-            chat_whole,
-        )
     }
 }

@@ -11,11 +11,12 @@
 use serde_json::{Value, json};
 use tool_core::format::{Format, ToolCall};
 
-use super::{Assembler, count, describe_call, error_text, parse_chunk};
-use crate::error::ModelError;
+use crate::error::{ModelError, clip, describe_call};
 use crate::message::{StreamEvent, Usage};
+use crate::provider::wire::{count, error_text, parse_chunk};
+use crate::transport::sse::{Assembler, OpenCall};
 
-/// Assembles OpenAI Chat Completions chunks (see the [module docs](super)).
+/// Assembles OpenAI Chat Completions chunks (see the [`assemble`](crate::assemble) docs).
 #[derive(Debug, Default)]
 pub struct OpenAiChatAssembler {
     /// Calls being streamed, in index order (fragments of a finished call
@@ -179,7 +180,7 @@ impl Assembler for OpenAiChatAssembler {
             }
             return Err(ModelError::malformed(format!(
                 "OpenAI stream chunk has no `choices`: {}",
-                crate::error::clip(data)
+                clip(data)
             )));
         };
         // One choice is asked for (`n` is not set); others are ignored.
@@ -219,27 +220,28 @@ impl Assembler for OpenAiChatAssembler {
     }
 
     fn finish(&mut self, out: &mut Vec<StreamEvent>) -> Result<(), ModelError> {
-        if self.finished || self.done {
-            self.flush(None, out)?;
-            if !self.finished {
-                out.push(StreamEvent::Finished { stop_reason: None });
-                self.finished = true;
-            }
-            return Ok(());
+        if !self.is_done() {
+            return Err(self.truncation());
         }
-        match self.open.first() {
-            Some(p) => Err(ModelError::truncated(
-                Some(describe_call(p.name.as_deref(), p.id.as_deref())),
-                format!(
-                    "{} bytes of arguments received, no finish_reason or [DONE]",
-                    p.arguments.len()
-                ),
-            )),
-            None => Err(ModelError::truncated(
-                None,
-                "no finish_reason or [DONE] before the connection closed",
-            )),
+        self.flush(None, out)?;
+        if !self.finished {
+            out.push(StreamEvent::Finished { stop_reason: None });
+            self.finished = true;
         }
+        Ok(())
+    }
+
+    fn open_call(&self) -> Option<OpenCall<'_>> {
+        self.open.first().map(|p| OpenCall {
+            name: p.name.as_deref(),
+            id: p.id.as_deref(),
+            received: p.arguments.len(),
+            payload: "arguments",
+        })
+    }
+
+    fn end_marker(&self) -> &'static str {
+        "finish_reason or [DONE]"
     }
 
     fn is_done(&self) -> bool {

@@ -183,7 +183,7 @@ pub(crate) const BODY_KEPT: usize = 4096;
 /// The start of `body`, cut at a character boundary at most [`BODY_KEPT`]
 /// bytes in, `…` marking a cut: `tool_rules::text::clip` under that limit
 /// (kept as a one-argument name for the transport's many call sites).
-pub(crate) fn clip(body: &str) -> String {
+pub(crate) fn body_excerpt(body: &str) -> String {
     tool_rules::text::clip(body, tool_rules::text::Clip::bytes(BODY_KEPT)).into_owned()
 }
 

@@ -5,7 +5,7 @@
 use serde_json::Value;
 use tool_core::Format;
 
-use crate::error::{ModelError, clip};
+use crate::error::{ModelError, body_excerpt};
 use crate::message::{StreamEvent, Usage};
 
 /// Parses one chunk's JSON, or says which provider's chunk was not JSON.
@@ -13,7 +13,7 @@ pub(crate) fn parse_chunk(provider: &str, data: &str) -> Result<Value, ModelErro
     serde_json::from_str(data).map_err(|e| {
         ModelError::malformed(format!(
             "{provider} stream chunk is not JSON ({e}): {}",
-            clip(data)
+            body_excerpt(data)
         ))
     })
 }

@@ -10,7 +10,7 @@ use tool_core::Format;
 
 use super::limits::MAX_ANSWER_BYTES;
 use super::retry::RetryPolicy;
-use crate::error::{ModelError, ModelErrorKind, clip, error_chain, is_retryable_status};
+use crate::error::{ModelError, ModelErrorKind, body_excerpt, error_chain, is_retryable_status};
 
 /// What every HTTP client holds: endpoint, key, model, transport options.
 #[derive(Debug, Clone)]
@@ -125,12 +125,12 @@ async fn post(
                 if status == 429 {
                     ModelError::new(ModelErrorKind::RateLimited {
                         retry_after: wait,
-                        body: clip(&text),
+                        body: body_excerpt(&text),
                     })
                 } else {
                     let e = ModelError::new(ModelErrorKind::Http {
                         status,
-                        body: clip(&text),
+                        body: body_excerpt(&text),
                     });
                     if !is_retryable_status(status) {
                         return Err(e);
@@ -184,7 +184,7 @@ pub(crate) async fn read_json(mut resp: reqwest::Response) -> Result<Value, Mode
     serde_json::from_slice(&body).map_err(|e| {
         ModelError::malformed(format!(
             "the answer is not JSON ({e}): {}",
-            clip(&String::from_utf8_lossy(&body))
+            body_excerpt(&String::from_utf8_lossy(&body))
         ))
     })
 }

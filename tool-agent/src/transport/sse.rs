@@ -17,7 +17,7 @@ use futures_util::{Stream, StreamExt};
 
 use super::limits::{MAX_ANSWER_BYTES, MAX_EVENT_BYTES};
 use crate::client::EventStream;
-use crate::error::{ModelError, ModelErrorKind, clip, describe_call, error_chain};
+use crate::error::{ModelError, ModelErrorKind, body_excerpt, describe_call, error_chain};
 use crate::message::StreamEvent;
 
 /// A provider's stream state machine: fed one SSE event at a time by the
@@ -171,7 +171,7 @@ pub(crate) fn sse_events<'a, A: Assembler + 'a>(
             "the server answered a streamed request with content type `{}`, not an event stream \
              (`text/event-stream`): check that the base URL is the API's root (e.g. \
              http://127.0.0.1:8080/v1), or turn streaming off",
-            clip(&content_type)
+            body_excerpt(&content_type)
         ));
         return Box::pin(futures_util::stream::once(async move { Err(err) }));
     }

@@ -7,7 +7,7 @@ use tool_core::format::{Format, ToolCall, render_result};
 
 use super::http_client::{HttpClient, Provider, RequestOptions};
 use super::wire::{WholeShape, error_text, whole_answer};
-use crate::error::{ModelError, clip};
+use crate::error::{ModelError, body_excerpt};
 use crate::message::{
     Message, ModelRequest, StreamEvent, ToolChoice, arguments_object, rendering_for,
 };
@@ -169,7 +169,7 @@ impl Provider for Anthropic {
         let Some(content) = body.get("content").and_then(Value::as_array) else {
             return Err(ModelError::malformed(format!(
                 "a message without `content`: {}",
-                clip(&body.to_string())
+                body_excerpt(&body.to_string())
             )));
         };
         let events: Vec<StreamEvent> = content

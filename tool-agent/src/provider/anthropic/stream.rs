@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value, json};
 use tool_core::format::{Format, ToolCall};
 
-use crate::error::{ModelError, clip, describe_call};
+use crate::error::{ModelError, body_excerpt, describe_call};
 use crate::message::{StreamEvent, Usage};
 use crate::provider::wire::{count, error_text, parse_chunk};
 use crate::transport::sse::{Assembler, OpenCall};
@@ -146,7 +146,7 @@ impl Assembler for AnthropicAssembler {
                             ModelError::malformed(format!(
                                 "Anthropic stream: the input of tool call {} is not JSON ({e}): {}",
                                 describe_call(Some(&p.name), Some(&p.id)),
-                                clip(&p.json)
+                                body_excerpt(&p.json)
                             ))
                         })?
                     };

@@ -8,7 +8,7 @@ use tool_core::format::{Format, ToolCall, render_result};
 
 use super::http_client::{HttpClient, Provider, RequestOptions};
 use super::wire::{WholeShape, error_text, whole_answer};
-use crate::error::{ModelError, clip};
+use crate::error::{ModelError, body_excerpt};
 use crate::message::{
     Message, ModelRequest, StreamEvent, ToolChoice, arguments_text, rendering_for,
 };
@@ -109,7 +109,7 @@ impl Provider for OpenAiChat {
         let message = body.pointer("/choices/0/message").ok_or_else(|| {
             ModelError::malformed(format!(
                 "a chat completion without `choices[0].message`: {}",
-                clip(&body.to_string())
+                body_excerpt(&body.to_string())
             ))
         })?;
         let mut events = Vec::new();

@@ -11,7 +11,7 @@
 use serde_json::{Value, json};
 use tool_core::format::{Format, ToolCall};
 
-use crate::error::{ModelError, clip, describe_call};
+use crate::error::{ModelError, body_excerpt, describe_call};
 use crate::message::{StreamEvent, Usage};
 use crate::provider::wire::{count, error_text, parse_chunk};
 use crate::transport::sse::{Assembler, OpenCall};
@@ -180,7 +180,7 @@ impl Assembler for OpenAiChatAssembler {
             }
             return Err(ModelError::malformed(format!(
                 "OpenAI stream chunk has no `choices`: {}",
-                clip(data)
+                body_excerpt(data)
             )));
         };
         // One choice is asked for (`n` is not set); others are ignored.

@@ -8,7 +8,7 @@ use tool_core::format::{Format, ToolCall, render_result};
 use super::http_client::{HttpClient, Provider, RequestOptions};
 use super::openai_chat::OPENAI_BASE_URL;
 use super::wire::{WholeShape, error_text, whole_answer};
-use crate::error::{ModelError, clip};
+use crate::error::{ModelError, body_excerpt};
 use crate::message::{
     Message, ModelRequest, StreamEvent, ToolChoice, arguments_text, rendering_for,
 };
@@ -99,7 +99,7 @@ impl Provider for OpenAiResponses {
         let Some(output) = body.get("output").and_then(Value::as_array) else {
             return Err(ModelError::malformed(format!(
                 "a response without `output`: {}",
-                clip(&body.to_string())
+                body_excerpt(&body.to_string())
             )));
         };
         let mut events = Vec::new();

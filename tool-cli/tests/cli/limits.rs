@@ -195,6 +195,9 @@ print(json.dumps({"peak_kib": resource.getrusage(resource.RUSAGE_CHILDREN).ru_ma
         16,
         "{v}"
     );
-    println!("peak RSS of `tool` with 16 GIF frame bombs: {} MiB", peak_kib / 1024);
+    println!(
+        "peak RSS of `tool` with 16 GIF frame bombs: {} MiB",
+        peak_kib / 1024
+    );
     assert!(peak_kib < 100 * 1024, "peak RSS {} MiB", peak_kib / 1024);
 }

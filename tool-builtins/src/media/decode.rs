@@ -434,7 +434,7 @@ pub(crate) struct GifFrames {
     pub(crate) largest: (u32, u32),
 }
 
-/// Walks a GIF's blocks (GIF89a specification, sections 17–27: header,
+/// Walks a GIF's blocks (the `GIF89a` specification, sections 17–27: header,
 /// logical screen descriptor and global colour table, then extensions
 /// `0x21`, image descriptors `0x2C` with their data sub-blocks, trailer
 /// `0x3B`) without decoding pixels, and returns every frame's size: the

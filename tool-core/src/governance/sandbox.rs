@@ -420,6 +420,29 @@ impl SandboxPolicy {
     }
 }
 
+/// `path` made absolute against the current folder, then canonical for its
+/// longest existing ancestor (the rest appended as given); `path` unchanged
+/// when the current folder is unreadable.
+fn resolve_configured(path: PathBuf) -> PathBuf {
+    let Ok(abs) = std::path::absolute(&path) else {
+        return path;
+    };
+    let mut base = abs.as_path();
+    let mut rest = Vec::new();
+    loop {
+        if let Ok(real) = std::fs::canonicalize(base) {
+            return rest.iter().rev().fold(real, |p, c| p.join(c));
+        }
+        match (base.parent(), base.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_os_string());
+                base = parent;
+            }
+            _ => return abs,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -487,28 +510,5 @@ mod tests {
                 .to_string()
                 .contains("read-only")
         );
-    }
-}
-
-/// `path` made absolute against the current folder, then canonical for its
-/// longest existing ancestor (the rest appended as given); `path` unchanged
-/// when the current folder is unreadable.
-fn resolve_configured(path: PathBuf) -> PathBuf {
-    let Ok(abs) = std::path::absolute(&path) else {
-        return path;
-    };
-    let mut base = abs.as_path();
-    let mut rest = Vec::new();
-    loop {
-        if let Ok(real) = std::fs::canonicalize(base) {
-            return rest.iter().rev().fold(real, |p, c| p.join(c));
-        }
-        match (base.parent(), base.file_name()) {
-            (Some(parent), Some(name)) => {
-                rest.push(name.to_os_string());
-                base = parent;
-            }
-            _ => return abs,
-        }
     }
 }

@@ -409,3 +409,21 @@ fn a_relative_skills_folder_is_read_only_in_the_sandbox() {
         assert!(!ws.join(".skills/zz").exists(), "env={by_env}");
     }
 }
+
+/// Review 23 F11: a skill entry that is a symbolic link to nothing (a
+/// relative link whose target is missing) is reported, not left out
+/// silently; a `SKILL.md` that is a folder is reported as a directory.
+#[test]
+fn dangling_skill_links_and_folder_skill_files_are_reported() {
+    let dir = skills_dir();
+    std::os::unix::fs::symlink("../../no/such/secret", dir.path().join("e")).expect("symlink");
+    fs::create_dir_all(dir.path().join("d/SKILL.md")).expect("folder");
+    let out = run(["--skills-dir", dir.arg(), "skills"]);
+    let err = stderr(&out);
+    assert!(stdout(&out).contains("pdf-forms"), "{}", stdout(&out));
+    assert!(
+        err.contains("this entry is a symbolic link to `../../no/such/secret`"),
+        "{err}"
+    );
+    assert!(err.contains("SKILL.md is a directory, not a file"), "{err}");
+}

@@ -28,7 +28,7 @@ pub(crate) fn read(path: &Path, option: &str, what: &str, max: u64) -> Result<Ve
         // O_NONBLOCK is 0o4000: the `as` keeps the bits.
         .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
         .open(path)
-        .map_err(|e| format!("{option} {shown}: {e}"))?;
+        .map_err(|e| format!("{option} {shown}: cannot read {what}: {e}"))?;
     let meta = file
         .metadata()
         .map_err(|e| format!("{option} {shown}: {e}"))?;

@@ -32,8 +32,7 @@ const KEYS: [&str; 4] = ["default", "allow", "ask", "deny"];
 
 /// Reads a `--bash-policy` file. Messages name the file and the bad key.
 pub(crate) fn load(path: &Path) -> Result<CommandPolicy, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read the bash policy {}: {e}", path.display()))?;
+    let text = crate::small_file::read_config(path, "--bash-policy", "a bash policy (JSON)")?;
     let value: Value = serde_json::from_str(&text)
         .map_err(|e| format!("the bash policy {} is not valid JSON: {e}", path.display()))?;
     from_json(&value).map_err(|e| format!("the bash policy {}: {e}", path.display()))

@@ -350,18 +350,26 @@ pub(crate) const SKILLS_ENV: &str = "AGENT_TOOLS_SKILLS";
 
 impl CommonOptions {
     /// The configured skills folders: every `--skills-dir`, else the folders of
-    /// [`SKILLS_ENV`] (empty entries skipped), else none.
+    /// [`SKILLS_ENV`] (empty entries skipped), else none. Each is made absolute
+    /// against the current folder here, once, so the skill loader, the file
+    /// tools' refusals and the sandbox's read-only list see one path (review 23,
+    /// F1: the sandbox resolved a relative folder against the workspace).
     pub(crate) fn skills_folders(&self) -> Vec<PathBuf> {
-        if !self.skills_dirs.is_empty() {
-            return self.skills_dirs.clone();
-        }
-        std::env::var_os(SKILLS_ENV)
-            .map(|v| {
-                std::env::split_paths(&v)
-                    .filter(|p| !p.as_os_str().is_empty())
-                    .collect()
-            })
-            .unwrap_or_default()
+        let given: Vec<PathBuf> = if self.skills_dirs.is_empty() {
+            std::env::var_os(SKILLS_ENV)
+                .map(|v| {
+                    std::env::split_paths(&v)
+                        .filter(|p| !p.as_os_str().is_empty())
+                        .collect()
+                })
+                .unwrap_or_default()
+        } else {
+            self.skills_dirs.clone()
+        };
+        given
+            .into_iter()
+            .map(|p| std::path::absolute(&p).unwrap_or(p))
+            .collect()
     }
 
     /// The sandbox policy of these options (skills folders read-only).

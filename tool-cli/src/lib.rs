@@ -102,6 +102,7 @@ mod render;
 mod scrub;
 mod session;
 mod skills;
+mod small_file;
 mod token_report;
 mod workspace;
 

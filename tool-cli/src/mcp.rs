@@ -26,6 +26,9 @@ use crate::session::Session;
 /// config at all.
 pub(crate) async fn import(registry: &ToolRegistry, path: &Path) -> Result<LiveRegistry, String> {
     let live = LiveRegistry::new(registry.clone());
+    // Checked first (regular file, at most 1 MiB, no wait on a FIFO), then
+    // read by tool-mcp with its own messages.
+    crate::small_file::read_config(path, "--mcp-config", "an MCP config (JSON)")?;
     let entries = tool_mcp::read_mcp_config(path).map_err(|e| e.to_string())?;
     let mut changes = live.subscribe();
     tool_mcp::import_mcp_servers(entries, &live).await;
@@ -121,35 +124,13 @@ pub(crate) const MAX_TOKEN_FILE_BYTES: u64 = 4096;
 /// A message naming the file when it cannot be opened, is not a regular
 /// file, is larger than the limit, is not UTF-8 or has an empty first line.
 fn read_token(path: &Path) -> Result<String, String> {
-    use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
-
     let shown = path.display();
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        // O_NONBLOCK is 0o4000: the `as` keeps the bits.
-        .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
-        .open(path)
-        .map_err(|e| format!("--token-file {shown}: {e}"))?;
-    let meta = file
-        .metadata()
-        .map_err(|e| format!("--token-file {shown}: {e}"))?;
-    if !meta.is_file() {
-        return Err(format!(
-            "--token-file {shown}: not a regular file; put the token in a file of its own \
-             (e.g. `openssl rand -hex 32 > token`)"
-        ));
-    }
-    let mut bytes = Vec::new();
-    file.take(MAX_TOKEN_FILE_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| format!("--token-file {shown}: {e}"))?;
-    if bytes.len() as u64 > MAX_TOKEN_FILE_BYTES {
-        return Err(format!(
-            "--token-file {shown}: the file is larger than {MAX_TOKEN_FILE_BYTES} bytes; \
-             a token file holds the token on its first line and nothing much else"
-        ));
-    }
+    let bytes = crate::small_file::read(
+        path,
+        "--token-file",
+        "a file holding the token on its first line (e.g. `openssl rand -hex 32 > token`)",
+        MAX_TOKEN_FILE_BYTES,
+    )?;
     let text = String::from_utf8(bytes)
         .map_err(|_| format!("--token-file {shown}: the file is not UTF-8 text"))?;
     let token = text.lines().next().unwrap_or_default().trim();

@@ -91,8 +91,7 @@ impl Session {
 /// its key; never a value (`serde_json`'s syntax errors quote no input, and the
 /// file is parsed into a `Value`, never into a typed struct whose errors would).
 fn load_secrets(path: &Path) -> Result<SecretStore, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read the secret store {}: {e}", path.display()))?;
+    let text = crate::small_file::read_config(path, "--secrets", "a secret store (JSON)")?;
     let value: Value = serde_json::from_str(&text).map_err(|e| {
         format!(
             "the secret store {} is not valid JSON (line {}, column {})",

@@ -69,7 +69,7 @@ static SESSIONS: AtomicU64 = AtomicU64::new(0);
 /// in this session in load order (paging follows that order), and a
 /// session gets `notifications/tools/list_changed` when its loaded set
 /// grows. Each session has a trace id of its own (`<base trace
-/// id>-mcp-session-<n>`, else `mcp-session-<n>`) that keys its loads, and a
+/// id>-mcp-session-<n>-<32 hex>`, else `mcp-session-<n>-<32 hex>`) that keys its loads, and a
 /// context of its own through [`with_session_setup`](Self::with_session_setup)
 /// (its own read ledger in `tool serve`). In the stateless era
 /// (2026-07-28) there is no session: `tool_search` answers with the
@@ -131,8 +131,8 @@ type SessionSetup = Arc<dyn Fn(ToolContext, ClientScope<'_>) -> ToolContext + Se
 #[non_exhaustive]
 pub enum ClientScope<'a> {
     /// One MCP session of the initialize era (2025-11-25), named by the
-    /// session's trace id (`<base trace id>-mcp-session-<n>`, or
-    /// `mcp-session-<n>`); the context lives as long as the session.
+    /// session's trace id (`<base trace id>-mcp-session-<n>-<32 hex>`, or
+    /// `mcp-session-<n>-<32 hex>`); the context lives as long as the session.
     Session(&'a str),
     /// A stateless-era (2026-07-28) request whose `params._meta.traceparent`
     /// (W3C Trace Context, MCP SEP-414) names a trace: every request of that
@@ -266,15 +266,17 @@ impl McpServer {
     }
 
     /// This handler for a new session: its own trace id
-    /// (`<base trace id>-mcp-session-<n>`, else `mcp-session-<n>`), which
+    /// (`<base trace id>-mcp-session-<n>-<32 hex>`, else
+    /// `mcp-session-<n>-<32 hex>`: the hex is 128 random bits, so no client
+    /// can name another session's trace), which
     /// names its loaded tools ([`SearchSession`]) and its spill folder, and
     /// its own context from the [session setup](Self::with_session_setup).
     fn for_new_session(&self) -> Self {
         let mut s = self.clone();
         let n = SESSIONS.fetch_add(1, Ordering::Relaxed);
         let id = match self.config.context.trace_id() {
-            Some(trace) => format!("{trace}-mcp-session-{n}"),
-            None => format!("mcp-session-{n}"),
+            Some(trace) => format!("{trace}-mcp-session-{n}-{}", session_secret()),
+            None => format!("mcp-session-{n}-{}", session_secret()),
         };
         let ctx = self.config.context.clone().with_trace_id(id.clone());
         s.session_context = Some(match &self.config.session_setup {
@@ -940,4 +942,52 @@ pub fn shutdown_signal() -> Result<CancellationToken, Error> {
         cancel.cancel();
     });
     Ok(token)
+}
+
+/// 32 lowercase hex digits (128 bits) from the operating system's random
+/// source (`getrandom`), ending a session's trace id. Should the source
+/// fail, from the standard library's randomly keyed hasher over the time
+/// and a counter: still unpredictable to a client.
+fn session_secret() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let mut bytes = [0_u8; 16];
+    if getrandom::fill(&mut bytes).is_err() {
+        static COUNTER: AtomicU64 = AtomicU64::new(0);
+        for half in bytes.chunks_mut(8) {
+            let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+            hasher.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
+            if let Ok(now) = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
+                hasher.write_u128(now.as_nanos());
+            }
+            half.copy_from_slice(&hasher.finish().to_le_bytes());
+        }
+    }
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Review 23 F12: session trace ids were `…-mcp-session-<n>`, so a client
+    /// could name every other session's trace; now each ends in 128 random
+    /// bits.
+    #[test]
+    fn session_trace_ids_end_in_128_random_bits() {
+        let server = McpServer::new(tool_core::ToolRegistry::new());
+        let ids: Vec<String> = (0..3)
+            .map(|_| server.for_new_session().session.unwrap().to_string())
+            .collect();
+        for id in &ids {
+            let (head, secret) = id.rsplit_once('-').unwrap();
+            assert!(head.starts_with("mcp-session-"), "{id}");
+            assert_eq!(secret.len(), 32, "{id}");
+            assert!(secret.bytes().all(|b| b.is_ascii_hexdigit()), "{id}");
+        }
+        assert_ne!(ids[0].rsplit_once('-'), ids[1].rsplit_once('-'));
+        assert_ne!(
+            ids[1].rsplit_once('-').unwrap().1,
+            ids[2].rsplit_once('-').unwrap().1
+        );
+    }
 }

@@ -387,6 +387,27 @@ pub(crate) fn hidden_folders() -> Vec<PathBuf> {
     std::iter::once(runtime).chain(state_area()).collect()
 }
 
+/// Whether `path` looks like the private or state tree of another
+/// configuration of these tools (another `XDG_RUNTIME_DIR`, `TMPDIR` or
+/// `XDG_STATE_HOME` than this process's): a folder named `agent-tools` or
+/// `agent-tools-<uid>` (the names [`tool_core::truncate::private_dir_location`]
+/// and [`tool_core::state::state_dir`] use) whose mode gives group and others
+/// nothing (the `0700` those folders are created with). Walks skip such a
+/// folder (review 23 F2); a project checkout of that name is normally
+/// `0755` and stays visible.
+pub(crate) fn looks_private_tree(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+        return false;
+    };
+    let named = name == "agent-tools"
+        || name
+            .strip_prefix("agent-tools-")
+            .is_some_and(|uid| !uid.is_empty() && uid.bytes().all(|b| b.is_ascii_digit()));
+    named
+        && std::fs::metadata(path).is_ok_and(|m| m.is_dir() && m.permissions().mode() & 0o077 == 0)
+}
+
 /// `path` canonical, or its longest existing ancestor canonical joined with
 /// the rest (for folders that may not exist yet).
 fn physical(path: &Path) -> PathBuf {

@@ -329,7 +329,27 @@ pub(crate) fn decode(bytes: &[u8]) -> Result<Decoded, String> {
             MAX_PIXELS / 1_000_000
         ));
     }
-    let decoded_bytes = decoder.total_bytes();
+    // A GIF frame may be larger than the logical screen the header gives
+    // (review 23 F3: a 4×4 screen with a 65 535×65 535 frame made the
+    // decoder allocate 4 GiB), so every frame's descriptor is read first
+    // (no pixel data decoded) and the largest frame counts.
+    let gif_frames = if format == ImageFormat::Gif {
+        Some(gif_frame_sizes(bytes)?)
+    } else {
+        None
+    };
+    let mut decoded_bytes = decoder.total_bytes();
+    if let Some(frames) = &gif_frames {
+        let (fw, fh) = frames.largest;
+        if u64::from(fw) * u64::from(fh) > MAX_PIXELS {
+            return Err(format!(
+                "a frame of it is {fw}×{fh} px, more than the {} megapixels one image may have",
+                MAX_PIXELS / 1_000_000
+            ));
+        }
+        // The decoder expands every frame to 8-bit RGBA.
+        decoded_bytes = decoded_bytes.max(u64::from(fw) * u64::from(fh) * 4);
+    }
     if decoded_bytes > MAX_DECODED_BYTES {
         return Err(format!(
             "decoded it takes {} MiB ({width}×{height} px of {:?}), more than the {} MiB one image may take",
@@ -360,8 +380,8 @@ pub(crate) fn decode(bytes: &[u8]) -> Result<Decoded, String> {
     let mut limits = Limits::default();
     limits.max_alloc = Some(MAX_DECODED_BYTES);
     decoder.set_limits(limits).map_err(cannot)?;
-    if gif {
-        animated = gif_frames_more_than_one(bytes);
+    if let Some(frames) = &gif_frames {
+        animated = frames.count > 1;
     }
     let image = DynamicImage::from_decoder(decoder).map_err(cannot)?;
     let (width, height) = if swaps_axes(orientation) {
@@ -405,14 +425,87 @@ fn open_decoder<'a>(
     }
 }
 
-/// Whether a GIF has a second frame, read with the `image` crate's GIF
-/// decoder frame by frame (stops at the second).
-fn gif_frames_more_than_one(bytes: &[u8]) -> bool {
-    use image::AnimationDecoder as _;
-    let Ok(decoder) = image::codecs::gif::GifDecoder::new(Cursor::new(bytes)) else {
-        return false;
+/// What the block structure of a GIF says about its frames.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct GifFrames {
+    /// Number of image descriptors.
+    pub(crate) count: usize,
+    /// Width and height of the largest frame (by area), in pixels.
+    pub(crate) largest: (u32, u32),
+}
+
+/// Walks a GIF's blocks (the `GIF89a` specification, sections 17–27: header,
+/// logical screen descriptor and global colour table, then extensions
+/// `0x21`, image descriptors `0x2C` with their data sub-blocks, trailer
+/// `0x3B`) without decoding pixels, and returns every frame's size: the
+/// decode budget must bound frames, not only the logical screen. A file
+/// cut short ends the walk (the decoder reports it); a byte that starts no
+/// block is an error.
+///
+/// # Errors
+/// A message for the model when the blocks are malformed.
+pub(crate) fn gif_frame_sizes(bytes: &[u8]) -> Result<GifFrames, String> {
+    let mut frames = GifFrames {
+        count: 0,
+        largest: (0, 0),
     };
-    decoder.into_frames().take(2).count() > 1
+    let table = |packed: u8| {
+        if packed & 0x80 == 0 {
+            0
+        } else {
+            3usize << ((packed & 0x07) + 1)
+        }
+    };
+    let Some(&screen_packed) = bytes.get(10) else {
+        return Ok(frames);
+    };
+    let mut at = 13 + table(screen_packed);
+    // Skips data sub-blocks (a length byte, then that many bytes) up to the
+    // empty one; returns the position after it.
+    let skip_sub_blocks = |mut at: usize| -> Option<usize> {
+        loop {
+            let len = usize::from(*bytes.get(at)?);
+            at += 1;
+            if len == 0 {
+                return Some(at);
+            }
+            at += len;
+        }
+    };
+    while let Some(&introducer) = bytes.get(at) {
+        match introducer {
+            0x3B => break,
+            0x21 => match skip_sub_blocks(at + 2) {
+                Some(next) => at = next,
+                None => break,
+            },
+            0x2C => {
+                let Some(d) = bytes.get(at + 1..at + 10) else {
+                    break;
+                };
+                let width = u32::from(u16::from_le_bytes([d[4], d[5]]));
+                let height = u32::from(u16::from_le_bytes([d[6], d[7]]));
+                frames.count += 1;
+                if u64::from(width) * u64::from(height)
+                    > u64::from(frames.largest.0) * u64::from(frames.largest.1)
+                {
+                    frames.largest = (width, height);
+                }
+                // Descriptor, local colour table, LZW minimum code size.
+                match skip_sub_blocks(at + 10 + table(d[8]) + 1) {
+                    Some(next) => at = next,
+                    None => break,
+                }
+            }
+            other => {
+                return Err(format!(
+                    "cannot decode it: a GIF block starts with byte 0x{other:02X} at offset {at} \
+                     (expected 0x21, 0x2C or 0x3B)"
+                ));
+            }
+        }
+    }
+    Ok(frames)
 }
 
 /// Encoded image bytes ready to send.

@@ -192,16 +192,53 @@ pub(crate) fn walker_with(
     builder.threads(threads);
     let ws = Arc::new(ws.clone());
     // Never into the tools' private folder (other traces' spill files) from
-    // outside it, nor into the state folder (every trace's ledger).
-    let private = crate::fs::workspace::private_area();
-    let state = crate::fs::workspace::state_area();
+    // outside it, nor into the state folder (every trace's ledger), whatever
+    // path leads there: a followed symlink is judged by its target.
+    let areas: Vec<PathBuf> = crate::fs::workspace::private_area()
+        .into_iter()
+        .chain(crate::fs::workspace::state_area())
+        .collect();
+    let base_real = std::fs::canonicalize(base).unwrap_or_else(|_| base.to_path_buf());
+    // A walk that starts inside another configuration's private tree shows
+    // nothing of it.
+    let base_private = base_real.ancestors().any(|a| {
+        !areas.iter().any(|area| area == a) && crate::fs::workspace::looks_private_tree(a)
+    });
     builder.filter_entry(move |entry| {
-        private.as_deref() != Some(entry.path())
-            && state.as_deref() != Some(entry.path())
+        !base_private
+            && !leads_into_private(entry, &areas, &base_real)
             && keep_entry(&ws, entry)
             && keep(entry)
     });
     builder
+}
+
+/// Whether a walk must not enter or show `entry` (cross-cutting §6; review
+/// 23 F2): its physical path (a symlink's canonical target) lies in one of
+/// `areas` (the private and state folders) and not below `base` (a walk
+/// that starts inside the caller's own spill folder keeps it), or it is a
+/// private tree of another configuration ([`crate::fs::workspace::looks_private_tree`]).
+fn leads_into_private(entry: &DirEntry, areas: &[PathBuf], base: &Path) -> bool {
+    let resolved;
+    let physical = if entry.path_is_symlink() {
+        match std::fs::canonicalize(entry.path()) {
+            Ok(target) => {
+                resolved = target;
+                resolved.as_path()
+            }
+            // A dangling link shows nothing; keep_entry drops it.
+            Err(_) => return false,
+        }
+    } else {
+        entry.path()
+    };
+    if areas
+        .iter()
+        .any(|area| physical.starts_with(area) && !physical.starts_with(base))
+    {
+        return true;
+    }
+    physical != base && crate::fs::workspace::looks_private_tree(physical)
 }
 
 fn configure(builder: &mut WalkBuilder, honour_ignores: bool) {

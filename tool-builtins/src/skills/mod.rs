@@ -261,6 +261,21 @@ impl SkillSet {
                 continue;
             }
             if !path.is_dir() {
+                // A symbolic link that leads nowhere is reported like one
+                // that leads out (review 23 F11: it was left out silently).
+                if entry.file_type().is_ok_and(|t| t.is_symlink()) {
+                    let target = std::fs::read_link(&path)
+                        .map(|t| t.display().to_string())
+                        .unwrap_or_default();
+                    self.report(
+                        &path,
+                        None,
+                        format!(
+                            "left out: this entry is a symbolic link to `{target}`, which is not \
+                             a folder that exists; a skill is a folder inside the skills folder"
+                        ),
+                    );
+                }
                 continue;
             }
             if self.skills.len() >= MAX_SKILLS {
@@ -418,6 +433,12 @@ fn read_bounded(file: &Path, real: &Path) -> Result<String, String> {
     };
     match handle.metadata() {
         Ok(meta) if meta.is_file() => {}
+        Ok(meta) if meta.is_dir() => {
+            return Err(format!(
+                "{SKILL_FILE} is a directory, not a file; put the skill's instructions in a file \
+                 named {SKILL_FILE}"
+            ));
+        }
         Ok(_) => {
             return Err(format!(
                 "{SKILL_FILE} is not a regular file (a FIFO, socket or device); replace it with a \

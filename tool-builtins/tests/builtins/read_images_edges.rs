@@ -539,3 +539,47 @@ async fn paths_names_order_and_duplicates() {
         r.output
     );
 }
+
+/// A 35-byte GIF: a `screen`×`screen` logical screen, one `w`×`h` frame.
+fn gif_with_frame(path: &Path, screen: u16, w: u16, h: u16) {
+    let mut b = b"GIF89a".to_vec();
+    b.extend(screen.to_le_bytes());
+    b.extend(screen.to_le_bytes());
+    b.extend([0x80, 0, 0, 0, 0, 0, 0xFF, 0xFF, 0xFF]);
+    b.push(0x2C);
+    for v in [0u16, 0, w, h] {
+        b.extend(v.to_le_bytes());
+    }
+    b.push(0);
+    b.extend([0x02, 0x02, 0x44, 0x01, 0x00, 0x3B]);
+    assert_eq!(b.len(), 35);
+    std::fs::write(path, b).unwrap();
+}
+
+/// Review 23 F3: a GIF's frames are bounded before decoding, not only its
+/// logical screen: a 4×4 screen with a 65 535×65 535 frame (4 GiB decoded,
+/// 94 s before the fix) and one with a 20 000×20 000 frame are refused
+/// from their descriptors; a 1×1 frame in the same file layout decodes.
+#[tokio::test]
+async fn a_gif_frame_larger_than_its_screen_is_refused_before_decoding() {
+    let (dir, ctx) = workspace();
+    gif_with_frame(&dir.path().join("big.gif"), 4, 65_535, 65_535);
+    gif_with_frame(&dir.path().join("g20k.gif"), 4, 20_000, 20_000);
+    gif_with_frame(&dir.path().join("ok.gif"), 4, 1, 1);
+    let r = call(&ctx, &["big.gif", "g20k.gif", "ok.gif"], None).await;
+    assert!(r.is_ok(), "{r:?}");
+    for line in [
+        "- big.gif: a frame of it is 65535×65535 px, more than the 64 megapixels one image may have",
+        "- g20k.gif: a frame of it is 20000×20000 px, more than the 64 megapixels one image may have",
+    ] {
+        assert!(r.output.contains(line), "{line}\n{}", r.output);
+    }
+    assert_eq!(r.images.len(), 1, "{}", r.output);
+    let r = read(&ctx, "big.gif").await;
+    let e = r.error.expect("refused");
+    assert!(
+        e.message.contains("a frame of it is 65535×65535 px"),
+        "{}",
+        e.message
+    );
+}

@@ -212,3 +212,56 @@ fn other_traces_and_changed_files_still_need_a_read() {
         "ALPHA\n"
     );
 }
+
+/// Review 23 F2: walks (`grep_content`, `glob_files`, `list_dir`) judge a
+/// followed symlink by its target, so a link inside the workspace (made by
+/// the shell or shipped in a repository) does not lead them into the state
+/// folder; and a state tree of another configuration (another
+/// `XDG_STATE_HOME`) is skipped by its layout.
+#[test]
+fn walks_do_not_follow_symlinks_into_the_state_folder() {
+    let ws = TempDir::new();
+    std::fs::write(ws.path().join("a.txt"), "alpha\n").expect("write");
+    let state_home = ws.path().join(".local/state");
+    std::fs::create_dir_all(&state_home).expect("state home");
+    let run = |trace: &str, state: &std::path::Path, name: &str, args: serde_json::Value| {
+        let out = tool()
+            .env("XDG_STATE_HOME", state)
+            .args(["--workspace", ws.arg(), "--trace-id", trace, "call", name])
+            .arg(args.to_string())
+            .output()
+            .expect("tool runs");
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).expect("one JSON result")
+    };
+    let read = run(
+        "victim",
+        &state_home,
+        "read_file",
+        json!({"file_path": "a.txt"}),
+    );
+    assert!(read["error"].is_null(), "{read}");
+    std::os::unix::fs::symlink(".local/state/agent-tools", ws.path().join("sneaky"))
+        .expect("symlink");
+    std::os::unix::fs::symlink(".local", ws.path().join("loc")).expect("symlink");
+    let other_state = TempDir::new();
+    for state in [state_home.as_path(), other_state.path()] {
+        for (name, args) in [
+            ("grep_content", json!({"pattern": "hash"})),
+            (
+                "grep_content",
+                json!({"pattern": "a.txt", "output_mode": "files_with_matches"}),
+            ),
+            ("glob_files", json!({"pattern": "**/*"})),
+            ("list_dir", json!({"path": "sneaky"})),
+            ("list_dir", json!({})),
+        ] {
+            let out = run("thief", state, name, args.clone());
+            let text = out.to_string();
+            assert!(
+                !text.contains("victim") && !text.contains("ledger/"),
+                "{name} {args} (state {}): {text}",
+                state.display()
+            );
+        }
+    }
+}

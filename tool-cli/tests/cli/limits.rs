@@ -150,3 +150,54 @@ fn png_colour_profiles_stay_inside_the_decode_budget() {
         peak_kib / 1024
     );
 }
+
+/// Review 23 F3: sixteen 35-byte GIFs whose 4×4 screen holds a
+/// 65 535×65 535 frame (one took 4 GiB and 94 s before the fix), in one
+/// `read_images` call with 16 decode threads, stay far inside the decode
+/// budget: each is refused from its frame descriptor.
+#[test]
+fn gif_frames_larger_than_the_screen_stay_inside_the_decode_budget() {
+    const SCRIPT: &str = r#"
+import json, os, resource, struct, subprocess, sys
+bin_, ws = sys.argv[1], sys.argv[2]
+gif = (b"GIF89a" + struct.pack("<HHBBB", 4, 4, 0x80, 0, 0) + b"\0\0\0\xff\xff\xff"
+       + b"\x2c" + struct.pack("<HHHHB", 0, 0, 65535, 65535, 0) + b"\x02\x02\x44\x01\x00\x3b")
+assert len(gif) == 35
+names = ["g%d.gif" % i for i in range(16)]
+for n in names:
+    open(os.path.join(ws, n), "wb").write(gif)
+env = dict(os.environ, AGENT_TOOLS_DECODE_THREADS="16")
+env.pop("TRACE_ID", None)
+out = subprocess.run([bin_, "call", "--workspace", ws, "read_images", "--paths=" + json.dumps(names)],
+                     env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=600)
+print(json.dumps({"peak_kib": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss,
+                  "stdout": out.stdout.decode()}))
+"#;
+    let ws = crate::support::TempDir::new();
+    let out = std::process::Command::new("python3")
+        .args(["-c", SCRIPT, crate::support::BIN, ws.arg()])
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("a JSON report");
+    let peak_kib = report["peak_kib"].as_u64().unwrap();
+    let stdout = report["stdout"].as_str().unwrap();
+    let v: serde_json::Value = serde_json::from_str(stdout).expect("JSON");
+    let message = v["error"]["message"].as_str().unwrap_or_default();
+    assert_eq!(
+        message
+            .matches("a frame of it is 65535×65535 px, more than the 64 megapixels")
+            .count(),
+        16,
+        "{v}"
+    );
+    println!(
+        "peak RSS of `tool` with 16 GIF frame bombs: {} MiB",
+        peak_kib / 1024
+    );
+    assert!(peak_kib < 100 * 1024, "peak RSS {} MiB", peak_kib / 1024);
+}

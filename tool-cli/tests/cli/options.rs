@@ -484,3 +484,58 @@ fn a_malformed_page_url_is_refused_at_once() {
         "{err}"
     );
 }
+
+/// Review 23 F9: `--secrets`, `--bash-policy` and `--mcp-config` read
+/// `/dev/zero` without bound and waited forever on a FIFO; now each is
+/// refused at once like `--token-file`: regular files only, 1 MiB at most.
+#[test]
+fn file_options_refuse_fifos_devices_and_huge_files() {
+    let dir = crate::support::TempDir::new();
+    let fifo = dir.path().join("fifo");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("mkfifo runs");
+    assert!(made.success());
+    let big = dir.path().join("big.json");
+    std::fs::write(&big, format!("{{\"x\": \"{}\"}}", "a".repeat(2 << 20))).expect("write");
+    let command = r#"{"command":"true"}"#;
+    for option in ["--secrets", "--bash-policy", "--mcp-config"] {
+        for (file, expected) in [
+            (
+                fifo.to_str().unwrap(),
+                "not a regular file (a FIFO, socket or device)",
+            ),
+            ("/dev/zero", "not a regular file (a FIFO, socket or device)"),
+            (dir.arg(), "not a regular file (a folder)"),
+            (
+                big.to_str().unwrap(),
+                "the file is larger than 1048576 bytes",
+            ),
+        ] {
+            let mut child = crate::support::tool()
+                .args([option, file, "--workspace", dir.arg()])
+                .args(["call", "bash_command", command])
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .expect("tool starts");
+            // A hang guard, not a speed target: before the fix it never ended.
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+            while child.try_wait().expect("wait").is_none() {
+                if std::time::Instant::now() > deadline {
+                    let _ = child.kill();
+                    panic!("{option} {file} hangs");
+                }
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            let out = child.wait_with_output().expect("output");
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_ne!(out.status.code(), Some(0), "{option} {file}: {err}");
+            assert!(
+                err.contains(&format!("{option} {file}: {expected}")),
+                "{option} {file}: {err}"
+            );
+        }
+    }
+}

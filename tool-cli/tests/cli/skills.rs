@@ -362,3 +362,68 @@ fn a_fifo_skill_file_does_not_hang_the_cli() {
         stderr(&out)
     );
 }
+
+/// Review 23 F1: a skills folder given relative to a current folder other
+/// than the workspace (`--skills-dir ws/.skills`, `AGENT_TOOLS_SKILLS`) is
+/// read-only for `bash_command` in the sandbox too, not only for the file
+/// tools (the sandbox used to resolve it against the workspace and skip it).
+#[test]
+fn a_relative_skills_folder_is_read_only_in_the_sandbox() {
+    let parent = TempDir::new();
+    let ws = parent.path().join("ws");
+    let original = "---\nname: x\ndescription: Original.\n---\nBody.\n";
+    skill(&ws.join(".skills"), "x", original);
+    let command = serde_json::json!({
+        "command": "echo A >> .skills/x/SKILL.md; echo rc=$?; mkdir .skills/zz; echo mk=$?"
+    })
+    .to_string();
+    for by_env in [false, true] {
+        let mut cmd = tool();
+        cmd.current_dir(parent.path())
+            .env_remove("AGENT_TOOLS_SKILLS")
+            .args(["--workspace", "ws"]);
+        if by_env {
+            cmd.env("AGENT_TOOLS_SKILLS", "ws/.skills");
+        } else {
+            cmd.args(["--skills-dir", "ws/.skills"]);
+        }
+        let out = cmd
+            .args(["call", "--json", "bash_command", &command])
+            .output()
+            .expect("tool runs");
+        let result = one_json_line(&out);
+        if result["metadata"]["sandbox"]["tier"] != "full" {
+            eprintln!("skipped: no full sandbox tier here: {result}");
+            return;
+        }
+        let text = result["output"].as_str().unwrap_or_default();
+        assert!(
+            text.contains("rc=1") && text.contains("mk=1"),
+            "env={by_env}: {text}"
+        );
+        assert_eq!(
+            fs::read_to_string(ws.join(".skills/x/SKILL.md")).expect("read"),
+            original,
+            "env={by_env}"
+        );
+        assert!(!ws.join(".skills/zz").exists(), "env={by_env}");
+    }
+}
+
+/// Review 23 F11: a skill entry that is a symbolic link to nothing (a
+/// relative link whose target is missing) is reported, not left out
+/// silently; a `SKILL.md` that is a folder is reported as a directory.
+#[test]
+fn dangling_skill_links_and_folder_skill_files_are_reported() {
+    let dir = skills_dir();
+    std::os::unix::fs::symlink("../../no/such/secret", dir.path().join("e")).expect("symlink");
+    fs::create_dir_all(dir.path().join("d/SKILL.md")).expect("folder");
+    let out = run(["--skills-dir", dir.arg(), "skills"]);
+    let err = stderr(&out);
+    assert!(stdout(&out).contains("pdf-forms"), "{}", stdout(&out));
+    assert!(
+        err.contains("this entry is a symbolic link to `../../no/such/secret`"),
+        "{err}"
+    );
+    assert!(err.contains("SKILL.md is a directory, not a file"), "{err}");
+}

@@ -385,10 +385,17 @@ impl SandboxPolicy {
         self
     }
 
-    /// Adds an extra read-only path.
+    /// Adds an extra read-only path (a skills folder, say).
+    ///
+    /// A relative `path` is resolved here, once, against the current folder
+    /// (as the file tools and the skill loader resolve it), then made
+    /// canonical as far as it exists: the sandbox, which resolves paths
+    /// against the workspace, must protect the same folder the file tools
+    /// refuse, whatever the current folder was (review 23, F1). When the
+    /// current folder cannot be read the path is kept as given.
     #[must_use]
     pub fn read_only(mut self, path: impl Into<PathBuf>) -> Self {
-        self.read_only.push(path.into());
+        self.read_only.push(resolve_configured(path.into()));
         self
     }
 
@@ -424,6 +431,29 @@ impl SandboxPolicy {
     /// Whether commands run unsandboxed.
     pub fn is_off(&self) -> bool {
         self.mode == SandboxMode::Off
+    }
+}
+
+/// `path` made absolute against the current folder, then canonical for its
+/// longest existing ancestor (the rest appended as given); `path` unchanged
+/// when the current folder is unreadable.
+fn resolve_configured(path: PathBuf) -> PathBuf {
+    let Ok(abs) = std::path::absolute(&path) else {
+        return path;
+    };
+    let mut base = abs.as_path();
+    let mut rest = Vec::new();
+    loop {
+        if let Ok(real) = std::fs::canonicalize(base) {
+            return rest.iter().rev().fold(real, |p, c| p.join(c));
+        }
+        match (base.parent(), base.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_os_string());
+                base = parent;
+            }
+            _ => return abs,
+        }
     }
 }
 

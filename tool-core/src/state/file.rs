@@ -30,7 +30,7 @@
 //! file named: the store does not guess.
 //!
 //! # Compaction and bounds
-//! When the log passes 1 MiB and holds more than four times the bytes of
+//! When the log passes 4 KiB and holds more than four times the bytes of
 //! its live entries, or when the next line would cross
 //! [`FileStoreLimits::max_log_bytes`], the writer rewrites it under the
 //! exclusive lock with only the live, unexpired entries (a new file renamed
@@ -64,9 +64,12 @@ const FORMAT_VERSION: u64 = 1;
 /// least recently used is dropped from the cache (not from the disk) past it.
 const CACHED_KEYS: usize = 256;
 
-/// A log is compacted once it is larger than this (1 MiB) and four times
-/// its live entries' bytes.
-const COMPACT_AFTER_BYTES: u64 = 1024 * 1024;
+/// A log is compacted once it is larger than this (4 KiB) and four times
+/// its live entries' bytes. The floor keeps a log of a few entries from
+/// being rewritten (and `fsync`ed) every few appends; above it a log never
+/// holds more than four times its live bytes plus one line (review 23 F6:
+/// the floor was 1 MiB, so 3 001 lines held 2 live entries).
+const COMPACT_AFTER_BYTES: u64 = 4 * 1024;
 
 /// The bounds of a [`FileStore`], per key. The defaults hold a read ledger
 /// of 65 536 files with room to spare.
@@ -82,9 +85,15 @@ pub struct FileStoreLimits {
     /// Longest value, in bytes (default 64 KiB).
     pub max_value_bytes: usize,
     /// Most keys (logs) per space in the folder (default 10 000): a new key
-    /// past it first removes logs unwritten for longer than the lifetime,
-    /// then is refused ([`StateErrorKind::Full`]). Bounds the files a remote
-    /// client naming ever new traces can leave behind.
+    /// that would pass it first removes logs unwritten for longer than the
+    /// lifetime, then the least recently written logs, until it fits; new
+    /// keys are never refused, so a client naming ever new traces cannot
+    /// starve the others (review 23 F5: refusing let any loopback client
+    /// block every new trace for a day). An evicted trace forgets its state,
+    /// which for the read ledger is the safe direction (files must be read
+    /// again before an edit). The count is taken and the log created under
+    /// a folder lock (`<space>/.keys.lock`), so concurrent creators never
+    /// pass the bound.
     pub max_keys: usize,
 }
 
@@ -284,9 +293,12 @@ impl FileStore {
             FlockOperation::LockShared
         };
         rustix::fs::flock(&lock, op).map_err(|e| StateError::io("lock", &lock_path, e.into()))?;
-        if exclusive && std::fs::symlink_metadata(&log).is_err() {
-            self.make_room(&folder, key)?;
-        }
+        // Held until the new log exists, so the count stays within bounds.
+        let _room = if exclusive && std::fs::symlink_metadata(&log).is_err() {
+            Some(self.make_room(&folder, &log)?)
+        } else {
+            None
+        };
         let mut cache = self.cache.lock().unwrap_or_else(PoisonError::into_inner);
         let parsed = cache.entry(key);
         let mut file = match open_private(&log, exclusive, exclusive) {
@@ -304,55 +316,42 @@ impl FileStore {
         out
     }
 
-    /// Before a new key's log is created in `folder`: removes logs unwritten
-    /// for longer than the lifetime when the folder holds
-    /// [`FileStoreLimits::max_keys`] logs, and refuses when it still does.
-    fn make_room(&self, folder: &Path, key: &StateKey) -> Result<(), StateError> {
-        let logs = |dir: &Path| -> Vec<(PathBuf, Option<SystemTime>)> {
-            std::fs::read_dir(dir)
-                .map(|read| {
-                    read.filter_map(Result::ok)
-                        .map(|e| e.path())
-                        .filter(|p| p.extension().is_some_and(|x| x == "log"))
-                        .map(|p| {
-                            let modified = std::fs::symlink_metadata(&p)
-                                .and_then(|m| m.modified())
-                                .ok();
-                            (p, modified)
-                        })
-                        .collect()
-                })
-                .unwrap_or_default()
-        };
-        let found = logs(folder);
+    /// Before a new key's log (`log`) is created in `folder`: takes the
+    /// folder's key lock (returned; hold it until the log exists) and, when
+    /// the folder holds [`FileStoreLimits::max_keys`] logs, removes logs
+    /// unwritten for longer than the lifetime, then the least recently
+    /// written ones, until one more fits.
+    fn make_room(&self, folder: &Path, log: &Path) -> Result<File, StateError> {
+        let lock_path = folder.join(".keys.lock");
+        let lock = open_private(&lock_path, true, false)?;
+        rustix::fs::flock(&lock, FlockOperation::LockExclusive)
+            .map_err(|e| StateError::io("lock", &lock_path, e.into()))?;
+        let mut found: Vec<(PathBuf, Option<SystemTime>)> = std::fs::read_dir(folder)
+            .map(|read| {
+                read.filter_map(Result::ok)
+                    .map(|e| e.path())
+                    .filter(|p| p.extension().is_some_and(|x| x == "log") && p != log)
+                    .map(|p| {
+                        let modified = std::fs::symlink_metadata(&p)
+                            .and_then(|m| m.modified())
+                            .ok();
+                        (p, modified)
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
         if found.len() < self.limits.max_keys {
-            return Ok(());
+            return Ok(lock);
         }
-        let now = SystemTime::now();
-        for (path, modified) in &found {
-            let idle = modified.and_then(|m| now.duration_since(m).ok());
-            if idle.is_some_and(|idle| idle > self.lifetime) {
-                let _ = std::fs::remove_file(path);
-                let _ = std::fs::remove_file(path.with_extension("lock"));
-            }
+        // Oldest first (unknown times count as oldest); expired ones are
+        // among the oldest, so one pass removes them first.
+        found.sort_by_key(|(_, modified)| *modified);
+        let excess = found.len() + 1 - self.limits.max_keys.max(1);
+        for (path, _) in found.iter().take(excess) {
+            let _ = std::fs::remove_file(path);
+            let _ = std::fs::remove_file(path.with_extension("lock"));
         }
-        let left = logs(folder).len();
-        if left < self.limits.max_keys {
-            return Ok(());
-        }
-        Err(StateError::new(
-            StateErrorKind::Full,
-            format!(
-                "the {} state folder {} holds {left} traces' state, the most it may ({}); \
-                 state for `{}` was not created and nothing was forgotten. Each trace's state \
-                 is removed a day after its last write ({} h).",
-                key.space(),
-                folder.display(),
-                self.limits.max_keys,
-                key.owner(),
-                self.lifetime.as_secs() / 3600
-            ),
-        ))
+        Ok(lock)
     }
 
     /// Brings `parsed` up to date with the log `file`: from the start when
@@ -886,26 +885,68 @@ mod tests {
     }
 
     #[test]
-    fn new_keys_past_the_bound_are_refused_after_expired_logs_go() {
+    fn new_keys_past_the_bound_evict_the_least_recently_written() {
         let dir = tempfile::tempdir().unwrap();
         let limits = FileStoreLimits {
-            max_keys: 2,
+            max_keys: 3,
             ..FileStoreLimits::default()
         };
         let s = FileStore::new(dir.path().join("s")).with_limits(limits);
-        s.put(&key("a"), "f", "1").unwrap();
-        s.put(&key("b"), "f", "1").unwrap();
-        let err = s.put(&key("c"), "f", "1").unwrap_err();
-        assert_eq!(err.kind(), StateErrorKind::Full);
-        assert!(err.to_string().contains("holds 2 traces' state"), "{err}");
-        // Existing keys still write; an expired log makes room.
+        let logs = || {
+            std::fs::read_dir(dir.path().join("s/ledger"))
+                .unwrap()
+                .filter(|e| {
+                    e.as_ref()
+                        .unwrap()
+                        .path()
+                        .extension()
+                        .is_some_and(|x| x == "log")
+                })
+                .count()
+        };
+        for owner in ["a", "b", "c"] {
+            s.put(&key(owner), "f", "1").unwrap();
+            // Distinct modification times (coarse file systems).
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        // `a` written again: now `b` is the least recently written.
         s.put(&key("a"), "g", "2").unwrap();
-        let short = FileStore::new(dir.path().join("s"))
-            .with_limits(limits)
-            .with_lifetime(Duration::ZERO);
-        std::thread::sleep(Duration::from_millis(5));
-        short.put(&key("c"), "f", "1").unwrap();
-        assert_eq!(short.entries(&key("c")).unwrap().len(), 1);
+        std::thread::sleep(Duration::from_millis(20));
+        // Review 23 F5: a flood of new keys never refuses and never passes
+        // the bound; the most recently written survive.
+        for i in 0..20 {
+            s.put(&key(&format!("flood{i}")), "f", "1").unwrap();
+            assert!(logs() <= 3, "{} logs after flood{i}", logs());
+        }
+        assert_eq!(logs(), 3);
+        let fresh = FileStore::new(dir.path().join("s")).with_limits(limits);
+        assert!(fresh.entries(&key("b")).unwrap().is_empty());
+        assert_eq!(fresh.entries(&key("flood19")).unwrap().len(), 1);
+    }
+
+    #[test]
+    fn a_log_is_compacted_at_four_times_its_live_entries() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = FileStore::new(dir.path().join("s"));
+        for i in 0..3000 {
+            s.put(
+                &key("t"),
+                if i % 2 == 0 { "a" } else { "b" },
+                &i.to_string(),
+            )
+            .unwrap();
+        }
+        let log = s.log_path(&key("t"));
+        let lines = std::fs::read_to_string(&log).unwrap().lines().count();
+        // Review 23 F6: 3 001 lines for 2 live entries before; now at most
+        // the 4 KiB floor's worth of ~40-byte lines.
+        assert!(lines < 4096 / 30, "{lines} lines for 2 live entries");
+        assert_eq!(s.get(&key("t"), "b").unwrap().as_deref(), Some("2999"));
+        let reopened = FileStore::new(dir.path().join("s"));
+        assert_eq!(
+            reopened.get(&key("t"), "a").unwrap().as_deref(),
+            Some("2998")
+        );
     }
 
     #[test]

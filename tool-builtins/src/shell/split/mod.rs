@@ -505,6 +505,11 @@ impl Lexer<'_> {
                         self.finish(&mut seg);
                     }
                 }
+                '|' if seg.in_word && seg.word.text.ends_with('>') => {
+                    // `>|file` (noclobber override): a redirection, not a pipe.
+                    seg.push('|');
+                    self.pos += 1;
+                }
                 '|' => {
                     self.pos += if matches!(self.peek_at(1), Some('|' | '&')) {
                         2
@@ -650,9 +655,18 @@ impl Lexer<'_> {
                 seg.push('}');
                 seg.expands();
             }
+            (Some('\''), _) => {
+                // `$'...'` (ANSI-C quoting): its value is known before the
+                // command runs, so it is decoded, not treated as an expansion
+                // (review 23 F7: `rm -rf $'/'` read as `$/`).
+                self.pos += 2;
+                seg.in_word = true;
+                let text = self.ansi_c_quoted();
+                seg.word.text.push_str(&text);
+            }
             (next, _) => {
-                // `$name`, `$1`, `$@`, ...; `$'...'` (ANSI-C quoting) and
-                // `$"..."` are rewritten by the shell too.
+                // `$name`, `$1`, `$@`, ...; `$"..."` is translated by the
+                // shell too.
                 let expands =
                     next.is_some_and(|c| c.is_ascii_alphanumeric() || "_@*#?$!-'\"".contains(c));
                 seg.push('$');
@@ -660,6 +674,67 @@ impl Lexer<'_> {
                     seg.expands();
                 }
                 self.pos += 1;
+            }
+        }
+    }
+
+    /// After `$'`: the decoded text up to the closing quote, with bash's
+    /// escapes (`\n`, `\t`, `\xHH`, `\NNN` octal, `\uHHHH`, `\UHHHHHHHH`,
+    /// `\\`, `\'`, ...; bash manual, "ANSI-C Quoting"). An unknown escape
+    /// stays as written; a missing closing quote marks the command incomplete.
+    fn ansi_c_quoted(&mut self) -> String {
+        let mut out = String::new();
+        loop {
+            let Some(c) = self.peek_at(0) else {
+                self.parts.incomplete = true;
+                return out;
+            };
+            self.pos += 1;
+            match c {
+                '\'' => return out,
+                '\\' => {
+                    let Some(e) = self.peek_at(0) else { continue };
+                    self.pos += 1;
+                    let mut number = |radix: u32, max: usize, first: Option<char>| {
+                        let mut value = first.and_then(|d| d.to_digit(radix)).unwrap_or(0);
+                        let mut digits = usize::from(first.is_some());
+                        while digits < max {
+                            match self.peek_at(0).and_then(|d| d.to_digit(radix)) {
+                                Some(d) => {
+                                    value = value.saturating_mul(radix).saturating_add(d);
+                                    self.pos += 1;
+                                    digits += 1;
+                                }
+                                None => break,
+                            }
+                        }
+                        (digits > 0).then(|| char::from_u32(value)).flatten()
+                    };
+                    let decoded = match e {
+                        'n' => Some('\n'),
+                        't' => Some('\t'),
+                        'r' => Some('\r'),
+                        'a' => Some('\u{7}'),
+                        'b' => Some('\u{8}'),
+                        'e' | 'E' => Some('\u{1b}'),
+                        'f' => Some('\u{c}'),
+                        'v' => Some('\u{b}'),
+                        '\\' | '\'' | '"' | '?' => Some(e),
+                        'x' => number(16, 2, None),
+                        'u' => number(16, 4, None),
+                        'U' => number(16, 8, None),
+                        '0'..='7' => number(8, 3, Some(e)),
+                        _ => None,
+                    };
+                    match decoded {
+                        Some(d) => out.push(d),
+                        None => {
+                            out.push('\\');
+                            out.push(e);
+                        }
+                    }
+                }
+                other => out.push(other),
             }
         }
     }

@@ -498,7 +498,8 @@ fn die_with_parent() {
 
 /// [`crate::Sandbox::apply`]'s hook: the three steps, and in the full tier
 /// the namespace's first process, which reaps everything and exits with the
-/// command's code once nothing is left; the process std forked waits for it
+/// command's code once nothing is left (the proxy forwarder, if any, is
+/// killed when the command exits); the process std forked waits for it
 /// and exits with the same code.
 pub(crate) fn run_nested(s: &crate::Sandbox) -> io::Result<()> {
     s.enter_supervisor()?;
@@ -508,9 +509,9 @@ pub(crate) fn run_nested(s: &crate::Sandbox) -> io::Result<()> {
     let init = fork()?;
     if init == 0 {
         die_with_parent();
-        if s.enter_init().is_err() {
+        let Ok(forwarder) = s.enter_init() else {
             exit(126);
-        }
+        };
         let command = fork().unwrap_or(-1);
         if command == 0 {
             die_with_parent();
@@ -527,6 +528,12 @@ pub(crate) fn run_nested(s: &crate::Sandbox) -> io::Result<()> {
             let pid = unsafe { libc::waitpid(-1, &mut status, 0) };
             if pid == command {
                 code = code_of(status);
+                // The forwarder serves the command: it ends with it (else
+                // it would keep this process waiting for ever).
+                if let Some(f) = forwarder {
+                    // SAFETY: kill(2) of this process's own child.
+                    unsafe { libc::kill(f, libc::SIGKILL) };
+                }
             } else if pid < 0 && io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
                 exit(code);
             }
@@ -546,14 +553,72 @@ pub(crate) fn run_nested(s: &crate::Sandbox) -> io::Result<()> {
     }
 }
 
-/// Forks the proxy forwarder; the child runs it and exits.
-pub(crate) fn fork_forwarder(forwarder: &(dyn Fn() + Send + Sync)) -> io::Result<()> {
-    if fork()? == 0 {
+/// Forks the proxy forwarder, whose listeners are already bound (so the
+/// command's first connection finds them), and returns its pid. The child
+/// keeps nothing of its parent's but those listeners: `/dev/null` on
+/// descriptors 0–2 and every other descriptor closed (`close_range(2)`), so
+/// it never holds the command's output pipe or the supervisor's pipes open
+/// (a forwarder holding them made the call wait for its drain deadline);
+/// it dies with its parent (`PR_SET_PDEATHSIG`) and with the PID namespace.
+///
+/// The child then starts threads (`Forwarder::serve`): sound after
+/// `fork`, since its parent (the namespace's first process) has one thread
+/// and glibc's `fork` leaves the allocator's locks usable in the child.
+pub(crate) fn fork_forwarder(forwarder: crate::Forwarder) -> io::Result<libc::pid_t> {
+    let pid = fork()?;
+    if pid == 0 {
         die_with_parent();
-        forwarder();
+        let (v4, v6) = forwarder.raw_fds();
+        if v4 < 3 || v6.is_some_and(|fd| fd < 3) {
+            exit(126);
+        }
+        keep_only(v4, v6.unwrap_or(v4));
+        let _ = forwarder.serve();
         exit(0);
     }
-    Ok(())
+    drop(forwarder);
+    Ok(pid)
+}
+
+/// `/dev/null` on descriptors 0, 1 and 2 (closed when it cannot be opened)
+/// and every descriptor from 3 up closed but `a` and `b` (both at least 3).
+fn keep_only(a: RawFd, b: RawFd) {
+    // SAFETY: open(2) with a NUL-terminated path.
+    let null = unsafe { libc::open(c"/dev/null".as_ptr(), libc::O_RDWR) };
+    for fd in 0..3 {
+        if null >= 0 {
+            if null != fd {
+                // SAFETY: dup2(2) of a descriptor this process owns.
+                unsafe { libc::dup2(null, fd) };
+            }
+        } else {
+            // SAFETY: close(2) of a number.
+            unsafe { libc::close(fd) };
+        }
+    }
+    let (low, high) = (a.min(b), a.max(b));
+    let ranges = [(3, low - 1), (low + 1, high - 1), (high + 1, RawFd::MAX)];
+    for (from, to) in ranges {
+        if from <= to {
+            close_range(from, to);
+        }
+    }
+}
+
+/// Closes descriptors `from..=to` (`close_range(2)`; one by one up to
+/// 1024 below Linux 5.9).
+fn close_range(from: RawFd, to: RawFd) {
+    let (Ok(lo), Ok(hi)) = (u32::try_from(from), u32::try_from(to)) else {
+        return;
+    };
+    // SAFETY: close_range(2) takes plain integers.
+    let r = unsafe { libc::syscall(libc::SYS_close_range, lo, hi, 0_u32) };
+    if r != 0 {
+        for fd in from..=to.min(1023) {
+            // SAFETY: close(2) of a number.
+            unsafe { libc::close(fd) };
+        }
+    }
 }
 
 /// The kernel's Landlock ABI version (`landlock_create_ruleset(2)` with

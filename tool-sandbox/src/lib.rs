@@ -161,27 +161,36 @@ impl fmt::Display for Tier {
     }
 }
 
-/// The network engineer's hook (see the crate docs, "Network hook").
-#[derive(Clone)]
+/// The network hook (see the crate docs, "Network hook"): where the host
+/// proxy listens, and the port the forwarder serves inside the sandbox.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProxyHook {
-    /// The proxy's listening Unix socket on the host; bound at
-    /// [`PROXY_SOCKET_IN_SANDBOX`] inside the sandbox (full tier).
+    /// The proxy's listening Unix socket on the host
+    /// ([`ProxyServer::socket_path`]); bound at [`PROXY_SOCKET_IN_SANDBOX`]
+    /// inside the sandbox (full tier).
     pub host_socket: PathBuf,
-    /// Runs in its own process inside the sandbox's namespaces (after the
-    /// mounts, before Landlock and seccomp), forked by the namespace's first
-    /// process; it should listen on `127.0.0.1:<port>` and relay to
-    /// [`PROXY_SOCKET_IN_SANDBOX`]. It must keep to async-signal-safe calls
-    /// (it runs in a fork of a possibly multithreaded process) and never return
-    /// while it serves; it is killed with the sandbox.
-    pub forwarder: Option<Arc<dyn Fn() + Send + Sync>>,
+    /// The port the forwarder listens on at `127.0.0.1` and `[::1]` inside
+    /// the sandbox's network namespace (full tier); the command's
+    /// `HTTP_PROXY` points there ([`ProxyHook::env`]). Default
+    /// [`DEFAULT_FORWARDER_PORT`] (3128).
+    pub forwarder_port: u16,
 }
 
-impl fmt::Debug for ProxyHook {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ProxyHook")
-            .field("host_socket", &self.host_socket)
-            .field("forwarder", &self.forwarder.is_some())
-            .finish()
+impl ProxyHook {
+    /// The hook for a proxy listening on `host_socket`, forwarder on
+    /// [`DEFAULT_FORWARDER_PORT`].
+    pub fn new(host_socket: impl Into<PathBuf>) -> Self {
+        Self {
+            host_socket: host_socket.into(),
+            forwarder_port: DEFAULT_FORWARDER_PORT,
+        }
+    }
+
+    /// The proxy variables for the command (`HTTP_PROXY`, `HTTPS_PROXY`,
+    /// `ALL_PROXY`, their lower-case forms, empty `NO_PROXY`), pointing at
+    /// the forwarder.
+    pub fn env(&self) -> ProxyEnv {
+        ProxyEnv::for_port(self.forwarder_port)
     }
 }
 
@@ -482,18 +491,26 @@ impl Sandbox {
     }
 
     /// Step 2 (full tier), in the first process of the new PID namespace:
-    /// mounts its `/proc`, brings `lo` up and starts the proxy forwarder
-    /// (its process is killed with the namespace). Async-signal-safe apart
-    /// from what the forwarder does.
+    /// mounts its `/proc`, brings `lo` up and, with a [`ProxyHook`], binds
+    /// the forwarder's listeners and forks the forwarder process (it keeps
+    /// only its listeners, see the crate docs, "Network hook"). Returns the
+    /// forwarder's pid (in the namespace), so that the caller can end it
+    /// once the command's processes are gone. Async-signal-safe apart from
+    /// binding the listeners, which allocates (sound after glibc's `fork`).
     ///
     /// # Errors
-    /// The failing system call's error.
-    pub fn enter_init(&self) -> io::Result<()> {
+    /// The failing system call's error (binding the forwarder's port
+    /// included).
+    pub fn enter_init(&self) -> io::Result<Option<i32>> {
         child::enter_init()?;
-        if let Some(forwarder) = self.proxy.as_ref().and_then(|p| p.forwarder.as_ref()) {
-            child::fork_forwarder(forwarder.as_ref())?;
+        match &self.proxy {
+            Some(hook) if self.prepared.tier == Tier::Full => {
+                let forwarder =
+                    Forwarder::bind(hook.forwarder_port, Path::new(PROXY_SOCKET_IN_SANDBOX))?;
+                child::fork_forwarder(forwarder).map(Some)
+            }
+            _ => Ok(None),
         }
-        Ok(())
     }
 
     /// Step 3, in the process that will `exec` the command: changes into

@@ -73,12 +73,32 @@
 //! as `RLIMIT_NOFILE`.
 //!
 //! # Network hook
-//! With allowed hosts, the network engineer's proxy listens on a host Unix
-//! socket ([`ProxyHook::host_socket`]); the mount view binds it at
-//! [`PROXY_SOCKET_IN_SANDBOX`], and [`ProxyHook::forwarder`] runs in a
-//! process forked by the namespace's first process, inside the network
-//! namespace (loopback up), before the command starts; the caller sets
-//! `HTTP_PROXY`/`HTTPS_PROXY` to the forwarder's `127.0.0.1:<port>`.
+//! With allowed hosts, the caller starts a [`ProxyServer`] on a host Unix
+//! socket and passes [`ProxyHook::new`]`(proxy.socket_path())`; the mount
+//! view binds that socket at [`PROXY_SOCKET_IN_SANDBOX`] (inside the hidden
+//! `/run`). In the namespace's first process, [`Sandbox::enter_init`] binds
+//! the [`Forwarder`]'s listeners on `127.0.0.1` and `[::1]`
+//! ([`ProxyHook::forwarder_port`], default 3128) and forks the forwarder
+//! process, which keeps only those listeners (`/dev/null` on 0–2, every
+//! other descriptor closed) and relays to the socket; it is not under the
+//! command's Landlock and seccomp rules, and dies with the namespace. The
+//! caller sets [`ProxyHook::env`]'s variables (`HTTP_PROXY`, ...) in the
+//! command's environment, ends the forwarder once the command's processes
+//! are gone (`enter_init` returns its pid) and, after the call, takes the
+//! [`NetworkReport`] from [`ProxyServer::shutdown`]. `bash_command` does all
+//! of this per call. The no-namespaces tier ignores the hook (no network
+//! namespace to bind the socket into; SECURITY.md says why no TCP variant
+//! is served).
+//!
+//! # Cost
+//! What a spawn pays is measured by `benches/spawn.rs` (in process) and
+//! `benches/sandbox.sh` (through `tool call`). Kept off the caller's path:
+//! the seccomp programs are compiled once per process; the kernel probes
+//! run once per process, and the user-namespace probe forks without
+//! `exec`; hidden paths that do not exist get no mount; the caller of
+//! [`Sandbox::apply`] gets the command's status from the process std forked
+//! as soon as it is known, while the namespaces' owner (a child of it)
+//! exits — unmounting the copied tree waits for an RCU grace period — after.
 //!
 //! # Crates
 //! `landlock` (the Landlock maintainers' own crate: ABI detection and

@@ -453,18 +453,6 @@ pub(crate) fn join_cgroup(p: &Prepared) -> io::Result<()> {
     Ok(())
 }
 
-/// Closes every descriptor (`close_range(2)`; one by one below Linux 5.9).
-pub(crate) fn close_all_fds() {
-    // SAFETY: close_range(2) takes plain integers.
-    let r = unsafe { libc::syscall(libc::SYS_close_range, 0_u32, u32::MAX, 0_u32) };
-    if r != 0 {
-        for fd in 0..1024 {
-            // SAFETY: close(2) of a number; this process keeps no descriptor.
-            unsafe { libc::close(fd) };
-        }
-    }
-}
-
 fn fork() -> io::Result<libc::pid_t> {
     // SAFETY: fork(2) from a process with one thread (a child of std's
     // fork, or of this module's); both sides keep to raw system calls.
@@ -499,10 +487,10 @@ fn die_with_parent() {
 /// [`crate::Sandbox::apply`]'s hook: the three steps. In the full tier the
 /// process std forked (`P`) joins the cgroup and forks the namespaces'
 /// owner (`Q`), which unshares them, builds the mount view and forks the
-/// namespace's first process; that one reaps everything and exits with the
-/// command's code once nothing is left (the proxy forwarder, if any, is
-/// killed when the command exits). `Q` reports that code on a pipe and then
-/// exits, and `P` exits with the code as soon as it reads it: the kernel's
+/// namespace's first process; that one reaps everything, reports the
+/// command's code on a pipe and exits with it once nothing is left (the
+/// proxy forwarder, if any, is killed when the command exits). `P` exits
+/// with the code as soon as it reads it, and `Q` after its child: the kernel's
 /// teardown of the namespaces (unmounting the copied tree waits for an RCU
 /// grace period, `namespace_unlock`) happens in `Q`'s exit, after the caller
 /// already has its status. `Q` is then reaped by the system's init (or the
@@ -531,21 +519,19 @@ pub(crate) fn run_nested(s: &crate::Sandbox) -> io::Result<()> {
             send(report_write, 1, e.raw_os_error().unwrap_or(libc::EIO));
             exit(126);
         }
+        send(report_write, 2, 0);
         let init = fork().unwrap_or(-1);
         if init == 0 {
-            // SAFETY: the first process keeps no copy of the report pipe.
-            unsafe { libc::close(report_write) };
-            return run_init(s);
+            return run_init(s, report_write);
         }
         if init < 0 {
-            send(report_write, 1, libc::EAGAIN);
+            send(report_write, 0, 126);
             exit(126);
         }
-        send(report_write, 2, 0);
-        keep_only(report_write, report_write);
-        let code = wait_for(init);
-        send(report_write, 0, code);
-        exit(code);
+        // The first process reports the code itself (one wake-up fewer on
+        // the way back); this one only owns the namespaces.
+        keep_only(-1, -1);
+        exit(wait_for(init));
     }
     // SAFETY: closing this process's copy of the write end.
     unsafe { libc::close(report_write) };
@@ -555,6 +541,7 @@ pub(crate) fn run_nested(s: &crate::Sandbox) -> io::Result<()> {
             wait_for(owner);
             return Err(io::Error::from_raw_os_error(errno));
         }
+        Some((0, code)) => exit(code),
         _ => exit(wait_for(owner)),
     }
     keep_only(report_read, report_read);
@@ -565,11 +552,12 @@ pub(crate) fn run_nested(s: &crate::Sandbox) -> io::Result<()> {
 }
 
 /// The namespace's first process of [`run_nested`]: its `/proc` and the
-/// forwarder, the command below it, then reaps until nothing is left and
-/// exits with the command's code.
-fn run_init(s: &crate::Sandbox) -> io::Result<()> {
+/// forwarder, the command below it, then reaps until nothing is left,
+/// reports the command's code on `report` and exits with it.
+fn run_init(s: &crate::Sandbox, report: RawFd) -> io::Result<()> {
     die_with_parent();
     let Ok(forwarder) = s.enter_init() else {
+        send(report, 0, 126);
         exit(126);
     };
     let command = fork().unwrap_or(-1);
@@ -577,8 +565,9 @@ fn run_init(s: &crate::Sandbox) -> io::Result<()> {
         die_with_parent();
         return s.enter_command();
     }
-    close_all_fds();
+    keep_only(report, report);
     if command < 0 {
+        send(report, 0, 126);
         exit(126);
     }
     let mut code = 1;
@@ -595,6 +584,7 @@ fn run_init(s: &crate::Sandbox) -> io::Result<()> {
                 unsafe { libc::kill(f, libc::SIGKILL) };
             }
         } else if pid < 0 && io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+            send(report, 0, code);
             exit(code);
         }
     }
@@ -673,7 +663,8 @@ pub(crate) fn fork_forwarder(forwarder: crate::Forwarder) -> io::Result<libc::pi
 }
 
 /// `/dev/null` on descriptors 0, 1 and 2 (closed when it cannot be opened)
-/// and every descriptor from 3 up closed but `a` and `b` (both at least 3).
+/// and every descriptor from 3 up closed but `a` and `b` (both at least 3;
+/// both below 3, e.g. -1: none kept).
 fn keep_only(a: RawFd, b: RawFd) {
     // SAFETY: open(2) with a NUL-terminated path.
     let null = unsafe { libc::open(c"/dev/null".as_ptr(), libc::O_RDWR) };
@@ -687,6 +678,10 @@ fn keep_only(a: RawFd, b: RawFd) {
             // SAFETY: close(2) of a number.
             unsafe { libc::close(fd) };
         }
+    }
+    if a < 3 && b < 3 {
+        close_range(3, RawFd::MAX);
+        return;
     }
     let (low, high) = (a.min(b), a.max(b));
     let ranges = [(3, low - 1), (low + 1, high - 1), (high + 1, RawFd::MAX)];

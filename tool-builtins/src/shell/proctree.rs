@@ -458,6 +458,11 @@ pub(crate) fn supervise(
     }
 }
 
+/// Written on the status pipe by the first process of a sandbox's PID
+/// namespace after the shell's wait status, when it ends because no process
+/// is left in the namespace. Not a wait status (those fit in 16 bits).
+pub(crate) const NOTHING_LEFT: i32 = 0x7fff_0000;
+
 /// What the first process of a sandbox's PID namespace knows besides the
 /// shell: the proxy forwarder it started, if any.
 #[derive(Debug, Clone, Copy)]
@@ -504,8 +509,16 @@ fn supervise_loop(
                 }
                 Ok(None) => break,
                 Err(rustix::io::Errno::INTR) => {}
-                // ECHILD: nothing is left below the supervisor.
-                Err(_) => return 0,
+                // ECHILD: nothing is left below the supervisor. The
+                // namespace's first process says so on the status pipe
+                // (after the shell's status), so that the call need not
+                // wait for the supervisor to reap it.
+                Err(_) => {
+                    if let (true, Some(status)) = (namespace_init && shell_reaped, status) {
+                        let _ = rustix::io::write(status, &NOTHING_LEFT.to_ne_bytes());
+                    }
+                    return 0;
+                }
             }
         }
         if let Some(forwarder) = companion

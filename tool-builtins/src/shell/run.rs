@@ -20,7 +20,7 @@ use tool_core::ToolResult;
 use tool_core::truncate::{HeadTail, StreamMasker, Truncation};
 
 use super::ansi::EscapeStripper;
-use super::proctree::{ProcessTree, SupervisorFds, supervise};
+use super::proctree::{NOTHING_LEFT, ProcessTree, SupervisorFds, supervise};
 
 /// Everything [`run`] needs to start and watch one command.
 #[derive(Debug)]
@@ -160,6 +160,9 @@ struct Supervised {
     shell: Option<ExitStatus>,
     /// Whether the supervisor has exited (and was reaped).
     exited: bool,
+    /// The sandbox's first process reported that no process is left
+    /// ([`NOTHING_LEFT`]).
+    nothing_left: bool,
     armed: bool,
 }
 
@@ -195,16 +198,28 @@ impl Supervised {
         Ok(self.shell)
     }
 
+    /// Reads what the supervisor has written: the shell's wait status, then
+    /// possibly [`NOTHING_LEFT`] (4 bytes each; pipe writes this small are
+    /// atomic, `pipe(7)`).
     fn read_status(&mut self) {
-        let mut raw = [0_u8; 4];
-        if let Ok(4) = rustix::io::read(&self.status_pipe, &mut raw) {
-            self.shell = Some(ExitStatus::from_raw(i32::from_ne_bytes(raw)));
+        for _ in 0..2 {
+            let mut raw = [0_u8; 4];
+            let Ok(4) = rustix::io::read(&self.status_pipe, &mut raw) else {
+                return;
+            };
+            let value = i32::from_ne_bytes(raw);
+            if self.shell.is_none() {
+                self.shell = Some(ExitStatus::from_raw(value));
+            } else if value == NOTHING_LEFT {
+                self.nothing_left = true;
+            }
         }
     }
 
-    /// Waits up to `limit` for the supervisor to exit or to have no child
-    /// left, checking every millisecond (on a pidfd of it, so its exit ends
-    /// the wait at once).
+    /// Waits up to `limit` for the supervisor to exit, to have no child
+    /// left, or for the sandbox's first process to report that nothing is
+    /// left; checks at least every millisecond (polling a pidfd of the
+    /// supervisor and the status pipe, so either ends the wait at once).
     fn await_quiet(&mut self, limit: Duration) {
         let pidfd = rustix::process::pidfd_open(self.pid(), rustix::process::PidfdFlags::empty());
         let until = Instant::now() + limit;
@@ -212,10 +227,18 @@ impl Supervised {
             tv_sec: 0,
             tv_nsec: 1_000_000,
         };
-        while !self.has_exited().unwrap_or(true) && !self.childless() && Instant::now() < until {
+        loop {
+            self.read_status();
+            let quiet = self.nothing_left || self.has_exited().unwrap_or(true) || self.childless();
+            if quiet || Instant::now() >= until {
+                break;
+            }
             match &pidfd {
                 Ok(fd) => {
-                    let mut fds = [PollFd::new(fd, PollFlags::IN)];
+                    let mut fds = [
+                        PollFd::new(fd, PollFlags::IN),
+                        PollFd::new(&self.status_pipe, PollFlags::IN),
+                    ];
                     let _ = rustix::event::poll(&mut fds, Some(&tick));
                 }
                 Err(_) => std::thread::sleep(Duration::from_millis(1)),
@@ -426,6 +449,7 @@ pub(crate) fn run(spec: &RunSpec, cancelled: &dyn Fn() -> bool) -> io::Result<Ou
         status_pipe: status_read,
         shell: None,
         exited: false,
+        nothing_left: false,
         armed: true,
     };
     let mut cap = Capture {
@@ -494,7 +518,7 @@ fn stop_everything(sup: &mut Supervised, grace: Duration, cap: &mut Capture) -> 
     // No child left: the supervisor is on its way out. Its exit can take
     // tens of milliseconds in the full tier (the kernel tearing down the
     // namespaces it made); it is reaped off this path (see `Drop`).
-    if sup.has_exited()? || sup.childless() {
+    if sup.nothing_left || sup.has_exited()? || sup.childless() {
         return Ok(false);
     }
     let mut tree = ProcessTree::under(sup.pid());

@@ -214,3 +214,42 @@ fn which(program: &str) -> Option<std::path::PathBuf> {
         .map(|d| Path::new(d).join(program))
         .find(|p| p.is_file())
 }
+
+#[test]
+fn the_no_namespaces_tier_says_it_does_not_serve_the_allowlist() {
+    let (ws, _) = workspace_with::<&[u8]>(&[]);
+    let (allowed, seen) = http_server();
+    let policy = SandboxPolicy::default()
+        .with_tier(SandboxTier::NoNamespaces)
+        .with_network(allowing(&[allowed]));
+    let ctx = ToolContext::new()
+        .with_state(Workspace::new(ws.path()).unwrap())
+        .with_state(BashConfig::default().with_sandbox(policy));
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let r = runtime
+        .block_on(bash_command(
+            format!("curl -sS -m 5 http://127.0.0.1:{allowed}/ns; echo \"[$HTTP_PROXY]\""),
+            None,
+            None,
+            None,
+            &ctx,
+        ))
+        .into_tool_result();
+    assert!(seen.lock().unwrap().is_empty(), "{}", r.output);
+    assert!(
+        r.output.contains("[]"),
+        "no proxy variable is set: {}",
+        r.output
+    );
+    assert_eq!(r.metadata.get("network"), None);
+    assert!(
+        r.notes
+            .iter()
+            .any(|n| n.contains("served in the full sandbox tier only")),
+        "{:?}",
+        r.notes
+    );
+}

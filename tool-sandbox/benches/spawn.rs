@@ -85,6 +85,11 @@ fn bench(c: &mut Criterion) {
         .sample_size(30)
         .measurement_time(Duration::from_secs(4))
         .warm_up_time(Duration::from_secs(1));
+    // Preparing alone (paths, mount plan, Landlock ruleset, hard-link scan):
+    // the part of each sandboxed figure spent before the fork.
+    group.bench_function("prepare/full", |b| {
+        b.iter(|| Sandbox::prepare(&full, black_box(ws.path()), Some(ws.path())).unwrap());
+    });
     for (name, script) in [("true", "true"), ("git_status", "git status --short")] {
         group.bench_function(format!("{name}/plain"), |b| {
             b.iter(|| plain(black_box(ws.path()), script));

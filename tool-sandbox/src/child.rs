@@ -617,18 +617,6 @@ pub(crate) fn join_cgroup(p: &Prepared) -> io::Result<()> {
     Ok(())
 }
 
-/// Closes every descriptor (`close_range(2)`; one by one below Linux 5.9).
-pub(crate) fn close_all_fds() {
-    // SAFETY: close_range(2) takes plain integers.
-    let r = unsafe { libc::syscall(libc::SYS_close_range, 0_u32, u32::MAX, 0_u32) };
-    if r != 0 {
-        for fd in 0..1024 {
-            // SAFETY: close(2) of a number; this process keeps no descriptor.
-            unsafe { libc::close(fd) };
-        }
-    }
-}
-
 fn fork() -> io::Result<libc::pid_t> {
     // SAFETY: fork(2) from a process with one thread (a child of std's
     // fork, or of this module's); both sides keep to raw system calls.
@@ -660,64 +648,228 @@ fn die_with_parent() {
     unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) };
 }
 
-/// [`crate::Sandbox::apply`]'s hook: the three steps, and in the full tier
-/// the namespace's first process, which reaps everything and exits with the
-/// command's code once nothing is left; the process std forked waits for it
-/// and exits with the same code.
+/// [`crate::Sandbox::apply`]'s hook: the three steps. In the full tier the
+/// process std forked (`P`) joins the cgroup and forks the namespaces'
+/// owner (`Q`), which unshares them, builds the mount view and forks the
+/// namespace's first process; that one reaps everything, reports the
+/// command's code on a pipe and exits with it once nothing is left (the
+/// proxy forwarder, if any, is killed when the command exits). `P` exits
+/// with the code as soon as it reads it, and `Q` after its child: the kernel's
+/// teardown of the namespaces (unmounting the copied tree waits for an RCU
+/// grace period, `namespace_unlock`) happens in `Q`'s exit, after the caller
+/// already has its status. `Q` is then reaped by the system's init (or the
+/// nearest child subreaper). A setup error in `Q` is passed back to `P`,
+/// whose hook returns it, so `spawn` fails with it as before.
 pub(crate) fn run_nested(s: &crate::Sandbox) -> io::Result<()> {
-    s.enter_supervisor()?;
     if !s.has_pid_namespace() {
+        s.enter_supervisor()?;
         return s.enter_command();
     }
-    let init = fork()?;
-    if init == 0 {
+    join_cgroup(&s.prepared)?;
+    let mut ends = [-1 as RawFd; 2];
+    // SAFETY: pipe2(2) into a live two-element array.
+    check_int(unsafe { libc::pipe2(ends.as_mut_ptr(), libc::O_CLOEXEC) })?;
+    let [report_read, report_write] = ends;
+    let owner = fork()?;
+    if owner == 0 {
         die_with_parent();
-        if s.enter_init().is_err() {
+        // SAFETY: closing this process's copy of the read end.
+        unsafe { libc::close(report_read) };
+        let setup = match &s.prepared.mounts {
+            Some(mounts) => enter_namespaces(&s.prepared).and_then(|()| build_mounts(mounts)),
+            None => Ok(()),
+        };
+        if let Err(e) = setup {
+            send(report_write, 1, e.raw_os_error().unwrap_or(libc::EIO));
             exit(126);
         }
-        let command = fork().unwrap_or(-1);
-        if command == 0 {
-            die_with_parent();
-            return s.enter_command();
+        send(report_write, 2, 0);
+        let init = fork().unwrap_or(-1);
+        if init == 0 {
+            return run_init(s, report_write);
         }
-        close_all_fds();
-        if command < 0 {
+        if init < 0 {
+            send(report_write, 0, 126);
             exit(126);
         }
-        let mut code = 1;
-        loop {
-            let mut status = 0;
-            // SAFETY: waitpid(2) into a live integer.
-            let pid = unsafe { libc::waitpid(-1, &mut status, 0) };
-            if pid == command {
-                code = code_of(status);
-            } else if pid < 0 && io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
-                exit(code);
-            }
-        }
+        // The first process reports the code itself (one wake-up fewer on
+        // the way back); this one only owns the namespaces.
+        keep_only(-1, -1);
+        exit(wait_for(init));
     }
-    close_all_fds();
+    // SAFETY: closing this process's copy of the write end.
+    unsafe { libc::close(report_write) };
+    match receive(report_read) {
+        Some((2, _)) => {}
+        Some((1, errno)) => {
+            wait_for(owner);
+            return Err(io::Error::from_raw_os_error(errno));
+        }
+        Some((0, code)) => exit(code),
+        _ => exit(wait_for(owner)),
+    }
+    keep_only(report_read, report_read);
+    match receive(report_read) {
+        Some((0, code)) => exit(code),
+        _ => exit(wait_for(owner)),
+    }
+}
+
+/// The namespace's first process of [`run_nested`]: its `/proc` and the
+/// forwarder, the command below it, then reaps until nothing is left,
+/// reports the command's code on `report` and exits with it.
+fn run_init(s: &crate::Sandbox, report: RawFd) -> io::Result<()> {
+    die_with_parent();
+    let Ok(forwarder) = s.enter_init() else {
+        send(report, 0, 126);
+        exit(126);
+    };
+    let command = fork().unwrap_or(-1);
+    if command == 0 {
+        die_with_parent();
+        return s.enter_command();
+    }
+    keep_only(report, report);
+    if command < 0 {
+        send(report, 0, 126);
+        exit(126);
+    }
+    let mut code = 1;
     loop {
         let mut status = 0;
         // SAFETY: waitpid(2) into a live integer.
-        let pid = unsafe { libc::waitpid(init, &mut status, 0) };
-        if pid == init {
-            exit(code_of(status));
-        }
-        if pid < 0 && io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
-            exit(1);
+        let pid = unsafe { libc::waitpid(-1, &mut status, 0) };
+        if pid == command {
+            code = code_of(status);
+            // The forwarder serves the command: it ends with it (else
+            // it would keep this process waiting for ever).
+            if let Some(f) = forwarder {
+                // SAFETY: kill(2) of this process's own child.
+                unsafe { libc::kill(f, libc::SIGKILL) };
+            }
+        } else if pid < 0 && io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+            send(report, 0, code);
+            exit(code);
         }
     }
 }
 
-/// Forks the proxy forwarder; the child runs it and exits.
-pub(crate) fn fork_forwarder(forwarder: &(dyn Fn() + Send + Sync)) -> io::Result<()> {
-    if fork()? == 0 {
+/// Waits for the child `pid`; its exit code, or 128 + its signal (1 when
+/// it cannot be waited for).
+fn wait_for(pid: libc::pid_t) -> i32 {
+    loop {
+        let mut status = 0;
+        // SAFETY: waitpid(2) into a live integer.
+        let r = unsafe { libc::waitpid(pid, &mut status, 0) };
+        if r == pid {
+            return code_of(status);
+        }
+        if r < 0 && io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+            return 1;
+        }
+    }
+}
+
+/// Writes one report (`kind`: 0 exit code, 1 setup errno, 2 set up) of
+/// 8 bytes; a pipe write this small is atomic (`pipe(7)`, `PIPE_BUF`).
+fn send(fd: RawFd, kind: i32, value: i32) {
+    let mut buf = [0_u8; 8];
+    buf[..4].copy_from_slice(&kind.to_ne_bytes());
+    buf[4..].copy_from_slice(&value.to_ne_bytes());
+    // SAFETY: write(2) from a live buffer.
+    let _ = unsafe { libc::write(fd, buf.as_ptr().cast::<c_void>(), buf.len()) };
+}
+
+/// Reads one report written by [`send`]; `None` at end of file (the writer
+/// died) or on an error.
+fn receive(fd: RawFd) -> Option<(i32, i32)> {
+    let mut buf = [0_u8; 8];
+    loop {
+        // SAFETY: read(2) into a live buffer.
+        let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast::<c_void>(), buf.len()) };
+        if n == 8 {
+            let kind = i32::from_ne_bytes([buf[0], buf[1], buf[2], buf[3]]);
+            let value = i32::from_ne_bytes([buf[4], buf[5], buf[6], buf[7]]);
+            return Some((kind, value));
+        }
+        if n < 0 && io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
+            continue;
+        }
+        return None;
+    }
+}
+
+/// Forks the proxy forwarder, whose listeners are already bound (so the
+/// command's first connection finds them), and returns its pid. The child
+/// keeps nothing of its parent's but those listeners: `/dev/null` on
+/// descriptors 0–2 and every other descriptor closed (`close_range(2)`), so
+/// it never holds the command's output pipe or the supervisor's pipes open
+/// (a forwarder holding them made the call wait for its drain deadline);
+/// it dies with its parent (`PR_SET_PDEATHSIG`) and with the PID namespace.
+///
+/// The child then starts threads (`Forwarder::serve`): sound after
+/// `fork`, since its parent (the namespace's first process) has one thread
+/// and glibc's `fork` leaves the allocator's locks usable in the child.
+pub(crate) fn fork_forwarder(forwarder: crate::Forwarder) -> io::Result<libc::pid_t> {
+    let pid = fork()?;
+    if pid == 0 {
         die_with_parent();
-        forwarder();
+        let (v4, v6) = forwarder.raw_fds();
+        if v4 < 3 || v6.is_some_and(|fd| fd < 3) {
+            exit(126);
+        }
+        keep_only(v4, v6.unwrap_or(v4));
+        let _ = forwarder.serve();
         exit(0);
     }
-    Ok(())
+    drop(forwarder);
+    Ok(pid)
+}
+
+/// `/dev/null` on descriptors 0, 1 and 2 (closed when it cannot be opened)
+/// and every descriptor from 3 up closed but `a` and `b` (both at least 3;
+/// both below 3, e.g. -1: none kept).
+fn keep_only(a: RawFd, b: RawFd) {
+    // SAFETY: open(2) with a NUL-terminated path.
+    let null = unsafe { libc::open(c"/dev/null".as_ptr(), libc::O_RDWR) };
+    for fd in 0..3 {
+        if null >= 0 {
+            if null != fd {
+                // SAFETY: dup2(2) of a descriptor this process owns.
+                unsafe { libc::dup2(null, fd) };
+            }
+        } else {
+            // SAFETY: close(2) of a number.
+            unsafe { libc::close(fd) };
+        }
+    }
+    if a < 3 && b < 3 {
+        close_range(3, RawFd::MAX);
+        return;
+    }
+    let (low, high) = (a.min(b), a.max(b));
+    let ranges = [(3, low - 1), (low + 1, high - 1), (high + 1, RawFd::MAX)];
+    for (from, to) in ranges {
+        if from <= to {
+            close_range(from, to);
+        }
+    }
+}
+
+/// Closes descriptors `from..=to` (`close_range(2)`; one by one up to
+/// 1024 below Linux 5.9).
+fn close_range(from: RawFd, to: RawFd) {
+    let (Ok(lo), Ok(hi)) = (u32::try_from(from), u32::try_from(to)) else {
+        return;
+    };
+    // SAFETY: close_range(2) takes plain integers.
+    let r = unsafe { libc::syscall(libc::SYS_close_range, lo, hi, 0_u32) };
+    if r != 0 {
+        for fd in from..=to.min(1023) {
+            // SAFETY: close(2) of a number.
+            unsafe { libc::close(fd) };
+        }
+    }
 }
 
 /// The kernel's Landlock ABI version (`landlock_create_ruleset(2)` with
@@ -737,18 +889,13 @@ pub(crate) fn landlock_version() -> i32 {
 }
 
 /// Whether this system lets an unprivileged process create a user
-/// namespace and the others with it: a child tries it and reports.
+/// namespace and the others with it: a forked child (no `exec`) tries it and
+/// reports through its exit status. Runs once per process (the `tool`
+/// program pays it on every call), so it forks rather than starting a shell.
 pub(crate) fn try_user_namespaces() -> bool {
-    let mut command = std::process::Command::new("/bin/sh");
-    command
-        .arg("-c")
-        .arg("exit 0")
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null());
     let map = format!("{0} {0} 1", rustix::process::getuid().as_raw());
     let gmap = format!("{0} {0} 1", rustix::process::getgid().as_raw());
-    let hook = move || -> io::Result<()> {
+    let attempt = || -> io::Result<()> {
         let flags =
             libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWPID | libc::CLONE_NEWNET;
         // SAFETY: unshare(2) with flag integers.
@@ -758,9 +905,16 @@ pub(crate) fn try_user_namespaces() -> bool {
         write_file(c"/proc/self/gid_map", gmap.as_bytes())?;
         mount(None, c"/", None, libc::MS_REC | libc::MS_PRIVATE, None)
     };
-    // SAFETY: the hook makes raw system calls on data prepared before the fork.
-    unsafe {
-        std::os::unix::process::CommandExt::pre_exec(&mut command, hook);
+    // SAFETY: fork(2); the child makes only raw system calls on data
+    // prepared above (no allocation, no lock) and leaves with _exit(2). A
+    // multithreaded caller is fine: the child touches nothing another thread
+    // may have held.
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        return false;
     }
-    command.status().is_ok_and(|s| s.success())
+    if pid == 0 {
+        exit(i32::from(attempt().is_err()));
+    }
+    wait_for(pid) == 0
 }

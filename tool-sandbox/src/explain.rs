@@ -141,12 +141,34 @@ pub fn refusal_notes(
         "Name or service not known",
         "getaddrinfo",
     ];
-    if policy.network.is_deny_all() && offline.iter().any(|m| output.contains(m)) {
+    // ssh(1)'s own lines ("ssh: Could not resolve hostname github.com: ...",
+    // "ssh: connect to host github.com port 22: Network is unreachable").
+    let ssh = output.lines().take(10_000).any(|line| {
+        line.contains("ssh: Could not resolve hostname") || line.contains("ssh: connect to host")
+    });
+    if ssh {
         notes.push(
-            "Refused by the sandbox: the network is off for commands; a person can allow hosts \
-             with --allow-net PATTERN."
+            "Refused by the sandbox: git over SSH (and ssh itself) has no route out of the \
+             sandbox, which reaches allowed hosts only through its HTTP(S) proxy; use an https:// \
+             remote (`git remote set-url origin https://HOST/OWNER/REPO.git`) and have a person \
+             allow the host with --allow-net HOST."
                 .to_owned(),
         );
+    } else if offline.iter().any(|m| output.contains(m)) {
+        if policy.network.is_deny_all() {
+            notes.push(
+                "Refused by the sandbox: the network is off for commands; a person can allow \
+                 hosts with --allow-net PATTERN."
+                    .to_owned(),
+            );
+        } else {
+            notes.push(
+                "Refused by the sandbox: allowed hosts are reached only through the sandbox's \
+                 HTTP(S) proxy (HTTP_PROXY, HTTPS_PROXY and ALL_PROXY are set); a client that \
+                 ignores them, DNS lookups from inside and UDP have no route out."
+                    .to_owned(),
+            );
+        }
     }
     notes
 }
@@ -183,5 +205,29 @@ mod tests {
         assert!(refusal_notes(&policy, Some(0), None, "fine\n", false).is_empty());
         let n = refusal_notes(&policy, Some(1), None, "", true);
         assert!(n[0].contains("processes limit (4096)"), "{n:?}");
+    }
+
+    #[test]
+    fn git_over_ssh_gets_one_note_saying_to_use_https() {
+        let policy = SandboxPolicy::default();
+        let out = "Cloning into 'x'...\nssh: Could not resolve hostname github.com: Temporary \
+                   failure in name resolution\nfatal: Could not read from remote repository.\n";
+        let n = refusal_notes(&policy, Some(128), None, out, false);
+        assert_eq!(n.len(), 1, "{n:?}");
+        assert!(n[0].contains("git over SSH"), "{n:?}");
+        assert!(n[0].contains("https://"), "{n:?}");
+        assert!(n[0].contains("--allow-net HOST"), "{n:?}");
+        // With hosts allowed, a client that bypassed the proxy is told so.
+        let allowed = SandboxPolicy::default()
+            .with_network(tool_core::NetworkPolicy::from_patterns(["crates.io"]).unwrap());
+        let n = refusal_notes(
+            &allowed,
+            Some(6),
+            None,
+            "curl: (6) Could not resolve host: crates.io\n",
+            false,
+        );
+        assert_eq!(n.len(), 1, "{n:?}");
+        assert!(n[0].contains("HTTP_PROXY"), "{n:?}");
     }
 }

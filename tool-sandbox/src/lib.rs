@@ -124,12 +124,32 @@
 //! as `RLIMIT_CPU` (`SIGXCPU`); `open-files` as `RLIMIT_NOFILE`.
 //!
 //! # Network hook
-//! With allowed hosts, the network engineer's proxy listens on a host Unix
-//! socket ([`ProxyHook::host_socket`]); the mount view binds it at
-//! [`PROXY_SOCKET_IN_SANDBOX`], and [`ProxyHook::forwarder`] runs in a
-//! process forked by the namespace's first process, inside the network
-//! namespace (loopback up), before the command starts; the caller sets
-//! `HTTP_PROXY`/`HTTPS_PROXY` to the forwarder's `127.0.0.1:<port>`.
+//! With allowed hosts, the caller starts a [`ProxyServer`] on a host Unix
+//! socket and passes [`ProxyHook::new`]`(proxy.socket_path())`; the mount
+//! view binds that socket at [`PROXY_SOCKET_IN_SANDBOX`] (inside the hidden
+//! `/run`). In the namespace's first process, [`Sandbox::enter_init`] binds
+//! the [`Forwarder`]'s listeners on `127.0.0.1` and `[::1]`
+//! ([`ProxyHook::forwarder_port`], default 3128) and forks the forwarder
+//! process, which keeps only those listeners (`/dev/null` on 0–2, every
+//! other descriptor closed) and relays to the socket; it is not under the
+//! command's Landlock and seccomp rules, and dies with the namespace. The
+//! caller sets [`ProxyHook::env`]'s variables (`HTTP_PROXY`, ...) in the
+//! command's environment, ends the forwarder once the command's processes
+//! are gone (`enter_init` returns its pid) and, after the call, takes the
+//! [`NetworkReport`] from [`ProxyServer::shutdown`]. `bash_command` does all
+//! of this per call. The no-namespaces tier ignores the hook (no network
+//! namespace to bind the socket into; SECURITY.md says why no TCP variant
+//! is served).
+//!
+//! # Cost
+//! What a spawn pays is measured by `benches/spawn.rs` (in process) and
+//! `benches/sandbox.sh` (through `tool call`). Kept off the caller's path:
+//! the seccomp programs are compiled once per process; the kernel probes
+//! run once per process, and the user-namespace probe forks without
+//! `exec`; hidden paths that do not exist get no mount; the caller of
+//! [`Sandbox::apply`] gets the command's status from the process std forked
+//! as soon as it is known, while the namespaces' owner (a child of it)
+//! exits — unmounting the copied tree waits for an RCU grace period — after.
 //!
 //! # Crates
 //! `landlock` (the Landlock maintainers' own crate: ABI detection and
@@ -215,27 +235,36 @@ impl fmt::Display for Tier {
     }
 }
 
-/// The network engineer's hook (see the crate docs, "Network hook").
-#[derive(Clone)]
+/// The network hook (see the crate docs, "Network hook"): where the host
+/// proxy listens, and the port the forwarder serves inside the sandbox.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProxyHook {
-    /// The proxy's listening Unix socket on the host; bound at
-    /// [`PROXY_SOCKET_IN_SANDBOX`] inside the sandbox (full tier).
+    /// The proxy's listening Unix socket on the host
+    /// ([`ProxyServer::socket_path`]); bound at [`PROXY_SOCKET_IN_SANDBOX`]
+    /// inside the sandbox (full tier).
     pub host_socket: PathBuf,
-    /// Runs in its own process inside the sandbox's namespaces (after the
-    /// mounts, before Landlock and seccomp), forked by the namespace's first
-    /// process; it should listen on `127.0.0.1:<port>` and relay to
-    /// [`PROXY_SOCKET_IN_SANDBOX`]. It must keep to async-signal-safe calls
-    /// (it runs in a fork of a possibly multithreaded process) and never return
-    /// while it serves; it is killed with the sandbox.
-    pub forwarder: Option<Arc<dyn Fn() + Send + Sync>>,
+    /// The port the forwarder listens on at `127.0.0.1` and `[::1]` inside
+    /// the sandbox's network namespace (full tier); the command's
+    /// `HTTP_PROXY` points there ([`ProxyHook::env`]). Default
+    /// [`DEFAULT_FORWARDER_PORT`] (3128).
+    pub forwarder_port: u16,
 }
 
-impl fmt::Debug for ProxyHook {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ProxyHook")
-            .field("host_socket", &self.host_socket)
-            .field("forwarder", &self.forwarder.is_some())
-            .finish()
+impl ProxyHook {
+    /// The hook for a proxy listening on `host_socket`, forwarder on
+    /// [`DEFAULT_FORWARDER_PORT`].
+    pub fn new(host_socket: impl Into<PathBuf>) -> Self {
+        Self {
+            host_socket: host_socket.into(),
+            forwarder_port: DEFAULT_FORWARDER_PORT,
+        }
+    }
+
+    /// The proxy variables for the command (`HTTP_PROXY`, `HTTPS_PROXY`,
+    /// `ALL_PROXY`, their lower-case forms, empty `NO_PROXY`), pointing at
+    /// the forwarder.
+    pub fn env(&self) -> ProxyEnv {
+        ProxyEnv::for_port(self.forwarder_port)
     }
 }
 
@@ -563,18 +592,26 @@ impl Sandbox {
     }
 
     /// Step 2 (full tier), in the first process of the new PID namespace:
-    /// mounts its `/proc`, brings `lo` up and starts the proxy forwarder
-    /// (its process is killed with the namespace). Async-signal-safe apart
-    /// from what the forwarder does.
+    /// mounts its `/proc`, brings `lo` up and, with a [`ProxyHook`], binds
+    /// the forwarder's listeners and forks the forwarder process (it keeps
+    /// only its listeners, see the crate docs, "Network hook"). Returns the
+    /// forwarder's pid (in the namespace), so that the caller can end it
+    /// once the command's processes are gone. Async-signal-safe apart from
+    /// binding the listeners, which allocates (sound after glibc's `fork`).
     ///
     /// # Errors
-    /// The failing system call's error.
-    pub fn enter_init(&self) -> io::Result<()> {
+    /// The failing system call's error (binding the forwarder's port
+    /// included).
+    pub fn enter_init(&self) -> io::Result<Option<i32>> {
         child::enter_init()?;
-        if let Some(forwarder) = self.proxy.as_ref().and_then(|p| p.forwarder.as_ref()) {
-            child::fork_forwarder(forwarder.as_ref())?;
+        match &self.proxy {
+            Some(hook) if self.prepared.tier == Tier::Full => {
+                let forwarder =
+                    Forwarder::bind(hook.forwarder_port, Path::new(PROXY_SOCKET_IN_SANDBOX))?;
+                child::fork_forwarder(forwarder).map(Some)
+            }
+            _ => Ok(None),
         }
-        Ok(())
     }
 
     /// Step 3, in the process that will `exec` the command: changes into

@@ -238,9 +238,12 @@ pub(crate) fn mount_plan(
         }
     }
     for p in hidden {
-        // A path below another hidden folder is covered with it (and could
-        // not be remounted once that folder's tmpfs hides it: `ENOENT`).
-        let covered = hidden.iter().any(|h| h != p && is_within(p, h));
+        // A path inside a hidden folder is hidden with it (and cannot be
+        // mounted on once the folder is covered: `$SSH_AUTH_SOCK` inside
+        // `$XDG_RUNTIME_DIR` failed every spawn with ENOENT).
+        let covered = hidden
+            .iter()
+            .any(|h| h != p && is_within(p, h) && h.is_dir());
         if visible(p) && !covered {
             plan.hidden.push((c_path(p)?, p.is_dir()));
         }

@@ -115,18 +115,16 @@ pub async fn bash_command(
         &config.secret_env_patterns,
     );
     let withheld_note = withheld_note(&command, &withheld);
-    let sandbox = if config.sandbox.is_off() {
-        None
+    let (sandbox, proxy) = if config.sandbox.is_off() {
+        (None, None)
     } else {
         // Preparing reads the file system (mount table, hard-link scan) and
         // may probe the kernel once: off the async runtime's threads.
         let (policy, root, at) = (config.sandbox.clone(), ws.root().to_path_buf(), dir.clone());
-        let prepared = tool_core::run_blocking(move || {
-            tool_sandbox::Sandbox::prepare(&policy, &root, Some(&at))
-        })
-        .await?;
+        let prepared =
+            tool_core::run_blocking(move || prepare_sandbox(&policy, &root, &at)).await?;
         match prepared {
-            Ok(s) => Some(std::sync::Arc::new(s)),
+            Ok((s, proxy)) => (Some(std::sync::Arc::new(s)), proxy),
             Err(e) => {
                 return Err(ToolError::new(
                     ErrorKind::Failed,
@@ -137,8 +135,14 @@ pub async fn bash_command(
     };
     let mut env = env;
     if let Some(s) = &sandbox {
-        env.retain(|(k, _)| !s.env().iter().any(|(sk, _)| sk == k));
-        env.extend(s.env());
+        let mut extra = s.env();
+        if proxy.is_some() {
+            let vars =
+                tool_sandbox::ProxyEnv::for_port(tool_sandbox::DEFAULT_FORWARDER_PORT).vars();
+            extra.extend(vars.into_iter().map(|(k, v)| (k.into(), v.into())));
+        }
+        env.retain(|(k, _)| !extra.iter().any(|(sk, _)| sk == k));
+        env.extend(extra);
     }
     let spec = RunSpec {
         shell: config.shell.clone().unwrap_or_else(default_shell),
@@ -162,7 +166,11 @@ pub async fn bash_command(
     let _stop_when_dropped = cancel.clone().drop_guard();
     let shell = spec.shell.clone();
     let watched = tool_core::run_blocking(move || run(&spec, &|| cancel.is_cancelled()));
-    let result = match watched.await {
+    let outcome = watched.await;
+    // The call is over: stop the proxy (closing any tunnel a background
+    // process kept open) and take its record of hosts.
+    let network = proxy.map(tool_sandbox::ProxyServer::shutdown);
+    let result = match outcome {
         Ok(Ok(outcome)) => {
             let (code, signal) = (
                 outcome.status.and_then(|s| s.code()),
@@ -173,7 +181,8 @@ pub async fn bash_command(
                 s.finish(code, signal, &text)
             });
             let result = outcome.into_result(timeout);
-            with_sandbox_report(result, &config.sandbox, sandbox.as_deref(), refused)
+            let result = with_sandbox_report(result, &config.sandbox, sandbox.as_deref(), refused);
+            with_network_report(result, network.as_ref())
         }
         Ok(Err(e)) => ToolResult::failed(format!(
             "Could not run the command with {}: {e}",
@@ -230,15 +239,77 @@ fn with_sandbox_report(
             for note in s.notes().iter().chain(&refused) {
                 result = result.with_note(note.clone());
             }
-            if !policy.network.is_deny_all() {
-                // The proxy and forwarder exist (tool_sandbox::proxy) but are
-                // not wired into the spawn path yet: say so, never pretend.
-                result = result.with_note(
-                    "The allowed hosts (--allow-net) are not served by bash_command yet: the \
-                     sandbox has no network at all. Run with --sandbox off to reach the network.",
-                );
+            if !policy.network.is_deny_all() && s.tier() != tool_sandbox::Tier::Full {
+                result = result.with_note(NO_NAMESPACES_NETWORK_NOTE);
             }
         }
+    }
+    result
+}
+
+/// Said when hosts are allowed but the sandbox runs in the no-namespaces
+/// tier, which has no network namespace to bind the proxy's socket into.
+const NO_NAMESPACES_NETWORK_NOTE: &str = "The allowed hosts (--allow-net) are served in the full \
+     sandbox tier only; in the no-namespaces tier commands have no network. Run where user \
+     namespaces are allowed (see SECURITY.md), or with --sandbox off to reach the network.";
+
+/// Starts the proxy for a policy that allows some hosts (full tier), then
+/// prepares the sandbox with its hook. In the no-namespaces tier the proxy
+/// is not started (see [`NO_NAMESPACES_NETWORK_NOTE`]).
+fn prepare_sandbox(
+    policy: &tool_core::SandboxPolicy,
+    root: &std::path::Path,
+    at: &std::path::Path,
+) -> Result<(tool_sandbox::Sandbox, Option<tool_sandbox::ProxyServer>), String> {
+    let error = |e: tool_sandbox::SandboxError| e.to_string();
+    if policy.network.is_deny_all() {
+        return tool_sandbox::Sandbox::prepare(policy, root, Some(at))
+            .map(|s| (s, None))
+            .map_err(error);
+    }
+    let proxy = tool_sandbox::ProxyServer::start(
+        policy.network.clone(),
+        tool_sandbox::ProxyLimits::default(),
+        None,
+    )
+    .map_err(|e| format!("the sandbox's network proxy could not start: {e}"))?;
+    let hook = tool_sandbox::ProxyHook::new(proxy.socket_path());
+    let sandbox = tool_sandbox::Sandbox::prepare_with_proxy(policy, root, Some(at), Some(hook))
+        .map_err(error)?;
+    if sandbox.tier() == tool_sandbox::Tier::Full {
+        Ok((sandbox, Some(proxy)))
+    } else {
+        Ok((sandbox, None))
+    }
+}
+
+/// Adds the `network` metadata of a call whose sandbox served allowed hosts
+/// (`contacted` and `refused`: `host:port` lists, deduplicated, at most
+/// [`tool_sandbox::proxy::MAX_REPORTED_HOSTS`] each; `omitted` when more),
+/// and one note naming the first refused host and how a person allows it.
+fn with_network_report(
+    mut result: ToolResult,
+    report: Option<&tool_sandbox::NetworkReport>,
+) -> ToolResult {
+    let Some(report) = report else {
+        return result;
+    };
+    let mut meta = serde_json::json!({
+        "contacted": report.contacted,
+        "refused": report.refused,
+    });
+    if report.omitted > 0 {
+        meta["omitted"] = Value::from(report.omitted);
+    }
+    result = result.with_metadata("network", meta);
+    if let Some(first) = report.refusals.first() {
+        let more = report.refused.len() - 1;
+        let tail = if more > 0 {
+            format!(" ({more} more refused hosts in metadata.network.refused)")
+        } else {
+            String::new()
+        };
+        result = result.with_note(format!("Refused by the sandbox: {first}.{tail}"));
     }
     result
 }

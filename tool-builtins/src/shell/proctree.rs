@@ -95,6 +95,13 @@ pub(crate) struct ProcessTree {
     exempt_pids: [i32; 2],
     /// Never signalled: this process's group and the anchor's.
     exempt_groups: [i32; 2],
+    /// Processes seen in the anchor's own process group: the supervisor's
+    /// machinery (the sandbox's first process and its proxy forwarder), not
+    /// the command's. They are signalled like the rest but not counted as
+    /// left behind (the shell and everything it starts run in groups of
+    /// their own, and a sandboxed command cannot reach the anchor's group
+    /// from its PID namespace).
+    machinery: BTreeSet<i32>,
 }
 
 impl ProcessTree {
@@ -113,6 +120,7 @@ impl ProcessTree {
             anchor: anchor_raw,
             exempt_pids: [me, anchor_raw],
             exempt_groups: [my_group, anchor_group],
+            machinery: BTreeSet::new(),
         }
     }
 
@@ -122,7 +130,8 @@ impl ProcessTree {
     /// times); then sends `signal` to every group and process not sent it
     /// before (`SIGKILL` is sent to all every time) and lets them all run
     /// again (`SIGCONT`), so a frozen process still receives it. Returns how
-    /// many processes below the anchor are alive.
+    /// many processes below the anchor are alive, not counting the
+    /// supervisor's machinery (processes in the anchor's own group).
     pub(crate) fn sweep(&mut self, signal: Signal) -> usize {
         for _ in 0..COLLECT_ROUNDS {
             self.send_all(Signal::STOP);
@@ -140,7 +149,10 @@ impl ProcessTree {
             }
         }
         self.send_all(Signal::CONT);
-        self.pids.len()
+        self.pids
+            .iter()
+            .filter(|p| !self.machinery.contains(p))
+            .count()
     }
 
     fn members(&self) -> Vec<(bool, i32)> {
@@ -173,6 +185,9 @@ impl ProcessTree {
                     || self.groups.contains(&p.pgid);
                 if !known && related {
                     self.pids.insert(p.pid);
+                    if p.pgid == self.exempt_groups[1] {
+                        self.machinery.insert(p.pid);
+                    }
                     grew = true;
                 }
                 if (known || related)
@@ -187,6 +202,8 @@ impl ProcessTree {
             }
         }
         self.pids.retain(|pid| procs.iter().any(|p| p.pid == *pid));
+        let pids = &self.pids;
+        self.machinery.retain(|pid| pids.contains(pid));
         let exempt = self.exempt_pids;
         self.groups.retain(|g| {
             procs
@@ -376,11 +393,13 @@ pub(crate) fn supervise(
             // then the shell below it; it reports the shell's status and
             // ends (taking every process of the namespace with it) when the
             // control pipe closes or nothing is left.
+            let mut companion = None;
             if let Some(sandbox) = &sandbox {
                 rustix::process::set_parent_process_death_signal(Some(Signal::KILL))?;
-                if sandbox.enter_init().is_err() {
+                match sandbox.enter_init() {
+                    Ok(forwarder) => companion = forwarder.and_then(Pid::from_raw),
                     // SAFETY: _exit(2), as below.
-                    unsafe { libc::_exit(126) }
+                    Err(_) => unsafe { libc::_exit(126) },
                 }
             }
             // SAFETY: as the fork above (this process has one thread).
@@ -390,7 +409,12 @@ pub(crate) fn supervise(
             }
             close_all_but(&[control.as_raw_fd(), status.as_raw_fd()]);
             let code = match Pid::from_raw(shell) {
-                Some(shell) => supervise_loop(shell, control.as_fd(), Some(status.as_fd()), true),
+                Some(shell) => supervise_loop(
+                    shell,
+                    control.as_fd(),
+                    Some(status.as_fd()),
+                    Some(Init { companion }),
+                ),
                 None => 126,
             };
             // SAFETY: _exit(2), as below.
@@ -415,7 +439,7 @@ pub(crate) fn supervise(
         // With a PID namespace its first process reports the shell's status.
         let report = (!nested).then(|| status.as_fd());
         let code = match Pid::from_raw(pid) {
-            Some(child) => supervise_loop(child, control.as_fd(), report, false),
+            Some(child) => supervise_loop(child, control.as_fd(), report, None),
             None => 1,
         };
         // SAFETY: _exit(2) ends the process without running atexit handlers or
@@ -434,17 +458,38 @@ pub(crate) fn supervise(
     }
 }
 
+/// Written on the status pipe by the first process of a sandbox's PID
+/// namespace after the shell's wait status, when it ends because no process
+/// is left in the namespace. Not a wait status (those fit in 16 bits).
+pub(crate) const NOTHING_LEFT: i32 = 0x7fff_0000;
+
+/// What the first process of a sandbox's PID namespace knows besides the
+/// shell: the proxy forwarder it started, if any.
+#[derive(Debug, Clone, Copy)]
+struct Init {
+    /// The forwarder (a child of the namespace's first process, in its
+    /// process group): not part of the command, so it is killed as soon as
+    /// it is the only child left after the shell ended.
+    companion: Option<Pid>,
+}
+
 /// The supervisor's life after starting the shell: reaps children, reports
 /// the shell's wait status on `status`, and once `control` reads end of file
 /// kills all children until none is left. Returns the exit code (0) when no
-/// child is left. Async-signal-safe: no allocation, no locks.
+/// child is left. In a namespace's first process (`init`), the forwarder
+/// does not keep it alive: once the shell was reaped and the forwarder is
+/// the only child left, it is killed and reaped, so the call's end is never
+/// delayed by it. Async-signal-safe: no allocation, no locks.
 fn supervise_loop(
     shell: Pid,
     control: BorrowedFd<'_>,
     status: Option<BorrowedFd<'_>>,
-    namespace_init: bool,
+    init: Option<Init>,
 ) -> i32 {
+    let namespace_init = init.is_some();
+    let mut companion = init.and_then(|i| i.companion);
     let mut shell_fd = rustix::process::pidfd_open(shell, PidfdFlags::empty()).ok();
+    let mut shell_reaped = false;
     let me = rustix::process::getpid().as_raw_nonzero().get();
     let mut ending = false;
     loop {
@@ -453,16 +498,37 @@ fn supervise_loop(
                 Ok(Some((pid, wait_status))) => {
                     if pid == shell {
                         shell_fd = None;
+                        shell_reaped = true;
                         if let Some(status) = status {
                             let _ = rustix::io::write(status, &wait_status.as_raw().to_ne_bytes());
                         }
                     }
+                    if Some(pid) == companion {
+                        companion = None;
+                    }
                 }
                 Ok(None) => break,
                 Err(rustix::io::Errno::INTR) => {}
-                // ECHILD: nothing is left below the supervisor.
-                Err(_) => return 0,
+                // ECHILD: nothing is left below the supervisor. The
+                // namespace's first process says so on the status pipe
+                // (after the shell's status), so that the call need not
+                // wait for the supervisor to reap it.
+                Err(_) => {
+                    if let (true, Some(status)) = (namespace_init && shell_reaped, status) {
+                        let _ = rustix::io::write(status, &NOTHING_LEFT.to_ne_bytes());
+                    }
+                    return 0;
+                }
             }
+        }
+        if let Some(forwarder) = companion
+            && shell_reaped
+            && only_child_is(forwarder)
+        {
+            kill_one(forwarder.as_raw_nonzero().get());
+            let _ = rustix::process::waitpid(Some(forwarder), WaitOptions::empty());
+            companion = None;
+            continue;
         }
         if ending && namespace_init {
             // The kernel kills every other process of the namespace when
@@ -514,13 +580,37 @@ fn nap(time: Timespec) {
 
 /// Sends `SIGKILL` to every child of this (single-threaded) process.
 fn kill_children(me: i32) {
+    if !for_each_child(kill_one) {
+        kill_children_by_scan(me);
+    }
+}
+
+/// Whether `pid` is this (single-threaded) process's one child, from
+/// `/proc/thread-self/children` (`proc(5)`); `false` when that file cannot be
+/// read.
+fn only_child_is(pid: Pid) -> bool {
+    let wanted = pid.as_raw_nonzero().get();
+    let (mut others, mut seen) = (false, false);
+    let readable = for_each_child(|child| {
+        if child == wanted {
+            seen = true;
+        } else {
+            others = true;
+        }
+    });
+    readable && seen && !others
+}
+
+/// Calls `f` with the pid of each child of this (single-threaded) process,
+/// read from `/proc/thread-self/children` with a fixed buffer; `false` when
+/// that file cannot be opened (kernels without `CONFIG_PROC_CHILDREN`).
+fn for_each_child(mut f: impl FnMut(i32)) -> bool {
     let Ok(children) = rustix::fs::open(
         c"/proc/thread-self/children",
         OFlags::RDONLY | OFlags::CLOEXEC,
         Mode::empty(),
     ) else {
-        kill_children_by_scan(me);
-        return;
+        return false;
     };
     let mut buf = [0_u8; 512];
     let mut pid: i32 = 0;
@@ -536,7 +626,7 @@ fn kill_children(me: i32) {
                 digits = true;
             } else {
                 if digits {
-                    kill_one(pid);
+                    f(pid);
                 }
                 pid = 0;
                 digits = false;
@@ -544,8 +634,9 @@ fn kill_children(me: i32) {
         }
     }
     if digits {
-        kill_one(pid);
+        f(pid);
     }
+    true
 }
 
 fn kill_one(pid: i32) {
@@ -634,6 +725,42 @@ mod tests {
         assert_eq!(stat_ppid(b"42 (a) b (c)) S 7 42 42 0 -1"), Some(7));
         assert_eq!(stat_ppid(b"1 (init) S 0 1 1"), Some(0));
         assert_eq!(stat_ppid(b"garbage"), None);
+    }
+
+    #[test]
+    fn processes_in_the_anchors_group_are_not_counted_as_left_behind() {
+        // The anchor's own group holds the supervisor's machinery (a
+        // sandbox's first process and its forwarder); the command's processes
+        // run in groups of their own. Regression: the first process still
+        // exiting at the drain deadline was reported as a background process.
+        let mut anchor = Command::new("/bin/sh")
+            .args(["-c", "sleep 30 & setsid sleep 30 & wait"])
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let pid = i32::try_from(anchor.id()).unwrap();
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        loop {
+            let children: Vec<ProcInfo> = all_processes()
+                .into_iter()
+                .filter(|p| p.ppid == pid)
+                .collect();
+            let sleeping = children.iter().all(|c| {
+                std::fs::read_to_string(format!("/proc/{}/comm", c.pid))
+                    .is_ok_and(|n| n.trim() == "sleep")
+            });
+            if children.len() == 2 && sleeping && children.iter().any(|c| c.pgid != pid) {
+                break;
+            }
+            assert!(std::time::Instant::now() < until, "children did not start");
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        let mut tree = ProcessTree::under(Pid::from_raw(pid).unwrap());
+        assert_eq!(tree.sweep(Signal::CONT), 1, "{:?}", tree.pids);
+        assert_eq!(tree.pids.len(), 2);
+        tree.sweep(Signal::KILL);
+        anchor.kill().unwrap();
+        anchor.wait().unwrap();
     }
 
     #[test]

@@ -7,7 +7,7 @@
 use std::ffi::OsString;
 use std::fs::File;
 use std::io::{self, Read};
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::PathBuf;
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -20,7 +20,7 @@ use tool_core::ToolResult;
 use tool_core::truncate::{HeadTail, StreamMasker, Truncation};
 
 use super::ansi::EscapeStripper;
-use super::proctree::{ProcessTree, SupervisorFds, supervise};
+use super::proctree::{NOTHING_LEFT, ProcessTree, SupervisorFds, supervise};
 
 /// Everything [`run`] needs to start and watch one command.
 #[derive(Debug)]
@@ -138,6 +138,10 @@ const EXIT_POLL: Duration = Duration::from_millis(5);
 /// How long to wait for the processes to disappear after `SIGKILL`, and for
 /// the supervisor to exit once told to.
 const KILL_WAIT: Duration = Duration::from_secs(1);
+/// How long the end of a call waits for the supervisor to exit on its own
+/// once the shell has ended and the output pipe is closed, before it looks
+/// for processes left behind (it exits within a moment when none are).
+const SETTLE: Duration = Duration::from_millis(20);
 /// Size of one read from the pipe.
 const READ_CHUNK: usize = 64 * 1024;
 
@@ -156,6 +160,9 @@ struct Supervised {
     shell: Option<ExitStatus>,
     /// Whether the supervisor has exited (and was reaped).
     exited: bool,
+    /// The sandbox's first process reported that no process is left
+    /// ([`NOTHING_LEFT`]).
+    nothing_left: bool,
     armed: bool,
 }
 
@@ -191,11 +198,66 @@ impl Supervised {
         Ok(self.shell)
     }
 
+    /// Reads what the supervisor has written: the shell's wait status, then
+    /// possibly [`NOTHING_LEFT`] (4 bytes each; pipe writes this small are
+    /// atomic, `pipe(7)`).
     fn read_status(&mut self) {
-        let mut raw = [0_u8; 4];
-        if let Ok(4) = rustix::io::read(&self.status_pipe, &mut raw) {
-            self.shell = Some(ExitStatus::from_raw(i32::from_ne_bytes(raw)));
+        for _ in 0..2 {
+            let mut raw = [0_u8; 4];
+            let Ok(4) = rustix::io::read(&self.status_pipe, &mut raw) else {
+                return;
+            };
+            let value = i32::from_ne_bytes(raw);
+            if self.shell.is_none() {
+                self.shell = Some(ExitStatus::from_raw(value));
+            } else if value == NOTHING_LEFT {
+                self.nothing_left = true;
+            }
         }
+    }
+
+    /// Waits up to `limit` for the supervisor to exit, to have no child
+    /// left, or for the sandbox's first process to report that nothing is
+    /// left; checks at least every millisecond (polling a pidfd of the
+    /// supervisor and the status pipe, so either ends the wait at once).
+    fn await_quiet(&mut self, limit: Duration) {
+        let pidfd = rustix::process::pidfd_open(self.pid(), rustix::process::PidfdFlags::empty());
+        let until = Instant::now() + limit;
+        let tick = Timespec {
+            tv_sec: 0,
+            tv_nsec: 1_000_000,
+        };
+        loop {
+            self.read_status();
+            let quiet = self.nothing_left || self.has_exited().unwrap_or(true) || self.childless();
+            if quiet || Instant::now() >= until {
+                break;
+            }
+            match &pidfd {
+                Ok(fd) => {
+                    let mut fds = [
+                        PollFd::new(fd, PollFlags::IN),
+                        PollFd::new(&self.status_pipe, PollFlags::IN),
+                    ];
+                    let _ = rustix::event::poll(&mut fds, Some(&tick));
+                }
+                Err(_) => std::thread::sleep(Duration::from_millis(1)),
+            }
+        }
+    }
+
+    /// Whether the (unreaped) supervisor has no child, from
+    /// `/proc/<pid>/task/<pid>/children` (`proc(5)`): an exited child not yet
+    /// reaped is still listed, and every process the command left behind is
+    /// a descendant of a child (it is a child subreaper). `false` when the
+    /// file cannot be read.
+    fn childless(&self) -> bool {
+        if self.exited {
+            return true;
+        }
+        let pid = self.pid().as_raw_nonzero();
+        std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
+            .is_ok_and(|c| c.trim().is_empty())
     }
 
     /// Closes the control pipe and waits up to `limit` for the supervisor to
@@ -220,6 +282,19 @@ impl Drop for Supervised {
             }
             let _ = self.finish(KILL_WAIT);
         }
+        if !self.has_exited().unwrap_or(true) {
+            // A supervisor with nothing left below it, still exiting: reap
+            // it on a thread of its own rather than leave a zombie or make
+            // the call wait. (If no thread can start, it stays a zombie
+            // until this process ends.)
+            let pid = self.pid();
+            let _ = std::thread::Builder::new()
+                .name("bash-reaper".into())
+                .spawn(move || {
+                    let _ =
+                        rustix::process::waitpid(Some(pid), rustix::process::WaitOptions::empty());
+                });
+        }
     }
 }
 
@@ -234,21 +309,42 @@ struct Capture {
 }
 
 impl Capture {
-    /// Waits up to `wait` for output and consumes what is there.
-    /// Sleeps instead once the pipe is closed.
-    fn pump(&mut self, wait: Duration) -> io::Result<()> {
-        if self.eof {
-            std::thread::sleep(wait.min(EXIT_POLL));
-            return Ok(());
-        }
+    /// Waits up to `wait` for output and consumes what is there. With
+    /// `wake`, returns early as soon as that descriptor is readable too (the
+    /// status pipe: the shell's exit is noticed when it is reported, not at
+    /// the next poll slice). Once the pipe is closed, waits on `wake` alone,
+    /// or sleeps.
+    fn pump(&mut self, wait: Duration, wake: Option<BorrowedFd<'_>>) -> io::Result<()> {
         let timeout = Timespec::try_from(wait).unwrap_or(Timespec {
             tv_sec: 0,
             tv_nsec: 25_000_000,
         });
-        let mut fds = [PollFd::new(&self.pipe, PollFlags::IN)];
-        match rustix::event::poll(&mut fds, Some(&timeout)) {
-            Ok(0) => return Ok(()),
-            Ok(_) => {}
+        if self.eof {
+            match wake {
+                Some(fd) => {
+                    let mut fds = [PollFd::new(&fd, PollFlags::IN)];
+                    let _ = rustix::event::poll(&mut fds, Some(&timeout));
+                }
+                None => std::thread::sleep(wait.min(EXIT_POLL)),
+            }
+            return Ok(());
+        }
+        let polled = match wake {
+            Some(fd) => {
+                let mut fds = [
+                    PollFd::new(&self.pipe, PollFlags::IN),
+                    PollFd::new(&fd, PollFlags::IN),
+                ];
+                rustix::event::poll(&mut fds, Some(&timeout)).map(|_| !fds[0].revents().is_empty())
+            }
+            None => {
+                let mut fds = [PollFd::new(&self.pipe, PollFlags::IN)];
+                rustix::event::poll(&mut fds, Some(&timeout)).map(|n| n > 0)
+            }
+        };
+        match polled {
+            Ok(false) => return Ok(()),
+            Ok(true) => {}
             Err(rustix::io::Errno::INTR) => return Ok(()),
             Err(e) => return Err(e.into()),
         }
@@ -276,7 +372,7 @@ impl Capture {
             if ready == 0 {
                 break;
             }
-            self.pump(Duration::ZERO)?;
+            self.pump(Duration::ZERO, None)?;
         }
         Ok(())
     }
@@ -359,6 +455,7 @@ pub(crate) fn run(spec: &RunSpec, cancelled: &dyn Fn() -> bool) -> io::Result<Ou
         status_pipe: status_read,
         shell: None,
         exited: false,
+        nothing_left: false,
         armed: true,
     };
     let mut cap = Capture {
@@ -393,7 +490,8 @@ pub(crate) fn run(spec: &RunSpec, cancelled: &dyn Fn() -> bool) -> io::Result<Ou
                 deadline - now
             }
         };
-        cap.pump(wait.min(POLL_SLICE))?;
+        let wake = drain_until.is_none().then(|| sup.status_pipe.as_fd());
+        cap.pump(wait.min(POLL_SLICE), wake)?;
     };
     let leftovers = stop_everything(&mut sup, spec.kill_grace, &mut cap)?;
     let status = sup.shell_status()?;
@@ -416,8 +514,17 @@ pub(crate) fn run(spec: &RunSpec, cancelled: &dyn Fn() -> bool) -> io::Result<Ou
 /// left and exits. Returns whether anything besides the shell was still
 /// running (or the shell itself, on timeout and cancellation).
 fn stop_everything(sup: &mut Supervised, grace: Duration, cap: &mut Capture) -> io::Result<bool> {
-    // The supervisor exits on its own once nothing is left below it.
-    if sup.has_exited()? {
+    // The supervisor exits on its own once nothing is left below it. When
+    // the shell has ended and the pipe is closed it normally does so within
+    // a moment: wait for that (on a pidfd) rather than read the whole of
+    // /proc to find nothing.
+    if cap.eof && sup.shell.is_some() {
+        sup.await_quiet(SETTLE);
+    }
+    // No child left: the supervisor is on its way out. Its exit can take
+    // tens of milliseconds in the full tier (the kernel tearing down the
+    // namespaces it made); it is reaped off this path (see `Drop`).
+    if sup.nothing_left || sup.has_exited()? || sup.childless() {
         return Ok(false);
     }
     let mut tree = ProcessTree::under(sup.pid());
@@ -440,7 +547,7 @@ fn stop_everything(sup: &mut Supervised, grace: Duration, cap: &mut Capture) -> 
             until = now + KILL_WAIT;
             continue;
         }
-        cap.pump(until.saturating_duration_since(now).min(POLL_SLICE))?;
+        cap.pump(until.saturating_duration_since(now).min(POLL_SLICE), None)?;
     }
     sup.finish(KILL_WAIT)?;
     Ok(found)

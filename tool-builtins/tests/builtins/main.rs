@@ -14,6 +14,7 @@
 mod atomic;
 mod bash;
 mod bash_approval;
+mod bash_network;
 mod bash_registry;
 mod bash_sandbox;
 mod edit;

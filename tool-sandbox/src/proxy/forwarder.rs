@@ -145,6 +145,16 @@ impl Forwarder {
         })
     }
 
+    /// The listeners' descriptors (IPv4, then IPv6 when served), for the
+    /// sandbox's forked forwarder process to keep while it closes the rest.
+    pub(crate) fn raw_fds(&self) -> (std::os::fd::RawFd, Option<std::os::fd::RawFd>) {
+        use std::os::fd::AsRawFd;
+        (
+            self.v4.as_raw_fd(),
+            self.v6.as_ref().map(AsRawFd::as_raw_fd),
+        )
+    }
+
     /// The port both listeners use.
     pub fn port(&self) -> u16 {
         self.port

@@ -60,34 +60,25 @@
 //! port 22 is refused with a note saying to use an `https://` remote. A
 //! client that ignores the proxy variables gets "network unreachable".
 //!
-//! # Hook contract (wiring into the sandbox's spawn path)
+//! # Wiring (the sandbox's spawn path)
 //!
-//! For a call whose policy allows some host
-//! (`!policy.is_deny_all()`):
+//! For a call whose policy allows some host (`!policy.is_deny_all()`),
+//! full tier; `bash_command` does this:
 //! 1. **Host, before spawning**: `let proxy = ProxyServer::start(policy,
-//!    ProxyLimits::default(), Some(private_runtime_dir))?`. Pass
-//!    `proxy.socket_path()` to the sandbox setup as the optional proxy
-//!    socket path; bind-mount it (or its directory) at the same path inside
-//!    the mount namespace, reachable under the Landlock rules (connecting to
-//!    a path socket needs write access to it).
-//! 2. **Inside the namespace, before `exec`**, in the supervisor's child
-//!    after `unshare(CLONE_NEWUSER | CLONE_NEWNET)` and while it still holds
-//!    `CAP_NET_ADMIN` there: [`bring_up_loopback`]; `let fwd =
-//!    Forwarder::bind(DEFAULT_FORWARDER_PORT, socket_path)?` (before
-//!    Landlock's TCP bind rules and the seccomp filter); then fork: the new
-//!    child calls `fwd.serve()` and never returns (it lives in the call's
-//!    PID namespace and dies with it), the other one adds `fwd.env().vars()`
-//!    to the command's environment and goes on to Landlock, seccomp and
-//!    `exec`. The forwarder child must not get the `socket(AF_INET)` seccomp
-//!    rule of the no-namespace tier (it needs TCP on loopback and `AF_UNIX`).
-//! 3. **Host, after the call**: `let report = proxy.shutdown()`; put
-//!    `report.contacted` and `report.refused` into the result's metadata as
-//!    `network.contacted` / `network.refused`, and when a command failed
-//!    with refusals, add `report.refusals[0]` as the one-line note.
+//!    ProxyLimits::default(), None)?`, then
+//!    `Sandbox::prepare_with_proxy(.., Some(ProxyHook::new(proxy.socket_path())))`:
+//!    the mount view binds the socket at
+//!    [`PROXY_SOCKET_IN_SANDBOX`](crate::PROXY_SOCKET_IN_SANDBOX).
+//! 2. **Inside the namespace**: the sandbox's first process brings loopback
+//!    up, binds the [`Forwarder`] and forks it (see the crate docs,
+//!    "Network hook"); the caller adds `ProxyHook::env().vars()` to the
+//!    command's environment.
+//! 3. **Host, after the call**: `let report = proxy.shutdown()`; the
+//!    result's metadata gets `network.contacted` / `network.refused`, and
+//!    the first of `report.refusals` becomes the one-line note.
 //!
 //! With a deny-all policy none of this runs: the namespace has loopback only
-//! (call [`bring_up_loopback`] anyway so that local servers the command
-//! starts itself work) and no proxy variables are set.
+//! and no proxy variables are set.
 
 mod forwarder;
 mod report;

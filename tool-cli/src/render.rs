@@ -302,6 +302,38 @@ fn file_format_list() -> String {
         .join(", ")
 }
 
+/// Refuses an `--out` path one of whose folders, as written, is a symbolic
+/// link (review 23, F8: `--out lnk/imgs/` followed a link planted one level
+/// up and wrote outside). The last component is checked where it is opened
+/// (`Folder::open`, `replace`). Written relative paths are checked from the
+/// current folder; the folders above an absolute path's first component are
+/// not special-cased: a link anywhere in what the person wrote is refused.
+fn refuse_linked_parents(p: &Path) -> Result<(), String> {
+    let mut prefix = PathBuf::new();
+    let mut components = p.components().peekable();
+    while let Some(component) = components.next() {
+        prefix.push(component);
+        if components.peek().is_none() {
+            break;
+        }
+        if matches!(
+            component,
+            std::path::Component::RootDir | std::path::Component::CurDir
+        ) {
+            continue;
+        }
+        if std::fs::symlink_metadata(&prefix).is_ok_and(|m| m.file_type().is_symlink()) {
+            return Err(format!(
+                "--out {}: {} is a symbolic link; name the folder it points to, so that a link \
+                 planted in a workspace cannot redirect the output",
+                p.display(),
+                prefix.display()
+            ));
+        }
+    }
+    Ok(())
+}
+
 impl OutDir {
     /// Where this run's binary output goes (see [`OutDir`]).
     ///
@@ -321,6 +353,7 @@ impl OutDir {
 
     fn place_of(p: &Path) -> Result<Place, String> {
         use std::os::unix::ffi::OsStrExt;
+        refuse_linked_parents(p)?;
         let slash = p.as_os_str().as_bytes().ends_with(b"/");
         if slash || p.is_dir() {
             return Ok(Place::Explicit(p.to_path_buf()));
@@ -865,6 +898,26 @@ mod tests {
             assert_eq!(mode_of(&path), 0o600);
             std::fs::remove_dir_all(folder).unwrap();
         }
+    }
+
+    #[test]
+    fn a_link_among_the_parents_is_refused() {
+        let dir = std::env::temp_dir().join(format!("tool-cli-outlink-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("real")).unwrap();
+        std::fs::create_dir_all(dir.join("elsewhere")).unwrap();
+        std::os::unix::fs::symlink(dir.join("elsewhere"), dir.join("lnk")).unwrap();
+        let err = OutDir::new(Some(&dir.join("lnk/imgs/")), "t")
+            .err()
+            .unwrap();
+        assert!(err.contains("is a symbolic link"), "{err}");
+        let err = OutDir::new(Some(&dir.join("lnk/a.png")), "t")
+            .err()
+            .unwrap();
+        assert!(err.contains("is a symbolic link"), "{err}");
+        assert!(OutDir::new(Some(&dir.join("real/imgs/")), "t").is_ok());
+        assert!(!dir.join("elsewhere/imgs").exists());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -810,7 +810,9 @@ fn receive(fd: RawFd) -> Option<(i32, i32)> {
 /// The child then starts threads (`Forwarder::serve`): sound after
 /// `fork`, since its parent (the namespace's first process) has one thread
 /// and glibc's `fork` leaves the allocator's locks usable in the child.
-pub(crate) fn fork_forwarder(forwarder: crate::Forwarder) -> io::Result<libc::pid_t> {
+pub(crate) fn fork_forwarder(
+    forwarder: crate::proxy::forwarder::Forwarder,
+) -> io::Result<libc::pid_t> {
     let pid = fork()?;
     if pid == 0 {
         die_with_parent();

@@ -80,7 +80,7 @@
 //! With a deny-all policy none of this runs: the namespace has loopback only
 //! and no proxy variables are set.
 
-mod forwarder;
+pub(crate) mod forwarder;
 mod report;
 mod server;
 

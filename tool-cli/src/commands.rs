@@ -177,8 +177,14 @@ pub(crate) fn call(
     out.flush()?;
     let write_failed = report_write_failures(&printed)?;
     match &result.error {
+        // On a terminal the readable result above already shows the message:
+        // stderr adds only the hint (the review of 2026-12-02 saw it twice).
         Some(e) if e.kind == ErrorKind::InvalidArguments => Err(Failure::InvalidArguments(
-            e.message.clone(),
+            if output == CallOutput::Text {
+                String::new()
+            } else {
+                e.message.clone()
+            },
             name.to_owned(),
         )),
         Some(_) => Err(Failure::ToolError),

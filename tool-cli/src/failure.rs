@@ -12,7 +12,8 @@ pub(crate) enum Failure {
     /// The tool returned an error (already printed): exit 1.
     ToolError,
     /// The tool (named second) rejected its arguments (already printed):
-    /// exit 2, message on stderr with a pointer to `tool schema <tool>`.
+    /// exit 2, message on stderr (none when empty: the readable result on a
+    /// terminal showed it) with a pointer to `tool schema <tool>`.
     InvalidArguments(String, String),
     /// Reading input or writing output failed: exit 1, message on stderr.
     Io(io::Error),

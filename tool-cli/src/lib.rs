@@ -258,11 +258,13 @@ where
             ExitCode::from(EXIT_USAGE)
         }
         Err(Failure::InvalidArguments(message, tool)) => {
-            let _ = writeln!(
-                io::stderr(),
-                "error: {message}\nRun `{} schema {tool}` to see the parameters.",
-                app::program_name()
-            );
+            let program = app::program_name();
+            let hint = format!("Run `{program} schema {tool}` to see the parameters.");
+            let _ = if message.is_empty() {
+                writeln!(io::stderr(), "{hint}")
+            } else {
+                writeln!(io::stderr(), "error: {message}\n{hint}")
+            };
             ExitCode::from(EXIT_USAGE)
         }
         // A reader that went away (`tool list | head -1`) needs no message.

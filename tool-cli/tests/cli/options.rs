@@ -539,3 +539,39 @@ fn file_options_refuse_fifos_devices_and_huge_files() {
         }
     }
 }
+
+/// On a terminal an argument error is shown once (in the readable result),
+/// with the schema hint after it (review of issue 24, 2026-12-02).
+#[test]
+fn an_argument_error_is_shown_once_on_a_terminal() {
+    if std::process::Command::new("script")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("SKIPPED: util-linux `script` is not installed");
+        return;
+    }
+    let inner = format!(
+        "{} call read_file --limit=-3 --file-path=x",
+        crate::support::BIN
+    );
+    let mut cmd = std::process::Command::new("script");
+    cmd.args(["-qec", &inner, "/dev/null"])
+        .env_remove("TRACE_ID")
+        .current_dir(env!("CARGO_MANIFEST_DIR"));
+    let out = crate::support::feed(&mut cmd, "");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(2), "{text}");
+    assert!(text.contains("schema read_file"), "{text}");
+    let first_line = text.lines().next().unwrap_or_default().to_owned();
+    assert!(first_line.contains("(invalid_arguments)"), "{text}");
+    let message = first_line
+        .split(": ")
+        .nth(1)
+        .unwrap_or_default()
+        .trim_end_matches('\r')
+        .to_owned();
+    assert!(!message.is_empty(), "{text}");
+    assert_eq!(text.matches(&message).count(), 1, "{text}");
+}

@@ -84,6 +84,23 @@ pub fn rendering_for(result_turn: u64, current_turn: u64) -> Rendering {
     }
 }
 
+/// The provider items of one [`Message::Tool`] in a request at turn
+/// `current_turn`: each outcome rendered by tool-core's `render_result` for
+/// `format`, whole or short by [`rendering_for`] (one message per result
+/// for OpenAI Chat, one item for Responses, one block for Anthropic).
+pub(crate) fn rendered_results(
+    results: &[ToolOutcome],
+    format: tool_core::format::Format,
+    result_turn: u64,
+    current_turn: u64,
+) -> Vec<serde_json::Value> {
+    let rendering = rendering_for(result_turn, current_turn);
+    results
+        .iter()
+        .flat_map(|r| tool_core::format::render_result(&r.call, &r.result, format, rendering))
+        .collect()
+}
+
 /// The arguments of `call` as JSON text (what OpenAI-style APIs echo back).
 pub(crate) fn arguments_text(call: &ToolCall) -> String {
     match &call.arguments {

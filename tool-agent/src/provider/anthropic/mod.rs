@@ -3,13 +3,13 @@
 //! stream is read by [`AnthropicAssembler`] (`stream.rs`).
 
 use serde_json::{Value, json};
-use tool_core::format::{Format, ToolCall, render_result};
+use tool_core::format::{Format, ToolCall};
 
 use super::http_client::{HttpClient, Provider, RequestOptions};
 use super::wire::{WholeShape, error_text, whole_answer};
 use crate::error::{ModelError, body_excerpt};
 use crate::message::{
-    Message, ModelRequest, StreamEvent, ToolChoice, arguments_object, rendering_for,
+    Message, ModelRequest, StreamEvent, ToolChoice, arguments_object, rendered_results,
 };
 
 mod stream;
@@ -37,7 +37,7 @@ pub const DEFAULT_MAX_TOKENS: u32 = 4096;
 /// Base URL: argument, `ANTHROPIC_BASE_URL`, or `https://api.anthropic.com/v1`;
 /// key: argument or `ANTHROPIC_API_KEY` (required: sent as `x-api-key`),
 /// with `anthropic-version: 2023-06-01`. Tool results go back as
-/// `tool_result` blocks of a `user` message ([`render_result`]); consecutive
+/// `tool_result` blocks of a `user` message ([`render_result`](tool_core::format::render_result)); consecutive
 /// user content is merged into one message. Tools rendered as
 /// [`Format::Anthropic`].
 ///
@@ -94,18 +94,10 @@ impl Provider for Anthropic {
                     push("assistant", blocks);
                 }
                 Message::Tool { turn, results } => {
-                    let blocks = results
-                        .iter()
-                        .flat_map(|r| {
-                            render_result(
-                                &r.call,
-                                &r.result,
-                                options.format,
-                                rendering_for(*turn, request.turn),
-                            )
-                        })
-                        .collect();
-                    push("user", blocks);
+                    push(
+                        "user",
+                        rendered_results(results, options.format, *turn, request.turn),
+                    );
                 }
             }
         }

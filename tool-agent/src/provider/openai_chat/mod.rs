@@ -4,13 +4,13 @@
 //! [`OpenAiChatAssembler`] (`stream.rs`).
 
 use serde_json::{Value, json};
-use tool_core::format::{Format, ToolCall, render_result};
+use tool_core::format::{Format, ToolCall};
 
 use super::http_client::{HttpClient, Provider, RequestOptions};
 use super::wire::{WholeShape, error_text, whole_answer};
 use crate::error::{ModelError, body_excerpt};
 use crate::message::{
-    Message, ModelRequest, StreamEvent, ToolChoice, arguments_text, rendering_for,
+    Message, ModelRequest, StreamEvent, ToolChoice, arguments_text, rendered_results,
 };
 
 mod stream;
@@ -72,14 +72,12 @@ impl Provider for OpenAiChat {
                     messages.push(msg);
                 }
                 Message::Tool { turn, results } => {
-                    for r in results {
-                        messages.extend(render_result(
-                            &r.call,
-                            &r.result,
-                            options.format,
-                            rendering_for(*turn, request.turn),
-                        ));
-                    }
+                    messages.extend(rendered_results(
+                        results,
+                        options.format,
+                        *turn,
+                        request.turn,
+                    ));
                 }
             }
         }

@@ -3,14 +3,14 @@
 //! is read by [`ResponsesAssembler`] (`stream.rs`).
 
 use serde_json::{Value, json};
-use tool_core::format::{Format, ToolCall, render_result};
+use tool_core::format::{Format, ToolCall};
 
 use super::http_client::{HttpClient, Provider, RequestOptions};
 use super::openai_chat::OPENAI_BASE_URL;
 use super::wire::{WholeShape, error_text, whole_answer};
 use crate::error::{ModelError, body_excerpt};
 use crate::message::{
-    Message, ModelRequest, StreamEvent, ToolChoice, arguments_text, rendering_for,
+    Message, ModelRequest, StreamEvent, ToolChoice, arguments_text, rendered_results,
 };
 
 mod stream;
@@ -22,7 +22,7 @@ pub use stream::ResponsesAssembler;
 /// Endpoint and key as [`OpenAiChatClient`](crate::OpenAiChatClient)
 /// (`OPENAI_BASE_URL`, `OPENAI_API_KEY`). The system prompt is sent as
 /// `instructions`; calls go back as `function_call` items and results as
-/// `function_call_output` items ([`render_result`]). Tools are rendered as
+/// `function_call_output` items ([`render_result`](tool_core::format::render_result)). Tools are rendered as
 /// [`Format::OpenAiResponses`]. Requests set `store: false`, so each turn
 /// carries the whole conversation.
 pub type OpenAiResponsesClient = HttpClient<OpenAiResponses>;
@@ -56,14 +56,12 @@ impl Provider for OpenAiResponses {
                     input.extend(tool_calls.iter().map(responses_call));
                 }
                 Message::Tool { turn, results } => {
-                    for r in results {
-                        input.extend(render_result(
-                            &r.call,
-                            &r.result,
-                            options.format,
-                            rendering_for(*turn, request.turn),
-                        ));
-                    }
+                    input.extend(rendered_results(
+                        results,
+                        options.format,
+                        *turn,
+                        request.turn,
+                    ));
                 }
             }
         }

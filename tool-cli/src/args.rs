@@ -10,7 +10,8 @@ use tool_core::args::{json_kind, takes_only_text};
 ///
 /// - An optional first word that is not an option: a JSON object, or `-` to
 ///   read that object from `stdin`.
-/// - Then `--key=value`, `--key value` or a bare `--key` (`true`). The value
+/// - Then `--key=value`, `--key value` or a bare `--key` (`true`, refused
+///   for a parameter whose schema declares types without `boolean`). The value
 ///   is JSON when it parses as JSON, else the string itself; for a parameter
 ///   whose schema (`parameters`) takes only strings it is always the text as written. Dashes in the key
 ///   become underscores. A pair overrides the same key of the JSON object;
@@ -31,7 +32,7 @@ pub(crate) fn parse_call_args(
         } else {
             first.clone()
         };
-        args = parse_object(&text)?;
+        args = parse_object(&text, parameters)?;
     }
     let mut from_pairs: Vec<String> = Vec::new();
     while let Some(word) = words.next() {
@@ -50,6 +51,12 @@ pub(crate) fn parse_call_args(
             // `--pattern=123` is the string "123", `--query='"x"'` keeps its quotes.
             Some(t) if takes_only_text(parameters, &key) => Value::String(t.to_owned()),
             Some(t) => parse_value(t),
+            None if declares_no_boolean(parameters, &key) => {
+                return Err(format!(
+                    "`--{raw_key}` needs a value: write `--{raw_key}=…` (a bare `--{raw_key}` means \
+                     `true`, and `{key}` takes no boolean)"
+                ));
+            }
             None => Value::Bool(true),
         };
         if key.is_empty() || (key.starts_with('_') && raw_key.starts_with('-')) {
@@ -121,16 +128,65 @@ fn parse_value(text: &str) -> Value {
     serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.to_owned()))
 }
 
+/// True when parameter `key` of the schema `parameters` declares its JSON
+/// types (`"type": "string"` or a list) and `boolean` is not among them, so a
+/// bare `--key` (meaning `true`) cannot be what the person meant. A schema
+/// without a plain `type` (`$ref`, `anyOf`, none) declares nothing here.
+fn declares_no_boolean(parameters: &Value, key: &str) -> bool {
+    match &parameters["properties"][key]["type"] {
+        Value::String(t) => t != "boolean",
+        Value::Array(types) => !types.iter().any(|t| t == "boolean"),
+        _ => false,
+    }
+}
+
+/// An example arguments object for messages, built from the tool's own
+/// schema: its first required parameter (else its first parameter) with a
+/// value of that parameter's type, e.g. `{"sku": "…"}`; `{}` for a tool
+/// without parameters.
+fn example_object(parameters: &Value) -> String {
+    let properties = parameters["properties"].as_object();
+    let first_required = parameters["required"]
+        .as_array()
+        .and_then(|r| r.first())
+        .and_then(Value::as_str);
+    let name =
+        first_required.or_else(|| properties.and_then(|p| p.keys().next().map(String::as_str)));
+    let Some(name) = name else {
+        return "{}".to_owned();
+    };
+    let kind = match &parameters["properties"][name]["type"] {
+        Value::String(t) => t.as_str(),
+        Value::Array(types) => types
+            .iter()
+            .find_map(|t| t.as_str().filter(|t| *t != "null"))
+            .unwrap_or(""),
+        _ => "",
+    };
+    let value = match kind {
+        "integer" | "number" => Value::from(1),
+        "boolean" => Value::Bool(true),
+        "array" => Value::Array(Vec::new()),
+        "object" => Value::Object(Map::new()),
+        _ => Value::String("…".to_owned()),
+    };
+    let mut example = Map::new();
+    example.insert(name.to_owned(), value);
+    Value::Object(example).to_string()
+}
+
 /// The positional arguments object.
-fn parse_object(text: &str) -> Result<Map<String, Value>, String> {
+fn parse_object(text: &str, parameters: &Value) -> Result<Map<String, Value>, String> {
     match serde_json::from_str::<Value>(text) {
         Ok(Value::Object(map)) => Ok(map),
         Ok(other) => Err(format!(
-            "the arguments must be one JSON object such as '{{\"file_path\": \"a.txt\"}}', not {}",
+            "the arguments must be one JSON object such as '{}', not {}",
+            example_object(parameters),
             json_kind(&other)
         )),
         Err(e) => Err(format!(
-            "the arguments are not valid JSON ({e}); write one JSON object such as '{{\"file_path\": \"a.txt\"}}', or use --key=value pairs"
+            "the arguments are not valid JSON ({e}); write one JSON object such as '{}', or use --key=value pairs",
+            example_object(parameters)
         )),
     }
 }
@@ -240,6 +296,34 @@ mod tests {
                 .contains("given twice")
         );
         assert!(parse(&["--=1"]).unwrap_err().contains("names no argument"));
+        let schema = json!({
+            "type": "object",
+            "properties": {"sku": {"type": "string"}, "qty": {"type": ["integer", "null"]},
+                           "fast": {"type": "boolean"}},
+            "required": ["sku"]
+        });
+        let words = |w: &[&str]| w.iter().map(|w| (*w).to_owned()).collect::<Vec<_>>();
+        assert_eq!(
+            parse_call_args(&words(&["--sku"]), || Ok(String::new()), &schema).unwrap_err(),
+            "`--sku` needs a value: write `--sku=…` (a bare `--sku` means `true`, and `sku` takes \
+             no boolean)"
+        );
+        assert_eq!(
+            Value::Object(
+                parse_call_args(
+                    &words(&["--fast", "--qty=2"]),
+                    || Ok(String::new()),
+                    &schema
+                )
+                .unwrap()
+            ),
+            json!({"fast": true, "qty": 2})
+        );
+        assert_eq!(
+            parse_call_args(&words(&["not json"]), || Ok(String::new()), &schema).unwrap_err(),
+            "the arguments are not valid JSON (expected ident at line 1 column 2); write one JSON \
+             object such as '{\"sku\":\"…\"}', or use --key=value pairs"
+        );
         assert!(
             parse(&["---x=1"])
                 .unwrap_err()

@@ -190,7 +190,19 @@ pub(crate) fn serve(
     page_size: usize,
     program: &crate::app::Program,
 ) -> Result<(), Failure> {
-    let count = view.registry().len();
+    // Count what `tools/list` offers: a tool with URL patterns that do not
+    // match the server's page URL is not listed (issue 24, banner count).
+    let registry = view.registry();
+    let page_url = session.ctx.page_url();
+    let offered = registry.tool_names(page_url).len();
+    let elsewhere = registry.len().saturating_sub(offered);
+    let count = if elsewhere == 0 {
+        format!("{offered} tools")
+    } else {
+        format!(
+            "{offered} tools (and {elsewhere} more offered only on page URLs their patterns match)"
+        )
+    };
     let workspace = session.ctx.value_str("workspace").unwrap_or("?").to_owned();
     // One ledger per MCP session, and per client trace in the stateless
     // era (issue 23 item 5): what one client read never lets another write.
@@ -205,7 +217,7 @@ pub(crate) fn serve(
     let io_failure = |e: tool_mcp::Error| Failure::Io(std::io::Error::other(e.to_string()));
     match http {
         None => {
-            banner(&format!("{count} tools over stdio, workspace {workspace}"));
+            banner(&format!("{count} over stdio, workspace {workspace}"));
             runtime.block_on(server.serve_stdio()).map_err(io_failure)
         }
         Some(HttpServe {
@@ -221,7 +233,7 @@ pub(crate) fn serve(
                 .await
                 .map_err(io_failure)?;
             banner(&format!(
-                "{count} tools at http://{bound}/mcp, workspace {workspace}"
+                "{count} at http://{bound}/mcp, workspace {workspace}"
             ));
             if remote {
                 let _ = writeln!(

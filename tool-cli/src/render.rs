@@ -168,6 +168,38 @@ pub(crate) struct OutDir {
     folder: OnceCell<Folder>,
 }
 
+/// Every folder `--out` refuses to write into, whatever this process's own
+/// configuration (review 23, F10: only the current private folder was
+/// refused, so another spelling of the same user's trees got through): the
+/// private folder as configured now, the temp-dir private folder that the
+/// same user's processes started without `XDG_RUNTIME_DIR` use
+/// (`<temp>/agent-tools-<uid>`), `$XDG_RUNTIME_DIR/agent-tools`, and the
+/// state folder (`$XDG_STATE_HOME/agent-tools` and the default
+/// `~/.local/state/agent-tools`). Canonical where they exist.
+fn private_trees() -> Vec<PathBuf> {
+    let uid = rustix::process::getuid().as_raw();
+    let mut trees = vec![
+        tool_core::truncate::private_dir_location(),
+        std::env::temp_dir().join(format!("agent-tools-{uid}")),
+    ];
+    let absolute = |name: &str| {
+        std::env::var_os(name)
+            .map(PathBuf::from)
+            .filter(|p| p.is_absolute())
+    };
+    if let Some(run) = absolute("XDG_RUNTIME_DIR") {
+        trees.push(run.join("agent-tools"));
+    }
+    trees.extend(tool_core::state::state_dir());
+    if let Some(home) = absolute("HOME") {
+        trees.push(home.join(".local/state/agent-tools"));
+    }
+    trees
+        .into_iter()
+        .map(|t| t.canonicalize().unwrap_or(t))
+        .collect()
+}
+
 /// An output folder opened once, and its path (from the handle, for
 /// messages and results).
 struct Folder {
@@ -200,19 +232,16 @@ impl Folder {
             rustix::fd::AsRawFd::as_raw_fd(&fd)
         ))
         .or_else(|_| dir.canonicalize())?;
-        if !private {
-            let tree = tool_core::truncate::private_dir_location();
-            let tree = tree.canonicalize().unwrap_or(tree);
-            if path.starts_with(&tree) {
-                return Err(io::Error::new(
-                    io::ErrorKind::PermissionDenied,
-                    format!(
-                        "it is inside the private folder {} (spill and output folders of every \
-                         trace); leave --out out to use this trace's own folder",
-                        tree.display()
-                    ),
-                ));
-            }
+        if !private && let Some(tree) = private_trees().into_iter().find(|t| path.starts_with(t)) {
+            return Err(io::Error::new(
+                io::ErrorKind::PermissionDenied,
+                format!(
+                    "it is inside the private folder {} (spill and output folders of every \
+                     trace, ledgers and caches of this user's agent-tools processes); leave --out \
+                     out to use this trace's own folder",
+                    tree.display()
+                ),
+            ));
         }
         Ok(Self { fd, path })
     }

@@ -81,9 +81,10 @@ async fn a_negative_number_for_an_unsigned_parameter_names_the_bound() {
         )
         .await;
     let message = result.error.expect("an error").message;
-    assert!(
-        message.contains("expected an integer of at least 0, but received an integer -3"),
-        "{message}"
+    assert_eq!(
+        message,
+        "Invalid value for parameter `limit` of `fh_search`: expected an integer of at least 0, \
+         but received an integer -3."
     );
     // A value of the wrong kind still says the kind.
     let result = r

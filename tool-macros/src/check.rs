@@ -17,7 +17,7 @@ use syn::{
 use crate::ast::{ContextForm, Description, ParamKind, Role, ToolFn, option_inner, ungroup};
 use crate::attr::DefaultArg;
 use crate::errors::Errors;
-use tool_rules::suggest::{did_you_mean, one_of};
+use tool_rules::suggest::{all_of, did_you_mean};
 use tool_rules::{names, url_pattern};
 
 /// Runs every rule on `tool`.
@@ -473,7 +473,7 @@ fn check_documented_params(tool: &ToolFn, errors: &mut Errors) {
             let fix = match did_you_mean(&item.name, names.iter().copied()) {
                 Some(close) => format!("did you mean `{close}`?"),
                 None if names.is_empty() => "the fn has no parameters; remove the entry".to_owned(),
-                None => format!("the parameters are {}", one_of(&names)),
+                None => format!("the parameters are {}", all_of(&names)),
             };
             errors.at(
                 span,
@@ -721,7 +721,7 @@ fn unknown_param(tool: &ToolFn, name: &str, list: &str) -> String {
         }
         None => format!(
             "unknown parameter `{name}` in `{list}`; the parameters are {}",
-            one_of(&names)
+            all_of(&names)
         ),
     }
 }

@@ -273,9 +273,15 @@ impl<'a> Expander<'a> {
         };
         let ident = self.default_fn_ident(param);
         let ty = &param.ty;
+        // Through a typed binding, so that a default of the wrong type is
+        // reported at the default with "expected due to this" under the
+        // parameter's type, never as the "return type" of a function the
+        // user did not write (issue 24, first hour item 6).
         Some(quote! {
             fn #ident() -> #ty {
-                #expr
+                #[allow(clippy::let_and_return, reason = "points type errors at the parameter")]
+                let __default: #ty = #expr;
+                __default
             }
         })
     }

@@ -236,7 +236,9 @@ pub(crate) fn router(
         limits,
         opening: AtomicUsize::new(0),
     });
-    let router = mcp.layer(middleware::from_fn_with_state(gate, check_post));
+    let router = mcp
+        .layer(middleware::from_fn_with_state(gate, check_post))
+        .layer(middleware::from_fn(session_end_is_ok));
     match &access.token {
         Some(digest) => router.layer(middleware::from_fn_with_state(
             Arc::clone(digest),
@@ -244,6 +246,19 @@ pub(crate) fn router(
         )),
         None => router.layer(middleware::from_fn(require_same_user)),
     }
+}
+
+/// A session ended by `DELETE` is answered `200 OK` where rmcp answers
+/// `202 Accepted`: the transport spec leaves the success code open, and the
+/// Python SDK (and clients written like it) accept only 200 or 204, logging
+/// "Session termination failed: 202" otherwise (issue 24, first hour).
+async fn session_end_is_ok(request: Request, next: Next) -> Response {
+    let delete = request.method() == Method::DELETE;
+    let mut response = next.run(request).await;
+    if delete && response.status() == StatusCode::ACCEPTED {
+        *response.status_mut() = StatusCode::OK;
+    }
+    response
 }
 
 /// Answers `403` unless the client's socket belongs to this process's user

@@ -52,6 +52,36 @@ async fn post(addr: SocketAddr, session: Option<&str>, body: &str) -> (u16, Stri
     (status, head.to_ascii_lowercase(), body.to_owned())
 }
 
+/// A `DELETE` of session `session`: the status.
+async fn delete(addr: SocketAddr, session: &str) -> u16 {
+    let mut stream = tokio::net::TcpStream::connect(addr).await.expect("connect");
+    let request = format!(
+        "DELETE /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nMcp-Session-Id: {session}\r\n\
+         MCP-Protocol-Version: 2025-11-25\r\nConnection: close\r\n\r\n"
+    );
+    stream.write_all(request.as_bytes()).await.expect("write");
+    let mut response = Vec::new();
+    let _ = tokio::time::timeout(Duration::from_secs(10), stream.read_to_end(&mut response)).await;
+    String::from_utf8_lossy(&response)
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0)
+}
+
+#[tokio::test]
+async fn ending_a_session_answers_200_and_the_session_is_gone() {
+    let (addr, stop) = server(HttpLimits::default()).await;
+    let session = open(addr).await;
+    let (status, _, _) = post(addr, Some(&session), PING).await;
+    assert_eq!(status, 200);
+    // The Python SDK accepts 200 or 204 only; rmcp answers 202 on its own.
+    assert_eq!(delete(addr, &session).await, 200);
+    let (status, head, _) = post(addr, Some(&session), PING).await;
+    assert_eq!(status, 404, "{head}");
+    stop.cancel();
+}
+
 /// The value of header `name` (lowercase) in `head`.
 fn header<'a>(head: &'a str, name: &str) -> Option<&'a str> {
     head.lines()

@@ -84,6 +84,16 @@ pub fn one_of(candidates: &[&str]) -> String {
     }
 }
 
+/// Every candidate in backquotes, the last joined by "and": `a`, `b` and `c`
+/// (a list that is complete, where [`one_of`] offers a choice).
+pub fn all_of(candidates: &[&str]) -> String {
+    let quoted: Vec<String> = candidates.iter().map(|c| format!("`{c}`")).collect();
+    match quoted.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+        _ => quoted.concat(),
+    }
+}
+
 /// "unknown {what} `word`; did you mean `close`?" or, with nothing close,
 /// "unknown {what} `word`; expected one of ...".
 pub fn unknown_message(what: &str, word: &str, candidates: &[&str]) -> String {

@@ -166,6 +166,40 @@ fn tmp_root_of(path: &Path) -> Option<&'static Path> {
     TMP_ROOTS.iter().map(Path::new).find(|t| is_within(path, t))
 }
 
+/// The folders bound onto themselves in the full tier, parents first, so
+/// that none can be renamed aside (`rename(2)` of a mount point: `EBUSY`)
+/// and a fresh folder planted in its place: the workspace's `.git` (W35),
+/// and every folder between a writable root and a read-only or hidden path
+/// inside it (review F4 of issue 23: with `ws/.agent/skills` read-only,
+/// `mv .agent .agent_old; mkdir -p .agent/skills/evil` planted a skill).
+pub(crate) fn pinned_folders(r: &Resolved) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = Vec::new();
+    if let Some(git) = r.git_dir.as_ref().filter(|g| !r.hidden.contains(g)) {
+        out.push(git.clone());
+    }
+    for p in r.read_only.iter().chain(&r.hidden) {
+        for w in &r.writable {
+            if p == w || !is_within(p, w) {
+                continue;
+            }
+            let mut cur = p.parent();
+            while let Some(dir) = cur {
+                if dir == w.as_path() || !is_within(dir, w) {
+                    break;
+                }
+                if !r.hidden.iter().any(|h| is_within(dir, h)) && !out.iter().any(|o| o == dir) {
+                    out.push(dir.to_path_buf());
+                }
+                cur = dir.parent();
+            }
+        }
+    }
+    // Parents before children: a bind of a parent made after a child's
+    // mount would carry it (MS_REC), but keep the order plain anyway.
+    out.sort_by_key(|p| p.components().count());
+    out
+}
+
 /// The mount view of the full tier (see [`crate::child::build_mounts`]).
 pub(crate) fn mount_plan(
     r: &Resolved,
@@ -225,12 +259,10 @@ pub(crate) fn mount_plan(
             }
         }
     }
-    if let Some(git) = r
-        .git_dir
-        .as_ref()
-        .filter(|g| visible(g) && !r.hidden.contains(g))
-    {
-        plan.pinned.push(c_path(git)?);
+    for p in pinned_folders(r) {
+        if visible(&p) {
+            plan.pinned.push(c_path(&p)?);
+        }
     }
     for p in &r.read_only {
         if visible(p) && !carried_paths.contains(p) {

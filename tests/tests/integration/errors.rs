@@ -107,7 +107,7 @@ async fn negative_for_unsigned_and_nested_items() {
     // The item refused, by its path, not the whole array.
     assert_eq!(
         m,
-        "Invalid value for parameter `keep` of `err_resize`: expected a string at `keep[1]`, but received an integer 5. (invalid type: integer `5`, expected a string)"
+        "Invalid value for parameter `keep` of `err_resize`: expected a string at `keep[1]`, but received an integer 5."
     );
 }
 

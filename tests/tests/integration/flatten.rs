@@ -401,12 +401,12 @@ async fn a_bad_nested_value_names_its_path() {
     // Inside a flattened field: the path starts at the field.
     assert_eq!(
         message(json!({"query": "a", "range": {"lo": "x"}})).await,
-        r#"Invalid value for parameter `range` of `flat_ranged`: expected an integer at `range.lo`, but received a string "x". (invalid type: string "x", expected i64)"#
+        r#"Invalid value for parameter `range` of `flat_ranged`: expected an integer at `range.lo`, but received a string "x"."#
     );
     // Inside an ordinary parameter, through an array.
     assert_eq!(
         message(json!({"query": "a", "more": [{"lo": 1}, {"lo": 2, "hi": [3]}]})).await,
-        r#"Invalid value for parameter `more` of `flat_ranged`: expected an integer at `more[1].hi`, but received an array [3]. (invalid type: sequence, expected i64)"#
+        r#"Invalid value for parameter `more` of `flat_ranged`: expected an integer at `more[1].hi`, but received an array [3]."#
     );
     // Refused as a whole (a missing field): the parameter's own message.
     assert_eq!(
@@ -511,6 +511,6 @@ async fn a_generic_struct_of_a_toolset_is_named_by_its_concrete_type() {
         .await;
     assert_eq!(
         out.error.unwrap().message,
-        r#"Invalid value for parameter `item` of `put_item`: expected an integer, but received a string "x". (invalid type: string "x", expected u32)"#
+        r#"Invalid value for parameter `item` of `put_item`: expected an integer, but received a string "x"."#
     );
 }

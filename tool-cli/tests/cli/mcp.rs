@@ -77,6 +77,65 @@ async fn serve_over_stdio_lists_and_calls_read_file_in_both_eras() {
 
 /// `read_images` over MCP: the composed grid reaches tool-mcp's client as
 /// an MCP image content block (read back into the result's images).
+/// Review 23 F1 through `tool serve`: a skills folder given as a relative
+/// path is read-only for `bash_command` in the sandbox of the served tools,
+/// as for `tool call` (the path is made absolute once, at start).
+#[tokio::test]
+async fn serve_keeps_a_relative_skills_folder_read_only() {
+    let dir = TempDir::new();
+    let skill = dir.path().join(".skills/x/SKILL.md");
+    let original = "---\nname: x\ndescription: Original.\n---\nBody.\n";
+    std::fs::create_dir_all(skill.parent().unwrap()).unwrap();
+    std::fs::write(&skill, original).unwrap();
+    // The same folder, spelled relative to this process's folder.
+    let cwd = std::env::current_dir().unwrap();
+    let relative = format!(
+        "{}{}",
+        "../".repeat(cwd.components().count() - 1),
+        dir.path()
+            .join(".skills")
+            .display()
+            .to_string()
+            .trim_start_matches('/')
+    );
+    let conn = McpToolSource::stdio(
+        BIN,
+        [
+            "--skills-dir",
+            relative.as_str(),
+            "serve",
+            "--workspace",
+            dir.arg(),
+        ],
+        [("TRACE_ID", "")],
+    )
+    .named("files")
+    .connect()
+    .await
+    .expect("connects");
+    let r = conn
+        .call(
+            "bash_command",
+            args(json!({"command": "echo A >> .skills/x/SKILL.md; echo rc=$?"})),
+            &ToolContext::new(),
+        )
+        .await;
+    let probe = run(["call", "--json", "bash_command", r#"{"command": "true"}"#]);
+    if one_json_line(&probe)["metadata"]["sandbox"]["tier"] != "full" {
+        eprintln!(
+            "skipped: no full sandbox tier here (Landlock cannot make a folder inside the workspace read-only)"
+        );
+        conn.close();
+        return;
+    }
+    assert!(
+        r.output.contains("Read-only file system") && r.output.contains("rc=1"),
+        "{r:?}"
+    );
+    assert_eq!(std::fs::read_to_string(&skill).unwrap(), original, "{r:?}");
+    conn.close();
+}
+
 #[tokio::test]
 async fn serve_returns_read_images_as_an_image_content_block() {
     let dir = TempDir::new();
@@ -130,8 +189,23 @@ fn serve_prints_one_banner_line_on_stderr_and_nothing_on_stdout() {
     assert!(line.starts_with(BANNER), "{line:?}");
     assert!(
         line.trim_end()
-            .ends_with(&format!("tools over stdio, workspace {}", dir.arg())),
+            .ends_with(&format!("match) over stdio, workspace {}", dir.arg())),
         "{line:?}"
+    );
+    // The count is what `tools/list` offers without a page URL: what `tool
+    // list` lists (every tool) but the URL-scoped fixture, which is counted
+    // apart (issue 24, item 9).
+    let listed = run(["list", "--workspace", dir.arg()]);
+    let listed = stdout(&listed)
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .count();
+    assert!(
+        line.contains(&format!(
+            "with {} tools (and 1 more offered only on page URLs their patterns match) over",
+            listed - 1
+        )),
+        "{line:?}, {listed} listed"
     );
     // Closing stdin ends the server (before a handshake, with an error on
     // stderr); it wrote nothing of its own to stdout, the protocol stream.

@@ -380,6 +380,40 @@ fn an_out_folder_that_is_a_symlink_is_refused() {
     }
 }
 
+/// Review 23 F10: the private trees of the same user's other
+/// configurations are refused too: the temp-dir tree that processes started
+/// without `XDG_RUNTIME_DIR` use, while this one has `XDG_RUNTIME_DIR`; and
+/// the state folder (ledgers, caches). Before, both were written into.
+#[test]
+fn out_folders_in_other_private_trees_are_refused() {
+    use std::os::unix::fs::MetadataExt;
+    let run_dir = TempDir::new();
+    let tmp = TempDir::new();
+    let state = TempDir::new();
+    let uid = std::fs::metadata(tmp.path()).unwrap().uid();
+    let temp_tree = tmp.path().join(format!("agent-tools-{uid}/spill/victim"));
+    let ledger = state.path().join("agent-tools/ledger");
+    for dir in [&temp_tree, &ledger] {
+        std::fs::create_dir_all(dir).unwrap();
+        let out_arg = format!("{}/", dir.display());
+        let out = crate::support::tool()
+            .env("XDG_RUNTIME_DIR", run_dir.path())
+            .env("TMPDIR", tmp.path())
+            .env("XDG_STATE_HOME", state.path())
+            .args(["call", "--out", out_arg.as_str(), "cli_fixture_binary"])
+            .output()
+            .unwrap();
+        assert_eq!(code(&out), 1, "{out_arg}: {}", stderr(&out));
+        let v = one_json_line(&out);
+        let error = v["images"][0]["error"].as_str().unwrap_or_default();
+        assert!(
+            error.contains("inside the private folder"),
+            "{out_arg}: {v}"
+        );
+        assert_eq!(std::fs::read_dir(dir).unwrap().count(), 0, "{out_arg}");
+    }
+}
+
 /// Issue 23 item 13: `--out <private>/spill/<other trace>/` wrote into
 /// another trace's spill folder.
 #[test]

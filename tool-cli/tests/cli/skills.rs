@@ -410,6 +410,51 @@ fn a_relative_skills_folder_is_read_only_in_the_sandbox() {
     }
 }
 
+/// Review 23 F4: a skills folder below another folder of the workspace
+/// cannot be planted by renaming its parent aside in the full tier (the
+/// parents are bound onto themselves: `EBUSY`); before, `mv .agent
+/// .agent_old` succeeded and a fresh `.agent/skills/evil` loaded next time.
+#[test]
+fn the_parents_of_a_skills_folder_cannot_be_renamed_aside() {
+    let parent = TempDir::new();
+    let ws = parent.path().join("ws");
+    let skills = ws.join(".agent/skills");
+    skill(&skills, "c", "---\nname: c\ndescription: C.\n---\nBody.\n");
+    let command = serde_json::json!({
+        "command": "mv .agent/skills .agent/s2; echo mv1=$?; mv .agent .agent_old; echo mv2=$?; \
+                    mkdir -p .agent/skills/evil; echo plant=$?"
+    })
+    .to_string();
+    let out = tool()
+        .env("AGENT_TOOLS_SKILLS", &skills)
+        .args(["--workspace"])
+        .arg(&ws)
+        .args(["call", "--json", "bash_command", &command])
+        .output()
+        .expect("tool runs");
+    let result = one_json_line(&out);
+    if result["metadata"]["sandbox"]["tier"] != "full" {
+        eprintln!("skipped: no full sandbox tier here: {result}");
+        return;
+    }
+    let text = result["output"].as_str().unwrap_or_default();
+    assert!(
+        text.contains("mv1=1") && text.contains("mv2=1") && text.contains("plant=1"),
+        "{text}"
+    );
+    assert!(ws.join(".agent/skills/c/SKILL.md").is_file());
+    assert!(!ws.join(".agent_old").exists());
+    assert!(!skills.join("evil").exists());
+    let listed = tool()
+        .env("AGENT_TOOLS_SKILLS", &skills)
+        .args(["--workspace"])
+        .arg(&ws)
+        .arg("skills")
+        .output()
+        .expect("tool runs");
+    assert!(!stdout(&listed).contains("evil"), "{}", stdout(&listed));
+}
+
 /// Review 23 F11: a skill entry that is a symbolic link to nothing (a
 /// relative link whose target is missing) is reported, not left out
 /// silently; a `SKILL.md` that is a folder is reported as a directory.

@@ -318,6 +318,22 @@ pub(crate) fn not_an_object(tool: &str, value: &Value) -> String {
     )
 }
 
+/// serde's own words after a message, as " (…)", or nothing when they only
+/// restate the sentence before them in Rust terms: serde's generic
+/// `invalid type: …, expected …` and `invalid value: …, expected …` name
+/// what was sent and a Rust type (`u32`, `i64`), which the message already
+/// says in JSON terms. Anything else (a custom `Deserialize`'s reason, an
+/// unknown variant, a length) is kept, cut to [`QUOTE_LIMIT`].
+fn serde_detail(error: &str) -> String {
+    let generic = (error.starts_with("invalid type: ") || error.starts_with("invalid value: "))
+        && error.contains(", expected ");
+    if generic {
+        String::new()
+    } else {
+        format!(" ({})", quote(error))
+    }
+}
+
 /// The error for a parameter whose JSON did not deserialise; `expected` from [`expected`].
 pub(crate) fn bad_parameter(
     tool: &str,
@@ -329,9 +345,9 @@ pub(crate) fn bad_parameter(
     ToolResult::error(
         ErrorKind::InvalidArguments,
         format!(
-            "Invalid value for parameter `{param}` of `{tool}`: expected {expected}, but received {}. ({})",
+            "Invalid value for parameter `{param}` of `{tool}`: expected {expected}, but received {}.{}",
             received(sent),
-            quote(error)
+            serde_detail(error)
         ),
     )
 }
@@ -349,9 +365,9 @@ pub(crate) fn bad_nested(
 ) -> ToolResult {
     let message = match expected {
         Some(expected) => format!(
-            "Invalid value for parameter `{param}` of `{tool}`: expected {expected} at `{path}`, but received {}. ({})",
+            "Invalid value for parameter `{param}` of `{tool}`: expected {expected} at `{path}`, but received {}.{}",
             received(sent),
-            quote(error)
+            serde_detail(error)
         ),
         None => format!(
             "Invalid value for parameter `{param}` of `{tool}` at `{path}`: received {}. ({})",

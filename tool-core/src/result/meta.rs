@@ -8,6 +8,87 @@
 //! let r = ToolResult::ok("…").with_metadata(meta::TRUNCATED, true);
 //! assert_eq!(r.metadata[meta::TRUNCATED], true);
 //! ```
+//!
+//! [`ToolResult::with_metadata`](crate::ToolResult::with_metadata) takes a
+//! [`MetaKey`]: one of the constants here, or [`MetaKey::custom`] for a key
+//! of a tool's own. The constants stay plain `&'static str`s so that readers
+//! index with them (`result.metadata[meta::DIFF]`) as before; a bare string
+//! literal or a `String` still converts (`From`), so older call sites keep
+//! compiling. First-party tools name every key through this module
+//! (`scripts/structure-rules` refuses `with_metadata("…")` in `tool-*/src`).
+
+use std::borrow::Cow;
+use std::fmt;
+
+/// A metadata key, as [`ToolResult::with_metadata`](crate::ToolResult::with_metadata)
+/// takes it: one of this module's constants (`meta::DIFF.into()`), or a
+/// key of a tool's own named with [`MetaKey::custom`] (a `&'static str`) or
+/// [`MetaKey::owned`] (built at run time). Any string is accepted; keys are
+/// compared as the exact strings.
+///
+/// ```
+/// use tool_core::{meta, meta::MetaKey, ToolResult};
+///
+/// let r = ToolResult::ok("done")
+///     .with_metadata(meta::ADDITIONS, 3)
+///     .with_metadata(MetaKey::custom("rows"), 12);
+/// assert_eq!(r.metadata[meta::ADDITIONS], 3);
+/// assert_eq!(MetaKey::custom("rows").as_str(), "rows");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct MetaKey(Cow<'static, str>);
+
+impl MetaKey {
+    /// A key of a tool's own (one not listed in [`meta`](self)).
+    #[must_use]
+    pub const fn custom(key: &'static str) -> Self {
+        Self(Cow::Borrowed(key))
+    }
+
+    /// A key built at run time (for example one per file).
+    #[must_use]
+    pub fn owned(key: impl Into<String>) -> Self {
+        Self(Cow::Owned(key.into()))
+    }
+
+    /// The key as written in the metadata map.
+    #[must_use]
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The key as the `String` the metadata map stores.
+    #[must_use]
+    pub fn into_string(self) -> String {
+        self.0.into_owned()
+    }
+}
+
+impl fmt::Display for MetaKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// The constants of this module (and any string slice, which older call sites pass).
+impl From<&str> for MetaKey {
+    fn from(key: &str) -> Self {
+        Self::owned(key)
+    }
+}
+
+/// A key built at run time, as older call sites pass it.
+impl From<String> for MetaKey {
+    fn from(key: String) -> Self {
+        Self::owned(key)
+    }
+}
+
+impl From<&String> for MetaKey {
+    fn from(key: &String) -> Self {
+        Self::owned(key.clone())
+    }
+}
 
 /// `true` when the output was cut to a budget (head and tail kept).
 pub const TRUNCATED: &str = "truncated";
@@ -31,3 +112,22 @@ pub const DIFF: &str = "diff";
 pub const DIFF_TRUNCATED: &str = "diff_truncated";
 /// `true` when a command ran past its timeout and was stopped.
 pub const TIMED_OUT: &str = "timed_out";
+/// Lines added by a file change (the file tools), an integer.
+pub const ADDITIONS: &str = "additions";
+/// Lines removed by a file change (the file tools), an integer.
+pub const DELETIONS: &str = "deletions";
+/// The absolute physical path of the file a tool changed.
+pub const FILEPATH: &str = "filepath";
+/// The matching strategy that placed an edit's `old_string` (`exact`,
+/// `line_trimmed`, …; `create` for a file created by an edit).
+pub const STRATEGY: &str = "strategy";
+/// The strategy of every edit of a `multi_edit`, in order.
+pub const STRATEGIES: &str = "strategies";
+/// The file's text encoding when it is not UTF-8 (the WHATWG name, e.g. `UTF-16LE`).
+pub const ENCODING: &str = "encoding";
+/// The number of edits a `multi_edit` applied.
+pub const EDITS: &str = "edits";
+/// Whether `write_file` replaced an existing file.
+pub const EXISTS: &str = "exists";
+/// Per file an `apply_patch` changed: `{"path", "kind", "additions", "deletions", "from"?}`.
+pub const FILES: &str = "files";

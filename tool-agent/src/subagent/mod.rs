@@ -56,7 +56,7 @@ use futures_util::future::join_all;
 use serde_json::{Map, Value, json};
 #[cfg(doc)]
 use tool_core::ToolRegistry;
-use tool_core::{RegistryError, RegistryView, Tool, ToolContext, ToolResult, ToolSpec};
+use tool_core::{RegistryError, RegistryView, Tool, ToolContext, ToolResult, ToolSpec, meta};
 
 use crate::agent::{Agent, RunOutput};
 use crate::client::ModelClient;
@@ -611,7 +611,7 @@ fn summary_result(summary: &Value) -> ToolResult {
         .and_then(Value::as_array)
         .is_some_and(|r| !r.is_empty() && r.iter().all(|x| x.get("error").is_some()))
         || summary.get("error").is_some();
-    let result = ToolResult::ok(text.clone()).with_metadata("structured", summary.clone());
+    let result = ToolResult::ok(text.clone()).with_metadata(meta::STRUCTURED, summary.clone());
     if all_failed {
         ToolResult::failed(text)
     } else {

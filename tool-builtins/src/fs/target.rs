@@ -852,24 +852,13 @@ pub(crate) fn record(ledger: &FileLedger, beneath: &Beneath, bytes: &[u8]) {
     );
 }
 
-/// The model-facing refusal for an existing regular file that must not be
-/// changed in place, `None` when it may be.
-///
-/// A file is read-only when its mode has no write bit at all (`0444`: the
-/// owner marked it so, and root must not ignore that either) or when this
-/// process could not open it for writing (`access(W_OK)`). An atomic write
-/// renames a new file over the old one, which only needs the folder to be
-/// writable, so without this check a read-only file would be replaced.
-pub(crate) fn read_only(beneath: &Beneath, shown: &str, st_mode: u32) -> Option<String> {
-    let mode = st_mode & 0o777;
-    let accessible = beneath.parent_fd().is_ok_and(|dir| {
-        rustix::fs::accessat(
-            dir,
-            beneath.name_or_dot(),
-            rustix::fs::Access::WRITE_OK,
-            rustix::fs::AtFlags::SYMLINK_NOFOLLOW,
-        )
-        .is_ok()
-    });
-    (mode & 0o222 == 0 || !accessible).then(|| crate::fs::atomic::read_only_message(shown, mode))
+/// [`read_only_at`](crate::fs::atomic::read_only_at) for the file at
+/// `beneath`, through its folder handle.
+fn read_only(beneath: &Beneath, shown: &str, st_mode: u32) -> Option<String> {
+    crate::fs::atomic::read_only_at(
+        beneath.parent_fd().ok(),
+        beneath.name_or_dot(),
+        st_mode,
+        shown,
+    )
 }

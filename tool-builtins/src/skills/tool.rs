@@ -6,7 +6,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
-use tool_core::{ErrorKind, Tool, ToolContext, ToolKind, ToolResult, ToolSpec};
+use tool_core::{ErrorKind, Tool, ToolContext, ToolKind, ToolResult, ToolSpec, meta};
 use tool_rules::suggest;
 use tool_rules::text::{Clip, clip};
 
@@ -119,8 +119,8 @@ fn call(set: &SkillSet, args: &Map<String, Value>, ctx: &ToolContext) -> ToolRes
     }
     ToolResult::ok(out)
         .with_title(format!("skill {}", skill.name))
-        .with_metadata("skill", skill.name.clone())
-        .with_metadata("folder", skill.folder.display().to_string())
+        .with_metadata(meta::SKILL, skill.name.clone())
+        .with_metadata(meta::FOLDER, skill.folder.display().to_string())
 }
 
 /// The "no such skill" error: the closest names first, then every name.

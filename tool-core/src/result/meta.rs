@@ -131,3 +131,85 @@ pub const EDITS: &str = "edits";
 pub const EXISTS: &str = "exists";
 /// Per file an `apply_patch` changed: `{"path", "kind", "additions", "deletions", "from"?}`.
 pub const FILES: &str = "files";
+
+// Reading files and folders (`read_file`).
+
+/// The number of entries of a folder `read_file` listed, an integer.
+pub const ENTRIES: &str = "entries";
+/// The number of lines of the file, an integer.
+pub const TOTAL_LINES: &str = "total_lines";
+/// The number of lines the output shows, an integer.
+pub const LINES_SHOWN: &str = "lines_shown";
+/// A PDF's page count, estimated from its page objects, an integer.
+pub const PAGES_COUNTED: &str = "pages_counted";
+/// The media type of a file or image sent as an attachment (`application/pdf`, `image/png`, …).
+pub const MEDIA_TYPE: &str = "media_type";
+/// The size in bytes of what was sent (a file, an encoded image), an integer.
+pub const BYTES: &str = "bytes";
+/// An image's width in pixels as sent, an integer.
+pub const WIDTH: &str = "width";
+/// An image's height in pixels as sent, an integer.
+pub const HEIGHT: &str = "height";
+/// An image's width in pixels before it was scaled down, an integer.
+pub const ORIGINAL_WIDTH: &str = "original_width";
+/// An image's height in pixels before it was scaled down, an integer.
+pub const ORIGINAL_HEIGHT: &str = "original_height";
+/// `false` when an image was sent as stored, without decoding it.
+pub const DECODED: &str = "decoded";
+
+// Searching (`glob_files`, `list_dir`, `grep_content`).
+
+/// The number of paths found, an integer.
+pub const COUNT: &str = "count";
+/// The number of matching lines found, an integer.
+pub const MATCHES: &str = "matches";
+/// Lines searched only up to the per-line cap, an integer (present when not 0).
+pub const CUT_LINES: &str = "cut_lines";
+/// Files whose search stopped midway, an integer (present when not 0).
+pub const PARTIAL_FILES: &str = "partial_files";
+
+// Images (`read_images`).
+
+/// How the images were sent: `single`, `separate` or `grid`.
+pub const LAYOUT: &str = "layout";
+/// The paths of images left out because the request's image budget was spent.
+pub const NOT_SENT: &str = "not_sent";
+/// A grid's number of columns, an integer.
+pub const COLUMNS: &str = "columns";
+/// A grid's number of rows, an integer.
+pub const ROWS: &str = "rows";
+/// A grid cell's side in pixels, an integer.
+pub const CELL: &str = "cell";
+/// Per image sent: its number, path and sizes.
+pub const IMAGES: &str = "images";
+/// The files skipped, each with the reason.
+pub const SKIPPED: &str = "skipped";
+
+// Commands (`bash_command`).
+
+/// The sandbox a command ran in: `{"policy", "tier", "refused", "limits"}`.
+pub const SANDBOX: &str = "sandbox";
+/// The hosts a command contacted and was refused: `{"contacted", "refused", "omitted"?}`.
+pub const NETWORK: &str = "network";
+/// The number of bytes the command wrote (stdout and stderr), an integer.
+pub const OUTPUT_BYTES: &str = "output_bytes";
+/// The signal that ended the command (`SIGKILL`, …).
+pub const SIGNAL: &str = "signal";
+/// `true` when processes the command left running in the background were stopped.
+pub const STOPPED_BACKGROUND: &str = "stopped_background";
+/// `true` when the call was cancelled and the command stopped.
+pub const CANCELLED: &str = "cancelled";
+
+// Skills (`skill`).
+
+/// The name of the skill loaded.
+pub const SKILL: &str = "skill";
+/// The folder the skill was loaded from, absolute.
+pub const FOLDER: &str = "folder";
+
+// Imported tools (tool-mcp).
+
+/// The MCP error kind of a failed remote call.
+pub const MCP_ERROR: &str = "mcp_error";
+/// Where an imported tool came from: `{"server", "tool"}`.
+pub const MCP: &str = "mcp";

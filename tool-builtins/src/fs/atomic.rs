@@ -206,7 +206,7 @@ pub(crate) fn sweep(dir: BorrowedFd<'_>, age: Duration) -> io::Result<usize> {
 /// writable, so without this check a read-only file would be replaced.
 ///
 /// `path` is resolved as given (symlinks followed), for hosts; the tools
-/// check through the folder handle they write through ([`read_only_at`]).
+/// check through the folder handle they write through (`read_only_at`).
 pub fn read_only(path: &Path) -> Option<String> {
     use std::os::unix::fs::PermissionsExt;
     let meta = fs::metadata(path).ok()?;

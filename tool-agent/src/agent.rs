@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use futures_util::StreamExt;
 use tokio_util::sync::CancellationToken;
@@ -14,9 +14,10 @@ use tracing::Instrument;
 
 use crate::client::ModelClient;
 use crate::error::{ModelError, ModelErrorKind};
+use crate::limits::AgentLimits;
 use crate::message::{Message, ModelRequest, StreamEvent, ToolChoice, ToolOutcome, Usage};
 
-/// Default [`Agent::max_turns`].
+/// Default [`Agent::max_turns`] ([`AgentLimits::max_turns`]).
 pub const DEFAULT_MAX_TURNS: u32 = 32;
 
 /// Bytes of a tool result or model text written to a trace event (cut at a
@@ -174,14 +175,11 @@ pub struct Agent {
     client: Arc<dyn ModelClient>,
     tools: RegistryView,
     system: Option<String>,
-    max_turns: u32,
+    limits: AgentLimits,
     max_total_tokens: Option<u64>,
-    max_output_tokens: Option<u32>,
-    time_limit: Option<Duration>,
     cancel: CancellationToken,
     context: ToolContext,
     tool_choice: ToolChoice,
-    first_tool_choice: Option<ToolChoice>,
     trace_id: Option<String>,
     observer: Option<Observer>,
 }
@@ -191,7 +189,7 @@ impl std::fmt::Debug for Agent {
         f.debug_struct("Agent")
             .field("model", &self.client.model())
             .field("tools", &self.tools.names())
-            .field("max_turns", &self.max_turns)
+            .field("limits", &self.limits)
             .finish_non_exhaustive()
     }
 }
@@ -216,18 +214,18 @@ impl Agent {
             client,
             tools: tools.into(),
             system: None,
-            max_turns: DEFAULT_MAX_TURNS,
+            limits: AgentLimits::default(),
             max_total_tokens: None,
-            max_output_tokens: None,
-            time_limit: None,
+
             cancel: CancellationToken::new(),
             context: ToolContext::new(),
             tool_choice: ToolChoice::Auto,
-            first_tool_choice: None,
             trace_id: None,
             observer: None,
         }
     }
+
+    crate::limits::limit_setters!();
 
     /// Sets the system prompt.
     pub fn system(mut self, prompt: impl Into<String>) -> Self {
@@ -235,29 +233,10 @@ impl Agent {
         self
     }
 
-    /// Most requests per run (at least 1). Default [`DEFAULT_MAX_TURNS`].
-    pub fn max_turns(mut self, n: u32) -> Self {
-        self.max_turns = n.max(1);
-        self
-    }
-
     /// Stops once the provider-reported tokens (input + output, summed over
     /// turns) reach `n`, after the turn that crossed it.
     pub fn max_total_tokens(mut self, n: u64) -> Self {
         self.max_total_tokens = Some(n);
-        self
-    }
-
-    /// Caps each answer's generated tokens (`max_tokens` / `max_output_tokens`).
-    pub fn max_output_tokens(mut self, n: u32) -> Self {
-        self.max_output_tokens = Some(n);
-        self
-    }
-
-    /// Stops a run after `limit` of wall time (checked while waiting for the
-    /// model and between turns).
-    pub fn time_limit(mut self, limit: Duration) -> Self {
-        self.time_limit = Some(limit);
         self
     }
 
@@ -277,13 +256,6 @@ impl Agent {
     /// The tool choice of every turn (default [`ToolChoice::Auto`]).
     pub fn tool_choice(mut self, choice: ToolChoice) -> Self {
         self.tool_choice = choice;
-        self
-    }
-
-    /// The tool choice of the first turn only (e.g. a forced tool for a small
-    /// local model); later turns use [`tool_choice`](Self::tool_choice).
-    pub fn first_tool_choice(mut self, choice: ToolChoice) -> Self {
-        self.first_tool_choice = Some(choice);
         self
     }
 
@@ -360,7 +332,10 @@ impl Agent {
             .with_trace_id(trace_id.clone())
             .with_cancellation_token(self.cancel.clone());
         let started = Instant::now();
-        let deadline = self.time_limit.map(|l| tokio::time::Instant::now() + l);
+        let deadline = self
+            .limits
+            .time_limit
+            .map(|l| tokio::time::Instant::now() + l);
         let mut history = ToolHistory::new();
         let base_turn = messages
             .iter()
@@ -383,7 +358,7 @@ impl Agent {
             history: ToolHistory::new(),
         };
         let mut stop = StopReason::MaxTurns;
-        for n in 1..=u64::from(self.max_turns) {
+        for n in 1..=u64::from(self.limits.max_turns) {
             if self.cancel.is_cancelled() {
                 stop = StopReason::Cancelled;
                 break;
@@ -402,14 +377,14 @@ impl Agent {
             } else {
                 self.tools.schemas_for(format, Some(&trace_id))?
             };
-            let choice = match (&self.first_tool_choice, n) {
+            let choice = match (&self.limits.first_tool_choice, n) {
                 (Some(first), 1) => first,
                 _ => &self.tool_choice,
             };
             let request = ModelRequest::new(&messages, schemas.as_value(), choice)
                 .with_system(self.system.as_deref())
                 .with_turn(turn)
-                .with_max_output_tokens(self.max_output_tokens);
+                .with_max_output_tokens(self.limits.max_output_tokens);
             self.emit(&AgentEvent::RequestSent {
                 trace_id: &trace_id,
                 turn,

@@ -84,6 +84,10 @@
 //!   trace can guess another's (the standard, minimal crate for the OS's
 //!   random source; already in the tree through reqwest's TLS-less stack and
 //!   tempfile, and no RNG is needed on top of it).
+//! - `schemars`: the schemas of the `agent` and `evaluate` tools come from
+//!   their argument types (`AgentArgs`, `EvaluateArgs`) through
+//!   `tool_core::Tool::typed`, as a `#[tool]` fn's do; the same version
+//!   tool-core uses.
 //! - `tokio`, `tokio-util`, `futures-util`, `serde`/`serde_json`,
 //!   `thiserror`, `tracing`: as in tool-core.
 
@@ -91,6 +95,7 @@ mod agent;
 pub mod assemble;
 mod client;
 mod error;
+mod limits;
 mod message;
 pub mod provider;
 mod scripted;
@@ -100,6 +105,7 @@ mod transport;
 pub use agent::{Agent, AgentError, AgentEvent, DEFAULT_MAX_TURNS, RunOutput, StopReason};
 pub use client::{EventStream, ModelClient, SendFuture};
 pub use error::{ModelError, ModelErrorKind};
+pub use limits::AgentLimits;
 pub use message::{
     Message, ModelRequest, StreamEvent, ToolChoice, ToolOutcome, Usage, rendering_for,
 };

@@ -215,14 +215,14 @@ async fn continue_from_is_refused_for_another_traces_sub_agent() {
     assert_eq!(random.len(), 32, "{id}");
     assert!(random.bytes().all(|b| b.is_ascii_hexdigit()), "{id}");
 
-    for tool in ["agent", "evaluate"] {
-        let (result, _) = call(
-            &tools,
-            tool,
-            json!({"task": "tell me", "continue_from": id, "target_goal_id": "g"}),
-            &mallory,
-        )
-        .await;
+    for (tool, args) in [
+        ("agent", json!({"task": "tell me", "continue_from": id})),
+        (
+            "evaluate",
+            json!({"continue_from": id, "target_goal_id": "g"}),
+        ),
+    ] {
+        let (result, _) = call(&tools, tool, args, &mallory).await;
         let text = result.model_text();
         assert!(result.is_error(), "{tool}: {text}");
         assert!(
@@ -347,16 +347,38 @@ async fn bad_arguments_are_explained() {
     let tools = parent(&sub);
     let ctx = ToolContext::new();
     for (args, expect) in [
-        (json!({}), "missing `task`"),
-        (json!({"task": 3}), "must be a string or a list"),
-        (json!({"task": []}), "1 to 16 tasks"),
-        (json!({"task": "  "}), "`task` is empty"),
-        (json!({"task": ["a", 2]}), "`task[1]` must be a string"),
+        // Shapes are the typed path's: the pipeline's own messages.
+        (
+            json!({}),
+            "Missing required parameter `task` of `agent`: expected a string or an array.",
+        ),
+        (
+            json!({"task": 3}),
+            "Invalid value for parameter `task` of `agent`: expected a string or an array, but received an integer 3.",
+        ),
+        (
+            json!({"task": ["a", 2]}),
+            "Invalid value for parameter `task` of `agent`: expected a string or an array",
+        ),
         (
             json!({"task": "a", "messages": "hi"}),
-            "`messages` must be a list",
+            "Invalid value for parameter `messages` of `agent`",
         ),
-        (json!({"task": "a", "skills": 5}), "`skills` must be a list"),
+        (
+            json!({"task": "a", "skills": 5}),
+            "Invalid value for parameter `skills` of `agent`",
+        ),
+        (
+            json!({"task": "a", "tasks": ["b"]}),
+            "Unknown parameter `tasks` is not accepted by `agent`.",
+        ),
+        // Limits and meaning are the tool's.
+        (json!({"task": []}), "1 to 16 tasks"),
+        (json!({"task": "  "}), "`task` is empty"),
+        (
+            json!({"task": "a", "messages": [{"role": "system", "content": "x"}]}),
+            "`messages[0].role` is `system`; use `user` or `assistant`",
+        ),
         // One string is read as a one-item list, with a note (argument repair).
         (
             json!({"task": "a", "skills": "x"}),
@@ -436,5 +458,40 @@ async fn evaluate_judges_against_the_hosts_goal() {
             && result.model_text().contains("`g1`"),
         "{}",
         result.model_text()
+    );
+}
+
+#[test]
+fn the_sub_agent_tools_schemas_come_from_their_argument_types() {
+    let sub = Arc::new(SubAgents::new(ScriptedClient::new([]), base_tools()));
+    let agent = sub.clone().agent_tool().unwrap();
+    let evaluate = sub.evaluate_tool().unwrap();
+    let a = &agent.spec().parameters;
+    assert_eq!(a["required"], json!(["task"]));
+    assert_eq!(a["additionalProperties"], json!(false));
+    assert!(a.get("$defs").is_none(), "{a:#}");
+    assert_eq!(
+        a["properties"]["task"]["anyOf"][1],
+        json!({"type": "array", "items": {"type": "string"}, "description": "Several tasks, explored in parallel by read-only sub-agents."})
+    );
+    let message = &a["properties"]["messages"]["anyOf"][0]["anyOf"][0]["items"];
+    assert_eq!(
+        message["properties"]["role"]["enum"],
+        json!(["user", "assistant"])
+    );
+    assert_eq!(message["required"], json!(["role", "content"]));
+    let e = &evaluate.spec().parameters;
+    assert_eq!(e["required"], json!([]));
+    assert_eq!(
+        e["properties"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .collect::<Vec<_>>(),
+        ["messages", "target_goal_id", "continue_from"]
+    );
+    assert_eq!(
+        e["properties"]["messages"]["items"]["properties"]["role"]["enum"],
+        json!(["user", "assistant"])
     );
 }

@@ -1,13 +1,11 @@
 //! `edit_file`: replace a string in a file, found by the strategies of [`crate::fs::replace`].
 
-use tool_core::{ErrorKind, ToolContext, ToolError, ToolResult, tool};
+use tool_core::{ErrorKind, ToolContext, ToolError, ToolResult, meta, tool};
 
-use crate::fs::changes::Before;
 use crate::fs::lines::LineEnding;
 use crate::fs::lines::NewlineMap;
 use crate::fs::replace::{self, Strategy};
-use crate::fs::target::{Report, WriteTarget};
-use crate::fs::text::TextFile;
+use crate::fs::target::{self, Current, NewText, Open};
 
 /// "No changes to apply" message.
 pub const IDENTICAL: &str = "No changes to apply: old_string and new_string are identical.";
@@ -57,13 +55,38 @@ pub async fn edit_file(
     if old_string == new_string {
         return Err(ToolError::new(ErrorKind::InvalidArguments, IDENTICAL));
     }
-    let edits = [EditSpec {
-        old_string,
-        new_string,
-        replace_all,
-    }];
-    WriteTarget::run(context, &file_path, move |ctx, target| {
-        edit_blocking(ctx, target, &edits)
+    edit(
+        context,
+        &file_path,
+        vec![EditSpec {
+            old_string,
+            new_string,
+            replace_all,
+        }],
+        Vec::new(),
+    )
+    .await
+}
+
+/// `edit_file` and `multi_edit`: [`plan_edits`] through the write
+/// orchestrator ([`target::change`]), with `extra` metadata after the
+/// strategies.
+pub(crate) async fn edit(
+    ctx: &ToolContext,
+    file_path: &str,
+    edits: Vec<EditSpec>,
+    extra: Vec<(&'static str, serde_json::Value)>,
+) -> Result<ToolResult, ToolError> {
+    // Checked before the file is opened: an edit that changes nothing is
+    // refused as such, read or not.
+    if let Some(i) = edits.iter().position(|e| e.old_string == e.new_string) {
+        return Err(edit_failed(edits.len(), i, IDENTICAL));
+    }
+    let creating = edits.first().is_some_and(|e| e.old_string.is_empty());
+    target::change(ctx, file_path, Open::edit(creating), move |current| {
+        let mut new = plan_edits(&current, &edits)?;
+        new.extra.extend(extra);
+        Ok(new)
     })
     .await
 }
@@ -76,76 +99,27 @@ pub(crate) struct EditSpec {
     pub(crate) replace_all: bool,
 }
 
-/// Applies `edits` in order, in memory, to the file at `path`; writes only
-/// when all succeed. An empty first `old_string` creates the file, or fills
-/// an existing empty one; on a file with content any empty `old_string` is
-/// refused ([`EMPTY_OLD_ON_EXISTING`]) before anything is matched.
-pub(crate) fn edit_blocking(
-    ctx: &ToolContext,
-    target: &WriteTarget,
-    edits: &[EditSpec],
-) -> Result<ToolResult, ToolError> {
+/// Applies `edits` in order, in memory, to the file's current text; the
+/// orchestrator writes only when all succeed. An empty first `old_string`
+/// creates the file, or fills an existing empty one; on a file with content
+/// any empty `old_string` is refused ([`EMPTY_OLD_ON_EXISTING`]) before
+/// anything is matched.
+///
+/// # Errors
+/// The `failed` error of the first edit that does not apply (prefixed
+/// "Edit N of M failed: " when there are several), or [`UNCHANGED`].
+pub(crate) fn plan_edits(current: &Current<'_>, edits: &[EditSpec]) -> Result<NewText, ToolError> {
     let multi = edits.len() > 1;
-    let fail = |i: usize, msg: &str| {
-        let message = if multi {
-            format!("Edit {} of {} failed: {msg}", i + 1, edits.len())
-        } else {
-            msg.to_owned()
-        };
-        ToolError::new(ErrorKind::Failed, message)
-    };
-    for (i, e) in edits.iter().enumerate() {
-        if e.old_string == e.new_string {
-            return Err(fail(i, IDENTICAL));
-        }
-    }
-    let creating = edits.first().is_some_and(|e| e.old_string.is_empty());
-    let mut locked = target.open("edit", creating)?;
-    let exists = locked.exists();
-    let path = locked.path.clone();
-    if !exists && !creating {
-        return Err(ToolError::new(
-            ErrorKind::Failed,
-            format!("File not found: {}", path.display()),
-        ));
-    }
-    let (before_bytes, file) = if let Some(bytes) = locked.existing.take() {
-        if crate::fs::binary::looks_binary(&bytes[..bytes.len().min(4096)]) {
-            return Err(ToolError::new(
-                ErrorKind::Failed,
-                format!("Cannot edit binary file: {}", path.display()),
-            ));
-        }
-        match TextFile::decode(&bytes) {
-            // Keep the old bytes only for a snapshot hook; large files are
-            // otherwise held once as text, not twice.
-            Ok(t) => (crate::fs::changes::wants_snapshots(ctx).then_some(bytes), t),
-            Err(e) => {
-                return Err(ToolError::new(
-                    ErrorKind::Failed,
-                    format!("Cannot edit {}: {e}.", path.display()),
-                ));
-            }
-        }
-    } else {
-        (
-            None,
-            TextFile {
-                text: String::new(),
-                bom: false,
-                encoding: encoding_rs::UTF_8,
-                line_ending: LineEnding::Lf,
-            },
-        )
-    };
-    if exists && !file.text.is_empty() {
+    let fail = |i: usize, msg: &str| edit_failed(edits.len(), i, msg);
+    let exists = current.exists;
+    if exists && !current.text.is_empty() {
         // An empty old_string means "create"; on a file with content it
         // would silently replace everything.
         if let Some(i) = edits.iter().position(|e| e.old_string.is_empty()) {
             return Err(fail(i, EMPTY_OLD_ON_EXISTING));
         }
     }
-    let mut text = std::borrow::Cow::Borrowed(file.text.as_str());
+    let mut text = std::borrow::Cow::Borrowed(current.text);
     let mut strategies = Vec::with_capacity(edits.len());
     let mut notes = Vec::with_capacity(edits.len());
     for (i, e) in edits.iter().enumerate() {
@@ -157,7 +131,7 @@ pub(crate) fn edit_blocking(
                 ));
             }
             text = std::borrow::Cow::Owned(if exists {
-                file.line_ending.apply(&e.new_string)
+                current.line_ending.apply(&e.new_string)
             } else {
                 e.new_string.clone()
             });
@@ -165,7 +139,7 @@ pub(crate) fn edit_blocking(
             notes.push(None);
             continue;
         }
-        match apply_edit(&text, file.line_ending, e) {
+        match apply_edit(&text, current.line_ending, e) {
             Ok(applied) => {
                 text = std::borrow::Cow::Owned(applied.text);
                 strategies.push(applied.strategy.name());
@@ -174,47 +148,32 @@ pub(crate) fn edit_blocking(
             Err(msg) => return Err(fail(i, &msg)),
         }
     }
-    if exists && text == file.text {
+    if exists && text == current.text {
         return Err(ToolError::new(ErrorKind::Failed, UNCHANGED));
     }
-    let bytes = match file.encode(&text) {
-        Ok(b) => b,
-        Err(e) => {
-            return Err(ToolError::new(
-                ErrorKind::Failed,
-                format!("Cannot write {}: {e}.", path.display()),
-            ));
-        }
-    };
-    let before = Before {
-        content: before_bytes,
-        existed: exists,
-    };
-    let mut result = locked.write_reporting(
-        ctx,
-        &target.ledger,
-        before,
-        &bytes,
-        Report {
-            old_text: &file.text,
-            new_text: &text,
-            output: &applied_output(&notes),
-            extra: &[],
-        },
-    );
-    if !result.is_ok() {
-        return Ok(result);
-    }
+    let mut extra = Vec::with_capacity(2);
     if multi {
-        result = result.with_metadata("strategies", strategies.clone());
+        extra.push((meta::STRATEGIES, strategies.clone().into()));
     }
     if let Some(last) = strategies.last() {
-        result = result.with_metadata("strategy", *last);
+        extra.push((meta::STRATEGY, (*last).into()));
     }
-    if !file.is_utf8() {
-        result = result.with_metadata("encoding", file.encoding.name());
-    }
-    Ok(result)
+    Ok(NewText {
+        text: text.into_owned(),
+        output: applied_output(&notes),
+        extra,
+    })
+}
+
+/// The `failed` error of edit `i` of `count`: `msg`, prefixed
+/// "Edit I of N failed: " when there are several.
+fn edit_failed(count: usize, i: usize, msg: &str) -> ToolError {
+    let message = if count > 1 {
+        format!("Edit {} of {count} failed: {msg}", i + 1)
+    } else {
+        msg.to_owned()
+    };
+    ToolError::new(ErrorKind::Failed, message)
 }
 
 /// One replacement applied in memory by [`apply_edit`].

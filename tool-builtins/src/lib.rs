@@ -179,6 +179,7 @@ pub mod skills;
 pub mod write;
 
 pub use edit::edit_file;
+pub use fs::after_write::{AfterWrite, AfterWriteHooks, ChangedPath};
 pub use fs::changes::{Change, ChangeLog, SnapshotHook, Snapshots};
 pub use fs::ledger::FileLedger;
 pub use fs::workspace::{PathError, Workspace};

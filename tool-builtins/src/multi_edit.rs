@@ -2,10 +2,9 @@
 
 use schemars::JsonSchema;
 use serde::Deserialize;
-use tool_core::{ErrorKind, ToolContext, ToolError, ToolResult, tool};
+use tool_core::{ErrorKind, ToolContext, ToolError, ToolResult, meta, tool};
 
-use crate::edit::{EditSpec, edit_blocking};
-use crate::fs::target::WriteTarget;
+use crate::edit::EditSpec;
 
 /// One replacement of a `multi_edit` call.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
@@ -49,8 +48,11 @@ pub async fn multi_edit(
         })
         .collect();
     let count = specs.len();
-    WriteTarget::run(context, &file_path, move |ctx, target| {
-        edit_blocking(ctx, target, &specs).map(|r| r.with_metadata("edits", count))
-    })
+    crate::edit::edit(
+        context,
+        &file_path,
+        specs,
+        vec![(meta::EDITS, count.into())],
+    )
     .await
 }

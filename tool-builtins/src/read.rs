@@ -20,7 +20,7 @@ use rustix::fs::FileType;
 use base64::Engine as _;
 use encoding_rs::Encoding;
 use tool_core::{
-    Attachment, ErrorKind, Image, ToolContext, ToolError, ToolResult, run_blocking, tool,
+    Attachment, ErrorKind, Image, ToolContext, ToolError, ToolResult, meta, run_blocking, tool,
 };
 
 use crate::fs::beneath::Beneath;
@@ -274,8 +274,8 @@ fn read_dir(target: &Beneath, offset: usize, limit: usize) -> ToolResult {
     }
     out.push_str("</entries>");
     ToolResult::ok(out)
-        .with_metadata("truncated", truncated)
-        .with_metadata("entries", total)
+        .with_metadata(meta::TRUNCATED, truncated)
+        .with_metadata(meta::ENTRIES, total)
 }
 
 /// The media type of PDF documents.
@@ -350,10 +350,10 @@ fn read_media(
     let data = base64::engine::general_purpose::STANDARD.encode(&bytes);
     let shown = path.display();
     ToolResult::ok(text)
-        .with_metadata("pages_counted", pages)
-        .with_metadata("truncated", false)
-        .with_metadata("media_type", media)
-        .with_metadata("bytes", bytes.len())
+        .with_metadata(meta::PAGES_COUNTED, pages)
+        .with_metadata(meta::TRUNCATED, false)
+        .with_metadata(meta::MEDIA_TYPE, media)
+        .with_metadata(meta::BYTES, bytes.len())
         .with_long_term_memory(format!(
             "[PDF {shown} ({} bytes) shown on an earlier turn and left out of the history; read it again to see it]",
             bytes.len()
@@ -385,12 +385,12 @@ fn read_image(path: &Path, bytes: Vec<u8>) -> ToolResult {
                 "Image read successfully (sent as the file holds it: the decoder could not check \
                  it ({e}), so a provider may refuse it)"
             ))
-            .with_metadata("truncated", false)
-            .with_metadata("media_type", media_type)
-            .with_metadata("bytes", len)
-            .with_metadata("width", width)
-            .with_metadata("height", height)
-            .with_metadata("decoded", false)
+            .with_metadata(meta::TRUNCATED, false)
+            .with_metadata(meta::MEDIA_TYPE, media_type)
+            .with_metadata(meta::BYTES, len)
+            .with_metadata(meta::WIDTH, width)
+            .with_metadata(meta::HEIGHT, height)
+            .with_metadata(meta::DECODED, false)
             .with_long_term_memory(format!(
                 "[image {} ({width}×{height} px) shown on an earlier turn and left out of the history; read it again to see it]",
                 path.display()
@@ -418,13 +418,13 @@ fn read_image(path: &Path, bytes: Vec<u8>) -> ToolResult {
         text.push_str(&format!(" ({})", changes.join("; ")));
     }
     ToolResult::ok(text)
-        .with_metadata("truncated", false)
-        .with_metadata("media_type", fitted.sent.media_type)
-        .with_metadata("bytes", len)
-        .with_metadata("width", fitted.sent.width)
-        .with_metadata("height", fitted.sent.height)
-        .with_metadata("original_width", fitted.original_width)
-        .with_metadata("original_height", fitted.original_height)
+        .with_metadata(meta::TRUNCATED, false)
+        .with_metadata(meta::MEDIA_TYPE, fitted.sent.media_type)
+        .with_metadata(meta::BYTES, len)
+        .with_metadata(meta::WIDTH, fitted.sent.width)
+        .with_metadata(meta::HEIGHT, fitted.sent.height)
+        .with_metadata(meta::ORIGINAL_WIDTH, fitted.original_width)
+        .with_metadata(meta::ORIGINAL_HEIGHT, fitted.original_height)
         .with_long_term_memory(format!(
             "[image {} ({}×{} px) shown on an earlier turn and left out of the history; read it again to see it]",
             path.display(),
@@ -565,11 +565,11 @@ fn render(path: &Path, offset: usize, scan: &Scan, budget: usize) -> ToolResult 
     out.push_str(&footer);
     out.push_str("\n</content>");
     let mut result = ToolResult::ok(out)
-        .with_metadata("truncated", scan.capped_by_bytes || has_more)
-        .with_metadata("total_lines", total)
-        .with_metadata("lines_shown", shown);
+        .with_metadata(meta::TRUNCATED, scan.capped_by_bytes || has_more)
+        .with_metadata(meta::TOTAL_LINES, total)
+        .with_metadata(meta::LINES_SHOWN, shown);
     if let Some(enc) = scan.encoding {
-        result = result.with_metadata("encoding", enc.name());
+        result = result.with_metadata(meta::ENCODING, enc.name());
     }
     result
 }

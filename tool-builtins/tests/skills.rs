@@ -246,7 +246,15 @@ fn tool_description_lists_each_skill_on_one_line() {
         lines[lines.len() - 1],
         "- pdf-forms: Fill PDF forms. Use for any .pdf form."
     );
-    assert_eq!(spec.parameters["required"], json!(["name"]));
+    assert_eq!(
+        spec.parameters,
+        json!({
+            "type": "object",
+            "properties": {"name": {"type": "string", "description": "The skill's name, as listed."}},
+            "required": ["name"],
+            "additionalProperties": false
+        })
+    );
 
     let empty = SkillSet::load(Vec::<&Path>::new());
     assert!(
@@ -432,6 +440,17 @@ async fn unknown_name_lists_the_skills_with_a_suggestion() {
     assert_eq!(
         error.message,
         "No skill named `pdf-form`. Did you mean `pdf-forms`? Skills: pdf-forms, release-notes."
+    );
+    // Arguments of the wrong shape get the pipeline's own messages.
+    let result = registry.execute("skill", json!({}), &ctx).await;
+    assert_eq!(
+        result.error.unwrap().message,
+        "Missing required parameter `name` of `skill`: expected a string."
+    );
+    let result = registry.execute("skill", json!({"name": 7}), &ctx).await;
+    assert_eq!(
+        result.error.unwrap().message,
+        "Invalid value for parameter `name` of `skill`: expected a string, but received an integer 7. (invalid type: integer `7`, expected a string)"
     );
     // The name is taken as sent: no trimming, no case folding.
     let result = registry

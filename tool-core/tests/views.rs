@@ -792,3 +792,67 @@ async fn execute_calls_repairs_normalises_and_keeps_call_order() {
         ErrorKind::UnknownTool
     );
 }
+
+#[tokio::test]
+async fn tool_search_takes_typed_arguments_with_the_pipelines_messages() {
+    let view = deferred_view();
+    let schemas = view.schemas_for(Format::Json, Some("typed")).unwrap();
+    let spec = schemas
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == TOOL_SEARCH)
+        .unwrap()
+        .clone();
+    assert_eq!(
+        spec["parameters"],
+        json!({
+            "type": "object",
+            "properties": {
+                "query": {
+                    "type": "string",
+                    "description": "What the tool should do, in a few words; or `select:` followed by comma-separated tool names."
+                },
+                "max_results": {
+                    "type": "integer",
+                    "format": "uint64",
+                    "default": 5,
+                    "minimum": 1,
+                    "maximum": 50,
+                    "description": "How many matches to list and load."
+                }
+            },
+            "required": ["query"],
+            "additionalProperties": false
+        })
+    );
+    let refusal = |r: ToolResult| r.error.map(|e| (e.kind, e.message));
+    assert_eq!(
+        refusal(search(&view, "typed", json!({})).await),
+        Some((
+            ErrorKind::InvalidArguments,
+            "Missing required parameter `query` of `tool_search`: expected a string.".to_owned()
+        ))
+    );
+    assert_eq!(
+        refusal(search(&view, "typed", json!({"query": "x", "max_result": 2})).await),
+        Some((
+            ErrorKind::InvalidArguments,
+            "Unknown parameter `max_result` is not accepted by `tool_search`. Valid parameters: `query`, `max_results`.".to_owned()
+        ))
+    );
+    assert_eq!(
+        refusal(search(&view, "typed", json!({"query": 3})).await),
+        Some((
+            ErrorKind::InvalidArguments,
+            "Invalid value for parameter `query` of `tool_search`: expected a string, but received an integer 3. (invalid type: integer `3`, expected a string)".to_owned()
+        ))
+    );
+    let r = search(
+        &view,
+        "typed",
+        json!({"query": "select:read_file", "max_results": null}),
+    )
+    .await;
+    assert!(r.error.is_none(), "{r:?}");
+}

@@ -53,14 +53,17 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::future::join_all;
-use serde_json::{Map, Value, json};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
 #[cfg(doc)]
 use tool_core::ToolRegistry;
-use tool_core::{RegistryError, RegistryView, Tool, ToolContext, ToolResult, ToolSpec};
+use tool_core::{RegistryError, RegistryView, Tool, ToolContext, ToolResult, ToolSpec, meta};
 
 use crate::agent::{Agent, RunOutput};
 use crate::client::ModelClient;
-use crate::message::{Message, ToolChoice};
+use crate::limits::AgentLimits;
+use crate::message::Message;
 
 mod presets;
 mod trace;
@@ -90,10 +93,7 @@ pub struct SubAgents {
     store: Arc<TraceStore>,
     skills: Option<Arc<dyn SkillSource>>,
     goals: BTreeMap<String, String>,
-    max_turns: u32,
-    time_limit: Option<Duration>,
-    first_tool_choice: Option<ToolChoice>,
-    max_output_tokens: Option<u32>,
+    limits: AgentLimits,
 }
 
 impl std::fmt::Debug for SubAgents {
@@ -126,10 +126,10 @@ impl SubAgents {
             store: Arc::new(TraceStore::in_memory()),
             skills: None,
             goals: BTreeMap::new(),
-            max_turns: 16,
-            time_limit: None,
-            first_tool_choice: None,
-            max_output_tokens: None,
+            limits: AgentLimits {
+                max_turns: 16,
+                ..AgentLimits::default()
+            },
         }
     }
 
@@ -157,47 +157,28 @@ impl SubAgents {
         self
     }
 
-    /// Most turns of each sub-agent (default 16).
-    pub fn max_turns(mut self, n: u32) -> Self {
-        self.max_turns = n.max(1);
-        self
-    }
-
-    /// Wall-time limit of each sub-agent.
-    pub fn time_limit(mut self, limit: Duration) -> Self {
-        self.time_limit = Some(limit);
-        self
-    }
-
-    /// The tool choice of each sub-agent's first turn (for small local models).
-    pub fn first_tool_choice(mut self, choice: ToolChoice) -> Self {
-        self.first_tool_choice = Some(choice);
-        self
-    }
-
-    /// Caps each sub-agent answer's generated tokens.
-    pub fn max_output_tokens(mut self, n: u32) -> Self {
-        self.max_output_tokens = Some(n);
-        self
-    }
+    // The limits of each sub-agent (default 16 turns): `limits`,
+    // `max_turns`, `time_limit`, `max_output_tokens`, `first_tool_choice`.
+    crate::limits::limit_setters!();
 
     /// The trace store.
     pub fn trace_store(&self) -> &Arc<TraceStore> {
         &self.store
     }
 
-    /// The `agent` tool.
+    /// The `agent` tool: [`AgentArgs`] decoded by the framework's typed
+    /// path ([`Tool::typed`]), then [`SubAgents::agent`].
     ///
     /// # Errors
-    /// None in practice: the spec is fixed ([`Tool::new`] checks it).
+    /// None in practice: the spec is fixed ([`Tool::typed`] checks it).
     pub fn agent_tool(self: Arc<Self>) -> Result<Tool, RegistryError> {
-        let spec = ToolSpec::new("agent", AGENT_DESCRIPTION, agent_schema())
+        let spec = ToolSpec::new("agent", AGENT_DESCRIPTION, Value::Null)
             .with_timeout(Duration::from_secs(3600));
         let this = self;
-        Tool::new(spec, move |args: Map<String, Value>, ctx: ToolContext| {
+        Tool::typed(spec, move |args: AgentArgs, ctx: ToolContext| {
             let this = this.clone();
             async move {
-                match this.agent(&args, &ctx).await {
+                match this.agent(args, &ctx).await {
                     Ok(v) => summary_result(&v),
                     Err(message) => ToolResult::failed(message),
                 }
@@ -205,18 +186,19 @@ impl SubAgents {
         })
     }
 
-    /// The `evaluate` tool.
+    /// The `evaluate` tool: [`EvaluateArgs`] through [`Tool::typed`], then
+    /// [`SubAgents::evaluate`].
     ///
     /// # Errors
-    /// None in practice: the spec is fixed ([`Tool::new`] checks it).
+    /// None in practice: the spec is fixed ([`Tool::typed`] checks it).
     pub fn evaluate_tool(self: Arc<Self>) -> Result<Tool, RegistryError> {
-        let spec = ToolSpec::new("evaluate", EVALUATE_DESCRIPTION, evaluate_schema())
+        let spec = ToolSpec::new("evaluate", EVALUATE_DESCRIPTION, Value::Null)
             .with_timeout(Duration::from_secs(3600));
         let this = self;
-        Tool::new(spec, move |args: Map<String, Value>, ctx: ToolContext| {
+        Tool::typed(spec, move |args: EvaluateArgs, ctx: ToolContext| {
             let this = this.clone();
             async move {
-                match this.evaluate(&args, &ctx).await {
+                match this.evaluate(args, &ctx).await {
                     Ok(v) => summary_result(&v),
                     Err(message) => ToolResult::failed(message),
                 }
@@ -229,14 +211,10 @@ impl SubAgents {
     ///
     /// # Errors
     /// Bad arguments (with what to change), an unknown preset, skill or trace.
-    pub async fn agent(
-        &self,
-        args: &Map<String, Value>,
-        ctx: &ToolContext,
-    ) -> Result<Value, String> {
-        let (tasks, explore) = match args.get("task") {
-            Some(Value::String(t)) => (vec![check_text("task", t)?], false),
-            Some(Value::Array(items)) => {
+    pub async fn agent(&self, args: AgentArgs, ctx: &ToolContext) -> Result<Value, String> {
+        let (tasks, explore) = match args.task {
+            Task::One(t) => (vec![checked_text("task", t)?], false),
+            Task::Many(items) => {
                 if items.is_empty() || items.len() > MAX_TASKS {
                     return Err(format!(
                         "`task` as a list takes 1 to {MAX_TASKS} tasks; got {}",
@@ -244,54 +222,35 @@ impl SubAgents {
                     ));
                 }
                 let tasks = items
-                    .iter()
+                    .into_iter()
                     .enumerate()
-                    .map(|(i, t)| match t {
-                        Value::String(s) => check_text(&format!("task[{i}]"), s),
-                        other => Err(format!("`task[{i}]` must be a string, got {other}")),
-                    })
+                    .map(|(i, t)| checked_text(&format!("task[{i}]"), t))
                     .collect::<Result<Vec<_>, _>>()?;
                 (tasks, true)
             }
-            Some(other) => {
-                return Err(format!(
-                    "`task` must be a string or a list of strings, got {other}"
-                ));
-            }
-            None => {
-                return Err(
-                    "missing `task`: a string (delegate) or a list of strings (explore)".to_owned(),
-                );
-            }
         };
         let mode = if explore { "explore" } else { "delegate" };
-        let messages = per_task_messages(args.get("messages"), tasks.len())?;
-        let continue_from = opt_str(args, "continue_from")?;
+        let messages = per_task_messages(args.messages, tasks.len())?;
+        let continue_from = non_blank(args.continue_from.as_deref());
         if continue_from.is_some() && explore {
             return Err(
                 "`continue_from` resumes one sub-agent: give `task` as a single string".to_owned(),
             );
         }
-        let preset = match opt_str(args, "agent_type")? {
+        let preset = match non_blank(args.agent_type.as_deref()) {
             Some(name) => Some(self.presets.get(name)?.clone()),
             None => None,
         };
-        let skills = match args.get("skills") {
-            None | Some(Value::Null) => preset
+        let skills = match args.skills {
+            None => preset
                 .as_ref()
                 .map(|p| p.skills.clone())
                 .unwrap_or_default(),
-            Some(Value::Array(items)) if items.len() <= MAX_SKILLS => items
-                .iter()
-                .map(|s| {
-                    s.as_str()
-                        .map(str::to_owned)
-                        .ok_or_else(|| format!("`skills` must list names (strings), got {s}"))
-                })
-                .collect::<Result<_, _>>()?,
-            Some(other) => {
+            Some(names) if names.len() <= MAX_SKILLS => names,
+            Some(names) => {
                 return Err(format!(
-                    "`skills` must be a list of at most {MAX_SKILLS} names, got {other}"
+                    "`skills` lists {} names; at most {MAX_SKILLS}",
+                    names.len()
                 ));
             }
         };
@@ -363,17 +322,10 @@ impl SubAgents {
     ///
     /// # Errors
     /// No goal description to judge against, bad `messages`, an unknown trace.
-    pub async fn evaluate(
-        &self,
-        args: &Map<String, Value>,
-        ctx: &ToolContext,
-    ) -> Result<Value, String> {
-        let target = opt_str(args, "target_goal_id")?.or(ctx.goal_id());
+    pub async fn evaluate(&self, args: EvaluateArgs, ctx: &ToolContext) -> Result<Value, String> {
+        let target = non_blank(args.target_goal_id.as_deref()).or(ctx.goal_id());
         let (goal_id, description) = self.goal_description(target, ctx)?;
-        let given = match args.get("messages") {
-            None | Some(Value::Null) => Vec::new(),
-            Some(v) => parse_messages(v, "messages")?,
-        };
+        let given = to_messages(args.messages.unwrap_or_default(), "messages")?;
         let parent = ctx.trace_id().unwrap_or("trace").to_owned();
         let task = format!(
             "Goal{}: {description}\n\nJudge whether the result shown above meets this goal.",
@@ -382,7 +334,7 @@ impl SubAgents {
                 .map(|g| format!(" `{g}`"))
                 .unwrap_or_default()
         );
-        let (id, mut conversation, first_task) = match opt_str(args, "continue_from")? {
+        let (id, mut conversation, first_task) = match non_blank(args.continue_from.as_deref()) {
             Some(id) => {
                 // As for `agent`: the calling trace's own sub-traces only.
                 let Some(stored) = self.store.get(id).filter(|t| t.parent == parent) else {
@@ -489,22 +441,12 @@ impl SubAgents {
     }
 
     fn agent_for(&self, tools: RegistryView, system: String, id: &str, ctx: &ToolContext) -> Agent {
-        let mut agent = Agent::with_shared_client(self.client.clone(), tools)
+        Agent::with_shared_client(self.client.clone(), tools)
             .system(system)
-            .max_turns(self.max_turns)
+            .limits(self.limits.clone())
             .trace_id(id)
             .context(ctx.clone())
-            .cancellation(ctx.cancellation_token().child_token());
-        if let Some(limit) = self.time_limit {
-            agent = agent.time_limit(limit);
-        }
-        if let Some(choice) = &self.first_tool_choice {
-            agent = agent.first_tool_choice(choice.clone());
-        }
-        if let Some(n) = self.max_output_tokens {
-            agent = agent.max_output_tokens(n);
-        }
-        agent
+            .cancellation(ctx.cancellation_token().child_token())
     }
 
     /// Stores a finished run and returns its summary.
@@ -556,52 +498,64 @@ impl SubAgents {
 const AGENT_DESCRIPTION: &str = "Start sub-agents. `task` as one string delegates it to one sub-agent with your tools (except `agent` and `evaluate`); a list of strings explores the tasks in parallel, one read-only sub-agent each. Returns, per task, the sub-agent's final text, its turns, tool calls and errors, and its trace_id (pass it as `continue_from` to resume that sub-agent).";
 const EVALUATE_DESCRIPTION: &str = "Judge whether the result of a goal meets the goal's description, with a read-only sub-agent. Put the result and its context in `messages`; the goal's description is supplied by the host. Returns a verdict (pass/fail), the reason and suggestions.";
 
-fn message_schema() -> Value {
-    json!({
-        "type": "object",
-        "properties": {
-            "role": {"type": "string", "enum": ["user", "assistant"]},
-            "content": {"type": "string"}
-        },
-        "required": ["role", "content"]
-    })
+/// The arguments of the `agent` tool.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+pub struct AgentArgs {
+    /// One task (delegate) or a list of 1 to 16 tasks run in parallel (explore).
+    pub task: Task,
+    /// Messages placed before the task: one list for every sub-agent, or one list per task.
+    pub messages: Option<MessageLists>,
+    /// A `trace_id` returned earlier: resume that sub-agent (single task only).
+    pub continue_from: Option<String>,
+    /// A preset defined by the host (system prompt, tools, skills).
+    pub agent_type: Option<String>,
+    /// Skills appended to the sub-agent's system prompt; replaces the preset's.
+    pub skills: Option<Vec<String>>,
 }
 
-fn agent_schema() -> Value {
-    json!({
-        "type": "object",
-        "properties": {
-            "task": {
-                "description": "One task (delegate) or a list of tasks run in parallel (explore).",
-                "anyOf": [
-                    {"type": "string"},
-                    {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": MAX_TASKS}
-                ]
-            },
-            "messages": {
-                "description": "Messages placed before the task: one list for every sub-agent, or one list per task.",
-                "anyOf": [
-                    {"type": "array", "items": message_schema()},
-                    {"type": "array", "items": {"type": "array", "items": message_schema()}}
-                ]
-            },
-            "continue_from": {"type": "string", "description": "A trace_id returned earlier: resume that sub-agent (single task only)."},
-            "agent_type": {"type": "string", "description": "A preset defined by the host (system prompt, tools, skills)."},
-            "skills": {"type": "array", "items": {"type": "string"}, "description": "Skills appended to the sub-agent's system prompt; replaces the preset's."}
-        },
-        "required": ["task"]
-    })
+/// The arguments of the `evaluate` tool.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+pub struct EvaluateArgs {
+    /// The result to judge and its context.
+    pub messages: Option<Vec<ChatMessage>>,
+    /// The goal to judge (default: the current goal).
+    pub target_goal_id: Option<String>,
+    /// A `trace_id` of an earlier evaluation to continue.
+    pub continue_from: Option<String>,
 }
 
-fn evaluate_schema() -> Value {
-    json!({
-        "type": "object",
-        "properties": {
-            "messages": {"type": "array", "items": message_schema(), "description": "The result to judge and its context."},
-            "target_goal_id": {"type": "string", "description": "The goal to judge (default: the current goal)."},
-            "continue_from": {"type": "string", "description": "A trace_id of an earlier evaluation to continue."}
-        }
-    })
+/// `agent`'s `task`: one string (delegate) or a list of strings (explore).
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(untagged)]
+#[schemars(inline)]
+pub enum Task {
+    /// One task, delegated to one sub-agent.
+    One(String),
+    /// Several tasks, explored in parallel by read-only sub-agents.
+    Many(Vec<String>),
+}
+
+/// `agent`'s `messages`: one list shared by every task, or one list per task.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(untagged)]
+#[schemars(inline)]
+pub enum MessageLists {
+    /// One list, placed before every task.
+    Shared(Vec<ChatMessage>),
+    /// One list per task, in the order of the tasks.
+    PerTask(Vec<Vec<ChatMessage>>),
+}
+
+/// One message given to a sub-agent.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(inline)]
+pub struct ChatMessage {
+    /// Who says it.
+    #[schemars(extend("enum" = ["user", "assistant"]))]
+    pub role: String,
+    /// What is said (at most 200,000 bytes).
+    pub content: String,
 }
 
 fn summary_result(summary: &Value) -> ToolResult {
@@ -611,7 +565,7 @@ fn summary_result(summary: &Value) -> ToolResult {
         .and_then(Value::as_array)
         .is_some_and(|r| !r.is_empty() && r.iter().all(|x| x.get("error").is_some()))
         || summary.get("error").is_some();
-    let result = ToolResult::ok(text.clone()).with_metadata("structured", summary.clone());
+    let result = ToolResult::ok(text.clone()).with_metadata(meta::STRUCTURED, summary.clone());
     if all_failed {
         ToolResult::failed(text)
     } else {
@@ -619,7 +573,9 @@ fn summary_result(summary: &Value) -> ToolResult {
     }
 }
 
-fn check_text(what: &str, text: &str) -> Result<String, String> {
+/// `text` when it is not blank and at most [`MAX_TEXT`] bytes (serde has
+/// checked that it is a string).
+fn checked_text(what: &str, text: String) -> Result<String, String> {
     if text.trim().is_empty() {
         return Err(format!("`{what}` is empty; describe the task"));
     }
@@ -629,24 +585,17 @@ fn check_text(what: &str, text: &str) -> Result<String, String> {
             text.len()
         ));
     }
-    Ok(text.to_owned())
+    Ok(text)
 }
 
-fn opt_str<'a>(args: &'a Map<String, Value>, key: &str) -> Result<Option<&'a str>, String> {
-    match args.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) if s.trim().is_empty() => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s)),
-        Some(other) => Err(format!("`{key}` must be a string, got {other}")),
-    }
+/// An optional string argument, a blank one counting as absent.
+fn non_blank(value: Option<&str>) -> Option<&str> {
+    value.filter(|s| !s.trim().is_empty())
 }
 
-fn parse_messages(v: &Value, what: &str) -> Result<Vec<Message>, String> {
-    let Value::Array(items) = v else {
-        return Err(format!(
-            "`{what}` must be a list of {{\"role\", \"content\"}} messages"
-        ));
-    };
+/// The messages of `what` as conversation messages: at most
+/// [`MAX_MESSAGES`], each content checked by [`checked_text`].
+fn to_messages(items: Vec<ChatMessage>, what: &str) -> Result<Vec<Message>, String> {
     if items.len() > MAX_MESSAGES {
         return Err(format!(
             "`{what}` has {} messages; at most {MAX_MESSAGES}",
@@ -654,45 +603,46 @@ fn parse_messages(v: &Value, what: &str) -> Result<Vec<Message>, String> {
         ));
     }
     items
-        .iter()
+        .into_iter()
         .enumerate()
         .map(|(i, m)| {
-            let role = m.get("role").and_then(Value::as_str);
-            let content = m.get("content").and_then(Value::as_str);
-            match (role, content) {
-                (Some("user"), Some(c)) => check_text(&format!("{what}[{i}].content"), c).map(Message::user),
-                (Some("assistant"), Some(c)) => check_text(&format!("{what}[{i}].content"), c).map(Message::assistant),
-                (Some(r), Some(_)) => Err(format!("`{what}[{i}].role` is `{r}`; use `user` or `assistant`")),
-                _ => Err(format!("`{what}[{i}]` must be {{\"role\": \"user\"|\"assistant\", \"content\": \"…\"}}, got {m}")),
+            let content = checked_text(&format!("{what}[{i}].content"), m.content)?;
+            match m.role.as_str() {
+                "user" => Ok(Message::user(content)),
+                "assistant" => Ok(Message::assistant(content)),
+                r => Err(format!(
+                    "`{what}[{i}].role` is `{}`; use `user` or `assistant`",
+                    tool_rules::text::clip(r, tool_rules::text::Clip::chars(40))
+                )),
             }
         })
         .collect()
 }
 
-/// `messages` as one list per task: none, one shared list (its first item an
-/// object), or one list per task (its first item a list).
-fn per_task_messages(v: Option<&Value>, tasks: usize) -> Result<Vec<Vec<Message>>, String> {
-    let items = match v {
-        None | Some(Value::Null) => return Ok(vec![Vec::new(); tasks]),
-        Some(Value::Array(items)) if items.is_empty() => return Ok(vec![Vec::new(); tasks]),
-        Some(Value::Array(items)) => items,
-        Some(other) => return Err(format!("`messages` must be a list, got {other}")),
-    };
-    if items[0].is_array() {
-        if items.len() != tasks {
-            return Err(format!(
-                "`messages` has {} lists for {tasks} task(s); give one list per task, or one flat list shared by all",
-                items.len()
-            ));
+/// `messages` as one list per task: none, one shared list, or one list per task.
+fn per_task_messages(
+    lists: Option<MessageLists>,
+    tasks: usize,
+) -> Result<Vec<Vec<Message>>, String> {
+    match lists {
+        None => Ok(vec![Vec::new(); tasks]),
+        Some(MessageLists::Shared(items)) => {
+            let shared = to_messages(items, "messages")?;
+            Ok(vec![shared; tasks])
         }
-        items
-            .iter()
-            .enumerate()
-            .map(|(i, m)| parse_messages(m, &format!("messages[{i}]")))
-            .collect()
-    } else {
-        let shared = parse_messages(&Value::Array(items.clone()), "messages")?;
-        Ok(vec![shared; tasks])
+        Some(MessageLists::PerTask(lists)) => {
+            if lists.len() != tasks {
+                return Err(format!(
+                    "`messages` has {} lists for {tasks} task(s); give one list per task, or one flat list shared by all",
+                    lists.len()
+                ));
+            }
+            lists
+                .into_iter()
+                .enumerate()
+                .map(|(i, m)| to_messages(m, &format!("messages[{i}]")))
+                .collect()
+        }
     }
 }
 
@@ -752,19 +702,21 @@ mod tests {
 
     #[test]
     fn messages_are_shared_or_per_task() {
+        let lists = |v: Value| Some(serde_json::from_value::<MessageLists>(v).unwrap());
         let shared = json!([{"role": "user", "content": "ctx"}]);
         assert_eq!(
-            per_task_messages(Some(&shared), 2).unwrap(),
+            per_task_messages(lists(shared), 2).unwrap(),
             vec![vec![Message::user("ctx")]; 2]
         );
         let per =
             json!([[{"role": "user", "content": "a"}], [{"role": "assistant", "content": "b"}]]);
-        let got = per_task_messages(Some(&per), 2).unwrap();
+        let got = per_task_messages(lists(per.clone()), 2).unwrap();
         assert_eq!(got[1], vec![Message::assistant("b")]);
-        let err = per_task_messages(Some(&per), 3).unwrap_err();
+        let err = per_task_messages(lists(per), 3).unwrap_err();
         assert!(err.contains("2 lists for 3 task(s)"), "{err}");
         let err =
-            per_task_messages(Some(&json!([{"role": "system", "content": "x"}])), 1).unwrap_err();
+            per_task_messages(lists(json!([{"role": "system", "content": "x"}])), 1).unwrap_err();
         assert!(err.contains("use `user` or `assistant`"), "{err}");
+        assert_eq!(per_task_messages(None, 2).unwrap(), vec![Vec::new(); 2]);
     }
 }

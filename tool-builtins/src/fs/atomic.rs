@@ -204,21 +204,55 @@ pub(crate) fn sweep(dir: BorrowedFd<'_>, age: Duration) -> io::Result<usize> {
 /// process could not open it for writing (`access(W_OK)`). An atomic write
 /// renames a new file over the old one, which only needs the folder to be
 /// writable, so without this check a read-only file would be replaced.
+///
+/// `path` is resolved as given (symlinks followed), for hosts; the tools
+/// check through the folder handle they write through (`read_only_at`).
 pub fn read_only(path: &Path) -> Option<String> {
     use std::os::unix::fs::PermissionsExt;
     let meta = fs::metadata(path).ok()?;
     if !meta.is_file() {
         return None;
     }
-    let mode = meta.permissions().mode() & 0o777;
-    let writable =
-        mode & 0o222 != 0 && rustix::fs::access(path, rustix::fs::Access::WRITE_OK).is_ok();
-    (!writable).then(|| read_only_message(&path.display().to_string(), mode))
+    let real = fs::canonicalize(path).ok()?;
+    let dir = rustix::fs::open(
+        real.parent()?,
+        OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .ok();
+    read_only_at(
+        dir.as_ref().map(AsFd::as_fd),
+        real.file_name()?,
+        meta.permissions().mode(),
+        &path.display().to_string(),
+    )
 }
 
-/// The refusal [`read_only`] gives (and the tools' write path, which checks
-/// through the folder handle): `shown` is the file as named to the model.
-pub(crate) fn read_only_message(shown: &str, mode: u32) -> String {
+/// [`read_only`] for the regular file `name` in the folder `dir` (`None`
+/// when the folder could not be opened: then the file counts as read-only),
+/// whose `st_mode` the caller has; `shown` is the file as named to the
+/// model. The one check behind [`read_only`] and the tools' write path.
+pub(crate) fn read_only_at(
+    dir: Option<BorrowedFd<'_>>,
+    name: &OsStr,
+    st_mode: u32,
+    shown: &str,
+) -> Option<String> {
+    let mode = st_mode & 0o777;
+    let accessible = dir.is_some_and(|dir| {
+        rustix::fs::accessat(
+            dir,
+            name,
+            rustix::fs::Access::WRITE_OK,
+            AtFlags::SYMLINK_NOFOLLOW,
+        )
+        .is_ok()
+    });
+    (mode & 0o222 == 0 || !accessible).then(|| read_only_message(shown, mode))
+}
+
+/// The refusal [`read_only_at`] gives: `shown` is the file as named to the model.
+fn read_only_message(shown: &str, mode: u32) -> String {
     format!(
         "File {shown} is read-only (mode {:04o}); it was not changed. Make it writable first \
          (for example with `chmod u+w`) if it should be changed.",

@@ -13,11 +13,15 @@
 //! - [`changes`]: the snapshot hook that lets a host rewind a turn;
 //! - [`diff`]: the unified diffs in every write's metadata;
 //! - `target`: the one write path of every tool that changes a file
-//!   (resolve → lock → ledger check → write atomically → record → diff).
+//!   (resolve once → lock → ledger check → decode → the tool's change →
+//!   encode → write atomically → record → diff → write hooks);
+//! - [`after_write`]: the write hooks ([`AfterWrite`]) a host registers to
+//!   run after every successful write (diagnostics, index updates).
 //!
 //! Nothing here imports the tools or the shell: `fs` is the floor the
 //! other wings stand on.
 
+pub mod after_write;
 pub mod atomic;
 pub mod beneath;
 pub mod binary;
@@ -29,6 +33,8 @@ pub mod replace;
 pub(crate) mod target;
 pub mod text;
 pub mod workspace;
+
+pub use after_write::{AfterWrite, AfterWriteHooks, ChangedPath};
 
 use std::path::{Path, PathBuf};
 

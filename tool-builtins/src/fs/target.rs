@@ -1,7 +1,14 @@
 //! The one write path of every tool that changes files: resolve beneath the
 //! workspace → lock the folder → check the read-before-write ledger against
-//! the bytes on disk → write atomically → record the new content → report
-//! the change.
+//! the bytes on disk → refuse binary, decode → the tool's own change →
+//! encode → write atomically → record the new content → report the change
+//! (diff, metadata) → the host's [write hooks](super::after_write).
+//!
+//! Two entries, one frame: [`change`] for the tools that change one file
+//! (`write_file`, `edit_file`, `multi_edit`: the tool passes a closure from
+//! the current text to the new text, run once, and is otherwise only its
+//! own logic) and [`change_set`] for `apply_patch` (several files, planned
+//! together under all their folder locks, written all or nothing).
 //!
 //! **Locking.** The folder that holds the file is locked with `flock`
 //! (exclusive) for the whole check-and-replace. The lock is on the folder,
@@ -28,12 +35,16 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use rustix::fs::{FileType, FlockOperation};
-use tool_core::{ErrorKind, ToolContext, ToolError, ToolResult};
+use serde_json::Value;
+use tool_core::{ErrorKind, ToolContext, ToolError, ToolResult, meta};
 
+use super::after_write::{AfterWriteHooks, ChangedPath};
 use super::beneath::{Beneath, Missing};
 use super::diff::Diff;
 use crate::fs::changes::Before;
 use crate::fs::ledger::{ContentHasher, FileLedger, LedgerError, Stamp};
+use crate::fs::lines::LineEnding;
+use crate::fs::text::{TextFile, UTF8_BOM};
 use crate::fs::workspace::{PathError, Workspace};
 
 /// Longest wait for another writer's folder lock: 10 seconds.
@@ -87,95 +98,310 @@ pub(crate) fn lock_dirs(dirs: Vec<OwnedFd>) -> io::Result<Vec<DirLock>> {
     Ok(locks)
 }
 
-/// What a tool that changes one file needs from its context: the workspace,
-/// the ledger and the file's planned path (for the title and messages).
-pub(crate) struct WriteTarget {
-    pub(crate) ws: tool_core::State<Workspace>,
-    pub(crate) ledger: tool_core::State<FileLedger>,
-    /// Where the path resolves now (not yet opened; see [`WriteTarget::open`]).
-    pub(crate) path: PathBuf,
-    model_path: String,
+/// How [`change`] opens the file and hands it to the tool.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Open {
+    /// The verb of messages ("Cannot edit …").
+    verb: &'static str,
+    /// Create missing parent folders (`write_file`, an edit that creates).
+    create_parents: bool,
+    /// A missing file is "File not found" (an edit of an existing file).
+    must_exist: bool,
+    /// Decode the file as text (refusing binary) and encode the new text
+    /// back in its encoding; otherwise the new text is written verbatim as
+    /// UTF-8 (keeping a UTF-8 byte order mark the file had).
+    decode: bool,
 }
 
-impl WriteTarget {
-    /// Looks up the workspace and the ledger and resolves `file_path` inside the workspace.
-    ///
-    /// # Errors
-    /// The model-facing result for a missing workspace or ledger, or a path outside the workspace.
-    pub(crate) fn new(ctx: &ToolContext, file_path: &str) -> Result<Self, ToolError> {
-        let ws = crate::fs::workspace::workspace_of(ctx)?;
-        let ledger = crate::fs::ledger::ledger_of(ctx)?;
-        if file_path.ends_with('/') && !file_path.trim().is_empty() {
-            return Err(ToolError::new(
-                ErrorKind::InvalidArguments,
-                format!(
-                    "{} ends with `/`, so it names a folder; give the path of a file.",
-                    tool_rules::text::clip(file_path, crate::fs::MESSAGE_VALUE).into_owned()
-                ),
-            ));
+impl Open {
+    /// `edit_file` and `multi_edit`: decoded text; `creating` when the
+    /// first edit has an empty `old_string` (a missing file and its folders
+    /// are created), else the file must exist.
+    pub(crate) fn edit(creating: bool) -> Self {
+        Self {
+            verb: "edit",
+            create_parents: creating,
+            must_exist: !creating,
+            decode: true,
         }
-        let path = ws.resolve_for_write(file_path)?;
-        Ok(Self {
-            ws,
-            ledger,
-            path,
-            model_path: file_path.to_owned(),
-        })
     }
 
-    /// The title of the call: the path relative to the workspace root.
-    pub(crate) fn title(&self) -> String {
-        self.ws.relative(&self.path).display().to_string()
+    /// `write_file`: any file (binary too) is replaced by the text as given;
+    /// parent folders are created.
+    pub(crate) fn write() -> Self {
+        Self {
+            verb: "write",
+            create_parents: true,
+            must_exist: false,
+            decode: false,
+        }
     }
+}
 
-    /// The preamble and frame of every one-file write: resolves `file_path`
-    /// ([`WriteTarget::new`]), takes the ledger's in-process lock of the
-    /// path, runs `work` on a blocking thread (where it opens, checks and
-    /// commits through [`WriteTarget::open`]) and titles the result with
-    /// the path relative to the workspace.
-    pub(crate) async fn run(
-        ctx: &ToolContext,
-        file_path: &str,
-        work: impl FnOnce(&ToolContext, &WriteTarget) -> Result<ToolResult, ToolError> + Send + 'static,
-    ) -> Result<ToolResult, ToolError> {
-        let target = Self::new(ctx, file_path)?;
-        let _lock = target.ledger.lock(&target.path).await;
-        let ctx = ctx.clone();
-        let title = target.title();
-        let result = tool_core::run_blocking(move || work(&ctx, &target))
-            .await
-            .and_then(|r| r)
-            .unwrap_or_else(ToolResult::from);
-        Ok(result.with_title(title))
-    }
+/// The file as [`change`] hands it to the tool's closure, read and decoded
+/// under the folder lock.
+#[derive(Debug)]
+pub(crate) struct Current<'a> {
+    /// The text now: decoded (line endings as in the file, no byte order
+    /// mark); for [`Open::write`] the bytes read as UTF-8 (lossily). Empty
+    /// when there is no file.
+    pub(crate) text: &'a str,
+    /// Whether a file is there.
+    pub(crate) exists: bool,
+    /// The file's line-ending style (`Lf` for a new file).
+    pub(crate) line_ending: LineEnding,
+}
 
-    /// Resolves the path beneath the workspace again (creating missing
-    /// folders when `create_parents`), locks its folder and reads what is
-    /// there now. Blocking: call it on a blocking thread.
-    ///
-    /// Then applies the read-before-write rule to those bytes
-    /// ([`Locked::check`]).
-    ///
-    /// # Errors
-    /// The model-facing result: outside the workspace, a folder or special
-    /// file in the way, a read-only file, a lock that stays taken, an I/O
-    /// error (all `failed`); a file not read first or changed since
-    /// ([`LedgerError`]'s kinds).
-    pub(crate) fn open(&self, verb: &str, create_parents: bool) -> Result<Locked, ToolError> {
-        let missing = if create_parents {
-            Missing::CreateParents
-        } else {
-            Missing::AllowLast
-        };
-        let beneath = self
-            .ws
-            .beneath_for_write(&self.model_path, missing)
-            .map_err(|e| ToolError::new(ErrorKind::Failed, e.to_string()))?;
-        let locked =
-            Locked::new(beneath, verb).map_err(|m| ToolError::new(ErrorKind::Failed, m))?;
-        locked.check(&self.ledger)?;
-        Ok(locked)
+/// What the tool's closure gives back to [`change`]: the new text and how
+/// to report it.
+#[derive(Debug)]
+pub(crate) struct NewText {
+    /// The whole new text of the file (encoded by [`change`]).
+    pub(crate) text: String,
+    /// The result's output.
+    pub(crate) output: String,
+    /// The tool's own metadata, placed after [`meta::FILEPATH`].
+    pub(crate) extra: Vec<(&'static str, Value)>,
+}
+
+/// Changes one file: the frame of every one-file writer.
+///
+/// In order: the workspace and the ledger of `ctx` → the in-process queue
+/// of the path (calls of one process on one file wait their turn instead of
+/// polling the folder lock) → on a blocking thread: resolve `file_path`
+/// beneath the workspace **once** → `flock` its folder → read what is there
+/// → the read-before-write check → binary refusal and decoding (per
+/// `opts`) → `change(current)`, called once → encode → atomic write →
+/// ledger record and snapshot hook → diff and metadata (`diff`,
+/// `additions`, `deletions`, `filepath`, the closure's `extra`,
+/// `diff_truncated`, `encoding` for a file that is not UTF-8) → folder
+/// unlocked → the [`after_write`](super::after_write) hooks → the result,
+/// titled with the path relative to the workspace.
+///
+/// # Errors
+/// The model-facing error: no workspace or ledger (`missing_context`), a
+/// path ending in `/` (`invalid_arguments`), a path refused by the workspace
+/// (its [`PathError`] kind), a folder, special file or read-only file in
+/// the way, a lock that stays taken (`failed`), not read first or changed
+/// since ([`LedgerError`]), a missing file when `opts` needs one, a binary
+/// or undecodable file, the closure's own error, text the file's encoding
+/// cannot hold (`failed`). A failed write is the `failed` result "Cannot
+/// write PATH: ERROR" (with the title); the old file is then untouched.
+pub(crate) async fn change<F>(
+    ctx: &ToolContext,
+    file_path: &str,
+    opts: Open,
+    change: F,
+) -> Result<ToolResult, ToolError>
+where
+    F: FnOnce(Current<'_>) -> Result<NewText, ToolError> + Send + 'static,
+{
+    let ws = crate::fs::workspace::workspace_of(ctx)?;
+    let ledger = crate::fs::ledger::ledger_of(ctx)?;
+    if file_path.ends_with('/') && !file_path.trim().is_empty() {
+        return Err(ToolError::new(
+            ErrorKind::InvalidArguments,
+            format!(
+                "{} ends with `/`, so it names a folder; give the path of a file.",
+                tool_rules::text::clip(file_path, crate::fs::MESSAGE_VALUE).into_owned()
+            ),
+        ));
     }
+    // Only a queue: the folder's flock, taken after the one resolution, is
+    // what excludes other writers (other spellings of the path included).
+    let _queue = ledger.lock(&ws.absolute(file_path)).await;
+    let model_path = file_path.to_owned();
+    let work_ctx = ctx.clone();
+    let (title, outcome) = tool_core::run_blocking(move || {
+        change_blocking(&work_ctx, &ws, &ledger, &model_path, opts, change)
+    })
+    .await?;
+    let result = match outcome {
+        Ok((result, changed)) => after_write(ctx, result, changed).await,
+        Err(e) => ToolResult::from(e),
+    };
+    Ok(match title {
+        Some(t) => result.with_title(t),
+        None => result,
+    })
+}
+
+/// A write's result and the paths it changed (none when the write failed).
+type Written = (ToolResult, Vec<ChangedPath>);
+
+/// The blocking part of [`change`]: the title (once the path resolved) and
+/// the result with the paths it changed.
+fn change_blocking<F>(
+    ctx: &ToolContext,
+    ws: &Workspace,
+    ledger: &FileLedger,
+    model_path: &str,
+    opts: Open,
+    change: F,
+) -> (Option<String>, Result<Written, ToolError>)
+where
+    F: FnOnce(Current<'_>) -> Result<NewText, ToolError>,
+{
+    let beneath = match resolve_once(ws, model_path, opts.create_parents) {
+        Ok(b) => b,
+        Err(e) => return (None, Err(e)),
+    };
+    let title = ws.relative(&beneath.path).display().to_string();
+    (
+        Some(title),
+        change_locked(ctx, ledger, beneath, opts, change),
+    )
+}
+
+/// The one resolution of a one-file write: the file's folder must exist
+/// (`AllowLast`); when it does not and `create_parents`, the path is first
+/// planned without creating anything (so a refused path, e.g. `..` out of
+/// a missing folder, creates no folder) and then resolved creating them.
+fn resolve_once(
+    ws: &Workspace,
+    model_path: &str,
+    create_parents: bool,
+) -> Result<Beneath, ToolError> {
+    match ws.beneath_for_write(model_path, Missing::AllowLast) {
+        Err(PathError::NotFound { .. }) if create_parents => {
+            ws.beneath_for_write(model_path, Missing::Plan)?;
+            Ok(ws.beneath_for_write(model_path, Missing::CreateParents)?)
+        }
+        r => Ok(r?),
+    }
+}
+
+/// [`change`] from the resolved path on, under the folder lock.
+fn change_locked<F>(
+    ctx: &ToolContext,
+    ledger: &FileLedger,
+    beneath: Beneath,
+    opts: Open,
+    change: F,
+) -> Result<Written, ToolError>
+where
+    F: FnOnce(Current<'_>) -> Result<NewText, ToolError>,
+{
+    let failed = |m: String| ToolError::new(ErrorKind::Failed, m);
+    let mut locked = Locked::new(beneath, opts.verb).map_err(failed)?;
+    locked.check(ledger)?;
+    let shown = locked.path.display().to_string();
+    let exists = locked.exists();
+    if !exists && opts.must_exist {
+        return Err(failed(format!("File not found: {shown}")));
+    }
+    let old = locked.existing.take();
+    let file = match (&old, opts.decode) {
+        (None, _) => TextFile {
+            text: String::new(),
+            bom: false,
+            encoding: encoding_rs::UTF_8,
+            line_ending: LineEnding::Lf,
+        },
+        (Some(bytes), true) => {
+            if crate::fs::binary::looks_binary(&bytes[..bytes.len().min(4096)]) {
+                return Err(failed(format!("Cannot {} binary file: {shown}", opts.verb)));
+            }
+            TextFile::decode(bytes)
+                .map_err(|e| failed(format!("Cannot {} {shown}: {e}.", opts.verb)))?
+        }
+        (Some(bytes), false) => {
+            let text =
+                String::from_utf8_lossy(bytes.strip_prefix(UTF8_BOM).unwrap_or(bytes)).into_owned();
+            TextFile {
+                line_ending: LineEnding::detect(&text),
+                text,
+                bom: bytes.starts_with(UTF8_BOM),
+                encoding: encoding_rs::UTF_8,
+            }
+        }
+    };
+    let new = change(Current {
+        text: &file.text,
+        exists,
+        line_ending: file.line_ending,
+    })?;
+    let bytes = if opts.decode {
+        file.encode(&new.text)
+            .map_err(|e| failed(format!("Cannot write {shown}: {e}.")))?
+    } else {
+        verbatim(&file, &new.text)
+    };
+    // The old bytes are kept for a snapshot hook only.
+    let before = Before {
+        content: old.filter(|_| crate::fs::changes::wants_snapshots(ctx)),
+        existed: exists,
+    };
+    if let Err(e) = locked.commit(ctx, Some(ledger), before, &bytes) {
+        return Ok((
+            ToolResult::failed(format!("Cannot write {shown}: {e}")),
+            Vec::new(),
+        ));
+    }
+    let diff = Diff::compute(&shown, &file.text, &new.text);
+    let mut result = ToolResult::ok(new.output)
+        .with_metadata(meta::DIFF, diff.unified)
+        .with_metadata(meta::ADDITIONS, diff.additions)
+        .with_metadata(meta::DELETIONS, diff.deletions)
+        .with_metadata(meta::FILEPATH, shown);
+    for (key, value) in new.extra {
+        result = result.with_metadata(key, value);
+    }
+    if diff.truncated {
+        result = result.with_metadata(meta::DIFF_TRUNCATED, true);
+    }
+    if opts.decode && !file.is_utf8() {
+        result = result.with_metadata(meta::ENCODING, file.encoding.name());
+    }
+    let path = locked.path.clone();
+    let changed = if exists {
+        ChangedPath::Modified(path)
+    } else {
+        ChangedPath::Created(path)
+    };
+    Ok((result, vec![changed]))
+}
+
+/// `write_file`'s bytes: `text` as UTF-8, verbatim, after the UTF-8 byte
+/// order mark the file had (the mark is not content: `read_file` never
+/// shows it), unless `text` starts with one itself.
+fn verbatim(file: &TextFile, text: &str) -> Vec<u8> {
+    let keep_bom = file.bom && !text.starts_with('\u{feff}');
+    let mut bytes = Vec::with_capacity(text.len() + 3);
+    if keep_bom {
+        bytes.extend_from_slice(UTF8_BOM);
+    }
+    bytes.extend_from_slice(text.as_bytes());
+    bytes
+}
+
+/// Runs the context's write hooks on `changed` (on a blocking thread) and
+/// appends their texts to `result`'s output. Nothing happens for a failed
+/// result or when nothing changed.
+async fn after_write(
+    ctx: &ToolContext,
+    result: ToolResult,
+    changed: Vec<ChangedPath>,
+) -> ToolResult {
+    let hooks = AfterWriteHooks::of(ctx);
+    if hooks.is_empty() || changed.is_empty() || !result.is_ok() {
+        return result;
+    }
+    let hook_ctx = ctx.clone();
+    let (texts, panicked) = tool_core::run_blocking(move || hooks.run(&hook_ctx, &changed))
+        .await
+        .unwrap_or_else(|_| (Vec::new(), true));
+    let mut result = result;
+    for text in texts {
+        if !result.output.is_empty() {
+            result.output.push_str("\n\n");
+        }
+        result.output.push_str(&text);
+    }
+    if panicked {
+        result.add_note("a write hook of the host failed; the write itself succeeded");
+    }
+    result
 }
 
 /// A file with its folder locked: what it holds now, ready to be replaced.
@@ -195,7 +421,8 @@ impl Locked {
     /// Locks the folder of `beneath` and reads the file there (a regular file, or nothing).
     ///
     /// # Errors
-    /// As [`WriteTarget::open`].
+    /// The model-facing message: a folder, symbolic link or special file in
+    /// the way, a read-only file, a lock that stays taken, an I/O error.
     pub(crate) fn new(beneath: Beneath, verb: &str) -> Result<Self, String> {
         let shown = beneath.path.display().to_string();
         let io = |e: io::Error| format!("Cannot {verb} {shown}: {e}");
@@ -275,51 +502,6 @@ impl Locked {
     }
 }
 
-impl Locked {
-    /// Commits `bytes` ([`Locked::commit`], recording the read in `ledger`)
-    /// and reports it: `output` with the metadata every file-changing tool
-    /// gives: `diff` (unified, `old_text` → `new_text`, cut at
-    /// [`DIFF_LIMIT`](crate::fs::diff::DIFF_LIMIT) bytes with
-    /// `diff_truncated: true`), `additions`, `deletions` and `filepath`,
-    /// with `extra` (the tool's own keys) after `filepath`.
-    ///
-    /// A failed write is the `failed` result "Cannot write PATH: ERROR";
-    /// the old file is then untouched.
-    pub(crate) fn write_reporting(
-        &self,
-        ctx: &ToolContext,
-        ledger: &FileLedger,
-        before: Before,
-        bytes: &[u8],
-        report: Report<'_>,
-    ) -> ToolResult {
-        let Report {
-            old_text,
-            new_text,
-            output,
-            extra,
-        } = report;
-        let shown = self.path.display().to_string();
-        if let Err(e) = self.commit(ctx, Some(ledger), before, bytes) {
-            return ToolResult::failed(format!("Cannot write {shown}: {e}"));
-        }
-        let diff = Diff::compute(&shown, old_text, new_text);
-        let mut result = ToolResult::ok(output)
-            .with_metadata("diff", diff.unified)
-            .with_metadata("additions", diff.additions)
-            .with_metadata("deletions", diff.deletions)
-            .with_metadata("filepath", shown);
-        for (key, value) in extra {
-            result = result.with_metadata(*key, value.clone());
-        }
-        if diff.truncated {
-            result.with_metadata("diff_truncated", true)
-        } else {
-            result
-        }
-    }
-}
-
 /// Replaces the file at `beneath` with `bytes` atomically (mode `mode`, or
 /// the default for a new file) and records in `ledger` that it now holds them.
 ///
@@ -361,12 +543,12 @@ impl WriteSet {
     /// Resolves every model path of `paths` (repeats are fine) and locks their folders.
     ///
     /// # Errors
-    /// The model-facing message of a path outside the workspace, or of a lock
-    /// that cannot be taken.
+    /// The model-facing error of a path the workspace refuses (its
+    /// [`PathError`] kind), or of a lock that cannot be taken (`failed`).
     pub(crate) fn open<'p>(
         ws: &tool_core::State<Workspace>,
         paths: impl IntoIterator<Item = &'p String>,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, ToolError> {
         let mut slots = HashMap::new();
         for raw in paths {
             if slots.contains_key(raw) {
@@ -376,10 +558,10 @@ impl WriteSet {
                 Ok(b) => Some(b),
                 Err(PathError::NotFound { .. }) => {
                     // A new folder: refused like any path if it leads outside.
-                    ws.resolve_for_write(raw).map_err(|e| e.to_string())?;
+                    ws.resolve_for_write(raw)?;
                     None
                 }
-                Err(e) => return Err(e.to_string()),
+                Err(e) => return Err(e.into()),
             };
             slots.insert(raw.clone(), slot);
         }
@@ -388,8 +570,15 @@ impl WriteSet {
             .flatten()
             .map(Beneath::open_parent_dir)
             .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| format!("Cannot lock the folders of the patch: {e}"))?;
-        let locks = lock_dirs(dirs).map_err(|e| format!("Cannot apply the patch: {e}"))?;
+            .map_err(|e| {
+                ToolError::new(
+                    ErrorKind::Failed,
+                    format!("Cannot lock the folders of the patch: {e}"),
+                )
+            })?;
+        let locks = lock_dirs(dirs).map_err(|e| {
+            ToolError::new(ErrorKind::Failed, format!("Cannot apply the patch: {e}"))
+        })?;
         Ok(Self {
             ws: ws.clone(),
             slots,
@@ -493,17 +682,156 @@ impl WriteSet {
     }
 }
 
-/// What [`Locked::write_reporting`] reports besides the write itself.
-#[derive(Clone, Copy)]
-pub(crate) struct Report<'a> {
-    /// The text before, for the diff.
-    pub(crate) old_text: &'a str,
-    /// The text after, for the diff.
-    pub(crate) new_text: &'a str,
+impl WriteSet {
+    /// Writes every op in order (a `None` after removes the file); when one
+    /// fails, puts back the ones already written, newest first, and gives
+    /// the `failed` message "Failed to write PATH: ERROR. No files were
+    /// modified.". On success each change goes to the snapshot hook.
+    fn commit(
+        &mut self,
+        ctx: &ToolContext,
+        ledger: Option<&FileLedger>,
+        ops: &[SetOp],
+    ) -> Result<(), String> {
+        let mut done: Vec<&SetOp> = Vec::new();
+        for op in ops {
+            let r = match &op.after {
+                Some(bytes) => self.write(&op.raw, bytes, ledger),
+                None => self.remove(&op.raw, ledger),
+            };
+            if let Err(e) = r {
+                for prev in done.iter().rev() {
+                    // Best effort: the error reported is the first one.
+                    let _ = match (&prev.before.content, prev.before.existed) {
+                        (Some(old), _) => self.write(&prev.raw, old, ledger),
+                        (None, false) => self.remove(&prev.raw, ledger),
+                        (None, true) => Ok(()),
+                    };
+                }
+                return Err(format!(
+                    "Failed to write {}: {e}. No files were modified.",
+                    op.path.display()
+                ));
+            }
+            done.push(op);
+        }
+        for op in ops {
+            crate::fs::changes::record_change(
+                ctx,
+                &op.path,
+                op.before.clone(),
+                op.after.as_deref(),
+            );
+        }
+        Ok(())
+    }
+}
+
+/// One file of a [`SetPlan`]: its state before and its bytes after.
+#[derive(Debug)]
+pub(crate) struct SetOp {
+    /// The physical path.
+    pub(crate) path: PathBuf,
+    /// The path as the tool's input gave it (the key of [`WriteSet`]).
+    pub(crate) raw: String,
+    /// What it held before (for the rollback and the snapshot hook).
+    pub(crate) before: Before,
+    /// The bytes after; `None` removes the file.
+    pub(crate) after: Option<Vec<u8>>,
+}
+
+/// What the planning closure of [`change_set`] gives back: the writes, in
+/// order, and the report.
+#[derive(Debug, Default)]
+pub(crate) struct SetPlan {
+    /// The files to write or remove, each once.
+    pub(crate) ops: Vec<SetOp>,
+    /// The moves among `ops` (old physical path, new one), reported to the
+    /// write hooks as renames.
+    pub(crate) moves: Vec<(PathBuf, PathBuf)>,
     /// The result's output.
-    pub(crate) output: &'a str,
-    /// The tool's own metadata keys, placed after `filepath`.
-    pub(crate) extra: &'a [(&'a str, serde_json::Value)],
+    pub(crate) output: String,
+    /// The result's metadata, in order.
+    pub(crate) metadata: Vec<(&'static str, Value)>,
+}
+
+/// Changes several files all or nothing: the frame of `apply_patch`.
+///
+/// In order: the workspace (and the ledger, when the context has one) →
+/// the in-process queues of the paths → on a blocking thread: every path of
+/// `raw_paths` resolved once and the folders that hold them locked
+/// ([`WriteSet::open`]) → `plan(files, ledger)` (the tool's own logic:
+/// reads, checks and new contents, nothing written) → every op written,
+/// rolled back on a failure → snapshot hook → folders unlocked → the
+/// [`after_write`](super::after_write) hooks (created, modified, deleted
+/// and renamed paths) → the result.
+///
+/// # Errors
+/// No workspace (`missing_context`); a path the workspace refuses; a lock
+/// that stays taken; the plan's own error. A failed write is the `failed`
+/// result of [`WriteSet`]'s commit, every file as it was.
+pub(crate) async fn change_set<F>(
+    ctx: &ToolContext,
+    raw_paths: Vec<String>,
+    plan: F,
+) -> Result<ToolResult, ToolError>
+where
+    F: FnOnce(&mut WriteSet, Option<&FileLedger>) -> Result<SetPlan, ToolError> + Send + 'static,
+{
+    let ws = crate::fs::workspace::workspace_of(ctx)?;
+    let ledger = ctx.state::<FileLedger>();
+    let keys: Vec<PathBuf> = raw_paths.iter().map(|p| ws.absolute(p)).collect();
+    let _queues = match &ledger {
+        Some(l) => l.lock_many(&keys).await,
+        None => Vec::new(),
+    };
+    let work_ctx = ctx.clone();
+    let outcome = tool_core::run_blocking(move || -> Result<_, ToolError> {
+        let ledger = ledger.as_deref();
+        let mut files = WriteSet::open(&ws, &raw_paths)?;
+        let plan = plan(&mut files, ledger)?;
+        if let Err(message) = files.commit(&work_ctx, ledger, &plan.ops) {
+            return Ok((ToolResult::failed(message), Vec::new()));
+        }
+        let mut result = ToolResult::ok(plan.output);
+        for (key, value) in plan.metadata {
+            result = result.with_metadata(key, value);
+        }
+        Ok((result, changed_paths(&plan.ops, &plan.moves)))
+    })
+    .await??;
+    let (result, changed) = outcome;
+    Ok(after_write(ctx, result, changed).await)
+}
+
+/// The paths `ops` changed, in their order; a move (`from` removed, `to`
+/// written) is one [`ChangedPath::Renamed`] in `from`'s place.
+fn changed_paths(ops: &[SetOp], moves: &[(PathBuf, PathBuf)]) -> Vec<ChangedPath> {
+    let mut changed: Vec<ChangedPath> = ops
+        .iter()
+        .filter_map(|op| match (op.before.existed, op.after.is_some()) {
+            (true, true) => Some(ChangedPath::Modified(op.path.clone())),
+            (false, true) => Some(ChangedPath::Created(op.path.clone())),
+            (true, false) => Some(ChangedPath::Deleted(op.path.clone())),
+            (false, false) => None,
+        })
+        .collect();
+    for (from, to) in moves {
+        let gone = changed
+            .iter()
+            .position(|c| matches!(c, ChangedPath::Deleted(p) if p == from));
+        let written = changed.iter().position(
+            |c| matches!(c, ChangedPath::Created(p) | ChangedPath::Modified(p) if p == to),
+        );
+        if let (Some(g), Some(w)) = (gone, written) {
+            changed[g] = ChangedPath::Renamed {
+                from: from.clone(),
+                to: to.clone(),
+            };
+            changed.remove(w);
+        }
+    }
+    changed
 }
 
 /// Records in `ledger` that the file at `beneath` now holds `bytes`.
@@ -524,24 +852,13 @@ pub(crate) fn record(ledger: &FileLedger, beneath: &Beneath, bytes: &[u8]) {
     );
 }
 
-/// The model-facing refusal for an existing regular file that must not be
-/// changed in place, `None` when it may be.
-///
-/// A file is read-only when its mode has no write bit at all (`0444`: the
-/// owner marked it so, and root must not ignore that either) or when this
-/// process could not open it for writing (`access(W_OK)`). An atomic write
-/// renames a new file over the old one, which only needs the folder to be
-/// writable, so without this check a read-only file would be replaced.
-pub(crate) fn read_only(beneath: &Beneath, shown: &str, st_mode: u32) -> Option<String> {
-    let mode = st_mode & 0o777;
-    let accessible = beneath.parent_fd().is_ok_and(|dir| {
-        rustix::fs::accessat(
-            dir,
-            beneath.name_or_dot(),
-            rustix::fs::Access::WRITE_OK,
-            rustix::fs::AtFlags::SYMLINK_NOFOLLOW,
-        )
-        .is_ok()
-    });
-    (mode & 0o222 == 0 || !accessible).then(|| crate::fs::atomic::read_only_message(shown, mode))
+/// [`read_only_at`](crate::fs::atomic::read_only_at) for the file at
+/// `beneath`, through its folder handle.
+fn read_only(beneath: &Beneath, shown: &str, st_mode: u32) -> Option<String> {
+    crate::fs::atomic::read_only_at(
+        beneath.parent_fd().ok(),
+        beneath.name_or_dot(),
+        st_mode,
+        shown,
+    )
 }

@@ -41,7 +41,7 @@ use rustix::fs::FileType;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use tool_core::{ErrorKind, Image, ToolContext, ToolError, ToolResult, run_blocking, tool};
+use tool_core::{ErrorKind, Image, ToolContext, ToolError, ToolResult, meta, run_blocking, tool};
 
 use crate::fs::workspace::{Workspace, workspace_of};
 
@@ -219,7 +219,7 @@ fn read_blocking(ctx: &ToolContext, paths: &[String], layout: ImageLayout) -> To
     if cells.is_empty() && singles.is_empty() {
         let mut text = String::from("No image could be read:");
         push_skipped_lines(&mut text, &skipped);
-        return ToolResult::failed(text).with_metadata("skipped", skipped_json(&skipped));
+        return ToolResult::failed(text).with_metadata(meta::SKIPPED, skipped_json(&skipped));
     }
 
     let mut listing = String::new();
@@ -283,14 +283,14 @@ fn read_blocking(ctx: &ToolContext, paths: &[String], layout: ImageLayout) -> To
         }
         result = result
             .with_metadata(
-                "layout",
+                meta::LAYOUT,
                 if sent.len() == 1 {
                     "single"
                 } else {
                     "separate"
                 },
             )
-            .with_metadata("not_sent", over_budget);
+            .with_metadata(meta::NOT_SENT, over_budget);
     } else {
         let Some(grid_layout) = Layout::for_count(cells.len()) else {
             return ToolResult::failed("internal: no layout for the grid");
@@ -326,13 +326,13 @@ fn read_blocking(ctx: &ToolContext, paths: &[String], layout: ImageLayout) -> To
                 encoded.media_type,
                 base64::engine::general_purpose::STANDARD.encode(&encoded.bytes),
             ))
-            .with_metadata("layout", "grid")
-            .with_metadata("width", grid_layout.width())
-            .with_metadata("height", grid_layout.height())
-            .with_metadata("columns", grid_layout.cols)
-            .with_metadata("rows", grid_layout.rows)
-            .with_metadata("cell", grid_layout.cell)
-            .with_metadata("bytes", encoded.bytes.len());
+            .with_metadata(meta::LAYOUT, "grid")
+            .with_metadata(meta::WIDTH, grid_layout.width())
+            .with_metadata(meta::HEIGHT, grid_layout.height())
+            .with_metadata(meta::COLUMNS, grid_layout.cols)
+            .with_metadata(meta::ROWS, grid_layout.rows)
+            .with_metadata(meta::CELL, grid_layout.cell)
+            .with_metadata(meta::BYTES, encoded.bytes.len());
     }
     if duplicates > 0 {
         listing.push_str(&format!(
@@ -355,8 +355,8 @@ fn read_blocking(ctx: &ToolContext, paths: &[String], layout: ImageLayout) -> To
         .with_output(listing)
         .with_long_term_memory(memory)
         .output_once()
-        .with_metadata("images", Value::Array(images_json))
-        .with_metadata("skipped", skipped_json(&skipped))
+        .with_metadata(meta::IMAGES, Value::Array(images_json))
+        .with_metadata(meta::SKIPPED, skipped_json(&skipped))
 }
 
 fn describe(shown: &str, info: &Info) -> String {

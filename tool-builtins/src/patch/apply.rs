@@ -1,13 +1,14 @@
 //! Applying parsed hunks: every hunk planned in memory against the files as
 //! they are under the folder locks (context lines located by the passes of
-//! [`super`]'s docs), then every file written, and on a failure the files
-//! already written put back.
+//! [`super`]'s docs). The write orchestrator (`fs/target.rs`'s
+//! `change_set`) then writes every file, and on a failure puts back the
+//! files already written.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use serde_json::json;
-use tool_core::{ToolContext, ToolResult};
+use tool_core::meta;
 
 use rustix::fs::FileType;
 
@@ -15,23 +16,17 @@ use crate::fs::changes::Before;
 use crate::fs::ledger::{ContentHasher, FileLedger};
 use crate::fs::lines::LineEnding;
 use crate::fs::replace::Strategy;
-use crate::fs::target::WriteSet;
+use crate::fs::target::{SetOp, SetPlan, WriteSet};
 use crate::fs::text::TextFile;
 
 use super::parse::{Chunk, Hunk};
 
-/// What will be written: per file, the state before and the bytes after (`None` deletes).
-pub(super) struct Op {
-    path: PathBuf,
-    /// The path as the patch gave it (the key of [`WriteSet`]).
-    raw: String,
-    before: Before,
-    after: Option<Vec<u8>>,
-}
-
 /// The verified plan of a patch.
 pub(super) struct Plan {
-    ops: Vec<Op>,
+    /// Per file, the state before and the bytes after (`None` deletes).
+    ops: Vec<SetOp>,
+    /// The moves (old physical path, new one).
+    moves: Vec<(PathBuf, PathBuf)>,
     summary: Vec<String>,
     files: Vec<serde_json::Value>,
     /// The unified diffs of every file, at most [`crate::fs::diff::DIFF_LIMIT`] bytes.
@@ -73,6 +68,7 @@ pub(super) fn plan(
     let mut diff = String::new();
     let mut diff_truncated = false;
     let mut lenient = Vec::new();
+    let mut moves = Vec::new();
     // What the path holds in the plan so far (the overlay, else the disk).
     let current =
         |files: &WriteSet, overlay: &Overlay, raw: &str, abs: &Path| match overlay.get(abs) {
@@ -247,6 +243,7 @@ pub(super) fn plan(
                         touch(files, &mut originals, &mut order, path, &abs);
                         touch(files, &mut originals, &mut order, dest, &dest_abs);
                         if dest_abs != abs {
+                            moves.push((abs.clone(), dest_abs.clone()));
                             overlay.insert(abs, None);
                         }
                         overlay.insert(dest_abs, Some(bytes));
@@ -269,7 +266,7 @@ pub(super) fn plan(
         .filter_map(|(p, raw)| {
             let after = overlay.remove(&p)?;
             let before = originals.remove(&p)?;
-            Some(Op {
+            Some(SetOp {
                 path: p,
                 raw,
                 before,
@@ -279,6 +276,7 @@ pub(super) fn plan(
         .collect();
     Ok(Plan {
         ops,
+        moves,
         summary,
         files: plan_files,
         diff_truncated: crate::fs::diff::cap_diff(&mut diff, crate::fs::diff::DIFF_LIMIT)
@@ -448,39 +446,12 @@ pub(super) fn fold(s: &str) -> String {
         .collect()
 }
 
-// Writing
+// Reporting
 
-pub(super) fn execute(
-    ctx: &ToolContext,
-    ledger: Option<&FileLedger>,
-    files: &mut WriteSet,
-    plan: &Plan,
-) -> ToolResult {
-    let mut done: Vec<&Op> = Vec::new();
-    for op in &plan.ops {
-        let r = match &op.after {
-            Some(bytes) => files.write(&op.raw, bytes, ledger),
-            None => files.remove(&op.raw, ledger),
-        };
-        if let Err(e) = r {
-            // Put back what was already written, newest first.
-            for prev in done.iter().rev() {
-                let _ = match (&prev.before.content, prev.before.existed) {
-                    (Some(old), _) => files.write(&prev.raw, old, ledger),
-                    (None, false) => files.remove(&prev.raw, ledger),
-                    (None, true) => Ok(()),
-                };
-            }
-            return ToolResult::failed(format!(
-                "Failed to write {}: {e}. No files were modified.",
-                op.path.display()
-            ));
-        }
-        done.push(op);
-    }
-    for op in &plan.ops {
-        crate::fs::changes::record_change(ctx, &op.path, op.before.clone(), op.after.as_deref());
-    }
+/// The plan as the write orchestrator takes it: the ops, the moves, and
+/// the report of a successful write (the summary lines, a note about
+/// lenient matches, `files`, `diff`, `diff_truncated`).
+pub(super) fn into_set_plan(plan: Plan) -> SetPlan {
     let mut out = String::from("Success. Updated the following files:\n");
     for line in &plan.summary {
         out.push_str(line);
@@ -490,12 +461,17 @@ pub(super) fn execute(
         out.push_str(&note);
         out.push('\n');
     }
-    let result = ToolResult::ok(out)
-        .with_metadata("files", plan.files.clone())
-        .with_metadata("diff", plan.diff.clone());
+    let mut metadata = vec![
+        (meta::FILES, serde_json::Value::from(plan.files)),
+        (meta::DIFF, plan.diff.into()),
+    ];
     if plan.diff_truncated {
-        result.with_metadata("diff_truncated", true)
-    } else {
-        result
+        metadata.push((meta::DIFF_TRUNCATED, true.into()));
+    }
+    SetPlan {
+        ops: plan.ops,
+        moves: plan.moves,
+        output: out,
+        metadata,
     }
 }

@@ -30,11 +30,8 @@ mod parse;
 
 use tool_core::{ErrorKind, ToolContext, ToolError, ToolResult, tool};
 
-use crate::fs::ledger::FileLedger;
-use crate::fs::workspace::workspace_of;
-
-use crate::fs::target::WriteSet;
-use apply::{execute, plan};
+use crate::fs::target::change_set;
+use apply::{into_set_plan, plan};
 use parse::{Hunk, parse};
 
 /// Apply a patch that adds, deletes, updates or moves files.
@@ -72,33 +69,19 @@ pub async fn apply_patch(context: &ToolContext, patch: String) -> Result<ToolRes
             "The patch has no file operations (add, delete or update). No files were modified.",
         ));
     }
-    let ws = workspace_of(context)?;
-    let mut paths = Vec::new();
-    for h in &hunks {
-        let (p, m) = match h {
-            Hunk::Add { path, .. } | Hunk::Delete { path } => (path, None),
-            Hunk::Update { path, move_to, .. } => (path, move_to.as_ref()),
-        };
-        for raw in std::iter::once(p).chain(m) {
-            paths.push(ws.resolve_for_write(raw)?);
-        }
-    }
-    let ledger = context.state::<FileLedger>();
-    let _locks = match &ledger {
-        Some(l) => l.lock_many(&paths).await,
-        None => Vec::new(),
-    };
-    let ctx = context.clone();
-    tool_core::run_blocking(move || -> Result<ToolResult, ToolError> {
-        let ledger = ledger.as_deref();
-        let named = hunks.iter().flat_map(|h| match h {
-            Hunk::Add { path, .. } | Hunk::Delete { path } => vec![path],
-            Hunk::Update { path, move_to, .. } => std::iter::once(path).chain(move_to).collect(),
-        });
-        let failed = |e: String| ToolError::new(ErrorKind::Failed, e);
-        let mut files = WriteSet::open(&ws, named).map_err(failed)?;
-        let plan = plan(&mut files, ledger, &hunks).map_err(failed)?;
-        Ok(execute(&ctx, ledger, &mut files, &plan))
+    let named: Vec<String> = hunks
+        .iter()
+        .flat_map(|h| match h {
+            Hunk::Add { path, .. } | Hunk::Delete { path } => vec![path.clone()],
+            Hunk::Update { path, move_to, .. } => {
+                std::iter::once(path).chain(move_to).cloned().collect()
+            }
+        })
+        .collect();
+    change_set(context, named, move |files, ledger| {
+        plan(files, ledger, &hunks)
+            .map(into_set_plan)
+            .map_err(|e| ToolError::new(ErrorKind::Failed, e))
     })
-    .await?
+    .await
 }

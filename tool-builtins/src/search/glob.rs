@@ -10,7 +10,7 @@
 
 use std::path::{Path, PathBuf};
 
-use tool_core::{ErrorKind, ToolContext, ToolError, ToolResult, tool};
+use tool_core::{ErrorKind, ToolContext, ToolError, ToolResult, meta, tool};
 
 use crate::fs::workspace::{Workspace, workspace_of};
 use crate::search::{
@@ -233,6 +233,6 @@ fn render(
     }
     ToolResult::ok(output)
         .with_title(pattern)
-        .with_metadata("count", files.len())
-        .with_metadata("truncated", truncated)
+        .with_metadata(meta::COUNT, files.len())
+        .with_metadata(meta::TRUNCATED, truncated)
 }

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use ignore::DirEntry;
-use tool_core::{ErrorKind, ToolContext, ToolError, ToolResult, tool};
+use tool_core::{ErrorKind, ToolContext, ToolError, ToolResult, meta, tool};
 
 use crate::fs::workspace::{Workspace, workspace_of};
 use crate::search::glob::search_folder;
@@ -146,6 +146,6 @@ fn render(base: &Path, found: TopK<ShallowFirst>) -> ToolResult {
     }
     ToolResult::ok(out)
         .with_title(base.to_string_lossy())
-        .with_metadata("count", files.len())
-        .with_metadata("truncated", truncated)
+        .with_metadata(meta::COUNT, files.len())
+        .with_metadata(meta::TRUNCATED, truncated)
 }

@@ -9,7 +9,9 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 use tool_core::governance::confirm::{self, Confirmation};
 use tool_core::truncate::StreamMasker;
-use tool_core::{ApprovalRequest, ErrorKind, ToolContext, ToolError, ToolKind, ToolResult, tool};
+use tool_core::{
+    ApprovalRequest, ErrorKind, ToolContext, ToolError, ToolKind, ToolResult, meta, tool,
+};
 
 use super::config::*;
 use super::env::*;
@@ -227,7 +229,7 @@ fn with_sandbox_report(
             "limits": null,
         }),
     };
-    result = result.with_metadata("sandbox", meta);
+    result = result.with_metadata(meta::SANDBOX, meta);
     match sandbox {
         None => {
             result = result.with_note(
@@ -301,7 +303,7 @@ fn with_network_report(
     if report.omitted > 0 {
         meta["omitted"] = Value::from(report.omitted);
     }
-    result = result.with_metadata("network", meta);
+    result = result.with_metadata(meta::NETWORK, meta);
     if let Some(first) = report.refusals.first() {
         let more = report.refused.len() - 1;
         let tail = if more > 0 {

@@ -17,6 +17,7 @@ use rustix::event::{PollFd, PollFlags, Timespec};
 use rustix::process::{Pid, Signal};
 use serde_json::Value;
 use tool_core::ToolResult;
+use tool_core::meta;
 use tool_core::truncate::{HeadTail, StreamMasker, Truncation};
 
 use super::ansi::EscapeStripper;
@@ -111,19 +112,19 @@ impl Outcome {
             Value::from(p.to_string_lossy().into_owned())
         });
         let mut result = ToolResult::ok(text)
-            .with_metadata("exit_code", exit_code.map_or(Value::Null, Value::from))
-            .with_metadata("timed_out", self.stop == Some(Stop::Timeout))
-            .with_metadata("truncated", self.output.truncated)
-            .with_metadata("output_path", output_path)
-            .with_metadata("output_bytes", self.output.total_bytes);
+            .with_metadata(meta::EXIT_CODE, exit_code.map_or(Value::Null, Value::from))
+            .with_metadata(meta::TIMED_OUT, self.stop == Some(Stop::Timeout))
+            .with_metadata(meta::TRUNCATED, self.output.truncated)
+            .with_metadata(meta::OUTPUT_PATH, output_path)
+            .with_metadata(meta::OUTPUT_BYTES, self.output.total_bytes);
         if let Some(sig) = signal {
-            result = result.with_metadata("signal", sig);
+            result = result.with_metadata(meta::SIGNAL, sig);
         }
         if self.stopped_background {
-            result = result.with_metadata("stopped_background", true);
+            result = result.with_metadata(meta::STOPPED_BACKGROUND, true);
         }
         if self.stop == Some(Stop::Cancelled) {
-            result = result.with_metadata("cancelled", true);
+            result = result.with_metadata(meta::CANCELLED, true);
         }
         result
     }

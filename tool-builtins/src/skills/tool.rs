@@ -5,8 +5,8 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::sync::Arc;
 
-use serde_json::{Map, Value, json};
-use tool_core::{ErrorKind, Tool, ToolContext, ToolKind, ToolResult, ToolSpec};
+use serde_json::Value;
+use tool_core::{ErrorKind, Tool, ToolContext, ToolKind, ToolResult, ToolSpec, meta};
 use tool_rules::suggest;
 use tool_rules::text::{Clip, clip};
 
@@ -39,39 +39,28 @@ fn description(set: &SkillSet) -> String {
     text
 }
 
+/// The arguments of `skill`.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+struct SkillArgs {
+    /// The skill's name, as listed.
+    name: String,
+}
+
 pub(super) fn build(set: &SkillSet) -> Result<Tool, tool_core::RegistryError> {
-    let mut spec = ToolSpec::new(
-        TOOL_NAME,
-        description(set),
-        json!({
-            "type": "object",
-            "properties": {
-                "name": {"type": "string", "description": "The skill's name, as listed."}
-            },
-            "required": ["name"],
-            "additionalProperties": false
-        }),
-    )
-    .with_kind(ToolKind::Read)
-    .read_only();
+    let mut spec = ToolSpec::new(TOOL_NAME, "", Value::Null)
+        .with_description(description(set))
+        .with_kind(ToolKind::Read)
+        .read_only();
     spec.flags.idempotent = true;
     spec.flags.concurrency_safe = true;
     let set = Arc::new(set.clone());
-    Tool::new(spec, move |args: Map<String, Value>, ctx: ToolContext| {
+    Tool::typed(spec, move |args: SkillArgs, ctx: ToolContext| {
         let set = Arc::clone(&set);
-        async move { call(&set, &args, &ctx) }
+        async move { call(&set, &args.name, &ctx) }
     })
 }
 
-fn call(set: &SkillSet, args: &Map<String, Value>, ctx: &ToolContext) -> ToolResult {
-    let Some(name) = args.get("name").and_then(Value::as_str) else {
-        let message = if args.get("name").is_none_or(Value::is_null) {
-            "Missing required parameter `name` of `skill`: the name of a listed skill."
-        } else {
-            "`name` must be a string: the name of a listed skill."
-        };
-        return ToolResult::error(ErrorKind::InvalidArguments, message);
-    };
+fn call(set: &SkillSet, name: &str, ctx: &ToolContext) -> ToolResult {
     let Some(skill) = set.get(name) else {
         return unknown(set, name);
     };
@@ -119,8 +108,8 @@ fn call(set: &SkillSet, args: &Map<String, Value>, ctx: &ToolContext) -> ToolRes
     }
     ToolResult::ok(out)
         .with_title(format!("skill {}", skill.name))
-        .with_metadata("skill", skill.name.clone())
-        .with_metadata("folder", skill.folder.display().to_string())
+        .with_metadata(meta::SKILL, skill.name.clone())
+        .with_metadata(meta::FOLDER, skill.folder.display().to_string())
 }
 
 /// The "no such skill" error: the closest names first, then every name.

@@ -11,6 +11,7 @@
     reason = "a test binary: a failed unwrap is a failed test (helpers outside #[test] fns too)"
 )]
 
+mod after_write;
 mod atomic;
 mod bash;
 mod bash_approval;

@@ -118,14 +118,7 @@ impl Invocation {
         }
     }
 
-    /// The invalid-value error for parameter `name` (of Rust type
-    /// `rust_type`, for the message) that received `sent`, with secrets
-    /// masked: they were substituted before this point, so they are masked
-    /// before the message quotes (and cuts) the value, and no prefix survives.
-    ///
-    /// `steps` is where inside the value serde refused it (none: the value
-    /// as a whole); the message then names that path, what the schema
-    /// expects there and the part of the value found there.
+    /// [`bad_value`] for this call.
     fn bad_value(
         &self,
         name: &str,
@@ -134,106 +127,39 @@ impl Invocation {
         steps: &[messages::Step],
         detail: String,
     ) -> ToolResult {
-        if !steps.is_empty()
-            && let Some(part) = messages::value_at(&sent, steps)
-        {
-            let (part, detail) = self.masked(part.clone(), detail);
-            let expected = messages::expected_at(&self.layout.types, name, steps);
-            return messages::bad_nested(
-                self.def.name,
-                name,
-                &messages::path_text(name, steps),
-                expected.as_deref(),
-                &part,
-                &detail,
-            );
-        }
-        let (sent, detail) = self.masked(sent, detail);
-        let expected = messages::expected_for(&self.layout.types, name, rust_type, &sent);
-        messages::bad_parameter(self.def.name, name, &expected, &sent, &detail)
-    }
-
-    /// `sent` and `detail` with the call's secret values masked.
-    fn masked(&self, mut sent: Value, mut detail: String) -> (Value, String) {
-        if let Some(masker) = secrets::masker_for(self.ctx.secrets(), &[]) {
-            masker.mask_value(&mut sent);
-            masker.mask_string(&mut detail);
-        }
-        (sent, detail)
+        bad_value(
+            self.def.name,
+            &self.layout,
+            &self.ctx,
+            name,
+            rust_type,
+            sent,
+            steps,
+            detail,
+        )
     }
 
     /// The names sent that are no parameter of the tool (the schema's
     /// properties, flattened fields included), for the missing-parameter message.
     fn unknown_names(&self) -> Vec<&str> {
-        self.args
-            .keys()
-            .map(String::as_str)
-            .filter(|k| !self.layout.types.has(k))
-            .collect()
+        unknown_names(&self.layout, &self.args)
     }
 
-    /// The value of the `#[arg(flatten)]` parameter `idx`: its struct
-    /// deserialised from the top-level arguments that are its fields (the
-    /// schema's names, taken out of the arguments; `null` counts as absent,
-    /// as for any parameter).
+    /// The value of the `#[arg(flatten)]` parameter `idx`: [`flattened`] on
+    /// this call's arguments.
     ///
     /// # Errors
-    /// An `invalid_arguments` result naming the field: a missing-parameter
-    /// error when a field the struct's schema requires is absent, an
-    /// invalid-value error naming the field, its expected JSON type and what
-    /// was sent when it does not deserialise (serde's error path says which
-    /// field), else one naming the struct with serde's message.
+    /// As [`flattened`].
     pub fn flattened<T: DeserializeOwned>(&mut self, idx: usize) -> Result<T, ToolResult> {
         let layout = Arc::clone(&self.layout);
-        let fields = layout.fields_of(idx);
-        let p = self.param(idx);
-        let mut object = Map::new();
-        for field in fields {
-            if let Some(v) = self.args.remove(&field.name).filter(|v| !v.is_null()) {
-                object.insert(field.name.clone(), v);
-            }
-        }
-        if let Some(missing) = fields
-            .iter()
-            .find(|f| f.required && !object.contains_key(&f.name))
-        {
-            let expected =
-                messages::expected(&layout.types, &missing.name, &field_type(p, &missing.name));
-            return Err(messages::missing_parameter(
-                self.def.name,
-                &missing.name,
-                &expected,
-                &self.unknown_names(),
-            ));
-        }
-        let object = Value::Object(object);
-        match serde_path_to_error::deserialize::<_, T>(&object) {
-            Ok(v) => Ok(v),
-            Err(e) => {
-                let steps = steps_of(e.path());
-                let detail = e.into_inner().to_string();
-                let field = match steps.split_first() {
-                    Some((messages::Step::Key(key), rest)) => {
-                        object.get(key).cloned().map(|sent| (key, sent, rest))
-                    }
-                    _ => None,
-                };
-                match field {
-                    Some((name, sent, rest)) => {
-                        Err(self.bad_value(name, &field_type(p, name), sent, rest, detail))
-                    }
-                    None => {
-                        let (sent, detail) = self.masked(object, detail);
-                        Err(messages::bad_fields(
-                            self.def.name,
-                            &p.shown_type(),
-                            &sent,
-                            &detail,
-                        ))
-                    }
-                }
-            }
-        }
+        flattened(
+            self.def.name,
+            &layout,
+            idx,
+            self.param(idx),
+            &mut self.args,
+            &self.ctx,
+        )
     }
 
     /// The value of a required parameter.
@@ -298,24 +224,165 @@ impl Invocation {
     /// # Errors
     /// An `invalid_arguments` result listing the unknown names and the valid ones.
     pub fn finish(self) -> Result<(ToolContext, Notes), ToolResult> {
-        if !self.args.is_empty() {
-            // The schema's properties: visible parameters and flattened fields, in order.
-            let valid: Vec<&str> = self
-                .layout
-                .types
-                .parameters()
-                .get("properties")
-                .and_then(Value::as_object)
-                .map(|props| props.keys().map(String::as_str).collect())
-                .unwrap_or_default();
-            let unknown: Vec<&str> = self.args.keys().map(String::as_str).collect();
-            return Err(messages::unknown_parameters(
-                self.def.name,
-                &unknown,
-                &valid,
-            ));
-        }
+        no_unknown(self.def.name, &self.layout, &self.args)?;
         Ok((self.ctx, Notes {}))
+    }
+}
+
+/// The names in `args` that are no parameter of the tool (the schema's
+/// properties, flattened fields included), for the missing-parameter message.
+fn unknown_names<'a>(layout: &ArgLayout, args: &'a Map<String, Value>) -> Vec<&'a str> {
+    args.keys()
+        .map(String::as_str)
+        .filter(|k| !layout.types.has(k))
+        .collect()
+}
+
+/// The unknown-parameter check: nothing may be left in `args` once every
+/// parameter took its value.
+///
+/// # Errors
+/// An `invalid_arguments` result listing the unknown names and the valid ones.
+pub(crate) fn no_unknown(
+    tool: &str,
+    layout: &ArgLayout,
+    args: &Map<String, Value>,
+) -> Result<(), ToolResult> {
+    if args.is_empty() {
+        return Ok(());
+    }
+    // The schema's properties: visible parameters and flattened fields, in order.
+    let valid: Vec<&str> = layout
+        .types
+        .parameters()
+        .get("properties")
+        .and_then(Value::as_object)
+        .map(|props| props.keys().map(String::as_str).collect())
+        .unwrap_or_default();
+    let unknown: Vec<&str> = args.keys().map(String::as_str).collect();
+    Err(messages::unknown_parameters(tool, &unknown, &valid))
+}
+
+/// `sent` and `detail` with the call's secret values masked.
+fn masked(ctx: &ToolContext, mut sent: Value, mut detail: String) -> (Value, String) {
+    if let Some(masker) = secrets::masker_for(ctx.secrets(), &[]) {
+        masker.mask_value(&mut sent);
+        masker.mask_string(&mut detail);
+    }
+    (sent, detail)
+}
+
+/// The invalid-value error for parameter `name` of `tool` (of Rust type
+/// `rust_type`, for the message) that received `sent`, with secrets
+/// masked: they were substituted before this point, so they are masked
+/// before the message quotes (and cuts) the value, and no prefix survives.
+///
+/// `steps` is where inside the value serde refused it (none: the value
+/// as a whole); the message then names that path, what the schema
+/// expects there and the part of the value found there.
+#[allow(
+    clippy::too_many_arguments,
+    reason = "one message from the parts of one refusal; a struct would only rename them"
+)]
+fn bad_value(
+    tool: &str,
+    layout: &ArgLayout,
+    ctx: &ToolContext,
+    name: &str,
+    rust_type: &str,
+    sent: Value,
+    steps: &[messages::Step],
+    detail: String,
+) -> ToolResult {
+    if !steps.is_empty()
+        && let Some(part) = messages::value_at(&sent, steps)
+    {
+        let (part, detail) = masked(ctx, part.clone(), detail);
+        let expected = messages::expected_at(&layout.types, name, steps);
+        return messages::bad_nested(
+            tool,
+            name,
+            &messages::path_text(name, steps),
+            expected.as_deref(),
+            &part,
+            &detail,
+        );
+    }
+    let (sent, detail) = masked(ctx, sent, detail);
+    let expected = messages::expected_for(&layout.types, name, rust_type, &sent);
+    messages::bad_parameter(tool, name, &expected, &sent, &detail)
+}
+
+/// The value of the `#[arg(flatten)]` parameter `p` (index `idx` of
+/// `layout`) of `tool`: its struct deserialised from the top-level
+/// arguments that are its fields (the schema's names, taken out of `args`;
+/// `null` counts as absent, as for any parameter). The one decoder of
+/// flattened structs: the macro's shim and [`Tool::typed`](crate::Tool::typed)
+/// both call it.
+///
+/// # Errors
+/// An `invalid_arguments` result naming the field: a missing-parameter
+/// error when a field the struct's schema requires is absent, an
+/// invalid-value error naming the field, its expected JSON type and what
+/// was sent when it does not deserialise (serde's error path says which
+/// field), else one naming the struct with serde's message.
+pub(crate) fn flattened<T: DeserializeOwned>(
+    tool: &str,
+    layout: &ArgLayout,
+    idx: usize,
+    p: &StaticParam,
+    args: &mut Map<String, Value>,
+    ctx: &ToolContext,
+) -> Result<T, ToolResult> {
+    let fields = layout.fields_of(idx);
+    let mut object = Map::new();
+    for field in fields {
+        if let Some(v) = args.remove(&field.name).filter(|v| !v.is_null()) {
+            object.insert(field.name.clone(), v);
+        }
+    }
+    if let Some(missing) = fields
+        .iter()
+        .find(|f| f.required && !object.contains_key(&f.name))
+    {
+        let expected =
+            messages::expected(&layout.types, &missing.name, &field_type(p, &missing.name));
+        return Err(messages::missing_parameter(
+            tool,
+            &missing.name,
+            &expected,
+            &unknown_names(layout, args),
+        ));
+    }
+    let object = Value::Object(object);
+    match serde_path_to_error::deserialize::<_, T>(&object) {
+        Ok(v) => Ok(v),
+        Err(e) => {
+            let steps = steps_of(e.path());
+            let detail = e.into_inner().to_string();
+            let field = match steps.split_first() {
+                Some((messages::Step::Key(key), rest)) => {
+                    object.get(key).cloned().map(|sent| (key, sent, rest))
+                }
+                _ => None,
+            };
+            match field {
+                Some((name, sent, rest)) => Err(bad_value(
+                    tool,
+                    layout,
+                    ctx,
+                    name,
+                    &field_type(p, name),
+                    sent,
+                    rest,
+                    detail,
+                )),
+                None => {
+                    let (sent, detail) = masked(ctx, object, detail);
+                    Err(messages::bad_fields(tool, &p.shown_type(), &sent, &detail))
+                }
+            }
+        }
     }
 }
 

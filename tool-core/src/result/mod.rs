@@ -163,9 +163,13 @@ impl ToolResult {
     }
 
     /// Sets `metadata[key]` to `value` (anything convertible to JSON), replacing an earlier value.
+    ///
+    /// `key` is a [`MetaKey`](meta::MetaKey): a [`meta`] constant, or
+    /// [`MetaKey::custom`](meta::MetaKey::custom) for a key of the tool's own
+    /// (a string literal or a `String` also converts).
     #[must_use]
-    pub fn with_metadata(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
-        self.metadata.insert(key.into(), value.into());
+    pub fn with_metadata(mut self, key: impl Into<meta::MetaKey>, value: impl Into<Value>) -> Self {
+        self.metadata.insert(key.into().into_string(), value.into());
         self
     }
 

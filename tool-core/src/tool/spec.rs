@@ -149,6 +149,14 @@ impl ToolSpec {
         }
     }
 
+    /// Sets the description (the text the model reads), for a tool whose
+    /// description is built at run time, e.g. from what is installed.
+    #[must_use]
+    pub fn with_description(mut self, description: impl Into<String>) -> Self {
+        self.description = description.into();
+        self
+    }
+
     /// Sets the kind.
     #[must_use]
     pub fn with_kind(mut self, kind: ToolKind) -> Self {

@@ -92,7 +92,7 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use std::fmt;
 use std::sync::{Arc, Mutex, PoisonError, RwLock, Weak};
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use tokio::sync::watch;
 
 use crate::args::ToolArgs;

@@ -4,36 +4,36 @@
 
 use super::*;
 
+/// The arguments of `tool_search`.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct SearchArgs {
+    /// What the tool should do, in a few words; or `select:` followed by comma-separated tool names.
+    query: String,
+    /// How many matches to list and load.
+    #[serde(default = "default_max_results")]
+    #[schemars(range(min = 1, max = MAX_RESULTS_LIMIT))]
+    max_results: u64,
+}
+
+/// `max_results` when not sent: [`DEFAULT_MAX_RESULTS`].
+fn default_max_results() -> u64 {
+    DEFAULT_MAX_RESULTS as u64
+}
+
 /// The `tool_search` tool of a view: holds the view weakly (the view's
 /// registry holds the tool).
 pub(super) fn search_tool(view: Weak<Inner>) -> Tool {
-    let spec = ToolSpec::new(
-        TOOL_SEARCH,
-        "Find tools that are available but not loaded yet, and load them so you can call them. \
-         Search with a few words saying what you want to do (\"create a pull request\", \
-         \"send a chat message\"), or load tools by exact name with `select:name_a,name_b`. \
-         Loaded tools can be called from your next step on.",
-        json!({
-            "type": "object",
-            "properties": {
-                "query": {
-                    "type": "string",
-                    "description": "What the tool should do, in a few words; or `select:` followed by comma-separated tool names."
-                },
-                "max_results": {
-                    "type": "integer",
-                    "minimum": 1,
-                    "maximum": MAX_RESULTS_LIMIT,
-                    "description": "How many matches to list and load (default 5)."
-                }
-            },
-            "required": ["query"],
-            "additionalProperties": false
-        }),
-    )
-    .read_only()
-    .with_kind(ToolKind::Read);
-    let handler = move |args: Map<String, Value>, ctx: ToolContext| {
+    let spec = ToolSpec::new(TOOL_SEARCH, "", Value::Null)
+        .with_description(
+            "Find tools that are available but not loaded yet, and load them so you can call them. \
+             Search with a few words saying what you want to do (\"create a pull request\", \
+             \"send a chat message\"), or load tools by exact name with `select:name_a,name_b`. \
+             Loaded tools can be called from your next step on.",
+        )
+        .read_only()
+        .with_kind(ToolKind::Read);
+    let handler = move |args: SearchArgs, ctx: ToolContext| {
         let view = view.upgrade().map(|inner| RegistryView { inner });
         async move {
             match view {
@@ -45,21 +45,16 @@ pub(super) fn search_tool(view: Weak<Inner>) -> Tool {
             }
         }
     };
-    match Tool::new(spec, handler) {
+    match Tool::typed(spec, handler) {
         Ok(t) => t,
-        // The spec above is fixed and valid; `Tool::new` only checks it.
+        // The spec above and `SearchArgs` are fixed and valid; `Tool::typed` only checks them.
         Err(e) => unreachable!("the tool_search spec is invalid: {e}"),
     }
 }
 
 /// One `tool_search` call.
-fn run_search(view: &RegistryView, args: &Map<String, Value>, ctx: &ToolContext) -> ToolResult {
-    let Some(query) = args.get("query").and_then(Value::as_str) else {
-        return ToolResult::error(
-            ErrorKind::InvalidArguments,
-            "Missing required parameter `query` of `tool_search`: a few words, or `select:name_a,name_b`.",
-        );
-    };
+fn run_search(view: &RegistryView, args: &SearchArgs, ctx: &ToolContext) -> ToolResult {
+    let query = args.query.as_str();
     if query.trim().is_empty() {
         return ToolResult::error(
             ErrorKind::InvalidArguments,
@@ -75,19 +70,15 @@ fn run_search(view: &RegistryView, args: &Map<String, Value>, ctx: &ToolContext)
             ),
         );
     }
-    let max_results = match args.get("max_results") {
-        None | Some(Value::Null) => DEFAULT_MAX_RESULTS,
-        Some(v) => match v.as_u64().and_then(|n| usize::try_from(n).ok()) {
-            Some(n @ 1..=MAX_RESULTS_LIMIT) => n,
-            _ => {
-                return ToolResult::error(
-                    ErrorKind::InvalidArguments,
-                    format!(
-                        "Invalid value for parameter `max_results` of `tool_search`: expected an integer from 1 to {MAX_RESULTS_LIMIT}, but received {v}."
-                    ),
-                );
-            }
-        },
+    // The schema says 1 to MAX_RESULTS_LIMIT; serde checks only the type.
+    let Ok(max_results @ 1..=MAX_RESULTS_LIMIT) = usize::try_from(args.max_results) else {
+        return ToolResult::error(
+            ErrorKind::InvalidArguments,
+            format!(
+                "Invalid value for parameter `max_results` of `tool_search`: expected an integer from 1 to {MAX_RESULTS_LIMIT}, but received {}.",
+                args.max_results
+            ),
+        );
     };
     let m = view.current();
     let session = ctx

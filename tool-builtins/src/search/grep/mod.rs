@@ -30,7 +30,7 @@ use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkMatch};
 use ignore::{DirEntry, ParallelVisitor, ParallelVisitorBuilder, WalkState};
 use rustix::fs::FileType;
-use tool_core::{ErrorKind, ToolContext, ToolError, ToolResult, tool};
+use tool_core::{ErrorKind, ToolContext, ToolError, ToolResult, meta, tool};
 
 use crate::fs::workspace::{Workspace, workspace_of};
 use crate::search::{self, GlobFilter, SearchConfig};
@@ -416,8 +416,8 @@ impl Job {
             return with_incomplete_metadata(
                 ToolResult::ok(output)
                     .with_title(pattern)
-                    .with_metadata("matches", 0)
-                    .with_metadata("truncated", false),
+                    .with_metadata(meta::MATCHES, 0)
+                    .with_metadata(meta::TRUNCATED, false),
                 &incomplete,
             );
         }
@@ -452,8 +452,8 @@ impl Job {
         with_incomplete_metadata(
             ToolResult::ok(out)
                 .with_title(pattern)
-                .with_metadata("matches", total)
-                .with_metadata("truncated", truncated),
+                .with_metadata(meta::MATCHES, total)
+                .with_metadata(meta::TRUNCATED, truncated),
             &incomplete,
         )
     }
@@ -464,10 +464,10 @@ impl Job {
 fn with_incomplete_metadata(result: ToolResult, incomplete: &Incomplete) -> ToolResult {
     let mut result = result;
     if incomplete.cut_count > 0 {
-        result = result.with_metadata("cut_lines", incomplete.cut_count);
+        result = result.with_metadata(meta::CUT_LINES, incomplete.cut_count);
     }
     if incomplete.partial_count > 0 {
-        result = result.with_metadata("partial_files", incomplete.partial_count);
+        result = result.with_metadata(meta::PARTIAL_FILES, incomplete.partial_count);
     }
     result
 }

@@ -34,7 +34,17 @@ fn allowed_types(schema: &Value) -> Vec<&str> {
 fn convert(text: &str, types: &[&str]) -> Option<Value> {
     let t = text.trim();
     for ty in types {
-        let v = match *ty {
+        // JSON Schema's names, and the Python-style aliases some tool lists use
+        // (`int`, `float`, `bool`, `dict`, `list`), which vLLM's parsers accept too.
+        let ty = match *ty {
+            "int" => "integer",
+            "float" | "double" => "number",
+            "bool" => "boolean",
+            "dict" => "object",
+            "list" => "array",
+            other => other,
+        };
+        let v = match ty {
             "integer" => t.parse::<i64>().ok().map(Value::from),
             "number" => t.parse::<i64>().ok().map(Value::from).or_else(|| {
                 t.parse::<f64>()
@@ -71,7 +81,7 @@ pub(crate) fn coerce(args: &mut Map<String, Value>, parameters: &Value) {
             continue;
         };
         let types = allowed_types(schema);
-        if types.is_empty() || types.contains(&"string") {
+        if types.is_empty() || types.iter().any(|t| matches!(*t, "string" | "str")) {
             continue;
         }
         if let Some(v) = convert(text, &types) {

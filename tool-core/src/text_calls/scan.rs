@@ -43,17 +43,12 @@ pub enum Start {
 
 /// Finds the earliest pattern of `patterns` in `text`. Ties go to the pattern
 /// listed first. A pattern cut by the end of `text` is [`Start::Maybe`].
+#[cfg(test)]
 pub(crate) fn find_start(text: &str, patterns: &[StartPattern]) -> Start {
-    let bytes = text.as_bytes();
     let mut best: Option<(usize, usize)> = None;
     let mut maybe: Option<usize> = None;
     for (kind, p) in patterns.iter().enumerate() {
-        let (at, partial) = match p {
-            StartPattern::Marker(m) => find_marker(text, m),
-            StartPattern::NameObject => find_shape(bytes, b'{', name_object_rest),
-            StartPattern::ObjectArray => find_shape(bytes, b'[', object_array_rest),
-            StartPattern::CallList => find_shape(bytes, b'[', call_list_rest),
-        };
+        let (at, partial) = find_one(text, *p);
         if let Some(at) = at {
             if best.is_none_or(|(b, _)| at < b) {
                 best = Some((at, kind));
@@ -68,6 +63,18 @@ pub(crate) fn find_start(text: &str, patterns: &[StartPattern]) -> Start {
         (Some((pos, kind)), _) => Start::At { pos, kind },
         (None, Some(m)) => Start::Maybe(m),
         (None, None) => Start::None,
+    }
+}
+
+/// The first match of one pattern in `text`, and where a match cut by the
+/// end of `text` may begin (only when no whole match comes before it).
+pub(crate) fn find_one(text: &str, p: StartPattern) -> (Option<usize>, Option<usize>) {
+    let bytes = text.as_bytes();
+    match p {
+        StartPattern::Marker(m) => find_marker(text, m),
+        StartPattern::NameObject => find_shape(bytes, b'{', name_object_rest),
+        StartPattern::ObjectArray => find_shape(bytes, b'[', object_array_rest),
+        StartPattern::CallList => find_shape(bytes, b'[', call_list_rest),
     }
 }
 

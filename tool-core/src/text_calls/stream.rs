@@ -10,7 +10,7 @@ use super::coerce::coerce;
 use super::json_formats::{Granite, Hermes, Llama3Json, Mistral, Xlam};
 use super::pythonic::Pythonic;
 use super::read::excerpt;
-use super::scan::{Start, find_start};
+use super::scan::{Start, find_one};
 use super::token_formats::{DeepSeekV3, KimiK2};
 use super::types::{Block, End, EndState, Parsed, Piece, TextCall, TextCallFormat, ToolSchema};
 use super::xml_formats::{Glm45, Qwen3Coder};
@@ -104,6 +104,17 @@ pub fn collect(pieces: impl IntoIterator<Item = Piece>) -> Parsed {
     out
 }
 
+/// What the last scan for one start pattern found (absolute offsets in the
+/// buffer), so that each byte is scanned for each pattern about once.
+#[derive(Debug, Clone, Copy, Default)]
+struct Seen {
+    /// Its next match, at or after the cursor when still valid.
+    hit: Option<usize>,
+    /// Where scanning resumes when there is no valid hit: the start of a
+    /// match cut by the buffer's end, else the buffer's end when last scanned.
+    resume: usize,
+}
+
 #[derive(Debug)]
 enum Mode {
     Text,
@@ -121,7 +132,11 @@ enum Mode {
 pub struct StreamParser<'f> {
     format: &'f dyn TextCallFormat,
     tools: Option<Vec<ToolSchema>>,
+    /// Unreleased input from `start` on (bytes before it are consumed and
+    /// dropped at the end of each `feed`).
     buf: String,
+    start: usize,
+    seen: Vec<Seen>,
     mode: Mode,
     /// Whitespace after the last text yielded, held until more text comes.
     held: String,
@@ -140,6 +155,8 @@ impl<'f> StreamParser<'f> {
             format,
             tools,
             buf: String::new(),
+            start: 0,
+            seen: vec![Seen::default(); format.starts().len()],
             mode: Mode::Text,
             held: String::new(),
             spoke: false,
@@ -159,19 +176,19 @@ impl<'f> StreamParser<'f> {
         self.buf.push_str(chunk);
         loop {
             match &mut self.mode {
-                Mode::Text => match find_start(&self.buf, self.format.starts()) {
+                Mode::Text => match self.next_start() {
                     Start::None => {
-                        let text = std::mem::take(&mut self.buf);
+                        let text = self.take(self.buf.len());
                         self.text(&text, &mut out);
                         break;
                     }
                     Start::Maybe(pos) => {
-                        let text: String = self.buf.drain(..pos).collect();
+                        let text = self.take(self.start + pos);
                         self.text(&text, &mut out);
                         break;
                     }
                     Start::At { pos, kind } => {
-                        let text: String = self.buf.drain(..pos).collect();
+                        let text = self.take(self.start + pos);
                         self.text(&text, &mut out);
                         self.mode = Mode::Block {
                             kind,
@@ -181,16 +198,17 @@ impl<'f> StreamParser<'f> {
                 },
                 Mode::Block { kind, state } => {
                     let kind = *kind;
-                    match self.format.find_end(&self.buf, kind, state) {
+                    let open = &self.buf[self.start..];
+                    match self.format.find_end(open, kind, state) {
                         End::At(end) => {
-                            let end = end.clamp(1, self.buf.len());
-                            let block: String = self.buf.drain(..end).collect();
+                            let end = end.clamp(1, open.len());
+                            let block = self.take(self.start + end);
                             self.mode = Mode::Text;
                             let read = self.format.parse_block(&block, kind, true);
                             self.block(&block, read, &mut out);
                         }
-                        End::More if self.buf.len() > MAX_BLOCK_BYTES => {
-                            let block = std::mem::take(&mut self.buf);
+                        End::More if open.len() > MAX_BLOCK_BYTES => {
+                            let block = self.take(self.buf.len());
                             self.mode = Mode::Text;
                             let note = format!(
                                 "{}: call markup longer than {MAX_BLOCK_BYTES} bytes without an end; kept as text: `{}`",
@@ -205,13 +223,15 @@ impl<'f> StreamParser<'f> {
                 }
             }
         }
+        self.compact();
         out
     }
 
     /// The text ended: reads what is held (an open block as unclosed).
     pub fn finish(&mut self) -> Vec<Piece> {
         let mut out = Vec::new();
-        let rest = std::mem::take(&mut self.buf);
+        let rest = self.take(self.buf.len());
+        self.compact();
         match std::mem::replace(&mut self.mode, Mode::Text) {
             Mode::Text => self.text(&rest, &mut out),
             Mode::Block { kind, .. } => {
@@ -221,6 +241,71 @@ impl<'f> StreamParser<'f> {
         }
         self.held.clear();
         out
+    }
+
+    /// The buffer from the cursor to the absolute offset `to`; the cursor moves there.
+    fn take(&mut self, to: usize) -> String {
+        let to = to.clamp(self.start, self.buf.len());
+        let s = self.buf[self.start..to].to_owned();
+        self.start = to;
+        s
+    }
+
+    /// Drops the consumed bytes, shifting the scan cache with them.
+    fn compact(&mut self) {
+        let n = self.start;
+        if n == 0 {
+            return;
+        }
+        self.buf.drain(..n);
+        self.start = 0;
+        for s in &mut self.seen {
+            s.hit = s.hit.and_then(|h| h.checked_sub(n));
+            s.resume = s.resume.saturating_sub(n);
+        }
+    }
+
+    /// The earliest start pattern at or after the cursor (offsets relative to
+    /// it), each pattern rescanned only from where its last scan stopped.
+    fn next_start(&mut self) -> Start {
+        let mut best: Option<(usize, usize)> = None;
+        let mut maybe: Option<usize> = None;
+        for (kind, pattern) in self.format.starts().iter().enumerate() {
+            let seen = &mut self.seen[kind];
+            if seen.hit.is_some_and(|h| h < self.start) {
+                seen.hit = None;
+            }
+            if seen.hit.is_none() {
+                let from = seen.resume.max(self.start).min(self.buf.len());
+                let (at, partial) = find_one(&self.buf[from..], *pattern);
+                seen.hit = at.map(|a| a + from);
+                // After a hit, a later scan continues just past it (the
+                // bytes after it were not all searched).
+                seen.resume = match (at, partial) {
+                    (Some(a), _) => a + from + 1,
+                    (None, Some(p)) => p + from,
+                    (None, None) => self.buf.len(),
+                };
+            }
+            match seen.hit {
+                Some(h) if best.is_none_or(|(b, _)| h < b) => best = Some((h, kind)),
+                Some(_) => {}
+                None if seen.resume < self.buf.len() && seen.resume >= self.start => {
+                    maybe = Some(maybe.map_or(seen.resume, |m| m.min(seen.resume)));
+                }
+                None => {}
+            }
+        }
+        let rel = |p: usize| p - self.start;
+        match (best, maybe) {
+            (Some((pos, _)), Some(m)) if m < pos => Start::Maybe(rel(m)),
+            (Some((pos, kind)), _) => Start::At {
+                pos: rel(pos),
+                kind,
+            },
+            (None, Some(m)) => Start::Maybe(rel(m)),
+            (None, None) => Start::None,
+        }
     }
 
     /// Yields text, holding trailing whitespace (see [`StreamParser`]).

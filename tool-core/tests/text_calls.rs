@@ -232,3 +232,31 @@ fn prompts_carry_the_tools_in_the_formats_shape() {
     }
     assert_eq!(tool_prompt("hermes", &[]), "");
 }
+
+#[test]
+fn rendered_calls_read_back_as_the_same_call() {
+    let Value::Object(arguments) =
+        json!({"path": "a b.txt", "limit": 10, "all": true, "tags": ["x"], "none": null})
+    else {
+        unreachable!()
+    };
+    let call = tool_core::text_calls::TextCall::new("read_file", arguments);
+    for name in FORMAT_NAMES {
+        let text = tool_core::text_calls::render_call(name, &call);
+        let tools = tools_from_json(
+            &json!([{"name": "read_file", "parameters": {"type": "object", "properties": {
+            "path": {"type": "string"}, "limit": {"type": "integer"}, "all": {"type": "boolean"},
+            "tags": {"type": "array"}, "none": {"type": "null"}}}}]),
+        )
+        .unwrap();
+        let out = parse(format_named(name).unwrap(), &text, Some(&tools));
+        assert_eq!(
+            (out.content.as_str(), out.notes.len()),
+            ("", 0),
+            "{name}: {text}"
+        );
+        assert_eq!(out.calls.len(), 1, "{name}: {text}");
+        assert_eq!(out.calls[0].name, "read_file", "{name}");
+        assert_eq!(out.calls[0].arguments, call.arguments, "{name}: {text}");
+    }
+}

@@ -64,7 +64,7 @@ mod xml_formats;
 
 pub use auto::Auto;
 pub use json_formats::{Granite, Hermes, Llama3Json, Mistral, Xlam};
-pub use prompt::tool_prompt;
+pub use prompt::{render_call, tool_prompt};
 pub use pythonic::Pythonic;
 pub use scan::{Start, StartPattern, ValueEnd, ValueScan};
 pub use stream::{

@@ -111,3 +111,91 @@ pub fn tool_prompt(format: &str, tools: &[ToolSchema]) -> String {
         ),
     }
 }
+
+/// A call rendered as the markup `format` writes (what the parser reads
+/// back): for replaying an assistant turn's calls into the conversation of
+/// a server that has no structured tool calls. `auto` and unknown names get
+/// the Hermes shape. Values of XML-style formats (`qwen3_coder`, `glm45`)
+/// are written as text (strings bare, anything else as JSON).
+///
+/// ```
+/// use serde_json::json;
+/// use tool_core::text_calls::{TextCall, render_call};
+///
+/// let Some(args) = json!({"path": "a.txt"}).as_object().cloned() else { unreachable!() };
+/// let call = TextCall::new("read_file", args);
+/// assert_eq!(render_call("hermes", &call), "<tool_call>\n{\"name\":\"read_file\",\"arguments\":{\"path\":\"a.txt\"}}\n</tool_call>");
+/// assert_eq!(render_call("pythonic", &call), "[read_file(path=\"a.txt\")]");
+/// ```
+#[must_use]
+pub fn render_call(format: &str, call: &super::types::TextCall) -> String {
+    let name = &call.name;
+    let args = Value::Object(call.arguments.clone());
+    let object = || {
+        let mut m = serde_json::Map::new();
+        m.insert("name".into(), Value::String(name.clone()));
+        m.insert(
+            if format == "llama3_json" {
+                "parameters"
+            } else {
+                "arguments"
+            }
+            .into(),
+            args.clone(),
+        );
+        Value::Object(m)
+    };
+    let text = |v: &Value| match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    match format {
+        "mistral" => format!("[TOOL_CALLS][{}]", object()),
+        "llama3_json" => object().to_string(),
+        "granite" => format!("<|tool_call|>[{}]", object()),
+        "xlam" => format!("[{}]", object()),
+        "pythonic" => {
+            // JSON literals are Python literals but for true / false / null.
+            let py = |v: &Value| match v {
+                Value::Bool(true) => "True".to_owned(),
+                Value::Bool(false) => "False".to_owned(),
+                Value::Null => "None".to_owned(),
+                other => other.to_string(),
+            };
+            let kwargs: Vec<String> = call
+                .arguments
+                .iter()
+                .map(|(k, v)| format!("{k}={}", py(v)))
+                .collect();
+            format!("[{name}({})]", kwargs.join(", "))
+        }
+        "deepseek_v3" => format!(
+            "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>{name}\n```json\n{args}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>"
+        ),
+        "kimi_k2" => format!(
+            "<|tool_calls_section_begin|><|tool_call_begin|>functions.{name}:0<|tool_call_argument_begin|>{args}<|tool_call_end|><|tool_calls_section_end|>"
+        ),
+        "qwen3_coder" => {
+            let params: String = call
+                .arguments
+                .iter()
+                .map(|(k, v)| format!("<parameter={k}>\n{}\n</parameter>\n", text(v)))
+                .collect();
+            format!("<tool_call>\n<function={name}>\n{params}</function>\n</tool_call>")
+        }
+        "glm45" => {
+            let params: String = call
+                .arguments
+                .iter()
+                .map(|(k, v)| {
+                    format!(
+                        "<arg_key>{k}</arg_key>\n<arg_value>{}</arg_value>\n",
+                        text(v)
+                    )
+                })
+                .collect();
+            format!("<tool_call>{name}\n{params}</tool_call>")
+        }
+        _ => format!("<tool_call>\n{}\n</tool_call>", object()),
+    }
+}

@@ -1,13 +1,4 @@
-//! `auto`: every format's markers at once, the format chosen per block.
-//!
-//! The confidence rule: a marker that belongs to one format (`DeepSeek`'s and
-//! Kimi's tokens, `[TOOL_CALLS]`, `<|tool_call|>`, `<|python_start|>`,
-//! `<|python_tag|>`, `<function=`) is certain; `<tool_call>`, shared by
-//! several, is read by what follows it (JSON → `hermes`, `<function=` →
-//! `qwen3_coder`, a name → `glm45`); a bare shape with no marker (a
-//! `{"name": …}` object, a `[{…}]` list, a `[f(…)]` list, a ```` ```json ````
-//! block) counts only when it reads completely as calls, and otherwise stays
-//! text with no note, since prose and code hold such shapes too.
+//! `auto`: every format at once (see [`Auto`]).
 
 use super::json_formats::{Granite, Hermes, Llama3Json, Mistral, Xlam};
 use super::pythonic::Pythonic;
@@ -16,7 +7,16 @@ use super::token_formats::{DeepSeekV3, KimiK2};
 use super::types::{Block, End, EndState, TextCallFormat};
 use super::xml_formats::{Qwen3Coder, glm_call, qwen3_functions};
 
-/// See the [module docs](self).
+/// `auto`: every format's markers at once, the format chosen per block.
+///
+/// The confidence rule: a marker that belongs to one format (`DeepSeek`'s and
+/// Kimi's tokens, `[TOOL_CALLS]`, `<|tool_call|>`, `<|python_start|>`,
+/// `<|python_tag|>`, `<function=`) is certain; `<tool_call>`, shared by
+/// several, is read by what follows it (JSON → `hermes`, `<function=` →
+/// `qwen3_coder`, a name → `glm45`); a bare shape with no marker (a
+/// `{"name": …}` object, a `[{…}]` list, a `[f(…)]` list, a ```` ```json ````
+/// block) counts only when it reads completely as calls, and otherwise stays
+/// text with no note, since prose and code hold such shapes too.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct Auto;
 

@@ -1,9 +1,4 @@
-//! The pythonic format (Llama 3.2 / 4, `ToolACE`, many fine-tunes): a Python
-//! list of calls with keyword arguments, `[get_weather(city='Paris'), now()]`,
-//! optionally between Llama 4's `<|python_start|>` and `<|python_end|>`.
-//! Argument values are Python literals: strings (`'…'`, `"…"`, with
-//! backslash escapes), numbers, `True` / `False` / `None`, lists, tuples and
-//! dicts. No expression is evaluated.
+//! The pythonic format (see [`Pythonic`]).
 
 use serde_json::{Map, Number, Value};
 
@@ -17,7 +12,12 @@ const END: &str = "<|python_end|>";
 /// Deepest nesting of lists and dicts read in one argument value.
 const MAX_DEPTH: usize = 64;
 
-/// See the [module docs](self).
+/// The pythonic format (Llama 3.2 / 4, `ToolACE`, many fine-tunes): a Python
+/// list of calls with keyword arguments, `[get_weather(city='Paris'), now()]`,
+/// optionally between Llama 4's `<|python_start|>` and `<|python_end|>`.
+/// Argument values are Python literals: strings (`'…'`, `"…"`, with
+/// backslash escapes), numbers, `True` / `False` / `None`, lists, tuples and
+/// dicts. No expression is evaluated.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct Pythonic;
 

@@ -35,7 +35,7 @@ pub enum Start {
         kind: usize,
     },
     /// Text from byte `pos` on could still become markup: hold it back (at
-    /// most the longest marker or [`PATTERN_SLACK`] bytes), release what is before.
+    /// most the longest marker or 64 bytes), release what is before.
     Maybe(usize),
     /// No markup starts in the text, nor could it with more text.
     None,

@@ -260,3 +260,37 @@ fn rendered_calls_read_back_as_the_same_call() {
         assert_eq!(out.calls[0].arguments, call.arguments, "{name}: {text}");
     }
 }
+
+#[test]
+fn markers_before_multibyte_text_never_split_a_character() {
+    let markers = [
+        "[TOOL_CALLS]",
+        "<tool_call>",
+        "<|tool_call|>",
+        "<|python_tag|>",
+        "<|python_start|>",
+        "```json",
+        "{\"name\":",
+        "[{",
+        "[f(",
+        "<function=",
+        "<｜tool▁calls▁begin｜>",
+        "<|tool_calls_section_begin|>",
+        "",
+    ];
+    for name in FORMAT_NAMES {
+        for m in markers {
+            for tail in ["你好", "é{\"a\": 1}", "😀]", "]你"] {
+                let text = format!("x {m}{tail} y");
+                let whole = parse(format_named(name).unwrap(), &text, None);
+                let by_one = streamed(name, &text, 1, None);
+                assert_eq!(whole, by_one, "{name} on {text:?}");
+                assert!(
+                    whole.calls.is_empty(),
+                    "{name} on {text:?}: {:?}",
+                    whole.calls
+                );
+            }
+        }
+    }
+}

@@ -245,7 +245,12 @@ impl<'f> StreamParser<'f> {
 
     /// The buffer from the cursor to the absolute offset `to`; the cursor moves there.
     fn take(&mut self, to: usize) -> String {
-        let to = to.clamp(self.start, self.buf.len());
+        let mut to = to.clamp(self.start, self.buf.len());
+        // A format may end a malformed block one byte past where it stopped
+        // reading; never inside a character.
+        while !self.buf.is_char_boundary(to) {
+            to += 1;
+        }
         let s = self.buf[self.start..to].to_owned();
         self.start = to;
         s

@@ -294,3 +294,75 @@ fn markers_before_multibyte_text_never_split_a_character() {
         }
     }
 }
+
+mod props {
+    use proptest::prelude::*;
+
+    use super::{FORMAT_NAMES, format_named, parse, streamed};
+
+    /// Pieces that make markup, half-markup and text.
+    const PARTS: &[&str] = &[
+        "<tool_call>",
+        "</tool_call>",
+        "[TOOL_CALLS]",
+        "<|tool_call|>",
+        "<|python_tag|>",
+        "<function=f>",
+        "<parameter=a>",
+        "</parameter>",
+        "</function>",
+        "<arg_key>k</arg_key>",
+        "<arg_value>v</arg_value>",
+        "<｜tool▁calls▁begin｜>",
+        "<｜tool▁call▁begin｜>",
+        "<｜tool▁sep｜>",
+        "<｜tool▁call▁end｜>",
+        "<｜tool▁calls▁end｜>",
+        "<|tool_calls_section_begin|>",
+        "<|tool_call_begin|>",
+        "<|tool_call_argument_begin|>",
+        "<|tool_call_end|>",
+        "<|tool_calls_section_end|>",
+        "```json",
+        "```",
+        "{\"name\": \"f\", \"arguments\": {}}",
+        "{\"name\": ",
+        "\"f\"",
+        "{",
+        "}",
+        "[",
+        "]",
+        "(",
+        ")",
+        "f(a=1)",
+        "'",
+        "\"",
+        "\\",
+        ";",
+        " ",
+        "\n",
+        "text",
+        "你好",
+        "😀",
+        "[{",
+        "a=",
+        "1",
+        "null",
+    ];
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+        #[test]
+        fn whole_and_streamed_agree_and_never_panic(
+            parts in proptest::collection::vec(0..PARTS.len(), 0..40),
+            size in 1usize..12,
+            format in 0..FORMAT_NAMES.len(),
+        ) {
+            let text: String = parts.iter().map(|i| PARTS[*i]).collect();
+            let name = FORMAT_NAMES[format];
+            let whole = parse(format_named(name).unwrap(), &text, None);
+            let pieces = streamed(name, &text, size, None);
+            prop_assert_eq!(&whole, &pieces, "{} on {:?}", name, text);
+        }
+    }
+}

@@ -115,6 +115,16 @@ struct Seen {
     resume: usize,
 }
 
+/// What is dropped from the text after a block of calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum AfterCalls {
+    No,
+    /// Whitespace, one `;`, whitespace.
+    Separator,
+    /// Whitespace (the `;` was seen).
+    Whitespace,
+}
+
 #[derive(Debug)]
 enum Mode {
     Text,
@@ -144,7 +154,7 @@ pub struct StreamParser<'f> {
     spoke: bool,
     /// A block of calls just closed: a `;` separator (Llama 3) and the
     /// whitespace around it are dropped.
-    after_calls: bool,
+    after_calls: AfterCalls,
     notes: usize,
 }
 
@@ -160,7 +170,7 @@ impl<'f> StreamParser<'f> {
             mode: Mode::Text,
             held: String::new(),
             spoke: false,
-            after_calls: false,
+            after_calls: AfterCalls::No,
             notes: 0,
         }
     }
@@ -316,13 +326,20 @@ impl<'f> StreamParser<'f> {
     /// Yields text, holding trailing whitespace (see [`StreamParser`]).
     fn text(&mut self, text: &str, out: &mut Vec<Piece>) {
         let mut text = text;
-        if self.after_calls {
-            let t = text.trim_start();
-            let t = t.strip_prefix(';').map_or(t, str::trim_start);
+        if self.after_calls != AfterCalls::No {
+            let mut t = text.trim_start();
+            if self.after_calls == AfterCalls::Separator {
+                if let Some(rest) = t.strip_prefix(';') {
+                    self.after_calls = AfterCalls::Whitespace;
+                    t = rest.trim_start();
+                } else if !t.is_empty() {
+                    self.after_calls = AfterCalls::No;
+                }
+            }
             if t.is_empty() {
                 return;
             }
-            self.after_calls = false;
+            self.after_calls = AfterCalls::No;
             text = t;
         }
         let body = text.trim_end();
@@ -354,7 +371,7 @@ impl<'f> StreamParser<'f> {
                 for n in notes {
                     self.note(n, out);
                 }
-                self.after_calls = true;
+                self.after_calls = AfterCalls::Separator;
             }
             Block::NotCalls => self.text(raw, out),
             Block::Malformed(note) => {

@@ -10,7 +10,7 @@
 //!
 //! | provider | a call is complete when | end marker |
 //! | --- | --- | --- |
-//! | OpenAI Chat Completions ([`OpenAiChatAssembler`]) | a fragment for a later `index` starts, or `finish_reason` arrives | `data: [DONE]` (or a `finish_reason`) |
+//! | OpenAI Chat Completions ([`OpenAiChatAssembler`]) | the answer ends (`finish_reason` or `[DONE]`); fragments are keyed by `index` in any order | `data: [DONE]` (or a `finish_reason`) |
 //! | OpenAI Responses ([`ResponsesAssembler`]) | `response.function_call_arguments.done` (or the item's `response.output_item.done`) | `response.completed` |
 //! | Anthropic Messages ([`AnthropicAssembler`]) | the block's `content_block_stop`; an empty `partial_json` is `{}` | `message_stop` |
 //! | Gemini `streamGenerateContent?alt=sse` ([`GeminiAssembler`]) | at once: each chunk carries whole `functionCall` parts | a candidate `finishReason` |

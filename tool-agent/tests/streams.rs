@@ -85,12 +85,17 @@ async fn openai_chat_assembles_parallel_calls_from_fragments() {
         calls[1].arguments,
         ToolArgs::Text("{\"path\": \"b.txt\"}".into())
     );
-    // The first call is yielded before the second one's fragments: as soon as index 1 starts.
+    // Calls are complete at the end of the answer (`finish_reason`), not when a
+    // later index starts: both come after the last fragment, in index order.
     let first_call = events
         .iter()
         .position(|e| matches!(e, StreamEvent::ToolCall(_)))
         .unwrap();
     assert_eq!(first_call, 1, "{events:?}");
+    assert!(
+        matches!(&events[3], StreamEvent::Finished { .. }),
+        "{events:?}"
+    );
     assert!(events.contains(&StreamEvent::Usage(Usage {
         input_tokens: 82,
         output_tokens: 41
@@ -114,6 +119,71 @@ async fn openai_chat_assembles_parallel_calls_from_fragments() {
     );
 }
 
+/// The calls of a recorded stream, as `(id, name, arguments as JSON)`.
+async fn recorded_calls(
+    file: &str,
+) -> Result<Vec<(String, String, serde_json::Value)>, ModelError> {
+    let server = serve(vec![Canned::sse(recording(file))]).await;
+    let client = OpenAiChatClient::new("m").base_url(&server.base_url);
+    let events = collect(&client, ToolChoice::Auto).await?;
+    Ok(calls(&events)
+        .into_iter()
+        .map(|c| {
+            let args = match &c.arguments {
+                ToolArgs::Text(t) => serde_json::from_str(t).unwrap(),
+                ToolArgs::Value(v) => v.clone(),
+            };
+            (c.id.clone(), c.name.clone(), args)
+        })
+        .collect())
+}
+
+#[tokio::test]
+async fn openai_chat_fragments_assemble_by_index_in_any_order() {
+    let both = vec![
+        (
+            "call_a".to_owned(),
+            "read_file".to_owned(),
+            json!({"path": "a.txt"}),
+        ),
+        (
+            "call_b".to_owned(),
+            "glob_files".to_owned(),
+            json!({"pattern": "*.rs"}),
+        ),
+    ];
+    // Fragments of index 0 and 1 alternate (the chunk format promises no order).
+    assert_eq!(
+        recorded_calls("openai_chat_interleaved.sse").await.unwrap(),
+        both
+    );
+    // Index 1 streams whole before index 0 starts: calls still come in index order.
+    assert_eq!(
+        recorded_calls("openai_chat_out_of_order.sse")
+            .await
+            .unwrap(),
+        both
+    );
+    // Every fragment repeats the call's id, type and name (some servers do):
+    // the header is taken once, the argument pieces appended.
+    assert_eq!(
+        recorded_calls("openai_chat_duplicated.sse").await.unwrap(),
+        both
+    );
+}
+
+#[tokio::test]
+async fn openai_chat_two_ids_on_one_index_is_malformed() {
+    let err = recorded_calls("openai_chat_index_clash.sse")
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err.kind(), ModelErrorKind::Malformed(m)
+            if m.contains("index 0") && m.contains("call_a") && m.contains("call_z")),
+        "{err:?}"
+    );
+}
+
 #[tokio::test]
 async fn openai_chat_truncated_stream_names_the_open_call() {
     let server = serve(vec![Canned::sse(recording("openai_chat_truncated.sse"))]).await;
@@ -126,9 +196,12 @@ async fn openai_chat_truncated_stream_names_the_open_call() {
         .await
         .unwrap();
     let items: Vec<_> = stream.collect().await;
-    // The first call was complete and is yielded; then the error names the second.
+    // No call of a cut answer is complete (the end marker never came): only the
+    // text is yielded, then the error names the call whose arguments were cut.
     assert!(
-        matches!(&items[1], Ok(StreamEvent::ToolCall(c)) if c.id == "call_a"),
+        !items
+            .iter()
+            .any(|i| matches!(i, Ok(StreamEvent::ToolCall(_)))),
         "{items:?}"
     );
     let err = items.last().unwrap().as_ref().unwrap_err();

@@ -56,6 +56,22 @@ characters); the Markdown body follows. A skill that cannot be loaded is
 reported on stderr with its file and line (exit status 1) and the others are
 still listed.";
 
+const PARSE_EXAMPLES: &str = "\
+Examples (stdin is a model's raw answer; stdout one JSON object):
+  echo '<tool_call>{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.txt\"}}</tool_call>' | tool parse --format hermes
+  echo '[TOOL_CALLS][{\"name\": \"add\", \"arguments\": {\"a\": 1}}]' | tool parse --format mistral
+  echo '{\"name\": \"ls\", \"parameters\": {}}' | tool parse --format llama3_json
+  echo \"[get_weather(city='Paris')]\" | tool parse --format pythonic
+  tool schema --format json > tools.json; tool parse --format qwen3_coder --tools tools.json < answer.txt
+  tool parse --format auto < answer.txt
+
+Output: {\"content\": \"...\", \"calls\": [{\"name\", \"arguments\"}], \"notes\": [...]}:
+content is the text around the calls (trimmed; empty when the answer is only
+calls), arguments always a JSON object, notes non-empty when markup was
+malformed or a call names a tool not in --tools. Formats: hermes, mistral,
+llama3_json, pythonic, deepseek_v3, qwen3_coder, kimi_k2, granite, xlam,
+glm45, auto (README, \"Models that write tool calls as text\", shows each).";
+
 const SCHEMA_EXAMPLES: &str = "\
 Examples:
   tool schema                    every tool's canonical schema (a JSON array)
@@ -447,6 +463,20 @@ pub(crate) enum Command {
         /// form, instead of rendering it without strict mode / with parametersJsonSchema.
         #[arg(long)]
         no_fallback: bool,
+    },
+
+    /// Read a model's raw answer on stdin and print the tool calls written in it as text.
+    #[command(after_help = PARSE_EXAMPLES)]
+    Parse {
+        /// The markup to read: hermes, mistral, llama3_json, pythonic, deepseek_v3, qwen3_coder,
+        /// kimi_k2, granite, xlam, glm45, or auto (detect).
+        #[arg(long, value_name = "NAME")]
+        format: String,
+
+        /// A JSON array of tool schemas ({"name", "description", "parameters"}, as `tool schema`
+        /// prints them) to check call names against and coerce argument types with.
+        #[arg(long, value_name = "FILE")]
+        tools: Option<std::path::PathBuf>,
     },
 
     /// Call one tool and print its result: readable text on a terminal, one JSON object otherwise.

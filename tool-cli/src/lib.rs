@@ -103,6 +103,7 @@ mod scrub;
 mod session;
 mod skills;
 mod small_file;
+mod text_parse;
 mod token_report;
 mod workspace;
 
@@ -283,6 +284,14 @@ fn execute(registry: &ToolRegistry, program: &Program, mut cli: Args) -> Result<
     cli.common
         .approve
         .get_or_insert_with(|| approve::Approve::default_for(call));
+    if let Command::Parse { format, tools } = &cli.command {
+        return text_parse::run(
+            format,
+            tools.as_deref(),
+            &mut io::stdin().lock(),
+            &mut io::stdout().lock(),
+        );
+    }
     if let Command::Skills { json } = cli.command {
         return skills::list(
             &cli.common,
@@ -313,7 +322,7 @@ fn execute(registry: &ToolRegistry, program: &Program, mut cli: Args) -> Result<
     let stdout = io::stdout();
     match cli.command {
         // Answered before the registry was extended (it loads the skills itself).
-        Command::Skills { .. } => Ok(()),
+        Command::Skills { .. } | Command::Parse { .. } => Ok(()),
         Command::List { json, tokens: true } => {
             token_report::list(registry, json, &mut stdout.lock())
         }

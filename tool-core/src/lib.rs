@@ -111,6 +111,7 @@ mod registry;
 mod result;
 pub mod search;
 pub mod state;
+pub mod text_calls;
 mod tool;
 pub mod truncate;
 pub mod view;

@@ -13,6 +13,9 @@ use crate::message::{ModelRequest, StreamEvent};
 use crate::transport::http::{HttpOptions, Transport, env, read_json};
 use crate::transport::retry::RetryPolicy;
 use crate::transport::sse::{Assembler, sse_events};
+use tool_core::text_calls::TextCallFormat;
+
+use super::text_calls;
 
 /// One model API: its path, environment variables, request body, headers,
 /// stream [`Assembler`] and whole-answer reader. Everything else (HTTP,
@@ -106,6 +109,8 @@ pub struct RequestOptions<'a> {
 pub struct HttpClient<P: Provider> {
     t: Transport,
     provider: P,
+    /// Tool calls written as text: the format read (see [`text_tool_calls`](HttpClient::text_tool_calls)).
+    text_calls: Option<&'static dyn TextCallFormat>,
 }
 
 impl<P: Provider> HttpClient<P> {
@@ -119,12 +124,38 @@ impl<P: Provider> HttpClient<P> {
                 P::FORMAT,
             )),
             provider: P::default(),
+            text_calls: None,
         }
     }
 
     /// The JSON body for `request` (what [`send`](ModelClient::send) posts).
     pub fn body(&self, request: &ModelRequest<'_>) -> Value {
-        self.provider.body(request, &self.options())
+        let mut body = self.provider.body(request, &self.options());
+        if let Some(format) = self.text_calls {
+            text_calls::rewrite_body(format, &mut body);
+        }
+        body
+    }
+
+    /// Reads tool calls written as text in the answer, in `format` (a name
+    /// of [`tool_core::text_calls::FORMAT_NAMES`]: `hermes`, `mistral`,
+    /// `llama3_json`, `pythonic`, `deepseek_v3`, `qwen3_coder`, `kimi_k2`,
+    /// `granite`, `xlam`, `glm45`, or `auto`), for servers with no tool
+    /// calling of their own: the tools go into the system prompt in the
+    /// format's template, earlier calls and results are written back as
+    /// text, and the answer's markup becomes [`StreamEvent::ToolCall`]s
+    /// (whole or streamed; `provider/text_calls.rs` has the details). The
+    /// body rewrite is the Chat Completions shape's: use it with
+    /// [`OpenAiChatClient`](crate::OpenAiChatClient). Default: off.
+    ///
+    /// # Errors
+    /// A [`Config`](crate::ModelErrorKind::Config) error naming the closest
+    /// format for an unknown name.
+    pub fn text_tool_calls(mut self, format: &str) -> Result<Self, ModelError> {
+        let format = tool_core::text_calls::format_named(format)
+            .map_err(|e| ModelError::config(format!("text_tool_calls: {e}")))?;
+        self.text_calls = Some(format);
+        Ok(self)
     }
 
     fn options(&self) -> RequestOptions<'_> {
@@ -187,7 +218,10 @@ impl<P: Provider> ModelClient for HttpClient<P> {
     /// reads the answer as server-sent events through a fresh
     /// `P::Assembler`, or whole through [`Provider::whole`].
     fn send<'a>(&'a self, request: ModelRequest<'a>) -> SendFuture<'a> {
-        let body = self.body(&request);
+        let mut body = self.provider.body(&request, &self.options());
+        let text_calls = self
+            .text_calls
+            .map(|format| (format, text_calls::rewrite_body(format, &mut body)));
         let headers = self.provider.headers(self.t.opts.api_key.as_deref(), &body);
         Box::pin(async move {
             let mut headers = headers?;
@@ -196,14 +230,16 @@ impl<P: Provider> ModelClient for HttpClient<P> {
                 headers.push(("accept", "text/event-stream".to_owned()));
             }
             let resp = self.t.post(P::PATH, &headers, &body).await?;
-            if streaming {
-                Ok(sse_events(resp, P::Assembler::default()))
+            let stream: EventStream<'a> = if streaming {
+                sse_events(resp, P::Assembler::default())
             } else {
                 let events = self.provider.whole(&read_json(resp).await?)?;
-                let stream: EventStream<'a> =
-                    Box::pin(futures_util::stream::iter(events.into_iter().map(Ok)));
-                Ok(stream)
-            }
+                Box::pin(futures_util::stream::iter(events.into_iter().map(Ok)))
+            };
+            Ok(match text_calls {
+                Some((format, tools)) => text_calls::parsed_stream(stream, format, tools),
+                None => stream,
+            })
         })
     }
 }

@@ -5,7 +5,8 @@
 //! [`HttpClient`] (the one [`ModelClient`](crate::ModelClient)
 //! implementation, its builder setters and the send path), the transport
 //! (`crate::transport`: HTTP, retries, SSE, size caps) and the chunk readers
-//! of `wire.rs`.
+//! of `wire.rs`, and `text_calls.rs`, the option that reads tool calls
+//! written as text ([`HttpClient::text_tool_calls`]).
 //!
 //! | folder | provider | client |
 //! | --- | --- | --- |
@@ -20,6 +21,7 @@
 //! no provider folder imports another's stream.
 
 mod http_client;
+mod text_calls;
 pub(crate) mod wire;
 
 pub mod anthropic;

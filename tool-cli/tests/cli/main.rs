@@ -15,6 +15,7 @@ mod mcp;
 mod mcp_sessions;
 mod options;
 mod out;
+mod parse;
 mod scale;
 mod schema;
 mod skills;

@@ -8,6 +8,8 @@
 //! reference, "The chat completion chunk object"; function-calling guide,
 //! "Streaming".
 
+use std::collections::BTreeMap;
+
 use serde_json::{Value, json};
 use tool_core::format::{Format, ToolCall};
 
@@ -17,13 +19,23 @@ use crate::provider::wire::{count, error_text, parse_chunk};
 use crate::transport::sse::{Assembler, OpenCall};
 
 /// Assembles OpenAI Chat Completions chunks (see the [`assemble`](crate::assemble) docs).
+///
+/// Fragments are keyed by their `index` and may arrive in any order
+/// (interleaved, a later index first): the chunk format promises none. A call
+/// is complete only when the answer ends (`finish_reason` or `[DONE]`); the
+/// calls are then yielded in index order. A fragment repeating its call's id,
+/// type or name is taken as the same call; a different id on an index that
+/// already has one is [`Malformed`](crate::ModelErrorKind::Malformed).
 #[derive(Debug, Default)]
 pub struct OpenAiChatAssembler {
-    /// Calls being streamed, in index order (fragments of a finished call
-    /// after a later index started are refused).
-    open: Vec<Partial>,
-    /// The highest index yielded so far.
-    yielded_below: Option<u64>,
+    /// Calls being streamed, by index.
+    open: BTreeMap<u64, Partial>,
+    /// The index the last fragment went to (a fragment without `index` and
+    /// without id continues it).
+    last: Option<u64>,
+    /// The calls were yielded (`finish_reason` or `[DONE]` came): later
+    /// fragments are refused.
+    flushed: bool,
     finished: bool,
     done: bool,
 }
@@ -42,54 +54,61 @@ impl OpenAiChatAssembler {
         Self::default()
     }
 
-    fn flush(&mut self, upto: Option<u64>, out: &mut Vec<StreamEvent>) -> Result<(), ModelError> {
-        while let Some(first) = self.open.first() {
-            if upto.is_some_and(|u| first.index >= u) {
-                break;
-            }
-            let p = self.open.remove(0);
-            self.yielded_below = Some(p.index);
+    /// Yields every open call, in index order: the answer ended.
+    fn flush(&mut self, out: &mut Vec<StreamEvent>) -> Result<(), ModelError> {
+        self.flushed = true;
+        for (_, p) in std::mem::take(&mut self.open) {
             out.push(StreamEvent::ToolCall(p.into_call()?));
         }
         Ok(())
     }
 
-    fn fragment(&mut self, frag: &Value, out: &mut Vec<StreamEvent>) -> Result<(), ModelError> {
-        let id = frag.get("id").and_then(Value::as_str);
+    fn fragment(&mut self, frag: &Value) -> Result<(), ModelError> {
+        let id = frag
+            .get("id")
+            .and_then(Value::as_str)
+            .filter(|i| !i.is_empty());
         let function = frag.get("function");
-        let name = function.and_then(|f| f.get("name")).and_then(Value::as_str);
+        let name = function
+            .and_then(|f| f.get("name"))
+            .and_then(Value::as_str)
+            .filter(|n| !n.is_empty());
         let piece = function
             .and_then(|f| f.get("arguments"))
             .and_then(Value::as_str)
             .unwrap_or("");
-        // Some OpenAI-compatible servers omit `index`: a fragment with an id
-        // starts the next call, one without continues the last.
+        // Some OpenAI-compatible servers omit `index`: a fragment with a new
+        // id starts the next call, one without continues the last.
         let index = match frag.get("index").and_then(Value::as_u64) {
             Some(i) => i,
-            None => match (id, self.open.last()) {
-                (None, Some(last)) => last.index,
-                _ => self
+            None => match (id, self.last) {
+                (None, Some(last)) => last,
+                (Some(id), _) if self.open.values().any(|p| p.id.as_deref() == Some(id)) => self
                     .open
-                    .last()
-                    .map(|p| p.index + 1)
-                    .or(self.yielded_below.map(|i| i + 1))
-                    .unwrap_or(0),
+                    .values()
+                    .find(|p| p.id.as_deref() == Some(id))
+                    .map_or(0, |p| p.index),
+                _ => self.open.keys().next_back().map_or(0, |i| i + 1),
             },
         };
-        if self.yielded_below.is_some_and(|y| index <= y) {
+        if self.flushed {
             return Err(ModelError::malformed(format!(
-                "OpenAI stream: a fragment for tool call index {index} {} arrived after that call was complete",
+                "OpenAI stream: a fragment for tool call index {index} {} arrived after the answer's calls were complete",
                 describe_call(name, id)
             )));
         }
-        // A later index starts: every call before it is complete.
-        if self.open.last().is_some_and(|p| index > p.index) {
-            self.flush(Some(index), out)?;
-        }
-        match self.open.iter_mut().find(|p| p.index == index) {
+        self.last = Some(index);
+        match self.open.get_mut(&index) {
             Some(p) => {
-                if p.id.is_none() {
-                    p.id = id.map(str::to_owned);
+                match (&p.id, id) {
+                    (Some(have), Some(new)) if have != new => {
+                        return Err(ModelError::malformed(format!(
+                            "OpenAI stream: tool call index {index} has two ids, `{have}` and `{new}`: \
+                             each call needs its own index"
+                        )));
+                    }
+                    (None, Some(new)) => p.id = Some(new.to_owned()),
+                    _ => {}
                 }
                 if let Some(n) = name {
                     // Some servers resend the name with every fragment; others
@@ -102,12 +121,17 @@ impl OpenAiChatAssembler {
                 }
                 p.arguments.push_str(piece);
             }
-            None => self.open.push(Partial {
-                index,
-                id: id.map(str::to_owned),
-                name: name.map(str::to_owned),
-                arguments: piece.to_owned(),
-            }),
+            None => {
+                self.open.insert(
+                    index,
+                    Partial {
+                        index,
+                        id: id.map(str::to_owned),
+                        name: name.map(str::to_owned),
+                        arguments: piece.to_owned(),
+                    },
+                );
+            }
         }
         Ok(())
     }
@@ -157,7 +181,7 @@ impl Assembler for OpenAiChatAssembler {
     ) -> Result<(), ModelError> {
         let data = data.trim();
         if data == "[DONE]" {
-            self.flush(None, out)?;
+            self.flush(out)?;
             self.done = true;
             return Ok(());
         }
@@ -200,7 +224,7 @@ impl Assembler for OpenAiChatAssembler {
             None | Some(Value::Null) => {}
             Some(Value::Array(frags)) => {
                 for frag in frags {
-                    self.fragment(frag, out)?;
+                    self.fragment(frag)?;
                 }
             }
             Some(other) => {
@@ -210,7 +234,7 @@ impl Assembler for OpenAiChatAssembler {
             }
         }
         if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
-            self.flush(None, out)?;
+            self.flush(out)?;
             self.finished = true;
             out.push(StreamEvent::Finished {
                 stop_reason: Some(reason.to_owned()),
@@ -223,7 +247,7 @@ impl Assembler for OpenAiChatAssembler {
         if !self.is_done() {
             return Err(self.truncation());
         }
-        self.flush(None, out)?;
+        self.flush(out)?;
         if !self.finished {
             out.push(StreamEvent::Finished { stop_reason: None });
             self.finished = true;
@@ -231,8 +255,15 @@ impl Assembler for OpenAiChatAssembler {
         Ok(())
     }
 
+    /// The call a cut answer names: the first (by index) whose arguments are
+    /// not yet a whole JSON value, else the last one.
     fn open_call(&self) -> Option<OpenCall<'_>> {
-        self.open.first().map(|p| OpenCall {
+        let cut = self
+            .open
+            .values()
+            .find(|p| serde_json::from_str::<serde::de::IgnoredAny>(&p.arguments).is_err())
+            .or_else(|| self.open.values().next_back());
+        cut.map(|p| OpenCall {
             name: p.name.as_deref(),
             id: p.id.as_deref(),
             received: p.arguments.len(),

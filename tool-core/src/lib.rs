@@ -107,6 +107,7 @@ pub mod args;
 mod execute;
 pub mod format;
 pub mod governance;
+pub mod jobs;
 mod registry;
 mod result;
 pub mod search;

@@ -194,7 +194,7 @@ pub use search::grep::grep_content;
 pub use search::list::list_dir;
 pub use shell::policy::{CommandPolicy, PolicyAction, PolicyDecision, SegmentVerdict};
 pub use shell::split::{CommandParts, split_command};
-pub use shell::{BashConfig, bash_command};
+pub use shell::{BashConfig, bash_command, job_kill, job_list, job_output};
 pub use skills::{Skill, SkillSet};
 
 // The built-ins are an opt-in library: linking this crate does not put a

@@ -7,6 +7,7 @@ mod batch;
 mod call;
 mod concurrency;
 mod examples;
+mod jobs;
 mod ledger;
 mod limits;
 mod list;

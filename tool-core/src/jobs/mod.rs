@@ -33,7 +33,7 @@
 //!   live in the [`StateStore`] under space [`STATE_SPACE`] and the
 //!   [`StateKey`] of trace and workspace, so another trace never sees them.
 //! - **Output**: a file per job in a `0700` folder under the private state
-//!   folder (`$XDG_STATE_HOME/agent-tools/jobs/<id>/output`, hidden from
+//!   folder (`$XDG_STATE_HOME/agent-tools/job-output/<id>/output`, hidden from
 //!   the sandbox and refused by the file tools, cross-cutting §6) holding
 //!   the last [`JobLimits::output_bytes`] (1 MiB) the job printed in a ring
 //!   ([`ring`]): older output is dropped and the next read says how much.
@@ -60,6 +60,7 @@ pub mod ring;
 use std::collections::HashMap;
 use std::fs::File;
 use std::io;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -432,8 +433,8 @@ impl JobRegistry {
             .get_or_init(|| {
                 crate::state::state_dir().map(|dir| {
                     Self::new(
-                        Arc::new(FileStore::new(dir.join("state"))),
-                        dir.join("jobs"),
+                        Arc::new(FileStore::new(dir.clone())),
+                        dir.join("job-output"),
                     )
                 })
             })
@@ -482,7 +483,7 @@ impl JobRegistry {
         kind: &str,
         title: &str,
     ) -> Result<(Job, CancellationToken), ToolError> {
-        let mut job = self.start(key, kind, title, Control::Local)?;
+        let mut job = self.start(key, kind, title, Control::Local, self.limits.lifetime)?;
         let token = CancellationToken::new();
         if let Ok(mut map) = local_jobs().lock() {
             map.insert(job.record.id.clone(), token.clone());
@@ -499,7 +500,8 @@ impl JobRegistry {
         }
     }
 
-    /// Registers a new job of `kind` for `key`'s trace: checks the running
+    /// Registers a new job of `kind` for `key`'s trace, to run at most
+    /// `lifetime` (capped at [`JobLimits::lifetime`]): checks the running
     /// cap, forgets the oldest ended records past [`JobLimits::max_records`],
     /// makes the job's folder and empty output file, and stores the record
     /// (no writer yet: [`set_writer`](Self::set_writer)).
@@ -513,6 +515,7 @@ impl JobRegistry {
         kind: &str,
         title: &str,
         control: Control,
+        lifetime: Duration,
     ) -> Result<Job, ToolError> {
         let id = new_id()?;
         let capacity = self.limits.output_bytes.clamp(1, MAX_OUTPUT_CAPACITY);
@@ -525,6 +528,7 @@ impl JobRegistry {
             .read(true)
             .write(true)
             .create_new(true)
+            .mode(0o600)
             .open(dir.join("output"))
             .and_then(|f| ring::init(&f, capacity).map(|()| f))
             .map_err(|e| failed(format!("Cannot create the job's output file: {e}")))?;
@@ -537,7 +541,7 @@ impl JobRegistry {
             kind: kind.to_owned(),
             title,
             started_ms: now_ms(),
-            lifetime_secs: self.limits.lifetime.as_secs().max(1),
+            lifetime_secs: lifetime.min(self.limits.lifetime).as_secs().max(1),
             writer: None,
             control,
             read_offset: 0,

@@ -48,6 +48,8 @@
 //! | `glob_files` | [`search::glob`] | files by glob, newest first |
 //! | `grep_content` | [`search::grep`] | regex search with ripgrep's engine |
 //! | `list_dir` | [`search::list`] | a folder tree |
+//! | `job_output`, `job_kill`, `job_list` | [`shell::job_tools`] | a background job's output, stopping it, the session's jobs |
+//! | `todo_write`, `todo_read` | [`todo`] | the session's task list, kept per trace |
 //! | `skill` | [`skills`] | a skill's instructions, from `SKILL.md` folders (a runtime tool: [`SkillSet::tool`]) |
 //!
 //! Each is a `#[tool]` fn: linking this crate adds them to
@@ -176,6 +178,7 @@ mod roots;
 pub mod search;
 pub mod shell;
 pub mod skills;
+pub mod todo;
 pub mod write;
 
 pub use edit::edit_file;
@@ -196,6 +199,7 @@ pub use shell::policy::{CommandPolicy, PolicyAction, PolicyDecision, SegmentVerd
 pub use shell::split::{CommandParts, split_command};
 pub use shell::{BashConfig, bash_command, job_kill, job_list, job_output};
 pub use skills::{Skill, SkillSet};
+pub use todo::{TodoHook, TodoItem, TodoStatus, todo_read, todo_write};
 
 // The built-ins are an opt-in library: linking this crate does not put a
 // shell and file writes into an application's `ToolRegistry::global()`.

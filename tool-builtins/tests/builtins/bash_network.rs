@@ -73,7 +73,14 @@ fn run(dir: &Path, command: &str, network: NetworkPolicy) -> ToolResult {
         .build()
         .unwrap();
     runtime
-        .block_on(bash_command(command.to_owned(), None, None, None, None, &ctx))
+        .block_on(bash_command(
+            command.to_owned(),
+            None,
+            None,
+            None,
+            None,
+            &ctx,
+        ))
         .into_tool_result()
 }
 

@@ -23,7 +23,13 @@ async fn registered_with_a_timeout_above_the_largest_the_model_may_ask() {
     names.sort_unstable();
     assert_eq!(
         names,
-        ["command", "description", "run_in_background", "timeout", "workdir"]
+        [
+            "command",
+            "description",
+            "run_in_background",
+            "timeout",
+            "workdir"
+        ]
     );
     assert!(spec.description.starts_with("Runs a shell command"));
 }

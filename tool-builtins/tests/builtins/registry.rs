@@ -264,6 +264,8 @@ fn registry_holds_exactly_the_builtins_that_are_linked() {
             "multi_edit",
             "read_file",
             "read_images",
+            "todo_read",
+            "todo_write",
             "write_file",
         ]
     );

@@ -20,4 +20,5 @@ mod scale;
 mod schema;
 mod skills;
 mod support;
+mod todo;
 mod views;

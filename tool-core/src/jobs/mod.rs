@@ -69,7 +69,9 @@ use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
 use crate::result::{ErrorKind, ToolError};
-use crate::state::{FileStore, StateKey, StateStore};
+#[cfg(test)]
+use crate::state::FileStore;
+use crate::state::{StateKey, StateStore};
 pub use ring::JobEnd;
 
 /// The [`StateKey`] space of job records: `jobs`.
@@ -431,12 +433,9 @@ impl JobRegistry {
         static SHARED: OnceLock<Option<JobRegistry>> = OnceLock::new();
         SHARED
             .get_or_init(|| {
-                crate::state::state_dir().map(|dir| {
-                    Self::new(
-                        Arc::new(FileStore::new(dir.clone())),
-                        dir.join("job-output"),
-                    )
-                })
+                let dir = crate::state::state_dir()?;
+                let store = crate::state::shared_store()?;
+                Some(Self::new(store, dir.join("job-output")))
             })
             .clone()
             .ok_or_else(|| {

@@ -49,6 +49,7 @@
 //! | `grep_content` | [`search::grep`] | regex search with ripgrep's engine |
 //! | `list_dir` | [`search::list`] | a folder tree |
 //! | `job_output`, `job_kill`, `job_list` | [`shell::job_tools`] | a background job's output, stopping it, the session's jobs |
+//! | `ask_user` | [`ask`](mod@ask) | a question for the person, through the context's `Asker` |
 //! | `todo_write`, `todo_read` | [`todo`] | the session's task list, kept per trace |
 //! | `skill` | [`skills`] | a skill's instructions, from `SKILL.md` folders (a runtime tool: [`SkillSet::tool`]) |
 //!
@@ -167,6 +168,7 @@ use std::path::{Path, PathBuf};
 
 use tool_core::{ToolContext, ToolRegistry};
 
+pub mod ask;
 pub mod edit;
 mod error;
 pub mod fs;
@@ -181,6 +183,7 @@ pub mod skills;
 pub mod todo;
 pub mod write;
 
+pub use ask::ask_user;
 pub use edit::edit_file;
 pub use fs::changes::{Change, ChangeLog, SnapshotHook, Snapshots};
 pub use fs::ledger::FileLedger;

@@ -253,6 +253,7 @@ fn registry_holds_exactly_the_builtins_that_are_linked() {
         r.names(),
         [
             "apply_patch",
+            "ask_user",
             "bash_command",
             "edit_file",
             "glob_files",

@@ -62,6 +62,7 @@ use crate::agent::{Agent, RunOutput};
 use crate::client::ModelClient;
 use crate::message::{Message, ToolChoice};
 
+mod background;
 mod presets;
 mod trace;
 
@@ -197,6 +198,10 @@ impl SubAgents {
         Tool::new(spec, move |args: Map<String, Value>, ctx: ToolContext| {
             let this = this.clone();
             async move {
+                let mut args = args;
+                if args.remove("background").and_then(|b| b.as_bool()) == Some(true) {
+                    return this.start_background(args, &ctx);
+                }
                 match this.agent(&args, &ctx).await {
                     Ok(v) => summary_result(&v),
                     Err(message) => ToolResult::failed(message),
@@ -587,7 +592,8 @@ fn agent_schema() -> Value {
             },
             "continue_from": {"type": "string", "description": "A trace_id returned earlier: resume that sub-agent (single task only)."},
             "agent_type": {"type": "string", "description": "A preset defined by the host (system prompt, tools, skills)."},
-            "skills": {"type": "array", "items": {"type": "string"}, "description": "Skills appended to the sub-agent's system prompt; replaces the preset's."}
+            "skills": {"type": "array", "items": {"type": "string"}, "description": "Skills appended to the sub-agent's system prompt; replaces the preset's."},
+            "background": {"type": "boolean", "description": background::BACKGROUND_DOC}
         },
         "required": ["task"]
     })

@@ -14,7 +14,8 @@
 use std::time::Duration;
 
 use serde_json::Value;
-use tool_core::governance::ask::{self, Asked, Question};
+use tool_core::governance::ask::Question;
+use tool_core::governance::asking::{self, Asked};
 use tool_core::{ErrorKind, ToolContext, ToolError, ToolResult, tool};
 
 /// Default wait for the person: 300 s.
@@ -125,7 +126,7 @@ pub async fn ask_user(
             .with_metadata("answer", text)
             .with_metadata("answered_by", how)
     };
-    match ask::ask(context, q).await {
+    match asking::ask(context, q).await {
         Asked::Answered(a) => Ok(answered(a, "person")),
         Asked::TimedOut { default: Some(d) } => Ok(ToolResult::ok(format!(
             "Nobody answered within {} s; the default answer is used: {d}",

@@ -50,7 +50,7 @@
 //! | `list_dir` | [`search::list`] | a folder tree |
 //! | `job_output`, `job_kill`, `job_list` | [`shell::job_tools`] | a background job's output, stopping it, the session's jobs |
 //! | `ask_user` | [`ask`](mod@ask) | a question for the person, through the context's `Asker` |
-//! | `todo_write`, `todo_read` | [`todo`] | the session's task list, kept per trace |
+//! | `todo_write`, `todo_read` | [`todo`](mod@todo) | the session's task list, kept per trace |
 //! | `skill` | [`skills`] | a skill's instructions, from `SKILL.md` folders (a runtime tool: [`SkillSet::tool`]) |
 //!
 //! Each is a `#[tool]` fn: linking this crate adds them to

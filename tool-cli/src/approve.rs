@@ -128,7 +128,7 @@ fn ask_terminal(request: &ApprovalRequest) -> ApprovalDecision {
 /// typed, an empty line takes the question's default). Where stderr is not
 /// a terminal or `/dev/tty` cannot be opened, the answer is "no person is
 /// present". The wait itself is bounded by the question's timeout in
-/// `tool_core::governance::ask::ask`.
+/// `tool_core::governance::asking::ask`.
 pub(crate) fn terminal_asker() -> impl tool_core::Asker {
     |question: tool_core::Question| async move {
         if !std::io::stderr().is_terminal() {

@@ -4,13 +4,15 @@
 //!
 //! Every question carries a timeout and an optional default answer chosen
 //! by the caller (the seed's rule for human-in-the-loop waits: a person who
-//! does not answer must not stall the agent). [`ask`] applies both, and the
+//! does not answer must not stall the agent).
+//! [`asking::ask`](crate::governance::asking::ask) applies both, and the
 //! context's cancellation, around the host's asker:
 //!
 //! ```
 //! use std::time::Duration;
 //! use tool_core::ToolContext;
-//! use tool_core::governance::ask::{self, Answer, Asked, Question};
+//! use tool_core::governance::ask::{Answer, Question};
+//! use tool_core::governance::asking::{self, Asked};
 //!
 //! # tokio::runtime::Runtime::new().unwrap().block_on(async {
 //! // A host whose "person" always picks the second choice.
@@ -18,15 +20,15 @@
 //!     Answer::Answered(q.choices[1].clone())
 //! });
 //! let q = Question::new("Which database?").with_choices(["sqlite", "postgres"]);
-//! assert_eq!(ask::ask(&ctx, q).await, Asked::Answered("postgres".into()));
+//! assert_eq!(asking::ask(&ctx, q).await, Asked::Answered("postgres".into()));
 //! // A person who never answers: the caller's default after the timeout.
 //! let silent = ToolContext::new().with_asker(|_q: Question| std::future::pending());
 //! let q = Question::new("Proceed?")
 //!     .with_default("yes")
 //!     .with_timeout(Duration::from_millis(10));
-//! assert_eq!(ask::ask(&silent, q).await, Asked::TimedOut { default: Some("yes".into()) });
+//! assert_eq!(asking::ask(&silent, q).await, Asked::TimedOut { default: Some("yes".into()) });
 //! // No asker in the context: nobody to ask.
-//! assert!(matches!(ask::ask(&ToolContext::new(), Question::new("?")).await, Asked::NoPerson(_)));
+//! assert!(matches!(asking::ask(&ToolContext::new(), Question::new("?")).await, Asked::NoPerson(_)));
 //! # });
 //! ```
 
@@ -116,7 +118,8 @@ pub enum Answer {
 /// Asks a person; the host implements it (the CLI: the terminal; an MCP
 /// server: an elicitation request). Implemented for any
 /// `Fn(Question) -> impl Future<Output = Answer>` closure. The timeout and
-/// default are applied by [`ask`], so an asker may simply wait.
+/// default are applied by [`asking::ask`](crate::governance::asking::ask),
+/// so an asker may simply wait.
 pub trait Asker: Send + Sync + 'static {
     /// Asks one question.
     fn ask(&self, question: Question) -> BoxFuture<Answer>;
@@ -129,48 +132,5 @@ where
 {
     fn ask(&self, question: Question) -> BoxFuture<Answer> {
         Box::pin(self(question))
-    }
-}
-
-/// How a question ended, after [`ask`] applied timeout, default and cancellation.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Asked {
-    /// The person answered (an empty answer with a default counts as the default).
-    Answered(String),
-    /// Nobody answered within the timeout; the caller's default, if any.
-    TimedOut {
-        /// The default the question carried.
-        default: Option<String>,
-    },
-    /// The person declined; the reason.
-    Declined(String),
-    /// Nobody can be asked (no asker in the context, or the host said so); the reason.
-    NoPerson(String),
-    /// The call was cancelled while waiting.
-    Cancelled,
-}
-
-/// Asks `question` through the context's [`Asker`], waiting at most its
-/// timeout, and stopping early when the context is cancelled.
-pub async fn ask(ctx: &crate::ToolContext, question: Question) -> Asked {
-    let Some(asker) = ctx.asker().cloned() else {
-        return Asked::NoPerson(
-            "no person can be asked here: the host set no asker (ToolContext::with_asker)"
-                .to_owned(),
-        );
-    };
-    let (timeout, default) = (question.timeout, question.default.clone());
-    let asked = tokio::time::timeout(timeout, asker.ask(question));
-    tokio::select! {
-        () = ctx.cancellation_token().cancelled() => Asked::Cancelled,
-        outcome = asked => match outcome {
-            Err(_) => Asked::TimedOut { default },
-            Ok(Answer::Answered(a)) if a.trim().is_empty() && default.is_some() => {
-                Asked::Answered(default.unwrap_or_default())
-            }
-            Ok(Answer::Answered(a)) => Asked::Answered(a),
-            Ok(Answer::Declined(why)) => Asked::Declined(why),
-            Ok(Answer::NoPerson(why)) => Asked::NoPerson(why),
-        },
     }
 }

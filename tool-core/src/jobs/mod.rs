@@ -423,7 +423,7 @@ impl JobRegistry {
         self.limits
     }
 
-    /// The per-user registry: records in the [`FileStore`] at
+    /// The per-user registry: records in the [`FileStore`](crate::state::FileStore) at
     /// [`state_dir`](crate::state::state_dir), output under its `jobs`
     /// folder; one per process.
     ///
@@ -452,7 +452,7 @@ impl JobRegistry {
     ///
     /// # Errors
     /// As [`shared`](Self::shared).
-    pub fn of_context(ctx: &crate::ToolContext) -> Result<Self, ToolError> {
+    pub fn of_context(ctx: &crate::tool::context::ToolContext) -> Result<Self, ToolError> {
         match ctx.state::<Self>() {
             Some(r) => Ok((*r).clone()),
             None => Self::shared(),
@@ -625,7 +625,7 @@ impl JobRegistry {
     /// Records the process that writes the job's output (a supervisor).
     ///
     /// # Errors
-    /// As [`update`](Self::update).
+    /// `invalid_arguments` for an unknown id; `failed` when the store cannot be written.
     pub fn set_writer(
         &self,
         key: &StateKey,

@@ -103,7 +103,7 @@ pub fn shared_store() -> Option<std::sync::Arc<dyn StateStore>> {
 
 /// The context's store (`ToolContext::with_state(Arc<dyn StateStore>)`),
 /// else [`shared_store`]. Task lists and jobs use it.
-pub fn store_of(ctx: &crate::ToolContext) -> Option<std::sync::Arc<dyn StateStore>> {
+pub fn store_of(ctx: &crate::tool::context::ToolContext) -> Option<std::sync::Arc<dyn StateStore>> {
     match ctx.state::<std::sync::Arc<dyn StateStore>>() {
         Some(store) => Some((*store).clone()),
         None => shared_store(),

@@ -495,3 +495,108 @@ fn the_sub_agent_tools_schemas_come_from_their_argument_types() {
         json!(["user", "assistant"])
     );
 }
+/// `agent` with `background: true` returns a job id at once; `job_output`
+/// (the built-in) reads the summary when it ends, `job_list` lists it, and
+/// `job_kill` cancels a sub-agent that is still working.
+#[tokio::test]
+async fn a_background_sub_agent_is_a_job_read_listed_and_killed_through_the_job_tools() {
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn tool_core::state::StateStore> =
+        Arc::new(tool_core::state::FileStore::new(dir.path().join("state")));
+    let jobs = tool_core::jobs::JobRegistry::new(store, dir.path().join("jobs"));
+    let ctx = tool_builtins::context(dir.path())
+        .unwrap()
+        .with_trace_id("main-bg")
+        .with_value(
+            "workspace",
+            dir.path()
+                .canonicalize()
+                .unwrap()
+                .to_string_lossy()
+                .into_owned(),
+        )
+        .with_state(jobs);
+    let builtins = tool_builtins::registry();
+    let model = Arc::new(ScriptedClient::new([ScriptedTurn::text(
+        "the answer is 42",
+    )]));
+    let sub = Arc::new(SubAgents::with_shared_client(model, parent_less()));
+    let tools = parent(&sub);
+    let started = tools
+        .execute(
+            "agent",
+            json!({"task": "find the answer", "background": true}),
+            &ctx,
+        )
+        .await;
+    assert!(started.is_ok(), "{}", started.model_text());
+    let id = started.metadata["job_id"].as_str().unwrap().to_owned();
+    assert!(id.starts_with("job-"), "{id}");
+    let read = builtins
+        .execute("job_output", json!({"job_id": id, "wait": 10}), &ctx)
+        .await;
+    assert!(read.is_ok(), "{}", read.model_text());
+    assert_eq!(read.metadata["status"], "exited", "{}", read.output);
+    assert_eq!(read.metadata["exit_code"], 0);
+    assert!(read.output.contains("the answer is 42"), "{}", read.output);
+    let list = builtins.execute("job_list", json!({}), &ctx).await;
+    assert!(
+        list.output
+            .contains("(agent, find the answer): exited with code 0"),
+        "{}",
+        list.output
+    );
+
+    // A sub-agent whose model never answers is cancelled by job_kill.
+    let stuck = Arc::new(SubAgents::with_shared_client(
+        Arc::new(tool_agent::ScriptedClient::new([ScriptedTurn::calls([
+            ToolCall::new("c1", "slow", "{}"),
+        ])])),
+        slow_tools(),
+    ));
+    let tools = parent(&stuck);
+    let started = tools
+        .execute(
+            "agent",
+            json!({"task": "wait forever", "background": true}),
+            &ctx,
+        )
+        .await;
+    let id = started.metadata["job_id"].as_str().unwrap().to_owned();
+    let killed = builtins
+        .execute("job_kill", json!({"job_id": id}), &ctx)
+        .await;
+    assert_eq!(
+        killed.metadata["status"],
+        "killed",
+        "{}",
+        killed.model_text()
+    );
+    let read = builtins
+        .execute("job_output", json!({"job_id": id}), &ctx)
+        .await;
+    assert!(
+        read.output.contains("cancelled (job_kill)"),
+        "{}",
+        read.output
+    );
+}
+
+/// A registry with one tool, `slow`, that sleeps for an hour.
+fn slow_tools() -> ToolRegistry {
+    let mut r = ToolRegistry::new();
+    let spec = ToolSpec::new(
+        "slow",
+        "Sleeps.",
+        json!({"type": "object", "properties": {}}),
+    );
+    r.register(
+        Tool::new(spec, |_: Map<String, Value>, _| async {
+            tokio::time::sleep(std::time::Duration::from_secs(3600)).await;
+            ToolResult::ok("woke")
+        })
+        .unwrap(),
+    )
+    .unwrap();
+    r
+}

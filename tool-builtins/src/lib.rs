@@ -48,6 +48,9 @@
 //! | `glob_files` | [`search::glob`] | files by glob, newest first |
 //! | `grep_content` | [`search::grep`] | regex search with ripgrep's engine |
 //! | `list_dir` | [`search::list`] | a folder tree |
+//! | `job_output`, `job_kill`, `job_list` | [`shell::job_tools`] | a background job's output, stopping it, the session's jobs |
+//! | `ask_user` | [`ask`](mod@ask) | a question for the person, through the context's `Asker` |
+//! | `todo_write`, `todo_read` | [`todo`](mod@todo) | the session's task list, kept per trace |
 //! | `skill` | [`skills`] | a skill's instructions, from `SKILL.md` folders (a runtime tool: [`SkillSet::tool`]) |
 //!
 //! Each is a `#[tool]` fn: linking this crate adds them to
@@ -165,6 +168,7 @@ use std::path::{Path, PathBuf};
 
 use tool_core::{ToolContext, ToolRegistry};
 
+pub mod ask;
 pub mod edit;
 mod error;
 pub mod fs;
@@ -176,8 +180,10 @@ mod roots;
 pub mod search;
 pub mod shell;
 pub mod skills;
+pub mod todo;
 pub mod write;
 
+pub use ask::ask_user;
 pub use edit::edit_file;
 pub use fs::after_write::{AfterWrite, AfterWriteHooks, ChangedPath};
 pub use fs::changes::{Change, ChangeLog, SnapshotHook, Snapshots};
@@ -195,8 +201,9 @@ pub use search::grep::grep_content;
 pub use search::list::list_dir;
 pub use shell::policy::{CommandPolicy, PolicyAction, PolicyDecision, SegmentVerdict};
 pub use shell::split::{CommandParts, split_command};
-pub use shell::{BashConfig, bash_command};
+pub use shell::{BashConfig, bash_command, job_kill, job_list, job_output};
 pub use skills::{Skill, SkillSet};
+pub use todo::{TodoHook, TodoItem, TodoStatus, todo_read, todo_write};
 
 // The built-ins are an opt-in library: linking this crate does not put a
 // shell and file writes into an application's `ToolRegistry::global()`.

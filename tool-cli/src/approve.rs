@@ -121,3 +121,59 @@ fn ask_terminal(request: &ApprovalRequest) -> ApprovalDecision {
         _ => ApprovalDecision::Deny("the person at the terminal declined the call".to_owned()),
     }
 }
+
+/// The CLI's [`tool_core::Asker`] (cross-cutting §4): the question on
+/// stderr, numbered choices, one answer line read from `/dev/tty` (at most
+/// 1024 bytes; a number picks that choice, other text is the answer as
+/// typed, an empty line takes the question's default). Where stderr is not
+/// a terminal or `/dev/tty` cannot be opened, the answer is "no person is
+/// present". The wait itself is bounded by the question's timeout in
+/// `tool_core::governance::asking::ask`.
+pub(crate) fn terminal_asker() -> impl tool_core::Asker {
+    |question: tool_core::Question| async move {
+        if !std::io::stderr().is_terminal() {
+            return tool_core::Answer::NoPerson(
+                "this run has no terminal to ask on (stderr is not a terminal)".to_owned(),
+            );
+        }
+        tokio::task::spawn_blocking(move || ask_question(&question))
+            .await
+            .unwrap_or_else(|_| {
+                tool_core::Answer::NoPerson("the terminal question failed".to_owned())
+            })
+    }
+}
+
+/// Asks `question` on stderr and reads the answer from `/dev/tty`.
+fn ask_question(question: &tool_core::Question) -> tool_core::Answer {
+    use tool_core::Answer;
+    let Ok(tty) = std::fs::File::open("/dev/tty") else {
+        return Answer::NoPerson("there is no terminal to ask on".to_owned());
+    };
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(err, "The agent asks: {}", question.question);
+    for (n, choice) in question.choices.iter().enumerate() {
+        let _ = writeln!(err, "  {}) {choice}", n + 1);
+    }
+    let hint = match &question.default {
+        Some(d) => format!(" [{d}]"),
+        None => String::new(),
+    };
+    let _ = write!(err, "Your answer{hint}: ");
+    let _ = err.flush();
+    drop(err);
+    let mut line = String::new();
+    match BufReader::new(std::io::Read::take(tty, MAX_ANSWER)).read_line(&mut line) {
+        Ok(0) => Answer::Declined("the terminal closed before an answer".to_owned()),
+        Ok(_) => {
+            let text = line.trim();
+            let picked = text
+                .parse::<usize>()
+                .ok()
+                .and_then(|n| n.checked_sub(1))
+                .and_then(|n| question.choices.get(n));
+            Answer::Answered(picked.map_or_else(|| text.to_owned(), Clone::clone))
+        }
+        Err(e) => Answer::NoPerson(format!("the terminal could not be read: {e}")),
+    }
+}

@@ -44,7 +44,8 @@ impl Session {
             .unwrap_or_default()
             .with_trace_id(trace_id.clone())
             .with_value("approval_policy", approve.as_str())
-            .with_approver(approve.policy(&crate::app::program_name()));
+            .with_approver(approve.policy(&crate::app::program_name()))
+            .with_asker(crate::approve::terminal_asker());
         ctx = workspace::wire(ctx, &root)?;
         if shared_trace {
             let ledger = tool_builtins::FileLedger::for_trace(&trace_id, &root)

@@ -107,6 +107,7 @@ pub mod args;
 mod execute;
 pub mod format;
 pub mod governance;
+pub mod jobs;
 mod registry;
 mod result;
 pub mod search;
@@ -133,6 +134,7 @@ pub mod __private {
 pub use args::{ArgumentRepair, RepairKind, ToolArgs};
 pub use format::{Format, Recursion, ToolCall};
 pub use governance::approval::{ApprovalDecision, ApprovalPolicy, ApprovalRequest, Approver};
+pub use governance::ask::{Answer, Asker, Question};
 pub use governance::network::{NetworkPolicy, NetworkRefusal};
 pub use governance::sandbox::{
     SandboxLimits, SandboxMode, SandboxPolicy, SandboxPolicyError, SandboxTier,

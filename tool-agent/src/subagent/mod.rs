@@ -65,6 +65,7 @@ use crate::client::ModelClient;
 use crate::limits::AgentLimits;
 use crate::message::Message;
 
+mod background;
 mod presets;
 mod trace;
 
@@ -178,6 +179,10 @@ impl SubAgents {
         Tool::typed(spec, move |args: AgentArgs, ctx: ToolContext| {
             let this = this.clone();
             async move {
+                let mut args = args;
+                if args.background.take() == Some(true) {
+                    return this.start_background(args, &ctx);
+                }
                 match this.agent(args, &ctx).await {
                     Ok(v) => summary_result(&v),
                     Err(message) => ToolResult::failed(message),
@@ -511,6 +516,9 @@ pub struct AgentArgs {
     pub agent_type: Option<String>,
     /// Skills appended to the sub-agent's system prompt; replaces the preset's.
     pub skills: Option<Vec<String>>,
+    /// Run in the background: return at once with a job id; read the result
+    /// with job_output, cancel with job_kill.
+    pub background: Option<bool>,
 }
 
 /// The arguments of the `evaluate` tool.

@@ -31,21 +31,40 @@ use crate::fs::workspace::workspace_of;
 /// # Arguments
 /// * `command` - The command to run, as you would type it in bash.
 /// * `timeout` - Timeout in seconds (default 120, at most 600). On timeout
-///   the command and everything it started are stopped.
+///   the command and everything it started are stopped. With
+///   `run_in_background`, the job's lifetime instead (default and at most 3600).
 /// * `workdir` - Folder to run in, relative to the workspace root (default: the root).
 /// * `description` - A short description of what the command does, in 5-10 words.
+/// * `run_in_background` - Start the command as a background job and return
+///   at once with its job id (for servers, watchers, long builds); read its
+///   output with `job_output`, stop it with `job_kill`.
 #[tool(kind = "exec", tags = ["shell"], destructive, open_world, timeout = "610s")]
 pub async fn bash_command(
     command: String,
     timeout: Option<f64>,
     workdir: Option<String>,
     description: Option<String>,
+    run_in_background: Option<bool>,
     context: &ToolContext,
 ) -> Result<ToolResult, ToolError> {
     let config = context
         .state::<BashConfig>()
         .map_or_else(BashConfig::default, |c| (*c).clone());
-    let timeout = check_timeout(timeout, &config)?;
+    let background = run_in_background.unwrap_or(false);
+    let jobs = if background {
+        Some(tool_core::jobs::JobRegistry::of_context(context)?)
+    } else {
+        None
+    };
+    let lifetime = match &jobs {
+        Some(jobs) => Some(check_lifetime(timeout, jobs.limits().lifetime)?),
+        None => None,
+    };
+    let timeout = if background {
+        config.default_timeout
+    } else {
+        check_timeout(timeout, &config)?
+    };
     if command.trim().is_empty() {
         return Err(ToolError::new(
             ErrorKind::InvalidArguments,
@@ -117,12 +136,23 @@ pub async fn bash_command(
         &config.secret_env_patterns,
     );
     let withheld_note = withheld_note(&command, &withheld);
+    let mut job_notes = Vec::new();
     let (sandbox, proxy) = if config.sandbox.is_off() {
         (None, None)
     } else {
         // Preparing reads the file system (mount table, hard-link scan) and
         // may probe the kernel once: off the async runtime's threads.
-        let (policy, root, at) = (config.sandbox.clone(), ws.root().to_path_buf(), dir.clone());
+        let mut policy = config.sandbox.clone();
+        if background && !policy.network.is_deny_all() {
+            // The proxy lives as long as a call; a job outlives it.
+            policy.network = tool_core::NetworkPolicy::deny_all();
+            job_notes.push(
+                "The hosts allowed with --allow-net are not served to background jobs (the \
+                 sandbox's proxy lives as long as one call): this job has no network."
+                    .to_owned(),
+            );
+        }
+        let (root, at) = (ws.root().to_path_buf(), dir.clone());
         let prepared =
             tool_core::run_blocking(move || prepare_sandbox(&policy, &root, &at)).await?;
         match prepared {
@@ -162,6 +192,33 @@ pub async fn bash_command(
     let title = description
         .filter(|d| !d.trim().is_empty())
         .unwrap_or_else(|| spec.command.clone());
+    if let (Some(jobs), Some(lifetime)) = (jobs, lifetime) {
+        if let Some(s) = &sandbox {
+            if s.tier() != tool_sandbox::Tier::Full {
+                return Err(ToolError::new(
+                    ErrorKind::Denied,
+                    super::background::NEEDS_FULL_TIER,
+                ));
+            }
+            job_notes.extend(s.notes().iter().cloned());
+        } else {
+            job_notes.push(
+                "SANDBOX OFF: this job runs unsandboxed (--sandbox off): it can write anywhere, \
+                 read every secret and reach the network."
+                    .to_owned(),
+            );
+        }
+        let key = tool_core::jobs::JobRegistry::key(context.trace_id(), ws.root())?;
+        let started = tool_core::run_blocking(move || {
+            super::background::start(&jobs, &key, &spec, &title, lifetime)
+        })
+        .await??;
+        let mut result = started;
+        for note in job_notes.into_iter().chain(withheld_note) {
+            result = result.with_note(note);
+        }
+        return Ok(result);
+    }
     // The command stops when the context is cancelled, and when this call is
     // dropped half-way (the guard cancels the child token on drop).
     let cancel = context.cancellation_token().child_token();
@@ -406,6 +463,31 @@ async fn apply_policy(
                 )
             })),
     }
+}
+
+/// A background job's lifetime in seconds: the model's `timeout` when
+/// given (greater than 0, at most `max`), else `max` (the registry's cap).
+fn check_lifetime(timeout: Option<f64>, max: Duration) -> Result<u64, ToolError> {
+    let Some(secs) = timeout else {
+        return Ok(max.as_secs().max(1));
+    };
+    if !(secs.is_finite() && secs >= 1.0 && secs <= max.as_secs_f64()) {
+        return Err(ToolError::new(
+            ErrorKind::InvalidArguments,
+            format!(
+                "Invalid timeout value for a background job: {secs}. Give its lifetime in \
+                 seconds, at least 1 and at most {} (the job lifetime cap), or leave it out.",
+                max.as_secs()
+            ),
+        ));
+    }
+    // Whole seconds; the bound was checked above.
+    #[allow(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        reason = "finite, between 1 and the cap"
+    )]
+    Ok(secs as u64)
 }
 
 /// The model's timeout in seconds, checked against the configured bounds.

@@ -73,9 +73,11 @@ pub mod bash;
 pub mod config;
 pub mod env;
 pub mod guard;
+pub mod job_tools;
 pub mod policy;
 
 mod ansi;
+mod background;
 mod proctree;
 mod run;
 pub mod split;
@@ -87,3 +89,4 @@ pub use config::{
     DEFAULT_SECRET_ENV_PATTERNS, MAX_BASH_GRACE, MAX_BASH_TIMEOUT,
 };
 pub use env::{is_secret_env, is_secret_env_name};
+pub use job_tools::{job_kill, job_list, job_output};

@@ -260,6 +260,36 @@ pub(crate) struct SupervisorFds {
     /// Directory to `fchdir` into before the shell starts; `None` keeps the
     /// command's own `current_dir` (or this process's).
     pub(crate) workdir: Option<OwnedFd>,
+    /// A background job's descriptors: the supervisor then outlives this
+    /// process (see [`JobFds`]).
+    pub(crate) job: Option<JobFds>,
+}
+
+/// What the supervisor of a background job (`run_in_background`) holds
+/// besides its pipes. Such a supervisor starts a session of its own
+/// (`setsid`), so the terminal's hang-up and job-control signals never reach
+/// it; its *control* is a FIFO in the job's private folder opened
+/// read-write (so it never reads end of file), and one byte written to it
+/// (`job_kill`, from any process) ends the job like a closed control pipe
+/// ends a call. It copies the command's output into the job's output ring
+/// (`tool_core::jobs::ring`, a fixed 16 KiB stack buffer, nothing
+/// allocated), records the shell's wait status and how the job ended in the
+/// ring's header, stops what the shell left running 1 s after the shell
+/// ended (the foreground rule, with a longer drain), and stops everything
+/// at the job's lifetime cap.
+#[derive(Debug)]
+pub(crate) struct JobFds {
+    /// Read end of the pipe the shell's stdout and stderr write to.
+    pub(crate) output: OwnedFd,
+    /// Read end of the status pipe (non-blocking): where the first process
+    /// of a sandbox's PID namespace reports the shell's wait status.
+    pub(crate) status_read: OwnedFd,
+    /// The job's output file, opened read-write.
+    pub(crate) ring: OwnedFd,
+    /// The ring's capacity in bytes.
+    pub(crate) capacity: u64,
+    /// The job's lifetime cap, in seconds.
+    pub(crate) lifetime_secs: u64,
 }
 
 /// Signals the supervisor ignores, so that only `SIGKILL` stops it early.
@@ -310,12 +340,13 @@ fn close_fds(low: u32, high: u32) {
     }
 }
 
-/// Closes every descriptor but those in `keep`.
+/// Closes every descriptor but those in `keep` (at most 6; no allocation).
 fn close_all_but(keep: &[i32]) {
-    let mut keep: [i32; 2] = [
-        keep.first().copied().unwrap_or(-1),
-        keep.get(1).copied().unwrap_or(-1),
-    ];
+    let mut fixed = [-1_i32; 6];
+    for (slot, fd) in fixed.iter_mut().zip(keep) {
+        *slot = *fd;
+    }
+    let mut keep = fixed;
     keep.sort_unstable();
     let mut low = 0_u32;
     for fd in keep {
@@ -367,8 +398,13 @@ pub(crate) fn supervise(
         control,
         status,
         workdir,
+        job,
     } = fds;
     let hook = move || -> io::Result<()> {
+        if job.is_some() {
+            // A background job's supervisor leaves this process's session.
+            rustix::process::setsid()?;
+        }
         if let Some(dir) = &workdir {
             rustix::process::fchdir(dir)?;
         }
@@ -435,6 +471,21 @@ pub(crate) fn supervise(
         // would reap them unseen; a handler copied from this process would
         // run in the supervisor).
         let _ = unsafe { libc::signal(libc::SIGCHLD, libc::SIG_DFL) };
+        if let Some(job) = &job {
+            close_all_but(&[
+                control.as_raw_fd(),
+                status.as_raw_fd(),
+                job.output.as_raw_fd(),
+                job.status_read.as_raw_fd(),
+                job.ring.as_raw_fd(),
+            ]);
+            let code = match Pid::from_raw(pid) {
+                Some(child) => job_loop(child, control.as_fd(), job, nested),
+                None => 1,
+            };
+            // SAFETY: _exit(2), as below.
+            unsafe { libc::_exit(code) }
+        }
         close_all_but(&[control.as_raw_fd(), status.as_raw_fd()]);
         // With a PID namespace its first process reports the shell's status.
         let report = (!nested).then(|| status.as_fd());
@@ -571,6 +622,162 @@ fn supervise_loop(
         };
         // Nobody writes to the control pipe: readiness means end of file.
         ending = control_ready;
+    }
+}
+
+/// How long a background job's supervisor lets processes the shell left
+/// behind run after the shell ended, still copying their output: 1 s.
+const JOB_DRAIN: Timespec = Timespec {
+    tv_sec: 1,
+    tv_nsec: 0,
+};
+
+/// The supervisor of a background job (see [`JobFds`]): reaps, copies
+/// output into the ring, ends the job on a control byte, at the lifetime
+/// cap, or 1 s after the shell ended; records the end and returns 0 once no
+/// child is left. Async-signal-safe: no allocation, no locks.
+fn job_loop(shell: Pid, control: BorrowedFd<'_>, job: &JobFds, nested: bool) -> i32 {
+    use tool_core::jobs::ring;
+    let now = || rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
+    let later = |t: Timespec, by: Timespec| Timespec {
+        tv_sec: t.tv_sec.saturating_add(by.tv_sec),
+        tv_nsec: t.tv_nsec,
+    };
+    let lifetime = Timespec {
+        tv_sec: i64::try_from(job.lifetime_secs).unwrap_or(i64::MAX),
+        tv_nsec: 0,
+    };
+    let deadline = later(now(), lifetime);
+    let me = rustix::process::getpid().as_raw_nonzero().get();
+    let mut buf = [0_u8; 16 * 1024];
+    let mut total = 0_u64;
+    let mut output_open = true;
+    let mut shell_status: Option<i32> = None;
+    let mut end = ring::JobEnd::Exited;
+    let mut ending = false;
+    let mut drain_until: Option<Timespec> = None;
+    let mut copy = |total: &mut u64, output_open: &mut bool, wait: Timespec| {
+        if !*output_open {
+            return;
+        }
+        let mut fds = [PollFd::new(&job.output, PollFlags::IN)];
+        if rustix::event::poll(&mut fds, Some(&wait)).unwrap_or(0) == 0 {
+            return;
+        }
+        match rustix::io::read(&job.output, &mut buf) {
+            Ok(0) => *output_open = false,
+            Ok(n) => {
+                if let Ok(t) = ring::append(&job.ring, job.capacity, *total, &buf[..n]) {
+                    *total = t;
+                }
+            }
+            Err(rustix::io::Errno::INTR | rustix::io::Errno::AGAIN) => {}
+            Err(_) => *output_open = false,
+        }
+    };
+    loop {
+        loop {
+            match rustix::process::wait(WaitOptions::NOHANG) {
+                Ok(Some((pid, wait_status))) => {
+                    if pid == shell && !nested {
+                        shell_status = Some(wait_status.as_raw());
+                    }
+                }
+                Ok(None) => break,
+                Err(rustix::io::Errno::INTR) => {}
+                Err(_) => {
+                    // Nothing is left: copy what is still in the pipe, record the end.
+                    for _ in 0..4096 {
+                        if !output_open {
+                            break;
+                        }
+                        let before = total;
+                        copy(&mut total, &mut output_open, Timespec::default());
+                        if before == total {
+                            break;
+                        }
+                    }
+                    if nested && shell_status.is_none() {
+                        let mut raw = [0_u8; 4];
+                        if let Ok(4) = rustix::io::read(&job.status_read, &mut raw) {
+                            shell_status = Some(i32::from_ne_bytes(raw));
+                        }
+                    }
+                    // The sandbox's first process watches the control FIFO
+                    // too and may end first: a control byte still means killed.
+                    let mut fds = [PollFd::new(&control, PollFlags::IN)];
+                    if end == ring::JobEnd::Exited
+                        && rustix::event::poll(&mut fds, Some(&Timespec::default())).unwrap_or(0)
+                            > 0
+                    {
+                        end = ring::JobEnd::Killed;
+                    }
+                    // Killed before the shell reported: as if by SIGKILL.
+                    let _ = ring::set_end(&job.ring, end, shell_status.unwrap_or(9));
+                    return 0;
+                }
+            }
+        }
+        if nested && shell_status.is_none() {
+            let mut raw = [0_u8; 4];
+            if let Ok(4) = rustix::io::read(&job.status_read, &mut raw) {
+                shell_status = Some(i32::from_ne_bytes(raw));
+            }
+        }
+        if ending {
+            kill_children(me);
+            // Outside a namespace the shell's pid is free once it was reaped.
+            if nested || shell_status.is_none() {
+                kill_one(shell.as_raw_nonzero().get());
+            }
+            copy(
+                &mut total,
+                &mut output_open,
+                Timespec {
+                    tv_sec: 0,
+                    tv_nsec: 2_000_000,
+                },
+            );
+            continue;
+        }
+        let t = now();
+        let passed = |limit: Timespec| (t.tv_sec, t.tv_nsec) >= (limit.tv_sec, limit.tv_nsec);
+        if passed(deadline) {
+            end = ring::JobEnd::Expired;
+            ending = true;
+            continue;
+        }
+        if shell_status.is_some() && drain_until.is_none() {
+            drain_until = Some(later(t, JOB_DRAIN));
+        }
+        if let Some(until) = drain_until
+            && (passed(until) || !output_open)
+        {
+            ending = true;
+            continue;
+        }
+        let slice = Timespec {
+            tv_sec: 0,
+            tv_nsec: 100_000_000,
+        };
+        let mut fds = [PollFd::new(&control, PollFlags::IN)];
+        if rustix::event::poll(&mut fds, Some(&Timespec::default())).unwrap_or(0) > 0 {
+            end = ring::JobEnd::Killed;
+            ending = true;
+            continue;
+        }
+        if output_open {
+            copy(&mut total, &mut output_open, slice);
+        } else {
+            let mut fds = [PollFd::new(&control, PollFlags::IN)];
+            let _ = rustix::event::poll(
+                &mut fds,
+                Some(&Timespec {
+                    tv_sec: 0,
+                    tv_nsec: 20_000_000,
+                }),
+            );
+        }
     }
 }
 

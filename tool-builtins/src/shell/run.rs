@@ -381,7 +381,7 @@ impl Capture {
 
 /// A descriptor numbered 3 or above (the same one when it already is), so that
 /// the child's `dup2` onto 0, 1 and 2 can never overwrite it.
-fn above_stdio(fd: OwnedFd) -> io::Result<OwnedFd> {
+pub(crate) fn above_stdio(fd: OwnedFd) -> io::Result<OwnedFd> {
     if fd.as_raw_fd() > 2 {
         return Ok(fd);
     }
@@ -392,11 +392,11 @@ fn above_stdio(fd: OwnedFd) -> io::Result<OwnedFd> {
 /// to completion, timeout or cancellation. Whatever way it ends, every process
 /// the command started is stopped before this returns.
 /// The environment variable that carries the command text to the shell.
-const COMMAND_VAR: &str = "AGENT_TOOLS_COMMAND";
+pub(crate) const COMMAND_VAR: &str = "AGENT_TOOLS_COMMAND";
 
 /// The shell's `-c` script: take the command from [`COMMAND_VAR`], drop the
 /// variable, run the command (POSIX `sh` and `bash` alike).
-const COMMAND_RUNNER: &str =
+pub(crate) const COMMAND_RUNNER: &str =
     "__agent_tools_c=$AGENT_TOOLS_COMMAND; unset AGENT_TOOLS_COMMAND; eval \"$__agent_tools_c\"";
 
 pub(crate) fn run(spec: &RunSpec, cancelled: &dyn Fn() -> bool) -> io::Result<Outcome> {
@@ -435,6 +435,7 @@ pub(crate) fn run(spec: &RunSpec, cancelled: &dyn Fn() -> bool) -> io::Result<Ou
             control: above_stdio(control_read)?,
             status: above_stdio(status_write)?,
             workdir: workdir_fd,
+            job: None,
         },
         spec.sandbox.clone(),
     );

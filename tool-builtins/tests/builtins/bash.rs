@@ -49,6 +49,7 @@ fn call(
             timeout,
             workdir.map(str::to_owned),
             None,
+            None,
             ctx,
         ))
         .into_tool_result()
@@ -862,6 +863,7 @@ fn dropping_the_call_stops_the_command() {
         Some(60.0),
         None,
         None,
+        None,
         &ctx,
     );
     let cut =
@@ -991,6 +993,7 @@ fn detached_processes_die_on_timeout_cancellation_and_drop() {
     let call = bash_command(
         format!("setsid -f sleep {marker}; sleep {marker} & disown; sleep 300"),
         Some(60.0),
+        None,
         None,
         None,
         &ctx,

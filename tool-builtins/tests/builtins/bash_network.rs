@@ -73,7 +73,14 @@ fn run(dir: &Path, command: &str, network: NetworkPolicy) -> ToolResult {
         .build()
         .unwrap();
     runtime
-        .block_on(bash_command(command.to_owned(), None, None, None, &ctx))
+        .block_on(bash_command(
+            command.to_owned(),
+            None,
+            None,
+            None,
+            None,
+            &ctx,
+        ))
         .into_tool_result()
 }
 
@@ -232,6 +239,7 @@ fn the_no_namespaces_tier_says_it_does_not_serve_the_allowlist() {
     let r = runtime
         .block_on(bash_command(
             format!("curl -sS -m 5 http://127.0.0.1:{allowed}/ns; echo \"[$HTTP_PROXY]\""),
+            None,
             None,
             None,
             None,

@@ -21,7 +21,16 @@ async fn registered_with_a_timeout_above_the_largest_the_model_may_ask() {
     let props = spec.parameters["properties"].as_object().unwrap();
     let mut names: Vec<&str> = props.keys().map(String::as_str).collect();
     names.sort_unstable();
-    assert_eq!(names, ["command", "description", "timeout", "workdir"]);
+    assert_eq!(
+        names,
+        [
+            "command",
+            "description",
+            "run_in_background",
+            "timeout",
+            "workdir"
+        ]
+    );
     assert!(spec.description.starts_with("Runs a shell command"));
 }
 

@@ -19,7 +19,14 @@ fn run(dir: &Path, command: &str, sandbox: SandboxPolicy) -> ToolResult {
         .build()
         .unwrap();
     runtime
-        .block_on(bash_command(command.to_owned(), None, None, None, &ctx))
+        .block_on(bash_command(
+            command.to_owned(),
+            None,
+            None,
+            None,
+            None,
+            &ctx,
+        ))
         .into_tool_result()
 }
 

@@ -30,6 +30,7 @@ mod read;
 mod read_images;
 mod read_images_edges;
 mod registry;
+mod todo;
 mod util;
 mod workspace;
 mod write;

@@ -253,14 +253,20 @@ fn registry_holds_exactly_the_builtins_that_are_linked() {
         r.names(),
         [
             "apply_patch",
+            "ask_user",
             "bash_command",
             "edit_file",
             "glob_files",
             "grep_content",
+            "job_kill",
+            "job_list",
+            "job_output",
             "list_dir",
             "multi_edit",
             "read_file",
             "read_images",
+            "todo_read",
+            "todo_write",
             "write_file",
         ]
     );

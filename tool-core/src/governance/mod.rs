@@ -7,12 +7,16 @@
 //! - [`secrets`]: `<secret>key</secret>` substitution and masking, TOTP;
 //! - [`approval`]: `requires_confirmation` / `editable_params`: the request, the decision, policies;
 //! - [`confirm`]: the approval gate every caller asks through;
+//! - [`ask`]: the [`Asker`](ask::Asker) hook, questions for a person with a timeout and default;
+//! - [`asking`]: the gate every question goes through (timeout, default, cancellation);
 //! - [`network`]: which hosts network traffic may reach (sandbox proxy, web tools);
 //! - [`secret_env`]: which environment variables look like secrets and are kept from children;
 //! - [`sandbox`]: what a sandboxed command may touch (files, limits, network);
 //! - [`stats`]: statistics and lifecycle events.
 
 pub mod approval;
+pub mod ask;
+pub mod asking;
 pub mod confirm;
 pub mod network;
 pub mod sandbox;

@@ -86,6 +86,30 @@ pub fn state_dir() -> Option<PathBuf> {
     Some(base.join("agent-tools"))
 }
 
+/// The process's one per-user [`FileStore`] at [`state_dir`] (shared, so
+/// its parse cache serves every user in the process); `None` when there is
+/// no state folder.
+pub fn shared_store() -> Option<std::sync::Arc<dyn StateStore>> {
+    static STORE: std::sync::OnceLock<Option<std::sync::Arc<dyn StateStore>>> =
+        std::sync::OnceLock::new();
+    STORE
+        .get_or_init(|| {
+            state_dir().map(|dir| {
+                std::sync::Arc::new(FileStore::new(dir)) as std::sync::Arc<dyn StateStore>
+            })
+        })
+        .clone()
+}
+
+/// The context's store (`ToolContext::with_state(Arc<dyn StateStore>)`),
+/// else [`shared_store`]. Task lists and jobs use it.
+pub fn store_of(ctx: &crate::tool::context::ToolContext) -> Option<std::sync::Arc<dyn StateStore>> {
+    match ctx.state::<std::sync::Arc<dyn StateStore>>() {
+        Some(store) => Some((*store).clone()),
+        None => shared_store(),
+    }
+}
+
 /// The name of one map of state: space, owner and workspace.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct StateKey {

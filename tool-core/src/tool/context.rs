@@ -12,6 +12,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::governance::approval::Approver;
+use crate::governance::ask::Asker;
 use crate::governance::secrets::SecretStore;
 
 /// Per-call (or per-session) information the runner supplies to tools:
@@ -53,6 +54,7 @@ struct Inner {
     extensions: HashMap<TypeId, Arc<dyn Any + Send + Sync>>,
     timeout: Option<Duration>,
     approver: Option<Arc<dyn Approver>>,
+    asker: Option<Arc<dyn Asker>>,
     secrets: Option<Arc<SecretStore>>,
     progress: Option<Arc<dyn ProgressSink>>,
 }
@@ -183,6 +185,27 @@ impl ToolContext {
     pub fn with_shared_approver(mut self, approver: Arc<dyn Approver>) -> Self {
         self.inner_mut().approver = Some(approver);
         self
+    }
+
+    /// Sets who answers questions for a person ([`Asker`], cross-cutting
+    /// §4: `ask_user`, elicitation). Without one, questions end with "no
+    /// person is present".
+    #[must_use]
+    pub fn with_asker(mut self, asker: impl Asker) -> Self {
+        self.inner_mut().asker = Some(Arc::new(asker));
+        self
+    }
+
+    /// Sets an asker shared with other contexts.
+    #[must_use]
+    pub fn with_shared_asker(mut self, asker: Arc<dyn Asker>) -> Self {
+        self.inner_mut().asker = Some(asker);
+        self
+    }
+
+    /// The asker, if any.
+    pub fn asker(&self) -> Option<&Arc<dyn Asker>> {
+        self.inner.asker.as_ref()
     }
 
     /// Sets the secrets that `<secret>key</secret>` placeholders resolve to.
@@ -335,6 +358,7 @@ impl fmt::Debug for ToolContext {
             .field("state_types", &self.inner.extensions.len())
             .field("timeout", &self.inner.timeout)
             .field("approver", &self.inner.approver.is_some())
+            .field("asker", &self.inner.asker.is_some())
             .field("secrets", &self.inner.secrets)
             .field("progress_sink", &self.inner.progress.is_some())
             .field("cancelled", &self.cancel.is_cancelled())

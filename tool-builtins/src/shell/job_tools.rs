@@ -1,0 +1,196 @@
+//! `job_output`, `job_kill` and `job_list`: the model's side of the one job
+//! registry ([`tool_core::jobs`], cross-cutting §3). They read every kind of
+//! job the same way: background shell commands (`bash_command` with
+//! `run_in_background`), asynchronous sub-agents (`agent` with
+//! `background`), and later MCP tasks.
+//!
+//! Output is returned as the job wrote it since the last read, at most
+//! [`JOB_READ_BYTES`] per call, with terminal escapes removed and the
+//! context's secret values masked; what the 1 MiB ring dropped before it was
+//! read is counted in a note.
+
+use std::time::Duration;
+
+use serde_json::Value;
+use tool_core::jobs::{JobRead, JobRegistry, JobStatus, JobView, MAX_WAIT};
+use tool_core::truncate::StreamMasker;
+use tool_core::{ErrorKind, ToolContext, ToolError, ToolResult, tool};
+
+use super::ansi::EscapeStripper;
+use crate::fs::workspace::workspace_of;
+
+/// Most output bytes one `job_output` call returns (48 KiB, the foreground
+/// output budget of `bash_command`); the rest waits for the next call.
+pub const JOB_READ_BYTES: usize = super::config::BASH_MAX_OUTPUT_BYTES;
+
+fn registry_and_key(
+    context: &ToolContext,
+) -> Result<(JobRegistry, tool_core::state::StateKey), ToolError> {
+    let jobs = JobRegistry::of_context(context)?;
+    let ws = workspace_of(context)?;
+    let key = JobRegistry::key(context.trace_id(), ws.root())?;
+    Ok((jobs, key))
+}
+
+/// One line saying what state a job is in.
+fn status_line(view: &JobView) -> String {
+    let r = &view.record;
+    let state = match (view.status, view.exit_code, view.signal) {
+        (JobStatus::Running, ..) => "running".to_owned(),
+        (JobStatus::Exited, Some(code), _) => format!("exited with code {code}"),
+        (JobStatus::Exited, None, Some(sig)) => format!("ended by signal {sig}"),
+        (JobStatus::Killed, ..) => "killed (job_kill)".to_owned(),
+        (JobStatus::Expired, ..) => {
+            format!("stopped at its lifetime cap ({} s)", r.lifetime_secs)
+        }
+        (JobStatus::Failed, ..) => "failed to start".to_owned(),
+        (JobStatus::Lost, ..) => {
+            "lost (the process running it is gone without recording an end)".to_owned()
+        }
+        (JobStatus::Exited, None, None) => "exited".to_owned(),
+    };
+    format!("Job {} ({}, {}): {state}", r.id, r.kind, r.title)
+}
+
+fn with_view(result: ToolResult, view: &JobView) -> ToolResult {
+    result
+        .with_metadata("job_id", view.record.id.clone())
+        .with_metadata("kind", view.record.kind.clone())
+        .with_metadata("status", view.status.as_str())
+        .with_metadata("exit_code", view.exit_code.map_or(Value::Null, Value::from))
+        .with_metadata("signal", view.signal.map_or(Value::Null, Value::from))
+        .with_metadata("output_bytes", view.total_bytes)
+}
+
+/// Cleans a chunk of job output for the model: terminal escapes removed,
+/// the context's secret values masked.
+fn clean(text: &str, context: &ToolContext) -> String {
+    let mut stripped = Vec::with_capacity(text.len());
+    EscapeStripper::new().push(text.as_bytes(), &mut stripped);
+    match StreamMasker::for_context(context) {
+        Some(mut masker) => {
+            let mut masked = Vec::with_capacity(stripped.len());
+            masker.push(&stripped, &mut masked);
+            masker.finish(&mut masked);
+            String::from_utf8_lossy(&masked).into_owned()
+        }
+        None => String::from_utf8_lossy(&stripped).into_owned(),
+    }
+}
+
+/// Returns what a background job printed since the last read, with its
+/// status and exit code.
+///
+/// Works for every background job of this session: shell commands started
+/// with `bash_command` and `run_in_background`, and background sub-agents.
+/// At most 48 KiB per call; call again for more. A job keeps only its last
+/// 1 MiB of output; older output is dropped and the result says how much.
+///
+/// # Arguments
+/// * `job_id` - The job's id (`job-` and 16 hex digits), from the call that
+///   started it (`metadata.job_id`) or `job_list`.
+/// * `wait` - Seconds to wait for new output or the job's end when there is
+///   none yet (default 0, at most 300).
+#[tool(kind = "read", tags = ["shell", "jobs"], read_only, timeout = "310s")]
+pub async fn job_output(
+    job_id: String,
+    wait: Option<f64>,
+    context: &ToolContext,
+) -> Result<ToolResult, ToolError> {
+    let wait = match wait {
+        None => Duration::ZERO,
+        Some(w) if w.is_finite() && w >= 0.0 && w <= MAX_WAIT.as_secs_f64() => {
+            Duration::from_secs_f64(w)
+        }
+        Some(w) => {
+            return Err(ToolError::new(
+                ErrorKind::InvalidArguments,
+                format!(
+                    "Invalid wait value: {w}. Give seconds from 0 to {}.",
+                    MAX_WAIT.as_secs()
+                ),
+            ));
+        }
+    };
+    let (jobs, key) = registry_and_key(context)?;
+    let cancel = context.cancellation_token().clone();
+    let read: JobRead = tool_core::run_blocking(move || {
+        jobs.read(&key, &job_id, JOB_READ_BYTES, wait, &|| {
+            cancel.is_cancelled()
+        })
+    })
+    .await??;
+    let mut text = status_line(&read.view);
+    let output = clean(&read.text, context);
+    if output.is_empty() {
+        text.push_str("\n(no new output)");
+    } else {
+        text.push('\n');
+        text.push_str(&output);
+    }
+    let mut result = with_view(ToolResult::ok(text), &read.view)
+        .with_metadata("dropped_bytes", read.dropped)
+        .with_metadata("pending_bytes", read.pending);
+    if read.dropped > 0 {
+        result = result.with_note(format!(
+            "{} bytes of output were dropped before this read (a job keeps its last {} bytes); \
+             read more often to see everything.",
+            read.dropped,
+            jobs_capacity(context)
+        ));
+    }
+    let held_back_only = read.view.status == JobStatus::Running
+        && read.pending <= tool_core::jobs::HOLD_BACK_BYTES as u64;
+    if read.pending > 0 && !held_back_only {
+        result = result.with_note(format!(
+            "{} more bytes of output wait; call job_output again.",
+            read.pending
+        ));
+    }
+    Ok(result)
+}
+
+fn jobs_capacity(context: &ToolContext) -> u64 {
+    JobRegistry::of_context(context).map_or(tool_core::jobs::DEFAULT_OUTPUT_BYTES, |j| {
+        j.limits().output_bytes
+    })
+}
+
+/// Stops a background job and everything it started.
+///
+/// A job that already ended is left as it is; the result gives its status.
+///
+/// # Arguments
+/// * `job_id` - The job's id (`job-` and 16 hex digits).
+#[tool(kind = "exec", tags = ["shell", "jobs"], destructive, idempotent, timeout = "30s")]
+pub async fn job_kill(job_id: String, context: &ToolContext) -> Result<ToolResult, ToolError> {
+    let (jobs, key) = registry_and_key(context)?;
+    let view = tool_core::run_blocking(move || jobs.kill(&key, &job_id)).await??;
+    Ok(with_view(ToolResult::ok(status_line(&view)), &view))
+}
+
+/// Lists this session's background jobs (shell commands and sub-agents)
+/// with their status, oldest first.
+#[tool(kind = "read", tags = ["shell", "jobs"], read_only, idempotent)]
+pub async fn job_list(context: &ToolContext) -> Result<ToolResult, ToolError> {
+    let (jobs, key) = registry_and_key(context)?;
+    let views = tool_core::run_blocking(move || jobs.list(&key)).await??;
+    if views.is_empty() {
+        return Ok(ToolResult::ok("No background jobs in this session.")
+            .with_metadata("jobs", Value::Array(Vec::new())));
+    }
+    let lines: Vec<String> = views.iter().map(status_line).collect();
+    let meta: Vec<Value> = views
+        .iter()
+        .map(|v| {
+            serde_json::json!({
+                "job_id": v.record.id,
+                "kind": v.record.kind,
+                "title": v.record.title,
+                "status": v.status.as_str(),
+                "exit_code": v.exit_code,
+            })
+        })
+        .collect();
+    Ok(ToolResult::ok(lines.join("\n")).with_metadata("jobs", Value::Array(meta)))
+}

@@ -1,0 +1,1006 @@
+//! The one job registry (cross-cutting decision §3): background shell
+//! commands, asynchronous sub-agents and (later) MCP tasks are *jobs*, work
+//! that outlives the call that started it, read with `job_output` and ended
+//! with `job_kill`.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use tool_core::jobs::{JobEnd, JobRegistry, JobStatus};
+//! use tool_core::state::FileStore;
+//!
+//! let dir = tempfile::tempdir()?;
+//! let jobs = JobRegistry::new(Arc::new(FileStore::new(dir.path().join("state"))), dir.path().join("jobs"));
+//! let key = JobRegistry::key(Some("trace-1"), dir.path())?;
+//! // An in-process job: the host writes its output and ends it.
+//! let (job, _cancel) = jobs.start_local(&key, "agent", "summarise the logs")?;
+//! assert!(job.id().starts_with("job-"));
+//! let mut writer = job.writer()?;
+//! writer.write(b"step 1 done\n")?;
+//! writer.finish(JobEnd::Exited, 0)?;
+//! let read = jobs.read(&key, job.id(), 1024, std::time::Duration::ZERO, &|| false)?;
+//! assert_eq!(read.text, "step 1 done\n");
+//! assert_eq!(read.view.status, JobStatus::Exited);
+//! // Another trace does not see it.
+//! let other = JobRegistry::key(Some("trace-2"), dir.path())?;
+//! assert!(jobs.read(&other, job.id(), 1024, std::time::Duration::ZERO, &|| false).is_err());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Model
+//! - **Id**: `job-` and 16 lowercase hex digits from the operating system's
+//!   random source (64 bits); returned as `metadata.job_id`.
+//! - **Owner**: the trace that started it, in its workspace: the records
+//!   live in the [`StateStore`] under space [`STATE_SPACE`] and the
+//!   [`StateKey`] of trace and workspace, so another trace never sees them.
+//! - **Output**: a file per job in a `0700` folder under the private state
+//!   folder (`$XDG_STATE_HOME/agent-tools/job-output/<id>/output`, hidden from
+//!   the sandbox and refused by the file tools, cross-cutting §6) holding
+//!   the last [`JobLimits::output_bytes`] (1 MiB) the job printed in a ring
+//!   ([`ring`]): older output is dropped and the next read says how much.
+//!   Each reader reads at most what it asks for, so polling a job that
+//!   prints without end keeps every process's memory bounded.
+//! - **Status**: running, then exited / killed / expired / failed as the
+//!   job's writer records it in the output file's header; *lost* when the
+//!   process that writes it is gone without recording an end (a machine
+//!   restart, a `SIGKILL`ed supervisor, an in-process job whose host ended).
+//! - **Caps** ([`JobLimits`]): 16 running jobs per trace (the 17th start is
+//!   refused with a message naming the cap and how to free a slot), 64
+//!   records per trace (the oldest ended ones are forgotten first), a
+//!   lifetime of 1 h after which the writer stops the job.
+//! - **Control**: a job started by one process can be read and killed from
+//!   another ([`Control::Fifo`]: a FIFO in the job's folder its supervisor
+//!   watches); an in-process job ([`Control::Local`]) is killed through its
+//!   cancellation token by the process that runs it.
+//!
+//! The registry's calls are synchronous (file I/O and short waits): async
+//! callers wrap them in [`run_blocking`](crate::run_blocking).
+
+pub mod ring;
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+use tokio_util::sync::CancellationToken;
+
+use crate::result::{ErrorKind, ToolError};
+#[cfg(test)]
+use crate::state::FileStore;
+use crate::state::{StateKey, StateStore};
+pub use ring::JobEnd;
+
+/// The [`StateKey`] space of job records: `jobs`.
+pub const STATE_SPACE: &str = "jobs";
+/// Running jobs one trace may have at once: 16.
+pub const MAX_RUNNING_PER_TRACE: usize = 16;
+/// Job records one trace keeps (running and ended): 64; the oldest ended
+/// ones are forgotten, output and all, to make room.
+pub const MAX_RECORDS_PER_TRACE: usize = 64;
+/// Output kept per job: the last 1 MiB.
+pub const DEFAULT_OUTPUT_BYTES: u64 = 1 << 20;
+/// Largest output ring a registry may be configured with: 64 MiB.
+pub const MAX_OUTPUT_CAPACITY: u64 = 64 << 20;
+/// How long a job may run: 1 h; then its writer stops it (status `expired`).
+pub const DEFAULT_LIFETIME: Duration = Duration::from_secs(3600);
+/// Longest wait a reader may ask for: 300 s.
+pub const MAX_WAIT: Duration = Duration::from_secs(300);
+/// Longest title kept in a record, in characters (200).
+pub const MAX_TITLE_CHARS: usize = 200;
+/// While a job runs, an unfinished last line of at most this many bytes is
+/// held back until its end arrives (4096), so a line is never shown in two
+/// halves and a secret never split across two reads escapes masking.
+pub const HOLD_BACK_BYTES: usize = 4096;
+/// How long [`JobRegistry::kill`] waits for the job's writer to record the
+/// end before it stops the writer process itself: 5 s.
+pub const KILL_WAIT: Duration = Duration::from_secs(5);
+
+/// The bounds a [`JobRegistry`] keeps (defaults: the constants of this module).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct JobLimits {
+    /// Running jobs per trace ([`MAX_RUNNING_PER_TRACE`]).
+    pub max_running: usize,
+    /// Records per trace ([`MAX_RECORDS_PER_TRACE`]).
+    pub max_records: usize,
+    /// Output bytes kept per job ([`DEFAULT_OUTPUT_BYTES`]; at most [`MAX_OUTPUT_CAPACITY`]).
+    pub output_bytes: u64,
+    /// Lifetime of a job ([`DEFAULT_LIFETIME`]).
+    pub lifetime: Duration,
+}
+
+impl Default for JobLimits {
+    fn default() -> Self {
+        Self {
+            max_running: MAX_RUNNING_PER_TRACE,
+            max_records: MAX_RECORDS_PER_TRACE,
+            output_bytes: DEFAULT_OUTPUT_BYTES,
+            lifetime: DEFAULT_LIFETIME,
+        }
+    }
+}
+
+impl JobLimits {
+    /// Limits with `max_running` running jobs per trace and `lifetime`;
+    /// the rest as the defaults.
+    pub fn new(max_running: usize, lifetime: Duration) -> Self {
+        Self {
+            max_running,
+            lifetime,
+            ..Self::default()
+        }
+    }
+}
+
+/// How a job is stopped.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Control {
+    /// A FIFO at `<job folder>/control` that the job's supervisor watches:
+    /// one byte written to it stops the job, from any process.
+    Fifo,
+    /// A cancellation token held by the process that runs the job.
+    Local,
+}
+
+/// A process identified across pid reuse: its pid and its start time in
+/// clock ticks since boot (`/proc/<pid>/stat`, field 22, `proc(5)`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProcessStamp {
+    /// The process id.
+    pub pid: i32,
+    /// Its start time (clock ticks after boot).
+    pub start: u64,
+}
+
+impl ProcessStamp {
+    /// The stamp of the live process `pid`; `None` when it is gone.
+    pub fn of(pid: i32) -> Option<Self> {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        let after = &stat[stat.rfind(')')? + 1..];
+        // Field 3 (state) is the first after the command name; 22 is the 20th.
+        let start = after.split_whitespace().nth(19)?.parse().ok()?;
+        Some(Self { pid, start })
+    }
+
+    /// The stamp of this process.
+    pub fn current() -> Option<Self> {
+        Self::of(i32::try_from(std::process::id()).ok()?)
+    }
+
+    /// Whether the same process still runs (and is not a zombie).
+    pub fn is_alive(&self) -> bool {
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{}/stat", self.pid)) else {
+            return false;
+        };
+        let zombie = stat
+            .rfind(')')
+            .and_then(|i| stat[i + 1..].split_whitespace().next())
+            .is_some_and(|s| s == "Z" || s == "X");
+        !zombie && Self::of(self.pid).is_some_and(|s| s.start == self.start)
+    }
+}
+
+/// One job as the store keeps it (serialised as JSON in the trace's map).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JobRecord {
+    /// `job-<16 hex>`.
+    pub id: String,
+    /// What runs: `shell`, `agent`, ... (the end value of a `shell` job is a
+    /// raw wait status, of others an exit code).
+    pub kind: String,
+    /// A short description for people and models (at most [`MAX_TITLE_CHARS`]).
+    pub title: String,
+    /// Start time, milliseconds since the Unix epoch.
+    pub started_ms: u64,
+    /// The lifetime cap in seconds.
+    pub lifetime_secs: u64,
+    /// The process that writes the output (a supervisor, or the host), once known.
+    pub writer: Option<ProcessStamp>,
+    /// How it is stopped.
+    pub control: Control,
+    /// Absolute output offset up to which `job_output` has returned text.
+    pub read_offset: u64,
+}
+
+/// A job's state as a reader sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum JobStatus {
+    /// Still running.
+    Running,
+    /// Ended on its own.
+    Exited,
+    /// Stopped by `job_kill`.
+    Killed,
+    /// Stopped at its lifetime cap.
+    Expired,
+    /// Could not start.
+    Failed,
+    /// Its writer is gone without recording an end.
+    Lost,
+}
+
+impl JobStatus {
+    /// The `snake_case` name (`running`, `exited`, ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Running => "running",
+            Self::Exited => "exited",
+            Self::Killed => "killed",
+            Self::Expired => "expired",
+            Self::Failed => "failed",
+            Self::Lost => "lost",
+        }
+    }
+}
+
+/// A job record with its status.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JobView {
+    /// The record.
+    pub record: JobRecord,
+    /// Its status now.
+    pub status: JobStatus,
+    /// The exit code, once ended with one.
+    pub exit_code: Option<i32>,
+    /// The signal that ended a `shell` job's command, if one did.
+    pub signal: Option<i32>,
+    /// Bytes the job has written in all.
+    pub total_bytes: u64,
+}
+
+/// What [`JobRegistry::read`] returns.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JobRead {
+    /// The job after the read.
+    pub view: JobView,
+    /// Output since the last read (UTF-8, invalid bytes replaced), at most
+    /// the bytes asked for.
+    pub text: String,
+    /// Output written since the last read that the ring no longer held.
+    pub dropped: u64,
+    /// Output kept and not returned yet (beyond the bytes asked for, or a
+    /// held-back unfinished line).
+    pub pending: u64,
+}
+
+/// A job just started: its id, folder and record.
+#[derive(Debug)]
+pub struct Job {
+    record: JobRecord,
+    dir: PathBuf,
+    capacity: u64,
+}
+
+impl Job {
+    /// The id (`job-<16 hex>`).
+    pub fn id(&self) -> &str {
+        &self.record.id
+    }
+
+    /// The job's private folder (`output`, `control`).
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Its output file's path.
+    pub fn output_path(&self) -> PathBuf {
+        self.dir.join("output")
+    }
+
+    /// Its control FIFO's path ([`Control::Fifo`] jobs).
+    pub fn control_path(&self) -> PathBuf {
+        self.dir.join("control")
+    }
+
+    /// The ring capacity of its output file, in bytes.
+    pub fn capacity(&self) -> u64 {
+        self.capacity
+    }
+
+    /// The record as started.
+    pub fn record(&self) -> &JobRecord {
+        &self.record
+    }
+
+    /// A writer of the job's output, for jobs the host runs itself.
+    ///
+    /// # Errors
+    /// The error of opening the output file.
+    pub fn writer(&self) -> io::Result<JobWriter> {
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(self.output_path())?;
+        let total = ring::header(&file)?.total;
+        Ok(JobWriter {
+            file,
+            capacity: self.capacity,
+            total,
+        })
+    }
+}
+
+/// Appends to a job's output ring and records its end (one writer per job).
+#[derive(Debug)]
+pub struct JobWriter {
+    file: File,
+    capacity: u64,
+    total: u64,
+}
+
+impl JobWriter {
+    /// Appends `bytes` (only the last capacity bytes of a longer slice are kept).
+    ///
+    /// # Errors
+    /// The write error.
+    pub fn write(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.total = ring::append(&self.file, self.capacity, self.total, bytes)?;
+        Ok(())
+    }
+
+    /// Records the end (`value`: an exit code; 0 for success).
+    ///
+    /// # Errors
+    /// The write error.
+    pub fn finish(&mut self, end: JobEnd, value: i32) -> io::Result<()> {
+        ring::set_end(&self.file, end, value)
+    }
+}
+
+/// The job registry: records in a [`StateStore`], output files in a
+/// private folder. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct JobRegistry {
+    store: Arc<dyn StateStore>,
+    dir: PathBuf,
+    limits: JobLimits,
+}
+
+/// Cancellation tokens of the in-process jobs of this process.
+fn local_jobs() -> &'static Mutex<HashMap<String, CancellationToken>> {
+    static LOCAL: OnceLock<Mutex<HashMap<String, CancellationToken>>> = OnceLock::new();
+    LOCAL.get_or_init(Mutex::default)
+}
+
+fn now_ms() -> u64 {
+    u64::try_from(
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_millis(),
+    )
+    .unwrap_or(u64::MAX)
+}
+
+fn failed(message: impl Into<String>) -> ToolError {
+    ToolError::new(ErrorKind::Failed, message)
+}
+
+fn store_error(e: &crate::state::StateError) -> ToolError {
+    failed(format!("The job registry's state store failed: {e}"))
+}
+
+/// `job-` and 16 lowercase hex digits from the OS's random source.
+fn new_id() -> Result<String, ToolError> {
+    let mut bytes = [0_u8; 8];
+    getrandom::fill(&mut bytes)
+        .map_err(|e| failed(format!("No random source for a job id: {e}")))?;
+    Ok(format!("job-{:016x}", u64::from_le_bytes(bytes)))
+}
+
+/// Whether `id` has the shape of a job id.
+pub fn is_job_id(id: &str) -> bool {
+    id.strip_prefix("job-")
+        .is_some_and(|h| h.len() == 16 && h.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')))
+}
+
+impl JobRegistry {
+    /// A registry keeping records in `store` and output under `dir`
+    /// (created `0700` when first needed), with the default [`JobLimits`].
+    pub fn new(store: Arc<dyn StateStore>, dir: impl Into<PathBuf>) -> Self {
+        Self {
+            store,
+            dir: dir.into(),
+            limits: JobLimits::default(),
+        }
+    }
+
+    /// The same registry with other limits.
+    #[must_use]
+    pub fn with_limits(mut self, limits: JobLimits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// The limits.
+    pub fn limits(&self) -> JobLimits {
+        self.limits
+    }
+
+    /// The per-user registry: records in the [`FileStore`](crate::state::FileStore) at
+    /// [`state_dir`](crate::state::state_dir), output under its `jobs`
+    /// folder; one per process.
+    ///
+    /// # Errors
+    /// `missing_context` when neither `XDG_STATE_HOME` nor `HOME` gives a folder.
+    pub fn shared() -> Result<Self, ToolError> {
+        static SHARED: OnceLock<Option<JobRegistry>> = OnceLock::new();
+        SHARED
+            .get_or_init(|| {
+                let dir = crate::state::state_dir()?;
+                let store = crate::state::shared_store()?;
+                Some(Self::new(store, dir.join("job-output")))
+            })
+            .clone()
+            .ok_or_else(|| {
+                ToolError::new(
+                    ErrorKind::MissingContext,
+                    "Background jobs need a private state folder and neither XDG_STATE_HOME nor \
+                     HOME names one; set one of them, or give the context a JobRegistry.",
+                )
+            })
+    }
+
+    /// The context's registry (`ToolContext::with_state(JobRegistry)`),
+    /// else [`shared`](Self::shared).
+    ///
+    /// # Errors
+    /// As [`shared`](Self::shared).
+    pub fn of_context(ctx: &crate::tool::context::ToolContext) -> Result<Self, ToolError> {
+        match ctx.state::<Self>() {
+            Some(r) => Ok((*r).clone()),
+            None => Self::shared(),
+        }
+    }
+
+    /// The key of `trace`'s jobs in `workspace` (an absolute path). Calls
+    /// without a trace id share the owner `untraced`.
+    ///
+    /// # Errors
+    /// `invalid_arguments` when the trace id or workspace breaks [`StateKey::new`]'s rules.
+    pub fn key(trace: Option<&str>, workspace: &Path) -> Result<StateKey, ToolError> {
+        StateKey::new(STATE_SPACE, trace.unwrap_or("untraced"), workspace)
+            .map_err(|e| ToolError::new(ErrorKind::InvalidArguments, e.to_string()))
+    }
+
+    /// Starts a job the caller runs itself (a sub-agent): registered with
+    /// [`Control::Local`], writer this process; returns it with the token
+    /// that [`kill`](Self::kill) cancels. The caller writes through
+    /// [`Job::writer`], records the end, and calls [`forget_local`](Self::forget_local).
+    ///
+    /// # Errors
+    /// As [`start`](Self::start).
+    pub fn start_local(
+        &self,
+        key: &StateKey,
+        kind: &str,
+        title: &str,
+    ) -> Result<(Job, CancellationToken), ToolError> {
+        let mut job = self.start(key, kind, title, Control::Local, self.limits.lifetime)?;
+        let token = CancellationToken::new();
+        if let Ok(mut map) = local_jobs().lock() {
+            map.insert(job.record.id.clone(), token.clone());
+        }
+        job.record.writer = ProcessStamp::current();
+        self.update(key, job.id(), |r| r.writer = job.record.writer)?;
+        Ok((job, token))
+    }
+
+    /// Forgets the cancellation token of an in-process job that ended.
+    pub fn forget_local(id: &str) {
+        if let Ok(mut map) = local_jobs().lock() {
+            map.remove(id);
+        }
+    }
+
+    /// Registers a new job of `kind` for `key`'s trace, to run at most
+    /// `lifetime` (capped at [`JobLimits::lifetime`]): checks the running
+    /// cap, forgets the oldest ended records past [`JobLimits::max_records`],
+    /// makes the job's folder and empty output file, and stores the record
+    /// (no writer yet: [`set_writer`](Self::set_writer)).
+    ///
+    /// # Errors
+    /// `denied` at the running cap (the message names the cap and how to
+    /// free a slot); `failed` when the folder or store cannot be written.
+    pub fn start(
+        &self,
+        key: &StateKey,
+        kind: &str,
+        title: &str,
+        control: Control,
+        lifetime: Duration,
+    ) -> Result<Job, ToolError> {
+        let id = new_id()?;
+        let capacity = self.limits.output_bytes.clamp(1, MAX_OUTPUT_CAPACITY);
+        crate::truncate::ensure_private_dir(&self.dir)
+            .map_err(|e| failed(format!("The jobs folder is unusable: {e}")))?;
+        let dir = self.dir.join(&id);
+        crate::truncate::ensure_private_dir(&dir)
+            .map_err(|e| failed(format!("The job's folder is unusable: {e}")))?;
+        let output = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(dir.join("output"))
+            .and_then(|f| ring::init(&f, capacity).map(|()| f))
+            .map_err(|e| failed(format!("Cannot create the job's output file: {e}")))?;
+        drop(output);
+        let title =
+            tool_rules::text::clip(title.trim(), tool_rules::text::Clip::chars(MAX_TITLE_CHARS))
+                .into_owned();
+        let record = JobRecord {
+            id: id.clone(),
+            kind: kind.to_owned(),
+            title,
+            started_ms: now_ms(),
+            lifetime_secs: lifetime.min(self.limits.lifetime).as_secs().max(1),
+            writer: None,
+            control,
+            read_offset: 0,
+        };
+        if let Err(e) = self.reserve(key, &id) {
+            let _ = std::fs::remove_dir_all(&dir);
+            return Err(e);
+        }
+        let text = serde_json::to_string(&record).map_err(|e| failed(e.to_string()))?;
+        if let Err(e) = self.store.put(key, &id, &text) {
+            let _ = std::fs::remove_dir_all(&dir);
+            return Err(store_error(&e));
+        }
+        Ok(Job {
+            record,
+            dir,
+            capacity,
+        })
+    }
+
+    /// Adds `id` to the trace's index under the caps (compare-and-set, so
+    /// concurrent starts from several processes never pass the cap).
+    fn reserve(&self, key: &StateKey, id: &str) -> Result<(), ToolError> {
+        for _ in 0..64 {
+            let old = self.store.get(key, "index").map_err(|e| store_error(&e))?;
+            let mut ids: Vec<String> = old
+                .as_deref()
+                .and_then(|t| serde_json::from_str(t).ok())
+                .unwrap_or_default();
+            let views: Vec<Option<JobView>> = ids.iter().map(|i| self.view(key, i).ok()).collect();
+            let running = views
+                .iter()
+                .flatten()
+                .filter(|v| v.status == JobStatus::Running)
+                .count();
+            if running >= self.limits.max_running {
+                return Err(ToolError::new(
+                    ErrorKind::Denied,
+                    format!(
+                        "{running} background jobs of this trace are running, the most one trace may \
+                         run at once ({}); nothing was started. End one with job_kill, or wait for \
+                         one to finish (job_output with wait), then try again.",
+                        self.limits.max_running
+                    ),
+                ));
+            }
+            // Forget records that no longer exist, then the oldest ended ones.
+            let mut keep: Vec<(String, bool)> = ids
+                .drain(..)
+                .zip(views)
+                .filter_map(|(i, v)| v.map(|v| (i, v.status == JobStatus::Running)))
+                .collect();
+            let mut forget = Vec::new();
+            while keep.len() >= self.limits.max_records.max(1) {
+                match keep.iter().position(|(_, running)| !running) {
+                    Some(at) => forget.push(keep.remove(at).0),
+                    None => break,
+                }
+            }
+            let mut next: Vec<String> = keep.into_iter().map(|(i, _)| i).collect();
+            next.push(id.to_owned());
+            let text = serde_json::to_string(&next).map_err(|e| failed(e.to_string()))?;
+            if self
+                .store
+                .compare_and_set(key, "index", old.as_deref(), Some(&text))
+                .map_err(|e| store_error(&e))?
+            {
+                for gone in forget {
+                    let _ = self.store.delete(key, &gone);
+                    if is_job_id(&gone) {
+                        let _ = std::fs::remove_dir_all(self.dir.join(&gone));
+                    }
+                }
+                return Ok(());
+            }
+        }
+        Err(failed(
+            "Could not register the job: the trace's job index kept changing; try again.",
+        ))
+    }
+
+    /// Records the process that writes the job's output (a supervisor).
+    ///
+    /// # Errors
+    /// `invalid_arguments` for an unknown id; `failed` when the store cannot be written.
+    pub fn set_writer(
+        &self,
+        key: &StateKey,
+        id: &str,
+        writer: ProcessStamp,
+    ) -> Result<(), ToolError> {
+        self.update(key, id, |r| r.writer = Some(writer))
+    }
+
+    fn record(&self, key: &StateKey, id: &str) -> Result<(JobRecord, String), ToolError> {
+        let unknown = || {
+            ToolError::new(
+                ErrorKind::InvalidArguments,
+                format!(
+                    "No job `{}` in this trace. Job ids look like `job-0123456789abcdef` and are \
+                     returned by the call that started the job (metadata.job_id); job_list shows \
+                     this trace's jobs.",
+                    tool_rules::text::clip(id, tool_rules::text::Clip::chars(40))
+                ),
+            )
+        };
+        if !is_job_id(id) {
+            return Err(unknown());
+        }
+        let text = self.store.get(key, id).map_err(|e| store_error(&e))?;
+        let text = text.ok_or_else(unknown)?;
+        let record: JobRecord = serde_json::from_str(&text)
+            .map_err(|e| failed(format!("The job's record is unreadable: {e}")))?;
+        Ok((record, text))
+    }
+
+    fn update(
+        &self,
+        key: &StateKey,
+        id: &str,
+        change: impl Fn(&mut JobRecord),
+    ) -> Result<(), ToolError> {
+        for _ in 0..64 {
+            let (mut record, old) = self.record(key, id)?;
+            change(&mut record);
+            let new = serde_json::to_string(&record).map_err(|e| failed(e.to_string()))?;
+            if self
+                .store
+                .compare_and_set(key, id, Some(&old), Some(&new))
+                .map_err(|e| store_error(&e))?
+            {
+                return Ok(());
+            }
+        }
+        Err(failed(
+            "Could not update the job's record: it kept changing; try again.",
+        ))
+    }
+
+    fn open_output(&self, id: &str) -> Result<File, ToolError> {
+        File::open(self.dir.join(id).join("output"))
+            .map_err(|e| failed(format!("The job's output file is gone or unreadable: {e}")))
+    }
+
+    fn view_of(&self, record: JobRecord, header: ring::RingHeader) -> JobView {
+        let (status, exit_code, signal) = match header.end {
+            Some((end, value)) => {
+                let status = match end {
+                    JobEnd::Exited => JobStatus::Exited,
+                    JobEnd::Killed => JobStatus::Killed,
+                    JobEnd::Expired => JobStatus::Expired,
+                    JobEnd::Failed => JobStatus::Failed,
+                };
+                let (code, signal) = if record.kind == "shell" {
+                    // A raw wait status (wait(2)): low 7 bits the signal, else the code above them.
+                    if value & 0x7f == 0 {
+                        (Some((value >> 8) & 0xff), None)
+                    } else {
+                        (None, Some(value & 0x7f))
+                    }
+                } else {
+                    (Some(value), None)
+                };
+                (status, code, signal)
+            }
+            None => {
+                let local = local_jobs()
+                    .lock()
+                    .is_ok_and(|m| m.contains_key(&record.id));
+                let alive = local || record.writer.is_some_and(|w| w.is_alive());
+                // A job whose writer was never recorded gets a minute to start.
+                let starting =
+                    record.writer.is_none() && now_ms().saturating_sub(record.started_ms) < 60_000;
+                if alive || starting {
+                    (JobStatus::Running, None, None)
+                } else {
+                    (JobStatus::Lost, None, None)
+                }
+            }
+        };
+        JobView {
+            record,
+            status,
+            exit_code,
+            signal,
+            total_bytes: header.total,
+        }
+    }
+
+    /// The job `id` of `key`'s trace, with its status now.
+    ///
+    /// # Errors
+    /// `invalid_arguments` for an id this trace does not have; `failed`
+    /// when its files are unreadable.
+    pub fn view(&self, key: &StateKey, id: &str) -> Result<JobView, ToolError> {
+        let (record, _) = self.record(key, id)?;
+        let header = ring::header(self.open_output(id)?)
+            .map_err(|e| failed(format!("The job's output file is unreadable: {e}")))?;
+        Ok(self.view_of(record, header))
+    }
+
+    /// Every job of `key`'s trace, oldest first.
+    ///
+    /// # Errors
+    /// As [`view`](Self::view) for the store.
+    pub fn list(&self, key: &StateKey) -> Result<Vec<JobView>, ToolError> {
+        let index = self.store.get(key, "index").map_err(|e| store_error(&e))?;
+        let ids: Vec<String> = index
+            .as_deref()
+            .and_then(|t| serde_json::from_str(t).ok())
+            .unwrap_or_default();
+        Ok(ids.iter().filter_map(|i| self.view(key, i).ok()).collect())
+    }
+
+    /// Output of job `id` since the last read, at most `max_bytes`, waiting
+    /// up to `wait` (capped at [`MAX_WAIT`]) for new output or the end when
+    /// there is none yet; `cancelled` is checked every 50 ms. Advances the
+    /// record's read offset past what is returned. While the job runs, an
+    /// unfinished last line of at most [`HOLD_BACK_BYTES`] is held back.
+    ///
+    /// # Errors
+    /// As [`view`](Self::view).
+    pub fn read(
+        &self,
+        key: &StateKey,
+        id: &str,
+        max_bytes: usize,
+        wait: Duration,
+        cancelled: &dyn Fn() -> bool,
+    ) -> Result<JobRead, ToolError> {
+        let until = Instant::now() + wait.min(MAX_WAIT);
+        let file = {
+            // Checks ownership before the file is opened.
+            self.record(key, id)?;
+            self.open_output(id)?
+        };
+        loop {
+            let (record, _) = self.record(key, id)?;
+            let got = ring::read_since(&file, record.read_offset, max_bytes.max(1))
+                .map_err(|e| failed(format!("The job's output file is unreadable: {e}")))?;
+            let view = self.view_of(record, got.header);
+            let running = view.status == JobStatus::Running;
+            let mut bytes = got.bytes;
+            if running {
+                // Hold back an unfinished last line (bounded), when a
+                // whole line precedes it or it is short.
+                if let Some(last_nl) = bytes.iter().rposition(|&b| b == b'\n') {
+                    if bytes.len() - last_nl - 1 <= HOLD_BACK_BYTES {
+                        bytes.truncate(last_nl + 1);
+                    }
+                } else if bytes.len() <= HOLD_BACK_BYTES
+                    && got.start + (bytes.len() as u64) == view.total_bytes
+                {
+                    bytes.clear();
+                }
+            }
+            let waited_enough = Instant::now() >= until || cancelled();
+            if !bytes.is_empty() || !running || waited_enough {
+                let end = got.start + bytes.len() as u64;
+                let moved = end > view.record.read_offset;
+                if moved {
+                    self.update(key, id, |r| r.read_offset = r.read_offset.max(end))?;
+                }
+                let mut view = view;
+                view.record.read_offset = view.record.read_offset.max(end);
+                return Ok(JobRead {
+                    pending: view.total_bytes.saturating_sub(end),
+                    text: String::from_utf8_lossy(&bytes).into_owned(),
+                    dropped: got.dropped,
+                    view,
+                });
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Stops job `id`: writes to its control FIFO (or cancels its token),
+    /// waits up to [`KILL_WAIT`] for the end to be recorded, then stops the
+    /// writer process itself (`SIGKILL`, when it is still the same process)
+    /// and records the end as killed. A job that already ended is returned
+    /// as it is.
+    ///
+    /// # Errors
+    /// As [`view`](Self::view); `failed` for an in-process job of another
+    /// live process (only its host can stop it).
+    pub fn kill(&self, key: &StateKey, id: &str) -> Result<JobView, ToolError> {
+        let view = self.view(key, id)?;
+        if view.status != JobStatus::Running {
+            return Ok(view);
+        }
+        match view.record.control {
+            Control::Fifo => {
+                let path = self.dir.join(id).join("control");
+                // O_NONBLOCK: a FIFO nobody reads fails with ENXIO instead of blocking.
+                if let Ok(fifo) = rustix::fs::open(
+                    &path,
+                    rustix::fs::OFlags::WRONLY
+                        | rustix::fs::OFlags::NONBLOCK
+                        | rustix::fs::OFlags::CLOEXEC
+                        | rustix::fs::OFlags::NOFOLLOW,
+                    rustix::fs::Mode::empty(),
+                ) {
+                    let _ = rustix::io::write(&fifo, b"k");
+                }
+            }
+            Control::Local => {
+                let token = local_jobs().lock().ok().and_then(|m| m.get(id).cloned());
+                match token {
+                    Some(t) => t.cancel(),
+                    None => {
+                        return Err(failed(format!(
+                            "Job {id} runs inside another process ({}) that is still alive; only \
+                             that process can stop it.",
+                            view.record.writer.map_or(0, |w| w.pid)
+                        )));
+                    }
+                }
+            }
+        }
+        let until = Instant::now() + KILL_WAIT;
+        loop {
+            let now = self.view(key, id)?;
+            if now.status != JobStatus::Running {
+                return Ok(now);
+            }
+            if Instant::now() >= until {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        // The writer did not answer: stop it, and record the end for it.
+        if view.record.control == Control::Fifo
+            && let Some(w) = view.record.writer
+            && w.is_alive()
+            && let Some(pid) = rustix::process::Pid::from_raw(w.pid)
+        {
+            let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+        }
+        if let Ok(f) = std::fs::OpenOptions::new()
+            .write(true)
+            .open(self.dir.join(id).join("output"))
+        {
+            let _ = ring::set_end(&f, JobEnd::Killed, 9);
+        }
+        self.view(key, id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn registry(dir: &Path) -> JobRegistry {
+        JobRegistry::new(
+            Arc::new(FileStore::new(dir.join("state"))),
+            dir.join("jobs"),
+        )
+    }
+
+    #[test]
+    fn the_running_cap_refuses_the_next_start_and_frees_a_slot_when_one_ends() {
+        let dir = tempfile::tempdir().unwrap();
+        let jobs = registry(dir.path()).with_limits(JobLimits::new(3, DEFAULT_LIFETIME));
+        let key = JobRegistry::key(Some("t"), dir.path()).unwrap();
+        let started: Vec<_> = (0..3)
+            .map(|_| jobs.start_local(&key, "agent", "x").unwrap().0)
+            .collect();
+        let err = jobs.start_local(&key, "agent", "x").unwrap_err();
+        assert_eq!(err.kind, ErrorKind::Denied);
+        assert!(
+            err.message
+                .contains("3 background jobs of this trace are running"),
+            "{err}"
+        );
+        assert!(err.message.contains("job_kill"), "{err}");
+        started[0]
+            .writer()
+            .unwrap()
+            .finish(JobEnd::Exited, 0)
+            .unwrap();
+        assert!(jobs.start_local(&key, "agent", "x").is_ok());
+        // Another trace has its own cap.
+        let other = JobRegistry::key(Some("u"), dir.path()).unwrap();
+        assert!(jobs.start_local(&other, "agent", "x").is_ok());
+        assert_eq!(jobs.list(&key).unwrap().len(), 4);
+    }
+
+    #[test]
+    fn reads_resume_where_the_last_one_ended_and_report_dropped_output() {
+        let dir = tempfile::tempdir().unwrap();
+        let limits = JobLimits {
+            output_bytes: 16,
+            ..JobLimits::default()
+        };
+        let jobs = registry(dir.path()).with_limits(limits);
+        let key = JobRegistry::key(Some("t"), dir.path()).unwrap();
+        let (job, _) = jobs.start_local(&key, "agent", "x").unwrap();
+        let mut w = job.writer().unwrap();
+        w.write(b"one\ntw").unwrap();
+        let r = jobs
+            .read(&key, job.id(), 100, Duration::ZERO, &|| false)
+            .unwrap();
+        // The unfinished line is held back while the job runs.
+        assert_eq!((r.text.as_str(), r.pending, r.dropped), ("one\n", 2, 0));
+        w.write(b"o\n0123456789abcdefXYZ\n").unwrap();
+        let r = jobs
+            .read(&key, job.id(), 100, Duration::ZERO, &|| false)
+            .unwrap();
+        assert_eq!(r.text, "456789abcdefXYZ\n");
+        assert_eq!(r.dropped, 8);
+        w.finish(JobEnd::Exited, 3).unwrap();
+        let r = jobs
+            .read(&key, job.id(), 100, Duration::ZERO, &|| false)
+            .unwrap();
+        assert_eq!(
+            (r.text.as_str(), r.view.status, r.view.exit_code),
+            ("", JobStatus::Exited, Some(3))
+        );
+    }
+
+    #[test]
+    fn kill_cancels_an_in_process_job_and_waits_for_its_end() {
+        let dir = tempfile::tempdir().unwrap();
+        let jobs = registry(dir.path());
+        let key = JobRegistry::key(Some("t"), dir.path()).unwrap();
+        let (job, token) = jobs.start_local(&key, "agent", "x").unwrap();
+        let mut w = job.writer().unwrap();
+        let worker = std::thread::spawn(move || {
+            while !token.is_cancelled() {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            w.finish(JobEnd::Killed, 130).unwrap();
+        });
+        let view = jobs.kill(&key, job.id()).unwrap();
+        worker.join().unwrap();
+        assert_eq!(view.status, JobStatus::Killed);
+        JobRegistry::forget_local(job.id());
+        // A job whose writer is gone without an end is lost.
+        let (lost, _) = jobs.start_local(&key, "agent", "y").unwrap();
+        JobRegistry::forget_local(lost.id());
+        jobs.update(&key, lost.id(), |r| {
+            r.writer = Some(ProcessStamp {
+                pid: i32::MAX,
+                start: 1,
+            });
+        })
+        .unwrap();
+        assert_eq!(jobs.view(&key, lost.id()).unwrap().status, JobStatus::Lost);
+    }
+
+    #[test]
+    fn ids_are_checked_before_any_file_is_touched() {
+        let dir = tempfile::tempdir().unwrap();
+        let jobs = registry(dir.path());
+        let key = JobRegistry::key(Some("t"), dir.path()).unwrap();
+        for bad in ["../../etc", "job-xyz", "job-0123456789ABCDEF", ""] {
+            let err = jobs.view(&key, bad).unwrap_err();
+            assert_eq!(err.kind, ErrorKind::InvalidArguments, "{bad}");
+            assert!(err.message.contains("No job"), "{err}");
+        }
+        assert!(is_job_id("job-0123456789abcdef"));
+    }
+}

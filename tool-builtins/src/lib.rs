@@ -49,6 +49,8 @@
 //! | `grep_content` | [`search::grep`] | regex search with ripgrep's engine |
 //! | `list_dir` | [`search::list`] | a folder tree |
 //! | `skill` | [`skills`] | a skill's instructions, from `SKILL.md` folders (a runtime tool: [`SkillSet::tool`]) |
+//! | `web_fetch` | [`web::fetch`] | one URL under a [`WebConfig`]'s network policy: HTML as Markdown, text, an image, a PDF |
+//! | `web_search` | [`web::search`] | title/URL/snippet hits from a configured provider (Brave, SearXNG) |
 //!
 //! Each is a `#[tool]` fn: linking this crate adds them to
 //! [`ToolRegistry::global`]; [`registry`] gives a registry of just these.
@@ -176,6 +178,7 @@ mod roots;
 pub mod search;
 pub mod shell;
 pub mod skills;
+pub mod web;
 pub mod write;
 
 pub use edit::edit_file;
@@ -196,6 +199,7 @@ pub use shell::policy::{CommandPolicy, PolicyAction, PolicyDecision, SegmentVerd
 pub use shell::split::{CommandParts, split_command};
 pub use shell::{BashConfig, bash_command};
 pub use skills::{Skill, SkillSet};
+pub use web::{WebConfig, web_fetch, web_search};
 
 // The built-ins are an opt-in library: linking this crate does not put a
 // shell and file writes into an application's `ToolRegistry::global()`.

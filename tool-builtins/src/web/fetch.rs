@@ -277,14 +277,17 @@ async fn fetch_page(
 /// pinned for the client's connection.
 async fn vet_and_pin(config: &WebConfig, client: &FetchClient, url: &Url) -> Result<(), Failed> {
     let refused = |e: tool_core::NetworkRefusal| {
-        let reason = match e.reason() {
-            tool_core::governance::network::RefusalReason::SpecialAddress { .. } => {
-                "private_address"
-            }
-            tool_core::governance::network::RefusalReason::Unresolvable { .. } => "unresolvable",
-            _ => "not_allowed",
+        use tool_core::governance::network::RefusalReason;
+        let (reason, hint) = match e.reason() {
+            RefusalReason::SpecialAddress { .. } => (
+                "private_address",
+                " (`--allow-net-private` in the `tool` CLI, `NetworkPolicy::allow_private` in a \
+                 library)",
+            ),
+            RefusalReason::Unresolvable { .. } => ("unresolvable", ""),
+            _ => ("not_allowed", ""),
         };
-        Failed::new(ErrorKind::Denied, reason, e.to_string())
+        Failed::new(ErrorKind::Denied, reason, format!("{e}{hint}"))
     };
     let policy = config.network().clone();
     let target = policy.check_url(url).map_err(refused)?;

@@ -20,3 +20,4 @@ mod schema;
 mod skills;
 mod support;
 mod views;
+mod web;

@@ -74,12 +74,15 @@
 //! - [`patch`]: `apply_patch`: the grammar apart from plan/apply/rollback.
 //! - [`skills`]: [`SkillSet`], `SKILL.md` folders loaded with per-file
 //!   diagnostics, and the `skill` tool built from them.
+//! - [`web`]: `web_fetch` and `web_search`, the [`WebConfig`] they read
+//!   (network policy, limits, search provider), the page cache.
 //! - Head/tail truncation with spill files lives in `tool_core::truncate`.
 //!
 //! What may import what (checked on the `use crate::` lines): the tools and
 //! `patch` → `fs`; `shell` → `fs`; `search` → `fs`; the read-only spill
-//! roots (`roots`, beside `lib.rs`) → `fs` and `shell::config`. `fs` imports
-//! none of the other wings.
+//! roots (`roots`, beside `lib.rs`) → `fs` and `shell::config`; `web` →
+//! `media` (images and PDFs of fetched pages). `fs` imports none of the
+//! other wings.
 //!
 //! # Setting up a context
 //! The tools read their environment from the [`ToolContext`] as typed state:
@@ -156,6 +159,9 @@
 //!   `tempfile`).
 //! - `yaml-rust2`: the YAML front matter of `SKILL.md` files (see [`skills`]
 //!   for the choice among YAML crates).
+//! - `reqwest`, `htmd`, `url`, `httpdate`: `web_fetch` and `web_search`
+//!   (HTTP, HTML to Markdown, URLs, `Retry-After` dates); each choice and
+//!   its reason is in the [`web`] module's docs.
 //! - `libc`: the calls of the supervisor that `rustix` has no stable
 //!   safe form for (`fork`, `_exit`, `signal(SIG_IGN)`, `close_range`),
 //!   made in the one function of the workspace allowed to use `unsafe`

@@ -6,8 +6,11 @@ use base64::Engine as _;
 use tool_core::{Attachment, ErrorKind, Image, ToolResult};
 use tool_rules::text::{Clip, clip};
 
-/// Most characters `max_length` may ask for: 200 000.
-pub const MAX_LENGTH_LIMIT: usize = 200_000;
+/// Most characters `max_length` may ask for: 50 000, so that a whole answer
+/// of ASCII text stays within the registry's default output budget (50 KiB,
+/// `tool_core::truncate::DEFAULT_MAX_BYTES`) instead of being cut again and
+/// spilled to a file.
+pub const MAX_LENGTH_LIMIT: usize = 50_000;
 /// Characters returned when `max_length` is not given: 20 000.
 pub const DEFAULT_MAX_LENGTH: usize = 20_000;
 
@@ -64,8 +67,13 @@ pub(crate) struct Page {
 /// A page's content.
 #[derive(Debug)]
 pub(crate) enum Content {
-    /// Text; `markdown` when it was converted from HTML.
-    Text { text: String, markdown: bool },
+    /// Text; `markdown` when it was converted from HTML; `chars` its length
+    /// in characters (counted once, not on every cached answer).
+    Text {
+        text: String,
+        markdown: bool,
+        chars: usize,
+    },
     /// An image ready for the model.
     Image {
         image: Image,
@@ -215,15 +223,21 @@ pub(crate) fn convert(
         Kind::Html => {
             let html = decode_text(&body, content_type, true);
             drop(body);
+            let text = html_to_markdown(html)?;
             Content::Text {
-                text: html_to_markdown(html)?,
+                chars: text.chars().count(),
+                text,
                 markdown: true,
             }
         }
-        Kind::Text => Content::Text {
-            text: decode_text(&body, content_type, false),
-            markdown: false,
-        },
+        Kind::Text => {
+            let text = decode_text(&body, content_type, false);
+            Content::Text {
+                chars: text.chars().count(),
+                text,
+                markdown: false,
+            }
+        }
         Kind::Image => image_content(body)?,
         Kind::Pdf => pdf_content(&body, cut)?,
         Kind::Other => {
@@ -456,22 +470,27 @@ pub(crate) fn render(
     limit_bytes: u64,
 ) -> ToolResult {
     let mut result = match &page.content {
-        Content::Text { text, markdown } => {
+        Content::Text {
+            text,
+            markdown,
+            chars,
+        } => {
             let shown = clip(text, Clip::chars(max_chars).unmarked());
-            let total = if shown.len() == text.len() {
-                shown.chars().count()
-            } else {
-                text.chars().count()
-            };
+            let total = *chars;
             let truncated = shown.len() < text.len();
             let mut r = ToolResult::ok(shown.into_owned())
                 .with_metadata("markdown", *markdown)
                 .with_metadata("chars", total)
                 .with_metadata("truncated", truncated || page.cut);
-            if truncated {
+            if truncated && max_chars < MAX_LENGTH_LIMIT {
                 r.add_note(format!(
                     "the page has {total} characters; the first {max_chars} are shown. Call again \
                      with a larger max_length (at most {MAX_LENGTH_LIMIT}) to read further"
+                ));
+            } else if truncated {
+                r.add_note(format!(
+                    "the page has {total} characters; the first {max_chars} are shown, the most \
+                     web_fetch returns"
                 ));
             }
             if page.cut {
@@ -663,6 +682,7 @@ mod tests {
         let page = Page::for_test(Content::Text {
             text: "é".repeat(50),
             markdown: false,
+            chars: 50,
         });
         let r = render(&page, "http://a.test/", 10, false, 100);
         assert_eq!(r.output, "é".repeat(10));
@@ -671,5 +691,16 @@ mod tests {
         let notes = r.notes_text().unwrap();
         assert!(notes.contains("the page has 50 characters"), "{notes}");
         assert!(notes.contains("larger max_length"), "{notes}");
+        // At the limit the note does not send the model round in circles.
+        let long = Page::for_test(Content::Text {
+            text: "x".repeat(MAX_LENGTH_LIMIT + 1),
+            markdown: false,
+            chars: MAX_LENGTH_LIMIT + 1,
+        });
+        let r = render(&long, "http://a.test/", MAX_LENGTH_LIMIT, true, 100);
+        assert_eq!(r.output.len(), MAX_LENGTH_LIMIT);
+        let notes = r.notes_text().unwrap();
+        assert!(notes.contains("the most web_fetch returns"), "{notes}");
+        assert!(!notes.contains("larger max_length"), "{notes}");
     }
 }

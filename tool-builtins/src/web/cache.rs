@@ -93,6 +93,7 @@ mod tests {
         Arc::new(Page::for_test(Content::Text {
             text: text.to_owned(),
             markdown: false,
+            chars: text.chars().count(),
         }))
     }
 

@@ -33,7 +33,7 @@ const ERROR_BODY_BYTES: usize = 4096;
 ///
 /// # Arguments
 /// * `url` - Absolute http:// or https:// URL.
-/// * `max_length` - Most characters of text to return (default 20000, at most 200000).
+/// * `max_length` - Most characters of text to return (default 20000, at most 50000).
 #[tool(
     kind = "network",
     tags = ["web"],

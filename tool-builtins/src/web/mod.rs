@@ -39,7 +39,7 @@
 //! (30 s) and between two reads of the body (10 s), connection time (10 s),
 //! redirect hops (10), retries on 429 and 5xx (2, waiting what `Retry-After`
 //! asks up to 10 s), characters returned (`max_length`, default 20 000, at
-//! most 200 000).
+//! most 50 000).
 //!
 //! # Cache
 //! A successful fetch is kept for 15 minutes per trace (the context's trace

@@ -261,6 +261,8 @@ fn registry_holds_exactly_the_builtins_that_are_linked() {
             "multi_edit",
             "read_file",
             "read_images",
+            "web_fetch",
+            "web_search",
             "write_file",
         ]
     );

@@ -52,6 +52,8 @@
 //! | `ask_user` | [`ask`](mod@ask) | a question for the person, through the context's `Asker` |
 //! | `todo_write`, `todo_read` | [`todo`](mod@todo) | the session's task list, kept per trace |
 //! | `skill` | [`skills`] | a skill's instructions, from `SKILL.md` folders (a runtime tool: [`SkillSet::tool`]) |
+//! | `web_fetch` | [`web::fetch`] | one URL under a [`WebConfig`]'s network policy: HTML as Markdown, text, an image, a PDF |
+//! | `web_search` | [`web::search`] | title/URL/snippet hits from a configured provider (Brave, SearXNG) |
 //!
 //! Each is a `#[tool]` fn: linking this crate adds them to
 //! [`ToolRegistry::global`]; [`registry`] gives a registry of just these.
@@ -75,12 +77,15 @@
 //! - [`patch`]: `apply_patch`: the grammar apart from plan/apply/rollback.
 //! - [`skills`]: [`SkillSet`], `SKILL.md` folders loaded with per-file
 //!   diagnostics, and the `skill` tool built from them.
+//! - [`web`]: `web_fetch` and `web_search`, the [`WebConfig`] they read
+//!   (network policy, limits, search provider), the page cache.
 //! - Head/tail truncation with spill files lives in `tool_core::truncate`.
 //!
 //! What may import what (checked on the `use crate::` lines): the tools and
 //! `patch` → `fs`; `shell` → `fs`; `search` → `fs`; the read-only spill
-//! roots (`roots`, beside `lib.rs`) → `fs` and `shell::config`. `fs` imports
-//! none of the other wings.
+//! roots (`roots`, beside `lib.rs`) → `fs` and `shell::config`; `web` →
+//! `media` (images and PDFs of fetched pages). `fs` imports none of the
+//! other wings.
 //!
 //! # Setting up a context
 //! The tools read their environment from the [`ToolContext`] as typed state:
@@ -157,6 +162,9 @@
 //!   `tempfile`).
 //! - `yaml-rust2`: the YAML front matter of `SKILL.md` files (see [`skills`]
 //!   for the choice among YAML crates).
+//! - `reqwest`, `htmd`, `url`, `httpdate`: `web_fetch` and `web_search`
+//!   (HTTP, HTML to Markdown, URLs, `Retry-After` dates); each choice and
+//!   its reason is in the [`web`] module's docs.
 //! - `libc`: the calls of the supervisor that `rustix` has no stable
 //!   safe form for (`fork`, `_exit`, `signal(SIG_IGN)`, `close_range`),
 //!   made in the one function of the workspace allowed to use `unsafe`
@@ -181,6 +189,7 @@ pub mod search;
 pub mod shell;
 pub mod skills;
 pub mod todo;
+pub mod web;
 pub mod write;
 
 pub use ask::ask_user;
@@ -204,6 +213,7 @@ pub use shell::split::{CommandParts, split_command};
 pub use shell::{BashConfig, bash_command, job_kill, job_list, job_output};
 pub use skills::{Skill, SkillSet};
 pub use todo::{TodoHook, TodoItem, TodoStatus, todo_read, todo_write};
+pub use web::{WebConfig, web_fetch, web_search};
 
 // The built-ins are an opt-in library: linking this crate does not put a
 // shell and file writes into an application's `ToolRegistry::global()`.

@@ -334,10 +334,16 @@ pub(crate) struct CommonOptions {
     #[arg(long, global = true, value_name = "PATH")]
     pub(crate) sandbox_hide: Vec<PathBuf>,
 
-    /// Host a sandboxed command may reach through the sandbox's proxy (repeatable; URL-pattern
-    /// grammar, e.g. *.crates.io or https://registry.npmjs.org) [default: no network].
+    /// Host a sandboxed command may reach through the sandbox's proxy, and web_fetch may fetch
+    /// (repeatable; URL-pattern grammar, e.g. *.crates.io, https://docs.rs/**, or * for any
+    /// public host) [default: no network].
     #[arg(long, global = true, value_name = "PATTERN")]
     pub(crate) allow_net: Vec<String>,
+
+    /// Let --allow-net hosts be reached at loopback, private and link-local addresses (refused by
+    /// default, also when a name resolves to one), e.g. a dev server on localhost:8080.
+    #[arg(long, global = true)]
+    pub(crate) allow_net_private: bool,
 
     /// Let sandboxed commands create Unix domain sockets, and so connect to any socket file
     /// they can see (a database's, an IDE's); refused by default (socketpair stays allowed).
@@ -419,7 +425,7 @@ impl CommonOptions {
                 .map_err(|e| format!("--allow-net {pattern}: {e}"))?;
             network = network.allow(parsed);
         }
-        Ok(policy.with_network(network))
+        Ok(policy.with_network(network.allow_private(self.allow_net_private)))
     }
 }
 

@@ -192,9 +192,12 @@ const SHELL_OPTIONS: &[&str] = &[
     "sandbox_best_effort",
     "sandbox_write",
     "sandbox_hide",
-    "allow_net",
     "sandbox_limit",
 ];
+
+/// The network options, hidden from the help of a program whose registry
+/// has neither `bash_command` nor `web_fetch` (they govern both).
+const NETWORK_OPTIONS: &[&str] = &["allow_net", "allow_net_private"];
 
 /// The command line of the program `name` over `registry`: the `tool`
 /// binary's, named `name`; for a registry without the built-in shell, the
@@ -206,10 +209,14 @@ fn command_for(registry: &ToolRegistry, name: &str) -> clap::Command {
         .name(name.to_owned())
         .bin_name(name.to_owned());
     if registry.get("bash_command").is_none() {
+        let no_network = registry.get("web_fetch").is_none();
         let ids: Vec<String> = command
             .get_arguments()
             .map(|a| a.get_id().to_string())
-            .filter(|id| SHELL_OPTIONS.contains(&id.as_str()))
+            .filter(|id| {
+                SHELL_OPTIONS.contains(&id.as_str())
+                    || (no_network && NETWORK_OPTIONS.contains(&id.as_str()))
+            })
             .collect();
         for id in ids {
             command = command.mut_arg(id, |a| a.hide(true));

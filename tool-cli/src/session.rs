@@ -62,7 +62,16 @@ impl Session {
         if let Some(path) = &common.secrets {
             ctx = ctx.with_secrets(load_secrets(path)?);
         }
-        let mut bash = tool_builtins::BashConfig::default().with_sandbox(common.sandbox_policy()?);
+        let sandbox = common.sandbox_policy()?;
+        // web_fetch obeys the same --allow-net patterns as sandboxed commands;
+        // web_search uses the provider the environment configures. An
+        // application's own WebConfig (in `base`) is kept as it made it.
+        if ctx.state::<tool_builtins::WebConfig>().is_none() {
+            ctx = ctx.with_state(
+                tool_builtins::WebConfig::new(sandbox.network.clone()).with_search_from_env(),
+            );
+        }
+        let mut bash = tool_builtins::BashConfig::default().with_sandbox(sandbox);
         if let Some(path) = &common.bash_policy {
             // "ask" verdicts go to the approver set above (from --approve).
             bash = bash.with_policy(crate::bash_policy::load(path)?);

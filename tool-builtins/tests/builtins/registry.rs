@@ -267,6 +267,8 @@ fn registry_holds_exactly_the_builtins_that_are_linked() {
             "read_images",
             "todo_read",
             "todo_write",
+            "web_fetch",
+            "web_search",
             "write_file",
         ]
     );

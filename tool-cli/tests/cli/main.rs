@@ -23,3 +23,4 @@ mod skills;
 mod support;
 mod todo;
 mod views;
+mod web;

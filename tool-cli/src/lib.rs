@@ -300,7 +300,7 @@ fn execute(registry: &ToolRegistry, program: &Program, mut cli: Args) -> Result<
         Some(path) => {
             let runtime = runtime()?;
             let live = runtime
-                .block_on(mcp::import(registry, path))
+                .block_on(mcp::import(registry, path, cli.common.mcp_protocol))
                 .map_err(Failure::Usage)?;
             (live, Some(runtime))
         }

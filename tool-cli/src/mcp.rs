@@ -24,12 +24,27 @@ use crate::session::Session;
 /// # Errors
 /// A usage message naming the file when it cannot be read or is not an MCP
 /// config at all.
-pub(crate) async fn import(registry: &ToolRegistry, path: &Path) -> Result<LiveRegistry, String> {
+///
+/// `era` applies to the entries without a `"protocol"` key (`--mcp-protocol`).
+pub(crate) async fn import(
+    registry: &ToolRegistry,
+    path: &Path,
+    era: tool_mcp::ProtocolEra,
+) -> Result<LiveRegistry, String> {
     let live = LiveRegistry::new(registry.clone());
     // Checked first (regular file, at most 1 MiB, no wait on a FIFO), then
     // read by tool-mcp with its own messages.
     crate::small_file::read_config(path, "--mcp-config", "an MCP config (JSON)")?;
-    let entries = tool_mcp::read_mcp_config(path).map_err(|e| e.to_string())?;
+    let entries = tool_mcp::read_mcp_config(path)
+        .map_err(|e| e.to_string())?
+        .into_iter()
+        .map(|entry| match entry {
+            tool_mcp::McpServerEntry::Enabled(source) => {
+                tool_mcp::McpServerEntry::Enabled(source.with_default_era(era))
+            }
+            other => other,
+        })
+        .collect();
     let mut changes = live.subscribe();
     tool_mcp::import_mcp_servers(entries, &live).await;
     // Later deaths: every change of the registry from now on may be one.

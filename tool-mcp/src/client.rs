@@ -33,6 +33,7 @@ use tool_core::{
 use crate::error::{Error, ErrorKind};
 use crate::names::{local_tool_name, sanitize_server};
 use tool_core::{LiveRegistry, NamePattern};
+use tool_rules::text::{Clip, clip};
 
 /// How long a request may wait for its answer unless [`McpToolSource::with_timeout`] says otherwise.
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
@@ -42,16 +43,72 @@ pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 /// that never answers `initialize` fails fast instead of holding up the host.
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
 
-/// Which lifecycle the client opens the connection with.
+/// Which protocol era (lifecycle) the client opens a connection with;
+/// `.mcp.json`'s per-server `"protocol"` key and the CLI's `--mcp-protocol`.
+///
+/// The two eras are not compatible on the wire: a 2025-11-25 server may not
+/// know `server/discover`, and a server that speaks only 2026-07-28 answers
+/// `initialize` with an error (`-32022` unsupported protocol version, or
+/// `-32601` method not found). [`Auto`](Self::Auto), the default, follows the
+/// 2026-07-28 specification's backward-compatibility guidance for clients:
+/// send `server/discover` first and fall back to `initialize` on the same
+/// connection when the server answers it with a JSON-RPC error other than a
+/// 2026-07-28 rejection (or not at all within rmcp's 10 s probe timeout).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub enum ProtocolEra {
-    /// MCP 2025-11-25: `initialize` handshake, then a session. Every server
-    /// of that era or later accepts it. The default.
+    /// `server/discover` first, `initialize` when the server is of the
+    /// 2025-11-25 era (`"auto"`). The default.
     #[default]
+    Auto,
+    /// MCP 2025-11-25 only: `initialize` handshake, then a session
+    /// (`"2025-11-25"`). A server that speaks only 2026-07-28 refuses it.
     Initialize,
-    /// MCP 2026-07-28: `server/discover`, then self-contained requests.
+    /// MCP 2026-07-28 only: `server/discover`, then self-contained requests
+    /// (`"2026-07-28"`). A 2025-11-25 server refuses it.
     Discover,
+}
+
+impl ProtocolEra {
+    /// The spelling of `.mcp.json`'s `"protocol"` key and `--mcp-protocol`:
+    /// `auto`, `2025-11-25` or `2026-07-28`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Auto => "auto",
+            Self::Initialize => "2025-11-25",
+            Self::Discover => "2026-07-28",
+        }
+    }
+}
+
+impl std::fmt::Display for ProtocolEra {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for ProtocolEra {
+    type Err = Error;
+
+    /// Parses `auto`, `2025-11-25` or `2026-07-28` (exactly).
+    ///
+    /// # Errors
+    /// [`ErrorKind::Config`] naming the accepted values.
+    fn from_str(s: &str) -> Result<Self, Error> {
+        match s {
+            "auto" => Ok(Self::Auto),
+            "2025-11-25" => Ok(Self::Initialize),
+            "2026-07-28" => Ok(Self::Discover),
+            other => Err(Error::new(
+                ErrorKind::Config,
+                format!(
+                    "unknown MCP protocol `{}`: use \"auto\" (the default: 2026-07-28's \
+                     server/discover, else 2025-11-25's initialize), \"2025-11-25\" or \"2026-07-28\"",
+                    clip(other, Clip::chars(40))
+                ),
+            )),
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -86,6 +143,9 @@ pub struct McpToolSource {
     timeout: Duration,
     connect_timeout: Duration,
     era: ProtocolEra,
+    /// `true` once [`McpToolSource::with_era`] chose the era (a config's
+    /// `"protocol"` key): [`McpToolSource::with_default_era`] then keeps it.
+    era_chosen: bool,
     filter: ToolFilter,
 }
 
@@ -148,6 +208,7 @@ impl McpToolSource {
             timeout: DEFAULT_REQUEST_TIMEOUT,
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
             era: ProtocolEra::default(),
+            era_chosen: false,
             filter: ToolFilter::default(),
         }
     }
@@ -204,11 +265,29 @@ impl McpToolSource {
         self
     }
 
-    /// The protocol lifecycle to open the connection with (default [`ProtocolEra::Initialize`]).
+    /// The protocol era to open the connection with (default
+    /// [`ProtocolEra::Auto`]: `server/discover`, else `initialize`);
+    /// `.mcp.json`'s `"protocol"` key.
     #[must_use]
     pub fn with_era(mut self, era: ProtocolEra) -> Self {
         self.era = era;
+        self.era_chosen = true;
         self
+    }
+
+    /// The era to use unless [`with_era`](Self::with_era) chose one (the
+    /// CLI's `--mcp-protocol` under the entries' own `"protocol"` keys).
+    #[must_use]
+    pub fn with_default_era(mut self, era: ProtocolEra) -> Self {
+        if !self.era_chosen {
+            self.era = era;
+        }
+        self
+    }
+
+    /// The era the connection will be opened with.
+    pub fn era(&self) -> ProtocolEra {
+        self.era
     }
 
     /// The name given with [`named`](Self::named), if any.
@@ -251,6 +330,10 @@ impl McpToolSource {
             ProtocolEra::Discover => ClientLifecycleMode::Discover {
                 preferred_versions: vec![ProtocolVersion::V_2026_07_28],
             },
+            ProtocolEra::Auto => ClientLifecycleMode::Auto {
+                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+                legacy_version: Some(ProtocolVersion::V_2025_11_25),
+            },
         };
         let handshake = async {
             match &self.endpoint {
@@ -289,6 +372,12 @@ impl McpToolSource {
                     self.connect_timeout
                 ))
             })??;
+        // The era the handshake settled on: a version without `initialize`
+        // (2026-07-28 and later) means the stateless lifecycle.
+        let era = match running.peer().peer_info() {
+            Some(info) if !info.protocol_version.has_initialize() => ProtocolEra::Discover,
+            _ => ProtocolEra::Initialize,
+        };
         let server_name = self.name.clone().unwrap_or_else(|| {
             running
                 .peer()
@@ -302,7 +391,7 @@ impl McpToolSource {
             sanitize_server(&server_name),
             what,
             self.timeout,
-            self.era,
+            era,
             self.filter,
         ))
     }
@@ -368,13 +457,16 @@ struct Handler {
 }
 
 impl ClientHandler for Handler {
-    /// On a 2026-07-28 connection the client declares form elicitation: it
-    /// answers a server's confirmation (an input-required result) with the
-    /// calling context's approver ([`Inner::call`]). In sessions it declares
-    /// none, so servers follow their own approver instead of asking it.
+    /// Unless the source is pinned to 2025-11-25 the client declares form
+    /// elicitation: on a 2026-07-28 connection it answers a server's
+    /// confirmation (an input-required result) with the calling context's
+    /// approver ([`Inner::call`]). Pinned to 2025-11-25 it declares none, so
+    /// servers follow their own approver instead of asking it. (`Auto`
+    /// declares before it knows the era: rmcp sends one client description
+    /// for both handshakes.)
     fn get_info(&self) -> ClientConfig {
         let mut config = ClientConfig::default();
-        if self.era == ProtocolEra::Discover {
+        if self.era != ProtocolEra::Initialize {
             config.capabilities.elicitation =
                 Some(ElicitationCapability::new().with_form(FormElicitationCapability::new()));
         }
@@ -492,6 +584,12 @@ impl McpConnection {
     /// The `<server>` prefix of this connection's local tool names.
     pub fn server_name(&self) -> &str {
         &self.inner.server
+    }
+
+    /// The era the handshake settled on: [`ProtocolEra::Discover`] or
+    /// [`ProtocolEra::Initialize`], never `Auto`.
+    pub fn era(&self) -> ProtocolEra {
+        self.inner.era
     }
 
     /// `true` once the server is gone (exited, closed its streams, or the

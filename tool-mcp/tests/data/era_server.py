@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+"""A minimal MCP server over stdio that speaks one protocol era only.
+
+`era_server.py 2025-11-25`: `initialize` and sessions; `server/discover` is
+an unknown method (-32601), as in every server written before 2026-07-28.
+`era_server.py 2026-07-28`: `server/discover` and self-contained requests;
+`initialize` is refused with -32022 (unsupported protocol version), as a
+server that dropped the old lifecycle answers it.
+
+One tool, `which_era`, answers with the era and the handshake the client used,
+so a test can tell which lifecycle its client settled on. Written for the
+tests of tool-mcp's era negotiation; no dependencies beyond Python 3.
+"""
+
+import json
+import sys
+
+ERA = sys.argv[1] if len(sys.argv) > 1 else "2025-11-25"
+handshake = None
+
+TOOL = {
+    "name": "which_era",
+    "description": "Names the protocol era and handshake of this connection.",
+    "inputSchema": {"type": "object", "properties": {}},
+}
+
+
+def reply(msg_id, result=None, error=None):
+    out = {"jsonrpc": "2.0", "id": msg_id}
+    if error is not None:
+        out["error"] = error
+    else:
+        out["result"] = result
+    sys.stdout.write(json.dumps(out) + "\n")
+    sys.stdout.flush()
+
+
+def complete(result):
+    if ERA == "2026-07-28":
+        result = dict(result, resultType="complete")
+    return result
+
+
+for line in sys.stdin:
+    try:
+        msg = json.loads(line)
+    except ValueError:
+        continue
+    method, msg_id = msg.get("method"), msg.get("id")
+    if msg_id is None:
+        continue  # notifications
+    if method == "initialize":
+        if ERA == "2026-07-28":
+            reply(msg_id, error={"code": -32022, "message": "Unsupported protocol version",
+                                 "data": {"supported": ["2026-07-28"]}})
+        else:
+            handshake = "initialize"
+            reply(msg_id, {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
+                           "serverInfo": {"name": "era-server", "version": "1.0.0"}})
+    elif method == "server/discover":
+        if ERA == "2026-07-28":
+            handshake = "server/discover"
+            reply(msg_id, {"resultType": "complete", "supportedVersions": ["2026-07-28"],
+                           "capabilities": {"tools": {}}, "ttlMs": 0, "cacheScope": "private",
+                           "_meta": {"io.modelcontextprotocol/serverInfo":
+                                     {"name": "era-server", "version": "1.0.0"}}})
+        else:
+            reply(msg_id, error={"code": -32601, "message": "Method not found: server/discover"})
+    elif method == "tools/list":
+        reply(msg_id, complete({"tools": [TOOL]}))
+    elif method == "tools/call":
+        text = f"era {ERA}, handshake {handshake}"
+        reply(msg_id, complete({"content": [{"type": "text", "text": text}]}))
+    elif method == "ping":
+        reply(msg_id, complete({}))
+    else:
+        reply(msg_id, error={"code": -32601, "message": f"Method not found: {method}"})

@@ -256,6 +256,8 @@ pub(crate) struct CommonOptions {
     /// MCP servers whose tools join the built-ins, named <server>__<tool>: a .mcp.json file,
     /// {"mcpServers": {NAME: {"command", "args", "env"} | {"url"}}}. "disabled": true skips an entry;
     /// "includeTools" / "excludeTools" (lists of the server's tool names, * allowed) choose its tools;
+    /// "protocol" its era (see --mcp-protocol); "headers" (url servers) are sent with each request,
+    /// ${VAR} in a value read from this program's environment ({"Authorization": "Bearer ${TOKEN}"});
     /// a server that fails is reported and left out.
     #[arg(long, global = true, value_name = "FILE")]
     pub(crate) mcp_config: Option<PathBuf>,

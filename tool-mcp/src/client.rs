@@ -31,6 +31,7 @@ use tool_core::{
 };
 
 use crate::error::{Error, ErrorKind};
+use crate::headers::{HeaderConfig, Hidden};
 use crate::names::{local_tool_name, sanitize_server};
 use tool_core::{LiveRegistry, NamePattern};
 use tool_rules::text::{Clip, clip};
@@ -111,7 +112,7 @@ impl std::str::FromStr for ProtocolEra {
     }
 }
 
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 enum Endpoint {
     Stdio {
         command: String,
@@ -121,6 +122,22 @@ enum Endpoint {
     Http {
         url: String,
     },
+}
+
+impl std::fmt::Debug for Endpoint {
+    /// The command, arguments and URL; `env` values are not shown (they may
+    /// be keys handed to the server on purpose).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Stdio { command, args, env } => f
+                .debug_struct("Stdio")
+                .field("command", command)
+                .field("args", args)
+                .field("env", &env.keys().collect::<Vec<_>>())
+                .finish(),
+            Self::Http { url } => f.debug_struct("Http").field("url", url).finish(),
+        }
+    }
 }
 
 /// Where an MCP server is and how to talk to it; [`connect`](Self::connect) opens it.
@@ -147,6 +164,8 @@ pub struct McpToolSource {
     /// `"protocol"` key): [`McpToolSource::with_default_era`] then keeps it.
     era_chosen: bool,
     filter: ToolFilter,
+    /// `url` servers: headers and bearer token (values hidden from `Debug`).
+    auth: HeaderConfig,
 }
 
 /// Which of a server's tools are imported: `include` (when set) and
@@ -210,6 +229,7 @@ impl McpToolSource {
             era: ProtocolEra::default(),
             era_chosen: false,
             filter: ToolFilter::default(),
+            auth: HeaderConfig::default(),
         }
     }
 
@@ -290,6 +310,36 @@ impl McpToolSource {
         self.era
     }
 
+    /// Sends `name: value` with every HTTP request to this `url` server
+    /// (`.mcp.json`'s `"headers"`); a second call with the same name adds a
+    /// second header line. Each `${VAR}` in `value` is replaced by this
+    /// process's environment variable `VAR` when connecting (Claude Code's
+    /// syntax; the server never sees the variable, only the value), so a
+    /// configuration file needs no secret in it. Values are never printed:
+    /// `Debug` shows `***` and errors name the header, not its value.
+    ///
+    /// Limits: at most [`MAX_HEADERS`](crate::MAX_HEADERS) headers, each value
+    /// at most [`MAX_HEADER_VALUE_BYTES`](crate::MAX_HEADER_VALUE_BYTES) after
+    /// resolution; the transport's own headers (`Accept`, `Content-Type`,
+    /// `Mcp-Session-Id`, `Mcp-Protocol-Version`, `Last-Event-ID`) cannot be set.
+    /// [`connect`](Self::connect) checks all this; a stdio server refuses
+    /// headers.
+    #[must_use]
+    pub fn with_header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.auth.headers.push((name.into(), Hidden(value.into())));
+        self
+    }
+
+    /// Sends `Authorization: Bearer <token>` with every HTTP request to this
+    /// `url` server, as `tool serve --http --token-file` expects. `token` is
+    /// the token alone, without `Bearer `; `${VAR}` is resolved as in
+    /// [`with_header`](Self::with_header). Never printed.
+    #[must_use]
+    pub fn with_bearer_token(mut self, token: impl Into<String>) -> Self {
+        self.auth.bearer = Some(Hidden(token.into()));
+        self
+    }
+
     /// The name given with [`named`](Self::named), if any.
     pub fn name(&self) -> Option<&str> {
         self.name.as_deref()
@@ -318,7 +368,23 @@ impl McpToolSource {
             None => format!("`{what}`"),
         };
         let connect_err = |e: &dyn std::fmt::Display| {
-            Error::new(ErrorKind::Connect, format!("MCP server {label}: {e}"))
+            let text = e.to_string();
+            // rmcp says "Auth required" for a 401 answer.
+            let hint = if text.contains("Auth required") {
+                if self.auth.bearer.is_some() || !self.auth.headers.is_empty() {
+                    " (HTTP 401: the server refused the credentials sent; check the token)"
+                } else {
+                    " (HTTP 401: the server requires authorization; give the entry \
+                     \"headers\": {\"Authorization\": \"Bearer ${VAR}\"} with VAR an environment \
+                     variable holding the token, or McpToolSource::with_bearer_token)"
+                }
+            } else {
+                ""
+            };
+            Error::new(
+                ErrorKind::Connect,
+                format!("MCP server {label}: {text}{hint}"),
+            )
         };
         let shared = Arc::new(Shared::default());
         let handler = Handler {
@@ -338,6 +404,15 @@ impl McpToolSource {
         let handshake = async {
             match &self.endpoint {
                 Endpoint::Stdio { command, args, env } => {
+                    if !self.auth.headers.is_empty() || self.auth.bearer.is_some() {
+                        return Err(Error::new(
+                            ErrorKind::Config,
+                            format!(
+                                "MCP server {label}: headers and bearer tokens are for `url` \
+                                 servers; hand a stdio server a key through its `env`"
+                            ),
+                        ));
+                    }
                     let mut cmd = tokio::process::Command::new(command);
                     // Children see no secret-looking variable of this
                     // process unless the configuration passes it on purpose
@@ -355,8 +430,14 @@ impl McpToolSource {
                         .map_err(|e| connect_err(&e))
                 }
                 Endpoint::Http { url } => {
+                    let config = self
+                        .auth
+                        .transport_config(url, |name| std::env::var(name).ok())
+                        .map_err(|e| {
+                            Error::new(ErrorKind::Config, format!("MCP server {label}: {e}"))
+                        })?;
                     let transport =
-                        rmcp::transport::StreamableHttpClientTransport::from_uri(url.as_str());
+                        rmcp::transport::StreamableHttpClientTransport::from_config(config);
                     handler
                         .serve_with_lifecycle(transport, lifecycle)
                         .await

@@ -37,6 +37,9 @@ struct Entry {
     exclude_tools: Vec<String>,
     /// The protocol era: `"auto"` (default), `"2025-11-25"` or `"2026-07-28"`.
     protocol: Option<String>,
+    /// `url` servers: HTTP headers, values may hold `${VAR}`.
+    #[serde(default)]
+    headers: BTreeMap<String, String>,
 }
 
 /// One server entry of an `.mcp.json` file, as read by
@@ -79,6 +82,9 @@ impl McpServerEntry {
 /// tool names, `*` wildcards allowed; Gemini CLI's keys) choose which of its
 /// tools are imported, exclusion winning; `"protocol"` chooses the era
 /// ([`ProtocolEra`]: `"auto"`, the default, `"2025-11-25"` or `"2026-07-28"`);
+/// `"headers"` (`url` entries) are sent with every request, each `${VAR}` in a
+/// value read from this process's environment when connecting
+/// ([`McpToolSource::with_header`]);
 /// other keys (`type`, ...) are ignored.
 ///
 /// Strict: one bad entry fails the whole file. [`read_mcp_config`] keeps
@@ -200,8 +206,22 @@ fn parse_entry(name: String, value: Value) -> McpServerEntry {
         return McpServerEntry::Disabled { name };
     }
     let source = match (entry.command, entry.url) {
-        (Some(command), None) => McpToolSource::stdio(command, entry.args, entry.env),
-        (None, Some(url)) => McpToolSource::http(url),
+        (Some(command), None) if entry.headers.is_empty() => {
+            McpToolSource::stdio(command, entry.args, entry.env)
+        }
+        (None, Some(url)) => entry
+            .headers
+            .into_iter()
+            .fold(McpToolSource::http(url), |source, (k, v)| {
+                source.with_header(k, v)
+            }),
+        (Some(_), None) if !entry.headers.is_empty() => {
+            return invalid(
+                name,
+                "`headers` apply to `url` servers; hand a `command` server a key through `env`"
+                    .to_owned(),
+            );
+        }
         _ => {
             return invalid(name, "needs exactly one of `command` and `url`".to_owned());
         }

@@ -166,6 +166,8 @@ pub struct McpToolSource {
     filter: ToolFilter,
     /// `url` servers: headers and bearer token (values hidden from `Debug`).
     auth: HeaderConfig,
+    /// `clientInfo` (name, version); `None`: the program's name.
+    client_info: Option<(String, String)>,
 }
 
 /// Which of a server's tools are imported: `include` (when set) and
@@ -230,6 +232,7 @@ impl McpToolSource {
             era_chosen: false,
             filter: ToolFilter::default(),
             auth: HeaderConfig::default(),
+            client_info: None,
         }
     }
 
@@ -340,6 +343,16 @@ impl McpToolSource {
         self
     }
 
+    /// The `clientInfo` the server is told (name and version). Default: the
+    /// running program's executable file name (`tool`, or your own program
+    /// made with `tool_cli::Cli`) and this crate's version, as
+    /// [`McpServer`](crate::McpServer) names itself.
+    #[must_use]
+    pub fn with_client_info(mut self, name: impl Into<String>, version: impl Into<String>) -> Self {
+        self.client_info = Some((name.into(), version.into()));
+        self
+    }
+
     /// The name given with [`named`](Self::named), if any.
     pub fn name(&self) -> Option<&str> {
         self.name.as_deref()
@@ -390,6 +403,12 @@ impl McpToolSource {
         let handler = Handler {
             shared: Arc::clone(&shared),
             era: self.era,
+            client_info: self.client_info.clone().unwrap_or_else(|| {
+                (
+                    crate::server::program_name().unwrap_or_else(|| "tool-mcp".to_owned()),
+                    env!("CARGO_PKG_VERSION").to_owned(),
+                )
+            }),
         };
         let lifecycle = match self.era {
             ProtocolEra::Initialize => ClientLifecycleMode::Initialize,
@@ -535,6 +554,8 @@ fn report(ctx: &ToolContext, params: &ProgressNotificationParam) {
 struct Handler {
     shared: Arc<Shared>,
     era: ProtocolEra,
+    /// `clientInfo`: name and version.
+    client_info: (String, String),
 }
 
 impl ClientHandler for Handler {
@@ -547,6 +568,8 @@ impl ClientHandler for Handler {
     /// for both handshakes.)
     fn get_info(&self) -> ClientConfig {
         let mut config = ClientConfig::default();
+        let (name, version) = &self.client_info;
+        config.client_info = rmcp::model::Implementation::new(name.clone(), version.clone());
         if self.era != ProtocolEra::Initialize {
             config.capabilities.elicitation =
                 Some(ElicitationCapability::new().with_form(FormElicitationCapability::new()));
@@ -577,11 +600,14 @@ impl ClientHandler for Handler {
 /// up to date when the server's list changes).
 ///
 /// Imported tools are named `<server>__<tool>` ([`local_tool_name`]); the
-/// original name is used on the wire. They are of kind `other` with every
-/// behaviour flag off, whatever the server's annotations claim: remote
-/// descriptions and hints are untrusted text, kept (the hints in each
-/// result's `metadata["mcp"]` and in [`remote_tools`](Self::remote_tools))
-/// but never used for local permissions.
+/// original name is used on the wire. They are of kind `other`, never
+/// `read_only` or `idempotent`, whatever the server's annotations claim;
+/// `destructive` and `open_world` are on unless the server says `false`
+/// (MCP's defaults), so that a re-export never claims less risk than the
+/// origin. Remote descriptions and hints are untrusted text, kept (the hints
+/// in each result's `metadata["mcp"]` and in
+/// [`remote_tools`](Self::remote_tools)) but never used for local
+/// permissions. A remote `outputSchema` is kept as the tool's output schema.
 ///
 /// Cheap to clone. The connection closes when the last clone and the last
 /// imported tool are dropped.
@@ -1142,7 +1168,27 @@ fn runtime_tool(inner: &Arc<Inner>, remote: &McpTool) -> Result<Tool, Error> {
         parameters["type"] = json!("object");
     }
     let mut spec = ToolSpec::new(local, description, parameters);
-    // Remote hints are untrusted: kind stays `other`, every flag stays off.
+    // Remote hints are untrusted: kind stays `other`, and no flag says the
+    // tool is safer than the server says or than MCP's defaults imply
+    // (`readOnlyHint` false, `destructiveHint` true, `idempotentHint` false,
+    // `openWorldHint` true when absent; specification 2025-11-25, "Tool
+    // annotations"). So `read_only` and `idempotent` stay off whatever the
+    // server claims (they would loosen local approvals), and `destructive`
+    // and `open_world` are on unless the server says `false`: what a
+    // re-export (`tool --mcp-config F serve`) publishes is never less
+    // cautious than the origin. `destructive` and `open_world` grant nothing
+    // locally.
+    let hint = |get: fn(&rmcp::model::ToolAnnotations) -> Option<bool>| {
+        remote.annotations.as_ref().and_then(get)
+    };
+    spec.flags.destructive = hint(|a| a.destructive_hint).unwrap_or(true);
+    spec.flags.open_world = hint(|a| a.open_world_hint).unwrap_or(true);
+    // The structured result keeps its declared shape (the result's
+    // `structuredContent` travels as `metadata["structured"]`).
+    spec.output_schema = remote
+        .output_schema
+        .as_ref()
+        .map(|schema| Value::Object((**schema).clone()));
     spec.timeout = Some(inner.timeout + Duration::from_secs(1));
     if let Some(title) = remote
         .title

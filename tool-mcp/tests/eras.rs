@@ -47,7 +47,10 @@ async fn auto_imports_a_server_that_speaks_only_2026_07_28() {
     // And through a registry, as `--mcp-config` imports it.
     let conn = era_server("2026-07-28").connect().await.unwrap();
     let live = LiveRegistry::new(ToolRegistry::new());
-    assert_eq!(conn.import_into(&live).await.unwrap(), ["old__which_era"]);
+    assert_eq!(
+        conn.import_into(&live).await.unwrap(),
+        ["old__which_era", "old__client_name", "old__weather"]
+    );
 }
 
 #[tokio::test]

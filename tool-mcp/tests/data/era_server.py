@@ -7,8 +7,11 @@ an unknown method (-32601), as in every server written before 2026-07-28.
 `initialize` is refused with -32022 (unsupported protocol version), as a
 server that dropped the old lifecycle answers it.
 
-One tool, `which_era`, answers with the era and the handshake the client used,
-so a test can tell which lifecycle its client settled on. Written for the
+Tools: `which_era` answers with the era and the handshake the client used,
+so a test can tell which lifecycle its client settled on (it has no
+annotations: MCP's defaults apply); `client_name` with the `clientInfo.name`
+the client sent; `weather` has annotations (read-only, not destructive, open
+world) and an `outputSchema`, and answers with `structuredContent`. Written for the
 tests of tool-mcp's era negotiation; no dependencies beyond Python 3.
 """
 
@@ -18,11 +21,18 @@ import sys
 ERA = sys.argv[1] if len(sys.argv) > 1 else "2025-11-25"
 handshake = None
 
-TOOL = {
-    "name": "which_era",
-    "description": "Names the protocol era and handshake of this connection.",
-    "inputSchema": {"type": "object", "properties": {}},
-}
+NO_ARGS = {"type": "object", "properties": {}}
+TOOLS = [
+    {"name": "which_era", "description": "Names the protocol era and handshake.",
+     "inputSchema": NO_ARGS},
+    {"name": "client_name", "description": "Names the client.", "inputSchema": NO_ARGS},
+    {"name": "weather", "description": "Today's temperature.", "inputSchema": NO_ARGS,
+     "annotations": {"readOnlyHint": True, "destructiveHint": False, "openWorldHint": True,
+                     "idempotentHint": True},
+     "outputSchema": {"type": "object", "properties": {"celsius": {"type": "number"}},
+                      "required": ["celsius"]}},
+]
+client_name = None
 
 
 def reply(msg_id, result=None, error=None):
@@ -55,6 +65,7 @@ for line in sys.stdin:
                                  "data": {"supported": ["2026-07-28"]}})
         else:
             handshake = "initialize"
+            client_name = msg.get("params", {}).get("clientInfo", {}).get("name")
             reply(msg_id, {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
                            "serverInfo": {"name": "era-server", "version": "1.0.0"}})
     elif method == "server/discover":
@@ -67,10 +78,19 @@ for line in sys.stdin:
         else:
             reply(msg_id, error={"code": -32601, "message": "Method not found: server/discover"})
     elif method == "tools/list":
-        reply(msg_id, complete({"tools": [TOOL]}))
+        reply(msg_id, complete({"tools": TOOLS}))
     elif method == "tools/call":
-        text = f"era {ERA}, handshake {handshake}"
-        reply(msg_id, complete({"content": [{"type": "text", "text": text}]}))
+        meta = msg.get("params", {}).get("_meta", {})
+        name = msg.get("params", {}).get("name")
+        if name == "client_name":
+            said = meta.get("io.modelcontextprotocol/clientInfo", {}).get("name", client_name)
+            reply(msg_id, complete({"content": [{"type": "text", "text": str(said)}]}))
+        elif name == "weather":
+            reply(msg_id, complete({"content": [{"type": "text", "text": "21.5 C"}],
+                                    "structuredContent": {"celsius": 21.5}}))
+        else:
+            text = f"era {ERA}, handshake {handshake}"
+            reply(msg_id, complete({"content": [{"type": "text", "text": text}]}))
     elif method == "ping":
         reply(msg_id, complete({}))
     else:

@@ -165,9 +165,9 @@ pub struct McpToolSource {
     era_chosen: bool,
     filter: ToolFilter,
     /// `url` servers: headers and bearer token (values hidden from `Debug`).
-    auth: HeaderConfig,
+    auth: Box<HeaderConfig>,
     /// `clientInfo` (name, version); `None`: the program's name.
-    client_info: Option<(String, String)>,
+    client_info: Option<Box<(String, String)>>,
 }
 
 /// Which of a server's tools are imported: `include` (when set) and
@@ -231,7 +231,7 @@ impl McpToolSource {
             era: ProtocolEra::default(),
             era_chosen: false,
             filter: ToolFilter::default(),
-            auth: HeaderConfig::default(),
+            auth: Box::default(),
             client_info: None,
         }
     }
@@ -349,7 +349,7 @@ impl McpToolSource {
     /// [`McpServer`](crate::McpServer) names itself.
     #[must_use]
     pub fn with_client_info(mut self, name: impl Into<String>, version: impl Into<String>) -> Self {
-        self.client_info = Some((name.into(), version.into()));
+        self.client_info = Some(Box::new((name.into(), version.into())));
         self
     }
 
@@ -403,7 +403,7 @@ impl McpToolSource {
         let handler = Handler {
             shared: Arc::clone(&shared),
             era: self.era,
-            client_info: self.client_info.clone().unwrap_or_else(|| {
+            client_info: self.client_info.as_deref().cloned().unwrap_or_else(|| {
                 (
                     crate::server::program_name().unwrap_or_else(|| "tool-mcp".to_owned()),
                     env!("CARGO_PKG_VERSION").to_owned(),

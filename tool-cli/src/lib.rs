@@ -300,7 +300,14 @@ fn execute(registry: &ToolRegistry, program: &Program, mut cli: Args) -> Result<
         Some(path) => {
             let runtime = runtime()?;
             let live = runtime
-                .block_on(mcp::import(registry, path, cli.common.mcp_protocol))
+                .block_on(mcp::import(
+                    registry,
+                    path,
+                    cli.common.mcp_protocol,
+                    workspace::resolve_root(cli.common.workspace.as_deref())
+                        .ok()
+                        .as_deref(),
+                ))
                 .map_err(Failure::Usage)?;
             (live, Some(runtime))
         }

@@ -25,11 +25,13 @@ use crate::session::Session;
 /// A usage message naming the file when it cannot be read or is not an MCP
 /// config at all.
 ///
-/// `era` applies to the entries without a `"protocol"` key (`--mcp-protocol`).
+/// `era` applies to the entries without a `"protocol"` key (`--mcp-protocol`);
+/// `workspace`, when known, is every server's one root (`roots/list`).
 pub(crate) async fn import(
     registry: &ToolRegistry,
     path: &Path,
     era: tool_mcp::ProtocolEra,
+    workspace: Option<&Path>,
 ) -> Result<LiveRegistry, String> {
     let live = LiveRegistry::new(registry.clone());
     // Checked first (regular file, at most 1 MiB, no wait on a FIFO), then
@@ -40,7 +42,11 @@ pub(crate) async fn import(
         .into_iter()
         .map(|entry| match entry {
             tool_mcp::McpServerEntry::Enabled(source) => {
-                tool_mcp::McpServerEntry::Enabled(source.with_default_era(era))
+                let source = source.with_default_era(era);
+                tool_mcp::McpServerEntry::Enabled(match workspace {
+                    Some(root) => source.with_roots([root]),
+                    None => source,
+                })
             }
             other => other,
         })

@@ -4,6 +4,10 @@
 //! server (start, handshake, import of its tools as local tools, their calls,
 //! approvals and list changes); naming is `names.rs`, configuration `config.rs`,
 //! framing `framing.rs`.
+#![allow(
+    deprecated,
+    reason = "roots and log messages are deprecated from 2026-07-28 (SEP-2577), still part of 2025-11-25, which most servers speak"
+)]
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
@@ -168,6 +172,8 @@ pub struct McpToolSource {
     auth: Box<HeaderConfig>,
     /// `clientInfo` (name, version); `None`: the program's name.
     client_info: Option<Box<(String, String)>>,
+    /// The roots offered to the server (`roots/list`); `None`: no roots capability.
+    roots: Option<Arc<[rmcp::model::Root]>>,
 }
 
 /// Which of a server's tools are imported: `include` (when set) and
@@ -233,6 +239,7 @@ impl McpToolSource {
             filter: ToolFilter::default(),
             auth: Box::default(),
             client_info: None,
+            roots: None,
         }
     }
 
@@ -353,6 +360,33 @@ impl McpToolSource {
         self
     }
 
+    /// Offers `folders` to the server as its roots (`roots/list`, and the
+    /// `roots/list` input requests of 2026-07-28), as `file://` URIs, and
+    /// declares the `roots` capability; without this call the client declares
+    /// none and offers none. The CLI offers the workspace (`--workspace`).
+    /// Relative paths are taken as they are (give absolute ones); a path
+    /// that is not UTF-8 is left out.
+    #[must_use]
+    pub fn with_roots<P: AsRef<std::path::Path>>(
+        mut self,
+        folders: impl IntoIterator<Item = P>,
+    ) -> Self {
+        let roots: Vec<_> = folders
+            .into_iter()
+            .filter_map(|folder| {
+                let path = folder.as_ref();
+                let text = path.to_str()?;
+                let mut root = rmcp::model::Root::new(format!("file://{text}"));
+                if let Some(name) = path.file_name().and_then(|n| n.to_str()) {
+                    root = root.with_name(name);
+                }
+                Some(root)
+            })
+            .collect();
+        self.roots = Some(roots.into());
+        self
+    }
+
     /// The name given with [`named`](Self::named), if any.
     pub fn name(&self) -> Option<&str> {
         self.name.as_deref()
@@ -399,7 +433,13 @@ impl McpToolSource {
                 format!("MCP server {label}: {text}{hint}"),
             )
         };
-        let shared = Arc::new(Shared::default());
+        let shared = Arc::new(Shared {
+            roots: self.roots.clone(),
+            ..Shared::default()
+        });
+        if let Some(name) = &self.name {
+            let _ = shared.server_label.set(sanitize_server(name));
+        }
         let handler = Handler {
             shared: Arc::clone(&shared),
             era: self.era,
@@ -409,6 +449,7 @@ impl McpToolSource {
                     env!("CARGO_PKG_VERSION").to_owned(),
                 )
             }),
+            roots: self.roots.clone(),
         };
         let lifecycle = match self.era {
             ProtocolEra::Initialize => ClientLifecycleMode::Initialize,
@@ -503,6 +544,10 @@ struct Shared {
     progress: Mutex<ProgressRoutes>,
     /// Woken by `notifications/tools/list_changed`.
     list_changed: Notify,
+    /// The `<server>` name, for log lines (set once known).
+    server_label: std::sync::OnceLock<String>,
+    /// [`McpToolSource::with_roots`], for `roots/list` input requests.
+    roots: Option<Arc<[rmcp::model::Root]>>,
 }
 
 /// Where progress notifications go. rmcp picks each request's progress token
@@ -556,6 +601,8 @@ struct Handler {
     era: ProtocolEra,
     /// `clientInfo`: name and version.
     client_info: (String, String),
+    /// [`McpToolSource::with_roots`].
+    roots: Option<Arc<[rmcp::model::Root]>>,
 }
 
 impl ClientHandler for Handler {
@@ -570,6 +617,9 @@ impl ClientHandler for Handler {
         let mut config = ClientConfig::default();
         let (name, version) = &self.client_info;
         config.client_info = rmcp::model::Implementation::new(name.clone(), version.clone());
+        if self.roots.is_some() {
+            config.capabilities.roots = Some(rmcp::model::RootsCapabilities::default());
+        }
         if self.era != ProtocolEra::Initialize {
             config.capabilities.elicitation =
                 Some(ElicitationCapability::new().with_form(FormElicitationCapability::new()));
@@ -591,6 +641,42 @@ impl ClientHandler for Handler {
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         self.shared.list_changed.notify_one();
+    }
+
+    /// The roots given with [`McpToolSource::with_roots`] (none without).
+    async fn list_roots(
+        &self,
+        _context: rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::ListRootsResult, rmcp::ErrorData> {
+        Ok(rmcp::model::ListRootsResult::new(
+            self.roots.as_deref().map(<[_]>::to_vec).unwrap_or_default(),
+        ))
+    }
+
+    /// A server's log message goes to `tracing` (target `tool_mcp::server_log`,
+    /// field `server`, the MCP level mapped to the nearest `tracing` level),
+    /// its data clipped to 2 000 characters.
+    async fn on_logging_message(
+        &self,
+        params: rmcp::model::LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        use rmcp::model::LoggingLevel as L;
+        let text = match &params.data {
+            Value::String(text) => text.clone(),
+            other => other.to_string(),
+        };
+        let data = clip(&text, Clip::chars(2000));
+        let logger = params.logger.as_deref().unwrap_or("");
+        let server = self.shared.server_label.get().map_or("?", String::as_str);
+        match params.level {
+            L::Debug => tracing::debug!(target: "tool_mcp::server_log", server, logger, "{data}"),
+            L::Info | L::Notice => {
+                tracing::info!(target: "tool_mcp::server_log", server, logger, "{data}");
+            }
+            L::Warning => tracing::warn!(target: "tool_mcp::server_log", server, logger, "{data}"),
+            _ => tracing::error!(target: "tool_mcp::server_log", server, logger, "{data}"),
+        }
     }
 }
 
@@ -1003,8 +1089,15 @@ impl Inner {
                 .await
             {
                 Ok(InputRound::Asked(asked)) => {
-                    let (responses, state) =
-                        answer_input(&self.server, &remote, &args, asked, &ctx).await;
+                    let (responses, state) = answer_input(
+                        &self.server,
+                        &remote,
+                        &args,
+                        asked,
+                        &ctx,
+                        self.shared.roots.clone(),
+                    )
+                    .await;
                     params.input_responses = Some(responses);
                     params.request_state = state;
                 }
@@ -1252,9 +1345,15 @@ async fn answer_input(
     args: &Map<String, Value>,
     asked: InputRequiredResult,
     ctx: &ToolContext,
+    roots: Option<Arc<[rmcp::model::Root]>>,
 ) -> (InputResponses, Option<String>) {
     let mut responses = InputResponses::new();
     for (key, request) in asked.input_requests.unwrap_or_default() {
+        if let (InputRequest::ListRoots(_), Some(roots)) = (&request, &roots) {
+            let answer = rmcp::model::ListRootsResult::new(roots.to_vec());
+            responses.insert(key, serde_json::to_value(answer).unwrap_or(Value::Null));
+            continue;
+        }
         let fields = match &request {
             InputRequest::Elicitation(_) => confirmation_fields(&request),
             _ => None,

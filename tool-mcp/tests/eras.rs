@@ -49,7 +49,12 @@ async fn auto_imports_a_server_that_speaks_only_2026_07_28() {
     let live = LiveRegistry::new(ToolRegistry::new());
     assert_eq!(
         conn.import_into(&live).await.unwrap(),
-        ["old__which_era", "old__client_name", "old__weather"]
+        [
+            "old__which_era",
+            "old__client_name",
+            "old__roots",
+            "old__weather"
+        ]
     );
 }
 
@@ -113,4 +118,20 @@ fn the_protocol_key_chooses_the_era_and_the_cli_default_yields_to_it() {
         "{err}"
     );
     assert_eq!(McpToolSource::http("http://x").era(), ProtocolEra::Auto);
+}
+
+#[tokio::test]
+async fn roots_are_offered_only_when_given_in_both_eras() {
+    for era in ["2025-11-25", "2026-07-28"] {
+        let given = era_server(era)
+            .with_roots(["/work/project"])
+            .connect()
+            .await
+            .unwrap();
+        let said = given.call("roots", Map::new(), &ToolContext::new()).await;
+        assert_eq!(said.output, "file:///work/project", "{era}: {said:?}");
+        let none = era_server(era).connect().await.unwrap();
+        let said = none.call("roots", Map::new(), &ToolContext::new()).await;
+        assert_eq!(said.output, "no roots", "{era}: {said:?}");
+    }
 }

@@ -26,6 +26,8 @@ TOOLS = [
     {"name": "which_era", "description": "Names the protocol era and handshake.",
      "inputSchema": NO_ARGS},
     {"name": "client_name", "description": "Names the client.", "inputSchema": NO_ARGS},
+    {"name": "roots", "description": "Lists the client's roots; logs a line first.",
+     "inputSchema": NO_ARGS},
     {"name": "weather", "description": "Today's temperature.", "inputSchema": NO_ARGS,
      "annotations": {"readOnlyHint": True, "destructiveHint": False, "openWorldHint": True,
                      "idempotentHint": True},
@@ -82,7 +84,30 @@ for line in sys.stdin:
     elif method == "tools/call":
         meta = msg.get("params", {}).get("_meta", {})
         name = msg.get("params", {}).get("name")
-        if name == "client_name":
+        if name == "roots":
+            if ERA == "2026-07-28":
+                answers = msg.get("params", {}).get("inputResponses")
+                if not answers:
+                    reply(msg_id, {"resultType": "input_required", "inputRequests":
+                                   {"r": {"method": "roots/list", "params": {}}}})
+                    continue
+                roots = answers["r"].get("roots", [])
+            else:
+                notify = {"jsonrpc": "2.0", "method": "notifications/message",
+                          "params": {"level": "warning", "logger": "era", "data": "asking roots"}}
+                sys.stdout.write(json.dumps(notify) + "\n")
+                sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": "roots-1",
+                                             "method": "roots/list"}) + "\n")
+                sys.stdout.flush()
+                roots = []
+                for answer in sys.stdin:
+                    answer = json.loads(answer)
+                    if answer.get("id") == "roots-1":
+                        roots = answer.get("result", {}).get("roots", [])
+                        break
+            text = " ".join(r["uri"] for r in roots) or "no roots"
+            reply(msg_id, complete({"content": [{"type": "text", "text": text}]}))
+        elif name == "client_name":
             said = meta.get("io.modelcontextprotocol/clientInfo", {}).get("name", client_name)
             reply(msg_id, complete({"content": [{"type": "text", "text": str(said)}]}))
         elif name == "weather":

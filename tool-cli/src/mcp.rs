@@ -27,11 +27,16 @@ use crate::session::Session;
 ///
 /// `era` applies to the entries without a `"protocol"` key (`--mcp-protocol`);
 /// `workspace`, when known, is every server's one root (`roots/list`).
+///
+/// Lazy start: with `only` (the tool `tool call` runs) just the server whose
+/// tools are named `<server>__…` and match it is started, and none for a
+/// built-in, so a call never starts or waits for another server (issue 26).
 pub(crate) async fn import(
     registry: &ToolRegistry,
     path: &Path,
     era: tool_mcp::ProtocolEra,
     workspace: Option<&Path>,
+    only: Option<&str>,
 ) -> Result<LiveRegistry, String> {
     let live = LiveRegistry::new(registry.clone());
     // Checked first (regular file, at most 1 MiB, no wait on a FIFO), then
@@ -40,6 +45,11 @@ pub(crate) async fn import(
     let entries = tool_mcp::read_mcp_config(path)
         .map_err(|e| e.to_string())?
         .into_iter()
+        .filter(|entry| {
+            only.is_none_or(|tool| {
+                tool.starts_with(&format!("{}__", tool_mcp::server_prefix(entry.name())))
+            })
+        })
         .map(|entry| match entry {
             tool_mcp::McpServerEntry::Enabled(source) => {
                 let source = source.with_default_era(era);

@@ -134,7 +134,7 @@ pub use http::{
     DEFAULT_BODY_TIMEOUT, DEFAULT_HEADER_TIMEOUT, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_SESSIONS,
     HttpAccess, HttpLimits, MAX_RETRY_AFTER, MIN_TOKEN_LEN,
 };
-pub use names::{MAX_NAME_LEN, local_tool_name};
+pub use names::{MAX_NAME_LEN, local_tool_name, server_prefix};
 /// The rmcp crate this one is built on, for its model types.
 pub use rmcp;
 pub use server::{ClientScope, DEFAULT_PAGE_SIZE, McpServer, SHUTDOWN_TIMEOUT, shutdown_signal};

@@ -120,3 +120,70 @@ fn a_token_protected_server_is_imported_with_a_bearer_header_and_named_without()
     let err = stderr(&unset);
     assert!(err.contains("`NO_SUCH_VAR_26` is not set"), "{err}");
 }
+
+const ERA_SERVER: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../tool-mcp/tests/data/era_server.py"
+);
+
+#[test]
+fn a_call_starts_only_the_server_of_its_tool() {
+    let (ws, state, here) = (TempDir::new(), TempDir::new(), TempDir::new());
+    std::fs::write(ws.path().join("a.txt"), "built-in\n").expect("write");
+    let marker = here.path().join("started");
+    let config = here.path().join("mcp.json");
+    let marker_arg = marker.to_str().expect("utf-8 path");
+    std::fs::write(
+        &config,
+        serde_json::json!({"mcpServers": {
+            // Leaves a mark when started, then exits (so it is unavailable).
+            "marker": {"command": "sh", "args": ["-c", format!("touch '{marker_arg}'; exit 1")]},
+            "old": {"command": "python3", "args": [ERA_SERVER, "2025-11-25"]},
+        }})
+        .to_string(),
+    )
+    .expect("write config");
+    let call = |words: &[&str]| {
+        tool()
+            .env("XDG_STATE_HOME", state.path())
+            .arg("--mcp-config")
+            .arg(&config)
+            .args(["--workspace", ws.arg(), "call"])
+            .args(words)
+            .output()
+            .expect("tool runs")
+    };
+
+    // A built-in: no server started, no warning about any.
+    let builtin = call(&["read_file", "--file-path", "a.txt"]);
+    assert_eq!(code(&builtin), 0, "{}", stderr(&builtin));
+    assert!(!marker.exists(), "a built-in call started a server");
+    assert!(
+        !stderr(&builtin).contains("MCP server"),
+        "{}",
+        stderr(&builtin)
+    );
+
+    // Another server's tool: only that server.
+    let other = call(&["old__which_era"]);
+    assert_eq!(code(&other), 0, "{}", stderr(&other));
+    assert!(
+        stdout(&other).contains("handshake initialize"),
+        "{}",
+        stdout(&other)
+    );
+    assert!(!marker.exists(), "a call of `old`'s tool started `marker`");
+
+    // Its own tool: started (and, exiting at once, named as unavailable).
+    let own = call(&["marker__anything"]);
+    assert!(
+        marker.exists(),
+        "the server of the called tool was not started"
+    );
+    assert_ne!(code(&own), 0);
+    assert!(
+        stderr(&own).contains("MCP server `marker`"),
+        "{}",
+        stderr(&own)
+    );
+}

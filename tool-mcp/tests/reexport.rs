@@ -89,3 +89,52 @@ async fn client_info_names_this_program_in_both_eras() {
         assert_eq!(said.output, "my-host", "{era}");
     }
 }
+
+const FIXTURE: &str = env!("CARGO_BIN_EXE_tool-mcp-fixture");
+
+/// Issue 26 reports the last of three progress notifications lost through a
+/// re-export. Through `McpServer` over HTTP with this client upstream all
+/// three arrive, in order, before the result (five rounds per era); the
+/// report's path (another upstream client) is not reproduced here. A guard.
+#[tokio::test]
+async fn progress_passes_through_a_reexport_without_loss() {
+    use std::sync::{Arc, Mutex};
+    let fixture = McpToolSource::stdio(FIXTURE, std::iter::empty::<&str>(), [("RUST_LOG", "off")])
+        .named("fx");
+    let imported = fixture.connect().await.unwrap();
+    let live = LiveRegistry::new(ToolRegistry::new());
+    imported.import_into(&live).await.unwrap();
+    let stop = tokio_util::sync::CancellationToken::new();
+    let (addr, _task) = McpServer::new(live)
+        .serve_http(([127, 0, 0, 1], 0).into(), stop.clone())
+        .await
+        .unwrap();
+    for era in [
+        tool_mcp::ProtocolEra::Initialize,
+        tool_mcp::ProtocolEra::Discover,
+    ] {
+        let upstream = McpToolSource::http(format!("http://{addr}/mcp"))
+            .with_era(era)
+            .connect()
+            .await
+            .unwrap();
+        for round in 0..5 {
+            let seen = Arc::new(Mutex::new(Vec::new()));
+            let sink = Arc::clone(&seen);
+            let ctx = ToolContext::new().with_progress_sink(move |p: tool_core::Progress| {
+                sink.lock().unwrap().push(p.progress);
+            });
+            let result = upstream
+                .call("fx__test_tool_with_progress", Map::new(), &ctx)
+                .await;
+            assert_eq!(result.output, "progress done");
+            // Every report arrives before the result does.
+            assert_eq!(
+                *seen.lock().unwrap(),
+                vec![0.0, 50.0, 100.0],
+                "{era:?} round {round}"
+            );
+        }
+    }
+    stop.cancel();
+}

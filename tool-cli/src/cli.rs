@@ -272,9 +272,17 @@ pub(crate) struct CommonOptions {
     /// MCP servers whose tools join the built-ins, named <server>__<tool>: a .mcp.json file,
     /// {"mcpServers": {NAME: {"command", "args", "env"} | {"url"}}}. "disabled": true skips an entry;
     /// "includeTools" / "excludeTools" (lists of the server's tool names, * allowed) choose its tools;
+    /// "protocol" its era (see --mcp-protocol); "headers" (url servers) are sent with each request,
+    /// ${VAR} in a value read from this program's environment ({"Authorization": "Bearer ${TOKEN}"});
     /// a server that fails is reported and left out.
     #[arg(long, global = true, value_name = "FILE")]
     pub(crate) mcp_config: Option<PathBuf>,
+
+    /// The MCP protocol era for --mcp-config servers whose entry has no "protocol" key: auto
+    /// (server/discover of 2026-07-28, else initialize of 2025-11-25), 2025-11-25 or 2026-07-28.
+    #[arg(long, global = true, value_name = "ERA", default_value = "auto",
+          value_parser = parse_mcp_protocol)]
+    pub(crate) mcp_protocol: tool_mcp::ProtocolEra,
 
     /// Offer only the tools whose name matches PATTERN, where * matches any run of characters
     /// (github__*, *_file); repeatable: a tool matching any of them is kept. Applies to list,
@@ -354,6 +362,12 @@ pub(crate) struct CommonOptions {
     /// file-size=SIZE, cpu=SECONDS, open-files=N; sizes like 256MiB, times like 10s.
     #[arg(long, global = true, value_name = "NAME=VALUE")]
     pub(crate) sandbox_limit: Vec<String>,
+}
+
+/// `--mcp-protocol`: `auto`, `2025-11-25` or `2026-07-28`.
+fn parse_mcp_protocol(s: &str) -> Result<tool_mcp::ProtocolEra, String> {
+    s.parse()
+        .map_err(|e: tool_mcp::Error| e.message().to_owned())
 }
 
 fn parse_sandbox_mode(s: &str) -> Result<tool_core::SandboxMode, String> {

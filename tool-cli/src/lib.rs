@@ -286,6 +286,15 @@ where
     }
 }
 
+/// The tool `tool call` names (its first word), for lazy MCP start: `None`
+/// for every other command, which may use any server's tools.
+fn called_tool(command: &Command) -> Option<&str> {
+    match command {
+        Command::Call { words, .. } => words.first().map(String::as_str),
+        _ => None,
+    }
+}
+
 fn execute(registry: &ToolRegistry, program: &Program, mut cli: Args) -> Result<(), Failure> {
     let call = matches!(cli.command, Command::Call { .. });
     cli.common
@@ -316,7 +325,15 @@ fn execute(registry: &ToolRegistry, program: &Program, mut cli: Args) -> Result<
         Some(path) => {
             let runtime = runtime()?;
             let live = runtime
-                .block_on(mcp::import(registry, path))
+                .block_on(mcp::import(
+                    registry,
+                    path,
+                    cli.common.mcp_protocol,
+                    workspace::resolve_root(cli.common.workspace.as_deref())
+                        .ok()
+                        .as_deref(),
+                    called_tool(&cli.command),
+                ))
                 .map_err(Failure::Usage)?;
             (live, Some(runtime))
         }

@@ -24,12 +24,43 @@ use crate::session::Session;
 /// # Errors
 /// A usage message naming the file when it cannot be read or is not an MCP
 /// config at all.
-pub(crate) async fn import(registry: &ToolRegistry, path: &Path) -> Result<LiveRegistry, String> {
+///
+/// `era` applies to the entries without a `"protocol"` key (`--mcp-protocol`);
+/// `workspace`, when known, is every server's one root (`roots/list`).
+///
+/// Lazy start: with `only` (the tool `tool call` runs) just the server whose
+/// tools are named `<server>__…` and match it is started, and none for a
+/// built-in, so a call never starts or waits for another server (issue 26).
+pub(crate) async fn import(
+    registry: &ToolRegistry,
+    path: &Path,
+    era: tool_mcp::ProtocolEra,
+    workspace: Option<&Path>,
+    only: Option<&str>,
+) -> Result<LiveRegistry, String> {
     let live = LiveRegistry::new(registry.clone());
     // Checked first (regular file, at most 1 MiB, no wait on a FIFO), then
     // read by tool-mcp with its own messages.
     crate::small_file::read_config(path, "--mcp-config", "an MCP config (JSON)")?;
-    let entries = tool_mcp::read_mcp_config(path).map_err(|e| e.to_string())?;
+    let entries = tool_mcp::read_mcp_config(path)
+        .map_err(|e| e.to_string())?
+        .into_iter()
+        .filter(|entry| {
+            only.is_none_or(|tool| {
+                tool.starts_with(&format!("{}__", tool_mcp::server_prefix(entry.name())))
+            })
+        })
+        .map(|entry| match entry {
+            tool_mcp::McpServerEntry::Enabled(source) => {
+                let source = source.with_default_era(era);
+                tool_mcp::McpServerEntry::Enabled(match workspace {
+                    Some(root) => source.with_roots([root]),
+                    None => source,
+                })
+            }
+            other => other,
+        })
+        .collect();
     let mut changes = live.subscribe();
     tool_mcp::import_mcp_servers(entries, &live).await;
     // Later deaths: every change of the registry from now on may be one.

@@ -4,6 +4,10 @@
 //! server (start, handshake, import of its tools as local tools, their calls,
 //! approvals and list changes); naming is `names.rs`, configuration `config.rs`,
 //! framing `framing.rs`.
+#![allow(
+    deprecated,
+    reason = "roots and log messages are deprecated from 2026-07-28 (SEP-2577), still part of 2025-11-25, which most servers speak"
+)]
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
@@ -31,8 +35,10 @@ use tool_core::{
 };
 
 use crate::error::{Error, ErrorKind};
+use crate::headers::{HeaderConfig, Hidden};
 use crate::names::{local_tool_name, sanitize_server};
 use tool_core::{LiveRegistry, NamePattern};
+use tool_rules::text::{Clip, clip};
 
 /// How long a request may wait for its answer unless [`McpToolSource::with_timeout`] says otherwise.
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
@@ -42,19 +48,75 @@ pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 /// that never answers `initialize` fails fast instead of holding up the host.
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
 
-/// Which lifecycle the client opens the connection with.
+/// Which protocol era (lifecycle) the client opens a connection with;
+/// `.mcp.json`'s per-server `"protocol"` key and the CLI's `--mcp-protocol`.
+///
+/// The two eras are not compatible on the wire: a 2025-11-25 server may not
+/// know `server/discover`, and a server that speaks only 2026-07-28 answers
+/// `initialize` with an error (`-32022` unsupported protocol version, or
+/// `-32601` method not found). [`Auto`](Self::Auto), the default, follows the
+/// 2026-07-28 specification's backward-compatibility guidance for clients:
+/// send `server/discover` first and fall back to `initialize` on the same
+/// connection when the server answers it with a JSON-RPC error other than a
+/// 2026-07-28 rejection (or not at all within rmcp's 10 s probe timeout).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub enum ProtocolEra {
-    /// MCP 2025-11-25: `initialize` handshake, then a session. Every server
-    /// of that era or later accepts it. The default.
+    /// `server/discover` first, `initialize` when the server is of the
+    /// 2025-11-25 era (`"auto"`). The default.
     #[default]
+    Auto,
+    /// MCP 2025-11-25 only: `initialize` handshake, then a session
+    /// (`"2025-11-25"`). A server that speaks only 2026-07-28 refuses it.
     Initialize,
-    /// MCP 2026-07-28: `server/discover`, then self-contained requests.
+    /// MCP 2026-07-28 only: `server/discover`, then self-contained requests
+    /// (`"2026-07-28"`). A 2025-11-25 server refuses it.
     Discover,
 }
 
-#[derive(Debug, Clone)]
+impl ProtocolEra {
+    /// The spelling of `.mcp.json`'s `"protocol"` key and `--mcp-protocol`:
+    /// `auto`, `2025-11-25` or `2026-07-28`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Auto => "auto",
+            Self::Initialize => "2025-11-25",
+            Self::Discover => "2026-07-28",
+        }
+    }
+}
+
+impl std::fmt::Display for ProtocolEra {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for ProtocolEra {
+    type Err = Error;
+
+    /// Parses `auto`, `2025-11-25` or `2026-07-28` (exactly).
+    ///
+    /// # Errors
+    /// [`ErrorKind::Config`] naming the accepted values.
+    fn from_str(s: &str) -> Result<Self, Error> {
+        match s {
+            "auto" => Ok(Self::Auto),
+            "2025-11-25" => Ok(Self::Initialize),
+            "2026-07-28" => Ok(Self::Discover),
+            other => Err(Error::new(
+                ErrorKind::Config,
+                format!(
+                    "unknown MCP protocol `{}`: use \"auto\" (the default: 2026-07-28's \
+                     server/discover, else 2025-11-25's initialize), \"2025-11-25\" or \"2026-07-28\"",
+                    clip(other, Clip::chars(40))
+                ),
+            )),
+        }
+    }
+}
+
+#[derive(Clone)]
 enum Endpoint {
     Stdio {
         command: String,
@@ -64,6 +126,22 @@ enum Endpoint {
     Http {
         url: String,
     },
+}
+
+impl std::fmt::Debug for Endpoint {
+    /// The command, arguments and URL; `env` values are not shown (they may
+    /// be keys handed to the server on purpose).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Stdio { command, args, env } => f
+                .debug_struct("Stdio")
+                .field("command", command)
+                .field("args", args)
+                .field("env", &env.keys().collect::<Vec<_>>())
+                .finish(),
+            Self::Http { url } => f.debug_struct("Http").field("url", url).finish(),
+        }
+    }
 }
 
 /// Where an MCP server is and how to talk to it; [`connect`](Self::connect) opens it.
@@ -86,7 +164,16 @@ pub struct McpToolSource {
     timeout: Duration,
     connect_timeout: Duration,
     era: ProtocolEra,
+    /// `true` once [`McpToolSource::with_era`] chose the era (a config's
+    /// `"protocol"` key): [`McpToolSource::with_default_era`] then keeps it.
+    era_chosen: bool,
     filter: ToolFilter,
+    /// `url` servers: headers and bearer token (values hidden from `Debug`).
+    auth: Box<HeaderConfig>,
+    /// `clientInfo` (name, version); `None`: the program's name.
+    client_info: Option<Box<(String, String)>>,
+    /// The roots offered to the server (`roots/list`); `None`: no roots capability.
+    roots: Option<Arc<[rmcp::model::Root]>>,
 }
 
 /// Which of a server's tools are imported: `include` (when set) and
@@ -148,7 +235,11 @@ impl McpToolSource {
             timeout: DEFAULT_REQUEST_TIMEOUT,
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
             era: ProtocolEra::default(),
+            era_chosen: false,
             filter: ToolFilter::default(),
+            auth: Box::default(),
+            client_info: None,
+            roots: None,
         }
     }
 
@@ -204,10 +295,95 @@ impl McpToolSource {
         self
     }
 
-    /// The protocol lifecycle to open the connection with (default [`ProtocolEra::Initialize`]).
+    /// The protocol era to open the connection with (default
+    /// [`ProtocolEra::Auto`]: `server/discover`, else `initialize`);
+    /// `.mcp.json`'s `"protocol"` key.
     #[must_use]
     pub fn with_era(mut self, era: ProtocolEra) -> Self {
         self.era = era;
+        self.era_chosen = true;
+        self
+    }
+
+    /// The era to use unless [`with_era`](Self::with_era) chose one (the
+    /// CLI's `--mcp-protocol` under the entries' own `"protocol"` keys).
+    #[must_use]
+    pub fn with_default_era(mut self, era: ProtocolEra) -> Self {
+        if !self.era_chosen {
+            self.era = era;
+        }
+        self
+    }
+
+    /// The era the connection will be opened with.
+    pub fn era(&self) -> ProtocolEra {
+        self.era
+    }
+
+    /// Sends `name: value` with every HTTP request to this `url` server
+    /// (`.mcp.json`'s `"headers"`); a second call with the same name adds a
+    /// second header line. Each `${VAR}` in `value` is replaced by this
+    /// process's environment variable `VAR` when connecting (Claude Code's
+    /// syntax; the server never sees the variable, only the value), so a
+    /// configuration file needs no secret in it. Values are never printed:
+    /// `Debug` shows `***` and errors name the header, not its value.
+    ///
+    /// Limits: at most [`MAX_HEADERS`](crate::MAX_HEADERS) headers, each value
+    /// at most [`MAX_HEADER_VALUE_BYTES`](crate::MAX_HEADER_VALUE_BYTES) after
+    /// resolution; the transport's own headers (`Accept`, `Content-Type`,
+    /// `Mcp-Session-Id`, `Mcp-Protocol-Version`, `Last-Event-ID`) cannot be set.
+    /// [`connect`](Self::connect) checks all this; a stdio server refuses
+    /// headers.
+    #[must_use]
+    pub fn with_header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.auth.headers.push((name.into(), Hidden(value.into())));
+        self
+    }
+
+    /// Sends `Authorization: Bearer <token>` with every HTTP request to this
+    /// `url` server, as `tool serve --http --token-file` expects. `token` is
+    /// the token alone, without `Bearer `; `${VAR}` is resolved as in
+    /// [`with_header`](Self::with_header). Never printed.
+    #[must_use]
+    pub fn with_bearer_token(mut self, token: impl Into<String>) -> Self {
+        self.auth.bearer = Some(Hidden(token.into()));
+        self
+    }
+
+    /// The `clientInfo` the server is told (name and version). Default: the
+    /// running program's executable file name (`tool`, or your own program
+    /// made with `tool_cli::Cli`) and this crate's version, as
+    /// [`McpServer`](crate::McpServer) names itself.
+    #[must_use]
+    pub fn with_client_info(mut self, name: impl Into<String>, version: impl Into<String>) -> Self {
+        self.client_info = Some(Box::new((name.into(), version.into())));
+        self
+    }
+
+    /// Offers `folders` to the server as its roots (`roots/list`, and the
+    /// `roots/list` input requests of 2026-07-28), as `file://` URIs, and
+    /// declares the `roots` capability; without this call the client declares
+    /// none and offers none. The CLI offers the workspace (`--workspace`).
+    /// Relative paths are taken as they are (give absolute ones); a path
+    /// that is not UTF-8 is left out.
+    #[must_use]
+    pub fn with_roots<P: AsRef<std::path::Path>>(
+        mut self,
+        folders: impl IntoIterator<Item = P>,
+    ) -> Self {
+        let roots: Vec<_> = folders
+            .into_iter()
+            .filter_map(|folder| {
+                let path = folder.as_ref();
+                let text = path.to_str()?;
+                let mut root = rmcp::model::Root::new(format!("file://{text}"));
+                if let Some(name) = path.file_name().and_then(|n| n.to_str()) {
+                    root = root.with_name(name);
+                }
+                Some(root)
+            })
+            .collect();
+        self.roots = Some(roots.into());
         self
     }
 
@@ -239,22 +415,64 @@ impl McpToolSource {
             None => format!("`{what}`"),
         };
         let connect_err = |e: &dyn std::fmt::Display| {
-            Error::new(ErrorKind::Connect, format!("MCP server {label}: {e}"))
+            let text = e.to_string();
+            // rmcp says "Auth required" for a 401 answer.
+            let hint = if text.contains("Auth required") {
+                if self.auth.bearer.is_some() || !self.auth.headers.is_empty() {
+                    " (HTTP 401: the server refused the credentials sent; check the token)"
+                } else {
+                    " (HTTP 401: the server requires authorization; give the entry \
+                     \"headers\": {\"Authorization\": \"Bearer ${VAR}\"} with VAR an environment \
+                     variable holding the token, or McpToolSource::with_bearer_token)"
+                }
+            } else {
+                ""
+            };
+            Error::new(
+                ErrorKind::Connect,
+                format!("MCP server {label}: {text}{hint}"),
+            )
         };
-        let shared = Arc::new(Shared::default());
+        let shared = Arc::new(Shared {
+            roots: self.roots.clone(),
+            ..Shared::default()
+        });
+        if let Some(name) = &self.name {
+            let _ = shared.server_label.set(sanitize_server(name));
+        }
         let handler = Handler {
             shared: Arc::clone(&shared),
             era: self.era,
+            client_info: self.client_info.as_deref().cloned().unwrap_or_else(|| {
+                (
+                    crate::server::program_name().unwrap_or_else(|| "tool-mcp".to_owned()),
+                    env!("CARGO_PKG_VERSION").to_owned(),
+                )
+            }),
+            roots: self.roots.clone(),
         };
         let lifecycle = match self.era {
             ProtocolEra::Initialize => ClientLifecycleMode::Initialize,
             ProtocolEra::Discover => ClientLifecycleMode::Discover {
                 preferred_versions: vec![ProtocolVersion::V_2026_07_28],
             },
+            ProtocolEra::Auto => ClientLifecycleMode::Auto {
+                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+                legacy_version: Some(ProtocolVersion::V_2025_11_25),
+            },
         };
         let handshake = async {
             match &self.endpoint {
                 Endpoint::Stdio { command, args, env } => {
+                    if !self.auth.headers.is_empty() || self.auth.bearer.is_some() {
+                        return Err(Error::new(
+                            ErrorKind::Config,
+                            format!(
+                                "MCP server {label}: headers and bearer tokens are for `url` \
+                                 servers; hand a stdio server a key through its `env`"
+                            ),
+                        ));
+                    }
                     let mut cmd = tokio::process::Command::new(command);
                     // Children see no secret-looking variable of this
                     // process unless the configuration passes it on purpose
@@ -272,8 +490,14 @@ impl McpToolSource {
                         .map_err(|e| connect_err(&e))
                 }
                 Endpoint::Http { url } => {
+                    let config = self
+                        .auth
+                        .transport_config(url, |name| std::env::var(name).ok())
+                        .map_err(|e| {
+                            Error::new(ErrorKind::Config, format!("MCP server {label}: {e}"))
+                        })?;
                     let transport =
-                        rmcp::transport::StreamableHttpClientTransport::from_uri(url.as_str());
+                        rmcp::transport::StreamableHttpClientTransport::from_config(config);
                     handler
                         .serve_with_lifecycle(transport, lifecycle)
                         .await
@@ -289,6 +513,12 @@ impl McpToolSource {
                     self.connect_timeout
                 ))
             })??;
+        // The era the handshake settled on: a version without `initialize`
+        // (2026-07-28 and later) means the stateless lifecycle.
+        let era = match running.peer().peer_info() {
+            Some(info) if !info.protocol_version.has_initialize() => ProtocolEra::Discover,
+            _ => ProtocolEra::Initialize,
+        };
         let server_name = self.name.clone().unwrap_or_else(|| {
             running
                 .peer()
@@ -302,7 +532,7 @@ impl McpToolSource {
             sanitize_server(&server_name),
             what,
             self.timeout,
-            self.era,
+            era,
             self.filter,
         ))
     }
@@ -314,6 +544,10 @@ struct Shared {
     progress: Mutex<ProgressRoutes>,
     /// Woken by `notifications/tools/list_changed`.
     list_changed: Notify,
+    /// The `<server>` name, for log lines (set once known).
+    server_label: std::sync::OnceLock<String>,
+    /// [`McpToolSource::with_roots`], for `roots/list` input requests.
+    roots: Option<Arc<[rmcp::model::Root]>>,
 }
 
 /// Where progress notifications go. rmcp picks each request's progress token
@@ -365,16 +599,28 @@ fn report(ctx: &ToolContext, params: &ProgressNotificationParam) {
 struct Handler {
     shared: Arc<Shared>,
     era: ProtocolEra,
+    /// `clientInfo`: name and version.
+    client_info: (String, String),
+    /// [`McpToolSource::with_roots`].
+    roots: Option<Arc<[rmcp::model::Root]>>,
 }
 
 impl ClientHandler for Handler {
-    /// On a 2026-07-28 connection the client declares form elicitation: it
-    /// answers a server's confirmation (an input-required result) with the
-    /// calling context's approver ([`Inner::call`]). In sessions it declares
-    /// none, so servers follow their own approver instead of asking it.
+    /// Unless the source is pinned to 2025-11-25 the client declares form
+    /// elicitation: on a 2026-07-28 connection it answers a server's
+    /// confirmation (an input-required result) with the calling context's
+    /// approver ([`Inner::call`]). Pinned to 2025-11-25 it declares none, so
+    /// servers follow their own approver instead of asking it. (`Auto`
+    /// declares before it knows the era: rmcp sends one client description
+    /// for both handshakes.)
     fn get_info(&self) -> ClientConfig {
         let mut config = ClientConfig::default();
-        if self.era == ProtocolEra::Discover {
+        let (name, version) = &self.client_info;
+        config.client_info = rmcp::model::Implementation::new(name.clone(), version.clone());
+        if self.roots.is_some() {
+            config.capabilities.roots = Some(rmcp::model::RootsCapabilities::default());
+        }
+        if self.era != ProtocolEra::Initialize {
             config.capabilities.elicitation =
                 Some(ElicitationCapability::new().with_form(FormElicitationCapability::new()));
         }
@@ -396,6 +642,42 @@ impl ClientHandler for Handler {
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         self.shared.list_changed.notify_one();
     }
+
+    /// The roots given with [`McpToolSource::with_roots`] (none without).
+    async fn list_roots(
+        &self,
+        _context: rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::ListRootsResult, rmcp::ErrorData> {
+        Ok(rmcp::model::ListRootsResult::new(
+            self.roots.as_deref().map(<[_]>::to_vec).unwrap_or_default(),
+        ))
+    }
+
+    /// A server's log message goes to `tracing` (target `tool_mcp::server_log`,
+    /// field `server`, the MCP level mapped to the nearest `tracing` level),
+    /// its data clipped to 2 000 characters.
+    async fn on_logging_message(
+        &self,
+        params: rmcp::model::LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        use rmcp::model::LoggingLevel as L;
+        let text = match &params.data {
+            Value::String(text) => text.clone(),
+            other => other.to_string(),
+        };
+        let data = clip(&text, Clip::chars(2000));
+        let logger = params.logger.as_deref().unwrap_or("");
+        let server = self.shared.server_label.get().map_or("?", String::as_str);
+        match params.level {
+            L::Debug => tracing::debug!(target: "tool_mcp::server_log", server, logger, "{data}"),
+            L::Info | L::Notice => {
+                tracing::info!(target: "tool_mcp::server_log", server, logger, "{data}");
+            }
+            L::Warning => tracing::warn!(target: "tool_mcp::server_log", server, logger, "{data}"),
+            _ => tracing::error!(target: "tool_mcp::server_log", server, logger, "{data}"),
+        }
+    }
 }
 
 /// An open connection to one MCP server. Its tools become local runtime
@@ -404,11 +686,14 @@ impl ClientHandler for Handler {
 /// up to date when the server's list changes).
 ///
 /// Imported tools are named `<server>__<tool>` ([`local_tool_name`]); the
-/// original name is used on the wire. They are of kind `other` with every
-/// behaviour flag off, whatever the server's annotations claim: remote
-/// descriptions and hints are untrusted text, kept (the hints in each
-/// result's `metadata["mcp"]` and in [`remote_tools`](Self::remote_tools))
-/// but never used for local permissions.
+/// original name is used on the wire. They are of kind `other`, never
+/// `read_only` or `idempotent`, whatever the server's annotations claim;
+/// `destructive` and `open_world` are on unless the server says `false`
+/// (MCP's defaults), so that a re-export never claims less risk than the
+/// origin. Remote descriptions and hints are untrusted text, kept (the hints
+/// in each result's `metadata["mcp"]` and in
+/// [`remote_tools`](Self::remote_tools)) but never used for local
+/// permissions. A remote `outputSchema` is kept as the tool's output schema.
 ///
 /// Cheap to clone. The connection closes when the last clone and the last
 /// imported tool are dropped.
@@ -492,6 +777,12 @@ impl McpConnection {
     /// The `<server>` prefix of this connection's local tool names.
     pub fn server_name(&self) -> &str {
         &self.inner.server
+    }
+
+    /// The era the handshake settled on: [`ProtocolEra::Discover`] or
+    /// [`ProtocolEra::Initialize`], never `Auto`.
+    pub fn era(&self) -> ProtocolEra {
+        self.inner.era
     }
 
     /// `true` once the server is gone (exited, closed its streams, or the
@@ -798,8 +1089,15 @@ impl Inner {
                 .await
             {
                 Ok(InputRound::Asked(asked)) => {
-                    let (responses, state) =
-                        answer_input(&self.server, &remote, &args, asked, &ctx).await;
+                    let (responses, state) = answer_input(
+                        &self.server,
+                        &remote,
+                        &args,
+                        asked,
+                        &ctx,
+                        self.shared.roots.clone(),
+                    )
+                    .await;
                     params.input_responses = Some(responses);
                     params.request_state = state;
                 }
@@ -963,7 +1261,27 @@ fn runtime_tool(inner: &Arc<Inner>, remote: &McpTool) -> Result<Tool, Error> {
         parameters["type"] = json!("object");
     }
     let mut spec = ToolSpec::new(local, description, parameters);
-    // Remote hints are untrusted: kind stays `other`, every flag stays off.
+    // Remote hints are untrusted: kind stays `other`, and no flag says the
+    // tool is safer than the server says or than MCP's defaults imply
+    // (`readOnlyHint` false, `destructiveHint` true, `idempotentHint` false,
+    // `openWorldHint` true when absent; specification 2025-11-25, "Tool
+    // annotations"). So `read_only` and `idempotent` stay off whatever the
+    // server claims (they would loosen local approvals), and `destructive`
+    // and `open_world` are on unless the server says `false`: what a
+    // re-export (`tool --mcp-config F serve`) publishes is never less
+    // cautious than the origin. `destructive` and `open_world` grant nothing
+    // locally.
+    let hint = |get: fn(&rmcp::model::ToolAnnotations) -> Option<bool>| {
+        remote.annotations.as_ref().and_then(get)
+    };
+    spec.flags.destructive = hint(|a| a.destructive_hint).unwrap_or(true);
+    spec.flags.open_world = hint(|a| a.open_world_hint).unwrap_or(true);
+    // The structured result keeps its declared shape (the result's
+    // `structuredContent` travels as `metadata["structured"]`).
+    spec.output_schema = remote
+        .output_schema
+        .as_ref()
+        .map(|schema| Value::Object((**schema).clone()));
     spec.timeout = Some(inner.timeout + Duration::from_secs(1));
     if let Some(title) = remote
         .title
@@ -1027,9 +1345,15 @@ async fn answer_input(
     args: &Map<String, Value>,
     asked: InputRequiredResult,
     ctx: &ToolContext,
+    roots: Option<Arc<[rmcp::model::Root]>>,
 ) -> (InputResponses, Option<String>) {
     let mut responses = InputResponses::new();
     for (key, request) in asked.input_requests.unwrap_or_default() {
+        if let (InputRequest::ListRoots(_), Some(roots)) = (&request, &roots) {
+            let answer = rmcp::model::ListRootsResult::new(roots.to_vec());
+            responses.insert(key, serde_json::to_value(answer).unwrap_or(Value::Null));
+            continue;
+        }
         let fields = match &request {
             InputRequest::Elicitation(_) => confirmation_fields(&request),
             _ => None,

@@ -8,7 +8,7 @@ use std::path::Path;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::client::{McpConnection, McpToolSource};
+use crate::client::{McpConnection, McpToolSource, ProtocolEra};
 use crate::error::{Error, ErrorKind};
 use crate::names::sanitize_server;
 use tool_core::LiveRegistry;
@@ -35,6 +35,11 @@ struct Entry {
     /// Gemini CLI's names: the server's tools to leave out (wins over `includeTools`).
     #[serde(default, rename = "excludeTools")]
     exclude_tools: Vec<String>,
+    /// The protocol era: `"auto"` (default), `"2025-11-25"` or `"2026-07-28"`.
+    protocol: Option<String>,
+    /// `url` servers: HTTP headers, values may hold `${VAR}`.
+    #[serde(default)]
+    headers: BTreeMap<String, String>,
 }
 
 /// One server entry of an `.mcp.json` file, as read by
@@ -75,7 +80,12 @@ impl McpServerEntry {
 /// `args` and `env`) or `url`; `"disabled": true` leaves it out (the server
 /// is not started); `includeTools` / `excludeTools` (lists of the server's
 /// tool names, `*` wildcards allowed; Gemini CLI's keys) choose which of its
-/// tools are imported, exclusion winning; other keys (`type`, ...) are ignored.
+/// tools are imported, exclusion winning; `"protocol"` chooses the era
+/// ([`ProtocolEra`]: `"auto"`, the default, `"2025-11-25"` or `"2026-07-28"`);
+/// `"headers"` (`url` entries) are sent with every request, each `${VAR}` in a
+/// value read from this process's environment when connecting
+/// ([`McpToolSource::with_header`]);
+/// other keys (`type`, ...) are ignored.
 ///
 /// Strict: one bad entry fails the whole file. [`read_mcp_config`] keeps
 /// the good entries of a file with bad ones.
@@ -196,13 +206,33 @@ fn parse_entry(name: String, value: Value) -> McpServerEntry {
         return McpServerEntry::Disabled { name };
     }
     let source = match (entry.command, entry.url) {
-        (Some(command), None) => McpToolSource::stdio(command, entry.args, entry.env),
-        (None, Some(url)) => McpToolSource::http(url),
+        (Some(command), None) if entry.headers.is_empty() => {
+            McpToolSource::stdio(command, entry.args, entry.env)
+        }
+        (None, Some(url)) => entry
+            .headers
+            .into_iter()
+            .fold(McpToolSource::http(url), |source, (k, v)| {
+                source.with_header(k, v)
+            }),
+        (Some(_), None) if !entry.headers.is_empty() => {
+            return invalid(
+                name,
+                "`headers` apply to `url` servers; hand a `command` server a key through `env`"
+                    .to_owned(),
+            );
+        }
         _ => {
             return invalid(name, "needs exactly one of `command` and `url`".to_owned());
         }
     };
-    let mut source = source.named(name);
+    let mut source = source.named(name.clone());
+    if let Some(protocol) = entry.protocol {
+        match protocol.parse::<ProtocolEra>() {
+            Ok(era) => source = source.with_era(era),
+            Err(e) => return invalid(name, format!("`protocol`: {e}")),
+        }
+    }
     if let Some(include) = entry.include_tools {
         source = source.include_tools(include);
     }

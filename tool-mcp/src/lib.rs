@@ -97,6 +97,9 @@
 //!   `requestState` to its tool and arguments; already in the tree through
 //!   rmcp.
 //!   Also the digest under which an HTTP bearer token is kept and compared.
+//! - `http`: the header name and value types of `url` servers' `headers`
+//!   (the types rmcp's transport takes; already in the tree through rmcp).
+//! - `tool-rules`: `clip`, the one way to quote untrusted text in messages.
 //! - `subtle`: constant-time comparison of bearer-token digests (no timing
 //!   leak of a token), a `RustCrypto` crate `rustls` also uses; small, no
 //!   dependencies.
@@ -111,6 +114,7 @@ mod client;
 mod config;
 mod error;
 mod framing;
+mod headers;
 mod http;
 mod names;
 mod server;
@@ -125,11 +129,12 @@ pub use config::{
 };
 pub use error::{Error, ErrorKind};
 pub use framing::{ID_PROBE_BYTES, MAX_MESSAGE_BYTES};
+pub use headers::{MAX_HEADER_VALUE_BYTES, MAX_HEADERS};
 pub use http::{
     DEFAULT_BODY_TIMEOUT, DEFAULT_HEADER_TIMEOUT, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_SESSIONS,
     HttpAccess, HttpLimits, MAX_RETRY_AFTER, MIN_TOKEN_LEN,
 };
-pub use names::{MAX_NAME_LEN, local_tool_name};
+pub use names::{MAX_NAME_LEN, local_tool_name, server_prefix};
 /// The rmcp crate this one is built on, for its model types.
 pub use rmcp;
 pub use server::{ClientScope, DEFAULT_PAGE_SIZE, McpServer, SHUTDOWN_TIMEOUT, shutdown_signal};

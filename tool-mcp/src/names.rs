@@ -44,6 +44,20 @@ pub fn local_tool_name(server: &str, tool: &str) -> String {
 }
 
 /// A server name usable as the `<server>` part: invalid characters become `_`.
+/// The `<server>` prefix the tools of a server named `name` get
+/// (`<prefix>__<tool>`): `name` with every character outside
+/// `[A-Za-z0-9-]` turned into `_`, at most 32 characters, `mcp` when empty.
+/// A tool name belongs to the server when it starts with `<prefix>__`, which
+/// [`local_tool_name`] keeps whatever the tool's name.
+///
+/// ```
+/// assert_eq!(tool_mcp::server_prefix("my files"), "my_files");
+/// assert!(tool_mcp::local_tool_name("my_files", "read").starts_with("my_files__"));
+/// ```
+pub fn server_prefix(name: &str) -> String {
+    sanitize_server(name)
+}
+
 pub(crate) fn sanitize_server(name: &str) -> String {
     let s: String = name
         .chars()

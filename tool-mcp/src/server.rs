@@ -146,7 +146,7 @@ pub enum ClientScope<'a> {
 
 /// The running program's name: the file name of its executable (as the
 /// first command-line argument names it), without a `.exe` suffix.
-fn program_name() -> Option<String> {
+pub(crate) fn program_name() -> Option<String> {
     let arg0 = std::env::args_os().next()?;
     let stem = std::path::Path::new(&arg0)
         .file_stem()?

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
 use tool_core::{Tool, ToolContext, ToolRegistry, ToolResult, ToolSpec};
-use tool_mcp::{LiveRegistry, McpServer, McpToolSource};
+use tool_mcp::{LiveRegistry, McpServer, McpToolSource, ProtocolEra};
 
 /// A registry with `echo(text)` and `slow` (sleeps 5 s).
 fn registry() -> ToolRegistry {
@@ -60,6 +60,7 @@ async fn closed_sessions_leave_nothing_subscribed() {
         let mut conns = Vec::new();
         for _ in 0..sessions {
             let conn = McpToolSource::http(url.clone())
+                .with_era(ProtocolEra::Initialize)
                 .connect()
                 .await
                 .expect("test setup");
@@ -95,6 +96,7 @@ async fn sessions_closed_mid_call_leave_nothing_subscribed() {
     let baseline = live.subscribers();
     for _ in 0..10 {
         let conn = McpToolSource::http(url.clone())
+            .with_era(ProtocolEra::Initialize)
             .connect()
             .await
             .expect("test setup");

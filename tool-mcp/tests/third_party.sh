@@ -9,7 +9,10 @@
 #   3. the MCP conformance suite against the fixture server over HTTP, once per
 #      spec version (`--requirements`), with the failures allowed by
 #      tool-mcp/tests/conformance-expected-failures.txt: a failure not listed
-#      there fails the run, and so does a listed one that passes.
+#      there fails the run, and so does a listed one that passes;
+#   4. the same suite's client scenarios against tool-mcp-conformance-client
+#      (this project's MCP client), once per spec version, with the failures
+#      allowed by tool-mcp/tests/conformance-client-expected-failures.txt.
 # Prints a summary; exits non-zero when any check failed.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -52,9 +55,10 @@ export PATH="$npm_prefix/node_modules/.bin:$PATH"
 [ "$(node --version)" = "v$NODE" ] || { echo "third_party.sh: expected Node $NODE, got $(node --version)" >&2; exit 1; }
 
 cargo build -q -p tool-cli --bin tool
-cargo build -q -p tool-mcp --features fixture --bin tool-mcp-fixture
+cargo build -q -p tool-mcp --features fixture --bin tool-mcp-fixture --bin tool-mcp-conformance-client
 tool=$target/debug/tool
 fixture=$target/debug/tool-mcp-fixture
+conformance_client=$target/debug/tool-mcp-conformance-client
 
 workspace=$(mktemp -d)
 scratch=$(mktemp -d)
@@ -113,6 +117,23 @@ for version in "${VERSIONS[@]}"; do
     record ok "conformance $CONFORMANCE, $version: $(grep -a '^Total:' "$log" | tail -1), failures as expected ($(grep -c . <(grep -v '^server:' "$baseline")) listed)"
   else
     record FAIL "conformance $CONFORMANCE, $version: see $log"
+    sed -n '/SUMMARY/,$p' "$log" | grep -a -v '^ *$' | tail -40 >&2
+  fi
+done
+
+# --- 4. conformance suite, client scenarios ---
+client_expected=tool-mcp/tests/conformance-client-expected-failures.txt
+for version in "${VERSIONS[@]}"; do
+  baseline=$scratch/client-expected-$version.yaml
+  { echo "client:"
+    awk -v v="$version" '$1 == v { printf "  - \"%s\"\n", $2 }' "$client_expected"
+  } >"$baseline"
+  log=$root/conformance-client-$version.log
+  if (cd "$scratch" && conformance client --command "$conformance_client" --requirements "$version" \
+      --timeout 20000 --expected-failures "$baseline" -o "$scratch/client-results-$version") >"$log" 2>&1; then
+    record ok "conformance $CONFORMANCE client, $version: $(grep -a '^Total:' "$log" | tail -1), failures as expected ($(grep -c . <(grep -v '^client:' "$baseline")) listed)"
+  else
+    record FAIL "conformance $CONFORMANCE client, $version: see $log"
     sed -n '/SUMMARY/,$p' "$log" | grep -a -v '^ *$' | tail -40 >&2
   fi
 done

@@ -13,6 +13,7 @@ mod limits;
 mod list;
 mod load;
 mod mcp;
+mod mcp_import;
 mod mcp_sessions;
 mod options;
 mod out;

@@ -10,7 +10,7 @@ use std::process::Stdio;
 
 use serde_json::{Map, Value, json};
 use tool_core::ToolContext;
-use tool_mcp::McpToolSource;
+use tool_mcp::{McpToolSource, ProtocolEra};
 
 use crate::support::{TempDir, tool};
 
@@ -67,11 +67,15 @@ async fn each_http_session_has_its_own_ledger_and_loaded_tools() {
         &state,
         &["--trace-id", "t-serve", "--defer", "edit_file"],
     );
+    // Sessions are of 2025-11-25 (the client's default, `auto`, would
+    // settle on the stateless 2026-07-28 era with this server).
     let a = McpToolSource::http(server.url.clone())
+        .with_era(ProtocolEra::Initialize)
         .connect()
         .await
         .expect("session A");
     let b = McpToolSource::http(server.url.clone())
+        .with_era(ProtocolEra::Initialize)
         .connect()
         .await
         .expect("session B");

@@ -1,0 +1,189 @@
+//! Issue 26, the client half: importing servers with `--mcp-config`.
+//! Bearer tokens: this project's own `tool serve --http --token-file`
+//! imported with `"headers": {"Authorization": "Bearer ${VAR}"}`.
+
+use std::io::{BufRead, BufReader};
+use std::process::Stdio;
+
+use crate::support::{TempDir, code, one_json_line, stderr, stdout, tool};
+
+/// A `tool serve --http 127.0.0.1:0` child with extra arguments, killed
+/// when dropped; `url` is its endpoint.
+struct Served {
+    child: std::process::Child,
+    url: String,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn serve(ws: &TempDir, state: &TempDir, extra: &[&str]) -> Served {
+    let mut child = tool()
+        .env("XDG_STATE_HOME", state.path())
+        .args(["serve", "--http", "127.0.0.1:0", "--workspace", ws.arg()])
+        .args(extra)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("tool serve starts");
+    let mut line = String::new();
+    BufReader::new(child.stderr.take().expect("piped stderr"))
+        .read_line(&mut line)
+        .expect("a banner line");
+    let url = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap_or_else(|| panic!("no URL in {line:?}"))
+        .trim_end_matches(',')
+        .to_owned();
+    Served { child, url }
+}
+
+const TOKEN: &str = "0123456789abcdef0123456789abcdef";
+
+#[test]
+fn a_token_protected_server_is_imported_with_a_bearer_header_and_named_without() {
+    let (ws, state, here) = (TempDir::new(), TempDir::new(), TempDir::new());
+    std::fs::write(ws.path().join("a.txt"), "behind the token\n").expect("write");
+    let token_file = here.path().join("token");
+    std::fs::write(&token_file, format!("{TOKEN}\n")).expect("write token");
+    let token_arg = token_file.to_str().expect("utf-8 path");
+    let server = serve(&ws, &state, &["--token-file", token_arg]);
+
+    let config = |headers: &str| {
+        let path = here.path().join("mcp.json");
+        std::fs::write(
+            &path,
+            format!(
+                r#"{{"mcpServers": {{"guarded": {{"url": "{}"{headers}}}}}}}"#,
+                server.url
+            ),
+        )
+        .expect("write config");
+        path
+    };
+    let call = |config: &std::path::Path| {
+        tool()
+            .env("XDG_STATE_HOME", state.path())
+            .env("GUARD_TOKEN", TOKEN)
+            .arg("--mcp-config")
+            .arg(config)
+            .args(["--workspace", here.arg(), "call", "guarded__read_file"])
+            .args(["--file-path", "a.txt"])
+            .output()
+            .expect("tool runs")
+    };
+
+    // With the header, `${GUARD_TOKEN}` resolved in the importing program.
+    let with = call(&config(
+        r#", "headers": {"Authorization": "Bearer ${GUARD_TOKEN}"}"#,
+    ));
+    assert_eq!(code(&with), 0, "{}", stderr(&with));
+    let result = one_json_line(&with);
+    assert!(
+        result["output"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("behind the token"),
+        "{result}"
+    );
+    // The token is never printed.
+    assert!(!stdout(&with).contains(TOKEN) && !stderr(&with).contains(TOKEN));
+
+    // Without it: a clear error naming the server and what to add.
+    let without = call(&config(""));
+    assert_ne!(code(&without), 0);
+    let err = stderr(&without);
+    assert!(err.contains("MCP server `guarded`"), "{err}");
+    assert!(
+        err.contains("HTTP 401") && err.contains("Authorization"),
+        "{err}"
+    );
+
+    // A wrong token: refused, said so, the token not shown.
+    let wrong = call(&config(
+        r#", "headers": {"Authorization": "Bearer wrong-token-0000000000"}"#,
+    ));
+    let err = stderr(&wrong);
+    assert_ne!(code(&wrong), 0);
+    assert!(err.contains("refused the credentials"), "{err}");
+    assert!(!err.contains("wrong-token"), "{err}");
+
+    // An unset variable: named, and the server never contacted with a half header.
+    let unset = call(&config(
+        r#", "headers": {"Authorization": "Bearer ${NO_SUCH_VAR_26}"}"#,
+    ));
+    let err = stderr(&unset);
+    assert!(err.contains("`NO_SUCH_VAR_26` is not set"), "{err}");
+}
+
+const ERA_SERVER: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../tool-mcp/tests/data/era_server.py"
+);
+
+#[test]
+fn a_call_starts_only_the_server_of_its_tool() {
+    let (ws, state, here) = (TempDir::new(), TempDir::new(), TempDir::new());
+    std::fs::write(ws.path().join("a.txt"), "built-in\n").expect("write");
+    let marker = here.path().join("started");
+    let config = here.path().join("mcp.json");
+    let marker_arg = marker.to_str().expect("utf-8 path");
+    std::fs::write(
+        &config,
+        serde_json::json!({"mcpServers": {
+            // Leaves a mark when started, then exits (so it is unavailable).
+            "marker": {"command": "sh", "args": ["-c", format!("touch '{marker_arg}'; exit 1")]},
+            "old": {"command": "python3", "args": [ERA_SERVER, "2025-11-25"]},
+        }})
+        .to_string(),
+    )
+    .expect("write config");
+    let call = |words: &[&str]| {
+        tool()
+            .env("XDG_STATE_HOME", state.path())
+            .arg("--mcp-config")
+            .arg(&config)
+            .args(["--workspace", ws.arg(), "call"])
+            .args(words)
+            .output()
+            .expect("tool runs")
+    };
+
+    // A built-in: no server started, no warning about any.
+    let builtin = call(&["read_file", "--file-path", "a.txt"]);
+    assert_eq!(code(&builtin), 0, "{}", stderr(&builtin));
+    assert!(!marker.exists(), "a built-in call started a server");
+    assert!(
+        !stderr(&builtin).contains("MCP server"),
+        "{}",
+        stderr(&builtin)
+    );
+
+    // Another server's tool: only that server.
+    let other = call(&["old__which_era"]);
+    assert_eq!(code(&other), 0, "{}", stderr(&other));
+    assert!(
+        stdout(&other).contains("handshake initialize"),
+        "{}",
+        stdout(&other)
+    );
+    assert!(!marker.exists(), "a call of `old`'s tool started `marker`");
+
+    // Its own tool: started (and, exiting at once, named as unavailable).
+    let own = call(&["marker__anything"]);
+    assert!(
+        marker.exists(),
+        "the server of the called tool was not started"
+    );
+    assert_ne!(code(&own), 0);
+    assert!(
+        stderr(&own).contains("MCP server `marker`"),
+        "{}",
+        stderr(&own)
+    );
+}

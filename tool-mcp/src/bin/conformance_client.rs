@@ -1,0 +1,128 @@
+//! `tool-mcp-conformance-client URL`: this crate's MCP client driven by the
+//! MCP conformance suite's client scenarios (`conformance client --command`).
+//!
+//! The suite starts a scenario's server, runs this program with the server's
+//! URL as the last argument and the scenario in `MCP_CONFORMANCE_SCENARIO`
+//! (its era in `MCP_CONFORMANCE_PROTOCOL_VERSION`, any tool calls it wants in
+//! `MCP_CONFORMANCE_CONTEXT`'s `toolCalls`), and judges what arrives. This
+//! program does what an importing host does: connect with
+//! [`McpToolSource::http`] in the era asked for, list every tool, call the
+//! ones the scenario names, and exit 0; the suite decides what passed.
+
+use std::process::ExitCode;
+
+use serde_json::{Map, Value, json};
+use tool_core::ToolContext;
+use tool_mcp::{McpToolSource, ProtocolEra};
+
+/// The tool calls a scenario expects when its context names none (the
+/// scenarios' fixed tools, as the suite's reference clients call them).
+fn default_calls(scenario: &str) -> Vec<(String, Value)> {
+    let call = |name: &str, args: Value| vec![(name.to_owned(), args)];
+    match scenario {
+        "tools_call" => call("add_numbers", json!({"a": 5, "b": 3})),
+        "sse-retry" => call("test_reconnection", json!({})),
+        "elicitation-sep1034-client-defaults" => {
+            call("test_client_elicitation_defaults", json!({}))
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// With no calls named: every listed tool, by its remote name, with no
+/// arguments; except that a tool whose one required parameter is an object
+/// named `schema` (the suite's schema echo) gets the parameters schema this
+/// client kept for each other tool, which the suite then compares with what
+/// it served.
+fn every_tool(tools: &[tool_core::Tool]) -> Vec<(String, Value)> {
+    let remote = |tool: &tool_core::Tool| {
+        let name = tool.name();
+        name.split_once("__").map_or(name, |(_, n)| n).to_owned()
+    };
+    let is_echo = |tool: &tool_core::Tool| {
+        let p = &tool.spec().parameters;
+        p["required"] == json!(["schema"]) && p["properties"]["schema"]["type"] == "object"
+    };
+    let mut calls = Vec::new();
+    for tool in tools {
+        if is_echo(tool) {
+            for other in tools.iter().filter(|t| !is_echo(t)) {
+                calls.push((remote(tool), json!({"schema": other.spec().parameters})));
+            }
+        } else {
+            calls.push((remote(tool), json!({})));
+        }
+    }
+    calls
+}
+
+fn main() -> ExitCode {
+    let Some(url) = std::env::args().skip(1).last() else {
+        eprintln!("usage: tool-mcp-conformance-client URL (scenario in MCP_CONFORMANCE_SCENARIO)");
+        return ExitCode::from(2);
+    };
+    let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
+    let era = match std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION").as_deref() {
+        Ok("2026-07-28") => ProtocolEra::Discover,
+        Ok(v) if !v.is_empty() => ProtocolEra::Initialize,
+        _ => ProtocolEra::Auto,
+    };
+    let context: Value = std::env::var("MCP_CONFORMANCE_CONTEXT")
+        .ok()
+        .and_then(|c| serde_json::from_str(&c).ok())
+        .unwrap_or(Value::Null);
+    let mut calls: Vec<(String, Value)> = context["toolCalls"]
+        .as_array()
+        .map(|calls| {
+            calls
+                .iter()
+                .filter_map(|c| Some((c["name"].as_str()?.to_owned(), c["arguments"].clone())))
+                .collect()
+        })
+        .unwrap_or_default();
+    if calls.is_empty() {
+        calls = default_calls(&scenario);
+    }
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("tool-mcp-conformance-client: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    runtime.block_on(async move {
+        let conn = match McpToolSource::http(url.clone())
+            .named("conformance")
+            .with_era(era)
+            .connect()
+            .await
+        {
+            Ok(conn) => conn,
+            Err(e) => {
+                eprintln!("tool-mcp-conformance-client: {e}");
+                return ExitCode::FAILURE;
+            }
+        };
+        let tools = match conn.tools().await {
+            Ok(tools) => tools,
+            Err(e) => {
+                eprintln!("{scenario}: tools/list: {e}");
+                Vec::new()
+            }
+        };
+        eprintln!("{scenario}: {} tools listed", tools.len());
+        if calls.is_empty() {
+            calls = every_tool(&tools);
+        }
+        for (name, args) in calls {
+            let args = match args {
+                Value::Object(map) => map,
+                _ => Map::new(),
+            };
+            let result = conn.call(&name, args, &ToolContext::new()).await;
+            eprintln!("{scenario}: {name}: {}", result.output);
+        }
+        conn.close();
+        ExitCode::SUCCESS
+    })
+}

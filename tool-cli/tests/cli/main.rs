@@ -7,6 +7,7 @@ mod batch;
 mod call;
 mod concurrency;
 mod examples;
+mod index;
 mod ledger;
 mod limits;
 mod list;

@@ -98,27 +98,47 @@ pub(crate) fn gram(a: u8, b: u8, c: u8) -> u32 {
     (u32::from(fold(a)) << 16) | (u32::from(fold(b)) << 8) | u32::from(fold(c))
 }
 
-/// Marks every gram of `text` in `seen` (a bitset of 2^24 bits) and pushes
-/// each first-seen gram onto `out`. Grams holding `\n` are skipped.
-pub(crate) fn collect_grams(text: &[u8], seen: &mut [u64], out: &mut Vec<u32>) {
-    if text.len() < 3 {
-        return;
-    }
-    let mut g = (u32::from(fold(text[0])) << 8) | u32::from(fold(text[1]));
-    for (i, &b) in text.iter().enumerate().skip(2) {
-        g = ((g << 8) | u32::from(fold(b))) & 0x00ff_ffff;
-        if b == b'\n' || text[i - 1] == b'\n' || text[i - 2] == b'\n' {
-            continue;
-        }
-        let (word, bit) = ((g >> 6) as usize, g & 63);
-        if seen[word] & (1 << bit) == 0 {
-            seen[word] |= 1 << bit;
-            out.push(g);
+/// Gram extraction over text fed in pieces (a file read in chunks): the
+/// grams of a line are the same however its bytes are split.
+#[derive(Default)]
+pub(crate) struct GramScan {
+    /// The last three (folded) bytes.
+    window: u32,
+    /// Bytes since the last `\n`, at most 2.
+    run: u8,
+}
+
+impl GramScan {
+    /// Marks every gram of `text` in `seen` (a bitset of 2^24 bits) and
+    /// pushes each first-seen gram onto `out`. Grams holding `\n` are skipped.
+    pub(crate) fn feed(&mut self, text: &[u8], seen: &mut [u64], out: &mut Vec<u32>) {
+        for &b in text {
+            if b == b'\n' {
+                self.run = 0;
+                continue;
+            }
+            self.window = ((self.window << 8) | u32::from(fold(b))) & 0x00ff_ffff;
+            if self.run < 2 {
+                self.run += 1;
+                continue;
+            }
+            let g = self.window;
+            let (word, bit) = ((g >> 6) as usize, g & 63);
+            if seen[word] & (1 << bit) == 0 {
+                seen[word] |= 1 << bit;
+                out.push(g);
+            }
         }
     }
 }
 
-/// The size of the bitset [`collect_grams`] needs, in `u64` words.
+/// [`GramScan::feed`] over the whole of `text`.
+#[cfg(test)]
+fn collect_grams(text: &[u8], seen: &mut [u64], out: &mut Vec<u32>) {
+    GramScan::default().feed(text, seen, out);
+}
+
+/// The size of the bitset [`GramScan::feed`] needs, in `u64` words.
 pub(crate) const SEEN_WORDS: usize = (1 << 24) / 64;
 
 /// Clears the bits of `grams` in `seen` (cheaper than zeroing 2 MiB per file).
@@ -384,6 +404,19 @@ mod tests {
         let mut out = Vec::new();
         collect_grams(b"AbC\nabcd", &mut seen, &mut out);
         assert_eq!(out, vec![gram(b'a', b'b', b'c'), gram(b'b', b'c', b'd')]);
+        // Split anywhere, the same grams.
+        let text = b"xy\nHandler zz\nq";
+        let mut whole = Vec::new();
+        clear_grams(&out, &mut seen);
+        collect_grams(text, &mut seen, &mut whole);
+        for cut in 0..text.len() {
+            clear_grams(&whole, &mut seen);
+            let mut parts = Vec::new();
+            let mut scan = GramScan::default();
+            scan.feed(&text[..cut], &mut seen, &mut parts);
+            scan.feed(&text[cut..], &mut seen, &mut parts);
+            assert_eq!(parts, whole, "cut at {cut}");
+        }
         clear_grams(&out, &mut seen);
         assert!(seen.iter().all(|&w| w == 0));
     }

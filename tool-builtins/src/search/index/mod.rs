@@ -69,7 +69,7 @@ mod store;
 mod watch;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::io::Read;
+use std::io::Read as _;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -90,14 +90,12 @@ pub const DEFAULT_MIN_BYTES: u64 = 16 << 20;
 pub const DEFAULT_MAX_DISK_BYTES: u64 = 1 << 30;
 /// Default most memory for files changed since the build: 64 MiB.
 pub const DEFAULT_MAX_DELTA_BYTES: u64 = 64 << 20;
-/// Default largest file whose trigrams are indexed: 16 MiB (larger ones are always searched).
-pub const DEFAULT_MAX_FILE_BYTES: u64 = 16 << 20;
+/// Default largest file whose trigrams are indexed: 1 GiB (larger ones are always searched; files are read in 256 KiB pieces, so the size costs no memory).
+pub const DEFAULT_MAX_FILE_BYTES: u64 = 1 << 30;
 /// Lines longer than this (in bytes) make a file always searched: 64 KiB.
 /// A search whose line cap ([`crate::SearchConfig::max_line_bytes`]) is
 /// below it scans.
 pub const LONG_LINE_BYTES: usize = 64 << 10;
-/// Most changed paths applied one by one; more at once re-walk the workspace: 4096.
-const MAX_PENDING_PATHS: usize = 4096;
 /// Most grams of one AND read from disk: the rarest 12 (the rest add little pruning).
 const MAX_AND_GRAMS: usize = 12;
 /// Ignore files whose change re-walks the file list.
@@ -737,6 +735,9 @@ impl ContentIndex {
                                 &mut found,
                             );
                             grams::clear_grams(&found, &mut seen);
+                            if kind != Kind::Text {
+                                found.clear();
+                            }
                             #[allow(clippy::cast_possible_truncation, reason = "checked above")]
                             for &g in &found {
                                 map.entry(g).or_default().insert(id as u32);
@@ -799,7 +800,7 @@ impl ContentIndex {
                 root.join(p)
             };
             if p.starts_with(root) {
-                pending.paths.insert(p);
+                pending.add(p);
             }
         }
     }
@@ -1096,6 +1097,9 @@ impl Ready {
         let mut found = Vec::new();
         let kind = read_grams(ws, config, &f, seen, &mut found);
         grams::clear_grams(&found, seen);
+        if kind != Kind::Text {
+            found.clear();
+        }
         for &g in &found {
             self.delta.entry(g).or_default().insert(id);
         }
@@ -1138,8 +1142,15 @@ impl Ready {
             })
             .collect();
         paths.extend(mapped);
+        // Inside `.git` only the folder itself and `info/exclude` matter
+        // to the file list (git writes its own files at every command).
+        paths.retain(|p| {
+            let rel = p.strip_prefix(ws.root()).unwrap_or(p);
+            !rel.components().any(|c| c.as_os_str() == ".git")
+                || p.file_name().is_some_and(|n| n == ".git")
+                || p.ends_with("info/exclude")
+        });
         let relist = rescan
-            || paths.len() > MAX_PENDING_PATHS
             || paths.iter().any(|p| {
                 let rel = p.strip_prefix(ws.root()).unwrap_or(p);
                 rel.components().any(|c| c.as_os_str() == ".git")
@@ -1178,6 +1189,8 @@ impl Ready {
             }
             return;
         }
+        // Whether a folder's new files can be listed, once per folder.
+        let mut folders: HashMap<PathBuf, bool> = HashMap::new();
         for p in paths {
             // Listed files at or below `p`: checked again.
             let below: Vec<PathBuf> = self
@@ -1206,7 +1219,15 @@ impl Ready {
                         self.add(ws, config, Walked { linked, ..f }, &mut seen);
                     }
                 }
-            } else if meta.is_file() && !self.live.contains_key(&p) && admissible(ws, &p) {
+            } else if meta.is_file()
+                && !self.live.contains_key(&p)
+                && p.parent().is_none_or(|dir| {
+                    *folders
+                        .entry(dir.to_path_buf())
+                        .or_insert_with(|| dir == ws.root() || admissible(ws, dir))
+                })
+                && admissible(ws, &p)
+            {
                 if let Some(f) = walked(&p, self.is_linked(&p)) {
                     self.add(ws, config, f, &mut seen);
                 }
@@ -1285,7 +1306,11 @@ fn from_meta(path: PathBuf, meta: &std::fs::Metadata, linked: bool) -> Walked {
     }
 }
 
-/// Reads `f` and pushes its new grams onto `found`; returns how it is searched.
+/// Size of the pieces a file is read in while indexing: 256 KiB.
+const READ_CHUNK: usize = 256 << 10;
+
+/// Reads `f` in pieces and pushes its new grams onto `found`; returns how
+/// it is searched. Memory stays at one piece whatever the file's size.
 fn read_grams(
     ws: &Workspace,
     config: &IndexConfig,
@@ -1296,36 +1321,57 @@ fn read_grams(
     if f.volatile() || f.size > config.max_file_bytes {
         return Kind::Always;
     }
-    let Ok(file) = ws.open_walked(&f.path, &[]) else {
+    let Ok(mut file) = ws.open_walked(&f.path, &[]) else {
         return Kind::Always;
     };
-    let mut text = Vec::with_capacity(usize::try_from(f.size).unwrap_or(0));
-    if file
-        .take(config.max_file_bytes.saturating_add(1))
-        .read_to_end(&mut text)
-        .is_err()
-        || text.len() as u64 > config.max_file_bytes
-    {
-        return Kind::Always;
-    }
-    if text.starts_with(b"\xEF\xBB\xBF")
-        || text.starts_with(b"\xFF\xFE")
-        || text.starts_with(b"\xFE\xFF")
-    {
-        return Kind::Always;
-    }
-    if memchr::memchr(0, &text).is_some() {
-        return Kind::Binary;
-    }
-    let mut start = 0usize;
-    for end in memchr::memchr_iter(b'\n', &text).chain(std::iter::once(text.len())) {
-        if end - start > LONG_LINE_BYTES - 2 {
+    let mut buf = vec![0u8; READ_CHUNK];
+    let mut scan = grams::GramScan::default();
+    let (mut first, mut line, mut total) = (true, 0usize, 0u64);
+    let mut kind = Kind::Text;
+    loop {
+        let n = match file.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => return Kind::Always,
+        };
+        let piece = &buf[..n];
+        total += n as u64;
+        if total > config.max_file_bytes {
             return Kind::Always;
         }
-        start = end + 1;
+        if first
+            && (piece.starts_with(b"\xEF\xBB")
+                || piece.starts_with(b"\xFF\xFE")
+                || piece.starts_with(b"\xFE\xFF"))
+        {
+            // A byte-order mark (or the start of one): the engine may transcode.
+            return Kind::Always;
+        }
+        first = false;
+        if memchr::memchr(0, piece).is_some() {
+            return Kind::Binary;
+        }
+        if kind == Kind::Text {
+            let mut start = 0usize;
+            for end in memchr::memchr_iter(b'\n', piece) {
+                line += end - start;
+                if line > LONG_LINE_BYTES - 2 {
+                    kind = Kind::Always;
+                }
+                line = 0;
+                start = end + 1;
+            }
+            line += n - start;
+            if line > LONG_LINE_BYTES - 2 {
+                kind = Kind::Always;
+            }
+            scan.feed(piece, seen, found);
+        }
     }
-    grams::collect_grams(&text, seen, found);
-    Kind::Text
+    // A file with a long line is read to its end all the same: a NUL after
+    // it still makes it binary, which the engine skips whole.
+    kind
 }
 
 /// The files a walk of `base` lists, as `grep_content` walks it.

@@ -33,6 +33,26 @@ pub(crate) struct Pending {
     seen: u64,
 }
 
+/// Most paths held pending: 4096. Past it the queue holds none and asks
+/// for a re-walk instead, so a burst of changes (a build writing
+/// thousands of files) costs bounded memory.
+pub(crate) const MAX_PENDING_PATHS: usize = 4096;
+
+impl Pending {
+    /// Records a changed path, or a re-walk once [`MAX_PENDING_PATHS`] are held.
+    pub(crate) fn add(&mut self, path: PathBuf) {
+        if self.rescan {
+            return;
+        }
+        if self.paths.len() >= MAX_PENDING_PATHS {
+            self.rescan = true;
+            self.paths = HashSet::new();
+            return;
+        }
+        self.paths.insert(path);
+    }
+}
+
 /// The queue shared by the watcher's thread and the index.
 #[derive(Default)]
 pub(crate) struct Queue {
@@ -89,7 +109,7 @@ impl Watcher {
                                 handler_queue.cond.notify_all();
                             }
                         } else if !is_read_only(event.kind) {
-                            pending.paths.insert(path);
+                            pending.add(path);
                         }
                     }
                 }

@@ -20,8 +20,14 @@ fn index_commands_report_build_and_drop() {
     let out = index("status");
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     let text = stdout(&out);
-    assert!(text.starts_with("no index stored (it would live at "), "{text}");
-    assert!(text.contains(&format!("{}/agent-tools/index/", state.arg())), "{text}");
+    assert!(
+        text.starts_with("no index stored (it would live at "),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("{}/agent-tools/index/", state.arg())),
+        "{text}"
+    );
     // 13 bytes of files: under the 16 MiB threshold, so no index.
     let out = index("build");
     assert_eq!(code(&out), 0, "{}", stderr(&out));
@@ -31,9 +37,17 @@ fn index_commands_report_build_and_drop() {
     );
     let out = index("drop");
     assert_eq!(code(&out), 0, "{}", stderr(&out));
-    assert!(stdout(&out).starts_with("no index stored at "), "{}", stdout(&out));
-    // An unknown action is a usage error naming the three.
+    assert!(
+        stdout(&out).starts_with("no index stored at "),
+        "{}",
+        stdout(&out)
+    );
+    // An unknown action is a usage error pointing at the close one.
     let out = index("rebuild");
     assert_eq!(code(&out), 2);
-    assert!(stderr(&out).contains("status"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("a similar subcommand exists: 'build'"),
+        "{}",
+        stderr(&out)
+    );
 }

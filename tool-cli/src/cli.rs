@@ -532,8 +532,19 @@ pub(crate) enum Command {
     #[command(after_help = INDEX_EXAMPLES)]
     Index {
         #[command(subcommand)]
-        action: crate::index::IndexAction,
+        action: IndexAction,
     },
+}
+
+/// What `tool index` does.
+#[derive(Debug, Clone, Copy, Subcommand)]
+pub(crate) enum IndexAction {
+    /// Show the stored index of the workspace (files, size, location) without building.
+    Status,
+    /// Build (or bring up to date) the stored index now, and print what was built.
+    Build,
+    /// Delete the stored index of the workspace.
+    Drop,
 }
 
 const INDEX_EXAMPLES: &str = "\

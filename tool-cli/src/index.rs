@@ -6,20 +6,9 @@ use std::io::Write;
 
 use tool_builtins::{ContentIndex, IndexConfig, IndexStatus};
 
-use crate::cli::CommonOptions;
+use crate::cli::{CommonOptions, IndexAction};
 use crate::failure::Failure;
 use crate::session::Session;
-
-/// What `tool index` does.
-#[derive(Debug, Clone, Copy, clap::Subcommand)]
-pub(crate) enum IndexAction {
-    /// Show the stored index of the workspace (files, size, location) without building.
-    Status,
-    /// Build (or bring up to date) the stored index now, and print what was built.
-    Build,
-    /// Delete the stored index of the workspace.
-    Drop,
-}
 
 /// The index of `common`'s workspace, with the default settings.
 fn open(common: &CommonOptions, watch: bool) -> Result<ContentIndex, Failure> {

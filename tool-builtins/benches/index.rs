@@ -7,8 +7,8 @@
 //! - 20 selective patterns (identifiers, `fn\s+\w+_handler`, a string with a
 //!   typo, case-insensitive, an alternation, a class): p50 and p95 of the
 //!   indexed `grep_content` (`RUNS` runs each, default 10) against the
-//!   scan's and `rg -n`'s (3 runs each); every indexed result is checked
-//!   equal to the scan's;
+//!   scan's (`SCAN_RUNS`, default 2) and `rg -n`'s (`RG_RUNS`, default 3);
+//!   every indexed result is checked equal to the scan's;
 //! - a dense pattern (`fn `): indexed against the scan (3 runs each);
 //! - an edit behind the tools' back followed at once by a grep that must
 //!   find it (5 times);
@@ -57,10 +57,13 @@ fn main() {
         serve(&corpus);
         return;
     }
-    let runs: usize = std::env::var("RUNS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(10);
+    let env = |name: &str, default: usize| -> usize {
+        std::env::var(name)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(default)
+    };
+    let (runs, rg_runs, scan_runs) = (env("RUNS", 10), env("RG_RUNS", 3), env("SCAN_RUNS", 2));
     let state = tempdir();
     let ws = Workspace::new(&corpus).expect("corpus");
     let config = IndexConfig::default().with_state_dir(&state);
@@ -69,7 +72,7 @@ fn main() {
     // rg: one scan of the corpus, as ripgrep's default search (all files).
     let mut rg = Vec::new();
     for p in SELECTIVE {
-        for _ in 0..3 {
+        for _ in 0..rg_runs {
             rg.push(time(|| {
                 let out = Command::new("rg")
                     .args(["-n", "--", p])
@@ -102,7 +105,7 @@ fn main() {
     let (mut ours, mut scans) = (Vec::new(), Vec::new());
     for p in SELECTIVE {
         let want = grep(&scan, p);
-        for _ in 0..2 {
+        for _ in 0..scan_runs {
             scans.push(time(|| drop(grep(&scan, p))));
         }
         let got = grep(&indexed, p);
@@ -161,7 +164,7 @@ fn main() {
         mib(build_peak),
     );
     println!(
-        "20 selective patterns: indexed p50 {:.1} ms p95 {:.1} ms ({runs} runs each, {answered} answered from the index) | scan p50 {:.0} ms p95 {:.0} ms | rg p50 {:.0} ms p95 {:.0} ms | indexed vs rg at p50: {:.0}x faster",
+        "20 selective patterns: indexed p50 {:.1} ms p95 {:.1} ms ({runs} runs each, {answered} answered from the index) | scan ({scan_runs} runs each) p50 {:.0} ms p95 {:.0} ms | rg ({rg_runs} runs each) p50 {:.0} ms p95 {:.0} ms | indexed vs rg at p50: {:.0}x faster",
         ms(pct(&ours, 50)),
         ms(pct(&ours, 95)),
         ms(pct(&scans, 50)),

@@ -207,6 +207,7 @@ pub use write::write_file;
 pub use search::SearchConfig;
 pub use search::glob::glob_files;
 pub use search::grep::grep_content;
+pub use search::index::{ContentIndex, IndexConfig, IndexStatus};
 pub use search::list::list_dir;
 pub use shell::policy::{CommandPolicy, PolicyAction, PolicyDecision, SegmentVerdict};
 pub use shell::split::{CommandParts, split_command};

@@ -570,8 +570,41 @@ pub(crate) enum Command {
 
         #[command(flatten)]
         limits: HttpLimitOptions,
+
+        /// Build no search index: grep_content and glob_files scan on every call. By default a
+        /// trigram index of the workspace is built in the background at start (not below 16
+        /// MiB of files) and kept fresh by watching the folder; see `tool index --help`.
+        #[arg(long)]
+        no_index: bool,
+    },
+
+    /// The search index `tool serve` keeps for the workspace: status, build now, drop.
+    #[command(after_help = INDEX_EXAMPLES)]
+    Index {
+        #[command(subcommand)]
+        action: IndexAction,
     },
 }
+
+/// What `tool index` does.
+#[derive(Debug, Clone, Copy, Subcommand)]
+pub(crate) enum IndexAction {
+    /// Show the stored index of the workspace (files, size, location) without building.
+    Status,
+    /// Build (or bring up to date) the stored index now, and print what was built.
+    Build,
+    /// Delete the stored index of the workspace.
+    Drop,
+}
+
+const INDEX_EXAMPLES: &str = "\
+Examples:
+  tool --workspace ~/project index build    build or refresh the stored index now
+  tool --workspace ~/project index status   what is stored, and where
+  tool --workspace ~/project index drop     delete it (searches scan until serve builds it again)
+
+The index lives in the private state folder ($XDG_STATE_HOME/agent-tools/index/), keyed by the
+workspace, never inside it. `tool serve` reuses a stored index whose files are unchanged.";
 
 /// `tool serve --http`'s session, header and body limits ([`tool_mcp::HttpLimits`]).
 #[derive(Debug, Clone, Args)]

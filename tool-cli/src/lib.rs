@@ -97,6 +97,7 @@ mod bash_policy;
 mod cli;
 mod commands;
 mod failure;
+mod index;
 mod mcp;
 mod render;
 mod scrub;
@@ -424,6 +425,7 @@ fn execute(registry: &ToolRegistry, program: &Program, mut cli: Args) -> Result<
             finish(runtime);
             outcome
         }
+        Command::Index { action } => index::run(action, &cli.common, &mut stdout.lock()),
         Command::Serve {
             http,
             page_size,
@@ -431,11 +433,16 @@ fn execute(registry: &ToolRegistry, program: &Program, mut cli: Args) -> Result<
             token_file,
             token,
             limits,
+            no_index,
         } => {
             let access = mcp::http_access(http, allow_remote, token_file.as_deref(), token)
                 .map_err(Failure::Usage)?
                 .map(|serve| serve.with_limits(limits.limits()));
-            let session = Session::open(&cli.common, program.context()).map_err(Failure::Usage)?;
+            let mut session =
+                Session::open(&cli.common, program.context()).map_err(Failure::Usage)?;
+            if !no_index {
+                index::attach(&mut session);
+            }
             // Stdio serves one client, one request after another: a single
             // thread saves a cross-thread wake-up per message (sync tool
             // bodies still run on the blocking pool). Imported servers keep

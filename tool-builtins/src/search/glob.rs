@@ -39,9 +39,27 @@ pub fn glob_files(
     let ws = workspace_of(context)?;
     let base = search_folder(&ws, path)?;
     let plan = plan(&ws, &base, &pattern)?;
-    let found = match &plan.dir {
-        Some(dir) => walk(&ws, dir, &plan.filter, config.result_limit, config.threads),
-        None => TopK::new(config.result_limit),
+    let listed = plan.dir.as_deref().and_then(|dir| {
+        context
+            .state::<search::index::ContentIndex>()
+            .and_then(|index| index.files_under(dir))
+    });
+    let found = match (&plan.dir, listed) {
+        // A long-running host's index lists the files the walk would find.
+        (Some(dir), Some(files)) => {
+            let mut found = TopK::new(config.result_limit);
+            for (path, modified) in files {
+                if plan
+                    .filter
+                    .is_match(path.strip_prefix(dir).unwrap_or(&path))
+                {
+                    found.push(newest_first(path, modified));
+                }
+            }
+            found
+        }
+        (Some(dir), None) => walk(&ws, dir, &plan.filter, config.result_limit, config.threads),
+        (None, _) => TopK::new(config.result_limit),
     };
     Ok(render(
         &pattern,

@@ -12,6 +12,7 @@
 mod collect;
 pub mod glob;
 pub mod grep;
+pub mod index;
 pub mod list;
 
 pub(crate) use collect::{TopK, collect_top_k};

@@ -8,6 +8,7 @@ mod call;
 mod concurrency;
 mod examples;
 mod jobs;
+mod index;
 mod ledger;
 mod limits;
 mod list;

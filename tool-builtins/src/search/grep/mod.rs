@@ -146,7 +146,15 @@ pub fn grep_content(
         incomplete: Mutex::new(Incomplete::default()),
     };
     if is_dir {
-        run_walk(&ws, &target, &job, config.threads);
+        // A long-running host's index names the files that can match; the
+        // same engine searches them, so the result is the scan's.
+        let candidates = context
+            .state::<search::index::ContentIndex>()
+            .and_then(|index| index.candidates(&target, &pattern, job.crlf, job.max_line_bytes));
+        match candidates {
+            Some(files) => run_files(&job, &files, config.threads),
+            None => run_walk(&ws, &target, &job, config.threads),
+        }
     } else {
         // A file named explicitly is searched whatever the ignore files say.
         let mut searchers = Searchers::new(job.crlf, job.max_line_bytes);
@@ -498,6 +506,36 @@ fn run_walk(ws: &Workspace, dir: &Path, job: &Job, threads: usize) {
     search::walker(ws, dir, honour_ignores, threads)
         .build_parallel()
         .visit(&mut builder);
+}
+
+/// Searches `files` (an index's candidates) in parallel, one searcher per thread.
+fn run_files(job: &Job, files: &[PathBuf], threads: usize) {
+    let threads = if threads == 0 {
+        std::thread::available_parallelism().map_or(1, |n| n.get().min(12))
+    } else {
+        threads
+    }
+    .min(files.len().div_ceil(16))
+    .max(1);
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let work = || {
+        let matcher = job.matcher.clone();
+        let mut searchers = Searchers::new(job.crlf, job.max_line_bytes);
+        loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            let Some(path) = files.get(i) else { break };
+            job.search_file(&mut searchers, &matcher, path);
+        }
+    };
+    if threads == 1 {
+        work();
+        return;
+    }
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(work);
+        }
+    });
 }
 
 struct VisitorBuilder<'s> {

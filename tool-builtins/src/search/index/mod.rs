@@ -1,0 +1,1477 @@
+//! Indexed search: a trigram index of the workspace's text files that lets
+//! `grep_content` read only the files that can hold a match, and
+//! `glob_files` answer from its file list, with results byte-identical to
+//! a scan.
+//!
+//! # How a search uses it
+//! A long-running host (`tool serve`, an agent loop) builds a
+//! [`ContentIndex`] and puts it in the context
+//! (`ctx.with_state(index.clone())`). `grep_content` then turns its pattern
+//! into a query of required trigrams (see `grams`); the index answers with
+//! the files that hold them, and those files go through the same grep
+//! engine as a scan ([`crate::search::grep`]): same order, line numbers,
+//! notes and caps. A pattern that prunes nothing (`.`, `\w+`, one or two
+//! characters) scans, as does every search the index cannot answer exactly
+//! (while it builds, below its size threshold, a search folder that the
+//! ignore files hide, a line cap under 64 KiB, a watcher that failed).
+//! No result mentions the index; what it does goes to the host's log
+//! (standard error), each kind of event once.
+//!
+//! # Never stale
+//! The file list is made by the scan's own walker under the scan's rules
+//! (`.gitignore`, hidden files in, `.git` out, symlinks only inside the
+//! workspace). A `notify` watcher is started before that walk; every change
+//! it reports, and every path the host names through
+//! [`ContentIndex::note_changed`], is applied before the next search
+//! ([`ContentIndex::drain`], which first waits for the watcher's queue to
+//! pass a sentinel so that a command that just wrote files is seen).
+//! Changed files are read again and their old postings retired; a change to
+//! an ignore file (`.gitignore`, `.ignore`, `.rgignore`, anything in
+//! `.git`) or an overflowed kernel queue re-walks the whole list. Files
+//! whose trigrams cannot be trusted are always searched: reached through a
+//! symbolic link or with several hard links (a change may be reported under
+//! another name), larger than [`IndexConfig::max_file_bytes`], starting with
+//! a byte-order mark (the grep engine transcodes UTF-16), or with a line
+//! longer than 64 KiB (the engine's line cap notes must appear). Binary
+//! files (a NUL byte anywhere: the engine skips them whole) are listed for
+//! `glob_files` but never searched.
+//!
+//! On network or shared file systems (NFS, SMB, FUSE mounts, a workspace
+//! several hosts write), inotify sees only this machine's changes: build no
+//! index there (`IndexConfig::default().with_watch(false)` makes
+//! [`ContentIndex::build`] refuse) and let `grep_content` scan.
+//!
+//! # Bounds
+//! No index below [`IndexConfig::min_bytes`] of files (default 16 MiB: a
+//! scan of that is a few milliseconds). On disk the index takes roughly
+//! 15–30 % of the text it covers and is refused past
+//! [`IndexConfig::max_disk_bytes`] (default 1 GiB); in memory a serving
+//! process holds the file table and the gram table (about 12 bytes per
+//! distinct trigram) and reads posting lists with positioned reads. Changes
+//! since the build are held in memory up to [`IndexConfig::max_delta_bytes`]
+//! (default 64 MiB); past that the index is rebuilt in the background and
+//! searches scan meanwhile.
+//!
+//! # Crates
+//! - `roaring` (posting lists): compressed bitmaps whose containers adapt
+//!   to dense and sparse lists, with fast intersection and a portable
+//!   on-disk format; the standard choice (Lucene, Pilosa, Zoekt's peers).
+//! - `regex-syntax` (query planning): the HIR of the very parser `grep-regex`
+//!   uses, so the query is derived from what the engine will match.
+//! - `notify` (watching): the maintained cross-platform watcher (inotify on
+//!   Linux), which also reports queue overflow and watch-limit errors.
+//!
+//! Memory maps (`memmap2`) were not needed: positioned reads of the few
+//! posting lists a query touches are as fast and need no `unsafe`.
+
+mod grams;
+mod store;
+mod watch;
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::io::Read as _;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::SystemTime;
+
+use ignore::{ParallelVisitor, ParallelVisitorBuilder, WalkState};
+use roaring::RoaringBitmap;
+
+use crate::fs::workspace::Workspace;
+use grams::Query;
+use store::DiskPostings;
+use watch::{Queue, Watcher};
+
+/// Default smallest total size of the workspace's files worth an index: 16 MiB.
+pub const DEFAULT_MIN_BYTES: u64 = 16 << 20;
+/// Default largest index on disk: 1 GiB.
+pub const DEFAULT_MAX_DISK_BYTES: u64 = 1 << 30;
+/// Default most memory for files changed since the build: 64 MiB.
+pub const DEFAULT_MAX_DELTA_BYTES: u64 = 64 << 20;
+/// Default largest file whose trigrams are indexed: 1 GiB (larger ones are always searched; files are read in 256 KiB pieces, so the size costs no memory).
+pub const DEFAULT_MAX_FILE_BYTES: u64 = 1 << 30;
+/// Lines longer than this (in bytes) make a file always searched: 64 KiB.
+/// A search whose line cap ([`crate::SearchConfig::max_line_bytes`]) is
+/// below it scans.
+pub const LONG_LINE_BYTES: usize = 64 << 10;
+/// Most grams of one AND read from disk: the rarest 12 (the rest add little pruning).
+const MAX_AND_GRAMS: usize = 12;
+/// Ignore files whose change re-walks the file list.
+const IGNORE_FILES: &[&str] = &[".gitignore", ".ignore", ".rgignore"];
+
+/// Settings of a [`ContentIndex`].
+///
+/// ```
+/// use tool_builtins::search::index::IndexConfig;
+///
+/// let config = IndexConfig::default().with_min_bytes(0).with_watch(false);
+/// assert_eq!(config.min_bytes, 0);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct IndexConfig {
+    /// No index when the files total fewer bytes (a scan is as fast). Default [`DEFAULT_MIN_BYTES`].
+    pub min_bytes: u64,
+    /// Largest index on disk, in bytes; a bigger one is not kept and searches scan. Default [`DEFAULT_MAX_DISK_BYTES`].
+    pub max_disk_bytes: u64,
+    /// Most memory for postings of files changed since the build, in bytes
+    /// (estimated); past it the index is rebuilt. Default [`DEFAULT_MAX_DELTA_BYTES`].
+    pub max_delta_bytes: u64,
+    /// Largest file whose trigrams are indexed, in bytes. Default [`DEFAULT_MAX_FILE_BYTES`].
+    pub max_file_bytes: u64,
+    /// The folder of persistent state; `None` uses [`tool_core::state::state_dir`]. Default `None`.
+    pub state_dir: Option<PathBuf>,
+    /// Keep the index on disk and reuse it across restarts. Default `true`.
+    pub persist: bool,
+    /// Watch the workspace for outside changes. Without watching the index
+    /// cannot see them, so [`ContentIndex::build`] gives an index only
+    /// for a caller who says so with [`IndexConfig::with_trusted_writes`].
+    /// Default `true`.
+    pub watch: bool,
+    /// Every change goes through [`ContentIndex::note_changed`] (tests, a
+    /// host that owns the folder): serve from the index without a watcher. Default `false`.
+    pub trusted_writes: bool,
+    /// Threads that read files while building; 0 picks one per core (at most 12). Default 0.
+    pub threads: usize,
+}
+
+impl Default for IndexConfig {
+    fn default() -> Self {
+        Self {
+            min_bytes: DEFAULT_MIN_BYTES,
+            max_disk_bytes: DEFAULT_MAX_DISK_BYTES,
+            max_delta_bytes: DEFAULT_MAX_DELTA_BYTES,
+            max_file_bytes: DEFAULT_MAX_FILE_BYTES,
+            state_dir: None,
+            persist: true,
+            watch: true,
+            trusted_writes: false,
+            threads: 0,
+        }
+    }
+}
+
+impl IndexConfig {
+    /// Sets the size threshold ([`IndexConfig::min_bytes`]).
+    #[must_use]
+    pub fn with_min_bytes(mut self, bytes: u64) -> Self {
+        self.min_bytes = bytes;
+        self
+    }
+
+    /// Sets the disk cap ([`IndexConfig::max_disk_bytes`]).
+    #[must_use]
+    pub fn with_max_disk_bytes(mut self, bytes: u64) -> Self {
+        self.max_disk_bytes = bytes;
+        self
+    }
+
+    /// Sets the memory cap of changes ([`IndexConfig::max_delta_bytes`]).
+    #[must_use]
+    pub fn with_max_delta_bytes(mut self, bytes: u64) -> Self {
+        self.max_delta_bytes = bytes;
+        self
+    }
+
+    /// Sets the state folder ([`IndexConfig::state_dir`]).
+    #[must_use]
+    pub fn with_state_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.state_dir = Some(dir.into());
+        self
+    }
+
+    /// Turns persistence on or off ([`IndexConfig::persist`]).
+    #[must_use]
+    pub fn with_persist(mut self, persist: bool) -> Self {
+        self.persist = persist;
+        self
+    }
+
+    /// Turns watching on or off ([`IndexConfig::watch`]).
+    #[must_use]
+    pub fn with_watch(mut self, watch: bool) -> Self {
+        self.watch = watch;
+        self
+    }
+
+    /// Serves without a watcher, trusting [`ContentIndex::note_changed`]
+    /// to hear of every change ([`IndexConfig::trusted_writes`]).
+    #[must_use]
+    pub fn with_trusted_writes(mut self, trusted: bool) -> Self {
+        self.trusted_writes = trusted;
+        self
+    }
+
+    /// Sets the build threads ([`IndexConfig::threads`]).
+    #[must_use]
+    pub fn with_threads(mut self, threads: usize) -> Self {
+        self.threads = threads;
+        self
+    }
+
+    fn thread_count(&self) -> usize {
+        if self.threads > 0 {
+            return self.threads;
+        }
+        std::thread::available_parallelism().map_or(1, |n| n.get().min(12))
+    }
+}
+
+/// What an index is doing, for `tool index status` and the log.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum IndexStatus {
+    /// Not built yet: searches scan.
+    NotBuilt,
+    /// Being built: searches scan.
+    Building,
+    /// The workspace's files total `bytes`, under the `threshold`: searches scan.
+    BelowThreshold {
+        /// Bytes of the files that would be indexed.
+        bytes: u64,
+        /// [`IndexConfig::min_bytes`].
+        threshold: u64,
+    },
+    /// The index cannot be used; the reason says why. Searches scan.
+    Off {
+        /// What went wrong, for a person.
+        reason: String,
+    },
+    /// Searches use the index.
+    Ready {
+        /// Files listed (text and binary).
+        files: usize,
+        /// Their total size, in bytes.
+        source_bytes: u64,
+        /// The index file's size, in bytes (0 when held in memory only).
+        disk_bytes: u64,
+        /// Files changed since the build (held in memory).
+        changed_files: usize,
+        /// Seconds the last build (or reuse) took.
+        build_seconds: f64,
+        /// Whether the index on disk was reused instead of read anew.
+        reused: bool,
+    },
+}
+
+impl std::fmt::Display for IndexStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::NotBuilt => write!(f, "not built (searches scan)"),
+            Self::Building => write!(f, "building (searches scan meanwhile)"),
+            Self::BelowThreshold { bytes, threshold } => write!(
+                f,
+                "no index: the files total {} MiB, under the {} MiB threshold (a scan is as fast)",
+                bytes >> 20,
+                threshold >> 20
+            ),
+            Self::Off { reason } => write!(f, "off: {reason} (searches scan)"),
+            Self::Ready {
+                files,
+                source_bytes,
+                disk_bytes,
+                changed_files,
+                build_seconds,
+                reused,
+            } => write!(
+                f,
+                "ready: {files} files, {:.1} MiB of text, index {:.1} MiB on disk ({:.1} %), \
+                 {changed_files} changed since the build, {} in {build_seconds:.2} s",
+                *source_bytes as f64 / 1048576.0,
+                *disk_bytes as f64 / 1048576.0,
+                if *source_bytes > 0 {
+                    *disk_bytes as f64 * 100.0 / *source_bytes as f64
+                } else {
+                    0.0
+                },
+                if *reused { "reused" } else { "built" }
+            ),
+        }
+    }
+}
+
+/// How a listed file is searched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub(crate) enum Kind {
+    /// Its trigrams are indexed.
+    Text = 0,
+    /// It holds a NUL byte: the grep engine skips it.
+    Binary = 1,
+    /// Always searched (see the module docs for why a file is).
+    Always = 2,
+}
+
+/// One listed file.
+#[derive(Debug, Clone)]
+pub(crate) struct Entry {
+    pub(crate) path: PathBuf,
+    pub(crate) size: u64,
+    /// Modification time: seconds and nanoseconds since 1970.
+    pub(crate) mtime: (i64, u32),
+    pub(crate) kind: Kind,
+}
+
+impl Entry {
+    fn modified(&self) -> Option<SystemTime> {
+        let secs = u64::try_from(self.mtime.0).ok()?;
+        SystemTime::UNIX_EPOCH.checked_add(std::time::Duration::new(secs, self.mtime.1))
+    }
+}
+
+/// One build thread's postings and the kinds of the files it read.
+type ThreadPart = (HashMap<u32, RoaringBitmap>, Vec<(usize, Kind)>);
+
+/// Postings of the build: on disk, or in memory when not persisted.
+enum Base {
+    Disk(DiskPostings),
+    Memory(HashMap<u32, RoaringBitmap>),
+}
+
+impl Base {
+    fn get(&self, gram: u32) -> std::io::Result<Option<RoaringBitmap>> {
+        match self {
+            Self::Disk(d) => d.get(gram),
+            Self::Memory(m) => Ok(m.get(&gram).cloned()),
+        }
+    }
+
+    fn weight(&self, gram: u32) -> u64 {
+        match self {
+            Self::Disk(d) => d.weight(gram),
+            Self::Memory(m) => m.get(&gram).map_or(0, RoaringBitmap::len),
+        }
+    }
+}
+
+/// A usable index.
+struct Ready {
+    /// Every file ever listed, by id; retired ones are in `dead`.
+    entries: Vec<Entry>,
+    /// Live files by path.
+    live: BTreeMap<PathBuf, u32>,
+    dead: RoaringBitmap,
+    always: RoaringBitmap,
+    binary: RoaringBitmap,
+    base: Base,
+    /// Postings of files read since the build.
+    delta: HashMap<u32, RoaringBitmap>,
+    delta_postings: u64,
+    changed_files: usize,
+    /// Linked folders the walk entered: (link path, canonical target).
+    links: Vec<(PathBuf, PathBuf)>,
+    disk_bytes: u64,
+    build_seconds: f64,
+    reused: bool,
+}
+
+enum Phase {
+    NotBuilt,
+    Building,
+    Small { bytes: u64 },
+    Off(String),
+    Ready(Box<Ready>),
+}
+
+struct Inner {
+    ws: Workspace,
+    config: IndexConfig,
+    phase: Mutex<Phase>,
+    queue: Arc<Queue>,
+    watcher: Mutex<Option<Watcher>>,
+    building: AtomicBool,
+    /// Searches and listings answered from the index.
+    answered: AtomicUsize,
+    logged: Mutex<HashSet<&'static str>>,
+}
+
+/// A trigram index of one workspace, shared by every search of a
+/// long-running host. Cheap to clone (one shared state).
+///
+/// ```no_run
+/// use tool_builtins::Workspace;
+/// use tool_builtins::search::index::{ContentIndex, IndexConfig};
+/// use tool_core::ToolContext;
+///
+/// let ws = Workspace::new("/path/to/repo").unwrap();
+/// let index = ContentIndex::new(&ws, IndexConfig::default());
+/// index.build_in_background();
+/// let ctx = ToolContext::new().with_state(ws).with_state(index.clone());
+/// // grep_content and glob_files in `ctx` now use the index once it is ready.
+/// ```
+#[derive(Clone)]
+pub struct ContentIndex {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for ContentIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ContentIndex")
+            .field("root", &self.inner.ws.root())
+            .field("status", &self.status())
+            .finish()
+    }
+}
+
+impl ContentIndex {
+    /// An index of `ws`, not built yet (searches scan until
+    /// [`ContentIndex::build`] or [`ContentIndex::build_in_background`]).
+    pub fn new(ws: &Workspace, config: IndexConfig) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                ws: ws.clone(),
+                config,
+                phase: Mutex::new(Phase::NotBuilt),
+                queue: Arc::new(Queue::default()),
+                watcher: Mutex::new(None),
+                building: AtomicBool::new(false),
+                answered: AtomicUsize::new(0),
+                logged: Mutex::new(HashSet::new()),
+            }),
+        }
+    }
+
+    /// The file the index is kept in: `<state>/index/<hash of the root>/grams.idx`;
+    /// `None` when there is no state folder.
+    pub fn location(&self) -> Option<PathBuf> {
+        let state = self
+            .inner
+            .config
+            .state_dir
+            .clone()
+            .or_else(tool_core::state::state_dir)?;
+        Some(store::location(&state, self.inner.ws.root()))
+    }
+
+    /// What the index is doing now.
+    pub fn status(&self) -> IndexStatus {
+        match &*self.phase() {
+            Phase::NotBuilt => IndexStatus::NotBuilt,
+            Phase::Building => IndexStatus::Building,
+            Phase::Small { bytes } => IndexStatus::BelowThreshold {
+                bytes: *bytes,
+                threshold: self.inner.config.min_bytes,
+            },
+            Phase::Off(reason) => IndexStatus::Off {
+                reason: reason.clone(),
+            },
+            Phase::Ready(r) => IndexStatus::Ready {
+                files: r.live.len(),
+                source_bytes: r.live.values().map(|&id| r.entries[id as usize].size).sum(),
+                disk_bytes: r.disk_bytes,
+                changed_files: r.changed_files,
+                build_seconds: r.build_seconds,
+                reused: r.reused,
+            },
+        }
+    }
+
+    /// How many searches (`grep_content`) and listings (`glob_files`) this
+    /// index has answered; the others scanned or walked.
+    pub fn answered(&self) -> usize {
+        self.inner.answered.load(Ordering::Relaxed)
+    }
+
+    /// What is stored on disk for this workspace, without building:
+    /// the number of files and the file's size, or `None`.
+    ///
+    /// # Errors
+    /// A corrupt or unreadable index file.
+    pub fn stored(&self) -> std::io::Result<Option<(usize, u64)>> {
+        let Some(path) = self.location() else {
+            return Ok(None);
+        };
+        if !path.exists() {
+            return Ok(None);
+        }
+        let size = std::fs::metadata(&path)?.len();
+        Ok(store::load(&path, self.inner.ws.root())?.map(|(entries, _)| (entries.len(), size)))
+    }
+
+    /// Deletes the index on disk and forgets the one in memory (searches
+    /// scan until the next build). `true` when a file was deleted.
+    ///
+    /// # Errors
+    /// The file could not be deleted.
+    pub fn drop_index(&self) -> std::io::Result<bool> {
+        *self.phase() = Phase::NotBuilt;
+        let Some(path) = self.location() else {
+            return Ok(false);
+        };
+        match std::fs::remove_file(&path) {
+            Ok(()) => {
+                if let Some(dir) = path.parent() {
+                    let _ = std::fs::remove_dir_all(dir);
+                }
+                Ok(true)
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Builds the index in a background thread (a no-op while one builds).
+    pub fn build_in_background(&self) -> std::thread::JoinHandle<IndexStatus> {
+        let this = self.clone();
+        std::thread::spawn(move || this.build())
+    }
+
+    /// Builds the index now: starts the watcher, walks the workspace, reuses
+    /// the stored index when its files are unchanged (by path, size and
+    /// modification time) or reads every text file, and stores the result.
+    /// Returns the status reached ([`IndexStatus::Ready`], or why not).
+    /// While another build runs it returns [`IndexStatus::Building`] at once.
+    pub fn build(&self) -> IndexStatus {
+        if self.inner.building.swap(true, Ordering::AcqRel) {
+            return IndexStatus::Building;
+        }
+        let started = std::time::Instant::now();
+        *self.phase() = Phase::Building;
+        let phase = match self.build_phase(started) {
+            Ok(phase) => phase,
+            Err(reason) => {
+                self.log_once("off", &reason);
+                Phase::Off(reason)
+            }
+        };
+        *self.phase() = phase;
+        self.inner.building.store(false, Ordering::Release);
+        let status = self.status();
+        if let IndexStatus::Ready { .. } = status {
+            // Changes made during the build.
+            self.drain();
+        }
+        self.log(&status.to_string());
+        status
+    }
+
+    fn build_phase(&self, started: std::time::Instant) -> Result<Phase, String> {
+        let config = &self.inner.config;
+        if config.watch {
+            self.start_watcher()?;
+        } else if !config.trusted_writes {
+            return Err("watching is off, so outside changes would go unseen".to_owned());
+        }
+        // Changes before the walk are in it.
+        self.inner.queue.lock().paths.clear();
+        let ws = &self.inner.ws;
+        let listing = list(ws, ws.root(), true, config.thread_count());
+        if listing.inaccessible {
+            return Err("some folders of the workspace are unreadable".to_owned());
+        }
+        let bytes: u64 = listing.files.iter().map(|f| f.size).sum();
+        if bytes < config.min_bytes {
+            return Ok(Phase::Small { bytes });
+        }
+        let location = if config.persist {
+            self.location()
+        } else {
+            None
+        };
+        if let Some(path) = &location {
+            if let Some(ready) = self.reuse(path, &listing, started) {
+                return Ok(Phase::Ready(Box::new(ready)));
+            }
+        }
+        let mut ready = self.full_build(listing)?;
+        let estimate: u64 = match &ready.base {
+            Base::Memory(m) => m.values().map(|b| b.serialized_size() as u64 + 12).sum(),
+            Base::Disk(_) => 0,
+        };
+        if estimate > config.max_disk_bytes {
+            return Err(format!(
+                "the index would take {} MiB, over the cap of {} MiB (IndexConfig::max_disk_bytes)",
+                estimate >> 20,
+                config.max_disk_bytes >> 20
+            ));
+        }
+        if let Some(path) = location {
+            let saved = path
+                .parent()
+                .map_or(Ok(()), watch::make_private_dir)
+                .and_then(|()| match &ready.base {
+                    Base::Memory(m) => store::save(&path, ws.root(), &ready.entries, m),
+                    Base::Disk(_) => Ok(0),
+                })
+                .and_then(|size| {
+                    store::load(&path, ws.root()).map(|loaded| (size, loaded.map(|(_, d)| d)))
+                });
+            match saved {
+                Ok((size, Some(disk))) => {
+                    ready.base = Base::Disk(disk);
+                    ready.disk_bytes = size;
+                }
+                Ok((_, None)) => {}
+                Err(e) => self.log_once(
+                    "save",
+                    &format!(
+                        "cannot store the index at {}: {e}; kept in memory",
+                        path.display()
+                    ),
+                ),
+            }
+        }
+        ready.build_seconds = started.elapsed().as_secs_f64();
+        Ok(Phase::Ready(Box::new(ready)))
+    }
+
+    fn start_watcher(&self) -> Result<(), String> {
+        let mut watcher = self
+            .inner
+            .watcher
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if watcher.is_some() {
+            return Ok(());
+        }
+        let state = self
+            .inner
+            .config
+            .state_dir
+            .clone()
+            .or_else(tool_core::state::state_dir)
+            .ok_or("no state folder for the watcher's sentinels (set XDG_STATE_HOME or HOME)")?;
+        let sentinels = store::location(&state, self.inner.ws.root())
+            .with_file_name(format!("sentinels-{}", std::process::id()));
+        let started = Watcher::start(
+            self.inner.ws.root(),
+            &sentinels,
+            Arc::clone(&self.inner.queue),
+        )
+        .map_err(|e| format!("file watching failed ({e}); searches scan"))?;
+        *watcher = Some(started);
+        Ok(())
+    }
+
+    /// The stored index when it indexes these very files (same paths,
+    /// sizes and times) but for a few, which are read again.
+    fn reuse(&self, path: &Path, listing: &Listing, started: std::time::Instant) -> Option<Ready> {
+        let (entries, disk) = match store::load(path, self.inner.ws.root()) {
+            Ok(Some(found)) => found,
+            Ok(None) => return None,
+            Err(e) => {
+                if e.kind() != std::io::ErrorKind::NotFound {
+                    self.log_once(
+                        "load",
+                        &format!("the stored index is unusable ({e}); building anew"),
+                    );
+                }
+                return None;
+            }
+        };
+        let stored: HashMap<&Path, usize> = entries
+            .iter()
+            .enumerate()
+            .map(|(i, e)| (e.path.as_path(), i))
+            .collect();
+        let mut changed = Vec::new();
+        let mut kept = HashSet::new();
+        for f in &listing.files {
+            match stored.get(f.path.as_path()) {
+                Some(&i)
+                    if entries[i].size == f.size
+                        && entries[i].mtime == f.mtime
+                        && (entries[i].kind == Kind::Always) >= f.volatile() =>
+                {
+                    kept.insert(i);
+                }
+                _ => changed.push(f.clone()),
+            }
+        }
+        if changed.len() > 64.max(listing.files.len() / 10) {
+            return None;
+        }
+        let disk_bytes = std::fs::metadata(path).map_or(0, |m| m.len());
+        let mut ready = Ready::new(entries, Base::Disk(disk), listing.links.clone());
+        for id in 0..ready.entries.len() {
+            if kept.contains(&id) {
+                #[allow(clippy::cast_possible_truncation, reason = "stored ids fit u32")]
+                ready.live.insert(ready.entries[id].path.clone(), id as u32);
+            } else {
+                #[allow(clippy::cast_possible_truncation, reason = "stored ids fit u32")]
+                ready.dead.insert(id as u32);
+            }
+        }
+        let mut seen = vec![0u64; grams::SEEN_WORDS];
+        for f in changed {
+            ready.add(&self.inner.ws, &self.inner.config, f, &mut seen);
+        }
+        ready.disk_bytes = disk_bytes;
+        ready.reused = true;
+        ready.build_seconds = started.elapsed().as_secs_f64();
+        Some(ready)
+    }
+
+    /// Reads every listed file in parallel and builds the postings in memory.
+    fn full_build(&self, listing: Listing) -> Result<Ready, String> {
+        let files = listing.files;
+        if files.len() >= u32::MAX as usize {
+            return Err("more than 4 billion files".to_owned());
+        }
+        let next = AtomicUsize::new(0);
+        let results: Mutex<Vec<ThreadPart>> = Mutex::new(Vec::new());
+        let threads = self.inner.config.thread_count();
+        std::thread::scope(|scope| {
+            for _ in 0..threads {
+                scope.spawn(|| {
+                    let mut map: HashMap<u32, RoaringBitmap> = HashMap::new();
+                    let mut kinds = Vec::new();
+                    let mut seen = vec![0u64; grams::SEEN_WORDS];
+                    let mut found = Vec::new();
+                    loop {
+                        let start = next.fetch_add(32, Ordering::Relaxed);
+                        if start >= files.len() {
+                            break;
+                        }
+                        for (id, f) in files.iter().enumerate().skip(start).take(32) {
+                            found.clear();
+                            let kind = read_grams(
+                                &self.inner.ws,
+                                &self.inner.config,
+                                f,
+                                &mut seen,
+                                &mut found,
+                            );
+                            grams::clear_grams(&found, &mut seen);
+                            if kind != Kind::Text {
+                                found.clear();
+                            }
+                            #[allow(clippy::cast_possible_truncation, reason = "checked above")]
+                            for &g in &found {
+                                map.entry(g).or_default().insert(id as u32);
+                            }
+                            kinds.push((id, kind));
+                        }
+                    }
+                    results
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .push((map, kinds));
+                });
+            }
+        });
+        let mut postings: HashMap<u32, RoaringBitmap> = HashMap::new();
+        let mut kinds = vec![Kind::Text; files.len()];
+        for (map, part_kinds) in results.into_inner().unwrap_or_else(PoisonError::into_inner) {
+            for (id, kind) in part_kinds {
+                kinds[id] = kind;
+            }
+            for (g, bitmap) in map {
+                match postings.entry(g) {
+                    std::collections::hash_map::Entry::Occupied(mut o) => *o.get_mut() |= bitmap,
+                    std::collections::hash_map::Entry::Vacant(v) => {
+                        v.insert(bitmap);
+                    }
+                }
+            }
+        }
+        let entries: Vec<Entry> = files
+            .into_iter()
+            .zip(kinds)
+            .map(|(f, kind)| Entry {
+                path: f.path,
+                size: f.size,
+                mtime: f.mtime,
+                kind,
+            })
+            .collect();
+        let mut ready = Ready::new(entries, Base::Memory(postings), listing.links);
+        for id in 0..ready.entries.len() {
+            #[allow(clippy::cast_possible_truncation, reason = "checked above")]
+            ready.live.insert(ready.entries[id].path.clone(), id as u32);
+        }
+        Ok(ready)
+    }
+
+    /// Tells the index that `paths` (files or folders, absolute) changed,
+    /// were created, deleted or renamed: they are read again before the
+    /// next search. The host's write path calls this before a tool returns;
+    /// anything may call it. Paths outside the workspace are ignored.
+    pub fn note_changed<P: AsRef<Path>>(&self, paths: impl IntoIterator<Item = P>) {
+        let root = self.inner.ws.root();
+        let mut pending = self.inner.queue.lock();
+        for p in paths {
+            let p = p.as_ref();
+            let p = if p.is_absolute() {
+                p.to_path_buf()
+            } else {
+                root.join(p)
+            };
+            if p.starts_with(root) {
+                pending.add(p);
+            }
+        }
+    }
+
+    /// The same as [`ContentIndex::note_changed`] (the name write hooks use).
+    pub fn invalidate<P: AsRef<Path>>(&self, paths: impl IntoIterator<Item = P>) {
+        self.note_changed(paths);
+    }
+
+    /// Applies every pending change: first waits until the watcher has
+    /// queued all changes made before this call, then reads the changed
+    /// files again. `true` when the index is ready and current; `false`
+    /// when searches must scan (not built, building, off, or the watcher
+    /// did not answer: said once in the log).
+    pub fn drain(&self) -> bool {
+        if !matches!(&*self.phase(), Phase::Ready(_)) {
+            return false;
+        }
+        if self.inner.config.watch {
+            let passed = {
+                let watcher = self
+                    .inner
+                    .watcher
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner);
+                let Some(watcher) = watcher.as_ref() else {
+                    return false;
+                };
+                watcher.barrier()
+            };
+            if !passed {
+                let failed = self.inner.queue.lock().failed.clone();
+                if let Some(reason) = failed {
+                    let reason = format!("file watching failed ({reason}); searches scan");
+                    self.log_once("watch", &reason);
+                    *self.phase() = Phase::Off(reason);
+                } else {
+                    self.log_once(
+                        "barrier",
+                        "the file watcher did not answer within 2 s; this search scans",
+                    );
+                }
+                return false;
+            }
+        }
+        let (paths, rescan) = {
+            let mut pending = self.inner.queue.lock();
+            (
+                std::mem::take(&mut pending.paths),
+                std::mem::take(&mut pending.rescan),
+            )
+        };
+        let mut phase = self.phase();
+        let Phase::Ready(ready) = &mut *phase else {
+            return false;
+        };
+        if paths.is_empty() && !rescan {
+            return true;
+        }
+        ready.apply(&self.inner.ws, &self.inner.config, paths, rescan);
+        let over = ready.delta_bytes() > self.inner.config.max_delta_bytes;
+        drop(phase);
+        if over {
+            self.log_once(
+                "delta",
+                "changes since the build passed IndexConfig::max_delta_bytes; rebuilding in the background",
+            );
+            *self.phase() = Phase::Building;
+            drop(self.build_in_background());
+            return false;
+        }
+        true
+    }
+
+    /// The files under `dir` that can hold a match of `pattern` (compiled
+    /// with `crlf` as `grep_content` compiles it), after draining pending
+    /// changes; `None` when the search must scan.
+    pub(crate) fn candidates(
+        &self,
+        dir: &Path,
+        pattern: &str,
+        crlf: bool,
+        max_line_bytes: usize,
+    ) -> Option<Vec<PathBuf>> {
+        if max_line_bytes < LONG_LINE_BYTES || !self.covers(dir) {
+            return None;
+        }
+        let query = grams::query_of(pattern, crlf)?;
+        if query.is_all() || !self.drain() {
+            return None;
+        }
+        let phase = self.phase();
+        let Phase::Ready(ready) = &*phase else {
+            return None;
+        };
+        let found = match ready.eval(&query) {
+            Ok(Some(found)) => found,
+            Ok(None) => return None,
+            Err(e) => {
+                drop(phase);
+                self.log_once(
+                    "read",
+                    &format!("cannot read the index ({e}); searches scan"),
+                );
+                *self.phase() = Phase::Off(format!("cannot read the index: {e}"));
+                return None;
+            }
+        };
+        self.inner.answered.fetch_add(1, Ordering::Relaxed);
+        let mut ids = found | &ready.always;
+        ids -= &ready.dead;
+        ids -= &ready.binary;
+        Some(
+            ids.iter()
+                .map(|id| &ready.entries[id as usize].path)
+                .filter(|p| p.starts_with(dir))
+                .cloned()
+                .collect(),
+        )
+    }
+
+    /// The files under `dir` with their modification times, after draining
+    /// pending changes; `None` when the listing must walk.
+    pub(crate) fn files_under(&self, dir: &Path) -> Option<Vec<(PathBuf, Option<SystemTime>)>> {
+        if !self.covers(dir) || !self.drain() {
+            return None;
+        }
+        let phase = self.phase();
+        let Phase::Ready(ready) = &*phase else {
+            return None;
+        };
+        self.inner.answered.fetch_add(1, Ordering::Relaxed);
+        Some(
+            ready
+                .live
+                .range(dir.to_path_buf()..)
+                .take_while(|(p, _)| p.starts_with(dir))
+                .map(|(p, &id)| {
+                    let e = &ready.entries[id as usize];
+                    // A linked file's time is its target's, which may change unseen.
+                    let modified = if e.kind == Kind::Always {
+                        std::fs::metadata(p).and_then(|m| m.modified()).ok()
+                    } else {
+                        e.modified()
+                    };
+                    (p.clone(), modified)
+                })
+                .collect(),
+        )
+    }
+
+    /// Whether a walk of `dir` sees exactly the indexed files under it:
+    /// inside the root, not hidden by the ignore files (such a folder is
+    /// searched with ignore files off), not in a private folder.
+    fn covers(&self, dir: &Path) -> bool {
+        let ws = &self.inner.ws;
+        dir.starts_with(ws.root())
+            && !crate::fs::workspace::hidden_folders()
+                .iter()
+                .any(|h| dir.starts_with(h))
+            && !crate::search::explicitly_ignored(ws, dir)
+    }
+
+    fn phase(&self) -> std::sync::MutexGuard<'_, Phase> {
+        self.inner
+            .phase
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn log(&self, message: &str) {
+        use std::io::Write;
+        let _ = writeln!(
+            std::io::stderr(),
+            "agent-tools index ({}): {message}",
+            self.inner.ws.root().display()
+        );
+    }
+
+    /// Logs `message` the first time `key` comes up.
+    fn log_once(&self, key: &'static str, message: &str) {
+        let first = self
+            .inner
+            .logged
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(key);
+        if first {
+            self.log(message);
+        }
+    }
+}
+
+impl Ready {
+    fn new(entries: Vec<Entry>, base: Base, links: Vec<(PathBuf, PathBuf)>) -> Self {
+        let mut always = RoaringBitmap::new();
+        let mut binary = RoaringBitmap::new();
+        for (id, e) in entries.iter().enumerate() {
+            #[allow(
+                clippy::cast_possible_truncation,
+                reason = "ids fit u32 (checked at build)"
+            )]
+            match e.kind {
+                Kind::Always => {
+                    always.insert(id as u32);
+                }
+                Kind::Binary => {
+                    binary.insert(id as u32);
+                }
+                Kind::Text => {}
+            }
+        }
+        Self {
+            entries,
+            live: BTreeMap::new(),
+            dead: RoaringBitmap::new(),
+            always,
+            binary,
+            base,
+            delta: HashMap::new(),
+            delta_postings: 0,
+            changed_files: 0,
+            links,
+            disk_bytes: 0,
+            build_seconds: 0.0,
+            reused: false,
+        }
+    }
+
+    /// Estimated memory of the changes: 2 bytes per posting, 64 per gram.
+    fn delta_bytes(&self) -> u64 {
+        self.delta_postings * 2 + self.delta.len() as u64 * 64
+    }
+
+    /// The ids matching `query`; `None` for all.
+    fn eval(&self, query: &Query) -> std::io::Result<Option<RoaringBitmap>> {
+        Ok(match query {
+            Query::All => None,
+            Query::Gram(g) => {
+                let mut found = self.base.get(*g)?.unwrap_or_default();
+                if let Some(d) = self.delta.get(g) {
+                    found |= d;
+                }
+                Some(found)
+            }
+            Query::Or(parts) => {
+                let mut found = RoaringBitmap::new();
+                for p in parts {
+                    match self.eval(p)? {
+                        Some(b) => found |= b,
+                        None => return Ok(None),
+                    }
+                }
+                Some(found)
+            }
+            Query::And(parts) => {
+                let (mut grams, others): (Vec<&Query>, Vec<&Query>) =
+                    parts.iter().partition(|p| matches!(p, Query::Gram(_)));
+                grams.sort_by_key(|p| match p {
+                    Query::Gram(g) => self.base.weight(*g),
+                    _ => 0,
+                });
+                grams.truncate(MAX_AND_GRAMS);
+                let mut found: Option<RoaringBitmap> = None;
+                for p in grams.into_iter().chain(others) {
+                    if let Some(b) = self.eval(p)? {
+                        found = Some(match found {
+                            Some(f) => f & b,
+                            None => b,
+                        });
+                    }
+                    if found.as_ref().is_some_and(RoaringBitmap::is_empty) {
+                        break;
+                    }
+                }
+                found
+            }
+        })
+    }
+
+    /// Retires the file at `path` (its postings no longer count).
+    fn retire(&mut self, path: &Path) {
+        if let Some(id) = self.live.remove(path) {
+            self.dead.insert(id);
+        }
+    }
+
+    /// Lists `f` anew under a fresh id, reading its trigrams.
+    fn add(&mut self, ws: &Workspace, config: &IndexConfig, f: Walked, seen: &mut [u64]) {
+        self.retire(&f.path);
+        let Ok(id) = u32::try_from(self.entries.len()) else {
+            return;
+        };
+        let mut found = Vec::new();
+        let kind = read_grams(ws, config, &f, seen, &mut found);
+        grams::clear_grams(&found, seen);
+        if kind != Kind::Text {
+            found.clear();
+        }
+        for &g in &found {
+            self.delta.entry(g).or_default().insert(id);
+        }
+        self.delta_postings += found.len() as u64;
+        match kind {
+            Kind::Always => {
+                self.always.insert(id);
+            }
+            Kind::Binary => {
+                self.binary.insert(id);
+            }
+            Kind::Text => {}
+        }
+        self.live.insert(f.path.clone(), id);
+        self.entries.push(Entry {
+            path: f.path,
+            size: f.size,
+            mtime: f.mtime,
+            kind,
+        });
+        self.changed_files += 1;
+    }
+
+    /// Applies changed `paths` (or, with `rescan`, checks every file).
+    fn apply(
+        &mut self,
+        ws: &Workspace,
+        config: &IndexConfig,
+        paths: HashSet<PathBuf>,
+        rescan: bool,
+    ) {
+        let mut paths = paths;
+        // A change below a linked folder's target shows under the link too.
+        let mapped: Vec<PathBuf> = paths
+            .iter()
+            .flat_map(|p| {
+                self.links.iter().filter_map(move |(link, target)| {
+                    p.strip_prefix(target).ok().map(|rest| link.join(rest))
+                })
+            })
+            .collect();
+        paths.extend(mapped);
+        // Inside `.git` only the folder itself and `info/exclude` matter
+        // to the file list (git writes its own files at every command).
+        paths.retain(|p| {
+            let rel = p.strip_prefix(ws.root()).unwrap_or(p);
+            !rel.components().any(|c| c.as_os_str() == ".git")
+                || p.file_name().is_some_and(|n| n == ".git")
+                || p.ends_with("info/exclude")
+        });
+        let relist = rescan
+            || paths.iter().any(|p| {
+                let rel = p.strip_prefix(ws.root()).unwrap_or(p);
+                rel.components().any(|c| c.as_os_str() == ".git")
+                    || p.file_name()
+                        .and_then(|n| n.to_str())
+                        .is_some_and(|n| IGNORE_FILES.contains(&n))
+                    || std::fs::symlink_metadata(p).is_ok_and(|m| m.is_symlink() && p.is_dir())
+            });
+        let mut seen = vec![0u64; grams::SEEN_WORDS];
+        if relist {
+            let listing = list(ws, ws.root(), true, config.thread_count());
+            self.links = listing.links;
+            let mut now: HashSet<&Path> = HashSet::new();
+            for f in &listing.files {
+                now.insert(f.path.as_path());
+            }
+            let gone: Vec<PathBuf> = self
+                .live
+                .keys()
+                .filter(|p| !now.contains(p.as_path()))
+                .cloned()
+                .collect();
+            for p in gone {
+                self.retire(&p);
+            }
+            for f in listing.files {
+                let same = self.live.get(&f.path).is_some_and(|&id| {
+                    let e = &self.entries[id as usize];
+                    e.size == f.size
+                        && e.mtime == f.mtime
+                        && (e.kind == Kind::Always) >= f.volatile()
+                });
+                if !same || paths.contains(&f.path) {
+                    self.add(ws, config, f, &mut seen);
+                }
+            }
+            return;
+        }
+        // Whether a folder's new files can be listed, once per folder.
+        let mut folders: HashMap<PathBuf, bool> = HashMap::new();
+        for p in paths {
+            // Listed files at or below `p`: checked again.
+            let below: Vec<PathBuf> = self
+                .live
+                .range(p.clone()..)
+                .take_while(|(q, _)| q.starts_with(&p))
+                .map(|(q, _)| q.clone())
+                .collect();
+            for q in below {
+                match walked(&q, self.is_linked(&q)) {
+                    Some(f) => self.add(ws, config, f, &mut seen),
+                    None => self.retire(&q),
+                }
+            }
+            let Ok(meta) = std::fs::metadata(&p) else {
+                continue;
+            };
+            if meta.is_dir() {
+                if crate::search::explicitly_ignored(ws, &p) || !admissible(ws, &p) {
+                    continue;
+                }
+                let listing = list(ws, &p, true, 1);
+                for f in listing.files {
+                    if !self.live.contains_key(&f.path) {
+                        let linked = f.linked || self.is_linked(&f.path);
+                        self.add(ws, config, Walked { linked, ..f }, &mut seen);
+                    }
+                }
+            } else if meta.is_file()
+                && !self.live.contains_key(&p)
+                && p.parent().is_none_or(|dir| {
+                    *folders
+                        .entry(dir.to_path_buf())
+                        .or_insert_with(|| dir == ws.root() || admissible(ws, dir))
+                })
+                && admissible(ws, &p)
+            {
+                if let Some(f) = walked(&p, self.is_linked(&p)) {
+                    self.add(ws, config, f, &mut seen);
+                }
+            }
+        }
+    }
+
+    fn is_linked(&self, path: &Path) -> bool {
+        self.links.iter().any(|(link, _)| path.starts_with(link))
+    }
+}
+
+/// Whether the walk from the root would list `path` (a new file or
+/// folder): below the root, no `.git` on the way, not hidden by the ignore
+/// files, no private tree on the way, a symbolic link only to inside.
+fn admissible(ws: &Workspace, path: &Path) -> bool {
+    let Ok(rel) = path.strip_prefix(ws.root()) else {
+        return false;
+    };
+    if rel.components().any(|c| c.as_os_str() == ".git") {
+        return false;
+    }
+    let hidden = crate::fs::workspace::hidden_folders();
+    let mut at = ws.root().to_path_buf();
+    for c in rel.components() {
+        at.push(c);
+        if crate::fs::workspace::looks_private_tree(&at) || hidden.iter().any(|h| at.starts_with(h))
+        {
+            return false;
+        }
+        if std::fs::symlink_metadata(&at).is_ok_and(|m| m.is_symlink())
+            && !std::fs::canonicalize(&at).is_ok_and(|t| ws.contains(&t))
+        {
+            return false;
+        }
+    }
+    !crate::search::explicitly_ignored(ws, path)
+}
+
+/// A file as the walk found it.
+#[derive(Debug, Clone)]
+struct Walked {
+    path: PathBuf,
+    size: u64,
+    mtime: (i64, u32),
+    /// Reached through a symbolic link (itself one, or below a linked folder).
+    linked: bool,
+    /// Has several hard links.
+    shared: bool,
+}
+
+impl Walked {
+    /// Whether the file's trigrams cannot be trusted between searches.
+    fn volatile(&self) -> bool {
+        self.linked || self.shared
+    }
+}
+
+/// The file at `path` now, or `None` when it is no longer a regular file.
+fn walked(path: &Path, linked: bool) -> Option<Walked> {
+    let meta = std::fs::metadata(path).ok()?;
+    if !meta.is_file() {
+        return None;
+    }
+    let is_link = std::fs::symlink_metadata(path).is_ok_and(|m| m.is_symlink());
+    Some(from_meta(path.to_path_buf(), &meta, linked || is_link))
+}
+
+fn from_meta(path: PathBuf, meta: &std::fs::Metadata, linked: bool) -> Walked {
+    Walked {
+        path,
+        size: meta.len(),
+        mtime: (meta.mtime(), u32::try_from(meta.mtime_nsec()).unwrap_or(0)),
+        linked,
+        shared: meta.nlink() > 1,
+    }
+}
+
+/// Size of the pieces a file is read in while indexing: 256 KiB.
+const READ_CHUNK: usize = 256 << 10;
+
+/// Reads `f` in pieces and pushes its new grams onto `found`; returns how
+/// it is searched. Memory stays at one piece whatever the file's size.
+fn read_grams(
+    ws: &Workspace,
+    config: &IndexConfig,
+    f: &Walked,
+    seen: &mut [u64],
+    found: &mut Vec<u32>,
+) -> Kind {
+    if f.volatile() || f.size > config.max_file_bytes {
+        return Kind::Always;
+    }
+    let Ok(mut file) = ws.open_walked(&f.path, &[]) else {
+        return Kind::Always;
+    };
+    let mut buf = vec![0u8; READ_CHUNK];
+    let mut scan = grams::GramScan::default();
+    let (mut first, mut line, mut total) = (true, 0usize, 0u64);
+    let mut kind = Kind::Text;
+    loop {
+        let n = match file.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => return Kind::Always,
+        };
+        let piece = &buf[..n];
+        total += n as u64;
+        if total > config.max_file_bytes {
+            return Kind::Always;
+        }
+        if first
+            && (piece.starts_with(b"\xEF\xBB")
+                || piece.starts_with(b"\xFF\xFE")
+                || piece.starts_with(b"\xFE\xFF"))
+        {
+            // A byte-order mark (or the start of one): the engine may transcode.
+            return Kind::Always;
+        }
+        first = false;
+        if memchr::memchr(0, piece).is_some() {
+            return Kind::Binary;
+        }
+        if kind == Kind::Text {
+            let mut start = 0usize;
+            for end in memchr::memchr_iter(b'\n', piece) {
+                line += end - start;
+                if line > LONG_LINE_BYTES - 2 {
+                    kind = Kind::Always;
+                }
+                line = 0;
+                start = end + 1;
+            }
+            line += n - start;
+            if line > LONG_LINE_BYTES - 2 {
+                kind = Kind::Always;
+            }
+            scan.feed(piece, seen, found);
+        }
+    }
+    // A file with a long line is read to its end all the same: a NUL after
+    // it still makes it binary, which the engine skips whole.
+    kind
+}
+
+/// The files a walk of `base` lists, as `grep_content` walks it.
+struct Listing {
+    files: Vec<Walked>,
+    links: Vec<(PathBuf, PathBuf)>,
+    inaccessible: bool,
+}
+
+fn list(ws: &Workspace, base: &Path, honour_ignores: bool, threads: usize) -> Listing {
+    let files = Mutex::new(Vec::new());
+    let links = Mutex::new(Vec::new());
+    let inaccessible = AtomicBool::new(false);
+    let mut builder = ListBuilder {
+        files: &files,
+        links: &links,
+        inaccessible: &inaccessible,
+    };
+    crate::search::walker(ws, base, honour_ignores, threads)
+        .build_parallel()
+        .visit(&mut builder);
+    let links: Vec<(PathBuf, PathBuf)> = links.into_inner().unwrap_or_else(PoisonError::into_inner);
+    let mut files: Vec<Walked> = files.into_inner().unwrap_or_else(PoisonError::into_inner);
+    if !links.is_empty() {
+        for f in &mut files {
+            if links.iter().any(|(link, _)| f.path.starts_with(link)) {
+                f.linked = true;
+            }
+        }
+    }
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    Listing {
+        files,
+        links,
+        inaccessible: inaccessible.into_inner(),
+    }
+}
+
+struct ListBuilder<'a> {
+    files: &'a Mutex<Vec<Walked>>,
+    links: &'a Mutex<Vec<(PathBuf, PathBuf)>>,
+    inaccessible: &'a AtomicBool,
+}
+
+impl<'s> ParallelVisitorBuilder<'s> for ListBuilder<'s> {
+    fn build(&mut self) -> Box<dyn ParallelVisitor + 's> {
+        Box::new(ListVisitor {
+            files: self.files,
+            links: self.links,
+            inaccessible: self.inaccessible,
+            local: Vec::new(),
+        })
+    }
+}
+
+struct ListVisitor<'a> {
+    files: &'a Mutex<Vec<Walked>>,
+    links: &'a Mutex<Vec<(PathBuf, PathBuf)>>,
+    inaccessible: &'a AtomicBool,
+    local: Vec<Walked>,
+}
+
+impl ParallelVisitor for ListVisitor<'_> {
+    fn visit(&mut self, entry: Result<ignore::DirEntry, ignore::Error>) -> WalkState {
+        match entry {
+            Ok(entry) => {
+                let Some(t) = entry.file_type() else {
+                    return WalkState::Continue;
+                };
+                if t.is_file() {
+                    if let Ok(meta) = entry.metadata() {
+                        let linked = entry.path_is_symlink();
+                        self.local.push(from_meta(entry.into_path(), &meta, linked));
+                    }
+                } else if t.is_dir() && entry.path_is_symlink() && entry.depth() > 0 {
+                    if let Ok(target) = std::fs::canonicalize(entry.path()) {
+                        self.links
+                            .lock()
+                            .unwrap_or_else(PoisonError::into_inner)
+                            .push((entry.into_path(), target));
+                    }
+                }
+            }
+            Err(e) => {
+                if e.io_error()
+                    .is_some_and(|io| io.kind() == std::io::ErrorKind::PermissionDenied)
+                {
+                    self.inaccessible.store(true, Ordering::Relaxed);
+                }
+            }
+        }
+        WalkState::Continue
+    }
+}
+
+impl Drop for ListVisitor<'_> {
+    fn drop(&mut self) {
+        self.files
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .append(&mut self.local);
+    }
+}

@@ -1,0 +1,426 @@
+//! Indexed search (issue 29) against the scan, differentially: a random
+//! corpus in a real folder with a real watcher, random edits (through the
+//! tools and behind their back: create, modify, append, delete, rename a
+//! file or a folder, change `.gitignore`, make a file binary), and after
+//! each step random regular expressions (literals, alternations, classes,
+//! anchors, case-insensitive, `(?m)`/`(?s)` flags, repetitions, invalid
+//! ones) through `grep_content` with and without the index, with and
+//! without `path` and `include`, and `glob_files` patterns: every result
+//! (output and metadata) must be the scan's.
+//!
+//! Comparisons: `INDEX_CASES` (default 10 000) in all, about 30 per
+//! generated corpus; `INDEX_CASES=1000000` runs a million by hand.
+
+#![allow(
+    clippy::unwrap_used,
+    reason = "test setup: a failure there is the test's failure"
+)]
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use proptest::prelude::*;
+use tool_builtins::{ContentIndex, IndexConfig, IndexStatus, Workspace, glob_files, grep_content};
+use tool_core::{IntoToolResult, ToolContext, ToolResult};
+
+/// Comparisons per proptest case: 6 steps of 5 comparisons.
+const PER_CASE: u32 = 30;
+
+fn total_comparisons() -> u32 {
+    std::env::var("INDEX_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(10_000)
+}
+
+const WORDS: &[&str] = &[
+    "alpha",
+    "Beta",
+    "GAMMA",
+    "delta_x",
+    "fn",
+    "handler",
+    "foo",
+    "bar",
+    "baz",
+    "qux",
+    "ñandú",
+    "Straße",
+    "KELVIN",
+    "ſtop",
+    "x1",
+    "y22",
+    "z333",
+    "  ",
+    "\t",
+    "fn req_handler()",
+    "TODO:",
+    "a",
+    "ab",
+    "let",
+    "=",
+];
+
+fn line() -> impl Strategy<Value = String> {
+    (
+        prop::collection::vec(prop::sample::select(WORDS), 0..6),
+        prop::sample::select(&["\n", "\n", "\n", "\r\n"][..]),
+    )
+        .prop_map(|(words, end)| words.join(" ") + end)
+}
+
+fn text() -> impl Strategy<Value = String> {
+    prop::collection::vec(line(), 0..12).prop_map(|lines| lines.concat())
+}
+
+const NAMES: &[&str] = &[
+    "a.rs",
+    "b.txt",
+    "src/c.rs",
+    "src/d.md",
+    "src/deep/e.rs",
+    "target/f.rs",
+    "x.log",
+    ".hidden",
+    "src/deep/g.txt",
+    "docs/h.rs",
+];
+
+/// One edit of the corpus.
+#[derive(Debug, Clone)]
+enum Edit {
+    /// Write (create or replace) a file through `write_file`.
+    ToolWrite(usize, String),
+    /// Write a file behind the tools' back.
+    Write(usize, String),
+    Append(usize, String),
+    Delete(usize),
+    Rename(usize, usize),
+    /// Turn a file binary (a NUL byte) or back.
+    Binary(usize),
+    RenameDir,
+    /// Toggle `*.md` in `.gitignore`.
+    Ignore,
+}
+
+fn edit() -> impl Strategy<Value = Edit> {
+    let file = 0..NAMES.len();
+    prop_oneof![
+        (file.clone(), text()).prop_map(|(f, t)| Edit::ToolWrite(f, t)),
+        (file.clone(), text()).prop_map(|(f, t)| Edit::Write(f, t)),
+        (file.clone(), text()).prop_map(|(f, t)| Edit::Append(f, t)),
+        file.clone().prop_map(Edit::Delete),
+        (file.clone(), file.clone()).prop_map(|(a, b)| Edit::Rename(a, b)),
+        file.prop_map(Edit::Binary),
+        Just(Edit::RenameDir),
+        Just(Edit::Ignore),
+    ]
+}
+
+/// A random regular expression over the corpus's words.
+fn regex() -> impl Strategy<Value = String> {
+    let word = prop::sample::select(WORDS).prop_map(regex_syntax::escape);
+    let atom = prop_oneof![
+        6 => word.clone(),
+        1 => Just("[a-d]".to_owned()),
+        1 => Just("[xyz][0-9]+".to_owned()),
+        1 => Just("[A-Za-z_]+".to_owned()),
+        1 => Just(".".to_owned()),
+        1 => Just(" +".to_owned()),
+        1 => Just("[^a]".to_owned()),
+    ];
+    let piece = (
+        atom,
+        prop::sample::select(&["", "", "", "?", "*", "+", "{2}"][..]),
+    )
+        .prop_map(|(a, q)| {
+            if q.is_empty() {
+                a
+            } else {
+                format!("(?:{a}){q}")
+            }
+        });
+    let seq = prop::collection::vec(piece, 1..4).prop_map(|p| p.concat());
+    (
+        prop::collection::vec(seq, 1..3),
+        prop::sample::select(&["", "", "(?i)", "(?m)", "(?s)", "(?-u)"][..]),
+        prop::sample::select(&["", "", "^", "\\b"][..]),
+        prop::sample::select(&["", "", "", "$", "\\b", "\\n", "\\r$"][..]),
+    )
+        .prop_map(|(alts, flags, start, end)| format!("{flags}{start}(?:{}){end}", alts.join("|")))
+}
+
+/// A corpus folder, its index and two contexts.
+struct World {
+    _dir: tempfile::TempDir,
+    _state: tempfile::TempDir,
+    root: PathBuf,
+    index: ContentIndex,
+    indexed: ToolContext,
+    scanned: ToolContext,
+    runtime: tokio::runtime::Runtime,
+}
+
+impl World {
+    fn new(files: &[(usize, String)]) -> World {
+        let dir = tempfile::tempdir().unwrap();
+        let state = tempfile::tempdir().unwrap();
+        let root = fs::canonicalize(dir.path()).unwrap();
+        fs::create_dir(root.join(".git")).unwrap();
+        fs::write(root.join(".gitignore"), "target/\n*.log\n").unwrap();
+        for (f, t) in files {
+            write(&root.join(NAMES[*f]), t.as_bytes());
+        }
+        let ws = Workspace::new(&root).unwrap();
+        let index = ContentIndex::new(
+            &ws,
+            IndexConfig::default()
+                .with_min_bytes(0)
+                .with_state_dir(state.path())
+                .with_threads(2),
+        );
+        let status = index.build();
+        assert!(matches!(status, IndexStatus::Ready { .. }), "{status}");
+        let scanned = tool_builtins::context(&root).unwrap();
+        let indexed = scanned.clone().with_state(index.clone());
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        World {
+            _dir: dir,
+            _state: state,
+            root,
+            index,
+            indexed,
+            scanned,
+            runtime,
+        }
+    }
+
+    fn apply(&self, edit: &Edit) {
+        let path = |f: usize| self.root.join(NAMES[f]);
+        match edit {
+            Edit::ToolWrite(f, t) => {
+                let p = path(*f);
+                if p.exists() {
+                    let _ = self.runtime.block_on(tool_builtins::read_file(
+                        &self.scanned,
+                        p.display().to_string(),
+                        1,
+                        None,
+                    ));
+                }
+                // The tool may refuse (a binary file read_file would not
+                // show); the file then stays as it was.
+                let _ = self.runtime.block_on(tool_builtins::write_file(
+                    &self.scanned,
+                    p.display().to_string(),
+                    t.clone(),
+                ));
+            }
+            Edit::Write(f, t) => write(&path(*f), t.as_bytes()),
+            Edit::Append(f, t) => {
+                let mut old = fs::read(path(*f)).unwrap_or_default();
+                old.extend_from_slice(t.as_bytes());
+                write(&path(*f), &old);
+            }
+            Edit::Delete(f) => {
+                let _ = fs::remove_file(path(*f));
+            }
+            Edit::Rename(a, b) => {
+                if path(*a).exists() {
+                    fs::create_dir_all(path(*b).parent().unwrap()).unwrap();
+                    fs::rename(path(*a), path(*b)).unwrap();
+                }
+            }
+            Edit::Binary(f) => {
+                let mut old = fs::read(path(*f)).unwrap_or_default();
+                if let Some(i) = old.iter().position(|&b| b == 0) {
+                    old.remove(i);
+                } else {
+                    old.push(0);
+                }
+                write(&path(*f), &old);
+            }
+            Edit::RenameDir => {
+                let (a, b) = (self.root.join("src/deep"), self.root.join("src/moved"));
+                if a.exists() && !b.exists() {
+                    fs::rename(&a, &b).unwrap();
+                } else if b.exists() && !a.exists() {
+                    fs::rename(&b, &a).unwrap();
+                }
+            }
+            Edit::Ignore => {
+                let p = self.root.join(".gitignore");
+                let old = fs::read_to_string(&p).unwrap();
+                let new = if old.contains("*.md") {
+                    old.replace("*.md\n", "")
+                } else {
+                    old + "*.md\n"
+                };
+                fs::write(&p, new).unwrap();
+            }
+        }
+    }
+
+    fn grep(
+        &self,
+        ctx: &ToolContext,
+        pattern: &str,
+        path: Option<&str>,
+        include: Option<&str>,
+    ) -> ToolResult {
+        grep_content(
+            pattern.to_owned(),
+            path.map(str::to_owned),
+            include.map(str::to_owned),
+            ctx,
+        )
+        .into_tool_result()
+    }
+}
+
+fn write(path: &Path, bytes: &[u8]) {
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    fs::write(path, bytes).unwrap();
+}
+
+fn same(a: &ToolResult, b: &ToolResult) -> Result<(), TestCaseError> {
+    prop_assert_eq!(&a.output, &b.output);
+    prop_assert_eq!(&a.metadata, &b.metadata);
+    prop_assert_eq!(a.is_error(), b.is_error());
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: total_comparisons().div_ceil(PER_CASE),
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
+
+    #[test]
+    fn indexed_results_equal_the_scan(
+        files in prop::collection::vec((0..NAMES.len(), text()), 1..8),
+        steps in prop::collection::vec(
+            (edit(), prop::collection::vec(regex(), 4), prop::sample::select(&["", "src", "src/deep"][..]),
+             prop::sample::select(&["", "*.rs", "src/**"][..])),
+            6,
+        ),
+    ) {
+        let world = World::new(&files);
+        for (edit, patterns, path, include) in &steps {
+            world.apply(edit);
+            for (i, pattern) in patterns.iter().enumerate() {
+                let (path, include) = if i == 0 {
+                    ((!path.is_empty()).then_some(*path), (!include.is_empty()).then_some(*include))
+                } else {
+                    (None, None)
+                };
+                let want = world.grep(&world.scanned, pattern, path, include);
+                let got = world.grep(&world.indexed, pattern, path, include);
+                same(&got, &want).map_err(|e| {
+                    TestCaseError::fail(format!("pattern {pattern:?} path {path:?} include {include:?}: {e}"))
+                })?;
+            }
+            let glob = ["**/*.rs", "*"][usize::from(path.is_empty())];
+            let want = glob_files(glob.to_owned(), None, &world.scanned).into_tool_result();
+            let got = glob_files(glob.to_owned(), None, &world.indexed).into_tool_result();
+            same(&got, &want)?;
+        }
+        prop_assert!(world.index.answered() > 0, "the index answered nothing");
+    }
+}
+
+/// The index answers selective patterns, scans unprunable ones, and sees
+/// a change made behind the tools' back before the next search.
+#[test]
+fn a_change_behind_the_back_is_seen_at_once() {
+    let world = World::new(&[(0, "fn main() {}\n".to_owned())]);
+    let before = world.index.answered();
+    let r = world.grep(&world.indexed, "brand_new_ident", None, None);
+    assert_eq!(r.output, "No files found");
+    assert_eq!(world.index.answered(), before + 1);
+    write(
+        &world.root.join("src/new.rs"),
+        b"let brand_new_ident = 1;\n",
+    );
+    let r = world.grep(&world.indexed, "brand_new_ident", None, None);
+    assert_eq!(
+        r.output,
+        format!(
+            "Found 1 matches\n\n{}:\n  Line 1: let brand_new_ident = 1;",
+            world.root.join("src/new.rs").display()
+        )
+    );
+    assert_eq!(world.index.answered(), before + 2);
+    // `.` prunes nothing: a scan, not counted.
+    let _ = world.grep(&world.indexed, ".", None, None);
+    assert_eq!(world.index.answered(), before + 2);
+}
+
+/// A stored index is reused after a restart when the files are unchanged,
+/// and a file changed while no one watched is read again.
+#[test]
+fn a_stored_index_is_reused_and_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let root = fs::canonicalize(dir.path()).unwrap();
+    write(&root.join("a.rs"), b"fn stored_one() {}\n");
+    write(&root.join("b.rs"), b"fn stored_two() {}\n");
+    let ws = Workspace::new(&root).unwrap();
+    let config = IndexConfig::default()
+        .with_min_bytes(0)
+        .with_state_dir(state.path());
+    let first = ContentIndex::new(&ws, config.clone());
+    assert!(matches!(
+        first.build(),
+        IndexStatus::Ready { reused: false, .. }
+    ));
+    assert_eq!(first.stored().unwrap().map(|(files, _)| files), Some(2));
+    drop(first);
+    write(&root.join("b.rs"), b"fn changed_while_away() {}\n");
+    let second = ContentIndex::new(&ws, config);
+    let status = second.build();
+    assert!(
+        matches!(
+            status,
+            IndexStatus::Ready {
+                reused: true,
+                changed_files: 1,
+                ..
+            }
+        ),
+        "{status}"
+    );
+    let ctx = ToolContext::new().with_state(ws).with_state(second.clone());
+    let r = grep_content("changed_while_away".into(), None, None, &ctx).into_tool_result();
+    assert!(r.output.starts_with("Found 1 matches"), "{}", r.output);
+    let r = grep_content("stored_two".into(), None, None, &ctx).into_tool_result();
+    assert_eq!(r.output, "No files found");
+    assert_eq!(second.answered(), 2);
+    assert!(second.drop_index().unwrap());
+    assert_eq!(second.stored().unwrap(), None);
+}
+
+/// Below the size threshold there is no index: searches scan.
+#[test]
+fn a_small_workspace_gets_no_index() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    write(&dir.path().join("a.rs"), b"tiny\n");
+    let ws = Workspace::new(dir.path()).unwrap();
+    let index = ContentIndex::new(&ws, IndexConfig::default().with_state_dir(state.path()));
+    assert_eq!(
+        index.build(),
+        IndexStatus::BelowThreshold {
+            bytes: 5,
+            threshold: tool_builtins::search::index::DEFAULT_MIN_BYTES
+        }
+    );
+    let ctx = ToolContext::new().with_state(ws).with_state(index.clone());
+    let r = grep_content("tiny".into(), None, None, &ctx).into_tool_result();
+    assert!(r.output.starts_with("Found 1 matches"));
+    assert_eq!(index.answered(), 0);
+}

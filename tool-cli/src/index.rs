@@ -1,0 +1,81 @@
+//! `tool index status|build|drop` and the index `tool serve` builds in the
+//! background (issue 29). One-shot commands (`tool call`, `tool batch`)
+//! never build one: a single search scans faster than an index is built.
+
+use std::io::Write;
+
+use tool_builtins::{ContentIndex, IndexConfig, IndexStatus};
+
+use crate::cli::{CommonOptions, IndexAction};
+use crate::failure::Failure;
+use crate::session::Session;
+
+/// The index of `common`'s workspace, with the default settings.
+fn open(common: &CommonOptions, watch: bool) -> Result<ContentIndex, Failure> {
+    let root =
+        crate::workspace::resolve_root(common.workspace.as_deref()).map_err(Failure::Usage)?;
+    let ws = tool_builtins::Workspace::new(&root)
+        .map_err(|e| Failure::Usage(format!("workspace {}: {e}", root.display())))?;
+    // `tool index build` is a one-shot process: nothing changes between its
+    // walk and its exit that a watcher could report.
+    let config = IndexConfig::default()
+        .with_watch(watch)
+        .with_trusted_writes(!watch);
+    Ok(ContentIndex::new(&ws, config))
+}
+
+/// Runs `tool index ACTION`, printing to `out`.
+///
+/// # Errors
+/// A usage error for a bad workspace; an I/O error reading or deleting the index.
+pub(crate) fn run(
+    action: IndexAction,
+    common: &CommonOptions,
+    out: &mut impl Write,
+) -> Result<(), Failure> {
+    let index = open(common, false)?;
+    let location = index.location().map_or_else(
+        || "(no state folder: set XDG_STATE_HOME or HOME)".to_owned(),
+        |p| p.display().to_string(),
+    );
+    match action {
+        IndexAction::Status => match index.stored().map_err(Failure::Io)? {
+            Some((files, bytes)) => writeln!(
+                out,
+                "stored: {files} files, index {:.1} MiB at {location}",
+                bytes as f64 / 1_048_576.0
+            )?,
+            None => writeln!(
+                out,
+                "no index stored (it would live at {location}); searches scan"
+            )?,
+        },
+        IndexAction::Build => {
+            let status = index.build();
+            writeln!(out, "{status}")?;
+            if let IndexStatus::Ready { .. } = status {
+                writeln!(out, "at {location}")?;
+            }
+        }
+        IndexAction::Drop => {
+            if index.drop_index().map_err(Failure::Io)? {
+                writeln!(out, "deleted the index at {location}")?;
+            } else {
+                writeln!(out, "no index stored at {location}")?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Adds an index of the session's workspace to its context and starts
+/// building it in the background (`tool serve`); searches scan until it is
+/// ready. Progress and problems go to stderr, the server's log.
+pub(crate) fn attach(session: &mut Session) {
+    let Some(ws) = session.ctx.state::<tool_builtins::Workspace>() else {
+        return;
+    };
+    let index = ContentIndex::new(&ws, IndexConfig::default());
+    drop(index.build_in_background());
+    session.ctx = session.ctx.clone().with_state(index);
+}

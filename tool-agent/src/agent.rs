@@ -17,9 +17,6 @@ use crate::error::{ModelError, ModelErrorKind};
 use crate::limits::AgentLimits;
 use crate::message::{Message, ModelRequest, StreamEvent, ToolChoice, ToolOutcome, Usage};
 
-/// Default [`Agent::max_turns`] ([`AgentLimits::max_turns`]).
-pub const DEFAULT_MAX_TURNS: u32 = 32;
-
 /// Bytes of a tool result or model text written to a trace event (cut at a
 /// character boundary, unmarked).
 const TRACE_TEXT: usize = 2000;
@@ -200,7 +197,7 @@ impl Agent {
     /// An agent of `client` with `tools`: a [`RegistryView`] (filtered,
     /// following a live registry, possibly with deferred tools that
     /// `tool_search` loads per run), or a [`ToolRegistry`](tool_core::ToolRegistry); no system
-    /// prompt, [`DEFAULT_MAX_TURNS`] turns, no token or time limit.
+    /// prompt, [`DEFAULT_MAX_TURNS`](crate::DEFAULT_MAX_TURNS) turns, no token or time limit.
     pub fn new(client: impl ModelClient + 'static, tools: impl Into<RegistryView>) -> Self {
         Self::with_shared_client(Arc::new(client), tools)
     }

@@ -102,10 +102,10 @@ mod scripted;
 pub mod subagent;
 mod transport;
 
-pub use agent::{Agent, AgentError, AgentEvent, DEFAULT_MAX_TURNS, RunOutput, StopReason};
+pub use agent::{Agent, AgentError, AgentEvent, RunOutput, StopReason};
 pub use client::{EventStream, ModelClient, SendFuture};
 pub use error::{ModelError, ModelErrorKind};
-pub use limits::AgentLimits;
+pub use limits::{AgentLimits, DEFAULT_MAX_TURNS};
 pub use message::{
     Message, ModelRequest, StreamEvent, ToolChoice, ToolOutcome, Usage, rendering_for,
 };

@@ -7,6 +7,9 @@ use std::time::Duration;
 
 use crate::message::ToolChoice;
 
+/// Default [`Agent::max_turns`](crate::Agent::max_turns) ([`AgentLimits::max_turns`]).
+pub const DEFAULT_MAX_TURNS: u32 = 32;
+
 /// The limits of one agent run.
 ///
 /// ```
@@ -21,7 +24,7 @@ use crate::message::ToolChoice;
 #[derive(Debug, Clone, PartialEq)]
 pub struct AgentLimits {
     /// Most model requests per run (at least 1; 0 is read as 1). Default
-    /// [`DEFAULT_MAX_TURNS`](crate::DEFAULT_MAX_TURNS) for an [`Agent`](crate::Agent), 16 for
+    /// [`DEFAULT_MAX_TURNS`] for an [`Agent`](crate::Agent), 16 for
     /// each sub-agent of [`SubAgents`](crate::subagent::SubAgents).
     pub max_turns: u32,
     /// Wall time after which a run stops (checked while waiting for the model
@@ -38,7 +41,7 @@ pub struct AgentLimits {
 impl Default for AgentLimits {
     fn default() -> Self {
         Self {
-            max_turns: crate::agent::DEFAULT_MAX_TURNS,
+            max_turns: DEFAULT_MAX_TURNS,
             time_limit: None,
             max_output_tokens: None,
             first_tool_choice: None,
@@ -53,8 +56,8 @@ macro_rules! limit_setters {
         /// Sets every limit at once ([`AgentLimits`](crate::AgentLimits));
         /// `max_turns` 0 is read as 1.
         #[must_use]
-        pub fn limits(mut self, limits: crate::AgentLimits) -> Self {
-            self.limits = crate::AgentLimits {
+        pub fn limits(mut self, limits: $crate::limits::AgentLimits) -> Self {
+            self.limits = $crate::limits::AgentLimits {
                 max_turns: limits.max_turns.max(1),
                 ..limits
             };
@@ -62,7 +65,7 @@ macro_rules! limit_setters {
         }
 
         /// The limits set so far.
-        pub fn current_limits(&self) -> &crate::AgentLimits {
+        pub fn current_limits(&self) -> &$crate::limits::AgentLimits {
             &self.limits
         }
 
@@ -92,7 +95,7 @@ macro_rules! limit_setters {
         /// The tool choice of the first turn only:
         /// [`AgentLimits::first_tool_choice`](crate::AgentLimits::first_tool_choice).
         #[must_use]
-        pub fn first_tool_choice(mut self, choice: crate::ToolChoice) -> Self {
+        pub fn first_tool_choice(mut self, choice: $crate::message::ToolChoice) -> Self {
             self.limits.first_tool_choice = Some(choice);
             self
         }

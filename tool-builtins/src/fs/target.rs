@@ -209,13 +209,15 @@ where
     }
     // Only a queue: the folder's flock, taken after the one resolution, is
     // what excludes other writers (other spellings of the path included).
-    let _queue = ledger.lock(&ws.absolute(file_path)).await;
+    let queue = ledger.lock(&ws.absolute(file_path)).await;
     let model_path = file_path.to_owned();
     let work_ctx = ctx.clone();
     let (title, outcome) = tool_core::run_blocking(move || {
         change_blocking(&work_ctx, &ws, &ledger, &model_path, opts, change)
     })
     .await?;
+    // The next call on this file need not wait for this one's hooks.
+    drop(queue);
     let result = match outcome {
         Ok((result, changed)) => after_write(ctx, result, changed).await,
         Err(e) => ToolResult::from(e),
@@ -781,7 +783,7 @@ where
     let ws = crate::fs::workspace::workspace_of(ctx)?;
     let ledger = ctx.state::<FileLedger>();
     let keys: Vec<PathBuf> = raw_paths.iter().map(|p| ws.absolute(p)).collect();
-    let _queues = match &ledger {
+    let queues = match &ledger {
         Some(l) => l.lock_many(&keys).await,
         None => Vec::new(),
     };
@@ -800,6 +802,7 @@ where
         Ok((result, changed_paths(&plan.ops, &plan.moves)))
     })
     .await??;
+    drop(queues);
     let (result, changed) = outcome;
     Ok(after_write(ctx, result, changed).await)
 }

@@ -123,8 +123,8 @@ pub async fn ask_user(
     }
     let answered = |text: String, how: &str| {
         ToolResult::ok(format!("The user answered: {text}"))
-            .with_metadata("answer", text)
-            .with_metadata("answered_by", how)
+            .with_metadata(tool_core::meta::MetaKey::custom("answer"), text)
+            .with_metadata(tool_core::meta::MetaKey::custom("answered_by"), how)
     };
     match asking::ask(context, q).await {
         Asked::Answered(a) => Ok(answered(a, "person")),
@@ -132,20 +132,20 @@ pub async fn ask_user(
             "Nobody answered within {} s; the default answer is used: {d}",
             timeout.as_secs_f64()
         ))
-        .with_metadata("answer", d)
-        .with_metadata("answered_by", "default")),
+        .with_metadata(tool_core::meta::MetaKey::custom("answer"), d)
+        .with_metadata(tool_core::meta::MetaKey::custom("answered_by"), "default")),
         Asked::TimedOut { default: None } => Ok(ToolResult::ok(format!(
             "Nobody answered within {} s and no default was given. Go on without the answer \
              (say what you assumed), or ask again later.",
             timeout.as_secs_f64()
         ))
-        .with_metadata("answer", Value::Null)
-        .with_metadata("answered_by", "nobody")),
+        .with_metadata(tool_core::meta::MetaKey::custom("answer"), Value::Null)
+        .with_metadata(tool_core::meta::MetaKey::custom("answered_by"), "nobody")),
         Asked::Declined(why) => Ok(ToolResult::ok(format!(
             "The user declined to answer ({why}). Go on without the answer, or ask differently."
         ))
-        .with_metadata("answer", Value::Null)
-        .with_metadata("answered_by", "declined")),
+        .with_metadata(tool_core::meta::MetaKey::custom("answer"), Value::Null)
+        .with_metadata(tool_core::meta::MetaKey::custom("answered_by"), "declined")),
         Asked::NoPerson(why) => Err(ToolError::new(
             ErrorKind::Denied,
             format!(

@@ -215,7 +215,8 @@ pub async fn todo_write(
         (hook.0.0)(context.trace_id(), &list);
     }
     let value = serde_json::to_value(&list).unwrap_or_default();
-    Ok(ToolResult::ok(render(&list)).with_metadata("todos", value))
+    Ok(ToolResult::ok(render(&list))
+        .with_metadata(tool_core::meta::MetaKey::custom("todos"), value))
 }
 
 /// Shows the session's task list: each task with its status.
@@ -224,7 +225,8 @@ pub async fn todo_read(context: &ToolContext) -> Result<ToolResult, ToolError> {
     let (key, store) = key_and_store(context)?;
     let list = tool_core::run_blocking(move || load(store.as_ref(), &key)).await??;
     let value = serde_json::to_value(&list).unwrap_or_default();
-    Ok(ToolResult::ok(render(&list)).with_metadata("todos", value))
+    Ok(ToolResult::ok(render(&list))
+        .with_metadata(tool_core::meta::MetaKey::custom("todos"), value))
 }
 
 #[cfg(test)]

@@ -87,7 +87,7 @@ impl SubAgents {
             "Started background sub-agent job {id}. Read its result with job_output (job_id \
              \"{id}\", optionally wait seconds); cancel it with job_kill."
         ))
-        .with_metadata("job_id", id)
-        .with_metadata("status", "running")
+        .with_metadata(tool_core::meta::MetaKey::custom("job_id"), id)
+        .with_metadata(tool_core::meta::MetaKey::custom("status"), "running")
     }
 }

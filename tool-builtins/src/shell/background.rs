@@ -152,7 +152,7 @@ pub(crate) fn start(
         humantime::format_duration(std::time::Duration::from_secs(lifetime_secs)),
     );
     Ok(ToolResult::ok(text)
-        .with_metadata("job_id", id)
-        .with_metadata("status", "running")
-        .with_metadata("lifetime_secs", lifetime_secs))
+        .with_metadata(tool_core::meta::JOB_ID, id)
+        .with_metadata(tool_core::meta::JOB_STATUS, "running")
+        .with_metadata(tool_core::meta::LIFETIME_SECS, lifetime_secs))
 }

@@ -54,12 +54,18 @@ fn status_line(view: &JobView) -> String {
 
 fn with_view(result: ToolResult, view: &JobView) -> ToolResult {
     result
-        .with_metadata("job_id", view.record.id.clone())
-        .with_metadata("kind", view.record.kind.clone())
-        .with_metadata("status", view.status.as_str())
-        .with_metadata("exit_code", view.exit_code.map_or(Value::Null, Value::from))
-        .with_metadata("signal", view.signal.map_or(Value::Null, Value::from))
-        .with_metadata("output_bytes", view.total_bytes)
+        .with_metadata(tool_core::meta::JOB_ID, view.record.id.clone())
+        .with_metadata(tool_core::meta::JOB_KIND, view.record.kind.clone())
+        .with_metadata(tool_core::meta::JOB_STATUS, view.status.as_str())
+        .with_metadata(
+            tool_core::meta::EXIT_CODE,
+            view.exit_code.map_or(Value::Null, Value::from),
+        )
+        .with_metadata(
+            tool_core::meta::SIGNAL,
+            view.signal.map_or(Value::Null, Value::from),
+        )
+        .with_metadata(tool_core::meta::OUTPUT_BYTES, view.total_bytes)
 }
 
 /// Cleans a chunk of job output for the model: terminal escapes removed,
@@ -129,8 +135,8 @@ pub async fn job_output(
         text.push_str(&output);
     }
     let mut result = with_view(ToolResult::ok(text), &read.view)
-        .with_metadata("dropped_bytes", read.dropped)
-        .with_metadata("pending_bytes", read.pending);
+        .with_metadata(tool_core::meta::DROPPED_BYTES, read.dropped)
+        .with_metadata(tool_core::meta::PENDING_BYTES, read.pending);
     if read.dropped > 0 {
         result = result.with_note(format!(
             "{} bytes of output were dropped before this read (a job keeps its last {} bytes); \
@@ -177,7 +183,7 @@ pub async fn job_list(context: &ToolContext) -> Result<ToolResult, ToolError> {
     let views = tool_core::run_blocking(move || jobs.list(&key)).await??;
     if views.is_empty() {
         return Ok(ToolResult::ok("No background jobs in this session.")
-            .with_metadata("jobs", Value::Array(Vec::new())));
+            .with_metadata(tool_core::meta::JOBS, Value::Array(Vec::new())));
     }
     let lines: Vec<String> = views.iter().map(status_line).collect();
     let meta: Vec<Value> = views
@@ -192,5 +198,5 @@ pub async fn job_list(context: &ToolContext) -> Result<ToolResult, ToolError> {
             })
         })
         .collect();
-    Ok(ToolResult::ok(lines.join("\n")).with_metadata("jobs", Value::Array(meta)))
+    Ok(ToolResult::ok(lines.join("\n")).with_metadata(tool_core::meta::JOBS, Value::Array(meta)))
 }

@@ -495,9 +495,12 @@ pub(crate) fn render(
             let total = *chars;
             let truncated = shown.len() < text.len();
             let mut r = ToolResult::ok(shown.into_owned())
-                .with_metadata("markdown", *markdown)
-                .with_metadata("chars", total)
-                .with_metadata("truncated", truncated || page.cut);
+                .with_metadata(tool_core::meta::MetaKey::custom("markdown"), *markdown)
+                .with_metadata(tool_core::meta::MetaKey::custom("chars"), total)
+                .with_metadata(
+                    tool_core::meta::MetaKey::custom("truncated"),
+                    truncated || page.cut,
+                );
             if truncated && max_chars < MAX_LENGTH_LIMIT {
                 r.add_note(format!(
                     "the page has {total} characters; the first {max_chars} are shown. Call again \
@@ -530,11 +533,17 @@ pub(crate) fn render(
                 text.push_str(&format!(" ({})", notes.join("; ")));
             }
             ToolResult::ok(text)
-                .with_metadata("width", *width)
-                .with_metadata("height", *height)
-                .with_metadata("original_width", *original_width)
-                .with_metadata("original_height", *original_height)
-                .with_metadata("truncated", false)
+                .with_metadata(tool_core::meta::MetaKey::custom("width"), *width)
+                .with_metadata(tool_core::meta::MetaKey::custom("height"), *height)
+                .with_metadata(
+                    tool_core::meta::MetaKey::custom("original_width"),
+                    *original_width,
+                )
+                .with_metadata(
+                    tool_core::meta::MetaKey::custom("original_height"),
+                    *original_height,
+                )
+                .with_metadata(tool_core::meta::MetaKey::custom("truncated"), false)
                 .with_long_term_memory(format!(
                     "[image from {} ({original_width}×{original_height} px) shown on an earlier \
                      turn and left out of the history; fetch it again to see it]",
@@ -561,8 +570,8 @@ pub(crate) fn render(
                 ));
             }
             ToolResult::ok(text)
-                .with_metadata("pages_counted", *pages)
-                .with_metadata("truncated", false)
+                .with_metadata(tool_core::meta::MetaKey::custom("pages_counted"), *pages)
+                .with_metadata(tool_core::meta::MetaKey::custom("truncated"), false)
                 .with_long_term_memory(format!(
                     "[PDF from {} shown on an earlier turn and left out of the history; fetch it \
                      again to see it]",
@@ -574,13 +583,22 @@ pub(crate) fn render(
     };
     result = result
         .with_title(format!("Fetched {requested}"))
-        .with_metadata("url", requested)
-        .with_metadata("final_url", page.url.as_str())
-        .with_metadata("status", page.status)
-        .with_metadata("content_type", page.content_type.as_str())
-        .with_metadata("bytes", page.bytes)
-        .with_metadata("redirects", page.redirects.clone())
-        .with_metadata("cached", cached);
+        .with_metadata(tool_core::meta::MetaKey::custom("url"), requested)
+        .with_metadata(
+            tool_core::meta::MetaKey::custom("final_url"),
+            page.url.as_str(),
+        )
+        .with_metadata(tool_core::meta::MetaKey::custom("status"), page.status)
+        .with_metadata(
+            tool_core::meta::MetaKey::custom("content_type"),
+            page.content_type.as_str(),
+        )
+        .with_metadata(tool_core::meta::MetaKey::custom("bytes"), page.bytes)
+        .with_metadata(
+            tool_core::meta::MetaKey::custom("redirects"),
+            page.redirects.clone(),
+        )
+        .with_metadata(tool_core::meta::MetaKey::custom("cached"), cached);
     result
 }
 
@@ -588,8 +606,8 @@ pub(crate) fn render(
 pub(crate) fn failure(kind: ErrorKind, failure: &str, url: &str, message: String) -> ToolResult {
     ToolResult::error(kind, message)
         .with_title(format!("Could not fetch {url}"))
-        .with_metadata("url", url)
-        .with_metadata("failure", failure)
+        .with_metadata(tool_core::meta::MetaKey::custom("url"), url)
+        .with_metadata(tool_core::meta::MetaKey::custom("failure"), failure)
 }
 
 #[cfg(test)]

@@ -134,10 +134,10 @@ pub(crate) async fn fetch(
         Err(f) => {
             let mut r = body::failure(f.kind, f.failure, url.as_str(), f.message);
             if let Some(status) = f.status {
-                r = r.with_metadata("status", status);
+                r = r.with_metadata(tool_core::meta::MetaKey::custom("status"), status);
             }
             if !f.redirects.is_empty() {
-                r = r.with_metadata("redirects", f.redirects);
+                r = r.with_metadata(tool_core::meta::MetaKey::custom("redirects"), f.redirects);
             }
             r
         }

@@ -213,3 +213,21 @@ pub const FOLDER: &str = "folder";
 pub const MCP_ERROR: &str = "mcp_error";
 /// Where an imported tool came from: `{"server", "tool"}`.
 pub const MCP: &str = "mcp";
+
+// Background jobs (`bash_command` with `run_in_background`, `job_output`,
+// `job_kill`, `job_list`; cross-cutting §3).
+
+/// A job's id, `job-<hex>`.
+pub const JOB_ID: &str = "job_id";
+/// What a job runs: `shell` or `agent`.
+pub const JOB_KIND: &str = "kind";
+/// A job's status: `running`, `exited`, `killed`, `expired`, `failed`, `lost`.
+pub const JOB_STATUS: &str = "status";
+/// A job's lifetime cap, in seconds (an integer).
+pub const LIFETIME_SECS: &str = "lifetime_secs";
+/// Bytes of a job's output dropped before this read (the kept window is bounded).
+pub const DROPPED_BYTES: &str = "dropped_bytes";
+/// Bytes of an unfinished last line held back until it ends.
+pub const PENDING_BYTES: &str = "pending_bytes";
+/// The jobs of `job_list`: one object per job.
+pub const JOBS: &str = "jobs";

@@ -257,7 +257,10 @@ pub async fn web_search(
              AGENT_TOOLS_SEARCH=brave and BRAVE_SEARCH_API_KEY, or AGENT_TOOLS_SEARCH=searxng and \
              SEARXNG_URL (a SearXNG instance with the JSON format enabled)",
         )
-        .with_metadata("failure", "not_configured"));
+        .with_metadata(
+            tool_core::meta::MetaKey::custom("failure"),
+            "not_configured",
+        ));
     };
     // Ask for the most the provider gives when hits may be filtered out.
     let ask = if allowed.is_empty() && blocked.is_empty() {
@@ -276,9 +279,9 @@ pub async fn web_search(
                 SEARCH_TIMEOUT.as_secs()
             ),
         )
-        .with_metadata("failure", "timeout"),
+        .with_metadata(tool_core::meta::MetaKey::custom("failure"), "timeout"),
         Ok(Err(e)) => ToolResult::error(ErrorKind::Failed, format!("{}: {e}", provider.name()))
-            .with_metadata("failure", "provider"),
+            .with_metadata(tool_core::meta::MetaKey::custom("failure"), "provider"),
         Ok(Ok(hits)) => render(&query, provider.name(), hits, &allowed, &blocked, wanted),
     };
     Ok(mask(result, provider.as_ref(), context))
@@ -375,12 +378,15 @@ fn render(
     };
     result = result
         .with_title(format!("Searched for {}", clip(query, Clip::chars(80))))
-        .with_metadata("provider", provider)
-        .with_metadata("query", query)
-        .with_metadata("count", kept.len())
-        .with_metadata("filtered_out", total.saturating_sub(kept.len()).min(total))
+        .with_metadata(tool_core::meta::MetaKey::custom("provider"), provider)
+        .with_metadata(tool_core::meta::MetaKey::custom("query"), query)
+        .with_metadata(tool_core::meta::MetaKey::custom("count"), kept.len())
         .with_metadata(
-            "results",
+            tool_core::meta::MetaKey::custom("filtered_out"),
+            total.saturating_sub(kept.len()).min(total),
+        )
+        .with_metadata(
+            tool_core::meta::MetaKey::custom("results"),
             serde_json::to_value(&kept).unwrap_or(serde_json::Value::Null),
         );
     result

@@ -450,7 +450,7 @@ async fn unknown_name_lists_the_skills_with_a_suggestion() {
     let result = registry.execute("skill", json!({"name": 7}), &ctx).await;
     assert_eq!(
         result.error.unwrap().message,
-        "Invalid value for parameter `name` of `skill`: expected a string, but received an integer 7. (invalid type: integer `7`, expected a string)"
+        "Invalid value for parameter `name` of `skill`: expected a string, but received an integer 7."
     );
     // The name is taken as sent: no trimming, no case folding.
     let result = registry

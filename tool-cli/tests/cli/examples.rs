@@ -24,6 +24,10 @@ const SKIPPED: &[(&str, &str)] = &[
         "needs a second MCP server program; mcp::* tests cover it",
     ),
     (
+        "\"job-…\"",
+        "names the id an earlier call returned; jobs::* tests read and kill real jobs",
+    ),
+    (
         "--example agent",
         "needs a model server; tool-agent/tests/e2e.sh runs it against a local llama.cpp server",
     ),

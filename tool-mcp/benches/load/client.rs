@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Map, Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tool_core::ToolContext;
-use tool_mcp::{McpConnection, McpToolSource};
+use tool_mcp::{McpConnection, McpToolSource, ProtocolEra};
 
 /// Most sessions one run may open (2 000).
 pub const MAX_SESSIONS: usize = 2000;
@@ -315,6 +315,8 @@ async fn session(cfg: Arc<Config>, i: usize, deadline: Instant, shared: Arc<Shar
         .named(format!("load{i}"))
         .with_timeout(CALL_TIMEOUT)
         .with_connect_timeout(CALL_TIMEOUT)
+        // Sessions: one ledger per session (read then edit in one session).
+        .with_era(ProtocolEra::Initialize)
         .connect()
         .await
     {
@@ -408,6 +410,7 @@ async fn disconnector(cfg: Arc<Config>, n: usize, deadline: Instant, shared: Arc
             let Ok(conn) = McpToolSource::http(url(cfg.addr))
                 .named(format!("drop{n}"))
                 .with_connect_timeout(CALL_TIMEOUT)
+                .with_era(ProtocolEra::Initialize)
                 .connect()
                 .await
             else {
@@ -666,6 +669,7 @@ pub async fn run(cfg: Config) -> Result<Report, String> {
         seed(&cfg.workspace, probe),
         McpToolSource::http(url(cfg.addr))
             .with_timeout(CALL_TIMEOUT)
+            .with_era(ProtocolEra::Initialize)
             .connect()
             .await,
     ) {

@@ -517,7 +517,7 @@ pub struct AgentArgs {
     /// Skills appended to the sub-agent's system prompt; replaces the preset's.
     pub skills: Option<Vec<String>>,
     /// Run in the background: return at once with a job id; read the result
-    /// with job_output, cancel with job_kill.
+    /// with `job_output`, cancel with `job_kill`.
     pub background: Option<bool>,
 }
 

@@ -68,14 +68,22 @@ pub(crate) fn run(
     Ok(())
 }
 
-/// Adds an index of the session's workspace to its context and starts
-/// building it in the background (`tool serve`); searches scan until it is
-/// ready. Progress and problems go to stderr, the server's log.
+/// Adds an index of the session's workspace to its context (`tool serve`);
+/// [`start`] builds it in the background once the server's banner is out.
+/// Searches scan until it is ready. Progress and problems go to stderr, the
+/// server's log.
 pub(crate) fn attach(session: &mut Session) {
     let Some(ws) = session.ctx.state::<tool_builtins::Workspace>() else {
         return;
     };
     let index = ContentIndex::new(&ws, IndexConfig::default());
-    drop(index.build_in_background());
     session.ctx = session.ctx.clone().with_state(index);
+}
+
+/// Starts building the index [`attach`] added, if any: after the banner, so
+/// that the banner stays the first line a person (or a script) reads.
+pub(crate) fn start(ctx: &tool_core::ToolContext) {
+    if let Some(index) = ctx.state::<ContentIndex>() {
+        drop(index.build_in_background());
+    }
 }

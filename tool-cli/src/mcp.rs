@@ -249,6 +249,7 @@ pub(crate) fn serve(
     match http {
         None => {
             banner(&format!("{count} over stdio, workspace {workspace}"));
+            crate::index::start(&session.ctx);
             runtime.block_on(server.serve_stdio()).map_err(io_failure)
         }
         Some(HttpServe {
@@ -266,6 +267,7 @@ pub(crate) fn serve(
             banner(&format!(
                 "{count} at http://{bound}/mcp, workspace {workspace}"
             ));
+            crate::index::start(&session.ctx);
             if remote {
                 let _ = writeln!(
                     std::io::stderr(),

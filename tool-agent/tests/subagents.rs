@@ -499,8 +499,6 @@ fn the_sub_agent_tools_schemas_come_from_their_argument_types() {
 /// (the built-in) reads the summary when it ends, `job_list` lists it, and
 /// `job_kill` cancels a sub-agent that is still working.
 #[tokio::test]
-#[ignore = "flaky (1 run in 4 here): the stuck sub-agent sometimes ends (exited, code 0) before job_kill \
-            reaches it; run by hand with --ignored until the cancellation path is fixed (issue 27)"]
 async fn a_background_sub_agent_is_a_job_read_listed_and_killed_through_the_job_tools() {
     let dir = tempfile::tempdir().unwrap();
     let store: Arc<dyn tool_core::state::StateStore> =
@@ -568,12 +566,16 @@ async fn a_background_sub_agent_is_a_job_read_listed_and_killed_through_the_job_
     let killed = builtins
         .execute("job_kill", json!({"job_id": id}), &ctx)
         .await;
-    assert_eq!(
-        killed.metadata["status"],
-        "killed",
-        "{}",
-        killed.model_text()
-    );
+    if killed.metadata["status"] != "killed" {
+        let read = builtins
+            .execute("job_output", json!({"job_id": id}), &ctx)
+            .await;
+        panic!(
+            "not killed: {}\noutput: {}",
+            killed.model_text(),
+            read.output
+        );
+    }
     let read = builtins
         .execute("job_output", json!({"job_id": id}), &ctx)
         .await;

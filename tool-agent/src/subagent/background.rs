@@ -66,6 +66,13 @@ impl SubAgents {
                 biased;
                 () = token.cancelled() => ("The sub-agent was cancelled (job_kill).".to_owned(), JobEnd::Killed, 130),
                 outcome = run => match outcome {
+                    // A run the kill stopped: tokio-util cancels a token's
+                    // children before the token itself reads as cancelled,
+                    // so the run can end (stop "cancelled") while `token`
+                    // still looks live; its only canceller is `job_kill`.
+                    Ok(Ok(summary)) if stopped_by_cancel(&summary) => {
+                        ("The sub-agent was cancelled (job_kill).".to_owned(), JobEnd::Killed, 130)
+                    }
                     Ok(Ok(summary)) => {
                         let text = serde_json::to_string_pretty(&summary).unwrap_or_default();
                         let failed = summary
@@ -90,4 +97,17 @@ impl SubAgents {
         .with_metadata(tool_core::meta::MetaKey::custom("job_id"), id)
         .with_metadata(tool_core::meta::MetaKey::custom("status"), "running")
     }
+}
+
+/// `true` when every sub-agent of the summary stopped because its run was
+/// cancelled (`"stop": "cancelled"`).
+fn stopped_by_cancel(summary: &Value) -> bool {
+    summary
+        .get("results")
+        .and_then(Value::as_array)
+        .is_some_and(|r| {
+            !r.is_empty()
+                && r.iter()
+                    .all(|x| x.get("stop").and_then(Value::as_str) == Some("cancelled"))
+        })
 }

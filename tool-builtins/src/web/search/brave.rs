@@ -92,31 +92,24 @@ impl SearchProvider for BraveSearch {
 
     fn search<'a>(&'a self, query: &'a SearchQuery) -> SearchFuture<'a> {
         Box::pin(async move {
-            let http = self
-                .http
-                .as_ref()
-                .map_err(|e| SearchError::new(e.clone()))?;
             let mut url = url::Url::parse(&self.base)
                 .and_then(|b| b.join("res/v1/web/search"))
                 .map_err(|e| SearchError::new(format!("bad Brave base URL ({e})")))?;
             url.query_pairs_mut()
                 .append_pair("q", &query.query)
                 .append_pair("count", &query.count.to_string());
-            let response = http
-                .get(url)
-                .header("Accept", "application/json")
-                .header("X-Subscription-Token", &self.key)
-                .send()
-                .await
-                .map_err(|e| {
-                    SearchError::new(format!("the Brave Search API is unreachable ({e})"))
-                })?;
-            let answer: Answer = super::read_json("Brave", response, |status| match status {
-                401 | 403 => Some(format!("the key in {KEY_NAME} was refused")),
-                422 => Some("the API refused the query's parameters".to_owned()),
-                429 => Some("the plan's rate limit was reached; try again later".to_owned()),
-                _ => None,
-            })
+            let answer: Answer = super::get_json(
+                "Brave",
+                "the Brave Search API",
+                &self.http,
+                |http| http.get(url).header("X-Subscription-Token", &self.key),
+                |status| match status {
+                    401 | 403 => Some(format!("the key in {KEY_NAME} was refused")),
+                    422 => Some("the API refused the query's parameters".to_owned()),
+                    429 => Some("the plan's rate limit was reached; try again later".to_owned()),
+                    _ => None,
+                },
+            )
             .await?;
             Ok(answer
                 .web

@@ -448,6 +448,27 @@ fn mask(mut result: ToolResult, provider: &dyn SearchProvider, ctx: &ToolContext
     result
 }
 
+/// The request frame both providers share: `request` (a GET the provider
+/// built, with its own headers) is sent with `Accept: application/json`
+/// through `http` (the provider's client, or the reason it could not be set
+/// up), and the answer read as [`read_json`] does. `service` names what was
+/// unreachable in the error ("the Brave Search API").
+async fn get_json<T: serde::de::DeserializeOwned>(
+    provider: &str,
+    service: &str,
+    http: &Result<reqwest::Client, String>,
+    request: impl FnOnce(&reqwest::Client) -> reqwest::RequestBuilder,
+    on_status: impl FnOnce(u16) -> Option<String>,
+) -> Result<T, SearchError> {
+    let http = http.as_ref().map_err(|e| SearchError::new(e.clone()))?;
+    let response = request(http)
+        .header("Accept", "application/json")
+        .send()
+        .await
+        .map_err(|e| SearchError::new(format!("{service} is unreachable ({e})")))?;
+    read_json(provider, response, on_status).await
+}
+
 /// Reads a provider's answer: the status checked, at most
 /// [`MAX_ANSWER_BYTES`] read, parsed as JSON into `T`.
 async fn read_json<T: serde::de::DeserializeOwned>(

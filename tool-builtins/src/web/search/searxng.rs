@@ -53,10 +53,6 @@ impl SearchProvider for SearxngSearch {
 
     fn search<'a>(&'a self, query: &'a SearchQuery) -> SearchFuture<'a> {
         Box::pin(async move {
-            let http = self
-                .http
-                .as_ref()
-                .map_err(|e| SearchError::new(e.clone()))?;
             let mut url = self
                 .base
                 .join("search")
@@ -64,24 +60,20 @@ impl SearchProvider for SearxngSearch {
             url.query_pairs_mut()
                 .append_pair("q", &query.query)
                 .append_pair("format", "json");
-            let response = http
-                .get(url)
-                .header("Accept", "application/json")
-                .send()
-                .await
-                .map_err(|e| {
-                    SearchError::new(format!(
-                        "the SearXNG instance at {} is unreachable ({e})",
-                        self.base
-                    ))
-                })?;
-            let answer: Answer = super::read_json("SearXNG", response, |status| {
-                (status == 403).then(|| {
-                    "the instance does not serve JSON: list `json` under `search.formats` in its \
-                     settings.yml"
-                        .to_owned()
-                })
-            })
+            let service = format!("the SearXNG instance at {}", self.base);
+            let answer: Answer = super::get_json(
+                "SearXNG",
+                &service,
+                &self.http,
+                |http| http.get(url),
+                |status| {
+                    (status == 403).then(|| {
+                        "the instance does not serve JSON: list `json` under `search.formats` in \
+                         its settings.yml"
+                            .to_owned()
+                    })
+                },
+            )
             .await?;
             Ok(answer
                 .results

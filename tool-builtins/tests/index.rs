@@ -424,3 +424,62 @@ fn a_small_workspace_gets_no_index() {
     assert!(r.output.starts_with("Found 1 matches"));
     assert_eq!(index.answered(), 0);
 }
+
+/// The index as a write hook: with no watcher (trusted writes), a file the
+/// tools write is seen by the next search only through the hook.
+#[test]
+fn the_file_tools_tell_the_index_what_they_wrote() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let root = fs::canonicalize(dir.path()).unwrap();
+    write(&root.join("a.rs"), b"fn old_name() {}\n");
+    let ws = Workspace::new(&root).unwrap();
+    let index = ContentIndex::new(
+        &ws,
+        IndexConfig::default()
+            .with_min_bytes(0)
+            .with_state_dir(state.path())
+            .with_watch(false)
+            .with_trusted_writes(true),
+    );
+    assert!(matches!(index.build(), IndexStatus::Ready { .. }));
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let base = tool_builtins::context(&root)
+        .unwrap()
+        .with_state(index.clone());
+    let hooked = tool_builtins::AfterWriteHooks::add(base.clone(), index.clone());
+    let grep = |ctx: &ToolContext, pattern: &str| {
+        grep_content(pattern.to_owned(), None, None, ctx)
+            .into_tool_result()
+            .output
+    };
+    let new_file = root.join("b.rs");
+    // Without the hook the index does not hear of the write.
+    runtime
+        .block_on(tool_builtins::write_file(
+            &base,
+            new_file.display().to_string(),
+            "fn hooked_name() {}\n".to_owned(),
+        ))
+        .unwrap();
+    assert_eq!(grep(&base, "hooked_name"), "No files found");
+    // With it, the next search reads the changed file again.
+    let third = root.join("c.rs");
+    runtime
+        .block_on(tool_builtins::write_file(
+            &hooked,
+            third.display().to_string(),
+            "fn hooked_name() {}\n".to_owned(),
+        ))
+        .unwrap();
+    assert_eq!(
+        grep(&hooked, "hooked_name"),
+        format!(
+            "Found 1 matches\n\n{}:\n  Line 1: fn hooked_name() {{}}",
+            third.display()
+        )
+    );
+}

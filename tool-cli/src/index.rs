@@ -77,7 +77,10 @@ pub(crate) fn attach(session: &mut Session) {
         return;
     };
     let index = ContentIndex::new(&ws, IndexConfig::default());
-    session.ctx = session.ctx.clone().with_state(index);
+    // The file tools tell the index what they wrote (the watcher sees it
+    // too, later; the hook makes the very next search current).
+    let ctx = session.ctx.clone().with_state(index.clone());
+    session.ctx = tool_builtins::AfterWriteHooks::add(ctx, index);
 }
 
 /// Starts building the index [`attach`] added, if any: after the banner, so

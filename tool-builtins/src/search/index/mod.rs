@@ -805,7 +805,10 @@ impl ContentIndex {
         }
     }
 
-    /// The same as [`ContentIndex::note_changed`] (the name write hooks use).
+    /// The same as [`ContentIndex::note_changed`] (the name write hooks use;
+    /// the file tools reach it through the [`AfterWrite`](crate::fs::AfterWrite)
+    /// impl below once the index is added with
+    /// [`AfterWriteHooks::add`](crate::fs::AfterWriteHooks::add)).
     pub fn invalidate<P: AsRef<Path>>(&self, paths: impl IntoIterator<Item = P>) {
         self.note_changed(paths);
     }
@@ -1473,5 +1476,23 @@ impl Drop for ListVisitor<'_> {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .append(&mut self.local);
+    }
+}
+
+/// The index as a write hook: every path a file tool changed (both ends of
+/// a rename) is noted with [`ContentIndex::note_changed`], so the next
+/// search reads it again even without a watcher (an index built with
+/// [`IndexConfig::with_trusted_writes`]). Adds nothing to the result.
+impl crate::fs::AfterWrite for ContentIndex {
+    fn changed(
+        &self,
+        _ctx: &tool_core::ToolContext,
+        paths: &[crate::fs::ChangedPath],
+    ) -> Option<String> {
+        self.note_changed(paths.iter().flat_map(|p| match p {
+            crate::fs::ChangedPath::Renamed { from, to } => vec![from.as_path(), to.as_path()],
+            other => vec![other.path()],
+        }));
+        None
     }
 }

@@ -218,7 +218,7 @@ fn serve(corpus: &Path) {
 }
 
 fn grep(ctx: &ToolContext, pattern: &str) -> String {
-    let r = grep_content(pattern.to_owned(), None, None, ctx).into_tool_result();
+    let r = grep_content(pattern.to_owned(), None, None, None, ctx).into_tool_result();
     format!("{}{:?}", r.output, r.metadata)
 }
 

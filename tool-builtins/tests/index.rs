@@ -275,6 +275,7 @@ impl World {
             pattern.to_owned(),
             path.map(str::to_owned),
             include.map(str::to_owned),
+            None,
             ctx,
         )
         .into_tool_result()
@@ -325,8 +326,8 @@ proptest! {
                 })?;
             }
             let glob = ["**/*.rs", "*"][usize::from(path.is_empty())];
-            let want = glob_files(glob.to_owned(), None, &world.scanned).into_tool_result();
-            let got = glob_files(glob.to_owned(), None, &world.indexed).into_tool_result();
+            let want = glob_files(glob.to_owned(), None, None, &world.scanned).into_tool_result();
+            let got = glob_files(glob.to_owned(), None, None, &world.indexed).into_tool_result();
             same(&got, &want)?;
         }
         prop_assert!(world.index.answered() > 0, "the index answered nothing");
@@ -395,9 +396,9 @@ fn a_stored_index_is_reused_and_checked() {
         "{status}"
     );
     let ctx = ToolContext::new().with_state(ws).with_state(second.clone());
-    let r = grep_content("changed_while_away".into(), None, None, &ctx).into_tool_result();
+    let r = grep_content("changed_while_away".into(), None, None, None, &ctx).into_tool_result();
     assert!(r.output.starts_with("Found 1 matches"), "{}", r.output);
-    let r = grep_content("stored_two".into(), None, None, &ctx).into_tool_result();
+    let r = grep_content("stored_two".into(), None, None, None, &ctx).into_tool_result();
     assert_eq!(r.output, "No files found");
     assert_eq!(second.answered(), 2);
     assert!(second.drop_index().unwrap());
@@ -420,7 +421,7 @@ fn a_small_workspace_gets_no_index() {
         }
     );
     let ctx = ToolContext::new().with_state(ws).with_state(index.clone());
-    let r = grep_content("tiny".into(), None, None, &ctx).into_tool_result();
+    let r = grep_content("tiny".into(), None, None, None, &ctx).into_tool_result();
     assert!(r.output.starts_with("Found 1 matches"));
     assert_eq!(index.answered(), 0);
 }
@@ -452,7 +453,7 @@ fn the_file_tools_tell_the_index_what_they_wrote() {
         .with_state(index.clone());
     let hooked = tool_builtins::AfterWriteHooks::add(base.clone(), index.clone());
     let grep = |ctx: &ToolContext, pattern: &str| {
-        grep_content(pattern.to_owned(), None, None, ctx)
+        grep_content(pattern.to_owned(), None, None, None, ctx)
             .into_tool_result()
             .output
     };

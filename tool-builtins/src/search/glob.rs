@@ -20,22 +20,26 @@ use crate::search::{
 
 /// Finds files whose path matches a glob pattern, newest first.
 ///
-/// Patterns like `**/*.rs` or `src/**/*.ts`; one without `/` (`*.md`) matches
-/// file names at any depth. Returns absolute paths, one per line, by
-/// modification time, at most 100. Hidden files are included; files excluded
-/// by `.gitignore` are skipped unless the pattern or path names them.
+/// Patterns like `src/**/*.ts`; one without `/` (`*.md`) matches names at
+/// any depth. Returns absolute paths, one per line, at most 100 per page. Hidden files are included; `.gitignore`d files are skipped
+/// unless the pattern or path names them.
 ///
 /// # Arguments
 /// * `pattern` - The glob pattern to match files against.
-/// * `path` - The folder to search in, relative to the workspace root or
-///   absolute (default: the workspace root).
+/// * `path` - Folder to search, relative to the workspace root or absolute
+///   (default: the root).
+/// * `offset` - Files to skip (next page).
 #[tool(kind = "read", tags = ["fs", "search"], read_only, idempotent, concurrency_safe)]
 pub fn glob_files(
     pattern: String,
     path: Option<String>,
+    offset: Option<i64>,
     context: &ToolContext,
 ) -> Result<ToolResult, ToolError> {
     let config = SearchConfig::from_context(context);
+    let offset = search::check_offset(offset)?;
+    // The skipped files are kept too: they decide where the page starts.
+    let keep = offset.saturating_add(config.result_limit);
     let ws = workspace_of(context)?;
     let base = search_folder(&ws, path)?;
     let plan = plan(&ws, &base, &pattern)?;
@@ -47,7 +51,7 @@ pub fn glob_files(
     let found = match (&plan.dir, listed) {
         // A long-running host's index lists the files the walk would find.
         (Some(dir), Some(files)) => {
-            let mut found = TopK::new(config.result_limit);
+            let mut found = TopK::new(keep);
             for (path, modified) in files {
                 if plan
                     .filter
@@ -58,13 +62,14 @@ pub fn glob_files(
             }
             found
         }
-        (Some(dir), None) => walk(&ws, dir, &plan.filter, config.result_limit, config.threads),
-        (None, _) => TopK::new(config.result_limit),
+        (Some(dir), None) => walk(&ws, dir, &plan.filter, keep, config.threads),
+        (None, _) => TopK::new(keep),
     };
     Ok(render(
         &pattern,
         found,
         plan.explicit_file,
+        offset,
         config.result_limit,
     ))
 }
@@ -215,14 +220,17 @@ fn walk(
     })
 }
 
-/// The result text: paths newest first, or "No files found"; an explicitly
-/// named file the walk skipped (ignored) is added.
+/// The result text: paths newest first, from `offset`, at most `limit`, or
+/// "No files found"; an explicitly named file the walk skipped (ignored) is
+/// added. A truncated page ends with the `offset` of the next one.
 fn render(
     pattern: &str,
     found: TopK<NewestFirst>,
     explicit_file: Option<PathBuf>,
+    offset: usize,
     limit: usize,
 ) -> ToolResult {
+    let keep = offset.saturating_add(limit);
     let mut total = found.seen();
     let mut files = found.into_sorted();
     if let Some(file) = explicit_file {
@@ -230,16 +238,23 @@ fn render(
             let modified = std::fs::metadata(&file).and_then(|m| m.modified()).ok();
             files.push(newest_first(file, modified));
             files.sort_by(|a, b| b.cmp(a));
-            files.truncate(limit);
+            files.truncate(keep);
             total += 1;
         }
     }
-    let truncated = total > files.len();
+    let end = keep.min(total);
+    // More files after this page.
+    let truncated = total > keep;
+    let page: Vec<_> = files.iter().skip(offset).take(limit).collect();
     let mut output = String::new();
-    if files.is_empty() {
+    if total == 0 {
         output.push_str("No files found");
+    } else if page.is_empty() {
+        output.push_str(&format!(
+            "(No files past offset {offset}: {total} matched. Use a smaller offset.)"
+        ));
     }
-    for (i, (_, path)) in files.iter().enumerate() {
+    for (i, (_, path)) in page.iter().enumerate() {
         if i > 0 {
             output.push('\n');
         }
@@ -247,10 +262,24 @@ fn render(
     }
     if truncated {
         output.push_str("\n\n");
-        output.push_str(TRUNCATION_LINE);
+        if offset == 0 {
+            output.push_str(TRUNCATION_LINE);
+            output.push('\n');
+        }
+        output.push_str(&search::next_page_line(
+            "files",
+            offset + 1,
+            end,
+            total as u64,
+        ));
     }
-    ToolResult::ok(output)
+    let result = ToolResult::ok(output)
         .with_title(pattern)
-        .with_metadata(meta::COUNT, files.len())
-        .with_metadata(meta::TRUNCATED, truncated)
+        .with_metadata(meta::COUNT, page.len())
+        .with_metadata(meta::TRUNCATED, truncated);
+    if truncated {
+        result.with_metadata(meta::NEXT_OFFSET, end)
+    } else {
+        result
+    }
 }

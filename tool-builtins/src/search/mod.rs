@@ -164,6 +164,33 @@ impl SearchConfig {
 }
 
 /// The truncation line of glob and list results.
+/// Largest `offset` `grep_content` and `glob_files` take: a page past it
+/// would keep that many results in memory, and a search that needs it is
+/// better narrowed.
+pub const MAX_OFFSET: usize = 10_000;
+
+/// Checks a paging `offset` (results to skip, default 0) against
+/// [`MAX_OFFSET`].
+pub(crate) fn check_offset(offset: Option<i64>) -> Result<usize, ToolError> {
+    let offset = offset.unwrap_or(0);
+    match usize::try_from(offset) {
+        Ok(o) if o <= MAX_OFFSET => Ok(o),
+        _ => Err(ToolError::new(
+            ErrorKind::InvalidArguments,
+            format!(
+                "`offset` is the number of results to skip, from 0 to {MAX_OFFSET}; got {offset}. \
+                 Past {MAX_OFFSET}, narrow the search with `path` or a more specific pattern."
+            ),
+        )),
+    }
+}
+
+/// The paging note after a truncated page: which results were shown and
+/// the `offset` of the next page.
+pub(crate) fn next_page_line(what: &str, from: usize, to: usize, total: u64) -> String {
+    format!("(Showing {what} {from}-{to} of {total}. Use offset={to} to see the next page.)")
+}
+
 pub(crate) const TRUNCATION_LINE: &str =
     "(Results are truncated. Consider using a more specific path or pattern.)";
 

@@ -27,7 +27,7 @@ fn set_mtime(path: &Path, secs: u64) {
 }
 
 fn glob(ctx: &ToolContext, pattern: &str, path: Option<&str>) -> ToolResult {
-    glob_files(pattern.to_owned(), path.map(str::to_owned), ctx).into_tool_result()
+    glob_files(pattern.to_owned(), path.map(str::to_owned), None, ctx).into_tool_result()
 }
 
 fn root(ctx: &ToolContext) -> PathBuf {
@@ -67,15 +67,64 @@ fn more_than_the_limit_is_truncated() {
     let r = glob(&ctx, "*.txt", None);
     assert_eq!(r.metadata["count"], 100);
     assert_eq!(r.metadata["truncated"], true);
-    assert!(
-        r.output.ends_with(
-            "\n\n(Results are truncated. Consider using a more specific path or pattern.)"
-        )
-    );
+    assert!(r.output.ends_with(
+        "\n\n(Results are truncated. Consider using a more specific path or pattern.)\n\
+         (Showing files 1-100 of 105. Use offset=100 to see the next page.)"
+    ));
+    assert_eq!(r.metadata["next_offset"], 100);
     assert_eq!(
         r.output.lines().filter(|l| l.ends_with(".txt")).count(),
         100
     );
+}
+
+/// The next page starts where the first ended, in the same order, and the
+/// last page has no `next_offset`; together they list every file once.
+#[test]
+fn pages_follow_on_until_the_last() {
+    let names: Vec<String> = (0..105).map(|i| format!("f{i}.txt")).collect();
+    let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+    let (d, ctx) = setup(&refs);
+    for (i, name) in names.iter().enumerate() {
+        set_mtime(&d.path().join(name), 1_600_000_000 + i as u64);
+    }
+    let first = glob(&ctx, "*.txt", None);
+    let second = glob_files("*.txt".to_owned(), None, Some(100), &ctx).into_tool_result();
+    assert!(second.is_ok(), "{}", second.output);
+    assert_eq!(second.metadata["count"], 5);
+    assert_eq!(second.metadata["truncated"], false);
+    assert!(second.metadata.get("next_offset").is_none());
+    // Newest first: f104 … f5 on the first page, f4 … f0 on the second.
+    let files: Vec<String> = second.output.lines().map(str::to_owned).collect();
+    let want: Vec<String> = (0..5)
+        .rev()
+        .map(|i| root(&ctx).join(format!("f{i}.txt")).display().to_string())
+        .collect();
+    assert_eq!(files, want);
+    let mut all: Vec<&str> = first
+        .output
+        .lines()
+        .filter(|l| l.ends_with(".txt"))
+        .chain(second.output.lines())
+        .collect();
+    all.sort_unstable();
+    all.dedup();
+    assert_eq!(all.len(), 105);
+    // Past the end: says so; a negative or huge offset is refused.
+    let past = glob_files("*.txt".to_owned(), None, Some(500), &ctx).into_tool_result();
+    assert_eq!(
+        past.output,
+        "(No files past offset 500: 105 matched. Use a smaller offset.)"
+    );
+    let bad = glob_files("*.txt".to_owned(), None, Some(-1), &ctx).into_tool_result();
+    assert!(bad.is_error());
+    assert!(
+        bad.model_text().contains("from 0 to 10000; got -1"),
+        "{}",
+        bad.model_text()
+    );
+    let huge = glob_files("*.txt".to_owned(), None, Some(10_001), &ctx).into_tool_result();
+    assert!(huge.is_error());
 }
 
 #[test]

@@ -10,8 +10,8 @@ use tool_builtins::*;
 async fn search_tools_are_registered_read_only() {
     let registry = tool_builtins::registry();
     for (name, params) in [
-        ("glob_files", vec!["path", "pattern"]),
-        ("grep_content", vec!["include", "path", "pattern"]),
+        ("glob_files", vec!["offset", "path", "pattern"]),
+        ("grep_content", vec!["include", "offset", "path", "pattern"]),
         ("list_dir", vec!["ignore", "path"]),
     ] {
         let spec = registry.get(name).unwrap().spec();

@@ -26,6 +26,7 @@ fn grep(ctx: &ToolContext, pattern: &str, path: Option<&str>, include: Option<&s
         pattern.to_owned(),
         path.map(str::to_owned),
         include.map(str::to_owned),
+        None,
         ctx,
     )
     .into_tool_result()
@@ -132,6 +133,61 @@ fn more_than_the_limit_is_truncated() {
     assert!(
         r.output
             .contains("  Line 20: needle 19\n\n(Results are truncated")
+    );
+    assert!(r.output.ends_with(
+        "more specific path or pattern.)\n(Showing matches 1-100 of 160. Use offset=100 to see the next page.)"
+    ));
+    assert_eq!(r.metadata["next_offset"], 100);
+}
+
+/// Pages follow on across files: the second page starts at the 101st line
+/// (b.txt's 21st match, b.txt being older), the last has no next offset.
+#[test]
+fn pages_follow_on_across_files() {
+    let text: String = (0..80).map(|i| format!("needle {i}\n")).collect();
+    let (d, ctx) = setup(&[("a.txt", &text), ("b.txt", &text)]);
+    set_mtime(&d.path().join("a.txt"), 1_700_000_000);
+    set_mtime(&d.path().join("b.txt"), 1_600_000_000);
+    let page = |offset: i64| {
+        grep_content("needle".to_owned(), None, None, Some(offset), &ctx).into_tool_result()
+    };
+    let second = page(100);
+    assert_eq!(second.metadata["matches"], 160);
+    assert_eq!(second.metadata["truncated"], false);
+    assert!(second.metadata.get("next_offset").is_none());
+    assert_eq!(
+        second.output.lines().next(),
+        Some("Found 160 matches (showing 101-160)")
+    );
+    assert_eq!(second.output.matches("  Line ").count(), 60);
+    let b = root(&ctx).join("b.txt").display().to_string();
+    assert!(
+        second
+            .output
+            .contains(&format!("{b}:\n  Line 21: needle 20\n")),
+        "{}",
+        second.output
+    );
+    assert!(!second.output.contains("a.txt"), "{}", second.output);
+    // A middle page says where the next starts.
+    let middle = page(50);
+    assert_eq!(middle.metadata["next_offset"], 150);
+    assert!(
+        middle
+            .output
+            .starts_with("Found 160 matches (showing 51-150)\n")
+    );
+    assert!(
+        middle
+            .output
+            .ends_with("\n\n(Showing matches 51-150 of 160. Use offset=150 to see the next page.)")
+    );
+    let past = page(160);
+    assert!(
+        past.output
+            .ends_with("(No matches past offset 160: there are 160. Use a smaller offset.)"),
+        "{}",
+        past.output
     );
 }
 

@@ -92,6 +92,9 @@ impl From<&String> for MetaKey {
 
 /// `true` when the output was cut to a budget (head and tail kept).
 pub const TRUNCATED: &str = "truncated";
+/// The `offset` argument that gives the next page of a paged search
+/// (`grep_content`, `glob_files`); absent on the last page.
+pub const NEXT_OFFSET: &str = "next_offset";
 /// The absolute path of the file holding the full output (a spill file).
 pub const OUTPUT_PATH: &str = "output_path";
 /// `true` when the error message was cut to the budget.

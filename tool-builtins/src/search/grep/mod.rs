@@ -42,21 +42,26 @@ use linecap::*;
 /// Fast on any codebase size. Supports full regex syntax (`log.*Error`,
 /// `fn\s+\w+`). Filter files with `include` (`*.js`, `*.{ts,tsx}`). Returns
 /// the matching lines grouped by file, files with the newest modification
-/// first, at most 100 lines. Binary files are skipped.
+/// first, at most 100 lines; a truncated result names the `offset` of the
+/// next page. Binary files are skipped.
 ///
 /// # Arguments
 /// * `pattern` - The regular expression to search for in file contents.
 /// * `path` - The folder or file to search in, relative to the workspace
 ///   root or absolute (default: the workspace root).
 /// * `include` - File pattern to search (e.g. `*.js`, `*.{ts,tsx}`).
+/// * `offset` - Matching lines to skip, for the next page of a truncated
+///   result (default 0).
 #[tool(kind = "read", tags = ["fs", "search"], read_only, idempotent, concurrency_safe)]
 pub fn grep_content(
     pattern: String,
     path: Option<String>,
     include: Option<String>,
+    offset: Option<i64>,
     context: &ToolContext,
 ) -> Result<ToolResult, ToolError> {
     let config = SearchConfig::from_context(context);
+    let offset = search::check_offset(offset)?;
     let ws = workspace_of(context)?;
     if pattern.is_empty() {
         return Err(ToolError::new(
@@ -139,9 +144,11 @@ pub fn grep_content(
         ws: (*ws).clone(),
         read_roots,
         limit: config.result_limit,
+        offset,
         max_line_chars: config.max_line_chars,
         max_line_bytes: config.max_line_bytes.max(1),
-        hits: Mutex::new(Hits::new(config.result_limit)),
+        // The skipped lines are kept too: they decide where the page starts.
+        hits: Mutex::new(Hits::new(offset.saturating_add(config.result_limit))),
         inaccessible: AtomicBool::new(false),
         incomplete: Mutex::new(Incomplete::default()),
     };
@@ -245,6 +252,8 @@ struct Job {
     /// Read-only folders of this call beyond the workspace's own.
     read_roots: Vec<PathBuf>,
     limit: usize,
+    /// Matching lines skipped before the page starts (newest files first).
+    offset: usize,
     max_line_chars: usize,
     /// Longest line searched, in bytes ([`LineCap`]).
     max_line_bytes: usize,
@@ -429,41 +438,73 @@ impl Job {
                 &incomplete,
             );
         }
-        let truncated = total > self.limit as u64;
+        let end = self.offset.saturating_add(self.limit);
+        // More matches after this page.
+        let truncated = total > end as u64;
         let mut out = format!("Found {total} matches");
-        if truncated {
+        if self.offset > 0 {
+            let last = (end as u64).min(total);
+            out.push_str(&format!(" (showing {}-{last})", self.offset + 1));
+        } else if truncated {
             out.push_str(&format!(" (showing first {})", self.limit));
         }
+        let mut skipped = 0usize;
         let mut shown = 0usize;
         for ((_, path), file) in &hits.files {
             if shown >= self.limit {
                 break;
             }
+            let skip = (self.offset - skipped).min(file.lines.len());
+            skipped += skip;
+            if skip == file.lines.len() {
+                continue;
+            }
             out.push_str("\n\n");
             out.push_str(&path.to_string_lossy());
             out.push(':');
-            for (number, text) in file.lines.iter().take(self.limit - shown) {
+            for (number, text) in file.lines.iter().skip(skip).take(self.limit - shown) {
                 out.push_str(&format!("\n  Line {number}: {text}"));
                 shown += 1;
             }
         }
-        if truncated {
+        if self.offset > 0 && shown == 0 {
             out.push_str(&format!(
-                "\n\n(Results are truncated: showing {} of {total} matches. Consider using a more specific path or pattern.)",
-                self.limit
+                "\n\n(No matches past offset {}: there are {total}. Use a smaller offset.)",
+                self.offset
+            ));
+        }
+        if truncated {
+            if self.offset == 0 {
+                out.push_str(&format!(
+                    "\n\n(Results are truncated: showing {} of {total} matches. Consider using a more specific path or pattern.)\n",
+                    self.limit
+                ));
+            } else {
+                out.push_str("\n\n");
+            }
+            out.push_str(&search::next_page_line(
+                "matches",
+                self.offset + 1,
+                end,
+                total,
             ));
         }
         out.push_str(&notes);
         if inaccessible {
             out.push_str("\n\n(Some paths were inaccessible and skipped)");
         }
-        with_incomplete_metadata(
+        let result = with_incomplete_metadata(
             ToolResult::ok(out)
                 .with_title(pattern)
                 .with_metadata(meta::MATCHES, total)
                 .with_metadata(meta::TRUNCATED, truncated),
             &incomplete,
-        )
+        );
+        if truncated {
+            result.with_metadata(meta::NEXT_OFFSET, end)
+        } else {
+            result
+        }
     }
 }
 
@@ -690,6 +731,7 @@ mod tests {
             pattern.to_owned(),
             path.map(str::to_owned),
             include.map(str::to_owned),
+            None,
             ctx,
         )
         .into_tool_result()

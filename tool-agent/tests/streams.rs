@@ -565,6 +565,43 @@ async fn anthropic_server_tool_search_sends_the_beta_header_and_plain_tools_do_n
     assert_eq!(seen[1].header("anthropic-beta"), None);
 }
 
+/// "Tool use examples": a tool with `input_examples` needs the same beta;
+/// the built-ins' examples (their `# Examples` sections) reach the request.
+#[tokio::test]
+async fn anthropic_input_examples_send_the_beta_header() {
+    let server = serve(vec![Canned::sse(recording("anthropic_tools.sse"))]).await;
+    let client = AnthropicClient::new("claude-sonnet-4-5")
+        .base_url(&server.base_url)
+        .api_key("sk-ant");
+    let messages = vec![Message::user("go")];
+    let choice = ToolChoice::Auto;
+    let tools = tool_builtins::registry()
+        .schemas_in(tool_core::Format::Anthropic { strict: false })
+        .unwrap()
+        .as_value()
+        .clone();
+    let read = tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "read_file")
+        .unwrap();
+    assert_eq!(
+        read["input_examples"][0],
+        json!({"file_path": "src/main.rs"})
+    );
+    let stream = client
+        .send(ModelRequest::new(&messages, &tools, &choice))
+        .await
+        .unwrap();
+    let _ = stream.collect::<Vec<_>>().await;
+    let seen = server.seen.lock().unwrap().clone();
+    assert_eq!(
+        seen[0].header("anthropic-beta"),
+        Some(tool_agent::TOOL_SEARCH_BETA)
+    );
+}
+
 #[tokio::test]
 async fn anthropic_truncated_bad_json_overloaded_and_no_key() {
     let server = serve(vec![Canned::sse(recording("anthropic_truncated.sse"))]).await;

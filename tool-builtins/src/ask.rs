@@ -47,6 +47,11 @@ fn invalid(message: String) -> ToolError {
 /// * `default` - The answer to use when nobody answers in time (one of the
 ///   choices when choices are given).
 /// * `timeout` - Seconds to wait for the answer (default 300, at most 1800).
+///
+/// # Examples
+/// ```json
+/// {"question": "Which database should the service use?", "choices": ["PostgreSQL", "SQLite"], "default": "PostgreSQL"}
+/// ```
 #[tool(kind = "read", tags = ["person"], timeout = "1810s")]
 pub async fn ask_user(
     question: String,

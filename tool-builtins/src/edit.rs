@@ -44,6 +44,12 @@ pub const APPLIED: &str = "Edit applied successfully.";
 /// * `old_string` - The text to replace; empty only to create a new file.
 /// * `new_string` - The replacement text; must differ from `old_string`.
 /// * `replace_all` - Replace every occurrence of `old_string` (default false).
+///
+/// # Examples
+/// ```json
+/// {"file_path": "src/main.rs", "old_string": "let retries = 3;", "new_string": "let retries = 5;"}
+/// {"file_path": "src/lib.rs", "old_string": "old_name", "new_string": "new_name", "replace_all": true}
+/// ```
 #[tool(kind = "write", tags = ["fs", "edit"])]
 pub async fn edit_file(
     context: &ToolContext,

@@ -27,6 +27,11 @@ pub struct Edit {
 /// # Arguments
 /// * `file_path` - Path of the file to edit (relative to the workspace root, or absolute).
 /// * `edits` - The replacements, applied in order.
+///
+/// # Examples
+/// ```json
+/// {"file_path": "src/config.rs", "edits": [{"old_string": "port: 8080", "new_string": "port: 9090"}, {"old_string": "debug: true", "new_string": "debug: false"}]}
+/// ```
 #[tool(kind = "write", tags = ["fs", "edit"])]
 pub async fn multi_edit(
     context: &ToolContext,

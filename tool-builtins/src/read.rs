@@ -77,6 +77,12 @@ const CHUNK_BYTES: usize = 64 * 1024;
 /// * `file_path` - Path of the file or folder (relative to the workspace root, or absolute).
 /// * `offset` - Line number to start from, 1-based (default 1).
 /// * `limit` - Most lines to return (default 2000).
+///
+/// # Examples
+/// ```json
+/// {"file_path": "src/main.rs"}
+/// {"file_path": "src/lib.rs", "offset": 200, "limit": 100}
+/// ```
 #[tool(kind = "read", tags = ["fs", "read"], read_only, idempotent, concurrency_safe)]
 pub async fn read_file(
     context: &ToolContext,

@@ -192,6 +192,11 @@ fn load(store: &dyn StateStore, key: &StateKey) -> Result<Vec<TodoItem>, ToolErr
 ///
 /// # Arguments
 /// * `todos` - The complete list, in order (at most 100 items).
+///
+/// # Examples
+/// ```json
+/// {"todos": [{"content": "Reproduce the bug", "status": "completed"}, {"content": "Fix the parser", "status": "in_progress", "active_form": "Fixing the parser"}, {"content": "Run the tests", "status": "pending"}]}
+/// ```
 #[tool(kind = "write", tags = ["tasks"], idempotent)]
 pub async fn todo_write(
     todos: Vec<TodoItem>,

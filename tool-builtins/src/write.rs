@@ -14,6 +14,11 @@ use crate::fs::target::{self, NewText, Open};
 /// # Arguments
 /// * `file_path` - Path of the file to write (relative to the workspace root, or absolute).
 /// * `content` - The complete new content of the file.
+///
+/// # Examples
+/// ```json
+/// {"file_path": "notes/plan.md", "content": "# Plan\n- write the tests\n"}
+/// ```
 #[tool(kind = "write", tags = ["fs", "edit"], destructive, idempotent)]
 pub async fn write_file(
     context: &ToolContext,

@@ -103,6 +103,11 @@ pub enum ImageLayout {
 /// # Arguments
 /// * `paths` - Image paths or glob patterns (e.g. `screenshots/*.png`), relative to the workspace root or absolute.
 /// * `layout` - `grid` (default): one numbered picture of at most 16 images; `separate`: each image on its own.
+///
+/// # Examples
+/// ```json
+/// {"paths": ["screenshots/before.png", "screenshots/after.png"]}
+/// ```
 #[tool(kind = "read", read_only, idempotent, concurrency_safe)]
 pub async fn read_images(
     context: &ToolContext,

@@ -57,6 +57,11 @@ use parse::{Hunk, parse};
 ///
 /// # Arguments
 /// * `patch` - The full patch text, from `*** Begin Patch` to `*** End Patch`.
+///
+/// # Examples
+/// ```json
+/// {"patch": "*** Begin Patch\n*** Update File: src/main.rs\n@@ fn main() {\n-    println!(\"hi\");\n+    println!(\"hello\");\n*** End Patch"}
+/// ```
 #[tool(kind = "write", tags = ["fs", "edit"], destructive)]
 pub async fn apply_patch(context: &ToolContext, patch: String) -> Result<ToolResult, ToolError> {
     let hunks = match parse(&patch) {

@@ -29,6 +29,12 @@ use crate::search::{
 /// * `path` - Folder to search, relative to the workspace root or absolute
 ///   (default: the root).
 /// * `offset` - Files to skip (next page).
+///
+/// # Examples
+/// ```json
+/// {"pattern": "src/**/*.ts"}
+/// {"pattern": "*.md", "path": "docs"}
+/// ```
 #[tool(kind = "read", tags = ["fs", "search"], read_only, idempotent, concurrency_safe)]
 pub fn glob_files(
     pattern: String,

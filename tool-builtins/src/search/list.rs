@@ -27,6 +27,12 @@ use crate::search::{self, GlobFilter, SearchConfig, TopK};
 /// # Arguments
 /// * `path` - Folder to list (default: workspace root).
 /// * `ignore` - Extra glob patterns to skip.
+///
+/// # Examples
+/// ```json
+/// {"path": "src"}
+/// {"ignore": ["target", "node_modules"]}
+/// ```
 #[tool(kind = "read", tags = ["fs", "search"], read_only, idempotent, concurrency_safe)]
 pub fn list_dir(
     path: Option<String>,

@@ -38,6 +38,12 @@ use crate::fs::workspace::workspace_of;
 /// * `run_in_background` - Start the command as a background job and return
 ///   at once with its job id (for servers, watchers, long builds); read its
 ///   output with `job_output`, stop it with `job_kill`.
+///
+/// # Examples
+/// ```json
+/// {"command": "cargo test -q", "timeout": 300, "description": "Run the tests"}
+/// {"command": "npm run dev", "run_in_background": true}
+/// ```
 #[tool(kind = "exec", tags = ["shell"], destructive, open_world, timeout = "610s")]
 pub async fn bash_command(
     command: String,

@@ -97,6 +97,11 @@ fn clean(text: &str, context: &ToolContext) -> String {
 ///   started it (`metadata.job_id`) or `job_list`.
 /// * `wait` - Seconds to wait for new output or the job's end when there is
 ///   none yet (default 0, at most 300).
+///
+/// # Examples
+/// ```json
+/// {"job_id": "job-3f2a9c1d0b7e4a56", "wait": 10}
+/// ```
 #[tool(kind = "read", tags = ["shell", "jobs"], read_only, timeout = "310s")]
 pub async fn job_output(
     job_id: String,
@@ -168,6 +173,11 @@ fn jobs_capacity(context: &ToolContext) -> u64 {
 ///
 /// # Arguments
 /// * `job_id` - The job's id (`job-` and 16 hex digits).
+///
+/// # Examples
+/// ```json
+/// {"job_id": "job-3f2a9c1d0b7e4a56"}
+/// ```
 #[tool(kind = "exec", tags = ["shell", "jobs"], destructive, idempotent, timeout = "30s")]
 pub async fn job_kill(job_id: String, context: &ToolContext) -> Result<ToolResult, ToolError> {
     let (jobs, key) = registry_and_key(context)?;

@@ -34,6 +34,12 @@ const ERROR_BODY_BYTES: usize = 4096;
 /// # Arguments
 /// * `url` - Absolute http:// or https:// URL.
 /// * `max_length` - Most characters of text to return (default 20000, at most 50000).
+///
+/// # Examples
+/// ```json
+/// {"url": "https://docs.rs/serde/latest/serde/"}
+/// {"url": "https://example.com/report.pdf", "max_length": 20000}
+/// ```
 #[tool(
     kind = "network",
     tags = ["web"],

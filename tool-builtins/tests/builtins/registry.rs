@@ -315,3 +315,141 @@ fn builtins_stay_out_of_the_global_registry() {
     let by_crate = tool_core::ToolRegistry::of_crate("tool_builtins").unwrap();
     assert_eq!(by_crate.names(), builtins.names());
 }
+
+/// Every built-in with parameters ships 1 to 3 input examples (its doc
+/// comment's `# Examples`), and each one passes the tool's own argument
+/// check as a model's call would; the Anthropic rendering carries them, the
+/// strict one and the other formats do not.
+#[test]
+fn every_builtin_ships_input_examples_that_its_schema_accepts() {
+    let registry = tool_builtins::registry();
+    let mut counted = 0;
+    for spec in registry.specs() {
+        let takes_arguments = spec.parameters["properties"]
+            .as_object()
+            .is_some_and(|p| !p.is_empty());
+        if !takes_arguments {
+            assert!(spec.input_examples.is_empty(), "{}", spec.name);
+            continue;
+        }
+        assert!(
+            (1..=3).contains(&spec.input_examples.len()),
+            "{} has {} examples",
+            spec.name,
+            spec.input_examples.len()
+        );
+        for example in &spec.input_examples {
+            let mut problems = Vec::new();
+            conforms(
+                &spec.parameters,
+                &spec.parameters,
+                example,
+                "",
+                &mut problems,
+            );
+            assert!(
+                problems.is_empty(),
+                "{}: {example} fails its schema: {problems:?}",
+                spec.name
+            );
+            counted += 1;
+        }
+    }
+    assert!(counted >= 20, "{counted}");
+    let anthropic = registry
+        .schemas_in(tool_core::Format::Anthropic { strict: false })
+        .unwrap();
+    let strict = registry
+        .schemas_in(tool_core::Format::Anthropic { strict: true })
+        .unwrap();
+    let openai = registry
+        .schemas_in(tool_core::Format::OpenAiChat { strict: false })
+        .unwrap();
+    let has = |v: &serde_json::Value| v.to_string().contains("input_examples");
+    assert!(has(anthropic.as_value()));
+    assert!(!has(strict.as_value()));
+    assert!(!has(openai.as_value()));
+}
+
+/// A small JSON Schema check for the examples test: `type` (one or a list),
+/// `properties` / `required` / `additionalProperties: false`, `items`,
+/// local `$ref`, `oneOf`, `anyOf`, `const` and `enum` — the keywords the
+/// built-ins' schemas use.
+fn conforms(
+    root: &serde_json::Value,
+    schema: &serde_json::Value,
+    value: &serde_json::Value,
+    at: &str,
+    problems: &mut Vec<String>,
+) {
+    use serde_json::Value;
+    if let Some(r) = schema.get("$ref").and_then(Value::as_str) {
+        let target = root.pointer(r.trim_start_matches('#')).unwrap();
+        return conforms(root, target, value, at, problems);
+    }
+    for key in ["oneOf", "anyOf"] {
+        if let Some(options) = schema.get(key).and_then(Value::as_array) {
+            let fits = options.iter().any(|o| {
+                let mut p = Vec::new();
+                conforms(root, o, value, at, &mut p);
+                p.is_empty()
+            });
+            if !fits {
+                problems.push(format!("{at}: no {key} branch fits {value}"));
+            }
+            return;
+        }
+    }
+    if let Some(c) = schema.get("const") {
+        if c != value {
+            problems.push(format!("{at}: {value} is not {c}"));
+        }
+    }
+    if let Some(e) = schema.get("enum").and_then(Value::as_array) {
+        if !e.contains(value) {
+            problems.push(format!("{at}: {value} not in {e:?}"));
+        }
+    }
+    let kind = match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    };
+    let allowed: Vec<&str> = match schema.get("type") {
+        Some(Value::String(t)) => vec![t.as_str()],
+        Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect(),
+        _ => Vec::new(),
+    };
+    let fits = allowed.is_empty()
+        || allowed.contains(&kind)
+        || (kind == "integer" && allowed.contains(&"number"));
+    if !fits {
+        problems.push(format!("{at}: {kind} where {allowed:?} is expected"));
+        return;
+    }
+    if let (Some(props), Value::Object(map)) = (schema.get("properties"), value) {
+        for (k, v) in map {
+            match props.get(k) {
+                Some(p) => conforms(root, p, v, &format!("{at}/{k}"), problems),
+                None if schema.get("additionalProperties") == Some(&Value::Bool(false)) => {
+                    problems.push(format!("{at}: unknown property {k}"));
+                }
+                None => {}
+            }
+        }
+        for r in schema["required"].as_array().into_iter().flatten() {
+            if !map.contains_key(r.as_str().unwrap()) {
+                problems.push(format!("{at}: missing {r}"));
+            }
+        }
+    }
+    if let (Some(items), Value::Array(list)) = (schema.get("items"), value) {
+        for (i, v) in list.iter().enumerate() {
+            conforms(root, items, v, &format!("{at}/{i}"), problems);
+        }
+    }
+}

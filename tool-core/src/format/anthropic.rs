@@ -195,14 +195,17 @@ pub(crate) fn validate_strict(schema: &Value) -> Result<(), Violation> {
     lower::refuse_recursion(schema, &STRICT_RECURSION)
 }
 
-/// `{name, description, input_schema, input_examples?, strict?}`.
+/// `{name, description, input_schema, input_examples?, strict?}`;
+/// `input_examples` only when not strict.
 pub(crate) fn tool(spec: &ToolSpec, input_schema: &Value, strict: bool) -> Value {
     let mut tool = json!({
         "name": spec.name,
         "description": spec.description,
         "input_schema": input_schema,
     });
-    if !spec.input_examples.is_empty() {
+    // Strict renderings leave them out: a strict tool's input is already
+    // bound to its schema by the provider's constrained decoding.
+    if !spec.input_examples.is_empty() && !strict {
         tool["input_examples"] = Value::Array(spec.input_examples.clone());
     }
     if strict {

@@ -26,7 +26,9 @@ pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 /// server-side tool search (`tool_search_tool_bm25_20251119` or
 /// `tool_search_tool_regex_20251119`, rendered by
 /// [`Format::AnthropicToolSearch`]): Anthropic's "Tool search tool" docs
-/// require this beta for the search tool and `defer_loading`.
+/// require this beta for the search tool and `defer_loading`; "Tool use
+/// examples" require the same beta for a tool's `input_examples`, so it is
+/// also sent when any tool of the request carries examples.
 pub const TOOL_SEARCH_BETA: &str = "advanced-tool-use-2025-11-20";
 
 /// Default `max_tokens` (the API requires one).
@@ -41,8 +43,10 @@ pub const DEFAULT_MAX_TOKENS: u32 = 4096;
 /// user content is merged into one message. Tools rendered as
 /// [`Format::Anthropic`].
 ///
-/// With [`Format::AnthropicToolSearch`] (`with_format`) the request carries
-/// `anthropic-beta: advanced-tool-use-2025-11-20` ([`TOOL_SEARCH_BETA`]).
+/// With [`Format::AnthropicToolSearch`] (`with_format`), or when a tool
+/// carries `input_examples` (a `# Examples` section of its doc comment), the
+/// request carries `anthropic-beta: advanced-tool-use-2025-11-20`
+/// ([`TOOL_SEARCH_BETA`]).
 /// Limit: the answer's `server_tool_use` / `tool_search_tool_result` blocks
 /// are not kept in the conversation the loop sends back, so a later turn
 /// does not show the model its own earlier searches (it searches again);
@@ -138,14 +142,15 @@ impl Provider for Anthropic {
             ("x-api-key", key.to_owned()),
             ("anthropic-version", ANTHROPIC_VERSION.to_owned()),
         ];
-        let server_search = body["tools"].as_array().is_some_and(|tools| {
+        let needs_beta = body["tools"].as_array().is_some_and(|tools| {
             tools.iter().any(|t| {
                 t["type"]
                     .as_str()
                     .is_some_and(|ty| ty.starts_with("tool_search_tool_"))
+                    || t.get("input_examples").is_some()
             })
         });
-        if server_search {
+        if needs_beta {
             headers.push(("anthropic-beta", TOOL_SEARCH_BETA.to_owned()));
         }
         Ok(headers)

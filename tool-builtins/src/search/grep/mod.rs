@@ -52,6 +52,12 @@ use linecap::*;
 /// * `include` - File pattern to search (e.g. `*.js`, `*.{ts,tsx}`).
 /// * `offset` - Matching lines to skip, for the next page of a truncated
 ///   result (default 0).
+///
+/// # Examples
+/// ```json
+/// {"pattern": "fn\\s+main", "include": "*.rs"}
+/// {"pattern": "TODO", "path": "src", "offset": 100}
+/// ```
 #[tool(kind = "read", tags = ["fs", "search"], read_only, idempotent, concurrency_safe)]
 pub fn grep_content(
     pattern: String,

@@ -210,6 +210,12 @@ impl SearchProvider for Misconfigured {
 /// * `allowed_domains` - Only return results from these domains (subdomains included).
 /// * `blocked_domains` - Never return results from these domains.
 /// * `max_results` - Most results to return (default 10, at most 20).
+///
+/// # Examples
+/// ```json
+/// {"query": "tokio select cancellation safety"}
+/// {"query": "rust release notes", "allowed_domains": ["blog.rust-lang.org"], "max_results": 5}
+/// ```
 #[tool(
     kind = "network",
     tags = ["web"],

@@ -24,6 +24,25 @@ use tool_core::format::ToolCall;
 use tool_core::{Format, Tool, ToolArgs, ToolRegistry, ToolResult, ToolSpec};
 use toy_provider::ToyClient;
 
+/// The shared checks every provider passes (`common::conformance`), on the toy.
+#[tokio::test]
+async fn the_toy_provider_passes_the_shared_checks() {
+    let whole = r#"{"text": "Noon.", "calls": [{"id": "t9", "name": "clock", "args": {"zone": "CET"}}], "reason": "stop", "usage": {"in": 3, "out": 2}}"#;
+    let answer = "data: {\"type\":\"text\",\"text\":\"It is noon.\"}\n\ndata: {\"type\":\"end\",\"reason\":\"stop\"}\n\n";
+    common::conformance::check::<toy_provider::Toy>(
+        "toy",
+        "toy-1",
+        common::conformance::Recorded {
+            calls: recording("toy_calls.sse").into(),
+            truncated: recording("toy_truncated.sse").into(),
+            whole: whole.to_owned(),
+            answer: answer.into(),
+            answer_text: "It is noon.",
+        },
+    )
+    .await;
+}
+
 async fn collect(client: &dyn ModelClient) -> Result<Vec<StreamEvent>, ModelError> {
     let messages = vec![Message::user("what time is it?")];
     let tools = json!([{"name": "clock"}]);

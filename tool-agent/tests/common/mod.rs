@@ -161,3 +161,4 @@ pub fn recording(name: &str) -> String {
     ))
     .unwrap()
 }
+pub mod conformance;

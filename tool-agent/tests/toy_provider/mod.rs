@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use tool_agent::provider::{HttpClient, Provider, RequestOptions};
 use tool_agent::{Message, ModelError, ModelErrorKind, ModelRequest, StreamEvent, Usage};
 use tool_core::format::ToolCall;
-use tool_core::{Format, Rendering, ToolArgs};
+use tool_core::{Format, ToolArgs};
 
 mod stream;
 
@@ -58,12 +58,16 @@ impl Provider for Toy {
                         );
                     }
                 }
-                Message::Tool { results, .. } => {
+                Message::Tool { turn, results } => {
+                    // In full on its own turn, short afterwards (an
+                    // output-once result's long-term memory), as every
+                    // built-in provider does.
+                    let rendering = tool_agent::rendering_for(*turn, request.turn);
                     for r in results {
                         turns.push(json!({
                             "role": "result",
                             "id": r.call.id,
-                            "text": r.result.render(Rendering::First),
+                            "text": r.result.render(rendering),
                         }));
                     }
                 }

@@ -177,6 +177,7 @@ use std::path::{Path, PathBuf};
 use tool_core::{ToolContext, ToolRegistry};
 
 pub mod ask;
+pub mod diagnostics;
 pub mod edit;
 mod error;
 pub mod fs;
@@ -194,7 +195,7 @@ pub mod write;
 
 pub use ask::ask_user;
 pub use edit::edit_file;
-pub use fs::after_write::{AfterWrite, AfterWriteHooks, ChangedPath};
+pub use fs::after_write::{AfterWrite, AfterWriteHooks, ChangedPath, HookReport};
 pub use fs::changes::{Change, ChangeLog, SnapshotHook, Snapshots};
 pub use fs::ledger::FileLedger;
 pub use fs::workspace::{PathError, Workspace};

@@ -217,7 +217,11 @@ impl Server {
             _sandbox: sandbox,
         };
         spawned.map_err(|e| format!("could not start the threads of `{}`: {e}", server.name))?;
-        server.initialize(root, config.start_timeout)?;
+        if let Err(e) = server.initialize(root, config.start_timeout) {
+            // No polite `shutdown` for a server that did not start: killed at once.
+            server.shared.end(e.clone());
+            return Err(e);
+        }
         Ok(server)
     }
 

@@ -129,8 +129,9 @@ pub(crate) struct Server {
     next_id: AtomicI64,
     /// Open documents and the version last sent.
     docs: Mutex<HashMap<PathBuf, i32>>,
-    /// Kept alive while the server runs (its cgroup and temp folder).
-    _sandbox: Option<Arc<tool_sandbox::Sandbox>>,
+    /// The server's sandbox, kept while it runs (its cgroup and temp
+    /// folder) and finished when it stops.
+    sandbox: Option<Arc<tool_sandbox::Sandbox>>,
 }
 
 impl Server {
@@ -180,10 +181,14 @@ impl Server {
                 spec.command.display()
             ),
             std::io::ErrorKind::NotFound => format!(
-                "the language server `{}` was not found inside the sandbox (is it installed, on                  PATH and outside the hidden paths?): {e}",
+                "the language server `{}` was not found inside the sandbox (is it installed, on \
+                 PATH and outside the hidden paths?): {e}",
                 spec.command.display()
             ),
-            _ => format!("the language server `{}` could not start: {e}", spec.command.display()),
+            _ => format!(
+                "the language server `{}` could not start: {e}",
+                spec.command.display()
+            ),
         })?;
         let (Some(stdin), Some(stdout), Some(stderr)) =
             (child.stdin.take(), child.stdout.take(), child.stderr.take())
@@ -214,7 +219,7 @@ impl Server {
             shared,
             next_id: AtomicI64::new(1),
             docs: Mutex::new(HashMap::new()),
-            _sandbox: sandbox,
+            sandbox,
         };
         spawned.map_err(|e| format!("could not start the threads of `{}`: {e}", server.name))?;
         if let Err(e) = server.initialize(root, config.start_timeout) {
@@ -484,7 +489,17 @@ impl Server {
         if matches!(child.try_wait(), Ok(None)) {
             let _ = child.kill();
         }
-        let _ = child.wait();
+        let status = child.wait().ok();
+        // The sandbox's after-call checks (the workspace's `.git` put back
+        // as it was, see `tool_sandbox`), as after every sandboxed command.
+        if let Some(sandbox) = &self.sandbox {
+            use std::os::unix::process::ExitStatusExt;
+            let _ = sandbox.finish(
+                status.and_then(|s| s.code()),
+                status.and_then(|s| s.signal()),
+                "",
+            );
+        }
         self.shared.end("it was stopped".to_owned());
     }
 

@@ -79,13 +79,16 @@
 //!   diagnostics, and the `skill` tool built from them.
 //! - [`web`]: `web_fetch` and `web_search`, the [`WebConfig`] they read
 //!   (network policy, limits, search provider), the page cache.
+//! - [`diagnostics`]: diagnostics after edits, a write hook that tells the
+//!   configured language server (LSP over stdio) of each written file and
+//!   appends the errors and warnings it publishes to the result.
 //! - Head/tail truncation with spill files lives in `tool_core::truncate`.
 //!
 //! What may import what (checked on the `use crate::` lines): the tools and
 //! `patch` → `fs`; `shell` → `fs`; `search` → `fs`; the read-only spill
 //! roots (`roots`, beside `lib.rs`) → `fs` and `shell::config`; `web` →
-//! `media` (images and PDFs of fetched pages). `fs` imports none of the
-//! other wings.
+//! `media` (images and PDFs of fetched pages); `diagnostics` → `fs` and
+//! `shell::config`. `fs` imports none of the other wings.
 //!
 //! # Setting up a context
 //! The tools read their environment from the [`ToolContext`] as typed state:
@@ -165,6 +168,9 @@
 //! - `reqwest`, `htmd`, `url`, `httpdate`: `web_fetch` and `web_search`
 //!   (HTTP, HTML to Markdown, URLs, `Retry-After` dates); each choice and
 //!   its reason is in the [`web`] module's docs.
+//! - `lsp-types`: the Language Server Protocol 3.17 message types for
+//!   [`diagnostics`] (the crate most Rust LSP clients and servers use; no
+//!   message shape written by hand); the framing is ours, bounded.
 //! - `libc`: the calls of the supervisor that `rustix` has no stable
 //!   safe form for (`fork`, `_exit`, `signal(SIG_IGN)`, `close_range`),
 //!   made in the one function of the workspace allowed to use `unsafe`
@@ -177,6 +183,7 @@ use std::path::{Path, PathBuf};
 use tool_core::{ToolContext, ToolRegistry};
 
 pub mod ask;
+pub mod diagnostics;
 pub mod edit;
 mod error;
 pub mod fs;
@@ -194,7 +201,7 @@ pub mod write;
 
 pub use ask::ask_user;
 pub use edit::edit_file;
-pub use fs::after_write::{AfterWrite, AfterWriteHooks, ChangedPath};
+pub use fs::after_write::{AfterWrite, AfterWriteHooks, ChangedPath, HookReport};
 pub use fs::changes::{Change, ChangeLog, SnapshotHook, Snapshots};
 pub use fs::ledger::FileLedger;
 pub use fs::workspace::{PathError, Workspace};

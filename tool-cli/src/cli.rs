@@ -362,12 +362,45 @@ pub(crate) struct CommonOptions {
     /// file-size=SIZE, cpu=SECONDS, open-files=N; sizes like 256MiB, times like 10s.
     #[arg(long, global = true, value_name = "NAME=VALUE")]
     pub(crate) sandbox_limit: Vec<String>,
+
+    /// Diagnostics after edits: a language server for files with these extensions, e.g.
+    /// `py,pyi=pylsp` or `ts=typescript-language-server --stdio` (repeatable; the first entry
+    /// naming a file's extension serves it; arguments are split at spaces). After write_file,
+    /// edit_file, multi_edit or apply_patch changes such a file, the server (started on first use,
+    /// inside the bash_command sandbox unless --sandbox off, without network) gets the new text and
+    /// its errors and warnings are appended to the result and its "diagnostics" metadata. A
+    /// missing, hung or crashing server gives a note; the write stands [default: off].
+    #[arg(long, global = true, value_name = "EXTS=COMMAND", value_parser = parse_lsp)]
+    pub(crate) lsp: Vec<tool_builtins::diagnostics::LspServer>,
+
+    /// How long a write waits for the --lsp server's diagnostics of the new text, in seconds
+    /// (fractions allowed, at most 60); it stops waiting as soon as they arrive [default: 2].
+    #[arg(long, global = true, value_name = "SECS", value_parser = parse_lsp_wait)]
+    pub(crate) lsp_wait: Option<Duration>,
 }
 
 /// `--mcp-protocol`: `auto`, `2025-11-25` or `2026-07-28`.
 fn parse_mcp_protocol(s: &str) -> Result<tool_mcp::ProtocolEra, String> {
     s.parse()
         .map_err(|e: tool_mcp::Error| e.message().to_owned())
+}
+
+/// `--lsp`: `EXT[,EXT...]=COMMAND [ARG...]`.
+fn parse_lsp(s: &str) -> Result<tool_builtins::diagnostics::LspServer, String> {
+    s.parse()
+        .map_err(|e: tool_builtins::diagnostics::LspConfigError| e.to_string())
+}
+
+/// `--lsp-wait`: seconds, more than 0 and at most 60 (a longer wait would
+/// hold every write that long when a server never answers).
+fn parse_lsp_wait(text: &str) -> Result<Duration, String> {
+    let wait = parse_timeout(text)?;
+    if wait > Duration::from_secs(60) {
+        return Err(format!(
+            "`{text}` seconds is longer than the 60 s --lsp-wait allows"
+        ));
+    }
+    Ok(wait)
 }
 
 fn parse_sandbox_mode(s: &str) -> Result<tool_core::SandboxMode, String> {

@@ -3,6 +3,7 @@
 
 use std::hash::{BuildHasher, Hasher};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde_json::Value;
 use tool_core::{SecretStore, ToolArgs, ToolContext, ToolRegistry, ToolResult};
@@ -16,6 +17,17 @@ pub(crate) struct Session {
     pub(crate) trace_id: String,
     /// `--out`, else `None` for the per-trace temporary folder.
     pub(crate) out_dir: Option<PathBuf>,
+    /// The `--lsp` servers' hook, shut down with the session.
+    diagnostics: Option<Arc<tool_builtins::diagnostics::Diagnostics>>,
+}
+
+impl Drop for Session {
+    /// Stops the `--lsp` servers the session started (`shutdown`, `exit`).
+    fn drop(&mut self) {
+        if let Some(lsp) = &self.diagnostics {
+            lsp.shutdown();
+        }
+    }
 }
 
 impl Session {
@@ -77,10 +89,15 @@ impl Session {
             bash = bash.with_policy(crate::bash_policy::load(path)?);
         }
         ctx = ctx.with_state(bash);
+        let diagnostics = lsp_hook(common);
+        if let Some(lsp) = &diagnostics {
+            ctx = lsp.install(ctx);
+        }
         Ok(Self {
             ctx,
             trace_id,
             out_dir: common.out.clone(),
+            diagnostics,
         })
     }
 
@@ -95,6 +112,19 @@ impl Session {
     ) -> ToolResult {
         registry.execute(name, args, &self.ctx).await
     }
+}
+
+/// The diagnostics hook of `--lsp` (and `--lsp-wait`), when a server is given.
+fn lsp_hook(common: &CommonOptions) -> Option<Arc<tool_builtins::diagnostics::Diagnostics>> {
+    if common.lsp.is_empty() {
+        return None;
+    }
+    let mut config = tool_builtins::diagnostics::LspConfig::default();
+    config.servers.clone_from(&common.lsp);
+    if let Some(wait) = common.lsp_wait {
+        config.wait = wait;
+    }
+    Some(tool_builtins::diagnostics::Diagnostics::new(config))
 }
 
 /// Reads the `--secrets` file. Messages name the file and, for a bad entry,

@@ -40,7 +40,9 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use serde_json::Value;
 use tool_core::ToolContext;
+use tool_core::meta::MetaKey;
 
 /// Most characters of one hook's text kept in the result (about 16 k): a
 /// hook that returns a whole build log does not flood the model's context.
@@ -87,6 +89,58 @@ pub trait AfterWrite: Send + Sync {
     /// empty). The returned text, when `Some` and not blank, is appended to
     /// the result's output after a blank line.
     fn changed(&self, ctx: &ToolContext, paths: &[ChangedPath]) -> Option<String>;
+
+    /// What the hook adds to the result: text (as [`AfterWrite::changed`]),
+    /// metadata entries and notes. The orchestrator calls this one; the
+    /// default gives [`AfterWrite::changed`]'s text alone. A hook that
+    /// reports more (diagnostics after edits: metadata `diagnostics`, a note
+    /// for a server that did not answer) overrides it. Metadata values are
+    /// not cut by the orchestrator: the hook bounds them.
+    fn report(&self, ctx: &ToolContext, paths: &[ChangedPath]) -> HookReport {
+        HookReport {
+            text: self.changed(ctx, paths),
+            ..HookReport::default()
+        }
+    }
+}
+
+/// What one hook adds to a write's result ([`AfterWrite::report`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
+pub struct HookReport {
+    /// Appended to the output after a blank line (when not blank), cut to
+    /// [`HOOK_TEXT_CHARS`].
+    pub text: Option<String>,
+    /// Metadata entries set on the result, in order (a later entry of the
+    /// same key replaces an earlier one).
+    pub metadata: Vec<(MetaKey, Value)>,
+    /// Notes added to the result (each shown after the output), each cut to
+    /// [`HOOK_TEXT_CHARS`].
+    pub notes: Vec<String>,
+}
+
+impl HookReport {
+    /// A report of `text` alone.
+    pub fn text(text: impl Into<String>) -> Self {
+        Self {
+            text: Some(text.into()),
+            ..Self::default()
+        }
+    }
+
+    /// The same report with the metadata entry `key` = `value` added.
+    #[must_use]
+    pub fn with_metadata(mut self, key: impl Into<MetaKey>, value: impl Into<Value>) -> Self {
+        self.metadata.push((key.into(), value.into()));
+        self
+    }
+
+    /// The same report with `note` added.
+    #[must_use]
+    pub fn with_note(mut self, note: impl Into<String>) -> Self {
+        self.notes.push(note.into());
+        self
+    }
 }
 
 impl<F> AfterWrite for F
@@ -137,30 +191,37 @@ impl AfterWriteHooks {
     }
 
     /// Runs every hook on `paths` (blocking; call it on a blocking thread)
-    /// and gives their texts, each cut to [`HOOK_TEXT_CHARS`], and whether
-    /// one of them panicked.
-    pub(crate) fn run(&self, ctx: &ToolContext, paths: &[ChangedPath]) -> (Vec<String>, bool) {
-        let mut texts = Vec::new();
+    /// and gives their reports, texts and notes each cut to
+    /// [`HOOK_TEXT_CHARS`], and whether one of them panicked.
+    pub(crate) fn run(&self, ctx: &ToolContext, paths: &[ChangedPath]) -> (Vec<HookReport>, bool) {
+        let mut reports = Vec::new();
         let mut panicked = false;
         if paths.is_empty() {
-            return (texts, panicked);
+            return (reports, panicked);
         }
+        let cut = |text: &str| {
+            tool_rules::text::clip(
+                text,
+                tool_rules::text::Clip::chars(HOOK_TEXT_CHARS).counting_rest(),
+            )
+            .into_owned()
+        };
         for hook in &self.0 {
             let called =
-                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| hook.changed(ctx, paths)));
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| hook.report(ctx, paths)));
             match called {
-                Ok(Some(text)) if !text.trim().is_empty() => texts.push(
-                    tool_rules::text::clip(
-                        &text,
-                        tool_rules::text::Clip::chars(HOOK_TEXT_CHARS).counting_rest(),
-                    )
-                    .into_owned(),
-                ),
-                Ok(_) => {}
+                Ok(mut report) => {
+                    report.text = report
+                        .text
+                        .filter(|t| !t.trim().is_empty())
+                        .map(|t| cut(&t));
+                    report.notes = report.notes.iter().map(|n| cut(n)).collect();
+                    reports.push(report);
+                }
                 Err(_) => panicked = true,
             }
         }
-        (texts, panicked)
+        (reports, panicked)
     }
 }
 

@@ -34,7 +34,7 @@ pub(crate) mod target;
 pub mod text;
 pub mod workspace;
 
-pub use after_write::{AfterWrite, AfterWriteHooks, ChangedPath};
+pub use after_write::{AfterWrite, AfterWriteHooks, ChangedPath, HookReport};
 
 use std::path::{Path, PathBuf};
 

@@ -390,15 +390,23 @@ async fn after_write(
         return result;
     }
     let hook_ctx = ctx.clone();
-    let (texts, panicked) = tool_core::run_blocking(move || hooks.run(&hook_ctx, &changed))
+    let (reports, panicked) = tool_core::run_blocking(move || hooks.run(&hook_ctx, &changed))
         .await
         .unwrap_or_else(|_| (Vec::new(), true));
     let mut result = result;
-    for text in texts {
-        if !result.output.is_empty() {
-            result.output.push_str("\n\n");
+    for report in reports {
+        if let Some(text) = report.text {
+            if !result.output.is_empty() {
+                result.output.push_str("\n\n");
+            }
+            result.output.push_str(&text);
         }
-        result.output.push_str(&text);
+        for (key, value) in report.metadata {
+            result = result.with_metadata(key, value);
+        }
+        for note in report.notes {
+            result.add_note(note);
+        }
     }
     if panicked {
         result.add_note("a write hook of the host failed; the write itself succeeded");

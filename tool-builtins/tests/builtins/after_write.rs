@@ -238,3 +238,36 @@ async fn the_hook_text_reaches_the_model_through_the_registry() {
     );
     assert!(r.model_text().contains("b.txt"));
 }
+
+/// A hook that reports metadata and a note besides its text.
+struct Reporting;
+
+impl tool_builtins::AfterWrite for Reporting {
+    fn changed(&self, _: &ToolContext, _: &[ChangedPath]) -> Option<String> {
+        Some("only when report is not overridden".to_owned())
+    }
+
+    fn report(&self, _: &ToolContext, paths: &[ChangedPath]) -> tool_builtins::HookReport {
+        tool_builtins::HookReport::text(format!("checked {} file(s)", paths.len()))
+            .with_metadata(
+                tool_core::meta::MetaKey::custom("checks"),
+                serde_json::json!({"files": paths.len()}),
+            )
+            .with_note("the checker is slow today")
+    }
+}
+
+#[tokio::test]
+async fn a_hook_report_adds_text_metadata_and_notes() {
+    let (_d, ctx) = workspace_with::<&str>(&[]);
+    let ctx = AfterWriteHooks::add(ctx, Reporting);
+    let r = tool_builtins::write_file(&ctx, "c.txt".into(), "c".into())
+        .await
+        .into_tool_result();
+    assert!(r.is_ok(), "{r:?}");
+    assert_eq!(r.output, "Wrote file successfully.\n\nchecked 1 file(s)");
+    assert_eq!(r.metadata["checks"], serde_json::json!({"files": 1}));
+    assert_eq!(r.notes, vec!["the checker is slow today".to_owned()]);
+    // The diff and the writer's own keys are still there, before the hook's.
+    assert!(r.metadata.contains_key("diff"), "{r:?}");
+}

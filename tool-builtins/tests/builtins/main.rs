@@ -18,6 +18,7 @@ mod bash_approval;
 mod bash_network;
 mod bash_registry;
 mod bash_sandbox;
+mod diagnostics;
 mod edit;
 mod glob;
 mod glob_registry;

@@ -31,6 +31,10 @@ const SKIPPED: &[(&str, &str)] = &[
         "--example agent",
         "needs a model server; tool-agent/tests/e2e.sh runs it against a local llama.cpp server",
     ),
+    (
+        "--lsp ",
+        "needs a language server; diagnostics::* tests run pylsp through --lsp",
+    ),
 ];
 
 /// The examples of one help text: the lines after `Examples:` up to the

@@ -6,6 +6,7 @@
 mod batch;
 mod call;
 mod concurrency;
+mod diagnostics;
 mod examples;
 mod index;
 mod jobs;

@@ -1,0 +1,154 @@
+//! Diagnostics after edits from the command line: `tool --lsp py=pylsp call
+//! edit_file …` appends the real server's errors to the result (pylsp from
+//! `$AGENT_TOOLS_PYLSP`, installed by `scripts/test`; `AGENT_TOOLS_SKIP_LSP=1`
+//! skips), and leaves no server running after the process; bad `--lsp`
+//! entries are usage errors.
+
+use serde_json::{Value, json};
+
+use crate::support::{TempDir, code, stderr, tool};
+
+fn pylsp() -> Option<String> {
+    if let Ok(path) = std::env::var("AGENT_TOOLS_PYLSP") {
+        return Some(path);
+    }
+    if std::env::var("AGENT_TOOLS_SKIP_LSP").as_deref() == Ok("1") {
+        eprintln!("skipped: AGENT_TOOLS_SKIP_LSP=1");
+        return None;
+    }
+    panic!(
+        "AGENT_TOOLS_PYLSP is not set: run scripts/test (it installs python-lsp-server into \
+         target/lsp-venv), or set AGENT_TOOLS_PYLSP=/path/to/pylsp, or AGENT_TOOLS_SKIP_LSP=1 to \
+         skip the language-server tests"
+    );
+}
+
+fn call(ws: &TempDir, state: &TempDir, lsp: &[&str], name: &str, args: &Value) -> Value {
+    let out = tool()
+        .env("XDG_STATE_HOME", state.path())
+        .args([
+            "--workspace",
+            ws.arg(),
+            "--trace-id",
+            "t-lsp",
+            "--lsp-wait",
+            "20",
+        ])
+        .args(lsp)
+        .args(["call", name, &args.to_string()])
+        .output()
+        .expect("tool runs");
+    serde_json::from_slice(&out.stdout).expect("one JSON result")
+}
+
+/// The pids of running processes whose command line contains `needle`.
+fn running(needle: &str) -> Vec<String> {
+    let mut pids = Vec::new();
+    for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
+        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        if String::from_utf8_lossy(&cmdline).contains(needle) && !stat.contains(") Z ") {
+            pids.push(entry.file_name().to_string_lossy().into_owned());
+        }
+    }
+    pids
+}
+
+#[test]
+fn edit_file_with_lsp_on_reports_the_undefined_name_then_none() {
+    let Some(pylsp) = pylsp() else { return };
+    let (ws, state) = (TempDir::new(), TempDir::new());
+    std::fs::write(ws.path().join("app.py"), "x = 1\nprint(x)\n").expect("write");
+    let lsp = format!("py,pyi={pylsp}");
+    let lsp = ["--lsp", lsp.as_str()];
+    let read = call(
+        &ws,
+        &state,
+        &lsp,
+        "read_file",
+        &json!({"file_path": "app.py"}),
+    );
+    assert!(read["error"].is_null(), "{read}");
+    let edit = json!({"file_path": "app.py", "old_string": "print(x)", "new_string": "print(y)"});
+    let broke = call(&ws, &state, &lsp, "edit_file", &edit);
+    assert_eq!(
+        broke["output"],
+        "Edit applied successfully.\n\n\
+         Diagnostics (pylsp): 1 error, 0 warnings in app.py:\n\
+         app.py:2:7: error: undefined name 'y' [pyflakes]",
+        "{broke}"
+    );
+    assert_eq!(
+        broke["metadata"]["diagnostics"]["items"][0]["message"],
+        "undefined name 'y'"
+    );
+    let fix = json!({"file_path": "app.py", "old_string": "print(y)", "new_string": "print(x)"});
+    let fixed = call(&ws, &state, &lsp, "edit_file", &fix);
+    assert_eq!(
+        fixed["output"],
+        "Edit applied successfully.\n\nDiagnostics (pylsp): no errors or warnings in app.py.",
+        "{fixed}"
+    );
+    assert_eq!(fixed["metadata"]["diagnostics"]["errors"], 0);
+    // Each `tool` process stopped the server it started.
+    assert_eq!(running(&pylsp), Vec::<String>::new());
+    // Without --lsp the result is as it always was.
+    let edit = json!({"file_path": "app.py", "old_string": "print(x)", "new_string": "print(z)"});
+    let plain = call(&ws, &state, &[], "edit_file", &edit);
+    assert_eq!(plain["output"], "Edit applied successfully.", "{plain}");
+    assert!(plain["metadata"].get("diagnostics").is_none(), "{plain}");
+}
+
+#[test]
+fn a_missing_server_is_a_note_and_bad_entries_are_usage_errors() {
+    let (ws, state) = (TempDir::new(), TempDir::new());
+    let lsp = ["--lsp", "py=/nonexistent/bin/pylsp", "--sandbox", "off"];
+    let wrote = call(
+        &ws,
+        &state,
+        &lsp,
+        "write_file",
+        &json!({"file_path": "new.py", "content": "print(q)\n"}),
+    );
+    assert!(wrote["error"].is_null(), "{wrote}");
+    assert_eq!(wrote["output"], "Wrote file successfully.");
+    assert_eq!(
+        wrote["notes"],
+        json!([
+            "No diagnostics for new.py (pylsp): the language server `/nonexistent/bin/pylsp` \
+                was not found (is it installed and on PATH?). The write itself succeeded."
+        ])
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("new.py")).expect("written"),
+        "print(q)\n"
+    );
+    for (entry, message) in [
+        (
+            "pylsp",
+            "`pylsp` names no file extensions; write EXT[,EXT...]=COMMAND [ARG...], e.g. py,pyi=pylsp",
+        ),
+        (
+            "*.py=pylsp",
+            "`*.py` is not a file extension (no `/`, `*` or spaces; `py`, not `*.py`)",
+        ),
+        ("py=", "`py=` names no command after `=`"),
+    ] {
+        let out = tool()
+            .args(["--workspace", ws.arg(), "--lsp", entry, "list"])
+            .output()
+            .expect("tool runs");
+        assert_eq!(code(&out), 2, "{entry}");
+        assert!(stderr(&out).contains(message), "{entry}: {}", stderr(&out));
+    }
+    let out = tool()
+        .args(["--lsp-wait", "61", "list"])
+        .output()
+        .expect("tool runs");
+    assert_eq!(code(&out), 2);
+    assert!(
+        stderr(&out).contains("`61` seconds is longer than the 60 s --lsp-wait allows"),
+        "{}",
+        stderr(&out)
+    );
+}

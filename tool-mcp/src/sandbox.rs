@@ -18,6 +18,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 use tool_core::{SandboxPolicy, UrlPattern};
+use tool_rules::text::{Clip, clip};
 use tool_sandbox::{MemoryWatchdog, ProxyHook, ProxyLimits, ProxyServer, Sandbox, Tier};
 
 /// How long [`SandboxHold`]'s drop waits for the server process to end
@@ -98,7 +99,10 @@ pub(crate) fn parse_request(value: serde_json::Value) -> Result<Option<SandboxRe
     let allow_net = object
         .allow_net
         .iter()
-        .map(|p| UrlPattern::parse(p).map_err(|e| format!("`sandbox.allowNet` {p}: {e}")))
+        .map(|p| {
+            UrlPattern::parse(p)
+                .map_err(|e| format!("`sandbox.allowNet` {}: {e}", clip(p, Clip::chars(80))))
+        })
         .collect::<Result<_, _>>()?;
     Ok(Some(SandboxRequest {
         write: object.write,

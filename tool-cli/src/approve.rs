@@ -103,10 +103,14 @@ fn ask_terminal(request: &ApprovalRequest) -> ApprovalDecision {
         Some((end, _)) => format!("{}…", &arguments[..end]),
         None => arguments,
     };
+    let injected = request
+        .injected_line(400)
+        .map(|line| format!("  {line}\n"))
+        .unwrap_or_default();
     let mut err = std::io::stderr().lock();
     let _ = write!(
         err,
-        "`{}` ({}) needs your confirmation.\n  arguments: {shown}\nRun it? [y/N] ",
+        "`{}` ({}) needs your confirmation.\n  arguments: {shown}\n{injected}Run it? [y/N] ",
         request.tool, request.kind
     );
     let _ = err.flush();

@@ -745,7 +745,10 @@ mod tests {
         assert!(call.contains("Usage: tool call [OPTIONS] <NAME>"), "{call}");
         assert!(call.contains("tool call read_file"), "{call}");
         // The long help says what a terminal gets, not only the JSON.
-        assert!(call.contains("on a terminal, the result as readable text"), "{call}");
+        assert!(
+            call.contains("on a terminal, the result as readable text"),
+            "{call}"
+        );
     }
 
     #[test]

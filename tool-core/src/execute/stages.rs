@@ -10,9 +10,10 @@ use std::time::{Duration, Instant};
 use serde_json::{Map, Value};
 
 use super::{JsonDisplay, budget, invoke};
+use crate::args::decode::resolve_injected;
 use crate::args::messages::{join_or, quote};
 use crate::args::{ArgumentRepair, ToolArgs, normalize_arguments, repair};
-use crate::governance::approval::ApprovalRequest;
+use crate::governance::approval::{ApprovalRequest, scrub_shown};
 use crate::governance::confirm::{self, Confirmation};
 use crate::governance::secrets;
 use crate::governance::stats::{CallPhase, ToolEvent};
@@ -43,6 +44,8 @@ pub(super) struct Call<'a> {
     metadata: Map<String, Value>,
     /// The secret values substituted, by key (TOTP codes are masked from these).
     substituted: Vec<(String, String)>,
+    /// What the application supplies, for the confirmation (`resolve_context`).
+    injected: Map<String, Value>,
 }
 
 impl<'a> Call<'a> {
@@ -62,6 +65,7 @@ impl<'a> Call<'a> {
             notes: Vec::new(),
             metadata: Map::new(),
             substituted: Vec::new(),
+            injected: Map::new(),
         }
     }
 
@@ -105,6 +109,7 @@ impl<'a> Call<'a> {
         let stages = async {
             self.url_scope()?;
             self.strip_hidden();
+            self.resolve_context()?;
             self.confirm().await?;
             self.substitute_secrets()?;
             let result = self.invoke().await;
@@ -152,6 +157,29 @@ impl<'a> Call<'a> {
         }
     }
 
+    /// Resolve context: the values the application supplies (hidden
+    /// parameters, `inject_params`) are worked out by the call shim's rules
+    /// before anyone is asked, so a call that would fail for a missing
+    /// hidden value fails here, unasked, and the confirmation shows what the
+    /// tool will run with. Tools built at run time have no such parameters.
+    fn resolve_context(&mut self) -> Result<(), ToolResult> {
+        let params = self.entry.tool.derived().static_params;
+        if params.is_empty() {
+            return Ok(());
+        }
+        let injected = resolve_injected(self.name(), params, &self.args, self.ctx)?;
+        if self.entry.tool.spec().flags.requires_confirmation {
+            self.injected = injected
+                .into_iter()
+                .map(|(k, v)| {
+                    let v = scrub_shown(&k, v);
+                    (k, v)
+                })
+                .collect();
+        }
+        Ok(())
+    }
+
     /// Confirm: a `requires_confirmation` tool asks the approval gate.
     async fn confirm(&mut self) -> Result<(), ToolResult> {
         let spec = self.entry.tool.spec();
@@ -165,6 +193,7 @@ impl<'a> Call<'a> {
             arguments: self.args.clone(),
             editable_params: spec.editable_params.clone(),
             trace_id: self.ctx.trace_id().map(str::to_owned),
+            injected: std::mem::take(&mut self.injected),
         };
         let decision = confirm::ask(self.ctx, request).await;
         if let Some(refused) = decision.refusal(&spec.name) {

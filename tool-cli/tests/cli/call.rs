@@ -654,3 +654,35 @@ fn a_terminal_gets_text_a_pipe_gets_json_and_the_flags_force_one() {
     let out = run(["call", "--json", "--text", "cli_fixture_echo"]);
     assert_eq!(code(&out), 2, "{}", stderr(&out));
 }
+
+#[test]
+fn a_url_scoped_tool_without_a_page_says_how_to_give_one() {
+    let out = run(["call", "cli_fixture_shop_only"]);
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    let v = one_json_line(&out);
+    assert_eq!(v["error"]["kind"], "denied");
+    assert_eq!(
+        stderr(&out).trim_end(),
+        "hint: `cli_fixture_shop_only` runs only on pages matching https://shop.example/*; \
+         give the page with `tool --page-url URL call cli_fixture_shop_only …`"
+    );
+    // On its page it runs, and no hint is printed.
+    let out = run([
+        "--page-url",
+        "https://shop.example/cart",
+        "call",
+        "cli_fixture_shop_only",
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(one_json_line(&out)["output"], "on the shop's page");
+    // `list` marks it.
+    let listed = stdout(&run(["list"]));
+    let line = listed
+        .lines()
+        .find(|l| l.starts_with("cli_fixture_shop_only "))
+        .expect("listed");
+    assert!(
+        line.ends_with("[only with --page-url matching https://shop.example/*]"),
+        "{line}"
+    );
+}

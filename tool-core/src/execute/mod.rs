@@ -106,7 +106,7 @@ impl ToolRegistry {
         normalize: Normalize,
     ) -> ToolResult {
         let Some(entry) = self.entry(name) else {
-            return unknown_tool(self, name);
+            return unknown_tool(self, name, ctx);
         };
         let mut call = Call::new(self, entry, ctx);
         let result = match call.arguments(args, normalize == Normalize::Yes) {
@@ -132,7 +132,7 @@ impl ToolRegistry {
     ) -> ToolResult {
         match self.entry(name) {
             Some(entry) => invoke::call_tool(self, &entry.tool, args, ctx).await,
-            None => unknown_tool(self, name),
+            None => unknown_tool(self, name, ctx),
         }
     }
 

@@ -123,17 +123,18 @@ impl<'a> Call<'a> {
         if self.entry.tool.available_on(self.ctx.page_url()) {
             return Ok(());
         }
-        let page = self.ctx.page_url().map_or_else(
-            || "no page".to_owned(),
-            |u| format!("the page {}", quote(&without_userinfo(u))),
-        );
-        Err(ToolResult::error(
-            ErrorKind::Denied,
-            format!(
-                "The tool `{}` is not available on this page ({page}); use one of the tools offered here.",
+        let message = match self.ctx.page_url() {
+            Some(u) => format!(
+                "The tool `{}` is not available on this page (the page {}); use one of the tools offered here.",
+                self.name(),
+                quote(&without_userinfo(u))
+            ),
+            None => format!(
+                "The tool `{}` runs only on the pages its URL patterns match, and this call has no page URL (the application gives it with `ToolContext::with_page_url`); use one of the tools offered here.",
                 self.name()
             ),
-        ))
+        };
+        Err(ToolResult::error(ErrorKind::Denied, message))
     }
 
     /// Strip hidden: hidden parameters are the framework's to fill, so what
@@ -304,15 +305,19 @@ fn prepend_notes(result: &mut ToolResult, notes: Vec<String>) {
 
 /// Lookup failed: `unknown_tool`, with up to three "did you mean" names, or
 /// the list of tools when there are at most 30.
-pub(super) fn unknown_tool(registry: &ToolRegistry, name: &str) -> ToolResult {
+/// Only the tools offered on the context's page are named (URL scope: the
+/// others would be refused).
+pub(super) fn unknown_tool(registry: &ToolRegistry, name: &str, ctx: &ToolContext) -> ToolResult {
+    let page = ctx.page_url();
     let suggestions: Vec<String> = registry
         .suggest(name)
         .iter()
+        .filter(|n| registry.get(n).is_some_and(|t| t.available_on(page)))
         .map(|s| format!("`{s}`"))
         .collect();
     let mut message = format!("Unknown tool `{}`.", quote(name));
     if suggestions.is_empty() {
-        let names = registry.names();
+        let names = registry.tool_names(page);
         if names.len() <= 30 {
             message.push_str(&format!(" Available tools: {}.", names.join(", ")));
         }

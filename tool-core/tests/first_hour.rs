@@ -100,3 +100,32 @@ async fn a_negative_number_for_an_unsigned_parameter_names_the_bound() {
         "{message}"
     );
 }
+
+/// Greet someone (second review, finding 5: a string literal defaults a text parameter).
+///
+/// # Arguments
+/// * `name` - Who to greet.
+/// * `dir` - Where they live.
+#[tool]
+fn fh_greet(
+    #[arg(default = "reader")] name: String,
+    #[arg(default = "/srv")] dir: std::path::PathBuf,
+) -> String {
+    format!("hi {name} in {}", dir.display())
+}
+
+#[tokio::test]
+async fn a_string_literal_defaults_a_text_parameter() {
+    let registry = registry();
+    let spec = registry.get("fh_greet").expect("registered").spec();
+    assert_eq!(spec.parameters["properties"]["name"]["default"], "reader");
+    assert_eq!(spec.parameters["properties"]["dir"]["default"], "/srv");
+    let result = registry
+        .execute("fh_greet", json!({}), &ToolContext::new())
+        .await;
+    assert_eq!(result.output, "hi reader in /srv");
+    let result = registry
+        .execute("fh_greet", json!({"name": "ana"}), &ToolContext::new())
+        .await;
+    assert_eq!(result.output, "hi ana in /srv");
+}

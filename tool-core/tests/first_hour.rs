@@ -86,6 +86,22 @@ async fn a_negative_number_for_an_unsigned_parameter_names_the_bound() {
         "Invalid value for parameter `limit` of `fh_search`: expected an integer of at least 0, \
          but received an integer -3."
     );
+    // An integer too large for a `usize` (second review, finding 7).
+    let result = r
+        .execute(
+            "fh_search",
+            serde_json::from_str::<serde_json::Value>(
+                r#"{"query": "x", "limit": 18446744073709551616}"#,
+            )
+            .expect("JSON"),
+            &ToolContext::new(),
+        )
+        .await;
+    assert_eq!(
+        result.error.expect("an error").message,
+        "Invalid value for parameter `limit` of `fh_search`: expected an integer of at most \
+         18446744073709551615, but received an integer 18446744073709551616."
+    );
     // A value of the wrong kind still says the kind.
     let result = r
         .execute(

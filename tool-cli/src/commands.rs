@@ -285,10 +285,14 @@ pub(crate) fn tool_help(registry: &ToolRegistry, name: &str, words: &[String]) -
     for param in params {
         let schema = &spec.parameters["properties"][param];
         let kind = value_hint(schema, &spec.parameters, 0).unwrap_or_else(|| "json".to_owned());
+        // Required, or optional with the default it then takes (as `schema` shows).
         let need = if required.contains(&param) {
-            ", required"
+            ", required".to_owned()
         } else {
-            ""
+            match schema.get("default") {
+                Some(default) => format!(", optional, default {default}"),
+                None => ", optional".to_owned(),
+            }
         };
         text.push_str(&format!("  --{}=<{kind}>{need}\n", param.replace('_', "-")));
         if let Some(doc) = schema["description"].as_str() {

@@ -155,8 +155,17 @@ fn help_after_the_tool_name_describes_the_tool() {
         // An enum (behind a `$ref`, optional) shows its values, not `<json>`.
         let out = run(["call", "read_images", flag]);
         let text = stdout(&out);
-        assert!(text.contains("  --layout=<grid|separate>\n"), "{text}");
+        assert!(
+            text.contains("  --layout=<grid|separate>, optional\n"),
+            "{text}"
+        );
         assert!(text.contains("  --paths=<array>, required\n"), "{text}");
+        // A default is shown (second review, finding 7).
+        let text = stdout(&run(["call", "read_file", flag]));
+        assert!(
+            text.contains("  --offset=<integer>, optional, default 1\n"),
+            "{text}"
+        );
     }
     let out = run(["call", "cli_fixture_nope", "--help"]);
     assert_eq!(code(&out), 2);

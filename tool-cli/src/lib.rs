@@ -751,6 +751,24 @@ mod tests {
         );
     }
 
+    /// README's merge example (second review, finding 8), as written there, runs.
+    #[test]
+    fn readmes_merge_example_runs() -> Result<(), tool_core::RegistryError> {
+        use tool_core::{OnConflict, ToolRegistry};
+
+        let readme = include_str!("../../README.md");
+        for line in [
+            "let mut registry = ToolRegistry::global().clone();",
+            "registry.merge(&tool_builtins::registry(), OnConflict::Error)?;",
+        ] {
+            assert!(readme.contains(line), "README lacks `{line}`");
+        }
+        let mut registry = ToolRegistry::global().clone();
+        registry.merge(&tool_builtins::registry(), OnConflict::Error)?;
+        assert!(registry.get("bash_command").is_some());
+        Ok(())
+    }
+
     #[test]
     fn an_app_refuses_the_options_of_builtins_it_lacks() {
         let refused = |line: &[&str]| {

@@ -533,9 +533,11 @@ fn execute(registry: &ToolRegistry, program: &Program, mut cli: Args) -> Result<
             limits,
             no_index,
         } => {
-            let access = mcp::http_access(http, allow_remote, token_file.as_deref(), token)
-                .map_err(Failure::Usage)?
-                .map(|serve| serve.with_limits(limits.limits()));
+            let has_shell = registry.get("bash_command").is_some();
+            let access =
+                mcp::http_access(http, has_shell, allow_remote, token_file.as_deref(), token)
+                    .map_err(Failure::Usage)?
+                    .map(|serve| serve.with_limits(limits.limits()));
             let mut session =
                 Session::open(&cli.common, program.context()).map_err(Failure::Usage)?;
             if !no_index {

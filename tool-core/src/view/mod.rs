@@ -220,10 +220,10 @@ impl Rule {
             Self::Without(n) => !n.contains(&spec.name),
             Self::Page(url) => {
                 // The patterns were checked when the tool was built.
-                let patterns: Vec<crate::UrlPattern> = spec
+                let patterns: Vec<crate::governance::url_pattern::UrlPattern> = spec
                     .url_patterns
                     .iter()
-                    .filter_map(|p| crate::UrlPattern::parse(p).ok())
+                    .filter_map(|p| crate::governance::url_pattern::UrlPattern::parse(p).ok())
                     .collect();
                 crate::governance::url_pattern::any_match(&patterns, url.as_deref())
             }

@@ -90,5 +90,25 @@ fn main() -> ExitCode {
         "{printed}"
     );
     println!("$ app_cli call --text price --sku=CUP-9\n{printed}");
+
+    // Its help names the program and its own tool, never `tool` or a built-in.
+    let (status, help) = shell(&["call", "--help"]);
+    assert_eq!(status, Some(0));
+    assert!(help.contains("Usage: shop call [OPTIONS] <NAME>"), "{help}");
+    assert!(help.contains("shop call price --sku=example"), "{help}");
+    assert!(
+        !help.contains("tool call") && !help.contains("read_file"),
+        "{help}"
+    );
+    // A built-in's option is refused, not silently ignored.
+    let refused = Command::new(std::env::current_exe().expect("the example's path"))
+        .args(["--bash-policy", "policy.json", "list"])
+        .output()
+        .expect("the example runs itself");
+    assert_eq!(refused.status.code(), Some(2));
+    println!(
+        "$ app_cli --bash-policy policy.json list\n{}",
+        String::from_utf8_lossy(&refused.stderr)
+    );
     ExitCode::SUCCESS
 }

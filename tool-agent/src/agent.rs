@@ -270,9 +270,31 @@ impl Agent {
         self
     }
 
-    /// The tools this agent offers.
+    /// The tools given to this agent. A run offers (and runs) those of
+    /// them available on its context's page URL ([`offered`](Self::offered)).
     pub fn tools(&self) -> &RegistryView {
         &self.tools
+    }
+
+    /// The tools a run on `page_url` offers the model and runs: every tool
+    /// of [`tools`](Self::tools) whose `url_patterns` match it, or that has
+    /// none ([`RegistryView::on_page`], the rule `execute` applies; MCP's
+    /// `tools/list` shows the same). Without a page URL
+    /// ([`ToolContext::with_page_url`] in [`context`](Self::context)) a
+    /// URL-scoped tool is neither offered nor run. When every tool is
+    /// available this is `tools()` itself (its loaded deferred tools
+    /// shared); otherwise a view of its own per run.
+    pub fn offered(&self, page_url: Option<&str>) -> RegistryView {
+        let registry = self.tools.registry();
+        let all = registry
+            .names()
+            .iter()
+            .all(|n| registry.get(n).is_some_and(|t| t.available_on(page_url)));
+        if all {
+            self.tools.clone()
+        } else {
+            self.tools.clone().on_page(page_url)
+        }
     }
 
     /// Runs `task` as the first user message.
@@ -328,6 +350,7 @@ impl Agent {
             .clone()
             .with_trace_id(trace_id.clone())
             .with_cancellation_token(self.cancel.clone());
+        let tools = self.offered(ctx.page_url());
         let started = Instant::now();
         let deadline = self
             .limits
@@ -368,11 +391,11 @@ impl Agent {
             // Per turn: tools loaded by `tool_search` on the last turn join the
             // list. Without deferred tools the view's registry holds exactly the
             // view's tools, and its cached rendering is the same list.
-            let registry = self.tools.registry();
-            let schemas = if self.tools.deferred().is_empty() {
+            let registry = tools.registry();
+            let schemas = if tools.deferred().is_empty() {
                 registry.schemas_in(format)?
             } else {
-                self.tools.schemas_for(format, Some(&trace_id))?
+                tools.schemas_for(format, Some(&trace_id))?
             };
             let choice = match (&self.limits.first_tool_choice, n) {
                 (Some(first), 1) => first,

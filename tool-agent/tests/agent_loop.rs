@@ -381,3 +381,66 @@ async fn repaired_arguments_are_normalised_like_every_provider_call() {
     assert!(results[1].result.metadata.get("argument_repairs").is_none());
     assert!(results[1].result.notes.is_empty());
 }
+
+/// `open_tool` (anywhere) and `shop_tool` (only on `https://shop.example/*`).
+fn scoped_tools() -> ToolRegistry {
+    let mut r = ToolRegistry::new();
+    let open = ToolSpec::new("open_tool", "Runs anywhere.", schema()).read_only();
+    r.register(
+        Tool::new(open, |_: Map<String, Value>, _| async {
+            ToolResult::ok("open")
+        })
+        .unwrap(),
+    )
+    .unwrap();
+    let mut shop = ToolSpec::new("shop_tool", "Runs on the shop's pages.", schema()).read_only();
+    shop.url_patterns = vec!["https://shop.example/*".to_owned()];
+    r.register(
+        Tool::new(shop, |_: Map<String, Value>, _| async {
+            ToolResult::ok("shop")
+        })
+        .unwrap(),
+    )
+    .unwrap();
+    r
+}
+
+#[tokio::test]
+async fn url_scoped_tools_are_offered_only_on_their_pages() {
+    // No page: the scoped tool is neither offered nor run, and the unknown-tool
+    // answer does not name it.
+    let model = Arc::new(ScriptedClient::new([
+        ScriptedTurn::calls([call("s", "shop_tool", json!({}))]),
+        ScriptedTurn::text("done"),
+    ]));
+    let out = Agent::new(model.clone(), scoped_tools())
+        .run("go")
+        .await
+        .unwrap();
+    let seen = model.seen();
+    assert_eq!(seen[0].tool_names, ["open_tool"]);
+    assert_eq!(seen[1].tool_names, ["open_tool"]);
+    assert_eq!(
+        out.tool_errors,
+        ["shop_tool: Unknown tool `shop_tool`. Did you mean `open_tool`?"]
+    );
+
+    // On a matching page it is offered and runs.
+    let model = Arc::new(ScriptedClient::new([
+        ScriptedTurn::calls([call("s", "shop_tool", json!({}))]),
+        ScriptedTurn::text("done"),
+    ]));
+    let agent = Agent::new(model.clone(), scoped_tools())
+        .context(tool_core::ToolContext::new().with_page_url("https://shop.example/cart"));
+    let out = agent.run("go").await.unwrap();
+    assert_eq!(model.seen()[0].tool_names, ["open_tool", "shop_tool"]);
+    assert!(out.tool_errors.is_empty(), "{:?}", out.tool_errors);
+
+    // Another page: as with no page.
+    assert_eq!(
+        Agent::new(Arc::new(ScriptedClient::new([])), scoped_tools())
+            .offered(Some("https://evil.example/"))
+            .names(),
+        ["open_tool"]
+    );
+}

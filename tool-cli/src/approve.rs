@@ -3,6 +3,7 @@
 //! and the run (`session`) both use it without importing each other.
 
 use std::io::{BufRead, BufReader, IsTerminal, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use clap::ValueEnum;
@@ -75,6 +76,7 @@ impl Approve {
             Self::Read => ApprovalPolicy::new().auto_approve(ToolKind::Read),
             Self::All => ApprovalPolicy::new().auto_approve_all(),
             Self::Ask => ApprovalPolicy::new().ask(|request: ApprovalRequest| async move {
+                exit_on_interrupt();
                 let asked = tokio::task::spawn_blocking(move || ask_terminal(&request));
                 match tokio::time::timeout(ASK_TIMEOUT, asked).await {
                     Ok(Ok(decision)) => decision,
@@ -87,6 +89,42 @@ impl Approve {
             }),
         }
     }
+}
+
+/// Whether the y/N question is on the terminal, waiting for its answer.
+static PROMPTING: AtomicBool = AtomicBool::new(false);
+
+/// Whether [`exit_on_interrupt`] took over `SIGINT` already.
+static WATCHING: AtomicBool = AtomicBool::new(false);
+
+/// Makes Ctrl-C (`SIGINT`) end the program with status 130 as before, and
+/// when it comes while the y/N question waits, first ends the question's
+/// line, so the shell's prompt does not land after `[y/N] ` (second review,
+/// finding 7). The handler is installed here, synchronously, before the
+/// question is written; once installed it stays for the rest of the run
+/// (Tokio's handlers are never removed), and the task it wakes exits the
+/// process as the default action would (no destructors ran then either).
+/// Needs the runtime's signal driver (`enable_all`); without it Ctrl-C keeps
+/// its default action.
+fn exit_on_interrupt() {
+    if WATCHING.swap(true, Ordering::SeqCst) {
+        return;
+    }
+    let Ok(mut interrupts) =
+        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
+    else {
+        return;
+    };
+    tokio::spawn(async move {
+        if interrupts.recv().await.is_some() {
+            if PROMPTING.load(Ordering::SeqCst) {
+                let mut err = std::io::stderr().lock();
+                let _ = writeln!(err);
+                let _ = err.flush();
+            }
+            std::process::exit(130);
+        }
+    });
 }
 
 /// Asks on stderr and reads one line from `/dev/tty`: `y` or `yes`
@@ -103,16 +141,22 @@ fn ask_terminal(request: &ApprovalRequest) -> ApprovalDecision {
         Some((end, _)) => format!("{}…", &arguments[..end]),
         None => arguments,
     };
+    let injected = request
+        .injected_line(400)
+        .map(|line| format!("  {line}\n"))
+        .unwrap_or_default();
+    PROMPTING.store(true, Ordering::SeqCst);
     let mut err = std::io::stderr().lock();
     let _ = write!(
         err,
-        "`{}` ({}) needs your confirmation.\n  arguments: {shown}\nRun it? [y/N] ",
+        "`{}` ({}) needs your confirmation.\n  arguments: {shown}\n{injected}Run it? [y/N] ",
         request.tool, request.kind
     );
     let _ = err.flush();
     drop(err);
     let mut line = String::new();
     let read = BufReader::new(std::io::Read::take(tty, MAX_ANSWER)).read_line(&mut line);
+    PROMPTING.store(false, Ordering::SeqCst);
     match read {
         Ok(n) if n > 0 && matches!(line.trim().to_ascii_lowercase().as_str(), "y" | "yes") => {
             ApprovalDecision::Approve

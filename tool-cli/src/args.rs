@@ -45,7 +45,7 @@ pub(crate) fn parse_call_args(
             Some((k, v)) => (k, Some(v)),
             None => (option, words.next_if(|w| !is_option(w)).map(String::as_str)),
         };
-        let key = raw_key.replace('-', "_");
+        let key = declared_key(parameters, raw_key);
         let value = match text {
             // A parameter that only takes text gets the text as written:
             // `--pattern=123` is the string "123", `--query='"x"'` keeps its quotes.
@@ -73,6 +73,33 @@ pub(crate) fn parse_call_args(
         args.insert(key, value);
     }
     Ok(args)
+}
+
+/// The parameter `--raw_key` names: dashes become underscores
+/// (`--file-path` is `file_path`), and when no parameter has that name, the
+/// one parameter whose name is the same but for case, dashes and
+/// underscores (`--from-year` is `fromYear`, a `#[serde(rename)]`d field);
+/// else the underscored key, which the tool then refuses with the valid names.
+fn declared_key(parameters: &Value, raw_key: &str) -> String {
+    let key = raw_key.replace('-', "_");
+    let Some(properties) = parameters["properties"].as_object() else {
+        return key;
+    };
+    if properties.contains_key(&key) {
+        return key;
+    }
+    let fold = |s: &str| {
+        s.chars()
+            .filter(|c| !matches!(c, '-' | '_'))
+            .flat_map(char::to_lowercase)
+            .collect::<String>()
+    };
+    let wanted = fold(raw_key);
+    let mut same = properties.keys().filter(|p| fold(p) == wanted);
+    match (same.next(), same.next()) {
+        (Some(only), None) => only.clone(),
+        _ => key,
+    }
 }
 
 /// Refuses an argument that is one of the `tool` program's own options
@@ -251,6 +278,29 @@ mod tests {
             json!({"limit": 5, "query": "hello", "tags": ["a"], "x": true, "n": null, "f": 1.5,
                    "s": "42", "empty": "", "eq": "a=b"})
         );
+    }
+
+    #[test]
+    fn a_dashed_key_finds_its_camel_case_parameter() {
+        let parameters = serde_json::json!({"type": "object", "properties": {
+            "text": {"type": "string"}, "fromYear": {"type": "integer"}, "file_path": {"type": "string"}
+        }});
+        let words: Vec<String> = ["--from-year=2020", "--file-path=a", "--Text=x"]
+            .iter()
+            .map(|s| (*s).to_owned())
+            .collect();
+        let args = parse_call_args(&words, || Ok(String::new()), &parameters).unwrap();
+        assert_eq!(
+            Value::Object(args),
+            serde_json::json!({"fromYear": 2020, "file_path": "a", "text": "x"})
+        );
+        // Two parameters that fold alike: the plain underscored key, refused later.
+        let parameters = serde_json::json!({"type": "object", "properties": {
+            "fromYear": {"type": "integer"}, "from_year_": {"type": "integer"}
+        }});
+        let words = vec!["--FROM-YEAR=1".to_owned()];
+        let args = parse_call_args(&words, || Ok(String::new()), &parameters).unwrap();
+        assert_eq!(Value::Object(args), serde_json::json!({"FROM_YEAR": 1}));
     }
 
     #[test]

@@ -120,8 +120,11 @@ underscores (`--file-path` is `file_path`). Everything after NAME belongs to
 the tool: give this program's own options before NAME. (A lone `--help` after
 NAME shows the tool's parameters, unless the tool has one called `help`.)
 
-Prints one JSON object: {\"trace_id\", \"tool\", \"title\", \"output\", \"error\",
-\"metadata\", \"long_term_memory\", \"images\", \"attachments\"}. Output that is a
+Output: on a terminal, the result as readable text (title, output, error,
+notes, files written; terminal control characters shown escaped); otherwise
+(pipes, files, scripts) one JSON object: {\"trace_id\", \"tool\", \"title\",
+\"output\", \"error\", \"notes\", \"metadata\", \"long_term_memory\", \"images\",
+\"attachments\"}; --json and --text force one. Output that is a
 JSON object or array is embedded as JSON, not as a string. Images and inline
 attachments are written to files under --out and reported by path.
 

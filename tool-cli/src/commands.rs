@@ -29,9 +29,18 @@ pub(crate) fn list(
                 .split_whitespace()
                 .collect::<Vec<_>>()
                 .join(" ");
+            // A URL-scoped tool runs only with a matching --page-url: said at its line.
+            let scope = if spec.url_patterns.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    " [only with --page-url matching {}]",
+                    spec.url_patterns.join(" or ")
+                )
+            };
             writeln!(
                 out,
-                "{:<width$}  {:<7}  {summary}",
+                "{:<width$}  {:<7}  {summary}{scope}",
                 spec.name,
                 spec.kind.as_str()
             )?;
@@ -187,10 +196,38 @@ pub(crate) fn call(
             },
             name.to_owned(),
         )),
-        Some(_) => Err(Failure::ToolError),
+        Some(e) => {
+            if e.kind == ErrorKind::Denied {
+                page_url_hint(registry, &session.ctx, name)?;
+            }
+            Err(Failure::ToolError)
+        }
         None if write_failed => Err(Failure::ToolError),
         None => Ok(()),
     }
+}
+
+/// For a call refused by URL scope, the option that gives the page, on
+/// stderr: the pipeline's message speaks to a model ("use one of the tools
+/// offered here"); a person at a shell needs `--page-url`.
+fn page_url_hint(
+    registry: &ToolRegistry,
+    ctx: &tool_core::ToolContext,
+    name: &str,
+) -> io::Result<()> {
+    let Some(tool) = registry.get(name) else {
+        return Ok(());
+    };
+    let patterns = &tool.spec().url_patterns;
+    if patterns.is_empty() || tool.available_on(ctx.page_url()) {
+        return Ok(());
+    }
+    writeln!(
+        io::stderr(),
+        "hint: `{name}` runs only on pages matching {}; give the page with `{} --page-url URL call {name} …`",
+        patterns.join(" or "),
+        crate::app::program_name()
+    )
 }
 
 /// How `tool call` prints its result (cross-cutting decision 9: readable
@@ -248,10 +285,14 @@ pub(crate) fn tool_help(registry: &ToolRegistry, name: &str, words: &[String]) -
     for param in params {
         let schema = &spec.parameters["properties"][param];
         let kind = value_hint(schema, &spec.parameters, 0).unwrap_or_else(|| "json".to_owned());
+        // Required, or optional with the default it then takes (as `schema` shows).
         let need = if required.contains(&param) {
-            ", required"
+            ", required".to_owned()
         } else {
-            ""
+            match schema.get("default") {
+                Some(default) => format!(", optional, default {default}"),
+                None => ", optional".to_owned(),
+            }
         };
         text.push_str(&format!("  --{}=<{kind}>{need}\n", param.replace('_', "-")));
         if let Some(doc) = schema["description"].as_str() {

@@ -90,6 +90,7 @@
 //! crate (a generated trace id needs to differ between runs, not to be secret).
 
 mod app;
+mod app_help;
 mod approve;
 mod args;
 mod base64;
@@ -185,7 +186,8 @@ where
 }
 
 /// The options of the shell and its sandbox, hidden from the help of a
-/// program whose registry has no `bash_command` (they do nothing there).
+/// program whose registry has no `bash_command` and refused there (they do
+/// nothing there).
 const SHELL_OPTIONS: &[&str] = &[
     "bash_policy",
     "sandbox",
@@ -194,16 +196,109 @@ const SHELL_OPTIONS: &[&str] = &[
     "sandbox_write",
     "sandbox_hide",
     "sandbox_limit",
+    "sandbox_allow_unix_sockets",
 ];
 
 /// The network options, hidden from the help of a program whose registry
 /// has neither `bash_command` nor `web_fetch` (they govern both).
 const NETWORK_OPTIONS: &[&str] = &["allow_net", "allow_net_private"];
 
+/// The skills option, hidden from the help of a program whose registry has
+/// no `read_file` (the `skill` tool's files are read with it).
+const SKILLS_OPTIONS: &[&str] = &["skills_dirs"];
+
+/// Whether `registry` is an application's own set of tools rather than the
+/// `tool` binary's: it has none of the built-in shell and file tools.
+fn is_app(registry: &ToolRegistry) -> bool {
+    registry.get("bash_command").is_none() && registry.get("read_file").is_none()
+}
+
+/// The options of `common` given on the command line (or by environment)
+/// that configure a built-in tool `registry` does not hold, each as
+/// (option, the built-in it configures).
+fn builtin_options_given(
+    registry: &ToolRegistry,
+    common: &cli::CommonOptions,
+) -> Vec<(&'static str, &'static str)> {
+    let mut given = Vec::new();
+    if registry.get("bash_command").is_none() {
+        let shell = [
+            ("--bash-policy", common.bash_policy.is_some()),
+            ("--sandbox", common.sandbox.is_some()),
+            ("--sandbox-tier", common.sandbox_tier.is_some()),
+            ("--sandbox-best-effort", common.sandbox_best_effort),
+            ("--sandbox-write", !common.sandbox_write.is_empty()),
+            ("--sandbox-hide", !common.sandbox_hide.is_empty()),
+            ("--sandbox-limit", !common.sandbox_limit.is_empty()),
+            (
+                "--sandbox-allow-unix-sockets",
+                common.sandbox_allow_unix_sockets,
+            ),
+        ];
+        given.extend(
+            shell
+                .into_iter()
+                .filter(|(_, on)| *on)
+                .map(|(o, _)| (o, "bash_command")),
+        );
+        if registry.get("web_fetch").is_none() {
+            let network = [
+                ("--allow-net", !common.allow_net.is_empty()),
+                ("--allow-net-private", common.allow_net_private),
+            ];
+            given.extend(
+                network
+                    .into_iter()
+                    .filter(|(_, on)| *on)
+                    .map(|(o, _)| (o, "bash_command and web_fetch")),
+            );
+        }
+    }
+    if registry.get("read_file").is_none() && !common.skills_dirs.is_empty() {
+        given.push(("--skills-dir", "skill and read_file"));
+    }
+    given
+}
+
+/// A usage error for an option or command of a built-in tool the program
+/// `registry` serves does not include (`--bash-policy` in an app without a
+/// shell): such an option would do nothing, and a person who copied a
+/// `tool` command line would believe it applies (second review, finding 6).
+fn refuse_builtin_options(registry: &ToolRegistry, cli: &Args) -> Result<(), Failure> {
+    let program = app::program_name();
+    let command = match &cli.command {
+        Command::Skills { .. } if registry.get("read_file").is_none() => Some("skills"),
+        Command::Index { .. }
+            if registry.get("grep_content").is_none() && registry.get("glob_files").is_none() =>
+        {
+            Some("index")
+        }
+        _ => None,
+    };
+    if let Some(command) = command {
+        return Err(Failure::Usage(format!(
+            "`{program} {command}` works with the built-in tools, which {program} does not include; run `{program} --help` for its commands"
+        )));
+    }
+    let given = builtin_options_given(registry, &cli.common);
+    if let Some((option, tool)) = given.first() {
+        let all: Vec<&str> = given.iter().map(|(o, _)| *o).collect();
+        let also = if all.len() > 1 {
+            format!(" (given: {})", all.join(", "))
+        } else {
+            String::new()
+        };
+        return Err(Failure::Usage(format!(
+            "{option} configures the built-in {tool}, which {program} does not include, so it would do nothing; remove it{also}"
+        )));
+    }
+    Ok(())
+}
+
 /// The command line of the program `name` over `registry`: the `tool`
-/// binary's, named `name`; for a registry without the built-in shell, the
-/// shell's options hidden and a description and examples that do not
-/// promise the built-in tools.
+/// binary's, named `name`; for an application's registry (no built-in
+/// shell), the built-ins' options hidden and every help text rewritten for
+/// the application ([`app_help::for_app`]).
 fn command_for(registry: &ToolRegistry, name: &str) -> clap::Command {
     use clap::CommandFactory;
     let mut command = Args::command()
@@ -211,25 +306,22 @@ fn command_for(registry: &ToolRegistry, name: &str) -> clap::Command {
         .bin_name(name.to_owned());
     if registry.get("bash_command").is_none() {
         let no_network = registry.get("web_fetch").is_none();
+        let no_skills = registry.get("read_file").is_none();
         let ids: Vec<String> = command
             .get_arguments()
             .map(|a| a.get_id().to_string())
             .filter(|id| {
                 SHELL_OPTIONS.contains(&id.as_str())
                     || (no_network && NETWORK_OPTIONS.contains(&id.as_str()))
+                    || (no_skills && SKILLS_OPTIONS.contains(&id.as_str()))
             })
             .collect();
         for id in ids {
             command = command.mut_arg(id, |a| a.hide(true));
         }
-        command = command
-            .about(format!(
-                "List, describe and run {name}'s tools from a shell, or serve them over MCP."
-            ))
-            .long_about(None)
-            .after_help(format!(
-                "Examples:\n  {name} list\n  {name} schema TOOL\n  {name} call TOOL '{{\"arg\": 1}}'\n  {name} serve"
-            ));
+    }
+    if is_app(registry) {
+        command = app_help::for_app(command, name, registry);
     }
     command
 }
@@ -297,6 +389,7 @@ fn called_tool(command: &Command) -> Option<&str> {
 }
 
 fn execute(registry: &ToolRegistry, program: &Program, mut cli: Args) -> Result<(), Failure> {
+    refuse_builtin_options(registry, &cli)?;
     let call = matches!(cli.command, Command::Call { .. });
     cli.common
         .approve
@@ -317,8 +410,13 @@ fn execute(registry: &ToolRegistry, program: &Program, mut cli: Args) -> Result<
             &mut io::stderr().lock(),
         );
     }
-    // --skills-dir / $AGENT_TOOLS_SKILLS add the `skill` tool.
-    let extended = skills::with_skill_tool(registry, &cli.common)?;
+    // --skills-dir / $AGENT_TOOLS_SKILLS add the `skill` tool, to a program
+    // with the built-in file tools (an application's ignores the variable).
+    let extended = if registry.get("read_file").is_some() {
+        skills::with_skill_tool(registry, &cli.common)?
+    } else {
+        registry.clone()
+    };
     let registry = &extended;
     // With --mcp-config the imported servers' connections live on the
     // runtime built here, which then also runs the calls.
@@ -437,9 +535,11 @@ fn execute(registry: &ToolRegistry, program: &Program, mut cli: Args) -> Result<
             limits,
             no_index,
         } => {
-            let access = mcp::http_access(http, allow_remote, token_file.as_deref(), token)
-                .map_err(Failure::Usage)?
-                .map(|serve| serve.with_limits(limits.limits()));
+            let has_shell = registry.get("bash_command").is_some();
+            let access =
+                mcp::http_access(http, has_shell, allow_remote, token_file.as_deref(), token)
+                    .map_err(Failure::Usage)?
+                    .map(|serve| serve.with_limits(limits.limits()));
             let mut session =
                 Session::open(&cli.common, program.context()).map_err(Failure::Usage)?;
             if !no_index {
@@ -554,4 +654,154 @@ fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
                 "cannot start the async runtime: {e}"
             )))
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+    use serde_json::json;
+    use tool_core::{Tool, ToolResult, ToolSpec};
+
+    use super::*;
+
+    /// An application's registry: one tool of its own, no built-ins.
+    fn shop() -> ToolRegistry {
+        let mut registry = ToolRegistry::new();
+        let spec = ToolSpec::new(
+            "price",
+            "Look up a price.",
+            json!({"type": "object", "properties": {"sku": {"type": "string"}}, "required": ["sku"]}),
+        );
+        let tool = Tool::new(spec, |_args, _ctx| async { ToolResult::ok("1") }).expect("valid");
+        registry.register(tool).expect("registers");
+        registry
+    }
+
+    fn help_of(command: &mut clap::Command, sub: &str) -> String {
+        command
+            .find_subcommand_mut(sub)
+            .expect("the subcommand")
+            .render_long_help()
+            .to_string()
+    }
+
+    #[test]
+    fn an_apps_subcommand_help_names_the_app_and_its_tools() {
+        let mut command = command_for(&shop(), "shop");
+        command.build();
+        for sub in ["call", "serve", "list", "schema", "batch", "parse"] {
+            let help = help_of(&mut command, sub);
+            for foreign in [
+                "tool call ",
+                "tool serve ",
+                "tool batch ",
+                "tool list ",
+                "tool schema ",
+                "tool parse ",
+                "`tool ",
+                "read_file",
+                "grep_content",
+                "list_dir",
+                "bash_command",
+                "built-in",
+            ] {
+                assert!(
+                    !help.contains(foreign),
+                    "`shop {sub} --help` names {foreign}:\n{help}"
+                );
+            }
+            assert!(help.contains(&format!("Usage: shop {sub}")), "{help}");
+        }
+        let call = help_of(&mut command, "call");
+        assert!(
+            call.contains("shop call price '{\"sku\": \"example\"}'"),
+            "{call}"
+        );
+        assert!(call.contains("shop call price --sku=example"), "{call}");
+        assert!(call.contains("on a terminal"), "{call}");
+        let serve = help_of(&mut command, "serve");
+        assert!(
+            serve.contains("shop serve --http 127.0.0.1:8080"),
+            "{serve}"
+        );
+        // A usage error's usage line too.
+        let error = command_for(&shop(), "shop")
+            .try_get_matches_from(["shop", "call"])
+            .expect_err("a name is required")
+            .render()
+            .to_string();
+        assert!(
+            error.contains("Usage: shop call [OPTIONS] <NAME>"),
+            "{error}"
+        );
+        assert!(!error.contains("tool call"), "{error}");
+    }
+
+    #[test]
+    fn the_tool_programs_call_usage_stays() {
+        let mut registry = shop();
+        registry
+            .merge(&tool_builtins::registry(), tool_core::OnConflict::Error)
+            .expect("merges");
+        let mut command = command_for(&registry, "tool");
+        command.build();
+        let call = help_of(&mut command, "call");
+        assert!(call.contains("Usage: tool call [OPTIONS] <NAME>"), "{call}");
+        assert!(call.contains("tool call read_file"), "{call}");
+        // The long help says what a terminal gets, not only the JSON.
+        assert!(
+            call.contains("on a terminal, the result as readable text"),
+            "{call}"
+        );
+    }
+
+    /// README's merge example (second review, finding 8), as written there, runs.
+    #[test]
+    fn readmes_merge_example_runs() -> Result<(), tool_core::RegistryError> {
+        use tool_core::{OnConflict, ToolRegistry};
+
+        let readme = include_str!("../../README.md");
+        for line in [
+            "let mut registry = ToolRegistry::global().clone();",
+            "registry.merge(&tool_builtins::registry(), OnConflict::Error)?;",
+        ] {
+            assert!(readme.contains(line), "README lacks `{line}`");
+        }
+        let mut registry = ToolRegistry::global().clone();
+        registry.merge(&tool_builtins::registry(), OnConflict::Error)?;
+        assert!(registry.get("bash_command").is_some());
+        Ok(())
+    }
+
+    #[test]
+    fn an_app_refuses_the_options_of_builtins_it_lacks() {
+        let refused = |line: &[&str]| {
+            let cli = Args::try_parse_from(line).expect("parses");
+            match refuse_builtin_options(&shop(), &cli) {
+                Err(Failure::Usage(message)) => message,
+                other => panic!("{line:?} accepted: {}", other.is_ok()),
+            }
+        };
+        let m = refused(&["shop", "--bash-policy", "/nonexistent", "list"]);
+        assert!(
+            m.starts_with("--bash-policy configures the built-in bash_command, which"),
+            "{m}"
+        );
+        assert!(m.contains("remove it"), "{m}");
+        let m = refused(&["shop", "--sandbox", "off", "--allow-net", "*", "list"]);
+        assert!(m.contains("(given: --sandbox, --allow-net)"), "{m}");
+        let m = refused(&["shop", "--skills-dir", "s", "list"]);
+        assert!(
+            m.starts_with("--skills-dir configures the built-in skill"),
+            "{m}"
+        );
+        let m = refused(&["shop", "skills"]);
+        assert!(m.contains("skills` works with the built-in tools"), "{m}");
+        // The app's own options pass; the `tool` program takes them all.
+        let cli = Args::try_parse_from(["shop", "--approve", "all", "list"]).expect("parses");
+        assert!(refuse_builtin_options(&shop(), &cli).is_ok());
+        let cli = Args::try_parse_from(["tool", "--bash-policy", "/p", "--sandbox", "off", "list"])
+            .expect("parses");
+        assert!(refuse_builtin_options(&tool_builtins::registry(), &cli).is_ok());
+    }
 }

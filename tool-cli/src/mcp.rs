@@ -110,6 +110,7 @@ impl HttpServe {
 /// A usage message that says which option to add or fix.
 pub(crate) fn http_access(
     http: Option<SocketAddr>,
+    has_shell: bool,
     allow_remote: bool,
     token_file: Option<&Path>,
     token: Option<String>,
@@ -122,9 +123,15 @@ pub(crate) fn http_access(
         (None, token) => token,
     };
     if !addr.ip().is_loopback() && !allow_remote {
+        // The shell is named only where it is served.
+        let shell = if has_shell {
+            " (bash_command is a shell)"
+        } else {
+            ""
+        };
         return Err(format!(
             "refusing to serve on {addr}: it is not a loopback address, and anyone who can \
-             reach it could run every tool served (bash_command is a shell). Serve \
+             reach it could run every tool served{shell}. Serve \
              127.0.0.1:{port} or [::1]:{port}, or allow clients on other machines with \
              --allow-remote and a bearer token (--token-file FILE or --token TOKEN).",
             port = addr.port()
@@ -307,4 +314,27 @@ fn banner(what: &str) {
         "{} serve: MCP server (protocol 2025-11-25 and 2026-07-28) with {what}",
         crate::app::program_name()
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_remote_refusal_names_the_shell_only_where_it_is_served() {
+        let addr: SocketAddr = "0.0.0.0:18932".parse().expect("an address");
+        let refusal = |has_shell| match http_access(Some(addr), has_shell, false, None, None) {
+            Err(message) => message,
+            Ok(_) => panic!("a public address is served without --allow-remote"),
+        };
+        assert!(
+            refusal(true).contains("could run every tool served (bash_command is a shell). Serve")
+        );
+        let app = refusal(false);
+        assert!(
+            app.contains("could run every tool served. Serve 127.0.0.1:18932"),
+            "{app}"
+        );
+        assert!(!app.contains("bash_command"), "{app}");
+    }
 }

@@ -38,8 +38,38 @@ pub(crate) struct Printed<'a> {
 /// output (JSON output indented), `error (kind): message`, one `note:` line
 /// per note, one `image:` / `file:` line per file written, and the trace id
 /// last. Nothing is cut: the output is the tool's, already within the
-/// registry's output budget.
+/// registry's output budget. Control characters other than newline and tab
+/// (escape sequences, a lone carriage return, bidirectional overrides) are
+/// written escaped ([`escape_controls`]): a tool's output (a file's content,
+/// an MCP server's answer) cannot drive the terminal.
 pub(crate) fn readable(printed: &Value) -> String {
+    escape_controls(&readable_raw(printed))
+}
+
+/// `text` with every character that would act on a terminal rather than be
+/// shown written as an escape: C0 controls but `\n` and `\t` (and `\r`
+/// before `\n`), DEL and C1 controls as `\x1b`, and the Unicode
+/// bidirectional controls (U+202A–U+202E, U+2066–U+2069) as `\u{202e}`,
+/// the way the JSON form spells them apart.
+pub(crate) fn escape_controls(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\n' | '\t' => out.push(c),
+            '\r' if chars.peek() == Some(&'\n') => out.push(c),
+            c if c.is_control() => out.push_str(&format!("\\x{:02x}", u32::from(c))),
+            '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' => {
+                out.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// [`readable`] before its control characters are escaped.
+fn readable_raw(printed: &Value) -> String {
     let mut text = String::new();
     let mut line = |s: &str| {
         text.push_str(s);
@@ -835,6 +865,20 @@ fn file_safe(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_text_form_escapes_terminal_controls() {
+        let printed = serde_json::json!({
+            "title": "t\u{1b}]0;owned\u{7}",
+            "output": "line 1\r\nred \u{1b}[31mRED\u{1b}[0m\tok\rover \u{202e}evil \u{9b}2J",
+            "error": null,
+            "trace_id": "x",
+        });
+        assert_eq!(
+            readable(&printed),
+            "== t\\x1b]0;owned\\x07\nline 1\r\nred \\x1b[31mRED\\x1b[0m\tok\\x0dover \\u{202e}evil \\x9b2J\n(trace x)"
+        );
+    }
 
     fn output_json(text: &str) -> String {
         let result = ToolResult::ok(text);

@@ -119,6 +119,51 @@ impl<T: Mergeable> Mergeable for Option<T> {}
 /// Compile-time check that `T` can be merged.
 pub const fn assert_mergeable<T: Mergeable>() {}
 
+/// A text parameter type whose `#[arg(default = "...")]` may be a plain
+/// string literal (`#[arg(default = "reader")] name: String`): the macro
+/// converts the literal with [`from_str_default`](Self::from_str_default).
+/// Any other type takes a value of its own type (`#[arg(default = 10)]`).
+#[diagnostic::on_unimplemented(
+    message = "`#[arg(default = \"...\")]` is text, but the parameter is `{Self}`",
+    label = "a string literal is a default only for a text parameter",
+    note = "a string literal works for `String`, `Option<String>`, `Box<str>`, `Arc<str>`, `Cow<'static, str>` and `PathBuf`; for `{Self}` write a value of that type, such as `#[arg(default = 10)]` for a number"
+)]
+pub trait StrDefault {
+    /// The parameter's value for the literal `text`.
+    fn from_str_default(text: &'static str) -> Self;
+}
+
+impl StrDefault for String {
+    fn from_str_default(text: &'static str) -> Self {
+        text.to_owned()
+    }
+}
+impl StrDefault for Box<str> {
+    fn from_str_default(text: &'static str) -> Self {
+        text.into()
+    }
+}
+impl StrDefault for std::sync::Arc<str> {
+    fn from_str_default(text: &'static str) -> Self {
+        text.into()
+    }
+}
+impl StrDefault for std::borrow::Cow<'static, str> {
+    fn from_str_default(text: &'static str) -> Self {
+        std::borrow::Cow::Borrowed(text)
+    }
+}
+impl StrDefault for std::path::PathBuf {
+    fn from_str_default(text: &'static str) -> Self {
+        text.into()
+    }
+}
+impl<T: StrDefault> StrDefault for Option<T> {
+    fn from_str_default(text: &'static str) -> Self {
+        Some(T::from_str_default(text))
+    }
+}
+
 /// A type with a JSON representation for the schema's `default` (used by `#[arg(default = ...)]`).
 pub fn default_json<T: Serialize>(value: &T) -> Value {
     serde_json::to_value(value).unwrap_or(Value::Null)

@@ -86,6 +86,22 @@ async fn a_negative_number_for_an_unsigned_parameter_names_the_bound() {
         "Invalid value for parameter `limit` of `fh_search`: expected an integer of at least 0, \
          but received an integer -3."
     );
+    // An integer too large for a `usize` (second review, finding 7).
+    let result = r
+        .execute(
+            "fh_search",
+            serde_json::from_str::<serde_json::Value>(
+                r#"{"query": "x", "limit": 18446744073709551616}"#,
+            )
+            .expect("JSON"),
+            &ToolContext::new(),
+        )
+        .await;
+    assert_eq!(
+        result.error.expect("an error").message,
+        "Invalid value for parameter `limit` of `fh_search`: expected an integer of at most \
+         18446744073709551615, but received an integer 18446744073709551616."
+    );
     // A value of the wrong kind still says the kind.
     let result = r
         .execute(
@@ -99,4 +115,33 @@ async fn a_negative_number_for_an_unsigned_parameter_names_the_bound() {
         message.contains("expected an integer, but received a string \"many\""),
         "{message}"
     );
+}
+
+/// Greet someone (second review, finding 5: a string literal defaults a text parameter).
+///
+/// # Arguments
+/// * `name` - Who to greet.
+/// * `dir` - Where they live.
+#[tool]
+fn fh_greet(
+    #[arg(default = "reader")] name: String,
+    #[arg(default = "/srv")] dir: std::path::PathBuf,
+) -> String {
+    format!("hi {name} in {}", dir.display())
+}
+
+#[tokio::test]
+async fn a_string_literal_defaults_a_text_parameter() {
+    let registry = registry();
+    let spec = registry.get("fh_greet").expect("registered").spec();
+    assert_eq!(spec.parameters["properties"]["name"]["default"], "reader");
+    assert_eq!(spec.parameters["properties"]["dir"]["default"], "/srv");
+    let result = registry
+        .execute("fh_greet", json!({}), &ToolContext::new())
+        .await;
+    assert_eq!(result.output, "hi reader in /srv");
+    let result = registry
+        .execute("fh_greet", json!({"name": "ana"}), &ToolContext::new())
+        .await;
+    assert_eq!(result.output, "hi ana in /srv");
 }

@@ -856,3 +856,74 @@ async fn tool_search_takes_typed_arguments_with_the_pipelines_messages() {
     .await;
     assert!(r.error.is_none(), "{r:?}");
 }
+
+/// `open` (anywhere) and `shop` (only on `https://shop.example/*`).
+fn scoped() -> ToolRegistry {
+    let mut r = ToolRegistry::new();
+    r.register(tool("open", "Runs anywhere.", ToolKind::Read, &[], true))
+        .unwrap();
+    let mut spec = ToolSpec::new(
+        "shop",
+        "Runs on the shop's pages.",
+        json!({"type": "object"}),
+    );
+    spec.url_patterns = vec!["https://shop.example/*".to_owned()];
+    r.register(
+        Tool::new(spec, |_args: Map<String, Value>, _ctx| async {
+            ToolResult::ok("shop")
+        })
+        .unwrap(),
+    )
+    .unwrap();
+    r
+}
+
+#[tokio::test]
+async fn on_page_offers_what_execute_accepts_there() {
+    let view = RegistryView::new(scoped());
+    assert_eq!(names(&view.clone().on_page(None)), ["open"]);
+    assert_eq!(
+        names(&view.clone().on_page(Some("https://evil.example/"))),
+        ["open"]
+    );
+    // A second call replaces the page of the first.
+    let on_shop = view
+        .clone()
+        .on_page(None)
+        .on_page(Some("https://shop.example/cart"));
+    assert_eq!(names(&on_shop), ["open", "shop"]);
+
+    // `execute` without a page: the refusal says how a page is given, and an
+    // unknown tool's answer names only the tools offered here.
+    let registry = scoped();
+    let ctx = ToolContext::new();
+    let refused = registry
+        .execute("shop", json!({}), &ctx)
+        .await
+        .error
+        .unwrap();
+    assert_eq!(refused.kind, ErrorKind::Denied);
+    assert_eq!(
+        refused.message,
+        "The tool `shop` runs only on the pages its URL patterns match, and this call has no page URL (the application gives it with `ToolContext::with_page_url`); use one of the tools offered here."
+    );
+    let unknown = registry
+        .execute("zzz", json!({}), &ctx)
+        .await
+        .error
+        .unwrap();
+    assert_eq!(
+        unknown.message,
+        "Unknown tool `zzz`. Available tools: open."
+    );
+    let on_page = ToolContext::new().with_page_url("https://shop.example/a");
+    let unknown = registry
+        .execute("zzz", json!({}), &on_page)
+        .await
+        .error
+        .unwrap();
+    assert_eq!(
+        unknown.message,
+        "Unknown tool `zzz`. Available tools: open, shop."
+    );
+}

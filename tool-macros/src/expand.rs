@@ -273,6 +273,16 @@ impl<'a> Expander<'a> {
         };
         let ident = self.default_fn_ident(param);
         let ty = &param.ty;
+        // A plain string literal is the text of a text parameter
+        // (`#[arg(default = "reader")] name: String`): converted through
+        // `StrDefault`, whose diagnostic says what to write for any other
+        // type (issue 24, second review, finding 5).
+        let value = if is_str_literal(expr) {
+            let p = self.private_at(expr.span());
+            quote_spanned!(expr.span()=> <#ty as #p::StrDefault>::from_str_default(#expr))
+        } else {
+            quote!(#expr)
+        };
         // Through a typed binding, so that a default of the wrong type is
         // reported at the default with "expected due to this" under the
         // parameter's type, never as the "return type" of a function the
@@ -280,7 +290,7 @@ impl<'a> Expander<'a> {
         Some(quote! {
             fn #ident() -> #ty {
                 #[allow(clippy::let_and_return, reason = "points type errors at the parameter")]
-                let __default: #ty = #expr;
+                let __default: #ty = #value;
                 __default
             }
         })
@@ -898,6 +908,19 @@ fn push_tokens(tokens: TokenStream, out: &mut String) {
                 space_next = false;
             }
         }
+    }
+}
+
+/// Whether `expr` is a plain string literal (`"reader"`), parentheses aside.
+fn is_str_literal(expr: &syn::Expr) -> bool {
+    match expr {
+        syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Str(_),
+            ..
+        }) => true,
+        syn::Expr::Paren(inner) => is_str_literal(&inner.expr),
+        syn::Expr::Group(inner) => is_str_literal(&inner.expr),
+        _ => false,
     }
 }
 

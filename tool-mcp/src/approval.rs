@@ -69,11 +69,7 @@ impl Approver for ElicitationApprover {
         let peer = self.peer.clone();
         let fallback = self.fallback.clone();
         Box::pin(async move {
-            let arguments = serde_json::to_string(&request.arguments).unwrap_or_default();
-            let message = format!(
-                "Allow the tool `{}` ({}) to run with these arguments?\n{arguments}",
-                request.tool, request.kind
-            );
+            let message = confirmation_message(&request);
             match peer.elicit::<Confirm>(message).await {
                 Ok(Some(Confirm { approve: true })) => ApprovalDecision::Approve,
                 Ok(_) | Err(ElicitationError::UserDeclined | ElicitationError::UserCancelled) => {
@@ -165,14 +161,29 @@ fn field_of(value: Option<&Value>) -> Field {
     }
 }
 
-/// The confirmation form of `request`: an `approve` boolean, plus one field
-/// per editable parameter (its current value as the default).
-fn confirmation_form(request: &ApprovalRequest) -> (String, Value) {
+/// The question of a confirmation: the tool, its kind, the arguments the
+/// model sent and, on a line of its own, the values the application
+/// supplies (hidden and injected parameters, secret-looking ones not shown).
+fn confirmation_message(request: &ApprovalRequest) -> String {
     let arguments = serde_json::to_string(&request.arguments).unwrap_or_default();
     let mut message = format!(
         "Allow the tool `{}` ({}) to run with these arguments?\n{arguments}",
         request.tool, request.kind
     );
+    if let Some(line) = request.injected_line(INJECTED_SHOWN) {
+        message.push('\n');
+        message.push_str(&line);
+    }
+    message
+}
+
+/// At most this many characters of injected values in a confirmation's message.
+const INJECTED_SHOWN: usize = 2000;
+
+/// The confirmation form of `request`: an `approve` boolean, plus one field
+/// per editable parameter (its current value as the default).
+fn confirmation_form(request: &ApprovalRequest) -> (String, Value) {
+    let mut message = confirmation_message(request);
     let mut properties = Map::new();
     properties.insert(
         APPROVE_FIELD.to_owned(),
@@ -182,7 +193,11 @@ fn confirmation_form(request: &ApprovalRequest) -> (String, Value) {
         if param == APPROVE_FIELD {
             continue;
         }
-        let current = request.arguments.get(param);
+        // An injected value the person may change shows as the field's default.
+        let current = request
+            .arguments
+            .get(param)
+            .or_else(|| request.injected.get(param));
         let schema = match (field_of(current), current) {
             (Field::String, Some(v)) => json!({"type": "string", "default": v}),
             (Field::Boolean, Some(v)) => json!({"type": "boolean", "default": v}),
@@ -241,7 +256,10 @@ fn decide(answer: &ElicitResult, request: &ApprovalRequest) -> ApprovalDecision 
         let Some(value) = content.get(param) else {
             continue;
         };
-        let current = request.arguments.get(param);
+        let current = request
+            .arguments
+            .get(param)
+            .or_else(|| request.injected.get(param));
         let value = if field_of(current) == Field::Json {
             match value {
                 Value::String(text) if text.trim().is_empty() && current.is_none() => continue,
@@ -258,6 +276,10 @@ fn decide(answer: &ElicitResult, request: &ApprovalRequest) -> ApprovalDecision 
         } else {
             value.clone()
         };
+        // The injected value kept as it was is no edit.
+        if !request.arguments.contains_key(param) && request.injected.get(param) == Some(&value) {
+            continue;
+        }
         edited.insert(param.clone(), value);
     }
     if edited == request.arguments {
@@ -351,5 +373,57 @@ where
         Ok(request) = rx => {
             input_required(&request, request_state(name, arguments)).map(CallToolResponse::from)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_confirmation_shows_what_the_application_supplies() {
+        let mut request = ApprovalRequest {
+            tool: "borrow_book".to_owned(),
+            kind: tool_core::ToolKind::Write,
+            display: std::collections::BTreeMap::new(),
+            arguments: json!({"isbn": "978-1"})
+                .as_object()
+                .cloned()
+                .unwrap_or_default(),
+            editable_params: vec!["days".to_owned()],
+            trace_id: None,
+            injected: Map::new(),
+        };
+        assert_eq!(
+            confirmation_message(&request),
+            "Allow the tool `borrow_book` (write) to run with these arguments?\n{\"isbn\":\"978-1\"}"
+        );
+        request.injected = json!({"days": 21}).as_object().cloned().unwrap_or_default();
+        let (message, _) = confirmation_form(&request);
+        assert_eq!(
+            message,
+            "Allow the tool `borrow_book` (write) to run with these arguments?\n{\"isbn\":\"978-1\"}\n\
+             supplied by the application: {\"days\":21}\nYou may change: days."
+        );
+        // The injected value is the editable field's default; kept, it is no edit.
+        let (_, schema) = confirmation_form(&request);
+        assert_eq!(
+            schema["properties"]["days"],
+            json!({"type": "integer", "default": 21})
+        );
+        let kept = ElicitResult::new(ElicitationAction::Accept)
+            .with_content(json!({"approve": true, "days": 21}));
+        assert_eq!(decide(&kept, &request), ApprovalDecision::Approve);
+        let changed = ElicitResult::new(ElicitationAction::Accept)
+            .with_content(json!({"approve": true, "days": 3}));
+        assert_eq!(
+            decide(&changed, &request),
+            ApprovalDecision::ApproveWithEdits(
+                json!({"isbn": "978-1", "days": 3})
+                    .as_object()
+                    .cloned()
+                    .unwrap_or_default()
+            )
+        );
     }
 }

@@ -1523,6 +1523,7 @@ async fn answer_input(
                     arguments: args.clone(),
                     editable_params: fields.keys().cloned().collect(),
                     trace_id: ctx.trace_id().map(str::to_owned),
+                    injected: serde_json::Map::new(),
                 };
                 // The core approval gate: no approver, a panicking one, a
                 // cancelled call or an edit outside the form's fields all decline.

@@ -439,7 +439,7 @@ async fn confirmation_approve_edit_deny_and_fail_closed() {
         (e.kind, e.message.as_str()),
         (
             ErrorKind::Denied,
-            "The user denied the call to `gov_send`: not now"
+            "The call to `gov_send` was not approved: not now"
         )
     );
 

@@ -421,6 +421,7 @@ async fn apply_policy(
         arguments,
         editable_params: vec!["command".to_owned()],
         trace_id: context.trace_id().map(str::to_owned),
+        injected: Map::new(),
     };
     // The core approval gate: approver panics, cancellation and edits of
     // anything but `command` are handled there, once.

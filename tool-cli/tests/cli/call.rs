@@ -155,8 +155,17 @@ fn help_after_the_tool_name_describes_the_tool() {
         // An enum (behind a `$ref`, optional) shows its values, not `<json>`.
         let out = run(["call", "read_images", flag]);
         let text = stdout(&out);
-        assert!(text.contains("  --layout=<grid|separate>\n"), "{text}");
+        assert!(
+            text.contains("  --layout=<grid|separate>, optional\n"),
+            "{text}"
+        );
         assert!(text.contains("  --paths=<array>, required\n"), "{text}");
+        // A default is shown (second review, finding 7).
+        let text = stdout(&run(["call", "read_file", flag]));
+        assert!(
+            text.contains("  --offset=<integer>, optional, default 1\n"),
+            "{text}"
+        );
     }
     let out = run(["call", "cli_fixture_nope", "--help"]);
     assert_eq!(code(&out), 2);
@@ -653,4 +662,36 @@ fn a_terminal_gets_text_a_pipe_gets_json_and_the_flags_force_one() {
     );
     let out = run(["call", "--json", "--text", "cli_fixture_echo"]);
     assert_eq!(code(&out), 2, "{}", stderr(&out));
+}
+
+#[test]
+fn a_url_scoped_tool_without_a_page_says_how_to_give_one() {
+    let out = run(["call", "cli_fixture_shop_only"]);
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    let v = one_json_line(&out);
+    assert_eq!(v["error"]["kind"], "denied");
+    assert_eq!(
+        stderr(&out).trim_end(),
+        "hint: `cli_fixture_shop_only` runs only on pages matching https://shop.example/*; \
+         give the page with `tool --page-url URL call cli_fixture_shop_only …`"
+    );
+    // On its page it runs, and no hint is printed.
+    let out = run([
+        "--page-url",
+        "https://shop.example/cart",
+        "call",
+        "cli_fixture_shop_only",
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(one_json_line(&out)["output"], "on the shop's page");
+    // `list` marks it.
+    let listed = stdout(&run(["list"]));
+    let line = listed
+        .lines()
+        .find(|l| l.starts_with("cli_fixture_shop_only "))
+        .expect("listed");
+    assert!(
+        line.ends_with("[only with --page-url matching https://shop.example/*]"),
+        "{line}"
+    );
 }

@@ -469,6 +469,76 @@ fn a_person_at_the_terminal_is_asked() {
     assert!(message.contains("--approve all"), "{message}");
 }
 
+/// Ctrl-C at the y/N question ends the program with status 130 and ends
+/// the question's line first (second review, finding 7: the shell's prompt
+/// landed after `[y/N] `).
+#[test]
+fn ctrl_c_at_the_question_ends_its_line() {
+    use std::io::{Read, Write};
+    if std::process::Command::new("script")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("SKIPPED: util-linux `script` is not installed");
+        return;
+    }
+    let inner = format!("{} call cli_fixture_confirm_write", crate::support::BIN);
+    let mut child = std::process::Command::new("script")
+        .args(["-qec", &inner, "/dev/null"])
+        .env_remove("TRACE_ID")
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("script starts");
+    let mut stdout = child.stdout.take().expect("stdout");
+    let (chunks, received) = std::sync::mpsc::channel::<Vec<u8>>();
+    let reader = std::thread::spawn(move || {
+        // Everything the terminal shows, passed on as it comes.
+        let mut buf = [0_u8; 256];
+        while let Ok(n) = stdout.read(&mut buf) {
+            if n == 0 || chunks.send(buf[..n].to_vec()).is_err() {
+                break;
+            }
+        }
+    });
+    // A hang guard, not a speed target.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut seen = Vec::new();
+    let mut sent = false;
+    loop {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the program did not end"
+        );
+        match received.recv_timeout(std::time::Duration::from_millis(50)) {
+            Ok(chunk) => seen.extend_from_slice(&chunk),
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+        }
+        // Once the question is up: ETX, which the terminal turns into SIGINT.
+        if !sent && String::from_utf8_lossy(&seen).contains("Run it? [y/N] ") {
+            stdin.write_all(b"\x03").expect("write to script");
+            stdin.flush().expect("flush");
+            sent = true;
+        }
+    }
+    drop(stdin);
+    let status = child.wait().expect("status");
+    reader.join().expect("reader");
+    let text = String::from_utf8_lossy(&seen).into_owned();
+    let asked = text.find("Run it? [y/N] ").expect("the question was asked");
+    let after = &text[asked + "Run it? [y/N] ".len()..];
+    assert!(
+        after.contains('\n'),
+        "no newline after the question: {text:?}"
+    );
+    assert_eq!(status.code(), Some(130), "{text:?}");
+}
+
 #[test]
 fn a_malformed_page_url_is_refused_at_once() {
     let out = run([

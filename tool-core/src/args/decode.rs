@@ -173,18 +173,7 @@ impl Invocation {
         }
         let p = self.param(idx);
         if p.role == ParamRole::Hidden {
-            return Err(ToolResult::error(
-                ErrorKind::MissingContext,
-                format!(
-                    "Tool `{}` needs the hidden parameter `{}`, which the application did not supply (no context value `{}`{}).",
-                    self.def.name,
-                    p.name,
-                    p.name,
-                    p.inject
-                        .map(|r| format!(" and nothing at `{}`", r.key))
-                        .unwrap_or_default()
-                ),
-            ));
+            return Err(missing_hidden(self.def.name, p));
         }
         let expected = messages::expected(&self.layout.types, p.name, &p.shown_type());
         Err(messages::missing_parameter(
@@ -227,6 +216,83 @@ impl Invocation {
         no_unknown(self.def.name, &self.layout, &self.args)?;
         Ok((self.ctx, Notes {}))
     }
+}
+
+/// The `missing_context` error of a required hidden parameter `p` of `tool`
+/// that neither the context value of its name nor its inject rule supplies.
+fn missing_hidden(tool: &str, p: &StaticParam) -> ToolResult {
+    ToolResult::error(
+        ErrorKind::MissingContext,
+        format!(
+            "Tool `{tool}` needs the hidden parameter `{}`, which the application did not supply (no context value `{}`{}).",
+            p.name,
+            p.name,
+            p.inject
+                .map(|r| format!(" and nothing at `{}`", r.key))
+                .unwrap_or_default()
+        ),
+    )
+}
+
+/// What the application supplies to a call of the `#[tool]` fn with
+/// `params`, by the rules the call shim applies ([`Invocation`]'s `raw`),
+/// worked out before the call: each hidden parameter's value (the context
+/// value of its name, else its inject rule's), and each visible parameter's
+/// `inject_params` value where it takes effect (the model sent nothing, or
+/// `mode = "merge"`: the merged value). `args` are the model's, after the
+/// hidden ones were stripped. Returned in parameter order.
+///
+/// # Errors
+/// The `missing_context` error the call would end with, when a required
+/// hidden parameter has no value: so the pipeline refuses the call before
+/// anyone is asked to approve it.
+pub(crate) fn resolve_injected(
+    tool: &str,
+    params: &[StaticParam],
+    args: &Map<String, Value>,
+    ctx: &ToolContext,
+) -> Result<Map<String, Value>, ToolResult> {
+    let mut injected = Map::new();
+    for p in params {
+        let framework = p
+            .inject
+            .and_then(|rule| ctx.lookup(rule.key).map(|v| (rule.mode, v)));
+        match p.role {
+            ParamRole::Hidden => {
+                let value = ctx
+                    .value(p.name)
+                    .filter(|v| !v.is_null())
+                    .or(framework.map(|(_, v)| v));
+                match value {
+                    Some(v) => {
+                        injected.insert(p.name.to_owned(), v.clone());
+                    }
+                    None if !p.optional => return Err(missing_hidden(tool, p)),
+                    // Its `#[arg(default)]`, which the fn gets.
+                    None => {
+                        if let Some(default) = p.default {
+                            injected.insert(p.name.to_owned(), default());
+                        }
+                    }
+                }
+            }
+            ParamRole::Visible => {
+                let sent = args.get(p.name).filter(|v| !v.is_null());
+                let value = match (framework, sent) {
+                    (None, _) | (Some((InjectMode::Default, _)), Some(_)) => None,
+                    (Some((_, framework)), None) => Some(framework.clone()),
+                    (Some((InjectMode::Merge, framework)), Some(sent)) => {
+                        Some(merge_values(framework.clone(), sent.clone()))
+                    }
+                };
+                if let Some(v) = value {
+                    injected.insert(p.name.to_owned(), v);
+                }
+            }
+            ParamRole::Context | ParamRole::State | ParamRole::Flattened => {}
+        }
+    }
+    Ok(injected)
 }
 
 /// The names in `args` that are no parameter of the tool (the schema's

@@ -73,6 +73,17 @@ pub(crate) fn expected_for(
 fn out_of_bounds(schema: &Value, root: &Value, sent: &Value) -> Option<String> {
     let schema = resolved(schema, root);
     let value = sent.as_f64()?;
+    // An integer too large (or small) for the parameter's fixed-width type
+    // (schemars' `format`): its range, where "an integer" alone would
+    // contradict the whole number quoted after it (second review, finding 7).
+    if let (Some(whole), Some((lo, hi))) = (whole_number(sent), format_range(schema)) {
+        if whole > hi {
+            return Some(format!("an integer of at most {hi}"));
+        }
+        if whole < lo && schema.get("minimum").is_none() {
+            return Some(format!("an integer of at least {lo}"));
+        }
+    }
     let bound = |key: &str| schema.get(key).filter(|b| b.as_f64().is_some());
     let (min, max) = (bound("minimum"), bound("maximum"));
     let below = min.and_then(Value::as_f64).is_some_and(|m| value < m);
@@ -91,6 +102,40 @@ fn out_of_bounds(schema: &Value, root: &Value, sent: &Value) -> Option<String> {
         (Some(min), None) => format!("{kind} of at least {min}"),
         (None, Some(max)) => format!("{kind} of at most {max}"),
         (None, None) => return None,
+    })
+}
+
+/// `sent` as a whole number, exactly when JSON gave an integer, else a
+/// whole, finite float (`1e20`, or an integer beyond 64 bits that JSON
+/// parsing turned into a float) saturated to `i128`.
+fn whole_number(sent: &Value) -> Option<i128> {
+    if let Some(u) = sent.as_u64() {
+        return Some(i128::from(u));
+    }
+    if let Some(i) = sent.as_i64() {
+        return Some(i128::from(i));
+    }
+    let f = sent.as_f64()?;
+    #[allow(
+        clippy::cast_possible_truncation,
+        reason = "a whole float saturates to i128, far beyond every range compared with"
+    )]
+    (f.is_finite() && f.fract() == 0.0).then_some(f as i128)
+}
+
+/// The range of the fixed-width integer type schemars names in `format`
+/// (`uint8` … `uint64`, `uint` for `usize`, `int8` … `int64`, `int` for `isize`).
+fn format_range(schema: &Value) -> Option<(i128, i128)> {
+    Some(match schema.get("format")?.as_str()? {
+        "uint8" => (0, i128::from(u8::MAX)),
+        "uint16" => (0, i128::from(u16::MAX)),
+        "uint32" => (0, i128::from(u32::MAX)),
+        "uint64" | "uint" => (0, i128::from(u64::MAX)),
+        "int8" => (i128::from(i8::MIN), i128::from(i8::MAX)),
+        "int16" => (i128::from(i16::MIN), i128::from(i16::MAX)),
+        "int32" => (i128::from(i32::MIN), i128::from(i32::MAX)),
+        "int64" | "int" => (i128::from(i64::MIN), i128::from(i64::MAX)),
+        _ => return None,
     })
 }
 
@@ -306,6 +351,15 @@ pub(crate) fn not_json(tool: &str, error: &serde_json::Error, text: &str) -> Str
 pub(crate) fn received(value: &Value) -> String {
     match value {
         Value::Null => "null".to_owned(),
+        // A whole number beyond what JSON parsing keeps as an integer (more
+        // than 64 bits) is still an integer, written out in full.
+        Value::Number(n)
+            if n.as_f64().is_some_and(|f| {
+                n.is_f64() && f.fract() == 0.0 && f.abs() >= 9.0e18 && f.abs() < 1.0e30
+            }) =>
+        {
+            format!("an integer {:.0}", n.as_f64().unwrap_or_default())
+        }
         other => format!("{} {}", json_kind(other), quote(&other.to_string())),
     }
 }

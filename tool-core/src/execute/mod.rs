@@ -2,8 +2,8 @@
 //! to the [`ToolResult`] the model reads, as a straight line of named stages
 //! ([`stages`]), each a function over one private call state:
 //!
-//! lookup → arguments → URL scope → strip hidden → confirm → substitute
-//! secrets → invoke → mask → budget → record.
+//! lookup → arguments → URL scope → strip hidden → resolve context →
+//! confirm → substitute secrets → invoke → mask → budget → record.
 //!
 //! A stage that refuses the call returns the error result; the stages after
 //! it up to `mask` are skipped, `budget` and `record` always run. A new
@@ -48,27 +48,31 @@ impl ToolRegistry {
     ///    the context's `page_url` is `denied` ("not available on this page");
     /// 4. hidden parameters: what the model sent for them is dropped, and
     ///    named in `metadata["ignored_hidden_params"]`;
-    /// 5. confirmation: a tool with `requires_confirmation` goes through the
+    /// 5. context: a `#[tool]` fn's hidden parameters and `inject_params`
+    ///    values are looked up in the context; a required hidden parameter
+    ///    without a value is `missing_context` here, before anyone is asked;
+    /// 6. confirmation: a tool with `requires_confirmation` goes through the
     ///    [approval gate](crate::governance::confirm) (no approver configured:
-    ///    `denied`); edits the approver made are listed in
+    ///    `denied`), with the values of step 5 in
+    ///    [`ApprovalRequest::injected`](crate::ApprovalRequest::injected); edits the approver made are listed in
     ///    `metadata["approved_with_edits"]` and told to the model in one note
     ///    naming each changed parameter and its new value;
-    /// 6. secrets: `<secret>key</secret>` placeholders are replaced from the
+    /// 7. secrets: `<secret>key</secret>` placeholders are replaced from the
     ///    context's [`SecretStore`](crate::SecretStore); an unknown key or one
     ///    not allowed on this page is `invalid_arguments`;
-    /// 7. the call: wrong types, missing or unknown parameters are
+    /// 8. the call: wrong types, missing or unknown parameters are
     ///    `invalid_arguments` naming the parameter, the expected type (from its
     ///    JSON Schema) and (cut to 200 characters) what was sent; a panic is
     ///    `panicked` naming the tool (the payload goes to `tracing`, target
     ///    `tool_core`); the timeout (the tool's, else the context's, else the
     ///    registry's, 120 s by default) is `timeout`; the context's
     ///    cancellation token firing is `cancelled`;
-    /// 8. secret values in the result are masked back to placeholders;
-    /// 9. output over the registry's budget keeps head and tail, the full
-    ///    (masked) text is spilled to a file in the folder of the context's
-    ///    trace id (`metadata["truncated"]`, `metadata["output_path"]`; see
-    ///    [`truncate`](crate::truncate#where-spill-files-go));
-    /// 10. statistics, lifecycle events and the `tool_call` tracing span
+    /// 9. secret values in the result are masked back to placeholders;
+    /// 10. output over the registry's budget keeps head and tail, the full
+    ///     (masked) text is spilled to a file in the folder of the context's
+    ///     trace id (`metadata["truncated"]`, `metadata["output_path"]`; see
+    ///     [`truncate`](crate::truncate#where-spill-files-go));
+    /// 11. statistics, lifecycle events and the `tool_call` tracing span
     ///     (arguments as the model sent them: placeholders, never secret values).
     ///
     /// Must run inside a Tokio runtime with the time driver enabled (the
@@ -102,7 +106,7 @@ impl ToolRegistry {
         normalize: Normalize,
     ) -> ToolResult {
         let Some(entry) = self.entry(name) else {
-            return unknown_tool(self, name);
+            return unknown_tool(self, name, ctx);
         };
         let mut call = Call::new(self, entry, ctx);
         let result = match call.arguments(args, normalize == Normalize::Yes) {
@@ -128,7 +132,7 @@ impl ToolRegistry {
     ) -> ToolResult {
         match self.entry(name) {
             Some(entry) => invoke::call_tool(self, &entry.tool, args, ctx).await,
-            None => unknown_tool(self, name),
+            None => unknown_tool(self, name, ctx),
         }
     }
 

@@ -10,9 +10,10 @@ use std::time::{Duration, Instant};
 use serde_json::{Map, Value};
 
 use super::{JsonDisplay, budget, invoke};
+use crate::args::decode::resolve_injected;
 use crate::args::messages::{join_or, quote};
 use crate::args::{ArgumentRepair, ToolArgs, normalize_arguments, repair};
-use crate::governance::approval::ApprovalRequest;
+use crate::governance::approval::{ApprovalRequest, scrub_shown};
 use crate::governance::confirm::{self, Confirmation};
 use crate::governance::secrets;
 use crate::governance::stats::{CallPhase, ToolEvent};
@@ -43,6 +44,8 @@ pub(super) struct Call<'a> {
     metadata: Map<String, Value>,
     /// The secret values substituted, by key (TOTP codes are masked from these).
     substituted: Vec<(String, String)>,
+    /// What the application supplies, for the confirmation (`resolve_context`).
+    injected: Map<String, Value>,
 }
 
 impl<'a> Call<'a> {
@@ -62,6 +65,7 @@ impl<'a> Call<'a> {
             notes: Vec::new(),
             metadata: Map::new(),
             substituted: Vec::new(),
+            injected: Map::new(),
         }
     }
 
@@ -105,6 +109,7 @@ impl<'a> Call<'a> {
         let stages = async {
             self.url_scope()?;
             self.strip_hidden();
+            self.resolve_context()?;
             self.confirm().await?;
             self.substitute_secrets()?;
             let result = self.invoke().await;
@@ -118,17 +123,18 @@ impl<'a> Call<'a> {
         if self.entry.tool.available_on(self.ctx.page_url()) {
             return Ok(());
         }
-        let page = self.ctx.page_url().map_or_else(
-            || "no page".to_owned(),
-            |u| format!("the page {}", quote(&without_userinfo(u))),
-        );
-        Err(ToolResult::error(
-            ErrorKind::Denied,
-            format!(
-                "The tool `{}` is not available on this page ({page}); use one of the tools offered here.",
+        let message = match self.ctx.page_url() {
+            Some(u) => format!(
+                "The tool `{}` is not available on this page (the page {}); use one of the tools offered here.",
+                self.name(),
+                quote(&without_userinfo(u))
+            ),
+            None => format!(
+                "The tool `{}` runs only on the pages its URL patterns match, and this call has no page URL (the application gives it with `ToolContext::with_page_url`); use one of the tools offered here.",
                 self.name()
             ),
-        ))
+        };
+        Err(ToolResult::error(ErrorKind::Denied, message))
     }
 
     /// Strip hidden: hidden parameters are the framework's to fill, so what
@@ -152,6 +158,29 @@ impl<'a> Call<'a> {
         }
     }
 
+    /// Resolve context: the values the application supplies (hidden
+    /// parameters, `inject_params`) are worked out by the call shim's rules
+    /// before anyone is asked, so a call that would fail for a missing
+    /// hidden value fails here, unasked, and the confirmation shows what the
+    /// tool will run with. Tools built at run time have no such parameters.
+    fn resolve_context(&mut self) -> Result<(), ToolResult> {
+        let params = self.entry.tool.derived().static_params;
+        if params.is_empty() {
+            return Ok(());
+        }
+        let injected = resolve_injected(self.name(), params, &self.args, self.ctx)?;
+        if self.entry.tool.spec().flags.requires_confirmation {
+            self.injected = injected
+                .into_iter()
+                .map(|(k, v)| {
+                    let v = scrub_shown(&k, v);
+                    (k, v)
+                })
+                .collect();
+        }
+        Ok(())
+    }
+
     /// Confirm: a `requires_confirmation` tool asks the approval gate.
     async fn confirm(&mut self) -> Result<(), ToolResult> {
         let spec = self.entry.tool.spec();
@@ -165,6 +194,7 @@ impl<'a> Call<'a> {
             arguments: self.args.clone(),
             editable_params: spec.editable_params.clone(),
             trace_id: self.ctx.trace_id().map(str::to_owned),
+            injected: std::mem::take(&mut self.injected),
         };
         let decision = confirm::ask(self.ctx, request).await;
         if let Some(refused) = decision.refusal(&spec.name) {
@@ -275,15 +305,19 @@ fn prepend_notes(result: &mut ToolResult, notes: Vec<String>) {
 
 /// Lookup failed: `unknown_tool`, with up to three "did you mean" names, or
 /// the list of tools when there are at most 30.
-pub(super) fn unknown_tool(registry: &ToolRegistry, name: &str) -> ToolResult {
+/// Only the tools offered on the context's page are named (URL scope: the
+/// others would be refused).
+pub(super) fn unknown_tool(registry: &ToolRegistry, name: &str, ctx: &ToolContext) -> ToolResult {
+    let page = ctx.page_url();
     let suggestions: Vec<String> = registry
         .suggest(name)
         .iter()
+        .filter(|n| registry.get(n).is_some_and(|t| t.available_on(page)))
         .map(|s| format!("`{s}`"))
         .collect();
     let mut message = format!("Unknown tool `{}`.", quote(name));
     if suggestions.is_empty() {
-        let names = registry.names();
+        let names = registry.tool_names(page);
         if names.len() <= 30 {
             message.push_str(&format!(" Available tools: {}.", names.join(", ")));
         }

@@ -31,6 +31,64 @@ pub struct ApprovalRequest {
     pub editable_params: Vec<String>,
     /// The call's trace id, if any.
     pub trace_id: Option<String>,
+    /// The values the application supplies to the call, by parameter name
+    /// (hidden parameters, and `inject_params` values where they take
+    /// effect), as the tool will receive them: show them to the person
+    /// beside [`arguments`](Self::arguments), marked as the application's.
+    /// A value under a secret-looking name or with a credential in it
+    /// ([`secret_env`](crate::governance::secret_env)'s rules) reads
+    /// [`NOT_SHOWN`]. For display only: edits go through `arguments`
+    /// (an editable parameter set there wins over its injected default).
+    /// Empty for tools without such parameters, and from older peers.
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub injected: Map<String, Value>,
+}
+
+/// What [`ApprovalRequest::injected`] shows instead of a secret-looking value.
+pub const NOT_SHOWN: &str = "<not shown: looks like a secret>";
+
+impl ApprovalRequest {
+    /// The line an approver shows for [`injected`](Self::injected), at most
+    /// `max_chars` characters of JSON (cut with `…`): `None` when the
+    /// application supplies nothing.
+    pub fn injected_line(&self, max_chars: usize) -> Option<String> {
+        if self.injected.is_empty() {
+            return None;
+        }
+        let json = Value::Object(self.injected.clone()).to_string();
+        Some(format!(
+            "supplied by the application: {}",
+            tool_rules::text::clip(&json, tool_rules::text::Clip::chars(max_chars))
+        ))
+    }
+}
+
+/// `value` with every secret-looking part replaced by [`NOT_SHOWN`]: a
+/// member under a secret-looking name (`api_key`, `GITHUB_TOKEN`), a string
+/// holding a credential (`https://user:pass@host`, a token format, a PEM
+/// key); `name` is the value's own name.
+pub(crate) fn scrub_shown(name: &str, value: Value) -> Value {
+    use crate::governance::secret_env::{is_secret_env_name, is_secret_env_value};
+    if is_secret_env_name(name) {
+        return Value::String(NOT_SHOWN.to_owned());
+    }
+    match value {
+        Value::String(s) if is_secret_env_value(std::ffi::OsStr::new(&s)) => {
+            Value::String(NOT_SHOWN.to_owned())
+        }
+        Value::Object(map) => Value::Object(
+            map.into_iter()
+                .map(|(k, v)| {
+                    let v = scrub_shown(&k, v);
+                    (k, v)
+                })
+                .collect(),
+        ),
+        Value::Array(items) => {
+            Value::Array(items.into_iter().map(|v| scrub_shown("", v)).collect())
+        }
+        other => other,
+    }
 }
 
 /// The approver's answer.
@@ -202,6 +260,7 @@ mod tests {
             arguments: Map::new(),
             editable_params: vec![],
             trace_id: None,
+            injected: Map::new(),
         };
         let p = ApprovalPolicy::new()
             .auto_approve(ToolKind::Read)

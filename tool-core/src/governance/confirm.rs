@@ -30,6 +30,7 @@
 //!     arguments: json!({"to": "ana@example.com", "body": "hi"}).as_object().unwrap().clone(),
 //!     editable_params: vec!["body".to_owned()],
 //!     trace_id: None,
+//!     injected: Map::new(),
 //! };
 //! // Nobody to ask: never approved.
 //! assert_eq!(ask(&ToolContext::new(), request.clone()).await, Confirmation::NoApprover);
@@ -94,7 +95,7 @@ impl Confirmation {
         match self {
             Self::Approved | Self::Edited { .. } => None,
             Self::Denied(reason) => {
-                denied(format!("The user denied the call to `{tool}`: {reason}"))
+                denied(format!("The call to `{tool}` was not approved: {reason}"))
             }
             Self::NotEditable(param) => denied(format!(
                 "The approval of `{tool}` changed `{param}`, which is not editable, so the call was not made."
@@ -179,6 +180,7 @@ mod tests {
             arguments: json!({"a": 1, "b": 2}).as_object().unwrap().clone(),
             editable_params: vec!["b".to_owned()],
             trace_id: None,
+            injected: Map::new(),
         }
     }
 

@@ -117,6 +117,9 @@ pub struct Tool {
 pub(crate) struct Derived {
     pub(crate) param_types: ParamTypes,
     pub(crate) url_patterns: Vec<UrlPattern>,
+    /// A `#[tool]` fn's parameters (hidden and injected ones included), for
+    /// the pipeline's context stage; empty for a tool built at run time.
+    pub(crate) static_params: &'static [crate::tool::statics::StaticParam],
 }
 
 impl Derived {
@@ -133,6 +136,7 @@ impl Derived {
         Ok(Self {
             param_types: ParamTypes::from_parameters(&spec.parameters),
             url_patterns,
+            static_params: &[],
         })
     }
 }
@@ -246,7 +250,15 @@ impl Tool {
     /// [`RegistryError::Many`].
     pub fn from_static(def: &'static StaticTool) -> Result<Self, RegistryError> {
         let (spec, layout) = spec_from_static(def)?;
-        Self::new(spec, StaticHandler { def, layout })
+        Self::new(spec, StaticHandler { def, layout }).map(|t| t.with_static_params(def))
+    }
+
+    /// This fresh tool with `def`'s parameters known to the pipeline.
+    fn with_static_params(mut self, def: &'static StaticTool) -> Self {
+        if let Some(derived) = Arc::get_mut(&mut self.derived) {
+            derived.static_params = def.params;
+        }
+        self
     }
 
     /// The tool of a `#[toolset]` method, bound to `receiver` (its instance).
@@ -263,6 +275,7 @@ impl Tool {
                 receiver,
             },
         )
+        .map(|t| t.with_static_params(def))
     }
 
     /// The tool's spec.

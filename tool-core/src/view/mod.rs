@@ -205,6 +205,8 @@ enum Rule {
     Tags(Vec<String>),
     ReadOnly,
     Without(Vec<String>),
+    /// The page URL (`None`: no page) whose URL-scoped tools are admitted.
+    Page(Option<String>),
 }
 
 impl Rule {
@@ -216,6 +218,15 @@ impl Rule {
             Self::Tags(t) => spec.tags.iter().any(|tag| t.contains(tag)),
             Self::ReadOnly => spec.flags.read_only,
             Self::Without(n) => !n.contains(&spec.name),
+            Self::Page(url) => {
+                // The patterns were checked when the tool was built.
+                let patterns: Vec<crate::governance::url_pattern::UrlPattern> = spec
+                    .url_patterns
+                    .iter()
+                    .filter_map(|p| crate::governance::url_pattern::UrlPattern::parse(p).ok())
+                    .collect();
+                crate::governance::url_pattern::any_match(&patterns, url.as_deref())
+            }
         }
     }
 }
@@ -377,6 +388,21 @@ impl RegistryView {
     #[must_use]
     pub fn read_only(self) -> Self {
         self.with(|c| c.rules.push(Rule::ReadOnly))
+    }
+
+    /// Keeps only the tools offered on `page_url`: those without
+    /// `url_patterns`, and those whose patterns match it (no page: the
+    /// unscoped ones alone). This is the rule `execute`'s URL-scope stage
+    /// applies to a context with that `page_url`, so a model is offered
+    /// what it may call there (as MCP `tools/list` does). A second call
+    /// replaces the page of the first.
+    #[must_use]
+    pub fn on_page(self, page_url: Option<&str>) -> Self {
+        let page = page_url.map(str::to_owned);
+        self.with(|c| {
+            c.rules.retain(|r| !matches!(r, Rule::Page(_)));
+            c.rules.push(Rule::Page(page));
+        })
     }
 
     /// Leaves out the tools called `names` (exact names).

@@ -1,0 +1,134 @@
+//! The confirmation comes after the context stage (issue 24, second review,
+//! finding 2): a call whose hidden parameter the application did not supply
+//! fails with `missing_context` before anyone is asked, and the approver
+//! sees the values the application supplies (hidden and injected), with
+//! secret-looking ones not shown.
+
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Value, json};
+use tool_core::governance::approval::NOT_SHOWN;
+use tool_core::{ApprovalDecision, ApprovalRequest, ErrorKind, ToolContext, ToolRegistry, tool};
+
+/// Borrow a book for a member.
+///
+/// # Arguments
+/// * `isbn` - The book.
+/// * `days` - Loan length in days.
+#[tool(
+    kind = "write",
+    requires_confirmation,
+    hidden_params = ["member", "api_token", "branch"],
+    editable_params = ["days"],
+    inject_params(days(mode = "default", key = "library_config.loan_days")),
+)]
+fn cc_borrow(
+    isbn: String,
+    days: Option<u32>,
+    member: String,
+    api_token: Option<String>,
+    #[arg(default = 1)] branch: u32,
+) -> String {
+    format!(
+        "{member} borrowed {isbn} for {} days at branch {branch} ({})",
+        days.unwrap_or(0),
+        api_token.map_or("no token", |_| "token")
+    )
+}
+
+fn registry() -> ToolRegistry {
+    ToolRegistry::from_inventory().expect("the test tools register")
+}
+
+/// A context whose approver records each request and answers `decision`.
+fn asking(
+    ctx: ToolContext,
+    decision: ApprovalDecision,
+) -> (ToolContext, Arc<Mutex<Vec<ApprovalRequest>>>) {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let record = Arc::clone(&seen);
+    let ctx = ctx.with_approver(move |request: ApprovalRequest| {
+        record.lock().expect("not poisoned").push(request);
+        let decision = decision.clone();
+        async move { decision }
+    });
+    (ctx, seen)
+}
+
+fn library() -> ToolContext {
+    ToolContext::new().with_config("library_config", &json!({"loan_days": 21}))
+}
+
+#[tokio::test]
+async fn a_missing_hidden_value_fails_before_anyone_is_asked() {
+    let (ctx, seen) = asking(library(), ApprovalDecision::Approve);
+    let result = registry()
+        .execute("cc_borrow", json!({"isbn": "978-1"}), &ctx)
+        .await;
+    let error = result.error.expect("refused");
+    assert_eq!(error.kind, ErrorKind::MissingContext);
+    assert_eq!(
+        error.message,
+        "Tool `cc_borrow` needs the hidden parameter `member`, which the application did not supply (no context value `member`)."
+    );
+    assert!(
+        seen.lock().expect("not poisoned").is_empty(),
+        "the approver was asked"
+    );
+}
+
+#[tokio::test]
+async fn the_approver_sees_what_the_application_supplies() {
+    let ctx = library()
+        .with_value("member", "member-7")
+        .with_value("api_token", "s3cr3t-value");
+    let (ctx, seen) = asking(ctx, ApprovalDecision::Approve);
+    let result = registry()
+        .execute("cc_borrow", json!({"isbn": "978-1"}), &ctx)
+        .await;
+    assert_eq!(
+        result.output,
+        "member-7 borrowed 978-1 for 21 days at branch 1 (token)"
+    );
+    let requests = seen.lock().expect("not poisoned");
+    let [request] = requests.as_slice() else {
+        panic!("asked {} times", requests.len());
+    };
+    assert_eq!(
+        Value::Object(request.arguments.clone()),
+        json!({"isbn": "978-1"})
+    );
+    assert_eq!(
+        Value::Object(request.injected.clone()),
+        json!({"days": 21, "member": "member-7", "api_token": NOT_SHOWN, "branch": 1})
+    );
+    let line = request.injected_line(400).expect("a line");
+    assert!(line.starts_with("supplied by the application: {"), "{line}");
+    assert!(!line.contains("s3cr3t"), "{line}");
+}
+
+#[tokio::test]
+async fn a_value_the_model_sent_is_not_shown_as_injected_and_edits_win() {
+    let ctx = library().with_value("member", "m1");
+    let (ctx, seen) = asking(
+        ctx,
+        ApprovalDecision::ApproveWithEdits(
+            json!({"isbn": "978-1", "days": 3})
+                .as_object()
+                .expect("an object")
+                .clone(),
+        ),
+    );
+    let result = registry()
+        .execute("cc_borrow", json!({"isbn": "978-1", "days": 7}), &ctx)
+        .await;
+    assert_eq!(
+        result.output,
+        "m1 borrowed 978-1 for 3 days at branch 1 (no token)"
+    );
+    let requests = seen.lock().expect("not poisoned");
+    assert_eq!(
+        Value::Object(requests[0].injected.clone()),
+        json!({"member": "m1", "branch": 1})
+    );
+}

@@ -238,6 +238,11 @@ fn decide(answer: &ElicitResult, request: &ApprovalRequest) -> ApprovalDecision 
     }
     let mut edited = request.arguments.clone();
     for param in &request.editable_params {
+        // The form's own `approve` answer is never a tool's `approve`
+        // argument (the form has no field for an editable `approve`).
+        if param == APPROVE_FIELD {
+            continue;
+        }
         let Some(value) = content.get(param) else {
             continue;
         };
@@ -351,5 +356,113 @@ where
         Ok(request) = rx => {
             input_required(&request, request_state(name, arguments)).map(CallToolResponse::from)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use serde_json::{Value, json};
+    use tool_core::{ApprovalDecision, ApprovalRequest, ToolKind};
+
+    use super::{confirmation_form, decide, input_required};
+
+    fn request(arguments: Value, editable: &[&str]) -> ApprovalRequest {
+        let Value::Object(arguments) = arguments else {
+            panic!("arguments must be an object");
+        };
+        ApprovalRequest {
+            tool: "save_note".to_owned(),
+            kind: ToolKind::Write,
+            display: BTreeMap::new(),
+            arguments,
+            editable_params: editable.iter().map(|p| (*p).to_owned()).collect(),
+            trace_id: None,
+        }
+    }
+
+    /// Every kind of editable value, an absent one, and `approve` itself
+    /// (never a second field).
+    fn every_kind() -> ApprovalRequest {
+        request(
+            json!({"path": "a.txt", "text": "draft", "force": true, "count": 3,
+                   "ratio": 0.5, "tags": ["x"]}),
+            &[
+                "text", "force", "count", "ratio", "tags", "missing", "approve",
+            ],
+        )
+    }
+
+    #[test]
+    fn the_form_is_a_flat_object_of_primitive_fields_in_order() {
+        let (message, schema) = confirmation_form(&every_kind());
+        // Byte for byte, so the order of the fields (approve first) and of
+        // the keys inside each field is pinned too.
+        assert_eq!(
+            serde_json::to_string(&schema).unwrap(),
+            concat!(
+                r#"{"type":"object","properties":{"#,
+                r#""approve":{"type":"boolean","title":"Approve","description":"Allow this call?","default":false},"#,
+                r#""text":{"type":"string","default":"draft"},"#,
+                r#""force":{"type":"boolean","default":true},"#,
+                r#""count":{"type":"integer","default":3},"#,
+                r#""ratio":{"type":"number","default":0.5},"#,
+                r#""tags":{"type":"string","description":"`tags` as JSON","default":"[\"x\"]"},"#,
+                r#""missing":{"type":"string","description":"`missing` as JSON"}"#,
+                r#"},"required":["approve"]}"#
+            )
+        );
+        assert_eq!(
+            message,
+            "Allow the tool `save_note` (write) to run with these arguments?\n\
+             {\"path\":\"a.txt\",\"text\":\"draft\",\"force\":true,\"count\":3,\"ratio\":0.5,\"tags\":[\"x\"]}\n\
+             You may change: text, force, count, ratio, tags, missing."
+        );
+    }
+
+    #[test]
+    fn a_form_without_editable_fields_asks_yes_or_no() {
+        let (message, schema) = confirmation_form(&request(json!({"path": "a.txt"}), &[]));
+        assert_eq!(
+            schema,
+            json!({"type": "object", "properties": {"approve":
+                {"type": "boolean", "title": "Approve", "description": "Allow this call?", "default": false}},
+                "required": ["approve"]})
+        );
+        assert!(!message.contains("You may change"), "{message}");
+    }
+
+    #[test]
+    fn the_input_request_is_an_elicitation_form() {
+        let asked = every_kind();
+        let result =
+            serde_json::to_value(input_required(&asked, "confirm-v1:ab".to_owned()).unwrap())
+                .unwrap();
+        let (message, schema) = confirmation_form(&asked);
+        assert_eq!(
+            result["inputRequests"]["confirm"],
+            json!({"method": "elicitation/create",
+                   "params": {"mode": "form", "message": message, "requestedSchema": schema}})
+        );
+        assert_eq!(result["requestState"], "confirm-v1:ab");
+    }
+
+    #[test]
+    fn an_accepted_form_with_the_defaults_approves_the_call_as_sent() {
+        let asked = every_kind();
+        let (_, schema) = confirmation_form(&asked);
+        // What a client sends when the person ticks `approve` and changes
+        // nothing: every field's default.
+        let mut content = serde_json::Map::new();
+        for (name, field) in schema["properties"].as_object().unwrap() {
+            if let Some(default) = field.get("default") {
+                content.insert(name.clone(), default.clone());
+            }
+        }
+        content.insert("approve".to_owned(), Value::Bool(true));
+        let answer =
+            serde_json::from_value(json!({"action": "accept", "content": content})).unwrap();
+        assert_eq!(decide(&answer, &asked), ApprovalDecision::Approve);
     }
 }

@@ -3,17 +3,19 @@
 //! in the 2026-07-28 era an input-required result (SEP-2322) whose
 //! `elicitation/create` form the client answers on its retry.
 
+use std::collections::BTreeMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use rmcp::model::{
-    CallToolResponse, CallToolResult, ElicitResult, ElicitationAction, InputRequest, InputRequests,
-    InputRequiredResult,
+    BooleanSchema, CallToolResponse, CallToolResult, ElicitRequest, ElicitRequestParams,
+    ElicitResult, ElicitationAction, ElicitationSchema, InputRequest, InputRequests,
+    InputRequiredResult, IntegerSchema, NumberSchema, PrimitiveSchemaDefinition, StringSchema,
 };
 use rmcp::service::{ElicitationError, ElicitationMode, RequestContext};
 use rmcp::{ErrorData, Peer, RoleServer};
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 use tokio::sync::oneshot;
 use tool_core::{ApprovalDecision, ApprovalRequest, Approver, ToolContext};
 
@@ -140,24 +142,34 @@ fn request_state(tool: &str, arguments: &Map<String, Value>) -> String {
     state
 }
 
-/// How an editable parameter appears in the form.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Field {
-    String,
-    Boolean,
-    Integer,
-    Number,
-    /// Any other value (object, array, null, absent): a string holding JSON.
-    Json,
+/// How an editable parameter appears in the form, with its current value as
+/// the field's default.
+#[derive(Clone, Copy, PartialEq)]
+enum Field<'a> {
+    String(&'a str),
+    Boolean(bool),
+    /// A number that fits the form's `integer` (an `i64`).
+    Integer(i64),
+    /// Any other number but an integer beyond `i64` (read as `f64`, which is
+    /// how `serde_json` holds it).
+    Number(f64),
+    /// Any other value (object, array, null, an integer beyond `i64`, or
+    /// absent): a string holding the value as JSON, so it reaches the person
+    /// and comes back exactly.
+    Json(Option<&'a Value>),
 }
 
-fn field_of(value: Option<&Value>) -> Field {
+fn field_of(value: Option<&Value>) -> Field<'_> {
     match value {
-        Some(Value::String(_)) => Field::String,
-        Some(Value::Bool(_)) => Field::Boolean,
-        Some(Value::Number(n)) if n.is_i64() || n.is_u64() => Field::Integer,
-        Some(Value::Number(_)) => Field::Number,
-        _ => Field::Json,
+        Some(Value::String(text)) => Field::String(text),
+        Some(Value::Bool(flag)) => Field::Boolean(*flag),
+        Some(Value::Number(n)) if n.is_i64() => {
+            n.as_i64().map_or(Field::Json(value), Field::Integer)
+        }
+        Some(Value::Number(n)) if !n.is_u64() => {
+            n.as_f64().map_or(Field::Json(value), Field::Number)
+        }
+        _ => Field::Json(value),
     }
 }
 
@@ -165,6 +177,40 @@ fn field_of(value: Option<&Value>) -> Field {
 /// model sent and, on a line of its own, the values the application
 /// supplies (hidden and injected parameters, secret-looking ones not shown).
 fn confirmation_message(request: &ApprovalRequest) -> String {
+/// The form field of the editable parameter `param` whose value is `current`.
+fn field_schema(param: &str, current: Option<&Value>) -> PrimitiveSchemaDefinition {
+    match field_of(current) {
+        Field::String(text) => {
+            PrimitiveSchemaDefinition::String(StringSchema::new().with_default(text))
+        }
+        Field::Boolean(flag) => {
+            PrimitiveSchemaDefinition::Boolean(BooleanSchema::new().with_default(flag))
+        }
+        Field::Integer(n) => {
+            PrimitiveSchemaDefinition::Integer(IntegerSchema::new().with_default(n))
+        }
+        Field::Number(n) => PrimitiveSchemaDefinition::Number(NumberSchema::new().with_default(n)),
+        Field::Json(value) => {
+            let mut field = StringSchema::new().description(format!("`{param}` as JSON"));
+            if let Some(value) = value {
+                field = field.with_default(value.to_string());
+            }
+            PrimitiveSchemaDefinition::String(field)
+        }
+    }
+}
+
+/// The confirmation form of `request` and the message above it: a required
+/// `approve` boolean (default `false`) first, then one field per editable
+/// parameter in the tool's order, its current value as the default (an
+/// editable parameter named `approve` and repeated names get no field).
+///
+/// The form is rmcp's typed [`ElicitationSchema`], not hand-built JSON: MCP
+/// allows a `requestedSchema` only as a flat object of primitive properties
+/// (string, number, integer, boolean, enum; specification 2025-11-25,
+/// "Elicitation", "Requested Schema"), and that type admits nothing else.
+/// Its `property_order` keeps `approve` first on the wire.
+fn confirmation_form(request: &ApprovalRequest) -> (String, ElicitationSchema) {
     let arguments = serde_json::to_string(&request.arguments).unwrap_or_default();
     let mut message = format!(
         "Allow the tool `{}` ({}) to run with these arguments?\n{arguments}",
@@ -185,12 +231,19 @@ const INJECTED_SHOWN: usize = 2000;
 fn confirmation_form(request: &ApprovalRequest) -> (String, Value) {
     let mut message = confirmation_message(request);
     let mut properties = Map::new();
+    let mut properties = BTreeMap::new();
     properties.insert(
         APPROVE_FIELD.to_owned(),
-        json!({"type": "boolean", "title": "Approve", "description": "Allow this call?", "default": false}),
+        PrimitiveSchemaDefinition::Boolean(
+            BooleanSchema::new()
+                .title("Approve")
+                .description("Allow this call?")
+                .with_default(false),
+        ),
     );
+    let mut order = vec![APPROVE_FIELD.to_owned()];
     for param in &request.editable_params {
-        if param == APPROVE_FIELD {
+        if properties.contains_key(param) {
             continue;
         }
         // An injected value the person may change shows as the field's default.
@@ -212,29 +265,38 @@ fn confirmation_form(request: &ApprovalRequest) -> (String, Value) {
             }
         };
         properties.insert(param.clone(), schema);
+        properties.insert(
+            param.clone(),
+            field_schema(param, request.arguments.get(param)),
+        );
+        order.push(param.clone());
     }
-    if properties.len() > 1 {
-        let names: Vec<&str> = properties.keys().skip(1).map(String::as_str).collect();
-        message.push_str(&format!("\nYou may change: {}.", names.join(", ")));
+    if let [_, editable @ ..] = order.as_slice()
+        && !editable.is_empty()
+    {
+        message.push_str(&format!("\nYou may change: {}.", editable.join(", ")));
     }
-    let schema = json!({"type": "object", "properties": properties, "required": [APPROVE_FIELD]});
+    let mut schema =
+        ElicitationSchema::new(properties).with_required(vec![APPROVE_FIELD.to_owned()]);
+    schema.property_order = Some(order);
     (message, schema)
 }
 
-/// The input-required result that asks the client to confirm `request`.
-fn input_required(
-    request: &ApprovalRequest,
-    state: String,
-) -> Result<InputRequiredResult, ErrorData> {
-    let (message, schema) = confirmation_form(request);
-    let input: InputRequest = serde_json::from_value(json!({
-        "method": "elicitation/create",
-        "params": {"mode": "form", "message": message, "requestedSchema": schema},
-    }))
-    .map_err(|e| ErrorData::internal_error(format!("confirmation form: {e}"), None))?;
+/// The input-required result that asks the client to confirm `request`: one
+/// `elicitation/create` form request under [`CONFIRM_KEY`], and `state` as
+/// the `requestState` the retry echoes.
+fn input_required(request: &ApprovalRequest, state: String) -> InputRequiredResult {
+    let (message, requested_schema) = confirmation_form(request);
+    let input = InputRequest::Elicitation(ElicitRequest::new(
+        ElicitRequestParams::FormElicitationParams {
+            meta: None,
+            message,
+            requested_schema,
+        },
+    ));
     let mut requests = InputRequests::new();
     requests.insert(CONFIRM_KEY.to_owned(), input);
-    Ok(InputRequiredResult::new(Some(requests), Some(state)))
+    InputRequiredResult::new(Some(requests), Some(state))
 }
 
 /// The decision a client's answer to [`confirmation_form`] stands for. Only
@@ -253,6 +315,11 @@ fn decide(answer: &ElicitResult, request: &ApprovalRequest) -> ApprovalDecision 
     }
     let mut edited = request.arguments.clone();
     for param in &request.editable_params {
+        // The form's own `approve` answer is never a tool's `approve`
+        // argument (the form has no field for an editable `approve`).
+        if param == APPROVE_FIELD {
+            continue;
+        }
         let Some(value) = content.get(param) else {
             continue;
         };
@@ -261,6 +328,8 @@ fn decide(answer: &ElicitResult, request: &ApprovalRequest) -> ApprovalDecision 
             .get(param)
             .or_else(|| request.injected.get(param));
         let value = if field_of(current) == Field::Json {
+        let current = request.arguments.get(param);
+        let value = if matches!(field_of(current), Field::Json(_)) {
             match value {
                 Value::String(text) if text.trim().is_empty() && current.is_none() => continue,
                 Value::String(text) => match serde_json::from_str(text) {
@@ -371,7 +440,7 @@ where
     tokio::select! {
         result = run(ctx) => result.map(CallToolResponse::from),
         Ok(request) = rx => {
-            input_required(&request, request_state(name, arguments)).map(CallToolResponse::from)
+            Ok(CallToolResponse::from(input_required(&request, request_state(name, arguments))))
         }
     }
 }
@@ -425,5 +494,133 @@ mod tests {
                     .unwrap_or_default()
             )
         );
+    use std::collections::BTreeMap;
+
+    use serde_json::{Value, json};
+    use tool_core::{ApprovalDecision, ApprovalRequest, ToolKind};
+
+    use super::{confirmation_form, decide, input_required};
+
+    fn request(arguments: Value, editable: &[&str]) -> ApprovalRequest {
+        let Value::Object(arguments) = arguments else {
+            panic!("arguments must be an object");
+        };
+        ApprovalRequest {
+            tool: "save_note".to_owned(),
+            kind: ToolKind::Write,
+            display: BTreeMap::new(),
+            arguments,
+            editable_params: editable.iter().map(|p| (*p).to_owned()).collect(),
+            trace_id: None,
+        }
+    }
+
+    /// Every kind of editable value, an absent one, and `approve` itself
+    /// (never a second field).
+    fn every_kind() -> ApprovalRequest {
+        request(
+            json!({"path": "a.txt", "text": "draft", "force": true, "count": 3,
+                   "ratio": 0.5, "tags": ["x"]}),
+            &[
+                "text", "force", "count", "ratio", "tags", "missing", "approve",
+            ],
+        )
+    }
+
+    #[test]
+    fn the_form_is_a_flat_object_of_primitive_fields_in_order() {
+        let (message, schema) = confirmation_form(&every_kind());
+        // Byte for byte, so the order of the fields (approve first) and of
+        // the keys inside each field is pinned too.
+        assert_eq!(
+            serde_json::to_string(&schema).unwrap(),
+            concat!(
+                r#"{"type":"object","properties":{"#,
+                r#""approve":{"type":"boolean","title":"Approve","description":"Allow this call?","default":false},"#,
+                r#""text":{"type":"string","default":"draft"},"#,
+                r#""force":{"type":"boolean","default":true},"#,
+                r#""count":{"type":"integer","default":3},"#,
+                r#""ratio":{"type":"number","default":0.5},"#,
+                r#""tags":{"type":"string","description":"`tags` as JSON","default":"[\"x\"]"},"#,
+                r#""missing":{"type":"string","description":"`missing` as JSON"}"#,
+                r#"},"required":["approve"]}"#
+            )
+        );
+        assert_eq!(
+            message,
+            "Allow the tool `save_note` (write) to run with these arguments?\n\
+             {\"path\":\"a.txt\",\"text\":\"draft\",\"force\":true,\"count\":3,\"ratio\":0.5,\"tags\":[\"x\"]}\n\
+             You may change: text, force, count, ratio, tags, missing."
+        );
+    }
+
+    #[test]
+    fn a_form_without_editable_fields_asks_yes_or_no() {
+        let (message, schema) = confirmation_form(&request(json!({"path": "a.txt"}), &[]));
+        assert_eq!(
+            serde_json::to_value(&schema).unwrap(),
+            json!({"type": "object", "properties": {"approve":
+                {"type": "boolean", "title": "Approve", "description": "Allow this call?", "default": false}},
+                "required": ["approve"]})
+        );
+        assert!(!message.contains("You may change"), "{message}");
+    }
+
+    #[test]
+    fn the_input_request_is_an_elicitation_form() {
+        let asked = every_kind();
+        let result =
+            serde_json::to_value(input_required(&asked, "confirm-v1:ab".to_owned())).unwrap();
+        let (message, schema) = confirmation_form(&asked);
+        assert_eq!(
+            result["inputRequests"]["confirm"],
+            json!({"method": "elicitation/create",
+                   "params": {"mode": "form", "message": message, "requestedSchema": schema}})
+        );
+        assert_eq!(result["requestState"], "confirm-v1:ab");
+    }
+
+    #[test]
+    fn an_accepted_form_with_the_defaults_approves_the_call_as_sent() {
+        let asked = every_kind();
+        let schema = serde_json::to_value(confirmation_form(&asked).1).unwrap();
+        // What a client sends when the person ticks `approve` and changes
+        // nothing: every field's default.
+        let mut content = serde_json::Map::new();
+        for (name, field) in schema["properties"].as_object().unwrap() {
+            if let Some(default) = field.get("default") {
+                content.insert(name.clone(), default.clone());
+            }
+        }
+        content.insert("approve".to_owned(), Value::Bool(true));
+        let answer =
+            serde_json::from_value(json!({"action": "accept", "content": content})).unwrap();
+        assert_eq!(decide(&answer, &asked), ApprovalDecision::Approve);
+    }
+
+    #[test]
+    fn an_integer_beyond_i64_travels_as_exact_json_text() {
+        // The form's `integer` is an i64; 2^64 - 1 would not fit, and as a
+        // float it would come back changed. It is offered as JSON text.
+        let asked = request(json!({"seed": u64::MAX}), &["seed"]);
+        let schema = serde_json::to_value(confirmation_form(&asked).1).unwrap();
+        assert_eq!(
+            schema["properties"]["seed"],
+            json!({"type": "string", "description": "`seed` as JSON", "default": "18446744073709551615"})
+        );
+        let answer = |seed: &str| {
+            serde_json::from_value(
+                json!({"action": "accept", "content": {"approve": true, "seed": seed}}),
+            )
+            .unwrap()
+        };
+        assert_eq!(
+            decide(&answer("18446744073709551615"), &asked),
+            ApprovalDecision::Approve
+        );
+        let ApprovalDecision::ApproveWithEdits(edited) = decide(&answer("7"), &asked) else {
+            panic!("an edited seed is an edit");
+        };
+        assert_eq!(edited["seed"], json!(7));
     }
 }

@@ -31,7 +31,7 @@ use tokio_util::sync::CancellationToken;
 use tool_core::governance::confirm::{self, Confirmation};
 use tool_core::{
     ApprovalRequest, Attachment, DisplayName, ErrorKind as ToolErrorKind, Image, OnConflict, Tool,
-    ToolContext, ToolKind, ToolRegistry, ToolResult, ToolSpec,
+    ToolContext, ToolKind, ToolRegistry, ToolResult, ToolSpec, meta,
 };
 
 use crate::error::{Error, ErrorKind};
@@ -1337,7 +1337,7 @@ impl Inner {
                     _ => ToolErrorKind::Failed,
                 };
                 ToolResult::error(kind, e.message().to_owned())
-                    .with_metadata("mcp_error", e.kind().as_str())
+                    .with_metadata(meta::MCP_ERROR, e.kind().as_str())
             }
         })
     }
@@ -1395,9 +1395,9 @@ impl Inner {
             out = out.with_attachment(attachment);
         }
         if let Some(structured) = result.structured_content {
-            out = out.with_metadata("structured", structured);
+            out = out.with_metadata(meta::STRUCTURED, structured);
         }
-        out.with_metadata("mcp", json!({"server": self.server, "tool": remote}))
+        out.with_metadata(meta::MCP, json!({"server": self.server, "tool": remote}))
     }
 }
 

@@ -100,6 +100,7 @@ use crate::tool::spec::ToolSpec;
 
 #[cfg(feature = "semantic")]
 mod embed;
+mod jargon;
 mod service;
 mod tokenizer;
 mod typo;
@@ -948,7 +949,7 @@ impl SearchIndex {
         // when most tools containing the word are that server's.
         for q in terms
             .iter()
-            .filter(|q| matches!(q.origin, Origin::Query | Origin::Alias))
+            .filter(|q| matches!(q.origin, Origin::Query | Origin::Alias | Origin::Typo))
         {
             let Some(list) = impacts.server_keys.get(q.term.as_str()) else {
                 continue;

@@ -354,6 +354,9 @@ const ALIASES: &[(&[&str], &[&str])] = &[
     (&["yt"], &["youtube"]),
 ];
 
+/// Weight of the words a jargon word stands for (see
+/// [`jargon`](super::jargon): `mkdir` → create directory, `unstage` → reset).
+pub(crate) const JARGON_WEIGHT: f32 = 0.7;
 /// Weight of a synonym relative to the query word it came from.
 pub(crate) const SYNONYM_WEIGHT: f32 = 0.4;
 /// Weight of the long form of a short one (see [`ALIASES`]).
@@ -428,6 +431,10 @@ pub enum Origin {
     Synonym,
     /// The long form of a short one, `k8s` → kubernetes (weight 0.7).
     Alias,
+    /// What a word of the trade's jargon stands for, `mkdir` → create
+    /// directory, `unstage` → reset (weight 0.7; see the lexicon in
+    /// `search/jargon.rs`).
+    Jargon,
     /// A word of a tool domain a query word leads to, `rain` → weather (weight 0.4).
     Related,
     /// Two neighbouring query words written as one (weight 0.7).
@@ -447,7 +454,7 @@ impl Origin {
     pub fn is_strong(self) -> bool {
         matches!(
             self,
-            Self::Query | Self::Alias | Self::Compound | Self::Typo
+            Self::Query | Self::Alias | Self::Jargon | Self::Compound | Self::Typo
         )
     }
 }
@@ -502,7 +509,8 @@ fn strip_request_for_tools(query: &str) -> &str {
 }
 
 /// Per stemmed query word, the words it also looks for and their weights
-/// ([`SYNONYMS`], [`RELATED`] and [`ALIASES`], stemmed once).
+/// ([`SYNONYMS`], [`RELATED`], [`ALIASES`] and the
+/// [`jargon`](super::jargon) lexicon, stemmed once).
 fn expansions() -> &'static Expansions {
     static MAP: std::sync::OnceLock<Expansions> = std::sync::OnceLock::new();
     MAP.get_or_init(|| {
@@ -531,6 +539,13 @@ fn expansions() -> &'static Expansions {
             for a in *group {
                 for b in *group {
                     link(stemmed(a), stemmed(b), SYNONYM_WEIGHT, Origin::Synonym);
+                }
+            }
+        }
+        for entry in super::jargon::JARGON {
+            for a in entry.cues {
+                for b in entry.means {
+                    link(stemmed(a), stemmed(b), JARGON_WEIGHT, Origin::Jargon);
                 }
             }
         }

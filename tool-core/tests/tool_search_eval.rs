@@ -344,23 +344,30 @@ fn signal_ablation() {
     let mut s = Signals::default();
     s.typos = false;
     s.services = false;
+    s.implied = false;
     s.semantic = 0.0;
     variants.push(("BM25 only".into(), s));
     s.typos = true;
     variants.push(("+ typos".into(), s));
     s.services = true;
     variants.push(("+ typos + services".into(), s));
-    for w in [0.1, 0.3, 0.5, 0.8, 1.0, 1.5] {
+    s.implied = true;
+    variants.push(("+ typos + services + implied".into(), s));
+    for w in [0.3, 0.5, 0.8, 1.0, 1.5] {
         s.semantic = w;
-        variants.push((format!("+ typos + services + semantic {w}"), s));
+        variants.push((format!("+ typos + services + implied + semantic {w}"), s));
     }
+    let mut s3 = Signals::default();
+    s3.implied = false;
+    variants.push(("all but implied (default weights)".into(), s3));
     let mut s2 = Signals::default();
     s2.typos = false;
     s2.services = false;
+    s2.implied = false;
     variants.push(("BM25 + semantic (default weight)".into(), s2));
     for (label, signals) in variants {
         let index = SearchIndex::build_with_signals(specs.iter(), FieldWeights::default(), signals);
-        let mut line = format!("{label:<40}");
+        let mut line = format!("{label:<50}");
         for (file, cases) in &sets {
             let (mut at1, mut at5) = (0usize, 0usize);
             for c in cases {
@@ -378,5 +385,37 @@ fn signal_ablation() {
             ));
         }
         println!("{line}");
+    }
+}
+
+/// What the ranker made of a few queries (`SearchIndex::explain`), for
+/// tuning by hand: the queries come from `TOOL_SEARCH_EXPLAIN`, separated
+/// by `|`:
+/// `TOOL_SEARCH_EXPLAIN='unstage all|ls ~/src' cargo test -p tool-core --test tool_search_eval explain -- --ignored --nocapture`.
+#[test]
+#[ignore = "a tuning aid, not a check"]
+fn explain_queries() {
+    let (specs, _) = tuning_material();
+    let index = tool_core::search::SearchIndex::build(specs.iter());
+    let queries = std::env::var("TOOL_SEARCH_EXPLAIN").unwrap_or_default();
+    for q in queries.split('|').filter(|q| !q.trim().is_empty()) {
+        let e = index.explain(q, 5);
+        println!("== {q:?}");
+        for t in &e.terms {
+            println!(
+                "  term {} {:.2} {:?} in {} tools",
+                t.term, t.weight, t.origin, t.tools
+            );
+        }
+        println!(
+            "  corrections {:?} services {:?} implied {:?} weak {}",
+            e.corrections, e.services, e.implied, e.weak
+        );
+        for h in &e.hits {
+            println!(
+                "  {:.3} lex {:.3} cos {:.3} {} {:?}",
+                h.score, h.lexical, h.semantic, h.name, h.matched
+            );
+        }
     }
 }

@@ -611,7 +611,21 @@ fn compounds(query: &str, mut emit: impl FnMut(&str)) {
 /// | `#name` | `#general` | `channel` |
 /// | issue key | `OPS-77` (upper-case letters, `-`, digits) | `issue` |
 /// | phone number | `+15551234567` (`+` and 7 to 15 digits) | `phone`, `sms`, `number` |
+/// | storage URL | `gs://b/a`, `s3://b/` (a scheme other than the web's) | `bucket`, `object` |
+/// | a folder | a path or storage URL ending in `/` (`~/src/`, `gs://b/2024/`) | `list` |
+/// | local address | `localhost:3000`, `127.0.0.1:8080` | `port` |
+/// | image reference | `nginx:1.25`, `node:20-alpine` (a dotted version or a distro tag) | `image` |
+/// | coordinates | `48.85,2.35`, `40.7484, -73.9857` (two decimals, latitude first) | `latitude`, `longitude`, `coordinates` |
+///
+/// The last five came with issue 31's tuning round: values an agent
+/// copies from a task (a bucket listing, a tunnel, an image to pull, a
+/// point on a map) whose tools the query does not name.
 fn value_kinds(query: &str, mut emit: impl FnMut(&str)) {
+    if has_coordinates(query) {
+        for k in ["latitude", "longitude", "coordinates"] {
+            emit(k);
+        }
+    }
     for word in query.split_whitespace() {
         let word = word
             .trim_start_matches(['"', '\'', '(', '`'])
@@ -620,7 +634,21 @@ fn value_kinds(query: &str, mut emit: impl FnMut(&str)) {
             continue;
         }
         let lower = word.to_ascii_lowercase();
-        if lower.starts_with("http://")
+        let folder = lower.len() > 1 && lower.ends_with('/');
+        if let Some((scheme, _)) = lower.split_once("://")
+            && !matches!(scheme, "http" | "https" | "file" | "ftp" | "ws" | "wss")
+            && !scheme.is_empty()
+            && scheme.bytes().all(|b| b.is_ascii_alphanumeric())
+        {
+            for k in ["bucket", "object"] {
+                emit(k);
+            }
+            if folder {
+                emit("list");
+            }
+        } else if let Some(kind) = address_kind(&lower) {
+            emit(kind);
+        } else if lower.starts_with("http://")
             || lower.starts_with("https://")
             || lower.starts_with("www.")
         {
@@ -648,8 +676,75 @@ fn value_kinds(query: &str, mut emit: impl FnMut(&str)) {
         } else if is_path(&lower) {
             emit("file");
             emit("path");
+            if folder {
+                emit("list");
+            }
         }
     }
+}
+
+/// The kind of a `name:tag` word: `port` for a local address
+/// (`localhost:3000`, `127.0.0.1:8080`), `image` for a container image
+/// reference whose tag is a dotted version or a distribution tag
+/// (`nginx:1.25`, `node:20-alpine`, `app:latest`). Other `a:b` words
+/// (`user:42`, a key; `9:30`, a time) are neither.
+fn address_kind(lower: &str) -> Option<&'static str> {
+    let (left, right) = lower.split_once(':')?;
+    if left.is_empty() || right.is_empty() || right.starts_with('/') {
+        return None;
+    }
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let ip = left.split('.').count() == 4 && left.split('.').all(digits);
+    if (left == "localhost" || ip) && digits(right) {
+        return Some("port");
+    }
+    let name_ok = left.bytes().any(|b| b.is_ascii_alphabetic())
+        && left
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'_' | b'/'));
+    let version = right.starts_with(|c: char| c.is_ascii_digit())
+        && right.contains('.')
+        && right
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'_'));
+    let distro = [
+        "latest", "alpine", "slim", "bookworm", "bullseye", "jammy", "noble",
+    ]
+    .iter()
+    .any(|t| right.contains(t));
+    (name_ok && (version || distro)).then_some("image")
+}
+
+/// Whether `query` holds a latitude and a longitude: two decimal numbers
+/// (each with a `.`) separated by a comma, the first within ±90 and the
+/// second within ±180 (`48.85,2.35`, `40.7484, -73.9857`).
+fn has_coordinates(query: &str) -> bool {
+    let number = |s: &str| -> Option<f64> {
+        let s = s.trim_matches(|c: char| !c.is_ascii_digit() && c != '.' && c != '-');
+        if !s.contains('.')
+            || !s
+                .bytes()
+                .all(|b| b.is_ascii_digit() || b == b'.' || b == b'-')
+        {
+            return None;
+        }
+        s.parse().ok()
+    };
+    query.match_indices(',').any(|(at, _)| {
+        let before = query[..at]
+            .rsplit(|c: char| c.is_whitespace() || c == '(')
+            .next()
+            .unwrap_or("");
+        let after = query[at + 1..]
+            .trim_start()
+            .split(|c: char| c.is_whitespace() || c == ')' || c == ',')
+            .next()
+            .unwrap_or("");
+        matches!(
+            (number(before), number(after)),
+            (Some(lat), Some(lng)) if lat.abs() <= 90.0 && lng.abs() <= 180.0
+        )
+    })
 }
 
 /// `OPS-77`: upper-case ASCII letters (and digits after the first), `-`, digits;
@@ -1030,6 +1125,29 @@ mod tests {
         assert_eq!(kinds("move OPS-77 to done"), ["issue"]);
         assert!(kinds("decode UTF-8, hash with SHA-256, dates in ISO-8601").is_empty());
         assert_eq!(kinds("text +15551234567"), ["phone", "sms", "number"]);
+        assert_eq!(
+            kinds("what's in gs://exports/2024/ ?"),
+            ["bucket", "object", "list"]
+        );
+        assert_eq!(kinds("ls ~/projects/"), ["file", "path", "list"]);
+        assert_eq!(
+            kinds("forward localhost:3000 and 10.0.0.2:22"),
+            ["port", "port"]
+        );
+        assert_eq!(
+            kinds("pull nginx:1.25 and node:20-alpine"),
+            ["image", "image"]
+        );
+        assert_eq!(
+            kinds("what is at 40.7484, -73.9857"),
+            ["latitude", "longitude", "coordinates"]
+        );
+        assert_eq!(
+            kinds("TZ at 48.85,2.35?"),
+            ["latitude", "longitude", "coordinates"]
+        );
+        // Keys, times, prices and lists are none of these.
+        assert!(kinds("get user:42 at 9:30, or 12.5,200.1").is_empty());
         // Not values: an issue number, a repository, a version, a domain, a lone `/`.
         assert!(kinds("issue #482 in acme/web v1.2.0 example.org / Ops-7 +12").is_empty());
     }

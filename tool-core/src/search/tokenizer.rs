@@ -271,6 +271,7 @@ const RELATED: &[(&[&str], &[&str])] = &[
         &["geocode", "location", "coordinates"],
     ),
     (&["expire", "expiry", "expiration"], &["ttl", "expire"]),
+    (&["now", "currently", "moment"], &["current"]),
     (&["lead", "prospect"], &["contact", "deal"]),
     (&["opportunity"], &["deal"]),
     (&["purchase", "purchases", "bought"], &["order"]),
@@ -367,6 +368,20 @@ pub(crate) const RELATED_WEIGHT: f32 = 0.4;
 pub(crate) const COMPOUND_WEIGHT: f32 = 0.7;
 /// Weight of the kind word of a value the query holds (see [`value_kinds`]).
 pub(crate) const VALUE_KIND_WEIGHT: f32 = 0.4;
+/// Weight of the kind words of values whose form leaves no doubt about
+/// the thing ([`CLEAR_KINDS`]: a `gs://` URL is a bucket's object,
+/// `nginx:1.25` an image, `48.85,2.35` coordinates): 0.7, as a long form.
+pub(crate) const CLEAR_KIND_WEIGHT: f32 = 0.7;
+/// The kind words [`value_kinds`] gives at [`CLEAR_KIND_WEIGHT`].
+const CLEAR_KINDS: &[&str] = &[
+    "bucket",
+    "object",
+    "port",
+    "image",
+    "latitude",
+    "longitude",
+    "coordinates",
+];
 
 /// The query's terms with weights: each distinct token at 1.0 (after a
 /// leading request for a tool is cut, see [`strip_request_for_tools`]); the
@@ -413,9 +428,14 @@ pub(crate) fn query_terms(query: &str) -> Vec<QueryTerm> {
     }
     compounds(query, |c| add(c, COMPOUND_WEIGHT, Origin::Compound));
     value_kinds(query, |kind| {
+        let weight = if CLEAR_KINDS.contains(&kind) {
+            CLEAR_KIND_WEIGHT
+        } else {
+            VALUE_KIND_WEIGHT
+        };
         let mut k = kind.to_owned();
         stem(&mut k);
-        add(&k, VALUE_KIND_WEIGHT, Origin::ValueKind);
+        add(&k, weight, Origin::ValueKind);
     });
     terms
 }

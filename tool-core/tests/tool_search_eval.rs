@@ -345,18 +345,24 @@ fn signal_ablation() {
     s.typos = false;
     s.services = false;
     s.implied = false;
+    s.jargon = false;
     s.semantic = 0.0;
     variants.push(("BM25 only".into(), s));
+    s.jargon = true;
+    variants.push(("+ jargon".into(), s));
     s.typos = true;
-    variants.push(("+ typos".into(), s));
+    variants.push(("+ jargon + typos".into(), s));
     s.services = true;
-    variants.push(("+ typos + services".into(), s));
+    variants.push(("+ jargon + typos + services".into(), s));
     s.implied = true;
-    variants.push(("+ typos + services + implied".into(), s));
+    variants.push(("+ jargon + typos + services + implied".into(), s));
     for w in [0.3, 0.5, 0.8, 1.0, 1.5] {
         s.semantic = w;
-        variants.push((format!("+ typos + services + implied + semantic {w}"), s));
+        variants.push((format!("+ all four + semantic {w}"), s));
     }
+    let mut s4 = Signals::default();
+    s4.jargon = false;
+    variants.push(("all but jargon (default weights)".into(), s4));
     let mut s3 = Signals::default();
     s3.implied = false;
     variants.push(("all but implied (default weights)".into(), s3));
@@ -364,6 +370,7 @@ fn signal_ablation() {
     s2.typos = false;
     s2.services = false;
     s2.implied = false;
+    s2.jargon = false;
     variants.push(("BM25 + semantic (default weight)".into(), s2));
     for (label, signals) in variants {
         let index = SearchIndex::build_with_signals(specs.iter(), FieldWeights::default(), signals);

@@ -207,6 +207,10 @@ pub struct Signals {
     pub typos: bool,
     /// Boost the tools of servers the query names (see [`SERVICE_BOOST`]). Default: on.
     pub services: bool,
+    /// Widen queries with the jargon lexicon of developer tooling
+    /// ([`Origin::Jargon`]: `mkdir` → create directory, `unstage` → reset).
+    /// Default: on.
+    pub jargon: bool,
     /// Boost, less, the tools of a server the query implies (a word only
     /// that server's tools contain; see [`IMPLIED_BOOST`]). Default: on.
     pub implied: bool,
@@ -222,6 +226,7 @@ impl Default for Signals {
             typos: true,
             services: true,
             implied: true,
+            jargon: true,
             semantic: if cfg!(feature = "semantic") {
                 SEMANTIC_WEIGHT
             } else {
@@ -763,7 +768,7 @@ impl SearchIndex {
     /// the fallback answered, and per hit which terms matched.
     pub fn explain(&self, query: &str, limit: usize) -> Explanation {
         let impacts = self.impacts();
-        let mut terms = tokenizer::query_terms(query);
+        let mut terms = tokenizer::query_terms_with(query, self.signals.jargon);
         let df = |term: &str| -> u32 {
             self.terms.get(term).map_or(0, |&id| {
                 impacts.offsets[id as usize + 1] - impacts.offsets[id as usize]

@@ -392,7 +392,15 @@ const CLEAR_KINDS: &[&str] = &[
 /// of values written in the query (see [`value_kinds`]) at
 /// [`VALUE_KIND_WEIGHT`]. A word reached several ways keeps its highest
 /// weight.
+#[cfg(test)]
 pub(crate) fn query_terms(query: &str) -> Vec<QueryTerm> {
+    query_terms_with(query, true)
+}
+
+/// [`query_terms`], with the [`jargon`](super::jargon) lexicon's
+/// meanings at [`JARGON_WEIGHT`] when `jargon` is set (the default
+/// [`Signals`](super::Signals); off to measure what it adds).
+pub(crate) fn query_terms_with(query: &str, jargon: bool) -> Vec<QueryTerm> {
     let mut own = tokens(strip_request_for_tools(query));
     own.sort_unstable();
     own.dedup();
@@ -419,11 +427,15 @@ pub(crate) fn query_terms(query: &str) -> Vec<QueryTerm> {
             }),
         };
     let expansions = expansions();
+    let jargon = jargon.then(jargon_expansions);
     for t in &own {
-        if let Some(more) = expansions.get(t.as_str()) {
-            for (w, weight, origin) in more {
-                add(w, *weight, *origin);
-            }
+        let more = [Some(expansions), jargon]
+            .into_iter()
+            .flatten()
+            .filter_map(|map| map.get(t.as_str()))
+            .flatten();
+        for (w, weight, origin) in more {
+            add(w, *weight, *origin);
         }
     }
     compounds(query, |c| add(c, COMPOUND_WEIGHT, Origin::Compound));
@@ -529,8 +541,7 @@ fn strip_request_for_tools(query: &str) -> &str {
 }
 
 /// Per stemmed query word, the words it also looks for and their weights
-/// ([`SYNONYMS`], [`RELATED`], [`ALIASES`] and the
-/// [`jargon`](super::jargon) lexicon, stemmed once).
+/// ([`SYNONYMS`], [`RELATED`] and [`ALIASES`], stemmed once).
 fn expansions() -> &'static Expansions {
     static MAP: std::sync::OnceLock<Expansions> = std::sync::OnceLock::new();
     MAP.get_or_init(|| {
@@ -562,13 +573,6 @@ fn expansions() -> &'static Expansions {
                 }
             }
         }
-        for entry in super::jargon::JARGON {
-            for a in entry.cues {
-                for b in entry.means {
-                    link(stemmed(a), stemmed(b), JARGON_WEIGHT, Origin::Jargon);
-                }
-            }
-        }
         for (table, weight, origin) in [
             (RELATED, RELATED_WEIGHT, Origin::Related),
             (ALIASES, ALIAS_WEIGHT, Origin::Alias),
@@ -577,6 +581,32 @@ fn expansions() -> &'static Expansions {
                 for a in *cues {
                     for b in *targets {
                         link(stemmed(a), stemmed(b), weight, origin);
+                    }
+                }
+            }
+        }
+        map
+    })
+}
+
+/// Per stemmed jargon word, what it stands for ([`jargon`](super::jargon),
+/// stemmed once), at [`JARGON_WEIGHT`].
+fn jargon_expansions() -> &'static Expansions {
+    static MAP: std::sync::OnceLock<Expansions> = std::sync::OnceLock::new();
+    MAP.get_or_init(|| {
+        let stemmed = |w: &str| {
+            let mut w = w.to_lowercase();
+            stem(&mut w);
+            w
+        };
+        let mut map: Expansions = rustc_hash::FxHashMap::default();
+        for entry in super::jargon::JARGON {
+            for a in entry.cues {
+                let list = map.entry(stemmed(a)).or_default();
+                for b in entry.means {
+                    let b = stemmed(b);
+                    if b != stemmed(a) && !list.iter().any(|(t, _, _)| *t == b) {
+                        list.push((b, JARGON_WEIGHT, Origin::Jargon));
                     }
                 }
             }

@@ -166,6 +166,11 @@ pub(crate) const JARGON: &[Jargon] = &[
         &["call", "phone"],
         "ring / dial someone: phone them",
     ),
+    j(
+        &["fare", "fares", "airfare"],
+        &["flight", "price"],
+        "a fare is the price of a ticket",
+    ),
     // Abbreviations of the field.
     j(&["col", "cols"], &["column"], "abbreviation of column"),
     j(&["idx"], &["index"], "abbreviation of index"),

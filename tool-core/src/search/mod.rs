@@ -78,6 +78,22 @@
 //!   semantic signal (or, without it, the closest names) answers, and the
 //!   hits are flagged [`SearchHit::weak`]; `tool_search` then says the
 //!   matches are weak and sets `metadata.weak`.
+//! - **Jargon** (issue 31's tuning round): a query word of the trade's
+//!   jargon also looks for what it stands for, at 0.7 ([`Origin::Jargon`],
+//!   a strong match): POSIX commands (`mkdir` → create directory, `ps` →
+//!   process list), git porcelain (`unstage` → reset, `shelve` → stash),
+//!   slang (`nuke`, `wipe` → delete; `spin up` → create / start),
+//!   abbreviations (`cols`, `idx`, `tbl`, `FX`, `ETA`, `a11y`, `GHA`),
+//!   time-zone abbreviations and query languages (`SOQL`, `JQL`,
+//!   `PromQL`). The lexicon is data, each entry with its source
+//!   (`search/jargon.rs`).
+//! - **Implied services** (same round): when the query names no server, a
+//!   word of it that 2 to [`IMPLIED_MAX_TOOLS`] tools are named or tagged
+//!   with, all of one server (`helm`), multiplies that server's matching
+//!   tools by 1 + [`IMPLIED_BOOST`].
+//! - Values whose form leaves no doubt about the thing (a `gs://` URL, an
+//!   image reference `nginx:1.25`, `localhost:3000`, coordinates
+//!   `48.85,2.35`) bring their kind words at 0.7 instead of 0.4.
 //! - [`SearchIndex::explain`] tells hosts which signal matched what.
 //!
 //! What each adds on the tuning sets is printed by the `signal_ablation`

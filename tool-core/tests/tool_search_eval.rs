@@ -3,15 +3,25 @@
 //! ranker; see its README): every tool registered as a runtime tool in one
 //! deferred view, one `tool_search` call per query, recall@1 and recall@5.
 //!
-//! The tuning set (`queries.json`) must reach recall@5 ≥ 0.9. Held-out sets
-//! (`queries_holdout.json`, `queries_holdout2.json`: written without seeing
-//! the ranker; issue 31 also tuned on them; `queries_holdout3.json`: 193
-//! queries written for issue 31 by a reviewer who never saw the ranker,
-//! never used for tuning, with a per-style table) are reported
-//! separately, each when present, and asserted only to be answered.
+//! The tuning set (`queries.json`) must reach recall@5 ≥ 0.9. The other
+//! sets are reported separately, each when present, and asserted only to
+//! be answered:
+//!
+//! - `queries_holdout.json`, `queries_holdout2.json`: written without seeing
+//!   the ranker; issue 31 tuned on them;
+//! - `queries_holdout3.json`: 193 queries written for issue 31 by a reviewer
+//!   who never saw the ranker, measured once as a held-out set (recall@1
+//!   0.705, recall@5 0.881) and **used for tuning since** (issue 31's
+//!   tuning round), with a per-style table;
+//! - `queries_holdout4.json`: the next held-out set, written by someone who
+//!   never saw the ranker nor its tuning. When the file is present it is
+//!   reported on its own line with the per-style table and issue 31's
+//!   targets (recall@5 ≥ 0.95, recall@1 ≥ 0.75), never asserted, and its
+//!   misses are never printed: it is not for tuning.
 //!
 //! Run with `--nocapture` to see the figures:
-//! `cargo test -p tool-core --test tool_search_eval -- --nocapture`.
+//! `cargo test -p tool-core --test tool_search_eval -- --nocapture`
+//! (`TOOL_SEARCH_MISSES=1` also lists the misses of the sets used for tuning).
 
 use std::path::Path;
 
@@ -63,6 +73,7 @@ struct Recall {
     cases: usize,
     at1: usize,
     at5: usize,
+    /// The queries whose tool was not first ("low" when it was in the top 5).
     misses: Vec<String>,
     /// Per style (sets that give one): [queries, hits at 1, hits at 5].
     styles: std::collections::BTreeMap<String, [usize; 3]>,
@@ -108,17 +119,29 @@ async fn evaluate(view: &RegistryView, file: &str) -> Option<Recall> {
             row[2] += usize::from(at5);
         }
         recall.at1 += usize::from(at1);
-        if at5 {
-            recall.at5 += 1;
-        } else {
+        recall.at5 += usize::from(at5);
+        if !at1 {
+            let what = if at5 { "low " } else { "miss" };
             recall.misses.push(format!(
-                "{:?} expected {} got {:?}",
+                "{what} {:?} expected {} got {:?}",
                 case.query, case.expected, matches
             ));
         }
     }
     Some(recall)
 }
+
+/// The query sets used while tuning (misses may be printed, the ablation
+/// reports them); every other set is held out.
+const TUNING_SETS: [&str; 4] = [
+    "queries.json",
+    "queries_holdout.json",
+    "queries_holdout2.json",
+    "queries_holdout3.json",
+];
+
+/// The held-out set of the next round; see the module docs.
+const HELD_OUT: &str = "queries_holdout4.json";
 
 #[allow(clippy::cast_precision_loss, reason = "a few hundred cases")]
 fn report(file: &str, r: &Recall) -> (f64, f64) {
@@ -136,10 +159,11 @@ fn report(file: &str, r: &Recall) -> (f64, f64) {
             println!("| {style} | {n} | {r1:.3} | {r5:.3} |");
         }
     }
-    // Misses of the tuning set only: held-out queries are not for tuning.
-    if file == "queries.json" && std::env::var_os("TOOL_SEARCH_MISSES").is_some() {
+    // Misses of the sets used for tuning only: a held-out set's are not
+    // for tuning.
+    if TUNING_SETS.contains(&file) && std::env::var_os("TOOL_SEARCH_MISSES").is_some() {
         for m in &r.misses {
-            println!("  miss: {m}");
+            println!("  {m}");
         }
     }
     (at1, at5)
@@ -157,21 +181,21 @@ async fn recall_on_the_evaluation_set() {
     assert!(tuning.cases >= 200, "{} queries", tuning.cases);
     let (_, at5) = report("queries.json", &tuning);
     assert!(at5 >= 0.9, "recall@5 {at5:.3} is under 0.9");
-    for held_out in ["queries_holdout.json", "queries_holdout2.json"] {
-        if let Some(r) = evaluate(&view, held_out).await {
-            assert!(r.cases > 0, "{held_out} is empty");
-            report(held_out, &r);
+    for set in &TUNING_SETS[1..] {
+        if let Some(r) = evaluate(&view, set).await {
+            assert!(r.cases > 0, "{set} is empty");
+            report(set, &r);
         }
     }
-    // Issue 31's held-out set, written by a reviewer who never saw the
-    // ranker and never used for tuning: reported on its own line with a
-    // per-style table. Its targets (recall@5 ≥ 0.95, recall@1 ≥ 0.75) are
-    // reported against, not asserted: a held-out figure is what it is.
-    if let Some(r) = evaluate(&view, "queries_holdout3.json").await {
-        assert!(r.cases >= 100, "queries_holdout3.json: {} queries", r.cases);
-        let (at1, at5) = report("queries_holdout3.json", &r);
+    // The held-out set of the next round, written by someone who never saw
+    // the ranker: reported on its own line with a per-style table. Its
+    // targets (issue 31: recall@5 ≥ 0.95, recall@1 ≥ 0.75) are reported
+    // against, not asserted: a held-out figure is what it is.
+    if let Some(r) = evaluate(&view, HELD_OUT).await {
+        assert!(r.cases > 0, "{HELD_OUT} is empty");
+        let (at1, at5) = report(HELD_OUT, &r);
         println!(
-            "queries_holdout3.json targets: recall@5 {at5:.3} (target 0.95), recall@1 {at1:.3} (target 0.75)"
+            "{HELD_OUT} (held out) targets: recall@5 {at5:.3} (target 0.95), recall@1 {at1:.3} (target 0.75)"
         );
     }
 }
@@ -300,8 +324,7 @@ fn recall_on_halves_of_the_tuning_set() {
 }
 
 /// What each signal adds (issue 31): recall@1 / recall@5 on the sets used
-/// while tuning (`queries.json`, `queries_holdout.json`,
-/// `queries_holdout2.json`; never the third held-out set), for BM25 alone
+/// while tuning ([`TUNING_SETS`]; never a held-out set), for BM25 alone
 /// and with the signals added one by one, and for a few semantic weights.
 /// Run by hand:
 /// `cargo test -p tool-core --test tool_search_eval ablation -- --ignored --nocapture`.
@@ -310,38 +333,48 @@ fn recall_on_halves_of_the_tuning_set() {
 fn signal_ablation() {
     use tool_core::search::{FieldWeights, SearchIndex, Signals};
     let (specs, _) = tuning_material();
-    let sets: Vec<(&str, Vec<Case>)> = [
-        "queries.json",
-        "queries_holdout.json",
-        "queries_holdout2.json",
-    ]
-    .into_iter()
-    .map(|f| {
-        let text = std::fs::read_to_string(data(f)).expect("queries");
-        (f, serde_json::from_str(&text).expect("queries parse"))
-    })
-    .collect();
+    let sets: Vec<(&str, Vec<Case>)> = TUNING_SETS
+        .into_iter()
+        .map(|f| {
+            let text = std::fs::read_to_string(data(f)).expect("queries");
+            (f, serde_json::from_str(&text).expect("queries parse"))
+        })
+        .collect();
     let mut variants: Vec<(String, Signals)> = Vec::new();
     let mut s = Signals::default();
     s.typos = false;
     s.services = false;
+    s.implied = false;
+    s.jargon = false;
     s.semantic = 0.0;
     variants.push(("BM25 only".into(), s));
+    s.jargon = true;
+    variants.push(("+ jargon".into(), s));
     s.typos = true;
-    variants.push(("+ typos".into(), s));
+    variants.push(("+ jargon + typos".into(), s));
     s.services = true;
-    variants.push(("+ typos + services".into(), s));
-    for w in [0.1, 0.3, 0.5, 0.8, 1.0, 1.5] {
+    variants.push(("+ jargon + typos + services".into(), s));
+    s.implied = true;
+    variants.push(("+ jargon + typos + services + implied".into(), s));
+    for w in [0.3, 0.5, 0.8, 1.0, 1.5] {
         s.semantic = w;
-        variants.push((format!("+ typos + services + semantic {w}"), s));
+        variants.push((format!("+ all four + semantic {w}"), s));
     }
+    let mut s4 = Signals::default();
+    s4.jargon = false;
+    variants.push(("all but jargon (default weights)".into(), s4));
+    let mut s3 = Signals::default();
+    s3.implied = false;
+    variants.push(("all but implied (default weights)".into(), s3));
     let mut s2 = Signals::default();
     s2.typos = false;
     s2.services = false;
+    s2.implied = false;
+    s2.jargon = false;
     variants.push(("BM25 + semantic (default weight)".into(), s2));
     for (label, signals) in variants {
         let index = SearchIndex::build_with_signals(specs.iter(), FieldWeights::default(), signals);
-        let mut line = format!("{label:<40}");
+        let mut line = format!("{label:<50}");
         for (file, cases) in &sets {
             let (mut at1, mut at5) = (0usize, 0usize);
             for c in cases {
@@ -359,5 +392,37 @@ fn signal_ablation() {
             ));
         }
         println!("{line}");
+    }
+}
+
+/// What the ranker made of a few queries (`SearchIndex::explain`), for
+/// tuning by hand: the queries come from `TOOL_SEARCH_EXPLAIN`, separated
+/// by `|`:
+/// `TOOL_SEARCH_EXPLAIN='unstage all|ls ~/src' cargo test -p tool-core --test tool_search_eval explain -- --ignored --nocapture`.
+#[test]
+#[ignore = "a tuning aid, not a check"]
+fn explain_queries() {
+    let (specs, _) = tuning_material();
+    let index = tool_core::search::SearchIndex::build(specs.iter());
+    let queries = std::env::var("TOOL_SEARCH_EXPLAIN").unwrap_or_default();
+    for q in queries.split('|').filter(|q| !q.trim().is_empty()) {
+        let e = index.explain(q, 5);
+        println!("== {q:?}");
+        for t in &e.terms {
+            println!(
+                "  term {} {:.2} {:?} in {} tools",
+                t.term, t.weight, t.origin, t.tools
+            );
+        }
+        println!(
+            "  corrections {:?} services {:?} implied {:?} weak {}",
+            e.corrections, e.services, e.implied, e.weak
+        );
+        for h in &e.hits {
+            println!(
+                "  {:.3} lex {:.3} cos {:.3} {} {:?}",
+                h.score, h.lexical, h.semantic, h.name, h.matched
+            );
+        }
     }
 }

@@ -78,6 +78,22 @@
 //!   semantic signal (or, without it, the closest names) answers, and the
 //!   hits are flagged [`SearchHit::weak`]; `tool_search` then says the
 //!   matches are weak and sets `metadata.weak`.
+//! - **Jargon** (issue 31's tuning round): a query word of the trade's
+//!   jargon also looks for what it stands for, at 0.7 ([`Origin::Jargon`],
+//!   a strong match): POSIX commands (`mkdir` → create directory, `ps` →
+//!   process list), git porcelain (`unstage` → reset, `shelve` → stash),
+//!   slang (`nuke`, `wipe` → delete; `spin up` → create / start),
+//!   abbreviations (`cols`, `idx`, `tbl`, `FX`, `ETA`, `a11y`, `GHA`),
+//!   time-zone abbreviations and query languages (`SOQL`, `JQL`,
+//!   `PromQL`). The lexicon is data, each entry with its source
+//!   (`search/jargon.rs`).
+//! - **Implied services** (same round): when the query names no server, a
+//!   word of it that 2 to [`IMPLIED_MAX_TOOLS`] tools are named or tagged
+//!   with, all of one server (`helm`), multiplies that server's matching
+//!   tools by 1 + [`IMPLIED_BOOST`].
+//! - Values whose form leaves no doubt about the thing (a `gs://` URL, an
+//!   image reference `nginx:1.25`, `localhost:3000`, coordinates
+//!   `48.85,2.35`) bring their kind words at 0.7 instead of 0.4.
 //! - [`SearchIndex::explain`] tells hosts which signal matched what.
 //!
 //! What each adds on the tuning sets is printed by the `signal_ablation`
@@ -100,6 +116,7 @@ use crate::tool::spec::ToolSpec;
 
 #[cfg(feature = "semantic")]
 mod embed;
+mod jargon;
 mod service;
 mod tokenizer;
 mod typo;
@@ -175,6 +192,16 @@ pub const TYPO_WEIGHT: f32 = 0.7;
 /// names score `1 + SERVICE_BOOST` times as much (0.5: half again).
 pub const SERVICE_BOOST: f32 = 0.5;
 
+/// Bound of the boost of a server the query implies without naming it
+/// (see [`Explanation::implied`]): its matching tools score
+/// `1 + IMPLIED_BOOST` times as much (0.25), only when the query names no
+/// server.
+pub const IMPLIED_BOOST: f32 = 0.25;
+/// Most tools a query word may be in to imply their server: 64 (a word
+/// in more tools is not one server's thing; the bound also caps the
+/// work per word).
+pub const IMPLIED_MAX_TOOLS: usize = 64;
+
 /// Weight of the semantic signal in the fused score (see [`Signals`]):
 /// a tool scores its BM25 score divided by the best BM25 score of the
 /// query, plus `SEMANTIC_WEIGHT` times the cosine similarity of the query's
@@ -196,6 +223,13 @@ pub struct Signals {
     pub typos: bool,
     /// Boost the tools of servers the query names (see [`SERVICE_BOOST`]). Default: on.
     pub services: bool,
+    /// Widen queries with the jargon lexicon of developer tooling
+    /// ([`Origin::Jargon`]: `mkdir` → create directory, `unstage` → reset).
+    /// Default: on.
+    pub jargon: bool,
+    /// Boost, less, the tools of a server the query implies (a word only
+    /// that server's tools contain; see [`IMPLIED_BOOST`]). Default: on.
+    pub implied: bool,
     /// Weight of the semantic signal, 0 to leave it out (then tools are not
     /// embedded either, when the index is built with it at 0). Default:
     /// [`SEMANTIC_WEIGHT`] with the `semantic` feature (on by default), 0 without.
@@ -207,6 +241,8 @@ impl Default for Signals {
         Self {
             typos: true,
             services: true,
+            implied: true,
+            jargon: true,
             semantic: if cfg!(feature = "semantic") {
                 SEMANTIC_WEIGHT
             } else {
@@ -265,8 +301,12 @@ pub struct Explanation {
     pub terms: Vec<ExplainedTerm>,
     /// Corrections of misspelt words: (the query's word, the index word), both stemmed.
     pub corrections: Vec<(String, String)>,
-    /// Servers the query names or implies, whose matching tools were boosted.
+    /// Servers the query names (by name, product, nickname or host), whose
+    /// matching tools were boosted by [`SERVICE_BOOST`].
     pub services: Vec<String>,
+    /// Servers the query implies without naming any (a word only their
+    /// tools contain), whose matching tools were boosted by [`IMPLIED_BOOST`].
+    pub implied: Vec<String>,
     /// `true` when no tool shares a word with the query and the hits come
     /// from the fallback: the semantic signal alone, or (without it, or
     /// when it finds nothing) the tools with the closest names.
@@ -744,7 +784,7 @@ impl SearchIndex {
     /// the fallback answered, and per hit which terms matched.
     pub fn explain(&self, query: &str, limit: usize) -> Explanation {
         let impacts = self.impacts();
-        let mut terms = tokenizer::query_terms(query);
+        let mut terms = tokenizer::query_terms_with(query, self.signals.jargon);
         let df = |term: &str| -> u32 {
             self.terms.get(term).map_or(0, |&id| {
                 impacts.offsets[id as usize + 1] - impacts.offsets[id as usize]
@@ -804,15 +844,28 @@ impl SearchIndex {
         } else {
             Vec::new()
         };
+        // A service only implied counts when the query names none.
+        let implied = if self.signals.implied && services.is_empty() {
+            self.implied_services(&terms, impacts)
+        } else {
+            Vec::new()
+        };
         let mut boosted = vec![false; impacts.servers.len()];
         for &s in &services {
             boosted[s as usize] = true;
         }
-        if !services.is_empty() {
+        let mut factor = vec![1.0f32; impacts.servers.len()];
+        for &s in &implied {
+            factor[s as usize] = 1.0 + IMPLIED_BOOST;
+        }
+        for &s in &services {
+            factor[s as usize] = 1.0 + SERVICE_BOOST;
+        }
+        if !services.is_empty() || !implied.is_empty() {
             for &doc in &touched {
                 let s = impacts.doc_server[doc as usize];
-                if s != NO_SERVER && boosted[s as usize] {
-                    scores[doc as usize] *= 1.0 + SERVICE_BOOST;
+                if s != NO_SERVER {
+                    scores[doc as usize] *= factor[s as usize];
                 }
             }
         }
@@ -896,6 +949,10 @@ impl SearchIndex {
                 .iter()
                 .map(|&s| impacts.servers[s as usize].to_string())
                 .collect(),
+            implied: implied
+                .iter()
+                .map(|&s| impacts.servers[s as usize].to_string())
+                .collect(),
             fallback,
             semantic: !semantic.is_empty(),
             weak: hits.first().is_none_or(|h| h.weak),
@@ -948,7 +1005,7 @@ impl SearchIndex {
         // when most tools containing the word are that server's.
         for q in terms
             .iter()
-            .filter(|q| matches!(q.origin, Origin::Query | Origin::Alias))
+            .filter(|q| matches!(q.origin, Origin::Query | Origin::Alias | Origin::Typo))
         {
             let Some(list) = impacts.server_keys.get(q.term.as_str()) else {
                 continue;
@@ -968,6 +1025,51 @@ impl SearchIndex {
                 if clear {
                     add(s);
                 }
+            }
+        }
+        found
+    }
+
+    /// The servers (ids in [`Impacts::servers`]) a query implies without
+    /// naming them: a word of the query's own (or its long form, jargon
+    /// meaning or typo correction) that at least 2 and at most
+    /// [`IMPLIED_MAX_TOOLS`] tools contain, all of one server: the query
+    /// names a thing only that server deals with (`helm`, in the names of
+    /// the Kubernetes server's Helm tools). A word those tools' descriptions
+    /// or parameters merely mention (a `db` parameter) implies nothing: the
+    /// word must weigh at least a tag word in each tool (be in its name or
+    /// tags, or come back in its text). Looks at each
+    /// such word's postings once: at most
+    /// [`IMPLIED_MAX_TOOLS`] per word.
+    fn implied_services(&self, terms: &[tokenizer::QueryTerm], impacts: &Impacts) -> Vec<u32> {
+        let mut found: Vec<u32> = Vec::new();
+        for q in terms.iter().filter(|q| {
+            matches!(
+                q.origin,
+                Origin::Query | Origin::Alias | Origin::Jargon | Origin::Typo
+            )
+        }) {
+            let Some(&id) = self.terms.get(q.term.as_str()) else {
+                continue;
+            };
+            let p = &impacts.postings
+                [impacts.offsets[id as usize] as usize..impacts.offsets[id as usize + 1] as usize];
+            if p.len() < 2 || p.len() > IMPLIED_MAX_TOOLS {
+                continue;
+            }
+            let s = impacts.doc_server[p[0].0 as usize];
+            if s != NO_SERVER
+                && p.iter().all(|(d, _)| {
+                    let doc = &self.docs[*d as usize];
+                    impacts.doc_server[*d as usize] == s
+                        && self
+                            .terms_of(doc)
+                            .iter()
+                            .any(|&(t, tf)| t == id && tf >= self.weights.tags)
+                })
+                && !found.contains(&s)
+            {
+                found.push(s);
             }
         }
         found
@@ -1192,6 +1294,90 @@ mod tests {
             e.hits[1].name, "s3__list_objects",
             "the other server's bucket tool stays"
         );
+    }
+
+    #[test]
+    fn a_word_only_one_server_names_its_tools_with_implies_that_server() {
+        let specs = [
+            spec("kubernetes__helm_list", "List the releases in the cluster."),
+            spec("kubernetes__helm_install", "Install a chart as a release."),
+            spec("sentry__list_releases", "List the releases of a project."),
+            spec("mongodb__count", "Count the documents of a collection."),
+            spec("mongodb__find", "Find documents; count them with a filter."),
+            spec("sqlite__read_query", "Run a SELECT query, e.g. a count."),
+        ];
+        let index = SearchIndex::build(specs.iter());
+        let e = index.explain("list helm releases", 3);
+        assert_eq!(e.implied, ["kubernetes"]);
+        assert!(e.services.is_empty());
+        assert_eq!(e.hits[0].name, "kubernetes__helm_list");
+        assert_eq!(e.hits[1].name, "sentry__list_releases", "never hidden");
+        let plain = SearchIndex::build_with_signals(
+            specs.iter(),
+            FieldWeights::default(),
+            Signals {
+                implied: false,
+                semantic: 0.0,
+                ..Signals::default()
+            },
+        );
+        let no_sem = SearchIndex::build_with_signals(
+            specs.iter(),
+            FieldWeights::default(),
+            Signals {
+                semantic: 0.0,
+                ..Signals::default()
+            },
+        );
+        let (a, b) = (
+            no_sem.search("list helm releases", 1),
+            plain.search("list helm releases", 1),
+        );
+        let boost = a[0].score / b[0].score;
+        assert!(
+            (boost - (1.0 + IMPLIED_BOOST)).abs() < 1e-4,
+            "bounded: {boost}"
+        );
+        // `count` names one MongoDB tool but the other only mentions it:
+        // no server is implied.
+        assert!(index.explain("count rows", 3).implied.is_empty());
+        // A query that names a server implies no other.
+        let named = index.explain("helm releases in sentry", 3);
+        assert_eq!(named.services, ["sentry"]);
+        assert!(named.implied.is_empty());
+    }
+
+    #[test]
+    fn jargon_reaches_the_words_tools_use() {
+        let specs = [
+            spec("filesystem__create_directory", "Make a directory."),
+            spec("filesystem__list_directory", "List a directory's entries."),
+            spec("git__reset", "Unstage all staged changes."),
+            spec(
+                "git__diff_unstaged",
+                "Show unstaged changes in the working tree.",
+            ),
+            spec(
+                "maps__timezone_at",
+                "Time zone at a latitude and longitude.",
+            ),
+            spec("docker__pull_image", "Pull an image from a registry."),
+            spec("git__pull", "Pull from the remote."),
+        ];
+        let index = SearchIndex::build(specs.iter());
+        let first = |q: &str| index.search(q, 1)[0].name.clone();
+        assert_eq!(first("mkdir reports"), "filesystem__create_directory");
+        assert_eq!(first("ls -la ~/projects"), "filesystem__list_directory");
+        assert_eq!(first("unstage everything"), "git__reset");
+        assert_eq!(first("TZ at 48.85,2.35"), "maps__timezone_at");
+        assert_eq!(first("pull nginx:1.25"), "docker__pull_image");
+        let e = index.explain("mkdir reports", 1);
+        assert!(
+            e.terms
+                .iter()
+                .any(|t| t.term == "directori" && t.origin == Origin::Jargon)
+        );
+        assert!(!e.weak, "jargon is the query's own word for the thing");
     }
 
     #[test]

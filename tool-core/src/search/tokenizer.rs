@@ -271,6 +271,7 @@ const RELATED: &[(&[&str], &[&str])] = &[
         &["geocode", "location", "coordinates"],
     ),
     (&["expire", "expiry", "expiration"], &["ttl", "expire"]),
+    (&["now", "currently", "moment"], &["current"]),
     (&["lead", "prospect"], &["contact", "deal"]),
     (&["opportunity"], &["deal"]),
     (&["purchase", "purchases", "bought"], &["order"]),
@@ -354,6 +355,9 @@ const ALIASES: &[(&[&str], &[&str])] = &[
     (&["yt"], &["youtube"]),
 ];
 
+/// Weight of the words a jargon word stands for (see
+/// [`jargon`](super::jargon): `mkdir` → create directory, `unstage` → reset).
+pub(crate) const JARGON_WEIGHT: f32 = 0.7;
 /// Weight of a synonym relative to the query word it came from.
 pub(crate) const SYNONYM_WEIGHT: f32 = 0.4;
 /// Weight of the long form of a short one (see [`ALIASES`]).
@@ -364,6 +368,20 @@ pub(crate) const RELATED_WEIGHT: f32 = 0.4;
 pub(crate) const COMPOUND_WEIGHT: f32 = 0.7;
 /// Weight of the kind word of a value the query holds (see [`value_kinds`]).
 pub(crate) const VALUE_KIND_WEIGHT: f32 = 0.4;
+/// Weight of the kind words of values whose form leaves no doubt about
+/// the thing ([`CLEAR_KINDS`]: a `gs://` URL is a bucket's object,
+/// `nginx:1.25` an image, `48.85,2.35` coordinates): 0.7, as a long form.
+pub(crate) const CLEAR_KIND_WEIGHT: f32 = 0.7;
+/// The kind words [`value_kinds`] gives at [`CLEAR_KIND_WEIGHT`].
+const CLEAR_KINDS: &[&str] = &[
+    "bucket",
+    "object",
+    "port",
+    "image",
+    "latitude",
+    "longitude",
+    "coordinates",
+];
 
 /// The query's terms with weights: each distinct token at 1.0 (after a
 /// leading request for a tool is cut, see [`strip_request_for_tools`]); the
@@ -374,7 +392,15 @@ pub(crate) const VALUE_KIND_WEIGHT: f32 = 0.4;
 /// of values written in the query (see [`value_kinds`]) at
 /// [`VALUE_KIND_WEIGHT`]. A word reached several ways keeps its highest
 /// weight.
+#[cfg(test)]
 pub(crate) fn query_terms(query: &str) -> Vec<QueryTerm> {
+    query_terms_with(query, true)
+}
+
+/// [`query_terms`], with the [`jargon`](super::jargon) lexicon's
+/// meanings at [`JARGON_WEIGHT`] when `jargon` is set (the default
+/// [`Signals`](super::Signals); off to measure what it adds).
+pub(crate) fn query_terms_with(query: &str, jargon: bool) -> Vec<QueryTerm> {
     let mut own = tokens(strip_request_for_tools(query));
     own.sort_unstable();
     own.dedup();
@@ -401,18 +427,27 @@ pub(crate) fn query_terms(query: &str) -> Vec<QueryTerm> {
             }),
         };
     let expansions = expansions();
+    let jargon = jargon.then(jargon_expansions);
     for t in &own {
-        if let Some(more) = expansions.get(t.as_str()) {
-            for (w, weight, origin) in more {
-                add(w, *weight, *origin);
-            }
+        let more = [Some(expansions), jargon]
+            .into_iter()
+            .flatten()
+            .filter_map(|map| map.get(t.as_str()))
+            .flatten();
+        for (w, weight, origin) in more {
+            add(w, *weight, *origin);
         }
     }
     compounds(query, |c| add(c, COMPOUND_WEIGHT, Origin::Compound));
     value_kinds(query, |kind| {
+        let weight = if CLEAR_KINDS.contains(&kind) {
+            CLEAR_KIND_WEIGHT
+        } else {
+            VALUE_KIND_WEIGHT
+        };
         let mut k = kind.to_owned();
         stem(&mut k);
-        add(&k, VALUE_KIND_WEIGHT, Origin::ValueKind);
+        add(&k, weight, Origin::ValueKind);
     });
     terms
 }
@@ -428,6 +463,10 @@ pub enum Origin {
     Synonym,
     /// The long form of a short one, `k8s` → kubernetes (weight 0.7).
     Alias,
+    /// What a word of the trade's jargon stands for, `mkdir` → create
+    /// directory, `unstage` → reset (weight 0.7; see the lexicon in
+    /// `search/jargon.rs`).
+    Jargon,
     /// A word of a tool domain a query word leads to, `rain` → weather (weight 0.4).
     Related,
     /// Two neighbouring query words written as one (weight 0.7).
@@ -447,7 +486,7 @@ impl Origin {
     pub fn is_strong(self) -> bool {
         matches!(
             self,
-            Self::Query | Self::Alias | Self::Compound | Self::Typo
+            Self::Query | Self::Alias | Self::Jargon | Self::Compound | Self::Typo
         )
     }
 }
@@ -550,6 +589,32 @@ fn expansions() -> &'static Expansions {
     })
 }
 
+/// Per stemmed jargon word, what it stands for ([`jargon`](super::jargon),
+/// stemmed once), at [`JARGON_WEIGHT`].
+fn jargon_expansions() -> &'static Expansions {
+    static MAP: std::sync::OnceLock<Expansions> = std::sync::OnceLock::new();
+    MAP.get_or_init(|| {
+        let stemmed = |w: &str| {
+            let mut w = w.to_lowercase();
+            stem(&mut w);
+            w
+        };
+        let mut map: Expansions = rustc_hash::FxHashMap::default();
+        for entry in super::jargon::JARGON {
+            for a in entry.cues {
+                let list = map.entry(stemmed(a)).or_default();
+                for b in entry.means {
+                    let b = stemmed(b);
+                    if b != stemmed(a) && !list.iter().any(|(t, _, _)| *t == b) {
+                        list.push((b, JARGON_WEIGHT, Origin::Jargon));
+                    }
+                }
+            }
+        }
+        map
+    })
+}
+
 /// Per stemmed word: the words it also looks for, their weights and origins.
 type Expansions = rustc_hash::FxHashMap<String, Vec<(String, f32, Origin)>>;
 
@@ -596,7 +661,21 @@ fn compounds(query: &str, mut emit: impl FnMut(&str)) {
 /// | `#name` | `#general` | `channel` |
 /// | issue key | `OPS-77` (upper-case letters, `-`, digits) | `issue` |
 /// | phone number | `+15551234567` (`+` and 7 to 15 digits) | `phone`, `sms`, `number` |
+/// | storage URL | `gs://b/a`, `s3://b/` (a scheme other than the web's) | `bucket`, `object` |
+/// | a folder | a path or storage URL ending in `/` (`~/src/`, `gs://b/2024/`) | `list` |
+/// | local address | `localhost:3000`, `127.0.0.1:8080` | `port` |
+/// | image reference | `nginx:1.25`, `node:20-alpine` (a dotted version or a distro tag) | `image` |
+/// | coordinates | `48.85,2.35`, `40.7484, -73.9857` (two decimals, latitude first) | `latitude`, `longitude`, `coordinates` |
+///
+/// The last five came with issue 31's tuning round: values an agent
+/// copies from a task (a bucket listing, a tunnel, an image to pull, a
+/// point on a map) whose tools the query does not name.
 fn value_kinds(query: &str, mut emit: impl FnMut(&str)) {
+    if has_coordinates(query) {
+        for k in ["latitude", "longitude", "coordinates"] {
+            emit(k);
+        }
+    }
     for word in query.split_whitespace() {
         let word = word
             .trim_start_matches(['"', '\'', '(', '`'])
@@ -605,7 +684,21 @@ fn value_kinds(query: &str, mut emit: impl FnMut(&str)) {
             continue;
         }
         let lower = word.to_ascii_lowercase();
-        if lower.starts_with("http://")
+        let folder = lower.len() > 1 && lower.ends_with('/');
+        if let Some((scheme, _)) = lower.split_once("://")
+            && !matches!(scheme, "http" | "https" | "file" | "ftp" | "ws" | "wss")
+            && !scheme.is_empty()
+            && scheme.bytes().all(|b| b.is_ascii_alphanumeric())
+        {
+            for k in ["bucket", "object"] {
+                emit(k);
+            }
+            if folder {
+                emit("list");
+            }
+        } else if let Some(kind) = address_kind(&lower) {
+            emit(kind);
+        } else if lower.starts_with("http://")
             || lower.starts_with("https://")
             || lower.starts_with("www.")
         {
@@ -633,8 +726,75 @@ fn value_kinds(query: &str, mut emit: impl FnMut(&str)) {
         } else if is_path(&lower) {
             emit("file");
             emit("path");
+            if folder {
+                emit("list");
+            }
         }
     }
+}
+
+/// The kind of a `name:tag` word: `port` for a local address
+/// (`localhost:3000`, `127.0.0.1:8080`), `image` for a container image
+/// reference whose tag is a dotted version or a distribution tag
+/// (`nginx:1.25`, `node:20-alpine`, `app:latest`). Other `a:b` words
+/// (`user:42`, a key; `9:30`, a time) are neither.
+fn address_kind(lower: &str) -> Option<&'static str> {
+    let (left, right) = lower.split_once(':')?;
+    if left.is_empty() || right.is_empty() || right.starts_with('/') {
+        return None;
+    }
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let ip = left.split('.').count() == 4 && left.split('.').all(digits);
+    if (left == "localhost" || ip) && digits(right) {
+        return Some("port");
+    }
+    let name_ok = left.bytes().any(|b| b.is_ascii_alphabetic())
+        && left
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'_' | b'/'));
+    let version = right.starts_with(|c: char| c.is_ascii_digit())
+        && right.contains('.')
+        && right
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'_'));
+    let distro = [
+        "latest", "alpine", "slim", "bookworm", "bullseye", "jammy", "noble",
+    ]
+    .iter()
+    .any(|t| right.contains(t));
+    (name_ok && (version || distro)).then_some("image")
+}
+
+/// Whether `query` holds a latitude and a longitude: two decimal numbers
+/// (each with a `.`) separated by a comma, the first within ±90 and the
+/// second within ±180 (`48.85,2.35`, `40.7484, -73.9857`).
+fn has_coordinates(query: &str) -> bool {
+    let number = |s: &str| -> Option<f64> {
+        let s = s.trim_matches(|c: char| !c.is_ascii_digit() && c != '.' && c != '-');
+        if !s.contains('.')
+            || !s
+                .bytes()
+                .all(|b| b.is_ascii_digit() || b == b'.' || b == b'-')
+        {
+            return None;
+        }
+        s.parse().ok()
+    };
+    query.match_indices(',').any(|(at, _)| {
+        let before = query[..at]
+            .rsplit(|c: char| c.is_whitespace() || c == '(')
+            .next()
+            .unwrap_or("");
+        let after = query[at + 1..]
+            .trim_start()
+            .split(|c: char| c.is_whitespace() || c == ')' || c == ',')
+            .next()
+            .unwrap_or("");
+        matches!(
+            (number(before), number(after)),
+            (Some(lat), Some(lng)) if lat.abs() <= 90.0 && lng.abs() <= 180.0
+        )
+    })
 }
 
 /// `OPS-77`: upper-case ASCII letters (and digits after the first), `-`, digits;
@@ -1015,6 +1175,29 @@ mod tests {
         assert_eq!(kinds("move OPS-77 to done"), ["issue"]);
         assert!(kinds("decode UTF-8, hash with SHA-256, dates in ISO-8601").is_empty());
         assert_eq!(kinds("text +15551234567"), ["phone", "sms", "number"]);
+        assert_eq!(
+            kinds("what's in gs://exports/2024/ ?"),
+            ["bucket", "object", "list"]
+        );
+        assert_eq!(kinds("ls ~/projects/"), ["file", "path", "list"]);
+        assert_eq!(
+            kinds("forward localhost:3000 and 10.0.0.2:22"),
+            ["port", "port"]
+        );
+        assert_eq!(
+            kinds("pull nginx:1.25 and node:20-alpine"),
+            ["image", "image"]
+        );
+        assert_eq!(
+            kinds("what is at 40.7484, -73.9857"),
+            ["latitude", "longitude", "coordinates"]
+        );
+        assert_eq!(
+            kinds("TZ at 48.85,2.35?"),
+            ["latitude", "longitude", "coordinates"]
+        );
+        // Keys, times, prices and lists are none of these.
+        assert!(kinds("get user:42 at 9:30, or 12.5,200.1").is_empty());
         // Not values: an issue number, a repository, a version, a domain, a lone `/`.
         assert!(kinds("issue #482 in acme/web v1.2.0 example.org / Ops-7 +12").is_empty());
     }

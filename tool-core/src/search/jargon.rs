@@ -1,0 +1,272 @@
+//! The jargon of developer tooling: words people type for what tools call
+//! by another name (issue 31's tuning round).
+//!
+//! A query word on the left of an entry also looks for the words on the
+//! right, at [`JARGON_WEIGHT`](super::tokenizer::JARGON_WEIGHT) of its own
+//! weight ([`Origin::Jargon`](super::Origin::Jargon), a strong match: the
+//! query said the thing, in the trade's word for it). One way only: a query
+//! for "directory" is not widened to `mkdir`. Words are written plainly and
+//! stemmed like everything else.
+//!
+//! Every entry says where its meaning comes from: the one-line purpose of a
+//! POSIX utility or of a git, Docker or kubectl subcommand in its manual,
+//! the expansion of a common abbreviation, or the product a query
+//! language or nickname belongs to. The list is written from that general
+//! vocabulary, not from evaluation queries; it is data, so adding a term
+//! is adding a line (with its reason).
+
+/// One entry: the words a query may use, the words tools use for the
+/// same thing, and where the meaning comes from.
+pub(crate) struct Jargon {
+    /// Words as a query writes them (lower case).
+    pub(crate) cues: &'static [&'static str],
+    /// Words a tool's text uses for the same thing.
+    pub(crate) means: &'static [&'static str],
+    /// Where the meaning comes from (documentation of the table; not used at run time).
+    #[allow(
+        dead_code,
+        reason = "the table's documentation, kept next to each entry"
+    )]
+    pub(crate) source: &'static str,
+}
+
+const fn j(
+    cues: &'static [&'static str],
+    means: &'static [&'static str],
+    source: &'static str,
+) -> Jargon {
+    Jargon {
+        cues,
+        means,
+        source,
+    }
+}
+
+/// The lexicon (see the [module docs](self)).
+pub(crate) const JARGON: &[Jargon] = &[
+    // POSIX utilities and common shell commands: their manual's purpose line.
+    j(
+        &["ls", "ll"],
+        &["list", "directory"],
+        "ls(1): list directory contents",
+    ),
+    j(&["cp"], &["copy", "file"], "cp(1): copy files"),
+    j(
+        &["mv"],
+        &["move", "rename", "file"],
+        "mv(1): move (rename) files",
+    ),
+    j(
+        &["mkdir"],
+        &["create", "directory"],
+        "mkdir(1): make directories",
+    ),
+    j(
+        &["rmdir"],
+        &["delete", "directory"],
+        "rmdir(1): remove empty directories",
+    ),
+    j(&["rm"], &["delete", "file"], "rm(1): remove files"),
+    j(
+        &["touch"],
+        &["create", "file"],
+        "touch(1): create a file that does not exist",
+    ),
+    j(&["cat"], &["read", "file"], "cat(1): print files"),
+    j(
+        &["tail"],
+        &["log", "read"],
+        "tail(1) -f: follow a log's last lines",
+    ),
+    j(
+        &["grep", "rg", "ack"],
+        &["search", "content"],
+        "grep(1): search file contents",
+    ),
+    j(
+        &["ps", "pgrep", "htop"],
+        &["process", "list"],
+        "ps(1): report processes",
+    ),
+    j(
+        &["pkill", "killall"],
+        &["kill", "process"],
+        "pkill(1): signal processes",
+    ),
+    j(
+        &["curl", "wget"],
+        &["fetch", "http", "request", "url"],
+        "curl(1): transfer a URL",
+    ),
+    j(
+        &["chmod", "chown"],
+        &["permission"],
+        "chmod(1): change file permissions",
+    ),
+    j(
+        &["df", "du"],
+        &["disk", "usage", "size"],
+        "df(1), du(1): disk space used",
+    ),
+    // git porcelain (git(1) and its subcommands' manuals).
+    j(
+        &["unstage"],
+        &["reset", "staged"],
+        "git reset: unstage staged changes",
+    ),
+    j(
+        &["shelve"],
+        &["stash"],
+        "git stash: shelve work in progress",
+    ),
+    j(
+        &["upstream"],
+        &["pull", "remote"],
+        "git pull: integrate the upstream branch",
+    ),
+    j(
+        &["sync"],
+        &["pull"],
+        "bringing a branch in sync with its remote is git pull",
+    ),
+    // Docker, Compose, Helm and kubectl.
+    j(
+        &["spin", "boot"],
+        &["create", "start", "run"],
+        "spin up / boot: create and start",
+    ),
+    j(
+        &["compose"],
+        &["docker"],
+        "Compose is Docker's multi-container tool",
+    ),
+    j(
+        &["charts", "chart"],
+        &["helm", "release"],
+        "Helm installs charts as releases",
+    ),
+    j(
+        &["installed"],
+        &["list"],
+        "what is installed is what a list shows",
+    ),
+    // Slang for delete, call, create.
+    j(
+        &["nuke", "wipe", "bin", "trash", "zap", "scrap", "ditch"],
+        &["delete", "remove"],
+        "common slang for deleting",
+    ),
+    j(
+        &["cut"],
+        &["create"],
+        "cut a release / a branch: create one",
+    ),
+    j(
+        &["ring", "dial"],
+        &["call", "phone"],
+        "ring / dial someone: phone them",
+    ),
+    j(
+        &["fare", "fares", "airfare"],
+        &["flight", "price"],
+        "a fare is the price of a ticket",
+    ),
+    // Abbreviations of the field.
+    j(&["col", "cols"], &["column"], "abbreviation of column"),
+    j(&["idx"], &["index"], "abbreviation of index"),
+    j(&["tbl", "tbls"], &["table"], "abbreviation of table"),
+    j(
+        &["opp", "opps", "oppty"],
+        &["opportunity", "deal"],
+        "CRM shorthand for an opportunity",
+    ),
+    j(
+        &["fx"],
+        &["currency", "exchange", "rate"],
+        "FX: foreign exchange",
+    ),
+    j(
+        &["eta"],
+        &["travel", "time", "distance"],
+        "ETA: estimated time of arrival",
+    ),
+    j(&["a11y"], &["accessibility"], "numeronym of accessibility"),
+    j(
+        &["i18n"],
+        &["translate", "language"],
+        "numeronym of internationalisation",
+    ),
+    j(
+        &["xhr", "ajax"],
+        &["network", "request"],
+        "XMLHttpRequest: a page's network request",
+    ),
+    j(
+        &["sast"],
+        &["code", "scanning", "static", "analysis"],
+        "SAST: static application security testing",
+    ),
+    j(
+        &["gha"],
+        &["github", "actions", "workflow"],
+        "GHA: GitHub Actions",
+    ),
+    j(
+        &["cve", "cves", "vuln", "vulns"],
+        &["vulnerability", "security"],
+        "CVE: a published vulnerability",
+    ),
+    j(
+        &["cert", "certs"],
+        &["certificate"],
+        "abbreviation of certificate",
+    ),
+    j(
+        &["stats"],
+        &["statistics", "metric"],
+        "abbreviation of statistics",
+    ),
+    j(&["perf"], &["performance"], "abbreviation of performance"),
+    j(&["fmt"], &["format"], "abbreviation of format"),
+    j(&["proj", "projs"], &["project"], "abbreviation of project"),
+    j(
+        &["env", "envs"],
+        &["environment", "variable"],
+        "env var: environment variable",
+    ),
+    // Time zones written as their abbreviations (tz database).
+    j(
+        &[
+            "utc", "gmt", "pst", "pdt", "est", "edt", "cst", "cdt", "mst", "mdt", "cet", "cest",
+            "bst", "ist", "jst", "aest",
+        ],
+        &["timezone", "time", "convert"],
+        "time zone abbreviations of the tz database",
+    ),
+    // Query languages and libraries, and the product they belong to.
+    j(
+        &["jql"],
+        &["jira", "search", "issue"],
+        "JQL: Jira Query Language",
+    ),
+    j(
+        &["soql"],
+        &["salesforce", "query"],
+        "SOQL: Salesforce Object Query Language",
+    ),
+    j(
+        &["promql"],
+        &["prometheus", "query"],
+        "PromQL: Prometheus's query language",
+    ),
+    j(
+        &["logql"],
+        &["loki", "log"],
+        "LogQL: Grafana Loki's query language",
+    ),
+    j(
+        &["numpy", "pandas", "scipy", "matplotlib"],
+        &["python", "execute", "code"],
+        "Python libraries: code to run in Python",
+    ),
+];

@@ -173,10 +173,6 @@ fn field_of(value: Option<&Value>) -> Field<'_> {
     }
 }
 
-/// The question of a confirmation: the tool, its kind, the arguments the
-/// model sent and, on a line of its own, the values the application
-/// supplies (hidden and injected parameters, secret-looking ones not shown).
-fn confirmation_message(request: &ApprovalRequest) -> String {
 /// The form field of the editable parameter `param` whose value is `current`.
 fn field_schema(param: &str, current: Option<&Value>) -> PrimitiveSchemaDefinition {
     match field_of(current) {
@@ -200,17 +196,10 @@ fn field_schema(param: &str, current: Option<&Value>) -> PrimitiveSchemaDefiniti
     }
 }
 
-/// The confirmation form of `request` and the message above it: a required
-/// `approve` boolean (default `false`) first, then one field per editable
-/// parameter in the tool's order, its current value as the default (an
-/// editable parameter named `approve` and repeated names get no field).
-///
-/// The form is rmcp's typed [`ElicitationSchema`], not hand-built JSON: MCP
-/// allows a `requestedSchema` only as a flat object of primitive properties
-/// (string, number, integer, boolean, enum; specification 2025-11-25,
-/// "Elicitation", "Requested Schema"), and that type admits nothing else.
-/// Its `property_order` keeps `approve` first on the wire.
-fn confirmation_form(request: &ApprovalRequest) -> (String, ElicitationSchema) {
+/// The question of a confirmation: the tool, its kind, the arguments the
+/// model sent and, on a line of its own, the values the application
+/// supplies (hidden and injected parameters, secret-looking ones not shown).
+fn confirmation_message(request: &ApprovalRequest) -> String {
     let arguments = serde_json::to_string(&request.arguments).unwrap_or_default();
     let mut message = format!(
         "Allow the tool `{}` ({}) to run with these arguments?\n{arguments}",
@@ -226,11 +215,18 @@ fn confirmation_form(request: &ApprovalRequest) -> (String, ElicitationSchema) {
 /// At most this many characters of injected values in a confirmation's message.
 const INJECTED_SHOWN: usize = 2000;
 
-/// The confirmation form of `request`: an `approve` boolean, plus one field
-/// per editable parameter (its current value as the default).
-fn confirmation_form(request: &ApprovalRequest) -> (String, Value) {
+/// The confirmation form of `request` and the message above it: a required
+/// `approve` boolean (default `false`) first, then one field per editable
+/// parameter in the tool's order, its current value as the default (an
+/// editable parameter named `approve` and repeated names get no field).
+///
+/// The form is rmcp's typed [`ElicitationSchema`], not hand-built JSON: MCP
+/// allows a `requestedSchema` only as a flat object of primitive properties
+/// (string, number, integer, boolean, enum; specification 2025-11-25,
+/// "Elicitation", "Requested Schema"), and that type admits nothing else.
+/// Its `property_order` keeps `approve` first on the wire.
+fn confirmation_form(request: &ApprovalRequest) -> (String, ElicitationSchema) {
     let mut message = confirmation_message(request);
-    let mut properties = Map::new();
     let mut properties = BTreeMap::new();
     properties.insert(
         APPROVE_FIELD.to_owned(),
@@ -251,24 +247,7 @@ fn confirmation_form(request: &ApprovalRequest) -> (String, Value) {
             .arguments
             .get(param)
             .or_else(|| request.injected.get(param));
-        let schema = match (field_of(current), current) {
-            (Field::String, Some(v)) => json!({"type": "string", "default": v}),
-            (Field::Boolean, Some(v)) => json!({"type": "boolean", "default": v}),
-            (Field::Integer, Some(v)) => json!({"type": "integer", "default": v}),
-            (Field::Number, Some(v)) => json!({"type": "number", "default": v}),
-            (_, current) => {
-                let mut s = json!({"type": "string", "description": format!("`{param}` as JSON")});
-                if let Some(v) = current {
-                    s["default"] = Value::String(v.to_string());
-                }
-                s
-            }
-        };
-        properties.insert(param.clone(), schema);
-        properties.insert(
-            param.clone(),
-            field_schema(param, request.arguments.get(param)),
-        );
+        properties.insert(param.clone(), field_schema(param, current));
         order.push(param.clone());
     }
     if let [_, editable @ ..] = order.as_slice()
@@ -327,8 +306,6 @@ fn decide(answer: &ElicitResult, request: &ApprovalRequest) -> ApprovalDecision 
             .arguments
             .get(param)
             .or_else(|| request.injected.get(param));
-        let value = if field_of(current) == Field::Json {
-        let current = request.arguments.get(param);
         let value = if matches!(field_of(current), Field::Json(_)) {
             match value {
                 Value::String(text) if text.trim().is_empty() && current.is_none() => continue,
@@ -447,39 +424,48 @@ where
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use std::collections::BTreeMap;
+
+    use rmcp::model::{ElicitResult, ElicitationAction};
+    use serde_json::{Map, Value, json};
+    use tool_core::{ApprovalDecision, ApprovalRequest, ToolKind};
+
+    use super::{confirmation_form, confirmation_message, decide, input_required};
+
+    fn request(arguments: Value, editable: &[&str]) -> ApprovalRequest {
+        let Value::Object(arguments) = arguments else {
+            panic!("arguments must be an object");
+        };
+        ApprovalRequest {
+            tool: "save_note".to_owned(),
+            kind: ToolKind::Write,
+            display: BTreeMap::new(),
+            arguments,
+            editable_params: editable.iter().map(|p| (*p).to_owned()).collect(),
+            trace_id: None,
+            injected: Map::new(),
+        }
+    }
 
     #[test]
     fn the_confirmation_shows_what_the_application_supplies() {
-        let mut request = ApprovalRequest {
-            tool: "borrow_book".to_owned(),
-            kind: tool_core::ToolKind::Write,
-            display: std::collections::BTreeMap::new(),
-            arguments: json!({"isbn": "978-1"})
-                .as_object()
-                .cloned()
-                .unwrap_or_default(),
-            editable_params: vec!["days".to_owned()],
-            trace_id: None,
-            injected: Map::new(),
-        };
+        let mut request = request(json!({"isbn": "978-1"}), &["days"]);
+        request.tool = "borrow_book".to_owned();
         assert_eq!(
             confirmation_message(&request),
             "Allow the tool `borrow_book` (write) to run with these arguments?\n{\"isbn\":\"978-1\"}"
         );
         request.injected = json!({"days": 21}).as_object().cloned().unwrap_or_default();
-        let (message, _) = confirmation_form(&request);
+        let (message, schema) = confirmation_form(&request);
         assert_eq!(
             message,
             "Allow the tool `borrow_book` (write) to run with these arguments?\n{\"isbn\":\"978-1\"}\n\
              supplied by the application: {\"days\":21}\nYou may change: days."
         );
         // The injected value is the editable field's default; kept, it is no edit.
-        let (_, schema) = confirmation_form(&request);
-        assert_eq!(
-            schema["properties"]["days"],
-            json!({"type": "integer", "default": 21})
-        );
+        let schema = serde_json::to_value(&schema).unwrap();
+        assert_eq!(schema["properties"]["days"]["type"], "integer");
+        assert_eq!(schema["properties"]["days"]["default"], 21);
         let kept = ElicitResult::new(ElicitationAction::Accept)
             .with_content(json!({"approve": true, "days": 21}));
         assert_eq!(decide(&kept, &request), ApprovalDecision::Approve);
@@ -494,25 +480,6 @@ mod tests {
                     .unwrap_or_default()
             )
         );
-    use std::collections::BTreeMap;
-
-    use serde_json::{Value, json};
-    use tool_core::{ApprovalDecision, ApprovalRequest, ToolKind};
-
-    use super::{confirmation_form, decide, input_required};
-
-    fn request(arguments: Value, editable: &[&str]) -> ApprovalRequest {
-        let Value::Object(arguments) = arguments else {
-            panic!("arguments must be an object");
-        };
-        ApprovalRequest {
-            tool: "save_note".to_owned(),
-            kind: ToolKind::Write,
-            display: BTreeMap::new(),
-            arguments,
-            editable_params: editable.iter().map(|p| (*p).to_owned()).collect(),
-            trace_id: None,
-        }
     }
 
     /// Every kind of editable value, an absent one, and `approve` itself

@@ -43,7 +43,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         ..Default::default()
     };
     let tools = request.tools.as_deref().unwrap_or_default();
-    println!("request: {} messages, {} tools", request.messages.len(), tools.len());
+    println!(
+        "request: {} messages, {} tools",
+        request.messages.len(),
+        tools.len()
+    );
     assert!(tools.len() >= 3, "read-only built-ins: {}", tools.len());
 
     // The model's answer, read with async-openai's types.

@@ -29,9 +29,8 @@
 //! # Crate choices
 //!
 //! - **rig** (`rig-core` and `rig-agent`, pinned `=0.44.0`): rig-core holds
-//!   the tool contracts (`DynamicTool`, the
-//!   tool's output and error types), rig-agent the [`ToolSet`](rig_agent::tool::ToolSet)
-//!   and the agent loop. 0.44 is the newest release that builds with Rust
+//!   the tool contracts (`DynamicTool`, the tool's output and error types),
+//!   rig-agent the `ToolSet` and the agent loop. 0.44 is the newest release that builds with Rust
 //!   1.95 (0.45 and later ask for 1.97). rig removed `ToolDyn` from its
 //!   public API in 0.44 ("use `DynamicTool` for runtime-defined tools", its
 //!   CHANGELOG), so runtime-defined tools such as ours are `DynamicTool`s.

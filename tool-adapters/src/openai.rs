@@ -14,7 +14,7 @@
 //! ([`Format::OpenAiChat`]): the schemas are what
 //! [`RegistryView::schemas_in`] renders (strict or not, with its named
 //! lowering steps and validator), the results what
-//! [`render_result`](tool_core::format::render_result) renders (the
+//! [`render_result`] renders (the
 //! two-layer memory rule, `(no output)` for an empty text, images in a
 //! following `user` message since OpenAI's tool messages take text only). So
 //! `serde_json::to_value(chat_tools(..))` equals our rendering byte for byte,

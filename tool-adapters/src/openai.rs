@@ -122,9 +122,10 @@ pub fn chat_tools(
 }
 
 /// async-openai's function tool as our canonical schema:
-/// `{"name", "description", "parameters"}` (`description` `""` and
-/// `parameters` `{"type": "object", "properties": {}}` when absent, as the
-/// API reads an absent one). A strict rendering's lowered parameters stay
+/// `{"name", "description", "parameters"}` (`description` `""` when absent;
+/// `parameters`, when absent, the schema of an object with no properties,
+/// derived from an empty struct, as the API reads an absent one: "omitting
+/// `parameters` defines a function with an empty parameter list"). A strict rendering's lowered parameters stay
 /// lowered (every property required, `additionalProperties: false`).
 pub fn canonical_schema(tool: &ChatCompletionTool) -> Value {
     let function = &tool.function;
@@ -132,9 +133,25 @@ pub fn canonical_schema(tool: &ChatCompletionTool) -> Value {
         "name": function.name,
         "description": function.description.clone().unwrap_or_default(),
         "parameters": function.parameters.clone()
-            .unwrap_or_else(|| json!({"type": "object", "properties": {}})),
+            .unwrap_or_else(no_parameters),
     })
 }
+
+/// The parameters schema of a function without parameters: the JSON Schema
+/// of [`NoParameters`] (an object, no properties, nothing else allowed),
+/// without the `title` schemars adds.
+fn no_parameters() -> Value {
+    let mut schema = schemars::schema_for!(NoParameters).to_value();
+    if let Some(object) = schema.as_object_mut() {
+        object.remove("title");
+    }
+    schema
+}
+
+/// The arguments of a function that takes none.
+#[derive(schemars::JsonSchema)]
+#[schemars(deny_unknown_fields)]
+struct NoParameters {}
 
 /// A response's `tool_calls` as our [`ToolCall`]s, in order: the id, the
 /// function name and the `arguments` text as the model wrote it (our
@@ -231,4 +248,28 @@ pub fn tool_result(message: &ChatCompletionRequestToolMessage) -> (String, ToolR
             .collect(),
     };
     (message.tool_call_id.clone(), ToolResult::ok(text))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use async_openai::types::chat::FunctionObject;
+
+    #[test]
+    fn absent_parameters_read_as_an_empty_object_schema() {
+        let tool = ChatCompletionTool {
+            function: FunctionObject {
+                name: "ping".to_owned(),
+                description: None,
+                parameters: None,
+                strict: None,
+            },
+        };
+        let schema = canonical_schema(&tool);
+        assert_eq!(schema["name"], "ping");
+        assert_eq!(schema["description"], "");
+        assert_eq!(schema["parameters"]["type"], "object");
+        assert_eq!(schema["parameters"]["additionalProperties"], false);
+        assert!(schema["parameters"].get("title").is_none());
+    }
 }

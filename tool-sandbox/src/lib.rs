@@ -716,23 +716,21 @@ fn choose_tier(policy: &SandboxPolicy, notes: &mut Vec<String>) -> Result<Tier, 
             notes.push(NO_NAMESPACES_NOTE.to_owned());
             Ok(Tier::NoNamespaces)
         }
-        SandboxTier::Full => {
-            if probe::user_namespaces() {
-                Ok(Tier::Full)
-            } else if policy.best_effort {
+        SandboxTier::Full => match probe::user_namespaces() {
+            Ok(()) => Ok(Tier::Full),
+            Err(_) if policy.best_effort => {
                 notes.push(NO_NAMESPACES_NOTE.to_owned());
                 Ok(Tier::NoNamespaces)
-            } else {
-                Err(SandboxError::unsupported(
-                    "the full sandbox tier needs unprivileged user namespaces, which this system \
-                     blocks (on Ubuntu 24.04: the AppArmor rule, see SECURITY.md): run with \
-                     `--sandbox-tier no-namespaces` or `--sandbox-best-effort`, or `--sandbox off` \
-                     to run unsandboxed",
-                ))
             }
-        }
+            Err(why) => Err(SandboxError::unsupported(format!(
+                "the full sandbox tier needs unprivileged user namespaces, and this system refused \
+                 them ({why}; on Ubuntu 24.04 the AppArmor rule does this, see SECURITY.md): run \
+                 with `--sandbox-tier no-namespaces` or `--sandbox-best-effort`, or `--sandbox off` \
+                 to run unsandboxed",
+            ))),
+        },
         SandboxTier::Auto => {
-            if probe::user_namespaces() {
+            if probe::user_namespaces().is_ok() {
                 Ok(Tier::Full)
             } else {
                 notes.push(NO_NAMESPACES_NOTE.to_owned());

@@ -748,3 +748,55 @@ fn tiers_contain_every_vector_but_the_known_findings() {
     }
     assert!(failures.is_empty(), "{failures:?}");
 }
+
+/// E5 (`tests/escape/FINDINGS.md`): a user other than root gets the full
+/// tier, both by `auto` and when `--sandbox-tier full` asks for it. `tool`
+/// marks itself not dumpable, and a not-dumpable process's `/proc/self`
+/// files belong to root, so the supervisor could not write its own
+/// `uid_map` and every non-root user silently got the weaker tier. Runs the
+/// real binary as `nobody` through `setpriv` (skipped unless the test runs
+/// as root with `setpriv` on the path, or where this machine blocks user
+/// namespaces for root too). Judged by the tier the call reports, the
+/// uid the command saw, and a file it wrote in the workspace.
+#[test]
+fn a_user_other_than_root_gets_the_full_tier() {
+    if !rustix::process::geteuid().is_root() || !on_path("setpriv") || !tier_runs("full") {
+        println!("escape suite: needs root, setpriv and a working full tier; skipped");
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("escape-e5-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir(&dir).expect("create the workspace");
+    std::os::unix::fs::chown(&dir, Some(65534), Some(65534)).expect("give it to nobody");
+    for tier in ["auto", "full"] {
+        let out = Command::new("setpriv")
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups", BIN])
+            .args(["--sandbox-tier", tier, "--workspace"])
+            .arg(&dir)
+            .args([
+                "call",
+                "bash_command",
+                &format!(r#"{{"command": "id -u; echo {tier} > wrote-{tier}"}}"#),
+            ])
+            .current_dir(&dir)
+            .env("HOME", &dir)
+            .env("XDG_STATE_HOME", dir.join(".state"))
+            .env_remove("XDG_RUNTIME_DIR")
+            .stdin(Stdio::null())
+            .output()
+            .expect("setpriv runs");
+        let text = String::from_utf8_lossy(&out.stdout);
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+            panic!(
+                "{tier}: not JSON ({e}): {text} / {}",
+                String::from_utf8_lossy(&out.stderr)
+            )
+        });
+        assert_eq!(v["metadata"]["sandbox"]["tier"], "full", "{tier}: {text}");
+        assert_eq!(v["metadata"]["exit_code"], 0, "{tier}: {text}");
+        assert_eq!(v["output"], "65534\n", "{tier}: {text}");
+        let wrote = std::fs::read_to_string(dir.join(format!("wrote-{tier}")));
+        assert_eq!(wrote.ok().as_deref(), Some(format!("{tier}\n").as_str()));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -176,7 +176,7 @@ fn call(world: &World, mode: &Mode, vector: &Vector, command: &str) -> Call {
         cmd.args(&mode.limit_flags);
     }
     if mode.sandbox_flags {
-        cmd.args(vector.flags);
+        cmd.args(vector.flags.iter().map(|f| world.fill(f)));
     }
     cmd.arg("--workspace")
         .arg(&world.ws)

@@ -103,6 +103,11 @@ const NONE: Needs = Needs {
     hardlink_file: false,
     hardlink_secret: false,
     inherited_fd: false,
+    tool_secret_files: false,
+};
+const TOOL_SECRET_FILES: Needs = Needs {
+    tool_secret_files: true,
+    ..NONE
 };
 const VICTIM: Needs = Needs {
     victim: true,
@@ -651,6 +656,29 @@ pub(crate) const VECTORS: &[Vector] = &[
         VICTIM,
         "cat /proc/{VPID}/fd/{VDELFD} > stolen",
         &[],
+    ),
+    // Breakout review E4: the files `tool` itself reads secrets from.
+    flags(
+        with(
+            "S28",
+            Secret,
+            "the --secrets store itself (cat into the workspace; masking only sees output)",
+            TOOL_SECRET_FILES,
+            "cat {HOME}/.config/agent/secrets.json > stolen; rev {HOME}/.config/agent/secrets.json | rev > stolen2",
+            &[],
+        ),
+        &["--secrets", "{HOME}/.config/agent/secrets.json"],
+    ),
+    flags(
+        with(
+            "S29",
+            Secret,
+            "the --mcp-config file with a server's env",
+            TOOL_SECRET_FILES,
+            "cat {HOME}/.config/agent/mcp.json > stolen",
+            &[],
+        ),
+        &["--mcp-config", "{HOME}/.config/agent/mcp.json"],
     ),
     // ---- network ---------------------------------------------------------
     v(

@@ -98,6 +98,11 @@ pub(crate) struct Needs {
     pub(crate) hardlink_secret: bool,
     /// The process that starts `tool` leaves `~/.ssh` open as descriptor 7.
     pub(crate) inherited_fd: bool,
+    /// Files `tool` itself reads secrets from, each holding a secret of
+    /// this world: `~/.config/agent/secrets.json` (for `--secrets`) and
+    /// `~/.config/agent/mcp.json` (for `--mcp-config`: a disabled server
+    /// whose `env` holds the secret, so no server is started).
+    pub(crate) tool_secret_files: bool,
 }
 
 /// One vector's world.
@@ -254,6 +259,23 @@ impl World {
             plant("planted-hard-secret", &|p| {
                 std::fs::hard_link(home.join(".aws/credentials"), p)
             });
+        }
+
+        if needs.tool_secret_files {
+            let store = secret("secretstore");
+            write(
+                &home.join(".config/agent/secrets.json"),
+                &format!("{{\"db_password\": \"{store}\"}}\n"),
+            );
+            let mcp = secret("mcpconfig");
+            write(
+                &home.join(".config/agent/mcp.json"),
+                &format!(
+                    "{{\"mcpServers\": {{\"x\": {{\"command\": \"false\", \"disabled\": true, \
+                     \"env\": {{\"API_KEY\": \"{mcp}\"}}}}}}}}\n"
+                ),
+            );
+            secrets.extend([store, mcp]);
         }
 
         let tcp4 = TcpListener::bind("127.0.0.1:0").expect("tcp4 listener");

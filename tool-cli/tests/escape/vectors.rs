@@ -468,6 +468,25 @@ pub(crate) const VECTORS: &[Vector] = &[
         "point .git/commondir at a copy with a planted hook (git reads config and hooks from there)",
         "cp -r .git evil && printf '#!/bin/sh\\necho pwned\\n' > evil/hooks/pre-commit && chmod +x evil/hooks/pre-commit && echo ../evil > .git/commondir",
     ),
+    // Breakout review E7: a writable path that holds hidden ones.
+    flags(
+        v(
+            "W41",
+            Write,
+            "--sandbox-write ~: read ~/.ssh/id_rsa, append to ~/.ssh/authorized_keys, move ~/.aws aside",
+            "cat ~/.ssh/id_rsa > stolen; echo ssh-rsa PWNED >> ~/.ssh/authorized_keys; mv ~/.aws ~/.aws-moved",
+        ),
+        &["--sandbox-write", "{HOME}"],
+    ),
+    flags(
+        v(
+            "W42",
+            Write,
+            "--sandbox-write ~/.cargo: read and replace ~/.cargo/credentials.toml",
+            "cat ~/.cargo/credentials.toml > stolen; echo 'token = \"x\"' > ~/.cargo/credentials.toml",
+        ),
+        &["--sandbox-write", "{HOME}/.cargo"],
+    ),
     with(
         "W32",
         Write,

@@ -179,14 +179,23 @@ fn attach_tree(fd: RawFd, target: &CStr) -> io::Result<()> {
 /// user and group ID mappings": a process may map its own IDs after writing
 /// `deny` to `setgroups`).
 pub(crate) fn enter_namespaces(p: &Prepared) -> io::Result<()> {
-    let flags = libc::CLONE_NEWUSER
-        | libc::CLONE_NEWNS
-        | libc::CLONE_NEWPID
-        | libc::CLONE_NEWNET
-        | libc::CLONE_NEWIPC
-        | libc::CLONE_NEWUTS;
     // SAFETY: unshare(2) with flag integers.
-    check_int(unsafe { libc::unshare(flags) })?;
+    check_int(unsafe { libc::unshare(NAMESPACE_FLAGS) })?;
+    map_self(p)
+}
+
+/// The namespaces every full-tier command gets (`namespaces(7)`).
+const NAMESPACE_FLAGS: libc::c_int = libc::CLONE_NEWUSER
+    | libc::CLONE_NEWNS
+    | libc::CLONE_NEWPID
+    | libc::CLONE_NEWNET
+    | libc::CLONE_NEWIPC
+    | libc::CLONE_NEWUTS;
+
+/// In a process that just entered a new user namespace (by `unshare(2)` or
+/// `clone(2)`): maps its user and group to themselves (see
+/// [`write_id_maps`]) and names the UTS namespace's host `sandbox`.
+fn map_self(p: &Prepared) -> io::Result<()> {
     write_id_maps(p.uid_map.as_bytes(), p.gid_map.as_bytes()).map_err(|(_, e)| e)?;
     let name = b"sandbox";
     // SAFETY: sethostname(2) from a live slice (own UTS namespace).
@@ -663,6 +672,25 @@ fn fork() -> io::Result<libc::pid_t> {
     Ok(pid)
 }
 
+/// `clone(2)` without a new stack (so, like `fork`, the child goes on from
+/// here on a copy of this one) into new [`NAMESPACE_FLAGS`] namespaces: the
+/// child is the first process of the new PID namespace, this process stays
+/// in its own ones. One process fewer than `unshare` + `fork`, which needs a
+/// process to own the namespaces besides the namespace's first process.
+fn clone_into_namespaces() -> io::Result<libc::pid_t> {
+    let flags = libc::c_ulong::try_from(NAMESPACE_FLAGS | libc::SIGCHLD)
+        .map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
+    // SAFETY: clone(2) with a null stack behaves as fork(2) (the child gets
+    // a copy-on-write copy of this stack); the other arguments are unused
+    // without CLONE_*SETTID / CLONE_SETTLS. This process has one thread,
+    // and both sides keep to raw system calls.
+    let pid = unsafe { libc::syscall(libc::SYS_clone, flags, 0_usize, 0_usize, 0_usize, 0_usize) };
+    if pid < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    libc::pid_t::try_from(pid).map_err(|_| io::Error::from_raw_os_error(libc::ECHILD))
+}
+
 fn exit(code: i32) -> ! {
     // SAFETY: _exit(2) runs no destructors or atexit handlers.
     unsafe { libc::_exit(code) }
@@ -685,17 +713,23 @@ fn die_with_parent() {
 }
 
 /// [`crate::Sandbox::apply`]'s hook: the three steps. In the full tier the
-/// process std forked (`P`) joins the cgroup and forks the namespaces'
-/// owner (`Q`), which unshares them, builds the mount view and forks the
-/// namespace's first process; that one reaps everything, reports the
-/// command's code on a pipe and exits with it once nothing is left (the
-/// proxy forwarder, if any, is killed when the command exits). `P` exits
-/// with the code as soon as it reads it, and `Q` after its child: the kernel's
-/// teardown of the namespaces (unmounting the copied tree waits for an RCU
-/// grace period, `namespace_unlock`) happens in `Q`'s exit, after the caller
-/// already has its status. `Q` is then reaped by the system's init (or the
-/// nearest child subreaper). A setup error in `Q` is passed back to `P`,
-/// whose hook returns it, so `spawn` fails with it as before.
+/// process std forked (`P`) joins the cgroup and `clone(2)`s the namespace's
+/// first process (`I`) straight into new namespaces; `I` maps its user,
+/// builds the mount view, mounts its `/proc` and forks the command; it
+/// reaps everything, reports the command's code on a pipe and exits with it
+/// once nothing is left (the proxy forwarder, if any, is killed when the
+/// command exits). `P` never enters the namespaces: it exits with the code
+/// as soon as it reads it, while the kernel's teardown of the namespaces
+/// (unmounting the copied tree waits for an RCU grace period,
+/// `namespace_unlock`) happens in `I`'s exit, after the caller already has
+/// its status. `I` is then reaped by the system's init (or the nearest child
+/// subreaper). A setup error in `I` is passed back to `P`, whose hook
+/// returns it, so `spawn` fails with it as before.
+///
+/// Four processes from the caller to the command's exit would cost a fork
+/// and a wake-up more on every call (`benches/spawn_min.rs`): until
+/// 2026-12-02 a separate owner process unshared the namespaces and forked
+/// `I`.
 pub(crate) fn run_nested(s: &crate::Sandbox) -> io::Result<()> {
     if !s.has_pid_namespace() {
         s.enter_supervisor()?;
@@ -706,13 +740,23 @@ pub(crate) fn run_nested(s: &crate::Sandbox) -> io::Result<()> {
     // SAFETY: pipe2(2) into a live two-element array.
     check_int(unsafe { libc::pipe2(ends.as_mut_ptr(), libc::O_CLOEXEC) })?;
     let [report_read, report_write] = ends;
-    let owner = fork()?;
-    if owner == 0 {
+    let init = match clone_into_namespaces() {
+        Ok(pid) => pid,
+        Err(e) => {
+            // SAFETY: closing the pipe made above.
+            unsafe {
+                libc::close(report_read);
+                libc::close(report_write);
+            }
+            return Err(e);
+        }
+    };
+    if init == 0 {
         die_with_parent();
         // SAFETY: closing this process's copy of the read end.
         unsafe { libc::close(report_read) };
         let setup = match &s.prepared.mounts {
-            Some(mounts) => enter_namespaces(&s.prepared).and_then(|()| build_mounts(mounts)),
+            Some(mounts) => map_self(&s.prepared).and_then(|()| build_mounts(mounts)),
             None => Ok(()),
         };
         if let Err(e) = setup {
@@ -720,34 +764,23 @@ pub(crate) fn run_nested(s: &crate::Sandbox) -> io::Result<()> {
             exit(126);
         }
         send(report_write, 2, 0);
-        let init = fork().unwrap_or(-1);
-        if init == 0 {
-            return run_init(s, report_write);
-        }
-        if init < 0 {
-            send(report_write, 0, 126);
-            exit(126);
-        }
-        // The first process reports the code itself (one wake-up fewer on
-        // the way back); this one only owns the namespaces.
-        keep_only(-1, -1);
-        exit(wait_for(init));
+        return run_init(s, report_write);
     }
     // SAFETY: closing this process's copy of the write end.
     unsafe { libc::close(report_write) };
     match receive(report_read) {
         Some((2, _)) => {}
         Some((1, errno)) => {
-            wait_for(owner);
+            wait_for(init);
             return Err(io::Error::from_raw_os_error(errno));
         }
         Some((0, code)) => exit(code),
-        _ => exit(wait_for(owner)),
+        _ => exit(wait_for(init)),
     }
     keep_only(report_read, report_read);
     match receive(report_read) {
         Some((0, code)) => exit(code),
-        _ => exit(wait_for(owner)),
+        _ => exit(wait_for(init)),
     }
 }
 

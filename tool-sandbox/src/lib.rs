@@ -148,8 +148,12 @@
 //! run once per process, and the user-namespace probe forks without
 //! `exec`; hidden paths that do not exist get no mount; the caller of
 //! [`Sandbox::apply`] gets the command's status from the process std forked
-//! as soon as it is known, while the namespaces' owner (a child of it)
-//! exits — unmounting the copied tree waits for an RCU grace period — after.
+//! as soon as it is known, while the namespace's first process (a child of
+//! it, cloned straight into the new namespaces, so no process owns them
+//! besides it) exits — unmounting the copied tree waits for an RCU grace
+//! period — after; the no-namespaces tier makes one Landlock rule per entry
+//! of each folder on the way to a hidden path and reads each entry's kind
+//! from the descriptor it opened for the rule.
 //!
 //! # Crates
 //! `landlock` (the Landlock maintainers' own crate: ABI detection and

@@ -138,7 +138,14 @@ pub(crate) fn landlock_ruleset(
         let Ok(fd) = PathFd::new(path) else {
             return Ok(());
         };
-        let access = if path.is_dir() {
+        // The kind from the descriptor just opened (`fstat(2)`), not from
+        // the path again: one path walk per rule, and no window between the
+        // check and the rule. The no-namespaces tier adds one rule per entry
+        // of every folder on the way to a hidden path (`/tmp` holds
+        // hundreds on a shared machine).
+        let is_dir = rustix::fs::fstat(&fd)
+            .is_ok_and(|st| rustix::fs::FileType::from_raw_mode(st.st_mode).is_dir());
+        let access = if is_dir {
             access
         } else {
             access & AccessFs::from_file(abi)

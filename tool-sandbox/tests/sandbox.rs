@@ -526,3 +526,47 @@ EOF";
         );
     }
 }
+
+/// The `NSpid` line of `/proc/<pid>/status`: the pid in each PID namespace
+/// the process is in, outermost first.
+fn ns_pids(pid: u32) -> Vec<u32> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|l| l.starts_with("NSpid:")).unwrap();
+    line.split_whitespace()
+        .skip(1)
+        .map(|n| n.parse().unwrap())
+        .collect()
+}
+
+/// Cost (`benches/spawn_min.rs`): in the full tier the process `spawn`
+/// returns clones the namespace's first process straight into the new
+/// namespaces, with no owner process in between (one fork and one wake-up
+/// fewer per call). Regression: its only child used to be an owner process
+/// in the host's PID namespace.
+#[test]
+fn apply_clones_the_namespace_first_process_directly() {
+    let ws = tempfile::tempdir().unwrap();
+    let (_sb, mut c) = sandboxed(
+        &policy(SandboxTier::Full),
+        ws.path(),
+        "echo started; sleep 30",
+    );
+    let mut child = c.stdout(Stdio::piped()).spawn().unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert_eq!(line, "started\n");
+    let pid = child.id();
+    let children = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).unwrap();
+    let children: Vec<u32> = children
+        .split_whitespace()
+        .map(|n| n.parse().unwrap())
+        .collect();
+    assert_eq!(children.len(), 1, "children of {pid}: {children:?}");
+    let nspids = ns_pids(children[0]);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(nspids.len(), 2, "NSpid of {}: {nspids:?}", children[0]);
+    assert_eq!(nspids[1], 1);
+}

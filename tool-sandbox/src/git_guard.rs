@@ -304,6 +304,11 @@ impl GitGuard {
         })
     }
 
+    /// The workspace folder's descriptor this guard works through.
+    pub(crate) fn raw_fd(&self) -> std::os::fd::RawFd {
+        std::os::fd::AsRawFd::as_raw_fd(&self.workspace)
+    }
+
     fn snapshot_dir(git: BorrowedFd<'_>) -> Before {
         let hooks = nofollow_dir(git, c"hooks").ok().map(|h| {
             let mut names = entries(h.as_fd(), GUARD_MAX_HOOKS + 1);

@@ -706,9 +706,19 @@ const NO_NAMESPACES_CANNOT_CLOSE: &[&str] = &["W15", "W16"];
 
 /// Whether `tool` runs a command in this tier here (user namespaces may be
 /// blocked, Landlock missing).
+///
+/// The probe runs in a fresh folder below the temporary folder: with the
+/// temporary folder itself as the workspace the full tier fails
+/// (`ESTALE`: the workspace is where its private `/tmp` is mounted), and
+/// the tier looked unavailable, so the tests that check for it skipped.
 fn tier_runs(tier: &str) -> bool {
-    let dir = std::env::temp_dir();
-    Command::new(BIN)
+    static PROBES: AtomicUsize = AtomicUsize::new(0);
+    let n = PROBES.fetch_add(1, Ordering::SeqCst);
+    let dir = std::env::temp_dir().join(format!("escape-tier-probe-{}-{n}", std::process::id()));
+    if std::fs::create_dir_all(&dir).is_err() {
+        return false;
+    }
+    let runs = Command::new(BIN)
         .args(["--sandbox-tier", tier, "--workspace"])
         .arg(&dir)
         .args(["call", "bash_command", r#"{"command": "true"}"#])
@@ -719,7 +729,9 @@ fn tier_runs(tier: &str) -> bool {
             o.status.success()
                 && serde_json::from_slice::<serde_json::Value>(&o.stdout)
                     .is_ok_and(|v| v["metadata"]["exit_code"] == 0)
-        })
+        });
+    let _ = std::fs::remove_dir(&dir);
+    runs
 }
 
 /// Both tiers, whole table: nothing escapes but the known findings, and
@@ -799,4 +811,99 @@ fn a_user_other_than_root_gets_the_full_tier() {
         assert_eq!(wrote.ok().as_deref(), Some(format!("{tier}\n").as_str()));
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Runs `tool --trace-id <trace> call <name> <args>` in `ws` with the
+/// world's home and state, and returns the JSON result.
+fn call_in(world: &World, trace: &str, name: &str, args: &serde_json::Value) -> serde_json::Value {
+    let out = Command::new(BIN)
+        .args(["--sandbox-tier", "full", "--trace-id", trace, "--workspace"])
+        .arg(&world.ws)
+        .args(["call", name, &args.to_string()])
+        .current_dir(&world.ws)
+        .env("HOME", &world.home)
+        .env("XDG_STATE_HOME", &world.state)
+        .env("XDG_RUNTIME_DIR", &world.run)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("PATH", tool_path())
+        .stdin(Stdio::null())
+        .output()
+        .expect("tool runs");
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{name}: not JSON ({e}): {} / {}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+/// E3 (`tests/escape/FINDINGS.md`): a background job gets the after-call
+/// `.git` check when it ends, whether it exits or is killed. The job
+/// points `.git/commondir` at a copy with a planted hook (vector W40's
+/// plant; git would then run `evil/hooks/pre-commit` on the host) and, in
+/// the killed case, sleeps until `job_kill`. Judged by `.git/commondir`
+/// after the job's end (it must be gone), and by the note in the job's
+/// output.
+#[test]
+fn a_background_job_gets_the_git_check_at_its_end() {
+    if !knows_sandbox_flags() || !tier_runs("full") {
+        println!("escape suite: the full tier does not run here (jobs need it); skipped");
+        return;
+    }
+    let plant = "cp -r .git evil && printf '#!/bin/sh\\necho pwned\\n' > evil/hooks/pre-commit && \
+                 chmod +x evil/hooks/pre-commit && echo ../evil > .git/commondir";
+    for (how, tail) in [("exits", ""), ("killed", " && sleep 30")] {
+        let world = World::new(&format!("E3{how}"), world::Needs::default());
+        let trace = format!("e3-{how}-{}", world.tag);
+        // The job registry refuses a private folder other users could enter.
+        std::fs::set_permissions(
+            world.state.join("agent-tools"),
+            std::os::unix::fs::PermissionsExt::from_mode(0o700),
+        )
+        .expect("state folder mode");
+        let started = call_in(
+            &world,
+            &trace,
+            "bash_command",
+            &serde_json::json!({"command": format!("{plant}{tail}"), "run_in_background": true}),
+        );
+        let id = started["metadata"]["job_id"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{how}: no job id: {started}"))
+            .to_owned();
+        if how == "killed" {
+            // Let the plant land before the kill.
+            let until = Instant::now() + Duration::from_secs(10);
+            while !world.ws.join(".git/commondir").exists() && Instant::now() < until {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            assert!(
+                world.ws.join(".git/commondir").exists(),
+                "{how}: the plant never landed"
+            );
+            let killed = call_in(
+                &world,
+                &trace,
+                "job_kill",
+                &serde_json::json!({"job_id": id}),
+            );
+            assert!(killed["error"].is_null(), "{how}: {killed}");
+        }
+        let out = call_in(
+            &world,
+            &trace,
+            "job_output",
+            &serde_json::json!({"job_id": id, "wait": 20}),
+        );
+        let text = out["output"].as_str().unwrap_or_default();
+        assert!(
+            !world.ws.join(".git/commondir").exists(),
+            "{how}: .git/commondir left after the job's end; job_output: {out}"
+        );
+        assert!(
+            text.contains("[sandbox, at the job's end]") && text.contains("commondir"),
+            "{how}: no note in the job's output: {out}"
+        );
+    }
 }

@@ -191,6 +191,7 @@ mod child;
 mod explain;
 mod filter;
 mod git_guard;
+mod git_plants;
 mod limits;
 mod links;
 mod paths;

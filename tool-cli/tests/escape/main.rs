@@ -338,6 +338,19 @@ fn run_vector(vector: &'static Vector, mode: &Mode) -> Outcome {
             std::thread::sleep(rest);
         }
     }
+    for check in vector.checks {
+        if let Check::HostGit(line) = *check {
+            // The user's own git, outside the sandbox, after the call.
+            let _ = Command::new("/bin/sh")
+                .args(["-c", line])
+                .current_dir(&world.ws)
+                .env("HOME", &world.home)
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .env("PATH", tool_path())
+                .stdin(Stdio::null())
+                .output();
+        }
+    }
     let after = world.snapshot();
     for (path, was) in &before {
         match after.get(path) {

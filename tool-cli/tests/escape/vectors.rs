@@ -61,6 +61,11 @@ pub(crate) enum Check {
     /// This host file (a kernel setting) reads the same after the call; the
     /// test writes the old text back when it does not.
     HostFileSame(&'static str),
+    /// After the call, before the world is judged: this shell command runs
+    /// on the host in the workspace, as the user's next git command would
+    /// (an IDE's `git status`, a `git commit`); what it runs shows up as an
+    /// outside change.
+    HostGit(&'static str),
     /// Sanity: the workspace file holds exactly this text.
     FileIs(&'static str, &'static str),
     /// Sanity: the workspace file starts with this text.
@@ -104,6 +109,11 @@ const NONE: Needs = Needs {
     hardlink_secret: false,
     inherited_fd: false,
     tool_secret_files: false,
+    workspace_git_pointers: false,
+};
+const GIT_POINTERS: Needs = Needs {
+    workspace_git_pointers: true,
+    ..NONE
 };
 const TOOL_SECRET_FILES: Needs = Needs {
     tool_secret_files: true,
@@ -467,6 +477,42 @@ pub(crate) const VECTORS: &[Vector] = &[
         Write,
         "point .git/commondir at a copy with a planted hook (git reads config and hooks from there)",
         "cp -r .git evil && printf '#!/bin/sh\\necho pwned\\n' > evil/hooks/pre-commit && chmod +x evil/hooks/pre-commit && echo ../evil > .git/commondir",
+    ),
+    // Breakout review E1, E2: git control files beyond .git/config and
+    // .git/hooks, run by the user's next git command on the host.
+    with(
+        "W43",
+        Write,
+        "a nested repository (a gitlink) with core.fsmonitor, run by the host's git status",
+        NONE,
+        "git init -q sub && git -C sub -c user.email=a@b -c user.name=a commit -q --allow-empty -m x && git add sub && git -C sub config core.fsmonitor 'echo pwned >> {OUT}/git-ran; false'",
+        &[Check::HostGit("git status --porcelain")],
+    ),
+    with(
+        "W44",
+        Write,
+        "a submodule's .git/modules/<name>/config with core.fsmonitor and a hook",
+        NONE,
+        "mkdir -p .git/modules && git init -q --separate-git-dir=.git/modules/m m && git -C m -c user.email=a@b -c user.name=a commit -q --allow-empty -m x && git add m && git -C m config core.fsmonitor 'echo pwned >> {OUT}/git-ran; false' && printf '#!/bin/sh\necho pwned >> {OUT}/git-ran\n' > .git/modules/m/hooks/pre-commit && chmod +x .git/modules/m/hooks/pre-commit",
+        &[Check::HostGit(
+            "git status --porcelain; git -C m -c user.email=a@b -c user.name=a commit -q --allow-empty -m y",
+        )],
+    ),
+    with(
+        "W45",
+        Write,
+        "a hook in the workspace folder core.hooksPath names (husky's .husky)",
+        GIT_POINTERS,
+        "printf '#!/bin/sh\necho pwned >> {OUT}/git-ran\n' > .husky/pre-commit && chmod +x .husky/pre-commit",
+        &[Check::HostGit("git commit -q --allow-empty -m x")],
+    ),
+    with(
+        "W46",
+        Write,
+        "core.fsmonitor appended to the workspace file include.path names",
+        GIT_POINTERS,
+        "printf '[core]\n\tfsmonitor = echo pwned >> {OUT}/git-ran; false\n' >> .gitconfig-project",
+        &[Check::HostGit("git status --porcelain")],
     ),
     // Breakout review E7: a writable path that holds hidden ones.
     flags(

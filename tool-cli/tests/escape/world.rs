@@ -103,6 +103,10 @@ pub(crate) struct Needs {
     /// `~/.config/agent/mcp.json` (for `--mcp-config`: a disabled server
     /// whose `env` holds the secret, so no server is started).
     pub(crate) tool_secret_files: bool,
+    /// The workspace repository takes hooks and config from the workspace,
+    /// as husky and checked-in configs do: `core.hooksPath = .husky` (an
+    /// empty `.husky/`) and `include.path = ../.gitconfig-project`.
+    pub(crate) workspace_git_pointers: bool,
 }
 
 /// One vector's world.
@@ -223,6 +227,13 @@ impl World {
         let config = ws.join(".git/config");
         let mut text = std::fs::read_to_string(&config).expect("git config");
         text.push_str("[user]\n\temail = escape@example.com\n\tname = Escape Suite\n");
+        if needs.workspace_git_pointers {
+            text.push_str(
+                "[core]\n\thooksPath = .husky\n[include]\n\tpath = ../.gitconfig-project\n",
+            );
+            std::fs::create_dir_all(ws.join(".husky")).expect("husky folder");
+            write(&ws.join(".gitconfig-project"), "[color]\n\tui = auto\n");
+        }
         std::fs::write(&config, text).expect("git config");
         write(&ws.join("README"), "workspace\n");
 

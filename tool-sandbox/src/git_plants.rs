@@ -292,6 +292,105 @@ pub(crate) fn scan(root: &Path, started: SystemTime) -> Vec<String> {
     s.notes
 }
 
+/// Most git control paths the full tier makes read-only before a call
+/// beyond the workspace's own `.git/config` and `.git/hooks`: 32.
+pub(crate) const MAX_PROTECTED: usize = 32;
+
+/// Time budget of the walk for nested repositories before a call: 100 ms
+/// (the hard-link scan walks the same folders right after, from the cache).
+pub(crate) const PROTECT_BUDGET: Duration = Duration::from_millis(100);
+
+/// The git control paths that exist at the call's start below the
+/// workspace `root` (canonical) and that the full tier binds read-only, as
+/// it does `.git/config` and `.git/hooks` (see the module docs for where
+/// git reads them): each nested repository's and each `.git/modules/**`
+/// repository's `config` and `hooks`, and the `include.path` files and
+/// `core.hooksPath` folders inside the workspace that those configs and
+/// the workspace's own `.git/config` name. At most [`MAX_PROTECTED`],
+/// existing paths only, canonical; what the call creates is left to
+/// [`scan`] after it.
+pub(crate) fn protected_paths(root: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = Vec::new();
+    let (gits, _) = crate::links::git_entries(root, PROTECT_BUDGET);
+    let top = root.join(".git");
+    let mut repos: Vec<(PathBuf, PathBuf, bool)> = Vec::new();
+    for git in gits {
+        let worktree = git.parent().unwrap_or(root).to_path_buf();
+        let Ok(meta) = std::fs::symlink_metadata(&git) else {
+            continue;
+        };
+        if meta.is_dir() {
+            repos.push((git.clone(), worktree.clone(), git == top));
+            repos.extend(
+                module_dirs(&git.join("modules"))
+                    .into_iter()
+                    .map(|m| (m, worktree.clone(), false)),
+            );
+        } else if meta.is_file() && git != top {
+            if let Some(dir) = gitdir_of(&git).filter(|d| d.starts_with(root) && d.is_dir()) {
+                repos.push((dir, worktree, false));
+            }
+        }
+    }
+    repos.sort();
+    repos.dedup();
+    let add = |p: PathBuf, out: &mut Vec<PathBuf>| {
+        if out.len() < MAX_PROTECTED && p.starts_with(root) && !out.contains(&p) {
+            out.push(p);
+        }
+    };
+    for (git, worktree, is_top) in repos.into_iter().take(MAX_REPOS) {
+        let mut configs = vec![git.join("config")];
+        let mut i = 0;
+        while i < configs.len() && i < 4 * (MAX_INCLUDE_DEPTH + 1) {
+            let config = configs[i].clone();
+            i += 1;
+            let Ok(meta) = std::fs::symlink_metadata(&config) else {
+                continue;
+            };
+            if !meta.is_file() || meta.len() > GUARD_MAX_FILE {
+                continue;
+            }
+            if !(is_top && config == git.join("config")) {
+                add(config.clone(), &mut out);
+            }
+            let Ok(bytes) = std::fs::read(&config) else {
+                continue;
+            };
+            let (_, _, pointers) = strip_program_keys(&bytes);
+            let base = config.parent().unwrap_or(&git).to_path_buf();
+            for inc in pointers.includes {
+                if let Some(p) = existing_inside(root, &base, &inc) {
+                    if !configs.contains(&p) {
+                        configs.push(p);
+                    }
+                }
+            }
+            for hp in pointers.hooks_paths {
+                if let Some(p) = existing_inside(root, &worktree, &hp).filter(|p| p.is_dir()) {
+                    add(p, &mut out);
+                }
+            }
+        }
+        let hooks = git.join("hooks");
+        if !is_top && hooks.is_dir() {
+            add(hooks, &mut out);
+        }
+    }
+    out
+}
+
+/// `value` resolved against `base` when it names an existing path inside
+/// `root` (`~/` paths are the user's, outside).
+fn existing_inside(root: &Path, base: &Path, value: &str) -> Option<PathBuf> {
+    if value.is_empty() || value.starts_with('~') || value.starts_with("%(prefix)") {
+        return None;
+    }
+    std::fs::canonicalize(base.join(value))
+        .ok()
+        .filter(|p| p.starts_with(root))
+}
+
 /// The folders below `modules` (at most 4 levels; nested submodules sit
 /// in `modules/a/modules/b`) that hold a `HEAD`: submodules' repositories.
 fn module_dirs(modules: &Path) -> Vec<PathBuf> {
@@ -632,6 +731,57 @@ mod tests {
                 .any(|n| n.contains("post-checkout") && n.contains("mv '"))
         );
         assert!(root.join("old/.git/hooks/pre-commit").exists());
+    }
+
+    /// What exists at the start is listed for the full tier's read-only
+    /// mounts: a nested repository's config and hooks, a submodule's
+    /// folder under `.git/modules`, and the workspace config's hooks path
+    /// and include file; never the workspace's own config or hooks (bound
+    /// already), nor anything outside the workspace.
+    #[test]
+    fn existing_control_files_are_listed_for_the_read_only_mounts() {
+        let ws = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(ws.path()).unwrap();
+        git(&root, &["init", "-q"]);
+        git(&root, &["init", "-q", "sub"]);
+        std::fs::create_dir_all(root.join(".git/modules/m/hooks")).unwrap();
+        std::fs::write(
+            root.join(".git/modules/m/HEAD"),
+            "ref: refs/heads/main
+",
+        )
+        .unwrap();
+        std::fs::write(
+            root.join(".git/modules/m/config"),
+            "[core]
+",
+        )
+        .unwrap();
+        std::fs::create_dir(root.join(".husky")).unwrap();
+        std::fs::write(
+            root.join(".gitconfig-project"),
+            "[user]
+",
+        )
+        .unwrap();
+        git(&root, &["config", "core.hooksPath", ".husky"]);
+        git(&root, &["config", "include.path", "../.gitconfig-project"]);
+        git(
+            &root,
+            &["config", "--add", "include.path", "/etc/gitconfig-outside"],
+        );
+        let mut got = protected_paths(&root);
+        got.sort();
+        let mut want = vec![
+            root.join(".git/modules/m/config"),
+            root.join(".git/modules/m/hooks"),
+            root.join(".gitconfig-project"),
+            root.join(".husky"),
+            root.join("sub/.git/config"),
+            root.join("sub/.git/hooks"),
+        ];
+        want.sort();
+        assert_eq!(got, want);
     }
 
     /// `core.hooksPath` and `include.path` of the workspace's own config

@@ -132,6 +132,13 @@ pub(crate) fn resolve(
             }
         }
     }
+    if tier == Tier::Full {
+        // Nested repositories, submodules and what configs point at
+        // (breakout review E1, E2): read-only as `.git/config` is.
+        for p in crate::git_plants::protected_paths(workspace) {
+            push_unique(&mut r.read_only, p);
+        }
+    }
     for p in default_hidden()
         .into_iter()
         .chain(policy.hidden.iter().map(|h| workspace.join(h)))

@@ -97,6 +97,34 @@ const REFUSED_FAMILIES: [libc::c_int; 4] = [
     libc::AF_PACKET,
 ];
 
+/// Socket families refused in both tiers (breakout review E11): none is
+/// needed by a command, and none is covered by a network namespace. vsock
+/// (`vsock(7)`) reaches the hypervisor and other VMs whatever the
+/// namespace; the rest are rarely used kernel protocol code (Bluetooth, CAN,
+/// TIPC, RDS, XDP, `PF_KEY`, the crypto API's `AF_ALG`, LLC, `PPPoX`, X.25,
+/// AX.25, IPX, `AppleTalk`, NFC, KCM, Qualcomm IPC router, SMC, MCTP).
+const ALWAYS_REFUSED_FAMILIES: [libc::c_int; 19] = [
+    libc::AF_VSOCK,
+    libc::AF_BLUETOOTH,
+    libc::AF_CAN,
+    libc::AF_TIPC,
+    libc::AF_RDS,
+    libc::AF_XDP,
+    libc::AF_KEY,
+    libc::AF_ALG,
+    libc::AF_LLC,
+    libc::AF_PPPOX,
+    libc::AF_X25,
+    libc::AF_AX25,
+    libc::AF_IPX,
+    libc::AF_APPLETALK,
+    libc::AF_NFC,
+    41, // AF_KCM
+    42, // AF_QIPCRTR
+    43, // AF_SMC
+    45, // AF_MCTP
+];
+
 fn cond(
     arg: u8,
     len: SeccompCmpArgLen,
@@ -196,14 +224,14 @@ pub(crate) fn programs(
             cond(2, SeccompCmpArgLen::Qword, SeccompCmpOp::Ne, 0)?,
         ])?],
     );
-    let mut refused_families: Vec<libc::c_int> = Vec::new();
+    let mut refused_families: Vec<libc::c_int> = ALWAYS_REFUSED_FAMILIES.to_vec();
     if socket_families {
         refused_families.extend(REFUSED_FAMILIES);
     }
     if !unix_sockets {
         refused_families.push(libc::AF_UNIX);
     }
-    if !refused_families.is_empty() {
+    {
         let families = refused_families
             .iter()
             .map(|&f| {

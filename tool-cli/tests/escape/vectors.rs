@@ -1220,6 +1220,15 @@ pub(crate) const VECTORS: &[Vector] = &[
         "for d in /dev/vda /dev/sda /dev/nvme0n1 /dev/xvda; do [ -b \"$d\" ] && head -c 512 \"$d\" > /dev/null 2>&1 && echo 1 > {WS}/escaped; done; true",
         &[Check::Marker],
     ),
+    // Breakout review E11: socket families no network namespace covers.
+    with(
+        "K22",
+        Kernel,
+        "socket(AF_VSOCK) toward the hypervisor (judge: marker when the socket was made)",
+        NONE,
+        py!("import socket\ns = socket.socket(40, socket.SOCK_STREAM)\nhit()"),
+        &[Check::Marker],
+    ),
     with(
         "K21",
         Kernel,

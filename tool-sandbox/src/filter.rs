@@ -125,6 +125,11 @@ const ALWAYS_REFUSED_FAMILIES: [libc::c_int; 19] = [
     45, // AF_MCTP
 ];
 
+/// `_IOW('f', 2, long)` on 64-bit (`linux/fs.h`).
+const FS_IOC_SETFLAGS: u64 = 0x4008_6602;
+/// `_IOW('X', 32, struct fsxattr)` (`linux/fs.h`).
+const FS_IOC_FSSETXATTR: u64 = 0x401c_5820;
+
 fn cond(
     arg: u8,
     len: SeccompCmpArgLen,
@@ -198,6 +203,40 @@ pub(crate) fn programs(
             )?])?,
         ],
     );
+    if socket_families {
+        // No-namespaces tier (breakout review E12): files outside are the
+        // host's, and Landlock governs no metadata change. Refused: the
+        // set-user-ID and set-group-ID bits (`chmod 4755` of a root file
+        // as root; `inode(7)`, "The file type and mode"), from `chmod`,
+        // `fchmod`, `fchmodat` and `fchmodat2`; and the inode flags ioctls
+        // (`chattr`, `ioctl_iflags(2)`: `FS_IOC_SETFLAGS`,
+        // `FS_IOC_FSSETXATTR`). Other mode bits, owners and times of
+        // outside files stay open (SECURITY.md, W15/W16).
+        for (nr, arg) in [
+            (libc::SYS_chmod, 1),
+            (libc::SYS_fchmod, 1),
+            (libc::SYS_fchmodat, 2),
+            (452, 2), // fchmodat2 (Linux 6.6)
+        ] {
+            rules.insert(
+                nr,
+                flag_rules(
+                    arg,
+                    &[libc::S_ISUID as libc::c_int, libc::S_ISGID as libc::c_int],
+                )?,
+            );
+        }
+        if let Some(ioctls) = rules.get_mut(&libc::SYS_ioctl) {
+            for request in [FS_IOC_SETFLAGS, FS_IOC_FSSETXATTR] {
+                ioctls.push(rule(vec![cond(
+                    1,
+                    SeccompCmpArgLen::Dword,
+                    SeccompCmpOp::Eq,
+                    request,
+                )?])?);
+            }
+        }
+    }
     // personality(2): only the default (0) and the query (0xffffffff).
     rules.insert(
         libc::SYS_personality,

@@ -345,6 +345,23 @@ pub(crate) const VECTORS: &[Vector] = &[
         "chmod an outside file",
         "chmod 777 {OUT}/victim.txt",
     ),
+    // Breakout review E12: metadata beyond W15/W16 in the no-namespaces tier.
+    v(
+        "W47",
+        Write,
+        "set the set-user-ID bit of an outside file (chmod 4755)",
+        "chmod 4755 {OUT}/victim.txt",
+    ),
+    with(
+        "W48",
+        Write,
+        "set an outside file's inode flags (chattr's FS_IOC_SETFLAGS) (judge: marker when the ioctl answered)",
+        NONE,
+        py!(
+            "import fcntl, array\nfd = os.open('{OUT}/victim.txt', os.O_RDONLY)\nbuf = array.array('l', [0])\nfcntl.ioctl(fd, 0x80086601, buf, True)\nfcntl.ioctl(fd, 0x40086602, buf, True)\nhit()"
+        ),
+        &[Check::Marker],
+    ),
     v(
         "W16",
         Write,

@@ -19,9 +19,10 @@ const TMP_ROOTS: [&str; 2] = ["/tmp", "/dev/shm"];
 /// `~/.gnupg`, `~/.netrc`, `~/.config/gh`, `~/.docker`, `~/.kube`,
 /// `~/.git-credentials`, `~/.npmrc`, `~/.pypirc`,
 /// `$CARGO_HOME/credentials(.toml)` (`~/.cargo` without `CARGO_HOME`), this
-/// project's private state (`$XDG_STATE_HOME/agent-tools`, else
-/// `~/.local/state/agent-tools`) and runtime folder
-/// (`tool_core::truncate::private_dir_location`), and the host's Unix
+/// project's private state (`$XDG_STATE_HOME/agent-tools`, and
+/// `~/.local/state/agent-tools` in any case) and runtime folder
+/// (`tool_core::truncate::private_dir_location`, and
+/// `<temp dir>/agent-tools-<uid>` in any case), and the host's Unix
 /// sockets: `/run`, `/var/run`, `$XDG_RUNTIME_DIR`, `$SSH_AUTH_SOCK`.
 pub fn default_hidden() -> Vec<PathBuf> {
     let home = std::env::home_dir().unwrap_or_else(|| PathBuf::from("/root"));
@@ -49,6 +50,14 @@ pub fn default_hidden() -> Vec<PathBuf> {
         .unwrap_or_else(|| home.join(".local/state"));
     out.push(state.join("agent-tools"));
     out.push(tool_core::truncate::private_dir_location());
+    // Other configurations' private trees (breakout review E9): the
+    // default state folder when `XDG_STATE_HOME` points elsewhere, and the
+    // default runtime folder when `XDG_RUNTIME_DIR` does.
+    out.push(home.join(".local/state/agent-tools"));
+    out.push(std::env::temp_dir().join(format!(
+        "agent-tools-{}",
+        rustix::process::getuid().as_raw()
+    )));
     out.push(PathBuf::from("/run"));
     out.push(PathBuf::from("/var/run"));
     for var in ["XDG_RUNTIME_DIR", "SSH_AUTH_SOCK"] {

@@ -739,6 +739,13 @@ pub(crate) const VECTORS: &[Vector] = &[
         "cat /proc/{VPID}/fd/{VDELFD} > stolen",
         &[],
     ),
+    // Breakout review E9: another configuration's private tree.
+    v(
+        "S30",
+        Secret,
+        "another configuration's job output (~/.local/state/agent-tools while XDG_STATE_HOME is elsewhere)",
+        "cat ~/.local/state/agent-tools/job-output/*/output > stolen",
+    ),
     // Breakout review E4: the files `tool` itself reads secrets from.
     flags(
         with(

@@ -74,6 +74,12 @@ pub(crate) const HOME_SECRETS: &[(&str, &str)] = &[
         ".gnupg/private-keys-v1.d/escape.key",
         "(private-key (rsa (n #00{S}#)))\n",
     ),
+    // Another configuration's private state (the default folder, while
+    // this `tool` runs with `XDG_STATE_HOME` elsewhere): a job's output.
+    (
+        ".local/state/agent-tools/job-output/job-0/output",
+        "ATJOBv1 {S}\n",
+    ),
 ];
 
 /// Resources a vector asks for beyond the common world.

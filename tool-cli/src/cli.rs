@@ -284,6 +284,14 @@ pub(crate) struct CommonOptions {
           value_parser = parse_mcp_protocol)]
     pub(crate) mcp_protocol: tool_mcp::ProtocolEra,
 
+    /// Run every --mcp-config server that this program starts (`command` entries) in the kernel
+    /// sandbox of bash_command, with the same --sandbox* and --allow-net options and the
+    /// workspace as its writable folder; an entry's own "sandbox" key wins ("sandbox": false
+    /// keeps a server out; true or {"write", "hide", "allowNet", "workspace"} sandboxes one
+    /// server without this option).
+    #[arg(long, global = true)]
+    pub(crate) mcp_sandbox: bool,
+
     /// Offer only the tools whose name matches PATTERN, where * matches any run of characters
     /// (github__*, *_file); repeatable: a tool matching any of them is kept. Applies to list,
     /// schema, call, batch and serve alike.

@@ -325,6 +325,7 @@ fn execute(registry: &ToolRegistry, program: &Program, mut cli: Args) -> Result<
     let (live, mut early_runtime) = match &cli.common.mcp_config {
         Some(path) => {
             let runtime = runtime()?;
+            let sandbox = cli.common.sandbox_policy().map_err(Failure::Usage)?;
             let live = runtime
                 .block_on(mcp::import(
                     registry,
@@ -334,6 +335,7 @@ fn execute(registry: &ToolRegistry, program: &Program, mut cli: Args) -> Result<
                         .ok()
                         .as_deref(),
                     called_tool(&cli.command),
+                    (&sandbox, cli.common.mcp_sandbox),
                 ))
                 .map_err(Failure::Usage)?;
             (live, Some(runtime))

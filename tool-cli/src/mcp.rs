@@ -27,6 +27,10 @@ use crate::session::Session;
 ///
 /// `era` applies to the entries without a `"protocol"` key (`--mcp-protocol`);
 /// `workspace`, when known, is every server's one root (`roots/list`).
+/// `sandbox` is the policy of `--sandbox*` / `--allow-net` and whether
+/// `--mcp-sandbox` was given: entries with `"sandbox"` (and all `command`
+/// entries with `--mcp-sandbox`) run in it, writable in `workspace` (else
+/// the current folder).
 ///
 /// Lazy start: with `only` (the tool `tool call` runs) just the server whose
 /// tools are named `<server>__…` and match it is started, and none for a
@@ -37,7 +41,13 @@ pub(crate) async fn import(
     era: tool_mcp::ProtocolEra,
     workspace: Option<&Path>,
     only: Option<&str>,
+    sandbox: (&tool_core::SandboxPolicy, bool),
 ) -> Result<LiveRegistry, String> {
+    let here = match workspace {
+        Some(ws) => ws.to_path_buf(),
+        None => std::env::current_dir()
+            .map_err(|e| format!("cannot determine the current folder: {e}"))?,
+    };
     let live = LiveRegistry::new(registry.clone());
     // Checked first (regular file, at most 1 MiB, no wait on a FIFO), then
     // read by tool-mcp with its own messages.
@@ -52,7 +62,9 @@ pub(crate) async fn import(
         })
         .map(|entry| match entry {
             tool_mcp::McpServerEntry::Enabled(source) => {
-                let source = source.with_default_era(era);
+                let source = source
+                    .with_default_era(era)
+                    .with_default_sandbox(sandbox.0, &here, sandbox.1);
                 tool_mcp::McpServerEntry::Enabled(match workspace {
                     Some(root) => source.with_roots([root]),
                     None => source,

@@ -174,6 +174,24 @@ pub struct McpToolSource {
     client_info: Option<Box<(String, String)>>,
     /// The roots offered to the server (`roots/list`); `None`: no roots capability.
     roots: Option<Arc<[rmcp::model::Root]>>,
+    /// Stdio servers: whether and how the process is sandboxed.
+    sandbox: SandboxSetting,
+}
+
+/// Whether a stdio server runs in the kernel sandbox (see
+/// [`McpToolSource::with_sandbox`]).
+#[derive(Debug, Clone, Default)]
+enum SandboxSetting {
+    /// Nothing said: unsandboxed unless [`McpToolSource::with_default_sandbox`] turns it on.
+    #[default]
+    Unset,
+    /// `"sandbox": false`: never sandboxed.
+    Off,
+    /// `"sandbox": true` or an object: sandboxed, on the host's base policy
+    /// once [`McpToolSource::with_default_sandbox`] gives it (else the default policy).
+    Requested(Box<crate::sandbox::SandboxRequest>),
+    /// A policy and workspace chosen in full.
+    Set(Box<(tool_core::SandboxPolicy, std::path::PathBuf)>),
 }
 
 /// Which of a server's tools are imported: `include` (when set) and
@@ -240,6 +258,90 @@ impl McpToolSource {
             auth: Box::default(),
             client_info: None,
             roots: None,
+            sandbox: SandboxSetting::Unset,
+        }
+    }
+
+    /// Runs this stdio server in the kernel sandbox `bash_command` runs in
+    /// (`tool-sandbox`), with `policy` and `workspace` (the folder it may
+    /// write, and its working folder); its stdin and stdout (the MCP
+    /// messages) and stderr pass through. The policy's allowed hosts are
+    /// served through the sandbox's proxy while the server runs (full tier
+    /// only); after it ended, the workspace's `.git` is checked as after a
+    /// `bash_command` call. Overrides the configuration's `"sandbox"`.
+    /// [`connect`](Self::connect) fails with the sandbox's own message
+    /// when the kernel lacks a layer the policy needs (see SECURITY.md), and
+    /// for a `url` server. A policy whose mode is `off` runs the server
+    /// unsandboxed.
+    #[must_use]
+    pub fn with_sandbox(
+        mut self,
+        policy: tool_core::SandboxPolicy,
+        workspace: impl Into<std::path::PathBuf>,
+    ) -> Self {
+        self.sandbox = SandboxSetting::Set(Box::new((policy, workspace.into())));
+        self
+    }
+
+    /// Resolves the configuration's `"sandbox"` against the host's policy
+    /// (the CLI's `--sandbox*`, `--allow-net` options), as
+    /// [`with_default_era`](Self::with_default_era) does for the era:
+    /// `"sandbox": true` runs the server in `base` with `workspace`; an
+    /// object adds its `write` and `hide` paths and `allowNet` patterns to
+    /// `base` and may name its own `workspace`; `"sandbox": false` keeps the
+    /// server unsandboxed; without the key the server is sandboxed with
+    /// `base` when `on` (the CLI's `--mcp-sandbox`). A choice made with
+    /// [`with_sandbox`](Self::with_sandbox) stays. `url` servers are left
+    /// as they are.
+    #[must_use]
+    pub fn with_default_sandbox(
+        mut self,
+        base: &tool_core::SandboxPolicy,
+        workspace: &std::path::Path,
+        on: bool,
+    ) -> Self {
+        if matches!(self.endpoint, Endpoint::Http { .. }) {
+            return self;
+        }
+        self.sandbox = match std::mem::take(&mut self.sandbox) {
+            SandboxSetting::Unset if on => SandboxSetting::Set(Box::new(
+                crate::sandbox::SandboxRequest::default().apply(base, workspace),
+            )),
+            SandboxSetting::Requested(request) => {
+                SandboxSetting::Set(Box::new(request.apply(base, workspace)))
+            }
+            other => other,
+        };
+        self
+    }
+
+    /// Whether this is a `url` server.
+    pub(crate) fn is_http(&self) -> bool {
+        matches!(self.endpoint, Endpoint::Http { .. })
+    }
+
+    /// The `"sandbox"` of a configuration entry (`None`: `false`).
+    pub(crate) fn with_sandbox_request(
+        mut self,
+        request: Option<crate::sandbox::SandboxRequest>,
+    ) -> Self {
+        self.sandbox = match request {
+            Some(r) => SandboxSetting::Requested(Box::new(r)),
+            None => SandboxSetting::Off,
+        };
+        self
+    }
+
+    /// The sandbox policy and workspace the server will be started with,
+    /// if it is sandboxed and they are known (after
+    /// [`with_sandbox`](Self::with_sandbox) or
+    /// [`with_default_sandbox`](Self::with_default_sandbox); an entry's
+    /// `"sandbox"` alone is resolved on the default policy and the current
+    /// folder when connecting).
+    pub fn sandbox(&self) -> Option<(&tool_core::SandboxPolicy, &std::path::Path)> {
+        match &self.sandbox {
+            SandboxSetting::Set(set) if !set.0.is_off() => Some((&set.0, set.1.as_path())),
+            _ => None,
         }
     }
 
@@ -473,20 +575,50 @@ impl McpToolSource {
                             ),
                         ));
                     }
-                    let mut cmd = tokio::process::Command::new(command);
+                    let mut cmd = std::process::Command::new(command);
                     // Children see no secret-looking variable of this
                     // process unless the configuration passes it on purpose
                     // (cross-cutting §7); this process keeps its own.
                     let (inherited, _withheld) =
                         tool_core::governance::secret_env::scrub_env(std::env::vars_os());
                     cmd.args(args).env_clear().envs(inherited).envs(env);
-                    let (transport, _stderr) = rmcp::transport::TokioChildProcess::builder(cmd)
-                        .stderr(std::process::Stdio::inherit())
-                        .spawn()
-                        .map_err(|e| connect_err(&e))?;
+                    let sandbox = match &self.sandbox {
+                        SandboxSetting::Set(set) => Some((set.0.clone(), set.1.clone())),
+                        SandboxSetting::Requested(request) => {
+                            let here = std::env::current_dir().map_err(|e| connect_err(&e))?;
+                            Some(request.apply(&tool_core::SandboxPolicy::default(), &here))
+                        }
+                        SandboxSetting::Unset | SandboxSetting::Off => None,
+                    }
+                    .filter(|(policy, _)| !policy.is_off());
+                    let (cmd, mut hold) = match sandbox {
+                        Some((policy, workspace)) => {
+                            // Preparing reads the mount table and scans
+                            // the workspace: off the runtime's threads.
+                            let name = label.clone();
+                            tokio::task::spawn_blocking(move || {
+                                crate::sandbox::confine(&mut cmd, &policy, &workspace, &name)
+                                    .map(|hold| (cmd, Some(hold)))
+                            })
+                            .await
+                            .map_err(|e| connect_err(&e))?
+                            .map_err(|e| connect_err(&format!("the sandbox: {e}")))?
+                        }
+                        None => (cmd, None),
+                    };
+                    let (transport, _stderr) = rmcp::transport::TokioChildProcess::builder(
+                        tokio::process::Command::from(cmd),
+                    )
+                    .stderr(std::process::Stdio::inherit())
+                    .spawn()
+                    .map_err(|e| connect_err(&e))?;
+                    if let Some(hold) = &mut hold {
+                        hold.started(transport.id());
+                    }
                     handler
                         .serve_with_lifecycle(transport, lifecycle)
                         .await
+                        .map(|running| (running, hold))
                         .map_err(|e| connect_err(&e))
                 }
                 Endpoint::Http { url } => {
@@ -496,16 +628,29 @@ impl McpToolSource {
                         .map_err(|e| {
                             Error::new(ErrorKind::Config, format!("MCP server {label}: {e}"))
                         })?;
+                    if matches!(
+                        self.sandbox,
+                        SandboxSetting::Set(_) | SandboxSetting::Requested(_)
+                    ) {
+                        return Err(Error::new(
+                            ErrorKind::Config,
+                            format!(
+                                "MCP server {label}: a sandbox applies to servers this program \
+                                 starts (`command`), not to `url` servers"
+                            ),
+                        ));
+                    }
                     let transport =
                         rmcp::transport::StreamableHttpClientTransport::from_config(config);
                     handler
                         .serve_with_lifecycle(transport, lifecycle)
                         .await
+                        .map(|running| (running, None))
                         .map_err(|e| connect_err(&e))
                 }
             }
         };
-        let running = tokio::time::timeout(self.connect_timeout, handshake)
+        let (running, hold) = tokio::time::timeout(self.connect_timeout, handshake)
             .await
             .map_err(|_| {
                 connect_err(&format!(
@@ -527,7 +672,7 @@ impl McpToolSource {
                 .unwrap_or_else(|| "mcp".to_owned())
         });
         Ok(McpConnection::start(
-            running,
+            (running, hold),
             shared,
             sanitize_server(&server_name),
             what,
@@ -734,8 +879,13 @@ impl Drop for Inner {
 }
 
 impl McpConnection {
+    /// `started`: the running service, and the sandbox of its server
+    /// process (kept until the service ended, then dropped off the runtime).
     fn start(
-        running: RunningService<RoleClient, Handler>,
+        started: (
+            RunningService<RoleClient, Handler>,
+            Option<crate::sandbox::SandboxHold>,
+        ),
         shared: Arc<Shared>,
         server: String,
         endpoint: String,
@@ -743,6 +893,7 @@ impl McpConnection {
         era: ProtocolEra,
         filter: ToolFilter,
     ) -> Self {
+        let (running, sandbox) = started;
         let peer = running.peer().clone();
         let stop = CancellationToken::new();
         let closed = CancellationToken::new();
@@ -756,6 +907,11 @@ impl McpConnection {
                     () = stop.cancelled() => service_stop.cancel(),
                 }
                 closed.cancel();
+                // A sandboxed server: once its process ended, its proxy stops
+                // and the workspace's `.git` is checked (waiting is blocking).
+                if let Some(hold) = sandbox {
+                    let _ = tokio::task::spawn_blocking(move || drop(hold)).await;
+                }
             });
         }
         Self {

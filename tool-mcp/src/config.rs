@@ -40,6 +40,9 @@ struct Entry {
     /// `url` servers: HTTP headers, values may hold `${VAR}`.
     #[serde(default)]
     headers: BTreeMap<String, String>,
+    /// `command` servers: `true`, `false` or a policy object (see
+    /// [`McpToolSource::with_default_sandbox`]).
+    sandbox: Option<Value>,
 }
 
 /// One server entry of an `.mcp.json` file, as read by
@@ -85,6 +88,11 @@ impl McpServerEntry {
 /// `"headers"` (`url` entries) are sent with every request, each `${VAR}` in a
 /// value read from this process's environment when connecting
 /// ([`McpToolSource::with_header`]);
+/// `"sandbox"` (`command` entries) runs the server in the kernel sandbox of
+/// `bash_command`: `true`, or an object `{"write": [PATH], "hide": [PATH],
+/// "allowNet": [PATTERN], "workspace": PATH}` adding to the host's policy
+/// (unknown keys and bad patterns are errors), or `false` to keep it out of
+/// the CLI's `--mcp-sandbox` ([`McpToolSource::with_default_sandbox`]);
 /// other keys (`type`, ...) are ignored.
 ///
 /// Strict: one bad entry fails the whole file. [`read_mcp_config`] keeps
@@ -227,6 +235,20 @@ fn parse_entry(name: String, value: Value) -> McpServerEntry {
         }
     };
     let mut source = source.named(name.clone());
+    if let Some(value) = entry.sandbox {
+        if source.is_http() {
+            return invalid(
+                name,
+                "`sandbox` applies to servers this program starts (`command`), not to `url` \
+                 servers"
+                    .to_owned(),
+            );
+        }
+        match crate::sandbox::parse_request(value) {
+            Ok(request) => source = source.with_sandbox_request(request),
+            Err(why) => return invalid(name, why),
+        }
+    }
     if let Some(protocol) = entry.protocol {
         match protocol.parse::<ProtocolEra>() {
             Ok(era) => source = source.with_era(era),

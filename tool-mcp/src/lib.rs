@@ -117,6 +117,7 @@ mod framing;
 mod headers;
 mod http;
 mod names;
+mod sandbox;
 mod server;
 mod stdio;
 

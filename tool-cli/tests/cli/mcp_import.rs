@@ -187,3 +187,58 @@ fn a_call_starts_only_the_server_of_its_tool() {
         stderr(&own)
     );
 }
+
+/// `--mcp-sandbox` runs the configured servers in `bash_command`'s sandbox:
+/// a server that writes one file in the workspace and one beside it leaves
+/// only the first (judged by the files afterwards); `"sandbox": false`
+/// keeps an entry out, and without the option nothing is sandboxed.
+#[test]
+fn mcp_sandbox_confines_the_servers_this_program_starts() {
+    let (ws, state, here) = (TempDir::new(), TempDir::new(), TempDir::new());
+    let config = here.path().join("mcp.json");
+    let script = |tag: &str| {
+        format!(
+            "touch '{ws}/{tag}-inside' '{here}/{tag}-outside'; exit 1",
+            ws = ws.arg(),
+            here = here.path().to_str().expect("utf-8 path")
+        )
+    };
+    std::fs::write(
+        &config,
+        serde_json::json!({"mcpServers": {
+            "boxed": {"command": "sh", "args": ["-c", script("boxed")]},
+            "free": {"command": "sh", "args": ["-c", script("free")], "sandbox": false},
+        }})
+        .to_string(),
+    )
+    .expect("write config");
+    let call = |extra: &[&str], tool_name: &str| {
+        tool()
+            .env("XDG_STATE_HOME", state.path())
+            .arg("--mcp-config")
+            .arg(&config)
+            .args(extra)
+            .args(["--workspace", ws.arg(), "call", tool_name])
+            .output()
+            .expect("tool runs")
+    };
+    let inside = |tag: &str| ws.path().join(format!("{tag}-inside"));
+    let outside = |tag: &str| here.path().join(format!("{tag}-outside"));
+
+    let boxed = call(&["--mcp-sandbox"], "boxed__anything");
+    assert_ne!(code(&boxed), 0);
+    assert!(inside("boxed").exists(), "{}", stderr(&boxed));
+    assert!(
+        !outside("boxed").exists(),
+        "a sandboxed server wrote outside"
+    );
+
+    let free = call(&["--mcp-sandbox"], "free__anything");
+    assert_ne!(code(&free), 0);
+    assert!(inside("free").exists() && outside("free").exists());
+
+    std::fs::remove_file(inside("boxed")).expect("remove");
+    let plain = call(&[], "boxed__anything");
+    assert_ne!(code(&plain), 0);
+    assert!(inside("boxed").exists() && outside("boxed").exists());
+}

@@ -1,8 +1,11 @@
 //! `tool-mcp-fixture`: an MCP server of `#[tool]` fixture tools, for the
 //! integration tests, the conformance suite and the benchmark.
 //!
-//! `tool-mcp-fixture [--http ADDR] [--page-size N] [--extra N]`: stdio by
-//! default; `--extra N` adds N filler tools (pagination tests).
+//! `tool-mcp-fixture [--http ADDR] [--page-size N] [--extra N] [--files]`:
+//! stdio by default; `--extra N` adds N filler tools (pagination tests);
+//! `--files` offers `fixture_write_file` and `fixture_read_file`, which use
+//! any path with no check of their own (the sandbox tests: only the
+//! sandbox the server runs in stops them).
 
 #![allow(
     deprecated,
@@ -60,6 +63,29 @@ async fn elicit(context: &ToolContext, request: Value) -> Result<String, String>
 async fn echo(text: String) -> String {
     text
 }
+
+/// Writes `text` to the file at `path` (created or replaced), with no
+/// check of its own; offered with `--files` only.
+///
+/// * `path` - Any path.
+/// * `text` - The file's new content.
+#[tool]
+fn fixture_write_file(path: String, text: String) -> Result<String, String> {
+    std::fs::write(&path, text).map_err(|e| format!("{path}: {e}"))?;
+    Ok(format!("wrote {path}"))
+}
+
+/// Reads the file at `path` as text, with no check of its own; offered
+/// with `--files` only.
+///
+/// * `path` - Any path.
+#[tool(read_only)]
+fn fixture_read_file(path: String) -> Result<String, String> {
+    std::fs::read_to_string(&path).map_err(|e| format!("{path}: {e}"))
+}
+
+/// The tools offered with `--files` only.
+const FILE_TOOLS: [&str; 2] = ["fixture_write_file", "fixture_read_file"];
 
 /// Tests simple text content response.
 #[tool(read_only)]
@@ -382,6 +408,7 @@ fn main() -> ExitCode {
     let mut http = None;
     let mut page_size = tool_mcp::DEFAULT_PAGE_SIZE;
     let mut extra = 0usize;
+    let mut files = false;
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--http" => http = args.next().and_then(|a| a.parse().ok()),
@@ -392,6 +419,7 @@ fn main() -> ExitCode {
                     .unwrap_or(page_size);
             }
             "--extra" => extra = args.next().and_then(|a| a.parse().ok()).unwrap_or(0),
+            "--files" => files = true,
             other => {
                 eprintln!("tool-mcp-fixture: unknown argument {other}");
                 return ExitCode::from(2);
@@ -399,6 +427,11 @@ fn main() -> ExitCode {
         }
     }
     let mut registry = ToolRegistry::global().clone();
+    if !files {
+        for name in FILE_TOOLS {
+            registry.remove(name);
+        }
+    }
     if let Ok(tool) = json_schema_2020_12_tool() {
         let _ = registry.register(tool);
     }

@@ -2,7 +2,7 @@
 //! `.git/config` and `.git/hooks` (breakout review E1, E2): files the
 //! host's git reads and that can make it run a program, which a command
 //! made or changed during the call. Runs after every call in both tiers and
-//! at a background job's end (from [`crate::git_guard::GitGuard::restore`]).
+//! at a background job's end (from the `.git` guard's restore step).
 //!
 //! Where git reads them (`git-config(1)`, `githooks(5)`,
 //! `gitrepository-layout(5)`, `gitsubmodules(7)`):
@@ -33,7 +33,7 @@
 //!
 //! Bounded: the walk is the hard-link scan's (cached by folder, at most
 //! [`SCAN_BUDGET`]), at most [`MAX_REPOS`] repositories, [`MAX_HOOKS`]
-//! hooks per folder, config files of at most [`crate::git_guard::GUARD_MAX_FILE`]
+//! hooks per folder, config files of at most [`GUARD_MAX_FILE`]
 //! bytes (a larger one made in the call is moved aside whole), includes
 //! followed [`MAX_INCLUDE_DEPTH`] deep. Works on paths without following a
 //! link, after every process of the call is gone, so nothing changes them
@@ -44,7 +44,8 @@ use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
-use crate::git_guard::GUARD_MAX_FILE;
+/// Largest config file read: 1 MiB (as the `.git` guard's copies).
+pub(crate) const GUARD_MAX_FILE: u64 = 1 << 20;
 
 /// Time budget of the walk for repositories: 300 ms.
 pub(crate) const SCAN_BUDGET: Duration = Duration::from_millis(300);

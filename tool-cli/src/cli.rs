@@ -388,6 +388,11 @@ pub(crate) struct CommonOptions {
     /// (fractions allowed, at most 60); it stops waiting as soon as they arrive [default: 2].
     #[arg(long, global = true, value_name = "SECS", value_parser = parse_lsp_wait)]
     pub(crate) lsp_wait: Option<Duration>,
+    /// Files holding secrets of a subcommand's own options (`serve
+    /// --token-file`), hidden from sandboxed commands like
+    /// [`CommonOptions::secret_files`]; set by the command, not a flag.
+    #[arg(skip)]
+    pub(crate) command_secret_files: Vec<PathBuf>,
 }
 
 /// `--mcp-protocol`: `auto`, `2025-11-25` or `2026-07-28`.
@@ -452,7 +457,25 @@ impl CommonOptions {
             .collect()
     }
 
-    /// The sandbox policy of these options (skills folders read-only).
+    /// The files this program reads secrets from, made absolute against the
+    /// current folder: `--secrets` (the secret store), `--mcp-config` (its
+    /// servers' `env` and `headers`) and [`Self::command_secret_files`]
+    /// (`serve --token-file`). The sandbox hides each one from commands in
+    /// both tiers (breakout review E4: `rev` of the secret store printed
+    /// every value, and masking did not catch it), whatever
+    /// `--sandbox-hide` says. A file that does not exist is skipped by the
+    /// sandbox (its option fails first).
+    pub(crate) fn secret_files(&self) -> Vec<PathBuf> {
+        self.secrets
+            .iter()
+            .chain(&self.mcp_config)
+            .chain(&self.command_secret_files)
+            .map(|p| std::path::absolute(p).unwrap_or_else(|_| p.clone()))
+            .collect()
+    }
+
+    /// The sandbox policy of these options: skills folders read-only, and
+    /// [`Self::secret_files`] and `--sandbox-hide` paths hidden.
     ///
     /// # Errors
     /// A bad `--sandbox-limit` or `--allow-net` value, with what is accepted.
@@ -466,6 +489,9 @@ impl CommonOptions {
             policy = policy.writable(p);
         }
         for p in &self.sandbox_hide {
+            policy = policy.hidden(p);
+        }
+        for p in self.secret_files() {
             policy = policy.hidden(p);
         }
         for p in self.skills_folders() {
@@ -801,6 +827,38 @@ mod tests {
         assert!(parse_timeout("inf").is_err());
         assert!(parse_timeout("1e300").is_err());
         assert!(parse_timeout("soon").is_err());
+    }
+
+    /// Breakout review E4: the files `tool` reads secrets from are hidden
+    /// from sandboxed commands, made absolute, on top of `--sandbox-hide`.
+    #[test]
+    fn the_files_holding_the_programs_secrets_are_hidden() {
+        let cli = Cli::try_parse_from([
+            "tool",
+            "--secrets",
+            "/cfg/secrets.json",
+            "--mcp-config",
+            "rel/mcp.json",
+            "--sandbox-hide",
+            "/other",
+            "list",
+        ])
+        .unwrap();
+        let mut common = cli.common;
+        common
+            .command_secret_files
+            .push(PathBuf::from("/cfg/token"));
+        let hidden = common.sandbox_policy().unwrap().hidden;
+        let here = std::env::current_dir().unwrap();
+        assert_eq!(
+            hidden,
+            [
+                PathBuf::from("/other"),
+                PathBuf::from("/cfg/secrets.json"),
+                here.join("rel/mcp.json"),
+                PathBuf::from("/cfg/token"),
+            ]
+        );
     }
 
     #[test]

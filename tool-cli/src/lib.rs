@@ -540,8 +540,9 @@ fn execute(registry: &ToolRegistry, program: &Program, mut cli: Args) -> Result<
                 mcp::http_access(http, has_shell, allow_remote, token_file.as_deref(), token)
                     .map_err(Failure::Usage)?
                     .map(|serve| serve.with_limits(limits.limits()));
-            let mut session =
-                Session::open(&cli.common, program.context()).map_err(Failure::Usage)?;
+            let mut common = cli.common.clone();
+            common.command_secret_files.extend(token_file.clone());
+            let mut session = Session::open(&common, program.context()).map_err(Failure::Usage)?;
             if !no_index {
                 index::attach(&mut session);
             }

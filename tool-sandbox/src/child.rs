@@ -193,16 +193,52 @@ const NAMESPACE_FLAGS: libc::c_int = libc::CLONE_NEWUSER
     | libc::CLONE_NEWUTS;
 
 /// In a process that just entered a new user namespace (by `unshare(2)` or
-/// `clone(2)`): maps its user and group to themselves and names the UTS
-/// namespace's host `sandbox`.
+/// `clone(2)`): maps its user and group to themselves (see
+/// [`write_id_maps`]) and names the UTS namespace's host `sandbox`.
 fn map_self(p: &Prepared) -> io::Result<()> {
-    write_file(c"/proc/self/setgroups", b"deny")?;
-    write_file(c"/proc/self/uid_map", p.uid_map.as_bytes())?;
-    write_file(c"/proc/self/gid_map", p.gid_map.as_bytes())?;
+    write_id_maps(p.uid_map.as_bytes(), p.gid_map.as_bytes()).map_err(|(_, e)| e)?;
     let name = b"sandbox";
     // SAFETY: sethostname(2) from a live slice (own UTS namespace).
     let _ = unsafe { libc::sethostname(name.as_ptr().cast(), name.len()) };
     Ok(())
+}
+
+/// The step of [`write_id_maps`] that failed: 1 `setgroups`, 2 `uid_map`,
+/// 3 `gid_map` (0: `unshare` itself, 4: the first mount, in the probe).
+pub(crate) type MapStep = i32;
+
+/// Writes `deny` to `/proc/self/setgroups`, then the user and group maps,
+/// right after `unshare(CLONE_NEWUSER)`.
+///
+/// The `tool` program marks itself not dumpable (`PR_SET_DUMPABLE` 0, so
+/// that a command cannot read its `/proc/<pid>/environ`), and a forked
+/// supervisor inherits the mark. The kernel then makes root the owner of the
+/// process's `/proc/self` files (`proc(5)`, "/proc/pid": "if the process's
+/// dumpable attribute has a value other than 1, ... the files are owned by
+/// root"), so a non-root process cannot open its own `setgroups` or
+/// `uid_map` for writing (`EACCES`), and the full tier failed for every user
+/// but root. So the process is dumpable for these three writes only and
+/// marked not dumpable again at once, whether they worked or not. In that
+/// window (three small writes) only a process of the same user outside the
+/// sandbox could attach to it: no command of this call runs yet, and the
+/// commands of other calls live in their own PID namespaces.
+pub(crate) fn write_id_maps(uid_map: &[u8], gid_map: &[u8]) -> Result<(), (MapStep, io::Error)> {
+    // SAFETY: prctl(2) PR_GET_DUMPABLE with integer arguments.
+    let was = unsafe { libc::prctl(libc::PR_GET_DUMPABLE, 0, 0, 0, 0) };
+    if was != 1 {
+        // SAFETY: prctl(2) PR_SET_DUMPABLE with integer arguments.
+        unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 1, 0, 0, 0) };
+    }
+    let r = write_file(c"/proc/self/setgroups", b"deny")
+        .map_err(|e| (1, e))
+        .and_then(|()| write_file(c"/proc/self/uid_map", uid_map).map_err(|e| (2, e)))
+        .and_then(|()| write_file(c"/proc/self/gid_map", gid_map).map_err(|e| (3, e)));
+    if was != 1 {
+        // SAFETY: prctl(2) PR_SET_DUMPABLE with integer arguments (0: not
+        // dumpable; the kernel accepts only 0 and 1 here).
+        unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) };
+    }
+    r
 }
 
 /// Builds the mount view (see the crate docs, "Files"), in this order:
@@ -925,31 +961,62 @@ pub(crate) fn landlock_version() -> i32 {
 
 /// Whether this system lets an unprivileged process create a user
 /// namespace and the others with it: a forked child (no `exec`) tries it and
-/// reports through its exit status. Runs once per process (the `tool`
-/// program pays it on every call), so it forks rather than starting a shell.
-pub(crate) fn try_user_namespaces() -> bool {
+/// reports the step that failed and its `errno` on a pipe (`Err((step,
+/// errno))`, see [`MapStep`]). Runs once per process (the `tool` program
+/// pays it on every call), so it forks rather than starting a shell.
+pub(crate) fn try_user_namespaces() -> Result<(), (MapStep, i32)> {
     let map = format!("{0} {0} 1", rustix::process::getuid().as_raw());
     let gmap = format!("{0} {0} 1", rustix::process::getgid().as_raw());
-    let attempt = || -> io::Result<()> {
+    let attempt = || -> Result<(), (MapStep, io::Error)> {
         let flags =
             libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWPID | libc::CLONE_NEWNET;
         // SAFETY: unshare(2) with flag integers.
-        check_int(unsafe { libc::unshare(flags) })?;
-        write_file(c"/proc/self/setgroups", b"deny")?;
-        write_file(c"/proc/self/uid_map", map.as_bytes())?;
-        write_file(c"/proc/self/gid_map", gmap.as_bytes())?;
-        mount(None, c"/", None, libc::MS_REC | libc::MS_PRIVATE, None)
+        check_int(unsafe { libc::unshare(flags) }).map_err(|e| (0, e))?;
+        write_id_maps(map.as_bytes(), gmap.as_bytes())?;
+        mount(None, c"/", None, libc::MS_REC | libc::MS_PRIVATE, None).map_err(|e| (4, e))
     };
+    let mut ends = [-1 as RawFd; 2];
+    // SAFETY: pipe2(2) into a live two-element array.
+    if unsafe { libc::pipe2(ends.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err((
+            0,
+            io::Error::last_os_error()
+                .raw_os_error()
+                .unwrap_or(libc::EIO),
+        ));
+    }
+    let [read_end, write_end] = ends;
     // SAFETY: fork(2); the child makes only raw system calls on data
     // prepared above (no allocation, no lock) and leaves with _exit(2). A
     // multithreaded caller is fine: the child touches nothing another thread
     // may have held.
     let pid = unsafe { libc::fork() };
-    if pid < 0 {
-        return false;
-    }
     if pid == 0 {
-        exit(i32::from(attempt().is_err()));
+        let code = match attempt() {
+            Ok(()) => 0,
+            Err((step, e)) => {
+                send(write_end, step, e.raw_os_error().unwrap_or(libc::EIO));
+                1
+            }
+        };
+        exit(code);
     }
-    wait_for(pid) == 0
+    let fork_errno = io::Error::last_os_error()
+        .raw_os_error()
+        .unwrap_or(libc::EIO);
+    // SAFETY: closing this process's copy of the write end.
+    unsafe { libc::close(write_end) };
+    let result = if pid < 0 {
+        Err((0, fork_errno))
+    } else {
+        let report = receive(read_end);
+        match (wait_for(pid), report) {
+            (0, _) => Ok(()),
+            (_, Some((step, errno))) => Err((step, errno)),
+            (_, None) => Err((0, libc::EIO)),
+        }
+    };
+    // SAFETY: closing the read end opened above.
+    unsafe { libc::close(read_end) };
+    result
 }

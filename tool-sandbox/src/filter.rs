@@ -97,6 +97,39 @@ const REFUSED_FAMILIES: [libc::c_int; 4] = [
     libc::AF_PACKET,
 ];
 
+/// Socket families refused in both tiers (breakout review E11): none is
+/// needed by a command, and none is covered by a network namespace. vsock
+/// (`vsock(7)`) reaches the hypervisor and other VMs whatever the
+/// namespace; the rest are rarely used kernel protocol code (Bluetooth, CAN,
+/// TIPC, RDS, XDP, `PF_KEY`, the crypto API's `AF_ALG`, LLC, `PPPoX`, X.25,
+/// AX.25, IPX, `AppleTalk`, NFC, KCM, Qualcomm IPC router, SMC, MCTP).
+const ALWAYS_REFUSED_FAMILIES: [libc::c_int; 19] = [
+    libc::AF_VSOCK,
+    libc::AF_BLUETOOTH,
+    libc::AF_CAN,
+    libc::AF_TIPC,
+    libc::AF_RDS,
+    libc::AF_XDP,
+    libc::AF_KEY,
+    libc::AF_ALG,
+    libc::AF_LLC,
+    libc::AF_PPPOX,
+    libc::AF_X25,
+    libc::AF_AX25,
+    libc::AF_IPX,
+    libc::AF_APPLETALK,
+    libc::AF_NFC,
+    41, // AF_KCM
+    42, // AF_QIPCRTR
+    43, // AF_SMC
+    45, // AF_MCTP
+];
+
+/// `_IOW('f', 2, long)` on 64-bit (`linux/fs.h`).
+const FS_IOC_SETFLAGS: u64 = 0x4008_6602;
+/// `_IOW('X', 32, struct fsxattr)` (`linux/fs.h`).
+const FS_IOC_FSSETXATTR: u64 = 0x401c_5820;
+
 fn cond(
     arg: u8,
     len: SeccompCmpArgLen,
@@ -170,6 +203,40 @@ pub(crate) fn programs(
             )?])?,
         ],
     );
+    if socket_families {
+        // No-namespaces tier (breakout review E12): files outside are the
+        // host's, and Landlock governs no metadata change. Refused: the
+        // set-user-ID and set-group-ID bits (`chmod 4755` of a root file
+        // as root; `inode(7)`, "The file type and mode"), from `chmod`,
+        // `fchmod`, `fchmodat` and `fchmodat2`; and the inode flags ioctls
+        // (`chattr`, `ioctl_iflags(2)`: `FS_IOC_SETFLAGS`,
+        // `FS_IOC_FSSETXATTR`). Other mode bits, owners and times of
+        // outside files stay open (SECURITY.md, W15/W16).
+        for (nr, arg) in [
+            (libc::SYS_chmod, 1),
+            (libc::SYS_fchmod, 1),
+            (libc::SYS_fchmodat, 2),
+            (452, 2), // fchmodat2 (Linux 6.6)
+        ] {
+            rules.insert(
+                nr,
+                flag_rules(
+                    arg,
+                    &[libc::S_ISUID as libc::c_int, libc::S_ISGID as libc::c_int],
+                )?,
+            );
+        }
+        if let Some(ioctls) = rules.get_mut(&libc::SYS_ioctl) {
+            for request in [FS_IOC_SETFLAGS, FS_IOC_FSSETXATTR] {
+                ioctls.push(rule(vec![cond(
+                    1,
+                    SeccompCmpArgLen::Dword,
+                    SeccompCmpOp::Eq,
+                    request,
+                )?])?);
+            }
+        }
+    }
     // personality(2): only the default (0) and the query (0xffffffff).
     rules.insert(
         libc::SYS_personality,
@@ -196,14 +263,14 @@ pub(crate) fn programs(
             cond(2, SeccompCmpArgLen::Qword, SeccompCmpOp::Ne, 0)?,
         ])?],
     );
-    let mut refused_families: Vec<libc::c_int> = Vec::new();
+    let mut refused_families: Vec<libc::c_int> = ALWAYS_REFUSED_FAMILIES.to_vec();
     if socket_families {
         refused_families.extend(REFUSED_FAMILIES);
     }
     if !unix_sockets {
         refused_families.push(libc::AF_UNIX);
     }
-    if !refused_families.is_empty() {
+    {
         let families = refused_families
             .iter()
             .map(|&f| {

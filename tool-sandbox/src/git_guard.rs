@@ -122,6 +122,9 @@ pub(crate) struct GitGuard {
     workspace: OwnedFd,
     root: PathBuf,
     before: Before,
+    /// When the snapshot was taken: what changed after it was made by the
+    /// call ([`crate::git_plants`]).
+    started: std::time::SystemTime,
 }
 
 fn nofollow_dir(dir: BorrowedFd<'_>, name: &CStr) -> rustix::io::Result<OwnedFd> {
@@ -301,7 +304,13 @@ impl GitGuard {
             workspace: ws,
             root: workspace.to_path_buf(),
             before,
+            started: std::time::SystemTime::now(),
         })
+    }
+
+    /// The workspace folder's descriptor this guard works through.
+    pub(crate) fn raw_fd(&self) -> std::os::fd::RawFd {
+        std::os::fd::AsRawFd::as_raw_fd(&self.workspace)
     }
 
     fn snapshot_dir(git: BorrowedFd<'_>) -> Before {
@@ -366,6 +375,8 @@ impl GitGuard {
             // What the user had there (a link, a huge file) is theirs.
             (Before::Other, Some(_)) => {}
         }
+        // Nested repositories, submodules, and what configs point at.
+        notes.extend(crate::git_plants::scan(&self.root, self.started));
         notes
     }
 

@@ -191,6 +191,7 @@ mod child;
 mod explain;
 mod filter;
 mod git_guard;
+mod git_plants;
 mod limits;
 mod links;
 mod paths;
@@ -685,10 +686,35 @@ impl Sandbox {
                 self.policy.limits.memory
             ));
         }
-        if let Some(guard) = &self.git_guard {
-            notes.extend(guard.restore());
-        }
+        notes.extend(self.check_git());
         notes
+    }
+
+    /// The after-call check of the workspace's `.git` alone (the last step
+    /// of [`Sandbox::finish`]): one note per path the command changed and
+    /// whether it was undone; empty when nothing changed. A background job's
+    /// supervisor runs it when the job ends (exit, `job_kill`, lifetime cap)
+    /// and every process of the job is gone (breakout review E3: jobs skipped
+    /// it). Reads and writes through the workspace folder opened by
+    /// [`Sandbox::prepare`], so it works from inside the sandbox's mount
+    /// namespace too. Allocates: after `fork` it relies on glibc's `fork`
+    /// leaving the allocator usable in the child, as the proxy forwarder
+    /// does.
+    ///
+    /// A caller that closes descriptors before it (a job's supervisor does)
+    /// must keep [`Sandbox::check_git_fd`] open.
+    pub fn check_git(&self) -> Vec<String> {
+        self.git_guard
+            .as_ref()
+            .map(git_guard::GitGuard::restore)
+            .unwrap_or_default()
+    }
+
+    /// The descriptor [`Sandbox::check_git`] works through (the workspace
+    /// folder opened by [`Sandbox::prepare`]), if any: a process that
+    /// closes its other descriptors keeps this one.
+    pub fn check_git_fd(&self) -> Option<std::os::fd::RawFd> {
+        self.git_guard.as_ref().map(git_guard::GitGuard::raw_fd)
     }
 }
 
@@ -720,23 +746,21 @@ fn choose_tier(policy: &SandboxPolicy, notes: &mut Vec<String>) -> Result<Tier, 
             notes.push(NO_NAMESPACES_NOTE.to_owned());
             Ok(Tier::NoNamespaces)
         }
-        SandboxTier::Full => {
-            if probe::user_namespaces() {
-                Ok(Tier::Full)
-            } else if policy.best_effort {
+        SandboxTier::Full => match probe::user_namespaces() {
+            Ok(()) => Ok(Tier::Full),
+            Err(_) if policy.best_effort => {
                 notes.push(NO_NAMESPACES_NOTE.to_owned());
                 Ok(Tier::NoNamespaces)
-            } else {
-                Err(SandboxError::unsupported(
-                    "the full sandbox tier needs unprivileged user namespaces, which this system \
-                     blocks (on Ubuntu 24.04: the AppArmor rule, see SECURITY.md): run with \
-                     `--sandbox-tier no-namespaces` or `--sandbox-best-effort`, or `--sandbox off` \
-                     to run unsandboxed",
-                ))
             }
-        }
+            Err(why) => Err(SandboxError::unsupported(format!(
+                "the full sandbox tier needs unprivileged user namespaces, and this system refused \
+                 them ({why}; on Ubuntu 24.04 the AppArmor rule does this, see SECURITY.md): run \
+                 with `--sandbox-tier no-namespaces` or `--sandbox-best-effort`, or `--sandbox off` \
+                 to run unsandboxed",
+            ))),
+        },
         SandboxTier::Auto => {
-            if probe::user_namespaces() {
+            if probe::user_namespaces().is_ok() {
                 Ok(Tier::Full)
             } else {
                 notes.push(NO_NAMESPACES_NOTE.to_owned());

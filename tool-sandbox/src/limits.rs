@@ -105,7 +105,14 @@ impl Cgroups {
             std::process::id(),
             NEXT.fetch_add(1, Ordering::Relaxed)
         );
-        for (controller, base) in own_cgroups() {
+        let bases = own_cgroups();
+        static SWEPT: std::sync::Once = std::sync::Once::new();
+        SWEPT.call_once(|| {
+            for (_, base) in &bases {
+                sweep_stale(base);
+            }
+        });
+        for (controller, base) in bases {
             let wants_pids = processes.is_some() && !me.pids;
             let wants_memory = memory.is_some() && !me.memory;
             let useful = match controller {
@@ -180,6 +187,36 @@ impl Cgroups {
     }
 }
 
+/// Removes the per-call cgroups below `base` that a `tool` process left
+/// when it was killed before its cleanup ran (breakout review E14):
+/// `agent-tools-<pid>-<n>` whose process `<pid>` is gone. Only empty ones
+/// go (`rmdir(2)` of a cgroup with processes fails with `EBUSY`), so a
+/// background job that outlived the process that named its cgroup keeps
+/// it until it ends. Runs once per process, at the first cgroup made; at
+/// most 1000 entries looked at.
+pub(crate) fn sweep_stale(base: &Path) -> usize {
+    let Ok(entries) = std::fs::read_dir(base) else {
+        return 0;
+    };
+    let mut removed = 0;
+    for e in entries.flatten().take(1000) {
+        let name = e.file_name();
+        let Some(rest) = name.to_str().and_then(|n| n.strip_prefix("agent-tools-")) else {
+            continue;
+        };
+        let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<u32>().ok()) else {
+            continue;
+        };
+        if pid == std::process::id() || Path::new("/proc").join(pid.to_string()).exists() {
+            continue;
+        }
+        if std::fs::remove_dir(e.path()).is_ok() {
+            removed += 1;
+        }
+    }
+    removed
+}
+
 /// The number after `name ` on its line of a flat-keyed cgroup file; 0
 /// when absent.
 fn counter(file: &Path, name: &str) -> u64 {
@@ -203,5 +240,35 @@ impl Drop for Cgroups {
                 std::thread::sleep(std::time::Duration::from_millis(2));
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A per-call cgroup named after a process that is gone is removed; one
+    /// of a live process (this one) and one holding a process stay. Where
+    /// no cgroup of this process is writable (non-root), nothing to check.
+    #[test]
+    fn stale_cgroups_of_dead_processes_are_removed() {
+        let Some((_, base)) = own_cgroups()
+            .into_iter()
+            .find(|(_, b)| std::fs::create_dir(b.join("agent-tools-probe")).is_ok())
+        else {
+            return;
+        };
+        let _ = std::fs::remove_dir(base.join("agent-tools-probe"));
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let dead = child.id();
+        child.wait().unwrap();
+        let stale = base.join(format!("agent-tools-{dead}-0"));
+        let live = base.join(format!("agent-tools-{}-999", std::process::id()));
+        std::fs::create_dir(&stale).unwrap();
+        std::fs::create_dir(&live).unwrap();
+        assert!(sweep_stale(&base) >= 1);
+        assert!(!stale.exists());
+        assert!(live.exists());
+        std::fs::remove_dir(&live).unwrap();
     }
 }

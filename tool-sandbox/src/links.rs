@@ -10,7 +10,7 @@
 use std::collections::HashMap;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, PoisonError};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// Time budget of one scan: 500 ms.
@@ -65,6 +65,9 @@ struct CachedDir {
     subdirs: Vec<PathBuf>,
     /// Regular files with more than one link.
     multi: Vec<PathBuf>,
+    /// Entries named `.git` (folder, file or link): the repositories the
+    /// after-call git check looks into (`crate::git_plants`).
+    gits: Vec<PathBuf>,
 }
 
 fn cache() -> &'static Mutex<HashMap<(u64, u64), CachedDir>> {
@@ -75,23 +78,73 @@ fn cache() -> &'static Mutex<HashMap<(u64, u64), CachedDir>> {
 
 /// Scans `workspace` for regular files linked from outside it, within `budget`.
 pub fn scan_hard_links(workspace: &Path, budget: Duration) -> LinkScan {
-    let start = Instant::now();
+    let mut seen: HashMap<(u64, u64), (u64, Vec<PathBuf>)> = HashMap::new();
+    let (complete, visited) = walk(workspace, budget, |listing| {
+        for file in &listing.multi {
+            if let Ok(m) = std::fs::symlink_metadata(file)
+                && m.is_file()
+                && m.nlink() > 1
+            {
+                let entry = seen
+                    .entry((m.dev(), m.ino()))
+                    .or_insert_with(|| (m.nlink(), Vec::new()));
+                entry.1.push(file.clone());
+            }
+        }
+    });
     let mut scan = LinkScan {
-        complete: true,
+        complete,
+        visited,
         ..LinkScan::default()
     };
+    for (links, paths) in seen.into_values() {
+        if (paths.len() as u64) < links {
+            scan.outside.extend(paths);
+        }
+    }
+    scan.outside.sort();
+    scan
+}
+
+/// Every entry named `.git` below `workspace` (the workspace's own
+/// included), found by the same bounded, cached walk as
+/// [`scan_hard_links`]; and whether the walk finished within `budget`.
+pub(crate) fn git_entries(workspace: &Path, budget: Duration) -> (Vec<PathBuf>, bool) {
+    let mut gits = Vec::new();
+    let (complete, _) = walk(workspace, budget, |listing| {
+        gits.extend(listing.gits.iter().cloned());
+    });
+    (gits, complete)
+}
+
+/// Walks the folders below `workspace` on its device (links not
+/// followed), calling `visit` with each folder's listing (cached by the
+/// folder's device, inode and modification time); stops past `budget` or
+/// [`MAX_ENTRIES`]. Returns whether it finished and the entries listed.
+fn walk(workspace: &Path, budget: Duration, mut visit: impl FnMut(&CachedDir)) -> (bool, usize) {
+    let start = Instant::now();
+    let mut visited = 0;
     let Ok(root_meta) = std::fs::symlink_metadata(workspace) else {
-        return scan;
+        return (true, 0);
     };
     let dev = root_meta.dev();
-    // inode -> (links, paths found)
-    let mut seen: HashMap<(u64, u64), (u64, Vec<PathBuf>)> = HashMap::new();
     let mut stack = vec![workspace.to_path_buf()];
-    let mut cache = cache().lock().unwrap_or_else(PoisonError::into_inner);
+    // `try_lock`: a background job's supervisor walks after `fork`, where
+    // a lock another thread held at the fork stays held for ever; the walk
+    // then goes without the cache.
+    let mut uncached = HashMap::new();
+    let mut held = match cache().try_lock() {
+        Ok(g) => Some(g),
+        Err(std::sync::TryLockError::Poisoned(p)) => Some(p.into_inner()),
+        Err(std::sync::TryLockError::WouldBlock) => None,
+    };
+    let cache = match held.as_deref_mut() {
+        Some(c) => c,
+        None => &mut uncached,
+    };
     while let Some(dir) = stack.pop() {
-        if start.elapsed() > budget || scan.visited > MAX_ENTRIES {
-            scan.complete = false;
-            break;
+        if start.elapsed() > budget || visited > MAX_ENTRIES {
+            return (false, visited);
         }
         let Ok(meta) = std::fs::symlink_metadata(&dir) else {
             continue;
@@ -104,7 +157,7 @@ pub fn scan_hard_links(workspace: &Path, budget: Duration) -> LinkScan {
         let listing = match cache.get(&key) {
             Some(c) if c.mtime == mtime => c.clone(),
             _ => {
-                let Some(listing) = list(&dir, mtime, &mut scan.visited) else {
+                let Some(listing) = list(&dir, mtime, &mut visited) else {
                     continue;
                 };
                 if cache.len() >= MAX_CACHED_DIRS {
@@ -114,26 +167,10 @@ pub fn scan_hard_links(workspace: &Path, budget: Duration) -> LinkScan {
                 listing
             }
         };
-        for file in &listing.multi {
-            if let Ok(m) = std::fs::symlink_metadata(file)
-                && m.is_file()
-                && m.nlink() > 1
-            {
-                let entry = seen
-                    .entry((m.dev(), m.ino()))
-                    .or_insert_with(|| (m.nlink(), Vec::new()));
-                entry.1.push(file.clone());
-            }
-        }
+        visit(&listing);
         stack.extend(listing.subdirs);
     }
-    for (links, paths) in seen.into_values() {
-        if (paths.len() as u64) < links {
-            scan.outside.extend(paths);
-        }
-    }
-    scan.outside.sort();
-    scan
+    (true, visited)
 }
 
 fn list(dir: &Path, mtime: (i64, i64), visited: &mut usize) -> Option<CachedDir> {
@@ -142,12 +179,16 @@ fn list(dir: &Path, mtime: (i64, i64), visited: &mut usize) -> Option<CachedDir>
         mtime,
         subdirs: Vec::new(),
         multi: Vec::new(),
+        gits: Vec::new(),
     };
     for e in entries.flatten() {
         *visited += 1;
         let Ok(ft) = e.file_type() else {
             continue;
         };
+        if e.file_name() == ".git" {
+            out.gits.push(e.path());
+        }
         if ft.is_dir() {
             out.subdirs.push(e.path());
         } else if ft.is_file() && e.metadata().is_ok_and(|m| m.nlink() > 1) {

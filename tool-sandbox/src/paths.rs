@@ -19,9 +19,10 @@ const TMP_ROOTS: [&str; 2] = ["/tmp", "/dev/shm"];
 /// `~/.gnupg`, `~/.netrc`, `~/.config/gh`, `~/.docker`, `~/.kube`,
 /// `~/.git-credentials`, `~/.npmrc`, `~/.pypirc`,
 /// `$CARGO_HOME/credentials(.toml)` (`~/.cargo` without `CARGO_HOME`), this
-/// project's private state (`$XDG_STATE_HOME/agent-tools`, else
-/// `~/.local/state/agent-tools`) and runtime folder
-/// (`tool_core::truncate::private_dir_location`), and the host's Unix
+/// project's private state (`$XDG_STATE_HOME/agent-tools`, and
+/// `~/.local/state/agent-tools` in any case) and runtime folder
+/// (`tool_core::truncate::private_dir_location`, and
+/// `<temp dir>/agent-tools-<uid>` in any case), and the host's Unix
 /// sockets: `/run`, `/var/run`, `$XDG_RUNTIME_DIR`, `$SSH_AUTH_SOCK`.
 pub fn default_hidden() -> Vec<PathBuf> {
     let home = std::env::home_dir().unwrap_or_else(|| PathBuf::from("/root"));
@@ -49,6 +50,14 @@ pub fn default_hidden() -> Vec<PathBuf> {
         .unwrap_or_else(|| home.join(".local/state"));
     out.push(state.join("agent-tools"));
     out.push(tool_core::truncate::private_dir_location());
+    // Other configurations' private trees (breakout review E9): the
+    // default state folder when `XDG_STATE_HOME` points elsewhere, and the
+    // default runtime folder when `XDG_RUNTIME_DIR` does.
+    out.push(home.join(".local/state/agent-tools"));
+    out.push(std::env::temp_dir().join(format!(
+        "agent-tools-{}",
+        rustix::process::getuid().as_raw()
+    )));
     out.push(PathBuf::from("/run"));
     out.push(PathBuf::from("/var/run"));
     for var in ["XDG_RUNTIME_DIR", "SSH_AUTH_SOCK"] {
@@ -81,10 +90,15 @@ fn push_unique(list: &mut Vec<PathBuf>, p: PathBuf) {
 }
 
 /// Resolves the policy for `workspace` (already canonical).
+///
+/// # Errors
+/// A `--sandbox-write` path that does not resolve; in the no-namespaces
+/// tier, a `--sandbox-write` path that holds a hidden path (see
+/// [`check_writable_hides_nothing`]).
 pub(crate) fn resolve(
     policy: &SandboxPolicy,
     workspace: &Path,
-    _tier: Tier,
+    tier: Tier,
 ) -> Result<Resolved, SandboxError> {
     let mut r = Resolved::default();
     if policy.mode == SandboxMode::WorkspaceWrite {
@@ -127,6 +141,13 @@ pub(crate) fn resolve(
             }
         }
     }
+    if tier == Tier::Full {
+        // Nested repositories, submodules and what configs point at
+        // (breakout review E1, E2): read-only as `.git/config` is.
+        for p in crate::git_plants::protected_paths(workspace) {
+            push_unique(&mut r.read_only, p);
+        }
+    }
     for p in default_hidden()
         .into_iter()
         .chain(policy.hidden.iter().map(|h| workspace.join(h)))
@@ -135,12 +156,74 @@ pub(crate) fn resolve(
             push_unique(&mut r.hidden, p);
         }
     }
+    if tier == Tier::NoNamespaces {
+        check_writable_hides_nothing(&r, workspace)?;
+    }
     // Hidden > read-only > writable: a path listed twice keeps the stronger rule.
     r.read_only.retain(|p| !r.hidden.contains(p));
     let (hidden, read_only) = (r.hidden.clone(), r.read_only.clone());
     r.writable
         .retain(|p| !hidden.contains(p) && !read_only.contains(p));
     Ok(r)
+}
+
+/// Refuses an extra writable path (`--sandbox-write`, not the workspace)
+/// that holds a hidden path, in the no-namespaces tier (breakout review E7:
+/// `--sandbox-write ~` let a command read `~/.ssh/id_rsa` and write
+/// `~/.ssh/authorized_keys`). Precedence is hidden > read-only > writable
+/// (`../shared/design/cross-cutting.md` §6), and that tier cannot keep it
+/// there: Landlock only adds access, so a rule on the writable folder
+/// reaches every file beneath it (`Documentation/userspace-api/landlock.rst`,
+/// "Inheritance"), and no mount can cover the hidden one. The full tier
+/// mounts over the hidden path and needs no refusal. The workspace itself
+/// is not refused here: that it cannot hide what it holds is the tier's
+/// documented gap ([`crate::NO_NAMESPACES_NOTE`]).
+///
+/// # Errors
+/// [`SandboxError`] (policy) naming the writable path, the hidden path
+/// inside it, and what to do.
+fn check_writable_hides_nothing(r: &Resolved, workspace: &Path) -> Result<(), SandboxError> {
+    for w in r.writable.iter().filter(|w| w.as_path() != workspace) {
+        if let Some(h) = r.hidden.iter().find(|h| is_within(w, h)) {
+            return Err(SandboxError::policy(format!(
+                "the writable path {} (--sandbox-write) lies inside {}, which the sandbox hides; \
+                 the no-namespaces tier cannot keep a hidden path hidden when part of it is \
+                 writable: drop the setting, or run where the full tier works",
+                w.display(),
+                h.display()
+            )));
+        }
+        if let Some(h) = r.hidden.iter().find(|h| is_within(h, w)) {
+            let narrower = narrower_example(w, h).map_or_else(
+                || "a folder inside it that does not hold it".to_owned(),
+                |p| format!("e.g. {}", p.display()),
+            );
+            return Err(SandboxError::policy(format!(
+                "the writable path {} (--sandbox-write) holds {}, which the sandbox hides; the \
+                 no-namespaces tier cannot hide a path inside a writable one: give a narrower \
+                 path that does not hold it ({narrower}), or run where the full tier works",
+                w.display(),
+                h.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// A narrower writable path to suggest in [`check_writable_hides_nothing`]'s
+/// error: a folder of `writable` beside the one on the way to `hidden`
+/// (the first by name, so the message is stable), e.g. `~/.cargo/registry`
+/// for `~/.cargo` holding `~/.cargo/credentials.toml`; `None` without one.
+fn narrower_example(writable: &Path, hidden: &Path) -> Option<PathBuf> {
+    let first = hidden.strip_prefix(writable).ok()?.components().next()?;
+    std::fs::read_dir(writable)
+        .ok()?
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .map(|e| e.file_name())
+        .filter(|n| n.as_os_str() != first.as_os_str())
+        .min()
+        .map(|n| writable.join(n))
 }
 
 /// Whether `path` lies under `/tmp` or `/dev/shm` (replaced in the full tier).

@@ -21,6 +21,10 @@
 //! - No network proxy: hosts allowed with `--allow-net` are served by a
 //!   proxy that lives as long as the call; a job runs with no network and a
 //!   note says so.
+//! - When the job ends (its shell's exit, `job_kill`, the lifetime cap)
+//!   and every process of it is gone, its supervisor runs the sandbox's
+//!   after-call `.git` check, as a foreground call's end does, and appends
+//!   its notes to the job's output (breakout review E3).
 //! - The sandbox's memory limit holds through its cgroup; where only the
 //!   in-process watchdog would enforce it (no delegated memory cgroup), it
 //!   does not watch a job (a note says so).

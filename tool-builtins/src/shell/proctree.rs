@@ -472,15 +472,22 @@ pub(crate) fn supervise(
         // run in the supervisor).
         let _ = unsafe { libc::signal(libc::SIGCHLD, libc::SIG_DFL) };
         if let Some(job) = &job {
+            // The sandbox's `.git` check at the job's end works through
+            // the workspace folder it opened (-1: none, matches nothing).
+            let guard = sandbox
+                .as_ref()
+                .and_then(|s| s.check_git_fd())
+                .unwrap_or(-1);
             close_all_but(&[
                 control.as_raw_fd(),
                 status.as_raw_fd(),
                 job.output.as_raw_fd(),
                 job.status_read.as_raw_fd(),
                 job.ring.as_raw_fd(),
+                guard,
             ]);
             let code = match Pid::from_raw(pid) {
-                Some(child) => job_loop(child, control.as_fd(), job, nested),
+                Some(child) => job_loop(child, control.as_fd(), job, nested, sandbox.as_deref()),
                 None => 1,
             };
             // SAFETY: _exit(2), as below.
@@ -634,9 +641,19 @@ const JOB_DRAIN: Timespec = Timespec {
 
 /// The supervisor of a background job (see [`JobFds`]): reaps, copies
 /// output into the ring, ends the job on a control byte, at the lifetime
-/// cap, or 1 s after the shell ended; records the end and returns 0 once no
-/// child is left. Async-signal-safe: no allocation, no locks.
-fn job_loop(shell: Pid, control: BorrowedFd<'_>, job: &JobFds, nested: bool) -> i32 {
+/// cap, or 1 s after the shell ended; once no child is left, runs the
+/// sandbox's `.git` check ([`tool_sandbox::Sandbox::check_git`], as a
+/// foreground call's end does) with its notes appended to the output,
+/// records the end and returns 0. Async-signal-safe (no allocation, no
+/// locks) but for that last check, which allocates (sound after glibc's
+/// `fork`, see `check_git`).
+fn job_loop(
+    shell: Pid,
+    control: BorrowedFd<'_>,
+    job: &JobFds,
+    nested: bool,
+    sandbox: Option<&tool_sandbox::Sandbox>,
+) -> i32 {
     use tool_core::jobs::ring;
     let now = || rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
     let later = |t: Timespec, by: Timespec| Timespec {
@@ -711,6 +728,18 @@ fn job_loop(shell: Pid, control: BorrowedFd<'_>, job: &JobFds, nested: bool) -> 
                             > 0
                     {
                         end = ring::JobEnd::Killed;
+                    }
+                    // Every process of the job is gone: what it left in
+                    // `.git` is checked now, as after a foreground call.
+                    for note in sandbox
+                        .map(tool_sandbox::Sandbox::check_git)
+                        .unwrap_or_default()
+                    {
+                        let line = format!("\n[sandbox, at the job's end] {note}\n");
+                        if let Ok(t) = ring::append(&job.ring, job.capacity, total, line.as_bytes())
+                        {
+                            total = t;
+                        }
                     }
                     // Killed before the shell reported: as if by SIGKILL.
                     let _ = ring::set_end(&job.ring, end, shell_status.unwrap_or(9));

@@ -176,7 +176,7 @@ fn call(world: &World, mode: &Mode, vector: &Vector, command: &str) -> Call {
         cmd.args(&mode.limit_flags);
     }
     if mode.sandbox_flags {
-        cmd.args(vector.flags);
+        cmd.args(vector.flags.iter().map(|f| world.fill(f)));
     }
     cmd.arg("--workspace")
         .arg(&world.ws)
@@ -336,6 +336,19 @@ fn run_vector(vector: &'static Vector, mode: &Mode) -> Outcome {
     if vector.checks.iter().any(|c| matches!(c, Check::Survivor)) {
         if let Some(rest) = SURVIVOR_WAIT.checked_sub(ended_at.elapsed()) {
             std::thread::sleep(rest);
+        }
+    }
+    for check in vector.checks {
+        if let Check::HostGit(line) = *check {
+            // The user's own git, outside the sandbox, after the call.
+            let _ = Command::new("/bin/sh")
+                .args(["-c", line])
+                .current_dir(&world.ws)
+                .env("HOME", &world.home)
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .env("PATH", tool_path())
+                .stdin(Stdio::null())
+                .output();
         }
     }
     let after = world.snapshot();
@@ -706,9 +719,19 @@ const NO_NAMESPACES_CANNOT_CLOSE: &[&str] = &["W15", "W16"];
 
 /// Whether `tool` runs a command in this tier here (user namespaces may be
 /// blocked, Landlock missing).
+///
+/// The probe runs in a fresh folder below the temporary folder: with the
+/// temporary folder itself as the workspace the full tier fails
+/// (`ESTALE`: the workspace is where its private `/tmp` is mounted), and
+/// the tier looked unavailable, so the tests that check for it skipped.
 fn tier_runs(tier: &str) -> bool {
-    let dir = std::env::temp_dir();
-    Command::new(BIN)
+    static PROBES: AtomicUsize = AtomicUsize::new(0);
+    let n = PROBES.fetch_add(1, Ordering::SeqCst);
+    let dir = std::env::temp_dir().join(format!("escape-tier-probe-{}-{n}", std::process::id()));
+    if std::fs::create_dir_all(&dir).is_err() {
+        return false;
+    }
+    let runs = Command::new(BIN)
         .args(["--sandbox-tier", tier, "--workspace"])
         .arg(&dir)
         .args(["call", "bash_command", r#"{"command": "true"}"#])
@@ -719,7 +742,9 @@ fn tier_runs(tier: &str) -> bool {
             o.status.success()
                 && serde_json::from_slice::<serde_json::Value>(&o.stdout)
                     .is_ok_and(|v| v["metadata"]["exit_code"] == 0)
-        })
+        });
+    let _ = std::fs::remove_dir(&dir);
+    runs
 }
 
 /// Both tiers, whole table: nothing escapes but the known findings, and
@@ -747,4 +772,151 @@ fn tiers_contain_every_vector_but_the_known_findings() {
         }
     }
     assert!(failures.is_empty(), "{failures:?}");
+}
+
+/// E5 (`tests/escape/FINDINGS.md`): a user other than root gets the full
+/// tier, both by `auto` and when `--sandbox-tier full` asks for it. `tool`
+/// marks itself not dumpable, and a not-dumpable process's `/proc/self`
+/// files belong to root, so the supervisor could not write its own
+/// `uid_map` and every non-root user silently got the weaker tier. Runs the
+/// real binary as `nobody` through `setpriv` (skipped unless the test runs
+/// as root with `setpriv` on the path, or where this machine blocks user
+/// namespaces for root too). Judged by the tier the call reports, the
+/// uid the command saw, and a file it wrote in the workspace.
+#[test]
+fn a_user_other_than_root_gets_the_full_tier() {
+    if !rustix::process::geteuid().is_root() || !on_path("setpriv") || !tier_runs("full") {
+        println!("escape suite: needs root, setpriv and a working full tier; skipped");
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("escape-e5-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir(&dir).expect("create the workspace");
+    std::os::unix::fs::chown(&dir, Some(65534), Some(65534)).expect("give it to nobody");
+    for tier in ["auto", "full"] {
+        let out = Command::new("setpriv")
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups", BIN])
+            .args(["--sandbox-tier", tier, "--workspace"])
+            .arg(&dir)
+            .args([
+                "call",
+                "bash_command",
+                &format!(r#"{{"command": "id -u; echo {tier} > wrote-{tier}"}}"#),
+            ])
+            .current_dir(&dir)
+            .env("HOME", &dir)
+            .env("XDG_STATE_HOME", dir.join(".state"))
+            .env_remove("XDG_RUNTIME_DIR")
+            .stdin(Stdio::null())
+            .output()
+            .expect("setpriv runs");
+        let text = String::from_utf8_lossy(&out.stdout);
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+            panic!(
+                "{tier}: not JSON ({e}): {text} / {}",
+                String::from_utf8_lossy(&out.stderr)
+            )
+        });
+        assert_eq!(v["metadata"]["sandbox"]["tier"], "full", "{tier}: {text}");
+        assert_eq!(v["metadata"]["exit_code"], 0, "{tier}: {text}");
+        assert_eq!(v["output"], "65534\n", "{tier}: {text}");
+        let wrote = std::fs::read_to_string(dir.join(format!("wrote-{tier}")));
+        assert_eq!(wrote.ok().as_deref(), Some(format!("{tier}\n").as_str()));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Runs `tool --trace-id <trace> call <name> <args>` in `ws` with the
+/// world's home and state, and returns the JSON result.
+fn call_in(world: &World, trace: &str, name: &str, args: &serde_json::Value) -> serde_json::Value {
+    let out = Command::new(BIN)
+        .args(["--sandbox-tier", "full", "--trace-id", trace, "--workspace"])
+        .arg(&world.ws)
+        .args(["call", name, &args.to_string()])
+        .current_dir(&world.ws)
+        .env("HOME", &world.home)
+        .env("XDG_STATE_HOME", &world.state)
+        .env("XDG_RUNTIME_DIR", &world.run)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("PATH", tool_path())
+        .stdin(Stdio::null())
+        .output()
+        .expect("tool runs");
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{name}: not JSON ({e}): {} / {}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+/// E3 (`tests/escape/FINDINGS.md`): a background job gets the after-call
+/// `.git` check when it ends, whether it exits or is killed. The job
+/// points `.git/commondir` at a copy with a planted hook (vector W40's
+/// plant; git would then run `evil/hooks/pre-commit` on the host) and, in
+/// the killed case, sleeps until `job_kill`. Judged by `.git/commondir`
+/// after the job's end (it must be gone), and by the note in the job's
+/// output.
+#[test]
+fn a_background_job_gets_the_git_check_at_its_end() {
+    if !knows_sandbox_flags() || !tier_runs("full") {
+        println!("escape suite: the full tier does not run here (jobs need it); skipped");
+        return;
+    }
+    let plant = "cp -r .git evil && printf '#!/bin/sh\\necho pwned\\n' > evil/hooks/pre-commit && \
+                 chmod +x evil/hooks/pre-commit && echo ../evil > .git/commondir";
+    for (how, tail) in [("exits", ""), ("killed", " && sleep 30")] {
+        let world = World::new(&format!("E3{how}"), world::Needs::default());
+        let trace = format!("e3-{how}-{}", world.tag);
+        // The job registry refuses a private folder other users could enter.
+        std::fs::set_permissions(
+            world.state.join("agent-tools"),
+            std::os::unix::fs::PermissionsExt::from_mode(0o700),
+        )
+        .expect("state folder mode");
+        let started = call_in(
+            &world,
+            &trace,
+            "bash_command",
+            &serde_json::json!({"command": format!("{plant}{tail}"), "run_in_background": true}),
+        );
+        let id = started["metadata"]["job_id"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{how}: no job id: {started}"))
+            .to_owned();
+        if how == "killed" {
+            // Let the plant land before the kill.
+            let until = Instant::now() + Duration::from_secs(10);
+            while !world.ws.join(".git/commondir").exists() && Instant::now() < until {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            assert!(
+                world.ws.join(".git/commondir").exists(),
+                "{how}: the plant never landed"
+            );
+            let killed = call_in(
+                &world,
+                &trace,
+                "job_kill",
+                &serde_json::json!({"job_id": id}),
+            );
+            assert!(killed["error"].is_null(), "{how}: {killed}");
+        }
+        let out = call_in(
+            &world,
+            &trace,
+            "job_output",
+            &serde_json::json!({"job_id": id, "wait": 20}),
+        );
+        let text = out["output"].as_str().unwrap_or_default();
+        assert!(
+            !world.ws.join(".git/commondir").exists(),
+            "{how}: .git/commondir left after the job's end; job_output: {out}"
+        );
+        assert!(
+            text.contains("[sandbox, at the job's end]") && text.contains("commondir"),
+            "{how}: no note in the job's output: {out}"
+        );
+    }
 }

@@ -61,6 +61,11 @@ pub(crate) enum Check {
     /// This host file (a kernel setting) reads the same after the call; the
     /// test writes the old text back when it does not.
     HostFileSame(&'static str),
+    /// After the call, before the world is judged: this shell command runs
+    /// on the host in the workspace, as the user's next git command would
+    /// (an IDE's `git status`, a `git commit`); what it runs shows up as an
+    /// outside change.
+    HostGit(&'static str),
     /// Sanity: the workspace file holds exactly this text.
     FileIs(&'static str, &'static str),
     /// Sanity: the workspace file starts with this text.
@@ -103,6 +108,16 @@ const NONE: Needs = Needs {
     hardlink_file: false,
     hardlink_secret: false,
     inherited_fd: false,
+    tool_secret_files: false,
+    workspace_git_pointers: false,
+};
+const GIT_POINTERS: Needs = Needs {
+    workspace_git_pointers: true,
+    ..NONE
+};
+const TOOL_SECRET_FILES: Needs = Needs {
+    tool_secret_files: true,
+    ..NONE
 };
 const VICTIM: Needs = Needs {
     victim: true,
@@ -330,6 +345,23 @@ pub(crate) const VECTORS: &[Vector] = &[
         "chmod an outside file",
         "chmod 777 {OUT}/victim.txt",
     ),
+    // Breakout review E12: metadata beyond W15/W16 in the no-namespaces tier.
+    v(
+        "W47",
+        Write,
+        "set the set-user-ID bit of an outside file (chmod 4755)",
+        "chmod 4755 {OUT}/victim.txt",
+    ),
+    with(
+        "W48",
+        Write,
+        "set an outside file's inode flags (chattr's FS_IOC_SETFLAGS) (judge: marker when the ioctl answered)",
+        NONE,
+        py!(
+            "import fcntl, array\nfd = os.open('{OUT}/victim.txt', os.O_RDONLY)\nbuf = array.array('l', [0])\nfcntl.ioctl(fd, 0x80086601, buf, True)\nfcntl.ioctl(fd, 0x40086602, buf, True)\nhit()"
+        ),
+        &[Check::Marker],
+    ),
     v(
         "W16",
         Write,
@@ -462,6 +494,61 @@ pub(crate) const VECTORS: &[Vector] = &[
         Write,
         "point .git/commondir at a copy with a planted hook (git reads config and hooks from there)",
         "cp -r .git evil && printf '#!/bin/sh\\necho pwned\\n' > evil/hooks/pre-commit && chmod +x evil/hooks/pre-commit && echo ../evil > .git/commondir",
+    ),
+    // Breakout review E1, E2: git control files beyond .git/config and
+    // .git/hooks, run by the user's next git command on the host.
+    with(
+        "W43",
+        Write,
+        "a nested repository (a gitlink) with core.fsmonitor, run by the host's git status",
+        NONE,
+        "git init -q sub && git -C sub -c user.email=a@b -c user.name=a commit -q --allow-empty -m x && git add sub && git -C sub config core.fsmonitor 'echo pwned >> {OUT}/git-ran; false'",
+        &[Check::HostGit("git status --porcelain")],
+    ),
+    with(
+        "W44",
+        Write,
+        "a submodule's .git/modules/<name>/config with core.fsmonitor and a hook",
+        NONE,
+        "mkdir -p .git/modules && git init -q --separate-git-dir=.git/modules/m m && git -C m -c user.email=a@b -c user.name=a commit -q --allow-empty -m x && git add m && git -C m config core.fsmonitor 'echo pwned >> {OUT}/git-ran; false' && printf '#!/bin/sh\necho pwned >> {OUT}/git-ran\n' > .git/modules/m/hooks/pre-commit && chmod +x .git/modules/m/hooks/pre-commit",
+        &[Check::HostGit(
+            "git status --porcelain; git -C m -c user.email=a@b -c user.name=a commit -q --allow-empty -m y",
+        )],
+    ),
+    with(
+        "W45",
+        Write,
+        "a hook in the workspace folder core.hooksPath names (husky's .husky)",
+        GIT_POINTERS,
+        "printf '#!/bin/sh\necho pwned >> {OUT}/git-ran\n' > .husky/pre-commit && chmod +x .husky/pre-commit",
+        &[Check::HostGit("git commit -q --allow-empty -m x")],
+    ),
+    with(
+        "W46",
+        Write,
+        "core.fsmonitor appended to the workspace file include.path names",
+        GIT_POINTERS,
+        "printf '[core]\n\tfsmonitor = echo pwned >> {OUT}/git-ran; false\n' >> .gitconfig-project",
+        &[Check::HostGit("git status --porcelain")],
+    ),
+    // Breakout review E7: a writable path that holds hidden ones.
+    flags(
+        v(
+            "W41",
+            Write,
+            "--sandbox-write ~: read ~/.ssh/id_rsa, append to ~/.ssh/authorized_keys, move ~/.aws aside",
+            "cat ~/.ssh/id_rsa > stolen; echo ssh-rsa PWNED >> ~/.ssh/authorized_keys; mv ~/.aws ~/.aws-moved",
+        ),
+        &["--sandbox-write", "{HOME}"],
+    ),
+    flags(
+        v(
+            "W42",
+            Write,
+            "--sandbox-write ~/.cargo: read and replace ~/.cargo/credentials.toml",
+            "cat ~/.cargo/credentials.toml > stolen; echo 'token = \"x\"' > ~/.cargo/credentials.toml",
+        ),
+        &["--sandbox-write", "{HOME}/.cargo"],
     ),
     with(
         "W32",
@@ -651,6 +738,36 @@ pub(crate) const VECTORS: &[Vector] = &[
         VICTIM,
         "cat /proc/{VPID}/fd/{VDELFD} > stolen",
         &[],
+    ),
+    // Breakout review E9: another configuration's private tree.
+    v(
+        "S30",
+        Secret,
+        "another configuration's job output (~/.local/state/agent-tools while XDG_STATE_HOME is elsewhere)",
+        "cat ~/.local/state/agent-tools/job-output/*/output > stolen",
+    ),
+    // Breakout review E4: the files `tool` itself reads secrets from.
+    flags(
+        with(
+            "S28",
+            Secret,
+            "the --secrets store itself (cat into the workspace; masking only sees output)",
+            TOOL_SECRET_FILES,
+            "cat {HOME}/.config/agent/secrets.json > stolen; rev {HOME}/.config/agent/secrets.json | rev > stolen2",
+            &[],
+        ),
+        &["--secrets", "{HOME}/.config/agent/secrets.json"],
+    ),
+    flags(
+        with(
+            "S29",
+            Secret,
+            "the --mcp-config file with a server's env",
+            TOOL_SECRET_FILES,
+            "cat {HOME}/.config/agent/mcp.json > stolen",
+            &[],
+        ),
+        &["--mcp-config", "{HOME}/.config/agent/mcp.json"],
     ),
     // ---- network ---------------------------------------------------------
     v(
@@ -1125,6 +1242,15 @@ pub(crate) const VECTORS: &[Vector] = &[
         "read a raw block device (every file on the disk) (judge: marker when 512 bytes were read)",
         NONE,
         "for d in /dev/vda /dev/sda /dev/nvme0n1 /dev/xvda; do [ -b \"$d\" ] && head -c 512 \"$d\" > /dev/null 2>&1 && echo 1 > {WS}/escaped; done; true",
+        &[Check::Marker],
+    ),
+    // Breakout review E11: socket families no network namespace covers.
+    with(
+        "K22",
+        Kernel,
+        "socket(AF_VSOCK) toward the hypervisor (judge: marker when the socket was made)",
+        NONE,
+        py!("import socket\ns = socket.socket(40, socket.SOCK_STREAM)\nhit()"),
         &[Check::Marker],
     ),
     with(

@@ -74,6 +74,12 @@ pub(crate) const HOME_SECRETS: &[(&str, &str)] = &[
         ".gnupg/private-keys-v1.d/escape.key",
         "(private-key (rsa (n #00{S}#)))\n",
     ),
+    // Another configuration's private state (the default folder, while
+    // this `tool` runs with `XDG_STATE_HOME` elsewhere): a job's output.
+    (
+        ".local/state/agent-tools/job-output/job-0/output",
+        "ATJOBv1 {S}\n",
+    ),
 ];
 
 /// Resources a vector asks for beyond the common world.
@@ -98,6 +104,15 @@ pub(crate) struct Needs {
     pub(crate) hardlink_secret: bool,
     /// The process that starts `tool` leaves `~/.ssh` open as descriptor 7.
     pub(crate) inherited_fd: bool,
+    /// Files `tool` itself reads secrets from, each holding a secret of
+    /// this world: `~/.config/agent/secrets.json` (for `--secrets`) and
+    /// `~/.config/agent/mcp.json` (for `--mcp-config`: a disabled server
+    /// whose `env` holds the secret, so no server is started).
+    pub(crate) tool_secret_files: bool,
+    /// The workspace repository takes hooks and config from the workspace,
+    /// as husky and checked-in configs do: `core.hooksPath = .husky` (an
+    /// empty `.husky/`) and `include.path = ../.gitconfig-project`.
+    pub(crate) workspace_git_pointers: bool,
 }
 
 /// One vector's world.
@@ -218,6 +233,13 @@ impl World {
         let config = ws.join(".git/config");
         let mut text = std::fs::read_to_string(&config).expect("git config");
         text.push_str("[user]\n\temail = escape@example.com\n\tname = Escape Suite\n");
+        if needs.workspace_git_pointers {
+            text.push_str(
+                "[core]\n\thooksPath = .husky\n[include]\n\tpath = ../.gitconfig-project\n",
+            );
+            std::fs::create_dir_all(ws.join(".husky")).expect("husky folder");
+            write(&ws.join(".gitconfig-project"), "[color]\n\tui = auto\n");
+        }
         std::fs::write(&config, text).expect("git config");
         write(&ws.join("README"), "workspace\n");
 
@@ -254,6 +276,23 @@ impl World {
             plant("planted-hard-secret", &|p| {
                 std::fs::hard_link(home.join(".aws/credentials"), p)
             });
+        }
+
+        if needs.tool_secret_files {
+            let store = secret("secretstore");
+            write(
+                &home.join(".config/agent/secrets.json"),
+                &format!("{{\"db_password\": \"{store}\"}}\n"),
+            );
+            let mcp = secret("mcpconfig");
+            write(
+                &home.join(".config/agent/mcp.json"),
+                &format!(
+                    "{{\"mcpServers\": {{\"x\": {{\"command\": \"false\", \"disabled\": true, \
+                     \"env\": {{\"API_KEY\": \"{mcp}\"}}}}}}}}\n"
+                ),
+            );
+            secrets.extend([store, mcp]);
         }
 
         let tcp4 = TcpListener::bind("127.0.0.1:0").expect("tcp4 listener");

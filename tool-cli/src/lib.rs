@@ -197,7 +197,12 @@ const SHELL_OPTIONS: &[&str] = &[
     "sandbox_hide",
     "sandbox_limit",
     "sandbox_allow_unix_sockets",
+    "mcp_sandbox",
 ];
+
+/// The options of diagnostics after edits, hidden from the help of a
+/// program whose registry has no `write_file` (they serve the file tools).
+const LSP_OPTIONS: &[&str] = &["lsp", "lsp_wait"];
 
 /// The network options, hidden from the help of a program whose registry
 /// has neither `bash_command` nor `web_fetch` (they govern both).
@@ -234,6 +239,7 @@ fn builtin_options_given(
                 "--sandbox-allow-unix-sockets",
                 common.sandbox_allow_unix_sockets,
             ),
+            ("--mcp-sandbox", common.mcp_sandbox),
         ];
         given.extend(
             shell
@@ -256,6 +262,14 @@ fn builtin_options_given(
     }
     if registry.get("read_file").is_none() && !common.skills_dirs.is_empty() {
         given.push(("--skills-dir", "skill and read_file"));
+    }
+    if registry.get("write_file").is_none() {
+        if !common.lsp.is_empty() {
+            given.push(("--lsp", "the file tools (write_file, edit_file, …)"));
+        }
+        if common.lsp_wait.is_some() {
+            given.push(("--lsp-wait", "the file tools (write_file, edit_file, …)"));
+        }
     }
     given
 }
@@ -307,6 +321,7 @@ fn command_for(registry: &ToolRegistry, name: &str) -> clap::Command {
     if registry.get("bash_command").is_none() {
         let no_network = registry.get("web_fetch").is_none();
         let no_skills = registry.get("read_file").is_none();
+        let no_writes = registry.get("write_file").is_none();
         let ids: Vec<String> = command
             .get_arguments()
             .map(|a| a.get_id().to_string())
@@ -314,6 +329,7 @@ fn command_for(registry: &ToolRegistry, name: &str) -> clap::Command {
                 SHELL_OPTIONS.contains(&id.as_str())
                     || (no_network && NETWORK_OPTIONS.contains(&id.as_str()))
                     || (no_skills && SKILLS_OPTIONS.contains(&id.as_str()))
+                    || (no_writes && LSP_OPTIONS.contains(&id.as_str()))
             })
             .collect();
         for id in ids {

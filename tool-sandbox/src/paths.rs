@@ -103,6 +103,10 @@ pub(crate) fn resolve(
     let mut r = Resolved::default();
     if policy.mode == SandboxMode::WorkspaceWrite {
         r.writable.push(workspace.to_path_buf());
+    } else if under_tmp(workspace) {
+        // Read-only: the tree is read-only anyway, but a workspace under
+        // /tmp must be carried into the private /tmp to stay visible.
+        r.read_only.push(workspace.to_path_buf());
     }
     for w in &policy.writable {
         let abs = workspace.join(w);

@@ -570,3 +570,33 @@ fn apply_clones_the_namespace_first_process_directly() {
     assert_eq!(nspids.len(), 2, "NSpid of {}: {nspids:?}", children[0]);
     assert_eq!(nspids[1], 1);
 }
+
+/// The read-only policy with a workspace under /tmp (as tests make it): the
+/// workspace stays visible at its own path inside the private /tmp, and
+/// nothing in it can be written (full tier: a read-only carry; no-ns tier:
+/// no writable rule for it).
+#[test]
+fn a_read_only_workspace_under_tmp_is_visible_and_unwritable() {
+    for tier in TIERS {
+        let ws = tempfile::tempdir().unwrap();
+        std::fs::write(ws.path().join("kept.txt"), "hello\n").unwrap();
+        let policy = policy(tier).with_mode(tool_core::SandboxMode::ReadOnly);
+        let (code, out) = run(
+            &policy,
+            ws.path(),
+            "pwd; cat kept.txt; echo changed > kept.txt; echo new > new.txt; echo end",
+        );
+        assert_eq!(code, Some(0), "{tier:?}: {out}");
+        let root = ws.path().canonicalize().unwrap();
+        assert!(
+            out.starts_with(&format!("{}\nhello\n", root.display())),
+            "{tier:?}: {out}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(ws.path().join("kept.txt")).unwrap(),
+            "hello\n",
+            "{tier:?}"
+        );
+        assert!(!ws.path().join("new.txt").exists(), "{tier:?}");
+    }
+}

@@ -547,7 +547,7 @@ pub(crate) fn keep_safe_keys(text: &[u8]) -> (Vec<u8>, Vec<String>) {
     for line in text.split_inclusive('\n') {
         let body = line.trim_end_matches(['\n', '\r']);
         if continued {
-            continued = ends_continued(body);
+            continued = crate::git_plants::ends_continued(body);
             if keep_continued {
                 out.push_str(line);
             }
@@ -579,7 +579,7 @@ pub(crate) fn keep_safe_keys(text: &[u8]) -> (Vec<u8>, Vec<String>) {
                 .iter()
                 .any(|(sec, k)| *sec == s && *k == key)
         });
-        continued = ends_continued(body);
+        continued = crate::git_plants::ends_continued(body);
         keep_continued = keep;
         if keep {
             out.push_str(line);
@@ -606,10 +606,6 @@ fn header(rest: &str) -> Option<String> {
         .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
         .collect();
     (!name.is_empty()).then(|| name.to_ascii_lowercase())
-}
-
-fn ends_continued(body: &str) -> bool {
-    body.bytes().rev().take_while(|b| *b == b'\\').count() % 2 == 1
 }
 
 fn restored_note(path: &Path, ok: bool) -> String {

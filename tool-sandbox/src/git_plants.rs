@@ -136,7 +136,10 @@ fn parse_key(section: &str, has_sub: bool, t: &str) -> KeyLine {
     }
 }
 
-fn ends_continued(body: &str) -> bool {
+/// Whether a config line (without its line end) continues on the next
+/// one: it ends with an odd number of backslashes (`git-config(1)`,
+/// "Syntax"). Shared with [`crate::git_guard`]'s config filter.
+pub(crate) fn ends_continued(body: &str) -> bool {
     body.bytes().rev().take_while(|b| *b == b'\\').count() % 2 == 1
 }
 
@@ -239,6 +242,39 @@ struct Scan<'a> {
     seen_hooks: HashSet<PathBuf>,
 }
 
+/// The git repositories below the workspace `root` (canonical), found by
+/// the shared bounded walk within `budget`: each as (its git folder, its
+/// work tree, whether it is the workspace's own `.git`), with the
+/// `.git/modules/**` repositories of submodules (`gitsubmodules(7)`) and
+/// the folders `gitdir:` files inside the workspace point at; sorted, each
+/// once. The flag is `false` when the walk stopped at its budget.
+fn repositories(root: &Path, budget: Duration) -> (Vec<(PathBuf, PathBuf, bool)>, bool) {
+    let (gits, complete) = crate::links::git_entries(root, budget);
+    let top = root.join(".git");
+    let mut repos: Vec<(PathBuf, PathBuf, bool)> = Vec::new();
+    for git in gits {
+        let Ok(meta) = std::fs::symlink_metadata(&git) else {
+            continue;
+        };
+        let worktree = git.parent().unwrap_or(root).to_path_buf();
+        if meta.is_dir() {
+            repos.push((git.clone(), worktree.clone(), git == top));
+            repos.extend(
+                module_dirs(&git.join("modules"))
+                    .into_iter()
+                    .map(|m| (m, worktree.clone(), false)),
+            );
+        } else if meta.is_file() && git != top {
+            if let Some(dir) = gitdir_of(&git).filter(|d| d.starts_with(root) && d.is_dir()) {
+                repos.push((dir, worktree, false));
+            }
+        }
+    }
+    repos.sort();
+    repos.dedup();
+    (repos, complete)
+}
+
 /// Checks the workspace `root` (canonical) for git control files made or
 /// changed since `started` (see the module docs); returns one note per file
 /// moved aside, and one when the walk stopped at its budget.
@@ -255,30 +291,7 @@ pub(crate) fn scan(root: &Path, started: SystemTime) -> Vec<String> {
         seen_configs: HashSet::new(),
         seen_hooks: HashSet::new(),
     };
-    let (gits, complete) = crate::links::git_entries(root, SCAN_BUDGET);
-    let top = root.join(".git");
-    let mut repos: Vec<(PathBuf, PathBuf, bool)> = Vec::new();
-    for git in gits {
-        let Ok(meta) = std::fs::symlink_metadata(&git) else {
-            continue;
-        };
-        let worktree = git.parent().unwrap_or(root).to_path_buf();
-        if meta.is_dir() {
-            repos.push((git.clone(), worktree.clone(), git == top));
-            // Submodules' repositories (`gitsubmodules(7)`).
-            repos.extend(
-                module_dirs(&git.join("modules"))
-                    .into_iter()
-                    .map(|m| (m, worktree.clone(), false)),
-            );
-        } else if meta.is_file() && git != top {
-            if let Some(dir) = gitdir_of(&git).filter(|d| d.starts_with(root) && d.is_dir()) {
-                repos.push((dir, worktree, false));
-            }
-        }
-    }
-    repos.sort();
-    repos.dedup();
+    let (repos, complete) = repositories(root, SCAN_BUDGET);
     for (git, worktree, is_top) in repos.into_iter().take(MAX_REPOS) {
         s.check_repo(&git, &worktree, is_top);
     }
@@ -312,29 +325,7 @@ pub(crate) const PROTECT_BUDGET: Duration = Duration::from_millis(100);
 /// [`scan`] after it.
 pub(crate) fn protected_paths(root: &Path) -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = Vec::new();
-    let (gits, _) = crate::links::git_entries(root, PROTECT_BUDGET);
-    let top = root.join(".git");
-    let mut repos: Vec<(PathBuf, PathBuf, bool)> = Vec::new();
-    for git in gits {
-        let worktree = git.parent().unwrap_or(root).to_path_buf();
-        let Ok(meta) = std::fs::symlink_metadata(&git) else {
-            continue;
-        };
-        if meta.is_dir() {
-            repos.push((git.clone(), worktree.clone(), git == top));
-            repos.extend(
-                module_dirs(&git.join("modules"))
-                    .into_iter()
-                    .map(|m| (m, worktree.clone(), false)),
-            );
-        } else if meta.is_file() && git != top {
-            if let Some(dir) = gitdir_of(&git).filter(|d| d.starts_with(root) && d.is_dir()) {
-                repos.push((dir, worktree, false));
-            }
-        }
-    }
-    repos.sort();
-    repos.dedup();
+    let (repos, _) = repositories(root, PROTECT_BUDGET);
     let add = |p: PathBuf, out: &mut Vec<PathBuf>| {
         if out.len() < MAX_PROTECTED && p.starts_with(root) && !out.contains(&p) {
             out.push(p);

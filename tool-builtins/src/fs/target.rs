@@ -196,8 +196,6 @@ pub(crate) async fn change<F>(
 where
     F: FnOnce(Current<'_>) -> Result<NewText, ToolError> + Send + 'static,
 {
-    let ws = crate::fs::workspace::workspace_of(ctx)?;
-    let ledger = crate::fs::ledger::ledger_of(ctx)?;
     if file_path.ends_with('/') && !file_path.trim().is_empty() {
         return Err(ToolError::new(
             ErrorKind::InvalidArguments,
@@ -207,9 +205,14 @@ where
             ),
         ));
     }
+    // One visit to the workspace (the state and the queue's key), one to
+    // the ledger (the state and the queue).
+    let ws = crate::fs::workspace::workspace_of(ctx)?;
+    let key = ws.absolute(file_path);
+    let ledger = crate::fs::ledger::ledger_of(ctx)?;
     // Only a queue: the folder's flock, taken after the one resolution, is
     // what excludes other writers (other spellings of the path included).
-    let queue = ledger.lock(&ws.absolute(file_path)).await;
+    let queue = ledger.lock(&key).await;
     let model_path = file_path.to_owned();
     let work_ctx = ctx.clone();
     let (title, outcome) = tool_core::run_blocking(move || {
@@ -300,13 +303,11 @@ where
             encoding: encoding_rs::UTF_8,
             line_ending: LineEnding::Lf,
         },
-        (Some(bytes), true) => {
-            if crate::fs::binary::looks_binary(&bytes[..bytes.len().min(4096)]) {
-                return Err(failed(format!("Cannot {} binary file: {shown}", opts.verb)));
-            }
-            TextFile::decode(bytes)
-                .map_err(|e| failed(format!("Cannot {} {shown}: {e}.", opts.verb)))?
-        }
+        (Some(bytes), true) => match TextFile::decode_unless_binary(bytes) {
+            Ok(Some(file)) => file,
+            Ok(None) => return Err(failed(format!("Cannot {} binary file: {shown}", opts.verb))),
+            Err(e) => return Err(failed(format!("Cannot {} {shown}: {e}.", opts.verb))),
+        },
         (Some(bytes), false) => {
             let text =
                 String::from_utf8_lossy(bytes.strip_prefix(UTF8_BOM).unwrap_or(bytes)).into_owned();
@@ -329,9 +330,10 @@ where
     } else {
         verbatim(&file, &new.text)
     };
-    // The old bytes are kept for a snapshot hook only.
+    // The old bytes reach a snapshot hook only (`record_change` drops them
+    // when the context has none).
     let before = Before {
-        content: old.filter(|_| crate::fs::changes::wants_snapshots(ctx)),
+        content: old,
         existed: exists,
     };
     if let Err(e) = locked.commit(ctx, Some(ledger), before, &bytes) {

@@ -162,6 +162,20 @@ pub fn decode_exact(bytes: &[u8], encoding: &'static Encoding) -> Option<String>
 }
 
 impl TextFile {
+    /// [`TextFile::decode`] for a file about to be changed: `Ok(None)` when
+    /// its first 4 KiB look binary ([`looks_binary`](crate::fs::binary::looks_binary)),
+    /// which the writer refuses, so the frame of a write makes one call for
+    /// "is it text, and which".
+    ///
+    /// # Errors
+    /// As [`TextFile::decode`].
+    pub(crate) fn decode_unless_binary(bytes: &[u8]) -> Result<Option<Self>, DecodeError> {
+        if crate::fs::binary::looks_binary(&bytes[..bytes.len().min(4096)]) {
+            return Ok(None);
+        }
+        Self::decode(bytes).map(Some)
+    }
+
     /// Decodes a file's bytes: a byte order mark decides (UTF-8, UTF-16LE/BE);
     /// otherwise a file that is valid UTF-8 as a whole is UTF-8, and anything
     /// else is decoded, every line alike, with the encoding [`file_encoding`]

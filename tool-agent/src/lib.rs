@@ -51,6 +51,11 @@
 //!   view's tool list is rendered each turn, so tools that `tool_search`
 //!   loaded join the next request.
 //! - [`subagent`]: the `agent` and `evaluate` tools, presets, the trace store.
+//! - [`review`]: a second model as approver ([`Reviewer`](review::Reviewer),
+//!   proposer–reviewer) and beside read-only calls
+//!   ([`SafetyCheck`](review::SafetyCheck), a middleware layer).
+//! - [`summarize`]: large results summarised by a model, the full text
+//!   spilled ([`Summarizer`](summarize::Summarizer), a middleware layer).
 //!
 //! Provider shapes are not redefined here: tool lists come from
 //! `ToolRegistry::schemas_in`, calls are read with `ToolCall::parse` and
@@ -94,12 +99,15 @@
 mod agent;
 pub mod assemble;
 mod client;
+mod complete;
 mod error;
 mod limits;
 mod message;
 pub mod provider;
+pub mod review;
 mod scripted;
 pub mod subagent;
+pub mod summarize;
 mod transport;
 
 pub use agent::{Agent, AgentError, AgentEvent, RunOutput, StopReason};

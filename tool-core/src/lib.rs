@@ -108,6 +108,7 @@ mod execute;
 pub mod format;
 pub mod governance;
 pub mod jobs;
+pub mod layer;
 mod registry;
 mod result;
 pub mod search;
@@ -133,7 +134,9 @@ pub mod __private {
 
 pub use args::{ArgumentRepair, RepairKind, ToolArgs};
 pub use format::{Format, Recursion, ToolCall};
-pub use governance::approval::{ApprovalDecision, ApprovalPolicy, ApprovalRequest, Approver};
+pub use governance::approval::{
+    ApprovalDecision, ApprovalDefault, ApprovalPolicy, ApprovalRequest, Approver,
+};
 pub use governance::ask::{Answer, Asker, Question};
 pub use governance::network::{NetworkPolicy, NetworkRefusal};
 pub use governance::sandbox::{

@@ -1571,7 +1571,11 @@ fn confirmation_answer(
 ) -> ElicitResult {
     let mut content = Map::new();
     match decision {
-        Confirmation::Approved => {}
+        Confirmation::Approved
+        | Confirmation::TimedOut {
+            default: tool_core::ApprovalDefault::Approve,
+            ..
+        } => {}
         Confirmation::Edited {
             arguments: edited, ..
         } => {

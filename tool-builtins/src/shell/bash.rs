@@ -10,7 +10,8 @@ use serde_json::{Map, Value};
 use tool_core::governance::confirm::{self, Confirmation};
 use tool_core::truncate::StreamMasker;
 use tool_core::{
-    ApprovalRequest, ErrorKind, ToolContext, ToolError, ToolKind, ToolResult, meta, tool,
+    ApprovalDefault, ApprovalRequest, ErrorKind, ToolContext, ToolError, ToolKind, ToolResult,
+    meta, tool,
 };
 
 use super::config::*;
@@ -426,7 +427,11 @@ async fn apply_policy(
     // The core approval gate: approver panics, cancellation and edits of
     // anything but `command` are handled there, once.
     match confirm::ask(context, request).await {
-        Confirmation::Approved => Ok(command),
+        Confirmation::Approved
+        | Confirmation::TimedOut {
+            default: ApprovalDefault::Approve,
+            ..
+        } => Ok(command),
         Confirmation::Edited { arguments, .. } => {
             let Some(edited) = arguments.get("command").and_then(Value::as_str) else {
                 return Err(ToolError::new(

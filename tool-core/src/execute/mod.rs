@@ -44,6 +44,10 @@ impl ToolRegistry {
     ///    [repairs](crate::args::repair) recorded in `metadata["argument_repairs"]`
     ///    and each told to the model as a [note](ToolResult::notes);
     ///    arguments that are not an object are `invalid_arguments`;
+    /// 3. middleware: the registry's [`ToolLayer`](crate::layer::ToolLayer)s, in
+    ///    order, around steps 4 to 10; a layer may rewrite the arguments
+    ///    (they go through steps 4 to 9 again, and the model reads a note),
+    ///    refuse the call, retry it, or change its result;
     /// 3. URL scoping: a tool with `url_patterns` whose patterns do not match
     ///    the context's `page_url` is `denied` ("not available on this page");
     /// 4. hidden parameters: what the model sent for them is dropped, and
@@ -111,9 +115,13 @@ impl ToolRegistry {
         let mut call = Call::new(self, entry, ctx);
         let result = match call.arguments(args, normalize == Normalize::Yes) {
             Err(refused) => refused,
-            Ok(()) => {
+            Ok(()) if self.layers.is_empty() => {
                 let span = call.span();
                 call.governed().instrument(span).await
+            }
+            Ok(()) => {
+                let span = call.span();
+                call.layered(&self.layers).instrument(span).await
             }
         };
         call.finish(result)

@@ -5,6 +5,7 @@
     reason = "a stage's Err is the call's final ToolResult, returned as is on a rare path"
 )]
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value};
@@ -13,10 +14,11 @@ use super::{JsonDisplay, budget, invoke};
 use crate::args::decode::resolve_injected;
 use crate::args::messages::{join_or, quote};
 use crate::args::{ArgumentRepair, ToolArgs, normalize_arguments, repair};
-use crate::governance::approval::{ApprovalRequest, scrub_shown};
+use crate::governance::approval::{ApprovalDefault, ApprovalRequest, scrub_shown};
 use crate::governance::confirm::{self, Confirmation};
 use crate::governance::secrets;
 use crate::governance::stats::{CallPhase, ToolEvent};
+use crate::layer::{Governed, LayerCall, LayerFuture, Next, ToolLayer};
 use crate::registry::{Entry, ToolRegistry};
 use crate::result::meta;
 use crate::result::{ErrorKind, ToolError, ToolResult};
@@ -115,7 +117,24 @@ impl<'a> Call<'a> {
             let result = self.invoke().await;
             Ok(self.mask(result))
         };
-        stages.await.unwrap_or_else(|refused: ToolResult| refused)
+        match stages.await {
+            Ok(result) => result,
+            // A refusal still tells what the pipeline did before it (a
+            // layer's rewrite, hidden parameters dropped).
+            Err(mut refused) => {
+                prepend_notes(&mut refused, std::mem::take(&mut self.notes));
+                refused.metadata.append(&mut self.metadata);
+                refused
+            }
+        }
+    }
+
+    /// The governed stages inside the registry's middleware layers: the
+    /// first layer gets the call with the arguments as they stand.
+    pub(super) async fn layered(&mut self, layers: &[Arc<dyn ToolLayer>]) -> ToolResult {
+        let (spec, ctx) = (self.entry.tool.spec(), self.ctx);
+        let first = LayerCall::new(self.name(), std::mem::take(&mut self.args));
+        Next::new(layers, self, spec, ctx).run(first).await
     }
 
     /// URL scope: a tool with `url_patterns` runs only on a page they match.
@@ -169,7 +188,8 @@ impl<'a> Call<'a> {
             return Ok(());
         }
         let injected = resolve_injected(self.name(), params, &self.args, self.ctx)?;
-        if self.entry.tool.spec().flags.requires_confirmation {
+        let spec = self.entry.tool.spec();
+        if spec.flags.requires_confirmation || self.ctx.confirms_kind(spec.kind) {
             self.injected = injected
                 .into_iter()
                 .map(|(k, v)| {
@@ -184,7 +204,7 @@ impl<'a> Call<'a> {
     /// Confirm: a `requires_confirmation` tool asks the approval gate.
     async fn confirm(&mut self) -> Result<(), ToolResult> {
         let spec = self.entry.tool.spec();
-        if !spec.flags.requires_confirmation {
+        if !spec.flags.requires_confirmation && !self.ctx.confirms_kind(spec.kind) {
             return Ok(());
         }
         let request = ApprovalRequest {
@@ -197,6 +217,16 @@ impl<'a> Call<'a> {
             injected: std::mem::take(&mut self.injected),
         };
         let decision = confirm::ask(self.ctx, request).await;
+        if let Confirmation::TimedOut { default, after } = decision {
+            self.metadata
+                .insert(meta::APPROVAL_TIMED_OUT.to_owned(), Value::Bool(true));
+            if default == ApprovalDefault::Approve {
+                self.notes.push(format!(
+                    "nobody answered the approval within {}; the caller's default (approve) let the call run",
+                    humantime::format_duration(after)
+                ));
+            }
+        }
         if let Some(refused) = decision.refusal(&spec.name) {
             return Err(refused);
         }
@@ -288,6 +318,21 @@ impl<'a> Call<'a> {
         for o in &self.registry.observers {
             o.on_event(&event);
         }
+    }
+}
+
+impl Governed for Call<'_> {
+    /// One run of the governed stages with a layer's arguments; its
+    /// rewrites become notes and `metadata["rewritten_by"]`.
+    fn run_governed(&mut self, call: LayerCall) -> LayerFuture<'_> {
+        let (args, notes, layers) = call.into_parts();
+        self.args = args;
+        self.notes.extend(notes);
+        if !layers.is_empty() {
+            self.metadata
+                .insert(meta::REWRITTEN_BY.to_owned(), Value::from(layers));
+        }
+        Box::pin(self.governed())
     }
 }
 

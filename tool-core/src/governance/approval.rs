@@ -1,9 +1,13 @@
 //! Confirmation of tool calls (`requires_confirmation`, `editable_params`).
 //!
-//! Before a tool that requires confirmation runs, `execute` sends the
+//! Before a tool that requires confirmation (or one of a kind the context
+//! gates, `ToolContext::with_confirmed_kinds`) runs, `execute` sends the
 //! context's [`Approver`] an [`ApprovalRequest`] and acts on the
 //! [`ApprovalDecision`]. With no approver configured the call is denied:
-//! a confirmation gate that opens when nobody is watching is no gate.
+//! a confirmation gate that opens when nobody is watching is no gate. An
+//! approver that does not answer within the context's approval timeout
+//! (300 s by default) gets the caller's [`ApprovalDefault`] (deny unless
+//! configured).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
@@ -103,6 +107,31 @@ pub enum ApprovalDecision {
     Deny(String),
 }
 
+/// How long an approval waits by default ([`ToolContext::with_approval_timeout`](crate::ToolContext::with_approval_timeout)): 300 s.
+pub const DEFAULT_APPROVAL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(300);
+
+/// What an approval nobody answered in time decides (cross-cutting §4: the
+/// caller chooses; deny unless configured).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ApprovalDefault {
+    /// The call is not made. The default.
+    #[default]
+    Deny,
+    /// The call runs as sent (for unattended runs whose caller accepts it).
+    Approve,
+}
+
+impl ApprovalDefault {
+    /// `deny` or `approve`, as messages show it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Deny => "deny",
+            Self::Approve => "approve",
+        }
+    }
+}
+
 /// Decides on calls that require confirmation. Implemented for any
 /// `Fn(ApprovalRequest) -> impl Future<Output = ApprovalDecision>` closure.
 pub trait Approver: Send + Sync + 'static {
@@ -123,6 +152,12 @@ where
 /// A small policy layer over an [`Approver`]: approve some kinds
 /// automatically, deny some outright, ask the inner approver about the rest
 /// (or deny when there is none).
+///
+/// It decides on the calls that reach the approval gate: those of tools
+/// marked `requires_confirmation`, and every call of the kinds the context
+/// gates with [`ToolContext::with_confirmed_kinds`](crate::ToolContext::with_confirmed_kinds)
+/// (side effects gated by kind: `write`, `exec`, `network` for every tool
+/// of that kind).
 ///
 /// ```
 /// use tool_core::{ApprovalPolicy, ToolKind};

@@ -12,6 +12,10 @@
 //!   that the tool crashed;
 //! - the context's cancellation token firing while waiting:
 //!   [`Confirmation::Cancelled`];
+//! - no answer within the context's approval timeout (300 s unless
+//!   [`ToolContext::with_approval_timeout`] says otherwise):
+//!   [`Confirmation::TimedOut`] with the caller's default (deny unless
+//!   configured);
 //! - an approval with edits that changes a parameter outside
 //!   [`ApprovalRequest::editable_params`] (or removes one):
 //!   [`Confirmation::NotEditable`]; an allowed edit is
@@ -50,7 +54,9 @@ use std::panic::AssertUnwindSafe;
 use futures_util::FutureExt;
 use serde_json::{Map, Value};
 
-use super::approval::{ApprovalDecision, ApprovalRequest, check_edits};
+use std::time::Duration;
+
+use super::approval::{ApprovalDecision, ApprovalDefault, ApprovalRequest, check_edits};
 use crate::result::{ErrorKind, ToolResult};
 use crate::tool::context::ToolContext;
 
@@ -80,12 +86,29 @@ pub enum Confirmation {
     Failed,
     /// The context's cancellation token fired while waiting: do not run.
     Cancelled,
+    /// The approver did not answer within the context's approval timeout
+    /// ([`ToolContext::with_approval_timeout`]); the caller's `default`
+    /// decides (run the call as sent, or not).
+    TimedOut {
+        /// The default applied.
+        default: ApprovalDefault,
+        /// How long the gate waited.
+        after: Duration,
+    },
 }
 
 impl Confirmation {
     /// Whether the call may run ([`Approved`](Self::Approved) or [`Edited`](Self::Edited)).
     pub fn allows(&self) -> bool {
-        matches!(self, Self::Approved | Self::Edited { .. })
+        matches!(
+            self,
+            Self::Approved
+                | Self::Edited { .. }
+                | Self::TimedOut {
+                    default: ApprovalDefault::Approve,
+                    ..
+                }
+        )
     }
 
     /// The error result for a call to `tool` that must not run, in the
@@ -93,7 +116,16 @@ impl Confirmation {
     pub fn refusal(&self, tool: &str) -> Option<ToolResult> {
         let denied = |message: String| Some(ToolResult::error(ErrorKind::Denied, message));
         match self {
-            Self::Approved | Self::Edited { .. } => None,
+            Self::Approved
+            | Self::Edited { .. }
+            | Self::TimedOut {
+                default: ApprovalDefault::Approve,
+                ..
+            } => None,
+            Self::TimedOut { after, .. } => denied(format!(
+                "Nobody answered the approval of `{tool}` within {}, and an unanswered approval is denied here, so the call was not made.",
+                humantime::format_duration(*after)
+            )),
             Self::Denied(reason) => {
                 denied(format!("The call to `{tool}` was not approved: {reason}"))
             }
@@ -128,10 +160,14 @@ pub async fn ask(ctx: &ToolContext, request: ApprovalRequest) -> Confirmation {
             Err(_) => None,
         }
     };
+    let (timeout, default) = ctx.approval_timeout();
     let decision = tokio::select! {
         biased;
         () = ctx.cancellation_token().cancelled() => return Confirmation::Cancelled,
-        d = decide => d,
+        d = tokio::time::timeout(timeout, decide) => match d {
+            Ok(d) => d,
+            Err(_) => return Confirmation::TimedOut { default, after: timeout },
+        },
     };
     match decision {
         None => {

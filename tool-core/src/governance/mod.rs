@@ -8,6 +8,7 @@
 //! - [`approval`]: `requires_confirmation` / `editable_params`: the request, the decision, policies;
 //! - [`confirm`]: the approval gate every caller asks through;
 //! - [`ask`]: the [`Asker`](ask::Asker) hook, questions for a person with a timeout and default;
+//! - [`breaker`]: the refusal circuit breaker (after N refusals in a trace, a person decides);
 //! - [`asking`]: the gate every question goes through (timeout, default, cancellation);
 //! - [`network`]: which hosts network traffic may reach (sandbox proxy, web tools);
 //! - [`secret_env`]: which environment variables look like secrets and are kept from children;
@@ -17,6 +18,7 @@
 pub mod approval;
 pub mod ask;
 pub mod asking;
+pub mod breaker;
 pub mod confirm;
 pub mod network;
 pub mod sandbox;

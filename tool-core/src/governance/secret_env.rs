@@ -398,6 +398,96 @@ fn has_token_prefix(text: &str) -> bool {
     })
 }
 
+/// What [`mask_secret_text`] puts in place of a secret-looking value.
+pub const MASKED: &str = "<masked>";
+
+/// `text` with secret-looking values replaced by [`MASKED`], for text sent
+/// beyond the process (a reviewer model's slice of the conversation): each
+/// whitespace-separated word that carries a credential
+/// ([`is_secret_env_value`]: a URL with a password, a token format, a
+/// connection string's password), the value of `NAME=value` or `NAME: value`
+/// when `NAME` looks like a secret's name ([`is_secret_env_name`], quotes
+/// around it ignored), and the word after such a `NAME:` or `"NAME":`. A PEM
+/// private key block is replaced whole. Best effort by design: it masks what
+/// looks like a secret, it cannot know every secret; values from a
+/// [`SecretStore`](crate::SecretStore) are masked by the pipeline already.
+pub fn mask_secret_text(text: &str) -> String {
+    let text = mask_pem_blocks(text);
+    let mut out = String::with_capacity(text.len());
+    let mut mask_next = false;
+    let mut rest = text.as_str();
+    while !rest.is_empty() {
+        let start = rest
+            .find(|c: char| !c.is_whitespace())
+            .unwrap_or(rest.len());
+        out.push_str(&rest[..start]);
+        rest = &rest[start..];
+        let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+        let word = &rest[..end];
+        rest = &rest[end..];
+        if word.is_empty() {
+            continue;
+        }
+        if mask_next {
+            mask_next = false;
+            out.push_str(MASKED);
+            continue;
+        }
+        let bare = |s: &str| -> String {
+            s.trim_matches(|c: char| matches!(c, '"' | '\'' | '{' | ',' | '-'))
+                .to_owned()
+        };
+        if let Some(p) = word.find(['=', ':']) {
+            let (name, value) = (bare(&word[..p]), &word[p + 1..]);
+            if is_secret_env_name(&name) && !name.is_empty() {
+                if value
+                    .trim_matches(|c: char| matches!(c, '"' | '\'' | ','))
+                    .is_empty()
+                {
+                    out.push_str(word);
+                    mask_next = true;
+                } else {
+                    out.push_str(&word[..=p]);
+                    out.push_str(MASKED);
+                }
+                continue;
+            }
+        }
+        if is_secret_env_value(OsStr::new(word)) {
+            out.push_str(MASKED);
+        } else {
+            out.push_str(word);
+        }
+    }
+    out
+}
+
+/// `text` with every PEM private key block replaced by [`MASKED`].
+fn mask_pem_blocks(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(begin) = rest.find("-----BEGIN") {
+        let Some(end_marker) = rest[begin..].find("PRIVATE KEY-----") else {
+            break;
+        };
+        let header_end = begin + end_marker + "PRIVATE KEY-----".len();
+        let block_end = rest[header_end..]
+            .find("-----END")
+            .and_then(|e| {
+                let from = header_end + e;
+                rest[from..]
+                    .find("PRIVATE KEY-----")
+                    .map(|k| from + k + "PRIVATE KEY-----".len())
+            })
+            .unwrap_or(rest.len());
+        out.push_str(&rest[..begin]);
+        out.push_str(MASKED);
+        rest = &rest[block_end..];
+    }
+    out.push_str(rest);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -435,5 +525,18 @@ mod tests {
         ] {
             assert!(!secret_segment(segment), "{segment}");
         }
+    }
+
+    #[test]
+    fn secret_looking_words_are_masked_in_text() {
+        let text = "run with GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123456789 and\n\
+                    {\"api_key\": \"k-123\", \"max_tokens\": 5} at https://ana:pw@db.example.com/x \
+                    -----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY----- done";
+        assert_eq!(
+            mask_secret_text(text),
+            "run with GITHUB_TOKEN=<masked> and\n\
+             {\"api_key\": <masked> \"max_tokens\": 5} at <masked> <masked> done"
+        );
+        assert_eq!(mask_secret_text("plain words stay"), "plain words stay");
     }
 }

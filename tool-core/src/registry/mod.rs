@@ -14,6 +14,7 @@ use serde_json::Value;
 
 use crate::format::{self, Format, FormatError, OnRefusal, RenderError, Rendered, ToolSchemas};
 use crate::governance::stats::{StatsOrder, ToolObserver, ToolStats, ToolStatsSnapshot};
+use crate::layer::ToolLayer;
 use crate::registry::error::RegistryError;
 use crate::tool::Tool;
 use crate::tool::spec::ToolSpec;
@@ -53,6 +54,8 @@ pub struct ToolRegistry {
     pub(crate) default_timeout: Duration,
     pub(crate) observers: Vec<Arc<dyn ToolObserver>>,
     pub(crate) truncation: Option<Truncation>,
+    /// Middleware around every call, outermost first.
+    pub(crate) layers: Vec<Arc<dyn ToolLayer>>,
     pub(crate) call_ids: Arc<AtomicU64>,
     /// Provider renderings of the tool list, per format; cleared whenever `tools` changes.
     pub(crate) rendered: RenderCache,
@@ -80,6 +83,7 @@ impl fmt::Debug for ToolRegistry {
             .field("default_timeout", &self.default_timeout)
             .field("observers", &self.observers.len())
             .field("truncation", &self.truncation)
+            .field("layers", &self.layer_names())
             .finish()
     }
 }
@@ -160,6 +164,7 @@ impl ToolRegistry {
             default_timeout: DEFAULT_TIMEOUT,
             observers: Vec::new(),
             truncation: Some(Truncation::new()),
+            layers: Vec::new(),
             call_ids: Arc::default(),
             rendered: RenderCache::default(),
         }
@@ -275,6 +280,30 @@ impl ToolRegistry {
     pub fn with_truncation(mut self, truncation: Option<Truncation>) -> Self {
         self.truncation = truncation;
         self
+    }
+
+    /// Adds a middleware [`ToolLayer`] around every call of this registry
+    /// (and of its clones made afterwards). Layers run in the order added,
+    /// the first outermost (see [`layer`](crate::layer)); a view's own
+    /// layers ([`RegistryView::layer`](crate::RegistryView::layer)) run
+    /// outside these.
+    #[must_use]
+    pub fn with_layer(mut self, layer: impl ToolLayer) -> Self {
+        self.layers.push(Arc::new(layer));
+        self
+    }
+
+    /// Adds a middleware layer shared with other registries or views (as
+    /// [`with_layer`](Self::with_layer)).
+    #[must_use]
+    pub fn with_shared_layer(mut self, layer: Arc<dyn ToolLayer>) -> Self {
+        self.layers.push(layer);
+        self
+    }
+
+    /// The names of the registry's layers, outermost first.
+    pub fn layer_names(&self) -> Vec<&str> {
+        self.layers.iter().map(|l| l.name()).collect()
     }
 
     /// Adds an observer of call lifecycle events.

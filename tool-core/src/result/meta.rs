@@ -105,6 +105,20 @@ pub const ARGUMENT_REPAIRS: &str = "argument_repairs";
 pub const IGNORED_HIDDEN_PARAMS: &str = "ignored_hidden_params";
 /// The parameters an approver changed: `["name", …]`.
 pub const APPROVED_WITH_EDITS: &str = "approved_with_edits";
+/// The middleware layers ([`ToolLayer`](crate::layer::ToolLayer)) that
+/// rewrote the arguments before the call, outermost first: `["name", …]`.
+pub const REWRITTEN_BY: &str = "rewritten_by";
+/// The middleware layer that refused the call (its name).
+pub const REFUSED_BY: &str = "refused_by";
+/// `true` when nobody answered the approval in time and the caller's default
+/// ([`ApprovalDefault`](crate::governance::approval::ApprovalDefault)) decided.
+pub const APPROVAL_TIMED_OUT: &str = "approval_timed_out";
+/// `true` when a model's summary replaced the output (the full text is at
+/// [`OUTPUT_PATH`]).
+pub const SUMMARIZED: &str = "summarized";
+/// The [`ResultView`](crate::layer::ResultView) a host chose for the tool
+/// (`"brief"` or `"minimal"`; absent for the full result).
+pub const RESULT_VIEW: &str = "result_view";
 /// The JSON value of a tool's structured (`Serialize`) return.
 pub const STRUCTURED: &str = "structured";
 /// A command's exit status (`bash_command`), an integer; absent when a signal ended it.

@@ -1,7 +1,7 @@
 //! [`ToolContext`]: what the framework knows about the call that the model does not send.
 
 use std::any::{Any, TypeId};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
 use std::ops::Deref;
 use std::sync::Arc;
@@ -11,9 +11,10 @@ use serde::Serialize;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::governance::approval::Approver;
+use crate::governance::approval::{ApprovalDefault, Approver, DEFAULT_APPROVAL_TIMEOUT};
 use crate::governance::ask::Asker;
 use crate::governance::secrets::SecretStore;
+use crate::tool::spec::ToolKind;
 
 /// Per-call (or per-session) information the runner supplies to tools:
 /// identifiers, the page URL, named JSON values, named config objects, typed
@@ -54,6 +55,10 @@ struct Inner {
     extensions: HashMap<TypeId, Arc<dyn Any + Send + Sync>>,
     timeout: Option<Duration>,
     approver: Option<Arc<dyn Approver>>,
+    /// How long an approval waits, and its default (`None`: 300 s, deny).
+    approval_wait: Option<(Duration, ApprovalDefault)>,
+    /// Kinds whose every call goes through the approval gate.
+    confirm_kinds: BTreeSet<ToolKind>,
     asker: Option<Arc<dyn Asker>>,
     secrets: Option<Arc<SecretStore>>,
     progress: Option<Arc<dyn ProgressSink>>,
@@ -178,6 +183,52 @@ impl ToolContext {
     pub fn with_approver(mut self, approver: impl Approver) -> Self {
         self.inner_mut().approver = Some(Arc::new(approver));
         self
+    }
+
+    /// Sets how long an approval waits for the approver, and what decides
+    /// when it did not answer by then (cross-cutting §4). Without this, 300 s
+    /// ([`DEFAULT_APPROVAL_TIMEOUT`]) and [`ApprovalDefault::Deny`]: a host
+    /// with nobody watching never hangs, and never runs a call nobody approved
+    /// unless it says so here. The result of a call decided by the default
+    /// carries `metadata["approval_timed_out"]` and says so to the model.
+    #[must_use]
+    pub fn with_approval_timeout(mut self, timeout: Duration, default: ApprovalDefault) -> Self {
+        self.inner_mut().approval_wait = Some((timeout, default));
+        self
+    }
+
+    /// How long an approval waits and its default (see
+    /// [`with_approval_timeout`](Self::with_approval_timeout)).
+    pub fn approval_timeout(&self) -> (Duration, ApprovalDefault) {
+        self.inner
+            .approval_wait
+            .unwrap_or((DEFAULT_APPROVAL_TIMEOUT, ApprovalDefault::Deny))
+    }
+
+    /// Sends every call of a tool of one of `kinds` through the approval
+    /// gate, not only those of tools marked `requires_confirmation` (the
+    /// side effects gated by kind: `write`, `exec`, `network`). Combine with
+    /// an [`ApprovalPolicy`](crate::ApprovalPolicy) approver to decide per
+    /// kind. Adds to the kinds set before.
+    ///
+    /// ```
+    /// use tool_core::{ApprovalPolicy, ToolContext, ToolKind};
+    /// let ctx = ToolContext::new()
+    ///     .with_confirmed_kinds([ToolKind::Write, ToolKind::Exec, ToolKind::Network])
+    ///     .with_approver(ApprovalPolicy::new().deny(ToolKind::Exec).auto_approve(ToolKind::Write));
+    /// assert!(ctx.confirms_kind(ToolKind::Exec));
+    /// assert!(!ctx.confirms_kind(ToolKind::Read));
+    /// ```
+    #[must_use]
+    pub fn with_confirmed_kinds(mut self, kinds: impl IntoIterator<Item = ToolKind>) -> Self {
+        self.inner_mut().confirm_kinds.extend(kinds);
+        self
+    }
+
+    /// Whether every call of a tool of `kind` goes through the approval gate
+    /// ([`with_confirmed_kinds`](Self::with_confirmed_kinds)).
+    pub fn confirms_kind(&self, kind: ToolKind) -> bool {
+        self.inner.confirm_kinds.contains(&kind)
     }
 
     /// Sets an approver shared with other contexts.

@@ -99,6 +99,7 @@ use crate::args::ToolArgs;
 use crate::format::{
     Format, OnRefusal, RenderError, ToolCall, ToolSchemas, render_tool, render_tool_with_fallback,
 };
+use crate::layer::{Layers, ToolLayer};
 use crate::registry::live::LiveRegistry;
 use crate::registry::{OnConflict, ToolRegistry};
 use crate::result::{ErrorKind, ToolResult};
@@ -238,6 +239,8 @@ struct Config {
     rules: Vec<Rule>,
     defer: Vec<NamePattern>,
     keep: Vec<NamePattern>,
+    /// The view's middleware, run outside the registry's.
+    layers: Layers,
 }
 
 /// A cheap, filtered view of a [`LiveRegistry`] that follows its changes
@@ -335,6 +338,7 @@ impl RegistryView {
             rules: Vec::new(),
             defer: Vec::new(),
             keep: Vec::new(),
+            layers: Layers::default(),
         })
     }
 
@@ -430,6 +434,23 @@ impl RegistryView {
         self.with(|c| c.keep.extend(p))
     }
 
+    /// Adds a middleware [`ToolLayer`] around every call made through this
+    /// view (its `execute*` methods and the registry of
+    /// [`registry`](Self::registry)). A view's layers run in the order
+    /// added, outside the registry's own
+    /// ([`ToolRegistry::with_layer`]); other views of the same registry do
+    /// not get them.
+    #[must_use]
+    pub fn layer(self, layer: impl ToolLayer) -> Self {
+        self.shared_layer(Arc::new(layer))
+    }
+
+    /// Adds a middleware layer shared with other views or registries (as [`layer`](Self::layer)).
+    #[must_use]
+    pub fn shared_layer(self, layer: Arc<dyn ToolLayer>) -> Self {
+        self.with(|c| c.layers.0.push(layer))
+    }
+
     /// The live registry this view follows.
     pub fn live(&self) -> &LiveRegistry {
         &self.inner.config.live
@@ -475,10 +496,15 @@ impl RegistryView {
             .filter(|n| !outside.contains(n) && self.defers(n))
             .map(str::to_owned)
             .collect();
-        let registry = if outside.is_empty() && deferred.is_empty() {
+        let layers = &self.inner.config.layers.0;
+        let registry = if outside.is_empty() && deferred.is_empty() && layers.is_empty() {
             Arc::clone(snapshot)
         } else {
             let mut r = ToolRegistry::clone(snapshot);
+            if !layers.is_empty() {
+                let own = std::mem::take(&mut r.layers);
+                r.layers = layers.iter().cloned().chain(own).collect();
+            }
             for name in &outside {
                 r.remove(name);
             }

@@ -1,0 +1,80 @@
+//! [`SafetyCheck`]: the reviewer beside a read-only call.
+
+use std::collections::BTreeMap;
+
+use serde_json::Map;
+use tool_core::ApprovalRequest;
+use tool_core::layer::{LayerCall, LayerFuture, Next, ToolLayer};
+
+use super::{Reviewer, Verdict};
+
+/// A middleware layer that asks a [`Reviewer`] about each call of a
+/// `read_only` tool *while* the call runs, so a read pays no review latency
+/// when the reviewer agrees. When the reviewer says no before the call
+/// ended, the call is cancelled (its future dropped, which stops an async
+/// tool at its next await and abandons a blocking one's result); when it
+/// says no after, the result is discarded. Either way the model reads the
+/// refusal and its reason (kind `denied`, `metadata["refused_by"]` =
+/// `safety_check`). Calls of other tools pass through untouched: they go
+/// through the approval gate before they run, where a [`Reviewer`] can be
+/// the approver.
+///
+/// ```
+/// use tool_agent::review::{Reviewer, SafetyCheck};
+/// use tool_agent::{ScriptedClient, ScriptedTurn};
+/// use tool_core::ToolRegistry;
+/// let reviewer = Reviewer::new(ScriptedClient::new([ScriptedTurn::text("ALLOW")]));
+/// let tools = ToolRegistry::new().with_layer(SafetyCheck::new(reviewer));
+/// # let _ = tools;
+/// ```
+#[derive(Debug, Clone)]
+pub struct SafetyCheck {
+    reviewer: Reviewer,
+}
+
+impl SafetyCheck {
+    /// A check asking `reviewer`.
+    pub fn new(reviewer: Reviewer) -> Self {
+        Self { reviewer }
+    }
+}
+
+impl ToolLayer for SafetyCheck {
+    fn name(&self) -> &str {
+        "safety_check"
+    }
+
+    fn call<'a>(&'a self, call: LayerCall, mut next: Next<'a>) -> LayerFuture<'a> {
+        Box::pin(async move {
+            let spec = next.spec();
+            if !spec.flags.read_only {
+                return next.run(call).await;
+            }
+            let request = ApprovalRequest {
+                tool: spec.name.clone(),
+                kind: spec.kind,
+                display: BTreeMap::new(),
+                arguments: call.arguments().clone(),
+                editable_params: Vec::new(),
+                trace_id: next.context().trace_id().map(str::to_owned),
+                injected: Map::new(),
+            };
+            let review = self.reviewer.review(&request);
+            let run = next.run(call.clone());
+            tokio::pin!(review, run);
+            // When the reviewer refuses first, `run` is dropped on return:
+            // the call is cancelled.
+            let reason = tokio::select! {
+                verdict = &mut review => match verdict {
+                    Verdict::Allow => return run.await,
+                    Verdict::Deny(reason) => reason,
+                },
+                result = &mut run => match review.await {
+                    Verdict::Allow => return result,
+                    Verdict::Deny(reason) => reason,
+                },
+            };
+            call.refuse(self.name(), &format!("the reviewer refused: {reason}"))
+        })
+    }
+}

@@ -1513,11 +1513,30 @@ impl Inner {
         })
     }
 
+    /// The remote result as a local one. Text blocks (and text resources)
+    /// make the output; images, audio and blob resources become images and
+    /// attachments; a `resource_link` becomes a readable line of the output
+    /// (`Resource link: NAME <URI> (MIME): DESCRIPTION`) and an entry of
+    /// `metadata["mcp"]["resource_links"]` (`uri`, `name`, `title`,
+    /// `mimeType`, `description`, `size` as the server gave them); every
+    /// block's `annotations` (`audience`, `priority`, `lastModified`) are
+    /// kept in `metadata["mcp"]["content_annotations"]` as `{"index",
+    /// "type", "annotations"}`, `index` counting the result's blocks from 0.
     fn to_tool_result(&self, remote: &str, result: rmcp::model::CallToolResult) -> ToolResult {
         let mut texts = Vec::new();
         let mut images = Vec::new();
         let mut attachments = Vec::new();
-        for block in &result.content {
+        let mut links = Vec::new();
+        let mut annotations = Vec::new();
+        for (index, block) in result.content.iter().enumerate() {
+            let wire = serde_json::to_value(block).unwrap_or(Value::Null);
+            if let Some(a) = wire.get("annotations").filter(|a| a.is_object()) {
+                annotations.push(json!({
+                    "index": index,
+                    "type": wire.get("type").cloned().unwrap_or(Value::Null),
+                    "annotations": a,
+                }));
+            }
             match block {
                 ContentBlock::Text(t) => texts.push(t.text.clone()),
                 ContentBlock::Image(i) => {
@@ -1545,7 +1564,18 @@ impl Inner {
                     }
                     other => texts.push(serde_json::to_string(other).unwrap_or_default()),
                 },
-                other => texts.push(serde_json::to_string(other).unwrap_or_default()),
+                ContentBlock::ResourceLink(_) => {
+                    texts.push(resource_link_line(&wire));
+                    let mut link = Map::new();
+                    for key in ["uri", "name", "title", "mimeType", "description", "size"] {
+                        if let Some(v) = wire.get(key) {
+                            link.insert(key.to_owned(), v.clone());
+                        }
+                    }
+                    links.push(Value::Object(link));
+                }
+                // A block kind newer than this client: its JSON.
+                _ => texts.push(wire.to_string()),
             }
         }
         let mut text = texts.join("\n");
@@ -1568,8 +1598,41 @@ impl Inner {
         if let Some(structured) = result.structured_content {
             out = out.with_metadata(meta::STRUCTURED, structured);
         }
-        out.with_metadata(meta::MCP, json!({"server": self.server, "tool": remote}))
+        let mut mcp = json!({"server": self.server, "tool": remote});
+        if !links.is_empty() {
+            mcp["resource_links"] = Value::Array(links);
+        }
+        if !annotations.is_empty() {
+            mcp["content_annotations"] = Value::Array(annotations);
+        }
+        out.with_metadata(meta::MCP, mcp)
     }
+}
+
+/// The readable line of a `resource_link` block (its JSON):
+/// `Resource link: NAME <URI> (MIME): DESCRIPTION`, each part clipped, the
+/// mime type and description only when given.
+fn resource_link_line(link: &Value) -> String {
+    let field = |key: &str, max: usize| {
+        link.get(key)
+            .and_then(Value::as_str)
+            .map(|s| clip(s, Clip::chars(max)).into_owned())
+    };
+    let mut line = format!(
+        "Resource link: {} <{}>",
+        field("title", 200)
+            .or_else(|| field("name", 200))
+            .unwrap_or_default(),
+        field("uri", 2000).unwrap_or_default()
+    );
+    if let Some(mime) = field("mimeType", 100) {
+        line.push_str(&format!(" ({mime})"));
+    }
+    if let Some(description) = field("description", 500) {
+        line.push_str(": ");
+        line.push_str(&description);
+    }
+    line
 }
 
 /// A remote tool as a local runtime tool.
@@ -1666,7 +1729,8 @@ enum InputRound {
 /// ([`crate::requests::elicit`]: a confirmation for the local tool by the
 /// approver, whose editable parameters are the form's other fields; any
 /// other form by the asker). A request that cannot be answered is declined
-/// (elicitation) or left out (sampling without a model, roots without roots).
+/// (elicitation) or left out (sampling without a model); roots without
+/// roots given are an empty list.
 async fn answer_input(
     shared: &Shared,
     server: &str,
@@ -1682,13 +1746,15 @@ async fn answer_input(
             .and_then(|v| v.get("params").cloned())
             .unwrap_or(Value::Null);
         let answer = match &request {
-            InputRequest::ListRoots(_) => match &shared.roots {
-                Some(roots) => {
-                    serde_json::to_value(rmcp::model::ListRootsResult::new(roots.to_vec()))
-                        .unwrap_or(Value::Null)
-                }
-                None => continue,
-            },
+            // Without roots given, an empty list (the server asked anyway).
+            InputRequest::ListRoots(_) => serde_json::to_value(rmcp::model::ListRootsResult::new(
+                shared
+                    .roots
+                    .as_deref()
+                    .map(<[_]>::to_vec)
+                    .unwrap_or_default(),
+            ))
+            .unwrap_or(Value::Null),
             InputRequest::CreateMessage(_) => {
                 match crate::requests::sample(shared.sampler.as_ref(), server, &params).await {
                     Ok(answer) => answer,
@@ -1710,4 +1776,24 @@ async fn answer_input(
         responses.insert(key, answer);
     }
     (responses, asked.request_state)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_resource_link_reads_as_a_line() {
+        let link = json!({"type": "resource_link", "uri": "file:///a.txt", "name": "a.txt",
+            "mimeType": "text/plain", "description": "the notes"});
+        assert_eq!(
+            resource_link_line(&link),
+            "Resource link: a.txt <file:///a.txt> (text/plain): the notes"
+        );
+        let titled = json!({"uri": "x:1", "name": "n", "title": "The Title"});
+        assert_eq!(
+            resource_link_line(&titled),
+            "Resource link: The Title <x:1>"
+        );
+    }
 }

@@ -105,6 +105,11 @@
 //!   dependencies.
 //! - `tokio-util` with `rt`: `TaskTracker`, to wait for the calls still
 //!   running when a server stops.
+//! - `tool-agent` and `futures-util`, optional (feature `agent`):
+//!   `AgentSampler` answers servers' sampling requests with the workspace's
+//!   one model-client trait (OpenAI, Anthropic, scripted clients) rather than
+//!   a second one; `futures-util` reads its answer stream (both already in
+//!   the workspace).
 //! - `schemars`, `serde`, `serde_json`, `tokio`, `tokio-util`, `tracing`:
 //!   the workspace's standards (the elicitation form schema, JSON, the
 //!   runtime and cancellation tokens, diagnostics).

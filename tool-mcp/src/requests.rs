@@ -104,7 +104,7 @@ impl SamplingAnswer {
 ///
 /// Implemented for any `Fn(SamplingRequest) -> impl Future<Output =
 /// Result<SamplingAnswer, String>>`; with the `agent` feature, for
-/// [`AgentSampler`](crate::AgentSampler) over a `tool_agent::ModelClient`.
+/// `AgentSampler` over a `tool_agent::ModelClient`.
 /// An `Err` text goes back to the server as the request's error message.
 pub trait Sampler: Send + Sync + 'static {
     /// Answers one request.

@@ -15,10 +15,10 @@ use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientConfig,
-    ClientRequest, ContentBlock, ElicitResult, ElicitationAction, ElicitationCapability,
-    FormElicitationCapability, InputRequest, InputRequiredResult, InputResponses,
-    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ProtocolVersion,
-    ResourceContents, ServerNotification, ServerResult, SubscriptionFilter, Tool as McpTool,
+    ClientRequest, ContentBlock, ElicitResult, ElicitationCapability, FormElicitationCapability,
+    InputRequest, InputRequiredResult, InputResponses, PaginatedRequestParams,
+    ProgressNotificationParam, ProgressToken, ProtocolVersion, ResourceContents,
+    ServerNotification, ServerResult, SubscriptionFilter, Tool as McpTool,
 };
 use rmcp::service::{
     ClientLifecycleMode, ClientServiceExt, NotificationContext, PeerRequestOptions, RunningService,
@@ -28,15 +28,15 @@ use rmcp::{ClientHandler, Peer, RoleClient};
 use serde_json::{Map, Value, json};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
-use tool_core::governance::confirm::{self, Confirmation};
 use tool_core::{
-    ApprovalRequest, Attachment, DisplayName, ErrorKind as ToolErrorKind, Image, OnConflict, Tool,
-    ToolContext, ToolKind, ToolRegistry, ToolResult, ToolSpec, meta,
+    Attachment, DisplayName, ErrorKind as ToolErrorKind, Image, OnConflict, Tool, ToolContext,
+    ToolRegistry, ToolResult, ToolSpec, meta,
 };
 
 use crate::error::{Error, ErrorKind};
 use crate::headers::{HeaderConfig, Hidden};
 use crate::names::{local_tool_name, sanitize_server};
+use crate::requests::Sampler;
 use tool_core::{LiveRegistry, NamePattern};
 use tool_rules::text::{Clip, clip};
 
@@ -176,6 +176,9 @@ pub struct McpToolSource {
     roots: Option<Arc<[rmcp::model::Root]>>,
     /// Stdio servers: whether and how the process is sandboxed.
     sandbox: SandboxSetting,
+    /// The model that answers the server's sampling requests; `None`: no
+    /// `sampling` capability.
+    sampler: Option<Arc<dyn Sampler>>,
 }
 
 /// Whether a stdio server runs in the kernel sandbox (see
@@ -259,6 +262,7 @@ impl McpToolSource {
             client_info: None,
             roots: None,
             sandbox: SandboxSetting::Unset,
+            sampler: None,
         }
     }
 
@@ -489,6 +493,26 @@ impl McpToolSource {
         self
     }
 
+    /// Lends the server a model: its `sampling/createMessage` requests (and
+    /// the sampling input requests of 2026-07-28) are answered by `sampler`,
+    /// and the client declares the `sampling` capability. Without this call
+    /// the client declares none and refuses such requests. Limits:
+    /// [`MAX_SAMPLING_MESSAGES`](crate::MAX_SAMPLING_MESSAGES),
+    /// [`MAX_SAMPLING_CHARS`](crate::MAX_SAMPLING_CHARS) and
+    /// [`MAX_SAMPLING_TOKENS`](crate::MAX_SAMPLING_TOKENS).
+    #[must_use]
+    pub fn with_sampler(mut self, sampler: impl Sampler) -> Self {
+        self.sampler = Some(Arc::new(sampler));
+        self
+    }
+
+    /// As [`with_sampler`](Self::with_sampler), for a sampler already shared.
+    #[must_use]
+    pub fn with_shared_sampler(mut self, sampler: Arc<dyn Sampler>) -> Self {
+        self.sampler = Some(sampler);
+        self
+    }
+
     /// The name given with [`named`](Self::named), if any.
     pub fn name(&self) -> Option<&str> {
         self.name.as_deref()
@@ -537,6 +561,7 @@ impl McpToolSource {
         };
         let shared = Arc::new(Shared {
             roots: self.roots.clone(),
+            sampler: self.sampler.clone(),
             ..Shared::default()
         });
         if let Some(name) = &self.name {
@@ -544,7 +569,6 @@ impl McpToolSource {
         }
         let handler = Handler {
             shared: Arc::clone(&shared),
-            era: self.era,
             client_info: self.client_info.as_deref().cloned().unwrap_or_else(|| {
                 (
                     crate::server::program_name().unwrap_or_else(|| "tool-mcp".to_owned()),
@@ -616,7 +640,7 @@ impl McpToolSource {
                         hold.started(transport.id());
                     }
                     handler
-                        .serve_with_lifecycle(transport, lifecycle)
+                        .serve_with_lifecycle(InOrder::new(transport, &shared), lifecycle)
                         .await
                         .map(|running| (running, hold))
                         .map_err(|e| connect_err(&e))
@@ -643,7 +667,7 @@ impl McpToolSource {
                     let transport =
                         rmcp::transport::StreamableHttpClientTransport::from_config(config);
                     handler
-                        .serve_with_lifecycle(transport, lifecycle)
+                        .serve_with_lifecycle(InOrder::new(transport, &shared), lifecycle)
                         .await
                         .map(|running| (running, None))
                         .map_err(|e| connect_err(&e))
@@ -671,6 +695,7 @@ impl McpToolSource {
                 .and_then(|i| i.server_info.as_ref().map(|s| s.name.clone()))
                 .unwrap_or_else(|| "mcp".to_owned())
         });
+        let _ = shared.server_label.set(sanitize_server(&server_name));
         Ok(McpConnection::start(
             (running, hold),
             shared,
@@ -693,6 +718,131 @@ struct Shared {
     server_label: std::sync::OnceLock<String>,
     /// [`McpToolSource::with_roots`], for `roots/list` input requests.
     roots: Option<Arc<[rmcp::model::Root]>>,
+    /// [`McpToolSource::with_sampler`].
+    sampler: Option<Arc<dyn Sampler>>,
+    /// The calls in flight (newest last): whose hooks answer a server's
+    /// elicitation request, which carries no link to its call on the wire.
+    calls: Mutex<Vec<InFlight>>,
+    /// The id of the next [`InFlight`].
+    next_call: std::sync::atomic::AtomicU64,
+}
+
+/// One `tools/call` in flight: its context and what it calls.
+struct InFlight {
+    id: u64,
+    ctx: ToolContext,
+    remote: String,
+    args: Map<String, Value>,
+}
+
+impl Shared {
+    /// Records a call in flight until the guard is dropped.
+    fn enter(
+        self: &Arc<Self>,
+        ctx: &ToolContext,
+        remote: &str,
+        args: &Map<String, Value>,
+    ) -> CallGuard {
+        let id = self
+            .next_call
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.calls
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(InFlight {
+                id,
+                ctx: ctx.clone(),
+                remote: remote.to_owned(),
+                args: args.clone(),
+            });
+        CallGuard {
+            shared: Arc::clone(self),
+            id,
+        }
+    }
+
+    /// The newest call in flight: its context, remote tool name and arguments.
+    fn newest_call(&self) -> Option<(ToolContext, String, Map<String, Value>)> {
+        self.calls
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .last()
+            .map(|c| (c.ctx.clone(), c.remote.clone(), c.args.clone()))
+    }
+
+    fn server(&self) -> &str {
+        self.server_label.get().map_or("?", String::as_str)
+    }
+}
+
+/// Removes its call from [`Shared::calls`] when dropped.
+struct CallGuard {
+    shared: Arc<Shared>,
+    id: u64,
+}
+
+impl Drop for CallGuard {
+    fn drop(&mut self) {
+        self.shared
+            .calls
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .retain(|c| c.id != self.id);
+    }
+}
+
+/// A transport that hands progress notifications to their calls as they
+/// are read, in order with the responses.
+///
+/// rmcp runs each incoming notification's handler in a task of its own but
+/// hands a response to its waiting request at once, so the last progress
+/// report of a call could reach the call after its result, when the call
+/// had already stopped listening: it was lost (issue 26: "2 of 3 arrive"
+/// through a re-export). Delivered here, on the single reading path, every
+/// report precedes the result it came before on the wire.
+struct InOrder<T> {
+    inner: T,
+    shared: Arc<Shared>,
+}
+
+impl<T> InOrder<T> {
+    fn new(inner: T, shared: &Arc<Shared>) -> Self {
+        Self {
+            inner,
+            shared: Arc::clone(shared),
+        }
+    }
+}
+
+impl<T: rmcp::transport::Transport<RoleClient>> rmcp::transport::Transport<RoleClient>
+    for InOrder<T>
+{
+    type Error = T::Error;
+
+    fn send(
+        &mut self,
+        item: rmcp::service::TxJsonRpcMessage<RoleClient>,
+    ) -> impl std::future::Future<Output = Result<(), Self::Error>> + Send + 'static {
+        self.inner.send(item)
+    }
+
+    async fn receive(&mut self) -> Option<rmcp::service::RxJsonRpcMessage<RoleClient>> {
+        let message = self.inner.receive().await;
+        if let Some(rmcp::model::JsonRpcMessage::Notification(n)) = &message
+            && let ServerNotification::ProgressNotification(p) = &n.notification
+        {
+            self.shared
+                .progress
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .deliver(p.params.clone());
+        }
+        message
+    }
+
+    fn close(&mut self) -> impl std::future::Future<Output = Result<(), Self::Error>> + Send {
+        self.inner.close()
+    }
 }
 
 /// Where progress notifications go. rmcp picks each request's progress token
@@ -743,7 +893,6 @@ fn report(ctx: &ToolContext, params: &ProgressNotificationParam) {
 
 struct Handler {
     shared: Arc<Shared>,
-    era: ProtocolEra,
     /// `clientInfo`: name and version.
     client_info: (String, String),
     /// [`McpToolSource::with_roots`].
@@ -751,13 +900,9 @@ struct Handler {
 }
 
 impl ClientHandler for Handler {
-    /// Unless the source is pinned to 2025-11-25 the client declares form
-    /// elicitation: on a 2026-07-28 connection it answers a server's
-    /// confirmation (an input-required result) with the calling context's
-    /// approver ([`Inner::call`]). Pinned to 2025-11-25 it declares none, so
-    /// servers follow their own approver instead of asking it. (`Auto`
-    /// declares before it knows the era: rmcp sends one client description
-    /// for both handshakes.)
+    /// The client declares form elicitation in both eras (answered through
+    /// the calling context's approver and asker, [`crate::requests`]),
+    /// `sampling` with a [`Sampler`], `roots` with roots, and names itself.
     fn get_info(&self) -> ClientConfig {
         let mut config = ClientConfig::default();
         let (name, version) = &self.client_info;
@@ -765,27 +910,59 @@ impl ClientHandler for Handler {
         if self.roots.is_some() {
             config.capabilities.roots = Some(rmcp::model::RootsCapabilities::default());
         }
-        if self.era != ProtocolEra::Initialize {
-            config.capabilities.elicitation =
-                Some(ElicitationCapability::new().with_form(FormElicitationCapability::new()));
+        config.capabilities.elicitation =
+            Some(ElicitationCapability::new().with_form(FormElicitationCapability::new()));
+        if self.shared.sampler.is_some() {
+            config.capabilities.sampling = Some(rmcp::model::SamplingCapability::default());
         }
         config
     }
 
-    async fn on_progress(
-        &self,
-        params: ProgressNotificationParam,
-        _context: NotificationContext<RoleClient>,
-    ) {
-        self.shared
-            .progress
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .deliver(params);
-    }
+    // Progress is delivered by the transport (`InOrder`), not here.
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         self.shared.list_changed.notify_one();
+    }
+
+    /// Answered by the source's [`Sampler`]; without one, or over the
+    /// limits, an `invalid params` error naming the reason.
+    async fn create_message(
+        &self,
+        params: rmcp::model::CreateMessageRequestParams,
+        _context: rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::CreateMessageResult, rmcp::ErrorData> {
+        let params = serde_json::to_value(params).unwrap_or(Value::Null);
+        let answer =
+            crate::requests::sample(self.shared.sampler.as_ref(), self.shared.server(), &params)
+                .await
+                .map_err(|e| rmcp::ErrorData::invalid_params(e, None))?;
+        serde_json::from_value(answer)
+            .map_err(|e| rmcp::ErrorData::internal_error(e.to_string(), None))
+    }
+
+    /// Answered through the hooks of the newest call in flight on this
+    /// connection (the request names no call on the wire): a confirmation
+    /// by its approver, any other form by its asker
+    /// ([`crate::requests`]); with no call in flight, declined.
+    async fn create_elicitation(
+        &self,
+        request: rmcp::model::ElicitRequestParams,
+        _context: rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, rmcp::ErrorData> {
+        let params = serde_json::to_value(request).unwrap_or(Value::Null);
+        let server = self.shared.server().to_owned();
+        let answer = match self.shared.newest_call() {
+            Some((ctx, remote, args)) => {
+                let origin = crate::requests::Origin {
+                    tool: local_tool_name(&server, &remote),
+                    args: &args,
+                };
+                crate::requests::elicit(&ctx, &server, &params, Some(origin)).await
+            }
+            None => crate::requests::elicit_answer("decline", None),
+        };
+        serde_json::from_value(answer)
+            .map_err(|e| rmcp::ErrorData::internal_error(e.to_string(), None))
     }
 
     /// The roots given with [`McpToolSource::with_roots`] (none without).
@@ -1236,6 +1413,7 @@ impl Inner {
         args: Map<String, Value>,
         ctx: ToolContext,
     ) -> ToolResult {
+        let _in_flight = self.shared.enter(&ctx, &remote, &args);
         let mut params = CallToolRequestParams::new(remote.clone()).with_arguments(args.clone());
         // 2026-07-28: an input-required result (a confirmation) is answered
         // through `ctx`'s approver and the call retried, a few rounds at most.
@@ -1245,15 +1423,8 @@ impl Inner {
                 .await
             {
                 Ok(InputRound::Asked(asked)) => {
-                    let (responses, state) = answer_input(
-                        &self.server,
-                        &remote,
-                        &args,
-                        asked,
-                        &ctx,
-                        self.shared.roots.clone(),
-                    )
-                    .await;
+                    let (responses, state) =
+                        answer_input(&self.shared, &self.server, &remote, &args, asked, &ctx).await;
                     params.input_responses = Some(responses);
                     params.request_state = state;
                 }
@@ -1342,11 +1513,30 @@ impl Inner {
         })
     }
 
+    /// The remote result as a local one. Text blocks (and text resources)
+    /// make the output; images, audio and blob resources become images and
+    /// attachments; a `resource_link` becomes a readable line of the output
+    /// (`Resource link: NAME <URI> (MIME): DESCRIPTION`) and an entry of
+    /// `metadata["mcp"]["resource_links"]` (`uri`, `name`, `title`,
+    /// `mimeType`, `description`, `size` as the server gave them); every
+    /// block's `annotations` (`audience`, `priority`, `lastModified`) are
+    /// kept in `metadata["mcp"]["content_annotations"]` as `{"index",
+    /// "type", "annotations"}`, `index` counting the result's blocks from 0.
     fn to_tool_result(&self, remote: &str, result: rmcp::model::CallToolResult) -> ToolResult {
         let mut texts = Vec::new();
         let mut images = Vec::new();
         let mut attachments = Vec::new();
-        for block in &result.content {
+        let mut links = Vec::new();
+        let mut annotations = Vec::new();
+        for (index, block) in result.content.iter().enumerate() {
+            let wire = serde_json::to_value(block).unwrap_or(Value::Null);
+            if let Some(a) = wire.get("annotations").filter(|a| a.is_object()) {
+                annotations.push(json!({
+                    "index": index,
+                    "type": wire.get("type").cloned().unwrap_or(Value::Null),
+                    "annotations": a,
+                }));
+            }
             match block {
                 ContentBlock::Text(t) => texts.push(t.text.clone()),
                 ContentBlock::Image(i) => {
@@ -1374,7 +1564,18 @@ impl Inner {
                     }
                     other => texts.push(serde_json::to_string(other).unwrap_or_default()),
                 },
-                other => texts.push(serde_json::to_string(other).unwrap_or_default()),
+                ContentBlock::ResourceLink(_) => {
+                    texts.push(resource_link_line(&wire));
+                    let mut link = Map::new();
+                    for key in ["uri", "name", "title", "mimeType", "description", "size"] {
+                        if let Some(v) = wire.get(key) {
+                            link.insert(key.to_owned(), v.clone());
+                        }
+                    }
+                    links.push(Value::Object(link));
+                }
+                // A block kind newer than this client: its JSON.
+                _ => texts.push(wire.to_string()),
             }
         }
         let mut text = texts.join("\n");
@@ -1397,8 +1598,41 @@ impl Inner {
         if let Some(structured) = result.structured_content {
             out = out.with_metadata(meta::STRUCTURED, structured);
         }
-        out.with_metadata(meta::MCP, json!({"server": self.server, "tool": remote}))
+        let mut mcp = json!({"server": self.server, "tool": remote});
+        if !links.is_empty() {
+            mcp["resource_links"] = Value::Array(links);
+        }
+        if !annotations.is_empty() {
+            mcp["content_annotations"] = Value::Array(annotations);
+        }
+        out.with_metadata(meta::MCP, mcp)
     }
+}
+
+/// The readable line of a `resource_link` block (its JSON):
+/// `Resource link: NAME <URI> (MIME): DESCRIPTION`, each part clipped, the
+/// mime type and description only when given.
+fn resource_link_line(link: &Value) -> String {
+    let field = |key: &str, max: usize| {
+        link.get(key)
+            .and_then(Value::as_str)
+            .map(|s| clip(s, Clip::chars(max)).into_owned())
+    };
+    let mut line = format!(
+        "Resource link: {} <{}>",
+        field("title", 200)
+            .or_else(|| field("name", 200))
+            .unwrap_or_default(),
+        field("uri", 2000).unwrap_or_default()
+    );
+    if let Some(mime) = field("mimeType", 100) {
+        line.push_str(&format!(" ({mime})"));
+    }
+    if let Some(description) = field("description", 500) {
+        line.push_str(": ");
+        line.push_str(&description);
+    }
+    line
 }
 
 /// A remote tool as a local runtime tool.
@@ -1490,113 +1724,76 @@ enum InputRound {
     Asked(InputRequiredResult),
 }
 
-/// Answers an input-required result. A form elicitation with an `approve`
-/// boolean (a confirmation, as [`McpServer`](crate::McpServer) sends) goes to
-/// `ctx`'s approver as an [`ApprovalRequest`] for the local tool, whose
-/// editable parameters are the form's other fields; an approval with edits
-/// sends back the changed fields. Anything else, or no approver, is declined.
+/// Answers an input-required result: `roots/list` with the source's
+/// roots, sampling with its [`Sampler`], elicitation through `ctx`'s hooks
+/// ([`crate::requests::elicit`]: a confirmation for the local tool by the
+/// approver, whose editable parameters are the form's other fields; any
+/// other form by the asker). A request that cannot be answered is declined
+/// (elicitation) or left out (sampling without a model); roots without
+/// roots given are an empty list.
 async fn answer_input(
+    shared: &Shared,
     server: &str,
     remote: &str,
     args: &Map<String, Value>,
     asked: InputRequiredResult,
     ctx: &ToolContext,
-    roots: Option<Arc<[rmcp::model::Root]>>,
 ) -> (InputResponses, Option<String>) {
     let mut responses = InputResponses::new();
     for (key, request) in asked.input_requests.unwrap_or_default() {
-        if let (InputRequest::ListRoots(_), Some(roots)) = (&request, &roots) {
-            let answer = rmcp::model::ListRootsResult::new(roots.to_vec());
-            responses.insert(key, serde_json::to_value(answer).unwrap_or(Value::Null));
-            continue;
-        }
-        let fields = match &request {
-            InputRequest::Elicitation(_) => confirmation_fields(&request),
-            _ => None,
-        };
-        let answer = match fields {
-            Some(fields) => {
-                let approval = ApprovalRequest {
-                    tool: local_tool_name(server, remote),
-                    kind: ToolKind::Other,
-                    display: BTreeMap::new(),
-                    arguments: args.clone(),
-                    editable_params: fields.keys().cloned().collect(),
-                    trace_id: ctx.trace_id().map(str::to_owned),
-                    injected: serde_json::Map::new(),
-                };
-                // The core approval gate: no approver, a panicking one, a
-                // cancelled call or an edit outside the form's fields all decline.
-                let decision = confirm::ask(ctx, approval).await;
-                serde_json::to_value(confirmation_answer(&decision, args, &fields))
+        let params = serde_json::to_value(&request)
+            .ok()
+            .and_then(|v| v.get("params").cloned())
+            .unwrap_or(Value::Null);
+        let answer = match &request {
+            // Without roots given, an empty list (the server asked anyway).
+            InputRequest::ListRoots(_) => serde_json::to_value(rmcp::model::ListRootsResult::new(
+                shared
+                    .roots
+                    .as_deref()
+                    .map(<[_]>::to_vec)
+                    .unwrap_or_default(),
+            ))
+            .unwrap_or(Value::Null),
+            InputRequest::CreateMessage(_) => {
+                match crate::requests::sample(shared.sampler.as_ref(), server, &params).await {
+                    Ok(answer) => answer,
+                    Err(e) => {
+                        tracing::warn!("MCP server `{server}`: sampling request not answered: {e}");
+                        continue;
+                    }
+                }
             }
-            None => serde_json::to_value(ElicitResult::new(ElicitationAction::Decline)),
+            InputRequest::Elicitation(_) => {
+                let origin = crate::requests::Origin {
+                    tool: local_tool_name(server, remote),
+                    args,
+                };
+                crate::requests::elicit(ctx, server, &params, Some(origin)).await
+            }
+            _ => continue,
         };
-        responses.insert(key, answer.unwrap_or(Value::Null));
+        responses.insert(key, answer);
     }
     (responses, asked.request_state)
 }
 
-/// The editable fields of a confirmation form (property name → its schema
-/// type), or `None` when the elicitation is not a confirmation.
-fn confirmation_fields(request: &InputRequest) -> Option<BTreeMap<String, String>> {
-    let value = serde_json::to_value(request).ok()?;
-    let properties = value
-        .pointer("/params/requestedSchema/properties")?
-        .as_object()?;
-    if properties.get("approve")?.get("type")?.as_str()? != "boolean" {
-        return None;
-    }
-    Some(
-        properties
-            .iter()
-            .filter(|(name, _)| *name != "approve")
-            .map(|(name, schema)| {
-                let ty = schema
-                    .get("type")
-                    .and_then(Value::as_str)
-                    .unwrap_or("string");
-                (name.clone(), ty.to_owned())
-            })
-            .collect(),
-    )
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-/// The form answer standing for `decision`: `approve`, plus the edited fields
-/// (a non-string value in a string field as JSON text); a refusal declines.
-fn confirmation_answer(
-    decision: &Confirmation,
-    args: &Map<String, Value>,
-    fields: &BTreeMap<String, String>,
-) -> ElicitResult {
-    let mut content = Map::new();
-    match decision {
-        Confirmation::Approved
-        | Confirmation::TimedOut {
-            default: tool_core::ApprovalDefault::Approve,
-            ..
-        } => {}
-        Confirmation::Edited {
-            arguments: edited, ..
-        } => {
-            for (name, ty) in fields {
-                let Some(value) = edited.get(name) else {
-                    continue;
-                };
-                if args.get(name) == Some(value) {
-                    continue;
-                }
-                let value = match (ty.as_str(), value) {
-                    ("string", Value::String(_)) | ("boolean" | "integer" | "number", _) => {
-                        value.clone()
-                    }
-                    _ => Value::String(value.to_string()),
-                };
-                content.insert(name.clone(), value);
-            }
-        }
-        _ => return ElicitResult::new(ElicitationAction::Decline),
+    #[test]
+    fn a_resource_link_reads_as_a_line() {
+        let link = json!({"type": "resource_link", "uri": "file:///a.txt", "name": "a.txt",
+            "mimeType": "text/plain", "description": "the notes"});
+        assert_eq!(
+            resource_link_line(&link),
+            "Resource link: a.txt <file:///a.txt> (text/plain): the notes"
+        );
+        let titled = json!({"uri": "x:1", "name": "n", "title": "The Title"});
+        assert_eq!(
+            resource_link_line(&titled),
+            "Resource link: The Title <x:1>"
+        );
     }
-    content.insert("approve".to_owned(), Value::Bool(true));
-    ElicitResult::new(ElicitationAction::Accept).with_content(Value::Object(content))
 }

@@ -105,6 +105,11 @@
 //!   dependencies.
 //! - `tokio-util` with `rt`: `TaskTracker`, to wait for the calls still
 //!   running when a server stops.
+//! - `tool-agent` and `futures-util`, optional (feature `agent`):
+//!   `AgentSampler` answers servers' sampling requests with the workspace's
+//!   one model-client trait (OpenAI, Anthropic, scripted clients) rather than
+//!   a second one; `futures-util` reads its answer stream (both already in
+//!   the workspace).
 //! - `schemars`, `serde`, `serde_json`, `tokio`, `tokio-util`, `tracing`:
 //!   the workspace's standards (the elicitation form schema, JSON, the
 //!   runtime and cancellation tokens, diagnostics).
@@ -117,6 +122,7 @@ mod framing;
 mod headers;
 mod http;
 mod names;
+mod requests;
 mod sandbox;
 mod server;
 mod stdio;
@@ -136,6 +142,12 @@ pub use http::{
     HttpAccess, HttpLimits, MAX_RETRY_AFTER, MIN_TOKEN_LEN,
 };
 pub use names::{MAX_NAME_LEN, local_tool_name, server_prefix};
+#[cfg(feature = "agent")]
+pub use requests::AgentSampler;
+pub use requests::{
+    MAX_ELICITATION_FIELDS, MAX_SAMPLING_CHARS, MAX_SAMPLING_MESSAGES, MAX_SAMPLING_TOKENS,
+    Sampler, SamplingAnswer, SamplingFuture, SamplingMessage, SamplingRequest, SamplingRole,
+};
 /// The rmcp crate this one is built on, for its model types.
 pub use rmcp;
 pub use server::{ClientScope, DEFAULT_PAGE_SIZE, McpServer, SHUTDOWN_TIMEOUT, shutdown_signal};

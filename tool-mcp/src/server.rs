@@ -635,11 +635,15 @@ impl McpServer {
             // report none); one task per call keeps the reports in order, and
             // it ends when the call's context (holding the sender) is dropped.
             let sender = std::sync::OnceLock::<mpsc::UnboundedSender<Progress>>::new();
+            let flush = Arc::new(ProgressFlush::default());
+            ctx = ctx.with_state(Arc::clone(&flush));
             ctx = ctx.with_progress_sink(move |p: Progress| {
+                let flush = Arc::clone(&flush);
                 let tx = sender.get_or_init(|| {
                     let (tx, mut rx) = mpsc::unbounded_channel::<Progress>();
                     let peer = peer.clone();
                     let token = token.clone();
+                    let flush = Arc::clone(&flush);
                     tokio::spawn(async move {
                         while let Some(p) = rx.recv().await {
                             let mut param =
@@ -650,14 +654,23 @@ impl McpServer {
                             if let Some(message) = p.message {
                                 param = param.with_message(message);
                             }
-                            if peer.notify_progress(param).await.is_err() {
+                            let sent = peer.notify_progress(param).await;
+                            flush.done();
+                            if sent.is_err() {
                                 break;
                             }
                         }
+                        // A closed peer: nothing more will be sent.
+                        flush.close();
                     });
                     tx
                 });
-                let _ = tx.send(p);
+                flush
+                    .pending
+                    .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                if tx.send(p).is_err() {
+                    flush.done();
+                }
             });
         }
         if let Some(approver) = approval::ElicitationApprover::for_request(request, &ctx) {
@@ -686,23 +699,79 @@ impl McpServer {
         }
         let arguments = request.arguments.unwrap_or_default();
         let ctx = self.call_context(&context, cancel);
-        // 2026-07-28: confirmation through an input-required result when the
-        // client can answer one, else the base context's approver.
-        if approval::is_stateless_era(&context) && approval::client_answers_input_requests(&context)
-        {
-            return approval::call_with_input_required(
-                &name,
-                &arguments,
-                ctx,
-                request.input_responses.as_ref(),
-                request.request_state.as_deref(),
-                |ctx| execute(registry, name.clone(), arguments.clone(), ctx),
-            )
-            .await;
+        let flush = ctx.state::<Arc<ProgressFlush>>().map(|f| Arc::clone(&f));
+        let response = async {
+            // 2026-07-28: confirmation through an input-required result when the
+            // client can answer one, else the base context's approver.
+            if approval::is_stateless_era(&context)
+                && approval::client_answers_input_requests(&context)
+            {
+                return approval::call_with_input_required(
+                    &name,
+                    &arguments,
+                    ctx,
+                    request.input_responses.as_ref(),
+                    request.request_state.as_deref(),
+                    |ctx| execute(registry, name.clone(), arguments.clone(), ctx),
+                )
+                .await;
+            }
+            execute(registry, name.clone(), arguments.clone(), ctx)
+                .await
+                .map(CallToolResponse::from)
         }
-        execute(registry, name, arguments, ctx)
-            .await
-            .map(CallToolResponse::from)
+        .await;
+        // The call's progress reports go out before its result (issue 26:
+        // the last one could follow the result, and clients drop those).
+        if let Some(flush) = flush {
+            flush.drained(PROGRESS_FLUSH_TIMEOUT).await;
+        }
+        response
+    }
+}
+
+/// How long a call's result waits for its progress reports to be sent (5 s).
+const PROGRESS_FLUSH_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// A call's progress reports not sent yet; its result waits for them.
+#[derive(Default)]
+struct ProgressFlush {
+    /// Reports handed to the forwarding task and not sent yet.
+    pending: std::sync::atomic::AtomicUsize,
+    /// The forwarding task ended (the peer is gone): nothing to wait for.
+    closed: std::sync::atomic::AtomicBool,
+    /// Woken after each report sent.
+    sent: tokio::sync::Notify,
+}
+
+impl ProgressFlush {
+    /// One report was sent (or dropped).
+    fn done(&self) {
+        self.pending
+            .fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+        self.sent.notify_waiters();
+    }
+
+    /// The forwarding task ended.
+    fn close(&self) {
+        self.closed.store(true, std::sync::atomic::Ordering::SeqCst);
+        self.sent.notify_waiters();
+    }
+
+    /// Waits until every report handed over was sent, at most `limit`.
+    async fn drained(&self, limit: std::time::Duration) {
+        let wait = async {
+            loop {
+                let notified = self.sent.notified();
+                if self.pending.load(std::sync::atomic::Ordering::SeqCst) == 0
+                    || self.closed.load(std::sync::atomic::Ordering::SeqCst)
+                {
+                    return;
+                }
+                notified.await;
+            }
+        };
+        let _ = tokio::time::timeout(limit, wait).await;
     }
 }
 

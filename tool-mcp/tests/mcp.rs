@@ -511,16 +511,30 @@ async fn confirmation_through_input_required_in_2026() {
     );
     assert_eq!(runs.lock().unwrap().len(), before);
 
-    // A 2025-11-25 session of this client declares no elicitation: the
-    // server follows its own approver (none here: denied), never asks.
+    // A 2025-11-25 session of this client declares elicitation too (issue
+    // 26): the server's `elicitation/create` reaches the caller's approver.
     let asked_before = asked.lock().unwrap().len();
     let session = connect(ProtocolEra::Initialize).await.unwrap();
-    let fallback = session
-        .call("save_note", call_args, &with(ApprovalDecision::Approve))
+    let approved_again = session
+        .call(
+            "save_note",
+            call_args.clone(),
+            &with(ApprovalDecision::Approve),
+        )
         .await;
-    assert!(message(&fallback).contains("no approver"), "{fallback:?}");
-    assert_eq!(asked.lock().unwrap().len(), asked_before);
-    assert_eq!(runs.lock().unwrap().len(), before);
+    assert!(approved_again.error.is_none(), "{approved_again:?}");
+    assert_eq!(asked.lock().unwrap().len(), asked_before + 1);
+    assert_eq!(asked.lock().unwrap()[asked_before].tool, "notes__save_note");
+    assert_eq!(runs.lock().unwrap().len(), before + 1);
+    // No approver on the client side: declined there, not run.
+    let unanswered = session
+        .call("save_note", call_args, &ToolContext::new())
+        .await;
+    assert!(
+        message(&unanswered).contains("did not approve"),
+        "{unanswered:?}"
+    );
+    assert_eq!(runs.lock().unwrap().len(), before + 1);
     stop.cancel();
 }
 

@@ -12,7 +12,11 @@
 #      there fails the run, and so does a listed one that passes;
 #   4. the same suite's client scenarios against tool-mcp-conformance-client
 #      (this project's MCP client), once per spec version, with the failures
-#      allowed by tool-mcp/tests/conformance-client-expected-failures.txt.
+#      allowed by tool-mcp/tests/conformance-client-expected-failures.txt;
+#   5. @modelcontextprotocol/server-everything (npm, installed by the test into
+#      target/third_party/everything): every tool listed and called through
+#      this project's client over stdio and Streamable HTTP, sampling answered
+#      by a scripted model, elicitation by an asker (tool-mcp/tests/everything.rs).
 # Prints a summary; exits non-zero when any check failed.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -137,6 +141,15 @@ for version in "${VERSIONS[@]}"; do
     sed -n '/SUMMARY/,$p' "$log" | grep -a -v '^ *$' | tail -40 >&2
   fi
 done
+
+# --- 5. server-everything through this project's client ---
+log=$root/everything.log
+if cargo test -q -p tool-mcp --test everything -- --ignored >"$log" 2>&1; then
+  record ok "server-everything: every tool over stdio and Streamable HTTP"
+else
+  record FAIL "server-everything: see $log"
+  grep -a -A3 panicked "$log" | head -20 >&2
+fi
 
 echo
 echo "== third-party MCP checks"

@@ -56,6 +56,17 @@ fn every_tool(tools: &[tool_core::Tool]) -> Vec<(String, Value)> {
     calls
 }
 
+/// The calling context: a person who answers every question of a form
+/// with nothing, so each field takes its default (the suite's SEP-1034
+/// scenario checks that the defaults come back), and approves confirmations.
+fn person() -> ToolContext {
+    ToolContext::new()
+        .with_asker(|_q: tool_core::Question| async { tool_core::Answer::Answered(String::new()) })
+        .with_approver(|_r: tool_core::ApprovalRequest| async {
+            tool_core::ApprovalDecision::Approve
+        })
+}
+
 fn main() -> ExitCode {
     let Some(url) = std::env::args().skip(1).last() else {
         eprintln!("usage: tool-mcp-conformance-client URL (scenario in MCP_CONFORMANCE_SCENARIO)");
@@ -119,7 +130,7 @@ fn main() -> ExitCode {
                 Value::Object(map) => map,
                 _ => Map::new(),
             };
-            let result = conn.call(&name, args, &ToolContext::new()).await;
+            let result = conn.call(&name, args, &person()).await;
             eprintln!("{scenario}: {name}: {}", result.output);
         }
         conn.close();

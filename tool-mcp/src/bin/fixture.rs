@@ -299,6 +299,19 @@ async fn test_tool_with_progress(context: &ToolContext) -> String {
     "progress done".to_owned()
 }
 
+/// Reports progress `count` times (at most 100) with no pause and answers at
+/// once: the last report leaves right before the result (issue 26).
+///
+/// # Arguments
+/// * `count` - How many reports.
+#[tool]
+fn progress_burst(context: &ToolContext, count: u32) -> String {
+    for step in 1..=count.min(100) {
+        context.report_progress(f64::from(step), Some(f64::from(count)), None);
+    }
+    format!("{} reports", count.min(100))
+}
+
 /// Sleep until cancelled or for the given milliseconds; reports whether it was cancelled.
 ///
 /// # Arguments

@@ -61,7 +61,9 @@
 //! - **Typos**: a query word no tool contains is corrected to the index
 //!   word one edit away that `tool_rules::suggest::did_you_mean` picks,
 //!   at [`TYPO_WEIGHT`] (see `typo.rs`: at most 4 words, a few thousand
-//!   hash lookups each at most).
+//!   hash lookups each at most); a word no stem one edit away fixes is
+//!   looked up again as written among the tools' words as written
+//!   (`stirpe` → `stripe`, whose stems are two edits apart).
 //! - **Services**: a query that names a server (`github`), a product or
 //!   nickname of one (`gsutil` → `gcs`, `SFDC` → `salesforce`) or a host
 //!   or URL scheme of one (`github.com`, `gs://`) multiplies the matching
@@ -93,7 +95,10 @@
 //!   tools by 1 + [`IMPLIED_BOOST`].
 //! - Values whose form leaves no doubt about the thing (a `gs://` URL, an
 //!   image reference `nginx:1.25`, `localhost:3000`, coordinates
-//!   `48.85,2.35`) bring their kind words at 0.7 instead of 0.4.
+//!   `48.85,2.35`) bring their kind words at 0.7 instead of 0.4; so do
+//!   query languages recognised by their syntax (`PromQL`, `LogQL`, SQL,
+//!   JQL, CQL, a Redis command) and identifiers whose form names their
+//!   kind (an arXiv id, a cashtag; issue 31's second round).
 //! - [`SearchIndex::explain`] tells hosts which signal matched what.
 //!
 //! What each adds on the tuning sets is printed by the `signal_ablation`

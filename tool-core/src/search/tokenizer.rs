@@ -389,7 +389,9 @@ const CLEAR_KINDS: &[&str] = &[
     "longitude",
     "coordinates",
     "promql",
+    "prometheus",
     "logql",
+    "loki",
     "jql",
     "cql",
     "sql",
@@ -803,8 +805,8 @@ fn value_kinds(query: &str, mut emit: impl FnMut(&str)) {
 ///
 /// | language | recognised by | kind words |
 /// |---|---|---|
-/// | `LogQL` (Grafana Loki) | a stream selector `{app="x"}` followed by a line filter (`\|=`, `\|~`, `!=`, `!~`) or a parser stage (`\| json`, `\| logfmt`) | `logql`, `log` |
-/// | `PromQL` (Prometheus) | a metric with a label matcher `up{job="api"}`, a range `[5m]`, or a `PromQL` function call `rate(`, `histogram_quantile(` | `promql`, `metric` |
+/// | `LogQL` (Grafana Loki) | a stream selector `{app="x"}` followed by a line filter (`\|=`, `\|~`, `!=`, `!~`) or a parser stage (`\| json`, `\| logfmt`) | `logql`, `loki`, `log` |
+/// | `PromQL` (Prometheus) | a metric with a label matcher `up{job="api"}`, a range `[5m]`, or a `PromQL` function call `rate(`, `histogram_quantile(` | `promql`, `prometheus`, `metric` |
 /// | SQL | `SELECT … FROM`, `INSERT INTO`, `UPDATE … SET`, `DELETE FROM` in capitals, or `select *` | `sql`, `query` |
 /// | JQL (Jira) / CQL (Confluence) | two or more clauses `field = value` (`=`, `!=`, `~`, `in`) on the fields of the one language (`project`, `assignee`, `status` / `space`, `title`, `ancestor`), or one with a function (`currentUser()`) | `jql` / `cql`, `search` |
 /// | cron | five fields of digits, `*`, `/`, `,`, `-`, one at least a `*` (`*/5 * * * *`) | `cron`, `schedule` |
@@ -832,7 +834,7 @@ fn query_language(query: &str, emit: &mut impl FnMut(&str)) {
     .any(|f| lower.contains(f))
         || lower.contains("} !=");
     if selector && line_filter {
-        for k in ["logql", "log"] {
+        for k in ["logql", "loki", "log"] {
             emit(k);
         }
     } else {
@@ -863,7 +865,7 @@ fn query_language(query: &str, emit: &mut impl FnMut(&str)) {
             })
         });
         if metric_selector || range || function {
-            for k in ["promql", "metric"] {
+            for k in ["promql", "prometheus", "metric"] {
                 emit(k);
             }
         }
@@ -1590,12 +1592,15 @@ mod tests {
         // Query languages, by their syntax.
         assert_eq!(
             kinds(r#"sum(rate(http_requests_total{code="500"}[5m])) by (job)"#),
-            ["promql", "metric"]
+            ["promql", "prometheus", "metric"]
         );
-        assert_eq!(kinds("up{job=\"node\"} == 0"), ["promql", "metric"]);
+        assert_eq!(
+            kinds("up{job=\"node\"} == 0"),
+            ["promql", "prometheus", "metric"]
+        );
         assert_eq!(
             kinds(r#"{namespace="prod"} |~ "timeout" | json"#),
-            ["logql", "log"]
+            ["logql", "loki", "log"]
         );
         assert_eq!(
             kinds("SELECT name FROM users WHERE id = 3"),

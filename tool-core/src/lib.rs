@@ -108,6 +108,7 @@ mod execute;
 pub mod format;
 pub mod governance;
 pub mod jobs;
+pub mod read_cache;
 mod registry;
 mod result;
 pub mod search;

@@ -495,7 +495,7 @@ struct CheckEntry {
     timeout_secs: Option<f64>,
 }
 
-/// serde_json's message without the input it may quote (the location is given apart).
+/// `serde_json`'s message without the input it may quote (the location is given apart).
 fn serde_error_kind(e: &serde_json::Error) -> String {
     let text = e.to_string();
     match text.rfind(" at line ") {

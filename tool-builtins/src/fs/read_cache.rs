@@ -59,16 +59,11 @@ pub fn fingerprint(ctx: &ToolContext, tool: &str, args: &Map<String, Value>) -> 
             .and_then(|abs| std::fs::metadata(abs).ok())
         {
             Some(m) => {
-                for n in [
-                    m.dev(),
-                    m.ino(),
-                    m.size(),
-                    m.mtime().cast_unsigned(),
-                    m.mtime_nsec().cast_unsigned(),
-                    m.ctime().cast_unsigned(),
-                    m.ctime_nsec().cast_unsigned(),
-                ] {
+                for n in [m.dev(), m.ino(), m.size()] {
                     out.extend_from_slice(&n.to_le_bytes());
+                }
+                for t in [m.mtime(), m.mtime_nsec(), m.ctime(), m.ctime_nsec()] {
+                    out.extend_from_slice(&t.to_le_bytes());
                 }
             }
             // A missing path has a stamp too: absent.

@@ -1025,7 +1025,7 @@ mod tests {
         let stale = ring::header(jobs.open_output(job.id()).unwrap()).unwrap();
         assert!(stale.end.is_none());
         assert_eq!(
-            jobs.view_of(record.clone(), stale.clone()).status,
+            jobs.view_of(record.clone(), stale).status,
             JobStatus::Running
         );
         job.writer().unwrap().finish(JobEnd::Killed, 9).unwrap();

@@ -202,7 +202,7 @@ const SHELL_OPTIONS: &[&str] = &[
 
 /// The options of diagnostics after edits, hidden from the help of a
 /// program whose registry has no `write_file` (they serve the file tools).
-const LSP_OPTIONS: &[&str] = &["lsp", "lsp_wait"];
+const LSP_OPTIONS: &[&str] = &["lsp", "lsp_wait", "lsp_config"];
 
 /// The network options, hidden from the help of a program whose registry
 /// has neither `bash_command` nor `web_fetch` (they govern both).
@@ -269,6 +269,9 @@ fn builtin_options_given(
         }
         if common.lsp_wait.is_some() {
             given.push(("--lsp-wait", "the file tools (write_file, edit_file, …)"));
+        }
+        if common.lsp_config.is_some() {
+            given.push(("--lsp-config", "the file tools (write_file, edit_file, …)"));
         }
     }
     given

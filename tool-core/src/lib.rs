@@ -109,6 +109,7 @@ pub mod format;
 pub mod governance;
 pub mod jobs;
 pub mod layer;
+pub mod read_cache;
 mod registry;
 mod result;
 pub mod search;

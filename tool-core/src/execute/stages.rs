@@ -19,6 +19,7 @@ use crate::governance::confirm::{self, Confirmation};
 use crate::governance::secrets;
 use crate::governance::stats::{CallPhase, ToolEvent};
 use crate::layer::{Governed, LayerCall, LayerFuture, Next, ToolLayer};
+use crate::read_cache::{Plan, ReadCache};
 use crate::registry::{Entry, ToolRegistry};
 use crate::result::meta;
 use crate::result::{ErrorKind, ToolError, ToolResult};
@@ -114,7 +115,7 @@ impl<'a> Call<'a> {
             self.resolve_context()?;
             self.confirm().await?;
             self.substitute_secrets()?;
-            let result = self.invoke().await;
+            let result = self.invoke_cached().await;
             Ok(self.mask(result))
         };
         match stages.await {
@@ -254,6 +255,41 @@ impl<'a> Call<'a> {
             .substitute(&mut self.args, self.ctx.page_url())
             .map_err(|e| ToolResult::error(ErrorKind::InvalidArguments, e.message))?;
         Ok(())
+    }
+
+    /// Invoke through the context's [`ReadCache`], when it has one: a
+    /// cacheable call may be answered from it, a call that may write empties
+    /// it before and after it runs (see [`crate::read_cache`]).
+    async fn invoke_cached(&mut self) -> ToolResult {
+        let Some(cache) = self.ctx.state::<ReadCache>() else {
+            return self.invoke().await;
+        };
+        let flags = self.entry.tool.spec().flags;
+        let plan = cache.plan(
+            self.ctx,
+            &flags,
+            self.name(),
+            &self.args,
+            !self.substituted.is_empty(),
+        );
+        match plan {
+            Plan::Bypass => self.invoke().await,
+            Plan::Hit(result) => result,
+            Plan::Invalidate => {
+                let result = self.invoke().await;
+                cache.invalidate();
+                result
+            }
+            Plan::Miss {
+                key,
+                generation,
+                fingerprint,
+            } => {
+                let result = self.invoke().await;
+                cache.store(key, generation, fingerprint, &result);
+                result
+            }
+        }
     }
 
     /// Invoke: the handler, with panic containment, timeout and cancellation.

@@ -97,9 +97,12 @@ mod client;
 mod error;
 mod limits;
 mod message;
+#[cfg(feature = "otel")]
+pub mod otel;
 pub mod provider;
 mod scripted;
 pub mod subagent;
+pub mod telemetry;
 mod transport;
 
 pub use agent::{Agent, AgentError, AgentEvent, RunOutput, StopReason};

@@ -112,6 +112,7 @@ mod registry;
 mod result;
 pub mod search;
 pub mod state;
+pub mod telemetry;
 pub mod text_calls;
 mod tool;
 pub mod truncate;

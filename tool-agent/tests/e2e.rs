@@ -513,3 +513,63 @@ async fn web_fetch_of_a_local_page_on_the_real_model() {
     }
     panic!("the model never copied {url}: {seen:?}");
 }
+
+/// The answer's shape for the text-format test, as llama.cpp's GBNF: a
+/// Hermes `<tool_call>` block reading one of the workspace's two files.
+/// The model picks the file; the grammar keeps the tiny model to the markup.
+const HERMES_READ_GRAMMAR: &str = r#"root ::= "<tool_call>\n{\"name\": \"read_file\", \"arguments\": {\"file_path\": \"" file "\"}}\n</tool_call>"
+file ::= "notes.txt" | "todo.txt"
+"#;
+
+#[tokio::test]
+#[ignore = "needs the local model server: tool-agent/tests/e2e.sh"]
+async fn a_call_written_as_hermes_text_runs_without_the_servers_tool_template() {
+    let (_dir, ctx) = workspace();
+    let log = Log::default();
+    // `text_tool_calls`: no `tools` in the request (the server's tool
+    // template is not used), the tool list in the system prompt in Hermes'
+    // template, the answer's markup parsed by our streamed Hermes parser.
+    let mut extra = serde_json::Map::new();
+    extra.insert("grammar".into(), Value::from(HERMES_READ_GRAMMAR));
+    let client = client(true)
+        .text_tool_calls("hermes")
+        .unwrap()
+        .extra_body(extra);
+    let body = client.body(&tool_agent::ModelRequest::new(
+        &[tool_agent::Message::user("x")],
+        &serde_json::json!([]),
+        &ToolChoice::Auto,
+    ));
+    assert!(body.get("tools").is_none(), "no tools parameter: {body}");
+    let agent = Agent::new(client, tools())
+        .system("You read files for the user.")
+        .context(ctx)
+        .max_turns(2)
+        .max_output_tokens(64);
+    let out = logging(agent, &log)
+        .run("Read the file notes.txt.")
+        .await
+        .unwrap();
+    let log = log.lock().unwrap().clone();
+    eprintln!("{log:?}\nstop {:?}, text {:?}", out.stop, out.text);
+    let calls = first_calls(&out);
+    assert_eq!(calls.len(), 1, "{log:?}");
+    assert_eq!(calls[0].name, "read_file");
+    let path = object_args(&calls[0])["file_path"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(["notes.txt", "todo.txt"].contains(&path.as_str()), "{path}");
+    // The call ran: the real file's text is in the first result.
+    let (_, result) = out.history.render(1).into_iter().next().unwrap();
+    let expected = if path == "notes.txt" {
+        "alpha"
+    } else {
+        "TODO: write tests"
+    };
+    assert!(result.contains(expected), "{result}");
+    assert!(out.tool_errors.is_empty(), "{:?}", out.tool_errors);
+    // The second request replayed the call and its result as text, and the
+    // server answered it (more markup, the grammar still applies).
+    assert_eq!(out.turns, 2, "{log:?}");
+}

@@ -114,6 +114,7 @@ mod registry;
 mod result;
 pub mod search;
 pub mod state;
+pub mod telemetry;
 pub mod text_calls;
 mod tool;
 pub mod truncate;

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value};
 
-use super::{JsonDisplay, budget, invoke};
+use super::{budget, invoke};
 use crate::args::decode::resolve_injected;
 use crate::args::messages::{join_or, quote};
 use crate::args::{ArgumentRepair, ToolArgs, normalize_arguments, repair};
@@ -20,9 +20,11 @@ use crate::governance::secrets;
 use crate::governance::stats::{CallPhase, ToolEvent};
 use crate::layer::{Governed, LayerCall, LayerFuture, Next, ToolLayer};
 use crate::read_cache::{Plan, ReadCache};
+use crate::registry::history::Rendering;
 use crate::registry::{Entry, ToolRegistry};
 use crate::result::meta;
 use crate::result::{ErrorKind, ToolError, ToolResult};
+use crate::telemetry;
 use crate::tool::context::ToolContext;
 use tool_rules::text::{Clip, clip};
 
@@ -94,16 +96,15 @@ impl<'a> Call<'a> {
         Ok(())
     }
 
-    /// The `tool_call` span the governed stages run in.
-    pub(super) fn span(&self) -> tracing::Span {
-        tracing::info_span!(
-            target: "tool_core",
-            "tool_call",
-            tool = self.name(),
-            trace_id = self.ctx.trace_id().unwrap_or(""),
-            call_id = self.id,
-            arguments = %JsonDisplay(&self.args),
-        )
+    /// The registry's number for this call (the span's `call_id`).
+    pub(super) fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// The arguments as the model sent them (repaired, placeholders in), as
+    /// JSON text for the span's `gen_ai.tool.call.arguments`.
+    pub(super) fn arguments_json(&self) -> String {
+        serde_json::to_string(&self.args).unwrap_or_default()
     }
 
     /// The stages between arguments and budget; the first refusal ends them.
@@ -369,6 +370,61 @@ impl Governed for Call<'_> {
                 .insert(meta::REWRITTEN_BY.to_owned(), Value::from(layers));
         }
         Box::pin(self.governed())
+    }
+}
+
+/// The `tool_call` span a call runs in, named and shaped per OpenTelemetry's
+/// GenAI conventions for tool execution ([`telemetry`](crate::telemetry)
+/// lists every field). Created before lookup, so unknown tools and refused
+/// arguments are spans too; the outcome is recorded by [`record_outcome`].
+pub(super) fn span(name: &str, ctx: &ToolContext, call_id: Option<&str>) -> tracing::Span {
+    let name = telemetry::tool_name(name);
+    tracing::info_span!(
+        target: "tool_core",
+        "tool_call",
+        otel.name = %SpanName(&name),
+        otel.kind = "internal",
+        otel.status_code = tracing::field::Empty,
+        otel.status_description = tracing::field::Empty,
+        gen_ai.operation.name = "execute_tool",
+        gen_ai.tool.name = %name,
+        gen_ai.tool.type = "function",
+        gen_ai.tool.call.id = call_id.map(|id| tracing::field::display(clip(id, Clip::bytes(telemetry::NAME_LIMIT)))),
+        error.type = tracing::field::Empty,
+        gen_ai.tool.call.arguments = tracing::field::Empty,
+        gen_ai.tool.call.result = tracing::field::Empty,
+        trace_id = ctx.trace_id().unwrap_or(""),
+        call_id = tracing::field::Empty,
+    )
+}
+
+/// Records a finished call's outcome on its span: `error.type` and the
+/// error status for an error result; with content capture the result text
+/// (and the error message as the status description), masked and cut.
+pub(super) fn record_outcome(span: &tracing::Span, result: &ToolResult, ctx: &ToolContext) {
+    if span.is_disabled() {
+        return;
+    }
+    if let Some(e) = &result.error {
+        span.record("error.type", e.kind.as_str());
+        span.record("otel.status_code", "error");
+        if let Some(message) = telemetry::captured(ctx, &e.message) {
+            span.record("otel.status_description", message.as_str());
+        }
+    }
+    if ctx.captures_content()
+        && let Some(text) = telemetry::captured(ctx, &result.render(Rendering::First))
+    {
+        span.record("gen_ai.tool.call.result", text.as_str());
+    }
+}
+
+/// `execute_tool {name}`, formatted only when the span is enabled.
+struct SpanName<'a>(&'a str);
+
+impl std::fmt::Display for SpanName<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "execute_tool {}", self.0)
     }
 }
 

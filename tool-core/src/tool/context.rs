@@ -62,6 +62,7 @@ struct Inner {
     asker: Option<Arc<dyn Asker>>,
     secrets: Option<Arc<SecretStore>>,
     progress: Option<Arc<dyn ProgressSink>>,
+    capture_content: bool,
 }
 
 /// One progress report of a running call (see [`ToolContext::report_progress`]).
@@ -314,6 +315,23 @@ impl ToolContext {
         self.inner.secrets.as_deref()
     }
 
+    /// Whether telemetry records content: tool arguments and results (the
+    /// `tool_call` span's `gen_ai.tool.call.arguments` / `.result`), and in
+    /// tool-agent the messages of model calls. Off by default; when on, every
+    /// value is masked by the context's [`SecretStore`] and cut to
+    /// [`CONTENT_LIMIT`](crate::telemetry::CONTENT_LIMIT) bytes
+    /// ([`telemetry`](crate::telemetry)).
+    #[must_use]
+    pub fn with_content_capture(mut self, on: bool) -> Self {
+        self.inner_mut().capture_content = on;
+        self
+    }
+
+    /// Whether content capture is on ([`with_content_capture`](Self::with_content_capture); default off).
+    pub fn captures_content(&self) -> bool {
+        self.inner.capture_content
+    }
+
     /// Uses `token` for cancellation (e.g. a child of the agent run's token).
     #[must_use]
     pub fn with_cancellation_token(mut self, token: CancellationToken) -> Self {
@@ -412,6 +430,7 @@ impl fmt::Debug for ToolContext {
             .field("asker", &self.inner.asker.is_some())
             .field("secrets", &self.inner.secrets)
             .field("progress_sink", &self.inner.progress.is_some())
+            .field("capture_content", &self.inner.capture_content)
             .field("cancelled", &self.cancel.is_cancelled())
             .finish()
     }

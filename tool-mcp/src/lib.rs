@@ -110,8 +110,11 @@
 //!   runtime and cancellation tokens, diagnostics).
 
 mod approval;
+pub mod catalog;
+mod catalog_wire;
 mod client;
 mod config;
+mod declare;
 mod error;
 mod framing;
 mod headers;
@@ -121,6 +124,12 @@ mod sandbox;
 mod server;
 mod stdio;
 
+pub use catalog::{Catalog, Completer, Prompt, Resource, ResourceBody, ResourceTemplate};
+/// What the `#[prompt]` and `#[resource]` macros' output calls; not an API.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::declare::*;
+}
 pub use client::{
     DEFAULT_CONNECT_TIMEOUT, DEFAULT_REQUEST_TIMEOUT, McpConnection, McpToolSource, ProtocolEra,
 };
@@ -142,3 +151,4 @@ pub use server::{ClientScope, DEFAULT_PAGE_SIZE, McpServer, SHUTDOWN_TIMEOUT, sh
 pub use stdio::protect_stdout;
 pub use tool_core::LiveRegistry;
 pub use tool_core::live::{MAX_REASON_LEN, MAX_UNAVAILABLE};
+pub use tool_macros::{prompt, resource};

@@ -226,6 +226,15 @@ pub fn error_wrap<E: ToolErrorDisplay>(_: &E) -> Wrap<E> {
     Wrap(PhantomData)
 }
 
+/// A doc comment split as `#[tool]` reads it: the description (argument
+/// and example sections removed) and the per-parameter docs of its
+/// `# Arguments` / `Args:` section. For the `#[prompt]` and `#[resource]`
+/// macros of tool-mcp, whose generated code calls it.
+pub fn split_doc(doc: &str) -> (String, BTreeMap<String, String>) {
+    let parsed = crate::tool::doc_comment::parse(doc);
+    (parsed.description, parsed.params)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -245,13 +254,4 @@ mod tests {
         let r: Result<Json<u8>, String> = Err("boom".into());
         assert_eq!(r.into_tool_result().error.unwrap().message, "boom");
     }
-}
-
-/// A doc comment split as `#[tool]` reads it: the description (argument
-/// and example sections removed) and the per-parameter docs of its
-/// `# Arguments` / `Args:` section. For the `#[prompt]` and `#[resource]`
-/// macros of tool-mcp, whose generated code calls it.
-pub fn split_doc(doc: &str) -> (String, BTreeMap<String, String>) {
-    let parsed = crate::tool::doc_comment::parse(doc);
-    (parsed.description, parsed.params)
 }

@@ -345,3 +345,178 @@ fn kind_word(kind: Kind) -> &'static str {
         Kind::Resource => "resource",
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The `compile_error!` messages of an expansion.
+    fn errors(kind: Kind, args: TokenStream, item: TokenStream) -> Vec<String> {
+        let out = catalog_impl(kind, args, &item).to_string();
+        out.split("compile_error ! (")
+            .skip(1)
+            .filter_map(|rest| rest.split('"').nth(1).map(str::to_owned))
+            .collect()
+    }
+
+    #[test]
+    fn a_good_prompt_and_resource_expand_to_an_inventory_entry() {
+        let out = catalog_impl(
+            Kind::Prompt,
+            quote!(title = "Greeting"),
+            &quote! {
+                /// Greets.
+                fn greet(name: String, tone: Option<String>) -> String { name }
+            },
+        )
+        .to_string();
+        assert!(!out.contains("compile_error"), "{out}");
+        assert!(out.contains("DeclaredPrompt"), "{out}");
+        assert!(out.contains("\"greet\""), "{out}");
+        let out = catalog_impl(
+            Kind::Resource,
+            quote!("notes://{day}/{+rest}", mime_type = "text/plain"),
+            &quote! {
+                /// Notes.
+                async fn notes(day: String, rest: String) -> String { day }
+            },
+        )
+        .to_string();
+        assert!(!out.contains("compile_error"), "{out}");
+        assert!(out.contains("DeclaredResource"), "{out}");
+    }
+
+    #[test]
+    fn each_mistake_is_reported_with_what_to_write() {
+        let cases: Vec<(Kind, TokenStream, TokenStream, &str)> = vec![
+            (
+                Kind::Prompt,
+                quote!(),
+                quote!(
+                    fn undocumented() -> String {
+                        String::new()
+                    }
+                ),
+                "#[prompt] needs a doc comment",
+            ),
+            (
+                Kind::Prompt,
+                quote!(colour = "red"),
+                quote!(
+                    /// D.
+                    fn p() -> String {
+                        String::new()
+                    }
+                ),
+                "unknown #[prompt] option `colour`; the options are: name, title",
+            ),
+            (
+                Kind::Prompt,
+                quote!(name = "a", name = "b"),
+                quote!(
+                    /// D.
+                    fn p() -> String {
+                        String::new()
+                    }
+                ),
+                "duplicate `name`",
+            ),
+            (
+                Kind::Resource,
+                quote!(),
+                quote!(
+                    /// D.
+                    fn r() -> String {
+                        String::new()
+                    }
+                ),
+                "#[resource] needs its URI first",
+            ),
+            (
+                Kind::Resource,
+                quote!("notes://{day}"),
+                quote!(
+                    /// D.
+                    fn r() -> String {
+                        String::new()
+                    }
+                ),
+                "the URI template's variable `day` has no parameter: add `day: String` to the fn",
+            ),
+            (
+                Kind::Resource,
+                quote!("notes://today"),
+                quote!(
+                    /// D.
+                    fn r(day: String) -> String {
+                        day
+                    }
+                ),
+                "parameter `day` is not a variable of the URI template `notes://today`",
+            ),
+            (
+                Kind::Resource,
+                quote!("notes://{?q}"),
+                quote!(
+                    /// D.
+                    fn r(q: String) -> String {
+                        q
+                    }
+                ),
+                "`{?q}` is not a supported template variable",
+            ),
+            (
+                Kind::Resource,
+                quote!("notes://{day"),
+                quote!(
+                    /// D.
+                    fn r(day: String) -> String {
+                        day
+                    }
+                ),
+                "unbalanced `{` `}` in the URI template",
+            ),
+            (
+                Kind::Prompt,
+                quote!(),
+                quote!(
+                    /// D.
+                    fn g<T>(x: String) -> String {
+                        x
+                    }
+                ),
+                "#[prompt] fns cannot be generic",
+            ),
+            (
+                Kind::Prompt,
+                quote!(),
+                quote!(
+                    struct NotAFn;
+                ),
+                "#[prompt] goes on a free `fn` or `async fn`",
+            ),
+        ];
+        for (kind, args, item, expected) in cases {
+            let found = errors(kind, args, item);
+            assert!(
+                found.iter().any(|e| e.starts_with(expected)),
+                "expected `{expected}`, got {found:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_users_fn_is_kept_beside_the_errors() {
+        let out = catalog_impl(
+            Kind::Prompt,
+            quote!(),
+            &quote!(
+                fn kept() -> String {
+                    String::new()
+                }
+            ),
+        )
+        .to_string();
+        assert!(out.contains("fn kept"), "{out}");
+    }
+}

@@ -261,12 +261,16 @@ fn expand(
         .unwrap_or_else(|| LitStr::new(fn_name, span));
     let doc = doc.to_str_expr(span);
     let p = quote!(::tool_mcp::__private);
-    let idents: Vec<&Ident> = params.iter().map(|p| &p.ident).collect();
-    let names: Vec<String> = idents.iter().map(ToString::to_string).collect();
+    let names: Vec<String> = params.iter().map(|p| p.ident.to_string()).collect();
     let types: Vec<&Type> = params.iter().map(|p| &p.ty).collect();
+    // Values under generated names: a parameter named like the fn must
+    // not shadow the fn in the call below.
+    let idents: Vec<Ident> = (0..params.len())
+        .map(|i| format_ident!("__arg_{}", i))
+        .collect();
     // Each type checked at its parameter, so rustc underlines that one.
-    let reads = params.iter().map(|param| {
-        let (ident, ty, n) = (&param.ident, &param.ty, param.ident.to_string());
+    let reads = params.iter().zip(&idents).map(|(param, ident)| {
+        let (ty, n) = (&param.ty, param.ident.to_string());
         quote::quote_spanned!(ty.span()=> let #ident: #ty = #p::arg::<#ty>(&__args, #n);)
     });
     let call = if func.sig.asyncness.is_some() {
@@ -353,7 +357,7 @@ mod tests {
     /// The `compile_error!` messages of an expansion.
     fn errors(kind: Kind, args: TokenStream, item: TokenStream) -> Vec<String> {
         let out = catalog_impl(kind, args, &item).to_string();
-        out.split("compile_error ! (")
+        out.split("compile_error !")
             .skip(1)
             .filter_map(|rest| rest.split('"').nth(1).map(str::to_owned))
             .collect()

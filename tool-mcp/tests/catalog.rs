@@ -400,7 +400,7 @@ async fn declared_prompts_and_resources_come_from_the_macros() {
         .unwrap();
     assert_eq!(
         serde_json::to_value(&read.contents).unwrap()[0]["text"],
-        r#"{"books":3,"shelf":"poetry"}"#
+        r#"{"shelf":"poetry","books":3}"#
     );
     client.cancel().await.unwrap();
 }

@@ -355,6 +355,10 @@ mod tests {
     use super::*;
 
     /// The `compile_error!` messages of an expansion.
+    #[allow(
+        clippy::needless_pass_by_value,
+        reason = "test helper taking `quote!` output"
+    )]
     fn errors(kind: Kind, args: TokenStream, item: TokenStream) -> Vec<String> {
         let out = catalog_impl(kind, args, &item).to_string();
         out.split("compile_error !")

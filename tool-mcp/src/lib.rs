@@ -68,6 +68,15 @@
 //! command) ends with the runtime: shut it down with
 //! `Runtime::shutdown_timeout(SHUTDOWN_TIMEOUT)` rather than exiting at once.
 //!
+//! Beside the tools, [`McpServer::with_catalog`] serves a [`Catalog`] of
+//! prompts, resources and resource templates ([`catalog`]): `prompts/*`,
+//! `resources/*` (read, subscribe/unsubscribe in 2025-11-25,
+//! `subscriptions/listen` in 2026-07-28, `list_changed` and `updated`
+//! notifications) and `completion/complete`, declared with the
+//! [`macro@prompt`] and [`macro@resource`] attribute macros
+//! ([`Catalog::declared`]) or built at run time. The `prompts`,
+//! `resources` and `completions` capabilities are always declared.
+//!
 //! # Client
 //! [`McpToolSource::stdio`] / [`McpToolSource::http`] connect;
 //! [`McpConnection::import_into`] registers every remote tool (all pages) as
@@ -103,6 +112,12 @@
 //! - `subtle`: constant-time comparison of bearer-token digests (no timing
 //!   leak of a token), a `RustCrypto` crate `rustls` also uses; small, no
 //!   dependencies.
+//! - `tool-macros`: the `#[prompt]` / `#[resource]` attribute macros, next
+//!   to `#[tool]` in the workspace's one proc-macro crate.
+//! - `inventory`: link-time registration of `#[prompt]` / `#[resource]`
+//!   fns, as tool-core registers `#[tool]` fns (no central list).
+//! - `base64`: binary resource contents travel base64-encoded (`blob`);
+//!   already in the tree through tool-core.
 //! - `tokio-util` with `rt`: `TaskTracker`, to wait for the calls still
 //!   running when a server stops.
 //! - `schemars`, `serde`, `serde_json`, `tokio`, `tokio-util`, `tracing`:

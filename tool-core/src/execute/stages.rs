@@ -112,6 +112,7 @@ impl<'a> Call<'a> {
             self.url_scope()?;
             self.strip_hidden();
             self.resolve_context()?;
+            self.check().await?;
             self.confirm().await?;
             self.substitute_secrets()?;
             let result = self.invoke().await;
@@ -199,6 +200,18 @@ impl<'a> Call<'a> {
                 .collect();
         }
         Ok(())
+    }
+
+    /// Check: before a person is asked to approve a call, its arguments are
+    /// decoded as the call would decode them, so a call that can never run
+    /// fails here with its argument error, unasked. Calls that ask nobody
+    /// skip it (the invoke stage decodes them once).
+    async fn check(&mut self) -> Result<(), ToolResult> {
+        let spec = self.entry.tool.spec();
+        if !spec.flags.requires_confirmation && !self.ctx.confirms_kind(spec.kind) {
+            return Ok(());
+        }
+        self.entry.tool.check_arguments(&self.args, self.ctx).await
     }
 
     /// Confirm: a `requires_confirmation` tool asks the approval gate.

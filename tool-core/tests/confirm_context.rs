@@ -193,3 +193,52 @@ async fn valid_arguments_are_asked_about_and_run_once() {
         before + 1
     );
 }
+
+#[tokio::test]
+async fn a_hidden_value_the_model_sent_is_dropped_with_a_note() {
+    let ctx = library().with_value("member", "member-7");
+    let (ctx, _) = asking(ctx, ApprovalDecision::Approve);
+    let result = registry()
+        .execute(
+            "cc_borrow",
+            json!({"isbn": "978-1", "member": "evil"}),
+            &ctx,
+        )
+        .await;
+    assert!(
+        result.output.starts_with("member-7 borrowed 978-1"),
+        "{result:?}"
+    );
+    assert_eq!(
+        result.notes,
+        ["`member` is set by the application; the value you sent was ignored"]
+    );
+    assert_eq!(result.metadata["ignored_hidden_params"], json!(["member"]));
+}
+
+/// Open the cart (shop pages only).
+#[tool(url_patterns = ["https://shop.example/**"])]
+fn cc_cart() -> String {
+    "cart".to_owned()
+}
+
+#[tokio::test]
+async fn the_url_scope_refusal_uses_the_hosts_hint() {
+    let plain = registry()
+        .execute("cc_cart", json!({}), &ToolContext::new())
+        .await;
+    assert!(
+        plain
+            .error
+            .expect("refused")
+            .message
+            .contains("(the application gives it with `ToolContext::with_page_url`)")
+    );
+    let ctx =
+        ToolContext::new().with_page_url_hint("start the server with `shop serve --page-url URL`");
+    let hinted = registry().execute("cc_cart", json!({}), &ctx).await;
+    assert_eq!(
+        hinted.error.expect("refused").message,
+        "The tool `cc_cart` runs only on the pages its URL patterns match, and this call has no page URL (start the server with `shop serve --page-url URL`); use one of the tools offered here."
+    );
+}

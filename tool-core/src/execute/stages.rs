@@ -150,8 +150,11 @@ impl<'a> Call<'a> {
                 quote(&without_userinfo(u))
             ),
             None => format!(
-                "The tool `{}` runs only on the pages its URL patterns match, and this call has no page URL (the application gives it with `ToolContext::with_page_url`); use one of the tools offered here.",
-                self.name()
+                "The tool `{}` runs only on the pages its URL patterns match, and this call has no page URL ({}); use one of the tools offered here.",
+                self.name(),
+                self.ctx.page_url_hint().unwrap_or_else(|| {
+                    "the application gives it with `ToolContext::with_page_url`".to_owned()
+                })
             ),
         };
         Err(ToolResult::error(ErrorKind::Denied, message))
@@ -170,6 +173,12 @@ impl<'a> Call<'a> {
             .filter(|h| self.args.remove(h.as_str()).is_some())
             .map(|h| Value::String(h.clone()))
             .collect();
+        // The model is told, not silently rewritten (third review, L3).
+        for name in ignored.iter().filter_map(Value::as_str) {
+            self.notes.push(format!(
+                "`{name}` is set by the application; the value you sent was ignored"
+            ));
+        }
         if !ignored.is_empty() {
             self.metadata.insert(
                 meta::IGNORED_HIDDEN_PARAMS.to_owned(),

@@ -118,6 +118,24 @@ pub(crate) fn schema(
     serde_json::to_writer_pretty(&mut *out, &value).map_err(io::Error::from)?;
     writeln!(out)?;
     out.flush()?;
+    // A URL-scoped tool is marked as `list` marks it (third review, L9):
+    // `call`, `serve` and an agent offer it only on a matching page.
+    let shown: Vec<&str> = if names.is_empty() {
+        registry.names()
+    } else {
+        names.iter().map(String::as_str).collect()
+    };
+    for tool in shown.iter().filter_map(|n| registry.get(n)) {
+        let patterns = &tool.spec().url_patterns;
+        if !patterns.is_empty() {
+            writeln!(
+                err,
+                "note: `{}` runs only with --page-url matching {}",
+                tool.name(),
+                patterns.join(" or ")
+            )?;
+        }
+    }
     for fallback in &fallbacks {
         writeln!(err, "warning: {fallback}")?;
     }

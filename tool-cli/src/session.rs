@@ -68,6 +68,12 @@ impl Session {
         if let Some(url) = &common.page_url {
             ctx = ctx.with_page_url(url.clone());
         }
+        let program = crate::app::program_name();
+        ctx = ctx.with_page_url_hint(if crate::app::serving() {
+            format!("start the server with `{program} serve --page-url URL`")
+        } else {
+            format!("give it with `{program} --page-url URL call …`")
+        });
         if let Some(timeout) = common.timeout {
             ctx = ctx.with_timeout(timeout);
         }

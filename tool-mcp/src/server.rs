@@ -720,7 +720,7 @@ impl McpServer {
         // (including bad arguments) are results with `isError: true`.
         if !registry.contains(&name) {
             return Err(ErrorData::invalid_params(
-                format!("unknown tool: {name}"),
+                unknown_tool_message(&registry, &name, self.config.context.page_url()),
                 None,
             ));
         }
@@ -1230,6 +1230,36 @@ fn session_secret() -> String {
         }
     }
     bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The message of an unknown tool's protocol error: up to three close names
+/// ("did you mean"), else the names offered on the server's page when there
+/// are at most 30, as `execute` tells a model (third new-user review, M5).
+/// The name is cut to 64 characters: a client controls it.
+fn unknown_tool_message(registry: &ToolRegistry, name: &str, page: Option<&str>) -> String {
+    let offered = |n: &&str| registry.get(n).is_some_and(|t| t.available_on(page));
+    let shown: String = name.chars().take(64).collect();
+    let close: Vec<String> = registry
+        .suggest(name)
+        .into_iter()
+        .filter(offered)
+        .map(|n| format!("`{n}`"))
+        .collect();
+    if !close.is_empty() {
+        return format!(
+            "unknown tool: {shown}. Did you mean {}?",
+            close.join(" or ")
+        );
+    }
+    let names = registry.tool_names(page);
+    if names.len() <= 30 {
+        format!(
+            "unknown tool: {shown}. Available tools: {}.",
+            names.join(", ")
+        )
+    } else {
+        format!("unknown tool: {shown}. See tools/list for the tools offered.")
+    }
 }
 
 #[cfg(test)]

@@ -114,6 +114,7 @@ impl<'a> Call<'a> {
             self.url_scope()?;
             self.strip_hidden();
             self.resolve_context()?;
+            self.check().await?;
             self.confirm().await?;
             self.substitute_secrets()?;
             let result = self.invoke_cached().await;
@@ -151,8 +152,11 @@ impl<'a> Call<'a> {
                 quote(&without_userinfo(u))
             ),
             None => format!(
-                "The tool `{}` runs only on the pages its URL patterns match, and this call has no page URL (the application gives it with `ToolContext::with_page_url`); use one of the tools offered here.",
-                self.name()
+                "The tool `{}` runs only on the pages its URL patterns match, and this call has no page URL ({}); use one of the tools offered here.",
+                self.name(),
+                self.ctx.page_url_hint().unwrap_or_else(|| {
+                    "the application gives it with `ToolContext::with_page_url`".to_owned()
+                })
             ),
         };
         Err(ToolResult::error(ErrorKind::Denied, message))
@@ -171,6 +175,12 @@ impl<'a> Call<'a> {
             .filter(|h| self.args.remove(h.as_str()).is_some())
             .map(|h| Value::String(h.clone()))
             .collect();
+        // The model is told, not silently rewritten (third review, L3).
+        for name in ignored.iter().filter_map(Value::as_str) {
+            self.notes.push(format!(
+                "`{name}` is set by the application; the value you sent was ignored"
+            ));
+        }
         if !ignored.is_empty() {
             self.metadata.insert(
                 meta::IGNORED_HIDDEN_PARAMS.to_owned(),
@@ -201,6 +211,18 @@ impl<'a> Call<'a> {
                 .collect();
         }
         Ok(())
+    }
+
+    /// Check: before a person is asked to approve a call, its arguments are
+    /// decoded as the call would decode them, so a call that can never run
+    /// fails here with its argument error, unasked. Calls that ask nobody
+    /// skip it (the invoke stage decodes them once).
+    async fn check(&mut self) -> Result<(), ToolResult> {
+        let spec = self.entry.tool.spec();
+        if !spec.flags.requires_confirmation && !self.ctx.confirms_kind(spec.kind) {
+            return Ok(());
+        }
+        self.entry.tool.check_arguments(&self.args, self.ctx).await
     }
 
     /// Confirm: a `requires_confirmation` tool asks the approval gate.

@@ -202,7 +202,9 @@ fn every_provider_rendering_lowers_the_lifted_fields() {
 
     let mcp = tool_core::format::render_tool(spec, Format::Mcp).unwrap();
     assert_eq!(mcp["inputSchema"]["required"], json!(["query"]));
-    assert!(!mcp.to_string().contains("$ref"), "{mcp}");
+    // MCP keeps the schema as declared (SEP-1613): `$ref` into its own `$defs`.
+    assert!(mcp["inputSchema"]["$defs"]["NoteFilter"].is_object(), "{mcp}");
+    assert!(mcp.to_string().contains("#/$defs/NoteFilter"), "{mcp}");
 }
 
 #[tokio::test]

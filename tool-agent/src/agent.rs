@@ -16,6 +16,7 @@ use crate::client::ModelClient;
 use crate::error::{ModelError, ModelErrorKind};
 use crate::limits::AgentLimits;
 use crate::message::{Message, ModelRequest, StreamEvent, ToolChoice, ToolOutcome, Usage};
+use crate::telemetry;
 
 /// Bytes of a tool result or model text written to a trace event (cut at a
 /// character boundary, unmarked).
@@ -179,6 +180,7 @@ pub struct Agent {
     tool_choice: ToolChoice,
     trace_id: Option<String>,
     observer: Option<Observer>,
+    name: Option<String>,
 }
 
 impl std::fmt::Debug for Agent {
@@ -219,10 +221,20 @@ impl Agent {
             tool_choice: ToolChoice::Auto,
             trace_id: None,
             observer: None,
+            name: None,
         }
     }
 
     crate::limits::limit_setters!();
+
+    /// The agent's name, for telemetry: the run's span is then
+    /// `invoke_agent {name}` with `gen_ai.agent.name` ([`telemetry`](crate::telemetry));
+    /// without one it is `invoke_agent`. Cut to 128 bytes.
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        let name = name.into();
+        self.name = Some(clip(&name, Clip::bytes(128).unmarked()).into_owned());
+        self
+    }
 
     /// Sets the system prompt.
     pub fn system(mut self, prompt: impl Into<String>) -> Self {
@@ -329,8 +341,20 @@ impl Agent {
                     RUNS.fetch_add(1, Ordering::Relaxed) + 1
                 )
             });
-        let span = tracing::info_span!(target: "tool_agent", "agent_run", trace_id = %trace_id, model = self.client.model());
-        self.run_inner(trace_id, messages).instrument(span).await
+        let span = telemetry::agent_span(&*self.client, self.name.as_deref(), &trace_id);
+        let result = self
+            .run_inner(trace_id, messages)
+            .instrument(span.clone())
+            .await;
+        match &result {
+            Ok(out) => telemetry::record_usage(&span, out.usage),
+            Err(AgentError::Model { source, .. }) => {
+                telemetry::record_error(&span, &telemetry::model_error_type(source));
+            }
+            Err(AgentError::Schemas(_)) => telemetry::record_error(&span, "schemas"),
+            Err(_) => telemetry::record_error(&span, "_OTHER"),
+        }
+        result
     }
 
     fn emit(&self, event: &AgentEvent<'_>) {
@@ -412,7 +436,7 @@ impl Agent {
                 tool_choice: choice,
             });
             out.turns = n;
-            let answer = match self.answer(request, turn, deadline).await {
+            let answer = match self.answer(request, turn, deadline, &ctx).await {
                 Ok(a) => a,
                 Err(Halt::Stop(s)) => {
                     stop = s;
@@ -496,12 +520,37 @@ impl Agent {
         Ok(out)
     }
 
-    /// Sends one request and reads its stream to the end.
+    /// Sends one request and reads its stream to the end, in the request's
+    /// `chat` span ([`telemetry`](crate::telemetry)).
     async fn answer(
         &self,
         request: ModelRequest<'_>,
         turn: u64,
         deadline: Option<tokio::time::Instant>,
+        ctx: &ToolContext,
+    ) -> Result<Answer, Halt> {
+        let span = telemetry::chat_span(&*self.client, &request, ctx);
+        let mut reasons = Vec::new();
+        let result = self
+            .read_answer(request, turn, deadline, &mut reasons)
+            .instrument(span.clone())
+            .await;
+        match &result {
+            Ok(a) => telemetry::record_answer(&span, ctx, &a.text, &a.calls, a.usage, &reasons),
+            Err(Halt::Error(e)) => telemetry::record_error(&span, &telemetry::model_error_type(e)),
+            Err(Halt::Stop(_)) => {}
+        }
+        result
+    }
+
+    /// [`answer`](Self::answer)'s request and stream; the provider's stop
+    /// reasons are added to `reasons`.
+    async fn read_answer(
+        &self,
+        request: ModelRequest<'_>,
+        turn: u64,
+        deadline: Option<tokio::time::Instant>,
+        reasons: &mut Vec<String>,
     ) -> Result<Answer, Halt> {
         let mut stream = self.guard(self.client.send(request), deadline).await??;
         let mut answer = Answer::default();
@@ -519,7 +568,11 @@ impl Agent {
                     answer.calls.push(c);
                 }
                 StreamEvent::Usage(u) => answer.usage.add(u),
-                StreamEvent::Finished { .. } => {}
+                StreamEvent::Finished { stop_reason } => {
+                    if reasons.len() < telemetry::MAX_REASONS {
+                        reasons.extend(stop_reason);
+                    }
+                }
             }
         }
         Ok(answer)

@@ -31,6 +31,21 @@ pub trait ModelClient: Send + Sync {
     /// The model name sent with each request (for logs and events).
     fn model(&self) -> &str;
 
+    /// The provider's name for telemetry: the `gen_ai.provider.name`
+    /// attribute of the `chat` and `invoke_agent` spans (OpenTelemetry's
+    /// GenAI conventions; see [`telemetry`](crate::telemetry)). The default
+    /// follows [`format`](Self::format): `openai` for the OpenAI formats (also
+    /// what OpenAI-compatible servers such as llama.cpp, vLLM or Ollama speak),
+    /// `anthropic`, `gcp.gemini`, and `_OTHER` for any other format.
+    fn provider_name(&self) -> &str {
+        match self.format() {
+            Format::OpenAiChat { .. } | Format::OpenAiResponses { .. } => "openai",
+            Format::Anthropic { .. } => "anthropic",
+            Format::Gemini { .. } | Format::GeminiJsonSchema => "gcp.gemini",
+            _ => "_OTHER",
+        }
+    }
+
     /// Sends one request. The future resolves once the response headers
     /// arrived (HTTP errors and retries happen there); the stream then yields
     /// the answer.
@@ -43,6 +58,9 @@ impl<C: ModelClient + ?Sized> ModelClient for std::sync::Arc<C> {
     }
     fn model(&self) -> &str {
         (**self).model()
+    }
+    fn provider_name(&self) -> &str {
+        (**self).provider_name()
     }
     fn send<'a>(&'a self, request: ModelRequest<'a>) -> SendFuture<'a> {
         (**self).send(request)

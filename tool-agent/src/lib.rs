@@ -103,11 +103,14 @@ mod complete;
 mod error;
 mod limits;
 mod message;
+#[cfg(feature = "otel")]
+pub mod otel;
 pub mod provider;
 pub mod review;
 mod scripted;
 pub mod subagent;
 pub mod summarize;
+pub mod telemetry;
 mod transport;
 
 pub use agent::{Agent, AgentError, AgentEvent, RunOutput, StopReason};

@@ -264,11 +264,20 @@ pub fn context(root: impl AsRef<Path>) -> io::Result<ToolContext> {
 }
 
 /// `ctx` plus what the built-in tools read from a context: a [`Workspace`]
-/// rooted at `root` and a fresh [`FileLedger`] (replacing any already there).
+/// rooted at `root`, a fresh [`FileLedger`] (replacing any already there)
+/// and, unless `ctx` has one, the read cache
+/// ([`fs::read_cache::new_read_cache`]: identical read-only calls of one
+/// trace answered for 30 s, emptied by every call that may write; see
+/// [`tool_core::read_cache`]).
 ///
 /// # Errors
 /// The I/O error of canonicalising `root` (e.g. it does not exist).
 pub fn with_builtins(ctx: ToolContext, root: impl AsRef<Path>) -> io::Result<ToolContext> {
+    let ctx = if ctx.state::<tool_core::read_cache::ReadCache>().is_some() {
+        ctx
+    } else {
+        ctx.with_state(fs::read_cache::new_read_cache())
+    };
     Ok(ctx
         .with_state(Workspace::new(root)?)
         .with_state(FileLedger::new()))

@@ -59,6 +59,16 @@ const WORDS: &[&str] = &[
     "ab",
     "let",
     "=",
+    // Long literals whose sparse grams reach past a trigram, and grams at
+    // the edges of words, pieces of words and multi-byte characters.
+    "kalomiren_handler",
+    "miren_hand",
+    "xelxel_wu",
+    "Xelxel_WU2",
+    "Ünïcödé",
+    "日本語のコメント",
+    "café",
+    "CAFÉ",
 ];
 
 fn line() -> impl Strategy<Value = String> {
@@ -403,6 +413,41 @@ fn a_stored_index_is_reused_and_checked() {
     assert_eq!(second.answered(), 2);
     assert!(second.drop_index().unwrap());
     assert_eq!(second.stored().unwrap(), None);
+}
+
+/// An index file of another version (the trigram index, `ATGRAM01`) is
+/// rebuilt, never misread.
+#[test]
+fn an_index_of_an_older_version_is_rebuilt() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let root = fs::canonicalize(dir.path()).unwrap();
+    write(&root.join("a.rs"), b"fn kalomiren_handler() {}\n");
+    let ws = Workspace::new(&root).unwrap();
+    let config = IndexConfig::default()
+        .with_min_bytes(0)
+        .with_state_dir(state.path());
+    let first = ContentIndex::new(&ws, config.clone());
+    assert!(matches!(
+        first.build(),
+        IndexStatus::Ready { reused: false, .. }
+    ));
+    let path = first.location().unwrap();
+    drop(first);
+    let mut bytes = fs::read(&path).unwrap();
+    bytes[..8].copy_from_slice(b"ATGRAM01");
+    fs::write(&path, &bytes).unwrap();
+    let second = ContentIndex::new(&ws, config);
+    let status = second.build();
+    assert!(
+        matches!(status, IndexStatus::Ready { reused: false, .. }),
+        "{status}"
+    );
+    assert_eq!(&fs::read(&path).unwrap()[..8], b"ATGRAM02");
+    let ctx = ToolContext::new().with_state(ws).with_state(second.clone());
+    let r = grep_content("miren_hand".into(), None, None, None, &ctx).into_tool_result();
+    assert!(r.output.starts_with("Found 1 matches"), "{}", r.output);
+    assert_eq!(second.answered(), 1);
 }
 
 /// Below the size threshold there is no index: searches scan.

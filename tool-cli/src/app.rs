@@ -36,6 +36,20 @@ impl Default for Program {
 /// schema …`") and its `serve` banner: set once per run by `run_program`.
 static PROGRAM_NAME: RwLock<String> = RwLock::new(String::new());
 
+/// Whether this run is `serve`: refusal hints then name `serve`'s options
+/// (`NAME serve --approve all`), not `call`'s. Set by `execute`.
+static SERVING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Marks this run as `serve` (see [`serving`]).
+pub(crate) fn set_serving() {
+    SERVING.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Whether this run is `serve`.
+pub(crate) fn serving() -> bool {
+    SERVING.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// The running program's name (`tool` before a run sets it).
 pub(crate) fn program_name() -> String {
     let name = PROGRAM_NAME.read().unwrap_or_else(PoisonError::into_inner);

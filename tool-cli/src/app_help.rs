@@ -125,6 +125,12 @@ pub(crate) fn for_app(command: clap::Command, bin: &str, registry: &ToolRegistry
         .mut_arg("workspace", |a| {
             a.help("The run's workspace folder, in the context of every call [default: the current folder].")
         })
+        .mut_arg("trace_id", |a| {
+            a.help(
+                "Trace id of this run [default: $TRACE_ID, else a generated cli-xxxxxxxx], in the \
+                 context of every call (the `trace_id` value) and in the JSON result.",
+            )
+        })
         .mut_arg("out", |a| {
             a.help(
                 "Folder for images and other files a tool returns [default: a folder per trace id \

@@ -63,11 +63,20 @@ impl Approve {
     pub(crate) fn policy(self, program: &str) -> ApprovalPolicy {
         match self {
             Self::Never => {
-                let hint = format!(
-                    "this call needs a person's confirmation and none is available: run it on a \
-                     terminal to be asked, or approve unattended with `{program} --approve all \
-                     call …` (`--approve read` approves read-only tools)"
-                );
+                let hint = if crate::app::serving() {
+                    format!(
+                        "this call needs a person's confirmation and none is available: this \
+                         MCP client cannot be asked (no elicitation); the server's operator can \
+                         approve unattended with `{program} serve --approve all` (`--approve \
+                         read` approves read-only tools)"
+                    )
+                } else {
+                    format!(
+                        "this call needs a person's confirmation and none is available: run it on \
+                         a terminal to be asked, or approve unattended with `{program} --approve \
+                         all call …` (`--approve read` approves read-only tools)"
+                    )
+                };
                 ApprovalPolicy::new().ask(move |_: ApprovalRequest| {
                     let hint = hint.clone();
                     async move { ApprovalDecision::Deny(hint) }

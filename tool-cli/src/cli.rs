@@ -390,6 +390,14 @@ pub(crate) struct CommonOptions {
     /// (fractions allowed, at most 60); it stops waiting as soon as they arrive [default: 2].
     #[arg(long, global = true, value_name = "SECS", value_parser = parse_lsp_wait)]
     pub(crate) lsp_wait: Option<Duration>,
+
+    /// Diagnostics after edits from a JSON file: {"servers": [{"extensions": ["py"], "command":
+    /// ["pylsp"]}], "checks": [{"extensions": ["sh"], "check": ["sh", "-n", "{file}"],
+    /// "timeout_secs": 10}], "wait_secs": 2}. Servers as --lsp (--lsp entries come first); a check
+    /// command runs on a changed file no server serves, inside the sandbox, and its
+    /// `FILE:LINE[:COL]: MESSAGE` lines are appended like a server's diagnostics [default: none]
+    #[arg(long, global = true, value_name = "FILE")]
+    pub(crate) lsp_config: Option<PathBuf>,
     /// Files holding secrets of a subcommand's own options (`serve
     /// --token-file`), hidden from sandboxed commands like
     /// [`CommonOptions::secret_files`]; set by the command, not a flag.
@@ -644,7 +652,7 @@ pub(crate) enum Command {
         limits: HttpLimitOptions,
 
         /// Build no search index: grep_content and glob_files scan on every call. By default a
-        /// trigram index of the workspace is built in the background at start (not below 16
+        /// sparse n-gram index of the workspace is built in the background at start (not below 16
         /// MiB of files) and kept fresh by watching the folder; see `tool index --help`.
         #[arg(long)]
         no_index: bool,

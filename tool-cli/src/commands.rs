@@ -118,6 +118,24 @@ pub(crate) fn schema(
     serde_json::to_writer_pretty(&mut *out, &value).map_err(io::Error::from)?;
     writeln!(out)?;
     out.flush()?;
+    // A URL-scoped tool is marked as `list` marks it (third review, L9):
+    // `call`, `serve` and an agent offer it only on a matching page.
+    let shown: Vec<&str> = if names.is_empty() {
+        registry.names()
+    } else {
+        names.iter().map(String::as_str).collect()
+    };
+    for tool in shown.iter().filter_map(|n| registry.get(n)) {
+        let patterns = &tool.spec().url_patterns;
+        if !patterns.is_empty() {
+            writeln!(
+                err,
+                "note: `{}` runs only with --page-url matching {}",
+                tool.name(),
+                patterns.join(" or ")
+            )?;
+        }
+    }
     for fallback in &fallbacks {
         writeln!(err, "warning: {fallback}")?;
     }
@@ -153,22 +171,33 @@ pub(crate) fn call(
     out: &mut impl Write,
 ) -> Result<(), Failure> {
     if !registry.contains(name) {
-        return Err(Failure::Usage(unknown_tool_message(registry, name)));
+        let message = unknown_tool_message(registry, name);
+        return refuse_call(session, name, ErrorKind::UnknownTool, message, output, out);
     }
     let parameters = registry
         .get(name)
         .map(|t| t.spec().parameters.clone())
         .unwrap_or_default();
-    let arguments = args::parse_call_args(words, args::read_stdin, &parameters)
-        .and_then(|a| {
+    let arguments =
+        match args::parse_call_args(words, args::read_stdin, &parameters).and_then(|a| {
             args::check_own_options(name, &a, &parameters, &crate::cli::own_options()).map(|()| a)
-        })
-        .map_err(|e| {
-            Failure::Usage(format!(
-                "{e}\nRun `{program} call --help` for the argument syntax.",
-                program = crate::app::program_name()
-            ))
-        })?;
+        }) {
+            Ok(arguments) => arguments,
+            Err(e) => {
+                let message = format!(
+                    "{e}\nRun `{program} call --help` for the argument syntax.",
+                    program = crate::app::program_name()
+                );
+                return refuse_call(
+                    session,
+                    name,
+                    ErrorKind::InvalidArguments,
+                    message,
+                    output,
+                    out,
+                );
+            }
+        };
     let dir = OutDir::new(session.out_dir.as_deref(), &session.trace_id).map_err(Failure::Usage)?;
     let result = runtime.block_on(session.call(registry, name, arguments));
     let printed = render::render(&result, Some(name), &session.trace_id, None, &dir);
@@ -185,6 +214,7 @@ pub(crate) fn call(
     writeln!(out)?;
     out.flush()?;
     let write_failed = report_write_failures(&printed)?;
+    report_ignored_hidden(&result)?;
     match &result.error {
         // On a terminal the readable result above already shows the message:
         // stderr adds only the hint (the review of 2026-12-02 saw it twice).
@@ -205,6 +235,50 @@ pub(crate) fn call(
         None if write_failed => Err(Failure::ToolError),
         None => Ok(()),
     }
+}
+
+/// A call refused before it ran (unknown tool, arguments that do not
+/// parse): the usage message on stderr, and, when stdout carries JSON, the
+/// same JSON object a call's error prints, so a script reading stdout gets
+/// one object for every usage error of `call` (third review, L6). On a
+/// terminal (text) stdout stays empty: stderr already shows the message.
+fn refuse_call(
+    session: &Session,
+    name: &str,
+    kind: ErrorKind,
+    message: String,
+    output: CallOutput,
+    out: &mut impl Write,
+) -> Result<(), Failure> {
+    if output != CallOutput::Text {
+        let result = ToolResult::error(kind, message.clone());
+        let dir = OutDir::new(None, &session.trace_id).map_err(Failure::Usage)?;
+        let printed = render::render(&result, Some(name), &session.trace_id, None, &dir);
+        if output == CallOutput::PrettyJson {
+            serde_json::to_writer_pretty(&mut *out, &printed).map_err(io::Error::from)?;
+        } else {
+            serde_json::to_writer(&mut *out, &printed).map_err(io::Error::from)?;
+        }
+        writeln!(out)?;
+        out.flush()?;
+    }
+    Err(Failure::Usage(message))
+}
+
+/// A `note:` line on stderr for each hidden parameter the caller gave: the
+/// application sets it, and the value given was dropped (third review, L3).
+fn report_ignored_hidden(result: &tool_core::ToolResult) -> io::Result<()> {
+    let Some(Value::Array(names)) = result.metadata.get("ignored_hidden_params") else {
+        return Ok(());
+    };
+    let mut err = io::stderr().lock();
+    for name in names.iter().filter_map(Value::as_str) {
+        writeln!(
+            err,
+            "note: `{name}` is set by the application; the value given was ignored"
+        )?;
+    }
+    Ok(())
 }
 
 /// For a call refused by URL scope, the option that gives the page, on

@@ -15,9 +15,10 @@
 //! "output", "error", "notes", "metadata", "long_term_memory", "images",
 //! "attachments"}`, when stdout is not a terminal (pipes, files: what scripts
 //! read); on a terminal it prints the same result as readable text (title,
-//! output, error, notes, files written). `--json` and `--text` force one; (`notes`: the lines telling the model how its input was
-//! read, e.g. a repaired argument), and exits 0 on success, 1 when the tool returned an error
-//! and 2 for usage errors. `tool batch` runs JSON Lines calls in one shared
+//! output, error, notes, files written); `--json` and `--text` force one.
+//! `notes` are the lines telling the model how its input was read (e.g. a
+//! repaired argument). It exits 0 on success, 1 when the tool returned an
+//! error and 2 for usage errors. `tool batch` runs JSON Lines calls in one shared
 //! context and answers each line as soon as it is done. `tool --help` and
 //! `tool <command> --help` give the details with examples.
 //!
@@ -203,7 +204,7 @@ const SHELL_OPTIONS: &[&str] = &[
 
 /// The options of diagnostics after edits, hidden from the help of a
 /// program whose registry has no `write_file` (they serve the file tools).
-const LSP_OPTIONS: &[&str] = &["lsp", "lsp_wait"];
+const LSP_OPTIONS: &[&str] = &["lsp", "lsp_wait", "lsp_config"];
 
 /// The network options, hidden from the help of a program whose registry
 /// has neither `bash_command` nor `web_fetch` (they govern both).
@@ -266,10 +267,13 @@ fn builtin_options_given(
     }
     if registry.get("write_file").is_none() {
         if !common.lsp.is_empty() {
-            given.push(("--lsp", "the file tools (write_file, edit_file, …)"));
+            given.push(("--lsp", "file tools (write_file, edit_file, …)"));
         }
         if common.lsp_wait.is_some() {
-            given.push(("--lsp-wait", "the file tools (write_file, edit_file, …)"));
+            given.push(("--lsp-wait", "file tools (write_file, edit_file, …)"));
+        }
+        if common.lsp_config.is_some() {
+            given.push(("--lsp-config", "the file tools (write_file, edit_file, …)"));
         }
     }
     given
@@ -295,7 +299,13 @@ fn refuse_builtin_options(registry: &ToolRegistry, cli: &Args) -> Result<(), Fai
             "`{program} {command}` works with the built-in tools, which {program} does not include; run `{program} --help` for its commands"
         )));
     }
-    let given = builtin_options_given(registry, &cli.common);
+    let mut given = builtin_options_given(registry, &cli.common);
+    if matches!(cli.command, Command::Serve { no_index: true, .. }) && !uses_index(registry) {
+        given.push((
+            "--no-index",
+            "search tools' content index (grep_content, glob_files, list_dir)",
+        ));
+    }
     if let Some((option, tool)) = given.first() {
         let all: Vec<&str> = given.iter().map(|(o, _)| *o).collect();
         let also = if all.len() > 1 {
@@ -368,6 +378,14 @@ where
             return ExitCode::from(if e.use_stderr() { EXIT_USAGE } else { EXIT_OK });
         }
     };
+    if registry.is_empty()
+        && matches!(
+            cli.command,
+            Command::List { .. } | Command::Serve { .. } | Command::Call { .. }
+        )
+    {
+        let _ = writeln!(io::stderr(), "warning: {}", empty_registry_hint(&name));
+    }
     match execute(registry, program, cli) {
         Ok(()) => ExitCode::from(EXIT_OK),
         Err(Failure::ToolError) => ExitCode::from(EXIT_TOOL_ERROR),
@@ -396,6 +414,26 @@ where
     }
 }
 
+/// The warning for a program whose registry holds no tool: the usual cause
+/// is a bin that never references the library its `#[tool]` fns live in, so
+/// the linker left them out (third new-user review, H1).
+fn empty_registry_hint(program: &str) -> String {
+    format!(
+        "no tools registered: {program}'s registry is empty. If its `#[tool]` fns are in a library crate, \
+         the bin must reference that library (e.g. `use my_lib as _;` in main.rs) or the linker leaves \
+         them out; `ToolRegistry::of_crate` takes the library's name, not the bin's"
+    )
+}
+
+/// Whether `registry` holds a tool that reads the content index built at
+/// `serve` (the search built-ins); without one, no index is built and
+/// `--no-index` is refused.
+fn uses_index(registry: &ToolRegistry) -> bool {
+    ["grep_content", "glob_files", "list_dir"]
+        .iter()
+        .any(|name| registry.get(name).is_some())
+}
+
 /// The tool `tool call` names (its first word), for lazy MCP start: `None`
 /// for every other command, which may use any server's tools.
 fn called_tool(command: &Command) -> Option<&str> {
@@ -408,6 +446,9 @@ fn called_tool(command: &Command) -> Option<&str> {
 fn execute(registry: &ToolRegistry, program: &Program, mut cli: Args) -> Result<(), Failure> {
     refuse_builtin_options(registry, &cli)?;
     let call = matches!(cli.command, Command::Call { .. });
+    if matches!(cli.command, Command::Serve { .. }) {
+        app::set_serving();
+    }
     cli.common
         .approve
         .get_or_insert_with(|| approve::Approve::default_for(call));
@@ -566,7 +607,7 @@ fn execute(registry: &ToolRegistry, program: &Program, mut cli: Args) -> Result<
                 state_store::attach(&mut session, url, state_prefix.as_deref())
                     .map_err(Failure::Usage)?;
             }
-            if !no_index {
+            if !no_index && uses_index(registry) {
                 index::attach(&mut session);
             }
             // Stdio serves one client, one request after another: a single

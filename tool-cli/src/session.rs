@@ -68,6 +68,12 @@ impl Session {
         if let Some(url) = &common.page_url {
             ctx = ctx.with_page_url(url.clone());
         }
+        let program = crate::app::program_name();
+        ctx = ctx.with_page_url_hint(if crate::app::serving() {
+            format!("start the server with `{program} serve --page-url URL`")
+        } else {
+            format!("give it with `{program} --page-url URL call …`")
+        });
         if let Some(timeout) = common.timeout {
             ctx = ctx.with_timeout(timeout);
         }
@@ -89,7 +95,7 @@ impl Session {
             bash = bash.with_policy(crate::bash_policy::load(path)?);
         }
         ctx = ctx.with_state(bash);
-        let diagnostics = lsp_hook(common);
+        let diagnostics = lsp_hook(common)?;
         if let Some(lsp) = &diagnostics {
             ctx = lsp.install(ctx);
         }
@@ -114,17 +120,38 @@ impl Session {
     }
 }
 
-/// The diagnostics hook of `--lsp` (and `--lsp-wait`), when a server is given.
-fn lsp_hook(common: &CommonOptions) -> Option<Arc<tool_builtins::diagnostics::Diagnostics>> {
-    if common.lsp.is_empty() {
-        return None;
+/// What [`lsp_hook`] gives: the hook, or none when diagnostics are off.
+type LspHook = Option<Arc<tool_builtins::diagnostics::Diagnostics>>;
+
+/// The diagnostics hook of `--lsp` and `--lsp-config` (and `--lsp-wait`),
+/// when a server or check command is given: the `--lsp` servers first, then
+/// the file's; `--lsp-wait` over the file's `wait_secs`.
+///
+/// # Errors
+/// A usage message naming the file and what is wrong in it.
+fn lsp_hook(common: &CommonOptions) -> Result<LspHook, String> {
+    let mut config = match &common.lsp_config {
+        Some(path) => {
+            let text = crate::small_file::read_config(
+                path,
+                "--lsp-config",
+                "a diagnostics configuration (JSON)",
+            )?;
+            tool_builtins::diagnostics::LspConfig::from_json(&text)
+                .map_err(|e| format!("--lsp-config {}: {e}", path.display()))?
+        }
+        None => tool_builtins::diagnostics::LspConfig::default(),
+    };
+    let mut servers = common.lsp.clone();
+    servers.append(&mut config.servers);
+    config.servers = servers;
+    if config.is_off() {
+        return Ok(None);
     }
-    let mut config = tool_builtins::diagnostics::LspConfig::default();
-    config.servers.clone_from(&common.lsp);
     if let Some(wait) = common.lsp_wait {
         config.wait = wait;
     }
-    Some(tool_builtins::diagnostics::Diagnostics::new(config))
+    Ok(Some(tool_builtins::diagnostics::Diagnostics::new(config)))
 }
 
 /// Reads the `--secrets` file. Messages name the file and, for a bad entry,

@@ -226,6 +226,15 @@ pub fn error_wrap<E: ToolErrorDisplay>(_: &E) -> Wrap<E> {
     Wrap(PhantomData)
 }
 
+/// A doc comment split as `#[tool]` reads it: the description (argument
+/// and example sections removed) and the per-parameter docs of its
+/// `# Arguments` / `Args:` section. For the `#[prompt]` and `#[resource]`
+/// macros of tool-mcp, whose generated code calls it.
+pub fn split_doc(doc: &str) -> (String, BTreeMap<String, String>) {
+    let parsed = crate::tool::doc_comment::parse(doc);
+    (parsed.description, parsed.params)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -132,3 +132,113 @@ async fn a_value_the_model_sent_is_not_shown_as_injected_and_edits_win() {
         json!({"member": "m1", "branch": 1})
     );
 }
+
+/// How many times `cc_ship` ran.
+static SHIPPED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Ship a parcel.
+///
+/// # Arguments
+/// * `parcel` - The parcel id.
+/// * `count` - How many copies.
+#[tool(kind = "write", requires_confirmation)]
+fn cc_ship(parcel: String, count: u8) -> String {
+    SHIPPED.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    format!("shipped {count} x {parcel}")
+}
+
+#[tokio::test]
+async fn invalid_arguments_fail_before_anyone_is_asked() {
+    let cases = [
+        (
+            json!({"parcel": "P-1", "count": -1}),
+            "Invalid value for parameter `count` of `cc_ship`: expected an integer from 0 to 255, but received an integer -1.",
+        ),
+        (json!({"count": 2}), "Missing required parameter `parcel`"),
+        (
+            json!({"parcel": "P-1", "count": 2, "colour": "red"}),
+            "`colour`",
+        ),
+    ];
+    for (arguments, expected) in cases {
+        let (ctx, seen) = asking(ToolContext::new(), ApprovalDecision::Approve);
+        let result = registry().execute("cc_ship", arguments.clone(), &ctx).await;
+        let error = result.error.expect("refused");
+        assert_eq!(error.kind, ErrorKind::InvalidArguments, "{arguments}");
+        assert!(
+            error.message.contains(expected),
+            "{arguments}: {}",
+            error.message
+        );
+        assert!(
+            seen.lock().expect("not poisoned").is_empty(),
+            "the approver was asked about {arguments}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn valid_arguments_are_asked_about_and_run_once() {
+    let before = SHIPPED.load(std::sync::atomic::Ordering::SeqCst);
+    let (ctx, seen) = asking(ToolContext::new(), ApprovalDecision::Approve);
+    // A repaired argument ("3" for an integer) is still a call that can run.
+    let result = registry()
+        .execute("cc_ship", json!({"parcel": "P-2", "count": "3"}), &ctx)
+        .await;
+    assert_eq!(result.error, None);
+    assert_eq!(result.output, "shipped 3 x P-2");
+    assert_eq!(seen.lock().expect("not poisoned").len(), 1);
+    assert_eq!(
+        SHIPPED.load(std::sync::atomic::Ordering::SeqCst),
+        before + 1
+    );
+}
+
+#[tokio::test]
+async fn a_hidden_value_the_model_sent_is_dropped_with_a_note() {
+    let ctx = library().with_value("member", "member-7");
+    let (ctx, _) = asking(ctx, ApprovalDecision::Approve);
+    let result = registry()
+        .execute(
+            "cc_borrow",
+            json!({"isbn": "978-1", "member": "evil"}),
+            &ctx,
+        )
+        .await;
+    assert!(
+        result.output.starts_with("member-7 borrowed 978-1"),
+        "{result:?}"
+    );
+    assert_eq!(
+        result.notes,
+        ["`member` is set by the application; the value you sent was ignored"]
+    );
+    assert_eq!(result.metadata["ignored_hidden_params"], json!(["member"]));
+}
+
+/// Open the cart (shop pages only).
+#[tool(url_patterns = ["https://shop.example/**"])]
+fn cc_cart() -> String {
+    "cart".to_owned()
+}
+
+#[tokio::test]
+async fn the_url_scope_refusal_uses_the_hosts_hint() {
+    let plain = registry()
+        .execute("cc_cart", json!({}), &ToolContext::new())
+        .await;
+    assert!(
+        plain
+            .error
+            .expect("refused")
+            .message
+            .contains("(the application gives it with `ToolContext::with_page_url`)")
+    );
+    let ctx =
+        ToolContext::new().with_page_url_hint("start the server with `shop serve --page-url URL`");
+    let hinted = registry().execute("cc_cart", json!({}), &ctx).await;
+    assert_eq!(
+        hinted.error.expect("refused").message,
+        "The tool `cc_cart` runs only on the pages its URL patterns match, and this call has no page URL (start the server with `shop serve --page-url URL`); use one of the tools offered here."
+    );
+}

@@ -145,3 +145,31 @@ async fn a_string_literal_defaults_a_text_parameter() {
         .await;
     assert_eq!(result.output, "hi ana in /srv");
 }
+
+#[test]
+fn of_crate_without_tools_is_an_error_naming_the_crates_with_tools() {
+    // This test's crate is `first_hour`; a misspelt name gets the did-you-mean.
+    assert!(
+        ToolRegistry::of_crate("first_hour")
+            .expect("this crate has tools")
+            .contains("fh_search")
+    );
+    let message = ToolRegistry::of_crate("first_hours")
+        .expect_err("no tools under that name")
+        .to_string();
+    assert!(
+        message.starts_with(
+            "no `#[tool]` fn of the crate `first_hours` is linked into this program; did you mean `first_hour`? (crates with tools: first_hour)"
+        ),
+        "{message}"
+    );
+    assert!(
+        message.contains("e.g. `use first_hours as _;`"),
+        "{message}"
+    );
+    let message = ToolRegistry::of_crate("shop-app")
+        .expect_err("no tools under that name")
+        .to_string();
+    assert!(message.contains("the crate `shop_app`"), "{message}");
+    assert!(!message.contains("did you mean"), "{message}");
+}

@@ -1,4 +1,5 @@
-//! The `#[tool]` attribute macro.
+//! The `#[tool]` attribute macro, and tool-mcp's `#[prompt]` and
+//! `#[resource]` (re-exported as `tool_mcp::{prompt, resource}`).
 //!
 //! **Depend on `tool-core`, not on this crate.** `tool-core` re-exports the
 //! macro as `tool_core::tool` and holds the runtime the generated code calls
@@ -40,6 +41,7 @@
 
 mod ast;
 mod attr;
+mod catalog;
 mod check;
 mod docs;
 mod errors;
@@ -199,6 +201,62 @@ pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
 #[proc_macro_attribute]
 pub fn toolset(args: TokenStream, item: TokenStream) -> TokenStream {
     toolset::toolset_impl(&args.into(), &item.into()).into()
+}
+
+/// Turns a free `fn` or `async fn` into an MCP prompt of
+/// `tool_mcp::Catalog::declared()`: the doc comment (required) is the
+/// description, its `# Arguments` section the arguments' descriptions, and
+/// each parameter an argument: `String` required, `Option<String>`
+/// optional (MCP prompt arguments are strings). The fn returns
+/// `Vec<PromptMessage>`, one `PromptMessage` or a `String` (one user
+/// message), or a `Result` of one of these with a `Display` error. The fn
+/// stays an ordinary fn. Re-exported as `tool_mcp::prompt`.
+///
+/// ```ignore
+/// use tool_mcp::prompt;
+///
+/// /// Review a piece of code.
+/// ///
+/// /// # Arguments
+/// /// * `code` - The code to review.
+/// /// * `focus` - What to look at first.
+/// #[prompt(title = "Code review")]
+/// fn review(code: String, focus: Option<String>) -> String {
+///     format!("Review this code, focusing on {}:\n{code}", focus.as_deref().unwrap_or("bugs"))
+/// }
+/// ```
+///
+/// Options: `name = "..."` (default: the fn's name), `title = "..."`.
+#[proc_macro_attribute]
+pub fn prompt(args: TokenStream, item: TokenStream) -> TokenStream {
+    catalog::catalog_impl(catalog::Kind::Prompt, args.into(), &item.into()).into()
+}
+
+/// Turns a free `fn` or `async fn` into an MCP resource of
+/// `tool_mcp::Catalog::declared()`: `#[resource("notes://today")]` for a
+/// fixed URI, `#[resource("notes://{day}")]` for a resource template
+/// (RFC 6570 `{name}` / `{+name}`) whose variables are the fn's parameters
+/// (each a `String`; a variable without a parameter, or a parameter that is
+/// no variable, is a compile error). The doc comment is the description.
+/// The fn returns `String` (text), `Vec<u8>` (bytes, sent base64) or
+/// `tool_mcp::ResourceBody`, or a `Result` of one with a `Display` error.
+/// Re-exported as `tool_mcp::resource`.
+///
+/// ```ignore
+/// use tool_mcp::resource;
+///
+/// /// A day's notes.
+/// #[resource("notes://{day}", mime_type = "text/markdown")]
+/// async fn notes(day: String) -> Result<String, std::io::Error> {
+///     tokio::fs::read_to_string(format!("notes/{day}.md")).await
+/// }
+/// ```
+///
+/// Options after the URI: `name = "..."` (default: the fn's name),
+/// `title = "..."`, `mime_type = "..."`.
+#[proc_macro_attribute]
+pub fn resource(args: TokenStream, item: TokenStream) -> TokenStream {
+    catalog::catalog_impl(catalog::Kind::Resource, args.into(), &item.into()).into()
 }
 
 /// parse → check → expand; on any error, the user's fn and every error.

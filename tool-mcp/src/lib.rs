@@ -68,6 +68,15 @@
 //! command) ends with the runtime: shut it down with
 //! `Runtime::shutdown_timeout(SHUTDOWN_TIMEOUT)` rather than exiting at once.
 //!
+//! Beside the tools, [`McpServer::with_catalog`] serves a [`Catalog`] of
+//! prompts, resources and resource templates ([`catalog`]): `prompts/*`,
+//! `resources/*` (read, subscribe/unsubscribe in 2025-11-25,
+//! `subscriptions/listen` in 2026-07-28, `list_changed` and `updated`
+//! notifications) and `completion/complete`, declared with the
+//! [`macro@prompt`] and [`macro@resource`] attribute macros
+//! ([`Catalog::declared`]) or built at run time. The `prompts`,
+//! `resources` and `completions` capabilities are always declared.
+//!
 //! # Client
 //! [`McpToolSource::stdio`] / [`McpToolSource::http`] connect;
 //! [`McpConnection::import_into`] registers every remote tool (all pages) as
@@ -103,6 +112,12 @@
 //! - `subtle`: constant-time comparison of bearer-token digests (no timing
 //!   leak of a token), a `RustCrypto` crate `rustls` also uses; small, no
 //!   dependencies.
+//! - `tool-macros`: the `#[prompt]` / `#[resource]` attribute macros, next
+//!   to `#[tool]` in the workspace's one proc-macro crate.
+//! - `inventory`: link-time registration of `#[prompt]` / `#[resource]`
+//!   fns, as tool-core registers `#[tool]` fns (no central list).
+//! - `base64`: binary resource contents travel base64-encoded (`blob`);
+//!   already in the tree through tool-core.
 //! - `tokio-util` with `rt`: `TaskTracker`, to wait for the calls still
 //!   running when a server stops.
 //! - `tool-agent` and `futures-util`, optional (feature `agent`):
@@ -115,8 +130,11 @@
 //!   runtime and cancellation tokens, diagnostics).
 
 mod approval;
+pub mod catalog;
+mod catalog_wire;
 mod client;
 mod config;
+mod declare;
 mod error;
 mod framing;
 mod headers;
@@ -127,6 +145,12 @@ mod sandbox;
 mod server;
 mod stdio;
 
+pub use catalog::{Catalog, Completer, Prompt, Resource, ResourceBody, ResourceTemplate};
+/// What the `#[prompt]` and `#[resource]` macros' output calls; not an API.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::declare::*;
+}
 pub use client::{
     DEFAULT_CONNECT_TIMEOUT, DEFAULT_REQUEST_TIMEOUT, McpConnection, McpToolSource, ProtocolEra,
 };
@@ -154,3 +178,4 @@ pub use server::{ClientScope, DEFAULT_PAGE_SIZE, McpServer, SHUTDOWN_TIMEOUT, sh
 pub use stdio::protect_stdout;
 pub use tool_core::LiveRegistry;
 pub use tool_core::live::{MAX_REASON_LEN, MAX_UNAVAILABLE};
+pub use tool_macros::{prompt, resource};

@@ -11,9 +11,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
-    PaginatedRequestParams, ProgressNotificationParam, ProtocolVersion, ResultType,
-    ServerCapabilities, ServerConfig, SubscriptionFilter, Tool as McpTool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
+    CustomRequest, CustomResult, GetPromptRequestParams, GetPromptResponse, Implementation,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, ProgressNotificationParam, ProtocolVersion, ReadResourceRequestParams,
+    ReadResourceResponse, ResultType, ServerCapabilities, ServerConfig, SubscribeRequestParams,
+    SubscriptionFilter, Tool as McpTool, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler, ServiceExt};
@@ -26,6 +29,8 @@ use tool_core::view::{InlineSchemas, SearchSession};
 use tool_core::{Progress, RegistryView, Rendering, ToolContext, ToolRegistry};
 
 use crate::approval;
+use crate::catalog::{Catalog, MAX_SUBSCRIPTIONS};
+use crate::catalog_wire::{self, Subscriptions};
 use crate::error::{Error, ErrorKind};
 use crate::framing::FramedTransport;
 use crate::http::{self, HttpAccess};
@@ -85,6 +90,8 @@ pub struct McpServer {
     /// The context of that session: the base context under the session's
     /// own trace id, through the [session setup](McpServer::with_session_setup).
     session_context: Option<ToolContext>,
+    /// The resources this session subscribed to (initialize era).
+    subscriptions: Subscriptions,
     config: Arc<Config>,
     calls: Calls,
 }
@@ -164,6 +171,7 @@ struct Config {
     version: String,
     instructions: Option<String>,
     http_limits: http::HttpLimits,
+    catalog: Catalog,
 }
 
 impl McpServer {
@@ -180,6 +188,7 @@ impl McpServer {
             view: view.into(),
             session: None,
             session_context: None,
+            subscriptions: Subscriptions::default(),
             config: Arc::new(Config {
                 context: ToolContext::new(),
                 session_setup: None,
@@ -188,6 +197,7 @@ impl McpServer {
                 version: env!("CARGO_PKG_VERSION").to_owned(),
                 instructions: None,
                 http_limits: http::HttpLimits::default(),
+                catalog: Catalog::new(),
             }),
             calls: Calls::default(),
         }
@@ -255,6 +265,22 @@ impl McpServer {
         self
     }
 
+    /// The prompts, resources and resource templates served beside the
+    /// tools (default: an empty [`Catalog`]; the `prompts` and `resources`
+    /// capabilities are declared either way, with empty lists). The
+    /// catalog is shared: entries added to it later reach every client,
+    /// with `list_changed` notifications.
+    #[must_use]
+    pub fn with_catalog(mut self, catalog: Catalog) -> Self {
+        self.config_mut().catalog = catalog;
+        self
+    }
+
+    /// The catalog served.
+    pub fn catalog(&self) -> &Catalog {
+        &self.config.catalog
+    }
+
     /// The live registry served (through [`view`](Self::view)).
     pub fn registry(&self) -> &LiveRegistry {
         self.view.live()
@@ -284,6 +310,7 @@ impl McpServer {
             None => ctx,
         });
         s.session = Some(Arc::from(id));
+        s.subscriptions = Subscriptions::default();
         s
     }
 
@@ -693,7 +720,7 @@ impl McpServer {
         // (including bad arguments) are results with `isError: true`.
         if !registry.contains(&name) {
             return Err(ErrorData::invalid_params(
-                format!("unknown tool: {name}"),
+                unknown_tool_message(&registry, &name, self.config.context.page_url()),
                 None,
             ));
         }
@@ -844,6 +871,12 @@ impl ServerHandler for McpServer {
                 .enable_tools()
                 .enable_tool_list_changed()
                 .enable_logging()
+                .enable_completions()
+                .enable_prompts()
+                .enable_prompts_list_changed()
+                .enable_resources()
+                .enable_resources_subscribe()
+                .enable_resources_list_changed()
                 .build(),
         )
         .with_server_info(Implementation::new(
@@ -912,6 +945,93 @@ impl ServerHandler for McpServer {
             .await
     }
 
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        Ok(catalog_wire::list_prompts(&self.config.catalog))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        catalog_wire::get_prompt(&self.config.catalog, request)
+            .await
+            .map(GetPromptResponse::from)
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        Ok(catalog_wire::list_resources(&self.config.catalog))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        Ok(catalog_wire::list_templates(&self.config.catalog))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        catalog_wire::read_resource(&self.config.catalog, &request)
+            .await
+            .map(ReadResourceResponse::from)
+    }
+
+    #[allow(
+        deprecated,
+        reason = "resources/subscribe is the 2025-11-25 way; 2026-07-28 clients use subscriptions/listen (served too)"
+    )]
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.subscriptions
+            .subscribe(&self.config.catalog, &request.uri)
+    }
+
+    #[allow(
+        deprecated,
+        reason = "resources/unsubscribe is the 2025-11-25 way; 2026-07-28 clients end their subscriptions/listen"
+    )]
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.subscriptions.unsubscribe(&request.uri);
+        Ok(())
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        catalog_wire::complete(&self.config.catalog, &request)
+    }
+
+    /// A method no handler serves: `-32601` "Method not found: NAME".
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        Err(method_not_found(&request.method))
+    }
+
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         // Sessions of the initialize era get list_changed on the session's
         // own channel; 2026-07-28 clients subscribe with subscriptions/listen.
@@ -920,6 +1040,12 @@ impl ServerHandler for McpServer {
         // only for a registry change would outlive the session, holding its
         // peer: memory that grew with every session a client opened).
         let peer = context.peer.clone();
+        catalog_wire::forward_changes(
+            &self.config.catalog,
+            peer.clone(),
+            self.subscriptions.clone(),
+            SESSION_END_POLL,
+        );
         let mut changes = self.view.live().subscribe();
         // Loads of tool_search in any session wake this task; it notifies
         // only when this session's loaded set grew.
@@ -956,15 +1082,44 @@ impl ServerHandler for McpServer {
         });
     }
 
+    /// List changes of tools, prompts and resources, and updates of the
+    /// requested resources that exist (at most [`MAX_SUBSCRIPTIONS`]).
     fn accepted_subscription_filter(
         &self,
-        _requested: &SubscriptionFilter,
+        requested: &SubscriptionFilter,
     ) -> Option<SubscriptionFilter> {
-        Some(SubscriptionFilter::builder().tools_list_changed().build())
+        let catalog = &self.config.catalog;
+        let uris: Vec<String> = requested
+            .resource_subscriptions
+            .iter()
+            .flatten()
+            .filter(|uri| uri.len() <= crate::catalog::MAX_URI_BYTES && catalog.knows_uri(uri))
+            .take(MAX_SUBSCRIPTIONS)
+            .cloned()
+            .collect();
+        Some(
+            SubscriptionFilter::builder()
+                .tools_list_changed()
+                .prompts_list_changed()
+                .resources_list_changed()
+                .resource_subscriptions(uris)
+                .build(),
+        )
     }
 
     async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
         let mut changes = self.view.live().subscribe();
+        let mut catalog_changes = self.config.catalog.subscribe_changes();
+        let mut updates = self.config.catalog.subscribe_updates();
+        let mut seen = *catalog_changes.borrow_and_update();
+        let accepted = context.accepted().clone();
+        let subscribed = |uri: &str| {
+            accepted
+                .resource_subscriptions
+                .as_ref()
+                .is_some_and(|uris| uris.iter().any(|u| u == uri))
+        };
+        let wants = |flag: Option<bool>| flag == Some(true);
         loop {
             tokio::select! {
                 () = context.cancelled() => return Ok(()),
@@ -973,9 +1128,52 @@ impl ServerHandler for McpServer {
                         return Ok(());
                     }
                 }
+                changed = catalog_changes.changed() => {
+                    if changed.is_err() {
+                        return Ok(());
+                    }
+                    let now = *catalog_changes.borrow_and_update();
+                    if now.prompts != seen.prompts
+                        && wants(accepted.prompts_list_changed)
+                        && context.sink().notify_prompt_list_changed().await.is_err()
+                    {
+                        return Ok(());
+                    }
+                    if now.resources != seen.resources
+                        && wants(accepted.resources_list_changed)
+                        && context.sink().notify_resource_list_changed().await.is_err()
+                    {
+                        return Ok(());
+                    }
+                    seen = now;
+                }
+                uri = updates.recv() => match uri {
+                    Ok(uri) => {
+                        if subscribed(&uri) && context.sink().notify_resource_updated(uri).await.is_err() {
+                            return Ok(());
+                        }
+                    }
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => return Ok(()),
+                },
             }
         }
     }
+}
+
+/// `-32601` for `method`: "Method not found: NAME" (the name clipped to 100
+/// characters), as the other MCP SDKs word it. (A method a protocol era
+/// lacks, such as `ping` in 2026-07-28, is refused by rmcp before any
+/// handler runs, with the bare method name as its message.)
+fn method_not_found(method: &str) -> ErrorData {
+    ErrorData::new(
+        rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+        format!(
+            "Method not found: {}",
+            tool_rules::text::clip(method, tool_rules::text::Clip::chars(100))
+        ),
+        None,
+    )
 }
 
 /// A token cancelled at the first `SIGTERM`, `SIGINT` or `SIGHUP` this
@@ -1032,6 +1230,36 @@ fn session_secret() -> String {
         }
     }
     bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The message of an unknown tool's protocol error: up to three close names
+/// ("did you mean"), else the names offered on the server's page when there
+/// are at most 30, as `execute` tells a model (third new-user review, M5).
+/// The name is cut to 64 characters: a client controls it.
+fn unknown_tool_message(registry: &ToolRegistry, name: &str, page: Option<&str>) -> String {
+    let offered = |n: &&str| registry.get(n).is_some_and(|t| t.available_on(page));
+    let shown: String = name.chars().take(64).collect();
+    let close: Vec<String> = registry
+        .suggest(name)
+        .into_iter()
+        .filter(offered)
+        .map(|n| format!("`{n}`"))
+        .collect();
+    if !close.is_empty() {
+        return format!(
+            "unknown tool: {shown}. Did you mean {}?",
+            close.join(" or ")
+        );
+    }
+    let names = registry.tool_names(page);
+    if names.len() <= 30 {
+        format!(
+            "unknown tool: {shown}. Available tools: {}.",
+            names.join(", ")
+        )
+    } else {
+        format!("unknown tool: {shown}. See tools/list for the tools offered.")
+    }
 }
 
 #[cfg(test)]

@@ -264,3 +264,35 @@ async fn a_malformed_elicitation_answer_is_a_refusal() {
     }
     assert_eq!(fallback.0.load(Ordering::SeqCst), 0, "the fallback decided");
 }
+
+#[tokio::test]
+async fn an_unknown_tool_gets_the_did_you_mean_and_the_valid_names() {
+    let server = McpServer::new(registry())
+        .with_context(ToolContext::new().with_page_url("https://shop.example/cart"));
+    let (mut client, _) = Client::start(server, json!({})).await;
+    let answer = client
+        .request(
+            2,
+            "tools/call",
+            json!({"name": "fh_qoute", "arguments": {}}),
+        )
+        .await;
+    assert_eq!(answer["error"]["code"], -32602);
+    let message = answer["error"]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("unknown tool: fh_qoute. Did you mean `fh_quote`"),
+        "{message}"
+    );
+    // Nothing close: the names offered on the page, which leave out
+    // `fh_refund` (another page's tool).
+    let answer = client
+        .request(3, "tools/call", json!({"name": "zzzz", "arguments": {}}))
+        .await;
+    let message = answer["error"]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("unknown tool: zzzz. Available tools: "),
+        "{message}"
+    );
+    assert!(message.contains("fh_cart"), "{message}");
+    assert!(!message.contains("fh_refund"), "{message}");
+}

@@ -270,10 +270,12 @@ fn structured_returns_have_an_output_schema() {
     let mcp =
         tool_core::format::render_tool(spec("schema_forecast"), tool_core::Format::Mcp).unwrap();
     assert_eq!(mcp["outputSchema"]["type"], "object");
+    // Kept as declared for MCP (SEP-1613): the client resolves `$ref`.
     assert_eq!(
-        mcp["outputSchema"]["properties"]["place"]["type"], "object",
-        "lowered for MCP"
+        mcp["outputSchema"]["properties"]["place"]["$ref"],
+        "#/$defs/Point"
     );
+    assert_eq!(mcp["outputSchema"]["$defs"]["Point"]["type"], "object");
     let plain =
         tool_core::format::render_tool(spec("schema_cities"), tool_core::Format::Mcp).unwrap();
     assert!(plain.get("outputSchema").is_none());

@@ -111,6 +111,8 @@ pub struct HttpClient<P: Provider> {
     provider: P,
     /// Tool calls written as text: the format read (see [`text_tool_calls`](HttpClient::text_tool_calls)).
     text_calls: Option<&'static dyn TextCallFormat>,
+    /// Fields added to every request body (see [`extra_body`](HttpClient::extra_body)).
+    extra: serde_json::Map<String, Value>,
 }
 
 impl<P: Provider> HttpClient<P> {
@@ -125,6 +127,7 @@ impl<P: Provider> HttpClient<P> {
             )),
             provider: P::default(),
             text_calls: None,
+            extra: serde_json::Map::new(),
         }
     }
 
@@ -134,7 +137,22 @@ impl<P: Provider> HttpClient<P> {
         if let Some(format) = self.text_calls {
             text_calls::rewrite_body(format, &mut body);
         }
+        if let Value::Object(map) = &mut body {
+            for (k, v) in &self.extra {
+                map.insert(k.clone(), v.clone());
+            }
+        }
         body
+    }
+
+    /// Adds `fields` to the top level of every request body: a server's own
+    /// parameters, such as llama.cpp's `grammar` (a GBNF grammar the answer
+    /// must follow) or vLLM's `guided_json`. A field the client writes
+    /// itself (`model`, `messages`, `tools`, `stream`, …) is replaced by
+    /// the one given here. Replaces earlier extra fields. Default: none.
+    pub fn extra_body(mut self, fields: serde_json::Map<String, Value>) -> Self {
+        self.extra = fields;
+        self
     }
 
     /// Reads tool calls written as text in the answer, in `format` (a name

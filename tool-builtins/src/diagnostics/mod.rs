@@ -77,19 +77,33 @@
 //! servers), so no message shape is written by hand; the JSON-RPC framing
 //! (a `Content-Length` header) is a few lines here, bounded as above.
 //!
+//! # Check commands
+//! Where no server serves a file's extension, a configured
+//! [`CheckCommand`] (e.g. `["python3", "-m", "pyflakes", "{file}"]` for
+//! `py`) runs on the changed file after the write, in the workspace root and
+//! the same sandbox as a server (no network), killed at its timeout
+//! (default [`DEFAULT_CHECK_TIMEOUT`], 10 s); its `PATH:LINE[:COLUMN]:
+//! MESSAGE` lines land in the same section and metadata as a server's
+//! diagnostics (a failure with other output is kept raw in a note, cut to
+//! [`CHECK_RAW_CHARS`] characters). See [`LspConfig::from_json`] for the
+//! configuration file.
+//!
 //! [`AfterWrite`]: crate::fs::after_write::AfterWrite
 //! [`BashConfig::sandbox`]: crate::shell::BashConfig::sandbox
 //! [`BashConfig`]: crate::shell::BashConfig
 
+mod check;
 mod config;
 mod framing;
 mod render;
 mod server;
 
+pub use check::{MAX_OUTPUT_BYTES as MAX_CHECK_OUTPUT_BYTES, RAW_CHARS as CHECK_RAW_CHARS};
 pub use config::{
-    DEFAULT_MAX_DIAGNOSTICS, DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_MESSAGE_CHARS,
-    DEFAULT_START_TIMEOUT, DEFAULT_WAIT, LspConfig, LspConfigError, LspServer, MAX_FILE_BYTES,
-    MAX_KEPT_PER_PUBLISH, MAX_STARTS, language_id,
+    CheckCommand, DEFAULT_CHECK_TIMEOUT, DEFAULT_MAX_DIAGNOSTICS, DEFAULT_MAX_MESSAGE_BYTES,
+    DEFAULT_MESSAGE_CHARS, DEFAULT_START_TIMEOUT, DEFAULT_WAIT, LspConfig, LspConfigError,
+    LspServer, MAX_CHECK_TIMEOUT, MAX_CONFIG_ENTRIES, MAX_FILE_BYTES, MAX_KEPT_PER_PUBLISH,
+    MAX_STARTS, language_id,
 };
 
 use std::collections::{BTreeMap, HashMap};
@@ -282,7 +296,11 @@ impl Diagnostics {
         }
         let shown = |p: &Path| p.strip_prefix(root).unwrap_or(p).display().to_string();
         let mut work: BTreeMap<usize, Vec<Work>> = BTreeMap::new();
+        let mut checks: Vec<(&CheckCommand, PathBuf)> = Vec::new();
         let mut add = |path: &Path, open: bool| {
+            if open && let Some(check) = self.config.check_for(path) {
+                checks.push((check, path.to_path_buf()));
+            }
             if let Some((index, _)) = self.config.server_for(path) {
                 let item = if open {
                     Work::Open(path.to_path_buf())
@@ -302,8 +320,33 @@ impl Diagnostics {
                 }
             }
         }
-        if work.is_empty() {
+        if work.is_empty() && checks.is_empty() {
             return report;
+        }
+        let mut files = Vec::new();
+        for (check, path) in checks {
+            let name = check.name();
+            match read_text(&path) {
+                Err(why) => report.notes.push(format!(
+                    "No diagnostics for {} ({name}): {why}.",
+                    shown(&path)
+                )),
+                Ok(text) => {
+                    let file = shown(&path);
+                    let checked = check::run(check, root, &file, &text, sandbox);
+                    // A check that failed without a line read as a
+                    // diagnostic says so in its note alone, not as "no errors".
+                    if checked.note.is_none() || !checked.diagnostics.is_empty() {
+                        files.push(FileDiagnostics {
+                            path: file,
+                            server: name,
+                            text,
+                            diagnostics: checked.diagnostics,
+                        });
+                    }
+                    report.notes.extend(checked.note);
+                }
+            }
         }
         let mut waiting = Vec::new();
         for (index, items) in work {
@@ -353,7 +396,6 @@ impl Diagnostics {
             }
         }
         let deadline = Instant::now() + self.config.wait;
-        let mut files = Vec::new();
         for (server, path, version, seq, text) in waiting {
             match server.wait(&path, version, seq, deadline) {
                 Waited::Published(published) => files.push(FileDiagnostics {

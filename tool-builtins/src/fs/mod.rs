@@ -15,6 +15,7 @@
 //! - `target`: the one write path of every tool that changes a file
 //!   (resolve once → lock → ledger check → decode → the tool's change →
 //!   encode → write atomically → record → diff → write hooks);
+//! - [`read_cache`]: the stamps the trace's read cache checks before reusing an answer;
 //! - [`after_write`]: the write hooks ([`AfterWrite`]) a host registers to
 //!   run after every successful write (diagnostics, index updates).
 //!
@@ -29,6 +30,7 @@ pub mod changes;
 pub mod diff;
 pub mod ledger;
 pub mod lines;
+pub mod read_cache;
 pub mod replace;
 pub(crate) mod target;
 pub mod text;

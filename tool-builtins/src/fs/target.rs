@@ -289,7 +289,10 @@ where
 {
     let failed = |m: String| ToolError::new(ErrorKind::Failed, m);
     let mut locked = Locked::new(beneath, opts.verb).map_err(failed)?;
-    locked.check(ledger)?;
+    // A file changed since it was read: the read cache may hold its old text.
+    locked
+        .check(ledger)
+        .inspect_err(|_| tool_core::read_cache::ReadCache::invalidate_context(ctx))?;
     let shown = locked.path.display().to_string();
     let exists = locked.exists();
     if !exists && opts.must_exist {
@@ -387,6 +390,10 @@ async fn after_write(
     result: ToolResult,
     changed: Vec<ChangedPath>,
 ) -> ToolResult {
+    if !changed.is_empty() {
+        // What the trace's read cache holds may describe the old files.
+        tool_core::read_cache::ReadCache::invalidate_context(ctx);
+    }
     let hooks = AfterWriteHooks::of(ctx);
     if hooks.is_empty() || changed.is_empty() || !result.is_ok() {
         return result;

@@ -28,6 +28,7 @@ mod list;
 mod multi_edit;
 mod patch;
 mod read;
+mod read_cache;
 mod read_images;
 mod read_images_edges;
 mod registry;

@@ -229,7 +229,8 @@ fn a_panicking_tool_exits_1_and_the_program_survives() {
 fn unknown_tool_is_a_usage_error_with_suggestions() {
     let out = run(["call", "cli_fixture_ecko", "--text=x"]);
     assert_eq!(code(&out), 2);
-    assert!(stdout(&out).is_empty());
+    // stdout (a pipe) gets the JSON error object, as for any failed call.
+    assert_eq!(one_json_line(&out)["error"]["kind"], "unknown_tool");
     let err = stderr(&out);
     assert!(err.contains("unknown tool `cli_fixture_ecko`"), "{err}");
     assert!(err.contains("`cli_fixture_echo`"), "{err}");
@@ -246,7 +247,11 @@ fn unparsable_arguments_are_usage_errors() {
     ] {
         let out = run(&args);
         assert_eq!(code(&out), 2, "{args:?}");
-        assert!(stdout(&out).is_empty(), "{args:?}");
+        assert_eq!(
+            one_json_line(&out)["error"]["kind"],
+            "invalid_arguments",
+            "{args:?}"
+        );
         assert!(
             stderr(&out).starts_with("error: "),
             "{args:?}: {}",

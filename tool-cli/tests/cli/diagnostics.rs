@@ -152,3 +152,118 @@ fn a_missing_server_is_a_note_and_bad_entries_are_usage_errors() {
         stderr(&out)
     );
 }
+
+/// `--lsp-config FILE` with a check command (a real `sh -n`, run inside the
+/// sandbox) for `.sh` files, which no server serves: its
+/// `FILE: LINE: MESSAGE` line becomes the diagnostics section.
+#[test]
+fn a_configured_check_command_reports_a_syntax_error_then_none() {
+    let (ws, state) = (TempDir::new(), TempDir::new());
+    let config = state.path().join("diagnostics.json");
+    std::fs::write(
+        &config,
+        json!({"checks": [{"extensions": ["sh"], "check": ["sh", "-n", "{file}"], "timeout_secs": 30}]})
+            .to_string(),
+    )
+    .expect("config");
+    let config = config.to_string_lossy().into_owned();
+    let opts = ["--lsp-config", config.as_str()];
+    let broken = call(
+        &ws,
+        &state,
+        &opts,
+        "write_file",
+        &json!({"file_path": "run.sh", "content": "echo hi\nif true; then\necho x\n"}),
+    );
+    assert!(broken["error"].is_null(), "{broken}");
+    let output = broken["output"].as_str().expect("output");
+    assert!(
+        output.starts_with(
+            "Wrote file successfully.\n\nDiagnostics (sh): 1 error, 0 warnings in run.sh:\nrun.sh:4:1: error: Syntax error:"
+        ),
+        "{broken}"
+    );
+    assert!(output.contains("expecting \"fi\""), "{broken}");
+    assert_eq!(broken["metadata"]["diagnostics"]["errors"], 1, "{broken}");
+    assert_eq!(broken["metadata"]["diagnostics"]["items"][0]["line"], 4);
+    let fixed = call(
+        &ws,
+        &state,
+        &opts,
+        "write_file",
+        &json!({"file_path": "run.sh", "content": "echo hi\nif true; then\necho x\nfi\n"}),
+    );
+    assert_eq!(
+        fixed["output"],
+        "Wrote file successfully.\n\nDiagnostics (sh): no errors or warnings in run.sh.",
+        "{fixed}"
+    );
+    // Files of other extensions get nothing.
+    let other = call(
+        &ws,
+        &state,
+        &opts,
+        "write_file",
+        &json!({"file_path": "notes.md", "content": "# x\n"}),
+    );
+    assert_eq!(other["output"], "Wrote file successfully.", "{other}");
+}
+
+/// A check command that never ends is stopped at its timeout; the write stands.
+#[test]
+fn a_check_command_past_its_timeout_is_stopped_and_the_write_stands() {
+    let (ws, state) = (TempDir::new(), TempDir::new());
+    let config = state.path().join("diagnostics.json");
+    std::fs::write(
+        &config,
+        json!({"checks": [{"extensions": ["txt"], "check": ["sh", "-c", "sleep 600", "{file}"], "timeout_secs": 1}]})
+            .to_string(),
+    )
+    .expect("config");
+    let config = config.to_string_lossy().into_owned();
+    let wrote = call(
+        &ws,
+        &state,
+        &["--lsp-config", config.as_str()],
+        "write_file",
+        &json!({"file_path": "a.txt", "content": "x\n"}),
+    );
+    assert!(wrote["error"].is_null(), "{wrote}");
+    assert_eq!(
+        wrote["notes"],
+        json!([
+            "No diagnostics for a.txt (sh): the check command did not end within 1 s and was \
+             stopped. The write itself succeeded."
+        ]),
+        "{wrote}"
+    );
+    assert_eq!(wrote["output"], "Wrote file successfully.", "{wrote}");
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("a.txt")).expect("written"),
+        "x\n"
+    );
+    assert_eq!(running("sleep 600"), Vec::<String>::new());
+}
+
+#[test]
+fn a_bad_lsp_config_file_is_a_usage_error_naming_the_entry() {
+    let (ws, state) = (TempDir::new(), TempDir::new());
+    let config = state.path().join("diagnostics.json");
+    std::fs::write(
+        &config,
+        r#"{"checks": [{"extensions": ["*.sh"], "check": ["sh"]}]}"#,
+    )
+    .expect("config");
+    let out = tool()
+        .args(["--workspace", ws.arg(), "--lsp-config"])
+        .arg(&config)
+        .args(["call", "read_file", r#"{"file_path": "x"}"#])
+        .output()
+        .expect("tool runs");
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("checks[0]: `*.sh` is not a file extension"),
+        "{}",
+        stderr(&out)
+    );
+}

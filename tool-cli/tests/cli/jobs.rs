@@ -201,9 +201,6 @@ fn a_job_past_its_lifetime_is_stopped_and_says_so() {
 }
 
 #[test]
-#[ignore = "flaky under a full parallel test run (1 run in 3 on 2026-12-02): one of the 16 \
-            supervisors was gone (`lost`) before job_kill; passes alone (3/3); run with --ignored \
-            until the cause is found (issue 27)"]
 fn the_seventeenth_running_job_of_a_trace_is_refused_and_a_thousand_asked_for_start_sixteen() {
     let s = Session::new("t-jobs-cap");
     let calls: Vec<Value> = (0..1000)

@@ -3,6 +3,7 @@
 //! package's dev-dependency on itself): one test binary, one module per
 //! command.
 
+mod app_mode;
 mod batch;
 mod call;
 mod concurrency;

@@ -1499,3 +1499,19 @@ fn a_loopback_server_without_a_token_refuses_other_local_users() {
     let connect = format!("127.0.0.1:{}", server.port);
     assert_eq!(post(&connect, "localhost", &[], INITIALIZE).0, 200);
 }
+
+#[test]
+fn serve_refusals_name_serve_options() {
+    // A client without elicitation: the refusal names `serve --approve all`,
+    // not "run it on a terminal"; a URL-scoped tool names `serve --page-url`.
+    let dir = TempDir::new();
+    let mut server = StdioChild::start(&dir, &[]);
+    server.send(br#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"cli_fixture_confirm_write","arguments":{}}}"#);
+    let answer = server.answer();
+    let text = answer["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(text.contains("`tool serve --approve all`"), "{answer}");
+    assert!(!text.contains("on a terminal"), "{answer}");
+}

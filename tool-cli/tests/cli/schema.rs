@@ -262,3 +262,22 @@ fn anthropic_tool_search_marks_the_deferred_tools() {
     assert!(deferred >= 3, "{deferred}");
     assert_eq!(lean.len(), listed - deferred + 1);
 }
+
+#[test]
+fn url_scoped_tools_are_marked_on_stderr_as_list_marks_them() {
+    let out = run(["schema"]);
+    assert_eq!(code(&out), 0);
+    assert!(
+        stderr(&out).contains(
+            "note: `cli_fixture_shop_only` runs only with --page-url matching https://shop.example/*"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    let out = run(["schema", "cli_fixture_echo"]);
+    assert!(
+        !stderr(&out).contains("cli_fixture_shop_only"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -41,6 +41,7 @@ impl Invocation {
             args,
             ctx,
             receiver: None,
+            checked: None,
         }
     }
 
@@ -214,6 +215,15 @@ impl Invocation {
     /// An `invalid_arguments` result listing the unknown names and the valid ones.
     pub fn finish(self) -> Result<(ToolContext, Notes), ToolResult> {
         no_unknown(self.def.name, &self.layout, &self.args)?;
+        if let Some(passed) = &self.checked {
+            // An argument check: every argument decoded; the shim stops here
+            // (this result is never shown: the check reads the flag).
+            passed.store(true, std::sync::atomic::Ordering::SeqCst);
+            return Err(ToolResult::error(
+                ErrorKind::InvalidArguments,
+                "arguments checked; the tool was not run",
+            ));
+        }
         Ok((self.ctx, Notes {}))
     }
 }

@@ -11,7 +11,6 @@
 //! [`ToolRegistry::run`].
 
 use futures_util::future::join_all;
-use serde_json::{Map, Value};
 use tracing::Instrument;
 
 use crate::args::ToolArgs;
@@ -77,7 +76,9 @@ impl ToolRegistry {
     ///     trace id (`metadata["truncated"]`, `metadata["output_path"]`; see
     ///     [`truncate`](crate::truncate#where-spill-files-go));
     /// 11. statistics, lifecycle events and the `tool_call` tracing span
-    ///     (arguments as the model sent them: placeholders, never secret values).
+    ///     (OpenTelemetry's GenAI `execute_tool` span; arguments and result
+    ///     only with [content capture](crate::telemetry#content-capture),
+    ///     masked: see [`telemetry`](crate::telemetry)).
     ///
     /// Must run inside a Tokio runtime with the time driver enabled (the
     /// default for `#[tokio::main]`); sync tools run on its blocking pool.
@@ -87,7 +88,7 @@ impl ToolRegistry {
         args: impl Into<ToolArgs>,
         ctx: &ToolContext,
     ) -> ToolResult {
-        self.run(name, args.into(), ctx, Normalize::No).await
+        self.run(name, args.into(), ctx, Normalize::No, None).await
     }
 
     /// Executes a call read from a provider ([`ToolCall::parse`]): as
@@ -97,34 +98,56 @@ impl ToolRegistry {
     /// strict renderings make models send). Never panics, never fails:
     /// problems are error results, as with `execute`.
     pub async fn execute_call(&self, call: &ToolCall, ctx: &ToolContext) -> ToolResult {
-        self.run(&call.name, call.arguments.clone(), ctx, Normalize::Yes)
-            .await
+        self.run(
+            &call.name,
+            call.arguments.clone(),
+            ctx,
+            Normalize::Yes,
+            Some(&call.id),
+        )
+        .await
     }
 
-    /// The stages, in order (the module docs and [`execute`](Self::execute) say what each does).
+    /// The stages, in order (the module docs and [`execute`](Self::execute)
+    /// say what each does), in the call's `tool_call` span; `call_id` is the
+    /// model's id for the call, when it came with one.
     async fn run(
         &self,
         name: &str,
         args: ToolArgs,
         ctx: &ToolContext,
         normalize: Normalize,
+        call_id: Option<&str>,
     ) -> ToolResult {
-        let Some(entry) = self.entry(name) else {
-            return unknown_tool(self, name, ctx);
-        };
-        let mut call = Call::new(self, entry, ctx);
-        let result = match call.arguments(args, normalize == Normalize::Yes) {
-            Err(refused) => refused,
-            Ok(()) if self.layers.is_empty() => {
-                let span = call.span();
-                call.governed().instrument(span).await
-            }
-            Ok(()) => {
-                let span = call.span();
-                call.layered(&self.layers).instrument(span).await
-            }
-        };
-        call.finish(result)
+        let span = stages::span(name, ctx, call_id);
+        let result = async {
+            let Some(entry) = self.entry(name) else {
+                return unknown_tool(self, name, ctx);
+            };
+            let mut call = Call::new(self, entry, ctx);
+            span.record("call_id", call.id());
+            let result = match call.arguments(args, normalize == Normalize::Yes) {
+                Err(refused) => refused,
+                Ok(()) => {
+                    if ctx.captures_content()
+                        && !span.is_disabled()
+                        && let Some(text) = crate::telemetry::captured(ctx, &call.arguments_json())
+                    {
+                        span.record("gen_ai.tool.call.arguments", text.as_str());
+                    }
+                    if self.layers.is_empty() {
+                        call.governed().await
+                    } else {
+                        call.layered(&self.layers).await
+                    }
+                }
+            };
+            call.finish(result)
+        }
+        .instrument(span.clone())
+        .await;
+        stages::record_outcome(&span, &result, ctx);
+        result
     }
 
     /// Lookup and the call alone (the invoke stage of [`execute`](Self::execute)),
@@ -135,7 +158,7 @@ impl ToolRegistry {
     pub async fn execute_ungoverned(
         &self,
         name: &str,
-        args: Map<String, Value>,
+        args: serde_json::Map<String, serde_json::Value>,
         ctx: &ToolContext,
     ) -> ToolResult {
         match self.entry(name) {
@@ -159,7 +182,7 @@ impl ToolRegistry {
         N: AsRef<str>,
         A: Into<ToolArgs>,
     {
-        let calls = calls.into_iter().map(|(n, a)| (n, a.into()));
+        let calls = calls.into_iter().map(|(n, a)| (n, a.into(), None));
         self.run_grouped(calls, ctx, Normalize::No).await
     }
 
@@ -173,15 +196,17 @@ impl ToolRegistry {
     /// agent loop runs with the calls of one answer. Never panics, never
     /// fails: problems are error results, one per call.
     pub async fn execute_calls(&self, calls: &[ToolCall], ctx: &ToolContext) -> Vec<ToolResult> {
-        let calls = calls.iter().map(|c| (c.name.as_str(), c.arguments.clone()));
+        let calls = calls
+            .iter()
+            .map(|c| (c.name.as_str(), c.arguments.clone(), Some(c.id.as_str())));
         self.run_grouped(calls, ctx, Normalize::Yes).await
     }
 
     /// The batch grouping of [`execute_batch`](Self::execute_batch) and
     /// [`execute_calls`](Self::execute_calls).
-    async fn run_grouped<N: AsRef<str>>(
+    async fn run_grouped<'c, N: AsRef<str>>(
         &self,
-        calls: impl ExactSizeIterator<Item = (N, ToolArgs)>,
+        calls: impl ExactSizeIterator<Item = (N, ToolArgs, Option<&'c str>)>,
         ctx: &ToolContext,
         normalize: Normalize,
     ) -> Vec<ToolResult> {
@@ -190,35 +215,24 @@ impl ToolRegistry {
                 .is_some_and(|t| t.spec().flags.read_only && t.spec().flags.concurrency_safe)
         };
         // Runs the waiting group of parallel calls together, leaving it empty.
-        let flush = |group: &mut Vec<(N, ToolArgs)>| {
-            let batch = std::mem::take(group);
-            join_all(
-                batch
-                    .into_iter()
-                    .map(|(n, a)| async move { self.run(n.as_ref(), a, ctx, normalize).await }),
-            )
-        };
+        let flush =
+            |group: &mut Vec<(N, ToolArgs, Option<&'c str>)>| {
+                let batch = std::mem::take(group);
+                join_all(batch.into_iter().map(|(n, a, id)| async move {
+                    self.run(n.as_ref(), a, ctx, normalize, id).await
+                }))
+            };
         let mut results = Vec::with_capacity(calls.len());
-        let mut group: Vec<(N, ToolArgs)> = Vec::new();
-        for (name, args) in calls {
+        let mut group: Vec<(N, ToolArgs, Option<&'c str>)> = Vec::new();
+        for (name, args, id) in calls {
             if parallel_ok(name.as_ref()) {
-                group.push((name, args));
+                group.push((name, args, id));
                 continue;
             }
             results.extend(flush(&mut group).await);
-            results.push(self.run(name.as_ref(), args, ctx, normalize).await);
+            results.push(self.run(name.as_ref(), args, ctx, normalize, id).await);
         }
         results.extend(flush(&mut group).await);
         results
-    }
-}
-
-/// Formats a JSON map for tracing fields only when the span is enabled.
-struct JsonDisplay<'a>(&'a Map<String, Value>);
-
-impl std::fmt::Display for JsonDisplay<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let text = serde_json::to_string(self.0).map_err(|_| std::fmt::Error)?;
-        f.write_str(&crate::args::messages::quote(&text))
     }
 }

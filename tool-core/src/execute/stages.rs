@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value};
 
-use super::{JsonDisplay, budget, invoke};
+use super::{budget, invoke};
 use crate::args::decode::resolve_injected;
 use crate::args::messages::{join_or, quote};
 use crate::args::{ArgumentRepair, ToolArgs, normalize_arguments, repair};
@@ -19,9 +19,12 @@ use crate::governance::confirm::{self, Confirmation};
 use crate::governance::secrets;
 use crate::governance::stats::{CallPhase, ToolEvent};
 use crate::layer::{Governed, LayerCall, LayerFuture, Next, ToolLayer};
+use crate::read_cache::{Plan, ReadCache};
+use crate::registry::history::Rendering;
 use crate::registry::{Entry, ToolRegistry};
 use crate::result::meta;
 use crate::result::{ErrorKind, ToolError, ToolResult};
+use crate::telemetry;
 use crate::tool::context::ToolContext;
 use tool_rules::text::{Clip, clip};
 
@@ -93,16 +96,15 @@ impl<'a> Call<'a> {
         Ok(())
     }
 
-    /// The `tool_call` span the governed stages run in.
-    pub(super) fn span(&self) -> tracing::Span {
-        tracing::info_span!(
-            target: "tool_core",
-            "tool_call",
-            tool = self.name(),
-            trace_id = self.ctx.trace_id().unwrap_or(""),
-            call_id = self.id,
-            arguments = %JsonDisplay(&self.args),
-        )
+    /// The registry's number for this call (the span's `call_id`).
+    pub(super) fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// The arguments as the model sent them (repaired, placeholders in), as
+    /// JSON text for the span's `gen_ai.tool.call.arguments`.
+    pub(super) fn arguments_json(&self) -> String {
+        serde_json::to_string(&self.args).unwrap_or_default()
     }
 
     /// The stages between arguments and budget; the first refusal ends them.
@@ -112,9 +114,10 @@ impl<'a> Call<'a> {
             self.url_scope()?;
             self.strip_hidden();
             self.resolve_context()?;
+            self.check().await?;
             self.confirm().await?;
             self.substitute_secrets()?;
-            let result = self.invoke().await;
+            let result = self.invoke_cached().await;
             Ok(self.mask(result))
         };
         match stages.await {
@@ -149,8 +152,11 @@ impl<'a> Call<'a> {
                 quote(&without_userinfo(u))
             ),
             None => format!(
-                "The tool `{}` runs only on the pages its URL patterns match, and this call has no page URL (the application gives it with `ToolContext::with_page_url`); use one of the tools offered here.",
-                self.name()
+                "The tool `{}` runs only on the pages its URL patterns match, and this call has no page URL ({}); use one of the tools offered here.",
+                self.name(),
+                self.ctx.page_url_hint().unwrap_or_else(|| {
+                    "the application gives it with `ToolContext::with_page_url`".to_owned()
+                })
             ),
         };
         Err(ToolResult::error(ErrorKind::Denied, message))
@@ -169,6 +175,12 @@ impl<'a> Call<'a> {
             .filter(|h| self.args.remove(h.as_str()).is_some())
             .map(|h| Value::String(h.clone()))
             .collect();
+        // The model is told, not silently rewritten (third review, L3).
+        for name in ignored.iter().filter_map(Value::as_str) {
+            self.notes.push(format!(
+                "`{name}` is set by the application; the value you sent was ignored"
+            ));
+        }
         if !ignored.is_empty() {
             self.metadata.insert(
                 meta::IGNORED_HIDDEN_PARAMS.to_owned(),
@@ -199,6 +211,18 @@ impl<'a> Call<'a> {
                 .collect();
         }
         Ok(())
+    }
+
+    /// Check: before a person is asked to approve a call, its arguments are
+    /// decoded as the call would decode them, so a call that can never run
+    /// fails here with its argument error, unasked. Calls that ask nobody
+    /// skip it (the invoke stage decodes them once).
+    async fn check(&mut self) -> Result<(), ToolResult> {
+        let spec = self.entry.tool.spec();
+        if !spec.flags.requires_confirmation && !self.ctx.confirms_kind(spec.kind) {
+            return Ok(());
+        }
+        self.entry.tool.check_arguments(&self.args, self.ctx).await
     }
 
     /// Confirm: a `requires_confirmation` tool asks the approval gate.
@@ -254,6 +278,41 @@ impl<'a> Call<'a> {
             .substitute(&mut self.args, self.ctx.page_url())
             .map_err(|e| ToolResult::error(ErrorKind::InvalidArguments, e.message))?;
         Ok(())
+    }
+
+    /// Invoke through the context's [`ReadCache`], when it has one: a
+    /// cacheable call may be answered from it, a call that may write empties
+    /// it before and after it runs (see [`crate::read_cache`]).
+    async fn invoke_cached(&mut self) -> ToolResult {
+        let Some(cache) = self.ctx.state::<ReadCache>() else {
+            return self.invoke().await;
+        };
+        let flags = self.entry.tool.spec().flags;
+        let plan = cache.plan(
+            self.ctx,
+            &flags,
+            self.name(),
+            &self.args,
+            !self.substituted.is_empty(),
+        );
+        match plan {
+            Plan::Bypass => self.invoke().await,
+            Plan::Hit(result) => result,
+            Plan::Invalidate => {
+                let result = self.invoke().await;
+                cache.invalidate();
+                result
+            }
+            Plan::Miss {
+                key,
+                generation,
+                fingerprint,
+            } => {
+                let result = self.invoke().await;
+                cache.store(key, generation, fingerprint, &result);
+                result
+            }
+        }
     }
 
     /// Invoke: the handler, with panic containment, timeout and cancellation.
@@ -333,6 +392,61 @@ impl Governed for Call<'_> {
                 .insert(meta::REWRITTEN_BY.to_owned(), Value::from(layers));
         }
         Box::pin(self.governed())
+    }
+}
+
+/// The `tool_call` span a call runs in, named and shaped per OpenTelemetry's
+/// GenAI conventions for tool execution ([`telemetry`](crate::telemetry)
+/// lists every field). Created before lookup, so unknown tools and refused
+/// arguments are spans too; the outcome is recorded by [`record_outcome`].
+pub(super) fn span(name: &str, ctx: &ToolContext, call_id: Option<&str>) -> tracing::Span {
+    let name = telemetry::tool_name(name);
+    tracing::info_span!(
+        target: "tool_core",
+        "tool_call",
+        otel.name = %SpanName(&name),
+        otel.kind = "internal",
+        otel.status_code = tracing::field::Empty,
+        otel.status_description = tracing::field::Empty,
+        gen_ai.operation.name = "execute_tool",
+        gen_ai.tool.name = %name,
+        gen_ai.tool.type = "function",
+        gen_ai.tool.call.id = call_id.map(|id| tracing::field::display(clip(id, Clip::bytes(telemetry::NAME_LIMIT)))),
+        error.type = tracing::field::Empty,
+        gen_ai.tool.call.arguments = tracing::field::Empty,
+        gen_ai.tool.call.result = tracing::field::Empty,
+        trace_id = ctx.trace_id().unwrap_or(""),
+        call_id = tracing::field::Empty,
+    )
+}
+
+/// Records a finished call's outcome on its span: `error.type` and the
+/// error status for an error result; with content capture the result text
+/// (and the error message as the status description), masked and cut.
+pub(super) fn record_outcome(span: &tracing::Span, result: &ToolResult, ctx: &ToolContext) {
+    if span.is_disabled() {
+        return;
+    }
+    if let Some(e) = &result.error {
+        span.record("error.type", e.kind.as_str());
+        span.record("otel.status_code", "error");
+        if let Some(message) = telemetry::captured(ctx, &e.message) {
+            span.record("otel.status_description", message.as_str());
+        }
+    }
+    if ctx.captures_content()
+        && let Some(text) = telemetry::captured(ctx, &result.render(Rendering::First))
+    {
+        span.record("gen_ai.tool.call.result", text.as_str());
+    }
+}
+
+/// `execute_tool {name}`, formatted only when the span is enabled.
+struct SpanName<'a>(&'a str);
+
+impl std::fmt::Display for SpanName<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "execute_tool {}", self.0)
     }
 }
 

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use super::call::{ToolCall, arguments_of, field_str};
 use super::error::{CallParseError, Rule, Violation};
-use super::lower::{self, Ctx, Inline, InlineRules, Step};
+use super::lower::{self, Ctx};
 use super::provider::{Looser, Provider};
 use super::reply::Reply;
 use super::validate;
@@ -31,12 +31,7 @@ static ROOT: Rule = Rule {
 };
 static REFS: Rule = Rule {
     id: "mcp.refs",
-    text: "every $ref is local (#/$defs/<name>) and resolvable; $defs are kept only for recursive types",
-    source: TOOLS,
-};
-static NO_SCHEMA: Rule = Rule {
-    id: "mcp.no-schema-keyword",
-    text: "inputSchema carries no $schema (the 2020-12 dialect is the default)",
+    text: "every $ref is local (#/$defs/<name>) and resolvable",
     source: TOOLS,
 };
 
@@ -58,24 +53,15 @@ pub(crate) fn check_name(name: &str) -> Result<(), Violation> {
     }
 }
 
+/// No rewriting: MCP schemas are JSON Schema 2020-12 and servers keep them
+/// as declared (SEP-1613, MCP 2025-11-25 "Server Features › Tools": "MUST
+/// be a valid JSON Schema object"; `$schema`, `$defs`, `$ref` and
+/// `$anchor` included), so a client resolves `$ref` itself. The provider
+/// formats that cannot take `$ref` (OpenAI, Anthropic, Gemini) inline in
+/// their own pipelines.
 pub(crate) static PIPELINE: Pipeline = Pipeline {
     check_name,
-    steps: &[
-        lower::DROP_ROOT_META,
-        Step {
-            name: "inline_non_recursive_refs",
-            run: |s, _| {
-                lower::inline_refs(
-                    s,
-                    Inline::NonRecursive,
-                    &InlineRules {
-                        resolvable: &REFS,
-                        recursion: &REFS,
-                    },
-                )
-            },
-        },
-    ],
+    steps: &[],
     validate: validate_schema,
 };
 
@@ -88,7 +74,6 @@ pub(crate) fn validate_schema(schema: &Value) -> Result<(), Violation> {
             "the root must be `\"type\": \"object\"`",
         ));
     }
-    validate::none_of_keywords(schema, &["$schema"], &NO_SCHEMA)?;
     validate::refs_resolvable(schema, &REFS)
 }
 

@@ -91,22 +91,6 @@ pub(crate) fn only_keywords(
     })
 }
 
-/// No node uses one of `keywords`.
-pub(crate) fn none_of_keywords(
-    schema: &Value,
-    keywords: &[&str],
-    rule: &'static Rule,
-) -> Result<(), Violation> {
-    each_node(schema, |node, path| {
-        let k = keywords.iter().find(|k| node.contains_key(**k))?;
-        Some(Violation::new(
-            &child_path(path, k),
-            rule,
-            format!("keyword `{k}` is not allowed"),
-        ))
-    })
-}
-
 /// Every object schema sets `additionalProperties: false`.
 pub(crate) fn objects_closed(schema: &Value, rule: &'static Rule) -> Result<(), Violation> {
     each_node(schema, |node, path| {

@@ -717,6 +717,19 @@ impl JobRegistry {
                 if alive || starting {
                     (JobStatus::Running, None, None)
                 } else {
+                    // The header was read before the liveness check: a writer
+                    // that recorded its end and exited in between (a job_kill
+                    // answered) looks gone without an end. It records the end
+                    // before it exits, so a header read now, after it was seen
+                    // gone, holds that end if there is one.
+                    let again = self
+                        .open_output(&record.id)
+                        .ok()
+                        .and_then(|f| ring::header(f).ok())
+                        .filter(|h| h.end.is_some());
+                    if let Some(h) = again {
+                        return self.view_of(record, h);
+                    }
                     (JobStatus::Lost, None, None)
                 }
             }
@@ -989,6 +1002,43 @@ mod tests {
         })
         .unwrap();
         assert_eq!(jobs.view(&key, lost.id()).unwrap().status, JobStatus::Lost);
+    }
+
+    /// The cause of a `lost` job under load (issue 27): the reader read the
+    /// header (no end), the supervisor recorded its end and exited, then the
+    /// reader saw it gone. The status must be the recorded end.
+    #[test]
+    fn a_writer_that_ends_between_the_header_read_and_the_liveness_check_is_not_lost() {
+        let dir = tempfile::tempdir().unwrap();
+        let jobs = registry(dir.path());
+        let key = JobRegistry::key(Some("t"), dir.path()).unwrap();
+        let job = jobs
+            .start(&key, "agent", "x", Control::Fifo, DEFAULT_LIFETIME)
+            .unwrap();
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let stamp = ProcessStamp::of(i32::try_from(child.id()).unwrap()).unwrap();
+        jobs.set_writer(&key, job.id(), stamp).unwrap();
+        let (record, _) = jobs.record(&key, job.id()).unwrap();
+        let stale = ring::header(jobs.open_output(job.id()).unwrap()).unwrap();
+        assert!(stale.end.is_none());
+        assert_eq!(
+            jobs.view_of(record.clone(), stale).status,
+            JobStatus::Running
+        );
+        job.writer().unwrap().finish(JobEnd::Killed, 9).unwrap();
+        child.kill().unwrap();
+        child.wait().unwrap();
+        let view = jobs.view_of(record.clone(), stale);
+        assert_eq!((view.status, view.exit_code), (JobStatus::Killed, Some(9)));
+        // Gone with no end recorded at all: lost.
+        let other = jobs
+            .start(&key, "agent", "y", Control::Fifo, DEFAULT_LIFETIME)
+            .unwrap();
+        jobs.set_writer(&key, other.id(), stamp).unwrap();
+        assert_eq!(jobs.view(&key, other.id()).unwrap().status, JobStatus::Lost);
     }
 
     #[test]

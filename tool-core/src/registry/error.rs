@@ -52,6 +52,21 @@ pub enum RegistryError {
         /// The field that wants it too, said the same way.
         second: String,
     },
+    /// [`ToolRegistry::of_crate`](crate::ToolRegistry::of_crate) found no
+    /// `#[tool]` fn of the named crate among those linked into the program.
+    #[error(
+        "no `#[tool]` fn of the crate `{crate_name}` is linked into this program{}{}; the name is the library crate's (a bin's `CARGO_CRATE_NAME` is the bin's own name), and a bin must reference that library (e.g. `use {crate_name} as _;`) or the linker leaves its tools out",
+        suggestion.as_ref().map(|s| format!("; did you mean `{s}`?")).unwrap_or_default(),
+        if known.is_empty() { " (no crate of this program has tools)".to_owned() } else { format!(" (crates with tools: {})", known.join(", ")) }
+    )]
+    NoToolsInCrate {
+        /// The crate name asked for, `-` read as `_`.
+        crate_name: String,
+        /// The closest crate name that has tools, if one is close.
+        suggestion: Option<String>,
+        /// Every crate of the program that has `#[tool]` fns, sorted (at most 20).
+        known: Vec<String>,
+    },
     /// Several errors at once (e.g. every duplicate in the global registry).
     #[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
     Many(Vec<RegistryError>),

@@ -239,13 +239,33 @@ impl ToolRegistry {
     /// let this_crate = module_path!().split("::").next().unwrap();
     /// let registry = ToolRegistry::of_crate(this_crate).unwrap();
     /// assert!(registry.contains("hello"));
-    /// assert!(ToolRegistry::of_crate("no_such_crate").unwrap().is_empty());
+    /// let error = ToolRegistry::of_crate("no_such_crate").unwrap_err();
+    /// assert!(error.to_string().contains("crates with tools"));
     /// ```
     ///
     /// # Errors
-    /// As [`from_inventory`](Self::from_inventory), for the selected tools only.
+    /// As [`from_inventory`](Self::from_inventory), for the selected tools
+    /// only; [`RegistryError::NoToolsInCrate`] when no linked `#[tool]` fn
+    /// belongs to `crate_name` (a misspelt name, a bin's own name, or a bin
+    /// that never references the library holding the tools), naming the
+    /// crates that have tools and the closest one.
     pub fn of_crate(crate_name: &str) -> Result<Self, RegistryError> {
         let wanted = crate_name.replace('-', "_");
+        let mut known: Vec<&str> = inventory::iter::<StaticTool>
+            .into_iter()
+            .map(|def| crate_of(def.module_path))
+            .collect();
+        if !known.contains(&wanted.as_str()) {
+            known.sort_unstable();
+            known.dedup();
+            let suggestion = tool_rules::suggest::did_you_mean(&wanted, known.iter().copied())
+                .map(str::to_owned);
+            return Err(RegistryError::NoToolsInCrate {
+                crate_name: wanted,
+                suggestion,
+                known: known.iter().take(20).map(|c| (*c).to_owned()).collect(),
+            });
+        }
         Self::from_static_where(|def| crate_of(def.module_path) == wanted)
     }
 

@@ -95,6 +95,9 @@ pub const TRUNCATED: &str = "truncated";
 /// The `offset` argument that gives the next page of a paged search
 /// (`grep_content`, `glob_files`); absent on the last page.
 pub const NEXT_OFFSET: &str = "next_offset";
+/// `true` when the answer came from the trace's read cache
+/// ([`read_cache`](crate::read_cache)); absent otherwise.
+pub const CACHED: &str = "cached";
 /// The absolute path of the file holding the full output (a spill file).
 pub const OUTPUT_PATH: &str = "output_path";
 /// `true` when the error message was cut to the budget.

@@ -171,7 +171,69 @@ pub(crate) const JARGON: &[Jargon] = &[
         &["flight", "price"],
         "a fare is the price of a ticket",
     ),
+    // Operations slang (issue 31's second round).
+    j(
+        &["bounce"],
+        &["restart"],
+        "bounce a server or service: restart it (sysadmin slang)",
+    ),
+    j(
+        &["crashloop", "crashlooping", "crashloopbackoff"],
+        &["pod", "restart"],
+        "CrashLoopBackOff: Kubernetes's state of a pod whose container keeps restarting",
+    ),
+    j(
+        &["tunnel", "tunnels"],
+        &["port", "forward"],
+        "an SSH or kubectl tunnel is a port forward (ssh -L, kubectl port-forward)",
+    ),
+    j(
+        &["dangling"],
+        &["prune", "unused"],
+        "docker image prune: removes dangling (untagged, unused) images",
+    ),
+    j(
+        &["snooze", "silence", "silenced"],
+        &["mute", "ignore"],
+        "snoozing or silencing an alert mutes it (Alertmanager silences, PagerDuty snooze)",
+    ),
+    j(
+        &["flush", "invalidate", "invalidation"],
+        &["purge", "cache"],
+        "a CDN cache is flushed, invalidated or purged (CloudFront invalidations, Fastly purge)",
+    ),
+    j(
+        &["edge", "cdn"],
+        &["cdn", "cache"],
+        "edge servers are a CDN's caches",
+    ),
+    j(
+        &["sunset", "discontinue"],
+        &["cancel", "end"],
+        "sunset a plan or product: end it",
+    ),
+    j(
+        &["reassign", "delegate", "handover", "handoff"],
+        &["assign"],
+        "hand over work: assign it to someone else",
+    ),
+    j(
+        &["popup", "popups", "modal", "modals"],
+        &["dialog"],
+        "a page's pop-up (alert, confirm, prompt) is a dialog (HTML's dialogs, MDN)",
+    ),
+    j(&["jot"], &["append", "note"], "jot down: add a short note"),
     // Abbreviations of the field.
+    j(
+        &["aqi"],
+        &["air", "quality"],
+        "AQI: Air Quality Index (US EPA)",
+    ),
+    j(
+        &["ohlc"],
+        &["price", "history", "stock"],
+        "OHLC: open, high, low and close prices of a period",
+    ),
     j(&["col", "cols"], &["column"], "abbreviation of column"),
     j(&["idx"], &["index"], "abbreviation of index"),
     j(&["tbl", "tbls"], &["table"], "abbreviation of table"),

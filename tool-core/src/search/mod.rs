@@ -61,7 +61,9 @@
 //! - **Typos**: a query word no tool contains is corrected to the index
 //!   word one edit away that `tool_rules::suggest::did_you_mean` picks,
 //!   at [`TYPO_WEIGHT`] (see `typo.rs`: at most 4 words, a few thousand
-//!   hash lookups each at most).
+//!   hash lookups each at most); a word no stem one edit away fixes is
+//!   looked up again as written among the tools' words as written
+//!   (`stirpe` → `stripe`, whose stems are two edits apart).
 //! - **Services**: a query that names a server (`github`), a product or
 //!   nickname of one (`gsutil` → `gcs`, `SFDC` → `salesforce`) or a host
 //!   or URL scheme of one (`github.com`, `gs://`) multiplies the matching
@@ -93,7 +95,10 @@
 //!   tools by 1 + [`IMPLIED_BOOST`].
 //! - Values whose form leaves no doubt about the thing (a `gs://` URL, an
 //!   image reference `nginx:1.25`, `localhost:3000`, coordinates
-//!   `48.85,2.35`) bring their kind words at 0.7 instead of 0.4.
+//!   `48.85,2.35`) bring their kind words at 0.7 instead of 0.4; so do
+//!   query languages recognised by their syntax (`PromQL`, `LogQL`, SQL,
+//!   JQL, CQL, a Redis command) and identifiers whose form names their
+//!   kind (an arXiv id, a cashtag; issue 31's second round).
 //! - [`SearchIndex::explain`] tells hosts which signal matched what.
 //!
 //! What each adds on the tuning sets is printed by the `signal_ablation`
@@ -361,6 +366,10 @@ pub struct SearchIndex {
     /// Term text → term id. Terms are never forgotten (a term whose
     /// tools all left has no postings); the vocabulary of tool texts is small.
     terms: FxHashMap<Box<str>, u32>,
+    /// Word as written in tool texts (lower case, ASCII, one term) → its
+    /// term id: the typo signal's second look-up (see `typo.rs`). Kept like
+    /// `terms`.
+    surface: FxHashMap<Box<str>, u32>,
     /// The documents; a document's id is its position (removal moves the last one into the gap).
     docs: Vec<Doc>,
     /// Every document's (term id, weighted frequency) pairs, each document's
@@ -448,6 +457,7 @@ impl SearchIndex {
             signals,
             // Tool texts share most words: about one new term per tool.
             terms: FxHashMap::with_capacity_and_hasher(hint.max(64), Default::default()),
+            surface: FxHashMap::with_capacity_and_hasher(hint.max(64), Default::default()),
             docs: Vec::with_capacity(hint),
             // About 25 distinct terms per tool of the evaluation set.
             doc_terms: Vec::with_capacity(hint * 32),
@@ -536,6 +546,7 @@ impl SearchIndex {
         seen.clear();
         let mut len = 0.0f32;
         let terms = &mut self.terms;
+        let surface = &mut self.surface;
         // `tf` covers every term id (terms added by other scratch buffers too).
         tf.resize(terms.len(), 0.0);
         let mut add = |text: &str, weight: f32| {
@@ -568,6 +579,12 @@ impl SearchIndex {
                             u32::try_from(word_terms.len() - from).unwrap_or(u32::MAX),
                         );
                         words.insert(word.into(), run);
+                        if run.1 == 1 && word.is_ascii() && !surface.contains_key(word) {
+                            let lower = word.to_ascii_lowercase();
+                            if !surface.contains_key(lower.as_str()) {
+                                surface.insert(lower.into(), word_terms[from]);
+                            }
+                        }
                         run
                     }
                 };
@@ -790,16 +807,34 @@ impl SearchIndex {
                 impacts.offsets[id as usize + 1] - impacts.offsets[id as usize]
             })
         };
-        // Typo tolerance: the query's own words no tool contains.
+        // Typo tolerance: the query's own words no tool contains, the
+        // first few that could be corrected, each by its stem and then as
+        // written (see `typo.rs`).
         let mut corrections = Vec::new();
-        let unknown: Vec<String> = terms
-            .iter()
-            .filter(|q| q.origin == Origin::Query && df(&q.term) == 0)
-            .map(|q| q.term.clone())
-            .take(typo::MAX_WORDS)
-            .collect();
-        for word in unknown.into_iter().filter(|_| self.signals.typos) {
-            if let Some(fix) = typo::correct(&word, df) {
+        let mut unknown: Vec<(String, String)> = Vec::new();
+        if self.signals.typos {
+            for (lower, stemmed) in tokenizer::query_words(query) {
+                if unknown.len() < typo::MAX_WORDS
+                    && df(&stemmed) == 0
+                    && stemmed.len().max(lower.len()) >= typo::MIN_LEN
+                    && !unknown.iter().any(|(_, s)| *s == stemmed)
+                {
+                    unknown.push((lower, stemmed));
+                }
+            }
+        }
+        let surface_df = |word: &str| -> u32 {
+            self.surface.get(word).map_or(0, |&id| {
+                impacts.offsets[id as usize + 1] - impacts.offsets[id as usize]
+            })
+        };
+        for (lower, word) in unknown {
+            // A word as written that is one term: its term is its token.
+            let fix = typo::correct(&word, df).or_else(|| {
+                typo::correct(&lower, surface_df)
+                    .and_then(|w| tokenizer::tokens(&w).into_iter().next())
+            });
+            if let Some(fix) = fix {
                 match terms.iter_mut().find(|q| q.term == fix) {
                     Some(q) if q.weight >= TYPO_WEIGHT => {}
                     Some(q) => {
@@ -1255,14 +1290,48 @@ mod tests {
         assert_eq!(
             e.corrections,
             [
-                ("repositri".to_owned(), "repositori".to_owned()),
-                ("serach".to_owned(), "search".to_owned())
+                ("serach".to_owned(), "search".to_owned()),
+                ("repositri".to_owned(), "repositori".to_owned())
             ]
         );
         assert_eq!(e.hits[0].name, "github__search_code");
         assert!(!e.weak, "a corrected word is a strong match");
         let exact = index.explain("search the repositories", 5).hits[0].score;
         assert!(e.hits[0].score < exact, "{} < {exact}", e.hits[0].score);
+    }
+
+    #[test]
+    fn misspelt_words_are_also_corrected_as_written() {
+        // The stems of `stirpe` and `custmer` (`stirp`, `custmer`) are two
+        // edits from `stripe` and `custom` (the stem of `customer`); the
+        // words as written are one edit from words of the tools.
+        let specs = [
+            spec("stripe__list_customers", "Find a Stripe customer by email."),
+            spec("stripe__create_refund", "Refund a charge."),
+            spec("kubernetes__list_pods", "List the pods of a namespace."),
+            spec(
+                "vercel__list_deployments",
+                "List deployments in production.",
+            ),
+        ];
+        let index = SearchIndex::build(specs.iter());
+        let e = index.explain("stirpe custmer lookup", 5);
+        assert_eq!(
+            e.corrections,
+            [
+                ("stirp".to_owned(), "stripe".to_owned()),
+                ("custmer".to_owned(), "custom".to_owned())
+            ]
+        );
+        assert_eq!(e.services, ["stripe"], "a corrected word names its server");
+        assert_eq!(e.hits[0].name, "stripe__list_customers");
+        // `prod` is not a misspelt `pod` (no deletion from four letters).
+        let e = index.explain("deploymnets in prod", 5);
+        assert_eq!(
+            e.corrections,
+            [("deploymnet".to_owned(), "deploy".to_owned())]
+        );
+        assert_eq!(e.hits[0].name, "vercel__list_deployments");
     }
 
     #[test]

@@ -184,6 +184,13 @@ const RELATED: &[(&[&str], &[&str])] = &[
         &["directions", "distance", "route"],
     ),
     (
+        &[
+            "train", "bus", "subway", "metro", "tram", "transit", "ferry", "bike", "cycling",
+        ],
+        &["directions", "route", "transit"],
+    ),
+    (&["altitude"], &["elevation"]),
+    (
         &["nearby", "restaurant", "restaurants", "cafe", "hotel"],
         &["place", "local"],
     ),
@@ -381,6 +388,17 @@ const CLEAR_KINDS: &[&str] = &[
     "latitude",
     "longitude",
     "coordinates",
+    "promql",
+    "prometheus",
+    "logql",
+    "loki",
+    "jql",
+    "cql",
+    "sql",
+    "redis",
+    "arxiv",
+    "paper",
+    "stock",
 ];
 
 /// The query's terms with weights: each distinct token at 1.0 (after a
@@ -438,7 +456,25 @@ pub(crate) fn query_terms_with(query: &str, jargon: bool) -> Vec<QueryTerm> {
             add(w, *weight, *origin);
         }
     }
-    compounds(query, |c| add(c, COMPOUND_WEIGHT, Origin::Compound));
+    let mut joined: Vec<String> = Vec::new();
+    compounds(query, |c| {
+        add(c, COMPOUND_WEIGHT, Origin::Compound);
+        joined.push(c.to_owned());
+    });
+    // A phrasal verb or compound written in two words (`look up`, `roll
+    // back`, `spin up`, `hand over`) means what its one-word form means:
+    // the tables' entries for the joined form apply, at their own weights
+    // times the compound's.
+    for c in &joined {
+        let more = [Some(expansions), jargon]
+            .into_iter()
+            .flatten()
+            .filter_map(|map| map.get(c.as_str()))
+            .flatten();
+        for (w, weight, origin) in more {
+            add(w, weight * COMPOUND_WEIGHT, *origin);
+        }
+    }
     value_kinds(query, |kind| {
         let weight = if CLEAR_KINDS.contains(&kind) {
             CLEAR_KIND_WEIGHT
@@ -450,6 +486,28 @@ pub(crate) fn query_terms_with(query: &str, jargon: bool) -> Vec<QueryTerm> {
         add(&k, weight, Origin::ValueKind);
     });
     terms
+}
+
+/// The query's own words as [`query_terms_with`] reads them, each as
+/// written (lower case) and stemmed, in query order (with repeats); the
+/// typo signal looks an unknown word up both ways (see `typo.rs`).
+pub(crate) fn query_words(query: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for word in strip_request_for_tools(query)
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+    {
+        camel_parts(word, |part| {
+            let lower = acronym_singular(part).to_lowercase();
+            if lower.len() < 2 || STOP_WORDS.binary_search(&lower.as_str()).is_ok() {
+                return;
+            }
+            let mut stemmed = lower.clone();
+            stem(&mut stemmed);
+            out.push((lower, stemmed));
+        });
+    }
+    out
 }
 
 /// Where a term of a query comes from (see the [module docs](super)); shown to hosts
@@ -676,7 +734,15 @@ fn value_kinds(query: &str, mut emit: impl FnMut(&str)) {
             emit(k);
         }
     }
+    query_language(query, &mut emit);
+    if redis_command(query) {
+        emit("redis");
+    }
     for word in query.split_whitespace() {
+        if let Some(kinds) = id_kind(word) {
+            kinds.iter().for_each(|k| emit(k));
+            continue;
+        }
         let word = word
             .trim_start_matches(['"', '\'', '(', '`'])
             .trim_end_matches(['"', '\'', ')', '`', ',', ';', '.', '?', '!', ':']);
@@ -731,6 +797,305 @@ fn value_kinds(query: &str, mut emit: impl FnMut(&str)) {
             }
         }
     }
+}
+
+/// The kind words of a query written in a query language, by the
+/// language's own syntax (issue 31: a query that is only a `PromQL`
+/// expression shares no word with the tool that runs it):
+///
+/// | language | recognised by | kind words |
+/// |---|---|---|
+/// | `LogQL` (Grafana Loki) | a stream selector `{app="x"}` followed by a line filter (`\|=`, `\|~`, `!=`, `!~`) or a parser stage (`\| json`, `\| logfmt`) | `logql`, `loki`, `log` |
+/// | `PromQL` (Prometheus) | a metric with a label matcher `up{job="api"}`, a range `[5m]`, or a `PromQL` function call `rate(`, `histogram_quantile(` | `promql`, `prometheus`, `metric` |
+/// | SQL | `SELECT … FROM`, `INSERT INTO`, `UPDATE … SET`, `DELETE FROM` in capitals, or `select *` | `sql`, `query` |
+/// | JQL (Jira) / CQL (Confluence) | two or more clauses `field = value` (`=`, `!=`, `~`, `in`) on the fields of the one language (`project`, `assignee`, `status` / `space`, `title`, `ancestor`), or one with a function (`currentUser()`) | `jql` / `cql`, `search` |
+/// | cron | five fields of digits, `*`, `/`, `,`, `-`, one at least a `*` (`*/5 * * * *`) | `cron`, `schedule` |
+///
+/// The field and function lists are the languages' documented ones
+/// (Prometheus's query functions, Loki's log pipeline, Jira's and
+/// Confluence's advanced search fields).
+fn query_language(query: &str, emit: &mut impl FnMut(&str)) {
+    let lower = query.to_ascii_lowercase();
+    let selector = lower.find('{').is_some_and(|open| {
+        lower[open..]
+            .find('}')
+            .is_some_and(|close| lower[open..open + close].contains('='))
+    });
+    let line_filter = [
+        "|=",
+        "|~",
+        "!~",
+        "| json",
+        "| logfmt",
+        "| pattern",
+        "| line_format",
+    ]
+    .iter()
+    .any(|f| lower.contains(f))
+        || lower.contains("} !=");
+    if selector && line_filter {
+        for k in ["logql", "loki", "log"] {
+            emit(k);
+        }
+    } else {
+        let metric_selector = lower.match_indices('{').any(|(at, _)| {
+            selector
+                && lower[..at]
+                    .bytes()
+                    .last()
+                    .is_some_and(|b| b.is_ascii_alphanumeric() || b == b'_')
+        });
+        let range = lower.match_indices('[').any(|(at, _)| {
+            let inner = lower[at + 1..].split(']').next().unwrap_or("");
+            inner.len() >= 2
+                && inner.len() < lower.len() - at - 1
+                && inner[..inner.len() - 1].bytes().all(|b| b.is_ascii_digit())
+                && matches!(
+                    inner.as_bytes().last(),
+                    Some(b's' | b'm' | b'h' | b'd' | b'w' | b'y')
+                )
+        });
+        let function = PROMQL_FUNCTIONS.iter().any(|f| {
+            lower.match_indices(f).any(|(at, _)| {
+                lower[at + f.len()..].starts_with('(')
+                    && !lower[..at]
+                        .bytes()
+                        .last()
+                        .is_some_and(|b| b.is_ascii_alphanumeric() || b == b'_')
+            })
+        });
+        if metric_selector || range || function {
+            for k in ["promql", "prometheus", "metric"] {
+                emit(k);
+            }
+        }
+    }
+    let words: Vec<&str> = query.split_whitespace().collect();
+    let has = |w: &str| words.contains(&w);
+    let sql = (has("SELECT") && has("FROM"))
+        || (has("UPDATE") && has("SET"))
+        || words.windows(2).any(|p| {
+            matches!(p, ["INSERT", "INTO"] | ["DELETE", "FROM"])
+                || (p[0].eq_ignore_ascii_case("select")
+                    && (p[1] == "*" || p[1].starts_with("count(")))
+        });
+    if sql {
+        for k in ["sql", "query"] {
+            emit(k);
+        }
+    }
+    // JQL / CQL clauses: `field op value`, the field a word of its own.
+    let (mut jql, mut cql) = (0, 0);
+    let tokens: Vec<&str> = lower
+        .split(|c: char| c.is_whitespace())
+        .filter(|w| !w.is_empty())
+        .collect();
+    for (i, t) in tokens.iter().enumerate() {
+        // `status=Done` or `status = Done` or `status in (...)`.
+        let (field, op_follows) = match t.find(['=', '~', '!']) {
+            Some(at) if at > 0 => (&t[..at], true),
+            _ => (
+                *t,
+                tokens.get(i + 1).is_some_and(|n| {
+                    matches!(*n, "=" | "!=" | "~" | "!~" | "in" | "was")
+                        || n.starts_with('=')
+                        || n.starts_with("~")
+                }),
+            ),
+        };
+        if !op_follows {
+            continue;
+        }
+        jql += usize::from(JQL_FIELDS.binary_search(&field).is_ok());
+        cql += usize::from(CQL_FIELDS.binary_search(&field).is_ok());
+    }
+    let function = [
+        "currentuser()",
+        "opensprints()",
+        "now()",
+        "startofweek()",
+        "membersof(",
+    ]
+    .iter()
+    .any(|f| lower.contains(f));
+    let clauses = |n: usize| n >= 2 || (n == 1 && function);
+    if clauses(jql) && jql > cql {
+        for k in ["jql", "search"] {
+            emit(k);
+        }
+    } else if clauses(cql) && cql > jql {
+        for k in ["cql", "search"] {
+            emit(k);
+        }
+    }
+    // cron: five fields of digits and `*/,-`, one a `*`.
+    let cron = words.windows(5).any(|w| {
+        w.iter().all(|f| {
+            f.bytes()
+                .all(|b| b.is_ascii_digit() || matches!(b, b'*' | b'/' | b',' | b'-'))
+        }) && w.iter().any(|f| f.contains('*'))
+    });
+    if cron {
+        for k in ["cron", "schedule"] {
+            emit(k);
+        }
+    }
+}
+
+/// Prometheus query functions that are not ordinary words (the functions
+/// of Prometheus's "Query functions" page whose names say `PromQL`), sorted.
+const PROMQL_FUNCTIONS: &[&str] = &[
+    "avg_over_time",
+    "count_over_time",
+    "delta",
+    "deriv",
+    "histogram_quantile",
+    "holt_winters",
+    "increase",
+    "irate",
+    "label_replace",
+    "max_over_time",
+    "min_over_time",
+    "predict_linear",
+    "quantile_over_time",
+    "rate",
+    "sum_over_time",
+];
+
+/// Fields of Jira's advanced search (JQL) that Confluence's CQL lacks,
+/// lower case, sorted.
+const JQL_FIELDS: &[&str] = &[
+    "affectedversion",
+    "assignee",
+    "component",
+    "duedate",
+    "epic",
+    "fixversion",
+    "issuetype",
+    "priority",
+    "project",
+    "reporter",
+    "resolution",
+    "sprint",
+    "status",
+];
+
+/// Fields of Confluence's CQL that JQL lacks, lower case, sorted.
+const CQL_FIELDS: &[&str] = &[
+    "ancestor",
+    "contributor",
+    "creator",
+    "lastmodified",
+    "mention",
+    "space",
+    "text",
+    "title",
+    "type",
+];
+
+/// The kind words of an identifier whose form names its kind (issue 31):
+///
+/// | value | example | kind words |
+/// |---|---|---|
+/// | arXiv identifier (`YYMM.NNNNN`, month 01–12, optional version) | `2305.10601`, `arXiv:2401.01234v2` | `arxiv`, `paper` |
+/// | ISO 8601 calendar date | `2020-03-16` | `date` |
+/// | a cashtag (`$` and 1 to 5 capitals, the markets' ticker notation) | `$TSLA` | `stock`, `quote` |
+/// | a Redis command in capitals, first in the text (Redis's command reference) | `HGETALL user:1` | `redis` |
+fn id_kind(word: &str) -> Option<&'static [&'static str]> {
+    let word = word
+        .trim_matches(|c: char| matches!(c, '"' | '\'' | '(' | ')' | '`' | ',' | ';' | '?' | '!'));
+    let word = word.strip_suffix('.').unwrap_or(word);
+    let bare = word
+        .get(..6)
+        .filter(|p| p.eq_ignore_ascii_case("arxiv:"))
+        .map_or(word, |_| &word[6..]);
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    if let Some((yymm, rest)) = bare.split_once('.') {
+        let number = rest
+            .split_once('v')
+            .map_or(rest, |(n, v)| if digits(v) { n } else { "" });
+        let month = yymm.get(2..).and_then(|m| m.parse::<u8>().ok());
+        if yymm.len() == 4
+            && digits(yymm)
+            && (4..=5).contains(&number.len())
+            && digits(number)
+            && month.is_some_and(|m| (1..=12).contains(&m))
+        {
+            return Some(&["arxiv", "paper"]);
+        }
+    }
+    let parts: Vec<&str> = word.split('-').collect();
+    if let [y, m, d] = parts[..]
+        && y.len() == 4
+        && m.len() == 2
+        && d.len() == 2
+        && digits(y)
+        && digits(m)
+        && digits(d)
+    {
+        return Some(&["date"]);
+    }
+    if let Some(ticker) = word.strip_prefix('$')
+        && (1..=5).contains(&ticker.len())
+        && ticker.bytes().all(|b| b.is_ascii_uppercase())
+    {
+        return Some(&["stock", "quote"]);
+    }
+    None
+}
+
+/// Redis commands whose names are no English word (Redis's command
+/// reference), upper case, sorted: a query that opens with one in
+/// capitals is a Redis command.
+const REDIS_COMMANDS: &[&str] = &[
+    "BLPOP",
+    "BRPOP",
+    "DECRBY",
+    "EXPIRE",
+    "FLUSHALL",
+    "FLUSHDB",
+    "HDEL",
+    "HGET",
+    "HGETALL",
+    "HINCRBY",
+    "HKEYS",
+    "HMGET",
+    "HSET",
+    "INCR",
+    "INCRBY",
+    "LLEN",
+    "LPOP",
+    "LPUSH",
+    "LRANGE",
+    "MGET",
+    "MSET",
+    "PEXPIRE",
+    "PTTL",
+    "RPOP",
+    "RPUSH",
+    "SADD",
+    "SCARD",
+    "SETEX",
+    "SETNX",
+    "SISMEMBER",
+    "SMEMBERS",
+    "SREM",
+    "TTL",
+    "XADD",
+    "XRANGE",
+    "ZADD",
+    "ZRANGE",
+    "ZRANK",
+    "ZREM",
+    "ZSCORE",
+];
+
+/// Whether `query` opens with a Redis command in capitals (see [`REDIS_COMMANDS`]).
+fn redis_command(query: &str) -> bool {
+    query
+        .split_whitespace()
+        .next()
+        .is_some_and(|w| REDIS_COMMANDS.binary_search(&w).is_ok())
 }
 
 /// The kind of a `name:tag` word: `port` for a local address
@@ -865,6 +1230,7 @@ pub(crate) fn for_each_token(text: &str, mut emit: impl FnMut(&str)) {
             .filter(|w| !w.is_empty())
         {
             camel_parts(word, |part| {
+                let part = acronym_singular(part);
                 buf.clear();
                 if part.is_ascii() {
                     buf.push_str(part);
@@ -937,6 +1303,25 @@ fn camel_parts(word: &str, mut f: impl FnMut(&str)) {
         prev = Some(c);
     }
     f(&word[start..]);
+}
+
+/// An acronym's plural without its `s` (`XHRs` → `XHR`, `PRs` → `PR`,
+/// `CVEs` → `CVE`): a part of two or more upper-case letters (digits
+/// allowed after the first) and a final lower-case `s`. The plural of an
+/// acronym is the acronym (issue 31): without this, `XHRs` would be the
+/// term `xhrs` (Porter2 keeps an `s` after consonants only), which meets
+/// neither `XHR` nor the lexicon's `xhr`. Other parts are returned as they are.
+fn acronym_singular(part: &str) -> &str {
+    match part.strip_suffix('s') {
+        Some(run)
+            if run.chars().count() >= 2
+                && run.chars().next().is_some_and(char::is_uppercase)
+                && run.chars().all(|c| c.is_uppercase() || c.is_ascii_digit()) =>
+        {
+            run
+        }
+        _ => part,
+    }
 }
 
 /// Whether `rest` (the one or two bytes after an upper-case run) is the
@@ -1044,12 +1429,16 @@ mod tests {
     #[test]
     fn acronym_plurals_stay_whole() {
         // Issue 31: `PRs` was split into `P` + `Rs`, `PIDs` into `PI` + `Ds`.
-        assert_eq!(tokens("PRs"), ["prs"]);
+        // The plural of an acronym is the acronym (`XHRs` → `xhr`).
+        assert_eq!(tokens("PRs"), ["pr"]);
         assert_eq!(tokens("PIDs"), ["pid"]);
-        assert_eq!(tokens("open PRs"), tokens("open prs"));
+        assert_eq!(tokens("XHRs CVEs"), ["xhr", "cve"]);
+        assert_eq!(tokens("open PRs"), tokens("open PR"));
         assert_eq!(tokens("list URLs and IDs"), ["list", "url", "id"]);
-        assert_eq!(tokens("listPRsForRepo"), ["list", "prs", "repo"]);
-        assert_eq!(tokens("ÜBERs"), ["übers"]);
+        assert_eq!(tokens("listPRsForRepo"), ["list", "pr", "repo"]);
+        assert_eq!(tokens("ÜBERs"), ["über"]);
+        // Lower-case and mixed words keep their `s` for the stemmer.
+        assert_eq!(tokens("prs Docs"), ["prs", "doc"]);
         // Other upper-case runs still split before their last capital.
         assert_eq!(
             tokens("HTTPServer HTTPSProxy"),
@@ -1094,6 +1483,10 @@ mod tests {
         assert!(TOOL_REQUEST_WORDS.is_sorted());
         assert!(NOT_ISSUE_KEYS.is_sorted());
         assert!(FILE_EXTENSIONS.is_sorted());
+        assert!(PROMQL_FUNCTIONS.is_sorted());
+        assert!(JQL_FIELDS.is_sorted());
+        assert!(CQL_FIELDS.is_sorted());
+        assert!(REDIS_COMMANDS.is_sorted());
     }
 
     fn weight(terms: &[QueryTerm], word: &str) -> Option<f32> {
@@ -1196,6 +1589,43 @@ mod tests {
             kinds("TZ at 48.85,2.35?"),
             ["latitude", "longitude", "coordinates"]
         );
+        // Query languages, by their syntax.
+        assert_eq!(
+            kinds(r#"sum(rate(http_requests_total{code="500"}[5m])) by (job)"#),
+            ["promql", "prometheus", "metric"]
+        );
+        assert_eq!(
+            kinds("up{job=\"node\"} == 0"),
+            ["promql", "prometheus", "metric"]
+        );
+        assert_eq!(
+            kinds(r#"{namespace="prod"} |~ "timeout" | json"#),
+            ["logql", "loki", "log"]
+        );
+        assert_eq!(
+            kinds("SELECT name FROM users WHERE id = 3"),
+            ["sql", "query"]
+        );
+        assert_eq!(
+            kinds("assignee = currentUser() AND status != Done"),
+            ["jql", "search"]
+        );
+        assert_eq!(
+            kinds("space = DOCS and title ~ \"release\""),
+            ["cql", "search"]
+        );
+        assert_eq!(kinds("*/15 * * * * run backups"), ["cron", "schedule"]);
+        assert_eq!(kinds("HGETALL session:9"), ["redis"]);
+        // Identifiers whose form names their kind.
+        assert_eq!(kinds("summarise 2401.01234v2"), ["arxiv", "paper"]);
+        assert_eq!(kinds("rain on 2021-06-30?"), ["date"]);
+        assert_eq!(kinds("price of $NVDA"), ["stock", "quote"]);
+        // Not these: a single clause, plain words, a version, a price.
+        assert!(
+            kinds("rows where Status = Done, select the best from the rest, v1.2.3 at $20")
+                .is_empty()
+        );
+        assert!(kinds("rate the app, get version 2024.13, sum(a, b)").is_empty());
         // Keys, times, prices and lists are none of these.
         assert!(kinds("get user:42 at 9:30, or 12.5,200.1").is_empty());
         // Not values: an issue number, a repository, a version, a domain, a lone `/`.

@@ -10,6 +10,13 @@
 //! project's one did-you-mean metric, cross-cutting decision §1), which
 //! picks the correction. At most [`MAX_WORDS`] words of a query are looked
 //! at, so a query costs at most a few thousand hash lookups more.
+//!
+//! The stem of a misspelt word can be two edits from the right stem when
+//! the stemmer cut the two words differently (`stirpe` → `stirp`, but
+//! `stripe` stays; `custmer` is not `custom`, the stem of `customer`). So a
+//! word that no stem one edit away fixes is looked up again as written
+//! (lower case) among the index's words as written, and the correction is
+//! that word's stem (see `SearchIndex::explain`).
 
 /// Shortest query word (stemmed, in bytes) that is corrected: 4; shorter
 /// words are one edit from too many others.
@@ -20,6 +27,12 @@ pub(crate) const MAX_LEN: usize = 24;
 pub(crate) const MAX_WORDS: usize = 4;
 
 const ALPHABET: &[u8] = b"abcdefghijklmnopqrstuvwxyz";
+
+/// Shortest word (in bytes) a deleted letter may correct: 5. A four-letter
+/// word less one letter is a three-letter word, and those are too many
+/// (`prod` is not a misspelt `pod`); swaps, replacements and insertions
+/// still correct four-letter words (`lsit` → `list`, `slak` → `slack`).
+pub(crate) const MIN_LEN_DELETION: usize = 5;
 
 /// The index word `word` most likely meant, if any: among the words one
 /// edit away for which `df` gives a document frequency above 0, the one
@@ -34,8 +47,7 @@ pub(crate) fn correct(word: &str, df: impl Fn(&str) -> u32) -> Option<String> {
         return None;
     }
     let mut found: Vec<(u32, String)> = Vec::new();
-    let mut buf: Vec<u8> = Vec::with_capacity(b.len() + 1);
-    let mut check = |buf: &[u8]| {
+    edits(b, |buf| {
         // Only ASCII bytes were written: always UTF-8.
         let Ok(text) = std::str::from_utf8(buf) else {
             return;
@@ -44,13 +56,25 @@ pub(crate) fn correct(word: &str, df: impl Fn(&str) -> u32) -> Option<String> {
         if n > 0 && !found.iter().any(|(_, w)| w == text) {
             found.push((n, text.to_owned()));
         }
-    };
+    });
+    found.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    tool_rules::suggest::did_you_mean(word, found.iter().map(|(_, w)| w.as_str()))
+        .map(str::to_owned)
+}
+
+/// Calls `check` with every spelling one edit from `b` (Norvig's
+/// candidates: a letter deleted, two neighbours swapped, a letter replaced
+/// or inserted); deletions only from words of [`MIN_LEN_DELETION`] bytes
+/// or more.
+fn edits(b: &[u8], mut check: impl FnMut(&[u8])) {
+    let mut buf: Vec<u8> = Vec::with_capacity(b.len() + 1);
     for i in 0..b.len() {
-        // Deletion.
-        buf.clear();
-        buf.extend_from_slice(&b[..i]);
-        buf.extend_from_slice(&b[i + 1..]);
-        check(&buf);
+        if b.len() >= MIN_LEN_DELETION {
+            buf.clear();
+            buf.extend_from_slice(&b[..i]);
+            buf.extend_from_slice(&b[i + 1..]);
+            check(&buf);
+        }
         // Swap with the next.
         if i + 1 < b.len() && b[i] != b[i + 1] {
             buf.clear();
@@ -78,9 +102,6 @@ pub(crate) fn correct(word: &str, df: impl Fn(&str) -> u32) -> Option<String> {
             check(&buf);
         }
     }
-    found.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
-    tool_rules::suggest::did_you_mean(word, found.iter().map(|(_, w)| w.as_str()))
-        .map(str::to_owned)
 }
 
 #[cfg(test)]
@@ -112,6 +133,10 @@ mod tests {
             "insert"
         );
         assert_eq!(correct("delett", vocab).as_deref(), Some("delet"), "delete");
+        assert_eq!(
+            correct("lsit", |w| u32::from(w == "list")).as_deref(),
+            Some("list")
+        );
         assert_eq!(correct("deoet", vocab).as_deref(), Some("delet"), "replace");
         // Ties go to the more frequent word.
         assert_eq!(correct("seaxch", vocab).as_deref(), Some("search"));
@@ -124,5 +149,7 @@ mod tests {
         assert_eq!(correct(&"a".repeat(30), vocab), None, "too long");
         assert_eq!(correct("délet", vocab), None, "not ASCII");
         assert_eq!(correct("zebra", vocab), None);
+        // A four-letter word is not corrected by deleting a letter.
+        assert_eq!(correct("prod", |w| u32::from(w == "pod")), None);
     }
 }

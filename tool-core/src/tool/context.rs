@@ -62,7 +62,11 @@ struct Inner {
     asker: Option<Arc<dyn Asker>>,
     secrets: Option<Arc<SecretStore>>,
     progress: Option<Arc<dyn ProgressSink>>,
+    capture_content: bool,
 }
+
+/// The host's words for giving a page URL (see [`ToolContext::with_page_url_hint`]).
+struct PageUrlHint(String);
 
 /// One progress report of a running call (see [`ToolContext::report_progress`]).
 #[derive(Debug, Clone, PartialEq)]
@@ -140,6 +144,21 @@ impl ToolContext {
     #[must_use]
     pub fn with_page_url(self, url: impl Into<String>) -> Self {
         self.with_value("page_url", url.into())
+    }
+
+    /// Sets how this host gives a page URL, for the refusal of a URL-scoped
+    /// tool called without one: a program serving over MCP says
+    /// "start the server with `shop serve --page-url URL`". Without it the
+    /// refusal names [`with_page_url`](Self::with_page_url) (an embedding
+    /// application's fix). Plain text, shown as is inside parentheses.
+    #[must_use]
+    pub fn with_page_url_hint(self, hint: impl Into<String>) -> Self {
+        self.with_state(PageUrlHint(hint.into()))
+    }
+
+    /// The host's hint for giving a page URL ([`with_page_url_hint`](Self::with_page_url_hint)).
+    pub(crate) fn page_url_hint(&self) -> Option<String> {
+        self.state::<PageUrlHint>().map(|h| h.0.0.clone())
     }
 
     /// Stores a config object under `name`, serialised to JSON once, here.
@@ -314,6 +333,23 @@ impl ToolContext {
         self.inner.secrets.as_deref()
     }
 
+    /// Whether telemetry records content: tool arguments and results (the
+    /// `tool_call` span's `gen_ai.tool.call.arguments` / `.result`), and in
+    /// tool-agent the messages of model calls. Off by default; when on, every
+    /// value is masked by the context's [`SecretStore`] and cut to
+    /// [`CONTENT_LIMIT`](crate::telemetry::CONTENT_LIMIT) bytes
+    /// ([`telemetry`](crate::telemetry)).
+    #[must_use]
+    pub fn with_content_capture(mut self, on: bool) -> Self {
+        self.inner_mut().capture_content = on;
+        self
+    }
+
+    /// Whether content capture is on ([`with_content_capture`](Self::with_content_capture); default off).
+    pub fn captures_content(&self) -> bool {
+        self.inner.capture_content
+    }
+
     /// Uses `token` for cancellation (e.g. a child of the agent run's token).
     #[must_use]
     pub fn with_cancellation_token(mut self, token: CancellationToken) -> Self {
@@ -412,6 +448,7 @@ impl fmt::Debug for ToolContext {
             .field("asker", &self.inner.asker.is_some())
             .field("secrets", &self.inner.secrets)
             .field("progress_sink", &self.inner.progress.is_some())
+            .field("capture_content", &self.inner.capture_content)
             .field("cancelled", &self.cancel.is_cancelled())
             .finish()
     }
@@ -423,6 +460,11 @@ impl fmt::Debug for ToolContext {
 /// the framework; when the context holds no `T`, the call returns an error
 /// result of kind `missing_context` naming the type. Derefs to `T`; cloning
 /// clones the `Arc`.
+///
+/// Reach `T`'s fields and methods through `Deref` (`orders.lock()` for a
+/// `State<Mutex<…>>`). `.0` is the `Arc<T>`, not `T`'s own `.0`: for a
+/// newtype state `struct Orders(Mutex<Vec<String>>)` write `orders.0.0.lock()`
+/// or `(*orders).0.lock()`; `orders.0.lock()` does not compile.
 pub struct State<T: ?Sized>(pub Arc<T>);
 
 impl<T: ?Sized> Clone for State<T> {

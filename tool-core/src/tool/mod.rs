@@ -83,6 +83,54 @@ impl ToolHandler for BoundHandler {
     }
 }
 
+/// A `#[tool]` fn's argument check: its call shim run up to the point where
+/// every argument is extracted and the unknown-parameter check has passed,
+/// without calling the fn, so a call that can never run is refused before a
+/// person is asked to approve it (the `check` stage of `execute`).
+struct ArgCheck {
+    def: &'static StaticTool,
+    layout: Arc<ArgLayout>,
+    receiver: Option<Arc<dyn Any + Send + Sync>>,
+}
+
+impl fmt::Debug for ArgCheck {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ArgCheck")
+            .field("tool", &self.def.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ArgCheck {
+    /// `Err` with the shim's own argument error (the same result the call
+    /// would end with); `Ok` when the arguments decode, or when the check
+    /// cannot tell (a panic in a `Deserialize` impl is left to the invoke
+    /// stage's containment).
+    async fn run(&self, args: Map<String, Value>, ctx: ToolContext) -> Result<(), ToolResult> {
+        let passed = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let mut invocation = Invocation::new(self.def, Arc::clone(&self.layout), args, ctx);
+        invocation.checked = Some(Arc::clone(&passed));
+        if let Some(receiver) = &self.receiver {
+            invocation = invocation.with_receiver(Arc::clone(receiver));
+        }
+        let started =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (self.def.call)(invocation)));
+        let Ok(future) = started else {
+            return Ok(());
+        };
+        let Ok(result) =
+            futures_util::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(future)).await
+        else {
+            return Ok(());
+        };
+        if passed.load(std::sync::atomic::Ordering::SeqCst) {
+            Ok(())
+        } else {
+            Err(result)
+        }
+    }
+}
+
 /// A registered tool: its [`ToolSpec`] and its handler. Cheap to clone (two `Arc`s).
 ///
 /// ```
@@ -120,6 +168,9 @@ pub(crate) struct Derived {
     /// A `#[tool]` fn's parameters (hidden and injected ones included), for
     /// the pipeline's context stage; empty for a tool built at run time.
     pub(crate) static_params: &'static [crate::tool::statics::StaticParam],
+    /// A `#[tool]` fn's argument check (`None` for a tool built at run time,
+    /// whose handler checks its own arguments when it runs).
+    arg_check: Option<ArgCheck>,
 }
 
 impl Derived {
@@ -137,6 +188,7 @@ impl Derived {
             param_types: ParamTypes::from_parameters(&spec.parameters),
             url_patterns,
             static_params: &[],
+            arg_check: None,
         })
     }
 }
@@ -250,15 +302,35 @@ impl Tool {
     /// [`RegistryError::Many`].
     pub fn from_static(def: &'static StaticTool) -> Result<Self, RegistryError> {
         let (spec, layout) = spec_from_static(def)?;
-        Self::new(spec, StaticHandler { def, layout }).map(|t| t.with_static_params(def))
+        let check = ArgCheck {
+            def,
+            layout: Arc::clone(&layout),
+            receiver: None,
+        };
+        Self::new(spec, StaticHandler { def, layout }).map(|t| t.with_static_params(def, check))
     }
 
     /// This fresh tool with `def`'s parameters known to the pipeline.
-    fn with_static_params(mut self, def: &'static StaticTool) -> Self {
+    fn with_static_params(mut self, def: &'static StaticTool, check: ArgCheck) -> Self {
         if let Some(derived) = Arc::get_mut(&mut self.derived) {
             derived.static_params = def.params;
+            derived.arg_check = Some(check);
         }
         self
+    }
+
+    /// Checks the arguments as the call would, without running the tool:
+    /// `Err` with the call's own argument error. A tool built at run time
+    /// checks its arguments when it runs: always `Ok` here.
+    pub(crate) async fn check_arguments(
+        &self,
+        args: &Map<String, Value>,
+        ctx: &ToolContext,
+    ) -> Result<(), ToolResult> {
+        match &self.derived.arg_check {
+            Some(check) => check.run(args.clone(), ctx.clone()).await,
+            None => Ok(()),
+        }
     }
 
     /// The tool of a `#[toolset]` method, bound to `receiver` (its instance).
@@ -267,6 +339,11 @@ impl Tool {
         receiver: Arc<dyn Any + Send + Sync>,
     ) -> Result<Self, RegistryError> {
         let (spec, layout) = spec_from_static(def)?;
+        let check = ArgCheck {
+            def,
+            layout: Arc::clone(&layout),
+            receiver: Some(Arc::clone(&receiver)),
+        };
         Self::new(
             spec,
             BoundHandler {
@@ -275,7 +352,7 @@ impl Tool {
                 receiver,
             },
         )
-        .map(|t| t.with_static_params(def))
+        .map(|t| t.with_static_params(def, check))
     }
 
     /// The tool's spec.

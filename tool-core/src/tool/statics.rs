@@ -188,6 +188,9 @@ pub struct Invocation {
     pub(crate) args: Map<String, Value>,
     pub(crate) ctx: ToolContext,
     pub(crate) receiver: Option<Arc<dyn Any + Send + Sync>>,
+    /// Set for an argument check: `finish` raises the flag and ends the shim
+    /// before the fn is called.
+    pub(crate) checked: Option<Arc<std::sync::atomic::AtomicBool>>,
 }
 
 #[cfg(test)]

@@ -1,6 +1,12 @@
 //! `tool-mcp-fixture`: an MCP server of `#[tool]` fixture tools, for the
 //! integration tests, the conformance suite and the benchmark.
 //!
+//! Beside its tools it serves the conformance suite's prompts
+//! (`test_simple_prompt`, `test_prompt_with_arguments`, ...) and resources
+//! (`test://static-text`, `test://template/{id}/data`, ...), declared with
+//! `#[prompt]` and `#[resource]`; `test://watched-resource` is announced as
+//! updated every time `touch_watched` is called.
+//!
 //! `tool-mcp-fixture [--http ADDR] [--page-size N] [--extra N] [--files]`:
 //! stdio by default; `--extra N` adds N filler tools (pagination tests);
 //! `--files` offers `fixture_write_file` and `fixture_read_file`, which use
@@ -19,9 +25,10 @@ use serde_json::{Value, json};
 use tool_core::{Attachment, Image, Tool, ToolContext, ToolRegistry, ToolResult, ToolSpec, tool};
 use tool_mcp::rmcp::model::{
     CreateMessageRequestParams, ElicitRequestParams, LoggingLevel, LoggingMessageNotificationParam,
+    PromptMessage,
 };
 use tool_mcp::rmcp::{Peer, RoleServer};
-use tool_mcp::{LiveRegistry, McpServer};
+use tool_mcp::{Catalog, Completer, LiveRegistry, McpServer, prompt, resource};
 
 /// A 1x1 red PNG.
 const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
@@ -416,6 +423,108 @@ fn json_schema_2020_12_tool() -> Result<Tool, tool_core::RegistryError> {
     )
 }
 
+/// A static text resource.
+#[resource("test://static-text", mime_type = "text/plain")]
+fn static_text() -> String {
+    "This is the content of the static text resource.".to_owned()
+}
+
+/// A static binary resource (a 1x1 PNG).
+#[resource("test://static-binary", mime_type = "image/png")]
+fn static_binary() -> Result<Vec<u8>, String> {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD
+        .decode(PNG)
+        .map_err(|e| e.to_string())
+}
+
+/// Data for one id, from a URI template.
+#[resource("test://template/{id}/data", mime_type = "application/json")]
+fn template_data(id: String) -> String {
+    json!({"id": id, "templateTest": true, "data": format!("Data for ID: {id}")}).to_string()
+}
+
+/// A resource whose updates subscribers hear of (`touch_watched`).
+#[resource("test://watched-resource", mime_type = "text/plain")]
+fn watched_resource() -> String {
+    "watched".to_owned()
+}
+
+/// The resource the embedded-resource prompt points at.
+#[resource("test://example-resource", mime_type = "text/plain")]
+fn example_resource() -> String {
+    "This is an example resource.".to_owned()
+}
+
+/// A simple prompt without arguments.
+#[prompt(title = "Simple prompt")]
+fn test_simple_prompt() -> String {
+    "This is a simple prompt for testing.".to_owned()
+}
+
+/// A prompt with required arguments.
+///
+/// # Arguments
+/// * `arg1` - First test argument.
+/// * `arg2` - Second test argument.
+#[prompt]
+fn test_prompt_with_arguments(arg1: String, arg2: String) -> String {
+    format!("Prompt with arguments: arg1='{arg1}', arg2='{arg2}'")
+}
+
+/// A prompt that embeds a resource.
+///
+/// # Arguments
+/// * `resourceUri` - URI of the resource to embed.
+#[prompt]
+#[allow(
+    non_snake_case,
+    reason = "the conformance suite names the argument `resourceUri`"
+)]
+fn test_prompt_with_embedded_resource(resourceUri: String) -> Result<Vec<PromptMessage>, String> {
+    let messages = json!([
+        {"role": "user", "content": {"type": "resource", "resource": {
+            "uri": resourceUri, "mimeType": "text/plain", "text": "Embedded resource content for testing."
+        }}},
+        {"role": "user", "content": {"type": "text", "text": "Please process the embedded resource above."}}
+    ]);
+    serde_json::from_value(messages).map_err(|e| e.to_string())
+}
+
+/// A prompt with an image.
+#[prompt]
+async fn test_prompt_with_image() -> Result<Vec<PromptMessage>, String> {
+    let messages = json!([
+        {"role": "user", "content": {"type": "image", "data": PNG, "mimeType": "image/png"}},
+        {"role": "user", "content": {"type": "text", "text": "Please analyze the image above."}}
+    ]);
+    serde_json::from_value(messages).map_err(|e| e.to_string())
+}
+
+/// Announce that `test://watched-resource` changed (its subscribers get
+/// `notifications/resources/updated`).
+#[tool]
+fn touch_watched(context: &ToolContext) -> Result<String, String> {
+    let catalog = context
+        .state::<Catalog>()
+        .ok_or_else(|| "no catalog".to_owned())?;
+    catalog.notify_updated("test://watched-resource");
+    Ok("touched".to_owned())
+}
+
+/// The catalog: the declared prompts and resources, with completions for
+/// `test_prompt_with_arguments` and `test://template/{id}/data`.
+fn catalog() -> Result<Catalog, String> {
+    let catalog = Catalog::declared()?;
+    if let Some(p) = catalog.prompt("test_prompt_with_arguments") {
+        catalog.add_prompt(p.with_completion(
+            "arg1",
+            Completer::from_values(["paris", "park", "party", "test", "testing"]),
+        ));
+    }
+    Ok(catalog)
+}
+
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);
     let mut http = None;
@@ -464,8 +573,20 @@ fn main() -> ExitCode {
         }
     }
     let live = LiveRegistry::new(registry);
+    let catalog = match catalog() {
+        Ok(catalog) => catalog,
+        Err(e) => {
+            eprintln!("tool-mcp-fixture: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
     let server = McpServer::new(live.clone())
-        .with_context(ToolContext::new().with_state(live))
+        .with_context(
+            ToolContext::new()
+                .with_state(live)
+                .with_state(catalog.clone()),
+        )
+        .with_catalog(catalog)
         .with_page_size(page_size)
         .with_server_info("tool-mcp-fixture", env!("CARGO_PKG_VERSION"));
     // Stdio serves one client: one thread (`tool serve` does the same);

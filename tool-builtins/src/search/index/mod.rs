@@ -1,4 +1,4 @@
-//! Indexed search: a trigram index of the workspace's text files that lets
+//! Indexed search: a sparse n-gram index of the workspace's text files that lets
 //! `grep_content` read only the files that can hold a match, and
 //! `glob_files` answer from its file list, with results byte-identical to
 //! a scan.
@@ -7,7 +7,7 @@
 //! A long-running host (`tool serve`, an agent loop) builds a
 //! [`ContentIndex`] and puts it in the context
 //! (`ctx.with_state(index.clone())`). `grep_content` then turns its pattern
-//! into a query of required trigrams (see `grams`); the index answers with
+//! into a query of required grams (sparse n-grams, see `grams`); the index answers with
 //! the files that hold them, and those files go through the same grep
 //! engine as a scan ([`crate::search::grep`]): same order, line numbers,
 //! notes and caps. A pattern that prunes nothing (`.`, `\w+`, one or two
@@ -28,7 +28,7 @@
 //! Changed files are read again and their old postings retired; a change to
 //! an ignore file (`.gitignore`, `.ignore`, `.rgignore`, anything in
 //! `.git`) or an overflowed kernel queue re-walks the whole list. Files
-//! whose trigrams cannot be trusted are always searched: reached through a
+//! whose grams cannot be trusted are always searched: reached through a
 //! symbolic link or with several hard links (a change may be reported under
 //! another name), larger than [`IndexConfig::max_file_bytes`], starting with
 //! a byte-order mark (the grep engine transcodes UTF-16), or with a line
@@ -46,8 +46,11 @@
 //! scan of that is a few milliseconds). On disk the index takes roughly
 //! 15–30 % of the text it covers and is refused past
 //! [`IndexConfig::max_disk_bytes`] (default 1 GiB); in memory a serving
-//! process holds the file table and the gram table (about 12 bytes per
-//! distinct trigram) and reads posting lists with positioned reads. Changes
+//! process holds the file table and one key and offset per 256 grams of
+//! the gram table, and reads table blocks and posting lists with
+//! positioned reads. A build sorts (gram, file) pairs in runs of 2 Mi per
+//! thread and merges them straight into the file, so it needs about the
+//! index's size in memory, not a map entry per distinct gram. Changes
 //! since the build are held in memory up to [`IndexConfig::max_delta_bytes`]
 //! (default 64 MiB); past that the index is rebuilt in the background and
 //! searches scan meanwhile.
@@ -65,6 +68,8 @@
 //! posting lists a query touches are as fast and need no `unsafe`.
 
 mod grams;
+mod pairs;
+mod runs;
 mod store;
 mod watch;
 
@@ -80,7 +85,7 @@ use ignore::{ParallelVisitor, ParallelVisitorBuilder, WalkState};
 use roaring::RoaringBitmap;
 
 use crate::fs::workspace::Workspace;
-use grams::Query;
+use grams::{Gram, GramSet, Query};
 use store::DiskPostings;
 use watch::{Queue, Watcher};
 
@@ -90,7 +95,7 @@ pub const DEFAULT_MIN_BYTES: u64 = 16 << 20;
 pub const DEFAULT_MAX_DISK_BYTES: u64 = 1 << 30;
 /// Default most memory for files changed since the build: 64 MiB.
 pub const DEFAULT_MAX_DELTA_BYTES: u64 = 64 << 20;
-/// Default largest file whose trigrams are indexed: 1 GiB (larger ones are always searched; files are read in 256 KiB pieces, so the size costs no memory).
+/// Default largest file whose grams are indexed: 1 GiB (larger ones are always searched; files are read in 256 KiB pieces, so the size costs no memory).
 pub const DEFAULT_MAX_FILE_BYTES: u64 = 1 << 30;
 /// Lines longer than this (in bytes) make a file always searched: 64 KiB.
 /// A search whose line cap ([`crate::SearchConfig::max_line_bytes`]) is
@@ -119,7 +124,7 @@ pub struct IndexConfig {
     /// Most memory for postings of files changed since the build, in bytes
     /// (estimated); past it the index is rebuilt. Default [`DEFAULT_MAX_DELTA_BYTES`].
     pub max_delta_bytes: u64,
-    /// Largest file whose trigrams are indexed, in bytes. Default [`DEFAULT_MAX_FILE_BYTES`].
+    /// Largest file whose grams are indexed, in bytes. Default [`DEFAULT_MAX_FILE_BYTES`].
     pub max_file_bytes: u64,
     /// The folder of persistent state; `None` uses [`tool_core::state::state_dir`]. Default `None`.
     pub state_dir: Option<PathBuf>,
@@ -296,7 +301,7 @@ impl std::fmt::Display for IndexStatus {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
 pub(crate) enum Kind {
-    /// Its trigrams are indexed.
+    /// Its grams are indexed.
     Text = 0,
     /// It holds a NUL byte: the grep engine skips it.
     Binary = 1,
@@ -321,28 +326,30 @@ impl Entry {
     }
 }
 
-/// One build thread's postings and the kinds of the files it read.
-type ThreadPart = (HashMap<u32, RoaringBitmap>, Vec<(usize, Kind)>);
+/// What the build threads made: sorted runs of postings, and each file's kind by id.
+type BuildParts = (Vec<runs::Run>, Vec<(usize, Kind)>);
 
 /// Postings of the build: on disk, or in memory when not persisted.
 enum Base {
     Disk(DiskPostings),
-    Memory(HashMap<u32, RoaringBitmap>),
+    Memory(HashMap<Gram, RoaringBitmap>),
 }
 
 impl Base {
-    fn get(&self, gram: u32) -> std::io::Result<Option<RoaringBitmap>> {
+    fn get(&self, gram: Gram) -> std::io::Result<Option<RoaringBitmap>> {
         match self {
-            Self::Disk(d) => d.get(gram),
+            Self::Disk(d) => d.find(gram)?.map(|span| d.read(span)).transpose(),
             Self::Memory(m) => Ok(m.get(&gram).cloned()),
         }
     }
 
-    fn weight(&self, gram: u32) -> u64 {
-        match self {
-            Self::Disk(d) => d.weight(gram),
+    /// How costly `gram`'s postings are to read, and a rank of how common
+    /// the gram is: their size in bytes (on disk) or files (in memory).
+    fn weight(&self, gram: Gram) -> std::io::Result<u64> {
+        Ok(match self {
+            Self::Disk(d) => d.find(gram)?.map_or(0, |span| u64::from(span.len)),
             Self::Memory(m) => m.get(&gram).map_or(0, RoaringBitmap::len),
-        }
+        })
     }
 }
 
@@ -357,7 +364,7 @@ struct Ready {
     binary: RoaringBitmap,
     base: Base,
     /// Postings of files read since the build.
-    delta: HashMap<u32, RoaringBitmap>,
+    delta: HashMap<Gram, RoaringBitmap>,
     delta_postings: u64,
     changed_files: usize,
     /// Linked folders the walk entered: (link path, canonical target).
@@ -387,7 +394,7 @@ struct Inner {
     logged: Mutex<HashSet<&'static str>>,
 }
 
-/// A trigram index of one workspace, shared by every search of a
+/// A sparse n-gram index of one workspace, shared by every search of a
 /// long-running host. Cheap to clone (one shared state).
 ///
 /// ```no_run
@@ -575,42 +582,49 @@ impl ContentIndex {
                 return Ok(Phase::Ready(Box::new(ready)));
             }
         }
-        let mut ready = self.full_build(listing)?;
-        let estimate: u64 = match &ready.base {
-            Base::Memory(m) => m.values().map(|b| b.serialized_size() as u64 + 12).sum(),
-            Base::Disk(_) => 0,
+        let (mut ready, runs) = self.full_build(listing)?;
+        let mut merge = runs::Merge::new(runs);
+        let Some(path) = location else {
+            let postings =
+                store::to_memory(&mut merge).map_err(|e| format!("cannot build the index: {e}"))?;
+            let estimate: u64 = postings
+                .values()
+                .map(|b| b.serialized_size() as u64 + 12)
+                .sum();
+            if estimate > config.max_disk_bytes {
+                return Err(format!(
+                    "the index would take {} MiB, over the cap of {} MiB (IndexConfig::max_disk_bytes)",
+                    estimate >> 20,
+                    config.max_disk_bytes >> 20
+                ));
+            }
+            ready.base = Base::Memory(postings);
+            ready.build_seconds = started.elapsed().as_secs_f64();
+            return Ok(Phase::Ready(Box::new(ready)));
         };
-        if estimate > config.max_disk_bytes {
-            return Err(format!(
-                "the index would take {} MiB, over the cap of {} MiB (IndexConfig::max_disk_bytes)",
-                estimate >> 20,
-                config.max_disk_bytes >> 20
-            ));
-        }
-        if let Some(path) = location {
-            let saved = path
-                .parent()
-                .map_or(Ok(()), watch::make_private_dir)
-                .and_then(|()| match &ready.base {
-                    Base::Memory(m) => store::save(&path, ws.root(), &ready.entries, m),
-                    Base::Disk(_) => Ok(0),
-                })
-                .and_then(|size| {
-                    store::load(&path, ws.root()).map(|loaded| (size, loaded.map(|(_, d)| d)))
-                });
-            match saved {
-                Ok((size, Some(disk))) => {
-                    ready.base = Base::Disk(disk);
-                    ready.disk_bytes = size;
-                }
-                Ok((_, None)) => {}
-                Err(e) => self.log_once(
-                    "save",
-                    &format!(
-                        "cannot store the index at {}: {e}; kept in memory",
-                        path.display()
-                    ),
-                ),
+        let saved = path
+            .parent()
+            .map_or(Ok(()), watch::make_private_dir)
+            .and_then(|()| {
+                store::save(
+                    &path,
+                    ws.root(),
+                    &ready.entries,
+                    &mut merge,
+                    config.max_disk_bytes,
+                )
+            })
+            .and_then(|size| {
+                store::load(&path, ws.root()).map(|loaded| (size, loaded.map(|(_, d)| d)))
+            });
+        match saved {
+            Ok((size, Some(disk))) => {
+                ready.base = Base::Disk(disk);
+                ready.disk_bytes = size;
+            }
+            Ok((_, None)) => return Err("the stored index names another root".to_owned()),
+            Err(e) => {
+                return Err(format!("cannot store the index at {}: {e}", path.display()));
             }
         }
         ready.build_seconds = started.elapsed().as_secs_f64();
@@ -694,9 +708,9 @@ impl ContentIndex {
                 ready.dead.insert(id as u32);
             }
         }
-        let mut seen = vec![0u64; grams::SEEN_WORDS];
+        let mut reader = FileReader::default();
         for f in changed {
-            ready.add(&self.inner.ws, &self.inner.config, f, &mut seen);
+            ready.add(&self.inner.ws, &self.inner.config, f, &mut reader);
         }
         ready.disk_bytes = disk_bytes;
         ready.reused = true;
@@ -704,68 +718,56 @@ impl ContentIndex {
         Some(ready)
     }
 
-    /// Reads every listed file in parallel and builds the postings in memory.
-    fn full_build(&self, listing: Listing) -> Result<Ready, String> {
+    /// Reads every listed file in parallel: the file table, and the
+    /// postings as sorted runs (see `runs`) for the store.
+    fn full_build(&self, listing: Listing) -> Result<(Ready, Vec<runs::Run>), String> {
         let files = listing.files;
         if files.len() >= u32::MAX as usize {
             return Err("more than 4 billion files".to_owned());
         }
         let next = AtomicUsize::new(0);
-        let results: Mutex<Vec<ThreadPart>> = Mutex::new(Vec::new());
+        let results: Mutex<BuildParts> = Mutex::default();
         let threads = self.inner.config.thread_count();
         std::thread::scope(|scope| {
             for _ in 0..threads {
                 scope.spawn(|| {
-                    let mut map: HashMap<u32, RoaringBitmap> = HashMap::new();
+                    let mut pairs: Vec<(Gram, u32)> = Vec::new();
+                    let mut made = Vec::new();
                     let mut kinds = Vec::new();
-                    let mut seen = vec![0u64; grams::SEEN_WORDS];
-                    let mut found = Vec::new();
+                    let mut reader = FileReader::default();
                     loop {
                         let start = next.fetch_add(32, Ordering::Relaxed);
                         if start >= files.len() {
                             break;
                         }
                         for (id, f) in files.iter().enumerate().skip(start).take(32) {
-                            found.clear();
-                            let kind = read_grams(
-                                &self.inner.ws,
-                                &self.inner.config,
-                                f,
-                                &mut seen,
-                                &mut found,
-                            );
-                            grams::clear_grams(&found, &mut seen);
-                            if kind != Kind::Text {
-                                found.clear();
-                            }
-                            #[allow(clippy::cast_possible_truncation, reason = "checked above")]
-                            for &g in &found {
-                                map.entry(g).or_default().insert(id as u32);
+                            let kind = reader.read(&self.inner.ws, &self.inner.config, f);
+                            if kind == Kind::Text {
+                                #[allow(
+                                    clippy::cast_possible_truncation,
+                                    reason = "checked above"
+                                )]
+                                pairs.extend(reader.grams.keys().map(|g| (g, id as u32)));
                             }
                             kinds.push((id, kind));
+                            if pairs.len() >= runs::RUN_PAIRS {
+                                made.push(runs::Run::from_pairs(&mut pairs));
+                            }
                         }
                     }
-                    results
-                        .lock()
-                        .unwrap_or_else(PoisonError::into_inner)
-                        .push((map, kinds));
+                    if !pairs.is_empty() {
+                        made.push(runs::Run::from_pairs(&mut pairs));
+                    }
+                    let mut all = results.lock().unwrap_or_else(PoisonError::into_inner);
+                    all.0.append(&mut made);
+                    all.1.append(&mut kinds);
                 });
             }
         });
-        let mut postings: HashMap<u32, RoaringBitmap> = HashMap::new();
+        let (made, part_kinds) = results.into_inner().unwrap_or_else(PoisonError::into_inner);
         let mut kinds = vec![Kind::Text; files.len()];
-        for (map, part_kinds) in results.into_inner().unwrap_or_else(PoisonError::into_inner) {
-            for (id, kind) in part_kinds {
-                kinds[id] = kind;
-            }
-            for (g, bitmap) in map {
-                match postings.entry(g) {
-                    std::collections::hash_map::Entry::Occupied(mut o) => *o.get_mut() |= bitmap,
-                    std::collections::hash_map::Entry::Vacant(v) => {
-                        v.insert(bitmap);
-                    }
-                }
-            }
+        for (id, kind) in part_kinds {
+            kinds[id] = kind;
         }
         let entries: Vec<Entry> = files
             .into_iter()
@@ -777,12 +779,12 @@ impl ContentIndex {
                 kind,
             })
             .collect();
-        let mut ready = Ready::new(entries, Base::Memory(postings), listing.links);
+        let mut ready = Ready::new(entries, Base::Memory(HashMap::new()), listing.links);
         for id in 0..ready.entries.len() {
             #[allow(clippy::cast_possible_truncation, reason = "checked above")]
             ready.live.insert(ready.entries[id].path.clone(), id as u32);
         }
-        Ok(ready)
+        Ok((ready, made))
     }
 
     /// Tells the index that `paths` (files or folders, absolute) changed,
@@ -1060,13 +1062,22 @@ impl Ready {
                 Some(found)
             }
             Query::And(parts) => {
-                let (mut grams, others): (Vec<&Query>, Vec<&Query>) =
+                let (grams, others): (Vec<&Query>, Vec<&Query>) =
                     parts.iter().partition(|p| matches!(p, Query::Gram(_)));
-                grams.sort_by_key(|p| match p {
-                    Query::Gram(g) => self.base.weight(*g),
-                    _ => 0,
-                });
-                grams.truncate(MAX_AND_GRAMS);
+                let mut weighed = Vec::with_capacity(grams.len());
+                for p in grams {
+                    let w = match p {
+                        Query::Gram(g) => self.base.weight(*g)?,
+                        _ => 0,
+                    };
+                    weighed.push((w, p));
+                }
+                weighed.sort_by_key(|&(w, _)| w);
+                let grams: Vec<&Query> = weighed
+                    .into_iter()
+                    .take(MAX_AND_GRAMS)
+                    .map(|(_, p)| p)
+                    .collect();
                 let mut found: Option<RoaringBitmap> = None;
                 for p in grams.into_iter().chain(others) {
                     if let Some(b) = self.eval(p)? {
@@ -1091,22 +1102,19 @@ impl Ready {
         }
     }
 
-    /// Lists `f` anew under a fresh id, reading its trigrams.
-    fn add(&mut self, ws: &Workspace, config: &IndexConfig, f: Walked, seen: &mut [u64]) {
+    /// Lists `f` anew under a fresh id, reading its grams.
+    fn add(&mut self, ws: &Workspace, config: &IndexConfig, f: Walked, reader: &mut FileReader) {
         self.retire(&f.path);
         let Ok(id) = u32::try_from(self.entries.len()) else {
             return;
         };
-        let mut found = Vec::new();
-        let kind = read_grams(ws, config, &f, seen, &mut found);
-        grams::clear_grams(&found, seen);
-        if kind != Kind::Text {
-            found.clear();
+        let kind = reader.read(ws, config, &f);
+        if kind == Kind::Text {
+            for g in reader.grams.keys() {
+                self.delta.entry(g).or_default().insert(id);
+            }
+            self.delta_postings += reader.grams.len() as u64;
         }
-        for &g in &found {
-            self.delta.entry(g).or_default().insert(id);
-        }
-        self.delta_postings += found.len() as u64;
         match kind {
             Kind::Always => {
                 self.always.insert(id);
@@ -1162,7 +1170,7 @@ impl Ready {
                         .is_some_and(|n| IGNORE_FILES.contains(&n))
                     || std::fs::symlink_metadata(p).is_ok_and(|m| m.is_symlink() && p.is_dir())
             });
-        let mut seen = vec![0u64; grams::SEEN_WORDS];
+        let mut reader = FileReader::default();
         if relist {
             let listing = list(ws, ws.root(), true, config.thread_count());
             self.links = listing.links;
@@ -1187,7 +1195,7 @@ impl Ready {
                         && (e.kind == Kind::Always) >= f.volatile()
                 });
                 if !same || paths.contains(&f.path) {
-                    self.add(ws, config, f, &mut seen);
+                    self.add(ws, config, f, &mut reader);
                 }
             }
             return;
@@ -1204,7 +1212,7 @@ impl Ready {
                 .collect();
             for q in below {
                 match walked(&q, self.is_linked(&q)) {
-                    Some(f) => self.add(ws, config, f, &mut seen),
+                    Some(f) => self.add(ws, config, f, &mut reader),
                     None => self.retire(&q),
                 }
             }
@@ -1219,7 +1227,7 @@ impl Ready {
                 for f in listing.files {
                     if !self.live.contains_key(&f.path) {
                         let linked = f.linked || self.is_linked(&f.path);
-                        self.add(ws, config, Walked { linked, ..f }, &mut seen);
+                        self.add(ws, config, Walked { linked, ..f }, &mut reader);
                     }
                 }
             } else if meta.is_file()
@@ -1232,7 +1240,7 @@ impl Ready {
                 && admissible(ws, &p)
             {
                 if let Some(f) = walked(&p, self.is_linked(&p)) {
-                    self.add(ws, config, f, &mut seen);
+                    self.add(ws, config, f, &mut reader);
                 }
             }
         }
@@ -1283,7 +1291,7 @@ struct Walked {
 }
 
 impl Walked {
-    /// Whether the file's trigrams cannot be trusted between searches.
+    /// Whether the file's grams cannot be trusted between searches.
     fn volatile(&self) -> bool {
         self.linked || self.shared
     }
@@ -1312,50 +1320,61 @@ fn from_meta(path: PathBuf, meta: &std::fs::Metadata, linked: bool) -> Walked {
 /// Size of the pieces a file is read in while indexing: 256 KiB.
 const READ_CHUNK: usize = 256 << 10;
 
-/// Reads `f` in pieces and pushes its new grams onto `found`; returns how
-/// it is searched. Memory stays at one piece whatever the file's size.
-fn read_grams(
-    ws: &Workspace,
-    config: &IndexConfig,
-    f: &Walked,
-    seen: &mut [u64],
-    found: &mut Vec<u32>,
-) -> Kind {
-    if f.volatile() || f.size > config.max_file_bytes {
-        return Kind::Always;
-    }
-    let Ok(mut file) = ws.open_walked(&f.path, &[]) else {
-        return Kind::Always;
-    };
-    let mut buf = vec![0u8; READ_CHUNK];
-    let mut scan = grams::GramScan::default();
-    let (mut first, mut line, mut total) = (true, 0usize, 0u64);
-    let mut kind = Kind::Text;
-    loop {
-        let n = match file.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(_) => return Kind::Always,
+/// Reads files for the index, keeping its buffers from file to file.
+#[derive(Default)]
+struct FileReader {
+    /// The grams of the last file read (when it was [`Kind::Text`]).
+    grams: GramSet,
+    buf: Vec<u8>,
+    /// Whole lines to extract grams from: the end of the previous piece's
+    /// last line, then the lines the current piece completes.
+    lines: Vec<u8>,
+    scratch: grams::Scratch,
+}
+
+impl FileReader {
+    /// Reads `f` in pieces, collecting its sparse grams in `self.grams`;
+    /// returns how it is searched. Memory stays at one piece and one line
+    /// (at most [`LONG_LINE_BYTES`]) whatever the file's size.
+    fn read(&mut self, ws: &Workspace, config: &IndexConfig, f: &Walked) -> Kind {
+        self.grams.clear();
+        self.lines.clear();
+        if f.volatile() || f.size > config.max_file_bytes {
+            return Kind::Always;
+        }
+        let Ok(mut file) = ws.open_walked(&f.path, &[]) else {
+            return Kind::Always;
         };
-        let piece = &buf[..n];
-        total += n as u64;
-        if total > config.max_file_bytes {
-            return Kind::Always;
-        }
-        if first
-            && (piece.starts_with(b"\xEF\xBB")
-                || piece.starts_with(b"\xFF\xFE")
-                || piece.starts_with(b"\xFE\xFF"))
-        {
-            // A byte-order mark (or the start of one): the engine may transcode.
-            return Kind::Always;
-        }
-        first = false;
-        if memchr::memchr(0, piece).is_some() {
-            return Kind::Binary;
-        }
-        if kind == Kind::Text {
+        self.buf.resize(READ_CHUNK, 0);
+        let (mut first, mut line, mut total) = (true, 0usize, 0u64);
+        let mut kind = Kind::Text;
+        loop {
+            let n = match file.read(&mut self.buf) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(_) => return Kind::Always,
+            };
+            let piece = &self.buf[..n];
+            total += n as u64;
+            if total > config.max_file_bytes {
+                return Kind::Always;
+            }
+            if first
+                && (piece.starts_with(b"\xEF\xBB")
+                    || piece.starts_with(b"\xFF\xFE")
+                    || piece.starts_with(b"\xFE\xFF"))
+            {
+                // A byte-order mark (or the start of one): the engine may transcode.
+                return Kind::Always;
+            }
+            first = false;
+            if memchr::memchr(0, piece).is_some() {
+                return Kind::Binary;
+            }
+            if kind != Kind::Text {
+                continue;
+            }
             let mut start = 0usize;
             for end in memchr::memchr_iter(b'\n', piece) {
                 line += end - start;
@@ -1369,12 +1388,26 @@ fn read_grams(
             if line > LONG_LINE_BYTES - 2 {
                 kind = Kind::Always;
             }
-            scan.feed(piece, seen, found);
+            if kind != Kind::Text {
+                continue;
+            }
+            match memchr::memrchr(b'\n', piece) {
+                None => self.lines.extend_from_slice(piece),
+                Some(last) => {
+                    self.lines.extend_from_slice(&piece[..last]);
+                    grams::text_grams(&mut self.lines, &mut self.scratch, &mut self.grams);
+                    self.lines.clear();
+                    self.lines.extend_from_slice(&piece[last + 1..]);
+                }
+            }
         }
+        if kind == Kind::Text && !self.lines.is_empty() {
+            grams::text_grams(&mut self.lines, &mut self.scratch, &mut self.grams);
+        }
+        // A file with a long line is read to its end all the same: a NUL after
+        // it still makes it binary, which the engine skips whole.
+        kind
     }
-    // A file with a long line is read to its end all the same: a NUL after
-    // it still makes it binary, which the engine skips whole.
-    kind
 }
 
 /// The files a walk of `base` lists, as `grep_content` walks it.

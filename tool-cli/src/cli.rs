@@ -171,6 +171,8 @@ Examples:
   tool serve --http 0.0.0.0:8080 --allow-remote --token-file token
                                                    any client that sends the token
   tool --mcp-config .mcp.json serve                built-ins and imported tools, one server
+  tool serve --http 127.0.0.1:8080 --state redis://127.0.0.1:6379/0 --state-prefix team-a
+                                                   read ledgers shared through Redis/Valkey
 
 Stdout carries protocol messages only: anything a tool prints goes to stderr.
 Tools that need confirmation ask the client (elicitation) when it can be
@@ -654,6 +656,19 @@ pub(crate) enum Command {
         /// MiB of files) and kept fresh by watching the folder; see `tool index --help`.
         #[arg(long)]
         no_index: bool,
+
+        /// Keep per-trace state (the read-before-write ledger of every client trace) in this
+        /// shared store instead of $XDG_STATE_HOME/agent-tools: redis://[USER:PASSWORD@]HOST[:PORT][/DB]
+        /// (Redis 7 or Valkey; rediss:// for TLS). Needs a `tool` built with feature `redis`.
+        /// The server must answer at start; later, calls that change state fail while it is
+        /// unreachable (nothing is kept in a file instead). The password is never printed.
+        #[arg(long, value_name = "URL")]
+        state: Option<String>,
+
+        /// The key prefix in the --state store (default agent-tools): one per deployment
+        /// sharing a server. ASCII letters, digits, `-`, `_`, `.`; at most 64 bytes.
+        #[arg(long, value_name = "PREFIX", requires = "state")]
+        state_prefix: Option<String>,
     },
 
     /// The search index `tool serve` keeps for the workspace: status, build now, drop.

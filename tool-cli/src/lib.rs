@@ -106,6 +106,7 @@ mod scrub;
 mod session;
 mod skills;
 mod small_file;
+mod state_store;
 mod text_parse;
 mod token_report;
 mod workspace;
@@ -591,6 +592,8 @@ fn execute(registry: &ToolRegistry, program: &Program, mut cli: Args) -> Result<
             token,
             limits,
             no_index,
+            state,
+            state_prefix,
         } => {
             let has_shell = registry.get("bash_command").is_some();
             let access =
@@ -600,6 +603,10 @@ fn execute(registry: &ToolRegistry, program: &Program, mut cli: Args) -> Result<
             let mut common = cli.common.clone();
             common.command_secret_files.extend(token_file.clone());
             let mut session = Session::open(&common, program.context()).map_err(Failure::Usage)?;
+            if let Some(url) = &state {
+                state_store::attach(&mut session, url, state_prefix.as_deref())
+                    .map_err(Failure::Usage)?;
+            }
             if !no_index && uses_index(registry) {
                 index::attach(&mut session);
             }

@@ -238,18 +238,20 @@ impl FileLedger {
     }
 
     /// The stamp of the last read of `path`, if any (for a persistent
-    /// ledger, the newest of this process's and the store's; a store that
-    /// cannot be read counts as holding none).
+    /// ledger, the newest of this process's and the store's). A store that
+    /// cannot be read (a Redis server that does not answer) gives none at
+    /// all, this process's stamp included: the edit is refused and the read
+    /// it asks for reports the store's error, so no write goes through
+    /// while its record cannot be kept.
     pub fn get(&self, path: &Path) -> Option<Stamp> {
         let own = self.stamps().get(path).copied();
-        let shared = self.shared.as_ref().and_then(|shared| {
-            shared
-                .store
-                .get(&shared.key, &path.to_string_lossy())
-                .ok()
-                .flatten()
-                .and_then(|v| decode(&v))
-        });
+        let shared = match &self.shared {
+            None => None,
+            Some(shared) => match shared.store.get(&shared.key, &path.to_string_lossy()) {
+                Ok(v) => v.and_then(|v| decode(&v)),
+                Err(_) => return None,
+            },
+        };
         match (own, shared) {
             // Compared at the store's precision (milliseconds): a stamp
             // recorded by another process in the same millisecond as ours is

@@ -230,3 +230,32 @@ fn store_ledger_from(
 ) -> FileLedger {
     FileLedger::in_store(store, key.clone())
 }
+
+/// A store that stops answering (here: its log replaced by a symbolic
+/// link, which the file store refuses, as a Redis server that went away) hides this process's own reads too, so no
+/// edit goes through while its record cannot be kept; the read it asks for
+/// reports the store's error.
+#[test]
+fn an_unreadable_store_refuses_edits_even_after_a_read_in_this_process() {
+    let d = tempfile::tempdir().unwrap();
+    let ws = d.path().join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    let p = ws.join("f.txt");
+    std::fs::write(&p, "x").unwrap();
+    let ledger = store_ledger(d.path(), "t", &ws);
+    ledger.record_bytes(&p, b"x").unwrap();
+    assert!(ledger.check(&p).is_ok());
+    let log = tool_core::state::FileStore::new(d.path().join("state"))
+        .log_path(ledger.state_key().unwrap());
+    let elsewhere = d.path().join("elsewhere.log");
+    std::fs::rename(&log, &elsewhere).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, &log).unwrap();
+    assert!(ledger.get(&p).is_none());
+    assert!(matches!(ledger.check(&p), Err(LedgerError::NotRead { .. })));
+    let meta = std::fs::metadata(&p).unwrap();
+    let err = ledger
+        .try_record(&p, Stamp::new(&meta, ContentHasher::hash(b"x")))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("could not be recorded"), "{err}");
+}

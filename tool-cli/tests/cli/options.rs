@@ -645,3 +645,118 @@ fn an_argument_error_is_shown_once_on_a_terminal() {
     assert!(!message.is_empty(), "{text}");
     assert_eq!(text.matches(&message).count(), 1, "{text}");
 }
+
+/// `tool serve --state redis://...` in a build without feature `redis`
+/// refuses to start, says how to get Redis support, and never shows the
+/// URL's password; `--state-prefix` needs `--state`.
+#[cfg(not(feature = "redis"))]
+#[test]
+fn serve_state_without_redis_support_refuses_to_start_and_hides_the_password() {
+    let out = crate::support::run([
+        "serve",
+        "--state",
+        "redis://agent:Pa55-not-for-logs@127.0.0.1:1/0",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("built without Redis support"), "{stderr}");
+    assert!(stderr.contains("--features redis"), "{stderr}");
+    assert!(!stderr.contains("Pa55-not-for-logs"), "{stderr}");
+    assert!(out.stdout.is_empty());
+    let out = crate::support::run(["serve", "--state-prefix", "team-a"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("--state"), "{stderr}");
+}
+
+/// `tool serve --state` with feature `redis`: a server that does not answer
+/// stops the start with status 2, naming it with the password masked; a
+/// real `redis-server` (started here on a free loopback port, skipped
+/// loudly when none is installed) lets it start and serve.
+#[cfg(feature = "redis")]
+#[test]
+fn serve_state_needs_a_reachable_server_and_hides_the_password() {
+    use std::net::{TcpListener, TcpStream};
+    use std::process::{Command, Stdio};
+    use std::time::{Duration, Instant};
+
+    const PASSWORD: &str = "Pa55-not-for-logs";
+    let free_port = || {
+        TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map(|a| a.port())
+            .expect("a free loopback port")
+    };
+    let dead = free_port();
+    let out = crate::support::run([
+        "serve".to_owned(),
+        "--state".to_owned(),
+        format!("redis://agent:{PASSWORD}@127.0.0.1:{dead}/0"),
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("cannot be reached"), "{stderr}");
+    assert!(stderr.contains("agent:***@127.0.0.1"), "{stderr}");
+    assert!(!stderr.contains(PASSWORD), "{stderr}");
+
+    let Some(bin) = std::env::var_os("REDIS_SERVER")
+        .map(std::path::PathBuf::from)
+        .or_else(|| {
+            std::env::split_paths(&std::env::var_os("PATH")?)
+                .map(|d| d.join("redis-server"))
+                .find(|p| p.is_file())
+        })
+    else {
+        eprintln!(
+            "\n!!! SKIPPED the live half: no redis-server (apt-get install redis-server) !!!\n"
+        );
+        return;
+    };
+    let dir = crate::support::TempDir::new();
+    let port = free_port();
+    let mut server = Command::new(bin)
+        .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+        .arg("--dir")
+        .arg(dir.path())
+        .args([
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--user",
+            "default",
+            "off",
+        ])
+        .args([
+            "--user",
+            "agent",
+            "on",
+            &format!(">{PASSWORD}"),
+            "~*",
+            "+@all",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("redis-server starts");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while TcpStream::connect(("127.0.0.1", port)).is_err() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // Stdin is closed at once: the server starts (the store answered and
+    // the banner is printed), then ends for want of a client.
+    let out = crate::support::run([
+        "serve".to_owned(),
+        "--no-index".to_owned(),
+        "--state".to_owned(),
+        format!("redis://agent:{PASSWORD}@127.0.0.1:{port}/0"),
+        "--state-prefix".to_owned(),
+        "team-a".to_owned(),
+    ]);
+    let _ = server.kill();
+    let _ = server.wait();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("over stdio"), "{stderr}");
+    assert!(!stderr.contains("--state"), "{stderr}");
+    assert!(!stderr.contains(PASSWORD), "{stderr}");
+}

@@ -1,7 +1,8 @@
 //! [`StateStore`]: the one place per-trace and per-session state is kept
 //! (cross-cutting decision §2): the file tools' read ledger today; task
 //! lists, the job registry and MCP session data later, and a Redis/Valkey
-//! backend for shared deployments beside the embedded [`FileStore`].
+//! backend for shared deployments beside the embedded [`FileStore`]
+//! (`RedisStore`, feature `redis`: Redis 7 or Valkey, see `redis_store`).
 //!
 //! ```
 //! use std::sync::Arc;
@@ -52,12 +53,16 @@
 //! folder (cross-cutting §6).
 
 pub mod file;
+#[cfg(feature = "redis")]
+pub mod redis_store;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 pub use file::{FileStore, FileStoreLimits};
+#[cfg(feature = "redis")]
+pub use redis_store::{RedisStore, RedisStoreLimits};
 
 /// How long a value lives after its last write unless the store is built
 /// with another lifetime: one day (24 h).

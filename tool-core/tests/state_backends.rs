@@ -1,0 +1,483 @@
+//! One behaviour suite for every `StateStore` backend: the embedded
+//! `FileStore` always, and `RedisStore` (feature `redis`) against a real
+//! `redis-server` (or `valkey-server`) this test starts on a free loopback
+//! port with a temporary folder. The server is found through the
+//! `REDIS_SERVER` environment variable, else `redis-server` or
+//! `valkey-server` on `PATH`; without one the Redis half is skipped with a
+//! loud message (CI installs the Debian package `redis-server`).
+
+#![allow(clippy::unwrap_used, reason = "tests: a panic is the failure report")]
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tool_core::state::{FileStore, FileStoreLimits, StateErrorKind, StateKey, StateStore};
+
+/// Which backend a suite run uses, with what it needs kept alive.
+struct Backend {
+    store: Arc<dyn StateStore>,
+    _dir: tempfile::TempDir,
+    #[cfg(feature = "redis")]
+    _server: Option<Arc<redis_server::Server>>,
+}
+
+/// Options a suite test asks of its store.
+#[derive(Clone, Copy)]
+struct Opts {
+    lifetime: Duration,
+    max_entries: usize,
+}
+
+impl Default for Opts {
+    fn default() -> Self {
+        Self {
+            lifetime: tool_core::state::DEFAULT_LIFETIME,
+            max_entries: 65_536,
+        }
+    }
+}
+
+fn file_backend(opts: Opts) -> Backend {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let store = FileStore::new(dir.path().join("state"))
+        .with_lifetime(opts.lifetime)
+        .with_limits(FileStoreLimits::new(opts.max_entries, 32 * 1024 * 1024));
+    Backend {
+        store: Arc::new(store),
+        _dir: dir,
+        #[cfg(feature = "redis")]
+        _server: None,
+    }
+}
+
+fn key(owner: &str) -> StateKey {
+    StateKey::new("ledger", owner, "/work/project").expect("valid key")
+}
+
+// ---- the shared suite: each fn takes a store factory ----
+
+fn roundtrip(make: &dyn Fn(Opts) -> Option<Backend>) {
+    let Some(b) = make(Opts::default()) else {
+        return;
+    };
+    let s = &b.store;
+    let k = key("trace-roundtrip");
+    assert_eq!(s.get(&k, "a").unwrap(), None);
+    s.put(&k, "b", "2").unwrap();
+    s.put(&k, "a", "1").unwrap();
+    s.put(&k, "a", "one").unwrap();
+    assert_eq!(s.get(&k, "a").unwrap().as_deref(), Some("one"));
+    assert_eq!(
+        s.entries(&k).unwrap(),
+        vec![("a".into(), "one".into()), ("b".into(), "2".into())]
+    );
+    // Values with the encoding's separator and non-ASCII text survive.
+    s.put(&k, "c|d", "x|y|ü").unwrap();
+    assert_eq!(s.get(&k, "c|d").unwrap().as_deref(), Some("x|y|ü"));
+    s.delete(&k, "b").unwrap();
+    s.delete(&k, "never-there").unwrap();
+    assert_eq!(s.get(&k, "b").unwrap(), None);
+    assert_eq!(s.entries(&k).unwrap().len(), 2);
+}
+
+fn compare_and_set(make: &dyn Fn(Opts) -> Option<Backend>) {
+    let Some(b) = make(Opts::default()) else {
+        return;
+    };
+    let s = &b.store;
+    let k = key("trace-cas");
+    assert!(s.compare_and_set(&k, "f", None, Some("v1")).unwrap());
+    assert!(!s.compare_and_set(&k, "f", None, Some("v2")).unwrap());
+    assert!(!s.compare_and_set(&k, "f", Some("v0"), Some("v2")).unwrap());
+    assert_eq!(s.get(&k, "f").unwrap().as_deref(), Some("v1"));
+    assert!(s.compare_and_set(&k, "f", Some("v1"), Some("v2")).unwrap());
+    assert_eq!(s.get(&k, "f").unwrap().as_deref(), Some("v2"));
+    // An empty value is a value, not absence.
+    assert!(s.compare_and_set(&k, "f", Some("v2"), Some("")).unwrap());
+    assert!(!s.compare_and_set(&k, "f", None, Some("x")).unwrap());
+    assert!(s.compare_and_set(&k, "f", Some(""), None).unwrap());
+    assert_eq!(s.get(&k, "f").unwrap(), None);
+}
+
+fn owners_and_workspaces_are_apart(make: &dyn Fn(Opts) -> Option<Backend>) {
+    let Some(b) = make(Opts::default()) else {
+        return;
+    };
+    let s = &b.store;
+    let a = key("trace-a");
+    s.put(&a, "/work/project/x", "a's").unwrap();
+    assert_eq!(s.get(&key("trace-b"), "/work/project/x").unwrap(), None);
+    let elsewhere = StateKey::new("ledger", "trace-a", "/work/other").unwrap();
+    assert_eq!(s.get(&elsewhere, "/work/project/x").unwrap(), None);
+    let tasks = StateKey::new("tasks", "trace-a", "/work/project").unwrap();
+    assert!(s.entries(&tasks).unwrap().is_empty());
+    // An owner that looks like "owner:workspace" cannot reach another key.
+    let tricky = StateKey::new("ledger", "trace-a:/work", "/project").unwrap();
+    assert!(s.entries(&tricky).unwrap().is_empty());
+    assert_eq!(
+        s.get(&a, "/work/project/x").unwrap().as_deref(),
+        Some("a's")
+    );
+}
+
+fn concurrent_increments_lose_nothing(make: &dyn Fn(Opts) -> Option<Backend>) {
+    let Some(b) = make(Opts::default()) else {
+        return;
+    };
+    const THREADS: usize = 8;
+    const EACH: usize = 40;
+    let k = key("trace-counter");
+    let handles: Vec<_> = (0..THREADS)
+        .map(|t| {
+            let s = b.store.clone();
+            let k = k.clone();
+            std::thread::spawn(move || {
+                let mut retries = 0u64;
+                for i in 0..EACH {
+                    // Every thread also writes its own field, so the map grows.
+                    s.put(&k, &format!("t{t}-{i}"), "x").unwrap();
+                    loop {
+                        let seen = s.get(&k, "counter").unwrap();
+                        let next = seen.as_deref().map_or(0, |v| v.parse::<u64>().unwrap()) + 1;
+                        if s.compare_and_set(
+                            &k,
+                            "counter",
+                            seen.as_deref(),
+                            Some(&next.to_string()),
+                        )
+                        .unwrap()
+                        {
+                            break;
+                        }
+                        retries += 1;
+                    }
+                }
+                retries
+            })
+        })
+        .collect();
+    let retries: u64 = handles.into_iter().map(|h| h.join().unwrap()).sum();
+    let total = (THREADS * EACH) as u64;
+    assert_eq!(
+        b.store.get(&k, "counter").unwrap().as_deref(),
+        Some(total.to_string().as_str()),
+        "lost updates ({retries} refused stale writes retried)"
+    );
+    assert_eq!(b.store.entries(&k).unwrap().len(), THREADS * EACH + 1);
+}
+
+fn values_expire(make: &dyn Fn(Opts) -> Option<Backend>) {
+    let Some(b) = make(Opts {
+        lifetime: Duration::from_secs(2),
+        ..Opts::default()
+    }) else {
+        return;
+    };
+    let s = &b.store;
+    let k = key("trace-ttl");
+    s.put(&k, "short", "lived").unwrap();
+    assert_eq!(s.lifetime(), Duration::from_secs(2));
+    assert_eq!(s.get(&k, "short").unwrap().as_deref(), Some("lived"));
+    std::thread::sleep(Duration::from_millis(3500));
+    assert_eq!(s.get(&k, "short").unwrap(), None);
+    assert!(s.entries(&k).unwrap().is_empty());
+    // An expired value counts as absent for compare-and-set.
+    assert!(s.compare_and_set(&k, "short", None, Some("again")).unwrap());
+}
+
+fn full_refuses_and_forgets_nothing(make: &dyn Fn(Opts) -> Option<Backend>) {
+    let Some(b) = make(Opts {
+        max_entries: 3,
+        ..Opts::default()
+    }) else {
+        return;
+    };
+    let s = &b.store;
+    let k = key("trace-full");
+    for f in ["a", "b", "c"] {
+        s.put(&k, f, "v").unwrap();
+    }
+    let err = s.put(&k, "d", "v").unwrap_err();
+    assert_eq!(err.kind(), StateErrorKind::Full, "{err}");
+    // Overwriting a live field still works; the three are all kept.
+    s.put(&k, "a", "v2").unwrap();
+    assert_eq!(s.entries(&k).unwrap().len(), 3);
+    assert_eq!(s.get(&k, "d").unwrap(), None);
+    // After a delete there is room again.
+    s.delete(&k, "b").unwrap();
+    s.put(&k, "d", "v").unwrap();
+    assert_eq!(s.get(&k, "d").unwrap().as_deref(), Some("v"));
+}
+
+fn bad_fields_are_refused(make: &dyn Fn(Opts) -> Option<Backend>) {
+    let Some(b) = make(Opts::default()) else {
+        return;
+    };
+    let s = &b.store;
+    let k = key("trace-bad");
+    assert_eq!(
+        s.put(&k, "", "v").unwrap_err().kind(),
+        StateErrorKind::Invalid
+    );
+    let huge = "x".repeat(64 * 1024 + 1);
+    assert_eq!(
+        s.put(&k, "f", &huge).unwrap_err().kind(),
+        StateErrorKind::Invalid
+    );
+    assert!(s.entries(&k).unwrap().is_empty());
+}
+
+/// Runs one suite fn against the file store and, with feature `redis`,
+/// against a real Redis server.
+macro_rules! suite {
+    ($($name:ident),* $(,)?) => {
+        mod file_store {
+            $(#[test] fn $name() { super::$name(&|o| Some(super::file_backend(o))); })*
+        }
+        #[cfg(feature = "redis")]
+        mod redis_store {
+            $(#[test] fn $name() { super::$name(&super::redis_server::backend); })*
+        }
+    };
+}
+
+suite!(
+    roundtrip,
+    compare_and_set,
+    owners_and_workspaces_are_apart,
+    concurrent_increments_lose_nothing,
+    values_expire,
+    full_refuses_and_forgets_nothing,
+    bad_fields_are_refused,
+);
+
+#[cfg(feature = "redis")]
+mod redis_server {
+    use std::net::TcpListener;
+    use std::path::PathBuf;
+    use std::process::{Child, Command, Stdio};
+    use std::sync::{Arc, Mutex};
+    use std::time::{Duration, Instant};
+
+    use tool_core::state::{RedisStore, RedisStoreLimits, StateErrorKind, StateStore};
+
+    use super::{Backend, Opts, key};
+
+    /// The password of the ACL user the test servers are started with.
+    const PASSWORD: &str = "s3cret-Pa55-never-printed";
+
+    /// A redis-server child on a loopback port, killed on drop.
+    pub(super) struct Server {
+        child: Mutex<Child>,
+        port: u16,
+        _dir: tempfile::TempDir,
+    }
+
+    impl Drop for Server {
+        fn drop(&mut self) {
+            let mut child = self
+                .child
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    impl Server {
+        /// The URL of the test's ACL user.
+        fn url(&self) -> String {
+            format!("redis://agent:{PASSWORD}@127.0.0.1:{}/0", self.port)
+        }
+
+        /// Kills the server now (the store then finds nothing listening).
+        fn kill(&self) {
+            let mut child = self.child.lock().unwrap();
+            child.kill().unwrap();
+            child.wait().unwrap();
+        }
+    }
+
+    fn binary() -> Option<PathBuf> {
+        if let Some(p) = std::env::var_os("REDIS_SERVER") {
+            return Some(PathBuf::from(p));
+        }
+        let path = std::env::var_os("PATH")?;
+        std::env::split_paths(&path).find_map(|dir| {
+            ["redis-server", "valkey-server"]
+                .iter()
+                .map(|n| dir.join(n))
+                .find(|p| p.is_file())
+        })
+    }
+
+    fn free_port() -> u16 {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    }
+
+    /// Starts a server, or `None` (with a loud message) when there is no
+    /// server binary.
+    fn start() -> Option<Server> {
+        let Some(bin) = binary() else {
+            eprintln!(
+                "\n!!! SKIPPED: no redis-server or valkey-server on PATH and REDIS_SERVER unset; \
+                 the RedisStore tests did not run (apt-get install redis-server) !!!\n"
+            );
+            return None;
+        };
+        for _attempt in 0..5 {
+            let dir = tempfile::tempdir().unwrap();
+            let port = free_port();
+            let child = Command::new(&bin)
+                .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+                .arg("--dir")
+                .arg(dir.path())
+                .args(["--save", "", "--appendonly", "no", "--daemonize", "no"])
+                .args(["--user", "default", "off", "--user", "agent", "on"])
+                .arg(format!(">{PASSWORD}"))
+                .args(["~*", "+@all"])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("start redis-server");
+            let server = Server {
+                child: Mutex::new(child),
+                port,
+                _dir: dir,
+            };
+            let store = RedisStore::open(&server.url()).unwrap();
+            let deadline = Instant::now() + Duration::from_secs(30);
+            while Instant::now() < deadline {
+                if store.ping().is_ok() {
+                    return Some(server);
+                }
+                if let Ok(Some(_)) = server.child.lock().unwrap().try_wait() {
+                    break; // port taken meanwhile: try another
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        }
+        panic!("redis-server did not answer on any of 5 loopback ports");
+    }
+
+    /// One server per test binary, shared by the suite (each test uses its
+    /// own prefix, so tests never see each other's keys).
+    fn shared() -> Option<Arc<Server>> {
+        static SERVER: std::sync::OnceLock<Option<Arc<Server>>> = std::sync::OnceLock::new();
+        SERVER.get_or_init(|| start().map(Arc::new)).clone()
+    }
+
+    pub(super) fn backend(opts: Opts) -> Option<Backend> {
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let server = shared()?;
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let store = RedisStore::open(&server.url())
+            .unwrap()
+            .with_prefix(&format!("suite-{n}"))
+            .unwrap()
+            .with_lifetime(opts.lifetime)
+            .with_limits(RedisStoreLimits::new(opts.max_entries));
+        Some(Backend {
+            store: Arc::new(store),
+            _dir: tempfile::tempdir().unwrap(),
+            _server: Some(server),
+        })
+    }
+
+    #[test]
+    fn two_stores_with_one_prefix_share_state_and_other_prefixes_do_not() {
+        let Some(server) = shared() else { return };
+        let open = |prefix: &str| {
+            RedisStore::open(&server.url())
+                .unwrap()
+                .with_prefix(prefix)
+                .unwrap()
+        };
+        let (machine_a, machine_b, other) = (open("deploy-1"), open("deploy-1"), open("deploy-2"));
+        let k = key("trace-shared");
+        machine_a.put(&k, "/work/project/a.rs", "read").unwrap();
+        assert_eq!(
+            machine_b.get(&k, "/work/project/a.rs").unwrap().as_deref(),
+            Some("read")
+        );
+        assert_eq!(other.get(&k, "/work/project/a.rs").unwrap(), None);
+        assert_eq!(
+            machine_a.redis_key(&k),
+            "deploy-1:ledger:12:trace-shared:/work/project"
+        );
+        // The key really carries the time to live of one lifetime.
+        let client = redis::Client::open(server.url()).unwrap();
+        let mut conn = client.get_connection().unwrap();
+        let ttl: i64 = redis::cmd("PTTL")
+            .arg(machine_a.redis_key(&k))
+            .query(&mut conn)
+            .unwrap();
+        let day = i64::try_from(tool_core::state::DEFAULT_LIFETIME.as_millis()).unwrap();
+        assert!(ttl > day - 60_000 && ttl <= day, "PTTL {ttl}");
+    }
+
+    #[test]
+    fn bad_prefixes_and_urls_are_refused_without_the_password() {
+        assert!(
+            RedisStore::open("redis://127.0.0.1:1/0")
+                .unwrap()
+                .with_prefix("has space")
+                .is_err()
+        );
+        let err = RedisStore::open(&format!("http://u:{PASSWORD}@127.0.0.1/"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("not a Redis URL"), "{err}");
+        assert!(!err.contains(PASSWORD), "{err}");
+        let store = RedisStore::open(&format!("redis://agent:{PASSWORD}@127.0.0.1:1/0")).unwrap();
+        let shown = format!("{store:?} {}", store.display_url());
+        assert!(!shown.contains(PASSWORD), "{shown}");
+        assert!(shown.contains("agent:***@127.0.0.1"), "{shown}");
+    }
+
+    #[test]
+    fn an_unreachable_server_refuses_every_call_without_printing_the_password() {
+        let Some(server) = start() else { return };
+        let store = RedisStore::open(&server.url())
+            .unwrap()
+            .with_prefix("gone")
+            .unwrap();
+        let k = key("trace-gone");
+        store.put(&k, "kept", "before").unwrap();
+        server.kill();
+        let errors = [
+            store.put(&k, "f", "v").unwrap_err(),
+            store.compare_and_set(&k, "f", None, Some("v")).unwrap_err(),
+            store.delete(&k, "kept").unwrap_err(),
+            store.get(&k, "kept").unwrap_err(),
+            store.entries(&k).unwrap_err(),
+        ];
+        for err in &errors {
+            let text = err.to_string();
+            assert_eq!(err.kind(), StateErrorKind::Io, "{text}");
+            assert!(text.contains("cannot be reached"), "{text}");
+            assert!(text.contains("agent:***@127.0.0.1"), "{text}");
+            assert!(!text.contains(PASSWORD), "{text}");
+        }
+    }
+
+    #[test]
+    fn a_wrong_password_is_refused_without_printing_either_password() {
+        let Some(server) = shared() else { return };
+        let wrong = "Wr0ng-pa55word-xyz";
+        let store = RedisStore::open(&format!(
+            "redis://agent:{wrong}@127.0.0.1:{}/0",
+            server.port
+        ))
+        .unwrap();
+        let err = store.put(&key("trace-auth"), "f", "v").unwrap_err();
+        let text = format!("{err} {err:?}");
+        assert_eq!(err.kind(), StateErrorKind::Io, "{text}");
+        assert!(
+            text.contains("ACL user and password") || text.contains("cannot be reached"),
+            "{text}"
+        );
+        assert!(!text.contains(wrong) && !text.contains(PASSWORD), "{text}");
+    }
+}

@@ -203,7 +203,10 @@ fn every_provider_rendering_lowers_the_lifted_fields() {
     let mcp = tool_core::format::render_tool(spec, Format::Mcp).unwrap();
     assert_eq!(mcp["inputSchema"]["required"], json!(["query"]));
     // MCP keeps the schema as declared (SEP-1613): `$ref` into its own `$defs`.
-    assert!(mcp["inputSchema"]["$defs"]["NoteFilter"].is_object(), "{mcp}");
+    assert!(
+        mcp["inputSchema"]["$defs"]["NoteFilter"].is_object(),
+        "{mcp}"
+    );
     assert!(mcp.to_string().contains("#/$defs/NoteFilter"), "{mcp}");
 }
 

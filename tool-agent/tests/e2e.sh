@@ -65,10 +65,11 @@ export AGENT_TOOLS_E2E_BASE_URL="http://127.0.0.1:$port/v1"
 # the_agent_tool_end_to_end is left out: SmolLM2 fills the optional fields of
 # `agent` with junk (an empty task, agent_type `int`), refused correctly but
 # too often for CI; run it by hand with --ignored.
-# The three tests added for issues 27 and 28 (todo_write, web_fetch, a call
-# written as Hermes text) have not yet run against this model: they stay out
-# of CI until one run passes by hand (AGENT_TOOLS_E2E_ALL=1 includes them).
-skip_new=(--skip todo_write_on_the_real_model --skip web_fetch_of_a_local_page_on_the_real_model
+# Two tests added for issues 27 and 28 failed on their first run against this
+# model (2026-12-02): the model wrote `https://` for the local `http://` page
+# (web_fetch timed out), and the Hermes grammar did not shape the answer (no
+# call). They stay out of CI until fixed (AGENT_TOOLS_E2E_ALL=1 includes them).
+skip_new=(--skip web_fetch_of_a_local_page_on_the_real_model
     --skip a_call_written_as_hermes_text_runs_without_the_servers_tool_template)
 [ "${AGENT_TOOLS_E2E_ALL:-}" = 1 ] && skip_new=()
 cargo test -q -p tool-agent --test e2e -- --ignored --test-threads 1 --skip the_agent_tool_end_to_end "${skip_new[@]}"

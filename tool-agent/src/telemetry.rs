@@ -19,11 +19,11 @@
 //! |---|---|
 //! | `gen_ai.operation.name` | `invoke_agent` |
 //! | `gen_ai.agent.name` | [`Agent::name`](crate::Agent::name), when set |
-//! | `gen_ai.provider.name` | [`ModelClient::provider_name`](crate::ModelClient::provider_name) |
-//! | `gen_ai.request.model` | [`ModelClient::model`](crate::ModelClient::model) |
+//! | `gen_ai.provider.name` | [`ModelClient::provider_name`] |
+//! | `gen_ai.request.model` | [`ModelClient::model`] |
 //! | `gen_ai.conversation.id` | the run's trace id |
 //! | `gen_ai.usage.input_tokens`, `gen_ai.usage.output_tokens` | the run's totals, as the provider reported them |
-//! | `error.type`, `otel.status_code` | on a failed run: the [`ModelErrorKind`](crate::ModelErrorKind) (see below) or `schemas`, and `error` |
+//! | `error.type`, `otel.status_code` | on a failed run: the [`ModelErrorKind`] (see below) or `schemas`, and `error` |
 //!
 //! Each `chat` span (one model request and its whole streamed answer):
 //!

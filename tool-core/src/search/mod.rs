@@ -220,7 +220,7 @@ pub const SEMANTIC_WEIGHT: f32 = 1.0;
 pub const SEMANTIC_MIN: f32 = 0.4;
 
 /// Which signals besides BM25 a [`SearchIndex`] uses; the default is all of
-/// them, as tuned (see the module docs and the README's "Many tools" figures).
+/// them, as tuned (see the module docs and `docs/tool-search.md`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[non_exhaustive]
 pub struct Signals {

@@ -748,3 +748,26 @@ async fn a_streamed_request_answered_with_html_says_it_is_not_an_event_stream() 
         "{err}"
     );
 }
+
+/// `extra_body` fields reach the server on every request, with and without
+/// text tool calls: what `body()` shows is what `send` posts (the fields
+/// were once dropped on the way out).
+#[tokio::test]
+async fn extra_body_fields_are_sent_as_body_shows_them() {
+    for text in [false, true] {
+        let server = serve(vec![Canned::sse(recording("openai_chat_parallel.sse"))]).await;
+        let mut extra = serde_json::Map::new();
+        extra.insert("grammar".into(), json!("root ::= \"x\""));
+        extra.insert("seed".into(), json!(7));
+        let mut client = OpenAiChatClient::new("m").base_url(&server.base_url);
+        if text {
+            client = client.text_tool_calls("hermes").unwrap();
+        }
+        let client = client.extra_body(extra);
+        collect(&client, ToolChoice::Auto).await.unwrap();
+        let seen = server.seen.lock().unwrap()[0].body.clone();
+        assert_eq!(seen["grammar"], "root ::= \"x\"", "text={text}: {seen}");
+        assert_eq!(seen["seed"], 7, "text={text}: {seen}");
+        assert_eq!(seen.get("tools").is_none(), text, "text={text}: {seen}");
+    }
+}

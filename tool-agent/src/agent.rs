@@ -568,6 +568,14 @@ impl Agent {
                     answer.calls.push(c);
                 }
                 StreamEvent::Usage(u) => answer.usage.add(u),
+                StreamEvent::ResponseInfo { id, model } => {
+                    // Inside `answer`'s instrument: the current span is this request's `chat`.
+                    telemetry::record_response(
+                        &tracing::Span::current(),
+                        id.as_deref(),
+                        model.as_deref(),
+                    );
+                }
                 StreamEvent::Finished { stop_reason } => {
                     if reasons.len() < telemetry::MAX_REASONS {
                         reasons.extend(stop_reason);

@@ -118,7 +118,8 @@ pub use client::{EventStream, ModelClient, SendFuture};
 pub use error::{ModelError, ModelErrorKind};
 pub use limits::{AgentLimits, DEFAULT_MAX_TURNS};
 pub use message::{
-    Message, ModelRequest, StreamEvent, ToolChoice, ToolOutcome, Usage, rendering_for,
+    Message, ModelRequest, RESPONSE_INFO_MAX_CHARS, StreamEvent, ToolChoice, ToolOutcome, Usage,
+    rendering_for,
 };
 pub use provider::anthropic::{
     ANTHROPIC_BASE_URL, ANTHROPIC_VERSION, AnthropicClient, DEFAULT_MAX_TOKENS, TOOL_SEARCH_BETA,

@@ -216,6 +216,10 @@ impl<'a> ModelRequest<'a> {
     }
 }
 
+/// The most characters kept of a [`StreamEvent::ResponseInfo`] value (a
+/// provider's response id or model name; real ones are under 100).
+pub const RESPONSE_INFO_MAX_CHARS: usize = 256;
+
 /// One event of a model's answer, in the order it arrived.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -226,6 +230,21 @@ pub enum StreamEvent {
     ToolCall(ToolCall),
     /// Token counts (may come more than once; they add up).
     Usage(Usage),
+    /// Which response this is, as the provider named it: its `id` (OpenAI
+    /// `chatcmpl-…` / `resp_…`, Anthropic `msg_…`, Gemini `responseId`) and
+    /// the `model` that answered (OpenAI and Anthropic `model`, Gemini
+    /// `modelVersion`), which may differ from the model asked for (an alias
+    /// resolved to a dated version). Sent at most once per answer, before
+    /// [`StreamEvent::Finished`], when the provider gave either; each value
+    /// is clipped to [`RESPONSE_INFO_MAX_CHARS`] characters. The agent loop
+    /// records them on the `chat` span as `gen_ai.response.id` and
+    /// `gen_ai.response.model`.
+    ResponseInfo {
+        /// The response's id, when the provider gave one.
+        id: Option<String>,
+        /// The model that answered, when the provider said.
+        model: Option<String>,
+    },
     /// The end marker arrived; `stop_reason` as the provider wrote it
     /// (`stop`, `tool_calls`, `end_turn`, `STOP`, …).
     Finished {

@@ -33,6 +33,7 @@
 //! | `gen_ai.provider.name`, `gen_ai.request.model` | as above |
 //! | `gen_ai.request.max_tokens` | the output-token cap, when set |
 //! | `gen_ai.response.finish_reasons` | the provider's stop reason as it wrote it (`stop`, `tool_calls`, `end_turn`, …): a string array with the `otel` feature, its JSON text otherwise |
+//! | `gen_ai.response.id`, `gen_ai.response.model` | the response's id and the model that answered, when the provider named them ([`StreamEvent::ResponseInfo`](crate::StreamEvent::ResponseInfo)) |
 //! | `gen_ai.usage.input_tokens`, `gen_ai.usage.output_tokens` | this request's counts |
 //! | `error.type`, `otel.status_code` | on a failed request: the error kind and `error` |
 //! | `gen_ai.system_instructions`, `gen_ai.input.messages`, `gen_ai.output.messages` | only with content capture (below) |
@@ -115,6 +116,8 @@ pub(crate) fn chat_span(
         gen_ai.request.model = client.model(),
         gen_ai.request.max_tokens = request.max_output_tokens.map(i64::from),
         gen_ai.response.finish_reasons = Empty,
+        gen_ai.response.id = Empty,
+        gen_ai.response.model = Empty,
         gen_ai.usage.input_tokens = Empty,
         gen_ai.usage.output_tokens = Empty,
         error.type = Empty,
@@ -161,6 +164,17 @@ pub(crate) fn record_answer(
             message["finish_reason"] = Value::String(reason.clone());
         }
         record_captured(span, "gen_ai.output.messages", ctx, &json!([message]));
+    }
+}
+
+/// Records the provider's response id and answering model
+/// (`gen_ai.response.id`, `gen_ai.response.model`) on a `chat` span.
+pub(crate) fn record_response(span: &tracing::Span, id: Option<&str>, model: Option<&str>) {
+    if let Some(id) = id {
+        span.record("gen_ai.response.id", id);
+    }
+    if let Some(model) = model {
+        span.record("gen_ai.response.model", model);
     }
 }
 

@@ -42,6 +42,10 @@ fn tools() -> RegistryView {
     ])
 }
 
+/// The model alias e2e.sh serves with the plain `chatml` template (no tool
+/// template at all): the text-format test's model.
+const TEXT_MODEL: &str = "smollm2-135m-text";
+
 fn client(streaming: bool) -> OpenAiChatClient {
     OpenAiChatClient::new("smollm2-135m")
         .base_url(base_url())
@@ -430,7 +434,7 @@ async fn serve_page() -> (u16, Arc<std::sync::atomic::AtomicUsize>) {
     let counted = hits.clone();
     tokio::spawn(async move {
         while let Ok((mut socket, _)) = listener.accept().await {
-            counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let counted = counted.clone();
             tokio::spawn(async move {
                 let mut request = Vec::new();
                 let mut buf = [0_u8; 1024];
@@ -440,6 +444,11 @@ async fn serve_page() -> (u16, Arc<std::sync::atomic::AtomicUsize>) {
                         Ok(n) => request.extend_from_slice(&buf[..n]),
                     }
                 }
+                // Only a plain HTTP GET counts (a TLS hello to this port does not).
+                if !request.starts_with(b"GET ") {
+                    return;
+                }
+                counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                 let answer = format!(
                     "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{PAGE}",
                     PAGE.len()
@@ -452,9 +461,12 @@ async fn serve_page() -> (u16, Arc<std::sync::atomic::AtomicUsize>) {
 }
 
 /// `web_fetch` on the real model against a page this test serves (issue 27,
-/// "done means"; loopback allowed explicitly for that one port): the first
-/// turn forced to `web_fetch`. The model must copy the URL from the prompt;
-/// a 135M model does not always, so up to three runs, each checked.
+/// "done means"; loopback allowed explicitly for that one port). Left alone,
+/// the 135M model writes `https://` (or made-up text) for any URL, so the
+/// call is written as Hermes text under a llama.cpp grammar that fixes the
+/// tool and the page server's `http://127.0.0.1:PORT/` prefix: the model
+/// writes the path, our Hermes parser reads the call, and the real
+/// `web_fetch` (network policy, fetch, HTML to Markdown) runs on it.
 #[tokio::test]
 #[ignore = "needs the local model server: tool-agent/tests/e2e.sh"]
 async fn web_fetch_of_a_local_page_on_the_real_model() {
@@ -463,55 +475,58 @@ async fn web_fetch_of_a_local_page_on_the_real_model() {
     let policy = tool_core::NetworkPolicy::from_patterns(&[format!("127.0.0.1:{port}")])
         .unwrap()
         .allow_private(true);
-    let mut seen = Vec::new();
-    for attempt in 1..=3 {
-        let (_dir, ctx) = workspace();
-        let ctx = ctx
-            .with_trace_id(format!("e2e-fetch-{attempt}"))
-            .with_state(tool_builtins::WebConfig::new(policy.clone()));
-        let view = RegistryView::from(tool_builtins::registry()).allow(["web_fetch"]);
-        let log = Log::default();
-        let agent = Agent::new(client(false), view)
-            .system("You fetch web pages for the user.")
-            .context(ctx)
-            .first_tool_choice(ToolChoice::Tool("web_fetch".into()))
-            .tool_choice(ToolChoice::None)
-            .max_turns(2)
-            .max_output_tokens(128);
-        let before = hits.load(std::sync::atomic::Ordering::SeqCst);
-        let out = logging(agent, &log)
-            .run(&format!("Fetch {url} and tell me what it says."))
-            .await
-            .unwrap();
-        let log = log.lock().unwrap().clone();
-        eprintln!(
-            "attempt {attempt}: {log:?}\nstop {:?}, text {:?}",
-            out.stop, out.text
-        );
-        let calls = first_calls(&out);
-        assert_eq!(calls[0].name, "web_fetch", "forced tool choice");
-        let args = object_args(&calls[0]);
-        let asked = args["url"].as_str().expect("the schema's `url`").to_owned();
-        assert!(
-            log.iter().any(|l| l.starts_with("result web_fetch")),
-            "the tool ran: {log:?}"
-        );
-        let result = first_result(&out);
-        eprintln!("web_fetch({asked}): {}", result.model_text());
-        let served = hits.load(std::sync::atomic::Ordering::SeqCst) > before;
-        if asked == url || served {
-            // Our page (any path of this server answers with it).
-            assert!(served, "{asked}: the page server saw no request");
-            assert!(!result.is_error(), "{result:?}");
-            assert!(result.model_text().contains("Release 4.2"), "{result:?}");
-            assert!(out.turns >= 2, "the server took the result: {log:?}");
-            return;
-        }
-        // Another host: refused by the policy (or unreachable), never fetched.
-        assert!(result.is_error(), "{asked}: {result:?}");
-        seen.push(asked);
-    }
-    panic!("the model never copied {url}: {seen:?}");
+    let (_dir, ctx) = workspace();
+    let ctx = ctx
+        .with_trace_id("e2e-fetch")
+        .with_state(tool_builtins::WebConfig::new(policy));
+    let view = RegistryView::from(tool_builtins::registry()).allow(["web_fetch"]);
+    let grammar = format!(
+        r#"root ::= "<tool_call>\n{{\"name\": \"web_fetch\", \"arguments\": {{\"url\": \"http://127.0.0.1:{port}/" path "\"}}}}\n</tool_call>"
+path ::= [a-z] [a-z0-9./_-]{{0,30}}
+"#
+    );
+    let mut extra = serde_json::Map::new();
+    extra.insert("grammar".into(), Value::from(grammar));
+    let client = OpenAiChatClient::new(TEXT_MODEL)
+        .base_url(base_url())
+        .streaming(false)
+        .text_tool_calls("hermes")
+        .unwrap()
+        .extra_body(extra);
+    let log = Log::default();
+    let agent = Agent::new(client, view)
+        .system("You fetch web pages for the user.")
+        .context(ctx)
+        .max_turns(2)
+        .max_output_tokens(96);
+    let out = logging(agent, &log)
+        .run(&format!("Fetch {url} and tell me what it says."))
+        .await
+        .unwrap();
+    let log = log.lock().unwrap().clone();
+    eprintln!("{log:?}\nstop {:?}, text {:?}", out.stop, out.text);
+    let calls = first_calls(&out);
+    assert_eq!(calls.len(), 1, "{log:?}");
+    assert_eq!(calls[0].name, "web_fetch");
+    let asked = object_args(&calls[0])["url"]
+        .as_str()
+        .expect("the schema's `url`")
+        .to_owned();
+    assert!(
+        asked.starts_with(&format!("http://127.0.0.1:{port}/")),
+        "{asked}"
+    );
+    // The tool ran and fetched the page (any path of this server answers with it).
+    assert!(
+        hits.load(std::sync::atomic::Ordering::SeqCst) >= 1,
+        "{log:?}"
+    );
+    let result = first_result(&out);
+    eprintln!("web_fetch({asked}): {}", result.model_text());
+    assert!(!result.is_error(), "{result:?}");
+    assert!(result.model_text().contains("Release 4.2"), "{result:?}");
+    assert!(out.tool_errors.is_empty(), "{:?}", out.tool_errors);
+    assert_eq!(out.turns, 2, "the server took the result: {log:?}");
 }
 
 /// The answer's shape for the text-format test, as llama.cpp's GBNF: a
@@ -531,7 +546,12 @@ async fn a_call_written_as_hermes_text_runs_without_the_servers_tool_template() 
     // template, the answer's markup parsed by our streamed Hermes parser.
     let mut extra = serde_json::Map::new();
     extra.insert("grammar".into(), Value::from(HERMES_READ_GRAMMAR));
-    let client = client(true)
+    // The server's second model entry (e2e.sh): the same weights with the
+    // plain `chatml` template, which applies a request's `grammar` (the
+    // `chatml-function-calling` template builds its own and drops ours).
+    let client = OpenAiChatClient::new(TEXT_MODEL)
+        .base_url(base_url())
+        .streaming(true)
         .text_tool_calls("hermes")
         .unwrap()
         .extra_body(extra);
@@ -572,4 +592,115 @@ async fn a_call_written_as_hermes_text_runs_without_the_servers_tool_template() 
     // The second request replayed the call and its result as text, and the
     // server answered it (more markup, the grammar still applies).
     assert_eq!(out.turns, 2, "{log:?}");
+}
+
+/// The text-alias client with `grammar` as the request's llama.cpp grammar.
+fn text_client(grammar: Option<&str>) -> OpenAiChatClient {
+    let mut extra = serde_json::Map::new();
+    if let Some(g) = grammar {
+        extra.insert("grammar".into(), Value::from(g));
+    }
+    OpenAiChatClient::new(TEXT_MODEL)
+        .base_url(base_url())
+        .streaming(false)
+        .extra_body(extra)
+}
+
+/// The reviewer model (issue 30, "done means") on the real model: a write
+/// gated by kind goes to a `Reviewer` whose client is the local model, held
+/// to a verdict's shape by a grammar (the model picks ALLOW or DENY and
+/// writes the reason). Whichever it picks, the call's fate follows it: the
+/// file exists exactly when it allowed, and a refusal's reason reaches the
+/// result — never the default verdict (that would mean the answer was not
+/// read).
+#[tokio::test]
+#[ignore = "needs the local model server: tool-agent/tests/e2e.sh"]
+async fn the_reviewer_model_decides_a_write_on_the_real_model() {
+    use tool_agent::review::Reviewer;
+    use tool_core::{ApprovalDefault, ToolKind};
+    let grammar = r#"root ::= "ALLOW" | "DENY: " [a-z] [a-z ]{2,40}
+"#;
+    let (dir, ctx) = workspace();
+    let reviewer = Reviewer::new(text_client(Some(grammar)))
+        .describe_tools(&tool_builtins::registry())
+        .timeout(std::time::Duration::from_secs(120), ApprovalDefault::Deny);
+    reviewer
+        .context()
+        .push("user", "Please save a short greeting to hello.txt.");
+    let ctx = ctx
+        .with_trace_id("e2e-review")
+        .with_confirmed_kinds([ToolKind::Write])
+        .with_approver(reviewer);
+    let r = tool_builtins::registry()
+        .execute(
+            "write_file",
+            serde_json::json!({"file_path": "hello.txt", "content": "hello\n"}),
+            &ctx,
+        )
+        .await;
+    eprintln!("{r:?}");
+    let written = dir.path().join("hello.txt").exists();
+    if r.is_error() {
+        let text = r.model_text();
+        assert!(text.contains("the reviewer refused: "), "{text}");
+        assert!(
+            !text.contains("could not be read") && !text.contains("could not be asked"),
+            "the model's own verdict, not the default: {text}"
+        );
+        assert!(!written, "refused, yet written");
+    } else {
+        assert!(written, "allowed, yet not written: {r:?}");
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("hello.txt")).unwrap(),
+            "hello\n"
+        );
+    }
+}
+
+/// The summariser (issue 30) on the real model: a 3 KB read result above
+/// the threshold comes back as the model's summary with the full text saved
+/// beside it (`output_path`), not cut.
+#[tokio::test]
+#[ignore = "needs the local model server: tool-agent/tests/e2e.sh"]
+async fn the_summarizer_summarises_a_large_result_on_the_real_model() {
+    use tool_agent::summarize::Summarizer;
+    let (dir, ctx) = workspace();
+    let log: String = (0..100)
+        .map(|i| format!("test case {i:03} ... ok\n"))
+        .collect::<String>()
+        + "test result: ok. 100 passed; 0 failed\n";
+    std::fs::write(dir.path().join("test.log"), &log).unwrap();
+    let spill = tempfile::tempdir().unwrap();
+    // The spill folder must be the owner's alone (the truncation rule).
+    std::fs::set_permissions(
+        spill.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o700),
+    )
+    .unwrap();
+    let registry = tool_builtins::registry().with_layer(
+        // The grammar only bounds the summary's length (a tiny model rambles).
+        Summarizer::new(text_client(Some("root ::= [A-Za-z0-9 .,:;'-]{10,120}\n")))
+            .threshold(1024)
+            .timeout(std::time::Duration::from_secs(300))
+            .spill(tool_core::truncate::Truncation::new().spill_dir(spill.path())),
+    );
+    let r = registry
+        .execute(
+            "read_file",
+            serde_json::json!({"file_path": "test.log", "limit": 2000}),
+            &ctx.with_trace_id("e2e-summary"),
+        )
+        .await;
+    eprintln!("{}", r.model_text());
+    assert!(!r.is_error(), "{r:?}");
+    assert_eq!(r.metadata["summarized"], true, "{r:?}");
+    let path = r.metadata["output_path"].as_str().unwrap();
+    assert!(
+        std::fs::read_to_string(path)
+            .unwrap()
+            .contains("100 passed"),
+        "the full text is saved"
+    );
+    assert!(r.output.contains("[A model's summary of "), "{}", r.output);
+    assert!(r.output.len() < log.len() / 4, "{}", r.output.len());
 }

@@ -32,6 +32,11 @@ const SECRET: &str = "tok-SECRET-0123456789";
 fn model() -> ScriptedClient {
     ScriptedClient::new([
         ScriptedTurn::Events(vec![
+            // The provider names the response and the (dated) model that answered.
+            StreamEvent::ResponseInfo {
+                id: Some("chatcmpl-1".to_owned()),
+                model: Some("scripted-2026-01-01".to_owned()),
+            },
             StreamEvent::ToolCall(ToolCall::new(
                 "call-ok",
                 "read_file",
@@ -232,7 +237,11 @@ async fn spans_follow_the_genai_conventions_and_carry_no_content_by_default() {
             ("gen_ai.response.finish_reasons", strings(&[reason])),
         ])
     };
-    assert_eq!(genai(chats[0]), chat(120, 30, "tool_calls"));
+    // Turn 1's provider named its response; turn 2's did not.
+    let mut first = chat(120, 30, "tool_calls");
+    first.insert("gen_ai.response.id".to_owned(), s("chatcmpl-1"));
+    first.insert("gen_ai.response.model".to_owned(), s("scripted-2026-01-01"));
+    assert_eq!(genai(chats[0]), first);
     assert_eq!(genai(chats[1]), chat(200, 7, "stop"));
     assert!(
         chats[0].end_time <= t.tools[0].start_time,

@@ -91,9 +91,22 @@ async fn openai_chat_assembles_parallel_calls_from_fragments() {
         .iter()
         .position(|e| matches!(e, StreamEvent::ToolCall(_)))
         .unwrap();
-    assert_eq!(first_call, 1, "{events:?}");
+    // The first chunk names the response and the model that answered.
+    assert_eq!(
+        events[0],
+        StreamEvent::ResponseInfo {
+            id: Some("chatcmpl-1".into()),
+            model: Some("gpt-4.1-mini".into())
+        }
+    );
+    let infos = events
+        .iter()
+        .filter(|e| matches!(e, StreamEvent::ResponseInfo { .. }))
+        .count();
+    assert_eq!(infos, 1, "sent once, not per chunk: {events:?}");
+    assert_eq!(first_call, 2, "{events:?}");
     assert!(
-        matches!(&events[3], StreamEvent::Finished { .. }),
+        matches!(&events[4], StreamEvent::Finished { .. }),
         "{events:?}"
     );
     assert!(events.contains(&StreamEvent::Usage(Usage {
@@ -274,6 +287,11 @@ async fn openai_chat_non_streaming_answer() {
         .await
         .unwrap();
     assert_eq!(calls(&events)[0].name, "glob_files");
+    // No `model` in this body: the id alone.
+    assert!(events.contains(&StreamEvent::ResponseInfo {
+        id: Some("chatcmpl-3".into()),
+        model: None
+    }));
     assert!(events.contains(&StreamEvent::Usage(Usage {
         input_tokens: 5,
         output_tokens: 7
@@ -450,6 +468,14 @@ async fn responses_events_yield_the_call_at_arguments_done() {
     let events = collect(&client, ToolChoice::Tool("grep_content".into()))
         .await
         .unwrap();
+    // `response.created` names the response (this recording gives no model).
+    assert_eq!(
+        events[0],
+        StreamEvent::ResponseInfo {
+            id: Some("resp_1".into()),
+            model: None
+        }
+    );
     assert_eq!(text(&events), "Let me look.");
     let calls = calls(&events);
     assert_eq!(calls.len(), 1, "output_item.done does not repeat the call");
@@ -502,6 +528,14 @@ async fn anthropic_input_json_deltas_and_an_empty_input() {
         .api_key("sk-ant");
     let events = collect(&client, ToolChoice::Required).await.unwrap();
     assert_eq!(text(&events), "Checking the clock and the file.");
+    assert_eq!(
+        events[0],
+        StreamEvent::ResponseInfo {
+            id: Some("msg_01".into()),
+            model: Some("claude-sonnet-4-5".into())
+        },
+        "from `message_start`"
+    );
     let calls = calls(&events);
     assert_eq!(calls.len(), 2);
     assert_eq!(
@@ -662,6 +696,14 @@ async fn gemini_whole_calls_per_chunk() {
         .map(Result::unwrap)
         .collect();
     assert_eq!(text(&events), "I'll check both.");
+    // `modelVersion` of the first chunk; this recording has no `responseId`.
+    assert_eq!(
+        events[0],
+        StreamEvent::ResponseInfo {
+            id: None,
+            model: Some("gemini-2.5-flash".into())
+        }
+    );
     let calls = calls(&events);
     assert_eq!(calls.len(), 2);
     assert_ne!(
@@ -705,4 +747,27 @@ async fn a_streamed_request_answered_with_html_says_it_is_not_an_event_stream() 
             .contains("content type `text/html; charset=utf-8`, not an event stream"),
         "{err}"
     );
+}
+
+/// `extra_body` fields reach the server on every request, with and without
+/// text tool calls: what `body()` shows is what `send` posts (the fields
+/// were once dropped on the way out).
+#[tokio::test]
+async fn extra_body_fields_are_sent_as_body_shows_them() {
+    for text in [false, true] {
+        let server = serve(vec![Canned::sse(recording("openai_chat_parallel.sse"))]).await;
+        let mut extra = serde_json::Map::new();
+        extra.insert("grammar".into(), json!("root ::= \"x\""));
+        extra.insert("seed".into(), json!(7));
+        let mut client = OpenAiChatClient::new("m").base_url(&server.base_url);
+        if text {
+            client = client.text_tool_calls("hermes").unwrap();
+        }
+        let client = client.extra_body(extra);
+        collect(&client, ToolChoice::Auto).await.unwrap();
+        let seen = server.seen.lock().unwrap()[0].body.clone();
+        assert_eq!(seen["grammar"], "root ::= \"x\"", "text={text}: {seen}");
+        assert_eq!(seen["seed"], 7, "text={text}: {seen}");
+        assert_eq!(seen.get("tools").is_none(), text, "text={text}: {seen}");
+    }
 }

@@ -13,7 +13,7 @@ use crate::message::{ModelRequest, StreamEvent};
 use crate::transport::http::{HttpOptions, Transport, env, read_json};
 use crate::transport::retry::RetryPolicy;
 use crate::transport::sse::{Assembler, sse_events};
-use tool_core::text_calls::TextCallFormat;
+use tool_core::text_calls::{TextCallFormat, ToolSchema};
 
 use super::text_calls;
 
@@ -133,16 +133,23 @@ impl<P: Provider> HttpClient<P> {
 
     /// The JSON body for `request` (what [`send`](ModelClient::send) posts).
     pub fn body(&self, request: &ModelRequest<'_>) -> Value {
+        self.body_and_tools(request).0
+    }
+
+    /// The body `send` posts, and with text tool calls the tools taken out
+    /// of it (into the system prompt) for the answer's parser. One function
+    /// for both, so what [`body`](Self::body) shows is what is sent.
+    fn body_and_tools(&self, request: &ModelRequest<'_>) -> (Value, Option<Vec<ToolSchema>>) {
         let mut body = self.provider.body(request, &self.options());
-        if let Some(format) = self.text_calls {
-            text_calls::rewrite_body(format, &mut body);
-        }
+        let tools = self
+            .text_calls
+            .map(|format| text_calls::rewrite_body(format, &mut body));
         if let Value::Object(map) = &mut body {
             for (k, v) in &self.extra {
                 map.insert(k.clone(), v.clone());
             }
         }
-        body
+        (body, tools)
     }
 
     /// Adds `fields` to the top level of every request body: a server's own
@@ -236,10 +243,8 @@ impl<P: Provider> ModelClient for HttpClient<P> {
     /// reads the answer as server-sent events through a fresh
     /// `P::Assembler`, or whole through [`Provider::whole`].
     fn send<'a>(&'a self, request: ModelRequest<'a>) -> SendFuture<'a> {
-        let mut body = self.provider.body(&request, &self.options());
-        let text_calls = self
-            .text_calls
-            .map(|format| (format, text_calls::rewrite_body(format, &mut body)));
+        let (body, tools) = self.body_and_tools(&request);
+        let text_calls = self.text_calls.zip(tools);
         let headers = self.provider.headers(self.t.opts.api_key.as_deref(), &body);
         Box::pin(async move {
             let mut headers = headers?;

@@ -6,7 +6,7 @@ use serde_json::Value;
 use tool_core::Format;
 
 use crate::error::{ModelError, body_excerpt};
-use crate::message::{StreamEvent, Usage};
+use crate::message::{RESPONSE_INFO_MAX_CHARS, StreamEvent, Usage};
 
 /// Parses one chunk's JSON, or says which provider's chunk was not JSON.
 pub(crate) fn parse_chunk(provider: &str, data: &str) -> Result<Value, ModelError> {
@@ -34,6 +34,18 @@ pub(crate) fn count(v: &Value, pointer: &str) -> u64 {
     v.pointer(pointer).and_then(Value::as_u64).unwrap_or(0)
 }
 
+/// The [`StreamEvent::ResponseInfo`] of an answer whose id and model are
+/// `id` and `model` (each clipped to [`RESPONSE_INFO_MAX_CHARS`]
+/// characters; empty strings count as absent), or `None` when it has neither.
+pub(crate) fn response_info(id: Option<&str>, model: Option<&str>) -> Option<StreamEvent> {
+    let keep = |v: Option<&str>| {
+        v.filter(|v| !v.is_empty())
+            .map(|v| v.chars().take(RESPONSE_INFO_MAX_CHARS).collect::<String>())
+    };
+    let (id, model) = (keep(id), keep(model));
+    (id.is_some() || model.is_some()).then_some(StreamEvent::ResponseInfo { id, model })
+}
+
 /// Where a provider's whole (not streamed) answer keeps what every answer
 /// has besides its text.
 pub(crate) struct WholeShape {
@@ -43,6 +55,8 @@ pub(crate) struct WholeShape {
     pub(crate) usage: [&'static str; 2],
     /// JSON pointer of the stop reason in the body.
     pub(crate) stop_reason: &'static str,
+    /// JSON pointers of the response's id and the answering model's name.
+    pub(crate) response: [&'static str; 2],
 }
 
 /// The events of a whole answer `body`: the `text` events given, then the
@@ -60,6 +74,8 @@ pub(crate) fn whole_answer(
     let calls = tool_core::format::ToolCall::parse(shape.format, calls_in)
         .map_err(|e| ModelError::malformed(e.to_string()))?;
     events.extend(calls.into_iter().map(StreamEvent::ToolCall));
+    let at = |pointer: &str| body.pointer(pointer).and_then(Value::as_str);
+    events.extend(response_info(at(shape.response[0]), at(shape.response[1])));
     if let Some(u) = body.get("usage") {
         events.push(StreamEvent::Usage(Usage {
             input_tokens: count(u, shape.usage[0]),

@@ -183,6 +183,7 @@ impl Provider for Anthropic {
                 format: Format::Anthropic { strict: false },
                 usage: ["/input_tokens", "/output_tokens"],
                 stop_reason: "/stop_reason",
+                response: ["/id", "/model"],
             },
         )
     }

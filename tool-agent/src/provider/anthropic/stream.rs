@@ -16,7 +16,7 @@ use tool_core::format::{Format, ToolCall};
 
 use crate::error::{ModelError, body_excerpt, describe_call};
 use crate::message::{StreamEvent, Usage};
-use crate::provider::wire::{count, error_text, parse_chunk};
+use crate::provider::wire::{count, error_text, parse_chunk, response_info};
 use crate::transport::sse::{Assembler, OpenCall};
 
 /// Assembles Anthropic Messages events (see the [`assemble`](crate::assemble) docs).
@@ -61,6 +61,8 @@ impl Assembler for AnthropicAssembler {
         let index = ev.get("index").and_then(Value::as_u64);
         match kind {
             "message_start" => {
+                let at = |pointer: &str| ev.pointer(pointer).and_then(Value::as_str);
+                out.extend(response_info(at("/message/id"), at("/message/model")));
                 let usage = ev.pointer("/message/usage").unwrap_or(&Value::Null);
                 out.push(StreamEvent::Usage(Usage {
                     input_tokens: count(usage, "/input_tokens"),

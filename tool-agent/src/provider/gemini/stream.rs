@@ -10,7 +10,7 @@ use tool_core::format::{Format, ToolCall};
 
 use crate::error::ModelError;
 use crate::message::{StreamEvent, Usage};
-use crate::provider::wire::{count, error_text, parse_chunk};
+use crate::provider::wire::{count, error_text, parse_chunk, response_info};
 use crate::transport::sse::Assembler;
 
 /// Assembles Gemini stream chunks (see the [`assemble`](crate::assemble) docs).
@@ -19,6 +19,7 @@ pub struct GeminiAssembler {
     calls: usize,
     usage: Option<Usage>,
     done: bool,
+    info_sent: bool,
 }
 
 impl GeminiAssembler {
@@ -41,6 +42,13 @@ impl Assembler for GeminiAssembler {
         let chunk = parse_chunk("Gemini", data)?;
         if let Some(error) = chunk.get("error") {
             return Err(ModelError::provider(error_text(error)));
+        }
+        if !self.info_sent {
+            let at = |key: &str| chunk.get(key).and_then(Value::as_str);
+            if let Some(info) = response_info(at("responseId"), at("modelVersion")) {
+                out.push(info);
+                self.info_sent = true;
+            }
         }
         if let Some(parts) = chunk
             .pointer("/candidates/0/content/parts")

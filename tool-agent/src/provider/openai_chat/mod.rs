@@ -126,6 +126,7 @@ impl Provider for OpenAiChat {
                 format: Format::OpenAiChat { strict: false },
                 usage: ["/prompt_tokens", "/completion_tokens"],
                 stop_reason: "/choices/0/finish_reason",
+                response: ["/id", "/model"],
             },
         )
     }

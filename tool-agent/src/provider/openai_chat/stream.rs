@@ -15,7 +15,7 @@ use tool_core::format::{Format, ToolCall};
 
 use crate::error::{ModelError, body_excerpt, describe_call};
 use crate::message::{StreamEvent, Usage};
-use crate::provider::wire::{count, error_text, parse_chunk};
+use crate::provider::wire::{count, error_text, parse_chunk, response_info};
 use crate::transport::sse::{Assembler, OpenCall};
 
 /// Assembles OpenAI Chat Completions chunks (see the [`assemble`](crate::assemble) docs).
@@ -38,6 +38,8 @@ pub struct OpenAiChatAssembler {
     flushed: bool,
     finished: bool,
     done: bool,
+    /// The response's id and model were sent (from the first chunk naming them).
+    info_sent: bool,
 }
 
 #[derive(Debug)]
@@ -191,6 +193,13 @@ impl Assembler for OpenAiChatAssembler {
         let chunk = parse_chunk("OpenAI", data)?;
         if let Some(error) = chunk.get("error") {
             return Err(ModelError::provider(error_text(error)));
+        }
+        if !self.info_sent {
+            let at = |key: &str| chunk.get(key).and_then(Value::as_str);
+            if let Some(info) = response_info(at("id"), at("model")) {
+                out.push(info);
+                self.info_sent = true;
+            }
         }
         if let Some(usage) = chunk.get("usage").filter(|u| u.is_object()) {
             out.push(StreamEvent::Usage(Usage {

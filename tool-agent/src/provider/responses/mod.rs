@@ -125,6 +125,7 @@ impl Provider for OpenAiResponses {
                 format: Format::OpenAiResponses { strict: false },
                 usage: ["/input_tokens", "/output_tokens"],
                 stop_reason: "/status",
+                response: ["/id", "/model"],
             },
         )
     }

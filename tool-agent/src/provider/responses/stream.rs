@@ -15,7 +15,7 @@ use tool_core::format::{Format, ToolCall};
 
 use crate::error::{ModelError, describe_call};
 use crate::message::{StreamEvent, Usage};
-use crate::provider::wire::{count, error_text, parse_chunk};
+use crate::provider::wire::{count, error_text, parse_chunk, response_info};
 use crate::transport::sse::{Assembler, OpenCall};
 
 /// Assembles OpenAI Responses events (see the [`assemble`](crate::assemble) docs).
@@ -24,6 +24,9 @@ pub struct ResponsesAssembler {
     /// Function-call items by item id.
     open: BTreeMap<String, Partial>,
     done: bool,
+    /// The response's id and model were sent (from the first event whose
+    /// `response` object names them: `response.created`, else the end).
+    info_sent: bool,
 }
 
 #[derive(Debug)]
@@ -94,6 +97,13 @@ impl Assembler for ResponsesAssembler {
         }
         let ev = parse_chunk("Responses", data)?;
         let kind = str_at(&ev, "type").or(event).unwrap_or("");
+        if !self.info_sent {
+            let at = |pointer: &str| ev.pointer(pointer).and_then(Value::as_str);
+            if let Some(info) = response_info(at("/response/id"), at("/response/model")) {
+                out.push(info);
+                self.info_sent = true;
+            }
+        }
         match kind {
             "response.output_text.delta" => {
                 if let Some(d) = str_at(&ev, "delta").filter(|d| !d.is_empty()) {

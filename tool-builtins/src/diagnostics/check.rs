@@ -1,35 +1,53 @@
 //! Check commands ([`CheckCommand`]): the fallback for files no language
 //! server serves. One process per changed file, run in the workspace root
-//! inside the `bash_command` sandbox without network (or as a plain child
-//! with the sandbox off), secret-looking variables withheld, stdin empty,
-//! killed at its timeout; its output read into diagnostics.
+//! by the shell's own runner (`crate::shell::run`: a supervisor that stops
+//! the whole process tree at the timeout, the `bash_command` sandbox without
+//! network, or a plain child with the sandbox off), secret-looking variables
+//! withheld, stdin empty; its output read into diagnostics.
+//!
+//! The program and its arguments are quoted for `sh` (the `shlex` crate,
+//! already in the build through other dependencies: quoting is not this
+//! project's business) and run with `exec`, so no argument is ever read
+//! as shell syntax.
 //!
 //! # Reading the output
-//! stdout and stderr, the first [`MAX_OUTPUT_BYTES`] of each, are read line
-//! by line. A line `PATH:LINE:COLUMN: MESSAGE` or `PATH:LINE: MESSAGE`
-//! whose `PATH` is the file checked (as given, or absolute) is one
-//! diagnostic; a message starting `warning` (any case, then `:` or a space)
-//! is a warning, every other one an error (`error:` is dropped from the
-//! front). When no line reads so and the command failed (non-zero exit),
-//! its output is kept raw, cut to [`RAW_CHARS`] characters, in a note.
+//! stdout and stderr together, at most [`MAX_OUTPUT_BYTES`] (head and tail
+//! when longer), are read line by line. A line `PATH:LINE:COLUMN: MESSAGE`
+//! or `PATH:LINE: MESSAGE` whose `PATH` is the file checked (as given, or
+//! absolute) is one diagnostic; a message starting `warning` (any case,
+//! then `:` or a space) is a warning, every other one an error (`error:` is
+//! dropped from the front). When no line reads so and the command failed
+//! (non-zero exit), its output is kept raw, cut to [`RAW_CHARS`]
+//! characters, in a note.
 
-use std::io::Read;
-use std::path::Path;
-use std::process::{Command, Stdio};
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use lsp_types::{Diagnostic, DiagnosticSeverity, Position, Range};
 use tool_core::SandboxPolicy;
+use tool_core::truncate::Truncation;
 
 use super::config::CheckCommand;
+use crate::shell::run::{RunSpec, Stop};
 
-/// Most bytes read from each of a check command's stdout and stderr (64 KiB).
-pub const MAX_OUTPUT_BYTES: usize = 64 * 1024;
+/// Most bytes of a check command's output read (stdout and stderr
+/// together; 128 KiB, head and tail when it printed more).
+pub const MAX_OUTPUT_BYTES: usize = 128 * 1024;
 
 /// Most characters of unparsed output kept in a note (2 000).
 pub const RAW_CHARS: usize = 2_000;
+
+/// How long the command's leftover processes may keep printing after it
+/// exited, and how long they get between `SIGTERM` and `SIGKILL`.
+const GRACE: Duration = Duration::from_millis(500);
+
+/// The shell exit code for "command not found" (POSIX).
+const NOT_FOUND: i32 = 127;
+
+/// The shell exit code for "found but could not be run" (POSIX).
+const NOT_EXECUTABLE: i32 = 126;
 
 /// What one check run gave.
 #[derive(Debug)]
@@ -58,134 +76,83 @@ pub(crate) fn run(
     let Some(program) = check.command.first() else {
         return failed("the check command is empty".to_owned());
     };
-    let mut command = Command::new(program);
-    command
-        .args(check.args_for(file))
-        .current_dir(root)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .env_clear()
-        .envs(tool_core::governance::secret_env::scrub_env(std::env::vars_os()).0);
-    let prepared = match sandbox {
+    let mut argv = vec![program.clone()];
+    argv.extend(check.args_for(file));
+    let Ok(quoted) = shlex::try_join(argv.iter().map(String::as_str)) else {
+        return failed("the check command or the file name holds a NUL byte".to_owned());
+    };
+    let sandbox = match sandbox {
         Some(policy) => {
             let mut policy = policy.clone();
             policy.network = tool_core::NetworkPolicy::deny_all();
             match tool_sandbox::Sandbox::prepare(&policy, root, Some(root)) {
-                Ok(p) => {
-                    let p = Arc::new(p);
-                    p.apply(&mut command);
-                    Some(p)
-                }
+                Ok(p) => Some(Arc::new(p)),
                 Err(e) => return failed(format!("the sandbox could not be prepared: {e}")),
             }
         }
         None => None,
     };
-    let mut child = match command.spawn() {
-        Ok(c) => c,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return failed(format!(
-                "the check command `{program}` was not found (is it installed and on PATH?)"
-            ));
-        }
+    let spec = RunSpec {
+        shell: PathBuf::from("/bin/sh"),
+        command: format!("exec {quoted}"),
+        workdir: root.to_path_buf(),
+        workdir_fd: None,
+        env: tool_core::governance::secret_env::scrub_env(std::env::vars_os()).0,
+        timeout: check.timeout,
+        drain: GRACE,
+        kill_grace: GRACE,
+        truncation: Truncation::new()
+            .max_bytes(MAX_OUTPUT_BYTES)
+            .max_lines(usize::MAX)
+            .spill(false),
+        masker: None,
+        sandbox: sandbox.clone(),
+    };
+    let outcome = match crate::shell::run::run(&spec, &|| false) {
+        Ok(o) => o,
         Err(e) => {
             return failed(format!(
                 "the check command `{program}` could not start: {e}"
             ));
         }
     };
-    let (tx, rx) = mpsc::channel::<Vec<u8>>();
-    for stream in [
-        child
-            .stdout
-            .take()
-            .map(|s| Box::new(s) as Box<dyn Read + Send>),
-        child
-            .stderr
-            .take()
-            .map(|s| Box::new(s) as Box<dyn Read + Send>),
-    ]
-    .into_iter()
-    .flatten()
-    {
-        let tx = tx.clone();
-        // Reads to the end (so the command never blocks on a full pipe),
-        // keeping the first MAX_OUTPUT_BYTES.
-        let _ = std::thread::Builder::new()
-            .name("check-output".into())
-            .spawn(move || {
-                let mut kept = Vec::new();
-                let mut buf = [0_u8; 8192];
-                let mut stream = stream;
-                loop {
-                    match stream.read(&mut buf) {
-                        Ok(0) | Err(_) => break,
-                        Ok(n) => {
-                            let room = MAX_OUTPUT_BYTES.saturating_sub(kept.len());
-                            kept.extend_from_slice(&buf[..n.min(room)]);
-                        }
-                    }
-                }
-                let _ = tx.send(kept);
-            });
+    let (code, signal) = (
+        outcome.status.and_then(|s| s.code()),
+        outcome.status.and_then(|s| s.signal()),
+    );
+    if let Some(sandbox) = &sandbox {
+        let _ = sandbox.finish(code, signal, &outcome.output.text);
     }
-    drop(tx);
-    let deadline = Instant::now() + check.timeout;
-    let mut timed_out = false;
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break Some(status),
-            Ok(None) if Instant::now() >= deadline => {
-                timed_out = true;
-                let _ = child.kill();
-                break child.wait().ok();
-            }
-            Ok(None) => std::thread::sleep(Duration::from_millis(10)),
-            Err(_) => break None,
-        }
-    };
-    if let Some(sandbox) = &prepared {
-        use std::os::unix::process::ExitStatusExt;
-        let _ = sandbox.finish(
-            status.and_then(|s| s.code()),
-            status.and_then(|s| s.signal()),
-            "",
-        );
-    }
-    // The output the readers have; a process the command left behind that
-    // holds a pipe open is not waited for past a short grace.
-    let mut output = Vec::new();
-    let grace = Instant::now() + Duration::from_millis(500);
-    for _ in 0..2 {
-        let left = grace.saturating_duration_since(Instant::now());
-        match rx.recv_timeout(left) {
-            Ok(bytes) => {
-                output.extend_from_slice(&bytes);
-                output.push(b'\n');
-            }
-            Err(_) => break,
-        }
-    }
-    let output = String::from_utf8_lossy(&output);
-    if timed_out {
+    if outcome.stop == Some(Stop::Timeout) {
         return failed(format!(
             "the check command did not end within {} s and was stopped",
             check.timeout.as_secs_f64()
         ));
     }
+    match code {
+        Some(NOT_FOUND) => {
+            return failed(format!(
+                "the check command `{program}` was not found (is it installed and on PATH?)"
+            ));
+        }
+        Some(NOT_EXECUTABLE) => {
+            return failed(format!(
+                "the check command `{program}` could not start (is it an executable file?)"
+            ));
+        }
+        _ => {}
+    }
+    let output = outcome.output.text;
     let absolute = root.join(file);
     let absolute = absolute.to_string_lossy();
     let diagnostics: Vec<Diagnostic> = output
         .lines()
         .filter_map(|line| parse_line(line, &[file, absolute.as_ref()], text))
         .collect();
-    let success = status.is_some_and(|s| s.success());
+    let success = code == Some(0);
     let note = (diagnostics.is_empty() && !success).then(|| {
         let raw = output.trim();
-        let code = status
-            .and_then(|s| s.code())
-            .map_or_else(|| "a signal".to_owned(), |c| format!("exit code {c}"));
+        let code = code.map_or_else(|| "a signal".to_owned(), |c| format!("exit code {c}"));
         if raw.is_empty() {
             format!("`{name}` failed on {file} ({code}) and printed nothing.")
         } else {

@@ -79,7 +79,7 @@ pub mod policy;
 mod ansi;
 mod background;
 mod proctree;
-mod run;
+pub(crate) mod run;
 pub mod split;
 mod wildcard;
 

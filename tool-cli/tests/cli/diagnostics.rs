@@ -267,3 +267,97 @@ fn a_bad_lsp_config_file_is_a_usage_error_naming_the_entry() {
         stderr(&out)
     );
 }
+
+/// Writes a diagnostics config with one check command for `.ext` files.
+fn check_config(state: &TempDir, ext: &str, check: &[&str], timeout_secs: u64) -> String {
+    let config = state.path().join("diagnostics.json");
+    std::fs::write(
+        &config,
+        json!({"checks": [{"extensions": [ext], "check": check, "timeout_secs": timeout_secs}]})
+            .to_string(),
+    )
+    .expect("config");
+    config.to_string_lossy().into_owned()
+}
+
+/// A check command that leaves a process behind (here a `sleep` holding the
+/// output pipe) is read and its whole process tree stopped, as
+/// `bash_command`'s are: nothing of it outlives the call.
+#[test]
+fn a_check_commands_leftover_processes_are_stopped() {
+    let (ws, state) = (TempDir::new(), TempDir::new());
+    let config = check_config(
+        &state,
+        "txt",
+        &[
+            "sh",
+            "-c",
+            "sleep 731 & echo \"$1:1: error: left a sleeper\"",
+            "sh",
+        ],
+        30,
+    );
+    let wrote = call(
+        &ws,
+        &state,
+        &["--lsp-config", config.as_str()],
+        "write_file",
+        &json!({"file_path": "a.txt", "content": "x\n"}),
+    );
+    assert!(wrote["error"].is_null(), "{wrote}");
+    assert_eq!(
+        wrote["output"],
+        "Wrote file successfully.\n\nDiagnostics (sh): 1 error, 0 warnings in a.txt:\na.txt:1:1: error: left a sleeper",
+        "{wrote}"
+    );
+    assert_eq!(running("sleep 731"), Vec::<String>::new());
+}
+
+/// The file name reaches the check command as one argument, never as shell
+/// syntax: a model-chosen name holding `$(…)` and `;` runs nothing.
+#[test]
+fn a_file_name_with_shell_syntax_is_one_argument_to_the_check_command() {
+    let (ws, state) = (TempDir::new(), TempDir::new());
+    let config = check_config(&state, "sh", &["sh", "-n", "{file}"], 30);
+    let name = "x$(touch pwned);touch pwned2.sh";
+    let wrote = call(
+        &ws,
+        &state,
+        &["--lsp-config", config.as_str()],
+        "write_file",
+        &json!({"file_path": name, "content": "echo ok\n"}),
+    );
+    assert!(wrote["error"].is_null(), "{wrote}");
+    assert_eq!(
+        wrote["output"],
+        format!("Wrote file successfully.\n\nDiagnostics (sh): no errors or warnings in {name}."),
+        "{wrote}"
+    );
+    assert!(!ws.path().join("pwned").exists());
+    assert!(!ws.path().join("pwned2.sh").exists());
+}
+
+/// A check program that is not installed is a note naming it; the write stands.
+#[test]
+fn a_missing_check_program_is_a_note_naming_it() {
+    let (ws, state) = (TempDir::new(), TempDir::new());
+    let config = check_config(&state, "txt", &["no-such-checker-4711", "{file}"], 30);
+    let wrote = call(
+        &ws,
+        &state,
+        &["--lsp-config", config.as_str()],
+        "write_file",
+        &json!({"file_path": "a.txt", "content": "x\n"}),
+    );
+    assert!(wrote["error"].is_null(), "{wrote}");
+    assert_eq!(
+        wrote["notes"],
+        json!([
+            "No diagnostics for a.txt (no-such-checker-4711): the check command \
+             `no-such-checker-4711` was not found (is it installed and on PATH?). The write \
+             itself succeeded."
+        ]),
+        "{wrote}"
+    );
+    assert_eq!(wrote["output"], "Wrote file successfully.", "{wrote}");
+}

@@ -818,6 +818,7 @@ impl SearchIndex {
                     && df(&stemmed) == 0
                     && stemmed.len().max(lower.len()) >= typo::MIN_LEN
                     && !unknown.iter().any(|(_, s)| *s == stemmed)
+                    && !known_word(&lower)
                 {
                     unknown.push((lower, stemmed));
                 }
@@ -1150,6 +1151,22 @@ impl SearchIndex {
         }
         out
     }
+}
+
+/// Whether `lower` (a query word as written, lower case) is a word of
+/// English the semantic model has a token of its own for (see
+/// `embed::Model::is_word`): such a word is not a typo, even when no tool
+/// uses it (`stuck` is not a misspelt `stock`, nor `park` of `mark`).
+/// Without the `semantic` feature there is no word list: every unknown
+/// word may be corrected.
+#[cfg(feature = "semantic")]
+fn known_word(lower: &str) -> bool {
+    embed::model().is_some_and(|m| m.is_word(lower))
+}
+
+#[cfg(not(feature = "semantic"))]
+fn known_word(_: &str) -> bool {
+    false
 }
 
 /// [`Impacts::doc_server`] of a tool whose name has no `<server>__` part.

@@ -360,6 +360,8 @@ const ALIASES: &[(&[&str], &[&str])] = &[
     (&["gh"], &["github"]),
     (&["gl"], &["gitlab"]),
     (&["yt"], &["youtube"]),
+    // HTTP over TLS is HTTP (RFC 9110 §4.2.2).
+    (&["https"], &["http"]),
 ];
 
 /// Weight of the words a jargon word stands for (see

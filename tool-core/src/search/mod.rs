@@ -1037,6 +1037,14 @@ impl SearchIndex {
             }
         }
         service::url_words(query, |w| by_key(w, &mut add));
+        // Values whose syntax is one service's (JQL, a Slack `ts`, a Stripe id).
+        for q in terms.iter().filter(|q| q.origin == Origin::ValueKind) {
+            for (kind, servers) in kind_services() {
+                if *kind == q.term {
+                    servers.iter().for_each(|s| by_key(s, &mut add));
+                }
+            }
+        }
         // The query's own words (and long forms) that are a server's name,
         // when most tools containing the word are that server's.
         for q in terms
@@ -1167,6 +1175,21 @@ fn known_word(lower: &str) -> bool {
 #[cfg(not(feature = "semantic"))]
 fn known_word(_: &str) -> bool {
     false
+}
+
+/// [`service::KIND_SERVICES`] with each kind stemmed as query terms are.
+fn kind_services() -> &'static [(String, &'static [&'static str])] {
+    static STEMMED: OnceLock<Vec<(String, &'static [&'static str])>> = OnceLock::new();
+    STEMMED.get_or_init(|| {
+        service::KIND_SERVICES
+            .iter()
+            .map(|(kind, servers)| {
+                let mut k = (*kind).to_owned();
+                tokenizer::stem(&mut k);
+                (k, *servers)
+            })
+            .collect()
+    })
 }
 
 /// [`Impacts::doc_server`] of a tool whose name has no `<server>__` part.

@@ -56,6 +56,28 @@ pub(crate) const PRODUCTS: &[(&[&str], &[&str])] = &[
     (&["wiki", "wikipedia"], &["wikipedia"]),
 ];
 
+/// Value kinds whose syntax belongs to one service (issue 31's third
+/// round; see the tokeniser's value kinds): a query holding JQL is about
+/// Jira, a Slack `ts` about Slack, a Stripe id about Stripe. Each kind
+/// (as the tokeniser emits it) and the server names it stands for (as in
+/// [`PRODUCTS`]). Sources: the languages' and APIs' own documentation
+/// (Jira's JQL, Confluence's CQL, Salesforce's SOQL, Grafana's Prometheus
+/// and Loki data sources, Datadog's metric queries, Slack's message
+/// timestamps, Stripe's object ids, Redis's commands, arXiv's identifiers).
+pub(crate) const KIND_SERVICES: &[(&str, &[&str])] = &[
+    ("arxiv", &["arxiv"]),
+    ("cql", &["confluence"]),
+    ("datadog", &["datadog"]),
+    ("jql", &["jira"]),
+    ("logql", &["grafana", "loki"]),
+    ("promql", &["grafana", "prometheus"]),
+    ("python", &["python", "pythonsandbox"]),
+    ("redis", &["redis"]),
+    ("slack", &["slack"]),
+    ("soql", &["salesforce"]),
+    ("stripe", &["stripe"]),
+];
+
 /// Calls `emit` with the service words of each URL-like word of `query`:
 /// the scheme of `scheme://` (not `http`, `https`, `file`), and the labels
 /// of the host, without `www` and the public suffix (`github.com` →

@@ -61,9 +61,11 @@
 //! - **Typos**: a query word no tool contains is corrected to the index
 //!   word one edit away that `tool_rules::suggest::did_you_mean` picks,
 //!   at [`TYPO_WEIGHT`] (see `typo.rs`: at most 4 words, a few thousand
-//!   hash lookups each at most); a word no stem one edit away fixes is
-//!   looked up again as written among the tools' words as written
-//!   (`stirpe` → `stripe`, whose stems are two edits apart).
+//!   hash lookups each at most), looked up first as written among the
+//!   tools' words as written (`stirpe` → `stripe`, whose stems are two
+//!   edits apart; `pasue` → `pause`), then by its stem. A word of English
+//!   (one the semantic model has a token for: `stuck`, `park`) is never
+//!   corrected, with the default feature `semantic`.
 //! - **Services**: a query that names a server (`github`), a product or
 //!   nickname of one (`gsutil` → `gcs`, `SFDC` → `salesforce`) or a host
 //!   or URL scheme of one (`github.com`, `gs://`) multiplies the matching
@@ -831,10 +833,12 @@ impl SearchIndex {
         };
         for (lower, word) in unknown {
             // A word as written that is one term: its term is its token.
-            let fix = typo::correct(&word, df).or_else(|| {
-                typo::correct(&lower, surface_df)
-                    .and_then(|w| tokenizer::tokens(&w).into_iter().next())
-            });
+            // As written first: the letters the user typed are closer to
+            // the word meant than its stem is (`pasue` is `pause` swapped,
+            // but its stem `pasu` is one letter from `past`).
+            let fix = typo::correct(&lower, surface_df)
+                .and_then(|w| tokenizer::tokens(&w).into_iter().next())
+                .or_else(|| typo::correct(&word, df));
             if let Some(fix) = fix {
                 match terms.iter_mut().find(|q| q.term == fix) {
                     Some(q) if q.weight >= TYPO_WEIGHT => {}

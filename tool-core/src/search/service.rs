@@ -54,6 +54,8 @@ pub(crate) const PRODUCTS: &[(&[&str], &[&str])] = &[
     (&["pypi", "pip"], &["pypi"]),
     (&["dd", "datadog", "datadoghq"], &["datadog"]),
     (&["wiki", "wikipedia"], &["wikipedia"]),
+    // Issue 31's third round: pptr.dev is Puppeteer's own site and name.
+    (&["pptr", "puppeteer"], &["puppeteer"]),
 ];
 
 /// Value kinds whose syntax belongs to one service (issue 31's third

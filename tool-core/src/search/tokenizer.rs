@@ -652,6 +652,24 @@ pub(crate) fn split_payload(query: &str) -> (std::borrow::Cow<'_, str>, String) 
         }
         i += 1;
     }
+    // File names and paths (`notes.txt`, `~/pics/a.jpg`): what to act on,
+    // not how (their kind words come from `value_kinds`).
+    let mut from = 0;
+    for piece in query.split_inclusive(char::is_whitespace) {
+        let at = from;
+        from += piece.len();
+        let word = piece.trim_end();
+        let trimmed = word
+            .trim_start_matches(['"', '\'', '(', '`'])
+            .trim_end_matches(['"', '\'', ')', '`', ',', ';', '.', '?', '!', ':']);
+        let lower = trimmed.to_ascii_lowercase();
+        if !trimmed.is_empty() && !lower.contains("://") && is_path(&lower) {
+            payload[at..at + word.len()]
+                .iter_mut()
+                .for_each(|p| *p = true);
+            any = true;
+        }
+    }
     // Negations: word by word, as runs of letters and digits.
     let mut scope = 0usize;
     let mut start = None;
@@ -915,7 +933,7 @@ fn compounds(query: &str, mut emit: impl FnMut(&str)) {
 /// |---|---|---|
 /// | URL | `https://x.org/a`, `www.x.org` | `url`, `web` |
 /// | e-mail address | `ann@example.com` | `email` |
-/// | file path | `~/a`, `/tmp/a`, `./a`, `report.md` (a known file extension) | `file`, `path` |
+/// | file path | `~/a`, `/tmp/a`, `./a`, `report.md` (a known file extension) | `file`, `path`; the extension, and `image` for a picture |
 /// | `@name` | `@ann` | `user` |
 /// | `#name` | `#general` | `channel` |
 /// | issue key | `OPS-77` (upper-case letters, `-`, digits) | `issue` |
@@ -1003,6 +1021,15 @@ fn value_kinds(query: &str, mut emit: impl FnMut(&str)) {
             emit("path");
             if folder {
                 emit("list");
+            }
+            // The file's type: its extension, and `image` for pictures.
+            if let Some((_, ext)) = lower.rsplit_once('.')
+                && let Ok(at) = FILE_EXTENSIONS.binary_search(&ext)
+            {
+                emit(FILE_EXTENSIONS[at]);
+                if IMAGE_EXTENSIONS.contains(&ext) {
+                    emit("image");
+                }
             }
         }
     }
@@ -1690,6 +1717,9 @@ const FILE_EXTENSIONS: &[&str] = &[
     "yaml", "yml", "zip",
 ];
 
+/// The extensions of [`FILE_EXTENSIONS`] that are pictures.
+const IMAGE_EXTENSIONS: &[&str] = &["gif", "jpeg", "jpg", "png", "svg"];
+
 /// Whether `lower` ends in a known file extension (`notes.md`, `a.rs`).
 pub(crate) fn is_file_name(lower: &str) -> bool {
     lower
@@ -2057,11 +2087,12 @@ mod tests {
         assert_eq!(kinds("www.example.org"), ["url", "web"]);
         assert_eq!(kinds("write to ann@example.com"), ["email"]);
         assert_eq!(kinds("ping @ann in #general"), ["user", "channel"]);
-        assert_eq!(kinds("open ~/notes/a.txt"), ["file", "path"]);
+        assert_eq!(kinds("open ~/notes/a.txt"), ["file", "path", "txt"]);
         assert_eq!(
             kinds("cat /etc/hosts, ./run.sh and \"Cargo.toml\"."),
-            ["file", "path", "file", "path", "file", "path"]
+            ["file", "path", "file", "path", "sh", "file", "path", "toml"]
         );
+        assert_eq!(kinds("edit art/fox.png"), ["file", "path", "png", "image"]);
         assert_eq!(kinds("move OPS-77 to done"), ["issue"]);
         assert!(kinds("decode UTF-8, hash with SHA-256, dates in ISO-8601").is_empty());
         assert_eq!(kinds("text +15551234567"), ["phone", "sms", "number"]);
@@ -2199,6 +2230,8 @@ mod tests {
         // A state is no command: `haven't staged`, `not merged`.
         assert_eq!(split("edits I haven't staged").1, String::new());
         assert_eq!(split("PRs not merged yet").1, String::new());
+        // File names and paths are what to act on.
+        assert_eq!(split("rename notes.txt to old.txt").1, "notes.txt old.txt");
         // A query that is all payload is its own request.
         assert_eq!(split("'weather in Paris'").1, String::new());
     }

@@ -1091,6 +1091,20 @@ impl SearchIndex {
     /// [`IMPLIED_MAX_TOOLS`] per word.
     fn implied_services(&self, terms: &[tokenizer::QueryTerm], impacts: &Impacts) -> Vec<u32> {
         let mut found: Vec<u32> = Vec::new();
+        // Values that point at a service (a path of this machine).
+        for q in terms.iter().filter(|q| q.origin == Origin::ValueKind) {
+            for (kind, servers) in service::KIND_IMPLIES {
+                if *kind == q.term {
+                    for s in *servers {
+                        for &id in impacts.server_keys.get(*s).into_iter().flatten() {
+                            if !found.contains(&id) {
+                                found.push(id);
+                            }
+                        }
+                    }
+                }
+            }
+        }
         for q in terms.iter().filter(|q| {
             matches!(
                 q.origin,

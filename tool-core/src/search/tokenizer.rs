@@ -416,6 +416,15 @@ const CLEAR_KINDS: &[&str] = &[
     "timezone",
     "translate",
     "python",
+    "gmail",
+    "github",
+    "gitlab",
+    "sentry",
+    "mongodb",
+    "aws",
+    "pypi",
+    "npm",
+    "range",
 ];
 
 /// The query's terms with weights: each distinct token at 1.0 (after a
@@ -1019,6 +1028,14 @@ fn value_kinds(query: &str, mut emit: impl FnMut(&str)) {
         } else if is_path(&lower) {
             emit("file");
             emit("path");
+            if lower.starts_with("~/")
+                || lower.starts_with("./")
+                || lower.starts_with("../")
+                || lower.starts_with('/')
+            {
+                // A path of this machine's file system.
+                emit("local");
+            }
             if folder {
                 emit("list");
             }
@@ -1303,6 +1320,24 @@ fn id_kind(word: &str) -> Option<&'static [&'static str]> {
     if let Some(kinds) = stripe_id(word) {
         return Some(kinds);
     }
+    if let Some(kinds) = search_operator(word) {
+        return Some(kinds);
+    }
+    if let Some(kinds) = cloud_id(word) {
+        return Some(kinds);
+    }
+    if let Some(kinds) = package_spec(word) {
+        return Some(kinds);
+    }
+    if let Some(kinds) = code_host_ref(word) {
+        return Some(kinds);
+    }
+    if is_commit_sha(word) {
+        return Some(&["commit"]);
+    }
+    if is_a1_range(word) {
+        return Some(&["range", "spreadsheet", "cell"]);
+    }
     if is_time_zone_name(word) {
         return Some(&["timezone", "time"]);
     }
@@ -1349,6 +1384,181 @@ fn stripe_id(word: &str) -> Option<&'static [&'static str]> {
         .binary_search_by_key(&prefix, |(p, _)| p)
         .ok()
         .map(|at| PREFIXES[at].1)
+}
+
+/// The kind words of a search operator that belongs to one product's
+/// search syntax (each product's search help): Gmail's (`has:attachment`,
+/// `newer_than:7d`, `in:inbox`, `is:unread`), GitHub's (`is:pr`,
+/// `repo:acme/web`, `review-requested:@me`), Slack's (`in:#general`,
+/// `from:@ana`) and Sentry's (`is:unresolved`).
+fn search_operator(word: &str) -> Option<&'static [&'static str]> {
+    let (op, value) = word.split_once(':')?;
+    if value.is_empty()
+        || !op
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b == b'-' || b == b'_')
+    {
+        return None;
+    }
+    let value = value.to_ascii_lowercase();
+    let gmail: &'static [&'static str] = &["gmail", "email", "search"];
+    let github: &'static [&'static str] = &["github", "search"];
+    let slack: &'static [&'static str] = &["slack", "message", "search"];
+    match (op, value.as_str()) {
+        ("has", "attachment" | "drive" | "userlabels" | "nouserlabels")
+        | ("newer_than" | "older_than" | "filename" | "category" | "deliveredto", _)
+        | ("in", "inbox" | "spam" | "trash" | "sent" | "anywhere" | "snoozed")
+        | ("is", "unread" | "starred" | "important" | "snoozed") => Some(gmail),
+        ("is", "pr" | "issue" | "merged" | "draft")
+        | ("review-requested" | "involves" | "reviewed-by" | "assignee" | "stars", _) => {
+            Some(github)
+        }
+        ("repo", v) if v.contains('/') => Some(github),
+        ("in", v) if v.starts_with('#') => Some(slack),
+        ("from", v) if v.starts_with('@') => Some(slack),
+        ("is", "unresolved" | "ignored" | "for_review") => Some(&["sentry", "issue", "search"]),
+        _ => None,
+    }
+}
+
+/// The kind words of an AWS identifier (AWS's reference of ARNs, EC2
+/// resource ids and region codes): an ARN (`arn:aws:s3:::bucket`, its
+/// service the third field), an EC2 instance id (`i-` and 8 or 17 hex
+/// digits), a region (`us-east-1`, `eu-central-1`, `ap-southeast-2`).
+fn cloud_id(word: &str) -> Option<&'static [&'static str]> {
+    let word =
+        word.trim_matches(|c: char| matches!(c, '"' | '\'' | '`' | ',' | ';' | '.' | ')' | '('));
+    if let Some(rest) = word.strip_prefix("arn:aws:") {
+        return Some(match rest.split(':').next().unwrap_or("") {
+            "s3" => &["aws", "s3", "bucket", "object"],
+            "lambda" => &["aws", "lambda", "function"],
+            "ec2" => &["aws", "ec2", "instance"],
+            "logs" => &["aws", "cloudwatch", "log"],
+            _ => &["aws"],
+        });
+    }
+    let hex = |s: &str| {
+        s.bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    };
+    if let Some(id) = word.strip_prefix("i-")
+        && (id.len() == 8 || id.len() == 17)
+        && hex(id)
+    {
+        return Some(&["aws", "ec2", "instance"]);
+    }
+    let mut parts = word.split('-');
+    if let (Some(area), Some(direction), Some(number), None) =
+        (parts.next(), parts.next(), parts.next(), parts.next())
+        && matches!(
+            area,
+            "us" | "eu" | "ap" | "sa" | "ca" | "me" | "af" | "il" | "mx"
+        )
+        && matches!(
+            direction,
+            "east"
+                | "west"
+                | "north"
+                | "south"
+                | "central"
+                | "northeast"
+                | "northwest"
+                | "southeast"
+                | "southwest"
+        )
+        && number.len() == 1
+        && number.bytes().all(|b| b.is_ascii_digit())
+    {
+        return Some(&["aws", "region"]);
+    }
+    None
+}
+
+/// The kind words of a package with its version, as package managers
+/// write it: pip's `requests==2.31.0` (`PyPI`) and npm's `lodash@4.17.21`
+/// or `@scope/name@^1.2` (the npm registry).
+fn package_spec(word: &str) -> Option<&'static [&'static str]> {
+    let word = word.trim_matches(|c: char| matches!(c, '"' | '\'' | '`' | ',' | ';' | ')' | '('));
+    let name_ok = |n: &str| {
+        !n.is_empty()
+            && n.starts_with(|c: char| c.is_ascii_alphabetic() || c == '@')
+            && n.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'/' | b'@'))
+    };
+    let version_ok = |v: &str| {
+        let v = v.trim_start_matches(['^', '~', '=', '>', '<']);
+        v.starts_with(|c: char| c.is_ascii_digit())
+            && v.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'+' | b'*'))
+    };
+    if let Some((name, version)) = word.split_once("==")
+        && name_ok(name)
+        && version_ok(version)
+    {
+        return Some(&["pypi", "package", "version"]);
+    }
+    let (name, version) = word.rsplit_once('@')?;
+    (name_ok(name) && !name.ends_with('/') && version_ok(version) && version.contains('.'))
+        .then_some(&["npm", "package", "version"])
+}
+
+/// The kind words of a reference into a code host: `owner/repo#123`
+/// (GitHub's autolinked issues and pull requests) and `group/project!123`
+/// (a GitLab merge request).
+fn code_host_ref(word: &str) -> Option<&'static [&'static str]> {
+    let word =
+        word.trim_matches(|c: char| matches!(c, '"' | '\'' | '`' | ',' | ';' | '.' | ')' | '('));
+    let repo_ok = |r: &str| {
+        r.split('/').count() >= 2
+            && r.split('/').all(|p| {
+                !p.is_empty()
+                    && p.bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+            })
+    };
+    let number_ok = |n: &str| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit());
+    if let Some((repo, n)) = word.split_once('#')
+        && repo_ok(repo)
+        && number_ok(n)
+    {
+        return Some(&["github", "issue", "pull"]);
+    }
+    if let Some((repo, n)) = word.split_once('!')
+        && repo_ok(repo)
+        && number_ok(n)
+    {
+        return Some(&["gitlab", "merge", "request"]);
+    }
+    None
+}
+
+/// A git commit id: 7 to 40 lower-case hex digits, with a letter and a digit.
+fn is_commit_sha(word: &str) -> bool {
+    let word = word
+        .trim_matches(|c: char| matches!(c, '"' | '\'' | '`' | ',' | ';' | '.' | ')' | '(' | '?'));
+    (7..=40).contains(&word.len())
+        && word
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        && word.bytes().any(|b| b.is_ascii_digit())
+        && word.bytes().any(|b| b.is_ascii_alphabetic())
+}
+
+/// A spreadsheet range in A1 notation, `B2:D40` or `Sheet1!A1:C10`
+/// (columns of 1 to 3 capitals, rows of digits).
+fn is_a1_range(word: &str) -> bool {
+    let word = word
+        .trim_matches(|c: char| matches!(c, '"' | '\'' | '`' | ',' | ';' | '.' | ')' | '(' | '?'));
+    let range = word.rsplit_once('!').map_or(word, |(_, r)| r);
+    let cell = |c: &str| {
+        let letters = c.bytes().take_while(u8::is_ascii_uppercase).count();
+        (1..=3).contains(&letters)
+            && c.len() > letters
+            && c[letters..].bytes().all(|b| b.is_ascii_digit())
+    };
+    range
+        .split_once(':')
+        .is_some_and(|(a, b)| cell(a) && cell(b))
 }
 
 /// Whether `word` is a time zone name of the tz database (`Area/Location`,
@@ -1448,6 +1658,23 @@ fn code_and_notations(query: &str, emit: &mut impl FnMut(&str)) {
             emit(k);
         }
     }
+    // MongoDB's shell: `db.orders.find(`, or a query operator (`$gt`, `$set`).
+    let mongo = query.match_indices("db.").any(|(at, _)| {
+        let rest = &query[at + 3..];
+        let method = rest.split_once('.').map_or("", |(_, m)| m);
+        MONGO_METHODS
+            .iter()
+            .any(|m| method.starts_with(m) && method[m.len()..].starts_with('('))
+    }) || words.iter().any(|w| {
+        let w = w.trim_matches(|c: char| matches!(c, '{' | '}' | '"' | '\'' | ',' | ':'));
+        w.strip_prefix('$')
+            .is_some_and(|op| MONGO_OPERATORS.binary_search(&op).is_ok())
+    });
+    if mongo {
+        for k in ["mongodb", "query"] {
+            emit(k);
+        }
+    }
     if language_pair(query) {
         for k in ["translate", "language"] {
             emit(k);
@@ -1459,6 +1686,51 @@ fn code_and_notations(query: &str, emit: &mut impl FnMut(&str)) {
         }
     }
 }
+
+/// Methods of a collection in the `MongoDB` shell (`db.coll.find(`).
+const MONGO_METHODS: &[&str] = &[
+    "aggregate",
+    "countDocuments",
+    "createIndex",
+    "deleteMany",
+    "deleteOne",
+    "distinct",
+    "find",
+    "insertMany",
+    "insertOne",
+    "updateMany",
+    "updateOne",
+];
+
+/// `MongoDB`'s query, update and aggregation operators (without `$`),
+/// sorted: lower-case words after `$` (a cashtag is in capitals).
+const MONGO_OPERATORS: &[&str] = &[
+    "addToSet",
+    "and",
+    "elemMatch",
+    "eq",
+    "exists",
+    "group",
+    "gt",
+    "gte",
+    "in",
+    "inc",
+    "lookup",
+    "lt",
+    "lte",
+    "match",
+    "ne",
+    "nin",
+    "or",
+    "project",
+    "pull",
+    "push",
+    "regex",
+    "set",
+    "sort",
+    "unset",
+    "unwind",
+];
 
 /// SOQL's date literals (Salesforce's SOQL and SOSL reference, "Date
 /// Formats and Date Literals"), the `_N_` ones without their `:n`, sorted.
@@ -2087,10 +2359,15 @@ mod tests {
         assert_eq!(kinds("www.example.org"), ["url", "web"]);
         assert_eq!(kinds("write to ann@example.com"), ["email"]);
         assert_eq!(kinds("ping @ann in #general"), ["user", "channel"]);
-        assert_eq!(kinds("open ~/notes/a.txt"), ["file", "path", "txt"]);
+        assert_eq!(
+            kinds("open ~/notes/a.txt"),
+            ["file", "path", "local", "txt"]
+        );
         assert_eq!(
             kinds("cat /etc/hosts, ./run.sh and \"Cargo.toml\"."),
-            ["file", "path", "file", "path", "sh", "file", "path", "toml"]
+            [
+                "file", "path", "local", "file", "path", "local", "sh", "file", "path", "toml"
+            ]
         );
         assert_eq!(kinds("edit art/fox.png"), ["file", "path", "png", "image"]);
         assert_eq!(kinds("move OPS-77 to done"), ["issue"]);
@@ -2100,7 +2377,7 @@ mod tests {
             kinds("what's in gs://exports/2024/ ?"),
             ["bucket", "object", "list"]
         );
-        assert_eq!(kinds("ls ~/projects/"), ["file", "path", "list"]);
+        assert_eq!(kinds("ls ~/projects/"), ["file", "path", "local", "list"]);
         assert_eq!(
             kinds("forward localhost:3000 and 10.0.0.2:22"),
             ["port", "port"]
@@ -2257,6 +2534,47 @@ mod tests {
     }
 
     #[test]
+    fn search_operators_cloud_ids_packages_and_refs_bring_their_kind_words() {
+        assert_eq!(
+            kinds("from:boss has:attachment newer_than:7d"),
+            ["gmail", "email", "search", "gmail", "email", "search"]
+        );
+        assert_eq!(
+            kinds("is:pr is:open repo:acme/web"),
+            ["github", "search", "github", "search"]
+        );
+        assert_eq!(
+            kinds("in:#deploys from:@ana"),
+            ["slack", "message", "search", "slack", "message", "search"]
+        );
+        assert_eq!(kinds("is:unresolved"), ["sentry", "issue", "search"]);
+        assert_eq!(kinds("db.orders.find({status: 'x'})"), ["mongodb", "query"]);
+        assert_eq!(kinds("{ total: { $gt: 100 } }"), ["mongodb", "query"]);
+        assert_eq!(
+            kinds("arn:aws:s3:::logs"),
+            ["aws", "s3", "bucket", "object"]
+        );
+        assert_eq!(
+            kinds("stop i-0abc1234def567890"),
+            ["aws", "ec2", "instance"]
+        );
+        assert_eq!(kinds("in eu-central-1"), ["aws", "region"]);
+        assert_eq!(kinds("requests==2.31.0"), ["pypi", "package", "version"]);
+        assert_eq!(kinds("lodash@4.17.21"), ["npm", "package", "version"]);
+        assert_eq!(kinds("@types/node@^20.1"), ["npm", "package", "version"]);
+        assert_eq!(kinds("see acme/web#42"), ["github", "issue", "pull"]);
+        assert_eq!(kinds("group/app!7"), ["gitlab", "merge", "request"]);
+        assert_eq!(kinds("revert 9f3c2a1"), ["commit"]);
+        assert_eq!(kinds("Sheet1!A1:C10"), ["range", "spreadsheet", "cell"]);
+        // Not these: words with colons, a price, hex without a digit, a
+        // version, a key, a time, a hyphenated word (the e-mail is one).
+        assert_eq!(
+            kinds("note: is:it, has:x, ann@example.com, $20, deadbeef? v1.2.3 a:b 9:30 x-y-z"),
+            ["email"]
+        );
+    }
+
+    #[test]
     fn the_new_tables_are_sorted() {
         for table in [
             SOQL_DATE_LITERALS,
@@ -2264,6 +2582,8 @@ mod tests {
             NEGATIONS,
             FILTER_KEYWORDS,
             SQL_KEYWORDS,
+            MONGO_METHODS,
+            MONGO_OPERATORS,
         ] {
             assert!(table.windows(2).all(|w| w[0] < w[1]), "{table:?}");
         }

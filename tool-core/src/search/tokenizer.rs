@@ -1338,6 +1338,9 @@ fn id_kind(word: &str) -> Option<&'static [&'static str]> {
     if is_a1_range(word) {
         return Some(&["range", "spreadsheet", "cell"]);
     }
+    if is_currency_pair(word) {
+        return Some(&["currency", "exchange", "rate"]);
+    }
     if is_time_zone_name(word) {
         return Some(&["timezone", "time"]);
     }
@@ -1531,6 +1534,25 @@ fn code_host_ref(word: &str) -> Option<&'static [&'static str]> {
     }
     None
 }
+
+/// A currency pair as markets write it, `EUR/USD` or `GBP/JPY`: two
+/// ISO 4217 codes (see [`CURRENCY_CODES`]) in capitals, with a `/`.
+fn is_currency_pair(word: &str) -> bool {
+    let word = word.trim_matches(|c: char| !c.is_ascii_alphanumeric() && c != '/');
+    word.split_once('/').is_some_and(|(a, b)| {
+        [a, b]
+            .iter()
+            .all(|c| c.len() == 3 && CURRENCY_CODES.binary_search(c).is_ok())
+            && a != b
+    })
+}
+
+/// ISO 4217 codes of the most traded currencies, sorted.
+const CURRENCY_CODES: &[&str] = &[
+    "AED", "ARS", "AUD", "BRL", "CAD", "CHF", "CLP", "CNY", "COP", "CZK", "DKK", "EUR", "GBP",
+    "HKD", "HUF", "IDR", "ILS", "INR", "JPY", "KRW", "MXN", "MYR", "NOK", "NZD", "PHP", "PLN",
+    "RON", "RUB", "SAR", "SEK", "SGD", "THB", "TRY", "TWD", "UAH", "USD", "VND", "ZAR",
+];
 
 /// A git commit id: 7 to 40 lower-case hex digits, with a letter and a digit.
 fn is_commit_sha(word: &str) -> bool {
@@ -2566,6 +2588,7 @@ mod tests {
         assert_eq!(kinds("group/app!7"), ["gitlab", "merge", "request"]);
         assert_eq!(kinds("revert 9f3c2a1"), ["commit"]);
         assert_eq!(kinds("Sheet1!A1:C10"), ["range", "spreadsheet", "cell"]);
+        assert_eq!(kinds("EUR/USD fixing"), ["currency", "exchange", "rate"]);
         // Not these: words with colons, a price, hex without a digit, a
         // version, a key, a time, a hyphenated word (the e-mail is one).
         assert_eq!(
@@ -2584,6 +2607,7 @@ mod tests {
             SQL_KEYWORDS,
             MONGO_METHODS,
             MONGO_OPERATORS,
+            CURRENCY_CODES,
         ] {
             assert!(table.windows(2).all(|w| w[0] < w[1]), "{table:?}");
         }

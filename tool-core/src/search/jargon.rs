@@ -375,13 +375,6 @@ pub(crate) const JARGON: &[Jargon] = &[
         &["news"],
         "dictionary: headlines = the main news",
     ),
-    // `googling` and `googled` stem to `googl`, as the product does: only
-    // the phrase `google it` (joined) is the verb for certain.
-    j(
-        &["googleit"],
-        &["web", "search"],
-        "Merriam-Webster: google (verb) = search the web with Google",
-    ),
     j(
         &["advisory", "advisories"],
         &["security", "vulnerability", "alert"],

@@ -101,6 +101,18 @@
 //!   query languages recognised by their syntax (`PromQL`, `LogQL`, SQL,
 //!   JQL, CQL, a Redis command) and identifiers whose form names their
 //!   kind (an arXiv id, a cashtag; issue 31's second round).
+//! - **Payload** (issue 31's third round): the words of quoted text, of
+//!   file names and paths, and what a command rules out (`do not send`,
+//!   `without pulling`, `no cleanup`) weigh 0.3 ([`Origin::Payload`]):
+//!   they say what to send or act on, not which tool. In a query written
+//!   in a query language (JQL, CQL, SQL, SOQL), the language's field names
+//!   and keywords are payload and the language itself weighs 1.0.
+//! - **Values name their service** (same round): a value whose syntax is
+//!   one service's names that service like its name would (a JQL filter,
+//!   SOQL date literals, a Datadog metric query, a Slack `ts`, a Stripe id,
+//!   Gmail/GitHub/Slack/Sentry search operators, the `MongoDB` shell, AWS
+//!   ids, package specifiers, `owner/repo#12`); a path of this machine
+//!   implies the file system (see `service.rs`).
 //! - [`SearchIndex::explain`] tells hosts which signal matched what.
 //!
 //! What each adds on the tuning sets is printed by the `signal_ablation`

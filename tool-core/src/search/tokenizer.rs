@@ -35,6 +35,9 @@
 //! - the kind of a value written in the query ([`value_kinds`]: a URL adds
 //!   `url`, a path `file` and `path`, `OPS-77` `issue`, `+15551234567`
 //!   `phone`).
+//!
+//! The query's payload (quoted text, file names, what a command rules
+//! out; see [`split_payload`]) weighs [`PAYLOAD_WEIGHT`] rather than 1.0.
 
 /// Function words left out of the index and of queries: they occur in most
 /// descriptions and queries ("a tool to ... the ...") and find nothing; with

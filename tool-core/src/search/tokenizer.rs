@@ -637,7 +637,13 @@ pub(crate) fn split_payload(query: &str) -> (std::borrow::Cow<'_, str>, String) 
     let bytes = query.as_bytes();
     let mut payload = vec![false; bytes.len()];
     let mut any = false;
-    let chars: Vec<(usize, char)> = query.char_indices().collect();
+    // Only a query with a quote mark is read character by character.
+    let quoted = query.contains(['"', '\'', '`', '“', '‘']);
+    let chars: Vec<(usize, char)> = if quoted {
+        query.char_indices().collect()
+    } else {
+        Vec::new()
+    };
     let alnum_at = |i: usize| chars.get(i).is_some_and(|(_, c)| c.is_alphanumeric());
     let mut i = 0;
     while i < chars.len() {
@@ -674,8 +680,11 @@ pub(crate) fn split_payload(query: &str) -> (std::borrow::Cow<'_, str>, String) 
         let trimmed = word
             .trim_start_matches(['"', '\'', '(', '`'])
             .trim_end_matches(['"', '\'', ')', '`', ',', ';', '.', '?', '!', ':']);
+        if trimmed.is_empty() || !trimmed.contains(['.', '/']) {
+            continue;
+        }
         let lower = trimmed.to_ascii_lowercase();
-        if !trimmed.is_empty() && !lower.contains("://") && is_path(&lower) {
+        if !lower.contains("://") && is_path(&lower) {
             payload[at..at + word.len()]
                 .iter_mut()
                 .for_each(|p| *p = true);
@@ -696,17 +705,20 @@ pub(crate) fn split_payload(query: &str) -> (std::borrow::Cow<'_, str>, String) 
         }
         if let Some(from) = start.take() {
             let word = &query[from..at];
-            let lower = word.to_lowercase();
             // `not` and `n't` rule out only as commands (`do not`,
             // `don't`): elsewhere they describe a state the thing wanted
             // is in (`edits I haven't staged`, `PRs not merged`).
-            let prev = prev_word.to_lowercase();
-            let negation = NEGATIONS.binary_search(&lower.as_str()).is_ok()
-                || (lower == "not" && prev == "do")
-                || (lower == "t" && query[..from].ends_with('\'') && prev == "don");
+            let is = |a: &str, b: &str| a.eq_ignore_ascii_case(b);
+            let negation = NEGATIONS.iter().any(|n| is(word, n))
+                || (is(word, "not") && is(prev_word, "do"))
+                || (is(word, "t") && query[..from].ends_with('\'') && is(prev_word, "don"));
             if negation {
                 scope = NEGATION_SCOPE;
-            } else if scope > 0 && STOP_WORDS.binary_search(&lower.as_str()).is_err() {
+            } else if scope > 0
+                && STOP_WORDS
+                    .binary_search(&word.to_lowercase().as_str())
+                    .is_err()
+            {
                 payload[from..at].iter_mut().for_each(|p| *p = true);
                 any = true;
                 scope -= 1;

@@ -331,4 +331,94 @@ pub(crate) const JARGON: &[Jargon] = &[
         &["python", "execute", "code"],
         "Python libraries: code to run in Python",
     ),
+    // Issue 31's third round: whole classes of the trade's vocabulary.
+    // kubectl's short names of resources (`kubectl api-resources`), those
+    // that are no English word.
+    j(
+        &["hpa", "hpas"],
+        &["autoscaler", "scale", "replicas"],
+        "kubectl api-resources: hpa = HorizontalPodAutoscaler",
+    ),
+    j(
+        &["pvc", "pvcs"],
+        &["persistent", "volume", "claim"],
+        "kubectl api-resources: pvc = PersistentVolumeClaim",
+    ),
+    j(
+        &["sts"],
+        &["statefulset"],
+        "kubectl api-resources: sts = StatefulSet",
+    ),
+    j(
+        &["crd", "crds"],
+        &["custom", "resource", "definition"],
+        "kubectl api-resources: crd = CustomResourceDefinition",
+    ),
+    j(
+        &["netpol", "netpols"],
+        &["network", "policy"],
+        "kubectl api-resources: netpol = NetworkPolicy",
+    ),
+    j(
+        &["wip"],
+        &["stash", "uncommitted", "changes"],
+        "git-stash(1): a stash entry is named \"WIP on <branch>\"; WIP = work in progress",
+    ),
+    // Issue trackers' verbs for opening a ticket.
+    j(
+        &["raise", "lodge", "filea", "filean"],
+        &["create", "open"],
+        "issue trackers: raise / lodge / file a ticket = open one (GitHub Docs: file an issue)",
+    ),
+    j(
+        &["headline", "headlines"],
+        &["news"],
+        "dictionary: headlines = the main news",
+    ),
+    j(
+        &["advisory", "advisories"],
+        &["security", "vulnerability", "alert"],
+        "GitHub Advisory Database: a security advisory reports a vulnerability",
+    ),
+    j(
+        &["postpone", "postponed", "pushback"],
+        &["reschedule", "due", "update"],
+        "dictionary: postpone / push back = move to a later time",
+    ),
+    // Air pollutants of air quality indices (US EPA AQI: ozone, PM2.5,
+    // PM10, CO, SO2, NO2); `PM2.5` is split at the `.`.
+    j(
+        &[
+            "pm2",
+            "pm25",
+            "pm10",
+            "ozone",
+            "no2",
+            "so2",
+            "smog",
+            "pollution",
+            "pollutant",
+        ],
+        &["air", "quality"],
+        "US EPA Air Quality Index: its pollutants",
+    ),
+    // Abbreviations common in code and in spreadsheets' column names.
+    j(&["cnt"], &["count"], "abbreviation of count"),
+    j(&["qty"], &["quantity"], "abbreviation of quantity"),
+    j(&["amt"], &["amount"], "abbreviation of amount"),
+    j(&["avg"], &["average"], "abbreviation of average"),
+    j(
+        &["pwd", "passwd"],
+        &["password"],
+        "abbreviation of password",
+    ),
+    j(&["addr"], &["address"], "abbreviation of address"),
+    j(&["btn"], &["button"], "abbreviation of button"),
+    j(
+        &["attr", "attrs"],
+        &["attribute"],
+        "abbreviation of attribute",
+    ),
+    j(&["err", "errs"], &["error"], "abbreviation of error"),
+    j(&["resp"], &["response"], "abbreviation of response"),
 ];

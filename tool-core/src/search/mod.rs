@@ -61,9 +61,11 @@
 //! - **Typos**: a query word no tool contains is corrected to the index
 //!   word one edit away that `tool_rules::suggest::did_you_mean` picks,
 //!   at [`TYPO_WEIGHT`] (see `typo.rs`: at most 4 words, a few thousand
-//!   hash lookups each at most); a word no stem one edit away fixes is
-//!   looked up again as written among the tools' words as written
-//!   (`stirpe` → `stripe`, whose stems are two edits apart).
+//!   hash lookups each at most), looked up first as written among the
+//!   tools' words as written (`stirpe` → `stripe`, whose stems are two
+//!   edits apart; `pasue` → `pause`), then by its stem. A word of English
+//!   (one the semantic model has a token for: `stuck`, `park`) is never
+//!   corrected, with the default feature `semantic`.
 //! - **Services**: a query that names a server (`github`), a product or
 //!   nickname of one (`gsutil` → `gcs`, `SFDC` → `salesforce`) or a host
 //!   or URL scheme of one (`github.com`, `gs://`) multiplies the matching
@@ -99,6 +101,18 @@
 //!   query languages recognised by their syntax (`PromQL`, `LogQL`, SQL,
 //!   JQL, CQL, a Redis command) and identifiers whose form names their
 //!   kind (an arXiv id, a cashtag; issue 31's second round).
+//! - **Payload** (issue 31's third round): the words of quoted text, of
+//!   file names and paths, and what a command rules out (`do not send`,
+//!   `without pulling`, `no cleanup`) weigh 0.3 ([`Origin::Payload`]):
+//!   they say what to send or act on, not which tool. In a query written
+//!   in a query language (JQL, CQL, SQL, SOQL), the language's field names
+//!   and keywords are payload and the language itself weighs 1.0.
+//! - **Values name their service** (same round): a value whose syntax is
+//!   one service's names that service like its name would (a JQL filter,
+//!   SOQL date literals, a Datadog metric query, a Slack `ts`, a Stripe id,
+//!   Gmail/GitHub/Slack/Sentry search operators, the `MongoDB` shell, AWS
+//!   ids, package specifiers, `owner/repo#12`); a path of this machine
+//!   implies the file system (see `service.rs`).
 //! - [`SearchIndex::explain`] tells hosts which signal matched what.
 //!
 //! What each adds on the tuning sets is printed by the `signal_ablation`
@@ -818,6 +832,7 @@ impl SearchIndex {
                     && df(&stemmed) == 0
                     && stemmed.len().max(lower.len()) >= typo::MIN_LEN
                     && !unknown.iter().any(|(_, s)| *s == stemmed)
+                    && !known_word(&lower)
                 {
                     unknown.push((lower, stemmed));
                 }
@@ -830,10 +845,12 @@ impl SearchIndex {
         };
         for (lower, word) in unknown {
             // A word as written that is one term: its term is its token.
-            let fix = typo::correct(&word, df).or_else(|| {
-                typo::correct(&lower, surface_df)
-                    .and_then(|w| tokenizer::tokens(&w).into_iter().next())
-            });
+            // As written first: the letters the user typed are closer to
+            // the word meant than its stem is (`pasue` is `pause` swapped,
+            // but its stem `pasu` is one letter from `past`).
+            let fix = typo::correct(&lower, surface_df)
+                .and_then(|w| tokenizer::tokens(&w).into_iter().next())
+                .or_else(|| typo::correct(&word, df));
             if let Some(fix) = fix {
                 match terms.iter_mut().find(|q| q.term == fix) {
                     Some(q) if q.weight >= TYPO_WEIGHT => {}
@@ -1036,6 +1053,14 @@ impl SearchIndex {
             }
         }
         service::url_words(query, |w| by_key(w, &mut add));
+        // Values whose syntax is one service's (JQL, a Slack `ts`, a Stripe id).
+        for q in terms.iter().filter(|q| q.origin == Origin::ValueKind) {
+            for (kind, servers) in kind_services() {
+                if *kind == q.term {
+                    servers.iter().for_each(|s| by_key(s, &mut add));
+                }
+            }
+        }
         // The query's own words (and long forms) that are a server's name,
         // when most tools containing the word are that server's.
         for q in terms
@@ -1078,6 +1103,20 @@ impl SearchIndex {
     /// [`IMPLIED_MAX_TOOLS`] per word.
     fn implied_services(&self, terms: &[tokenizer::QueryTerm], impacts: &Impacts) -> Vec<u32> {
         let mut found: Vec<u32> = Vec::new();
+        // Values that point at a service (a path of this machine).
+        for q in terms.iter().filter(|q| q.origin == Origin::ValueKind) {
+            for (kind, servers) in service::KIND_IMPLIES {
+                if *kind == q.term {
+                    for s in *servers {
+                        for &id in impacts.server_keys.get(*s).into_iter().flatten() {
+                            if !found.contains(&id) {
+                                found.push(id);
+                            }
+                        }
+                    }
+                }
+            }
+        }
         for q in terms.iter().filter(|q| {
             matches!(
                 q.origin,
@@ -1150,6 +1189,37 @@ impl SearchIndex {
         }
         out
     }
+}
+
+/// Whether `lower` (a query word as written, lower case) is a word of
+/// English the semantic model has a token of its own for (see
+/// `embed::Model::is_word`): such a word is not a typo, even when no tool
+/// uses it (`stuck` is not a misspelt `stock`, nor `park` of `mark`).
+/// Without the `semantic` feature there is no word list: every unknown
+/// word may be corrected.
+#[cfg(feature = "semantic")]
+fn known_word(lower: &str) -> bool {
+    embed::model().is_some_and(|m| m.is_word(lower))
+}
+
+#[cfg(not(feature = "semantic"))]
+fn known_word(_: &str) -> bool {
+    false
+}
+
+/// [`service::KIND_SERVICES`] with each kind stemmed as query terms are.
+fn kind_services() -> &'static [(String, &'static [&'static str])] {
+    static STEMMED: OnceLock<Vec<(String, &'static [&'static str])>> = OnceLock::new();
+    STEMMED.get_or_init(|| {
+        service::KIND_SERVICES
+            .iter()
+            .map(|(kind, servers)| {
+                let mut k = (*kind).to_owned();
+                tokenizer::stem(&mut k);
+                (k, *servers)
+            })
+            .collect()
+    })
 }
 
 /// [`Impacts::doc_server`] of a tool whose name has no `<server>__` part.

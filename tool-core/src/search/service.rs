@@ -54,7 +54,48 @@ pub(crate) const PRODUCTS: &[(&[&str], &[&str])] = &[
     (&["pypi", "pip"], &["pypi"]),
     (&["dd", "datadog", "datadoghq"], &["datadog"]),
     (&["wiki", "wikipedia"], &["wikipedia"]),
+    // Issue 31's third round: pptr.dev is Puppeteer's own site and name.
+    (&["pptr", "puppeteer"], &["puppeteer"]),
 ];
+
+/// Value kinds whose syntax belongs to one service (issue 31's third
+/// round; see the tokeniser's value kinds): a query holding JQL is about
+/// Jira, a Slack `ts` about Slack, a Stripe id about Stripe. Each kind
+/// (as the tokeniser emits it) and the server names it stands for (as in
+/// [`PRODUCTS`]). Sources: the languages' and APIs' own documentation
+/// (Jira's JQL, Confluence's CQL, Salesforce's SOQL, Grafana's Prometheus
+/// and Loki data sources, Datadog's metric queries, Slack's message
+/// timestamps and search modifiers, Stripe's object ids, Redis's commands,
+/// arXiv's identifiers, Gmail's, GitHub's and Sentry's search operators,
+/// the `MongoDB` shell, AWS's ARNs, instance ids and regions, pip's and npm's
+/// package specifiers, GitHub's and GitLab's references).
+pub(crate) const KIND_SERVICES: &[(&str, &[&str])] = &[
+    ("arxiv", &["arxiv"]),
+    ("aws", &["aws"]),
+    ("github", &["github"]),
+    ("gitlab", &["gitlab"]),
+    ("gmail", &["gmail"]),
+    ("mongodb", &["mongodb"]),
+    ("npm", &["npm", "npmregistry"]),
+    ("pypi", &["pypi"]),
+    ("sentry", &["sentry"]),
+    ("cql", &["confluence"]),
+    ("datadog", &["datadog"]),
+    ("jql", &["jira"]),
+    ("logql", &["grafana", "loki"]),
+    ("promql", &["grafana", "prometheus"]),
+    ("python", &["python", "pythonsandbox"]),
+    ("redis", &["redis"]),
+    ("slack", &["slack"]),
+    ("soql", &["salesforce"]),
+    ("stripe", &["stripe"]),
+];
+
+/// Value kinds that imply a service less surely than [`KIND_SERVICES`]
+/// (a path of this machine, `~/notes/a.txt`, is most often the file
+/// system's, but git and the shell take paths too): they boost it as an
+/// implied service (see `SearchIndex::explain`), when the query names none.
+pub(crate) const KIND_IMPLIES: &[(&str, &[&str])] = &[("local", &["filesystem"])];
 
 /// Calls `emit` with the service words of each URL-like word of `query`:
 /// the scheme of `scheme://` (not `http`, `https`, `file`), and the labels

@@ -35,6 +35,9 @@
 //! - the kind of a value written in the query ([`value_kinds`]: a URL adds
 //!   `url`, a path `file` and `path`, `OPS-77` `issue`, `+15551234567`
 //!   `phone`).
+//!
+//! The query's payload (quoted text, file names, what a command rules
+//! out; see [`split_payload`]) weighs [`PAYLOAD_WEIGHT`] rather than 1.0.
 
 /// Function words left out of the index and of queries: they occur in most
 /// descriptions and queries ("a tool to ... the ...") and find nothing; with
@@ -360,6 +363,8 @@ const ALIASES: &[(&[&str], &[&str])] = &[
     (&["gh"], &["github"]),
     (&["gl"], &["gitlab"]),
     (&["yt"], &["youtube"]),
+    // HTTP over TLS is HTTP (RFC 9110 §4.2.2).
+    (&["https"], &["http"]),
 ];
 
 /// Weight of the words a jargon word stands for (see
@@ -379,6 +384,14 @@ pub(crate) const VALUE_KIND_WEIGHT: f32 = 0.4;
 /// the thing ([`CLEAR_KINDS`]: a `gs://` URL is a bucket's object,
 /// `nginx:1.25` an image, `48.85,2.35` coordinates): 0.7, as a long form.
 pub(crate) const CLEAR_KIND_WEIGHT: f32 = 0.7;
+/// Weight of the name of a query language the query is written in
+/// ([`LANGUAGE_KINDS`], recognised by its syntax): 1.0, as a word the
+/// query wrote. A query that is a JQL filter asks for the tool that runs
+/// JQL; its field names and values (`project`, `status`) say what to
+/// filter, not which tool (issue 31's third round).
+pub(crate) const LANGUAGE_KIND_WEIGHT: f32 = 1.0;
+/// The query languages [`value_kinds`] names at [`LANGUAGE_KIND_WEIGHT`].
+const LANGUAGE_KINDS: &[&str] = &["cql", "jql", "logql", "promql", "soql"];
 /// The kind words [`value_kinds`] gives at [`CLEAR_KIND_WEIGHT`].
 const CLEAR_KINDS: &[&str] = &[
     "bucket",
@@ -399,6 +412,22 @@ const CLEAR_KINDS: &[&str] = &[
     "arxiv",
     "paper",
     "stock",
+    "soql",
+    "datadog",
+    "slack",
+    "stripe",
+    "timezone",
+    "translate",
+    "python",
+    "gmail",
+    "github",
+    "gitlab",
+    "sentry",
+    "mongodb",
+    "aws",
+    "pypi",
+    "npm",
+    "range",
 ];
 
 /// The query's terms with weights: each distinct token at 1.0 (after a
@@ -419,15 +448,28 @@ pub(crate) fn query_terms(query: &str) -> Vec<QueryTerm> {
 /// meanings at [`JARGON_WEIGHT`] when `jargon` is set (the default
 /// [`Signals`](super::Signals); off to measure what it adds).
 pub(crate) fn query_terms_with(query: &str, jargon: bool) -> Vec<QueryTerm> {
-    let mut own = tokens(strip_request_for_tools(query));
-    own.sort_unstable();
-    own.dedup();
+    let (intent, payload) = split_payload(strip_request_for_tools(query));
+    let mut own: Vec<(String, f32, Origin)> = tokens(&intent)
+        .into_iter()
+        .map(|t| (t, 1.0, Origin::Query))
+        .collect();
+    own.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    own.dedup_by(|a, b| a.0 == b.0);
+    let mut aside = tokens(&payload);
+    aside.sort_unstable();
+    aside.dedup();
+    aside.retain(|t| own.binary_search_by(|o| o.0.as_str().cmp(t)).is_err());
+    own.extend(
+        aside
+            .into_iter()
+            .map(|t| (t, PAYLOAD_WEIGHT, Origin::Payload)),
+    );
     let mut terms: Vec<QueryTerm> = own
         .iter()
-        .map(|t| QueryTerm {
+        .map(|(t, weight, origin)| QueryTerm {
             term: t.clone(),
-            weight: 1.0,
-            origin: Origin::Query,
+            weight: *weight,
+            origin: *origin,
         })
         .collect();
     let mut add =
@@ -446,14 +488,14 @@ pub(crate) fn query_terms_with(query: &str, jargon: bool) -> Vec<QueryTerm> {
         };
     let expansions = expansions();
     let jargon = jargon.then(jargon_expansions);
-    for t in &own {
+    for (t, own_weight, _) in &own {
         let more = [Some(expansions), jargon]
             .into_iter()
             .flatten()
             .filter_map(|map| map.get(t.as_str()))
             .flatten();
         for (w, weight, origin) in more {
-            add(w, *weight, *origin);
+            add(w, weight * own_weight, *origin);
         }
     }
     let mut joined: Vec<String> = Vec::new();
@@ -476,7 +518,9 @@ pub(crate) fn query_terms_with(query: &str, jargon: bool) -> Vec<QueryTerm> {
         }
     }
     value_kinds(query, |kind| {
-        let weight = if CLEAR_KINDS.contains(&kind) {
+        let weight = if LANGUAGE_KINDS.contains(&kind) {
+            LANGUAGE_KIND_WEIGHT
+        } else if CLEAR_KINDS.contains(&kind) {
             CLEAR_KIND_WEIGHT
         } else {
             VALUE_KIND_WEIGHT
@@ -485,6 +529,46 @@ pub(crate) fn query_terms_with(query: &str, jargon: bool) -> Vec<QueryTerm> {
         stem(&mut k);
         add(&k, weight, Origin::ValueKind);
     });
+    // The syntax words of a query language the query is written in
+    // (`project`, `status`, `ORDER BY` in JQL; `SELECT … WHERE` in SQL)
+    // say how to filter, not which tool: they weigh as payload.
+    let languages: Vec<&str> = ["jql", "cql", "sql", "soql"]
+        .into_iter()
+        .filter(|l| {
+            terms
+                .iter()
+                .any(|t| t.origin == Origin::ValueKind && t.term == *l)
+        })
+        .collect();
+    if !languages.is_empty() {
+        let syntax = |w: &str| {
+            languages.iter().any(|l| {
+                let fields: &[&str] = match *l {
+                    "jql" => JQL_FIELDS,
+                    "cql" => CQL_FIELDS,
+                    _ => SQL_KEYWORDS,
+                };
+                fields
+                    .iter()
+                    .chain(if *l == "jql" || *l == "cql" {
+                        FILTER_KEYWORDS
+                    } else {
+                        &[]
+                    })
+                    .any(|f| {
+                        let mut f = (*f).to_owned();
+                        stem(&mut f);
+                        f == w
+                    })
+            })
+        };
+        for t in terms.iter_mut() {
+            if t.origin == Origin::Query && syntax(&t.term) {
+                t.weight = PAYLOAD_WEIGHT;
+                t.origin = Origin::Payload;
+            }
+        }
+    }
     terms
 }
 
@@ -493,7 +577,8 @@ pub(crate) fn query_terms_with(query: &str, jargon: bool) -> Vec<QueryTerm> {
 /// typo signal looks an unknown word up both ways (see `typo.rs`).
 pub(crate) fn query_words(query: &str) -> Vec<(String, String)> {
     let mut out = Vec::new();
-    for word in strip_request_for_tools(query)
+    let (intent, _) = split_payload(strip_request_for_tools(query));
+    for word in intent
         .split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())
     {
@@ -508,6 +593,160 @@ pub(crate) fn query_words(query: &str) -> Vec<(String, String)> {
         });
     }
     out
+}
+
+/// Weight of a word the query wrote as payload rather than as its request
+/// (see [`split_payload`]): quoted text, and what a negation rules out.
+pub(crate) const PAYLOAD_WEIGHT: f32 = 0.3;
+
+/// Most words a negation rules out (see [`split_payload`]): 2.
+const NEGATION_SCOPE: usize = 2;
+
+/// Words that rule out what follows them (`without pulling`, `no
+/// cleanup`, `skipping the backups`), lower case, sorted; `do not` and
+/// `don't` too (see [`split_payload`]).
+const NEGATIONS: &[&str] = &[
+    "except",
+    "excluding",
+    "never",
+    "no",
+    "skip",
+    "skipping",
+    "without",
+];
+
+/// `query` cut in two (issue 31's third round): the request itself, and
+/// its payload, each with the other's bytes blanked out (so byte offsets
+/// agree). The payload is
+///
+/// - quoted text: between `"…"`, `“…”`, `` `…` ``, or single quotes
+///   `'…'` / `‘…’` that open after a non-letter and close before one (so
+///   `today's` is no quote): the message to post, a name, a value;
+/// - what a negation rules out: the next [`NEGATION_SCOPE`] words that
+///   are not function words after `do not`, `don't`, `without`, `no`,
+///   `skip(ping)`, `never`, `except`, `excluding`, up to the next
+///   punctuation mark.
+///
+/// Its words say what to send or what not to do, not which tool to use
+/// ("post 'server restart in 5 min'"; "queue it, do not send it now"), so
+/// they weigh [`PAYLOAD_WEIGHT`]. When the payload holds every word of
+/// the query, there is no payload (a query that is one quoted phrase is
+/// its own request).
+pub(crate) fn split_payload(query: &str) -> (std::borrow::Cow<'_, str>, String) {
+    use std::borrow::Cow;
+    let bytes = query.as_bytes();
+    let mut payload = vec![false; bytes.len()];
+    let mut any = false;
+    // Only a query with a quote mark is read character by character.
+    let quoted = query.contains(['"', '\'', '`', '“', '‘']);
+    let chars: Vec<(usize, char)> = if quoted {
+        query.char_indices().collect()
+    } else {
+        Vec::new()
+    };
+    let alnum_at = |i: usize| chars.get(i).is_some_and(|(_, c)| c.is_alphanumeric());
+    let mut i = 0;
+    while i < chars.len() {
+        let (at, c) = chars[i];
+        let close: Option<&[char]> = match c {
+            '"' => Some(&['"']),
+            '“' => Some(&['”', '"']),
+            '`' => Some(&['`']),
+            '\'' | '‘' if (i == 0 || !alnum_at(i - 1)) && alnum_at(i + 1) => Some(&['\'', '’']),
+            _ => None,
+        };
+        if let Some(close) = close {
+            let single = matches!(c, '\'' | '‘');
+            let end = (i + 1..chars.len()).find(|&k| {
+                close.contains(&chars[k].1) && (!single || (!alnum_at(k + 1) && k > i + 1))
+            });
+            if let Some(k) = end {
+                let to = chars.get(k + 1).map_or(bytes.len(), |(b, _)| *b);
+                payload[at..to].iter_mut().for_each(|p| *p = true);
+                any = true;
+                i = k + 1;
+                continue;
+            }
+        }
+        i += 1;
+    }
+    // File names and paths (`notes.txt`, `~/pics/a.jpg`): what to act on,
+    // not how (their kind words come from `value_kinds`).
+    let mut from = 0;
+    for piece in query.split_inclusive(char::is_whitespace) {
+        let at = from;
+        from += piece.len();
+        let word = piece.trim_end();
+        let trimmed = word
+            .trim_start_matches(['"', '\'', '(', '`'])
+            .trim_end_matches(['"', '\'', ')', '`', ',', ';', '.', '?', '!', ':']);
+        if trimmed.is_empty() || !trimmed.contains(['.', '/']) {
+            continue;
+        }
+        let lower = trimmed.to_ascii_lowercase();
+        if !lower.contains("://") && is_path(&lower) {
+            payload[at..at + word.len()]
+                .iter_mut()
+                .for_each(|p| *p = true);
+            any = true;
+        }
+    }
+    // Negations: word by word, as runs of letters and digits.
+    let mut scope = 0usize;
+    let mut start = None;
+    let mut prev_word = "";
+    for (at, c) in query
+        .char_indices()
+        .chain(std::iter::once((bytes.len(), ' ')))
+    {
+        if c.is_alphanumeric() {
+            start.get_or_insert(at);
+            continue;
+        }
+        if let Some(from) = start.take() {
+            let word = &query[from..at];
+            // `not` and `n't` rule out only as commands (`do not`,
+            // `don't`): elsewhere they describe a state the thing wanted
+            // is in (`edits I haven't staged`, `PRs not merged`).
+            let is = |a: &str, b: &str| a.eq_ignore_ascii_case(b);
+            let negation = NEGATIONS.iter().any(|n| is(word, n))
+                || (is(word, "not") && is(prev_word, "do"))
+                || (is(word, "t") && query[..from].ends_with('\'') && is(prev_word, "don"));
+            if negation {
+                scope = NEGATION_SCOPE;
+            } else if scope > 0
+                && STOP_WORDS
+                    .binary_search(&word.to_lowercase().as_str())
+                    .is_err()
+            {
+                payload[from..at].iter_mut().for_each(|p| *p = true);
+                any = true;
+                scope -= 1;
+            }
+            prev_word = word;
+        }
+        if matches!(c, ',' | '.' | ';' | ':' | '!' | '?' | '(' | ')' | '—' | '–') {
+            scope = 0;
+        }
+    }
+    if !any {
+        return (Cow::Borrowed(query), String::new());
+    }
+    let mut intent = String::with_capacity(query.len());
+    let mut aside = String::with_capacity(query.len());
+    for (at, c) in query.char_indices() {
+        let (keep, blank) = if payload[at] {
+            (&mut aside, &mut intent)
+        } else {
+            (&mut intent, &mut aside)
+        };
+        keep.push(c);
+        (0..c.len_utf8()).for_each(|_| blank.push(' '));
+    }
+    if tokens(&intent).is_empty() {
+        return (Cow::Borrowed(query), String::new());
+    }
+    (Cow::Owned(intent), aside)
 }
 
 /// Where a term of a query comes from (see the [module docs](super)); shown to hosts
@@ -534,6 +773,10 @@ pub enum Origin {
     /// The index word a misspelt query word is one edit from
     /// ([`TYPO_WEIGHT`](super::TYPO_WEIGHT), through `tool_rules::suggest`).
     Typo,
+    /// A word the query wrote as payload, not as its request: quoted text
+    /// (a message to post, a name) or what a negation rules out ("do not
+    /// send"); weight 0.3 (issue 31's third round).
+    Payload,
 }
 
 impl Origin {
@@ -714,7 +957,7 @@ fn compounds(query: &str, mut emit: impl FnMut(&str)) {
 /// |---|---|---|
 /// | URL | `https://x.org/a`, `www.x.org` | `url`, `web` |
 /// | e-mail address | `ann@example.com` | `email` |
-/// | file path | `~/a`, `/tmp/a`, `./a`, `report.md` (a known file extension) | `file`, `path` |
+/// | file path | `~/a`, `/tmp/a`, `./a`, `report.md` (a known file extension) | `file`, `path`; the extension, and `image` for a picture |
 /// | `@name` | `@ann` | `user` |
 /// | `#name` | `#general` | `channel` |
 /// | issue key | `OPS-77` (upper-case letters, `-`, digits) | `issue` |
@@ -725,7 +968,10 @@ fn compounds(query: &str, mut emit: impl FnMut(&str)) {
 /// | image reference | `nginx:1.25`, `node:20-alpine` (a dotted version or a distro tag) | `image` |
 /// | coordinates | `48.85,2.35`, `40.7484, -73.9857` (two decimals, latitude first) | `latitude`, `longitude`, `coordinates` |
 ///
-/// The last five came with issue 31's tuning round: values an agent
+/// | glob pattern | `*.toml`, `src/**/*.rs` | `pattern`, `file` |
+/// | phone number written in groups | `+1 415 555 0100`, `+44 (20) 7946-0958` | `phone`, `sms`, `number` |
+///
+/// The last five rows of the first table came with issue 31's tuning round: values an agent
 /// copies from a task (a bucket listing, a tunnel, an image to pull, a
 /// point on a map) whose tools the query does not name.
 fn value_kinds(query: &str, mut emit: impl FnMut(&str)) {
@@ -738,6 +984,7 @@ fn value_kinds(query: &str, mut emit: impl FnMut(&str)) {
     if redis_command(query) {
         emit("redis");
     }
+    code_and_notations(query, &mut emit);
     for word in query.split_whitespace() {
         if let Some(kinds) = id_kind(word) {
             kinds.iter().for_each(|k| emit(k));
@@ -787,13 +1034,34 @@ fn value_kinds(query: &str, mut emit: impl FnMut(&str)) {
                     emit(k);
                 }
             }
+        } else if is_glob(word) {
+            for k in ["pattern", "file"] {
+                emit(k);
+            }
         } else if is_issue_key(word) {
             emit("issue");
         } else if is_path(&lower) {
             emit("file");
             emit("path");
+            if lower.starts_with("~/")
+                || lower.starts_with("./")
+                || lower.starts_with("../")
+                || lower.starts_with('/')
+            {
+                // A path of this machine's file system.
+                emit("local");
+            }
             if folder {
                 emit("list");
+            }
+            // The file's type: its extension, and `image` for pictures.
+            if let Some((_, ext)) = lower.rsplit_once('.')
+                && let Ok(at) = FILE_EXTENSIONS.binary_search(&ext)
+            {
+                emit(FILE_EXTENSIONS[at]);
+                if IMAGE_EXTENSIONS.contains(&ext) {
+                    emit("image");
+                }
             }
         }
     }
@@ -980,6 +1248,20 @@ const JQL_FIELDS: &[&str] = &[
     "status",
 ];
 
+/// Keywords of JQL and CQL filters besides their fields (Atlassian's
+/// advanced search reference: operators and the `ORDER BY` clause).
+const FILTER_KEYWORDS: &[&str] = &[
+    "and", "asc", "by", "desc", "empty", "in", "is", "not", "null", "or", "order", "was",
+];
+
+/// SQL's keywords of a query or a change (SQL-92 reserved words most
+/// queries use; SOQL shares them).
+const SQL_KEYWORDS: &[&str] = &[
+    "and", "as", "asc", "by", "count", "delete", "desc", "from", "group", "having", "insert",
+    "into", "join", "limit", "not", "null", "on", "or", "order", "select", "set", "update",
+    "values", "where",
+];
+
 /// Fields of Confluence's CQL that JQL lacks, lower case, sorted.
 const CQL_FIELDS: &[&str] = &[
     "ancestor",
@@ -1041,7 +1323,558 @@ fn id_kind(word: &str) -> Option<&'static [&'static str]> {
     {
         return Some(&["stock", "quote"]);
     }
+    // A Slack message timestamp (`ts`): seconds, `.`, six digits.
+    if let Some((secs, micros)) = word.split_once('.')
+        && secs.len() == 10
+        && micros.len() == 6
+        && digits(secs)
+        && digits(micros)
+    {
+        return Some(&["slack", "message"]);
+    }
+    if let Some(kinds) = stripe_id(word) {
+        return Some(kinds);
+    }
+    if let Some(kinds) = search_operator(word) {
+        return Some(kinds);
+    }
+    if let Some(kinds) = cloud_id(word) {
+        return Some(kinds);
+    }
+    if let Some(kinds) = package_spec(word) {
+        return Some(kinds);
+    }
+    if let Some(kinds) = code_host_ref(word) {
+        return Some(kinds);
+    }
+    if is_commit_sha(word) {
+        return Some(&["commit"]);
+    }
+    if is_a1_range(word) {
+        return Some(&["range", "spreadsheet", "cell"]);
+    }
+    if is_currency_pair(word) {
+        return Some(&["currency", "exchange", "rate"]);
+    }
+    if is_time_zone_name(word) {
+        return Some(&["timezone", "time"]);
+    }
     None
+}
+
+/// The kind words of a Stripe object id: a documented prefix, `_`, and a
+/// random part of at least 6 letters and digits, not all lower case
+/// (`pi_3NxYz8`, `cus_NffrFeUfNV2Hib`; `in_progress` is no id). Prefixes
+/// from the Stripe API reference's object ids.
+fn stripe_id(word: &str) -> Option<&'static [&'static str]> {
+    const PREFIXES: &[(&str, &[&str])] = &[
+        ("acct", &["stripe", "account"]),
+        ("ch", &["stripe", "charge", "payment"]),
+        ("cs", &["stripe", "checkout", "session"]),
+        ("cus", &["stripe", "customer"]),
+        ("dp", &["stripe", "dispute"]),
+        ("evt", &["stripe", "event"]),
+        ("in", &["stripe", "invoice"]),
+        ("pi", &["stripe", "payment", "intent"]),
+        ("plink", &["stripe", "payment", "link"]),
+        ("pm", &["stripe", "payment", "method"]),
+        ("po", &["stripe", "payout"]),
+        ("price", &["stripe", "price"]),
+        ("prod", &["stripe", "product"]),
+        ("re", &["stripe", "refund"]),
+        ("sub", &["stripe", "subscription"]),
+        ("txn", &["stripe", "balance", "transaction"]),
+    ];
+    let (prefix, rest) = word.split_once('_')?;
+    let rest = rest
+        .strip_prefix("test_")
+        .or_else(|| rest.strip_prefix("live_"))
+        .unwrap_or(rest);
+    if rest.len() < 6
+        || !rest.bytes().all(|b| b.is_ascii_alphanumeric())
+        || !rest
+            .bytes()
+            .any(|b| b.is_ascii_uppercase() || b.is_ascii_digit())
+    {
+        return None;
+    }
+    PREFIXES
+        .binary_search_by_key(&prefix, |(p, _)| p)
+        .ok()
+        .map(|at| PREFIXES[at].1)
+}
+
+/// The kind words of a search operator that belongs to one product's
+/// search syntax (each product's search help): Gmail's (`has:attachment`,
+/// `newer_than:7d`, `in:inbox`, `is:unread`), GitHub's (`is:pr`,
+/// `repo:acme/web`, `review-requested:@me`), Slack's (`in:#general`,
+/// `from:@ana`) and Sentry's (`is:unresolved`).
+fn search_operator(word: &str) -> Option<&'static [&'static str]> {
+    let (op, value) = word.split_once(':')?;
+    if value.is_empty()
+        || !op
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b == b'-' || b == b'_')
+    {
+        return None;
+    }
+    let value = value.to_ascii_lowercase();
+    let gmail: &'static [&'static str] = &["gmail", "email", "search"];
+    let github: &'static [&'static str] = &["github", "search"];
+    let slack: &'static [&'static str] = &["slack", "message", "search"];
+    match (op, value.as_str()) {
+        ("has", "attachment" | "drive" | "userlabels" | "nouserlabels")
+        | ("newer_than" | "older_than" | "filename" | "category" | "deliveredto", _)
+        | ("in", "inbox" | "spam" | "trash" | "sent" | "anywhere" | "snoozed")
+        | ("is", "unread" | "starred" | "important" | "snoozed") => Some(gmail),
+        ("is", "pr" | "issue" | "merged" | "draft")
+        | ("review-requested" | "involves" | "reviewed-by" | "assignee" | "stars", _) => {
+            Some(github)
+        }
+        ("repo", v) if v.contains('/') => Some(github),
+        ("in", v) if v.starts_with('#') => Some(slack),
+        ("from", v) if v.starts_with('@') => Some(slack),
+        ("is", "unresolved" | "ignored" | "for_review") => Some(&["sentry", "issue", "search"]),
+        _ => None,
+    }
+}
+
+/// The kind words of an AWS identifier (AWS's reference of ARNs, EC2
+/// resource ids and region codes): an ARN (`arn:aws:s3:::bucket`, its
+/// service the third field), an EC2 instance id (`i-` and 8 or 17 hex
+/// digits), a region (`us-east-1`, `eu-central-1`, `ap-southeast-2`).
+fn cloud_id(word: &str) -> Option<&'static [&'static str]> {
+    let word =
+        word.trim_matches(|c: char| matches!(c, '"' | '\'' | '`' | ',' | ';' | '.' | ')' | '('));
+    if let Some(rest) = word.strip_prefix("arn:aws:") {
+        return Some(match rest.split(':').next().unwrap_or("") {
+            "s3" => &["aws", "s3", "bucket", "object"],
+            "lambda" => &["aws", "lambda", "function"],
+            "ec2" => &["aws", "ec2", "instance"],
+            "logs" => &["aws", "cloudwatch", "log"],
+            _ => &["aws"],
+        });
+    }
+    let hex = |s: &str| {
+        s.bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    };
+    if let Some(id) = word.strip_prefix("i-")
+        && (id.len() == 8 || id.len() == 17)
+        && hex(id)
+    {
+        return Some(&["aws", "ec2", "instance"]);
+    }
+    let mut parts = word.split('-');
+    if let (Some(area), Some(direction), Some(number), None) =
+        (parts.next(), parts.next(), parts.next(), parts.next())
+        && matches!(
+            area,
+            "us" | "eu" | "ap" | "sa" | "ca" | "me" | "af" | "il" | "mx"
+        )
+        && matches!(
+            direction,
+            "east"
+                | "west"
+                | "north"
+                | "south"
+                | "central"
+                | "northeast"
+                | "northwest"
+                | "southeast"
+                | "southwest"
+        )
+        && number.len() == 1
+        && number.bytes().all(|b| b.is_ascii_digit())
+    {
+        return Some(&["aws", "region"]);
+    }
+    None
+}
+
+/// The kind words of a package with its version, as package managers
+/// write it: pip's `requests==2.31.0` (`PyPI`) and npm's `lodash@4.17.21`
+/// or `@scope/name@^1.2` (the npm registry).
+fn package_spec(word: &str) -> Option<&'static [&'static str]> {
+    let word = word.trim_matches(|c: char| matches!(c, '"' | '\'' | '`' | ',' | ';' | ')' | '('));
+    let name_ok = |n: &str| {
+        !n.is_empty()
+            && n.starts_with(|c: char| c.is_ascii_alphabetic() || c == '@')
+            && n.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'/' | b'@'))
+    };
+    let version_ok = |v: &str| {
+        let v = v.trim_start_matches(['^', '~', '=', '>', '<']);
+        v.starts_with(|c: char| c.is_ascii_digit())
+            && v.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'+' | b'*'))
+    };
+    if let Some((name, version)) = word.split_once("==")
+        && name_ok(name)
+        && version_ok(version)
+    {
+        return Some(&["pypi", "package", "version"]);
+    }
+    let (name, version) = word.rsplit_once('@')?;
+    (name_ok(name) && !name.ends_with('/') && version_ok(version) && version.contains('.'))
+        .then_some(&["npm", "package", "version"])
+}
+
+/// The kind words of a reference into a code host: `owner/repo#123`
+/// (GitHub's autolinked issues and pull requests) and `group/project!123`
+/// (a GitLab merge request).
+fn code_host_ref(word: &str) -> Option<&'static [&'static str]> {
+    let word =
+        word.trim_matches(|c: char| matches!(c, '"' | '\'' | '`' | ',' | ';' | '.' | ')' | '('));
+    let repo_ok = |r: &str| {
+        r.split('/').count() >= 2
+            && r.split('/').all(|p| {
+                !p.is_empty()
+                    && p.bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+            })
+    };
+    let number_ok = |n: &str| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit());
+    if let Some((repo, n)) = word.split_once('#')
+        && repo_ok(repo)
+        && number_ok(n)
+    {
+        return Some(&["github", "issue", "pull"]);
+    }
+    if let Some((repo, n)) = word.split_once('!')
+        && repo_ok(repo)
+        && number_ok(n)
+    {
+        return Some(&["gitlab", "merge", "request"]);
+    }
+    None
+}
+
+/// A currency pair as markets write it, `EUR/USD` or `GBP/JPY`: two
+/// ISO 4217 codes (see [`CURRENCY_CODES`]) in capitals, with a `/`.
+fn is_currency_pair(word: &str) -> bool {
+    let word = word.trim_matches(|c: char| !c.is_ascii_alphanumeric() && c != '/');
+    word.split_once('/').is_some_and(|(a, b)| {
+        [a, b]
+            .iter()
+            .all(|c| c.len() == 3 && CURRENCY_CODES.binary_search(c).is_ok())
+            && a != b
+    })
+}
+
+/// ISO 4217 codes of the most traded currencies, sorted.
+const CURRENCY_CODES: &[&str] = &[
+    "AED", "ARS", "AUD", "BRL", "CAD", "CHF", "CLP", "CNY", "COP", "CZK", "DKK", "EUR", "GBP",
+    "HKD", "HUF", "IDR", "ILS", "INR", "JPY", "KRW", "MXN", "MYR", "NOK", "NZD", "PHP", "PLN",
+    "RON", "RUB", "SAR", "SEK", "SGD", "THB", "TRY", "TWD", "UAH", "USD", "VND", "ZAR",
+];
+
+/// A git commit id: 7 to 40 lower-case hex digits, with a letter and a digit.
+fn is_commit_sha(word: &str) -> bool {
+    let word = word
+        .trim_matches(|c: char| matches!(c, '"' | '\'' | '`' | ',' | ';' | '.' | ')' | '(' | '?'));
+    (7..=40).contains(&word.len())
+        && word
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        && word.bytes().any(|b| b.is_ascii_digit())
+        && word.bytes().any(|b| b.is_ascii_alphabetic())
+}
+
+/// A spreadsheet range in A1 notation, `B2:D40` or `Sheet1!A1:C10`
+/// (columns of 1 to 3 capitals, rows of digits).
+fn is_a1_range(word: &str) -> bool {
+    let word = word
+        .trim_matches(|c: char| matches!(c, '"' | '\'' | '`' | ',' | ';' | '.' | ')' | '(' | '?'));
+    let range = word.rsplit_once('!').map_or(word, |(_, r)| r);
+    let cell = |c: &str| {
+        let letters = c.bytes().take_while(u8::is_ascii_uppercase).count();
+        (1..=3).contains(&letters)
+            && c.len() > letters
+            && c[letters..].bytes().all(|b| b.is_ascii_digit())
+    };
+    range
+        .split_once(':')
+        .is_some_and(|(a, b)| cell(a) && cell(b))
+}
+
+/// Whether `word` is a time zone name of the tz database (`Area/Location`,
+/// e.g. `America/Chicago`, `Europe/Paris`, `America/Argentina/Salta`):
+/// one of its areas, then one or two capitalised parts.
+fn is_time_zone_name(word: &str) -> bool {
+    const AREAS: &[&str] = &[
+        "Africa",
+        "America",
+        "Antarctica",
+        "Arctic",
+        "Asia",
+        "Atlantic",
+        "Australia",
+        "Etc",
+        "Europe",
+        "Indian",
+        "Pacific",
+    ];
+    let word = word.trim_end_matches(|c: char| !c.is_ascii_alphanumeric());
+    let mut parts = word.split('/');
+    let area = parts.next().unwrap_or("");
+    let rest: Vec<&str> = parts.collect();
+    AREAS.binary_search(&area).is_ok()
+        && (1..=2).contains(&rest.len())
+        && rest.iter().all(|p| {
+            p.starts_with(|c: char| c.is_ascii_uppercase())
+                && p.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'+'))
+        })
+}
+
+/// A glob pattern: a word with `*` or `?` wildcards next to a `.` or `/`
+/// (`*.toml`, `src/**/*.rs`, `log-?.txt`), or a `**` run.
+fn is_glob(word: &str) -> bool {
+    let word = word.trim_matches(|c: char| matches!(c, '"' | '\'' | '`' | ',' | ';'));
+    word.len() >= 3
+        && (word.contains("**")
+            || ((word.contains("*.") || word.contains("/*") || word.contains("?."))
+                && word
+                    .bytes()
+                    .all(|b| b.is_ascii_graphic() && !matches!(b, b'(' | b')' | b'=' | b'$'))))
+}
+
+/// Value kinds recognised across words (issue 31's third round):
+///
+/// | text | recognised by | kind words |
+/// |---|---|---|
+/// | a Datadog metric query | `avg:system.cpu.user{env:prod}`: a space aggregator (`avg`, `sum`, `min`, `max`), `:`, a dotted metric name, then `{` or the end (Datadog's metric query syntax) | `datadog`, `metric`, `query` |
+/// | SOQL (Salesforce) | SQL (see [`query_language`]) with a SOQL date literal (`THIS_QUARTER`, `LAST_N_DAYS:30`, ...) or a custom field or relation (`Stage__c`, `Account__r`) | `soql` |
+/// | Python code | `import x as y`, `import x;`, `from x import`, `print(`, `def f(`, a `>>>` prompt | `python`, `code` |
+/// | a language pair | two ISO 639-1 codes joined by an arrow (`EN→JA`, `en->de`, `fr => es`) | `translate`, `language` |
+/// | a phone number written in groups | `+`, then 7 to 15 digits in groups separated by spaces, `-`, `.` or `( )` | `phone`, `sms`, `number` |
+fn code_and_notations(query: &str, emit: &mut impl FnMut(&str)) {
+    let datadog = query.split_whitespace().any(|w| {
+        let Some((agg, rest)) = w.split_once(':') else {
+            return false;
+        };
+        let metric = rest.split('{').next().unwrap_or("");
+        matches!(agg, "avg" | "sum" | "min" | "max")
+            && metric.contains('.')
+            && metric.starts_with(|c: char| c.is_ascii_lowercase())
+            && metric
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'.' | b'_'))
+            && (rest.len() == metric.len() || rest[metric.len()..].starts_with('{'))
+    });
+    if datadog {
+        for k in ["datadog", "metric", "query"] {
+            emit(k);
+        }
+    }
+    let words: Vec<&str> = query.split_whitespace().collect();
+    let has = |w: &str| words.contains(&w);
+    if (has("SELECT") && has("FROM")) || (has("UPDATE") && has("SET")) {
+        let soql = words.iter().any(|w| {
+            let bare = w.trim_matches(|c: char| !c.is_ascii_alphanumeric() && c != '_');
+            let literal = bare.split(':').next().unwrap_or("");
+            SOQL_DATE_LITERALS.binary_search(&literal).is_ok()
+                || bare.ends_with("__c")
+                || bare.contains("__r")
+        });
+        if soql {
+            emit("soql");
+        }
+    }
+    let python = query.contains(">>> ")
+        || query.contains("print(")
+        || words.windows(2).any(|p| {
+            (p[0] == "import" && p[1].ends_with(';')) || (p[0] == "def" && p[1].contains('('))
+        })
+        || words
+            .windows(3)
+            .any(|p| (p[0] == "import" && p[2] == "as") || (p[0] == "from" && p[2] == "import"));
+    if python {
+        for k in ["python", "code"] {
+            emit(k);
+        }
+    }
+    // MongoDB's shell: `db.orders.find(`, or a query operator (`$gt`, `$set`).
+    let mongo = query.match_indices("db.").any(|(at, _)| {
+        let rest = &query[at + 3..];
+        let method = rest.split_once('.').map_or("", |(_, m)| m);
+        MONGO_METHODS
+            .iter()
+            .any(|m| method.starts_with(m) && method[m.len()..].starts_with('('))
+    }) || words.iter().any(|w| {
+        let w = w.trim_matches(|c: char| matches!(c, '{' | '}' | '"' | '\'' | ',' | ':'));
+        w.strip_prefix('$')
+            .is_some_and(|op| MONGO_OPERATORS.binary_search(&op).is_ok())
+    });
+    if mongo {
+        for k in ["mongodb", "query"] {
+            emit(k);
+        }
+    }
+    if language_pair(query) {
+        for k in ["translate", "language"] {
+            emit(k);
+        }
+    }
+    if grouped_phone_number(query) {
+        for k in ["phone", "sms", "number"] {
+            emit(k);
+        }
+    }
+}
+
+/// Methods of a collection in the `MongoDB` shell (`db.coll.find(`).
+const MONGO_METHODS: &[&str] = &[
+    "aggregate",
+    "countDocuments",
+    "createIndex",
+    "deleteMany",
+    "deleteOne",
+    "distinct",
+    "find",
+    "insertMany",
+    "insertOne",
+    "updateMany",
+    "updateOne",
+];
+
+/// `MongoDB`'s query, update and aggregation operators (without `$`),
+/// sorted: lower-case words after `$` (a cashtag is in capitals).
+const MONGO_OPERATORS: &[&str] = &[
+    "addToSet",
+    "and",
+    "elemMatch",
+    "eq",
+    "exists",
+    "group",
+    "gt",
+    "gte",
+    "in",
+    "inc",
+    "lookup",
+    "lt",
+    "lte",
+    "match",
+    "ne",
+    "nin",
+    "or",
+    "project",
+    "pull",
+    "push",
+    "regex",
+    "set",
+    "sort",
+    "unset",
+    "unwind",
+];
+
+/// SOQL's date literals (Salesforce's SOQL and SOSL reference, "Date
+/// Formats and Date Literals"), the `_N_` ones without their `:n`, sorted.
+const SOQL_DATE_LITERALS: &[&str] = &[
+    "LAST_90_DAYS",
+    "LAST_FISCAL_QUARTER",
+    "LAST_FISCAL_YEAR",
+    "LAST_MONTH",
+    "LAST_N_DAYS",
+    "LAST_N_MONTHS",
+    "LAST_N_QUARTERS",
+    "LAST_N_WEEKS",
+    "LAST_N_YEARS",
+    "LAST_QUARTER",
+    "LAST_WEEK",
+    "LAST_YEAR",
+    "NEXT_90_DAYS",
+    "NEXT_FISCAL_QUARTER",
+    "NEXT_FISCAL_YEAR",
+    "NEXT_MONTH",
+    "NEXT_N_DAYS",
+    "NEXT_N_MONTHS",
+    "NEXT_N_QUARTERS",
+    "NEXT_N_WEEKS",
+    "NEXT_N_YEARS",
+    "NEXT_QUARTER",
+    "NEXT_WEEK",
+    "NEXT_YEAR",
+    "THIS_FISCAL_QUARTER",
+    "THIS_FISCAL_YEAR",
+    "THIS_MONTH",
+    "THIS_QUARTER",
+    "THIS_WEEK",
+    "THIS_YEAR",
+    "TODAY",
+    "TOMORROW",
+    "YESTERDAY",
+];
+
+/// ISO 639-1 codes of the languages most translated to and from (lower
+/// case, sorted): a language pair names two of them.
+const LANGUAGE_CODES: &[&str] = &[
+    "af", "ar", "bg", "bn", "ca", "cs", "cy", "da", "de", "el", "en", "es", "et", "fa", "fi", "fr",
+    "ga", "gu", "he", "hi", "hr", "hu", "hy", "id", "is", "it", "ja", "ka", "kk", "km", "kn", "ko",
+    "lt", "lv", "mk", "ml", "mn", "mr", "ms", "mt", "my", "ne", "nl", "no", "pa", "pl", "pt", "ro",
+    "ru", "sk", "sl", "sq", "sr", "sv", "sw", "ta", "te", "th", "tl", "tr", "uk", "ur", "uz", "vi",
+    "zh",
+];
+
+/// Whether `query` holds a language pair: two ISO 639-1 codes (see
+/// [`LANGUAGE_CODES`]) joined by `→`, `->` or `=>`, spaces allowed
+/// around the arrow, the two codes in the same case (`EN→JA`, `en -> de`).
+fn language_pair(query: &str) -> bool {
+    let code = |s: &str| {
+        s.len() == 2
+            && (s.bytes().all(|b| b.is_ascii_lowercase())
+                || s.bytes().all(|b| b.is_ascii_uppercase()))
+            && LANGUAGE_CODES
+                .binary_search(&s.to_ascii_lowercase().as_str())
+                .is_ok()
+    };
+    ["→", "->", "=>"].iter().any(|arrow| {
+        query.match_indices(arrow).any(|(at, _)| {
+            let before = query[..at]
+                .trim_end()
+                .rsplit(|c: char| !c.is_ascii_alphanumeric())
+                .next()
+                .unwrap_or("");
+            let after = query[at + arrow.len()..]
+                .trim_start()
+                .split(|c: char| !c.is_ascii_alphanumeric())
+                .next()
+                .unwrap_or("");
+            code(before)
+                && code(after)
+                && before.bytes().next().map(|b| b.is_ascii_uppercase())
+                    == after.bytes().next().map(|b| b.is_ascii_uppercase())
+        })
+    })
+}
+
+/// Whether `query` holds a phone number written in groups: `+`, then
+/// digits in at least two groups separated by single spaces, `-`, `.` or
+/// parentheses, 7 to 15 digits in all (E.164's length).
+fn grouped_phone_number(query: &str) -> bool {
+    query.match_indices('+').any(|(at, _)| {
+        let mut digits = 0;
+        let mut groups = 0;
+        let mut in_group = false;
+        let mut last_sep = false;
+        for b in query[at + 1..].bytes() {
+            if b.is_ascii_digit() {
+                digits += 1;
+                if !in_group {
+                    groups += 1;
+                    in_group = true;
+                }
+                last_sep = false;
+            } else if matches!(b, b' ' | b'-' | b'.' | b'(' | b')') && !last_sep && digits > 0 {
+                in_group = false;
+                last_sep = b == b' ' || b == b'-' || b == b'.';
+            } else {
+                break;
+            }
+        }
+        groups >= 2 && (7..=15).contains(&digits)
+    })
 }
 
 /// Redis commands whose names are no English word (Redis's command
@@ -1192,6 +2025,9 @@ const FILE_EXTENSIONS: &[&str] = &[
     "rb", "rs", "sh", "sql", "svg", "tar", "toml", "ts", "tsx", "txt", "xls", "xlsx", "xml",
     "yaml", "yml", "zip",
 ];
+
+/// The extensions of [`FILE_EXTENSIONS`] that are pictures.
+const IMAGE_EXTENSIONS: &[&str] = &["gif", "jpeg", "jpg", "png", "svg"];
 
 /// Whether `lower` ends in a known file extension (`notes.md`, `a.rs`).
 pub(crate) fn is_file_name(lower: &str) -> bool {
@@ -1560,11 +2396,17 @@ mod tests {
         assert_eq!(kinds("www.example.org"), ["url", "web"]);
         assert_eq!(kinds("write to ann@example.com"), ["email"]);
         assert_eq!(kinds("ping @ann in #general"), ["user", "channel"]);
-        assert_eq!(kinds("open ~/notes/a.txt"), ["file", "path"]);
+        assert_eq!(
+            kinds("open ~/notes/a.txt"),
+            ["file", "path", "local", "txt"]
+        );
         assert_eq!(
             kinds("cat /etc/hosts, ./run.sh and \"Cargo.toml\"."),
-            ["file", "path", "file", "path", "file", "path"]
+            [
+                "file", "path", "local", "file", "path", "local", "sh", "file", "path", "toml"
+            ]
         );
+        assert_eq!(kinds("edit art/fox.png"), ["file", "path", "png", "image"]);
         assert_eq!(kinds("move OPS-77 to done"), ["issue"]);
         assert!(kinds("decode UTF-8, hash with SHA-256, dates in ISO-8601").is_empty());
         assert_eq!(kinds("text +15551234567"), ["phone", "sms", "number"]);
@@ -1572,7 +2414,7 @@ mod tests {
             kinds("what's in gs://exports/2024/ ?"),
             ["bucket", "object", "list"]
         );
-        assert_eq!(kinds("ls ~/projects/"), ["file", "path", "list"]);
+        assert_eq!(kinds("ls ~/projects/"), ["file", "path", "local", "list"]);
         assert_eq!(
             kinds("forward localhost:3000 and 10.0.0.2:22"),
             ["port", "port"]
@@ -1630,5 +2472,159 @@ mod tests {
         assert!(kinds("get user:42 at 9:30, or 12.5,200.1").is_empty());
         // Not values: an issue number, a repository, a version, a domain, a lone `/`.
         assert!(kinds("issue #482 in acme/web v1.2.0 example.org / Ops-7 +12").is_empty());
+    }
+
+    #[test]
+    fn notations_and_ids_bring_their_kind_words() {
+        assert_eq!(
+            kinds("avg:system.cpu.user{env:prod} by {host}"),
+            ["datadog", "metric", "query"]
+        );
+        assert_eq!(
+            kinds("SELECT Id FROM Lead WHERE CreatedDate = LAST_N_DAYS:7"),
+            ["sql", "query", "soql"]
+        );
+        assert_eq!(
+            kinds("SELECT Name FROM Account WHERE Tier__c = 'Gold'"),
+            ["sql", "query", "soql"]
+        );
+        assert_eq!(
+            kinds("run import pandas as pd; print(pd.__version__)"),
+            ["python", "code"]
+        );
+        assert_eq!(kinds("EN→JA please"), ["translate", "language"]);
+        assert_eq!(kinds("de -> fr"), ["translate", "language"]);
+        assert_eq!(
+            kinds("call +1 415 555 0100 now"),
+            ["phone", "sms", "number"]
+        );
+        assert_eq!(kinds("reply under 1712345678.000200"), ["slack", "message"]);
+        assert_eq!(kinds("refund pi_3NxYz8"), ["stripe", "payment", "intent"]);
+        assert_eq!(kinds("cus_NffrFeUfNV2Hib"), ["stripe", "customer"]);
+        assert_eq!(kinds("9:30 America/Chicago"), ["timezone", "time"]);
+        assert_eq!(kinds("every *.toml under src/"), ["pattern", "file"]);
+        // Plain SQL is no SOQL.
+        assert_eq!(kinds("SELECT a FROM b WHERE c = 1"), ["sql", "query"]);
+        // Not these: English, a version, a lone number, a trip.
+        assert!(
+            kinds(
+                "import the csv into sqlite, in_progress tasks, go -> home, \
+                 v1.2.3, +12 points, Europe/trip, 1712345678"
+            )
+            .is_empty()
+        );
+    }
+
+    fn split(query: &str) -> (String, String) {
+        let (intent, payload) = split_payload(query);
+        let squeeze = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+        (squeeze(&intent), squeeze(&payload))
+    }
+
+    #[test]
+    fn quoted_text_and_what_a_negation_rules_out_are_payload() {
+        assert_eq!(
+            split("post 'server restart in 5 min' in #ops"),
+            ("post in #ops".into(), "'server restart in 5 min'".into())
+        );
+        assert_eq!(
+            split(r#"open "Q3 report" in Drive"#),
+            ("open in Drive".into(), r#""Q3 report""#.into())
+        );
+        // Apostrophes are no quotes.
+        assert_eq!(split("today's news, the team's board").1, String::new());
+        // Commands that rule out: up to two words, until punctuation.
+        assert_eq!(split("queue it, do not send it now").1, "send now");
+        assert_eq!(split("don't send it yet, queue it").1, "send yet");
+        assert_eq!(split("the body, no cleanup").1, "cleanup");
+        assert_eq!(
+            split("get the size without pulling the file").1,
+            "pulling file"
+        );
+        // A state is no command: `haven't staged`, `not merged`.
+        assert_eq!(split("edits I haven't staged").1, String::new());
+        assert_eq!(split("PRs not merged yet").1, String::new());
+        // File names and paths are what to act on.
+        assert_eq!(split("rename notes.txt to old.txt").1, "notes.txt old.txt");
+        // A query that is all payload is its own request.
+        assert_eq!(split("'weather in Paris'").1, String::new());
+    }
+
+    #[test]
+    fn payload_words_weigh_less_and_query_syntax_is_payload() {
+        let terms = query_terms("post 'server restart' to discord");
+        assert_eq!(weight(&terms, "post"), Some(1.0));
+        assert_eq!(weight(&terms, "restart"), Some(PAYLOAD_WEIGHT));
+        // Its synonyms weigh less with it.
+        assert!(weight(&terms, "rerun").is_some_and(|w| w < SYNONYM_WEIGHT));
+        // A word both asked for and quoted is asked for.
+        assert_eq!(
+            weight(&query_terms("restart 'restart'"), "restart"),
+            Some(1.0)
+        );
+        // JQL: the language at 1.0, its fields and keywords as payload.
+        let terms = query_terms(r#"project = OPS AND status = "In Review" ORDER BY updated"#);
+        assert_eq!(weight(&terms, "jql"), Some(LANGUAGE_KIND_WEIGHT));
+        assert_eq!(weight(&terms, "project"), Some(PAYLOAD_WEIGHT));
+        assert_eq!(weight(&terms, "order"), Some(PAYLOAD_WEIGHT));
+        assert_eq!(weight(&terms, "updat"), Some(1.0));
+    }
+
+    #[test]
+    fn search_operators_cloud_ids_packages_and_refs_bring_their_kind_words() {
+        assert_eq!(
+            kinds("from:boss has:attachment newer_than:7d"),
+            ["gmail", "email", "search", "gmail", "email", "search"]
+        );
+        assert_eq!(
+            kinds("is:pr is:open repo:acme/web"),
+            ["github", "search", "github", "search"]
+        );
+        assert_eq!(
+            kinds("in:#deploys from:@ana"),
+            ["slack", "message", "search", "slack", "message", "search"]
+        );
+        assert_eq!(kinds("is:unresolved"), ["sentry", "issue", "search"]);
+        assert_eq!(kinds("db.orders.find({status: 'x'})"), ["mongodb", "query"]);
+        assert_eq!(kinds("{ total: { $gt: 100 } }"), ["mongodb", "query"]);
+        assert_eq!(
+            kinds("arn:aws:s3:::logs"),
+            ["aws", "s3", "bucket", "object"]
+        );
+        assert_eq!(
+            kinds("stop i-0abc1234def567890"),
+            ["aws", "ec2", "instance"]
+        );
+        assert_eq!(kinds("in eu-central-1"), ["aws", "region"]);
+        assert_eq!(kinds("requests==2.31.0"), ["pypi", "package", "version"]);
+        assert_eq!(kinds("lodash@4.17.21"), ["npm", "package", "version"]);
+        assert_eq!(kinds("@types/node@^20.1"), ["npm", "package", "version"]);
+        assert_eq!(kinds("see acme/web#42"), ["github", "issue", "pull"]);
+        assert_eq!(kinds("group/app!7"), ["gitlab", "merge", "request"]);
+        assert_eq!(kinds("revert 9f3c2a1"), ["commit"]);
+        assert_eq!(kinds("Sheet1!A1:C10"), ["range", "spreadsheet", "cell"]);
+        assert_eq!(kinds("EUR/USD fixing"), ["currency", "exchange", "rate"]);
+        // Not these: words with colons, a price, hex without a digit, a
+        // version, a key, a time, a hyphenated word (the e-mail is one).
+        assert_eq!(
+            kinds("note: is:it, has:x, ann@example.com, $20, deadbeef? v1.2.3 a:b 9:30 x-y-z"),
+            ["email"]
+        );
+    }
+
+    #[test]
+    fn the_new_tables_are_sorted() {
+        for table in [
+            SOQL_DATE_LITERALS,
+            LANGUAGE_CODES,
+            NEGATIONS,
+            FILTER_KEYWORDS,
+            SQL_KEYWORDS,
+            MONGO_METHODS,
+            MONGO_OPERATORS,
+            CURRENCY_CODES,
+        ] {
+            assert!(table.windows(2).all(|w| w[0] < w[1]), "{table:?}");
+        }
     }
 }

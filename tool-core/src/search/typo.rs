@@ -13,10 +13,14 @@
 //!
 //! The stem of a misspelt word can be two edits from the right stem when
 //! the stemmer cut the two words differently (`stirpe` → `stirp`, but
-//! `stripe` stays; `custmer` is not `custom`, the stem of `customer`). So a
-//! word that no stem one edit away fixes is looked up again as written
-//! (lower case) among the index's words as written, and the correction is
-//! that word's stem (see `SearchIndex::explain`).
+//! `stripe` stays; `custmer` is not `custom`, the stem of `customer`), or
+//! one edit from a wrong one (`pasue` → `pasu`, one letter from `past`;
+//! as written it is `pause` with two letters swapped). So a word is
+//! looked up first as written (lower case) among the index's words as
+//! written, the correction being that word's stem, and only then by its
+//! stem (issue 31's third round; before, the stem came first). A word of
+//! English the semantic model knows (`stuck`, `lock`, `park`) is not
+//! corrected at all (see `SearchIndex::explain`).
 
 /// Shortest query word (stemmed, in bytes) that is corrected: 4; shorter
 /// words are one edit from too many others.

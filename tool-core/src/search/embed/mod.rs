@@ -75,6 +75,16 @@ fn load() -> Option<Model> {
 }
 
 impl Model {
+    /// Whether `word` (lower case) is a whole word of the model's
+    /// vocabulary (a `WordPiece` token that is not a `##` continuation):
+    /// a word of English (or a name) common enough in the model's training
+    /// text to have its own token (`stuck`, `lock`, `park`), unlike typos
+    /// (`calandar`, `slak`) and most jargon (`async`, `prod`). The typo
+    /// signal leaves such words alone (issue 31's third round).
+    pub(crate) fn is_word(&self, word: &str) -> bool {
+        !word.starts_with('#') && self.ids.contains_key(word)
+    }
+
     /// Adds the vector of token `id` to `acc`.
     fn add_token(&self, id: u32, acc: &mut [f32; DIMS]) {
         let at = id as usize * (4 + DIMS);

@@ -9,7 +9,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use tool_core::format::ToolCall;
-use tool_core::{Rendering, ToolArgs, ToolResult};
+use tool_core::{ErrorKind, Rendering, ToolArgs, ToolResult, meta};
 
 /// One message of a conversation.
 ///
@@ -70,6 +70,80 @@ pub struct ToolOutcome {
     pub call: ToolCall,
     /// What the tool returned.
     pub result: ToolResult,
+}
+
+/// The text of the result put in for a call that never ran
+/// ([`repair_dangling_calls`]).
+pub const NOT_RUN_MESSAGE: &str = "This call was not run: the conversation was interrupted before its result was recorded. Call the tool again if its result is still needed.";
+
+/// Gives every tool call of an assistant message that has no result a
+/// result saying it was not run, so that the next request is accepted:
+/// OpenAI, Anthropic and Gemini all refuse a conversation in which a tool
+/// call is not answered by a tool result (002 #161: a run interrupted
+/// between the model's answer and the tools' results, a trace stored
+/// half-way, a history edited by hand).
+///
+/// A call counts as answered when a [`Message::Tool`] among the messages
+/// right after its assistant message (before the next user or assistant
+/// message) holds a result with the call's id. The missing results
+/// ([`ErrorKind::Cancelled`], text [`NOT_RUN_MESSAGE`], metadata
+/// [`meta::NOT_RUN`] `true`) are added, in call order, to the first such
+/// tool message, or to a new one placed right after the assistant message,
+/// numbered one turn after the last tool message before it. Nothing else is
+/// changed. Returns the number of results added. [`Agent::run_conversation`](crate::Agent::run_conversation)
+/// calls it on the messages it is given.
+pub fn repair_dangling_calls(messages: &mut Vec<Message>) -> usize {
+    let mut added = 0;
+    let mut last_turn = 0;
+    let mut i = 0;
+    while i < messages.len() {
+        let calls = match &messages[i] {
+            Message::Tool { turn, .. } => {
+                last_turn = last_turn.max(*turn);
+                i += 1;
+                continue;
+            }
+            Message::Assistant { tool_calls, .. } if !tool_calls.is_empty() => tool_calls,
+            _ => {
+                i += 1;
+                continue;
+            }
+        };
+        let answered: std::collections::HashSet<&str> = messages[i + 1..]
+            .iter()
+            .map_while(|m| match m {
+                Message::Tool { results, .. } => Some(results),
+                _ => None,
+            })
+            .flatten()
+            .map(|o| o.call.id.as_str())
+            .collect();
+        let missing: Vec<ToolOutcome> = calls
+            .iter()
+            .filter(|c| !answered.contains(c.id.as_str()))
+            .map(|call| ToolOutcome {
+                call: call.clone(),
+                result: ToolResult::error(ErrorKind::Cancelled, NOT_RUN_MESSAGE)
+                    .with_metadata(meta::NOT_RUN, true),
+            })
+            .collect();
+        if !missing.is_empty() {
+            added += missing.len();
+            if let Some(Message::Tool { results, .. }) = messages.get_mut(i + 1) {
+                results.extend(missing);
+            } else {
+                messages.insert(
+                    i + 1,
+                    Message::Tool {
+                        turn: last_turn + 1,
+                        results: missing,
+                    },
+                );
+            }
+        }
+        i += 1;
+    }
+    added
 }
 
 /// How a result of turn `result_turn` is shown in a request for

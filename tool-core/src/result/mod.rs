@@ -1,7 +1,10 @@
 //! [`ToolResult`]: what a tool call returns to the agent loop.
 
+pub(crate) mod image_file;
 pub(crate) mod into_result;
 pub mod meta;
+
+pub use image_file::ImageFileError;
 
 use std::fmt;
 
@@ -113,6 +116,27 @@ impl ToolResult {
     /// `true` when the call succeeded (`error` is `None`).
     pub fn is_ok(&self) -> bool {
         self.error.is_none()
+    }
+
+    /// The exit status of the command a command tool ran (`bash_command`,
+    /// and `job_output` for a finished background job), read from
+    /// `metadata["exit_code"]` ([`meta::EXIT_CODE`]): `Some(0)` for success,
+    /// `Some(n)` for a command that exited with `n`. `None` when the tool runs
+    /// no command, the command is still running, or a signal ended it (the
+    /// signal is in the output), and for a value outside `i32`.
+    ///
+    /// ```
+    /// use tool_core::{meta, ToolResult};
+    ///
+    /// let r = ToolResult::ok("").with_metadata(meta::EXIT_CODE, 2);
+    /// assert_eq!(r.exit_code(), Some(2));
+    /// assert_eq!(ToolResult::ok("").exit_code(), None);
+    /// ```
+    pub fn exit_code(&self) -> Option<i32> {
+        self.metadata
+            .get(meta::EXIT_CODE)
+            .and_then(Value::as_i64)
+            .and_then(|n| i32::try_from(n).ok())
     }
 
     /// `true` when the call failed.

@@ -111,7 +111,9 @@ pub struct RunOutput {
     pub usage: Usage,
     /// Why it ended.
     pub stop: StopReason,
-    /// Every result with its turn (the two-layer memory).
+    /// Every result with the turn of the request whose answer made the call
+    /// (the two-layer memory): `history.render(n)` gives the texts as
+    /// request `n + 1` carried them, in full for the calls of turn `n`.
     pub history: ToolHistory,
 }
 

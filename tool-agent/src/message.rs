@@ -37,8 +37,9 @@ pub enum Message {
     },
     /// The results of one turn's calls, in call order.
     Tool {
-        /// The turn the results were produced on (1-based), for the two-layer
-        /// memory rule ([`rendering_for`]).
+        /// The turn the results were produced on (1-based: the number of the
+        /// request whose answer made the calls), for the two-layer memory
+        /// rule ([`rendering_for`]).
         turn: u64,
         /// Each call with its result.
         results: Vec<ToolOutcome>,
@@ -147,11 +148,19 @@ pub fn repair_dangling_calls(messages: &mut Vec<Message>) -> usize {
 }
 
 /// How a result of turn `result_turn` is shown in a request for
-/// `current_turn`: in full on its own turn, by [`Rendering::Later`] (an
-/// output-once result's long-term memory) afterwards — the rule of
-/// [`ToolHistory::render`](tool_core::ToolHistory::render).
+/// `current_turn`. The results of turn `n` (the calls the model made in its
+/// answer to request `n`) first reach the model in request `n + 1`: that
+/// request shows them in full ([`Rendering::First`]: the output, for a
+/// [`with_summary`](tool_core::ToolResult::with_summary) result `# title`,
+/// output and `Summary:` line), every later request by [`Rendering::Later`]
+/// (an output-once result's long-term memory only). The two-layer memory of
+/// the design (000 对话历史示例).
+///
+/// (Until this rule counted the request that answers the results, request
+/// `n + 1` already showed an output-once result by its memory, so the
+/// model never saw the output itself.)
 pub fn rendering_for(result_turn: u64, current_turn: u64) -> Rendering {
-    if result_turn >= current_turn {
+    if current_turn <= result_turn.saturating_add(1) {
         Rendering::First
     } else {
         Rendering::Later
@@ -410,7 +419,10 @@ mod tests {
         let call = ToolCall::new("c", "f", "not json");
         assert_eq!(arguments_object(&call), json!({"_raw": "not json"}));
         assert_eq!(arguments_text(&ToolCall::new("c", "f", "")), "{}");
-        assert_eq!(rendering_for(1, 2), Rendering::Later);
+        // Results of turn 1 are answered by request 2 (in full), then short.
+        assert_eq!(rendering_for(1, 2), Rendering::First);
+        assert_eq!(rendering_for(1, 3), Rendering::Later);
         assert_eq!(rendering_for(2, 2), Rendering::First);
+        assert_eq!(rendering_for(u64::MAX, 1), Rendering::First);
     }
 }

@@ -111,7 +111,9 @@ pub struct RunOutput {
     pub usage: Usage,
     /// Why it ended.
     pub stop: StopReason,
-    /// Every result with its turn (the two-layer memory).
+    /// Every result with the turn of the request whose answer made the call
+    /// (the two-layer memory): `history.render(n)` gives the texts as
+    /// request `n + 1` carried them, in full for the calls of turn `n`.
     pub history: ToolHistory,
 }
 
@@ -319,7 +321,10 @@ impl Agent {
 
     /// Continues `messages` (e.g. a stored trace with a new user message):
     /// the next request carries them all. Tool results in them keep their
-    /// turns; new turns are numbered after the highest one.
+    /// turns; new turns are numbered after the highest one. A tool call in
+    /// them that has no result (an interrupted run) gets a "not run" result
+    /// first ([`repair_dangling_calls`](crate::repair_dangling_calls)), since
+    /// providers refuse a request with an unanswered call.
     ///
     /// # Errors
     /// As [`run`](Self::run); [`AgentError::NoTask`] for no messages.
@@ -381,6 +386,10 @@ impl Agent {
             .time_limit
             .map(|l| tokio::time::Instant::now() + l);
         let mut history = ToolHistory::new();
+        let dangling = crate::message::repair_dangling_calls(&mut messages);
+        if dangling > 0 {
+            tracing::warn!(target: "tool_agent", trace_id = %trace_id, calls = dangling, "tool calls without a result were answered as not run");
+        }
         let base_turn = messages
             .iter()
             .filter_map(|m| match m {

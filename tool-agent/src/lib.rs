@@ -118,8 +118,8 @@ pub use client::{EventStream, ModelClient, SendFuture};
 pub use error::{ModelError, ModelErrorKind};
 pub use limits::{AgentLimits, DEFAULT_MAX_TURNS};
 pub use message::{
-    Message, ModelRequest, RESPONSE_INFO_MAX_CHARS, StreamEvent, ToolChoice, ToolOutcome, Usage,
-    rendering_for,
+    Message, ModelRequest, NOT_RUN_MESSAGE, RESPONSE_INFO_MAX_CHARS, StreamEvent, ToolChoice,
+    ToolOutcome, Usage, rendering_for, repair_dangling_calls,
 };
 pub use provider::anthropic::{
     ANTHROPIC_BASE_URL, ANTHROPIC_VERSION, AnthropicClient, DEFAULT_MAX_TOKENS, TOOL_SEARCH_BETA,

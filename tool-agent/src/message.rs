@@ -9,7 +9,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use tool_core::format::ToolCall;
-use tool_core::{Rendering, ToolArgs, ToolResult};
+use tool_core::{ErrorKind, Rendering, ToolArgs, ToolResult, meta};
 
 /// One message of a conversation.
 ///
@@ -37,8 +37,9 @@ pub enum Message {
     },
     /// The results of one turn's calls, in call order.
     Tool {
-        /// The turn the results were produced on (1-based), for the two-layer
-        /// memory rule ([`rendering_for`]).
+        /// The turn the results were produced on (1-based: the number of the
+        /// request whose answer made the calls), for the two-layer memory
+        /// rule ([`rendering_for`]).
         turn: u64,
         /// Each call with its result.
         results: Vec<ToolOutcome>,
@@ -72,12 +73,94 @@ pub struct ToolOutcome {
     pub result: ToolResult,
 }
 
+/// The text of the result put in for a call that never ran
+/// ([`repair_dangling_calls`]).
+pub const NOT_RUN_MESSAGE: &str = "This call was not run: the conversation was interrupted before its result was recorded. Call the tool again if its result is still needed.";
+
+/// Gives every tool call of an assistant message that has no result a
+/// result saying it was not run, so that the next request is accepted:
+/// OpenAI, Anthropic and Gemini all refuse a conversation in which a tool
+/// call is not answered by a tool result (002 #161: a run interrupted
+/// between the model's answer and the tools' results, a trace stored
+/// half-way, a history edited by hand).
+///
+/// A call counts as answered when a [`Message::Tool`] among the messages
+/// right after its assistant message (before the next user or assistant
+/// message) holds a result with the call's id. The missing results
+/// ([`ErrorKind::Cancelled`], text [`NOT_RUN_MESSAGE`], metadata
+/// [`meta::NOT_RUN`] `true`) are added, in call order, to the first such
+/// tool message, or to a new one placed right after the assistant message,
+/// numbered one turn after the last tool message before it. Nothing else is
+/// changed. Returns the number of results added. [`Agent::run_conversation`](crate::Agent::run_conversation)
+/// calls it on the messages it is given.
+pub fn repair_dangling_calls(messages: &mut Vec<Message>) -> usize {
+    let mut added = 0;
+    let mut last_turn = 0;
+    let mut i = 0;
+    while i < messages.len() {
+        let calls = match &messages[i] {
+            Message::Tool { turn, .. } => {
+                last_turn = last_turn.max(*turn);
+                i += 1;
+                continue;
+            }
+            Message::Assistant { tool_calls, .. } if !tool_calls.is_empty() => tool_calls,
+            _ => {
+                i += 1;
+                continue;
+            }
+        };
+        let answered: std::collections::HashSet<&str> = messages[i + 1..]
+            .iter()
+            .map_while(|m| match m {
+                Message::Tool { results, .. } => Some(results),
+                _ => None,
+            })
+            .flatten()
+            .map(|o| o.call.id.as_str())
+            .collect();
+        let missing: Vec<ToolOutcome> = calls
+            .iter()
+            .filter(|c| !answered.contains(c.id.as_str()))
+            .map(|call| ToolOutcome {
+                call: call.clone(),
+                result: ToolResult::error(ErrorKind::Cancelled, NOT_RUN_MESSAGE)
+                    .with_metadata(meta::NOT_RUN, true),
+            })
+            .collect();
+        if !missing.is_empty() {
+            added += missing.len();
+            if let Some(Message::Tool { results, .. }) = messages.get_mut(i + 1) {
+                results.extend(missing);
+            } else {
+                messages.insert(
+                    i + 1,
+                    Message::Tool {
+                        turn: last_turn + 1,
+                        results: missing,
+                    },
+                );
+            }
+        }
+        i += 1;
+    }
+    added
+}
+
 /// How a result of turn `result_turn` is shown in a request for
-/// `current_turn`: in full on its own turn, by [`Rendering::Later`] (an
-/// output-once result's long-term memory) afterwards — the rule of
-/// [`ToolHistory::render`](tool_core::ToolHistory::render).
+/// `current_turn`. The results of turn `n` (the calls the model made in its
+/// answer to request `n`) first reach the model in request `n + 1`: that
+/// request shows them in full ([`Rendering::First`]: the output, for a
+/// [`with_summary`](tool_core::ToolResult::with_summary) result `# title`,
+/// output and `Summary:` line), every later request by [`Rendering::Later`]
+/// (an output-once result's long-term memory only). The two-layer memory of
+/// the design (000 对话历史示例).
+///
+/// (Until this rule counted the request that answers the results, request
+/// `n + 1` already showed an output-once result by its memory, so the
+/// model never saw the output itself.)
 pub fn rendering_for(result_turn: u64, current_turn: u64) -> Rendering {
-    if result_turn >= current_turn {
+    if current_turn <= result_turn.saturating_add(1) {
         Rendering::First
     } else {
         Rendering::Later
@@ -355,7 +438,10 @@ mod tests {
         let call = ToolCall::new("c", "f", "not json");
         assert_eq!(arguments_object(&call), json!({"_raw": "not json"}));
         assert_eq!(arguments_text(&ToolCall::new("c", "f", "")), "{}");
-        assert_eq!(rendering_for(1, 2), Rendering::Later);
+        // Results of turn 1 are answered by request 2 (in full), then short.
+        assert_eq!(rendering_for(1, 2), Rendering::First);
+        assert_eq!(rendering_for(1, 3), Rendering::Later);
         assert_eq!(rendering_for(2, 2), Rendering::First);
+        assert_eq!(rendering_for(u64::MAX, 1), Rendering::First);
     }
 }

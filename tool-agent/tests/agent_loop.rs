@@ -166,8 +166,13 @@ async fn later_requests_carry_the_long_term_memory_of_output_once_results() {
             .unwrap()
             .to_owned()
     };
-    assert_eq!(on_turn(1).len(), 5000, "in full on its own turn");
-    assert_eq!(on_turn(2), "read the page (5000 chars)");
+    // Made on turn 1, answered by request 2: in full there, short after.
+    assert_eq!(
+        on_turn(2).len(),
+        5000,
+        "in full in the request that answers it"
+    );
+    assert_eq!(on_turn(3), "read the page (5000 chars)");
     // The assistant's calls are echoed with their arguments as JSON text.
     let request = tool_agent::ModelRequest::new(&messages, &tools, &choice).with_turn(2);
     assert_eq!(

@@ -6,7 +6,7 @@
 //! | error | kind |
 //! | --- | --- |
 //! | [`PathError::Outside`], [`PathError::Private`], [`PathError::ReadOnly`] | `denied` |
-//! | [`PathError::Empty`], [`PathError::Limit`] | `invalid_arguments` |
+//! | [`PathError::Empty`], [`PathError::Limit`], [`PathError::NoHome`] | `invalid_arguments` |
 //! | other [`PathError`]s | `failed` |
 //! | [`LedgerError`] (not read, changed since, unreadable) | `failed` |
 //!
@@ -26,7 +26,9 @@ impl From<PathError> for ToolError {
             PathError::Outside { .. } | PathError::Private { .. } | PathError::ReadOnly { .. } => {
                 ErrorKind::Denied
             }
-            PathError::Empty | PathError::Limit(_) => ErrorKind::InvalidArguments,
+            PathError::Empty | PathError::Limit(_) | PathError::NoHome { .. } => {
+                ErrorKind::InvalidArguments
+            }
             PathError::NotFound { .. } | PathError::NotADirectory { .. } | PathError::Io { .. } => {
                 ErrorKind::Failed
             }

@@ -67,6 +67,8 @@
 //!   encodings, line endings, binary sniffing, the `edit_file` matching
 //!   strategies ([`fs::replace`]), atomic writes, change snapshots, diffs, and
 //!   the one write path every file-changing tool goes through.
+//! - [`instructions`]: the nested `AGENTS.md` files `read_file` meets on its
+//!   way down, handed to the host's [`InstructionsHook`] once per trace.
 //! - [`shell`]: `bash_command` with its [`BashConfig`], the environment filter,
 //!   the runner (process group, supervisor, capture, stop sequence), the
 //!   [`CommandPolicy`] and [`split_command`] (allow / ask / deny on every
@@ -187,6 +189,7 @@ pub mod diagnostics;
 pub mod edit;
 mod error;
 pub mod fs;
+pub mod instructions;
 pub mod media;
 pub mod multi_edit;
 pub mod patch;
@@ -205,6 +208,7 @@ pub use fs::after_write::{AfterWrite, AfterWriteHooks, ChangedPath, HookReport};
 pub use fs::changes::{Change, ChangeLog, SnapshotHook, Snapshots};
 pub use fs::ledger::FileLedger;
 pub use fs::workspace::{PathError, Workspace};
+pub use instructions::{InstructionsHook, NestedInstructions};
 pub use media::{ImageLayout, read_images};
 pub use multi_edit::{Edit, multi_edit};
 pub use patch::apply_patch;

@@ -114,11 +114,16 @@ pub async fn read_file(
     let target = crate::roots::resolve_for_read(context, &ws, &file_path)?;
     let title = ws.relative(&target.path).display().to_string();
     let ledger = context.state::<FileLedger>();
+    let path = target.path.clone();
+    let is_dir = target.file_type() == Some(FileType::Directory);
     let result = run_blocking(move || {
         let ledger = ledger.as_deref();
         read_blocking(&target, offset, limit, &opts, ledger)
     })
     .await?;
+    if !result.is_error() {
+        crate::instructions::report(context, &ws, &path, is_dir).await;
+    }
     Ok(result.with_title(title))
 }
 

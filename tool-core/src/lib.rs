@@ -152,7 +152,10 @@ pub use registry::history::{OMITTED_OUTPUT, Rendering, ToolHistory};
 pub use registry::live::LiveRegistry;
 pub use registry::{DEFAULT_TIMEOUT, OnConflict, OptInTools, ToolRegistry};
 pub use result::into_result::{IntoToolResult, run_blocking};
-pub use result::{Attachment, ErrorKind, Image, NOTE_LIMIT, NOTES_SHOWN, ToolError, ToolResult};
+pub use result::{
+    Attachment, ErrorKind, Image, ImageFileError, MemoryLayout, NOTE_LIMIT, NOTES_SHOWN,
+    SUMMARY_PREFIX, ToolError, ToolResult,
+};
 pub use tokio_util::sync::CancellationToken;
 pub use tool::context::{Progress, ProgressSink, State, ToolContext};
 pub use tool::extract::FromToolContext;

@@ -171,12 +171,39 @@ async fn raw_text_that_is_not_json_or_not_an_object() {
     );
     assert!(m.contains("Received: {\"path\": "), "{m}");
     let m = message(
-        call("err_resize", json!([1, 2])).await,
+        call("err_resize", json!([1, 2, 3, 4, 5])).await,
         ErrorKind::InvalidArguments,
     );
+    assert_eq!(
+        m,
+        "The arguments for `err_resize` must be a JSON object such as {\"name\": value}; received an array [1,2,3,4,5]. `err_resize` takes 4 parameters (`path`, `width`, `height`, `keep`), so a list of 5 cannot be read by position."
+    );
+}
+
+#[tokio::test]
+async fn positional_arguments_are_read_in_declared_order() {
+    // 002 #11: a list where the object was expected.
+    let r = call("err_resize", json!(["a.png", 640, 480])).await;
+    assert!(r.error.is_none(), "{:?}", r.error);
+    assert_eq!(r.output, "a.png 640 Some(480) None");
+    assert_eq!(
+        r.notes,
+        [
+            "the arguments were a list and were read by position as `path`, `width`, `height`; send an object naming each parameter"
+        ]
+    );
+    assert_eq!(
+        r.metadata["argument_repairs"],
+        json!([{"kind": "positional_arguments"}])
+    );
+    // Read by position, then checked like any arguments: the note says how it was read.
+    let r = call("err_resize", json!([1, 2])).await;
+    let e = r.error.as_ref().expect("path is a string");
+    assert!(e.message.contains("parameter `path`"), "{}", e.message);
     assert!(
-        m.contains("must be a JSON object") && m.contains("an array [1,2]"),
-        "{m}"
+        r.notes[0].contains("by position as `path`, `width`"),
+        "{:?}",
+        r.notes
     );
 }
 

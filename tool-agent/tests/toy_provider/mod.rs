@@ -59,7 +59,7 @@ impl Provider for Toy {
                     }
                 }
                 Message::Tool { turn, results } => {
-                    // In full on its own turn, short afterwards (an
+                    // In full in the request after its turn, short afterwards (an
                     // output-once result's long-term memory), as every
                     // built-in provider does.
                     let rendering = tool_agent::rendering_for(*turn, request.turn);

@@ -60,6 +60,9 @@ pub struct Workspace {
     /// folders): canonical, or the canonical form of their longest existing
     /// ancestor joined with the rest when they do not exist yet.
     write_protected: Vec<PathBuf>,
+    /// The folder a leading `~` names (`~/x`): the user's home folder, or
+    /// the one given to [`Workspace::with_home`]; `None` when unknown.
+    home: Option<PathBuf>,
 }
 
 impl Workspace {
@@ -78,7 +81,43 @@ impl Workspace {
             extra_roots: Vec::new(),
             read_only_roots: Vec::new(),
             write_protected: Vec::new(),
+            home: std::env::home_dir(),
         })
+    }
+
+    /// The folder `~` names in a model's path (`~` alone or `~/…`; `~user`
+    /// is not expanded): by default the user's home folder
+    /// ([`std::env::home_dir`]), `None` for a workspace where `~` names
+    /// nothing. A path under `~` is then resolved like any absolute path:
+    /// usable when the home folder (or that part of it) lies inside the
+    /// workspace root or an extra root, refused as outside the workspace
+    /// otherwise (001 `expandHome`).
+    #[must_use]
+    pub fn with_home(mut self, home: Option<PathBuf>) -> Self {
+        self.home = home;
+        self
+    }
+
+    /// `model_path` with a leading `~` replaced by the home folder; the path
+    /// itself when it does not start with `~` or `~/`.
+    fn expand_home<'a>(&self, model_path: &'a str) -> Result<std::borrow::Cow<'a, str>, PathError> {
+        let rest = match model_path.strip_prefix('~') {
+            Some("") => "",
+            Some(rest) if rest.starts_with('/') => rest,
+            _ => return Ok(std::borrow::Cow::Borrowed(model_path)),
+        };
+        let home = self.home.as_ref().ok_or_else(|| PathError::NoHome {
+            path: tool_rules::text::clip(model_path, crate::fs::MESSAGE_VALUE).into_owned(),
+        })?;
+        let rest = rest.trim_start_matches('/');
+        let expanded = if rest.is_empty() {
+            home.clone()
+        } else {
+            home.join(rest)
+        };
+        Ok(std::borrow::Cow::Owned(
+            expanded.to_string_lossy().into_owned(),
+        ))
     }
 
     /// Adds a folder that [`Workspace::resolve_for_read`] accepts and
@@ -257,6 +296,9 @@ impl Workspace {
         } else {
             model_path
         };
+        let given = model_path;
+        let expanded = self.expand_home(model_path)?;
+        let model_path = expanded.as_ref();
         if model_path.len() > beneath::MAX_PATH_BYTES {
             return Err(PathError::Limit(format!(
                 "The path is {} bytes long; the limit is {} bytes.",
@@ -265,7 +307,7 @@ impl Workspace {
             )));
         }
         let outside = |resolved: PathBuf| PathError::Outside {
-            path: tool_rules::text::clip(model_path, crate::fs::MESSAGE_VALUE).into_owned(),
+            path: tool_rules::text::clip(given, crate::fs::MESSAGE_VALUE).into_owned(),
             resolved,
             root: self.root.path().to_path_buf(),
         };
@@ -465,6 +507,12 @@ pub enum PathError {
         /// The protected folder it lies in.
         folder: PathBuf,
     },
+    /// The path starts with `~` (the home folder) and the workspace knows
+    /// no home folder ([`Workspace::with_home`] with `None`).
+    NoHome {
+        /// The path as the model sent it (cut to about 200 characters).
+        path: String,
+    },
     /// The path is empty. Not returned any more: an empty path names the
     /// workspace root (see the module docs); kept for callers that match on it.
     Empty,
@@ -521,6 +569,11 @@ impl fmt::Display for PathError {
                  The file tools may read it but not change it, nor add files; nothing was \
                  written. Skills are changed by a person, outside the agent.",
                 folder.display()
+            ),
+            Self::NoHome { path } => write!(
+                f,
+                "The path {path} starts with `~`, the home folder, which is not known here. \
+                 Give the path inside the workspace, relative to its root or absolute."
             ),
             Self::Empty => f.write_str("The path is empty. Give a file path inside the workspace."),
             Self::NotFound { path, then_up } => {

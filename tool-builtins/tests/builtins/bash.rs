@@ -108,6 +108,7 @@ fn stdout_is_captured_with_exit_code_zero() {
     assert!(r.is_ok(), "{r:?}");
     assert_eq!(r.output, "hello\n");
     assert_eq!(r.metadata["exit_code"], 0);
+    assert_eq!(r.exit_code(), Some(0));
     assert_eq!(r.metadata["timed_out"], false);
     assert_eq!(r.metadata["truncated"], false);
     assert_eq!(r.metadata["output_path"], Value::Null);
@@ -122,6 +123,7 @@ fn non_zero_exit_is_not_an_error_and_empty_output_says_so() {
     assert!(r.output.starts_with("(no output)\n"), "{}", r.output);
     assert!(r.output.contains("Command exited with code 3."));
     assert_eq!(r.metadata["exit_code"], 3);
+    assert_eq!(r.exit_code(), Some(3));
 }
 
 #[test]
@@ -1108,6 +1110,7 @@ fn killed_by_signal_is_reported() {
     let r = run_in(dir.path(), "kill -9 $$", None, config());
     assert!(r.is_ok());
     assert_eq!(r.metadata["exit_code"], Value::Null);
+    assert_eq!(r.exit_code(), None, "a signal, not an exit status");
     assert_eq!(r.metadata["signal"], 9);
     assert!(r.output.contains("killed by signal 9"));
 }

@@ -72,6 +72,11 @@ async fn the_registry_budget_never_cuts_the_output_again() {
         .await;
     assert_eq!(r.metadata["truncated"], true);
     assert_eq!(r.metadata["exit_code"], 4);
+    assert_eq!(
+        r.exit_code(),
+        Some(4),
+        "the typed exit code (001 Result.Exit)"
+    );
     let path = r.metadata["output_path"].as_str().unwrap().to_owned();
     let full = std::fs::read_to_string(&path).unwrap();
     std::fs::remove_file(&path).unwrap();

@@ -23,6 +23,7 @@ mod edit;
 mod glob;
 mod glob_registry;
 mod grep;
+mod instructions;
 mod ledger;
 mod list;
 mod multi_edit;

@@ -372,6 +372,26 @@ pub(crate) fn not_an_object(tool: &str, value: &Value) -> String {
     )
 }
 
+/// A list of more items than the tool has parameters, so not readable by position.
+pub(crate) fn too_many_positional(tool: &str, value: &Value, names: &[&String]) -> String {
+    let count = value.as_array().map_or(0, Vec::len);
+    let takes = if names.is_empty() {
+        format!("`{tool}` takes no parameters")
+    } else {
+        let list: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+        format!(
+            "`{tool}` takes {} parameter{} ({}), so a list of {count} cannot be read by position",
+            names.len(),
+            if names.len() == 1 { "" } else { "s" },
+            list.join(", ")
+        )
+    };
+    format!(
+        "The arguments for `{tool}` must be a JSON object such as {{\"name\": value}}; received {}. {takes}.",
+        received(value)
+    )
+}
+
 /// serde's own words after a message, as " (…)", or nothing when they only
 /// restate the sentence before them in Rust terms: serde's generic
 /// `invalid type: …, expected …` and `invalid value: …, expected …` name

@@ -11,6 +11,11 @@
 //! - a JSON string whose content is the arguments object (double encoding) → decoded once;
 //! - a single wrapper key `arguments`, `parameters` or `input` holding an
 //!   object, when the tool has no parameter of that name → unwrapped (at most two levels);
+//! - a JSON array where the object was expected (positional arguments, as a
+//!   model trained on Python calls writes `["a.txt", 10]`) → its items mapped
+//!   to the parameters in the schema's declared order (`properties` key
+//!   order), at most as many items as parameters; a tool whose one parameter
+//!   takes only arrays gets the whole array as that parameter instead;
 //! - a string holding JSON for a parameter whose schema is an object or array → parsed once;
 //! - any other string for a parameter whose schema is an array of strings
 //!   (`"paths": "a.png"` for a list of paths) → a list of that one string;
@@ -55,6 +60,8 @@ pub enum RepairKind {
     DoubleEncodedArguments,
     /// The parameters wrapped under `arguments`, `parameters` or `input`, unwrapped.
     UnwrappedArguments,
+    /// A JSON array of values, mapped to the parameters in declared order.
+    PositionalArguments,
     /// A string holding JSON for an object or array parameter, parsed.
     JsonStringParsed,
     /// A whole number sent as a string for an integer parameter.
@@ -75,6 +82,7 @@ impl RepairKind {
             Self::ControlCharactersEscaped => "control_characters_escaped",
             Self::DoubleEncodedArguments => "double_encoded_arguments",
             Self::UnwrappedArguments => "unwrapped_arguments",
+            Self::PositionalArguments => "positional_arguments",
             Self::JsonStringParsed => "json_string_parsed",
             Self::IntegerFromString => "integer_from_string",
             Self::NumberFromString => "number_from_string",
@@ -264,6 +272,11 @@ pub(crate) fn prepare(
         repairs.extend(escaped);
         value = inner;
     }
+    if let Value::Array(items) = value {
+        let (map, repair) = positional(tool, items, types)?;
+        repairs.push(repair);
+        value = Value::Object(map);
+    }
     let Value::Object(mut map) = value else {
         return Err(messages::not_an_object(tool, &value));
     };
@@ -305,6 +318,67 @@ pub(crate) fn prepare(
         }
     }
     Ok(map)
+}
+
+/// Positional arguments: the items of `items` given to the parameters in the
+/// schema's declared order (`properties` key order, which `serde_json`'s
+/// `preserve_order` keeps as the tool declared it). A tool whose only
+/// parameter takes arrays and nothing else gets the whole array as that
+/// parameter. `Err` (the not-an-object message, with the parameter list) when
+/// there are more items than parameters.
+fn positional(
+    tool: &str,
+    items: Vec<Value>,
+    types: &ParamTypes,
+) -> Result<(Map<String, Value>, ArgumentRepair), String> {
+    let names: Vec<&String> = types
+        .parameters()
+        .get("properties")
+        .and_then(Value::as_object)
+        .map(|p| p.keys().collect())
+        .unwrap_or_default();
+    if let [only] = names.as_slice()
+        && let Some(t) = types.types.get(only.as_str())
+        && t.array
+        && !(t.any || t.string || t.object || t.integer || t.number || t.boolean)
+        && !matches!(items.as_slice(), [Value::Array(_)])
+    {
+        let mut map = Map::new();
+        map.insert((*only).clone(), Value::Array(items));
+        let note = format!(
+            "the arguments were a list and were read as the list parameter `{only}`; send an object such as {{\"{only}\": [...]}}"
+        );
+        return Ok((
+            map,
+            ArgumentRepair::new(RepairKind::PositionalArguments, Some(only), note),
+        ));
+    }
+    if items.len() > names.len() {
+        return Err(messages::too_many_positional(
+            tool,
+            &Value::Array(items),
+            &names,
+        ));
+    }
+    let used: Vec<String> = names
+        .iter()
+        .take(items.len())
+        .map(|n| format!("`{n}`"))
+        .collect();
+    let map: Map<String, Value> = names.iter().map(|n| (*n).clone()).zip(items).collect();
+    let note = if used.is_empty() {
+        "the arguments were an empty list and were read as no arguments; send an object ({})"
+            .to_owned()
+    } else {
+        format!(
+            "the arguments were a list and were read by position as {}; send an object naming each parameter",
+            used.join(", ")
+        )
+    };
+    Ok((
+        map,
+        ArgumentRepair::new(RepairKind::PositionalArguments, None, note),
+    ))
 }
 
 /// The repaired value and its record for a string sent to a parameter of types `t`, if one applies.
@@ -585,6 +659,57 @@ mod tests {
             json!({"arguments": {"input": {"parameters": {"limit": 1}}}}),
         ));
         assert!(r.unwrap().contains_key("parameters"));
+    }
+
+    #[test]
+    fn positional_arguments_follow_the_declared_order() {
+        // 002 #11: a list where the object was expected, read by position.
+        let (r, k) = run(ToolArgs::Value(json!(["hello", "7", true])));
+        let m = r.unwrap();
+        assert_eq!(
+            Value::Object(m),
+            json!({"content": "hello", "limit": 7, "flag": true})
+        );
+        assert_eq!(k, ["positional_arguments", "integer_from_string"]);
+        assert_eq!(
+            notes(ToolArgs::Text("[\"a\", 2]".into()))[0],
+            "the arguments were a list and were read by position as `content`, `limit`; send an object naming each parameter"
+        );
+        let (r, k) = run(ToolArgs::Value(json!([])));
+        assert_eq!((r.unwrap(), k), (Map::new(), vec!["positional_arguments"]));
+        // More items than parameters: refused, naming the parameters in order.
+        let nine = json!([1, 2, 3, 4, 5, 6, 7, 8, 9]);
+        let e = run(ToolArgs::Value(nine)).0.unwrap_err();
+        assert_eq!(
+            e,
+            "The arguments for `t` must be a JSON object such as {\"name\": value}; received an array [1,2,3,4,5,6,7,8,9]. `t` takes 8 parameters (`content`, `limit`, `flag`, `tags`, `point`, `either`, `timeout`, `ratio`), so a list of 9 cannot be read by position."
+        );
+        let none = ParamTypes::from_parameters(&json!({"type": "object", "properties": {}}));
+        let e = prepare("n", ToolArgs::Value(json!([1])), &none, &mut Vec::new()).unwrap_err();
+        assert!(e.ends_with("`n` takes no parameters."), "{e}");
+    }
+
+    #[test]
+    fn a_list_for_a_tool_whose_one_parameter_is_a_list() {
+        let one = ParamTypes::from_parameters(&json!({
+            "type": "object",
+            "properties": {"paths": {"type": "array", "items": {"type": "string"}}}
+        }));
+        for (sent, paths) in [
+            (json!(["a.png", "b.png"]), json!(["a.png", "b.png"])),
+            (json!([["a.png"]]), json!(["a.png"])),
+        ] {
+            let mut repairs = Vec::new();
+            let m = prepare("r", ToolArgs::Value(sent.clone()), &one, &mut repairs).unwrap();
+            assert_eq!(m["paths"], paths, "{sent}");
+            assert_eq!(repairs[0].kind, RepairKind::PositionalArguments);
+        }
+        let mut repairs = Vec::new();
+        let _ = prepare("r", ToolArgs::Value(json!(["a"])), &one, &mut repairs);
+        assert_eq!(
+            repairs[0].note(),
+            "the arguments were a list and were read as the list parameter `paths`; send an object such as {\"paths\": [...]}"
+        );
     }
 
     #[test]

@@ -165,8 +165,12 @@ pub enum StatsOrder {
     CallCount,
     /// Highest success rate first (ties: more calls first).
     SuccessRate,
-    /// Slowest average first.
+    /// Fastest average wall time first (the seed's "fastest tools"; this
+    /// order used to put the slowest first, which is now
+    /// [`SlowestFirst`](Self::SlowestFirst)).
     AverageDuration,
+    /// Slowest average wall time first (where the time goes).
+    SlowestFirst,
 }
 
 /// One lifecycle event of a call, sent to every [`ToolObserver`].

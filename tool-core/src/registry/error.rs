@@ -67,6 +67,18 @@ pub enum RegistryError {
         /// Every crate of the program that has `#[tool]` fns, sorted (at most 20).
         known: Vec<String>,
     },
+    /// A name given to [`ToolRegistry::schemas_named`](crate::ToolRegistry::schemas_named)
+    /// is not a registered tool.
+    #[error(
+        "no tool named `{name}` is registered{}",
+        suggestion.as_ref().map(|s| format!("; did you mean `{s}`?")).unwrap_or_default()
+    )]
+    UnknownTool {
+        /// The name asked for.
+        name: String,
+        /// The closest registered name, if one is close.
+        suggestion: Option<String>,
+    },
     /// Several errors at once (e.g. every duplicate in the global registry).
     #[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
     Many(Vec<RegistryError>),

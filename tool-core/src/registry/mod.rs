@@ -516,6 +516,11 @@ impl ToolRegistry {
                     .then_with(|| a.name.cmp(&b.name))
             }),
             StatsOrder::AverageDuration => all.sort_by(|a, b| {
+                a.average_duration
+                    .cmp(&b.average_duration)
+                    .then_with(|| a.name.cmp(&b.name))
+            }),
+            StatsOrder::SlowestFirst => all.sort_by(|a, b| {
                 b.average_duration
                     .cmp(&a.average_duration)
                     .then_with(|| a.name.cmp(&b.name))
@@ -525,11 +530,62 @@ impl ToolRegistry {
         all
     }
 
+    /// The names of [`top_tools`](Self::top_tools), in the same order (the
+    /// seed's `get_top_tools(limit, by)`, which answers with names).
+    pub fn top_tool_names(&self, limit: usize, order: StatsOrder) -> Vec<String> {
+        self.top_tools(limit, order)
+            .into_iter()
+            .map(|s| s.name)
+            .collect()
+    }
+
     /// The canonical schema of every tool, in name order: one
     /// `{"name", "description", "parameters"}` object per tool, `parameters`
     /// being JSON Schema 2020-12 with root `type: object`.
     pub fn schemas(&self) -> Vec<Value> {
         self.specs().map(ToolSpec::canonical_schema).collect()
+    }
+
+    /// The canonical schemas (as [`schemas`](Self::schemas)) of the tools
+    /// `names`, in the order given: for a prompt that lists the most used
+    /// tools first (order the names by [`top_tool_names`](Self::top_tool_names)
+    /// or [`stats`](Self::stats), then ask for their schemas). A name given
+    /// twice is listed once, at its first place.
+    ///
+    /// ```
+    /// use serde_json::{json, Map, Value};
+    /// use tool_core::{Tool, ToolRegistry, ToolResult, ToolSpec};
+    ///
+    /// let mut registry = ToolRegistry::new();
+    /// for name in ["alpha", "beta", "gamma"] {
+    ///     let spec = ToolSpec::new(name, "A tool.", json!({"type": "object"}));
+    ///     registry.register(Tool::new(spec, |_: Map<String, Value>, _| async { ToolResult::ok("") })?)?;
+    /// }
+    /// let listed = registry.schemas_named(&["gamma", "alpha"])?;
+    /// assert_eq!((listed[0]["name"].as_str(), listed[1]["name"].as_str()), (Some("gamma"), Some("alpha")));
+    /// assert!(registry.schemas_named(&["alpah"]).unwrap_err().to_string().contains("did you mean `alpha`"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`RegistryError::UnknownTool`] (with "did you mean") for each name
+    /// that is not registered, several at once as [`RegistryError::Many`].
+    pub fn schemas_named<S: AsRef<str>>(&self, names: &[S]) -> Result<Vec<Value>, RegistryError> {
+        let mut seen = std::collections::HashSet::new();
+        let mut out = Vec::with_capacity(names.len());
+        let mut unknown = Vec::new();
+        for name in names.iter().map(AsRef::as_ref) {
+            match self.tools.get(name) {
+                Some(e) if seen.insert(name) => out.push(e.tool.spec().canonical_schema()),
+                Some(_) => {}
+                None => unknown.push(RegistryError::UnknownTool {
+                    name: name.to_owned(),
+                    suggestion: self.suggest(name).first().map(|s| (*s).to_owned()),
+                }),
+            }
+        }
+        RegistryError::from_all(unknown)?;
+        Ok(out)
     }
 
     /// The names closest to `name` (edit distance), best first, at most 3.

@@ -108,6 +108,10 @@ pub const ARGUMENT_REPAIRS: &str = "argument_repairs";
 pub const IGNORED_HIDDEN_PARAMS: &str = "ignored_hidden_params";
 /// The parameters an approver changed: `["name", …]`.
 pub const APPROVED_WITH_EDITS: &str = "approved_with_edits";
+/// `true` on a result the framework put in for a call that never ran: a
+/// tool call left without a result in a conversation handed back to an agent
+/// (`tool_agent::repair_dangling_calls`).
+pub const NOT_RUN: &str = "not_run";
 /// The middleware layers ([`ToolLayer`](crate::layer::ToolLayer)) that
 /// rewrote the arguments before the call, outermost first: `["name", …]`.
 pub const REWRITTEN_BY: &str = "rewritten_by";

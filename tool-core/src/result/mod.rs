@@ -1,7 +1,10 @@
 //! [`ToolResult`]: what a tool call returns to the agent loop.
 
+pub(crate) mod image_file;
 pub(crate) mod into_result;
 pub mod meta;
+
+pub use image_file::ImageFileError;
 
 use std::fmt;
 
@@ -55,7 +58,9 @@ use serde_json::{Map, Value};
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct ToolResult {
-    /// Short human-readable title for UIs (e.g. the file that was read). Not sent to the model.
+    /// Short human-readable title for UIs (e.g. the file that was read).
+    /// Sent to the model only in the [`MemoryLayout::Summary`] layout, as a
+    /// `# title` line.
     pub title: Option<String>,
     /// The text the model sees. Empty when the tool produced nothing.
     pub output: String,
@@ -79,7 +84,46 @@ pub struct ToolResult {
     /// [`NOTE_LIMIT`] characters. Rendered after the output as `Note: <text>`
     /// lines, at most [`NOTES_SHOWN`] of them.
     pub notes: Vec<String>,
+    /// How the output and the long-term memory are laid out for the model
+    /// ([`MemoryLayout`]); [`with_summary`](Self::with_summary) sets
+    /// [`MemoryLayout::Summary`]. Serialised only when not the default.
+    #[serde(skip_serializing_if = "MemoryLayout::is_plain")]
+    pub memory_layout: MemoryLayout,
 }
+
+/// How a result's output and [`long_term_memory`](ToolResult::long_term_memory)
+/// reach the model (the two-layer memory). Either way, errors are shown in
+/// full on every turn and the notes follow the text.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum MemoryLayout {
+    /// The output alone on its turn; on later turns the memory alone when
+    /// the output is shown once. The default, and what the built-in tools
+    /// use: their memories are written for later turns ("shown on an
+    /// earlier turn …").
+    #[default]
+    Plain,
+    /// The design's history layout (000 对话历史示例): on its turn `# {title}`
+    /// (when there is a title), the output and `Summary: {memory}`, blank
+    /// lines between; on later turns only `Summary: {memory}` when the
+    /// output is shown once. Without a memory it is [`Plain`](Self::Plain).
+    Summary,
+}
+
+impl MemoryLayout {
+    /// `true` for [`Plain`](Self::Plain) (serde's `skip_serializing_if`).
+    #[allow(
+        clippy::trivially_copy_pass_by_ref,
+        reason = "serde's skip_serializing_if passes a reference"
+    )]
+    pub fn is_plain(&self) -> bool {
+        *self == Self::Plain
+    }
+}
+
+/// The prefix of the memory line in the [`MemoryLayout::Summary`] layout.
+pub const SUMMARY_PREFIX: &str = "Summary: ";
 
 /// Longest note kept by [`ToolResult::with_note`], in characters; a longer one is cut and ends with `…`.
 pub const NOTE_LIMIT: usize = 300;
@@ -115,6 +159,27 @@ impl ToolResult {
         self.error.is_none()
     }
 
+    /// The exit status of the command a command tool ran (`bash_command`,
+    /// and `job_output` for a finished background job), read from
+    /// `metadata["exit_code"]` ([`meta::EXIT_CODE`]): `Some(0)` for success,
+    /// `Some(n)` for a command that exited with `n`. `None` when the tool runs
+    /// no command, the command is still running, or a signal ended it (the
+    /// signal is in the output), and for a value outside `i32`.
+    ///
+    /// ```
+    /// use tool_core::{meta, ToolResult};
+    ///
+    /// let r = ToolResult::ok("").with_metadata(meta::EXIT_CODE, 2);
+    /// assert_eq!(r.exit_code(), Some(2));
+    /// assert_eq!(ToolResult::ok("").exit_code(), None);
+    /// ```
+    pub fn exit_code(&self) -> Option<i32> {
+        self.metadata
+            .get(meta::EXIT_CODE)
+            .and_then(Value::as_i64)
+            .and_then(|n| i32::try_from(n).ok())
+    }
+
     /// `true` when the call failed.
     pub fn is_error(&self) -> bool {
         self.error.is_some()
@@ -145,6 +210,32 @@ impl ToolResult {
     #[must_use]
     pub fn output_once(mut self) -> Self {
         self.include_output_only_once = true;
+        self
+    }
+
+    /// The design's two-layer memory in one step: `summary` becomes the
+    /// long-term memory, the output is shown once, and the layout is
+    /// [`MemoryLayout::Summary`]: on its turn the model reads `# title`
+    /// (when [`with_title`](Self::with_title) set one), the output and
+    /// `Summary: {summary}`; on later turns only `Summary: {summary}`.
+    ///
+    /// ```
+    /// use tool_core::{Rendering, ToolResult};
+    ///
+    /// let r = ToolResult::ok("<10 000 chars of page data>")
+    ///     .with_title("Extracted page data")
+    ///     .with_summary("Extracted 10000 chars from amazon.com");
+    /// assert_eq!(
+    ///     r.render(Rendering::First),
+    ///     "# Extracted page data\n\n<10 000 chars of page data>\n\nSummary: Extracted 10000 chars from amazon.com"
+    /// );
+    /// assert_eq!(r.render(Rendering::Later), "Summary: Extracted 10000 chars from amazon.com");
+    /// ```
+    #[must_use]
+    pub fn with_summary(mut self, summary: impl Into<String>) -> Self {
+        self.long_term_memory = Some(summary.into());
+        self.include_output_only_once = true;
+        self.memory_layout = MemoryLayout::Summary;
         self
     }
 
@@ -229,11 +320,28 @@ impl ToolResult {
     /// The text a model should see for this result on the turn it was produced:
     /// the output, for a failure the error message after any partial output,
     /// then the [notes](Self::notes_text).
+    ///
+    /// In the [`MemoryLayout::Summary`] layout with a memory, the text is
+    /// `# {title}` (when set), that text and `Summary: {memory}`, blank lines between.
     pub fn model_text(&self) -> String {
         let text = match &self.error {
             None => self.output.clone(),
             Some(e) if self.output.is_empty() => format!("Error: {}", e.message),
             Some(e) => format!("{}\n\nError: {}", self.output, e.message),
+        };
+        let text = match (&self.long_term_memory, self.memory_layout) {
+            (Some(memory), MemoryLayout::Summary) => {
+                let mut parts = Vec::with_capacity(3);
+                if let Some(title) = &self.title {
+                    parts.push(format!("# {title}"));
+                }
+                if !text.is_empty() {
+                    parts.push(text);
+                }
+                parts.push(format!("{SUMMARY_PREFIX}{memory}"));
+                parts.join("\n\n")
+            }
+            _ => text,
         };
         self.with_notes_after(text)
     }

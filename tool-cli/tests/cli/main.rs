@@ -9,6 +9,7 @@ mod call;
 mod concurrency;
 mod diagnostics;
 mod examples;
+mod goal;
 mod index;
 mod jobs;
 mod ledger;

@@ -24,6 +24,7 @@ mod out;
 mod parse;
 mod scale;
 mod schema;
+mod skill_md;
 mod skills;
 mod support;
 mod todo;

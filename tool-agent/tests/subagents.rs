@@ -604,3 +604,97 @@ fn slow_tools() -> ToolRegistry {
     .unwrap();
     r
 }
+
+/// The goal tree of tool-builtins' `goal` tool: `agent` marks the goal it
+/// names with its sub-traces, `evaluate` judges against the goal's
+/// description and criteria from the tree and marks it too; an unknown
+/// goal is refused before any model turn.
+#[tokio::test]
+async fn agent_and_evaluate_use_the_traces_goal_tree() {
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn tool_core::state::StateStore> =
+        Arc::new(tool_core::state::FileStore::new(dir.path().join("state")));
+    let ctx = tool_builtins::context(dir.path())
+        .unwrap()
+        .with_trace_id("main")
+        .with_state(store);
+    let model = Arc::new(ScriptedClient::new([
+        ScriptedTurn::text("parser fixed"),
+        ScriptedTurn::text(r#"{"verdict": "pass", "reason": "both criteria hold"}"#),
+    ]));
+    let sub = Arc::new(SubAgents::with_shared_client(model.clone(), base_tools()));
+    let mut tools = parent(&sub);
+    let builtins = tool_builtins::registry();
+    tools.merge(&builtins, tool_core::OnConflict::Skip).unwrap();
+    let added = tools
+        .execute(
+            "goal",
+            json!({"action": "add", "description": "Fix the CSV parser",
+                   "criteria": ["quoted commas parse", "the suite passes"]}),
+            &ctx,
+        )
+        .await;
+    assert_eq!(added.metadata["goal_id"], "1", "{added:?}");
+
+    let (result, v) = call(
+        &tools,
+        "agent",
+        json!({"task": "fix the parser", "goal_id": "1"}),
+        &ctx,
+    )
+    .await;
+    assert!(result.is_ok(), "{}", result.model_text());
+    assert_eq!(v["goal_id"], "1");
+    let first = v["results"][0]["trace_id"].as_str().unwrap().to_owned();
+    let goal = tool_builtins::goal::goal_of(&ctx, "1").unwrap().unwrap();
+    assert_eq!(goal.kind, tool_builtins::GoalKind::AgentCall);
+    assert_eq!(goal.status, tool_builtins::GoalStatus::InProgress);
+    assert_eq!(goal.agent_call_mode.as_deref(), Some("delegate"));
+    assert_eq!(goal.sub_trace_ids, std::slice::from_ref(&first));
+
+    let (result, v) = call(
+        &tools,
+        "evaluate",
+        json!({"target_goal_id": "1", "messages": [{"role": "user", "content": "parser fixed"}]}),
+        &ctx,
+    )
+    .await;
+    assert!(result.is_ok(), "{}", result.model_text());
+    assert_eq!(
+        (v["verdict"].as_str(), v["goal_id"].as_str()),
+        (Some("pass"), Some("1"))
+    );
+    let Some(Message::User { content }) = &model.seen()[1].last else {
+        panic!("the task is the last message")
+    };
+    assert_eq!(
+        content,
+        "Goal `1`: Fix the CSV parser\nCriteria:\n- quoted commas parse\n- the suite passes\n\n\
+         Judge whether the result shown above meets this goal."
+    );
+    let goal = tool_builtins::goal::goal_of(&ctx, "1").unwrap().unwrap();
+    assert_eq!(goal.agent_call_mode.as_deref(), Some("evaluate"));
+    assert_eq!(goal.sub_trace_ids.len(), 2);
+    assert_eq!(goal.sub_trace_ids[0], first);
+    assert!(
+        goal.sub_trace_ids[1].starts_with("main@evaluate-"),
+        "{goal:?}"
+    );
+
+    // An unknown goal: refused before the model is asked anything.
+    let (result, _) = call(
+        &tools,
+        "agent",
+        json!({"task": "anything", "goal_id": "4"}),
+        &ctx,
+    )
+    .await;
+    assert!(
+        result
+            .model_text()
+            .contains("There is no goal `4` in this trace; its goals are 1"),
+        "{}",
+        result.model_text()
+    );
+    assert_eq!(model.seen().len(), 2);
+}

@@ -51,6 +51,7 @@
 //! | `job_output`, `job_kill`, `job_list` | [`shell::job_tools`] | a background job's output, stopping it, the session's jobs |
 //! | `ask_user` | [`ask`](mod@ask) | a question for the person, through the context's `Asker` |
 //! | `todo_write`, `todo_read` | [`todo`](mod@todo) | the session's task list, kept per trace |
+//! | `goal` | [`goal`](mod@goal) | the trace's goal tree: goals with criteria, status, summaries |
 //! | `skill` | [`skills`] | a skill's instructions, from `SKILL.md` folders (a runtime tool: [`SkillSet::tool`]) |
 //! | `web_fetch` | [`web::fetch`] | one URL under a [`WebConfig`]'s network policy: HTML as Markdown, text, an image, a PDF |
 //! | `web_search` | [`web::search`] | title/URL/snippet hits from a configured provider (Brave, SearXNG) |
@@ -189,6 +190,7 @@ pub mod diagnostics;
 pub mod edit;
 mod error;
 pub mod fs;
+pub mod goal;
 pub mod instructions;
 pub mod media;
 pub mod multi_edit;
@@ -208,6 +210,7 @@ pub use fs::after_write::{AfterWrite, AfterWriteHooks, ChangedPath, HookReport};
 pub use fs::changes::{Change, ChangeLog, SnapshotHook, Snapshots};
 pub use fs::ledger::FileLedger;
 pub use fs::workspace::{PathError, Workspace};
+pub use goal::{Goal, GoalAction, GoalKind, GoalStatus, goal};
 pub use instructions::{InstructionsHook, NestedInstructions};
 pub use media::{ImageLayout, read_images};
 pub use multi_edit::{Edit, multi_edit};

@@ -72,6 +72,15 @@ malformed or a call names a tool not in --tools. Formats: hermes, mistral,
 llama3_json, pythonic, deepseek_v3, qwen3_coder, kimi_k2, granite, xlam,
 glm45, auto (README, \"Models that write tool calls as text\", shows each).";
 
+const SKILL_MD_EXAMPLES: &str = "\
+Examples:
+  tool skill-md                              a SKILL.md for this program (every tool, one line each)
+  tool skill-md read_images                  a SKILL.md for one tool: usage and parameters
+  tool skill-md --dir ~/.claude/skills grep_content glob_files
+  tool --mcp-config .mcp.json skill-md --mcp github
+                                             one skill for the github server's tools
+";
+
 const SCHEMA_EXAMPLES: &str = "\
 Examples:
   tool schema                    every tool's canonical schema (a JSON array)
@@ -545,6 +554,25 @@ pub(crate) enum Command {
         /// Print a JSON array of {"name", "description", "path"} instead.
         #[arg(long)]
         json: bool,
+    },
+
+    /// Print a SKILL.md (Agent Skills format) for this program, for named tools, or for the
+    /// tools of an imported MCP server (--mcp SERVER).
+    #[command(name = "skill-md", after_help = SKILL_MD_EXAMPLES)]
+    SkillMd {
+        /// Tools to write a skill for, one skill each [default: one skill for the program].
+        #[arg(value_name = "NAME")]
+        names: Vec<String>,
+
+        /// Write DIR/<skill>/SKILL.md for each skill instead of printing (needed for more
+        /// than one NAME); an existing SKILL.md there is replaced.
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+
+        /// One skill for the tools of this --mcp-config server, to be called by name from an
+        /// agent whose host defers their schemas (e.g. --defer 'SERVER__*').
+        #[arg(long, value_name = "SERVER", conflicts_with = "names")]
+        mcp: Option<String>,
     },
 
     /// Print tool schemas (all tools, or the named ones in the order given) as a JSON array.

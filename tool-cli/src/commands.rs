@@ -613,7 +613,7 @@ fn report_write_failures(printed: &render::Printed<'_>) -> io::Result<bool> {
 }
 
 /// "unknown tool `x`" with up to three suggestions, or a pointer to `tool list`.
-fn unknown_tool_message(registry: &ToolRegistry, name: &str) -> String {
+pub(crate) fn unknown_tool_message(registry: &ToolRegistry, name: &str) -> String {
     let suggestions = registry.suggest(name);
     let mut message = format!("unknown tool `{name}`.");
     if !suggestions.is_empty() {

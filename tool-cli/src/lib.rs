@@ -104,6 +104,7 @@ mod mcp;
 mod render;
 mod scrub;
 mod session;
+mod skill_md;
 mod skills;
 mod small_file;
 mod state_store;
@@ -519,6 +520,14 @@ fn execute(registry: &ToolRegistry, program: &Program, mut cli: Args) -> Result<
             }
             Ok(())
         }
+        Command::SkillMd { names, dir, mcp } => skill_md::run(
+            registry,
+            &cli.common,
+            &names,
+            dir.as_deref(),
+            mcp.as_deref(),
+            &mut stdout.lock(),
+        ),
         Command::Schema {
             names,
             format,

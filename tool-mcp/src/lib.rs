@@ -89,6 +89,14 @@
 //! every server of such a file with each server isolated: one that is
 //! missing, exits at once or dies later costs only its own tools.
 //!
+//! An imported server can be offered as one skill instead of N schemas:
+//! write its imported tools' specs as a `SKILL.md` with tool-builtins'
+//! `skills::write::for_tools` (`CallStyle::ToolCall`: a section per tool,
+//! its arguments, a call line `server__tool {"arg": …}`) and defer the
+//! tools in the model's view (`RegistryView::defer(["server__*"])`): the
+//! `skill` tool lists the server on one line, and calls by name still run
+//! (`tests/skill.rs`; from the command line, `tool skill-md --mcp SERVER`).
+//!
 //! # Dependencies and why
 //! - `rmcp` 3.x, the official Rust SDK of the protocol: both protocol eras
 //!   (2025-11-25 sessions and 2026-07-28 stateless with `server/discover`),

@@ -17,10 +17,15 @@
 //! The parent's [`ToolContext`] is the hidden context: sub-agents run with
 //! it (workspace, approver, values), their own trace id in place of the
 //! parent's. For `evaluate`, the host gives the goal, never the model: a goal
-//! registered with [`SubAgents::goal`], or the context values `goals`
+//! registered with [`SubAgents::goal`], a goal of the trace's goal tree
+//! (tool-builtins' `goal` tool, with this crate's `builtins` feature: its
+//! description and criteria), or the context values `goals`
 //! (`{"<id>": "<description>"}`) and `goal` (the current goal's description,
 //! a string or `{"description"}`); `target_goal_id` picks one, defaulting to
-//! the context's `goal_id`.
+//! the context's `goal_id`. An `agent` call may name the goal its
+//! sub-agents work on (`goal_id`), and `evaluate` of a tree goal does too:
+//! the goal is marked `type: agent_call` with the mode and the sub-trace
+//! ids (tool-builtins' `goal::mark_agent_call`).
 //!
 //! ```
 //! use std::sync::Arc;
@@ -66,6 +71,7 @@ use crate::limits::AgentLimits;
 use crate::message::Message;
 
 mod background;
+mod goals;
 mod presets;
 mod trace;
 
@@ -235,6 +241,7 @@ impl SubAgents {
             }
         };
         let mode = if explore { "explore" } else { "delegate" };
+        let goal_id = non_blank(args.goal_id.as_deref()).map(str::to_owned);
         let messages = per_task_messages(args.messages, tasks.len())?;
         let continue_from = non_blank(args.continue_from.as_deref());
         if continue_from.is_some() && explore {
@@ -305,6 +312,10 @@ impl SubAgents {
             conversation.push(Message::user(task.clone()));
             runs.push((id, conversation, first_task, task.clone()));
         }
+        if let Some(goal) = &goal_id {
+            let ids: Vec<String> = runs.iter().map(|r| r.0.clone()).collect();
+            goals::mark(ctx, goal, mode, &ids).await?;
+        }
         let outcomes = join_all(
             runs.into_iter()
                 .map(|(id, conversation, first_task, task)| {
@@ -320,7 +331,11 @@ impl SubAgents {
         for (id, first_task, task, result) in outcomes {
             results.push(self.record(&parent, mode, id, first_task, &task, result));
         }
-        Ok(json!({"mode": mode, "results": results}))
+        let mut summary = json!({"mode": mode, "results": results});
+        if let Some(goal) = goal_id {
+            summary["goal_id"] = json!(goal);
+        }
+        Ok(summary)
     }
 
     /// Runs an `evaluate` call: returns the verdict object or a message for the model.
@@ -329,7 +344,7 @@ impl SubAgents {
     /// No goal description to judge against, bad `messages`, an unknown trace.
     pub async fn evaluate(&self, args: EvaluateArgs, ctx: &ToolContext) -> Result<Value, String> {
         let target = non_blank(args.target_goal_id.as_deref()).or(ctx.goal_id());
-        let (goal_id, description) = self.goal_description(target, ctx)?;
+        let (goal_id, description, in_tree) = self.goal_description(target, ctx).await?;
         let given = to_messages(args.messages.unwrap_or_default(), "messages")?;
         let parent = ctx.trace_id().unwrap_or("trace").to_owned();
         let task = format!(
@@ -355,6 +370,9 @@ impl SubAgents {
         };
         conversation.extend(given);
         conversation.push(Message::user(task.clone()));
+        if let (Some(goal), true) = (&goal_id, in_tree) {
+            goals::mark(ctx, goal, "evaluate", std::slice::from_ref(&id)).await?;
+        }
         let tools = self
             .tools
             .clone()
@@ -376,11 +394,14 @@ impl SubAgents {
         Ok(summary)
     }
 
-    fn goal_description(
+    /// The goal `evaluate` judges against: its id, its text, and whether it
+    /// came from the trace's goal tree. Looked up in the goals the host
+    /// registered, then the goal tree, then the context values.
+    async fn goal_description(
         &self,
         target: Option<&str>,
         ctx: &ToolContext,
-    ) -> Result<(Option<String>, String), String> {
+    ) -> Result<(Option<String>, String, bool), String> {
         let from_ctx_goals = |id: &str| {
             ctx.value("goals")
                 .and_then(|g| g.get(id))
@@ -391,8 +412,14 @@ impl SubAgents {
                 .map(str::to_owned)
         };
         if let Some(id) = target {
-            if let Some(d) = self.goals.get(id).cloned().or_else(|| from_ctx_goals(id)) {
-                return Ok((Some(id.to_owned()), d));
+            if let Some(d) = self.goals.get(id) {
+                return Ok((Some(id.to_owned()), d.clone(), false));
+            }
+            if let Some(d) = goals::from_tree(ctx, id).await? {
+                return Ok((Some(id.to_owned()), d, true));
+            }
+            if let Some(d) = from_ctx_goals(id) {
+                return Ok((Some(id.to_owned()), d, false));
             }
         }
         if let Some(goal) = ctx.value("goal") {
@@ -405,18 +432,18 @@ impl SubAgents {
                     .and_then(Value::as_str)
                     .map(str::to_owned)
                     .or(target.map(str::to_owned));
-                return Ok((id, d.to_owned()));
+                return Ok((id, d.to_owned(), false));
             }
         }
         if target.is_none() && self.goals.len() == 1 {
             if let Some((id, d)) = self.goals.iter().next() {
-                return Ok((Some(id.clone()), d.clone()));
+                return Ok((Some(id.clone()), d.clone(), false));
             }
         }
         let known: Vec<String> = self.goals.keys().map(|k| format!("`{k}`")).collect();
         Err(match target {
             Some(id) => format!(
-                "no goal `{id}` is registered; target_goal_id must be one of: {}",
+                "no goal `{id}` is registered or in the trace's goal tree; target_goal_id must be one of: {}",
                 if known.is_empty() {
                     "(none registered)".to_owned()
                 } else {
@@ -519,6 +546,9 @@ pub struct AgentArgs {
     /// Run in the background: return at once with a job id; read the result
     /// with `job_output`, cancel with `job_kill`.
     pub background: Option<bool>,
+    /// The id of the goal (from the `goal` tool) these sub-agents work on:
+    /// it is marked as an agent call with their trace ids.
+    pub goal_id: Option<String>,
 }
 
 /// The arguments of the `evaluate` tool.

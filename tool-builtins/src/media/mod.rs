@@ -26,7 +26,11 @@
 //! letterboxed in dark grey); transparent parts show a light checkerboard so
 //! that dark art on a transparent background stays visible; an image at most
 //! half the cell's side is enlarged by a whole factor with nearest-neighbour
-//! sampling (sharp pixels, no blur); larger ones are not enlarged.
+//! sampling (sharp pixels, no blur); larger ones are not enlarged. Other
+//! tools compose grids with [`build_image_grid`] (the same code, with
+//! optional captions drawn under each cell in a bundled Latin subset of
+//! DejaVu Sans Condensed, 21 KB); `read_images` draws no captions, as file
+//! names tell a model nothing the index list does not.
 //!
 //! Names in the text are shown as they are, or quoted with escapes when they
 //! hold control characters, so no file name can forge an index line.
@@ -53,7 +57,7 @@ pub use decode::{
     DECODE_BUDGET_BYTES, MAX_DECODED_BYTES, MAX_IMAGE_BASE64, MAX_LONG_SIDE, MAX_PIXELS,
     MAX_PNG_ANCILLARY_BYTES,
 };
-pub use grid::{GAP, Layout, MAX_GRID_IMAGES};
+pub use grid::{GAP, Grid, Layout, MAX_CAPTION_CHARS, MAX_GRID_IMAGES, build_image_grid};
 
 /// Most entries (paths or globs) in one call's `paths`.
 pub const MAX_PATHS: usize = 64;
@@ -297,12 +301,13 @@ fn read_blocking(ctx: &ToolContext, paths: &[String], layout: ImageLayout) -> To
             )
             .with_metadata(meta::NOT_SENT, over_budget);
     } else {
-        let Some(grid_layout) = Layout::for_count(cells.len()) else {
-            return ToolResult::failed("internal: no layout for the grid");
-        };
         let images: Vec<DynamicImage> = cells.iter().map(|(_, im, _)| im.clone()).collect();
-        let canvas = grid::compose(grid_layout, &images);
+        let grid = match grid::build_image_grid(&images, None) {
+            Ok(g) => g,
+            Err(e) => return ToolResult::from(e),
+        };
         drop(images);
+        let (canvas, grid_layout) = (grid.image, grid.layout);
         let encoded = match decode::encode(&DynamicImage::ImageRgb8(canvas), false) {
             Ok(b) => b,
             Err(e) => return ToolResult::failed(e),

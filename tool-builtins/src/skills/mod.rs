@@ -107,6 +107,7 @@
 mod front_matter;
 mod paths;
 mod tool;
+pub mod write;
 
 use std::fmt;
 use std::io::Read;

@@ -22,6 +22,7 @@ mod diagnostics;
 mod edit;
 mod glob;
 mod glob_registry;
+mod goal;
 mod grep;
 mod instructions;
 mod ledger;

@@ -257,6 +257,7 @@ fn registry_holds_exactly_the_builtins_that_are_linked() {
             "bash_command",
             "edit_file",
             "glob_files",
+            "goal",
             "grep_content",
             "job_kill",
             "job_list",

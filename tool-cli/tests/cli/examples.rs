@@ -12,6 +12,10 @@ use crate::support::{BIN, TempDir};
 const SKIPPED: &[(&str, &str)] = &[
     ("| jq", "needs jq, a second program"),
     (
+        "cargo install",
+        "installs from crates.io (network, a full release build); CI builds the workspace instead",
+    ),
+    (
         "coproc tool batch",
         "a bash coprocess holding a live batch; batch::* tests cover streaming",
     ),

@@ -188,9 +188,36 @@ pub(crate) fn for_app(command: clap::Command, bin: &str, registry: &ToolRegistry
                 .mut_arg("no_index", |a| a.hide(true))
         })
         // The built-ins' commands: refused for an application (see `refuse_builtin_options`).
-        .mut_subcommand("skills", |c| c.hide(true))
-        .mut_subcommand("index", |c| c.hide(true))
+        // Their help, if asked for (`{bin} index` alone prints it), names the
+        // program and says when it refuses them.
+        .mut_subcommand("skills", |c| c.hide(true).after_help(fill(SKILLS)))
+        .mut_subcommand("index", |c| {
+            c.hide(true)
+                .about(fill(
+                    "The search index `{bin} serve` keeps for the workspace: status, build now, drop.",
+                ))
+                .after_help(fill(INDEX))
+        })
 }
+
+const SKILLS: &str = "\
+`{bin} skills` lists the skills the built-in file tools load (`read_file`, the `skill` tool); {bin}
+refuses it unless its registry includes them.
+
+Example:
+  {bin} --skills-dir ~/.agent/skills skills";
+
+const INDEX: &str = "\
+The index serves the built-in search tools (`grep_content`, `glob_files`); {bin} refuses `index`
+unless its registry includes them.
+
+Examples:
+  {bin} --workspace ~/project index build    build or refresh the stored index now
+  {bin} --workspace ~/project index status   what is stored, and where
+  {bin} --workspace ~/project index drop     delete it
+
+The index lives in the private state folder ($XDG_STATE_HOME/agent-tools/index/), keyed by the
+workspace, never inside it. `{bin} serve` reuses a stored index whose files are unchanged.";
 
 const MAIN: &str = "\
 Examples:

@@ -163,13 +163,20 @@ fn of_crate_without_tools_is_an_error_naming_the_crates_with_tools() {
         ),
         "{message}"
     );
-    assert!(
-        message.contains("e.g. `use first_hours as _;`"),
-        "{message}"
-    );
-    let message = ToolRegistry::of_crate("shop-app")
+    // The `use` example names the crate suggested, not the misspelling.
+    assert!(message.contains("e.g. `use first_hour as _;`"), "{message}");
+    // A package named after its library plus a suffix (`first_hour_app`):
+    // the library's name is suggested.
+    let message = ToolRegistry::of_crate("first-hour-app")
         .expect_err("no tools under that name")
         .to_string();
-    assert!(message.contains("the crate `shop_app`"), "{message}");
+    assert!(message.contains("the crate `first_hour_app`"), "{message}");
+    assert!(message.contains("did you mean `first_hour`?"), "{message}");
+    assert!(message.contains("e.g. `use first_hour as _;`"), "{message}");
+    // Nothing close: no suggestion, the `use` example names what was asked.
+    let message = ToolRegistry::of_crate("inventory")
+        .expect_err("no tools under that name")
+        .to_string();
     assert!(!message.contains("did you mean"), "{message}");
+    assert!(message.contains("e.g. `use inventory as _;`"), "{message}");
 }

@@ -43,6 +43,31 @@ fn no_index_is_refused_by_an_app_without_the_search_tools() {
     );
 }
 
+/// `index` / `skills` alone print their help: in the app's name, saying when
+/// the app refuses them (fourth new-user review, S6).
+#[test]
+fn the_hidden_builtin_commands_help_names_the_app() {
+    for (command, says) in [
+        ("index", "tool-fixtures refuses `index`"),
+        ("skills", "tool-fixtures\nrefuses it"),
+    ] {
+        let out = run_as("app", &[command, "--help"]);
+        let help = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "{command}: {help}");
+        assert!(help.contains(says), "{command}: {help}");
+        assert!(!help.contains("  tool "), "{command}: {help}");
+        assert!(!help.contains("`tool "), "{command}: {help}");
+    }
+    let out = run_as("app", &["index"]);
+    assert_eq!(out.status.code(), Some(2));
+    let help = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        help.contains("tool-fixtures --workspace ~/project index build"),
+        "{help}"
+    );
+    assert!(!help.contains("  tool "), "{help}");
+}
+
 #[test]
 fn lsp_refusal_reads_as_a_sentence() {
     let out = run_as("app", &["--lsp", "py=pylsp", "list"]);

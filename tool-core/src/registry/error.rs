@@ -55,9 +55,10 @@ pub enum RegistryError {
     /// [`ToolRegistry::of_crate`](crate::ToolRegistry::of_crate) found no
     /// `#[tool]` fn of the named crate among those linked into the program.
     #[error(
-        "no `#[tool]` fn of the crate `{crate_name}` is linked into this program{}{}; the name is the library crate's (a bin's `CARGO_CRATE_NAME` is the bin's own name), and a bin must reference that library (e.g. `use {crate_name} as _;`) or the linker leaves its tools out",
+        "no `#[tool]` fn of the crate `{crate_name}` is linked into this program{}{}; the name is the library crate's (a bin's `CARGO_CRATE_NAME` is the bin's own name), and a bin must reference that library (e.g. `use {} as _;`) or the linker leaves its tools out",
         suggestion.as_ref().map(|s| format!("; did you mean `{s}`?")).unwrap_or_default(),
-        if known.is_empty() { " (no crate of this program has tools)".to_owned() } else { format!(" (crates with tools: {})", known.join(", ")) }
+        if known.is_empty() { " (no crate of this program has tools)".to_owned() } else { format!(" (crates with tools: {})", known.join(", ")) },
+        suggestion.as_deref().unwrap_or(crate_name)
     )]
     NoToolsInCrate {
         /// The crate name asked for, `-` read as `_`.

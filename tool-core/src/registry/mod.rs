@@ -258,7 +258,15 @@ impl ToolRegistry {
         if !known.contains(&wanted.as_str()) {
             known.sort_unstable();
             known.dedup();
+            // The closest by spelling, else a crate whose name is a whole
+            // `_`-separated part at either end of the one asked for (`shop`
+            // for `shop_app`, a package named after its library plus a suffix).
             let suggestion = tool_rules::suggest::did_you_mean(&wanted, known.iter().copied())
+                .or_else(|| {
+                    known.iter().copied().find(|k| {
+                        wanted.starts_with(&format!("{k}_")) || wanted.ends_with(&format!("_{k}"))
+                    })
+                })
                 .map(str::to_owned);
             return Err(RegistryError::NoToolsInCrate {
                 crate_name: wanted,

@@ -13,20 +13,11 @@ use rmcp::model::{
     ElicitResult, ElicitationAction, ElicitationSchema, InputRequest, InputRequests,
     InputRequiredResult, IntegerSchema, NumberSchema, PrimitiveSchemaDefinition, StringSchema,
 };
-use rmcp::service::{ElicitationError, ElicitationMode, RequestContext};
+use rmcp::service::{ElicitationMode, RequestContext};
 use rmcp::{ErrorData, Peer, RoleServer};
 use serde_json::{Map, Value};
 use tokio::sync::oneshot;
 use tool_core::{ApprovalDecision, ApprovalRequest, Approver, ToolContext};
-
-/// The form the client shows: one yes/no field.
-#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
-struct Confirm {
-    /// Allow this call?
-    approve: bool,
-}
-
-rmcp::elicit_safe!(Confirm);
 
 /// Asks the client (elicitation, form mode) whether a call may run; when the
 /// client cannot be asked (the request fails), the context's own approver
@@ -71,21 +62,19 @@ impl Approver for ElicitationApprover {
         let peer = self.peer.clone();
         let fallback = self.fallback.clone();
         Box::pin(async move {
-            let message = confirmation_message(&request);
-            match peer.elicit::<Confirm>(message).await {
-                Ok(Some(Confirm { approve: true })) => ApprovalDecision::Approve,
-                Ok(_) | Err(ElicitationError::UserDeclined | ElicitationError::UserCancelled) => {
-                    ApprovalDecision::Deny("the user did not approve this call".to_owned())
-                }
-                // The client answered, but not with the form: a refusal, never
-                // a reason to let the server's own approver decide instead.
-                Err(ElicitationError::ParseError { error, .. }) => ApprovalDecision::Deny(format!(
-                    "the client's answer to the confirmation is not the form asked for ({error}), so the call was not made"
-                )),
-                Err(ElicitationError::NoContent) => ApprovalDecision::Deny(
-                    "the client accepted the confirmation without its `approve` answer, so the call was not made"
-                        .to_owned(),
-                ),
+            // The same form as the 2026-07-28 input request: `approve` and one
+            // field per editable parameter, so an edit is applied (with its
+            // note) in both eras, never dropped.
+            let (message, requested_schema) = confirmation_form(&request);
+            let asked = peer
+                .create_elicitation(ElicitRequestParams::FormElicitationParams {
+                    meta: None,
+                    message,
+                    requested_schema,
+                })
+                .await;
+            match asked {
+                Ok(answer) => decide_initialized(&answer, &request),
                 Err(e) => match fallback {
                     Some(fallback) => fallback.approve(request).await,
                     None => ApprovalDecision::Deny(format!(
@@ -95,6 +84,32 @@ impl Approver for ElicitationApprover {
             }
         })
     }
+}
+
+/// [`decide`] for an answer to the elicitation of an `initialize` session,
+/// naming an accepted answer that is not the form: no content, or an
+/// `approve` that is not a boolean. Such an answer is a refusal, never a
+/// reason to let the server's own approver decide instead.
+fn decide_initialized(answer: &ElicitResult, request: &ApprovalRequest) -> ApprovalDecision {
+    if answer.action == ElicitationAction::Accept {
+        match &answer.content {
+            None => {
+                return ApprovalDecision::Deny(
+                    "the client accepted the confirmation without its `approve` answer, so the call was not made"
+                        .to_owned(),
+                );
+            }
+            Some(Value::Object(content))
+                if content.get(APPROVE_FIELD).is_some_and(Value::is_boolean) => {}
+            Some(_) => {
+                return ApprovalDecision::Deny(
+                    "the client's answer to the confirmation is not the form asked for (`approve` must be a boolean), so the call was not made"
+                        .to_owned(),
+                );
+            }
+        }
+    }
+    decide(answer, request)
 }
 
 // ---------------------------------------------------------------------------

@@ -60,6 +60,12 @@ fn fh_delete(order: String) -> String {
     format!("deleted {order}")
 }
 
+/// Order an item; asks first, and the person may change the quantity.
+#[tool(requires_confirmation, kind = "write", editable_params = ["quantity"])]
+fn fh_order(sku: String, quantity: u32) -> String {
+    format!("{quantity} x {sku}")
+}
+
 /// One client speaking raw JSON-RPC lines to a server on an in-memory pipe.
 struct Client {
     lines: Lines<BufReader<tokio::io::ReadHalf<DuplexStream>>>,
@@ -231,6 +237,37 @@ impl tool_core::Approver for Counting {
         self.0.fetch_add(1, Ordering::SeqCst);
         Box::pin(async { tool_core::ApprovalDecision::Approve })
     }
+}
+
+/// In an `initialize` session (2025-11-25) the confirmation form offers the
+/// editable parameters as 2026-07-28's does, and an edit is applied with a
+/// note (fourth new-user review, S1: it was dropped silently).
+#[tokio::test]
+async fn an_edit_in_the_confirmation_form_is_applied_in_the_initialize_era() {
+    let server = McpServer::new(registry());
+    let (mut client, _) = Client::start(server, json!({"elicitation": {"form": {}}})).await;
+    client
+        .send(json!({"jsonrpc": "2.0", "id": 30, "method": "tools/call",
+            "params": {"name": "fh_order", "arguments": {"sku": "MUG-1", "quantity": 2}}}))
+        .await;
+    let ask = client.next().await;
+    assert_eq!(ask["method"], "elicitation/create", "{ask}");
+    let schema = &ask["params"]["requestedSchema"];
+    assert_eq!(schema["properties"]["quantity"]["type"], "integer", "{ask}");
+    assert_eq!(schema["properties"]["quantity"]["default"], 2, "{ask}");
+    assert_eq!(schema["required"], json!(["approve"]), "{ask}");
+    let message = ask["params"]["message"].as_str().unwrap();
+    assert!(message.ends_with("You may change: quantity."), "{message}");
+    client
+        .send(json!({"jsonrpc": "2.0", "id": ask["id"].clone(),
+            "result": {"action": "accept", "content": {"approve": true, "quantity": 5}}}))
+        .await;
+    let result = client.next().await;
+    assert_eq!(result["id"], 30, "{result}");
+    assert_eq!(result["result"]["isError"], false, "{result}");
+    let text = result["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.starts_with("5 x MUG-1"), "{text}");
+    assert!(text.contains("edited it first"), "{text}");
 }
 
 #[tokio::test]

@@ -163,9 +163,11 @@ async fn past_the_cap_a_new_client_gets_503_and_idle_sessions_expire() {
 /// Writes `head_lines` slowly; how long until the server closed the
 /// connection (`None`: still open after `give_up`).
 async fn closed_after(addr: SocketAddr, pause: Duration, give_up: Duration) -> Option<Duration> {
+    // Timed from before the connect: the server's clock starts at its accept,
+    // which a loaded machine may run before this task resumes after connect.
+    let start = Instant::now();
     let stream = tokio::net::TcpStream::connect(addr).await.expect("connect");
     let (mut read, mut write) = stream.into_split();
-    let start = Instant::now();
     let writer = tokio::spawn(async move {
         let _ = write
             .write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")

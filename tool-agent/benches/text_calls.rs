@@ -9,7 +9,9 @@
 //!   (what `OpenAiChatClient::text_tool_calls` does), MB/s of SSE bytes.
 //! - `text_calls/sse_structured_10MB`: the structured baseline, the same
 //!   pieces as `delta.tool_calls` argument fragments (as in the `agent`
-//!   bench's `assemble/openai_chat_10MB`), MB/s of SSE bytes.
+//!   bench's `assemble/openai_chat_10MB`), MB/s of SSE bytes; the first
+//!   half of the pieces (5 MB of text), since the whole would pass the
+//!   client's 64 MiB answer cap.
 //!
 //! Run with `cargo bench -p tool-agent --bench text_calls`.
 
@@ -170,7 +172,10 @@ fn text_calls(c: &mut Criterion) {
         );
     });
 
-    let structured = structured_sse(&pieces);
+    // The first half of the pieces: the whole as structured fragments is
+    // over the client's 64 MiB answer cap (each 18-byte piece costs a
+    // ~110-byte event), and MB/s is a rate, so half compares the same.
+    let structured = structured_sse(&pieces[..pieces.len() / 2]);
     group.throughput(Throughput::Bytes(structured.len() as u64));
     group.bench_function("sse_structured_10MB", |b| {
         b.iter_batched(
@@ -185,7 +190,7 @@ fn text_calls(c: &mut Criterion) {
                     .filter(|e| std::future::ready(matches!(e, StreamEvent::ToolCall(_))))
                     .count(),
                 );
-                assert!(n > 500, "{n} calls");
+                assert!(n > 250, "{n} calls");
                 n
             },
             BatchSize::LargeInput,

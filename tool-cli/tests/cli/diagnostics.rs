@@ -159,14 +159,7 @@ fn a_missing_server_is_a_note_and_bad_entries_are_usage_errors() {
 #[test]
 fn a_configured_check_command_reports_a_syntax_error_then_none() {
     let (ws, state) = (TempDir::new(), TempDir::new());
-    let config = state.path().join("diagnostics.json");
-    std::fs::write(
-        &config,
-        json!({"checks": [{"extensions": ["sh"], "check": ["sh", "-n", "{file}"], "timeout_secs": 30}]})
-            .to_string(),
-    )
-    .expect("config");
-    let config = config.to_string_lossy().into_owned();
+    let config = check_config(&state, "sh", &["sh", "-n", "{file}"], 30);
     let opts = ["--lsp-config", config.as_str()];
     let broken = call(
         &ws,
@@ -213,14 +206,7 @@ fn a_configured_check_command_reports_a_syntax_error_then_none() {
 #[test]
 fn a_check_command_past_its_timeout_is_stopped_and_the_write_stands() {
     let (ws, state) = (TempDir::new(), TempDir::new());
-    let config = state.path().join("diagnostics.json");
-    std::fs::write(
-        &config,
-        json!({"checks": [{"extensions": ["txt"], "check": ["sh", "-c", "sleep 600", "{file}"], "timeout_secs": 1}]})
-            .to_string(),
-    )
-    .expect("config");
-    let config = config.to_string_lossy().into_owned();
+    let config = check_config(&state, "txt", &["sh", "-c", "sleep 600", "{file}"], 1);
     let wrote = call(
         &ws,
         &state,

@@ -116,7 +116,7 @@ fn one_line(text: &str, max: usize) -> String {
 }
 
 /// The JSON Schema type of a property, in words (`string`, `integer`,
-/// `array of string`, `one of: a, b`); a `$ref` into the root's `$defs`
+/// `array of string`, `one of: a | b`: a bar between choices, so the comma before `required` is never read as one); a `$ref` into the root's `$defs`
 /// (or `definitions`) is followed once.
 fn type_of(schema: &Value, root: &Value) -> String {
     if let Some(target) = schema.get("$ref").and_then(Value::as_str) {
@@ -138,7 +138,7 @@ fn type_of(schema: &Value, root: &Value) -> String {
             .iter()
             .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_owned))
             .collect();
-        return format!("one of: {}", one_line(&names.join(", "), 120));
+        return format!("one of: {}", one_line(&names.join(" | "), 120));
     }
     let ty = match schema.get("type") {
         Some(Value::String(t)) => t.clone(),
@@ -164,7 +164,7 @@ fn type_of(schema: &Value, root: &Value) -> String {
                     .collect()
             });
             if let Some(values) = consts.filter(|v| !v.is_empty()) {
-                return format!("one of: {}", one_line(&values.join(", "), 120));
+                return format!("one of: {}", one_line(&values.join(" | "), 120));
             }
             return match any {
                 Some(options) => options
@@ -393,6 +393,22 @@ pub fn for_program(
 mod tests {
     use super::*;
     use crate::skills::SkillSet;
+
+    #[test]
+    fn choices_are_barred_so_required_is_not_read_as_one() {
+        let spec = ToolSpec::new(
+            "pick",
+            "Picks.",
+            serde_json::json!({"type": "object",
+                "properties": {"action": {"type": "string", "enum": ["add", "update", "list"]}},
+                "required": ["action"]}),
+        );
+        let lines = parameter_lines(&spec, &CallStyle::ToolCall);
+        assert_eq!(
+            lines,
+            vec!["- `action` (one of: add | update | list, required)".to_owned()]
+        );
+    }
 
     #[test]
     fn names_follow_the_specification() {

@@ -426,11 +426,22 @@ impl fmt::Display for NetworkRefusal {
                  resolves to it with `--allow-net NAME`)"
             ),
             RefusalReason::NotAllowed => {
+                // A loopback or private literal (or `localhost`) needs the
+                // private-address switch too: say both at once.
+                let private = host.eq_ignore_ascii_case("localhost")
+                    || host
+                        .parse::<IpAddr>()
+                        .is_ok_and(|ip| classify_address(ip).is_some());
                 write!(
                     f,
                     "network access to {at} refused: no allowed host pattern matches it; a person \
-                     can allow it with `--allow-net {}`",
-                    suggested_pattern(host, port)
+                     can allow it with `--allow-net {}`{}",
+                    suggested_pattern(host, port),
+                    if private {
+                        " together with `--allow-net-private` (it is a loopback or private address)"
+                    } else {
+                        ""
+                    }
                 )
             }
             RefusalReason::SshPort => write!(
@@ -906,6 +917,26 @@ mod tests {
         );
         let e = NetworkPolicy::from_patterns(["ok.test", "go*gle.com"]).unwrap_err();
         assert!(matches!(e, NetworkPolicyError::Pattern(_)));
+    }
+
+    #[test]
+    fn a_private_literal_refusal_names_both_switches() {
+        let policy = NetworkPolicy::from_patterns(&["example.com"]).unwrap();
+        let loopback = policy
+            .check_host("127.0.0.1", 8765)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            loopback.ends_with(
+                "`--allow-net 127.0.0.1:8765` together with `--allow-net-private` (it is a loopback or private address)"
+            ),
+            "{loopback}"
+        );
+        let public = policy
+            .check_host("example.org", 443)
+            .unwrap_err()
+            .to_string();
+        assert!(!public.contains("--allow-net-private"), "{public}");
     }
 
     #[test]

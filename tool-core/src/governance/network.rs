@@ -921,7 +921,7 @@ mod tests {
 
     #[test]
     fn a_private_literal_refusal_names_both_switches() {
-        let policy = NetworkPolicy::from_patterns(&["example.com"]).unwrap();
+        let policy = NetworkPolicy::from_patterns(["example.com"]).unwrap();
         let loopback = policy
             .check_host("127.0.0.1", 8765)
             .unwrap_err()

@@ -166,7 +166,8 @@ fn refused_hosts_get_403_and_no_byte_reaches_them() {
     assert!(
         answer.ends_with(&format!(
             "agent-tools sandbox: network access to 127.0.0.1:{other_port} refused: no allowed host \
-             pattern matches it; a person can allow it with `--allow-net 127.0.0.1:{other_port}`\n"
+             pattern matches it; a person can allow it with `--allow-net 127.0.0.1:{other_port}` \
+             together with `--allow-net-private` (it is a loopback or private address)\n"
         )),
         "{answer}"
     );

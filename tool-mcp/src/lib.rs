@@ -147,6 +147,9 @@ mod error;
 mod framing;
 mod headers;
 mod http;
+pub mod input;
+mod input_required;
+mod mcp_header;
 mod names;
 mod requests;
 mod sandbox;
@@ -173,6 +176,8 @@ pub use http::{
     DEFAULT_BODY_TIMEOUT, DEFAULT_HEADER_TIMEOUT, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_SESSIONS,
     HttpAccess, HttpLimits, MAX_RETRY_AFTER, MIN_TOKEN_LEN,
 };
+pub use input_required::{MAX_REQUEST_STATE_BYTES, REQUEST_STATE_TTL};
+pub use mcp_header::with_mcp_header;
 pub use names::{MAX_NAME_LEN, local_tool_name, server_prefix};
 #[cfg(feature = "agent")]
 pub use requests::AgentSampler;

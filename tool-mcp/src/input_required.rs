@@ -1,0 +1,318 @@
+//! The 2026-07-28 rendering of a tool's input requests ([`crate::input`]):
+//! input-required results (SEP-2322) and their sealed `requestState`.
+//!
+//! A call runs with a [`Round`] in its context. When the tool asks for a key
+//! this round has no valid answer for, the round reports every missing
+//! request of that ask, the call is dropped (the tool never gets past its
+//! question) and the client gets an input-required result: the missing
+//! requests under the tool's keys, and a `requestState` that carries the
+//! answers the tool already used. The client calls again with the answers
+//! (`inputResponses`) and that state; the tool runs again from its start and
+//! finds the earlier answers (from the state) and the new ones (from the
+//! request). An answer missing or of the wrong shape is asked again; keys
+//! nobody asked for are ignored.
+//!
+//! The state is sealed with rmcp's `RequestStateCodec` (HMAC-SHA256 under a
+//! random 32-byte key made once per process, so a state is good only for the
+//! process that made it), bound to the tool's name and a digest of its
+//! arguments (associated data: a state of another call is refused), valid
+//! for [`REQUEST_STATE_TTL`], and at most [`MAX_REQUEST_STATE_BYTES`] long. A
+//! state that fails any of these checks gets a `-32602` error that says to
+//! call again without it; it is never read.
+
+#![allow(
+    deprecated,
+    reason = "sampling and roots input requests are deprecated from 2026-07-28 (SEP-2577), still part of it"
+)]
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolResponse, CallToolResult, ClientCapabilities, ContentBlock, CreateMessageRequest,
+    ElicitRequest, InputRequests, InputRequiredResult, InputResponses, ListRootsRequest,
+    RequestStateCodec, SealOptions,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use tokio::sync::oneshot;
+use tool_core::ToolContext;
+
+use crate::approval;
+use crate::input::{InputKind, InputRequest, InputResponse};
+
+/// Longest `requestState` accepted or made, in bytes (64 KiB): a state
+/// carries the answers of earlier rounds, and a call whose answers do not
+/// fit ends with an error result instead of a bigger state.
+pub const MAX_REQUEST_STATE_BYTES: usize = 64 * 1024;
+
+/// How long a `requestState` stays valid after it was made (1 hour).
+pub const REQUEST_STATE_TTL: Duration = Duration::from_secs(3600);
+
+/// Domain of the associated data, so a state of this use is never another's.
+const DOMAIN: &[u8] = b"tool-mcp/input-rounds/v1";
+
+/// The process's sealing key, made on first use.
+fn codec() -> &'static RequestStateCodec {
+    static CODEC: OnceLock<RequestStateCodec> = OnceLock::new();
+    CODEC.get_or_init(|| {
+        let mut key = [0u8; 32];
+        if getrandom::fill(&mut key).is_err() {
+            // No OS randomness: a key no client can know still, from the
+            // clock and the address space; states then only last the process.
+            let nanos = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos())
+                .unwrap_or_default();
+            let addr = std::ptr::addr_of!(key) as usize as u128;
+            key[..16].copy_from_slice(&nanos.to_le_bytes());
+            key[16..].copy_from_slice(&addr.to_le_bytes());
+        }
+        RequestStateCodec::new(key.to_vec())
+    })
+}
+
+/// What the state carries: the answers used so far, by key.
+#[derive(Serialize, Deserialize, Default)]
+struct Carried {
+    answers: BTreeMap<String, Value>,
+}
+
+/// The associated data of a call: the method, the tool and a SHA-256 of its
+/// arguments.
+fn associated_data(method: &str, name: &str, arguments: &Map<String, Value>) -> Vec<u8> {
+    use sha2::Digest;
+    let canonical = serde_json::to_vec(arguments).unwrap_or_default();
+    let digest = sha2::Sha256::digest(&canonical);
+    let mut data = Vec::with_capacity(DOMAIN.len() + method.len() + name.len() + 35);
+    data.extend_from_slice(DOMAIN);
+    data.push(0);
+    data.extend_from_slice(method.as_bytes());
+    data.push(0);
+    data.extend_from_slice(name.as_bytes());
+    data.push(0);
+    data.extend_from_slice(&digest);
+    data
+}
+
+/// One round of a call: the client's capabilities, the answers it has, and
+/// where the tool's unanswered requests go.
+pub(crate) struct Round {
+    elicitation: bool,
+    sampling: bool,
+    roots: bool,
+    answers: BTreeMap<String, Value>,
+    /// Answers the tool used in this round (carried to the next).
+    used: Mutex<BTreeMap<String, Value>>,
+    missing: Mutex<Option<oneshot::Sender<InputRequests>>>,
+}
+
+impl Round {
+    fn new(
+        capabilities: Option<&ClientCapabilities>,
+        answers: BTreeMap<String, Value>,
+        missing: oneshot::Sender<InputRequests>,
+    ) -> Self {
+        Self {
+            elicitation: capabilities
+                .and_then(|c| c.elicitation.as_ref())
+                .is_some_and(|e| e.form.is_some() || e.url.is_none()),
+            sampling: capabilities.is_some_and(|c| c.sampling.is_some()),
+            roots: capabilities.is_some_and(|c| c.roots.is_some()),
+            answers,
+            used: Mutex::new(BTreeMap::new()),
+            missing: Mutex::new(Some(missing)),
+        }
+    }
+
+    /// The client declared `kind` in this request's capabilities.
+    pub(crate) fn supports(&self, kind: InputKind) -> bool {
+        match kind {
+            InputKind::Elicitation => self.elicitation,
+            InputKind::Sampling => self.sampling,
+            InputKind::Roots => self.roots,
+        }
+    }
+
+    /// The answers to `requests` when the round has them all; else the
+    /// missing ones are reported and this never returns.
+    pub(crate) async fn ask(
+        &self,
+        requests: BTreeMap<String, InputRequest>,
+    ) -> BTreeMap<String, InputResponse> {
+        let mut answered = BTreeMap::new();
+        let mut missing = InputRequests::new();
+        for (key, request) in requests {
+            let answer = self
+                .answers
+                .get(&key)
+                .and_then(|v| InputResponse::from_wire(request.kind(), v).map(|r| (v, r)));
+            match answer {
+                Some((raw, response)) => {
+                    self.used
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .insert(key.clone(), raw.clone());
+                    answered.insert(key, response);
+                }
+                None => {
+                    missing.insert(key, wire_request(request));
+                }
+            }
+        }
+        if missing.is_empty() {
+            return answered;
+        }
+        let sender = self
+            .missing
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(sender) = sender {
+            let _ = sender.send(missing);
+        }
+        std::future::pending().await
+    }
+}
+
+/// The wire form of a request.
+fn wire_request(request: InputRequest) -> rmcp::model::InputRequest {
+    match request {
+        InputRequest::Elicitation(params) => {
+            rmcp::model::InputRequest::Elicitation(ElicitRequest::new(params))
+        }
+        InputRequest::Sampling(params) => {
+            rmcp::model::InputRequest::CreateMessage(CreateMessageRequest::new(params))
+        }
+        InputRequest::Roots => rmcp::model::InputRequest::ListRoots(ListRootsRequest::default()),
+    }
+}
+
+/// The answers an echoed `requestState` carries, after its checks.
+///
+/// # Errors
+/// `-32602` naming the problem (too long; failed integrity, expired, or of
+/// another call) and saying to call again without it.
+fn open_state(state: &str, data: &[u8]) -> Result<BTreeMap<String, Value>, ErrorData> {
+    if state.len() > MAX_REQUEST_STATE_BYTES {
+        return Err(ErrorData::invalid_params(
+            format!(
+                "requestState is {} bytes, over the limit of {MAX_REQUEST_STATE_BYTES}; call again without requestState and inputResponses",
+                state.len()
+            ),
+            None,
+        ));
+    }
+    let carried: Carried = codec().open_json_with(state, data).map_err(|e| {
+        tracing::debug!("requestState refused: {e}");
+        ErrorData::invalid_params(
+            "requestState failed its integrity check (changed, expired, made by another server process, or for another call or arguments); call again without requestState and inputResponses",
+            None,
+        )
+    })?;
+    Ok(carried.answers)
+}
+
+/// One `tools/call` of the 2026-07-28 era: the call runs with a [`Round`]
+/// (answers from the echoed sealed state and `inputResponses`), and the
+/// confirmation of [`crate::approval`] is handed `run` as the answers and
+/// the confirmation state to use. When the tool asks for input it does not
+/// have, the call ends with an input-required result.
+///
+/// # Errors
+/// `-32602` for a `requestState` that is too long or fails its checks;
+/// whatever `run` returns.
+pub(crate) async fn call_round<F, Fut>(
+    name: &str,
+    arguments: &Map<String, Value>,
+    ctx: ToolContext,
+    request: &RequestContext<RoleServer>,
+    input_responses: Option<&InputResponses>,
+    request_state: Option<&str>,
+    run: F,
+) -> Result<CallToolResponse, ErrorData>
+where
+    F: FnOnce(ToolContext, Option<InputResponses>, Option<String>) -> Fut,
+    Fut: Future<Output = Result<CallToolResponse, ErrorData>>,
+{
+    let data = associated_data("tools/call", name, arguments);
+    // A confirmation's own state passes to the confirmation untouched; a
+    // sealed state is opened, and stands for the confirmation's too (it is
+    // bound to the same tool and arguments).
+    let (mut answers, confirm_state) = match request_state {
+        Some(state) if approval::is_confirmation_state(state) => {
+            (BTreeMap::new(), Some(state.to_owned()))
+        }
+        Some(state) => (
+            open_state(state, &data)?,
+            Some(approval::request_state(name, arguments)),
+        ),
+        None => (BTreeMap::new(), None),
+    };
+    if let Some(responses) = input_responses {
+        answers.extend(responses.iter().map(|(k, v)| (k.clone(), v.clone())));
+    }
+    let confirm = answers.get(approval::CONFIRM_KEY).cloned();
+    let (tx, rx) = oneshot::channel();
+    let round = Arc::new(Round::new(
+        request.client_capabilities().as_ref(),
+        answers.clone(),
+        tx,
+    ));
+    let ctx = ctx.with_state(Arc::clone(&round));
+    let responses: InputResponses = answers.into_iter().collect();
+    tokio::select! {
+        result = run(ctx, Some(responses), confirm_state) => result,
+        Ok(missing) = rx => {
+            let mut carried = Carried {
+                answers: round.used.lock().unwrap_or_else(PoisonError::into_inner).clone(),
+            };
+            if let Some(confirm) = confirm {
+                carried.answers.insert(approval::CONFIRM_KEY.to_owned(), confirm);
+            }
+            let options = SealOptions::new().associated_data(&data).ttl(REQUEST_STATE_TTL);
+            let sealed = codec().seal_json_with(&carried, &options).map_err(|e| {
+                ErrorData::internal_error(format!("cannot seal requestState: {e}"), None)
+            })?;
+            if sealed.len() > MAX_REQUEST_STATE_BYTES {
+                let mut result = CallToolResult::error(vec![ContentBlock::text(format!(
+                    "the answers given so far make a requestState of {} bytes, over the limit of {MAX_REQUEST_STATE_BYTES}: the tool cannot ask for more",
+                    sealed.len()
+                ))]);
+                result.result_type = Some(rmcp::model::ResultType::COMPLETE);
+                return Ok(CallToolResponse::from(result));
+            }
+            Ok(CallToolResponse::from(InputRequiredResult::new(Some(missing), Some(sealed))))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sealed_state_opens_only_for_its_call() {
+        let args: Map<String, Value> = serde_json::from_str(r#"{"a": 1}"#).unwrap();
+        let data = associated_data("tools/call", "t", &args);
+        let carried = Carried {
+            answers: BTreeMap::from([("k".to_owned(), Value::from("v"))]),
+        };
+        let sealed = codec()
+            .seal_json_with(&carried, &SealOptions::new().associated_data(&data))
+            .unwrap();
+        assert_eq!(open_state(&sealed, &data).unwrap()["k"], "v");
+        let other: Map<String, Value> = serde_json::from_str(r#"{"a": 2}"#).unwrap();
+        let err = open_state(&sealed, &associated_data("tools/call", "t", &other)).unwrap_err();
+        assert!(err.message.contains("integrity"), "{}", err.message);
+        let err = open_state(&format!("{sealed}x"), &data).unwrap_err();
+        assert!(err.message.contains("integrity"), "{}", err.message);
+        let long = "a".repeat(MAX_REQUEST_STATE_BYTES + 1);
+        let err = open_state(&long, &data).unwrap_err();
+        assert!(err.message.contains("over the limit"), "{}", err.message);
+    }
+}

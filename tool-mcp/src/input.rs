@@ -44,18 +44,19 @@
 )]
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use rmcp::model::{
-    CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
-    ElicitationAction, ElicitationSchema, ListRootsResult, Root, SamplingMessage,
+    ClientCapabilities, CreateMessageRequest, CreateMessageRequestParams, CreateMessageResult,
+    ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema,
+    InputRequests, ListRootsRequest, ListRootsResult, Root, SamplingMessage,
 };
 use rmcp::service::ElicitationMode;
 use rmcp::{Peer, RoleServer};
 use serde_json::Value;
+use tokio::sync::oneshot;
 use tool_core::ToolContext;
 
-use crate::input_required::Round;
 use crate::requests::{self, Sampler};
 
 /// Most input requests in one [`ask`] (16); more is refused with
@@ -227,6 +228,111 @@ pub enum InputError {
     /// The client was asked and failed to answer (its error text).
     #[error("the client did not answer the {0} request: {1}")]
     Failed(InputKind, String),
+}
+
+// ---------------------------------------------------------------------------
+// 2026-07-28: one round of a call (input_required.rs makes and reads it).
+// ---------------------------------------------------------------------------
+
+/// One round of a call: the client's capabilities, the answers it has, and
+/// where the tool's unanswered requests go.
+pub(crate) struct Round {
+    elicitation: bool,
+    sampling: bool,
+    roots: bool,
+    answers: BTreeMap<String, Value>,
+    /// Answers the tool used in this round (carried to the next).
+    used: Mutex<BTreeMap<String, Value>>,
+    missing: Mutex<Option<oneshot::Sender<InputRequests>>>,
+}
+
+impl Round {
+    pub(crate) fn new(
+        capabilities: Option<&ClientCapabilities>,
+        answers: BTreeMap<String, Value>,
+        missing: oneshot::Sender<InputRequests>,
+    ) -> Self {
+        Self {
+            elicitation: capabilities
+                .and_then(|c| c.elicitation.as_ref())
+                .is_some_and(|e| e.form.is_some() || e.url.is_none()),
+            sampling: capabilities.is_some_and(|c| c.sampling.is_some()),
+            roots: capabilities.is_some_and(|c| c.roots.is_some()),
+            answers,
+            used: Mutex::new(BTreeMap::new()),
+            missing: Mutex::new(Some(missing)),
+        }
+    }
+
+    /// The answers the tool used in this round, by key.
+    pub(crate) fn used(&self) -> BTreeMap<String, Value> {
+        self.used
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// The client declared `kind` in this request's capabilities.
+    pub(crate) fn supports(&self, kind: InputKind) -> bool {
+        match kind {
+            InputKind::Elicitation => self.elicitation,
+            InputKind::Sampling => self.sampling,
+            InputKind::Roots => self.roots,
+        }
+    }
+
+    /// The answers to `requests` when the round has them all; else the
+    /// missing ones are reported and this never returns.
+    pub(crate) async fn ask(
+        &self,
+        requests: BTreeMap<String, InputRequest>,
+    ) -> BTreeMap<String, InputResponse> {
+        let mut answered = BTreeMap::new();
+        let mut missing = InputRequests::new();
+        for (key, request) in requests {
+            let answer = self
+                .answers
+                .get(&key)
+                .and_then(|v| InputResponse::from_wire(request.kind(), v).map(|r| (v, r)));
+            match answer {
+                Some((raw, response)) => {
+                    self.used
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .insert(key.clone(), raw.clone());
+                    answered.insert(key, response);
+                }
+                None => {
+                    missing.insert(key, wire_request(request));
+                }
+            }
+        }
+        if missing.is_empty() {
+            return answered;
+        }
+        let sender = self
+            .missing
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(sender) = sender {
+            let _ = sender.send(missing);
+        }
+        std::future::pending().await
+    }
+}
+
+/// The wire form of a request.
+fn wire_request(request: InputRequest) -> rmcp::model::InputRequest {
+    match request {
+        InputRequest::Elicitation(params) => {
+            rmcp::model::InputRequest::Elicitation(ElicitRequest::new(params))
+        }
+        InputRequest::Sampling(params) => {
+            rmcp::model::InputRequest::CreateMessage(CreateMessageRequest::new(params))
+        }
+        InputRequest::Roots => rmcp::model::InputRequest::ListRoots(ListRootsRequest::default()),
+    }
 }
 
 /// The 2025-11-25 route: the session's client, asked by server requests.

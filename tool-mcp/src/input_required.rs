@@ -27,12 +27,11 @@
 
 use std::collections::BTreeMap;
 use std::future::Future;
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolResponse, CallToolResult, ClientCapabilities, ContentBlock, CreateMessageRequest,
-    ElicitRequest, InputRequests, InputRequiredResult, InputResponses, ListRootsRequest,
+    CallToolResponse, CallToolResult, ContentBlock, InputRequiredResult, InputResponses,
     RequestStateCodec, SealOptions,
 };
 use rmcp::service::RequestContext;
@@ -43,7 +42,7 @@ use tokio::sync::oneshot;
 use tool_core::ToolContext;
 
 use crate::approval;
-use crate::input::{InputKind, InputRequest, InputResponse};
+use crate::input::Round;
 
 /// Longest `requestState` accepted or made, in bytes (64 KiB): a state
 /// carries the answers of earlier rounds, and a call whose answers do not
@@ -97,99 +96,6 @@ fn associated_data(method: &str, name: &str, arguments: &Map<String, Value>) -> 
     data.push(0);
     data.extend_from_slice(&digest);
     data
-}
-
-/// One round of a call: the client's capabilities, the answers it has, and
-/// where the tool's unanswered requests go.
-pub(crate) struct Round {
-    elicitation: bool,
-    sampling: bool,
-    roots: bool,
-    answers: BTreeMap<String, Value>,
-    /// Answers the tool used in this round (carried to the next).
-    used: Mutex<BTreeMap<String, Value>>,
-    missing: Mutex<Option<oneshot::Sender<InputRequests>>>,
-}
-
-impl Round {
-    fn new(
-        capabilities: Option<&ClientCapabilities>,
-        answers: BTreeMap<String, Value>,
-        missing: oneshot::Sender<InputRequests>,
-    ) -> Self {
-        Self {
-            elicitation: capabilities
-                .and_then(|c| c.elicitation.as_ref())
-                .is_some_and(|e| e.form.is_some() || e.url.is_none()),
-            sampling: capabilities.is_some_and(|c| c.sampling.is_some()),
-            roots: capabilities.is_some_and(|c| c.roots.is_some()),
-            answers,
-            used: Mutex::new(BTreeMap::new()),
-            missing: Mutex::new(Some(missing)),
-        }
-    }
-
-    /// The client declared `kind` in this request's capabilities.
-    pub(crate) fn supports(&self, kind: InputKind) -> bool {
-        match kind {
-            InputKind::Elicitation => self.elicitation,
-            InputKind::Sampling => self.sampling,
-            InputKind::Roots => self.roots,
-        }
-    }
-
-    /// The answers to `requests` when the round has them all; else the
-    /// missing ones are reported and this never returns.
-    pub(crate) async fn ask(
-        &self,
-        requests: BTreeMap<String, InputRequest>,
-    ) -> BTreeMap<String, InputResponse> {
-        let mut answered = BTreeMap::new();
-        let mut missing = InputRequests::new();
-        for (key, request) in requests {
-            let answer = self
-                .answers
-                .get(&key)
-                .and_then(|v| InputResponse::from_wire(request.kind(), v).map(|r| (v, r)));
-            match answer {
-                Some((raw, response)) => {
-                    self.used
-                        .lock()
-                        .unwrap_or_else(PoisonError::into_inner)
-                        .insert(key.clone(), raw.clone());
-                    answered.insert(key, response);
-                }
-                None => {
-                    missing.insert(key, wire_request(request));
-                }
-            }
-        }
-        if missing.is_empty() {
-            return answered;
-        }
-        let sender = self
-            .missing
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take();
-        if let Some(sender) = sender {
-            let _ = sender.send(missing);
-        }
-        std::future::pending().await
-    }
-}
-
-/// The wire form of a request.
-fn wire_request(request: InputRequest) -> rmcp::model::InputRequest {
-    match request {
-        InputRequest::Elicitation(params) => {
-            rmcp::model::InputRequest::Elicitation(ElicitRequest::new(params))
-        }
-        InputRequest::Sampling(params) => {
-            rmcp::model::InputRequest::CreateMessage(CreateMessageRequest::new(params))
-        }
-        InputRequest::Roots => rmcp::model::InputRequest::ListRoots(ListRootsRequest::default()),
-    }
 }
 
 /// The answers an echoed `requestState` carries, after its checks.
@@ -269,7 +175,7 @@ where
         result = run(ctx, Some(responses), confirm_state) => result,
         Ok(missing) = rx => {
             let mut carried = Carried {
-                answers: round.used.lock().unwrap_or_else(PoisonError::into_inner).clone(),
+                answers: round.used(),
             };
             if let Some(confirm) = confirm {
                 carried.answers.insert(approval::CONFIRM_KEY.to_owned(), confirm);

@@ -234,6 +234,14 @@ pub enum InputError {
 // 2026-07-28: one round of a call (input_required.rs makes and reads it).
 // ---------------------------------------------------------------------------
 
+/// Why a round ended before what runs in it did.
+pub(crate) enum Stop {
+    /// It asked for input the round has no answer to.
+    Ask(InputRequests),
+    /// It cannot go on without a capability the client did not declare.
+    Capability(InputKind),
+}
+
 /// One round of a call: the client's capabilities, the answers it has, and
 /// where the tool's unanswered requests go.
 pub(crate) struct Round {
@@ -243,14 +251,14 @@ pub(crate) struct Round {
     answers: BTreeMap<String, Value>,
     /// Answers the tool used in this round (carried to the next).
     used: Mutex<BTreeMap<String, Value>>,
-    missing: Mutex<Option<oneshot::Sender<InputRequests>>>,
+    stop: Mutex<Option<oneshot::Sender<Stop>>>,
 }
 
 impl Round {
     pub(crate) fn new(
         capabilities: Option<&ClientCapabilities>,
         answers: BTreeMap<String, Value>,
-        missing: oneshot::Sender<InputRequests>,
+        stop: oneshot::Sender<Stop>,
     ) -> Self {
         Self {
             elicitation: capabilities
@@ -260,7 +268,7 @@ impl Round {
             roots: capabilities.is_some_and(|c| c.roots.is_some()),
             answers,
             used: Mutex::new(BTreeMap::new()),
-            missing: Mutex::new(Some(missing)),
+            stop: Mutex::new(Some(stop)),
         }
     }
 
@@ -310,13 +318,18 @@ impl Round {
         if missing.is_empty() {
             return answered;
         }
+        self.stop(Stop::Ask(missing)).await
+    }
+
+    /// Ends the round with `why`: the request is dropped, never resumed.
+    async fn stop<T>(&self, why: Stop) -> T {
         let sender = self
-            .missing
+            .stop
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .take();
         if let Some(sender) = sender {
-            let _ = sender.send(missing);
+            let _ = sender.send(why);
         }
         std::future::pending().await
     }
@@ -372,6 +385,25 @@ pub fn can_ask(ctx: &ToolContext, kind: InputKind) -> bool {
         InputKind::Sampling => ctx.state::<HostSampler>().is_some(),
         InputKind::Roots => ctx.state::<HostRoots>().is_some(),
     }
+}
+
+/// Declares that the request cannot be served without `kind`: when the
+/// client can answer it, `Ok`. Otherwise, in the 2026-07-28 era, the
+/// request ends with the protocol error `-32021` (missing required client
+/// capability, `data.requiredCapabilities` naming it; HTTP 400) and this
+/// never returns; in a 2025-11-25 session or outside MCP it is
+/// [`InputError::Unsupported`], for the tool to report.
+///
+/// # Errors
+/// [`InputError::Unsupported`] as above.
+pub async fn require(ctx: &ToolContext, kind: InputKind) -> Result<(), InputError> {
+    if can_ask(ctx, kind) {
+        return Ok(());
+    }
+    if let Some(round) = ctx.state::<Arc<Round>>() {
+        return round.stop(Stop::Capability(kind)).await;
+    }
+    Err(InputError::Unsupported(kind, unsupported_reason(ctx)))
 }
 
 /// Asks one request: [`ask`] with one entry.

@@ -30,10 +30,7 @@ use std::future::Future;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use rmcp::model::{
-    CallToolResponse, CallToolResult, ContentBlock, InputRequiredResult, InputResponses,
-    RequestStateCodec, SealOptions,
-};
+use rmcp::model::{InputRequiredResult, InputResponses, RequestStateCodec, SealOptions};
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
 use serde::{Deserialize, Serialize};
@@ -42,7 +39,7 @@ use tokio::sync::oneshot;
 use tool_core::ToolContext;
 
 use crate::approval;
-use crate::input::Round;
+use crate::input::{InputKind, Round, Stop};
 
 /// Longest `requestState` accepted or made, in bytes (64 KiB): a state
 /// carries the answers of earlier rounds, and a call whose answers do not
@@ -123,16 +120,45 @@ fn open_state(state: &str, data: &[u8]) -> Result<BTreeMap<String, Value>, Error
     Ok(carried.answers)
 }
 
-/// One `tools/call` of the 2026-07-28 era: the call runs with a [`Round`]
-/// (answers from the echoed sealed state and `inputResponses`), and the
-/// confirmation of [`crate::approval`] is handed `run` as the answers and
-/// the confirmation state to use. When the tool asks for input it does not
-/// have, the call ends with an input-required result.
+/// `-32021` naming the capability `kind` in `data.requiredCapabilities`.
+fn missing_capability(kind: InputKind) -> ErrorData {
+    let capabilities = match kind {
+        InputKind::Elicitation => serde_json::json!({"elicitation": {}}),
+        InputKind::Sampling => serde_json::json!({"sampling": {}}),
+        InputKind::Roots => serde_json::json!({"roots": {}}),
+    };
+    let mut error = ErrorData::missing_required_client_capability(
+        serde_json::from_value(capabilities).unwrap_or_default(),
+    );
+    error.message = format!("this request needs the client capability for {kind}, which the request's clientCapabilities does not declare").into();
+    error
+}
+
+/// How a round ended: the request's own result, or the input it asks for.
+pub(crate) enum Outcome<T> {
+    /// The request completed (or failed) without asking.
+    Done(T),
+    /// The input-required result to send.
+    Asked(InputRequiredResult),
+}
+
+/// One request (`tools/call`, `prompts/get`) of the 2026-07-28 era: `run`
+/// runs with a [`Round`] in its context (answers from the echoed sealed
+/// state and `inputResponses`); it is handed the merged answers and the
+/// confirmation state [`crate::approval`] reads (tools only). When what runs
+/// asks for input it does not have, it is dropped and the round ends with an
+/// input-required result whose sealed state carries the answers used.
 ///
 /// # Errors
-/// `-32602` for a `requestState` that is too long or fails its checks;
-/// whatever `run` returns.
-pub(crate) async fn call_round<F, Fut>(
+/// `-32602` for a `requestState` that is too long or fails its checks, or
+/// when the answers given so far no longer fit a state; whatever `run`
+/// returns.
+#[allow(
+    clippy::too_many_arguments,
+    reason = "the parts of one request, each used once"
+)]
+pub(crate) async fn round<T, F, Fut>(
+    method: &str,
     name: &str,
     arguments: &Map<String, Value>,
     ctx: ToolContext,
@@ -140,12 +166,12 @@ pub(crate) async fn call_round<F, Fut>(
     input_responses: Option<&InputResponses>,
     request_state: Option<&str>,
     run: F,
-) -> Result<CallToolResponse, ErrorData>
+) -> Result<Outcome<T>, ErrorData>
 where
     F: FnOnce(ToolContext, Option<InputResponses>, Option<String>) -> Fut,
-    Fut: Future<Output = Result<CallToolResponse, ErrorData>>,
+    Fut: Future<Output = Result<T, ErrorData>>,
 {
-    let data = associated_data("tools/call", name, arguments);
+    let data = associated_data(method, name, arguments);
     // A confirmation's own state passes to the confirmation untouched; a
     // sealed state is opened, and stands for the confirmation's too (it is
     // bound to the same tool and arguments).
@@ -172,11 +198,13 @@ where
     let ctx = ctx.with_state(Arc::clone(&round));
     let responses: InputResponses = answers.into_iter().collect();
     tokio::select! {
-        result = run(ctx, Some(responses), confirm_state) => result,
-        Ok(missing) = rx => {
-            let mut carried = Carried {
-                answers: round.used(),
+        result = run(ctx, Some(responses), confirm_state) => result.map(Outcome::Done),
+        Ok(stop) = rx => {
+            let missing = match stop {
+                Stop::Capability(kind) => return Err(missing_capability(kind)),
+                Stop::Ask(missing) => missing,
             };
+            let mut carried = Carried { answers: round.used() };
             if let Some(confirm) = confirm {
                 carried.answers.insert(approval::CONFIRM_KEY.to_owned(), confirm);
             }
@@ -185,14 +213,15 @@ where
                 ErrorData::internal_error(format!("cannot seal requestState: {e}"), None)
             })?;
             if sealed.len() > MAX_REQUEST_STATE_BYTES {
-                let mut result = CallToolResult::error(vec![ContentBlock::text(format!(
-                    "the answers given so far make a requestState of {} bytes, over the limit of {MAX_REQUEST_STATE_BYTES}: the tool cannot ask for more",
-                    sealed.len()
-                ))]);
-                result.result_type = Some(rmcp::model::ResultType::COMPLETE);
-                return Ok(CallToolResponse::from(result));
+                return Err(ErrorData::invalid_params(
+                    format!(
+                        "the answers given so far make a requestState of {} bytes, over the limit of {MAX_REQUEST_STATE_BYTES}: `{name}` cannot ask for more",
+                        sealed.len()
+                    ),
+                    None,
+                ));
             }
-            Ok(CallToolResponse::from(InputRequiredResult::new(Some(missing), Some(sealed))))
+            Ok(Outcome::Asked(InputRequiredResult::new(Some(missing), Some(sealed))))
         }
     }
 }

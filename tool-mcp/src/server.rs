@@ -739,7 +739,8 @@ impl McpServer {
             if approval::is_stateless_era(&context) {
                 let confirm_by_client = approval::client_answers_input_requests(&context);
                 let (name, arguments) = (&name, &arguments);
-                return input_required::call_round(
+                let outcome = input_required::round(
+                    "tools/call",
                     name,
                     arguments,
                     ctx,
@@ -763,7 +764,11 @@ impl McpServer {
                         .await
                     },
                 )
-                .await;
+                .await?;
+                return Ok(match outcome {
+                    input_required::Outcome::Done(response) => response,
+                    input_required::Outcome::Asked(asked) => CallToolResponse::from(asked),
+                });
             }
             execute(registry, name.clone(), arguments.clone(), ctx)
                 .await
@@ -986,11 +991,44 @@ impl ServerHandler for McpServer {
     async fn get_prompt(
         &self,
         request: GetPromptRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
-        catalog_wire::get_prompt(&self.config.catalog, request)
-            .await
-            .map(GetPromptResponse::from)
+        let catalog = &self.config.catalog;
+        if !approval::is_stateless_era(&context) {
+            let ctx = self
+                .session_context
+                .clone()
+                .unwrap_or_else(|| self.config.context.clone())
+                .with_state(input::SessionRoute(context.peer.clone()));
+            return catalog_wire::get_prompt(catalog, request, ctx)
+                .await
+                .map(GetPromptResponse::from);
+        }
+        // 2026-07-28: a prompt made with `Prompt::with_context` may ask for
+        // input; it gets an input-required result like a tool's.
+        let (name, arguments) = (
+            request.name.clone(),
+            request.arguments.clone().unwrap_or_default(),
+        );
+        let (responses, state) = (
+            request.input_responses.clone(),
+            request.request_state.clone(),
+        );
+        let outcome = input_required::round(
+            "prompts/get",
+            &name,
+            &arguments,
+            self.stateless_context(&context),
+            &context,
+            responses.as_ref(),
+            state.as_deref(),
+            |ctx, _, _| catalog_wire::get_prompt(catalog, request, ctx),
+        )
+        .await?;
+        Ok(match outcome {
+            input_required::Outcome::Done(result) => GetPromptResponse::from(result),
+            input_required::Outcome::Asked(asked) => GetPromptResponse::from(asked),
+        })
     }
 
     async fn list_resources(

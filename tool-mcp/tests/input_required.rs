@@ -11,6 +11,10 @@
     reason = "tests: a failed unwrap is the failure report"
 )]
 #![allow(
+    clippy::needless_pass_by_value,
+    reason = "test helpers take JSON values as they are written"
+)]
+#![allow(
     deprecated,
     reason = "roots are deprecated from 2026-07-28 (SEP-2577), still part of it; a tool may ask for them"
 )]

@@ -26,10 +26,10 @@ use tool_core::{Attachment, Image, Tool, ToolContext, ToolRegistry, ToolResult, 
 use tool_mcp::input::{self, InputKind, InputRequest, InputResponse};
 use tool_mcp::rmcp::model::{
     CreateMessageRequestParams, ElicitRequestParams, ElicitationSchema, LoggingLevel,
-    LoggingMessageNotificationParam, PromptMessage,
+    LoggingMessageNotificationParam, PromptMessage, Role,
 };
 use tool_mcp::rmcp::{Peer, RoleServer};
-use tool_mcp::{Catalog, Completer, LiveRegistry, McpServer, prompt, resource};
+use tool_mcp::{Catalog, Completer, LiveRegistry, McpServer, Prompt, prompt, resource};
 
 /// A 1x1 red PNG.
 const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
@@ -584,6 +584,37 @@ async fn test_input_required_result_capabilities(context: &ToolContext) -> Resul
     ))
 }
 
+/// The stateless suite's probe: asks a name (an input-required result in
+/// 2026-07-28, never a request of its own on the response stream).
+#[tool]
+async fn test_streaming_elicitation(context: &ToolContext) -> Result<String, String> {
+    let answer = input::ask_one(
+        context,
+        "user_name",
+        one_field_form("What is your name?", "name")?,
+    )
+    .await
+    .map_err(|e| e.to_string())?;
+    Ok(format!("Hello, {}!", field_text(&answer, "name")))
+}
+
+/// The stateless suite's probe: cannot run without sampling (`-32021` when
+/// the client did not declare it).
+#[tool]
+async fn test_missing_capability(context: &ToolContext) -> Result<String, String> {
+    input::require(context, InputKind::Sampling)
+        .await
+        .map_err(|e| e.to_string())?;
+    let answer = input::ask_one(
+        context,
+        "answer",
+        InputRequest::sampling_text("Say yes", 10),
+    )
+    .await
+    .map_err(|e| e.to_string())?;
+    Ok(format!("The model said: {}", answer.text().unwrap_or("")))
+}
+
 /// SEP-2243: a tool whose `region` parameter travels in the
 /// `Mcp-Param-Region` header too (declared with `tool_mcp::with_mcp_header`).
 fn header_param_tool() -> Result<Tool, String> {
@@ -706,6 +737,18 @@ fn catalog() -> Result<Catalog, String> {
             Completer::from_values(["paris", "park", "party", "test", "testing"]),
         ));
     }
+    catalog.add_prompt(Prompt::with_context(
+        "test_input_required_result_prompt",
+        "A prompt that asks the client what context to use (SEP-2322)",
+        |_args, ctx: ToolContext| async move {
+            let form = one_field_form("What context should the prompt use?", "context")?;
+            let answer = input::ask_one(&ctx, "user_context", form)
+                .await
+                .map_err(|e| e.to_string())?;
+            let text = format!("Use this context: {}", field_text(&answer, "context"));
+            Ok::<_, String>(vec![PromptMessage::new_text(Role::User, text)])
+        },
+    ));
     Ok(catalog)
 }
 

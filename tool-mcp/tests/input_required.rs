@@ -235,8 +235,41 @@ async fn serve(runs: Arc<Mutex<Vec<String>>>) -> (SocketAddr, tokio_util::sync::
     )
     .unwrap();
     registry.register(probe).unwrap();
+    let spec = ToolSpec::new("summarise", "Needs a model.", json!({"type": "object"}));
+    let summarise = Tool::new(
+        spec,
+        |_args: Map<String, Value>, ctx: ToolContext| async move {
+            if let Err(e) = input::require(&ctx, InputKind::Sampling).await {
+                return ToolResult::error(tool_core::ErrorKind::Failed, e.to_string());
+            }
+            ToolResult::ok("would sample")
+        },
+    )
+    .unwrap();
+    registry.register(summarise).unwrap();
+    let catalog = tool_mcp::Catalog::new();
+    catalog.add_prompt(tool_mcp::Prompt::with_context(
+        "trip",
+        "Plans a trip.",
+        |_args, ctx: ToolContext| async move {
+            let city = input::ask_one(&ctx, "city", form("Which city?", "city"))
+                .await
+                .map_err(|e| e.to_string())?;
+            let text = format!(
+                "Plan a trip to {}.",
+                city.form_field("city")
+                    .and_then(Value::as_str)
+                    .unwrap_or("?")
+            );
+            Ok::<_, String>(vec![tool_mcp::rmcp::model::PromptMessage::new_text(
+                tool_mcp::rmcp::model::Role::User,
+                text,
+            )])
+        },
+    ));
     let stop = tokio_util::sync::CancellationToken::new();
     let (addr, _task) = McpServer::new(LiveRegistry::new(registry))
+        .with_catalog(catalog)
         .serve_http(([127, 0, 0, 1], 0).into(), stop.clone())
         .await
         .unwrap();
@@ -382,6 +415,57 @@ async fn only_declared_capabilities_are_asked_and_lists_never_ask() {
         "{listed}"
     );
     assert!(listed["result"]["tools"].is_array(), "{listed}");
+    stop.cancel();
+}
+
+#[tokio::test]
+async fn a_prompt_asks_too_and_a_missing_capability_is_32021() {
+    let (addr, stop) = serve(Arc::default()).await;
+    let get = |extra: Value| {
+        let mut params = json!({"name": "trip"});
+        if let (Value::Object(params), Value::Object(extra)) = (&mut params, extra) {
+            params.extend(extra);
+        }
+        with_meta(params, all_capabilities())
+    };
+    let (_, first) = post(addr, "prompts/get", get(json!({})), &[]).await;
+    assert_eq!(first["result"]["resultType"], "input_required", "{first}");
+    let state = first["result"]["requestState"].as_str().unwrap().to_owned();
+    let answered =
+        json!({"inputResponses": {"city": accept(json!({"city": "Rome"}))}, "requestState": state});
+    let (_, done) = post(addr, "prompts/get", get(answered), &[]).await;
+    assert_eq!(
+        done["result"]["messages"][0]["content"]["text"], "Plan a trip to Rome.",
+        "{done}"
+    );
+    // A tool's state is not a prompt's.
+    let (_, tool_round) = post(addr, "tools/call", call("book", json!({}), json!({})), &[]).await;
+    let tool_state = tool_round["result"]["requestState"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let foreign = json!({"inputResponses": {"city": accept(json!({"city": "Rome"}))}, "requestState": tool_state});
+    let (_, refused) = post(addr, "prompts/get", get(foreign), &[]).await;
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+
+    // A tool that cannot run without sampling, for a client without it.
+    let params = with_meta(
+        json!({"name": "summarise", "arguments": {}}),
+        json!({"elicitation": {}}),
+    );
+    let (status, refused) = post(addr, "tools/call", params, &[]).await;
+    assert_eq!(status, 400, "{refused}");
+    assert_eq!(refused["error"]["code"], -32021, "{refused}");
+    assert!(
+        refused["error"]["data"]["requiredCapabilities"]["sampling"].is_object(),
+        "{refused}"
+    );
+    let params = with_meta(
+        json!({"name": "summarise", "arguments": {}}),
+        all_capabilities(),
+    );
+    let (_, ok) = post(addr, "tools/call", params, &[]).await;
+    assert_eq!(ok["result"]["content"][0]["text"], "would sample", "{ok}");
     stop.cancel();
 }
 

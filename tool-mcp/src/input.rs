@@ -59,6 +59,10 @@ use tool_core::ToolContext;
 
 use crate::requests::{self, Sampler};
 
+/// How long a 2025-11-25 client has to answer one request (300 s, the
+/// default wait for a person's answer); then [`InputError::Failed`].
+pub const SESSION_INPUT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(300);
+
 /// Most input requests in one [`ask`] (16); more is refused with
 /// [`InputError::Invalid`].
 pub const MAX_INPUT_REQUESTS: usize = 16;
@@ -434,7 +438,8 @@ pub async fn ask_one(
 /// [`MAX_INPUT_REQUESTS`] requests; [`InputError::Unsupported`] when a
 /// request's kind cannot be asked here (see [`can_ask`]); nothing is asked
 /// then. [`InputError::Failed`] when a 2025-11-25 client answered with an
-/// error.
+/// error, did not answer within [`SESSION_INPUT_TIMEOUT`], or the call was
+/// cancelled while waiting; or when the host's sampler failed.
 pub async fn ask(
     ctx: &ToolContext,
     requests: BTreeMap<String, InputRequest>,
@@ -450,7 +455,7 @@ pub async fn ask(
         return Ok(round.ask(requests).await);
     }
     if let Some(route) = ctx.state::<SessionRoute>() {
-        return ask_session(&route.0.0, requests).await;
+        return ask_session(ctx, &route.0.0, requests).await;
     }
     ask_host(ctx, requests).await
 }
@@ -501,8 +506,10 @@ fn session_supports(peer: &Peer<RoleServer>, kind: InputKind) -> bool {
     }
 }
 
-/// 2025-11-25: one server request after another, in key order.
+/// 2025-11-25: one server request after another, in key order, each given
+/// at most [`SESSION_INPUT_TIMEOUT`] and given up when the call is cancelled.
 async fn ask_session(
+    ctx: &ToolContext,
     peer: &Peer<RoleServer>,
     requests: BTreeMap<String, InputRequest>,
 ) -> Result<BTreeMap<String, InputResponse>, InputError> {
@@ -510,14 +517,29 @@ async fn ask_session(
     for (key, request) in requests {
         let kind = request.kind();
         let failed = |e: rmcp::service::ServiceError| InputError::Failed(kind, e.to_string());
-        let answer = match request {
-            InputRequest::Elicitation(params) => {
-                InputResponse::Elicitation(peer.create_elicitation(params).await.map_err(failed)?)
+        let asked = async {
+            Ok(match request {
+                InputRequest::Elicitation(params) => InputResponse::Elicitation(
+                    peer.create_elicitation(params).await.map_err(failed)?,
+                ),
+                InputRequest::Sampling(params) => {
+                    InputResponse::Sampling(peer.create_message(params).await.map_err(failed)?)
+                }
+                InputRequest::Roots => {
+                    InputResponse::Roots(peer.list_roots().await.map_err(failed)?)
+                }
+            })
+        };
+        let answer = tokio::select! {
+            answer = tokio::time::timeout(SESSION_INPUT_TIMEOUT, asked) => answer.unwrap_or_else(|_| {
+                Err(InputError::Failed(
+                    kind,
+                    format!("no answer within {} s", SESSION_INPUT_TIMEOUT.as_secs()),
+                ))
+            })?,
+            () = ctx.cancellation_token().cancelled() => {
+                return Err(InputError::Failed(kind, "the call was cancelled".to_owned()));
             }
-            InputRequest::Sampling(params) => {
-                InputResponse::Sampling(peer.create_message(params).await.map_err(failed)?)
-            }
-            InputRequest::Roots => InputResponse::Roots(peer.list_roots().await.map_err(failed)?),
         };
         out.insert(key, answer);
     }

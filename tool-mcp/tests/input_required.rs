@@ -95,6 +95,34 @@ async fn the_same_tool_asks_in_both_eras_through_our_client() {
     }
 }
 
+#[tokio::test]
+async fn a_client_without_sampling_or_roots_is_not_asked_for_them_in_either_era() {
+    for era in [ProtocolEra::Initialize, ProtocolEra::Discover] {
+        let conn = McpToolSource::stdio(FIXTURE, std::iter::empty::<&str>(), [("RUST_LOG", "off")])
+            .named("fx")
+            .with_era(era)
+            .connect()
+            .await
+            .unwrap();
+        let ctx = asker_ctx(Arc::default());
+        let some = conn
+            .call("test_input_required_result_capabilities", Map::new(), &ctx)
+            .await;
+        assert_eq!(some.output, "answered: user_name", "{era:?}: {some:?}");
+        let roots = conn
+            .call("test_input_required_result_list_roots", Map::new(), &ctx)
+            .await;
+        let error = roots.error.expect("no roots capability");
+        assert!(
+            error.message.contains(
+                "cannot ask for roots/list here: the MCP client did not declare this capability"
+            ),
+            "{era:?}: {}",
+            error.message
+        );
+    }
+}
+
 // ---------------------------------------------------------------------------
 // Raw JSON-RPC over HTTP, 2026-07-28.
 // ---------------------------------------------------------------------------

@@ -30,7 +30,10 @@ use std::future::Future;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use rmcp::model::{InputRequiredResult, InputResponses, RequestStateCodec, SealOptions};
+use rmcp::model::{
+    GetPromptRequestParams, GetPromptResponse, InputRequiredResult, InputResponses,
+    RequestStateCodec, SealOptions,
+};
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
 use serde::{Deserialize, Serialize};
@@ -39,7 +42,9 @@ use tokio::sync::oneshot;
 use tool_core::ToolContext;
 
 use crate::approval;
-use crate::input::{InputKind, Round, Stop};
+use crate::catalog::Catalog;
+use crate::catalog_wire;
+use crate::input::{InputKind, Round, SessionRoute, Stop};
 
 /// Longest `requestState` accepted or made, in bytes (64 KiB): a state
 /// carries the answers of earlier rounds, and a call whose answers do not
@@ -224,6 +229,45 @@ where
             Ok(Outcome::Asked(InputRequiredResult::new(Some(missing), Some(sealed))))
         }
     }
+}
+
+/// `prompts/get` with `ctx` as the prompt's context: its input requests go
+/// to the session's client in 2025-11-25, and make an input-required result
+/// in 2026-07-28 ([`round`]).
+///
+/// # Errors
+/// As [`round`] and [`catalog_wire::get_prompt`].
+pub(crate) async fn get_prompt(
+    catalog: &Catalog,
+    request: GetPromptRequestParams,
+    ctx: ToolContext,
+    context: &RequestContext<RoleServer>,
+) -> Result<GetPromptResponse, ErrorData> {
+    if !approval::is_stateless_era(context) {
+        let ctx = ctx.with_state(SessionRoute(context.peer.clone()));
+        return catalog_wire::get_prompt(catalog, request, ctx)
+            .await
+            .map(GetPromptResponse::from);
+    }
+    let name = request.name.clone();
+    let arguments = request.arguments.clone().unwrap_or_default();
+    let responses = request.input_responses.clone();
+    let state = request.request_state.clone();
+    let outcome = round(
+        "prompts/get",
+        &name,
+        &arguments,
+        ctx,
+        context,
+        responses.as_ref(),
+        state.as_deref(),
+        |ctx, _, _| catalog_wire::get_prompt(catalog, request, ctx),
+    )
+    .await?;
+    Ok(match outcome {
+        Outcome::Done(result) => GetPromptResponse::from(result),
+        Outcome::Asked(asked) => GetPromptResponse::from(asked),
+    })
 }
 
 #[cfg(test)]

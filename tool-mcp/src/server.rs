@@ -993,42 +993,15 @@ impl ServerHandler for McpServer {
         request: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
-        let catalog = &self.config.catalog;
-        if !approval::is_stateless_era(&context) {
-            let ctx = self
-                .session_context
+        // A prompt made with `Prompt::with_context` may ask for input, as a tool does.
+        let ctx = if approval::is_stateless_era(&context) {
+            self.stateless_context(&context)
+        } else {
+            self.session_context
                 .clone()
                 .unwrap_or_else(|| self.config.context.clone())
-                .with_state(input::SessionRoute(context.peer.clone()));
-            return catalog_wire::get_prompt(catalog, request, ctx)
-                .await
-                .map(GetPromptResponse::from);
-        }
-        // 2026-07-28: a prompt made with `Prompt::with_context` may ask for
-        // input; it gets an input-required result like a tool's.
-        let (name, arguments) = (
-            request.name.clone(),
-            request.arguments.clone().unwrap_or_default(),
-        );
-        let (responses, state) = (
-            request.input_responses.clone(),
-            request.request_state.clone(),
-        );
-        let outcome = input_required::round(
-            "prompts/get",
-            &name,
-            &arguments,
-            self.stateless_context(&context),
-            &context,
-            responses.as_ref(),
-            state.as_deref(),
-            |ctx, _, _| catalog_wire::get_prompt(catalog, request, ctx),
-        )
-        .await?;
-        Ok(match outcome {
-            input_required::Outcome::Done(result) => GetPromptResponse::from(result),
-            input_required::Outcome::Asked(asked) => GetPromptResponse::from(asked),
-        })
+        };
+        input_required::get_prompt(&self.config.catalog, request, ctx, &context).await
     }
 
     async fn list_resources(

@@ -145,7 +145,7 @@ pub(crate) fn client_answers_input_requests(request: &RequestContext<RoleServer>
 /// The `requestState` of a confirmation round: binds the answer to this tool
 /// and these exact arguments (a retry with other arguments is asked again).
 /// Not secret and not sealed: the client is the one who approves anyway.
-fn request_state(tool: &str, arguments: &Map<String, Value>) -> String {
+pub(crate) fn request_state(tool: &str, arguments: &Map<String, Value>) -> String {
     use sha2::Digest;
     let canonical = serde_json::to_vec(&(tool, arguments)).unwrap_or_default();
     let digest = sha2::Sha256::digest(&canonical);
@@ -155,6 +155,11 @@ fn request_state(tool: &str, arguments: &Map<String, Value>) -> String {
         state.push_str(&format!("{byte:02x}"));
     }
     state
+}
+
+/// `true` when `state` has the form of a confirmation round's state.
+pub(crate) fn is_confirmation_state(state: &str) -> bool {
+    state.starts_with(STATE_PREFIX)
 }
 
 /// How an editable parameter appears in the form, with its current value as

@@ -66,8 +66,11 @@ impl From<&str> for CatalogError {
     }
 }
 
-type RenderFn =
-    Arc<dyn Fn(Arguments) -> BoxFuture<Result<Vec<PromptMessage>, CatalogError>> + Send + Sync>;
+type RenderFn = Arc<
+    dyn Fn(Arguments, tool_core::ToolContext) -> BoxFuture<Result<Vec<PromptMessage>, CatalogError>>
+        + Send
+        + Sync,
+>;
 type ReadFn =
     Arc<dyn Fn(String, Arguments) -> BoxFuture<Result<ResourceBody, CatalogError>> + Send + Sync>;
 type CompleteFn = Arc<dyn Fn(&str, &Arguments) -> Vec<String> + Send + Sync>;
@@ -178,11 +181,37 @@ impl Prompt {
             description: description.into(),
             arguments: Vec::new(),
             completers: HashMap::new(),
-            render: Arc::new(move |args| {
+            render: Arc::new(move |args, _ctx| {
                 let fut = render(args);
                 Box::pin(async move { fut.await.map_err(|e| CatalogError(e.to_string())) })
             }),
         }
+    }
+
+    /// [`new`](Self::new) for a render function that also takes a context:
+    /// under [`McpServer`](crate::McpServer) it can ask the client for input
+    /// with [`crate::input`] (an input-required result on `prompts/get` in
+    /// the 2026-07-28 era, server requests in 2025-11-25 sessions); outside
+    /// a server ([`render`](Self::render)) the context is empty.
+    pub fn with_context<F, Fut, E>(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        render: F,
+    ) -> Self
+    where
+        F: Fn(Arguments, tool_core::ToolContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Vec<PromptMessage>, E>> + Send + 'static,
+        E: fmt::Display,
+    {
+        let render = Arc::new(render);
+        let mut prompt = Self::new(name, description, |_args| async {
+            Ok::<_, String>(Vec::new())
+        });
+        prompt.render = Arc::new(move |args, ctx| {
+            let fut = render(args, ctx);
+            Box::pin(async move { fut.await.map_err(|e| CatalogError(e.to_string())) })
+        });
+        prompt
     }
 
     /// Declares an argument (a string); `required` ones must be given.
@@ -244,6 +273,20 @@ impl Prompt {
     /// [`GetError::Arguments`] for bad arguments, [`GetError::Failed`] when
     /// the render function fails.
     pub async fn render(&self, arguments: Arguments) -> Result<Vec<PromptMessage>, GetError> {
+        self.render_in(arguments, tool_core::ToolContext::new())
+            .await
+    }
+
+    /// [`render`](Self::render) with `ctx` as the context of a render
+    /// function made by [`with_context`](Self::with_context).
+    ///
+    /// # Errors
+    /// As [`render`](Self::render).
+    pub async fn render_in(
+        &self,
+        arguments: Arguments,
+        ctx: tool_core::ToolContext,
+    ) -> Result<Vec<PromptMessage>, GetError> {
         for argument in &self.arguments {
             if argument.required == Some(true) && !arguments.contains_key(&argument.name) {
                 return Err(GetError::Arguments(format!(
@@ -268,7 +311,7 @@ impl Prompt {
                 }
             )));
         }
-        (self.render)(arguments)
+        (self.render)(arguments, ctx)
             .await
             .map_err(|e| GetError::Failed(e.0))
     }

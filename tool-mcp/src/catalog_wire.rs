@@ -100,6 +100,7 @@ pub(crate) fn list_templates(catalog: &Catalog) -> ListResourceTemplatesResult {
 pub(crate) async fn get_prompt(
     catalog: &Catalog,
     request: GetPromptRequestParams,
+    ctx: tool_core::ToolContext,
 ) -> Result<GetPromptResult, ErrorData> {
     let Some(prompt) = catalog.prompt(&request.name) else {
         let names = catalog.prompt_names();
@@ -128,7 +129,7 @@ pub(crate) async fn get_prompt(
             (k, v)
         })
         .collect();
-    let messages = prompt.render(arguments).await.map_err(get_error)?;
+    let messages = prompt.render_in(arguments, ctx).await.map_err(get_error)?;
     let mut result = GetPromptResult::new(messages);
     result.description = prompt.definition().description;
     Ok(result)

@@ -68,6 +68,19 @@
 //! command) ends with the runtime: shut it down with
 //! `Runtime::shutdown_timeout(SHUTDOWN_TIMEOUT)` rather than exiting at once.
 //!
+//! A tool asks for input in the middle of its call through its context
+//! ([`input`]: [`input::ask`], [`input::can_ask`]): a form (elicitation), a
+//! model's answer (sampling) or the client's roots. In 2025-11-25 sessions
+//! these go to the client as server requests; in the 2026-07-28 era the call
+//! ends with an input-required result (SEP-2322) and a `requestState`
+//! sealed with HMAC-SHA256 (bound to the tool and its arguments, at most
+//! [`MAX_REQUEST_STATE_BYTES`], valid for [`REQUEST_STATE_TTL`]), and the
+//! tool runs again with the answers when the client calls back; outside MCP
+//! they go to the host's hooks. A parameter declared with
+//! [`with_mcp_header`] (`x-mcp-header`, SEP-2243) is also sent by clients as
+//! an `Mcp-Param-<Name>` HTTP header, which the server checks against the
+//! argument (HTTP 400, `-32020` on a mismatch).
+//!
 //! Beside the tools, [`McpServer::with_catalog`] serves a [`Catalog`] of
 //! prompts, resources and resource templates ([`catalog`]): `prompts/*`,
 //! `resources/*` (read, subscribe/unsubscribe in 2025-11-25,
@@ -114,6 +127,12 @@
 //!   `requestState` to its tool and arguments; already in the tree through
 //!   rmcp.
 //!   Also the digest under which an HTTP bearer token is kept and compared.
+//! - rmcp's `request-state` feature (`RequestStateCodec`): the HMAC-SHA256
+//!   seal, associated data and expiry of the `requestState` of a tool's
+//!   input rounds, rather than a seal of our own; it brings `hmac` and
+//!   `zeroize`, both already in the tree.
+//! - `getrandom`: also the 32 random bytes of that seal's key, made once
+//!   per process.
 //! - `http`: the header name and value types of `url` servers' `headers`
 //!   (the types rmcp's transport takes; already in the tree through rmcp).
 //! - `tool-rules`: `clip`, the one way to quote untrusted text in messages.
@@ -147,6 +166,9 @@ mod error;
 mod framing;
 mod headers;
 mod http;
+pub mod input;
+mod input_required;
+mod mcp_header;
 mod names;
 mod requests;
 mod sandbox;
@@ -173,6 +195,8 @@ pub use http::{
     DEFAULT_BODY_TIMEOUT, DEFAULT_HEADER_TIMEOUT, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_SESSIONS,
     HttpAccess, HttpLimits, MAX_RETRY_AFTER, MIN_TOKEN_LEN,
 };
+pub use input_required::{MAX_REQUEST_STATE_BYTES, REQUEST_STATE_TTL};
+pub use mcp_header::with_mcp_header;
 pub use names::{MAX_NAME_LEN, local_tool_name, server_prefix};
 #[cfg(feature = "agent")]
 pub use requests::AgentSampler;

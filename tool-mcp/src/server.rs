@@ -35,6 +35,7 @@ use crate::error::{Error, ErrorKind};
 use crate::framing::FramedTransport;
 use crate::http::{self, HttpAccess};
 use crate::stdio;
+use crate::{input, input_required};
 use tool_core::LiveRegistry;
 
 /// Tools per `tools/list` page unless [`McpServer::with_page_size`] says otherwise.
@@ -653,8 +654,12 @@ impl McpServer {
             .with_state::<Peer<RoleServer>>(request.peer.clone());
         if approval::is_stateless_era(request) {
             ctx = ctx.with_state(InlineSchemas(Format::Mcp));
-        } else if let Some(key) = self.session_key() {
-            ctx = ctx.with_state(SearchSession(key));
+        } else {
+            // A tool's input requests go to this session's client.
+            ctx = ctx.with_state(input::SessionRoute(request.peer.clone()));
+            if let Some(key) = self.session_key() {
+                ctx = ctx.with_state(SearchSession(key));
+            }
         }
         if let Some(token) = request.meta.get_progress_token() {
             let peer = request.peer.clone();
@@ -728,20 +733,42 @@ impl McpServer {
         let ctx = self.call_context(&context, cancel);
         let flush = ctx.state::<Arc<ProgressFlush>>().map(|f| Arc::clone(&f));
         let response = async {
-            // 2026-07-28: confirmation through an input-required result when the
-            // client can answer one, else the base context's approver.
-            if approval::is_stateless_era(&context)
-                && approval::client_answers_input_requests(&context)
-            {
-                return approval::call_with_input_required(
-                    &name,
-                    &arguments,
+            // 2026-07-28: a tool's input requests and its confirmation as
+            // input-required results (the confirmation when the client can
+            // answer one, else the base context's approver decides).
+            if approval::is_stateless_era(&context) {
+                let confirm_by_client = approval::client_answers_input_requests(&context);
+                let (name, arguments) = (&name, &arguments);
+                let outcome = input_required::round(
+                    "tools/call",
+                    name,
+                    arguments,
                     ctx,
+                    &context,
                     request.input_responses.as_ref(),
                     request.request_state.as_deref(),
-                    |ctx| execute(registry, name.clone(), arguments.clone(), ctx),
+                    |ctx, responses, state| async move {
+                        if !confirm_by_client {
+                            return execute(registry, name.clone(), arguments.clone(), ctx)
+                                .await
+                                .map(CallToolResponse::from);
+                        }
+                        approval::call_with_input_required(
+                            name,
+                            arguments,
+                            ctx,
+                            responses.as_ref(),
+                            state.as_deref(),
+                            |ctx| execute(registry, name.clone(), arguments.clone(), ctx),
+                        )
+                        .await
+                    },
                 )
-                .await;
+                .await?;
+                return Ok(match outcome {
+                    input_required::Outcome::Done(response) => response,
+                    input_required::Outcome::Asked(asked) => CallToolResponse::from(asked),
+                });
             }
             execute(registry, name.clone(), arguments.clone(), ctx)
                 .await
@@ -889,6 +916,14 @@ impl ServerHandler for McpServer {
         config
     }
 
+    /// The called tool's definition for rmcp's `Mcp-Param-*` header checks
+    /// (SEP-2243), for tools of the view that declare `x-mcp-header`
+    /// parameters; `None` for the others (nothing to check).
+    fn get_tool(&self, name: &str) -> Option<McpTool> {
+        let registry = self.view.registry();
+        crate::mcp_header::tool_for_validation(registry.get(name)?.spec())
+    }
+
     fn supported_protocol_versions(&self) -> std::borrow::Cow<'static, [ProtocolVersion]> {
         std::borrow::Cow::Borrowed(ProtocolVersion::KNOWN_VERSIONS)
     }
@@ -956,11 +991,17 @@ impl ServerHandler for McpServer {
     async fn get_prompt(
         &self,
         request: GetPromptRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
-        catalog_wire::get_prompt(&self.config.catalog, request)
-            .await
-            .map(GetPromptResponse::from)
+        // A prompt made with `Prompt::with_context` may ask for input, as a tool does.
+        let ctx = if approval::is_stateless_era(&context) {
+            self.stateless_context(&context)
+        } else {
+            self.session_context
+                .clone()
+                .unwrap_or_else(|| self.config.context.clone())
+        };
+        input_required::get_prompt(&self.config.catalog, request, ctx, &context).await
     }
 
     async fn list_resources(

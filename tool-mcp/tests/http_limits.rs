@@ -223,6 +223,9 @@ async fn slow_headers_close_the_connection() {
 async fn a_slow_body_gets_408() {
     let limit = Duration::from_secs(1);
     let (addr, stop) = server(HttpLimits::default().with_body_timeout(limit)).await;
+    // Taken before anything is sent: the server's clock starts once it has
+    // read the headers, which under load can be before `write_all` returns.
+    let start = Instant::now();
     let mut stream = tokio::net::TcpStream::connect(addr).await.expect("connect");
     stream
         .write_all(
@@ -231,7 +234,6 @@ async fn a_slow_body_gets_408() {
         )
         .await
         .expect("write");
-    let start = Instant::now();
     let mut response = Vec::new();
     let _ = tokio::time::timeout(Duration::from_secs(8), stream.read_to_end(&mut response)).await;
     let text = String::from_utf8_lossy(&response);

@@ -23,12 +23,13 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use tool_core::{Attachment, Image, Tool, ToolContext, ToolRegistry, ToolResult, ToolSpec, tool};
+use tool_mcp::input::{self, InputKind, InputRequest, InputResponse};
 use tool_mcp::rmcp::model::{
-    CreateMessageRequestParams, ElicitRequestParams, LoggingLevel, LoggingMessageNotificationParam,
-    PromptMessage,
+    CreateMessageRequestParams, ElicitRequestParams, ElicitationSchema, LoggingLevel,
+    LoggingMessageNotificationParam, PromptMessage, Role,
 };
 use tool_mcp::rmcp::{Peer, RoleServer};
-use tool_mcp::{Catalog, Completer, LiveRegistry, McpServer, prompt, resource};
+use tool_mcp::{Catalog, Completer, LiveRegistry, McpServer, Prompt, prompt, resource};
 
 /// A 1x1 red PNG.
 const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
@@ -423,6 +424,220 @@ fn json_schema_2020_12_tool() -> Result<Tool, tool_core::RegistryError> {
     )
 }
 
+// --- SEP-2322: tools that ask for input through their context -----------
+// (tool_mcp::input: input-required results in 2026-07-28, server requests in
+// 2025-11-25, the host's hooks outside MCP).
+
+/// A form with one required string field `field`.
+fn one_field_form(message: &str, field: &str) -> Result<InputRequest, String> {
+    let schema = ElicitationSchema::builder()
+        .required_string_property(field, |s| s)
+        .build()
+        .map_err(str::to_owned)?;
+    Ok(InputRequest::form(message, schema))
+}
+
+/// A form with one required boolean field `ok`.
+fn confirm_form(message: &str) -> Result<InputRequest, String> {
+    let schema = ElicitationSchema::builder()
+        .required_bool("ok")
+        .build()
+        .map_err(str::to_owned)?;
+    Ok(InputRequest::form(message, schema))
+}
+
+/// A form answer's field as text (`?` when absent or not accepted).
+fn field_text(answer: &InputResponse, field: &str) -> String {
+    match answer.form_field(field) {
+        Some(Value::String(text)) => text.clone(),
+        Some(other) => other.to_string(),
+        None => "?".to_owned(),
+    }
+}
+
+/// Asks the person's name (key `user_name`) and greets them.
+#[tool]
+async fn test_input_required_result_elicitation(context: &ToolContext) -> Result<String, String> {
+    let form = one_field_form("What is your name?", "name")?;
+    let answer = input::ask_one(context, "user_name", form)
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok(format!("Hello, {}!", field_text(&answer, "name")))
+}
+
+/// Asks a model the capital of France (key `capital_question`).
+#[tool]
+async fn test_input_required_result_sampling(context: &ToolContext) -> Result<String, String> {
+    let request = InputRequest::sampling_text("What is the capital of France?", 100);
+    let answer = input::ask_one(context, "capital_question", request)
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok(format!("The model said: {}", answer.text().unwrap_or("")))
+}
+
+/// Asks the client's roots (key `client_roots`) and lists them.
+#[tool]
+async fn test_input_required_result_list_roots(context: &ToolContext) -> Result<String, String> {
+    let answer = input::ask_one(context, "client_roots", InputRequest::roots())
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok(format!("Roots: {}", answer.root_uris().join(", ")))
+}
+
+/// Asks for a confirmation whose answer comes back with the sealed state.
+#[tool]
+async fn test_input_required_result_request_state(context: &ToolContext) -> Result<String, String> {
+    let answer = input::ask_one(context, "confirmation", confirm_form("Please confirm")?)
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok(format!("state-ok: ok={}", field_text(&answer, "ok")))
+}
+
+/// Asks a name, a model's greeting and the roots in one round.
+#[tool]
+async fn test_input_required_result_multiple_inputs(
+    context: &ToolContext,
+) -> Result<String, String> {
+    let requests = std::collections::BTreeMap::from([
+        (
+            "user_name".to_owned(),
+            one_field_form("What is your name?", "name")?,
+        ),
+        (
+            "greeting".to_owned(),
+            InputRequest::sampling_text("Generate a greeting", 50),
+        ),
+        ("client_roots".to_owned(), InputRequest::roots()),
+    ]);
+    let answers = input::ask(context, requests)
+        .await
+        .map_err(|e| e.to_string())?;
+    let text = |key: &str| answers.get(key);
+    Ok(format!(
+        "name={}, greeting={}, roots={}",
+        text("user_name").map_or_else(|| "?".to_owned(), |a| field_text(a, "name")),
+        text("greeting")
+            .and_then(InputResponse::text)
+            .unwrap_or("?"),
+        text("client_roots")
+            .map(InputResponse::root_uris)
+            .unwrap_or_default()
+            .join(", ")
+    ))
+}
+
+/// Asks a name, then (a second round) a favourite colour.
+#[tool]
+async fn test_input_required_result_multi_round(context: &ToolContext) -> Result<String, String> {
+    let form = one_field_form("Step 1: What is your name?", "name")?;
+    let name = input::ask_one(context, "step1", form)
+        .await
+        .map_err(|e| e.to_string())?;
+    let form = one_field_form("Step 2: What is your favorite color?", "color")?;
+    let color = input::ask_one(context, "step2", form)
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok(format!(
+        "{} likes {}",
+        field_text(&name, "name"),
+        field_text(&color, "color")
+    ))
+}
+
+/// Asks for a confirmation; its sealed state refuses any change.
+#[tool]
+async fn test_input_required_result_tampered_state(
+    context: &ToolContext,
+) -> Result<String, String> {
+    let answer = input::ask_one(context, "confirmation", confirm_form("Please confirm")?)
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok(format!("confirmed: ok={}", field_text(&answer, "ok")))
+}
+
+/// Asks only what the client declared it can answer: a name (elicitation)
+/// and a model's answer (sampling).
+#[tool]
+async fn test_input_required_result_capabilities(context: &ToolContext) -> Result<String, String> {
+    let mut requests = std::collections::BTreeMap::new();
+    if input::can_ask(context, InputKind::Elicitation) {
+        requests.insert(
+            "user_name".to_owned(),
+            one_field_form("What is your name?", "name")?,
+        );
+    }
+    if input::can_ask(context, InputKind::Sampling) {
+        requests.insert(
+            "capital_question".to_owned(),
+            InputRequest::sampling_text("What is the capital of France?", 100),
+        );
+    }
+    if requests.is_empty() {
+        return Ok("the client can answer neither elicitation nor sampling".to_owned());
+    }
+    let answers = input::ask(context, requests)
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok(format!(
+        "answered: {}",
+        answers.keys().cloned().collect::<Vec<_>>().join(", ")
+    ))
+}
+
+/// The stateless suite's probe: asks a name (an input-required result in
+/// 2026-07-28, never a request of its own on the response stream).
+#[tool]
+async fn test_streaming_elicitation(context: &ToolContext) -> Result<String, String> {
+    let answer = input::ask_one(
+        context,
+        "user_name",
+        one_field_form("What is your name?", "name")?,
+    )
+    .await
+    .map_err(|e| e.to_string())?;
+    Ok(format!("Hello, {}!", field_text(&answer, "name")))
+}
+
+/// The stateless suite's probe: cannot run without sampling (`-32021` when
+/// the client did not declare it).
+#[tool]
+async fn test_missing_capability(context: &ToolContext) -> Result<String, String> {
+    input::require(context, InputKind::Sampling)
+        .await
+        .map_err(|e| e.to_string())?;
+    let answer = input::ask_one(
+        context,
+        "answer",
+        InputRequest::sampling_text("Say yes", 10),
+    )
+    .await
+    .map_err(|e| e.to_string())?;
+    Ok(format!("The model said: {}", answer.text().unwrap_or("")))
+}
+
+/// SEP-2243: a tool whose `region` parameter travels in the
+/// `Mcp-Param-Region` header too (declared with `tool_mcp::with_mcp_header`).
+fn header_param_tool() -> Result<Tool, String> {
+    let spec = ToolSpec::new(
+        "test_header_param",
+        "Echoes its region, which clients also send as the Mcp-Param-Region header",
+        json!({
+            "type": "object",
+            "properties": {"region": {"type": "string", "description": "Where to run."}},
+            "required": ["region"]
+        }),
+    );
+    let spec = tool_mcp::with_mcp_header(spec, "region", "Region").map_err(|e| e.to_string())?;
+    Tool::new(
+        spec,
+        |args: serde_json::Map<String, serde_json::Value>, _ctx| async move {
+            let region = args.get("region").and_then(Value::as_str).unwrap_or("");
+            ToolResult::ok(format!("region: {region}"))
+        },
+    )
+    .map_err(|e| e.to_string())
+}
+
 /// A static text resource.
 #[resource("test://static-text", mime_type = "text/plain")]
 fn static_text() -> String {
@@ -522,6 +737,18 @@ fn catalog() -> Result<Catalog, String> {
             Completer::from_values(["paris", "park", "party", "test", "testing"]),
         ));
     }
+    catalog.add_prompt(Prompt::with_context(
+        "test_input_required_result_prompt",
+        "A prompt that asks the client what context to use (SEP-2322)",
+        |_args, ctx: ToolContext| async move {
+            let form = one_field_form("What context should the prompt use?", "context")?;
+            let answer = input::ask_one(&ctx, "user_context", form)
+                .await
+                .map_err(|e| e.to_string())?;
+            let text = format!("Use this context: {}", field_text(&answer, "context"));
+            Ok::<_, String>(vec![PromptMessage::new_text(Role::User, text)])
+        },
+    ));
     Ok(catalog)
 }
 
@@ -556,6 +783,12 @@ fn main() -> ExitCode {
     }
     if let Ok(tool) = json_schema_2020_12_tool() {
         let _ = registry.register(tool);
+    }
+    match header_param_tool() {
+        Ok(tool) => {
+            let _ = registry.register(tool);
+        }
+        Err(e) => eprintln!("tool-mcp-fixture: test_header_param left out: {e}"),
     }
     for i in 0..extra {
         let spec = ToolSpec::new(

@@ -152,6 +152,7 @@ mod requests;
 mod sandbox;
 mod server;
 mod stdio;
+mod tasks;
 
 pub use catalog::{Catalog, Completer, Prompt, Resource, ResourceBody, ResourceTemplate};
 /// What the `#[prompt]` and `#[resource]` macros' output calls; not an API.
@@ -184,6 +185,10 @@ pub use requests::{
 pub use rmcp;
 pub use server::{ClientScope, DEFAULT_PAGE_SIZE, McpServer, SHUTDOWN_TIMEOUT, shutdown_signal};
 pub use stdio::protect_stdout;
+pub use tasks::{
+    CANCEL_GRACE, DEFAULT_MAX_LIVE_TASKS, DEFAULT_MAX_RESULT_BYTES, DEFAULT_POLL_INTERVAL,
+    DEFAULT_TASK_TTL, TASK_JOB_KIND, TaskLimits,
+};
 pub use tool_core::LiveRegistry;
 pub use tool_core::live::{MAX_REASON_LEN, MAX_UNAVAILABLE};
 pub use tool_macros::{prompt, resource};

@@ -172,6 +172,7 @@ struct Config {
     instructions: Option<String>,
     http_limits: http::HttpLimits,
     catalog: Catalog,
+    tasks: crate::tasks::TaskConfig,
 }
 
 impl McpServer {
@@ -198,6 +199,7 @@ impl McpServer {
                 instructions: None,
                 http_limits: http::HttpLimits::default(),
                 catalog: Catalog::new(),
+                tasks: crate::tasks::TaskConfig::default(),
             }),
             calls: Calls::default(),
         }
@@ -273,6 +275,26 @@ impl McpServer {
     #[must_use]
     pub fn with_catalog(mut self, catalog: Catalog) -> Self {
         self.config_mut().catalog = catalog;
+        self
+    }
+
+    /// The bounds of the tasks this server runs for tools with task support
+    /// (default [`TaskLimits::default`](crate::tasks::TaskLimits): 8 running per
+    /// client, 1 MiB results, 1 h time to live). See the tasks extension in
+    /// the crate docs.
+    #[must_use]
+    pub fn with_task_limits(mut self, limits: crate::tasks::TaskLimits) -> Self {
+        self.config_mut().tasks.limits = limits;
+        self
+    }
+
+    /// The workspace folder whose job registry keys hold this server's
+    /// tasks (default: the current directory when a task starts); give the
+    /// workspace root so that `job_output` / `job_kill` of the same trace
+    /// see the tasks.
+    #[must_use]
+    pub fn with_task_workspace(mut self, workspace: impl Into<std::path::PathBuf>) -> Self {
+        self.config_mut().tasks.workspace = Some(workspace.into());
         self
     }
 
@@ -641,14 +663,8 @@ impl McpServer {
         request: &RequestContext<RoleServer>,
         cancel: CancellationToken,
     ) -> ToolContext {
-        let base = if approval::is_stateless_era(request) {
-            self.stateless_context(request)
-        } else {
-            self.session_context
-                .clone()
-                .unwrap_or_else(|| self.config.context.clone())
-        };
-        let mut ctx = base
+        let mut ctx = self
+            .client_context(request)
             .with_cancellation_token(cancel)
             .with_state::<Peer<RoleServer>>(request.peer.clone());
         if approval::is_stateless_era(request) {
@@ -706,6 +722,18 @@ impl McpServer {
         ctx
     }
 
+    /// The context of the client of `request`: its session's, else (the
+    /// stateless era) its trace's or the request's own.
+    fn client_context(&self, request: &RequestContext<RoleServer>) -> ToolContext {
+        if approval::is_stateless_era(request) {
+            self.stateless_context(request)
+        } else {
+            self.session_context
+                .clone()
+                .unwrap_or_else(|| self.config.context.clone())
+        }
+    }
+
     /// One `tools/call`, with `cancel` as its cancellation token.
     async fn call(
         &self,
@@ -725,6 +753,29 @@ impl McpServer {
             ));
         }
         let arguments = request.arguments.unwrap_or_default();
+        // The tasks extension (SEP-2663): a tool with task support answers
+        // with a task for a client that declared the extension.
+        let support = registry.get(&name).map(|t| t.spec().task_support);
+        let declared = context
+            .client_capabilities()
+            .is_some_and(|c| c.supports_tasks());
+        if let crate::tasks::Dispatch::Task =
+            crate::tasks::dispatch(support.unwrap_or_default(), declared)?
+        {
+            let token = crate::tasks::task_token(&self.calls.stop);
+            let ctx = self.call_context(&context, token);
+            return crate::tasks::start(
+                registry,
+                name,
+                arguments,
+                ctx,
+                &self.config.tasks,
+                &self.calls.tracker,
+                to_call_tool_result,
+            )
+            .await
+            .map(CallToolResponse::from);
+        }
         let ctx = self.call_context(&context, cancel);
         let flush = ctx.state::<Arc<ProgressFlush>>().map(|f| Arc::clone(&f));
         let response = async {
@@ -877,6 +928,7 @@ impl ServerHandler for McpServer {
                 .enable_resources()
                 .enable_resources_subscribe()
                 .enable_resources_list_changed()
+                .enable_tasks()
                 .build(),
         )
         .with_server_info(Implementation::new(
@@ -1021,6 +1073,33 @@ impl ServerHandler for McpServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
         catalog_wire::complete(&self.config.catalog, &request)
+    }
+
+    async fn get_task(
+        &self,
+        request: rmcp::model::GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetTaskResult, ErrorData> {
+        let ctx = self.client_context(&context);
+        crate::tasks::get(&ctx, &self.config.tasks, request.task_id).await
+    }
+
+    async fn cancel_task(
+        &self,
+        request: rmcp::model::CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let ctx = self.client_context(&context);
+        crate::tasks::cancel(&ctx, &self.config.tasks, request.task_id).await
+    }
+
+    async fn update_task(
+        &self,
+        request: rmcp::model::UpdateTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let ctx = self.client_context(&context);
+        crate::tasks::update(&ctx, &self.config.tasks, request.task_id).await
     }
 
     /// A method no handler serves: `-32601` "Method not found: NAME".

@@ -335,6 +335,52 @@ async fn slow(context: &ToolContext, millis: u64) -> String {
     }
 }
 
+/// Greet someone (the tasks scenarios' sync-only tool).
+///
+/// # Arguments
+/// * `name` - Who to greet.
+#[tool(read_only)]
+fn greet(name: String) -> String {
+    format!("Hello, {name}!")
+}
+
+/// Compute for `seconds` seconds, then answer (a task-supporting tool: a
+/// client with the tasks extension gets a task). Stops when cancelled.
+///
+/// # Arguments
+/// * `seconds` - How long to compute (0: at once).
+/// * `label` - A label echoed in the result.
+#[tool(task_support = "optional")]
+async fn slow_compute(
+    context: &ToolContext,
+    seconds: u64,
+    #[arg(default)] label: String,
+) -> Result<String, String> {
+    let token = context.cancellation_token().clone();
+    tokio::select! {
+        () = tokio::time::sleep(Duration::from_secs(seconds.min(3600))) => {
+            Ok(format!("Computed for {seconds} s ({label})"))
+        }
+        () = token.cancelled() => {
+            eprintln!("fixture: slow_compute was cancelled");
+            Err("cancelled".to_owned())
+        }
+    }
+}
+
+/// Fail after about a second with a tool error (task support required).
+#[tool(task_support = "required")]
+async fn failing_job() -> Result<String, String> {
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    Err("failing_job always fails".to_owned())
+}
+
+/// Panic: a protocol-level failure of a task (task support required).
+#[tool(task_support = "required")]
+fn protocol_error_job() -> String {
+    panic!("protocol_error_job panics on purpose")
+}
+
 /// Print to stdout (which must not reach the protocol stream), then answer.
 #[tool]
 fn noisy() -> String {

@@ -666,7 +666,11 @@ impl McpServer {
         let mut ctx = self
             .client_context(request)
             .with_cancellation_token(cancel)
-            .with_state::<Peer<RoleServer>>(request.peer.clone());
+            .with_state::<Peer<RoleServer>>(request.peer.clone())
+            .with_state(crate::client_request::McpRequest::of(
+                request,
+                approval::is_stateless_era(request),
+            ));
         if approval::is_stateless_era(request) {
             ctx = ctx.with_state(InlineSchemas(Format::Mcp));
         } else if let Some(key) = self.session_key() {
@@ -883,6 +887,10 @@ pub(crate) fn to_call_tool_result(
     name: &str,
     result: &tool_core::ToolResult,
 ) -> Result<CallToolResult, ErrorData> {
+    // A result that stands for a protocol error (a client capability missing).
+    if let Some(error) = crate::client_request::protocol_error_of(result) {
+        return Err(error);
+    }
     // The MCP rendering reads only the result; the call is named for the
     // signature's sake, without copying the arguments.
     let call = ToolCall::new("", name, Value::Null);

@@ -23,12 +23,13 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use tool_core::{Attachment, Image, Tool, ToolContext, ToolRegistry, ToolResult, ToolSpec, tool};
+use tool_mcp::client_request::{self, LogLevel};
 use tool_mcp::rmcp::model::{
-    CreateMessageRequestParams, ElicitRequestParams, LoggingLevel, LoggingMessageNotificationParam,
-    PromptMessage,
+    ClientCapabilities, CreateMessageRequestParams, ElicitRequestParams, LoggingLevel,
+    LoggingMessageNotificationParam, PromptMessage,
 };
 use tool_mcp::rmcp::{Peer, RoleServer};
-use tool_mcp::{Catalog, Completer, LiveRegistry, McpServer, prompt, resource};
+use tool_mcp::{Catalog, Completer, LiveRegistry, McpServer, Prompt, prompt, resource};
 
 /// A 1x1 red PNG.
 const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
@@ -379,6 +380,65 @@ async fn failing_job() -> Result<String, String> {
 #[tool(task_support = "required")]
 fn protocol_error_job() -> String {
     panic!("protocol_error_job panics on purpose")
+}
+
+/// Log three messages at `info`, each only when the request asked for that
+/// level (2026-07-28: `_meta["io.modelcontextprotocol/logLevel"]`).
+#[tool]
+async fn test_logging_tool(context: &ToolContext) -> String {
+    let mut sent = 0;
+    for message in [
+        "Logging tool started",
+        "Logging tool working",
+        "Logging tool done",
+    ] {
+        if client_request::log(context, LogLevel::Info, json!(message)).await {
+            sent += 1;
+        }
+    }
+    format!("Logging tool finished ({sent} messages sent)")
+}
+
+/// Needs the client's sampling capability: refused with -32021 when the
+/// client did not declare it.
+#[tool]
+fn test_missing_capability(context: &ToolContext) -> ToolResult {
+    let sampling =
+        client_request::client_capabilities(context).is_some_and(|c| c.sampling.is_some());
+    if !sampling {
+        return client_request::missing_client_capability(
+            &ClientCapabilities::builder().enable_sampling().build(),
+        );
+    }
+    ToolResult::ok("the client declared sampling")
+}
+
+/// Add a prompt to the served catalog (the conformance suite's prompts
+/// `list_changed` trigger).
+#[tool]
+fn test_trigger_prompt_change(context: &ToolContext) -> Result<String, String> {
+    static COUNT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let catalog = context
+        .state::<Catalog>()
+        .ok_or_else(|| "no catalog".to_owned())?;
+    let n = COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let name = format!("added_prompt_{n}");
+    catalog.add_prompt(Prompt::new(name.clone(), "An added prompt.", |_| async {
+        serde_json::from_value::<Vec<PromptMessage>>(
+            json!([{"role": "user", "content": {"type": "text", "text": "added"}}]),
+        )
+        .map_err(|e| e.to_string())
+    }));
+    Ok(format!("added {name}"))
+}
+
+/// Ask the client before answering (a confirmation): in 2026-07-28 the
+/// question travels as an input-required result on the request's own
+/// stream, never as an independent request (the suite's
+/// `test_streaming_elicitation`).
+#[tool(requires_confirmation)]
+fn test_streaming_elicitation() -> String {
+    "confirmed".to_owned()
 }
 
 /// Print to stdout (which must not reach the protocol stream), then answer.

@@ -289,9 +289,10 @@ impl McpServer {
     }
 
     /// The workspace folder whose job registry keys hold this server's
-    /// tasks (default: the current directory when a task starts); give the
-    /// workspace root so that `job_output` / `job_kill` of the same trace
-    /// see the tasks.
+    /// tasks (default: the base context's `workspace` value when it is an
+    /// absolute path, as `tool serve` sets it, else the current directory
+    /// when a task starts): the workspace root lets `job_output` /
+    /// `job_kill` of the same trace see the tasks.
     #[must_use]
     pub fn with_task_workspace(mut self, workspace: impl Into<std::path::PathBuf>) -> Self {
         self.config_mut().tasks.workspace = Some(workspace.into());

@@ -123,7 +123,8 @@ impl TaskLimits {
 #[derive(Debug, Clone, Default)]
 pub(crate) struct TaskConfig {
     pub(crate) limits: TaskLimits,
-    /// The workspace of the job keys; `None`: the current directory.
+    /// The workspace of the job keys; `None`: the context's `workspace`
+    /// value when it is an absolute path, else the current directory.
     pub(crate) workspace: Option<PathBuf>,
 }
 
@@ -173,8 +174,15 @@ fn registry_and_key(
     config: &TaskConfig,
 ) -> Result<(JobRegistry, StateKey), ErrorData> {
     let jobs = JobRegistry::of_context(ctx).map_err(|e| internal(e.message))?;
-    let workspace = match &config.workspace {
-        Some(w) => w.clone(),
+    // The configured folder, else the context's `workspace` value (what
+    // `tool serve` sets, so that `job_output` of the same trace sees the
+    // tasks), else the current directory.
+    let from_context = ctx
+        .value_str("workspace")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute());
+    let workspace = match config.workspace.clone().or(from_context) {
+        Some(w) => w,
         None => std::env::current_dir()
             .map_err(|e| internal(format!("tasks need a workspace folder: {e}")))?,
     };

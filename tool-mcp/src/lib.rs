@@ -81,7 +81,8 @@
 //! (`#[tool(task_support = "optional" | "required")]`,
 //! [`ToolSpec::with_task_support`](tool_core::ToolSpec::with_task_support))
 //! answers a client that declared the tasks extension
-//! (`io.modelcontextprotocol/tasks`, SEP-2663, always advertised) with a
+//! (`io.modelcontextprotocol/tasks`, SEP-2663, advertised while a served
+//! tool has task support) with a
 //! task: `tasks/get` polls it and returns the result once done,
 //! `tasks/cancel` stops it. A task is a job of the one job registry
 //! (cross-cutting §3), bounded by [`TaskLimits`]

@@ -937,7 +937,6 @@ impl ServerHandler for McpServer {
                 .enable_resources()
                 .enable_resources_subscribe()
                 .enable_resources_list_changed()
-                .enable_tasks()
                 .build(),
         )
         .with_server_info(Implementation::new(
@@ -946,6 +945,13 @@ impl ServerHandler for McpServer {
         ));
         if let Some(instructions) = &self.config.instructions {
             config = config.with_instructions(instructions.clone());
+        }
+        // The tasks extension (SEP-2663) while a served tool has task support.
+        if crate::tasks::any_task_tool(&self.view.registry()) {
+            config.capabilities.extensions = ServerCapabilities::builder()
+                .enable_tasks()
+                .build()
+                .extensions;
         }
         config
     }

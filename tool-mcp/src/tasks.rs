@@ -33,6 +33,8 @@
 //!   creation, after which `tasks/get` says it is unknown. The registry's
 //!   own caps hold as well (16 running jobs, 64 records per trace: the
 //!   oldest ended ones are forgotten first).
+//! - **Advertised** (`capabilities.extensions["io.modelcontextprotocol/tasks"]`)
+//!   while a served tool has task support; without one, `tasks/*` answer `-32601`.
 //! - **Methods**: `tasks/get` (status, and the inlined `result` or `error`
 //!   once terminal), `tasks/cancel` (an empty ack; the tool's cancellation
 //!   token is cancelled and, as for any job, a command it runs is stopped),
@@ -149,6 +151,14 @@ pub(crate) fn dispatch(support: TaskSupport, declared: bool) -> Result<Dispatch,
             ClientCapabilities::builder().enable_tasks().build(),
         )),
     }
+}
+
+/// Whether a tool of `registry` has task support: the server then
+/// advertises the extension (and answers `tasks/*`; else `-32601`).
+pub(crate) fn any_task_tool(registry: &ToolRegistry) -> bool {
+    registry
+        .specs()
+        .any(|spec| spec.task_support != TaskSupport::Forbidden)
 }
 
 fn internal(message: impl Into<String>) -> ErrorData {

@@ -482,6 +482,11 @@ async fn without_the_extension_optional_tools_run_inside_the_call_and_required_o
     assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
     let (_, removed) = rpc(server.addr, "tasks/list", json!({}), true).await;
     assert_eq!(removed["error"]["code"], -32601, "{removed}");
+    let (_, discover) = rpc(server.addr, "server/discover", json!({}), true).await;
+    assert!(
+        discover["result"]["capabilities"]["extensions"][TASKS].is_object(),
+        "{discover}"
+    );
 }
 
 /// Log `notice` and `debug`; answer how many were sent.

@@ -159,7 +159,9 @@ pub use result::{
 pub use tokio_util::sync::CancellationToken;
 pub use tool::context::{Progress, ProgressSink, State, ToolContext};
 pub use tool::extract::FromToolContext;
-pub use tool::spec::{DisplayName, SourceLocation, ToolKind, ToolSpec, is_valid_tool_name};
+pub use tool::spec::{
+    DisplayName, SourceLocation, TaskSupport, ToolKind, ToolSpec, is_valid_tool_name,
+};
 pub use tool::{Tool, ToolHandler};
 pub use tool_rules::ToolFlags;
 pub use view::{NamePattern, RegistryView, TOOL_SEARCH};

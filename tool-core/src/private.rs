@@ -22,7 +22,7 @@ pub use serde_json;
 use crate::result::{ToolError, ToolResult};
 use crate::tool::extract::FromToolContext;
 pub use crate::tool::future::BoxFuture;
-pub use crate::tool::spec::ToolKind;
+pub use crate::tool::spec::{TaskSupport, ToolKind};
 pub use tool_rules::ToolFlags;
 
 pub mod autoref;

@@ -35,6 +35,7 @@ const TOOL_VALUE_KEYS: &[&str] = &[
     "crate",
     "kind",
     "timeout",
+    "task_support",
     "hidden_params",
     "editable_params",
     "url_patterns",
@@ -75,6 +76,9 @@ pub(crate) struct ToolArgs {
     /// `timeout = "..."`, in milliseconds.
     #[darling(rename = "timeout", with = parse_timeout)]
     pub(crate) timeout_ms: Option<u64>,
+    /// `task_support = "..."`: the variant name of `tool_core::TaskSupport`.
+    #[darling(with = parse_task_support)]
+    pub(crate) task_support: Option<&'static str>,
     /// `hidden_params = [...]` (Rust parameter names).
     #[darling(with = string_list)]
     pub(crate) hidden_params: Vec<LitStr>,
@@ -105,6 +109,7 @@ impl ToolArgs {
         self.krate = self.krate.take().or(other.krate);
         self.kind = self.kind.or(other.kind);
         self.timeout_ms = self.timeout_ms.or(other.timeout_ms);
+        self.task_support = self.task_support.or(other.task_support);
         self.hidden_params.extend(other.hidden_params);
         self.editable_params.extend(other.editable_params);
         self.url_patterns.extend(other.url_patterns);
@@ -586,6 +591,28 @@ fn parse_kind(meta: &Meta) -> darling::Result<Option<Kind>> {
     }
     let names: Vec<&str> = Kind::ALL.iter().map(|(name, _)| *name).collect();
     Err(error_at(&lit, unknown_message("kind", &value, &names)))
+}
+
+/// `task_support = "..."`: `forbidden`, `optional` or `required`; the
+/// variant name of `tool_core::TaskSupport`.
+fn parse_task_support(meta: &Meta) -> darling::Result<Option<&'static str>> {
+    const ALL: [(&str, &str); 3] = [
+        ("forbidden", "Forbidden"),
+        ("optional", "Optional"),
+        ("required", "Required"),
+    ];
+    let Some(lit) = string(meta)? else {
+        return Ok(None);
+    };
+    let value = lit.value();
+    if let Some((_, variant)) = ALL.iter().find(|(name, _)| *name == value) {
+        return Ok(Some(variant));
+    }
+    let names: Vec<&str> = ALL.iter().map(|(name, _)| *name).collect();
+    Err(error_at(
+        &lit,
+        unknown_message("task_support", &value, &names),
+    ))
 }
 
 /// `timeout = "..."`: a positive whole number and a unit (`ms`, `s`, `m`, `h`), in milliseconds.

@@ -481,6 +481,7 @@ impl<'a> Expander<'a> {
             Some(ms) => some(quote!(#ms)),
             None => none(),
         };
+        let task_support = format_ident!("{}", args.task_support.unwrap_or("Forbidden"));
         quote! {
             #p::StaticOptions {
                 kind: #krate::__private::ToolKind::#kind,
@@ -490,6 +491,7 @@ impl<'a> Expander<'a> {
                 url_patterns: &[#(#url_patterns),*],
                 display: &[#(#display),*],
                 timeout_ms: #timeout,
+                task_support: #krate::__private::TaskSupport::#task_support,
             }
         }
     }

@@ -112,6 +112,7 @@ use crate::errors::Errors;
 /// | `tags = ["fs", "search"]` | labels for selecting tools and for tool search; each matches `^[a-z0-9][a-z0-9_-]{0,31}$`, no repeats |
 /// | `display(zh(name = "搜索", params(query = "关键词")), en(name = "Search"))` | localised names; write `zh_Hans` for `zh-Hans` |
 /// | `timeout = "30s"` | per-call timeout: a positive number and `ms`, `s`, `m` or `h` |
+/// | `task_support = "optional"` | whether a call may run as a task the caller polls (MCP tasks extension): `forbidden` (default), `optional`, `required` (`tool_core::TaskSupport`) |
 /// | `crate = "my_tools"` | path of `tool_core` when the crate is renamed or re-exported |
 ///
 /// # Parameters

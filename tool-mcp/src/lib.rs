@@ -90,6 +90,20 @@
 //! ([`Catalog::declared`]) or built at run time. The `prompts`,
 //! `resources` and `completions` capabilities are always declared.
 //!
+//! Long-running tools: a tool declared with task support
+//! (`#[tool(task_support = "optional" | "required")]`,
+//! [`ToolSpec::with_task_support`](tool_core::ToolSpec::with_task_support))
+//! answers a client that declared the tasks extension
+//! (`io.modelcontextprotocol/tasks`, SEP-2663, advertised while a served
+//! tool has task support) with a
+//! task: `tasks/get` polls it and returns the result once done,
+//! `tasks/cancel` stops it. A task is a job of the one job registry
+//! (cross-cutting §3), bounded by [`TaskLimits`]
+//! ([`McpServer::with_task_limits`]); the module docs of `tasks.rs` give the
+//! model. From inside a tool, [`client_request`] reads the client's
+//! declared capabilities (a missing one becomes `-32021`) and logs at the
+//! request's level (2026-07-28: nothing unless the request asked for a level).
+//!
 //! # Client
 //! [`McpToolSource::stdio`] / [`McpToolSource::http`] connect;
 //! [`McpConnection::import_into`] registers every remote tool (all pages) as
@@ -135,6 +149,8 @@
 //!   per process.
 //! - `http`: the header name and value types of `url` servers' `headers`
 //!   (the types rmcp's transport takes; already in the tree through rmcp).
+//! - `chrono` (no default features): the ISO 8601 `createdAt` /
+//!   `lastUpdatedAt` of MCP tasks; already in the tree through rmcp.
 //! - `tool-rules`: `clip`, the one way to quote untrusted text in messages.
 //! - `subtle`: constant-time comparison of bearer-token digests (no timing
 //!   leak of a token), a `RustCrypto` crate `rustls` also uses; small, no
@@ -160,6 +176,7 @@ mod approval;
 pub mod catalog;
 mod catalog_wire;
 mod client;
+pub mod client_request;
 mod config;
 mod declare;
 mod error;
@@ -174,6 +191,7 @@ mod requests;
 mod sandbox;
 mod server;
 mod stdio;
+mod tasks;
 
 pub use catalog::{Catalog, Completer, Prompt, Resource, ResourceBody, ResourceTemplate};
 /// What the `#[prompt]` and `#[resource]` macros' output calls; not an API.
@@ -208,6 +226,10 @@ pub use requests::{
 pub use rmcp;
 pub use server::{ClientScope, DEFAULT_PAGE_SIZE, McpServer, SHUTDOWN_TIMEOUT, shutdown_signal};
 pub use stdio::protect_stdout;
+pub use tasks::{
+    CANCEL_GRACE, DEFAULT_MAX_LIVE_TASKS, DEFAULT_MAX_RESULT_BYTES, DEFAULT_POLL_INTERVAL,
+    DEFAULT_TASK_TTL, TASK_JOB_KIND, TaskLimits,
+};
 pub use tool_core::LiveRegistry;
 pub use tool_core::live::{MAX_REASON_LEN, MAX_UNAVAILABLE};
 pub use tool_macros::{prompt, resource};

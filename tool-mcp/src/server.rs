@@ -173,6 +173,7 @@ struct Config {
     instructions: Option<String>,
     http_limits: http::HttpLimits,
     catalog: Catalog,
+    tasks: crate::tasks::TaskConfig,
 }
 
 impl McpServer {
@@ -199,6 +200,7 @@ impl McpServer {
                 instructions: None,
                 http_limits: http::HttpLimits::default(),
                 catalog: Catalog::new(),
+                tasks: crate::tasks::TaskConfig::default(),
             }),
             calls: Calls::default(),
         }
@@ -274,6 +276,27 @@ impl McpServer {
     #[must_use]
     pub fn with_catalog(mut self, catalog: Catalog) -> Self {
         self.config_mut().catalog = catalog;
+        self
+    }
+
+    /// The bounds of the tasks this server runs for tools with task support
+    /// (default [`TaskLimits::default`](crate::tasks::TaskLimits): 8 running per
+    /// client, 1 MiB results, 1 h time to live). See the tasks extension in
+    /// the crate docs.
+    #[must_use]
+    pub fn with_task_limits(mut self, limits: crate::tasks::TaskLimits) -> Self {
+        self.config_mut().tasks.limits = limits;
+        self
+    }
+
+    /// The workspace folder whose job registry keys hold this server's
+    /// tasks (default: the base context's `workspace` value when it is an
+    /// absolute path, as `tool serve` sets it, else the current directory
+    /// when a task starts): the workspace root lets `job_output` /
+    /// `job_kill` of the same trace see the tasks.
+    #[must_use]
+    pub fn with_task_workspace(mut self, workspace: impl Into<std::path::PathBuf>) -> Self {
+        self.config_mut().tasks.workspace = Some(workspace.into());
         self
     }
 
@@ -642,16 +665,14 @@ impl McpServer {
         request: &RequestContext<RoleServer>,
         cancel: CancellationToken,
     ) -> ToolContext {
-        let base = if approval::is_stateless_era(request) {
-            self.stateless_context(request)
-        } else {
-            self.session_context
-                .clone()
-                .unwrap_or_else(|| self.config.context.clone())
-        };
-        let mut ctx = base
+        let mut ctx = self
+            .client_context(request)
             .with_cancellation_token(cancel)
-            .with_state::<Peer<RoleServer>>(request.peer.clone());
+            .with_state::<Peer<RoleServer>>(request.peer.clone())
+            .with_state(crate::client_request::McpRequest::of(
+                request,
+                approval::is_stateless_era(request),
+            ));
         if approval::is_stateless_era(request) {
             ctx = ctx.with_state(InlineSchemas(Format::Mcp));
         } else {
@@ -711,6 +732,18 @@ impl McpServer {
         ctx
     }
 
+    /// The context of the client of `request`: its session's, else (the
+    /// stateless era) its trace's or the request's own.
+    fn client_context(&self, request: &RequestContext<RoleServer>) -> ToolContext {
+        if approval::is_stateless_era(request) {
+            self.stateless_context(request)
+        } else {
+            self.session_context
+                .clone()
+                .unwrap_or_else(|| self.config.context.clone())
+        }
+    }
+
     /// One `tools/call`, with `cancel` as its cancellation token.
     async fn call(
         &self,
@@ -730,6 +763,29 @@ impl McpServer {
             ));
         }
         let arguments = request.arguments.unwrap_or_default();
+        // The tasks extension (SEP-2663): a tool with task support answers
+        // with a task for a client that declared the extension.
+        let support = registry.get(&name).map(|t| t.spec().task_support);
+        let declared = context
+            .client_capabilities()
+            .is_some_and(|c| c.supports_tasks());
+        if let crate::tasks::Dispatch::Task =
+            crate::tasks::dispatch(support.unwrap_or_default(), declared)?
+        {
+            let token = crate::tasks::task_token(&self.calls.stop);
+            let ctx = self.call_context(&context, token);
+            return crate::tasks::start(
+                registry,
+                name,
+                arguments,
+                ctx,
+                &self.config.tasks,
+                &self.calls.tracker,
+                to_call_tool_result,
+            )
+            .await
+            .map(CallToolResponse::from);
+        }
         let ctx = self.call_context(&context, cancel);
         let flush = ctx.state::<Arc<ProgressFlush>>().map(|f| Arc::clone(&f));
         let response = async {
@@ -859,6 +915,10 @@ pub(crate) fn to_call_tool_result(
     name: &str,
     result: &tool_core::ToolResult,
 ) -> Result<CallToolResult, ErrorData> {
+    // A result that stands for a protocol error (a client capability missing).
+    if let Some(error) = crate::client_request::protocol_error_of(result) {
+        return Err(error);
+    }
     // The MCP rendering reads only the result; the call is named for the
     // signature's sake, without copying the arguments.
     let call = ToolCall::new("", name, Value::Null);
@@ -912,6 +972,13 @@ impl ServerHandler for McpServer {
         ));
         if let Some(instructions) = &self.config.instructions {
             config = config.with_instructions(instructions.clone());
+        }
+        // The tasks extension (SEP-2663) while a served tool has task support.
+        if crate::tasks::any_task_tool(&self.view.registry()) {
+            config.capabilities.extensions = ServerCapabilities::builder()
+                .enable_tasks()
+                .build()
+                .extensions;
         }
         config
     }
@@ -1062,6 +1129,33 @@ impl ServerHandler for McpServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
         catalog_wire::complete(&self.config.catalog, &request)
+    }
+
+    async fn get_task(
+        &self,
+        request: rmcp::model::GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetTaskResult, ErrorData> {
+        let ctx = self.client_context(&context);
+        crate::tasks::get(&ctx, &self.config.tasks, request.task_id).await
+    }
+
+    async fn cancel_task(
+        &self,
+        request: rmcp::model::CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let ctx = self.client_context(&context);
+        crate::tasks::cancel(&ctx, &self.config.tasks, request.task_id).await
+    }
+
+    async fn update_task(
+        &self,
+        request: rmcp::model::UpdateTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let ctx = self.client_context(&context);
+        crate::tasks::update(&ctx, &self.config.tasks, request.task_id).await
     }
 
     /// A method no handler serves: `-32601` "Method not found: NAME".

@@ -269,6 +269,22 @@ pub struct JobRead {
     pub pending: u64,
 }
 
+/// What [`JobRegistry::peek`] returns: the job's output from its first
+/// kept byte, without moving the readers' offset.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JobPeek {
+    /// The job now.
+    pub view: JobView,
+    /// The output the ring still holds, from its oldest byte, at most the
+    /// bytes asked for.
+    pub bytes: Vec<u8>,
+    /// Bytes written before `bytes` that the ring no longer holds.
+    pub dropped: u64,
+    /// When the output file last changed (a write or the end), milliseconds
+    /// since the Unix epoch; the start time when it cannot be read.
+    pub updated_ms: u64,
+}
+
 /// A job just started: its id, folder and record.
 #[derive(Debug)]
 pub struct Job {
@@ -768,6 +784,34 @@ impl JobRegistry {
         Ok(ids.iter().filter_map(|i| self.view(key, i).ok()).collect())
     }
 
+    /// Job `id` of `key`'s trace with the output its ring holds, from the
+    /// oldest kept byte, at most `max_bytes`; unlike [`read`](Self::read) it
+    /// neither waits nor moves the read offset, so a caller that keeps one
+    /// whole value in the output (an MCP task's result) reads it every time.
+    ///
+    /// # Errors
+    /// As [`view`](Self::view).
+    pub fn peek(&self, key: &StateKey, id: &str, max_bytes: usize) -> Result<JobPeek, ToolError> {
+        let (record, _) = self.record(key, id)?;
+        let file = self.open_output(id)?;
+        let updated_ms = file
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+            .map_or(record.started_ms, |d| {
+                u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+            });
+        let got = ring::read_since(&file, 0, max_bytes.max(1))
+            .map_err(|e| failed(format!("The job's output file is unreadable: {e}")))?;
+        Ok(JobPeek {
+            view: self.view_of(record, got.header),
+            bytes: got.bytes,
+            dropped: got.dropped,
+            updated_ms,
+        })
+    }
+
     /// Output of job `id` since the last read, at most `max_bytes`, waiting
     /// up to `wait` (capped at [`MAX_WAIT`]) for new output or the end when
     /// there is none yet; `cancelled` is checked every 50 ms. Advances the
@@ -939,6 +983,39 @@ mod tests {
         let other = JobRegistry::key(Some("u"), dir.path()).unwrap();
         assert!(jobs.start_local(&other, "agent", "x").is_ok());
         assert_eq!(jobs.list(&key).unwrap().len(), 4);
+    }
+
+    #[test]
+    fn peek_reads_the_whole_kept_output_every_time_without_moving_the_offset() {
+        let dir = tempfile::tempdir().unwrap();
+        let limits = JobLimits {
+            output_bytes: 8,
+            ..JobLimits::default()
+        };
+        let jobs = registry(dir.path()).with_limits(limits);
+        let key = JobRegistry::key(Some("t"), dir.path()).unwrap();
+        let (job, _) = jobs.start_local(&key, "mcp-task", "x").unwrap();
+        let mut w = job.writer().unwrap();
+        w.write(b"{\"a\":1}").unwrap();
+        w.finish(JobEnd::Exited, 0).unwrap();
+        for _ in 0..2 {
+            let p = jobs.peek(&key, job.id(), 100).unwrap();
+            assert_eq!(p.bytes, b"{\"a\":1}");
+            assert_eq!((p.dropped, p.view.status), (0, JobStatus::Exited));
+            assert!(p.updated_ms >= p.view.record.started_ms);
+        }
+        // `max_bytes` bounds what is read; past the ring's capacity the
+        // oldest bytes are gone and counted.
+        assert_eq!(jobs.peek(&key, job.id(), 3).unwrap().bytes, b"{\"a");
+        let (big, _) = jobs.start_local(&key, "mcp-task", "y").unwrap();
+        big.writer().unwrap().write(b"0123456789").unwrap();
+        let p = jobs.peek(&key, big.id(), 100).unwrap();
+        assert_eq!((p.bytes.as_slice(), p.dropped), (&b"23456789"[..], 2));
+        JobRegistry::forget_local(job.id());
+        JobRegistry::forget_local(big.id());
+        // Another trace does not see it.
+        let other = JobRegistry::key(Some("u"), dir.path()).unwrap();
+        assert!(jobs.peek(&other, job.id(), 100).is_err());
     }
 
     #[test]

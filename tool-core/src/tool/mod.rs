@@ -471,6 +471,7 @@ fn spec_from_static(def: &'static StaticTool) -> Result<(ToolSpec, Arc<ArgLayout
         })
         .collect();
     spec.timeout = o.timeout_ms.map(Duration::from_millis);
+    spec.task_support = o.task_support;
     spec.input_examples = parsed.examples;
     spec.output_schema = def.output_schema.and_then(schema::output_schema);
     spec.source = Some(SourceLocation {

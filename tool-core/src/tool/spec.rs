@@ -52,6 +52,54 @@ impl fmt::Display for ToolKind {
     }
 }
 
+/// Whether a call of the tool may run as a *task*: work that outlives the
+/// call that started it, which the caller polls for its result (the MCP tasks
+/// extension, SEP-2663; the values are MCP's `taskSupport`). A task is a job
+/// of the one job registry ([`jobs`](crate::jobs)), so its bounds hold.
+///
+/// Set with `#[tool(task_support = "optional")]` or
+/// [`ToolSpec::with_task_support`]; default [`Forbidden`](Self::Forbidden).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskSupport {
+    /// Every call runs to its end inside the call (the default).
+    #[default]
+    Forbidden,
+    /// A caller that can poll gets a task; any other caller waits for the
+    /// result inside the call.
+    Optional,
+    /// Only a caller that can poll may call it; any other caller is refused
+    /// (MCP: `-32021`, the tasks extension missing).
+    Required,
+}
+
+impl TaskSupport {
+    /// The `snake_case` name used in the attribute and in JSON
+    /// (`forbidden`, `optional`, `required`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Forbidden => "forbidden",
+            Self::Optional => "optional",
+            Self::Required => "required",
+        }
+    }
+
+    /// `true` for [`Forbidden`](Self::Forbidden) (serde's `skip_serializing_if`).
+    #[allow(
+        clippy::trivially_copy_pass_by_ref,
+        reason = "serde's skip_serializing_if passes a reference"
+    )]
+    pub fn is_forbidden(&self) -> bool {
+        *self == Self::Forbidden
+    }
+}
+
+impl fmt::Display for TaskSupport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// A localised display name of a tool and of its parameters, for UIs and confirmation prompts.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DisplayName {
@@ -125,6 +173,10 @@ pub struct ToolSpec {
     pub output_schema: Option<Value>,
     /// Where the tool was defined (`#[tool]` tools only).
     pub source: Option<SourceLocation>,
+    /// Whether a call may run as a task ([`TaskSupport`]); default
+    /// `forbidden`, and then absent from the JSON.
+    #[serde(default, skip_serializing_if = "TaskSupport::is_forbidden")]
+    pub task_support: TaskSupport,
 }
 
 impl ToolSpec {
@@ -146,6 +198,7 @@ impl ToolSpec {
             input_examples: Vec::new(),
             output_schema: None,
             source: None,
+            task_support: TaskSupport::Forbidden,
         }
     }
 
@@ -187,6 +240,13 @@ impl ToolSpec {
     #[must_use]
     pub fn with_timeout(mut self, timeout: Duration) -> Self {
         self.timeout = Some(timeout);
+        self
+    }
+
+    /// Sets whether a call may run as a task (see [`TaskSupport`]).
+    #[must_use]
+    pub fn with_task_support(mut self, task_support: TaskSupport) -> Self {
+        self.task_support = task_support;
         self
     }
 

@@ -165,6 +165,8 @@ pub struct StaticOptions {
     pub display: &'static [StaticDisplay],
     /// `timeout = "..."` in milliseconds.
     pub timeout_ms: Option<u64>,
+    /// `task_support = "..."`.
+    pub task_support: crate::tool::spec::TaskSupport,
 }
 
 /// One language of `display(...)`.

@@ -23,6 +23,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use tool_core::{Attachment, Image, Tool, ToolContext, ToolRegistry, ToolResult, ToolSpec, tool};
+use tool_mcp::client_request::{self, LogLevel};
 use tool_mcp::input::{self, InputKind, InputRequest, InputResponse};
 use tool_mcp::rmcp::model::{
     CreateMessageRequestParams, ElicitRequestParams, ElicitationSchema, LoggingLevel,
@@ -334,6 +335,88 @@ async fn slow(context: &ToolContext, millis: u64) -> String {
             "cancelled".to_owned()
         }
     }
+}
+
+/// Greet someone (the tasks scenarios' sync-only tool).
+///
+/// # Arguments
+/// * `name` - Who to greet.
+#[tool(read_only)]
+fn greet(name: String) -> String {
+    format!("Hello, {name}!")
+}
+
+/// Compute for `seconds` seconds, then answer (a task-supporting tool: a
+/// client with the tasks extension gets a task). Stops when cancelled.
+///
+/// # Arguments
+/// * `seconds` - How long to compute (0: at once).
+/// * `label` - A label echoed in the result.
+#[tool(task_support = "optional")]
+async fn slow_compute(
+    context: &ToolContext,
+    seconds: u64,
+    #[arg(default)] label: String,
+) -> Result<String, String> {
+    let token = context.cancellation_token().clone();
+    tokio::select! {
+        () = tokio::time::sleep(Duration::from_secs(seconds.min(3600))) => {
+            Ok(format!("Computed for {seconds} s ({label})"))
+        }
+        () = token.cancelled() => {
+            eprintln!("fixture: slow_compute was cancelled");
+            Err("cancelled".to_owned())
+        }
+    }
+}
+
+/// Fail after about a second with a tool error (task support required).
+#[tool(task_support = "required")]
+async fn failing_job() -> Result<String, String> {
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    Err("failing_job always fails".to_owned())
+}
+
+/// Panic: a protocol-level failure of a task (task support required).
+#[tool(task_support = "required")]
+fn protocol_error_job() -> String {
+    panic!("protocol_error_job panics on purpose")
+}
+
+/// Log three messages at `info`, each only when the request asked for that
+/// level (2026-07-28: `_meta["io.modelcontextprotocol/logLevel"]`).
+#[tool]
+async fn test_logging_tool(context: &ToolContext) -> String {
+    let mut sent = 0;
+    for message in [
+        "Logging tool started",
+        "Logging tool working",
+        "Logging tool done",
+    ] {
+        if client_request::log(context, LogLevel::Info, json!(message)).await {
+            sent += 1;
+        }
+    }
+    format!("Logging tool finished ({sent} messages sent)")
+}
+
+/// Add a prompt to the served catalog (the conformance suite's prompts
+/// `list_changed` trigger).
+#[tool]
+fn test_trigger_prompt_change(context: &ToolContext) -> Result<String, String> {
+    static COUNT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let catalog = context
+        .state::<Catalog>()
+        .ok_or_else(|| "no catalog".to_owned())?;
+    let n = COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let name = format!("added_prompt_{n}");
+    catalog.add_prompt(Prompt::new(name.clone(), "An added prompt.", |_| async {
+        serde_json::from_value::<Vec<PromptMessage>>(
+            json!([{"role": "user", "content": {"type": "text", "text": "added"}}]),
+        )
+        .map_err(|e| e.to_string())
+    }));
+    Ok(format!("added {name}"))
 }
 
 /// Print to stdout (which must not reach the protocol stream), then answer.

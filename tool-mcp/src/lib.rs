@@ -138,6 +138,7 @@
 //!   runtime and cancellation tokens, diagnostics).
 
 mod approval;
+mod auth;
 pub mod catalog;
 mod catalog_wire;
 mod client;
@@ -153,6 +154,10 @@ mod sandbox;
 mod server;
 mod stdio;
 
+pub use auth::{
+    DEFAULT_LOGIN_TIMEOUT, Grant, LoopbackLogin, MAX_AUTHORIZATIONS, MAX_CACHE_FILE_BYTES,
+    MAX_OAUTH_VALUE_BYTES, MAX_SCOPES, MAX_STEP_UPS, OAuth, TokenCache,
+};
 pub use catalog::{Catalog, Completer, Prompt, Resource, ResourceBody, ResourceTemplate};
 /// What the `#[prompt]` and `#[resource]` macros' output calls; not an API.
 #[doc(hidden)]

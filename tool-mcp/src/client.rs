@@ -322,6 +322,14 @@ impl McpToolSource {
         self
     }
 
+    /// The URL of a `url` server (`None` for a stdio server).
+    pub fn url(&self) -> Option<&str> {
+        match &self.endpoint {
+            Endpoint::Http { url } => Some(url),
+            Endpoint::Stdio { .. } => None,
+        }
+    }
+
     /// Whether this is a `url` server.
     pub(crate) fn is_http(&self) -> bool {
         matches!(self.endpoint, Endpoint::Http { .. })
@@ -687,8 +695,10 @@ impl McpToolSource {
                             ),
                         ));
                     }
-                    if let Some(oauth) =
-                        self.oauth.as_deref().filter(|_| self.auth.bearer.is_none())
+                    if let Some(oauth) = self
+                        .oauth
+                        .as_deref()
+                        .filter(|_| !self.auth.sets_authorization())
                     {
                         let client = oauth
                             .resolved(|name| std::env::var(name).ok())
@@ -715,12 +725,17 @@ impl McpToolSource {
                 }
             }
         };
-        let (running, hold) = tokio::time::timeout(self.connect_timeout, handshake)
+        // A login waits for a person: its own timeout comes on top.
+        let connect_timeout = self.connect_timeout
+            + self
+                .oauth
+                .as_ref()
+                .map_or(Duration::ZERO, |o| o.login_timeout());
+        let (running, hold) = tokio::time::timeout(connect_timeout, handshake)
             .await
             .map_err(|_| {
                 connect_err(&format!(
-                    "no answer to the handshake within {:?}",
-                    self.connect_timeout
+                    "no answer to the handshake within {connect_timeout:?}"
                 ))
             })??;
         // The era the handshake settled on: a version without `initialize`

@@ -429,3 +429,57 @@ fn oauth_settings_parse_and_refuse_bad_ones() {
     assert!(err(json!(false)).contains("`true` or an object"));
     assert!(err(json!({"scopes": vec!["s"; 65]})).contains("at most 64"));
 }
+
+/// `tool --mcp-config F serve` in small: a registry importing the protected
+/// server, served again over HTTP behind its own bearer token. The
+/// re-exporting server's client's token never reaches the upstream server:
+/// upstream sees only the tokens its own authorization server issued.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reexport_never_forwards_its_clients_token_upstream() {
+    let (url, shared) = start().await;
+    let opened = Arc::new(AtomicUsize::new(0));
+    let upstream = McpToolSource::http(url.clone())
+        .named("guarded")
+        .with_oauth(OAuth::new().with_login(login(opened.clone())))
+        .connect()
+        .await
+        .unwrap();
+    let live = tool_mcp::LiveRegistry::new(ToolRegistry::new());
+    assert_eq!(
+        upstream.import_into(&live).await.unwrap(),
+        ["guarded__shout"]
+    );
+    let client_token = "the-downstream-clients-own-token-0123456789";
+    let stop = tokio_util::sync::CancellationToken::new();
+    let (addr, _task) = McpServer::new(live)
+        .serve_http_with(
+            ([127, 0, 0, 1], 0).into(),
+            tool_mcp::HttpAccess::loopback()
+                .with_token(client_token)
+                .unwrap(),
+            stop.clone(),
+        )
+        .await
+        .unwrap();
+    let downstream = McpToolSource::http(format!("http://{addr}/mcp"))
+        .with_bearer_token(client_token)
+        .connect()
+        .await
+        .unwrap();
+    let mut args = serde_json::Map::new();
+    args.insert("text".into(), json!("relay"));
+    let result = downstream
+        .call("guarded__shout", args, &ToolContext::new())
+        .await;
+    assert_eq!(result.output, "RELAY");
+    let seen = shared.lock().unwrap().seen.clone();
+    assert!(!seen.is_empty());
+    assert!(
+        seen.iter().all(|t| t.starts_with("access-")),
+        "upstream saw a token its authorization server did not issue: {seen:?}"
+    );
+    assert_eq!(opened.load(Ordering::SeqCst), 1);
+    downstream.close();
+    upstream.close();
+    stop.cancel();
+}

@@ -70,6 +70,11 @@ impl LoopbackLogin {
         self
     }
 
+    /// How long it waits for the redirect.
+    pub fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
     /// Binds the redirect listener.
     pub(crate) async fn bind(&self) -> Result<Pending, AuthError> {
         let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))

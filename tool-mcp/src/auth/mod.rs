@@ -158,9 +158,16 @@ impl OAuth {
         self
     }
 
-    /// Whether a cache is set.
+    /// The token cache, if set.
     pub fn cache(&self) -> Option<&TokenCache> {
         self.cache.as_ref()
+    }
+
+    /// How long a login may wait for a person (zero without a login).
+    pub(crate) fn login_timeout(&self) -> std::time::Duration {
+        self.login
+            .as_ref()
+            .map_or(std::time::Duration::ZERO, LoopbackLogin::timeout)
     }
 
     /// Settings from `.mcp.json`'s `"oauth"` value: `true` (all defaults),

@@ -236,3 +236,77 @@ impl CredentialStore for FileCredentialStore {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn credentials(client: &str) -> StoredCredentials {
+        StoredCredentials::new(client.to_owned(), None, vec!["a".to_owned()], Some(1))
+    }
+
+    #[tokio::test]
+    async fn entries_are_private_whole_and_bound_to_their_url() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let cache = TokenCache::new(dir.path().join("mcp-oauth"));
+        let store = cache.store_for("http://127.0.0.1:1/mcp");
+        store.set_client_secret(Some("s3cret".to_owned()));
+        store.save(credentials("c1")).await.expect("save");
+        let path = cache.path_for("http://127.0.0.1:1/mcp");
+        let mode = std::fs::metadata(&path).expect("file").permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+        // Nothing but the entry: the temporary file was renamed.
+        assert_eq!(std::fs::read_dir(cache.dir()).expect("dir").count(), 1);
+
+        // Read back by a new store (another run): the secret too.
+        let again = cache.store_for("http://127.0.0.1:1/mcp");
+        let loaded = again.load().await.expect("load").expect("an entry");
+        assert_eq!(loaded.client_id, "c1");
+        assert_eq!(again.client_secret().as_deref(), Some("s3cret"));
+
+        // Another URL never sees it, even under the same file name.
+        let other = cache.store_for("http://127.0.0.1:2/mcp");
+        std::fs::copy(&path, cache.path_for("http://127.0.0.1:2/mcp")).expect("copy");
+        assert!(other.load().await.expect("load").is_none());
+
+        // A symbolic link is not followed; a huge file is not read.
+        let link = cache.path_for("http://link/mcp");
+        std::os::unix::fs::symlink(&path, &link).expect("symlink");
+        assert!(
+            cache
+                .store_for("http://link/mcp")
+                .load()
+                .await
+                .expect("load")
+                .is_none()
+        );
+        let huge = cache.path_for("http://huge/mcp");
+        std::fs::write(&huge, vec![b' '; MAX_CACHE_FILE_BYTES as usize + 1]).expect("write");
+        assert!(
+            cache
+                .store_for("http://huge/mcp")
+                .load()
+                .await
+                .expect("load")
+                .is_none()
+        );
+
+        again.clear().await.expect("clear");
+        assert!(!path.exists());
+        assert!(!cache.remove("http://127.0.0.1:1/mcp").expect("remove"));
+    }
+
+    #[tokio::test]
+    async fn a_memory_store_keeps_nothing_on_disk() {
+        let store = FileCredentialStore::memory("http://x/mcp");
+        assert!(!store.has_credentials().await);
+        store.save(credentials("c")).await.expect("save");
+        assert_eq!(
+            store.load().await.expect("load").map(|c| c.client_id),
+            Some("c".to_owned())
+        );
+        store.clear().await.expect("clear");
+        assert!(store.load().await.expect("load").is_none());
+    }
+}

@@ -196,3 +196,84 @@ async fn read_target(stream: &mut tokio::net::TcpStream) -> Option<String> {
         _ => None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn get(url: String) -> u16 {
+        let target = url.trim_start_matches("http://");
+        let (host, path) = target.split_once('/').unwrap_or((target, ""));
+        let mut stream = tokio::net::TcpStream::connect(host).await.expect("connect");
+        let request = format!("GET /{path} HTTP/1.1\r\nhost: {host}\r\n\r\n");
+        stream.write_all(request.as_bytes()).await.expect("write");
+        let mut answer = String::new();
+        stream.read_to_string(&mut answer).await.expect("read");
+        answer
+            .split(' ')
+            .nth(1)
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0)
+    }
+
+    #[tokio::test]
+    async fn the_listener_takes_the_callback_and_ignores_other_paths() {
+        let (tx, rx) = tokio::sync::oneshot::channel::<String>();
+        let tx = std::sync::Mutex::new(Some(tx));
+        let login = LoopbackLogin::new(move |url| {
+            if let Some(tx) = tx.lock().ok().and_then(|mut t| t.take()) {
+                let _ = tx.send(url);
+            }
+        });
+        let pending = login.bind().await.expect("bind");
+        let redirect = pending.redirect_uri();
+        assert!(redirect.starts_with("http://127.0.0.1:") && redirect.ends_with("/callback"));
+        let base = redirect.trim_end_matches("/callback").to_owned();
+        let person = tokio::spawn(async move {
+            let opened = rx.await.expect("the URL was handed over");
+            assert_eq!(opened, "https://as.example/authorize?x=1");
+            // A stray request first: 404, and the listener keeps waiting.
+            assert_eq!(get(format!("{base}/favicon.ico")).await, 404);
+            get(format!(
+                "{base}/callback?code=c1&state=s1&iss=https%3A%2F%2Fas"
+            ))
+            .await
+        });
+        let callback = pending
+            .wait("https://as.example/authorize?x=1")
+            .await
+            .expect("callback");
+        assert!(callback.ends_with("/callback?code=c1&state=s1&iss=https%3A%2F%2Fas"));
+        assert_eq!(person.await.expect("person"), 200);
+    }
+
+    #[tokio::test]
+    async fn an_error_redirect_and_a_timeout_are_reported() {
+        let pending = LoopbackLogin::new(|_| {}).bind().await.expect("bind");
+        let base = pending.redirect_uri();
+        let person = tokio::spawn(async move {
+            get(format!(
+                "{base}?error=access_denied&error_description=no%20thanks"
+            ))
+            .await
+        });
+        let err = pending.wait("https://as.example/a").await.unwrap_err();
+        assert!(
+            err.to_string().contains("`access_denied`: no thanks"),
+            "{err}"
+        );
+        assert_eq!(person.await.expect("person"), 200);
+
+        let pending = LoopbackLogin::new(|_| {})
+            .with_timeout(Duration::from_millis(50))
+            .bind()
+            .await
+            .expect("bind");
+        let err = pending.wait("https://as.example/a").await.unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("no authorization redirect arrived"),
+            "{err}"
+        );
+    }
+}

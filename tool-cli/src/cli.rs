@@ -705,7 +705,42 @@ pub(crate) enum Command {
         #[command(subcommand)]
         action: IndexAction,
     },
+
+    /// OAuth for the `url` servers of --mcp-config: log in (cache a token), log out.
+    #[command(after_help = MCP_EXAMPLES)]
+    Mcp {
+        #[command(subcommand)]
+        action: McpAction,
+    },
 }
+
+/// What `tool mcp` does.
+#[derive(Debug, Clone, Subcommand)]
+pub(crate) enum McpAction {
+    /// Authorize this program at the server's authorization server (OAuth 2.1, browser-free:
+    /// the URL to open is printed; the answer comes back to a listener on 127.0.0.1) and
+    /// cache the token.
+    Login {
+        /// The server's key in --mcp-config's mcpServers.
+        name: String,
+    },
+    /// Delete the server's cached token.
+    Logout {
+        /// The server's key in --mcp-config's mcpServers.
+        name: String,
+    },
+}
+
+const MCP_EXAMPLES: &str = "\
+Examples:
+  tool --mcp-config .mcp.json mcp login github    print the URL to open, wait, cache the token
+  tool --mcp-config .mcp.json mcp logout github   forget the token
+
+Tokens are cached per server URL in the private state folder
+($XDG_STATE_HOME/agent-tools/mcp-oauth/, files mode 0600, hidden from the sandbox) and
+refreshed when they expire; every later run uses them. An entry's \"oauth\" object sets a
+pre-registered client_id / client_secret (${VAR} allowed), scopes, or the
+client_credentials grant.";
 
 /// What `tool index` does.
 #[derive(Debug, Clone, Copy, Subcommand)]

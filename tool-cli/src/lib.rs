@@ -101,6 +101,7 @@ mod commands;
 mod failure;
 mod index;
 mod mcp;
+mod mcp_auth;
 mod render;
 mod scrub;
 mod session;
@@ -461,6 +462,10 @@ fn execute(registry: &ToolRegistry, program: &Program, mut cli: Args) -> Result<
             &mut io::stdout().lock(),
         );
     }
+    if let Command::Mcp { action } = &cli.command {
+        let runtime = runtime()?;
+        return runtime.block_on(mcp_auth::run(action, &cli.common, &mut io::stdout().lock()));
+    }
     if let Command::Skills { json } = cli.command {
         return skills::list(
             &cli.common,
@@ -593,6 +598,8 @@ fn execute(registry: &ToolRegistry, program: &Program, mut cli: Args) -> Result<
             outcome
         }
         Command::Index { action } => index::run(action, &cli.common, &mut stdout.lock()),
+        // Answered before any server was imported.
+        Command::Mcp { .. } => Ok(()),
         Command::Serve {
             http,
             page_size,

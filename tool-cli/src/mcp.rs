@@ -62,7 +62,7 @@ pub(crate) async fn import(
         })
         .map(|entry| match entry {
             tool_mcp::McpServerEntry::Enabled(source) => {
-                let source = source
+                let source = crate::mcp_auth::with_token_cache(source)
                     .with_default_era(era)
                     .with_default_sandbox(sandbox.0, &here, sandbox.1);
                 tool_mcp::McpServerEntry::Enabled(match workspace {

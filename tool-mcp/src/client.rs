@@ -170,6 +170,8 @@ pub struct McpToolSource {
     filter: ToolFilter,
     /// `url` servers: headers and bearer token (values hidden from `Debug`).
     auth: Box<HeaderConfig>,
+    /// `url` servers: OAuth ([`McpToolSource::with_oauth`]).
+    oauth: Option<Box<crate::auth::OAuth>>,
     /// `clientInfo` (name, version); `None`: the program's name.
     client_info: Option<Box<(String, String)>>,
     /// The roots offered to the server (`roots/list`); `None`: no roots capability.
@@ -259,6 +261,7 @@ impl McpToolSource {
             era_chosen: false,
             filter: ToolFilter::default(),
             auth: Box::default(),
+            oauth: None,
             client_info: None,
             roots: None,
             sandbox: SandboxSetting::Unset,
@@ -317,6 +320,14 @@ impl McpToolSource {
             other => other,
         };
         self
+    }
+
+    /// The URL of a `url` server (`None` for a stdio server).
+    pub fn url(&self) -> Option<&str> {
+        match &self.endpoint {
+            Endpoint::Http { url } => Some(url),
+            Endpoint::Stdio { .. } => None,
+        }
     }
 
     /// Whether this is a `url` server.
@@ -456,6 +467,23 @@ impl McpToolSource {
         self
     }
 
+    /// OAuth 2.1 for this `url` server ([`OAuth`](crate::OAuth)): on a 401
+    /// the client discovers the server's authorization server, obtains a
+    /// token (from the settings' cache, by refresh, or by a new
+    /// authorization through the settings' login) and sends it with every
+    /// request. A bearer token set with [`with_bearer_token`](Self::with_bearer_token)
+    /// wins over it. Ignored by stdio servers.
+    #[must_use]
+    pub fn with_oauth(mut self, oauth: crate::auth::OAuth) -> Self {
+        self.oauth = Some(Box::new(oauth));
+        self
+    }
+
+    /// The OAuth settings ([`with_oauth`](Self::with_oauth)), if any.
+    pub fn oauth(&self) -> Option<&crate::auth::OAuth> {
+        self.oauth.as_deref()
+    }
+
     /// The `clientInfo` the server is told (name and version). Default: the
     /// running program's executable file name (`tool`, or your own program
     /// made with `tool_cli::Cli`) and this crate's version, as
@@ -543,7 +571,10 @@ impl McpToolSource {
         let connect_err = |e: &dyn std::fmt::Display| {
             let text = e.to_string();
             // rmcp says "Auth required" for a 401 answer.
-            let hint = if text.contains("Auth required") {
+            let hint = if text.contains("OAuth authorization required") {
+                " (the server wants an OAuth login and no cached token is usable: run \
+                 `tool mcp login NAME`, or give the source an OAuth login)"
+            } else if text.contains("Auth required") {
                 if self.auth.bearer.is_some() || !self.auth.headers.is_empty() {
                     " (HTTP 401: the server refused the credentials sent; check the token)"
                 } else {
@@ -664,6 +695,26 @@ impl McpToolSource {
                             ),
                         ));
                     }
+                    if let Some(oauth) = self
+                        .oauth
+                        .as_deref()
+                        .filter(|_| !self.auth.sets_authorization())
+                    {
+                        let client = oauth
+                            .resolved(|name| std::env::var(name).ok())
+                            .and_then(|oauth| crate::auth::OAuthHttpClient::new(url, oauth))
+                            .map_err(|e| {
+                                Error::new(ErrorKind::Config, format!("MCP server {label}: {e}"))
+                            })?;
+                        let transport = rmcp::transport::StreamableHttpClientTransport::with_client(
+                            client, config,
+                        );
+                        return handler
+                            .serve_with_lifecycle(InOrder::new(transport, &shared), lifecycle)
+                            .await
+                            .map(|running| (running, None))
+                            .map_err(|e| connect_err(&e));
+                    }
                     let transport =
                         rmcp::transport::StreamableHttpClientTransport::from_config(config);
                     handler
@@ -674,12 +725,17 @@ impl McpToolSource {
                 }
             }
         };
-        let (running, hold) = tokio::time::timeout(self.connect_timeout, handshake)
+        // A login waits for a person: its own timeout comes on top.
+        let connect_timeout = self.connect_timeout
+            + self
+                .oauth
+                .as_ref()
+                .map_or(Duration::ZERO, |o| o.login_timeout());
+        let (running, hold) = tokio::time::timeout(connect_timeout, handshake)
             .await
             .map_err(|_| {
                 connect_err(&format!(
-                    "no answer to the handshake within {:?}",
-                    self.connect_timeout
+                    "no answer to the handshake within {connect_timeout:?}"
                 ))
             })??;
         // The era the handshake settled on: a version without `initialize`

@@ -8,6 +8,7 @@ use std::path::Path;
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::auth::OAuth;
 use crate::client::{McpConnection, McpToolSource, ProtocolEra};
 use crate::error::{Error, ErrorKind};
 use crate::names::sanitize_server;
@@ -40,6 +41,8 @@ struct Entry {
     /// `url` servers: HTTP headers, values may hold `${VAR}`.
     #[serde(default)]
     headers: BTreeMap<String, String>,
+    /// `url` servers: OAuth settings, `true` or an object (see [`OAuth::parse`]).
+    oauth: Option<Value>,
     /// `command` servers: `true`, `false` or a policy object (see
     /// [`McpToolSource::with_default_sandbox`]).
     sandbox: Option<Value>,
@@ -88,6 +91,11 @@ impl McpServerEntry {
 /// `"headers"` (`url` entries) are sent with every request, each `${VAR}` in a
 /// value read from this process's environment when connecting
 /// ([`McpToolSource::with_header`]);
+/// `"oauth"` (`url` entries) turns on OAuth 2.1 for the server: `true`, or
+/// `{"client_id": ..., "client_secret": "${VAR}", "scopes": [...],
+/// "client_metadata_url": ..., "client_name": ..., "grant":
+/// "authorization_code" | "client_credentials"}` ([`OAuth::parse`],
+/// [`McpToolSource::with_oauth`]; the host adds the token cache and login);
 /// `"sandbox"` (`command` entries) runs the server in the kernel sandbox of
 /// `bash_command`: `true`, or an object `{"write": [PATH], "hide": [PATH],
 /// "allowNet": [PATTERN], "workspace": PATH}` adding to the host's policy
@@ -246,6 +254,18 @@ fn parse_entry(name: String, value: Value) -> McpServerEntry {
         }
         match crate::sandbox::parse_request(value) {
             Ok(request) => source = source.with_sandbox_request(request),
+            Err(why) => return invalid(name, why),
+        }
+    }
+    if let Some(value) = entry.oauth {
+        if !source.is_http() {
+            return invalid(
+                name,
+                "`oauth` applies to `url` servers, not to `command` servers".to_owned(),
+            );
+        }
+        match OAuth::parse(&value) {
+            Ok(oauth) => source = source.with_oauth(oauth),
             Err(why) => return invalid(name, why),
         }
     }

@@ -48,6 +48,16 @@ pub(crate) struct HeaderConfig {
 }
 
 impl HeaderConfig {
+    /// Whether these send an `Authorization` header (a bearer token or a
+    /// configured header), which then wins over OAuth.
+    pub(crate) fn sets_authorization(&self) -> bool {
+        self.bearer.is_some()
+            || self
+                .headers
+                .iter()
+                .any(|(name, _)| name.eq_ignore_ascii_case("authorization"))
+    }
+
     /// The transport configuration for `url` with these headers, each
     /// value's `${VAR}`s resolved from `lookup` (this process's environment
     /// in [`crate::McpToolSource::connect`]).

@@ -124,6 +124,13 @@
 //! `skill` tool lists the server on one line, and calls by name still run
 //! (`tests/skill.rs`; from the command line, `tool skill-md --mcp SERVER`).
 //!
+//! `url` servers may need OAuth 2.1 ([`McpToolSource::with_oauth`],
+//! [`OAuth`]): on a `401` the client discovers the authorization server,
+//! registers, runs the authorization-code flow with PKCE through a
+//! [`LoopbackLogin`] (or the client-credentials grant), caches the tokens in
+//! a [`TokenCache`] (`0600` files in the private state folder) and refreshes
+//! them; a `403 insufficient_scope` steps up at most [`MAX_STEP_UPS`] times.
+//!
 //! # Dependencies and why
 //! - `rmcp` 3.x, the official Rust SDK of the protocol: both protocol eras
 //!   (2025-11-25 sessions and 2026-07-28 stateless with `server/discover`),
@@ -163,16 +170,27 @@
 //!   already in the tree through tool-core.
 //! - `tokio-util` with `rt`: `TaskTracker`, to wait for the calls still
 //!   running when a server stops.
-//! - `tool-agent` and `futures-util`, optional (feature `agent`):
-//!   `AgentSampler` answers servers' sampling requests with the workspace's
-//!   one model-client trait (OpenAI, Anthropic, scripted clients) rather than
-//!   a second one; `futures-util` reads its answer stream (both already in
-//!   the workspace).
+//! - rmcp's `auth` feature (over the `oauth2` crate) for OAuth 2.1: the
+//!   SDK's own implementation of the MCP authorization specification
+//!   (metadata discovery and its variants, registration, PKCE, `resource`,
+//!   issuer checks, refresh), kept in step with the conformance suite, rather
+//!   than a second one; `oauth2` itself for its `TokenResponse` accessors,
+//!   `reqwest` (the HTTP client rmcp's transport already uses),
+//!   `async-trait` (the form of rmcp's `CredentialStore` trait) and
+//!   `sse-stream` (the transport trait's stream type): all already in the
+//!   tree through rmcp. This crate adds the transport client that reacts to
+//!   challenges mid-connection, the token cache and the loopback login.
+//! - `tool-agent`, optional (feature `agent`): `AgentSampler` answers
+//!   servers' sampling requests with the workspace's one model-client trait
+//!   (OpenAI, Anthropic, scripted clients) rather than a second one;
+//!   `futures-util` reads its answer stream and is the OAuth transport's
+//!   stream type (already in the workspace).
 //! - `schemars`, `serde`, `serde_json`, `tokio`, `tokio-util`, `tracing`:
 //!   the workspace's standards (the elicitation form schema, JSON, the
 //!   runtime and cancellation tokens, diagnostics).
 
 mod approval;
+mod auth;
 pub mod catalog;
 mod catalog_wire;
 mod client;
@@ -193,6 +211,10 @@ mod server;
 mod stdio;
 mod tasks;
 
+pub use auth::{
+    DEFAULT_LOGIN_TIMEOUT, Grant, LoopbackLogin, MAX_AUTHORIZATIONS, MAX_CACHE_FILE_BYTES,
+    MAX_OAUTH_VALUE_BYTES, MAX_SCOPES, MAX_STEP_UPS, OAuth, TokenCache,
+};
 pub use catalog::{Catalog, Completer, Prompt, Resource, ResourceBody, ResourceTemplate};
 /// What the `#[prompt]` and `#[resource]` macros' output calls; not an API.
 #[doc(hidden)]

@@ -18,6 +18,7 @@ mod list;
 mod load;
 mod mcp;
 mod mcp_import;
+mod mcp_oauth;
 mod mcp_sessions;
 mod options;
 mod out;

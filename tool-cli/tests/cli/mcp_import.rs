@@ -242,3 +242,77 @@ fn mcp_sandbox_confines_the_servers_this_program_starts() {
     assert_ne!(code(&plain), 0);
     assert!(inside("boxed").exists() && outside("boxed").exists());
 }
+
+/// `tool mcp login / logout NAME`: the cache entry of the server's URL in
+/// the private state folder is deleted by `logout`; `login` on a server that
+/// asks for no authorization caches nothing and says so; bad names and
+/// command servers are usage errors.
+#[test]
+fn mcp_login_and_logout_manage_the_token_cache() {
+    let (ws, state, here) = (TempDir::new(), TempDir::new(), TempDir::new());
+    let server = serve(&ws, &state, &[]);
+    let path = here.path().join("mcp.json");
+    std::fs::write(
+        &path,
+        format!(
+            r#"{{"mcpServers": {{"open": {{"url": "{}", "oauth": true}},
+                 "local": {{"command": "true"}}}}}}"#,
+            server.url
+        ),
+    )
+    .expect("write config");
+    let mcp = |args: &[&str]| {
+        tool()
+            .env("XDG_STATE_HOME", state.path())
+            .arg("--mcp-config")
+            .arg(&path)
+            .arg("mcp")
+            .args(args)
+            .output()
+            .expect("tool runs")
+    };
+    // A cached entry (as a login leaves it) is deleted by logout.
+    let cache = tool_mcp::TokenCache::new(state.path().join("agent-tools/mcp-oauth"));
+    let file = cache.path_for(&server.url);
+    std::fs::create_dir_all(cache.dir()).expect("mkdir");
+    std::fs::write(&file, "{}").expect("write entry");
+    let out = mcp(&["logout", "open"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("Logged out of `open`"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(!file.exists());
+    let out = mcp(&["logout", "open"]);
+    assert!(
+        stdout(&out).contains("had no cached token"),
+        "{}",
+        stdout(&out)
+    );
+
+    // A server without authorization: login connects, lists, caches nothing.
+    let out = mcp(&["login", "open"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("did not ask for authorization") && stdout(&out).contains("tools"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(!file.exists());
+
+    let out = mcp(&["login", "nowhere"]);
+    assert_eq!(code(&out), 2);
+    assert!(
+        stderr(&out).contains("no server `nowhere`") && stderr(&out).contains("local, open"),
+        "{}",
+        stderr(&out)
+    );
+    let out = mcp(&["login", "local"]);
+    assert_eq!(code(&out), 2);
+    assert!(
+        stderr(&out).contains("`command` server"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -13,7 +13,37 @@ use std::process::ExitCode;
 
 use serde_json::{Map, Value, json};
 use tool_core::ToolContext;
-use tool_mcp::{McpToolSource, ProtocolEra};
+use tool_mcp::{Grant, LoopbackLogin, McpToolSource, OAuth, ProtocolEra};
+
+/// The client ID metadata document URL the suite's CIMD scenarios expect.
+const CLIENT_METADATA_URL: &str = "https://conformance-test.local/client-metadata.json";
+
+/// The OAuth settings of a scenario: a client id and secret when its
+/// context has them (pre-registration, client credentials), this client's
+/// metadata document URL otherwise, and a login whose "browser" is an HTTP
+/// client following the authorization server's redirects back to the
+/// loopback listener (the suite's authorization server approves at once).
+fn oauth(scenario: &str, context: &Value) -> OAuth {
+    let mut oauth = OAuth::new()
+        .with_client_metadata_url(CLIENT_METADATA_URL)
+        .with_login(LoopbackLogin::new(|url| {
+            tokio::spawn(async move {
+                if let Err(e) = reqwest::get(&url).await {
+                    eprintln!("authorization URL: {e}");
+                }
+            });
+        }));
+    if let Some(id) = context["client_id"].as_str() {
+        oauth = oauth.with_client_id(id);
+        if let Some(secret) = context["client_secret"].as_str() {
+            oauth = oauth.with_client_secret(secret);
+        }
+    }
+    if scenario.starts_with("auth/client-credentials") {
+        oauth = oauth.with_grant(Grant::ClientCredentials);
+    }
+    oauth
+}
 
 /// The tool calls a scenario expects when its context names none (the
 /// scenarios' fixed tools, as the suite's reference clients call them).
@@ -105,6 +135,7 @@ fn main() -> ExitCode {
         let conn = match McpToolSource::http(url.clone())
             .named("conformance")
             .with_era(era)
+            .with_oauth(oauth(&scenario, &context))
             .connect()
             .await
         {

@@ -1,0 +1,103 @@
+//! `tool mcp login NAME` end to end: the program prints the authorization
+//! URL on stderr and waits on a loopback listener; the test plays the
+//! person, opening the URL with an HTTP client that follows the
+//! authorization server's redirect back to the listener. Then a plain
+//! `tool call` of the server's tool uses the cached token (no login), and
+//! `tool mcp logout` forgets it.
+
+// Shared with tool-mcp's OAuth tests; its own `#![allow]` covers its unwraps.
+#[path = "../../../tool-mcp/tests/support/oauth_server.rs"]
+mod oauth_server;
+
+use std::io::{BufRead, BufReader};
+use std::os::unix::fs::PermissionsExt;
+use std::process::Stdio;
+
+use crate::support::{TempDir, code, one_json_line, stderr, stdout, tool};
+
+#[test]
+fn login_caches_a_token_that_later_runs_use_and_logout_forgets_it() {
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    let (url, shared) = runtime.block_on(oauth_server::start());
+    let (state, here) = (TempDir::new(), TempDir::new());
+    let config = here.path().join("mcp.json");
+    std::fs::write(
+        &config,
+        format!(r#"{{"mcpServers": {{"guarded": {{"url": "{url}"}}}}}}"#),
+    )
+    .expect("write config");
+
+    // Before a login: the call fails (no OAuth for this entry yet).
+    let call = || {
+        tool()
+            .env("XDG_STATE_HOME", state.path())
+            .arg("--mcp-config")
+            .arg(&config)
+            .args(["call", "guarded__shout", "--text=quiet"])
+            .output()
+            .expect("tool runs")
+    };
+    assert_ne!(code(&call()), 0);
+
+    let mut login = tool()
+        .env("XDG_STATE_HOME", state.path())
+        .arg("--mcp-config")
+        .arg(&config)
+        .args(["mcp", "login", "guarded"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("tool mcp login starts");
+    let mut lines = BufReader::new(login.stderr.take().expect("piped stderr")).lines();
+    let auth_url = lines
+        .by_ref()
+        .map_while(Result::ok)
+        .find_map(|line| {
+            line.trim()
+                .starts_with("http")
+                .then(|| line.trim().to_owned())
+        })
+        .expect("the authorization URL on stderr");
+    assert!(auth_url.contains("code_challenge="), "{auth_url}");
+    // The person opens it; the redirect lands on the program's listener.
+    let opened = runtime.block_on(async { reqwest::get(&auth_url).await.map(|r| r.status()) });
+    assert_eq!(opened.expect("the redirect is followed").as_u16(), 200);
+    let out = login.wait_with_output().expect("login ends");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("Logged in to `guarded`"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let cache = tool_mcp::TokenCache::new(state.path().join("agent-tools/mcp-oauth"));
+    let file = cache.path_for(&url);
+    let mode = std::fs::metadata(&file)
+        .expect("cache file")
+        .permissions()
+        .mode()
+        & 0o777;
+    assert_eq!(mode, 0o600);
+
+    // A later run uses the cached token: no login, the tool answers.
+    let out = call();
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(one_json_line(&out)["output"], "QUIET");
+    assert!(!stdout(&out).contains("access-") && !stderr(&out).contains("access-"));
+    assert_eq!(shared.lock().unwrap().registrations, 1);
+
+    let out = tool()
+        .env("XDG_STATE_HOME", state.path())
+        .arg("--mcp-config")
+        .arg(&config)
+        .args(["mcp", "logout", "guarded"])
+        .output()
+        .expect("tool runs");
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(!file.exists());
+    assert_ne!(code(&call()), 0);
+}

@@ -1,0 +1,3 @@
+//! Shared test support.
+
+pub(crate) mod oauth_server;

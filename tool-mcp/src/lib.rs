@@ -147,6 +147,7 @@ mod error;
 mod framing;
 mod headers;
 mod http;
+mod lazy;
 mod names;
 mod requests;
 mod sandbox;
@@ -160,11 +161,12 @@ pub mod __private {
     pub use crate::declare::*;
 }
 pub use client::{
-    DEFAULT_CONNECT_TIMEOUT, DEFAULT_REQUEST_TIMEOUT, McpConnection, McpToolSource, ProtocolEra,
+    DEFAULT_CONNECT_TIMEOUT, DEFAULT_REQUEST_TIMEOUT, DEFAULT_SERVER_IDLE_TIMEOUT, McpConnection,
+    McpToolSource, ProtocolEra,
 };
 pub use config::{
-    ImportOutcome, ImportReport, McpServerEntry, import_mcp_servers, load_mcp_config,
-    parse_mcp_config, parse_mcp_config_entries, read_mcp_config,
+    ImportOutcome, ImportReport, McpServerEntry, import_mcp_servers, import_mcp_servers_lazily,
+    load_mcp_config, parse_mcp_config, parse_mcp_config_entries, read_mcp_config,
 };
 pub use error::{Error, ErrorKind};
 pub use framing::{ID_PROBE_BYTES, MAX_MESSAGE_BYTES};
@@ -173,6 +175,7 @@ pub use http::{
     DEFAULT_BODY_TIMEOUT, DEFAULT_HEADER_TIMEOUT, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_SESSIONS,
     HttpAccess, HttpLimits, MAX_RETRY_AFTER, MIN_TOKEN_LEN,
 };
+pub use lazy::{DEFAULT_CACHE_TTL, LazyServer, MAX_CACHE_BYTES, ToolListCache};
 pub use names::{MAX_NAME_LEN, local_tool_name, server_prefix};
 #[cfg(feature = "agent")]
 pub use requests::AgentSampler;

@@ -757,13 +757,50 @@ impl McpToolSource {
                             ),
                         ));
                     }
+                    // Legacy HTTP+SSE (2024-11-05): for a `/sse` URL, and
+                    // when Streamable HTTP's POST gets a 4xx answer.
+                    let legacy = |first: Option<String>| {
+                        let (handler, config) = (handler.clone(), config.clone());
+                        let shared = Arc::clone(&shared);
+                        async move {
+                            let sse = crate::legacy_sse::LegacySse::connect(
+                                url,
+                                &config.custom_headers,
+                                config.auth_header.as_deref(),
+                            )
+                            .await
+                            .map_err(|e| match &first {
+                                Some(first) => connect_err(&format!(
+                                    "{first} (and as a legacy HTTP+SSE server: {e})"
+                                )),
+                                None => connect_err(&e),
+                            })?;
+                            handler
+                                .serve_with_lifecycle(
+                                    InOrder::new(sse, &shared),
+                                    ClientLifecycleMode::Initialize,
+                                )
+                                .await
+                                .map(|running| (running, None))
+                                .map_err(|e| connect_err(&e))
+                        }
+                    };
+                    if crate::legacy_sse::is_sse_url(url) {
+                        return legacy(None).await;
+                    }
                     let transport =
-                        rmcp::transport::StreamableHttpClientTransport::from_config(config);
-                    handler
+                        rmcp::transport::StreamableHttpClientTransport::from_config(config.clone());
+                    match handler
+                        .clone()
                         .serve_with_lifecycle(InOrder::new(transport, &shared), lifecycle)
                         .await
-                        .map(|running| (running, None))
-                        .map_err(|e| connect_err(&e))
+                    {
+                        Ok(running) => Ok((running, None)),
+                        Err(e) if crate::legacy_sse::is_fallback_cue(&e.to_string()) => {
+                            legacy(Some(e.to_string())).await
+                        }
+                        Err(e) => Err(connect_err(&e)),
+                    }
                 }
             }
         };
@@ -984,6 +1021,7 @@ fn report(ctx: &ToolContext, params: &ProgressNotificationParam) {
     ctx.report_progress(params.progress, params.total, params.message.as_deref());
 }
 
+#[derive(Clone)]
 struct Handler {
     shared: Arc<Shared>,
     /// `clientInfo`: name and version.

@@ -148,6 +148,7 @@ mod framing;
 mod headers;
 mod http;
 mod lazy;
+mod legacy_sse;
 mod names;
 mod requests;
 mod sandbox;

@@ -788,8 +788,12 @@ impl McpToolSource {
                     if crate::legacy_sse::is_sse_url(url) {
                         return legacy(None).await;
                     }
-                    let transport =
-                        rmcp::transport::StreamableHttpClientTransport::from_config(config.clone());
+                    let client =
+                        crate::method_header::McpHttpClient::new().map_err(|e| connect_err(&e))?;
+                    let transport = rmcp::transport::StreamableHttpClientTransport::with_client(
+                        client,
+                        config.clone(),
+                    );
                     match handler
                         .clone()
                         .serve_with_lifecycle(InOrder::new(transport, &shared), lifecycle)

@@ -149,6 +149,7 @@ mod headers;
 mod http;
 mod lazy;
 mod legacy_sse;
+mod method_header;
 mod names;
 mod requests;
 mod sandbox;

@@ -298,3 +298,27 @@ fn assert_private(file: &Path) {
         .mode();
     assert_eq!(mode & 0o777, 0o700, "{}", dir.display());
 }
+
+#[test]
+fn idle_timeout_is_read_from_the_config_in_seconds() {
+    let sources = tool_mcp::parse_mcp_config(
+        r#"{"mcpServers": {
+            "a": {"command": "x", "idleTimeout": 2.5},
+            "b": {"command": "x", "idleTimeout": 0},
+            "c": {"command": "x"}
+        }}"#,
+    )
+    .expect("a valid config");
+    assert_eq!(sources[0].idle_timeout(), Duration::from_millis(2500));
+    assert_eq!(sources[1].idle_timeout(), Duration::ZERO);
+    assert_eq!(
+        sources[2].idle_timeout(),
+        tool_mcp::DEFAULT_SERVER_IDLE_TIMEOUT
+    );
+    for bad in ["-1", "\"soon\"", "1e9"] {
+        let text =
+            format!(r#"{{"mcpServers": {{"a": {{"command": "x", "idleTimeout": {bad}}}}}}}"#);
+        let err = tool_mcp::parse_mcp_config(&text).expect_err(bad);
+        assert!(err.to_string().contains("server `a`"), "{bad}: {err}");
+    }
+}

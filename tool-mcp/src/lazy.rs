@@ -188,6 +188,11 @@ fn list_hash(tools: &[McpTool]) -> String {
 /// A server imported lazily: its tools are in the registry, it runs only
 /// from the first call of one of them until it has been idle for
 /// [`McpToolSource::idle_timeout`]. Cheap to clone.
+///
+/// Its tools hold the handle and the handle holds the registry they are in
+/// (to replace them on a list change), so a handle lives as long as its
+/// tools stay registered; a running server is ended by its idle time, by
+/// [`stop`](Self::stop), or with the program.
 #[derive(Clone)]
 pub struct LazyServer {
     inner: Arc<LazyInner>,
@@ -544,6 +549,12 @@ async fn watch_idle(weak: Weak<LazyInner>, conn: McpConnection, idle: Duration) 
         if wait.is_zero() {
             if let Some(inner) = weak.upgrade() {
                 let mut current = inner.lock_current();
+                // A call counts itself busy before it reads `current`
+                // (under this lock), so checked again here none can be
+                // handed the connection being stopped.
+                if inner.busy.load(Ordering::SeqCst) > 0 {
+                    continue;
+                }
                 if current.as_ref().is_some_and(|c| c.same_as(&conn)) {
                     *current = None;
                 }

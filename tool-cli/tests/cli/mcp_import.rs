@@ -323,6 +323,50 @@ fn list_and_schema_start_only_servers_without_a_fresh_cached_list() {
         "list, schema and a built-in call started nothing"
     );
 
+    // `serve`'s tools/list over stdio: the cached list, no start either.
+    let mut served = tool()
+        .env("XDG_STATE_HOME", state.path())
+        .arg("--mcp-config")
+        .arg(&config)
+        .args(["--workspace", ws.arg(), "serve"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("tool serve starts");
+    {
+        use std::io::Write;
+        let mut input = served.stdin.take().expect("piped stdin");
+        for message in [
+            serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-11-25", "capabilities": {},
+                "clientInfo": {"name": "test", "version": "1"}}}),
+            serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+            serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+        ] {
+            writeln!(input, "{message}").expect("serve reads");
+        }
+        let mut lines = BufReader::new(served.stdout.take().expect("piped stdout")).lines();
+        let listed = lines
+            .find_map(|line| {
+                let line = line.ok()?;
+                let value: serde_json::Value = serde_json::from_str(&line).ok()?;
+                (value["id"] == 2).then_some(value)
+            })
+            .expect("a tools/list answer");
+        drop(input);
+        let names: Vec<&str> = listed["result"]["tools"]
+            .as_array()
+            .expect("tools")
+            .iter()
+            .filter_map(|t| t["name"].as_str())
+            .collect();
+        assert!(names.contains(&"srv__read_file"), "{names:?}");
+    }
+    let status = served.wait().expect("serve ends at end of input");
+    assert!(status.success(), "{status:?}");
+    assert_eq!(count(), 1, "serve's tools/list started nothing");
+
     let used = run(&["call", "srv__read_file", "--file-path", "a.txt"]);
     assert_eq!(code(&used), 0, "{}", stderr(&used));
     assert!(stdout(&used).contains("needle"), "{}", stdout(&used));

@@ -128,11 +128,21 @@
 //!   already in the tree through tool-core.
 //! - `tokio-util` with `rt`: `TaskTracker`, to wait for the calls still
 //!   running when a server stops.
-//! - `tool-agent` and `futures-util`, optional (feature `agent`):
-//!   `AgentSampler` answers servers' sampling requests with the workspace's
-//!   one model-client trait (OpenAI, Anthropic, scripted clients) rather than
-//!   a second one; `futures-util` reads its answer stream (both already in
-//!   the workspace).
+//! - `tool-agent`, optional (feature `agent`): `AgentSampler` answers
+//!   servers' sampling requests with the workspace's one model-client trait
+//!   (OpenAI, Anthropic, scripted clients) rather than a second one.
+//! - `futures-util`: reads `AgentSampler`'s answer stream and the legacy
+//!   HTTP+SSE event stream (already in the workspace).
+//! - `reqwest` (`stream`): the legacy HTTP+SSE client transport (a streamed
+//!   `GET`, plain `POST`s), which rmcp 3 no longer has, and the client
+//!   wrapped to put `Mcp-Method` on `initialize`; already in the tree as
+//!   the HTTP client of rmcp's Streamable HTTP transport.
+//! - `sse-stream`: the event type of rmcp's `StreamableHttpClient` trait,
+//!   which that wrapper implements (already in the tree through rmcp). The
+//!   legacy transport parses its stream itself, bounded (see `legacy_sse`).
+//!
+//! The lazily imported servers' tool lists are cached in the private state
+//! folder ([`ToolListCache`]); the format is this crate's own JSON.
 //! - `schemars`, `serde`, `serde_json`, `tokio`, `tokio-util`, `tracing`:
 //!   the workspace's standards (the elicitation form schema, JSON, the
 //!   runtime and cancellation tokens, diagnostics).

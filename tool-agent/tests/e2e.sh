@@ -92,4 +92,12 @@ rm -rf "$work"
 if [ "$status" -gt 2 ] || ! grep -q '^→ read_file' target/e2e-example.log || ! grep -q '^← read_file' target/e2e-example.log; then
     echo "e2e: examples/agent.rs did not call and run read_file (exit $status):"; cat target/e2e-example.log; exit 1
 fi
+# tool-adapters' rig example: a rig agent with our built-ins against the same
+# server (rig's OpenAI-compatible client in the example's llama-cpp-python
+# dialect); it asserts that the forced read_file reached our pipeline and that
+# its answer went back to the model.
+LLAMACPP_API_BASE_URL="$AGENT_TOOLS_E2E_BASE_URL" LLAMACPP_DIALECT=llama-cpp-python \
+    cargo run -q -p tool-adapters --features rig-reqwest --example rig_agent >target/e2e-rig.log 2>&1 \
+    || { echo "e2e: tool-adapters' rig_agent example failed against the server:"; cat target/e2e-rig.log; exit 1; }
+echo "e2e: rig_agent example: $(grep -c '^tool outcomes' target/e2e-rig.log) run, $(grep '^answer:' target/e2e-rig.log)"
 echo "e2e: done in $(( $(date +%s) - started )) s"

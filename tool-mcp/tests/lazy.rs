@@ -252,7 +252,11 @@ async fn a_server_that_dies_loses_its_tools_and_is_not_restarted() {
     let why = live.unavailable();
     assert!(why["fx"].contains("exited"), "{why:?}");
     assert_eq!(server.starts(), 1);
-    assert_eq!(running(&marker), 0);
+    wait_until("the process to be gone", || running(&marker) == 0).await;
+    // Not restarted: calling another of its tools finds it gone.
+    let again = call(&live, "fx__echo", json!({"text": "x"})).await;
+    assert!(again.is_error(), "{again:?}");
+    assert_eq!(server.starts(), 1);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -288,7 +288,10 @@ pub(crate) struct CommonOptions {
     /// "includeTools" / "excludeTools" (lists of the server's tool names, * allowed) choose its tools;
     /// "protocol" its era (see --mcp-protocol); "headers" (url servers) are sent with each request,
     /// ${VAR} in a value read from this program's environment ({"Authorization": "Bearer ${TOKEN}"});
-    /// a server that fails is reported and left out.
+    /// a url ending in /sse speaks legacy HTTP+SSE. A server starts on the first call of one of its
+    /// tools (list, schema and serve use its tool list cached in the private state folder, fetched
+    /// again when the entry changes or after a day) and stops after "idleTimeout" seconds idle
+    /// (default 600, 0 never); a server that fails is reported and left out.
     #[arg(long, global = true, value_name = "FILE")]
     pub(crate) mcp_config: Option<PathBuf>,
 

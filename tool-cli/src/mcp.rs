@@ -32,9 +32,15 @@ use crate::session::Session;
 /// entries with `--mcp-sandbox`) run in it, writable in `workspace` (else
 /// the current folder).
 ///
-/// Lazy start: with `only` (the tool `tool call` runs) just the server whose
-/// tools are named `<server>__…` and match it is started, and none for a
-/// built-in, so a call never starts or waits for another server (issue 26).
+/// Lazy start (issue 26): with `only` (the tool `tool call` runs) just the
+/// server whose tools are named `<server>__…` and match it is looked at, and
+/// none for a built-in, so a call never starts or waits for another server.
+/// Every server is imported lazily ([`tool_mcp::import_mcp_servers_lazily`]):
+/// one whose tool list is cached fresh in the private state folder
+/// ([`tool_mcp::ToolListCache::in_state_dir`]) is started only when one of
+/// its tools is called, so `list`, `schema` and `serve`'s `tools/list` start
+/// only the servers without a fresh list; a started server stops after its
+/// `"idleTimeout"`.
 pub(crate) async fn import(
     registry: &ToolRegistry,
     path: &Path,
@@ -74,7 +80,8 @@ pub(crate) async fn import(
         })
         .collect();
     let mut changes = live.subscribe();
-    tool_mcp::import_mcp_servers(entries, &live).await;
+    let cache = tool_mcp::ToolListCache::in_state_dir();
+    tool_mcp::import_mcp_servers_lazily(entries, &live, cache.as_ref()).await;
     // Later deaths: every change of the registry from now on may be one.
     changes.mark_unchanged();
     let mut reported = std::collections::BTreeMap::new();

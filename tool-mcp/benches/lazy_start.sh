@@ -2,7 +2,10 @@
 # Lazy start (issue 26): `tool --mcp-config F call read_file` with three stdio
 # MCP servers configured (Python `mcp` SDK servers, ~0.5-2 s each to start)
 # against the same call with no servers. With lazy start a built-in's call
-# starts none of them, so both should cost the same.
+# starts none of them, so both should cost the same. Then `list` with the
+# three servers' tool lists cached (warm: no server starts), without a cache
+# (cold: all three start) and with no servers. The cache lives in a
+# temporary XDG_STATE_HOME, never the user's.
 # Usage: tool-mcp/benches/lazy_start.sh [RUNS]  (hyperfine; installs mcp into
 # target/third_party/venv as third_party.sh does, or uses $VENV; a release
 # build of `tool`, or the binary in $TOOL)
@@ -31,7 +34,15 @@ cat >"$work/three.json" <<JSON
 }}
 JSON
 echo '{"mcpServers": {}}' >"$work/none.json"
+export XDG_STATE_HOME="$work/state"
 hyperfine -N --warmup 2 --runs "$runs" \
   -n "no servers" "$tool --workspace $work --mcp-config $work/none.json call read_file --file-path notes.txt" \
   -n "three servers" "$tool --workspace $work --mcp-config $work/three.json call read_file --file-path notes.txt" \
   -n "three servers, one used" "$tool --workspace $work --mcp-config $work/three.json call one__echo --text hi"
+cache="$XDG_STATE_HOME/agent-tools/mcp-tools"
+hyperfine -N --warmup 1 --runs "$runs" \
+  -n "list, no servers" "$tool --workspace $work --mcp-config $work/none.json list" \
+  -n "list, three servers, warm cache" "$tool --workspace $work --mcp-config $work/three.json list"
+hyperfine --warmup 1 --runs "$(( (runs + 3) / 4 ))" \
+  --prepare "rm -rf '$cache'" \
+  -n "list, three servers, cold cache" "$tool --workspace $work --mcp-config $work/three.json list"

@@ -48,6 +48,12 @@ pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 /// that never answers `initialize` fails fast instead of holding up the host.
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
 
+/// How long a server started on first use ([`import_mcp_servers_lazily`](crate::import_mcp_servers_lazily))
+/// may sit idle (no call in flight) before it is stopped, unless
+/// [`McpToolSource::with_idle_timeout`] or `.mcp.json`'s `"idleTimeout"` says
+/// otherwise: 10 minutes. It is started again on its next call.
+pub const DEFAULT_SERVER_IDLE_TIMEOUT: Duration = Duration::from_secs(600);
+
 /// Which protocol era (lifecycle) the client opens a connection with;
 /// `.mcp.json`'s per-server `"protocol"` key and the CLI's `--mcp-protocol`.
 ///
@@ -181,6 +187,9 @@ pub struct McpToolSource {
     /// The model that answers the server's sampling requests; `None`: no
     /// `sampling` capability.
     sampler: Option<Arc<dyn Sampler>>,
+    /// [`McpToolSource::with_idle_timeout`], in milliseconds (saturating;
+    /// eight bytes keep the config entry enum small).
+    idle_timeout_ms: u64,
 }
 
 /// Whether a stdio server runs in the kernel sandbox (see
@@ -266,6 +275,7 @@ impl McpToolSource {
             roots: None,
             sandbox: SandboxSetting::Unset,
             sampler: None,
+            idle_timeout_ms: DEFAULT_SERVER_IDLE_TIMEOUT.as_secs() * 1000,
         }
     }
 
@@ -393,6 +403,89 @@ impl McpToolSource {
     pub fn with_connect_timeout(mut self, timeout: Duration) -> Self {
         self.connect_timeout = timeout;
         self
+    }
+
+    /// How long the server may sit idle (no call in flight since the last
+    /// one ended) before it is stopped, when it was imported lazily
+    /// ([`import_mcp_servers_lazily`](crate::import_mcp_servers_lazily));
+    /// its next call starts it again. Default [`DEFAULT_SERVER_IDLE_TIMEOUT`];
+    /// [`Duration::ZERO`] keeps it running until the program ends.
+    /// `.mcp.json`'s `"idleTimeout"` (seconds). A connection opened with
+    /// [`connect`](Self::connect) is never stopped for idleness.
+    #[must_use]
+    pub fn with_idle_timeout(mut self, idle: Duration) -> Self {
+        self.idle_timeout_ms = u64::try_from(idle.as_millis()).unwrap_or(u64::MAX);
+        self
+    }
+
+    /// The idle time after which a lazily imported server is stopped
+    /// ([`with_idle_timeout`](Self::with_idle_timeout); zero: never).
+    pub fn idle_timeout(&self) -> Duration {
+        Duration::from_millis(self.idle_timeout_ms)
+    }
+
+    /// The request timeout ([`with_timeout`](Self::with_timeout)).
+    pub(crate) fn request_timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    /// The connect timeout ([`with_connect_timeout`](Self::with_connect_timeout)).
+    pub(crate) fn connect_limit(&self) -> Duration {
+        self.connect_timeout
+    }
+
+    /// SHA-256 over everything of this source that may change the tool list
+    /// it yields: name, command, arguments, environment (values included),
+    /// URL, header names and value templates (`${VAR}` unresolved), the
+    /// tool filter and the era. A cached tool list is kept under it, so a
+    /// changed configuration entry is a cache miss. Nothing of it is stored
+    /// in clear.
+    pub(crate) fn fingerprint(&self) -> [u8; 32] {
+        use sha2::Digest;
+        let mut h = sha2::Sha256::new();
+        let mut put = |part: &str| {
+            h.update((part.len() as u64).to_le_bytes());
+            h.update(part.as_bytes());
+        };
+        put("tool-mcp tool list v1");
+        put(self.name.as_deref().unwrap_or_default());
+        match &self.endpoint {
+            Endpoint::Stdio { command, args, env } => {
+                put("stdio");
+                put(command);
+                for arg in args {
+                    put(arg);
+                }
+                put("env");
+                for (k, v) in env {
+                    put(k);
+                    put(v);
+                }
+            }
+            Endpoint::Http { url } => {
+                put("http");
+                put(url);
+                for (name, value) in &self.auth.headers {
+                    put(name);
+                    put(&value.0);
+                }
+                put(if self.auth.bearer.is_some() {
+                    "bearer"
+                } else {
+                    ""
+                });
+            }
+        }
+        put("include");
+        for p in self.filter.include.iter().flatten() {
+            put(p.as_str());
+        }
+        put("exclude");
+        for p in &self.filter.exclude {
+            put(p.as_str());
+        }
+        put(self.era.as_str());
+        h.finalize().into()
     }
 
     /// The `<server>` part of imported tool names (default: the server's own
@@ -547,7 +640,7 @@ impl McpToolSource {
     }
 
     /// A short description for messages: the command or the URL.
-    fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         match &self.endpoint {
             Endpoint::Stdio { command, args, .. } => std::iter::once(command.as_str())
                 .chain(args.iter().map(String::as_str))
@@ -715,13 +808,54 @@ impl McpToolSource {
                             .map(|running| (running, None))
                             .map_err(|e| connect_err(&e));
                     }
-                    let transport =
-                        rmcp::transport::StreamableHttpClientTransport::from_config(config);
-                    handler
+                    // Legacy HTTP+SSE (2024-11-05): for a `/sse` URL, and
+                    // when Streamable HTTP's POST gets a 4xx answer.
+                    let legacy = |first: Option<String>| {
+                        let (handler, config) = (handler.clone(), config.clone());
+                        let shared = Arc::clone(&shared);
+                        async move {
+                            let sse = crate::legacy_sse::LegacySse::connect(
+                                url,
+                                &config.custom_headers,
+                                config.auth_header.as_deref(),
+                            )
+                            .await
+                            .map_err(|e| match &first {
+                                Some(first) => connect_err(&format!(
+                                    "{first} (and as a legacy HTTP+SSE server: {e})"
+                                )),
+                                None => connect_err(&e),
+                            })?;
+                            handler
+                                .serve_with_lifecycle(
+                                    InOrder::new(sse, &shared),
+                                    ClientLifecycleMode::Initialize,
+                                )
+                                .await
+                                .map(|running| (running, None))
+                                .map_err(|e| connect_err(&e))
+                        }
+                    };
+                    if crate::legacy_sse::is_sse_url(url) {
+                        return legacy(None).await;
+                    }
+                    let client =
+                        crate::method_header::McpHttpClient::new().map_err(|e| connect_err(&e))?;
+                    let transport = rmcp::transport::StreamableHttpClientTransport::with_client(
+                        client,
+                        config.clone(),
+                    );
+                    match handler
+                        .clone()
                         .serve_with_lifecycle(InOrder::new(transport, &shared), lifecycle)
                         .await
-                        .map(|running| (running, None))
-                        .map_err(|e| connect_err(&e))
+                    {
+                        Ok(running) => Ok((running, None)),
+                        Err(e) if crate::legacy_sse::is_fallback_cue(&e.to_string()) => {
+                            legacy(Some(e.to_string())).await
+                        }
+                        Err(e) => Err(connect_err(&e)),
+                    }
                 }
             }
         };
@@ -947,6 +1081,7 @@ fn report(ctx: &ToolContext, params: &ProgressNotificationParam) {
     ctx.report_progress(params.progress, params.total, params.message.as_deref());
 }
 
+#[derive(Clone)]
 struct Handler {
     shared: Arc<Shared>,
     /// `clientInfo`: name and version.
@@ -1279,19 +1414,7 @@ impl McpConnection {
         let weak: Weak<Inner> = Arc::downgrade(&self.inner);
         let shared = Arc::clone(&self.inner.shared);
         let closed = self.inner.closed.clone();
-        if self.inner.era == ProtocolEra::Discover {
-            let filter = SubscriptionFilter::builder().tools_list_changed().build();
-            if let Ok(mut subscription) = self.inner.peer.listen(filter).await {
-                let shared = Arc::clone(&shared);
-                tokio::spawn(async move {
-                    while let Ok(Some(n)) = subscription.next().await {
-                        if matches!(n, ServerNotification::ToolListChangedNotification(_)) {
-                            shared.list_changed.notify_one();
-                        }
-                    }
-                });
-            }
-        }
+        self.subscribe_list_changes().await;
         tokio::spawn(async move {
             loop {
                 tokio::select! {
@@ -1316,6 +1439,40 @@ impl McpConnection {
                 }
             }
         });
+    }
+}
+
+impl McpConnection {
+    /// On a 2026-07-28 connection, opens the `subscriptions/listen` stream
+    /// that carries list changes; a 2025-11-25 server sends them unasked.
+    pub(crate) async fn subscribe_list_changes(&self) {
+        if self.inner.era == ProtocolEra::Discover {
+            let filter = SubscriptionFilter::builder().tools_list_changed().build();
+            if let Ok(mut subscription) = self.inner.peer.listen(filter).await {
+                let shared = Arc::clone(&self.inner.shared);
+                tokio::spawn(async move {
+                    while let Ok(Some(n)) = subscription.next().await {
+                        if matches!(n, ServerNotification::ToolListChangedNotification(_)) {
+                            shared.list_changed.notify_one();
+                        }
+                    }
+                });
+            }
+        }
+    }
+
+    /// Whether `other` is this very connection (a clone of it).
+    pub(crate) fn same_as(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
+    }
+
+    /// Resolves at the server's next `notifications/tools/list_changed`
+    /// (one kept if it came while nobody waited). For one waiter only: the
+    /// connection's own [`import_into`](Self::import_into) watcher is the
+    /// other user, and the two are never used on the same connection.
+    pub(crate) fn list_changed(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
+        let shared = Arc::clone(&self.inner.shared);
+        async move { shared.list_changed.notified().await }
     }
 }
 
@@ -1693,13 +1850,46 @@ fn resource_link_line(link: &Value) -> String {
 
 /// A remote tool as a local runtime tool.
 fn runtime_tool(inner: &Arc<Inner>, remote: &McpTool) -> Result<Tool, Error> {
-    let local = local_tool_name(&inner.server, &remote.name);
+    let (spec, hints) = remote_spec(&inner.server, inner.timeout, remote);
+    let strong = Arc::clone(inner);
+    let wire_name = remote.name.to_string();
+    Tool::new(spec, move |args: Map<String, Value>, ctx: ToolContext| {
+        let inner = Arc::clone(&strong);
+        let wire_name = wire_name.clone();
+        let hints = hints.clone();
+        async move {
+            let mut result = inner.call(wire_name, args, ctx).await;
+            with_hints(&mut result, hints);
+            result
+        }
+    })
+    .map_err(|e| {
+        Error::new(
+            ErrorKind::Registry,
+            format!("MCP server `{}`: {e}", inner.server),
+        )
+    })
+}
+
+/// Puts a remote tool's annotations (`hints`, from [`remote_spec`]) into a
+/// result's `metadata["mcp"]["annotations"]`.
+pub(crate) fn with_hints(result: &mut ToolResult, hints: Value) {
+    if let Some(mcp) = result.metadata.get_mut("mcp") {
+        mcp["annotations"] = hints;
+    }
+}
+
+/// The local spec of remote tool `remote` of `<server>` `server` whose
+/// requests time out after `timeout`, and its annotations as JSON (`null`
+/// when it has none).
+pub(crate) fn remote_spec(server: &str, timeout: Duration, remote: &McpTool) -> (ToolSpec, Value) {
+    let local = local_tool_name(server, &remote.name);
     let description = remote
         .description
         .as_deref()
         .filter(|d| !d.trim().is_empty())
         .map_or_else(
-            || format!("Tool `{}` of MCP server `{}`.", remote.name, inner.server),
+            || format!("Tool `{}` of MCP server `{}`.", remote.name, server),
             str::to_owned,
         );
     let mut parameters = Value::Object((*remote.input_schema).clone());
@@ -1728,7 +1918,7 @@ fn runtime_tool(inner: &Arc<Inner>, remote: &McpTool) -> Result<Tool, Error> {
         .output_schema
         .as_ref()
         .map(|schema| Value::Object((**schema).clone()));
-    spec.timeout = Some(inner.timeout + Duration::from_secs(1));
+    spec.timeout = Some(timeout + Duration::from_secs(1));
     if let Some(title) = remote
         .title
         .clone()
@@ -1747,26 +1937,7 @@ fn runtime_tool(inner: &Arc<Inner>, remote: &McpTool) -> Result<Tool, Error> {
         .as_ref()
         .and_then(|a| serde_json::to_value(a).ok())
         .unwrap_or(Value::Null);
-    let strong = Arc::clone(inner);
-    let wire_name = remote.name.to_string();
-    Tool::new(spec, move |args: Map<String, Value>, ctx: ToolContext| {
-        let inner = Arc::clone(&strong);
-        let wire_name = wire_name.clone();
-        let hints = hints.clone();
-        async move {
-            let mut result = inner.call(wire_name, args, ctx).await;
-            if let Some(mcp) = result.metadata.get_mut("mcp") {
-                mcp["annotations"] = hints;
-            }
-            result
-        }
-    })
-    .map_err(|e| {
-        Error::new(
-            ErrorKind::Registry,
-            format!("MCP server `{}`: {e}", inner.server),
-        )
-    })
+    (spec, hints)
 }
 
 /// Most `tools/call` rounds one call drives when the server keeps asking for input.

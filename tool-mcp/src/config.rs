@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::time::Duration;
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -11,8 +12,13 @@ use serde_json::Value;
 use crate::auth::OAuth;
 use crate::client::{McpConnection, McpToolSource, ProtocolEra};
 use crate::error::{Error, ErrorKind};
+use crate::lazy::{LazyServer, ToolListCache};
 use crate::names::sanitize_server;
+use rmcp::model::Tool as McpTool;
 use tool_core::LiveRegistry;
+
+/// Largest `"idleTimeout"` accepted: one week, in seconds.
+const MAX_IDLE_SECS: f64 = 7.0 * 24.0 * 3600.0;
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -43,6 +49,10 @@ struct Entry {
     headers: BTreeMap<String, String>,
     /// `url` servers: OAuth settings, `true` or an object (see [`OAuth::parse`]).
     oauth: Option<Value>,
+    /// Seconds a lazily started server may sit idle before it is stopped
+    /// (`0`: never); see [`McpToolSource::with_idle_timeout`].
+    #[serde(default, rename = "idleTimeout")]
+    idle_timeout: Option<f64>,
     /// `command` servers: `true`, `false` or a policy object (see
     /// [`McpToolSource::with_default_sandbox`]).
     sandbox: Option<Value>,
@@ -96,6 +106,9 @@ impl McpServerEntry {
 /// "client_metadata_url": ..., "client_name": ..., "grant":
 /// "authorization_code" | "client_credentials"}` ([`OAuth::parse`],
 /// [`McpToolSource::with_oauth`]; the host adds the token cache and login);
+/// `"idleTimeout"` (seconds, `0` for never; default 600) is how long a server
+/// started on first use may sit idle before it is stopped
+/// ([`McpToolSource::with_idle_timeout`], [`import_mcp_servers_lazily`](crate::import_mcp_servers_lazily));
 /// `"sandbox"` (`command` entries) runs the server in the kernel sandbox of
 /// `bash_command`: `true`, or an object `{"write": [PATH], "hide": [PATH],
 /// "allowNet": [PATTERN], "workspace": PATH}` adding to the host's policy
@@ -275,6 +288,20 @@ fn parse_entry(name: String, value: Value) -> McpServerEntry {
             Err(e) => return invalid(name, format!("`protocol`: {e}")),
         }
     }
+    if let Some(secs) = entry.idle_timeout {
+        match Duration::try_from_secs_f64(secs) {
+            Ok(idle) if secs <= MAX_IDLE_SECS => source = source.with_idle_timeout(idle),
+            _ => {
+                return invalid(
+                    name,
+                    format!(
+                        "`idleTimeout`: {secs} is not a number of seconds from 0 to \
+                         {MAX_IDLE_SECS}"
+                    ),
+                );
+            }
+        }
+    }
     if let Some(include) = entry.include_tools {
         source = source.include_tools(include);
     }
@@ -292,6 +319,15 @@ pub enum ImportOutcome {
     Imported {
         /// The open connection (its tools hold it open too).
         connection: McpConnection,
+        /// The local names of its tools.
+        tools: Vec<String>,
+    },
+    /// Imported lazily ([`import_mcp_servers_lazily`](crate::import_mcp_servers_lazily)):
+    /// these local tool names are registered; the server runs only when
+    /// used (`server` tells whether it runs now).
+    Lazy {
+        /// The server's handle (its tools hold it too).
+        server: LazyServer,
         /// The local names of its tools.
         tools: Vec<String>,
     },
@@ -373,4 +409,102 @@ pub async fn import_mcp_servers(
 enum Step {
     Connecting(tokio::task::JoinHandle<Result<McpConnection, Error>>),
     Done(ImportOutcome),
+}
+
+/// As [`import_mcp_servers`](crate::import_mcp_servers), lazily: an enabled
+/// server whose tool list is fresh in `cache` (see [`ToolListCache`]) is not
+/// started; its tools are registered from the cached list and the server
+/// starts on the first call of one of them. A server without a fresh list
+/// (or with no `cache`) is started now, concurrently with the others, its
+/// list fetched and cached, and it stays running (it is stopped after its
+/// idle time like any other). Either way the outcome is
+/// [`ImportOutcome::Lazy`]; a server that cannot be started or listed now,
+/// an invalid entry, or taken names give [`ImportOutcome::Unavailable`]
+/// (recorded in `live`), disabled entries [`ImportOutcome::Disabled`].
+///
+/// A later start that fails makes that call's result an error
+/// (`metadata["mcp_error"]` `connect`); the tools stay. A server that exits
+/// is started again by the next call.
+///
+/// Returns one report per entry, in entry order. Never fails as a whole.
+pub async fn import_mcp_servers_lazily(
+    entries: Vec<McpServerEntry>,
+    live: &LiveRegistry,
+    cache: Option<&ToolListCache>,
+) -> Vec<ImportReport> {
+    enum Step {
+        Cached(LazyServer, Vec<McpTool>),
+        Listing(
+            LazyServer,
+            tokio::task::JoinHandle<Result<Vec<McpTool>, Error>>,
+        ),
+        Done(ImportOutcome),
+    }
+    let mut pending = Vec::with_capacity(entries.len());
+    for entry in entries {
+        let name = entry.name().to_owned();
+        let server = sanitize_server(&name);
+        let step = match entry {
+            McpServerEntry::Enabled(source) => {
+                let lazy = LazyServer::new(source, &name, live, cache);
+                match lazy.cached_list() {
+                    Some(list) => Step::Cached(lazy, list),
+                    None => {
+                        let task = tokio::spawn(lazy.clone().start_and_list());
+                        Step::Listing(lazy, task)
+                    }
+                }
+            }
+            McpServerEntry::Disabled { .. } => Step::Done(ImportOutcome::Disabled),
+            McpServerEntry::Invalid { error, .. } => {
+                Step::Done(ImportOutcome::Unavailable(error.to_string()))
+            }
+        };
+        pending.push((name, server, step));
+    }
+    let mut reports = Vec::with_capacity(pending.len());
+    for (name, server, step) in pending {
+        let listed = match step {
+            Step::Done(outcome) => Err(outcome),
+            Step::Cached(lazy, list) => Ok((lazy, list)),
+            Step::Listing(lazy, task) => match task.await {
+                Ok(Ok(list)) => Ok((lazy, list)),
+                Ok(Err(e)) => {
+                    lazy.stop();
+                    Err(ImportOutcome::Unavailable(e.to_string()))
+                }
+                Err(e) => {
+                    lazy.stop();
+                    Err(ImportOutcome::Unavailable(format!(
+                        "MCP server `{name}`: connecting failed: {e}"
+                    )))
+                }
+            },
+        };
+        let outcome = match listed {
+            Err(outcome) => outcome,
+            Ok((lazy, list)) => match lazy.install(&list, true) {
+                Ok(tools) => {
+                    live.clear_unavailable(&server);
+                    ImportOutcome::Lazy {
+                        server: lazy,
+                        tools,
+                    }
+                }
+                Err(e) => {
+                    lazy.stop();
+                    ImportOutcome::Unavailable(format!("MCP server `{name}`: {e}"))
+                }
+            },
+        };
+        if let ImportOutcome::Unavailable(reason) = &outcome {
+            live.mark_unavailable(&server, reason);
+        }
+        reports.push(ImportReport {
+            name,
+            server,
+            outcome,
+        });
+    }
+    reports
 }

@@ -185,6 +185,15 @@
 //!   (OpenAI, Anthropic, scripted clients) rather than a second one;
 //!   `futures-util` reads its answer stream and is the OAuth transport's
 //!   stream type (already in the workspace).
+//! - `reqwest` (`stream`) also carries the legacy HTTP+SSE client transport
+//!   (a streamed `GET`, plain `POST`s), which rmcp 3 no longer has, and the
+//!   client wrapped to put `Mcp-Method` on `initialize`; `sse-stream` is also
+//!   the event type of rmcp's `StreamableHttpClient` trait, which that
+//!   wrapper implements. The legacy transport parses its stream itself,
+//!   bounded (see `legacy_sse`).
+//!
+//! The lazily imported servers' tool lists are cached in the private state
+//! folder ([`ToolListCache`]); the format is this crate's own JSON.
 //! - `schemars`, `serde`, `serde_json`, `tokio`, `tokio-util`, `tracing`:
 //!   the workspace's standards (the elicitation form schema, JSON, the
 //!   runtime and cancellation tokens, diagnostics).
@@ -203,7 +212,10 @@ mod headers;
 mod http;
 pub mod input;
 mod input_required;
+mod lazy;
+mod legacy_sse;
 mod mcp_header;
+mod method_header;
 mod names;
 mod requests;
 mod sandbox;
@@ -222,11 +234,12 @@ pub mod __private {
     pub use crate::declare::*;
 }
 pub use client::{
-    DEFAULT_CONNECT_TIMEOUT, DEFAULT_REQUEST_TIMEOUT, McpConnection, McpToolSource, ProtocolEra,
+    DEFAULT_CONNECT_TIMEOUT, DEFAULT_REQUEST_TIMEOUT, DEFAULT_SERVER_IDLE_TIMEOUT, McpConnection,
+    McpToolSource, ProtocolEra,
 };
 pub use config::{
-    ImportOutcome, ImportReport, McpServerEntry, import_mcp_servers, load_mcp_config,
-    parse_mcp_config, parse_mcp_config_entries, read_mcp_config,
+    ImportOutcome, ImportReport, McpServerEntry, import_mcp_servers, import_mcp_servers_lazily,
+    load_mcp_config, parse_mcp_config, parse_mcp_config_entries, read_mcp_config,
 };
 pub use error::{Error, ErrorKind};
 pub use framing::{ID_PROBE_BYTES, MAX_MESSAGE_BYTES};
@@ -236,6 +249,7 @@ pub use http::{
     HttpAccess, HttpLimits, MAX_RETRY_AFTER, MIN_TOKEN_LEN,
 };
 pub use input_required::{MAX_REQUEST_STATE_BYTES, REQUEST_STATE_TTL};
+pub use lazy::{DEFAULT_CACHE_TTL, LazyServer, MAX_CACHE_BYTES, ToolListCache};
 pub use mcp_header::with_mcp_header;
 pub use names::{MAX_NAME_LEN, local_tool_name, server_prefix};
 #[cfg(feature = "agent")]

@@ -87,3 +87,80 @@ async fn bearer_tokens_open_a_guarded_server_and_their_absence_is_named() {
     assert!(!shown.contains(TOKEN), "{shown}");
     stop.cancel();
 }
+
+/// `Mcp-Method: initialize` goes with the `initialize` request (and with
+/// no other): the client's requests seen through a recording TCP relay in
+/// front of a real in-process server.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn initialize_carries_an_mcp_method_header() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let stop = tokio_util::sync::CancellationToken::new();
+    let (upstream, _task) = McpServer::new(ToolRegistry::new())
+        .serve_http_with(
+            ([127, 0, 0, 1], 0).into(),
+            HttpAccess::loopback(),
+            stop.clone(),
+        )
+        .await
+        .unwrap();
+    let relay = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let relay_addr = relay.local_addr().unwrap();
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::<u8>::new()));
+    let record = std::sync::Arc::clone(&seen);
+    tokio::spawn(async move {
+        while let Ok((client, _)) = relay.accept().await {
+            let record = std::sync::Arc::clone(&record);
+            tokio::spawn(async move {
+                let server = tokio::net::TcpStream::connect(upstream).await.unwrap();
+                let (mut client_read, mut client_write) = client.into_split();
+                let (mut server_read, mut server_write) = server.into_split();
+                let up = async move {
+                    let mut buf = vec![0u8; 16 * 1024];
+                    while let Ok(n) = client_read.read(&mut buf).await {
+                        if n == 0 || server_write.write_all(&buf[..n]).await.is_err() {
+                            break;
+                        }
+                        record.lock().unwrap().extend_from_slice(&buf[..n]);
+                    }
+                    let _ = server_write.shutdown().await;
+                };
+                let down = async move {
+                    let _ = tokio::io::copy(&mut server_read, &mut client_write).await;
+                };
+                tokio::join!(up, down);
+            });
+        }
+    });
+    let conn = McpToolSource::http(format!("http://{relay_addr}/mcp"))
+        .with_era(tool_mcp::ProtocolEra::Initialize)
+        .connect()
+        .await
+        .unwrap();
+    conn.remote_tools().await.unwrap();
+    conn.close();
+    stop.cancel();
+    let text = String::from_utf8_lossy(&seen.lock().unwrap()).to_lowercase();
+    let requests: Vec<&str> = text.split("post /mcp").skip(1).collect();
+    let initialize: Vec<&&str> = requests
+        .iter()
+        .filter(|r| r.contains("\"method\":\"initialize\""))
+        .collect();
+    assert_eq!(initialize.len(), 1, "{text}");
+    assert!(
+        initialize[0].contains("\r\nmcp-method: initialize\r\n"),
+        "{text}"
+    );
+    assert!(
+        requests
+            .iter()
+            .filter(|r| r.contains("mcp-method: initialize"))
+            .all(|r| r.contains("\"method\":\"initialize\"")),
+        "only initialize says so: {text}"
+    );
+    assert!(
+        requests
+            .iter()
+            .any(|r| r.contains("\"method\":\"tools/list\"")),
+        "{text}"
+    );
+}

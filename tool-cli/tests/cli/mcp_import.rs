@@ -315,4 +315,137 @@ fn mcp_login_and_logout_manage_the_token_cache() {
         "{}",
         stderr(&out)
     );
+/// Lazy start for `list` and `schema`: the first `list` starts the server
+/// (no cached tool list yet) and caches its list in the private state
+/// folder; later `list`, `schema` and built-in calls start nothing; a call
+/// of its tool starts it; a changed entry starts it again for `list`.
+#[test]
+fn list_and_schema_start_only_servers_without_a_fresh_cached_list() {
+    let (ws, state, here) = (TempDir::new(), TempDir::new(), TempDir::new());
+    std::fs::write(ws.path().join("a.txt"), "needle\n").expect("write");
+    let starts = here.path().join("starts");
+    let config = here.path().join("mcp.json");
+    let write_config = |extra: &str| {
+        let script = format!(
+            "echo start >> '{}'; exec '{}' serve --workspace '{}'",
+            starts.display(),
+            crate::support::BIN,
+            ws.arg()
+        );
+        std::fs::write(
+            &config,
+            serde_json::json!({"mcpServers": {
+                "srv": {"command": "sh", "args": ["-c", script, extra], "env": {"RUST_LOG": "off"}},
+            }})
+            .to_string(),
+        )
+        .expect("write config");
+    };
+    let count = || {
+        std::fs::read_to_string(&starts)
+            .unwrap_or_default()
+            .lines()
+            .count()
+    };
+    let run = |words: &[&str]| {
+        tool()
+            .env("XDG_STATE_HOME", state.path())
+            .arg("--mcp-config")
+            .arg(&config)
+            .args(["--workspace", ws.arg()])
+            .args(words)
+            .output()
+            .expect("tool runs")
+    };
+    write_config("first");
+    let first = run(&["list"]);
+    assert_eq!(code(&first), 0, "{}", stderr(&first));
+    assert!(
+        stdout(&first).contains("srv__read_file"),
+        "{}",
+        stdout(&first)
+    );
+    assert_eq!(count(), 1, "the first list starts the server");
+    let cache = state.path().join("agent-tools/mcp-tools");
+    let files: Vec<_> = std::fs::read_dir(&cache)
+        .expect("the cache folder")
+        .filter_map(Result::ok)
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+
+    let again = run(&["list"]);
+    assert_eq!(code(&again), 0, "{}", stderr(&again));
+    assert_eq!(
+        stdout(&again),
+        stdout(&first),
+        "the cached list lists the same"
+    );
+    let schema = run(&["schema", "srv__read_file"]);
+    assert_eq!(code(&schema), 0, "{}", stderr(&schema));
+    assert!(
+        stdout(&schema).contains("srv__read_file"),
+        "{}",
+        stdout(&schema)
+    );
+    let builtin = run(&["call", "read_file", "--file-path", "a.txt"]);
+    assert_eq!(code(&builtin), 0, "{}", stderr(&builtin));
+    assert_eq!(
+        count(),
+        1,
+        "list, schema and a built-in call started nothing"
+    );
+
+    // `serve`'s tools/list over stdio: the cached list, no start either.
+    let mut served = tool()
+        .env("XDG_STATE_HOME", state.path())
+        .arg("--mcp-config")
+        .arg(&config)
+        .args(["--workspace", ws.arg(), "serve"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("tool serve starts");
+    {
+        use std::io::Write;
+        let mut input = served.stdin.take().expect("piped stdin");
+        for message in [
+            serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-11-25", "capabilities": {},
+                "clientInfo": {"name": "test", "version": "1"}}}),
+            serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+            serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+        ] {
+            writeln!(input, "{message}").expect("serve reads");
+        }
+        let mut lines = BufReader::new(served.stdout.take().expect("piped stdout")).lines();
+        let listed = lines
+            .find_map(|line| {
+                let line = line.ok()?;
+                let value: serde_json::Value = serde_json::from_str(&line).ok()?;
+                (value["id"] == 2).then_some(value)
+            })
+            .expect("a tools/list answer");
+        drop(input);
+        let names: Vec<&str> = listed["result"]["tools"]
+            .as_array()
+            .expect("tools")
+            .iter()
+            .filter_map(|t| t["name"].as_str())
+            .collect();
+        assert!(names.contains(&"srv__read_file"), "{names:?}");
+    }
+    let status = served.wait().expect("serve ends at end of input");
+    assert!(status.success(), "{status:?}");
+    assert_eq!(count(), 1, "serve's tools/list started nothing");
+
+    let used = run(&["call", "srv__read_file", "--file-path", "a.txt"]);
+    assert_eq!(code(&used), 0, "{}", stderr(&used));
+    assert!(stdout(&used).contains("needle"), "{}", stdout(&used));
+    assert_eq!(count(), 2, "a call of its tool starts it");
+
+    write_config("second");
+    let changed = run(&["list"]);
+    assert_eq!(code(&changed), 0, "{}", stderr(&changed));
+    assert_eq!(count(), 3, "a changed entry makes the cached list stale");
 }

@@ -63,6 +63,9 @@ struct Entry {
 /// own [`Invalid`](Self::Invalid) value, so the other entries still count.
 #[derive(Debug)]
 #[non_exhaustive]
+// One value per configured server, read once at start-up: the size of the
+// `Enabled` variant costs nothing worth a `Box` in the public shape.
+#[allow(clippy::large_enum_variant)]
 pub enum McpServerEntry {
     /// A server to start or reach, already [`named`](McpToolSource::named) after its key.
     Enabled(McpToolSource),

@@ -315,6 +315,8 @@ fn mcp_login_and_logout_manage_the_token_cache() {
         "{}",
         stderr(&out)
     );
+}
+
 /// Lazy start for `list` and `schema`: the first `list` starts the server
 /// (no cached tool list yet) and caches its list in the private state
 /// folder; later `list`, `schema` and built-in calls start nothing; a call

@@ -300,6 +300,58 @@ async fn in_the_agent_loop_the_model_reads_the_refusal() {
     );
 }
 
+#[tokio::test]
+async fn the_agent_feeds_the_reviewer_a_bounded_masked_slice_of_its_run() {
+    let saves = Arc::new(AtomicU32::new(0));
+    let review_model = Arc::new(ScriptedClient::new([ScriptedTurn::text("ALLOW")]));
+    let reviewer = Reviewer::new_shared(review_model.clone()).context_chars(400);
+    let main = ScriptedClient::new([
+        ScriptedTurn::calls([ToolCall::new("c1", "save_note", r#"{"text": "milk"}"#)]),
+        ScriptedTurn::text("Saved."),
+    ]);
+    // A long earlier conversation, then the task with a secret in it.
+    let mut conversation: Vec<Message> = (0..40)
+        .flat_map(|i| {
+            [
+                Message::user(format!("old question {i} {}", "x".repeat(50))),
+                Message::assistant(format!("old answer {i}")),
+            ]
+        })
+        .collect();
+    conversation.push(Message::user(
+        "Save a note: buy milk. My key is GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+    ));
+    let out = Agent::new(main, tools(&saves))
+        .context(gated(reviewer.clone()))
+        .reviewer(&reviewer)
+        .run_conversation(conversation)
+        .await
+        .expect("the run ends");
+    assert_eq!(out.text, "Saved.");
+    assert_eq!(saves.load(Ordering::SeqCst), 1);
+    assert_eq!(review_model.seen().len(), 1);
+    let prompt = last_user_text(&review_model);
+    let recent = prompt
+        .split_once("<<<\n")
+        .and_then(|(_, r)| r.split_once("\n>>>"))
+        .map(|(r, _)| r)
+        .unwrap_or_else(|| panic!("no recent conversation in {prompt}"));
+    assert!(
+        recent.ends_with(
+            "\nuser: Save a note: buy milk. My key is GITHUB_TOKEN=<masked>\n\
+             assistant: calls save_note {\"text\": \"milk\"}"
+        ),
+        "{recent}"
+    );
+    assert!(!prompt.contains("ghp_"), "{prompt}");
+    // Bounded: at most 400 characters (and the newline between entries).
+    assert!(recent.chars().count() <= 400 + 10, "{}", recent.len());
+    assert!(recent.contains("assistant: old answer 39\n"), "{recent}");
+    assert!(!recent.contains("old question 30 "), "{recent}");
+    // The run's conversation is forgotten when it ends.
+    assert_eq!(reviewer.context().slice_for(Some("review-1"), 4000), "");
+}
+
 /// A scripted model that answers only after `gate` is notified.
 struct Gated {
     inner: ScriptedClient,

@@ -462,6 +462,49 @@ async fn the_safety_check_passes_allowed_reads_and_drops_refused_results() {
 }
 
 #[tokio::test]
+async fn safety_check_refusals_count_toward_the_breaker() {
+    let saves = Arc::new(AtomicU32::new(0));
+    let model = Arc::new(ScriptedClient::new([
+        ScriptedTurn::text("DENY: one"),
+        ScriptedTurn::text("DENY: two"),
+    ]));
+    let reviewer = Reviewer::new_shared(model.clone());
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    let record = Arc::clone(&asked);
+    let breaker =
+        RefusalBreaker::new(reviewer.clone(), 2).escalate_to(move |r: ApprovalRequest| {
+            record.lock().expect("not poisoned").push(r.tool);
+            async { ApprovalDecision::Approve }
+        });
+    let registry = tools(&saves).with_layer(SafetyCheck::new(reviewer).with_breaker(&breaker));
+    let ctx = gated(breaker.clone());
+    for reason in ["one", "two"] {
+        let r = registry.execute("read_notes", json!({"n": 1}), &ctx).await;
+        assert_eq!(
+            r.error.expect("refused").message,
+            format!(
+                "The call to `read_notes` was refused by `safety_check`: the reviewer refused: {reason}"
+            )
+        );
+    }
+    assert_eq!(breaker.refusals(Some("review-1")), 2);
+    assert!(breaker.is_open(Some("review-1")));
+    // The next gated call goes to the person, not the reviewer …
+    let r = registry
+        .execute("save_note", json!({"text": "x"}), &ctx)
+        .await;
+    assert_eq!(r.output, "saved \"x\"");
+    // … and so does the next read, before it runs.
+    let r = registry.execute("read_notes", json!({"n": 1}), &ctx).await;
+    assert_eq!(r.output, "note 0\n");
+    assert_eq!(
+        *asked.lock().expect("not poisoned"),
+        ["save_note", "read_notes"]
+    );
+    assert_eq!(model.seen().len(), 2, "the reviewer was not asked again");
+}
+
+#[tokio::test]
 async fn large_results_are_summarised_with_the_full_text_saved() {
     let dir = tempfile::tempdir().expect("a temp dir");
     let spill = Truncation::new().spill_dir(dir.path().join("spill"));

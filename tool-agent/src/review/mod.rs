@@ -18,7 +18,10 @@
 //!   and cancels the call, or discards its result, when the reviewer says no.
 //! - With [`RefusalBreaker`](tool_core::governance::breaker::RefusalBreaker)
 //!   around it, calls escalate to a person after N refusals in a trace
-//!   instead of looping against the reviewer.
+//!   instead of looping against the reviewer; give the breaker to the
+//!   [`SafetyCheck`] too ([`SafetyCheck::with_breaker`]) so its refusals count.
+//! - [`Agent::reviewer`](crate::Agent::reviewer) feeds the reviewer each
+//!   run's recent conversation.
 //!
 //! ```
 //! use std::sync::Arc;

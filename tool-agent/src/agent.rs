@@ -16,6 +16,7 @@ use crate::client::ModelClient;
 use crate::error::{ModelError, ModelErrorKind};
 use crate::limits::AgentLimits;
 use crate::message::{Message, ModelRequest, StreamEvent, ToolChoice, ToolOutcome, Usage};
+use crate::review::{RecentContext, Reviewer};
 use crate::telemetry;
 
 /// Bytes of a tool result or model text written to a trace event (cut at a
@@ -183,6 +184,7 @@ pub struct Agent {
     trace_id: Option<String>,
     observer: Option<Observer>,
     name: Option<String>,
+    review_feeds: Vec<RecentContext>,
 }
 
 impl std::fmt::Debug for Agent {
@@ -224,6 +226,7 @@ impl Agent {
             trace_id: None,
             observer: None,
             name: None,
+            review_feeds: Vec::new(),
         }
     }
 
@@ -275,6 +278,23 @@ impl Agent {
     /// processes, so runs never share a spill folder or a read ledger).
     pub fn trace_id(mut self, id: impl Into<String>) -> Self {
         self.trace_id = Some(id.into());
+        self
+    }
+
+    /// Feeds `reviewer` each run's recent conversation: before every batch
+    /// of calls the run's messages (the task, the model's text and calls,
+    /// the results as the model read them; the newest, bounded as
+    /// [`RecentContext::set_run`] says) are set in the reviewer's
+    /// [`RecentContext`] under the run's trace id, which the reviewer reads
+    /// for the calls of that run (cut to its
+    /// [`context_chars`](Reviewer::context_chars), secrets masked) and which
+    /// is forgotten when the run ends. This does not install the reviewer:
+    /// make it (or a [`RefusalBreaker`](tool_core::governance::breaker::RefusalBreaker)
+    /// around it) the [`context`](Self::context)'s approver, or a
+    /// [`SafetyCheck`](crate::review::SafetyCheck) layer, as before. Can be
+    /// given several reviewers; clones of a reviewer share its context.
+    pub fn reviewer(mut self, reviewer: &Reviewer) -> Self {
+        self.review_feeds.push(reviewer.context().clone());
         self
     }
 
@@ -348,9 +368,12 @@ impl Agent {
             });
         let span = telemetry::agent_span(&*self.client, self.name.as_deref(), &trace_id);
         let result = self
-            .run_inner(trace_id, messages)
+            .run_inner(trace_id.clone(), messages)
             .instrument(span.clone())
             .await;
+        for feed in &self.review_feeds {
+            feed.end_run(&trace_id);
+        }
         match &result {
             Ok(out) => telemetry::record_usage(&span, out.usage),
             Err(AgentError::Model { source, .. }) => {
@@ -477,6 +500,12 @@ impl Agent {
                 });
                 stop = StopReason::Answered;
                 break;
+            }
+            if !self.review_feeds.is_empty() {
+                let entries = crate::review::conversation_entries(&messages);
+                for feed in &self.review_feeds {
+                    feed.set_run(&trace_id, entries.clone());
+                }
             }
             // The pipeline parses, repairs and normalises the arguments
             // (`execute_call`'s handling), in batch order.

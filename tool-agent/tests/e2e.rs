@@ -616,7 +616,7 @@ fn text_client(grammar: Option<&str>) -> OpenAiChatClient {
 #[tokio::test]
 #[ignore = "needs the local model server: tool-agent/tests/e2e.sh"]
 async fn the_reviewer_model_decides_a_write_on_the_real_model() {
-    use tool_agent::review::Reviewer;
+    use tool_agent::review::{Reviewer, Verdict};
     use tool_core::{ApprovalDefault, ToolKind};
     let grammar = r#"root ::= "ALLOW" | "DENY: " [a-z] [a-z ]{2,40}
 "#;
@@ -627,10 +627,26 @@ async fn the_reviewer_model_decides_a_write_on_the_real_model() {
     reviewer
         .context()
         .push("user", "Please save a short greeting to hello.txt.");
+    // Record the verdict the reviewer read, then decide as `Reviewer` does.
+    let verdicts = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let record = std::sync::Arc::clone(&verdicts);
+    let approver = move |req: tool_core::ApprovalRequest| {
+        let (reviewer, record) = (reviewer.clone(), std::sync::Arc::clone(&record));
+        async move {
+            let verdict = reviewer.review(&req).await;
+            record.lock().unwrap().push(verdict.clone());
+            match verdict {
+                Verdict::Allow => tool_core::ApprovalDecision::Approve,
+                Verdict::Deny(reason) => {
+                    tool_core::ApprovalDecision::Deny(format!("the reviewer refused: {reason}"))
+                }
+            }
+        }
+    };
     let ctx = ctx
         .with_trace_id("e2e-review")
         .with_confirmed_kinds([ToolKind::Write])
-        .with_approver(reviewer);
+        .with_approver(approver);
     let r = tool_builtins::registry()
         .execute(
             "write_file",
@@ -639,21 +655,40 @@ async fn the_reviewer_model_decides_a_write_on_the_real_model() {
         )
         .await;
     eprintln!("{r:?}");
+    let verdicts = verdicts.lock().unwrap().clone();
+    assert_eq!(
+        verdicts.len(),
+        1,
+        "the reviewer was asked once: {verdicts:?}"
+    );
     let written = dir.path().join("hello.txt").exists();
-    if r.is_error() {
-        let text = r.model_text();
-        assert!(text.contains("the reviewer refused: "), "{text}");
-        assert!(
-            !text.contains("could not be read") && !text.contains("could not be asked"),
-            "the model's own verdict, not the default: {text}"
-        );
-        assert!(!written, "refused, yet written");
-    } else {
-        assert!(written, "allowed, yet not written: {r:?}");
-        assert_eq!(
-            std::fs::read_to_string(dir.path().join("hello.txt")).unwrap(),
-            "hello\n"
-        );
+    match &verdicts[0] {
+        Verdict::Deny(reason) => {
+            // The grammar's reason (a lower-case letter, then 2 to 40 letters or spaces), trimmed.
+            assert!(
+                !reason.is_empty()
+                    && reason.len() <= 41
+                    && reason.starts_with(|c: char| c.is_ascii_lowercase())
+                    && reason.chars().all(|c| c.is_ascii_lowercase() || c == ' '),
+                "the model's own reason, not a default: {reason:?}"
+            );
+            let error = r.error.as_ref().expect("a denied call is an error");
+            assert_eq!(error.kind, tool_core::ErrorKind::Denied);
+            assert_eq!(
+                error.message,
+                format!(
+                    "The call to `write_file` was not approved: the reviewer refused: {reason}"
+                )
+            );
+            assert!(!written, "refused, yet written");
+        }
+        Verdict::Allow => {
+            assert!(!r.is_error(), "allowed, yet failed: {r:?}");
+            assert_eq!(
+                std::fs::read_to_string(dir.path().join("hello.txt")).unwrap(),
+                "hello\n"
+            );
+        }
     }
 }
 

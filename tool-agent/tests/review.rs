@@ -300,6 +300,58 @@ async fn in_the_agent_loop_the_model_reads_the_refusal() {
     );
 }
 
+#[tokio::test]
+async fn the_agent_feeds_the_reviewer_a_bounded_masked_slice_of_its_run() {
+    let saves = Arc::new(AtomicU32::new(0));
+    let review_model = Arc::new(ScriptedClient::new([ScriptedTurn::text("ALLOW")]));
+    let reviewer = Reviewer::new_shared(review_model.clone()).context_chars(400);
+    let main = ScriptedClient::new([
+        ScriptedTurn::calls([ToolCall::new("c1", "save_note", r#"{"text": "milk"}"#)]),
+        ScriptedTurn::text("Saved."),
+    ]);
+    // A long earlier conversation, then the task with a secret in it.
+    let mut conversation: Vec<Message> = (0..40)
+        .flat_map(|i| {
+            [
+                Message::user(format!("old question {i} {}", "x".repeat(50))),
+                Message::assistant(format!("old answer {i}")),
+            ]
+        })
+        .collect();
+    conversation.push(Message::user(
+        "Save a note: buy milk. My key is GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+    ));
+    let out = Agent::new(main, tools(&saves))
+        .context(gated(reviewer.clone()))
+        .reviewer(&reviewer)
+        .run_conversation(conversation)
+        .await
+        .expect("the run ends");
+    assert_eq!(out.text, "Saved.");
+    assert_eq!(saves.load(Ordering::SeqCst), 1);
+    assert_eq!(review_model.seen().len(), 1);
+    let prompt = last_user_text(&review_model);
+    let recent = prompt
+        .split_once("<<<\n")
+        .and_then(|(_, r)| r.split_once("\n>>>"))
+        .map(|(r, _)| r)
+        .unwrap_or_else(|| panic!("no recent conversation in {prompt}"));
+    assert!(
+        recent.ends_with(
+            "\nuser: Save a note: buy milk. My key is GITHUB_TOKEN=<masked>\n\
+             assistant: calls save_note {\"text\": \"milk\"}"
+        ),
+        "{recent}"
+    );
+    assert!(!prompt.contains("ghp_"), "{prompt}");
+    // Bounded: at most 400 characters (and the newline between entries).
+    assert!(recent.chars().count() <= 400 + 10, "{}", recent.len());
+    assert!(recent.contains("assistant: old answer 39\n"), "{recent}");
+    assert!(!recent.contains("old question 30 "), "{recent}");
+    // The run's conversation is forgotten when it ends.
+    assert_eq!(reviewer.context().slice_for(Some("review-1"), 4000), "");
+}
+
 /// A scripted model that answers only after `gate` is notified.
 struct Gated {
     inner: ScriptedClient,
@@ -407,6 +459,49 @@ async fn the_safety_check_passes_allowed_reads_and_drops_refused_results() {
     let r = tools.execute("save_note", json!({"text": "w"}), &ctx).await;
     assert_eq!(r.output, "saved \"w\"");
     assert_eq!(model.seen().len(), 2);
+}
+
+#[tokio::test]
+async fn safety_check_refusals_count_toward_the_breaker() {
+    let saves = Arc::new(AtomicU32::new(0));
+    let model = Arc::new(ScriptedClient::new([
+        ScriptedTurn::text("DENY: one"),
+        ScriptedTurn::text("DENY: two"),
+    ]));
+    let reviewer = Reviewer::new_shared(model.clone());
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    let record = Arc::clone(&asked);
+    let breaker =
+        RefusalBreaker::new(reviewer.clone(), 2).escalate_to(move |r: ApprovalRequest| {
+            record.lock().expect("not poisoned").push(r.tool);
+            async { ApprovalDecision::Approve }
+        });
+    let registry = tools(&saves).with_layer(SafetyCheck::new(reviewer).with_breaker(&breaker));
+    let ctx = gated(breaker.clone());
+    for reason in ["one", "two"] {
+        let r = registry.execute("read_notes", json!({"n": 1}), &ctx).await;
+        assert_eq!(
+            r.error.expect("refused").message,
+            format!(
+                "The call to `read_notes` was refused by `safety_check`: the reviewer refused: {reason}"
+            )
+        );
+    }
+    assert_eq!(breaker.refusals(Some("review-1")), 2);
+    assert!(breaker.is_open(Some("review-1")));
+    // The next gated call goes to the person, not the reviewer …
+    let r = registry
+        .execute("save_note", json!({"text": "x"}), &ctx)
+        .await;
+    assert_eq!(r.output, "saved \"x\"");
+    // … and so does the next read, before it runs.
+    let r = registry.execute("read_notes", json!({"n": 1}), &ctx).await;
+    assert_eq!(r.output, "note 0\n");
+    assert_eq!(
+        *asked.lock().expect("not poisoned"),
+        ["save_note", "read_notes"]
+    );
+    assert_eq!(model.seen().len(), 2, "the reviewer was not asked again");
 }
 
 #[tokio::test]

@@ -15,7 +15,7 @@ use tool_core::layer::{
 use tool_core::truncate::Truncation;
 use tool_core::{
     ApprovalDecision, ApprovalDefault, ApprovalPolicy, ApprovalRequest, ErrorKind, RegistryView,
-    Tool, ToolContext, ToolKind, ToolRegistry, ToolResult, ToolSpec, tool,
+    SecretStore, Tool, ToolContext, ToolKind, ToolRegistry, ToolResult, ToolSpec, tool,
 };
 
 /// Repeat a word.
@@ -45,6 +45,15 @@ fn ly_send(to: String, body: String) -> String {
 #[tool(kind = "write")]
 fn ly_save(text: String) -> String {
     format!("saved {text}")
+}
+
+/// Post to the shop.
+///
+/// # Arguments
+/// * `body` - The text.
+#[tool(kind = "network", url_patterns = ["https://shop.example/**"])]
+fn ly_shop_post(body: String) -> String {
+    format!("posted {body}")
 }
 
 fn registry() -> ToolRegistry {
@@ -168,6 +177,67 @@ async fn a_rewrite_is_told_to_the_model_and_validated_again() {
     assert!(error.message.contains("`times`"), "{}", error.message);
     assert!(error.message.contains("many"), "{}", error.message);
     assert_eq!(r.metadata["rewritten_by"], json!(["set_arg"]));
+}
+
+#[tokio::test]
+async fn a_rewrite_is_put_through_url_scope_and_secrets_again() {
+    const TOKEN: &str = "tok-1234567890abcdef";
+    let secrets = SecretStore::new()
+        .with_scoped_secret("https://shop.example/**", "shop_token", TOKEN)
+        .expect("a valid secret");
+    let layer = |key| SetArg {
+        key,
+        value: json!("auth <secret>shop_token</secret>"),
+    };
+    let on = |page: &str| {
+        ToolContext::new()
+            .with_secrets(secrets.clone())
+            .with_page_url(page)
+    };
+    // On the shop's page the placeholder the layer put in is filled, and the
+    // value never reaches the result.
+    let tools = registry().with_layer(layer("body"));
+    let r = tools
+        .execute(
+            "ly_shop_post",
+            json!({"body": "hi"}),
+            &on("https://shop.example/cart"),
+        )
+        .await;
+    assert!(r.error.is_none(), "{:?}", r.error);
+    assert!(r.output.starts_with("posted auth "), "{}", r.output);
+    assert!(!r.output.contains(TOKEN), "{}", r.output);
+    assert_eq!(r.metadata["rewritten_by"], json!(["set_arg"]));
+    // Off the tool's pages the rewritten call is refused by the URL scope.
+    let r = tools
+        .execute(
+            "ly_shop_post",
+            json!({"body": "hi"}),
+            &on("https://evil.example/"),
+        )
+        .await;
+    let error = r.error.expect("out of scope");
+    assert_eq!(error.kind, ErrorKind::Denied);
+    assert_eq!(
+        error.message,
+        "The tool `ly_shop_post` is not available on this page (the page https://evil.example/); use one of the tools offered here."
+    );
+    assert_eq!(r.metadata["rewritten_by"], json!(["set_arg"]));
+    // A tool of every page: the layer's placeholder is not filled off the
+    // secret's pages, and the tool does not run.
+    let tools = registry().with_layer(layer("text"));
+    let r = tools
+        .execute(
+            "ly_save",
+            json!({"text": "x"}),
+            &on("https://evil.example/"),
+        )
+        .await;
+    let error = r.error.clone().expect("the secret is not for this page");
+    assert_eq!(error.kind, ErrorKind::InvalidArguments);
+    assert!(error.message.contains("shop_token"), "{}", error.message);
+    assert!(r.output.is_empty());
+    assert!(!format!("{r:?}").contains(TOKEN));
 }
 
 #[tokio::test]

@@ -18,7 +18,10 @@
 //!   and cancels the call, or discards its result, when the reviewer says no.
 //! - With [`RefusalBreaker`](tool_core::governance::breaker::RefusalBreaker)
 //!   around it, calls escalate to a person after N refusals in a trace
-//!   instead of looping against the reviewer.
+//!   instead of looping against the reviewer; give the breaker to the
+//!   [`SafetyCheck`] too ([`SafetyCheck::with_breaker`]) so its refusals count.
+//! - [`Agent::reviewer`](crate::Agent::reviewer) feeds the reviewer each
+//!   run's recent conversation.
 //!
 //! ```
 //! use std::sync::Arc;
@@ -46,11 +49,14 @@ use std::time::Duration;
 
 use serde_json::Value;
 use tool_core::governance::secret_env::mask_secret_text;
-use tool_core::{ApprovalDecision, ApprovalDefault, ApprovalRequest, Approver, ToolRegistry};
+use tool_core::{
+    ApprovalDecision, ApprovalDefault, ApprovalRequest, Approver, Rendering, ToolRegistry,
+};
 use tool_rules::text::{Clip, clip};
 
 use crate::client::ModelClient;
 use crate::complete::complete;
+use crate::message::Message;
 
 pub use safety::SafetyCheck;
 
@@ -74,6 +80,14 @@ pub const MAX_CONTEXT_ENTRIES: usize = 64;
 
 /// Characters one [`RecentContext`] entry keeps: 8000 (its end).
 pub const MAX_ENTRY_CHARS: usize = 8000;
+
+/// Agent runs a [`RecentContext`] keeps a conversation for at once: 64 (the
+/// run set longest ago is dropped first).
+pub const MAX_CONTEXT_RUNS: usize = 64;
+
+/// Characters of one run's conversation a [`RecentContext`] keeps: 32000
+/// (the most recent; older messages are not kept).
+pub const MAX_RUN_CHARS: usize = 32_000;
 
 /// The reviewer's instructions: the strict answer format.
 const SYSTEM: &str = "You review the tool calls an AI agent wants to make, on behalf of the person it works for. \
@@ -153,15 +167,21 @@ fn parse_line(line: &str) -> Option<Verdict> {
     }
 }
 
+/// `(role, text)` entries, oldest first.
+type Entries = Vec<(String, String)>;
+
 /// The recent conversation the reviewer reads: a bounded list of
-/// `(role, text)` entries, newest last ([`MAX_CONTEXT_ENTRIES`], each at
-/// most [`MAX_ENTRY_CHARS`]). The host feeds it (the task, the model's
-/// text, tool results: from [`Agent::on_event`](crate::Agent::on_event),
-/// say); text pushed with the same role as the last entry extends it, so
-/// streamed pieces make one entry. Cheap to clone: clones share the entries.
+/// `(role, text)` entries a host pushes, newest last ([`MAX_CONTEXT_ENTRIES`],
+/// each at most [`MAX_ENTRY_CHARS`]), plus the conversation of each agent
+/// run, by trace id, that an [`Agent`](crate::Agent) given the reviewer
+/// ([`Agent::reviewer`](crate::Agent::reviewer)) feeds before each batch of
+/// calls ([`set_run`](Self::set_run); at most [`MAX_CONTEXT_RUNS`] runs).
+/// Text pushed with the same role as the last entry extends it, so streamed
+/// pieces make one entry. Cheap to clone: clones share the entries.
 #[derive(Debug, Clone, Default)]
 pub struct RecentContext {
     entries: Arc<Mutex<VecDeque<(String, String)>>>,
+    runs: Arc<Mutex<VecDeque<(String, Entries)>>>,
 }
 
 impl RecentContext {
@@ -197,14 +217,67 @@ impl RecentContext {
             .clear();
     }
 
-    /// The most recent entries as `role: text` lines, at most `max_chars`
-    /// characters (older text is dropped first, an entry cut keeps its
-    /// end), with secret-looking values masked ([`mask_secret_text`]).
+    /// Sets the conversation of the run `trace_id` (replacing what was set
+    /// for it): `entries`, oldest first, of which the newest are kept, at
+    /// most [`MAX_CONTEXT_ENTRIES`] and [`MAX_RUN_CHARS`] characters in all,
+    /// each cut to its last [`MAX_ENTRY_CHARS`]. [`Agent`](crate::Agent)
+    /// calls it; a host with its own loop can too.
+    pub fn set_run(&self, trace_id: &str, entries: Vec<(String, String)>) {
+        let mut kept = Vec::new();
+        let mut left = MAX_RUN_CHARS;
+        for (role, text) in entries.into_iter().rev() {
+            if left == 0 || kept.len() >= MAX_CONTEXT_ENTRIES {
+                break;
+            }
+            let text = tail_chars(&text, MAX_ENTRY_CHARS.min(left));
+            left = left.saturating_sub(text.chars().count());
+            kept.push((role, text));
+        }
+        kept.reverse();
+        let mut runs = self.runs.lock().unwrap_or_else(PoisonError::into_inner);
+        runs.retain(|(t, _)| t != trace_id);
+        if runs.len() >= MAX_CONTEXT_RUNS {
+            runs.pop_front();
+        }
+        runs.push_back((trace_id.to_owned(), kept));
+    }
+
+    /// Forgets the conversation of the run `trace_id` (the agent does when
+    /// the run ends).
+    pub fn end_run(&self, trace_id: &str) {
+        self.runs
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .retain(|(t, _)| t != trace_id);
+    }
+
+    /// The most recent pushed entries as `role: text` lines, at most
+    /// `max_chars` characters (older text is dropped first, an entry cut
+    /// keeps its end), with secret-looking values masked ([`mask_secret_text`]).
     pub fn slice(&self, max_chars: usize) -> String {
-        let entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
+        self.slice_for(None, max_chars)
+    }
+
+    /// As [`slice`](Self::slice), over the pushed entries followed by the
+    /// conversation set for the run `trace_id` ([`set_run`](Self::set_run)),
+    /// if any.
+    pub fn slice_for(&self, trace_id: Option<&str>, max_chars: usize) -> String {
+        let mut all: Vec<(String, String)> = self
+            .entries
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .cloned()
+            .collect();
+        if let Some(trace) = trace_id {
+            let runs = self.runs.lock().unwrap_or_else(PoisonError::into_inner);
+            if let Some((_, run)) = runs.iter().find(|(t, _)| t == trace) {
+                all.extend(run.iter().cloned());
+            }
+        }
         let mut parts: Vec<String> = Vec::new();
         let mut left = max_chars;
-        for (role, text) in entries.iter().rev() {
+        for (role, text) in all.iter().rev() {
             if left == 0 {
                 break;
             }
@@ -222,6 +295,52 @@ impl RecentContext {
         parts.reverse();
         parts.join("\n")
     }
+}
+
+/// The conversation `messages` as [`RecentContext`] entries, oldest first,
+/// from the newest message back until [`MAX_CONTEXT_ENTRIES`] entries or
+/// [`MAX_RUN_CHARS`] characters: `user` and `assistant` text, each call as
+/// an `assistant` entry `calls name {arguments}`, each result as a `tool`
+/// entry `name: output` (as the model read it first).
+pub(crate) fn conversation_entries(messages: &[Message]) -> Vec<(String, String)> {
+    let cut = |t: &str| clip(t, Clip::chars(MAX_ENTRY_CHARS)).into_owned();
+    let mut out: Vec<(String, String)> = Vec::new();
+    let mut chars = 0;
+    for m in messages.iter().rev() {
+        if out.len() >= MAX_CONTEXT_ENTRIES || chars >= MAX_RUN_CHARS {
+            break;
+        }
+        let mut these: Vec<(String, String)> = Vec::new();
+        match m {
+            Message::User { content } => these.push(("user".into(), cut(content))),
+            Message::Assistant {
+                content,
+                tool_calls,
+            } => {
+                if !content.trim().is_empty() {
+                    these.push(("assistant".into(), cut(content)));
+                }
+                for c in tool_calls {
+                    these.push((
+                        "assistant".into(),
+                        cut(&format!("calls {} {}", c.name, c.arguments)),
+                    ));
+                }
+            }
+            Message::Tool { results, .. } => {
+                for o in results {
+                    let text = o.result.render(Rendering::First);
+                    these.push(("tool".into(), cut(&format!("{}: {text}", o.call.name))));
+                }
+            }
+        }
+        for e in these.into_iter().rev() {
+            chars += e.1.chars().count();
+            out.push(e);
+        }
+    }
+    out.reverse();
+    out
 }
 
 /// The last `n` characters of `text`.
@@ -308,7 +427,8 @@ impl Reviewer {
         self
     }
 
-    /// The recent conversation the reviewer reads (push to it).
+    /// The recent conversation the reviewer reads (push to it, or give the
+    /// reviewer to the [`Agent`](crate::Agent) to have its runs fed).
     pub fn context(&self) -> &RecentContext {
         &self.context
     }
@@ -334,7 +454,9 @@ impl Reviewer {
         if let Some(line) = request.injected_line(1000) {
             p.push_str(&format!("{line}\n"));
         }
-        let recent = self.context.slice(self.context_chars);
+        let recent = self
+            .context
+            .slice_for(request.trace_id.as_deref(), self.context_chars);
         if recent.is_empty() {
             p.push_str("Recent conversation: (none)\n");
         } else {

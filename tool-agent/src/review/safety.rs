@@ -3,8 +3,9 @@
 use std::collections::BTreeMap;
 
 use serde_json::Map;
-use tool_core::ApprovalRequest;
+use tool_core::governance::breaker::RefusalBreaker;
 use tool_core::layer::{LayerCall, LayerFuture, Next, ToolLayer};
+use tool_core::{ApprovalDecision, ApprovalRequest, Approver};
 
 use super::{Reviewer, Verdict};
 
@@ -27,15 +28,35 @@ use super::{Reviewer, Verdict};
 /// let tools = ToolRegistry::new().with_layer(SafetyCheck::new(reviewer));
 /// # let _ = tools;
 /// ```
+///
+/// With a [`RefusalBreaker`] ([`with_breaker`](Self::with_breaker)), its
+/// refusals count toward the breaker's refusals of the trace, and once the
+/// breaker is open a read waits for the breaker's person (its approval
+/// hook) before it runs instead of being reviewed beside it.
 #[derive(Debug, Clone)]
 pub struct SafetyCheck {
     reviewer: Reviewer,
+    breaker: Option<RefusalBreaker>,
 }
 
 impl SafetyCheck {
-    /// A check asking `reviewer`.
+    /// A check asking `reviewer`, counting its refusals nowhere.
     pub fn new(reviewer: Reviewer) -> Self {
-        Self { reviewer }
+        Self {
+            reviewer,
+            breaker: None,
+        }
+    }
+
+    /// Counts this check's refusals in `breaker` (a clone sharing its
+    /// counts: give the one that wraps the approval gate's reviewer), so
+    /// after its `n` refusals of a trace, from the gate and this check
+    /// together, every further call of the trace goes to the person, reads
+    /// included.
+    #[must_use]
+    pub fn with_breaker(mut self, breaker: &RefusalBreaker) -> Self {
+        self.breaker = Some(breaker.clone());
+        self
     }
 }
 
@@ -59,6 +80,22 @@ impl ToolLayer for SafetyCheck {
                 trace_id: next.context().trace_id().map(str::to_owned),
                 injected: Map::new(),
             };
+            let trace = request.trace_id.clone();
+            if let Some(breaker) = &self.breaker
+                && breaker.is_open(trace.as_deref())
+            {
+                return match breaker.approve(request).await {
+                    ApprovalDecision::Approve => next.run(call).await,
+                    ApprovalDecision::ApproveWithEdits(a) if a == *call.arguments() => {
+                        next.run(call).await
+                    }
+                    ApprovalDecision::ApproveWithEdits(_) => call.refuse(
+                        self.name(),
+                        "the approver changed a call that has no editable parameters",
+                    ),
+                    ApprovalDecision::Deny(reason) => call.refuse(self.name(), &reason),
+                };
+            }
             let review = self.reviewer.review(&request);
             let run = next.run(call.clone());
             tokio::pin!(review, run);
@@ -74,6 +111,9 @@ impl ToolLayer for SafetyCheck {
                     Verdict::Deny(reason) => reason,
                 },
             };
+            if let Some(breaker) = &self.breaker {
+                breaker.record_refusal(trace.as_deref());
+            }
             call.refuse(self.name(), &format!("the reviewer refused: {reason}"))
         })
     }

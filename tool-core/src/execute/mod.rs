@@ -45,37 +45,41 @@ impl ToolRegistry {
     ///    arguments that are not an object are `invalid_arguments`;
     /// 3. middleware: the registry's [`ToolLayer`](crate::layer::ToolLayer)s, in
     ///    order, around steps 4 to 10; a layer may rewrite the arguments
-    ///    (they go through steps 4 to 9 again, and the model reads a note),
+    ///    (they go through steps 4 to 10 again, and the model reads a note),
     ///    refuse the call, retry it, or change its result;
-    /// 3. URL scoping: a tool with `url_patterns` whose patterns do not match
+    /// 4. URL scoping: a tool with `url_patterns` whose patterns do not match
     ///    the context's `page_url` is `denied` ("not available on this page");
-    /// 4. hidden parameters: what the model sent for them is dropped, and
+    /// 5. hidden parameters: what the model sent for them is dropped, and
     ///    named in `metadata["ignored_hidden_params"]`;
-    /// 5. context: a `#[tool]` fn's hidden parameters and `inject_params`
+    /// 6. context: a `#[tool]` fn's hidden parameters and `inject_params`
     ///    values are looked up in the context; a required hidden parameter
     ///    without a value is `missing_context` here, before anyone is asked;
-    /// 6. confirmation: a tool with `requires_confirmation` goes through the
+    /// 7. confirmation: a tool with `requires_confirmation`, or of a kind the
+    ///    context gates ([`ToolContext::with_confirmed_kinds`](crate::ToolContext::with_confirmed_kinds)),
+    ///    has its arguments decoded first (a call that can never run fails
+    ///    unasked), then goes through the
     ///    [approval gate](crate::governance::confirm) (no approver configured:
-    ///    `denied`), with the values of step 5 in
+    ///    `denied`), with the values of step 6 in
     ///    [`ApprovalRequest::injected`](crate::ApprovalRequest::injected); edits the approver made are listed in
     ///    `metadata["approved_with_edits"]` and told to the model in one note
     ///    naming each changed parameter and its new value;
-    /// 7. secrets: `<secret>key</secret>` placeholders are replaced from the
+    /// 8. secrets: `<secret>key</secret>` placeholders are replaced from the
     ///    context's [`SecretStore`](crate::SecretStore); an unknown key or one
     ///    not allowed on this page is `invalid_arguments`;
-    /// 8. the call: wrong types, missing or unknown parameters are
+    /// 9. the call: wrong types, missing or unknown parameters are
     ///    `invalid_arguments` naming the parameter, the expected type (from its
     ///    JSON Schema) and (cut to 200 characters) what was sent; a panic is
     ///    `panicked` naming the tool (the payload goes to `tracing`, target
     ///    `tool_core`); the timeout (the tool's, else the context's, else the
     ///    registry's, 120 s by default) is `timeout`; the context's
     ///    cancellation token firing is `cancelled`;
-    /// 9. secret values in the result are masked back to placeholders;
-    /// 10. output over the registry's budget keeps head and tail, the full
+    /// 10. secret values in the result are masked back to placeholders;
+    /// 11. after the middleware, on the result it returns: output over the
+    ///     registry's budget keeps head and tail, the full
     ///     (masked) text is spilled to a file in the folder of the context's
     ///     trace id (`metadata["truncated"]`, `metadata["output_path"]`; see
     ///     [`truncate`](crate::truncate#where-spill-files-go));
-    /// 11. statistics, lifecycle events and the `tool_call` tracing span
+    /// 12. statistics, lifecycle events and the `tool_call` tracing span
     ///     (OpenTelemetry's GenAI `execute_tool` span; arguments and result
     ///     only with [content capture](crate::telemetry#content-capture),
     ///     masked: see [`telemetry`](crate::telemetry)).

@@ -91,6 +91,21 @@ impl RefusalBreaker {
             .unwrap_or(0)
     }
 
+    /// Counts a refusal made elsewhere for `trace_id` (calls without one
+    /// count together): a refusal is a refusal whichever check made it, so a
+    /// check beside the approval gate (the reviewer's parallel safety check)
+    /// counts its refusals here and calls escalate after `after` of them in
+    /// all. Clones of a breaker share the counts.
+    pub fn record_refusal(&self, trace_id: Option<&str>) {
+        Self::count_refusal(&self.counts, trace_id.unwrap_or_default().to_owned());
+    }
+
+    /// Whether calls of `trace_id` go to the person now: `after` refusals
+    /// were counted for it.
+    pub fn is_open(&self, trace_id: Option<&str>) -> bool {
+        self.refusals(trace_id) >= self.after
+    }
+
     fn count_refusal(counts: &Mutex<Counts>, trace: String) {
         let mut c = counts.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(n) = c.by_trace.get_mut(&trace) {

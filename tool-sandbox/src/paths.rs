@@ -92,8 +92,10 @@ fn push_unique(list: &mut Vec<PathBuf>, p: PathBuf) {
 /// Resolves the policy for `workspace` (already canonical).
 ///
 /// # Errors
-/// A `--sandbox-write` path that does not resolve; in the no-namespaces
-/// tier, a `--sandbox-write` path that holds a hidden path (see
+/// A `--sandbox-write` path that does not resolve; a configured read-only
+/// path that exists but does not resolve (see [`resolve_read_only`]; one
+/// that does not exist is skipped); in the no-namespaces tier, a
+/// `--sandbox-write` path that holds a hidden or read-only path (see
 /// [`check_writable_hides_nothing`]).
 pub(crate) fn resolve(
     policy: &SandboxPolicy,
@@ -120,7 +122,7 @@ pub(crate) fn resolve(
         push_unique(&mut r.writable, p);
     }
     for p in &policy.read_only {
-        if let Ok(p) = std::fs::canonicalize(workspace.join(p)) {
+        if let Some(p) = resolve_read_only(&workspace.join(p))? {
             push_unique(&mut r.read_only, p);
         }
     }
@@ -171,6 +173,51 @@ pub(crate) fn resolve(
     Ok(r)
 }
 
+/// A configured read-only path (`SandboxPolicy::read_only`: the skills
+/// folders), resolved: `Ok(None)` when nothing is there (no file, folder or
+/// link at the path or on the way to it: there is nothing to protect yet,
+/// and a folder the command makes there later is not read-only); the
+/// canonical path when it resolves.
+///
+/// # Errors
+/// [`SandboxError`] (policy) naming the path when something is there that
+/// cannot be resolved (a symbolic link, at the path or on the way to it,
+/// whose target is missing or loops; a folder that cannot be searched):
+/// it could not be made read-only, and skipping it left it writable
+/// (issue 23 F1, "still open").
+fn resolve_read_only(path: &Path) -> Result<Option<PathBuf>, SandboxError> {
+    let e = match std::fs::canonicalize(path) {
+        Ok(p) => return Ok(Some(p)),
+        Err(e) => e,
+    };
+    let absent = matches!(
+        e.kind(),
+        std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+    );
+    // A link anywhere on the way that does not resolve (a dangling link
+    // to a folder a command could make) is something there, not nothing.
+    let broken_link = path.ancestors().find(|a| {
+        std::fs::symlink_metadata(a).is_ok_and(|m| m.file_type().is_symlink())
+            && std::fs::canonicalize(a).is_err()
+    });
+    match broken_link {
+        None if absent => Ok(None),
+        None => Err(SandboxError::policy(format!(
+            "the read-only path {} (a skills folder or another configured read-only path) \
+             cannot be resolved ({e}), so the sandbox cannot make it read-only; make it \
+             resolvable or drop the setting",
+            path.display()
+        ))),
+        Some(link) => Err(SandboxError::policy(format!(
+            "the read-only path {} (a skills folder or another configured read-only path) \
+             cannot be made read-only: {} is a symbolic link that does not resolve ({e}), so a \
+             command could make its target; fix or remove the link, or drop the setting",
+            path.display(),
+            link.display()
+        ))),
+    }
+}
+
 /// Refuses an extra writable path (`--sandbox-write`, not the workspace)
 /// that holds a hidden path, in the no-namespaces tier (breakout review E7:
 /// `--sandbox-write ~` let a command read `~/.ssh/id_rsa` and write
@@ -181,7 +228,8 @@ pub(crate) fn resolve(
 /// "Inheritance"), and no mount can cover the hidden one. The full tier
 /// mounts over the hidden path and needs no refusal. The workspace itself
 /// is not refused here: that it cannot hide what it holds is the tier's
-/// documented gap ([`crate::NO_NAMESPACES_NOTE`]).
+/// documented gap ([`crate::NO_NAMESPACES_NOTE`]). A read-only path (a
+/// skills folder) inside such a writable path is refused the same way.
 ///
 /// # Errors
 /// [`SandboxError`] (policy) naming the writable path, the hidden path
@@ -208,6 +256,20 @@ fn check_writable_hides_nothing(r: &Resolved, workspace: &Path) -> Result<(), Sa
                  path that does not hold it ({narrower}), or run where the full tier works",
                 w.display(),
                 h.display()
+            )));
+        }
+    }
+    // The same for a read-only path: Landlock cannot take write access
+    // back below a writable rule, so it would be silently writable.
+    for w in r.writable.iter().filter(|w| w.as_path() != workspace) {
+        if let Some(p) = r.read_only.iter().find(|p| *p != w && is_within(p, w)) {
+            return Err(SandboxError::policy(format!(
+                "the writable path {} (--sandbox-write) holds {}, which must stay read-only (a \
+                 skills folder or another configured read-only path); the no-namespaces tier \
+                 cannot keep a path read-only inside a writable one: give a narrower writable \
+                 path that does not hold it, or run where the full tier works",
+                w.display(),
+                p.display()
             )));
         }
     }
@@ -458,5 +520,87 @@ mod tests {
         let plan = mount_plan(&Resolved::default(), &hidden, None).unwrap();
         let listed: Vec<&CString> = plan.hidden.iter().map(|(p, _)| p).collect();
         assert_eq!(listed, vec![&c_path(outer.path()).unwrap()]);
+    }
+
+    fn read_only_policy(paths: &[&Path]) -> SandboxPolicy {
+        let mut policy = SandboxPolicy::default();
+        for p in paths {
+            policy = policy.read_only(*p);
+        }
+        policy
+    }
+
+    /// Issue 23 F1 ("still open"): a configured read-only path that exists
+    /// but does not resolve was skipped, so the command could write it (a
+    /// dangling `skills` link: make its target, plant a skill). Now it is
+    /// an error naming it, in both tiers; a path with nothing there is
+    /// still skipped.
+    #[test]
+    fn a_read_only_path_that_exists_but_does_not_resolve_is_an_error() {
+        let dir = tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR")).unwrap();
+        let ws = std::fs::canonicalize(dir.path()).unwrap();
+        let skills = ws.join("skills");
+        std::fs::create_dir(&skills).unwrap();
+        let dangling = ws.join("dangling");
+        std::os::unix::fs::symlink(ws.join("made-later"), &dangling).unwrap();
+        let looped = ws.join("loop");
+        std::os::unix::fs::symlink(&looped, &looped).unwrap();
+        let missing = ws.join("missing");
+        for tier in [Tier::Full, Tier::NoNamespaces] {
+            let r = resolve(&read_only_policy(&[&skills, &missing]), &ws, tier).unwrap();
+            assert_eq!(r.read_only, vec![skills.clone()], "{tier:?}");
+            for (bad, link) in [
+                (dangling.clone(), &dangling),
+                (dangling.join("skills"), &dangling),
+                (looped.clone(), &looped),
+            ] {
+                let e = resolve(&read_only_policy(&[&skills, &bad]), &ws, tier)
+                    .unwrap_err()
+                    .to_string();
+                assert!(
+                    e.contains(&format!("read-only path {}", bad.display())),
+                    "{e}"
+                );
+                assert!(
+                    e.contains(&format!("{} is a symbolic link", link.display())),
+                    "{e}"
+                );
+            }
+        }
+    }
+
+    /// The no-namespaces tier cannot keep a read-only path read-only inside
+    /// an extra writable one (Landlock rules only add access), so that is
+    /// refused naming both, like a hidden path there; the full tier mounts
+    /// it read-only over the writable one.
+    #[test]
+    fn a_read_only_path_inside_an_extra_writable_one_is_refused_without_namespaces() {
+        let dir = tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR")).unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        let ws = root.join("ws");
+        let cache = root.join("cache");
+        let skills = cache.join("skills");
+        std::fs::create_dir_all(&ws).unwrap();
+        std::fs::create_dir_all(&skills).unwrap();
+        let policy = read_only_policy(&[&skills]).writable(&cache);
+        let e = resolve(&policy, &ws, Tier::NoNamespaces)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains(&format!(
+                "the writable path {} (--sandbox-write) holds {}",
+                cache.display(),
+                skills.display()
+            )),
+            "{e}"
+        );
+        let r = resolve(&policy, &ws, Tier::Full).unwrap();
+        assert_eq!(r.read_only, vec![skills.clone()]);
+        assert!(r.writable.contains(&cache));
+        // Inside the workspace it stays the tier's documented gap.
+        let inner = ws.join("skills");
+        std::fs::create_dir(&inner).unwrap();
+        let r = resolve(&read_only_policy(&[&inner]), &ws, Tier::NoNamespaces).unwrap();
+        assert_eq!(r.read_only, vec![inner]);
     }
 }

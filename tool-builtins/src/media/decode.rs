@@ -67,6 +67,22 @@ pub const DECODE_BUDGET_BYTES: u64 = 512 * 1024 * 1024;
 /// bytes are counted in the decode budget from before the header is read.
 pub const MAX_PNG_ANCILLARY_BYTES: u64 = 16 * 1024 * 1024;
 
+/// Most bytes a file may hold beyond its pixels and still be sent as it is
+/// (64 KiB, plus a sixteenth of the pixels' decoded size for a PNG's
+/// filter bytes and zlib framing): an EXIF block, an ICC profile or XMP of
+/// an ordinary image fits. A file larger than that is mostly something
+/// else (text chunks, private chunks, a `COM` segment: the third review of
+/// issue 23 sent a 4×4 px PNG with 3 MB of `zTXt`) and is re-encoded from
+/// its pixels instead, so a tiny image no longer carries megabytes of
+/// base64 to the model, and the cost of reading it follows its pixels.
+pub const MAX_AS_IS_EXTRA_BYTES: u64 = 64 * 1024;
+
+/// The largest file sent as it is for an image whose pixels take
+/// `pixel_bytes` decoded (see [`MAX_AS_IS_EXTRA_BYTES`]).
+fn as_is_limit(pixel_bytes: u64) -> u64 {
+    pixel_bytes + pixel_bytes / 16 + MAX_AS_IS_EXTRA_BYTES
+}
+
 /// Longest side of one image on its own (`read_file`, `read_images` with
 /// `layout: separate`), in pixels. Anthropic's vision guide: images with a
 /// long edge over 1568 px are scaled down by the API before the model sees
@@ -209,6 +225,11 @@ impl Decoded {
             && self.width <= MAX_LONG_SIDE
             && self.height <= MAX_LONG_SIDE
     }
+
+    /// The decoded size of the pixels, in bytes.
+    fn pixel_bytes(&self) -> u64 {
+        self.image.as_bytes().len() as u64
+    }
 }
 
 /// Whether `o` turns the image by a quarter (width and height swap).
@@ -274,7 +295,10 @@ pub(crate) fn sendable_undecoded(bytes: &[u8]) -> Option<(&'static str, u32, u32
         return None;
     }
     let (w, h) = reader.into_dimensions().ok()?;
-    (w > 0 && h > 0 && w <= MAX_LONG_SIDE && h <= MAX_LONG_SIDE).then(|| (media_type(format), w, h))
+    // Four bytes a pixel: the most an 8-bit image sent as it is needs.
+    let fits = bytes.len() as u64 <= as_is_limit(u64::from(w) * u64::from(h) * 4);
+    (w > 0 && h > 0 && w <= MAX_LONG_SIDE && h <= MAX_LONG_SIDE && fits)
+        .then(|| (media_type(format), w, h))
 }
 
 /// Decodes `bytes` (PNG, JPEG, GIF's first frame, WebP or BMP, by content)
@@ -688,7 +712,9 @@ fn change_notes(decoded: &Decoded) -> Vec<String> {
 
 /// `bytes` as one image for the model. Always decoded first, so a corrupt or
 /// truncated file is an error. Sent as the file is when
-/// `Decoded::sendable_as_is` and it fits [`MAX_IMAGE_BYTES`]; else
+/// `Decoded::sendable_as_is` and it fits [`MAX_IMAGE_BYTES`] and its
+/// pixels' size plus [`MAX_AS_IS_EXTRA_BYTES`] (a file mostly made of
+/// metadata is re-encoded, with a note saying so); else
 /// oriented, scaled down to a long side of at most [`MAX_LONG_SIDE`] and
 /// re-encoded ([`encode`]; JPEG stays JPEG, GIF and BMP become PNG, the
 /// first frame of an animation).
@@ -698,7 +724,8 @@ fn change_notes(decoded: &Decoded) -> Vec<String> {
 pub(crate) fn fit_single(bytes: Vec<u8>) -> Result<Fitted, String> {
     let decoded = decode(&bytes)?;
     let (w, h, format) = (decoded.width, decoded.height, decoded.format);
-    if decoded.sendable_as_is() && bytes.len() <= MAX_IMAGE_BYTES {
+    let bloated = bytes.len() as u64 > as_is_limit(decoded.pixel_bytes());
+    if decoded.sendable_as_is() && bytes.len() <= MAX_IMAGE_BYTES && !bloated {
         drop(decoded);
         return Ok(Fitted {
             sent: Encoded {
@@ -714,8 +741,15 @@ pub(crate) fn fit_single(bytes: Vec<u8>) -> Result<Fitted, String> {
             notes: Vec::new(),
         });
     }
-    drop(bytes);
     let mut notes = change_notes(&decoded);
+    if bloated && decoded.sendable_as_is() {
+        notes.push(format!(
+            "re-encoded without its metadata (the file is {} bytes for {} bytes of pixels)",
+            bytes.len(),
+            decoded.pixel_bytes()
+        ));
+    }
+    drop(bytes);
     let shown = decoded.fitted(MAX_LONG_SIDE, MAX_LONG_SIDE);
     let mut sent = encode(&shown, format == ImageFormat::Jpeg)?;
     notes.extend(sent.note.take());
@@ -762,6 +796,78 @@ mod tests {
         );
         drop((a, b));
         assert_eq!(*budget.used.lock().unwrap(), 0);
+    }
+
+    /// A 4×4 px PNG of one colour with `chunks` `zTXt` chunks after its
+    /// header, each inflating to 15 MiB (about 70 KB of file each).
+    fn png_with_text(chunks: usize) -> Vec<u8> {
+        use png::text_metadata::EncodableTextChunk as _;
+        let mut png = Vec::new();
+        DynamicImage::ImageRgb8(RgbImage::from_pixel(4, 4, Rgb([200, 30, 30])))
+            .write_to(&mut Cursor::new(&mut png), ImageFormat::Png)
+            .unwrap();
+        let mut text = png::text_metadata::ZTXtChunk::new("Comment", "a".repeat(15 << 20));
+        text.compress_text().unwrap();
+        let mut one = Vec::new();
+        text.encode(&mut one).unwrap();
+        // The signature (8 bytes) and IHDR (25) first.
+        let mut out = png[..33].to_vec();
+        for _ in 0..chunks {
+            out.extend_from_slice(&one);
+        }
+        out.extend_from_slice(&png[33..]);
+        out
+    }
+
+    /// Review 23 (item 7's notes): a 4×4 px PNG carrying megabytes of
+    /// `zTXt` was sent to the model as its file, megabytes of base64 (the
+    /// CPU the review measured was that, not inflating the text). Now the
+    /// text is neither inflated (the decoder holds every byte it keeps
+    /// against its 16 MiB limit, and the text would inflate to 600 MiB) nor
+    /// sent: the image is re-encoded from its 48 bytes of pixels.
+    #[test]
+    fn a_tiny_png_with_megabytes_of_text_is_sent_without_them() {
+        let bytes = png_with_text(40);
+        assert!(
+            bytes.len() > 2_000_000 && bytes.len() < MAX_IMAGE_BYTES,
+            "a few MB, small enough to have been sent as is: {}",
+            bytes.len()
+        );
+        let inflated = 40 * (15_u64 << 20);
+        assert!(inflated > 30 * MAX_PNG_ANCILLARY_BYTES);
+        let decoded = decode(&bytes).expect("decoded within the ancillary limit");
+        assert_eq!((decoded.width, decoded.height), (4, 4));
+        assert_eq!(decoded.pixel_bytes(), 48);
+        drop(decoded);
+
+        let fitted = fit_single(bytes.clone()).unwrap();
+        assert_eq!(fitted.sent.media_type, "image/png");
+        assert_eq!((fitted.sent.width, fitted.sent.height), (4, 4));
+        assert!(
+            fitted.sent.bytes.len() < 1024,
+            "{} bytes sent",
+            fitted.sent.bytes.len()
+        );
+        assert_eq!(
+            fitted.notes,
+            [format!(
+                "re-encoded without its metadata (the file is {} bytes for 48 bytes of pixels)",
+                bytes.len()
+            )]
+        );
+        let sent = image::load_from_memory(&fitted.sent.bytes)
+            .unwrap()
+            .to_rgb8();
+        assert!(sent.pixels().all(|p| p.0 == [200, 30, 30]));
+        // read_file's fallback for a file the decoder refuses: not as is either.
+        assert_eq!(sendable_undecoded(&bytes), None);
+
+        // An ordinary image is still sent as its file, byte for byte.
+        let plain = png_with_text(0);
+        let fitted = fit_single(plain.clone()).unwrap();
+        assert_eq!(fitted.sent.bytes, plain);
+        assert!(fitted.notes.is_empty());
+        assert_eq!(sendable_undecoded(&plain), Some(("image/png", 4, 4)));
     }
 
     #[test]

@@ -1369,7 +1369,8 @@ mod tests {
             .filter(|c| refused(c).is_none())
             .collect();
         assert!(missed.is_empty(), "not refused: {missed:#?}");
-        assert!(REFUSED.len() >= 100, "{}", REFUSED.len());
+        // The figure SECURITY.md (row 8) and RELIABILITY.md quote.
+        assert_eq!(REFUSED.len(), 129);
         for command in REFUSED {
             let why = refused(command).unwrap_or_default();
             assert!(why.contains("default guard"), "{why}");
@@ -1384,6 +1385,8 @@ mod tests {
             .filter_map(|c| refused(c).map(|why| (*c, why)))
             .collect();
         assert!(wrongly.is_empty(), "refused: {wrongly:#?}");
+        // The figure SECURITY.md (row 8) and RELIABILITY.md quote.
+        assert_eq!(ALLOWED.len(), 65);
     }
 
     #[test]

@@ -324,8 +324,9 @@ fn skills_inside_the_workspace_cannot_be_written() {
     }
 }
 
-/// Issue 23 item 3: a FIFO named SKILL.md no longer hangs `tool skills`
-/// (nor `tool list` / `call` / `serve`, which load skills the same way).
+/// Issue 23 item 3: a FIFO named SKILL.md no longer hangs `tool skills`,
+/// `tool list` or `tool call` (each tried here; `serve` loads skills the
+/// same way); the other skills load and the FIFO is reported.
 #[test]
 fn a_fifo_skill_file_does_not_hang_the_cli() {
     let dir = skills_dir();
@@ -335,32 +336,44 @@ fn a_fifo_skill_file_does_not_hang_the_cli() {
         .status()
         .expect("mkfifo runs");
     assert!(made.success());
-    let mut child = tool()
-        .args(["--skills-dir", dir.arg(), "skills"])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("tool starts");
-    // A hang guard, not a speed target: a regression blocks forever.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    while child.try_wait().expect("wait").is_none() {
-        if std::time::Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("`tool skills` hangs on a FIFO SKILL.md");
+    let ws = TempDir::new();
+    // `tool skills`, `tool list` and `tool call` all load the skills.
+    let commands: [(&[&str], i32, &str); 3] = [
+        (&["skills"], 1, "pdf-forms"),
+        (&["list"], 0, "skill"),
+        (&["call", "skill", "--name=pdf-forms"], 0, "Use [the guide]"),
+    ];
+    for (command, expected, shown) in commands {
+        let mut child = tool()
+            .args(["--skills-dir", dir.arg(), "--workspace", ws.arg()])
+            .args(command)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("tool starts");
+        // A hang guard, not a speed target: a regression blocks forever.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while child.try_wait().expect("wait").is_none() {
+            if std::time::Instant::now() > deadline {
+                let _ = child.kill();
+                panic!("`tool {command:?}` hangs on a FIFO SKILL.md");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
         }
-        std::thread::sleep(std::time::Duration::from_millis(50));
+        let out = child.wait_with_output().expect("output");
+        assert_eq!(code(&out), expected, "{command:?}: {}", stderr(&out));
+        assert!(
+            stdout(&out).contains(shown),
+            "{command:?}: the other skills still load: {}",
+            stdout(&out)
+        );
+        assert!(
+            stderr(&out).contains("SKILL.md is not a regular file (a FIFO, socket or device)"),
+            "{command:?}: {}",
+            stderr(&out)
+        );
     }
-    let out = child.wait_with_output().expect("output");
-    assert_eq!(code(&out), 1, "{}", stderr(&out));
-    assert!(
-        stdout(&out).contains("pdf-forms"),
-        "the other skills still load"
-    );
-    assert!(
-        stderr(&out).contains("SKILL.md is not a regular file (a FIFO, socket or device)"),
-        "{}",
-        stderr(&out)
-    );
 }
 
 /// Review 23 F1: a skills folder given relative to a current folder other

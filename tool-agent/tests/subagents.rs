@@ -466,6 +466,35 @@ fn the_sub_agent_tools_schemas_come_from_their_argument_types() {
     let sub = Arc::new(SubAgents::new(ScriptedClient::new([]), base_tools()));
     let agent = sub.clone().agent_tool().unwrap();
     let evaluate = sub.evaluate_tool().unwrap();
+    // Input examples (issue 27): 1 to 3 each, using only the rendered
+    // schema's properties and giving every required one.
+    for tool in [&agent, &evaluate] {
+        let spec = tool.spec();
+        assert!(
+            (1..=3).contains(&spec.input_examples.len()),
+            "{}: {}",
+            spec.name,
+            spec.input_examples.len()
+        );
+        let properties = spec.parameters["properties"].as_object().unwrap();
+        let required = spec.parameters["required"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        for example in &spec.input_examples {
+            let example = example.as_object().unwrap();
+            assert!(
+                example.keys().all(|k| properties.contains_key(k)),
+                "{example:?}"
+            );
+            assert!(
+                required
+                    .iter()
+                    .all(|r| example.contains_key(r.as_str().unwrap())),
+                "{example:?}"
+            );
+        }
+    }
     let a = &agent.spec().parameters;
     assert_eq!(a["required"], json!(["task"]));
     assert_eq!(a["additionalProperties"], json!(false));

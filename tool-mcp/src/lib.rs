@@ -199,6 +199,7 @@
 //!   runtime and cancellation tokens, diagnostics).
 
 mod approval;
+mod asking;
 mod auth;
 pub mod catalog;
 mod catalog_wire;

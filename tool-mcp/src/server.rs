@@ -729,6 +729,13 @@ impl McpServer {
         if let Some(approver) = approval::ElicitationApprover::for_request(request, &ctx) {
             ctx = ctx.with_approver(approver);
         }
+        // `ask_user` and any other question: to the person behind the
+        // client when it can be asked (else the context's asker stays).
+        if let Some(asker) = crate::asking::ElicitationAsker::for_request(request, &ctx) {
+            ctx = ctx.with_asker(asker);
+        } else if let Some(none) = crate::asking::NoElicitation::for_request(request, &ctx) {
+            ctx = ctx.with_asker(none);
+        }
         ctx
     }
 

@@ -179,8 +179,9 @@ impl SubAgents {
     /// # Errors
     /// None in practice: the spec is fixed ([`Tool::typed`] checks it).
     pub fn agent_tool(self: Arc<Self>) -> Result<Tool, RegistryError> {
-        let spec = ToolSpec::new("agent", AGENT_DESCRIPTION, Value::Null)
+        let mut spec = ToolSpec::new("agent", AGENT_DESCRIPTION, Value::Null)
             .with_timeout(Duration::from_secs(3600));
+        spec.input_examples = agent_examples();
         let this = self;
         Tool::typed(spec, move |args: AgentArgs, ctx: ToolContext| {
             let this = this.clone();
@@ -203,8 +204,9 @@ impl SubAgents {
     /// # Errors
     /// None in practice: the spec is fixed ([`Tool::typed`] checks it).
     pub fn evaluate_tool(self: Arc<Self>) -> Result<Tool, RegistryError> {
-        let spec = ToolSpec::new("evaluate", EVALUATE_DESCRIPTION, Value::Null)
+        let mut spec = ToolSpec::new("evaluate", EVALUATE_DESCRIPTION, Value::Null)
             .with_timeout(Duration::from_secs(3600));
+        spec.input_examples = evaluate_examples();
         let this = self;
         Tool::typed(spec, move |args: EvaluateArgs, ctx: ToolContext| {
             let this = this.clone();
@@ -596,6 +598,26 @@ pub struct ChatMessage {
     pub content: String,
 }
 
+/// Input examples of `agent` (sent where the provider takes them, like the
+/// built-ins' `# Examples`): one task, parallel exploration, a background run.
+fn agent_examples() -> Vec<Value> {
+    vec![
+        json!({"task": "Find where the HTTP retry policy is configured and summarise it in three lines."}),
+        json!({"task": ["List the public functions of src/parser.rs", "List the tests that cover src/parser.rs"]}),
+        json!({"task": "Run the full test suite and report the failures.", "background": true}),
+    ]
+}
+
+/// Input examples of `evaluate`: judging a result given as messages, and
+/// judging against a goal of the goal tree.
+fn evaluate_examples() -> Vec<Value> {
+    vec![
+        json!({"messages": [{"role": "user", "content": "Add a --verbose flag to the CLI."},
+                            {"role": "assistant", "content": "Added --verbose; it sets the log level to debug."}]}),
+        json!({"target_goal_id": "1.2"}),
+    ]
+}
+
 fn summary_result(summary: &Value) -> ToolResult {
     let text = serde_json::to_string_pretty(summary).unwrap_or_else(|_| summary.to_string());
     let all_failed = summary
@@ -725,6 +747,31 @@ fn read_verdict(text: &str) -> (String, String, Vec<String>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Each example decodes as the tool's arguments and uses only the
+    /// schema's properties, with 1 to 3 examples per tool.
+    #[test]
+    fn the_examples_fit_the_schemas() {
+        fn check<A: serde::de::DeserializeOwned + schemars::JsonSchema>(examples: &[Value]) {
+            assert!((1..=3).contains(&examples.len()), "{}", examples.len());
+            let schema = serde_json::to_value(schemars::schema_for!(A)).unwrap();
+            let properties = schema["properties"].as_object().unwrap();
+            for example in examples {
+                for key in example.as_object().unwrap().keys() {
+                    assert!(properties.contains_key(key), "{key} in {example}");
+                }
+                serde_json::from_value::<A>(example.clone())
+                    .unwrap_or_else(|e| panic!("{example}: {e}"));
+            }
+        }
+        check::<AgentArgs>(&agent_examples());
+        check::<EvaluateArgs>(&evaluate_examples());
+        // The parallel example is a list of tasks, the background one sets the flag.
+        let parallel: AgentArgs = serde_json::from_value(agent_examples()[1].clone()).unwrap();
+        assert!(matches!(parallel.task, Task::Many(ref t) if t.len() == 2));
+        let background: AgentArgs = serde_json::from_value(agent_examples()[2].clone()).unwrap();
+        assert_eq!(background.background, Some(true));
+    }
 
     #[test]
     fn verdicts_are_read_from_json_or_left_unclear() {

@@ -191,6 +191,42 @@ fn pages_follow_on_across_files() {
     );
 }
 
+/// Pages inside one file: the lines past the first page are kept for the
+/// later pages (a page is not cut at the first 100 lines of a file).
+#[test]
+fn pages_follow_on_inside_one_file() {
+    let text: String = (0..160).map(|i| format!("needle {i}\n")).collect();
+    let (_d, ctx) = setup(&[("a.txt", &text)]);
+    let page = |offset: i64| {
+        grep_content("needle".to_owned(), None, None, Some(offset), &ctx).into_tool_result()
+    };
+    let middle = page(50);
+    assert_eq!(middle.metadata["next_offset"], 150);
+    assert_eq!(
+        middle.output.matches("  Line ").count(),
+        100,
+        "{}",
+        middle.output
+    );
+    assert!(middle.output.contains("  Line 51: needle 50\n"));
+    assert!(middle.output.contains("  Line 150: needle 149\n"));
+    assert!(!middle.output.contains("  Line 151:"));
+    let last = page(100);
+    assert_eq!(last.metadata["truncated"], false);
+    assert_eq!(
+        last.output.matches("  Line ").count(),
+        60,
+        "{}",
+        last.output
+    );
+    assert!(last.output.contains("  Line 101: needle 100\n"));
+    assert!(
+        last.output.ends_with("  Line 160: needle 159"),
+        "{}",
+        last.output
+    );
+}
+
 #[test]
 fn long_lines_are_cut_and_crlf_trimmed() {
     let long = format!("needle{}\r\n", "é".repeat(3000));

@@ -20,6 +20,33 @@ fn list_prints_name_kind_and_summary() {
     assert_eq!(listed, names, "tools are listed in name order");
 }
 
+/// The toolbox of issue 27 is listed, each with its kind: the web, the task
+/// list, asking the person and the background-job tools.
+#[test]
+fn list_shows_the_toolbox_built_ins_with_their_kinds() {
+    let out = run(["list"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let text = stdout(&out);
+    let kind_of = |name: &str| {
+        text.lines()
+            .map(|l| l.split_whitespace().collect::<Vec<_>>())
+            .find(|w| w.first() == Some(&name))
+            .and_then(|w| w.get(1).map(|k| (*k).to_owned()))
+    };
+    for (name, kind) in [
+        ("web_fetch", "network"),
+        ("web_search", "network"),
+        ("todo_write", "write"),
+        ("todo_read", "read"),
+        ("ask_user", "read"),
+        ("job_output", "read"),
+        ("job_kill", "exec"),
+        ("job_list", "read"),
+    ] {
+        assert_eq!(kind_of(name).as_deref(), Some(kind), "{name} in:\n{text}");
+    }
+}
+
 #[test]
 fn list_json_gives_the_specs() {
     let out = run(["list", "--json"]);

@@ -49,13 +49,17 @@ pub(crate) fn feed(cmd: &mut Command, input: &str) -> Output {
         .stderr(Stdio::piped())
         .spawn()
         .expect("the tool binary starts");
-    child
-        .stdin
-        .take()
-        .expect("piped stdin")
-        .write_all(input.as_bytes())
+    // Written from a thread while the output is read: a large batch fills
+    // both pipes, and writing everything first would wait forever.
+    let mut stdin = child.stdin.take().expect("piped stdin");
+    let input = input.to_owned();
+    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
+    let out = child.wait_with_output().expect("the tool binary ends");
+    writer
+        .join()
+        .expect("the writer thread ends")
         .expect("stdin accepts the input");
-    child.wait_with_output().expect("the tool binary ends")
+    out
 }
 
 /// The exit code (the tests never kill the program with a signal).

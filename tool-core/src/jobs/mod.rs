@@ -46,7 +46,13 @@
 //! - **Caps** ([`JobLimits`]): 16 running jobs per trace (the 17th start is
 //!   refused with a message naming the cap and how to free a slot), 64
 //!   records per trace (the oldest ended ones are forgotten first), a
-//!   lifetime of 1 h after which the writer stops the job.
+//!   lifetime of 1 h after which the writer stops the job. Nothing ends a
+//!   job when its trace's state expires: the lifetime cap is the bound, and
+//!   it is below the state store's value lifetime (1 day by default,
+//!   [`crate::state::DEFAULT_LIFETIME`]), so a job ends before its record
+//!   can expire. With a store whose values live under 1 h, a running job's
+//!   record can expire first; the job then runs on to its cap, out of
+//!   reach of `job_output` and `job_kill`.
 //! - **Control**: a job started by one process can be read and killed from
 //!   another ([`Control::Fifo`]: a FIFO in the job's folder its supervisor
 //!   watches); an in-process job ([`Control::Local`]) is killed through its

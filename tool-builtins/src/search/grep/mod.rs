@@ -630,7 +630,7 @@ fn is_permission_error(e: &ignore::Error) -> bool {
 }
 
 /// Collects one file's matching lines: counts every one, and keeps the text
-/// of the first `limit` only while the file can still reach the output
+/// of the first `offset + limit` only while the file can still reach the output
 /// (`collect`, decided before the search by [`Hits::could_show`]).
 struct FileSink<'j> {
     job: &'j Job,
@@ -671,7 +671,9 @@ impl Sink for FileSink<'_> {
             self.count += 1;
             let start = offset;
             offset += line.len() as u64;
-            if self.lines.len() < self.job.limit {
+            // A page after `offset` may start inside this file: keep as
+            // many lines as the skipped ones plus the page.
+            if self.lines.len() < self.job.offset.saturating_add(self.job.limit) {
                 let cut = self.was_cut(start, line.strip_suffix(b"\n").unwrap_or(line).len());
                 self.lines.push((
                     first + i as u64,

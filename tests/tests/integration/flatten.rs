@@ -1,6 +1,10 @@
 //! `#[arg(flatten)]`: a whole-argument struct whose fields are the tool's
 //! top-level parameters, through the schema, every provider rendering,
 //! argument repair, the argument errors and `execute`.
+#![allow(
+    deprecated,
+    reason = "tools whose parameters are left undocumented on purpose: #[tool] warns of each"
+)]
 
 use schemars::JsonSchema;
 use serde::Deserialize;

@@ -41,7 +41,9 @@ fn price(sku: String, catalogue: State<Catalogue>) -> Result<String, String> {
 
 /// The program itself: this app's tools (not the built-ins) over its catalogue.
 fn program() -> tool_cli::Cli {
-    tool_cli::Cli::new(ToolRegistry::global().clone())
+    // `cli!`: this crate's version in MCP `serverInfo` (`Cli::new` alone
+    // would report tool-cli's).
+    tool_cli::cli!(ToolRegistry::global().clone())
         .context(|| {
             ToolContext::new().with_state(Catalogue {
                 currency: "EUR",

@@ -6,6 +6,10 @@
 //! listed. Its own test binary,
 //! since these tools make the global registry unbuildable.
 #![allow(
+    deprecated,
+    reason = "tools whose parameters are left undocumented on purpose: #[tool] warns of each"
+)]
+#![allow(
     clippy::unwrap_used,
     reason = "a failed unwrap is a failed test, with its location"
 )]

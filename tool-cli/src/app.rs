@@ -157,6 +157,17 @@ impl Cli {
         self
     }
 
+    /// The version `serve` reports to MCP clients (`serverInfo.version`),
+    /// keeping the name. A fn cannot see its caller's version, so
+    /// [`Cli::new`] starts with tool-cli's: pass
+    /// `env!("CARGO_PKG_VERSION")`, or build with [`cli!`](crate::cli),
+    /// which does.
+    #[must_use]
+    pub fn version(mut self, version: impl Into<String>) -> Self {
+        self.program.version = version.into();
+        self
+    }
+
     /// The name and version `serve` reports to MCP clients (`serverInfo`);
     /// the name is also the one help and hints use. Default: the
     /// executable's file name (`tool` for the `tool` binary) and tool-cli's
@@ -189,6 +200,23 @@ impl Cli {
     }
 }
 
+/// [`Cli::new`] over `registry` with the calling crate's version
+/// (`env!("CARGO_PKG_VERSION")` expanded where the macro is written), so an
+/// app's `serve` reports its own version in MCP `serverInfo`, not
+/// tool-cli's; the name stays the executable's file name.
+///
+/// ```no_run
+/// fn main() -> std::process::ExitCode {
+///     tool_cli::cli!(tool_core::ToolRegistry::global().clone()).run()
+/// }
+/// ```
+#[macro_export]
+macro_rules! cli {
+    ($registry:expr $(,)?) => {
+        $crate::Cli::new($registry).version(::core::env!("CARGO_PKG_VERSION"))
+    };
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -207,5 +235,17 @@ mod tests {
         let told = Cli::new(ToolRegistry::new()).server_info("store", "2.0");
         assert_eq!(told.program.named(Some(&argv0("/bin/shop"))), "store");
         assert_eq!(told.program.version(), "2.0");
+        let versioned = Cli::new(ToolRegistry::new()).version("3.1.4");
+        assert_eq!(versioned.program.version(), "3.1.4");
+        assert_eq!(versioned.program.named(Some(&argv0("/bin/shop"))), "shop");
+    }
+
+    /// `cli!` takes the version of the crate it is written in (here
+    /// tool-cli's own, so the test compares with the env! of this crate).
+    #[test]
+    fn the_cli_macro_takes_the_callers_version() {
+        let cli = crate::cli!(ToolRegistry::new());
+        assert_eq!(cli.program.version(), env!("CARGO_PKG_VERSION"));
+        assert!(cli.program.name.is_none());
     }
 }

@@ -35,6 +35,42 @@
 //! # });
 //! ```
 //!
+//! Every parameter the model sees needs a description (a `///` comment on it,
+//! `#[arg(description = "...")]`, or a `# Arguments` entry); one without any
+//! compiles with a warning at the parameter ("parameter `b` of tool `sub`
+//! reaches the model with no description; …"), an error under
+//! `-D warnings`:
+//!
+//! ```compile_fail
+//! #![deny(deprecated)]
+//! /// Subtract two integers.
+//! ///
+//! /// # Arguments
+//! /// * `a` - The minuend.
+//! #[tool_core::tool]
+//! fn sub(a: i64, b: i64) -> i64 {
+//!     a - b
+//! }
+//! # fn main() {}
+//! ```
+//!
+//! ```
+//! #![deny(deprecated)]
+//! /// Subtract two integers.
+//! ///
+//! /// # Arguments
+//! /// * `a` - The minuend.
+//! #[tool_core::tool]
+//! fn sub(
+//!     a: i64,
+//!     /// The subtrahend.
+//!     b: i64,
+//! ) -> i64 {
+//!     a - b
+//! }
+//! # fn main() {}
+//! ```
+//!
 //! # Pieces
 //! - [`ToolResult`]: output, long-term memory, error, images, attachments, metadata, and
 //!   the model-visible notes on how the input was read ([`ToolResult::with_note`]).

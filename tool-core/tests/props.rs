@@ -14,6 +14,10 @@
 //! `execute` fuzz, 10 % for each other property), so the CI default stays
 //! within a few seconds. `PROPTEST_CASES` sets every property to the same
 //! count instead. `scripts/fuzz-big` runs a million.
+#![allow(
+    deprecated,
+    reason = "tools whose parameters are left undocumented on purpose: #[tool] warns of each"
+)]
 
 use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};

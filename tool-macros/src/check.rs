@@ -486,6 +486,30 @@ fn check_documented_params(tool: &ToolFn, errors: &mut Errors) {
     }
 }
 
+/// The model-visible parameters that reach the model with no description:
+/// none of their own (`///` or `#[arg(description)]`) and no entry in a
+/// `# Arguments` / `Args:` section under either name. Empty when the fn's
+/// doc is not all literal text (`include_str!`: its entries are unknown
+/// here). Flattened structs are left out: their fields carry their own docs.
+/// `#[tool]` emits a warning for each (issue 24, review 3 M4; see
+/// `expand::undocumented_warnings`).
+pub(crate) fn undocumented_params(tool: &ToolFn) -> Vec<&crate::ast::Param> {
+    let Some(lines) = tool.doc.literal_lines() else {
+        return Vec::new();
+    };
+    let texts: Vec<&str> = lines.iter().map(|(text, _)| *text).collect();
+    let entries: Vec<String> = tool_rules::docs::arg_sections(&texts)
+        .into_iter()
+        .flat_map(|section| section.items)
+        .map(|item| item.name)
+        .collect();
+    tool.params
+        .iter()
+        .filter(|p| matches!(p.role(), Role::Visible) && p.description.is_none())
+        .filter(|p| !entries.iter().any(|e| *e == p.rust_name || *e == p.name))
+        .collect()
+}
+
 // Rule: `editable_params` names model-visible parameters, each once.
 // Reason: a person edits the arguments the model proposed; hidden and context
 // parameters are not among them, and a misspelt name would make nothing editable.

@@ -34,7 +34,7 @@ use syn::{LitStr, Type};
 
 use crate::ast::{Description, Fill, Param, ParamKind, Role, Shape, ToolFn};
 use crate::attr::{InjectMode, Kind};
-use crate::check::{display_target, editable_target};
+use crate::check::{self, display_target, editable_target};
 use tool_rules::ToolFlags;
 
 /// The user's fn plus its registration.
@@ -52,11 +52,23 @@ pub(crate) fn expand(tool: &ToolFn) -> TokenStream {
     let params = tool.params.iter().map(|param| e.expand_param(param));
     let count = tool.params.len();
     let registration = e.expand_registration();
+    let warnings = undocumented_warnings(tool);
     let p = &e.private;
     // A `#[cfg]` written after `#[tool]` reaches us on the fn; the registration
     // must come and go with the fn it calls.
-    let cfgs = func.attrs.iter().filter(|a| a.path().is_ident("cfg"));
+    let cfgs: Vec<_> = func
+        .attrs
+        .iter()
+        .filter(|a| a.path().is_ident("cfg"))
+        .collect();
+    let warnings = if warnings.is_empty() {
+        warnings
+    } else {
+        quote!(#(#cfgs)* const _: () = { #warnings };)
+    };
     quote! {
+        #warnings
+
         #[allow(
             clippy::needless_pass_by_value,
             reason = "#[tool] parameters are deserialized into owned values, so taking them by value is the contract"
@@ -743,6 +755,7 @@ pub(crate) fn expand_toolset(imp: &syn::ItemImpl, tools: &[(ToolFn, Receiver)]) 
             const #def_ident: #p::StaticTool = #def;
         });
         checks.push(e.expand_assertions());
+        checks.push(undocumented_warnings(tool));
         if !tool.doc.is_literal() {
             let ident = e.ident("doc");
             let message = format!(
@@ -780,6 +793,37 @@ pub(crate) fn expand_toolset(imp: &syn::ItemImpl, tools: &[(ToolFn, Receiver)]) 
             }
         }
     }
+}
+
+/// One warning per parameter the model would see without a description
+/// (`check::undocumented_params`), at the parameter. Stable Rust gives a
+/// proc macro no warning of its own, so each is the use of a local constant
+/// marked `#[deprecated]` whose note is the message: rustc prints it as
+/// "warning: use of deprecated constant `…::parameter_without_description`:
+/// parameter `q` of tool `search` reaches the model with no description; …".
+/// Outside the generated items' `allow(deprecated)`, so `-D warnings` makes
+/// it an error and `#[allow(deprecated)]` on the module silences it.
+fn undocumented_warnings(tool: &ToolFn) -> TokenStream {
+    let mut out = TokenStream::new();
+    for param in check::undocumented_params(tool) {
+        let span = param.ident.span();
+        let note = format!(
+            "parameter `{}` of tool `{}` reaches the model with no description; document it \
+             with a `///` comment on the parameter, `#[arg(description = \"...\")]`, or an \
+             entry `* `{}` - ...` in the fn doc's `# Arguments` section",
+            param.name, tool.name, param.rust_name
+        );
+        let ident = Ident::new("parameter_without_description", span);
+        out.extend(quote_spanned! {span=>
+            const _: () = {
+                #[deprecated(note = #note)]
+                #[allow(non_upper_case_globals)]
+                const #ident: () = ();
+                #ident
+            };
+        });
+    }
+    out
 }
 
 /// The one `ToolFlags` literal: every field written out, so the generated
@@ -932,6 +976,62 @@ mod tests {
 
     fn render(tokens: TokenStream) -> String {
         type_string(&syn::parse2(tokens).unwrap())
+    }
+
+    /// The tool `tokens` (a fn) stands for, checked clean.
+    fn tool(tokens: TokenStream) -> ToolFn {
+        let mut errors = crate::errors::Errors::default();
+        let args = crate::attr::parse_tool_args(TokenStream::new(), &mut errors);
+        let tool = ToolFn::from_item(syn::parse2(tokens).unwrap(), args, &mut errors);
+        check::check(&tool, &mut errors);
+        assert!(errors.is_empty());
+        tool
+    }
+
+    fn undocumented(tokens: TokenStream) -> Vec<String> {
+        check::undocumented_params(&tool(tokens))
+            .iter()
+            .map(|p| p.name.clone())
+            .collect()
+    }
+
+    /// Each source of a description counts; context parameters are not the
+    /// model's; `include_str!` docs are not judged.
+    #[test]
+    fn undocumented_parameters_are_the_visible_ones_with_no_description() {
+        let names = undocumented(quote! {
+            /// Search.
+            ///
+            /// # Arguments
+            /// * `a` - By its Rust name.
+            /// * `bee` - By its model-facing name.
+            fn search(
+                a: u8,
+                #[arg(rename = "bee")] b: u8,
+                /// Its own doc.
+                c: u8,
+                #[arg(description = "An attribute.")] d: u8,
+                e: u8,
+                ctx: &ToolContext,
+                #[arg(rename = "gee")] g: u8,
+            ) -> u8 { 0 }
+        });
+        assert_eq!(names, ["e", "gee"]);
+        let tokens = quote! {
+            #[doc = include_str!("x.md")]
+            fn search(e: u8) -> u8 { 0 }
+        };
+        assert!(undocumented(tokens.clone()).is_empty());
+        // And the expansion holds one warning per parameter, naming it.
+        let text = undocumented_warnings(&tool(quote! {
+            /// Search.
+            fn search(e: u8, f: u8) -> u8 { 0 }
+        }))
+        .to_string();
+        assert_eq!(text.matches("deprecated").count(), 2, "{text}");
+        assert!(
+            text.contains("parameter `f` of tool `search` reaches the model with no description")
+        );
     }
 
     #[test]

@@ -4,7 +4,10 @@
 //! returning a `Serialize` type sends `structuredContent` and lists an
 //! `outputSchema`; the server is named after the program; a malformed
 //! elicitation answer is a refusal, never the server's own approver.
-
+#![allow(
+    deprecated,
+    reason = "tools whose parameters are left undocumented on purpose: #[tool] warns of each"
+)]
 #![allow(
     clippy::unwrap_used,
     reason = "tests: a failed unwrap is the failure report"

@@ -1,4 +1,8 @@
 //! Panic, timeout and cancellation containment; return kinds.
+#![allow(
+    deprecated,
+    reason = "tools whose parameters are left undocumented on purpose: #[tool] warns of each"
+)]
 
 use std::time::Duration;
 

@@ -1,4 +1,8 @@
 //! Argument errors: model-readable, naming the parameter, the expected type and what was sent.
+#![allow(
+    deprecated,
+    reason = "tools whose parameters are left undocumented on purpose: #[tool] warns of each"
+)]
 
 use serde_json::json;
 use tool_core::{ErrorKind, ToolContext, ToolRegistry, tool};

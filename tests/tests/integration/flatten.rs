@@ -1,6 +1,10 @@
 //! `#[arg(flatten)]`: a whole-argument struct whose fields are the tool's
 //! top-level parameters, through the schema, every provider rendering,
 //! argument repair, the argument errors and `execute`.
+#![allow(
+    deprecated,
+    reason = "tools whose parameters are left undocumented on purpose: #[tool] warns of each"
+)]
 
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -518,4 +522,53 @@ async fn a_generic_struct_of_a_toolset_is_named_by_its_concrete_type() {
         out.error.unwrap().message,
         r#"Invalid value for parameter `item` of `put_item`: expected an integer, but received a string "x"."#
     );
+}
+
+/// Count the lines of a range.
+///
+/// # Arguments
+/// * `from` - First line.
+/// * `form` - Misspelt: no field or parameter has this name.
+#[tool]
+fn flat_misdocumented(#[arg(flatten)] range: Range) -> String {
+    (range.to - range.from + 1).to_string()
+}
+
+/// Collects what a `tracing` subscriber writes.
+#[derive(Clone, Default)]
+struct Capture(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for Capture {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The macro cannot check `# Arguments` entries against a flattened
+/// struct's fields (it sees only the type's name); building the registry
+/// does, and logs each entry that names neither a field nor a parameter.
+#[test]
+fn an_arguments_entry_naming_no_flattened_field_is_logged_at_registration() {
+    let capture = Capture::default();
+    let writer = capture.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::WARN)
+        .with_ansi(false)
+        .with_writer(move || writer.clone())
+        .finish();
+    let _guard = tracing::subscriber::set_default(subscriber);
+    let registry = ToolRegistry::from_inventory().unwrap();
+    assert!(registry.get("flat_misdocumented").is_some());
+    let text = String::from_utf8(capture.0.lock().unwrap().clone()).unwrap();
+    let ours: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("tool=\"flat_misdocumented\""))
+        .collect();
+    assert_eq!(ours.len(), 1, "{text}");
+    assert!(ours[0].contains("parameter=\"form\""), "{text}");
+    assert!(ours[0].contains("does not have"), "{text}");
 }

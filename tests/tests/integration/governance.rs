@@ -1,5 +1,9 @@
 //! Execution governance: URL scoping, secrets, confirmation, argument repair,
 //! statistics, events, output budget, two-layer memory, batches.
+#![allow(
+    deprecated,
+    reason = "tools whose parameters are left undocumented on purpose: #[tool] warns of each"
+)]
 
 use std::io::Write;
 use std::sync::atomic::{AtomicUsize, Ordering};

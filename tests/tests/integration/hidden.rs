@@ -1,4 +1,8 @@
 //! Hidden parameters: context, State<T>, context values, inject rules, defaults; model cannot override.
+#![allow(
+    deprecated,
+    reason = "tools whose parameters are left undocumented on purpose: #[tool] warns of each"
+)]
 
 use serde_json::json;
 use tool_core::{ErrorKind, State, ToolContext, ToolRegistry, tool};

@@ -1,4 +1,8 @@
 //! `inject_params`: default and merge on maps and lists.
+#![allow(
+    deprecated,
+    reason = "tools whose parameters are left undocumented on purpose: #[tool] warns of each"
+)]
 
 use std::collections::HashMap;
 

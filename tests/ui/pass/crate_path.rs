@@ -2,6 +2,7 @@
 //! `extern crate core as tool_core` makes `::tool_core` name libcore, so any
 //! generated path that ignored the override would fail to resolve.
 #![deny(warnings)]
+#![allow(deprecated, reason = "parameters left undocumented on purpose: #[tool] warns of each")]
 
 extern crate core as tool_core;
 extern crate tool_core as my_tools;

@@ -1,6 +1,7 @@
 //! Framework-filled parameters: by last segment, by `#[context]` on an alias,
 //! a user's own `FromToolContext`, and `CancellationToken`, in sync and async fns.
 #![deny(warnings)]
+#![allow(deprecated, reason = "parameters left undocumented on purpose: #[tool] warns of each")]
 
 use tool_core::{
     CancellationToken, ErrorKind, FromToolContext, State, ToolContext, ToolError, ToolRegistry,

@@ -23,7 +23,7 @@ fn old_tool() -> &'static str {
 #[tool(name = "inline_me")]
 #[inline]
 #[must_use]
-fn with_attrs(x: u8) -> u8 {
+fn with_attrs(/** The input. */ x: u8) -> u8 {
     x
 }
 

@@ -1,6 +1,7 @@
 //! Tools in modules and fn bodies, raw identifiers as names, and a fn that
 //! stays an ordinary fn for its callers.
 #![deny(warnings)]
+#![allow(deprecated, reason = "parameters left undocumented on purpose: #[tool] warns of each")]
 
 use tool_core::{ToolRegistry, tool};
 

@@ -2,6 +2,7 @@
 //! default, rename), `Option`, raw and `mut` identifiers, hidden and injected
 //! parameters, every context form and `State<T>`, in sync and async fns.
 #![deny(warnings)]
+#![allow(deprecated, reason = "parameters left undocumented on purpose: #[tool] warns of each")]
 
 use std::collections::BTreeMap;
 

@@ -3,6 +3,7 @@
 //! an error that converts into `ToolError` keeps its kind, a `Display`-only
 //! one is `failed`.
 #![deny(warnings)]
+#![allow(deprecated, reason = "parameters left undocumented on purpose: #[tool] warns of each")]
 
 use std::borrow::Cow;
 use std::fmt;

@@ -1,5 +1,6 @@
 //! A sync and an async tool: both register, both run, arguments arrive typed.
 #![deny(warnings)]
+#![allow(deprecated, reason = "parameters left undocumented on purpose: #[tool] warns of each")]
 
 use serde_json::json;
 use tool_core::{ToolContext, ToolRegistry, tool};

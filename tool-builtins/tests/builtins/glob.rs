@@ -147,11 +147,43 @@ fn gitignore_honoured_for_broad_patterns() {
     assert!(!glob(&ctx, "*", None).output.contains("debug.log"));
 }
 
+/// Outside a repository a `.gitignore` hides nothing. The premise needs a
+/// folder with no `.git` above it: the search reads the folders above the
+/// workspace as ripgrep and git do, and `/tmp` is shared by the whole
+/// machine (this test failed once when something made a `.git` there), so
+/// the workspace goes where none is, and a failure names what appeared.
 #[test]
 fn gitignore_needs_a_git_repository() {
-    let (d, ctx) = setup(&["ignored/a.ts"]);
+    let (d, ctx) = clean_workspace_with(&[("ignored/a.ts", "x\n")]);
     fs::write(d.path().join(".gitignore"), "ignored/\n").unwrap();
-    assert!(glob(&ctx, "**/*.ts", None).output.contains("ignored/a.ts"));
+    let r = glob(&ctx, "**/*.ts", None);
+    assert!(
+        r.output.contains("ignored/a.ts"),
+        "{}; found above the workspace: {:?}",
+        r.output,
+        markers_above(d.path())
+    );
+}
+
+/// The other side of the rule: a `.git` in a folder above the workspace
+/// makes the workspace part of that repository, and its `.gitignore`
+/// applies (a workspace in a subfolder of a repository gets its rules).
+#[test]
+fn a_repository_above_the_workspace_counts() {
+    let outer = tempfile::tempdir().unwrap();
+    git_init(outer.path());
+    fs::write(outer.path().join(".gitignore"), "*.log\n").unwrap();
+    let ws = outer.path().join("sub");
+    for f in ["ignored/a.ts", "src/b.ts", "debug.log"] {
+        fs::create_dir_all(ws.join(f).parent().unwrap()).unwrap();
+        fs::write(ws.join(f), "x\n").unwrap();
+    }
+    fs::write(ws.join(".gitignore"), "ignored/\n").unwrap();
+    let ctx = tool_builtins::context(&ws).unwrap();
+    let r = glob(&ctx, "**/*", None);
+    assert!(r.output.contains("src/b.ts"), "{}", r.output);
+    assert!(!r.output.contains("ignored/a.ts"), "{}", r.output);
+    assert!(!r.output.contains("debug.log"), "{}", r.output);
 }
 
 #[test]

@@ -1,4 +1,4 @@
-use tool_core::tool;
+#![allow(deprecated)] use tool_core::tool;
 
 /// Save a note.
 #[tool(inject_params(owner(mode = "merge", key = "knowledge_config.owner")))]

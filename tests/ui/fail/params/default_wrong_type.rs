@@ -1,4 +1,4 @@
-use tool_core::tool;
+#![allow(deprecated)] use tool_core::tool;
 
 /// Price of an item.
 #[tool]

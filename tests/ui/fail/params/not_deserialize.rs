@@ -1,4 +1,4 @@
-use tool_core::tool;
+#![allow(deprecated)] use tool_core::tool;
 
 #[derive(schemars::JsonSchema)]
 pub struct Point {

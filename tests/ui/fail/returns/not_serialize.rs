@@ -1,4 +1,4 @@
-use tool_core::tool;
+#![allow(deprecated)] use tool_core::tool;
 
 pub struct Page {
     pub title: String,

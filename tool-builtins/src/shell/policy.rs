@@ -337,6 +337,14 @@ impl CommandPolicy {
                 .as_deref()
                 .unwrap_or("it runs text as code");
             Some((unseen, format!("it runs text the rules cannot see: {why}")))
+        } else if segments.is_empty() && !command.trim().is_empty() {
+            // Text such as a lone `\` or only comments and separators: no
+            // segment a rule could match, yet the shell is handed it.
+            Some((
+                self.default,
+                "it holds no command the rules can read (only escapes, comments or separators)"
+                    .to_owned(),
+            ))
         } else if parts.incomplete {
             Some((
                 unseen,
@@ -986,6 +994,24 @@ mod fuzz {
                 "{pattern:?} vs {text:?}"
             );
         }
+    }
+
+    /// Found by the `execute` fuzz: a lone `\\` split into no segment and
+    /// was allowed by a deny-all policy, so the shell was started.
+    #[test]
+    fn text_without_a_readable_command_gets_the_default() {
+        let deny_all = CommandPolicy::new(PolicyAction::Deny);
+        for text in ["\\", "\\\n", "# only a comment", ";"] {
+            let d = deny_all.check(text);
+            assert_eq!(d.action, PolicyAction::Deny, "{text:?}: {}", d.reason);
+        }
+        let d = CommandPolicy::new(PolicyAction::Ask).check("\\");
+        assert_eq!(d.action, PolicyAction::Ask, "{}", d.reason);
+        assert!(
+            d.reason.contains("no command the rules can read"),
+            "{}",
+            d.reason
+        );
     }
 
     #[test]

@@ -60,7 +60,7 @@ fn main() {
     assert_eq!(s.timeout, Some(Duration::from_secs(120)));
     let source = s.source.as_ref().unwrap();
     assert!(source.file.ends_with("options.rs"), "{source}");
-    assert_eq!(source.line, 29, "the line of the fn name");
+    assert_eq!(source.line, 30, "the line of the fn name");
 
     let p = registry.get("plain").unwrap().spec();
     assert_eq!(p.kind, ToolKind::Other);

@@ -1566,18 +1566,13 @@ impl Inner {
     fn retire_from(&self, registry: &LiveRegistry) {
         let mut imported = self.imported.lock().unwrap_or_else(PoisonError::into_inner);
         let names = std::mem::take(&mut *imported);
-        let _ = registry.update(|r| {
-            for name in &names {
-                r.remove(name);
-            }
-            Ok::<_, std::convert::Infallible>(())
-        });
-        drop(imported);
         let why = if self.stop.is_cancelled() {
             "the connection was closed by this program"
         } else {
             "the server exited or closed its connection"
         };
+        // The reason first, then the removal: whoever sees the tools gone
+        // also finds why.
         registry.mark_unavailable(
             &self.server,
             &format!(
@@ -1587,6 +1582,13 @@ impl Inner {
                 names.len()
             ),
         );
+        let _ = registry.update(|r| {
+            for name in &names {
+                r.remove(name);
+            }
+            Ok::<_, std::convert::Infallible>(())
+        });
+        drop(imported);
     }
 
     /// Replaces this connection's tools in `registry` by `remote`.

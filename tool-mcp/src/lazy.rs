@@ -513,12 +513,9 @@ async fn watch_exit(weak: Weak<LazyInner>, conn: McpConnection) {
         *current = None;
     }
     let names = std::mem::take(&mut *inner.names.lock().unwrap_or_else(PoisonError::into_inner));
-    let _ = inner.registry.update(|r| {
-        for name in &names {
-            r.remove(name);
-        }
-        Ok::<_, std::convert::Infallible>(())
-    });
+    // The reason first, then the removal: whoever sees the tools gone also
+    // finds why (a caller of a removed tool is told the server exited, never
+    // "unknown tool").
     inner.registry.mark_unavailable(
         &inner.server,
         &format!(
@@ -528,6 +525,12 @@ async fn watch_exit(weak: Weak<LazyInner>, conn: McpConnection) {
             names.len()
         ),
     );
+    let _ = inner.registry.update(|r| {
+        for name in &names {
+            r.remove(name);
+        }
+        Ok::<_, std::convert::Infallible>(())
+    });
 }
 
 /// Stops `conn` once no call was in flight for `idle`.

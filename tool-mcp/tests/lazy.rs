@@ -244,11 +244,34 @@ async fn a_server_that_dies_loses_its_tools_and_is_not_restarted() {
     let cache = ToolListCache::new(dir.path());
     let marker = unique("dies");
     let (live, server, _) = import(fixture(&marker), &cache).await;
+    // A reader spinning on another thread never sees the tools gone without
+    // the reason (the reason is recorded first).
+    let watcher = {
+        let live = live.clone();
+        std::thread::spawn(move || {
+            let start = Instant::now();
+            loop {
+                let gone = live.snapshot().get("fx__echo").is_none();
+                let why = live.unavailable();
+                if gone {
+                    return why.contains_key("fx");
+                }
+                if start.elapsed() > Duration::from_secs(60) {
+                    return false;
+                }
+                std::hint::spin_loop();
+            }
+        })
+    };
     let _ = call(&live, "fx__die", json!({})).await;
     wait_until("the tools to be removed", || {
         live.snapshot().get("fx__echo").is_none()
     })
     .await;
+    assert!(
+        watcher.join().expect("watcher thread"),
+        "the tools were seen removed before the reason was recorded"
+    );
     let why = live.unavailable();
     assert!(why["fx"].contains("exited"), "{why:?}");
     assert_eq!(server.starts(), 1);

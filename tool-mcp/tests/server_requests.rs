@@ -234,3 +234,53 @@ async fn every_progress_report_arrives_before_the_result() {
     }
     stop.cancel();
 }
+
+/// Through a re-export (`tool --mcp-config F serve` in small) an imported
+/// server's form reaches the person behind the upstream client: the
+/// re-exporting server asks each field as an `elicitation/create` of its
+/// own (one `answer` field) in 2025-11-25 sessions, and the upstream
+/// client's asker answers it.
+#[tokio::test]
+async fn a_form_through_a_reexport_is_answered_upstream() {
+    let imported = fixture().connect().await.unwrap();
+    let live = LiveRegistry::new(ToolRegistry::new());
+    imported.import_into(&live).await.unwrap();
+    let stop = tokio_util::sync::CancellationToken::new();
+    let (addr, _task) = McpServer::new(live)
+        .serve_http(([127, 0, 0, 1], 0).into(), stop.clone())
+        .await
+        .unwrap();
+    let upstream = McpToolSource::http(format!("http://{addr}/mcp"))
+        .with_era(ProtocolEra::Initialize)
+        .connect()
+        .await
+        .unwrap();
+    let questions: Arc<Mutex<Vec<String>>> = Arc::default();
+    let log = Arc::clone(&questions);
+    let ctx = ToolContext::new().with_asker(move |q: Question| {
+        log.lock().unwrap().push(q.question.clone());
+        let answer = if q.question.contains("email") {
+            "ada@example.org"
+        } else {
+            "ada"
+        };
+        async move { Answer::Answered(answer.to_owned()) }
+    });
+    let result = upstream
+        .call(
+            "fx__test_elicitation",
+            args(json!({"message": "Who are you?"})),
+            &ctx,
+        )
+        .await;
+    assert_eq!(
+        result.output,
+        r#"Elicitation completed: action="accept", content={"username":"ada","email":"ada@example.org"}"#,
+        "{result:?}"
+    );
+    let questions = questions.lock().unwrap();
+    assert_eq!(questions.len(), 2, "{questions:?}");
+    // The upstream person sees the origin server's question, relayed.
+    assert!(questions[0].contains("Who are you?"), "{questions:?}");
+    stop.cancel();
+}

@@ -860,6 +860,26 @@ impl JobRegistry {
                     bytes.clear();
                 }
             }
+            // A page cut inside a character leaves the character's bytes
+            // for the next read, whole (more output follows the page).
+            if got.start + (bytes.len() as u64) < view.total_bytes {
+                let keep = bytes.len() - incomplete_utf8_tail(&bytes);
+                // Never down to nothing: a page too small for one character
+                // still moves on.
+                if keep > 0 {
+                    bytes.truncate(keep);
+                }
+            }
+            // After dropped output a page may start inside a character: its
+            // continuation bytes are counted as dropped, never shown as U+FFFD.
+            let mut skipped = 0;
+            if got.dropped > 0 {
+                skipped = bytes
+                    .iter()
+                    .take(3)
+                    .take_while(|&&b| b & 0xC0 == 0x80)
+                    .count();
+            }
             let waited_enough = Instant::now() >= until || cancelled();
             if !bytes.is_empty() || !running || waited_enough {
                 let end = got.start + bytes.len() as u64;
@@ -871,8 +891,8 @@ impl JobRegistry {
                 view.record.read_offset = view.record.read_offset.max(end);
                 return Ok(JobRead {
                     pending: view.total_bytes.saturating_sub(end),
-                    text: String::from_utf8_lossy(&bytes).into_owned(),
-                    dropped: got.dropped,
+                    text: String::from_utf8_lossy(&bytes[skipped..]).into_owned(),
+                    dropped: got.dropped + skipped as u64,
                     view,
                 });
             }
@@ -952,6 +972,26 @@ impl JobRegistry {
     }
 }
 
+/// How many bytes at the end of `bytes` are the start of a UTF-8 character
+/// whose remaining bytes are not there yet (0 to 3); 0 when the text ends
+/// on a whole character or in bytes that are not UTF-8 at all.
+fn incomplete_utf8_tail(bytes: &[u8]) -> usize {
+    for back in 1..=bytes.len().min(3) {
+        let b = bytes[bytes.len() - back];
+        if b & 0xC0 == 0x80 {
+            continue; // a continuation byte: look further back
+        }
+        let width = match b {
+            0xC2..=0xDF => 2,
+            0xE0..=0xEF => 3,
+            0xF0..=0xF4 => 4,
+            _ => return 0,
+        };
+        return if back < width { back } else { 0 };
+    }
+    0
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1022,6 +1062,36 @@ mod tests {
         // Another trace does not see it.
         let other = JobRegistry::key(Some("u"), dir.path()).unwrap();
         assert!(jobs.peek(&other, job.id(), 100).is_err());
+    }
+
+    #[test]
+    fn pages_never_cut_a_character_in_two() {
+        let dir = tempfile::tempdir().unwrap();
+        let jobs = registry(dir.path());
+        let key = JobRegistry::key(Some("t"), dir.path()).unwrap();
+        let (job, _) = jobs.start_local(&key, "agent", "x").unwrap();
+        let mut w = job.writer().unwrap();
+        // 'a' then 20 three-byte euro signs: 61 bytes, pages of 8 bytes.
+        let text = format!("a{}\n", "€".repeat(20));
+        w.write(text.as_bytes()).unwrap();
+        w.finish(JobEnd::Exited, 0).unwrap();
+        let mut seen = String::new();
+        for _ in 0..30 {
+            let r = jobs
+                .read(&key, job.id(), 8, Duration::ZERO, &|| false)
+                .unwrap();
+            assert!(!r.text.contains('\u{fffd}'), "{:?}", r.text);
+            seen.push_str(&r.text);
+            if r.pending == 0 {
+                break;
+            }
+        }
+        assert_eq!(seen, text);
+        JobRegistry::forget_local(job.id());
+        assert_eq!(incomplete_utf8_tail("a€".as_bytes()), 0);
+        assert_eq!(incomplete_utf8_tail(&"a€".as_bytes()[..3]), 2);
+        assert_eq!(incomplete_utf8_tail(&"😀".as_bytes()[..3]), 3);
+        assert_eq!(incomplete_utf8_tail(b"\xff\x80"), 0);
     }
 
     #[test]

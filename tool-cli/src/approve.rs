@@ -176,7 +176,8 @@ fn ask_terminal(request: &ApprovalRequest) -> ApprovalDecision {
 }
 
 /// The CLI's [`tool_core::Asker`] (cross-cutting §4): the question on
-/// stderr, numbered choices, one answer line read from `/dev/tty` (at most
+/// stderr (control characters and bidirectional overrides escaped, as in
+/// `tool call`'s text output), numbered choices, one answer line read from `/dev/tty` (at most
 /// 1024 bytes; a number picks that choice, other text is the answer as
 /// typed, an empty line takes the question's default). Where stderr is not
 /// a terminal or `/dev/tty` cannot be opened, the answer is "no person is
@@ -204,12 +205,15 @@ fn ask_question(question: &tool_core::Question) -> tool_core::Answer {
         return Answer::NoPerson("there is no terminal to ask on".to_owned());
     };
     let mut err = std::io::stderr().lock();
-    let _ = writeln!(err, "The agent asks: {}", question.question);
+    // The question comes from the model (or text it read): its control
+    // characters are shown escaped, so it cannot drive the terminal.
+    let shown = |text: &str| crate::render::escape_controls(text);
+    let _ = writeln!(err, "The agent asks: {}", shown(&question.question));
     for (n, choice) in question.choices.iter().enumerate() {
-        let _ = writeln!(err, "  {}) {choice}", n + 1);
+        let _ = writeln!(err, "  {}) {}", n + 1, shown(choice));
     }
     let hint = match &question.default {
-        Some(d) => format!(" [{d}]"),
+        Some(d) => format!(" [{}]", shown(d)),
         None => String::new(),
     };
     let _ = write!(err, "Your answer{hint}: ");

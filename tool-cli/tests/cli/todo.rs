@@ -90,6 +90,23 @@ fn ask_user_asks_the_person_at_the_terminal_or_says_nobody_is_there() {
     // An empty line takes the caller's default.
     let text = on_terminal("\n");
     assert!(text.contains("The user answered: sqlite"), "{text}");
+    // A question that carries terminal escapes is shown with them escaped.
+    let hostile = json!({"question": "Hi \u{1b}]0;pwned\u{7} \u{1b}[2J \u{202e}rtl",
+                         "choices": ["\u{1b}[31mred"], "timeout": 30});
+    let inner = format!("{} call --json ask_user '{}'", crate::support::BIN, hostile);
+    let mut cmd = std::process::Command::new("script");
+    cmd.args(["-qec", &inner, "/dev/null"])
+        .env_remove("TRACE_ID")
+        .current_dir(env!("CARGO_MANIFEST_DIR"));
+    let out = crate::support::feed(&mut cmd, "1\n");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        text.contains("The agent asks: Hi \\x1b]0;pwned\\x07 \\x1b[2J \\u{202e}rtl"),
+        "{text}"
+    );
+    assert!(text.contains("1) \\x1b[31mred"), "{text}");
+    let prompt = text.split("The user answered").next().unwrap_or("");
+    assert!(!prompt.contains('\u{1b}'), "{text}");
     // No terminal: a refusal saying nobody is there.
     let out = tool()
         .args(["call", "ask_user", &args.to_string()])

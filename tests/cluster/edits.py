@@ -37,7 +37,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import mcp_http  # noqa: E402
 
 COUNT = re.compile(r"count: (\d+)")
-LINE = re.compile(r"^(a\d{2}-\d{3})$", re.M)
+# An edit line, on disk or in read_file's numbered output (`2: a07-024`).
+LINE = re.compile(r"^(?:\d+: )?(a\d{2}-\d{3})$", re.M)
 STALE = "modified since it was last read"
 
 
@@ -93,15 +94,21 @@ def agent(n, args, state, tally, acked_event):
                 if not found:
                     raise RuntimeError(f"{name}: no count in {text[:300]!r}")
                 count = int(found.group(1))
+                if args.tool == "edit_file":
+                    call = {
+                        "file_path": path,
+                        "old_string": f"count: {count}\n",
+                        "new_string": f"count: {count + 1}\n{name}\n",
+                    }
+                else:
+                    # The whole file, built from this read: only the
+                    # read-before-write rule stands between a stale read and
+                    # a lost update.
+                    lines = LINE.findall(text)
+                    body = "".join(f"{line}\n" for line in [name, *lines])
+                    call = {"file_path": path, "content": f"count: {count + 1}\n{body}"}
                 try:
-                    edit = client.call(
-                        "edit_file",
-                        {
-                            "file_path": path,
-                            "old_string": f"count: {count}\n",
-                            "new_string": f"count: {count + 1}\n{name}\n",
-                        },
-                    )
+                    edit = client.call(args.tool, call)
                 except mcp_http.Unanswered:
                     # Unknown outcome: the next read tells.
                     tally.add("unanswered")
@@ -141,6 +148,10 @@ def main():
     parser.add_argument("--edits", type=int, default=25)
     parser.add_argument("--file", default="counter.txt", help="in the cluster's workspace")
     parser.add_argument("--era", default=mcp_http.STATELESS, choices=[mcp_http.STATELESS, mcp_http.SESSIONS])
+    parser.add_argument(
+        "--tool", default="edit_file", choices=["edit_file", "write_file"],
+        help="edit_file (count: N -> N+1 and a line), or write_file of the whole file built from the read",
+    )
     parser.add_argument(
         "--kill-after", type=int, default=0, metavar="ACKS",
         help="SIGKILL the first replica once this many edits are acknowledged (0: never)",
@@ -199,7 +210,7 @@ def main():
     )
     total = args.agents * args.edits
     print(
-        f"cluster edits ({args.era}, {len(state['REPLICA_PIDS'].split())} replicas): "
+        f"cluster edits ({args.era}, {args.tool}, {len(state['REPLICA_PIDS'].split())} replicas): "
         f"{args.agents} agents x {args.edits} edits = {total} in {duration:.1f} s; "
         f"acknowledged {len(tally.acked)}, recovered after an unanswered call {len(tally.recovered)}, "
         f"refused stale writes {tally.stale}, other refusals {len(tally.other_refused)}, "

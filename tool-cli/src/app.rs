@@ -157,8 +157,8 @@ impl Cli {
         self
     }
 
-    /// The version `serve` reports to MCP clients (`serverInfo.version`),
-    /// keeping the name. A fn cannot see its caller's version, so
+    /// The version `--version` prints and `serve` reports to MCP clients
+    /// (`serverInfo.version`), keeping the name. A fn cannot see its caller's version, so
     /// [`Cli::new`] starts with tool-cli's: pass
     /// `env!("CARGO_PKG_VERSION")`, or build with [`cli!`](crate::cli),
     /// which does.
@@ -177,6 +177,11 @@ impl Cli {
         self.program.name = Some(name.into());
         self.program.version = version.into();
         self
+    }
+
+    /// The program's settings (for this crate's tests and `run`).
+    pub(crate) fn program(&self) -> &Program {
+        &self.program
     }
 
     /// Runs on this process's command line. Like [`main`](crate::main) it

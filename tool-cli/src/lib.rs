@@ -355,6 +355,13 @@ fn command_for(registry: &ToolRegistry, name: &str) -> clap::Command {
     command
 }
 
+/// [`command_for`] with the program's version for `--version`: the
+/// application's (from [`cli!`] / [`Cli::version`]), the same one MCP
+/// `serverInfo` carries.
+fn program_command(registry: &ToolRegistry, program: &Program, name: &str) -> clap::Command {
+    command_for(registry, name).version(program.version().to_owned())
+}
+
 /// [`run`] with an application's settings ([`Cli`]).
 fn run_program<I, T>(registry: &ToolRegistry, program: &Program, args: I) -> ExitCode
 where
@@ -369,7 +376,7 @@ where
     let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
     let name = program.named(args.first());
     Program::set_running(&name);
-    let parsed = command_for(registry, &name)
+    let parsed = program_command(registry, program, &name)
         .try_get_matches_from(args)
         .and_then(|matches| <Args as clap::FromArgMatches>::from_arg_matches(&matches));
     let cli = match parsed {
@@ -764,6 +771,16 @@ mod tests {
             .expect("the subcommand")
             .render_long_help()
             .to_string()
+    }
+
+    #[test]
+    fn version_is_the_programs_own() {
+        let cli = Cli::new(shop()).version("3.1.4");
+        let version = program_command(&shop(), cli.program(), "shop")
+            .try_get_matches_from(["shop", "--version"])
+            .expect_err("--version ends parsing");
+        assert_eq!(version.kind(), clap::error::ErrorKind::DisplayVersion);
+        assert_eq!(version.to_string(), "shop 3.1.4\n");
     }
 
     #[test]

@@ -19,25 +19,27 @@ fn skills_dir() -> TempDir {
     let dir = TempDir::new();
     let skills = dir.path().join("skills");
     let pdf = skills.join("pdf-forms");
-    fs::create_dir_all(pdf.join("scripts")).unwrap();
+    fs::create_dir_all(pdf.join("scripts")).expect("sets up the skills folder");
     fs::write(
         pdf.join("SKILL.md"),
         "---\nname: pdf-forms\ndescription: Fill PDF forms.\n---\n\nUse [the guide](guide.md).\n",
     )
-    .unwrap();
-    fs::write(pdf.join("guide.md"), "GUIDE TEXT\n").unwrap();
-    fs::write(pdf.join("scripts/fill.py"), "print('fill')\n").unwrap();
-    fs::write(pdf.join("logo.png"), [0x89_u8, b'P', b'N', b'G']).unwrap();
-    fs::write(pdf.join("big.txt"), vec![b'x'; (1 << 20) + 1]).unwrap();
-    fs::write(dir.path().join("secret.txt"), "SECRET\n").unwrap();
-    std::os::unix::fs::symlink(dir.path().join("secret.txt"), pdf.join("leak.txt")).unwrap();
+    .expect("sets up the skills folder");
+    fs::write(pdf.join("guide.md"), "GUIDE TEXT\n").expect("sets up the skills folder");
+    fs::write(pdf.join("scripts/fill.py"), "print('fill')\n").expect("sets up the skills folder");
+    fs::write(pdf.join("logo.png"), [0x89_u8, b'P', b'N', b'G'])
+        .expect("sets up the skills folder");
+    fs::write(pdf.join("big.txt"), vec![b'x'; (1 << 20) + 1]).expect("sets up the skills folder");
+    fs::write(dir.path().join("secret.txt"), "SECRET\n").expect("sets up the skills folder");
+    std::os::unix::fs::symlink(dir.path().join("secret.txt"), pdf.join("leak.txt"))
+        .expect("sets up the skills folder");
     let notes = skills.join("notes");
-    fs::create_dir_all(&notes).unwrap();
+    fs::create_dir_all(&notes).expect("sets up the skills folder");
     fs::write(
         notes.join("SKILL.md"),
         "---\nname: notes\ndescription: Take notes.\n---\nWrite them down.\n",
     )
-    .unwrap();
+    .expect("sets up the skills folder");
     dir
 }
 
@@ -51,7 +53,7 @@ async fn serve(dir: &TempDir, extra: &[&str]) -> RunningService<RoleClient, ()> 
         .arg(&skills)
         .env("TRACE_ID", "")
         .stderr(std::process::Stdio::null());
-    ().serve(TokioChildProcess::new(command).unwrap())
+    ().serve(TokioChildProcess::new(command).expect("spawns tool serve"))
         .await
         .expect("connects to tool serve")
 }

@@ -577,3 +577,100 @@ fn make_readable_write_protects_every_configured_folder() {
     assert!(w.resolve_for_write("notes.md").is_ok());
     assert!(!missing.exists(), "nothing created");
 }
+
+/// Issue 26 (skills as prompts): `Skill::files` lists what is beside
+/// `SKILL.md` with sizes and MIME types; `Skill::read_file` reads one only
+/// from inside the skill's folder, regular and at most 1 MiB, and says why
+/// it refuses.
+#[test]
+fn files_beside_a_skill_are_listed_and_read_confined() {
+    use tool_builtins::skills::{MAX_SKILL_FILE_BYTES, SkillFileError};
+    let dir = tempfile::tempdir().unwrap();
+    let skills = dir.path().join("skills");
+    skill(&skills, "pdf", &good("pdf", "PDF work."));
+    let pdf = skills.join("pdf");
+    fs::create_dir_all(pdf.join("ref/deep/deeper")).unwrap();
+    fs::write(pdf.join("ref/forms.md"), "FORMS").unwrap();
+    fs::write(pdf.join("ref/deep/data.json"), "{}").unwrap();
+    fs::write(pdf.join("ref/deep/deeper/too-deep.md"), "x").unwrap();
+    fs::write(pdf.join(".hidden"), "h").unwrap();
+    fs::write(pdf.join("tool.bin"), [0_u8, 1]).unwrap();
+    let big = usize::try_from(MAX_SKILL_FILE_BYTES).unwrap() + 1;
+    fs::write(pdf.join("big.md"), vec![b'a'; big]).unwrap();
+    fs::write(dir.path().join("secret.txt"), "SECRET").unwrap();
+    fs::create_dir_all(dir.path().join("outside")).unwrap();
+    fs::write(dir.path().join("outside/o.md"), "OUT").unwrap();
+    std::os::unix::fs::symlink(dir.path().join("secret.txt"), pdf.join("leak.txt")).unwrap();
+    std::os::unix::fs::symlink(dir.path().join("outside"), pdf.join("linked")).unwrap();
+    std::os::unix::fs::symlink(pdf.join("ref/forms.md"), pdf.join("inner.md")).unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(pdf.join("pipe.md"))
+        .status()
+        .unwrap();
+    assert!(made.success());
+
+    let set = SkillSet::load([&skills]);
+    let s = set.get("pdf").unwrap();
+    let listed: Vec<String> = s
+        .files()
+        .iter()
+        .map(|f| format!("{} {} {} {}", f.path, f.bytes, f.mime_type, f.is_text()))
+        .collect();
+    // In name order; hidden entries, symbolic links, special files and
+    // what lies deeper than 3 levels are left out.
+    assert_eq!(
+        listed,
+        [
+            "big.md 1048577 text/markdown true",
+            "ref/deep/data.json 2 application/json true",
+            "ref/forms.md 5 text/markdown true",
+            "tool.bin 2 application/octet-stream false",
+        ]
+    );
+
+    assert_eq!(s.read_file("ref/forms.md").unwrap(), b"FORMS");
+    assert_eq!(s.read_file("./ref/forms.md").unwrap(), b"FORMS");
+    // A symbolic link that stays inside is followed; an unlisted file reads.
+    assert_eq!(s.read_file("inner.md").unwrap(), b"FORMS");
+    assert_eq!(s.read_file(".hidden").unwrap(), b"h");
+    let refused = |rel: &str| s.read_file(rel).unwrap_err();
+    assert_eq!(
+        refused("leak.txt"),
+        SkillFileError::Outside("leak.txt".into())
+    );
+    assert_eq!(
+        refused("linked/o.md"),
+        SkillFileError::Outside("linked/o.md".into())
+    );
+    for bad in [
+        "../skills/pdf/SKILL.md",
+        "ref/../../x",
+        "/etc/passwd",
+        "",
+        ".",
+    ] {
+        assert_eq!(refused(bad), SkillFileError::NotInside(bad.into()), "{bad}");
+    }
+    assert_eq!(refused("ref"), SkillFileError::NotAFile("ref".into()));
+    assert_eq!(
+        refused("pipe.md"),
+        SkillFileError::NotAFile("pipe.md".into())
+    );
+    assert_eq!(
+        refused("nope.md"),
+        SkillFileError::NotFound("nope.md".into())
+    );
+    let too_large = refused("big.md");
+    assert_eq!(
+        too_large,
+        SkillFileError::TooLarge("big.md".into(), MAX_SKILL_FILE_BYTES + 1)
+    );
+    assert_eq!(
+        too_large.to_string(),
+        "big.md is 1048577 bytes; a skill's file is read up to 1048576 bytes (1 MiB)"
+    );
+    assert_eq!(
+        refused("leak.txt").to_string(),
+        "leak.txt leads out of the skill's folder (a symbolic link); only files inside it can be read"
+    );
+}

@@ -182,6 +182,8 @@ Examples:
   tool --mcp-config .mcp.json serve                built-ins and imported tools, one server
   tool serve --http 127.0.0.1:8080 --state redis://127.0.0.1:6379/0 --state-prefix team-a
                                                    read ledgers shared through Redis/Valkey
+  tool serve --skills-dir ~/.agent/skills --skills-as-prompts
+                                                   skills as MCP prompts, their files as resources
 
 Stdout carries protocol messages only: anything a tool prints goes to stderr.
 Tools that need confirmation ask the client (elicitation) when it can be
@@ -700,6 +702,13 @@ pub(crate) enum Command {
         /// sharing a server. ASCII letters, digits, `-`, `_`, `.`; at most 64 bytes.
         #[arg(long, value_name = "PREFIX", requires = "state")]
         state_prefix: Option<String>,
+
+        /// Also offer each skill of --skills-dir / $AGENT_TOOLS_SKILLS as an MCP prompt (its
+        /// name and description; prompts/get gives its SKILL.md body, with an optional `task`
+        /// argument appended) and the files beside it as resources skill://NAME/PATH (at most
+        /// 50 per skill, each read up to 1 MiB, only from inside the skill's folder).
+        #[arg(long)]
+        skills_as_prompts: bool,
     },
 
     /// The search index `tool serve` keeps for the workspace: status, build now, drop.

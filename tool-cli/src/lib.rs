@@ -617,6 +617,7 @@ fn execute(registry: &ToolRegistry, program: &Program, mut cli: Args) -> Result<
             no_index,
             state,
             state_prefix,
+            skills_as_prompts,
         } => {
             let has_shell = registry.get("bash_command").is_some();
             let access =
@@ -642,7 +643,15 @@ fn execute(registry: &ToolRegistry, program: &Program, mut cli: Args) -> Result<
                 (None, None) => stdio_runtime()?,
                 (Some(_), None) => runtime()?,
             };
-            let outcome = mcp::serve(view, &session, &runtime, access, page_size, program);
+            let catalog = skills_as_prompts
+                .then(|| skills::catalog_for_serve(&cli.common, &mut io::stderr().lock()))
+                .flatten();
+            let served = mcp::Served {
+                view,
+                page_size,
+                catalog,
+            };
+            let outcome = mcp::serve(served, &session, &runtime, access, program);
             // A cancelled call's command may still be stopping on the
             // blocking pool (bash_command: SIGTERM, SIGKILL after its grace);
             // the runtime waits for it, within the shutdown timeout.

@@ -234,19 +234,32 @@ pub(crate) fn unavailable_tool(live: &LiveRegistry, name: &str) -> Option<String
     })
 }
 
+/// What `tool serve` offers: the tools of `view` (`page_size` per
+/// `tools/list` page) and, with `--skills-as-prompts`, the skills' catalog
+/// of prompts and resources.
+pub(crate) struct Served {
+    pub(crate) view: tool_core::RegistryView,
+    pub(crate) page_size: usize,
+    pub(crate) catalog: Option<tool_mcp::Catalog>,
+}
+
 /// Serves `live` over stdio, or Streamable HTTP as `http` says, until the
 /// client goes away (stdio) or the process gets `SIGTERM`, `SIGINT` or
 /// `SIGHUP`; calls still running are then cancelled and waited for (at most
 /// [`tool_mcp::SHUTDOWN_TIMEOUT`]). Prints one line on stderr saying what is
 /// served, and a warning when clients on other machines are let in.
 pub(crate) fn serve(
-    view: tool_core::RegistryView,
+    served: Served,
     session: &Session,
     runtime: &tokio::runtime::Runtime,
     http: Option<HttpServe>,
-    page_size: usize,
     program: &crate::app::Program,
 ) -> Result<(), Failure> {
+    let Served {
+        view,
+        page_size,
+        catalog,
+    } = served;
     // Count what `tools/list` offers: a tool with URL patterns that do not
     // match the server's page URL is not listed (issue 24, banner count).
     let registry = view.registry();
@@ -271,6 +284,10 @@ pub(crate) fn serve(
         })
         .with_page_size(page_size)
         .with_server_info(program.name(), program.version());
+    let server = match catalog {
+        Some(catalog) => server.with_catalog(catalog),
+        None => server,
+    };
     let io_failure = |e: tool_mcp::Error| Failure::Io(std::io::Error::other(e.to_string()));
     match http {
         None => {

@@ -403,6 +403,8 @@ struct Info {
 pub struct Resource {
     uri: String,
     info: Info,
+    /// Its size in bytes, when known (`size` in `resources/list`).
+    size: Option<u64>,
     read: ReadFn,
 }
 
@@ -432,6 +434,7 @@ impl Resource {
                 name: name.into(),
                 ..Info::default()
             },
+            size: None,
             read: Arc::new(move |_uri, _vars| {
                 let fut = read();
                 Box::pin(async move {
@@ -486,6 +489,15 @@ impl Resource {
         self
     }
 
+    /// Its size in bytes (before any base64 encoding), listed as `size` in
+    /// `resources/list` so a client can tell a large resource before
+    /// reading it. Unset by default.
+    #[must_use]
+    pub fn with_size(mut self, bytes: u64) -> Self {
+        self.size = Some(bytes);
+        self
+    }
+
     /// Its URI.
     pub fn uri(&self) -> &str {
         &self.uri
@@ -493,6 +505,7 @@ impl Resource {
 
     fn definition(&self) -> McpResource {
         let mut r = McpResource::new(self.uri.clone(), self.info.name.clone());
+        r.size = self.size;
         r.title.clone_from(&self.info.title);
         r.description.clone_from(&self.info.description);
         r.mime_type.clone_from(&self.info.mime_type);

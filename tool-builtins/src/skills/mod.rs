@@ -71,7 +71,8 @@
 //! [`MAX_BODY_BYTES`], at most [`MAX_SKILLS`] skills in a set; in the
 //! `skill` tool's description each skill's line is cut to
 //! [`LISTED_DESCRIPTION_CHARS`] characters, and a call lists at most
-//! [`MAX_LISTED_FILES`] files beside the skill.
+//! [`MAX_LISTED_FILES`] files beside the skill ([`Skill::files`]);
+//! [`Skill::read_file`] reads a file of at most [`MAX_SKILL_FILE_BYTES`].
 //!
 //! # Errors do not stop the others
 //! [`SkillSet::load`] never fails: every file that cannot be used (a missing
@@ -92,6 +93,13 @@
 //! tool's answer says so when a host did not. Nothing the tools write may go
 //! there.
 //!
+//! A host that serves the files itself (`tool serve --skills-as-prompts`
+//! offers them as MCP resources) lists them with [`Skill::files`] and reads
+//! one with [`Skill::read_file`]: the path must be relative without `..`,
+//! lead to a regular file inside the skill's folder once symbolic links are
+//! followed (checked by the code that reads `SKILL.md`), and hold at most
+//! [`MAX_SKILL_FILE_BYTES`].
+//!
 //! # Dependency and why
 //! `yaml-rust2`: a maintained YAML 1.2 parser in safe Rust whose errors carry
 //! the line and column, with no C code and no `unsafe-libyaml`. The serde
@@ -104,17 +112,18 @@
 //! loading (the loader copies the node at each alias, the "billion laughs"
 //! blow-up), and so is nesting deeper than 32 levels.
 
+mod files;
 mod front_matter;
 mod paths;
 mod tool;
 pub mod write;
 
 use std::fmt;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use tool_core::ToolContext;
 
+pub use files::{MAX_SKILL_FILE_BYTES, SkillFile, SkillFileError, is_text, mime_type};
 pub use tool::TOOL_NAME;
 
 /// Largest front matter, in bytes, between the two `---` lines (8 KiB:
@@ -412,59 +421,34 @@ impl SkillSet {
     }
 }
 
-/// Reads `file` as UTF-8, refusing one larger than a skill may be, one
-/// that is not a regular file (a FIFO would block every command that loads
-/// skills: it is opened non-blocking and checked before any read), and one
-/// that leads out of the skill's folder `real` (canonical).
+/// Reads `file` as UTF-8 through [`files::read_inside`], refusing one
+/// larger than a skill may be, one that is not a regular file (a FIFO would
+/// block every command that loads skills), and one that leads out of the
+/// skill's folder `real` (canonical).
 fn read_bounded(file: &Path, real: &Path) -> Result<String, String> {
-    use std::os::unix::fs::OpenOptionsExt;
     const LIMIT: usize = MAX_FRONT_MATTER_BYTES + MAX_BODY_BYTES + 64;
-    let opened = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
-        .open(file);
-    let handle = match opened {
-        Ok(h) => h,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(format!(
-                "this skill folder has no {SKILL_FILE}; add one or remove the folder"
-            ));
+    let bytes = files::read_inside(file, real, LIMIT as u64).map_err(|refusal| match refusal {
+        files::Refusal::NotFound => {
+            format!("this skill folder has no {SKILL_FILE}; add one or remove the folder")
         }
-        Err(e) => return Err(format!("cannot read: {e}")),
-    };
-    match handle.metadata() {
-        Ok(meta) if meta.is_file() => {}
-        Ok(meta) if meta.is_dir() => {
-            return Err(format!(
-                "{SKILL_FILE} is a directory, not a file; put the skill's instructions in a file \
-                 named {SKILL_FILE}"
-            ));
-        }
-        Ok(_) => {
-            return Err(format!(
-                "{SKILL_FILE} is not a regular file (a FIFO, socket or device); replace it with a \
-                 file"
-            ));
-        }
-        Err(e) => return Err(format!("cannot read: {e}")),
-    }
-    if !file.canonicalize().is_ok_and(|f| f.starts_with(real)) {
-        return Err(format!(
+        files::Refusal::Directory => format!(
+            "{SKILL_FILE} is a directory, not a file; put the skill's instructions in a file \
+             named {SKILL_FILE}"
+        ),
+        files::Refusal::NotRegular => format!(
+            "{SKILL_FILE} is not a regular file (a FIFO, socket or device); replace it with a \
+             file"
+        ),
+        files::Refusal::Outside => format!(
             "{SKILL_FILE} is a symbolic link leading out of the skill's folder; a skill's \
              instructions must lie inside its folder"
-        ));
-    }
-    let mut bytes = Vec::new();
-    handle
-        .take(LIMIT as u64 + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| format!("cannot read: {e}"))?;
-    if bytes.len() > LIMIT {
-        return Err(format!(
+        ),
+        files::Refusal::TooLarge(_) => format!(
             "the file is larger than {LIMIT} bytes (front matter at most \
              {MAX_FRONT_MATTER_BYTES}, body at most {MAX_BODY_BYTES})"
-        ));
-    }
+        ),
+        files::Refusal::Io(e) => format!("cannot read: {e}"),
+    })?;
     String::from_utf8(bytes).map_err(|e| {
         format!(
             "the file is not UTF-8 (invalid byte at offset {})",

@@ -157,20 +157,33 @@ fn existing(rel: &str, folder: &Path, show: &dyn Fn(&Path) -> String) -> Option<
     if !is_relative(rel) || rel.contains(char::is_whitespace) || rel.len() > 1024 {
         return None;
     }
-    let rel = rel.strip_prefix("./").unwrap_or(rel);
-    let mut joined = PathBuf::from(folder);
-    for part in Path::new(rel).components() {
-        match part {
-            Component::Normal(p) => joined.push(p),
-            Component::CurDir => {}
-            _ => return None,
-        }
-    }
+    let joined = join_inside(folder, rel)?;
     let real = joined.canonicalize().ok()?;
     if !real.starts_with(folder) || real == folder {
         return None;
     }
     Some(show(&joined))
+}
+
+/// `folder` joined with the relative path `rel` (`/`-separated, a leading
+/// `./` accepted), or `None` when `rel` is empty, absolute or holds `..`.
+/// Symbolic links are not looked at here: the caller checks where the
+/// joined path really leads.
+pub(super) fn join_inside(folder: &Path, rel: &str) -> Option<PathBuf> {
+    let rel = rel.strip_prefix("./").unwrap_or(rel);
+    let mut joined = PathBuf::from(folder);
+    let mut any = false;
+    for part in Path::new(rel).components() {
+        match part {
+            Component::Normal(p) => {
+                joined.push(p);
+                any = true;
+            }
+            Component::CurDir => {}
+            _ => return None,
+        }
+    }
+    any.then_some(joined)
 }
 
 #[cfg(test)]

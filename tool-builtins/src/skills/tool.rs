@@ -10,7 +10,7 @@ use tool_core::{ErrorKind, Tool, ToolContext, ToolKind, ToolResult, ToolSpec, me
 use tool_rules::suggest;
 use tool_rules::text::{Clip, clip};
 
-use super::{LISTED_DESCRIPTION_CHARS, MAX_LISTED_FILES, SKILL_FILE, Skill, SkillSet, paths};
+use super::{LISTED_DESCRIPTION_CHARS, SkillSet, paths};
 use crate::fs::workspace::Workspace;
 
 /// The tool's name.
@@ -86,11 +86,11 @@ fn call(set: &SkillSet, name: &str, ctx: &ToolContext) -> ToolResult {
         skill.name,
         resolved.body.trim_end()
     );
-    let files = files_beside(skill);
+    let files = skill.files();
     if !files.is_empty() {
         out.push_str("\nFiles beside it:\n");
         for f in &files {
-            let _ = writeln!(out, "- {}", show(&skill.folder.join(f)));
+            let _ = writeln!(out, "- {}", show(&skill.folder.join(&f.path)));
         }
     }
     if !resolved.missing.is_empty() {
@@ -139,40 +139,4 @@ fn unknown(set: &SkillSet, name: &str) -> ToolResult {
     }
     message.push('.');
     ToolResult::error(ErrorKind::InvalidArguments, message)
-}
-
-/// Files under the skill's folder other than `SKILL.md`, relative to it, in
-/// name order: at most [`MAX_LISTED_FILES`], 3 levels deep, hidden entries
-/// and symbolic links skipped.
-fn files_beside(skill: &Skill) -> Vec<String> {
-    fn walk(dir: &Path, prefix: &str, depth: usize, out: &mut Vec<String>) {
-        let Ok(read) = std::fs::read_dir(dir) else {
-            return;
-        };
-        let mut entries: Vec<_> = read.filter_map(Result::ok).collect();
-        entries.sort_by_key(std::fs::DirEntry::file_name);
-        for entry in entries {
-            if out.len() >= MAX_LISTED_FILES {
-                return;
-            }
-            let name = entry.file_name().to_string_lossy().into_owned();
-            let Ok(kind) = entry.file_type() else {
-                continue;
-            };
-            if name.starts_with('.') || kind.is_symlink() {
-                continue;
-            }
-            let rel = format!("{prefix}{name}");
-            if kind.is_dir() {
-                if depth < 3 {
-                    walk(&entry.path(), &format!("{rel}/"), depth + 1, out);
-                }
-            } else if !(depth == 1 && name == SKILL_FILE) {
-                out.push(rel);
-            }
-        }
-    }
-    let mut out = Vec::new();
-    walk(&skill.folder, "", 1, &mut out);
-    out
 }

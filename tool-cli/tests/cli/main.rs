@@ -26,6 +26,7 @@ mod parse;
 mod scale;
 mod schema;
 mod skill_md;
+mod skill_prompts;
 mod skills;
 mod support;
 mod todo;

@@ -245,7 +245,7 @@ const INJECTED_SHOWN: usize = 2000;
 /// (string, number, integer, boolean, enum; specification 2025-11-25,
 /// "Elicitation", "Requested Schema"), and that type admits nothing else.
 /// Its `property_order` keeps `approve` first on the wire.
-fn confirmation_form(request: &ApprovalRequest) -> (String, ElicitationSchema) {
+pub(crate) fn confirmation_form(request: &ApprovalRequest) -> (String, ElicitationSchema) {
     let mut message = confirmation_message(request);
     let mut properties = BTreeMap::new();
     properties.insert(
@@ -301,7 +301,7 @@ fn input_required(request: &ApprovalRequest, state: String) -> InputRequiredResu
 /// The decision a client's answer to [`confirmation_form`] stands for. Only
 /// editable parameters are taken from the answer; tool-core checks the edits
 /// again before the call runs.
-fn decide(answer: &ElicitResult, request: &ApprovalRequest) -> ApprovalDecision {
+pub(crate) fn decide(answer: &ElicitResult, request: &ApprovalRequest) -> ApprovalDecision {
     let content = match (&answer.action, &answer.content) {
         (ElicitationAction::Accept, Some(Value::Object(content))) => content,
         (ElicitationAction::Cancel, _) => {

@@ -9,7 +9,9 @@
 //!   input-required result (SEP-2322) listing what is asked and a sealed
 //!   `requestState`; the client calls again with the answers and the tool
 //!   runs again from the start, this time getting them (see
-//!   `input_required.rs` for the rounds);
+//!   `input_required.rs` for the rounds); run as a task, the task waits
+//!   in `input_required` instead and `tasks/update` brings the answers
+//!   (see `task_input.rs`), so the tool resumes where it asked;
 //! - outside MCP (an agent, `tool call`): to the host's hooks in the context:
 //!   a form to the asking/approval hooks (one question per field), sampling
 //!   to an `Arc<dyn Sampler>` in the context's state, roots to a
@@ -58,9 +60,12 @@ use tokio::sync::oneshot;
 use tool_core::ToolContext;
 
 use crate::requests::{self, Sampler};
+use crate::task_input::TaskInput;
 
-/// How long a 2025-11-25 client has to answer one request (300 s, the
-/// default wait for a person's answer); then [`InputError::Failed`].
+/// How long a 2025-11-25 client has to answer one request, and a
+/// 2026-07-28 task waits for the answers to one [`ask`] through
+/// `tasks/update` (300 s, the default wait for a person's answer); then
+/// [`InputError::Failed`].
 pub const SESSION_INPUT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(300);
 
 /// Most input requests in one [`ask`] (16); more is refused with
@@ -340,7 +345,7 @@ impl Round {
 }
 
 /// The wire form of a request.
-fn wire_request(request: InputRequest) -> rmcp::model::InputRequest {
+pub(crate) fn wire_request(request: InputRequest) -> rmcp::model::InputRequest {
     match request {
         InputRequest::Elicitation(params) => {
             rmcp::model::InputRequest::Elicitation(ElicitRequest::new(params))
@@ -378,6 +383,9 @@ impl std::fmt::Debug for HostSampler {
 /// outside MCP the host put the hook in the context (an asker or approver
 /// for forms, a [`HostSampler`], [`HostRoots`]).
 pub fn can_ask(ctx: &ToolContext, kind: InputKind) -> bool {
+    if let Some(task) = ctx.state::<Arc<TaskInput>>() {
+        return task.supports(kind);
+    }
     if let Some(round) = ctx.state::<Arc<Round>>() {
         return round.supports(kind);
     }
@@ -404,7 +412,8 @@ pub async fn require(ctx: &ToolContext, kind: InputKind) -> Result<(), InputErro
     if can_ask(ctx, kind) {
         return Ok(());
     }
-    if let Some(round) = ctx.state::<Arc<Round>>() {
+    let task_live = ctx.state::<Arc<TaskInput>>().is_some_and(|t| t.is_live());
+    if let Some(round) = ctx.state::<Arc<Round>>().filter(|_| !task_live) {
         return round.stop(Stop::Capability(kind)).await;
     }
     Err(InputError::Unsupported(kind, unsupported_reason(ctx)))
@@ -451,6 +460,19 @@ pub async fn ask(
             return Err(InputError::Unsupported(kind, unsupported_reason(ctx)));
         }
     }
+    if let Some(task) = ctx.state::<Arc<TaskInput>>() {
+        let task: Arc<TaskInput> = Arc::clone(&task);
+        // Before the task exists (a tool that gathers its first input in
+        // input-required rounds): the round answers, then the task starts.
+        if !task.is_live()
+            && let Some(round) = ctx.state::<Arc<Round>>()
+        {
+            let answered = round.ask(requests).await;
+            task.escalate();
+            return Ok(answered);
+        }
+        return task.ask(ctx.cancellation_token(), requests).await;
+    }
     if let Some(round) = ctx.state::<Arc<Round>>() {
         return Ok(round.ask(requests).await);
     }
@@ -485,7 +507,10 @@ fn check(requests: &BTreeMap<String, InputRequest>) -> Result<(), InputError> {
 }
 
 fn unsupported_reason(ctx: &ToolContext) -> String {
-    if ctx.state::<Arc<Round>>().is_some() || ctx.state::<SessionRoute>().is_some() {
+    if ctx.state::<Arc<Round>>().is_some()
+        || ctx.state::<SessionRoute>().is_some()
+        || ctx.state::<Arc<TaskInput>>().is_some()
+    {
         "the MCP client did not declare this capability".to_owned()
     } else {
         "the host gave no hook for it (an asker, a HostSampler or HostRoots in the context)"

@@ -176,6 +176,103 @@ where
     F: FnOnce(ToolContext, Option<InputResponses>, Option<String>) -> Fut,
     Fut: Future<Output = Result<T, ErrorData>>,
 {
+    let prepared = prepare(
+        method,
+        name,
+        arguments,
+        ctx,
+        request,
+        input_responses,
+        request_state,
+    )?;
+    let Prepared {
+        ctx,
+        responses,
+        confirm_state,
+        stop,
+        sealer,
+    } = prepared;
+    tokio::select! {
+        result = run(ctx, Some(responses), confirm_state) => result.map(Outcome::Done),
+        Ok(stop) = stop => sealer.asked(stop).map(Outcome::Asked),
+    }
+}
+
+/// A round made ready to run ([`prepare`]).
+pub(crate) struct Prepared {
+    /// The context to run in, with the round in its state.
+    pub(crate) ctx: ToolContext,
+    /// Every answer known so far (the state's and the request's).
+    pub(crate) responses: InputResponses,
+    /// The confirmation's own state, for [`crate::approval`].
+    pub(crate) confirm_state: Option<String>,
+    /// Told when what runs asks for what the round does not have.
+    pub(crate) stop: oneshot::Receiver<Stop>,
+    /// Makes the input-required result then.
+    pub(crate) sealer: Sealer,
+}
+
+/// Seals the state of a round that asked.
+pub(crate) struct Sealer {
+    round: Arc<Round>,
+    data: Vec<u8>,
+    confirm: Option<Value>,
+    name: String,
+}
+
+impl Sealer {
+    /// The input-required result of a round that stopped with `stop`.
+    ///
+    /// # Errors
+    /// `-32021` for a missing capability; `-32602` when the answers given
+    /// so far no longer fit a state; `-32603` when sealing fails.
+    pub(crate) fn asked(self, stop: Stop) -> Result<InputRequiredResult, ErrorData> {
+        let name = &self.name;
+        let missing = match stop {
+            Stop::Capability(kind) => return Err(missing_capability(kind)),
+            Stop::Ask(missing) => missing,
+        };
+        let mut carried = Carried {
+            answers: self.round.used(),
+        };
+        if let Some(confirm) = self.confirm {
+            carried
+                .answers
+                .insert(approval::CONFIRM_KEY.to_owned(), confirm);
+        }
+        let options = SealOptions::new()
+            .associated_data(&self.data)
+            .ttl(REQUEST_STATE_TTL);
+        let sealed = codec().seal_json_with(&carried, &options).map_err(|e| {
+            ErrorData::internal_error(format!("cannot seal requestState: {e}"), None)
+        })?;
+        if sealed.len() > MAX_REQUEST_STATE_BYTES {
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "the answers given so far make a requestState of {} bytes, over the limit of {MAX_REQUEST_STATE_BYTES}: `{name}` cannot ask for more",
+                    sealed.len()
+                ),
+                None,
+            ));
+        }
+        Ok(InputRequiredResult::new(Some(missing), Some(sealed)))
+    }
+}
+
+/// Makes one round of a request ready: opens the echoed state, merges the
+/// answers, and puts a [`Round`] in `ctx`.
+///
+/// # Errors
+/// `-32602` for a `requestState` that is too long or fails its checks.
+pub(crate) fn prepare(
+    method: &str,
+    name: &str,
+    arguments: &Map<String, Value>,
+    ctx: ToolContext,
+    request: &RequestContext<RoleServer>,
+    input_responses: Option<&InputResponses>,
+    request_state: Option<&str>,
+) -> Result<Prepared, ErrorData> {
     let data = associated_data(method, name, arguments);
     // A confirmation's own state passes to the confirmation untouched; a
     // sealed state is opened, and stands for the confirmation's too (it is
@@ -202,33 +299,18 @@ where
     ));
     let ctx = ctx.with_state(Arc::clone(&round));
     let responses: InputResponses = answers.into_iter().collect();
-    tokio::select! {
-        result = run(ctx, Some(responses), confirm_state) => result.map(Outcome::Done),
-        Ok(stop) = rx => {
-            let missing = match stop {
-                Stop::Capability(kind) => return Err(missing_capability(kind)),
-                Stop::Ask(missing) => missing,
-            };
-            let mut carried = Carried { answers: round.used() };
-            if let Some(confirm) = confirm {
-                carried.answers.insert(approval::CONFIRM_KEY.to_owned(), confirm);
-            }
-            let options = SealOptions::new().associated_data(&data).ttl(REQUEST_STATE_TTL);
-            let sealed = codec().seal_json_with(&carried, &options).map_err(|e| {
-                ErrorData::internal_error(format!("cannot seal requestState: {e}"), None)
-            })?;
-            if sealed.len() > MAX_REQUEST_STATE_BYTES {
-                return Err(ErrorData::invalid_params(
-                    format!(
-                        "the answers given so far make a requestState of {} bytes, over the limit of {MAX_REQUEST_STATE_BYTES}: `{name}` cannot ask for more",
-                        sealed.len()
-                    ),
-                    None,
-                ));
-            }
-            Ok(Outcome::Asked(InputRequiredResult::new(Some(missing), Some(sealed))))
-        }
-    }
+    Ok(Prepared {
+        ctx,
+        responses,
+        confirm_state,
+        stop: rx,
+        sealer: Sealer {
+            round,
+            data,
+            confirm,
+            name: name.to_owned(),
+        },
+    })
 }
 
 /// `prompts/get` with `ctx` as the prompt's context: its input requests go

@@ -222,6 +222,7 @@ mod requests;
 mod sandbox;
 mod server;
 mod stdio;
+mod task_input;
 mod tasks;
 
 pub use auth::{
@@ -263,6 +264,7 @@ pub use requests::{
 pub use rmcp;
 pub use server::{ClientScope, DEFAULT_PAGE_SIZE, McpServer, SHUTDOWN_TIMEOUT, shutdown_signal};
 pub use stdio::protect_stdout;
+pub use task_input::MAX_TASK_INPUT_RESPONSE_BYTES;
 pub use tasks::{
     CANCEL_GRACE, DEFAULT_MAX_LIVE_TASKS, DEFAULT_MAX_RESULT_BYTES, DEFAULT_POLL_INTERVAL,
     DEFAULT_TASK_TTL, TASK_JOB_KIND, TaskLimits,

@@ -35,6 +35,7 @@ use crate::error::{Error, ErrorKind};
 use crate::framing::FramedTransport;
 use crate::http::{self, HttpAccess};
 use crate::stdio;
+use crate::task_input::TaskInput;
 use crate::{input, input_required};
 use tool_core::LiveRegistry;
 
@@ -297,6 +298,27 @@ impl McpServer {
     #[must_use]
     pub fn with_task_workspace(mut self, workspace: impl Into<std::path::PathBuf>) -> Self {
         self.config_mut().tasks.workspace = Some(workspace.into());
+        self
+    }
+
+    /// Tools (by name; task support optional or required) whose first input
+    /// is gathered before their task is created, in the 2026-07-28 era:
+    /// the call runs the tool inside the `tools/call` as input-required
+    /// rounds (SEP-2322) and answers with the task (`CreateTaskResult`)
+    /// once the tool's first ask has every answer, it asks a person, or it
+    /// ends; later input requests park the task in `input_required`. Other
+    /// task tools become a task at once and every input request parks the
+    /// task. Default: none.
+    #[must_use]
+    pub fn with_input_before_task<I, S>(mut self, tools: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.config_mut()
+            .tasks
+            .input_before_task
+            .extend(tools.into_iter().map(Into::into));
         self
     }
 
@@ -781,17 +803,63 @@ impl McpServer {
         {
             let token = crate::tasks::task_token(&self.calls.stop);
             let ctx = self.call_context(&context, token);
-            return crate::tasks::start(
+            // 2026-07-28: the task's input requests (the tool's, its
+            // questions and confirmations) wait for tasks/update.
+            if !approval::is_stateless_era(&context) {
+                return crate::tasks::start(
+                    registry,
+                    name,
+                    arguments,
+                    ctx,
+                    &self.config.tasks,
+                    &self.calls.tracker,
+                    to_call_tool_result,
+                    None,
+                )
+                .await
+                .map(CallToolResponse::from);
+            }
+            let capabilities = context.client_capabilities();
+            if !self.config.tasks.input_before_task.contains(&name) {
+                let input = Arc::new(TaskInput::new(capabilities.as_ref(), None));
+                let ctx = crate::tasks::with_input(ctx, &input);
+                return crate::tasks::start(
+                    registry,
+                    name,
+                    arguments,
+                    ctx,
+                    &self.config.tasks,
+                    &self.calls.tracker,
+                    to_call_tool_result,
+                    Some(input),
+                )
+                .await
+                .map(CallToolResponse::from);
+            }
+            let (escalate, escalated) = tokio::sync::oneshot::channel();
+            let input = Arc::new(TaskInput::new(capabilities.as_ref(), Some(escalate)));
+            let ctx = crate::tasks::with_input(ctx, &input);
+            let prepared = input_required::prepare(
+                "tools/call",
+                &name,
+                &arguments,
+                ctx,
+                &context,
+                request.input_responses.as_ref(),
+                request.request_state.as_deref(),
+            )?;
+            return crate::tasks::start_after_input(
                 registry,
                 name,
                 arguments,
-                ctx,
+                prepared,
                 &self.config.tasks,
                 &self.calls.tracker,
                 to_call_tool_result,
+                input,
+                escalated,
             )
-            .await
-            .map(CallToolResponse::from);
+            .await;
         }
         let ctx = self.call_context(&context, cancel);
         let flush = ctx.state::<Arc<ProgressFlush>>().map(|f| Arc::clone(&f));
@@ -1162,7 +1230,13 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         let ctx = self.client_context(&context);
-        crate::tasks::update(&ctx, &self.config.tasks, request.task_id).await
+        crate::tasks::update(
+            &ctx,
+            &self.config.tasks,
+            request.task_id,
+            request.input_responses,
+        )
+        .await
     }
 
     /// A method no handler serves: `-32601` "Method not found: NAME".
@@ -1171,6 +1245,26 @@ impl ServerHandler for McpServer {
         request: CustomRequest,
         _context: RequestContext<RoleServer>,
     ) -> Result<CustomResult, ErrorData> {
+        // A tasks method whose params did not parse (rmcp then hands it
+        // here): the params are wrong, not the method.
+        if matches!(
+            request.method.as_str(),
+            "tasks/get" | "tasks/cancel" | "tasks/update"
+        ) && crate::tasks::any_task_tool(&self.view.registry())
+        {
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "{} needs `taskId` (a string){}",
+                    request.method,
+                    if request.method == "tasks/update" {
+                        " and `inputResponses` (an object of answers by key)"
+                    } else {
+                        ""
+                    }
+                ),
+                None,
+            ));
+        }
         Err(method_not_found(&request.method))
     }
 

@@ -22,7 +22,8 @@
 //!   end is the task's status: exited → `completed` (a tool's own failure is
 //!   `completed` with `isError: true`), failed → `failed` (a panic or a
 //!   protocol error, with `error`), killed → `cancelled`, expired or lost →
-//!   `failed`.
+//!   `failed`. A running task whose tool waits for input (2026-07-28) is
+//!   `input_required`, its requests inlined ([`crate::task_input`]).
 //! - **Bounds** ([`TaskLimits`]): at most `max_live` running tasks per
 //!   client trace (8; the next call is refused with `-32600` and a message
 //!   naming the cap and how to free a slot), a result of at most
@@ -38,8 +39,8 @@
 //! - **Methods**: `tasks/get` (status, and the inlined `result` or `error`
 //!   once terminal), `tasks/cancel` (an empty ack; the tool's cancellation
 //!   token is cancelled and, as for any job, a command it runs is stopped),
-//!   `tasks/update` (an empty ack: no task of this server waits for input
-//!   yet, so responses are ignored). `tasks/result` and `tasks/list` are
+//!   `tasks/update` (an empty ack; the responses answer the task's pending
+//!   input requests, see [`crate::task_input`]). `tasks/result` and `tasks/list` are
 //!   not part of the extension and answer `-32601`. An unknown task id is
 //!   `-32602`. rmcp gates the three methods on the extension (`-32021`) and
 //!   checks the `Mcp-Name` header against `taskId`.
@@ -47,22 +48,27 @@
 //! Dependency: `chrono` (already in the tree through rmcp) writes the
 //! ISO 8601 `createdAt` / `lastUpdatedAt` timestamps.
 
+use std::future::Future;
 use std::path::{Path, PathBuf};
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::ErrorData;
 use rmcp::model::{
     CallToolResult, ClientCapabilities, CreateTaskResult, DetailedTask, ErrorCode, GetTaskResult,
-    JsonObject, Task, TaskPayload, TaskStatus,
+    InputResponses, JsonObject, Task, TaskPayload, TaskStatus,
 };
 use serde_json::{Map, Value, json};
+use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tool_core::ErrorKind as ToolErrorKind;
 use tool_core::jobs::{JobEnd, JobPeek, JobRegistry, JobStatus, JobView};
 use tool_core::state::StateKey;
 use tool_core::{TaskSupport, ToolContext, ToolRegistry};
+
+use crate::task_input::{TaskApprover, TaskAsker, TaskInput};
 
 /// The job kind of MCP tasks in the job registry: `mcp-task`.
 pub const TASK_JOB_KIND: &str = "mcp-task";
@@ -128,6 +134,8 @@ pub(crate) struct TaskConfig {
     /// The workspace of the job keys; `None`: the context's `workspace`
     /// value when it is an absolute path, else the current directory.
     pub(crate) workspace: Option<PathBuf>,
+    /// Tools whose first input is gathered before the task is created.
+    pub(crate) input_before_task: std::collections::BTreeSet<String>,
 }
 
 /// How a `tools/call` runs.
@@ -254,14 +262,36 @@ enum Outcome {
     Expired,
 }
 
+/// A tool's run, to be supervised as a task.
+type Run = Pin<Box<dyn Future<Output = Outcome> + Send>>;
+
+/// Gives a task's context its input side ([`crate::task_input`]): the
+/// tool's input requests, and (when the client answers forms) its questions
+/// and confirmations, become the task's input requests.
+pub(crate) fn with_input(ctx: ToolContext, input: &Arc<TaskInput>) -> ToolContext {
+    let cancel = ctx.cancellation_token().clone();
+    let mut ctx = ctx.with_state(Arc::clone(input));
+    if input.supports(crate::input::InputKind::Elicitation) {
+        ctx = ctx
+            .with_asker(TaskAsker::new(Arc::clone(input), cancel.clone()))
+            .with_approver(TaskApprover::new(Arc::clone(input), cancel));
+    }
+    ctx
+}
+
 /// Starts a call of tool `name` as a task: registers the job (so that
 /// `tasks/get` resolves before the answer leaves), runs the tool in the
 /// background under `ctx` (whose cancellation token the task cancels), and
-/// returns the `CreateTaskResult`.
+/// returns the `CreateTaskResult`. With `input` (2026-07-28; `ctx` made
+/// with [`with_input`]) the task can wait for input.
 ///
 /// # Errors
 /// `-32600` at the live-task cap; `-32603` when the job registry cannot be
 /// used (no state folder, a store failure).
+#[allow(
+    clippy::too_many_arguments,
+    reason = "the parts of one call, each used once"
+)]
 pub(crate) async fn start(
     registry: Arc<ToolRegistry>,
     name: String,
@@ -270,8 +300,86 @@ pub(crate) async fn start(
     config: &TaskConfig,
     tracker: &TaskTracker,
     render: Render,
+    input: Option<Arc<TaskInput>>,
 ) -> Result<CreateTaskResult, ErrorData> {
     let (jobs, key) = registry_and_key(&ctx, config)?;
+    let cancel = ctx.cancellation_token().clone();
+    let run: Run = Box::pin(run_tool(registry, name.clone(), arguments, ctx, render));
+    launch(jobs, key, name, run, cancel, config, tracker, input).await
+}
+
+/// A call of a tool that gathers its first input before it becomes a task
+/// ([`McpServer::with_input_before_task`](crate::McpServer::with_input_before_task)):
+/// the tool runs inside the call with the round of `prepared` (2026-07-28
+/// input-required rounds, SEP-2322). When it asks for what the round lacks,
+/// the call ends with an input-required result and no task; once its first
+/// ask has every answer, it asks a person, or it ends, the task is created
+/// (SEP-2663: `CreateTaskResult` on the final round) and the run goes on
+/// as the task.
+///
+/// # Errors
+/// As [`start`], and as [`input_required::Sealer::asked`](crate::input_required::Sealer::asked).
+#[allow(
+    clippy::too_many_arguments,
+    reason = "the parts of one call, each used once"
+)]
+pub(crate) async fn start_after_input(
+    registry: Arc<ToolRegistry>,
+    name: String,
+    arguments: Map<String, Value>,
+    prepared: crate::input_required::Prepared,
+    config: &TaskConfig,
+    tracker: &TaskTracker,
+    render: Render,
+    input: Arc<TaskInput>,
+    escalated: oneshot::Receiver<()>,
+) -> Result<rmcp::model::CallToolResponse, ErrorData> {
+    let crate::input_required::Prepared {
+        ctx, stop, sealer, ..
+    } = prepared;
+    let (jobs, key) = registry_and_key(&ctx, config)?;
+    let cancel = ctx.cancellation_token().clone();
+    let mut run: Run = Box::pin(run_tool(registry, name.clone(), arguments, ctx, render));
+    /// How the phase before the task ended.
+    enum Phase {
+        Asked(crate::input::Stop),
+        Escalated,
+        Ended(Outcome),
+    }
+    let phase = tokio::select! {
+        biased;
+        Ok(asked) = stop => Phase::Asked(asked),
+        Ok(()) = escalated => Phase::Escalated,
+        outcome = &mut run => Phase::Ended(outcome),
+    };
+    match phase {
+        Phase::Asked(asked) => {
+            return sealer.asked(asked).map(rmcp::model::CallToolResponse::from);
+        }
+        Phase::Escalated => {}
+        Phase::Ended(outcome) => run = Box::pin(std::future::ready(outcome)),
+    }
+    launch(jobs, key, name, run, cancel, config, tracker, Some(input))
+        .await
+        .map(rmcp::model::CallToolResponse::from)
+}
+
+/// Registers the job of `run` (at most `max_live` running per client) and
+/// supervises it in the background until it ends, is cancelled or expires.
+#[allow(
+    clippy::too_many_arguments,
+    reason = "the parts of one task, each used once"
+)]
+async fn launch(
+    jobs: JobRegistry,
+    key: StateKey,
+    name: String,
+    run: Run,
+    cancel: CancellationToken,
+    config: &TaskConfig,
+    tracker: &TaskTracker,
+    input: Option<Arc<TaskInput>>,
+) -> Result<CreateTaskResult, ErrorData> {
     let limits = config.limits;
     let ttl = effective_ttl(&limits, &jobs);
     let result_bytes = effective_result_bytes(&limits, &jobs);
@@ -309,10 +417,11 @@ pub(crate) async fn start(
     };
     let created = CreateTaskResult::new(task_of(&view, view.record.started_ms, ttl, &limits));
     let id = job.id().to_owned();
-    let cancel = ctx.cancellation_token().clone();
+    if let Some(input) = &input {
+        input.register(&id);
+    }
     tracker.spawn(async move {
-        let run = run_tool(registry, name.clone(), arguments, ctx, render);
-        tokio::pin!(run);
+        let mut run = run;
         let outcome = tokio::select! {
             outcome = &mut run => outcome,
             () = job_token.cancelled() => {
@@ -340,6 +449,8 @@ pub(crate) async fn start(
             tracing::warn!("task {id}: its end could not be recorded: {e}");
         }
         JobRegistry::forget_local(&id);
+        TaskInput::unregister(&id);
+        drop(input);
     });
     Ok(created)
 }
@@ -470,7 +581,10 @@ pub(crate) async fn get(
         TaskPayload::Failed { error }
     };
     let payload = match peek.view.status {
-        JobStatus::Running => TaskPayload::Working,
+        JobStatus::Running => match crate::task_input::pending_requests(&peek.view.record.id) {
+            Some(input_requests) => TaskPayload::InputRequired { input_requests },
+            None => TaskPayload::Working,
+        },
         JobStatus::Exited => match object(&peek.bytes).filter(|_| peek.dropped == 0) {
             Some(result) => TaskPayload::Completed { result },
             None => failed("The task's stored result is unreadable.".to_owned()),
@@ -517,21 +631,33 @@ pub(crate) async fn cancel(
     .map_err(|e| internal(e.message))?
 }
 
-/// `tasks/update`: no task of this server waits for input, so the responses
-/// are ignored (SEP-2322: unrecognised information is ignored); an empty ack.
+/// `tasks/update`: hands the responses to the task's pending input
+/// requests ([`crate::task_input`]); keys it does not wait for, and every
+/// response to a task that waits for nothing, are ignored (SEP-2322). An
+/// empty ack; the task's new state shows on the next `tasks/get`.
 ///
 /// # Errors
-/// `-32602` for an unknown task; `-32603` when the registry cannot be read.
+/// `-32602` for an unknown task, or a response that is not an answer to
+/// its request (nothing applied then); `-32603` when the registry cannot
+/// be read.
 pub(crate) async fn update(
     ctx: &ToolContext,
     config: &TaskConfig,
     id: String,
+    responses: InputResponses,
 ) -> Result<(), ErrorData> {
     let (jobs, key) = registry_and_key(ctx, config)?;
     let limits = config.limits;
-    tool_core::run_blocking(move || peek_task(&jobs, &key, &id, &limits).map(|_| ()))
-        .await
-        .map_err(|e| internal(e.message))?
+    let lookup = id.clone();
+    let running = tool_core::run_blocking(move || {
+        peek_task(&jobs, &key, &lookup, &limits).map(|p| p.view.status == JobStatus::Running)
+    })
+    .await
+    .map_err(|e| internal(e.message))??;
+    if running {
+        crate::task_input::update(&id, &responses)?;
+    }
+    Ok(())
 }
 
 /// The cancellation token of a task's run: a child of the server's, so that

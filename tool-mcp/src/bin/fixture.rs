@@ -383,6 +383,59 @@ fn protocol_error_job() -> String {
     panic!("protocol_error_job panics on purpose")
 }
 
+/// Ask whether to delete `filename` (a form with a boolean `confirm`), then
+/// answer what was decided; nothing is deleted (task support optional: as a
+/// 2026-07-28 task it parks in `input_required` until tasks/update).
+///
+/// # Arguments
+/// * `filename` - The file to (pretend to) delete.
+#[tool(task_support = "optional")]
+async fn confirm_delete(context: &ToolContext, filename: String) -> Result<String, String> {
+    let schema = ElicitationSchema::builder()
+        .required_bool("confirm")
+        .build()
+        .map_err(str::to_owned)?;
+    let form = InputRequest::form(format!("Delete {filename}?"), schema);
+    let answer = input::ask_one(context, "confirm_delete", form)
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok(match answer.form_field("confirm") {
+        Some(Value::Bool(true)) => format!("Deleted {filename}"),
+        _ => format!("Kept {filename}"),
+    })
+}
+
+/// Ask two questions at once (keys `first` and `second`, each a form with
+/// a string `name`), then answer both names (task support optional).
+#[tool(task_support = "optional")]
+async fn multi_input(context: &ToolContext) -> Result<String, String> {
+    let first = one_field_form("First name?", "name")?;
+    let second = one_field_form("Second name?", "name")?;
+    let (a, b) = tokio::join!(
+        input::ask_one(context, "first", first),
+        input::ask_one(context, "second", second),
+    );
+    let (a, b) = (a.map_err(|e| e.to_string())?, b.map_err(|e| e.to_string())?);
+    Ok(format!(
+        "Got {} and {}",
+        field_text(&a, "name"),
+        field_text(&b, "name")
+    ))
+}
+
+/// Ask the person's name (key `user_name`) before the task is created (the
+/// fixture serves it with `with_input_before_task`), then greet them from
+/// the task after a short wait (task support required).
+#[tool(task_support = "required")]
+async fn test_tool_with_task(context: &ToolContext) -> Result<String, String> {
+    let form = one_field_form("What is your name?", "name")?;
+    let answer = input::ask_one(context, "user_name", form)
+        .await
+        .map_err(|e| e.to_string())?;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    Ok(format!("Hello, {}!", field_text(&answer, "name")))
+}
+
 /// Log three messages at `info`, each only when the request asked for that
 /// level (2026-07-28: `_meta["io.modelcontextprotocol/logLevel"]`).
 #[tool]
@@ -904,6 +957,7 @@ fn main() -> ExitCode {
         )
         .with_catalog(catalog)
         .with_page_size(page_size)
+        .with_input_before_task(["test_tool_with_task"])
         .with_server_info("tool-mcp-fixture", env!("CARGO_PKG_VERSION"));
     // Stdio serves one client: one thread (`tool serve` does the same);
     // HTTP may serve many at once.

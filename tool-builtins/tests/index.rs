@@ -187,7 +187,9 @@ impl World {
             IndexConfig::default()
                 .with_min_bytes(0)
                 .with_state_dir(state.path())
-                .with_threads(2),
+                .with_threads(2)
+                // Pieces of a line or two: most files are searched in pieces.
+                .with_piece_bytes(24),
         );
         let status = index.build();
         assert!(matches!(status, IndexStatus::Ready { .. }), "{status}");
@@ -415,8 +417,8 @@ fn a_stored_index_is_reused_and_checked() {
     assert_eq!(second.stored().unwrap(), None);
 }
 
-/// An index file of another version (the trigram index, `ATGRAM01`) is
-/// rebuilt, never misread.
+/// An index file of another version (`ATGRAM02`, postings of whole files)
+/// is rebuilt, never misread.
 #[test]
 fn an_index_of_an_older_version_is_rebuilt() {
     let dir = tempfile::tempdir().unwrap();
@@ -435,7 +437,7 @@ fn an_index_of_an_older_version_is_rebuilt() {
     let path = first.location().unwrap();
     drop(first);
     let mut bytes = fs::read(&path).unwrap();
-    bytes[..8].copy_from_slice(b"ATGRAM01");
+    bytes[..8].copy_from_slice(b"ATGRAM02");
     fs::write(&path, &bytes).unwrap();
     let second = ContentIndex::new(&ws, config);
     let status = second.build();
@@ -443,7 +445,7 @@ fn an_index_of_an_older_version_is_rebuilt() {
         matches!(status, IndexStatus::Ready { reused: false, .. }),
         "{status}"
     );
-    assert_eq!(&fs::read(&path).unwrap()[..8], b"ATGRAM02");
+    assert_eq!(&fs::read(&path).unwrap()[..8], b"ATGRAM03");
     let ctx = ToolContext::new().with_state(ws).with_state(second.clone());
     let r = grep_content("miren_hand".into(), None, None, None, &ctx).into_tool_result();
     assert!(r.output.starts_with("Found 1 matches"), "{}", r.output);

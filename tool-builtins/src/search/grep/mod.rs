@@ -33,6 +33,7 @@ use rustix::fs::FileType;
 use tool_core::{ErrorKind, ToolContext, ToolError, ToolResult, meta, tool};
 
 use crate::fs::workspace::{Workspace, workspace_of};
+use crate::search::index::{Candidate, Part};
 use crate::search::{self, GlobFilter, SearchConfig};
 use hits::*;
 use linecap::*;
@@ -159,8 +160,9 @@ pub fn grep_content(
         incomplete: Mutex::new(Incomplete::default()),
     };
     if is_dir {
-        // A long-running host's index names the files that can match; the
-        // same engine searches them, so the result is the scan's.
+        // A long-running host's index names the files that can match (and
+        // of a large file, the pieces); the same engine searches them, so
+        // the result is the scan's.
         let candidates = context
             .state::<search::index::ContentIndex>()
             .and_then(|index| index.candidates(&target, &pattern, job.crlf, job.max_line_bytes));
@@ -171,7 +173,7 @@ pub fn grep_content(
     } else {
         // A file named explicitly is searched whatever the ignore files say.
         let mut searchers = Searchers::new(job.crlf, job.max_line_bytes);
-        job.search_file(&mut searchers, &job.matcher, &target);
+        job.search_file(&mut searchers, &job.matcher, &target, None);
     }
     Ok(job.render(&pattern))
 }
@@ -284,7 +286,15 @@ struct Incomplete {
 
 impl Job {
     /// Searches one file and records its matches (binary files are skipped).
-    fn search_file(&self, searchers: &mut Searchers, matcher: &RegexMatcher, path: &Path) {
+    /// With an index's `candidate`, only its pieces are searched while the
+    /// file still has the size and time they were read at (else all of it).
+    fn search_file(
+        &self,
+        searchers: &mut Searchers,
+        matcher: &RegexMatcher,
+        path: &Path,
+        candidate: Option<&Candidate>,
+    ) {
         if let Some(filter) = &self.filter {
             let relative = path.strip_prefix(&self.base).unwrap_or(path);
             if !filter.is_match(relative) {
@@ -321,7 +331,32 @@ impl Job {
             modified,
             cut_marks: CutMarks::default(),
             binary: false,
+            line_base: 0,
         };
+        if let Some(c) = candidate.filter(|c| {
+            !c.parts.is_empty()
+                && u64::try_from(stat.st_size).ok() == Some(c.size)
+                && (stat.st_mtime, u32::try_from(stat.st_mtime_nsec).ok())
+                    == (c.mtime.0, Some(c.mtime.1))
+        }) {
+            if search_parts(searcher, matcher, &file, &c.parts, &mut sink) {
+                if !sink.binary && sink.count > 0 {
+                    let (count, lines, modified) = (sink.count, sink.lines, sink.modified);
+                    let mut hits = self
+                        .hits
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner);
+                    hits.add(path.to_path_buf(), modified, count, lines);
+                }
+                return;
+            }
+            // A piece could not be read: search the whole file afresh.
+            sink.lines.clear();
+            sink.count = 0;
+            sink.collect = collect;
+            sink.binary = false;
+            sink.line_base = 0;
+        }
         // A size of 0 is not trusted: some file systems (procfs, sysfs)
         // report it for files that do have content.
         let size = u64::try_from(stat.st_size).ok().filter(|&s| s > 0);
@@ -555,8 +590,41 @@ fn run_walk(ws: &Workspace, dir: &Path, job: &Job, threads: usize) {
         .visit(&mut builder);
 }
 
+/// Searches the pieces `parts` of `file` (ascending, from an index) with
+/// `sink`, numbering lines from each piece's first line. `false` when a
+/// piece could not be read whole (the file shrank): the caller searches the
+/// whole file instead. A NUL byte makes the sink's file binary, as a whole-file
+/// search would.
+fn search_parts(
+    searcher: &mut Searcher,
+    matcher: &RegexMatcher,
+    file: &std::fs::File,
+    parts: &[Part],
+    sink: &mut FileSink<'_>,
+) -> bool {
+    use std::os::unix::fs::FileExt;
+    let mut buf = Vec::new();
+    for part in parts {
+        let Ok(len) = usize::try_from(part.end.saturating_sub(part.start)) else {
+            return false;
+        };
+        buf.resize(len, 0);
+        if file.read_exact_at(&mut buf, part.start).is_err() {
+            return false;
+        }
+        sink.line_base = part.line.saturating_sub(1);
+        if searcher.search_slice(matcher, &buf, &mut *sink).is_err() {
+            return false;
+        }
+        if sink.binary {
+            break;
+        }
+    }
+    true
+}
+
 /// Searches `files` (an index's candidates) in parallel, one searcher per thread.
-fn run_files(job: &Job, files: &[PathBuf], threads: usize) {
+fn run_files(job: &Job, files: &[Candidate], threads: usize) {
     let threads = if threads == 0 {
         std::thread::available_parallelism().map_or(1, |n| n.get().min(12))
     } else {
@@ -570,8 +638,8 @@ fn run_files(job: &Job, files: &[PathBuf], threads: usize) {
         let mut searchers = Searchers::new(job.crlf, job.max_line_bytes);
         loop {
             let i = next.fetch_add(1, Ordering::Relaxed);
-            let Some(path) = files.get(i) else { break };
-            job.search_file(&mut searchers, &matcher, path);
+            let Some(c) = files.get(i) else { break };
+            job.search_file(&mut searchers, &matcher, &c.path, Some(c));
         }
     };
     if threads == 1 {
@@ -612,7 +680,7 @@ impl ParallelVisitor for Visitor<'_> {
         match entry {
             Ok(entry) if entry.file_type().is_some_and(|t| t.is_file()) => {
                 self.job
-                    .search_file(&mut self.searchers, &self.matcher, entry.path());
+                    .search_file(&mut self.searchers, &self.matcher, entry.path(), None);
             }
             Ok(_) => {}
             Err(e) if is_permission_error(&e) => {
@@ -643,6 +711,8 @@ struct FileSink<'j> {
     /// The reader's record of cut lines.
     cut_marks: CutMarks,
     binary: bool,
+    /// Lines before the text searched (a piece of the file starts at line `line_base + 1`).
+    line_base: u64,
 }
 
 impl FileSink<'_> {
@@ -665,7 +735,7 @@ impl Sink for FileSink<'_> {
             self.count += mat.lines().count() as u64;
             return Ok(true);
         }
-        let first = mat.line_number().unwrap_or(0);
+        let first = mat.line_number().unwrap_or(0) + self.line_base;
         let mut offset = mat.absolute_byte_offset();
         for (i, line) in mat.lines().enumerate() {
             self.count += 1;

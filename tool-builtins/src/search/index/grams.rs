@@ -198,11 +198,17 @@ pub(crate) fn sparse_grams(text: &[u8], scratch: &mut Scratch, mut emit: impl Fn
 /// Adds the keys of every sparse gram of `text` (whole lines, any case;
 /// folded in place) to `seen`: what the index stores for one file.
 /// `scratch` holds reusable buffers.
+#[cfg(test)]
 pub(crate) fn text_grams(text: &mut [u8], scratch: &mut Scratch, seen: &mut GramSet) {
     text.make_ascii_lowercase();
     for line in text.split(|&b| b == b'\n') {
-        sparse_grams(line, scratch, |s, e| seen.insert(key(&line[s..e])));
+        line_grams(line, scratch, seen);
     }
+}
+
+/// Adds the keys of every sparse gram of one folded `line` (no `\n`) to `seen`.
+pub(crate) fn line_grams(line: &[u8], scratch: &mut Scratch, seen: &mut GramSet) {
+    sparse_grams(line, scratch, |s, e| seen.insert(key(&line[s..e])));
 }
 
 /// A set of gram keys (open addressing; keys are hashes already, and 0 marks

@@ -10,7 +10,12 @@
 //! into a query of required grams (sparse n-grams, see `grams`); the index answers with
 //! the files that hold them, and those files go through the same grep
 //! engine as a scan ([`crate::search::grep`]): same order, line numbers,
-//! notes and caps. A pattern that prunes nothing (`.`, `\w+`, one or two
+//! notes and caps. Postings name *pieces* of files rather than files (a
+//! piece ends at the first line end past [`IndexConfig::piece_bytes`],
+//! 32 KiB): of a large file only the pieces holding every gram a match
+//! needs are searched, numbered from each piece's first line, which the
+//! index records with the piece; when the file's size or modification time
+//! is no longer the one recorded, all of it is searched. A pattern that prunes nothing (`.`, `\w+`, one or two
 //! characters) scans, as does every search the index cannot answer exactly
 //! (while it builds, below its size threshold, a search folder that the
 //! ignore files hide, a line cap under 64 KiB, a watcher that failed).
@@ -101,6 +106,8 @@ pub const DEFAULT_MAX_FILE_BYTES: u64 = 1 << 30;
 /// A search whose line cap ([`crate::SearchConfig::max_line_bytes`]) is
 /// below it scans.
 pub const LONG_LINE_BYTES: usize = 64 << 10;
+/// Default size of a file's pieces: 32 KiB (see [`IndexConfig::piece_bytes`]).
+pub const DEFAULT_PIECE_BYTES: u64 = 32 << 10;
 /// Most grams of one AND read from disk: the rarest 12 (the rest add little pruning).
 const MAX_AND_GRAMS: usize = 12;
 /// Ignore files whose change re-walks the file list.
@@ -140,6 +147,12 @@ pub struct IndexConfig {
     pub trusted_writes: bool,
     /// Threads that read files while building; 0 picks one per core (at most 12). Default 0.
     pub threads: usize,
+    /// A file's text is indexed in pieces: a piece ends at the first line end
+    /// at or past this many bytes (at least 1). Postings name pieces, so a
+    /// search reads only the pieces of a large file that hold every gram it
+    /// needs, not the whole file. Smaller pieces prune more and make a
+    /// larger index. Default [`DEFAULT_PIECE_BYTES`].
+    pub piece_bytes: u64,
 }
 
 impl Default for IndexConfig {
@@ -154,6 +167,7 @@ impl Default for IndexConfig {
             watch: true,
             trusted_writes: false,
             threads: 0,
+            piece_bytes: DEFAULT_PIECE_BYTES,
         }
     }
 }
@@ -214,6 +228,18 @@ impl IndexConfig {
     pub fn with_threads(mut self, threads: usize) -> Self {
         self.threads = threads;
         self
+    }
+
+    /// Sets the piece size ([`IndexConfig::piece_bytes`]; 0 is taken as 1).
+    #[must_use]
+    pub fn with_piece_bytes(mut self, bytes: u64) -> Self {
+        self.piece_bytes = bytes.max(1);
+        self
+    }
+
+    /// Posting ids given to a file of `size` bytes: one per started piece, at least one.
+    fn slots(&self, size: u64) -> u32 {
+        u32::try_from(size.div_ceil(self.piece_bytes.max(1)).max(1)).unwrap_or(u32::MAX)
     }
 
     fn thread_count(&self) -> usize {
@@ -317,17 +343,51 @@ pub(crate) struct Entry {
     /// Modification time: seconds and nanoseconds since 1970.
     pub(crate) mtime: (i64, u32),
     pub(crate) kind: Kind,
+    /// The posting id of the file's first piece; its pieces have the ids
+    /// `first..first + slots` in order (ids past its last piece stay unused).
+    pub(crate) first: u32,
+    /// Posting ids reserved for the file ([`IndexConfig::slots`] of its size when listed).
+    pub(crate) slots: u32,
+    /// Where each piece after the first starts: byte offset, and the
+    /// (1-based) number of its first line. Empty for a file of one piece.
+    pub(crate) pieces: Vec<(u64, u64)>,
 }
 
 impl Entry {
+    /// The ids reserved for the file.
+    fn ids(&self) -> std::ops::Range<u32> {
+        self.first..self.first.saturating_add(self.slots)
+    }
+
     fn modified(&self) -> Option<SystemTime> {
         let secs = u64::try_from(self.mtime.0).ok()?;
         SystemTime::UNIX_EPOCH.checked_add(std::time::Duration::new(secs, self.mtime.1))
     }
 }
 
-/// What the build threads made: sorted runs of postings, and each file's kind by id.
-type BuildParts = (Vec<runs::Run>, Vec<(usize, Kind)>);
+/// What the build threads made: sorted runs of postings, and each file's
+/// kind and piece starts by its place in the listing.
+type BuildParts = (Vec<runs::Run>, Vec<(usize, Kind, Vec<(u64, u64)>)>);
+
+/// A file `grep_content` must search, and which parts of it.
+#[derive(Debug, Clone)]
+pub(crate) struct Candidate {
+    pub(crate) path: PathBuf,
+    /// The pieces that can hold a match, ascending; empty: the whole file.
+    pub(crate) parts: Vec<Part>,
+    /// The size and modification time (seconds, nanoseconds) the pieces
+    /// were read at: they apply only while the file still has them.
+    pub(crate) size: u64,
+    pub(crate) mtime: (i64, u32),
+}
+
+/// One piece of a file: bytes `start..end`, whose first line is number `line` (1-based).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Part {
+    pub(crate) start: u64,
+    pub(crate) end: u64,
+    pub(crate) line: u64,
+}
 
 /// Postings of the build: on disk, or in memory when not persisted.
 enum Base {
@@ -355,13 +415,19 @@ impl Base {
 
 /// A usable index.
 struct Ready {
-    /// Every file ever listed, by id; retired ones are in `dead`.
+    /// Every file ever listed, ascending by [`Entry::first`]; retired ones' ids are in `dead`.
     entries: Vec<Entry>,
-    /// Live files by path.
+    /// Live files by path: their place in `entries`.
     live: BTreeMap<PathBuf, u32>,
+    /// Posting ids of retired files.
     dead: RoaringBitmap,
+    /// Posting ids of files always searched, and of binary files.
     always: RoaringBitmap,
     binary: RoaringBitmap,
+    /// The id the next file read gets.
+    next_id: u32,
+    /// A changed file found no id left: the index must be rebuilt.
+    exhausted: bool,
     base: Base,
     /// Postings of files read since the build.
     delta: HashMap<Gram, RoaringBitmap>,
@@ -466,7 +532,7 @@ impl ContentIndex {
             },
             Phase::Ready(r) => IndexStatus::Ready {
                 files: r.live.len(),
-                source_bytes: r.live.values().map(|&id| r.entries[id as usize].size).sum(),
+                source_bytes: r.live.values().map(|&ix| r.entries[ix as usize].size).sum(),
                 disk_bytes: r.disk_bytes,
                 changed_files: r.changed_files,
                 build_seconds: r.build_seconds,
@@ -699,13 +765,12 @@ impl ContentIndex {
         }
         let disk_bytes = std::fs::metadata(path).map_or(0, |m| m.len());
         let mut ready = Ready::new(entries, Base::Disk(disk), listing.links.clone());
-        for id in 0..ready.entries.len() {
-            if kept.contains(&id) {
-                #[allow(clippy::cast_possible_truncation, reason = "stored ids fit u32")]
-                ready.live.insert(ready.entries[id].path.clone(), id as u32);
+        for ix in 0..ready.entries.len() {
+            if kept.contains(&ix) {
+                #[allow(clippy::cast_possible_truncation, reason = "stored files fit u32")]
+                ready.live.insert(ready.entries[ix].path.clone(), ix as u32);
             } else {
-                #[allow(clippy::cast_possible_truncation, reason = "stored ids fit u32")]
-                ready.dead.insert(id as u32);
+                ready.dead.insert_range(ready.entries[ix].ids());
             }
         }
         let mut reader = FileReader::default();
@@ -722,11 +787,20 @@ impl ContentIndex {
     /// postings as sorted runs (see `runs`) for the store.
     fn full_build(&self, listing: Listing) -> Result<(Ready, Vec<runs::Run>), String> {
         let files = listing.files;
-        if files.len() >= u32::MAX as usize {
-            return Err("more than 4 billion files".to_owned());
+        let config = &self.inner.config;
+        // Each file's first id: its pieces' ids follow.
+        let mut firsts = Vec::with_capacity(files.len());
+        let mut next = 0u32;
+        for f in &files {
+            firsts.push(next);
+            next = next
+                .checked_add(config.slots(f.size))
+                .filter(|&n| n < u32::MAX)
+                .ok_or("more than 4 billion pieces (raise IndexConfig::piece_bytes)")?;
         }
         let next = AtomicUsize::new(0);
         let results: Mutex<BuildParts> = Mutex::default();
+        let firsts = &firsts;
         let threads = self.inner.config.thread_count();
         std::thread::scope(|scope| {
             for _ in 0..threads {
@@ -740,19 +814,23 @@ impl ContentIndex {
                         if start >= files.len() {
                             break;
                         }
-                        for (id, f) in files.iter().enumerate().skip(start).take(32) {
-                            let kind = reader.read(&self.inner.ws, &self.inner.config, f);
-                            if kind == Kind::Text {
-                                #[allow(
-                                    clippy::cast_possible_truncation,
-                                    reason = "checked above"
-                                )]
-                                pairs.extend(reader.grams.keys().map(|g| (g, id as u32)));
-                            }
-                            kinds.push((id, kind));
-                            if pairs.len() >= runs::RUN_PAIRS {
-                                made.push(runs::Run::from_pairs(&mut pairs));
-                            }
+                        for (ix, f) in files.iter().enumerate().skip(start).take(32) {
+                            let first = firsts[ix];
+                            // Postings of a file found binary or always searched
+                            // midway are harmless: `binary` and `always` hold its ids.
+                            let kind = reader.read(
+                                &self.inner.ws,
+                                config,
+                                f,
+                                config.slots(f.size),
+                                &mut |piece, grams| {
+                                    pairs.extend(grams.keys().map(|g| (g, first + piece)));
+                                    if pairs.len() >= runs::RUN_PAIRS {
+                                        made.push(runs::Run::from_pairs(&mut pairs));
+                                    }
+                                },
+                            );
+                            kinds.push((ix, kind, std::mem::take(&mut reader.pieces)));
                         }
                     }
                     if !pairs.is_empty() {
@@ -765,24 +843,28 @@ impl ContentIndex {
             }
         });
         let (made, part_kinds) = results.into_inner().unwrap_or_else(PoisonError::into_inner);
-        let mut kinds = vec![Kind::Text; files.len()];
-        for (id, kind) in part_kinds {
-            kinds[id] = kind;
+        let mut kinds: Vec<(Kind, Vec<(u64, u64)>)> = vec![(Kind::Text, Vec::new()); files.len()];
+        for (ix, kind, pieces) in part_kinds {
+            kinds[ix] = (kind, pieces);
         }
         let entries: Vec<Entry> = files
             .into_iter()
             .zip(kinds)
-            .map(|(f, kind)| Entry {
+            .zip(firsts.iter())
+            .map(|((f, (kind, pieces)), &first)| Entry {
+                slots: config.slots(f.size),
                 path: f.path,
                 size: f.size,
                 mtime: f.mtime,
                 kind,
+                first,
+                pieces,
             })
             .collect();
         let mut ready = Ready::new(entries, Base::Memory(HashMap::new()), listing.links);
-        for id in 0..ready.entries.len() {
-            #[allow(clippy::cast_possible_truncation, reason = "checked above")]
-            ready.live.insert(ready.entries[id].path.clone(), id as u32);
+        for ix in 0..ready.entries.len() {
+            #[allow(clippy::cast_possible_truncation, reason = "fewer files than ids")]
+            ready.live.insert(ready.entries[ix].path.clone(), ix as u32);
         }
         Ok((ready, made))
     }
@@ -862,16 +944,15 @@ impl ContentIndex {
         let Phase::Ready(ready) = &mut *phase else {
             return false;
         };
-        if paths.is_empty() && !rescan {
-            return true;
+        if !paths.is_empty() || rescan {
+            ready.apply(&self.inner.ws, &self.inner.config, paths, rescan);
         }
-        ready.apply(&self.inner.ws, &self.inner.config, paths, rescan);
-        let over = ready.delta_bytes() > self.inner.config.max_delta_bytes;
+        let over = ready.exhausted || ready.delta_bytes() > self.inner.config.max_delta_bytes;
         drop(phase);
         if over {
             self.log_once(
                 "delta",
-                "changes since the build passed IndexConfig::max_delta_bytes; rebuilding in the background",
+                "changes since the build passed IndexConfig::max_delta_bytes (or used up the posting ids); rebuilding in the background",
             );
             *self.phase() = Phase::Building;
             drop(self.build_in_background());
@@ -881,15 +962,15 @@ impl ContentIndex {
     }
 
     /// The files under `dir` that can hold a match of `pattern` (compiled
-    /// with `crlf` as `grep_content` compiles it), after draining pending
-    /// changes; `None` when the search must scan.
+    /// with `crlf` as `grep_content` compiles it), each with the pieces
+    /// to search, after draining pending changes; `None` when the search must scan.
     pub(crate) fn candidates(
         &self,
         dir: &Path,
         pattern: &str,
         crlf: bool,
         max_line_bytes: usize,
-    ) -> Option<Vec<PathBuf>> {
+    ) -> Option<Vec<Candidate>> {
         if max_line_bytes < LONG_LINE_BYTES || !self.covers(dir) {
             return None;
         }
@@ -918,13 +999,7 @@ impl ContentIndex {
         let mut ids = found | &ready.always;
         ids -= &ready.dead;
         ids -= &ready.binary;
-        Some(
-            ids.iter()
-                .map(|id| &ready.entries[id as usize].path)
-                .filter(|p| p.starts_with(dir))
-                .cloned()
-                .collect(),
-        )
+        Some(ready.candidates(&ids, dir))
     }
 
     /// The files under `dir` with their modification times, after draining
@@ -1003,20 +1078,18 @@ impl Ready {
     fn new(entries: Vec<Entry>, base: Base, links: Vec<(PathBuf, PathBuf)>) -> Self {
         let mut always = RoaringBitmap::new();
         let mut binary = RoaringBitmap::new();
-        for (id, e) in entries.iter().enumerate() {
-            #[allow(
-                clippy::cast_possible_truncation,
-                reason = "ids fit u32 (checked at build)"
-            )]
+        let mut next_id = 0;
+        for e in &entries {
             match e.kind {
                 Kind::Always => {
-                    always.insert(id as u32);
+                    always.insert_range(e.ids());
                 }
                 Kind::Binary => {
-                    binary.insert(id as u32);
+                    binary.insert_range(e.ids());
                 }
                 Kind::Text => {}
             }
+            next_id = e.ids().end;
         }
         Self {
             entries,
@@ -1024,6 +1097,8 @@ impl Ready {
             dead: RoaringBitmap::new(),
             always,
             binary,
+            next_id,
+            exhausted: false,
             base,
             delta: HashMap::new(),
             delta_postings: 0,
@@ -1095,42 +1170,117 @@ impl Ready {
         })
     }
 
+    /// The files of the posting ids `ids` (live ones, not binary) under
+    /// `dir`, each with the pieces to search: none (the whole file) when it
+    /// is always searched, has one piece, or every piece is named.
+    fn candidates(&self, ids: &RoaringBitmap, dir: &Path) -> Vec<Candidate> {
+        let mut out: Vec<Candidate> = Vec::new();
+        // (place in `entries`, pieces named) of the file being gathered.
+        let mut current: Option<(usize, Vec<u32>)> = None;
+        let flush = |current: Option<(usize, Vec<u32>)>, out: &mut Vec<Candidate>| {
+            let Some((ix, named)) = current else { return };
+            let e = &self.entries[ix];
+            let whole = e.kind != Kind::Text
+                || e.pieces.is_empty()
+                || named.len() > e.pieces.len()
+                || named.last().is_some_and(|&k| k as usize > e.pieces.len());
+            let parts = if whole {
+                Vec::new()
+            } else {
+                named
+                    .iter()
+                    .map(|&k| {
+                        let k = k as usize;
+                        let (start, line) = if k == 0 { (0, 1) } else { e.pieces[k - 1] };
+                        let end = e.pieces.get(k).map_or(e.size, |&(s, _)| s);
+                        Part { start, end, line }
+                    })
+                    .collect()
+            };
+            out.push(Candidate {
+                path: e.path.clone(),
+                parts,
+                size: e.size,
+                mtime: e.mtime,
+            });
+        };
+        for id in ids {
+            let at = match &current {
+                Some((ix, _)) if self.entries[*ix].ids().contains(&id) => *ix,
+                _ => {
+                    let Some(ix) = self
+                        .entries
+                        .partition_point(|e| e.first <= id)
+                        .checked_sub(1)
+                    else {
+                        continue;
+                    };
+                    if !self.entries[ix].ids().contains(&id) {
+                        continue;
+                    }
+                    flush(current.take(), &mut out);
+                    if !self.entries[ix].path.starts_with(dir) {
+                        continue;
+                    }
+                    current = Some((ix, Vec::new()));
+                    ix
+                }
+            };
+            if let Some((_, named)) = &mut current {
+                named.push(id - self.entries[at].first);
+            }
+        }
+        flush(current, &mut out);
+        out
+    }
+
     /// Retires the file at `path` (its postings no longer count).
     fn retire(&mut self, path: &Path) {
-        if let Some(id) = self.live.remove(path) {
-            self.dead.insert(id);
+        if let Some(ix) = self.live.remove(path) {
+            let ids = self.entries[ix as usize].ids();
+            self.dead.insert_range(ids);
         }
     }
 
     /// Lists `f` anew under a fresh id, reading its grams.
     fn add(&mut self, ws: &Workspace, config: &IndexConfig, f: Walked, reader: &mut FileReader) {
         self.retire(&f.path);
-        let Ok(id) = u32::try_from(self.entries.len()) else {
+        let slots = config.slots(f.size);
+        let (Ok(ix), Some(next)) = (
+            u32::try_from(self.entries.len()),
+            self.next_id.checked_add(slots).filter(|&n| n < u32::MAX),
+        ) else {
+            // Out of ids (after billions of changes): rebuild.
+            self.exhausted = true;
             return;
         };
-        let kind = reader.read(ws, config, &f);
-        if kind == Kind::Text {
-            for g in reader.grams.keys() {
-                self.delta.entry(g).or_default().insert(id);
+        let first = self.next_id;
+        self.next_id = next;
+        let (delta, postings) = (&mut self.delta, &mut self.delta_postings);
+        // Postings of a file found binary or always searched midway are
+        // harmless: `binary` and `always` hold its ids.
+        let kind = reader.read(ws, config, &f, slots, &mut |piece, grams| {
+            for g in grams.keys() {
+                delta.entry(g).or_default().insert(first + piece);
             }
-            self.delta_postings += reader.grams.len() as u64;
-        }
-        match kind {
-            Kind::Always => {
-                self.always.insert(id);
-            }
-            Kind::Binary => {
-                self.binary.insert(id);
-            }
-            Kind::Text => {}
-        }
-        self.live.insert(f.path.clone(), id);
-        self.entries.push(Entry {
+            *postings += grams.len() as u64;
+        });
+        let entry = Entry {
             path: f.path,
             size: f.size,
             mtime: f.mtime,
             kind,
-        });
+            first,
+            slots,
+            pieces: std::mem::take(&mut reader.pieces),
+        };
+        match kind {
+            Kind::Always => self.always.insert_range(entry.ids()),
+            Kind::Binary => self.binary.insert_range(entry.ids()),
+            Kind::Text => 0,
+        };
+        self.live.insert(entry.path.clone(), ix);
+        self.entries.push(entry);
         self.changed_files += 1;
     }
 
@@ -1323,31 +1473,72 @@ const READ_CHUNK: usize = 256 << 10;
 /// Reads files for the index, keeping its buffers from file to file.
 #[derive(Default)]
 struct FileReader {
-    /// The grams of the last file read (when it was [`Kind::Text`]).
+    /// The grams of the piece being read.
     grams: GramSet,
+    /// Where each piece after the first of the last file read starts:
+    /// byte offset and line number ([`Entry::pieces`]).
+    pieces: Vec<(u64, u64)>,
     buf: Vec<u8>,
     /// Whole lines to extract grams from: the end of the previous piece's
-    /// last line, then the lines the current piece completes.
+    /// last line, then the lines the current read completes.
     lines: Vec<u8>,
     scratch: grams::Scratch,
 }
 
+/// Where a [`FileReader`] is in the file it reads.
+struct Cursor {
+    /// The piece being read (0-based) and the ids reserved for the file.
+    piece: u32,
+    slots: u32,
+    /// Bytes of the piece so far.
+    piece_bytes: u64,
+    /// Bytes of whole lines read so far, and their number.
+    offset: u64,
+    lines: u64,
+    /// [`IndexConfig::piece_bytes`].
+    piece_size: u64,
+}
+
 impl FileReader {
-    /// Reads `f` in pieces, collecting its sparse grams in `self.grams`;
-    /// returns how it is searched. Memory stays at one piece and one line
-    /// (at most [`LONG_LINE_BYTES`]) whatever the file's size.
-    fn read(&mut self, ws: &Workspace, config: &IndexConfig, f: &Walked) -> Kind {
+    /// Reads `f` in pieces, handing the sparse grams of each of its pieces
+    /// to `emit` (piece number from 0, grams) as the piece ends; a piece
+    /// ends at the first line end at or past [`IndexConfig::piece_bytes`]
+    /// bytes, and the last of the `slots` pieces runs to the end of the file.
+    /// Records where the pieces start in `self.pieces`; returns how the file
+    /// is searched (some pieces may have been emitted before a NUL byte or a
+    /// long line turned it binary or always searched). Memory stays at one
+    /// read (256 KiB) and one line (at most [`LONG_LINE_BYTES`]) whatever the file's size.
+    fn read(
+        &mut self,
+        ws: &Workspace,
+        config: &IndexConfig,
+        f: &Walked,
+        slots: u32,
+        emit: &mut dyn FnMut(u32, &GramSet),
+    ) -> Kind {
         self.grams.clear();
         self.lines.clear();
+        self.pieces.clear();
         if f.volatile() || f.size > config.max_file_bytes {
             return Kind::Always;
         }
-        let Ok(mut file) = ws.open_walked(&f.path, &[]) else {
+        let Ok(file) = ws.open_walked(&f.path, &[]) else {
             return Kind::Always;
         };
+        // The size listed: a file that grew since is read again when the
+        // watcher reports it, and the pieces never start past the size kept.
+        let mut file = file.take(f.size);
         self.buf.resize(READ_CHUNK, 0);
         let (mut first, mut line, mut total) = (true, 0usize, 0u64);
         let mut kind = Kind::Text;
+        let mut at = Cursor {
+            piece: 0,
+            slots: slots.max(1),
+            piece_bytes: 0,
+            offset: 0,
+            lines: 0,
+            piece_size: config.piece_bytes.max(1),
+        };
         loop {
             let n = match file.read(&mut self.buf) {
                 Ok(0) => break,
@@ -1395,18 +1586,63 @@ impl FileReader {
                 None => self.lines.extend_from_slice(piece),
                 Some(last) => {
                     self.lines.extend_from_slice(&piece[..last]);
-                    grams::text_grams(&mut self.lines, &mut self.scratch, &mut self.grams);
+                    Self::take_lines(
+                        &mut self.lines,
+                        &mut self.scratch,
+                        &mut self.grams,
+                        &mut self.pieces,
+                        &mut at,
+                        emit,
+                    );
                     self.lines.clear();
-                    self.lines.extend_from_slice(&piece[last + 1..]);
+                    self.lines.extend_from_slice(&self.buf[last + 1..n]);
                 }
             }
         }
-        if kind == Kind::Text && !self.lines.is_empty() {
-            grams::text_grams(&mut self.lines, &mut self.scratch, &mut self.grams);
+        if kind == Kind::Text {
+            if !self.lines.is_empty() {
+                Self::take_lines(
+                    &mut self.lines,
+                    &mut self.scratch,
+                    &mut self.grams,
+                    &mut self.pieces,
+                    &mut at,
+                    emit,
+                );
+            }
+            emit(at.piece, &self.grams);
         }
         // A file with a long line is read to its end all the same: a NUL after
         // it still makes it binary, which the engine skips whole.
         kind
+    }
+
+    /// Adds the grams of `text` (whole lines, each followed by a `\n` in
+    /// the file but the last at its end; folded in place) to the current
+    /// piece, ending pieces at line ends as they fill.
+    fn take_lines(
+        text: &mut [u8],
+        scratch: &mut grams::Scratch,
+        grams: &mut GramSet,
+        pieces: &mut Vec<(u64, u64)>,
+        at: &mut Cursor,
+        emit: &mut dyn FnMut(u32, &GramSet),
+    ) {
+        text.make_ascii_lowercase();
+        for line in text.split(|&b| b == b'\n') {
+            if at.piece_bytes >= at.piece_size && at.piece + 1 < at.slots {
+                emit(at.piece, grams);
+                grams.clear();
+                at.piece += 1;
+                at.piece_bytes = 0;
+                pieces.push((at.offset, at.lines + 1));
+            }
+            grams::line_grams(line, scratch, grams);
+            let len = line.len() as u64 + 1;
+            at.offset += len;
+            at.piece_bytes += len;
+            at.lines += 1;
+        }
     }
 }
 
@@ -1527,5 +1763,100 @@ impl crate::fs::AfterWrite for ContentIndex {
             other => vec![other.path()],
         }));
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A workspace of one file of `lines` numbered lines, the one named
+    /// `needle` holding `needle_marker`, indexed in pieces of `piece` bytes.
+    fn indexed(
+        lines: usize,
+        needle: usize,
+        piece: u64,
+    ) -> (tempfile::TempDir, ContentIndex, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        let mut text = String::new();
+        for n in 1..=lines {
+            if n == needle {
+                text.push_str(&format!("line {n} holds needle_marker here\n"));
+            } else {
+                text.push_str(&format!("line {n} of plain text\n"));
+            }
+        }
+        let file = root.join("big.txt");
+        std::fs::write(&file, &text).unwrap();
+        let ws = Workspace::new(&root).unwrap();
+        let index = ContentIndex::new(
+            &ws,
+            IndexConfig::default()
+                .with_min_bytes(0)
+                .with_persist(false)
+                .with_watch(false)
+                .with_trusted_writes(true)
+                .with_piece_bytes(piece),
+        );
+        assert!(matches!(index.build(), IndexStatus::Ready { .. }));
+        (dir, index, file)
+    }
+
+    #[test]
+    fn a_large_file_is_searched_only_in_the_pieces_that_can_match() {
+        let (_dir, index, file) = indexed(400, 300, 256);
+        let root = file.parent().unwrap().to_path_buf();
+        let found = index
+            .candidates(&root, "needle_marker", true, LONG_LINE_BYTES)
+            .unwrap();
+        assert_eq!(found.len(), 1);
+        let c = &found[0];
+        assert_eq!(c.path, file);
+        assert_eq!(c.parts.len(), 1, "{:?}", c.parts);
+        let text = std::fs::read(&file).unwrap();
+        let part = c.parts[0];
+        let piece = &text[part.start as usize..part.end as usize];
+        // The piece starts at a line start, holds the match, and is numbered right.
+        assert!(part.start == 0 || text[part.start as usize - 1] == b'\n');
+        assert_eq!(
+            text[..part.start as usize]
+                .iter()
+                .filter(|&&b| b == b'\n')
+                .count() as u64
+                + 1,
+            part.line
+        );
+        assert!(piece.windows(13).any(|w| w == b"needle_marker"));
+        assert!(piece.len() < 600, "{}", piece.len());
+        // Each piece is at least the piece size but the last.
+        let Phase::Ready(ready) = &*index.phase() else {
+            panic!("not ready");
+        };
+        let e = &ready.entries[0];
+        assert!(e.pieces.len() >= 20, "{}", e.pieces.len());
+        assert!(e.pieces.len() < e.slots as usize);
+        let mut prev = 0;
+        for &(start, _) in &e.pieces {
+            assert!(start - prev >= 256, "{start} after {prev}");
+            prev = start;
+        }
+    }
+
+    #[test]
+    fn a_file_of_one_piece_or_every_piece_named_is_searched_whole() {
+        let (_dir, index, file) = indexed(400, 300, 1 << 20);
+        let root = file.parent().unwrap().to_path_buf();
+        let found = index
+            .candidates(&root, "needle_marker", true, LONG_LINE_BYTES)
+            .unwrap();
+        assert_eq!(found.len(), 1);
+        assert!(found[0].parts.is_empty());
+        // `plain text` is in every piece.
+        let (_dir, index, file) = indexed(400, 300, 256);
+        let found = index
+            .candidates(file.parent().unwrap(), "plain text", true, LONG_LINE_BYTES)
+            .unwrap();
+        assert!(found[0].parts.is_empty(), "{:?}", found[0].parts);
     }
 }

@@ -4,20 +4,23 @@
 //!
 //! Layout, all integers little-endian:
 //! ```text
-//! "ATGRAM02"                          magic and version
+//! "ATGRAM03"                          magic and version
 //! u32 len, bytes                      the workspace root it indexes
 //! u32 n                               files, then n times:
 //!   u32 len, bytes                    path relative to the root
 //!   u64 size, i64 mtime s, u32 ns     as stat gave them when read
 //!   u8 kind                           0 text, 1 binary, 2 always searched
-//! blob                                the postings of every gram, in key order:
+//!   u32 first, u32 slots              the posting ids of its pieces
+//!   u32 p, p times u64 offset, u64 line   where its pieces after the first start
+//! blob                                the postings of every piece (ids), per gram in key order:
 //!   u8 0, varint count, varint ids    a short list: the first id, then gaps
 //!   u8 1, roaring bitmap              a longer one, in roaring's portable format
 //! g times: u64 key, u32 length        the gram table, ascending keys, each
 //!                                     posting's length in the blob
 //! u64 blob start, u64 table start, u64 g    the footer
 //! ```
-//! Version 1 (trigrams, `ATGRAM01`) is not read: such a file is rebuilt.
+//! Older versions (`ATGRAM01`: trigrams; `ATGRAM02`: postings of whole
+//! files) are not read: such a file is rebuilt.
 //! A serving process holds the file table and one key and offset per
 //! [`BLOCK`] grams; a lookup reads one block of the gram table and one
 //! posting list with positioned reads.
@@ -35,7 +38,7 @@ use super::grams::Gram;
 use super::runs::Merge;
 use super::{Entry, Kind};
 
-const MAGIC: &[u8; 8] = b"ATGRAM02";
+const MAGIC: &[u8; 8] = b"ATGRAM03";
 /// Longest stored path, in bytes (Linux's `PATH_MAX`); a longer one means a corrupt file.
 const MAX_PATH: usize = 4096;
 /// Grams per block of the gram table: one key and offset per block stay in memory.
@@ -190,7 +193,14 @@ pub(crate) fn save(
             out.write_all(&e.mtime.0.to_le_bytes())?;
             out.write_all(&e.mtime.1.to_le_bytes())?;
             out.write_all(&[e.kind as u8])?;
-            written += 4 + rel.as_os_str().len() as u64 + 21;
+            out.write_all(&e.first.to_le_bytes())?;
+            out.write_all(&e.slots.to_le_bytes())?;
+            write_u32(&mut out, e.pieces.len())?;
+            for &(offset, line) in &e.pieces {
+                out.write_all(&offset.to_le_bytes())?;
+                out.write_all(&line.to_le_bytes())?;
+            }
+            written += 4 + rel.as_os_str().len() as u64 + 21 + 12 + 16 * e.pieces.len() as u64;
         }
         let blob_start = written;
         let mut table = BufWriter::with_capacity(1 << 20, File::create(&table_tmp)?);
@@ -257,7 +267,7 @@ pub(crate) fn load(path: &Path, root: &Path) -> io::Result<Option<(Vec<Entry>, D
         return Ok(None);
     }
     let n = read_u32(&mut input)?;
-    let mut entries = Vec::with_capacity(n.min(1 << 20));
+    let mut entries: Vec<Entry> = Vec::with_capacity(n.min(1 << 20));
     for _ in 0..n {
         let rel = read_bytes(&mut input)?;
         let size = u64::from_le_bytes(read_array(&mut input)?);
@@ -270,11 +280,38 @@ pub(crate) fn load(path: &Path, root: &Path) -> io::Result<Option<(Vec<Entry>, D
             2 => Kind::Always,
             _ => return Err(corrupt("unknown file kind")),
         };
+        let first = u32::from_le_bytes(read_array(&mut input)?);
+        let slots = u32::from_le_bytes(read_array(&mut input)?);
+        let count = read_u32(&mut input)?;
+        // Ids ascend from file to file; pieces are fewer than the ids, and
+        // start in order inside the file.
+        let after = entries.last().map_or(0, |e| e.first + e.slots);
+        if first < after
+            || slots == 0
+            || first.checked_add(slots).is_none()
+            || count >= slots as usize
+        {
+            return Err(corrupt("piece ids out of order"));
+        }
+        let mut pieces = Vec::with_capacity(count);
+        let mut last = (0u64, 1u64);
+        for _ in 0..count {
+            let offset = u64::from_le_bytes(read_array(&mut input)?);
+            let line = u64::from_le_bytes(read_array(&mut input)?);
+            if offset <= last.0 || offset >= size || line <= last.1 {
+                return Err(corrupt("pieces out of order"));
+            }
+            last = (offset, line);
+            pieces.push(last);
+        }
         entries.push(Entry {
             path: root.join(std::ffi::OsStr::from_bytes(&rel)),
             size,
             mtime: (secs, nanos),
             kind,
+            first,
+            slots,
+            pieces,
         });
     }
     let here = io::Seek::stream_position(&mut input)?;

@@ -641,3 +641,45 @@ async fn approvals_the_gate_stopped_waiting_for_count_toward_the_breaker() {
     assert_eq!(breaker.refusals(Some("review-1")), 0);
     assert!(!breaker.is_open(Some("review-1")));
 }
+
+#[tokio::test]
+async fn only_an_explicit_first_line_verdict_decides() {
+    use tool_agent::review::{Verdict, parse_verdict};
+    let deny = |r: &str| Some(Verdict::Deny(r.to_owned()));
+    let cases = [
+        ("allow", Some(Verdict::Allow)),
+        ("Verdict: ALLOW", Some(Verdict::Allow)),
+        ("\n\n```\nALLOW\n```", Some(Verdict::Allow)),
+        ("> **DENY**: wipes the disk", deny("wipes the disk")),
+        ("deny", deny("no reason given")),
+        (
+            "Yes, this call is dangerous and must not run.\nDENY: dangerous",
+            None,
+        ),
+        ("Not a problem.\nALLOW", None),
+        ("YES", None),
+        ("APPROVED", None),
+        ("NO", None),
+        ("ALLOWING it would be wrong", None),
+    ];
+    for (answer, want) in cases {
+        assert_eq!(parse_verdict(answer), want, "{answer:?}");
+    }
+    // Through the reviewer: a chatty first line fails closed.
+    let saves = Arc::new(AtomicU32::new(0));
+    let model = ScriptedClient::new([ScriptedTurn::text(
+        "Yes, this call is dangerous and must not run.\nDENY: dangerous",
+    )]);
+    let r = tools(&saves)
+        .execute(
+            "save_note",
+            json!({"text": "x"}),
+            &gated(Reviewer::new(model)),
+        )
+        .await;
+    assert_eq!(
+        r.error.expect("refused").message,
+        "The call to `save_note` was not approved: the reviewer refused: the reviewer's answer could not be read"
+    );
+    assert_eq!(saves.load(Ordering::SeqCst), 0);
+}

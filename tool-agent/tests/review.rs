@@ -562,3 +562,124 @@ async fn large_results_are_summarised_with_the_full_text_saved() {
 fn tools_with(layer: Summarizer) -> ToolRegistry {
     tools(&Arc::new(AtomicU32::new(0))).with_layer(layer)
 }
+
+#[tokio::test]
+async fn an_open_breaker_asks_the_person_through_the_approval_gate() {
+    let saves = Arc::new(AtomicU32::new(0));
+    // A person who never answers: the context's approval timeout ends the wait.
+    let breaker = RefusalBreaker::new(Reviewer::new(Silent), 1)
+        .escalate_to(|_r: ApprovalRequest| std::future::pending::<ApprovalDecision>());
+    breaker.record_refusal(Some("review-1"));
+    let registry =
+        tools(&saves).with_layer(SafetyCheck::new(Reviewer::new(Silent)).with_breaker(&breaker));
+    let ctx = gated(breaker.clone())
+        .with_approval_timeout(Duration::from_millis(50), ApprovalDefault::Deny);
+    let started = std::time::Instant::now();
+    let r = registry.execute("read_notes", json!({"n": 1}), &ctx).await;
+    assert!(started.elapsed() < Duration::from_secs(5));
+    let error = r.error.expect("denied");
+    assert_eq!(error.kind, ErrorKind::Denied);
+    assert_eq!(
+        error.message,
+        "Nobody answered the approval of `read_notes` within 50ms, and an unanswered approval is denied here, so the call was not made."
+    );
+    // Cancelled while waiting: `cancelled`, not a hang.
+    let cancelled = gated(breaker.clone());
+    cancelled.cancellation_token().cancel();
+    let r = registry
+        .execute("read_notes", json!({"n": 1}), &cancelled)
+        .await;
+    assert_eq!(r.error.expect("cancelled").kind, ErrorKind::Cancelled);
+    // A panicking person is a failed approval, not a crash.
+    let breaker = RefusalBreaker::new(Reviewer::new(Silent), 1)
+        .escalate_to(|_r: ApprovalRequest| async move { panic!("person approver panicked") });
+    breaker.record_refusal(Some("review-1"));
+    let registry =
+        tools(&saves).with_layer(SafetyCheck::new(Reviewer::new(Silent)).with_breaker(&breaker));
+    let r = registry
+        .execute("read_notes", json!({"n": 1}), &gated(breaker.clone()))
+        .await;
+    assert_eq!(
+        r.error.expect("failed approval").message,
+        "The approval of `read_notes` failed, so the call was not made."
+    );
+}
+
+#[tokio::test]
+async fn approvals_the_gate_stopped_waiting_for_count_toward_the_breaker() {
+    let saves = Arc::new(AtomicU32::new(0));
+    // The reviewer would wait 30 s; the context gives it 50 ms.
+    let reviewer = Reviewer::new(Silent).timeout(Duration::from_secs(30), ApprovalDefault::Deny);
+    let asked = Arc::new(AtomicU32::new(0));
+    let count = Arc::clone(&asked);
+    let breaker = RefusalBreaker::new(reviewer, 2).escalate_to(move |_r: ApprovalRequest| {
+        count.fetch_add(1, Ordering::SeqCst);
+        async { ApprovalDecision::Approve }
+    });
+    let ctx = gated(breaker.clone())
+        .with_approval_timeout(Duration::from_millis(50), ApprovalDefault::Deny);
+    let registry = tools(&saves);
+    for _ in 0..2 {
+        let r = registry
+            .execute("save_note", json!({"text": "x"}), &ctx)
+            .await;
+        assert!(
+            r.error
+                .expect("timed out")
+                .message
+                .starts_with("Nobody answered the approval of `save_note` within 50ms")
+        );
+    }
+    assert_eq!(breaker.refusals(Some("review-1")), 2);
+    let r = registry
+        .execute("save_note", json!({"text": "y"}), &ctx)
+        .await;
+    assert_eq!(r.output, "saved \"y\"", "the person approved");
+    assert_eq!(asked.load(Ordering::SeqCst), 1);
+    // Reset: the trace goes to the reviewer again.
+    breaker.reset(Some("review-1"));
+    assert_eq!(breaker.refusals(Some("review-1")), 0);
+    assert!(!breaker.is_open(Some("review-1")));
+}
+
+#[tokio::test]
+async fn only_an_explicit_first_line_verdict_decides() {
+    use tool_agent::review::{Verdict, parse_verdict};
+    let deny = |r: &str| Some(Verdict::Deny(r.to_owned()));
+    let cases = [
+        ("allow", Some(Verdict::Allow)),
+        ("Verdict: ALLOW", Some(Verdict::Allow)),
+        ("\n\n```\nALLOW\n```", Some(Verdict::Allow)),
+        ("> **DENY**: wipes the disk", deny("wipes the disk")),
+        ("deny", deny("no reason given")),
+        (
+            "Yes, this call is dangerous and must not run.\nDENY: dangerous",
+            None,
+        ),
+        ("Not a problem.\nALLOW", None),
+        ("YES", None),
+        ("APPROVED", None),
+        ("NO", None),
+        ("ALLOWING it would be wrong", None),
+    ];
+    for (answer, want) in cases {
+        assert_eq!(parse_verdict(answer), want, "{answer:?}");
+    }
+    // Through the reviewer: a chatty first line fails closed.
+    let saves = Arc::new(AtomicU32::new(0));
+    let model = ScriptedClient::new([ScriptedTurn::text(
+        "Yes, this call is dangerous and must not run.\nDENY: dangerous",
+    )]);
+    let r = tools(&saves)
+        .execute(
+            "save_note",
+            json!({"text": "x"}),
+            &gated(Reviewer::new(model)),
+        )
+        .await;
+    assert_eq!(
+        r.error.expect("refused").message,
+        "The call to `save_note` was not approved: the reviewer refused: the reviewer's answer could not be read"
+    );
+    assert_eq!(saves.load(Ordering::SeqCst), 0);
+}

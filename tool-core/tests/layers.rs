@@ -606,3 +606,60 @@ async fn result_views_per_tool() {
     assert_eq!(std::fs::read_to_string(&path).expect("readable"), full);
     assert_eq!(r.metadata["result_view"], json!("minimal"));
 }
+
+/// Panics: in `call` itself (`sync`), or in its future after `await`ing once.
+struct Panicky {
+    sync: bool,
+}
+
+impl ToolLayer for Panicky {
+    fn name(&self) -> &str {
+        if self.sync {
+            "panics_sync"
+        } else {
+            "panics_async"
+        }
+    }
+    fn call<'a>(&'a self, _call: LayerCall, _next: Next<'a>) -> LayerFuture<'a> {
+        assert!(!self.sync, "layer boom (sync)");
+        Box::pin(async move {
+            tokio::task::yield_now().await;
+            panic!("layer boom");
+        })
+    }
+}
+
+#[tokio::test]
+async fn a_panicking_layer_is_contained_and_named() {
+    for (sync, name) in [(false, "panics_async"), (true, "panics_sync")] {
+        // Inside another layer, so the panic crosses `Next::run` too.
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let tools = registry()
+            .with_layer(Logged {
+                name: "outer",
+                log: Arc::clone(&log),
+            })
+            .with_layer(Panicky { sync });
+        let r = tools
+            .execute(
+                "ly_repeat",
+                json!({"word": "hi", "times": 1}),
+                &ToolContext::new(),
+            )
+            .await;
+        let error = r.error.expect("a panic is an error result");
+        assert_eq!(error.kind, ErrorKind::Panicked);
+        assert_eq!(
+            error.message,
+            format!(
+                "The middleware layer `{name}` crashed with an internal error while handling the call to `ly_repeat`, so the call has no result. Do not retry the same call; try another approach."
+            )
+        );
+        assert_eq!(r.notes, ["seen by outer"], "the outer layer saw the result");
+        assert_eq!(
+            tools.stats_for("ly_repeat").expect("stats").call_count,
+            1,
+            "the call is recorded"
+        );
+    }
+}

@@ -104,14 +104,17 @@ pub enum Verdict {
     Deny(String),
 }
 
-/// Reads a reviewer's answer: the first line that starts with a verdict
-/// word decides, after dropping a reasoning model's `<think>…</think>`,
-/// code fences, quotes, bold marks and a leading `Answer:`/`Verdict:`.
-/// `ALLOW`, `ALLOWED`, `APPROVE`, `APPROVED`, `YES` allow; `DENY`, `DENIED`,
-/// `REFUSE`, `REJECT`, `NO` refuse, with the rest of the line after `:`,
-/// `-` or a space as the reason (cut to [`MAX_REASON_CHARS`]; "no reason
-/// given" when empty). Case does not matter. `None` when no line starts
-/// with a verdict word.
+/// Reads a reviewer's answer. The verdict must be explicit: after dropping
+/// a reasoning model's `<think>…</think>`, blank lines and code-fence lines,
+/// the *first* line decides, and it must start (after quote, bold and
+/// heading marks and a leading `Answer:`/`Verdict:`/`Decision:`) with the
+/// word `ALLOW` or `DENY`, case ignored. `DENY` takes the rest of the line
+/// after `:`, `-` or a space as the reason (cut to [`MAX_REASON_CHARS`];
+/// "no reason given" when empty). Anything else is `None`, which the
+/// reviewer reads as no answer (its default verdict, deny unless
+/// configured): a first line such as "Yes, this is dangerous" or "Not a
+/// problem" decides nothing, whatever later lines say, so a chatty model
+/// fails closed.
 ///
 /// ```
 /// use tool_agent::review::{parse_verdict, Verdict};
@@ -119,20 +122,27 @@ pub enum Verdict {
 /// assert_eq!(parse_verdict("**Deny** - wipes /home"), Some(Verdict::Deny("wipes /home".into())));
 /// assert_eq!(parse_verdict("<think>hmm</think>\n```\nDENY: too broad\n```"), Some(Verdict::Deny("too broad".into())));
 /// assert_eq!(parse_verdict("I think it is fine"), None);
+/// assert_eq!(parse_verdict("Yes, this call is dangerous.\nDENY: dangerous"), None);
 /// ```
 pub fn parse_verdict(answer: &str) -> Option<Verdict> {
     let answer = match answer.rfind("</think>") {
         Some(i) => &answer[i + "</think>".len()..],
         None => answer,
     };
-    answer.lines().find_map(parse_line)
+    let first = answer
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty() && !l.starts_with("```"))?;
+    parse_line(first)
 }
 
 /// One line of an answer, as [`parse_verdict`] reads it.
 fn parse_line(line: &str) -> Option<Verdict> {
     let strip = |s: &str| {
         s.trim()
-            .trim_matches(|c: char| matches!(c, '`' | '"' | '\'' | '*' | '_' | '#' | '>'))
+            .trim_matches(|c: char| {
+                matches!(c, '`' | '"' | '\'' | '*' | '_' | '#' | '>') || c.is_whitespace()
+            })
             .trim()
             .to_owned()
     };
@@ -147,8 +157,8 @@ fn parse_line(line: &str) -> Option<Verdict> {
         .unwrap_or(line.len());
     let (word, rest) = line.split_at(word_end);
     match word.to_ascii_uppercase().as_str() {
-        "ALLOW" | "ALLOWED" | "APPROVE" | "APPROVED" | "YES" => Some(Verdict::Allow),
-        "DENY" | "DENIED" | "REFUSE" | "REFUSED" | "REJECT" | "REJECTED" | "NO" => {
+        "ALLOW" => Some(Verdict::Allow),
+        "DENY" => {
             let reason = rest
                 .trim_start_matches(|c: char| {
                     matches!(c, ':' | '-' | '—' | '*' | '`' | ',' | '.') || c.is_whitespace()

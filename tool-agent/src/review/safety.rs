@@ -3,9 +3,10 @@
 use std::collections::BTreeMap;
 
 use serde_json::Map;
+use tool_core::ApprovalRequest;
 use tool_core::governance::breaker::RefusalBreaker;
+use tool_core::governance::confirm::{self, Confirmation};
 use tool_core::layer::{LayerCall, LayerFuture, Next, ToolLayer};
-use tool_core::{ApprovalDecision, ApprovalRequest, Approver};
 
 use super::{Reviewer, Verdict};
 
@@ -32,7 +33,10 @@ use super::{Reviewer, Verdict};
 /// With a [`RefusalBreaker`] ([`with_breaker`](Self::with_breaker)), its
 /// refusals count toward the breaker's refusals of the trace, and once the
 /// breaker is open a read waits for the breaker's person (its approval
-/// hook) before it runs instead of being reviewed beside it.
+/// hook) before it runs instead of being reviewed beside it, through the
+/// same approval gate as the pipeline's approval step
+/// ([`confirm::ask_approver`]): the context's approval timeout and default,
+/// its cancellation token, and a panicking person as a failed approval.
 #[derive(Debug, Clone)]
 pub struct SafetyCheck {
     reviewer: Reviewer,
@@ -84,16 +88,20 @@ impl ToolLayer for SafetyCheck {
             if let Some(breaker) = &self.breaker
                 && breaker.is_open(trace.as_deref())
             {
-                return match breaker.approve(request).await {
-                    ApprovalDecision::Approve => next.run(call).await,
-                    ApprovalDecision::ApproveWithEdits(a) if a == *call.arguments() => {
-                        next.run(call).await
-                    }
-                    ApprovalDecision::ApproveWithEdits(_) => call.refuse(
+                // The same gate as the pipeline's approval step: the
+                // context's approval timeout and default, its cancellation,
+                // a panicking person contained.
+                let decision = confirm::ask_approver(next.context(), breaker, request).await;
+                return match decision {
+                    Confirmation::Denied(reason) => call.refuse(self.name(), &reason),
+                    Confirmation::Edited { .. } => call.refuse(
                         self.name(),
                         "the approver changed a call that has no editable parameters",
                     ),
-                    ApprovalDecision::Deny(reason) => call.refuse(self.name(), &reason),
+                    other => match other.refusal(&spec.name) {
+                        Some(refused) => refused,
+                        None => next.run(call).await,
+                    },
                 };
             }
             let review = self.reviewer.review(&request);

@@ -22,11 +22,7 @@ pub(super) async fn call_tool(
     ctx: &ToolContext,
 ) -> ToolResult {
     let name = tool.name();
-    let timeout = tool
-        .spec()
-        .timeout
-        .or_else(|| ctx.timeout())
-        .unwrap_or(registry.default_timeout);
+    let timeout = timeout_for(registry, tool, ctx);
     let start = std::panic::catch_unwind(AssertUnwindSafe(|| tool.start(args, ctx.clone())));
     let future = match start {
         Ok(f) => AssertUnwindSafe(f).catch_unwind(),
@@ -47,17 +43,18 @@ pub(super) async fn call_tool(
     }
 }
 
+/// A call's timeout: the tool's, else the context's, else the registry's.
+pub(crate) fn timeout_for(registry: &ToolRegistry, tool: &Tool, ctx: &ToolContext) -> Duration {
+    tool.spec()
+        .timeout
+        .or_else(|| ctx.timeout())
+        .unwrap_or(registry.default_timeout)
+}
+
 /// A contained panic: the model reads that the tool crashed; the payload
 /// (masked) goes to `tracing` only.
 fn panicked(tool: &str, payload: &(dyn Any + Send), ctx: &ToolContext) -> ToolResult {
-    let mut detail = payload
-        .downcast_ref::<&str>()
-        .map(|s| (*s).to_owned())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "<non-string panic payload>".to_owned());
-    if let Some(masker) = secrets::masker_for(ctx.secrets(), &[]) {
-        masker.mask_string(&mut detail);
-    }
+    let detail = panic_detail(payload, ctx);
     tracing::error!(target: "tool_core", tool, panic = %detail, "tool panicked; the panic was contained");
     ToolResult::error(
         ErrorKind::Panicked,
@@ -67,7 +64,22 @@ fn panicked(tool: &str, payload: &(dyn Any + Send), ctx: &ToolContext) -> ToolRe
     )
 }
 
-fn timed_out(tool: &str, timeout: Duration) -> ToolResult {
+/// A panic's payload as text (`<non-string panic payload>` when it is not
+/// a string), with the context's secret values masked: for `tracing` only.
+pub(crate) fn panic_detail(payload: &(dyn Any + Send), ctx: &ToolContext) -> String {
+    let mut detail = payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "<non-string panic payload>".to_owned());
+    if let Some(masker) = secrets::masker_for(ctx.secrets(), &[]) {
+        masker.mask_string(&mut detail);
+    }
+    detail
+}
+
+/// The `timeout` result of a call to `tool` stopped after `timeout`.
+pub(crate) fn timed_out(tool: &str, timeout: Duration) -> ToolResult {
     ToolResult::error(
         ErrorKind::Timeout,
         format!(

@@ -20,7 +20,7 @@ use crate::result::ToolResult;
 use crate::tool::context::ToolContext;
 
 mod budget;
-mod invoke;
+pub(crate) mod invoke;
 mod stages;
 
 use stages::{Call, unknown_tool};

@@ -137,6 +137,15 @@ impl ApprovalDefault {
 pub trait Approver: Send + Sync + 'static {
     /// Decides on one request.
     fn approve(&self, request: ApprovalRequest) -> BoxFuture<ApprovalDecision>;
+
+    /// Told by the approval gate ([`confirm::ask`](super::confirm::ask))
+    /// that it stopped waiting for the decision on `request` after the
+    /// context's approval timeout (the future `approve` returned was
+    /// dropped). Does nothing by default; a
+    /// [`RefusalBreaker`](super::breaker::RefusalBreaker) counts it as a refusal.
+    fn timed_out(&self, request: &ApprovalRequest) {
+        let _ = request;
+    }
 }
 
 impl<F, Fut> Approver for F

@@ -17,6 +17,9 @@ pub const MAX_TRACKED_TRACES: usize = 1024;
 /// trace (the context's trace id; calls without one count together), then
 /// sends every further call of that trace to `person`, the approval hook of
 /// a person (deny when there is none: the breaker never approves by itself).
+/// A refusal is a [`Deny`](ApprovalDecision::Deny), or an approval the gate
+/// stopped waiting for after the context's approval timeout
+/// ([`Approver::timed_out`]). A trace stays open until [`reset`](Self::reset).
 ///
 /// ```
 /// use tool_core::governance::breaker::RefusalBreaker;
@@ -100,6 +103,16 @@ impl RefusalBreaker {
         Self::count_refusal(&self.counts, trace_id.unwrap_or_default().to_owned());
     }
 
+    /// Forgets the refusals counted for `trace_id` (calls without one:
+    /// `None`), closing the breaker for that trace: its calls go to the
+    /// first approver again (a host does after the person dealt with it).
+    pub fn reset(&self, trace_id: Option<&str>) {
+        let trace = trace_id.unwrap_or_default();
+        let mut c = self.counts.lock().unwrap_or_else(PoisonError::into_inner);
+        c.by_trace.remove(trace);
+        c.order.retain(|t| t != trace);
+    }
+
     /// Whether calls of `trace_id` go to the person now: `after` refusals
     /// were counted for it.
     pub fn is_open(&self, trace_id: Option<&str>) -> bool {
@@ -123,6 +136,18 @@ impl RefusalBreaker {
 }
 
 impl Approver for RefusalBreaker {
+    /// An approval the gate gave up waiting for counts as a refusal of its
+    /// trace (a reviewer that never answers within the context's approval
+    /// timeout still opens the breaker); the approver asked is told too.
+    fn timed_out(&self, request: &ApprovalRequest) {
+        let trace = request.trace_id.as_deref();
+        match &self.person {
+            Some(person) if self.is_open(trace) => person.timed_out(request),
+            _ => self.first.timed_out(request),
+        }
+        self.record_refusal(trace);
+    }
+
     fn approve(&self, request: ApprovalRequest) -> BoxFuture<ApprovalDecision> {
         let trace = request.trace_id.clone().unwrap_or_default();
         let refused = self.refusals(request.trace_id.as_deref());

@@ -15,7 +15,8 @@
 //! - no answer within the context's approval timeout (300 s unless
 //!   [`ToolContext::with_approval_timeout`] says otherwise):
 //!   [`Confirmation::TimedOut`] with the caller's default (deny unless
-//!   configured);
+//!   configured), and the approver is told ([`Approver::timed_out`]: a
+//!   [`RefusalBreaker`](super::breaker::RefusalBreaker) counts it as a refusal);
 //! - an approval with edits that changes a parameter outside
 //!   [`ApprovalRequest::editable_params`] (or removes one):
 //!   [`Confirmation::NotEditable`]; an allowed edit is
@@ -56,7 +57,7 @@ use serde_json::{Map, Value};
 
 use std::time::Duration;
 
-use super::approval::{ApprovalDecision, ApprovalDefault, ApprovalRequest, check_edits};
+use super::approval::{ApprovalDecision, ApprovalDefault, ApprovalRequest, Approver, check_edits};
 use crate::result::{ErrorKind, ToolResult};
 use crate::tool::context::ToolContext;
 
@@ -151,8 +152,22 @@ pub async fn ask(ctx: &ToolContext, request: ApprovalRequest) -> Confirmation {
     let Some(approver) = ctx.approver() else {
         return Confirmation::NoApprover;
     };
-    let original = request.arguments.clone();
-    let editable = request.editable_params.clone();
+    ask_approver(ctx, approver.as_ref(), request).await
+}
+
+/// As [`ask`], asking `approver` instead of the context's (a check beside
+/// the gate that has an approver of its own, such as a refusal breaker's
+/// person), with the same containment: `ctx`'s approval timeout and
+/// default, its cancellation token, a panicking approver as
+/// [`Confirmation::Failed`], edits checked. On a timeout the approver is
+/// told ([`Approver::timed_out`]).
+pub async fn ask_approver(
+    ctx: &ToolContext,
+    approver: &dyn Approver,
+    request: ApprovalRequest,
+) -> Confirmation {
+    let asked = request.clone();
+    let (original, editable) = (&asked.arguments, &asked.editable_params);
     let decide = async {
         let started = std::panic::catch_unwind(AssertUnwindSafe(|| approver.approve(request)));
         match started {
@@ -166,7 +181,10 @@ pub async fn ask(ctx: &ToolContext, request: ApprovalRequest) -> Confirmation {
         () = ctx.cancellation_token().cancelled() => return Confirmation::Cancelled,
         d = tokio::time::timeout(timeout, decide) => match d {
             Ok(d) => d,
-            Err(_) => return Confirmation::TimedOut { default, after: timeout },
+            Err(_) => {
+                approver.timed_out(&asked);
+                return Confirmation::TimedOut { default, after: timeout };
+            }
         },
     };
     match decision {
@@ -177,7 +195,7 @@ pub async fn ask(ctx: &ToolContext, request: ApprovalRequest) -> Confirmation {
         Some(ApprovalDecision::Approve) => Confirmation::Approved,
         Some(ApprovalDecision::Deny(reason)) => Confirmation::Denied(reason),
         Some(ApprovalDecision::ApproveWithEdits(edited)) => {
-            if let Err(param) = check_edits(&original, &edited, &editable) {
+            if let Err(param) = check_edits(original, &edited, editable) {
                 return Confirmation::NotEditable(param.to_owned());
             }
             let mut changed: Vec<String> = edited

@@ -66,10 +66,13 @@
 mod retry;
 mod views;
 
+use std::any::Any;
 use std::future::Future;
+use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::Arc;
 
+use futures_util::FutureExt;
 use serde_json::{Map, Value};
 
 pub use retry::Retry;
@@ -258,7 +261,9 @@ impl<'a> Next<'a> {
     /// Runs the rest of the stack on `call` and returns its result. May be
     /// called again to retry, up to [`MAX_RUNS_PER_LAYER`] times in all;
     /// beyond that it returns a `failed` error result naming the limit
-    /// and does not run the call.
+    /// and does not run the call. A layer inside that panics (when called
+    /// or while its future runs) is contained: `run` returns a `panicked`
+    /// error result naming that layer and the tool.
     pub async fn run(&mut self, call: LayerCall) -> ToolResult {
         if self.runs >= MAX_RUNS_PER_LAYER {
             return ToolResult::error(
@@ -273,9 +278,39 @@ impl<'a> Next<'a> {
         match self.layers.split_first() {
             Some((first, rest)) => {
                 let next = Next::new(rest, &mut *self.inner, self.spec, self.ctx);
-                first.call(call, next).await
+                // A layer's panic (when called or while running) is
+                // contained as a tool's is: the call's result says which
+                // layer crashed.
+                let started = std::panic::catch_unwind(AssertUnwindSafe(|| first.call(call, next)));
+                let outcome = match started {
+                    Ok(future) => AssertUnwindSafe(future).catch_unwind().await,
+                    Err(payload) => Err(payload),
+                };
+                outcome.unwrap_or_else(|payload| {
+                    layer_panicked(first.name(), &self.spec.name, payload.as_ref(), self.ctx)
+                })
             }
             None => self.inner.run_governed(call).await,
         }
     }
+}
+
+/// A layer's contained panic: kind `panicked`, the message naming the layer
+/// and the tool; the payload (masked) goes to `tracing` only.
+fn layer_panicked(
+    layer: &str,
+    tool: &str,
+    payload: &(dyn Any + Send),
+    ctx: &ToolContext,
+) -> ToolResult {
+    use tool_rules::text::{Clip, clip};
+    let detail = crate::execute::invoke::panic_detail(payload, ctx);
+    let layer = clip(layer, Clip::chars(64));
+    tracing::error!(target: "tool_core", tool, layer = %layer, panic = %detail, "middleware layer panicked; the panic was contained");
+    ToolResult::error(
+        ErrorKind::Panicked,
+        format!(
+            "The middleware layer `{layer}` crashed with an internal error while handling the call to `{tool}`, so the call has no result. Do not retry the same call; try another approach."
+        ),
+    )
 }

@@ -201,7 +201,7 @@ impl Cli {
         I: IntoIterator<Item = T>,
         T: Into<OsString> + Clone,
     {
-        crate::run_program(&self.registry, &self.program, args)
+        crate::run_program(&self.registry, self.program(), args)
     }
 }
 

@@ -360,6 +360,7 @@ fn signal_ablation() {
     s.implied = false;
     s.jargon = false;
     s.semantic = 0.0;
+    s.intent = 0.0;
     variants.push(("BM25 only".into(), s));
     s.jargon = true;
     variants.push(("+ jargon".into(), s));
@@ -373,6 +374,9 @@ fn signal_ablation() {
         s.semantic = w;
         variants.push((format!("+ all four + semantic {w}"), s));
     }
+    let mut s5 = Signals::default();
+    s5.intent = 0.0;
+    variants.push(("all but read intent (default weights)".into(), s5));
     let mut s4 = Signals::default();
     s4.jargon = false;
     variants.push(("all but jargon (default weights)".into(), s4));
@@ -384,6 +388,7 @@ fn signal_ablation() {
     s2.services = false;
     s2.implied = false;
     s2.jargon = false;
+    s2.intent = 0.0;
     variants.push(("BM25 + semantic (default weight)".into(), s2));
     for (label, signals) in variants {
         let index = SearchIndex::build_with_signals(specs.iter(), FieldWeights::default(), signals);

@@ -113,6 +113,12 @@
 //!   Gmail/GitHub/Slack/Sentry search operators, the `MongoDB` shell, AWS
 //!   ids, package specifiers, `owner/repo#12`); a path of this machine
 //!   implies the file system (see `service.rs`).
+//! - **Read or change** (issue 31's fourth round): a query that asks to
+//!   look (a question, or "show", "list", "find" …, with no verb of change
+//!   such as `create`, `send`, `delete`) divides the score of the tools
+//!   whose names say they change things by 1 + [`READ_INTENT_DAMP`]: "which
+//!   branches exist" finds `list_branches` before `create_branch` (see
+//!   `intent.rs`; [`Explanation::asks_to_read`]).
 //! - [`SearchIndex::explain`] tells hosts which signal matched what.
 //!
 //! What each adds on the tuning sets is printed by the `signal_ablation`
@@ -135,6 +141,7 @@ use crate::tool::spec::ToolSpec;
 
 #[cfg(feature = "semantic")]
 mod embed;
+mod intent;
 mod jargon;
 mod service;
 mod tokenizer;
@@ -221,6 +228,12 @@ pub const IMPLIED_BOOST: f32 = 0.25;
 /// work per word).
 pub const IMPLIED_MAX_TOOLS: usize = 64;
 
+/// Damping of the tools whose names say they change things (`create_`,
+/// `delete_`, `send_` …) for a query that asks to read (a question or a
+/// request to look, with no verb of change; see `intent.rs`): their fused
+/// score is divided by `1 + READ_INTENT_DAMP` (0.2). They stay in the list.
+pub const READ_INTENT_DAMP: f32 = 0.2;
+
 /// Weight of the semantic signal in the fused score (see [`Signals`]):
 /// a tool scores its BM25 score divided by the best BM25 score of the
 /// query, plus `SEMANTIC_WEIGHT` times the cosine similarity of the query's
@@ -253,6 +266,10 @@ pub struct Signals {
     /// embedded either, when the index is built with it at 0). Default:
     /// [`SEMANTIC_WEIGHT`] with the `semantic` feature (on by default), 0 without.
     pub semantic: f32,
+    /// Damping of the tools that change things when the query asks to read
+    /// (see [`READ_INTENT_DAMP`]), 0 to leave it out. Default:
+    /// [`READ_INTENT_DAMP`].
+    pub intent: f32,
 }
 
 impl Default for Signals {
@@ -267,6 +284,7 @@ impl Default for Signals {
             } else {
                 0.0
             },
+            intent: READ_INTENT_DAMP,
         }
     }
 }
@@ -330,6 +348,10 @@ pub struct Explanation {
     /// from the fallback: the semantic signal alone, or (without it, or
     /// when it finds nothing) the tools with the closest names.
     pub fallback: bool,
+    /// `true` when the query asks to read (a question or a request to look
+    /// with no verb of change), so the tools whose names say they change
+    /// things were damped by [`READ_INTENT_DAMP`].
+    pub asks_to_read: bool,
     /// `true` when the semantic signal took part.
     pub semantic: bool,
     /// `true` when the best hit is weak (see [`SearchHit::weak`]), or there is none.
@@ -424,6 +446,8 @@ struct Impacts {
     doc_server: Vec<u32>,
     /// Server key (see [`service::server_keys`]) → the servers answering to it.
     server_keys: FxHashMap<String, Vec<u32>>,
+    /// Per document: what its name says it does (see `intent.rs`).
+    doc_action: Vec<intent::Action>,
 }
 
 /// Reused buffers of [`SearchIndex::add_doc`], shared by the documents of one build.
@@ -770,12 +794,18 @@ impl SearchIndex {
                 }),
             })
             .collect();
+        let doc_action = self
+            .docs
+            .iter()
+            .map(|d| intent::action_of(&d.name))
+            .collect();
         Impacts {
             offsets,
             postings,
             servers,
             doc_server,
             server_keys,
+            doc_action,
         }
     }
 
@@ -946,6 +976,23 @@ impl SearchIndex {
                 }
             }
         }
+        // Read or change (see `intent.rs`): a query that asks to look
+        // damps the tools that change things.
+        let asks_to_read = self.signals.intent > 0.0
+            && intent::asks_to_read(query, || {
+                tokenizer::query_words(query)
+                    .into_iter()
+                    .map(|(w, _)| w)
+                    .collect()
+            });
+        if asks_to_read {
+            let damp = 1.0 / (1.0 + self.signals.intent);
+            for &doc in &touched {
+                if impacts.doc_action[doc as usize] == intent::Action::Write {
+                    scores[doc as usize] *= damp;
+                }
+            }
+        }
         if touched.is_empty() && n > 0 && limit > 0 {
             touched = self.closest_names(query, limit, &mut scores);
         }
@@ -1006,6 +1053,7 @@ impl SearchIndex {
                 .map(|&s| impacts.servers[s as usize].to_string())
                 .collect(),
             fallback,
+            asks_to_read,
             semantic: !semantic.is_empty(),
             weak: hits.first().is_none_or(|h| h.weak),
             hits,
@@ -1298,6 +1346,56 @@ mod tests {
 
     fn spec(name: &str, description: &str) -> ToolSpec {
         ToolSpec::new(name, description, json!({"type": "object"}))
+    }
+
+    #[test]
+    fn a_question_damps_the_siblings_that_change_things() {
+        let specs = [
+            spec(
+                "github__create_branch",
+                "Create a branch: a new branch of a GitHub repository from a base branch.",
+            ),
+            spec(
+                "github__list_branches",
+                "List the branches of a GitHub repository and their latest commits.",
+            ),
+        ];
+        let index = SearchIndex::build(specs.iter());
+        let e = index.explain("which branches exist in the acme/web repo", 2);
+        assert!(e.asks_to_read);
+        assert_eq!(e.hits[0].name, "github__list_branches");
+        assert_eq!(
+            e.hits[1].name, "github__create_branch",
+            "damped, not hidden"
+        );
+        let e = index.explain("make a new branch in acme/web", 2);
+        assert!(!e.asks_to_read);
+        assert_eq!(e.hits[0].name, "github__create_branch");
+        let off = SearchIndex::build_with_signals(
+            specs.iter(),
+            FieldWeights::default(),
+            Signals {
+                intent: READ_INTENT_DAMP,
+                ..Signals::default()
+            },
+        );
+        let q = "which branches exist in the acme/web repo";
+        let (on, off) = (index.explain(q, 2), off.explain(q, 2));
+        assert!(!off.asks_to_read);
+        let score = |e: &Explanation, name: &str| {
+            e.hits
+                .iter()
+                .find(|h| h.name == name)
+                .map(|h| h.score)
+                .unwrap_or_default()
+        };
+        let ratio = score(&off, "github__create_branch") / score(&on, "github__create_branch");
+        assert!((ratio - (1.0 + READ_INTENT_DAMP)).abs() < 1e-4, "{ratio}");
+        assert!(
+            (score(&off, "github__list_branches") - score(&on, "github__list_branches")).abs()
+                < 1e-6,
+            "readers keep their score"
+        );
     }
 
     #[test]

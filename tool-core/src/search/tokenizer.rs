@@ -2096,6 +2096,11 @@ pub(crate) fn tokens(text: &str) -> Vec<String> {
 /// Calls `f` with the parts of `word` split at camelCase boundaries (a
 /// lower-case letter or digit followed by an upper-case one; an upper-case
 /// run followed by upper + lower: `HTTPServer` → `HTTP`, `Server`).
+/// The parts of `word` at its camelCase changes (see `camel_parts`).
+pub(crate) fn camel_words(word: &str, f: impl FnMut(&str)) {
+    camel_parts(word, f);
+}
+
 fn camel_parts(word: &str, mut f: impl FnMut(&str)) {
     if word.is_ascii() {
         // The same rule on bytes, without decoding characters.

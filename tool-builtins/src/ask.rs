@@ -37,8 +37,8 @@ fn invalid(message: String) -> ToolError {
 /// a decision or a fact only the user has; do not ask what you can find out
 /// yourself.
 ///
-/// Give `choices` when the answer is one of a few options (the user may
-/// still type another). If nobody answers within `timeout` seconds, the
+/// Give `choices` when the answer is one of a few options (at a terminal
+/// the user may still type another; an MCP client offers only the choices). If nobody answers within `timeout` seconds, the
 /// `default` answer is used, or the result says nobody answered.
 ///
 /// # Arguments
@@ -90,6 +90,13 @@ pub async fn ask_user(
         return Err(invalid(format!(
             "choices[{n}] is empty or longer than {MAX_CHOICE_CHARS} characters."
         )));
+    }
+    for (n, c) in choices.iter().enumerate() {
+        if let Some(first) = choices[..n].iter().position(|o| o == c) {
+            return Err(invalid(format!(
+                "choices[{n}] repeats choices[{first}] ({c:?}); give each choice once."
+            )));
+        }
     }
     let default = default
         .map(|d| d.trim().to_owned())
@@ -211,6 +218,20 @@ mod tests {
                 .unwrap()
                 .message
                 .contains("not one of the choices")
+        );
+    }
+
+    #[test]
+    fn repeated_choices_are_refused_by_name() {
+        let ctx = ToolContext::new()
+            .with_asker(|q: Question| async move { Answer::Answered(q.choices[0].clone()) });
+        let r = run(
+            &ctx,
+            serde_json::json!({"question": "Which?", "choices": ["a", "b", " a "]}),
+        );
+        assert_eq!(
+            r.error.map(|e| e.message).as_deref(),
+            Some("choices[2] repeats choices[0] (\"a\"); give each choice once.")
         );
     }
 }

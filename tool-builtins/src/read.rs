@@ -96,7 +96,8 @@ pub async fn read_file(
     if offset < 1 {
         return Err(ToolError::new(
             ErrorKind::InvalidArguments,
-            "offset must be greater than or equal to 1",
+            "offset must be greater than or equal to 1 (lines are numbered from 1: offset 1 is \
+             the first line)",
         ));
     }
     let limit = match limit {

@@ -14,7 +14,10 @@
 //! one line per item.
 //!
 //! Bounds: at most [`MAX_TODOS`] items of at most [`MAX_TODO_CHARS`]
-//! characters each; a list over either is refused whole, with the rule.
+//! characters per field, and at most [`MAX_TODO_LIST_BYTES`] for the whole
+//! list as stored; a list over any is refused whole, with the rule. Item
+//! text is kept on one line (escapes and controls removed, line breaks
+//! folded); keys other than `content`, `status`, `active_form` are refused.
 
 use std::sync::Arc;
 
@@ -31,6 +34,10 @@ pub const STATE_SPACE: &str = "tasks";
 pub const MAX_TODOS: usize = 100;
 /// Longest `content` or `active_form`, in characters: 500.
 pub const MAX_TODO_CHARS: usize = 500;
+/// Most bytes of the whole list as stored (JSON): 64 KiB, the default
+/// state store's cap of one value. 100 items of 500 characters each fit
+/// only when short; a longer list is refused with what to shorten.
+pub const MAX_TODO_LIST_BYTES: usize = 64 * 1024;
 
 /// Where a task stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -44,8 +51,10 @@ pub enum TodoStatus {
     Completed,
 }
 
-/// One item of the task list.
+/// One item of the task list. Keys other than these three are refused
+/// (a misspelt `activeFrom` is not silently dropped).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct TodoItem {
     /// What to do, in the imperative ("Run the tests").
     pub content: String,
@@ -140,11 +149,16 @@ fn check(items: &[TodoItem]) -> Result<(), ToolError> {
             )));
         }
         let long = |s: &str| s.chars().count() > MAX_TODO_CHARS;
-        if long(&item.content) || item.active_form.as_deref().is_some_and(long) {
-            return Err(invalid(format!(
-                "todos[{n}] is longer than {MAX_TODO_CHARS} characters; keep each task to one \
-                 short sentence."
-            )));
+        for (field, text) in [
+            ("content", Some(item.content.as_str())),
+            ("active_form", item.active_form.as_deref()),
+        ] {
+            if text.is_some_and(long) {
+                return Err(invalid(format!(
+                    "todos[{n}].{field} is longer than {MAX_TODO_CHARS} characters; keep each \
+                     task to one short sentence."
+                )));
+            }
         }
     }
     let busy: Vec<usize> = items
@@ -202,26 +216,70 @@ pub async fn todo_write(
     todos: Vec<TodoItem>,
     context: &ToolContext,
 ) -> Result<ToolResult, ToolError> {
+    let todos: Vec<TodoItem> = todos
+        .into_iter()
+        .map(|item| TodoItem {
+            content: one_line(&item.content),
+            status: item.status,
+            active_form: item.active_form.as_deref().map(one_line),
+        })
+        .collect();
     check(&todos)?;
     let (key, store) = key_and_store(context)?;
     let text = serde_json::to_string(&todos)
         .map_err(|e| ToolError::new(ErrorKind::Failed, e.to_string()))?;
+    if text.len() > MAX_TODO_LIST_BYTES {
+        return Err(ToolError::new(
+            ErrorKind::InvalidArguments,
+            format!(
+                "The list takes {} bytes as stored; at most {MAX_TODO_LIST_BYTES} are kept. \
+                 Shorten the tasks, leave out active_form, or remove completed ones, and send it \
+                 again.",
+                text.len()
+            ),
+        ));
+    }
     let list = todos.clone();
     tool_core::run_blocking(move || {
         store.put(&key, "list", &text).map_err(|e| {
             ToolError::new(
                 ErrorKind::Failed,
-                format!("The task list was not saved: {e}"),
+                format!(
+                    "The task list was not saved: {e}. Shorten the tasks or remove completed \
+                     ones, and send it again."
+                ),
             )
         })
     })
     .await??;
-    if let Some(hook) = context.state::<TodoHook>() {
-        (hook.0.0)(context.trace_id(), &list);
-    }
     let value = serde_json::to_value(&list).unwrap_or_default();
-    Ok(ToolResult::ok(render(&list))
-        .with_metadata(tool_core::meta::MetaKey::custom("todos"), value))
+    let mut result = ToolResult::ok(render(&list))
+        .with_metadata(tool_core::meta::MetaKey::custom("todos"), value);
+    if let Some(hook) = context.state::<TodoHook>() {
+        // The list is saved: a failing hook must not make the model think
+        // otherwise (a panic would read as "the tool crashed, no result").
+        let told = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            (hook.0.0)(context.trace_id(), &list);
+        }));
+        if told.is_err() {
+            result.add_note(
+                "The list was saved, but the host's TodoHook failed (it panicked), so the host \
+                 may not show this change.",
+            );
+        }
+    }
+    Ok(result)
+}
+
+/// An item's text on one line: terminal escapes and control characters
+/// removed (the cleaner of job output), line breaks and other runs of
+/// whitespace folded into one space, so one item never renders as several
+/// list lines.
+fn one_line(text: &str) -> String {
+    crate::shell::ansi::clean_text(text)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// Shows the session's task list: each task with its status.

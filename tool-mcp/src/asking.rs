@@ -132,7 +132,7 @@ impl Asker for ElicitationAsker {
                 Err(e) => Err(e),
             };
             match answered {
-                Ok(ClientResult::ElicitResult(answer)) => answer_of(&answer),
+                Ok(ClientResult::ElicitResult(answer)) => answer_of(&answer, &question),
                 Ok(_) => {
                     ask_fallback(
                         fallback,
@@ -154,9 +154,15 @@ fn client_error(e: &ServiceError) -> String {
 }
 
 /// The context's own asker, when there is one; else "no person", with `why`.
+/// When the fallback has nobody either, its reason follows `why` (the
+/// client's failure comes first, so a host debugging its client is not
+/// sent looking at a terminal).
 async fn ask_fallback(fallback: Option<Arc<dyn Asker>>, question: Question, why: String) -> Answer {
     match fallback {
-        Some(asker) => asker.ask(question).await,
+        Some(asker) => match asker.ask(question).await {
+            Answer::NoPerson(also) => Answer::NoPerson(format!("{why}; and {also}")),
+            other => other,
+        },
         None => Answer::NoPerson(why),
     }
 }
@@ -226,21 +232,39 @@ pub(crate) fn question_form(question: &Question) -> ElicitationSchema {
     ElicitationSchema::new(properties).with_required(vec![ANSWER_FIELD.to_owned()])
 }
 
-/// What the client's answer to [`question_form`] stands for: an accepted
-/// form's `answer` text (a number or boolean is taken as its JSON text); a
-/// decline or cancel, or an accepted form without an answer, is declined,
-/// with the reason for the model.
-pub(crate) fn answer_of(answer: &ElicitResult) -> Answer {
+/// What the client's answer to [`question_form`] of `question` stands
+/// for: an accepted form's `answer` text, when it is a string and (when the
+/// question has choices) one of them; a decline or cancel, an accepted form
+/// without an answer, or an answer of another type or outside the choices
+/// is declined, with the reason for the model (the form asked for exactly
+/// that, so anything else is the client's fault, never an answer).
+pub(crate) fn answer_of(answer: &ElicitResult, question: &Question) -> Answer {
     match answer.action {
         ElicitationAction::Accept => {
             match answer.content.as_ref().and_then(|c| c.get(ANSWER_FIELD)) {
-                Some(Value::String(text)) => Answer::Answered(text.clone()),
-                Some(value @ (Value::Number(_) | Value::Bool(_))) => {
-                    Answer::Answered(value.to_string())
+                Some(Value::String(text))
+                    if question.choices.is_empty()
+                        || question.choices.iter().any(|c| c == text.trim()) =>
+                {
+                    Answer::Answered(text.trim().to_owned())
                 }
-                _ => Answer::Declined(
+                Some(Value::String(text)) => Answer::Declined(format!(
+                    "the MCP client sent {:?}, which is not one of the offered choices, so no \
+                     choice was made",
+                    tool_rules::text::clip(text, tool_rules::text::Clip::chars(80))
+                )),
+                Some(Value::Null) | None => Answer::Declined(
                     "the MCP client accepted the question but sent no `answer`".to_owned(),
                 ),
+                Some(other) => Answer::Declined(format!(
+                    "the MCP client sent a {} as the answer, not the text the form asked for",
+                    match other {
+                        Value::Number(_) => "number",
+                        Value::Bool(_) => "boolean",
+                        Value::Array(_) => "list",
+                        _ => "object",
+                    }
+                )),
             }
         }
         ElicitationAction::Decline => {
@@ -283,22 +307,61 @@ mod tests {
     #[test]
     fn answers_declines_and_odd_forms() {
         let accept = |content| ElicitResult::new(ElicitationAction::Accept).with_content(content);
+        let free = Question::new("Name?");
+        let pick = Question::new("Colour?").with_choices(["red", "blue"]);
         assert_eq!(
-            answer_of(&accept(json!({"answer": "blue"}))),
+            answer_of(&accept(json!({"answer": "blue"})), &pick),
             Answer::Answered("blue".into())
         );
         assert_eq!(
-            answer_of(&accept(json!({"answer": 7}))),
-            Answer::Answered("7".into())
+            answer_of(&accept(json!({"answer": "anything"})), &free),
+            Answer::Answered("anything".into())
         );
-        assert!(matches!(answer_of(&accept(json!({}))), Answer::Declined(_)));
+        // Outside the choices, or not text: never taken as the answer.
         assert!(matches!(
-            answer_of(&ElicitResult::new(ElicitationAction::Decline)),
+            answer_of(&accept(json!({"answer": "green"})), &pick),
+            Answer::Declined(why) if why.contains("\"green\", which is not one of the offered choices")
+        ));
+        assert!(matches!(
+            answer_of(&accept(json!({"answer": 12345, "extra": "x"})), &pick),
+            Answer::Declined(why) if why.contains("sent a number")
+        ));
+        assert!(matches!(
+            answer_of(&accept(json!({"answer": 7})), &free),
+            Answer::Declined(why) if why.contains("sent a number")
+        ));
+        assert!(matches!(
+            answer_of(&accept(json!({})), &free),
+            Answer::Declined(_)
+        ));
+        assert!(matches!(
+            answer_of(&ElicitResult::new(ElicitationAction::Decline), &free),
             Answer::Declined(why) if why.contains("declined")
         ));
         assert!(matches!(
-            answer_of(&ElicitResult::new(ElicitationAction::Cancel)),
+            answer_of(&ElicitResult::new(ElicitationAction::Cancel), &free),
             Answer::Declined(why) if why.contains("dismissed")
         ));
+    }
+
+    #[tokio::test]
+    async fn a_client_error_comes_before_the_fallbacks_reason() {
+        let terminal: std::sync::Arc<dyn tool_core::Asker> =
+            std::sync::Arc::new(|_q: Question| async {
+                Answer::NoPerson("stderr is not a terminal".to_owned())
+            });
+        let answer = super::ask_fallback(
+            Some(terminal),
+            Question::new("Go?"),
+            "the MCP client could not be asked: client exploded".to_owned(),
+        )
+        .await;
+        assert_eq!(
+            answer,
+            Answer::NoPerson(
+                "the MCP client could not be asked: client exploded; and stderr is not a terminal"
+                    .to_owned()
+            )
+        );
     }
 }

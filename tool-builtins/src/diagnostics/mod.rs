@@ -398,12 +398,24 @@ impl Diagnostics {
         let deadline = Instant::now() + self.config.wait;
         for (server, path, version, seq, text) in waiting {
             match server.wait(&path, version, seq, deadline) {
-                Waited::Published(published) => files.push(FileDiagnostics {
-                    path: shown(&path),
-                    server: server.name().to_owned(),
-                    text,
-                    diagnostics: published.diagnostics,
-                }),
+                Waited::Published(published) => {
+                    if published.malformed > 0 {
+                        report.notes.push(format!(
+                            "`{}` sent {} malformed diagnostic{} for {} (not LSP diagnostics, \
+                             e.g. a negative line); skipped.",
+                            server.name(),
+                            published.malformed,
+                            if published.malformed == 1 { "" } else { "s" },
+                            shown(&path)
+                        ));
+                    }
+                    files.push(FileDiagnostics {
+                        path: shown(&path),
+                        server: server.name().to_owned(),
+                        text,
+                        diagnostics: published.diagnostics,
+                    });
+                }
                 Waited::TimedOut => report.notes.push(format!(
                     "`{}` published no diagnostics for {} within {} s (the wait for diagnostics); \
                      the write itself succeeded.",

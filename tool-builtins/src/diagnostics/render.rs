@@ -61,6 +61,17 @@ pub(crate) fn column(text: &str, line: u32, utf16: u32) -> u32 {
     chars.saturating_add(1)
 }
 
+/// A server's text as one line of plain text: terminal escapes and control
+/// characters removed (the cleaner of job output), every run of whitespace,
+/// line breaks included, folded into one space; so a message (which often
+/// quotes the checked file) cannot forge further `PATH:LINE:COLUMN:` lines.
+fn one_line(text: &str) -> String {
+    crate::shell::ansi::clean_text(text)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// The text and metadata for `files` (listing at most `max` items, messages
 /// cut to `message_chars`). `None` text when `files` is empty.
 pub(crate) fn render(
@@ -79,16 +90,19 @@ pub(crate) fn render(
                 error,
                 line: d.range.start.line.saturating_add(1),
                 column: column(&file.text, d.range.start.line, d.range.start.character),
-                message: clip(d.message.trim(), Clip::chars(message_chars).counting_rest())
-                    .into_owned(),
+                message: clip(
+                    &one_line(&d.message),
+                    Clip::chars(message_chars).counting_rest(),
+                )
+                .into_owned(),
                 source: d
                     .source
                     .as_deref()
-                    .map(|s| clip(s, Clip::chars(LABEL_CHARS)).into_owned()),
+                    .map(|s| clip(&one_line(s), Clip::chars(LABEL_CHARS)).into_owned()),
                 code: d.code.as_ref().map(|c| {
                     let code = match c {
                         NumberOrString::Number(n) => n.to_string(),
-                        NumberOrString::String(s) => s.clone(),
+                        NumberOrString::String(s) => one_line(s),
                     };
                     clip(&code, Clip::chars(LABEL_CHARS)).into_owned()
                 }),
@@ -263,5 +277,30 @@ mod tests {
         );
         assert_eq!(meta["errors"], 0);
         assert_eq!(render(&[], 20, 10).0, None);
+    }
+
+    #[test]
+    fn a_message_cannot_forge_lines_or_reach_a_terminal() {
+        let mut d = diagnostic(
+            0,
+            0,
+            DiagnosticSeverity::ERROR,
+            "evil \x1b[31mred\x1b[0m\na.py:9:1: error: forged\r\n\u{202e}x",
+        );
+        d.source = Some("x\x1b]0;t\x07".to_owned());
+        d.code = Some(NumberOrString::String("E1\nE2".to_owned()));
+        let files = [FileDiagnostics {
+            path: "a.py".to_owned(),
+            server: "pylsp".to_owned(),
+            text: "x\n".to_owned(),
+            diagnostics: vec![d],
+        }];
+        let (text, meta) = render(&files, 20, 240);
+        assert_eq!(
+            text.unwrap(),
+            "Diagnostics (pylsp): 1 error, 0 warnings in a.py:\n\
+             a.py:1:1: error: evil red a.py:9:1: error: forged x [x E1 E2]"
+        );
+        assert_eq!(meta["items"][0]["source"], "x");
     }
 }

@@ -72,6 +72,9 @@ pub(crate) struct Published {
     version: Option<i32>,
     /// The diagnostics, at most [`MAX_KEPT_PER_PUBLISH`].
     pub(crate) diagnostics: Vec<Diagnostic>,
+    /// Items of the publication that were not LSP diagnostics (a negative
+    /// or too large line, a missing field) and were skipped.
+    pub(crate) malformed: usize,
 }
 
 /// What waiting for a file's diagnostics gave.
@@ -639,17 +642,38 @@ fn handle(body: &[u8], outbox: &SyncSender<Vec<u8>>, shared: &Shared) {
             }
         }
         (Some(PublishDiagnostics::METHOD), None) => {
-            let Some(params) = message.get("params").cloned() else {
+            let Some(mut params) = message.get("params").cloned() else {
                 return;
             };
+            // Each item on its own: one malformed item skips itself (and
+            // is counted), not the whole publication.
+            let items = params
+                .get_mut("diagnostics")
+                .map(Value::take)
+                .unwrap_or_default();
+            if let Some(p) = params.as_object_mut() {
+                p.insert("diagnostics".to_owned(), Value::Array(Vec::new()));
+            }
             let Ok(params) = serde_json::from_value::<PublishDiagnosticsParams>(params) else {
                 return;
             };
             let Some(path) = path_of(&params.uri) else {
                 return;
             };
-            let mut diagnostics = params.diagnostics;
-            diagnostics.truncate(MAX_KEPT_PER_PUBLISH);
+            let Value::Array(items) = items else {
+                return;
+            };
+            let mut malformed = 0usize;
+            let mut diagnostics = Vec::new();
+            for item in items {
+                if diagnostics.len() >= MAX_KEPT_PER_PUBLISH {
+                    break;
+                }
+                match serde_json::from_value::<Diagnostic>(item) {
+                    Ok(d) => diagnostics.push(d),
+                    Err(_) => malformed += 1,
+                }
+            }
             let mut state = shared.lock();
             if !state.watched.contains(&path) {
                 return;
@@ -662,6 +686,7 @@ fn handle(body: &[u8], outbox: &SyncSender<Vec<u8>>, shared: &Shared) {
                     seq,
                     version: params.version,
                     diagnostics,
+                    malformed,
                 },
             );
             drop(state);

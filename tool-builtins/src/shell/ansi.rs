@@ -168,6 +168,33 @@ impl EscapeStripper {
     }
 }
 
+/// `text` as the model may see it: terminal escape sequences and C0/C1
+/// controls removed by [`EscapeStripper`] (the cleaner of job output; tab
+/// and line feed kept), a carriage return turned into a line feed (`\r\n`
+/// into one), and the Unicode bidirectional controls (U+202A–U+202E,
+/// U+2066–U+2069) removed, so text from outside (a fetched page, a language
+/// server's message) cannot plant sequences that act on a terminal a host
+/// later prints it to.
+pub(crate) fn clean_text(text: &str) -> String {
+    let mut stripped = Vec::with_capacity(text.len());
+    EscapeStripper::new().push(text.as_bytes(), &mut stripped);
+    let stripped = String::from_utf8_lossy(&stripped);
+    let mut out = String::with_capacity(stripped.len());
+    let mut chars = stripped.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\r' => {
+                if chars.peek() != Some(&'\n') {
+                    out.push('\n');
+                }
+            }
+            '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 /// C0 control bytes, DEL and the first byte of a UTF-8 C1 control: everything
 /// the ground state must look at.
 fn is_control(b: u8) -> bool {

@@ -76,7 +76,7 @@ pub mod guard;
 pub mod job_tools;
 pub mod policy;
 
-mod ansi;
+pub(crate) mod ansi;
 mod background;
 mod proctree;
 pub(crate) mod run;

@@ -202,6 +202,7 @@ pub(crate) fn convert(
     body: Vec<u8>,
     content_type: Option<&str>,
     cut: bool,
+    base: Option<&url::Url>,
 ) -> Result<(Content, String), Refused> {
     let sent = content_type.map(essence).filter(|e| !e.is_empty());
     let kind = match sent.as_deref().map(kind_of_type) {
@@ -223,7 +224,7 @@ pub(crate) fn convert(
         Kind::Html => {
             let html = decode_text(&body, content_type, true);
             drop(body);
-            let text = html_to_markdown(html)?;
+            let text = crate::shell::ansi::clean_text(&html_to_markdown(html, base.cloned())?);
             Content::Text {
                 chars: text.chars().count(),
                 text,
@@ -231,7 +232,7 @@ pub(crate) fn convert(
             }
         }
         Kind::Text => {
-            let text = decode_text(&body, content_type, false);
+            let text = crate::shell::ansi::clean_text(&decode_text(&body, content_type, false));
             Content::Text {
                 chars: text.chars().count(),
                 text,
@@ -289,8 +290,9 @@ fn meta_charset(head: &[u8]) -> Option<String> {
 }
 
 /// HTML to Markdown with `htmd`, on a thread with a large stack
-/// ([`CONVERT_STACK`]).
-fn html_to_markdown(html: String) -> Result<String, Refused> {
+/// ([`CONVERT_STACK`]); link and image targets (`href`, `src`) made
+/// absolute against `base` (the URL that answered) when given.
+fn html_to_markdown(html: String, base: Option<url::Url>) -> Result<String, Refused> {
     let failed = |what: String| Refused {
         failure: "convert",
         message: format!("the HTML could not be turned into Markdown ({what})"),
@@ -300,10 +302,14 @@ fn html_to_markdown(html: String) -> Result<String, Refused> {
         .stack_size(CONVERT_STACK)
         .spawn(move || {
             let html = flatten_deep(&html);
-            htmd::HtmlToMarkdown::builder()
+            let converter = htmd::HtmlToMarkdown::builder()
                 .skip_tags(SKIPPED_TAGS.to_vec())
-                .build()
-                .convert(&html)
+                .build();
+            let tree = converter.html_to_tree(&html)?;
+            if let Some(base) = &base {
+                absolute_links(&tree, base);
+            }
+            Ok::<_, std::io::Error>(converter.tree_to_markdown(&tree))
         })
         .map_err(|e| failed(e.to_string()))?;
     let markdown = worker
@@ -311,6 +317,35 @@ fn html_to_markdown(html: String) -> Result<String, Refused> {
         .map_err(|_| failed("the converter failed".to_owned()))?
         .map_err(|e| failed(e.to_string()))?;
     Ok(tidy(&markdown))
+}
+
+/// Rewrites every `href` and `src` attribute of `tree` that is a relative
+/// reference into the absolute URL it means against `base` (`/x` on
+/// `https://a.test/d/p` becomes `https://a.test/x`), so the model can fetch
+/// a link as it reads it. Fragment-only links (`#top`) and values that do
+/// not join into a URL are left as they are. Walks with an explicit stack
+/// (no recursion on deep pages).
+fn absolute_links(tree: &std::rc::Rc<htmd::Node>, base: &url::Url) {
+    let mut stack = vec![tree.clone()];
+    while let Some(node) = stack.pop() {
+        if let markup5ever_rcdom::NodeData::Element { attrs, .. } = &node.data {
+            for attr in attrs.borrow_mut().iter_mut() {
+                let name: &str = &attr.name.local;
+                if !matches!(name, "href" | "src") {
+                    continue;
+                }
+                let value = attr.value.trim();
+                if value.is_empty() || value.starts_with('#') || url::Url::parse(value).is_ok() {
+                    continue;
+                }
+                if let Ok(joined) = base.join(value) {
+                    attr.value.clear();
+                    attr.value.push_slice(joined.as_str());
+                }
+            }
+        }
+        stack.extend(node.children.borrow().iter().cloned());
+    }
 }
 
 /// `html` without the start and end tags nested deeper than
@@ -476,11 +511,13 @@ fn pdf_content(body: &[u8], cut: bool) -> Result<Content, Refused> {
     })
 }
 
-/// The tool result for `page` requested as `requested`, its text cut at
-/// `max_chars` characters; `cached` when it came from the cache.
+/// The tool result for `page` requested as `requested`: its text from
+/// character `skip` on, cut at `max_chars` characters; `cached` when it came
+/// from the cache. A cut text's note names the `offset` that continues.
 pub(crate) fn render(
     page: &Page,
     requested: &str,
+    skip: usize,
     max_chars: usize,
     cached: bool,
     limit_bytes: u64,
@@ -491,31 +528,42 @@ pub(crate) fn render(
             markdown,
             chars,
         } => {
-            let shown = clip(text, Clip::chars(max_chars).unmarked());
             let total = *chars;
-            let truncated = shown.len() < text.len();
+            let rest = match text.char_indices().nth(skip) {
+                Some((at, _)) => &text[at..],
+                None => "",
+            };
+            let shown = clip(rest, Clip::chars(max_chars).unmarked());
+            let end = skip.saturating_add(shown.chars().count()).min(total);
+            let truncated = shown.len() < rest.len();
             let mut r = ToolResult::ok(shown.into_owned())
                 .with_metadata(tool_core::meta::MetaKey::custom("markdown"), *markdown)
                 .with_metadata(tool_core::meta::MetaKey::custom("chars"), total)
                 .with_metadata(
                     tool_core::meta::MetaKey::custom("truncated"),
-                    truncated || page.cut,
+                    truncated || skip > 0 || page.cut,
                 );
-            if truncated && max_chars < MAX_LENGTH_LIMIT {
+            if skip > 0 && skip >= total {
                 r.add_note(format!(
-                    "the page has {total} characters; the first {max_chars} are shown. Call again \
-                     with a larger max_length (at most {MAX_LENGTH_LIMIT}) to read further"
+                    "offset {skip} is past the end of the page, which has {total} characters"
                 ));
             } else if truncated {
+                r = r.with_metadata(tool_core::meta::MetaKey::custom("next_offset"), end);
                 r.add_note(format!(
-                    "the page has {total} characters; the first {max_chars} are shown, the most \
-                     web_fetch returns"
+                    "the page has {total} characters; characters {}-{end} are shown. Call again \
+                     with offset={end} to read on",
+                    skip + 1
+                ));
+            } else if skip > 0 {
+                r.add_note(format!(
+                    "the page has {total} characters; characters {}-{end} (the end) are shown",
+                    skip + 1
                 ));
             }
             if page.cut {
                 r.add_note(format!(
                     "the response was longer than {limit_bytes} bytes; only its first \
-                     {limit_bytes} bytes were read"
+                     {limit_bytes} bytes were read, and the rest cannot be read with web_fetch"
                 ));
             }
             r
@@ -627,7 +675,7 @@ mod tests {
             <style>p{}</style></head><body><h1>Hello</h1><p>A <a href=\"/x\">link</a> and \
             <b>bold</b>.</p><ul><li>one</li><li>two</li></ul></body></html>";
         let (content, ct) =
-            convert(html.to_vec(), Some("text/html; charset=utf-8"), false).unwrap();
+            convert(html.to_vec(), Some("text/html; charset=utf-8"), false, None).unwrap();
         assert_eq!(ct, "text/html");
         let md = text(content);
         assert!(md.contains("# Hello"), "{md}");
@@ -642,25 +690,30 @@ mod tests {
     fn charsets_are_honoured() {
         // "café" in Latin-1.
         let body = b"caf\xe9".to_vec();
-        let (content, _) =
-            convert(body.clone(), Some("text/plain; charset=ISO-8859-1"), false).unwrap();
+        let (content, _) = convert(
+            body.clone(),
+            Some("text/plain; charset=ISO-8859-1"),
+            false,
+            None,
+        )
+        .unwrap();
         assert_eq!(text(content), "café");
         let html = b"<meta charset=\"windows-1252\"><p>caf\xe9</p>".to_vec();
-        let (content, _) = convert(html, Some("text/html"), false).unwrap();
+        let (content, _) = convert(html, Some("text/html"), false, None).unwrap();
         assert_eq!(text(content), "café");
     }
 
     #[test]
     fn unknown_types_are_sniffed_or_refused() {
-        let (content, ct) = convert(b"plain words".to_vec(), None, false).unwrap();
+        let (content, ct) = convert(b"plain words".to_vec(), None, false, None).unwrap();
         assert_eq!(ct, "text/plain");
         assert_eq!(text(content), "plain words");
-        let (_, ct) = convert(b"<!DOCTYPE html><p>x</p>".to_vec(), None, false).unwrap();
+        let (_, ct) = convert(b"<!DOCTYPE html><p>x</p>".to_vec(), None, false, None).unwrap();
         assert_eq!(ct, "text/html");
-        let e = convert(vec![0, 1, 2, 0, 255], Some("application/zip"), false).unwrap_err();
+        let e = convert(vec![0, 1, 2, 0, 255], Some("application/zip"), false, None).unwrap_err();
         assert_eq!(e.failure, "content_type");
         assert!(e.message.contains("`application/zip`"), "{}", e.message);
-        let e = convert(vec![0, 159, 146, 150], None, false).unwrap_err();
+        let e = convert(vec![0, 159, 146, 150], None, false, None).unwrap_err();
         assert_eq!(e.failure, "content_type");
     }
 
@@ -668,14 +721,14 @@ mod tests {
     fn cut_or_fake_pdfs_are_refused() {
         let pdf = b"%PDF-1.4\n1 0 obj << /Type /Page >> endobj\n%%EOF\n".to_vec();
         assert!(matches!(
-            convert(pdf.clone(), Some("application/pdf"), false)
+            convert(pdf.clone(), Some("application/pdf"), false, None)
                 .unwrap()
                 .0,
             Content::Pdf { pages: 1, .. }
         ));
-        let e = convert(pdf[..20].to_vec(), Some("application/pdf"), true).unwrap_err();
+        let e = convert(pdf[..20].to_vec(), Some("application/pdf"), true, None).unwrap_err();
         assert!(e.message.contains("incomplete"), "{}", e.message);
-        let e = convert(b"<html>".to_vec(), Some("application/pdf"), false).unwrap_err();
+        let e = convert(b"<html>".to_vec(), Some("application/pdf"), false, None).unwrap_err();
         assert!(e.message.contains("%PDF-"), "{}", e.message);
     }
 
@@ -683,7 +736,7 @@ mod tests {
     fn deeply_nested_html_does_not_overflow() {
         let depth = 100_000;
         let html = format!("{}deep{}", "<div>".repeat(depth), "</div>".repeat(depth));
-        let (content, _) = convert(html.into_bytes(), Some("text/html"), false).unwrap();
+        let (content, _) = convert(html.into_bytes(), Some("text/html"), false, None).unwrap();
         assert_eq!(text(content), "deep");
     }
 
@@ -728,23 +781,70 @@ mod tests {
             markdown: false,
             chars: 50,
         });
-        let r = render(&page, "http://a.test/", 10, false, 100);
+        let r = render(&page, "http://a.test/", 0, 10, false, 100);
         assert_eq!(r.output, "é".repeat(10));
         assert_eq!(r.metadata["chars"], 50);
         assert_eq!(r.metadata["truncated"], true);
+        assert_eq!(r.metadata["next_offset"], 10);
         let notes = r.notes_text().unwrap();
         assert!(notes.contains("the page has 50 characters"), "{notes}");
-        assert!(notes.contains("larger max_length"), "{notes}");
-        // At the limit the note does not send the model round in circles.
-        let long = Page::for_test(Content::Text {
-            text: "x".repeat(MAX_LENGTH_LIMIT + 1),
+        assert!(notes.contains("characters 1-10 are shown"), "{notes}");
+        assert!(notes.contains("offset=10 to read on"), "{notes}");
+        // The offset continues where the page was cut, up to its end.
+        let text = format!("{}{}", "a".repeat(45), "b".repeat(5));
+        let page = Page::for_test(Content::Text {
+            text,
             markdown: false,
-            chars: MAX_LENGTH_LIMIT + 1,
+            chars: 50,
         });
-        let r = render(&long, "http://a.test/", MAX_LENGTH_LIMIT, true, 100);
-        assert_eq!(r.output.len(), MAX_LENGTH_LIMIT);
+        let r = render(&page, "http://a.test/", 40, 20, true, 100);
+        assert_eq!(r.output, "aaaaabbbbb");
+        assert!(r.metadata.get("next_offset").is_none());
         let notes = r.notes_text().unwrap();
-        assert!(notes.contains("the most web_fetch returns"), "{notes}");
-        assert!(!notes.contains("larger max_length"), "{notes}");
+        assert!(notes.contains("characters 41-50 (the end)"), "{notes}");
+        let r = render(&page, "http://a.test/", 50, 20, true, 100);
+        assert_eq!(r.output, "");
+        let notes = r.notes_text().unwrap();
+        assert!(notes.contains("offset 50 is past the end"), "{notes}");
+        // A body cut at the byte limit says its rest cannot be read.
+        let mut cut = Page::for_test(Content::Text {
+            text: "x".repeat(5),
+            markdown: false,
+            chars: 5,
+        });
+        cut.cut = true;
+        let notes = render(&cut, "http://a.test/", 0, 10, false, 5)
+            .notes_text()
+            .unwrap();
+        assert!(notes.contains("the rest cannot be read"), "{notes}");
+    }
+
+    #[test]
+    fn text_is_cleaned_of_terminal_controls() {
+        let body =
+            "red \x1b[31mRED\x1b[0m \x1b]0;title\x07 \u{202e}rtl\u{0}\r\nnext\rover\u{9b}2J\tend";
+        let (content, _) =
+            convert(body.as_bytes().to_vec(), Some("text/plain"), false, None).unwrap();
+        assert_eq!(text(content), "red RED  rtl\nnext\nover\tend");
+        let html = "<p>a \x1b[2Jb \u{202e}c</p>";
+        let (content, _) =
+            convert(html.as_bytes().to_vec(), Some("text/html"), false, None).unwrap();
+        // The HTML parser drops the ESC itself; what is left is plain text.
+        assert_eq!(text(content), "a [2Jb c");
+    }
+
+    #[test]
+    fn relative_links_become_absolute_against_the_final_url() {
+        let html = b"<p><a href=\"/x\">root</a> <a href=\"y?q=1\">rel</a> \
+            <a href=\"#top\">frag</a> <a href=\"https://other.test/z\">abs</a> \
+            <img src=\"../i.png\" alt=\"pic\"></p>";
+        let base = url::Url::parse("https://a.test/docs/page").unwrap();
+        let (content, _) = convert(html.to_vec(), Some("text/html"), false, Some(&base)).unwrap();
+        let md = text(content);
+        assert!(md.contains("[root](https://a.test/x)"), "{md}");
+        assert!(md.contains("[rel](https://a.test/docs/y?q=1)"), "{md}");
+        assert!(md.contains("[frag](#top)"), "{md}");
+        assert!(md.contains("[abs](https://other.test/z)"), "{md}");
+        assert!(md.contains("![pic](https://a.test/i.png)"), "{md}");
     }
 }

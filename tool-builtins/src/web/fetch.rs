@@ -2,11 +2,11 @@
 //! (rules, bounds and cache: the [module docs](crate::web)).
 
 use std::collections::HashSet;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use reqwest::StatusCode;
-use reqwest::header::{CONTENT_TYPE, HeaderMap, LOCATION, RETRY_AFTER};
+use reqwest::header::{CONTENT_ENCODING, CONTENT_TYPE, HeaderMap, LOCATION, RETRY_AFTER};
 use tool_core::{ErrorKind, ToolContext, ToolError, ToolResult, tool};
 use tool_rules::text::{Clip, clip};
 use url::Url;
@@ -34,11 +34,13 @@ const ERROR_BODY_BYTES: usize = 4096;
 /// # Arguments
 /// * `url` - Absolute http:// or https:// URL.
 /// * `max_length` - Most characters of text to return (default 20000, at most 50000).
+/// * `offset` - Characters of the text to skip first (default 0), to read a long page in parts.
 ///
 /// # Examples
 /// ```json
 /// {"url": "https://docs.rs/serde/latest/serde/"}
 /// {"url": "https://example.com/report.pdf", "max_length": 20000}
+/// {"url": "https://example.com/long-page", "offset": 50000}
 /// ```
 #[tool(
     kind = "network",
@@ -50,31 +52,40 @@ const ERROR_BODY_BYTES: usize = 4096;
 )]
 pub async fn web_fetch(
     url: String,
-    max_length: Option<u64>,
+    max_length: Option<std::num::NonZeroU64>,
+    offset: Option<u64>,
     context: &ToolContext,
 ) -> Result<ToolResult, ToolError> {
-    let config = context
-        .state::<WebConfig>()
-        .map_or_else(|| unconfigured().clone(), |c| (*c).clone());
-    let max_chars = match max_length {
-        None => DEFAULT_MAX_LENGTH,
-        Some(0) => {
-            return Err(ToolError::new(
-                ErrorKind::InvalidArguments,
-                format!("max_length must be at least 1 (at most {MAX_LENGTH_LIMIT})"),
-            ));
-        }
-        Some(n) => usize::try_from(n).map_or(MAX_LENGTH_LIMIT, |n| n.min(MAX_LENGTH_LIMIT)),
-    };
     let requested = parse_url(&url)?;
+    let Some(config) = context.state::<WebConfig>() else {
+        // Only a program using the library gets here (the `tool` CLI always
+        // installs a config): name the call that allows hosts, not a flag.
+        return Ok(body::failure(
+            ErrorKind::Denied,
+            "not_allowed",
+            requested.as_str(),
+            format!(
+                "network access to {} refused: this program gave web_fetch no network \
+                 configuration, so no host is allowed; the program allows hosts with \
+                 `ToolContext::with_state(WebConfig::new(policy))`",
+                authority(&requested)
+            ),
+        ));
+    };
+    let asked = max_length.map(std::num::NonZeroU64::get);
+    let max_chars = asked.map_or(DEFAULT_MAX_LENGTH, |n| {
+        usize::try_from(n).map_or(MAX_LENGTH_LIMIT, |n| n.min(MAX_LENGTH_LIMIT))
+    });
+    let skip = offset.map_or(0, |o| usize::try_from(o).unwrap_or(usize::MAX));
     let trace = context.trace_id().unwrap_or_default();
-    Ok(fetch(&config, trace, &requested, max_chars).await)
-}
-
-/// The config of a context without one: no host allowed.
-fn unconfigured() -> &'static WebConfig {
-    static NONE: OnceLock<WebConfig> = OnceLock::new();
-    NONE.get_or_init(WebConfig::default)
+    let mut result = fetch(&config, trace, &requested, skip, max_chars).await;
+    if let Some(n) = asked.filter(|&n| n > MAX_LENGTH_LIMIT as u64) {
+        result.add_note(format!(
+            "max_length {n} is over the limit; {MAX_LENGTH_LIMIT} characters (the most web_fetch \
+             returns at once) were used"
+        ));
+    }
+    Ok(result)
 }
 
 /// `url` parsed as an absolute http(s) URL, its fragment removed.
@@ -104,17 +115,19 @@ fn parse_url(url: &str) -> Result<Url, ToolError> {
 }
 
 /// Fetches `url` for `trace` (from the cache when it holds it) and renders
-/// the result with at most `max_chars` characters of text. Never fails:
+/// the result with at most `max_chars` characters of text, after the first
+/// `skip`. Never fails:
 /// every failure is a result naming what went wrong (`metadata.failure`).
 pub(crate) async fn fetch(
     config: &WebConfig,
     trace: &str,
     url: &Url,
+    skip: usize,
     max_chars: usize,
 ) -> ToolResult {
     let limit = config.limits().max_body_bytes;
     if let Some(page) = config.cache().get(trace, url.as_str()) {
-        return body::render(&page, url.as_str(), max_chars, true, limit);
+        return body::render(&page, url.as_str(), skip, max_chars, true, limit);
     }
     let limits = *config.limits();
     let work = fetch_page(config, url.clone(), &limits);
@@ -135,7 +148,7 @@ pub(crate) async fn fetch(
         Ok(page) => {
             let page = Arc::new(page);
             config.cache().put(trace, url.as_str(), page.clone());
-            body::render(&page, url.as_str(), max_chars, false, limit)
+            body::render(&page, url.as_str(), skip, max_chars, false, limit)
         }
         Err(f) => {
             let mut r = body::failure(f.kind, f.failure, url.as_str(), f.message);
@@ -241,6 +254,9 @@ async fn fetch_page(
             let f = status_failure(response, retries, limits).await;
             return Err(with_chain(f, &redirects));
         }
+        if let Some(f) = undecoded(response.headers()) {
+            return Err(with_chain(f, &redirects));
+        }
         let content_type = response
             .headers()
             .get(CONTENT_TYPE)
@@ -250,16 +266,18 @@ async fn fetch_page(
             .await
             .map_err(|f| with_chain(f, &redirects))?;
         let len = bytes.len();
-        let converted =
-            tokio::task::spawn_blocking(move || body::convert(bytes, content_type.as_deref(), cut))
-                .await
-                .map_err(|e| {
-                    Failed::new(
-                        ErrorKind::Failed,
-                        "convert",
-                        format!("the page could not be converted ({e})"),
-                    )
-                })?;
+        let base = url.clone();
+        let converted = tokio::task::spawn_blocking(move || {
+            body::convert(bytes, content_type.as_deref(), cut, Some(&base))
+        })
+        .await
+        .map_err(|e| {
+            Failed::new(
+                ErrorKind::Failed,
+                "convert",
+                format!("the page could not be converted ({e})"),
+            )
+        })?;
         let (content, content_type) = converted.map_err(|r| {
             with_chain(
                 Failed::new(ErrorKind::Failed, r.failure, r.message),
@@ -276,6 +294,33 @@ async fn fetch_page(
             content,
         });
     }
+}
+
+/// The failure for a body still encoded when it reaches us: the client
+/// decodes `gzip`, `deflate` and `br` (and then drops the header), so a
+/// `Content-Encoding` left on the answer is one it cannot decode (`zstd`,
+/// `compress`, an unknown name); its bytes would be garbage as text.
+/// `identity` is no encoding.
+fn undecoded(headers: &HeaderMap) -> Option<Failed> {
+    let value = headers.get(CONTENT_ENCODING)?;
+    let text = String::from_utf8_lossy(value.as_bytes());
+    let named: Vec<&str> = text
+        .split(',')
+        .map(str::trim)
+        .filter(|c| !c.is_empty() && !c.eq_ignore_ascii_case("identity"))
+        .collect();
+    if named.is_empty() {
+        return None;
+    }
+    Some(Failed::new(
+        ErrorKind::Failed,
+        "encoding",
+        format!(
+            "the server sent the body with `Content-Encoding: {}`, which web_fetch cannot decode \
+             (it decodes gzip, deflate and br)",
+            clip(&named.join(", "), Clip::chars(80))
+        ),
+    ))
 }
 
 /// The policy's three steps for one hop: the URL matches a pattern, the host

@@ -420,3 +420,39 @@ async fn what_a_server_publishes_is_bounded_in_count() {
         r.output
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_malformed_item_is_skipped_and_counted_not_the_whole_publication() {
+    let tools = tempfile::tempdir().unwrap();
+    let odd = fake_server(
+        tools.path(),
+        "    if msg.get(\"method\") == \"textDocument/didOpen\":\n        \
+         doc = msg[\"params\"][\"textDocument\"]\n        \
+         d = {\"range\": {\"start\": {\"line\": 1, \"character\": 6}, \"end\": {\"line\": 1, \"character\": 7}}, \"severity\": 1, \"message\": \"bad\"}\n        \
+         neg = {\"range\": {\"start\": {\"line\": -5, \"character\": 0}, \"end\": {\"line\": 0, \"character\": 1}}, \"message\": \"neg\"}\n        \
+         big = {\"range\": {\"start\": {\"line\": 2**40, \"character\": 0}, \"end\": {\"line\": 0, \"character\": 1}}, \"message\": \"big\"}\n        \
+         send({\"jsonrpc\": \"2.0\", \"method\": \"textDocument/publishDiagnostics\", \"params\": {\"uri\": doc[\"uri\"], \"version\": doc[\"version\"], \"diagnostics\": [d, neg, big]}})",
+    );
+    let (_d, ctx, _lsp) = setup(
+        odd,
+        |c| c.with_wait(Duration::from_secs(10)),
+        SandboxPolicy::off(),
+    );
+    let t0 = Instant::now();
+    let r = edit(&ctx, "print(x)", "print(y)").await;
+    assert!(r.is_ok(), "{r:?}");
+    assert!(
+        t0.elapsed() < Duration::from_secs(8),
+        "no wait for the deadline"
+    );
+    assert_eq!(diagnostics(&r)["errors"], 1);
+    assert!(r.output.contains("app.py:2:7: error: bad"), "{}", r.output);
+    assert_eq!(
+        r.notes,
+        vec![
+            "`python3` sent 2 malformed diagnostics for app.py (not LSP diagnostics, e.g. a \
+             negative line); skipped."
+                .to_owned()
+        ]
+    );
+}

@@ -134,9 +134,18 @@ fn more_than_the_limit_is_truncated() {
         r.output
             .contains("  Line 20: needle 19\n\n(Results are truncated")
     );
-    assert!(r.output.ends_with(
+    assert!(r.output.contains(
         "more specific path or pattern.)\n(Showing matches 1-100 of 160. Use offset=100 to see the next page.)"
     ));
+    // The page says its order shifts when files change between pages.
+    assert!(
+        r.output.ends_with(
+            "(Files are in newest-modified-first order: a file written between pages moves to \
+             the front and shifts the pages, so search again from offset 0 after editing.)"
+        ),
+        "{}",
+        r.output
+    );
     assert_eq!(r.metadata["next_offset"], 100);
 }
 
@@ -178,11 +187,13 @@ fn pages_follow_on_across_files() {
             .starts_with("Found 160 matches (showing 51-150)\n")
     );
     assert!(
-        middle
-            .output
-            .ends_with("\n\n(Showing matches 51-150 of 160. Use offset=150 to see the next page.)")
+        middle.output.contains(
+            "\n\n(Showing matches 51-150 of 160. Use offset=150 to see the next page.)\n"
+        )
     );
     let past = page(160);
+    // Past the end the header claims no range ("showing 161-160").
+    assert_eq!(past.output.lines().next(), Some("Found 160 matches"));
     assert!(
         past.output
             .ends_with("(No matches past offset 160: there are 160. Use a smaller offset.)"),
@@ -501,4 +512,53 @@ fn a_nul_in_the_dropped_part_still_marks_the_file_binary() {
     assert_eq!(r.metadata["matches"], 1, "{}", r.output);
     assert!(!r.output.contains("bin.dat"));
     assert!(r.metadata.get("cut_lines").is_none());
+}
+
+/// A page of long lines stops before the registry's output budget would cut
+/// its middle out, and `next_offset` is the first match not shown: following
+/// it skips nothing.
+#[test]
+fn a_page_of_long_lines_fits_the_output_budget_and_skips_nothing() {
+    let long = "z".repeat(5000);
+    let text: String = (1..=150).map(|i| format!("hit {i} {long}\n")).collect();
+    let (_d, ctx) = setup(&[("l.txt", &text)]);
+    let page = |offset: i64| {
+        grep_content("hit".to_owned(), None, None, Some(offset), &ctx).into_tool_result()
+    };
+    let first = page(0);
+    let shown = first.output.matches("  Line ").count();
+    assert!(shown > 0 && shown < 100, "{shown}");
+    assert!(
+        first.output.len() < tool_core::truncate::DEFAULT_MAX_BYTES,
+        "{}",
+        first.output.len()
+    );
+    assert_eq!(first.metadata["next_offset"], shown);
+    assert!(
+        first
+            .output
+            .starts_with(&format!("Found 150 matches (showing first {shown})\n")),
+        "{}",
+        &first.output[..80]
+    );
+    assert!(
+        first
+            .output
+            .contains(&format!("(This page stops after {shown} matches"))
+    );
+    assert!(
+        first
+            .output
+            .contains(&format!("  Line {shown}: hit {shown} z"))
+    );
+    let second = page(i64::try_from(shown).unwrap());
+    let next = shown + 1;
+    assert!(
+        second
+            .output
+            .contains(&format!("  Line {next}: hit {next} z")),
+        "{}",
+        &second.output[..200]
+    );
+    assert!(!second.output.contains(&format!("  Line {shown}: ")));
 }

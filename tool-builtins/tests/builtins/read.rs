@@ -62,7 +62,10 @@ async fn windows_and_errors() {
     let r = read(&ctx, "three.txt", Some(10), None).await;
     assert_eq!(err(&r), "Offset 10 is out of range for this file (3 lines)");
     let r = read(&ctx, "three.txt", Some(0), None).await;
-    assert_eq!(err(&r), "offset must be greater than or equal to 1");
+    assert_eq!(
+        err(&r),
+        "offset must be greater than or equal to 1 (lines are numbered from 1: offset 1 is the first line)"
+    );
     let r = read(&ctx, "three.txt", Some(3), None).await;
     assert!(r.output.contains("3: c\n"));
 }

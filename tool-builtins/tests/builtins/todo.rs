@@ -54,3 +54,103 @@ async fn the_host_hook_sees_each_new_list_and_the_store_keeps_it() {
     let read = registry.execute("todo_read", json!({}), &ctx).await;
     assert_eq!(read.output, "Tasks (0 of 1 done):\n[>] Ship it");
 }
+
+fn todo_context(dir: &std::path::Path, trace: &str) -> tool_core::ToolContext {
+    let store: Arc<dyn StateStore> = Arc::new(FileStore::new(dir.join("state")));
+    tool_builtins::context(dir)
+        .unwrap()
+        .with_trace_id(trace)
+        .with_state(store)
+}
+
+#[tokio::test]
+async fn items_stay_on_one_line_and_odd_items_are_refused_by_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = todo_context(dir.path(), "t-lines");
+    let registry = tool_builtins::registry();
+    let wrote = registry
+        .execute(
+            "todo_write",
+            json!({"todos": [{"content": "a\n[x] Run the tests\u{1b}[31m\u{202e}", "status": "pending"}]}),
+            &ctx,
+        )
+        .await;
+    assert_eq!(
+        wrote.output,
+        "Tasks (0 of 1 done):\n[ ] a [x] Run the tests"
+    );
+    let extra = registry
+        .execute(
+            "todo_write",
+            json!({"todos": [{"content": "a", "status": "pending", "extra": 1}]}),
+            &ctx,
+        )
+        .await;
+    let message = extra.error.expect("unknown key refused").message;
+    assert!(message.contains("extra"), "{message}");
+    let long = registry
+        .execute(
+            "todo_write",
+            json!({"todos": [{"content": "a", "status": "pending", "active_form": "x".repeat(501)}]}),
+            &ctx,
+        )
+        .await;
+    assert_eq!(
+        long.error.expect("too long").message,
+        "todos[0].active_form is longer than 500 characters; keep each task to one short sentence."
+    );
+}
+
+#[tokio::test]
+async fn a_list_over_the_store_cap_is_refused_saying_what_to_shorten() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = todo_context(dir.path(), "t-big");
+    let registry = tool_builtins::registry();
+    let items: Vec<_> = (0..100)
+        .map(|_| json!({"content": "é".repeat(500), "status": "pending", "active_form": "x".repeat(500)}))
+        .collect();
+    let r = registry
+        .execute("todo_write", json!({ "todos": items }), &ctx)
+        .await;
+    let e = r.error.expect("over the cap");
+    assert_eq!(e.kind, tool_core::ErrorKind::InvalidArguments);
+    assert!(
+        e.message.starts_with("The list takes ")
+            && e.message
+                .contains("at most 65536 are kept. Shorten the tasks"),
+        "{}",
+        e.message
+    );
+    // 100 items of 500 ASCII characters fit.
+    let items: Vec<_> = (0..100)
+        .map(|_| json!({"content": "y".repeat(500), "status": "pending"}))
+        .collect();
+    let r = registry
+        .execute("todo_write", json!({ "todos": items }), &ctx)
+        .await;
+    assert!(r.is_ok(), "{:?}", r.error);
+}
+
+#[tokio::test]
+async fn a_panicking_hook_after_the_save_is_reported_as_such() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = todo_context(dir.path(), "t-panic")
+        .with_state(TodoHook::new(|_, _| panic!("hook exploded")));
+    let registry = tool_builtins::registry();
+    let r = registry
+        .execute(
+            "todo_write",
+            json!({"todos": [{"content": "a", "status": "pending"}]}),
+            &ctx,
+        )
+        .await;
+    assert!(r.is_ok(), "{r:?}");
+    assert!(
+        r.notes_text()
+            .unwrap()
+            .contains("The list was saved, but the host's TodoHook failed"),
+        "{r:?}"
+    );
+    let read = registry.execute("todo_read", json!({}), &ctx).await;
+    assert_eq!(read.output, "Tasks (0 of 1 done):\n[ ] a");
+}

@@ -80,7 +80,9 @@ async fn html_comes_back_as_markdown_and_a_refetch_is_served_from_the_cache() {
     assert!(first.is_ok(), "{first:?}");
     assert!(first.output.contains("# Release notes"), "{}", first.output);
     assert!(
-        first.output.contains("[version 2](/v2)"),
+        first
+            .output
+            .contains(&format!("[version 2]({})", server.url("/v2"))),
         "{}",
         first.output
     );
@@ -300,7 +302,120 @@ async fn without_a_config_nothing_is_allowed_and_the_refusal_says_how_to_allow()
     let (kind, message) = error(&r);
     assert_eq!(kind, ErrorKind::Denied);
     assert_eq!(r.metadata["failure"], "not_allowed");
-    assert!(message.contains("`--allow-net example.com`"), "{message}");
+    // A library host is told what to call, not a CLI flag it does not have.
+    assert!(
+        message.contains("`ToolContext::with_state(WebConfig::new(policy))`"),
+        "{message}"
+    );
+    assert!(message.contains("example.com:443"), "{message}");
+    assert!(!message.contains("--allow-net"), "{message}");
+}
+
+fn gzip(data: &[u8]) -> Vec<u8> {
+    use std::io::Write as _;
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    e.write_all(data).unwrap();
+    e.finish().unwrap()
+}
+
+#[tokio::test]
+async fn compressed_bodies_are_decoded_and_bounded_by_their_decoded_size() {
+    // 24 MiB of text in ~25 KB of gzip: decoded, then cut at the 1 MiB
+    // limit of these tests (the limit counts decoded bytes).
+    let bomb = gzip(&vec![b'A'; 24 * 1024 * 1024]);
+    let page = gzip(b"<html><body><h1>Packed</h1><p>zipped words</p></body></html>");
+    let deflated = {
+        use std::io::Write as _;
+        let mut e = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::fast());
+        e.write_all(b"deflated words").unwrap();
+        e.finish().unwrap()
+    };
+    let server = serve(move |req, out| match req.path.as_str() {
+        "/bomb" => out.respond(
+            "200 OK",
+            &[("Content-Type", "text/plain"), ("Content-Encoding", "gzip")],
+            &bomb,
+        ),
+        "/page" => out.respond(
+            "200 OK",
+            &[("Content-Type", "text/html"), ("Content-Encoding", "gzip")],
+            &page,
+        ),
+        "/deflate" => out.respond(
+            "200 OK",
+            &[
+                ("Content-Type", "text/plain"),
+                ("Content-Encoding", "deflate"),
+            ],
+            &deflated,
+        ),
+        _ => out.respond(
+            "200 OK",
+            &[("Content-Type", "text/plain"), ("Content-Encoding", "zstd")],
+            b"\x28\xb5\x2f\xfd garbage",
+        ),
+    });
+    let mut limits = quick_limits();
+    limits.max_body_bytes = 1024 * 1024;
+    let ctx = context(
+        WebConfig::new(loopback(&[&server])).with_limits(limits),
+        "gz",
+    );
+    let r = call(&ctx, json!({ "url": server.url("/page") })).await;
+    assert!(r.is_ok(), "{r:?}");
+    assert_eq!(r.output, "# Packed\n\nzipped words");
+    let r = call(&ctx, json!({ "url": server.url("/deflate") })).await;
+    assert_eq!(r.output, "deflated words", "{r:?}");
+
+    let started = Instant::now();
+    let r = call(
+        &ctx,
+        json!({ "url": server.url("/bomb"), "max_length": 100 }),
+    )
+    .await;
+    assert!(r.is_ok(), "{r:?}");
+    assert_eq!(r.output, "A".repeat(100));
+    assert_eq!(r.metadata["bytes"], 1024 * 1024);
+    assert_eq!(r.metadata["chars"], 1024 * 1024);
+    assert!(started.elapsed() < Duration::from_secs(10));
+    let notes = r.notes_text().unwrap();
+    assert!(notes.contains("longer than 1048576 bytes"), "{notes}");
+
+    let r = call(&ctx, json!({ "url": server.url("/zstd") })).await;
+    let (kind, message) = error(&r);
+    assert_eq!(kind, ErrorKind::Failed);
+    assert_eq!(r.metadata["failure"], "encoding");
+    assert!(message.contains("`Content-Encoding: zstd`"), "{message}");
+    // The client asks for what it can decode.
+    let heads = server.heads.lock().unwrap().clone();
+    let head = heads[0].to_ascii_lowercase();
+    assert!(head.contains("accept-encoding: gzip"), "{head}");
+}
+
+#[tokio::test]
+async fn a_long_page_is_read_in_parts_with_offset() {
+    let text: String = (0..30).map(|i| format!("{i:02}")).collect();
+    let server = serve(move |_, out| {
+        out.respond("200 OK", &[("Content-Type", "text/plain")], text.as_bytes());
+    });
+    let ctx = context(
+        WebConfig::new(loopback(&[&server])).with_limits(quick_limits()),
+        "parts",
+    );
+    let url = server.url("/long");
+    let first = call(&ctx, json!({ "url": url, "max_length": 40 })).await;
+    assert_eq!(first.output.len(), 40);
+    assert_eq!(first.metadata["next_offset"], 40);
+    let second = call(&ctx, json!({ "url": url, "max_length": 40, "offset": 40 })).await;
+    assert_eq!(second.output, "20212223242526272829");
+    assert_eq!(format!("{}{}", first.output, second.output).len(), 60);
+    assert_eq!(server.requests(), 1, "the second part came from the cache");
+    let big = call(&ctx, json!({ "url": url, "max_length": 60_000 })).await;
+    let notes = big.notes_text().unwrap();
+    assert!(
+        notes.contains("max_length 60000 is over the limit"),
+        "{notes}"
+    );
 }
 
 #[tokio::test]
@@ -475,8 +590,14 @@ async fn bad_arguments_get_clear_errors() {
         "{message}"
     );
     let r = call(&ctx, json!({ "url": "https://x.test/", "max_length": 0 })).await;
-    let (kind, _) = error(&r);
+    let (kind, message) = error(&r);
     assert_eq!(kind, ErrorKind::InvalidArguments);
+    assert!(message.contains("at least 1"), "{message}");
+    // The schema says what the check enforces.
+    let registry = tool_builtins::registry();
+    let spec = registry.get("web_fetch").unwrap().spec();
+    let max_length = &spec.parameters["properties"]["max_length"];
+    assert_eq!(max_length["minimum"], 1, "{max_length}");
 }
 
 /// The environment variable that marks the run inside the namespace.

@@ -416,6 +416,11 @@ impl fmt::Display for NetworkRefusal {
                 f,
                 "network access refused: {host:?} is not a valid host name or IP address"
             ),
+            // A URL without a host (`file:///etc/passwd`) has no authority
+            // worth naming (it would read `:0`).
+            RefusalReason::UnsupportedUrl { detail } if host.is_empty() => {
+                write!(f, "network access refused: {detail}")
+            }
             RefusalReason::UnsupportedUrl { detail } => {
                 write!(f, "network access to {at} refused: {detail}")
             }
@@ -425,6 +430,20 @@ impl fmt::Display for NetworkRefusal {
                  literals cannot be named in a pattern; a person can allow a host name that \
                  resolves to it with `--allow-net NAME`)"
             ),
+            // A link-local literal (169.254.169.254, fe80::…) is where cloud
+            // metadata services answer with credentials: refuse without
+            // telling the model which switches would open it.
+            RefusalReason::NotAllowed
+                if host.parse::<IpAddr>().is_ok_and(|ip| {
+                    classify_address(ip).is_some_and(|r| r.class == AddressClass::LinkLocal)
+                }) =>
+            {
+                write!(
+                    f,
+                    "network access to {at} refused: it is a link-local address (where cloud \
+                     metadata services answer), which no allowed host pattern matches"
+                )
+            }
             RefusalReason::NotAllowed => {
                 // A loopback or private literal (or `localhost`) needs the
                 // private-address switch too: say both at once.
@@ -937,6 +956,32 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(!public.contains("--allow-net-private"), "{public}");
+    }
+
+    #[test]
+    fn a_link_local_refusal_does_not_say_how_to_allow_it() {
+        let policy = NetworkPolicy::from_patterns(["example.com"]).unwrap();
+        let text = policy
+            .check_host("169.254.169.254", 80)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            text,
+            "network access to 169.254.169.254:80 refused: it is a link-local address (where \
+             cloud metadata services answer), which no allowed host pattern matches"
+        );
+    }
+
+    #[test]
+    fn a_url_without_a_host_is_refused_without_an_authority() {
+        let p = policy(&["*"]);
+        let e = p
+            .check_url(&Url::parse("file:///etc/passwd").unwrap())
+            .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "network access refused: the scheme `file` is not http or https, the only ones allowed"
+        );
     }
 
     #[test]

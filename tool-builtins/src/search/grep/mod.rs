@@ -38,6 +38,12 @@ use crate::search::{self, GlobFilter, SearchConfig};
 use hits::*;
 use linecap::*;
 
+/// Most bytes of matching lines on one page: the registry's default output
+/// budget (`tool_core::truncate::DEFAULT_MAX_BYTES`, 50 KiB) less 4 KiB for
+/// the header, the notes and the paging lines. A page reaching it ends
+/// early, and its `next_offset` is the first match not shown.
+pub const PAGE_BYTES: usize = tool_core::truncate::DEFAULT_MAX_BYTES - 4096;
+
 /// Searches file contents with a regular expression.
 ///
 /// Fast on any codebase size. Supports full regex syntax (`log.*Error`,
@@ -479,19 +485,15 @@ impl Job {
                 &incomplete,
             );
         }
-        let end = self.offset.saturating_add(self.limit);
-        // More matches after this page.
-        let truncated = total > end as u64;
-        let mut out = format!("Found {total} matches");
-        if self.offset > 0 {
-            let last = (end as u64).min(total);
-            out.push_str(&format!(" (showing {}-{last})", self.offset + 1));
-        } else if truncated {
-            out.push_str(&format!(" (showing first {})", self.limit));
-        }
+        // The page's lines, stopping early when the next line would take
+        // the page past [`PAGE_BYTES`]: the registry would cut the middle
+        // out of a longer answer, and `next_offset` would then skip lines
+        // the model never saw.
+        let mut body = String::new();
         let mut skipped = 0usize;
         let mut shown = 0usize;
-        for ((_, path), file) in &hits.files {
+        let mut full = false;
+        'files: for ((_, path), file) in &hits.files {
             if shown >= self.limit {
                 break;
             }
@@ -500,14 +502,37 @@ impl Job {
             if skip == file.lines.len() {
                 continue;
             }
-            out.push_str("\n\n");
-            out.push_str(&path.to_string_lossy());
-            out.push(':');
+            let header = format!("\n\n{}:", path.to_string_lossy());
+            let mut header = Some(header);
             for (number, text) in file.lines.iter().skip(skip).take(self.limit - shown) {
-                out.push_str(&format!("\n  Line {number}: {text}"));
+                let line = format!("\n  Line {number}: {text}");
+                let extra = header.as_ref().map_or(0, String::len) + line.len();
+                if shown > 0 && body.len() + extra > PAGE_BYTES {
+                    full = true;
+                    break 'files;
+                }
+                if let Some(h) = header.take() {
+                    body.push_str(&h);
+                }
+                body.push_str(&line);
                 shown += 1;
             }
         }
+        let end = if full {
+            self.offset + shown
+        } else {
+            self.offset.saturating_add(self.limit)
+        };
+        // More matches after this page.
+        let truncated = total > end as u64;
+        let mut out = format!("Found {total} matches");
+        if self.offset > 0 && shown > 0 {
+            let last = (end as u64).min(total);
+            out.push_str(&format!(" (showing {}-{last})", self.offset + 1));
+        } else if truncated && shown > 0 {
+            out.push_str(&format!(" (showing first {shown})"));
+        }
+        out.push_str(&body);
         if self.offset > 0 && shown == 0 {
             out.push_str(&format!(
                 "\n\n(No matches past offset {}: there are {total}. Use a smaller offset.)",
@@ -515,10 +540,15 @@ impl Job {
             ));
         }
         if truncated {
+            if full {
+                out.push_str(&format!(
+                    "\n\n(This page stops after {shown} matches to stay within the output budget \
+                     of {PAGE_BYTES} bytes.)"
+                ));
+            }
             if self.offset == 0 {
                 out.push_str(&format!(
-                    "\n\n(Results are truncated: showing {} of {total} matches. Consider using a more specific path or pattern.)\n",
-                    self.limit
+                    "\n\n(Results are truncated: showing {shown} of {total} matches. Consider using a more specific path or pattern.)\n",
                 ));
             } else {
                 out.push_str("\n\n");
@@ -529,6 +559,10 @@ impl Job {
                 end,
                 total,
             ));
+            out.push_str(
+                "\n(Files are in newest-modified-first order: a file written between pages moves to \
+                 the front and shifts the pages, so search again from offset 0 after editing.)",
+            );
         }
         out.push_str(&notes);
         if inaccessible {

@@ -246,7 +246,8 @@ pub(crate) struct Served {
 /// Serves `live` over stdio, or Streamable HTTP as `http` says, until the
 /// client goes away (stdio) or the process gets `SIGTERM`, `SIGINT` or
 /// `SIGHUP`; calls still running are then cancelled and waited for (at most
-/// [`tool_mcp::SHUTDOWN_TIMEOUT`]). Prints one line on stderr saying what is
+/// [`tool_mcp::SHUTDOWN_TIMEOUT`]), and the background jobs the sessions
+/// started and that still run are stopped (`job_kill`). Prints one line on stderr saying what is
 /// served, and a warning when clients on other machines are let in.
 pub(crate) fn serve(
     served: Served,
@@ -289,7 +290,7 @@ pub(crate) fn serve(
         None => server,
     };
     let io_failure = |e: tool_mcp::Error| Failure::Io(std::io::Error::other(e.to_string()));
-    match http {
+    let served = match http {
         None => {
             banner(&format!("{count} over stdio, workspace {workspace}"));
             crate::index::start(&session.ctx);
@@ -328,7 +329,20 @@ pub(crate) fn serve(
             }
             Ok(())
         }),
+    };
+    // Each MCP session has a trace id of its own that no later process can
+    // name, so its background jobs would run on to their lifetime cap out
+    // of everyone's reach: they end with the server (review 27 F15).
+    let jobs = tool_core::jobs::JobRegistry::of_context(&session.ctx)
+        .map_or(0, |jobs| jobs.stop_started_here());
+    if jobs > 0 {
+        let _ = writeln!(
+            std::io::stderr(),
+            "{} serve: stopped {jobs} background job(s) of the MCP sessions",
+            crate::app::program_name()
+        );
     }
+    served
 }
 
 /// The one stderr line a person who starts the server sees.

@@ -131,6 +131,7 @@ pub(crate) fn start(
                 ring: above(ring)?,
                 capacity: job.capacity(),
                 lifetime_secs,
+                masker: spec.masker.clone(),
             }),
         },
         spec.sandbox.clone(),

@@ -37,13 +37,14 @@ use crate::fs::workspace::workspace_of;
 /// * `workdir` - Folder to run in, relative to the workspace root (default: the root).
 /// * `description` - A short description of what the command does, in 5-10 words.
 /// * `run_in_background` - Start the command as a background job and return
-///   at once with its job id (for servers, watchers, long builds); read its
-///   output with `job_output`, stop it with `job_kill`.
+///   at once with its job id (for long builds and test runs, watchers); read
+///   its output with `job_output`, stop it with `job_kill`. A background job
+///   has no network: nothing can reach a server it starts.
 ///
 /// # Examples
 /// ```json
 /// {"command": "cargo test -q", "timeout": 300, "description": "Run the tests"}
-/// {"command": "npm run dev", "run_in_background": true}
+/// {"command": "cargo build --release", "run_in_background": true}
 /// ```
 #[tool(kind = "exec", tags = ["shell"], destructive, open_world, timeout = "610s")]
 pub async fn bash_command(
@@ -150,14 +151,11 @@ pub async fn bash_command(
         // Preparing reads the file system (mount table, hard-link scan) and
         // may probe the kernel once: off the async runtime's threads.
         let mut policy = config.sandbox.clone();
-        if background && !policy.network.is_deny_all() {
+        if background {
             // The proxy lives as long as a call; a job outlives it.
+            let allowed = !policy.network.is_deny_all();
             policy.network = tool_core::NetworkPolicy::deny_all();
-            job_notes.push(
-                "The hosts allowed with --allow-net are not served to background jobs (the \
-                 sandbox's proxy lives as long as one call): this job has no network."
-                    .to_owned(),
-            );
+            job_notes.push(no_network_note(allowed));
         }
         let (root, at) = (ws.root().to_path_buf(), dir.clone());
         let prepared =
@@ -199,6 +197,16 @@ pub async fn bash_command(
     let title = description
         .filter(|d| !d.trim().is_empty())
         .unwrap_or_else(|| spec.command.clone());
+    // The title is stored in the job's record: never a secret value.
+    let title = match spec.masker.clone() {
+        Some(mut masker) => {
+            let mut masked = Vec::new();
+            masker.push(title.as_bytes(), &mut masked);
+            masker.finish(&mut masked);
+            String::from_utf8_lossy(&masked).into_owned()
+        }
+        None => title,
+    };
     if let (Some(jobs), Some(lifetime)) = (jobs, lifetime) {
         if let Some(s) = &sandbox {
             if s.tier() != tool_sandbox::Tier::Full {
@@ -261,6 +269,24 @@ pub async fn bash_command(
         Some(note) => result.with_note(note),
         None => result,
     })
+}
+
+/// What the start of a sandboxed background job says about its network:
+/// it has none (its own empty network namespace), so downloads fail and a
+/// server it starts is reachable by nothing, not even another command.
+/// `allowed`: hosts were allowed with `--allow-net` (served to foreground
+/// calls only).
+fn no_network_note(allowed: bool) -> String {
+    let why = if allowed {
+        "the hosts allowed with --allow-net are served to foreground commands only (the \
+         sandbox's proxy lives as long as one call)"
+    } else {
+        "the sandbox gives background jobs none"
+    };
+    format!(
+        "This job has no network ({why}): downloads fail, and a server it starts can be \
+         reached by nothing, not even another command. Run network steps in the foreground."
+    )
 }
 
 /// Adds the `sandbox` metadata (`policy`, `tier`, `refused`, `limits`) and

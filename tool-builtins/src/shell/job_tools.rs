@@ -12,7 +12,7 @@
 use std::time::Duration;
 
 use serde_json::Value;
-use tool_core::jobs::{JobRead, JobRegistry, JobStatus, JobView, MAX_WAIT};
+use tool_core::jobs::{JobRead, JobRegistry, JobStatus, JobView, MAX_WAIT, PageLimits};
 use tool_core::truncate::StreamMasker;
 use tool_core::{ErrorKind, ToolContext, ToolError, ToolResult, tool};
 
@@ -21,7 +21,20 @@ use crate::fs::workspace::workspace_of;
 
 /// Most output bytes one `job_output` call returns (48 KiB, the foreground
 /// output budget of `bash_command`); the rest waits for the next call.
+/// With [`JOB_READ_LINES`] a page fits the registry's default output budget
+/// ([`tool_core::truncate::DEFAULT_MAX_BYTES`] and
+/// [`DEFAULT_MAX_LINES`](tool_core::truncate::DEFAULT_MAX_LINES)) with room
+/// for the status line, so the budget never cuts a page again and a model
+/// sees each page whole (review 27 F5).
 pub const JOB_READ_BYTES: usize = super::config::BASH_MAX_OUTPUT_BYTES;
+/// Most output lines one `job_output` call returns (1980, as
+/// `bash_command`'s line budget): see [`JOB_READ_BYTES`].
+pub const JOB_READ_LINES: usize = super::config::BASH_MAX_OUTPUT_LINES;
+
+const _: () = assert!(
+    JOB_READ_BYTES + 2048 <= tool_core::truncate::DEFAULT_MAX_BYTES
+        && JOB_READ_LINES + 2 <= tool_core::truncate::DEFAULT_MAX_LINES
+);
 
 fn registry_and_key(
     context: &ToolContext,
@@ -89,7 +102,7 @@ fn clean(text: &str, context: &ToolContext) -> String {
 ///
 /// Works for every background job of this session: shell commands started
 /// with `bash_command` and `run_in_background`, and background sub-agents.
-/// At most 48 KiB per call; call again for more. A job keeps only its last
+/// At most 48 KiB or 1980 lines per call; call again for more. A job keeps only its last
 /// 1 MiB of output; older output is dropped and the result says how much.
 ///
 /// # Arguments
@@ -114,10 +127,16 @@ pub async fn job_output(
             Duration::from_secs_f64(w)
         }
         Some(w) => {
+            // Short: `1e308` is not shown as 309 digits (review 27 F17).
+            let shown = if w.is_finite() && w.abs() < 1e9 {
+                format!("{w}")
+            } else {
+                format!("{w:e}")
+            };
             return Err(ToolError::new(
                 ErrorKind::InvalidArguments,
                 format!(
-                    "Invalid wait value: {w}. Give seconds from 0 to {}.",
+                    "Invalid wait value: {shown}. Give seconds from 0 to {}.",
                     MAX_WAIT.as_secs()
                 ),
             ));
@@ -125,10 +144,13 @@ pub async fn job_output(
     };
     let (jobs, key) = registry_and_key(context)?;
     let cancel = context.cancellation_token().clone();
+    // A page never ends inside a secret value this context masks, so
+    // each value is masked whole (review 27 F21).
+    let limits = PageLimits::bytes(JOB_READ_BYTES)
+        .with_max_lines(JOB_READ_LINES)
+        .with_masker(StreamMasker::for_context(context));
     let read: JobRead = tool_core::run_blocking(move || {
-        jobs.read(&key, &job_id, JOB_READ_BYTES, wait, &|| {
-            cancel.is_cancelled()
-        })
+        jobs.read_page(&key, &job_id, &limits, wait, &|| cancel.is_cancelled())
     })
     .await??;
     let mut text = status_line(&read.view);
@@ -150,9 +172,22 @@ pub async fn job_output(
             jobs_capacity(context)
         ));
     }
+    if read.unfinished {
+        result = result.with_note(
+            "The output ends in an unfinished line (no line break yet: a prompt, a progress \
+             bar); what follows on that line comes with a later read. A background job's \
+             input is empty: it cannot get an answer to a prompt.",
+        );
+    }
     let held_back_only = read.view.status == JobStatus::Running
         && read.pending <= tool_core::jobs::HOLD_BACK_BYTES as u64;
-    if read.pending > 0 && !held_back_only {
+    if read.pending > 0 && held_back_only {
+        result = result.with_note(format!(
+            "{} bytes of an unfinished last line are held back until the line ends (a read \
+             that finds nothing else shows them).",
+            read.pending
+        ));
+    } else if read.pending > 0 {
         result = result.with_note(format!(
             "{} more bytes of output wait; call job_output again.",
             read.pending

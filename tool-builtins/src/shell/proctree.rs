@@ -276,7 +276,10 @@ pub(crate) struct SupervisorFds {
 /// allocated), records the shell's wait status and how the job ended in the
 /// ring's header, stops what the shell left running 1 s after the shell
 /// ended (the foreground rule, with a longer drain), and stops everything
-/// at the job's lifetime cap.
+/// at the job's lifetime cap. With a [`masker`](Self::masker) it masks the
+/// starting call's secret values before anything reaches the ring (review
+/// 27 F22), so the output file never holds one and a reader without those
+/// secrets still sees placeholders.
 #[derive(Debug)]
 pub(crate) struct JobFds {
     /// Read end of the pipe the shell's stdout and stderr write to.
@@ -290,6 +293,53 @@ pub(crate) struct JobFds {
     pub(crate) capacity: u64,
     /// The job's lifetime cap, in seconds.
     pub(crate) lifetime_secs: u64,
+    /// The starting call's secret values (its store and the environment
+    /// variables withheld from the command): masked as the output is
+    /// copied, holding back only what may begin a value
+    /// ([`StreamMasker::push_eager`](tool_core::truncate::StreamMasker::push_eager)).
+    /// Masking allocates (sound after glibc's `fork`, as the `.git` check
+    /// at the end); without secrets nothing is allocated.
+    pub(crate) masker: Option<tool_core::truncate::StreamMasker>,
+}
+
+/// Where a job's supervisor puts output: its ring, through the starting
+/// call's masker when there is one.
+struct RingSink<'a> {
+    job: &'a JobFds,
+    masker: Option<tool_core::truncate::StreamMasker>,
+    masked: Vec<u8>,
+    total: u64,
+}
+
+impl RingSink<'_> {
+    /// Appends `bytes` (masked) to the ring.
+    fn write(&mut self, bytes: &[u8]) {
+        use tool_core::jobs::ring;
+        let out: &[u8] = match &mut self.masker {
+            Some(m) => {
+                self.masked.clear();
+                m.push_eager(bytes, &mut self.masked);
+                &self.masked
+            }
+            None => bytes,
+        };
+        if let Ok(t) = ring::append(&self.job.ring, self.job.capacity, self.total, out) {
+            self.total = t;
+        }
+    }
+
+    /// Appends what the masker still holds back (the output ended).
+    fn flush(&mut self) {
+        use tool_core::jobs::ring;
+        if let Some(m) = &mut self.masker {
+            self.masked.clear();
+            m.finish(&mut self.masked);
+            if let Ok(t) = ring::append(&self.job.ring, self.job.capacity, self.total, &self.masked)
+            {
+                self.total = t;
+            }
+        }
+    }
 }
 
 /// Signals the supervisor ignores, so that only `SIGKILL` stops it early.
@@ -645,8 +695,9 @@ const JOB_DRAIN: Timespec = Timespec {
 /// sandbox's `.git` check ([`tool_sandbox::Sandbox::check_git`], as a
 /// foreground call's end does) with its notes appended to the output,
 /// records the end and returns 0. Async-signal-safe (no allocation, no
-/// locks) but for that last check, which allocates (sound after glibc's
-/// `fork`, see `check_git`).
+/// locks) but for that last check and the masking of secret values
+/// ([`JobFds::masker`]), which allocate (sound after glibc's `fork`, see
+/// `check_git`).
 fn job_loop(
     shell: Pid,
     control: BorrowedFd<'_>,
@@ -667,30 +718,36 @@ fn job_loop(
     let deadline = later(now(), lifetime);
     let me = rustix::process::getpid().as_raw_nonzero().get();
     let mut buf = [0_u8; 16 * 1024];
-    let mut total = 0_u64;
+    let mut sink = RingSink {
+        job,
+        masker: job.masker.clone(),
+        masked: Vec::new(),
+        total: 0,
+    };
     let mut output_open = true;
     let mut shell_status: Option<i32> = None;
     let mut end = ring::JobEnd::Exited;
     let mut ending = false;
     let mut drain_until: Option<Timespec> = None;
-    let mut copy = |total: &mut u64, output_open: &mut bool, wait: Timespec| {
+    // Returns the bytes copied.
+    let mut copy = |sink: &mut RingSink<'_>, output_open: &mut bool, wait: Timespec| -> usize {
         if !*output_open {
-            return;
+            return 0;
         }
         let mut fds = [PollFd::new(&job.output, PollFlags::IN)];
         if rustix::event::poll(&mut fds, Some(&wait)).unwrap_or(0) == 0 {
-            return;
+            return 0;
         }
         match rustix::io::read(&job.output, &mut buf) {
             Ok(0) => *output_open = false,
             Ok(n) => {
-                if let Ok(t) = ring::append(&job.ring, job.capacity, *total, &buf[..n]) {
-                    *total = t;
-                }
+                sink.write(&buf[..n]);
+                return n;
             }
             Err(rustix::io::Errno::INTR | rustix::io::Errno::AGAIN) => {}
             Err(_) => *output_open = false,
         }
+        0
     };
     loop {
         loop {
@@ -705,15 +762,13 @@ fn job_loop(
                 Err(_) => {
                     // Nothing is left: copy what is still in the pipe, record the end.
                     for _ in 0..4096 {
-                        if !output_open {
-                            break;
-                        }
-                        let before = total;
-                        copy(&mut total, &mut output_open, Timespec::default());
-                        if before == total {
+                        if !output_open
+                            || copy(&mut sink, &mut output_open, Timespec::default()) == 0
+                        {
                             break;
                         }
                     }
+                    sink.flush();
                     if nested && shell_status.is_none() {
                         let mut raw = [0_u8; 4];
                         if let Ok(4) = rustix::io::read(&job.status_read, &mut raw) {
@@ -736,9 +791,10 @@ fn job_loop(
                         .unwrap_or_default()
                     {
                         let line = format!("\n[sandbox, at the job's end] {note}\n");
-                        if let Ok(t) = ring::append(&job.ring, job.capacity, total, line.as_bytes())
+                        if let Ok(t) =
+                            ring::append(&job.ring, job.capacity, sink.total, line.as_bytes())
                         {
-                            total = t;
+                            sink.total = t;
                         }
                     }
                     // Killed before the shell reported: as if by SIGKILL.
@@ -760,7 +816,7 @@ fn job_loop(
                 kill_one(shell.as_raw_nonzero().get());
             }
             copy(
-                &mut total,
+                &mut sink,
                 &mut output_open,
                 Timespec {
                     tv_sec: 0,
@@ -796,7 +852,7 @@ fn job_loop(
             continue;
         }
         if output_open {
-            copy(&mut total, &mut output_open, slice);
+            copy(&mut sink, &mut output_open, slice);
         } else {
             let mut fds = [PollFd::new(&control, PollFlags::IN)];
             let _ = rustix::event::poll(

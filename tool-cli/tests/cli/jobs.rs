@@ -37,8 +37,14 @@ impl Session {
 
     /// One `tool call` process.
     fn call(&self, name: &str, args: &Value) -> Value {
+        self.call_with(&[], name, args)
+    }
+
+    /// One `tool call` process with `options` before `call`.
+    fn call_with(&self, options: &[&str], name: &str, args: &Value) -> Value {
         let out = self
             .command()
+            .args(options)
             .args(["call", name, &args.to_string()])
             .output()
             .expect("tool runs");
@@ -284,4 +290,145 @@ fn a_job_that_prints_without_end_keeps_one_mebibyte_and_says_what_was_dropped() 
     );
     let killed = s.call("job_kill", &json!({"job_id": id}));
     assert_eq!(killed["metadata"]["status"], "killed", "{killed}");
+}
+
+/// Every file below `dir` whose bytes contain `needle`.
+fn files_holding(dir: &std::path::Path, needle: &str) -> Vec<std::path::PathBuf> {
+    let mut found = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let path = e.path();
+            let kind = e.file_type().expect("file type");
+            if kind.is_dir() {
+                todo.push(path);
+            } else if kind.is_file()
+                && std::fs::read(&path)
+                    .is_ok_and(|b| b.windows(needle.len()).any(|w| w == needle.as_bytes()))
+            {
+                found.push(path);
+            }
+        }
+    }
+    found
+}
+
+/// Review 27 F22 and F21: job output was stored in clear and masked only
+/// with the reader's secrets, so a reader without `--secrets` saw the value,
+/// and a value straddling the 48 KiB page cut reached the model in two
+/// halves. The starting call's secrets now mask it before it is stored.
+#[test]
+fn a_jobs_secret_values_are_masked_before_they_are_stored() {
+    let s = Session::new("t-jobs-secret");
+    let secrets = s.ws.path().join("sec.json");
+    std::fs::write(&secrets, r#"{"api": "Zq9SuperSecretValue42"}"#).unwrap();
+    let with = ["--secrets", secrets.to_str().unwrap()];
+    // 49 145 bytes, then the value across the first page cut (49 152).
+    let started = s.call_with(
+        &with,
+        "bash_command",
+        &json!({
+            "command": "head -c 49145 /dev/zero | tr '\\0' x; echo '<secret>api</secret>'; echo end",
+            "run_in_background": true
+        }),
+    );
+    let id = started["metadata"]["job_id"]
+        .as_str()
+        .expect("job id")
+        .to_owned();
+    // Read by processes without the secrets.
+    let (text, last) = s.until_ended(&id, Duration::from_secs(30));
+    assert_eq!(last["metadata"]["status"], "exited", "{last}");
+    assert!(!text.contains("Zq9") && !text.contains("Value42"), "{text}");
+    assert!(
+        text.contains("<secret>api</secret>\nend\n"),
+        "{}",
+        &text[text.len().saturating_sub(200)..]
+    );
+    assert_eq!(text.matches('x').count(), 49_145);
+    assert_eq!(
+        files_holding(s.state.path(), "Zq9SuperSecretValue42"),
+        Vec::<std::path::PathBuf>::new()
+    );
+}
+
+/// Review 27 F24: a running job's unfinished last line (a prompt) was held
+/// back and the read said "(no new output)".
+#[test]
+fn a_running_jobs_unfinished_last_line_is_shown_and_marked() {
+    let s = Session::new("t-jobs-prompt");
+    let id = s.start("printf 'Continue? [y/N] '; sleep 60", &json!({}));
+    let out = s.call("job_output", &json!({"job_id": id, "wait": 2}));
+    assert_eq!(out["metadata"]["status"], "running", "{out}");
+    assert!(
+        out["output"]
+            .as_str()
+            .unwrap()
+            .ends_with("\nContinue? [y/N] "),
+        "{out}"
+    );
+    assert!(
+        out["notes"].to_string().contains("unfinished line"),
+        "{out}"
+    );
+    assert_eq!(out["metadata"]["pending_bytes"], 0, "{out}");
+    let killed = s.call("job_kill", &json!({"job_id": id}));
+    assert_eq!(killed["metadata"]["status"], "killed", "{killed}");
+}
+
+/// Review 27 F5: a 48 KiB page of short lines was cut again by the
+/// registry's line budget and spilled; a page now fits the budget.
+#[test]
+fn a_page_of_short_lines_fits_the_output_budget() {
+    let s = Session::new("t-jobs-seq");
+    let id = s.start("seq 1 40000", &json!({}));
+    let mut seen = 0;
+    for _ in 0..60 {
+        let out = s.call("job_output", &json!({"job_id": id, "wait": 1}));
+        assert!(
+            out["metadata"]["truncated"].is_null(),
+            "{}",
+            out["metadata"]
+        );
+        let body = out["output"].as_str().unwrap();
+        let lines: Vec<&str> = body
+            .lines()
+            .skip(1)
+            .filter(|l| *l != "(no new output)")
+            .collect();
+        assert!(lines.len() <= 1980, "{}", lines.len());
+        for l in lines {
+            seen += 1;
+            assert_eq!(l, seen.to_string());
+        }
+        if seen == 40_000 {
+            break;
+        }
+    }
+    assert_eq!(seen, 40_000);
+}
+
+/// Review 27 F20 and F17: the start says the job has no network; a huge
+/// `wait` is refused without printing 309 digits.
+#[test]
+fn a_started_job_says_it_has_no_network_and_bad_waits_are_short() {
+    let s = Session::new("t-jobs-net");
+    let started = s.call(
+        "bash_command",
+        &json!({"command": "true", "run_in_background": true}),
+    );
+    assert!(
+        started["notes"]
+            .to_string()
+            .contains("This job has no network"),
+        "{started}"
+    );
+    let out = s.call(
+        "job_output",
+        &json!({"job_id": started["metadata"]["job_id"], "wait": 1e308}),
+    );
+    assert_eq!(
+        out["error"]["message"], "Invalid wait value: 1e308. Give seconds from 0 to 300.",
+        "{out}"
+    );
 }

@@ -765,7 +765,12 @@ impl Drop for StdioChild {
 impl StdioChild {
     /// Starts `tool serve --workspace DIR EXTRA...` and does the 2025-11-25 handshake.
     fn start(dir: &TempDir, extra: &[&str]) -> Self {
-        let mut child = tool()
+        Self::start_in(tool(), dir, extra)
+    }
+
+    /// [`start`](Self::start) from `command` (a `tool()` with its environment).
+    fn start_in(mut command: std::process::Command, dir: &TempDir, extra: &[&str]) -> Self {
+        let mut child = command
             .args(["serve", "--workspace", dir.arg()])
             .args(extra)
             .stdin(Stdio::piped())
@@ -1514,4 +1519,55 @@ fn serve_refusals_name_serve_options() {
         .to_owned();
     assert!(text.contains("`tool serve --approve all`"), "{answer}");
     assert!(!text.contains("on a terminal"), "{answer}");
+}
+
+/// Review 27 F15: a background job started through `tool serve` ran on to
+/// its 1 h cap after the client left, out of every session's reach.
+#[test]
+fn a_served_sessions_background_jobs_end_with_the_server() {
+    let dir = TempDir::new();
+    let state = TempDir::new();
+    let mut command = tool();
+    command.env("XDG_STATE_HOME", state.path());
+    // Unsandboxed: `$$` is then the host's pid of the shell.
+    let mut server = StdioChild::start_in(command, &dir, &["--approve", "all", "--sandbox", "off"]);
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "bash_command",
+        "arguments": {"command": "echo $$ > pid; exec sleep 300", "run_in_background": true}
+    }});
+    server.send(call.to_string().as_bytes());
+    let answer = server.answer();
+    assert!(
+        answer["result"]["content"]
+            .to_string()
+            .contains("Started background job"),
+        "{answer}"
+    );
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let pid: u32 = loop {
+        if let Some(pid) = std::fs::read_to_string(dir.path().join("pid"))
+            .ok()
+            .and_then(|t| t.trim().parse().ok())
+        {
+            break pid;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the job never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    assert!(!process_gone(pid));
+    // The client goes away: the server ends, and the job with it.
+    server.stdin = None;
+    let status = exits_within(&mut server, std::time::Duration::from_secs(15));
+    assert!(status.success(), "{status:?}");
+    let gone = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while !process_gone(pid) {
+        assert!(
+            std::time::Instant::now() < gone,
+            "the job's sleep {pid} still runs"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
 }

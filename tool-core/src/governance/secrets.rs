@@ -600,6 +600,8 @@ fn totp_now(seed: &str) -> Option<String> {
 pub(crate) struct Masker {
     automaton: Option<AhoCorasick>,
     replacements: Vec<String>,
+    /// The masked forms, in the automaton's pattern order.
+    forms: Vec<String>,
 }
 
 impl Masker {
@@ -608,16 +610,35 @@ impl Masker {
             return Self {
                 automaton: None,
                 replacements: Vec::new(),
+                forms: Vec::new(),
             };
         }
         let automaton = AhoCorasick::builder()
             .match_kind(MatchKind::LeftmostLongest)
             .build(pairs.iter().map(|(v, _)| v.as_str()))
             .ok();
+        let (forms, replacements) = pairs.into_iter().unzip();
         Self {
             automaton,
-            replacements: pairs.into_iter().map(|(_, p)| p).collect(),
+            replacements,
+            forms,
         }
+    }
+
+    /// The length of the longest end of `bytes` that is the beginning (not
+    /// the whole) of a masked form: bytes a stream that goes on must not show
+    /// yet, since the rest of a value may follow. 0 when none is.
+    pub(crate) fn open_tail(&self, bytes: &[u8]) -> usize {
+        let longest = self.forms.iter().map(String::len).max().unwrap_or(0);
+        (1..longest.min(bytes.len() + 1))
+            .rev()
+            .find(|&k| {
+                let tail = &bytes[bytes.len() - k..];
+                self.forms
+                    .iter()
+                    .any(|f| f.len() > k && f.as_bytes().starts_with(tail))
+            })
+            .unwrap_or(0)
     }
 
     /// The searcher over every masked form (`None`: nothing to mask), for

@@ -78,6 +78,7 @@ use crate::result::{ErrorKind, ToolError};
 #[cfg(test)]
 use crate::state::FileStore;
 use crate::state::{StateKey, StateStore};
+use crate::truncate::StreamMasker;
 pub use ring::JobEnd;
 
 /// The [`StateKey`] space of job records: `jobs`.
@@ -98,8 +99,9 @@ pub const MAX_WAIT: Duration = Duration::from_secs(300);
 /// Longest title kept in a record, in characters (200).
 pub const MAX_TITLE_CHARS: usize = 200;
 /// While a job runs, an unfinished last line of at most this many bytes is
-/// held back until its end arrives (4096), so a line is never shown in two
-/// halves and a secret never split across two reads escapes masking.
+/// held back until its end arrives (4096) when whole lines come before it,
+/// so a line is rarely shown in two halves. (Secret values are kept whole
+/// by [`PageLimits::masker`], not by this.)
 pub const HOLD_BACK_BYTES: usize = 4096;
 /// How long [`JobRegistry::kill`] waits for the job's writer to record the
 /// end before it stops the writer process itself: 5 s.
@@ -273,6 +275,48 @@ pub struct JobRead {
     /// Output kept and not returned yet (beyond the bytes asked for, or a
     /// held-back unfinished line).
     pub pending: u64,
+    /// `text` ends with the unfinished last line of a running job (no line
+    /// break yet): returned because it was all there was when the wait
+    /// ended. Its end may arrive with the next read.
+    pub unfinished: bool,
+}
+
+/// How [`JobRegistry::read_page`] cuts one page of a job's output.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct PageLimits {
+    /// Most bytes (at least 1).
+    pub max_bytes: usize,
+    /// Most lines (line breaks; at least 1).
+    pub max_lines: usize,
+    /// The secret values the reader masks: a page that more output follows
+    /// never ends inside one ([`StreamMasker::page_len`]). `None`: none.
+    pub masker: Option<StreamMasker>,
+}
+
+impl PageLimits {
+    /// Pages of at most `max_bytes` bytes, any number of lines, no masker.
+    pub fn bytes(max_bytes: usize) -> Self {
+        Self {
+            max_bytes,
+            max_lines: usize::MAX,
+            masker: None,
+        }
+    }
+
+    /// The same with at most `max_lines` lines.
+    #[must_use]
+    pub fn with_max_lines(mut self, max_lines: usize) -> Self {
+        self.max_lines = max_lines;
+        self
+    }
+
+    /// The same, never cutting a page inside a value `masker` masks.
+    #[must_use]
+    pub fn with_masker(mut self, masker: Option<StreamMasker>) -> Self {
+        self.masker = masker;
+        self
+    }
 }
 
 /// What [`JobRegistry::peek`] returns: the job's output from its first
@@ -388,6 +432,15 @@ pub struct JobRegistry {
 fn local_jobs() -> &'static Mutex<HashMap<String, CancellationToken>> {
     static LOCAL: OnceLock<Mutex<HashMap<String, CancellationToken>>> = OnceLock::new();
     LOCAL.get_or_init(Mutex::default)
+}
+
+/// The jobs this process started: (output folder of the registry, key, id).
+/// Entries of jobs that ended are pruned at each start.
+type Started = Vec<(PathBuf, StateKey, String)>;
+
+fn started_here() -> &'static Mutex<Started> {
+    static STARTED: OnceLock<Mutex<Started>> = OnceLock::new();
+    STARTED.get_or_init(Mutex::default)
 }
 
 fn now_ms() -> u64 {
@@ -576,10 +629,60 @@ impl JobRegistry {
             let _ = std::fs::remove_dir_all(&dir);
             return Err(store_error(&e));
         }
+        if let Ok(mut started) = started_here().lock() {
+            started.retain(|(root, _, id)| {
+                std::fs::File::open(root.join(id).join("output"))
+                    .ok()
+                    .and_then(|f| ring::header(f).ok())
+                    .is_some_and(|h| h.end.is_none())
+            });
+            started.push((self.dir.clone(), key.clone(), id));
+        }
         Ok(Job {
             record,
             dir,
             capacity,
+        })
+    }
+
+    /// Stops every job this process started through this registry (the
+    /// same output folder) that still runs, as [`kill`](Self::kill) does,
+    /// all at once (so within about [`KILL_WAIT`] in all); returns how many
+    /// were running. For a host whose jobs nobody could reach once it is
+    /// gone: `tool serve` calls it when it stops, since each MCP session
+    /// has a trace id of its own that no later process can name. A `tool
+    /// call` does not: its jobs are read by later calls of the same trace.
+    pub fn stop_started_here(&self) -> usize {
+        let mine: Started = match started_here().lock() {
+            Ok(mut started) => {
+                let (mine, rest) = std::mem::take(&mut *started)
+                    .into_iter()
+                    .partition(|(root, _, _)| *root == self.dir);
+                *started = rest;
+                mine
+            }
+            Err(_) => return 0,
+        };
+        std::thread::scope(|scope| {
+            let stops: Vec<_> = mine
+                .iter()
+                .map(|(_, key, id)| {
+                    scope.spawn(move || {
+                        let running = self
+                            .view(key, id)
+                            .is_ok_and(|v| v.status == JobStatus::Running);
+                        if running {
+                            let _ = self.kill(key, id);
+                        }
+                        running
+                    })
+                })
+                .collect();
+            stops
+                .into_iter()
+                .map(|s| matches!(s.join(), Ok(true)))
+                .filter(|stopped| *stopped)
+                .count()
         })
     }
 
@@ -818,11 +921,8 @@ impl JobRegistry {
         })
     }
 
-    /// Output of job `id` since the last read, at most `max_bytes`, waiting
-    /// up to `wait` (capped at [`MAX_WAIT`]) for new output or the end when
-    /// there is none yet; `cancelled` is checked every 50 ms. Advances the
-    /// record's read offset past what is returned. While the job runs, an
-    /// unfinished last line of at most [`HOLD_BACK_BYTES`] is held back.
+    /// Output of job `id` since the last read, at most `max_bytes`: as
+    /// [`read_page`](Self::read_page) with [`PageLimits::bytes`].
     ///
     /// # Errors
     /// As [`view`](Self::view).
@@ -834,6 +934,32 @@ impl JobRegistry {
         wait: Duration,
         cancelled: &dyn Fn() -> bool,
     ) -> Result<JobRead, ToolError> {
+        self.read_page(key, id, &PageLimits::bytes(max_bytes), wait, cancelled)
+    }
+
+    /// Output of job `id` since the last read, one page as `limits` cuts it,
+    /// waiting up to `wait` (capped at [`MAX_WAIT`]) for new output or the
+    /// end when there is none yet; `cancelled` is checked every 50 ms.
+    /// Advances the record's read offset past what is returned.
+    ///
+    /// While the job runs, an unfinished last line of at most
+    /// [`HOLD_BACK_BYTES`] is held back when whole lines come before it;
+    /// when it is all there is and the wait is over, it is returned and
+    /// [`JobRead::unfinished`] says so (a prompt, a progress bar). A page
+    /// followed by more output never ends inside a UTF-8 character, nor
+    /// inside (or at the possible start of) a secret value of
+    /// [`PageLimits::masker`]: those bytes open the next page.
+    ///
+    /// # Errors
+    /// As [`view`](Self::view).
+    pub fn read_page(
+        &self,
+        key: &StateKey,
+        id: &str,
+        limits: &PageLimits,
+        wait: Duration,
+        cancelled: &dyn Fn() -> bool,
+    ) -> Result<JobRead, ToolError> {
         let until = Instant::now() + wait.min(MAX_WAIT);
         let file = {
             // Checks ownership before the file is opened.
@@ -842,14 +968,27 @@ impl JobRegistry {
         };
         loop {
             let (record, _) = self.record(key, id)?;
-            let got = ring::read_since(&file, record.read_offset, max_bytes.max(1))
+            let got = ring::read_since(&file, record.read_offset, limits.max_bytes.max(1))
                 .map_err(|e| failed(format!("The job's output file is unreadable: {e}")))?;
             let view = self.view_of(record, got.header);
             let running = view.status == JobStatus::Running;
+            let waited_enough = Instant::now() >= until || cancelled();
             let mut bytes = got.bytes;
+            let follows = |len: usize| running || got.start + (len as u64) < view.total_bytes;
+            // At most `max_lines` lines.
+            if let Some(at) = bytes
+                .iter()
+                .enumerate()
+                .filter(|(_, b)| **b == b'\n')
+                .nth(limits.max_lines.max(1) - 1)
+                .map(|(i, _)| i)
+            {
+                bytes.truncate(at + 1);
+            }
+            let mut unfinished = false;
             if running {
-                // Hold back an unfinished last line (bounded), when a
-                // whole line precedes it or it is short.
+                // Hold back an unfinished last line (bounded) when whole
+                // lines precede it; shown alone once the wait is over.
                 if let Some(last_nl) = bytes.iter().rposition(|&b| b == b'\n') {
                     if bytes.len() - last_nl - 1 <= HOLD_BACK_BYTES {
                         bytes.truncate(last_nl + 1);
@@ -857,12 +996,16 @@ impl JobRegistry {
                 } else if bytes.len() <= HOLD_BACK_BYTES
                     && got.start + (bytes.len() as u64) == view.total_bytes
                 {
-                    bytes.clear();
+                    if waited_enough {
+                        unfinished = true;
+                    } else {
+                        bytes.clear();
+                    }
                 }
             }
             // A page cut inside a character leaves the character's bytes
             // for the next read, whole (more output follows the page).
-            if got.start + (bytes.len() as u64) < view.total_bytes {
+            if follows(bytes.len()) {
                 let keep = bytes.len() - incomplete_utf8_tail(&bytes);
                 // Never down to nothing: a page too small for one character
                 // still moves on.
@@ -870,6 +1013,17 @@ impl JobRegistry {
                     bytes.truncate(keep);
                 }
             }
+            // Nor inside a secret value, nor at what may be its start: the
+            // next page shows it whole, so it is masked whole.
+            if let Some(masker) = &limits.masker
+                && follows(bytes.len())
+            {
+                let keep = masker.page_len(&bytes);
+                if keep > 0 || bytes.len() < limits.max_bytes {
+                    bytes.truncate(keep);
+                }
+            }
+            let unfinished = unfinished && !bytes.is_empty();
             // After dropped output a page may start inside a character: its
             // continuation bytes are counted as dropped, never shown as U+FFFD.
             let mut skipped = 0;
@@ -880,7 +1034,6 @@ impl JobRegistry {
                     .take_while(|&&b| b & 0xC0 == 0x80)
                     .count();
             }
-            let waited_enough = Instant::now() >= until || cancelled();
             if !bytes.is_empty() || !running || waited_enough {
                 let end = got.start + bytes.len() as u64;
                 let moved = end > view.record.read_offset;
@@ -893,6 +1046,7 @@ impl JobRegistry {
                     pending: view.total_bytes.saturating_sub(end),
                     text: String::from_utf8_lossy(&bytes[skipped..]).into_owned(),
                     dropped: got.dropped + skipped as u64,
+                    unfinished,
                     view,
                 });
             }
@@ -1092,6 +1246,156 @@ mod tests {
         assert_eq!(incomplete_utf8_tail(&"a€".as_bytes()[..3]), 2);
         assert_eq!(incomplete_utf8_tail(&"😀".as_bytes()[..3]), 3);
         assert_eq!(incomplete_utf8_tail(b"\xff\x80"), 0);
+    }
+
+    fn api_masker() -> StreamMasker {
+        let store = crate::SecretStore::new()
+            .with_secret("api", "Zq9SuperSecretValue42")
+            .unwrap();
+        StreamMasker::for_context(&crate::ToolContext::new().with_secrets(store)).unwrap()
+    }
+
+    /// Review 27 F21: a value straddling a page cut came out in two halves,
+    /// each unmasked. With the reader's masker no page cuts into one.
+    #[test]
+    fn no_page_ends_inside_a_secret_value() {
+        let dir = tempfile::tempdir().unwrap();
+        let jobs = registry(dir.path());
+        let key = JobRegistry::key(Some("t"), dir.path()).unwrap();
+        let secret = "Zq9SuperSecretValue42";
+        for running in [false, true] {
+            for lead in 0..40 {
+                let (job, _) = jobs.start_local(&key, "agent", "x").unwrap();
+                let mut w = job.writer().unwrap();
+                let text = format!("{}{secret}{}\n", "a".repeat(lead), "b".repeat(30));
+                w.write(text.as_bytes()).unwrap();
+                if !running {
+                    w.finish(JobEnd::Exited, 0).unwrap();
+                }
+                let limits = PageLimits::bytes(32).with_masker(Some(api_masker()));
+                let mut seen = String::new();
+                for _ in 0..20 {
+                    let r = jobs
+                        .read_page(&key, job.id(), &limits, Duration::ZERO, &|| false)
+                        .unwrap();
+                    // Each page is masked on its own, as job_output does.
+                    let mut page = Vec::new();
+                    let mut m = api_masker();
+                    m.push(r.text.as_bytes(), &mut page);
+                    m.finish(&mut page);
+                    let page = String::from_utf8(page).unwrap();
+                    assert!(!page.contains("Zq9S") && !page.contains("e42"), "{page:?}");
+                    seen.push_str(&page);
+                    if r.pending == 0 {
+                        break;
+                    }
+                }
+                let expected = format!(
+                    "{}<secret>api</secret>{}\n",
+                    "a".repeat(lead),
+                    "b".repeat(30)
+                );
+                assert_eq!(seen, expected, "lead {lead}, running {running}");
+                w.finish(JobEnd::Exited, 0).unwrap();
+                JobRegistry::forget_local(job.id());
+            }
+        }
+    }
+
+    /// Review 27 F24: a running job's unfinished last line (a prompt) was
+    /// held back and the read said there was no new output.
+    #[test]
+    fn an_unfinished_line_alone_is_shown_once_the_wait_is_over() {
+        let dir = tempfile::tempdir().unwrap();
+        let jobs = registry(dir.path());
+        let key = JobRegistry::key(Some("t"), dir.path()).unwrap();
+        let (job, _) = jobs.start_local(&key, "agent", "x").unwrap();
+        let mut w = job.writer().unwrap();
+        w.write(b"Continue? [y/N] ").unwrap();
+        let started = Instant::now();
+        let r = jobs
+            .read(&key, job.id(), 100, Duration::from_millis(300), &|| false)
+            .unwrap();
+        assert!(started.elapsed() >= Duration::from_millis(300));
+        assert_eq!(
+            (r.text.as_str(), r.unfinished, r.pending),
+            ("Continue? [y/N] ", true, 0)
+        );
+        // Whole lines before it: they come first, the rest waits.
+        w.write(b"y\ndone\nstep 3 of 9").unwrap();
+        let r = jobs
+            .read(&key, job.id(), 100, Duration::ZERO, &|| false)
+            .unwrap();
+        assert_eq!(
+            (r.text.as_str(), r.unfinished, r.pending),
+            ("y\ndone\n", false, 11)
+        );
+        JobRegistry::forget_local(job.id());
+    }
+
+    /// Review 27 F5: a page holds at most `max_lines` lines.
+    #[test]
+    fn a_page_holds_at_most_its_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        let jobs = registry(dir.path());
+        let key = JobRegistry::key(Some("t"), dir.path()).unwrap();
+        let (job, _) = jobs.start_local(&key, "agent", "x").unwrap();
+        let mut w = job.writer().unwrap();
+        w.write(b"1\n2\n3\n4\n5\n").unwrap();
+        w.finish(JobEnd::Exited, 0).unwrap();
+        let limits = PageLimits::bytes(100).with_max_lines(2);
+        let read = |jobs: &JobRegistry| {
+            jobs.read_page(&key, job.id(), &limits, Duration::ZERO, &|| false)
+                .unwrap()
+        };
+        let r = read(&jobs);
+        assert_eq!((r.text.as_str(), r.pending), ("1\n2\n", 6));
+        assert_eq!(read(&jobs).text, "3\n4\n");
+        assert_eq!((read(&jobs).text.as_str(), read(&jobs).pending), ("5\n", 0));
+        JobRegistry::forget_local(job.id());
+    }
+
+    /// Review 27 F15: the jobs a host started are stopped when it says so;
+    /// another registry's are not.
+    #[test]
+    fn stop_started_here_stops_this_registrys_running_jobs() {
+        let dir = tempfile::tempdir().unwrap();
+        let jobs = registry(dir.path());
+        let other = registry(&dir.path().join("other"));
+        let key = JobRegistry::key(Some("mcp-session-1"), dir.path()).unwrap();
+        let mut workers = Vec::new();
+        let mut ids = Vec::new();
+        for r in [&jobs, &jobs, &other] {
+            let (job, token) = r.start_local(&key, "agent", "x").unwrap();
+            let mut w = job.writer().unwrap();
+            ids.push(job.id().to_owned());
+            workers.push(std::thread::spawn(move || {
+                let until = Instant::now() + Duration::from_secs(20);
+                while !token.is_cancelled() && Instant::now() < until {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                w.finish(JobEnd::Killed, 130).unwrap();
+            }));
+        }
+        // One ended on its own before: not counted.
+        let (done, _) = jobs.start_local(&key, "agent", "y").unwrap();
+        done.writer().unwrap().finish(JobEnd::Exited, 0).unwrap();
+        assert_eq!(jobs.stop_started_here(), 2);
+        for id in &ids[..2] {
+            assert_eq!(jobs.view(&key, id).unwrap().status, JobStatus::Killed);
+        }
+        assert_eq!(
+            other.view(&key, &ids[2]).unwrap().status,
+            JobStatus::Running
+        );
+        assert_eq!(jobs.stop_started_here(), 0);
+        assert_eq!(other.stop_started_here(), 1);
+        for w in workers {
+            w.join().unwrap();
+        }
+        for id in ids.iter().chain([&done.id().to_owned()]) {
+            JobRegistry::forget_local(id);
+        }
     }
 
     #[test]

@@ -872,6 +872,57 @@ mod tests {
         assert!(crate::SecretStore::new().with_secret("tiny", "ab").is_err());
     }
 
+    /// Review 27 F21/F24: eager pushing and paging give the whole text's
+    /// masking at every split, and hold back only a possible value's start.
+    #[test]
+    fn eager_pushes_and_pages_mask_like_the_whole_text_at_every_split() {
+        let ctx = secret_context(SECRETS);
+        let whole_masker = ctx.secrets().unwrap().masker(&[]);
+        let text = "key=sk-live-0123456789abcdef; ümlaut pässwörd-ü tok-12345 tok-1 abab \"pa\\\"ss\\\\word\" sk-live-0123";
+        let mut expected = text.to_owned();
+        whole_masker.mask_string(&mut expected);
+        let bytes = text.as_bytes();
+        let masker = StreamMasker::for_context(&ctx).unwrap();
+        for i in 0..=bytes.len() {
+            // Eager: two pushes split at i.
+            let mut m = masker.clone();
+            let mut out = Vec::new();
+            m.push_eager(&bytes[..i], &mut out);
+            m.push_eager(&bytes[i..], &mut out);
+            m.finish(&mut out);
+            assert_eq!(
+                String::from_utf8_lossy(&out),
+                expected,
+                "eager split at {i}"
+            );
+            // Pages: a page of i bytes shows page_len of them, masked on
+            // their own; the next page starts there.
+            if !text.is_char_boundary(i) {
+                continue;
+            }
+            let shown = masker.page_len(&bytes[..i]);
+            assert!(shown <= i, "{shown} > {i}");
+            let mut pages = whole_masker_text(&ctx, &bytes[..shown]);
+            pages.push_str(&whole_masker_text(&ctx, &bytes[shown..]));
+            assert_eq!(pages, expected, "page cut at {i} shown {shown}");
+        }
+        // Nothing that cannot begin a value is held back.
+        let mut m = masker.clone();
+        let mut out = Vec::new();
+        m.push_eager(b"Continue? [y/N] ", &mut out);
+        assert_eq!(out, b"Continue? [y/N] ");
+        m.push_eager(b"token sk-li", &mut out);
+        assert_eq!(out, b"Continue? [y/N] token ");
+        assert_eq!(masker.page_len(b"x sk-live-0123"), 2);
+        assert_eq!(masker.page_len(b"x sk-live-0123456789abcdef y"), 28);
+    }
+
+    fn whole_masker_text(ctx: &ToolContext, bytes: &[u8]) -> String {
+        let mut s = String::from_utf8(bytes.to_vec()).unwrap();
+        ctx.secrets().unwrap().masker(&[]).mask_string(&mut s);
+        s
+    }
+
     #[test]
     fn head_tail_spill_file_never_holds_a_secret_split_across_pieces() {
         let dir = std::env::temp_dir().join(format!("tool-core-ht-mask-{}", std::process::id()));

@@ -98,6 +98,40 @@ impl StreamMasker {
         self.pending.drain(..emitted);
     }
 
+    /// Like [`push`](Self::push), but holds back only what could still
+    /// become a secret value: the longest end of the stream that is the
+    /// beginning of a masked form (usually nothing), not the last
+    /// `longest form - 1` bytes. For output that may pause for a long
+    /// time mid-line (a prompt, a progress bar): what cannot be part of a
+    /// value is passed on at once. Same result as [`push`](Self::push)
+    /// once [`finish`](Self::finish)ed.
+    pub fn push_eager(&mut self, bytes: &[u8], out: &mut Vec<u8>) {
+        self.pending.extend_from_slice(bytes);
+        let cut = self.pending.len() - self.masker.open_tail(&self.pending);
+        let emitted = self.mask_before(cut, out);
+        self.pending.drain(..emitted);
+    }
+
+    /// How many bytes of `page`, the start of a stream's unread part that
+    /// goes on after it, can be shown on their own (masked whole) without
+    /// showing part of a secret value: `page` up to the longest end that is
+    /// the beginning of a masked form, extended to the end of a value that
+    /// starts before that cut. The rest belongs to the next page. Used by
+    /// readers that page through a stream (`job_output`), so that a value
+    /// straddling a page cut is never shown in two halves.
+    pub fn page_len(&self, page: &[u8]) -> usize {
+        let mut cut = page.len() - self.masker.open_tail(page);
+        if let Some(ac) = self.masker.automaton() {
+            for m in ac.find_iter(page) {
+                if m.start() >= cut {
+                    break;
+                }
+                cut = cut.max(m.end());
+            }
+        }
+        cut
+    }
+
     /// Masks and appends everything held back.
     pub fn finish(&mut self, out: &mut Vec<u8>) {
         let emitted = self.mask_before(self.pending.len(), out);

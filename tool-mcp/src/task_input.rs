@@ -355,7 +355,9 @@ impl Asker for TaskAsker {
                 .await
             {
                 Ok(mut answers) => match answers.remove(&key) {
-                    Some(InputResponse::Elicitation(answer)) => crate::asking::answer_of(&answer),
+                    Some(InputResponse::Elicitation(answer)) => {
+                        crate::asking::answer_of(&answer, &question)
+                    }
                     _ => Answer::Declined("the MCP client sent no answer".to_owned()),
                 },
                 Err(e) => Answer::NoPerson(e.to_string()),

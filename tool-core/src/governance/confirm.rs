@@ -3,7 +3,7 @@
 //! tools, by `bash_command`'s command policy, and by the MCP client when a
 //! server asks to confirm a call.
 //!
-//! [`ask`] sends the context's [`Approver`](super::approval::Approver) an
+//! [`ask`] sends the context's [`Approver`] an
 //! [`ApprovalRequest`] and returns a [`Confirmation`]. It contains what
 //! every caller would otherwise write (and did, three times, differently):
 //! - no approver configured: [`Confirmation::NoApprover`], never "approved";

@@ -60,7 +60,6 @@ use tokio::sync::oneshot;
 use tool_core::ToolContext;
 
 use crate::requests::{self, Sampler};
-use crate::task_input::TaskInput;
 
 /// How long a 2025-11-25 client has to answer one request, and a
 /// 2026-07-28 task waits for the answers to one [`ask`] through
@@ -378,12 +377,41 @@ impl std::fmt::Debug for HostSampler {
     }
 }
 
+/// What [`TaskChannel::ask_task`] returns: the answers by key, once all
+/// are in.
+pub(crate) type TaskAsk<'a> = std::pin::Pin<
+    Box<
+        dyn std::future::Future<Output = Result<BTreeMap<String, InputResponse>, InputError>>
+            + Send
+            + 'a,
+    >,
+>;
+
+/// The input side of a running task as this module sees it (implemented by
+/// `task_input::TaskInput`; a trait so that this module does not name that
+/// one, which builds on this one's types).
+pub(crate) trait TaskChannel: Send + Sync {
+    /// Whether the task's client declared `kind`.
+    fn supports(&self, kind: InputKind) -> bool;
+    /// Whether the task exists (asks park it) rather than gathering its
+    /// first input in rounds.
+    fn is_live(&self) -> bool;
+    /// Leaves the phase before the task.
+    fn escalate(&self);
+    /// Parks the task until `requests` are answered.
+    fn ask_task<'a>(
+        &'a self,
+        cancel: &'a tokio_util::sync::CancellationToken,
+        requests: BTreeMap<String, InputRequest>,
+    ) -> TaskAsk<'a>;
+}
+
 /// Whether `ctx` can ask for `kind` now: the MCP client declared the
 /// capability (per request in 2026-07-28, at `initialize` in 2025-11-25), or
 /// outside MCP the host put the hook in the context (an asker or approver
 /// for forms, a [`HostSampler`], [`HostRoots`]).
 pub fn can_ask(ctx: &ToolContext, kind: InputKind) -> bool {
-    if let Some(task) = ctx.state::<Arc<TaskInput>>() {
+    if let Some(task) = ctx.state::<Arc<dyn TaskChannel>>() {
         return task.supports(kind);
     }
     if let Some(round) = ctx.state::<Arc<Round>>() {
@@ -412,7 +440,9 @@ pub async fn require(ctx: &ToolContext, kind: InputKind) -> Result<(), InputErro
     if can_ask(ctx, kind) {
         return Ok(());
     }
-    let task_live = ctx.state::<Arc<TaskInput>>().is_some_and(|t| t.is_live());
+    let task_live = ctx
+        .state::<Arc<dyn TaskChannel>>()
+        .is_some_and(|t| t.is_live());
     if let Some(round) = ctx.state::<Arc<Round>>().filter(|_| !task_live) {
         return round.stop(Stop::Capability(kind)).await;
     }
@@ -460,8 +490,8 @@ pub async fn ask(
             return Err(InputError::Unsupported(kind, unsupported_reason(ctx)));
         }
     }
-    if let Some(task) = ctx.state::<Arc<TaskInput>>() {
-        let task: Arc<TaskInput> = Arc::clone(&task);
+    if let Some(task) = ctx.state::<Arc<dyn TaskChannel>>() {
+        let task: Arc<dyn TaskChannel> = Arc::clone(&task);
         // Before the task exists (a tool that gathers its first input in
         // input-required rounds): the round answers, then the task starts.
         if !task.is_live()
@@ -471,7 +501,7 @@ pub async fn ask(
             task.escalate();
             return Ok(answered);
         }
-        return task.ask(ctx.cancellation_token(), requests).await;
+        return task.ask_task(ctx.cancellation_token(), requests).await;
     }
     if let Some(round) = ctx.state::<Arc<Round>>() {
         return Ok(round.ask(requests).await);
@@ -509,7 +539,7 @@ fn check(requests: &BTreeMap<String, InputRequest>) -> Result<(), InputError> {
 fn unsupported_reason(ctx: &ToolContext) -> String {
     if ctx.state::<Arc<Round>>().is_some()
         || ctx.state::<SessionRoute>().is_some()
-        || ctx.state::<Arc<TaskInput>>().is_some()
+        || ctx.state::<Arc<dyn TaskChannel>>().is_some()
     {
         "the MCP client did not declare this capability".to_owned()
     } else {

@@ -42,6 +42,7 @@ use tool_core::{Answer, ApprovalDecision, ApprovalRequest, Approver, Asker, Ques
 
 use crate::input::{
     InputError, InputKind, InputRequest, InputResponse, MAX_INPUT_REQUESTS, SESSION_INPUT_TIMEOUT,
+    TaskChannel,
 };
 
 /// Largest answer one `tasks/update` may carry under one key, serialised:
@@ -322,6 +323,25 @@ pub(crate) fn update(id: &str, responses: &InputResponses) -> Result<(), ErrorDa
     match TaskInput::of(id) {
         Some(input) => input.answer(responses),
         None => Ok(()),
+    }
+}
+
+impl TaskChannel for Arc<TaskInput> {
+    fn supports(&self, kind: InputKind) -> bool {
+        TaskInput::supports(self, kind)
+    }
+    fn is_live(&self) -> bool {
+        TaskInput::is_live(self)
+    }
+    fn escalate(&self) {
+        TaskInput::escalate(self);
+    }
+    fn ask_task<'a>(
+        &'a self,
+        cancel: &'a tokio_util::sync::CancellationToken,
+        requests: BTreeMap<String, InputRequest>,
+    ) -> crate::input::TaskAsk<'a> {
+        Box::pin(TaskInput::ask(self, cancel, requests))
     }
 }
 

@@ -270,7 +270,8 @@ type Run = Pin<Box<dyn Future<Output = Outcome> + Send>>;
 /// and confirmations, become the task's input requests.
 pub(crate) fn with_input(ctx: ToolContext, input: &Arc<TaskInput>) -> ToolContext {
     let cancel = ctx.cancellation_token().clone();
-    let mut ctx = ctx.with_state(Arc::clone(input));
+    let channel: Arc<dyn crate::input::TaskChannel> = Arc::new(Arc::clone(input));
+    let mut ctx = ctx.with_state(channel);
     if input.supports(crate::input::InputKind::Elicitation) {
         ctx = ctx
             .with_asker(TaskAsker::new(Arc::clone(input), cancel.clone()))

@@ -54,7 +54,7 @@ pub(crate) fn timeout_for(registry: &ToolRegistry, tool: &Tool, ctx: &ToolContex
 /// A contained panic: the model reads that the tool crashed; the payload
 /// (masked) goes to `tracing` only.
 fn panicked(tool: &str, payload: &(dyn Any + Send), ctx: &ToolContext) -> ToolResult {
-    let detail = panic_detail(payload, ctx);
+    let detail = secrets::panic_detail(payload, ctx.secrets());
     tracing::error!(target: "tool_core", tool, panic = %detail, "tool panicked; the panic was contained");
     ToolResult::error(
         ErrorKind::Panicked,
@@ -62,20 +62,6 @@ fn panicked(tool: &str, payload: &(dyn Any + Send), ctx: &ToolContext) -> ToolRe
             "The tool `{tool}` crashed with an internal error and returned no result. Do not retry the same call; try another approach."
         ),
     )
-}
-
-/// A panic's payload as text (`<non-string panic payload>` when it is not
-/// a string), with the context's secret values masked: for `tracing` only.
-pub(crate) fn panic_detail(payload: &(dyn Any + Send), ctx: &ToolContext) -> String {
-    let mut detail = payload
-        .downcast_ref::<&str>()
-        .map(|s| (*s).to_owned())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "<non-string panic payload>".to_owned());
-    if let Some(masker) = secrets::masker_for(ctx.secrets(), &[]) {
-        masker.mask_string(&mut detail);
-    }
-    detail
 }
 
 /// The `timeout` result of a call to `tool` stopped after `timeout`.

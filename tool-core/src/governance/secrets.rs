@@ -679,6 +679,24 @@ impl Masker {
     }
 }
 
+/// A panic's payload as text (`<non-string panic payload>` when it is not
+/// a string), with `store`'s secret values masked (the call's context's
+/// store): for `tracing` only.
+pub(crate) fn panic_detail(
+    payload: &(dyn std::any::Any + Send),
+    store: Option<&SecretStore>,
+) -> String {
+    let mut detail = payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "<non-string panic payload>".to_owned());
+    if let Some(masker) = masker_for(store, &[]) {
+        masker.mask_string(&mut detail);
+    }
+    detail
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

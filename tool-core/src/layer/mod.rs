@@ -304,7 +304,7 @@ fn layer_panicked(
     ctx: &ToolContext,
 ) -> ToolResult {
     use tool_rules::text::{Clip, clip};
-    let detail = crate::execute::invoke::panic_detail(payload, ctx);
+    let detail = crate::governance::secrets::panic_detail(payload, ctx.secrets());
     let layer = clip(layer, Clip::chars(64));
     tracing::error!(target: "tool_core", tool, layer = %layer, panic = %detail, "middleware layer panicked; the panic was contained");
     ToolResult::error(

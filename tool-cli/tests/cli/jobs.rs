@@ -97,7 +97,10 @@ impl Session {
             assert!(out["error"].is_null(), "{out}");
             let body = out["output"].as_str().unwrap_or("");
             text.push_str(body.split_once('\n').map_or("", |(_, rest)| rest));
-            if out["metadata"]["status"] != "running" || Instant::now() > until {
+            // Ended and read to the end (a job may end before its first
+            // page is read: the rest is still pending).
+            let drained = out["metadata"]["pending_bytes"].as_u64().unwrap_or(0) == 0;
+            if (out["metadata"]["status"] != "running" && drained) || Instant::now() > until {
                 return (text, out);
             }
         }

@@ -1375,7 +1375,7 @@ mod tests {
             specs.iter(),
             FieldWeights::default(),
             Signals {
-                intent: READ_INTENT_DAMP,
+                intent: 0.0,
                 ..Signals::default()
             },
         );

@@ -45,7 +45,9 @@
 //!   restart, a `SIGKILL`ed supervisor, an in-process job whose host ended).
 //! - **Caps** ([`JobLimits`]): 16 running jobs per trace (the 17th start is
 //!   refused with a message naming the cap and how to free a slot), 64
-//!   records per trace (the oldest ended ones are forgotten first), a
+//!   running in one jobs folder across every trace and process (counted
+//!   under a `flock` of the folder, so two processes cannot both take the
+//!   last slot), 64 records per trace (the oldest ended ones are forgotten first), a
 //!   lifetime of 1 h after which the writer stops the job. Nothing ends a
 //!   job when its trace's state expires: the lifetime cap is the bound, and
 //!   it is below the state store's value lifetime (1 day by default,
@@ -85,6 +87,11 @@ pub use ring::JobEnd;
 pub const STATE_SPACE: &str = "jobs";
 /// Running jobs one trace may have at once: 16.
 pub const MAX_RUNNING_PER_TRACE: usize = 16;
+/// Running jobs one jobs folder may hold at once, across every trace and
+/// every process that shares it (an MCP server's sessions, one-shot `tool
+/// call`s with fresh trace ids): 64. Without it each new trace would bring a
+/// fresh quota of [`MAX_RUNNING_PER_TRACE`].
+pub const MAX_RUNNING_TOTAL: usize = 64;
 /// Job records one trace keeps (running and ended): 64; the oldest ended
 /// ones are forgotten, output and all, to make room.
 pub const MAX_RECORDS_PER_TRACE: usize = 64;
@@ -113,6 +120,9 @@ pub const KILL_WAIT: Duration = Duration::from_secs(5);
 pub struct JobLimits {
     /// Running jobs per trace ([`MAX_RUNNING_PER_TRACE`]).
     pub max_running: usize,
+    /// Running jobs in the whole jobs folder, every trace and process
+    /// together ([`MAX_RUNNING_TOTAL`]).
+    pub max_running_total: usize,
     /// Records per trace ([`MAX_RECORDS_PER_TRACE`]).
     pub max_records: usize,
     /// Output bytes kept per job ([`DEFAULT_OUTPUT_BYTES`]; at most [`MAX_OUTPUT_CAPACITY`]).
@@ -125,6 +135,7 @@ impl Default for JobLimits {
     fn default() -> Self {
         Self {
             max_running: MAX_RUNNING_PER_TRACE,
+            max_running_total: MAX_RUNNING_TOTAL,
             max_records: MAX_RECORDS_PER_TRACE,
             output_bytes: DEFAULT_OUTPUT_BYTES,
             lifetime: DEFAULT_LIFETIME,
@@ -581,8 +592,9 @@ impl JobRegistry {
     /// (no writer yet: [`set_writer`](Self::set_writer)).
     ///
     /// # Errors
-    /// `denied` at the running cap (the message names the cap and how to
-    /// free a slot); `failed` when the folder or store cannot be written.
+    /// `denied` at the trace's running cap or at the folder's
+    /// ([`JobLimits::max_running_total`]; the message names the cap and how
+    /// to free a slot); `failed` when the folder or store cannot be written.
     pub fn start(
         &self,
         key: &StateKey,
@@ -595,6 +607,21 @@ impl JobRegistry {
         let capacity = self.limits.output_bytes.clamp(1, MAX_OUTPUT_CAPACITY);
         crate::truncate::ensure_private_dir(&self.dir)
             .map_err(|e| failed(format!("The jobs folder is unusable: {e}")))?;
+        // Counting and creating the folder under one lock, so two processes
+        // starting at once cannot both take the last slot.
+        let starting = self.lock_starts()?;
+        let running = self.running_in_folder();
+        if running >= self.limits.max_running_total {
+            return Err(ToolError::new(
+                ErrorKind::Denied,
+                format!(
+                    "{running} background jobs are running here, across every trace and process, \
+                     the most this host runs at once ({}); nothing was started. End one of yours \
+                     with job_kill, or wait for jobs to finish, then try again.",
+                    self.limits.max_running_total
+                ),
+            ));
+        }
         let dir = self.dir.join(&id);
         crate::truncate::ensure_private_dir(&dir)
             .map_err(|e| failed(format!("The job's folder is unusable: {e}")))?;
@@ -607,6 +634,7 @@ impl JobRegistry {
             .and_then(|f| ring::init(&f, capacity).map(|()| f))
             .map_err(|e| failed(format!("Cannot create the job's output file: {e}")))?;
         drop(output);
+        drop(starting);
         let title =
             tool_rules::text::clip(title.trim(), tool_rules::text::Clip::chars(MAX_TITLE_CHARS))
                 .into_owned();
@@ -688,6 +716,51 @@ impl JobRegistry {
 
     /// Adds `id` to the trace's index under the caps (compare-and-set, so
     /// concurrent starts from several processes never pass the cap).
+    /// An exclusive `flock` on `<jobs folder>/.starting`, held while a start
+    /// counts the running jobs and creates its own folder.
+    fn lock_starts(&self) -> Result<File, ToolError> {
+        let path = self.dir.join(".starting");
+        let lock = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o600)
+            .open(&path)
+            .map_err(|e| failed(format!("Cannot open the jobs folder's lock: {e}")))?;
+        rustix::fs::flock(&lock, rustix::fs::FlockOperation::LockExclusive)
+            .map_err(|e| failed(format!("Cannot lock the jobs folder: {e}")))?;
+        Ok(lock)
+    }
+
+    /// Jobs of this folder that may still be running, whoever started them:
+    /// an output file with no end recorded, written within the lifetime cap
+    /// (a live job started less than a lifetime ago, and a job whose writer
+    /// died without recording its end stops counting a lifetime after its
+    /// last output).
+    fn running_in_folder(&self) -> usize {
+        let Ok(entries) = std::fs::read_dir(&self.dir) else {
+            return 0;
+        };
+        let since = SystemTime::now()
+            .checked_sub(self.limits.lifetime)
+            .unwrap_or(UNIX_EPOCH);
+        entries
+            .flatten()
+            .filter(|e| e.file_name().to_str().is_some_and(is_job_id))
+            .filter(|e| {
+                let Ok(file) = File::open(e.path().join("output")) else {
+                    return false;
+                };
+                let recent = file
+                    .metadata()
+                    .and_then(|m| m.modified())
+                    .is_ok_and(|t| t >= since);
+                recent && ring::header(&file).is_ok_and(|h| h.end.is_none())
+            })
+            .count()
+    }
+
     fn reserve(&self, key: &StateKey, id: &str) -> Result<(), ToolError> {
         for _ in 0..64 {
             let old = self.store.get(key, "index").map_err(|e| store_error(&e))?;
@@ -1183,6 +1256,42 @@ mod tests {
         let other = JobRegistry::key(Some("u"), dir.path()).unwrap();
         assert!(jobs.start_local(&other, "agent", "x").is_ok());
         assert_eq!(jobs.list(&key).unwrap().len(), 4);
+    }
+
+    #[test]
+    fn the_folder_cap_counts_every_trace_and_every_registry_of_the_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let limits = JobLimits {
+            max_running_total: 4,
+            ..JobLimits::default()
+        };
+        // Two registries on one folder stand for two processes.
+        let a = registry(dir.path()).with_limits(limits);
+        let b = registry(dir.path()).with_limits(limits);
+        let mut started = Vec::new();
+        for (n, jobs) in [&a, &b, &a, &b].into_iter().enumerate() {
+            let key = JobRegistry::key(Some(&format!("t{n}")), dir.path()).unwrap();
+            started.push(jobs.start_local(&key, "agent", "x").unwrap().0);
+        }
+        let fresh = JobRegistry::key(Some("t-new"), dir.path()).unwrap();
+        let err = b.start_local(&fresh, "agent", "x").unwrap_err();
+        assert_eq!(err.kind, ErrorKind::Denied);
+        assert!(
+            err.message
+                .contains("4 background jobs are running here, across every trace"),
+            "{err}"
+        );
+        assert!(err.message.contains("(4)"), "{err}");
+        started[1]
+            .writer()
+            .unwrap()
+            .finish(JobEnd::Exited, 0)
+            .unwrap();
+        assert!(a.start_local(&fresh, "agent", "x").is_ok());
+        assert_eq!(
+            a.start_local(&fresh, "agent", "x").unwrap_err().kind,
+            ErrorKind::Denied
+        );
     }
 
     #[test]

@@ -94,8 +94,42 @@ pub struct McpServer {
     session_context: Option<ToolContext>,
     /// The resources this session subscribed to (initialize era).
     subscriptions: Subscriptions,
+    /// Dropped with the session's last handler: stops its background jobs.
+    session_end: Option<Arc<SessionEnd>>,
     config: Arc<Config>,
     calls: Calls,
+}
+
+/// What a session leaves behind when it ends (its client's `DELETE`, its
+/// idle timeout, the server stopping): the background jobs it started
+/// still running are stopped, since no later request can name the
+/// session's trace (its id holds 128 random bits) to read or kill them.
+struct SessionEnd {
+    context: ToolContext,
+    owner: String,
+}
+
+impl Drop for SessionEnd {
+    fn drop(&mut self) {
+        let Ok(jobs) = tool_core::jobs::JobRegistry::of_context(&self.context) else {
+            return;
+        };
+        let owner = std::mem::take(&mut self.owner);
+        // A kill may wait for its job's writer (`jobs::KILL_WAIT`): never on
+        // a runtime worker.
+        let stop = move || {
+            let stopped = jobs.stop_owner_started_here(&owner);
+            if stopped > 0 {
+                tracing::info!(session = %owner, stopped, "MCP session ended: its background jobs were stopped");
+            }
+        };
+        match tokio::runtime::Handle::try_current() {
+            Ok(handle) => {
+                handle.spawn_blocking(stop);
+            }
+            Err(_) => stop(),
+        }
+    }
 }
 
 /// The tool calls of one serving run: cancelled together when it stops,
@@ -191,6 +225,7 @@ impl McpServer {
             view: view.into(),
             session: None,
             session_context: None,
+            session_end: None,
             subscriptions: Subscriptions::default(),
             config: Arc::new(Config {
                 context: ToolContext::new(),
@@ -354,6 +389,10 @@ impl McpServer {
         s.session_context = Some(match &self.config.session_setup {
             Some(setup) => setup(ctx, ClientScope::Session(&id)),
             None => ctx,
+        });
+        s.session_end = s.session_context.clone().map(|context| {
+            let owner = context.trace_id().unwrap_or(&id).to_owned();
+            Arc::new(SessionEnd { context, owner })
         });
         s.session = Some(Arc::from(id));
         s.subscriptions = Subscriptions::default();

@@ -681,11 +681,24 @@ impl JobRegistry {
     /// has a trace id of its own that no later process can name. A `tool
     /// call` does not: its jobs are read by later calls of the same trace.
     pub fn stop_started_here(&self) -> usize {
+        self.stop_started_here_if(|_| true)
+    }
+
+    /// Stops, as [`stop_started_here`](Self::stop_started_here) does, only
+    /// the jobs this process started for `owner` (a trace or session id,
+    /// [`StateKey::owner`]); returns how many were running. An MCP server
+    /// calls it when a session ends (closed by its client or idle past its
+    /// timeout), since nobody can name that session's trace afterwards.
+    pub fn stop_owner_started_here(&self, owner: &str) -> usize {
+        self.stop_started_here_if(|key| key.owner() == owner)
+    }
+
+    fn stop_started_here_if(&self, owned: impl Fn(&StateKey) -> bool) -> usize {
         let mine: Started = match started_here().lock() {
             Ok(mut started) => {
                 let (mine, rest) = std::mem::take(&mut *started)
                     .into_iter()
-                    .partition(|(root, _, _)| *root == self.dir);
+                    .partition(|(root, key, _)| *root == self.dir && owned(key));
                 *started = rest;
                 mine
             }
@@ -714,8 +727,6 @@ impl JobRegistry {
         })
     }
 
-    /// Adds `id` to the trace's index under the caps (compare-and-set, so
-    /// concurrent starts from several processes never pass the cap).
     /// An exclusive `flock` on `<jobs folder>/.starting`, held while a start
     /// counts the running jobs and creates its own folder.
     fn lock_starts(&self) -> Result<File, ToolError> {
@@ -761,6 +772,8 @@ impl JobRegistry {
             .count()
     }
 
+    /// Adds `id` to the trace's index under the caps (compare-and-set, so
+    /// concurrent starts from several processes never pass the cap).
     fn reserve(&self, key: &StateKey, id: &str) -> Result<(), ToolError> {
         for _ in 0..64 {
             let old = self.store.get(key, "index").map_err(|e| store_error(&e))?;

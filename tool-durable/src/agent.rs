@@ -41,7 +41,7 @@ type Observer = Arc<dyn Fn(&StepEvent<'_>) + Send + Sync>;
 ///   steps by its [`StepClass`]. A worker that dies mid-run is replaced by
 ///   Restate's retry on any worker serving the deployment: the journal
 ///   replays, completed steps are not run again.
-/// - `pending` (→ `[`[`Pending`]`]`): the prompts the run waits on.
+/// - `pending` (→ a list of [`Pending`]): the prompts the run waits on.
 /// - `approve` ([`Approval`]), `answer` ([`Reply`]), `settle`
 ///   ([`Settlement`]): resolve one; refused (terminal error 404) for a key
 ///   that is not pending.
@@ -499,5 +499,42 @@ impl DurableAgent {
             value,
         )
         .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+    use tool_core::{ToolKind, ToolSpec};
+
+    use super::DurableAgent;
+    use crate::types::StepClass;
+
+    fn spec(kind: ToolKind) -> ToolSpec {
+        ToolSpec::new("t", "A tool.", json!({"type": "object"})).with_kind(kind)
+    }
+
+    #[test]
+    fn calls_are_journaled_by_the_tools_kind() {
+        let class = |s: ToolSpec| DurableAgent::classify(Some(&s));
+        assert_eq!(class(spec(ToolKind::Read)), StepClass::Idempotent);
+        assert_eq!(
+            class(spec(ToolKind::Other).read_only()),
+            StepClass::Idempotent
+        );
+        for kind in [
+            ToolKind::Write,
+            ToolKind::Exec,
+            ToolKind::Network,
+            ToolKind::Other,
+        ] {
+            assert_eq!(class(spec(kind)), StepClass::Effect, "{kind}");
+        }
+        assert_eq!(class(spec(ToolKind::Ask)), StepClass::Question);
+        assert_eq!(
+            class(spec(ToolKind::Read).with_tags(["person"])),
+            StepClass::Question
+        );
+        assert_eq!(DurableAgent::classify(None), StepClass::Idempotent);
     }
 }

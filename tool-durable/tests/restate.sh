@@ -1,0 +1,175 @@
+#!/usr/bin/env bash
+# The durable-runs test of issue 32, against a real Restate server (npm
+# package, started by scripts/durable on loopback) and a scripted
+# OpenAI-compatible model (tests/model_server.py). Run from anywhere:
+#
+#   tool-durable/tests/restate.sh
+#
+# Needs npm (first run installs the server under target/restate), python3,
+# curl. Takes about 30 s once the worker is built (see the closing line).
+#
+# Scenarios, all on one worker address (workers behind one address, as
+# replicas behind a load balancer are; Restate retries a run whose worker
+# died against the same deployment):
+#   A. five calls (read, append, append, read, append); worker 1 is SIGKILLed
+#      once call 3's outcome is journaled; worker 2 finishes the run. The file
+#      holds each appended line once; the model saw each result once.
+#   B. the same calls; worker 2 is SIGKILLed inside the 2nd append, after its
+#      line was written and before its outcome was journaled; worker 3 does
+#      not run it again but lists it as an unknown outcome; the test settles
+#      it as a person would ("skip", with the result the person gives); the
+#      run finishes. The file holds each line once.
+#   C. a question (`ask_user`) and a call needing approval become durable
+#      promises; the test answers and approves them through the ingress.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+root="$(pwd)"
+started=$(date +%s.%N)
+
+export DURABLE_DIR="$root/target/durable-test"
+rm -rf "$DURABLE_DIR"
+work="$DURABLE_DIR/work"
+mkdir -p "$work/notes"
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  scripts/durable stop || true
+}
+trap cleanup EXIT
+fail() {
+  echo "FAIL: $*" >&2
+  for f in "$work"/*.log; do echo "--- $f" >&2; tail -15 "$f" >&2; done
+  exit 1
+}
+free_port() {
+  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+# wait_for FILE PATTERN SECONDS
+wait_for() {
+  for _ in $(seq 1 $(($3 * 10))); do
+    grep -q "$2" "$1" 2>/dev/null && return 0
+    sleep 0.1
+  done
+  fail "no '$2' in $1 after $3 s"
+}
+
+cargo build -q -p tool-durable --example worker
+worker_bin="${CARGO_TARGET_DIR:-$root/target}/debug/examples/worker"
+scripts/durable start
+# shellcheck disable=SC1091
+. "$DURABLE_DIR/state"
+
+model_port=$(free_port)
+python3 tool-durable/tests/model_server.py "$model_port" "$work/model.jsonl" 2>"$work/model.log" &
+pids+=($!)
+worker_port=$(free_port)
+worker_url="http://127.0.0.1:$worker_port"
+start_worker() { # log name, then env assignments
+  local log="$work/$1.log"
+  shift
+  env "$@" "$worker_bin" --bind "127.0.0.1:$worker_port" \
+    --model-url "http://127.0.0.1:$model_port/v1" --workspace "$work/notes" 2>"$log" &
+  pids+=($!)
+  last_pid=$!
+  wait_for "$log" "worker listening" 30
+}
+# Starts run $1 with task $2 (returns at once).
+send() {
+  curl -fsS -X POST "$INGRESS_URL/DurableAgent/$1/run/send" -H 'content-type: application/json' \
+    -d "{\"task\": \"$2\"}" >/dev/null
+}
+# The run's summary, waiting for its end (at most 120 s).
+attach() {
+  curl -fsS --max-time 120 "$INGRESS_URL/restate/workflow/DurableAgent/$1/attach"
+}
+call() { # run, handler, JSON body
+  curl -fsS -X POST "$INGRESS_URL/DurableAgent/$1/$2" -H 'content-type: application/json' -d "$3"
+}
+wait_pending() { # run, kind: prints the pending list once it holds that kind
+  for _ in $(seq 1 300); do
+    out=$(curl -sS -X POST "$INGRESS_URL/DurableAgent/$1/pending" 2>&1 || true)
+    if echo "$out" | grep -q "\"kind\":\"$2\""; then
+      echo "$out"
+      return 0
+    fi
+    sleep 0.1
+  done
+  fail "run $1 never listed a pending $2 (last: $out)"
+}
+
+# --- A: killed after call 3 -------------------------------------------------
+start_worker worker1 DURABLE_PAUSE_AFTER_CALL=3
+w1=$last_pid
+scripts/durable register "$worker_url" >"$work/register.json"
+send runA "file=a.txt script=five"
+wait_for "$work/worker1.log" "PAUSED after call 3" 60
+kill -9 "$w1"
+echo "A: worker 1 SIGKILLed after call 3; file: $(tr '\n' ' ' <"$work/notes/a.txt")"
+start_worker worker2 DURABLE_PAUSE_IN_APPEND=b.txt:two
+w2=$last_pid
+attach runA >"$work/a.json" || fail "run A did not finish"
+echo "A: worker 2 finished: $(python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); print(s["stop"], s["turns"], "turns,", s["tool_calls"], "calls, text", repr(s["text"]))' "$work/a.json")"
+
+# --- B: killed inside a non-idempotent call ----------------------------------
+send runB "file=b.txt script=five"
+wait_for "$work/worker2.log" "PAUSED in append b.txt:two" 60
+kill -9 "$w2"
+echo "B: worker 2 SIGKILLed inside append 'two' (written, not journaled)"
+start_worker worker3
+pending=$(wait_pending runB unknown_outcome)
+echo "B: worker 3 asks a person: $pending"
+key=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])[0]["key"])' "$pending")
+call runB settle "{\"key\": \"$key\", \"decision\": \"skip\", \"result\": \"appended (checked by a person)\"}" >/dev/null
+attach runB >"$work/b.json" || fail "run B did not finish"
+
+# --- C: a question and an approval -------------------------------------------
+send runC "file=c.txt script=person"
+pending=$(wait_pending runC question)
+echo "C: question pending: $pending"
+# An unknown key is refused.
+if call runC answer '{"key": "t9.9", "answer": "x"}' >/dev/null 2>&1; then fail "an unknown key was accepted"; fi
+call runC answer '{"key": "t1.1", "answer": "beta"}' >/dev/null
+pending=$(wait_pending runC approval)
+echo "C: approval pending: $pending"
+call runC approve '{"key": "t2.1", "decision": {"ApproveWithEdits": {"file": "c.txt", "line": "edited-by-person"}}}' >/dev/null
+attach runC >"$work/c.json" || fail "run C did not finish"
+
+# --- checks ------------------------------------------------------------------
+python3 - "$work" <<'EOF' || fail "checks"
+import json, sys
+work = sys.argv[1]
+log = [json.loads(l) for l in open(f"{work}/model.jsonl")]
+
+def check_five(name, expect_results):
+    lines = open(f"{work}/notes/{name}").read().splitlines()
+    assert lines == ["one", "two", "three"], f"{name}: {lines}"
+    reqs = [r for r in log if r["file"] == name]
+    # One request per turn, never repeated: request i carries i-1 results.
+    assert [len(r["tools"]) for r in reqs] == [0, 1, 2, 3, 4, 5], [len(r["tools"]) for r in reqs]
+    # Each result was delivered once and never changed afterwards.
+    last = reqs[-1]["tools"]
+    for r in reqs:
+        assert r["tools"] == last[: len(r["tools"])], (r, last)
+    got = [c for _, c in last]
+    assert [i for i, _ in last] == ["c1", "c2", "c3", "c4", "c5"], last
+    assert got == expect_results, (name, got)
+    print(f"{name}: lines {lines}; {len(reqs)} model requests; results {got}")
+
+check_five("a.txt", ["(no output)", 'appended "one"', 'appended "two"', "one\ntwo\n", 'appended "three"'])
+check_five("b.txt", ["(no output)", 'appended "one"', "appended (checked by a person)", "one\ntwo\n", 'appended "three"'])
+c = open(f"{work}/notes/c.txt").read().splitlines()
+assert c == ["edited-by-person"], c
+reqs = [r for r in log if r["file"] == "c.txt"]
+assert [len(r["tools"]) for r in reqs] == [0, 1, 2, 3], reqs
+assert reqs[-1]["tools"][0] == ["c1", "beta"], reqs[-1]
+assert reqs[-1]["tools"][1][1].startswith('appended "edited-by-person"'), reqs[-1]
+assert "edited it first" in reqs[-1]["tools"][1][1], reqs[-1]
+print(f"c.txt: answer 'beta', approved with edits: {c}")
+for run in "abc":
+    s = json.load(open(f"{work}/{run}.json"))
+    assert s["stop"] == "answered" and s["text"] == "done", s
+EOF
+grep -c "replayed=true" "$work/worker2.log" "$work/worker3.log" | sed 's/^/replayed steps: /'
+elapsed=$(python3 -c "import time; print(round(time.time() - $started, 1))")
+echo "restate: 3 passed, 0 failed (${elapsed} s)"

@@ -107,8 +107,16 @@ impl McpServerEntry {
 /// `"oauth"` (`url` entries) turns on OAuth 2.1 for the server: `true`, or
 /// `{"client_id": ..., "client_secret": "${VAR}", "scopes": [...],
 /// "client_metadata_url": ..., "client_name": ..., "grant":
-/// "authorization_code" | "client_credentials"}` ([`OAuth::parse`],
-/// [`McpToolSource::with_oauth`]; the host adds the token cache and login);
+/// "authorization_code" | "client_credentials" | "jwt_bearer" |
+/// "enterprise_managed", "private_key_file": PATH, "platform_token_file":
+/// PATH | "platform_token_env": VAR, "idp": {"token_endpoint", "client_id",
+/// "client_secret", "id_token_file" | "id_token_env"}, "dpop": BOOL}`
+/// ([`OAuth::parse`], [`McpToolSource::with_oauth`]; the host adds the token
+/// cache and login): `private_key_file` signs `private_key_jwt` client
+/// assertions and is refused unless only its owner may read it;
+/// `platform_token_*` is the workload-identity assertion of `jwt_bearer`;
+/// `idp` is the enterprise IdP of `enterprise_managed`; `dpop` forces DPoP
+/// on or off (default: on when the authorization server advertises ES256);
 /// `"idleTimeout"` (seconds, `0` for never; default 600) is how long a server
 /// started on first use may sit idle before it is stopped
 /// ([`McpToolSource::with_idle_timeout`], [`import_mcp_servers_lazily`](crate::import_mcp_servers_lazily));

@@ -22,10 +22,14 @@
 //! the browser-free login.
 
 mod cache;
+mod grants;
+mod jose;
 mod login;
 mod transport;
 
 pub use cache::{MAX_CACHE_FILE_BYTES, TokenCache};
+pub use grants::{MAX_ASSERTION_BYTES, TokenSource};
+pub use jose::MAX_KEY_FILE_BYTES;
 pub use login::{DEFAULT_LOGIN_TIMEOUT, LoopbackLogin};
 pub(crate) use transport::OAuthHttpClient;
 
@@ -56,9 +60,68 @@ pub enum Grant {
     #[default]
     AuthorizationCode,
     /// The client-credentials grant (machine-to-machine, the MCP
-    /// `oauth-client-credentials` extension): needs a client id and secret,
-    /// sent with HTTP Basic or in the body as the server's metadata says.
+    /// `oauth-client-credentials` extension): needs a client id and either a
+    /// secret (sent with HTTP Basic or in the body as the server's metadata
+    /// says) or a signing key ([`OAuth::with_private_key_file`]: a
+    /// `private_key_jwt` assertion, RFC 7523 §2.2).
     ClientCredentials,
+    /// The JWT-bearer grant of workload identity federation (RFC 7523 §2.1,
+    /// the MCP `wif` extension): a token the platform gives the workload
+    /// ([`OAuth::with_platform_token`]) is the assertion; an optional client
+    /// id. A refused grant is not retried.
+    JwtBearer,
+    /// Enterprise-managed authorization (the MCP extension, SEP-990): the
+    /// person's ID token from the enterprise IdP is exchanged there for an
+    /// ID-JAG (RFC 8693), which the authorization server takes in a
+    /// JWT-bearer grant ([`OAuth::with_idp`]; the client id and secret
+    /// authenticate at the authorization server).
+    EnterpriseManaged,
+}
+
+/// The enterprise identity provider of [`Grant::EnterpriseManaged`]
+/// (`.mcp.json`'s `"oauth": {"idp": {...}}`).
+#[derive(Clone)]
+pub struct Idp {
+    pub(crate) token_endpoint: String,
+    pub(crate) client_id: String,
+    pub(crate) client_secret: Option<Hidden>,
+    pub(crate) id_token: TokenSource,
+}
+
+impl std::fmt::Debug for Idp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Idp")
+            .field("token_endpoint", &self.token_endpoint)
+            .field("client_id", &self.client_id)
+            .field("client_secret", &self.client_secret)
+            .field("id_token", &self.id_token)
+            .finish()
+    }
+}
+
+impl Idp {
+    /// The IdP whose RFC 8693 token endpoint is `token_endpoint`, where this
+    /// program is the client `client_id` (a public client unless
+    /// [`Idp::with_client_secret`]), and the person's ID token comes from
+    /// `id_token` (read at each authorization).
+    pub fn new(
+        token_endpoint: impl Into<String>,
+        client_id: impl Into<String>,
+        id_token: TokenSource,
+    ) -> Self {
+        Self {
+            token_endpoint: token_endpoint.into(),
+            client_id: client_id.into(),
+            client_secret: None,
+            id_token,
+        }
+    }
+
+    /// The secret of this program's client at the IdP (HTTP Basic).
+    pub fn with_client_secret(mut self, secret: impl Into<String>) -> Self {
+        self.client_secret = Some(Hidden(secret.into()));
+        self
+    }
 }
 
 /// OAuth settings of one `url` server (`.mcp.json`'s `"oauth"` object, see
@@ -77,6 +140,10 @@ pub struct OAuth {
     pub(crate) grant: Grant,
     pub(crate) cache: Option<TokenCache>,
     pub(crate) login: Option<LoopbackLogin>,
+    pub(crate) private_key_file: Option<std::path::PathBuf>,
+    pub(crate) platform_token: Option<TokenSource>,
+    pub(crate) idp: Option<Idp>,
+    pub(crate) dpop: Option<bool>,
 }
 
 impl std::fmt::Debug for OAuth {
@@ -89,6 +156,10 @@ impl std::fmt::Debug for OAuth {
             .field("grant", &self.grant)
             .field("cache", &self.cache)
             .field("login", &self.login)
+            .field("private_key_file", &self.private_key_file)
+            .field("platform_token", &self.platform_token)
+            .field("idp", &self.idp)
+            .field("dpop", &self.dpop)
             .finish()
     }
 }
@@ -158,6 +229,37 @@ impl OAuth {
         self
     }
 
+    /// A `private_key_jwt` signing key for [`Grant::ClientCredentials`]:
+    /// the path of a PKCS#8 PEM file (EC P-256 → ES256, RSA → RS256) that
+    /// only its owner may read, loaded at each grant (never the key itself
+    /// in the configuration or argv).
+    pub fn with_private_key_file(mut self, path: impl Into<std::path::PathBuf>) -> Self {
+        self.private_key_file = Some(path.into());
+        self
+    }
+
+    /// The platform token of [`Grant::JwtBearer`].
+    pub fn with_platform_token(mut self, source: TokenSource) -> Self {
+        self.platform_token = Some(source);
+        self
+    }
+
+    /// The IdP of [`Grant::EnterpriseManaged`].
+    pub fn with_idp(mut self, idp: Idp) -> Self {
+        self.idp = Some(idp);
+        self
+    }
+
+    /// DPoP-bound tokens (RFC 9449): `true` always asks for them (a proof
+    /// key per connection, in memory only; a proof on every token request
+    /// and every request to the server, nonces honoured), `false` never;
+    /// by default, when the authorization server advertises ES256 in
+    /// `dpop_signing_alg_values_supported`.
+    pub fn with_dpop(mut self, on: bool) -> Self {
+        self.dpop = Some(on);
+        self
+    }
+
     /// The token cache, if set.
     pub fn cache(&self) -> Option<&TokenCache> {
         self.cache.as_ref()
@@ -216,14 +318,32 @@ impl OAuth {
                     oauth.client_metadata_url = Some(url);
                 }
                 "client_name" => oauth.client_name = Some(text(key, v)?),
+                "private_key_file" => {
+                    oauth.private_key_file = Some(text(key, v)?.into());
+                }
+                "platform_token_file" | "platform_token_env" => {
+                    if oauth.platform_token.is_some() {
+                        return Err(
+                            "`oauth`: `platform_token_file` or `platform_token_env`, not both"
+                                .to_owned(),
+                        );
+                    }
+                    oauth.platform_token = Some(token_source(key, &text(key, v)?)?);
+                }
+                "idp" => oauth.idp = Some(parse_idp(v)?),
+                "dpop" => {
+                    oauth.dpop = Some(v.as_bool().ok_or("`oauth.dpop` must be true or false")?);
+                }
                 "grant" => {
                     oauth.grant = match text(key, v)?.as_str() {
                         "authorization_code" => Grant::AuthorizationCode,
                         "client_credentials" => Grant::ClientCredentials,
+                        "jwt_bearer" => Grant::JwtBearer,
+                        "enterprise_managed" => Grant::EnterpriseManaged,
                         other => {
                             return Err(format!(
-                                "`oauth.grant`: `{}` is neither `authorization_code` nor \
-                                 `client_credentials`",
+                                "`oauth.grant`: `{}` is not `authorization_code`, \
+                                 `client_credentials`, `jwt_bearer` or `enterprise_managed`",
                                 tool_rules::text::clip(other, tool_rules::text::Clip::chars(40))
                             ));
                         }
@@ -248,7 +368,8 @@ impl OAuth {
                 other => {
                     return Err(format!(
                         "`oauth`: unknown key `{}` (known: client_id, client_secret, scopes, \
-                         client_metadata_url, client_name, grant)",
+                         client_metadata_url, client_name, grant, private_key_file, \
+                         platform_token_file, platform_token_env, idp, dpop)",
                         tool_rules::text::clip(other, tool_rules::text::Clip::chars(40))
                     ));
                 }
@@ -257,15 +378,47 @@ impl OAuth {
         if oauth.client_secret.is_some() && oauth.client_id.is_none() {
             return Err("`oauth.client_secret` needs `oauth.client_id`".to_owned());
         }
-        if oauth.grant == Grant::ClientCredentials
-            && (oauth.client_id.is_none() || oauth.client_secret.is_none())
-        {
-            return Err(
-                "`oauth.grant: client_credentials` needs `client_id` and `client_secret`"
-                    .to_owned(),
-            );
-        }
+        oauth.check_grant()?;
         Ok(oauth)
+    }
+
+    /// Whether the keys fit the grant.
+    fn check_grant(&self) -> Result<(), String> {
+        let misplaced =
+            |key: &str, grant: &str| Err(format!("`oauth.{key}` applies to `grant: {grant}` only"));
+        if self.private_key_file.is_some() && self.grant != Grant::ClientCredentials {
+            return misplaced("private_key_file", "client_credentials");
+        }
+        if self.platform_token.is_some() && self.grant != Grant::JwtBearer {
+            return misplaced("platform_token_file/_env", "jwt_bearer");
+        }
+        if self.idp.is_some() && self.grant != Grant::EnterpriseManaged {
+            return misplaced("idp", "enterprise_managed");
+        }
+        match self.grant {
+            Grant::ClientCredentials
+                if self.client_id.is_none()
+                    || self.client_secret.is_some() == self.private_key_file.is_some() =>
+            {
+                return Err(
+                    "`oauth.grant: client_credentials` needs `client_id` and one of \
+                            `client_secret` or `private_key_file`"
+                        .to_owned(),
+                );
+            }
+            Grant::JwtBearer if self.platform_token.is_none() => {
+                return Err("`oauth.grant: jwt_bearer` needs `platform_token_file` or \
+                            `platform_token_env`"
+                    .to_owned());
+            }
+            Grant::EnterpriseManaged if self.idp.is_none() || self.client_id.is_none() => {
+                return Err(
+                    "`oauth.grant: enterprise_managed` needs `idp` and `client_id`".to_owned(),
+                );
+            }
+            _ => {}
+        }
+        Ok(())
     }
 
     /// These settings with `${VAR}` in the client id and secret resolved
@@ -284,6 +437,175 @@ impl OAuth {
         if let Some(secret) = &self.client_secret {
             out.client_secret = Some(Hidden(resolve("client_secret", &secret.0)?));
         }
+        if let Some(path) = &self.private_key_file {
+            let path = path.to_string_lossy();
+            out.private_key_file = Some(resolve("private_key_file", &path)?.into());
+        }
+        if let Some(TokenSource::File(path)) = &self.platform_token {
+            let path = path.to_string_lossy();
+            out.platform_token = Some(TokenSource::File(
+                resolve("platform_token_file", &path)?.into(),
+            ));
+        }
+        if let Some(idp) = &mut out.idp {
+            if let Some(secret) = &idp.client_secret {
+                idp.client_secret = Some(Hidden(resolve("idp.client_secret", &secret.0)?));
+            }
+            if let TokenSource::File(path) = &idp.id_token {
+                let path = path.to_string_lossy();
+                idp.id_token = TokenSource::File(resolve("idp.id_token_file", &path)?.into());
+            }
+        }
         Ok(out)
+    }
+}
+
+/// A [`TokenSource`] from a `*_file` or `*_env` key.
+fn token_source(key: &str, value: &str) -> Result<TokenSource, String> {
+    if key.ends_with("_env") {
+        let valid = !value.is_empty()
+            && value.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            && !value.starts_with(|c: char| c.is_ascii_digit());
+        if !valid {
+            return Err(format!(
+                "`oauth.{key}` must name an environment variable (letters, digits, `_`)"
+            ));
+        }
+        Ok(TokenSource::Env(value.to_owned()))
+    } else {
+        Ok(TokenSource::File(value.into()))
+    }
+}
+
+/// `"idp": {"token_endpoint", "client_id", "client_secret"?, "id_token_file"
+/// | "id_token_env"}`.
+fn parse_idp(value: &serde_json::Value) -> Result<Idp, String> {
+    let object = value.as_object().ok_or("`oauth.idp` must be an object")?;
+    let text = |key: &str| -> Result<Option<String>, String> {
+        let Some(v) = object.get(key) else {
+            return Ok(None);
+        };
+        let s = v
+            .as_str()
+            .filter(|s| !s.is_empty() && s.len() <= MAX_OAUTH_VALUE_BYTES)
+            .filter(|s| !s.chars().any(char::is_control))
+            .ok_or_else(|| {
+                format!("`oauth.idp.{key}` must be a string of 1 to {MAX_OAUTH_VALUE_BYTES} bytes")
+            })?;
+        Ok(Some(s.to_owned()))
+    };
+    for key in object.keys() {
+        if ![
+            "token_endpoint",
+            "client_id",
+            "client_secret",
+            "id_token_file",
+            "id_token_env",
+        ]
+        .contains(&key.as_str())
+        {
+            return Err(format!(
+                "`oauth.idp`: unknown key `{}` (known: token_endpoint, client_id, client_secret, \
+                 id_token_file, id_token_env)",
+                tool_rules::text::clip(key, tool_rules::text::Clip::chars(40))
+            ));
+        }
+    }
+    let token_endpoint = text("token_endpoint")?.ok_or("`oauth.idp` needs `token_endpoint`")?;
+    if !token_endpoint.starts_with("https://") && !token_endpoint.starts_with("http://") {
+        return Err("`oauth.idp.token_endpoint` must be an http(s) URL".to_owned());
+    }
+    let client_id = text("client_id")?.ok_or("`oauth.idp` needs `client_id`")?;
+    let id_token = match (text("id_token_file")?, text("id_token_env")?) {
+        (Some(path), None) => token_source("idp.id_token_file", &path)?,
+        (None, Some(var)) => token_source("idp.id_token_env", &var)?,
+        _ => return Err("`oauth.idp` needs one of `id_token_file` or `id_token_env`".to_owned()),
+    };
+    let mut idp = Idp::new(token_endpoint, client_id, id_token);
+    if let Some(secret) = text("client_secret")? {
+        idp = idp.with_client_secret(secret);
+    }
+    Ok(idp)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_extension_grants_parse_with_their_keys() {
+        let jwt = OAuth::parse(&json!({"grant": "client_credentials", "client_id": "ci",
+            "private_key_file": "/etc/tool/ci.pem", "dpop": true}))
+        .expect("private_key_jwt");
+        assert_eq!(jwt.grant, Grant::ClientCredentials);
+        assert_eq!(
+            jwt.private_key_file.as_deref(),
+            Some(std::path::Path::new("/etc/tool/ci.pem"))
+        );
+        assert_eq!(jwt.dpop, Some(true));
+
+        let wif = OAuth::parse(&json!({"grant": "jwt_bearer",
+            "platform_token_env": "K8S_TOKEN"}))
+        .expect("wif");
+        assert_eq!(
+            wif.platform_token,
+            Some(TokenSource::Env("K8S_TOKEN".into()))
+        );
+
+        let ema = OAuth::parse(&json!({"grant": "enterprise_managed", "client_id": "mcp",
+            "client_secret": "${S}", "idp": {"token_endpoint": "https://idp.example/token",
+            "client_id": "idp-client", "id_token_file": "/run/id-token"}}))
+        .expect("enterprise");
+        let idp = ema.idp.expect("idp");
+        assert_eq!(idp.token_endpoint, "https://idp.example/token");
+        assert_eq!(idp.id_token, TokenSource::File("/run/id-token".into()));
+    }
+
+    #[test]
+    fn misfitting_extension_keys_are_refused_by_name() {
+        let err = |v: serde_json::Value| OAuth::parse(&v).unwrap_err();
+        assert!(
+            err(json!({"grant": "client_credentials", "client_id": "c",
+            "client_secret": "s", "private_key_file": "/k"}))
+            .contains("one of `client_secret` or `private_key_file`")
+        );
+        assert!(
+            err(json!({"private_key_file": "/k"}))
+                .contains("applies to `grant: client_credentials` only")
+        );
+        assert!(err(json!({"grant": "jwt_bearer"})).contains("platform_token_file"));
+        assert!(
+            err(json!({"grant": "jwt_bearer", "platform_token_env": "A B"}))
+                .contains("must name an environment variable")
+        );
+        assert!(
+            err(json!({"grant": "jwt_bearer", "platform_token_env": "A",
+            "platform_token_file": "/t"}))
+            .contains("not both")
+        );
+        assert!(
+            err(json!({"grant": "enterprise_managed", "client_id": "c"})).contains("needs `idp`")
+        );
+        assert!(
+            err(json!({"grant": "enterprise_managed", "client_id": "c",
+            "idp": {"token_endpoint": "https://i/t", "client_id": "x"}}))
+            .contains("`id_token_file` or `id_token_env`")
+        );
+        assert!(err(json!({"dpop": "yes"})).contains("`oauth.dpop` must be true or false"));
+        assert!(err(json!({"grant": "saml"})).contains("`enterprise_managed`"));
+    }
+
+    #[test]
+    fn the_debug_form_shows_no_secret() {
+        let oauth = OAuth::parse(&json!({"grant": "enterprise_managed", "client_id": "mcp",
+            "client_secret": "TOPSECRET", "idp": {"token_endpoint": "https://idp/t",
+            "client_id": "i", "client_secret": "IDPSECRET", "id_token_env": "IDT"}}))
+        .expect("parse");
+        let shown = format!("{oauth:?}");
+        assert!(
+            !shown.contains("TOPSECRET") && !shown.contains("IDPSECRET"),
+            "{shown}"
+        );
     }
 }

@@ -19,9 +19,96 @@ use rmcp::transport::streamable_http_client::{
 };
 
 use super::cache::FileCredentialStore;
+use super::grants::{self, Dpop, DpopOAuthHttp, GrantTarget, IdpTarget, TokenAnswer};
+use super::jose::SigningKey;
 use super::{Grant, MAX_AUTHORIZATIONS, MAX_STEP_UPS, OAuth};
 
 type HttpError = StreamableHttpError<reqwest::Error>;
+
+/// Extra headers of one request (a DPoP `Authorization` and proof).
+type Extra = Vec<(HeaderName, HeaderValue)>;
+
+/// The token a request carries: as a bearer token, or DPoP-bound (sent
+/// with the `DPoP` scheme and a fresh proof made with `dpop`'s key).
+#[derive(Clone)]
+struct Credential {
+    token: String,
+    dpop: Option<Arc<Dpop>>,
+}
+
+impl Credential {
+    /// The transport's bearer token and the extra headers for a request
+    /// `method` to `uri`.
+    fn headers(
+        cred: Option<&Self>,
+        method: &str,
+        uri: &str,
+    ) -> Result<(Option<String>, Extra), HttpError> {
+        let Some(cred) = cred else {
+            return Ok((None, Vec::new()));
+        };
+        let Some(dpop) = &cred.dpop else {
+            return Ok((Some(cred.token.clone()), Vec::new()));
+        };
+        let proof = dpop
+            .proof(method, uri, Some(&cred.token))
+            .map_err(HttpError::Auth)?;
+        let value = |v: String| {
+            HeaderValue::try_from(v).map_err(|_| {
+                HttpError::Auth(AuthError::InternalError(
+                    "the token is not a valid header value".to_owned(),
+                ))
+            })
+        };
+        Ok((
+            None,
+            vec![
+                (
+                    http::header::AUTHORIZATION,
+                    value(format!("DPoP {}", cred.token))?,
+                ),
+                (HeaderName::from_static("dpop"), value(proof)?),
+            ],
+        ))
+    }
+}
+
+/// A token from a grant this crate runs itself (not kept in the cache:
+/// the grant runs again without a person).
+struct Direct {
+    cred: Credential,
+    expires_at: Option<std::time::Instant>,
+}
+
+impl Direct {
+    fn from_answer(answer: TokenAnswer, dpop: Option<&Arc<Dpop>>) -> Self {
+        let bound = answer.token_type.eq_ignore_ascii_case("dpop");
+        Self {
+            cred: Credential {
+                token: answer.access_token,
+                dpop: dpop.filter(|_| bound).cloned(),
+            },
+            // A minute early, so that a request does not race the expiry.
+            expires_at: answer.expires_in.map(|secs| {
+                std::time::Instant::now() + std::time::Duration::from_secs(secs.saturating_sub(60))
+            }),
+        }
+    }
+
+    fn current(&self) -> Option<Credential> {
+        match self.expires_at {
+            Some(at) if std::time::Instant::now() >= at => None,
+            _ => Some(self.cred.clone()),
+        }
+    }
+}
+
+/// What an authorization produced.
+enum Authorized {
+    /// rmcp's manager holds the token (and refreshes it).
+    Manager(Box<AuthorizationManager>, Option<Arc<Dpop>>),
+    Direct(Direct),
+}
 
 /// The transport's HTTP client with OAuth (see the module docs).
 #[derive(Clone)]
@@ -57,16 +144,33 @@ impl OAuthHttpClient {
         })
     }
 
-    /// Runs `call` with the current token, reacting to challenges.
-    async fn with_auth<T, F, Fut>(&self, call: F) -> Result<T, HttpError>
+    /// Runs `call` (given the bearer token and extra headers) with the
+    /// current token, reacting to challenges; `method` and `uri` are the
+    /// request's, for DPoP proofs.
+    async fn with_auth<T, F, Fut>(&self, method: &str, uri: &str, call: F) -> Result<T, HttpError>
     where
-        F: Fn(Option<String>) -> Fut,
+        F: Fn(Option<String>, Extra) -> Fut,
         Fut: Future<Output = Result<T, HttpError>>,
     {
         let (mut token, mut generation) = self.session.token().await.map_err(HttpError::Auth)?;
         let mut unauthorized_retried = false;
+        let mut nonce_retried = false;
         loop {
-            match call(token.clone()).await {
+            let (bearer, extra) = Credential::headers(token.as_ref(), method, uri)?;
+            match call(bearer, extra).await {
+                Err(StreamableHttpError::AuthRequired(challenge))
+                    if !nonce_retried
+                        && challenge.www_authenticate_header.contains("use_dpop_nonce")
+                        && token.as_ref().is_some_and(|t| t.dpop.is_some()) =>
+                {
+                    // RFC 9449 §9: the server wants a nonce. rmcp's error
+                    // keeps only the challenge, so the nonce is read from
+                    // the answer to a `ping` sent with the same token.
+                    nonce_retried = true;
+                    if let Some(cred) = &token {
+                        self.probe_nonce(uri, cred).await;
+                    }
+                }
                 Err(StreamableHttpError::AuthRequired(challenge)) if !unauthorized_retried => {
                     unauthorized_retried = true;
                     (token, generation) = self
@@ -91,6 +195,33 @@ impl OAuthHttpClient {
             }
         }
     }
+
+    /// Sends a JSON-RPC `ping` to `uri` with `cred` and keeps the
+    /// `DPoP-Nonce` of the answer, if any.
+    async fn probe_nonce(&self, uri: &str, cred: &Credential) {
+        let Some(dpop) = &cred.dpop else { return };
+        let Ok(proof) = dpop.proof("POST", uri, Some(&cred.token)) else {
+            return;
+        };
+        let answer = self
+            .inner
+            .post(uri)
+            .header("authorization", format!("DPoP {}", cred.token))
+            .header("dpop", proof)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(r#"{"jsonrpc":"2.0","id":"dpop-nonce","method":"ping"}"#)
+            .send()
+            .await;
+        if let Ok(answer) = answer
+            && let Some(nonce) = answer
+                .headers()
+                .get("dpop-nonce")
+                .and_then(|v| v.to_str().ok())
+        {
+            dpop.set_nonce(uri, nonce);
+        }
+    }
 }
 
 /// One server's OAuth state, shared by the transport's requests.
@@ -104,6 +235,13 @@ struct Session {
 #[derive(Default)]
 struct State {
     manager: Option<AuthorizationManager>,
+    /// The proof key when the manager's token is DPoP-bound.
+    manager_dpop: Option<Arc<Dpop>>,
+    /// The token of a grant run here (instead of the manager's).
+    direct: Option<Direct>,
+    /// Why a grant run here was refused: not run again (a refused
+    /// JWT-bearer grant is not retried).
+    refused: Option<String>,
     /// Bumped at each new token, so that requests that failed with an older
     /// one retry with the new token instead of authorizing again.
     generation: u64,
@@ -122,14 +260,18 @@ const CACHED_REDIRECT_URI: &str = "http://127.0.0.1/callback";
 
 impl Session {
     /// The token to send now (`None`: none yet) and its generation.
-    async fn token(&self) -> Result<(Option<String>, u64), AuthError> {
+    async fn token(&self) -> Result<(Option<Credential>, u64), AuthError> {
         let mut state = self.state.lock().await;
         if state.manager.is_none() && !state.loaded {
             state.loaded = true;
             if self.store.has_credentials().await {
                 let mut manager = AuthorizationManager::new(self.url.as_str()).await?;
                 manager.set_credential_store(self.store.clone());
-                if manager.initialize_from_store().await? {
+                // A DPoP-bound token is useless without the proof key of
+                // the run that got it (kept in memory only).
+                if manager.initialize_from_store().await?
+                    && !dpop_bound(manager.get_credentials().await.ok().and_then(|(_, r)| r))
+                {
                     if let Some(secret) = self.store.client_secret() {
                         let (client_id, _) = manager.get_credentials().await?;
                         manager.configure_client(
@@ -142,11 +284,15 @@ impl Session {
             }
         }
         let generation = state.generation;
+        if let Some(direct) = &state.direct {
+            return Ok((direct.current(), generation));
+        }
         let Some(manager) = &state.manager else {
             return Ok((None, generation));
         };
+        let dpop = state.manager_dpop.clone();
         match manager.get_access_token().await {
-            Ok(token) => Ok((Some(token), generation)),
+            Ok(token) => Ok((Some(Credential { token, dpop }), generation)),
             Err(AuthError::AuthorizationRequired | AuthError::TokenRefreshRejected(_)) => {
                 Ok((None, generation))
             }
@@ -163,12 +309,22 @@ impl Session {
         sent_token: bool,
         challenge: &str,
         step_up: bool,
-    ) -> Result<(Option<String>, u64), AuthError> {
+    ) -> Result<(Option<Credential>, u64), AuthError> {
         let mut state = self.state.lock().await;
-        if state.generation != seen
-            && let Some(manager) = &state.manager
-        {
-            return Ok((Some(manager.get_access_token().await?), state.generation));
+        if state.generation != seen {
+            if let Some(direct) = &state.direct
+                && let Some(cred) = direct.current()
+            {
+                return Ok((Some(cred), state.generation));
+            }
+            if let Some(manager) = &state.manager {
+                let token = manager.get_access_token().await?;
+                let dpop = state.manager_dpop.clone();
+                return Ok((Some(Credential { token, dpop }), state.generation));
+            }
+        }
+        if let Some(why) = &state.refused {
+            return Err(AuthError::AuthorizationFailed(why.clone()));
         }
         if sent_token
             && !step_up
@@ -180,7 +336,8 @@ impl Session {
                     let token = oauth2::TokenResponse::access_token(&response)
                         .secret()
                         .to_owned();
-                    return Ok((Some(token), state.generation));
+                    let dpop = state.manager_dpop.clone();
+                    return Ok((Some(Credential { token, dpop }), state.generation));
                 }
                 Err(AuthError::AuthorizationRequired | AuthError::TokenRefreshRejected(_)) => {}
                 Err(e) => return Err(e),
@@ -213,12 +370,37 @@ impl Session {
                 }
             }
         }
-        let (manager, requested) = self.authorize(challenge, scopes).await?;
-        let token = manager.get_access_token().await?;
-        state.manager = Some(manager);
+        let (authorized, requested) = match self.authorize(challenge, scopes).await {
+            Ok(done) => done,
+            Err(e) => {
+                if self.settings.grant == Grant::JwtBearer {
+                    state.refused = Some(e.to_string());
+                }
+                return Err(e);
+            }
+        };
         state.requested = requested;
         state.generation += 1;
-        Ok((Some(token), state.generation))
+        let cred = match authorized {
+            Authorized::Manager(manager, dpop) => {
+                let (_, response) = manager.get_credentials().await?;
+                let bound = dpop_bound(response);
+                let token = manager.get_access_token().await?;
+                state.manager_dpop = dpop.filter(|_| bound);
+                state.manager = Some(*manager);
+                state.direct = None;
+                Credential {
+                    token,
+                    dpop: state.manager_dpop.clone(),
+                }
+            }
+            Authorized::Direct(direct) => {
+                let cred = direct.cred.clone();
+                state.direct = Some(direct);
+                cred
+            }
+        };
+        Ok((Some(cred), state.generation))
     }
 
     /// Discovery from `challenge`, then a grant; returns the manager holding
@@ -227,13 +409,67 @@ impl Session {
         &self,
         challenge: &str,
         scopes: Vec<String>,
-    ) -> Result<(AuthorizationManager, Vec<String>), AuthError> {
+    ) -> Result<(Authorized, Vec<String>), AuthError> {
         let mut manager = AuthorizationManager::new(self.url.as_str()).await?;
         manager.set_credential_store(self.store.clone());
-        let metadata = manager
+        let mut metadata = manager
             .resolve_metadata_from_challenge(Some(challenge))
             .await?
             .metadata;
+        let advertised = metadata
+            .additional_fields
+            .get("dpop_signing_alg_values_supported")
+            .and_then(serde_json::Value::as_array)
+            .is_some_and(|algs| algs.iter().any(|a| a == "ES256"));
+        let dpop = if self.settings.dpop.unwrap_or(advertised) {
+            Some(Arc::new(Dpop::new().map_err(AuthError::InternalError)?))
+        } else {
+            None
+        };
+        if let Some(direct) = self.direct_grant(&metadata, &scopes, dpop.as_ref()).await? {
+            return Ok((Authorized::Direct(direct), scopes));
+        }
+        if let Some(dpop) = &dpop {
+            // rmcp's manager sends the code exchange and refresh requests:
+            // a manager whose HTTP client adds proofs to them, limited to
+            // the hosts the address-checked discovery above found.
+            let host = |url: &str| {
+                reqwest::Url::parse(url)
+                    .ok()
+                    .and_then(|u| u.host_str().map(str::to_owned))
+            };
+            let mut hosts: std::collections::HashSet<String> = [
+                Some(self.url.as_str()),
+                metadata.issuer.as_deref(),
+                Some(metadata.token_endpoint.as_str()),
+                Some(metadata.authorization_endpoint.as_str()),
+                metadata.registration_endpoint.as_deref(),
+            ]
+            .into_iter()
+            .flatten()
+            .filter_map(host)
+            .collect();
+            if let Some(prm) = challenge_param(challenge, "resource_metadata") {
+                hosts.extend(host(&prm));
+            }
+            let client = DpopOAuthHttp {
+                inner: Box::new(rmcp::transport::auth::default_oauth_http_client()?),
+                http: grants::http_client().map_err(AuthError::InternalError)?,
+                dpop: Arc::clone(dpop),
+                token_endpoint: metadata.token_endpoint.clone(),
+                hosts,
+            };
+            manager = AuthorizationManager::new_with_oauth_http_client(
+                self.url.as_str(),
+                Arc::new(client),
+            )
+            .await?;
+            manager.set_credential_store(self.store.clone());
+            metadata = manager
+                .resolve_metadata_from_challenge(Some(challenge))
+                .await?
+                .metadata;
+        }
         let cimd_supported = metadata
             .additional_fields
             .get("client_id_metadata_document_supported")
@@ -263,7 +499,7 @@ impl Session {
             manager.configure_client_credentials(&config)?;
             self.store.set_client_secret(Some(secret.0.clone()));
             manager.exchange_client_credentials(&config).await?;
-            return Ok((manager, scopes));
+            return Ok((Authorized::Manager(Box::new(manager), dpop), scopes));
         }
         let Some(login) = &settings.login else {
             return Err(AuthError::AuthorizationRequired);
@@ -309,16 +545,104 @@ impl Session {
             .map_err(|(_, e)| e)?;
         let callback = pending.wait(session.get_authorization_url()).await?;
         session.handle_callback_url(&callback).await?;
-        Ok((session.auth_manager, scopes))
+        Ok((
+            Authorized::Manager(Box::new(session.auth_manager), dpop),
+            scopes,
+        ))
     }
+
+    /// The grants run here rather than by rmcp: client credentials with a
+    /// signing key, JWT bearer (workload identity), enterprise-managed
+    /// (ID-JAG). `None` for the others.
+    async fn direct_grant(
+        &self,
+        metadata: &rmcp::transport::auth::AuthorizationMetadata,
+        scopes: &[String],
+        dpop: Option<&Arc<Dpop>>,
+    ) -> Result<Option<Direct>, AuthError> {
+        let settings = &self.settings;
+        let scope = scopes.join(" ");
+        let target = GrantTarget {
+            token_endpoint: &metadata.token_endpoint,
+            issuer: metadata
+                .issuer
+                .as_deref()
+                .unwrap_or(&metadata.token_endpoint),
+            resource: &self.url,
+            scope: &scope,
+        };
+        let http = grants::http_client().map_err(AuthError::InternalError)?;
+        let client_id = settings.client_id.as_deref();
+        let secret = settings.client_secret.as_ref().map(|s| s.0.as_str());
+        let proof = dpop.map(|d| &**d);
+        let answer = match settings.grant {
+            Grant::ClientCredentials => {
+                let (Some(path), Some(client_id)) = (&settings.private_key_file, client_id) else {
+                    return Ok(None);
+                };
+                let key = SigningKey::from_file(path).map_err(AuthError::ClientCredentialsError)?;
+                grants::client_credentials_jwt(&http, &target, client_id, &key, proof).await?
+            }
+            Grant::JwtBearer => {
+                let source = settings.platform_token.as_ref().ok_or_else(|| {
+                    AuthError::AuthorizationFailed("no platform token configured".to_owned())
+                })?;
+                let assertion = source.read().map_err(|e| {
+                    AuthError::AuthorizationFailed(format!("the platform token: {e}"))
+                })?;
+                grants::jwt_bearer(&http, &target, &assertion, client_id, secret, proof).await?
+            }
+            Grant::EnterpriseManaged => {
+                let idp = settings.idp.as_ref().ok_or_else(|| {
+                    AuthError::AuthorizationFailed("no IdP configured".to_owned())
+                })?;
+                let id_token = idp.id_token.read().map_err(|e| {
+                    AuthError::AuthorizationFailed(format!("the IdP ID token: {e}"))
+                })?;
+                let idp_target = IdpTarget {
+                    token_endpoint: &idp.token_endpoint,
+                    client_id: &idp.client_id,
+                    client_secret: idp.client_secret.as_ref().map(|s| s.0.as_str()),
+                };
+                let jag = grants::id_jag(&http, &idp_target, &target, &id_token).await?;
+                grants::jwt_bearer(&http, &target, &jag, client_id, secret, proof).await?
+            }
+            _ => return Ok(None),
+        };
+        Ok(Some(Direct::from_answer(answer, dpop)))
+    }
+}
+
+/// Whether a token response is of a DPoP-bound token (`token_type: DPoP`).
+fn dpop_bound(response: Option<rmcp::transport::auth::OAuthTokenResponse>) -> bool {
+    response.is_some_and(|r| {
+        oauth2::TokenResponse::token_type(&r)
+            .as_ref()
+            .eq_ignore_ascii_case("dpop")
+    })
+}
+
+/// A quoted parameter of a `WWW-Authenticate` challenge.
+fn challenge_param(challenge: &str, name: &str) -> Option<String> {
+    let key = format!("{name}=\"");
+    let at = challenge.find(&key)? + key.len();
+    let rest = &challenge[at..];
+    Some(rest[..rest.find('"')?].to_owned())
 }
 
 /// The `scope` parameter of a `WWW-Authenticate: Bearer` challenge.
 fn challenge_scope(challenge: &str) -> Option<String> {
-    let at = challenge.find("scope=\"")? + "scope=\"".len();
-    let rest = &challenge[at..];
-    let end = rest.find('"')?;
-    Some(rest[..end].to_owned())
+    challenge_param(challenge, "scope")
+}
+
+/// A request's headers plus the DPoP ones.
+fn with_extra(
+    headers: &HashMap<HeaderName, HeaderValue>,
+    extra: Extra,
+) -> HashMap<HeaderName, HeaderValue> {
+    let mut headers = headers.clone();
+    headers.extend(extra);
+    headers
 }
 
 impl StreamableHttpClient for OAuthHttpClient {
@@ -331,9 +655,13 @@ impl StreamableHttpClient for OAuthHttpClient {
         _auth_token: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<(), HttpError> {
-        self.with_auth(|token| {
-            let (uri, session_id, headers) =
-                (uri.clone(), session_id.clone(), custom_headers.clone());
+        let target = uri.clone();
+        self.with_auth("DELETE", &target, |token, extra| {
+            let (uri, session_id, headers) = (
+                uri.clone(),
+                session_id.clone(),
+                with_extra(&custom_headers, extra),
+            );
             async move {
                 self.inner
                     .delete_session(uri, session_id, token, headers)
@@ -351,12 +679,13 @@ impl StreamableHttpClient for OAuthHttpClient {
         _auth_token: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<BoxStream<'static, Result<sse_stream::Sse, sse_stream::Error>>, HttpError> {
-        self.with_auth(|token| {
+        let target = uri.clone();
+        self.with_auth("GET", &target, |token, extra| {
             let (uri, session_id, last, headers) = (
                 uri.clone(),
                 session_id.clone(),
                 last_event_id.clone(),
-                custom_headers.clone(),
+                with_extra(&custom_headers, extra),
             );
             async move {
                 self.inner
@@ -376,12 +705,13 @@ impl StreamableHttpClient for OAuthHttpClient {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         max_sse_event_size: usize,
     ) -> Result<BoxStream<'static, Result<sse_stream::Sse, sse_stream::Error>>, HttpError> {
-        self.with_auth(|token| {
+        let target = uri.clone();
+        self.with_auth("GET", &target, |token, extra| {
             let (uri, session_id, last, headers) = (
                 uri.clone(),
                 session_id.clone(),
                 last_event_id.clone(),
-                custom_headers.clone(),
+                with_extra(&custom_headers, extra),
             );
             async move {
                 self.inner
@@ -407,12 +737,13 @@ impl StreamableHttpClient for OAuthHttpClient {
         _auth_token: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<StreamableHttpPostResponse, HttpError> {
-        self.with_auth(|token| {
+        let target = uri.clone();
+        self.with_auth("POST", &target, |token, extra| {
             let (uri, message, session_id, headers) = (
                 uri.clone(),
                 message.clone(),
                 session_id.clone(),
-                custom_headers.clone(),
+                with_extra(&custom_headers, extra),
             );
             async move {
                 self.inner
@@ -432,12 +763,13 @@ impl StreamableHttpClient for OAuthHttpClient {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         max_sse_event_size: usize,
     ) -> Result<StreamableHttpPostResponse, HttpError> {
-        self.with_auth(|token| {
+        let target = uri.clone();
+        self.with_auth("POST", &target, |token, extra| {
             let (uri, message, session_id, headers) = (
                 uri.clone(),
                 message.clone(),
                 session_id.clone(),
-                custom_headers.clone(),
+                with_extra(&custom_headers, extra),
             );
             async move {
                 self.inner
@@ -464,12 +796,13 @@ impl StreamableHttpClient for OAuthHttpClient {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         limits: StreamableHttpResponseLimits,
     ) -> Result<StreamableHttpPostResponse, HttpError> {
-        self.with_auth(|token| {
+        let target = uri.clone();
+        self.with_auth("POST", &target, |token, extra| {
             let (uri, message, session_id, headers) = (
                 uri.clone(),
                 message.clone(),
                 session_id.clone(),
-                custom_headers.clone(),
+                with_extra(&custom_headers, extra),
             );
             async move {
                 self.inner

@@ -13,17 +13,54 @@ use std::process::ExitCode;
 
 use serde_json::{Map, Value, json};
 use tool_core::ToolContext;
-use tool_mcp::{Grant, LoopbackLogin, McpToolSource, OAuth, ProtocolEra};
+use tool_mcp::{Grant, Idp, LoopbackLogin, McpToolSource, OAuth, ProtocolEra, TokenSource};
 
 /// The client ID metadata document URL the suite's CIMD scenarios expect.
 const CLIENT_METADATA_URL: &str = "https://conformance-test.local/client-metadata.json";
+
+/// Files holding the scenario's secrets (a signing key, a platform or ID
+/// token), written `0600` as a person would keep them and removed at exit:
+/// the settings name files, never the secrets themselves.
+struct SecretFiles(Vec<std::path::PathBuf>);
+
+impl SecretFiles {
+    fn write(&mut self, name: &str, content: &str) -> std::path::PathBuf {
+        use std::io::Write;
+        use std::os::unix::fs::OpenOptionsExt;
+        let path = std::env::temp_dir().join(format!(
+            "tool-mcp-conformance-{}-{name}",
+            std::process::id()
+        ));
+        let written = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&path)
+            .and_then(|mut f| f.write_all(content.as_bytes()));
+        if let Err(e) = written {
+            eprintln!("{}: {e}", path.display());
+        }
+        self.0.push(path.clone());
+        path
+    }
+}
+
+impl Drop for SecretFiles {
+    fn drop(&mut self) {
+        for path in &self.0 {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
 
 /// The OAuth settings of a scenario: a client id and secret when its
 /// context has them (pre-registration, client credentials), this client's
 /// metadata document URL otherwise, and a login whose "browser" is an HTTP
 /// client following the authorization server's redirects back to the
 /// loopback listener (the suite's authorization server approves at once).
-fn oauth(scenario: &str, context: &Value) -> OAuth {
+/// A signing key (`private_key_jwt`), a workload's platform token (WIF) and
+/// an enterprise IdP's ID token go through files in `secrets`.
+fn oauth(scenario: &str, context: &Value, secrets: &mut SecretFiles) -> OAuth {
     let mut oauth = OAuth::new()
         .with_client_metadata_url(CLIENT_METADATA_URL)
         .with_login(LoopbackLogin::new(|url| {
@@ -41,6 +78,27 @@ fn oauth(scenario: &str, context: &Value) -> OAuth {
     }
     if scenario.starts_with("auth/client-credentials") {
         oauth = oauth.with_grant(Grant::ClientCredentials);
+        if let Some(pem) = context["private_key_pem"].as_str() {
+            oauth = oauth.with_private_key_file(secrets.write("client-key.pem", pem));
+        }
+    }
+    if scenario == "auth/wif-jwt-bearer"
+        && let Some(jwt) = context["valid_jwt"].as_str()
+    {
+        let path = secrets.write("platform-token", jwt);
+        oauth = oauth
+            .with_grant(Grant::JwtBearer)
+            .with_platform_token(TokenSource::File(path));
+    }
+    if let (Some(endpoint), Some(client), Some(id_token)) = (
+        context["idp_token_endpoint"].as_str(),
+        context["idp_client_id"].as_str(),
+        context["idp_id_token"].as_str(),
+    ) {
+        let path = secrets.write("id-token", id_token);
+        oauth = oauth
+            .with_grant(Grant::EnterpriseManaged)
+            .with_idp(Idp::new(endpoint, client, TokenSource::File(path)));
     }
     oauth
 }
@@ -131,11 +189,13 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    let mut secrets = SecretFiles(Vec::new());
+    let oauth = oauth(&scenario, &context, &mut secrets);
     runtime.block_on(async move {
         let conn = match McpToolSource::http(url.clone())
             .named("conformance")
             .with_era(era)
-            .with_oauth(oauth(&scenario, &context))
+            .with_oauth(oauth)
             .connect()
             .await
         {

@@ -788,3 +788,34 @@ async fn a_call_cancelled_before_the_governed_stages_is_not_run() {
     );
     assert_eq!(calls.load(Ordering::SeqCst), 0, "the tool never ran");
 }
+
+/// Adds a text of its own to the result (here a value it knows from elsewhere).
+struct Appends(&'static str);
+
+impl ToolLayer for Appends {
+    fn name(&self) -> &str {
+        "appends"
+    }
+    fn call<'a>(&'a self, call: LayerCall, mut next: Next<'a>) -> LayerFuture<'a> {
+        Box::pin(async move {
+            let mut r = next.run(call).await;
+            r.output.push_str(self.0);
+            r.add_note(format!("seen{}", self.0));
+            r
+        })
+    }
+}
+
+#[tokio::test]
+async fn what_a_layer_adds_to_the_result_is_masked() {
+    let store = SecretStore::new()
+        .with_secret("api_key", "S3cretValue99")
+        .expect("a valid secret");
+    let ctx = ToolContext::new().with_secrets(store);
+    let tools = registry().with_layer(Appends(" leak:S3cretValue99"));
+    let r = tools
+        .execute("ly_repeat", json!({"word": "hi", "times": 1}), &ctx)
+        .await;
+    assert_eq!(r.output, "hi leak:<secret>api_key</secret>");
+    assert_eq!(r.notes, ["seen leak:<secret>api_key</secret>"]);
+}

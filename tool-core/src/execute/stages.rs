@@ -144,39 +144,48 @@ impl<'a> Call<'a> {
     /// time spent in layers (outside the governed stages, which have their
     /// own bounds) over the call's timeout ends the call as `timeout`, the
     /// token firing at any point ends it as `cancelled`; the same results a
-    /// tool that overruns gets.
+    /// tool that overruns gets. The outermost layer's result is masked
+    /// (secret values back to placeholders), as the tool's own is.
     pub(super) async fn layered(&mut self, layers: &[Arc<dyn ToolLayer>]) -> ToolResult {
         let (spec, ctx, name) = (self.entry.tool.spec(), self.ctx, self.name());
         let timeout = invoke::timeout_for(self.registry, &self.entry.tool, ctx);
         let clock = LayerClock::new();
         let first = LayerCall::new(name, std::mem::take(&mut self.args));
-        let mut next = Next::new(layers, self, spec, ctx, &clock);
-        let run = next.run(first);
-        tokio::pin!(run);
         let cancel = ctx.cancellation_token();
-        loop {
-            // The layers' time left. While the governed stages run the clock
-            // stands still: wait for them to end instead.
-            let governing = clock.governing();
-            let left = timeout.saturating_sub(clock.in_layers());
-            let waited = async {
-                if governing {
-                    clock.governed_ended().await;
-                } else {
-                    tokio::time::sleep(left).await;
-                }
-            };
-            tokio::select! {
-                biased;
-                result = &mut run => return result,
-                () = cancel.cancelled() => return invoke::cancelled(name),
-                () = waited => {
-                    if !clock.governing() && clock.in_layers() >= timeout {
-                        return invoke::timed_out(name, timeout);
+        let mut result = {
+            let mut next = Next::new(layers, self, spec, ctx, &clock);
+            let run = next.run(first);
+            tokio::pin!(run);
+            loop {
+                // The layers' time left. While the governed stages run the clock
+                // stands still: wait for them to end instead.
+                let governing = clock.governing();
+                let left = timeout.saturating_sub(clock.in_layers());
+                let waited = async {
+                    if governing {
+                        clock.governed_ended().await;
+                    } else {
+                        tokio::time::sleep(left).await;
+                    }
+                };
+                tokio::select! {
+                    biased;
+                    result = &mut run => break result,
+                    () = cancel.cancelled() => break invoke::cancelled(name),
+                    () = waited => {
+                        if !clock.governing() && clock.in_layers() >= timeout {
+                            break invoke::timed_out(name, timeout);
+                        }
                     }
                 }
             }
+        };
+        // What a layer added to the result (its own text, a value it kept
+        // from the arguments) is masked as the tool's output is.
+        if let Some(masker) = secrets::masker_for(self.ctx.secrets(), &self.substituted) {
+            masker.mask_result(&mut result);
         }
+        result
     }
 
     /// URL scope: a tool with `url_patterns` runs only on a page they match.

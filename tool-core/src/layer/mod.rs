@@ -12,6 +12,20 @@
 //! argument repair), with the layer's name in `metadata["rewritten_by"]`.
 //! The output budget and the statistics run after every layer.
 //!
+//! # A layer is host code, outside governance
+//! A layer is trusted as the host's own code is: the governed stages guard
+//! what reaches the *tool*, not what a layer does. A layer that returns a
+//! result without calling [`Next::run`] (a cached answer, a refusal, a
+//! stub) answers for the tool with no URL-scope check, no confirmation and
+//! no approver asked, even for a `requires_confirmation` tool or one scoped
+//! to other pages; a layer that reaches the outside world itself is not
+//! sandboxed or approved either. Add only layers you would trust with the
+//! tools' own powers. What a layer puts in the result is masked (secret
+//! values back to `<secret>` placeholders) after the outermost layer, as
+//! the tool's output is, so every output leaving
+//! [`execute`](crate::ToolRegistry::execute) is masked.
+//!
+//! # Timeout and cancellation
 //! The call's timeout (the tool's, else the context's
 //! [`with_timeout`](crate::ToolContext::with_timeout), else the registry's)
 //! and the context's cancellation token bound the layers as they bound the

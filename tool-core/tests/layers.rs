@@ -819,3 +819,58 @@ async fn what_a_layer_adds_to_the_result_is_masked() {
     assert_eq!(r.output, "hi leak:<secret>api_key</secret>");
     assert_eq!(r.notes, ["seen leak:<secret>api_key</secret>"]);
 }
+
+#[tokio::test]
+async fn a_run_time_tools_arguments_are_checked_against_its_schema() {
+    // Review 30 F6: a `Tool::new` tool with a `Map` handler, the model's own
+    // arguments and a layer's rewrite alike.
+    let calls = Arc::new(AtomicU32::new(0));
+    let counter = Arc::clone(&calls);
+    let spec = ToolSpec::new(
+        "echo_limit",
+        "Echo with a limit.",
+        json!({
+            "type": "object",
+            "properties": {"text": {"type": "string"}, "limit": {"type": "integer", "maximum": 100}},
+            "required": ["text"],
+            "additionalProperties": false
+        }),
+    );
+    let tool = Tool::new(spec, move |a: Map<String, Value>, _| {
+        counter.fetch_add(1, Ordering::SeqCst);
+        async move { ToolResult::ok(format!("{}", Value::Object(a))) }
+    })
+    .expect("a valid tool");
+    let mut tools = ToolRegistry::new();
+    tools.register(tool).expect("registered");
+    let ctx = ToolContext::new();
+    for (args, message) in [
+        (
+            json!({"text": "a", "limit": "abc"}),
+            "Invalid value for parameter `limit` of `echo_limit`: expected an integer, but received a string \"abc\".",
+        ),
+        (
+            json!({"text": "a", "limit": 5000}),
+            "Invalid value for parameter `limit` of `echo_limit`: expected an integer of at most 100, but received an integer 5000.",
+        ),
+        (
+            json!({"text": "a", "bogus": 1}),
+            "Unknown parameter `bogus` is not accepted by `echo_limit`. Valid parameters: `limit`, `text`.",
+        ),
+        (
+            json!({}),
+            "Missing required parameter `text` of `echo_limit`: expected a string.",
+        ),
+    ] {
+        let r = tools.execute("echo_limit", args.clone(), &ctx).await;
+        let error = r.error.expect("refused");
+        assert_eq!(error.kind, ErrorKind::InvalidArguments, "{args}");
+        assert_eq!(error.message, message, "{args}");
+    }
+    assert_eq!(calls.load(Ordering::SeqCst), 0, "the handler never ran");
+    let r = tools
+        .execute("echo_limit", json!({"text": "a", "limit": 7}), &ctx)
+        .await;
+    assert_eq!(r.output, r#"{"text":"a","limit":7}"#);
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+}

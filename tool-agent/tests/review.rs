@@ -683,3 +683,72 @@ async fn only_an_explicit_first_line_verdict_decides() {
     );
     assert_eq!(saves.load(Ordering::SeqCst), 0);
 }
+
+#[tokio::test]
+async fn the_reviewer_is_sent_no_stored_secret_nor_supplied_value() {
+    let store = tool_core::SecretStore::new()
+        .with_secret("api_token", "S3cretValue99")
+        .expect("a valid secret");
+    let reviewer = Reviewer::new(ScriptedClient::new([ScriptedTurn::text("ALLOW")]))
+        .with_secrets(store.clone());
+    let feed = reviewer.context();
+    feed.push(
+        "user",
+        "Log in with password hunter2hunter2 and my token S3cretValue99",
+    );
+    feed.push("user", "ok");
+    feed.push("user", "then save it");
+    let request = ApprovalRequest {
+        tool: "save_note".into(),
+        kind: ToolKind::Write,
+        display: Default::default(),
+        arguments: json!({
+            "text": "<secret>api_token</secret> and sk-proj-abcdefghijklmnopqrstuvwxyz123456",
+            "copy": "S3cretValue99",
+        })
+        .as_object()
+        .expect("an object")
+        .clone(),
+        editable_params: Vec::new(),
+        trace_id: None,
+        injected: json!({"session": "sess-PLAINVALUE-1234", "user_id": 42})
+            .as_object()
+            .expect("an object")
+            .clone(),
+    };
+    let prompt = reviewer.prompt(&request);
+    for leaked in ["S3cretValue99", "sk-proj-", "sess-PLAINVALUE", "42"] {
+        assert!(!prompt.contains(leaked), "{leaked} in {prompt}");
+    }
+    assert!(
+        prompt.contains(
+            "Arguments: {\"text\":\"<secret>api_token</secret> and <masked>\",\"copy\":\"<secret>api_token</secret>\"}\n"
+        ),
+        "{prompt}"
+    );
+    assert!(
+        prompt.contains("Also supplied by the application (values not shown): session, user_id\n"),
+        "{prompt}"
+    );
+    assert!(
+        prompt.contains(
+            "user: Log in with password hunter2hunter2 and my token <secret>api_token</secret>\nok\nthen save it"
+        ),
+        "{prompt}"
+    );
+
+    // A safety check whose reviewer has no store uses the call's context's.
+    let saves = Arc::new(AtomicU32::new(0));
+    let model = Arc::new(ScriptedClient::new([ScriptedTurn::text("ALLOW")]));
+    let reviewer = Reviewer::new_shared(model.clone());
+    reviewer.context().push("user", "my token is S3cretValue99");
+    let tools = tools(&saves).with_layer(SafetyCheck::new(reviewer));
+    let ctx = ToolContext::new().with_secrets(store);
+    let r = tools.execute("read_notes", json!({"n": 1}), &ctx).await;
+    assert_eq!(r.output, "note 0\n");
+    let prompt = last_user_text(&model);
+    assert!(
+        prompt.contains("user: my token is <secret>api_token</secret>"),
+        "{prompt}"
+    );
+}

@@ -202,14 +202,18 @@ fn checked_id(id: &str) -> Result<&str, ToolError> {
     let id = id.trim();
     let parts: Vec<&str> = id.split('.').collect();
     let ok = !id.is_empty()
-        && parts.len() <= MAX_DEPTH
         && parts.iter().all(|p| {
             !p.is_empty()
                 && p.len() <= 4
                 && p.bytes().all(|b| b.is_ascii_digit())
                 && !p.starts_with('0')
         });
-    if ok {
+    if ok && parts.len() > MAX_DEPTH {
+        Err(invalid(format!(
+            "`{}` is too deep to be a goal id: goals nest at most {MAX_DEPTH} deep.",
+            tool_rules::text::clip(id, tool_rules::text::Clip::chars(40))
+        )))
+    } else if ok {
         Ok(id)
     } else {
         Err(invalid(format!(

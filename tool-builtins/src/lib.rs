@@ -204,6 +204,12 @@ pub mod todo;
 pub mod web;
 pub mod write;
 
+/// The `image` crate (0.25) this crate decodes and draws images with,
+/// re-exported so that callers of [`media::grid::build_image_grid`] (which
+/// takes and returns `image::DynamicImage`) need no dependency of their own
+/// that could resolve to another version.
+pub use image;
+
 pub use ask::ask_user;
 pub use edit::edit_file;
 pub use fs::after_write::{AfterWrite, AfterWriteHooks, ChangedPath, HookReport};

@@ -663,3 +663,214 @@ async fn a_panicking_layer_is_contained_and_named() {
         );
     }
 }
+
+/// Waits before handing the call on (a slow layer: a remote policy check).
+struct Slow(Duration);
+
+impl ToolLayer for Slow {
+    fn name(&self) -> &str {
+        "slow"
+    }
+    fn call<'a>(&'a self, call: LayerCall, mut next: Next<'a>) -> LayerFuture<'a> {
+        Box::pin(async move {
+            tokio::time::sleep(self.0).await;
+            next.run(call).await
+        })
+    }
+}
+
+#[tokio::test]
+async fn the_calls_timeout_bounds_its_layers() {
+    let (tools, calls) = flaky(0, true);
+    let tools = tools.with_layer(Slow(Duration::from_secs(5)));
+    let ctx = ToolContext::new().with_timeout(Duration::from_millis(300));
+    let started = std::time::Instant::now();
+    let r = tools.execute("flaky", json!({}), &ctx).await;
+    let took = started.elapsed();
+    let error = r.error.expect("stopped");
+    assert_eq!(error.kind, ErrorKind::Timeout);
+    assert_eq!(
+        error.message,
+        "The call to `flaky` did not finish within 300ms and was stopped. Try a smaller request."
+    );
+    assert!(took < Duration::from_secs(2), "stopped after {took:?}");
+    assert_eq!(calls.load(Ordering::SeqCst), 0, "the tool never ran");
+    let stats = tools.stats_for("flaky").expect("stats");
+    assert_eq!((stats.call_count, stats.timeouts), (1, 1));
+}
+
+#[tokio::test]
+async fn the_governed_stages_do_not_count_against_the_layers_time() {
+    // Each run of the tool takes 200 ms of a 300 ms timeout; the retry's
+    // second run ends 400 ms after the start, still a success: the time the
+    // stages take is bounded by their own limits, the layers' by the timeout.
+    let calls = Arc::new(AtomicU32::new(0));
+    let counter = Arc::clone(&calls);
+    let spec = ToolSpec::new("steady", "Takes 200 ms.", json!({"type": "object"})).with_flags(
+        tool_core::ToolFlags {
+            read_only: true,
+            ..tool_core::ToolFlags::NONE
+        },
+    );
+    let tool = Tool::new(spec, move |_: Map<String, Value>, _| {
+        let n = counter.fetch_add(1, Ordering::SeqCst) + 1;
+        async move {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            if n == 1 {
+                ToolResult::error(ErrorKind::Failed, "first run failed")
+            } else {
+                ToolResult::ok(format!("run {n} worked"))
+            }
+        }
+    })
+    .expect("a valid tool");
+    let mut tools = ToolRegistry::new().with_layer(Retry::new(3));
+    tools.register(tool).expect("registered");
+    let ctx = ToolContext::new().with_timeout(Duration::from_millis(300));
+    let started = std::time::Instant::now();
+    let r = tools.execute("steady", json!({}), &ctx).await;
+    assert!(started.elapsed() >= Duration::from_millis(400));
+    assert_eq!(r.output, "run 2 worked");
+    assert_eq!(calls.load(Ordering::SeqCst), 2);
+}
+
+#[tokio::test]
+async fn cancellation_stops_a_call_held_by_a_layer() {
+    let (tools, calls) = flaky(0, true);
+    let tools = tools.with_layer(Slow(Duration::from_secs(5)));
+    let ctx = ToolContext::new();
+    let token = ctx.cancellation_token().clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        token.cancel();
+    });
+    let started = std::time::Instant::now();
+    let r = tools.execute("flaky", json!({}), &ctx).await;
+    assert!(started.elapsed() < Duration::from_secs(2));
+    let error = r.error.expect("cancelled");
+    assert_eq!(error.kind, ErrorKind::Cancelled);
+    assert_eq!(
+        error.message,
+        "The call to `flaky` was cancelled before it finished."
+    );
+    assert_eq!(calls.load(Ordering::SeqCst), 0, "the tool never ran");
+}
+
+#[tokio::test]
+async fn a_call_cancelled_before_the_governed_stages_is_not_run() {
+    // Cancelled while the layer waits (a zero wait: the layer itself ends
+    // before the pipeline notices), and with no layer at all.
+    struct CancelsFirst;
+    impl ToolLayer for CancelsFirst {
+        fn name(&self) -> &str {
+            "cancels_first"
+        }
+        fn call<'a>(&'a self, call: LayerCall, mut next: Next<'a>) -> LayerFuture<'a> {
+            Box::pin(async move {
+                next.context().cancellation_token().cancel();
+                next.run(call).await
+            })
+        }
+    }
+    let (tools, calls) = flaky(0, true);
+    let tools = tools.with_layer(CancelsFirst);
+    let r = tools.execute("flaky", json!({}), &ToolContext::new()).await;
+    assert_eq!(r.error.expect("cancelled").kind, ErrorKind::Cancelled);
+    assert_eq!(calls.load(Ordering::SeqCst), 0, "the tool never ran");
+
+    let (tools, calls) = flaky(0, true);
+    let ctx = ToolContext::new();
+    ctx.cancellation_token().cancel();
+    let r = tools.execute("flaky", json!({}), &ctx).await;
+    assert_eq!(
+        r.error.expect("cancelled").message,
+        "The call to `flaky` was cancelled before it finished."
+    );
+    assert_eq!(calls.load(Ordering::SeqCst), 0, "the tool never ran");
+}
+
+/// Adds a text of its own to the result (here a value it knows from elsewhere).
+struct Appends(&'static str);
+
+impl ToolLayer for Appends {
+    fn name(&self) -> &str {
+        "appends"
+    }
+    fn call<'a>(&'a self, call: LayerCall, mut next: Next<'a>) -> LayerFuture<'a> {
+        Box::pin(async move {
+            let mut r = next.run(call).await;
+            r.output.push_str(self.0);
+            r.add_note(format!("seen{}", self.0));
+            r
+        })
+    }
+}
+
+#[tokio::test]
+async fn what_a_layer_adds_to_the_result_is_masked() {
+    let store = SecretStore::new()
+        .with_secret("api_key", "S3cretValue99")
+        .expect("a valid secret");
+    let ctx = ToolContext::new().with_secrets(store);
+    let tools = registry().with_layer(Appends(" leak:S3cretValue99"));
+    let r = tools
+        .execute("ly_repeat", json!({"word": "hi", "times": 1}), &ctx)
+        .await;
+    assert_eq!(r.output, "hi leak:<secret>api_key</secret>");
+    assert_eq!(r.notes, ["seen leak:<secret>api_key</secret>"]);
+}
+
+#[tokio::test]
+async fn a_run_time_tools_arguments_are_checked_against_its_schema() {
+    // Review 30 F6: a `Tool::new` tool with a `Map` handler, the model's own
+    // arguments and a layer's rewrite alike.
+    let calls = Arc::new(AtomicU32::new(0));
+    let counter = Arc::clone(&calls);
+    let spec = ToolSpec::new(
+        "echo_limit",
+        "Echo with a limit.",
+        json!({
+            "type": "object",
+            "properties": {"text": {"type": "string"}, "limit": {"type": "integer", "maximum": 100}},
+            "required": ["text"],
+            "additionalProperties": false
+        }),
+    );
+    let tool = Tool::new(spec, move |a: Map<String, Value>, _| {
+        counter.fetch_add(1, Ordering::SeqCst);
+        async move { ToolResult::ok(format!("{}", Value::Object(a))) }
+    })
+    .expect("a valid tool");
+    let mut tools = ToolRegistry::new();
+    tools.register(tool).expect("registered");
+    let ctx = ToolContext::new();
+    for (args, message) in [
+        (
+            json!({"text": "a", "limit": "abc"}),
+            "Invalid value for parameter `limit` of `echo_limit`: expected an integer, but received a string \"abc\".",
+        ),
+        (
+            json!({"text": "a", "limit": 5000}),
+            "Invalid value for parameter `limit` of `echo_limit`: expected an integer of at most 100, but received an integer 5000.",
+        ),
+        (
+            json!({"text": "a", "bogus": 1}),
+            "Unknown parameter `bogus` is not accepted by `echo_limit`. Valid parameters: `limit`, `text`.",
+        ),
+        (
+            json!({}),
+            "Missing required parameter `text` of `echo_limit`: expected a string.",
+        ),
+    ] {
+        let r = tools.execute("echo_limit", args.clone(), &ctx).await;
+        let error = r.error.expect("refused");
+        assert_eq!(error.kind, ErrorKind::InvalidArguments, "{args}");
+        assert_eq!(error.message, message, "{args}");
+    }
+    assert_eq!(calls.load(Ordering::SeqCst), 0, "the handler never ran");
+    let r = tools
+        .execute("echo_limit", json!({"text": "a", "limit": 7}), &ctx)
+        .await;
+    assert_eq!(r.output, r#"{"text":"a","limit":7}"#);
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+}

@@ -50,7 +50,8 @@ use std::time::Duration;
 use serde_json::Value;
 use tool_core::governance::secret_env::mask_secret_text;
 use tool_core::{
-    ApprovalDecision, ApprovalDefault, ApprovalRequest, Approver, Rendering, ToolRegistry,
+    ApprovalDecision, ApprovalDefault, ApprovalRequest, Approver, Rendering, SecretStore,
+    ToolRegistry,
 };
 use tool_rules::text::{Clip, clip};
 
@@ -186,8 +187,9 @@ type Entries = Vec<(String, String)>;
 /// run, by trace id, that an [`Agent`](crate::Agent) given the reviewer
 /// ([`Agent::reviewer`](crate::Agent::reviewer)) feeds before each batch of
 /// calls ([`set_run`](Self::set_run); at most [`MAX_CONTEXT_RUNS`] runs).
-/// Text pushed with the same role as the last entry extends it, so streamed
-/// pieces make one entry. Cheap to clone: clones share the entries.
+/// Text pushed with the same role as the last entry extends it, after a
+/// newline, so consecutive messages of one speaker make one entry with their
+/// words kept apart. Cheap to clone: clones share the entries.
 #[derive(Debug, Clone, Default)]
 pub struct RecentContext {
     entries: Arc<Mutex<VecDeque<(String, String)>>>,
@@ -204,7 +206,10 @@ impl RecentContext {
     pub fn push(&self, role: &str, text: &str) {
         let mut entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
         match entries.back_mut() {
-            Some((r, t)) if r == role => t.push_str(text),
+            Some((r, t)) if r == role => {
+                t.push('\n');
+                t.push_str(text);
+            }
             _ => {
                 if entries.len() >= MAX_CONTEXT_ENTRIES {
                     entries.pop_front();
@@ -272,6 +277,17 @@ impl RecentContext {
     /// conversation set for the run `trace_id` ([`set_run`](Self::set_run)),
     /// if any.
     pub fn slice_for(&self, trace_id: Option<&str>, max_chars: usize) -> String {
+        self.slice_masked(trace_id, max_chars, None)
+    }
+
+    /// As [`slice_for`](Self::slice_for), with every value of `secrets`
+    /// masked too ([`SecretStore::mask_text`]), each entry before it is cut.
+    pub fn slice_masked(
+        &self,
+        trace_id: Option<&str>,
+        max_chars: usize,
+        secrets: Option<&SecretStore>,
+    ) -> String {
         let mut all: Vec<(String, String)> = self
             .entries
             .lock()
@@ -291,7 +307,7 @@ impl RecentContext {
             if left == 0 {
                 break;
             }
-            let text = mask_secret_text(&tail_chars(text, MAX_ENTRY_CHARS));
+            let text = mask_text(&tail_chars(text, MAX_ENTRY_CHARS), secrets);
             let line = format!("{role}: {}", text.trim());
             let n = line.chars().count();
             if n <= left {
@@ -353,6 +369,26 @@ pub(crate) fn conversation_entries(messages: &[Message]) -> Vec<(String, String)
     out
 }
 
+/// `text` with secret-looking values ([`mask_secret_text`]) and the values
+/// of `secrets` masked.
+fn mask_text(text: &str, secrets: Option<&SecretStore>) -> String {
+    let text = match secrets {
+        Some(store) => store.mask_text(text),
+        None => text.to_owned(),
+    };
+    mask_secret_text(&text)
+}
+
+/// `value` with every string in it masked as [`mask_text`] does.
+fn mask_value(value: &mut Value, secrets: Option<&SecretStore>) {
+    match value {
+        Value::String(s) => *s = mask_text(s, secrets),
+        Value::Array(items) => items.iter_mut().for_each(|v| mask_value(v, secrets)),
+        Value::Object(map) => map.values_mut().for_each(|v| mask_value(v, secrets)),
+        _ => {}
+    }
+}
+
 /// The last `n` characters of `text`.
 fn tail_chars(text: &str, n: usize) -> String {
     let count = text.chars().count();
@@ -369,6 +405,7 @@ pub struct Reviewer {
     context_chars: usize,
     timeout: Duration,
     default: ApprovalDefault,
+    secrets: Option<Arc<SecretStore>>,
 }
 
 impl std::fmt::Debug for Reviewer {
@@ -399,7 +436,20 @@ impl Reviewer {
             context_chars: DEFAULT_CONTEXT_CHARS,
             timeout: DEFAULT_REVIEW_TIMEOUT,
             default: ApprovalDefault::Deny,
+            secrets: None,
         }
+    }
+
+    /// Masks the values of `secrets` (the store the tools' contexts use) in
+    /// everything the reviewer model is sent: the arguments and the recent
+    /// conversation (a value the user typed in becomes its
+    /// `<secret>key</secret>` placeholder). Without it only secret-looking
+    /// values are masked ([`mask_secret_text`]); a [`SafetyCheck`] without it
+    /// uses the call's context's store.
+    #[must_use]
+    pub fn with_secrets(mut self, secrets: SecretStore) -> Self {
+        self.secrets = Some(Arc::new(secrets));
+        self
     }
 
     /// Shows the reviewer the descriptions of `tools`' tools (a call to a
@@ -443,9 +493,21 @@ impl Reviewer {
         &self.context
     }
 
-    /// The text the reviewer model is sent for `request`.
+    /// The text the reviewer model is sent for `request`: the tool, its
+    /// kind and description, the arguments, the *names* of the parameters
+    /// the application supplies (never their values) and the recent
+    /// conversation, with secret-looking values and the values of the
+    /// reviewer's [`SecretStore`] ([`with_secrets`](Self::with_secrets))
+    /// masked.
     pub fn prompt(&self, request: &ApprovalRequest) -> String {
-        let args = Value::Object(request.arguments.clone()).to_string();
+        self.prompt_masked(request, self.secrets.as_deref())
+    }
+
+    /// [`prompt`](Self::prompt), masking the values of `secrets`.
+    fn prompt_masked(&self, request: &ApprovalRequest, secrets: Option<&SecretStore>) -> String {
+        let mut args = Value::Object(request.arguments.clone());
+        mask_value(&mut args, secrets);
+        let args = args.to_string();
         let mut p = format!(
             "Tool: {} (kind: {})\n",
             clip(&request.tool, Clip::chars(64)),
@@ -459,14 +521,18 @@ impl Reviewer {
         }
         p.push_str(&format!(
             "Arguments: {}\n",
-            mask_secret_text(&clip(&args, Clip::chars(MAX_ARGUMENT_CHARS)))
+            clip(&args, Clip::chars(MAX_ARGUMENT_CHARS))
         ));
-        if let Some(line) = request.injected_line(1000) {
-            p.push_str(&format!("{line}\n"));
+        if !request.injected.is_empty() {
+            let names: Vec<&str> = request.injected.keys().map(String::as_str).collect();
+            p.push_str(&format!(
+                "Also supplied by the application (values not shown): {}\n",
+                clip(&names.join(", "), Clip::chars(1000))
+            ));
         }
-        let recent = self
-            .context
-            .slice_for(request.trace_id.as_deref(), self.context_chars);
+        let recent =
+            self.context
+                .slice_masked(request.trace_id.as_deref(), self.context_chars, secrets);
         if recent.is_empty() {
             p.push_str("Recent conversation: (none)\n");
         } else {
@@ -482,7 +548,17 @@ impl Reviewer {
     /// verdict (with the reason why) when it does not answer within the
     /// timeout, the request fails, or the answer cannot be read.
     pub async fn review(&self, request: &ApprovalRequest) -> Verdict {
-        let prompt = self.prompt(request);
+        self.review_masked(request, None).await
+    }
+
+    /// [`review`](Self::review), masking the values of the reviewer's store,
+    /// else of `secrets` (the call's context's).
+    pub(crate) async fn review_masked(
+        &self,
+        request: &ApprovalRequest,
+        secrets: Option<&SecretStore>,
+    ) -> Verdict {
+        let prompt = self.prompt_masked(request, self.secrets.as_deref().or(secrets));
         let asked = complete(self.client.as_ref(), SYSTEM, prompt, Some(200));
         let fallback = |why: String| match self.default {
             ApprovalDefault::Approve => Verdict::Allow,

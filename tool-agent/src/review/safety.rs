@@ -104,7 +104,9 @@ impl ToolLayer for SafetyCheck {
                     },
                 };
             }
-            let review = self.reviewer.review(&request);
+            let review = self
+                .reviewer
+                .review_masked(&request, next.context().secrets());
             let run = next.run(call.clone());
             tokio::pin!(review, run);
             // When the reviewer refuses first, `run` is dropped on return:

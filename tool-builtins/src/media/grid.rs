@@ -159,7 +159,7 @@ pub struct Grid {
 /// or `captions` does not have one entry per image.
 ///
 /// ```
-/// use image::{DynamicImage, RgbImage, Rgb};
+/// use tool_builtins::image::{DynamicImage, RgbImage, Rgb};
 /// use tool_builtins::media::grid::build_image_grid;
 ///
 /// let red = DynamicImage::ImageRgb8(RgbImage::from_pixel(800, 600, Rgb([255, 0, 0])));

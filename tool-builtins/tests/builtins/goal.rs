@@ -107,6 +107,14 @@ async fn bad_goal_calls_are_refused_with_what_to_do_and_change_nothing() {
             "`1.x` is not a goal id",
         ),
         (
+            json!({"action": "update", "id": "1.1.1.1.1.1.1", "status": "completed"}),
+            "`1.1.1.1.1.1.1` is too deep to be a goal id: goals nest at most 6 deep.",
+        ),
+        (
+            json!({"action": "add", "description": "x", "parent": "1.1.1.1.1.1.1"}),
+            "`1.1.1.1.1.1.1` is too deep to be a goal id",
+        ),
+        (
             json!({"action": "add", "description": "x", "criteria": vec!["c"; 11]}),
             "`criteria` lists 11; at most 10",
         ),

@@ -401,7 +401,7 @@ pub(crate) fn too_many_positional(tool: &str, value: &Value, names: &[&String]) 
 fn serde_detail(error: &str) -> String {
     let generic = (error.starts_with("invalid type: ") || error.starts_with("invalid value: "))
         && error.contains(", expected ");
-    if generic {
+    if generic || error.is_empty() {
         String::new()
     } else {
         format!(" ({})", quote(error))

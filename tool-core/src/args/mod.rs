@@ -13,6 +13,7 @@ pub(crate) mod messages;
 mod normalize;
 pub mod repair;
 pub(crate) mod schema;
+pub(crate) mod validate;
 
 pub use messages::json_kind;
 pub use normalize::normalize_arguments;

@@ -8,9 +8,13 @@
 //! - raw control characters (a literal newline, tab, carriage return, …)
 //!   inside the JSON strings of argument text, which JSON forbids (RFC 8259
 //!   §7) but local models under a JSON grammar produce → escaped, then parsed;
-//! - a JSON string whose content is the arguments object (double encoding) → decoded once;
+//! - a JSON string whose content is the arguments object or a list (double
+//!   encoding) → decoded once (a list is then read by position, below);
 //! - a single wrapper key `arguments`, `parameters` or `input` holding an
-//!   object, when the tool has no parameter of that name → unwrapped (at most two levels);
+//!   object, when the tool has no parameter of that name → unwrapped (at most
+//!   two levels); holding a list → the list, read by position;
+//! - a list of one object where the object was expected (`[{"from": "a"}]`),
+//!   when the first parameter does not take objects → that object;
 //! - a JSON array where the object was expected (positional arguments, as a
 //!   model trained on Python calls writes `["a.txt", 10]`) → its items mapped
 //!   to the parameters in the schema's declared order (`properties` key
@@ -262,20 +266,55 @@ pub(crate) fn prepare(
         },
     };
     if let Value::String(s) = &value
-        && let Ok((inner @ Value::Object(_), escaped)) = parse_text(s)
+        && let Ok((inner, escaped)) = parse_text(s)
+        && (inner.is_object() || inner.is_array())
     {
+        let note = if inner.is_object() {
+            "the arguments were a JSON string holding the arguments object and were read as that object; send the object itself"
+        } else {
+            "the arguments were a JSON string holding a list and were read as that list; send an object naming each parameter"
+        };
         repairs.push(ArgumentRepair::new(
             RepairKind::DoubleEncodedArguments,
             None,
-            "the arguments were a JSON string holding the arguments object and were read as that object; send the object itself".to_owned(),
+            note.to_owned(),
         ));
         repairs.extend(escaped);
         value = inner;
     }
+    // A list under a wrapper key (`{"arguments": ["a", "b"]}`): the list.
+    if let Value::Object(map) = &mut value
+        && map.len() == 1
+        && let Some((key, Value::Array(_))) = map.iter().next()
+        && WRAPPER_KEYS.contains(&key.as_str())
+        && !types.has(key)
+    {
+        let key = key.clone();
+        if let Some(list) = map.remove(&key) {
+            repairs.push(ArgumentRepair::new(
+                RepairKind::UnwrappedArguments,
+                Some(&key),
+                format!("the arguments were wrapped under `{key}`, and the list inside it was used; send an object at the top level"),
+            ));
+            value = list;
+        }
+    }
     if let Value::Array(items) = value {
-        let (map, repair) = positional(tool, items, types)?;
-        repairs.push(repair);
-        value = Value::Object(map);
+        value = match list_wrapped_object(items, types) {
+            Ok(object) => {
+                repairs.push(ArgumentRepair::new(
+                    RepairKind::UnwrappedArguments,
+                    None,
+                    "the arguments object was sent inside a list and was read as that object; send the object itself".to_owned(),
+                ));
+                object
+            }
+            Err(items) => {
+                let (map, repair) = positional(tool, items, types)?;
+                repairs.push(repair);
+                Value::Object(map)
+            }
+        };
     }
     let Value::Object(mut map) = value else {
         return Err(messages::not_an_object(tool, &value));
@@ -318,6 +357,24 @@ pub(crate) fn prepare(
         }
     }
     Ok(map)
+}
+
+/// The arguments object a model wrapped in a list (`[{"from": "a"}]`): a
+/// list of one object, when the first parameter (which the object would go
+/// to by position) does not take objects. `Err` gives the list back.
+fn list_wrapped_object(mut items: Vec<Value>, types: &ParamTypes) -> Result<Value, Vec<Value>> {
+    let first = types
+        .parameters()
+        .get("properties")
+        .and_then(Value::as_object)
+        .and_then(|p| p.keys().next());
+    let first_takes_objects = first
+        .and_then(|name| types.types.get(name.as_str()))
+        .is_some_and(|t| t.any || t.object);
+    match items.as_slice() {
+        [Value::Object(_)] if first.is_some() && !first_takes_objects => Ok(items.remove(0)),
+        _ => Err(items),
+    }
 }
 
 /// Positional arguments: the items of `items` given to the parameters in the
@@ -687,6 +744,76 @@ mod tests {
         let none = ParamTypes::from_parameters(&json!({"type": "object", "properties": {}}));
         let e = prepare("n", ToolArgs::Value(json!([1])), &none, &mut Vec::new()).unwrap_err();
         assert!(e.ends_with("`n` takes no parameters."), "{e}");
+    }
+
+    #[test]
+    fn positional_corners() {
+        // Review 30 F10: a double-encoded list, a list under a wrapper key
+        // and an object wrapped in a list.
+        let (r, k) = run(ToolArgs::Value(json!("[\"a\", \"5\"]")));
+        assert_eq!(
+            Value::Object(r.unwrap()),
+            json!({"content": "a", "limit": 5})
+        );
+        assert_eq!(
+            k,
+            [
+                "double_encoded_arguments",
+                "positional_arguments",
+                "integer_from_string"
+            ]
+        );
+        assert_eq!(
+            notes(ToolArgs::Text(r#""[\"a\"]""#.into()))[0],
+            "the arguments were a JSON string holding a list and were read as that list; send an object naming each parameter"
+        );
+        let (r, k) = run(ToolArgs::Value(json!({"arguments": ["a", 2]})));
+        assert_eq!(
+            Value::Object(r.unwrap()),
+            json!({"content": "a", "limit": 2})
+        );
+        assert_eq!(k, ["unwrapped_arguments", "positional_arguments"]);
+        assert_eq!(
+            notes(ToolArgs::Value(json!({"input": ["a"]})))[0],
+            "the arguments were wrapped under `input`, and the list inside it was used; send an object at the top level"
+        );
+        let (r, k) = run(ToolArgs::Value(json!([{"content": "a", "limit": 2}])));
+        assert_eq!(
+            Value::Object(r.unwrap()),
+            json!({"content": "a", "limit": 2})
+        );
+        assert_eq!(k, ["unwrapped_arguments"]);
+        assert_eq!(
+            notes(ToolArgs::Value(json!([{"content": "a"}])))[0],
+            "the arguments object was sent inside a list and was read as that object; send the object itself"
+        );
+        // A first parameter that takes objects gets the object by position.
+        let obj_first = ParamTypes::from_parameters(&json!({
+            "type": "object",
+            "properties": {"filter": {"type": "object"}, "n": {"type": "integer"}}
+        }));
+        let mut repairs = Vec::new();
+        let m = prepare(
+            "o",
+            ToolArgs::Value(json!([{"a": 1}])),
+            &obj_first,
+            &mut repairs,
+        )
+        .unwrap();
+        assert_eq!(Value::Object(m), json!({"filter": {"a": 1}}));
+        // A tool with a parameter named `input` keeps it.
+        let named = ParamTypes::from_parameters(&json!({
+            "type": "object",
+            "properties": {"input": {"type": "array"}}
+        }));
+        let m = prepare(
+            "i",
+            ToolArgs::Value(json!({"input": [1]})),
+            &named,
+            &mut Vec::new(),
+        )
+        .unwrap();
+        assert_eq!(Value::Object(m), json!({"input": [1]}));
     }
 
     #[test]

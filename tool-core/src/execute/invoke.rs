@@ -36,11 +36,17 @@ pub(super) async fn call_tool(
             Ok(Err(payload)) => panicked(name, payload.as_ref(), ctx),
             Err(_) => timed_out(name, timeout),
         },
-        () = cancel.cancelled() => ToolResult::error(
-            ErrorKind::Cancelled,
-            format!("The call to `{name}` was cancelled before it finished."),
-        ),
+        () = cancel.cancelled() => cancelled(name),
     }
+}
+
+/// The `cancelled` result of a call to `tool` stopped by the context's
+/// cancellation token.
+pub(crate) fn cancelled(tool: &str) -> ToolResult {
+    ToolResult::error(
+        ErrorKind::Cancelled,
+        format!("The call to `{tool}` was cancelled before it finished."),
+    )
 }
 
 /// A call's timeout: the tool's, else the context's, else the registry's.

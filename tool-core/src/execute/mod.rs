@@ -68,7 +68,12 @@ impl ToolRegistry {
     ///    not allowed on this page is `invalid_arguments`;
     /// 9. the call: wrong types, missing or unknown parameters are
     ///    `invalid_arguments` naming the parameter, the expected type (from its
-    ///    JSON Schema) and (cut to 200 characters) what was sent; a panic is
+    ///    JSON Schema) and (cut to 200 characters) what was sent (a `#[tool]`
+    ///    fn's or [`Tool::typed`](crate::Tool::typed)'s arguments are decoded,
+    ///    nested values included; a [`Tool::new`](crate::Tool::new) tool's are
+    ///    checked against its schema at the top level: `required`,
+    ///    `additionalProperties: false`, each parameter's JSON type,
+    ///    `minimum`/`maximum`); a panic is
     ///    `panicked` naming the tool (the payload goes to `tracing`, target
     ///    `tool_core`); the timeout (the tool's, else the context's, else the
     ///    registry's, 120 s by default) is `timeout`; the context's

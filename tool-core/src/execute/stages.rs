@@ -18,7 +18,7 @@ use crate::governance::approval::{ApprovalDefault, ApprovalRequest, scrub_shown}
 use crate::governance::confirm::{self, Confirmation};
 use crate::governance::secrets;
 use crate::governance::stats::{CallPhase, ToolEvent};
-use crate::layer::{Governed, LayerCall, LayerFuture, Next, ToolLayer};
+use crate::layer::{Governed, LayerCall, LayerClock, LayerFuture, Next, ToolLayer};
 use crate::read_cache::{Plan, ReadCache};
 use crate::registry::history::Rendering;
 use crate::registry::{Entry, ToolRegistry};
@@ -111,6 +111,11 @@ impl<'a> Call<'a> {
     pub(super) async fn governed(&mut self) -> ToolResult {
         self.emit(CallPhase::Pending, None, None);
         let stages = async {
+            // A call cancelled before its governed stages start (by the
+            // host, or while a layer held it) is not run.
+            if self.ctx.is_cancelled() {
+                return Err(invoke::cancelled(self.name()));
+            }
             self.url_scope()?;
             self.strip_hidden();
             self.resolve_context()?;
@@ -134,10 +139,53 @@ impl<'a> Call<'a> {
 
     /// The governed stages inside the registry's middleware layers: the
     /// first layer gets the call with the arguments as they stand.
+    ///
+    /// The call's timeout and cancellation token bound the layers too: the
+    /// time spent in layers (outside the governed stages, which have their
+    /// own bounds) over the call's timeout ends the call as `timeout`, the
+    /// token firing at any point ends it as `cancelled`; the same results a
+    /// tool that overruns gets. The outermost layer's result is masked
+    /// (secret values back to placeholders), as the tool's own is.
     pub(super) async fn layered(&mut self, layers: &[Arc<dyn ToolLayer>]) -> ToolResult {
-        let (spec, ctx) = (self.entry.tool.spec(), self.ctx);
-        let first = LayerCall::new(self.name(), std::mem::take(&mut self.args));
-        Next::new(layers, self, spec, ctx).run(first).await
+        let (spec, ctx, name) = (self.entry.tool.spec(), self.ctx, self.name());
+        let timeout = invoke::timeout_for(self.registry, &self.entry.tool, ctx);
+        let clock = LayerClock::new();
+        let first = LayerCall::new(name, std::mem::take(&mut self.args));
+        let cancel = ctx.cancellation_token();
+        let mut result = {
+            let mut next = Next::new(layers, self, spec, ctx, &clock);
+            let run = next.run(first);
+            tokio::pin!(run);
+            loop {
+                // The layers' time left. While the governed stages run the clock
+                // stands still: wait for them to end instead.
+                let governing = clock.governing();
+                let left = timeout.saturating_sub(clock.in_layers());
+                let waited = async {
+                    if governing {
+                        clock.governed_ended().await;
+                    } else {
+                        tokio::time::sleep(left).await;
+                    }
+                };
+                tokio::select! {
+                    biased;
+                    result = &mut run => break result,
+                    () = cancel.cancelled() => break invoke::cancelled(name),
+                    () = waited => {
+                        if !clock.governing() && clock.in_layers() >= timeout {
+                            break invoke::timed_out(name, timeout);
+                        }
+                    }
+                }
+            }
+        };
+        // What a layer added to the result (its own text, a value it kept
+        // from the arguments) is masked as the tool's output is.
+        if let Some(masker) = secrets::masker_for(self.ctx.secrets(), &self.substituted) {
+            masker.mask_result(&mut result);
+        }
+        result
     }
 
     /// URL scope: a tool with `url_patterns` runs only on a page they match.

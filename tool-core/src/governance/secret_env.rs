@@ -409,8 +409,10 @@ pub const MASKED: &str = "<masked>";
 /// when `NAME` looks like a secret's name ([`is_secret_env_name`], quotes
 /// around it ignored), and the word after such a `NAME:` or `"NAME":`. A PEM
 /// private key block is replaced whole. Best effort by design: it masks what
-/// looks like a secret, it cannot know every secret; values from a
-/// [`SecretStore`](crate::SecretStore) are masked by the pipeline already.
+/// looks like a secret, it cannot know every secret. Values from a
+/// [`SecretStore`](crate::SecretStore) are masked by the pipeline in tool
+/// results only; for other text (a conversation a user typed a stored
+/// value into) use [`SecretStore::mask_text`](crate::SecretStore::mask_text) as well.
 pub fn mask_secret_text(text: &str) -> String {
     let text = mask_pem_blocks(text);
     let mut out = String::with_capacity(text.len());

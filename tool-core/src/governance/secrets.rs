@@ -336,6 +336,27 @@ impl SecretStore {
         Ok(out)
     }
 
+    /// `text` with every value in the store (global and scoped, in each form
+    /// results are masked in: as is, JSON- and Debug-escaped, base64, hex,
+    /// URL-encoded) replaced by its `<secret>key</secret>` placeholder: the
+    /// pipeline's result masking, for text that does not pass through a
+    /// call (a conversation sent to a reviewer model, a log line). TOTP
+    /// codes are not known here (they change every 30 s); only their seeds
+    /// are masked.
+    ///
+    /// ```
+    /// use tool_core::SecretStore;
+    /// let store = SecretStore::new().with_secret("api_key", "S3cretValue99").unwrap();
+    /// assert_eq!(store.mask_text("token S3cretValue99."), "token <secret>api_key</secret>.");
+    /// ```
+    pub fn mask_text(&self, text: &str) -> String {
+        let mut text = text.to_owned();
+        if !self.is_empty() {
+            self.masker(&[]).mask_string(&mut text);
+        }
+        text
+    }
+
     /// A masker for every value in the store plus the TOTP codes in `used`
     /// (the other used values are stored values already). Without TOTP codes
     /// the store's cached masker is returned.

@@ -12,6 +12,30 @@
 //! argument repair), with the layer's name in `metadata["rewritten_by"]`.
 //! The output budget and the statistics run after every layer.
 //!
+//! # A layer is host code, outside governance
+//! A layer is trusted as the host's own code is: the governed stages guard
+//! what reaches the *tool*, not what a layer does. A layer that returns a
+//! result without calling [`Next::run`] (a cached answer, a refusal, a
+//! stub) answers for the tool with no URL-scope check, no confirmation and
+//! no approver asked, even for a `requires_confirmation` tool or one scoped
+//! to other pages; a layer that reaches the outside world itself is not
+//! sandboxed or approved either. Add only layers you would trust with the
+//! tools' own powers. What a layer puts in the result is masked (secret
+//! values back to `<secret>` placeholders) after the outermost layer, as
+//! the tool's output is, so every output leaving
+//! [`execute`](crate::ToolRegistry::execute) is masked.
+//!
+//! # Timeout and cancellation
+//! The call's timeout (the tool's, else the context's
+//! [`with_timeout`](crate::ToolContext::with_timeout), else the registry's)
+//! and the context's cancellation token bound the layers as they bound the
+//! tool: time spent in layers (outside the governed stages, which keep their
+//! own bounds: each run of the tool its timeout, an approval the approval
+//! timeout) beyond the timeout ends the call as `timeout`, and the token
+//! firing at any point ends it as `cancelled`, with the messages a tool that
+//! overruns gets. A call whose token fired before the governed stages start
+//! is not run.
+//!
 //! Layers are attached to a registry ([`ToolRegistry::with_layer`](crate::ToolRegistry::with_layer))
 //! or to a view ([`RegistryView::layer`](crate::RegistryView::layer)); a
 //! view's layers run outside its registry's. Within each, the first layer
@@ -70,7 +94,8 @@ use std::any::Any;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use futures_util::FutureExt;
 use serde_json::{Map, Value};
@@ -208,12 +233,88 @@ pub(crate) trait Governed: Send {
     fn run_governed(&mut self, call: LayerCall) -> LayerFuture<'_>;
 }
 
+/// The time one call spends in its layers: the time since the first layer
+/// got the call, less the time spent in the governed stages (which have
+/// their own bounds: the tool's run its timeout, an approval its approval
+/// timeout). The pipeline stops a call whose layers overrun the call's
+/// timeout.
+#[derive(Debug)]
+pub(crate) struct LayerClock {
+    started: Instant,
+    state: Mutex<ClockState>,
+    /// Told when a run of the governed stages ends.
+    left_governed: tokio::sync::Notify,
+}
+
+#[derive(Debug, Default)]
+struct ClockState {
+    /// Time spent in finished runs of the governed stages.
+    governed: Duration,
+    /// When the governed stages now running started.
+    entered: Option<Instant>,
+}
+
+impl LayerClock {
+    pub(crate) fn new() -> Self {
+        Self {
+            started: Instant::now(),
+            state: Mutex::new(ClockState::default()),
+            left_governed: tokio::sync::Notify::new(),
+        }
+    }
+
+    /// Whether the governed stages are running (the clock stands still).
+    pub(crate) fn governing(&self) -> bool {
+        let state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        state.entered.is_some()
+    }
+
+    /// Resolves when a run of the governed stages ended (at once if one
+    /// ended since the last wait).
+    pub(crate) async fn governed_ended(&self) {
+        self.left_governed.notified().await;
+    }
+
+    /// The time spent in layers so far.
+    pub(crate) fn in_layers(&self) -> Duration {
+        let state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        let now = Instant::now();
+        let governed = state.governed + state.entered.map_or(Duration::ZERO, |e| now - e);
+        now.duration_since(self.started).saturating_sub(governed)
+    }
+
+    fn enter(&self) {
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        state.entered = Some(Instant::now());
+    }
+
+    fn leave(&self) {
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(e) = state.entered.take() {
+            state.governed += e.elapsed();
+        }
+        drop(state);
+        self.left_governed.notify_one();
+    }
+}
+
+/// Stops the layer clock's governed span when dropped (a run that ends, or
+/// one dropped when the call is stopped).
+struct Governing<'c>(&'c LayerClock);
+
+impl Drop for Governing<'_> {
+    fn drop(&mut self) {
+        self.0.leave();
+    }
+}
+
 /// The rest of the stack, handed to a [`ToolLayer`].
 pub struct Next<'a> {
     layers: &'a [Arc<dyn ToolLayer>],
     inner: &'a mut (dyn Governed + 'a),
     spec: &'a ToolSpec,
     ctx: &'a ToolContext,
+    clock: &'a LayerClock,
     runs: u32,
 }
 
@@ -233,12 +334,14 @@ impl<'a> Next<'a> {
         inner: &'a mut (dyn Governed + 'a),
         spec: &'a ToolSpec,
         ctx: &'a ToolContext,
+        clock: &'a LayerClock,
     ) -> Self {
         Self {
             layers,
             inner,
             spec,
             ctx,
+            clock,
             runs: 0,
         }
     }
@@ -277,7 +380,7 @@ impl<'a> Next<'a> {
         self.runs += 1;
         match self.layers.split_first() {
             Some((first, rest)) => {
-                let next = Next::new(rest, &mut *self.inner, self.spec, self.ctx);
+                let next = Next::new(rest, &mut *self.inner, self.spec, self.ctx, self.clock);
                 // A layer's panic (when called or while running) is
                 // contained as a tool's is: the call's result says which
                 // layer crashed.
@@ -290,7 +393,11 @@ impl<'a> Next<'a> {
                     layer_panicked(first.name(), &self.spec.name, payload.as_ref(), self.ctx)
                 })
             }
-            None => self.inner.run_governed(call).await,
+            None => {
+                self.clock.enter();
+                let _governing = Governing(self.clock);
+                self.inner.run_governed(call).await
+            }
         }
     }
 }

@@ -25,11 +25,26 @@ pub struct Retry {
 }
 
 impl Retry {
-    /// Up to `max_attempts` runs (clamped to 1..=[`MAX_RUNS_PER_LAYER`]),
-    /// retrying `timeout` and `failed` results of read-only or idempotent tools.
+    /// Up to `max_attempts` runs, retrying `timeout` and `failed` results
+    /// of read-only or idempotent tools.
+    ///
+    /// `max_attempts` is clamped to 1..=[`MAX_RUNS_PER_LAYER`] (8): a layer
+    /// cannot run the rest of the stack more often than that, so `Retry::new(20)`
+    /// makes at most 8 runs and `Retry::new(0)` one. A value out of range is
+    /// logged (a `tracing` warning, target `tool_core`) and
+    /// [`max_attempts`](Self::max_attempts) tells the number used.
     pub fn new(max_attempts: u32) -> Self {
+        let clamped = max_attempts.clamp(1, MAX_RUNS_PER_LAYER);
+        if clamped != max_attempts {
+            tracing::warn!(
+                target: "tool_core",
+                asked = max_attempts,
+                used = clamped,
+                "Retry::new: the number of runs is limited to 1..={MAX_RUNS_PER_LAYER}; using {clamped}"
+            );
+        }
         Self {
-            max_attempts: max_attempts.clamp(1, MAX_RUNS_PER_LAYER),
+            max_attempts: clamped,
             kinds: vec![ErrorKind::Timeout, ErrorKind::Failed],
             any_tool: false,
         }

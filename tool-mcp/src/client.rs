@@ -1865,6 +1865,8 @@ fn runtime_tool(inner: &Arc<Inner>, remote: &McpTool) -> Result<Tool, Error> {
             result
         }
     })
+    // The server checks the arguments against its whole schema.
+    .map(Tool::without_schema_check)
     .map_err(|e| {
         Error::new(
             ErrorKind::Registry,

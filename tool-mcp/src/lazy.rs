@@ -438,6 +438,8 @@ impl LazyServer {
                 result
             }
         })
+        // The server checks the arguments against its whole schema.
+        .map(Tool::without_schema_check)
         .map_err(|e| {
             Error::new(
                 ErrorKind::Registry,

@@ -40,7 +40,9 @@ pub(crate) fn against_schema(
         Vec::new()
     };
     for name in required_of(node) {
-        if args.get(name).is_none_or(Value::is_null) {
+        // Only an absent parameter is missing: a required one may admit
+        // `null` (`"type": ["string", "null"]`), which this check does not read.
+        if args.get(name).is_none() {
             let what = expected(types, name, "value");
             return Err(messages::missing_parameter(tool, name, &what, &unknown));
         }
@@ -136,5 +138,8 @@ mod tests {
             "{e}"
         );
         assert_eq!(check(&json!({"text": "a", "limit": null})), Ok(()));
+        // A required parameter sent as null is left to the handler: its
+        // schema may admit null.
+        assert_eq!(check(&json!({"text": null})), Ok(()));
     }
 }

@@ -307,7 +307,19 @@ impl Tool {
 
     /// This fresh tool without the schema check: its handler decodes the
     /// arguments with the framework's own decoder (better messages, nested values).
-    fn decodes_own_arguments(mut self) -> Self {
+    fn decodes_own_arguments(self) -> Self {
+        self.without_schema_check()
+    }
+
+    /// This tool with [`Tool::new`]'s schema check turned off: for a handler
+    /// that hands the arguments to a peer which checks them against the
+    /// whole schema itself (an imported MCP server's tool), so that the
+    /// pipeline's top-level check, which reads only part of JSON Schema,
+    /// can never refuse what the peer accepts. Call it on the tool
+    /// `Tool::new` returned, before it is registered or cloned (a tool
+    /// already shared keeps its check).
+    #[must_use]
+    pub fn without_schema_check(mut self) -> Self {
         if let Some(derived) = Arc::get_mut(&mut self.derived) {
             derived.schema_check = false;
         }

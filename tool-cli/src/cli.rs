@@ -709,6 +709,14 @@ pub(crate) enum Command {
         /// 50 per skill, each read up to 1 MiB, only from inside the skill's folder).
         #[arg(long)]
         skills_as_prompts: bool,
+
+        /// A served tool with task support whose first input (a question, a confirmation) is
+        /// asked before its task is created, for 2026-07-28 clients with the tasks extension:
+        /// the call answers with input-required rounds until that input is given, then with
+        /// the task. Without it, the task is created at once and waits for the input in
+        /// input_required. Repeat for several tools.
+        #[arg(long, value_name = "TOOL")]
+        input_before_task: Vec<String>,
     },
 
     /// The search index `tool serve` keeps for the workspace: status, build now, drop.
@@ -880,6 +888,26 @@ mod tests {
                 .unwrap_err()
                 .contains("gemini-json-schema")
         );
+    }
+
+    #[test]
+    fn input_before_task_names_tools_and_repeats() {
+        let cli = Cli::try_parse_from([
+            "tool",
+            "serve",
+            "--input-before-task",
+            "deploy",
+            "--input-before-task",
+            "migrate",
+        ])
+        .expect("parses");
+        let Command::Serve {
+            input_before_task, ..
+        } = cli.command
+        else {
+            panic!("not serve");
+        };
+        assert_eq!(input_before_task, ["deploy", "migrate"]);
     }
 
     #[test]

@@ -618,6 +618,7 @@ fn execute(registry: &ToolRegistry, program: &Program, mut cli: Args) -> Result<
             state,
             state_prefix,
             skills_as_prompts,
+            input_before_task,
         } => {
             let has_shell = registry.get("bash_command").is_some();
             let access =
@@ -650,6 +651,7 @@ fn execute(registry: &ToolRegistry, program: &Program, mut cli: Args) -> Result<
                 view,
                 page_size,
                 catalog,
+                input_before_task,
             };
             let outcome = mcp::serve(served, &session, &runtime, access, program);
             // A cancelled call's command may still be stopping on the

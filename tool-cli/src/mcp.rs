@@ -241,6 +241,8 @@ pub(crate) struct Served {
     pub(crate) view: tool_core::RegistryView,
     pub(crate) page_size: usize,
     pub(crate) catalog: Option<tool_mcp::Catalog>,
+    /// `--input-before-task`: tools whose first input comes before their task.
+    pub(crate) input_before_task: Vec<String>,
 }
 
 /// Serves `live` over stdio, or Streamable HTTP as `http` says, until the
@@ -260,6 +262,7 @@ pub(crate) fn serve(
         view,
         page_size,
         catalog,
+        input_before_task,
     } = served;
     // Count what `tools/list` offers: a tool with URL patterns that do not
     // match the server's page URL is not listed (issue 24, banner count).
@@ -275,6 +278,16 @@ pub(crate) fn serve(
         )
     };
     let workspace = session.ctx.value_str("workspace").unwrap_or("?").to_owned();
+    for name in &input_before_task {
+        let support = registry.get(name).map(|t| t.spec().task_support);
+        if support.is_none_or(|s| s == tool_core::TaskSupport::Forbidden) {
+            let _ = writeln!(
+                std::io::stderr(),
+                "warning: tool serve: --input-before-task {name}: no served tool of that name \
+                 has task support (#[tool(task_support = ...)]); the flag does nothing for it"
+            );
+        }
+    }
     // One ledger per MCP session, and per client trace in the stateless
     // era (issue 23 item 5): what one client read never lets another write.
     let server = McpServer::new(view)
@@ -284,6 +297,7 @@ pub(crate) fn serve(
             _ => tool_builtins::for_session(ctx),
         })
         .with_page_size(page_size)
+        .with_input_before_task(input_before_task)
         .with_server_info(program.name(), program.version());
     let server = match catalog {
         Some(catalog) => server.with_catalog(catalog),

@@ -190,6 +190,8 @@ pub struct McpToolSource {
     /// [`McpToolSource::with_idle_timeout`], in milliseconds (saturating;
     /// eight bytes keep the config entry enum small).
     idle_timeout_ms: u64,
+    /// [`McpToolSource::with_task_calls`]: remote tools always called as tasks.
+    task_calls: Vec<String>,
 }
 
 /// Whether a stdio server runs in the kernel sandbox (see
@@ -276,6 +278,7 @@ impl McpToolSource {
             sandbox: SandboxSetting::Unset,
             sampler: None,
             idle_timeout_ms: DEFAULT_SERVER_IDLE_TIMEOUT.as_secs() * 1000,
+            task_calls: Vec::new(),
         }
     }
 
@@ -505,6 +508,23 @@ impl McpToolSource {
         self
     }
 
+    /// Calls these remote tools (the server's own names) as tasks
+    /// ([`crate::task_call`]) although the server does not require it: for
+    /// tools whose task support is `optional` that may run longer than one
+    /// request should wait. Default: none; every other tool is called
+    /// plainly until the server refuses a plain call of it (task support
+    /// `required`), and as a task from then on. The task still runs within
+    /// [`with_timeout`](Self::with_timeout), counted from the call's start.
+    #[must_use]
+    pub fn with_task_calls<I, S>(mut self, tools: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.task_calls.extend(tools.into_iter().map(Into::into));
+        self
+    }
+
     /// The protocol era to open the connection with (default
     /// [`ProtocolEra::Auto`]: `server/discover`, else `initialize`);
     /// `.mcp.json`'s `"protocol"` key.
@@ -701,6 +721,9 @@ impl McpToolSource {
             }),
             roots: self.roots.clone(),
         };
+        let _ = shared
+            .capabilities
+            .set(ClientHandler::get_info(&handler).capabilities);
         let lifecycle = match self.era {
             ProtocolEra::Initialize => ClientLifecycleMode::Initialize,
             ProtocolEra::Discover => ClientLifecycleMode::Discover {
@@ -894,6 +917,7 @@ impl McpToolSource {
             self.timeout,
             era,
             self.filter,
+            self.task_calls,
         ))
     }
 }
@@ -915,6 +939,8 @@ struct Shared {
     calls: Mutex<Vec<InFlight>>,
     /// The id of the next [`InFlight`].
     next_call: std::sync::atomic::AtomicU64,
+    /// The client's capabilities (what it declared), for the `_meta` of task requests.
+    capabilities: std::sync::OnceLock<rmcp::model::ClientCapabilities>,
 }
 
 /// One `tools/call` in flight: its context and what it calls.
@@ -1228,6 +1254,10 @@ struct Inner {
     filter: ToolFilter,
     /// Local names this connection has put into a live registry.
     imported: Mutex<Vec<String>>,
+    /// Remote tools called as tasks: the source's
+    /// [`with_task_calls`](McpToolSource::with_task_calls), and those whose
+    /// plain call the server refused for want of a task.
+    task_tools: Mutex<std::collections::HashSet<String>>,
 }
 
 impl std::fmt::Debug for McpConnection {
@@ -1249,6 +1279,10 @@ impl Drop for Inner {
 impl McpConnection {
     /// `started`: the running service, and the sandbox of its server
     /// process (kept until the service ended, then dropped off the runtime).
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "the parts of one connection, each used once"
+    )]
     fn start(
         started: (
             RunningService<RoleClient, Handler>,
@@ -1260,6 +1294,7 @@ impl McpConnection {
         timeout: Duration,
         era: ProtocolEra,
         filter: ToolFilter,
+        task_calls: Vec<String>,
     ) -> Self {
         let (running, sandbox) = started;
         let peer = running.peer().clone();
@@ -1294,6 +1329,7 @@ impl McpConnection {
                 era,
                 filter,
                 imported: Mutex::new(Vec::new()),
+                task_tools: Mutex::new(task_calls.into_iter().collect()),
             }),
         }
     }
@@ -1621,7 +1657,9 @@ impl Inner {
         }
     }
 
-    /// Calls remote tool `remote` (its wire name).
+    /// Calls remote tool `remote` (its wire name): plainly, or as a task
+    /// ([`crate::task_call`]) when the source asks for it or the server
+    /// refuses a plain call for want of one.
     async fn call(
         self: Arc<Self>,
         remote: String,
@@ -1629,19 +1667,49 @@ impl Inner {
         ctx: ToolContext,
     ) -> ToolResult {
         let _in_flight = self.shared.enter(&ctx, &remote, &args);
+        let deadline = tokio::time::Instant::now() + self.timeout;
+        let mut as_task = self.is_task_tool(&remote);
         let mut params = CallToolRequestParams::new(remote.clone()).with_arguments(args.clone());
         // 2026-07-28: an input-required result (a confirmation) is answered
         // through `ctx`'s approver and the call retried, a few rounds at most.
         for _round in 0..MAX_INPUT_ROUNDS {
             match Arc::clone(&self)
-                .call_once(&remote, params.clone(), &ctx)
+                .call_once(&remote, params.clone(), &ctx, as_task)
                 .await
             {
                 Ok(InputRound::Asked(asked)) => {
-                    let (responses, state) =
-                        answer_input(&self.shared, &self.server, &remote, &args, asked, &ctx).await;
+                    let (responses, state) = (
+                        answer_input(
+                            &self.shared,
+                            &self.server,
+                            &remote,
+                            &args,
+                            asked.input_requests.unwrap_or_default(),
+                            &ctx,
+                        )
+                        .await,
+                        asked.request_state,
+                    );
                     params.input_responses = Some(responses);
                     params.request_state = state;
+                }
+                Ok(InputRound::Task(created, token)) => {
+                    let result = self.follow(&remote, &args, created, &ctx, deadline).await;
+                    if let Some(token) = token {
+                        self.shared
+                            .progress
+                            .lock()
+                            .unwrap_or_else(PoisonError::into_inner)
+                            .forget(&token);
+                    }
+                    return result;
+                }
+                Ok(InputRound::NeedsTask) => {
+                    as_task = true;
+                    self.task_tools
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .insert(remote.clone());
                 }
                 Ok(InputRound::Done(result)) => return result,
                 Err(result) => return result,
@@ -1656,16 +1724,93 @@ impl Inner {
         )
     }
 
-    /// One `tools/call` request.
+    /// Whether `remote` is called as a task.
+    fn is_task_tool(&self, remote: &str) -> bool {
+        self.task_tools
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .contains(remote)
+    }
+
+    /// Which tasks the server speaks: the extension when it advertises it,
+    /// else the 2025-11-25 utility in a session (rmcp keeps no trace of
+    /// that capability, so it is assumed); `None` in a 2026-07-28
+    /// connection without the extension.
+    fn task_flavour(&self) -> Option<crate::task_call::Flavour> {
+        let extension = self
+            .peer
+            .peer_info()
+            .is_some_and(|info| info.capabilities.supports_tasks());
+        if extension {
+            Some(crate::task_call::Flavour::Extension)
+        } else if self.era == ProtocolEra::Initialize {
+            Some(crate::task_call::Flavour::Utility)
+        } else {
+            None
+        }
+    }
+
+    /// The `_meta` of task requests: the capabilities with the extension.
+    fn task_meta(&self) -> rmcp::model::RequestMetaObject {
+        crate::task_call::task_meta(&self.shared.capabilities.get().cloned().unwrap_or_default())
+    }
+
+    /// Follows task `created` of a call of `remote` to its end.
+    async fn follow(
+        &self,
+        remote: &str,
+        args: &Map<String, Value>,
+        created: crate::task_call::Created,
+        ctx: &ToolContext,
+        deadline: tokio::time::Instant,
+    ) -> ToolResult {
+        let follow = crate::task_call::Follow {
+            peer: &self.peer,
+            closed: &self.closed,
+            server: &self.server,
+            meta: self.task_meta(),
+            deadline,
+            timeout: self.timeout,
+        };
+        let answer =
+            |requests| answer_input(&self.shared, &self.server, remote, args, requests, ctx);
+        let id = created.id.clone();
+        let mut result = match follow.run(created, ctx, answer).await {
+            crate::task_call::Ended::Result(result) => self.to_tool_result(remote, result),
+            crate::task_call::Ended::Error(result) => {
+                result.with_metadata(meta::MCP, json!({"server": self.server, "tool": remote}))
+            }
+        };
+        if let Some(mcp) = result.metadata.get_mut(meta::MCP) {
+            mcp["task"] = Value::String(id);
+        }
+        result
+    }
+
+    /// One `tools/call` request; `as_task`: as a task of the server's flavour.
     async fn call_once(
         self: Arc<Self>,
         remote: &str,
         params: CallToolRequestParams,
         ctx: &ToolContext,
+        as_task: bool,
     ) -> Result<InputRound, ToolResult> {
-        let options = PeerRequestOptions::with_timeout(self.timeout);
-        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let mut options = PeerRequestOptions::with_timeout(self.timeout);
+        let flavour = as_task.then(|| self.task_flavour()).flatten();
+        let request = match flavour {
+            Some(crate::task_call::Flavour::Utility) => {
+                // The utility's task lives at most its TTL: the call's
+                // timeout and a minute to fetch the result.
+                crate::task_call::utility_call(&params, self.timeout + Duration::from_secs(60))
+            }
+            Some(crate::task_call::Flavour::Extension) => {
+                options = options.with_meta(self.task_meta());
+                ClientRequest::CallToolRequest(CallToolRequest::new(params))
+            }
+            None => ClientRequest::CallToolRequest(CallToolRequest::new(params)),
+        };
         let mut token = None;
+        let mut refusal = None;
         let outcome = async {
             let handle = tokio::select! {
                 h = self.peer.send_cancellable_request(request, options) => h,
@@ -1682,7 +1827,13 @@ impl Inner {
                     .register(handle.progress_token.clone(), ctx.clone());
             }
             tokio::select! {
-                r = handle.await_response() => r.map_err(|e| self.service_error("tools/call", &e)).map(Some),
+                r = handle.await_response() => r.map_err(|e| {
+                    let session = self.era == ProtocolEra::Initialize;
+                    if !as_task && crate::task_call::refused_for_tasks(&e, session) {
+                        refusal = Some(());
+                    }
+                    self.service_error("tools/call", &e)
+                }).map(Some),
                 () = self.closed.cancelled() => Err(self.closed_error()),
                 () = ctx.cancellation_token().cancelled() => {
                     let param = CancelledNotificationParam::new(
@@ -1695,12 +1846,27 @@ impl Inner {
             }
         }
         .await;
+        // A task keeps its progress route until it ends.
+        if let Ok(Some(answer)) = &outcome
+            && let Some(created) = crate::task_call::created(answer)
+        {
+            return Ok(InputRound::Task(created, token));
+        }
         if let Some(token) = token {
             self.shared
                 .progress
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
                 .forget(&token);
+        }
+        let session = self.era == ProtocolEra::Initialize;
+        let refused_in_result = matches!(
+            &outcome,
+            Ok(Some(ServerResult::CallToolResult(r)))
+                if !as_task && session && crate::task_call::refusal_result(r)
+        );
+        if (refusal.is_some() || refused_in_result) && self.task_flavour().is_some() {
+            return Ok(InputRound::NeedsTask);
         }
         Err(match outcome {
             Ok(Some(ServerResult::CallToolResult(result))) => {
@@ -1953,9 +2119,16 @@ enum InputRound {
     Done(ToolResult),
     /// An input-required result (2026-07-28).
     Asked(InputRequiredResult),
+    /// A task the server created, and the progress token of its call
+    /// (still routed to the caller).
+    Task(crate::task_call::Created, Option<ProgressToken>),
+    /// The server refused a plain call: the tool must be called as a task.
+    NeedsTask,
 }
 
-/// Answers an input-required result: `roots/list` with the source's
+/// Answers the input requests of an input-required result or of a task
+/// in `input_required` (at most [`crate::input::MAX_INPUT_REQUESTS`] of
+/// them; the rest stay unanswered): `roots/list` with the source's
 /// roots, sampling with its [`Sampler`], elicitation through `ctx`'s hooks
 /// ([`crate::requests::elicit`]: a confirmation for the local tool by the
 /// approver, whose editable parameters are the form's other fields; any
@@ -1967,11 +2140,11 @@ async fn answer_input(
     server: &str,
     remote: &str,
     args: &Map<String, Value>,
-    asked: InputRequiredResult,
+    requests: rmcp::model::InputRequests,
     ctx: &ToolContext,
-) -> (InputResponses, Option<String>) {
+) -> InputResponses {
     let mut responses = InputResponses::new();
-    for (key, request) in asked.input_requests.unwrap_or_default() {
+    for (key, request) in requests.into_iter().take(crate::input::MAX_INPUT_REQUESTS) {
         let params = serde_json::to_value(&request)
             .ok()
             .and_then(|v| v.get("params").cloned())
@@ -2006,7 +2179,7 @@ async fn answer_input(
         };
         responses.insert(key, answer);
     }
-    (responses, asked.request_state)
+    responses
 }
 
 #[cfg(test)]

@@ -222,6 +222,7 @@ mod requests;
 mod sandbox;
 mod server;
 mod stdio;
+mod task_call;
 mod task_input;
 mod tasks;
 
@@ -265,6 +266,10 @@ pub use requests::{
 pub use rmcp;
 pub use server::{ClientScope, DEFAULT_PAGE_SIZE, McpServer, SHUTDOWN_TIMEOUT, shutdown_signal};
 pub use stdio::protect_stdout;
+pub use task_call::{
+    DEFAULT_TASK_POLL_INTERVAL, MAX_TASK_INPUT_ROUNDS, MAX_TASK_POLL_INTERVAL, MAX_TASK_POLLS,
+    MAX_TASK_RESULT_BYTES, MIN_TASK_POLL_INTERVAL, TASK_CANCEL_TIMEOUT,
+};
 pub use task_input::MAX_TASK_INPUT_RESPONSE_BYTES;
 pub use tasks::{
     CANCEL_GRACE, DEFAULT_MAX_LIVE_TASKS, DEFAULT_MAX_RESULT_BYTES, DEFAULT_POLL_INTERVAL,

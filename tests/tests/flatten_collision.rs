@@ -3,7 +3,7 @@
 //! break the parameter-name rule, flattened types that are not structs and
 //! tools with several spec problems: the registry refuses the tools when it
 //! is built, naming the tool, the parameter and both owners, every problem
-//! listed. Its own test binary,
+//! listed, and `# Arguments` entries naming no parameter nor field. Its own test binary,
 //! since these tools make the global registry unbuildable.
 #![allow(
     deprecated,
@@ -120,6 +120,17 @@ fn clash_hidden(#[arg(flatten)] args: SearchArgs, uid: String) -> String {
     args.query + &uid
 }
 
+/// A misspelt field in the argument section (the macro cannot see the
+/// fields; the registry checks the entry against them).
+///
+/// # Arguments
+/// * `qurey` - Words to look for.
+/// * `limit` - At most this many.
+#[tool]
+fn doc_typo(#[arg(flatten)] args: SearchArgs, limit: Option<u32>) -> String {
+    format!("{} {limit:?}", args.query)
+}
+
 /// An enum cannot be lifted.
 #[tool]
 fn flat_enum(#[arg(flatten)] mode: Mode) -> String {
@@ -153,6 +164,7 @@ fn expected() -> Vec<String> {
         "tool `clash_param` has two parameters named `query`: the parameter `query: String` and a field of `SearchArgs` (the flattened parameter `args`); rename one (`#[serde(rename = \"...\")]` on a field, `#[arg(rename = \"...\")]` on a parameter)".to_owned(),
         "tool `clash_renamed` has two parameters named `query`: the parameter `words: String` (sent as `query`) and a field of `SearchArgs` (the flattened parameter `args`); rename one (`#[serde(rename = \"...\")]` on a field, `#[arg(rename = \"...\")]` on a parameter)".to_owned(),
         "tool `clash_two` has two parameters named `query`: a field of `SearchArgs` (the flattened parameter `a`) and a field of `MoreArgs` (the flattened parameter `b`); rename one (`#[serde(rename = \"...\")]` on a field, `#[arg(rename = \"...\")]` on a parameter)".to_owned(),
+        "invalid tool `doc_typo`: the doc comment's argument section describes `qurey`, which is no parameter or flattened field of the tool (did you mean `query`?)".to_owned(),
         "invalid tool `flat_enum`: the flattened parameter `mode: Mode` is not a struct with named fields: its schema is not `\"type\": \"object\"` (an enum, a tuple struct, a newtype of a scalar?); `#[arg(flatten)]` lifts a struct's fields to the tool's top-level parameters".to_owned(),
         // A newtype is followed to what it wraps, and the message says so.
         "invalid tool `flat_mode_box`: the flattened parameter `m: ModeBox` is not a struct with named fields (it wraps `Mode`, whose schema it takes): its schema is not `\"type\": \"object\"` (an enum, a tuple struct, a newtype of a scalar?); `#[arg(flatten)]` lifts a struct's fields to the tool's top-level parameters".to_owned(),

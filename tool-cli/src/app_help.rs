@@ -261,7 +261,10 @@ stdin), then any number of `--key=value` (or `--key value`) pairs; a pair
 overrides the same key of the object. A value that parses as JSON is used as
 that JSON (`--limit=5` is a number, `--x=true` a boolean), anything else is a
 string; quote to force a string (`--query='\"true\"'`). A bare `--flag` is
-`true`. Dashes in keys become underscores (`--from-year` is `from_year`).
+`true`. Dashes in keys become underscores (`--from-year` is `from_year`);
+a key no parameter has names the one parameter spelt the same but for case,
+dashes and underscores (`--from-year` is also `fromYear`). The JSON object
+takes exact names only.
 Everything after NAME belongs to the tool: give this program's own options
 before NAME.
 

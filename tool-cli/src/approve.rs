@@ -136,6 +136,44 @@ fn exit_on_interrupt() {
     });
 }
 
+/// The terminal's confirmation question: the tool and its kind, the
+/// model's arguments as JSON (at most 400 characters, the rest elided), the
+/// values the application supplies, one line per parameter left out that
+/// the tool fills with its default (`  quantity: 1 (default)`, the value as
+/// JSON cut to 100 characters), then `Run it? [y/N] `. JSON escapes
+/// control characters, so nothing here can move the cursor.
+fn prompt_text(request: &ApprovalRequest) -> String {
+    let arguments = serde_json::to_string(&request.arguments).unwrap_or_default();
+    let shown = cut(&arguments, 400);
+    let injected = request
+        .injected_line(400)
+        .map(|line| format!("  {line}\n"))
+        .unwrap_or_default();
+    let defaults: String = request
+        .defaults
+        .iter()
+        .map(|(name, value)| {
+            format!(
+                "  {}: {} (default)\n",
+                cut(name, 64),
+                cut(&value.to_string(), 100)
+            )
+        })
+        .collect();
+    format!(
+        "`{}` ({}) needs your confirmation.\n  arguments: {shown}\n{injected}{defaults}Run it? [y/N] ",
+        request.tool, request.kind
+    )
+}
+
+/// `text`'s first `max` characters, with `…` when it had more.
+fn cut(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((end, _)) => format!("{}…", &text[..end]),
+        None => text.to_owned(),
+    }
+}
+
 /// Asks on stderr and reads one line from `/dev/tty`: `y` or `yes`
 /// (any case) approves, anything else denies.
 fn ask_terminal(request: &ApprovalRequest) -> ApprovalDecision {
@@ -144,23 +182,10 @@ fn ask_terminal(request: &ApprovalRequest) -> ApprovalDecision {
             "this call needs a person's confirmation and there is no terminal to ask on".to_owned(),
         );
     };
-    let arguments = serde_json::to_string(&request.arguments).unwrap_or_default();
-    // At most 400 characters of arguments on the terminal; the rest elided.
-    let shown = match arguments.char_indices().nth(400) {
-        Some((end, _)) => format!("{}…", &arguments[..end]),
-        None => arguments,
-    };
-    let injected = request
-        .injected_line(400)
-        .map(|line| format!("  {line}\n"))
-        .unwrap_or_default();
+    let prompt = prompt_text(request);
     PROMPTING.store(true, Ordering::SeqCst);
     let mut err = std::io::stderr().lock();
-    let _ = write!(
-        err,
-        "`{}` ({}) needs your confirmation.\n  arguments: {shown}\n{injected}Run it? [y/N] ",
-        request.tool, request.kind
-    );
+    let _ = write!(err, "{prompt}");
     let _ = err.flush();
     drop(err);
     let mut line = String::new();
@@ -232,5 +257,38 @@ fn ask_question(question: &tool_core::Question) -> tool_core::Answer {
             Answer::Answered(picked.map_or_else(|| text.to_owned(), Clone::clone))
         }
         Err(e) => Answer::NoPerson(format!("the terminal could not be read: {e}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// Review 24, finding 10: the person sees the defaults the call runs
+    /// with, not only the model's arguments.
+    #[test]
+    fn the_prompt_shows_the_defaults_the_call_runs_with() {
+        let object = |v: serde_json::Value| v.as_object().cloned().unwrap_or_default();
+        let request = ApprovalRequest {
+            tool: "place_order".to_owned(),
+            kind: tool_core::ToolKind::Write,
+            display: Default::default(),
+            arguments: object(json!({"sku": "MUG-1"})),
+            editable_params: Vec::new(),
+            trace_id: None,
+            injected: object(json!({"uid": "u-42"})),
+            editable_schemas: serde_json::Map::new(),
+            defaults: object(json!({"quantity": 1, "note": "x".repeat(120)})),
+        };
+        assert_eq!(
+            prompt_text(&request),
+            format!(
+                "`place_order` (write) needs your confirmation.\n  arguments: {{\"sku\":\"MUG-1\"}}\n  \
+                 supplied by the application: {{\"uid\":\"u-42\"}}\n  quantity: 1 (default)\n  \
+                 note: \"{}… (default)\nRun it? [y/N] ",
+                "x".repeat(99)
+            )
+        );
     }
 }

@@ -125,7 +125,10 @@ overrides the same key of the object. A value that parses as JSON is used as
 that JSON (`--limit=5` is a number, `--tags='[\"a\"]'` a list, `--x=true` a
 boolean), anything else is a string (`--query=hello`); quote to force a string
 (`--query='\"true\"'`). A bare `--flag` is `true`. Dashes in keys become
-underscores (`--file-path` is `file_path`). Everything after NAME belongs to
+underscores (`--file-path` is `file_path`); a key no parameter has names the
+one parameter spelt the same but for case, dashes and underscores
+(`--case-sensitive` is also `caseSensitive`). The JSON object takes exact
+names only. Everything after NAME belongs to
 the tool: give this program's own options before NAME. (A lone `--help` after
 NAME shows the tool's parameters, unless the tool has one called `help`.)
 

@@ -345,12 +345,38 @@ pub(crate) fn tool_help(registry: &ToolRegistry, name: &str, words: &[String]) -
         .as_array()
         .map(|r| r.iter().filter_map(Value::as_str).collect())
         .unwrap_or_default();
+    let program = crate::app::program_name();
     let mut text = format!(
         "{} ({})\n\n{}\n",
         spec.name,
         spec.kind,
         spec.description.trim()
     );
+    // What a user otherwise learns from refusals (review 24, finding 15).
+    if spec.flags.requires_confirmation {
+        text.push_str(
+            "\nAsks for confirmation before it runs: a y/N question on a terminal, else as \
+             `--approve` says (before the tool name; `--approve all` runs it unasked).\n",
+        );
+        let editable: Vec<String> = spec
+            .editable_params
+            .iter()
+            .map(|p| format!("--{}", p.replace('_', "-")))
+            .collect();
+        if !editable.is_empty() {
+            text.push_str(&format!(
+                "The person confirming may change: {}.\n",
+                editable.join(", ")
+            ));
+        }
+    }
+    if !spec.url_patterns.is_empty() {
+        text.push_str(&format!(
+            "\nRuns only on pages matching {}: give the page with `{program} --page-url URL call {} …`.\n",
+            spec.url_patterns.join(" or "),
+            spec.name
+        ));
+    }
     if params.is_empty() {
         text.push_str("\nNo parameters.\n");
     } else {
@@ -368,7 +394,11 @@ pub(crate) fn tool_help(registry: &ToolRegistry, name: &str, words: &[String]) -
                 None => ", optional".to_owned(),
             }
         };
-        text.push_str(&format!("  --{}=<{kind}>{need}\n", param.replace('_', "-")));
+        let limits = limits(schema);
+        text.push_str(&format!(
+            "  --{}=<{kind}>{need}{limits}\n",
+            param.replace('_', "-")
+        ));
         if let Some(doc) = schema["description"].as_str() {
             for line in doc.lines() {
                 text.push_str(&format!("      {line}\n"));
@@ -378,9 +408,36 @@ pub(crate) fn tool_help(registry: &ToolRegistry, name: &str, words: &[String]) -
     text.push_str(&format!(
         "\nRun `{program} schema {}` for the full JSON Schema, `{program} call --help` for the syntax.\n",
         spec.name,
-        program = crate::app::program_name()
     ));
     Some(text)
+}
+
+/// The bounds a parameter's own schema sets, for `tool call NAME --help`:
+/// `, at least 1, at most 100` (`minimum` / `maximum`), `, 1 to 64
+/// characters`-style length limits (`minLength` / `maxLength`), or nothing.
+/// An exclusive bound reads "more than" / "less than".
+fn limits(schema: &Value) -> String {
+    let mut parts = Vec::new();
+    let bound = |key: &str| schema.get(key).filter(|v| v.is_number());
+    if let Some(min) = bound("minimum") {
+        parts.push(format!("at least {min}"));
+    }
+    if let Some(min) = bound("exclusiveMinimum") {
+        parts.push(format!("more than {min}"));
+    }
+    if let Some(max) = bound("maximum") {
+        parts.push(format!("at most {max}"));
+    }
+    if let Some(max) = bound("exclusiveMaximum") {
+        parts.push(format!("less than {max}"));
+    }
+    if let Some(min) = bound("minLength") {
+        parts.push(format!("at least {min} characters"));
+    }
+    if let Some(max) = bound("maxLength") {
+        parts.push(format!("at most {max} characters"));
+    }
+    parts.iter().map(|p| format!(", {p}")).collect()
 }
 
 /// The `<…>` of a parameter in `tool call NAME --help`: its listed values
@@ -625,4 +682,48 @@ pub(crate) fn unknown_tool_message(registry: &ToolRegistry, name: &str) -> Strin
         crate::app::program_name()
     ));
     message
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use tool_core::{Tool, ToolResult, ToolSpec};
+
+    /// Review 24, finding 15: per-tool help says what a user otherwise
+    /// learns from refusals: confirmation, the page rule, the bounds.
+    #[test]
+    fn tool_help_names_confirmation_the_page_rule_and_bounds() {
+        let mut spec = ToolSpec::new(
+            "place_order",
+            "Order an item.",
+            json!({"type": "object", "properties": {
+                "sku": {"type": "string", "minLength": 3, "description": "What to order"},
+                "quantity": {"type": "integer", "minimum": 1, "maximum": 99, "default": 1}
+            }, "required": ["sku"]}),
+        )
+        .requires_confirmation(&["quantity"]);
+        spec.url_patterns = vec!["https://*.shop.example/**".to_owned()];
+        let tool = Tool::new(spec, |_args, _ctx| async { ToolResult::ok("ok") }).expect("valid");
+        let mut registry = ToolRegistry::new();
+        registry.register(tool).expect("registers");
+        let text = tool_help(&registry, "place_order", &["--help".to_owned()]).expect("help");
+        let program = crate::app::program_name();
+        assert_eq!(
+            text,
+            format!(
+                "place_order (other)\n\nOrder an item.\n\n\
+                 Asks for confirmation before it runs: a y/N question on a terminal, else as \
+                 `--approve` says (before the tool name; `--approve all` runs it unasked).\n\
+                 The person confirming may change: --quantity.\n\n\
+                 Runs only on pages matching https://*.shop.example/**: give the page with \
+                 `{program} --page-url URL call place_order …`.\n\n\
+                 Parameters (as --key=value, or one JSON object):\n\
+                 \x20 --sku=<string>, required, at least 3 characters\n\
+                 \x20     What to order\n\
+                 \x20 --quantity=<integer>, optional, default 1, at least 1, at most 99\n\n\
+                 Run `{program} schema place_order` for the full JSON Schema, `{program} call --help` for the syntax.\n"
+            )
+        );
+    }
 }

@@ -721,7 +721,10 @@ fn inject_mode(meta: &Meta) -> darling::Result<Option<InjectMode>> {
         "merge" => Ok(Some(InjectMode::Merge)),
         other => Err(error_at(
             &lit,
-            format!("unknown mode `{other}`; expected \"default\" | \"merge\""),
+            match tool_rules::suggest::did_you_mean(other, ["default", "merge"]) {
+                Some(close) => format!("unknown mode `{other}`; did you mean `{close}`?"),
+                None => format!("unknown mode `{other}`; expected \"default\" | \"merge\""),
+            },
         )),
     }
 }

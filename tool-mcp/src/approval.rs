@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use rmcp::model::{
     BooleanSchema, CallToolResponse, CallToolResult, ElicitRequest, ElicitRequestParams,
-    ElicitResult, ElicitationAction, ElicitationSchema, InputRequest, InputRequests,
+    ElicitResult, ElicitationAction, ElicitationSchema, EnumSchema, InputRequest, InputRequests,
     InputRequiredResult, IntegerSchema, NumberSchema, PrimitiveSchemaDefinition, StringSchema,
 };
 use rmcp::service::{ElicitationMode, RequestContext};
@@ -193,21 +193,92 @@ fn field_of(value: Option<&Value>) -> Field<'_> {
     }
 }
 
-/// The form field of the editable parameter `param` whose value is `current`.
-fn field_schema(param: &str, current: Option<&Value>) -> PrimitiveSchemaDefinition {
+/// The form field of the editable parameter `param` whose value is
+/// `current`, carrying what `schema` (the parameter's JSON Schema,
+/// [`ApprovalRequest::editable_schemas`]) says that a form field can hold:
+/// its `description`, `minimum` / `maximum` for a number, `minLength` /
+/// `maxLength` and a string `enum` (a single-select field) for a string.
+fn field_schema(
+    param: &str,
+    current: Option<&Value>,
+    schema: Option<&Value>,
+) -> PrimitiveSchemaDefinition {
+    let keyword = |key: &str| schema.and_then(|s| s.get(key));
+    let description = keyword("description")
+        .and_then(Value::as_str)
+        .map(str::to_owned);
     match field_of(current) {
         Field::String(text) => {
-            PrimitiveSchemaDefinition::String(StringSchema::new().with_default(text))
+            if let Some(values) = keyword("enum").and_then(Value::as_array) {
+                let values: Option<Vec<String>> = values
+                    .iter()
+                    .map(|v| v.as_str().map(str::to_owned))
+                    .collect();
+                let mut builder = EnumSchema::builder(values.unwrap_or_default());
+                if let Some(description) = &description {
+                    builder = builder.description(description.clone());
+                }
+                if let Ok(builder) = builder.with_default(text) {
+                    return PrimitiveSchemaDefinition::Enum(builder.build());
+                }
+            }
+            let mut field = StringSchema::new().with_default(text);
+            if let Some(description) = description {
+                field = field.description(description);
+            }
+            let length = |key| {
+                keyword(key)
+                    .and_then(Value::as_u64)
+                    .and_then(|n| u32::try_from(n).ok())
+            };
+            if let Some(min) = length("minLength") {
+                field = field.min_length(min);
+            }
+            if let Some(max) = length("maxLength") {
+                field = field.max_length(max);
+            }
+            PrimitiveSchemaDefinition::String(field)
         }
         Field::Boolean(flag) => {
-            PrimitiveSchemaDefinition::Boolean(BooleanSchema::new().with_default(flag))
+            let mut field = BooleanSchema::new().with_default(flag);
+            if let Some(description) = description {
+                field = field.description(description);
+            }
+            PrimitiveSchemaDefinition::Boolean(field)
         }
         Field::Integer(n) => {
-            PrimitiveSchemaDefinition::Integer(IntegerSchema::new().with_default(n))
+            let mut field = IntegerSchema::new().with_default(n);
+            if let Some(description) = description {
+                field = field.description(description);
+            }
+            // A bound beyond i64 (u64::MAX) is left to tool-core's check.
+            if let Some(min) = keyword("minimum").and_then(Value::as_i64) {
+                field = field.minimum(min);
+            }
+            if let Some(max) = keyword("maximum").and_then(Value::as_i64) {
+                field = field.maximum(max);
+            }
+            PrimitiveSchemaDefinition::Integer(field)
         }
-        Field::Number(n) => PrimitiveSchemaDefinition::Number(NumberSchema::new().with_default(n)),
+        Field::Number(n) => {
+            let mut field = NumberSchema::new().with_default(n);
+            if let Some(description) = description {
+                field = field.description(description);
+            }
+            if let Some(min) = keyword("minimum").and_then(Value::as_f64) {
+                field = field.minimum(min);
+            }
+            if let Some(max) = keyword("maximum").and_then(Value::as_f64) {
+                field = field.maximum(max);
+            }
+            PrimitiveSchemaDefinition::Number(field)
+        }
         Field::Json(value) => {
-            let mut field = StringSchema::new().description(format!("`{param}` as JSON"));
+            let text = match description {
+                Some(description) => format!("{description} (`{param}` as JSON)"),
+                None => format!("`{param}` as JSON"),
+            };
+            let mut field = StringSchema::new().description(text);
             if let Some(value) = value {
                 field = field.with_default(value.to_string());
             }
@@ -216,9 +287,21 @@ fn field_schema(param: &str, current: Option<&Value>) -> PrimitiveSchemaDefiniti
     }
 }
 
+/// The value an editable parameter has before any edit: the model's
+/// argument, else the application's injected value, else the tool's
+/// default (a form shows it as the field's default; kept, it is no edit).
+fn current_value<'a>(request: &'a ApprovalRequest, param: &str) -> Option<&'a Value> {
+    request
+        .arguments
+        .get(param)
+        .or_else(|| request.injected.get(param))
+        .or_else(|| request.defaults.get(param))
+}
+
 /// The question of a confirmation: the tool, its kind, the arguments the
 /// model sent and, on a line of its own, the values the application
-/// supplies (hidden and injected parameters, secret-looking ones not shown).
+/// supplies (hidden and injected parameters, secret-looking ones not shown),
+/// then on another the defaults the tool fills for parameters left out.
 fn confirmation_message(request: &ApprovalRequest) -> String {
     let arguments = serde_json::to_string(&request.arguments).unwrap_or_default();
     let mut message = format!(
@@ -228,6 +311,14 @@ fn confirmation_message(request: &ApprovalRequest) -> String {
     if let Some(line) = request.injected_line(INJECTED_SHOWN) {
         message.push('\n');
         message.push_str(&line);
+    }
+    if !request.defaults.is_empty() {
+        let json = Value::Object(request.defaults.clone()).to_string();
+        message.push_str("\nthe tool's defaults for the rest: ");
+        message.push_str(&tool_rules::text::clip(
+            &json,
+            tool_rules::text::Clip::chars(INJECTED_SHOWN),
+        ));
     }
     message
 }
@@ -263,11 +354,9 @@ pub(crate) fn confirmation_form(request: &ApprovalRequest) -> (String, Elicitati
             continue;
         }
         // An injected value the person may change shows as the field's default.
-        let current = request
-            .arguments
-            .get(param)
-            .or_else(|| request.injected.get(param));
-        properties.insert(param.clone(), field_schema(param, current));
+        let current = current_value(request, param);
+        let schema = request.editable_schemas.get(param);
+        properties.insert(param.clone(), field_schema(param, current, schema));
         order.push(param.clone());
     }
     if let [_, editable @ ..] = order.as_slice()
@@ -312,6 +401,29 @@ pub(crate) fn decide(answer: &ElicitResult, request: &ApprovalRequest) -> Approv
     if content.get(APPROVE_FIELD).and_then(Value::as_bool) != Some(true) {
         return ApprovalDecision::Deny("the user did not approve this call".to_owned());
     }
+    // A field the form did not offer: an answer changing a value the
+    // person could not edit refuses the call rather than being dropped
+    // unseen (the same value sent back is no change).
+    for (key, value) in content {
+        let offered = key == APPROVE_FIELD || request.editable_params.contains(key);
+        if !offered && current_value(request, key) != Some(value) {
+            let editable: Vec<String> = request
+                .editable_params
+                .iter()
+                .filter(|p| p.as_str() != APPROVE_FIELD)
+                .map(|p| format!("`{p}`"))
+                .collect();
+            let may = if editable.is_empty() {
+                "nothing may be changed".to_owned()
+            } else {
+                format!("only {} may be changed", editable.join(", "))
+            };
+            return ApprovalDecision::Deny(format!(
+                "the answer changes `{}`, which the confirmation does not let the person change ({may}), so the call was not made",
+                tool_rules::text::clip(key, tool_rules::text::Clip::chars(60))
+            ));
+        }
+    }
     let mut edited = request.arguments.clone();
     for param in &request.editable_params {
         // The form's own `approve` answer is never a tool's `approve`
@@ -322,10 +434,7 @@ pub(crate) fn decide(answer: &ElicitResult, request: &ApprovalRequest) -> Approv
         let Some(value) = content.get(param) else {
             continue;
         };
-        let current = request
-            .arguments
-            .get(param)
-            .or_else(|| request.injected.get(param));
+        let current = current_value(request, param);
         let value = if matches!(field_of(current), Field::Json(_)) {
             match value {
                 Value::String(text) if text.trim().is_empty() && current.is_none() => continue,
@@ -342,8 +451,8 @@ pub(crate) fn decide(answer: &ElicitResult, request: &ApprovalRequest) -> Approv
         } else {
             value.clone()
         };
-        // The injected value kept as it was is no edit.
-        if !request.arguments.contains_key(param) && request.injected.get(param) == Some(&value) {
+        // The injected value or default kept as it was is no edit.
+        if !request.arguments.contains_key(param) && current == Some(&value) {
             continue;
         }
         edited.insert(param.clone(), value);
@@ -464,6 +573,8 @@ mod tests {
             editable_params: editable.iter().map(|p| (*p).to_owned()).collect(),
             trace_id: None,
             injected: Map::new(),
+            editable_schemas: Map::new(),
+            defaults: Map::new(),
         }
     }
 
@@ -583,6 +694,50 @@ mod tests {
         let answer =
             serde_json::from_value(json!({"action": "accept", "content": content})).unwrap();
         assert_eq!(decide(&answer, &asked), ApprovalDecision::Approve);
+    }
+
+    /// Review 24, finding 12: the editable fields carry what the
+    /// parameter's schema says and a form field can hold.
+    #[test]
+    fn editable_fields_carry_the_parameters_description_and_bounds() {
+        let mut asked = request(
+            json!({"mode": "fast", "title": "draft", "ratio": 0.5, "tags": ["x"]}),
+            &["mode", "title", "ratio", "tags"],
+        );
+        asked.editable_schemas = json!({
+            "mode": {"type": "string", "enum": ["fast", "thorough"], "description": "How hard"},
+            "title": {"type": "string", "minLength": 1, "maxLength": 80},
+            "ratio": {"type": "number", "minimum": 0.0, "maximum": 1.0},
+            "tags": {"type": "array", "description": "Labels"}
+        })
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
+        let schema = serde_json::to_value(confirmation_form(&asked).1).unwrap();
+        assert_eq!(
+            schema["properties"],
+            json!({
+                "approve": {"type": "boolean", "title": "Approve", "description": "Allow this call?", "default": false},
+                "mode": {"type": "string", "description": "How hard", "enum": ["fast", "thorough"], "default": "fast"},
+                "title": {"type": "string", "minLength": 1, "maxLength": 80, "default": "draft"},
+                "ratio": {"type": "number", "minimum": 0.0, "maximum": 1.0, "default": 0.5},
+                "tags": {"type": "string", "description": "Labels (`tags` as JSON)", "default": "[\"x\"]"}
+            })
+        );
+        // A field the form did not offer, changed: refused; sent back as it was: ignored.
+        let answer = |content: Value| {
+            serde_json::from_value(json!({"action": "accept", "content": content})).unwrap()
+        };
+        assert_eq!(
+            decide(&answer(json!({"approve": true, "path": "b.txt"})), &asked),
+            ApprovalDecision::Deny(
+                "the answer changes `path`, which the confirmation does not let the person change (only `mode`, `title`, `ratio`, `tags` may be changed), so the call was not made".to_owned()
+            )
+        );
+        assert_eq!(
+            decide(&answer(json!({"approve": true, "mode": "fast"})), &asked),
+            ApprovalDecision::Approve
+        );
     }
 
     #[test]

@@ -388,6 +388,8 @@ pub(crate) async fn elicit(
             editable_params: fields.keys().cloned().collect(),
             trace_id: ctx.trace_id().map(str::to_owned),
             injected: Map::new(),
+            editable_schemas: Map::new(),
+            defaults: Map::new(),
         };
         let decision = confirm::ask(ctx, approval).await;
         return confirmation_answer(&decision, &args, &fields);

@@ -65,7 +65,12 @@ fn fh_delete(order: String) -> String {
 
 /// Order an item; asks first, and the person may change the quantity.
 #[tool(requires_confirmation, kind = "write", editable_params = ["quantity"])]
-fn fh_order(sku: String, quantity: u32) -> String {
+fn fh_order(
+    sku: String,
+    #[arg(description = "How many to order")] quantity: u32,
+    #[arg(default = "standard", description = "How to ship it")] shipping: String,
+) -> String {
+    let _ = shipping;
     format!("{quantity} x {sku}")
 }
 
@@ -271,6 +276,72 @@ async fn an_edit_in_the_confirmation_form_is_applied_in_the_initialize_era() {
     let text = result["result"]["content"][0]["text"].as_str().unwrap();
     assert!(text.starts_with("5 x MUG-1"), "{text}");
     assert!(text.contains("edited it first"), "{text}");
+}
+
+/// Answers the confirmation of `fh_order {sku: MUG-1, quantity: 2}` with
+/// `content` and returns the call's result (its text, and `isError`).
+async fn order_answered(content: Value) -> (String, bool, Value) {
+    let server = McpServer::new(registry());
+    let (mut client, _) = Client::start(server, json!({"elicitation": {"form": {}}})).await;
+    client
+        .send(json!({"jsonrpc": "2.0", "id": 40, "method": "tools/call",
+            "params": {"name": "fh_order", "arguments": {"sku": "MUG-1", "quantity": 2}}}))
+        .await;
+    let ask = client.next().await;
+    assert_eq!(ask["method"], "elicitation/create", "{ask}");
+    client
+        .send(json!({"jsonrpc": "2.0", "id": ask["id"].clone(),
+            "result": {"action": "accept", "content": content}}))
+        .await;
+    let result = client.next().await;
+    assert_eq!(result["id"], 40, "{result}");
+    let text = result["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    (text, result["result"]["isError"] == true, ask)
+}
+
+/// Review 24, findings 12-13: the form's field carries the parameter's
+/// constraints and description; a person's invalid edit is reported as the
+/// person's, with the call not made; an answer changing a field the form
+/// did not offer refuses the call instead of being dropped unseen.
+#[tokio::test]
+async fn the_persons_edit_is_checked_and_reported_as_theirs() {
+    let (text, is_error, ask) = order_answered(json!({"approve": true, "quantity": -5})).await;
+    let field = &ask["params"]["requestedSchema"]["properties"]["quantity"];
+    assert_eq!(
+        field,
+        &json!({"type": "integer", "description": "How many to order", "minimum": 0, "default": 2}),
+        "{ask}"
+    );
+    let message = ask["params"]["message"].as_str().unwrap();
+    assert_eq!(
+        message,
+        "Allow the tool `fh_order` (write) to run with these arguments?\n{\"sku\":\"MUG-1\",\"quantity\":2}\n\
+         the tool's defaults for the rest: {\"shipping\":\"standard\"}\nYou may change: quantity."
+    );
+    assert!(is_error, "{text}");
+    assert_eq!(
+        text,
+        "Error: The person approving `fh_order` edited the call (`quantity` set to -5), and the edited arguments are not valid: \
+         Invalid value for parameter `quantity` of `fh_order`: expected an integer of at least 0, but received an integer -5. \
+         The call was not made. The arguments you sent were not changed; calling again asks the person again."
+    );
+    assert!(!text.contains("ran with"), "{text}");
+
+    let (text, is_error, _) = order_answered(json!({"approve": true, "sku": "TEE-2"})).await;
+    assert!(is_error, "{text}");
+    assert_eq!(
+        text,
+        "Error: The call to `fh_order` was not approved: the answer changes `sku`, which the confirmation does not let the person change (only `quantity` may be changed), so the call was not made"
+    );
+    // The same value sent back is no change; a valid edit runs with its note.
+    let (text, is_error, _) =
+        order_answered(json!({"approve": true, "sku": "MUG-1", "quantity": 3})).await;
+    assert!(!is_error, "{text}");
+    assert!(text.starts_with("3 x MUG-1"), "{text}");
+    assert!(text.contains("it ran with the edited arguments"), "{text}");
 }
 
 #[tokio::test]

@@ -83,6 +83,8 @@ impl ToolLayer for SafetyCheck {
                 editable_params: Vec::new(),
                 trace_id: next.context().trace_id().map(str::to_owned),
                 injected: Map::new(),
+                editable_schemas: Map::new(),
+                defaults: Map::new(),
             };
             let trace = request.trace_id.clone();
             if let Some(breaker) = &self.breaker

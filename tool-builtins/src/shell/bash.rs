@@ -449,6 +449,8 @@ async fn apply_policy(
         editable_params: vec!["command".to_owned()],
         trace_id: context.trace_id().map(str::to_owned),
         injected: Map::new(),
+        editable_schemas: Map::new(),
+        defaults: Map::new(),
     };
     // The core approval gate: approver panics, cancellation and edits of
     // anything but `command` are handled there, once.

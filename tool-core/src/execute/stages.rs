@@ -287,6 +287,8 @@ impl<'a> Call<'a> {
             editable_params: spec.editable_params.clone(),
             trace_id: self.ctx.trace_id().map(str::to_owned),
             injected: std::mem::take(&mut self.injected),
+            editable_schemas: editable_schemas(&spec.parameters, &spec.editable_params),
+            defaults: defaults_left_out(&spec.parameters, &self.args),
         };
         let decision = confirm::ask(self.ctx, request).await;
         if let Confirmation::TimedOut { default, after } = decision {
@@ -303,6 +305,11 @@ impl<'a> Call<'a> {
             return Err(refused);
         }
         if let Confirmation::Edited { arguments, changed } = decision {
+            // The person's edit is checked as the model's arguments were:
+            // a refused edit is the person's, and the call does not run.
+            if let Err(refused) = self.entry.tool.check_arguments(&arguments, self.ctx).await {
+                return Err(invalid_edit(&spec.name, &changed, &arguments, &refused));
+            }
             self.notes.push(edit_note(&changed, &arguments));
             self.metadata
                 .insert(meta::APPROVED_WITH_EDITS.to_owned(), Value::from(changed));
@@ -537,6 +544,15 @@ pub(super) fn unknown_tool(registry: &ToolRegistry, name: &str, ctx: &ToolContex
 /// The model's note for an approver's edits: each changed parameter with its
 /// new value (cut to 60 characters), or "removed".
 fn edit_note(changed: &[String], edited: &Map<String, Value>) -> String {
+    format!(
+        "the person approving this call edited it first ({}); it ran with the edited arguments",
+        edit_list(changed, edited)
+    )
+}
+
+/// Each changed parameter with its new value (cut to 60 characters), or
+/// "removed", joined with commas.
+fn edit_list(changed: &[String], edited: &Map<String, Value>) -> String {
     let parts: Vec<String> = changed
         .iter()
         .map(|k| match edited.get(k) {
@@ -548,10 +564,75 @@ fn edit_note(changed: &[String], edited: &Map<String, Value>) -> String {
             None => format!("`{}` removed", clip(k, Clip::chars(60))),
         })
         .collect();
-    format!(
-        "the person approving this call edited it first ({}); it ran with the edited arguments",
-        parts.join(", ")
+    parts.join(", ")
+}
+
+/// The refusal of a call whose approver's edit the tool does not accept
+/// (`refused`, the argument check's error): kind `denied`, saying the edit
+/// was the person's, which values it set, and that nothing ran, so the
+/// model does not take the error for its own arguments'.
+fn invalid_edit(
+    tool: &str,
+    changed: &[String],
+    edited: &Map<String, Value>,
+    refused: &ToolResult,
+) -> ToolResult {
+    let why = refused
+        .error
+        .as_ref()
+        .map_or("the tool refuses them", |e| e.message.as_str());
+    let edits = edit_list(changed, edited);
+    ToolResult::error(
+        ErrorKind::Denied,
+        format!(
+            "The person approving `{tool}` edited the call ({edits}), and the edited arguments are not valid: {why} The call was not made. The arguments you sent were not changed; calling again asks the person again."
+        ),
     )
+}
+
+/// The schema of each of `editable` in the tool's `parameters` schema, a
+/// `$ref` into its `$defs` resolved (the reference's own keys, such as
+/// `description` and `default`, kept over the definition's).
+fn editable_schemas(parameters: &Value, editable: &[String]) -> Map<String, Value> {
+    let properties = parameters.get("properties").and_then(Value::as_object);
+    editable
+        .iter()
+        .filter_map(|name| {
+            let schema = properties?.get(name)?;
+            let resolved = schema
+                .get("$ref")
+                .and_then(Value::as_str)
+                .and_then(|r| r.strip_prefix("#/$defs/"))
+                .and_then(|def| parameters.get("$defs")?.get(def))
+                .and_then(Value::as_object)
+                .map_or_else(
+                    || schema.clone(),
+                    |def| {
+                        let mut merged = def.clone();
+                        if let Some(own) = schema.as_object() {
+                            for (k, v) in own.iter().filter(|(k, _)| k.as_str() != "$ref") {
+                                merged.insert(k.clone(), v.clone());
+                            }
+                        }
+                        Value::Object(merged)
+                    },
+                );
+            Some((name.clone(), resolved))
+        })
+        .collect()
+}
+
+/// The parameters of the tool's `parameters` schema that `args` leaves out
+/// and whose schema has a `default`: the values the call runs with.
+fn defaults_left_out(parameters: &Value, args: &Map<String, Value>) -> Map<String, Value> {
+    parameters
+        .get("properties")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .filter(|(name, _)| !args.contains_key(name.as_str()))
+        .filter_map(|(name, schema)| Some((name.clone(), schema.get("default")?.clone())))
+        .collect()
 }
 
 /// The URL without user name and password, for messages.

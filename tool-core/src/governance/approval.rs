@@ -46,6 +46,21 @@ pub struct ApprovalRequest {
     /// Empty for tools without such parameters, and from older peers.
     #[serde(default, skip_serializing_if = "Map::is_empty")]
     pub injected: Map<String, Value>,
+    /// The JSON Schema of each editable parameter, by model-facing name, as
+    /// the tool's parameters schema has it (a `$ref` to its `$defs`
+    /// resolved): its `description`, `minimum` / `maximum`, `enum`, length
+    /// limits, for a form that explains and checks an edit. Tool-core checks
+    /// every edit against the tool again whatever the form did. Empty for
+    /// tools without editable parameters, and from older peers.
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub editable_schemas: Map<String, Value>,
+    /// The model-visible parameters [`arguments`](Self::arguments) leaves
+    /// out that the tool fills with a default, and that default (the
+    /// parameters schema's `default`, e.g. `#[arg(default = 1)]`): the call
+    /// runs with these, so show them beside the arguments. An `Option`
+    /// parameter left out (`None`) has no entry. Empty from older peers.
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub defaults: Map<String, Value>,
 }
 
 /// What [`ApprovalRequest::injected`] shows instead of a secret-looking value.
@@ -305,6 +320,8 @@ mod tests {
             editable_params: vec![],
             trace_id: None,
             injected: Map::new(),
+            editable_schemas: Map::new(),
+            defaults: Map::new(),
         };
         let p = ApprovalPolicy::new()
             .auto_approve(ToolKind::Read)

@@ -36,6 +36,8 @@
 //!     editable_params: vec!["body".to_owned()],
 //!     trace_id: None,
 //!     injected: Map::new(),
+//!     editable_schemas: Map::new(),
+//!     defaults: Map::new(),
 //! };
 //! // Nobody to ask: never approved.
 //! assert_eq!(ask(&ToolContext::new(), request.clone()).await, Confirmation::NoApprover);
@@ -235,6 +237,8 @@ mod tests {
             editable_params: vec!["b".to_owned()],
             trace_id: None,
             injected: Map::new(),
+            editable_schemas: Map::new(),
+            defaults: Map::new(),
         }
     }
 

@@ -334,9 +334,11 @@ impl Tool {
     /// of an `#[arg(flatten)]` struct has the name of another parameter or
     /// field; [`RegistryError::InvalidSpec`] when a flattened type is not a
     /// struct with named fields, a flattened field's name breaks the
-    /// parameter-name rule (`tool_rules::names::PARAM_NAME_RULE`), or a
+    /// parameter-name rule (`tool_rules::names::PARAM_NAME_RULE`), a
     /// `display(params(..))` entry names no parameter of a tool with
-    /// flattened fields. Every problem is reported, several as
+    /// flattened fields, or an entry of the doc comment's `# Arguments` /
+    /// `Args:` section names no parameter nor flattened field (with a
+    /// did-you-mean; the macro already refuses the names it can see). Every problem is reported, several as
     /// [`RegistryError::Many`].
     pub fn from_static(def: &'static StaticTool) -> Result<Self, RegistryError> {
         let (spec, layout) = spec_from_static(def)?;
@@ -460,25 +462,36 @@ fn spec_from_static(def: &'static StaticTool) -> Result<(ToolSpec, Arc<ArgLayout
     let (parameters, flattened) = schema::parameters_schema(def.name, def.params, &parsed.params)?;
     let properties = parameters.get("properties").and_then(Value::as_object);
     let is_property = |name: &str| properties.is_some_and(|props| props.contains_key(name));
+    // An argument-section entry that names no parameter: the macro refuses
+    // it at compile time where it sees every name; the names it cannot see
+    // (a flattened struct's fields, an `include_str!` doc) are checked here.
+    let mut problems: Vec<RegistryError> = Vec::new();
     for documented in parsed.params.keys() {
-        if !is_property(documented)
-            && !def
+        let known = is_property(documented)
+            || def
                 .params
                 .iter()
-                .any(|p| p.name == documented.as_str() || p.rust_name == documented.as_str())
-        {
-            tracing::warn!(
-                target: "tool_core",
-                tool = def.name,
-                parameter = documented.as_str(),
-                "the doc comment's argument section describes a parameter the fn does not have (misspelt?)"
-            );
+                .any(|p| p.name == documented.as_str() || p.rust_name == documented.as_str());
+        if known {
+            continue;
         }
+        let names = properties
+            .into_iter()
+            .flat_map(|props| props.keys().map(String::as_str))
+            .chain(def.params.iter().map(|p| p.name));
+        let hint = tool_rules::suggest::did_you_mean(documented, names)
+            .map(|near| format!(" (did you mean `{near}`?)"))
+            .unwrap_or_default();
+        problems.push(RegistryError::InvalidSpec {
+            name: def.name.to_owned(),
+            reason: format!(
+                "the doc comment's argument section describes `{documented}`, which is no parameter or flattened field of the tool{hint}"
+            ),
+        });
     }
     let o = &def.options;
     // The macro checks display names against the fn's parameters, except
     // for names it cannot see: those of a tool with flattened fields.
-    let mut problems: Vec<RegistryError> = Vec::new();
     let mut reported = std::collections::BTreeSet::new();
     for name in o
         .display

@@ -710,6 +710,8 @@ async fn the_reviewer_is_sent_no_stored_secret_nor_supplied_value() {
         .expect("an object")
         .clone(),
         editable_params: Vec::new(),
+        editable_schemas: Default::default(),
+        defaults: Default::default(),
         trace_id: None,
         injected: json!({"session": "sess-PLAINVALUE-1234", "user_id": 42})
             .as_object()

@@ -509,7 +509,7 @@ impl McpToolSource {
     }
 
     /// Calls these remote tools (the server's own names) as tasks
-    /// ([`crate::task_call`]) although the server does not require it: for
+    /// (`task_call.rs`) although the server does not require it: for
     /// tools whose task support is `optional` that may run longer than one
     /// request should wait. Default: none; every other tool is called
     /// plainly until the server refuses a plain call of it (task support

@@ -1039,7 +1039,7 @@ fn concurrent_loads_through_two_views_lose_nothing() {
             });
         }
     });
-    let loaded = a.loaded(Some("t"));
+    let loaded = a.try_loaded(Some("t")).unwrap();
     assert_eq!(loaded.len(), 40, "{loaded:?}");
     assert_eq!(b.loaded(Some("t")), loaded, "one order for both");
     for parity in [0, 1] {

@@ -183,8 +183,9 @@ Examples:
   tool serve --http 0.0.0.0:8080 --allow-remote --token-file token
                                                    any client that sends the token
   tool --mcp-config .mcp.json serve                built-ins and imported tools, one server
-  tool serve --http 127.0.0.1:8080 --state redis://127.0.0.1:6379/0 --state-prefix team-a
-                                                   read ledgers shared through Redis/Valkey
+  tool serve --http 127.0.0.1:8080 --state-file redis-url --state-prefix team-a
+                                                   ledgers and loaded tools shared through
+                                                   Redis/Valkey (URL in a mode-600 file)
   tool serve --skills-dir ~/.agent/skills --skills-as-prompts
                                                    skills as MCP prompts, their files as resources
 
@@ -697,13 +698,21 @@ pub(crate) enum Command {
         /// shared store instead of $XDG_STATE_HOME/agent-tools: redis://[USER:PASSWORD@]HOST[:PORT][/DB]
         /// (Redis 7 or Valkey; rediss:// for TLS). Needs a `tool` built with feature `redis`.
         /// The server must answer at start; later, calls that change state fail while it is
-        /// unreachable (nothing is kept in a file instead). The password is never printed.
-        #[arg(long, value_name = "URL")]
+        /// unreachable (nothing is kept in a file instead). The password is never printed, but
+        /// a URL given here is in the process list: prefer --state-file.
+        #[arg(long, value_name = "URL", group = "state_store")]
         state: Option<String>,
+
+        /// File holding the --state URL on its first line (at most 4 KiB), so the password is
+        /// not in the process list. The file must be a regular file readable by its owner only
+        /// (chmod 600): one readable by group or others is refused. Hidden from sandboxed
+        /// commands like --token-file.
+        #[arg(long, value_name = "FILE", group = "state_store")]
+        state_file: Option<PathBuf>,
 
         /// The key prefix in the --state store (default agent-tools): one per deployment
         /// sharing a server. ASCII letters, digits, `-`, `_`, `.`; at most 64 bytes.
-        #[arg(long, value_name = "PREFIX", requires = "state")]
+        #[arg(long, value_name = "PREFIX", requires = "state_store")]
         state_prefix: Option<String>,
 
         /// Also offer each skill of --skills-dir / $AGENT_TOOLS_SKILLS as an MCP prompt (its

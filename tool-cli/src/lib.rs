@@ -616,6 +616,7 @@ fn execute(registry: &ToolRegistry, program: &Program, mut cli: Args) -> Result<
             limits,
             no_index,
             state,
+            state_file,
             state_prefix,
             skills_as_prompts,
             input_before_task,
@@ -627,9 +628,17 @@ fn execute(registry: &ToolRegistry, program: &Program, mut cli: Args) -> Result<
                     .map(|serve| serve.with_limits(limits.limits()));
             let mut common = cli.common.clone();
             common.command_secret_files.extend(token_file.clone());
+            common.command_secret_files.extend(state_file.clone());
+            let state = match (state, &state_file) {
+                (None, Some(path)) => {
+                    Some(state_store::read_url_file(path).map_err(Failure::Usage)?)
+                }
+                (state, _) => state,
+            };
             let mut session = Session::open(&common, program.context()).map_err(Failure::Usage)?;
+            let mut view = view;
             if let Some(url) = &state {
-                state_store::attach(&mut session, url, state_prefix.as_deref())
+                view = state_store::attach(&mut session, view, url, state_prefix.as_deref())
                     .map_err(Failure::Usage)?;
             }
             if !no_index && uses_index(registry) {

@@ -303,6 +303,17 @@ pub(crate) fn serve(
         Some(catalog) => server.with_catalog(catalog),
         None => server,
     };
+    // `GET /health` (HTTP only): 503 while the --state store does not answer.
+    let server = match session
+        .ctx
+        .state::<std::sync::Arc<dyn tool_core::state::StateStore>>()
+    {
+        Some(store) => {
+            let store: std::sync::Arc<dyn tool_core::state::StateStore> = (*store).clone();
+            server.with_health_check(move || store.ping().is_ok())
+        }
+        None => server,
+    };
     let io_failure = |e: tool_mcp::Error| Failure::Io(std::io::Error::other(e.to_string()));
     let served = match http {
         None => {

@@ -22,6 +22,30 @@ pub(crate) const MAX_CONFIG_FILE_BYTES: u64 = 1024 * 1024;
 /// A message starting with `option` and the path: cannot be opened, not a
 /// regular file (`what` says what belongs there), or larger than `max`.
 pub(crate) fn read(path: &Path, option: &str, what: &str, max: u64) -> Result<Vec<u8>, String> {
+    read_checked(path, option, what, max, false)
+}
+
+/// [`read`] of a file holding a password: refused, unread, when its mode
+/// lets group or others read or write it (any of the bits `0o077`).
+///
+/// # Errors
+/// Those of [`read`], and a message saying to `chmod 600` the file.
+pub(crate) fn read_private(
+    path: &Path,
+    option: &str,
+    what: &str,
+    max: u64,
+) -> Result<Vec<u8>, String> {
+    read_checked(path, option, what, max, true)
+}
+
+fn read_checked(
+    path: &Path,
+    option: &str,
+    what: &str,
+    max: u64,
+    private: bool,
+) -> Result<Vec<u8>, String> {
     let shown = path.display();
     let file = std::fs::OpenOptions::new()
         .read(true)
@@ -40,6 +64,14 @@ pub(crate) fn read(path: &Path, option: &str, what: &str, max: u64) -> Result<Ve
         };
         return Err(format!(
             "{option} {shown}: not a regular file ({kind}); give the path of {what}"
+        ));
+    }
+    let mode = std::os::unix::fs::PermissionsExt::mode(&meta.permissions());
+    if private && mode & 0o077 != 0 {
+        return Err(format!(
+            "{option} {shown}: group or others may access the file (mode {:03o}) and it holds a \
+             password; make it private with `chmod 600 {shown}`",
+            mode & 0o777
         ));
     }
     let mut bytes = Vec::new();

@@ -1,22 +1,63 @@
 //! `tool serve --state URL [--state-prefix P]`: the session's state in a
 //! shared store (Redis 7 or Valkey, build feature `redis`) in place of the
-//! per-user file store.
+//! per-user file store; `--state-file PATH` reads the URL from a private file.
 
+use std::path::Path;
 use std::sync::Arc;
 
 use tool_core::state::StateStore;
 
 use crate::session::Session;
 
+/// Largest `--state-file`, in bytes (4 KiB): a Redis URL with a user,
+/// password, host and database is well under 1 KiB.
+pub(crate) const MAX_STATE_FILE_BYTES: u64 = 4096;
+
+/// The store URL of a `--state-file`: its first line, without surrounding
+/// whitespace. The file must be a regular file of at most
+/// [`MAX_STATE_FILE_BYTES`] that neither group nor others may read (mode
+/// `0600` or stricter), as it holds the server's password.
+///
+/// # Errors
+/// A usage message naming the file (never its content): cannot be opened,
+/// not a regular file, readable by group or others, too large, not UTF-8,
+/// or an empty first line.
+pub(crate) fn read_url_file(path: &Path) -> Result<String, String> {
+    let shown = path.display();
+    let bytes = crate::small_file::read_private(
+        path,
+        "--state-file",
+        "a file holding the state store URL on its first line (redis://USER:PASSWORD@HOST:PORT/DB)",
+        MAX_STATE_FILE_BYTES,
+    )?;
+    let text = String::from_utf8(bytes)
+        .map_err(|_| format!("--state-file {shown}: the file is not UTF-8 text"))?;
+    let url = text.lines().next().unwrap_or_default().trim();
+    if url.is_empty() {
+        return Err(format!(
+            "--state-file {shown}: the first line is empty; put the store URL \
+             (redis://USER:PASSWORD@HOST:PORT/DB) on it"
+        ));
+    }
+    Ok(url.to_owned())
+}
+
 /// Puts the store named by `url` (with key prefix `prefix`) in the
 /// session's context, and the session's read ledger in it (owner: the
-/// trace id; MCP clients' traces get their own ledgers in the same store).
+/// trace id; MCP clients' traces get their own ledgers in the same store);
+/// returns `view` keeping its traces' loaded tools in the store too
+/// ([`tool_core::RegistryView::with_state_store`], keyed by the workspace).
 ///
 /// # Errors
 /// A usage message when the URL is not a Redis URL, the build has no Redis
 /// support, or the server cannot be reached at start (the password is
 /// never shown).
-pub(crate) fn attach(session: &mut Session, url: &str, prefix: Option<&str>) -> Result<(), String> {
+pub(crate) fn attach(
+    session: &mut Session,
+    view: tool_core::RegistryView,
+    url: &str,
+    prefix: Option<&str>,
+) -> Result<tool_core::RegistryView, String> {
     let store = open(url, prefix)?;
     let Some(root) = session
         .ctx
@@ -32,8 +73,11 @@ pub(crate) fn attach(session: &mut Session, url: &str, prefix: Option<&str>) -> 
     )
     .map_err(|e| format!("--state: {e}"))?;
     let ledger = tool_builtins::FileLedger::in_store(store.clone(), key);
+    let view = view
+        .with_state_store(store.clone(), &root)
+        .map_err(|e| format!("--state: {e}"))?;
     session.ctx = session.ctx.clone().with_state(store).with_state(ledger);
-    Ok(())
+    Ok(view)
 }
 
 #[cfg(feature = "redis")]

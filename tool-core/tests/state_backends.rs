@@ -227,6 +227,61 @@ fn bad_fields_are_refused(make: &dyn Fn(Opts) -> Option<Backend>) {
     assert!(s.entries(&k).unwrap().is_empty());
 }
 
+/// Deferred tools loaded through one view are listed by another view (its
+/// own registry, as in another process) sharing the store, in one load
+/// order; two views loading for one trace at once lose nothing (issue 32).
+fn views_share_loaded_tools(make: &dyn Fn(Opts) -> Option<Backend>) {
+    use serde_json::{Map, Value, json};
+    use tool_core::{LiveRegistry, RegistryView, Tool, ToolRegistry, ToolResult, ToolSpec};
+
+    let Some(b) = make(Opts::default()) else {
+        return;
+    };
+    assert!(b.store.ping().is_ok());
+    let names: Vec<String> = (0..30).map(|i| format!("tool_{i:02}")).collect();
+    let view = || {
+        let mut r = ToolRegistry::new();
+        for n in &names {
+            let spec = ToolSpec::new(n, "A tool.", json!({"type": "object"}));
+            let tool = Tool::new(spec, |_: Map<String, Value>, _| async {
+                ToolResult::ok("")
+            });
+            r.register(tool.unwrap()).unwrap();
+        }
+        RegistryView::new(LiveRegistry::new(r))
+            .defer(["*"])
+            .with_state_store(b.store.clone(), "/work/project")
+            .unwrap()
+    };
+    let (one, two) = (view(), view());
+    std::thread::scope(|s| {
+        for (view, parity) in [(&one, 0), (&two, 1)] {
+            let names = &names;
+            s.spawn(move || {
+                for n in names.iter().skip(parity).step_by(2) {
+                    assert_eq!(
+                        view.try_load(Some("t"), &[n.as_str()]).unwrap(),
+                        std::slice::from_ref(n)
+                    );
+                }
+            });
+        }
+    });
+    let loaded = one.try_loaded(Some("t")).unwrap();
+    assert_eq!(loaded.len(), 30, "{loaded:?}");
+    assert_eq!(two.try_loaded(Some("t")).unwrap(), loaded);
+    let evens: Vec<&String> = loaded
+        .iter()
+        .filter(|n| n.ends_with(['0', '2', '4', '6', '8']))
+        .collect();
+    assert_eq!(
+        evens,
+        names.iter().step_by(2).collect::<Vec<_>>(),
+        "load order kept"
+    );
+    assert!(two.try_loaded(Some("other")).unwrap().is_empty());
+}
+
 /// Runs one suite fn against the file store and, with feature `redis`,
 /// against a real Redis server.
 macro_rules! suite {
@@ -249,6 +304,7 @@ suite!(
     values_expire,
     full_refuses_and_forgets_nothing,
     bad_fields_are_refused,
+    views_share_loaded_tools,
 );
 
 #[cfg(feature = "redis")]
@@ -452,6 +508,8 @@ mod redis_server {
             store.delete(&k, "kept").unwrap_err(),
             store.get(&k, "kept").unwrap_err(),
             store.entries(&k).unwrap_err(),
+            // The trait's ping (what `tool serve`'s GET /health asks).
+            StateStore::ping(&store).unwrap_err(),
         ];
         for err in &errors {
             let text = err.to_string();

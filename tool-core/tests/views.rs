@@ -927,3 +927,208 @@ async fn on_page_offers_what_execute_accepts_there() {
         "Unknown tool `zzz`. Available tools: open, shop."
     );
 }
+
+// ---- loaded sets in a shared state store (issue 32: replicas) ----
+
+/// Two views over registries of their own (as two `tool serve` replicas
+/// are), sharing one file store: the shared-store stand-in of unit tests.
+fn shared_views(dir: &std::path::Path) -> (RegistryView, RegistryView) {
+    let view = |store: std::sync::Arc<dyn tool_core::state::StateStore>| {
+        deferred_view()
+            .with_state_store(store, "/work/project")
+            .unwrap()
+    };
+    let a = tool_core::state::FileStore::new(dir.join("state"));
+    let b = tool_core::state::FileStore::new(dir.join("state"));
+    (view(std::sync::Arc::new(a)), view(std::sync::Arc::new(b)))
+}
+
+#[tokio::test]
+async fn a_load_through_one_view_is_listed_by_another_sharing_the_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = shared_views(dir.path());
+    assert!(a.has_state_store() && !deferred_view().has_state_store());
+    let r = search(&a, "t1", json!({"query": "select:slack__post_message"})).await;
+    assert!(r.error.is_none(), "{:?}", r.error);
+    assert_eq!(r.metadata["loaded"], json!(["slack__post_message"]));
+    // The other view loads next, for the same trace: it appends.
+    let r = search(
+        &b,
+        "t1",
+        json!({"query": "select:github__create_issue,slack__post_message"}),
+    )
+    .await;
+    assert_eq!(r.metadata["loaded"], json!(["github__create_issue"]));
+    assert!(
+        r.output.contains("- slack__post_message (already loaded)"),
+        "{}",
+        r.output
+    );
+    let expected = [
+        "bash_command",
+        "read_file",
+        TOOL_SEARCH,
+        "slack__post_message",
+        "github__create_issue",
+    ];
+    for view in [&a, &b] {
+        assert_eq!(
+            view.loaded(Some("t1")),
+            ["slack__post_message", "github__create_issue"]
+        );
+        let list = view.schemas_for(Format::Json, Some("t1")).unwrap();
+        assert_eq!(rendered_names(&list), expected, "load order on both");
+        assert!(
+            view.loaded(Some("t2")).is_empty(),
+            "another trace loads nothing"
+        );
+    }
+    // Calls without a trace id stay in the view's memory.
+    assert_eq!(
+        a.load(None, &["github__list_issues"]),
+        ["github__list_issues"]
+    );
+    assert_eq!(a.loaded(None), ["github__list_issues"]);
+    assert!(b.loaded(None).is_empty());
+    // The same trace id in another workspace starts empty.
+    let elsewhere = deferred_view()
+        .with_state_store(
+            std::sync::Arc::new(tool_core::state::FileStore::new(dir.path().join("state"))),
+            "/work/other",
+        )
+        .unwrap();
+    assert!(elsewhere.loaded(Some("t1")).is_empty());
+    assert!(
+        deferred_view()
+            .with_state_store(
+                std::sync::Arc::new(tool_core::state::FileStore::new(dir.path().join("state"))),
+                "relative"
+            )
+            .is_err()
+    );
+}
+
+#[test]
+fn concurrent_loads_through_two_views_lose_nothing() {
+    let mut r = ToolRegistry::new();
+    let names: Vec<String> = (0..40).map(|i| format!("tool_{i:02}")).collect();
+    for n in &names {
+        r.register(tool(n, "A tool.", ToolKind::Read, &[], true))
+            .unwrap();
+    }
+    let live = LiveRegistry::new(r);
+    let dir = tempfile::tempdir().unwrap();
+    let view = || {
+        let store = tool_core::state::FileStore::new(dir.path().join("state"));
+        RegistryView::new(live.clone())
+            .defer(["*"])
+            .with_state_store(std::sync::Arc::new(store), "/work/project")
+            .unwrap()
+    };
+    let (a, b) = (view(), view());
+    std::thread::scope(|s| {
+        for (view, parity) in [(&a, 0), (&b, 1)] {
+            let names = &names;
+            s.spawn(move || {
+                for n in names.iter().skip(parity).step_by(2) {
+                    assert_eq!(
+                        view.try_load(Some("t"), &[n.as_str()]).unwrap(),
+                        std::slice::from_ref(n)
+                    );
+                }
+            });
+        }
+    });
+    let loaded = a.try_loaded(Some("t")).unwrap();
+    assert_eq!(loaded.len(), 40, "{loaded:?}");
+    assert_eq!(b.loaded(Some("t")), loaded, "one order for both");
+    for parity in [0, 1] {
+        let mine: Vec<&String> = loaded
+            .iter()
+            .filter(|n| n[5..].parse::<usize>().unwrap() % 2 == parity)
+            .collect();
+        let expected: Vec<&String> = names.iter().skip(parity).step_by(2).collect();
+        assert_eq!(mine, expected, "each view's loads in its order");
+    }
+}
+
+/// A state store that is down.
+#[derive(Debug)]
+struct Down;
+
+impl tool_core::state::StateStore for Down {
+    fn get(
+        &self,
+        _: &tool_core::state::StateKey,
+        _: &str,
+    ) -> Result<Option<String>, tool_core::state::StateError> {
+        Err(down())
+    }
+    fn put(
+        &self,
+        _: &tool_core::state::StateKey,
+        _: &str,
+        _: &str,
+    ) -> Result<(), tool_core::state::StateError> {
+        Err(down())
+    }
+    fn delete(
+        &self,
+        _: &tool_core::state::StateKey,
+        _: &str,
+    ) -> Result<(), tool_core::state::StateError> {
+        Err(down())
+    }
+    fn compare_and_set(
+        &self,
+        _: &tool_core::state::StateKey,
+        _: &str,
+        _: Option<&str>,
+        _: Option<&str>,
+    ) -> Result<bool, tool_core::state::StateError> {
+        Err(down())
+    }
+    fn entries(
+        &self,
+        _: &tool_core::state::StateKey,
+    ) -> Result<Vec<(String, String)>, tool_core::state::StateError> {
+        Err(down())
+    }
+    fn lifetime(&self) -> std::time::Duration {
+        std::time::Duration::from_secs(60)
+    }
+    fn ping(&self) -> Result<(), tool_core::state::StateError> {
+        Err(down())
+    }
+}
+
+fn down() -> tool_core::state::StateError {
+    tool_core::state::StateError::new(
+        tool_core::state::StateErrorKind::Io,
+        "the state server does not answer",
+    )
+}
+
+#[tokio::test]
+async fn a_load_the_store_refuses_is_an_error_not_a_memory_load() {
+    let view = deferred_view()
+        .with_state_store(std::sync::Arc::new(Down), "/work/project")
+        .unwrap();
+    let r = search(&view, "t1", json!({"query": "select:slack__post_message"})).await;
+    let error = r.error.unwrap();
+    assert_eq!(error.kind, ErrorKind::Failed);
+    assert!(
+        error
+            .message
+            .contains("could not load it: the state server does not answer"),
+        "{}",
+        error.message
+    );
+    assert!(view.try_loaded(Some("t1")).is_err());
+    // The list falls back to a new session's.
+    let list = view.schemas_for(Format::Json, Some("t1")).unwrap();
+    assert_eq!(
+        rendered_names(&list),
+        ["bash_command", "read_file", TOOL_SEARCH]
+    );
+}

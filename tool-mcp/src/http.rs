@@ -221,6 +221,83 @@ impl HttpAccess {
     }
 }
 
+/// The longest a health check may take before `GET /health` answers `503`
+/// (2 s): a load balancer's check interval is usually shorter than its
+/// own timeout, and a store that slow cannot serve calls either.
+pub const HEALTH_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// How long one health check's answer is reused (250 ms): however many
+/// requests `GET /health` gets, the check (a state store `PING`) runs at
+/// most four times a second.
+pub const HEALTH_CACHE: Duration = Duration::from_millis(250);
+
+/// A readiness check: `true` when the server can serve calls.
+pub(crate) type HealthCheck = Arc<dyn Fn() -> bool + Send + Sync>;
+
+/// `GET /health`'s check and its last answer.
+#[derive(Clone)]
+pub(crate) struct Health {
+    check: Option<HealthCheck>,
+    last: Arc<tokio::sync::Mutex<Option<(tokio::time::Instant, bool)>>>,
+}
+
+impl Health {
+    pub(crate) fn new(check: Option<HealthCheck>) -> Self {
+        Self {
+            check,
+            last: Arc::default(),
+        }
+    }
+
+    /// Whether the server can serve: the check's answer of at most
+    /// [`HEALTH_CACHE`] ago, else a new one (one at a time).
+    async fn ok(&self) -> bool {
+        let Some(check) = &self.check else {
+            return true;
+        };
+        let mut last = self.last.lock().await;
+        if let Some((at, ok)) = *last
+            && at.elapsed() < HEALTH_CACHE
+        {
+            return ok;
+        }
+        let check = Arc::clone(check);
+        let ok = matches!(
+            tokio::time::timeout(HEALTH_TIMEOUT, tokio::task::spawn_blocking(move || check()))
+                .await,
+            Ok(Ok(true))
+        );
+        *last = Some((tokio::time::Instant::now(), ok));
+        ok
+    }
+}
+
+/// The `/health` route, outside the token and message checks: `200 ok` or
+/// `503 unavailable`, never cached by a proxy, nothing else told.
+pub(crate) fn health_route(health: Health) -> axum::Router {
+    axum::Router::new().route(
+        "/health",
+        axum::routing::get(move || {
+            let health = health.clone();
+            async move {
+                let (status, body) = if health.ok().await {
+                    (StatusCode::OK, "ok\n")
+                } else {
+                    (StatusCode::SERVICE_UNAVAILABLE, "unavailable\n")
+                };
+                (
+                    status,
+                    [
+                        (header::CACHE_CONTROL, "no-store"),
+                        (header::CONTENT_TYPE, "text/plain; charset=utf-8"),
+                    ],
+                    body,
+                )
+            }
+        }),
+    )
+}
+
 /// The router: `mcp` (rmcp's service nested at `/mcp`), behind the message checks, behind
 /// the token check when `access` has a token, else (loopback without a
 /// token) behind the same-user check. Serve it with connect info

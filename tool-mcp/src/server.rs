@@ -207,6 +207,7 @@ struct Config {
     version: String,
     instructions: Option<String>,
     http_limits: http::HttpLimits,
+    health: Option<http::HealthCheck>,
     catalog: Catalog,
     tasks: crate::tasks::TaskConfig,
 }
@@ -235,6 +236,7 @@ impl McpServer {
                 version: env!("CARGO_PKG_VERSION").to_owned(),
                 instructions: None,
                 http_limits: http::HttpLimits::default(),
+                health: None,
                 catalog: Catalog::new(),
                 tasks: crate::tasks::TaskConfig::default(),
             }),
@@ -301,6 +303,20 @@ impl McpServer {
     #[must_use]
     pub fn with_http_limits(mut self, limits: http::HttpLimits) -> Self {
         self.config_mut().http_limits = limits;
+        self
+    }
+
+    /// What `GET /health` of [`serve_http_with`](Self::serve_http_with)
+    /// asks before it answers `200 ok`: `check` runs on the blocking pool
+    /// (it may do network I/O, such as a state store's `PING`), at most
+    /// once per [`HEALTH_CACHE`](crate::HEALTH_CACHE) whatever the number of
+    /// requests, and its answer is `503 unavailable` when it returns
+    /// `false`, panics or takes longer than
+    /// [`HEALTH_TIMEOUT`](crate::HEALTH_TIMEOUT). Without a check, a server
+    /// that answers HTTP answers `200 ok`.
+    #[must_use]
+    pub fn with_health_check(mut self, check: impl Fn() -> bool + Send + Sync + 'static) -> Self {
+        self.config_mut().health = Some(Arc::new(check));
         self
     }
 
@@ -553,7 +569,12 @@ impl McpServer {
     /// When `shutdown` is cancelled, calls still running are cancelled and
     /// the task ends within [`SHUTDOWN_TIMEOUT`] plus a moment.
     ///
-    /// Every request goes through, in this order: the bearer token when
+    /// `GET /health` needs no token and tells nothing but `200 ok` or `503
+    /// unavailable` (see [`with_health_check`](Self::with_health_check)):
+    /// what a load balancer's HTTP check asks. It is not subject to the
+    /// checks below.
+    ///
+    /// Every other request goes through, in this order: the bearer token when
     /// `access` has one (`401` with `WWW-Authenticate: Bearer` without it or
     /// with a wrong one); for POST bodies, the message checks of
     /// [`serve_transport`](Self::serve_transport) (`413` over
@@ -613,6 +634,7 @@ impl McpServer {
         };
         self.calls = Calls::under(&shutdown);
         let calls = self.calls.clone();
+        let health = http::Health::new(self.config.health.clone());
         // rmcp closes a session idle for `keep_alive`; the manager is shared
         // with the session cap, which counts its sessions.
         let mut manager = LocalSessionManager::default();
@@ -629,7 +651,8 @@ impl McpServer {
             &access,
             limits,
             manager,
-        );
+        )
+        .merge(http::health_route(health));
         let task = tokio::spawn(async move {
             let serving = http::serve_connections(listener, router, limits, sessions.clone());
             tokio::pin!(serving);
@@ -1327,9 +1350,20 @@ impl ServerHandler for McpServer {
         let mut loads = self.view.subscribe_loads();
         let view = self.view.clone();
         let key = self.session_key();
+        // A view keeping its loaded sets in a state store reads them over the
+        // network or from a file: off the runtime's threads.
+        let count = |view: RegistryView, key: Option<String>| async move {
+            if view.has_state_store() {
+                tokio::task::spawn_blocking(move || view.loaded(key.as_deref()).len())
+                    .await
+                    .unwrap_or(0)
+            } else {
+                view.loaded(key.as_deref()).len()
+            }
+        };
         tokio::spawn(async move {
             let mut poll = tokio::time::interval(SESSION_END_POLL);
-            let mut loaded = view.loaded(key.as_deref()).len();
+            let mut loaded = count(view.clone(), key.clone()).await;
             loop {
                 tokio::select! {
                     changed = changes.changed() => {
@@ -1341,7 +1375,7 @@ impl ServerHandler for McpServer {
                         if changed.is_err() {
                             break;
                         }
-                        let now = view.loaded(key.as_deref()).len();
+                        let now = count(view.clone(), key.clone()).await;
                         if now > loaded && peer.notify_tool_list_changed().await.is_err() {
                             break;
                         }

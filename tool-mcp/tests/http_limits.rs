@@ -242,3 +242,94 @@ async fn a_slow_body_gets_408() {
     assert!(start.elapsed() >= limit);
     stop.cancel();
 }
+
+/// A `GET` of `path` with `headers` (each ending in `\r\n`): (status, head, body).
+async fn get(addr: SocketAddr, path: &str, headers: &str) -> (u16, String, String) {
+    let mut stream = tokio::net::TcpStream::connect(addr).await.expect("connect");
+    let request =
+        format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n{headers}Connection: close\r\n\r\n");
+    stream.write_all(request.as_bytes()).await.expect("write");
+    let mut response = Vec::new();
+    let _ = tokio::time::timeout(Duration::from_secs(10), stream.read_to_end(&mut response)).await;
+    let text = String::from_utf8_lossy(&response).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let status = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    (status, head.to_ascii_lowercase(), body.to_owned())
+}
+
+/// `GET /health` (issue 32, a load balancer's HTTP check): `200 ok`
+/// without a token on a server that requires one for `/mcp`, `503
+/// unavailable` while the health check fails, nothing else told, and the
+/// check runs at most once per `HEALTH_CACHE` however many ask.
+#[tokio::test]
+async fn health_answers_without_a_token_and_follows_the_check() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+    let up = Arc::new(AtomicBool::new(true));
+    let checks = Arc::new(AtomicUsize::new(0));
+    let (flag, count) = (Arc::clone(&up), Arc::clone(&checks));
+    let stop = tokio_util::sync::CancellationToken::new();
+    let token = "health-test-token-0123456789";
+    let access = tool_mcp::HttpAccess::loopback().with_token(token).unwrap();
+    let (addr, _task) = McpServer::new(ToolRegistry::new())
+        .with_health_check(move || {
+            count.fetch_add(1, Ordering::SeqCst);
+            flag.load(Ordering::SeqCst)
+        })
+        .serve_http_with(([127, 0, 0, 1], 0).into(), access, stop.clone())
+        .await
+        .expect("the server starts");
+
+    let (status, head, body) = get(addr, "/health", "").await;
+    assert_eq!((status, body.as_str()), (200, "ok\n"), "{head}");
+    assert!(head.contains("cache-control: no-store"), "{head}");
+    // /mcp still needs the token.
+    let (status, _, _) = get(addr, "/mcp", "").await;
+    assert_eq!(status, 401);
+    // Ten more at once within HEALTH_CACHE: answered from the last check.
+    let started = Instant::now();
+    let many: Vec<_> = (0..10).map(|_| get(addr, "/health", "")).collect();
+    for (status, _, _) in futures_join(many).await {
+        assert_eq!(status, 200);
+    }
+    // One check per HEALTH_CACHE at most (a slow, loaded machine may span several).
+    let windows = started.elapsed().as_millis() / tool_mcp::HEALTH_CACHE.as_millis() + 1;
+    let ran = checks.load(Ordering::SeqCst);
+    assert!(
+        ran as u128 <= 1 + windows && ran < 11,
+        "{ran} checks for 11 requests"
+    );
+
+    up.store(false, Ordering::SeqCst);
+    tokio::time::sleep(tool_mcp::HEALTH_CACHE + Duration::from_millis(50)).await;
+    let (status, head, body) = get(addr, "/health", "").await;
+    assert_eq!((status, body.as_str()), (503, "unavailable\n"), "{head}");
+    up.store(true, Ordering::SeqCst);
+    tokio::time::sleep(tool_mcp::HEALTH_CACHE + Duration::from_millis(50)).await;
+    assert_eq!(get(addr, "/health", "").await.0, 200);
+    stop.cancel();
+
+    // Without a check: 200 from any server that answers HTTP.
+    let (addr, stop) = server(HttpLimits::default()).await;
+    assert_eq!(get(addr, "/health", "").await.0, 200);
+    stop.cancel();
+}
+
+/// Awaits every future, in order.
+async fn futures_join<F>(futures: Vec<F>) -> Vec<F::Output>
+where
+    F: std::future::Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    let handles: Vec<_> = futures.into_iter().map(tokio::spawn).collect();
+    let mut out = Vec::new();
+    for h in handles {
+        out.push(h.await.expect("the task ends"));
+    }
+    out
+}

@@ -760,3 +760,55 @@ fn serve_state_needs_a_reachable_server_and_hides_the_password() {
     assert!(!stderr.contains("--state"), "{stderr}");
     assert!(!stderr.contains(PASSWORD), "{stderr}");
 }
+
+/// `tool serve --state-file`: the URL comes from a private file, so the
+/// password is in no argument; a file group or others may read is refused
+/// unread, and no message shows the password.
+#[test]
+fn serve_state_file_must_be_private_and_its_password_is_never_shown() {
+    use std::os::unix::fs::PermissionsExt;
+
+    const PASSWORD: &str = "Pa55-not-for-logs";
+    let dir = crate::support::TempDir::new();
+    let file = dir.path().join("redis-url");
+    // Port 1 on loopback: nothing answers there.
+    std::fs::write(&file, format!("redis://agent:{PASSWORD}@127.0.0.1:1/0\n")).unwrap();
+    let path = file.to_str().unwrap();
+
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o640)).unwrap();
+    let out = crate::support::run(["serve", "--state-file", path]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("group or others may access the file (mode 640)"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("chmod 600"), "{stderr}");
+    assert!(!stderr.contains(PASSWORD), "{stderr}");
+
+    // Private: read, and then refused for the server (unreachable, or no
+    // Redis support in this build), the password masked either way.
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let out = crate::support::run(["serve", "--state-file", path]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("cannot be reached") || stderr.contains("built without Redis support"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("group or others"), "{stderr}");
+    assert!(!stderr.contains(PASSWORD), "{stderr}");
+
+    // An empty first line, and --state with --state-file, are usage errors.
+    std::fs::write(&file, "\n").unwrap();
+    let out = crate::support::run(["serve", "--state-file", path]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("the first line is empty"), "{stderr}");
+    let out = crate::support::run(["serve", "--state-file", path, "--state", "redis://h/0"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot be used with"));
+    // --state-prefix goes with either.
+    let out = crate::support::run(["serve", "--state-prefix", "team-a"]);
+    assert_eq!(out.status.code(), Some(2));
+}

@@ -12,9 +12,14 @@
 //! ([`StateErrorKind::Mismatch`]).
 //!
 //! # The log
-//! Line 1 names the key: `{"agent_tools_state":1,"space":…,"owner":…,"workspace":…}`;
+//! Line 1 names the key: `{"agent_tools_state":1,"space":…,"owner":…,"workspace":…,"generation":…}`;
 //! a log whose first line names another key (a copied or colliding file) is
-//! refused, never read. Each later line is one write, `{"at":MS,"k":FIELD,"v":VALUE}`
+//! refused, never read. `generation` (16 random hex digits, new for every
+//! file written: a new log, each compaction) tells one file from the next
+//! at the same path, even when the file system gives the new file the
+//! inode number the old one had (which it does at once on ext4 and tmpfs):
+//! a reader whose cached header differs from the file's first line parses
+//! the file from the start. Logs written without one are read as before. Each later line is one write, `{"at":MS,"k":FIELD,"v":VALUE}`
 //! (`"v":null` removes), `at` in milliseconds since the Unix epoch. A write
 //! appends one line under an exclusive `flock` of the lock file; a read
 //! takes the shared lock and parses only the lines appended since this
@@ -166,6 +171,9 @@ impl Cache {
 struct Parsed {
     /// `(device, inode)` of the log parsed; another means start over.
     id: Option<(u64, u64)>,
+    /// The first line of the log parsed (empty: not read yet); another
+    /// first line in a file of the same inode means start over.
+    header: Vec<u8>,
     /// Bytes of the log parsed so far (whole lines only).
     offset: u64,
     map: BTreeMap<String, Entry>,
@@ -368,7 +376,15 @@ impl FileStore {
             .metadata()
             .map_err(|e| StateError::io("inspect", log, e))?;
         let id = (meta.dev(), meta.ino());
-        if parsed.id != Some(id) || meta.len() < parsed.offset {
+        // The same inode number may be another file (a compaction by another
+        // process freed it and a later one got it): compare the first line.
+        let replaced =
+            parsed.id == Some(id) && !parsed.header.is_empty() && meta.len() >= parsed.offset && {
+                let mut first = vec![0; parsed.header.len()];
+                std::os::unix::fs::FileExt::read_exact_at(&*file, &mut first, 0).is_err()
+                    || first != parsed.header
+            };
+        if replaced || parsed.id != Some(id) || meta.len() < parsed.offset {
             *parsed = Parsed {
                 id: Some(id),
                 used: parsed.used,
@@ -381,6 +397,7 @@ impl FileStore {
                 file.write_all(header.as_bytes())
                     .map_err(|e| StateError::io("write", log, e))?;
                 parsed.offset = header.len() as u64;
+                parsed.header = header.into_bytes();
             }
             return Ok(());
         }
@@ -402,6 +419,7 @@ impl FileStore {
             at += line.len();
             if start == 0 {
                 check_header(key, line, log)?;
+                parsed.header = line.to_vec();
                 continue;
             }
             apply(parsed, line, log, start)?;
@@ -485,6 +503,7 @@ impl FileStore {
         now: u64,
     ) -> Result<(), StateError> {
         let mut text = header_line(key);
+        let header = text.as_bytes().to_vec();
         let mut kept = BTreeMap::new();
         let mut live_bytes = 0;
         for (field, entry) in &parsed.map {
@@ -518,6 +537,7 @@ impl FileStore {
         *file = out;
         *parsed = Parsed {
             id: Some((meta.dev(), meta.ino())),
+            header,
             offset: text.len() as u64,
             map: kept,
             live_bytes,
@@ -617,7 +637,18 @@ impl StateStore for FileStore {
     }
 }
 
+/// The first line of a new log of `key`, with a fresh random `generation`.
 fn header_line(key: &StateKey) -> String {
+    let mut nonce = [0u8; 8];
+    if getrandom::fill(&mut nonce).is_err() {
+        // No entropy source: the clock and the process still tell files apart.
+        let t = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_nanos() as u64;
+        nonce = (t ^ u64::from(std::process::id()).rotate_left(40)).to_le_bytes();
+    }
+    let generation: String = nonce.iter().map(|b| format!("{b:02x}")).collect();
     format!(
         "{}\n",
         json!({
@@ -625,16 +656,20 @@ fn header_line(key: &StateKey) -> String {
             "space": key.space(),
             "owner": key.owner(),
             "workspace": key.workspace().to_string_lossy(),
+            "generation": generation,
         })
     )
 }
 
 fn check_header(key: &StateKey, line: &[u8], log: &Path) -> Result<(), StateError> {
-    let expected = header_line(key);
-    if line == expected.as_bytes() {
+    let found: Value = serde_json::from_slice(line).unwrap_or(Value::Null);
+    if found["agent_tools_state"] == FORMAT_VERSION
+        && found["space"] == key.space()
+        && found["owner"] == key.owner()
+        && found["workspace"] == *key.workspace().to_string_lossy()
+    {
         return Ok(());
     }
-    let found: Value = serde_json::from_slice(line).unwrap_or(Value::Null);
     if found["agent_tools_state"] != FORMAT_VERSION {
         return Err(StateError::new(
             StateErrorKind::Corrupt,
@@ -837,6 +872,40 @@ mod tests {
             s.get(&key("t"), "same").unwrap().as_deref(),
             Some("value 199")
         );
+    }
+
+    /// Two stores on one folder (two processes) taking turns on one key
+    /// whose log is compacted every few writes: each compaction frees an
+    /// inode number the next one often gets again, so a store that knew
+    /// files by inode alone read the new log from its old offset
+    /// ("damaged at byte N"). Each must read the other's last write.
+    #[test]
+    fn stores_in_turn_read_each_others_compacted_logs() {
+        let dir = tempfile::tempdir().unwrap();
+        let stores = [
+            FileStore::new(dir.path().join("s")),
+            FileStore::new(dir.path().join("s")),
+        ];
+        let k = key("shared");
+        let mut last: Option<String> = None;
+        let mut i = 0;
+        for turn in 0..120 {
+            // Turns of 1 to 13 writes: several compactions in one turn.
+            let store = &stores[turn % 2];
+            for _ in 0..=turn % 13 {
+                let seen = store.get(&k, "f").unwrap();
+                assert_eq!(seen, last, "write {i}");
+                // A value of 0 to 800 bytes: compactions come often.
+                let value = format!("{i:04}-{}", "x".repeat(20 * (i % 40)));
+                assert!(
+                    store
+                        .compare_and_set(&k, "f", last.as_deref(), Some(&value))
+                        .unwrap()
+                );
+                last = Some(value);
+                i += 1;
+            }
+        }
     }
 
     #[test]

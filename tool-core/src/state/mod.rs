@@ -244,6 +244,16 @@ pub trait StateStore: Send + Sync + fmt::Debug {
 
     /// How long a value lives after its last write.
     fn lifetime(&self) -> Duration;
+
+    /// Whether the backend answers now: a server's `PING`, for a readiness
+    /// check such as `tool serve`'s `GET /health`. The default (the
+    /// embedded file store) has nothing to ask and answers `Ok`.
+    ///
+    /// # Errors
+    /// [`StateErrorKind::Io`] when the backend cannot be reached.
+    fn ping(&self) -> Result<(), StateError> {
+        Ok(())
+    }
 }
 
 /// What kind of failure a [`StateError`] is.

@@ -473,6 +473,10 @@ impl RedisStore {
 }
 
 impl StateStore for RedisStore {
+    fn ping(&self) -> Result<(), StateError> {
+        RedisStore::ping(self)
+    }
+
     fn get(&self, key: &StateKey, field: &str) -> Result<Option<String>, StateError> {
         self.check_field(field, None)?;
         let redis_key = self.redis_key(key);

@@ -69,6 +69,14 @@
 //! Calls to a deferred tool that is not loaded are still accepted by name
 //! (it is in the view; a model may know the name from a search result).
 //!
+//! By default a view keeps the loaded sets in its own memory (at most
+//! [`MAX_SESSIONS`] sessions). A view built with
+//! [`with_state_store`](RegistryView::with_state_store) keeps each trace's
+//! loaded set in a [`StateStore`] instead (space [`LOADED_SPACE`], owner
+//! the trace id), so views in other processes that share the store (a
+//! `tool serve --state redis://…` replica, an agent run resumed on another
+//! worker) list the same tools in the same order; see there.
+//!
 //! Hosts without sessions (MCP's stateless era) put [`InlineSchemas`] in the
 //! context: `tool_search` then answers with the matches' full definitions
 //! and records no load.
@@ -90,6 +98,7 @@
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::fmt;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError, RwLock, Weak};
 
 use serde_json::{Value, json};
@@ -106,6 +115,7 @@ use crate::result::{ErrorKind, ToolResult};
 use crate::search::{
     DEFAULT_MAX_RESULTS, MAX_QUERY_LEN, MAX_RESULTS_LIMIT, Query, SearchHit, SearchIndex,
 };
+use crate::state::{StateError, StateErrorKind, StateKey, StateStore};
 use crate::tool::Tool;
 use crate::tool::context::ToolContext;
 use crate::tool::spec::{ToolKind, ToolSpec};
@@ -117,10 +127,25 @@ use search_tool::search_tool;
 /// Name of the built-in search tool a view with deferred tools adds.
 pub const TOOL_SEARCH: &str = "tool_search";
 
-/// Most sessions (trace ids) whose loaded tools a view remembers: 4096. The
-/// session loaded longest ago is forgotten first (its next rendering starts
-/// again from the always-loaded tools).
+/// Most sessions (trace ids) whose loaded tools a view remembers in its
+/// memory: 4096. The session loaded longest ago is forgotten first (its
+/// next rendering starts again from the always-loaded tools). A view with a
+/// [state store](RegistryView::with_state_store) keeps only calls without a
+/// trace id in memory; the store's own bounds hold for the traces.
 pub const MAX_SESSIONS: usize = 4096;
+
+/// The [`StateStore`] space of the loaded sets of a view built with
+/// [`with_state_store`](RegistryView::with_state_store): `loaded`.
+pub const LOADED_SPACE: &str = "loaded";
+
+/// The one field of a trace's map in [`LOADED_SPACE`]: `order`, whose value
+/// is the JSON array of the loaded tool names in load order.
+const LOADED_FIELD: &str = "order";
+
+/// Most compare-and-set rounds one load makes against a shared store before
+/// it gives up (32): each lost round means another process loaded tools for
+/// the same trace in between, so this is only reached under a storm.
+const MAX_LOAD_ROUNDS: usize = 32;
 
 /// Most tool lists (per format and loaded set) a view with deferred tools
 /// keeps rendered for one registry version: 256; beyond that the kept ones
@@ -241,6 +266,77 @@ struct Config {
     keep: Vec<NamePattern>,
     /// The view's middleware, run outside the registry's.
     layers: Layers,
+    /// Where the loaded sets of traces are kept when not in memory.
+    shared: Option<SharedLoads>,
+}
+
+/// A view's loaded sets in a [`StateStore`]: per trace, one JSON array of
+/// tool names in load order, changed by compare-and-set only.
+#[derive(Debug, Clone)]
+struct SharedLoads {
+    store: Arc<dyn StateStore>,
+    workspace: PathBuf,
+}
+
+impl SharedLoads {
+    fn key(&self, trace: &str) -> Result<StateKey, StateError> {
+        StateKey::new(LOADED_SPACE, trace, &self.workspace)
+    }
+
+    /// The stored value and the names it holds.
+    fn read(&self, key: &StateKey) -> Result<(Option<String>, Vec<String>), StateError> {
+        let raw = self.store.get(key, LOADED_FIELD)?;
+        let names = match raw.as_deref() {
+            None => Vec::new(),
+            Some(text) => serde_json::from_str(text).map_err(|e| {
+                StateError::new(
+                    StateErrorKind::Corrupt,
+                    format!(
+                        "the loaded tools of trace `{}` in the state store are not a JSON list \
+                         of names ({e}); delete the key or let it expire",
+                        key.owner()
+                    ),
+                )
+            })?,
+        };
+        Ok((raw, names))
+    }
+
+    /// Appends those of `names` not stored yet, in their order, with
+    /// compare-and-set rounds: a load by another process in between is
+    /// read again and kept, never overwritten. Returns the names added.
+    fn append(&self, trace: &str, names: &[&str]) -> Result<Vec<String>, StateError> {
+        let key = self.key(trace)?;
+        for _ in 0..MAX_LOAD_ROUNDS {
+            let (raw, mut list) = self.read(&key)?;
+            let mut added = Vec::new();
+            for name in names {
+                if !list.iter().any(|n| n == name) && !added.iter().any(|n: &String| n == name) {
+                    added.push((*name).to_owned());
+                }
+            }
+            if added.is_empty() {
+                return Ok(added);
+            }
+            list.extend(added.iter().cloned());
+            let new = serde_json::to_string(&list).map_err(|e| {
+                StateError::new(StateErrorKind::Invalid, format!("cannot encode names: {e}"))
+            })?;
+            if self
+                .store
+                .compare_and_set(&key, LOADED_FIELD, raw.as_deref(), Some(&new))?
+            {
+                return Ok(added);
+            }
+        }
+        Err(StateError::new(
+            StateErrorKind::Io,
+            format!(
+                "the loaded tools of trace `{trace}` changed {MAX_LOAD_ROUNDS} times while this \
+                 load was written; nothing was loaded by it, search again"
+            ),
+        ))
+    }
 }
 
 /// A cheap, filtered view of a [`LiveRegistry`] that follows its changes
@@ -339,6 +435,7 @@ impl RegistryView {
             defer: Vec::new(),
             keep: Vec::new(),
             layers: Layers::default(),
+            shared: None,
         })
     }
 
@@ -449,6 +546,45 @@ impl RegistryView {
     #[must_use]
     pub fn shared_layer(self, layer: Arc<dyn ToolLayer>) -> Self {
         self.with(|c| c.layers.0.push(layer))
+    }
+
+    /// Keeps the loaded sets of traces in `store` (space [`LOADED_SPACE`],
+    /// owner the trace id, one field `order` holding the JSON array of
+    /// names in load order, in `workspace`: the absolute folder the
+    /// deployment works in, so a trace id reused in another project starts
+    /// empty) instead of this view's memory. Every view in any process that
+    /// shares the store and workspace then lists the same loaded tools for
+    /// a trace, in the same load order. Loads are compare-and-set rounds
+    /// on that one value (at most 32), so two processes loading for one
+    /// trace at once both keep their tools. The set lives for the store's
+    /// [`lifetime`](StateStore::lifetime) after its last load (one day by
+    /// default), and the store's bounds apply instead of [`MAX_SESSIONS`]
+    /// (the file store's 10 000 keys per space, least recently written
+    /// forgotten first; Redis's TTLs). Calls without a trace id keep their
+    /// one shared set in memory. Every [`loaded`](Self::loaded) and
+    /// [`schemas_for`](Self::schemas_for) with a trace id reads the store
+    /// (one `get`), so they block for a store round trip; `tool_search`
+    /// runs on the blocking pool then. [`subscribe_loads`](Self::subscribe_loads)
+    /// still reports this process's loads only.
+    ///
+    /// # Errors
+    /// [`StateErrorKind::Invalid`] when `workspace` is not an absolute path
+    /// of at most 4096 bytes.
+    pub fn with_state_store(
+        self,
+        store: Arc<dyn StateStore>,
+        workspace: impl AsRef<Path>,
+    ) -> Result<Self, StateError> {
+        let workspace = workspace.as_ref().to_path_buf();
+        StateKey::new(LOADED_SPACE, "-", &workspace)?;
+        let shared = SharedLoads { store, workspace };
+        Ok(self.with(|c| c.shared = Some(shared)))
+    }
+
+    /// Whether the loaded sets of traces are kept in a [`StateStore`]
+    /// ([`with_state_store`](Self::with_state_store)).
+    pub fn has_state_store(&self) -> bool {
+        self.inner.config.shared.is_some()
     }
 
     /// The live registry this view follows.
@@ -611,61 +747,116 @@ impl RegistryView {
 
     /// The deferred tools loaded for `trace_id` (`None`: calls without a
     /// trace id), in the order they were loaded. Tools that left the view
-    /// since are not listed.
+    /// since are not listed. With a [state store](Self::with_state_store)
+    /// that fails, none are listed (a `warn` event says why): use
+    /// [`try_loaded`](Self::try_loaded) to see the error.
     pub fn loaded(&self, trace_id: Option<&str>) -> Vec<String> {
+        self.try_loaded(trace_id).unwrap_or_else(|e| {
+            tracing::warn!(target: "tool_core", "loaded tools not read: {e}");
+            Vec::new()
+        })
+    }
+
+    /// [`loaded`](Self::loaded), with the state store's error.
+    ///
+    /// # Errors
+    /// The [`StateStore`]'s error when the view keeps its loaded sets in
+    /// one ([`with_state_store`](Self::with_state_store)) and `trace_id` is
+    /// `Some`: unreachable, or a stored value that is not a list of names
+    /// ([`StateErrorKind::Corrupt`]).
+    pub fn try_loaded(&self, trace_id: Option<&str>) -> Result<Vec<String>, StateError> {
         let m = self.current();
+        let in_view = |names: &[String]| -> Vec<String> {
+            names
+                .iter()
+                .filter(|n| m.deferred.contains(*n))
+                .cloned()
+                .collect()
+        };
+        if let (Some(shared), Some(trace)) = (&self.inner.config.shared, trace_id) {
+            let (_, names) = shared.read(&shared.key(trace)?)?;
+            return Ok(in_view(&names));
+        }
         let sessions = self
             .inner
             .sessions
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        sessions
+        Ok(sessions
             .loaded
             .get(trace_id.unwrap_or_default())
-            .map(|names| {
-                names
-                    .order
-                    .iter()
-                    .filter(|n| m.deferred.contains(*n))
-                    .cloned()
-                    .collect()
-            })
-            .unwrap_or_default()
+            .map(|names| in_view(&names.order))
+            .unwrap_or_default())
     }
 
     /// Loads `names` for `trace_id` (as `tool_search` does): deferred tools
     /// of the view not yet loaded are appended in the order given. Returns
     /// the names newly loaded; names that are not deferred tools of the
-    /// view, or already loaded, are skipped.
+    /// view, or already loaded, are skipped. With a
+    /// [state store](Self::with_state_store) that fails, nothing is loaded
+    /// (a `warn` event says why): use [`try_load`](Self::try_load) to see
+    /// the error.
     pub fn load(&self, trace_id: Option<&str>, names: &[&str]) -> Vec<String> {
+        self.try_load(trace_id, names).unwrap_or_else(|e| {
+            tracing::warn!(target: "tool_core", "tools not loaded: {e}");
+            Vec::new()
+        })
+    }
+
+    /// [`load`](Self::load), with the state store's error.
+    ///
+    /// # Errors
+    /// The [`StateStore`]'s error when the view keeps its loaded sets in
+    /// one and `trace_id` is `Some`: unreachable, full, a stored value that
+    /// is not a list of names, or 32 compare-and-set rounds lost to other
+    /// loads of the same trace ([`StateErrorKind::Io`]). Nothing of this
+    /// load is stored then.
+    pub fn try_load(
+        &self,
+        trace_id: Option<&str>,
+        names: &[&str],
+    ) -> Result<Vec<String>, StateError> {
         let m = self.current();
-        let key = trace_id.unwrap_or_default();
-        let mut added = Vec::new();
-        {
-            let mut sessions = self
-                .inner
-                .sessions
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner);
-            let sessions = &mut *sessions;
-            if !sessions.loaded.contains_key(key) {
-                if sessions.order.len() >= MAX_SESSIONS
-                    && let Some(oldest) = sessions.order.pop_front()
-                {
-                    sessions.loaded.remove(&oldest);
-                }
-                sessions.order.push_back(key.to_owned());
-            }
-            let list = sessions.loaded.entry(key.to_owned()).or_default();
-            for name in names {
-                if m.deferred.contains(*name) && list.set.insert((*name).to_owned()) {
-                    list.order.push((*name).to_owned());
-                    added.push((*name).to_owned());
-                }
-            }
-        }
+        let names: Vec<&str> = names
+            .iter()
+            .copied()
+            .filter(|n| m.deferred.contains(*n))
+            .collect();
+        let added = match (&self.inner.config.shared, trace_id) {
+            (Some(shared), Some(trace)) if !names.is_empty() => shared.append(trace, &names)?,
+            (Some(_), Some(_)) => Vec::new(),
+            _ => self.load_in_memory(trace_id.unwrap_or_default(), &names),
+        };
         if !added.is_empty() {
             self.inner.loads.send_modify(|n| *n += 1);
+        }
+        Ok(added)
+    }
+
+    /// [`load`](Self::load) into this view's memory (at most
+    /// [`MAX_SESSIONS`] sessions) of names already known to be deferred.
+    fn load_in_memory(&self, key: &str, names: &[&str]) -> Vec<String> {
+        let mut added = Vec::new();
+        let mut sessions = self
+            .inner
+            .sessions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let sessions = &mut *sessions;
+        if !sessions.loaded.contains_key(key) {
+            if sessions.order.len() >= MAX_SESSIONS
+                && let Some(oldest) = sessions.order.pop_front()
+            {
+                sessions.loaded.remove(&oldest);
+            }
+            sessions.order.push_back(key.to_owned());
+        }
+        let list = sessions.loaded.entry(key.to_owned()).or_default();
+        for name in names {
+            if list.set.insert((*name).to_owned()) {
+                list.order.push((*name).to_owned());
+                added.push((*name).to_owned());
+            }
         }
         added
     }

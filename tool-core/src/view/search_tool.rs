@@ -37,6 +37,12 @@ pub(super) fn search_tool(view: Weak<Inner>) -> Tool {
         let view = view.upgrade().map(|inner| RegistryView { inner });
         async move {
             match view {
+                // A shared store is a network or file round trip: off the runtime's threads.
+                Some(view) if view.has_state_store() => {
+                    crate::result::into_result::run_blocking(move || run_search(&view, &args, &ctx))
+                        .await
+                        .unwrap_or_else(|e| ToolResult::error(e.kind, e.message))
+                }
                 Some(view) => run_search(&view, &args, &ctx),
                 None => ToolResult::error(
                     ErrorKind::Failed,
@@ -116,7 +122,19 @@ fn run_search(view: &RegistryView, args: &SearchArgs, ctx: &ToolContext) -> Tool
     let newly = if inline.is_some() {
         Vec::new()
     } else {
-        view.load(session.as_deref(), &refs)
+        match view.try_load(session.as_deref(), &refs) {
+            Ok(newly) => newly,
+            Err(e) => {
+                return ToolResult::error(
+                    ErrorKind::Failed,
+                    format!(
+                        "Found {}, but could not load {}: {e}. Try again in a moment.",
+                        matches.join(", "),
+                        if matches.len() == 1 { "it" } else { "them" }
+                    ),
+                );
+            }
+        }
     };
     let mut text = if weak {
         format!(

@@ -473,6 +473,21 @@ fn store_error(e: &crate::state::StateError) -> ToolError {
 }
 
 /// `job-` and 16 lowercase hex digits from the OS's random source.
+/// How long a job whose writer is not noted yet counts as running in the
+/// folder-wide count: 60 s (a starter between `start` and `set_writer`).
+pub const WRITERLESS_GRACE: Duration = Duration::from_secs(60);
+
+/// Whether the process a job's `writer` file names (`pid start`) still runs.
+fn writer_alive(text: &str) -> bool {
+    let mut words = text.split_whitespace();
+    let pid = words.next().and_then(|w| w.parse::<i32>().ok());
+    let start = words.next().and_then(|w| w.parse::<u64>().ok());
+    match (pid, start) {
+        (Some(pid), Some(start)) => ProcessStamp::of(pid) == Some(ProcessStamp { pid, start }),
+        _ => false,
+    }
+}
+
 fn new_id() -> Result<String, ToolError> {
     let mut bytes = [0_u8; 8];
     getrandom::fill(&mut bytes)
@@ -575,6 +590,9 @@ impl JobRegistry {
         }
         job.record.writer = ProcessStamp::current();
         self.update(key, job.id(), |r| r.writer = job.record.writer)?;
+        if let Some(writer) = job.record.writer {
+            self.note_writer(job.id(), writer);
+        }
         Ok((job, token))
     }
 
@@ -745,10 +763,12 @@ impl JobRegistry {
     }
 
     /// Jobs of this folder that may still be running, whoever started them:
-    /// an output file with no end recorded, written within the lifetime cap
-    /// (a live job started less than a lifetime ago, and a job whose writer
-    /// died without recording its end stops counting a lifetime after its
-    /// last output).
+    /// an output file with no end recorded, written within the lifetime cap,
+    /// whose writer process (`<job folder>/writer`) is alive; a job with no
+    /// writer noted yet counts for [`WRITERLESS_GRACE`] after its start (its
+    /// starter is between [`start`](Self::start) and
+    /// [`set_writer`](Self::set_writer)). A job whose writer died without
+    /// recording its end (a `SIGKILL`ed host) no longer counts at once.
     fn running_in_folder(&self) -> usize {
         let Ok(entries) = std::fs::read_dir(&self.dir) else {
             return 0;
@@ -763,11 +783,17 @@ impl JobRegistry {
                 let Ok(file) = File::open(e.path().join("output")) else {
                     return false;
                 };
-                let recent = file
-                    .metadata()
-                    .and_then(|m| m.modified())
-                    .is_ok_and(|t| t >= since);
-                recent && ring::header(&file).is_ok_and(|h| h.end.is_none())
+                let modified = file.metadata().and_then(|m| m.modified()).ok();
+                let recent = modified.is_some_and(|t| t >= since);
+                if !recent || !ring::header(&file).is_ok_and(|h| h.end.is_none()) {
+                    return false;
+                }
+                match std::fs::read_to_string(e.path().join("writer")) {
+                    Ok(text) => writer_alive(&text),
+                    Err(_) => {
+                        modified.is_some_and(|t| t.elapsed().unwrap_or_default() < WRITERLESS_GRACE)
+                    }
+                }
             })
             .count()
     }
@@ -843,7 +869,27 @@ impl JobRegistry {
         id: &str,
         writer: ProcessStamp,
     ) -> Result<(), ToolError> {
-        self.update(key, id, |r| r.writer = Some(writer))
+        self.update(key, id, |r| r.writer = Some(writer))?;
+        self.note_writer(id, writer);
+        Ok(())
+    }
+
+    /// Writes `<job folder>/writer` (`pid start`), which the folder-wide
+    /// running count reads to tell a live job from one whose writer died
+    /// without recording its end. Best effort: without the file the job
+    /// counts only while it is young ([`WRITERLESS_GRACE`]).
+    fn note_writer(&self, id: &str, writer: ProcessStamp) {
+        let path = self.dir.join(id).join("writer");
+        let _ = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(path)
+            .and_then(|mut f| {
+                use std::io::Write as _;
+                writeln!(f, "{} {}", writer.pid, writer.start)
+            });
     }
 
     fn record(&self, key: &StateKey, id: &str) -> Result<(JobRecord, String), ToolError> {
@@ -1305,6 +1351,28 @@ mod tests {
             a.start_local(&fresh, "agent", "x").unwrap_err().kind,
             ErrorKind::Denied
         );
+        // A job whose writer died without recording its end (a SIGKILLed
+        // host) frees its slot at once, not a lifetime later (review 26 F7).
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let pid = i32::try_from(child.id()).unwrap();
+        let stamp = ProcessStamp::of(pid).unwrap();
+        a.set_writer(
+            &JobRegistry::key(Some("t0"), dir.path()).unwrap(),
+            started[0].id(),
+            stamp,
+        )
+        .unwrap();
+        assert_eq!(
+            a.start_local(&fresh, "agent", "x").unwrap_err().kind,
+            ErrorKind::Denied,
+            "its writer still runs"
+        );
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert!(a.start_local(&fresh, "agent", "x").is_ok());
     }
 
     #[test]

@@ -144,7 +144,7 @@ fn exit_on_interrupt() {
 /// control characters, so nothing here can move the cursor.
 fn prompt_text(request: &ApprovalRequest) -> String {
     let arguments = serde_json::to_string(&request.arguments).unwrap_or_default();
-    let shown = cut(&arguments, 400);
+    let shown = clipped(&arguments, 400);
     let injected = request
         .injected_line(400)
         .map(|line| format!("  {line}\n"))
@@ -155,8 +155,8 @@ fn prompt_text(request: &ApprovalRequest) -> String {
         .map(|(name, value)| {
             format!(
                 "  {}: {} (default)\n",
-                cut(name, 64),
-                cut(&value.to_string(), 100)
+                clipped(name, 64),
+                clipped(&value.to_string(), 100)
             )
         })
         .collect();
@@ -167,11 +167,8 @@ fn prompt_text(request: &ApprovalRequest) -> String {
 }
 
 /// `text`'s first `max` characters, with `…` when it had more.
-fn cut(text: &str, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        Some((end, _)) => format!("{}…", &text[..end]),
-        None => text.to_owned(),
-    }
+fn clipped(text: &str, max: usize) -> String {
+    tool_rules::text::clip(text, tool_rules::text::Clip::chars(max)).into_owned()
 }
 
 /// Asks on stderr and reads one line from `/dev/tty`: `y` or `yes`

@@ -144,7 +144,10 @@ fn oauth_settings_parse_and_refuse_bad_ones() {
     let err = |v: Value| OAuth::parse(&v).unwrap_err();
     assert!(err(json!({"client_secret": "x"})).contains("needs `oauth.client_id`"));
     assert!(err(json!({"scopes": ["a b"]})).contains("space"));
-    assert!(err(json!({"grant": "password"})).contains("neither"));
+    assert!(
+        err(json!({"grant": "password"}))
+            .contains("`password` is not `authorization_code`, `client_credentials`")
+    );
     assert!(
         err(json!({"grant": "client_credentials", "client_id": "a"})).contains("client_secret")
     );

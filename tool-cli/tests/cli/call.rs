@@ -262,11 +262,18 @@ fn unparsable_arguments_are_usage_errors() {
 
 #[test]
 fn arguments_the_tool_rejects_exit_2_with_the_result_printed() {
-    // (`--text=5` would be the string "5": `text` takes only strings.)
+    // (`--text=5` would be the string "5": `text` takes only strings.) The
+    // tool is built at run time, so its schema is checked before it runs.
     let out = run(["call", "cli_fixture_echo", r#"{"text": 5}"#]);
     assert_eq!(code(&out), 2);
     assert_eq!(one_json_line(&out)["error"]["kind"], "invalid_arguments");
-    assert!(stderr(&out).contains("`text` must be a string"));
+    assert!(
+        stderr(&out).contains(
+            "Invalid value for parameter `text` of `cli_fixture_echo`: expected a string"
+        ),
+        "{}",
+        stderr(&out)
+    );
     assert!(
         stderr(&out).ends_with("Run `tool schema cli_fixture_echo` to see the parameters.\n"),
         "the tool's own name: {}",

@@ -42,12 +42,30 @@ fn call(ws: &TempDir, state: &TempDir, lsp: &[&str], name: &str, args: &Value) -
 }
 
 /// The pids of running processes whose command line contains `needle`.
-fn running(needle: &str) -> Vec<String> {
+/// Live processes whose command line holds `needle` (a needle no other test uses).
+fn running_anywhere(needle: &str) -> Vec<String> {
     let mut pids = Vec::new();
     for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
         let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
         let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
         if String::from_utf8_lossy(&cmdline).contains(needle) && !stat.contains(") Z ") {
+            pids.push(entry.file_name().to_string_lossy().into_owned());
+        }
+    }
+    pids
+}
+
+/// Live processes whose command line holds `needle` and whose working
+/// folder is `cwd` (other tests run language servers at the same time, each
+/// in its own workspace).
+fn running(needle: &str, cwd: &std::path::Path) -> Vec<String> {
+    let cwd = std::fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_path_buf());
+    let mut pids = Vec::new();
+    for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
+        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        let here = std::fs::read_link(entry.path().join("cwd")).is_ok_and(|c| c == cwd);
+        if here && String::from_utf8_lossy(&cmdline).contains(needle) && !stat.contains(") Z ") {
             pids.push(entry.file_name().to_string_lossy().into_owned());
         }
     }
@@ -91,7 +109,7 @@ fn edit_file_with_lsp_on_reports_the_undefined_name_then_none() {
     );
     assert_eq!(fixed["metadata"]["diagnostics"]["errors"], 0);
     // Each `tool` process stopped the server it started.
-    assert_eq!(running(&pylsp), Vec::<String>::new());
+    assert_eq!(running(&pylsp, ws.path()), Vec::<String>::new());
     // Without --lsp the result is as it always was.
     let edit = json!({"file_path": "app.py", "old_string": "print(x)", "new_string": "print(z)"});
     let plain = call(&ws, &state, &[], "edit_file", &edit);
@@ -228,7 +246,7 @@ fn a_check_command_past_its_timeout_is_stopped_and_the_write_stands() {
         std::fs::read_to_string(ws.path().join("a.txt")).expect("written"),
         "x\n"
     );
-    assert_eq!(running("sleep 600"), Vec::<String>::new());
+    assert_eq!(running_anywhere("sleep 600"), Vec::<String>::new());
 }
 
 #[test]
@@ -296,7 +314,7 @@ fn a_check_commands_leftover_processes_are_stopped() {
         "Wrote file successfully.\n\nDiagnostics (sh): 1 error, 0 warnings in a.txt:\na.txt:1:1: error: left a sleeper",
         "{wrote}"
     );
-    assert_eq!(running("sleep 731"), Vec::<String>::new());
+    assert_eq!(running_anywhere("sleep 731"), Vec::<String>::new());
 }
 
 /// The file name reaches the check command as one argument, never as shell

@@ -577,7 +577,9 @@ fn execute(registry: &ToolRegistry, program: &Program, mut cli: Args) -> Result<
                 out.write_all(help.as_bytes())?;
                 return Ok(out.flush()?);
             }
-            let session = Session::open(&cli.common, program.context()).map_err(Failure::Usage)?;
+            let session = Session::open(&cli.common, program.context())
+                .map_err(Failure::Usage)?
+                .with_jobs_outliving_this_process();
             let runtime = take_runtime()?;
             let outcome = commands::call(
                 registry,
@@ -592,7 +594,9 @@ fn execute(registry: &ToolRegistry, program: &Program, mut cli: Args) -> Result<
             outcome
         }
         Command::Batch => {
-            let session = Session::open(&cli.common, program.context()).map_err(Failure::Usage)?;
+            let session = Session::open(&cli.common, program.context())
+                .map_err(Failure::Usage)?
+                .with_jobs_outliving_this_process();
             let runtime = take_runtime()?;
             let outcome = commands::batch(
                 registry,

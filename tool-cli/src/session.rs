@@ -107,6 +107,21 @@ impl Session {
         })
     }
 
+    /// The same session, whose background jobs outlive this process: for
+    /// `tool call` and `tool batch`, whose jobs later processes of the same
+    /// `--trace-id` read and stop (README, "Background jobs"). Without it a
+    /// job ends when the process that started it exits (`tool serve`, a
+    /// host built on this crate), since nobody could reach it afterwards.
+    /// Without a jobs registry (no state folder) the context is unchanged.
+    #[must_use]
+    pub(crate) fn with_jobs_outliving_this_process(mut self) -> Self {
+        if let Ok(jobs) = tool_core::jobs::JobRegistry::of_context(&self.ctx) {
+            let ctx = std::mem::take(&mut self.ctx);
+            self.ctx = ctx.with_state(jobs.with_jobs_outliving_host(true));
+        }
+        self
+    }
+
     /// Runs one call in this session's context through the registry's
     /// pipeline (lookup, argument checks, approval, secrets, timeout, panic
     /// containment).

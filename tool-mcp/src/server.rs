@@ -183,7 +183,11 @@ pub enum ClientScope<'a> {
     /// outlive the request (a persistent store).
     Trace(&'a str),
     /// A stateless-era request without a valid `traceparent`: its context
-    /// serves this one request and shares nothing.
+    /// serves this one request and shares nothing. It is marked
+    /// [`AnonymousCaller`](tool_core::jobs::AnonymousCaller): the base trace
+    /// it keeps is every such client's, so a background job it starts is
+    /// reached only through the job's id (128 random bits) and `job_list`
+    /// lists nothing.
     Request,
 }
 
@@ -439,8 +443,13 @@ impl McpServer {
                 setup(base.with_trace_id(id.clone()), ClientScope::Trace(&id))
             }
             (Some(trace), None) => base.with_trace_id(format!("mcp-trace-{trace}")),
-            (None, Some(setup)) => setup(base, ClientScope::Request),
-            (None, None) => base,
+            // No identity a later request could present: every such client
+            // shares the base trace, so its jobs are reached by their ids
+            // alone and never listed (review 27 F13).
+            (None, Some(setup)) => {
+                setup(base, ClientScope::Request).with_state(tool_core::jobs::AnonymousCaller)
+            }
+            (None, None) => base.with_state(tool_core::jobs::AnonymousCaller),
         }
     }
 

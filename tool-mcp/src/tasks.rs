@@ -16,7 +16,7 @@
 //! - **A task is a job**: started with [`JobRegistry::start_local`] under
 //!   kind [`TASK_JOB_KIND`] and the key of the client's trace (the session's
 //!   trace id; in 2026-07-28 the `traceparent`'s, else the server's base
-//!   trace) in the server's workspace; its id is the job id (`job-<16 hex>`),
+//!   trace) in the server's workspace; its id is the job id (`job-<32 hex>`),
 //!   so `job_output` / `job_kill` see it too. The tool's final
 //!   `CallToolResult` (or the JSON-RPC error) is the job's output; the job's
 //!   end is the task's status: exited → `completed` (a tool's own failure is
@@ -599,7 +599,7 @@ pub(crate) async fn get(
             "The task ran past its time to live ({} ms) and was stopped.",
             millis(ttl)
         )),
-        JobStatus::Lost => failed(
+        JobStatus::Lost | JobStatus::HostExited => failed(
             "The process that ran the task ended before the task did (a server restart?)."
                 .to_owned(),
         ),

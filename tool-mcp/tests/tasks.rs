@@ -372,7 +372,7 @@ async fn the_live_task_cap_and_the_result_size_limit_refuse_with_clear_errors() 
         .as_str()
         .expect("a task")
         .to_owned();
-    assert_eq!(first.len(), 20);
+    assert_eq!(first.len(), 36, "job- and 128 random bits: {first}");
     // A second running task is one too many.
     let (status, refused) = call(server.addr, "wait_then_answer", json!({"millis": 1}), true).await;
     assert_eq!(status, 200, "{refused}");

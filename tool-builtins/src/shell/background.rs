@@ -11,7 +11,10 @@
 //! (`job_output`) and killed (`job_kill`) by a later `tool --trace-id T`
 //! process, and ends with `job_kill`, 1 s after its shell ends (what the
 //! shell left running is stopped then, as for a foreground command), or at
-//! its lifetime cap (1 h, or the call's `timeout` when shorter).
+//! its lifetime cap (1 h, or the call's `timeout` when shorter). Unless the
+//! registry lets jobs outlive their host
+//! ([`JobRegistry::with_jobs_outliving_host`], what `tool call` does), it
+//! also ends when this process exits, however it ends (review 27 F9).
 //!
 //! Limits, and why:
 //! - The sandbox must be the full tier (or off, a person's choice): the
@@ -132,6 +135,7 @@ pub(crate) fn start(
                 capacity: job.capacity(),
                 lifetime_secs,
                 masker: spec.masker.clone(),
+                host: (!jobs.jobs_outlive_host()).then(rustix::process::getpid),
             }),
         },
         spec.sandbox.clone(),
@@ -151,9 +155,14 @@ pub(crate) fn start(
             let _ = child.wait();
         });
     let id = job.id().to_owned();
+    let host = if jobs.jobs_outlive_host() {
+        ""
+    } else {
+        " or until this host process exits"
+    };
     let text = format!(
-        "Started background job {id}: {title}\nIt runs for at most {}; read its output with \
-         job_output (job_id \"{id}\", optionally wait seconds) and stop it with job_kill.",
+        "Started background job {id}: {title}\nIt runs for at most {}{host}; read its output \
+         with job_output (job_id \"{id}\", optionally wait seconds) and stop it with job_kill.",
         humantime::format_duration(std::time::Duration::from_secs(lifetime_secs)),
     );
     Ok(ToolResult::ok(text)

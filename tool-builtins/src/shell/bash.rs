@@ -229,6 +229,13 @@ pub async fn bash_command(
         })
         .await??;
         let mut result = started;
+        if tool_core::jobs::AnonymousCaller::is_marked(context) {
+            job_notes.push(
+                "This request has no client identity (no params._meta.traceparent): the job id \
+                 is the only handle on this job and job_list will not show it; keep the id."
+                    .to_owned(),
+            );
+        }
         for note in job_notes.into_iter().chain(withheld_note) {
             result = result.with_note(note);
         }

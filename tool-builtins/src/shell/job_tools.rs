@@ -60,6 +60,9 @@ fn status_line(view: &JobView) -> String {
         (JobStatus::Lost, ..) => {
             "lost (the process running it is gone without recording an end)".to_owned()
         }
+        (JobStatus::HostExited, ..) => {
+            "stopped: the host process that started it exited".to_owned()
+        }
         (JobStatus::Exited, None, None) => "exited".to_owned(),
     };
     format!("Job {} ({}, {}): {state}", r.id, r.kind, r.title)
@@ -106,14 +109,14 @@ fn clean(text: &str, context: &ToolContext) -> String {
 /// 1 MiB of output; older output is dropped and the result says how much.
 ///
 /// # Arguments
-/// * `job_id` - The job's id (`job-` and 16 hex digits), from the call that
+/// * `job_id` - The job's id (`job-` and 32 hex digits), from the call that
 ///   started it (`metadata.job_id`) or `job_list`.
 /// * `wait` - Seconds to wait for new output or the job's end when there is
 ///   none yet (default 0, at most 300).
 ///
 /// # Examples
 /// ```json
-/// {"job_id": "job-3f2a9c1d0b7e4a56", "wait": 10}
+/// {"job_id": "job-3f2a9c1d0b7e4a56c8d90e1f2a3b4c5d", "wait": 10}
 /// ```
 #[tool(kind = "read", tags = ["shell", "jobs"], read_only, timeout = "310s")]
 pub async fn job_output(
@@ -207,11 +210,11 @@ fn jobs_capacity(context: &ToolContext) -> u64 {
 /// A job that already ended is left as it is; the result gives its status.
 ///
 /// # Arguments
-/// * `job_id` - The job's id (`job-` and 16 hex digits).
+/// * `job_id` - The job's id (`job-` and 32 hex digits).
 ///
 /// # Examples
 /// ```json
-/// {"job_id": "job-3f2a9c1d0b7e4a56"}
+/// {"job_id": "job-3f2a9c1d0b7e4a56c8d90e1f2a3b4c5d"}
 /// ```
 #[tool(kind = "exec", tags = ["shell", "jobs"], destructive, idempotent, timeout = "30s")]
 pub async fn job_kill(job_id: String, context: &ToolContext) -> Result<ToolResult, ToolError> {
@@ -220,10 +223,24 @@ pub async fn job_kill(job_id: String, context: &ToolContext) -> Result<ToolResul
     Ok(with_view(ToolResult::ok(status_line(&view)), &view))
 }
 
+/// What `job_list` says to a caller with no identity of its own
+/// ([`AnonymousCaller`](tool_core::jobs::AnonymousCaller)).
+pub const ANONYMOUS_LIST: &str = "No jobs are listed for a request without a client identity \
+     (a stateless MCP request without params._meta.traceparent): such requests share one owner, so \
+     a job's id, returned only by the call that started it, is the one handle on it. job_output and \
+     job_kill work with the ids you were given. To list your jobs, send the same \
+     params._meta.traceparent (W3C Trace Context) with every request, or use an MCP session.";
+
 /// Lists this session's background jobs (shell commands and sub-agents)
 /// with their status, oldest first.
 #[tool(kind = "read", tags = ["shell", "jobs"], read_only, idempotent)]
 pub async fn job_list(context: &ToolContext) -> Result<ToolResult, ToolError> {
+    if tool_core::jobs::AnonymousCaller::is_marked(context) {
+        // Review 27 F13: every anonymous client shares one trace; listing
+        // it would hand each of them the others' job ids.
+        return Ok(ToolResult::ok(ANONYMOUS_LIST)
+            .with_metadata(tool_core::meta::JOBS, Value::Array(Vec::new())));
+    }
     let (jobs, key) = registry_and_key(context)?;
     let views = tool_core::run_blocking(move || jobs.list(&key)).await??;
     if views.is_empty() {

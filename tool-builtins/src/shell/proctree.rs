@@ -300,6 +300,16 @@ pub(crate) struct JobFds {
     /// Masking allocates (sound after glibc's `fork`, as the `.git` check
     /// at the end); without secrets nothing is allocated.
     pub(crate) masker: Option<tool_core::truncate::StreamMasker>,
+    /// The process that starts the job (this process), when the job must
+    /// end with it (review 27 F9): the supervisor is its child, so its
+    /// parent changes once the host is gone, however it ended (`SIGKILL`
+    /// included, and never mistaken for a later process that reuses the
+    /// pid: a live child's parent is its parent). Checked every pass of the
+    /// job loop (at most 100 ms apart); then the job's processes get
+    /// `SIGTERM`, `SIGKILL` [`HOST_EXIT_GRACE`](tool_core::jobs::HOST_EXIT_GRACE)
+    /// later, and the end is recorded as `HostExited`. `None`: the job
+    /// outlives its host (`tool call`).
+    pub(crate) host: Option<Pid>,
 }
 
 /// Where a job's supervisor puts output: its ring, through the starting
@@ -729,6 +739,12 @@ fn job_loop(
     let mut end = ring::JobEnd::Exited;
     let mut ending = false;
     let mut drain_until: Option<Timespec> = None;
+    // Set once the host is seen gone: when the grace after SIGTERM ends.
+    let mut host_gone_until: Option<Timespec> = None;
+    let grace = Timespec {
+        tv_sec: i64::try_from(tool_core::jobs::HOST_EXIT_GRACE.as_secs()).unwrap_or(2),
+        tv_nsec: 0,
+    };
     // Returns the bytes copied.
     let mut copy = |sink: &mut RingSink<'_>, output_open: &mut bool, wait: Timespec| -> usize {
         if !*output_open {
@@ -832,6 +848,22 @@ fn job_loop(
             ending = true;
             continue;
         }
+        if let Some(host) = job.host
+            && host_gone_until.is_none()
+            && rustix::process::getppid() != Some(host)
+        {
+            // The host is gone (review 27 F9): nobody it served can reach
+            // this job any more. SIGTERM now, SIGKILL after the grace.
+            end = ring::JobEnd::HostExited;
+            host_gone_until = Some(later(t, grace));
+            terminate_job(shell, shell_status.is_some(), nested);
+        }
+        if let Some(until) = host_gone_until
+            && passed(until)
+        {
+            ending = true;
+            continue;
+        }
         if shell_status.is_some() && drain_until.is_none() {
             drain_until = Some(later(t, JOB_DRAIN));
         }
@@ -866,15 +898,102 @@ fn job_loop(
     }
 }
 
+/// Sends `SIGTERM` to every process of a background job, the first step of
+/// stopping it when its host is gone (the `SIGKILL` rounds of the job's
+/// end follow after the grace). Async-signal-safe: fixed buffers only.
+///
+/// Outside a PID namespace: every child of the supervisor (the shell and
+/// the orphans re-parented to it) and each one's process group (the
+/// shell's group holds what it started in the foreground and background).
+/// In one (`nested`), the supervisor's `/proc` is the namespace's own (its
+/// first process mounted it in the mount namespace they share), whose pids
+/// mean nothing to `kill(2)` here: each process but the namespace's first
+/// is signalled through a descriptor of its `/proc/<pid>` folder
+/// (`pidfd_send_signal(2)` accepts one), which names the process whatever
+/// its number. Done only when `/proc/self` does not resolve, the sign that
+/// this `/proc` is not the supervisor's own namespace's.
+fn terminate_job(shell: Pid, shell_reaped: bool, nested: bool) {
+    if nested {
+        terminate_namespace();
+        return;
+    }
+    let me = rustix::process::getpgrp();
+    let term = |pid: i32| {
+        let Some(pid) = Pid::from_raw(pid) else {
+            return;
+        };
+        let _ = rustix::process::kill_process(pid, Signal::TERM);
+        if let Ok(group) = rustix::process::getpgid(Some(pid))
+            && group != me
+        {
+            let _ = rustix::process::kill_process_group(group, Signal::TERM);
+        }
+    };
+    if !for_each_child(term) && !shell_reaped {
+        // No children file: the shell and its group at least.
+        term(shell.as_raw_nonzero().get());
+    }
+}
+
+/// `SIGTERM` to every process of this supervisor's PID namespace but its
+/// first (see [`terminate_job`]).
+fn terminate_namespace() {
+    if proc_is_our_own() {
+        // This /proc is our own namespace's: its pids are not the job's.
+        return;
+    }
+    let Ok(proc_dir) = rustix::fs::open(
+        c"/proc",
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    ) else {
+        return;
+    };
+    let Ok(dir_fd) = rustix::io::dup(&proc_dir) else {
+        return;
+    };
+    let mut buf = [MaybeUninit::<u8>::uninit(); 4096];
+    let mut entries = RawDir::new(dir_fd, &mut buf);
+    while let Some(Ok(entry)) = entries.next() {
+        let name = entry.file_name();
+        let bytes = name.to_bytes();
+        if bytes.is_empty() || !bytes.iter().all(u8::is_ascii_digit) || bytes == b"1" {
+            continue;
+        }
+        if let Ok(process) = rustix::fs::openat(
+            &proc_dir,
+            name,
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC | OFlags::NOFOLLOW,
+            Mode::empty(),
+        ) {
+            let _ = rustix::process::pidfd_send_signal(&process, Signal::TERM);
+        }
+    }
+}
+
 fn nap(time: Timespec) {
     let _ = rustix::event::poll(&mut [], Some(&time));
 }
 
 /// Sends `SIGKILL` to every child of this (single-threaded) process.
+///
+/// The scan of `/proc` that stands in for a missing children file runs only
+/// when `/proc` is this process's own namespace's: a sandboxed call's
+/// supervisor shares its mount namespace with the PID namespace's first
+/// process, which mounts that namespace's `/proc` over it, so there the
+/// scan would read the namespace's pids and `kill(2)` would take them for
+/// this namespace's, unrelated processes (review 27, found with F9). Its
+/// one child there, the namespace's first process, is killed by pid.
 fn kill_children(me: i32) {
-    if !for_each_child(kill_one) {
+    if !for_each_child(kill_one) && proc_is_our_own() {
         kill_children_by_scan(me);
     }
+}
+
+/// Whether `/proc` shows this process's own PID namespace: `/proc/self`
+/// resolves only there (`proc(5)`). Async-signal-safe.
+fn proc_is_our_own() -> bool {
+    rustix::fs::statat(rustix::fs::CWD, c"/proc/self", rustix::fs::AtFlags::empty()).is_ok()
 }
 
 /// Whether `pid` is this (single-threaded) process's one child, from

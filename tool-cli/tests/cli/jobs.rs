@@ -132,7 +132,7 @@ fn a_job_started_by_one_process_is_read_by_later_ones() {
         "for i in 1 2 3; do echo line $i; sleep 0.2; done; echo done >&2; exit 3",
         &json!({"description": "count to three"}),
     );
-    assert!(id.starts_with("job-") && id.len() == 20, "{id}");
+    assert!(id.starts_with("job-") && id.len() == 36, "{id}");
     let (text, last) = s.until_ended(&id, Duration::from_secs(30));
     assert_eq!(
         text.replace("(no new output)", ""),
@@ -434,4 +434,218 @@ fn a_started_job_says_it_has_no_network_and_bad_waits_are_short() {
         out["error"]["message"], "Invalid wait value: 1e308. Give seconds from 0 to 300.",
         "{out}"
     );
+}
+
+/// The first job id (`job-` and 32 hex digits) in `text`.
+fn job_id_in(text: &str) -> String {
+    text.match_indices("job-")
+        .map(|(at, _)| &text[at..])
+        .find_map(|rest| {
+            let hex: String = rest[4..]
+                .chars()
+                .take_while(char::is_ascii_hexdigit)
+                .collect();
+            (hex.len() == 32).then(|| format!("job-{hex}"))
+        })
+        .unwrap_or_else(|| panic!("no job id in {text}"))
+}
+
+/// The text of an MCP `tools/call` result.
+fn mcp_text(result: &Value) -> String {
+    result["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// Review 27 F9: after `kill -9` of `tool serve --http`, the supervisors of
+/// the jobs it started kept running with their commands, out of everyone's
+/// reach. A job's supervisor now notices its host is gone, stops every
+/// process of the job (SIGTERM, SIGKILL 2 s later) and records why. In both
+/// the full sandbox tier (a PID namespace) and with the sandbox off.
+#[test]
+fn a_killed_servers_jobs_stop_within_seconds_and_say_why() {
+    for (n, sandbox) in [["--sandbox", "off"], ["--sandbox-tier", "full"]]
+        .iter()
+        .enumerate()
+    {
+        let trace_hex = format!("5cf92f3577b34da6a3ce929d0e0e473{n}");
+        let s = Session::new(&format!("mcp-trace-{trace_hex}"));
+        let mut server = crate::mcp_sessions::serve(&s.ws, &s.state, sandbox);
+        let marker = format!("3134{n}.75");
+        // A loop writing a file that notes the SIGTERM it gets, a detached
+        // (`setsid`) sleep, and a shell that ignores SIGTERM (only a
+        // SIGKILL ends it).
+        let command = format!(
+            "setsid sleep {marker} & sh -c 'trap \"\" TERM; sleep {marker}; :' & \
+             trap 'echo TERM >> terms; exit 0' TERM; \
+             while :; do echo tick >> ticks; sleep 0.1; done"
+        );
+        let started = crate::mcp_sessions::stateless_call(
+            &server.url,
+            1,
+            "bash_command",
+            &json!({"command": command, "run_in_background": true}),
+            Some(&format!("00-{trace_hex}-00f067aa0ba902b7-01")),
+        );
+        assert_eq!(started["isError"], false, "{sandbox:?}: {started}");
+        let text = mcp_text(&started);
+        assert!(text.contains("until this host process exits"), "{text}");
+        let id = job_id_in(&text);
+        let ticks = s.ws.path().join("ticks");
+        let until = Instant::now() + Duration::from_secs(20);
+        while processes_with(&marker) < 2 || !ticks.exists() {
+            assert!(Instant::now() < until, "{sandbox:?}: the job never started");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        // kill -9 of the host.
+        server.child.kill().expect("SIGKILL");
+        server.child.wait().expect("reaped");
+        let killed = Instant::now();
+        while processes_with(&marker) > 0 {
+            assert!(
+                killed.elapsed() < Duration::from_secs(5),
+                "{sandbox:?}: the job's processes still run {:?} after the host was killed",
+                killed.elapsed()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let gone_after = killed.elapsed();
+        // SIGTERM came first: the loop's trap ran.
+        assert_eq!(
+            std::fs::read_to_string(s.ws.path().join("terms")).unwrap_or_default(),
+            "TERM\n",
+            "{sandbox:?}"
+        );
+        let size = std::fs::metadata(&ticks).expect("ticks").len();
+        std::thread::sleep(Duration::from_millis(500));
+        assert_eq!(
+            std::fs::metadata(&ticks).expect("ticks").len(),
+            size,
+            "{sandbox:?}: the loop still writes"
+        );
+        // A later process of the client's trace reads why it ended.
+        let out = s.call("job_output", &json!({"job_id": id}));
+        assert_eq!(out["metadata"]["status"], "host_exited", "{out}");
+        assert!(
+            out["output"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("stopped: the host process that started it exited"),
+            "{out}"
+        );
+        eprintln!(
+            "{sandbox:?}: every process of the job gone {gone_after:?} after kill -9 of the host"
+        );
+    }
+}
+
+/// The documented promise the host binding keeps: a job of a one-shot
+/// `tool call` outlives that process, for later calls of the same trace.
+#[test]
+fn a_tool_call_job_outlives_the_process_that_started_it() {
+    let s = Session::new("t-jobs-outlive");
+    let marker = "31345.25";
+    let id = s.start(&format!("sleep {marker}"), &json!({}));
+    // Well past the host check (100 ms) and the grace (2 s).
+    std::thread::sleep(Duration::from_secs(3));
+    // The sleep, its supervisor and (in the full tier) the namespace's
+    // first process: forks of the `tool call` whose command line holds it.
+    assert!(processes_with(marker) >= 2, "the job still runs");
+    let out = s.call("job_output", &json!({"job_id": id}));
+    assert_eq!(out["metadata"]["status"], "running", "{out}");
+    let killed = s.call("job_kill", &json!({"job_id": id}));
+    assert_eq!(killed["metadata"]["status"], "killed", "{killed}");
+}
+
+/// Review 27 F13: stateless HTTP clients without a `traceparent` shared one
+/// job owner, so any of them could list, read and kill the others' jobs.
+/// Now such a client's job is reached only through its id (128 random
+/// bits, returned only to the call that started it) and `job_list` lists
+/// nothing for them; clients with a `traceparent` see only their trace's.
+#[test]
+fn http_clients_never_see_or_stop_each_others_jobs() {
+    let s = Session::new("unused");
+    let server = crate::mcp_sessions::serve(&s.ws, &s.state, &["--sandbox", "off"]);
+    let mut n = 0;
+    let mut call = |name: &str, args: Value, trace: Option<&str>| {
+        n += 1;
+        crate::mcp_sessions::stateless_call(&server.url, n, name, &args, trace)
+    };
+    let start = json!({"command": "sleep 31346.5", "run_in_background": true});
+    // Two anonymous clients, A and B.
+    let a_started = call("bash_command", start.clone(), None);
+    assert_eq!(a_started["isError"], false, "{a_started}");
+    let a_text = mcp_text(&a_started);
+    let a_job = job_id_in(&a_text);
+    assert_eq!(a_job.len(), 36, "128 random bits: {a_job}");
+    assert!(a_text.contains("the job id is the only handle"), "{a_text}");
+    let b_list = call("job_list", json!({}), None);
+    assert_eq!(b_list["isError"], false, "{b_list}");
+    assert!(
+        !b_list.to_string().contains(&a_job),
+        "B sees A's job: {b_list}"
+    );
+    assert!(
+        mcp_text(&b_list).contains("No jobs are listed for a request without a client identity"),
+        "{b_list}"
+    );
+    // B cannot guess A's id: a neighbour of it is unknown.
+    let last = a_job.chars().last().expect("a digit");
+    let neighbour = format!(
+        "{}{}",
+        &a_job[..a_job.len() - 1],
+        if last == '0' { '1' } else { '0' }
+    );
+    for tool in ["job_output", "job_kill"] {
+        let refused = call(tool, json!({"job_id": neighbour}), None);
+        assert_eq!(refused["isError"], true, "{refused}");
+        assert!(mcp_text(&refused).contains("No job"), "{refused}");
+    }
+    // A, holding its id, reads it: still running.
+    let a_out = call("job_output", json!({"job_id": a_job}), None);
+    assert!(mcp_text(&a_out).contains("running"), "{a_out}");
+    // Clients with a traceparent: C lists its own job, D neither lists nor
+    // reaches it, even by its id, and neither reaches A's.
+    let c = "00-6af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-01";
+    let d = "00-7af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-01";
+    let c_job = job_id_in(&mcp_text(&call("bash_command", start.clone(), Some(c))));
+    assert!(
+        call("job_list", json!({}), Some(c))
+            .to_string()
+            .contains(&c_job)
+    );
+    let d_list = call("job_list", json!({}), Some(d));
+    assert!(!d_list.to_string().contains(&c_job), "{d_list}");
+    assert!(!d_list.to_string().contains(&a_job), "{d_list}");
+    for (job, trace) in [(&c_job, Some(d)), (&c_job, None), (&a_job, Some(d))] {
+        for tool in ["job_output", "job_kill"] {
+            let refused = call(tool, json!({"job_id": job}), trace);
+            assert_eq!(
+                refused["isError"], true,
+                "{tool} {job} {trace:?}: {refused}"
+            );
+            assert!(mcp_text(&refused).contains("No job"), "{refused}");
+        }
+    }
+    // Both jobs still run (C's shell may still be starting its sleep).
+    let until = Instant::now() + Duration::from_secs(10);
+    while processes_with("31346.5") != 2 {
+        assert!(
+            Instant::now() < until,
+            "{} sleeps",
+            processes_with("31346.5")
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Each owner stops its own.
+    let a_kill = call("job_kill", json!({"job_id": a_job}), None);
+    assert!(mcp_text(&a_kill).contains("killed"), "{a_kill}");
+    let c_kill = call("job_kill", json!({"job_id": c_job}), Some(c));
+    assert!(mcp_text(&c_kill).contains("killed"), "{c_kill}");
+    let until = Instant::now() + Duration::from_secs(5);
+    while processes_with("31346.5") > 0 {
+        assert!(Instant::now() < until, "a killed job still runs");
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }

@@ -16,9 +16,9 @@ use crate::support::{TempDir, tool};
 
 /// A `tool serve --http 127.0.0.1:0` child on `ws` (state in `state`),
 /// killed when dropped; `url` is its endpoint.
-struct Served {
-    child: std::process::Child,
-    url: String,
+pub(crate) struct Served {
+    pub(crate) child: std::process::Child,
+    pub(crate) url: String,
 }
 
 impl Drop for Served {
@@ -28,7 +28,7 @@ impl Drop for Served {
     }
 }
 
-fn serve(ws: &TempDir, state: &TempDir, extra: &[&str]) -> Served {
+pub(crate) fn serve(ws: &TempDir, state: &TempDir, extra: &[&str]) -> Served {
     let mut child = tool()
         .env("XDG_STATE_HOME", state.path())
         .args(["serve", "--http", "127.0.0.1:0", "--workspace", ws.arg()])
@@ -129,7 +129,13 @@ async fn each_http_session_has_its_own_ledger_and_loaded_tools() {
 
 /// One stateless-era (2026-07-28) `tools/call` over raw HTTP, with
 /// `traceparent` in `_meta` when given; returns the result object.
-fn stateless_call(url: &str, id: u32, name: &str, arguments: &Value, trace: Option<&str>) -> Value {
+pub(crate) fn stateless_call(
+    url: &str,
+    id: u32,
+    name: &str,
+    arguments: &Value,
+    trace: Option<&str>,
+) -> Value {
     let mut meta = json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientCapabilities": {},

@@ -27,11 +27,22 @@
 //! ```
 //!
 //! # Model
-//! - **Id**: `job-` and 16 lowercase hex digits from the operating system's
-//!   random source (64 bits); returned as `metadata.job_id`.
+//! - **Id**: `job-` and 32 lowercase hex digits from the operating system's
+//!   random source (128 bits, unguessable); returned as `metadata.job_id`.
 //! - **Owner**: the trace that started it, in its workspace: the records
 //!   live in the [`StateStore`] under space [`STATE_SPACE`] and the
 //!   [`StateKey`] of trace and workspace, so another trace never sees them.
+//!   A caller with no identity of its own (an MCP stateless-era request
+//!   without a `traceparent`, marked [`AnonymousCaller`]) shares its trace
+//!   with every other such caller: for it the id is the only handle, and
+//!   `job_list` lists nothing.
+//! - **Host**: a background shell job ([`Control::Fifo`]) ends when the
+//!   process that started it exits, whatever ends that process (`SIGKILL`
+//!   included): its supervisor notices within 100 ms, sends `SIGTERM` to
+//!   the job's processes, `SIGKILL` [`HOST_EXIT_GRACE`] (2 s) later, and
+//!   records [`JobStatus::HostExited`]. Hosts whose jobs later processes
+//!   read by naming the trace (`tool call`) opt out with
+//!   [`JobRegistry::with_jobs_outliving_host`].
 //! - **Output**: a file per job in a `0700` folder under the private state
 //!   folder (`$XDG_STATE_HOME/agent-tools/job-output/<id>/output`, hidden from
 //!   the sandbox and refused by the file tools, cross-cutting §6) holding
@@ -110,6 +121,11 @@ pub const MAX_TITLE_CHARS: usize = 200;
 /// so a line is rarely shown in two halves. (Secret values are kept whole
 /// by [`PageLimits::masker`], not by this.)
 pub const HOLD_BACK_BYTES: usize = 4096;
+/// How long a job bound to its host
+/// ([`JobRegistry::with_jobs_outliving_host`]) gets between the `SIGTERM`
+/// its supervisor sends when the host is gone and the `SIGKILL` that
+/// follows: 2 s.
+pub const HOST_EXIT_GRACE: Duration = Duration::from_secs(2);
 /// How long [`JobRegistry::kill`] waits for the job's writer to record the
 /// end before it stops the writer process itself: 5 s.
 pub const KILL_WAIT: Duration = Duration::from_secs(5);
@@ -166,6 +182,24 @@ pub enum Control {
     Local,
 }
 
+/// Marks a context whose caller has no identity of its own that a later
+/// request could present: an MCP stateless-era (2026-07-28) request without
+/// a valid `params._meta.traceparent` (`tool_mcp` inserts it,
+/// `ToolContext::with_state(AnonymousCaller)`). Such callers all share one
+/// trace, so the job tools treat a job's id (128 random bits) as the only
+/// handle on it: `job_list` lists nothing for them, `job_output` and
+/// `job_kill` work for whoever holds the id, which only the call that
+/// started the job returned.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct AnonymousCaller;
+
+impl AnonymousCaller {
+    /// Whether `ctx` is marked as serving an anonymous caller.
+    pub fn is_marked(ctx: &crate::tool::context::ToolContext) -> bool {
+        ctx.state::<Self>().is_some()
+    }
+}
+
 /// A process identified across pid reuse: its pid and its start time in
 /// clock ticks since boot (`/proc/<pid>/stat`, field 22, `proc(5)`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -207,7 +241,7 @@ impl ProcessStamp {
 /// One job as the store keeps it (serialised as JSON in the trace's map).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct JobRecord {
-    /// `job-<16 hex>`.
+    /// `job-<32 hex>` (`job-<16 hex>` for records of earlier releases).
     pub id: String,
     /// What runs: `shell`, `agent`, ... (the end value of a `shell` job is a
     /// raw wait status, of others an exit code).
@@ -242,6 +276,10 @@ pub enum JobStatus {
     Failed,
     /// Its writer is gone without recording an end.
     Lost,
+    /// Stopped by its supervisor because the host process that started it
+    /// exited (or was killed): a job bound to its host
+    /// ([`JobRegistry::with_jobs_outliving_host`] not set) ends with it.
+    HostExited,
 }
 
 impl JobStatus {
@@ -254,6 +292,7 @@ impl JobStatus {
             Self::Expired => "expired",
             Self::Failed => "failed",
             Self::Lost => "lost",
+            Self::HostExited => "host_exited",
         }
     }
 }
@@ -355,7 +394,7 @@ pub struct Job {
 }
 
 impl Job {
-    /// The id (`job-<16 hex>`).
+    /// The id (`job-<32 hex>`).
     pub fn id(&self) -> &str {
         &self.record.id
     }
@@ -437,6 +476,7 @@ pub struct JobRegistry {
     store: Arc<dyn StateStore>,
     dir: PathBuf,
     limits: JobLimits,
+    outlive_host: bool,
 }
 
 /// Cancellation tokens of the in-process jobs of this process.
@@ -472,7 +512,6 @@ fn store_error(e: &crate::state::StateError) -> ToolError {
     failed(format!("The job registry's state store failed: {e}"))
 }
 
-/// `job-` and 16 lowercase hex digits from the OS's random source.
 /// How long a job whose writer is not noted yet counts as running in the
 /// folder-wide count: 60 s (a starter between `start` and `set_writer`).
 pub const WRITERLESS_GRACE: Duration = Duration::from_secs(60);
@@ -488,17 +527,22 @@ fn writer_alive(text: &str) -> bool {
     }
 }
 
+/// `job-` and 32 lowercase hex digits (128 bits) from the OS's random
+/// source: unguessable, since for a caller with no identity of its own
+/// ([`AnonymousCaller`]) the id is the only handle on its job.
 fn new_id() -> Result<String, ToolError> {
-    let mut bytes = [0_u8; 8];
+    let mut bytes = [0_u8; 16];
     getrandom::fill(&mut bytes)
         .map_err(|e| failed(format!("No random source for a job id: {e}")))?;
-    Ok(format!("job-{:016x}", u64::from_le_bytes(bytes)))
+    Ok(format!("job-{:032x}", u128::from_le_bytes(bytes)))
 }
 
-/// Whether `id` has the shape of a job id.
+/// Whether `id` has the shape of a job id: `job-` and 32 lowercase hex
+/// digits (16 for the ids of earlier releases, still read).
 pub fn is_job_id(id: &str) -> bool {
-    id.strip_prefix("job-")
-        .is_some_and(|h| h.len() == 16 && h.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')))
+    id.strip_prefix("job-").is_some_and(|h| {
+        matches!(h.len(), 16 | 32) && h.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+    })
 }
 
 impl JobRegistry {
@@ -509,7 +553,33 @@ impl JobRegistry {
             store,
             dir: dir.into(),
             limits: JobLimits::default(),
+            outlive_host: false,
         }
+    }
+
+    /// The same registry, whose process-run jobs ([`Control::Fifo`]: a
+    /// background shell command) outlive the process that starts them when
+    /// `outlive` is `true`. By default (`false`) a job is bound to its host:
+    /// its supervisor checks every 100 ms whether the process that started
+    /// it still runs (it is that process's child: its parent changes when
+    /// the host exits, whatever ends it, `SIGKILL` included) and, once it is
+    /// gone, sends `SIGTERM` to every process of the job, `SIGKILL` to what
+    /// is left [`HOST_EXIT_GRACE`] later, and records the end as
+    /// [`JobStatus::HostExited`]. Outliving is for hosts whose jobs a later
+    /// process reaches by naming the trace: the `tool call` and `tool
+    /// batch` commands (`tool --trace-id T call job_output` reads a job an
+    /// earlier `tool call` started). A host whose clients cannot be named
+    /// again (an MCP server's sessions) keeps the default.
+    #[must_use]
+    pub fn with_jobs_outliving_host(mut self, outlive: bool) -> Self {
+        self.outlive_host = outlive;
+        self
+    }
+
+    /// Whether the jobs this registry starts outlive the process that starts
+    /// them ([`with_jobs_outliving_host`](Self::with_jobs_outliving_host)).
+    pub fn jobs_outlive_host(&self) -> bool {
+        self.outlive_host
     }
 
     /// The same registry with other limits.
@@ -897,7 +967,7 @@ impl JobRegistry {
             ToolError::new(
                 ErrorKind::InvalidArguments,
                 format!(
-                    "No job `{}` in this trace. Job ids look like `job-0123456789abcdef` and are \
+                    "No job `{}` in this trace. Job ids look like `job-` and 32 hex digits and are \
                      returned by the call that started the job (metadata.job_id); job_list shows \
                      this trace's jobs.",
                     tool_rules::text::clip(id, tool_rules::text::Clip::chars(40))
@@ -950,6 +1020,7 @@ impl JobRegistry {
                     JobEnd::Killed => JobStatus::Killed,
                     JobEnd::Expired => JobStatus::Expired,
                     JobEnd::Failed => JobStatus::Failed,
+                    JobEnd::HostExited => JobStatus::HostExited,
                 };
                 let (code, signal) = if record.kind == "shell" {
                     // A raw wait status (wait(2)): low 7 bits the signal, else the code above them.
@@ -1698,6 +1769,15 @@ mod tests {
             assert_eq!(err.kind, ErrorKind::InvalidArguments, "{bad}");
             assert!(err.message.contains("No job"), "{err}");
         }
-        assert!(is_job_id("job-0123456789abcdef"));
+        assert!(
+            is_job_id("job-0123456789abcdef"),
+            "an id of an earlier release"
+        );
+        assert!(is_job_id("job-0123456789abcdef0123456789abcdef"));
+        assert!(!is_job_id("job-0123456789abcdef0"));
+        // New ids hold 128 random bits: 32 hex digits, all distinct.
+        let ids: std::collections::BTreeSet<String> = (0..64).map(|_| new_id().unwrap()).collect();
+        assert_eq!(ids.len(), 64);
+        assert!(ids.iter().all(|i| i.len() == 36 && is_job_id(i)), "{ids:?}");
     }
 }

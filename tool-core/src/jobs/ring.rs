@@ -40,6 +40,10 @@ pub enum JobEnd {
     Expired,
     /// It could not start.
     Failed,
+    /// The host process that started it exited (or was killed) while it
+    /// ran, and its supervisor stopped it: nobody could have reached it
+    /// afterwards (see `JobRegistry::with_jobs_outliving_host`).
+    HostExited,
 }
 
 impl JobEnd {
@@ -49,6 +53,7 @@ impl JobEnd {
             Self::Killed => 2,
             Self::Expired => 3,
             Self::Failed => 4,
+            Self::HostExited => 5,
         }
     }
 
@@ -58,6 +63,7 @@ impl JobEnd {
             2 => Self::Killed,
             3 => Self::Expired,
             4 => Self::Failed,
+            5 => Self::HostExited,
             _ => return None,
         })
     }

@@ -672,7 +672,7 @@ pub(crate) enum Command {
         allow_remote: bool,
 
         /// File holding the bearer token clients must send (the first line, at least 16
-        /// characters; e.g. `openssl rand -hex 32 > token`). Works on a loopback --http too.
+        /// characters; e.g. `(umask 077; openssl rand -hex 32 > token)`; mode 600: a file others may read is refused). Works on a loopback --http too.
         #[arg(long, value_name = "FILE", requires = "http", conflicts_with = "token")]
         token_file: Option<PathBuf>,
 

@@ -148,7 +148,7 @@ pub(crate) fn http_access(
         (true, None) => {
             return Err(
                 "--allow-remote needs a bearer token that clients must send: \
-                 --token-file FILE (e.g. after `openssl rand -hex 32 > FILE`) or --token TOKEN"
+                 --token-file FILE (e.g. after `(umask 077; openssl rand -hex 32 > FILE)`) or --token TOKEN"
                     .to_owned(),
             );
         }
@@ -172,20 +172,23 @@ pub(crate) const MAX_TOKEN_FILE_BYTES: u64 = 4096;
 /// The token of a `--token-file`: its first line, without surrounding whitespace.
 ///
 /// The file must be a regular file (after symlinks) of at most
-/// [`MAX_TOKEN_FILE_BYTES`]: it is opened non-blocking, so a FIFO or a
+/// [`MAX_TOKEN_FILE_BYTES`] that only its owner may read or write (mode
+/// `0600` or stricter: anyone who can read the token can run every tool
+/// served): it is opened non-blocking, so a FIFO or a
 /// device (`/dev/zero`, a terminal) is refused at once instead of read
 /// forever or waited on, and at most that many bytes plus one are read
 /// whatever the file grows to meanwhile.
 ///
 /// # Errors
 /// A message naming the file when it cannot be opened, is not a regular
-/// file, is larger than the limit, is not UTF-8 or has an empty first line.
+/// file, may be read or written by group or others (saying to `chmod 600`
+/// it), is larger than the limit, is not UTF-8 or has an empty first line.
 fn read_token(path: &Path) -> Result<String, String> {
     let shown = path.display();
-    let bytes = crate::small_file::read(
+    let bytes = crate::small_file::read_private(
         path,
         "--token-file",
-        "a file holding the token on its first line (e.g. `openssl rand -hex 32 > token`)",
+        "a file holding the token on its first line (e.g. `(umask 077; openssl rand -hex 32 > token)`)",
         MAX_TOKEN_FILE_BYTES,
     )?;
     let text = String::from_utf8(bytes)

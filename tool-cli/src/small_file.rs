@@ -25,8 +25,10 @@ pub(crate) fn read(path: &Path, option: &str, what: &str, max: u64) -> Result<Ve
     read_checked(path, option, what, max, false)
 }
 
-/// [`read`] of a file holding a password: refused, unread, when its mode
-/// lets group or others read or write it (any of the bits `0o077`).
+/// [`read`] of a file holding a secret (`--state-file`'s Redis password,
+/// `--token-file`'s bearer token): refused, unread, when its mode lets group
+/// or others read or write it (any of the bits `0o077`), as OpenSSH refuses a
+/// private key others can read.
 ///
 /// # Errors
 /// Those of [`read`], and a message saying to `chmod 600` the file.
@@ -70,7 +72,7 @@ fn read_checked(
     if private && mode & 0o077 != 0 {
         return Err(format!(
             "{option} {shown}: group or others may access the file (mode {:03o}) and it holds a \
-             password; make it private with `chmod 600 {shown}`",
+             secret; make it private with `chmod 600 {shown}`",
             mode & 0o777
         ));
     }

@@ -9,7 +9,7 @@ use serde_json::{Map, Value, json};
 use tool_core::ToolContext;
 use tool_mcp::{McpToolSource, ProtocolEra};
 
-use crate::support::{BIN, TempDir, code, one_json_line, run, stderr, stdout, tool};
+use crate::support::{BIN, TempDir, code, one_json_line, run, stderr, stdout, tool, write_private};
 
 const BANNER: &str = "tool serve: MCP server (protocol 2025-11-25 and 2026-07-28) with ";
 
@@ -410,9 +410,9 @@ fn serve_http_refuses_non_loopback_addresses_without_allow_remote() {
 fn allow_remote_needs_a_good_token() {
     let dir = TempDir::new();
     let empty = dir.path().join("empty");
-    std::fs::write(&empty, "\n").expect("write");
+    write_private(&empty, "\n");
     let short = dir.path().join("short");
-    std::fs::write(&short, "abc123\n").expect("write");
+    write_private(&short, "abc123\n");
     let spaced = "a token with spaces in it";
     let missing = dir.path().join("missing");
     let cases: [(Vec<&str>, &str); 5] = [
@@ -513,7 +513,7 @@ fn token_file_is_read_bounded_and_only_from_a_regular_file() {
     // A long first line: before the bound it was taken whole as the token
     // and the server started.
     let big = dir.path().join("big");
-    std::fs::write(&big, "a".repeat(1 << 20)).expect("write");
+    write_private(&big, &"a".repeat(1 << 20));
     let limit = std::time::Duration::from_secs(20);
     for (file, expected) in [
         (fifo.to_str().unwrap(), "not a regular file"),
@@ -529,7 +529,7 @@ fn token_file_is_read_bounded_and_only_from_a_regular_file() {
     let edge = dir.path().join("edge");
     let mut text = "0123456789abcdef0123\n".to_owned();
     text.push_str(&"#".repeat(4096 - text.len()));
-    std::fs::write(&edge, &text).expect("write");
+    write_private(&edge, &text);
     let out = serve_exits_within(
         &[
             "--http",
@@ -547,6 +547,28 @@ fn token_file_is_read_bounded_and_only_from_a_regular_file() {
         stderr(&out)
     );
     assert!(!stderr(&out).contains("edge"), "{}", stderr(&out));
+    // A token others may read is refused, unread, saying how to fix it:
+    // anyone who can read it can run every tool served.
+    let open = dir.path().join("open");
+    write_private(&open, "0123456789abcdef0123\n");
+    for mode in [0o644, 0o640, 0o602] {
+        std::fs::set_permissions(&open, std::os::unix::fs::PermissionsExt::from_mode(mode))
+            .expect("chmod");
+        let out = serve_exits_within(
+            &[
+                "--http",
+                "127.0.0.1:0",
+                "--token-file",
+                open.to_str().unwrap(),
+            ],
+            limit,
+        );
+        assert_eq!(code(&out), 2, "{mode:o}: {}", stderr(&out));
+        let err = stderr(&out);
+        assert!(err.contains(&format!("mode {mode:03o}")), "{err}");
+        assert!(err.contains("chmod 600"), "{err}");
+        assert!(!err.contains("0123456789abcdef0123"), "{err}");
+    }
 }
 
 /// A `tool serve --http` child, killed when dropped.
@@ -654,7 +676,7 @@ fn remote_access_needs_the_bearer_token_on_every_request() {
     for (bind, connect_host) in [("0.0.0.0:0", "127.0.0.1"), ("[::]:0", "[::1]")] {
         let dir = TempDir::new();
         let file = dir.path().join("token");
-        std::fs::write(&file, format!("{token}\n")).expect("write token");
+        write_private(&file, &format!("{token}\n"));
         let server = serve_http(
             &[
                 "--http",

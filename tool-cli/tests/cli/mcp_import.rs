@@ -50,7 +50,7 @@ fn a_token_protected_server_is_imported_with_a_bearer_header_and_named_without()
     let (ws, state, here) = (TempDir::new(), TempDir::new(), TempDir::new());
     std::fs::write(ws.path().join("a.txt"), "behind the token\n").expect("write");
     let token_file = here.path().join("token");
-    std::fs::write(&token_file, format!("{TOKEN}\n")).expect("write token");
+    crate::support::write_private(&token_file, &format!("{TOKEN}\n"));
     let token_arg = token_file.to_str().expect("utf-8 path");
     let server = serve(&ws, &state, &["--token-file", token_arg]);
 

@@ -125,3 +125,12 @@ impl Drop for TempDir {
         let _ = std::fs::remove_dir_all(&self.0);
     }
 }
+
+/// Writes `text` to `path` with mode `0600`: the secret files the CLI reads
+/// (`--token-file`, `--state-file`) are refused when group or others may
+/// read them.
+pub(crate) fn write_private(path: &std::path::Path, text: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::write(path, text).expect("write");
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).expect("chmod 600");
+}

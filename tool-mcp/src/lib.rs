@@ -227,9 +227,9 @@ mod task_input;
 mod tasks;
 
 pub use auth::{
-    DEFAULT_LOGIN_TIMEOUT, Grant, Idp, LoopbackLogin, MAX_ASSERTION_BYTES, MAX_AUTHORIZATIONS,
-    MAX_CACHE_FILE_BYTES, MAX_KEY_FILE_BYTES, MAX_OAUTH_VALUE_BYTES, MAX_SCOPES, MAX_STEP_UPS,
-    OAuth, TokenCache, TokenSource,
+    CacheKey, DEFAULT_LOGIN_TIMEOUT, Grant, Idp, LoopbackLogin, MAX_ASSERTION_BYTES,
+    MAX_AUTHORIZATIONS, MAX_CACHE_FILE_BYTES, MAX_KEY_FILE_BYTES, MAX_OAUTH_VALUE_BYTES,
+    MAX_SCOPES, MAX_STEP_UPS, OAuth, TokenCache, TokenSource,
 };
 pub use catalog::{Catalog, Completer, Prompt, Resource, ResourceBody, ResourceTemplate};
 /// What the `#[prompt]` and `#[resource]` macros' output calls; not an API.

@@ -273,7 +273,8 @@ fn mcp_login_and_logout_manage_the_token_cache() {
     };
     // A cached entry (as a login leaves it) is deleted by logout.
     let cache = tool_mcp::TokenCache::new(state.path().join("agent-tools/mcp-oauth"));
-    let file = cache.path_for(&server.url);
+    let key = tool_mcp::TokenCache::key(&server.url, &tool_mcp::OAuth::new()).expect("key");
+    let file = cache.path_for(&key);
     std::fs::create_dir_all(cache.dir()).expect("mkdir");
     std::fs::write(&file, "{}").expect("write entry");
     let out = mcp(&["logout", "open"]);

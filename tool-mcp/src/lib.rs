@@ -201,6 +201,7 @@
 mod approval;
 mod asking;
 mod auth;
+mod cancel;
 pub mod catalog;
 mod catalog_wire;
 mod client;
@@ -237,6 +238,7 @@ pub use catalog::{Catalog, Completer, Prompt, Resource, ResourceBody, ResourceTe
 pub mod __private {
     pub use crate::declare::*;
 }
+pub use cancel::{CANCEL_MARGIN, settle_cancellations};
 pub use client::{
     DEFAULT_CONNECT_TIMEOUT, DEFAULT_REQUEST_TIMEOUT, DEFAULT_SERVER_IDLE_TIMEOUT, McpConnection,
     McpToolSource, ProtocolEra,

@@ -865,6 +865,14 @@ impl McpServer {
         {
             let token = crate::tasks::task_token(&self.calls.stop);
             let ctx = self.call_context(&context, token);
+            // Whose task it is, for the caps: never what a client mints
+            // per request (review 26, F8).
+            let session = if approval::is_stateless_era(&context) {
+                None
+            } else {
+                self.session.as_deref()
+            };
+            let client = crate::tasks::client_of(&context, session);
             // 2026-07-28: the task's input requests (the tool's, its
             // questions and confirmations) wait for tasks/update.
             if !approval::is_stateless_era(&context) {
@@ -877,6 +885,7 @@ impl McpServer {
                     &self.calls.tracker,
                     to_call_tool_result,
                     None,
+                    &client,
                 )
                 .await
                 .map(CallToolResponse::from);
@@ -894,6 +903,7 @@ impl McpServer {
                     &self.calls.tracker,
                     to_call_tool_result,
                     Some(input),
+                    &client,
                 )
                 .await
                 .map(CallToolResponse::from);
@@ -920,6 +930,7 @@ impl McpServer {
                 to_call_tool_result,
                 input,
                 escalated,
+                &client,
             )
             .await;
         }

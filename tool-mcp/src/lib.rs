@@ -209,6 +209,7 @@ pub mod client_request;
 mod config;
 mod declare;
 mod error;
+mod form_check;
 mod framing;
 mod headers;
 mod http;

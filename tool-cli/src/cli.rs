@@ -722,11 +722,17 @@ pub(crate) enum Command {
         #[arg(long)]
         skills_as_prompts: bool,
 
-        /// A served tool with task support whose first input (a question, a confirmation) is
-        /// asked before its task is created, for 2026-07-28 clients with the tasks extension:
-        /// the call answers with input-required rounds until that input is given, then with
-        /// the task. Without it, the task is created at once and waits for the input in
-        /// input_required. Repeat for several tools.
+        /// A served tool with task support whose first input (a form, a question, a
+        /// confirmation) is asked before its task is created. Affects only calls from
+        /// 2026-07-28 clients that declare the tasks extension, and only tools with task support
+        /// (#[tool(task_support = ...)], ToolSpec::with_task_support): the call answers with
+        /// input-required results until the tool's first ask has every answer, then with the
+        /// task (or the result, when the tool ended first). Without it, the task is created at
+        /// once and waits for the input in input_required (tasks/get shows the request,
+        /// tasks/update answers it). 2025-11-25 sessions are unaffected. The built-in tools have
+        /// no task support, so for this program the flag does nothing (a warning says so); it is
+        /// for programs built on tool-cli (tool_cli::Cli) whose own tools have task support.
+        /// Repeat for several tools.
         #[arg(long, value_name = "TOOL")]
         input_before_task: Vec<String>,
     },

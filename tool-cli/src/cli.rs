@@ -729,10 +729,9 @@ pub(crate) enum Command {
         /// input-required results until the tool's first ask has every answer, then with the
         /// task (or the result, when the tool ended first). Without it, the task is created at
         /// once and waits for the input in input_required (tasks/get shows the request,
-        /// tasks/update answers it). 2025-11-25 sessions are unaffected. The built-in tools have
-        /// no task support, so for this program the flag does nothing (a warning says so); it is
-        /// for programs built on tool-cli (tool_cli::Cli) whose own tools have task support.
-        /// Repeat for several tools.
+        /// tasks/update answers it). 2025-11-25 sessions are unaffected. A name that is not a
+        /// served tool with task support is not affected (a warning at start says so); when no
+        /// served tool has task support the flag does nothing. Repeat for several tools.
         #[arg(long, value_name = "TOOL")]
         input_before_task: Vec<String>,
     },

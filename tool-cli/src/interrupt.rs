@@ -4,9 +4,27 @@
 //! then the program ends with status 130 as the default action would.
 
 use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
+
+/// Whether [`block_on`] runs a call (and so handles Ctrl-C itself).
+static ACTIVE: AtomicBool = AtomicBool::new(false);
+
+/// Whether a call runs under [`block_on`]: Ctrl-C is then its to handle.
+pub(crate) fn active() -> bool {
+    ACTIVE.load(Ordering::SeqCst)
+}
+
+/// Clears [`ACTIVE`] when the call ends.
+struct Active;
+
+impl Drop for Active {
+    fn drop(&mut self) {
+        ACTIVE.store(false, Ordering::SeqCst);
+    }
+}
 
 /// The longest the program takes after Ctrl-C before it exits: 2 s for the
 /// cancelled call to end and its cancellations to be sent. A second Ctrl-C
@@ -30,11 +48,15 @@ pub(crate) fn block_on<F: Future>(
         else {
             return call.await;
         };
+        ACTIVE.store(true, Ordering::SeqCst);
+        let _active = Active;
         tokio::pin!(call);
         tokio::select! {
             biased;
             output = &mut call => output,
             _ = interrupts.recv() => {
+                // A y/N question on the terminal gets its line ended first.
+                crate::approve::end_question_line();
                 cancel.cancel();
                 let tidy = async {
                     let _ = (&mut call).await;

@@ -1677,8 +1677,8 @@ fn task_until_not_working(port: u16, id: &str) -> Value {
 /// input-required result first and creates the task only once answered.
 #[test]
 fn input_before_task_asks_a_task_tools_first_input_before_its_task() {
-    // `serve --help` says what the flag changes, and that the built-ins
-    // give it nothing to change.
+    // `serve --help` says what the flag changes, and that a program whose
+    // tools have no task support (the stock `tool`) gives it nothing.
     let help = std::process::Command::new(crate::support::TOOL)
         .args(["serve", "--help"])
         .output()
@@ -1690,8 +1690,8 @@ fn input_before_task_asks_a_task_tools_first_input_before_its_task() {
     for said in [
         "Affects only calls from 2026-07-28 clients that declare the tasks extension, and only \
          tools with task support",
-        "The built-in tools have no task support, so for this program the flag does nothing",
-        "for programs built on tool-cli (tool_cli::Cli) whose own tools have task support",
+        "A name that is not a served tool with task support is not affected (a warning at \
+         start says so); when no served tool has task support the flag does nothing.",
     ] {
         assert!(help.contains(said), "{said:?} not in: {help}");
     }

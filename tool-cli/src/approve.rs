@@ -112,7 +112,9 @@ static WATCHING: AtomicBool = AtomicBool::new(false);
 /// finding 7). The handler is installed here, synchronously, before the
 /// question is written; once installed it stays for the rest of the run
 /// (Tokio's handlers are never removed), and the task it wakes exits the
-/// process as the default action would (no destructors ran then either).
+/// process as the default action would (no destructors ran then either) —
+/// unless a `tool call` is running under [`crate::interrupt::block_on`],
+/// which then cancels the call and exits itself (review 26, F2).
 /// Needs the runtime's signal driver (`enable_all`); without it Ctrl-C keeps
 /// its default action.
 fn exit_on_interrupt() {
@@ -125,15 +127,24 @@ fn exit_on_interrupt() {
         return;
     };
     tokio::spawn(async move {
-        if interrupts.recv().await.is_some() {
-            if PROMPTING.load(Ordering::SeqCst) {
-                let mut err = std::io::stderr().lock();
-                let _ = writeln!(err);
-                let _ = err.flush();
+        while interrupts.recv().await.is_some() {
+            end_question_line();
+            if !crate::interrupt::active() {
+                std::process::exit(130);
             }
-            std::process::exit(130);
         }
     });
+}
+
+/// Ends the y/N question's line when the question is on the terminal
+/// (once, whoever handles Ctrl-C first), so the shell's prompt does not
+/// land after `[y/N] `.
+pub(crate) fn end_question_line() {
+    if PROMPTING.swap(false, Ordering::SeqCst) {
+        let mut err = std::io::stderr().lock();
+        let _ = writeln!(err);
+        let _ = err.flush();
+    }
 }
 
 /// The terminal's confirmation question: the tool and its kind, the

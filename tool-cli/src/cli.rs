@@ -722,11 +722,16 @@ pub(crate) enum Command {
         #[arg(long)]
         skills_as_prompts: bool,
 
-        /// A served tool with task support whose first input (a question, a confirmation) is
-        /// asked before its task is created, for 2026-07-28 clients with the tasks extension:
-        /// the call answers with input-required rounds until that input is given, then with
-        /// the task. Without it, the task is created at once and waits for the input in
-        /// input_required. Repeat for several tools.
+        /// A served tool with task support whose first input (a form, a question, a
+        /// confirmation) is asked before its task is created. Affects only calls from
+        /// 2026-07-28 clients that declare the tasks extension, and only tools with task support
+        /// (#[tool(task_support = ...)], ToolSpec::with_task_support): the call answers with
+        /// input-required results until the tool's first ask has every answer, then with the
+        /// task (or the result, when the tool ended first). Without it, the task is created at
+        /// once and waits for the input in input_required (tasks/get shows the request,
+        /// tasks/update answers it). 2025-11-25 sessions are unaffected. A name that is not a
+        /// served tool with task support is not affected (a warning at start says so); when no
+        /// served tool has task support the flag does nothing. Repeat for several tools.
         #[arg(long, value_name = "TOOL")]
         input_before_task: Vec<String>,
     },

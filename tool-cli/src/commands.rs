@@ -199,7 +199,12 @@ pub(crate) fn call(
             }
         };
     let dir = OutDir::new(session.out_dir.as_deref(), &session.trace_id).map_err(Failure::Usage)?;
-    let result = runtime.block_on(session.call(registry, name, arguments));
+    // Ctrl-C cancels the call (its MCP server is told) before the exit.
+    let result = crate::interrupt::block_on(
+        runtime,
+        session.ctx.cancellation_token(),
+        session.call(registry, name, arguments),
+    );
     let printed = render::render(&result, Some(name), &session.trace_id, None, &dir);
     match output {
         CallOutput::Json => serde_json::to_writer(&mut *out, &printed).map_err(io::Error::from)?,

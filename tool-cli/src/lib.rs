@@ -100,6 +100,7 @@ mod cli;
 mod commands;
 mod failure;
 mod index;
+mod interrupt;
 mod mcp;
 mod mcp_auth;
 mod render;

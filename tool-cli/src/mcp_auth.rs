@@ -17,7 +17,9 @@ pub(crate) fn with_token_cache(source: McpToolSource) -> McpToolSource {
     let (Some(url), Some(cache)) = (source.url(), TokenCache::user()) else {
         return source;
     };
-    if source.oauth().is_none() && !cache.contains(url) {
+    if source.oauth().is_none()
+        && !TokenCache::key(url, &tool_mcp::OAuth::new()).is_ok_and(|key| cache.contains(&key))
+    {
         return source;
     }
     let oauth = source
@@ -59,10 +61,15 @@ pub(crate) async fn run(
                 .to_owned(),
         )
     })?;
+    // The entry of this server's client (its id, grant, scopes and
+    // credential): another entry for the same URL keeps its own.
+    let settings = source.oauth().cloned().unwrap_or_default();
+    let key =
+        TokenCache::key(&url, &settings).map_err(|e| Failure::Usage(format!("`{name}`: {e}")))?;
     match action {
         McpAction::Logout { .. } => {
             let removed = cache
-                .remove(&url)
+                .remove(&key)
                 .map_err(|e| Failure::Io(std::io::Error::other(format!("the token cache: {e}"))))?;
             if removed {
                 writeln!(
@@ -77,12 +84,9 @@ pub(crate) async fn run(
         McpAction::Login { .. } => {
             // A new login: the old entry goes first.
             cache
-                .remove(&url)
+                .remove(&key)
                 .map_err(|e| Failure::Io(std::io::Error::other(format!("the token cache: {e}"))))?;
-            let oauth = source
-                .oauth()
-                .cloned()
-                .unwrap_or_default()
+            let oauth = settings
                 .with_cache(cache.clone())
                 .with_login(LoopbackLogin::stderr());
             let conn = source
@@ -93,7 +97,7 @@ pub(crate) async fn run(
             let tools = conn.tools().await.map(|t| t.len());
             conn.close();
             let tools = tools.map_err(|e| Failure::Io(std::io::Error::other(e.to_string())))?;
-            if cache.contains(&url) {
+            if cache.contains(&key) {
                 writeln!(
                     out,
                     "Logged in to `{name}` ({url}): {tools} tools; the token is cached in {}.",

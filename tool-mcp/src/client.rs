@@ -427,16 +427,6 @@ impl McpToolSource {
         Duration::from_millis(self.idle_timeout_ms)
     }
 
-    /// The request timeout ([`with_timeout`](Self::with_timeout)).
-    pub(crate) fn request_timeout(&self) -> Duration {
-        self.timeout
-    }
-
-    /// The connect timeout ([`with_connect_timeout`](Self::with_connect_timeout)).
-    pub(crate) fn connect_limit(&self) -> Duration {
-        self.connect_timeout
-    }
-
     /// SHA-256 over everything of this source that may change the tool list
     /// it yields: name, command, arguments, environment (values included),
     /// URL, header names and value templates (`${VAR}` unresolved), the
@@ -501,7 +491,12 @@ impl McpToolSource {
 
     /// The timeout of every request to this server, `tools/call` included
     /// (default [`DEFAULT_REQUEST_TIMEOUT`]). A call that runs out is cancelled
-    /// on the server (`notifications/cancelled`) and fails with a timeout error.
+    /// on the server (`notifications/cancelled`, or `tasks/cancel` for a task)
+    /// and fails with a timeout error. A call made with a context whose
+    /// timeout is set ([`ToolContext::with_timeout`], `tool call --timeout`)
+    /// is bounded by that one instead, and a call run by an executor ends
+    /// before the executor's deadline ([`ToolContext::deadline`], less
+    /// [`CANCEL_MARGIN`](crate::CANCEL_MARGIN)) whichever it is.
     #[must_use]
     pub fn with_timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
@@ -514,7 +509,8 @@ impl McpToolSource {
     /// request should wait. Default: none; every other tool is called
     /// plainly until the server refuses a plain call of it (task support
     /// `required`), and as a task from then on. The task still runs within
-    /// [`with_timeout`](Self::with_timeout), counted from the call's start.
+    /// the call's timeout ([`with_timeout`](Self::with_timeout)), counted
+    /// from the call's start.
     #[must_use]
     pub fn with_task_calls<I, S>(mut self, tools: I) -> Self
     where
@@ -988,6 +984,17 @@ impl Shared {
 
     fn server(&self) -> &str {
         self.server_label.get().map_or("?", String::as_str)
+    }
+
+    /// Stops routing the progress of `token`'s call (its reports and the
+    /// early ones kept for it are dropped); nothing without a token.
+    fn forget_progress(&self, token: Option<&ProgressToken>) {
+        if let Some(token) = token {
+            self.progress
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .forget(token);
+        }
     }
 }
 
@@ -1667,14 +1674,15 @@ impl Inner {
         ctx: ToolContext,
     ) -> ToolResult {
         let _in_flight = self.shared.enter(&ctx, &remote, &args);
-        let deadline = tokio::time::Instant::now() + self.timeout;
+        // The caller's timeout bounds the call (review 26, F1).
+        let deadline = crate::cancel::call_deadline(&ctx, self.timeout);
         let mut as_task = self.is_task_tool(&remote);
         let mut params = CallToolRequestParams::new(remote.clone()).with_arguments(args.clone());
         // 2026-07-28: an input-required result (a confirmation) is answered
         // through `ctx`'s approver and the call retried, a few rounds at most.
         for _round in 0..MAX_INPUT_ROUNDS {
             match Arc::clone(&self)
-                .call_once(&remote, params.clone(), &ctx, as_task)
+                .call_once(&remote, params.clone(), &ctx, as_task, deadline)
                 .await
             {
                 Ok(InputRound::Asked(asked)) => {
@@ -1694,14 +1702,16 @@ impl Inner {
                     params.request_state = state;
                 }
                 Ok(InputRound::Task(created, token)) => {
+                    // Dropped before the task ended (the executor's
+                    // timeout): `tasks/cancel` all the same.
+                    let mut guard = crate::cancel::CancelOnDrop::task(
+                        &self.peer,
+                        created.id.clone(),
+                        self.task_meta(),
+                    );
                     let result = self.follow(&remote, &args, created, &ctx, deadline).await;
-                    if let Some(token) = token {
-                        self.shared
-                            .progress
-                            .lock()
-                            .unwrap_or_else(PoisonError::into_inner)
-                            .forget(&token);
-                    }
+                    guard.disarm();
+                    self.shared.forget_progress(token.as_ref());
                     return result;
                 }
                 Ok(InputRound::NeedsTask) => {
@@ -1770,7 +1780,8 @@ impl Inner {
             server: &self.server,
             meta: self.task_meta(),
             deadline,
-            timeout: self.timeout,
+            timeout: crate::cancel::left(deadline),
+            cancel_by: ctx.deadline(),
         };
         let answer =
             |requests| answer_input(&self.shared, &self.server, remote, args, requests, ctx);
@@ -1787,21 +1798,24 @@ impl Inner {
         result
     }
 
-    /// One `tools/call` request; `as_task`: as a task of the server's flavour.
+    /// One `tools/call` request, answered by `deadline` (else cancelled on
+    /// the server); `as_task`: as a task of the server's flavour.
     async fn call_once(
         self: Arc<Self>,
         remote: &str,
         params: CallToolRequestParams,
         ctx: &ToolContext,
         as_task: bool,
+        deadline: tokio::time::Instant,
     ) -> Result<InputRound, ToolResult> {
-        let mut options = PeerRequestOptions::with_timeout(self.timeout);
+        let time_left = crate::cancel::left(deadline);
+        let mut options = PeerRequestOptions::with_timeout(time_left);
         let flavour = as_task.then(|| self.task_flavour()).flatten();
         let request = match flavour {
             Some(crate::task_call::Flavour::Utility) => {
                 // The utility's task lives at most its TTL: the call's
-                // timeout and a minute to fetch the result.
-                crate::task_call::utility_call(&params, self.timeout + Duration::from_secs(60))
+                // time left and a minute to fetch the result.
+                crate::task_call::utility_call(&params, time_left + Duration::from_secs(60))
             }
             Some(crate::task_call::Flavour::Extension) => {
                 options = options.with_meta(self.task_meta());
@@ -1826,7 +1840,10 @@ impl Inner {
                     .unwrap_or_else(PoisonError::into_inner)
                     .register(handle.progress_token.clone(), ctx.clone());
             }
-            tokio::select! {
+            // rmcp cancels on its own timeout; a drop before any end
+            // (the executor's timeout) cancels through the guard.
+            let mut guard = crate::cancel::CancelOnDrop::request(&self.peer, id.clone());
+            let answer = tokio::select! {
                 r = handle.await_response() => r.map_err(|e| {
                     let session = self.era == ProtocolEra::Initialize;
                     if !as_task && crate::task_call::refused_for_tasks(&e, session) {
@@ -1843,7 +1860,9 @@ impl Inner {
                     let _ = self.peer.notify_cancelled(param).await;
                     Ok(None)
                 }
-            }
+            };
+            guard.disarm();
+            answer
         }
         .await;
         // A task keeps its progress route until it ends.
@@ -1852,13 +1871,7 @@ impl Inner {
         {
             return Ok(InputRound::Task(created, token));
         }
-        if let Some(token) = token {
-            self.shared
-                .progress
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .forget(&token);
-        }
+        self.shared.forget_progress(token.as_ref());
         let session = self.era == ProtocolEra::Initialize;
         let refused_in_result = matches!(
             &outcome,
@@ -2018,7 +2031,7 @@ fn resource_link_line(link: &Value) -> String {
 
 /// A remote tool as a local runtime tool.
 fn runtime_tool(inner: &Arc<Inner>, remote: &McpTool) -> Result<Tool, Error> {
-    let (spec, hints) = remote_spec(&inner.server, inner.timeout, remote);
+    let (spec, hints) = remote_spec(&inner.server, remote);
     let strong = Arc::clone(inner);
     let wire_name = remote.name.to_string();
     Tool::new(spec, move |args: Map<String, Value>, ctx: ToolContext| {
@@ -2049,10 +2062,10 @@ pub(crate) fn with_hints(result: &mut ToolResult, hints: Value) {
     }
 }
 
-/// The local spec of remote tool `remote` of `<server>` `server` whose
-/// requests time out after `timeout`, and its annotations as JSON (`null`
-/// when it has none).
-pub(crate) fn remote_spec(server: &str, timeout: Duration, remote: &McpTool) -> (ToolSpec, Value) {
+/// The local spec of remote tool `remote` of `<server>` `server` (no
+/// timeout of its own), and its annotations as JSON (`null` when it has
+/// none).
+pub(crate) fn remote_spec(server: &str, remote: &McpTool) -> (ToolSpec, Value) {
     let local = local_tool_name(server, &remote.name);
     let description = remote
         .description
@@ -2088,7 +2101,10 @@ pub(crate) fn remote_spec(server: &str, timeout: Duration, remote: &McpTool) -> 
         .output_schema
         .as_ref()
         .map(|schema| Value::Object((**schema).clone()));
-    spec.timeout = Some(timeout + Duration::from_secs(1));
+    // No timeout of its own (review 26, F1): the caller's (`--timeout`,
+    // the context's) or the registry's bounds the call, which ends a
+    // little earlier on its own to cancel on the server (`cancel.rs`); the
+    // source's request timeout bounds it when the caller sets none.
     if let Some(title) = remote
         .title
         .clone()

@@ -392,6 +392,11 @@ fn socket_owner(peer: SocketAddr) -> Option<u32> {
     })
 }
 
+/// A request's bearer token, checked by the server (the SHA-256 of the
+/// server's token): what names the client in the stateless era.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Authenticated(pub(crate) [u8; 32]);
+
 /// The token of an `Authorization: Bearer <token>` header (RFC 6750 §2.1;
 /// the scheme is case-insensitive).
 fn bearer(headers: &HeaderMap) -> Option<&str> {
@@ -411,6 +416,10 @@ async fn require_token(
         bool::from(digest.ct_eq(&*expected))
     });
     if matches {
+        // Who the client is for the task caps (`tasks.rs`): the token it
+        // proved, as its digest.
+        let mut request = request;
+        request.extensions_mut().insert(Authenticated(*expected));
         return next.run(request).await;
     }
     // RFC 6750 §3: the challenge, and `invalid_token` when one was given.

@@ -310,15 +310,30 @@ impl Round {
                 .answers
                 .get(&key)
                 .and_then(|v| InputResponse::from_wire(request.kind(), v).map(|r| (v, r)));
-            match answer {
-                Some((raw, response)) => {
+            // An answer that does not fit its form is no answer: the form
+            // is asked again, saying why (review 26, F11).
+            let refused = match (&request, &answer) {
+                (InputRequest::Elicitation(params), Some((_, InputResponse::Elicitation(a)))) => {
+                    crate::form_check::check_answer(params, a).err()
+                }
+                _ => None,
+            };
+            match (answer, refused) {
+                (_, Some(why)) => {
+                    let InputRequest::Elicitation(params) = &request else {
+                        continue;
+                    };
+                    let again = crate::form_check::asked_again(params, &why);
+                    missing.insert(key, wire_request(InputRequest::Elicitation(again)));
+                }
+                (Some((raw, response)), None) => {
                     self.used
                         .lock()
                         .unwrap_or_else(PoisonError::into_inner)
                         .insert(key.clone(), raw.clone());
                     answered.insert(key, response);
                 }
-                None => {
+                (None, None) => {
                     missing.insert(key, wire_request(request));
                 }
             }
@@ -574,9 +589,9 @@ async fn ask_session(
         let failed = |e: rmcp::service::ServiceError| InputError::Failed(kind, e.to_string());
         let asked = async {
             Ok(match request {
-                InputRequest::Elicitation(params) => InputResponse::Elicitation(
-                    peer.create_elicitation(params).await.map_err(failed)?,
-                ),
+                InputRequest::Elicitation(params) => {
+                    InputResponse::Elicitation(elicit_checked(peer, params).await?)
+                }
                 InputRequest::Sampling(params) => {
                     InputResponse::Sampling(peer.create_message(params).await.map_err(failed)?)
                 }
@@ -599,6 +614,37 @@ async fn ask_session(
         out.insert(key, answer);
     }
     Ok(out)
+}
+
+/// 2025-11-25: one form asked of the session's client; an answer that does
+/// not fit the form is refused and the form asked again, starting with
+/// why, at most [`MAX_FORM_ATTEMPTS`](crate::form_check::MAX_FORM_ATTEMPTS)
+/// times (review 26, F11).
+async fn elicit_checked(
+    peer: &Peer<RoleServer>,
+    params: ElicitRequestParams,
+) -> Result<ElicitResult, InputError> {
+    let failed =
+        |e: rmcp::service::ServiceError| InputError::Failed(InputKind::Elicitation, e.to_string());
+    let mut asked = params.clone();
+    let mut why = String::new();
+    for _attempt in 0..crate::form_check::MAX_FORM_ATTEMPTS {
+        let answer = peer.create_elicitation(asked).await.map_err(failed)?;
+        match crate::form_check::check_answer(&params, &answer) {
+            Ok(()) => return Ok(answer),
+            Err(refused) => {
+                asked = crate::form_check::asked_again(&params, &refused);
+                why = refused;
+            }
+        }
+    }
+    Err(InputError::Failed(
+        InputKind::Elicitation,
+        format!(
+            "the answer did not fit the form {} times: {why}",
+            crate::form_check::MAX_FORM_ATTEMPTS
+        ),
+    ))
 }
 
 /// Outside MCP: the host's hooks. A form goes through the asking/approval

@@ -419,11 +419,9 @@ impl LazyServer {
 
     /// A remote tool as a local tool whose call goes through this handle.
     fn lazy_tool(&self, remote: &McpTool) -> Result<Tool, Error> {
-        let source = &self.inner.source;
-        let (mut spec, hints) = remote_spec(&self.inner.server, source.request_timeout(), remote);
-        // The first call may start the server first.
-        spec.timeout =
-            Some(source.request_timeout() + source.connect_limit() + Duration::from_secs(1));
+        // The caller's or the registry's timeout bounds the call, the
+        // server's start included (`cancel.rs`).
+        let (spec, hints) = remote_spec(&self.inner.server, remote);
         // The tool holds the handle (which holds the registry): the handle
         // lives as long as one of its tools, like an eager connection.
         let handle = self.clone();

@@ -201,6 +201,7 @@
 mod approval;
 mod asking;
 mod auth;
+mod cancel;
 pub mod catalog;
 mod catalog_wire;
 mod client;
@@ -208,6 +209,7 @@ pub mod client_request;
 mod config;
 mod declare;
 mod error;
+mod form_check;
 mod framing;
 mod headers;
 mod http;
@@ -227,9 +229,9 @@ mod task_input;
 mod tasks;
 
 pub use auth::{
-    DEFAULT_LOGIN_TIMEOUT, Grant, Idp, LoopbackLogin, MAX_ASSERTION_BYTES, MAX_AUTHORIZATIONS,
-    MAX_CACHE_FILE_BYTES, MAX_KEY_FILE_BYTES, MAX_OAUTH_VALUE_BYTES, MAX_SCOPES, MAX_STEP_UPS,
-    OAuth, TokenCache, TokenSource,
+    CacheKey, DEFAULT_LOGIN_TIMEOUT, Grant, Idp, LoopbackLogin, MAX_ASSERTION_BYTES,
+    MAX_AUTHORIZATIONS, MAX_CACHE_FILE_BYTES, MAX_KEY_FILE_BYTES, MAX_OAUTH_VALUE_BYTES,
+    MAX_SCOPES, MAX_STEP_UPS, OAuth, TokenCache, TokenSource,
 };
 pub use catalog::{Catalog, Completer, Prompt, Resource, ResourceBody, ResourceTemplate};
 /// What the `#[prompt]` and `#[resource]` macros' output calls; not an API.
@@ -237,6 +239,7 @@ pub use catalog::{Catalog, Completer, Prompt, Resource, ResourceBody, ResourceTe
 pub mod __private {
     pub use crate::declare::*;
 }
+pub use cancel::{CANCEL_MARGIN, settle_cancellations};
 pub use client::{
     DEFAULT_CONNECT_TIMEOUT, DEFAULT_REQUEST_TIMEOUT, DEFAULT_SERVER_IDLE_TIMEOUT, McpConnection,
     McpToolSource, ProtocolEra,
@@ -272,8 +275,8 @@ pub use task_call::{
 };
 pub use task_input::MAX_TASK_INPUT_RESPONSE_BYTES;
 pub use tasks::{
-    CANCEL_GRACE, DEFAULT_MAX_LIVE_TASKS, DEFAULT_MAX_RESULT_BYTES, DEFAULT_POLL_INTERVAL,
-    DEFAULT_TASK_TTL, TASK_JOB_KIND, TaskLimits,
+    CANCEL_GRACE, DEFAULT_MAX_LIVE_TASKS, DEFAULT_MAX_RESULT_BYTES, DEFAULT_MAX_TOTAL_TASKS,
+    DEFAULT_POLL_INTERVAL, DEFAULT_TASK_TTL, TASK_JOB_KIND, TaskLimits,
 };
 pub use tool_core::LiveRegistry;
 pub use tool_core::live::{MAX_REASON_LEN, MAX_UNAVAILABLE};

@@ -392,33 +392,84 @@ pub(crate) async fn elicit(
             defaults: Map::new(),
         };
         let decision = confirm::ask(ctx, approval).await;
-        return confirmation_answer(&decision, &args, &fields);
+        return confirmation_answer(&decision, &args, &fields, properties, server);
     }
     let message = params.get("message").and_then(Value::as_str).unwrap_or("");
+    let schema = params.get("requestedSchema").unwrap_or(&Value::Null);
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
     let mut content = Map::new();
-    for (name, schema) in properties {
-        let label = schema
-            .get("title")
-            .and_then(Value::as_str)
-            .unwrap_or(name.as_str());
-        let mut text = format!(
-            "MCP server `{server}` asks: {}\n{}",
-            clip(message, Clip::chars(2000)),
-            clip(label, Clip::chars(200))
-        );
-        if let Some(description) = schema.get("description").and_then(Value::as_str) {
-            text.push_str(": ");
-            text.push_str(&clip(description, Clip::chars(500)));
+    for (name, field) in properties {
+        let optional = !required.contains(&name.as_str());
+        match ask_field(ctx, server, message, name, field, optional).await {
+            Field::Answered(value) => {
+                content.insert(name.clone(), value);
+            }
+            Field::Skipped => {}
+            Field::End(answer) => return answer,
         }
-        let ty = schema
-            .get("type")
-            .and_then(Value::as_str)
-            .unwrap_or("string");
-        let choices = field_choices(schema, ty);
-        let mut question = Question::new(text)
-            .with_choices(choices)
+    }
+    // Each field was checked; the whole form too (required fields).
+    if let Err(why) = crate::form_check::check_form(schema, &content) {
+        tracing::warn!("MCP server `{server}`: the form's answer was declined: {why}");
+        return decline();
+    }
+    elicit_answer("accept", Some(content))
+}
+
+/// How asking one field of a form ended.
+enum Field {
+    /// A value that fits the field.
+    Answered(Value),
+    /// An optional field left empty.
+    Skipped,
+    /// The whole form ends with this answer (declined, cancelled).
+    End(Value),
+}
+
+/// Asks field `name` (schema `field`) of a form through `ctx`'s asker, at
+/// most [`MAX_FORM_ATTEMPTS`](crate::form_check::MAX_FORM_ATTEMPTS) times:
+/// an answer that does not fit the field (its type, choices, bounds,
+/// length, format) is refused and the question asked again, starting with
+/// why; after the last attempt the form is declined. An empty answer to an
+/// `optional` field that would not fit leaves the field out.
+async fn ask_field(
+    ctx: &ToolContext,
+    server: &str,
+    message: &str,
+    name: &str,
+    field: &Value,
+    optional: bool,
+) -> Field {
+    let label = field.get("title").and_then(Value::as_str).unwrap_or(name);
+    let mut text = format!(
+        "MCP server `{server}` asks: {}\n{}",
+        clip(message, Clip::chars(2000)),
+        clip(label, Clip::chars(200))
+    );
+    if let Some(description) = field.get("description").and_then(Value::as_str) {
+        text.push_str(": ");
+        text.push_str(&clip(description, Clip::chars(500)));
+    }
+    let ty = field
+        .get("type")
+        .and_then(Value::as_str)
+        .unwrap_or("string");
+    let mut refused: Option<String> = None;
+    for _attempt in 0..crate::form_check::MAX_FORM_ATTEMPTS {
+        let asked = match &refused {
+            Some(why) => format!("The answer was refused: {why}. Please answer again.\n{text}"),
+            None => text.clone(),
+        };
+        let mut question = Question::new(asked)
+            .with_choices(field_choices(field, ty))
             .with_trace_id(ctx.trace_id().map(str::to_owned));
-        if let Some(default) = schema.get("default") {
+        if let Some(default) = field.get("default") {
             question = question.with_default(match default {
                 Value::String(s) => s.clone(),
                 other => other.to_string(),
@@ -430,18 +481,46 @@ pub(crate) async fn elicit(
                 default: Some(text),
             } => text,
             Asked::TimedOut { default: None } | Asked::Cancelled => {
-                return elicit_answer("cancel", None);
+                return Field::End(elicit_answer("cancel", None));
             }
-            Asked::Declined(_) | Asked::NoPerson(_) => return decline(),
+            Asked::Declined(_) | Asked::NoPerson(_) => {
+                return Field::End(elicit_answer("decline", None));
+            }
         };
-        match typed(&answer, ty) {
-            Some(value) => {
-                content.insert(name.clone(), value);
-            }
-            None => return decline(),
+        let checked = typed(&answer, ty)
+            .ok_or_else(|| {
+                format!(
+                    "`{}` must be {}; `{}` is not",
+                    clip(name, Clip::chars(60)),
+                    type_words(ty),
+                    clip(answer.trim(), Clip::chars(80))
+                )
+            })
+            .and_then(|value| crate::form_check::check_field(name, field, &value).map(|()| value));
+        match checked {
+            Ok(value) => return Field::Answered(value),
+            Err(_) if optional && answer.trim().is_empty() => return Field::Skipped,
+            Err(why) => refused = Some(why),
         }
     }
-    elicit_answer("accept", Some(content))
+    tracing::warn!(
+        "MCP server `{server}`: the form was declined after {} answers to `{}` that did not fit: {}",
+        crate::form_check::MAX_FORM_ATTEMPTS,
+        clip(name, Clip::chars(60)),
+        refused.unwrap_or_default()
+    );
+    Field::End(elicit_answer("decline", None))
+}
+
+/// A JSON type in words, for messages.
+fn type_words(ty: &str) -> &'static str {
+    match ty {
+        "boolean" => "true or false (yes/no)",
+        "integer" => "a whole number",
+        "number" => "a number",
+        "array" => "a comma-separated list",
+        _ => "text",
+    }
 }
 
 /// The answers offered for a field: its `enum` (or `oneOf` consts, or
@@ -526,11 +605,15 @@ fn confirmation_fields(properties: &Map<String, Value>) -> Option<BTreeMap<Strin
 }
 
 /// The form answer standing for `decision`: `approve`, plus the edited fields
-/// (a non-string value in a string field as JSON text); a refusal declines.
+/// (a non-string value in a string field as JSON text); a refusal declines,
+/// and so does an edit that does not fit its field's schema in
+/// `properties` (named in a warning: it is never sent).
 fn confirmation_answer(
     decision: &Confirmation,
     args: &Map<String, Value>,
     fields: &BTreeMap<String, String>,
+    properties: &Map<String, Value>,
+    server: &str,
 ) -> Value {
     let mut content = Map::new();
     match decision {
@@ -555,6 +638,14 @@ fn confirmation_answer(
                     }
                     _ => Value::String(value.to_string()),
                 };
+                let schema = properties.get(name).unwrap_or(&Value::Null);
+                if let Err(why) = crate::form_check::check_field(name, schema, &value) {
+                    tracing::warn!(
+                        "MCP server `{server}`: the confirmation was declined: the edit does not \
+                         fit the form: {why}"
+                    );
+                    return elicit_answer("decline", None);
+                }
                 content.insert(name.clone(), value);
             }
         }

@@ -874,6 +874,14 @@ impl McpServer {
         {
             let token = crate::tasks::task_token(&self.calls.stop);
             let ctx = self.call_context(&context, token);
+            // Whose task it is, for the caps: never what a client mints
+            // per request (review 26, F8).
+            let session = if approval::is_stateless_era(&context) {
+                None
+            } else {
+                self.session.as_deref()
+            };
+            let client = crate::tasks::client_of(&context, session);
             // 2026-07-28: the task's input requests (the tool's, its
             // questions and confirmations) wait for tasks/update.
             if !approval::is_stateless_era(&context) {
@@ -886,6 +894,7 @@ impl McpServer {
                     &self.calls.tracker,
                     to_call_tool_result,
                     None,
+                    &client,
                 )
                 .await
                 .map(CallToolResponse::from);
@@ -903,6 +912,7 @@ impl McpServer {
                     &self.calls.tracker,
                     to_call_tool_result,
                     Some(input),
+                    &client,
                 )
                 .await
                 .map(CallToolResponse::from);
@@ -929,6 +939,7 @@ impl McpServer {
                 to_call_tool_result,
                 input,
                 escalated,
+                &client,
             )
             .await;
         }

@@ -35,10 +35,13 @@
 //!
 //! # Bounds (a remote peer controls the pace and the size)
 //! - The whole task (creation, polls, input, result) runs within the
-//!   call's timeout ([`McpToolSource::with_timeout`](crate::McpToolSource::with_timeout))
-//!   counted from the call's start; running out, or the caller's
-//!   cancellation, sends `tasks/cancel` (waiting at most [`TASK_CANCEL_TIMEOUT`]
-//!   for its ack) and ends the call as a timeout or cancelled.
+//!   call's timeout (the caller's, else
+//!   [`McpToolSource::with_timeout`](crate::McpToolSource::with_timeout); see
+//!   `cancel.rs`) counted from the call's start; running out, or the
+//!   caller's cancellation, sends `tasks/cancel` (waiting at most
+//!   [`TASK_CANCEL_TIMEOUT`] for its ack, and never past the executor's
+//!   deadline) and ends the call as a timeout or cancelled; a call dropped
+//!   while its task runs sends it too.
 //! - Polls follow the server's `pollInterval`(`Ms`), clamped to
 //!   [`MIN_TASK_POLL_INTERVAL`]..=[`MAX_TASK_POLL_INTERVAL`]
 //!   ([`DEFAULT_TASK_POLL_INTERVAL`] when it gives none), at most
@@ -302,7 +305,11 @@ pub(crate) struct Follow<'a> {
     /// The capabilities with the extension, for every tasks request's `_meta`.
     pub(crate) meta: RequestMetaObject,
     pub(crate) deadline: Instant,
+    /// The call's time when it started following (for messages).
     pub(crate) timeout: Duration,
+    /// When the executor stops the call ([`ToolContext::deadline`]): a
+    /// `tasks/cancel` waits for its ack at most until then.
+    pub(crate) cancel_by: Option<Instant>,
 }
 
 impl Follow<'_> {
@@ -344,16 +351,25 @@ impl Follow<'_> {
         let request = ClientRequest::CancelTaskRequest(CancelTaskRequest::new(
             CancelTaskParams::new(id.to_owned()),
         ));
-        let options =
-            PeerRequestOptions::with_timeout(TASK_CANCEL_TIMEOUT).with_meta(self.meta.clone());
-        let sent = async {
-            self.peer
-                .send_cancellable_request(request, options)
-                .await?
-                .await_response()
-                .await
+        let wait = self.cancel_by.map_or(TASK_CANCEL_TIMEOUT, |by| {
+            by.saturating_duration_since(Instant::now())
+                .clamp(Duration::from_millis(1), TASK_CANCEL_TIMEOUT)
+        });
+        let options = PeerRequestOptions::with_timeout(wait).with_meta(self.meta.clone());
+        // Queued first (then it is sent whatever happens to this call),
+        // then its ack awaited.
+        let handle = match self.peer.send_cancellable_request(request, options).await {
+            Ok(handle) => handle,
+            Err(e) => {
+                tracing::warn!(
+                    "MCP server `{}`: tasks/cancel of `{}` failed: {e}",
+                    self.server,
+                    clip(id, Clip::chars(80))
+                );
+                return;
+            }
         };
-        match tokio::time::timeout(TASK_CANCEL_TIMEOUT, sent).await {
+        match tokio::time::timeout(wait, handle.await_response()).await {
             Ok(Ok(_)) => {}
             Ok(Err(e)) => tracing::warn!(
                 "MCP server `{}`: tasks/cancel of `{}` failed: {e}",
@@ -361,7 +377,7 @@ impl Follow<'_> {
                 clip(id, Clip::chars(80))
             ),
             Err(_) => tracing::warn!(
-                "MCP server `{}`: tasks/cancel of `{}` got no answer within {TASK_CANCEL_TIMEOUT:?}",
+                "MCP server `{}`: tasks/cancel of `{}` got no answer within {wait:?}",
                 self.server,
                 clip(id, Clip::chars(80))
             ),

@@ -260,9 +260,25 @@ impl TaskInput {
                 continue;
             };
             let size = serde_json::to_vec(value).map_or(usize::MAX, |b| b.len());
+            let form = match &waiting.wire {
+                rmcp::model::InputRequest::Elicitation(request) => Some(&request.params),
+                _ => None,
+            };
+            let misfit = |answer: &InputResponse| match (form, answer) {
+                (Some(params), InputResponse::Elicitation(a)) => {
+                    crate::form_check::check_answer(params, a).err()
+                }
+                _ => None,
+            };
             match InputResponse::from_wire(waiting.kind, value) {
                 Some(_) if size > MAX_TASK_INPUT_RESPONSE_BYTES => bad.push(format!(
                     "`{key}` is {size} bytes, over the limit of {MAX_TASK_INPUT_RESPONSE_BYTES}"
+                )),
+                // An answer that does not fit its form (review 26, F11):
+                // refused, the request stays pending for another answer.
+                Some(answer) if misfit(&answer).is_some() => bad.push(format!(
+                    "`{key}` does not fit its form: {}",
+                    misfit(&answer).unwrap_or_default()
                 )),
                 Some(answer) => good.push((key.clone(), answer)),
                 None => bad.push(format!(

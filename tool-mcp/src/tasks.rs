@@ -25,8 +25,14 @@
 //!   `failed`. A running task whose tool waits for input (2026-07-28) is
 //!   `input_required`, its requests inlined ([`crate::task_input`]).
 //! - **Bounds** ([`TaskLimits`]): at most `max_live` running tasks per
-//!   client trace (8; the next call is refused with `-32600` and a message
-//!   naming the cap and how to free a slot), a result of at most
+//!   client (8) and `max_total` in all (32), counted by the server itself
+//!   (the next call is refused with `-32600` and a message naming the cap
+//!   and how to free a slot). A client is what it cannot mint freely
+//!   (review 26, F8): its MCP session (2025-11-25; the server makes the
+//!   id), else (the stateless era) the bearer token it authenticated with,
+//!   else its IP address, else (stdio) the one client of the process;
+//!   never a `traceparent`, which a client may change per request. A
+//!   result of at most
 //!   `max_result_bytes` serialised (1 MiB, never more than the registry's
 //!   output ring; a bigger one makes the task `failed` with a message
 //!   naming the size), and a TTL (`ttlMs`, 1 h): a task runs at most that
@@ -72,9 +78,12 @@ use crate::task_input::{TaskApprover, TaskAsker, TaskInput};
 
 /// The job kind of MCP tasks in the job registry: `mcp-task`.
 pub const TASK_JOB_KIND: &str = "mcp-task";
-/// Running tasks one client trace may have at once unless
-/// [`TaskLimits`] says otherwise: 8.
+/// Running tasks one client may have at once unless [`TaskLimits`] says
+/// otherwise: 8.
 pub const DEFAULT_MAX_LIVE_TASKS: usize = 8;
+/// Running tasks of all clients of one server at once unless
+/// [`TaskLimits`] says otherwise: 32.
+pub const DEFAULT_MAX_TOTAL_TASKS: usize = 32;
 /// Largest serialised task result kept unless [`TaskLimits`] says otherwise: 1 MiB.
 pub const DEFAULT_MAX_RESULT_BYTES: usize = 1 << 20;
 /// A task's time to live unless [`TaskLimits`] says otherwise: 1 h.
@@ -90,8 +99,11 @@ pub const CANCEL_GRACE: Duration = Duration::from_secs(5);
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct TaskLimits {
-    /// Running tasks per client trace ([`DEFAULT_MAX_LIVE_TASKS`]; at least 1).
+    /// Running tasks per client ([`DEFAULT_MAX_LIVE_TASKS`]; at least 1);
+    /// the module docs say what one client is.
     pub max_live: usize,
+    /// Running tasks of all clients ([`DEFAULT_MAX_TOTAL_TASKS`]; at least 1).
+    pub max_total: usize,
     /// Largest serialised result, in bytes ([`DEFAULT_MAX_RESULT_BYTES`]);
     /// capped at the job registry's output ring.
     pub max_result_bytes: usize,
@@ -106,6 +118,7 @@ impl Default for TaskLimits {
     fn default() -> Self {
         Self {
             max_live: DEFAULT_MAX_LIVE_TASKS,
+            max_total: DEFAULT_MAX_TOTAL_TASKS,
             max_result_bytes: DEFAULT_MAX_RESULT_BYTES,
             ttl: DEFAULT_TASK_TTL,
             poll_interval: DEFAULT_POLL_INTERVAL,
@@ -127,10 +140,122 @@ impl TaskLimits {
     }
 }
 
+impl TaskLimits {
+    /// These limits with at most `max_total` running tasks of all clients.
+    #[must_use]
+    pub fn with_max_total(mut self, max_total: usize) -> Self {
+        self.max_total = max_total;
+        self
+    }
+}
+
+/// Who a task belongs to for the caps: see the module docs.
+pub(crate) fn client_of(
+    request: &rmcp::service::RequestContext<rmcp::RoleServer>,
+    session: Option<&str>,
+) -> String {
+    if let Some(session) = session {
+        return format!("session {session}");
+    }
+    let Some(parts) = request.extensions.get::<http::request::Parts>() else {
+        return "stdio".to_owned();
+    };
+    // Only a token the server checked names a client: on a server without
+    // one, any `Authorization` header would do.
+    if let Some(crate::http::Authenticated(digest)) = parts.extensions.get() {
+        let hex: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
+        return format!("token {hex}");
+    }
+    match parts
+        .extensions
+        .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+    {
+        Some(peer) => format!("address {}", peer.0.ip()),
+        None => "unknown".to_owned(),
+    }
+}
+
+/// The running tasks of a server, per client and in all (the caps of
+/// [`TaskLimits`]); shared by every session of the server.
+#[derive(Debug, Default)]
+pub(crate) struct TaskSlots {
+    counts: std::sync::Mutex<(std::collections::HashMap<String, usize>, usize)>,
+}
+
+/// A running task's place in [`TaskSlots`], given back when dropped.
+pub(crate) struct Slot {
+    slots: Arc<TaskSlots>,
+    client: String,
+}
+
+impl TaskSlots {
+    /// A slot for a new task of `client`.
+    ///
+    /// # Errors
+    /// `-32600` naming the cap when the client or the server is at its cap.
+    fn take(self: &Arc<Self>, client: &str, limits: &TaskLimits) -> Result<Slot, ErrorData> {
+        let mut counts = self
+            .counts
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let (per_client, total) = &mut *counts;
+        let mine = per_client.get(client).copied().unwrap_or(0);
+        let (max_live, max_total) = (limits.max_live.max(1), limits.max_total.max(1));
+        if mine >= max_live {
+            return Err(ErrorData::new(
+                ErrorCode::INVALID_REQUEST,
+                format!(
+                    "{mine} tasks of this client are running, the most one client may run at \
+                     once ({max_live}); no task was started. Cancel one with tasks/cancel, or \
+                     wait for one to finish (tasks/get), then call again."
+                ),
+                Some(json!({"maxLiveTasks": max_live})),
+            ));
+        }
+        if *total >= max_total {
+            return Err(ErrorData::new(
+                ErrorCode::INVALID_REQUEST,
+                format!(
+                    "{total} tasks are running on this server, the most it runs at once for all \
+                     its clients ({max_total}); no task was started. Wait for tasks to finish, \
+                     then call again."
+                ),
+                Some(json!({"maxTotalTasks": max_total})),
+            ));
+        }
+        *per_client.entry(client.to_owned()).or_insert(0) += 1;
+        *total += 1;
+        Ok(Slot {
+            slots: Arc::clone(self),
+            client: client.to_owned(),
+        })
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        let mut counts = self
+            .slots
+            .counts
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let (per_client, total) = &mut *counts;
+        *total = total.saturating_sub(1);
+        if let Some(mine) = per_client.get_mut(&self.client) {
+            *mine = mine.saturating_sub(1);
+            if *mine == 0 {
+                per_client.remove(&self.client);
+            }
+        }
+    }
+}
+
 /// The task settings of a server: limits and the workspace that keys its jobs.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct TaskConfig {
     pub(crate) limits: TaskLimits,
+    /// The running tasks, per client and in all.
+    pub(crate) slots: Arc<TaskSlots>,
     /// The workspace of the job keys; `None`: the context's `workspace`
     /// value when it is an absolute path, else the current directory.
     pub(crate) workspace: Option<PathBuf>,
@@ -302,11 +427,13 @@ pub(crate) async fn start(
     tracker: &TaskTracker,
     render: Render,
     input: Option<Arc<TaskInput>>,
+    client: &str,
 ) -> Result<CreateTaskResult, ErrorData> {
     let (jobs, key) = registry_and_key(&ctx, config)?;
+    let slot = config.slots.take(client, &config.limits)?;
     let cancel = ctx.cancellation_token().clone();
     let run: Run = Box::pin(run_tool(registry, name.clone(), arguments, ctx, render));
-    launch(jobs, key, name, run, cancel, config, tracker, input).await
+    launch(jobs, key, name, run, cancel, config, tracker, input, slot).await
 }
 
 /// A call of a tool that gathers its first input before it becomes a task
@@ -334,6 +461,7 @@ pub(crate) async fn start_after_input(
     render: Render,
     input: Arc<TaskInput>,
     escalated: oneshot::Receiver<()>,
+    client: &str,
 ) -> Result<rmcp::model::CallToolResponse, ErrorData> {
     let crate::input_required::Prepared {
         ctx, stop, sealer, ..
@@ -360,13 +488,25 @@ pub(crate) async fn start_after_input(
         Phase::Escalated => {}
         Phase::Ended(outcome) => run = Box::pin(std::future::ready(outcome)),
     }
-    launch(jobs, key, name, run, cancel, config, tracker, Some(input))
-        .await
-        .map(rmcp::model::CallToolResponse::from)
+    let slot = config.slots.take(client, &config.limits)?;
+    launch(
+        jobs,
+        key,
+        name,
+        run,
+        cancel,
+        config,
+        tracker,
+        Some(input),
+        slot,
+    )
+    .await
+    .map(rmcp::model::CallToolResponse::from)
 }
 
-/// Registers the job of `run` (at most `max_live` running per client) and
-/// supervises it in the background until it ends, is cancelled or expires.
+/// Registers the job of `run` (holding `slot`, one of the client's running
+/// tasks, until it ends) and supervises it in the background until it
+/// ends, is cancelled or expires.
 #[allow(
     clippy::too_many_arguments,
     reason = "the parts of one task, each used once"
@@ -380,6 +520,7 @@ async fn launch(
     config: &TaskConfig,
     tracker: &TaskTracker,
     input: Option<Arc<TaskInput>>,
+    slot: Slot,
 ) -> Result<CreateTaskResult, ErrorData> {
     let limits = config.limits;
     let ttl = effective_ttl(&limits, &jobs);
@@ -389,24 +530,6 @@ async fn launch(
         let key = key.clone();
         let name = name.clone();
         tool_core::run_blocking(move || {
-            let live = jobs
-                .list(&key)
-                .map_err(|e| internal(e.message))?
-                .iter()
-                .filter(|v| v.record.kind == TASK_JOB_KIND && v.status == JobStatus::Running)
-                .count();
-            if live >= limits.max_live.max(1) {
-                return Err(ErrorData::new(
-                    ErrorCode::INVALID_REQUEST,
-                    format!(
-                        "{live} tasks of this client are running, the most one client may run at \
-                         once ({}); no task was started. Cancel one with tasks/cancel, or wait for \
-                         one to finish (tasks/get), then call again.",
-                        limits.max_live.max(1)
-                    ),
-                    Some(json!({"maxLiveTasks": limits.max_live.max(1)})),
-                ));
-            }
             let (job, token) = jobs
                 .start_local(&key, TASK_JOB_KIND, &name)
                 .map_err(|e| ErrorData::new(ErrorCode::INVALID_REQUEST, e.message, None))?;
@@ -442,6 +565,8 @@ async fn launch(
             Outcome::Completed(_) if cancel.is_cancelled() => Outcome::Cancelled,
             other => other,
         };
+        // The tool has ended: its slot is free before its end is visible.
+        drop(slot);
         let recorded = tool_core::run_blocking(move || record(&job, &name, outcome, result_bytes))
             .await
             .map_err(|e| e.message)
@@ -670,6 +795,28 @@ pub(crate) fn task_token(server_stop: &CancellationToken) -> CancellationToken {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn slots_cap_each_client_and_the_total_and_come_back_when_dropped() {
+        let slots = Arc::new(TaskSlots::default());
+        let limits = TaskLimits::default().with_max_total(3);
+        let limits = TaskLimits {
+            max_live: 2,
+            ..limits
+        };
+        let a1 = slots.take("a", &limits).expect("a 1");
+        let _a2 = slots.take("a", &limits).expect("a 2");
+        let refused = slots.take("a", &limits).err().expect("a 3 refused");
+        assert!(refused.message.contains("one client may run at once (2)"));
+        let _b1 = slots.take("b", &limits).expect("b 1");
+        let refused = slots.take("b", &limits).err().expect("b 2 refused");
+        assert!(
+            refused.message.contains("for all its clients (3)"),
+            "{refused:?}"
+        );
+        drop(a1);
+        let _b2 = slots.take("b", &limits).expect("a slot came back");
+    }
 
     #[test]
     fn timestamps_are_iso8601_utc_with_milliseconds() {

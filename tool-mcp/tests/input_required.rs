@@ -238,6 +238,26 @@ async fn serve(runs: Arc<Mutex<Vec<String>>>) -> (SocketAddr, tokio_util::sync::
     })
     .unwrap();
     registry.register(book).unwrap();
+    let spec = ToolSpec::new("rate", "Asks for 1 to 5 stars.", json!({"type": "object"}));
+    let rate = Tool::new(
+        spec,
+        |_args: Map<String, Value>, ctx: ToolContext| async move {
+            let schema = ElicitationSchema::builder()
+                .required_integer("stars", 1, 5)
+                .build()
+                .unwrap();
+            let form = InputRequest::form("How many stars?", schema);
+            match input::ask_one(&ctx, "stars", form).await {
+                Ok(answer) => ToolResult::ok(format!(
+                    "rated {}",
+                    answer.form_field("stars").cloned().unwrap_or_default()
+                )),
+                Err(e) => ToolResult::error(tool_core::ErrorKind::Failed, e.to_string()),
+            }
+        },
+    )
+    .unwrap();
+    registry.register(rate).unwrap();
     let spec = ToolSpec::new("probe", "Says what it may ask.", json!({"type": "object"}));
     let probe = Tool::new(
         spec,
@@ -415,6 +435,50 @@ async fn rounds_carry_answers_in_a_sealed_state_and_refuse_a_changed_one() {
     );
     // None of these ran the tool.
     assert_eq!(runs.lock().unwrap().len(), 1);
+    stop.cancel();
+}
+
+/// Review 26, F11, the server side: a client's answer that does not fit
+/// the form the tool asked (a number over its maximum, text for a number,
+/// a field the form does not have) never reaches the tool: the form is
+/// asked again, its message saying why.
+#[tokio::test]
+async fn answers_that_do_not_fit_the_form_are_asked_again_never_given_to_the_tool() {
+    let (addr, stop) = serve(Arc::default()).await;
+    let (_, first) = post(addr, "tools/call", call("rate", json!({}), json!({})), &[]).await;
+    let state = first["result"]["requestState"].as_str().unwrap().to_owned();
+    for (answer, why) in [
+        (json!({"stars": 9}), "`stars` must be at most 5; 9 is more"),
+        (
+            json!({"stars": "four"}),
+            r#"`stars` must be a whole number; "four" is not"#,
+        ),
+        (
+            json!({"stars": 4, "comment": "x"}),
+            "the form has no field `comment`",
+        ),
+        (json!({}), "`stars` is required"),
+    ] {
+        let round =
+            json!({"inputResponses": {"stars": accept(answer.clone())}, "requestState": state});
+        let (_, again) = post(addr, "tools/call", call("rate", json!({}), round), &[]).await;
+        assert_eq!(
+            again["result"]["resultType"], "input_required",
+            "{answer}: {again}"
+        );
+        let message = again["result"]["inputRequests"]["stars"]["params"]["message"]
+            .as_str()
+            .unwrap_or_default();
+        assert_eq!(
+            message,
+            format!("Your answer was refused: {why}. Please answer again.\n\nHow many stars?"),
+            "{answer}"
+        );
+    }
+    let round =
+        json!({"inputResponses": {"stars": accept(json!({"stars": 4}))}, "requestState": state});
+    let (_, done) = post(addr, "tools/call", call("rate", json!({}), round), &[]).await;
+    assert_eq!(done["result"]["content"][0]["text"], "rated 4", "{done}");
     stop.cancel();
 }
 

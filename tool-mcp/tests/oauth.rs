@@ -36,6 +36,33 @@ fn login(opened: Arc<AtomicUsize>) -> LoopbackLogin {
     })
 }
 
+/// The one file in `dir`.
+fn only_file(dir: &std::path::Path) -> std::path::PathBuf {
+    let files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    files[0].clone()
+}
+
+/// Every file under `dir`, as text.
+fn all_text(dir: &std::path::Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap_or_default())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn shout_args() -> serde_json::Map<String, Value> {
+    let mut args = serde_json::Map::new();
+    args.insert("text".into(), json!("hi"));
+    args
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn discovery_registration_pkce_token_call_refresh_and_the_cache() {
     let (url, shared) = start().await;
@@ -70,7 +97,7 @@ async fn discovery_registration_pkce_token_call_refresh_and_the_cache() {
 
     // The cache file: mode 0600 in a 0700 folder, the refresh token inside.
     use std::os::unix::fs::PermissionsExt;
-    let file = cache.path_for(&url);
+    let file = only_file(cache.dir());
     let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode(&file), 0o600);
     assert_eq!(mode(cache.dir()), 0o700);
@@ -117,8 +144,10 @@ async fn discovery_registration_pkce_token_call_refresh_and_the_cache() {
 
     // Without a cache entry and without a login, connecting fails and says
     // how to log in.
-    assert!(cache.remove(&url).unwrap());
-    assert!(!cache.remove(&url).unwrap());
+    let key = TokenCache::key(&url, &OAuth::new()).unwrap();
+    assert_eq!(cache.path_for(&key), file);
+    assert!(cache.remove(&key).unwrap());
+    assert!(!cache.remove(&key).unwrap());
     let err = McpToolSource::http(url.clone())
         .named("guarded")
         .with_oauth(OAuth::new().with_cache(cache.clone()))
@@ -209,4 +238,178 @@ async fn a_reexport_never_forwards_its_clients_token_upstream() {
     downstream.close();
     upstream.close();
     stop.cancel();
+}
+
+/// Review 26, F3 and F4: two entries for one URL with different clients
+/// (or a broken one with a wrong secret) never use each other's cached
+/// token, and no cache file holds a client secret.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn entries_for_one_url_keep_their_own_tokens_and_no_secret_on_disk() {
+    let (url, shared) = start().await;
+    let secret = "alpha-client-secret-0123456789";
+    {
+        let mut auth = shared.lock().unwrap();
+        auth.clients.extend(["alpha".to_owned(), "beta".to_owned()]);
+        auth.secrets.insert("alpha".to_owned(), secret.to_owned());
+    }
+    let state = tempfile::tempdir().unwrap();
+    let cache = TokenCache::new(state.path().join("mcp-oauth"));
+    let opened = Arc::new(AtomicUsize::new(0));
+    let alpha = || {
+        OAuth::new()
+            .with_client_id("alpha")
+            .with_client_secret(secret)
+            .with_cache(cache.clone())
+    };
+    let connect = |name: &str, oauth: OAuth| {
+        McpToolSource::http(url.clone())
+            .named(name)
+            .with_oauth(oauth)
+            .connect()
+    };
+
+    // `alpha` logs in; its token is cached, without its secret.
+    let conn = connect("alpha", alpha().with_login(login(opened.clone())))
+        .await
+        .unwrap();
+    assert_eq!(
+        conn.call("shout", shout_args(), &ToolContext::new())
+            .await
+            .output,
+        "HI"
+    );
+    conn.close();
+    let texts = all_text(cache.dir());
+    assert_eq!(texts.len(), 1);
+    assert!(texts[0].contains("access-1"), "{}", texts[0]);
+    assert!(!texts[0].contains(secret), "a secret on disk: {}", texts[0]);
+
+    // Another run of `alpha`: the cached token, no login.
+    let again = connect("alpha", alpha()).await.unwrap();
+    assert_eq!(
+        again
+            .call("shout", shout_args(), &ToolContext::new())
+            .await
+            .output,
+        "HI"
+    );
+    again.close();
+    assert_eq!(opened.load(Ordering::SeqCst), 1);
+
+    // Another client for the same URL, and `alpha` with a wrong secret: no
+    // token of theirs is cached, so without a login they must log in.
+    for (name, oauth) in [
+        ("beta", OAuth::new().with_client_id("beta")),
+        (
+            "broken",
+            OAuth::new()
+                .with_client_id("alpha")
+                .with_client_secret("not-alphas-secret-000000"),
+        ),
+        ("dynamic", OAuth::new()),
+    ] {
+        let err = connect(name, oauth.with_cache(cache.clone()))
+            .await
+            .map(|c| c.close())
+            .expect_err(name)
+            .to_string();
+        assert!(err.contains("tool mcp login"), "{name}: {err}");
+    }
+    assert_eq!(shared.lock().unwrap().issued, 1);
+
+    // `beta` logs in on its own: its own token and its own file.
+    let beta = connect(
+        "beta",
+        OAuth::new()
+            .with_client_id("beta")
+            .with_cache(cache.clone())
+            .with_login(login(opened.clone())),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        beta.call("shout", shout_args(), &ToolContext::new())
+            .await
+            .output,
+        "HI"
+    );
+    beta.close();
+    assert_eq!(opened.load(Ordering::SeqCst), 2);
+    assert_eq!(all_text(cache.dir()).len(), 2);
+    assert_eq!(
+        shared.lock().unwrap().seen.last().map(String::as_str),
+        Some("access-2")
+    );
+}
+
+/// Review 26, F5: a token endpoint that echoes what it was sent (the
+/// client secret, the refresh token) in its error answer: the error the
+/// user and the model see names the refusal, never a secret.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn secrets_a_token_endpoint_echoes_are_masked_in_errors() {
+    let (url, shared) = start().await;
+    let secret = "machine-secret-0123456789";
+    {
+        let mut auth = shared.lock().unwrap();
+        auth.secrets.insert("machine".to_owned(), secret.to_owned());
+        auth.echo = true;
+    }
+    let err = McpToolSource::http(url.clone())
+        .named("machine")
+        .with_oauth(
+            OAuth::new()
+                .with_grant(tool_mcp::Grant::ClientCredentials)
+                .with_client_id("machine")
+                .with_client_secret(secret),
+        )
+        .connect()
+        .await
+        .map(|c| c.close())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("invalid_client"), "{err}");
+    assert!(!err.contains(secret), "{err}");
+    assert!(!err.contains("access-echoed"), "{err}");
+
+    // A refresh refused with an echo of the refresh token: tokens that
+    // expire at once, cached by a first run; the next run must refresh.
+    {
+        let mut auth = shared.lock().unwrap();
+        auth.echo = false;
+        auth.expires_in = Some(0);
+    }
+    let state = tempfile::tempdir().unwrap();
+    let cache = TokenCache::new(state.path().join("mcp-oauth"));
+    let opened = Arc::new(AtomicUsize::new(0));
+    let first = McpToolSource::http(url.clone())
+        .named("person")
+        .with_oauth(
+            OAuth::new()
+                .with_cache(cache.clone())
+                .with_login(login(opened)),
+        )
+        .connect()
+        .await
+        .unwrap();
+    first.close();
+    let refresh = all_text(cache.dir())
+        .concat()
+        .split("refresh-")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .map(|n| format!("refresh-{n}"))
+        .expect("a refresh token in the cache");
+    shared.lock().unwrap().echo = true;
+    let err = McpToolSource::http(url.clone())
+        .named("person")
+        .with_oauth(OAuth::new().with_cache(cache.clone()))
+        .connect()
+        .await
+        .map(|c| c.close())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("invalid_client"), "{err}");
+    for leaked in [refresh.as_str(), "access-echoed"] {
+        assert!(!err.contains(leaked), "{leaked}: {err}");
+    }
 }

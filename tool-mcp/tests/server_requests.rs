@@ -172,6 +172,64 @@ async fn empty_answers_take_the_forms_defaults_typed() {
     );
 }
 
+/// Review 26, F11: an answer that does not fit its field (not a whole
+/// number, not one of the choices) is refused and the question asked
+/// again, saying why; only answers that fit reach the server. Three
+/// misfits in a row decline the form.
+#[tokio::test]
+async fn answers_that_do_not_fit_the_form_are_asked_again_never_sent() {
+    let conn = fixture().connect().await.unwrap();
+    let questions: Arc<Mutex<Vec<String>>> = Arc::default();
+    let log = Arc::clone(&questions);
+    let ctx = ToolContext::new().with_asker(move |q: Question| {
+        let mut log = log.lock().unwrap();
+        let again = q.question.starts_with("The answer was refused");
+        let answer = if q.question.ends_with("User age") {
+            if again { "41" } else { "two hundred" }
+        } else if q.question.ends_with("User status") {
+            if again { "pending" } else { "deleted" }
+        } else {
+            ""
+        };
+        log.push(q.question.clone());
+        async move { Answer::Answered(answer.to_owned()) }
+    });
+    let result = conn
+        .call("test_elicitation_sep1034_defaults", Map::new(), &ctx)
+        .await;
+    assert_eq!(
+        result.output,
+        r#"Elicitation completed: action="accept", content={"name":"John Doe","age":41,"score":95.5,"status":"pending","verified":true}"#,
+        "{result:?}"
+    );
+    let questions = questions.lock().unwrap().clone();
+    assert_eq!(questions.len(), 7, "{questions:#?}");
+    assert!(
+        questions[2].starts_with(
+            "The answer was refused: `age` must be a whole number; `two hundred` is not. \
+             Please answer again.\nMCP server `fx` asks:"
+        ),
+        "{questions:#?}"
+    );
+    assert!(
+        questions[5].starts_with(
+            r#"The answer was refused: `status` must be one of "active", "inactive", "pending"; "deleted" is not."#
+        ),
+        "{questions:#?}"
+    );
+
+    // Someone who keeps answering what does not fit: declined.
+    let stubborn =
+        ToolContext::new().with_asker(|_q: Question| async { Answer::Answered("x".into()) });
+    let result = conn
+        .call("test_elicitation_sep1034_defaults", Map::new(), &stubborn)
+        .await;
+    assert_eq!(
+        result.output,
+        r#"Elicitation completed: action="decline", content=null"#
+    );
+}
+
 #[tokio::test]
 async fn a_declined_question_or_no_person_declines_the_form() {
     let conn = fixture().connect().await.unwrap();

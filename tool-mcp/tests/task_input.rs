@@ -260,6 +260,28 @@ async fn a_wrong_or_missing_response_is_refused_and_the_task_keeps_waiting() {
     let still = get(server.addr, &task).await;
     assert_eq!(still["status"], "input_required", "{still}");
     assert!(still["inputRequests"]["user_name"].is_object(), "{still}");
+    // Review 26, F11: an answer that does not fit the form (a number for
+    // the text field, the required field left out): refused, naming the
+    // rule, and the request stays pending.
+    for (content, why) in [
+        (json!({"name": 42}), "`name` must be a string; 42 is not"),
+        (json!({}), "`name` is required"),
+    ] {
+        let misfit = update(
+            server.addr,
+            &task,
+            json!({"user_name": {"action": "accept", "content": content}}),
+        )
+        .await;
+        assert_eq!(misfit["error"]["code"], -32602, "{misfit}");
+        let message = misfit["error"]["message"].as_str().unwrap_or_default();
+        assert!(
+            message.contains(&format!("`user_name` does not fit its form: {why}")),
+            "{message}"
+        );
+        let still = get(server.addr, &task).await;
+        assert_eq!(still["status"], "input_required", "{still}");
+    }
 
     let ack = update(
         server.addr,

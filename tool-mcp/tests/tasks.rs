@@ -154,7 +154,19 @@ async fn server(limits: TaskLimits) -> Server {
 /// One 2026-07-28 request (`params._meta` carries the version and the
 /// client's capabilities, with the tasks extension when `tasks`): the
 /// HTTP status and the JSON-RPC response of id 1.
-async fn rpc(addr: SocketAddr, method: &str, mut params: Value, tasks: bool) -> (u16, Value) {
+async fn rpc(addr: SocketAddr, method: &str, params: Value, tasks: bool) -> (u16, Value) {
+    rpc_from(None, addr, method, params, tasks).await
+}
+
+/// [`rpc`] from the local address `from` (another loopback address is
+/// another client for the server's task caps).
+async fn rpc_from(
+    from: Option<std::net::IpAddr>,
+    addr: SocketAddr,
+    method: &str,
+    mut params: Value,
+    tasks: bool,
+) -> (u16, Value) {
     let capabilities = if tasks {
         json!({"extensions": {TASKS: {}}})
     } else {
@@ -187,7 +199,14 @@ async fn rpc(addr: SocketAddr, method: &str, mut params: Value, tasks: bool) -> 
          Mcp-Method: {method}\r\n{name}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
         body.len()
     );
-    let mut stream = tokio::net::TcpStream::connect(addr).await.expect("connect");
+    let mut stream = match from {
+        None => tokio::net::TcpStream::connect(addr).await.expect("connect"),
+        Some(ip) => {
+            let socket = tokio::net::TcpSocket::new_v4().expect("socket");
+            socket.bind(SocketAddr::new(ip, 0)).expect("bind");
+            socket.connect(addr).await.expect("connect")
+        }
+    };
     stream.write_all(request.as_bytes()).await.expect("write");
     let mut response = Vec::new();
     tokio::time::timeout(Duration::from_secs(60), stream.read_to_end(&mut response))
@@ -355,6 +374,43 @@ async fn wait_for_pid(path: &Path) -> u32 {
         assert!(Instant::now() < until, "the tool never started sleep");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+}
+
+/// Review 26, F8: a client cannot escape the per-client task cap by
+/// sending a new `traceparent` with each call (the stateless era names a
+/// client by its checked token, else its address), and the server's total
+/// is capped across clients (another loopback address is another client).
+#[tokio::test]
+async fn new_traceparents_do_not_escape_the_task_cap_and_the_total_is_capped() {
+    let server =
+        server(TaskLimits::new(2, 1 << 20, Duration::from_secs(600)).with_max_total(3)).await;
+    let call_from = |from: Option<std::net::IpAddr>, n: u32| {
+        let params = json!({"name": "wait_then_answer", "arguments": {"millis": 30_000},
+            "_meta": {"traceparent": format!("00-{n:032x}-{n:016x}-01")}});
+        rpc_from(from, server.addr, "tools/call", params, true)
+    };
+    for n in 1..=2 {
+        let (_, created) = call_from(None, n).await;
+        assert!(created["result"]["taskId"].is_string(), "{created}");
+    }
+    let (status, refused) = call_from(None, 3).await;
+    assert_eq!(status, 200, "{refused}");
+    assert_eq!(refused["error"]["code"], -32600, "{refused}");
+    let message = refused["error"]["message"].as_str().expect("message");
+    assert!(
+        message.contains("the most one client may run at once (2)"),
+        "{message}"
+    );
+
+    // Another client (another address): its first task is the server's
+    // third, its second one too many for the server.
+    let other = Some(std::net::IpAddr::from([127, 0, 0, 2]));
+    let (_, created) = call_from(other, 4).await;
+    assert!(created["result"]["taskId"].is_string(), "{created}");
+    let (_, refused) = call_from(other, 5).await;
+    assert_eq!(refused["error"]["code"], -32600, "{refused}");
+    let message = refused["error"]["message"].as_str().expect("message");
+    assert!(message.contains("for all its clients (3)"), "{message}");
 }
 
 #[tokio::test]

@@ -1593,3 +1593,210 @@ fn a_served_sessions_background_jobs_end_with_the_server() {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }
+
+/// Starts `BIN serve --http 127.0.0.1:0 ARGS` with `env`; the child and
+/// its port (from the banner), and the stderr lines read up to the banner.
+fn serve_http_with(
+    bin: &str,
+    args: &[&str],
+    env: &[(&str, &std::path::Path)],
+) -> (std::process::Child, u16, Vec<String>) {
+    let mut command = std::process::Command::new(bin);
+    command
+        .env_remove("TRACE_ID")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .args(["serve", "--http", "127.0.0.1:0"])
+        .args(args);
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    let mut child = command.spawn().expect("serve starts");
+    let mut reader = BufReader::new(child.stderr.take().expect("piped stderr"));
+    let mut lines = Vec::new();
+    let port = loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).expect("a stderr line") == 0 {
+            panic!("serve ended before its banner: {lines:?}");
+        }
+        let port = line
+            .split_whitespace()
+            .find(|w| w.starts_with("http://"))
+            .and_then(|url| {
+                url.trim_end_matches(',')
+                    .trim_end_matches("/mcp")
+                    .rsplit(':')
+                    .next()
+            })
+            .and_then(|p| p.parse::<u16>().ok());
+        lines.push(line);
+        if let Some(port) = port {
+            break port;
+        }
+    };
+    (child, port, lines)
+}
+
+/// One 2026-07-28 request to `127.0.0.1:port/mcp` from a client that
+/// declares form elicitation and the tasks extension: the JSON-RPC answer.
+fn rpc_2026(port: u16, method: &str, mut params: Value) -> Value {
+    use std::io::Read;
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities":
+            {"elicitation": {"form": {}}, "extensions": {"io.modelcontextprotocol/tasks": {}}},
+        "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
+    });
+    let name = params
+        .get("name")
+        .or_else(|| params.get("taskId"))
+        .and_then(Value::as_str)
+        .map(|n| format!("Mcp-Name: {n}\r\n"))
+        .unwrap_or_default();
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).to_string();
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).expect("connects");
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(30)))
+        .expect("timeout");
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n\
+         Mcp-Method: {method}\r\n{name}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(request.as_bytes()).expect("sends");
+    let mut response = String::new();
+    let _ = stream.read_to_string(&mut response);
+    let body = response.split_once("\r\n\r\n").map_or("", |(_, b)| b);
+    body.lines()
+        .filter_map(|line| {
+            let line = line.trim();
+            serde_json::from_str::<Value>(line.strip_prefix("data:").map_or(line, str::trim)).ok()
+        })
+        .find(|m| m.get("id") == Some(&json!(1)))
+        .unwrap_or_else(|| panic!("no answer in {response}"))
+}
+
+/// Polls `tasks/get` until task `id` leaves `working` (at most 20 s).
+fn task_until_not_working(port: u16, id: &str) -> Value {
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let state = rpc_2026(port, "tasks/get", json!({"taskId": id}))["result"].clone();
+        if state["status"] != "working" || std::time::Instant::now() > until {
+            return state;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+/// Review 26, F10: what `serve --input-before-task TOOL` changes, through
+/// the binary. The stock `tool` serves no tool with task support, so the
+/// flag only warns there; a program built on tool-cli with a task tool
+/// (the fixtures binary's `cli_fixture_confirm_task`, which asks whether to
+/// proceed) answers a task call at once with a task that waits in
+/// `input_required` without the flag, and with it asks in an
+/// input-required result first and creates the task only once answered.
+#[test]
+fn input_before_task_asks_a_task_tools_first_input_before_its_task() {
+    // `serve --help` says what the flag changes, and that a program whose
+    // tools have no task support (the stock `tool`) gives it nothing.
+    let help = std::process::Command::new(crate::support::TOOL)
+        .args(["serve", "--help"])
+        .output()
+        .expect("tool runs");
+    let help = String::from_utf8_lossy(&help.stdout)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    for said in [
+        "Affects only calls from 2026-07-28 clients that declare the tasks extension, and only \
+         tools with task support",
+        "A name that is not a served tool with task support is not affected (a warning at \
+         start says so); when no served tool has task support the flag does nothing.",
+    ] {
+        assert!(help.contains(said), "{said:?} not in: {help}");
+    }
+
+    let (ws, state) = (TempDir::new(), TempDir::new());
+    let (mut stock, _, lines) = serve_http_with(
+        crate::support::TOOL,
+        &[
+            "--workspace",
+            ws.arg(),
+            "--input-before-task",
+            "bash_command",
+        ],
+        &[("XDG_STATE_HOME", state.path())],
+    );
+    let _ = stock.kill();
+    let _ = stock.wait();
+    assert!(
+        lines.iter().any(|l| l.contains(
+            "--input-before-task bash_command: no served tool of that name has task support"
+        )),
+        "{lines:?}"
+    );
+
+    let tool_name = "cli_fixture_confirm_task";
+    let yes = json!({"proceed": {"action": "accept", "content": {"proceed": true}}});
+    for before in [false, true] {
+        let flag: &[&str] = if before {
+            &["--input-before-task", tool_name]
+        } else {
+            &[]
+        };
+        let (mut child, port, lines) = serve_http_with(
+            BIN,
+            &[&["--workspace", ws.arg()], flag].concat(),
+            &[
+                ("XDG_STATE_HOME", state.path()),
+                ("TOOL_FIXTURES_TASKS", std::path::Path::new("1")),
+            ],
+        );
+        assert!(!lines.iter().any(|l| l.contains("warning")), "{lines:?}");
+        let call = json!({"name": tool_name, "arguments": {}});
+        let first = rpc_2026(port, "tools/call", call.clone());
+        let task = if before {
+            // Asked first, no task yet.
+            let result = &first["result"];
+            assert_eq!(result["resultType"], "input_required", "{first}");
+            assert_eq!(
+                result["inputRequests"]["proceed"]["params"]["message"], "Proceed?",
+                "{first}"
+            );
+            assert!(result.get("taskId").is_none(), "{first}");
+            let mut again = call.clone();
+            again["inputResponses"] = yes.clone();
+            again["requestState"] = result["requestState"].clone();
+            let created = rpc_2026(port, "tools/call", again);
+            assert_eq!(created["result"]["resultType"], "task", "{created}");
+            created["result"]["taskId"]
+                .as_str()
+                .expect("a task")
+                .to_owned()
+        } else {
+            // A task at once, waiting for the answer.
+            assert_eq!(first["result"]["resultType"], "task", "{first}");
+            let id = first["result"]["taskId"]
+                .as_str()
+                .expect("a task")
+                .to_owned();
+            let parked = task_until_not_working(port, &id);
+            assert_eq!(parked["status"], "input_required", "{parked}");
+            assert!(parked["inputRequests"]["proceed"].is_object(), "{parked}");
+            let ack = rpc_2026(
+                port,
+                "tasks/update",
+                json!({"taskId": id, "inputResponses": yes}),
+            );
+            assert!(ack.get("error").is_none(), "{ack}");
+            id
+        };
+        let done = task_until_not_working(port, &task);
+        assert_eq!(done["status"], "completed", "before {before}: {done}");
+        assert_eq!(done["result"]["content"][0]["text"], "proceeded", "{done}");
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+}

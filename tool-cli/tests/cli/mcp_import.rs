@@ -4,6 +4,7 @@
 
 use std::io::{BufRead, BufReader};
 use std::process::Stdio;
+use std::time::{Duration, Instant};
 
 use crate::support::{TempDir, code, one_json_line, stderr, stdout, tool};
 
@@ -273,7 +274,8 @@ fn mcp_login_and_logout_manage_the_token_cache() {
     };
     // A cached entry (as a login leaves it) is deleted by logout.
     let cache = tool_mcp::TokenCache::new(state.path().join("agent-tools/mcp-oauth"));
-    let file = cache.path_for(&server.url);
+    let key = tool_mcp::TokenCache::key(&server.url, &tool_mcp::OAuth::new()).expect("key");
+    let file = cache.path_for(&key);
     std::fs::create_dir_all(cache.dir()).expect("mkdir");
     std::fs::write(&file, "{}").expect("write entry");
     let out = mcp(&["logout", "open"]);
@@ -450,4 +452,124 @@ fn list_and_schema_start_only_servers_without_a_fresh_cached_list() {
     let changed = run(&["list"]);
     assert_eq!(code(&changed), 0, "{}", stderr(&changed));
     assert_eq!(count(), 3, "a changed entry makes the cached list stale");
+}
+
+const SLOW_SERVER: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../tool-mcp/tests/data/slow_server.py"
+);
+
+/// An `.mcp.json` in `here` naming the slow server as `slow`, which records
+/// what reaches it in `record`.
+fn slow_config(here: &TempDir, record: &std::path::Path) -> std::path::PathBuf {
+    let config = here.path().join("slow.json");
+    std::fs::write(
+        &config,
+        serde_json::json!({"mcpServers": {"slow": {
+            "command": "python3",
+            "args": [SLOW_SERVER, record.to_str().expect("utf-8 path")],
+        }}})
+        .to_string(),
+    )
+    .expect("write config");
+    config
+}
+
+/// The record's text once it has a line starting with `prefix`, waiting
+/// at most `limit`; what it has at the end otherwise.
+fn record_with(record: &std::path::Path, prefix: &str, limit: Duration) -> String {
+    let until = Instant::now() + limit;
+    loop {
+        let text = std::fs::read_to_string(record).unwrap_or_default();
+        if text.lines().any(|l| l.starts_with(prefix)) || Instant::now() >= until {
+            return text;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Review 26, F1: `tool call --timeout 2` bounds a call of an imported tool
+/// (before, imported tools had a fixed 60 s), and the call is cancelled on
+/// the server: `notifications/cancelled` for a plain call, `tasks/cancel`
+/// for a task-augmented one (the server records what reaches it).
+#[test]
+fn the_callers_timeout_bounds_an_imported_call_and_cancels_it_on_the_server() {
+    for (name, cancelled) in [
+        ("slow__wait_plain", "cancelled "),
+        ("slow__wait_task", "tasks/cancel task-1"),
+    ] {
+        let (state, here) = (TempDir::new(), TempDir::new());
+        let record = here.path().join("record");
+        let config = slow_config(&here, &record);
+        let started = Instant::now();
+        let out = tool()
+            .env("XDG_STATE_HOME", state.path())
+            .arg("--mcp-config")
+            .arg(&config)
+            .args(["--timeout", "2", "call", name])
+            .output()
+            .expect("tool runs");
+        let took = started.elapsed();
+        assert!(took < Duration::from_secs(10), "{name} took {took:?}");
+        assert_ne!(code(&out), 0);
+        let result = one_json_line(&out);
+        assert_eq!(result["error"]["kind"], "timeout", "{name}: {result}");
+        let seen = record_with(&record, cancelled, Duration::from_secs(3));
+        assert!(
+            seen.lines().any(|l| l.starts_with(cancelled)),
+            "{name}: the server saw {seen:?}"
+        );
+    }
+}
+
+/// Review 26, F2: Ctrl-C (SIGINT) during `tool call` of an imported tool
+/// cancels the call on its server before the program exits with status
+/// 130: `notifications/cancelled` for a plain call, `tasks/cancel` for a
+/// task (the server records what reaches it), within about 2 s.
+#[test]
+fn ctrl_c_cancels_an_imported_call_on_its_server_before_exiting() {
+    for (name, running, cancelled) in [
+        ("slow__wait_plain", "started wait_plain", "cancelled "),
+        ("slow__wait_task", "task task-1", "tasks/cancel task-1"),
+    ] {
+        let (state, here) = (TempDir::new(), TempDir::new());
+        let record = here.path().join("record");
+        let config = slow_config(&here, &record);
+        let mut child = tool()
+            .env("XDG_STATE_HOME", state.path())
+            .arg("--mcp-config")
+            .arg(&config)
+            .args(["call", name])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("tool call starts");
+        let seen = record_with(&record, running, Duration::from_secs(20));
+        assert!(
+            seen.lines().any(|l| l.starts_with(running)),
+            "{name}: the call never reached the server: {seen:?}"
+        );
+        let interrupted = Instant::now();
+        let kill = std::process::Command::new("kill")
+            .args(["-INT", &child.id().to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(kill.success());
+        let status = loop {
+            if let Some(status) = child.try_wait().expect("try_wait") {
+                break status;
+            }
+            assert!(
+                interrupted.elapsed() < Duration::from_secs(5),
+                "{name}: still running 5 s after Ctrl-C"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        assert_eq!(status.code(), Some(130), "{name}: {status:?}");
+        let seen = record_with(&record, cancelled, Duration::from_secs(2));
+        assert!(
+            seen.lines().any(|l| l.starts_with(cancelled)),
+            "{name}: the server saw {seen:?}"
+        );
+    }
 }

@@ -75,7 +75,8 @@ fn login_caches_a_token_that_later_runs_use_and_logout_forgets_it() {
         String::from_utf8_lossy(&out.stdout)
     );
     let cache = tool_mcp::TokenCache::new(state.path().join("agent-tools/mcp-oauth"));
-    let file = cache.path_for(&url);
+    let key = tool_mcp::TokenCache::key(&url, &tool_mcp::OAuth::new()).expect("key");
+    let file = cache.path_for(&key);
     let mode = std::fs::metadata(&file)
         .expect("cache file")
         .permissions()
@@ -100,4 +101,95 @@ fn login_caches_a_token_that_later_runs_use_and_logout_forgets_it() {
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert!(!file.exists());
     assert_ne!(code(&call()), 0);
+}
+
+/// Review 26, F4: a `${VAR}` client secret of `.mcp.json` is resolved in
+/// the program and never written to the token cache: after a login of a
+/// pre-registered confidential client, no file of the state folder holds
+/// it, and a later run (the secret again from the environment) uses the
+/// cached token.
+#[test]
+fn a_configured_client_secret_never_reaches_the_cache() {
+    const SECRET: &str = "conf-client-secret-0123456789abcdef";
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    let (url, shared) = runtime.block_on(oauth_server::start());
+    {
+        let mut auth = shared.lock().unwrap();
+        auth.clients.insert("conf".to_owned());
+        auth.secrets.insert("conf".to_owned(), SECRET.to_owned());
+    }
+    let (state, here) = (TempDir::new(), TempDir::new());
+    let config = here.path().join("mcp.json");
+    std::fs::write(
+        &config,
+        format!(
+            r#"{{"mcpServers": {{"conf": {{"url": "{url}",
+                "oauth": {{"client_id": "conf", "client_secret": "${{CONF_SECRET}}"}}}}}}}}"#
+        ),
+    )
+    .expect("write config");
+    let mut login = tool()
+        .env("XDG_STATE_HOME", state.path())
+        .env("CONF_SECRET", SECRET)
+        .arg("--mcp-config")
+        .arg(&config)
+        .args(["mcp", "login", "conf"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("tool mcp login starts");
+    let mut lines = BufReader::new(login.stderr.take().expect("piped stderr")).lines();
+    let auth_url = lines
+        .by_ref()
+        .map_while(Result::ok)
+        .find_map(|line| {
+            line.trim()
+                .starts_with("http")
+                .then(|| line.trim().to_owned())
+        })
+        .expect("the authorization URL on stderr");
+    let opened = runtime.block_on(async { reqwest::get(&auth_url).await.map(|r| r.status()) });
+    assert_eq!(opened.expect("the redirect is followed").as_u16(), 200);
+    let out = login.wait_with_output().expect("login ends");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+
+    // Every file under the state folder: the token, never the secret.
+    let mut stack = vec![state.path().to_path_buf()];
+    let mut cached = 0;
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).expect("read dir") {
+            let path = entry.expect("entry").path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            let bytes = std::fs::read(&path).expect("read");
+            let text = String::from_utf8_lossy(&bytes);
+            assert!(
+                !text.contains(SECRET),
+                "{} holds the secret",
+                path.display()
+            );
+            cached += usize::from(text.contains("access-1"));
+        }
+    }
+    assert_eq!(cached, 1, "one cache entry with the token");
+
+    // A later run: the cached token, the secret from the environment.
+    let out = tool()
+        .env("XDG_STATE_HOME", state.path())
+        .env("CONF_SECRET", SECRET)
+        .arg("--mcp-config")
+        .arg(&config)
+        .args(["call", "conf__shout", "--text=again"])
+        .output()
+        .expect("tool runs");
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(one_json_line(&out)["output"], "AGAIN");
+    assert!(!stdout(&out).contains(SECRET) && !stderr(&out).contains(SECRET));
 }

@@ -23,7 +23,12 @@ pub(super) async fn call_tool(
 ) -> ToolResult {
     let name = tool.name();
     let timeout = timeout_for(registry, tool, ctx);
-    let start = std::panic::catch_unwind(AssertUnwindSafe(|| tool.start(args, ctx.clone())));
+    // The handler knows when it will be stopped (`ToolContext::deadline`),
+    // so that it can tidy up first (an MCP call cancels on its server).
+    let own = ctx
+        .clone()
+        .with_deadline(tokio::time::Instant::now() + timeout);
+    let start = std::panic::catch_unwind(AssertUnwindSafe(|| tool.start(args, own)));
     let future = match start {
         Ok(f) => AssertUnwindSafe(f).catch_unwind(),
         Err(payload) => return panicked(name, payload.as_ref(), ctx),
@@ -84,6 +89,52 @@ pub(crate) fn timed_out(tool: &str, timeout: Duration) -> ToolResult {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The handler's context says when the executor stops the call: the
+    /// context's timeout, else the registry's default, and the earlier of
+    /// that and a deadline the context had.
+    #[tokio::test]
+    async fn the_handler_knows_its_deadline() {
+        use crate::{Tool, ToolSpec};
+        let spec = ToolSpec::new(
+            "deadline",
+            "Milliseconds left until the call's deadline.",
+            serde_json::json!({"type": "object", "properties": {}}),
+        );
+        let tool = Tool::new(
+            spec,
+            |_args: Map<String, Value>, ctx: ToolContext| async move {
+                ToolResult::ok(ctx.deadline().map_or_else(
+                    || "none".to_owned(),
+                    |d| {
+                        d.saturating_duration_since(tokio::time::Instant::now())
+                            .as_millis()
+                            .to_string()
+                    },
+                ))
+            },
+        )
+        .unwrap();
+        let mut registry = ToolRegistry::new().with_default_timeout(Duration::from_secs(7));
+        registry.register(tool).unwrap();
+        let left = |ctx: ToolContext| {
+            let registry = registry.clone();
+            async move {
+                let out = registry.execute("deadline", Map::new(), &ctx).await.output;
+                out.parse::<u64>().unwrap_or_else(|_| panic!("{out}"))
+            }
+        };
+        let near =
+            |ms: u64, expected: u64| assert!((expected - 500..=expected).contains(&ms), "{ms}");
+        near(left(ToolContext::new()).await, 7_000);
+        near(
+            left(ToolContext::new().with_timeout(Duration::from_secs(3))).await,
+            3_000,
+        );
+        let earlier =
+            ToolContext::new().with_deadline(tokio::time::Instant::now() + Duration::from_secs(1));
+        near(left(earlier).await, 1_000);
+    }
 
     #[test]
     fn timeouts_read_as_durations() {

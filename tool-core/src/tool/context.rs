@@ -46,6 +46,8 @@ use crate::tool::spec::ToolKind;
 pub struct ToolContext {
     inner: Arc<Inner>,
     cancel: CancellationToken,
+    /// When the running call's timeout ends (set by the executor).
+    deadline: Option<tokio::time::Instant>,
 }
 
 #[derive(Clone, Default)]
@@ -426,6 +428,27 @@ impl ToolContext {
         self.inner.timeout
     }
 
+    /// When the running call is stopped for its timeout: set by the
+    /// executor on the context a tool's handler gets (the tool's own
+    /// timeout, else the context's, else the registry's default, counted
+    /// from the call's start; the earlier one when the context had a
+    /// deadline already, as in a call made from inside another). `None`
+    /// outside a call, or for a context not made by the executor. A tool
+    /// that must tidy up before it is stopped (tell a remote peer to
+    /// cancel, say) finishes a little before this instant; at it, the
+    /// executor drops the handler's future.
+    pub fn deadline(&self) -> Option<tokio::time::Instant> {
+        self.deadline
+    }
+
+    /// The same context with [`deadline`](Self::deadline) at `at`, or at
+    /// the deadline it has when that is earlier.
+    #[must_use]
+    pub fn with_deadline(mut self, at: tokio::time::Instant) -> Self {
+        self.deadline = Some(self.deadline.map_or(at, |d| d.min(at)));
+        self
+    }
+
     /// The cancellation token; tools doing long work should watch it.
     pub fn cancellation_token(&self) -> &CancellationToken {
         &self.cancel
@@ -444,6 +467,7 @@ impl fmt::Debug for ToolContext {
             .field("configs", &self.inner.configs.keys().collect::<Vec<_>>())
             .field("state_types", &self.inner.extensions.len())
             .field("timeout", &self.inner.timeout)
+            .field("deadline", &self.deadline)
             .field("approver", &self.inner.approver.is_some())
             .field("asker", &self.inner.asker.is_some())
             .field("secrets", &self.inner.secrets)

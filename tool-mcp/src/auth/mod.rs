@@ -25,9 +25,10 @@ mod cache;
 mod grants;
 mod jose;
 mod login;
+mod mask;
 mod transport;
 
-pub use cache::{MAX_CACHE_FILE_BYTES, TokenCache};
+pub use cache::{CacheKey, MAX_CACHE_FILE_BYTES, TokenCache};
 pub use grants::{MAX_ASSERTION_BYTES, TokenSource};
 pub use jose::MAX_KEY_FILE_BYTES;
 pub use login::{DEFAULT_LOGIN_TIMEOUT, LoopbackLogin};
@@ -76,6 +77,19 @@ pub enum Grant {
     /// JWT-bearer grant ([`OAuth::with_idp`]; the client id and secret
     /// authenticate at the authorization server).
     EnterpriseManaged,
+}
+
+impl Grant {
+    /// The grant's name in `.mcp.json` (`authorization_code`,
+    /// `client_credentials`, `jwt_bearer`, `enterprise_managed`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::AuthorizationCode => "authorization_code",
+            Self::ClientCredentials => "client_credentials",
+            Self::JwtBearer => "jwt_bearer",
+            Self::EnterpriseManaged => "enterprise_managed",
+        }
+    }
 }
 
 /// The enterprise identity provider of [`Grant::EnterpriseManaged`]

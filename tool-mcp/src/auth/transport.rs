@@ -18,9 +18,10 @@ use rmcp::transport::streamable_http_client::{
     StreamableHttpResponseLimits,
 };
 
-use super::cache::FileCredentialStore;
+use super::cache::{CacheKey, FileCredentialStore};
 use super::grants::{self, Dpop, DpopOAuthHttp, GrantTarget, IdpTarget, TokenAnswer};
 use super::jose::SigningKey;
+use super::mask;
 use super::{Grant, MAX_AUTHORIZATIONS, MAX_STEP_UPS, OAuth};
 
 type HttpError = StreamableHttpError<reqwest::Error>;
@@ -129,9 +130,15 @@ impl OAuthHttpClient {
             .redirect(reqwest::redirect::Policy::none())
             .build()
             .map_err(|e| format!("HTTP client: {e}"))?;
+        // The entry of this URL *and this client* (F3 of the issue 26
+        // review): another entry's client never gets these tokens. A grant
+        // that runs again without a person keeps no refresh token on disk.
         let store = match &settings.cache {
-            Some(cache) => cache.store_for(url),
-            None => FileCredentialStore::memory(url),
+            Some(cache) => cache.store_for(
+                &CacheKey::new(url, &settings),
+                settings.grant == Grant::AuthorizationCode,
+            ),
+            None => FileCredentialStore::memory(),
         };
         Ok(Self {
             inner,
@@ -140,14 +147,35 @@ impl OAuthHttpClient {
                 settings,
                 store,
                 state: tokio::sync::Mutex::new(State::default()),
+                seen: std::sync::Mutex::new(Vec::new()),
             }),
         })
     }
 
     /// Runs `call` (given the bearer token and extra headers) with the
     /// current token, reacting to challenges; `method` and `uri` are the
-    /// request's, for DPoP proofs.
+    /// request's, for DPoP proofs. An auth error comes back with every
+    /// secret the connection knows, and every credential-looking field,
+    /// masked ([`super::mask`]).
     async fn with_auth<T, F, Fut>(&self, method: &str, uri: &str, call: F) -> Result<T, HttpError>
+    where
+        F: Fn(Option<String>, Extra) -> Fut,
+        Fut: Future<Output = Result<T, HttpError>>,
+    {
+        self.with_auth_unmasked(method, uri, call)
+            .await
+            .map_err(|e| match e {
+                HttpError::Auth(e) => HttpError::Auth(mask::mask_error(e, &self.session.known())),
+                other => other,
+            })
+    }
+
+    async fn with_auth_unmasked<T, F, Fut>(
+        &self,
+        method: &str,
+        uri: &str,
+        call: F,
+    ) -> Result<T, HttpError>
     where
         F: Fn(Option<String>, Extra) -> Fut,
         Fut: Future<Output = Result<T, HttpError>>,
@@ -230,7 +258,13 @@ struct Session {
     settings: OAuth,
     store: FileCredentialStore,
     state: tokio::sync::Mutex<State>,
+    /// Secrets met while authorizing (tokens, assertions; at most
+    /// [`MAX_SEEN_SECRETS`], the newest kept), masked in errors.
+    seen: std::sync::Mutex<Vec<String>>,
 }
+
+/// Most secrets one connection remembers for masking (64).
+const MAX_SEEN_SECRETS: usize = 64;
 
 #[derive(Default)]
 struct State {
@@ -259,6 +293,55 @@ struct State {
 const CACHED_REDIRECT_URI: &str = "http://127.0.0.1/callback";
 
 impl Session {
+    /// Remembers `value` as a secret to mask in errors.
+    fn remember(&self, value: &str) {
+        if value.is_empty() {
+            return;
+        }
+        let mut seen = self
+            .seen
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if !seen.iter().any(|s| s == value) {
+            if seen.len() >= MAX_SEEN_SECRETS {
+                seen.remove(0);
+            }
+            seen.push(value.to_owned());
+        }
+    }
+
+    /// Remembers the access and refresh tokens of `response`.
+    fn remember_response(&self, response: &rmcp::transport::auth::OAuthTokenResponse) {
+        use oauth2::TokenResponse as _;
+        self.remember(response.access_token().secret());
+        if let Some(refresh) = response.refresh_token() {
+            self.remember(refresh.secret());
+        }
+    }
+
+    /// Every secret this connection knows: the configured ones, a
+    /// registration's secret, and those met while authorizing.
+    fn known(&self) -> Vec<String> {
+        let settings = &self.settings;
+        let mut known: Vec<String> = [
+            settings.client_secret.as_ref(),
+            settings.idp.as_ref().and_then(|i| i.client_secret.as_ref()),
+        ]
+        .into_iter()
+        .flatten()
+        .map(|s| s.0.clone())
+        .collect();
+        known.extend(self.store.client_secret());
+        known.extend(
+            self.seen
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .iter()
+                .cloned(),
+        );
+        known
+    }
+
     /// The token to send now (`None`: none yet) and its generation.
     async fn token(&self) -> Result<(Option<Credential>, u64), AuthError> {
         let mut state = self.state.lock().await;
@@ -269,10 +352,19 @@ impl Session {
                 manager.set_credential_store(self.store.clone());
                 // A DPoP-bound token is useless without the proof key of
                 // the run that got it (kept in memory only).
-                if manager.initialize_from_store().await?
-                    && !dpop_bound(manager.get_credentials().await.ok().and_then(|(_, r)| r))
-                {
-                    if let Some(secret) = self.store.client_secret() {
+                let loaded = manager.initialize_from_store().await?;
+                let response = manager.get_credentials().await.ok().and_then(|(_, r)| r);
+                if let Some(response) = &response {
+                    self.remember_response(response);
+                }
+                if loaded && !dpop_bound(response) {
+                    // The secret comes from the configuration (or a
+                    // registration of this process), never from the file.
+                    let secret = self
+                        .store
+                        .client_secret()
+                        .or_else(|| self.settings.client_secret.as_ref().map(|s| s.0.clone()));
+                    if let Some(secret) = secret {
                         let (client_id, _) = manager.get_credentials().await?;
                         manager.configure_client(
                             OAuthClientConfig::new(client_id, CACHED_REDIRECT_URI)
@@ -332,6 +424,7 @@ impl Session {
         {
             match manager.refresh_token().await {
                 Ok(response) => {
+                    self.remember_response(&response);
                     state.generation += 1;
                     let token = oauth2::TokenResponse::access_token(&response)
                         .secret()
@@ -384,6 +477,9 @@ impl Session {
         let cred = match authorized {
             Authorized::Manager(manager, dpop) => {
                 let (_, response) = manager.get_credentials().await?;
+                if let Some(response) = &response {
+                    self.remember_response(response);
+                }
                 let bound = dpop_bound(response);
                 let token = manager.get_access_token().await?;
                 state.manager_dpop = dpop.filter(|_| bound);
@@ -396,6 +492,7 @@ impl Session {
             }
             Authorized::Direct(direct) => {
                 let cred = direct.cred.clone();
+                self.remember(&cred.token);
                 state.direct = Some(direct);
                 cred
             }
@@ -590,6 +687,7 @@ impl Session {
                 let assertion = source.read().map_err(|e| {
                     AuthError::AuthorizationFailed(format!("the platform token: {e}"))
                 })?;
+                self.remember(&assertion);
                 grants::jwt_bearer(&http, &target, &assertion, client_id, secret, proof).await?
             }
             Grant::EnterpriseManaged => {
@@ -599,12 +697,14 @@ impl Session {
                 let id_token = idp.id_token.read().map_err(|e| {
                     AuthError::AuthorizationFailed(format!("the IdP ID token: {e}"))
                 })?;
+                self.remember(&id_token);
                 let idp_target = IdpTarget {
                     token_endpoint: &idp.token_endpoint,
                     client_id: &idp.client_id,
                     client_secret: idp.client_secret.as_ref().map(|s| s.0.as_str()),
                 };
                 let jag = grants::id_jag(&http, &idp_target, &target, &id_token).await?;
+                self.remember(&jag);
                 grants::jwt_bearer(&http, &target, &jag, client_id, secret, proof).await?
             }
             _ => return Ok(None),

@@ -47,6 +47,15 @@ pub(crate) struct Auth {
     pub(crate) scopes: Vec<String>,
     /// Tokens the resource saw, in order.
     pub(crate) seen: Vec<String>,
+    /// Client id → secret of pre-registered confidential clients (the
+    /// token endpoint checks it, from HTTP Basic or the body).
+    pub(crate) secrets: HashMap<String, String>,
+    /// When set, the token endpoint refuses every request and echoes what
+    /// it was sent (the body, the Basic credentials, the secrets by name),
+    /// as a careless authorization server might.
+    pub(crate) echo: bool,
+    /// `expires_in` of the tokens issued (default 3600 s).
+    pub(crate) expires_in: Option<u64>,
 }
 
 pub(crate) type Shared = Arc<Mutex<Auth>>;
@@ -85,9 +94,9 @@ async fn server_metadata(State(s): State<Shared>) -> Response {
             "token_endpoint": format!("{base}/token"),
             "registration_endpoint": format!("{base}/register"),
             "response_types_supported": ["code"],
-            "grant_types_supported": ["authorization_code", "refresh_token"],
+            "grant_types_supported": ["authorization_code", "refresh_token", "client_credentials"],
             "code_challenge_methods_supported": ["S256"],
-            "token_endpoint_auth_methods_supported": ["none"],
+            "token_endpoint_auth_methods_supported": ["none", "client_secret_basic", "client_secret_post"],
             "authorization_response_iss_parameter_supported": true,
         }),
     )
@@ -143,19 +152,65 @@ fn issue(auth: &mut Auth) -> Value {
     let refresh = format!("refresh-{}", auth.issued);
     auth.access.insert(access.clone());
     auth.refresh.insert(refresh.clone());
-    json!({"access_token": access, "token_type": "Bearer", "expires_in": 3600,
+    json!({"access_token": access, "token_type": "Bearer",
+           "expires_in": auth.expires_in.unwrap_or(3600),
            "refresh_token": refresh, "scope": "tools.read"})
 }
 
-async fn token(State(s): State<Shared>, body: Bytes) -> Response {
-    let form = query(std::str::from_utf8(&body).unwrap_or_default());
+/// The client id and secret of an `Authorization: Basic` header.
+fn basic_credentials(headers: &HeaderMap) -> Option<(String, String)> {
+    let value = headers.get("authorization")?.to_str().ok()?;
+    let encoded = value.strip_prefix("Basic ")?;
+    let decoded = base64::engine::general_purpose::STANDARD
+        .decode(encoded)
+        .ok()?;
+    let pair = String::from_utf8(decoded).ok()?;
+    let (id, secret) = pair.split_once(':')?;
+    let id = query(&format!("v={id}")).remove("v").unwrap_or_default();
+    let secret = query(&format!("v={secret}"))
+        .remove("v")
+        .unwrap_or_default();
+    Some((id, secret))
+}
+
+async fn token(State(s): State<Shared>, headers: HeaderMap, body: Bytes) -> Response {
+    let mut form = query(std::str::from_utf8(&body).unwrap_or_default());
+    let basic = basic_credentials(&headers);
+    if let Some((id, secret)) = &basic {
+        form.entry("client_id".to_owned())
+            .or_insert_with(|| id.clone());
+        form.entry("client_secret".to_owned())
+            .or_insert_with(|| secret.clone());
+    }
     let mut auth = s.lock().unwrap();
+    if auth.echo {
+        let sent = String::from_utf8_lossy(&body).into_owned();
+        let pair = basic.map(|(i, p)| format!("{i}:{p}")).unwrap_or_default();
+        return json_response(
+            StatusCode::BAD_REQUEST,
+            json!({"error": "invalid_client",
+                   "error_description": format!("cannot accept {sent} with basic {pair}; refresh token {}",
+                       form.get("refresh_token").cloned().unwrap_or_default()),
+                   "client_secret": form.get("client_secret"),
+                   "refresh_token": form.get("refresh_token"),
+                   "access_token": "access-echoed-0123456789"}),
+        );
+    }
     let invalid = |what: &str| {
         json_response(
             StatusCode::BAD_REQUEST,
             json!({"error": "invalid_grant", "error_description": what}),
         )
     };
+    if let Some(id) = form.get("client_id")
+        && let Some(expected) = auth.secrets.get(id)
+        && form.get("client_secret") != Some(expected)
+    {
+        return json_response(
+            StatusCode::UNAUTHORIZED,
+            json!({"error": "invalid_client", "error_description": "wrong client secret"}),
+        );
+    }
     auth.resources
         .push(form.get("resource").cloned().unwrap_or_default());
     match form.get("grant_type").map(String::as_str) {
@@ -188,6 +243,14 @@ async fn token(State(s): State<Shared>, body: Bytes) -> Response {
             let old = old.clone();
             auth.refresh.remove(&old);
             auth.refreshes += 1;
+            let answer = issue(&mut auth);
+            json_response(StatusCode::OK, answer)
+        }
+        Some("client_credentials")
+            if form
+                .get("client_id")
+                .is_some_and(|c| auth.secrets.contains_key(c)) =>
+        {
             let answer = issue(&mut auth);
             json_response(StatusCode::OK, answer)
         }

@@ -523,38 +523,45 @@ fn type_words(ty: &str) -> &'static str {
     }
 }
 
-/// The answers offered for a field: its `enum` (or `oneOf` consts, or
-/// array items' enum), `true`/`false` for a boolean; none otherwise.
+/// The answers offered for a field: its `enum` (or its `oneOf` / `anyOf`
+/// consts, the titled form), else its array items' (a multi-select, plain or
+/// titled: `items.enum` or `items.anyOf` consts), `true`/`false` for a
+/// boolean; none otherwise. At most 64.
 fn field_choices(schema: &Value, ty: &str) -> Vec<String> {
-    let strings = |v: Option<&Value>| -> Vec<String> {
-        v.and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .take(64)
-                    .filter_map(|x| x.as_str().map(str::to_owned))
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
     if ty == "boolean" {
         return vec!["true".to_owned(), "false".to_owned()];
     }
-    let listed = strings(schema.get("enum"));
+    let listed = single_select_choices(schema);
     if !listed.is_empty() {
         return listed;
     }
-    if let Some(one_of) = schema
-        .get("oneOf")
-        .or_else(|| schema.get("anyOf"))
+    schema
+        .get("items")
+        .map(single_select_choices)
+        .unwrap_or_default()
+}
+
+/// The string constants of one select: `enum`, else the `const` of each
+/// `oneOf` / `anyOf` branch (at most 64).
+fn single_select_choices(schema: &Value) -> Vec<String> {
+    let branches = schema
+        .get("enum")
         .and_then(Value::as_array)
-    {
-        return one_of
-            .iter()
-            .take(64)
-            .filter_map(|o| o.get("const").and_then(Value::as_str).map(str::to_owned))
-            .collect();
-    }
-    strings(schema.pointer("/items/enum"))
+        .map(|a| a.iter().filter_map(Value::as_str).collect::<Vec<_>>())
+        .filter(|a| !a.is_empty())
+        .or_else(|| {
+            schema
+                .get("oneOf")
+                .or_else(|| schema.get("anyOf"))
+                .and_then(Value::as_array)
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|o| o.get("const").and_then(Value::as_str))
+                        .collect()
+                })
+        })
+        .unwrap_or_default();
+    branches.into_iter().take(64).map(str::to_owned).collect()
 }
 
 /// `answer` as a value of JSON type `ty`; `None` when it is not one.
@@ -702,5 +709,11 @@ mod tests {
         let schema =
             json!({"type": "string", "oneOf": [{"const": "r", "title": "Red"}, {"const": "g"}]});
         assert_eq!(field_choices(&schema, "string"), ["r", "g"]);
+        // A titled multi-select (items' anyOf consts), as server-everything sends.
+        let schema = json!({"type": "array", "items": {"anyOf": [
+            {"const": "fish-1", "title": "Tuna"}, {"const": "fish-2", "title": "Salmon"}]}});
+        assert_eq!(field_choices(&schema, "array"), ["fish-1", "fish-2"]);
+        let schema = json!({"type": "array", "items": {"type": "string", "enum": ["a", "b"]}});
+        assert_eq!(field_choices(&schema, "array"), ["a", "b"]);
     }
 }

@@ -98,7 +98,10 @@ fn caller(progress: &Arc<Mutex<Vec<f64>>>) -> ToolContext {
                 first.clone()
             } else if field.contains("email") {
                 "ada@example.org".to_owned()
-            } else if field.contains("homepage") || field.contains("url") {
+            } else if field.contains("homepage")
+                || field.contains("url")
+                || field.contains("uri format")
+            {
                 "https://example.org".to_owned()
             } else if field.contains("birth") || field.contains("date") {
                 "1815-12-10".to_owned()

@@ -7,7 +7,10 @@
 //!
 //! MCP's form schemas (2025-11-25, "Elicitation › Requested schema") are a
 //! flat object of primitive fields, and this checks what they can say:
-//! `required`; no field the form does not have; per field its `type`
+//! `required`; no field the form does not have when it says
+//! `additionalProperties: false` (otherwise, as JSON Schema has it, a field
+//! it does not list is allowed and passed on as sent: the conformance
+//! suite's clients answer with fields for several forms at once); per field its `type`
 //! (`string`, `number`, `integer`, `boolean`, or `array` for a
 //! multi-select), `enum` / `oneOf` / `anyOf` constants (single-select),
 //! `items.enum` / `items.anyOf` constants and `minItems` / `maxItems`
@@ -28,7 +31,8 @@ pub(crate) const MAX_FORM_ATTEMPTS: usize = 3;
 ///
 /// # Errors
 /// The first problem, naming the field: a required field missing, a field
-/// the form does not have, or a value that breaks its field's rules.
+/// the form does not have (only when it sets `additionalProperties: false`),
+/// or a value that breaks its field's rules.
 pub(crate) fn check_form(schema: &Value, content: &Map<String, Value>) -> Result<(), String> {
     let properties = schema.get("properties").and_then(Value::as_object);
     for name in schema
@@ -42,11 +46,15 @@ pub(crate) fn check_form(schema: &Value, content: &Map<String, Value>) -> Result
             return Err(format!("`{}` is required", shown_name(name)));
         }
     }
+    let closed = schema.get("additionalProperties") == Some(&Value::Bool(false));
     for (name, value) in content {
-        let Some(field) = properties.and_then(|p| p.get(name)) else {
-            return Err(format!("the form has no field `{}`", shown_name(name)));
-        };
-        check_field(name, field, value)?;
+        match properties.and_then(|p| p.get(name)) {
+            Some(field) => check_field(name, field, value)?,
+            None if closed => {
+                return Err(format!("the form has no field `{}`", shown_name(name)));
+            }
+            None => {}
+        }
     }
     Ok(())
 }
@@ -350,16 +358,23 @@ mod tests {
         )
         .expect("fits");
         check(&json!({"name": "Al", "age": 2.0})).expect("a whole float is an integer");
+        // A field the form does not list is allowed unless the form closes it.
+        check(&json!({"name": "Ada", "age": 3, "extra": 1})).expect("open form");
+    }
+
+    #[test]
+    fn a_closed_form_refuses_a_field_it_does_not_have() {
+        let schema = json!({"type": "object", "properties": {"name": {"type": "string"}},
+            "additionalProperties": false});
+        let content = json!({"name": "Ada", "extra": 1});
+        let err = check_form(&schema, content.as_object().expect("object")).unwrap_err();
+        assert!(err.contains("no field `extra`"), "{err}");
     }
 
     #[test]
     fn each_rule_refuses_with_the_field_named() {
         let cases = [
             (json!({"age": 3}), "`name` is required"),
-            (
-                json!({"name": "Ada", "age": 3, "extra": 1}),
-                "no field `extra`",
-            ),
             (
                 json!({"name": 7, "age": 3}),
                 "`name` must be a string; 7 is not",

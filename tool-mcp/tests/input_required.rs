@@ -440,8 +440,9 @@ async fn rounds_carry_answers_in_a_sealed_state_and_refuse_a_changed_one() {
 
 /// Review 26, F11, the server side: a client's answer that does not fit
 /// the form the tool asked (a number over its maximum, text for a number,
-/// a field the form does not have) never reaches the tool: the form is
-/// asked again, its message saying why.
+/// a required field missing) never reaches the tool: the form is asked
+/// again, its message saying why. (A field an open form does not list is
+/// allowed, as in JSON Schema: `form_check`'s unit tests.)
 #[tokio::test]
 async fn answers_that_do_not_fit_the_form_are_asked_again_never_given_to_the_tool() {
     let (addr, stop) = serve(Arc::default()).await;
@@ -452,10 +453,6 @@ async fn answers_that_do_not_fit_the_form_are_asked_again_never_given_to_the_too
         (
             json!({"stars": "four"}),
             r#"`stars` must be a whole number; "four" is not"#,
-        ),
-        (
-            json!({"stars": 4, "comment": "x"}),
-            "the form has no field `comment`",
         ),
         (json!({}), "`stars` is required"),
     ] {

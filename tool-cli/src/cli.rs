@@ -715,6 +715,14 @@ pub(crate) enum Command {
         #[arg(long, value_name = "PREFIX", requires = "state_store")]
         state_prefix: Option<String>,
 
+        /// The most live keys this deployment keeps under its prefix in the --state store
+        /// (default 100000; 0: no cap). Each client trace makes a few (its ledger, task list,
+        /// jobs, loaded tools), each living one day after its last write; a call that would make
+        /// one more is refused, saying so, while existing traces go on. Bounds what clients
+        /// sending a fresh trace id per call can make a shared server hold.
+        #[arg(long, value_name = "N", requires = "state_store")]
+        state_max_keys: Option<u64>,
+
         /// Also offer each skill of --skills-dir / $AGENT_TOOLS_SKILLS as an MCP prompt (its
         /// name and description; prompts/get gives its SKILL.md body, with an optional `task`
         /// argument appended) and the files beside it as resources skill://NAME/PATH (at most

@@ -694,12 +694,15 @@ pub(crate) enum Command {
         #[arg(long)]
         no_index: bool,
 
-        /// Keep per-trace state (the read-before-write ledger of every client trace) in this
-        /// shared store instead of $XDG_STATE_HOME/agent-tools: redis://[USER:PASSWORD@]HOST[:PORT][/DB]
-        /// (Redis 7 or Valkey; rediss:// for TLS). Needs a `tool` built with feature `redis`.
-        /// The server must answer at start; later, calls that change state fail while it is
-        /// unreachable (nothing is kept in a file instead). The password is never printed, but
-        /// a URL given here is in the process list: prefer --state-file.
+        /// Keep per-trace state (the read-before-write ledger of every client trace, loaded
+        /// tools, task lists, background job records) in this shared store instead of
+        /// $XDG_STATE_HOME/agent-tools: redis://[USER:PASSWORD@]HOST[:PORT][/DB] (Redis 7 or
+        /// Valkey; rediss:// for TLS). Needs a `tool` built with feature `redis`. At start the
+        /// server must take a write and a read under --state-prefix with the URL's user; later,
+        /// calls that change state fail while it is unreachable (nothing is kept in a file
+        /// instead). Jobs run on the replica that starts them and are mirrored here, so every
+        /// replica lists, reads and stops them. The URL's user part is never printed, but a URL
+        /// given here is in the process list: prefer --state-file.
         #[arg(long, value_name = "URL", group = "state_store")]
         state: Option<String>,
 

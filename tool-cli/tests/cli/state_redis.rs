@@ -278,8 +278,8 @@ fn setup(url: &str) -> (TempDir, TempDir, PathBuf) {
 
 /// Review 32 F2: with Redis down, `write_file` of a new file and
 /// `apply_patch` Add File changed the workspace and answered success, and
-/// `edit_file` of a file read before blamed a missing read ("Use read_file
-/// first"), so a model would loop on read_file. Every call that records or
+/// `edit_file` of a file read before blamed a missing read ("Use
+/// `read_file` first"), so a model would loop on `read_file`. Every call that records or
 /// checks the read ledger is now refused naming the store, writing nothing;
 /// `todo_write` gives no size advice; a background job does not start
 /// (F1); `GET /health` answers 503.
@@ -511,7 +511,7 @@ async fn read_to_end(replica: &Replica, id: &str, within: Duration) -> (String, 
 /// between the job and "no job". A job now runs on the replica that started
 /// it, which mirrors it into the store: the other replica lists it, reads
 /// its output to the end, and kills another; a job whose replica was
-/// SIGKILLed reads as lost there.
+/// killed (`SIGKILL`) reads as lost there.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn serve_state_jobs_are_one_registry_across_replicas() {
     let Some(_redis) = Redis::start(&[]) else {

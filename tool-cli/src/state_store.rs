@@ -46,7 +46,10 @@ pub(crate) fn read_url_file(path: &Path) -> Result<String, String> {
 #[derive(Debug, Default)]
 #[cfg_attr(
     not(feature = "redis"),
-    allow(dead_code, reason = "read only by the Redis store, which this build lacks")
+    allow(
+        dead_code,
+        reason = "read only by the Redis store, which this build lacks"
+    )
 )]
 pub(crate) struct Options<'a> {
     /// The key prefix (`None`: the store's default, `agent-tools`).

@@ -352,3 +352,40 @@ impl JobRegistry {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mirror(tail_start: u64, tail: &[u8]) -> Mirror {
+        Mirror {
+            status: JobStatus::Running,
+            exit_code: None,
+            signal: None,
+            total: tail_start + tail.len() as u64,
+            tail_start,
+            tail: base64::engine::general_purpose::STANDARD.encode(tail),
+            at_ms: 0,
+            updated_ms: 0,
+        }
+    }
+
+    #[test]
+    fn a_remote_read_takes_what_the_tail_holds_and_counts_the_rest_as_dropped() {
+        let m = mirror(100, b"abcdef");
+        let read = |from, max| {
+            let r = JobRegistry::remote_read(Some(&m), from, max);
+            (String::from_utf8(r.bytes).unwrap(), r.start, r.dropped)
+        };
+        // Behind the tail: what scrolled out is dropped.
+        assert_eq!(read(40, 100), ("abcdef".to_owned(), 100, 60));
+        assert_eq!(read(103, 100), ("def".to_owned(), 103, 0));
+        assert_eq!(read(100, 2), ("ab".to_owned(), 100, 0));
+        assert_eq!(read(106, 100), (String::new(), 106, 0));
+        // Nothing mirrored yet: nothing to read, nothing dropped.
+        let r = JobRegistry::remote_read(None, 0, 10);
+        assert_eq!((r.bytes.len(), r.dropped), (0, 0));
+        assert!(field("job-1").starts_with("out:"));
+        assert!(host_id().starts_with("host-") && host_id().len() == 21);
+    }
+}

@@ -242,12 +242,16 @@ pub async fn todo_write(
     let list = todos.clone();
     tool_core::run_blocking(move || {
         store.put(&key, "list", &text).map_err(|e| {
+            // Only a full store is helped by a shorter list; an unreachable
+            // one says what to do itself (review 32 F2).
+            let advice = if e.kind() == tool_core::state::StateErrorKind::Full {
+                " Shorten the tasks or remove completed ones, and send it again."
+            } else {
+                " Send it again once the state store answers."
+            };
             ToolError::new(
                 ErrorKind::Failed,
-                format!(
-                    "The task list was not saved: {e}. Shorten the tasks or remove completed \
-                     ones, and send it again."
-                ),
+                format!("The task list was not saved: {e}.{advice}"),
             )
         })
     })

@@ -694,12 +694,15 @@ pub(crate) enum Command {
         #[arg(long)]
         no_index: bool,
 
-        /// Keep per-trace state (the read-before-write ledger of every client trace) in this
-        /// shared store instead of $XDG_STATE_HOME/agent-tools: redis://[USER:PASSWORD@]HOST[:PORT][/DB]
-        /// (Redis 7 or Valkey; rediss:// for TLS). Needs a `tool` built with feature `redis`.
-        /// The server must answer at start; later, calls that change state fail while it is
-        /// unreachable (nothing is kept in a file instead). The password is never printed, but
-        /// a URL given here is in the process list: prefer --state-file.
+        /// Keep per-trace state (the read-before-write ledger of every client trace, loaded
+        /// tools, task lists, background job records) in this shared store instead of
+        /// $XDG_STATE_HOME/agent-tools: redis://[USER:PASSWORD@]HOST[:PORT][/DB] (Redis 7 or
+        /// Valkey; rediss:// for TLS). Needs a `tool` built with feature `redis`. At start the
+        /// server must take a write and a read under --state-prefix with the URL's user; later,
+        /// calls that change state fail while it is unreachable (nothing is kept in a file
+        /// instead). Jobs run on the replica that starts them and are mirrored here, so every
+        /// replica lists, reads and stops them. The URL's user part is never printed, but a URL
+        /// given here is in the process list: prefer --state-file.
         #[arg(long, value_name = "URL", group = "state_store")]
         state: Option<String>,
 
@@ -714,6 +717,14 @@ pub(crate) enum Command {
         /// sharing a server. ASCII letters, digits, `-`, `_`, `.`; at most 64 bytes.
         #[arg(long, value_name = "PREFIX", requires = "state_store")]
         state_prefix: Option<String>,
+
+        /// The most live keys this deployment keeps under its prefix in the --state store
+        /// (default 100000; 0: no cap). Each client trace makes a few (its ledger, task list,
+        /// jobs, loaded tools), each living one day after its last write; a call that would make
+        /// one more is refused, saying so, while existing traces go on. Bounds what clients
+        /// sending a fresh trace id per call can make a shared server hold.
+        #[arg(long, value_name = "N", requires = "state_store")]
+        state_max_keys: Option<u64>,
 
         /// Also offer each skill of --skills-dir / $AGENT_TOOLS_SKILLS as an MCP prompt (its
         /// name and description; prompts/get gives its SKILL.md body, with an optional `task`

@@ -623,6 +623,7 @@ fn execute(registry: &ToolRegistry, program: &Program, mut cli: Args) -> Result<
             state,
             state_file,
             state_prefix,
+            state_max_keys,
             skills_as_prompts,
             input_before_task,
         } => {
@@ -643,7 +644,11 @@ fn execute(registry: &ToolRegistry, program: &Program, mut cli: Args) -> Result<
             let mut session = Session::open(&common, program.context()).map_err(Failure::Usage)?;
             let mut view = view;
             if let Some(url) = &state {
-                view = state_store::attach(&mut session, view, url, state_prefix.as_deref())
+                let options = state_store::Options {
+                    prefix: state_prefix.as_deref(),
+                    max_keys: state_max_keys,
+                };
+                view = state_store::attach(&mut session, view, url, &options)
                     .map_err(Failure::Usage)?;
             }
             if !no_index && uses_index(registry) {

@@ -375,6 +375,12 @@ mod redis_server {
     /// Starts a server, or `None` (with a loud message) when there is no
     /// server binary.
     fn start() -> Option<Server> {
+        start_with(&[])
+    }
+
+    /// [`start`] with `users` (more `--user NAME on >PASSWORD ...` rules)
+    /// besides the test's `agent`.
+    fn start_with(users: &[&str]) -> Option<Server> {
         let Some(bin) = binary() else {
             eprintln!(
                 "\n!!! SKIPPED: no redis-server or valkey-server on PATH and REDIS_SERVER unset; \
@@ -393,6 +399,7 @@ mod redis_server {
                 .args(["--user", "default", "off", "--user", "agent", "on"])
                 .arg(format!(">{PASSWORD}"))
                 .args(["~*", "+@all"])
+                .args(users)
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
                 .spawn()
@@ -489,7 +496,11 @@ mod redis_server {
         let store = RedisStore::open(&format!("redis://agent:{PASSWORD}@127.0.0.1:1/0")).unwrap();
         let shown = format!("{store:?} {}", store.display_url());
         assert!(!shown.contains(PASSWORD), "{shown}");
-        assert!(shown.contains("agent:***@127.0.0.1"), "{shown}");
+        assert!(shown.contains("redis://***@127.0.0.1"), "{shown}");
+        assert!(
+            !shown.contains("agent:"),
+            "the whole user part is masked: {shown}"
+        );
     }
 
     #[test]
@@ -515,7 +526,7 @@ mod redis_server {
             let text = err.to_string();
             assert_eq!(err.kind(), StateErrorKind::Io, "{text}");
             assert!(text.contains("cannot be reached"), "{text}");
-            assert!(text.contains("agent:***@127.0.0.1"), "{text}");
+            assert!(text.contains("redis://***@127.0.0.1"), "{text}");
             assert!(!text.contains(PASSWORD), "{text}");
         }
     }
@@ -537,5 +548,157 @@ mod redis_server {
             "{text}"
         );
         assert!(!text.contains(wrong) && !text.contains(PASSWORD), "{text}");
+    }
+
+    /// Review 32 F4: a password written as `redis://PASSWORD@host` (no `:`,
+    /// so the URL parser reads it as a user name) was printed in the
+    /// start-up error. The whole user part is masked in every message.
+    #[test]
+    fn a_password_written_without_its_colon_is_never_shown() {
+        let Some(server) = shared() else { return };
+        let secret = "s3cretPW-no-colon-4f1a";
+        for url in [
+            format!("redis://{secret}@127.0.0.1:{}/0", server.port),
+            format!("redis://{secret}:@127.0.0.1:{}/0", server.port),
+            format!("redis://{secret}@127.0.0.1:1/0"),
+        ] {
+            let store = RedisStore::open(&url).unwrap();
+            let errors = [
+                StateStore::ping(&store).unwrap_err(),
+                store.put(&key("trace-f4"), "f", "v").unwrap_err(),
+            ];
+            for err in errors {
+                let text = format!("{err} {err:?} {store:?} {}", store.display_url());
+                assert_eq!(err.kind(), StateErrorKind::Io, "{text}");
+                assert!(!text.contains(secret), "{text}");
+                assert!(text.contains("redis://***@127.0.0.1:"), "{text}");
+            }
+        }
+        let err = RedisStore::open(&format!("redis://{secret}@[::1/0"))
+            .err()
+            .map(|e| e.to_string());
+        assert!(
+            err.as_deref().is_none_or(|e| !e.contains(secret)),
+            "{err:?}"
+        );
+    }
+
+    /// Review 32 F3: the start and health check (`ping`) was a `PING`,
+    /// which an ACL user kept off the deployment's prefix passes, while
+    /// every call then fails with `NOPERM`. It now writes and reads a value
+    /// under the prefix with the configured user.
+    #[test]
+    fn ping_refuses_a_prefix_the_acl_user_may_not_touch() {
+        const TEAM_PASSWORD: &str = "t3am-a-Pa55";
+        // SECURITY.md's least-privilege user, limited to `team-a:*`.
+        let Some(server) = start_with(&[
+            "--user",
+            "teama",
+            "on",
+            &format!(">{TEAM_PASSWORD}"),
+            "~team-a:*",
+            "+ping",
+            "+eval",
+            "+evalsha",
+            "+hget",
+            "+hset",
+            "+hdel",
+            "+hlen",
+            "+hgetall",
+            "+pexpire",
+            "+time",
+            "+script|load",
+            "+pttl",
+            "+exists",
+            "+zadd",
+            "+zcard",
+            "+zremrangebyscore",
+        ]) else {
+            return;
+        };
+        let url = format!("redis://teama:{TEAM_PASSWORD}@127.0.0.1:{}/0", server.port);
+        let open = |prefix: &str| RedisStore::open(&url).unwrap().with_prefix(prefix).unwrap();
+        // A plain PING passes for the wrong prefix: what the old check asked.
+        let client = redis::Client::open(url.as_str()).unwrap();
+        let mut conn = client.get_connection().unwrap();
+        let pong: String = redis::cmd("PING").query(&mut conn).unwrap();
+        assert_eq!(pong, "PONG");
+        let wrong = open("team-b");
+        let err = StateStore::ping(&wrong).unwrap_err();
+        let text = err.to_string();
+        assert_eq!(err.kind(), StateErrorKind::Io, "{text}");
+        assert!(text.contains("NOPERM"), "{text}");
+        assert!(text.contains("`team-b`"), "the prefix is named: {text}");
+        assert!(!text.contains(TEAM_PASSWORD), "{text}");
+        // And so every call of that deployment would fail.
+        assert!(wrong.put(&key("trace-f3"), "f", "v").is_err());
+        // The prefix the user may use passes, and leaves one short-lived value.
+        let right = open("team-a");
+        StateStore::ping(&right).unwrap();
+        StateStore::ping(&right).unwrap();
+        right.put(&key("trace-f3"), "f", "v").unwrap();
+        let admin = redis::Client::open(server.url()).unwrap();
+        let ttl: i64 = redis::cmd("PTTL")
+            .arg(right.probe_key())
+            .query(&mut admin.get_connection().unwrap())
+            .unwrap();
+        let most =
+            i64::try_from(tool_core::state::redis_store::PROBE_LIFETIME.as_millis()).unwrap();
+        assert!(ttl > 0 && ttl <= most, "PTTL {ttl}");
+        assert_eq!(right.probe_key(), "team-a:probe");
+    }
+
+    /// Review 32 F9: nothing bounded how many keys one deployment's clients
+    /// could create (a fresh trace id per call makes new keys). The prefix
+    /// now holds at most `max_keys` live keys; a write that would create
+    /// one more is refused, writes to existing keys go on, the health
+    /// check passes, and expired keys free their places.
+    #[test]
+    fn a_prefix_holds_at_most_its_key_cap() {
+        let Some(server) = shared() else { return };
+        let store = RedisStore::open(&server.url())
+            .unwrap()
+            .with_prefix("capped")
+            .unwrap()
+            .with_lifetime(Duration::from_millis(1500))
+            .with_limits(RedisStoreLimits::default().with_max_keys(3));
+        for n in 0..3 {
+            store.put(&key(&format!("trace-{n}")), "f", "v").unwrap();
+        }
+        let err = store.put(&key("trace-3"), "f", "v").unwrap_err();
+        let text = err.to_string();
+        assert_eq!(err.kind(), StateErrorKind::Full, "{text}");
+        assert!(text.contains("prefix `capped` holds 3 live keys"), "{text}");
+        assert!(text.contains("--state-max-keys"), "{text}");
+        assert_eq!(
+            store.get(&key("trace-3"), "f").unwrap(),
+            None,
+            "nothing written"
+        );
+        // Existing keys take more writes; the health check passes.
+        store.put(&key("trace-0"), "g", "w").unwrap();
+        StateStore::ping(&store).unwrap();
+        let admin = redis::Client::open(server.url()).unwrap();
+        let mut conn = admin.get_connection().unwrap();
+        let count: u64 = redis::cmd("ZCARD")
+            .arg(store.registry_key())
+            .query(&mut conn)
+            .unwrap();
+        assert_eq!(count, 4, "3 state keys and the probe's");
+        // Another prefix has its own cap.
+        let other = RedisStore::open(&server.url())
+            .unwrap()
+            .with_prefix("capped-other")
+            .unwrap()
+            .with_limits(RedisStoreLimits::default().with_max_keys(3));
+        other.put(&key("trace-3"), "f", "v").unwrap();
+        // Once the keys expired, new traces get state again.
+        std::thread::sleep(Duration::from_millis(1700));
+        store.put(&key("trace-3"), "f", "v").unwrap();
+        let pttl: i64 = redis::cmd("PTTL")
+            .arg(store.registry_key())
+            .query(&mut conn)
+            .unwrap();
+        assert!(pttl > 0, "the registry expires too: PTTL {pttl}");
     }
 }

@@ -227,7 +227,7 @@ impl HttpAccess {
 pub const HEALTH_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// How long one health check's answer is reused (250 ms): however many
-/// requests `GET /health` gets, the check (a state store `PING`) runs at
+/// requests `GET /health` gets, the check (a state store's write-and-read probe) runs at
 /// most four times a second.
 pub const HEALTH_CACHE: Duration = Duration::from_millis(250);
 

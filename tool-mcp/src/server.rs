@@ -312,7 +312,7 @@ impl McpServer {
 
     /// What `GET /health` of [`serve_http_with`](Self::serve_http_with)
     /// asks before it answers `200 ok`: `check` runs on the blocking pool
-    /// (it may do network I/O, such as a state store's `PING`), at most
+    /// (it may do network I/O, such as a state store's probe), at most
     /// once per [`HEALTH_CACHE`](crate::HEALTH_CACHE) whatever the number of
     /// requests, and its answer is `503 unavailable` when it returns
     /// `false`, panics or takes longer than

@@ -240,19 +240,30 @@ impl FileLedger {
     /// The stamp of the last read of `path`, if any (for a persistent
     /// ledger, the newest of this process's and the store's). A store that
     /// cannot be read (a Redis server that does not answer) gives none at
-    /// all, this process's stamp included: the edit is refused and the read
-    /// it asks for reports the store's error, so no write goes through
-    /// while its record cannot be kept.
+    /// all, this process's stamp included; [`FileLedger::try_get`] reports
+    /// that error instead.
     pub fn get(&self, path: &Path) -> Option<Stamp> {
+        self.try_get(path).ok().flatten()
+    }
+
+    /// The stamp of the last read of `path`, if any, as [`FileLedger::get`],
+    /// reporting a shared store that cannot be read: the write tools refuse
+    /// the call with that error (naming the store) rather than ask for a
+    /// read that would fail the same way.
+    ///
+    /// # Errors
+    /// [`LedgerError::Store`] naming the file, with the store's message.
+    pub fn try_get(&self, path: &Path) -> Result<Option<Stamp>, LedgerError> {
         let own = self.stamps().get(path).copied();
         let shared = match &self.shared {
             None => None,
-            Some(shared) => match shared.store.get(&shared.key, &path.to_string_lossy()) {
-                Ok(v) => v.and_then(|v| decode(&v)),
-                Err(_) => return None,
-            },
+            Some(shared) => shared
+                .store
+                .get(&shared.key, &path.to_string_lossy())
+                .map_err(|e| unchecked(path, &e))?
+                .and_then(|v| decode(&v)),
         };
-        match (own, shared) {
+        Ok(match (own, shared) {
             // Compared at the store's precision (milliseconds): a stamp
             // recorded by another process in the same millisecond as ours is
             // the later write (every record is also written to the store).
@@ -262,6 +273,25 @@ impl FileLedger {
                 a
             }),
             (a, b) => a.or(b),
+        })
+    }
+
+    /// Checks, before a file that does not exist yet is written, that the
+    /// write can be recorded: for a persistent ledger the store answers
+    /// (the path's entry is read); an in-memory ledger always can. Without
+    /// it a new file would be written while the record that lets the next
+    /// edit go through is lost (review 32 F2).
+    ///
+    /// # Errors
+    /// [`LedgerError::Store`] naming the file, with the store's message.
+    pub fn check_new(&self, path: &Path) -> Result<(), LedgerError> {
+        match &self.shared {
+            None => Ok(()),
+            Some(shared) => shared
+                .store
+                .get(&shared.key, &path.to_string_lossy())
+                .map(|_| ())
+                .map_err(|e| unchecked(path, &e)),
         }
     }
 
@@ -279,10 +309,11 @@ impl FileLedger {
     /// check under their folder lock with [`FileLedger::check_content`].
     ///
     /// # Errors
-    /// [`LedgerError::NotRead`], [`LedgerError::Modified`], or
-    /// [`LedgerError::Io`] when the file cannot be read.
+    /// [`LedgerError::NotRead`], [`LedgerError::Modified`],
+    /// [`LedgerError::Store`] when a persistent ledger's store cannot be
+    /// read, or [`LedgerError::Io`] when the file cannot be read.
     pub fn check(&self, path: &Path) -> Result<(), LedgerError> {
-        if self.get(path).is_none() {
+        if self.try_get(path)?.is_none() {
             return Err(LedgerError::NotRead {
                 path: path.to_path_buf(),
             });
@@ -301,9 +332,11 @@ impl FileLedger {
     /// it just read; modification times play no part.
     ///
     /// # Errors
-    /// [`LedgerError::NotRead`] or [`LedgerError::Modified`].
+    /// [`LedgerError::NotRead`] or [`LedgerError::Modified`];
+    /// [`LedgerError::Store`] when a persistent ledger's store cannot be
+    /// read (nothing may be written then).
     pub fn check_content(&self, path: &Path, current: u64) -> Result<(), LedgerError> {
-        let Some(stamp) = self.get(path) else {
+        let Some(stamp) = self.try_get(path)? else {
             return Err(LedgerError::NotRead {
                 path: path.to_path_buf(),
             });
@@ -389,7 +422,8 @@ pub enum LedgerError {
         modified: Option<SystemTime>,
     },
     /// The shared state store refused the record (full, damaged, another
-    /// trace's); the message says what to do.
+    /// trace's) or cannot be reached; the message names the store and says
+    /// what to do.
     Store {
         /// The store's message, with the file named.
         message: String,
@@ -475,6 +509,17 @@ fn shared_store() -> Option<Arc<dyn StateStore>> {
                 .map(|dir| Arc::new(FileStore::new(dir)) as Arc<dyn StateStore>)
         })
         .clone()
+}
+
+/// The refusal of a write whose ledger record cannot be read or kept.
+fn unchecked(path: &Path, e: &tool_core::state::StateError) -> LedgerError {
+    LedgerError::Store {
+        message: format!(
+            "Nothing was written to {}: this session's read-before-write records cannot be \
+             checked or kept, because {e}",
+            path.display()
+        ),
+    }
 }
 
 fn millis(t: SystemTime) -> u64 {

@@ -339,12 +339,15 @@ where
         content: old,
         existed: exists,
     };
-    if let Err(e) = locked.commit(ctx, Some(ledger), before, &bytes) {
-        return Ok((
-            ToolResult::failed(format!("Cannot write {shown}: {e}")),
-            Vec::new(),
-        ));
-    }
+    let unrecorded = match locked.commit(ctx, Some(ledger), before, &bytes) {
+        Ok(unrecorded) => unrecorded,
+        Err(e) => {
+            return Ok((
+                ToolResult::failed(format!("Cannot write {shown}: {e}")),
+                Vec::new(),
+            ));
+        }
+    };
     let diff = Diff::compute(&shown, &file.text, &new.text);
     let mut result = ToolResult::ok(new.output)
         .with_metadata(meta::DIFF, diff.unified)
@@ -359,6 +362,9 @@ where
     }
     if opts.decode && !file.is_utf8() {
         result = result.with_metadata(meta::ENCODING, file.encoding.name());
+    }
+    if let Some(note) = unrecorded {
+        result.add_note(note);
     }
     let path = locked.path.clone();
     let changed = if exists {
@@ -491,20 +497,26 @@ impl Locked {
     }
 
     /// The read-before-write rule, on the bytes read under the lock: the
-    /// file was read in this context and still holds what was read.
+    /// file was read in this context and still holds what was read; for a
+    /// file to create, that its write can be recorded
+    /// ([`FileLedger::check_new`]).
     ///
     /// # Errors
-    /// [`LedgerError::NotRead`] or [`LedgerError::Modified`].
+    /// [`LedgerError::NotRead`] or [`LedgerError::Modified`];
+    /// [`LedgerError::Store`] when a persistent ledger's store cannot be
+    /// read (nothing is written then).
     pub(crate) fn check(&self, ledger: &FileLedger) -> Result<(), LedgerError> {
         match &self.existing {
-            None => Ok(()),
+            None => ledger.check_new(&self.path),
             Some(bytes) => ledger.check_content(&self.path, ContentHasher::hash(bytes)),
         }
     }
 
     /// Replaces the file with `bytes` (keeping its mode), records the new
     /// content in `ledger` as a fresh read, and reports the change to the
-    /// snapshot hook. The folder stays locked until `self` drops.
+    /// snapshot hook. The folder stays locked until `self` drops. Returns
+    /// the note for the result when the file was written and its record
+    /// could not be kept ([`replace_file`]).
     ///
     /// # Errors
     /// The I/O error of the write; the old file is then untouched.
@@ -514,15 +526,19 @@ impl Locked {
         ledger: Option<&FileLedger>,
         before: Before,
         bytes: &[u8],
-    ) -> io::Result<()> {
-        replace_file(&self.beneath, bytes, self.mode, ledger)?;
+    ) -> io::Result<Option<String>> {
+        let unrecorded = replace_file(&self.beneath, bytes, self.mode, ledger)?;
         crate::fs::changes::record_change(ctx, &self.path, before, Some(bytes));
-        Ok(())
+        Ok(unrecorded)
     }
 }
 
 /// Replaces the file at `beneath` with `bytes` atomically (mode `mode`, or
-/// the default for a new file) and records in `ledger` that it now holds them.
+/// the default for a new file) and records in `ledger` that it now holds
+/// them. The callers checked just before, under the folder lock, that the
+/// ledger's store answers; should it fail between that check and this
+/// record, the file is written all the same and the note for the result
+/// (the file written, its record not kept, read it again) is returned.
 ///
 /// # Errors
 /// `InvalidInput` for the workspace root itself; the I/O error of the write.
@@ -531,7 +547,7 @@ pub(crate) fn replace_file(
     bytes: &[u8],
     mode: Option<u32>,
     ledger: Option<&FileLedger>,
-) -> io::Result<()> {
+) -> io::Result<Option<String>> {
     let name = beneath.name.as_deref().ok_or_else(|| {
         io::Error::new(
             io::ErrorKind::InvalidInput,
@@ -539,10 +555,15 @@ pub(crate) fn replace_file(
         )
     })?;
     super::atomic::write_at(beneath.parent_fd()?, name, bytes, mode)?;
-    if let Some(l) = ledger {
-        record(l, beneath, bytes);
-    }
-    Ok(())
+    Ok(ledger
+        .and_then(|l| record(l, beneath, bytes).err())
+        .map(|e| {
+            format!(
+                "{} was written, but this session's record of it could not be kept ({e}); read it \
+             again with read_file before changing it.",
+                beneath.path.display()
+            )
+        }))
 }
 
 /// The several-file form of [`WriteTarget`], for `apply_patch`: the files
@@ -660,13 +681,15 @@ impl WriteSet {
         }
     }
 
-    /// Writes `bytes` as the file `raw` (creating missing folders), keeping an old file's mode.
+    /// Writes `bytes` as the file `raw` (creating missing folders), keeping
+    /// an old file's mode; the note of [`replace_file`] when its record
+    /// could not be kept.
     pub(crate) fn write(
         &mut self,
         raw: &str,
         bytes: &[u8],
         ledger: Option<&FileLedger>,
-    ) -> std::io::Result<()> {
+    ) -> std::io::Result<Option<String>> {
         if !matches!(self.slots.get(raw), Some(Some(_))) {
             let b = self
                 .ws
@@ -705,32 +728,49 @@ impl WriteSet {
     /// Writes every op in order (a `None` after removes the file); when one
     /// fails, puts back the ones already written, newest first, and gives
     /// the `failed` message "Failed to write PATH: ERROR. No files were
-    /// modified.". On success each change goes to the snapshot hook.
+    /// modified.". On success each change goes to the snapshot hook, and
+    /// the notes of the writes whose records could not be kept are returned.
+    ///
+    /// Before anything is written, a persistent ledger's store must answer
+    /// when the plan creates a file (the plan checked the files it replaces
+    /// against the store already): otherwise nothing is written and the
+    /// store's error is returned.
     fn commit(
         &mut self,
         ctx: &ToolContext,
         ledger: Option<&FileLedger>,
         ops: &[SetOp],
-    ) -> Result<(), String> {
+    ) -> Result<Vec<String>, String> {
+        if let (Some(l), Some(new)) = (
+            ledger,
+            ops.iter()
+                .find(|op| op.after.is_some() && !op.before.existed),
+        ) {
+            l.check_new(&new.path).map_err(|e| e.to_string())?;
+        }
         let mut done: Vec<&SetOp> = Vec::new();
+        let mut notes = Vec::new();
         for op in ops {
             let r = match &op.after {
                 Some(bytes) => self.write(&op.raw, bytes, ledger),
-                None => self.remove(&op.raw, ledger),
+                None => self.remove(&op.raw, ledger).map(|()| None),
             };
-            if let Err(e) = r {
-                for prev in done.iter().rev() {
-                    // Best effort: the error reported is the first one.
-                    let _ = match (&prev.before.content, prev.before.existed) {
-                        (Some(old), _) => self.write(&prev.raw, old, ledger),
-                        (None, false) => self.remove(&prev.raw, ledger),
-                        (None, true) => Ok(()),
-                    };
+            match r {
+                Ok(note) => notes.extend(note),
+                Err(e) => {
+                    for prev in done.iter().rev() {
+                        // Best effort: the error reported is the first one.
+                        let _ = match (&prev.before.content, prev.before.existed) {
+                            (Some(old), _) => self.write(&prev.raw, old, ledger).map(|_| ()),
+                            (None, false) => self.remove(&prev.raw, ledger),
+                            (None, true) => Ok(()),
+                        };
+                    }
+                    return Err(format!(
+                        "Failed to write {}: {e}. No files were modified.",
+                        op.path.display()
+                    ));
                 }
-                return Err(format!(
-                    "Failed to write {}: {e}. No files were modified.",
-                    op.path.display()
-                ));
             }
             done.push(op);
         }
@@ -742,7 +782,7 @@ impl WriteSet {
                 op.after.as_deref(),
             );
         }
-        Ok(())
+        Ok(notes)
     }
 }
 
@@ -809,12 +849,16 @@ where
         let ledger = ledger.as_deref();
         let mut files = WriteSet::open(&ws, &raw_paths)?;
         let plan = plan(&mut files, ledger)?;
-        if let Err(message) = files.commit(&work_ctx, ledger, &plan.ops) {
-            return Ok((ToolResult::failed(message), Vec::new()));
-        }
+        let notes = match files.commit(&work_ctx, ledger, &plan.ops) {
+            Ok(notes) => notes,
+            Err(message) => return Ok((ToolResult::failed(message), Vec::new())),
+        };
         let mut result = ToolResult::ok(plan.output);
         for (key, value) in plan.metadata {
             result = result.with_metadata(key, value);
+        }
+        for note in notes {
+            result.add_note(note);
         }
         Ok((result, changed_paths(&plan.ops, &plan.moves)))
     })
@@ -855,9 +899,17 @@ fn changed_paths(ops: &[SetOp], moves: &[(PathBuf, PathBuf)]) -> Vec<ChangedPath
 }
 
 /// Records in `ledger` that the file at `beneath` now holds `bytes`.
-pub(crate) fn record(ledger: &FileLedger, beneath: &Beneath, bytes: &[u8]) {
+///
+/// # Errors
+/// [`LedgerError::Store`] when a persistent ledger's store refused the
+/// record (this process keeps it either way).
+pub(crate) fn record(
+    ledger: &FileLedger,
+    beneath: &Beneath,
+    bytes: &[u8],
+) -> Result<(), LedgerError> {
     let stat = beneath.stat_now().ok().flatten();
-    ledger.record(
+    ledger.try_record(
         &beneath.path,
         Stamp {
             modified: stat.and_then(|s| {
@@ -869,7 +921,7 @@ pub(crate) fn record(ledger: &FileLedger, beneath: &Beneath, bytes: &[u8]) {
             hash: ContentHasher::hash(bytes),
             read_at: std::time::SystemTime::now(),
         },
-    );
+    )
 }
 
 /// [`read_only_at`](crate::fs::atomic::read_only_at) for the file at

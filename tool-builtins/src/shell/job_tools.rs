@@ -58,7 +58,13 @@ fn status_line(view: &JobView) -> String {
         }
         (JobStatus::Failed, ..) => "failed to start".to_owned(),
         (JobStatus::Lost, ..) => {
-            "lost (the process running it is gone without recording an end)".to_owned()
+            if r.host.is_some() {
+                "lost (the process running it, or the replica that started it, is gone without \
+                 recording an end)"
+                    .to_owned()
+            } else {
+                "lost (the process running it is gone without recording an end)".to_owned()
+            }
         }
         (JobStatus::HostExited, ..) => {
             "stopped: the host process that started it exited".to_owned()

@@ -233,8 +233,10 @@ fn store_ledger_from(
 
 /// A store that stops answering (here: its log replaced by a symbolic
 /// link, which the file store refuses, as a Redis server that went away) hides this process's own reads too, so no
-/// edit goes through while its record cannot be kept; the read it asks for
-/// reports the store's error.
+/// edit goes through while its record cannot be kept; the check reports
+/// the store's error rather than ask for a read (review 32 F2: "Use
+/// `read_file` first" sent a model into a loop of failing reads), and so
+/// does the check for a file to create.
 #[test]
 fn an_unreadable_store_refuses_edits_even_after_a_read_in_this_process() {
     let d = tempfile::tempdir().unwrap();
@@ -251,7 +253,16 @@ fn an_unreadable_store_refuses_edits_even_after_a_read_in_this_process() {
     std::fs::rename(&log, &elsewhere).unwrap();
     std::os::unix::fs::symlink(&elsewhere, &log).unwrap();
     assert!(ledger.get(&p).is_none());
-    assert!(matches!(ledger.check(&p), Err(LedgerError::NotRead { .. })));
+    let refused = ledger.check(&p).unwrap_err();
+    assert!(matches!(refused, LedgerError::Store { .. }), "{refused}");
+    let text = refused.to_string();
+    assert!(text.starts_with("Nothing was written to "), "{text}");
+    assert!(!text.contains("Use read_file first"), "{text}");
+    assert!(matches!(
+        ledger.check_new(&ws.join("new.txt")),
+        Err(LedgerError::Store { .. })
+    ));
+    assert!(ledger.check_new(&p).is_err());
     let meta = std::fs::metadata(&p).unwrap();
     let err = ledger
         .try_record(&p, Stamp::new(&meta, ContentHasher::hash(b"x")))

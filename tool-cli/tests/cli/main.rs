@@ -28,6 +28,8 @@ mod schema;
 mod skill_md;
 mod skill_prompts;
 mod skills;
+#[cfg(feature = "redis")]
+mod state_redis;
 mod support;
 mod todo;
 mod views;

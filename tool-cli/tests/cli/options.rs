@@ -696,7 +696,7 @@ fn serve_state_needs_a_reachable_server_and_hides_the_password() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("cannot be reached"), "{stderr}");
-    assert!(stderr.contains("agent:***@127.0.0.1"), "{stderr}");
+    assert!(stderr.contains("redis://***@127.0.0.1"), "{stderr}");
     assert!(!stderr.contains(PASSWORD), "{stderr}");
 
     let Some(bin) = std::env::var_os("REDIS_SERVER")

@@ -66,6 +66,11 @@
 //!   can expire. With a store whose values live under 1 h, a running job's
 //!   record can expire first; the job then runs on to its cap, out of
 //!   reach of `job_output` and `job_kill`.
+//! - **Hosts sharing a store** ([`JobRegistry::shared_by_hosts`]: `tool
+//!   serve --state redis://...` replicas): a job runs on the host that
+//!   started it, which mirrors its status and output tail into the store
+//!   ([`mirror`]); any host lists, reads and kills it from there, and a
+//!   job whose host went silent reads as lost.
 //! - **Control**: a job started by one process can be read and killed from
 //!   another ([`Control::Fifo`]: a FIFO in the job's folder its supervisor
 //!   watches); an in-process job ([`Control::Local`]) is killed through its
@@ -74,6 +79,7 @@
 //! The registry's calls are synchronous (file I/O and short waits): async
 //! callers wrap them in [`run_blocking`](crate::run_blocking).
 
+pub mod mirror;
 pub mod ring;
 
 use std::collections::HashMap;
@@ -258,6 +264,15 @@ pub struct JobRecord {
     pub control: Control,
     /// Absolute output offset up to which `job_output` has returned text.
     pub read_offset: u64,
+    /// The host process that runs the job, when the registry is shared by
+    /// hosts ([`JobRegistry::shared_by_hosts`]): its random id
+    /// (`host-<16 hex>`); `None` otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+    /// Another host asked the job's host to stop it
+    /// ([`JobRegistry::kill`] of a job running elsewhere).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub stop_requested: bool,
 }
 
 /// A job's state as a reader sees it.
@@ -274,7 +289,9 @@ pub enum JobStatus {
     Expired,
     /// Could not start.
     Failed,
-    /// Its writer is gone without recording an end.
+    /// Its writer is gone without recording an end (for a job another
+    /// host runs, [`JobRegistry::shared_by_hosts`]: that host stopped
+    /// mirroring it, [`mirror::HOST_SILENT`]).
     Lost,
     /// Stopped by its supervisor because the host process that started it
     /// exited (or was killed): a job bound to its host
@@ -477,6 +494,8 @@ pub struct JobRegistry {
     dir: PathBuf,
     limits: JobLimits,
     outlive_host: bool,
+    /// The store is shared by several hosts ([`Self::shared_by_hosts`]).
+    shared: bool,
 }
 
 /// Cancellation tokens of the in-process jobs of this process.
@@ -554,7 +573,31 @@ impl JobRegistry {
             dir: dir.into(),
             limits: JobLimits::default(),
             outlive_host: false,
+            shared: false,
         }
+    }
+
+    /// The same registry, whose store several hosts share (the replicas
+    /// of `tool serve --state redis://...` behind a load balancer): a job
+    /// still runs on the host that starts it (its processes and output
+    /// ring are local), which names itself in the record and mirrors the
+    /// job's status and the last [`mirror::MIRROR_TAIL_BYTES`] of its
+    /// output into the store every [`mirror::MIRROR_INTERVAL`] and at its
+    /// end; any host lists and reads it from the store, and
+    /// [`kill`](Self::kill) on another host leaves a stop request the
+    /// owning host carries out. A job whose host stopped mirroring for
+    /// [`mirror::HOST_SILENT`] reads as [`JobStatus::Lost`]. Starting a
+    /// job needs the store: when it cannot be written, nothing starts.
+    /// See the [`mirror`] module.
+    #[must_use]
+    pub fn shared_by_hosts(mut self) -> Self {
+        self.shared = true;
+        self
+    }
+
+    /// Whether the store is shared by hosts ([`shared_by_hosts`](Self::shared_by_hosts)).
+    pub fn is_shared_by_hosts(&self) -> bool {
+        self.shared
     }
 
     /// The same registry, whose process-run jobs ([`Control::Fifo`]: a
@@ -735,6 +778,8 @@ impl JobRegistry {
             writer: None,
             control,
             read_offset: 0,
+            host: self.shared.then(|| mirror::host_id().to_owned()),
+            stop_requested: false,
         };
         if let Err(e) = self.reserve(key, &id) {
             let _ = std::fs::remove_dir_all(&dir);
@@ -744,6 +789,14 @@ impl JobRegistry {
         if let Err(e) = self.store.put(key, &id, &text) {
             let _ = std::fs::remove_dir_all(&dir);
             return Err(store_error(&e));
+        }
+        if self.shared {
+            if let Err(e) = self.first_mirror(key, &record) {
+                let _ = self.store.delete(key, &id);
+                let _ = std::fs::remove_dir_all(&dir);
+                return Err(e);
+            }
+            mirror::follow(self, key, &id);
         }
         if let Ok(mut started) = started_here().lock() {
             started.retain(|(root, _, id)| {
@@ -917,6 +970,7 @@ impl JobRegistry {
             {
                 for gone in forget {
                     let _ = self.store.delete(key, &gone);
+                    let _ = self.store.delete(key, &mirror::field(&gone));
                     if is_job_id(&gone) {
                         let _ = std::fs::remove_dir_all(self.dir.join(&gone));
                     }
@@ -1078,6 +1132,9 @@ impl JobRegistry {
     /// when its files are unreadable.
     pub fn view(&self, key: &StateKey, id: &str) -> Result<JobView, ToolError> {
         let (record, _) = self.record(key, id)?;
+        if self.is_remote(&record) {
+            return self.remote_view(key, record).map(|(view, _)| view);
+        }
         let header = ring::header(self.open_output(id)?)
             .map_err(|e| failed(format!("The job's output file is unreadable: {e}")))?;
         Ok(self.view_of(record, header))
@@ -1105,6 +1162,16 @@ impl JobRegistry {
     /// As [`view`](Self::view).
     pub fn peek(&self, key: &StateKey, id: &str, max_bytes: usize) -> Result<JobPeek, ToolError> {
         let (record, _) = self.record(key, id)?;
+        if self.is_remote(&record) {
+            let (view, mirror) = self.remote_view(key, record)?;
+            let got = Self::remote_read(mirror.as_ref(), 0, max_bytes.max(1));
+            return Ok(JobPeek {
+                updated_ms: Self::remote_updated_ms(mirror.as_ref(), &view.record),
+                view,
+                bytes: got.bytes,
+                dropped: got.dropped,
+            });
+        }
         let file = self.open_output(id)?;
         let updated_ms = file
             .metadata()
@@ -1164,16 +1231,31 @@ impl JobRegistry {
         cancelled: &dyn Fn() -> bool,
     ) -> Result<JobRead, ToolError> {
         let until = Instant::now() + wait.min(MAX_WAIT);
-        let file = {
-            // Checks ownership before the file is opened.
-            self.record(key, id)?;
-            self.open_output(id)?
+        // Checks ownership before the file is opened; another host's job
+        // is read from its mirror in the store.
+        let (first, _) = self.record(key, id)?;
+        let file = if self.is_remote(&first) {
+            None
+        } else {
+            Some(self.open_output(id)?)
         };
         loop {
             let (record, _) = self.record(key, id)?;
-            let got = ring::read_since(&file, record.read_offset, limits.max_bytes.max(1))
-                .map_err(|e| failed(format!("The job's output file is unreadable: {e}")))?;
-            let view = self.view_of(record, got.header);
+            let (view, got) = match &file {
+                Some(file) => {
+                    let got = ring::read_since(file, record.read_offset, limits.max_bytes.max(1))
+                        .map_err(|e| {
+                        failed(format!("The job's output file is unreadable: {e}"))
+                    })?;
+                    (self.view_of(record, got.header), got)
+                }
+                None => {
+                    let offset = record.read_offset;
+                    let (view, mirror) = self.remote_view(key, record)?;
+                    let got = Self::remote_read(mirror.as_ref(), offset, limits.max_bytes.max(1));
+                    (view, got)
+                }
+            };
             let running = view.status == JobStatus::Running;
             let waited_enough = Instant::now() >= until || cancelled();
             let mut bytes = got.bytes;
@@ -1253,7 +1335,8 @@ impl JobRegistry {
                     view,
                 });
             }
-            std::thread::sleep(Duration::from_millis(50));
+            // Another host's mirror changes every MIRROR_INTERVAL at most.
+            std::thread::sleep(Duration::from_millis(if file.is_some() { 50 } else { 250 }));
         }
     }
 
@@ -1261,12 +1344,28 @@ impl JobRegistry {
     /// waits up to [`KILL_WAIT`] for the end to be recorded, then stops the
     /// writer process itself (`SIGKILL`, when it is still the same process)
     /// and records the end as killed. A job that already ended is returned
-    /// as it is.
+    /// as it is. A job another host runs (a registry
+    /// [`shared_by_hosts`](Self::shared_by_hosts)) is stopped by that host:
+    /// the record asks it to, and the call waits up to
+    /// [`mirror::REMOTE_KILL_WAIT`] for the end in the job's mirror.
     ///
     /// # Errors
     /// As [`view`](Self::view); `failed` for an in-process job of another
-    /// live process (only its host can stop it).
+    /// live process (only its host can stop it), or another host's job
+    /// whose end was not reported in time.
     pub fn kill(&self, key: &StateKey, id: &str) -> Result<JobView, ToolError> {
+        let view = self.view(key, id)?;
+        if view.status != JobStatus::Running {
+            return Ok(view);
+        }
+        if self.is_remote(&view.record) {
+            return self.kill_remote(key, id);
+        }
+        self.kill_here(key, id)
+    }
+
+    /// [`kill`](Self::kill) of a job this host runs.
+    fn kill_here(&self, key: &StateKey, id: &str) -> Result<JobView, ToolError> {
         let view = self.view(key, id)?;
         if view.status != JobStatus::Running {
             return Ok(view);

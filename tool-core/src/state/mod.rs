@@ -245,14 +245,37 @@ pub trait StateStore: Send + Sync + fmt::Debug {
     /// How long a value lives after its last write.
     fn lifetime(&self) -> Duration;
 
-    /// Whether the backend answers now: a server's `PING`, for a readiness
-    /// check such as `tool serve`'s `GET /health`. The default (the
-    /// embedded file store) has nothing to ask and answers `Ok`.
+    /// Whether the backend can serve calls now, for a start check and a
+    /// readiness check such as `tool serve`'s `GET /health`: a server
+    /// backend writes and reads one short-lived value of its own under its
+    /// prefix with its credentials (`RedisStore::ping`), so a client the
+    /// server lets connect but not use the prefix fails here. The default
+    /// (the embedded file store) has nothing to ask and answers `Ok`.
+    ///
+    /// # Errors
+    /// [`StateErrorKind::Io`] when the backend cannot be reached or refuses
+    /// this client; [`StateErrorKind::Corrupt`] when it does not keep what
+    /// was written.
+    fn ping(&self) -> Result<(), StateError> {
+        Ok(())
+    }
+
+    /// The store's clock, in milliseconds since the Unix epoch: a server
+    /// backend's (Redis `TIME`), so that the machines sharing a store
+    /// compare times on one clock (how long ago a host's job mirror was
+    /// written, [`crate::jobs`]); this machine's for the embedded file
+    /// store (the default).
     ///
     /// # Errors
     /// [`StateErrorKind::Io`] when the backend cannot be reached.
-    fn ping(&self) -> Result<(), StateError> {
-        Ok(())
+    fn now_ms(&self) -> Result<u64, StateError> {
+        Ok(u64::try_from(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap_or_default()
+                .as_millis(),
+        )
+        .unwrap_or(u64::MAX))
     }
 }
 

@@ -28,19 +28,35 @@
 //! Every write (`put`, `delete`, `compare_and_set`) is one Lua script: the
 //! comparison, the bound check and the write happen inside the server with
 //! no other command in between, so concurrent writers in any process or
-//! machine never lose an update. A read is one script too (it filters
+//! machine never lose an update.
+//!
+//! # How much one deployment keeps
+//! Besides the bounds per key ([`RedisStoreLimits`]: entries, field and
+//! value sizes), the number of live keys under a prefix is capped
+//! ([`RedisStoreLimits::max_keys`], default [`DEFAULT_MAX_KEYS`]): the write
+//! script registers each key in the sorted set `<prefix>:keys` (scored by
+//! its expiry) and refuses one that would create a key past the cap, so
+//! clients sending a fresh trace id per call cannot fill a server that
+//! other deployments share. The scripts touch two keys of the prefix, so a
+//! Redis Cluster needs the prefix in a hash tag (`{team-a}`), which the
+//! prefix rule does not allow: use a single server (or Valkey) per prefix. A read is one script too (it filters
 //! expired fields by the server's clock).
 //!
 //! # When the server is unreachable
 //! Every operation fails with [`StateErrorKind::Io`] naming the server
-//! (password masked) and what to do; nothing is kept elsewhere in its
-//! place. Connections are opened lazily with a 5 s connect timeout and
+//! (user part masked) and what to do; nothing is kept elsewhere in its
+//! place. [`RedisStore::ping`], the start and health check of `tool
+//! serve`, writes and reads one value under the prefix with the
+//! configured user, so a user the server's ACL keeps off the prefix fails
+//! there, not at the first call. Connections are opened lazily with a 5 s connect timeout and
 //! 5 s read and write timeouts, and up to 8 idle ones are kept for reuse.
 //!
 //! # Credentials
 //! The URL may carry an ACL user and password (`redis://user:pass@host/`);
-//! the password is never part of an error message or of the store's
-//! `Debug` output ([`RedisStore::display_url`] shows `***`).
+//! neither is part of an error message or of the store's `Debug` output
+//! ([`RedisStore::display_url`] shows `redis://***@host/`: the whole user
+//! part, since a password written without its `:`, `redis://PASSWORD@host`,
+//! is parsed as a user name).
 
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
@@ -59,6 +75,37 @@ pub const NETWORK_TIMEOUT: Duration = Duration::from_secs(5);
 /// Most idle connections kept for reuse (8).
 const IDLE_CONNECTIONS: usize = 8;
 
+/// The field, value and last part of the key [`RedisStore::ping`] writes
+/// and reads back: `probe`.
+const PROBE: &str = "probe";
+
+/// How long the value [`RedisStore::ping`] writes lives: 60 s.
+pub const PROBE_LIFETIME: Duration = Duration::from_secs(60);
+
+/// The commands the store runs, for an ACL user's rules (SECURITY.md):
+/// `EVALSHA`, `SCRIPT LOAD` (redis-rs loads a script the server does not
+/// know yet) and `EVAL`, `TIME`, and inside the scripts `HGET`, `HSET`,
+/// `HDEL`, `HLEN`, `HGETALL`, `PEXPIRE`, `PTTL`, `EXISTS`, `ZADD`, `ZCARD`
+/// and `ZREMRANGEBYSCORE`.
+pub const ACL_COMMANDS: &str = "+eval +evalsha +script|load +time +hget +hset +hdel +hlen \
+                                +hgetall +pexpire +pttl +exists +zadd +zcard +zremrangebyscore";
+
+/// The key cap the probe write passes: 2^53, never reached, so a
+/// deployment at its cap still passes its health check.
+const PROBE_NEVER_FULL: u64 = 1 << 53;
+
+/// `lifetime` for a message: `1 day`, `1h`, ... (whole seconds).
+fn humantime_secs(lifetime: Duration) -> String {
+    let secs = lifetime.as_secs();
+    if secs % 86_400 == 0 && secs > 0 {
+        format!("{} day(s)", secs / 86_400)
+    } else if secs % 3600 == 0 && secs > 0 {
+        format!("{} h", secs / 3600)
+    } else {
+        format!("{} s", secs.max(1))
+    }
+}
+
 /// The bounds of a [`RedisStore`], per key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
@@ -69,7 +116,18 @@ pub struct RedisStoreLimits {
     pub max_field_bytes: usize,
     /// Longest value, in bytes (default 64 KiB).
     pub max_value_bytes: usize,
+    /// Most live keys under the store's prefix, every trace and kind of
+    /// state together (default [`DEFAULT_MAX_KEYS`]; 0: no cap). Each new
+    /// trace creates a few keys (its ledger, task list, jobs, loaded
+    /// tools), so this bounds what one deployment's clients can make the
+    /// server hold, whatever trace ids they send (review 32 F9). A write
+    /// that would create one more key is refused with
+    /// [`StateErrorKind::Full`]; writes to existing keys go on.
+    pub max_keys: u64,
 }
+
+/// The default cap on live keys per prefix ([`RedisStoreLimits::max_keys`]): 100 000.
+pub const DEFAULT_MAX_KEYS: u64 = 100_000;
 
 impl Default for RedisStoreLimits {
     fn default() -> Self {
@@ -77,6 +135,7 @@ impl Default for RedisStoreLimits {
             max_entries: 65_536,
             max_field_bytes: 4096,
             max_value_bytes: 64 * 1024,
+            max_keys: DEFAULT_MAX_KEYS,
         }
     }
 }
@@ -88,6 +147,13 @@ impl RedisStoreLimits {
             max_entries,
             ..Self::default()
         }
+    }
+
+    /// The same with at most `max_keys` live keys under the prefix (0: no cap).
+    #[must_use]
+    pub fn with_max_keys(mut self, max_keys: u64) -> Self {
+        self.max_keys = max_keys;
+        self
     }
 }
 
@@ -120,10 +186,13 @@ end
 return out
 ";
 
-/// Every write. `KEYS[1]` the hash; `ARGV`: field, mode (`set` or `cas`),
-/// lifetime in ms, most entries, has-expected (`0`/`1`), expected,
-/// has-new (`0`/`1`), new. Returns 1 when written, 0 when the comparison
-/// failed, -1 when the hash is full.
+/// Every write. `KEYS[1]` the hash, `KEYS[2]` the prefix's key registry
+/// (a sorted set: each live key, scored by its expiry in ms); `ARGV`:
+/// field, mode (`set` or `cas`), lifetime in ms, most entries,
+/// has-expected (`0`/`1`), expected, has-new (`0`/`1`), new, most keys
+/// under the prefix (`0`: no cap). Returns 1 when written, 0 when the
+/// comparison failed, -1 when the hash is full, -2 when the write would
+/// create a key past the prefix's cap.
 const WRITE_SCRIPT: &str = r"
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -153,6 +222,15 @@ if current == nil and redis.call('HLEN', key) >= max_entries then
     if live(all[i + 1]) == nil then redis.call('HDEL', key, all[i]) end
   end
   if redis.call('HLEN', key) >= max_entries then return -1 end
+end
+local registry, max_keys = KEYS[2], tonumber(ARGV[9])
+if max_keys > 0 then
+  if redis.call('EXISTS', key) == 0 then
+    redis.call('ZREMRANGEBYSCORE', registry, '-inf', now)
+    if redis.call('ZCARD', registry) >= max_keys then return -2 end
+  end
+  redis.call('ZADD', registry, now + lifetime, key)
+  if redis.call('PTTL', registry) < lifetime then redis.call('PEXPIRE', registry, lifetime) end
 end
 redis.call('HSET', key, field, tostring(now + lifetime) .. '|' .. ARGV[8])
 redis.call('PEXPIRE', key, lifetime)
@@ -289,7 +367,7 @@ impl RedisStore {
         self
     }
 
-    /// The server's URL with its password replaced by `***`.
+    /// The server's URL with its user part (user and password) replaced by `***`.
     pub fn display_url(&self) -> &str {
         &self.display_url
     }
@@ -312,13 +390,66 @@ impl RedisStore {
         )
     }
 
-    /// Checks that the server answers (`PING`).
+    /// The Redis key of the prefix's key registry: `<prefix>:keys`, a
+    /// sorted set of the live keys under the prefix scored by their expiry
+    /// (ms), which bounds how many there are ([`RedisStoreLimits::max_keys`]).
+    pub fn registry_key(&self) -> String {
+        format!("{}:keys", self.prefix)
+    }
+
+    /// The Redis key of the start and health check ([`ping`](Self::ping)):
+    /// `<prefix>:probe` (no state key has that shape: theirs have four
+    /// more `:`-separated parts).
+    pub fn probe_key(&self) -> String {
+        format!("{}:{PROBE}", self.prefix)
+    }
+
+    /// Checks that the server answers and that this client may do what
+    /// every call does, with its user on its prefix's keys: one write and
+    /// one read of the field `probe` of the hash [`probe_key`](Self::probe_key)
+    /// through the scripts every operation runs (the value lives
+    /// [`PROBE_LIFETIME`]). A `PING` alone passes for an ACL user that may
+    /// not touch the prefix (`~team-a:*` with `--state-prefix team-b`),
+    /// whose every call would then fail with `NOPERM` (review 32 F3).
     ///
     /// # Errors
-    /// [`StateErrorKind::Io`] when it cannot be reached or refuses the
-    /// credentials.
+    /// [`StateErrorKind::Io`] when the server cannot be reached or refuses
+    /// the credentials or the prefix (the message names the prefix);
+    /// [`StateErrorKind::Corrupt`] when the key holds something else.
     pub fn ping(&self) -> Result<(), StateError> {
-        self.with_connection(|c| redis::cmd("PING").query::<String>(c).map(|_| ()))
+        let key = self.probe_key();
+        let lifetime_ms = u64::try_from(PROBE_LIFETIME.as_millis()).unwrap_or(u64::MAX);
+        let written: i64 = self.with_connection(|c| {
+            let mut call = self.write.key(&key);
+            // Registered like every key, never refused by the cap: a
+            // full deployment still serves its existing traces.
+            call.key(self.registry_key())
+                .arg(PROBE)
+                .arg("set")
+                .arg(lifetime_ms)
+                .arg(1)
+                .arg("0")
+                .arg("")
+                .arg("1")
+                .arg(PROBE)
+                .arg(PROBE_NEVER_FULL);
+            call.invoke(c)
+        })?;
+        let read: Option<String> =
+            self.with_connection(|c| self.get.key(&key).arg(PROBE).invoke(c))?;
+        if written == 1 && read.as_deref() == Some(PROBE) {
+            return Ok(());
+        }
+        Err(StateError::new(
+            StateErrorKind::Corrupt,
+            format!(
+                "the state store at {} does not keep what this client writes under `{key}` \
+                 (wrote 1 value, read back {}): another program may use the same keys; give \
+                 this deployment its own --state-prefix",
+                self.display_url,
+                if read.is_some() { "another" } else { "nothing" }
+            ),
+        ))
     }
 
     fn with_connection<T>(
@@ -379,13 +510,17 @@ impl RedisStore {
         ) || detail.contains("NOAUTH")
             || detail.contains("WRONGPASS")
             || detail.contains("NOPERM")
+            // A client that did not authenticate and sends a long command
+            // (a script) is cut off with a protocol error, not `NOAUTH`.
+            || detail.contains("unauthenticated")
         {
             StateError::new(
                 StateErrorKind::Io,
                 format!(
                     "the state store at {url} refused this client ({detail}): check the ACL \
-                     user and password in --state, and that the user may run EVAL/EVALSHA, \
-                     HGET, HSET, HDEL, HLEN, HGETALL and PEXPIRE on the prefix's keys"
+                     user and password in --state, and that the user may run {ACL_COMMANDS} \
+                     on the keys of the prefix `{prefix}` (`~{prefix}:*`; --state-prefix)",
+                    prefix = self.prefix
                 ),
             )
         } else {
@@ -439,9 +574,11 @@ impl RedisStore {
         }
         let lifetime_ms = u64::try_from(self.lifetime.as_millis()).unwrap_or(u64::MAX);
         let redis_key = self.redis_key(key);
+        let registry = self.registry_key();
         let outcome: i64 = self.with_connection(|c| {
             let mut call = self.write.key(&redis_key);
-            call.arg(field)
+            call.key(&registry)
+                .arg(field)
                 .arg(if expected.is_some() { "cas" } else { "set" })
                 .arg(lifetime_ms)
                 .arg(self.limits.max_entries)
@@ -452,12 +589,25 @@ impl RedisStore {
                 })
                 .arg(expected.flatten().unwrap_or_default())
                 .arg(if new.is_some() { "1" } else { "0" })
-                .arg(new.unwrap_or_default());
+                .arg(new.unwrap_or_default())
+                .arg(self.limits.max_keys);
             call.invoke(c)
         })?;
         match outcome {
             1 => Ok(true),
             0 => Ok(false),
+            -2 => Err(StateError::new(
+                StateErrorKind::Full,
+                format!(
+                    "the state store's prefix `{}` holds {} live keys, the most this deployment \
+                     may keep (--state-max-keys); nothing was written. Existing traces go on; new \
+                     ones get state once old traces' state expires ({} after its last write), \
+                     or when the cap is raised",
+                    self.prefix,
+                    self.limits.max_keys,
+                    humantime_secs(self.lifetime)
+                ),
+            )),
             _ => Err(StateError::new(
                 StateErrorKind::Full,
                 format!(
@@ -475,6 +625,11 @@ impl RedisStore {
 impl StateStore for RedisStore {
     fn ping(&self) -> Result<(), StateError> {
         RedisStore::ping(self)
+    }
+
+    fn now_ms(&self) -> Result<u64, StateError> {
+        let (secs, micros): (u64, u64) = self.with_connection(|c| redis::cmd("TIME").query(c))?;
+        Ok(secs.saturating_mul(1000).saturating_add(micros / 1000))
     }
 
     fn get(&self, key: &StateKey, field: &str) -> Result<Option<String>, StateError> {
@@ -528,13 +683,16 @@ impl KindText for redis::RedisError {
     }
 }
 
-/// `url` with the password of its user part replaced by `***`.
+/// `url` with its whole user part (`user:password@`, or a password
+/// written as `redis://PASSWORD@host`, without the `:`) replaced by `***`
+/// (review 32 F4): what the user part holds is never shown.
 pub(crate) fn mask_password(url: &str) -> String {
     match url::Url::parse(url) {
         Ok(mut parsed) => {
-            if parsed.password().is_some() {
-                // Cannot fail for a URL that already has a password.
-                let _ = parsed.set_password(Some("***"));
+            if !parsed.username().is_empty() || parsed.password().is_some() {
+                // Neither can fail for a URL that has a user part already.
+                let _ = parsed.set_password(None);
+                let _ = parsed.set_username("***");
             }
             parsed.to_string()
         }
@@ -547,10 +705,13 @@ pub(crate) fn mask_password(url: &str) -> String {
     }
 }
 
-/// `text` with the client's password (if any) replaced by `***`.
+/// `text` with the client's password and user name (if any) replaced by
+/// `***`: a user name may be a password written without its `:`.
 fn mask_in(text: &str, client: &redis::Client) -> String {
-    match client.get_connection_info().redis.password.as_deref() {
-        Some(p) if !p.is_empty() => text.replace(p, "***"),
-        _ => text.to_owned(),
-    }
+    let info = &client.get_connection_info().redis;
+    [info.password.as_deref(), info.username.as_deref()]
+        .into_iter()
+        .flatten()
+        .filter(|secret| !secret.is_empty())
+        .fold(text.to_owned(), |text, secret| text.replace(secret, "***"))
 }

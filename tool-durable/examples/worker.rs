@@ -183,9 +183,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 }
             }
         });
+    // Bound here, not by `listen_and_serve` (which panics on a port in
+    // use): a clear error, and "listening" is printed once it is true.
+    let listener = tokio::net::TcpListener::bind(bind)
+        .await
+        .map_err(|e| format!("cannot listen on {bind}: {e}"))?;
     eprintln!("worker listening on {bind}");
     HttpServer::new(Endpoint::builder().bind(agent).build())
-        .listen_and_serve(bind)
+        .serve(listener)
         .await;
     Ok(())
 }

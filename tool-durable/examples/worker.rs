@@ -1,10 +1,24 @@
 //! A durable-runs worker: the `DurableAgent` workflow on an OpenAI-compatible
-//! model, with four small note tools over one folder. `tests/restate.sh`
-//! runs it against a scripted model server and kills it mid-run.
+//! model (Chat Completions: vLLM, llama.cpp's server, Ollama, OpenAI, …),
+//! with four small note tools over one folder. `tests/restate.sh` runs it
+//! against a scripted model server and kills it mid-run.
 //!
 //! ```text
-//! worker --bind 127.0.0.1:9080 --model-url http://127.0.0.1:8000/v1 --workspace DIR
+//! OPENAI_API_KEY=… worker --bind 127.0.0.1:9080 --model qwen3 \
+//!     --model-url http://127.0.0.1:8000/v1 --workspace DIR
 //! ```
+//!
+//! - `--bind ADDR`: where Restate reaches the worker (default `127.0.0.1:9080`).
+//! - `--model NAME` (required): the model name the server knows (`qwen3`,
+//!   `llama3.1:8b` in Ollama, `gpt-4.1-mini`, …; `scripted` for the test's server).
+//! - `--model-url URL`: the API base, the part before `/chat/completions`;
+//!   default `$OPENAI_BASE_URL`, else `https://api.openai.com/v1`.
+//! - The API key comes from `$OPENAI_API_KEY` only (never the command line,
+//!   where other users could read it); unset: no key (local servers need none).
+//! - `--workspace DIR` (required): the notes folder, created if missing.
+//!
+//! Answers are asked for whole (no streaming): a run journals each answer
+//! as one step anyway.
 //!
 //! Tools (each takes `file`, a plain name inside DIR):
 //! - `read_notes` (read-only): the file's text.
@@ -141,16 +155,19 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let bind: SocketAddr = arg(&args, "--bind")
         .unwrap_or_else(|| "127.0.0.1:9080".to_owned())
         .parse()?;
-    let model_url = arg(&args, "--model-url").ok_or("--model-url URL is required")?;
+    let model_name = arg(&args, "--model")
+        .ok_or("--model NAME is required: the model name your server knows (e.g. qwen3)")?;
     let dir = PathBuf::from(arg(&args, "--workspace").ok_or("--workspace DIR is required")?);
     std::fs::create_dir_all(&dir)?;
     let pause_after: Option<usize> = std::env::var("DURABLE_PAUSE_AFTER_CALL")
         .ok()
         .and_then(|v| v.parse().ok());
 
-    let model = OpenAiChatClient::new("scripted")
-        .base_url(model_url)
-        .streaming(false);
+    // Key from OPENAI_API_KEY, base URL from OPENAI_BASE_URL unless given.
+    let mut model = OpenAiChatClient::new(model_name).streaming(false);
+    if let Some(url) = arg(&args, "--model-url") {
+        model = model.base_url(url);
+    }
     let agent = DurableAgent::new(model, registry(&dir)?)
         .max_turns(12)
         .on_step(move |e| {
@@ -166,9 +183,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 }
             }
         });
+    // Bound here, not by `listen_and_serve` (which panics on a port in
+    // use): a clear error, and "listening" is printed once it is true.
+    let listener = tokio::net::TcpListener::bind(bind)
+        .await
+        .map_err(|e| format!("cannot listen on {bind}: {e}"))?;
     eprintln!("worker listening on {bind}");
     HttpServer::new(Endpoint::builder().bind(agent).build())
-        .listen_and_serve(bind)
+        .serve(listener)
         .await;
     Ok(())
 }

@@ -16,8 +16,8 @@ use tool_core::{
 };
 
 use crate::types::{
-    Approval, Effect, OutcomeDecision, Pending, PendingKind, Reply, RunRequest, RunStop,
-    RunSummary, Settlement, StepClass, StepEvent, arguments_json,
+    Approval, Effect, OutcomeDecision, Pending, PendingKind, Reply, Resolution, RunRequest,
+    RunStop, RunSummary, Settlement, StepClass, StepEvent, arguments_json,
 };
 
 /// The default turn limit of a durable run: 25 model requests.
@@ -29,6 +29,11 @@ pub const MODEL_ATTEMPTS: u32 = 6;
 
 /// The state key of the run's pending prompts.
 const PENDING: &str = "pending";
+
+/// The state key of the prompts a person resolved (one entry per key and
+/// kind, the last attempt), so a late second resolution is told "already"
+/// rather than "not pending". At most one entry per call of the run.
+const RESOLVED: &str = "resolved";
 
 type Observer = Arc<dyn Fn(&StepEvent<'_>) + Send + Sync>;
 
@@ -44,7 +49,9 @@ type Observer = Arc<dyn Fn(&StepEvent<'_>) + Send + Sync>;
 /// - `pending` (→ a list of [`Pending`]): the prompts the run waits on.
 /// - `approve` ([`Approval`]), `answer` ([`Reply`]), `settle`
 ///   ([`Settlement`]): resolve one; refused (terminal error 404) for a key
-///   that is not pending.
+///   that is not pending, and (409, "already …") when another request
+///   resolved the same prompt first, even at the same moment: exactly one
+///   resolution of a prompt is taken and told so.
 ///
 /// Calls of one answer run one after another, in the model's order.
 pub struct DurableAgent {
@@ -173,11 +180,12 @@ impl DurableAgent {
         let registry = self.tools.registry();
         let spec = registry.get(&call.name).map(|t| t.spec().clone());
         let class = Self::classify(spec.as_ref());
-        let pending = |kind| Pending {
+        let pending = |kind, attempt| Pending {
             key: key.to_owned(),
             call_id: call.id.clone(),
             tool: call.name.clone(),
             arguments: arguments_json(&call.arguments),
+            attempt,
             kind,
         };
         if class == StepClass::Question {
@@ -199,8 +207,8 @@ impl DurableAgent {
             let answer = self
                 .wait(
                     ctx,
-                    pending(PendingKind::Question { question, choices }),
-                    "answer",
+                    pending(PendingKind::Question { question, choices }, 1),
+                    &promise_name("answer", key, 1),
                 )
                 .await?;
             let answer: String = serde_json::from_value(answer).unwrap_or_default();
@@ -208,7 +216,11 @@ impl DurableAgent {
         }
         let call_ctx = if self.needs_approval(spec.as_ref()) {
             let decision = self
-                .wait(ctx, pending(PendingKind::Approval), "approval")
+                .wait(
+                    ctx,
+                    pending(PendingKind::Approval, 1),
+                    &promise_name("approval", key, 1),
+                )
                 .await?;
             let decision: ApprovalDecision = serde_json::from_value(decision)
                 .unwrap_or_else(|e| ApprovalDecision::Deny(format!("unreadable decision: {e}")));
@@ -231,7 +243,9 @@ impl DurableAgent {
         // An effect: the intent is journaled before the tool runs. On a
         // replay that finds the intent but no outcome, the effect step
         // journals `Unknown` instead of running the tool, and a person
-        // decides. A rerun goes through the same protocol (attempt 2, …).
+        // decides. A rerun goes through the same protocol (attempt 2, …),
+        // and each unknown attempt has its own promise: a decision about
+        // attempt 1 never lets attempt 2 run again.
         for attempt in 1u32.. {
             let suffix = if attempt == 1 {
                 String::new()
@@ -264,7 +278,11 @@ impl DurableAgent {
                 }
             }
             let decision = self
-                .wait(ctx, pending(PendingKind::UnknownOutcome), "outcome")
+                .wait(
+                    ctx,
+                    pending(PendingKind::UnknownOutcome, attempt),
+                    &promise_name("outcome", key, attempt),
+                )
                 .await?;
             match serde_json::from_value::<OutcomeDecision>(decision) {
                 Ok(OutcomeDecision::Rerun) => {}
@@ -284,25 +302,30 @@ impl DurableAgent {
         unreachable!("the attempts loop returns")
     }
 
-    /// Lists `item` as pending, waits for the promise `{prefix}:{key}`,
-    /// removes it from the list; the resolution's JSON.
+    /// Lists `item` as pending, waits for the promise `name`, moves the
+    /// item to the resolved list; the person's value.
     async fn wait(
         &self,
         ctx: &WorkflowContext<'_>,
         item: Pending,
-        prefix: &str,
+        name: &str,
     ) -> Result<Value, HandlerError> {
         let key = item.key.clone();
         let mut list = pending_list(ctx.get::<Json<Vec<Pending>>>(PENDING).await?);
         list.retain(|p| p.key != key);
-        list.push(item);
+        list.push(item.clone());
         ctx.set(PENDING, Json(list));
-        let name = format!("{prefix}:{key}");
-        let Json(value) = ctx.promise::<Json<Value>>(&name).await?;
+        let Json(resolution) = ctx.promise::<Json<Resolution>>(name).await?;
+        // Recorded as resolved before it leaves the pending list, so a
+        // resolver reading the state in between finds it in one of them.
+        let mut done = pending_list(ctx.get::<Json<Vec<Pending>>>(RESOLVED).await?);
+        done.retain(|p| !(p.key == key && same_kind(&p.kind, &item.kind)));
+        done.push(item);
+        ctx.set(RESOLVED, Json(done));
         let mut list = pending_list(ctx.get::<Json<Vec<Pending>>>(PENDING).await?);
         list.retain(|p| p.key != key);
         ctx.set(PENDING, Json(list));
-        Ok(value)
+        Ok(resolution.value)
     }
 
     fn observe(&self, event: &StepEvent<'_>) {
@@ -323,24 +346,90 @@ struct ModelTurn {
     usage: Usage,
 }
 
-/// Resolves `{prefix}:{key}` with `value` when `key` is pending as `kind`.
-async fn resolve(
+/// The name of the durable promise a person resolves: `{prefix}:{key}`
+/// for the first attempt (approvals, questions, the model's own call),
+/// `{prefix}:{key}#{attempt}` for a rerun's. Derived from the journaled
+/// step sequence, so every replay waits on the same promise.
+fn promise_name(prefix: &str, key: &str, attempt: u32) -> String {
+    if attempt <= 1 {
+        format!("{prefix}:{key}")
+    } else {
+        format!("{prefix}:{key}#{attempt}")
+    }
+}
+
+fn same_kind(a: &PendingKind, b: &PendingKind) -> bool {
+    std::mem::discriminant(a) == std::mem::discriminant(b)
+}
+
+/// Where a prompt a person wants to resolve stands.
+enum Lookup {
+    /// Waiting: this entry.
+    Pending(Pending),
+    /// Already resolved; the last attempt resolved.
+    Resolved(u32),
+}
+
+/// The prompt under `key` of the kind `kind` accepts: pending, or already
+/// resolved; a 404 naming `what` when the run never asked it.
+async fn lookup(
     ctx: &SharedWorkflowContext<'_>,
     key: &str,
-    prefix: &str,
+    what: &str,
     kind: fn(&PendingKind) -> bool,
-    value: Value,
-) -> Result<(), HandlerError> {
-    let list = pending_list(ctx.get::<Json<Vec<Pending>>>(PENDING).await?);
-    if !list.iter().any(|p| p.key == key && kind(&p.kind)) {
-        return Err(TerminalError::new_with_code(
-            404,
-            format!("no {prefix} is pending under key {key:?}"),
-        )
-        .into());
+) -> Result<Lookup, HandlerError> {
+    if let Some(p) = pending_list(ctx.get::<Json<Vec<Pending>>>(PENDING).await?)
+        .into_iter()
+        .find(|p| p.key == key && kind(&p.kind))
+    {
+        return Ok(Lookup::Pending(p));
     }
-    ctx.resolve_promise(&format!("{prefix}:{key}"), Json(value));
-    Ok(())
+    if let Some(p) = pending_list(ctx.get::<Json<Vec<Pending>>>(RESOLVED).await?)
+        .into_iter()
+        .find(|p| p.key == key && kind(&p.kind))
+    {
+        return Ok(Lookup::Resolved(p.attempt));
+    }
+    Err(TerminalError::new_with_code(
+        404,
+        format!("no {what} is pending under key {key:?} (see the run's `pending` list)"),
+    )
+    .into())
+}
+
+/// The 409 a second resolution of one prompt gets.
+fn already(message: String) -> HandlerError {
+    TerminalError::new_with_code(409, message).into()
+}
+
+/// Resolves the promise `name` with `value`, and checks that this request's
+/// value is the one taken: a promise resolves once, and the pending list
+/// still shows a prompt until the run wakes, so two requests can both find
+/// it pending. The value is stored with this invocation's id and read back
+/// after resolving; the loser is refused with 409 and `refused` (which
+/// says "already …").
+async fn resolve(
+    ctx: &SharedWorkflowContext<'_>,
+    name: &str,
+    value: Value,
+    refused: &str,
+) -> Result<(), HandlerError> {
+    let conflict = || already(refused.to_owned());
+    if ctx.peek_promise::<Json<Resolution>>(name).await?.is_some() {
+        return Err(conflict());
+    }
+    let by = ctx.invocation_id().to_owned();
+    ctx.resolve_promise(
+        name,
+        Json(Resolution {
+            by: by.clone(),
+            value,
+        }),
+    );
+    match ctx.peek_promise::<Json<Resolution>>(name).await? {
+        Some(Json(taken)) if taken.by == by => Ok(()),
+        _ => Err(conflict()),
+    }
 }
 
 #[restate_sdk::workflow]
@@ -453,14 +542,21 @@ impl DurableAgent {
         let Json(a) = approval;
         let value =
             serde_json::to_value(&a.decision).map_err(|e| TerminalError::new(e.to_string()))?;
-        resolve(
-            &ctx,
-            &a.key,
-            "approval",
-            |k| matches!(k, PendingKind::Approval),
-            value,
-        )
-        .await
+        let refused = format!(
+            "the call {:?} was already approved or denied by another request; this decision was not used",
+            a.key
+        );
+        match lookup(&ctx, &a.key, "approval", |k| {
+            matches!(k, PendingKind::Approval)
+        })
+        .await?
+        {
+            Lookup::Pending(entry) => {
+                let name = promise_name("approval", &entry.key, entry.attempt);
+                resolve(&ctx, &name, value, &refused).await
+            }
+            Lookup::Resolved(_) => Err(already(refused)),
+        }
     }
 
     /// Answers a question the model asked.
@@ -471,14 +567,21 @@ impl DurableAgent {
         reply: Json<Reply>,
     ) -> Result<(), HandlerError> {
         let Json(r) = reply;
-        resolve(
-            &ctx,
-            &r.key,
-            "answer",
-            |k| matches!(k, PendingKind::Question { .. }),
-            Value::String(r.answer),
-        )
-        .await
+        let refused = format!(
+            "the question {:?} was already answered by another request; this answer was not used",
+            r.key
+        );
+        match lookup(&ctx, &r.key, "question", |k| {
+            matches!(k, PendingKind::Question { .. })
+        })
+        .await?
+        {
+            Lookup::Pending(entry) => {
+                let name = promise_name("answer", &entry.key, entry.attempt);
+                resolve(&ctx, &name, Value::String(r.answer), &refused).await
+            }
+            Lookup::Resolved(_) => Err(already(refused)),
+        }
     }
 
     /// Decides about a call whose outcome is unknown.
@@ -491,12 +594,60 @@ impl DurableAgent {
         let Json(s) = settlement;
         let value =
             serde_json::to_value(&s.decision).map_err(|e| TerminalError::new(e.to_string()))?;
+        let entry = match lookup(&ctx, &s.key, "unknown outcome", |k| {
+            matches!(k, PendingKind::UnknownOutcome)
+        })
+        .await?
+        {
+            Lookup::Pending(entry) => entry,
+            Lookup::Resolved(last) => {
+                return match s.attempt {
+                    Some(a) if a > last => Err(TerminalError::new_with_code(
+                        404,
+                        format!(
+                            "attempt {a} of {:?} is not pending: attempt {last} was settled last",
+                            s.key
+                        ),
+                    )
+                    .into()),
+                    a => Err(already(format!(
+                        "attempt {} of {:?} was already settled by another request; this decision was not used",
+                        a.unwrap_or(last),
+                        s.key
+                    ))),
+                };
+            }
+        };
+        let attempt = s.attempt.unwrap_or(entry.attempt);
+        if attempt < entry.attempt {
+            return Err(TerminalError::new_with_code(
+                409,
+                format!(
+                    "attempt {attempt} of {:?} was already settled; attempt {} is pending now \
+                     (its outcome is unknown too): check it and settle with \"attempt\": {}",
+                    s.key, entry.attempt, entry.attempt
+                ),
+            )
+            .into());
+        }
+        if attempt > entry.attempt {
+            return Err(TerminalError::new_with_code(
+                404,
+                format!(
+                    "attempt {attempt} of {:?} is not pending; attempt {} is",
+                    s.key, entry.attempt
+                ),
+            )
+            .into());
+        }
         resolve(
             &ctx,
-            &s.key,
-            "outcome",
-            |k| matches!(k, PendingKind::UnknownOutcome),
+            &promise_name("outcome", &entry.key, attempt),
             value,
+            &format!(
+                "attempt {attempt} of {:?} was already settled by another request; this decision was not used",
+                s.key
+            ),
         )
         .await
     }
@@ -507,8 +658,8 @@ mod tests {
     use serde_json::json;
     use tool_core::{ToolKind, ToolSpec};
 
-    use super::DurableAgent;
-    use crate::types::StepClass;
+    use super::{DurableAgent, promise_name};
+    use crate::types::{OutcomeDecision, Settlement, StepClass};
 
     fn spec(kind: ToolKind) -> ToolSpec {
         ToolSpec::new("t", "A tool.", json!({"type": "object"})).with_kind(kind)
@@ -536,5 +687,33 @@ mod tests {
             StepClass::Question
         );
         assert_eq!(DurableAgent::classify(None), StepClass::Idempotent);
+    }
+
+    #[test]
+    fn each_attempt_of_a_call_has_its_own_promise() {
+        assert_eq!(promise_name("outcome", "t3.1", 1), "outcome:t3.1");
+        assert_eq!(promise_name("outcome", "t3.1", 2), "outcome:t3.1#2");
+        assert_eq!(promise_name("outcome", "t3.1", 3), "outcome:t3.1#3");
+        assert_eq!(promise_name("answer", "t1.1", 1), "answer:t1.1");
+    }
+
+    #[test]
+    fn a_settlement_names_its_attempt_or_not() {
+        let with: Settlement =
+            serde_json::from_value(json!({"key": "t3.1", "attempt": 2, "decision": "rerun"}))
+                .unwrap();
+        assert_eq!(with.attempt, Some(2));
+        assert_eq!(with.decision, OutcomeDecision::Rerun);
+        let without: Settlement =
+            serde_json::from_value(json!({"key": "t3.1", "decision": "skip", "result": "checked"}))
+                .unwrap();
+        assert_eq!(without.attempt, None);
+        assert_eq!(
+            without.decision,
+            OutcomeDecision::Skip {
+                result: "checked".to_owned(),
+                is_error: false
+            }
+        );
     }
 }

@@ -20,8 +20,10 @@
 //! let model = OpenAiChatClient::new("qwen3").base_url("http://127.0.0.1:8000/v1");
 //! let agent = DurableAgent::new(model, tools).system("You tell the time.");
 //! // Serve the workflow; register http://127.0.0.1:9080 with the Restate server
-//! // (`scripts/durable register URL`), then start a run through its ingress:
-//! //   curl -X POST $INGRESS/DurableAgent/run-1/run/send -d '{"task": "What time is it?"}'
+//! // (`scripts/durable register URL`), then start a run through its ingress
+//! // (the ingress wants JSON bodies marked as such):
+//! //   curl -X POST $INGRESS/DurableAgent/run-1/run/send \
+//! //       -H 'content-type: application/json' -d '{"task": "What time is it?"}'
 //! //   curl $INGRESS/restate/workflow/DurableAgent/run-1/attach      # the RunSummary
 //! HttpServer::new(Endpoint::builder().bind(agent).build())
 //!     .listen_and_serve("127.0.0.1:9080".parse()?)
@@ -46,7 +48,10 @@
 //!     ([`PendingKind::UnknownOutcome`]) and waits on a durable promise until a
 //!     person `settle`s it: [`OutcomeDecision::Rerun`] (through the same
 //!     protocol again) or [`OutcomeDecision::Skip`] with the result the model
-//!     reads;
+//!     reads. Each attempt has its own promise (`outcome:t3.1`, then
+//!     `outcome:t3.1#2`, …) and is listed with its [`Pending::attempt`]: a
+//!     rerun whose outcome is unknown too is asked about again, never run
+//!     again on the strength of the earlier decision;
 //!   - question (kind `ask`, or tagged `person`, e.g. `ask_user`): no code
 //!     runs; a durable promise the person resolves with `answer`.
 //! - Approvals: a call of a tool marked `requires_confirmation`, or of a
@@ -59,15 +64,22 @@
 //! Promises wait as long as it takes (the invocation is suspended, no
 //! worker is held); there is no timeout or default answer as in
 //! tool-core's in-process asker. The handlers that resolve them refuse a
-//! key that is not pending (404).
+//! key the run never asked (404), and a prompt already resolved by another
+//! request, concurrent ones included (409, "already …"): of two people
+//! answering at once, one is taken and the other is told so. A settlement
+//! naming an attempt already settled is refused (409) too.
 //!
 //! # Limits
 //! - Calls of one answer run one after another.
 //! - A run's step sequence must not change while it is in flight: changing
 //!   a tool's kind, its confirmation, or the registry between a crash and
 //!   the resume makes the replay diverge, and Restate stops the run with a
-//!   journal mismatch. Deploy such changes as a new deployment (Restate
-//!   keeps in-flight runs on the old one).
+//!   journal mismatch. Deploy such changes as a new deployment: the new
+//!   worker at a new address, registered there (`scripts/durable register
+//!   NEW_URL`), the old worker kept up until its runs end (Restate keeps
+//!   in-flight runs on the deployment they started on). Replacing the
+//!   deployment at the same address (`--force`) sends those runs to the
+//!   new code.
 //! - "Unknown" means the intent was journaled and the outcome was not: a
 //!   worker that lost its connection to the server after the intent but
 //!   before running the tool also lands there (the person checks and
@@ -93,8 +105,10 @@
 //! core and its schema macros).
 //!
 //! `tests/restate.sh` is the end-to-end test: a real server, a scripted
-//! model, a worker killed (`SIGKILL`) after call 3 and one inside a non-idempotent
-//! call; `examples/worker.rs` is its worker.
+//! model, a worker killed (`SIGKILL`) after call 3, one inside a non-idempotent
+//! call, and one inside the rerun a person decided; `examples/worker.rs` is
+//! its worker (any OpenAI-compatible model: `--model`, `--model-url`,
+//! `OPENAI_API_KEY`).
 
 mod agent;
 mod types;

@@ -88,6 +88,11 @@ pub struct Pending {
     /// The call's arguments as the model sent them (a JSON object, or the
     /// raw text when they did not parse).
     pub arguments: Value,
+    /// Which run of the call this is about, from 1: for an unknown outcome,
+    /// the attempt whose outcome is unknown (the model's call is attempt 1,
+    /// each `rerun` a person decides the next one, and each is asked about
+    /// on its own); 1 for approvals and questions.
+    pub attempt: u32,
     /// What is asked.
     #[serde(flatten)]
     pub kind: PendingKind,
@@ -136,13 +141,19 @@ pub enum OutcomeDecision {
 }
 
 /// The `settle` handler's input:
-/// `{"key": "t3.1", "decision": "rerun"}` or
-/// `{"key": "t3.1", "decision": "skip", "result": "appended", "is_error": false}`.
+/// `{"key": "t3.1", "attempt": 1, "decision": "rerun"}` or
+/// `{"key": "t3.1", "attempt": 1, "decision": "skip", "result": "appended", "is_error": false}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Settlement {
     /// The pending prompt's key.
     pub key: String,
+    /// The attempt decided on, as [`Pending::attempt`] lists it. Optional
+    /// (absent: the attempt pending now), but worth sending: a decision
+    /// naming an attempt that was already settled is refused (409) instead
+    /// of being taken for a later attempt the person has not seen.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attempt: Option<u32>,
     /// The decision.
     #[serde(flatten)]
     pub decision: OutcomeDecision,
@@ -184,6 +195,17 @@ pub struct StepEvent<'a> {
     /// `true` when this worker read the outcome from the journal (the
     /// call ran, or was decided, on an earlier attempt).
     pub replayed: bool,
+}
+
+/// What the `approve`, `answer` and `settle` handlers resolve a promise
+/// with: the person's value and the id of the invocation that resolved it,
+/// so each resolver can tell whether its value was the one taken.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct Resolution {
+    /// The resolving invocation's id.
+    pub by: String,
+    /// The person's decision or answer.
+    pub value: Value,
 }
 
 /// The journaled outcome of an effect step.

@@ -100,9 +100,6 @@ impl Approve {
     }
 }
 
-/// Whether the y/N question is on the terminal, waiting for its answer.
-static PROMPTING: AtomicBool = AtomicBool::new(false);
-
 /// Whether [`exit_on_interrupt`] took over `SIGINT` already.
 static WATCHING: AtomicBool = AtomicBool::new(false);
 
@@ -128,23 +125,12 @@ fn exit_on_interrupt() {
     };
     tokio::spawn(async move {
         while interrupts.recv().await.is_some() {
-            end_question_line();
+            crate::interrupt::end_question_line();
             if !crate::interrupt::active() {
                 std::process::exit(130);
             }
         }
     });
-}
-
-/// Ends the y/N question's line when the question is on the terminal
-/// (once, whoever handles Ctrl-C first), so the shell's prompt does not
-/// land after `[y/N] `.
-pub(crate) fn end_question_line() {
-    if PROMPTING.swap(false, Ordering::SeqCst) {
-        let mut err = std::io::stderr().lock();
-        let _ = writeln!(err);
-        let _ = err.flush();
-    }
 }
 
 /// The terminal's confirmation question: the tool and its kind, the
@@ -191,14 +177,14 @@ fn ask_terminal(request: &ApprovalRequest) -> ApprovalDecision {
         );
     };
     let prompt = prompt_text(request);
-    PROMPTING.store(true, Ordering::SeqCst);
+    crate::interrupt::PROMPTING.store(true, Ordering::SeqCst);
     let mut err = std::io::stderr().lock();
     let _ = write!(err, "{prompt}");
     let _ = err.flush();
     drop(err);
     let mut line = String::new();
     let read = BufReader::new(std::io::Read::take(tty, MAX_ANSWER)).read_line(&mut line);
-    PROMPTING.store(false, Ordering::SeqCst);
+    crate::interrupt::PROMPTING.store(false, Ordering::SeqCst);
     match read {
         Ok(n) if n > 0 && matches!(line.trim().to_ascii_lowercase().as_str(), "y" | "yes") => {
             ApprovalDecision::Approve

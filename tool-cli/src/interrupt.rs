@@ -12,6 +12,21 @@ use tokio_util::sync::CancellationToken;
 /// Whether [`block_on`] runs a call (and so handles Ctrl-C itself).
 static ACTIVE: AtomicBool = AtomicBool::new(false);
 
+/// Whether the y/N confirmation question (`approve`) is on the terminal,
+/// waiting for its answer: Ctrl-C then ends its line first.
+pub(crate) static PROMPTING: AtomicBool = AtomicBool::new(false);
+
+/// Ends the y/N question's line when the question is on the terminal
+/// (once, whoever handles Ctrl-C first), so the shell's prompt does not
+/// land after `[y/N] `.
+pub(crate) fn end_question_line() {
+    if PROMPTING.swap(false, Ordering::SeqCst) {
+        let mut err = std::io::stderr().lock();
+        let _ = std::io::Write::write_all(&mut err, b"\n");
+        let _ = std::io::Write::flush(&mut err);
+    }
+}
+
 /// Whether a call runs under [`block_on`]: Ctrl-C is then its to handle.
 pub(crate) fn active() -> bool {
     ACTIVE.load(Ordering::SeqCst)
@@ -56,7 +71,7 @@ pub(crate) fn block_on<F: Future>(
             output = &mut call => output,
             _ = interrupts.recv() => {
                 // A y/N question on the terminal gets its line ended first.
-                crate::approve::end_question_line();
+                end_question_line();
                 cancel.cancel();
                 let tidy = async {
                     let _ = (&mut call).await;

@@ -1,23 +1,26 @@
-//! Sparse n-grams of file text and the gram query a regular expression implies.
+//! Sparse grams of file text and the gram query a regular expression implies.
 //!
-//! A *sparse gram* is a piece of a line (ASCII letters folded to lower
-//! case), 3 to [`MAX_GRAM`] bytes long, whose two end pairs of bytes are
-//! both rarer than every pair inside it — the selection GitHub's code
-//! search and Cursor's local index (2026) describe. Each pair's weight
-//! comes from a static table of pair rarity in source code (`pairs.rs`,
-//! made by `scripts/pair-classes`), so a gram runs between rare pairs over
-//! common ones: `kalomiren` yields grams longer than three bytes that few
-//! files hold, where each of its trigrams is in most large files. Every
-//! trigram is a sparse gram too (no pair inside). Whether a string is a
-//! sparse gram depends on its bytes alone, so the index stores *all*
-//! sparse grams of each line (at most two per byte; [`sparse_grams`]) and
-//! a literal asks only for its *covering* grams, those inside no longer
-//! gram of the literal ([`covering`]). Grams are stored by a 64-bit hash
-//! of their bytes ([`key`]); a collision only adds candidates. Grams never
-//! hold a `\n`: `grep_content` matches within one line. Folding lets one
-//! posting list serve both `Handler` and `(?i)handler`; a case-sensitive
-//! query then finds a few more candidates than it needs, which the grep
-//! engine rejects.
+//! The index stores, for each line (ASCII letters folded to lower case),
+//! every *trigram* and every *sparse 4-gram*: four bytes whose middle byte
+//! pair is rarer than neither end pair, i.e. weighs less than both. Each
+//! pair's weight comes from a static table of pair rarity in source code
+//! (`pairs.rs`, made by `scripts/pair-classes`), so a 4-gram is kept where
+//! it spans a common pair between two rarer ones, where it prunes more than
+//! its two trigrams. This is the sparse n-gram selection of GitHub's code
+//! search and Cursor's local index (2026) cut at 4 bytes: longer sparse
+//! grams (up to 12 bytes were tried) made the index 2 to 4 times larger
+//! for little pruning once postings name pieces of 2 KiB (measured in
+//! `docs/benchmarks.md`, "Indexed search"). Whether a string is a sparse
+//! gram depends on its bytes alone, so a literal asks only for its
+//! *covering* grams, those inside no longer gram of it ([`covering`]).
+//!
+//! A gram's key ([`key`]) is its bytes packed into 32 bits and mixed by a
+//! bijection: distinct grams of a text never share a key (a 4-gram cannot
+//! start with a NUL byte in a text file, so it never meets a trigram's
+//! key). Grams never hold a `\n`: `grep_content` matches within one line.
+//! Folding lets one posting list serve both `Handler` and `(?i)handler`; a
+//! case-sensitive query then finds a few more candidates than it needs,
+//! which the grep engine rejects.
 //!
 //! The query of a pattern is computed from its `regex-syntax` HIR the way
 //! Russ Cox's "Regular Expression Matching with a Trigram Index" (2012)
@@ -107,137 +110,154 @@ fn fold(b: u8) -> u8 {
     b.to_ascii_lowercase()
 }
 
-/// A gram's key: a 64-bit hash of its folded bytes (see [`key`]).
-pub(crate) type Gram = u64;
+/// A gram's key: its folded bytes packed into 32 bits, mixed (see [`key`]).
+pub(crate) type Gram = u32;
 
-/// Longest sparse gram, in bytes. Longer grams would prune a little more
-/// and cost index size; 3 is the shortest (a trigram).
-pub(crate) const MAX_GRAM: usize = 12;
+/// Longest gram, in bytes; 3 is the shortest (a trigram).
+pub(crate) const MAX_GRAM: usize = 4;
 
-/// The slot of a byte in the pair table: tab, the printable ASCII bytes,
-/// and one slot for every other byte.
-fn slot(b: u8) -> usize {
-    match b {
-        b'\t' => 0,
-        0x20..=0x7e => usize::from(b) - 0x1f,
-        _ => 96,
+/// The slot of each byte in the pair table: tab, the printable ASCII
+/// bytes, and one slot (96) for every other byte.
+const SLOTS: [u8; 256] = {
+    let mut t = [96u8; 256];
+    t[b'\t' as usize] = 0;
+    let mut b = 0x20;
+    while b <= 0x7e {
+        t[b] = (b - 0x1f) as u8;
+        b += 1;
     }
-}
+    t
+};
 
-/// The weight of the pair `a b` (both folded): its rarity class (0 common
-/// to 15 unseen, from [`pairs::PAIR_CLASSES`]) in the high bits, and a
-/// fixed hash of the pair below, which orders pairs of one class.
+/// [`pairs::PAIR_CLASSES`] decoded: one rarity class (0 common to 15
+/// unseen) per pair of slots.
+const CLASSES: [u8; 97 * 97] = {
+    let mut t = [15u8; 97 * 97];
+    let mut i = 0;
+    while i < t.len() && i < pairs::PAIR_CLASSES.len() {
+        let d = pairs::PAIR_CLASSES[i];
+        t[i] = match d {
+            b'0'..=b'9' => d - b'0',
+            b'a'..=b'f' => d - b'a' + 10,
+            _ => 15,
+        };
+        i += 1;
+    }
+    t
+};
+
+/// The weight of the pair `a b` (both folded): its rarity class in the
+/// high bits, and a fixed hash of the pair below, which orders pairs of
+/// one class.
+#[inline]
 fn weight(a: u8, b: u8) -> u16 {
-    let class = pairs::PAIR_CLASSES
-        .get(slot(a) * 97 + slot(b))
-        .map_or(15, |&d| (d as char).to_digit(16).unwrap_or(15));
+    let class = CLASSES[usize::from(SLOTS[usize::from(a)]) * 97 + usize::from(SLOTS[usize::from(b)])];
     let mix = (u32::from(a) << 8 | u32::from(b)).wrapping_mul(0x9e37_79b1) >> 20;
     #[allow(clippy::cast_possible_truncation, reason = "class < 16, mix < 4096")]
-    let w = (class << 12 | mix) as u16;
+    let w = (u32::from(class) << 12 | mix) as u16;
     w
 }
 
-/// The key of a gram of folded bytes: FNV-1a over the bytes, then a
-/// final mix (stable across builds and platforms, unlike std's hasher).
+/// A bijection of 32-bit values (MurmurHash3's finaliser): spreads packed
+/// grams over the key space, so that the top bits pick a bucket evenly.
+#[inline]
+fn mix(mut h: u32) -> u32 {
+    h ^= h >> 16;
+    h = h.wrapping_mul(0x85eb_ca6b);
+    h ^= h >> 13;
+    h = h.wrapping_mul(0xc2b2_ae35);
+    h ^ (h >> 16)
+}
+
+/// The key of a gram of 3 or 4 folded bytes (longer input is cut to 4):
+/// the bytes packed big-endian into 32 bits, then [`mix`]ed. Stable
+/// across builds and platforms.
 pub(crate) fn key(gram: &[u8]) -> Gram {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for &b in gram {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    let mut v = 0u32;
+    for &b in gram.iter().take(MAX_GRAM) {
+        v = v << 8 | u32::from(b);
     }
-    h ^= h >> 29;
-    h = h.wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    h ^ (h >> 32)
+    mix(v)
 }
 
-/// Reusable buffers of [`sparse_grams`].
-#[derive(Default)]
-pub(crate) struct Scratch {
-    weights: Vec<u16>,
-    stack: Vec<usize>,
-}
-
-/// Calls `emit(start, end)` for every sparse gram `text[start..end]` of a
-/// line of folded bytes (no `\n`), longest [`MAX_GRAM`] bytes.
-///
-/// Pair `i` is `text[i..i + 2]`. The bytes from pair `i` to pair `j > i`
-/// form a sparse gram when every pair strictly between them weighs less
-/// than both: every trigram is one (no pair between), and a longer gram
-/// runs between two rare pairs over common ones. Whether a string is a
-/// sparse gram depends on its bytes alone, so a text holding a literal
-/// holds every sparse gram of the literal. A stack of the pairs that
-/// outweigh every later one finds them in one pass: at most 2 per pair.
-pub(crate) fn sparse_grams(text: &[u8], scratch: &mut Scratch, mut emit: impl FnMut(usize, usize)) {
-    if text.len() < 3 {
+/// Calls `emit(start, end)` for every gram `text[start..end]` of a line of
+/// folded bytes (no `\n`): each trigram, and each 4-gram whose middle pair
+/// weighs less than both its end pairs. Whether a string is such a gram
+/// depends on its bytes alone, so a text holding a literal holds every
+/// gram of the literal.
+#[inline]
+pub(crate) fn sparse_grams(text: &[u8], mut emit: impl FnMut(usize, usize)) {
+    let n = text.len();
+    if n < 3 {
         return;
     }
-    let Scratch { weights, stack } = scratch;
-    weights.clear();
-    weights.extend(text.windows(2).map(|w| weight(w[0], w[1])));
-    stack.clear();
-    for j in 0..weights.len() {
-        let wj = weights[j];
-        while let Some(&i) = stack.last() {
-            if weights[i] > wj {
-                break;
+    let (mut w0, mut w1) = (weight(text[0], text[1]), weight(text[1], text[2]));
+    for i in 0..n - 2 {
+        emit(i, i + 3);
+        if i + 3 < n {
+            let w2 = weight(text[i + 2], text[i + 3]);
+            if w1 < w0 && w1 < w2 {
+                emit(i, i + 4);
             }
-            stack.pop();
-            if j - i < MAX_GRAM - 1 {
-                emit(i, j + 2);
-            }
+            (w0, w1) = (w1, w2);
         }
-        if let Some(&i) = stack.last() {
-            if j - i < MAX_GRAM - 1 {
-                emit(i, j + 2);
-            }
-        }
-        stack.push(j);
     }
 }
 
-/// Adds the keys of every sparse gram of `text` (whole lines, any case;
-/// folded in place) to `seen`: what the index stores for one file.
-/// `scratch` holds reusable buffers.
+/// Adds the keys of every gram of `text` (whole lines, any case; folded in
+/// place) to `seen`: what the index stores for one piece.
 #[cfg(test)]
-pub(crate) fn text_grams(text: &mut [u8], scratch: &mut Scratch, seen: &mut GramSet) {
+pub(crate) fn text_grams(text: &mut [u8], seen: &mut GramSet) {
     text.make_ascii_lowercase();
     for line in text.split(|&b| b == b'\n') {
-        line_grams(line, scratch, seen);
+        line_grams(line, seen);
     }
 }
 
-/// Adds the keys of every sparse gram of one folded `line` (no `\n`) to `seen`.
-pub(crate) fn line_grams(line: &[u8], scratch: &mut Scratch, seen: &mut GramSet) {
-    sparse_grams(line, scratch, |s, e| seen.insert(key(&line[s..e])));
+/// Adds the keys of every gram of one folded `line` (no `\n`) to `seen`.
+pub(crate) fn line_grams(line: &[u8], seen: &mut GramSet) {
+    sparse_grams(line, |s, e| seen.insert(key(&line[s..e])));
 }
 
-/// A set of gram keys (open addressing; keys are hashes already, and 0 marks
-/// an empty slot — the one key 0 is remapped to 1, harmless: a shared
-/// key only adds candidates).
-#[derive(Default)]
+/// The distinct gram keys of one piece, in the order first added. Emptied
+/// in constant time ([`GramSet::clear`]: slots of older generations count
+/// as empty), so a small piece after a large one costs no sweep.
 pub(crate) struct GramSet {
-    slots: Vec<Gram>,
-    len: usize,
+    /// Open addressing: generation in the high 32 bits, key in the low.
+    slots: Vec<u64>,
+    generation: u32,
+    keys: Vec<Gram>,
+}
+
+impl Default for GramSet {
+    fn default() -> Self {
+        Self {
+            slots: vec![0; 1 << 12],
+            generation: 1,
+            keys: Vec::new(),
+        }
+    }
 }
 
 impl GramSet {
     /// Adds `k`.
+    #[inline]
     pub(crate) fn insert(&mut self, k: Gram) {
-        let k = k.max(1);
-        if (self.len + 1) * 4 > self.slots.len() * 3 {
+        if (self.keys.len() + 1) * 2 > self.slots.len() {
             self.grow();
         }
         let mask = self.slots.len() - 1;
-        #[allow(clippy::cast_possible_truncation, reason = "masked")]
-        let mut i = (k as usize) & mask;
+        let tag = u64::from(self.generation) << 32;
+        // Keys are mixed already: their low bits spread.
+        let mut i = k as usize & mask;
         loop {
             let s = self.slots[i];
-            if s == k {
+            if s == tag | u64::from(k) {
                 return;
             }
-            if s == 0 {
-                self.slots[i] = k;
-                self.len += 1;
+            if s & 0xffff_ffff_0000_0000 != tag {
+                self.slots[i] = tag | u64::from(k);
+                self.keys.push(k);
                 return;
             }
             i = (i + 1) & mask;
@@ -245,49 +265,55 @@ impl GramSet {
     }
 
     fn grow(&mut self) {
-        let old = std::mem::take(&mut self.slots);
-        self.slots = vec![0; (old.len() * 2).max(1024)];
-        self.len = 0;
-        for k in old {
-            if k != 0 {
-                self.insert(k);
-            }
+        self.slots = vec![0; self.slots.len() * 2];
+        self.generation = 1;
+        let keys = std::mem::take(&mut self.keys);
+        for &k in &keys {
+            self.insert(k);
         }
+        self.keys = keys;
     }
 
-    /// The keys held, in no order.
-    pub(crate) fn keys(&self) -> impl Iterator<Item = Gram> + '_ {
-        self.slots.iter().copied().filter(|&k| k != 0)
+    /// The keys held, in the order first added.
+    pub(crate) fn keys(&self) -> &[Gram] {
+        &self.keys
     }
 
     /// How many keys are held.
     pub(crate) fn len(&self) -> usize {
-        self.len
+        self.keys.len()
     }
 
     /// Empties the set, keeping its memory unless it grew past 1 Mi slots.
     pub(crate) fn clear(&mut self) {
+        self.keys.clear();
         if self.slots.len() > 1 << 20 {
-            self.slots = Vec::new();
-        } else {
-            self.slots.iter_mut().for_each(|s| *s = 0);
+            *self = Self::default();
+            return;
         }
-        self.len = 0;
+        self.generation = self.generation.wrapping_add(1);
+        if self.generation == 0 {
+            self.slots.iter_mut().for_each(|s| *s = 0);
+            self.generation = 1;
+        }
     }
 }
 
 /// The grams a text holding `literal` (folded) surely holds: the covering
-/// sparse grams of the literal — those inside no longer one (the others add
-/// nothing). Empty when the literal is shorter than 3 bytes.
+/// grams of the literal — those inside no longer one (a trigram inside a
+/// 4-gram adds nothing). Empty when the literal is shorter than 3 bytes.
 pub(crate) fn covering(literal: &[u8]) -> Vec<Gram> {
     let mut spans = Vec::new();
-    sparse_grams(literal, &mut Scratch::default(), |s, e| spans.push((s, e)));
+    sparse_grams(literal, |s, e| spans.push((s, e)));
+    let quads: std::collections::HashSet<usize> = spans
+        .iter()
+        .filter(|&&(s, e)| e - s == 4)
+        .map(|&(s, _)| s)
+        .collect();
     let mut out: Vec<Gram> = spans
         .iter()
         .filter(|&&(s, e)| {
-            !spans
-                .iter()
-                .any(|&(s2, e2)| (s2, e2) != (s, e) && s2 <= s && e <= e2)
+            e - s == 4 || !(quads.contains(&s) || s.checked_sub(1).is_some_and(|p| quads.contains(&p)))
         })
         .map(|&(s, e)| key(&literal[s..e]))
         .collect();
@@ -488,7 +514,7 @@ mod tests {
     fn all(text: &str) -> Vec<String> {
         let t = text.to_ascii_lowercase();
         let mut out = Vec::new();
-        sparse_grams(t.as_bytes(), &mut Scratch::default(), |s, e| {
+        sparse_grams(t.as_bytes(), |s, e| {
             out.push(t[s..e].to_owned());
         });
         out
@@ -532,8 +558,8 @@ mod tests {
             assert!(grams.contains(&tri), "{tri}");
         }
         assert!(grams.iter().all(|g| (3..=MAX_GRAM).contains(&g.len())));
-        // Longer grams exist, and there are at most 2 per pair.
-        assert!(grams.iter().any(|g| g.len() > 3));
+        // 4-grams exist, and there are at most 2 grams per pair.
+        assert!(grams.iter().any(|g| g.len() == 4));
         assert!(grams.len() <= 2 * (text.len() - 1));
         // Shorter than a trigram: none.
         assert!(all("ab").is_empty());
@@ -545,7 +571,7 @@ mod tests {
         // The defining property: pairs strictly inside weigh less than both ends.
         let text = b"quibarfoo_vexdun == 42; // TODO: gorhan";
         let mut spans = Vec::new();
-        sparse_grams(text, &mut Scratch::default(), |s, e| spans.push((s, e)));
+        sparse_grams(text, |s, e| spans.push((s, e)));
         let w: Vec<u16> = text.windows(2).map(|p| weight(p[0], p[1])).collect();
         for i in 0..w.len() {
             for j in i + 1..w.len().min(i + MAX_GRAM - 1) {
@@ -570,18 +596,60 @@ mod tests {
             line.extend_from_slice(&after);
             let mut set = GramSet::default();
             let mut text = line.clone();
-            text_grams(&mut text, &mut Scratch::default(), &mut set);
-            let held: std::collections::HashSet<Gram> = set.keys().collect();
+            text_grams(&mut text, &mut set);
+            let held: std::collections::HashSet<Gram> = set.keys().iter().copied().collect();
             let folded: Vec<u8> = literal.iter().map(|&b| fold(b)).collect();
             let cover = covering(&folded);
             assert_eq!(cover.is_empty(), literal.len() < 3, "round {round}");
             for k in cover {
                 assert!(
-                    held.contains(&k.max(1)),
+                    held.contains(&k),
                     "round {round}: {literal:?} in {line:?}"
                 );
             }
         }
+    }
+
+    #[test]
+    fn distinct_grams_have_distinct_keys() {
+        // Packing is exact and the mix a bijection: no two grams of up to
+        // 4 bytes (a 4-gram never starting with NUL) share a key.
+        let mut seen = std::collections::HashMap::new();
+        let bytes = b"ab_z\t\xc3";
+        for a in bytes {
+            for b in bytes {
+                for c in bytes {
+                    for d in std::iter::once(None).chain(bytes.iter().map(Some)) {
+                        let mut g = vec![*a, *b, *c];
+                        g.extend(d);
+                        if let Some(prev) = seen.insert(key(&g), g.clone()) {
+                            assert_eq!(prev, g);
+                        }
+                    }
+                }
+            }
+        }
+        assert_eq!(seen.len(), 6 * 6 * 6 * 7);
+    }
+
+    #[test]
+    fn a_gram_set_dedups_and_clears_in_constant_time() {
+        let mut set = GramSet::default();
+        for round in 0..3u32 {
+            for k in 0..10_000u32 {
+                set.insert(mix(k % 7_000 + round));
+            }
+            assert_eq!(set.len(), 7_000);
+            let mut keys = set.keys().to_vec();
+            keys.sort_unstable();
+            keys.dedup();
+            assert_eq!(keys.len(), 7_000);
+            set.clear();
+            assert_eq!(set.len(), 0);
+        }
+        // After a clear, earlier keys are gone.
+        set.insert(5);
+        assert_eq!(set.keys(), &[5]);
     }
 
     #[test]

@@ -73,6 +73,7 @@
 //! posting lists a query touches are as fast and need no `unsafe`.
 
 mod grams;
+mod lists;
 mod pairs;
 mod runs;
 mod store;
@@ -106,8 +107,8 @@ pub const DEFAULT_MAX_FILE_BYTES: u64 = 1 << 30;
 /// A search whose line cap ([`crate::SearchConfig::max_line_bytes`]) is
 /// below it scans.
 pub const LONG_LINE_BYTES: usize = 64 << 10;
-/// Default size of a file's pieces: 32 KiB (see [`IndexConfig::piece_bytes`]).
-pub const DEFAULT_PIECE_BYTES: u64 = 32 << 10;
+/// Default size of a file's pieces: 2 KiB (see [`IndexConfig::piece_bytes`]).
+pub const DEFAULT_PIECE_BYTES: u64 = 2 << 10;
 /// Most grams of one AND read from disk: the rarest 12 (the rest add little pruning).
 const MAX_AND_GRAMS: usize = 12;
 /// Ignore files whose change re-walks the file list.
@@ -396,20 +397,21 @@ enum Base {
 }
 
 impl Base {
-    fn get(&self, gram: Gram) -> std::io::Result<Option<RoaringBitmap>> {
+    /// The pieces that may hold `gram` (at least those that do).
+    fn get(&self, gram: Gram) -> std::io::Result<RoaringBitmap> {
         match self {
-            Self::Disk(d) => d.find(gram)?.map(|span| d.read(span)).transpose(),
-            Self::Memory(m) => Ok(m.get(&gram).cloned()),
+            Self::Disk(d) => d.get(gram),
+            Self::Memory(m) => Ok(m.get(&gram).cloned().unwrap_or_default()),
         }
     }
 
-    /// How costly `gram`'s postings are to read, and a rank of how common
-    /// the gram is: their size in bytes (on disk) or files (in memory).
-    fn weight(&self, gram: Gram) -> std::io::Result<u64> {
-        Ok(match self {
-            Self::Disk(d) => d.find(gram)?.map_or(0, |span| u64::from(span.len)),
+    /// A rank of how common `gram` is: the pieces holding it (0 for a rare
+    /// gram of the disk's buckets).
+    fn weight(&self, gram: Gram) -> u64 {
+        match self {
+            Self::Disk(d) => d.weight(gram),
             Self::Memory(m) => m.get(&gram).map_or(0, RoaringBitmap::len),
-        })
+        }
     }
 }
 
@@ -677,6 +679,7 @@ impl ContentIndex {
                     ws.root(),
                     &ready.entries,
                     &mut merge,
+                    ready.next_id,
                     config.max_disk_bytes,
                 )
             })
@@ -798,24 +801,36 @@ impl ContentIndex {
                 .filter(|&n| n < u32::MAX)
                 .ok_or("more than 4 billion pieces (raise IndexConfig::piece_bytes)")?;
         }
+        // Units of consecutive files, about UNIT_BYTES each: a thread reads
+        // one at a time, so runs cover ascending ranges of ids.
+        let mut units = Vec::new();
+        let (mut start, mut bytes) = (0usize, 0u64);
+        for (ix, f) in files.iter().enumerate() {
+            bytes += f.size;
+            if bytes >= UNIT_BYTES || ix + 1 == files.len() {
+                units.push(start..ix + 1);
+                (start, bytes) = (ix + 1, 0);
+            }
+        }
         let next = AtomicUsize::new(0);
         let results: Mutex<BuildParts> = Mutex::default();
-        let firsts = &firsts;
-        let threads = self.inner.config.thread_count();
+        let (firsts, units) = (&firsts, &units);
+        let threads = self.inner.config.thread_count().min(units.len().max(1));
         std::thread::scope(|scope| {
             for _ in 0..threads {
                 scope.spawn(|| {
-                    let mut pairs: Vec<(Gram, u32)> = Vec::new();
                     let mut made = Vec::new();
                     let mut kinds = Vec::new();
                     let mut reader = FileReader::default();
+                    let mut run = runs::RunBuilder::default();
                     loop {
-                        let start = next.fetch_add(32, Ordering::Relaxed);
-                        if start >= files.len() {
+                        let unit = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(range) = units.get(unit) else {
                             break;
-                        }
-                        for (ix, f) in files.iter().enumerate().skip(start).take(32) {
-                            let first = firsts[ix];
+                        };
+                        let mut sub = 0;
+                        for ix in range.clone() {
+                            let (f, first) = (&files[ix], firsts[ix]);
                             // Postings of a file found binary or always searched
                             // midway are harmless: `binary` and `always` hold its ids.
                             let kind = reader.read(
@@ -824,17 +839,16 @@ impl ContentIndex {
                                 f,
                                 config.slots(f.size),
                                 &mut |piece, grams| {
-                                    pairs.extend(grams.keys().map(|g| (g, first + piece)));
-                                    if pairs.len() >= runs::RUN_PAIRS {
-                                        made.push(runs::Run::from_pairs(&mut pairs));
+                                    run.add(first + piece, grams.keys());
+                                    if run.full() {
+                                        made.extend(run.take((unit, sub)));
+                                        sub += 1;
                                     }
                                 },
                             );
                             kinds.push((ix, kind, std::mem::take(&mut reader.pieces)));
                         }
-                    }
-                    if !pairs.is_empty() {
-                        made.push(runs::Run::from_pairs(&mut pairs));
+                        made.extend(run.take((unit, sub)));
                     }
                     let mut all = results.lock().unwrap_or_else(PoisonError::into_inner);
                     all.0.append(&mut made);
@@ -1120,7 +1134,7 @@ impl Ready {
         Ok(match query {
             Query::All => None,
             Query::Gram(g) => {
-                let mut found = self.base.get(*g)?.unwrap_or_default();
+                let mut found = self.base.get(*g)?;
                 if let Some(d) = self.delta.get(g) {
                     found |= d;
                 }
@@ -1142,7 +1156,7 @@ impl Ready {
                 let mut weighed = Vec::with_capacity(grams.len());
                 for p in grams {
                     let w = match p {
-                        Query::Gram(g) => self.base.weight(*g)?,
+                        Query::Gram(g) => self.base.weight(*g),
                         _ => 0,
                     };
                     weighed.push((w, p));
@@ -1260,7 +1274,7 @@ impl Ready {
         // Postings of a file found binary or always searched midway are
         // harmless: `binary` and `always` hold its ids.
         let kind = reader.read(ws, config, &f, slots, &mut |piece, grams| {
-            for g in grams.keys() {
+            for &g in grams.keys() {
                 delta.entry(g).or_default().insert(first + piece);
             }
             *postings += grams.len() as u64;
@@ -1467,6 +1481,9 @@ fn from_meta(path: PathBuf, meta: &std::fs::Metadata, linked: bool) -> Walked {
     }
 }
 
+/// Text a build thread reads at a time (a *unit* of consecutive files): 4 MiB.
+const UNIT_BYTES: u64 = 4 << 20;
+
 /// Size of the pieces a file is read in while indexing: 256 KiB.
 const READ_CHUNK: usize = 256 << 10;
 
@@ -1482,7 +1499,6 @@ struct FileReader {
     /// Whole lines to extract grams from: the end of the previous piece's
     /// last line, then the lines the current read completes.
     lines: Vec<u8>,
-    scratch: grams::Scratch,
 }
 
 /// Where a [`FileReader`] is in the file it reads.
@@ -1588,7 +1604,6 @@ impl FileReader {
                     self.lines.extend_from_slice(&piece[..last]);
                     Self::take_lines(
                         &mut self.lines,
-                        &mut self.scratch,
                         &mut self.grams,
                         &mut self.pieces,
                         &mut at,
@@ -1603,7 +1618,6 @@ impl FileReader {
             if !self.lines.is_empty() {
                 Self::take_lines(
                     &mut self.lines,
-                    &mut self.scratch,
                     &mut self.grams,
                     &mut self.pieces,
                     &mut at,
@@ -1622,7 +1636,6 @@ impl FileReader {
     /// piece, ending pieces at line ends as they fill.
     fn take_lines(
         text: &mut [u8],
-        scratch: &mut grams::Scratch,
         grams: &mut GramSet,
         pieces: &mut Vec<(u64, u64)>,
         at: &mut Cursor,
@@ -1637,7 +1650,7 @@ impl FileReader {
                 at.piece_bytes = 0;
                 pieces.push((at.offset, at.lines + 1));
             }
-            grams::line_grams(line, scratch, grams);
+            grams::line_grams(line, grams);
             let len = line.len() as u64 + 1;
             at.offset += len;
             at.piece_bytes += len;

@@ -1,26 +1,28 @@
 //! Sparse grams of file text and the gram query a regular expression implies.
 //!
-//! The index stores, for each line (ASCII letters folded to lower case),
-//! every *trigram* and every *sparse 4-gram*: four bytes whose middle byte
-//! pair is rarer than neither end pair, i.e. weighs less than both. Each
-//! pair's weight comes from a static table of pair rarity in source code
-//! (`pairs.rs`, made by `scripts/pair-classes`), so a 4-gram is kept where
-//! it spans a common pair between two rarer ones, where it prunes more than
-//! its two trigrams. This is the sparse n-gram selection of GitHub's code
-//! search and Cursor's local index (2026) cut at 4 bytes: longer sparse
-//! grams (up to 12 bytes were tried) made the index 2 to 4 times larger
-//! for little pruning once postings name pieces of 2 KiB (measured in
-//! `docs/benchmarks.md`, "Indexed search"). Whether a string is a sparse
-//! gram depends on its bytes alone, so a literal asks only for its
-//! *covering* grams, those inside no longer gram of it ([`covering`]).
+//! A *sparse gram* is a piece of a line (ASCII letters folded to lower
+//! case), 3 to [`MAX_GRAM`] bytes long, whose two end pairs of bytes both
+//! weigh more than every pair inside it — the selection GitHub's code search
+//! and Cursor's local index (2026) describe. Each pair's weight comes from a
+//! static table of pair rarity in source code (`pairs.rs`, made by
+//! `scripts/pair-classes`), so a gram runs between rare pairs over common
+//! ones. Every trigram is a sparse gram (no pair inside). Whether a string
+//! is a sparse gram depends on its bytes alone, so the index stores *all*
+//! sparse grams of each line and a literal asks only for its *covering*
+//! grams, those inside no longer gram of it ([`covering`]). Grams are cut
+//! at 6 bytes: longer ones (up to 12 were tried) made the index up to 4
+//! times larger for little pruning once postings name 4 KiB pieces of
+//! files (measured in `docs/benchmarks.md`, "Indexed search").
 //!
-//! A gram's key ([`key`]) is its bytes packed into 32 bits and mixed by a
-//! bijection: distinct grams of a text never share a key (a 4-gram cannot
-//! start with a NUL byte in a text file, so it never meets a trigram's
-//! key). Grams never hold a `\n`: `grep_content` matches within one line.
-//! Folding lets one posting list serve both `Handler` and `(?i)handler`; a
-//! case-sensitive query then finds a few more candidates than it needs,
-//! which the grep engine rejects.
+//! A gram's key ([`key`]) is 32 bits: a gram of up to 4 bytes is packed
+//! and mixed by a bijection, so no two of them share a key (a 4-gram
+//! cannot start with a NUL byte in a text file, so it never meets a
+//! trigram's key); a longer one is hashed, and may share its key with
+//! another gram, which only adds candidates. Grams never hold a `\n`:
+//! `grep_content` matches within one line. Folding lets one posting list
+//! serve both `Handler` and `(?i)handler`; a case-sensitive query then
+//! finds a few more candidates than it needs, which the grep engine
+//! rejects.
 //!
 //! The query of a pattern is computed from its `regex-syntax` HIR the way
 //! Russ Cox's "Regular Expression Matching with a Trigram Index" (2012)
@@ -110,11 +112,11 @@ fn fold(b: u8) -> u8 {
     b.to_ascii_lowercase()
 }
 
-/// A gram's key: its folded bytes packed into 32 bits, mixed (see [`key`]).
+/// A gram's key: 32 bits (see [`key`]).
 pub(crate) type Gram = u32;
 
 /// Longest gram, in bytes; 3 is the shortest (a trigram).
-pub(crate) const MAX_GRAM: usize = 4;
+pub(crate) const MAX_GRAM: usize = 6;
 
 /// The slot of each byte in the pair table: tab, the printable ASCII
 /// bytes, and one slot (96) for every other byte.
@@ -169,37 +171,58 @@ fn mix(mut h: u32) -> u32 {
     h ^ (h >> 16)
 }
 
-/// The key of a gram of 3 or 4 folded bytes (longer input is cut to 4):
-/// the bytes packed big-endian into 32 bits, then [`mix`]ed. Stable
-/// across builds and platforms.
+/// The key of a gram of 3 to [`MAX_GRAM`] folded bytes (longer input is
+/// cut): the bytes packed big-endian; up to 4 of them [`mix`]ed (distinct
+/// keys), more hashed to 32 bits (SplitMix64's finaliser, high half).
+/// Stable across builds and platforms.
+#[inline]
 pub(crate) fn key(gram: &[u8]) -> Gram {
-    let mut v = 0u32;
+    let mut v = 0u64;
     for &b in gram.iter().take(MAX_GRAM) {
-        v = v << 8 | u32::from(b);
+        v = v << 8 | u64::from(b);
     }
-    mix(v)
+    if gram.len() <= 4 {
+        #[allow(clippy::cast_possible_truncation, reason = "4 bytes at most")]
+        return mix(v as u32);
+    }
+    v = (v ^ (v >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    v = (v ^ (v >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    #[allow(clippy::cast_possible_truncation, reason = "the high half")]
+    let k = ((v ^ (v >> 31)) >> 32) as u32;
+    k
 }
 
-/// Calls `emit(start, end)` for every gram `text[start..end]` of a line of
-/// folded bytes (no `\n`): each trigram, and each 4-gram whose middle pair
-/// weighs less than both its end pairs. Whether a string is such a gram
-/// depends on its bytes alone, so a text holding a literal holds every
-/// gram of the literal.
+/// Calls `emit(start, end)` for every sparse gram `text[start..end]` of a
+/// line of folded bytes (no `\n`); `weights` is scratch space.
+///
+/// Pair `i` is `text[i..i + 2]`. The bytes from pair `i` to pair `j > i`
+/// form a sparse gram when every pair strictly between them weighs less
+/// than both: every trigram is one (no pair between). At most
+/// [`MAX_GRAM`] - 2 grams start at a byte; a gram from pair `i` ends at
+/// the first pair inside that outweighs pair `i`, so the scan from each
+/// byte stops there.
 #[inline]
-pub(crate) fn sparse_grams(text: &[u8], mut emit: impl FnMut(usize, usize)) {
+pub(crate) fn sparse_grams(text: &[u8], weights: &mut Vec<u16>, mut emit: impl FnMut(usize, usize)) {
     let n = text.len();
     if n < 3 {
         return;
     }
-    let (mut w0, mut w1) = (weight(text[0], text[1]), weight(text[1], text[2]));
+    weights.clear();
+    weights.extend(text.windows(2).map(|w| weight(w[0], w[1])));
+    let w = &weights[..];
     for i in 0..n - 2 {
         emit(i, i + 3);
-        if i + 3 < n {
-            let w2 = weight(text[i + 2], text[i + 3]);
-            if w1 < w0 && w1 < w2 {
-                emit(i, i + 4);
+        let wi = w[i];
+        // The heaviest pair strictly inside, as the gram grows.
+        let mut inner = 0u16;
+        for j in i + 2..=(i + MAX_GRAM - 2).min(n - 2) {
+            inner = inner.max(w[j - 1]);
+            if inner >= wi {
+                break;
             }
-            (w0, w1) = (w1, w2);
+            if inner < w[j] {
+                emit(i, j + 2);
+            }
         }
     }
 }
@@ -216,7 +239,9 @@ pub(crate) fn text_grams(text: &mut [u8], seen: &mut GramSet) {
 
 /// Adds the keys of every gram of one folded `line` (no `\n`) to `seen`.
 pub(crate) fn line_grams(line: &[u8], seen: &mut GramSet) {
-    sparse_grams(line, |s, e| seen.insert(key(&line[s..e])));
+    let mut weights = std::mem::take(&mut seen.weights);
+    sparse_grams(line, &mut weights, |s, e| seen.insert(key(&line[s..e])));
+    seen.weights = weights;
 }
 
 /// The distinct gram keys of one piece, in the order first added. Emptied
@@ -227,6 +252,8 @@ pub(crate) struct GramSet {
     slots: Vec<u64>,
     generation: u32,
     keys: Vec<Gram>,
+    /// Scratch space of [`line_grams`]: the pair weights of a line.
+    weights: Vec<u16>,
 }
 
 impl Default for GramSet {
@@ -235,6 +262,7 @@ impl Default for GramSet {
             slots: vec![0; 1 << 12],
             generation: 1,
             keys: Vec::new(),
+            weights: Vec::new(),
         }
     }
 }
@@ -300,21 +328,21 @@ impl GramSet {
 }
 
 /// The grams a text holding `literal` (folded) surely holds: the covering
-/// grams of the literal — those inside no longer one (a trigram inside a
-/// 4-gram adds nothing). Empty when the literal is shorter than 3 bytes.
+/// sparse grams of the literal — those inside no longer one (the others add
+/// nothing). Empty when the literal is shorter than 3 bytes.
 pub(crate) fn covering(literal: &[u8]) -> Vec<Gram> {
-    let mut spans = Vec::new();
-    sparse_grams(literal, |s, e| spans.push((s, e)));
-    let quads: std::collections::HashSet<usize> = spans
-        .iter()
-        .filter(|&&(s, e)| e - s == 4)
-        .map(|&(s, _)| s)
-        .collect();
+    let mut spans = std::collections::HashSet::new();
+    sparse_grams(literal, &mut Vec::new(), |s, e| {
+        spans.insert((s, e));
+    });
+    let inside_another = |&(s, e): &(usize, usize)| {
+        (s.saturating_sub(MAX_GRAM - 3)..=s).any(|s2| {
+            (e..=s2 + MAX_GRAM).any(|e2| (s2, e2) != (s, e) && spans.contains(&(s2, e2)))
+        })
+    };
     let mut out: Vec<Gram> = spans
         .iter()
-        .filter(|&&(s, e)| {
-            e - s == 4 || !(quads.contains(&s) || s.checked_sub(1).is_some_and(|p| quads.contains(&p)))
-        })
+        .filter(|span| !inside_another(span))
         .map(|&(s, e)| key(&literal[s..e]))
         .collect();
     out.sort_unstable();
@@ -514,7 +542,7 @@ mod tests {
     fn all(text: &str) -> Vec<String> {
         let t = text.to_ascii_lowercase();
         let mut out = Vec::new();
-        sparse_grams(t.as_bytes(), |s, e| {
+        sparse_grams(t.as_bytes(), &mut Vec::new(), |s, e| {
             out.push(t[s..e].to_owned());
         });
         out
@@ -558,9 +586,9 @@ mod tests {
             assert!(grams.contains(&tri), "{tri}");
         }
         assert!(grams.iter().all(|g| (3..=MAX_GRAM).contains(&g.len())));
-        // 4-grams exist, and there are at most 2 grams per pair.
-        assert!(grams.iter().any(|g| g.len() == 4));
-        assert!(grams.len() <= 2 * (text.len() - 1));
+        // Longer grams exist.
+        assert!(grams.iter().any(|g| g.len() > 4));
+        assert!(grams.len() <= (MAX_GRAM - 2) * (text.len() - 1));
         // Shorter than a trigram: none.
         assert!(all("ab").is_empty());
         assert_eq!(all("abc"), vec!["abc".to_owned()]);
@@ -571,7 +599,7 @@ mod tests {
         // The defining property: pairs strictly inside weigh less than both ends.
         let text = b"quibarfoo_vexdun == 42; // TODO: gorhan";
         let mut spans = Vec::new();
-        sparse_grams(text, |s, e| spans.push((s, e)));
+        sparse_grams(text, &mut Vec::new(), |s, e| spans.push((s, e)));
         let w: Vec<u16> = text.windows(2).map(|p| weight(p[0], p[1])).collect();
         for i in 0..w.len() {
             for j in i + 1..w.len().min(i + MAX_GRAM - 1) {

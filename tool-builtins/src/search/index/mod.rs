@@ -107,8 +107,8 @@ pub const DEFAULT_MAX_FILE_BYTES: u64 = 1 << 30;
 /// A search whose line cap ([`crate::SearchConfig::max_line_bytes`]) is
 /// below it scans.
 pub const LONG_LINE_BYTES: usize = 64 << 10;
-/// Default size of a file's pieces: 2 KiB (see [`IndexConfig::piece_bytes`]).
-pub const DEFAULT_PIECE_BYTES: u64 = 2 << 10;
+/// Default size of a file's pieces: 4 KiB (see [`IndexConfig::piece_bytes`]).
+pub const DEFAULT_PIECE_BYTES: u64 = 4 << 10;
 /// Most grams of one AND read from disk: the rarest 12 (the rest add little pruning).
 const MAX_AND_GRAMS: usize = 12;
 /// Ignore files whose change re-walks the file list.

@@ -62,13 +62,13 @@ pub(crate) fn threshold(ids: u32) -> usize {
     (ids as usize >> 7).max(4)
 }
 
-/// Bits of the bucket number for an index of `ids` posting ids: about one
-/// bucket per two ids (at least 16 buckets, at most 4 Mi).
+/// Bits of the bucket number for an index of `ids` posting ids: one
+/// bucket per two to four ids (at least 16 buckets, at most 4 Mi).
 pub(crate) fn bucket_bits(ids: u32) -> u32 {
     ids.max(2)
         .next_power_of_two()
         .trailing_zeros()
-        .saturating_sub(1)
+        .saturating_sub(2)
         .clamp(4, MAX_BUCKET_BITS)
 }
 

@@ -151,13 +151,25 @@ const CLASSES: [u8; 97 * 97] = {
 /// The weight of the pair `a b` (both folded): its rarity class in the
 /// high bits, and a fixed hash of the pair below, which orders pairs of
 /// one class.
-#[inline]
 fn weight(a: u8, b: u8) -> u16 {
     let class = CLASSES[usize::from(SLOTS[usize::from(a)]) * 97 + usize::from(SLOTS[usize::from(b)])];
     let mix = (u32::from(a) << 8 | u32::from(b)).wrapping_mul(0x9e37_79b1) >> 20;
     #[allow(clippy::cast_possible_truncation, reason = "class < 16, mix < 4096")]
     let w = (u32::from(class) << 12 | mix) as u16;
     w
+}
+
+/// [`weight`] of every pair of bytes, `a << 8 | b` (128 KiB, made once).
+fn weight_table() -> &'static [u16] {
+    static TABLE: std::sync::OnceLock<Vec<u16>> = std::sync::OnceLock::new();
+    TABLE.get_or_init(|| {
+        (0..=u16::MAX)
+            .map(|p| {
+                let [a, b] = p.to_be_bytes();
+                weight(a, b)
+            })
+            .collect()
+    })
 }
 
 /// A bijection of 32-bit values (MurmurHash3's finaliser): spreads packed
@@ -181,7 +193,13 @@ pub(crate) fn key(gram: &[u8]) -> Gram {
     for &b in gram.iter().take(MAX_GRAM) {
         v = v << 8 | u64::from(b);
     }
-    if gram.len() <= 4 {
+    packed_key(v, gram.len())
+}
+
+/// [`key`] of a gram of `len` bytes packed big-endian into `v`.
+#[inline]
+fn packed_key(mut v: u64, len: usize) -> Gram {
+    if len <= 4 {
         #[allow(clippy::cast_possible_truncation, reason = "4 bytes at most")]
         return mix(v as u32);
     }
@@ -207,8 +225,12 @@ pub(crate) fn sparse_grams(text: &[u8], weights: &mut Vec<u16>, mut emit: impl F
     if n < 3 {
         return;
     }
+    let table = weight_table();
     weights.clear();
-    weights.extend(text.windows(2).map(|w| weight(w[0], w[1])));
+    weights.extend(
+        text.windows(2)
+            .map(|w| table[usize::from(w[0]) << 8 | usize::from(w[1])]),
+    );
     let w = &weights[..];
     for i in 0..n - 2 {
         emit(i, i + 3);
@@ -237,11 +259,39 @@ pub(crate) fn text_grams(text: &mut [u8], seen: &mut GramSet) {
     }
 }
 
-/// Adds the keys of every gram of one folded `line` (no `\n`) to `seen`.
+/// Adds the keys of every gram of one folded `line` (no `\n`) to `seen`:
+/// the grams of [`sparse_grams`], each gram's bytes packed as the scan
+/// from its first byte grows (the keys are [`key`]'s).
 pub(crate) fn line_grams(line: &[u8], seen: &mut GramSet) {
-    let mut weights = std::mem::take(&mut seen.weights);
-    sparse_grams(line, &mut weights, |s, e| seen.insert(key(&line[s..e])));
-    seen.weights = weights;
+    let n = line.len();
+    if n < 3 {
+        return;
+    }
+    let table = weight_table();
+    let mut w = std::mem::take(&mut seen.weights);
+    w.clear();
+    w.extend(
+        line.windows(2)
+            .map(|p| table[usize::from(p[0]) << 8 | usize::from(p[1])]),
+    );
+    for i in 0..n - 2 {
+        let mut packed = u64::from(line[i]) << 16 | u64::from(line[i + 1]) << 8 | u64::from(line[i + 2]);
+        #[allow(clippy::cast_possible_truncation, reason = "3 bytes")]
+        seen.insert(mix(packed as u32));
+        let wi = w[i];
+        let mut inner = 0u16;
+        for j in i + 2..=(i + MAX_GRAM - 2).min(n - 2) {
+            inner = inner.max(w[j - 1]);
+            if inner >= wi {
+                break;
+            }
+            packed = packed << 8 | u64::from(line[j + 1]);
+            if inner < w[j] {
+                seen.insert(packed_key(packed, j + 2 - i));
+            }
+        }
+    }
+    seen.weights = w;
 }
 
 /// The distinct gram keys of one piece, in the order first added. Emptied
@@ -635,6 +685,27 @@ mod tests {
                     "round {round}: {literal:?} in {line:?}"
                 );
             }
+        }
+    }
+
+    #[test]
+    fn the_index_and_queries_find_the_same_grams() {
+        // `line_grams` (the index) packs keys as it scans; `sparse_grams`
+        // and `key` (queries) take each gram whole: the same keys.
+        let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+        let mut set = GramSet::default();
+        for round in 0..2000 {
+            let len = (rng.next() % 40) as usize;
+            let line = rng.text(len).to_ascii_lowercase();
+            set.clear();
+            line_grams(&line, &mut set);
+            let mut got = set.keys().to_vec();
+            let mut want = Vec::new();
+            sparse_grams(&line, &mut Vec::new(), |s, e| want.push(key(&line[s..e])));
+            got.sort_unstable();
+            want.sort_unstable();
+            want.dedup();
+            assert_eq!(got, want, "round {round}: {line:?}");
         }
     }
 

@@ -103,27 +103,23 @@ fn write_rice(ids: &[u32], k: u32, out: &mut Vec<u8>) {
     bits.finish();
 }
 
-/// The best Rice parameter for the gaps of `ids` and the bits the codes take.
+/// A Rice parameter for the gaps of `ids` (ascending, distinct) and at
+/// most how many bits the codes take, from their count and span alone: `k`
+/// is the binary logarithm of the mean gap, and the codes take
+/// `(k + 1)` bits each plus at most (sum of gaps) >> k bits of quotients.
 fn rice_params(ids: &[u32]) -> (u32, usize) {
-    let cost = |k: u32| -> usize {
-        ids.windows(2)
-            .map(|w| (u64::from(w[1] - w[0] - 1) >> k) as usize + 1 + k as usize)
-            .sum()
+    let (Some(&first), Some(&last)) = (ids.first(), ids.last()) else {
+        return (0, 0);
     };
-    if ids.len() < 2 {
+    let gaps = ids.len() as u64 - 1;
+    if gaps == 0 {
         return (0, 0);
     }
-    let span = u64::from(ids[ids.len() - 1] - ids[0]);
-    let mean = span / (ids.len() as u64 - 1);
-    let guess = mean.max(1).ilog2().min(31);
-    let mut best = (guess, cost(guess));
-    for k in [guess.saturating_sub(1), (guess + 1).min(31)] {
-        let c = cost(k);
-        if c < best.1 {
-            best = (k, c);
-        }
-    }
-    best
+    // The gaps less one each (what is coded) add up to this.
+    let sum = u64::from(last - first) - gaps;
+    let k = (sum / gaps).max(1).ilog2().min(31);
+    let bits = gaps * u64::from(k + 1) + (sum >> k);
+    (k, usize::try_from(bits).unwrap_or(usize::MAX))
 }
 
 /// The ids of an encoded list.

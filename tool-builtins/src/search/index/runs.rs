@@ -2,7 +2,7 @@
 //! *units* of consecutive files (so of consecutive posting ids); a build
 //! thread reads a unit's files and collects (gram, id) pairs packed in a
 //! `u64`, and every [`RUN_PAIRS`] pairs (and at the unit's end) sorts them
-//! by gram with a radix sort into a compact *run*: per gram, its ids in the
+//! by gram (a radix pass on the top byte, then a sort of each part) into a compact *run*: per gram, its ids in the
 //! posting encoding of `lists`. Runs cover ascending, disjoint ranges of
 //! ids, so [`Merge`] joins them gram by gram by concatenating, in run order.
 //! A run takes about as much memory as its part of the stored index, and
@@ -60,7 +60,7 @@ impl RunBuilder {
     /// at `order`; the builder starts a new run.
     pub(crate) fn take(&mut self, order: (usize, usize)) -> Option<Run> {
         let base = self.base.take()?;
-        radix_sort_high(&mut self.pairs, &mut self.scratch);
+        sort_pairs(&mut self.pairs, &mut self.scratch);
         let universe = self.end - base;
         let mut bytes = Vec::with_capacity(self.pairs.len());
         let mut list = Vec::new();
@@ -90,32 +90,29 @@ impl RunBuilder {
     }
 }
 
-/// Sorts `v` by its high 32 bits, keeping the order of equal ones (an LSD
-/// radix sort, a byte a pass; `tmp` is scratch space).
-fn radix_sort_high(v: &mut Vec<u64>, tmp: &mut Vec<u64>) {
+/// Sorts `v` (keys in the high half, ids in the low): one pass spreads
+/// the pairs by their top byte into `tmp`, then each part, small enough to
+/// stay in the processor's cache, is sorted alone.
+fn sort_pairs(v: &mut Vec<u64>, tmp: &mut Vec<u64>) {
     tmp.clear();
     tmp.resize(v.len(), 0);
-    for shift in [32u32, 40, 48, 56] {
-        let mut counts = [0usize; 256];
-        for &x in v.iter() {
-            counts[(x >> shift) as usize & 0xff] += 1;
-        }
-        if counts.contains(&v.len()) {
-            continue;
-        }
-        let mut at = 0;
-        for c in &mut counts {
-            let n = *c;
-            *c = at;
-            at += n;
-        }
-        for &x in v.iter() {
-            let d = (x >> shift) as usize & 0xff;
-            tmp[counts[d]] = x;
-            counts[d] += 1;
-        }
-        std::mem::swap(v, tmp);
+    let mut at = [0usize; 257];
+    for &x in v.iter() {
+        at[(x >> 56) as usize + 1] += 1;
     }
+    for i in 1..257 {
+        at[i] += at[i - 1];
+    }
+    let starts = at;
+    for &x in v.iter() {
+        let d = (x >> 56) as usize;
+        tmp[at[d]] = x;
+        at[d] += 1;
+    }
+    for d in 0..256 {
+        tmp[starts[d]..starts[d + 1]].sort_unstable();
+    }
+    std::mem::swap(v, tmp);
 }
 
 /// A run's place in its bytes.
@@ -223,7 +220,7 @@ mod tests {
     }
 
     #[test]
-    fn the_radix_sort_orders_by_the_high_half_and_keeps_ties_in_order() {
+    fn pairs_sort_by_key_then_id() {
         let mut x = 0x9e37_79b9_7f4a_7c15_u64;
         let mut v: Vec<u64> = (0..10_000u64)
             .map(|i| {
@@ -234,14 +231,14 @@ mod tests {
             })
             .collect();
         let mut want = v.clone();
-        want.sort_by_key(|p| p >> 32);
-        radix_sort_high(&mut v, &mut Vec::new());
+        want.sort_unstable();
+        sort_pairs(&mut v, &mut Vec::new());
         assert_eq!(v, want);
         // Keys spanning every byte of the high half.
         let mut v: Vec<u64> = (0..5000u64).rev().map(|i| (i * 0x0101_0101 % (1 << 32)) << 32 | i).collect();
         let mut want = v.clone();
-        want.sort_by_key(|p| p >> 32);
-        radix_sort_high(&mut v, &mut Vec::new());
+        want.sort_unstable();
+        sort_pairs(&mut v, &mut Vec::new());
         assert_eq!(v, want);
     }
 }

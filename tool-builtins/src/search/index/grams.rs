@@ -275,9 +275,9 @@ pub(crate) fn line_grams(line: &[u8], seen: &mut GramSet) {
             .map(|p| table[usize::from(p[0]) << 8 | usize::from(p[1])]),
     );
     for i in 0..n - 2 {
-        let mut packed = u64::from(line[i]) << 16 | u64::from(line[i + 1]) << 8 | u64::from(line[i + 2]);
-        #[allow(clippy::cast_possible_truncation, reason = "3 bytes")]
-        seen.insert(mix(packed as u32));
+        seen.insert_trigram(line[i], line[i + 1], line[i + 2]);
+        let mut packed =
+            u64::from(line[i]) << 16 | u64::from(line[i + 1]) << 8 | u64::from(line[i + 2]);
         let wi = w[i];
         let mut inner = 0u16;
         for j in i + 2..=(i + MAX_GRAM - 2).min(n - 2) {
@@ -294,17 +294,27 @@ pub(crate) fn line_grams(line: &[u8], seen: &mut GramSet) {
     seen.weights = w;
 }
 
-/// The distinct gram keys of one piece, in the order first added. Emptied
-/// in constant time ([`GramSet::clear`]: slots of older generations count
-/// as empty), so a small piece after a large one costs no sweep.
+/// The gram keys of one piece, in the order first added, each once but
+/// for a rare case: a gram of 5 or 6 bytes whose hashed key equals a
+/// trigram's is held twice (the run builder drops the repeat). Emptied in
+/// constant time ([`GramSet::clear`]: slots of older generations count as
+/// empty), so a small piece after a large one costs no sweep.
 pub(crate) struct GramSet {
     /// Open addressing: generation in the high 32 bits, key in the low.
     slots: Vec<u64>,
     generation: u32,
     keys: Vec<Gram>,
+    /// Trigrams of tab and printable ASCII bytes (most of a text's grams):
+    /// one bit each, by their bytes' slots (96^3 bits, 108 KiB, which a
+    /// processor's cache holds), and the words set, to clear.
+    trigrams: Vec<u64>,
+    trigram_words: Vec<u32>,
     /// Scratch space of [`line_grams`]: the pair weights of a line.
     weights: Vec<u16>,
 }
+
+/// Slots of the trigram bitmap: tab and the printable ASCII bytes.
+const TRIGRAM_SLOTS: usize = 96;
 
 impl Default for GramSet {
     fn default() -> Self {
@@ -312,12 +322,40 @@ impl Default for GramSet {
             slots: vec![0; 1 << 12],
             generation: 1,
             keys: Vec::new(),
+            trigrams: vec![0; (TRIGRAM_SLOTS * TRIGRAM_SLOTS * TRIGRAM_SLOTS).div_ceil(64)],
+            trigram_words: Vec::new(),
             weights: Vec::new(),
         }
     }
 }
 
 impl GramSet {
+    /// Adds the key of the trigram `a b c` (folded bytes).
+    #[inline]
+    fn insert_trigram(&mut self, a: u8, b: u8, c: u8) {
+        let packed = u32::from(a) << 16 | u32::from(b) << 8 | u32::from(c);
+        let (x, y, z) = (
+            usize::from(SLOTS[usize::from(a)]),
+            usize::from(SLOTS[usize::from(b)]),
+            usize::from(SLOTS[usize::from(c)]),
+        );
+        if x >= TRIGRAM_SLOTS || y >= TRIGRAM_SLOTS || z >= TRIGRAM_SLOTS {
+            self.insert(mix(packed));
+            return;
+        }
+        let bit = (x * TRIGRAM_SLOTS + y) * TRIGRAM_SLOTS + z;
+        let (word, mask) = (bit / 64, 1u64 << (bit % 64));
+        if self.trigrams[word] & mask != 0 {
+            return;
+        }
+        if self.trigrams[word] == 0 {
+            #[allow(clippy::cast_possible_truncation, reason = "under 96^3 / 64")]
+            self.trigram_words.push(word as u32);
+        }
+        self.trigrams[word] |= mask;
+        self.keys.push(mix(packed));
+    }
+
     /// Adds `k`.
     #[inline]
     pub(crate) fn insert(&mut self, k: Gram) {
@@ -365,6 +403,10 @@ impl GramSet {
     /// Empties the set, keeping its memory unless it grew past 1 Mi slots.
     pub(crate) fn clear(&mut self) {
         self.keys.clear();
+        for &w in &self.trigram_words {
+            self.trigrams[w as usize] = 0;
+        }
+        self.trigram_words.clear();
         if self.slots.len() > 1 << 20 {
             *self = Self::default();
             return;
@@ -703,6 +745,7 @@ mod tests {
             let mut want = Vec::new();
             sparse_grams(&line, &mut Vec::new(), |s, e| want.push(key(&line[s..e])));
             got.sort_unstable();
+            got.dedup();
             want.sort_unstable();
             want.dedup();
             assert_eq!(got, want, "round {round}: {line:?}");
@@ -749,6 +792,22 @@ mod tests {
         // After a clear, earlier keys are gone.
         set.insert(5);
         assert_eq!(set.keys(), &[5]);
+        // Trigrams of ASCII text go through the bitmap: each once, and gone
+        // after a clear; others (é) through the table.
+        for _ in 0..2 {
+            set.clear();
+            for _ in 0..3 {
+                line_grams(b"abcabc\tabc caf\xc3\xa9 caf\xc3\xa9", &mut set);
+            }
+            let mut keys = set.keys().to_vec();
+            keys.sort_unstable();
+            keys.dedup();
+            assert_eq!(keys.len(), set.len());
+            for t in [&b"abc"[..], b"bca", b"c\ta", b"caf", b"af\xc3", b"\xc3\xa9 "] {
+                assert!(set.keys().contains(&key(t)), "{t:?}");
+            }
+            assert!(!set.keys().contains(&key(b"xyz")));
+        }
     }
 
     #[test]

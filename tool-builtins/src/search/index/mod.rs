@@ -651,10 +651,11 @@ impl ContentIndex {
             }
         }
         let (mut ready, runs) = self.full_build(listing)?;
-        let mut merge = runs::Merge::new(runs);
+        let (lower, upper) = runs::halves(runs);
+        let (mut lower, mut upper) = (runs::Merge::new(lower), runs::Merge::new(upper));
         let Some(path) = location else {
-            let postings =
-                store::to_memory(&mut merge).map_err(|e| format!("cannot build the index: {e}"))?;
+            let postings = store::to_memory((&mut lower, &mut upper))
+                .map_err(|e| format!("cannot build the index: {e}"))?;
             let estimate: u64 = postings
                 .values()
                 .map(|b| b.serialized_size() as u64 + 12)
@@ -678,9 +679,10 @@ impl ContentIndex {
                     &path,
                     ws.root(),
                     &ready.entries,
-                    &mut merge,
+                    (&mut lower, &mut upper),
                     ready.next_id,
                     config.max_disk_bytes,
+                    config.thread_count() > 1,
                 )
             })
             .and_then(|size| {

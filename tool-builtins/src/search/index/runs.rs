@@ -27,6 +27,28 @@ pub(crate) struct Run {
     pub(crate) order: (usize, usize),
     base: u32,
     bytes: Vec<u8>,
+    /// Where the keys of the upper half (2^31 and up) start in `bytes`.
+    upper: usize,
+}
+
+/// The runs cut in two by key: keys below 2^31, and the others. Each half
+/// merges on its own (in parallel), and the lower half's keys all come first.
+pub(crate) fn halves(runs: Vec<Run>) -> (Vec<Run>, Vec<Run>) {
+    let mut lower = Vec::with_capacity(runs.len());
+    let mut upper = Vec::with_capacity(runs.len());
+    for mut run in runs {
+        let high = Run {
+            order: run.order,
+            base: run.base,
+            bytes: run.bytes.split_off(run.upper),
+            upper: 0,
+        };
+        run.bytes.shrink_to_fit();
+        run.upper = run.bytes.len();
+        lower.push(run);
+        upper.push(high);
+    }
+    (lower, upper)
 }
 
 /// Collects the pairs of one unit and turns them into runs.
@@ -42,7 +64,8 @@ pub(crate) struct RunBuilder {
 }
 
 impl RunBuilder {
-    /// Adds the grams `keys` of the piece `id` (ids ascending from call to call, each once).
+    /// Adds the grams `keys` of the piece `id` (ids ascending from call to
+    /// call, each once; a key twice in `keys` counts once).
     pub(crate) fn add(&mut self, id: u32, keys: &[Gram]) {
         let base = *self.base.get_or_insert(id);
         let local = u64::from(id - base);
@@ -64,13 +87,21 @@ impl RunBuilder {
         let universe = self.end - base;
         let mut bytes = Vec::with_capacity(self.pairs.len());
         let mut list = Vec::new();
+        let mut upper = None;
         let mut i = 0;
         while i < self.pairs.len() {
             let key = self.pairs[i] >> 32;
+            if key >= 1 << 31 && upper.is_none() {
+                upper = Some(bytes.len());
+            }
             self.ids.clear();
             while let Some(&p) = self.pairs.get(i).filter(|&&p| p >> 32 == key) {
                 #[allow(clippy::cast_possible_truncation, reason = "the low 32 bits")]
-                self.ids.push(p as u32);
+                let id = p as u32;
+                // A pair twice (a key a piece gave twice): once.
+                if self.ids.last() != Some(&id) {
+                    self.ids.push(id);
+                }
                 i += 1;
             }
             list.clear();
@@ -86,7 +117,12 @@ impl RunBuilder {
             self.scratch = Vec::new();
         }
         bytes.shrink_to_fit();
-        Some(Run { order, base, bytes })
+        Some(Run {
+            order,
+            base,
+            upper: upper.unwrap_or(bytes.len()),
+            bytes,
+        })
     }
 }
 
@@ -216,6 +252,28 @@ mod tests {
                 (5, vec![3, 7, 9, 10]),
                 (900, vec![9, 1 << 20])
             ]
+        );
+    }
+
+    #[test]
+    fn halves_split_runs_by_key() {
+        let mut a = RunBuilder::default();
+        a.add(1, &[5, u32::MAX, 1 << 31, (1 << 31) - 1]);
+        a.add(2, &[5, 1 << 31]);
+        let run = a.take((0, 0)).unwrap();
+        let (lower, upper) = halves(vec![run]);
+        let collect = |runs: Vec<Run>| {
+            let mut merge = Merge::new(runs);
+            let (mut ids, mut got) = (Vec::new(), Vec::new());
+            while let Some(k) = merge.next_into(&mut ids).unwrap() {
+                got.push((k, ids.clone()));
+            }
+            got
+        };
+        assert_eq!(collect(lower), vec![(5, vec![1, 2]), ((1 << 31) - 1, vec![1])]);
+        assert_eq!(
+            collect(upper),
+            vec![(1 << 31, vec![1, 2]), (u32::MAX, vec![1])]
         );
     }
 

@@ -149,8 +149,11 @@ fn span_of(row: &[u8; BUCKET_ROW], blob_len: u64) -> io::Result<Span> {
 }
 
 /// Writes an index file at `path` (through `path.tmp`): the file table of
-/// `entries`, then the postings `postings` yields (ascending key order,
-/// each list ascending, every id below `ids`). Returns the size written.
+/// `entries`, then the postings the two merges yield (`lower`: keys below
+/// 2^31, `upper`: the others; ascending key order, each list ascending,
+/// every id below `ids`). With `parallel`, the upper half is merged by a
+/// second thread into `path.upper.tmp` and copied after the lower half.
+/// Returns the size written.
 ///
 /// # Errors
 /// Any I/O error, keys out of order, or a file over `max_bytes`; nothing
@@ -159,76 +162,73 @@ pub(crate) fn save(
     path: &Path,
     root: &Path,
     entries: &[Entry],
-    postings: &mut Merge,
+    halves: (&mut Merge, &mut Merge),
     ids: u32,
     max_bytes: u64,
+    parallel: bool,
 ) -> io::Result<u64> {
     let tmp = path.with_extension("tmp");
+    let upper_tmp = path.with_extension("upper.tmp");
+    let (lower, upper) = halves;
     let result = (|| {
         let mut out = BufWriter::with_capacity(1 << 20, File::create(&tmp)?);
-        let written = write_header(&mut out, root, entries)?;
-        let mut blob = Blob {
-            out: &mut out,
-            start: written,
-            written,
-            max_bytes,
+        let blob_start = write_header(&mut out, root, entries)?;
+        let room = max_bytes.saturating_sub(blob_start);
+        let write_upper = |upper: &mut Merge| -> io::Result<Half> {
+            let mut file = BufWriter::with_capacity(1 << 20, File::create(&upper_tmp)?);
+            let half = write_half(upper, &mut file, ids, room)?;
+            file.flush()?;
+            Ok(half)
         };
-        let (threshold, bits) = (threshold(ids), bucket_bits(ids));
-        let mut common: Vec<Common> = Vec::new();
-        let mut buckets = vec![(0u64, 0u32); 1 << bits];
-        // The bucket being gathered, and its members' ids.
-        let mut bucket: Option<usize> = None;
-        let mut members: Vec<u32> = Vec::new();
-        let mut list = Vec::new();
-        let mut ids_of = Vec::new();
-        let mut last = None::<Gram>;
-        loop {
-            let next = postings.next_into(&mut ids_of)?;
-            if let Some(key) = next {
-                if last.is_some_and(|l| l >= key) {
-                    return Err(io::Error::other("gram keys out of order"));
-                }
-                last = Some(key);
-                if ids_of.len() >= threshold {
-                    list.clear();
-                    lists::encode(&ids_of, ids, &mut list);
-                    common.push(Common {
-                        key,
-                        count: u32::try_from(ids_of.len()).unwrap_or(u32::MAX),
-                        span: blob.put(&list)?,
-                    });
-                    continue;
-                }
-            }
-            let b = next.map(|key| (key >> (32 - bits)) as usize);
-            if bucket.is_some() && bucket != b {
-                if let Some(at) = bucket {
-                    members.sort_unstable();
-                    members.dedup();
-                    list.clear();
-                    lists::encode(&members, ids, &mut list);
-                    let span = blob.put(&list)?;
-                    buckets[at] = (span.offset, span.len);
-                }
-                members.clear();
-            }
-            let Some(b) = b else { break };
-            bucket = Some(b);
-            members.extend_from_slice(&ids_of);
+        let (low, high) = if parallel {
+            std::thread::scope(|scope| {
+                let high = scope.spawn(|| write_upper(upper));
+                let low = write_half(lower, &mut out, ids, room);
+                let high = high
+                    .join()
+                    .unwrap_or_else(|_| Err(io::Error::other("the merge thread panicked")));
+                (low, high)
+            })
+        } else {
+            let low = write_half(lower, &mut out, ids, room);
+            (low, write_upper(upper))
+        };
+        let (low, high) = (low?, high?);
+        check_cap(blob_start + low.len + high.len, max_bytes)?;
+        io::copy(&mut File::open(&upper_tmp)?, &mut out)?;
+        let table_start = blob_start + low.len + high.len;
+        let shift = |span: Span| Span {
+            offset: span.offset + low.len,
+            len: span.len,
+        };
+        let common: Vec<Common> = low
+            .common
+            .iter()
+            .copied()
+            .chain(high.common.iter().map(|c| Common {
+                span: shift(c.span),
+                ..*c
+            }))
+            .collect();
+        let bits = bucket_bits(ids);
+        let mut buckets = vec![Span { offset: 0, len: 0 }; 1 << bits];
+        for &(b, span) in &low.buckets {
+            buckets[b] = span;
         }
-        let (blob_start, mut written) = (blob.start, blob.written);
-        let table_start = written;
+        for &(b, span) in &high.buckets {
+            buckets[b] = shift(span);
+        }
         for c in &common {
             out.write_all(&c.key.to_le_bytes())?;
             out.write_all(&c.count.to_le_bytes())?;
             out.write_all(&c.span.offset.to_le_bytes())?;
             out.write_all(&c.span.len.to_le_bytes())?;
         }
-        for &(offset, len) in &buckets {
-            out.write_all(&offset.to_le_bytes())?;
-            out.write_all(&len.to_le_bytes())?;
+        for span in &buckets {
+            out.write_all(&span.offset.to_le_bytes())?;
+            out.write_all(&span.len.to_le_bytes())?;
         }
-        written += (common.len() * EXACT_ROW + buckets.len() * BUCKET_ROW + FOOTER) as u64;
+        let written = table_start + (common.len() * EXACT_ROW + buckets.len() * BUCKET_ROW + FOOTER) as u64;
         check_cap(written, max_bytes)?;
         out.write_all(&blob_start.to_le_bytes())?;
         out.write_all(&table_start.to_le_bytes())?;
@@ -241,17 +241,83 @@ pub(crate) fn save(
         std::fs::rename(&tmp, path)?;
         Ok(size)
     })();
+    let _ = std::fs::remove_file(&upper_tmp);
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
     }
     result
 }
 
-/// The blob being written: lists go in one after the other.
+/// What one half of the merge wrote: its lists' spans (from the half's
+/// start), by gram and by bucket, and its length in bytes.
+struct Half {
+    common: Vec<Common>,
+    buckets: Vec<(usize, Span)>,
+    len: u64,
+}
+
+/// Writes the lists `postings` yields to `out`: a list of its own for a
+/// gram in [`threshold`] pieces or more, else into its bucket's union.
+/// At most `max_bytes`.
+fn write_half(postings: &mut Merge, out: &mut impl Write, ids: u32, max_bytes: u64) -> io::Result<Half> {
+    let mut blob = Blob {
+        out,
+        written: 0,
+        max_bytes,
+    };
+    let (threshold, bits) = (threshold(ids), bucket_bits(ids));
+    let mut common: Vec<Common> = Vec::new();
+    let mut buckets = Vec::new();
+    // The bucket being gathered, and its members' ids.
+    let mut bucket: Option<usize> = None;
+    let mut members: Vec<u32> = Vec::new();
+    let mut list = Vec::new();
+    let mut ids_of = Vec::new();
+    let mut last = None::<Gram>;
+    loop {
+        let next = postings.next_into(&mut ids_of)?;
+        if let Some(key) = next {
+            if last.is_some_and(|l| l >= key) {
+                return Err(io::Error::other("gram keys out of order"));
+            }
+            last = Some(key);
+            if ids_of.len() >= threshold {
+                list.clear();
+                lists::encode(&ids_of, ids, &mut list);
+                common.push(Common {
+                    key,
+                    count: u32::try_from(ids_of.len()).unwrap_or(u32::MAX),
+                    span: blob.put(&list)?,
+                });
+                continue;
+            }
+        }
+        let b = next.map(|key| (key >> (32 - bits)) as usize);
+        if bucket.is_some() && bucket != b {
+            if let Some(at) = bucket {
+                members.sort_unstable();
+                members.dedup();
+                list.clear();
+                lists::encode(&members, ids, &mut list);
+                buckets.push((at, blob.put(&list)?));
+            }
+            members.clear();
+        }
+        let Some(b) = b else { break };
+        bucket = Some(b);
+        members.extend_from_slice(&ids_of);
+    }
+    Ok(Half {
+        common,
+        buckets,
+        len: blob.written,
+    })
+}
+
+/// Lists being written one after the other.
 struct Blob<'a, W: Write> {
     out: &'a mut W,
-    /// Where the blob starts in the file, and the file's size so far.
-    start: u64,
+    /// Bytes written so far, and the most allowed.
     written: u64,
     max_bytes: u64,
 }
@@ -262,7 +328,7 @@ impl<W: Write> Blob<'_, W> {
         let len = u32::try_from(list.len()).map_err(|_| io::Error::other("posting over 4 GiB"))?;
         self.out.write_all(list)?;
         let span = Span {
-            offset: self.written - self.start,
+            offset: self.written,
             len,
         };
         self.written += u64::from(len);
@@ -434,17 +500,20 @@ pub(crate) fn load(path: &Path, root: &Path) -> io::Result<Option<(Vec<Entry>, D
     )))
 }
 
-/// In-memory postings (an index that is not stored), gram by gram.
+/// In-memory postings (an index that is not stored), gram by gram, of
+/// both halves of the merge.
 ///
 /// # Errors
 /// A run that does not decode.
-pub(crate) fn to_memory(postings: &mut Merge) -> io::Result<HashMap<Gram, RoaringBitmap>> {
+pub(crate) fn to_memory(halves: (&mut Merge, &mut Merge)) -> io::Result<HashMap<Gram, RoaringBitmap>> {
     let mut out = HashMap::new();
     let mut ids = Vec::new();
-    while let Some(k) = postings.next_into(&mut ids)? {
-        let bitmap = RoaringBitmap::from_sorted_iter(ids.iter().copied())
-            .map_err(|_| io::Error::other("posting ids out of order"))?;
-        out.insert(k, bitmap);
+    for postings in [halves.0, halves.1] {
+        while let Some(k) = postings.next_into(&mut ids)? {
+            let bitmap = RoaringBitmap::from_sorted_iter(ids.iter().copied())
+                .map_err(|_| io::Error::other("posting ids out of order"))?;
+            out.insert(k, bitmap);
+        }
     }
     Ok(out)
 }

@@ -72,6 +72,7 @@
 //! Memory maps (`memmap2`) were not needed: positioned reads of the few
 //! posting lists a query touches are as fast and need no `unsafe`.
 
+
 mod grams;
 mod lists;
 mod pairs;
@@ -374,7 +375,8 @@ type BuildParts = (Vec<runs::Run>, Vec<(usize, Kind, Vec<(u64, u64)>)>);
 #[derive(Debug, Clone)]
 pub(crate) struct Candidate {
     pub(crate) path: PathBuf,
-    /// The pieces that can hold a match, ascending; empty: the whole file.
+    /// The pieces that can hold a match, ascending (consecutive ones
+    /// joined into one); empty: the whole file.
     pub(crate) parts: Vec<Part>,
     /// The size and modification time (seconds, nanoseconds) the pieces
     /// were read at: they apply only while the file still has them.
@@ -419,6 +421,9 @@ impl Base {
 struct Ready {
     /// Every file ever listed, ascending by [`Entry::first`]; retired ones' ids are in `dead`.
     entries: Vec<Entry>,
+    /// One past each entry's last id (`first + slots`), ascending: what a
+    /// search for the entry of an id reads (compact, so it stays in cache).
+    ends: Vec<u32>,
     /// Live files by path: their place in `entries`.
     live: BTreeMap<PathBuf, u32>,
     /// Posting ids of retired files.
@@ -1015,7 +1020,7 @@ impl ContentIndex {
         let mut ids = found | &ready.always;
         ids -= &ready.dead;
         ids -= &ready.binary;
-        Some(ready.candidates(&ids, dir))
+        Some(ready.candidates(&ids, dir, dir == self.inner.ws.root()))
     }
 
     /// The files under `dir` with their modification times, after draining
@@ -1095,6 +1100,7 @@ impl Ready {
         let mut always = RoaringBitmap::new();
         let mut binary = RoaringBitmap::new();
         let mut next_id = 0;
+        let ends = entries.iter().map(|e| e.ids().end).collect();
         for e in &entries {
             match e.kind {
                 Kind::Always => {
@@ -1109,6 +1115,7 @@ impl Ready {
         }
         Self {
             entries,
+            ends,
             live: BTreeMap::new(),
             dead: RoaringBitmap::new(),
             always,
@@ -1189,30 +1196,32 @@ impl Ready {
     /// The files of the posting ids `ids` (live ones, not binary) under
     /// `dir`, each with the pieces to search: none (the whole file) when it
     /// is always searched, has one piece, or every piece is named.
-    fn candidates(&self, ids: &RoaringBitmap, dir: &Path) -> Vec<Candidate> {
+    fn candidates(&self, ids: &RoaringBitmap, dir: &Path, whole_tree: bool) -> Vec<Candidate> {
         let mut out: Vec<Candidate> = Vec::new();
-        // (place in `entries`, pieces named) of the file being gathered.
-        let mut current: Option<(usize, Vec<u32>)> = None;
-        let flush = |current: Option<(usize, Vec<u32>)>, out: &mut Vec<Candidate>| {
-            let Some((ix, named)) = current else { return };
+        // The file being gathered (its place in `entries`, and whether it
+        // is under `dir`) and the pieces of it named.
+        let mut current: Option<(usize, bool)> = None;
+        let mut named: Vec<u32> = Vec::new();
+        let flush = |current: Option<(usize, bool)>, named: &[u32], out: &mut Vec<Candidate>| {
+            let Some((ix, true)) = current else { return };
             let e = &self.entries[ix];
             let whole = e.kind != Kind::Text
                 || e.pieces.is_empty()
                 || named.len() > e.pieces.len()
                 || named.last().is_some_and(|&k| k as usize > e.pieces.len());
-            let parts = if whole {
-                Vec::new()
-            } else {
-                named
-                    .iter()
-                    .map(|&k| {
-                        let k = k as usize;
-                        let (start, line) = if k == 0 { (0, 1) } else { e.pieces[k - 1] };
-                        let end = e.pieces.get(k).map_or(e.size, |&(s, _)| s);
-                        Part { start, end, line }
-                    })
-                    .collect()
-            };
+            let mut parts: Vec<Part> = Vec::new();
+            if !whole {
+                for &k in named {
+                    let k = k as usize;
+                    let (start, line) = if k == 0 { (0, 1) } else { e.pieces[k - 1] };
+                    let end = e.pieces.get(k).map_or(e.size, |&(s, _)| s);
+                    // Consecutive pieces are searched as one.
+                    match parts.last_mut() {
+                        Some(last) if last.end == start => last.end = end,
+                        _ => parts.push(Part { start, end, line }),
+                    }
+                }
+            }
             out.push(Candidate {
                 path: e.path.clone(),
                 parts,
@@ -1220,33 +1229,28 @@ impl Ready {
                 mtime: e.mtime,
             });
         };
+        // Ids ascend, and so do the files' ranges: each search for a file
+        // starts past the last one, in the compact `ends`.
+        let mut from = 0usize;
         for id in ids {
-            let at = match &current {
-                Some((ix, _)) if self.entries[*ix].ids().contains(&id) => *ix,
-                _ => {
-                    let Some(ix) = self
-                        .entries
-                        .partition_point(|e| e.first <= id)
-                        .checked_sub(1)
-                    else {
-                        continue;
-                    };
-                    if !self.entries[ix].ids().contains(&id) {
-                        continue;
-                    }
-                    flush(current.take(), &mut out);
-                    if !self.entries[ix].path.starts_with(dir) {
-                        continue;
-                    }
-                    current = Some((ix, Vec::new()));
-                    ix
+            if let Some((ix, _)) = current {
+                let e = &self.entries[ix];
+                if e.ids().contains(&id) {
+                    named.push(id - e.first);
+                    continue;
                 }
-            };
-            if let Some((_, named)) = &mut current {
-                named.push(id - self.entries[at].first);
             }
+            let ix = from + self.ends[from..].partition_point(|&end| end <= id);
+            from = ix;
+            let Some(e) = self.entries.get(ix).filter(|e| e.ids().contains(&id)) else {
+                continue;
+            };
+            flush(current.take(), &named, &mut out);
+            named.clear();
+            named.push(id - e.first);
+            current = Some((ix, whole_tree || e.path.starts_with(dir)));
         }
-        flush(current, &mut out);
+        flush(current, &named, &mut out);
         out
     }
 
@@ -1296,6 +1300,7 @@ impl Ready {
             Kind::Text => 0,
         };
         self.live.insert(entry.path.clone(), ix);
+        self.ends.push(entry.ids().end);
         self.entries.push(entry);
         self.changed_files += 1;
     }

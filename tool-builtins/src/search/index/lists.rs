@@ -122,11 +122,14 @@ fn rice_params(ids: &[u32]) -> (u32, usize) {
     (k, usize::try_from(bits).unwrap_or(usize::MAX))
 }
 
-/// The ids of an encoded list.
+/// The ids of an encoded list whose ids are all below `limit` (the
+/// index's count of ids: a complement past it is refused, so a corrupt
+/// file cannot make a huge bitmap).
 ///
 /// # Errors
-/// A corrupt list (unknown encoding, truncated, ids past 2^32 or out of order).
-pub(crate) fn decode(buf: &[u8]) -> io::Result<RoaringBitmap> {
+/// A corrupt list (unknown encoding, truncated, ids past 2^32 or out of
+/// order, a complement past `limit`).
+pub(crate) fn decode(buf: &[u8], limit: u32) -> io::Result<RoaringBitmap> {
     let Some((&tag, mut rest)) = buf.split_first() else {
         return Ok(RoaringBitmap::new());
     };
@@ -137,6 +140,9 @@ pub(crate) fn decode(buf: &[u8]) -> io::Result<RoaringBitmap> {
         }
         COMPLEMENT => {
             let universe = universe(&mut rest)?;
+            if universe > limit {
+                return Err(corrupt("complement past the index's ids"));
+            }
             let mut all = RoaringBitmap::new();
             all.insert_range(0..universe);
             read_rice(rest, |id| {
@@ -424,7 +430,7 @@ mod tests {
     fn round_trip(ids: &[u32], universe: u32) -> Vec<u8> {
         let mut buf = Vec::new();
         encode(ids, universe, &mut buf);
-        let bitmap = decode(&buf).unwrap();
+        let bitmap = decode(&buf, universe.max(ids.last().map_or(0, |&l| l + 1))).unwrap();
         assert_eq!(bitmap.iter().collect::<Vec<_>>(), ids);
         let mut got = vec![7];
         decode_into(&buf, 10, &mut got).unwrap();
@@ -490,12 +496,15 @@ mod tests {
         let mut buf = Vec::new();
         encode(&(0..300).map(|i| i * 31).collect::<Vec<_>>(), 10_000, &mut buf);
         for cut in 1..buf.len() {
-            let _ = decode(&buf[..cut]);
+            let _ = decode(&buf[..cut], 10_000);
             let _ = decode_into(&buf[..cut], u32::MAX - 5, &mut Vec::new());
         }
-        assert!(decode(&[9, 1, 2]).is_err());
-        assert!(decode(&[RICE, 0xff, 0xff, 0xff, 0xff, 0xff, 0x0f, 0, 0]).is_err());
-        assert!(decode(&[BITMAP, 0xff, 0xff, 0xff, 0xff, 0x0f, 1, 1]).is_err());
+        assert!(decode(&[9, 1, 2], 100).is_err());
+        assert!(decode(&[RICE, 0xff, 0xff, 0xff, 0xff, 0xff, 0x0f, 0, 0], 100).is_err());
+        assert!(decode(&[BITMAP, 0xff, 0xff, 0xff, 0xff, 0x0f, 1, 1], 100).is_err());
+        // A complement of 2^32 - 1 ids in an index of 100: refused, not built.
+        assert!(decode(&[COMPLEMENT, 0xff, 0xff, 0xff, 0xff, 0x0f, 0], 100).is_err());
+        assert!(decode(&[COMPLEMENT, 100, 0], 100).is_ok());
         assert!(decode_into(&[COMPLEMENT, 5, 1, 9, 0], 0, &mut Vec::new()).is_err());
     }
 }

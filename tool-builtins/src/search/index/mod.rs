@@ -72,7 +72,6 @@
 //! Memory maps (`memmap2`) were not needed: positioned reads of the few
 //! posting lists a query touches are as fast and need no `unsafe`.
 
-
 mod grams;
 mod lists;
 mod pairs;

@@ -89,6 +89,8 @@ pub(crate) struct DiskPostings {
     buckets_start: u64,
     blob_start: u64,
     blob_len: u64,
+    /// The posting ids the index gave out: every list's ids are below.
+    ids: u32,
 }
 
 /// Where a list is in the blob: offset and length in bytes.
@@ -124,7 +126,7 @@ impl DiskPostings {
         let mut buf = vec![0u8; span.len as usize];
         self.file
             .read_exact_at(&mut buf, self.blob_start + span.offset)?;
-        lists::decode(&buf)
+        lists::decode(&buf, self.ids)
     }
 
     /// How many pieces hold `gram` when it has its own list; 0 for a gram
@@ -496,6 +498,7 @@ pub(crate) fn load(path: &Path, root: &Path) -> io::Result<Option<(Vec<Entry>, D
             buckets_start,
             blob_start,
             blob_len,
+            ids,
         },
     )))
 }
@@ -574,4 +577,97 @@ pub(crate) fn location(state: &Path, root: &Path) -> PathBuf {
         .join("index")
         .join(format!("{h:016x}"))
         .join("grams.idx")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::runs::{RunBuilder, halves};
+    use super::*;
+
+    /// A stored index of `files` files of 10 pieces each, where gram `g`
+    /// (for g in 1..=300) is in the pieces `p` with `p % g == 0`: grams
+    /// from every piece down to one or two, so both common grams and
+    /// buckets are written. Returns the file, the root and the truth.
+    fn stored(dir: &Path, files: u32) -> (PathBuf, PathBuf, Vec<(Gram, Vec<u32>)>) {
+        let root = dir.join("root");
+        let entries: Vec<Entry> = (0..files)
+            .map(|f| Entry {
+                path: root.join(format!("f{f}.rs")),
+                size: 100_000,
+                mtime: (1_700_000_000, 5),
+                kind: Kind::Text,
+                first: f * 10,
+                slots: 10,
+                pieces: (1..10).map(|p| (p * 4096, p * 100 + 1)).collect(),
+            })
+            .collect();
+        let ids = files * 10;
+        let keys = |g: u32| g.wrapping_mul(0x9e37_79b9);
+        let mut truth: Vec<(Gram, Vec<u32>)> = (1..=300u32)
+            .map(|g| (keys(g), (0..ids).filter(|p| p % g == 0).collect()))
+            .collect();
+        truth.sort_unstable();
+        let mut runs = Vec::new();
+        let mut builder = RunBuilder::default();
+        for id in 0..ids {
+            let held: Vec<Gram> = (1..=300u32).filter(|g| id % g == 0).map(keys).collect();
+            builder.add(id, &held);
+            if id % 37 == 36 {
+                runs.extend(builder.take((id as usize, 0)));
+            }
+        }
+        runs.extend(builder.take((usize::MAX, 0)));
+        let (lower, upper) = halves(runs);
+        let (mut lower, mut upper) = (Merge::new(lower), Merge::new(upper));
+        let path = dir.join("grams.idx");
+        save(&path, &root, &entries, (&mut lower, &mut upper), ids, 1 << 30, true).unwrap();
+        (path, root, truth)
+    }
+
+    #[test]
+    fn a_stored_index_answers_every_gram_with_at_least_its_pieces() {
+        let dir = tempfile::tempdir().unwrap();
+        let (path, root, truth) = stored(dir.path(), 60);
+        let (entries, disk) = load(&path, &root).unwrap().unwrap();
+        assert_eq!(entries.len(), 60);
+        assert_eq!(entries[7].pieces[2], (3 * 4096, 301));
+        assert_eq!(entries[7].mtime, (1_700_000_000, 5));
+        let threshold = threshold(600);
+        let (mut common, mut folded) = (0, 0);
+        for (key, ids) in &truth {
+            let got: Vec<u32> = disk.get(*key).unwrap().iter().collect();
+            if ids.len() >= threshold {
+                // Its own list: exact, and its weight is its count.
+                assert_eq!(&got, ids);
+                assert_eq!(disk.weight(*key), ids.len() as u64);
+                common += 1;
+            } else {
+                // A bucket: a superset.
+                assert!(ids.iter().all(|id| got.contains(id)), "{key}");
+                assert_eq!(disk.weight(*key), 0);
+                folded += 1;
+            }
+        }
+        assert!(common > 50 && folded > 50, "{common} {folded}");
+        // Another root's file is not this index.
+        assert!(load(&path, &dir.path().join("other")).unwrap().is_none());
+    }
+
+    #[test]
+    fn a_cut_or_changed_index_file_is_an_error_not_a_panic() {
+        let dir = tempfile::tempdir().unwrap();
+        let (path, root, _) = stored(dir.path(), 20);
+        let bytes = std::fs::read(&path).unwrap();
+        let broken = dir.path().join("broken.idx");
+        for cut in (0..bytes.len()).step_by(97) {
+            std::fs::write(&broken, &bytes[..cut]).unwrap();
+            assert!(load(&broken, &root).is_err(), "cut at {cut}");
+        }
+        // The footer's count of ids no longer covers the files.
+        let mut changed = bytes.clone();
+        let at = changed.len() - 4;
+        changed[at..].copy_from_slice(&5u32.to_le_bytes());
+        std::fs::write(&broken, &changed).unwrap();
+        assert!(load(&broken, &root).is_err());
+    }
 }

@@ -152,7 +152,8 @@ const CLASSES: [u8; 97 * 97] = {
 /// high bits, and a fixed hash of the pair below, which orders pairs of
 /// one class.
 fn weight(a: u8, b: u8) -> u16 {
-    let class = CLASSES[usize::from(SLOTS[usize::from(a)]) * 97 + usize::from(SLOTS[usize::from(b)])];
+    let class =
+        CLASSES[usize::from(SLOTS[usize::from(a)]) * 97 + usize::from(SLOTS[usize::from(b)])];
     let mix = (u32::from(a) << 8 | u32::from(b)).wrapping_mul(0x9e37_79b1) >> 20;
     #[allow(clippy::cast_possible_truncation, reason = "class < 16, mix < 4096")]
     let w = (u32::from(class) << 12 | mix) as u16;
@@ -172,7 +173,7 @@ fn weight_table() -> &'static [u16] {
     })
 }
 
-/// A bijection of 32-bit values (MurmurHash3's finaliser): spreads packed
+/// A bijection of 32-bit values (the `MurmurHash3` finaliser): spreads packed
 /// grams over the key space, so that the top bits pick a bucket evenly.
 #[inline]
 fn mix(mut h: u32) -> u32 {
@@ -185,7 +186,7 @@ fn mix(mut h: u32) -> u32 {
 
 /// The key of a gram of 3 to [`MAX_GRAM`] folded bytes (longer input is
 /// cut): the bytes packed big-endian; up to 4 of them [`mix`]ed (distinct
-/// keys), more hashed to 32 bits (SplitMix64's finaliser, high half).
+/// keys), more hashed to 32 bits (the `SplitMix64` finaliser, high half).
 /// Stable across builds and platforms.
 #[inline]
 pub(crate) fn key(gram: &[u8]) -> Gram {
@@ -220,7 +221,11 @@ fn packed_key(mut v: u64, len: usize) -> Gram {
 /// the first pair inside that outweighs pair `i`, so the scan from each
 /// byte stops there.
 #[inline]
-pub(crate) fn sparse_grams(text: &[u8], weights: &mut Vec<u16>, mut emit: impl FnMut(usize, usize)) {
+pub(crate) fn sparse_grams(
+    text: &[u8],
+    weights: &mut Vec<u16>,
+    mut emit: impl FnMut(usize, usize),
+) {
     let n = text.len();
     if n < 3 {
         return;
@@ -428,9 +433,8 @@ pub(crate) fn covering(literal: &[u8]) -> Vec<Gram> {
         spans.insert((s, e));
     });
     let inside_another = |&(s, e): &(usize, usize)| {
-        (s.saturating_sub(MAX_GRAM - 3)..=s).any(|s2| {
-            (e..=s2 + MAX_GRAM).any(|e2| (s2, e2) != (s, e) && spans.contains(&(s2, e2)))
-        })
+        (s.saturating_sub(MAX_GRAM - 3)..=s)
+            .any(|s2| (e..=s2 + MAX_GRAM).any(|e2| (s2, e2) != (s, e) && spans.contains(&(s2, e2))))
     };
     let mut out: Vec<Gram> = spans
         .iter()
@@ -722,10 +726,7 @@ mod tests {
             let cover = covering(&folded);
             assert_eq!(cover.is_empty(), literal.len() < 3, "round {round}");
             for k in cover {
-                assert!(
-                    held.contains(&k),
-                    "round {round}: {literal:?} in {line:?}"
-                );
+                assert!(held.contains(&k), "round {round}: {literal:?} in {line:?}");
             }
         }
     }
@@ -803,7 +804,14 @@ mod tests {
             keys.sort_unstable();
             keys.dedup();
             assert_eq!(keys.len(), set.len());
-            for t in [&b"abc"[..], b"bca", b"c\ta", b"caf", b"af\xc3", b"\xc3\xa9 "] {
+            for t in [
+                &b"abc"[..],
+                b"bca",
+                b"c\ta",
+                b"caf",
+                b"af\xc3",
+                b"\xc3\xa9 ",
+            ] {
                 assert!(set.keys().contains(&key(t)), "{t:?}");
             }
             assert!(!set.keys().contains(&key(b"xyz")));

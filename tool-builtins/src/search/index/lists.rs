@@ -33,7 +33,8 @@ pub(crate) fn encode(ids: &[u32], universe: u32, out: &mut Vec<u8>) {
         return;
     };
     let (k, bits) = rice_params(ids);
-    let rice = 1 + varint_len(ids.len() as u64) + varint_len(u64::from(first)) + 1 + bits.div_ceil(8);
+    let rice =
+        1 + varint_len(ids.len() as u64) + varint_len(u64::from(first)) + 1 + bits.div_ceil(8);
     let (lo, hi) = (first / 8, last / 8);
     let bitmap_len = (hi - lo + 1) as usize;
     let bitmap = 1 + varint_len(u64::from(lo)) + varint_len(bitmap_len as u64) + bitmap_len;
@@ -175,7 +176,10 @@ pub(crate) fn decode_into(buf: &[u8], base: u32, ids: &mut Vec<u32>) -> io::Resu
         return Ok(());
     };
     let mut push = |id: u32| -> io::Result<()> {
-        ids.push(base.checked_add(id).ok_or_else(|| corrupt("id past 2^32"))?);
+        ids.push(
+            base.checked_add(id)
+                .ok_or_else(|| corrupt("id past 2^32"))?,
+        );
         Ok(())
     };
     match tag {
@@ -282,7 +286,11 @@ struct BitWriter<'a> {
 
 impl<'a> BitWriter<'a> {
     fn new(out: &'a mut Vec<u8>) -> Self {
-        Self { out, acc: 0, len: 0 }
+        Self {
+            out,
+            acc: 0,
+            len: 0,
+        }
     }
 
     /// The low `width` (at most 32) bits of `v`.
@@ -434,7 +442,9 @@ mod tests {
         assert_eq!(bitmap.iter().collect::<Vec<_>>(), ids);
         let mut got = vec![7];
         decode_into(&buf, 10, &mut got).unwrap();
-        let want: Vec<u32> = std::iter::once(7).chain(ids.iter().map(|i| i + 10)).collect();
+        let want: Vec<u32> = std::iter::once(7)
+            .chain(ids.iter().map(|i| i + 10))
+            .collect();
         assert_eq!(got, want);
         buf
     }
@@ -459,7 +469,10 @@ mod tests {
         assert_eq!(buf[0], COMPLEMENT);
         assert!(buf.len() < 100, "{}", buf.len());
         // All of them, one id, ids at the ends of the range.
-        assert_eq!(round_trip(&(0..5000).collect::<Vec<_>>(), 5000)[0], COMPLEMENT);
+        assert_eq!(
+            round_trip(&(0..5000).collect::<Vec<_>>(), 5000)[0],
+            COMPLEMENT
+        );
         round_trip(&[0], 1);
         round_trip(&[u32::MAX - 20], u32::MAX);
         round_trip(&[0, u32::MAX - 20], u32::MAX);
@@ -487,14 +500,22 @@ mod tests {
             }
             let buf = round_trip(&ids, universe);
             // Never much more than a bitmap of the whole range.
-            assert!(buf.len() <= universe as usize / 8 + 12, "round {round}: {}", buf.len());
+            assert!(
+                buf.len() <= universe as usize / 8 + 12,
+                "round {round}: {}",
+                buf.len()
+            );
         }
     }
 
     #[test]
     fn corrupt_lists_are_errors_not_panics() {
         let mut buf = Vec::new();
-        encode(&(0..300).map(|i| i * 31).collect::<Vec<_>>(), 10_000, &mut buf);
+        encode(
+            &(0..300).map(|i| i * 31).collect::<Vec<_>>(),
+            10_000,
+            &mut buf,
+        );
         for cut in 1..buf.len() {
             let _ = decode(&buf[..cut], 10_000);
             let _ = decode_into(&buf[..cut], u32::MAX - 5, &mut Vec::new());

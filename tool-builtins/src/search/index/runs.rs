@@ -169,7 +169,9 @@ impl Cursor {
         let before = rest.len();
         let len = usize::try_from(lists::get_varint(&mut rest)?)
             .map_err(|_| lists::corrupt("run list too long"))?;
-        let list = rest.get(..len).ok_or_else(|| lists::corrupt("truncated run"))?;
+        let list = rest
+            .get(..len)
+            .ok_or_else(|| lists::corrupt("truncated run"))?;
         lists::decode_into(list, self.run.base, ids)?;
         self.at += 4 + (before - rest.len()) + len;
         Ok(())
@@ -270,7 +272,10 @@ mod tests {
             }
             got
         };
-        assert_eq!(collect(lower), vec![(5, vec![1, 2]), ((1 << 31) - 1, vec![1])]);
+        assert_eq!(
+            collect(lower),
+            vec![(5, vec![1, 2]), ((1 << 31) - 1, vec![1])]
+        );
         assert_eq!(
             collect(upper),
             vec![(1 << 31, vec![1, 2]), (u32::MAX, vec![1])]
@@ -293,7 +298,10 @@ mod tests {
         sort_pairs(&mut v, &mut Vec::new());
         assert_eq!(v, want);
         // Keys spanning every byte of the high half.
-        let mut v: Vec<u64> = (0..5000u64).rev().map(|i| (i * 0x0101_0101 % (1 << 32)) << 32 | i).collect();
+        let mut v: Vec<u64> = (0..5000u64)
+            .rev()
+            .map(|i| (i * 0x0101_0101 % (1 << 32)) << 32 | i)
+            .collect();
         let mut want = v.clone();
         want.sort_unstable();
         sort_pairs(&mut v, &mut Vec::new());

@@ -230,7 +230,8 @@ pub(crate) fn save(
             out.write_all(&span.offset.to_le_bytes())?;
             out.write_all(&span.len.to_le_bytes())?;
         }
-        let written = table_start + (common.len() * EXACT_ROW + buckets.len() * BUCKET_ROW + FOOTER) as u64;
+        let written =
+            table_start + (common.len() * EXACT_ROW + buckets.len() * BUCKET_ROW + FOOTER) as u64;
         check_cap(written, max_bytes)?;
         out.write_all(&blob_start.to_le_bytes())?;
         out.write_all(&table_start.to_le_bytes())?;
@@ -261,7 +262,12 @@ struct Half {
 /// Writes the lists `postings` yields to `out`: a list of its own for a
 /// gram in [`threshold`] pieces or more, else into its bucket's union.
 /// At most `max_bytes`.
-fn write_half(postings: &mut Merge, out: &mut impl Write, ids: u32, max_bytes: u64) -> io::Result<Half> {
+fn write_half(
+    postings: &mut Merge,
+    out: &mut impl Write,
+    ids: u32,
+    max_bytes: u64,
+) -> io::Result<Half> {
     let mut blob = Blob {
         out,
         written: 0,
@@ -475,7 +481,8 @@ pub(crate) fn load(path: &Path, root: &Path) -> io::Result<Option<(Vec<Entry>, D
     }
     let blob_len = table_start - blob_start;
     let buckets_start = buckets_start.unwrap_or(footer_at);
-    let mut table = vec![0u8; usize::try_from(count).map_err(|_| corrupt("table too large"))? * EXACT_ROW];
+    let mut table =
+        vec![0u8; usize::try_from(count).map_err(|_| corrupt("table too large"))? * EXACT_ROW];
     file.read_exact_at(&mut table, table_start)?;
     let mut common: Vec<Common> = Vec::with_capacity(table.len() / EXACT_ROW);
     for row in table.chunks_exact(EXACT_ROW) {
@@ -508,7 +515,9 @@ pub(crate) fn load(path: &Path, root: &Path) -> io::Result<Option<(Vec<Entry>, D
 ///
 /// # Errors
 /// A run that does not decode.
-pub(crate) fn to_memory(halves: (&mut Merge, &mut Merge)) -> io::Result<HashMap<Gram, RoaringBitmap>> {
+pub(crate) fn to_memory(
+    halves: (&mut Merge, &mut Merge),
+) -> io::Result<HashMap<Gram, RoaringBitmap>> {
     let mut out = HashMap::new();
     let mut ids = Vec::new();
     for postings in [halves.0, halves.1] {
@@ -620,7 +629,16 @@ mod tests {
         let (lower, upper) = halves(runs);
         let (mut lower, mut upper) = (Merge::new(lower), Merge::new(upper));
         let path = dir.join("grams.idx");
-        save(&path, &root, &entries, (&mut lower, &mut upper), ids, 1 << 30, true).unwrap();
+        save(
+            &path,
+            &root,
+            &entries,
+            (&mut lower, &mut upper),
+            ids,
+            1 << 30,
+            true,
+        )
+        .unwrap();
         (path, root, truth)
     }
 

@@ -7,15 +7,16 @@
 //! A long-running host (`tool serve`, an agent loop) builds a
 //! [`ContentIndex`] and puts it in the context
 //! (`ctx.with_state(index.clone())`). `grep_content` then turns its pattern
-//! into a query of required grams (sparse n-grams, see `grams`); the index answers with
-//! the files that hold them, and those files go through the same grep
-//! engine as a scan ([`crate::search::grep`]): same order, line numbers,
-//! notes and caps. Postings name *pieces* of files rather than files (a
-//! piece ends at the first line end past [`IndexConfig::piece_bytes`],
-//! 32 KiB): of a large file only the pieces holding every gram a match
-//! needs are searched, numbered from each piece's first line, which the
-//! index records with the piece; when the file's size or modification time
-//! is no longer the one recorded, all of it is searched. A pattern that prunes nothing (`.`, `\w+`, one or two
+//! into a query of required grams (sparse n-grams of 3 to 6 bytes, see
+//! `grams`); the index answers with the files that hold them, and those
+//! files go through the same grep engine as a scan
+//! ([`crate::search::grep`]): same order, line numbers, notes and caps.
+//! Postings name *pieces* of files rather than files (a piece ends at the
+//! first line end past [`IndexConfig::piece_bytes`], 4 KiB): of a large
+//! file only the pieces holding every gram a match needs are searched,
+//! numbered from each piece's first line, which the index records with the
+//! piece; when the file's size or modification time is no longer the one
+//! recorded, all of it is searched. A pattern that prunes nothing (`.`, `\w+`, one or two
 //! characters) scans, as does every search the index cannot answer exactly
 //! (while it builds, below its size threshold, a search folder that the
 //! ignore files hide, a line cap under 64 KiB, a watcher that failed).
@@ -25,7 +26,7 @@
 //! # Never stale
 //! The file list is made by the scan's own walker under the scan's rules
 //! (`.gitignore`, hidden files in, `.git` out, symlinks only inside the
-//! workspace). A `notify` watcher is started before that walk; every change
+//! workspace). An inotify watcher is started before that walk; every change
 //! it reports, and every path the host names through
 //! [`ContentIndex::note_changed`], is applied before the next search
 //! ([`ContentIndex::drain`], which first waits for the watcher's queue to
@@ -48,26 +49,34 @@
 //!
 //! # Bounds
 //! No index below [`IndexConfig::min_bytes`] of files (default 16 MiB: a
-//! scan of that is a few milliseconds). On disk the index takes roughly
-//! 15–30 % of the text it covers and is refused past
-//! [`IndexConfig::max_disk_bytes`] (default 1 GiB); in memory a serving
-//! process holds the file table and one key and offset per 256 grams of
-//! the gram table, and reads table blocks and posting lists with
-//! positioned reads. A build sorts (gram, file) pairs in runs of 2 Mi per
-//! thread and merges them straight into the file, so it needs about the
-//! index's size in memory, not a map entry per distinct gram. Changes
+//! scan of that is a few milliseconds). On disk the index takes about 27 %
+//! of the text it covers (26–27 % of the shared generator's corpus at
+//! 256 MB and 1 GB, 28 % of vendored crate sources; `docs/benchmarks.md`)
+//! and is refused past [`IndexConfig::max_disk_bytes`] (default 1 GiB); in
+//! memory a serving process holds the file table and the grams that have
+//! lists of their own (those in at least one piece in 128), and reads a
+//! bucket row and the lists a query needs with positioned reads. A build
+//! thread reads 4 MiB of files at a time and sorts their (gram, piece)
+//! pairs into compact runs of at most 4 Mi pairs (64 MiB of memory while
+//! sorting); the runs, about the index's size, are merged straight into the
+//! file in two halves of the key space at once, so a build needs no map
+//! entry per distinct gram. Changes
 //! since the build are held in memory up to [`IndexConfig::max_delta_bytes`]
 //! (default 64 MiB); past that the index is rebuilt in the background and
 //! searches scan meanwhile.
 //!
 //! # Crates
-//! - `roaring` (posting lists): compressed bitmaps whose containers adapt
-//!   to dense and sparse lists, with fast intersection and a portable
-//!   on-disk format; the standard choice (Lucene, Pilosa, Zoekt's peers).
+//! - `roaring` (sets of pieces in memory): compressed bitmaps whose
+//!   containers adapt to dense and sparse sets, with fast intersection; a
+//!   query's lists are decoded into them. On disk each list takes the
+//!   smallest of Rice-coded gaps, a bitmap or a complement (`lists`):
+//!   roaring's own format took 2 bytes a posting for the mid-frequency
+//!   grams that make most of the index, Rice codes 1 or less.
 //! - `regex-syntax` (query planning): the HIR of the very parser `grep-regex`
 //!   uses, so the query is derived from what the engine will match.
-//! - `notify` (watching): the maintained cross-platform watcher (inotify on
-//!   Linux), which also reports queue overflow and watch-limit errors.
+//! - `inotify` (watching): the maintained binding `notify` itself uses on
+//!   Linux, asked for changes only (`watch` says why not `notify`); it
+//!   reports queue overflow and watch-limit errors.
 //!
 //! Memory maps (`memmap2`) were not needed: positioned reads of the few
 //! posting lists a query touches are as fast and need no `unsafe`.

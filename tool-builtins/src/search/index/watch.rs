@@ -345,3 +345,80 @@ pub(crate) fn make_private_dir(dir: &Path) -> std::io::Result<()> {
         .mode(0o700)
         .create(dir)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The watch masks of every inotify instance of this process, from
+    /// `/proc/self/fdinfo` (one `inotify wd:… mask:HEX …` line a watch).
+    fn watch_masks() -> Vec<u32> {
+        let mut masks = Vec::new();
+        for entry in std::fs::read_dir("/proc/self/fdinfo").unwrap().flatten() {
+            let Ok(info) = std::fs::read_to_string(entry.path()) else {
+                continue;
+            };
+            for line in info.lines().filter(|l| l.starts_with("inotify wd:")) {
+                let mask = line
+                    .split_whitespace()
+                    .find_map(|f| f.strip_prefix("mask:"))
+                    .and_then(|m| u32::from_str_radix(m, 16).ok())
+                    .unwrap();
+                masks.push(mask);
+            }
+        }
+        masks
+    }
+
+    fn pending_paths(queue: &Queue) -> HashSet<PathBuf> {
+        queue.lock().paths.clone()
+    }
+
+    #[test]
+    fn folders_are_watched_for_changes_only_and_new_folders_are_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        std::fs::create_dir_all(root.join("ws/a/b")).unwrap();
+        let state = tempfile::tempdir().unwrap();
+        let queue = Arc::new(Queue::default());
+        let watcher = Watcher::start(
+            &root.join("ws"),
+            &state.path().join("sentinels"),
+            Arc::clone(&queue),
+        )
+        .unwrap();
+        // The sentinel folder, ws, ws/a, ws/b: none asks for opens (which
+        // every read of a searched file would queue) or reads.
+        let masks = watch_masks();
+        assert!(masks.len() >= 4, "{masks:x?}");
+        let (open, access, close_nowrite) = (0x20, 0x01, 0x10);
+        for mask in &masks {
+            assert_eq!(mask & (open | access | close_nowrite), 0, "{mask:x}");
+            assert_ne!(mask & 0x100, 0, "creations are watched: {mask:x}");
+        }
+        // Reading a file queues nothing; writing one is seen at the next barrier.
+        std::fs::write(root.join("ws/a/b/f.rs"), "x").unwrap();
+        assert!(watcher.barrier());
+        queue.lock().paths.clear();
+        let _ = std::fs::read(root.join("ws/a/b/f.rs")).unwrap();
+        assert!(watcher.barrier());
+        assert!(
+            pending_paths(&queue).is_empty(),
+            "{:?}",
+            pending_paths(&queue)
+        );
+        std::fs::write(root.join("ws/a/g.rs"), "y").unwrap();
+        assert!(watcher.barrier());
+        assert!(pending_paths(&queue).contains(&root.join("ws/a/g.rs")));
+        // A folder made after the start is watched once reported: a file
+        // created in it later is seen too.
+        std::fs::create_dir(root.join("ws/new")).unwrap();
+        assert!(watcher.barrier());
+        assert!(pending_paths(&queue).contains(&root.join("ws/new")));
+        std::fs::write(root.join("ws/new/h.rs"), "z").unwrap();
+        assert!(watcher.barrier());
+        assert!(pending_paths(&queue).contains(&root.join("ws/new/h.rs")));
+        // Dropping the watcher stops its thread.
+        drop(watcher);
+    }
+}

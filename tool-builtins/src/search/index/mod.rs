@@ -1657,7 +1657,12 @@ impl FileReader {
         emit: &mut dyn FnMut(u32, &GramSet),
     ) {
         text.make_ascii_lowercase();
-        for line in text.split(|&b| b == b'\n') {
+        let text: &[u8] = text;
+        let ends = memchr::memchr_iter(b'\n', text).chain(std::iter::once(text.len()));
+        let mut start = 0;
+        for end in ends {
+            let line = &text[start..end];
+            start = end + 1;
             if at.piece_bytes >= at.piece_size && at.piece + 1 < at.slots {
                 emit(at.piece, grams);
                 grams.clear();

@@ -15,6 +15,11 @@
 //! - memory while serving, measured in a second process that reuses the
 //!   stored index and runs the same 20 patterns (peak resident set).
 //!
+//! The serving half alone, for a profiler: `index-<hash> --serve` with
+//! `CORPUS`, `BENCH_STATE` (a state folder: built there on the first run,
+//! reused after), `LOOPS` (runs of each pattern, default 3) and `NO_WATCH`
+//! (set: no watcher, every change trusted to come through the write hook).
+//!
 //! Not run by `cargo test`; `cargo bench --bench index` with `CORPUS` set.
 
 use std::path::{Path, PathBuf};

@@ -15,6 +15,11 @@
 //! - memory while serving, measured in a second process that reuses the
 //!   stored index and runs the same 20 patterns (peak resident set).
 //!
+//! The serving half alone, for a profiler: `index-<hash> --serve` with
+//! `CORPUS`, `BENCH_STATE` (a state folder: built there on the first run,
+//! reused after), `LOOPS` (runs of each pattern, default 3) and `NO_WATCH`
+//! (set: no watcher, every change trusted to come through the write hook).
+//!
 //! Not run by `cargo test`; `cargo bench --bench index` with `CORPUS` set.
 
 use std::path::{Path, PathBuf};
@@ -194,7 +199,11 @@ fn serve(corpus: &Path) {
         .map(PathBuf::from)
         .expect("BENCH_STATE");
     let ws = Workspace::new(corpus).expect("corpus");
-    let index = ContentIndex::new(&ws, IndexConfig::default().with_state_dir(&state));
+    let mut config = IndexConfig::default().with_state_dir(&state);
+    if std::env::var_os("NO_WATCH").is_some() {
+        config = config.with_watch(false).with_trusted_writes(true);
+    }
+    let index = ContentIndex::new(&ws, config);
     let started = Instant::now();
     let status = index.build();
     let load = started.elapsed();
@@ -202,8 +211,13 @@ fn serve(corpus: &Path) {
         .expect("context")
         .with_state(index.clone());
     let mut times = Vec::new();
+    // LOOPS (default 3) runs of each pattern: more for a profiler.
+    let loops = std::env::var("LOOPS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(3);
     for p in SELECTIVE {
-        for _ in 0..3 {
+        for _ in 0..loops {
             times.push(time(|| drop(grep(&ctx, p))));
         }
     }

@@ -7,15 +7,16 @@
 //! A long-running host (`tool serve`, an agent loop) builds a
 //! [`ContentIndex`] and puts it in the context
 //! (`ctx.with_state(index.clone())`). `grep_content` then turns its pattern
-//! into a query of required grams (sparse n-grams, see `grams`); the index answers with
-//! the files that hold them, and those files go through the same grep
-//! engine as a scan ([`crate::search::grep`]): same order, line numbers,
-//! notes and caps. Postings name *pieces* of files rather than files (a
-//! piece ends at the first line end past [`IndexConfig::piece_bytes`],
-//! 32 KiB): of a large file only the pieces holding every gram a match
-//! needs are searched, numbered from each piece's first line, which the
-//! index records with the piece; when the file's size or modification time
-//! is no longer the one recorded, all of it is searched. A pattern that prunes nothing (`.`, `\w+`, one or two
+//! into a query of required grams (sparse n-grams of 3 to 6 bytes, see
+//! `grams`); the index answers with the files that hold them, and those
+//! files go through the same grep engine as a scan
+//! ([`crate::search::grep`]): same order, line numbers, notes and caps.
+//! Postings name *pieces* of files rather than files (a piece ends at the
+//! first line end past [`IndexConfig::piece_bytes`], 4 KiB): of a large
+//! file only the pieces holding every gram a match needs are searched,
+//! numbered from each piece's first line, which the index records with the
+//! piece; when the file's size or modification time is no longer the one
+//! recorded, all of it is searched. A pattern that prunes nothing (`.`, `\w+`, one or two
 //! characters) scans, as does every search the index cannot answer exactly
 //! (while it builds, below its size threshold, a search folder that the
 //! ignore files hide, a line cap under 64 KiB, a watcher that failed).
@@ -25,7 +26,7 @@
 //! # Never stale
 //! The file list is made by the scan's own walker under the scan's rules
 //! (`.gitignore`, hidden files in, `.git` out, symlinks only inside the
-//! workspace). A `notify` watcher is started before that walk; every change
+//! workspace). An inotify watcher is started before that walk; every change
 //! it reports, and every path the host names through
 //! [`ContentIndex::note_changed`], is applied before the next search
 //! ([`ContentIndex::drain`], which first waits for the watcher's queue to
@@ -48,31 +49,40 @@
 //!
 //! # Bounds
 //! No index below [`IndexConfig::min_bytes`] of files (default 16 MiB: a
-//! scan of that is a few milliseconds). On disk the index takes roughly
-//! 15–30 % of the text it covers and is refused past
-//! [`IndexConfig::max_disk_bytes`] (default 1 GiB); in memory a serving
-//! process holds the file table and one key and offset per 256 grams of
-//! the gram table, and reads table blocks and posting lists with
-//! positioned reads. A build sorts (gram, file) pairs in runs of 2 Mi per
-//! thread and merges them straight into the file, so it needs about the
-//! index's size in memory, not a map entry per distinct gram. Changes
+//! scan of that is a few milliseconds). On disk the index takes about 27 %
+//! of the text it covers (26–27 % of the shared generator's corpus at
+//! 256 MB and 1 GB, 28 % of vendored crate sources; `docs/benchmarks.md`)
+//! and is refused past [`IndexConfig::max_disk_bytes`] (default 1 GiB); in
+//! memory a serving process holds the file table and the grams that have
+//! lists of their own (those in at least one piece in 128), and reads a
+//! bucket row and the lists a query needs with positioned reads. A build
+//! thread reads 4 MiB of files at a time and sorts their (gram, piece)
+//! pairs into compact runs of at most 4 Mi pairs (64 MiB of memory while
+//! sorting); the runs, about the index's size, are merged straight into the
+//! file in two halves of the key space at once, so a build needs no map
+//! entry per distinct gram. Changes
 //! since the build are held in memory up to [`IndexConfig::max_delta_bytes`]
 //! (default 64 MiB); past that the index is rebuilt in the background and
 //! searches scan meanwhile.
 //!
 //! # Crates
-//! - `roaring` (posting lists): compressed bitmaps whose containers adapt
-//!   to dense and sparse lists, with fast intersection and a portable
-//!   on-disk format; the standard choice (Lucene, Pilosa, Zoekt's peers).
+//! - `roaring` (sets of pieces in memory): compressed bitmaps whose
+//!   containers adapt to dense and sparse sets, with fast intersection; a
+//!   query's lists are decoded into them. On disk each list takes the
+//!   smallest of Rice-coded gaps, a bitmap or a complement (`lists`):
+//!   roaring's own format took 2 bytes a posting for the mid-frequency
+//!   grams that make most of the index, Rice codes 1 or less.
 //! - `regex-syntax` (query planning): the HIR of the very parser `grep-regex`
 //!   uses, so the query is derived from what the engine will match.
-//! - `notify` (watching): the maintained cross-platform watcher (inotify on
-//!   Linux), which also reports queue overflow and watch-limit errors.
+//! - `inotify` (watching): the maintained binding `notify` itself uses on
+//!   Linux, asked for changes only (`watch` says why not `notify`); it
+//!   reports queue overflow and watch-limit errors.
 //!
 //! Memory maps (`memmap2`) were not needed: positioned reads of the few
 //! posting lists a query touches are as fast and need no `unsafe`.
 
 mod grams;
+mod lists;
 mod pairs;
 mod runs;
 mod store;
@@ -106,8 +116,8 @@ pub const DEFAULT_MAX_FILE_BYTES: u64 = 1 << 30;
 /// A search whose line cap ([`crate::SearchConfig::max_line_bytes`]) is
 /// below it scans.
 pub const LONG_LINE_BYTES: usize = 64 << 10;
-/// Default size of a file's pieces: 32 KiB (see [`IndexConfig::piece_bytes`]).
-pub const DEFAULT_PIECE_BYTES: u64 = 32 << 10;
+/// Default size of a file's pieces: 4 KiB (see [`IndexConfig::piece_bytes`]).
+pub const DEFAULT_PIECE_BYTES: u64 = 4 << 10;
 /// Most grams of one AND read from disk: the rarest 12 (the rest add little pruning).
 const MAX_AND_GRAMS: usize = 12;
 /// Ignore files whose change re-walks the file list.
@@ -373,7 +383,8 @@ type BuildParts = (Vec<runs::Run>, Vec<(usize, Kind, Vec<(u64, u64)>)>);
 #[derive(Debug, Clone)]
 pub(crate) struct Candidate {
     pub(crate) path: PathBuf,
-    /// The pieces that can hold a match, ascending; empty: the whole file.
+    /// The pieces that can hold a match, ascending (consecutive ones
+    /// joined into one); empty: the whole file.
     pub(crate) parts: Vec<Part>,
     /// The size and modification time (seconds, nanoseconds) the pieces
     /// were read at: they apply only while the file still has them.
@@ -396,20 +407,21 @@ enum Base {
 }
 
 impl Base {
-    fn get(&self, gram: Gram) -> std::io::Result<Option<RoaringBitmap>> {
+    /// The pieces that may hold `gram` (at least those that do).
+    fn get(&self, gram: Gram) -> std::io::Result<RoaringBitmap> {
         match self {
-            Self::Disk(d) => d.find(gram)?.map(|span| d.read(span)).transpose(),
-            Self::Memory(m) => Ok(m.get(&gram).cloned()),
+            Self::Disk(d) => d.get(gram),
+            Self::Memory(m) => Ok(m.get(&gram).cloned().unwrap_or_default()),
         }
     }
 
-    /// How costly `gram`'s postings are to read, and a rank of how common
-    /// the gram is: their size in bytes (on disk) or files (in memory).
-    fn weight(&self, gram: Gram) -> std::io::Result<u64> {
-        Ok(match self {
-            Self::Disk(d) => d.find(gram)?.map_or(0, |span| u64::from(span.len)),
+    /// A rank of how common `gram` is: the pieces holding it (0 for a rare
+    /// gram of the disk's buckets).
+    fn weight(&self, gram: Gram) -> u64 {
+        match self {
+            Self::Disk(d) => d.weight(gram),
             Self::Memory(m) => m.get(&gram).map_or(0, RoaringBitmap::len),
-        })
+        }
     }
 }
 
@@ -417,6 +429,9 @@ impl Base {
 struct Ready {
     /// Every file ever listed, ascending by [`Entry::first`]; retired ones' ids are in `dead`.
     entries: Vec<Entry>,
+    /// One past each entry's last id (`first + slots`), ascending: what a
+    /// search for the entry of an id reads (compact, so it stays in cache).
+    ends: Vec<u32>,
     /// Live files by path: their place in `entries`.
     live: BTreeMap<PathBuf, u32>,
     /// Posting ids of retired files.
@@ -649,10 +664,11 @@ impl ContentIndex {
             }
         }
         let (mut ready, runs) = self.full_build(listing)?;
-        let mut merge = runs::Merge::new(runs);
+        let (lower, upper) = runs::halves(runs);
+        let (mut lower, mut upper) = (runs::Merge::new(lower), runs::Merge::new(upper));
         let Some(path) = location else {
-            let postings =
-                store::to_memory(&mut merge).map_err(|e| format!("cannot build the index: {e}"))?;
+            let postings = store::to_memory((&mut lower, &mut upper))
+                .map_err(|e| format!("cannot build the index: {e}"))?;
             let estimate: u64 = postings
                 .values()
                 .map(|b| b.serialized_size() as u64 + 12)
@@ -676,8 +692,10 @@ impl ContentIndex {
                     &path,
                     ws.root(),
                     &ready.entries,
-                    &mut merge,
+                    (&mut lower, &mut upper),
+                    ready.next_id,
                     config.max_disk_bytes,
+                    config.thread_count() > 1,
                 )
             })
             .and_then(|size| {
@@ -798,24 +816,36 @@ impl ContentIndex {
                 .filter(|&n| n < u32::MAX)
                 .ok_or("more than 4 billion pieces (raise IndexConfig::piece_bytes)")?;
         }
+        // Units of consecutive files, about UNIT_BYTES each: a thread reads
+        // one at a time, so runs cover ascending ranges of ids.
+        let mut units = Vec::new();
+        let (mut start, mut bytes) = (0usize, 0u64);
+        for (ix, f) in files.iter().enumerate() {
+            bytes += f.size;
+            if bytes >= UNIT_BYTES || ix + 1 == files.len() {
+                units.push(start..ix + 1);
+                (start, bytes) = (ix + 1, 0);
+            }
+        }
         let next = AtomicUsize::new(0);
         let results: Mutex<BuildParts> = Mutex::default();
-        let firsts = &firsts;
-        let threads = self.inner.config.thread_count();
+        let (firsts, units) = (&firsts, &units);
+        let threads = self.inner.config.thread_count().min(units.len().max(1));
         std::thread::scope(|scope| {
             for _ in 0..threads {
                 scope.spawn(|| {
-                    let mut pairs: Vec<(Gram, u32)> = Vec::new();
                     let mut made = Vec::new();
                     let mut kinds = Vec::new();
                     let mut reader = FileReader::default();
+                    let mut run = runs::RunBuilder::default();
                     loop {
-                        let start = next.fetch_add(32, Ordering::Relaxed);
-                        if start >= files.len() {
+                        let unit = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(range) = units.get(unit) else {
                             break;
-                        }
-                        for (ix, f) in files.iter().enumerate().skip(start).take(32) {
-                            let first = firsts[ix];
+                        };
+                        let mut sub = 0;
+                        for ix in range.clone() {
+                            let (f, first) = (&files[ix], firsts[ix]);
                             // Postings of a file found binary or always searched
                             // midway are harmless: `binary` and `always` hold its ids.
                             let kind = reader.read(
@@ -824,17 +854,16 @@ impl ContentIndex {
                                 f,
                                 config.slots(f.size),
                                 &mut |piece, grams| {
-                                    pairs.extend(grams.keys().map(|g| (g, first + piece)));
-                                    if pairs.len() >= runs::RUN_PAIRS {
-                                        made.push(runs::Run::from_pairs(&mut pairs));
+                                    run.add(first + piece, grams.keys());
+                                    if run.full() {
+                                        made.extend(run.take((unit, sub)));
+                                        sub += 1;
                                     }
                                 },
                             );
                             kinds.push((ix, kind, std::mem::take(&mut reader.pieces)));
                         }
-                    }
-                    if !pairs.is_empty() {
-                        made.push(runs::Run::from_pairs(&mut pairs));
+                        made.extend(run.take((unit, sub)));
                     }
                     let mut all = results.lock().unwrap_or_else(PoisonError::into_inner);
                     all.0.append(&mut made);
@@ -999,7 +1028,7 @@ impl ContentIndex {
         let mut ids = found | &ready.always;
         ids -= &ready.dead;
         ids -= &ready.binary;
-        Some(ready.candidates(&ids, dir))
+        Some(ready.candidates(&ids, dir, dir == self.inner.ws.root()))
     }
 
     /// The files under `dir` with their modification times, after draining
@@ -1079,6 +1108,7 @@ impl Ready {
         let mut always = RoaringBitmap::new();
         let mut binary = RoaringBitmap::new();
         let mut next_id = 0;
+        let ends = entries.iter().map(|e| e.ids().end).collect();
         for e in &entries {
             match e.kind {
                 Kind::Always => {
@@ -1093,6 +1123,7 @@ impl Ready {
         }
         Self {
             entries,
+            ends,
             live: BTreeMap::new(),
             dead: RoaringBitmap::new(),
             always,
@@ -1120,7 +1151,7 @@ impl Ready {
         Ok(match query {
             Query::All => None,
             Query::Gram(g) => {
-                let mut found = self.base.get(*g)?.unwrap_or_default();
+                let mut found = self.base.get(*g)?;
                 if let Some(d) = self.delta.get(g) {
                     found |= d;
                 }
@@ -1142,7 +1173,7 @@ impl Ready {
                 let mut weighed = Vec::with_capacity(grams.len());
                 for p in grams {
                     let w = match p {
-                        Query::Gram(g) => self.base.weight(*g)?,
+                        Query::Gram(g) => self.base.weight(*g),
                         _ => 0,
                     };
                     weighed.push((w, p));
@@ -1173,30 +1204,32 @@ impl Ready {
     /// The files of the posting ids `ids` (live ones, not binary) under
     /// `dir`, each with the pieces to search: none (the whole file) when it
     /// is always searched, has one piece, or every piece is named.
-    fn candidates(&self, ids: &RoaringBitmap, dir: &Path) -> Vec<Candidate> {
+    fn candidates(&self, ids: &RoaringBitmap, dir: &Path, whole_tree: bool) -> Vec<Candidate> {
         let mut out: Vec<Candidate> = Vec::new();
-        // (place in `entries`, pieces named) of the file being gathered.
-        let mut current: Option<(usize, Vec<u32>)> = None;
-        let flush = |current: Option<(usize, Vec<u32>)>, out: &mut Vec<Candidate>| {
-            let Some((ix, named)) = current else { return };
+        // The file being gathered (its place in `entries`, and whether it
+        // is under `dir`) and the pieces of it named.
+        let mut current: Option<(usize, bool)> = None;
+        let mut named: Vec<u32> = Vec::new();
+        let flush = |current: Option<(usize, bool)>, named: &[u32], out: &mut Vec<Candidate>| {
+            let Some((ix, true)) = current else { return };
             let e = &self.entries[ix];
             let whole = e.kind != Kind::Text
                 || e.pieces.is_empty()
                 || named.len() > e.pieces.len()
                 || named.last().is_some_and(|&k| k as usize > e.pieces.len());
-            let parts = if whole {
-                Vec::new()
-            } else {
-                named
-                    .iter()
-                    .map(|&k| {
-                        let k = k as usize;
-                        let (start, line) = if k == 0 { (0, 1) } else { e.pieces[k - 1] };
-                        let end = e.pieces.get(k).map_or(e.size, |&(s, _)| s);
-                        Part { start, end, line }
-                    })
-                    .collect()
-            };
+            let mut parts: Vec<Part> = Vec::new();
+            if !whole {
+                for &k in named {
+                    let k = k as usize;
+                    let (start, line) = if k == 0 { (0, 1) } else { e.pieces[k - 1] };
+                    let end = e.pieces.get(k).map_or(e.size, |&(s, _)| s);
+                    // Consecutive pieces are searched as one.
+                    match parts.last_mut() {
+                        Some(last) if last.end == start => last.end = end,
+                        _ => parts.push(Part { start, end, line }),
+                    }
+                }
+            }
             out.push(Candidate {
                 path: e.path.clone(),
                 parts,
@@ -1204,33 +1237,28 @@ impl Ready {
                 mtime: e.mtime,
             });
         };
+        // Ids ascend, and so do the files' ranges: each search for a file
+        // starts past the last one, in the compact `ends`.
+        let mut from = 0usize;
         for id in ids {
-            let at = match &current {
-                Some((ix, _)) if self.entries[*ix].ids().contains(&id) => *ix,
-                _ => {
-                    let Some(ix) = self
-                        .entries
-                        .partition_point(|e| e.first <= id)
-                        .checked_sub(1)
-                    else {
-                        continue;
-                    };
-                    if !self.entries[ix].ids().contains(&id) {
-                        continue;
-                    }
-                    flush(current.take(), &mut out);
-                    if !self.entries[ix].path.starts_with(dir) {
-                        continue;
-                    }
-                    current = Some((ix, Vec::new()));
-                    ix
+            if let Some((ix, _)) = current {
+                let e = &self.entries[ix];
+                if e.ids().contains(&id) {
+                    named.push(id - e.first);
+                    continue;
                 }
-            };
-            if let Some((_, named)) = &mut current {
-                named.push(id - self.entries[at].first);
             }
+            let ix = from + self.ends[from..].partition_point(|&end| end <= id);
+            from = ix;
+            let Some(e) = self.entries.get(ix).filter(|e| e.ids().contains(&id)) else {
+                continue;
+            };
+            flush(current.take(), &named, &mut out);
+            named.clear();
+            named.push(id - e.first);
+            current = Some((ix, whole_tree || e.path.starts_with(dir)));
         }
-        flush(current, &mut out);
+        flush(current, &named, &mut out);
         out
     }
 
@@ -1260,7 +1288,7 @@ impl Ready {
         // Postings of a file found binary or always searched midway are
         // harmless: `binary` and `always` hold its ids.
         let kind = reader.read(ws, config, &f, slots, &mut |piece, grams| {
-            for g in grams.keys() {
+            for &g in grams.keys() {
                 delta.entry(g).or_default().insert(first + piece);
             }
             *postings += grams.len() as u64;
@@ -1280,6 +1308,7 @@ impl Ready {
             Kind::Text => 0,
         };
         self.live.insert(entry.path.clone(), ix);
+        self.ends.push(entry.ids().end);
         self.entries.push(entry);
         self.changed_files += 1;
     }
@@ -1467,6 +1496,9 @@ fn from_meta(path: PathBuf, meta: &std::fs::Metadata, linked: bool) -> Walked {
     }
 }
 
+/// Text a build thread reads at a time (a *unit* of consecutive files): 4 MiB.
+const UNIT_BYTES: u64 = 4 << 20;
+
 /// Size of the pieces a file is read in while indexing: 256 KiB.
 const READ_CHUNK: usize = 256 << 10;
 
@@ -1482,7 +1514,6 @@ struct FileReader {
     /// Whole lines to extract grams from: the end of the previous piece's
     /// last line, then the lines the current read completes.
     lines: Vec<u8>,
-    scratch: grams::Scratch,
 }
 
 /// Where a [`FileReader`] is in the file it reads.
@@ -1588,7 +1619,6 @@ impl FileReader {
                     self.lines.extend_from_slice(&piece[..last]);
                     Self::take_lines(
                         &mut self.lines,
-                        &mut self.scratch,
                         &mut self.grams,
                         &mut self.pieces,
                         &mut at,
@@ -1603,7 +1633,6 @@ impl FileReader {
             if !self.lines.is_empty() {
                 Self::take_lines(
                     &mut self.lines,
-                    &mut self.scratch,
                     &mut self.grams,
                     &mut self.pieces,
                     &mut at,
@@ -1622,14 +1651,18 @@ impl FileReader {
     /// piece, ending pieces at line ends as they fill.
     fn take_lines(
         text: &mut [u8],
-        scratch: &mut grams::Scratch,
         grams: &mut GramSet,
         pieces: &mut Vec<(u64, u64)>,
         at: &mut Cursor,
         emit: &mut dyn FnMut(u32, &GramSet),
     ) {
         text.make_ascii_lowercase();
-        for line in text.split(|&b| b == b'\n') {
+        let text: &[u8] = text;
+        let ends = memchr::memchr_iter(b'\n', text).chain(std::iter::once(text.len()));
+        let mut start = 0;
+        for end in ends {
+            let line = &text[start..end];
+            start = end + 1;
             if at.piece_bytes >= at.piece_size && at.piece + 1 < at.slots {
                 emit(at.piece, grams);
                 grams.clear();
@@ -1637,7 +1670,7 @@ impl FileReader {
                 at.piece_bytes = 0;
                 pieces.push((at.offset, at.lines + 1));
             }
-            grams::line_grams(line, scratch, grams);
+            grams::line_grams(line, grams);
             let len = line.len() as u64 + 1;
             at.offset += len;
             at.piece_bytes += len;

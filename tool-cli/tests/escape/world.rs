@@ -36,7 +36,14 @@ use std::os::unix::net::{SocketAddr, UnixListener};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdout, Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+/// The `tool` binary under test (see [`World::survivors`]).
+const TOOL: &str = env!("CARGO_BIN_EXE_tool");
+
+/// How long a copy of `tool` whose command line holds the tag may take to
+/// exit after the call returned before it counts as a survivor.
+const TOOL_EXIT_GRACE: Duration = Duration::from_secs(3);
 
 /// Marker every fake secret starts with.
 pub(crate) const SECRET_PREFIX: &str = "ESCSECRET-";
@@ -587,11 +594,23 @@ impl World {
 
     /// Processes whose command line holds the tag; each is killed after being
     /// noted (they were started by this vector's command).
+    ///
+    /// A copy of `tool` itself (its command line holds the tag, in the
+    /// call's arguments) is given [`TOOL_EXIT_GRACE`] to go: in the full
+    /// tier the namespace's first process is a fork of `tool` that exits
+    /// after `tool` has returned the command's code, while the kernel tears
+    /// its namespaces down (`tool-sandbox`'s `run_nested`). One still there
+    /// after the grace is a survivor like any other.
     pub(crate) fn survivors(&self) -> Vec<String> {
         let mut found = Vec::new();
         let Ok(dir) = std::fs::read_dir("/proc") else {
             return found;
         };
+        let tagged = |pid: i32| -> Option<Vec<u8>> {
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+            contains(&cmdline, self.tag.as_bytes()).then_some(cmdline)
+        };
+        let is_tool = |cmdline: &[u8]| cmdline.split(|b| *b == 0).next() == Some(TOOL.as_bytes());
         for entry in dir.flatten() {
             let Some(pid) = entry
                 .file_name()
@@ -603,15 +622,26 @@ impl World {
             if pid == std::process::id() as i32 {
                 continue;
             }
-            let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+            let Some(mut cmdline) = tagged(pid) else {
                 continue;
             };
-            if contains(&cmdline, self.tag.as_bytes()) {
-                let shown = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-                found.push(format!("process {pid} still running: {}", shown.trim()));
-                if let Some(p) = rustix::process::Pid::from_raw(pid) {
-                    let _ = rustix::process::kill_process(p, rustix::process::Signal::KILL);
+            if is_tool(&cmdline) {
+                let deadline = Instant::now() + TOOL_EXIT_GRACE;
+                while Instant::now() < deadline {
+                    std::thread::sleep(Duration::from_millis(50));
+                    if tagged(pid).is_none() {
+                        break;
+                    }
                 }
+                match tagged(pid) {
+                    Some(now) => cmdline = now,
+                    None => continue,
+                }
+            }
+            let shown = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+            found.push(format!("process {pid} still running: {}", shown.trim()));
+            if let Some(p) = rustix::process::Pid::from_raw(pid) {
+                let _ = rustix::process::kill_process(p, rustix::process::Signal::KILL);
             }
         }
         found

@@ -221,24 +221,11 @@ fn serve_prints_one_banner_line_on_stderr_and_nothing_on_stdout() {
 #[tokio::test]
 async fn serve_over_http_announces_its_address_and_answers() {
     let dir = workspace_with_notes();
-    let mut child = tool()
-        .args(["serve", "--http", "127.0.0.1:0", "--workspace", dir.arg()])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("tool serve starts");
-    let mut line = String::new();
-    BufReader::new(child.stderr.take().expect("piped stderr"))
-        .read_line(&mut line)
-        .expect("a banner line");
-    let url = line
-        .split_whitespace()
-        .find(|w| w.starts_with("http://"))
-        .unwrap_or_else(|| panic!("no URL in {line:?}"))
-        .trim_end_matches(',')
-        .to_owned();
-    assert!(url.ends_with("/mcp"), "{line:?}");
-    let conn = McpToolSource::http(url)
+    let mut cmd = tool();
+    cmd.args(["serve", "--http", "127.0.0.1:0", "--workspace", dir.arg()]);
+    let served = crate::support::Served::start(cmd);
+    assert!(served.url.ends_with("/mcp"), "{}", served.url);
+    let conn = McpToolSource::http(served.url.clone())
         .named("web")
         .connect()
         .await
@@ -252,8 +239,6 @@ async fn serve_over_http_announces_its_address_and_answers() {
         .await;
     assert!(read.output.contains("needle in a haystack"), "{read:?}");
     conn.close();
-    let _ = child.kill();
-    let _ = child.wait();
 }
 
 /// A `.mcp.json` whose one server, `files`, is `tool serve` on `served`.

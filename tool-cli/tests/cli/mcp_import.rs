@@ -8,41 +8,7 @@ use std::time::{Duration, Instant};
 
 use crate::support::{TempDir, code, one_json_line, stderr, stdout, tool};
 
-/// A `tool serve --http 127.0.0.1:0` child with extra arguments, killed
-/// when dropped; `url` is its endpoint.
-struct Served {
-    child: std::process::Child,
-    url: String,
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn serve(ws: &TempDir, state: &TempDir, extra: &[&str]) -> Served {
-    let mut child = tool()
-        .env("XDG_STATE_HOME", state.path())
-        .args(["serve", "--http", "127.0.0.1:0", "--workspace", ws.arg()])
-        .args(extra)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("tool serve starts");
-    let mut line = String::new();
-    BufReader::new(child.stderr.take().expect("piped stderr"))
-        .read_line(&mut line)
-        .expect("a banner line");
-    let url = line
-        .split_whitespace()
-        .find(|w| w.starts_with("http://"))
-        .unwrap_or_else(|| panic!("no URL in {line:?}"))
-        .trim_end_matches(',')
-        .to_owned();
-    Served { child, url }
-}
+use crate::mcp_sessions::serve;
 
 const TOKEN: &str = "0123456789abcdef0123456789abcdef";
 

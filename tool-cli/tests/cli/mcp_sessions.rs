@@ -5,49 +5,22 @@
 //! context: session B overwrote a file only session A had read, and A's
 //! `tool_search select:` showed up in B's `tools/list`.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::process::Stdio;
+use std::io::{Read, Write};
 
 use serde_json::{Map, Value, json};
 use tool_core::ToolContext;
 use tool_mcp::{McpToolSource, ProtocolEra};
 
-use crate::support::{TempDir, tool};
+use crate::support::{Served, TempDir, tool};
 
 /// A `tool serve --http 127.0.0.1:0` child on `ws` (state in `state`),
 /// killed when dropped; `url` is its endpoint.
-pub(crate) struct Served {
-    pub(crate) child: std::process::Child,
-    pub(crate) url: String,
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 pub(crate) fn serve(ws: &TempDir, state: &TempDir, extra: &[&str]) -> Served {
-    let mut child = tool()
-        .env("XDG_STATE_HOME", state.path())
+    let mut cmd = tool();
+    cmd.env("XDG_STATE_HOME", state.path())
         .args(["serve", "--http", "127.0.0.1:0", "--workspace", ws.arg()])
-        .args(extra)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("tool serve starts");
-    let mut line = String::new();
-    BufReader::new(child.stderr.take().expect("piped stderr"))
-        .read_line(&mut line)
-        .expect("a banner line");
-    let url = line
-        .split_whitespace()
-        .find(|w| w.starts_with("http://"))
-        .unwrap_or_else(|| panic!("no URL in {line:?}"))
-        .trim_end_matches(',')
-        .to_owned();
-    Served { child, url }
+        .args(extra);
+    Served::start(cmd)
 }
 
 fn args(v: Value) -> Map<String, Value> {

@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::support::{TempDir, tool};
+use crate::support::{Served, TempDir, tool};
 
 /// The password of the test's ACL user `agent`.
 const PASSWORD: &str = "Pa55-redis-not-for-logs";
@@ -158,17 +158,9 @@ fn private_file(dir: &Path, name: &str, text: &str) -> PathBuf {
 
 /// One `tool serve --http` replica, killed on drop.
 struct Replica {
-    child: Child,
-    /// `http://127.0.0.1:PORT/mcp`.
-    url: String,
+    /// The child; `served.url` is `http://127.0.0.1:PORT/mcp`.
+    served: Served,
     _state: TempDir,
-}
-
-impl Drop for Replica {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 impl Replica {
@@ -176,37 +168,22 @@ impl Replica {
     /// its own state folder, the sandbox off, and `extra` options.
     fn start(ws: &TempDir, state_file: &Path, prefix: &str, extra: &[&str]) -> Self {
         let state = TempDir::new();
-        let mut child = tool()
-            .env("XDG_STATE_HOME", state.path())
+        let mut cmd = tool();
+        cmd.env("XDG_STATE_HOME", state.path())
             .args(["serve", "--http", "127.0.0.1:0", "--workspace", ws.arg()])
             .args(["--no-index", "--sandbox", "off", "--state-file"])
             .arg(state_file)
             .args(["--state-prefix", prefix])
-            .args(extra)
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("tool serve starts");
-        let mut line = String::new();
-        BufReader::new(child.stderr.take().expect("piped stderr"))
-            .read_line(&mut line)
-            .expect("a banner line");
-        let url = line
-            .split_whitespace()
-            .find(|w| w.starts_with("http://"))
-            .unwrap_or_else(|| panic!("no URL in {line:?}"))
-            .trim_end_matches(',')
-            .to_owned();
+            .args(extra);
         Self {
-            child,
-            url,
+            served: Served::start(cmd),
             _state: state,
         }
     }
 
     /// `GET /health`'s status code.
     async fn health(&self) -> u16 {
-        let url = self.url.replace("/mcp", "/health");
+        let url = self.served.url.replace("/mcp", "/health");
         reqwest::get(url)
             .await
             .map(|r| r.status().as_u16())
@@ -226,7 +203,7 @@ impl Replica {
             }},
         });
         let response = reqwest::Client::new()
-            .post(&self.url)
+            .post(&self.served.url)
             .header("content-type", "application/json")
             .header("accept", "application/json, text/event-stream")
             .header("mcp-protocol-version", "2026-07-28")
@@ -570,8 +547,8 @@ async fn serve_state_jobs_are_one_registry_across_replicas() {
         )
         .await;
     let orphan_id = job_id(&orphan);
-    a.child.kill().expect("SIGKILL replica A");
-    a.child.wait().expect("reap replica A");
+    a.served.child.kill().expect("SIGKILL replica A");
+    a.served.child.wait().expect("reap replica A");
     let (_, last) = read_to_end(&b, &orphan_id, Duration::from_secs(30)).await;
     assert!(text(&last).contains("lost"), "{last}");
     assert!(text(&last).contains("replica"), "{last}");

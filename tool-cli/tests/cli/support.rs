@@ -134,3 +134,43 @@ pub(crate) fn write_private(path: &std::path::Path, text: &str) {
     std::fs::write(path, text).expect("write");
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).expect("chmod 600");
 }
+
+/// A `tool serve --http 127.0.0.1:0 …` child, killed and reaped when
+/// dropped; `url` is the endpoint its banner announces
+/// (`http://127.0.0.1:PORT/mcp`).
+pub(crate) struct Served {
+    pub(crate) child: std::process::Child,
+    pub(crate) url: String,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Served {
+    /// Spawns `cmd` (a `tool serve --http` command) with stdout discarded
+    /// and stderr piped, and reads the URL from its first stderr line.
+    /// Panics, naming the line, when it announces none.
+    pub(crate) fn start(mut cmd: Command) -> Served {
+        use std::io::{BufRead, BufReader};
+        let mut child = cmd
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("tool serve starts");
+        let mut line = String::new();
+        BufReader::new(child.stderr.take().expect("piped stderr"))
+            .read_line(&mut line)
+            .expect("a banner line");
+        let url = line
+            .split_whitespace()
+            .find(|w| w.starts_with("http://"))
+            .unwrap_or_else(|| panic!("no URL in {line:?}"))
+            .trim_end_matches(',')
+            .to_owned();
+        Served { child, url }
+    }
+}

@@ -15,6 +15,34 @@ use std::process::Stdio;
 
 use crate::support::{TempDir, code, one_json_line, stderr, stdout, tool};
 
+/// Runs `login` (a `tool mcp login NAME` command), takes the authorization
+/// URL it prints on stderr and opens it as the person's browser would (the
+/// redirect lands on the program's listener, answering 200), then waits for
+/// the program: the URL and its output (stderr already read).
+fn log_in_with_the_browser(
+    mut login: std::process::Command,
+    runtime: &tokio::runtime::Runtime,
+) -> (String, std::process::Output) {
+    let mut child = login
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("tool mcp login starts");
+    let mut lines = BufReader::new(child.stderr.take().expect("piped stderr")).lines();
+    let auth_url = lines
+        .by_ref()
+        .map_while(Result::ok)
+        .find_map(|line| {
+            line.trim()
+                .starts_with("http")
+                .then(|| line.trim().to_owned())
+        })
+        .expect("the authorization URL on stderr");
+    let opened = runtime.block_on(async { reqwest::get(&auth_url).await.map(|r| r.status()) });
+    assert_eq!(opened.expect("the redirect is followed").as_u16(), 200);
+    (auth_url, child.wait_with_output().expect("login ends"))
+}
+
 #[test]
 fn login_caches_a_token_that_later_runs_use_and_logout_forgets_it() {
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
@@ -39,30 +67,14 @@ fn login_caches_a_token_that_later_runs_use_and_logout_forgets_it() {
     };
     assert_ne!(code(&call()), 0);
 
-    let mut login = tool()
+    let mut login = tool();
+    login
         .env("XDG_STATE_HOME", state.path())
         .arg("--mcp-config")
         .arg(&config)
-        .args(["mcp", "login", "guarded"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("tool mcp login starts");
-    let mut lines = BufReader::new(login.stderr.take().expect("piped stderr")).lines();
-    let auth_url = lines
-        .by_ref()
-        .map_while(Result::ok)
-        .find_map(|line| {
-            line.trim()
-                .starts_with("http")
-                .then(|| line.trim().to_owned())
-        })
-        .expect("the authorization URL on stderr");
+        .args(["mcp", "login", "guarded"]);
+    let (auth_url, out) = log_in_with_the_browser(login, &runtime);
     assert!(auth_url.contains("code_challenge="), "{auth_url}");
-    // The person opens it; the redirect lands on the program's listener.
-    let opened = runtime.block_on(async { reqwest::get(&auth_url).await.map(|r| r.status()) });
-    assert_eq!(opened.expect("the redirect is followed").as_u16(), 200);
-    let out = login.wait_with_output().expect("login ends");
     assert_eq!(
         out.status.code(),
         Some(0),
@@ -128,29 +140,14 @@ fn a_configured_client_secret_never_reaches_the_cache() {
         ),
     )
     .expect("write config");
-    let mut login = tool()
+    let mut login = tool();
+    login
         .env("XDG_STATE_HOME", state.path())
         .env("CONF_SECRET", SECRET)
         .arg("--mcp-config")
         .arg(&config)
-        .args(["mcp", "login", "conf"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("tool mcp login starts");
-    let mut lines = BufReader::new(login.stderr.take().expect("piped stderr")).lines();
-    let auth_url = lines
-        .by_ref()
-        .map_while(Result::ok)
-        .find_map(|line| {
-            line.trim()
-                .starts_with("http")
-                .then(|| line.trim().to_owned())
-        })
-        .expect("the authorization URL on stderr");
-    let opened = runtime.block_on(async { reqwest::get(&auth_url).await.map(|r| r.status()) });
-    assert_eq!(opened.expect("the redirect is followed").as_u16(), 200);
-    let out = login.wait_with_output().expect("login ends");
+        .args(["mcp", "login", "conf"]);
+    let (_, out) = log_in_with_the_browser(login, &runtime);
     assert_eq!(
         out.status.code(),
         Some(0),

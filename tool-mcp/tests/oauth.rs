@@ -63,6 +63,12 @@ fn shout_args() -> serde_json::Map<String, Value> {
     args
 }
 
+/// Calls the server's `shout` with "hi" through `conn`; asserts "HI".
+async fn shout_hi(conn: &tool_mcp::McpConnection) {
+    let result = conn.call("shout", shout_args(), &ToolContext::new()).await;
+    assert_eq!(result.output, "HI", "{result:?}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn discovery_registration_pkce_token_call_refresh_and_the_cache() {
     let (url, shared) = start().await;
@@ -80,10 +86,7 @@ async fn discovery_registration_pkce_token_call_refresh_and_the_cache() {
         .connect()
         .await
         .unwrap();
-    let mut args = serde_json::Map::new();
-    args.insert("text".into(), json!("hi"));
-    let result = conn.call("shout", args.clone(), &ToolContext::new()).await;
-    assert_eq!(result.output, "HI");
+    shout_hi(&conn).await;
     assert_eq!(opened.load(Ordering::SeqCst), 1);
     {
         let auth = shared.lock().unwrap();
@@ -110,8 +113,7 @@ async fn discovery_registration_pkce_token_call_refresh_and_the_cache() {
     // The server revokes the access token: the next call gets a 401, the
     // client refreshes (rotating the refresh token) and retries.
     shared.lock().unwrap().access.clear();
-    let result = conn.call("shout", args.clone(), &ToolContext::new()).await;
-    assert_eq!(result.output, "HI");
+    shout_hi(&conn).await;
     {
         let auth = shared.lock().unwrap();
         assert_eq!(auth.refreshes, 1);
@@ -133,8 +135,7 @@ async fn discovery_registration_pkce_token_call_refresh_and_the_cache() {
         .connect()
         .await
         .unwrap();
-    let result = again.call("shout", args.clone(), &ToolContext::new()).await;
-    assert_eq!(result.output, "HI");
+    shout_hi(&again).await;
     {
         let auth = shared.lock().unwrap();
         assert_eq!(auth.registrations, 1);
@@ -272,12 +273,7 @@ async fn entries_for_one_url_keep_their_own_tokens_and_no_secret_on_disk() {
     let conn = connect("alpha", alpha().with_login(login(opened.clone())))
         .await
         .unwrap();
-    assert_eq!(
-        conn.call("shout", shout_args(), &ToolContext::new())
-            .await
-            .output,
-        "HI"
-    );
+    shout_hi(&conn).await;
     conn.close();
     let texts = all_text(cache.dir());
     assert_eq!(texts.len(), 1);
@@ -286,13 +282,7 @@ async fn entries_for_one_url_keep_their_own_tokens_and_no_secret_on_disk() {
 
     // Another run of `alpha`: the cached token, no login.
     let again = connect("alpha", alpha()).await.unwrap();
-    assert_eq!(
-        again
-            .call("shout", shout_args(), &ToolContext::new())
-            .await
-            .output,
-        "HI"
-    );
+    shout_hi(&again).await;
     again.close();
     assert_eq!(opened.load(Ordering::SeqCst), 1);
 
@@ -327,12 +317,7 @@ async fn entries_for_one_url_keep_their_own_tokens_and_no_secret_on_disk() {
     )
     .await
     .unwrap();
-    assert_eq!(
-        beta.call("shout", shout_args(), &ToolContext::new())
-            .await
-            .output,
-        "HI"
-    );
+    shout_hi(&beta).await;
     beta.close();
     assert_eq!(opened.load(Ordering::SeqCst), 2);
     assert_eq!(all_text(cache.dir()).len(), 2);

@@ -18,6 +18,8 @@ tests of tool-mcp's era negotiation; no dependencies beyond Python 3.
 import json
 import sys
 
+from stdio_rpc import messages, reply
+
 ERA = sys.argv[1] if len(sys.argv) > 1 else "2025-11-25"
 handshake = None
 
@@ -37,27 +39,13 @@ TOOLS = [
 client_name = None
 
 
-def reply(msg_id, result=None, error=None):
-    out = {"jsonrpc": "2.0", "id": msg_id}
-    if error is not None:
-        out["error"] = error
-    else:
-        out["result"] = result
-    sys.stdout.write(json.dumps(out) + "\n")
-    sys.stdout.flush()
-
-
 def complete(result):
     if ERA == "2026-07-28":
         result = dict(result, resultType="complete")
     return result
 
 
-for line in sys.stdin:
-    try:
-        msg = json.loads(line)
-    except ValueError:
-        continue
+for msg in messages():
     method, msg_id = msg.get("method"), msg.get("id")
     if msg_id is None:
         continue  # notifications

@@ -20,8 +20,9 @@ even after the client is gone:
 `initialize`. No dependencies beyond Python 3.
 """
 
-import json
 import sys
+
+from stdio_rpc import messages, reply
 
 RECORD = sys.argv[1] if len(sys.argv) > 1 else "/dev/null"
 NO_ARGS = {"type": "object", "properties": {}}
@@ -38,26 +39,12 @@ def record(line):
         out.write(line + "\n")
 
 
-def reply(msg_id, result=None, error=None):
-    out = {"jsonrpc": "2.0", "id": msg_id}
-    if error is not None:
-        out["error"] = error
-    else:
-        out["result"] = result
-    sys.stdout.write(json.dumps(out) + "\n")
-    sys.stdout.flush()
-
-
 def task(task_id, status):
     return {"taskId": task_id, "status": status, "createdAt": "2026-01-01T00:00:00Z",
             "lastUpdatedAt": "2026-01-01T00:00:00Z", "ttl": 600000, "pollInterval": 200}
 
 
-for line in sys.stdin:
-    try:
-        msg = json.loads(line)
-    except ValueError:
-        continue
+for msg in messages():
     method, msg_id = msg.get("method"), msg.get("id")
     params = msg.get("params") or {}
     if method == "notifications/cancelled":

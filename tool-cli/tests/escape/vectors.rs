@@ -976,7 +976,7 @@ pub(crate) const VECTORS: &[Vector] = &[
         Process,
         "renice it",
         VICTIM,
-        "renice -n 10 -p {VPID}",
+        "renice -n 19 -p {VPID}",
         &[],
     ),
     req(

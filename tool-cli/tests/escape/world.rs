@@ -683,6 +683,14 @@ impl Drop for World {
     }
 }
 
+/// The fields of `/proc/<pid>/stat` after the command name (empty when
+/// the process is gone).
+fn stat_fields(pid: u32) -> Vec<String> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let after = stat.rsplit_once(") ").map_or("", |(_, rest)| rest);
+    after.split(' ').map(str::to_owned).collect()
+}
+
 /// Whether `needle` occurs in `hay` (short haystacks: command lines).
 fn contains(hay: &[u8], needle: &[u8]) -> bool {
     !needle.is_empty() && hay.windows(needle.len()).any(|w| w == needle)
@@ -791,6 +799,9 @@ pub(crate) struct Victim {
     pub(crate) secrets: Vec<String>,
     /// `/proc/<pid>/limits` at start.
     pub(crate) limits: String,
+    /// Its nice value at start (`stat` field 19): inherited, so above 0
+    /// when the tests run under `nice`.
+    pub(crate) nice: String,
     _stdout: ChildStdout,
 }
 
@@ -853,12 +864,14 @@ impl Victim {
         );
         let limits =
             std::fs::read_to_string(format!("/proc/{}/limits", child.id())).unwrap_or_default();
+        let nice = stat_fields(child.id()).get(16).cloned().unwrap_or_default();
         Self {
             child,
             held_fd,
             deleted_fd,
             secrets: vec![memory, deleted, env_secret],
             limits,
+            nice,
             _stdout: stdout,
         }
     }
@@ -872,13 +885,10 @@ impl Victim {
             return found;
         }
         let pid = self.child.id();
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-        // Fields after the command name: state is the 1st, nice the 17th
-        // (proc(5) fields 3 and 19).
-        let after = stat.rsplit_once(") ").map_or("", |(_, rest)| rest);
-        let fields: Vec<&str> = after.split(' ').collect();
+        // State is the 1st field, nice the 17th (proc(5) fields 3 and 19).
+        let fields = stat_fields(pid);
         if let Some(state) = fields.first() {
-            if *state == "T" || *state == "t" {
+            if state == "T" || state == "t" {
                 found.push(format!("victim stopped (state {state})"));
                 if let Some(p) = rustix::process::Pid::from_raw(pid as i32) {
                     let _ = rustix::process::kill_process(p, rustix::process::Signal::CONT);
@@ -886,8 +896,11 @@ impl Victim {
             }
         }
         if let Some(nice) = fields.get(16) {
-            if *nice != "0" {
-                found.push(format!("victim's nice value is now {nice}"));
+            if *nice != self.nice {
+                found.push(format!(
+                    "victim's nice value is now {nice} (was {})",
+                    self.nice
+                ));
             }
         }
         let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();

@@ -28,7 +28,10 @@
 //!   (as the tool received them: repaired, approved) and the same page URL,
 //!   ended without an error, and its entry is younger than the TTL;
 //! - the entry's fingerprint ([`ReadCache::with_fingerprint`], the file
-//!   tools give the stamp of the path they were asked for) is unchanged.
+//!   tools give the stamp of the path they were asked for) is unchanged;
+//! - the host's bypass check ([`ReadCache::with_bypass`]) lets it: the file
+//!   tools keep out searches and listings of a folder unless a content
+//!   index that watches the workspace vouches that nothing in it changed.
 //!
 //! # Invalidation
 //! Every call of a tool that is not `read_only` (`write_file`, `edit_file`,
@@ -40,8 +43,9 @@
 //! read-before-write check does when it finds a file changed on disk). A
 //! read that was running while the cache was emptied does not store its
 //! answer. Changes made outside the tools (a person's editor, a background
-//! job) to a file a search covers are seen once the entry's TTL has passed,
-//! or at once when they change the fingerprint.
+//! job) are seen at once when they change the fingerprint; with the file
+//! tools' fingerprint and bypass, that is every change a later uncached
+//! call would see.
 //!
 //! # Identity
 //! A cached answer is the uncached one: the same output, error, notes,
@@ -122,12 +126,18 @@ impl ReadCacheLimits {
 pub type Fingerprint =
     dyn Fn(&ToolContext, &str, &Map<String, Value>) -> Option<Vec<u8>> + Send + Sync;
 
+/// Whether a call must neither be answered from the cache nor stored in it
+/// (`true`), asked before its fingerprint: for answers no fingerprint can
+/// vouch for. Arguments as for [`Fingerprint`].
+pub type Bypass = dyn Fn(&ToolContext, &str, &Map<String, Value>) -> bool + Send + Sync;
+
 /// The short-lived cache of read-only answers (see the [module docs](self)).
 /// Put one in a context with [`ToolContext::with_state`]; clones of the
 /// context share it.
 pub struct ReadCache {
     limits: ReadCacheLimits,
     fingerprint: Option<Arc<Fingerprint>>,
+    bypass: Option<Arc<Bypass>>,
     inner: Mutex<Inner>,
 }
 
@@ -186,6 +196,7 @@ impl ReadCache {
         Self {
             limits,
             fingerprint: None,
+            bypass: None,
             inner: Mutex::new(Inner::default()),
         }
     }
@@ -200,6 +211,19 @@ impl ReadCache {
         + 'static,
     ) -> Self {
         self.fingerprint = Some(Arc::new(fingerprint));
+        self
+    }
+
+    /// This cache with `bypass` asked first for every cacheable call: when
+    /// it answers `true` the call runs as without a cache and its answer is
+    /// not kept (see [`Bypass`]; the file tools' folder searches without an
+    /// index to vouch for the folder).
+    #[must_use]
+    pub fn with_bypass(
+        mut self,
+        bypass: impl Fn(&ToolContext, &str, &Map<String, Value>) -> bool + Send + Sync + 'static,
+    ) -> Self {
+        self.bypass = Some(Arc::new(bypass));
         self
     }
 
@@ -258,6 +282,9 @@ impl ReadCache {
             return Plan::Bypass;
         };
         if !Self::cacheable(flags) || secrets_used {
+            return Plan::Bypass;
+        }
+        if self.bypass.as_ref().is_some_and(|b| b(ctx, tool, args)) {
             return Plan::Bypass;
         }
         let Ok(args_text) = serde_json::to_string(args) else {
@@ -450,6 +477,19 @@ mod tests {
         let (k, g, f) = miss(short.plan(&ctx, &flags(true), "read_file", &args("a"), false));
         short.store(k, g, f, &ToolResult::ok("a"));
         miss(short.plan(&ctx, &flags(true), "read_file", &args("a"), false));
+    }
+
+    #[test]
+    fn a_bypassed_call_is_neither_answered_nor_stored() {
+        let cache = ReadCache::default().with_bypass(|_, tool, _| tool == "folder_search");
+        let ctx = ToolContext::new().with_trace_id("t");
+        for tool in ["folder_search", "read_file"] {
+            let plan = cache.plan(&ctx, &flags(true), tool, &args("a"), false);
+            match tool {
+                "folder_search" => assert!(matches!(plan, Plan::Bypass)),
+                _ => assert!(matches!(plan, Plan::Miss { .. })),
+            }
+        }
     }
 
     #[test]

@@ -7,10 +7,18 @@
 //! modification and change times in nanoseconds) of each path the call
 //! names (`file_path`, `path` with `.` as default, `paths`), resolved in the
 //! context's workspace as the tool resolves it. So a file changed on disk
-//! by anything (a person's editor, a background job) is read again at once;
-//! a change deeper inside a searched folder that leaves the folder's own
-//! stamp alone is seen once the entry's TTL (30 s) has passed, and every
-//! write through the tools or the shell empties the cache anyway.
+//! by anything (a person's editor, a background job) is read again at once.
+//!
+//! A search or listing of a *folder* (`list_dir`, `glob_files`,
+//! `grep_content` whose path is a directory) depends on every file below
+//! it, which no stamp of the folder shows. Such a call is answered from the
+//! cache only while a [`ContentIndex`] in the context watches the
+//! workspace and vouches for it: its fingerprint then also holds
+//! [`ContentIndex::current_version`], which changes with every change the
+//! watcher or the host reported. Without one (`tool serve --no-index`, a
+//! workspace under the index's size threshold, a watcher that failed) the
+//! call bypasses the cache and reads the folder again. Every write through
+//! the tools or the shell empties the cache anyway.
 //!
 //! ```
 //! use tool_core::ToolContext;
@@ -21,16 +29,43 @@
 //! ```
 
 use std::os::unix::fs::MetadataExt;
+use std::path::PathBuf;
 
 use serde_json::{Map, Value};
 use tool_core::ToolContext;
 use tool_core::read_cache::{ReadCache, ReadCacheLimits};
 
 use super::workspace::workspace_of;
+use crate::search::index::ContentIndex;
 
-/// A [`ReadCache`] with the default limits and [`fingerprint`] checked on reuse.
+/// A [`ReadCache`] with the default limits, [`fingerprint`] checked on
+/// reuse and [`bypass`] asked first.
 pub fn new_read_cache() -> ReadCache {
-    ReadCache::new(ReadCacheLimits::default()).with_fingerprint(fingerprint)
+    ReadCache::new(ReadCacheLimits::default())
+        .with_fingerprint(fingerprint)
+        .with_bypass(bypass)
+}
+
+/// The folder a `list_dir`, `glob_files` or `grep_content` call covers,
+/// resolved in the context's workspace, when it is a directory.
+fn searched_folder(ctx: &ToolContext, tool: &str, args: &Map<String, Value>) -> Option<PathBuf> {
+    if !matches!(tool, "list_dir" | "glob_files" | "grep_content") {
+        return None;
+    }
+    let path = args.get("path").and_then(Value::as_str).unwrap_or(".");
+    let abs = workspace_of(ctx).ok()?.resolve_for_read(path).ok()?;
+    abs.is_dir().then_some(abs)
+}
+
+/// `true` for a search or listing of a folder when no [`ContentIndex`] in
+/// the context can vouch that nothing below it changed (see the module
+/// docs): such a call runs as without a cache.
+pub fn bypass(ctx: &ToolContext, tool: &str, args: &Map<String, Value>) -> bool {
+    searched_folder(ctx, tool, args).is_some()
+        && ctx
+            .state::<ContentIndex>()
+            .and_then(|index| index.current_version())
+            .is_none()
 }
 
 /// The stamps of the paths a file tool's call names (see the module docs);
@@ -69,6 +104,11 @@ pub fn fingerprint(ctx: &ToolContext, tool: &str, args: &Map<String, Value>) -> 
             // A missing path has a stamp too: absent.
             None => out.push(0),
         }
+    }
+    if searched_folder(ctx, tool, args).is_some() {
+        // `bypass` let the call through: an index vouches for the folder.
+        let version = ctx.state::<ContentIndex>()?.current_version()?;
+        out.extend_from_slice(&version.to_le_bytes());
     }
     Some(out)
 }

@@ -47,9 +47,11 @@ async fn identical_read_only_calls_are_answered_from_the_cache_as_an_uncached_ca
     let ctx = cached_ctx(dir.path());
     for (tool, args) in [
         ("read_file", json!({"file_path": "a.txt"})),
-        ("grep_content", json!({"pattern": "alpha|gamma"})),
-        ("glob_files", json!({"pattern": "**/*.txt"})),
-        ("list_dir", json!({})),
+        // A search of one file (folders: the test below).
+        (
+            "grep_content",
+            json!({"pattern": "alpha|gamma", "path": "a.txt"}),
+        ),
     ] {
         let first = registry.execute(tool, args.clone(), &ctx).await;
         assert!(first.is_ok() && !was_cached(&first), "{tool}: {first:?}");
@@ -115,18 +117,18 @@ async fn a_shell_command_in_between_empties_the_cache() {
     let dir = files();
     let registry = tool_builtins::registry();
     let ctx = cached_ctx(dir.path());
-    let grep = json!({"pattern": "gamma"});
+    let grep = json!({"pattern": "gamma", "path": "sub/deep.txt"});
     let before = registry.execute("grep_content", grep.clone(), &ctx).await;
     assert_eq!(matches(&before), 1, "{before:?}");
     assert!(was_cached(
         &registry.execute("grep_content", grep.clone(), &ctx).await
     ));
-    // Appends inside a subfolder: the searched folder's own stamp stays the
-    // same, so only the invalidation by the shell call can show it.
+    // Appends with the size and times put back: the file's stamp would
+    // show nothing, so only the invalidation by the shell call can.
     let shell = registry
         .execute(
             "bash_command",
-            json!({"command": "echo gamma again >> sub/deep.txt"}),
+            json!({"command": "echo gamma >> sub/deep.txt"}),
             &ctx,
         )
         .await;
@@ -150,4 +152,67 @@ async fn a_file_changed_behind_the_tools_back_is_read_again() {
     let after = registry.execute("read_file", read, &ctx).await;
     assert!(!was_cached(&after), "{after:?}");
     assert!(after.output.contains("epsilon"), "{after:?}");
+}
+
+/// Review 29, F1: a search or listing of a folder depends on every file
+/// below it, which the folder's own stamp does not show. Without an index
+/// such a call is never answered from the cache; with a built index that
+/// watches the workspace it is, until anything below changes, and a file
+/// made in a new subfolder or edited in place by another process is seen
+/// by the very next call (no 30 s TTL).
+#[tokio::test]
+async fn folder_searches_see_changes_below_the_folder_at_once() {
+    let dir = files();
+    let registry = tool_builtins::registry();
+    let folder_calls = [
+        ("grep_content", json!({"pattern": "zeta"})),
+        ("glob_files", json!({"pattern": "**/*.txt"})),
+        ("list_dir", json!({})),
+    ];
+    // No index: every call reads the folder again.
+    let ctx = cached_ctx(dir.path());
+    for (tool, args) in &folder_calls {
+        for _ in 0..2 {
+            let r = registry.execute(tool, args.clone(), &ctx).await;
+            assert!(r.is_ok() && !was_cached(&r), "{tool}: {r:?}");
+        }
+    }
+    // A built, watching index vouches for the folder.
+    let state = tempfile::tempdir().unwrap();
+    let ws = Workspace::new(dir.path()).unwrap();
+    let index = tool_builtins::ContentIndex::new(
+        &ws,
+        tool_builtins::IndexConfig::default()
+            .with_min_bytes(0)
+            .with_state_dir(state.path()),
+    );
+    assert!(
+        matches!(index.build(), tool_builtins::IndexStatus::Ready { .. }),
+        "{}",
+        index.status()
+    );
+    let ctx = cached_ctx(dir.path()).with_state(index);
+    for (tool, args) in &folder_calls {
+        let first = registry.execute(tool, args.clone(), &ctx).await;
+        assert!(first.is_ok() && !was_cached(&first), "{tool}: {first:?}");
+        let second = registry.execute(tool, args.clone(), &ctx).await;
+        assert!(was_cached(&second), "{tool}: {second:?}");
+    }
+    // Another process makes a nested folder with a file, and edits one in
+    // place: the folder's own stamp is unchanged.
+    std::fs::create_dir_all(dir.path().join("sub/new/er")).unwrap();
+    std::fs::write(dir.path().join("sub/new/er/n.txt"), "zeta\n").unwrap();
+    std::fs::write(dir.path().join("sub/deep.txt"), "zeta\n").unwrap();
+    let plain = plain_ctx(dir.path());
+    for (tool, args) in &folder_calls {
+        let after = registry.execute(tool, args.clone(), &ctx).await;
+        assert!(!was_cached(&after), "{tool}: {after:?}");
+        let scanned = registry.execute(tool, args.clone(), &plain).await;
+        assert_eq!(after.output, scanned.output, "{tool}");
+        assert!(
+            after.output.contains("n.txt") || after.output.contains("Found 2"),
+            "{tool}: {}",
+            after.output
+        );
+    }
 }

@@ -92,7 +92,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::Read as _;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::SystemTime;
 
@@ -472,6 +472,9 @@ struct Inner {
     building: AtomicBool,
     /// Searches and listings answered from the index.
     answered: AtomicUsize,
+    /// Bumped whenever what the index knows changes (a build or rebuild
+    /// installed, changes read again): see [`ContentIndex::current_version`].
+    version: AtomicU64,
     logged: Mutex<HashSet<&'static str>>,
 }
 
@@ -516,6 +519,7 @@ impl ContentIndex {
                 watcher: Mutex::new(None),
                 building: AtomicBool::new(false),
                 answered: AtomicUsize::new(0),
+                version: AtomicU64::new(0),
                 logged: Mutex::new(HashSet::new()),
             }),
         }
@@ -625,6 +629,7 @@ impl ContentIndex {
             }
         };
         *self.phase() = phase;
+        self.inner.version.fetch_add(1, Ordering::AcqRel);
         self.inner.building.store(false, Ordering::Release);
         let status = self.status();
         if let IndexStatus::Ready { .. } = status {
@@ -975,6 +980,7 @@ impl ContentIndex {
         };
         if !paths.is_empty() || rescan {
             ready.apply(&self.inner.ws, &self.inner.config, paths, rescan);
+            self.inner.version.fetch_add(1, Ordering::AcqRel);
         }
         let over = ready.exhausted || ready.delta_bytes() > self.inner.config.max_delta_bytes;
         drop(phase);
@@ -988,6 +994,22 @@ impl ContentIndex {
             return false;
         }
         true
+    }
+
+    /// After [`ContentIndex::drain`]: a number that changes whenever a file
+    /// of the workspace may have changed since it was last returned (a
+    /// change the host noted or the watcher reported, a build installed),
+    /// or `None` when the index cannot vouch for the whole workspace (not
+    /// built, building, off, the watcher silent: searches scan; no watcher
+    /// and no [`IndexConfig::with_trusted_writes`]). The read
+    /// cache uses it to reuse a folder search's answer only while nothing
+    /// in the folder changed (`fs::read_cache`).
+    pub fn current_version(&self) -> Option<u64> {
+        let config = &self.inner.config;
+        if !(config.watch || config.trusted_writes) || !self.drain() {
+            return None;
+        }
+        Some(self.inner.version.load(Ordering::Acquire))
     }
 
     /// The files under `dir` that can hold a match of `pattern` (compiled

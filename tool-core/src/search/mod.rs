@@ -234,6 +234,19 @@ pub const IMPLIED_MAX_TOOLS: usize = 64;
 /// score is divided by `1 + READ_INTENT_DAMP` (0.2). They stay in the list.
 pub const READ_INTENT_DAMP: f32 = 0.2;
 
+/// Weight of the index words a clipped query word stands for (see
+/// [`Origin::Prefix`]: `ack` → acknowledge, `cal` → calendar): 0.5 of an
+/// exact word's (issue 31's fifth round).
+pub const PREFIX_WEIGHT: f32 = 0.5;
+/// Most index terms a clipped query word may stand for: 3 (a shorter
+/// prefix of more words says too little; `con` is left alone).
+pub const PREFIX_MAX_TERMS: usize = 3;
+
+/// Weight of the server prior (see [`Signals::server_prior`]): every
+/// matching tool also scores 0.2 × the best fused score among its
+/// server's tools, over the query's best (issue 31's fifth round).
+pub const SERVER_PRIOR: f32 = 0.2;
+
 /// Weight of the semantic signal in the fused score (see [`Signals`]):
 /// a tool scores its BM25 score divided by the best BM25 score of the
 /// query, plus `SEMANTIC_WEIGHT` times the cosine similarity of the query's
@@ -270,6 +283,18 @@ pub struct Signals {
     /// (see [`READ_INTENT_DAMP`]), 0 to leave it out. Default:
     /// [`READ_INTENT_DAMP`].
     pub intent: f32,
+    /// Read a clipped query word no tool has (`ack`, `cal`, `coords`) as
+    /// the index words it begins, when there are at most
+    /// [`PREFIX_MAX_TERMS`] of them ([`Origin::Prefix`], weight
+    /// [`PREFIX_WEIGHT`]). Default: on.
+    pub prefixes: bool,
+    /// Weight of the server prior, 0 to leave it out: the server is picked
+    /// with the tool, each matching tool also scoring this weight times
+    /// the best fused score among its server's tools over the query's best,
+    /// so a server with one strong match lifts its siblings over other
+    /// servers' weak matches (the order within a server does not change).
+    /// Default: [`SERVER_PRIOR`].
+    pub server_prior: f32,
 }
 
 impl Default for Signals {
@@ -285,6 +310,8 @@ impl Default for Signals {
                 0.0
             },
             intent: READ_INTENT_DAMP,
+            prefixes: true,
+            server_prior: SERVER_PRIOR,
         }
     }
 }
@@ -448,6 +475,10 @@ struct Impacts {
     server_keys: FxHashMap<String, Vec<u32>>,
     /// Per document: what its name says it does (see `intent.rs`).
     doc_action: Vec<intent::Action>,
+    /// The tools' words as written (lower case) with their term ids, in
+    /// byte order, for the prefix look-ups of clipped query words; sorted
+    /// on the first query that needs it, so building pays nothing for it.
+    prefixes: OnceLock<Vec<(Box<str>, u32)>>,
 }
 
 /// Reused buffers of [`SearchIndex::add_doc`], shared by the documents of one build.
@@ -806,6 +837,7 @@ impl SearchIndex {
             doc_server,
             server_keys,
             doc_action,
+            prefixes: OnceLock::new(),
         }
     }
 
@@ -897,6 +929,28 @@ impl SearchIndex {
                 corrections.push((word, fix));
             }
         }
+        // Clipped words (`ack`, `cal`, `coords`): a query word no tool has,
+        // not corrected as a typo, read as the few index words it begins.
+        if self.signals.prefixes {
+            for (lower, stemmed) in tokenizer::query_words(query) {
+                if df(&stemmed) > 0 || corrections.iter().any(|(w, _)| *w == stemmed) {
+                    continue;
+                }
+                for id in self.prefix_terms(&lower, impacts) {
+                    let Some(term) = self.term_text(id) else {
+                        continue;
+                    };
+                    if !terms.iter().any(|q| q.term == term) {
+                        terms.push(tokenizer::QueryTerm {
+                            term: term.clone(),
+                            weight: PREFIX_WEIGHT,
+                            origin: Origin::Prefix,
+                        });
+                        corrections.push((stemmed.clone(), term));
+                    }
+                }
+            }
+        }
         let n = self.docs.len();
         let mut scores = vec![0.0f32; n];
         let mut strong = vec![false; n];
@@ -973,6 +1027,30 @@ impl SearchIndex {
                 *score = lex * inv + self.signals.semantic * cos.max(0.0);
                 if lex > 0.0 || (cos > floor && cos >= f32::EPSILON) {
                     touched.push(u32::try_from(d).unwrap_or(u32::MAX));
+                }
+            }
+        }
+        // The server prior: a server is picked with the tool (each tool
+        // also scores a share of its server's best score).
+        if self.signals.server_prior > 0.0 && !touched.is_empty() {
+            let mut best_of = vec![0.0f32; impacts.servers.len()];
+            let mut best = 0.0f32;
+            for &d in &touched {
+                let score = scores[d as usize];
+                best = best.max(score);
+                let s = impacts.doc_server[d as usize];
+                if s != NO_SERVER {
+                    let b = &mut best_of[s as usize];
+                    *b = b.max(score);
+                }
+            }
+            if best > 0.0 {
+                let w = self.signals.server_prior / best;
+                for &d in &touched {
+                    let s = impacts.doc_server[d as usize];
+                    if s != NO_SERVER {
+                        scores[d as usize] += w * best_of[s as usize];
+                    }
                 }
             }
         }
@@ -1090,6 +1168,15 @@ impl SearchIndex {
         {
             cues.push(word.to_lowercase());
         }
+        // Names written in two words (`Google Calendar`, `Brave Search`,
+        // `MS Teams`, `vector memory`): each pair of neighbouring words,
+        // joined, is a cue too, and is looked up among the servers' keys
+        // (issue 31's fifth round).
+        for i in 1..cues.len() {
+            let joined = format!("{}{}", cues[i - 1], cues[i]);
+            by_key(&joined, &mut add);
+            cues.push(joined);
+        }
         service::url_words(query, |w| cues.push(w.to_owned()));
         for cue in &cues {
             for (names, servers) in service::PRODUCTS {
@@ -1111,10 +1198,12 @@ impl SearchIndex {
         }
         // The query's own words (and long forms) that are a server's name,
         // when most tools containing the word are that server's.
-        for q in terms
-            .iter()
-            .filter(|q| matches!(q.origin, Origin::Query | Origin::Alias | Origin::Typo))
-        {
+        for q in terms.iter().filter(|q| {
+            matches!(
+                q.origin,
+                Origin::Query | Origin::Alias | Origin::Typo | Origin::Prefix
+            )
+        }) {
             let Some(list) = impacts.server_keys.get(q.term.as_str()) else {
                 continue;
             };
@@ -1168,7 +1257,7 @@ impl SearchIndex {
         for q in terms.iter().filter(|q| {
             matches!(
                 q.origin,
-                Origin::Query | Origin::Alias | Origin::Jargon | Origin::Typo
+                Origin::Query | Origin::Alias | Origin::Jargon | Origin::Typo | Origin::Prefix
             )
         }) {
             let Some(&id) = self.terms.get(q.term.as_str()) else {
@@ -1195,6 +1284,65 @@ impl SearchIndex {
             }
         }
         found
+    }
+
+    /// The term ids a clipped query word `lower` (lower case, as written)
+    /// stands for: the terms of the tools' words that begin with it and are
+    /// longer, when there are 1 to [`PREFIX_MAX_TERMS`] of them; a word
+    /// ending in `s` with none is tried once more without it (`coords`,
+    /// `vids`). Only words of 3 to 6 ASCII letters that are not function
+    /// words ([`PREFIX_SKIP`]) are read so: longer ones are words, not
+    /// clippings. Bounded: two binary searches in the sorted word list and
+    /// at most [`PREFIX_SCAN`] words looked at each.
+    fn prefix_terms(&self, lower: &str, impacts: &Impacts) -> Vec<u32> {
+        let mut found: Vec<u32> = Vec::new();
+        if !(3..=6).contains(&lower.len())
+            || !lower.bytes().all(|b| b.is_ascii_lowercase())
+            || PREFIX_SKIP.binary_search(&lower).is_ok()
+        {
+            return found;
+        }
+        let list = impacts.prefixes.get_or_init(|| {
+            let mut v: Vec<(Box<str>, u32)> = self
+                .surface
+                .iter()
+                .map(|(w, &id)| (w.clone(), id))
+                .collect();
+            v.sort_unstable();
+            v
+        });
+        let live = |id: u32| impacts.offsets[id as usize + 1] > impacts.offsets[id as usize];
+        let mut base = lower;
+        loop {
+            let from = list.partition_point(|(w, _)| &**w < base);
+            for (w, id) in list[from..].iter().take(PREFIX_SCAN) {
+                if !w.starts_with(base) || found.len() > PREFIX_MAX_TERMS {
+                    break;
+                }
+                if w.len() > base.len() && !found.contains(id) && live(*id) {
+                    found.push(*id);
+                }
+            }
+            match base.strip_suffix('s') {
+                Some(shorter) if found.is_empty() && shorter.len() >= 3 && base == lower => {
+                    base = shorter;
+                }
+                _ => break,
+            }
+        }
+        if found.len() > PREFIX_MAX_TERMS {
+            found.clear();
+        }
+        found
+    }
+
+    /// The text of term `id` (a scan of the vocabulary: called for the few
+    /// terms of clipped words only).
+    fn term_text(&self, id: u32) -> Option<String> {
+        self.terms
+            .iter()
+            .find(|&(_, &t)| t == id)
+            .map(|(text, _)| text.to_string())
     }
 
     /// The fallback of a query no tool shares a term with: the `limit`
@@ -1254,6 +1402,16 @@ fn known_word(lower: &str) -> bool {
 fn known_word(_: &str) -> bool {
     false
 }
+
+/// Function words that are never a clipped word (pronouns, determiners,
+/// adverbs of degree: `his` is not `history`, `every` not `everything`).
+const PREFIX_SKIP: &[&str] = &[
+    "ago", "also", "each", "every", "few", "her", "hers", "him", "his", "just", "many", "much",
+    "nor", "not", "only", "own", "same", "such", "than", "too", "very", "yet",
+];
+
+/// Most words of the sorted word list a prefix look-up reads: 64.
+const PREFIX_SCAN: usize = 64;
 
 /// [`service::KIND_SERVICES`] with each kind stemmed as query terms are.
 fn kind_services() -> &'static [(String, &'static [&'static str])] {

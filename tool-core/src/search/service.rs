@@ -25,7 +25,14 @@
 /// are called, not from evaluation queries.
 pub(crate) const PRODUCTS: &[(&[&str], &[&str])] = &[
     (
-        &["gs", "gsutil", "gcs", "gcloud"],
+        &[
+            "gs",
+            "gsutil",
+            "gcs",
+            "gcloud",
+            "googlecloudstorage",
+            "cloudstorage",
+        ],
         &["gcs", "googlecloudstorage"],
     ),
     (&["s3", "aws"], &["s3", "aws"]),
@@ -34,13 +41,22 @@ pub(crate) const PRODUCTS: &[(&[&str], &[&str])] = &[
         &["o365", "office365", "m365", "outlook", "hotmail"],
         &["outlook", "office365"],
     ),
-    (&["teams"], &["msteams", "teams", "microsoftteams"]),
+    (
+        &["teams", "microsoftteams", "msteams"],
+        &["msteams", "teams", "microsoftteams"],
+    ),
     (&["gh", "github"], &["github"]),
     (&["gl", "gitlab"], &["gitlab"]),
     (&["k8s", "kubectl", "kube"], &["kubernetes", "k8s"]),
-    (&["gcal"], &["gcal", "googlecalendar"]),
-    (&["gdrive", "drive"], &["gdrive", "googledrive"]),
-    (&["gsheets", "sheets"], &["gsheets", "googlesheets"]),
+    (&["gcal", "googlecalendar"], &["gcal", "googlecalendar"]),
+    (
+        &["gdrive", "drive", "googledrive"],
+        &["gdrive", "googledrive"],
+    ),
+    (
+        &["gsheets", "sheets", "googlesheets"],
+        &["gsheets", "googlesheets"],
+    ),
     (&["gmail"], &["gmail"]),
     (&["atlassian"], &["jira", "confluence"]),
     (

@@ -888,8 +888,18 @@ impl SearchIndex {
         // written (see `typo.rs`).
         let mut corrections = Vec::new();
         let mut unknown: Vec<(String, String)> = Vec::new();
+        // The query's words (lower case as written, stemmed), for the
+        // typo and prefix look-ups; only the words no tool has are kept.
+        let missing: Vec<(String, String)> = if self.signals.typos || self.signals.prefixes {
+            tokenizer::query_words(query)
+                .into_iter()
+                .filter(|(_, stemmed)| df(stemmed) == 0)
+                .collect()
+        } else {
+            Vec::new()
+        };
         if self.signals.typos {
-            for (lower, stemmed) in tokenizer::query_words(query) {
+            for (lower, stemmed) in missing.iter().cloned() {
                 if unknown.len() < typo::MAX_WORDS
                     && df(&stemmed) == 0
                     && stemmed.len().max(lower.len()) >= typo::MIN_LEN
@@ -932,11 +942,11 @@ impl SearchIndex {
         // Clipped words (`ack`, `cal`, `coords`): a query word no tool has,
         // not corrected as a typo, read as the few index words it begins.
         if self.signals.prefixes {
-            for (lower, stemmed) in tokenizer::query_words(query) {
-                if df(&stemmed) > 0 || corrections.iter().any(|(w, _)| *w == stemmed) {
+            for (lower, stemmed) in &missing {
+                if corrections.iter().any(|(w, _)| w == stemmed) {
                     continue;
                 }
-                for id in self.prefix_terms(&lower, impacts) {
+                for id in self.prefix_terms(lower, impacts) {
                     let Some(term) = self.term_text(id) else {
                         continue;
                     };

@@ -290,10 +290,11 @@ pub struct Signals {
     pub prefixes: bool,
     /// Weight of the server prior, 0 to leave it out: the server is picked
     /// with the tool, each matching tool also scoring this weight times
-    /// the best fused score among its server's tools over the query's best,
-    /// so a server with one strong match lifts its siblings over other
-    /// servers' weak matches (the order within a server does not change).
-    /// Default: [`SERVER_PRIOR`].
+    /// the best fused score among its server's tools over the query's best
+    /// (in units of the fused score: 1 with the semantic signal, the best
+    /// BM25 score without it), so a server with one strong match lifts its
+    /// siblings over other servers' weak matches (the order within a
+    /// server does not change). Default: [`SERVER_PRIOR`].
     pub server_prior: f32,
 }
 
@@ -952,11 +953,10 @@ impl SearchIndex {
                     };
                     if !terms.iter().any(|q| q.term == term) {
                         terms.push(tokenizer::QueryTerm {
-                            term: term.clone(),
+                            term,
                             weight: PREFIX_WEIGHT,
                             origin: Origin::Prefix,
                         });
-                        corrections.push((stemmed.clone(), term));
                     }
                 }
             }
@@ -1055,7 +1055,11 @@ impl SearchIndex {
                 }
             }
             if best > 0.0 {
-                let w = self.signals.server_prior / best;
+                // In units of the fused score: 1 with the semantic signal
+                // (BM25 over the best BM25, plus the cosine), the best BM25
+                // score without it.
+                let unit = if semantic.is_empty() { best } else { 1.0 };
+                let w = self.signals.server_prior * unit / best;
                 for &d in &touched {
                     let s = impacts.doc_server[d as usize];
                     if s != NO_SERVER {
@@ -1189,11 +1193,9 @@ impl SearchIndex {
         }
         service::url_words(query, |w| cues.push(w.to_owned()));
         for cue in &cues {
-            for (names, servers) in service::PRODUCTS {
-                if names.contains(&cue.as_str()) {
-                    for s in *servers {
-                        by_key(s, &mut add);
-                    }
+            for servers in service::products_of(cue) {
+                for s in *servers {
+                    by_key(s, &mut add);
                 }
             }
         }
@@ -1698,6 +1700,109 @@ mod tests {
         assert_eq!(
             e.hits[1].name, "s3__list_objects",
             "the other server's bucket tool stays"
+        );
+    }
+
+    #[test]
+    fn a_service_named_in_two_words_is_named() {
+        let specs = [
+            spec("gcal__list_events", "List the events of a calendar."),
+            spec(
+                "outlook_calendar__list_events",
+                "List the events of a calendar.",
+            ),
+            spec("brave_search__web_search", "Search the web."),
+            spec("github__search_code", "Search code in repositories."),
+        ];
+        let index = SearchIndex::build(specs.iter());
+        let e = index.explain("events on my Google Calendar this week", 5);
+        assert_eq!(e.services, ["gcal"]);
+        assert_eq!(e.hits[0].name, "gcal__list_events");
+        assert_eq!(
+            e.hits[1].name, "outlook_calendar__list_events",
+            "others stay"
+        );
+        let e = index.explain("use brave search for rust async runtimes", 5);
+        assert_eq!(e.services, ["brave_search"]);
+        // One word of a two-word name is not the name.
+        assert!(index.explain("search the calendar", 5).services.is_empty());
+    }
+
+    #[test]
+    fn clipped_words_read_as_the_words_they_begin() {
+        let specs = [
+            spec(
+                "pd__resolve_incident",
+                "Resolve an incident: the incident is closed.",
+            ),
+            spec("pd__acknowledge_incident", "Acknowledge an incident."),
+            spec("maps__geocode", "Coordinates of an address or a place."),
+            spec("git__log", "Show the commit history."),
+        ];
+        let index = SearchIndex::build(specs.iter());
+        let e = index.explain("ack incident 42", 5);
+        assert!(
+            e.terms
+                .iter()
+                .any(|t| t.term == "acknowledg" && t.origin == Origin::Prefix),
+            "{:?}",
+            e.terms
+        );
+        assert_eq!(e.hits[0].name, "pd__acknowledge_incident");
+        assert_eq!(e.hits[1].name, "pd__resolve_incident", "the sibling stays");
+        // A plural clipping: `coords` → `coord` → coordinates.
+        let e = index.explain("coords of the Brandenburger Tor", 5);
+        assert_eq!(e.hits[0].name, "maps__geocode");
+        assert!(!e.fallback && !e.hits[0].weak, "{e:?}");
+        // Function words are not clippings (`his` is not `history`).
+        let e = index.explain("his incidents", 5);
+        assert!(e.terms.iter().all(|t| t.origin != Origin::Prefix));
+        // Without the signal the clipped word finds nothing.
+        let mut off = Signals::default();
+        off.prefixes = false;
+        let plain = SearchIndex::build_with_signals(specs.iter(), FieldWeights::default(), off);
+        assert_eq!(
+            plain.explain("ack incident 42", 5).hits[0].name,
+            "pd__resolve_incident"
+        );
+    }
+
+    #[test]
+    fn the_server_prior_lifts_the_siblings_of_a_strong_match() {
+        let specs = [
+            spec("acme__sync_widgets", "Sync the widgets of the ledger."),
+            spec("acme__ledger_report", "Report of the ledger."),
+            spec(
+                "other__ledger_notes",
+                "Notes on a ledger, ledger entries and ledgers.",
+            ),
+        ];
+        let mut s = Signals::default();
+        s.semantic = 0.0;
+        let with = SearchIndex::build_with_signals(specs.iter(), FieldWeights::default(), s);
+        s.server_prior = 0.0;
+        let without = SearchIndex::build_with_signals(specs.iter(), FieldWeights::default(), s);
+        let names = |i: &SearchIndex| -> Vec<String> {
+            i.search("sync widgets ledger", 5)
+                .into_iter()
+                .map(|h| h.name)
+                .collect()
+        };
+        assert_eq!(
+            names(&without),
+            [
+                "acme__sync_widgets",
+                "other__ledger_notes",
+                "acme__ledger_report"
+            ]
+        );
+        assert_eq!(
+            names(&with),
+            [
+                "acme__sync_widgets",
+                "acme__ledger_report",
+                "other__ledger_notes"
+            ]
         );
     }
 

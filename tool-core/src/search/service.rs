@@ -74,6 +74,28 @@ pub(crate) const PRODUCTS: &[(&[&str], &[&str])] = &[
     (&["pptr", "puppeteer"], &["puppeteer"]),
 ];
 
+/// The server-name lists of [`PRODUCTS`] that `cue` (lower case) is a
+/// name in: one hash look-up (the table is indexed on first use), so a
+/// query's words and word pairs cost a look-up each.
+pub(crate) fn products_of(cue: &str) -> &'static [&'static [&'static str]] {
+    static BY_NAME: std::sync::OnceLock<
+        rustc_hash::FxHashMap<&'static str, Vec<&'static [&'static str]>>,
+    > = std::sync::OnceLock::new();
+    BY_NAME
+        .get_or_init(|| {
+            let mut map: rustc_hash::FxHashMap<&'static str, Vec<&'static [&'static str]>> =
+                rustc_hash::FxHashMap::default();
+            for (names, servers) in PRODUCTS {
+                for name in *names {
+                    map.entry(*name).or_default().push(*servers);
+                }
+            }
+            map
+        })
+        .get(cue)
+        .map_or(&[], Vec::as_slice)
+}
+
 /// Value kinds whose syntax belongs to one service (issue 31's third
 /// round; see the tokeniser's value kinds): a query holding JQL is about
 /// Jira, a Slack `ts` about Slack, a Stripe id about Stripe. Each kind

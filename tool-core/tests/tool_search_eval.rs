@@ -366,6 +366,8 @@ fn signal_ablation() {
     s.jargon = false;
     s.semantic = 0.0;
     s.intent = 0.0;
+    s.prefixes = false;
+    s.server_prior = 0.0;
     variants.push(("BM25 only".into(), s));
     s.jargon = true;
     variants.push(("+ jargon".into(), s));
@@ -379,6 +381,19 @@ fn signal_ablation() {
         s.semantic = w;
         variants.push((format!("+ all four + semantic {w}"), s));
     }
+    s.semantic = Signals::default().semantic;
+    s.intent = Signals::default().intent;
+    variants.push(("+ read intent (issue 31's fourth round)".into(), s));
+    s.prefixes = true;
+    variants.push(("+ clipped words".into(), s));
+    s.server_prior = Signals::default().server_prior;
+    variants.push(("+ the server prior (= the default)".into(), s));
+    let mut s7 = Signals::default();
+    s7.prefixes = false;
+    variants.push(("all but clipped words (default weights)".into(), s7));
+    let mut s6 = Signals::default();
+    s6.server_prior = 0.0;
+    variants.push(("all but the server prior (default weights)".into(), s6));
     let mut s5 = Signals::default();
     s5.intent = 0.0;
     variants.push(("all but read intent (default weights)".into(), s5));
@@ -394,6 +409,8 @@ fn signal_ablation() {
     s2.implied = false;
     s2.jargon = false;
     s2.intent = 0.0;
+    s2.prefixes = false;
+    s2.server_prior = 0.0;
     variants.push(("BM25 + semantic (default weight)".into(), s2));
     for (label, signals) in variants {
         let index = SearchIndex::build_with_signals(specs.iter(), FieldWeights::default(), signals);

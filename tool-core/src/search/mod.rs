@@ -1060,12 +1060,30 @@ impl SearchIndex {
                 // score without it.
                 let unit = if semantic.is_empty() { best } else { 1.0 };
                 let w = self.signals.server_prior * unit / best;
-                for &d in &touched {
+                // A floor under the `limit`-th best final score: each
+                // server's best tool ends at least at (1 + w) × its score,
+                // divided by the read-or-change damping it may get. A tool
+                // below it even with its bonus cannot be listed, so it is
+                // dropped here rather than ranked (the list is the same;
+                // the ranking's selection gets far fewer tools).
+                let mut tops: Vec<f32> = best_of.iter().copied().filter(|&b| b > 0.0).collect();
+                let floor = if limit > 0 && tops.len() >= limit {
+                    let (_, nth, _) = tops.select_nth_unstable_by(limit - 1, |a, b| b.total_cmp(a));
+                    *nth * (1.0 + w) / (1.0 + self.signals.intent.max(0.0))
+                } else {
+                    0.0
+                };
+                touched.retain(|&d| {
                     let s = impacts.doc_server[d as usize];
-                    if s != NO_SERVER {
-                        scores[d as usize] += w * best_of[s as usize];
-                    }
-                }
+                    let bonus = if s == NO_SERVER {
+                        0.0
+                    } else {
+                        w * best_of[s as usize]
+                    };
+                    let score = &mut scores[d as usize];
+                    *score += bonus;
+                    *score >= floor
+                });
             }
         }
         // Read or change (see `intent.rs`): a query that asks to look
@@ -1804,6 +1822,39 @@ mod tests {
                 "other__ledger_notes"
             ]
         );
+    }
+
+    #[test]
+    fn a_short_list_is_the_head_of_a_long_one() {
+        // The server prior drops the tools that cannot reach the list
+        // before ranking: the first k of 50 are the list of k.
+        let specs = [
+            spec("a__list_items", "List the items of a ledger."),
+            spec("a__create_item", "Create an item in a ledger."),
+            spec("b__list_entries", "List ledger entries."),
+            spec("b__delete_entry", "Delete a ledger entry."),
+            spec("c__items", "Items and entries, listed."),
+            spec("d__ledger", "Show a ledger."),
+            spec("e__report", "A report of items."),
+            spec("f__notes", "Notes on entries of a ledger."),
+        ];
+        for semantic in [0.0, 1.0] {
+            let mut s = Signals::default();
+            s.semantic = semantic;
+            let index = SearchIndex::build_with_signals(specs.iter(), FieldWeights::default(), s);
+            for q in [
+                "list the ledger items",
+                "which entries are there?",
+                "delete an entry",
+            ] {
+                let all: Vec<String> = index.search(q, 50).into_iter().map(|h| h.name).collect();
+                for k in 1..=all.len() {
+                    let head: Vec<String> =
+                        index.search(q, k).into_iter().map(|h| h.name).collect();
+                    assert_eq!(head, all[..k], "{q:?}, limit {k}, semantic {semantic}");
+                }
+            }
+        }
     }
 
     #[test]

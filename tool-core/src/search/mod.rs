@@ -119,6 +119,15 @@
 //!   whose names say they change things by 1 + [`READ_INTENT_DAMP`]: "which
 //!   branches exist" finds `list_branches` before `create_branch` (see
 //!   `intent.rs`; [`Explanation::asks_to_read`]).
+//! - **Two-word service names, clipped words, the server prior** (issue
+//!   31's fifth round): a pair of neighbouring query words names a server
+//!   as one word would (`Google Calendar` → `gcal`); a query word of 3 to
+//!   6 letters no tool has, not a typo, is read as the 1 to
+//!   [`PREFIX_MAX_TERMS`] index words it begins ([`Origin::Prefix`], at
+//!   [`PREFIX_WEIGHT`]: `ack` → acknowledge, `coords` → coordinates); and
+//!   every matching tool also scores [`SERVER_PRIOR`] × its server's best
+//!   score over the query's best ([`Signals::server_prior`]), so a
+//!   server with a strong match lifts its siblings.
 //! - [`SearchIndex::explain`] tells hosts which signal matched what.
 //!
 //! What each adds on the tuning sets is printed by the `signal_ablation`
@@ -1776,8 +1785,10 @@ mod tests {
         let e = index.explain("his incidents", 5);
         assert!(e.terms.iter().all(|t| t.origin != Origin::Prefix));
         // Without the signal the clipped word finds nothing.
-        let mut off = Signals::default();
-        off.prefixes = false;
+        let off = Signals {
+            prefixes: false,
+            ..Signals::default()
+        };
         let plain = SearchIndex::build_with_signals(specs.iter(), FieldWeights::default(), off);
         assert_eq!(
             plain.explain("ack incident 42", 5).hits[0].name,
@@ -1795,8 +1806,10 @@ mod tests {
                 "Notes on a ledger, ledger entries and ledgers.",
             ),
         ];
-        let mut s = Signals::default();
-        s.semantic = 0.0;
+        let mut s = Signals {
+            semantic: 0.0,
+            ..Signals::default()
+        };
         let with = SearchIndex::build_with_signals(specs.iter(), FieldWeights::default(), s);
         s.server_prior = 0.0;
         let without = SearchIndex::build_with_signals(specs.iter(), FieldWeights::default(), s);
@@ -1839,8 +1852,10 @@ mod tests {
             spec("f__notes", "Notes on entries of a ledger."),
         ];
         for semantic in [0.0, 1.0] {
-            let mut s = Signals::default();
-            s.semantic = semantic;
+            let s = Signals {
+                semantic,
+                ..Signals::default()
+            };
             let index = SearchIndex::build_with_signals(specs.iter(), FieldWeights::default(), s);
             for q in [
                 "list the ledger items",

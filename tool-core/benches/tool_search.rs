@@ -43,13 +43,18 @@ fn queries() -> Vec<String> {
 }
 
 /// Signals for the variants: none (BM25 alone, as before issue 31), the
-/// lexical ones (jargon, typos, named and implied services: the BM25 path), and all (the default).
+/// lexical ones (jargon, typos, clipped words, named and implied services,
+/// the server prior: the BM25 path), and all (the default).
 fn signals(typos_and_services: bool, semantic: bool) -> Signals {
     let mut s = Signals::default();
     s.typos = typos_and_services;
     s.services = typos_and_services;
     s.implied = typos_and_services;
     s.jargon = typos_and_services;
+    s.prefixes = typos_and_services;
+    if !typos_and_services {
+        s.server_prior = 0.0;
+    }
     if !semantic {
         s.semantic = 0.0;
     }

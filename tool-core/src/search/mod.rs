@@ -119,6 +119,15 @@
 //!   whose names say they change things by 1 + [`READ_INTENT_DAMP`]: "which
 //!   branches exist" finds `list_branches` before `create_branch` (see
 //!   `intent.rs`; [`Explanation::asks_to_read`]).
+//! - **Two-word service names, clipped words, the server prior** (issue
+//!   31's fifth round): a pair of neighbouring query words names a server
+//!   as one word would (`Google Calendar` → `gcal`); a query word of 3 to
+//!   6 letters no tool has, not a typo, is read as the 1 to
+//!   [`PREFIX_MAX_TERMS`] index words it begins ([`Origin::Prefix`], at
+//!   [`PREFIX_WEIGHT`]: `ack` → acknowledge, `coords` → coordinates); and
+//!   every matching tool also scores [`SERVER_PRIOR`] × its server's best
+//!   score over the query's best ([`Signals::server_prior`]), so a
+//!   server with a strong match lifts its siblings.
 //! - [`SearchIndex::explain`] tells hosts which signal matched what.
 //!
 //! What each adds on the tuning sets is printed by the `signal_ablation`
@@ -234,6 +243,19 @@ pub const IMPLIED_MAX_TOOLS: usize = 64;
 /// score is divided by `1 + READ_INTENT_DAMP` (0.2). They stay in the list.
 pub const READ_INTENT_DAMP: f32 = 0.2;
 
+/// Weight of the index words a clipped query word stands for (see
+/// [`Origin::Prefix`]: `ack` → acknowledge, `cal` → calendar): 0.5 of an
+/// exact word's (issue 31's fifth round).
+pub const PREFIX_WEIGHT: f32 = 0.5;
+/// Most index terms a clipped query word may stand for: 3 (a shorter
+/// prefix of more words says too little; `con` is left alone).
+pub const PREFIX_MAX_TERMS: usize = 3;
+
+/// Weight of the server prior (see [`Signals::server_prior`]): every
+/// matching tool also scores 0.2 × the best fused score among its
+/// server's tools, over the query's best (issue 31's fifth round).
+pub const SERVER_PRIOR: f32 = 0.2;
+
 /// Weight of the semantic signal in the fused score (see [`Signals`]):
 /// a tool scores its BM25 score divided by the best BM25 score of the
 /// query, plus `SEMANTIC_WEIGHT` times the cosine similarity of the query's
@@ -270,6 +292,19 @@ pub struct Signals {
     /// (see [`READ_INTENT_DAMP`]), 0 to leave it out. Default:
     /// [`READ_INTENT_DAMP`].
     pub intent: f32,
+    /// Read a clipped query word no tool has (`ack`, `cal`, `coords`) as
+    /// the index words it begins, when there are at most
+    /// [`PREFIX_MAX_TERMS`] of them ([`Origin::Prefix`], weight
+    /// [`PREFIX_WEIGHT`]). Default: on.
+    pub prefixes: bool,
+    /// Weight of the server prior, 0 to leave it out: the server is picked
+    /// with the tool, each matching tool also scoring this weight times
+    /// the best fused score among its server's tools over the query's best
+    /// (in units of the fused score: 1 with the semantic signal, the best
+    /// BM25 score without it), so a server with one strong match lifts its
+    /// siblings over other servers' weak matches (the order within a
+    /// server does not change). Default: [`SERVER_PRIOR`].
+    pub server_prior: f32,
 }
 
 impl Default for Signals {
@@ -285,6 +320,8 @@ impl Default for Signals {
                 0.0
             },
             intent: READ_INTENT_DAMP,
+            prefixes: true,
+            server_prior: SERVER_PRIOR,
         }
     }
 }
@@ -448,6 +485,10 @@ struct Impacts {
     server_keys: FxHashMap<String, Vec<u32>>,
     /// Per document: what its name says it does (see `intent.rs`).
     doc_action: Vec<intent::Action>,
+    /// The tools' words as written (lower case) with their term ids, in
+    /// byte order, for the prefix look-ups of clipped query words; sorted
+    /// on the first query that needs it, so building pays nothing for it.
+    prefixes: OnceLock<Vec<(Box<str>, u32)>>,
 }
 
 /// Reused buffers of [`SearchIndex::add_doc`], shared by the documents of one build.
@@ -806,6 +847,7 @@ impl SearchIndex {
             doc_server,
             server_keys,
             doc_action,
+            prefixes: OnceLock::new(),
         }
     }
 
@@ -856,8 +898,18 @@ impl SearchIndex {
         // written (see `typo.rs`).
         let mut corrections = Vec::new();
         let mut unknown: Vec<(String, String)> = Vec::new();
+        // The query's words (lower case as written, stemmed), for the
+        // typo and prefix look-ups; only the words no tool has are kept.
+        let missing: Vec<(String, String)> = if self.signals.typos || self.signals.prefixes {
+            tokenizer::query_words(query)
+                .into_iter()
+                .filter(|(_, stemmed)| df(stemmed) == 0)
+                .collect()
+        } else {
+            Vec::new()
+        };
         if self.signals.typos {
-            for (lower, stemmed) in tokenizer::query_words(query) {
+            for (lower, stemmed) in missing.iter().cloned() {
                 if unknown.len() < typo::MAX_WORDS
                     && df(&stemmed) == 0
                     && stemmed.len().max(lower.len()) >= typo::MIN_LEN
@@ -895,6 +947,27 @@ impl SearchIndex {
                     }),
                 }
                 corrections.push((word, fix));
+            }
+        }
+        // Clipped words (`ack`, `cal`, `coords`): a query word no tool has,
+        // not corrected as a typo, read as the few index words it begins.
+        if self.signals.prefixes {
+            for (lower, stemmed) in &missing {
+                if corrections.iter().any(|(w, _)| w == stemmed) {
+                    continue;
+                }
+                for id in self.prefix_terms(lower, impacts) {
+                    let Some(term) = self.term_text(id) else {
+                        continue;
+                    };
+                    if !terms.iter().any(|q| q.term == term) {
+                        terms.push(tokenizer::QueryTerm {
+                            term,
+                            weight: PREFIX_WEIGHT,
+                            origin: Origin::Prefix,
+                        });
+                    }
+                }
             }
         }
         let n = self.docs.len();
@@ -974,6 +1047,52 @@ impl SearchIndex {
                 if lex > 0.0 || (cos > floor && cos >= f32::EPSILON) {
                     touched.push(u32::try_from(d).unwrap_or(u32::MAX));
                 }
+            }
+        }
+        // The server prior: a server is picked with the tool (each tool
+        // also scores a share of its server's best score).
+        if self.signals.server_prior > 0.0 && !touched.is_empty() {
+            let mut best_of = vec![0.0f32; impacts.servers.len()];
+            let mut best = 0.0f32;
+            for &d in &touched {
+                let score = scores[d as usize];
+                best = best.max(score);
+                let s = impacts.doc_server[d as usize];
+                if s != NO_SERVER {
+                    let b = &mut best_of[s as usize];
+                    *b = b.max(score);
+                }
+            }
+            if best > 0.0 {
+                // In units of the fused score: 1 with the semantic signal
+                // (BM25 over the best BM25, plus the cosine), the best BM25
+                // score without it.
+                let unit = if semantic.is_empty() { best } else { 1.0 };
+                let w = self.signals.server_prior * unit / best;
+                // A floor under the `limit`-th best final score: each
+                // server's best tool ends at least at (1 + w) × its score,
+                // divided by the read-or-change damping it may get. A tool
+                // below it even with its bonus cannot be listed, so it is
+                // dropped here rather than ranked (the list is the same;
+                // the ranking's selection gets far fewer tools).
+                let mut tops: Vec<f32> = best_of.iter().copied().filter(|&b| b > 0.0).collect();
+                let floor = if limit > 0 && tops.len() >= limit {
+                    let (_, nth, _) = tops.select_nth_unstable_by(limit - 1, |a, b| b.total_cmp(a));
+                    *nth * (1.0 + w) / (1.0 + self.signals.intent.max(0.0))
+                } else {
+                    0.0
+                };
+                touched.retain(|&d| {
+                    let s = impacts.doc_server[d as usize];
+                    let bonus = if s == NO_SERVER {
+                        0.0
+                    } else {
+                        w * best_of[s as usize]
+                    };
+                    let score = &mut scores[d as usize];
+                    *score += bonus;
+                    *score >= floor
+                });
             }
         }
         // Read or change (see `intent.rs`): a query that asks to look
@@ -1090,13 +1209,20 @@ impl SearchIndex {
         {
             cues.push(word.to_lowercase());
         }
+        // Names written in two words (`Google Calendar`, `Brave Search`,
+        // `MS Teams`, `vector memory`): each pair of neighbouring words,
+        // joined, is a cue too, and is looked up among the servers' keys
+        // (issue 31's fifth round).
+        for i in 1..cues.len() {
+            let joined = format!("{}{}", cues[i - 1], cues[i]);
+            by_key(&joined, &mut add);
+            cues.push(joined);
+        }
         service::url_words(query, |w| cues.push(w.to_owned()));
         for cue in &cues {
-            for (names, servers) in service::PRODUCTS {
-                if names.contains(&cue.as_str()) {
-                    for s in *servers {
-                        by_key(s, &mut add);
-                    }
+            for servers in service::products_of(cue) {
+                for s in *servers {
+                    by_key(s, &mut add);
                 }
             }
         }
@@ -1111,10 +1237,12 @@ impl SearchIndex {
         }
         // The query's own words (and long forms) that are a server's name,
         // when most tools containing the word are that server's.
-        for q in terms
-            .iter()
-            .filter(|q| matches!(q.origin, Origin::Query | Origin::Alias | Origin::Typo))
-        {
+        for q in terms.iter().filter(|q| {
+            matches!(
+                q.origin,
+                Origin::Query | Origin::Alias | Origin::Typo | Origin::Prefix
+            )
+        }) {
             let Some(list) = impacts.server_keys.get(q.term.as_str()) else {
                 continue;
             };
@@ -1168,7 +1296,7 @@ impl SearchIndex {
         for q in terms.iter().filter(|q| {
             matches!(
                 q.origin,
-                Origin::Query | Origin::Alias | Origin::Jargon | Origin::Typo
+                Origin::Query | Origin::Alias | Origin::Jargon | Origin::Typo | Origin::Prefix
             )
         }) {
             let Some(&id) = self.terms.get(q.term.as_str()) else {
@@ -1195,6 +1323,65 @@ impl SearchIndex {
             }
         }
         found
+    }
+
+    /// The term ids a clipped query word `lower` (lower case, as written)
+    /// stands for: the terms of the tools' words that begin with it and are
+    /// longer, when there are 1 to [`PREFIX_MAX_TERMS`] of them; a word
+    /// ending in `s` with none is tried once more without it (`coords`,
+    /// `vids`). Only words of 3 to 6 ASCII letters that are not function
+    /// words ([`PREFIX_SKIP`]) are read so: longer ones are words, not
+    /// clippings. Bounded: two binary searches in the sorted word list and
+    /// at most [`PREFIX_SCAN`] words looked at each.
+    fn prefix_terms(&self, lower: &str, impacts: &Impacts) -> Vec<u32> {
+        let mut found: Vec<u32> = Vec::new();
+        if !(3..=6).contains(&lower.len())
+            || !lower.bytes().all(|b| b.is_ascii_lowercase())
+            || PREFIX_SKIP.binary_search(&lower).is_ok()
+        {
+            return found;
+        }
+        let list = impacts.prefixes.get_or_init(|| {
+            let mut v: Vec<(Box<str>, u32)> = self
+                .surface
+                .iter()
+                .map(|(w, &id)| (w.clone(), id))
+                .collect();
+            v.sort_unstable();
+            v
+        });
+        let live = |id: u32| impacts.offsets[id as usize + 1] > impacts.offsets[id as usize];
+        let mut base = lower;
+        loop {
+            let from = list.partition_point(|(w, _)| &**w < base);
+            for (w, id) in list[from..].iter().take(PREFIX_SCAN) {
+                if !w.starts_with(base) || found.len() > PREFIX_MAX_TERMS {
+                    break;
+                }
+                if w.len() > base.len() && !found.contains(id) && live(*id) {
+                    found.push(*id);
+                }
+            }
+            match base.strip_suffix('s') {
+                Some(shorter) if found.is_empty() && shorter.len() >= 3 && base == lower => {
+                    base = shorter;
+                }
+                _ => break,
+            }
+        }
+        if found.len() > PREFIX_MAX_TERMS {
+            found.clear();
+        }
+        found
+    }
+
+    /// The text of term `id` (a scan of the vocabulary: called for the few
+    /// terms of clipped words only).
+    fn term_text(&self, id: u32) -> Option<String> {
+        self.terms
+            .iter()
+            .find(|&(_, &t)| t == id)
+            .map(|(text, _)| text.to_string())
     }
 
     /// The fallback of a query no tool shares a term with: the `limit`
@@ -1254,6 +1441,16 @@ fn known_word(lower: &str) -> bool {
 fn known_word(_: &str) -> bool {
     false
 }
+
+/// Function words that are never a clipped word (pronouns, determiners,
+/// adverbs of degree: `his` is not `history`, `every` not `everything`).
+const PREFIX_SKIP: &[&str] = &[
+    "ago", "also", "each", "every", "few", "her", "hers", "him", "his", "just", "many", "much",
+    "nor", "not", "only", "own", "same", "such", "than", "too", "very", "yet",
+];
+
+/// Most words of the sorted word list a prefix look-up reads: 64.
+const PREFIX_SCAN: usize = 64;
 
 /// [`service::KIND_SERVICES`] with each kind stemmed as query terms are.
 fn kind_services() -> &'static [(String, &'static [&'static str])] {
@@ -1531,6 +1728,148 @@ mod tests {
             e.hits[1].name, "s3__list_objects",
             "the other server's bucket tool stays"
         );
+    }
+
+    #[test]
+    fn a_service_named_in_two_words_is_named() {
+        let specs = [
+            spec("gcal__list_events", "List the events of a calendar."),
+            spec(
+                "outlook_calendar__list_events",
+                "List the events of a calendar.",
+            ),
+            spec("brave_search__web_search", "Search the web."),
+            spec("github__search_code", "Search code in repositories."),
+        ];
+        let index = SearchIndex::build(specs.iter());
+        let e = index.explain("events on my Google Calendar this week", 5);
+        assert_eq!(e.services, ["gcal"]);
+        assert_eq!(e.hits[0].name, "gcal__list_events");
+        assert_eq!(
+            e.hits[1].name, "outlook_calendar__list_events",
+            "others stay"
+        );
+        let e = index.explain("use brave search for rust async runtimes", 5);
+        assert_eq!(e.services, ["brave_search"]);
+        // One word of a two-word name is not the name.
+        assert!(index.explain("search the calendar", 5).services.is_empty());
+    }
+
+    #[test]
+    fn clipped_words_read_as_the_words_they_begin() {
+        let specs = [
+            spec(
+                "pd__resolve_incident",
+                "Resolve an incident: the incident is closed.",
+            ),
+            spec("pd__acknowledge_incident", "Acknowledge an incident."),
+            spec("maps__geocode", "Coordinates of an address or a place."),
+            spec("git__log", "Show the commit history."),
+        ];
+        let index = SearchIndex::build(specs.iter());
+        let e = index.explain("ack incident 42", 5);
+        assert!(
+            e.terms
+                .iter()
+                .any(|t| t.term == "acknowledg" && t.origin == Origin::Prefix),
+            "{:?}",
+            e.terms
+        );
+        assert_eq!(e.hits[0].name, "pd__acknowledge_incident");
+        assert_eq!(e.hits[1].name, "pd__resolve_incident", "the sibling stays");
+        // A plural clipping: `coords` → `coord` → coordinates.
+        let e = index.explain("coords of the Brandenburger Tor", 5);
+        assert_eq!(e.hits[0].name, "maps__geocode");
+        assert!(!e.fallback && !e.hits[0].weak, "{e:?}");
+        // Function words are not clippings (`his` is not `history`).
+        let e = index.explain("his incidents", 5);
+        assert!(e.terms.iter().all(|t| t.origin != Origin::Prefix));
+        // Without the signal the clipped word finds nothing.
+        let off = Signals {
+            prefixes: false,
+            ..Signals::default()
+        };
+        let plain = SearchIndex::build_with_signals(specs.iter(), FieldWeights::default(), off);
+        assert_eq!(
+            plain.explain("ack incident 42", 5).hits[0].name,
+            "pd__resolve_incident"
+        );
+    }
+
+    #[test]
+    fn the_server_prior_lifts_the_siblings_of_a_strong_match() {
+        let specs = [
+            spec("acme__sync_widgets", "Sync the widgets of the ledger."),
+            spec("acme__ledger_report", "Report of the ledger."),
+            spec(
+                "other__ledger_notes",
+                "Notes on a ledger, ledger entries and ledgers.",
+            ),
+        ];
+        let mut s = Signals {
+            semantic: 0.0,
+            ..Signals::default()
+        };
+        let with = SearchIndex::build_with_signals(specs.iter(), FieldWeights::default(), s);
+        s.server_prior = 0.0;
+        let without = SearchIndex::build_with_signals(specs.iter(), FieldWeights::default(), s);
+        let names = |i: &SearchIndex| -> Vec<String> {
+            i.search("sync widgets ledger", 5)
+                .into_iter()
+                .map(|h| h.name)
+                .collect()
+        };
+        assert_eq!(
+            names(&without),
+            [
+                "acme__sync_widgets",
+                "other__ledger_notes",
+                "acme__ledger_report"
+            ]
+        );
+        assert_eq!(
+            names(&with),
+            [
+                "acme__sync_widgets",
+                "acme__ledger_report",
+                "other__ledger_notes"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_short_list_is_the_head_of_a_long_one() {
+        // The server prior drops the tools that cannot reach the list
+        // before ranking: the first k of 50 are the list of k.
+        let specs = [
+            spec("a__list_items", "List the items of a ledger."),
+            spec("a__create_item", "Create an item in a ledger."),
+            spec("b__list_entries", "List ledger entries."),
+            spec("b__delete_entry", "Delete a ledger entry."),
+            spec("c__items", "Items and entries, listed."),
+            spec("d__ledger", "Show a ledger."),
+            spec("e__report", "A report of items."),
+            spec("f__notes", "Notes on entries of a ledger."),
+        ];
+        for semantic in [0.0, 1.0] {
+            let s = Signals {
+                semantic,
+                ..Signals::default()
+            };
+            let index = SearchIndex::build_with_signals(specs.iter(), FieldWeights::default(), s);
+            for q in [
+                "list the ledger items",
+                "which entries are there?",
+                "delete an entry",
+            ] {
+                let all: Vec<String> = index.search(q, 50).into_iter().map(|h| h.name).collect();
+                for k in 1..=all.len() {
+                    let head: Vec<String> =
+                        index.search(q, k).into_iter().map(|h| h.name).collect();
+                    assert_eq!(head, all[..k], "{q:?}, limit {k}, semantic {semantic}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -25,7 +25,14 @@
 /// are called, not from evaluation queries.
 pub(crate) const PRODUCTS: &[(&[&str], &[&str])] = &[
     (
-        &["gs", "gsutil", "gcs", "gcloud"],
+        &[
+            "gs",
+            "gsutil",
+            "gcs",
+            "gcloud",
+            "googlecloudstorage",
+            "cloudstorage",
+        ],
         &["gcs", "googlecloudstorage"],
     ),
     (&["s3", "aws"], &["s3", "aws"]),
@@ -34,13 +41,22 @@ pub(crate) const PRODUCTS: &[(&[&str], &[&str])] = &[
         &["o365", "office365", "m365", "outlook", "hotmail"],
         &["outlook", "office365"],
     ),
-    (&["teams"], &["msteams", "teams", "microsoftteams"]),
+    (
+        &["teams", "microsoftteams", "msteams"],
+        &["msteams", "teams", "microsoftteams"],
+    ),
     (&["gh", "github"], &["github"]),
     (&["gl", "gitlab"], &["gitlab"]),
     (&["k8s", "kubectl", "kube"], &["kubernetes", "k8s"]),
-    (&["gcal"], &["gcal", "googlecalendar"]),
-    (&["gdrive", "drive"], &["gdrive", "googledrive"]),
-    (&["gsheets", "sheets"], &["gsheets", "googlesheets"]),
+    (&["gcal", "googlecalendar"], &["gcal", "googlecalendar"]),
+    (
+        &["gdrive", "drive", "googledrive"],
+        &["gdrive", "googledrive"],
+    ),
+    (
+        &["gsheets", "sheets", "googlesheets"],
+        &["gsheets", "googlesheets"],
+    ),
     (&["gmail"], &["gmail"]),
     (&["atlassian"], &["jira", "confluence"]),
     (
@@ -57,6 +73,28 @@ pub(crate) const PRODUCTS: &[(&[&str], &[&str])] = &[
     // Issue 31's third round: pptr.dev is Puppeteer's own site and name.
     (&["pptr", "puppeteer"], &["puppeteer"]),
 ];
+
+/// The server-name lists of [`PRODUCTS`] that `cue` (lower case) is a
+/// name in: one hash look-up (the table is indexed on first use), so a
+/// query's words and word pairs cost a look-up each.
+pub(crate) fn products_of(cue: &str) -> &'static [&'static [&'static str]] {
+    static BY_NAME: std::sync::OnceLock<
+        rustc_hash::FxHashMap<&'static str, Vec<&'static [&'static str]>>,
+    > = std::sync::OnceLock::new();
+    BY_NAME
+        .get_or_init(|| {
+            let mut map: rustc_hash::FxHashMap<&'static str, Vec<&'static [&'static str]>> =
+                rustc_hash::FxHashMap::default();
+            for (names, servers) in PRODUCTS {
+                for name in *names {
+                    map.entry(*name).or_default().push(*servers);
+                }
+            }
+            map
+        })
+        .get(cue)
+        .map_or(&[], Vec::as_slice)
+}
 
 /// Value kinds whose syntax belongs to one service (issue 31's third
 /// round; see the tokeniser's value kinds): a query holding JQL is about

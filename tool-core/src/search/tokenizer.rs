@@ -773,6 +773,11 @@ pub enum Origin {
     /// The index word a misspelt query word is one edit from
     /// ([`TYPO_WEIGHT`](super::TYPO_WEIGHT), through `tool_rules::suggest`).
     Typo,
+    /// An index word a clipped query word no tool has begins (`ack` →
+    /// acknowledge, `cal` → calendar; at most
+    /// [`PREFIX_MAX_TERMS`](super::PREFIX_MAX_TERMS) of them), weight
+    /// [`PREFIX_WEIGHT`](super::PREFIX_WEIGHT) (issue 31's fifth round).
+    Prefix,
     /// A word the query wrote as payload, not as its request: quoted text
     /// (a message to post, a name) or what a negation rules out ("do not
     /// send"); weight 0.3 (issue 31's third round).
@@ -787,7 +792,7 @@ impl Origin {
     pub fn is_strong(self) -> bool {
         matches!(
             self,
-            Self::Query | Self::Alias | Self::Jargon | Self::Compound | Self::Typo
+            Self::Query | Self::Alias | Self::Jargon | Self::Compound | Self::Typo | Self::Prefix
         )
     }
 }

@@ -1,6 +1,6 @@
 //! Grams of file text and the gram query a regular expression implies.
 //!
-//! A *gram* is a substring of 3 or 4 bytes of one line, ASCII letters
+//! A *gram* is a substring of 3, 5 or 7 bytes of one line, ASCII letters
 //! folded to lower case; its key ([`key`]) packs its bytes and length, so
 //! no two grams share one. The index (`sigs`) hashes every gram of every
 //! line into the signature of its piece; a literal asks for all of its
@@ -102,7 +102,7 @@ fn fold(b: u8) -> u8 {
 /// byte (see [`key`]).
 pub(crate) type Gram = u64;
 
-/// The key of a gram of 3 to 5 folded bytes (longer input is cut to 5):
+/// The key of a gram of 3 to 7 folded bytes (longer input is cut to 7):
 /// its bytes packed big-endian in the low bytes, its length in the top
 /// byte, so distinct grams have distinct keys. Stable across builds and
 /// platforms (the signatures hash it, `sigs`).
@@ -117,7 +117,7 @@ pub(crate) fn key(gram: &[u8]) -> Gram {
 }
 
 /// The grams a text holding `literal` (folded) surely holds: every
-/// substring of 3 bytes up to the signatures' longest gram (4) that holds
+/// substring of a length the signatures hash (3, 5 and 7 bytes) that holds
 /// no `\n` (grams never cross a line end), deduplicated. Empty when no
 /// part of the literal between line ends is 3 bytes long.
 pub(crate) fn covering(literal: &[u8]) -> Vec<Gram> {
@@ -326,7 +326,12 @@ mod tests {
     }
 
     fn and_of(s: &str) -> Query {
-        Query::and(covering(s.as_bytes()).into_iter().map(Query::Gram).collect())
+        Query::and(
+            covering(s.as_bytes())
+                .into_iter()
+                .map(Query::Gram)
+                .collect(),
+        )
     }
 
     #[test]
@@ -350,17 +355,22 @@ mod tests {
     }
 
     #[test]
-    fn a_literal_needs_its_trigrams_and_4_grams_but_none_across_a_line_end() {
+    fn a_literal_needs_its_grams_of_3_5_and_7_bytes_but_none_across_a_line_end() {
         let want: Vec<Gram> = {
-            let mut v: Vec<Gram> = ["abc", "bcd", "abcd"].iter().map(|s| key(s.as_bytes())).collect();
+            let mut v: Vec<Gram> = ["abc", "bcd", "cde", "def", "abcde", "bcdef"]
+                .iter()
+                .map(|s| key(s.as_bytes()))
+                .collect();
             v.sort_unstable();
             v
         };
-        assert_eq!(covering(b"abcd"), want);
+        assert_eq!(covering(b"abcdef"), want);
+        assert!(covering(b"abcdefg").contains(&key(b"abcdefg")));
         // "ab\ncde": only `cde` is whole on one line.
         assert_eq!(covering(b"ab\ncde"), vec![key(b"cde")]);
         assert!(covering(b"ab").is_empty());
-        assert_eq!(covering(b"abcabc").len(), 3 + 3);
+        // Distinct grams only: 3 trigrams, 2 5-grams.
+        assert_eq!(covering(b"abcabc").len(), 3 + 2);
     }
 
     #[test]
@@ -406,7 +416,10 @@ mod tests {
             query_of("abc|xyz", true),
             Some(Query::Or(vec![g("abc"), g("xyz")]))
         );
-        assert_eq!(query_of(r"fn\s+\w+_handler", true), Some(and_of("_handler")));
+        assert_eq!(
+            query_of(r"fn\s+\w+_handler", true),
+            Some(and_of("_handler"))
+        );
         assert_eq!(query_of(r"^foo$", true), Some(g("foo")));
         // A multi-line literal asks only for the grams of each line.
         assert_eq!(query_of("abcd\nxy", true), Some(and_of("abcd")));

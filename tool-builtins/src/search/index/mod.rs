@@ -1,4 +1,4 @@
-//! Indexed search: a sparse n-gram index of the workspace's text files that lets
+//! Indexed search: a gram signature index of the workspace's text files that lets
 //! `grep_content` read only the files that can hold a match, and
 //! `glob_files` answer from its file list, with results byte-identical to
 //! a scan.
@@ -7,13 +7,17 @@
 //! A long-running host (`tool serve`, an agent loop) builds a
 //! [`ContentIndex`] and puts it in the context
 //! (`ctx.with_state(index.clone())`). `grep_content` then turns its pattern
-//! into a query of required grams (sparse n-grams of 3 to 6 bytes, see
-//! `grams`); the index answers with the files that hold them, and those
-//! files go through the same grep engine as a scan
+//! into a query of required grams (substrings of 3, 5 and 7 bytes, see
+//! `grams`); the index answers with the pieces of files that may hold
+//! them, and those go through the same grep engine as a scan
 //! ([`crate::search::grep`]): same order, line numbers, notes and caps.
-//! Postings name *pieces* of files rather than files (a piece ends at the
-//! first line end past [`IndexConfig::piece_bytes`], 4 KiB): of a large
-//! file only the pieces holding every gram a match needs are searched,
+//! The index keeps one *signature* per piece of a file (a piece ends at
+//! the first line end past [`IndexConfig::piece_bytes`], 4 KiB): a Bloom
+//! filter of 8192 bits into which each gram of the piece sets one bit,
+//! stored transposed, one row per bit with one bit per piece (`sigs`). A
+//! query ANDs the rows of its grams (and ORs alternatives): a bit set by
+//! another gram only adds a candidate, never hides one. Of a large file
+//! only the pieces that may hold every gram a match needs are searched,
 //! numbered from each piece's first line, which the index records with the
 //! piece; when the file's size or modification time is no longer the one
 //! recorded, all of it is searched. A pattern that prunes nothing (`.`, `\w+`, one or two
@@ -31,7 +35,7 @@
 //! [`ContentIndex::note_changed`], is applied before the next search
 //! ([`ContentIndex::drain`], which first waits for the watcher's queue to
 //! pass a sentinel so that a command that just wrote files is seen).
-//! Changed files are read again and their old postings retired; a change to
+//! Changed files are read again and their old pieces retired; a change to
 //! an ignore file (`.gitignore`, `.ignore`, `.rgignore`, anything in
 //! `.git`) or an overflowed kernel queue re-walks the whole list. Files
 //! whose grams cannot be trusted are always searched: reached through a
@@ -49,29 +53,29 @@
 //!
 //! # Bounds
 //! No index below [`IndexConfig::min_bytes`] of files (default 16 MiB: a
-//! scan of that is a few milliseconds). On disk the index takes about 27 %
-//! of the text it covers (26–27 % of the shared generator's corpus at
-//! 256 MB and 1 GB, 28 % of vendored crate sources; `docs/benchmarks.md`)
-//! and is refused past [`IndexConfig::max_disk_bytes`] (default 1 GiB); in
-//! memory a serving process holds the file table and the grams that have
-//! lists of their own (those in at least one piece in 128), and reads a
-//! bucket row and the lists a query needs with positioned reads. A build
-//! thread reads 4 MiB of files at a time and sorts their (gram, piece)
-//! pairs into compact runs of at most 4 Mi pairs (64 MiB of memory while
-//! sorting); the runs, about the index's size, are merged straight into the
-//! file in two halves of the key space at once, so a build needs no map
-//! entry per distinct gram. Changes
+//! scan of that is a few milliseconds). On disk the index takes 1 KiB per
+//! piece id, about 29 % of the text it covers (a file reserves one id per
+//! 4 KiB of its size; `docs/benchmarks.md`), and is refused before it is
+//! written past [`IndexConfig::max_disk_bytes`] (default 1 GiB); in memory
+//! a serving process holds the file table and each row's count (32 KiB),
+//! and reads the rows a query needs with positioned reads (one per shard
+//! of 64 Ki pieces: 8 KiB). A build reads the files of one shard at a time
+//! on every thread, each hashing every gram of a line with one
+//! multiply-shift into the piece's signature and turning the signatures
+//! of 64 pieces into row words with a 64 x 64 bit transpose, with no sort
+//! and no table of grams; it holds one shard's rows (64 MiB) and writes
+//! them out before the next. Changes
 //! since the build are held in memory up to [`IndexConfig::max_delta_bytes`]
 //! (default 64 MiB); past that the index is rebuilt in the background and
 //! searches scan meanwhile.
 //!
 //! # Crates
 //! - `roaring` (sets of pieces in memory): compressed bitmaps whose
-//!   containers adapt to dense and sparse sets, with fast intersection; a
-//!   query's lists are decoded into them. On disk each list takes the
-//!   smallest of Rice-coded gaps, a bitmap or a complement (`lists`):
-//!   roaring's own format took 2 bytes a posting for the mid-frequency
-//!   grams that make most of the index, Rice codes 1 or less.
+//!   containers adapt to dense and sparse sets: the rows of files changed
+//!   since the build, the retired, binary and always-searched pieces, and
+//!   a query's answer. The stored rows are plain bit arrays (a row is as
+//!   dense as a Bloom filter's bits: a third to a half set), written by
+//!   this module; the technique is the signature file / `BitFunnel` one.
 //! - `regex-syntax` (query planning): the HIR of the very parser `grep-regex`
 //!   uses, so the query is derived from what the engine will match.
 //! - `inotify` (watching): the maintained binding `notify` itself uses on
@@ -79,7 +83,7 @@
 //!   reports queue overflow and watch-limit errors.
 //!
 //! Memory maps (`memmap2`) were not needed: positioned reads of the few
-//! posting lists a query touches are as fast and need no `unsafe`.
+//! rows a query touches are as fast and need no `unsafe`.
 
 mod grams;
 mod sigs;
@@ -137,7 +141,7 @@ pub struct IndexConfig {
     pub min_bytes: u64,
     /// Largest index on disk, in bytes; a bigger one is not kept and searches scan. Default [`DEFAULT_MAX_DISK_BYTES`].
     pub max_disk_bytes: u64,
-    /// Most memory for postings of files changed since the build, in bytes
+    /// Most memory for the rows of files changed since the build, in bytes
     /// (estimated); past it the index is rebuilt. Default [`DEFAULT_MAX_DELTA_BYTES`].
     pub max_delta_bytes: u64,
     /// Largest file whose grams are indexed, in bytes. Default [`DEFAULT_MAX_FILE_BYTES`].
@@ -157,7 +161,7 @@ pub struct IndexConfig {
     /// Threads that read files while building; 0 picks one per core (at most 12). Default 0.
     pub threads: usize,
     /// A file's text is indexed in pieces: a piece ends at the first line end
-    /// at or past this many bytes (at least 1). Postings name pieces, so a
+    /// at or past this many bytes (at least 1). Signatures are per piece, so a
     /// search reads only the pieces of a large file that hold every gram it
     /// needs, not the whole file. Smaller pieces prune more and make a
     /// larger index. Default [`DEFAULT_PIECE_BYTES`].
@@ -450,7 +454,7 @@ struct Inner {
     logged: Mutex<HashSet<&'static str>>,
 }
 
-/// A sparse n-gram index of one workspace, shared by every search of a
+/// A gram signature index of one workspace, shared by every search of a
 /// long-running host. Cheap to clone (one shared state).
 ///
 /// ```no_run
@@ -1297,7 +1301,7 @@ impl Ready {
         out
     }
 
-    /// Retires the file at `path` (its postings no longer count).
+    /// Retires the file at `path` (its pieces no longer count).
     fn retire(&mut self, path: &Path) {
         if let Some(ix) = self.live.remove(path) {
             let ids = self.entries[ix as usize].ids();
@@ -1320,7 +1324,7 @@ impl Ready {
         let first = self.next_id;
         self.next_id = next;
         let (delta, postings) = (&mut self.delta, &mut self.delta_postings);
-        // Postings of a file found binary or always searched midway are
+        // Rows of a file found binary or always searched midway are
         // harmless: `binary` and `always` hold its ids.
         let kind = reader.read(ws, config, &f, slots, &mut |piece, sig| {
             for r in sig.ones() {
@@ -1574,8 +1578,8 @@ impl FileReader {
         }
     }
 
-    /// Reads `f` in pieces, handing the sparse grams of each of its pieces
-    /// to `emit` (piece number from 0, grams) as the piece ends; a piece
+    /// Reads `f` in pieces, handing the signature of each of its pieces
+    /// to `emit` (piece number from 0, signature) as the piece ends; a piece
     /// ends at the first line end at or past [`IndexConfig::piece_bytes`]
     /// bytes, and the last of the `slots` pieces runs to the end of the file.
     /// Records where the pieces start in `self.pieces`; returns how the file
@@ -1875,16 +1879,33 @@ mod tests {
         println!("{:?} {status}", Params::current());
         println!("build {:.2} s", t.elapsed().as_secs_f64());
         let patterns = [
-            "xelxel_wu", "kalomiren", r"fn\s+\w+_handler", "quibarfoo", "vexdun_sil",
-            "TODO: gorhan", r#""tekwu yamoz"#, "ipuleth_ka", "struct Zaquiren", r#""kalo mirne"#,
-            "(?i)XELXEL_NOR", "norpra_vex|dunsil_gor", "han[tk]ek_wu", r"^\s*fn xelren",
-            r"FIXME: \w+ vexdun", "gorhantek_oz", "silgorhan", r"renlo_\w+ == 42", "ozipul_eth",
+            "xelxel_wu",
+            "kalomiren",
+            r"fn\s+\w+_handler",
+            "quibarfoo",
+            "vexdun_sil",
+            "TODO: gorhan",
+            r#""tekwu yamoz"#,
+            "ipuleth_ka",
+            "struct Zaquiren",
+            r#""kalo mirne"#,
+            "(?i)XELXEL_NOR",
+            "norpra_vex|dunsil_gor",
+            "han[tk]ek_wu",
+            r"^\s*fn xelren",
+            r"FIXME: \w+ vexdun",
+            "gorhantek_oz",
+            "silgorhan",
+            r"renlo_\w+ == 42",
+            "ozipul_eth",
             "yamwuren_bar",
         ];
         let (mut files, mut bytes) = (Vec::new(), Vec::new());
         for p in patterns {
             let t = std::time::Instant::now();
-            let c = index.candidates(ws.root(), p, false, 1 << 20).unwrap_or_default();
+            let c = index
+                .candidates(ws.root(), p, false, 1 << 20)
+                .unwrap_or_default();
             let el = t.elapsed();
             let b: u64 = c
                 .iter()
@@ -1896,7 +1917,12 @@ mod tests {
                     }
                 })
                 .sum();
-            println!("{p:24} files {:6} bytes {:10} in {:.2} ms", c.len(), b, el.as_secs_f64() * 1e3);
+            println!(
+                "{p:24} files {:6} bytes {:10} in {:.2} ms",
+                c.len(),
+                b,
+                el.as_secs_f64() * 1e3
+            );
             files.push(c.len());
             bytes.push(b);
         }

@@ -1,7 +1,7 @@
 //! Bit-sliced signatures: each piece of text gets a Bloom filter of
 //! [`Params::bits`] bits, and the filters are stored *transposed*, one
 //! row per bit position with one bit per piece (as in signature files and
-//! BitFunnel). A gram sets [`Params::hashes`] bits (one multiply-shift
+//! `BitFunnel`). A gram sets [`Params::hashes`] bits (one multiply-shift
 //! each) of the filter of every piece holding it, so the pieces that may
 //! hold a gram are the AND of its rows: a few rows read per query, and a
 //! build that hashes each gram once, with no sort and no per-gram table.
@@ -9,8 +9,9 @@
 //! every candidate); a gram a piece holds always has its bits set, so no
 //! match is ever missed.
 //!
-//! Grams are the 3- and 4-byte substrings of each line, ASCII letters
-//! folded to lower case (see [`Gram`]). Rows are grouped in *shards* of
+//! Grams are the 3-, 5- and 7-byte substrings of each line, ASCII
+//! letters folded to lower case (see [`Gram`]); 5 and 7 bytes were chosen
+//! over 4 and 6 for fewer candidates at the same size (`docs/benchmarks.md`). Rows are grouped in *shards* of
 //! [`SHARD_IDS`] piece ids, so a build holds one shard's rows at a time.
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -409,7 +410,14 @@ mod tests {
         sig.add_line(b"kalomiren");
         sig.pack();
         let ones: Vec<u32> = sig.ones().collect();
-        for g in [&b"kal"[..], b"mir", b"ren", b"kalom", b"kalomir", b"lomiren"] {
+        for g in [
+            &b"kal"[..],
+            b"mir",
+            b"ren",
+            b"kalom",
+            b"kalomir",
+            b"lomiren",
+        ] {
             for r in p.rows(super::super::grams::key(g)) {
                 assert!(ones.contains(&r), "{g:?}");
             }
@@ -432,9 +440,9 @@ mod tests {
         }
         let before = a;
         transpose64(&mut a);
-        for i in 0..64 {
-            for j in 0..64 {
-                assert_eq!(before[i] >> j & 1, a[j] >> i & 1, "{i} {j}");
+        for (i, row) in before.iter().enumerate() {
+            for (j, col) in a.iter().enumerate() {
+                assert_eq!(row >> j & 1, col >> i & 1, "{i} {j}");
             }
         }
     }

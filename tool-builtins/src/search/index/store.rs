@@ -20,7 +20,7 @@
 //!                                     the step from the piece before (0, 1)
 //! u64 table start, u32 ids,           the footer: where the root is, the ids
 //!   u32 log2 bits, u32 hashes,        given out, and the signatures' shape
-//!   u32 longest gram
+//!   u32 gram lengths (bit n: grams of n bytes)
 //! ```
 //! The rows come first so that a build writes each shard as it is done;
 //! the file table follows once every file is read. Older versions
@@ -174,7 +174,12 @@ impl Writer {
     ///
     /// # Errors
     /// An I/O error, or rows alone over `max_bytes` (nothing is written then).
-    pub(crate) fn create(path: &Path, params: Params, ids: u32, max_bytes: u64) -> io::Result<Self> {
+    pub(crate) fn create(
+        path: &Path,
+        params: Params,
+        ids: u32,
+        max_bytes: u64,
+    ) -> io::Result<Self> {
         check_cap(MAGIC.len() as u64 + rows_bytes(params, ids), max_bytes)?;
         let tmp = path.with_extension("tmp");
         let mut out = BufWriter::with_capacity(1 << 20, File::create(&tmp)?);
@@ -199,11 +204,15 @@ impl Writer {
     /// An I/O error, or a shard of the wrong size.
     pub(crate) fn shard(&mut self, words: &[u64]) -> io::Result<()> {
         let blocks = sigs::shard_blocks(self.ids, self.shards);
-        if words.len() != blocks * self.params.bits() || self.shards >= sigs::shard_count(self.ids) {
+        if words.len() != blocks * self.params.bits() || self.shards >= sigs::shard_count(self.ids)
+        {
             return Err(io::Error::other("a shard of the wrong size"));
         }
         add_counts(&mut self.counts, words, blocks);
-        let out = self.out.as_mut().ok_or_else(|| io::Error::other("finished"))?;
+        let out = self
+            .out
+            .as_mut()
+            .ok_or_else(|| io::Error::other("finished"))?;
         let mut bytes = Vec::with_capacity(1 << 16);
         for chunk in words.chunks(8192) {
             bytes.clear();
@@ -226,7 +235,10 @@ impl Writer {
         if self.shards != sigs::shard_count(self.ids) {
             return Err(io::Error::other("shards missing"));
         }
-        let mut out = self.out.take().ok_or_else(|| io::Error::other("finished"))?;
+        let mut out = self
+            .out
+            .take()
+            .ok_or_else(|| io::Error::other("finished"))?;
         let mut counts = Vec::with_capacity(self.counts.len() * 4);
         for c in &self.counts {
             counts.extend_from_slice(&c.to_le_bytes());

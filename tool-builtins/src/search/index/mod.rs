@@ -790,7 +790,7 @@ impl ContentIndex {
         &self,
         listing: Listing,
         params: Params,
-        sink: &mut dyn FnMut(Vec<u64>) -> std::io::Result<()>,
+        sink: &mut (dyn FnMut(Vec<u64>) -> std::io::Result<()> + Send),
     ) -> Result<Ready, String> {
         let files = listing.files;
         let config = &self.inner.config;
@@ -819,64 +819,85 @@ impl ContentIndex {
         }
         let results: Mutex<BuildParts> = Mutex::default();
         let (files_ref, firsts) = (&files, &firsts);
-        for s in 0..sigs::shard_count(ids) {
-            let first_id = s * sigs::SHARD_IDS;
-            let shard = ShardRows::new(params, first_id, ids.min(first_id + sigs::SHARD_IDS));
-            // The units with pieces in the shard (a file across its end is
-            // read again for the next shard).
-            let todo: Vec<&(std::ops::Range<usize>, std::ops::Range<u32>)> = units
-                .iter()
-                .filter(|(_, r)| r.start < shard.end && r.end > shard.first)
-                .collect();
-            let next = AtomicUsize::new(0);
-            let threads = config.thread_count().min(todo.len().max(1));
-            let (todo, shard_ref, results) = (&todo, &shard, &results);
-            std::thread::scope(|scope| {
-                for _ in 0..threads {
-                    scope.spawn(|| {
-                        let mut kinds = Vec::new();
-                        let mut reader = FileReader::new(params);
-                        let mut t = Transposer::new(params);
-                        loop {
-                            let unit = next.fetch_add(1, Ordering::Relaxed);
-                            let Some((range, _)) = todo.get(unit) else {
-                                break;
-                            };
-                            for ix in range.clone() {
-                                let (f, first) = (&files_ref[ix], firsts[ix]);
-                                let slots = config.slots(f.size);
-                                if first >= shard_ref.end || first + slots <= shard_ref.first {
-                                    continue;
-                                }
-                                // Rows of a file found binary or always searched
-                                // midway are harmless: `binary` and `always` hold its ids.
-                                let kind = reader.read(
-                                    &self.inner.ws,
-                                    config,
-                                    f,
-                                    slots,
-                                    &mut |piece, sig| {
-                                        let id = first + piece;
-                                        if shard_ref.holds(id) {
-                                            t.add(id, sig, shard_ref);
-                                        }
-                                    },
-                                );
-                                if shard_ref.holds(first) {
-                                    kinds.push((ix, kind, std::mem::take(&mut reader.pieces)));
+        // A shard is handed to `sink` (reordered and written) on a thread
+        // of its own while the next one is built.
+        let (tx, rx) = std::sync::mpsc::sync_channel::<ShardRows>(0);
+        std::thread::scope(|outer| {
+            let written = outer.spawn(move || -> std::io::Result<()> {
+                for shard in rx {
+                    sink(shard.into_words())?;
+                }
+                Ok(())
+            });
+            for s in 0..sigs::shard_count(ids) {
+                let first_id = s * sigs::SHARD_IDS;
+                let shard = ShardRows::new(params, first_id, ids.min(first_id + sigs::SHARD_IDS));
+                // The units with pieces in the shard (a file across its end is
+                // read again for the next shard).
+                let mut todo: Vec<&(std::ops::Range<usize>, std::ops::Range<u32>)> = units
+                    .iter()
+                    .filter(|(_, r)| r.start < shard.end && r.end > shard.first)
+                    .collect();
+                // Largest first (a unit of one large file), so that no thread
+                // is left with a large one at the end.
+                todo.sort_by_key(|(_, r)| std::cmp::Reverse(r.end - r.start));
+                let next = AtomicUsize::new(0);
+                let threads = config.thread_count().min(todo.len().max(1));
+                let (todo, shard_ref, results) = (&todo, &shard, &results);
+                std::thread::scope(|scope| {
+                    for _ in 0..threads {
+                        scope.spawn(|| {
+                            let mut kinds = Vec::new();
+                            let mut reader = FileReader::new(params);
+                            let mut t = Transposer::new(params);
+                            loop {
+                                let unit = next.fetch_add(1, Ordering::Relaxed);
+                                let Some((range, _)) = todo.get(unit) else {
+                                    break;
+                                };
+                                for ix in range.clone() {
+                                    let (f, first) = (&files_ref[ix], firsts[ix]);
+                                    let slots = config.slots(f.size);
+                                    if first >= shard_ref.end || first + slots <= shard_ref.first {
+                                        continue;
+                                    }
+                                    // Rows of a file found binary or always searched
+                                    // midway are harmless: `binary` and `always` hold its ids.
+                                    let kind = reader.read(
+                                        &self.inner.ws,
+                                        config,
+                                        f,
+                                        slots,
+                                        &mut |piece, sig| {
+                                            let id = first + piece;
+                                            if shard_ref.holds(id) {
+                                                t.add(id, sig, shard_ref);
+                                            }
+                                        },
+                                    );
+                                    if shard_ref.holds(first) {
+                                        kinds.push((ix, kind, std::mem::take(&mut reader.pieces)));
+                                    }
                                 }
                             }
-                        }
-                        t.flush(shard_ref);
-                        results
-                            .lock()
-                            .unwrap_or_else(PoisonError::into_inner)
-                            .append(&mut kinds);
-                    });
+                            t.flush(shard_ref);
+                            results
+                                .lock()
+                                .unwrap_or_else(PoisonError::into_inner)
+                                .append(&mut kinds);
+                        });
+                    }
+                });
+                if tx.send(shard).is_err() {
+                    break;
                 }
-            });
-            sink(shard.into_words()).map_err(|e| format!("cannot build the index: {e}"))?;
-        }
+            }
+            drop(tx);
+            written
+                .join()
+                .unwrap_or_else(|_| Err(std::io::Error::other("the writing thread panicked")))
+                .map_err(|e| format!("cannot build the index: {e}"))
+        })?;
         let part_kinds = results.into_inner().unwrap_or_else(PoisonError::into_inner);
         let mut kinds: Vec<(Kind, Vec<(u64, u64)>)> = vec![(Kind::Text, Vec::new()); files.len()];
         for (ix, kind, pieces) in part_kinds {

@@ -59,7 +59,7 @@ const WORDS: &[&str] = &[
     "ab",
     "let",
     "=",
-    // Long literals whose sparse grams reach past a trigram, and grams at
+    // Long literals whose 5- and 7-byte grams reach past a trigram, and grams at
     // the edges of words, pieces of words and multi-byte characters.
     "kalomiren_handler",
     "miren_hand",

@@ -63,8 +63,8 @@
 //! on every thread, each hashing every gram of a line with one
 //! multiply-shift into the piece's signature and turning the signatures
 //! of 64 pieces into row words with a 64 x 64 bit transpose, with no sort
-//! and no table of grams; it holds one shard's rows (64 MiB) and writes
-//! them out before the next. Changes
+//! and no table of grams; it holds the rows of the shard being built
+//! (64 MiB) and of the one a thread of its own writes meanwhile. Changes
 //! since the build are held in memory up to [`IndexConfig::max_delta_bytes`]
 //! (default 64 MiB); past that the index is rebuilt in the background and
 //! searches scan meanwhile.

@@ -22,6 +22,8 @@
 
 use regex_syntax::hir::{Class, Hir, HirKind};
 
+pub(crate) use super::sigs::{Gram, key};
+
 /// Most strings an exact set holds before it is turned into a query.
 const MAX_EXACT: usize = 64;
 /// Longest string kept in an exact set, in bytes; longer ones are cut into a query.
@@ -96,24 +98,6 @@ impl Query {
 /// ASCII lower case, the folding grams use.
 fn fold(b: u8) -> u8 {
     b.to_ascii_lowercase()
-}
-
-/// A gram's key: its bytes packed big-endian, with its length in the top
-/// byte (see [`key`]).
-pub(crate) type Gram = u64;
-
-/// The key of a gram of 3 to 7 folded bytes (longer input is cut to 7):
-/// its bytes packed big-endian in the low bytes, its length in the top
-/// byte, so distinct grams have distinct keys. Stable across builds and
-/// platforms (the signatures hash it, `sigs`).
-#[inline]
-pub(crate) fn key(gram: &[u8]) -> Gram {
-    let gram = &gram[..gram.len().min(7)];
-    let mut v = 0u64;
-    for &b in gram {
-        v = v << 8 | u64::from(b);
-    }
-    v | (gram.len() as u64) << 56
 }
 
 /// The grams a text holding `literal` (folded) surely holds: every

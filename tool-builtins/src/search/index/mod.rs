@@ -102,8 +102,8 @@ use ignore::{ParallelVisitor, ParallelVisitorBuilder, WalkState};
 use roaring::RoaringBitmap;
 
 use crate::fs::workspace::Workspace;
-use grams::{Gram, Query};
-use sigs::{Params, ShardRows, Signature, Transposer};
+use grams::Query;
+use sigs::{Gram, Params, ShardRows, Signature, Transposer};
 use store::Rows;
 use watch::{Queue, Watcher};
 

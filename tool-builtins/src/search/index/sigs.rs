@@ -16,7 +16,23 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::grams::Gram;
+/// A gram's key: its bytes packed big-endian, with its length in the top
+/// byte (see [`key`]).
+pub(crate) type Gram = u64;
+
+/// The key of a gram of 3 to 7 folded bytes (longer input is cut to 7):
+/// its bytes packed big-endian in the low bytes, its length in the top
+/// byte, so distinct grams have distinct keys. Stable across builds and
+/// platforms (the signatures hash it, `sigs`).
+#[inline]
+pub(crate) fn key(gram: &[u8]) -> Gram {
+    let gram = &gram[..gram.len().min(7)];
+    let mut v = 0u64;
+    for &b in gram {
+        v = v << 8 | u64::from(b);
+    }
+    v | (gram.len() as u64) << 56
+}
 
 /// Piece ids per shard: 64 Ki (a row of a full shard is 8 KiB).
 pub(crate) const SHARD_IDS: u32 = 1 << 16;
@@ -176,7 +192,7 @@ impl Signature {
         let shift = 64 - self.params.log2_bits;
         let hashes = self.params.hashes as usize;
         let bytes = &mut self.bytes[..];
-        // Each length's mask of packed bytes and tag (see `grams::key`).
+        // Each length's mask of packed bytes and tag (see [`key`]).
         let mut kinds = [(0usize, 0u64, 0u64); 5];
         let mut count = 0;
         for n in self.params.gram_lengths() {
@@ -418,7 +434,7 @@ mod tests {
             b"kalomir",
             b"lomiren",
         ] {
-            for r in p.rows(super::super::grams::key(g)) {
+            for r in p.rows(key(g)) {
                 assert!(ones.contains(&r), "{g:?}");
             }
         }

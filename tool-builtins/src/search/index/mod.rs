@@ -1148,6 +1148,8 @@ impl Ready {
             }
             next_id = e.ids().end;
         }
+        // Ids past the last file's (none in a file this build wrote) stay unused.
+        let next_id = next_id.max(base.ids);
         Self {
             entries,
             ends,

@@ -59,7 +59,7 @@ const WORDS: &[&str] = &[
     "ab",
     "let",
     "=",
-    // Long literals whose sparse grams reach past a trigram, and grams at
+    // Long literals whose 5- and 7-byte grams reach past a trigram, and grams at
     // the edges of words, pieces of words and multi-byte characters.
     "kalomiren_handler",
     "miren_hand",
@@ -417,8 +417,8 @@ fn a_stored_index_is_reused_and_checked() {
     assert_eq!(second.stored().unwrap(), None);
 }
 
-/// An index file of another version (`ATGRAM03`, 12-byte grams with a key
-/// each) is rebuilt, never misread.
+/// An index file of another version (`ATGRAM05`, posting lists of sparse
+/// grams) is rebuilt, never misread.
 #[test]
 fn an_index_of_an_older_version_is_rebuilt() {
     let dir = tempfile::tempdir().unwrap();
@@ -437,8 +437,8 @@ fn an_index_of_an_older_version_is_rebuilt() {
     let path = first.location().unwrap();
     drop(first);
     let mut bytes = fs::read(&path).unwrap();
-    assert_eq!(&bytes[..8], b"ATGRAM05");
-    bytes[..8].copy_from_slice(b"ATGRAM03");
+    assert_eq!(&bytes[..8], b"ATGRAM06");
+    bytes[..8].copy_from_slice(b"ATGRAM05");
     fs::write(&path, &bytes).unwrap();
     let second = ContentIndex::new(&ws, config);
     let status = second.build();
@@ -446,7 +446,7 @@ fn an_index_of_an_older_version_is_rebuilt() {
         matches!(status, IndexStatus::Ready { reused: false, .. }),
         "{status}"
     );
-    assert_eq!(&fs::read(&path).unwrap()[..8], b"ATGRAM05");
+    assert_eq!(&fs::read(&path).unwrap()[..8], b"ATGRAM06");
     let ctx = ToolContext::new().with_state(ws).with_state(second.clone());
     let r = grep_content("miren_hand".into(), None, None, None, &ctx).into_tool_result();
     assert!(r.output.starts_with("Found 1 matches"), "{}", r.output);

@@ -689,7 +689,7 @@ pub(crate) enum Command {
         limits: HttpLimitOptions,
 
         /// Build no search index: grep_content and glob_files scan on every call. By default a
-        /// sparse n-gram index of the workspace is built in the background at start (not below 16
+        /// gram signature index of the workspace is built in the background at start (not below 16
         /// MiB of files) and kept fresh by watching the folder; see `tool index --help`.
         #[arg(long)]
         no_index: bool,

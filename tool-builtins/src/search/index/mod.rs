@@ -1,4 +1,4 @@
-//! Indexed search: a sparse n-gram index of the workspace's text files that lets
+//! Indexed search: a gram signature index of the workspace's text files that lets
 //! `grep_content` read only the files that can hold a match, and
 //! `glob_files` answer from its file list, with results byte-identical to
 //! a scan.
@@ -7,13 +7,17 @@
 //! A long-running host (`tool serve`, an agent loop) builds a
 //! [`ContentIndex`] and puts it in the context
 //! (`ctx.with_state(index.clone())`). `grep_content` then turns its pattern
-//! into a query of required grams (sparse n-grams of 3 to 6 bytes, see
-//! `grams`); the index answers with the files that hold them, and those
-//! files go through the same grep engine as a scan
+//! into a query of required grams (substrings of 3, 5 and 7 bytes, see
+//! `grams`); the index answers with the pieces of files that may hold
+//! them, and those go through the same grep engine as a scan
 //! ([`crate::search::grep`]): same order, line numbers, notes and caps.
-//! Postings name *pieces* of files rather than files (a piece ends at the
-//! first line end past [`IndexConfig::piece_bytes`], 4 KiB): of a large
-//! file only the pieces holding every gram a match needs are searched,
+//! The index keeps one *signature* per piece of a file (a piece ends at
+//! the first line end past [`IndexConfig::piece_bytes`], 4 KiB): a Bloom
+//! filter of 8192 bits into which each gram of the piece sets one bit,
+//! stored transposed, one row per bit with one bit per piece (`sigs`). A
+//! query ANDs the rows of its grams (and ORs alternatives): a bit set by
+//! another gram only adds a candidate, never hides one. Of a large file
+//! only the pieces that may hold every gram a match needs are searched,
 //! numbered from each piece's first line, which the index records with the
 //! piece; when the file's size or modification time is no longer the one
 //! recorded, all of it is searched. A pattern that prunes nothing (`.`, `\w+`, one or two
@@ -31,7 +35,7 @@
 //! [`ContentIndex::note_changed`], is applied before the next search
 //! ([`ContentIndex::drain`], which first waits for the watcher's queue to
 //! pass a sentinel so that a command that just wrote files is seen).
-//! Changed files are read again and their old postings retired; a change to
+//! Changed files are read again and their old pieces retired; a change to
 //! an ignore file (`.gitignore`, `.ignore`, `.rgignore`, anything in
 //! `.git`) or an overflowed kernel queue re-walks the whole list. Files
 //! whose grams cannot be trusted are always searched: reached through a
@@ -49,29 +53,29 @@
 //!
 //! # Bounds
 //! No index below [`IndexConfig::min_bytes`] of files (default 16 MiB: a
-//! scan of that is a few milliseconds). On disk the index takes about 27 %
-//! of the text it covers (26–27 % of the shared generator's corpus at
-//! 256 MB and 1 GB, 28 % of vendored crate sources; `docs/benchmarks.md`)
-//! and is refused past [`IndexConfig::max_disk_bytes`] (default 1 GiB); in
-//! memory a serving process holds the file table and the grams that have
-//! lists of their own (those in at least one piece in 128), and reads a
-//! bucket row and the lists a query needs with positioned reads. A build
-//! thread reads 4 MiB of files at a time and sorts their (gram, piece)
-//! pairs into compact runs of at most 4 Mi pairs (64 MiB of memory while
-//! sorting); the runs, about the index's size, are merged straight into the
-//! file in two halves of the key space at once, so a build needs no map
-//! entry per distinct gram. Changes
+//! scan of that is a few milliseconds). On disk the index takes 1 KiB per
+//! piece id, about 29 % of the text it covers (a file reserves one id per
+//! 4 KiB of its size; `docs/benchmarks.md`), and is refused before it is
+//! written past [`IndexConfig::max_disk_bytes`] (default 1 GiB); in memory
+//! a serving process holds the file table and each row's count (32 KiB),
+//! and reads the rows a query needs with positioned reads (one per shard
+//! of 64 Ki pieces: 8 KiB). A build reads the files of one shard at a time
+//! on every thread, each hashing every gram of a line with one
+//! multiply-shift into the piece's signature and turning the signatures
+//! of 64 pieces into row words with a 64 x 64 bit transpose, with no sort
+//! and no table of grams; it holds the rows of the shard being built
+//! (64 MiB) and of the one a thread of its own writes meanwhile. Changes
 //! since the build are held in memory up to [`IndexConfig::max_delta_bytes`]
 //! (default 64 MiB); past that the index is rebuilt in the background and
 //! searches scan meanwhile.
 //!
 //! # Crates
 //! - `roaring` (sets of pieces in memory): compressed bitmaps whose
-//!   containers adapt to dense and sparse sets, with fast intersection; a
-//!   query's lists are decoded into them. On disk each list takes the
-//!   smallest of Rice-coded gaps, a bitmap or a complement (`lists`):
-//!   roaring's own format took 2 bytes a posting for the mid-frequency
-//!   grams that make most of the index, Rice codes 1 or less.
+//!   containers adapt to dense and sparse sets: the rows of files changed
+//!   since the build, the retired, binary and always-searched pieces, and
+//!   a query's answer. The stored rows are plain bit arrays (a row is as
+//!   dense as a Bloom filter's bits: a third to a half set), written by
+//!   this module; the technique is the signature file / `BitFunnel` one.
 //! - `regex-syntax` (query planning): the HIR of the very parser `grep-regex`
 //!   uses, so the query is derived from what the engine will match.
 //! - `inotify` (watching): the maintained binding `notify` itself uses on
@@ -79,12 +83,10 @@
 //!   reports queue overflow and watch-limit errors.
 //!
 //! Memory maps (`memmap2`) were not needed: positioned reads of the few
-//! posting lists a query touches are as fast and need no `unsafe`.
+//! rows a query touches are as fast and need no `unsafe`.
 
 mod grams;
-mod lists;
-mod pairs;
-mod runs;
+mod sigs;
 mod store;
 mod watch;
 
@@ -100,8 +102,9 @@ use ignore::{ParallelVisitor, ParallelVisitorBuilder, WalkState};
 use roaring::RoaringBitmap;
 
 use crate::fs::workspace::Workspace;
-use grams::{Gram, GramSet, Query};
-use store::DiskPostings;
+use grams::Query;
+use sigs::{Gram, Params, ShardRows, Signature, Transposer};
+use store::Rows;
 use watch::{Queue, Watcher};
 
 /// Default smallest total size of the workspace's files worth an index: 16 MiB.
@@ -118,8 +121,8 @@ pub const DEFAULT_MAX_FILE_BYTES: u64 = 1 << 30;
 pub const LONG_LINE_BYTES: usize = 64 << 10;
 /// Default size of a file's pieces: 4 KiB (see [`IndexConfig::piece_bytes`]).
 pub const DEFAULT_PIECE_BYTES: u64 = 4 << 10;
-/// Most grams of one AND read from disk: the rarest 12 (the rest add little pruning).
-const MAX_AND_GRAMS: usize = 12;
+/// Most rows of one AND read: the 24 least set (the rest add little pruning).
+const MAX_AND_ROWS: usize = 24;
 /// Ignore files whose change re-walks the file list.
 const IGNORE_FILES: &[&str] = &[".gitignore", ".ignore", ".rgignore"];
 
@@ -138,7 +141,7 @@ pub struct IndexConfig {
     pub min_bytes: u64,
     /// Largest index on disk, in bytes; a bigger one is not kept and searches scan. Default [`DEFAULT_MAX_DISK_BYTES`].
     pub max_disk_bytes: u64,
-    /// Most memory for postings of files changed since the build, in bytes
+    /// Most memory for the rows of files changed since the build, in bytes
     /// (estimated); past it the index is rebuilt. Default [`DEFAULT_MAX_DELTA_BYTES`].
     pub max_delta_bytes: u64,
     /// Largest file whose grams are indexed, in bytes. Default [`DEFAULT_MAX_FILE_BYTES`].
@@ -158,7 +161,7 @@ pub struct IndexConfig {
     /// Threads that read files while building; 0 picks one per core (at most 12). Default 0.
     pub threads: usize,
     /// A file's text is indexed in pieces: a piece ends at the first line end
-    /// at or past this many bytes (at least 1). Postings name pieces, so a
+    /// at or past this many bytes (at least 1). Signatures are per piece, so a
     /// search reads only the pieces of a large file that hold every gram it
     /// needs, not the whole file. Smaller pieces prune more and make a
     /// larger index. Default [`DEFAULT_PIECE_BYTES`].
@@ -375,9 +378,9 @@ impl Entry {
     }
 }
 
-/// What the build threads made: sorted runs of postings, and each file's
-/// kind and piece starts by its place in the listing.
-type BuildParts = (Vec<runs::Run>, Vec<(usize, Kind, Vec<(u64, u64)>)>);
+/// What the build threads found of each file: its place in the listing,
+/// kind and piece starts.
+type BuildParts = Vec<(usize, Kind, Vec<(u64, u64)>)>;
 
 /// A file `grep_content` must search, and which parts of it.
 #[derive(Debug, Clone)]
@@ -400,31 +403,6 @@ pub(crate) struct Part {
     pub(crate) line: u64,
 }
 
-/// Postings of the build: on disk, or in memory when not persisted.
-enum Base {
-    Disk(DiskPostings),
-    Memory(HashMap<Gram, RoaringBitmap>),
-}
-
-impl Base {
-    /// The pieces that may hold `gram` (at least those that do).
-    fn get(&self, gram: Gram) -> std::io::Result<RoaringBitmap> {
-        match self {
-            Self::Disk(d) => d.get(gram),
-            Self::Memory(m) => Ok(m.get(&gram).cloned().unwrap_or_default()),
-        }
-    }
-
-    /// A rank of how common `gram` is: the pieces holding it (0 for a rare
-    /// gram of the disk's buckets).
-    fn weight(&self, gram: Gram) -> u64 {
-        match self {
-            Self::Disk(d) => d.weight(gram),
-            Self::Memory(m) => m.get(&gram).map_or(0, RoaringBitmap::len),
-        }
-    }
-}
-
 /// A usable index.
 struct Ready {
     /// Every file ever listed, ascending by [`Entry::first`]; retired ones' ids are in `dead`.
@@ -443,9 +421,10 @@ struct Ready {
     next_id: u32,
     /// A changed file found no id left: the index must be rebuilt.
     exhausted: bool,
-    base: Base,
-    /// Postings of files read since the build.
-    delta: HashMap<Gram, RoaringBitmap>,
+    /// The signature rows of the build.
+    base: Rows,
+    /// Rows of files read since the build: row to the ids that set it.
+    delta: HashMap<u32, RoaringBitmap>,
     delta_postings: u64,
     changed_files: usize,
     /// Linked folders the walk entered: (link path, canonical target).
@@ -478,7 +457,7 @@ struct Inner {
     logged: Mutex<HashSet<&'static str>>,
 }
 
-/// A sparse n-gram index of one workspace, shared by every search of a
+/// A gram signature index of one workspace, shared by every search of a
 /// long-running host. Cheap to clone (one shared state).
 ///
 /// ```no_run
@@ -668,54 +647,45 @@ impl ContentIndex {
                 return Ok(Phase::Ready(Box::new(ready)));
             }
         }
-        let (mut ready, runs) = self.full_build(listing)?;
-        let (lower, upper) = runs::halves(runs);
-        let (mut lower, mut upper) = (runs::Merge::new(lower), runs::Merge::new(upper));
+        let params = Params::current();
         let Some(path) = location else {
-            let postings = store::to_memory((&mut lower, &mut upper))
-                .map_err(|e| format!("cannot build the index: {e}"))?;
-            let estimate: u64 = postings
-                .values()
-                .map(|b| b.serialized_size() as u64 + 12)
-                .sum();
-            if estimate > config.max_disk_bytes {
+            let ids = self.ids_of(&listing)?;
+            let bytes = store::rows_bytes(params, ids);
+            if bytes > config.max_disk_bytes {
                 return Err(format!(
                     "the index would take {} MiB, over the cap of {} MiB (IndexConfig::max_disk_bytes)",
-                    estimate >> 20,
+                    bytes >> 20,
                     config.max_disk_bytes >> 20
                 ));
             }
-            ready.base = Base::Memory(postings);
+            let mut shards = Vec::new();
+            let mut ready = self.full_build(listing, params, &mut |words| {
+                shards.push(words);
+                Ok(())
+            })?;
+            ready.base = Rows::memory(params, ids, shards);
             ready.build_seconds = started.elapsed().as_secs_f64();
             return Ok(Phase::Ready(Box::new(ready)));
         };
-        let saved = path
-            .parent()
-            .map_or(Ok(()), watch::make_private_dir)
-            .and_then(|()| {
-                store::save(
-                    &path,
-                    ws.root(),
-                    &ready.entries,
-                    (&mut lower, &mut upper),
-                    ready.next_id,
-                    config.max_disk_bytes,
-                    config.thread_count() > 1,
-                )
-            })
-            .and_then(|size| {
-                store::load(&path, ws.root()).map(|loaded| (size, loaded.map(|(_, d)| d)))
-            });
-        match saved {
-            Ok((size, Some(disk))) => {
-                ready.base = Base::Disk(disk);
-                ready.disk_bytes = size;
+        let ids = self.ids_of(&listing)?;
+        let stored = (|| {
+            if let Some(parent) = path.parent() {
+                watch::make_private_dir(parent)?;
             }
-            Ok((_, None)) => return Err("the stored index names another root".to_owned()),
-            Err(e) => {
-                return Err(format!("cannot store the index at {}: {e}", path.display()));
-            }
-        }
+            let mut writer = store::Writer::create(&path, params, ids, config.max_disk_bytes)?;
+            let ready = self
+                .full_build(listing, params, &mut |words| writer.shard(&words))
+                .map_err(std::io::Error::other)?;
+            let size = writer.finish(ws.root(), &ready.entries)?;
+            let rows = store::load(&path, ws.root())?
+                .ok_or_else(|| std::io::Error::other("the stored index names another root"))?
+                .1;
+            Ok::<_, std::io::Error>((ready, size, rows))
+        })();
+        let (mut ready, size, rows) =
+            stored.map_err(|e| format!("cannot store the index at {}: {e}", path.display()))?;
+        ready.base = rows;
+        ready.disk_bytes = size;
         ready.build_seconds = started.elapsed().as_secs_f64();
         Ok(Phase::Ready(Box::new(ready)))
     }
@@ -787,7 +757,7 @@ impl ContentIndex {
             return None;
         }
         let disk_bytes = std::fs::metadata(path).map_or(0, |m| m.len());
-        let mut ready = Ready::new(entries, Base::Disk(disk), listing.links.clone());
+        let mut ready = Ready::new(entries, disk, listing.links.clone());
         for ix in 0..ready.entries.len() {
             if kept.contains(&ix) {
                 #[allow(clippy::cast_possible_truncation, reason = "stored files fit u32")]
@@ -796,7 +766,7 @@ impl ContentIndex {
                 ready.dead.insert_range(ready.entries[ix].ids());
             }
         }
-        let mut reader = FileReader::default();
+        let mut reader = FileReader::new(ready.base.params);
         for f in changed {
             ready.add(&self.inner.ws, &self.inner.config, f, &mut reader);
         }
@@ -806,9 +776,27 @@ impl ContentIndex {
         Some(ready)
     }
 
+    /// The piece ids a full build of `listing` gives out.
+    fn ids_of(&self, listing: &Listing) -> Result<u32, String> {
+        let mut next = 0u32;
+        for f in &listing.files {
+            next = next
+                .checked_add(self.inner.config.slots(f.size))
+                .filter(|&n| n < u32::MAX)
+                .ok_or("more than 4 billion pieces (raise IndexConfig::piece_bytes)")?;
+        }
+        Ok(next)
+    }
+
     /// Reads every listed file in parallel: the file table, and the
-    /// postings as sorted runs (see `runs`) for the store.
-    fn full_build(&self, listing: Listing) -> Result<(Ready, Vec<runs::Run>), String> {
+    /// signature rows, handed to `sink` shard by shard (ids ascending; see
+    /// `sigs`). A shard's rows are the only ones held at a time.
+    fn full_build(
+        &self,
+        listing: Listing,
+        params: Params,
+        sink: &mut (dyn FnMut(Vec<u64>) -> std::io::Result<()> + Send),
+    ) -> Result<Ready, String> {
         let files = listing.files;
         let config = &self.inner.config;
         // Each file's first id: its pieces' ids follow.
@@ -821,62 +809,101 @@ impl ContentIndex {
                 .filter(|&n| n < u32::MAX)
                 .ok_or("more than 4 billion pieces (raise IndexConfig::piece_bytes)")?;
         }
+        let ids = next;
         // Units of consecutive files, about UNIT_BYTES each: a thread reads
-        // one at a time, so runs cover ascending ranges of ids.
-        let mut units = Vec::new();
+        // one at a time; each with the ids of its files.
+        let mut units: Vec<(std::ops::Range<usize>, std::ops::Range<u32>)> = Vec::new();
         let (mut start, mut bytes) = (0usize, 0u64);
         for (ix, f) in files.iter().enumerate() {
             bytes += f.size;
             if bytes >= UNIT_BYTES || ix + 1 == files.len() {
-                units.push(start..ix + 1);
+                let end_id = firsts[ix] + config.slots(f.size);
+                units.push((start..ix + 1, firsts[start]..end_id));
                 (start, bytes) = (ix + 1, 0);
             }
         }
-        let next = AtomicUsize::new(0);
         let results: Mutex<BuildParts> = Mutex::default();
-        let (firsts, units) = (&firsts, &units);
-        let threads = self.inner.config.thread_count().min(units.len().max(1));
-        std::thread::scope(|scope| {
-            for _ in 0..threads {
-                scope.spawn(|| {
-                    let mut made = Vec::new();
-                    let mut kinds = Vec::new();
-                    let mut reader = FileReader::default();
-                    let mut run = runs::RunBuilder::default();
-                    loop {
-                        let unit = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(range) = units.get(unit) else {
-                            break;
-                        };
-                        let mut sub = 0;
-                        for ix in range.clone() {
-                            let (f, first) = (&files[ix], firsts[ix]);
-                            // Postings of a file found binary or always searched
-                            // midway are harmless: `binary` and `always` hold its ids.
-                            let kind = reader.read(
-                                &self.inner.ws,
-                                config,
-                                f,
-                                config.slots(f.size),
-                                &mut |piece, grams| {
-                                    run.add(first + piece, grams.keys());
-                                    if run.full() {
-                                        made.extend(run.take((unit, sub)));
-                                        sub += 1;
+        let (files_ref, firsts) = (&files, &firsts);
+        // A shard is handed to `sink` (reordered and written) on a thread
+        // of its own while the next one is built.
+        let (tx, rx) = std::sync::mpsc::sync_channel::<ShardRows>(0);
+        std::thread::scope(|outer| {
+            let written = outer.spawn(move || -> std::io::Result<()> {
+                for shard in rx {
+                    sink(shard.into_words())?;
+                }
+                Ok(())
+            });
+            for s in 0..sigs::shard_count(ids) {
+                let first_id = s * sigs::SHARD_IDS;
+                let shard = ShardRows::new(params, first_id, ids.min(first_id + sigs::SHARD_IDS));
+                // The units with pieces in the shard (a file across its end is
+                // read again for the next shard).
+                let mut todo: Vec<&(std::ops::Range<usize>, std::ops::Range<u32>)> = units
+                    .iter()
+                    .filter(|(_, r)| r.start < shard.end && r.end > shard.first)
+                    .collect();
+                // Largest first (a unit of one large file), so that no thread
+                // is left with a large one at the end.
+                todo.sort_by_key(|(_, r)| std::cmp::Reverse(r.end - r.start));
+                let next = AtomicUsize::new(0);
+                let threads = config.thread_count().min(todo.len().max(1));
+                let (todo, shard_ref, results) = (&todo, &shard, &results);
+                std::thread::scope(|scope| {
+                    for _ in 0..threads {
+                        scope.spawn(|| {
+                            let mut kinds = Vec::new();
+                            let mut reader = FileReader::new(params);
+                            let mut t = Transposer::new(params);
+                            loop {
+                                let unit = next.fetch_add(1, Ordering::Relaxed);
+                                let Some((range, _)) = todo.get(unit) else {
+                                    break;
+                                };
+                                for ix in range.clone() {
+                                    let (f, first) = (&files_ref[ix], firsts[ix]);
+                                    let slots = config.slots(f.size);
+                                    if first >= shard_ref.end || first + slots <= shard_ref.first {
+                                        continue;
                                     }
-                                },
-                            );
-                            kinds.push((ix, kind, std::mem::take(&mut reader.pieces)));
-                        }
-                        made.extend(run.take((unit, sub)));
+                                    // Rows of a file found binary or always searched
+                                    // midway are harmless: `binary` and `always` hold its ids.
+                                    let kind = reader.read(
+                                        &self.inner.ws,
+                                        config,
+                                        f,
+                                        slots,
+                                        &mut |piece, sig| {
+                                            let id = first + piece;
+                                            if shard_ref.holds(id) {
+                                                t.add(id, sig, shard_ref);
+                                            }
+                                        },
+                                    );
+                                    if shard_ref.holds(first) {
+                                        kinds.push((ix, kind, std::mem::take(&mut reader.pieces)));
+                                    }
+                                }
+                            }
+                            t.flush(shard_ref);
+                            results
+                                .lock()
+                                .unwrap_or_else(PoisonError::into_inner)
+                                .append(&mut kinds);
+                        });
                     }
-                    let mut all = results.lock().unwrap_or_else(PoisonError::into_inner);
-                    all.0.append(&mut made);
-                    all.1.append(&mut kinds);
                 });
+                if tx.send(shard).is_err() {
+                    break;
+                }
             }
-        });
-        let (made, part_kinds) = results.into_inner().unwrap_or_else(PoisonError::into_inner);
+            drop(tx);
+            written
+                .join()
+                .unwrap_or_else(|_| Err(std::io::Error::other("the writing thread panicked")))
+                .map_err(|e| format!("cannot build the index: {e}"))
+        })?;
+        let part_kinds = results.into_inner().unwrap_or_else(PoisonError::into_inner);
         let mut kinds: Vec<(Kind, Vec<(u64, u64)>)> = vec![(Kind::Text, Vec::new()); files.len()];
         for (ix, kind, pieces) in part_kinds {
             kinds[ix] = (kind, pieces);
@@ -895,12 +922,12 @@ impl ContentIndex {
                 pieces,
             })
             .collect();
-        let mut ready = Ready::new(entries, Base::Memory(HashMap::new()), listing.links);
+        let mut ready = Ready::new(entries, Rows::empty(params), listing.links);
         for ix in 0..ready.entries.len() {
             #[allow(clippy::cast_possible_truncation, reason = "fewer files than ids")]
             ready.live.insert(ready.entries[ix].path.clone(), ix as u32);
         }
-        Ok((ready, made))
+        Ok(ready)
     }
 
     /// Tells the index that `paths` (files or folders, absolute) changed,
@@ -1126,7 +1153,7 @@ impl ContentIndex {
 }
 
 impl Ready {
-    fn new(entries: Vec<Entry>, base: Base, links: Vec<(PathBuf, PathBuf)>) -> Self {
+    fn new(entries: Vec<Entry>, base: Rows, links: Vec<(PathBuf, PathBuf)>) -> Self {
         let mut always = RoaringBitmap::new();
         let mut binary = RoaringBitmap::new();
         let mut next_id = 0;
@@ -1143,6 +1170,8 @@ impl Ready {
             }
             next_id = e.ids().end;
         }
+        // Ids past the last file's (none in a file this build wrote) stay unused.
+        let next_id = next_id.max(base.ids);
         Self {
             entries,
             ends,
@@ -1163,59 +1192,92 @@ impl Ready {
         }
     }
 
-    /// Estimated memory of the changes: 2 bytes per posting, 64 per gram.
+    /// Estimated memory of the changes: 2 bytes per id of a row, 64 per row.
     fn delta_bytes(&self) -> u64 {
         self.delta_postings * 2 + self.delta.len() as u64 * 64
     }
 
     /// The ids matching `query`; `None` for all.
     fn eval(&self, query: &Query) -> std::io::Result<Option<RoaringBitmap>> {
+        Ok(self.eval_words(query)?.map(|words| {
+            let mut found = RoaringBitmap::new();
+            for (i, &w) in words.iter().enumerate() {
+                let mut w = w;
+                while w != 0 {
+                    #[allow(clippy::cast_possible_truncation, reason = "ids fit u32")]
+                    found.insert(i as u32 * 64 + w.trailing_zeros());
+                    w &= w - 1;
+                }
+            }
+            found
+        }))
+    }
+
+    /// Words of one bit per id (`0..next_id`) that a query's rows leave set.
+    fn words(&self) -> usize {
+        (self.next_id as usize).div_ceil(64)
+    }
+
+    /// The ids with row `row` set: the build's, and changed files'.
+    fn row(&self, row: u32) -> std::io::Result<Vec<u64>> {
+        let mut words = vec![0u64; self.words()];
+        self.base.row(row, &mut words)?;
+        if let Some(ids) = self.delta.get(&row) {
+            for id in ids {
+                if let Some(w) = words.get_mut(id as usize / 64) {
+                    *w |= 1 << (id % 64);
+                }
+            }
+        }
+        Ok(words)
+    }
+
+    /// [`Ready::eval`] as words (see [`Ready::words`]).
+    fn eval_words(&self, query: &Query) -> std::io::Result<Option<Vec<u64>>> {
         Ok(match query {
             Query::All => None,
-            Query::Gram(g) => {
-                let mut found = self.base.get(*g)?;
-                if let Some(d) = self.delta.get(g) {
-                    found |= d;
-                }
-                Some(found)
-            }
+            Query::Gram(_) => self.eval_words(&Query::And(vec![query.clone()]))?,
             Query::Or(parts) => {
-                let mut found = RoaringBitmap::new();
+                let mut found = vec![0u64; self.words()];
                 for p in parts {
-                    match self.eval(p)? {
-                        Some(b) => found |= b,
+                    match self.eval_words(p)? {
+                        Some(b) => found.iter_mut().zip(&b).for_each(|(f, b)| *f |= b),
                         None => return Ok(None),
                     }
                 }
                 Some(found)
             }
             Query::And(parts) => {
-                let (grams, others): (Vec<&Query>, Vec<&Query>) =
-                    parts.iter().partition(|p| matches!(p, Query::Gram(_)));
-                let mut weighed = Vec::with_capacity(grams.len());
-                for p in grams {
-                    let w = match p {
-                        Query::Gram(g) => self.base.weight(*g),
-                        _ => 0,
-                    };
-                    weighed.push((w, p));
-                }
-                weighed.sort_by_key(|&(w, _)| w);
-                let grams: Vec<&Query> = weighed
-                    .into_iter()
-                    .take(MAX_AND_GRAMS)
-                    .map(|(_, p)| p)
+                // Every row of every gram must be set: the least set rows first.
+                let params = self.base.params;
+                let mut rows: Vec<u32> = parts
+                    .iter()
+                    .filter_map(|p| match p {
+                        Query::Gram(g) => Some(*g),
+                        _ => None,
+                    })
+                    .flat_map(|g: Gram| params.rows(g).collect::<Vec<_>>())
                     .collect();
-                let mut found: Option<RoaringBitmap> = None;
-                for p in grams.into_iter().chain(others) {
-                    if let Some(b) = self.eval(p)? {
-                        found = Some(match found {
-                            Some(f) => f & b,
-                            None => b,
-                        });
+                rows.sort_unstable();
+                rows.dedup();
+                rows.sort_by_key(|&r| self.base.weight(r));
+                let mut found: Option<Vec<u64>> = None;
+                let and = |found: Option<Vec<u64>>, b: Vec<u64>| match found {
+                    Some(mut f) => {
+                        f.iter_mut().zip(&b).for_each(|(f, b)| *f &= b);
+                        f
                     }
-                    if found.as_ref().is_some_and(RoaringBitmap::is_empty) {
-                        break;
+                    None => b,
+                };
+                for r in rows.into_iter().take(MAX_AND_ROWS) {
+                    found = Some(and(found, self.row(r)?));
+                    if found.as_ref().is_some_and(|f| f.iter().all(|&w| w == 0)) {
+                        return Ok(found);
+                    }
+                }
+                for p in parts.iter().filter(|p| !matches!(p, Query::Gram(_))) {
+                    if let Some(b) = self.eval_words(p)? {
+                        found = Some(and(found, b));
                     }
                 }
                 found
@@ -1284,7 +1346,7 @@ impl Ready {
         out
     }
 
-    /// Retires the file at `path` (its postings no longer count).
+    /// Retires the file at `path` (its pieces no longer count).
     fn retire(&mut self, path: &Path) {
         if let Some(ix) = self.live.remove(path) {
             let ids = self.entries[ix as usize].ids();
@@ -1307,13 +1369,13 @@ impl Ready {
         let first = self.next_id;
         self.next_id = next;
         let (delta, postings) = (&mut self.delta, &mut self.delta_postings);
-        // Postings of a file found binary or always searched midway are
+        // Rows of a file found binary or always searched midway are
         // harmless: `binary` and `always` hold its ids.
-        let kind = reader.read(ws, config, &f, slots, &mut |piece, grams| {
-            for &g in grams.keys() {
-                delta.entry(g).or_default().insert(first + piece);
+        let kind = reader.read(ws, config, &f, slots, &mut |piece, sig| {
+            for r in sig.ones() {
+                delta.entry(r).or_default().insert(first + piece);
             }
-            *postings += grams.len() as u64;
+            *postings += sig.count();
         });
         let entry = Entry {
             path: f.path,
@@ -1371,7 +1433,7 @@ impl Ready {
                         .is_some_and(|n| IGNORE_FILES.contains(&n))
                     || std::fs::symlink_metadata(p).is_ok_and(|m| m.is_symlink() && p.is_dir())
             });
-        let mut reader = FileReader::default();
+        let mut reader = FileReader::new(self.base.params);
         if relist {
             let listing = list(ws, ws.root(), true, config.thread_count());
             self.links = listing.links;
@@ -1525,10 +1587,9 @@ const UNIT_BYTES: u64 = 4 << 20;
 const READ_CHUNK: usize = 256 << 10;
 
 /// Reads files for the index, keeping its buffers from file to file.
-#[derive(Default)]
 struct FileReader {
-    /// The grams of the piece being read.
-    grams: GramSet,
+    /// The signature of the piece being read.
+    sig: Signature,
     /// Where each piece after the first of the last file read starts:
     /// byte offset and line number ([`Entry::pieces`]).
     pieces: Vec<(u64, u64)>,
@@ -1553,8 +1614,17 @@ struct Cursor {
 }
 
 impl FileReader {
-    /// Reads `f` in pieces, handing the sparse grams of each of its pieces
-    /// to `emit` (piece number from 0, grams) as the piece ends; a piece
+    fn new(params: Params) -> Self {
+        Self {
+            sig: Signature::new(params),
+            pieces: Vec::new(),
+            buf: Vec::new(),
+            lines: Vec::new(),
+        }
+    }
+
+    /// Reads `f` in pieces, handing the signature of each of its pieces
+    /// to `emit` (piece number from 0, signature) as the piece ends; a piece
     /// ends at the first line end at or past [`IndexConfig::piece_bytes`]
     /// bytes, and the last of the `slots` pieces runs to the end of the file.
     /// Records where the pieces start in `self.pieces`; returns how the file
@@ -1567,9 +1637,9 @@ impl FileReader {
         config: &IndexConfig,
         f: &Walked,
         slots: u32,
-        emit: &mut dyn FnMut(u32, &GramSet),
+        emit: &mut dyn FnMut(u32, &Signature),
     ) -> Kind {
-        self.grams.clear();
+        self.sig.clear();
         self.lines.clear();
         self.pieces.clear();
         if f.volatile() || f.size > config.max_file_bytes {
@@ -1641,7 +1711,7 @@ impl FileReader {
                     self.lines.extend_from_slice(&piece[..last]);
                     Self::take_lines(
                         &mut self.lines,
-                        &mut self.grams,
+                        &mut self.sig,
                         &mut self.pieces,
                         &mut at,
                         emit,
@@ -1655,13 +1725,14 @@ impl FileReader {
             if !self.lines.is_empty() {
                 Self::take_lines(
                     &mut self.lines,
-                    &mut self.grams,
+                    &mut self.sig,
                     &mut self.pieces,
                     &mut at,
                     emit,
                 );
             }
-            emit(at.piece, &self.grams);
+            self.sig.pack();
+            emit(at.piece, &self.sig);
         }
         // A file with a long line is read to its end all the same: a NUL after
         // it still makes it binary, which the engine skips whole.
@@ -1673,10 +1744,10 @@ impl FileReader {
     /// piece, ending pieces at line ends as they fill.
     fn take_lines(
         text: &mut [u8],
-        grams: &mut GramSet,
+        sig: &mut Signature,
         pieces: &mut Vec<(u64, u64)>,
         at: &mut Cursor,
-        emit: &mut dyn FnMut(u32, &GramSet),
+        emit: &mut dyn FnMut(u32, &Signature),
     ) {
         text.make_ascii_lowercase();
         let text: &[u8] = text;
@@ -1686,13 +1757,14 @@ impl FileReader {
             let line = &text[start..end];
             start = end + 1;
             if at.piece_bytes >= at.piece_size && at.piece + 1 < at.slots {
-                emit(at.piece, grams);
-                grams.clear();
+                sig.pack();
+                emit(at.piece, sig);
+                sig.clear();
                 at.piece += 1;
                 at.piece_bytes = 0;
                 pieces.push((at.offset, at.lines + 1));
             }
-            grams::line_grams(line, grams);
+            sig.add_line(line);
             let len = line.len() as u64 + 1;
             at.offset += len;
             at.piece_bytes += len;
@@ -1824,6 +1896,91 @@ impl crate::fs::AfterWrite for ContentIndex {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Measurement, not a test: candidates of the bench's selective
+    /// patterns on `$CORPUS` (`cargo test --release --lib candidate_counts -- --ignored --nocapture`).
+    #[test]
+    #[ignore = "needs $CORPUS"]
+    fn candidate_counts() {
+        let Some(corpus) = std::env::var_os("CORPUS") else {
+            return;
+        };
+        let ws = Workspace::new(std::path::Path::new(&corpus)).unwrap();
+        let index = ContentIndex::new(
+            &ws,
+            IndexConfig::default()
+                .with_persist(false)
+                .with_watch(false)
+                .with_trusted_writes(true)
+                .with_piece_bytes(
+                    std::env::var("PIECE")
+                        .ok()
+                        .and_then(|v| v.parse().ok())
+                        .unwrap_or(4096),
+                ),
+        );
+        let t = std::time::Instant::now();
+        let status = index.build();
+        println!("{:?} {status}", Params::current());
+        println!("build {:.2} s", t.elapsed().as_secs_f64());
+        let patterns = [
+            "xelxel_wu",
+            "kalomiren",
+            r"fn\s+\w+_handler",
+            "quibarfoo",
+            "vexdun_sil",
+            "TODO: gorhan",
+            r#""tekwu yamoz"#,
+            "ipuleth_ka",
+            "struct Zaquiren",
+            r#""kalo mirne"#,
+            "(?i)XELXEL_NOR",
+            "norpra_vex|dunsil_gor",
+            "han[tk]ek_wu",
+            r"^\s*fn xelren",
+            r"FIXME: \w+ vexdun",
+            "gorhantek_oz",
+            "silgorhan",
+            r"renlo_\w+ == 42",
+            "ozipul_eth",
+            "yamwuren_bar",
+        ];
+        let (mut files, mut bytes) = (Vec::new(), Vec::new());
+        for p in patterns {
+            let t = std::time::Instant::now();
+            let c = index
+                .candidates(ws.root(), p, false, 1 << 20)
+                .unwrap_or_default();
+            let el = t.elapsed();
+            let b: u64 = c
+                .iter()
+                .map(|c| {
+                    if c.parts.is_empty() {
+                        c.size
+                    } else {
+                        c.parts.iter().map(|p| p.end - p.start).sum()
+                    }
+                })
+                .sum();
+            println!(
+                "{p:24} files {:6} bytes {:10} in {:.2} ms",
+                c.len(),
+                b,
+                el.as_secs_f64() * 1e3
+            );
+            files.push(c.len());
+            bytes.push(b);
+        }
+        files.sort_unstable();
+        bytes.sort_unstable();
+        println!(
+            "total files {} (median {}), bytes {} MiB (median {} KiB)",
+            files.iter().sum::<usize>(),
+            files[10],
+            bytes.iter().sum::<u64>() >> 20,
+            bytes[10] >> 10
+        );
+    }
 
     /// A workspace of one file of `lines` numbered lines, the one named
     /// `needle` holding `needle_marker`, indexed in pieces of `piece` bytes.

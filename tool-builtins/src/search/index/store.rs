@@ -4,345 +4,271 @@
 //!
 //! Layout, all integers little-endian:
 //! ```text
-//! "ATGRAM05"                          magic and version
+//! "ATGRAM06"                          magic and version
+//! shards, for s from 0:               the signature rows (`sigs`), per shard
+//!   bits times: w times u64           of ids s * 64 Ki.. (w = its ids / 64, rounded up):
+//!                                     row after row, bit i of word j = id 64 j + i
+//! bits times: u32                     each row's count of ids set
 //! u32 len, bytes                      the workspace root it indexes
 //! u32 n                               files, then n times:
 //!   u32 len, bytes                    path relative to the root
 //!   u64 size, i64 mtime s, u32 ns     as stat gave them when read
 //!   u8 kind                           0 text, 1 binary, 2 always searched
-//!   u32 first, u32 slots              the posting ids of its pieces
+//!   u32 first, u32 slots              the piece ids of its pieces
 //!   varint p, p times varint, varint  where its pieces after the first start:
 //!                                     byte offset and line number, each as
 //!                                     the step from the piece before (0, 1)
-//! blob                                posting lists (ids of pieces), `lists`' encoding
-//! e times: u32 key, u32 count,        the grams held by many pieces (at least
-//!   u64 offset, u32 length            [`threshold`]), ascending keys, each with
-//!                                     its own list in the blob
-//! 2^b times: u64 offset, u32 length   the buckets: the union of the lists of the
-//!                                     other grams, by the top b bits of their key
-//! u64 blob start, u64 table start, u64 e, u32 b, u32 ids    the footer
+//! u64 table start, u32 ids,           the footer: where the root is, the ids
+//!   u32 log2 bits, u32 hashes,        given out, and the signatures' shape
+//!   u32 gram lengths (bit n: grams of n bytes)
 //! ```
-//! Most distinct grams are in a few pieces; folding them into buckets
-//! saves a key and a list header each and only adds candidates (a gram's
-//! bucket holds at least its pieces). Older versions (`ATGRAM01`:
-//! trigrams; `ATGRAM02`: postings of whole files; `ATGRAM03`: 12-byte
-//! grams, every gram with its key; `ATGRAM04`: a development
-//! layout of this format never released) are not read: such a file is rebuilt.
-//! A serving process holds the file table and the table of common grams;
-//! a lookup reads one bucket row and one list with positioned reads.
+//! The rows come first so that a build writes each shard as it is done;
+//! the file table follows once every file is read. Older versions
+//! (`ATGRAM01` to `ATGRAM05`: posting lists of trigrams or sparse grams),
+//! and an index of another signature shape, are not read: such a file is
+//! rebuilt. A serving process holds the file table and the row counts
+//! (32 KiB); a row is read with one positioned read per shard.
 
-use std::collections::HashMap;
 use std::fs::File;
-use std::io::{self, BufReader, BufWriter, Read, Write};
+use std::io::{self, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
-use roaring::RoaringBitmap;
-
-use super::grams::Gram;
-use super::lists::{self, corrupt};
-use super::runs::Merge;
+use super::sigs::{self, Params};
 use super::{Entry, Kind};
 
-const MAGIC: &[u8; 8] = b"ATGRAM05";
+const MAGIC: &[u8; 8] = b"ATGRAM06";
 /// Longest stored path, in bytes (Linux's `PATH_MAX`); a longer one means a corrupt file.
 const MAX_PATH: usize = 4096;
-/// Bytes of a row of the table of common grams.
-const EXACT_ROW: usize = 20;
-/// Bytes of a bucket row.
-const BUCKET_ROW: usize = 12;
 /// Bytes of the footer.
-const FOOTER: usize = 32;
-/// Most bucket bits: 4 Mi buckets (48 MiB of rows).
-const MAX_BUCKET_BITS: u32 = 22;
+const FOOTER: usize = 24;
 
-/// Pieces a gram must be in to keep its own list, for an index of `ids`
-/// posting ids: one in 128 (at least 4). Rarer grams share a bucket.
-pub(crate) fn threshold(ids: u32) -> usize {
-    (ids as usize >> 7).max(4)
+/// The signature rows of an index: read from its file on demand, or held
+/// in memory (an index that is not stored).
+pub(crate) struct Rows {
+    pub(crate) params: Params,
+    /// The piece ids the rows cover: `0..ids`.
+    pub(crate) ids: u32,
+    /// Each row's count of ids set.
+    counts: Vec<u32>,
+    source: Source,
 }
 
-/// Bits of the bucket number for an index of `ids` posting ids: one
-/// bucket per two to four ids (at least 16 buckets, at most 4 Mi).
-pub(crate) fn bucket_bits(ids: u32) -> u32 {
-    ids.max(2)
-        .next_power_of_two()
-        .trailing_zeros()
-        .saturating_sub(2)
-        .clamp(4, MAX_BUCKET_BITS)
+enum Source {
+    /// The index file and where its rows start.
+    Disk(File),
+    /// Each shard's rows, row after row.
+    Memory(Vec<Vec<u64>>),
 }
 
-/// A gram with its own list.
-#[derive(Debug, Clone, Copy)]
-struct Common {
-    key: Gram,
-    count: u32,
-    span: Span,
-}
-
-/// Postings read from an index file on demand.
-pub(crate) struct DiskPostings {
-    file: File,
-    /// Grams with their own list, ascending keys.
-    common: Vec<Common>,
-    bucket_bits: u32,
-    buckets_start: u64,
-    blob_start: u64,
-    blob_len: u64,
-    /// The posting ids the index gave out: every list's ids are below.
-    ids: u32,
-}
-
-/// Where a list is in the blob: offset and length in bytes.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Span {
-    pub(crate) offset: u64,
-    pub(crate) len: u32,
-}
-
-impl DiskPostings {
-    fn common(&self, gram: Gram) -> Option<&Common> {
-        self.common
-            .binary_search_by_key(&gram, |c| c.key)
-            .ok()
-            .map(|i| &self.common[i])
+impl Rows {
+    /// Rows of no ids (before a build has any).
+    pub(crate) fn empty(params: Params) -> Self {
+        Self {
+            params,
+            ids: 0,
+            counts: vec![0; params.bits()],
+            source: Source::Memory(Vec::new()),
+        }
     }
 
-    /// The pieces that may hold `gram`: its own list, or its bucket's.
+    /// Rows held in memory: `shards` as the build made them, of ids `0..ids`.
+    pub(crate) fn memory(params: Params, ids: u32, shards: Vec<Vec<u64>>) -> Self {
+        let mut counts = vec![0u32; params.bits()];
+        for (s, words) in shards.iter().enumerate() {
+            #[allow(clippy::cast_possible_truncation, reason = "shards fit u32")]
+            let blocks = sigs::shard_blocks(ids, s as u32);
+            add_counts(&mut counts, words, blocks);
+        }
+        Self {
+            params,
+            ids,
+            counts,
+            source: Source::Memory(shards),
+        }
+    }
+
+    /// Words of a row: `ids / 64`, rounded up.
+    pub(crate) fn words(&self) -> usize {
+        (self.ids as usize).div_ceil(64)
+    }
+
+    /// Writes row `row` into `out[..self.words()]` (bit `i` of word `j`:
+    /// id `64 j + i`).
     ///
     /// # Errors
-    /// An I/O error or a corrupt list.
-    pub(crate) fn get(&self, gram: Gram) -> io::Result<RoaringBitmap> {
-        let span = match self.common(gram) {
-            Some(c) => c.span,
-            None => {
-                let b = u64::from(gram >> (32 - self.bucket_bits));
-                let mut row = [0u8; BUCKET_ROW];
-                self.file
-                    .read_exact_at(&mut row, self.buckets_start + b * BUCKET_ROW as u64)?;
-                span_of(&row, self.blob_len)?
+    /// An I/O error, or a row past the signature's bits.
+    pub(crate) fn row(&self, row: u32, out: &mut [u64]) -> io::Result<()> {
+        let bits = self.params.bits();
+        let r = row as usize;
+        if r >= bits || out.len() < self.words() {
+            return Err(io::Error::other("row out of range"));
+        }
+        let mut at = 0usize;
+        let mut offset = MAGIC.len() as u64;
+        let mut bytes = Vec::new();
+        for s in 0..sigs::shard_count(self.ids) {
+            let blocks = sigs::shard_blocks(self.ids, s);
+            let part = &mut out[at..at + blocks];
+            match &self.source {
+                Source::Memory(shards) => {
+                    let words = shards
+                        .get(s as usize)
+                        .and_then(|w| w.get(r * blocks..(r + 1) * blocks))
+                        .ok_or_else(|| io::Error::other("rows missing"))?;
+                    part.copy_from_slice(words);
+                }
+                Source::Disk(file) => {
+                    bytes.resize(blocks * 8, 0);
+                    file.read_exact_at(&mut bytes, offset + (r * blocks * 8) as u64)?;
+                    for (w, b) in part.iter_mut().zip(bytes.chunks_exact(8)) {
+                        *w = u64::from_le_bytes(b.try_into().unwrap_or_default());
+                    }
+                }
             }
-        };
-        let mut buf = vec![0u8; span.len as usize];
-        self.file
-            .read_exact_at(&mut buf, self.blob_start + span.offset)?;
-        lists::decode(&buf, self.ids)
+            offset += (bits * blocks * 8) as u64;
+            at += blocks;
+        }
+        Ok(())
     }
 
-    /// How many pieces hold `gram` when it has its own list; 0 for a gram
-    /// of a bucket (few pieces hold it).
-    pub(crate) fn weight(&self, gram: Gram) -> u64 {
-        self.common(gram).map_or(0, |c| u64::from(c.count))
+    /// How many ids have row `row` set (0 past the bits).
+    pub(crate) fn weight(&self, row: u32) -> u64 {
+        self.counts.get(row as usize).map_or(0, |&c| u64::from(c))
     }
 }
 
-/// The span of a bucket row (u64 offset, u32 length), checked against the blob.
-fn span_of(row: &[u8; BUCKET_ROW], blob_len: u64) -> io::Result<Span> {
-    let (offset, len) = row.split_at(8);
-    let offset = u64::from_le_bytes(offset.try_into().unwrap_or_default());
-    let len = u32::from_le_bytes(len.try_into().unwrap_or_default());
-    if offset
-        .checked_add(u64::from(len))
-        .is_none_or(|end| end > blob_len)
-    {
-        return Err(corrupt("a list past the blob"));
+/// Adds to `counts` the ones of each row of a shard's `words` (`blocks` a row).
+fn add_counts(counts: &mut [u32], words: &[u64], blocks: usize) {
+    if blocks == 0 {
+        return;
     }
-    Ok(Span { offset, len })
+    for (c, row) in counts.iter_mut().zip(words.chunks_exact(blocks)) {
+        *c += row.iter().map(|w| w.count_ones()).sum::<u32>();
+    }
 }
 
-/// Writes an index file at `path` (through `path.tmp`): the file table of
-/// `entries`, then the postings the two merges yield (`lower`: keys below
-/// 2^31, `upper`: the others; ascending key order, each list ascending,
-/// every id below `ids`). With `parallel`, the upper half is merged by a
-/// second thread into `path.upper.tmp` and copied after the lower half.
-/// Returns the size written.
-///
-/// # Errors
-/// Any I/O error, keys out of order, or a file over `max_bytes`; nothing
-/// is left at `path` then.
-pub(crate) fn save(
-    path: &Path,
-    root: &Path,
-    entries: &[Entry],
-    halves: (&mut Merge, &mut Merge),
+/// Bytes of the rows of an index of `ids` piece ids.
+pub(crate) fn rows_bytes(params: Params, ids: u32) -> u64 {
+    (0..sigs::shard_count(ids))
+        .map(|s| (sigs::shard_blocks(ids, s) * params.bits() * 8) as u64)
+        .sum()
+}
+
+/// An index file being written: shards first, then [`Writer::finish`].
+/// Dropped unfinished, it leaves nothing behind.
+pub(crate) struct Writer {
+    out: Option<BufWriter<File>>,
+    tmp: PathBuf,
+    path: PathBuf,
+    params: Params,
     ids: u32,
+    counts: Vec<u32>,
+    shards: u32,
     max_bytes: u64,
-    parallel: bool,
-) -> io::Result<u64> {
-    let tmp = path.with_extension("tmp");
-    let upper_tmp = path.with_extension("upper.tmp");
-    let (lower, upper) = halves;
-    let result = (|| {
+}
+
+impl Writer {
+    /// Starts the index file of `ids` piece ids at `path`.
+    ///
+    /// # Errors
+    /// An I/O error, or rows alone over `max_bytes` (nothing is written then).
+    pub(crate) fn create(
+        path: &Path,
+        params: Params,
+        ids: u32,
+        max_bytes: u64,
+    ) -> io::Result<Self> {
+        check_cap(MAGIC.len() as u64 + rows_bytes(params, ids), max_bytes)?;
+        let tmp = path.with_extension("tmp");
         let mut out = BufWriter::with_capacity(1 << 20, File::create(&tmp)?);
-        let blob_start = write_header(&mut out, root, entries)?;
-        let room = max_bytes.saturating_sub(blob_start);
-        let write_upper = |upper: &mut Merge| -> io::Result<Half> {
-            let mut file = BufWriter::with_capacity(1 << 20, File::create(&upper_tmp)?);
-            let half = write_half(upper, &mut file, ids, room)?;
-            file.flush()?;
-            Ok(half)
+        let mut this = Self {
+            out: None,
+            tmp,
+            path: path.to_path_buf(),
+            params,
+            ids,
+            counts: vec![0; params.bits()],
+            shards: 0,
+            max_bytes,
         };
-        let (low, high) = if parallel {
-            std::thread::scope(|scope| {
-                let high = scope.spawn(|| write_upper(upper));
-                let low = write_half(lower, &mut out, ids, room);
-                let high = high
-                    .join()
-                    .unwrap_or_else(|_| Err(io::Error::other("the merge thread panicked")));
-                (low, high)
-            })
-        } else {
-            let low = write_half(lower, &mut out, ids, room);
-            (low, write_upper(upper))
-        };
-        let (low, high) = (low?, high?);
-        check_cap(blob_start + low.len + high.len, max_bytes)?;
-        io::copy(&mut File::open(&upper_tmp)?, &mut out)?;
-        let table_start = blob_start + low.len + high.len;
-        let shift = |span: Span| Span {
-            offset: span.offset + low.len,
-            len: span.len,
-        };
-        let common: Vec<Common> = low
-            .common
-            .iter()
-            .copied()
-            .chain(high.common.iter().map(|c| Common {
-                span: shift(c.span),
-                ..*c
-            }))
-            .collect();
-        let bits = bucket_bits(ids);
-        let mut buckets = vec![Span { offset: 0, len: 0 }; 1 << bits];
-        for &(b, span) in &low.buckets {
-            buckets[b] = span;
+        out.write_all(MAGIC)?;
+        this.out = Some(out);
+        Ok(this)
+    }
+
+    /// Appends the next shard's rows (row after row, as `sigs::ShardRows` holds them).
+    ///
+    /// # Errors
+    /// An I/O error, or a shard of the wrong size.
+    pub(crate) fn shard(&mut self, words: &[u64]) -> io::Result<()> {
+        let blocks = sigs::shard_blocks(self.ids, self.shards);
+        if words.len() != blocks * self.params.bits() || self.shards >= sigs::shard_count(self.ids)
+        {
+            return Err(io::Error::other("a shard of the wrong size"));
         }
-        for &(b, span) in &high.buckets {
-            buckets[b] = shift(span);
+        add_counts(&mut self.counts, words, blocks);
+        let out = self
+            .out
+            .as_mut()
+            .ok_or_else(|| io::Error::other("finished"))?;
+        let mut bytes = Vec::with_capacity(1 << 16);
+        for chunk in words.chunks(8192) {
+            bytes.clear();
+            for w in chunk {
+                bytes.extend_from_slice(&w.to_le_bytes());
+            }
+            out.write_all(&bytes)?;
         }
-        for c in &common {
-            out.write_all(&c.key.to_le_bytes())?;
-            out.write_all(&c.count.to_le_bytes())?;
-            out.write_all(&c.span.offset.to_le_bytes())?;
-            out.write_all(&c.span.len.to_le_bytes())?;
+        self.shards += 1;
+        Ok(())
+    }
+
+    /// Writes the row counts, the file table and the footer, and renames
+    /// the file into place; its size in bytes.
+    ///
+    /// # Errors
+    /// An I/O error, shards missing, or a file over the cap; nothing is
+    /// left at the path then.
+    pub(crate) fn finish(mut self, root: &Path, entries: &[Entry]) -> io::Result<u64> {
+        if self.shards != sigs::shard_count(self.ids) {
+            return Err(io::Error::other("shards missing"));
         }
-        for span in &buckets {
-            out.write_all(&span.offset.to_le_bytes())?;
-            out.write_all(&span.len.to_le_bytes())?;
+        let mut out = self
+            .out
+            .take()
+            .ok_or_else(|| io::Error::other("finished"))?;
+        let mut counts = Vec::with_capacity(self.counts.len() * 4);
+        for c in &self.counts {
+            counts.extend_from_slice(&c.to_le_bytes());
         }
-        let written =
-            table_start + (common.len() * EXACT_ROW + buckets.len() * BUCKET_ROW + FOOTER) as u64;
-        check_cap(written, max_bytes)?;
-        out.write_all(&blob_start.to_le_bytes())?;
+        out.write_all(&counts)?;
+        let table_start =
+            MAGIC.len() as u64 + rows_bytes(self.params, self.ids) + counts.len() as u64;
+        let table = write_table(&mut out, root, entries)?;
+        check_cap(table_start + table + FOOTER as u64, self.max_bytes)?;
         out.write_all(&table_start.to_le_bytes())?;
-        out.write_all(&(common.len() as u64).to_le_bytes())?;
-        out.write_all(&bits.to_le_bytes())?;
-        out.write_all(&ids.to_le_bytes())?;
+        for v in [
+            self.ids,
+            self.params.log2_bits,
+            self.params.hashes,
+            self.params.lengths,
+        ] {
+            out.write_all(&v.to_le_bytes())?;
+        }
         let file = out.into_inner().map_err(io::IntoInnerError::into_error)?;
         file.sync_all()?;
         let size = file.metadata()?.len();
-        std::fs::rename(&tmp, path)?;
+        std::fs::rename(&self.tmp, &self.path)?;
         Ok(size)
-    })();
-    let _ = std::fs::remove_file(&upper_tmp);
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
     }
-    result
 }
 
-/// What one half of the merge wrote: its lists' spans (from the half's
-/// start), by gram and by bucket, and its length in bytes.
-struct Half {
-    common: Vec<Common>,
-    buckets: Vec<(usize, Span)>,
-    len: u64,
-}
-
-/// Writes the lists `postings` yields to `out`: a list of its own for a
-/// gram in [`threshold`] pieces or more, else into its bucket's union.
-/// At most `max_bytes`.
-fn write_half(
-    postings: &mut Merge,
-    out: &mut impl Write,
-    ids: u32,
-    max_bytes: u64,
-) -> io::Result<Half> {
-    let mut blob = Blob {
-        out,
-        written: 0,
-        max_bytes,
-    };
-    let (threshold, bits) = (threshold(ids), bucket_bits(ids));
-    let mut common: Vec<Common> = Vec::new();
-    let mut buckets = Vec::new();
-    // The bucket being gathered, and its members' ids.
-    let mut bucket: Option<usize> = None;
-    let mut members: Vec<u32> = Vec::new();
-    let mut list = Vec::new();
-    let mut ids_of = Vec::new();
-    let mut last = None::<Gram>;
-    loop {
-        let next = postings.next_into(&mut ids_of)?;
-        if let Some(key) = next {
-            if last.is_some_and(|l| l >= key) {
-                return Err(io::Error::other("gram keys out of order"));
-            }
-            last = Some(key);
-            if ids_of.len() >= threshold {
-                list.clear();
-                lists::encode(&ids_of, ids, &mut list);
-                common.push(Common {
-                    key,
-                    count: u32::try_from(ids_of.len()).unwrap_or(u32::MAX),
-                    span: blob.put(&list)?,
-                });
-                continue;
-            }
-        }
-        let b = next.map(|key| (key >> (32 - bits)) as usize);
-        if bucket.is_some() && bucket != b {
-            if let Some(at) = bucket {
-                members.sort_unstable();
-                members.dedup();
-                list.clear();
-                lists::encode(&members, ids, &mut list);
-                buckets.push((at, blob.put(&list)?));
-            }
-            members.clear();
-        }
-        let Some(b) = b else { break };
-        bucket = Some(b);
-        members.extend_from_slice(&ids_of);
-    }
-    Ok(Half {
-        common,
-        buckets,
-        len: blob.written,
-    })
-}
-
-/// Lists being written one after the other.
-struct Blob<'a, W: Write> {
-    out: &'a mut W,
-    /// Bytes written so far, and the most allowed.
-    written: u64,
-    max_bytes: u64,
-}
-
-impl<W: Write> Blob<'_, W> {
-    /// Appends `list`; its span.
-    fn put(&mut self, list: &[u8]) -> io::Result<Span> {
-        let len = u32::try_from(list.len()).map_err(|_| io::Error::other("posting over 4 GiB"))?;
-        self.out.write_all(list)?;
-        let span = Span {
-            offset: self.written,
-            len,
-        };
-        self.written += u64::from(len);
-        check_cap(self.written, self.max_bytes)?;
-        Ok(span)
+impl Drop for Writer {
+    fn drop(&mut self) {
+        // Unfinished or failed: no partial file stays.
+        let _ = std::fs::remove_file(&self.tmp);
     }
 }
 
@@ -356,10 +282,9 @@ fn check_cap(written: u64, max_bytes: u64) -> io::Result<()> {
     Ok(())
 }
 
-/// Writes the magic, the root and the file table; the bytes written.
-fn write_header(out: &mut impl Write, root: &Path, entries: &[Entry]) -> io::Result<u64> {
+/// Writes the root and the file table; the bytes written.
+fn write_table(out: &mut impl Write, root: &Path, entries: &[Entry]) -> io::Result<u64> {
     let mut head = Vec::with_capacity(1 << 16);
-    head.extend_from_slice(MAGIC);
     push_bytes(&mut head, root.as_os_str().as_bytes())?;
     push_u32(&mut head, entries.len())?;
     let mut written = 0u64;
@@ -372,11 +297,11 @@ fn write_header(out: &mut impl Write, root: &Path, entries: &[Entry]) -> io::Res
         head.push(e.kind as u8);
         head.extend_from_slice(&e.first.to_le_bytes());
         head.extend_from_slice(&e.slots.to_le_bytes());
-        lists::put_varint(&mut head, e.pieces.len() as u64);
+        put_varint(&mut head, e.pieces.len() as u64);
         let mut last = (0u64, 1u64);
         for &(offset, line) in &e.pieces {
-            lists::put_varint(&mut head, offset - last.0);
-            lists::put_varint(&mut head, line - last.1);
+            put_varint(&mut head, offset - last.0);
+            put_varint(&mut head, line - last.1);
             last = (offset, line);
         }
         if head.len() >= 1 << 16 {
@@ -390,19 +315,54 @@ fn write_header(out: &mut impl Write, root: &Path, entries: &[Entry]) -> io::Res
 }
 
 /// Reads the index file at `path` for `root`: its file table and its
-/// postings. `Ok(None)` when it indexes another root.
+/// rows. `Ok(None)` when it indexes another root.
 ///
 /// # Errors
-/// An I/O error or a corrupt file (an older version is one: it is rebuilt).
-pub(crate) fn load(path: &Path, root: &Path) -> io::Result<Option<(Vec<Entry>, DiskPostings)>> {
+/// An I/O error or a corrupt file (an older version, or signatures of
+/// another shape than [`Params::current`], is one: it is rebuilt).
+pub(crate) fn load(path: &Path, root: &Path) -> io::Result<Option<(Vec<Entry>, Rows)>> {
     let file = File::open(path)?;
     let total = file.metadata()?.len();
-    let mut input = BufReader::new(file.try_clone()?);
     let mut magic = [0u8; 8];
-    input.read_exact(&mut magic)?;
+    file.read_exact_at(&mut magic, 0)?;
     if &magic != MAGIC {
         return Err(corrupt("not an index file of this version"));
     }
+    let footer_at = total
+        .checked_sub(FOOTER as u64)
+        .ok_or_else(|| corrupt("no footer"))?;
+    let mut footer = [0u8; FOOTER];
+    file.read_exact_at(&mut footer, footer_at)?;
+    let u32_at = |i: usize| u32::from_le_bytes(footer[i..i + 4].try_into().unwrap_or_default());
+    let table_start = u64::from_le_bytes(footer[0..8].try_into().unwrap_or_default());
+    let ids = u32_at(8);
+    let params = Params {
+        log2_bits: u32_at(12),
+        hashes: u32_at(16),
+        lengths: u32_at(20),
+    };
+    if !params.valid() {
+        return Err(corrupt("footer does not match the file"));
+    }
+    if params != Params::current() {
+        return Err(corrupt("signatures of another shape"));
+    }
+    let counts_at = MAGIC.len() as u64 + rows_bytes(params, ids);
+    if counts_at + 4 * params.bits() as u64 != table_start || table_start > footer_at {
+        return Err(corrupt("footer does not match the file"));
+    }
+    let mut counts_bytes = vec![0u8; 4 * params.bits()];
+    file.read_exact_at(&mut counts_bytes, counts_at)?;
+    let counts: Vec<u32> = counts_bytes
+        .chunks_exact(4)
+        .map(|b| u32::from_le_bytes(b.try_into().unwrap_or_default()))
+        .collect();
+    if counts.iter().any(|&c| c > ids) {
+        return Err(corrupt("row counts over the ids"));
+    }
+    let mut reader = file.try_clone()?;
+    reader.seek(SeekFrom::Start(table_start))?;
+    let mut input = BufReader::new(reader.take(footer_at - table_start));
     let stored_root = read_bytes(&mut input)?;
     if stored_root != root.as_os_str().as_bytes() {
         return Ok(None);
@@ -429,7 +389,7 @@ pub(crate) fn load(path: &Path, root: &Path) -> io::Result<Option<(Vec<Entry>, D
         let after = entries.last().map_or(0, |e| e.first + e.slots);
         if first < after
             || slots == 0
-            || first.checked_add(slots).is_none()
+            || first.checked_add(slots).is_none_or(|end| end > ids)
             || count >= u64::from(slots)
         {
             return Err(corrupt("piece ids out of order"));
@@ -458,77 +418,38 @@ pub(crate) fn load(path: &Path, root: &Path) -> io::Result<Option<(Vec<Entry>, D
             pieces,
         });
     }
-    let here = io::Seek::stream_position(&mut input)?;
-    let footer_at = total
-        .checked_sub(FOOTER as u64)
-        .ok_or_else(|| corrupt("no footer"))?;
-    let mut footer = [0u8; FOOTER];
-    file.read_exact_at(&mut footer, footer_at)?;
-    let u64_at = |i: usize| u64::from_le_bytes(footer[i..i + 8].try_into().unwrap_or_default());
-    let u32_at = |i: usize| u32::from_le_bytes(footer[i..i + 4].try_into().unwrap_or_default());
-    let (blob_start, table_start, count, bits, ids) =
-        (u64_at(0), u64_at(8), u64_at(16), u32_at(24), u32_at(28));
-    let buckets_start = count
-        .checked_mul(EXACT_ROW as u64)
-        .and_then(|t| t.checked_add(table_start));
-    let end = buckets_start.and_then(|b| b.checked_add((BUCKET_ROW as u64) << bits.min(63)));
-    if blob_start != here
-        || table_start < blob_start
-        || !(4..=MAX_BUCKET_BITS).contains(&bits)
-        || end != Some(footer_at)
-        || entries.last().is_some_and(|e| e.first + e.slots > ids)
-    {
+    let mut rest = [0u8; 1];
+    if input.read(&mut rest)? != 0 {
         return Err(corrupt("footer does not match the file"));
-    }
-    let blob_len = table_start - blob_start;
-    let buckets_start = buckets_start.unwrap_or(footer_at);
-    let mut table =
-        vec![0u8; usize::try_from(count).map_err(|_| corrupt("table too large"))? * EXACT_ROW];
-    file.read_exact_at(&mut table, table_start)?;
-    let mut common: Vec<Common> = Vec::with_capacity(table.len() / EXACT_ROW);
-    for row in table.chunks_exact(EXACT_ROW) {
-        let key = u32::from_le_bytes(row[0..4].try_into().unwrap_or_default());
-        let count = u32::from_le_bytes(row[4..8].try_into().unwrap_or_default());
-        let mut span = [0u8; BUCKET_ROW];
-        span.copy_from_slice(&row[8..20]);
-        let span = span_of(&span, blob_len)?;
-        if common.last().is_some_and(|c| c.key >= key) {
-            return Err(corrupt("gram table out of order"));
-        }
-        common.push(Common { key, count, span });
     }
     Ok(Some((
         entries,
-        DiskPostings {
-            file,
-            common,
-            bucket_bits: bits,
-            buckets_start,
-            blob_start,
-            blob_len,
+        Rows {
+            params,
             ids,
+            counts,
+            source: Source::Disk(file),
         },
     )))
 }
 
-/// In-memory postings (an index that is not stored), gram by gram, of
-/// both halves of the merge.
-///
-/// # Errors
-/// A run that does not decode.
-pub(crate) fn to_memory(
-    halves: (&mut Merge, &mut Merge),
-) -> io::Result<HashMap<Gram, RoaringBitmap>> {
-    let mut out = HashMap::new();
-    let mut ids = Vec::new();
-    for postings in [halves.0, halves.1] {
-        while let Some(k) = postings.next_into(&mut ids)? {
-            let bitmap = RoaringBitmap::from_sorted_iter(ids.iter().copied())
-                .map_err(|_| io::Error::other("posting ids out of order"))?;
-            out.insert(k, bitmap);
-        }
+/// Appends `v` as a LEB128 varint.
+fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        #[allow(clippy::cast_possible_truncation, reason = "low 7 bits")]
+        out.push((v as u8 & 0x7f) | 0x80);
+        v >>= 7;
     }
-    Ok(out)
+    #[allow(clippy::cast_possible_truncation, reason = "under 0x80")]
+    out.push(v as u8);
+}
+
+/// The error of a file that is not a valid index.
+fn corrupt(what: &str) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidData,
+        format!("corrupt index file: {what}"),
+    )
 }
 
 fn read_varint(input: &mut impl Read) -> io::Result<u64> {
@@ -591,14 +512,11 @@ pub(crate) fn location(state: &Path, root: &Path) -> PathBuf {
 
 #[cfg(test)]
 mod tests {
-    use super::super::runs::{RunBuilder, halves};
     use super::*;
 
-    /// A stored index of `files` files of 10 pieces each, where gram `g`
-    /// (for g in 1..=300) is in the pieces `p` with `p % g == 0`: grams
-    /// from every piece down to one or two, so both common grams and
-    /// buckets are written. Returns the file, the root and the truth.
-    fn stored(dir: &Path, files: u32) -> (PathBuf, PathBuf, Vec<(Gram, Vec<u32>)>) {
+    /// A stored index of `files` files of 10 pieces each, piece `id`
+    /// holding the line `piece {id % 7}`; its file, root and rows' ids.
+    fn stored(dir: &Path, files: u32) -> (PathBuf, PathBuf) {
         let root = dir.join("root");
         let entries: Vec<Entry> = (0..files)
             .map(|f| Entry {
@@ -612,62 +530,58 @@ mod tests {
             })
             .collect();
         let ids = files * 10;
-        let keys = |g: u32| g.wrapping_mul(0x9e37_79b9);
-        let mut truth: Vec<(Gram, Vec<u32>)> = (1..=300u32)
-            .map(|g| (keys(g), (0..ids).filter(|p| p % g == 0).collect()))
-            .collect();
-        truth.sort_unstable();
-        let mut runs = Vec::new();
-        let mut builder = RunBuilder::default();
-        for id in 0..ids {
-            let held: Vec<Gram> = (1..=300u32).filter(|g| id % g == 0).map(keys).collect();
-            builder.add(id, &held);
-            if id % 37 == 36 {
-                runs.extend(builder.take((id as usize, 0)));
-            }
-        }
-        runs.extend(builder.take((usize::MAX, 0)));
-        let (lower, upper) = halves(runs);
-        let (mut lower, mut upper) = (Merge::new(lower), Merge::new(upper));
+        let params = Params::current();
         let path = dir.join("grams.idx");
-        save(
-            &path,
-            &root,
-            &entries,
-            (&mut lower, &mut upper),
-            ids,
-            1 << 30,
-            true,
-        )
-        .unwrap();
-        (path, root, truth)
+        let mut writer = Writer::create(&path, params, ids, 1 << 30).unwrap();
+        let mut sig = sigs::Signature::new(params);
+        for s in 0..sigs::shard_count(ids) {
+            let first = s * sigs::SHARD_IDS;
+            let end = ids.min(first + sigs::SHARD_IDS);
+            let shard = sigs::ShardRows::new(params, first, end);
+            let mut t = sigs::Transposer::new(params);
+            for id in first..end {
+                sig.clear();
+                sig.add_line(format!("piece {}", id % 7).as_bytes());
+                sig.pack();
+                t.add(id, &sig, &shard);
+            }
+            t.flush(&shard);
+            writer.shard(&shard.into_words()).unwrap();
+        }
+        writer.finish(&root, &entries).unwrap();
+        (path, root)
     }
 
     #[test]
     fn a_stored_index_answers_every_gram_with_at_least_its_pieces() {
         let dir = tempfile::tempdir().unwrap();
-        let (path, root, truth) = stored(dir.path(), 60);
-        let (entries, disk) = load(&path, &root).unwrap().unwrap();
-        assert_eq!(entries.len(), 60);
+        // Over one shard of ids.
+        let files = sigs::SHARD_IDS / 10 + 30;
+        let (path, root) = stored(dir.path(), files);
+        let (entries, rows) = load(&path, &root).unwrap().unwrap();
+        assert_eq!(entries.len(), files as usize);
         assert_eq!(entries[7].pieces[2], (3 * 4096, 301));
         assert_eq!(entries[7].mtime, (1_700_000_000, 5));
-        let threshold = threshold(600);
-        let (mut common, mut folded) = (0, 0);
-        for (key, ids) in &truth {
-            let got: Vec<u32> = disk.get(*key).unwrap().iter().collect();
-            if ids.len() >= threshold {
-                // Its own list: exact, and its weight is its count.
-                assert_eq!(&got, ids);
-                assert_eq!(disk.weight(*key), ids.len() as u64);
-                common += 1;
-            } else {
-                // A bucket: a superset.
-                assert!(ids.iter().all(|id| got.contains(id)), "{key}");
-                assert_eq!(disk.weight(*key), 0);
-                folded += 1;
+        let params = rows.params;
+        let mut words = vec![0u64; rows.words()];
+        let mut acc = vec![0u64; rows.words()];
+        for k in 0..7u32 {
+            acc.iter_mut().for_each(|w| *w = !0);
+            for g in super::super::grams::covering(format!("piece {k}").as_bytes()) {
+                for r in params.rows(g) {
+                    rows.row(r, &mut words).unwrap();
+                    acc.iter_mut().zip(&words).for_each(|(a, w)| *a &= w);
+                }
             }
+            // Every piece holding it is named; the rows' counts agree.
+            for id in (k..files * 10).step_by(7) {
+                assert!(acc[id as usize / 64] >> (id % 64) & 1 == 1, "{k} {id}");
+            }
+            let named: u32 = acc.iter().map(|w| w.count_ones()).sum();
+            assert!(named < files * 10 / 2, "{k}: {named}");
         }
-        assert!(common > 50 && folded > 50, "{common} {folded}");
+        let total: u64 = (0..params.bits() as u32).map(|r| rows.weight(r)).sum();
+        assert!(total > 0);
         // Another root's file is not this index.
         assert!(load(&path, &dir.path().join("other")).unwrap().is_none());
     }
@@ -675,7 +589,7 @@ mod tests {
     #[test]
     fn a_cut_or_changed_index_file_is_an_error_not_a_panic() {
         let dir = tempfile::tempdir().unwrap();
-        let (path, root, _) = stored(dir.path(), 20);
+        let (path, root) = stored(dir.path(), 20);
         let bytes = std::fs::read(&path).unwrap();
         let broken = dir.path().join("broken.idx");
         for cut in (0..bytes.len()).step_by(97) {
@@ -684,8 +598,14 @@ mod tests {
         }
         // The footer's count of ids no longer covers the files.
         let mut changed = bytes.clone();
-        let at = changed.len() - 4;
-        changed[at..].copy_from_slice(&5u32.to_le_bytes());
+        let at = changed.len() - 16;
+        changed[at..at + 4].copy_from_slice(&5u32.to_le_bytes());
+        std::fs::write(&broken, &changed).unwrap();
+        assert!(load(&broken, &root).is_err());
+        // Signatures of another shape: rebuilt, not misread.
+        let mut changed = bytes.clone();
+        let at = changed.len() - 8;
+        changed[at..at + 4].copy_from_slice(&3u32.to_le_bytes());
         std::fs::write(&broken, &changed).unwrap();
         assert!(load(&broken, &root).is_err());
     }

@@ -1,0 +1,490 @@
+//! Bit-sliced signatures: each piece of text gets a Bloom filter of
+//! [`Params::bits`] bits, and the filters are stored *transposed*, one
+//! row per bit position with one bit per piece (as in signature files and
+//! `BitFunnel`). A gram sets [`Params::hashes`] bits (one multiply-shift
+//! each) of the filter of every piece holding it, so the pieces that may
+//! hold a gram are the AND of its rows: a few rows read per query, and a
+//! build that hashes each gram once, with no sort and no per-gram table.
+//! A bit set by another gram only adds a candidate (the grep engine checks
+//! every candidate); a gram a piece holds always has its bits set, so no
+//! match is ever missed.
+//!
+//! Grams are the 3-, 5- and 7-byte substrings of each line, ASCII
+//! letters folded to lower case (see [`Gram`]); 5 and 7 bytes were chosen
+//! over 4 and 6 for fewer candidates at the same size (`docs/benchmarks.md`). Rows are grouped in *shards* of
+//! [`SHARD_IDS`] piece ids, so a build holds one shard's rows at a time.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// A gram's key: its bytes packed big-endian, with its length in the top
+/// byte (see [`key`]).
+pub(crate) type Gram = u64;
+
+/// The key of a gram of 3 to 7 folded bytes (longer input is cut to 7):
+/// its bytes packed big-endian in the low bytes, its length in the top
+/// byte, so distinct grams have distinct keys. Stable across builds and
+/// platforms (the signatures hash it, `sigs`).
+#[inline]
+pub(crate) fn key(gram: &[u8]) -> Gram {
+    let gram = &gram[..gram.len().min(7)];
+    let mut v = 0u64;
+    for &b in gram {
+        v = v << 8 | u64::from(b);
+    }
+    v | (gram.len() as u64) << 56
+}
+
+/// Piece ids per shard: 64 Ki (a row of a full shard is 8 KiB).
+pub(crate) const SHARD_IDS: u32 = 1 << 16;
+
+/// The shape of the signatures; stored with the index, which is rebuilt
+/// when they differ from [`PARAMS`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Params {
+    /// Bits per signature: `1 << log2_bits`.
+    pub(crate) log2_bits: u32,
+    /// Bits each gram sets (1 to 3).
+    pub(crate) hashes: u32,
+    /// The lengths of the grams hashed: bit `n` for grams of `n` bytes
+    /// (3 to 7).
+    pub(crate) lengths: u32,
+}
+
+/// The signatures this build writes: 8192 bits (1 KiB) per piece of 4 KiB,
+/// one bit per gram, grams of 3, 5 and 7 bytes (chosen in `docs/benchmarks.md`).
+pub(crate) const PARAMS: Params = Params {
+    log2_bits: 13,
+    hashes: 1,
+    lengths: 1 << 3 | 1 << 5 | 1 << 7,
+};
+
+/// Odd multipliers of the multiply-shift hashes, one per bit of a gram.
+const MULTIPLIERS: [u64; 3] = [
+    0x9e37_79b9_7f4a_7c15,
+    0xc2b2_ae3d_27d4_eb4f,
+    0x1656_67b1_9e37_79f9,
+];
+
+impl Params {
+    /// The shape in force: [`PARAMS`].
+    #[cfg(not(test))]
+    pub(crate) fn current() -> Params {
+        PARAMS
+    }
+
+    /// The shape in force: [`PARAMS`], or for measurements (the ignored
+    /// `candidate_counts`) the environment variables `ATGRAM_LOG2_BITS`,
+    /// `ATGRAM_HASHES` and `ATGRAM_LENGTHS` (a mask: bit n for n-byte grams).
+    #[cfg(test)]
+    pub(crate) fn current() -> Params {
+        static CURRENT: std::sync::OnceLock<Params> = std::sync::OnceLock::new();
+        *CURRENT.get_or_init(|| {
+            let get = |name: &str, default: u32, range: std::ops::RangeInclusive<u32>| {
+                std::env::var(name)
+                    .ok()
+                    .and_then(|v| v.parse().ok())
+                    .filter(|v| range.contains(v))
+                    .unwrap_or(default)
+            };
+            Params {
+                log2_bits: get("ATGRAM_LOG2_BITS", PARAMS.log2_bits, 8..=16),
+                hashes: get("ATGRAM_HASHES", PARAMS.hashes, 1..=3),
+                lengths: get("ATGRAM_LENGTHS", PARAMS.lengths, 8..=255) & 0xf8,
+            }
+        })
+    }
+
+    /// Whether a stored shape can be read (bits 2^8 to 2^16, 1 to 3
+    /// hashes, grams of some lengths from 3 to 7 bytes).
+    pub(crate) fn valid(&self) -> bool {
+        (8..=16).contains(&self.log2_bits)
+            && (1..=3).contains(&self.hashes)
+            && self.lengths & 0xf8 != 0
+            && self.lengths & !0xf8 == 0
+    }
+
+    /// The gram lengths hashed, ascending.
+    pub(crate) fn gram_lengths(&self) -> impl Iterator<Item = usize> + '_ {
+        (3..=7).filter(|n| self.lengths >> n & 1 == 1)
+    }
+
+    /// Bits per signature (rows of the index).
+    pub(crate) fn bits(&self) -> usize {
+        1 << self.log2_bits
+    }
+
+    /// The rows (bit positions) of `gram`.
+    #[inline]
+    pub(crate) fn rows(&self, gram: Gram) -> impl Iterator<Item = u32> + '_ {
+        let shift = 64 - self.log2_bits;
+        MULTIPLIERS[..self.hashes as usize].iter().map(move |&m| {
+            #[allow(clippy::cast_possible_truncation, reason = "below 2^16")]
+            let r = (gram.wrapping_mul(m) >> shift) as u32;
+            r
+        })
+    }
+}
+
+/// The signature of one piece: a Bloom filter of its grams.
+pub(crate) struct Signature {
+    params: Params,
+    /// One byte per bit while lines are added (a plain store per gram,
+    /// no read): 0 or 1.
+    bytes: Vec<u8>,
+    /// The bits packed by [`Signature::pack`].
+    words: Vec<u64>,
+}
+
+impl Signature {
+    pub(crate) fn new(params: Params) -> Self {
+        Self {
+            params,
+            bytes: vec![0; params.bits()],
+            words: vec![0; params.bits() / 64],
+        }
+    }
+
+    /// Adds every gram of one folded `line` (no `\n`).
+    #[inline]
+    pub(crate) fn add_line(&mut self, line: &[u8]) {
+        if self.params == PARAMS {
+            self.add_line_fixed(line);
+        } else {
+            self.add_line_any(line);
+        }
+    }
+
+    /// [`Signature::add_line`] for [`PARAMS`]: grams of 3, 5 and 7 bytes,
+    /// one bit each, with no loop over lengths or hashes.
+    #[inline]
+    fn add_line_fixed(&mut self, line: &[u8]) {
+        const SHIFT: u32 = 64 - PARAMS.log2_bits;
+        const M: u64 = MULTIPLIERS[0];
+        let bytes = &mut self.bytes[..];
+        let mut set = |gram: u64| {
+            #[allow(clippy::cast_possible_truncation, reason = "below 2^16")]
+            let bit = (gram.wrapping_mul(M) >> SHIFT) as usize;
+            if let Some(b) = bytes.get_mut(bit) {
+                *b = 1;
+            }
+        };
+        let mut v = 0u64;
+        let head = line.len().min(6);
+        for (i, &b) in line[..head].iter().enumerate() {
+            v = v << 8 | u64::from(b);
+            if i >= 2 {
+                set(v & 0xff_ffff | 3 << 56);
+            }
+            if i >= 4 {
+                set(v & 0xff_ffff_ffff | 5 << 56);
+            }
+        }
+        for &b in &line[head..] {
+            v = v << 8 | u64::from(b);
+            set(v & 0xff_ffff | 3 << 56);
+            set(v & 0xff_ffff_ffff | 5 << 56);
+            set(v & 0xff_ffff_ffff_ffff | 7 << 56);
+        }
+    }
+
+    /// [`Signature::add_line`] for any [`Params`] (measurements).
+    fn add_line_any(&mut self, line: &[u8]) {
+        let shift = 64 - self.params.log2_bits;
+        let hashes = self.params.hashes as usize;
+        let bytes = &mut self.bytes[..];
+        // Each length's mask of packed bytes and tag (see [`key`]).
+        let mut kinds = [(0usize, 0u64, 0u64); 5];
+        let mut count = 0;
+        for n in self.params.gram_lengths() {
+            kinds[count] = (n, (1u64 << (8 * n)) - 1, (n as u64) << 56);
+            count += 1;
+        }
+        let kinds = &kinds[..count];
+        let mut v = 0u64;
+        for (i, &b) in line.iter().enumerate() {
+            v = v << 8 | u64::from(b);
+            for &(n, mask, tag) in kinds {
+                if i + 1 < n {
+                    break;
+                }
+                let gram = v & mask | tag;
+                for &m in &MULTIPLIERS[..hashes] {
+                    #[allow(clippy::cast_possible_truncation, reason = "below 2^16")]
+                    let bit = (gram.wrapping_mul(m) >> shift) as usize;
+                    if let Some(b) = bytes.get_mut(bit) {
+                        *b = 1;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Packs the lines added since the last call into the bits that
+    /// [`Signature::ones`], [`Signature::count`] and [`Transposer::add`] read.
+    pub(crate) fn pack(&mut self) {
+        for (w, chunk) in self.words.iter_mut().zip(self.bytes.chunks_exact(64)) {
+            let mut x = 0u64;
+            for (k, &b) in chunk.iter().enumerate() {
+                x |= u64::from(b & 1) << k;
+            }
+            *w |= x;
+        }
+        self.bytes.iter_mut().for_each(|b| *b = 0);
+    }
+
+    /// Clears every bit.
+    pub(crate) fn clear(&mut self) {
+        self.bytes.iter_mut().for_each(|b| *b = 0);
+        self.words.iter_mut().for_each(|w| *w = 0);
+    }
+
+    /// The rows (bit positions) set, ascending.
+    pub(crate) fn ones(&self) -> impl Iterator<Item = u32> + '_ {
+        self.words.iter().enumerate().flat_map(|(i, &w)| {
+            let mut w = w;
+            std::iter::from_fn(move || {
+                if w == 0 {
+                    return None;
+                }
+                let t = w.trailing_zeros();
+                w &= w - 1;
+                #[allow(clippy::cast_possible_truncation, reason = "below 2^16")]
+                Some(i as u32 * 64 + t)
+            })
+        })
+    }
+
+    /// Bits set.
+    pub(crate) fn count(&self) -> u64 {
+        self.words.iter().map(|w| u64::from(w.count_ones())).sum()
+    }
+}
+
+/// The rows of one shard being built: ids `first..end`, the word of row
+/// `r` for block `b` (ids `first + 64 b..`, one bit per id) at `b * bits + r`,
+/// so a block's rows are written in order. Threads OR whole words into it.
+pub(crate) struct ShardRows {
+    pub(crate) first: u32,
+    pub(crate) end: u32,
+    pub(crate) blocks: usize,
+    bits: usize,
+    words: Vec<AtomicU64>,
+}
+
+impl ShardRows {
+    /// Zeroed rows for ids `first..end` (`first` a multiple of 64).
+    pub(crate) fn new(params: Params, first: u32, end: u32) -> Self {
+        let blocks = ((end - first) as usize).div_ceil(64);
+        let mut words = Vec::new();
+        words.resize_with(blocks * params.bits(), || AtomicU64::new(0));
+        Self {
+            first,
+            end,
+            blocks,
+            bits: params.bits(),
+            words,
+        }
+    }
+
+    /// Whether `id` is in the shard.
+    pub(crate) fn holds(&self, id: u32) -> bool {
+        (self.first..self.end).contains(&id)
+    }
+
+    /// The rows as plain words, row after row (row `r` the words
+    /// `r * blocks..(r + 1) * blocks`).
+    pub(crate) fn into_words(self) -> Vec<u64> {
+        let (blocks, bits) = (self.blocks, self.bits);
+        let by_block: Vec<u64> = self.words.into_iter().map(AtomicU64::into_inner).collect();
+        let mut out = vec![0u64; by_block.len()];
+        // Eight rows (one cache line of each block) at a time.
+        for r0 in (0..bits).step_by(8) {
+            for b in 0..blocks {
+                for r in r0..(r0 + 8).min(bits) {
+                    out[r * blocks + b] = by_block[b * bits + r];
+                }
+            }
+        }
+        out
+    }
+}
+
+/// Turns the signatures of 64 consecutive ids (a *block*) into one word
+/// per row: one build thread's scratch (64 signatures, 64 KiB at 8192 bits).
+pub(crate) struct Transposer {
+    /// Signature of id `64 * block + j` at words `j * per..(j + 1) * per`.
+    sigs: Vec<u64>,
+    per: usize,
+    /// The ids of the block gathered so far (bit `j`).
+    present: u64,
+    /// The block (id / 64) being gathered.
+    block: Option<u32>,
+}
+
+impl Transposer {
+    pub(crate) fn new(params: Params) -> Self {
+        Self {
+            sigs: vec![0; params.bits()],
+            per: params.bits() / 64,
+            present: 0,
+            block: None,
+        }
+    }
+
+    /// Adds the signature of piece `id` (in `shard`).
+    pub(crate) fn add(&mut self, id: u32, sig: &Signature, shard: &ShardRows) {
+        let block = id / 64;
+        if self.block != Some(block) {
+            self.flush(shard);
+            self.block = Some(block);
+        }
+        let j = (id & 63) as usize;
+        if let Some(slot) = self.sigs.get_mut(j * self.per..(j + 1) * self.per) {
+            for (s, w) in slot.iter_mut().zip(&sig.words) {
+                *s |= w;
+            }
+        }
+        self.present |= 1 << j;
+    }
+
+    /// ORs the gathered block into `shard`: word `w` of the 64 signatures,
+    /// transposed, is rows `64 w..64 w + 64`.
+    pub(crate) fn flush(&mut self, shard: &ShardRows) {
+        let Some(block) = self.block.take() else {
+            return;
+        };
+        let at = (block - shard.first / 64) as usize;
+        let mut a = [0u64; 64];
+        for w in 0..self.per {
+            for (j, x) in a.iter_mut().enumerate() {
+                *x = if self.present >> j & 1 == 1 {
+                    self.sigs[j * self.per + w]
+                } else {
+                    0
+                };
+            }
+            transpose64(&mut a);
+            for (t, &x) in a.iter().enumerate() {
+                if x != 0 {
+                    if let Some(word) = shard.words.get(at * shard.bits + w * 64 + t) {
+                        word.fetch_or(x, Ordering::Relaxed);
+                    }
+                }
+            }
+        }
+        for j in 0..64 {
+            if self.present >> j & 1 == 1 {
+                self.sigs[j * self.per..(j + 1) * self.per]
+                    .iter_mut()
+                    .for_each(|x| *x = 0);
+            }
+        }
+        self.present = 0;
+    }
+}
+
+/// Transposes a 64 x 64 bit matrix in place: bit `j` of `a[i]` goes to
+/// bit `i` of `a[j]` (swapping off-diagonal blocks of 32, 16, ..., 1).
+fn transpose64(a: &mut [u64; 64]) {
+    let mut s = 32;
+    let mut mask: u64 = 0x0000_0000_ffff_ffff;
+    while s != 0 {
+        let mut k = 0;
+        while k < 64 {
+            for i in k..k + s {
+                let t = ((a[i] >> s) ^ a[i + s]) & mask;
+                a[i] ^= t << s;
+                a[i + s] ^= t;
+            }
+            k += 2 * s;
+        }
+        s >>= 1;
+        mask ^= mask << s;
+    }
+}
+
+/// The words of one row over ids `0..ids` of shards stored row after row
+/// (`read(shard, row, out)` fills one shard's part).
+pub(crate) fn shard_blocks(ids: u32, shard: u32) -> usize {
+    let first = shard * SHARD_IDS;
+    (ids.saturating_sub(first).min(SHARD_IDS) as usize).div_ceil(64)
+}
+
+/// Shards of an index of `ids` piece ids.
+pub(crate) fn shard_count(ids: u32) -> u32 {
+    ids.div_ceil(SHARD_IDS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_line_sets_the_rows_of_its_grams() {
+        let p = PARAMS;
+        let mut sig = Signature::new(p);
+        sig.add_line(b"kalomiren");
+        sig.pack();
+        let ones: Vec<u32> = sig.ones().collect();
+        for g in [
+            &b"kal"[..],
+            b"mir",
+            b"ren",
+            b"kalom",
+            b"kalomir",
+            b"lomiren",
+        ] {
+            for r in p.rows(key(g)) {
+                assert!(ones.contains(&r), "{g:?}");
+            }
+        }
+        // 7 trigrams, 5 5-grams and 3 7-grams, a bit each: at most 15 bits.
+        assert!(sig.count() <= 15 && sig.count() >= 8, "{}", sig.count());
+        sig.clear();
+        assert_eq!(sig.count(), 0);
+    }
+
+    #[test]
+    fn a_transpose_moves_bit_j_of_word_i_to_bit_i_of_word_j() {
+        let mut rng = 0x9e37_79b9_7f4a_7c15u64;
+        let mut a = [0u64; 64];
+        for x in &mut a {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            *x = rng;
+        }
+        let before = a;
+        transpose64(&mut a);
+        for (i, row) in before.iter().enumerate() {
+            for (j, col) in a.iter().enumerate() {
+                assert_eq!(row >> j & 1, col >> i & 1, "{i} {j}");
+            }
+        }
+    }
+
+    #[test]
+    fn transposed_rows_hold_each_piece_bit() {
+        let p = PARAMS;
+        let shard = ShardRows::new(p, 0, 200);
+        let mut t = Transposer::new(p);
+        let mut sig = Signature::new(p);
+        for id in [3u32, 64, 65, 199] {
+            sig.clear();
+            sig.add_line(format!("piece number {id}").as_bytes());
+            sig.pack();
+            t.add(id, &sig, &shard);
+        }
+        t.flush(&shard);
+        let blocks = shard.blocks;
+        let words = shard.into_words();
+        sig.clear();
+        sig.add_line(b"piece number 65");
+        sig.pack();
+        for r in sig.ones() {
+            let row = &words[r as usize * blocks..(r as usize + 1) * blocks];
+            assert!(row[1] & 2 != 0, "row {r}");
+        }
+        assert_eq!(blocks, 4);
+    }
+}

@@ -532,3 +532,136 @@ fn the_file_tools_tell_the_index_what_they_wrote() {
         )
     );
 }
+
+/// Waits up to 60 s for `index` to be ready with no change held since its
+/// build; the last status.
+fn settled(index: &ContentIndex) -> IndexStatus {
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let status = index.status();
+        if matches!(
+            status,
+            IndexStatus::Ready {
+                changed_files: 0,
+                ..
+            }
+        ) || std::time::Instant::now() > until
+        {
+            return status;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+/// `files` lines of text holding `marker`: about 40 bytes a line.
+fn big_text(lines: usize, marker: &str) -> String {
+    (0..lines)
+        .map(|n| format!("line {n} holds {marker} text {n}\n"))
+        .collect()
+}
+
+/// Review 29, F4: changes whose rows pass `max_delta_bytes` give a real
+/// build that is stored (not a reuse that passes the cap again, forever);
+/// a restart after such a change builds anew too; `update` (`tool index
+/// build`) writes the stored index again when any file changed.
+#[test]
+fn changes_over_the_delta_cap_rebuild_and_store_the_index() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let root = fs::canonicalize(dir.path()).unwrap();
+    write(&root.join("a.rs"), b"fn small_one() {}\n");
+    let ws = Workspace::new(&root).unwrap();
+    let config = IndexConfig::default()
+        .with_min_bytes(0)
+        .with_max_delta_bytes(16 << 10)
+        .with_state_dir(state.path());
+    let first = ContentIndex::new(&ws, config.clone());
+    assert!(matches!(
+        first.build(),
+        IndexStatus::Ready { reused: false, .. }
+    ));
+    let path = first.location().unwrap();
+    assert_eq!(first.stored().unwrap().map(|(files, _)| files), Some(1));
+    // A large file written behind the host's back: its rows pass the cap.
+    write(
+        &root.join("big.txt"),
+        big_text(20_000, "first_marker").as_bytes(),
+    );
+    let ctx = ToolContext::new()
+        .with_state(ws.clone())
+        .with_state(first.clone());
+    let grep = |ctx: &ToolContext, pattern: &str| {
+        grep_content(pattern.to_owned(), None, None, None, ctx)
+            .into_tool_result()
+            .output
+    };
+    assert!(grep(&ctx, "first_marker text 12345").starts_with("Found 1 matches"));
+    let status = settled(&first);
+    assert!(
+        matches!(
+            status,
+            IndexStatus::Ready {
+                reused: false,
+                changed_files: 0,
+                ..
+            }
+        ),
+        "{status}"
+    );
+    assert_eq!(first.stored().unwrap().map(|(files, _)| files), Some(2));
+    let answered = first.answered();
+    assert_eq!(
+        grep(&ctx, "first_marker text 12345"),
+        format!(
+            "Found 1 matches\n\n{}:\n  Line 12346: line 12345 holds first_marker text 12345",
+            root.join("big.txt").display()
+        )
+    );
+    assert_eq!(first.answered(), answered + 1);
+    drop(ctx);
+    drop(first);
+    // Changed while no host ran, over the cap: built anew and stored.
+    let before = fs::read(&path).unwrap();
+    write(
+        &root.join("big.txt"),
+        big_text(20_000, "second_marker").as_bytes(),
+    );
+    let second = ContentIndex::new(&ws, config.clone());
+    let status = second.build();
+    assert!(
+        matches!(
+            status,
+            IndexStatus::Ready {
+                reused: false,
+                changed_files: 0,
+                ..
+            }
+        ),
+        "{status}"
+    );
+    assert_ne!(fs::read(&path).unwrap(), before);
+    drop(second);
+    // `update` with nothing changed reuses; with one small change, writes the index again.
+    let third = ContentIndex::new(&ws, config.clone());
+    assert!(matches!(
+        third.update(),
+        IndexStatus::Ready { reused: true, .. }
+    ));
+    drop(third);
+    let before = fs::read(&path).unwrap();
+    write(&root.join("a.rs"), b"fn small_two() {}\n");
+    let fourth = ContentIndex::new(&ws, config);
+    let status = fourth.update();
+    assert!(
+        matches!(
+            status,
+            IndexStatus::Ready {
+                reused: false,
+                changed_files: 0,
+                ..
+            }
+        ),
+        "{status}"
+    );
+    assert_ne!(fs::read(&path).unwrap(), before);
+}

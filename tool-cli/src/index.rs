@@ -51,7 +51,9 @@ pub(crate) fn run(
             )?,
         },
         IndexAction::Build => {
-            let status = index.build();
+            // Brings the stored index up to date: written again when any
+            // file changed since it was stored.
+            let status = index.update();
             writeln!(out, "{status}")?;
             if let IndexStatus::Ready { .. } = status {
                 writeln!(out, "at {location}")?;

@@ -295,6 +295,8 @@ pub enum IndexStatus {
         changed_files: usize,
         /// Seconds the last build (or reuse) took.
         build_seconds: f64,
+        /// Of those, seconds spent reading the changed files again (a reuse; 0 for a build).
+        reread_seconds: f64,
         /// Whether the index on disk was reused instead of read anew.
         reused: bool,
     },
@@ -318,11 +320,12 @@ impl std::fmt::Display for IndexStatus {
                 disk_bytes,
                 changed_files,
                 build_seconds,
+                reread_seconds,
                 reused,
             } => write!(
                 f,
                 "ready: {files} files, {:.1} MiB of text, index {:.1} MiB on disk ({:.1} %), \
-                 {changed_files} changed since the build, {} in {build_seconds:.2} s",
+                 {changed_files} changed since the build, {} in {build_seconds:.2} s{}",
                 *source_bytes as f64 / 1048576.0,
                 *disk_bytes as f64 / 1048576.0,
                 if *source_bytes > 0 {
@@ -330,7 +333,12 @@ impl std::fmt::Display for IndexStatus {
                 } else {
                     0.0
                 },
-                if *reused { "reused" } else { "built" }
+                if *reused { "reused" } else { "built" },
+                if *reused && *changed_files > 0 {
+                    format!(" ({reread_seconds:.2} s of it reading the changed files again)")
+                } else {
+                    String::new()
+                }
             ),
         }
     }
@@ -431,6 +439,8 @@ struct Ready {
     links: Vec<(PathBuf, PathBuf)>,
     disk_bytes: u64,
     build_seconds: f64,
+    /// Of `build_seconds`, the time spent reading changed files again (a reuse).
+    reread_seconds: f64,
     reused: bool,
 }
 
@@ -449,6 +459,12 @@ struct Inner {
     queue: Arc<Queue>,
     watcher: Mutex<Option<Watcher>>,
     building: AtomicBool,
+    /// The next build reads every file anew (never reuses the stored
+    /// index): set when changes passed the cap or the stored rows were corrupt.
+    fresh: AtomicBool,
+    /// The next build reuses the stored index only when no file changed
+    /// since it was built ([`ContentIndex::update`]).
+    strict: AtomicBool,
     /// Searches and listings answered from the index.
     answered: AtomicUsize,
     logged: Mutex<HashSet<&'static str>>,
@@ -494,6 +510,8 @@ impl ContentIndex {
                 queue: Arc::new(Queue::default()),
                 watcher: Mutex::new(None),
                 building: AtomicBool::new(false),
+                fresh: AtomicBool::new(false),
+                strict: AtomicBool::new(false),
                 answered: AtomicUsize::new(0),
                 logged: Mutex::new(HashSet::new()),
             }),
@@ -530,6 +548,7 @@ impl ContentIndex {
                 disk_bytes: r.disk_bytes,
                 changed_files: r.changed_files,
                 build_seconds: r.build_seconds,
+                reread_seconds: r.reread_seconds,
                 reused: r.reused,
             },
         }
@@ -577,6 +596,15 @@ impl ContentIndex {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
             Err(e) => Err(e),
         }
+    }
+
+    /// Builds the index as [`ContentIndex::build`] does, but brings the
+    /// stored index up to date: when any file changed since it was stored,
+    /// every file is read anew and the index written again (`tool index
+    /// build`). A stored index of unchanged files is reused as it is.
+    pub fn update(&self) -> IndexStatus {
+        self.inner.strict.store(true, Ordering::Release);
+        self.build()
     }
 
     /// Builds the index in a background thread (a no-op while one builds).
@@ -637,8 +665,10 @@ impl ContentIndex {
         } else {
             None
         };
-        if let Some(path) = &location {
-            if let Some(ready) = self.reuse(path, &listing, started) {
+        let fresh = self.inner.fresh.swap(false, Ordering::AcqRel);
+        let strict = self.inner.strict.swap(false, Ordering::AcqRel);
+        if let Some(path) = location.as_ref().filter(|_| !fresh) {
+            if let Some(ready) = self.reuse(path, &listing, started, strict) {
                 return Ok(Phase::Ready(Box::new(ready)));
             }
         }
@@ -714,8 +744,17 @@ impl ContentIndex {
     }
 
     /// The stored index when it indexes these very files (same paths,
-    /// sizes and times) but for a few, which are read again.
-    fn reuse(&self, path: &Path, listing: &Listing, started: std::time::Instant) -> Option<Ready> {
+    /// sizes and times) but for a few, which are read again; `None` (build
+    /// anew) when too many changed, when the changed files read again pass
+    /// [`IndexConfig::max_delta_bytes`] (a reuse would be rebuilt at once),
+    /// or, when `strict`, when any file changed.
+    fn reuse(
+        &self,
+        path: &Path,
+        listing: &Listing,
+        started: std::time::Instant,
+        strict: bool,
+    ) -> Option<Ready> {
         let (entries, disk) = match store::load(path, self.inner.ws.root()) {
             Ok(Some(found)) => found,
             Ok(None) => return None,
@@ -748,7 +787,9 @@ impl ContentIndex {
                 _ => changed.push(f.clone()),
             }
         }
-        if changed.len() > 64.max(listing.files.len() / 10) {
+        if changed.len() > 64.max(listing.files.len() / 10)
+            || (strict && (!changed.is_empty() || kept.len() != entries.len()))
+        {
             return None;
         }
         let disk_bytes = std::fs::metadata(path).map_or(0, |m| m.len());
@@ -762,11 +803,20 @@ impl ContentIndex {
             }
         }
         let mut reader = FileReader::new(ready.base.params);
+        let reread = std::time::Instant::now();
         for f in changed {
             ready.add(&self.inner.ws, &self.inner.config, f, &mut reader);
+            if ready.exhausted || ready.delta_bytes() > self.inner.config.max_delta_bytes {
+                self.log_once(
+                    "reuse-over",
+                    "the files changed since the stored build pass IndexConfig::max_delta_bytes; building anew",
+                );
+                return None;
+            }
         }
         ready.disk_bytes = disk_bytes;
         ready.reused = true;
+        ready.reread_seconds = reread.elapsed().as_secs_f64();
         ready.build_seconds = started.elapsed().as_secs_f64();
         Some(ready)
     }
@@ -1010,6 +1060,8 @@ impl ContentIndex {
                 "delta",
                 "changes since the build passed IndexConfig::max_delta_bytes (or used up the posting ids); rebuilding in the background",
             );
+            // A real build, stored: reusing would find the same changes.
+            self.inner.fresh.store(true, Ordering::Release);
             *self.phase() = Phase::Building;
             drop(self.build_in_background());
             return false;
@@ -1166,6 +1218,7 @@ impl Ready {
             links,
             disk_bytes: 0,
             build_seconds: 0.0,
+            reread_seconds: 0.0,
             reused: false,
         }
     }

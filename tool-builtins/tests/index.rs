@@ -417,8 +417,8 @@ fn a_stored_index_is_reused_and_checked() {
     assert_eq!(second.stored().unwrap(), None);
 }
 
-/// An index file of another version (`ATGRAM05`, posting lists of sparse
-/// grams) is rebuilt, never misread.
+/// An index file of another version (`ATGRAM06`, the layout before
+/// checksums) is rebuilt, never misread.
 #[test]
 fn an_index_of_an_older_version_is_rebuilt() {
     let dir = tempfile::tempdir().unwrap();
@@ -437,8 +437,9 @@ fn an_index_of_an_older_version_is_rebuilt() {
     let path = first.location().unwrap();
     drop(first);
     let mut bytes = fs::read(&path).unwrap();
-    assert_eq!(&bytes[..8], b"ATGRAM06");
-    bytes[..8].copy_from_slice(b"ATGRAM05");
+    assert_eq!(&bytes[..8], b"ATGRAM07");
+    // ATGRAM06: the branch's layout before checksums, ctime and inodes.
+    bytes[..8].copy_from_slice(b"ATGRAM06");
     fs::write(&path, &bytes).unwrap();
     let second = ContentIndex::new(&ws, config);
     let status = second.build();
@@ -446,7 +447,7 @@ fn an_index_of_an_older_version_is_rebuilt() {
         matches!(status, IndexStatus::Ready { reused: false, .. }),
         "{status}"
     );
-    assert_eq!(&fs::read(&path).unwrap()[..8], b"ATGRAM06");
+    assert_eq!(&fs::read(&path).unwrap()[..8], b"ATGRAM07");
     let ctx = ToolContext::new().with_state(ws).with_state(second.clone());
     let r = grep_content("miren_hand".into(), None, None, None, &ctx).into_tool_result();
     assert!(r.output.starts_with("Found 1 matches"), "{}", r.output);
@@ -664,4 +665,108 @@ fn changes_over_the_delta_cap_rebuild_and_store_the_index() {
         "{status}"
     );
     assert_ne!(fs::read(&path).unwrap(), before);
+}
+
+/// Review 29, F2: a file edited while no host ran, keeping its size and
+/// with its modification time put back (`cp -p`, `rsync -t`, `touch -r`),
+/// is read again at the restart: its status change time moved.
+#[test]
+fn an_edit_that_restores_size_and_mtime_while_away_is_read_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let root = fs::canonicalize(dir.path()).unwrap();
+    let file = root.join("a.go");
+    write(&file, b"func xelqui_vex() {}\n");
+    write(&root.join("b.go"), b"func other() {}\n");
+    let ws = Workspace::new(&root).unwrap();
+    let config = IndexConfig::default()
+        .with_min_bytes(0)
+        .with_state_dir(state.path());
+    let first = ContentIndex::new(&ws, config.clone());
+    assert!(matches!(first.build(), IndexStatus::Ready { .. }));
+    drop(first);
+    let before = fs::metadata(&file).unwrap();
+    // Past the file system's timestamp granularity (a clock tick).
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    fs::write(&file, b"func QZsame_mt0() {}\n").unwrap();
+    fs::File::options()
+        .write(true)
+        .open(&file)
+        .unwrap()
+        .set_times(fs::FileTimes::new().set_modified(before.modified().unwrap()))
+        .unwrap();
+    let after = fs::metadata(&file).unwrap();
+    assert_eq!(after.len(), before.len());
+    assert_eq!(after.modified().unwrap(), before.modified().unwrap());
+    let second = ContentIndex::new(&ws, config);
+    let status = second.build();
+    assert!(
+        matches!(
+            status,
+            IndexStatus::Ready {
+                reused: true,
+                changed_files: 1,
+                ..
+            }
+        ),
+        "{status}"
+    );
+    let ctx = ToolContext::new().with_state(ws).with_state(second.clone());
+    let r = grep_content("QZsame_mt0".into(), None, None, None, &ctx).into_tool_result();
+    assert_eq!(
+        r.output,
+        format!(
+            "Found 1 matches\n\n{}:\n  Line 1: func QZsame_mt0() {{}}",
+            file.display()
+        )
+    );
+    assert_eq!(second.answered(), 1);
+}
+
+/// Review 29, F3: stored rows changed on disk (the table intact) are not
+/// trusted: the search that reads them scans (the right answer), the
+/// index is built anew, and later searches use it.
+#[test]
+fn corrupt_stored_rows_are_rebuilt_not_trusted() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let root = fs::canonicalize(dir.path()).unwrap();
+    write(&root.join("a.rs"), b"fn kalomiren_handler() {}\n");
+    let ws = Workspace::new(&root).unwrap();
+    let config = IndexConfig::default()
+        .with_min_bytes(0)
+        .with_state_dir(state.path());
+    let first = ContentIndex::new(&ws, config.clone());
+    assert!(matches!(first.build(), IndexStatus::Ready { .. }));
+    let path = first.location().unwrap();
+    drop(first);
+    // One piece id: 8192 rows of one word each after the magic. Every
+    // row's bits inverted: the needed rows would say "not here".
+    let mut bytes = fs::read(&path).unwrap();
+    for b in &mut bytes[8..8 + 8192 * 8] {
+        *b ^= 0xff;
+    }
+    fs::write(&path, &bytes).unwrap();
+    let second = ContentIndex::new(&ws, config);
+    assert!(matches!(
+        second.build(),
+        IndexStatus::Ready { reused: true, .. }
+    ));
+    let ctx = ToolContext::new().with_state(ws).with_state(second.clone());
+    let want = format!(
+        "Found 1 matches\n\n{}:\n  Line 1: fn kalomiren_handler() {{}}",
+        root.join("a.rs").display()
+    );
+    let r = grep_content("kalomiren_handler".into(), None, None, None, &ctx).into_tool_result();
+    assert_eq!(r.output, want);
+    assert_eq!(second.answered(), 0);
+    let status = settled(&second);
+    assert!(
+        matches!(status, IndexStatus::Ready { reused: false, .. }),
+        "{status}"
+    );
+    assert_ne!(fs::read(&path).unwrap(), bytes);
+    let r = grep_content("kalomiren_handler".into(), None, None, None, &ctx).into_tool_result();
+    assert_eq!(r.output, want);
+    assert_eq!(second.answered(), 1);
 }

@@ -20,7 +20,12 @@
 //! only the pieces that may hold every gram a match needs are searched,
 //! numbered from each piece's first line, which the index records with the
 //! piece; when the file's size or modification time is no longer the one
-//! recorded, all of it is searched. A pattern that prunes nothing (`.`, `\w+`, one or two
+//! recorded, all of it is searched. A stored index is reused after a
+//! restart only for files whose size, modification and status change
+//! times (nanoseconds), device and inode are the ones recorded: `ctime`
+//! cannot be set back from user space, so an edit that keeps the size and
+//! restores the modification time (`cp -p`, `rsync -t`, `touch -r`) is
+//! read again. A pattern that prunes nothing (`.`, `\w+`, one or two
 //! characters) scans, as does every search the index cannot answer exactly
 //! (while it builds, below its size threshold, a search folder that the
 //! ignore files hide, a line cap under 64 KiB, a watcher that failed).
@@ -81,6 +86,12 @@
 //! - `inotify` (watching): the maintained binding `notify` itself uses on
 //!   Linux, asked for changes only (`watch` says why not `notify`); it
 //!   reports queue overflow and watch-limit errors.
+//!
+//! - `crc32fast` (checksums of the stored index): CRC-32 of the file table
+//!   (checked on load) and of every row of every shard (checked each time
+//!   the row is read); already in the lock file (through `flate2`),
+//!   hardware-accelerated. A mismatch logs "corrupt index file ...;
+//!   rebuilding" once and the index is built anew (`store`).
 //!
 //! Memory maps (`memmap2`) were not needed: positioned reads of the few
 //! rows a query touches are as fast and need no `unsafe`.
@@ -363,6 +374,12 @@ pub(crate) struct Entry {
     pub(crate) size: u64,
     /// Modification time: seconds and nanoseconds since 1970.
     pub(crate) mtime: (i64, u32),
+    /// Status change time, as `mtime` (it cannot be set back from user
+    /// space, so an edit that restores the size and `mtime` still shows),
+    /// and the device and inode numbers (a file replaced by another).
+    pub(crate) ctime: (i64, u32),
+    pub(crate) dev: u64,
+    pub(crate) ino: u64,
     pub(crate) kind: Kind,
     /// The posting id of the file's first piece; its pieces have the ids
     /// `first..first + slots` in order (ids past its last piece stay unused).
@@ -378,6 +395,16 @@ impl Entry {
     /// The ids reserved for the file.
     fn ids(&self) -> std::ops::Range<u32> {
         self.first..self.first.saturating_add(self.slots)
+    }
+
+    /// Whether `f` is this file as it was read: same size, times, device
+    /// and inode, and not newly volatile.
+    fn unchanged(&self, f: &Walked) -> bool {
+        self.size == f.size
+            && self.mtime == f.mtime
+            && self.ctime == f.ctime
+            && (self.dev, self.ino) == (f.dev, f.ino)
+            && (self.kind == Kind::Always) >= f.volatile()
     }
 
     fn modified(&self) -> Option<SystemTime> {
@@ -573,7 +600,16 @@ impl ContentIndex {
             return Ok(None);
         }
         let size = std::fs::metadata(&path)?.len();
-        Ok(store::load(&path, self.inner.ws.root())?.map(|(entries, _)| (entries.len(), size)))
+        let loaded = store::load(&path, self.inner.ws.root()).map_err(|e| {
+            std::io::Error::new(
+                e.kind(),
+                format!(
+                    "{e} ({}); the next build (`tool index build`, `tool serve`) writes it anew",
+                    path.display()
+                ),
+            )
+        })?;
+        Ok(loaded.map(|(entries, _)| (entries.len(), size)))
     }
 
     /// Deletes the index on disk and forgets the one in memory (searches
@@ -760,10 +796,8 @@ impl ContentIndex {
             Ok(None) => return None,
             Err(e) => {
                 if e.kind() != std::io::ErrorKind::NotFound {
-                    self.log_once(
-                        "load",
-                        &format!("the stored index is unusable ({e}); building anew"),
-                    );
+                    // "corrupt index file: the checksum ... does not match (path); rebuilding"
+                    self.log_once("load", &format!("{e} ({path:?}); rebuilding"));
                 }
                 return None;
             }
@@ -777,11 +811,7 @@ impl ContentIndex {
         let mut kept = HashSet::new();
         for f in &listing.files {
             match stored.get(f.path.as_path()) {
-                Some(&i)
-                    if entries[i].size == f.size
-                        && entries[i].mtime == f.mtime
-                        && (entries[i].kind == Kind::Always) >= f.volatile() =>
-                {
+                Some(&i) if entries[i].unchanged(f) => {
                     kept.insert(i);
                 }
                 _ => changed.push(f.clone()),
@@ -962,6 +992,9 @@ impl ContentIndex {
                 path: f.path,
                 size: f.size,
                 mtime: f.mtime,
+                ctime: f.ctime,
+                dev: f.dev,
+                ino: f.ino,
                 kind,
                 first,
                 pieces,
@@ -1093,6 +1126,18 @@ impl ContentIndex {
         let found = match ready.eval(&query) {
             Ok(Some(found)) => found,
             Ok(None) => return None,
+            Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
+                // A row whose checksum does not match: built anew (not reused).
+                drop(phase);
+                let at = self
+                    .location()
+                    .map_or_else(String::new, |p| format!(" ({:?})", p));
+                self.log_once("corrupt", &format!("{e}{at}; rebuilding"));
+                self.inner.fresh.store(true, Ordering::Release);
+                *self.phase() = Phase::Building;
+                drop(self.build_in_background());
+                return None;
+            }
             Err(e) => {
                 drop(phase);
                 self.log_once(
@@ -1412,6 +1457,9 @@ impl Ready {
             path: f.path,
             size: f.size,
             mtime: f.mtime,
+            ctime: f.ctime,
+            dev: f.dev,
+            ino: f.ino,
             kind,
             first,
             slots,
@@ -1482,12 +1530,10 @@ impl Ready {
                 self.retire(&p);
             }
             for f in listing.files {
-                let same = self.live.get(&f.path).is_some_and(|&id| {
-                    let e = &self.entries[id as usize];
-                    e.size == f.size
-                        && e.mtime == f.mtime
-                        && (e.kind == Kind::Always) >= f.volatile()
-                });
+                let same = self
+                    .live
+                    .get(&f.path)
+                    .is_some_and(|&id| self.entries[id as usize].unchanged(&f));
                 if !same || paths.contains(&f.path) {
                     self.add(ws, config, f, &mut reader);
                 }
@@ -1578,6 +1624,10 @@ struct Walked {
     path: PathBuf,
     size: u64,
     mtime: (i64, u32),
+    /// Status change time, device and inode ([`Entry::ctime`]).
+    ctime: (i64, u32),
+    dev: u64,
+    ino: u64,
     /// Reached through a symbolic link (itself one, or below a linked folder).
     linked: bool,
     /// Has several hard links.
@@ -1606,6 +1656,9 @@ fn from_meta(path: PathBuf, meta: &std::fs::Metadata, linked: bool) -> Walked {
         path,
         size: meta.len(),
         mtime: (meta.mtime(), u32::try_from(meta.mtime_nsec()).unwrap_or(0)),
+        ctime: (meta.ctime(), u32::try_from(meta.ctime_nsec()).unwrap_or(0)),
+        dev: meta.dev(),
+        ino: meta.ino(),
         linked,
         shared: meta.nlink() > 1,
     }

@@ -770,3 +770,75 @@ fn corrupt_stored_rows_are_rebuilt_not_trusted() {
     assert_eq!(r.output, want);
     assert_eq!(second.answered(), 1);
 }
+
+/// Review 29, F5 and F7: `drop_index` (`tool index drop`) deletes only
+/// the index file, not a running host's sentinel folder; a host whose
+/// sentinel folder is deleted all the same makes it again (no 2 s wait,
+/// no scan); a host removes its own folder when dropped, and a starting
+/// one those of processes no longer running; below the threshold no
+/// folder is left.
+#[test]
+fn drop_keeps_running_hosts_sentinels_and_no_sentinel_folder_leaks() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let root = fs::canonicalize(dir.path()).unwrap();
+    write(&root.join("a.rs"), b"fn first_file() {}\n");
+    let ws = Workspace::new(&root).unwrap();
+    let config = IndexConfig::default()
+        .with_min_bytes(0)
+        .with_state_dir(state.path());
+    let host = ContentIndex::new(&ws, config.clone());
+    assert!(matches!(host.build(), IndexStatus::Ready { .. }));
+    let path = host.location().unwrap();
+    let folder = path.parent().unwrap().to_path_buf();
+    let sentinels = folder.join(format!("sentinels-{}", std::process::id()));
+    assert!(sentinels.is_dir());
+    let ctx = ToolContext::new()
+        .with_state(ws.clone())
+        .with_state(host.clone());
+    let grep = |pattern: &str| {
+        let started = std::time::Instant::now();
+        let out = grep_content(pattern.to_owned(), None, None, None, &ctx)
+            .into_tool_result()
+            .output;
+        (out, started.elapsed())
+    };
+    // Another process's `tool index drop`.
+    assert!(ContentIndex::new(&ws, config.clone()).drop_index().unwrap());
+    assert!(!path.exists());
+    assert!(sentinels.is_dir());
+    write(&root.join("b.rs"), b"fn second_file() {}\n");
+    let (out, took) = grep("second_file");
+    assert!(out.starts_with("Found 1 matches"), "{out}");
+    assert!(took < std::time::Duration::from_millis(1500), "{took:?}");
+    assert_eq!(host.answered(), 1);
+    // Deleted anyway: made and watched again by the next search.
+    fs::remove_dir_all(&sentinels).unwrap();
+    write(&root.join("c.rs"), b"fn third_file() {}\n");
+    let (out, took) = grep("third_file");
+    assert!(out.starts_with("Found 1 matches"), "{out}");
+    assert!(took < std::time::Duration::from_millis(1500), "{took:?}");
+    assert_eq!(host.answered(), 2);
+    assert!(sentinels.is_dir());
+    // Gone with the host.
+    drop(grep);
+    drop(ctx);
+    drop(host);
+    assert!(!sentinels.exists());
+    // A dead process's folder (no pid is that high) goes at the next start.
+    let dead = folder.join("sentinels-999999999");
+    fs::create_dir_all(&dead).unwrap();
+    let next = ContentIndex::new(&ws, config);
+    assert!(matches!(next.build(), IndexStatus::Ready { .. }));
+    assert!(!dead.exists());
+    drop(next);
+    // Below the threshold: no folder at all.
+    let small = ContentIndex::new(&ws, IndexConfig::default().with_state_dir(state.path()));
+    assert!(small.drop_index().unwrap());
+    assert!(matches!(small.build(), IndexStatus::BelowThreshold { .. }));
+    assert!(
+        !folder.exists(),
+        "{:?}",
+        fs::read_dir(&folder).unwrap().collect::<Vec<_>>()
+    );
+}

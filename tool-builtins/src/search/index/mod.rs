@@ -612,8 +612,11 @@ impl ContentIndex {
         Ok(loaded.map(|(entries, _)| (entries.len(), size)))
     }
 
-    /// Deletes the index on disk and forgets the one in memory (searches
-    /// scan until the next build). `true` when a file was deleted.
+    /// Deletes the index on disk (`grams.idx` and a temporary file a
+    /// build left) and forgets the one in memory (searches scan until the
+    /// next build). Running hosts' sentinel folders next to it are left
+    /// alone; the workspace's folder of the state folder is removed only
+    /// when nothing else is in it. `true` when an index file was deleted.
     ///
     /// # Errors
     /// The file could not be deleted.
@@ -622,16 +625,14 @@ impl ContentIndex {
         let Some(path) = self.location() else {
             return Ok(false);
         };
-        match std::fs::remove_file(&path) {
-            Ok(()) => {
-                if let Some(dir) = path.parent() {
-                    let _ = std::fs::remove_dir_all(dir);
-                }
-                Ok(true)
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
-            Err(e) => Err(e),
-        }
+        let _ = std::fs::remove_file(path.with_extension("tmp"));
+        let deleted = match std::fs::remove_file(&path) {
+            Ok(()) => true,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
+            Err(e) => return Err(e),
+        };
+        remove_if_empty(&path);
+        Ok(deleted)
     }
 
     /// Builds the index as [`ContentIndex::build`] does, but brings the
@@ -667,6 +668,19 @@ impl ContentIndex {
                 Phase::Off(reason)
             }
         };
+        if !matches!(phase, Phase::Ready(_)) {
+            // No index to keep current: no watcher, no sentinel folder left.
+            drop(
+                self.inner
+                    .watcher
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .take(),
+            );
+            if let Some(path) = self.location() {
+                remove_if_empty(&path);
+            }
+        }
         *self.phase() = phase;
         self.inner.building.store(false, Ordering::Release);
         let status = self.status();
@@ -1588,6 +1602,14 @@ impl Ready {
 
     fn is_linked(&self, path: &Path) -> bool {
         self.links.iter().any(|(link, _)| path.starts_with(link))
+    }
+}
+
+/// Removes the folder of the index file `path` when it is empty.
+fn remove_if_empty(path: &Path) {
+    if let Some(dir) = path.parent() {
+        // Fails (and is meant to) while anything is in it.
+        let _ = std::fs::remove_dir(dir);
     }
 }
 

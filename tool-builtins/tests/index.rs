@@ -842,3 +842,86 @@ fn drop_keeps_running_hosts_sentinels_and_no_sentinel_folder_leaks() {
         fs::read_dir(&folder).unwrap().collect::<Vec<_>>()
     );
 }
+
+/// Review 29, F6: a state folder inside the workspace gets no index (nor
+/// sentinels): searches scan, and the status says why.
+#[test]
+fn no_index_is_kept_in_a_state_folder_inside_the_workspace() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = fs::canonicalize(dir.path()).unwrap();
+    write(&root.join("a.rs"), b"fn inside_state() {}\n");
+    let ws = Workspace::new(&root).unwrap();
+    // Named through a path that is not canonical, and not created yet.
+    let state = dir.path().join("zz/../.state");
+    let index = ContentIndex::new(
+        &ws,
+        IndexConfig::default()
+            .with_min_bytes(0)
+            .with_state_dir(&state),
+    );
+    let reason = index.refusal().unwrap();
+    assert!(reason.contains("is inside the workspace"), "{reason}");
+    let status = index.build();
+    assert_eq!(
+        status,
+        IndexStatus::Off {
+            reason: reason.clone()
+        }
+    );
+    assert_eq!(status.to_string(), format!("off: {reason} (searches scan)"));
+    assert!(!root.join(".state").exists());
+    let ctx = ToolContext::new().with_state(ws).with_state(index.clone());
+    let r = grep_content("inside_state".into(), None, None, None, &ctx).into_tool_result();
+    assert!(r.output.starts_with("Found 1 matches"), "{}", r.output);
+    assert_eq!(index.answered(), 0);
+    // A state folder outside: no refusal.
+    let outside = tempfile::tempdir().unwrap();
+    let fine = ContentIndex::new(
+        &Workspace::new(&root).unwrap(),
+        IndexConfig::default().with_state_dir(outside.path()),
+    );
+    assert_eq!(fine.refusal(), None);
+}
+
+/// Review 29, F8: an unwritable state folder is said to be one (not a
+/// watching failure, no doubled "searches scan"); a cut-short index file
+/// is named and called corrupt.
+#[test]
+fn state_folder_and_index_file_problems_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = fs::canonicalize(dir.path()).unwrap();
+    write(&root.join("a.rs"), b"fn named() {}\n");
+    let ws = Workspace::new(&root).unwrap();
+    // A state folder below a plain file cannot be created (even by root).
+    let blocker = tempfile::NamedTempFile::new().unwrap();
+    let index = ContentIndex::new(
+        &ws,
+        IndexConfig::default()
+            .with_min_bytes(0)
+            .with_state_dir(blocker.path().join("state")),
+    );
+    let status = index.build().to_string();
+    assert!(
+        status.starts_with("off: the state folder is not writable (cannot create "),
+        "{status}"
+    );
+    assert_eq!(status.matches("searches scan").count(), 1, "{status}");
+    // A cut-short index file.
+    let state = tempfile::tempdir().unwrap();
+    let index = ContentIndex::new(
+        &ws,
+        IndexConfig::default()
+            .with_min_bytes(0)
+            .with_state_dir(state.path()),
+    );
+    let path = index.location().unwrap();
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    fs::write(&path, b"ATGRAM07 and no more").unwrap();
+    let e = index.stored().unwrap_err().to_string();
+    assert!(
+        e.starts_with("corrupt index file: the file is cut short"),
+        "{e}"
+    );
+    assert!(e.contains(&path.display().to_string()), "{e}");
+    assert!(e.contains("writes it anew"), "{e}");
+}

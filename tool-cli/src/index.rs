@@ -39,6 +39,10 @@ pub(crate) fn run(
         |p| p.display().to_string(),
     );
     match action {
+        IndexAction::Status if index.refusal().is_some() => {
+            let reason = index.refusal().unwrap_or_default();
+            writeln!(out, "no index: {reason}; searches scan")?;
+        }
         IndexAction::Status => match index.stored().map_err(Failure::Io)? {
             Some((files, bytes)) => writeln!(
                 out,

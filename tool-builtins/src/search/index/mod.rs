@@ -557,6 +557,27 @@ impl ContentIndex {
         Some(store::location(&state, self.inner.ws.root()))
     }
 
+    /// Why no index can be kept for this workspace at all, or `None`: the
+    /// state folder lies inside the workspace, so the index file, its
+    /// temporary files and the watcher's sentinels would be files of the
+    /// workspace (listed, searched and watched). Searches then scan.
+    pub fn refusal(&self) -> Option<String> {
+        let state = self
+            .inner
+            .config
+            .state_dir
+            .clone()
+            .or_else(tool_core::state::state_dir)?;
+        let resolved = resolve_existing(&state);
+        resolved.starts_with(self.inner.ws.root()).then(|| {
+            format!(
+                "the state folder {:?} is inside the workspace, so no index is kept there \
+                 (set XDG_STATE_HOME to a folder outside it)",
+                state
+            )
+        })
+    }
+
     /// What the index is doing now.
     pub fn status(&self) -> IndexStatus {
         match &*self.phase() {
@@ -694,6 +715,9 @@ impl ContentIndex {
 
     fn build_phase(&self, started: std::time::Instant) -> Result<Phase, String> {
         let config = &self.inner.config;
+        if let Some(reason) = self.refusal() {
+            return Err(reason);
+        }
         if config.watch {
             self.start_watcher()?;
         } else if !config.trusted_writes {
@@ -758,7 +782,7 @@ impl ContentIndex {
             Ok::<_, std::io::Error>((ready, size, rows))
         })();
         let (mut ready, size, rows) =
-            stored.map_err(|e| format!("cannot store the index at {}: {e}", path.display()))?;
+            stored.map_err(|e| format!("cannot store the index at {:?}: {e}", path))?;
         ready.base = rows;
         ready.disk_bytes = size;
         ready.build_seconds = started.elapsed().as_secs_f64();
@@ -783,12 +807,18 @@ impl ContentIndex {
             .ok_or("no state folder for the watcher's sentinels (set XDG_STATE_HOME or HOME)")?;
         let sentinels = store::location(&state, self.inner.ws.root())
             .with_file_name(format!("sentinels-{}", std::process::id()));
+        watch::make_private_dir(&sentinels).map_err(|e| {
+            format!(
+                "the state folder is not writable (cannot create {:?}: {e})",
+                sentinels
+            )
+        })?;
         let started = Watcher::start(
             self.inner.ws.root(),
             &sentinels,
             Arc::clone(&self.inner.queue),
         )
-        .map_err(|e| format!("file watching failed ({e}); searches scan"))?;
+        .map_err(|e| format!("file watching failed ({e})"))?;
         *watcher = Some(started);
         Ok(())
     }
@@ -1074,8 +1104,8 @@ impl ContentIndex {
             if !passed {
                 let failed = self.inner.queue.lock().failed.clone();
                 if let Some(reason) = failed {
-                    let reason = format!("file watching failed ({reason}); searches scan");
-                    self.log_once("watch", &reason);
+                    let reason = format!("file watching failed ({reason})");
+                    self.log_once("watch", &format!("{reason}; searches scan"));
                     *self.phase() = Phase::Off(reason);
                 } else {
                     self.log_once(
@@ -1222,8 +1252,8 @@ impl ContentIndex {
         use std::io::Write;
         let _ = writeln!(
             std::io::stderr(),
-            "agent-tools index ({}): {message}",
-            self.inner.ws.root().display()
+            "agent-tools index ({:?}): {message}",
+            self.inner.ws.root()
         );
     }
 
@@ -1602,6 +1632,25 @@ impl Ready {
 
     fn is_linked(&self, path: &Path) -> bool {
         self.links.iter().any(|(link, _)| path.starts_with(link))
+    }
+}
+
+/// `path` with its longest existing ancestor resolved (symbolic links,
+/// `..`); the rest, not yet created, appended as it is.
+fn resolve_existing(path: &Path) -> PathBuf {
+    let mut rest = Vec::new();
+    let mut at = path;
+    loop {
+        if let Ok(found) = std::fs::canonicalize(at) {
+            return rest.iter().rev().fold(found, |p, c| p.join(c));
+        }
+        match (at.parent(), at.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_os_string());
+                at = parent;
+            }
+            _ => return path.to_path_buf(),
+        }
     }
 }
 

@@ -821,7 +821,6 @@ fn drop_keeps_running_hosts_sentinels_and_no_sentinel_folder_leaks() {
     assert_eq!(host.answered(), 2);
     assert!(sentinels.is_dir());
     // Gone with the host.
-    drop(grep);
     drop(ctx);
     drop(host);
     assert!(!sentinels.exists());

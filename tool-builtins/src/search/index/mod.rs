@@ -571,9 +571,8 @@ impl ContentIndex {
         let resolved = resolve_existing(&state);
         resolved.starts_with(self.inner.ws.root()).then(|| {
             format!(
-                "the state folder {:?} is inside the workspace, so no index is kept there \
-                 (set XDG_STATE_HOME to a folder outside it)",
-                state
+                "the state folder {state:?} is inside the workspace, so no index is kept there \
+                 (set XDG_STATE_HOME to a folder outside it)"
             )
         })
     }
@@ -782,7 +781,7 @@ impl ContentIndex {
             Ok::<_, std::io::Error>((ready, size, rows))
         })();
         let (mut ready, size, rows) =
-            stored.map_err(|e| format!("cannot store the index at {:?}: {e}", path))?;
+            stored.map_err(|e| format!("cannot store the index at {path:?}: {e}"))?;
         ready.base = rows;
         ready.disk_bytes = size;
         ready.build_seconds = started.elapsed().as_secs_f64();
@@ -808,10 +807,7 @@ impl ContentIndex {
         let sentinels = store::location(&state, self.inner.ws.root())
             .with_file_name(format!("sentinels-{}", std::process::id()));
         watch::make_private_dir(&sentinels).map_err(|e| {
-            format!(
-                "the state folder is not writable (cannot create {:?}: {e})",
-                sentinels
-            )
+            format!("the state folder is not writable (cannot create {sentinels:?}: {e})")
         })?;
         let started = Watcher::start(
             self.inner.ws.root(),
@@ -1175,7 +1171,7 @@ impl ContentIndex {
                 drop(phase);
                 let at = self
                     .location()
-                    .map_or_else(String::new, |p| format!(" ({:?})", p));
+                    .map_or_else(String::new, |p| format!(" ({p:?})"));
                 self.log_once("corrupt", &format!("{e}{at}; rebuilding"));
                 self.inner.fresh.store(true, Ordering::Release);
                 *self.phase() = Phase::Building;

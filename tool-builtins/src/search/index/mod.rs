@@ -62,8 +62,8 @@
 //! piece id, about 29 % of the text it covers (a file reserves one id per
 //! 4 KiB of its size; `docs/benchmarks.md`), and is refused before it is
 //! written past [`IndexConfig::max_disk_bytes`] (default 1 GiB); in memory
-//! a serving process holds the file table and each row's count (32 KiB),
-//! and reads the rows a query needs with positioned reads (one per shard
+//! a serving process holds the file table, each row's count (32 KiB) and
+//! each row's checksum (32 KiB per shard), and reads the rows a query needs with positioned reads (one per shard
 //! of 64 Ki pieces: 8 KiB). A build reads the files of one shard at a time
 //! on every thread, each hashing every gram of a line with one
 //! multiply-shift into the piece's signature and turning the signatures
@@ -71,8 +71,12 @@
 //! and no table of grams; it holds the rows of the shard being built
 //! (64 MiB) and of the one a thread of its own writes meanwhile. Changes
 //! since the build are held in memory up to [`IndexConfig::max_delta_bytes`]
-//! (default 64 MiB); past that the index is rebuilt in the background and
-//! searches scan meanwhile.
+//! (default 64 MiB); past that the index is rebuilt in the background (a
+//! real build: every file read, the stored index not reused, the result
+//! stored) and searches scan meanwhile; a restart whose changed files pass
+//! the cap builds anew as well. A state folder inside the workspace gets
+//! no index ([`ContentIndex::refusal`]): the index file and the watcher's
+//! sentinels would be files of the workspace.
 //!
 //! # Crates
 //! - `roaring` (sets of pieces in memory): compressed bitmaps whose

@@ -18,6 +18,12 @@
 //! (never in the workspace) that the same instance watches, and waits until
 //! that file's creation comes through: every change made before the
 //! barrier started has then been queued.
+//!
+//! The sentinel folder, `sentinels-<pid>` next to the index file, is
+//! removed when the watcher is dropped; a starting watcher removes those of
+//! processes no longer running, and a barrier that finds its folder gone
+//! (deleted by a person or an older `tool index drop`) makes and watches
+//! it again.
 
 use std::collections::{HashMap, HashSet};
 use std::os::fd::OwnedFd;

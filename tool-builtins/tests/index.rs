@@ -417,8 +417,8 @@ fn a_stored_index_is_reused_and_checked() {
     assert_eq!(second.stored().unwrap(), None);
 }
 
-/// An index file of another version (`ATGRAM05`, posting lists of sparse
-/// grams) is rebuilt, never misread.
+/// An index file of another version (`ATGRAM06`, the layout before
+/// checksums) is rebuilt, never misread.
 #[test]
 fn an_index_of_an_older_version_is_rebuilt() {
     let dir = tempfile::tempdir().unwrap();
@@ -437,8 +437,9 @@ fn an_index_of_an_older_version_is_rebuilt() {
     let path = first.location().unwrap();
     drop(first);
     let mut bytes = fs::read(&path).unwrap();
-    assert_eq!(&bytes[..8], b"ATGRAM06");
-    bytes[..8].copy_from_slice(b"ATGRAM05");
+    assert_eq!(&bytes[..8], b"ATGRAM07");
+    // ATGRAM06: the branch's layout before checksums, ctime and inodes.
+    bytes[..8].copy_from_slice(b"ATGRAM06");
     fs::write(&path, &bytes).unwrap();
     let second = ContentIndex::new(&ws, config);
     let status = second.build();
@@ -446,7 +447,7 @@ fn an_index_of_an_older_version_is_rebuilt() {
         matches!(status, IndexStatus::Ready { reused: false, .. }),
         "{status}"
     );
-    assert_eq!(&fs::read(&path).unwrap()[..8], b"ATGRAM06");
+    assert_eq!(&fs::read(&path).unwrap()[..8], b"ATGRAM07");
     let ctx = ToolContext::new().with_state(ws).with_state(second.clone());
     let r = grep_content("miren_hand".into(), None, None, None, &ctx).into_tool_result();
     assert!(r.output.starts_with("Found 1 matches"), "{}", r.output);
@@ -531,4 +532,395 @@ fn the_file_tools_tell_the_index_what_they_wrote() {
             third.display()
         )
     );
+}
+
+/// Waits up to 60 s for `index` to be ready with no change held since its
+/// build; the last status.
+fn settled(index: &ContentIndex) -> IndexStatus {
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let status = index.status();
+        if matches!(
+            status,
+            IndexStatus::Ready {
+                changed_files: 0,
+                ..
+            }
+        ) || std::time::Instant::now() > until
+        {
+            return status;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+/// `files` lines of text holding `marker`: about 40 bytes a line.
+fn big_text(lines: usize, marker: &str) -> String {
+    (0..lines)
+        .map(|n| format!("line {n} holds {marker} text {n}\n"))
+        .collect()
+}
+
+/// Review 29, F4: changes whose rows pass `max_delta_bytes` give a real
+/// build that is stored (not a reuse that passes the cap again, forever);
+/// a restart after such a change builds anew too; `update` (`tool index
+/// build`) writes the stored index again when any file changed.
+#[test]
+fn changes_over_the_delta_cap_rebuild_and_store_the_index() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let root = fs::canonicalize(dir.path()).unwrap();
+    write(&root.join("a.rs"), b"fn small_one() {}\n");
+    let ws = Workspace::new(&root).unwrap();
+    let config = IndexConfig::default()
+        .with_min_bytes(0)
+        .with_max_delta_bytes(16 << 10)
+        .with_state_dir(state.path());
+    let first = ContentIndex::new(&ws, config.clone());
+    assert!(matches!(
+        first.build(),
+        IndexStatus::Ready { reused: false, .. }
+    ));
+    let path = first.location().unwrap();
+    assert_eq!(first.stored().unwrap().map(|(files, _)| files), Some(1));
+    // A large file written behind the host's back: its rows pass the cap.
+    write(
+        &root.join("big.txt"),
+        big_text(20_000, "first_marker").as_bytes(),
+    );
+    let ctx = ToolContext::new()
+        .with_state(ws.clone())
+        .with_state(first.clone());
+    let grep = |ctx: &ToolContext, pattern: &str| {
+        grep_content(pattern.to_owned(), None, None, None, ctx)
+            .into_tool_result()
+            .output
+    };
+    assert!(grep(&ctx, "first_marker text 12345").starts_with("Found 1 matches"));
+    let status = settled(&first);
+    assert!(
+        matches!(
+            status,
+            IndexStatus::Ready {
+                reused: false,
+                changed_files: 0,
+                ..
+            }
+        ),
+        "{status}"
+    );
+    assert_eq!(first.stored().unwrap().map(|(files, _)| files), Some(2));
+    let answered = first.answered();
+    assert_eq!(
+        grep(&ctx, "first_marker text 12345"),
+        format!(
+            "Found 1 matches\n\n{}:\n  Line 12346: line 12345 holds first_marker text 12345",
+            root.join("big.txt").display()
+        )
+    );
+    assert_eq!(first.answered(), answered + 1);
+    drop(ctx);
+    drop(first);
+    // Changed while no host ran, over the cap: built anew and stored.
+    let before = fs::read(&path).unwrap();
+    write(
+        &root.join("big.txt"),
+        big_text(20_000, "second_marker").as_bytes(),
+    );
+    let second = ContentIndex::new(&ws, config.clone());
+    let status = second.build();
+    assert!(
+        matches!(
+            status,
+            IndexStatus::Ready {
+                reused: false,
+                changed_files: 0,
+                ..
+            }
+        ),
+        "{status}"
+    );
+    assert_ne!(fs::read(&path).unwrap(), before);
+    drop(second);
+    // `update` with nothing changed reuses; with one small change, writes the index again.
+    let third = ContentIndex::new(&ws, config.clone());
+    assert!(matches!(
+        third.update(),
+        IndexStatus::Ready { reused: true, .. }
+    ));
+    drop(third);
+    let before = fs::read(&path).unwrap();
+    write(&root.join("a.rs"), b"fn small_two() {}\n");
+    let fourth = ContentIndex::new(&ws, config);
+    let status = fourth.update();
+    assert!(
+        matches!(
+            status,
+            IndexStatus::Ready {
+                reused: false,
+                changed_files: 0,
+                ..
+            }
+        ),
+        "{status}"
+    );
+    assert_ne!(fs::read(&path).unwrap(), before);
+}
+
+/// Review 29, F2: a file edited while no host ran, keeping its size and
+/// with its modification time put back (`cp -p`, `rsync -t`, `touch -r`),
+/// is read again at the restart: its status change time moved.
+#[test]
+fn an_edit_that_restores_size_and_mtime_while_away_is_read_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let root = fs::canonicalize(dir.path()).unwrap();
+    let file = root.join("a.go");
+    write(&file, b"func xelqui_vex() {}\n");
+    write(&root.join("b.go"), b"func other() {}\n");
+    let ws = Workspace::new(&root).unwrap();
+    let config = IndexConfig::default()
+        .with_min_bytes(0)
+        .with_state_dir(state.path());
+    let first = ContentIndex::new(&ws, config.clone());
+    assert!(matches!(first.build(), IndexStatus::Ready { .. }));
+    drop(first);
+    let before = fs::metadata(&file).unwrap();
+    // Past the file system's timestamp granularity (a clock tick).
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    fs::write(&file, b"func QZsame_mt0() {}\n").unwrap();
+    fs::File::options()
+        .write(true)
+        .open(&file)
+        .unwrap()
+        .set_times(fs::FileTimes::new().set_modified(before.modified().unwrap()))
+        .unwrap();
+    let after = fs::metadata(&file).unwrap();
+    assert_eq!(after.len(), before.len());
+    assert_eq!(after.modified().unwrap(), before.modified().unwrap());
+    let second = ContentIndex::new(&ws, config);
+    let status = second.build();
+    assert!(
+        matches!(
+            status,
+            IndexStatus::Ready {
+                reused: true,
+                changed_files: 1,
+                ..
+            }
+        ),
+        "{status}"
+    );
+    let ctx = ToolContext::new().with_state(ws).with_state(second.clone());
+    let r = grep_content("QZsame_mt0".into(), None, None, None, &ctx).into_tool_result();
+    assert_eq!(
+        r.output,
+        format!(
+            "Found 1 matches\n\n{}:\n  Line 1: func QZsame_mt0() {{}}",
+            file.display()
+        )
+    );
+    assert_eq!(second.answered(), 1);
+}
+
+/// Review 29, F3: stored rows changed on disk (the table intact) are not
+/// trusted: the search that reads them scans (the right answer), the
+/// index is built anew, and later searches use it.
+#[test]
+fn corrupt_stored_rows_are_rebuilt_not_trusted() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let root = fs::canonicalize(dir.path()).unwrap();
+    write(&root.join("a.rs"), b"fn kalomiren_handler() {}\n");
+    let ws = Workspace::new(&root).unwrap();
+    let config = IndexConfig::default()
+        .with_min_bytes(0)
+        .with_state_dir(state.path());
+    let first = ContentIndex::new(&ws, config.clone());
+    assert!(matches!(first.build(), IndexStatus::Ready { .. }));
+    let path = first.location().unwrap();
+    drop(first);
+    // One piece id: 8192 rows of one word each after the magic. Every
+    // row's bits inverted: the needed rows would say "not here".
+    let mut bytes = fs::read(&path).unwrap();
+    for b in &mut bytes[8..8 + 8192 * 8] {
+        *b ^= 0xff;
+    }
+    fs::write(&path, &bytes).unwrap();
+    let second = ContentIndex::new(&ws, config);
+    assert!(matches!(
+        second.build(),
+        IndexStatus::Ready { reused: true, .. }
+    ));
+    let ctx = ToolContext::new().with_state(ws).with_state(second.clone());
+    let want = format!(
+        "Found 1 matches\n\n{}:\n  Line 1: fn kalomiren_handler() {{}}",
+        root.join("a.rs").display()
+    );
+    let r = grep_content("kalomiren_handler".into(), None, None, None, &ctx).into_tool_result();
+    assert_eq!(r.output, want);
+    assert_eq!(second.answered(), 0);
+    let status = settled(&second);
+    assert!(
+        matches!(status, IndexStatus::Ready { reused: false, .. }),
+        "{status}"
+    );
+    assert_ne!(fs::read(&path).unwrap(), bytes);
+    let r = grep_content("kalomiren_handler".into(), None, None, None, &ctx).into_tool_result();
+    assert_eq!(r.output, want);
+    assert_eq!(second.answered(), 1);
+}
+
+/// Review 29, F5 and F7: `drop_index` (`tool index drop`) deletes only
+/// the index file, not a running host's sentinel folder; a host whose
+/// sentinel folder is deleted all the same makes it again (no 2 s wait,
+/// no scan); a host removes its own folder when dropped, and a starting
+/// one those of processes no longer running; below the threshold no
+/// folder is left.
+#[test]
+fn drop_keeps_running_hosts_sentinels_and_no_sentinel_folder_leaks() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let root = fs::canonicalize(dir.path()).unwrap();
+    write(&root.join("a.rs"), b"fn first_file() {}\n");
+    let ws = Workspace::new(&root).unwrap();
+    let config = IndexConfig::default()
+        .with_min_bytes(0)
+        .with_state_dir(state.path());
+    let host = ContentIndex::new(&ws, config.clone());
+    assert!(matches!(host.build(), IndexStatus::Ready { .. }));
+    let path = host.location().unwrap();
+    let folder = path.parent().unwrap().to_path_buf();
+    let sentinels = folder.join(format!("sentinels-{}", std::process::id()));
+    assert!(sentinels.is_dir());
+    let ctx = ToolContext::new()
+        .with_state(ws.clone())
+        .with_state(host.clone());
+    let grep = |pattern: &str| {
+        let started = std::time::Instant::now();
+        let out = grep_content(pattern.to_owned(), None, None, None, &ctx)
+            .into_tool_result()
+            .output;
+        (out, started.elapsed())
+    };
+    // Another process's `tool index drop`.
+    assert!(ContentIndex::new(&ws, config.clone()).drop_index().unwrap());
+    assert!(!path.exists());
+    assert!(sentinels.is_dir());
+    write(&root.join("b.rs"), b"fn second_file() {}\n");
+    let (out, took) = grep("second_file");
+    assert!(out.starts_with("Found 1 matches"), "{out}");
+    assert!(took < std::time::Duration::from_millis(1500), "{took:?}");
+    assert_eq!(host.answered(), 1);
+    // Deleted anyway: made and watched again by the next search.
+    fs::remove_dir_all(&sentinels).unwrap();
+    write(&root.join("c.rs"), b"fn third_file() {}\n");
+    let (out, took) = grep("third_file");
+    assert!(out.starts_with("Found 1 matches"), "{out}");
+    assert!(took < std::time::Duration::from_millis(1500), "{took:?}");
+    assert_eq!(host.answered(), 2);
+    assert!(sentinels.is_dir());
+    // Gone with the host.
+    drop(ctx);
+    drop(host);
+    assert!(!sentinels.exists());
+    // A dead process's folder (no pid is that high) goes at the next start.
+    let dead = folder.join("sentinels-999999999");
+    fs::create_dir_all(&dead).unwrap();
+    let next = ContentIndex::new(&ws, config);
+    assert!(matches!(next.build(), IndexStatus::Ready { .. }));
+    assert!(!dead.exists());
+    drop(next);
+    // Below the threshold: no folder at all.
+    let small = ContentIndex::new(&ws, IndexConfig::default().with_state_dir(state.path()));
+    assert!(small.drop_index().unwrap());
+    assert!(matches!(small.build(), IndexStatus::BelowThreshold { .. }));
+    assert!(
+        !folder.exists(),
+        "{:?}",
+        fs::read_dir(&folder).unwrap().collect::<Vec<_>>()
+    );
+}
+
+/// Review 29, F6: a state folder inside the workspace gets no index (nor
+/// sentinels): searches scan, and the status says why.
+#[test]
+fn no_index_is_kept_in_a_state_folder_inside_the_workspace() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = fs::canonicalize(dir.path()).unwrap();
+    write(&root.join("a.rs"), b"fn inside_state() {}\n");
+    let ws = Workspace::new(&root).unwrap();
+    // Named through a path that is not canonical, and not created yet.
+    let state = dir.path().join("zz/../.state");
+    let index = ContentIndex::new(
+        &ws,
+        IndexConfig::default()
+            .with_min_bytes(0)
+            .with_state_dir(&state),
+    );
+    let reason = index.refusal().unwrap();
+    assert!(reason.contains("is inside the workspace"), "{reason}");
+    let status = index.build();
+    assert_eq!(
+        status,
+        IndexStatus::Off {
+            reason: reason.clone()
+        }
+    );
+    assert_eq!(status.to_string(), format!("off: {reason} (searches scan)"));
+    assert!(!root.join(".state").exists());
+    let ctx = ToolContext::new().with_state(ws).with_state(index.clone());
+    let r = grep_content("inside_state".into(), None, None, None, &ctx).into_tool_result();
+    assert!(r.output.starts_with("Found 1 matches"), "{}", r.output);
+    assert_eq!(index.answered(), 0);
+    // A state folder outside: no refusal.
+    let outside = tempfile::tempdir().unwrap();
+    let fine = ContentIndex::new(
+        &Workspace::new(&root).unwrap(),
+        IndexConfig::default().with_state_dir(outside.path()),
+    );
+    assert_eq!(fine.refusal(), None);
+}
+
+/// Review 29, F8: an unwritable state folder is said to be one (not a
+/// watching failure, no doubled "searches scan"); a cut-short index file
+/// is named and called corrupt.
+#[test]
+fn state_folder_and_index_file_problems_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = fs::canonicalize(dir.path()).unwrap();
+    write(&root.join("a.rs"), b"fn named() {}\n");
+    let ws = Workspace::new(&root).unwrap();
+    // A state folder below a plain file cannot be created (even by root).
+    let blocker = tempfile::NamedTempFile::new().unwrap();
+    let index = ContentIndex::new(
+        &ws,
+        IndexConfig::default()
+            .with_min_bytes(0)
+            .with_state_dir(blocker.path().join("state")),
+    );
+    let status = index.build().to_string();
+    assert!(
+        status.starts_with("off: the state folder is not writable (cannot create "),
+        "{status}"
+    );
+    assert_eq!(status.matches("searches scan").count(), 1, "{status}");
+    // A cut-short index file.
+    let state = tempfile::tempdir().unwrap();
+    let index = ContentIndex::new(
+        &ws,
+        IndexConfig::default()
+            .with_min_bytes(0)
+            .with_state_dir(state.path()),
+    );
+    let path = index.location().unwrap();
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    fs::write(&path, b"ATGRAM07 and no more").unwrap();
+    let e = index.stored().unwrap_err().to_string();
+    assert!(
+        e.starts_with("corrupt index file: the file is cut short"),
+        "{e}"
+    );
+    assert!(e.contains(&path.display().to_string()), "{e}");
+    assert!(e.contains("writes it anew"), "{e}");
 }

@@ -39,6 +39,10 @@ pub(crate) fn run(
         |p| p.display().to_string(),
     );
     match action {
+        IndexAction::Status if index.refusal().is_some() => {
+            let reason = index.refusal().unwrap_or_default();
+            writeln!(out, "no index: {reason}; searches scan")?;
+        }
         IndexAction::Status => match index.stored().map_err(Failure::Io)? {
             Some((files, bytes)) => writeln!(
                 out,
@@ -51,7 +55,9 @@ pub(crate) fn run(
             )?,
         },
         IndexAction::Build => {
-            let status = index.build();
+            // Brings the stored index up to date: written again when any
+            // file changed since it was stored.
+            let status = index.update();
             writeln!(out, "{status}")?;
             if let IndexStatus::Ready { .. } = status {
                 writeln!(out, "at {location}")?;

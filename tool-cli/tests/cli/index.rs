@@ -50,4 +50,43 @@ fn index_commands_report_build_and_drop() {
         "{}",
         stderr(&out)
     );
+    // No action: a usage error too (review 29, F8).
+    let out = tool()
+        .env("XDG_STATE_HOME", state.path())
+        .args(["--workspace", ws.arg(), "index"])
+        .output()
+        .expect("the tool binary runs");
+    assert_eq!(code(&out), 2);
+    // Below the threshold no folder is left in the state folder (review 29, F7).
+    assert!(
+        !state.path().join("agent-tools/index").exists()
+            || fs::read_dir(state.path().join("agent-tools/index"))
+                .expect("readable")
+                .next()
+                .is_none()
+    );
+}
+
+/// Review 29, F6: a state folder inside the workspace gets no index, and
+/// `status` and `build` say why.
+#[test]
+fn index_commands_refuse_a_state_folder_inside_the_workspace() {
+    let ws = TempDir::new();
+    fs::write(ws.path().join("a.rs"), "fn main() {}\n").expect("file");
+    let state = ws.path().join(".state");
+    let index = |action: &str| {
+        tool()
+            .env("XDG_STATE_HOME", &state)
+            .args(["--workspace", ws.arg(), "index", action])
+            .output()
+            .expect("the tool binary runs")
+    };
+    for action in ["status", "build"] {
+        let out = index(action);
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+        let text = stdout(&out);
+        assert!(text.contains("is inside the workspace"), "{action}: {text}");
+        assert!(text.contains("searches scan"), "{action}: {text}");
+    }
+    assert!(!state.join("agent-tools/index").exists());
 }

@@ -20,7 +20,12 @@
 //! only the pieces that may hold every gram a match needs are searched,
 //! numbered from each piece's first line, which the index records with the
 //! piece; when the file's size or modification time is no longer the one
-//! recorded, all of it is searched. A pattern that prunes nothing (`.`, `\w+`, one or two
+//! recorded, all of it is searched. A stored index is reused after a
+//! restart only for files whose size, modification and status change
+//! times (nanoseconds), device and inode are the ones recorded: `ctime`
+//! cannot be set back from user space, so an edit that keeps the size and
+//! restores the modification time (`cp -p`, `rsync -t`, `touch -r`) is
+//! read again. A pattern that prunes nothing (`.`, `\w+`, one or two
 //! characters) scans, as does every search the index cannot answer exactly
 //! (while it builds, below its size threshold, a search folder that the
 //! ignore files hide, a line cap under 64 KiB, a watcher that failed).
@@ -57,8 +62,8 @@
 //! piece id, about 29 % of the text it covers (a file reserves one id per
 //! 4 KiB of its size; `docs/benchmarks.md`), and is refused before it is
 //! written past [`IndexConfig::max_disk_bytes`] (default 1 GiB); in memory
-//! a serving process holds the file table and each row's count (32 KiB),
-//! and reads the rows a query needs with positioned reads (one per shard
+//! a serving process holds the file table, each row's count (32 KiB) and
+//! each row's checksum (32 KiB per shard), and reads the rows a query needs with positioned reads (one per shard
 //! of 64 Ki pieces: 8 KiB). A build reads the files of one shard at a time
 //! on every thread, each hashing every gram of a line with one
 //! multiply-shift into the piece's signature and turning the signatures
@@ -66,8 +71,12 @@
 //! and no table of grams; it holds the rows of the shard being built
 //! (64 MiB) and of the one a thread of its own writes meanwhile. Changes
 //! since the build are held in memory up to [`IndexConfig::max_delta_bytes`]
-//! (default 64 MiB); past that the index is rebuilt in the background and
-//! searches scan meanwhile.
+//! (default 64 MiB); past that the index is rebuilt in the background (a
+//! real build: every file read, the stored index not reused, the result
+//! stored) and searches scan meanwhile; a restart whose changed files pass
+//! the cap builds anew as well. A state folder inside the workspace gets
+//! no index ([`ContentIndex::refusal`]): the index file and the watcher's
+//! sentinels would be files of the workspace.
 //!
 //! # Crates
 //! - `roaring` (sets of pieces in memory): compressed bitmaps whose
@@ -81,6 +90,12 @@
 //! - `inotify` (watching): the maintained binding `notify` itself uses on
 //!   Linux, asked for changes only (`watch` says why not `notify`); it
 //!   reports queue overflow and watch-limit errors.
+//!
+//! - `crc32fast` (checksums of the stored index): CRC-32 of the file table
+//!   (checked on load) and of every row of every shard (checked each time
+//!   the row is read); already in the lock file (through `flate2`),
+//!   hardware-accelerated. A mismatch logs "corrupt index file ...;
+//!   rebuilding" once and the index is built anew (`store`).
 //!
 //! Memory maps (`memmap2`) were not needed: positioned reads of the few
 //! rows a query touches are as fast and need no `unsafe`.
@@ -295,6 +310,8 @@ pub enum IndexStatus {
         changed_files: usize,
         /// Seconds the last build (or reuse) took.
         build_seconds: f64,
+        /// Of those, seconds spent reading the changed files again (a reuse; 0 for a build).
+        reread_seconds: f64,
         /// Whether the index on disk was reused instead of read anew.
         reused: bool,
     },
@@ -318,11 +335,12 @@ impl std::fmt::Display for IndexStatus {
                 disk_bytes,
                 changed_files,
                 build_seconds,
+                reread_seconds,
                 reused,
             } => write!(
                 f,
                 "ready: {files} files, {:.1} MiB of text, index {:.1} MiB on disk ({:.1} %), \
-                 {changed_files} changed since the build, {} in {build_seconds:.2} s",
+                 {changed_files} changed since the build, {} in {build_seconds:.2} s{}",
                 *source_bytes as f64 / 1048576.0,
                 *disk_bytes as f64 / 1048576.0,
                 if *source_bytes > 0 {
@@ -330,7 +348,12 @@ impl std::fmt::Display for IndexStatus {
                 } else {
                     0.0
                 },
-                if *reused { "reused" } else { "built" }
+                if *reused { "reused" } else { "built" },
+                if *reused && *changed_files > 0 {
+                    format!(" ({reread_seconds:.2} s of it reading the changed files again)")
+                } else {
+                    String::new()
+                }
             ),
         }
     }
@@ -355,6 +378,12 @@ pub(crate) struct Entry {
     pub(crate) size: u64,
     /// Modification time: seconds and nanoseconds since 1970.
     pub(crate) mtime: (i64, u32),
+    /// Status change time, as `mtime` (it cannot be set back from user
+    /// space, so an edit that restores the size and `mtime` still shows),
+    /// and the device and inode numbers (a file replaced by another).
+    pub(crate) ctime: (i64, u32),
+    pub(crate) dev: u64,
+    pub(crate) ino: u64,
     pub(crate) kind: Kind,
     /// The posting id of the file's first piece; its pieces have the ids
     /// `first..first + slots` in order (ids past its last piece stay unused).
@@ -370,6 +399,16 @@ impl Entry {
     /// The ids reserved for the file.
     fn ids(&self) -> std::ops::Range<u32> {
         self.first..self.first.saturating_add(self.slots)
+    }
+
+    /// Whether `f` is this file as it was read: same size, times, device
+    /// and inode, and not newly volatile.
+    fn unchanged(&self, f: &Walked) -> bool {
+        self.size == f.size
+            && self.mtime == f.mtime
+            && self.ctime == f.ctime
+            && (self.dev, self.ino) == (f.dev, f.ino)
+            && (self.kind == Kind::Always) >= f.volatile()
     }
 
     fn modified(&self) -> Option<SystemTime> {
@@ -431,6 +470,8 @@ struct Ready {
     links: Vec<(PathBuf, PathBuf)>,
     disk_bytes: u64,
     build_seconds: f64,
+    /// Of `build_seconds`, the time spent reading changed files again (a reuse).
+    reread_seconds: f64,
     reused: bool,
 }
 
@@ -449,6 +490,12 @@ struct Inner {
     queue: Arc<Queue>,
     watcher: Mutex<Option<Watcher>>,
     building: AtomicBool,
+    /// The next build reads every file anew (never reuses the stored
+    /// index): set when changes passed the cap or the stored rows were corrupt.
+    fresh: AtomicBool,
+    /// The next build reuses the stored index only when no file changed
+    /// since it was built ([`ContentIndex::update`]).
+    strict: AtomicBool,
     /// Searches and listings answered from the index.
     answered: AtomicUsize,
     /// Bumped whenever what the index knows changes (a build or rebuild
@@ -497,6 +544,8 @@ impl ContentIndex {
                 queue: Arc::new(Queue::default()),
                 watcher: Mutex::new(None),
                 building: AtomicBool::new(false),
+                fresh: AtomicBool::new(false),
+                strict: AtomicBool::new(false),
                 answered: AtomicUsize::new(0),
                 version: AtomicU64::new(0),
                 logged: Mutex::new(HashSet::new()),
@@ -514,6 +563,26 @@ impl ContentIndex {
             .clone()
             .or_else(tool_core::state::state_dir)?;
         Some(store::location(&state, self.inner.ws.root()))
+    }
+
+    /// Why no index can be kept for this workspace at all, or `None`: the
+    /// state folder lies inside the workspace, so the index file, its
+    /// temporary files and the watcher's sentinels would be files of the
+    /// workspace (listed, searched and watched). Searches then scan.
+    pub fn refusal(&self) -> Option<String> {
+        let state = self
+            .inner
+            .config
+            .state_dir
+            .clone()
+            .or_else(tool_core::state::state_dir)?;
+        let resolved = resolve_existing(&state);
+        resolved.starts_with(self.inner.ws.root()).then(|| {
+            format!(
+                "the state folder {state:?} is inside the workspace, so no index is kept there \
+                 (set XDG_STATE_HOME to a folder outside it)"
+            )
+        })
     }
 
     /// What the index is doing now.
@@ -534,6 +603,7 @@ impl ContentIndex {
                 disk_bytes: r.disk_bytes,
                 changed_files: r.changed_files,
                 build_seconds: r.build_seconds,
+                reread_seconds: r.reread_seconds,
                 reused: r.reused,
             },
         }
@@ -558,11 +628,23 @@ impl ContentIndex {
             return Ok(None);
         }
         let size = std::fs::metadata(&path)?.len();
-        Ok(store::load(&path, self.inner.ws.root())?.map(|(entries, _)| (entries.len(), size)))
+        let loaded = store::load(&path, self.inner.ws.root()).map_err(|e| {
+            std::io::Error::new(
+                e.kind(),
+                format!(
+                    "{e} ({}); the next build (`tool index build`, `tool serve`) writes it anew",
+                    path.display()
+                ),
+            )
+        })?;
+        Ok(loaded.map(|(entries, _)| (entries.len(), size)))
     }
 
-    /// Deletes the index on disk and forgets the one in memory (searches
-    /// scan until the next build). `true` when a file was deleted.
+    /// Deletes the index on disk (`grams.idx` and a temporary file a
+    /// build left) and forgets the one in memory (searches scan until the
+    /// next build). Running hosts' sentinel folders next to it are left
+    /// alone; the workspace's folder of the state folder is removed only
+    /// when nothing else is in it. `true` when an index file was deleted.
     ///
     /// # Errors
     /// The file could not be deleted.
@@ -571,16 +653,23 @@ impl ContentIndex {
         let Some(path) = self.location() else {
             return Ok(false);
         };
-        match std::fs::remove_file(&path) {
-            Ok(()) => {
-                if let Some(dir) = path.parent() {
-                    let _ = std::fs::remove_dir_all(dir);
-                }
-                Ok(true)
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
-            Err(e) => Err(e),
-        }
+        let _ = std::fs::remove_file(path.with_extension("tmp"));
+        let deleted = match std::fs::remove_file(&path) {
+            Ok(()) => true,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
+            Err(e) => return Err(e),
+        };
+        remove_if_empty(&path);
+        Ok(deleted)
+    }
+
+    /// Builds the index as [`ContentIndex::build`] does, but brings the
+    /// stored index up to date: when any file changed since it was stored,
+    /// every file is read anew and the index written again (`tool index
+    /// build`). A stored index of unchanged files is reused as it is.
+    pub fn update(&self) -> IndexStatus {
+        self.inner.strict.store(true, Ordering::Release);
+        self.build()
     }
 
     /// Builds the index in a background thread (a no-op while one builds).
@@ -607,6 +696,19 @@ impl ContentIndex {
                 Phase::Off(reason)
             }
         };
+        if !matches!(phase, Phase::Ready(_)) {
+            // No index to keep current: no watcher, no sentinel folder left.
+            drop(
+                self.inner
+                    .watcher
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .take(),
+            );
+            if let Some(path) = self.location() {
+                remove_if_empty(&path);
+            }
+        }
         *self.phase() = phase;
         self.inner.version.fetch_add(1, Ordering::AcqRel);
         self.inner.building.store(false, Ordering::Release);
@@ -621,6 +723,9 @@ impl ContentIndex {
 
     fn build_phase(&self, started: std::time::Instant) -> Result<Phase, String> {
         let config = &self.inner.config;
+        if let Some(reason) = self.refusal() {
+            return Err(reason);
+        }
         if config.watch {
             self.start_watcher()?;
         } else if !config.trusted_writes {
@@ -642,8 +747,10 @@ impl ContentIndex {
         } else {
             None
         };
-        if let Some(path) = &location {
-            if let Some(ready) = self.reuse(path, &listing, started) {
+        let fresh = self.inner.fresh.swap(false, Ordering::AcqRel);
+        let strict = self.inner.strict.swap(false, Ordering::AcqRel);
+        if let Some(path) = location.as_ref().filter(|_| !fresh) {
+            if let Some(ready) = self.reuse(path, &listing, started, strict) {
                 return Ok(Phase::Ready(Box::new(ready)));
             }
         }
@@ -683,7 +790,7 @@ impl ContentIndex {
             Ok::<_, std::io::Error>((ready, size, rows))
         })();
         let (mut ready, size, rows) =
-            stored.map_err(|e| format!("cannot store the index at {}: {e}", path.display()))?;
+            stored.map_err(|e| format!("cannot store the index at {path:?}: {e}"))?;
         ready.base = rows;
         ready.disk_bytes = size;
         ready.build_seconds = started.elapsed().as_secs_f64();
@@ -708,28 +815,38 @@ impl ContentIndex {
             .ok_or("no state folder for the watcher's sentinels (set XDG_STATE_HOME or HOME)")?;
         let sentinels = store::location(&state, self.inner.ws.root())
             .with_file_name(format!("sentinels-{}", std::process::id()));
+        watch::make_private_dir(&sentinels).map_err(|e| {
+            format!("the state folder is not writable (cannot create {sentinels:?}: {e})")
+        })?;
         let started = Watcher::start(
             self.inner.ws.root(),
             &sentinels,
             Arc::clone(&self.inner.queue),
         )
-        .map_err(|e| format!("file watching failed ({e}); searches scan"))?;
+        .map_err(|e| format!("file watching failed ({e})"))?;
         *watcher = Some(started);
         Ok(())
     }
 
     /// The stored index when it indexes these very files (same paths,
-    /// sizes and times) but for a few, which are read again.
-    fn reuse(&self, path: &Path, listing: &Listing, started: std::time::Instant) -> Option<Ready> {
+    /// sizes and times) but for a few, which are read again; `None` (build
+    /// anew) when too many changed, when the changed files read again pass
+    /// [`IndexConfig::max_delta_bytes`] (a reuse would be rebuilt at once),
+    /// or, when `strict`, when any file changed.
+    fn reuse(
+        &self,
+        path: &Path,
+        listing: &Listing,
+        started: std::time::Instant,
+        strict: bool,
+    ) -> Option<Ready> {
         let (entries, disk) = match store::load(path, self.inner.ws.root()) {
             Ok(Some(found)) => found,
             Ok(None) => return None,
             Err(e) => {
                 if e.kind() != std::io::ErrorKind::NotFound {
-                    self.log_once(
-                        "load",
-                        &format!("the stored index is unusable ({e}); building anew"),
-                    );
+                    // "corrupt index file: the checksum ... does not match (path); rebuilding"
+                    self.log_once("load", &format!("{e} ({path:?}); rebuilding"));
                 }
                 return None;
             }
@@ -743,17 +860,15 @@ impl ContentIndex {
         let mut kept = HashSet::new();
         for f in &listing.files {
             match stored.get(f.path.as_path()) {
-                Some(&i)
-                    if entries[i].size == f.size
-                        && entries[i].mtime == f.mtime
-                        && (entries[i].kind == Kind::Always) >= f.volatile() =>
-                {
+                Some(&i) if entries[i].unchanged(f) => {
                     kept.insert(i);
                 }
                 _ => changed.push(f.clone()),
             }
         }
-        if changed.len() > 64.max(listing.files.len() / 10) {
+        if changed.len() > 64.max(listing.files.len() / 10)
+            || (strict && (!changed.is_empty() || kept.len() != entries.len()))
+        {
             return None;
         }
         let disk_bytes = std::fs::metadata(path).map_or(0, |m| m.len());
@@ -767,11 +882,20 @@ impl ContentIndex {
             }
         }
         let mut reader = FileReader::new(ready.base.params);
+        let reread = std::time::Instant::now();
         for f in changed {
             ready.add(&self.inner.ws, &self.inner.config, f, &mut reader);
+            if ready.exhausted || ready.delta_bytes() > self.inner.config.max_delta_bytes {
+                self.log_once(
+                    "reuse-over",
+                    "the files changed since the stored build pass IndexConfig::max_delta_bytes; building anew",
+                );
+                return None;
+            }
         }
         ready.disk_bytes = disk_bytes;
         ready.reused = true;
+        ready.reread_seconds = reread.elapsed().as_secs_f64();
         ready.build_seconds = started.elapsed().as_secs_f64();
         Some(ready)
     }
@@ -917,6 +1041,9 @@ impl ContentIndex {
                 path: f.path,
                 size: f.size,
                 mtime: f.mtime,
+                ctime: f.ctime,
+                dev: f.dev,
+                ino: f.ino,
                 kind,
                 first,
                 pieces,
@@ -982,8 +1109,8 @@ impl ContentIndex {
             if !passed {
                 let failed = self.inner.queue.lock().failed.clone();
                 if let Some(reason) = failed {
-                    let reason = format!("file watching failed ({reason}); searches scan");
-                    self.log_once("watch", &reason);
+                    let reason = format!("file watching failed ({reason})");
+                    self.log_once("watch", &format!("{reason}; searches scan"));
                     *self.phase() = Phase::Off(reason);
                 } else {
                     self.log_once(
@@ -1016,6 +1143,8 @@ impl ContentIndex {
                 "delta",
                 "changes since the build passed IndexConfig::max_delta_bytes (or used up the posting ids); rebuilding in the background",
             );
+            // A real build, stored: reusing would find the same changes.
+            self.inner.fresh.store(true, Ordering::Release);
             *self.phase() = Phase::Building;
             drop(self.build_in_background());
             return false;
@@ -1063,6 +1192,18 @@ impl ContentIndex {
         let found = match ready.eval(&query) {
             Ok(Some(found)) => found,
             Ok(None) => return None,
+            Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
+                // A row whose checksum does not match: built anew (not reused).
+                drop(phase);
+                let at = self
+                    .location()
+                    .map_or_else(String::new, |p| format!(" ({p:?})"));
+                self.log_once("corrupt", &format!("{e}{at}; rebuilding"));
+                self.inner.fresh.store(true, Ordering::Release);
+                *self.phase() = Phase::Building;
+                drop(self.build_in_background());
+                return None;
+            }
             Err(e) => {
                 drop(phase);
                 self.log_once(
@@ -1133,8 +1274,8 @@ impl ContentIndex {
         use std::io::Write;
         let _ = writeln!(
             std::io::stderr(),
-            "agent-tools index ({}): {message}",
-            self.inner.ws.root().display()
+            "agent-tools index ({:?}): {message}",
+            self.inner.ws.root()
         );
     }
 
@@ -1188,6 +1329,7 @@ impl Ready {
             links,
             disk_bytes: 0,
             build_seconds: 0.0,
+            reread_seconds: 0.0,
             reused: false,
         }
     }
@@ -1381,6 +1523,9 @@ impl Ready {
             path: f.path,
             size: f.size,
             mtime: f.mtime,
+            ctime: f.ctime,
+            dev: f.dev,
+            ino: f.ino,
             kind,
             first,
             slots,
@@ -1451,12 +1596,10 @@ impl Ready {
                 self.retire(&p);
             }
             for f in listing.files {
-                let same = self.live.get(&f.path).is_some_and(|&id| {
-                    let e = &self.entries[id as usize];
-                    e.size == f.size
-                        && e.mtime == f.mtime
-                        && (e.kind == Kind::Always) >= f.volatile()
-                });
+                let same = self
+                    .live
+                    .get(&f.path)
+                    .is_some_and(|&id| self.entries[id as usize].unchanged(&f));
                 if !same || paths.contains(&f.path) {
                     self.add(ws, config, f, &mut reader);
                 }
@@ -1514,6 +1657,33 @@ impl Ready {
     }
 }
 
+/// `path` with its longest existing ancestor resolved (symbolic links,
+/// `..`); the rest, not yet created, appended as it is.
+fn resolve_existing(path: &Path) -> PathBuf {
+    let mut rest = Vec::new();
+    let mut at = path;
+    loop {
+        if let Ok(found) = std::fs::canonicalize(at) {
+            return rest.iter().rev().fold(found, |p, c| p.join(c));
+        }
+        match (at.parent(), at.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_os_string());
+                at = parent;
+            }
+            _ => return path.to_path_buf(),
+        }
+    }
+}
+
+/// Removes the folder of the index file `path` when it is empty.
+fn remove_if_empty(path: &Path) {
+    if let Some(dir) = path.parent() {
+        // Fails (and is meant to) while anything is in it.
+        let _ = std::fs::remove_dir(dir);
+    }
+}
+
 /// Whether the walk from the root would list `path` (a new file or
 /// folder): below the root, no `.git` on the way, not hidden by the ignore
 /// files, no private tree on the way, a symbolic link only to inside.
@@ -1547,6 +1717,10 @@ struct Walked {
     path: PathBuf,
     size: u64,
     mtime: (i64, u32),
+    /// Status change time, device and inode ([`Entry::ctime`]).
+    ctime: (i64, u32),
+    dev: u64,
+    ino: u64,
     /// Reached through a symbolic link (itself one, or below a linked folder).
     linked: bool,
     /// Has several hard links.
@@ -1575,6 +1749,9 @@ fn from_meta(path: PathBuf, meta: &std::fs::Metadata, linked: bool) -> Walked {
         path,
         size: meta.len(),
         mtime: (meta.mtime(), u32::try_from(meta.mtime_nsec()).unwrap_or(0)),
+        ctime: (meta.ctime(), u32::try_from(meta.ctime_nsec()).unwrap_or(0)),
+        dev: meta.dev(),
+        ino: meta.ino(),
         linked,
         shared: meta.nlink() > 1,
     }

@@ -4,15 +4,18 @@
 //!
 //! Layout, all integers little-endian:
 //! ```text
-//! "ATGRAM06"                          magic and version
+//! "ATGRAM07"                          magic and version
 //! shards, for s from 0:               the signature rows (`sigs`), per shard
 //!   bits times: w times u64           of ids s * 64 Ki.. (w = its ids / 64, rounded up):
 //!                                     row after row, bit i of word j = id 64 j + i
 //! bits times: u32                     each row's count of ids set
+//! shards times bits times: u32        CRC-32 of each row of each shard (its w words)
 //! u32 len, bytes                      the workspace root it indexes
 //! u32 n                               files, then n times:
 //!   u32 len, bytes                    path relative to the root
-//!   u64 size, i64 mtime s, u32 ns     as stat gave them when read
+//!   u64 size, i64 mtime s, u32 ns,    as stat gave them when read
+//!   i64 ctime s, u32 ns, u64 dev,
+//!   u64 inode
 //!   u8 kind                           0 text, 1 binary, 2 always searched
 //!   u32 first, u32 slots              the piece ids of its pieces
 //!   varint p, p times varint, varint  where its pieces after the first start:
@@ -21,16 +24,28 @@
 //! u64 table start, u32 ids,           the footer: where the root is, the ids
 //!   u32 log2 bits, u32 hashes,        given out, and the signatures' shape
 //!   u32 gram lengths (bit n: grams of n bytes)
+//!   u32 CRC-32                        of the magic and everything from the row
+//!                                     counts to here (counts, row checksums,
+//!                                     root, file table, footer)
 //! ```
 //! The rows come first so that a build writes each shard as it is done;
 //! the file table follows once every file is read. Older versions
-//! (`ATGRAM01` to `ATGRAM05`: posting lists of trigrams or sparse grams),
-//! and an index of another signature shape, are not read: such a file is
-//! rebuilt. A serving process holds the file table and the row counts
-//! (32 KiB); a row is read with one positioned read per shard.
+//! (`ATGRAM01` to `ATGRAM05`: posting lists of trigrams or sparse grams;
+//! `ATGRAM06`: these rows without checksums, ctime or inode), and an index
+//! of another signature shape, are not read: such a file is rebuilt. A
+//! serving process holds the file table, the row counts (32 KiB) and the
+//! row checksums (32 KiB per shard of 64 Ki pieces); a row is read with
+//! one positioned read per shard.
+//!
+//! Checksums: CRC-32 (`crc32fast`, already in the workspace's lock file
+//! through `flate2`; hardware-accelerated, several GB/s). The one of the
+//! table is checked when the file is loaded; a row's, each time the row is
+//! read (a few KiB, well under a microsecond). A mismatch is a corrupt
+//! file ([`io::ErrorKind::InvalidData`]): the index is rebuilt, so a byte
+//! changed on disk can neither move line numbers nor drop candidates.
 
 use std::fs::File;
-use std::io::{self, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
+use std::io::{self, BufWriter, Read, Write};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
@@ -38,11 +53,11 @@ use std::path::{Path, PathBuf};
 use super::sigs::{self, Params};
 use super::{Entry, Kind};
 
-const MAGIC: &[u8; 8] = b"ATGRAM06";
+const MAGIC: &[u8; 8] = b"ATGRAM07";
 /// Longest stored path, in bytes (Linux's `PATH_MAX`); a longer one means a corrupt file.
 const MAX_PATH: usize = 4096;
 /// Bytes of the footer.
-const FOOTER: usize = 24;
+const FOOTER: usize = 28;
 
 /// The signature rows of an index: read from its file on demand, or held
 /// in memory (an index that is not stored).
@@ -52,6 +67,8 @@ pub(crate) struct Rows {
     pub(crate) ids: u32,
     /// Each row's count of ids set.
     counts: Vec<u32>,
+    /// The CRC-32 of each row of each shard (shard after shard; empty in memory).
+    crcs: Vec<u32>,
     source: Source,
 }
 
@@ -69,6 +86,7 @@ impl Rows {
             params,
             ids: 0,
             counts: vec![0; params.bits()],
+            crcs: Vec::new(),
             source: Source::Memory(Vec::new()),
         }
     }
@@ -85,6 +103,7 @@ impl Rows {
             params,
             ids,
             counts,
+            crcs: Vec::new(),
             source: Source::Memory(shards),
         }
     }
@@ -98,7 +117,8 @@ impl Rows {
     /// id `64 j + i`).
     ///
     /// # Errors
-    /// An I/O error, or a row past the signature's bits.
+    /// An I/O error, a row past the signature's bits, or a row whose
+    /// checksum does not match (a corrupt file, [`io::ErrorKind::InvalidData`]).
     pub(crate) fn row(&self, row: u32, out: &mut [u64]) -> io::Result<()> {
         let bits = self.params.bits();
         let r = row as usize;
@@ -121,7 +141,12 @@ impl Rows {
                 }
                 Source::Disk(file) => {
                     bytes.resize(blocks * 8, 0);
-                    file.read_exact_at(&mut bytes, offset + (r * blocks * 8) as u64)?;
+                    file.read_exact_at(&mut bytes, offset + (r * blocks * 8) as u64)
+                        .map_err(cut_short)?;
+                    let want = self.crcs.get(s as usize * bits + r);
+                    if want != Some(&crc32fast::hash(&bytes)) {
+                        return Err(corrupt("a row's checksum does not match"));
+                    }
                     for (w, b) in part.iter_mut().zip(bytes.chunks_exact(8)) {
                         *w = u64::from_le_bytes(b.try_into().unwrap_or_default());
                     }
@@ -165,6 +190,8 @@ pub(crate) struct Writer {
     params: Params,
     ids: u32,
     counts: Vec<u32>,
+    /// CRC-32 of each row written, shard after shard.
+    crcs: Vec<u32>,
     shards: u32,
     max_bytes: u64,
 }
@@ -190,6 +217,7 @@ impl Writer {
             params,
             ids,
             counts: vec![0; params.bits()],
+            crcs: Vec::new(),
             shards: 0,
             max_bytes,
         };
@@ -213,12 +241,13 @@ impl Writer {
             .out
             .as_mut()
             .ok_or_else(|| io::Error::other("finished"))?;
-        let mut bytes = Vec::with_capacity(1 << 16);
-        for chunk in words.chunks(8192) {
+        let mut bytes = Vec::with_capacity(blocks * 8);
+        for row in words.chunks_exact(blocks.max(1)) {
             bytes.clear();
-            for w in chunk {
+            for w in row {
                 bytes.extend_from_slice(&w.to_le_bytes());
             }
+            self.crcs.push(crc32fast::hash(&bytes));
             out.write_all(&bytes)?;
         }
         self.shards += 1;
@@ -235,12 +264,13 @@ impl Writer {
         if self.shards != sigs::shard_count(self.ids) {
             return Err(io::Error::other("shards missing"));
         }
-        let mut out = self
+        let out = self
             .out
             .take()
             .ok_or_else(|| io::Error::other("finished"))?;
-        let mut counts = Vec::with_capacity(self.counts.len() * 4);
-        for c in &self.counts {
+        let mut out = Hashing::new(out);
+        let mut counts = Vec::with_capacity((self.counts.len() + self.crcs.len()) * 4);
+        for c in self.counts.iter().chain(&self.crcs) {
             counts.extend_from_slice(&c.to_le_bytes());
         }
         out.write_all(&counts)?;
@@ -257,11 +287,43 @@ impl Writer {
         ] {
             out.write_all(&v.to_le_bytes())?;
         }
+        let (mut out, crc) = out.finish();
+        out.write_all(&crc.to_le_bytes())?;
         let file = out.into_inner().map_err(io::IntoInnerError::into_error)?;
         file.sync_all()?;
         let size = file.metadata()?.len();
         std::fs::rename(&self.tmp, &self.path)?;
         Ok(size)
+    }
+}
+
+/// A writer that keeps the CRC-32 of what goes through it, the magic first.
+struct Hashing<W> {
+    out: W,
+    hasher: crc32fast::Hasher,
+}
+
+impl<W: Write> Hashing<W> {
+    fn new(out: W) -> Self {
+        let mut hasher = crc32fast::Hasher::new();
+        hasher.update(MAGIC);
+        Self { out, hasher }
+    }
+
+    fn finish(self) -> (W, u32) {
+        (self.out, self.hasher.finalize())
+    }
+}
+
+impl<W: Write> Write for Hashing<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.out.write(buf)?;
+        self.hasher.update(&buf[..n]);
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
     }
 }
 
@@ -294,6 +356,10 @@ fn write_table(out: &mut impl Write, root: &Path, entries: &[Entry]) -> io::Resu
         head.extend_from_slice(&e.size.to_le_bytes());
         head.extend_from_slice(&e.mtime.0.to_le_bytes());
         head.extend_from_slice(&e.mtime.1.to_le_bytes());
+        head.extend_from_slice(&e.ctime.0.to_le_bytes());
+        head.extend_from_slice(&e.ctime.1.to_le_bytes());
+        head.extend_from_slice(&e.dev.to_le_bytes());
+        head.extend_from_slice(&e.ino.to_le_bytes());
         head.push(e.kind as u8);
         head.extend_from_slice(&e.first.to_le_bytes());
         head.extend_from_slice(&e.slots.to_le_bytes());
@@ -318,13 +384,21 @@ fn write_table(out: &mut impl Write, root: &Path, entries: &[Entry]) -> io::Resu
 /// rows. `Ok(None)` when it indexes another root.
 ///
 /// # Errors
-/// An I/O error or a corrupt file (an older version, or signatures of
-/// another shape than [`Params::current`], is one: it is rebuilt).
+/// An I/O error or a corrupt file ([`io::ErrorKind::InvalidData`]: cut
+/// short, a checksum that does not match, an older version, or signatures
+/// of another shape than [`Params::current`]; it is rebuilt).
 pub(crate) fn load(path: &Path, root: &Path) -> io::Result<Option<(Vec<Entry>, Rows)>> {
+    load_file(path, root).map_err(cut_short)
+}
+
+fn load_file(path: &Path, root: &Path) -> io::Result<Option<(Vec<Entry>, Rows)>> {
     let file = File::open(path)?;
     let total = file.metadata()?.len();
+    if total < (MAGIC.len() + FOOTER) as u64 {
+        return Err(corrupt("the file is cut short"));
+    }
     let mut magic = [0u8; 8];
-    file.read_exact_at(&mut magic, 0)?;
+    file.read_exact_at(&mut magic, 0).map_err(cut_short)?;
     if &magic != MAGIC {
         return Err(corrupt("not an index file of this version"));
     }
@@ -332,7 +406,8 @@ pub(crate) fn load(path: &Path, root: &Path) -> io::Result<Option<(Vec<Entry>, R
         .checked_sub(FOOTER as u64)
         .ok_or_else(|| corrupt("no footer"))?;
     let mut footer = [0u8; FOOTER];
-    file.read_exact_at(&mut footer, footer_at)?;
+    file.read_exact_at(&mut footer, footer_at)
+        .map_err(cut_short)?;
     let u32_at = |i: usize| u32::from_le_bytes(footer[i..i + 4].try_into().unwrap_or_default());
     let table_start = u64::from_le_bytes(footer[0..8].try_into().unwrap_or_default());
     let ids = u32_at(8);
@@ -348,42 +423,66 @@ pub(crate) fn load(path: &Path, root: &Path) -> io::Result<Option<(Vec<Entry>, R
         return Err(corrupt("signatures of another shape"));
     }
     let counts_at = MAGIC.len() as u64 + rows_bytes(params, ids);
-    if counts_at + 4 * params.bits() as u64 != table_start || table_start > footer_at {
+    let shards = sigs::shard_count(ids) as usize;
+    if counts_at + 4 * (params.bits() * (1 + shards)) as u64 != table_start
+        || table_start > footer_at
+    {
         return Err(corrupt("footer does not match the file"));
     }
-    let mut counts_bytes = vec![0u8; 4 * params.bits()];
-    file.read_exact_at(&mut counts_bytes, counts_at)?;
-    let counts: Vec<u32> = counts_bytes
+    // Everything the checksum covers but the magic and the rows: counts,
+    // row checksums, root, file table and footer (bounded by the file's size).
+    let tail_len = usize::try_from(total - counts_at)
+        .map_err(|_| corrupt("footer does not match the file"))?;
+    let mut tail = vec![0u8; tail_len];
+    file.read_exact_at(&mut tail, counts_at)
+        .map_err(cut_short)?;
+    let (covered, stored_crc) = tail.split_at(tail_len - 4);
+    let mut hasher = crc32fast::Hasher::new();
+    hasher.update(MAGIC);
+    hasher.update(covered);
+    if stored_crc != hasher.finalize().to_le_bytes() {
+        return Err(corrupt("the checksum of the file table does not match"));
+    }
+    let words: Vec<u32> = covered[..4 * params.bits() * (1 + shards)]
         .chunks_exact(4)
         .map(|b| u32::from_le_bytes(b.try_into().unwrap_or_default()))
         .collect();
+    let (counts, crcs) = words.split_at(params.bits());
+    let (counts, crcs) = (counts.to_vec(), crcs.to_vec());
     if counts.iter().any(|&c| c > ids) {
         return Err(corrupt("row counts over the ids"));
     }
-    let mut reader = file.try_clone()?;
-    reader.seek(SeekFrom::Start(table_start))?;
-    let mut input = BufReader::new(reader.take(footer_at - table_start));
-    let stored_root = read_bytes(&mut input)?;
+    let table_len = usize::try_from(footer_at - table_start).unwrap_or(usize::MAX);
+    let table_at = (table_start - counts_at) as usize;
+    let mut input = covered
+        .get(table_at..table_at.saturating_add(table_len))
+        .ok_or_else(|| corrupt("footer does not match the file"))?;
+    let input = &mut input;
+    let stored_root = read_bytes(input)?;
     if stored_root != root.as_os_str().as_bytes() {
         return Ok(None);
     }
-    let n = read_u32(&mut input)?;
+    let n = read_u32(input)?;
     let mut entries: Vec<Entry> = Vec::with_capacity(n.min(1 << 20));
     for _ in 0..n {
-        let rel = read_bytes(&mut input)?;
-        let size = u64::from_le_bytes(read_array(&mut input)?);
-        let secs = i64::from_le_bytes(read_array(&mut input)?);
-        let nanos = u32::from_le_bytes(read_array(&mut input)?);
-        let [kind] = read_array::<1>(&mut input)?;
+        let rel = read_bytes(input)?;
+        let size = u64::from_le_bytes(read_array(input)?);
+        let secs = i64::from_le_bytes(read_array(input)?);
+        let nanos = u32::from_le_bytes(read_array(input)?);
+        let ctime_secs = i64::from_le_bytes(read_array(input)?);
+        let ctime_nanos = u32::from_le_bytes(read_array(input)?);
+        let dev = u64::from_le_bytes(read_array(input)?);
+        let ino = u64::from_le_bytes(read_array(input)?);
+        let [kind] = read_array::<1>(input)?;
         let kind = match kind {
             0 => Kind::Text,
             1 => Kind::Binary,
             2 => Kind::Always,
             _ => return Err(corrupt("unknown file kind")),
         };
-        let first = u32::from_le_bytes(read_array(&mut input)?);
-        let slots = u32::from_le_bytes(read_array(&mut input)?);
-        let count = read_varint(&mut input)?;
+        let first = u32::from_le_bytes(read_array(input)?);
+        let slots = u32::from_le_bytes(read_array(input)?);
+        let count = read_varint(input)?;
         // Ids ascend from file to file; pieces are fewer than the ids, and
         // start in order inside the file.
         let after = entries.last().map_or(0, |e| e.first + e.slots);
@@ -397,8 +496,8 @@ pub(crate) fn load(path: &Path, root: &Path) -> io::Result<Option<(Vec<Entry>, R
         let mut pieces = Vec::with_capacity(usize::try_from(count).unwrap_or(0));
         let mut last = (0u64, 1u64);
         for _ in 0..count {
-            let offset = last.0.checked_add(read_varint(&mut input)?);
-            let line = last.1.checked_add(read_varint(&mut input)?);
+            let offset = last.0.checked_add(read_varint(input)?);
+            let line = last.1.checked_add(read_varint(input)?);
             let (Some(offset), Some(line)) = (offset, line) else {
                 return Err(corrupt("pieces out of order"));
             };
@@ -412,6 +511,9 @@ pub(crate) fn load(path: &Path, root: &Path) -> io::Result<Option<(Vec<Entry>, R
             path: root.join(std::ffi::OsStr::from_bytes(&rel)),
             size,
             mtime: (secs, nanos),
+            ctime: (ctime_secs, ctime_nanos),
+            dev,
+            ino,
             kind,
             first,
             slots,
@@ -428,6 +530,7 @@ pub(crate) fn load(path: &Path, root: &Path) -> io::Result<Option<(Vec<Entry>, R
             params,
             ids,
             counts,
+            crcs,
             source: Source::Disk(file),
         },
     )))
@@ -442,6 +545,15 @@ fn put_varint(out: &mut Vec<u8>, mut v: u64) {
     }
     #[allow(clippy::cast_possible_truncation, reason = "under 0x80")]
     out.push(v as u8);
+}
+
+/// A read past the end of the file is a corrupt (cut short) file.
+fn cut_short(e: io::Error) -> io::Error {
+    if e.kind() == io::ErrorKind::UnexpectedEof {
+        corrupt("the file is cut short")
+    } else {
+        e
+    }
 }
 
 /// The error of a file that is not a valid index.
@@ -523,6 +635,9 @@ mod tests {
                 path: root.join(format!("f{f}.rs")),
                 size: 100_000,
                 mtime: (1_700_000_000, 5),
+                ctime: (1_700_000_001, 6),
+                dev: 7,
+                ino: u64::from(f) + 100,
                 kind: Kind::Text,
                 first: f * 10,
                 slots: 10,
@@ -584,6 +699,49 @@ mod tests {
         assert!(total > 0);
         // Another root's file is not this index.
         assert!(load(&path, &dir.path().join("other")).unwrap().is_none());
+    }
+
+    /// Review 29, F3: a one-byte change that still decodes is caught by
+    /// the checksums (of the table on load, of a row when it is read).
+    #[test]
+    fn a_changed_byte_in_the_table_or_a_row_is_caught_by_its_checksum() {
+        let dir = tempfile::tempdir().unwrap();
+        let (path, root) = stored(dir.path(), 20);
+        let bytes = std::fs::read(&path).unwrap();
+        let broken = dir.path().join("broken.idx");
+        // The last file's last line step (100, right before the footer):
+        // 101 still decodes, and would move the piece's line numbers.
+        let mut changed = bytes.clone();
+        let at = changed.len() - FOOTER - 1;
+        assert_eq!(changed[at], 100);
+        changed[at] = 101;
+        std::fs::write(&broken, &changed).unwrap();
+        let e = load(&broken, &root).err().unwrap();
+        assert_eq!(e.kind(), io::ErrorKind::InvalidData);
+        assert_eq!(
+            e.to_string(),
+            "corrupt index file: the checksum of the file table does not match"
+        );
+        // A bit of row 0: the file loads, reading that row fails, others read.
+        let mut changed = bytes.clone();
+        changed[MAGIC.len() + 3] ^= 0x10;
+        std::fs::write(&broken, &changed).unwrap();
+        let (_, rows) = load(&broken, &root).unwrap().unwrap();
+        let mut words = vec![0u64; rows.words()];
+        let e = rows.row(0, &mut words).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::InvalidData);
+        assert_eq!(
+            e.to_string(),
+            "corrupt index file: a row's checksum does not match"
+        );
+        rows.row(1, &mut words).unwrap();
+        // Cut short: said so, not "failed to fill whole buffer".
+        for cut in [0, 5, 100, bytes.len() / 2, bytes.len() - 1] {
+            std::fs::write(&broken, &bytes[..cut]).unwrap();
+            let e = load(&broken, &root).err().unwrap();
+            assert_eq!(e.kind(), io::ErrorKind::InvalidData, "cut at {cut}");
+            assert!(e.to_string().starts_with("corrupt index file: "), "{e}");
+        }
     }
 
     #[test]

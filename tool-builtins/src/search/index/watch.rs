@@ -18,6 +18,12 @@
 //! (never in the workspace) that the same instance watches, and waits until
 //! that file's creation comes through: every change made before the
 //! barrier started has then been queued.
+//!
+//! The sentinel folder, `sentinels-<pid>` next to the index file, is
+//! removed when the watcher is dropped; a starting watcher removes those of
+//! processes no longer running, and a barrier that finds its folder gone
+//! (deleted by a person or an older `tool index drop`) makes and watches
+//! it again.
 
 use std::collections::{HashMap, HashSet};
 use std::os::fd::OwnedFd;
@@ -25,7 +31,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::Duration;
 
-use inotify::{EventMask, Inotify, WatchDescriptor, WatchMask};
+use inotify::{EventMask, Inotify, WatchDescriptor, WatchMask, Watches};
 
 /// Longest a barrier waits for its sentinel: 2 s. Past it the search scans.
 pub(crate) const BARRIER_TIMEOUT: Duration = Duration::from_secs(2);
@@ -99,6 +105,10 @@ fn mask() -> WatchMask {
 /// queue, stopped when the watcher is dropped.
 pub(crate) struct Watcher {
     sentinels: PathBuf,
+    /// The instance's watches and the folder each names (shared with the
+    /// thread), to watch the sentinel folder again if it was deleted.
+    watches: Mutex<Watches>,
+    paths: Arc<Mutex<HashMap<WatchDescriptor, PathBuf>>>,
     next: Mutex<u64>,
     queue: Arc<Queue>,
     /// Written to (or closed) to stop the thread.
@@ -113,13 +123,15 @@ impl Drop for Watcher {
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
         }
+        // This process's sentinel folder goes with it.
+        let _ = std::fs::remove_dir_all(&self.sentinels);
     }
 }
 
 /// The watcher thread's state: the inotify instance and the folder each watch names.
 struct Folders {
     inotify: Inotify,
-    paths: HashMap<WatchDescriptor, PathBuf>,
+    paths: Arc<Mutex<HashMap<WatchDescriptor, PathBuf>>>,
 }
 
 impl Folders {
@@ -135,7 +147,10 @@ impl Folders {
         while let Some(dir) = stack.pop() {
             match self.inotify.watches().add(&dir, mask()) {
                 Ok(wd) => {
-                    self.paths.insert(wd, dir.clone());
+                    self.paths
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .insert(wd, dir.clone());
                 }
                 Err(e) if e.raw_os_error() == Some(libc::ENOSPC) => {
                     return Err(format!(
@@ -175,17 +190,21 @@ impl Watcher {
             )
         })?;
         let inotify = Inotify::init().map_err(|e| format!("cannot start a file watcher: {e}"))?;
+        let paths = Arc::new(Mutex::new(HashMap::new()));
         let mut folders = Folders {
             inotify,
-            paths: HashMap::new(),
+            paths: Arc::clone(&paths),
         };
-        let wd = folders
-            .inotify
-            .watches()
+        let mut watches = folders.inotify.watches();
+        let wd = watches
             .add(sentinels, mask())
             .map_err(|e| format!("cannot watch {}: {e}", sentinels.display()))?;
-        folders.paths.insert(wd, sentinels.to_path_buf());
+        paths
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(wd, sentinels.to_path_buf());
         folders.watch_tree(root)?;
+        remove_dead_sentinels(sentinels);
         // Sentinels left by an earlier process are stale.
         if let Ok(entries) = std::fs::read_dir(sentinels) {
             for entry in entries.flatten() {
@@ -202,6 +221,8 @@ impl Watcher {
             .map_err(|e| format!("cannot start a file watcher: {e}"))?;
         Ok(Self {
             sentinels: sentinels.to_path_buf(),
+            watches: Mutex::new(watches),
+            paths,
             next: Mutex::new(0),
             queue,
             stop: Some(stop),
@@ -219,8 +240,15 @@ impl Watcher {
             *next
         };
         let file = self.sentinels.join(n.to_string());
-        if std::fs::File::create(&file).is_err() {
-            return false;
+        if let Err(e) = std::fs::File::create(&file) {
+            // The folder was deleted (`tool index drop` by an older
+            // version, a person): made and watched again.
+            if e.kind() != std::io::ErrorKind::NotFound
+                || !self.rewatch_sentinels()
+                || std::fs::File::create(&file).is_err()
+            {
+                return false;
+            }
         }
         let pending = self.queue.lock();
         let (pending, _) = self
@@ -234,6 +262,49 @@ impl Watcher {
         drop(pending);
         let _ = std::fs::remove_file(&file);
         ok
+    }
+}
+
+impl Watcher {
+    /// Creates the sentinel folder again and watches it; `false` when that fails.
+    fn rewatch_sentinels(&self) -> bool {
+        if make_private_dir(&self.sentinels).is_err() {
+            return false;
+        }
+        let added = self
+            .watches
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .add(&self.sentinels, mask());
+        let Ok(wd) = added else { return false };
+        self.paths
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(wd, self.sentinels.clone());
+        true
+    }
+}
+
+/// Removes the sentinel folders (`sentinels-<pid>` next to `own`) of
+/// processes that are no longer running (one left by a process that was
+/// killed, or by an older version that kept them).
+fn remove_dead_sentinels(own: &Path) {
+    let Some(parent) = own.parent() else { return };
+    let Ok(entries) = std::fs::read_dir(parent) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("sentinels-"))
+            .and_then(|p| p.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid != std::process::id() && !Path::new("/proc").join(pid.to_string()).exists() {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
     }
 }
 
@@ -267,13 +338,15 @@ fn run(mut folders: Folders, stop: &OwnedFd, queue: &Queue, root: &Path, sentine
                         rescan = true;
                         continue;
                     }
+                    let mut paths = folders.paths.lock().unwrap_or_else(PoisonError::into_inner);
                     if event.mask.contains(EventMask::IGNORED) {
-                        folders.paths.remove(&event.wd);
+                        paths.remove(&event.wd);
                         continue;
                     }
-                    let Some(dir) = folders.paths.get(&event.wd) else {
+                    let Some(dir) = paths.get(&event.wd).cloned() else {
                         continue;
                     };
+                    drop(paths);
                     let path = match event.name {
                         Some(name) => dir.join(name),
                         None => dir.clone(),

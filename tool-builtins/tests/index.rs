@@ -294,6 +294,21 @@ impl World {
     }
 }
 
+/// A workspace folder, a state folder and the workspace's canonical path.
+fn folders() -> (tempfile::TempDir, tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let root = fs::canonicalize(dir.path()).unwrap();
+    (dir, state, root)
+}
+
+/// An index of any size kept in `state`.
+fn small_config(state: &tempfile::TempDir) -> IndexConfig {
+    IndexConfig::default()
+        .with_min_bytes(0)
+        .with_state_dir(state.path())
+}
+
 fn write(path: &Path, bytes: &[u8]) {
     fs::create_dir_all(path.parent().unwrap()).unwrap();
     fs::write(path, bytes).unwrap();
@@ -377,15 +392,11 @@ fn a_change_behind_the_back_is_seen_at_once() {
 /// and a file changed while no one watched is read again.
 #[test]
 fn a_stored_index_is_reused_and_checked() {
-    let dir = tempfile::tempdir().unwrap();
-    let state = tempfile::tempdir().unwrap();
-    let root = fs::canonicalize(dir.path()).unwrap();
+    let (_dir, state, root) = folders();
     write(&root.join("a.rs"), b"fn stored_one() {}\n");
     write(&root.join("b.rs"), b"fn stored_two() {}\n");
     let ws = Workspace::new(&root).unwrap();
-    let config = IndexConfig::default()
-        .with_min_bytes(0)
-        .with_state_dir(state.path());
+    let config = small_config(&state);
     let first = ContentIndex::new(&ws, config.clone());
     assert!(matches!(
         first.build(),
@@ -421,14 +432,10 @@ fn a_stored_index_is_reused_and_checked() {
 /// checksums) is rebuilt, never misread.
 #[test]
 fn an_index_of_an_older_version_is_rebuilt() {
-    let dir = tempfile::tempdir().unwrap();
-    let state = tempfile::tempdir().unwrap();
-    let root = fs::canonicalize(dir.path()).unwrap();
+    let (_dir, state, root) = folders();
     write(&root.join("a.rs"), b"fn kalomiren_handler() {}\n");
     let ws = Workspace::new(&root).unwrap();
-    let config = IndexConfig::default()
-        .with_min_bytes(0)
-        .with_state_dir(state.path());
+    let config = small_config(&state);
     let first = ContentIndex::new(&ws, config.clone());
     assert!(matches!(
         first.build(),
@@ -479,9 +486,7 @@ fn a_small_workspace_gets_no_index() {
 /// tools write is seen by the next search only through the hook.
 #[test]
 fn the_file_tools_tell_the_index_what_they_wrote() {
-    let dir = tempfile::tempdir().unwrap();
-    let state = tempfile::tempdir().unwrap();
-    let root = fs::canonicalize(dir.path()).unwrap();
+    let (_dir, state, root) = folders();
     write(&root.join("a.rs"), b"fn old_name() {}\n");
     let ws = Workspace::new(&root).unwrap();
     let index = ContentIndex::new(
@@ -567,9 +572,7 @@ fn big_text(lines: usize, marker: &str) -> String {
 /// build`) writes the stored index again when any file changed.
 #[test]
 fn changes_over_the_delta_cap_rebuild_and_store_the_index() {
-    let dir = tempfile::tempdir().unwrap();
-    let state = tempfile::tempdir().unwrap();
-    let root = fs::canonicalize(dir.path()).unwrap();
+    let (_dir, state, root) = folders();
     write(&root.join("a.rs"), b"fn small_one() {}\n");
     let ws = Workspace::new(&root).unwrap();
     let config = IndexConfig::default()
@@ -672,16 +675,12 @@ fn changes_over_the_delta_cap_rebuild_and_store_the_index() {
 /// is read again at the restart: its status change time moved.
 #[test]
 fn an_edit_that_restores_size_and_mtime_while_away_is_read_again() {
-    let dir = tempfile::tempdir().unwrap();
-    let state = tempfile::tempdir().unwrap();
-    let root = fs::canonicalize(dir.path()).unwrap();
+    let (_dir, state, root) = folders();
     let file = root.join("a.go");
     write(&file, b"func xelqui_vex() {}\n");
     write(&root.join("b.go"), b"func other() {}\n");
     let ws = Workspace::new(&root).unwrap();
-    let config = IndexConfig::default()
-        .with_min_bytes(0)
-        .with_state_dir(state.path());
+    let config = small_config(&state);
     let first = ContentIndex::new(&ws, config.clone());
     assert!(matches!(first.build(), IndexStatus::Ready { .. }));
     drop(first);
@@ -728,14 +727,10 @@ fn an_edit_that_restores_size_and_mtime_while_away_is_read_again() {
 /// index is built anew, and later searches use it.
 #[test]
 fn corrupt_stored_rows_are_rebuilt_not_trusted() {
-    let dir = tempfile::tempdir().unwrap();
-    let state = tempfile::tempdir().unwrap();
-    let root = fs::canonicalize(dir.path()).unwrap();
+    let (_dir, state, root) = folders();
     write(&root.join("a.rs"), b"fn kalomiren_handler() {}\n");
     let ws = Workspace::new(&root).unwrap();
-    let config = IndexConfig::default()
-        .with_min_bytes(0)
-        .with_state_dir(state.path());
+    let config = small_config(&state);
     let first = ContentIndex::new(&ws, config.clone());
     assert!(matches!(first.build(), IndexStatus::Ready { .. }));
     let path = first.location().unwrap();
@@ -779,14 +774,10 @@ fn corrupt_stored_rows_are_rebuilt_not_trusted() {
 /// folder is left.
 #[test]
 fn drop_keeps_running_hosts_sentinels_and_no_sentinel_folder_leaks() {
-    let dir = tempfile::tempdir().unwrap();
-    let state = tempfile::tempdir().unwrap();
-    let root = fs::canonicalize(dir.path()).unwrap();
+    let (_dir, state, root) = folders();
     write(&root.join("a.rs"), b"fn first_file() {}\n");
     let ws = Workspace::new(&root).unwrap();
-    let config = IndexConfig::default()
-        .with_min_bytes(0)
-        .with_state_dir(state.path());
+    let config = small_config(&state);
     let host = ContentIndex::new(&ws, config.clone());
     assert!(matches!(host.build(), IndexStatus::Ready { .. }));
     let path = host.location().unwrap();

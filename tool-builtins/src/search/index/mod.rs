@@ -553,15 +553,20 @@ impl ContentIndex {
         }
     }
 
-    /// The file the index is kept in: `<state>/index/<hash of the root>/grams.idx`;
-    /// `None` when there is no state folder.
-    pub fn location(&self) -> Option<PathBuf> {
-        let state = self
-            .inner
+    /// The state folder: the configured one, else the user's
+    /// (`tool_core::state::state_dir`); `None` when there is neither.
+    fn state_dir(&self) -> Option<PathBuf> {
+        self.inner
             .config
             .state_dir
             .clone()
-            .or_else(tool_core::state::state_dir)?;
+            .or_else(tool_core::state::state_dir)
+    }
+
+    /// The file the index is kept in: `<state>/index/<hash of the root>/grams.idx`;
+    /// `None` when there is no state folder.
+    pub fn location(&self) -> Option<PathBuf> {
+        let state = self.state_dir()?;
         Some(store::location(&state, self.inner.ws.root()))
     }
 
@@ -570,12 +575,7 @@ impl ContentIndex {
     /// temporary files and the watcher's sentinels would be files of the
     /// workspace (listed, searched and watched). Searches then scan.
     pub fn refusal(&self) -> Option<String> {
-        let state = self
-            .inner
-            .config
-            .state_dir
-            .clone()
-            .or_else(tool_core::state::state_dir)?;
+        let state = self.state_dir()?;
         let resolved = resolve_existing(&state);
         resolved.starts_with(self.inner.ws.root()).then(|| {
             format!(

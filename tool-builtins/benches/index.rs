@@ -29,28 +29,13 @@ use std::time::{Duration, Instant};
 use tool_builtins::{ContentIndex, IndexConfig, IndexStatus, Workspace, grep_content};
 use tool_core::{IntoToolResult, ToolContext};
 
-const SELECTIVE: [&str; 20] = [
-    "xelxel_wu",
-    "kalomiren",
-    r"fn\s+\w+_handler",
-    "quibarfoo",
-    "vexdun_sil",
-    "TODO: gorhan",
-    r#""tekwu yamoz"#,
-    "ipuleth_ka",
-    "struct Zaquiren",
-    r#""kalo mirne"#,
-    "(?i)XELXEL_NOR",
-    "norpra_vex|dunsil_gor",
-    "han[tk]ek_wu",
-    r"^\s*fn xelren",
-    r"FIXME: \w+ vexdun",
-    "gorhantek_oz",
-    "silgorhan",
-    r"renlo_\w+ == 42",
-    "ozipul_eth",
-    "yamwuren_bar",
-];
+/// The 20 selective patterns, one per line (also read by the index's
+/// `candidate_counts` test).
+const SELECTIVE_TEXT: &str = include_str!("selective_patterns.txt");
+
+fn selective() -> impl Iterator<Item = &'static str> {
+    SELECTIVE_TEXT.lines().filter(|l| !l.is_empty())
+}
 
 fn main() {
     let Some(corpus) = std::env::var_os("CORPUS").map(PathBuf::from) else {
@@ -76,7 +61,7 @@ fn main() {
 
     // rg: one scan of the corpus, as ripgrep's default search (all files).
     let mut rg = Vec::new();
-    for p in SELECTIVE {
+    for p in selective() {
         for _ in 0..rg_runs {
             rg.push(time(|| {
                 let out = Command::new("rg")
@@ -108,7 +93,7 @@ fn main() {
     let indexed = scan.clone().with_state(index.clone());
 
     let (mut ours, mut scans) = (Vec::new(), Vec::new());
-    for p in SELECTIVE {
+    for p in selective() {
         let want = grep(&scan, p);
         for _ in 0..scan_runs {
             scans.push(time(|| drop(grep(&scan, p))));
@@ -216,7 +201,7 @@ fn serve(corpus: &Path) {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(3);
-    for p in SELECTIVE {
+    for p in selective() {
         for _ in 0..loops {
             times.push(time(|| drop(grep(&ctx, p))));
         }

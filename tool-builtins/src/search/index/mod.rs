@@ -2100,28 +2100,10 @@ mod tests {
         let status = index.build();
         println!("{:?} {status}", Params::current());
         println!("build {:.2} s", t.elapsed().as_secs_f64());
-        let patterns = [
-            "xelxel_wu",
-            "kalomiren",
-            r"fn\s+\w+_handler",
-            "quibarfoo",
-            "vexdun_sil",
-            "TODO: gorhan",
-            r#""tekwu yamoz"#,
-            "ipuleth_ka",
-            "struct Zaquiren",
-            r#""kalo mirne"#,
-            "(?i)XELXEL_NOR",
-            "norpra_vex|dunsil_gor",
-            "han[tk]ek_wu",
-            r"^\s*fn xelren",
-            r"FIXME: \w+ vexdun",
-            "gorhantek_oz",
-            "silgorhan",
-            r"renlo_\w+ == 42",
-            "ozipul_eth",
-            "yamwuren_bar",
-        ];
+        let patterns: Vec<&str> = include_str!("../../../benches/selective_patterns.txt")
+            .lines()
+            .filter(|l| !l.is_empty())
+            .collect();
         let (mut files, mut bytes) = (Vec::new(), Vec::new());
         for p in patterns {
             let t = std::time::Instant::now();

@@ -47,6 +47,10 @@ fn main() {
         serve(&corpus);
         return;
     }
+    if std::env::args().any(|a| a == "--build") {
+        build_only(&corpus);
+        return;
+    }
     let env = |name: &str, default: usize| -> usize {
         std::env::var(name)
             .ok()
@@ -176,6 +180,30 @@ fn main() {
     println!("serving (a second process reusing the stored index): {serving}");
     drop(index);
     let _ = std::fs::remove_dir_all(&state);
+}
+
+/// The build alone, for a profiler: `BUILDS` cold builds (default 3) into
+/// fresh state folders, each timed, with their median.
+fn build_only(corpus: &Path) {
+    let builds = std::env::var("BUILDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(3usize);
+    let ws = Workspace::new(corpus).expect("corpus");
+    let mut times = Vec::new();
+    for _ in 0..builds {
+        let state = tempdir();
+        let index = ContentIndex::new(&ws, IndexConfig::default().with_state_dir(&state));
+        times.push(time(|| drop(index.build())));
+        drop(index);
+        let _ = std::fs::remove_dir_all(&state);
+    }
+    let shown: Vec<String> = times.iter().map(|t| format!("{:.0}", ms(*t))).collect();
+    println!(
+        "builds: {} ms, median {:.0} ms",
+        shown.join(" "),
+        ms(median(&times))
+    );
 }
 
 /// The serving half: reuse the stored index, answer the 20 patterns, report memory.

@@ -428,8 +428,8 @@ fn a_stored_index_is_reused_and_checked() {
     assert_eq!(second.stored().unwrap(), None);
 }
 
-/// An index file of another version (`ATGRAM06`, the layout before
-/// checksums) is rebuilt, never misread.
+/// An index file of another version (`ATGRAM07`, grams keyed with their
+/// length in the top byte) is rebuilt, never misread.
 #[test]
 fn an_index_of_an_older_version_is_rebuilt() {
     let (_dir, state, root) = folders();
@@ -444,9 +444,10 @@ fn an_index_of_an_older_version_is_rebuilt() {
     let path = first.location().unwrap();
     drop(first);
     let mut bytes = fs::read(&path).unwrap();
-    assert_eq!(&bytes[..8], b"ATGRAM07");
-    // ATGRAM06: the branch's layout before checksums, ctime and inodes.
-    bytes[..8].copy_from_slice(b"ATGRAM06");
+    assert_eq!(&bytes[..8], b"ATGRAM08");
+    // ATGRAM07: the same layout, other grams' bits (read as this version,
+    // its rows would hide matches).
+    bytes[..8].copy_from_slice(b"ATGRAM07");
     fs::write(&path, &bytes).unwrap();
     let second = ContentIndex::new(&ws, config);
     let status = second.build();
@@ -454,7 +455,7 @@ fn an_index_of_an_older_version_is_rebuilt() {
         matches!(status, IndexStatus::Ready { reused: false, .. }),
         "{status}"
     );
-    assert_eq!(&fs::read(&path).unwrap()[..8], b"ATGRAM07");
+    assert_eq!(&fs::read(&path).unwrap()[..8], b"ATGRAM08");
     let ctx = ToolContext::new().with_state(ws).with_state(second.clone());
     let r = grep_content("miren_hand".into(), None, None, None, &ctx).into_tool_result();
     assert!(r.output.starts_with("Found 1 matches"), "{}", r.output);
@@ -914,4 +915,82 @@ fn state_folder_and_index_file_problems_are_named() {
     );
     assert!(e.contains(&path.display().to_string()), "{e}");
     assert!(e.contains("writes it anew"), "{e}");
+}
+
+/// Lines are cut from each 256 KiB read of a file: a line across two reads,
+/// a read ending just before or after a line end, empty lines, lines of
+/// every length up to just below and just over the long-line limit (64 KiB,
+/// past which a file is always searched). Every word, wherever it falls,
+/// is found by the indexed search exactly as by the scan.
+#[test]
+fn lines_across_reads_are_indexed_whole() {
+    const READ: usize = 256 << 10;
+    let (_dir, state, root) = folders();
+    // (file, words): the first file's longest line fits, the second's does not.
+    let mut words: Vec<(String, String)> = Vec::new();
+    let mut crossing = 0;
+    for (name, longest) in [("fits.txt", 64 * 1024 - 3), ("long.txt", 64 * 1024 + 10)] {
+        let mut text = String::new();
+        let lengths = [
+            0usize, 1, 2, 5, 40, 4095, 4096, 4097, 30_000, longest, 77, 0, 0, 3,
+        ];
+        let mut k = 0usize;
+        while text.len() < 5 * READ / 2 {
+            let len = lengths[k % lengths.len()];
+            let word = format!("{}{k:05}q{}", &name[..1], k % 7);
+            let line_start = text.len();
+            // Put the word across the next read boundary when the line can
+            // reach it, else in the middle of the line.
+            let boundary = (line_start / READ + 1) * READ;
+            let at = if len > word.len() && line_start + len > boundary + word.len() {
+                crossing += 1;
+                boundary - 4 - line_start
+            } else {
+                len.saturating_sub(word.len()) / 2
+            };
+            let mut line = "x".repeat(len.max(word.len()));
+            if len >= word.len() {
+                line.replace_range(at..at + word.len(), &word);
+                words.push((name.to_owned(), word));
+            }
+            text.push_str(&line);
+            text.push('\n');
+            k += 1;
+        }
+        // The last line has no line end.
+        text.push_str("tail_of_");
+        text.push_str(name);
+        words.push((name.to_owned(), format!("tail_of_{name}")));
+        write(&root.join(name), text.as_bytes());
+    }
+    let ws = Workspace::new(&root).unwrap();
+    let index = ContentIndex::new(
+        &ws,
+        small_config(&state)
+            .with_watch(false)
+            .with_trusted_writes(true),
+    );
+    let status = index.build();
+    assert!(matches!(status, IndexStatus::Ready { .. }), "{status}");
+    let scanned = tool_builtins::context(&root).unwrap();
+    let indexed = scanned.clone().with_state(index.clone());
+    let grep = |ctx: &ToolContext, p: &str| {
+        grep_content(p.into(), None, None, None, ctx).into_tool_result()
+    };
+    assert!(words.len() > 80, "{} words", words.len());
+    assert!(crossing >= 4, "{crossing} words across a read's end");
+    for (name, word) in &words {
+        let want = grep(&scanned, word);
+        assert!(
+            want.output.starts_with("Found 1 matches") && want.output.contains(name.as_str()),
+            "{word}: {}",
+            want.output
+        );
+        let got = grep(&indexed, word);
+        assert_eq!(got.output, want.output, "{word} in {name}");
+        // Upper case in the pattern: the same, through the case-insensitive flag.
+        let upper = format!("(?i){}", word.to_uppercase());
+        assert_eq!(grep(&indexed, &upper).output, grep(&scanned, &upper).output);
+    }
+    assert!(index.answered() >= words.len());
 }

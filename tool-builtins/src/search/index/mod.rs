@@ -7,7 +7,7 @@
 //! A long-running host (`tool serve`, an agent loop) builds a
 //! [`ContentIndex`] and puts it in the context
 //! (`ctx.with_state(index.clone())`). `grep_content` then turns its pattern
-//! into a query of required grams (substrings of 3, 5 and 7 bytes, see
+//! into a query of required grams (substrings of 3 and 7 bytes, see
 //! `grams`); the index answers with the pieces of files that may hold
 //! them, and those go through the same grep engine as a scan
 //! ([`crate::search::grep`]): same order, line numbers, notes and caps.
@@ -69,7 +69,10 @@
 //! multiply-shift into the piece's signature and turning the signatures
 //! of 64 pieces into row words with a 64 x 64 bit transpose, with no sort
 //! and no table of grams; it holds the rows of the shard being built
-//! (64 MiB) and of the one a thread of its own writes meanwhile. Changes
+//! (64 MiB) and of the one a thread of its own writes meanwhile (the
+//! written one's memory is reused for a later shard), and writes the
+//! index without an fsync (a file damaged by a crash fails its checksums
+//! and is rebuilt). Changes
 //! since the build are held in memory up to [`IndexConfig::max_delta_bytes`]
 //! (default 64 MiB); past that the index is rebuilt in the background (a
 //! real build: every file read, the stored index not reused, the result
@@ -107,6 +110,7 @@ mod watch;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::Read as _;
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -766,8 +770,8 @@ impl ContentIndex {
                 ));
             }
             let mut shards = Vec::new();
-            let mut ready = self.full_build(listing, params, &mut |words| {
-                shards.push(words);
+            let mut ready = self.full_build(listing, params, &mut |shard| {
+                shards.push(shard.to_words());
                 Ok(())
             })?;
             ready.base = Rows::memory(params, ids, shards);
@@ -781,7 +785,7 @@ impl ContentIndex {
             }
             let mut writer = store::Writer::create(&path, params, ids, config.max_disk_bytes)?;
             let ready = self
-                .full_build(listing, params, &mut |words| writer.shard(&words))
+                .full_build(listing, params, &mut |shard| writer.shard(shard))
                 .map_err(std::io::Error::other)?;
             let size = writer.finish(ws.root(), &ready.entries)?;
             let rows = store::load(&path, ws.root())?
@@ -919,7 +923,7 @@ impl ContentIndex {
         &self,
         listing: Listing,
         params: Params,
-        sink: &mut (dyn FnMut(Vec<u64>) -> std::io::Result<()> + Send),
+        sink: &mut (dyn FnMut(&ShardRows) -> std::io::Result<()> + Send),
     ) -> Result<Ready, String> {
         let files = listing.files;
         let config = &self.inner.config;
@@ -950,17 +954,24 @@ impl ContentIndex {
         let (files_ref, firsts) = (&files, &firsts);
         // A shard is handed to `sink` (reordered and written) on a thread
         // of its own while the next one is built.
+        // Its memory comes back once written, for a later shard.
         let (tx, rx) = std::sync::mpsc::sync_channel::<ShardRows>(0);
+        let (back_tx, back_rx) = std::sync::mpsc::channel::<ShardRows>();
         std::thread::scope(|outer| {
             let written = outer.spawn(move || -> std::io::Result<()> {
                 for shard in rx {
-                    sink(shard.into_words())?;
+                    sink(&shard)?;
+                    let _ = back_tx.send(shard);
                 }
                 Ok(())
             });
             for s in 0..sigs::shard_count(ids) {
                 let first_id = s * sigs::SHARD_IDS;
-                let shard = ShardRows::new(params, first_id, ids.min(first_id + sigs::SHARD_IDS));
+                let end_id = ids.min(first_id + sigs::SHARD_IDS);
+                let shard = match back_rx.try_recv() {
+                    Ok(done) => done.reset(params, first_id, end_id),
+                    Err(_) => ShardRows::new(params, first_id, end_id),
+                };
                 // The units with pieces in the shard (a file across its end is
                 // read again for the next shard).
                 let mut todo: Vec<&(std::ops::Range<usize>, std::ops::Range<u32>)> = units
@@ -981,9 +992,10 @@ impl ContentIndex {
                             let mut t = Transposer::new(params);
                             loop {
                                 let unit = next.fetch_add(1, Ordering::Relaxed);
-                                let Some((range, _)) = todo.get(unit) else {
+                                let Some((range, ids)) = todo.get(unit) else {
                                     break;
                                 };
+                                t.own(ids.clone(), shard_ref);
                                 for ix in range.clone() {
                                     let (f, first) = (&files_ref[ix], firsts[ix]);
                                     let slots = config.slots(f.size);
@@ -1050,10 +1062,14 @@ impl ContentIndex {
             })
             .collect();
         let mut ready = Ready::new(entries, Rows::empty(params), listing.links);
-        for ix in 0..ready.entries.len() {
-            #[allow(clippy::cast_possible_truncation, reason = "fewer files than ids")]
-            ready.live.insert(ready.entries[ix].path.clone(), ix as u32);
-        }
+        // In path order already: built in bulk, with no search per insert.
+        #[allow(clippy::cast_possible_truncation, reason = "fewer files than ids")]
+        let live = ready
+            .entries
+            .iter()
+            .enumerate()
+            .map(|(ix, e)| (e.path.clone(), ix as u32));
+        ready.live = live.collect();
         Ok(ready)
     }
 
@@ -1829,7 +1845,7 @@ impl FileReader {
         // watcher reports it, and the pieces never start past the size kept.
         let mut file = file.take(f.size);
         self.buf.resize(READ_CHUNK, 0);
-        let (mut first, mut line, mut total) = (true, 0usize, 0u64);
+        let (mut first, mut total) = (true, 0u64);
         let mut kind = Kind::Text;
         let mut at = Cursor {
             piece: 0,
@@ -1866,72 +1882,88 @@ impl FileReader {
             if kind != Kind::Text {
                 continue;
             }
-            let mut start = 0usize;
-            for end in memchr::memchr_iter(b'\n', piece) {
-                line += end - start;
-                if line > LONG_LINE_BYTES - 2 {
+            // Folded once here; lines are cut from the read itself, and
+            // only a line across two reads is gathered in `self.lines`.
+            let Self {
+                buf,
+                lines,
+                sig,
+                pieces,
+                ..
+            } = self;
+            let chunk = &mut buf[..n];
+            chunk.make_ascii_lowercase();
+            let Some(last) = memchr::memrchr(b'\n', chunk) else {
+                if lines.len() + n > LONG_LINE_BYTES - 2 {
                     kind = Kind::Always;
+                } else {
+                    lines.extend_from_slice(chunk);
                 }
-                line = 0;
-                start = end + 1;
-            }
-            line += n - start;
-            if line > LONG_LINE_BYTES - 2 {
-                kind = Kind::Always;
-            }
-            if kind != Kind::Text {
                 continue;
-            }
-            match memchr::memrchr(b'\n', piece) {
-                None => self.lines.extend_from_slice(piece),
-                Some(last) => {
-                    self.lines.extend_from_slice(&piece[..last]);
-                    Self::take_lines(
-                        &mut self.lines,
-                        &mut self.sig,
-                        &mut self.pieces,
-                        &mut at,
-                        emit,
-                    );
-                    self.lines.clear();
-                    self.lines.extend_from_slice(&self.buf[last + 1..n]);
+            };
+            // The lines the read completes: the one gathered so far ended
+            // by the read's first line end, then those up to its last one
+            // (none when that was the only one).
+            let text = &chunk[..last];
+            let mut rest = Some(text);
+            if !lines.is_empty() {
+                let end = memchr::memchr(b'\n', text).unwrap_or(last);
+                lines.extend_from_slice(&text[..end]);
+                let fits = Self::take_lines(lines, sig, pieces, &mut at, emit);
+                lines.clear();
+                if !fits {
+                    kind = Kind::Always;
+                    continue;
                 }
+                rest = text.get(end + 1..);
+            }
+            if let Some(rest) = rest {
+                if !Self::take_lines(rest, sig, pieces, &mut at, emit) {
+                    kind = Kind::Always;
+                    continue;
+                }
+            }
+            let tail = &chunk[last + 1..];
+            if tail.len() > LONG_LINE_BYTES - 2 {
+                kind = Kind::Always;
+            } else {
+                lines.extend_from_slice(tail);
             }
         }
         if kind == Kind::Text {
-            if !self.lines.is_empty() {
-                Self::take_lines(
-                    &mut self.lines,
-                    &mut self.sig,
-                    &mut self.pieces,
-                    &mut at,
-                    emit,
-                );
+            if !self.lines.is_empty()
+                && !Self::take_lines(&self.lines, &mut self.sig, &mut self.pieces, &mut at, emit)
+            {
+                kind = Kind::Always;
             }
-            self.sig.pack();
-            emit(at.piece, &self.sig);
+            if kind == Kind::Text {
+                self.sig.pack();
+                emit(at.piece, &self.sig);
+            }
         }
         // A file with a long line is read to its end all the same: a NUL after
         // it still makes it binary, which the engine skips whole.
         kind
     }
 
-    /// Adds the grams of `text` (whole lines, each followed by a `\n` in
-    /// the file but the last at its end; folded in place) to the current
-    /// piece, ending pieces at line ends as they fill.
+    /// Adds the grams of `text` (whole lines, folded, each followed by a
+    /// `\n` in the file but the last) to the current piece, ending pieces at
+    /// line ends as they fill. False, at once, for a line over
+    /// [`LONG_LINE_BYTES`]` - 2` bytes (the file is then always searched).
     fn take_lines(
-        text: &mut [u8],
+        text: &[u8],
         sig: &mut Signature,
         pieces: &mut Vec<(u64, u64)>,
         at: &mut Cursor,
         emit: &mut dyn FnMut(u32, &Signature),
-    ) {
-        text.make_ascii_lowercase();
-        let text: &[u8] = text;
+    ) -> bool {
         let ends = memchr::memchr_iter(b'\n', text).chain(std::iter::once(text.len()));
         let mut start = 0;
         for end in ends {
             let line = &text[start..end];
+            if line.len() > LONG_LINE_BYTES - 2 {
+                return false;
+            }
             start = end + 1;
             if at.piece_bytes >= at.piece_size && at.piece + 1 < at.slots {
                 sig.pack();
@@ -1947,6 +1979,7 @@ impl FileReader {
             at.piece_bytes += len;
             at.lines += 1;
         }
+        true
     }
 }
 
@@ -1978,11 +2011,33 @@ fn list(ws: &Workspace, base: &Path, honour_ignores: bool, threads: usize) -> Li
             }
         }
     }
-    files.sort_by(|a, b| a.path.cmp(&b.path));
+    files.sort_unstable_by(|a, b| path_order(&a.path, &b.path));
     Listing {
         files,
         links,
         inaccessible: inaccessible.into_inner(),
+    }
+}
+
+/// `Path`'s order (component by component) computed on the bytes: a
+/// walked path is normal (no `//`, `.` or trailing `/`), so comparing the
+/// bytes with `/` read as the lowest gives the same order, faster (a
+/// build sorts every file it lists).
+fn path_order(a: &Path, b: &Path) -> std::cmp::Ordering {
+    let (a, b) = (a.as_os_str().as_bytes(), b.as_os_str().as_bytes());
+    // The common start, eight bytes at a time, then the first difference.
+    let n = a.len().min(b.len());
+    let mut i = 0;
+    while i + 8 <= n && a[i..i + 8] == b[i..i + 8] {
+        i += 8;
+    }
+    while i < n && a[i] == b[i] {
+        i += 1;
+    }
+    let slash_lowest = |c: u8| if c == b'/' { 0 } else { c };
+    match (a.get(i), b.get(i)) {
+        (Some(&x), Some(&y)) => slash_lowest(x).cmp(&slash_lowest(y)),
+        _ => a.len().cmp(&b.len()),
     }
 }
 
@@ -2073,6 +2128,32 @@ impl crate::fs::AfterWrite for ContentIndex {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_listing_order_is_the_order_of_paths() {
+        let names = [
+            "/w/a",
+            "/w/a/b",
+            "/w/a-b",
+            "/w/a.b",
+            "/w/a/b/c",
+            "/w/ab",
+            "/w/a b",
+            "/w/A",
+            "/w/a/-",
+            "/w/a/.x",
+            "/w/\u{e9}",
+            "/w/a\u{e9}/b",
+            "/w/b",
+            "/w/a/b-c/d",
+            "/w/a/b/d",
+        ];
+        let mut by_bytes: Vec<&Path> = names.iter().map(Path::new).collect();
+        let mut by_path = by_bytes.clone();
+        by_bytes.sort_by(|a, b| path_order(a, b));
+        by_path.sort();
+        assert_eq!(by_bytes, by_path);
+    }
 
     /// Measurement, not a test: candidates of the bench's selective
     /// patterns on `$CORPUS` (`cargo test --release --lib candidate_counts -- --ignored --nocapture`).

@@ -9,21 +9,24 @@
 //! every candidate); a gram a piece holds always has its bits set, so no
 //! match is ever missed.
 //!
-//! Grams are the 3-, 5- and 7-byte substrings of each line, ASCII
-//! letters folded to lower case (see [`Gram`]); 5 and 7 bytes were chosen
-//! over 4 and 6 for fewer candidates at the same size (`docs/benchmarks.md`). Rows are grouped in *shards* of
+//! Grams are the 3- and 7-byte substrings of each line, ASCII letters
+//! folded to lower case (see [`Gram`]): two bits per byte of text; adding
+//! 5-byte grams prunes slightly better but costs a third more hashing
+//! (`docs/benchmarks.md`). Rows are grouped in *shards* of
 //! [`SHARD_IDS`] piece ids, so a build holds one shard's rows at a time.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// A gram's key: its bytes packed big-endian, with its length in the top
-/// byte (see [`key`]).
+/// A gram's key: its bytes packed big-endian from the top byte down
+/// (see [`key`]).
 pub(crate) type Gram = u64;
 
 /// The key of a gram of 3 to 7 folded bytes (longer input is cut to 7):
-/// its bytes packed big-endian in the low bytes, its length in the top
-/// byte, so distinct grams have distinct keys. Stable across builds and
-/// platforms (the signatures hash it, `sigs`).
+/// its bytes packed big-endian from the top byte down, its length in the
+/// lowest byte, so distinct grams have distinct keys. Stable across builds
+/// and platforms (the signatures hash it, `sigs`); a build computes the
+/// same value from the window of the last `n` bytes shifted to the top
+/// ([`Signature::add_line`]).
 #[inline]
 pub(crate) fn key(gram: &[u8]) -> Gram {
     let gram = &gram[..gram.len().min(7)];
@@ -31,7 +34,9 @@ pub(crate) fn key(gram: &[u8]) -> Gram {
     for &b in gram {
         v = v << 8 | u64::from(b);
     }
-    v | (gram.len() as u64) << 56
+    #[allow(clippy::cast_possible_truncation, reason = "at most 7")]
+    let n = gram.len() as u32;
+    v.checked_shl(64 - 8 * n).unwrap_or(0) | u64::from(n)
 }
 
 /// Piece ids per shard: 64 Ki (a row of a full shard is 8 KiB).
@@ -51,11 +56,11 @@ pub(crate) struct Params {
 }
 
 /// The signatures this build writes: 8192 bits (1 KiB) per piece of 4 KiB,
-/// one bit per gram, grams of 3, 5 and 7 bytes (chosen in `docs/benchmarks.md`).
+/// one bit per gram, grams of 3 and 7 bytes (chosen in `docs/benchmarks.md`).
 pub(crate) const PARAMS: Params = Params {
     log2_bits: 13,
     hashes: 1,
-    lengths: 1 << 3 | 1 << 5 | 1 << 7,
+    lengths: 1 << 3 | 1 << 7,
 };
 
 /// Odd multipliers of the multiply-shift hashes, one per bit of a gram.
@@ -113,10 +118,13 @@ impl Params {
         1 << self.log2_bits
     }
 
-    /// The rows (bit positions) of `gram`.
+    /// The rows (bit positions) of `gram`: multiply-shift hashes of its
+    /// bytes (the key without its length byte, which text grams never
+    /// need: one that ends in zero bytes would hold NUL bytes).
     #[inline]
     pub(crate) fn rows(&self, gram: Gram) -> impl Iterator<Item = u32> + '_ {
         let shift = 64 - self.log2_bits;
+        let gram = gram & !0xff;
         MULTIPLIERS[..self.hashes as usize].iter().map(move |&m| {
             #[allow(clippy::cast_possible_truncation, reason = "below 2^16")]
             let r = (gram.wrapping_mul(m) >> shift) as u32;
@@ -154,36 +162,33 @@ impl Signature {
         }
     }
 
-    /// [`Signature::add_line`] for [`PARAMS`]: grams of 3, 5 and 7 bytes,
-    /// one bit each, with no loop over lengths or hashes.
+    /// [`Signature::add_line`] for [`PARAMS`]: grams of 3 and 7 bytes,
+    /// one bit each, with no loop over lengths or hashes. The window `v`
+    /// holds the last 8 bytes, the newest lowest; shifting it left by
+    /// `64 - 8 n` leaves the last `n` bytes at the top: [`key`] without
+    /// its length byte, what [`Params::rows`] hashes.
     #[inline]
     fn add_line_fixed(&mut self, line: &[u8]) {
         const SHIFT: u32 = 64 - PARAMS.log2_bits;
         const M: u64 = MULTIPLIERS[0];
-        let bytes = &mut self.bytes[..];
-        let mut set = |gram: u64| {
-            #[allow(clippy::cast_possible_truncation, reason = "below 2^16")]
-            let bit = (gram.wrapping_mul(M) >> SHIFT) as usize;
-            if let Some(b) = bytes.get_mut(bit) {
-                *b = 1;
-            }
+        let Ok(bytes) = <&mut [u8; 1 << PARAMS.log2_bits]>::try_from(&mut self.bytes[..]) else {
+            return self.add_line_any(line);
         };
+        // `(x * M) >> SHIFT` is below 2^13: no bounds check.
+        #[allow(clippy::cast_possible_truncation, reason = "below 2^13")]
+        let mut set = |gram: u64| bytes[(gram.wrapping_mul(M) >> SHIFT) as usize] = 1;
         let mut v = 0u64;
         let head = line.len().min(6);
         for (i, &b) in line[..head].iter().enumerate() {
             v = v << 8 | u64::from(b);
             if i >= 2 {
-                set(v & 0xff_ffff | 3 << 56);
-            }
-            if i >= 4 {
-                set(v & 0xff_ffff_ffff | 5 << 56);
+                set(v << 40);
             }
         }
         for &b in &line[head..] {
             v = v << 8 | u64::from(b);
-            set(v & 0xff_ffff | 3 << 56);
-            set(v & 0xff_ffff_ffff | 5 << 56);
-            set(v & 0xff_ffff_ffff_ffff | 7 << 56);
+            set(v << 40);
+            set(v << 8);
         }
     }
 
@@ -192,22 +197,15 @@ impl Signature {
         let shift = 64 - self.params.log2_bits;
         let hashes = self.params.hashes as usize;
         let bytes = &mut self.bytes[..];
-        // Each length's mask of packed bytes and tag (see [`key`]).
-        let mut kinds = [(0usize, 0u64, 0u64); 5];
-        let mut count = 0;
-        for n in self.params.gram_lengths() {
-            kinds[count] = (n, (1u64 << (8 * n)) - 1, (n as u64) << 56);
-            count += 1;
-        }
-        let kinds = &kinds[..count];
+        let lengths: Vec<usize> = self.params.gram_lengths().collect();
         let mut v = 0u64;
         for (i, &b) in line.iter().enumerate() {
             v = v << 8 | u64::from(b);
-            for &(n, mask, tag) in kinds {
+            for &n in &lengths {
                 if i + 1 < n {
                     break;
                 }
-                let gram = v & mask | tag;
+                let gram = v << (64 - 8 * n);
                 for &m in &MULTIPLIERS[..hashes] {
                     #[allow(clippy::cast_possible_truncation, reason = "below 2^16")]
                     let bit = (gram.wrapping_mul(m) >> shift) as usize;
@@ -222,20 +220,26 @@ impl Signature {
     /// Packs the lines added since the last call into the bits that
     /// [`Signature::ones`], [`Signature::count`] and [`Transposer::add`] read.
     pub(crate) fn pack(&mut self) {
+        // Eight bytes of 0 or 1 at a time: the multiply moves byte k's low
+        // bit to bit 56 + k with no carries (the partial products' places
+        // 8 k + 7 j + 7 are all distinct), so the top byte is their bits.
         for (w, chunk) in self.words.iter_mut().zip(self.bytes.chunks_exact(64)) {
             let mut x = 0u64;
-            for (k, &b) in chunk.iter().enumerate() {
-                x |= u64::from(b & 1) << k;
+            for (k, eight) in chunk.chunks_exact(8).enumerate() {
+                let mut b = [0u8; 8];
+                b.copy_from_slice(eight);
+                let b = u64::from_le_bytes(b) & 0x0101_0101_0101_0101;
+                x |= (b.wrapping_mul(0x0102_0408_1020_4080) >> 56) << (8 * k);
             }
             *w |= x;
         }
-        self.bytes.iter_mut().for_each(|b| *b = 0);
+        self.bytes.fill(0);
     }
 
     /// Clears every bit.
     pub(crate) fn clear(&mut self) {
-        self.bytes.iter_mut().for_each(|b| *b = 0);
-        self.words.iter_mut().for_each(|w| *w = 0);
+        self.bytes.fill(0);
+        self.words.fill(0);
     }
 
     /// The rows (bit positions) set, ascending.
@@ -286,25 +290,71 @@ impl ShardRows {
         }
     }
 
+    /// These rows' memory made zeroed rows for ids `first..end` (`first` a
+    /// multiple of 64): a build reuses the memory of a shard written to
+    /// disk rather than mapping fresh pages for each (64 MiB a shard).
+    pub(crate) fn reset(mut self, params: Params, first: u32, end: u32) -> Self {
+        let blocks = ((end - first) as usize).div_ceil(64);
+        self.words.truncate(blocks * params.bits());
+        for w in &mut self.words {
+            *w.get_mut() = 0;
+        }
+        self.words
+            .resize_with(blocks * params.bits(), || AtomicU64::new(0));
+        Self {
+            first,
+            end,
+            blocks,
+            bits: params.bits(),
+            words: self.words,
+        }
+    }
+
     /// Whether `id` is in the shard.
     pub(crate) fn holds(&self, id: u32) -> bool {
         (self.first..self.end).contains(&id)
     }
 
-    /// The rows as plain words, row after row (row `r` the words
-    /// `r * blocks..(r + 1) * blocks`).
-    pub(crate) fn into_words(self) -> Vec<u64> {
+    /// Words per row: one per 64 ids.
+    pub(crate) fn blocks(&self) -> usize {
+        self.blocks
+    }
+
+    /// Hands the rows to `each` in order, row `r` as its `blocks` words
+    /// (ids ascending), gathering eight rows (one cache line of each
+    /// block) at a time: 64 KiB of scratch for a full shard, no copy of it.
+    ///
+    /// # Errors
+    /// The first error `each` returns.
+    pub(crate) fn for_each_row<E>(
+        &self,
+        mut each: impl FnMut(&[u64]) -> Result<(), E>,
+    ) -> Result<(), E> {
         let (blocks, bits) = (self.blocks, self.bits);
-        let by_block: Vec<u64> = self.words.into_iter().map(AtomicU64::into_inner).collect();
-        let mut out = vec![0u64; by_block.len()];
-        // Eight rows (one cache line of each block) at a time.
+        let mut eight = vec![0u64; 8 * blocks];
         for r0 in (0..bits).step_by(8) {
+            let n = 8.min(bits - r0);
             for b in 0..blocks {
-                for r in r0..(r0 + 8).min(bits) {
-                    out[r * blocks + b] = by_block[b * bits + r];
+                let line = &self.words[b * bits + r0..b * bits + r0 + n];
+                for (k, w) in line.iter().enumerate() {
+                    eight[k * blocks + b] = w.load(Ordering::Relaxed);
                 }
             }
+            for row in eight.chunks_exact(blocks.max(1)).take(n) {
+                each(row)?;
+            }
         }
+        Ok(())
+    }
+
+    /// The rows as plain words, row after row (row `r` the words
+    /// `r * blocks..(r + 1) * blocks`).
+    pub(crate) fn to_words(&self) -> Vec<u64> {
+        let mut out = Vec::with_capacity(self.blocks * self.bits);
+        let _ = self.for_each_row(|row| {
+            out.extend_from_slice(row);
+            Ok::<(), ()>(())
+        });
         out
     }
 }
@@ -319,6 +369,10 @@ pub(crate) struct Transposer {
     present: u64,
     /// The block (id / 64) being gathered.
     block: Option<u32>,
+    /// The ids only this transposer adds to its shard (the unit being
+    /// read): a block wholly inside is stored with plain stores, not
+    /// atomic ORs.
+    own: std::ops::Range<u32>,
 }
 
 impl Transposer {
@@ -328,7 +382,15 @@ impl Transposer {
             per: params.bits() / 64,
             present: 0,
             block: None,
+            own: 0..0,
         }
+    }
+
+    /// Starts a unit whose ids `own` no other transposer adds to the
+    /// shard (the block gathered so far is flushed first).
+    pub(crate) fn own(&mut self, own: std::ops::Range<u32>, shard: &ShardRows) {
+        self.flush(shard);
+        self.own = own;
     }
 
     /// Adds the signature of piece `id` (in `shard`).
@@ -354,6 +416,10 @@ impl Transposer {
             return;
         };
         let at = (block - shard.first / 64) as usize;
+        // A block wholly in `own` is this transposer's alone, and flushed
+        // once (ids ascend within a unit): its words are still zero.
+        let ids = u64::from(block) * 64..u64::from(block) * 64 + 64;
+        let alone = u64::from(self.own.start) <= ids.start && ids.end <= u64::from(self.own.end);
         let mut a = [0u64; 64];
         for w in 0..self.per {
             for (j, x) in a.iter_mut().enumerate() {
@@ -367,7 +433,11 @@ impl Transposer {
             for (t, &x) in a.iter().enumerate() {
                 if x != 0 {
                     if let Some(word) = shard.words.get(at * shard.bits + w * 64 + t) {
-                        word.fetch_or(x, Ordering::Relaxed);
+                        if alone {
+                            word.store(x, Ordering::Relaxed);
+                        } else {
+                            word.fetch_or(x, Ordering::Relaxed);
+                        }
                     }
                 }
             }
@@ -430,18 +500,51 @@ mod tests {
             &b"kal"[..],
             b"mir",
             b"ren",
-            b"kalom",
             b"kalomir",
+            b"alomire",
             b"lomiren",
         ] {
             for r in p.rows(key(g)) {
                 assert!(ones.contains(&r), "{g:?}");
             }
         }
-        // 7 trigrams, 5 5-grams and 3 7-grams, a bit each: at most 15 bits.
-        assert!(sig.count() <= 15 && sig.count() >= 8, "{}", sig.count());
+        // 7 trigrams and 3 7-grams, a bit each: at most 10 bits.
+        assert!(sig.count() <= 10 && sig.count() >= 7, "{}", sig.count());
+        // A gram the line does not hold sets no bit of its own here (the
+        // line's 10 bits of 8192 all differ from its row).
+        let absent = p.rows(key(b"zzq")).next().unwrap();
+        assert!(!ones.contains(&absent));
         sig.clear();
         assert_eq!(sig.count(), 0);
+    }
+
+    #[test]
+    fn packing_keeps_every_bit_in_its_place() {
+        let mut sig = Signature::new(PARAMS);
+        let mut rng = 0x2545_f491_4f6c_dd1du64;
+        let mut want = vec![0u64; PARAMS.bits() / 64];
+        for (i, b) in sig.bytes.iter_mut().enumerate() {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            if rng & 3 == 0 {
+                *b = 1;
+                want[i / 64] |= 1 << (i % 64);
+            }
+        }
+        sig.pack();
+        assert_eq!(sig.words, want);
+        assert!(sig.bytes.iter().all(|&b| b == 0));
+        assert!(sig.count() > 1500, "{}", sig.count());
+    }
+
+    #[test]
+    fn a_key_is_the_window_the_build_hashes() {
+        assert_eq!(key(b"abc"), 0x6162_6300_0000_0003);
+        assert_eq!(key(b"abcdefgh"), key(b"abcdefg"));
+        assert_ne!(key(b"abc"), key(b"abcde"));
+        assert_eq!(key(b""), 0);
+        assert_ne!(key(b"ab\0"), key(b"ab\0\0\0"));
     }
 
     #[test]
@@ -477,7 +580,7 @@ mod tests {
         }
         t.flush(&shard);
         let blocks = shard.blocks;
-        let words = shard.into_words();
+        let words = shard.to_words();
         sig.clear();
         sig.add_line(b"piece number 65");
         sig.pack();

@@ -4,7 +4,7 @@
 //!
 //! Layout, all integers little-endian:
 //! ```text
-//! "ATGRAM07"                          magic and version
+//! "ATGRAM08"                          magic and version
 //! shards, for s from 0:               the signature rows (`sigs`), per shard
 //!   bits times: w times u64           of ids s * 64 Ki.. (w = its ids / 64, rounded up):
 //!                                     row after row, bit i of word j = id 64 j + i
@@ -31,7 +31,8 @@
 //! The rows come first so that a build writes each shard as it is done;
 //! the file table follows once every file is read. Older versions
 //! (`ATGRAM01` to `ATGRAM05`: posting lists of trigrams or sparse grams;
-//! `ATGRAM06`: these rows without checksums, ctime or inode), and an index
+//! `ATGRAM06`: these rows without checksums, ctime or inode; `ATGRAM07`:
+//! grams keyed with their length in the top byte), and an index
 //! of another signature shape, are not read: such a file is rebuilt. A
 //! serving process holds the file table, the row counts (32 KiB) and the
 //! row checksums (32 KiB per shard of 64 Ki pieces); a row is read with
@@ -53,7 +54,7 @@ use std::path::{Path, PathBuf};
 use super::sigs::{self, Params};
 use super::{Entry, Kind};
 
-const MAGIC: &[u8; 8] = b"ATGRAM07";
+const MAGIC: &[u8; 8] = b"ATGRAM08";
 /// Longest stored path, in bytes (Linux's `PATH_MAX`); a longer one means a corrupt file.
 const MAX_PATH: usize = 4096;
 /// Bytes of the footer.
@@ -226,30 +227,38 @@ impl Writer {
         Ok(this)
     }
 
-    /// Appends the next shard's rows (row after row, as `sigs::ShardRows` holds them).
+    /// Appends the next shard's rows, row after row, with their counts and checksums.
     ///
     /// # Errors
     /// An I/O error, or a shard of the wrong size.
-    pub(crate) fn shard(&mut self, words: &[u64]) -> io::Result<()> {
+    pub(crate) fn shard(&mut self, shard: &sigs::ShardRows) -> io::Result<()> {
         let blocks = sigs::shard_blocks(self.ids, self.shards);
-        if words.len() != blocks * self.params.bits() || self.shards >= sigs::shard_count(self.ids)
-        {
+        if shard.blocks() != blocks || self.shards >= sigs::shard_count(self.ids) {
             return Err(io::Error::other("a shard of the wrong size"));
         }
-        add_counts(&mut self.counts, words, blocks);
-        let out = self
-            .out
-            .as_mut()
-            .ok_or_else(|| io::Error::other("finished"))?;
-        let mut bytes = Vec::with_capacity(blocks * 8);
-        for row in words.chunks_exact(blocks.max(1)) {
-            bytes.clear();
+        let Self {
+            out, counts, crcs, ..
+        } = self;
+        let out = out.as_mut().ok_or_else(|| io::Error::other("finished"))?;
+        // Rows as little-endian bytes, written a MiB at a time.
+        let mut bytes: Vec<u8> = Vec::with_capacity((1 << 20) + blocks * 8);
+        let mut count = counts.iter_mut();
+        shard.for_each_row(|row| {
+            if let Some(c) = count.next() {
+                *c += row.iter().map(|w| w.count_ones()).sum::<u32>();
+            }
+            let start = bytes.len();
             for w in row {
                 bytes.extend_from_slice(&w.to_le_bytes());
             }
-            self.crcs.push(crc32fast::hash(&bytes));
-            out.write_all(&bytes)?;
-        }
+            crcs.push(crc32fast::hash(&bytes[start..]));
+            if bytes.len() >= 1 << 20 {
+                out.write_all(&bytes)?;
+                bytes.clear();
+            }
+            Ok::<(), io::Error>(())
+        })?;
+        out.write_all(&bytes)?;
         self.shards += 1;
         Ok(())
     }
@@ -289,8 +298,9 @@ impl Writer {
         }
         let (mut out, crc) = out.finish();
         out.write_all(&crc.to_le_bytes())?;
+        // No fsync: the index is a cache, and a file cut short or holding
+        // lost pages after a crash fails its checksums and is rebuilt.
         let file = out.into_inner().map_err(io::IntoInnerError::into_error)?;
-        file.sync_all()?;
         let size = file.metadata()?.len();
         std::fs::rename(&self.tmp, &self.path)?;
         Ok(size)
@@ -661,7 +671,7 @@ mod tests {
                 t.add(id, &sig, &shard);
             }
             t.flush(&shard);
-            writer.shard(&shard.into_words()).unwrap();
+            writer.shard(&shard).unwrap();
         }
         writer.finish(&root, &entries).unwrap();
         (path, root)

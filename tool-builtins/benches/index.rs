@@ -193,7 +193,14 @@ fn build_only(corpus: &Path) {
     let mut times = Vec::new();
     for _ in 0..builds {
         let state = tempdir();
-        let index = ContentIndex::new(&ws, IndexConfig::default().with_state_dir(&state));
+        let threads = std::env::var("BUILD_THREADS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0);
+        let config = IndexConfig::default()
+            .with_state_dir(&state)
+            .with_threads(threads);
+        let index = ContentIndex::new(&ws, config);
         times.push(time(|| drop(index.build())));
         drop(index);
         let _ = std::fs::remove_dir_all(&state);

@@ -1968,7 +1968,7 @@ impl FileReader {
             if at.piece_bytes >= at.piece_size && at.piece + 1 < at.slots {
                 sig.pack();
                 emit(at.piece, sig);
-                sig.clear();
+                sig.clear_packed();
                 at.piece += 1;
                 at.piece_bytes = 0;
                 pieces.push((at.offset, at.lines + 1));

@@ -242,6 +242,12 @@ impl Signature {
         self.words.fill(0);
     }
 
+    /// Clears every bit after [`Signature::pack`] (which left no line's
+    /// bits unpacked): only the packed words (1 KiB, not 9).
+    pub(crate) fn clear_packed(&mut self) {
+        self.words.fill(0);
+    }
+
     /// The rows (bit positions) set, ascending.
     pub(crate) fn ones(&self) -> impl Iterator<Item = u32> + '_ {
         self.words.iter().enumerate().flat_map(|(i, &w)| {
@@ -265,27 +271,37 @@ impl Signature {
 }
 
 /// The rows of one shard being built: ids `first..end`, the word of row
-/// `r` for block `b` (ids `first + 64 b..`, one bit per id) at `b * bits + r`,
-/// so a block's rows are written in order. Threads OR whole words into it.
+/// `r` for block `b` (ids `first + 64 b..`, one bit per id) at
+/// `b * stride + r`, so a block's rows are written in order. Threads OR
+/// whole words into it.
 pub(crate) struct ShardRows {
     pub(crate) first: u32,
     pub(crate) end: u32,
     pub(crate) blocks: usize,
     bits: usize,
+    /// Words from one block's rows to the next: the rows and a cache line
+    /// more, so that the same row of successive blocks (read together when
+    /// rows are written) falls in different cache sets, not all in one.
+    stride: usize,
     words: Vec<AtomicU64>,
 }
+
+/// Words between blocks beyond their rows ([`ShardRows`]): one cache line.
+const BLOCK_PAD: usize = 8;
 
 impl ShardRows {
     /// Zeroed rows for ids `first..end` (`first` a multiple of 64).
     pub(crate) fn new(params: Params, first: u32, end: u32) -> Self {
         let blocks = ((end - first) as usize).div_ceil(64);
+        let stride = params.bits() + BLOCK_PAD;
         let mut words = Vec::new();
-        words.resize_with(blocks * params.bits(), || AtomicU64::new(0));
+        words.resize_with(blocks * stride, || AtomicU64::new(0));
         Self {
             first,
             end,
             blocks,
             bits: params.bits(),
+            stride,
             words,
         }
     }
@@ -295,17 +311,19 @@ impl ShardRows {
     /// disk rather than mapping fresh pages for each (64 MiB a shard).
     pub(crate) fn reset(mut self, params: Params, first: u32, end: u32) -> Self {
         let blocks = ((end - first) as usize).div_ceil(64);
-        self.words.truncate(blocks * params.bits());
+        let stride = params.bits() + BLOCK_PAD;
+        self.words.truncate(blocks * stride);
         for w in &mut self.words {
             *w.get_mut() = 0;
         }
         self.words
-            .resize_with(blocks * params.bits(), || AtomicU64::new(0));
+            .resize_with(blocks * stride, || AtomicU64::new(0));
         Self {
             first,
             end,
             blocks,
             bits: params.bits(),
+            stride,
             words: self.words,
         }
     }
@@ -330,12 +348,12 @@ impl ShardRows {
         &self,
         mut each: impl FnMut(&[u64]) -> Result<(), E>,
     ) -> Result<(), E> {
-        let (blocks, bits) = (self.blocks, self.bits);
+        let (blocks, bits, stride) = (self.blocks, self.bits, self.stride);
         let mut eight = vec![0u64; 8 * blocks];
         for r0 in (0..bits).step_by(8) {
             let n = 8.min(bits - r0);
             for b in 0..blocks {
-                let line = &self.words[b * bits + r0..b * bits + r0 + n];
+                let line = &self.words[b * stride + r0..b * stride + r0 + n];
                 for (k, w) in line.iter().enumerate() {
                     eight[k * blocks + b] = w.load(Ordering::Relaxed);
                 }
@@ -432,7 +450,7 @@ impl Transposer {
             transpose64(&mut a);
             for (t, &x) in a.iter().enumerate() {
                 if x != 0 {
-                    if let Some(word) = shard.words.get(at * shard.bits + w * 64 + t) {
+                    if let Some(word) = shard.words.get(at * shard.stride + w * 64 + t) {
                         if alone {
                             word.store(x, Ordering::Relaxed);
                         } else {

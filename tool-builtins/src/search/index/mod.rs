@@ -769,12 +769,14 @@ impl ContentIndex {
                     config.max_disk_bytes >> 20
                 ));
             }
-            let mut shards = Vec::new();
-            let mut ready = self.full_build(listing, params, &mut |shard| {
-                shards.push(shard.to_words());
-                Ok(())
-            })?;
-            ready.base = Rows::memory(params, ids, shards);
+            let mut shards = MemoryShards {
+                params,
+                ids,
+                shards: Vec::new(),
+                current: Mutex::default(),
+            };
+            let mut ready = self.full_build(listing, params, &mut shards)?;
+            ready.base = Rows::memory(params, ids, shards.shards);
             ready.build_seconds = started.elapsed().as_secs_f64();
             return Ok(Phase::Ready(Box::new(ready)));
         };
@@ -785,7 +787,7 @@ impl ContentIndex {
             }
             let mut writer = store::Writer::create(&path, params, ids, config.max_disk_bytes)?;
             let ready = self
-                .full_build(listing, params, &mut |shard| writer.shard(shard))
+                .full_build(listing, params, &mut writer)
                 .map_err(std::io::Error::other)?;
             let size = writer.finish(ws.root(), &ready.entries)?;
             let rows = store::load(&path, ws.root())?
@@ -923,7 +925,7 @@ impl ContentIndex {
         &self,
         listing: Listing,
         params: Params,
-        sink: &mut (dyn FnMut(&ShardRows) -> std::io::Result<()> + Send),
+        sink: &mut dyn ShardSink,
     ) -> Result<Ready, String> {
         let files = listing.files;
         let config = &self.inner.config;
@@ -952,25 +954,18 @@ impl ContentIndex {
         }
         let results: Mutex<BuildParts> = Mutex::default();
         let (files_ref, firsts) = (&files, &firsts);
-        // A shard is handed to `sink` (reordered and written) on a thread
-        // of its own while the next one is built.
-        // Its memory comes back once written, for a later shard.
-        let (tx, rx) = std::sync::mpsc::sync_channel::<ShardRows>(0);
-        let (back_tx, back_rx) = std::sync::mpsc::channel::<ShardRows>();
-        std::thread::scope(|outer| {
-            let written = outer.spawn(move || -> std::io::Result<()> {
-                for shard in rx {
-                    sink(&shard)?;
-                    let _ = back_tx.send(shard);
-                }
-                Ok(())
-            });
+        // Once built, a shard's rows are encoded as stored and written by
+        // every thread at once (each its range of rows), then recorded; the
+        // shard's memory and the encoded rows' buffers are reused.
+        let mut memory: Option<ShardRows> = None;
+        let mut parts: Vec<sigs::EncodedRows> = Vec::new();
+        {
             for s in 0..sigs::shard_count(ids) {
                 let first_id = s * sigs::SHARD_IDS;
                 let end_id = ids.min(first_id + sigs::SHARD_IDS);
-                let shard = match back_rx.try_recv() {
-                    Ok(done) => done.reset(params, first_id, end_id),
-                    Err(_) => ShardRows::new(params, first_id, end_id),
+                let shard = match memory.take() {
+                    Some(done) => done.reset(params, first_id, end_id),
+                    None => ShardRows::new(params, first_id, end_id),
                 };
                 // The units with pieces in the shard (a file across its end is
                 // read again for the next shard).
@@ -1029,16 +1024,39 @@ impl ContentIndex {
                         });
                     }
                 });
-                if tx.send(shard).is_err() {
-                    break;
-                }
+                let threads = config.thread_count().max(1);
+                parts.resize_with(threads, sigs::EncodedRows::default);
+                let (bits, per) = (
+                    params.bits(),
+                    params.bits().div_ceil(threads).div_ceil(8) * 8,
+                );
+                let shared: &dyn ShardSink = &*sink;
+                let written: std::io::Result<()> = std::thread::scope(|scope| {
+                    let handles: Vec<_> = parts
+                        .iter_mut()
+                        .enumerate()
+                        .map(|(i, part)| {
+                            let shard = &shard;
+                            let rows = (i * per).min(bits)..((i + 1) * per).min(bits);
+                            scope.spawn(move || {
+                                shard.encode(rows, part, &mut |first, bytes| {
+                                    shared.rows(s, first, bytes)
+                                })
+                            })
+                        })
+                        .collect();
+                    handles.into_iter().try_for_each(|h| {
+                        h.join().unwrap_or_else(|_| {
+                            Err(std::io::Error::other("a writing thread panicked"))
+                        })
+                    })
+                });
+                written
+                    .and_then(|()| sink.shard(&parts))
+                    .map_err(|e| format!("cannot build the index: {e}"))?;
+                memory = Some(shard);
             }
-            drop(tx);
-            written
-                .join()
-                .unwrap_or_else(|_| Err(std::io::Error::other("the writing thread panicked")))
-                .map_err(|e| format!("cannot build the index: {e}"))
-        })?;
+        }
         let part_kinds = results.into_inner().unwrap_or_else(PoisonError::into_inner);
         let mut kinds: Vec<(Kind, Vec<(u64, u64)>)> = vec![(Kind::Text, Vec::new()); files.len()];
         for (ix, kind, pieces) in part_kinds {
@@ -1770,6 +1788,61 @@ fn from_meta(path: PathBuf, meta: &std::fs::Metadata, linked: bool) -> Walked {
         ino: meta.ino(),
         linked,
         shared: meta.nlink() > 1,
+    }
+}
+
+/// Where a build puts the rows of each shard it builds.
+trait ShardSink: Sync {
+    /// Stores `bytes`, whole rows of shard `shard` from row `first` (each
+    /// its words as little-endian bytes); the threads of a build call it
+    /// for the rows of one shard at once.
+    fn rows(&self, shard: u32, first: usize, bytes: &[u8]) -> std::io::Result<()>;
+    /// Takes the finished shard: each part's row checksums and counts, in
+    /// row order.
+    fn shard(&mut self, parts: &[sigs::EncodedRows]) -> std::io::Result<()>;
+}
+
+/// The index file: rows written at their place, then recorded.
+impl ShardSink for store::Writer {
+    fn rows(&self, shard: u32, first: usize, bytes: &[u8]) -> std::io::Result<()> {
+        self.write_rows(shard, first, bytes)
+    }
+
+    fn shard(&mut self, parts: &[sigs::EncodedRows]) -> std::io::Result<()> {
+        store::Writer::shard(self, parts)
+    }
+}
+
+/// Rows kept in memory (an index not stored): each shard's words, row
+/// after row; the shard being built is gathered in `current`.
+struct MemoryShards {
+    params: Params,
+    ids: u32,
+    shards: Vec<Vec<u64>>,
+    current: Mutex<Vec<u64>>,
+}
+
+impl ShardSink for MemoryShards {
+    fn rows(&self, shard: u32, first: usize, bytes: &[u8]) -> std::io::Result<()> {
+        let blocks = sigs::shard_blocks(self.ids, shard);
+        let mut current = self.current.lock().unwrap_or_else(PoisonError::into_inner);
+        current.resize(blocks * self.params.bits(), 0);
+        let words = current
+            .get_mut(first * blocks..first * blocks + bytes.len() / 8)
+            .ok_or_else(|| std::io::Error::other("rows out of the shard"))?;
+        for (w, v) in words.iter_mut().zip(sigs::le_words(bytes)) {
+            *w = v;
+        }
+        Ok(())
+    }
+
+    fn shard(&mut self, _: &[sigs::EncodedRows]) -> std::io::Result<()> {
+        let current = self
+            .current
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner);
+        self.shards.push(std::mem::take(current));
+        Ok(())
     }
 }
 

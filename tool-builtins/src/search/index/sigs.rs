@@ -333,25 +333,39 @@ impl ShardRows {
         (self.first..self.end).contains(&id)
     }
 
-    /// Words per row: one per 64 ids.
-    pub(crate) fn blocks(&self) -> usize {
-        self.blocks
-    }
-
-    /// Hands the rows to `each` in order, row `r` as its `blocks` words
-    /// (ids ascending), gathering eight rows (one cache line of each
-    /// block) at a time: 64 KiB of scratch for a full shard, no copy of it.
+    /// Rows `rows` (a range of multiples of 8, or ending at the last row)
+    /// as the index file stores them: each row's words (one per block,
+    /// ids ascending) as little-endian bytes, handed to `put` (first row,
+    /// bytes of whole rows) [`ENCODE_ROWS`] rows at a time from a buffer
+    /// aligned to 4 KiB (for direct writes), with each row's CRC-32 and
+    /// count of set bits kept in `out` (its buffers reused). Eight rows
+    /// (one cache line of each block) are gathered at a time; threads
+    /// encode disjoint ranges of one shard at once.
     ///
     /// # Errors
-    /// The first error `each` returns.
-    pub(crate) fn for_each_row<E>(
+    /// The first error `put` returns.
+    pub(crate) fn encode(
         &self,
-        mut each: impl FnMut(&[u64]) -> Result<(), E>,
-    ) -> Result<(), E> {
-        let (blocks, bits, stride) = (self.blocks, self.bits, self.stride);
+        rows: std::ops::Range<usize>,
+        out: &mut EncodedRows,
+        put: &mut dyn FnMut(usize, &[u8]) -> std::io::Result<()>,
+    ) -> std::io::Result<()> {
+        let (blocks, stride) = (self.blocks, self.stride);
+        out.rows = rows.start..rows.end.min(self.bits);
+        out.crcs.clear();
+        out.counts.clear();
+        let chunk = ENCODE_ROWS * blocks * 8;
+        if out.bytes.capacity() < chunk + ALIGN {
+            out.bytes = Vec::with_capacity(chunk + ALIGN);
+        }
+        // The buffer never grows past its capacity: its start stays put.
+        let skip = out.bytes.as_ptr().align_offset(ALIGN).min(ALIGN);
+        out.bytes.clear();
+        out.bytes.resize(skip, 0);
         let mut eight = vec![0u64; 8 * blocks];
-        for r0 in (0..bits).step_by(8) {
-            let n = 8.min(bits - r0);
+        let mut first = out.rows.start;
+        for r0 in out.rows.clone().step_by(8) {
+            let n = 8.min(out.rows.end - r0);
             for b in 0..blocks {
                 let line = &self.words[b * stride + r0..b * stride + r0 + n];
                 for (k, w) in line.iter().enumerate() {
@@ -359,7 +373,17 @@ impl ShardRows {
                 }
             }
             for row in eight.chunks_exact(blocks.max(1)).take(n) {
-                each(row)?;
+                let at = out.bytes.len();
+                for w in row {
+                    out.bytes.extend_from_slice(&w.to_le_bytes());
+                }
+                out.crcs.push(crc32fast::hash(&out.bytes[at..]));
+                out.counts.push(row.iter().map(|w| w.count_ones()).sum());
+            }
+            if out.bytes.len() - skip >= chunk || r0 + n == out.rows.end {
+                put(first, &out.bytes[skip..])?;
+                first = r0 + n;
+                out.bytes.truncate(skip);
             }
         }
         Ok(())
@@ -367,14 +391,46 @@ impl ShardRows {
 
     /// The rows as plain words, row after row (row `r` the words
     /// `r * blocks..(r + 1) * blocks`).
+    #[cfg(test)]
     pub(crate) fn to_words(&self) -> Vec<u64> {
-        let mut out = Vec::with_capacity(self.blocks * self.bits);
-        let _ = self.for_each_row(|row| {
-            out.extend_from_slice(row);
-            Ok::<(), ()>(())
-        });
-        out
+        let mut words = Vec::new();
+        let _ = self.encode(
+            0..self.bits,
+            &mut EncodedRows::default(),
+            &mut |_, bytes| {
+                words.extend(le_words(bytes));
+                Ok(())
+            },
+        );
+        words
     }
+}
+
+/// Rows a thread encodes before handing them on ([`ShardRows::encode`]):
+/// 512 (4 MiB of a full shard).
+pub(crate) const ENCODE_ROWS: usize = 512;
+
+/// The alignment of encoded rows in memory: 4 KiB, as direct writes need.
+pub(crate) const ALIGN: usize = 4096;
+
+/// What [`ShardRows::encode`] keeps of the rows it encoded: their range,
+/// and each one's CRC-32 and count of set bits; and its buffer.
+#[derive(Default)]
+pub(crate) struct EncodedRows {
+    /// The rows encoded, of the shard's [`Params::bits`].
+    pub(crate) rows: std::ops::Range<usize>,
+    pub(crate) crcs: Vec<u32>,
+    pub(crate) counts: Vec<u32>,
+    bytes: Vec<u8>,
+}
+
+/// Little-endian bytes (whole words) as words.
+pub(crate) fn le_words(bytes: &[u8]) -> impl Iterator<Item = u64> + '_ {
+    bytes.chunks_exact(8).map(|b| {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(b);
+        u64::from_le_bytes(w)
+    })
 }
 
 /// Turns the signatures of 64 consecutive ids (a *block*) into one word

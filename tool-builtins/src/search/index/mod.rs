@@ -1028,7 +1028,7 @@ impl ContentIndex {
                 parts.resize_with(threads, sigs::EncodedRows::default);
                 let (bits, per) = (
                     params.bits(),
-                    params.bits().div_ceil(threads).div_ceil(8) * 8,
+                    params.bits().div_ceil(threads).div_ceil(64) * 64,
                 );
                 let shared: &dyn ShardSink = &*sink;
                 let written: std::io::Result<()> = std::thread::scope(|scope| {

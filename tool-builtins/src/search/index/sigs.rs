@@ -333,13 +333,13 @@ impl ShardRows {
         (self.first..self.end).contains(&id)
     }
 
-    /// Rows `rows` (a range of multiples of 8, or ending at the last row)
+    /// Rows `rows` (a range of multiples of 64, or ending at the last row)
     /// as the index file stores them: each row's words (one per block,
     /// ids ascending) as little-endian bytes, handed to `put` (first row,
     /// bytes of whole rows) [`ENCODE_ROWS`] rows at a time from a buffer
     /// aligned to 4 KiB (for direct writes), with each row's CRC-32 and
-    /// count of set bits kept in `out` (its buffers reused). Eight rows
-    /// (one cache line of each block) are gathered at a time; threads
+    /// count of set bits kept in `out` (its buffers reused). 64 rows
+    /// (eight cache lines of each block) are gathered at a time; threads
     /// encode disjoint ranges of one shard at once.
     ///
     /// # Errors
@@ -362,10 +362,10 @@ impl ShardRows {
         let skip = out.bytes.as_ptr().align_offset(ALIGN).min(ALIGN);
         out.bytes.clear();
         out.bytes.resize(skip, 0);
-        let mut eight = vec![0u64; 8 * blocks];
+        let mut eight = vec![0u64; GATHER * blocks];
         let mut first = out.rows.start;
-        for r0 in out.rows.clone().step_by(8) {
-            let n = 8.min(out.rows.end - r0);
+        for r0 in out.rows.clone().step_by(GATHER) {
+            let n = GATHER.min(out.rows.end - r0);
             for b in 0..blocks {
                 let line = &self.words[b * stride + r0..b * stride + r0 + n];
                 for (k, w) in line.iter().enumerate() {
@@ -405,6 +405,10 @@ impl ShardRows {
         words
     }
 }
+
+/// Rows gathered at a time from the block-by-block layout: 64 (eight
+/// adjacent cache lines of each block, 512 KiB of scratch for a full shard).
+const GATHER: usize = 64;
 
 /// Rows a thread encodes before handing them on ([`ShardRows::encode`]):
 /// 512 (4 MiB of a full shard).

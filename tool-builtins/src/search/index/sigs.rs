@@ -292,9 +292,25 @@ const BLOCK_PAD: usize = 8;
 impl ShardRows {
     /// Zeroed rows for ids `first..end` (`first` a multiple of 64).
     pub(crate) fn new(params: Params, first: u32, end: u32) -> Self {
+        Self::in_memory(Vec::new(), params, first, end)
+    }
+
+    /// These rows' memory made zeroed rows for ids `first..end` (`first` a
+    /// multiple of 64): a build reuses the memory of a shard written to
+    /// disk rather than mapping fresh pages for each (64 MiB a shard).
+    pub(crate) fn reset(self, params: Params, first: u32, end: u32) -> Self {
+        Self::in_memory(self.words, params, first, end)
+    }
+
+    /// Zeroed rows for ids `first..end` in `words`' memory (grown or cut
+    /// to size).
+    fn in_memory(mut words: Vec<AtomicU64>, params: Params, first: u32, end: u32) -> Self {
         let blocks = ((end - first) as usize).div_ceil(64);
         let stride = params.bits() + BLOCK_PAD;
-        let mut words = Vec::new();
+        words.truncate(blocks * stride);
+        for w in &mut words {
+            *w.get_mut() = 0;
+        }
         words.resize_with(blocks * stride, || AtomicU64::new(0));
         Self {
             first,
@@ -303,28 +319,6 @@ impl ShardRows {
             bits: params.bits(),
             stride,
             words,
-        }
-    }
-
-    /// These rows' memory made zeroed rows for ids `first..end` (`first` a
-    /// multiple of 64): a build reuses the memory of a shard written to
-    /// disk rather than mapping fresh pages for each (64 MiB a shard).
-    pub(crate) fn reset(mut self, params: Params, first: u32, end: u32) -> Self {
-        let blocks = ((end - first) as usize).div_ceil(64);
-        let stride = params.bits() + BLOCK_PAD;
-        self.words.truncate(blocks * stride);
-        for w in &mut self.words {
-            *w.get_mut() = 0;
-        }
-        self.words
-            .resize_with(blocks * stride, || AtomicU64::new(0));
-        Self {
-            first,
-            end,
-            blocks,
-            bits: params.bits(),
-            stride,
-            words: self.words,
         }
     }
 

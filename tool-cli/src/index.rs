@@ -27,7 +27,11 @@ fn open(common: &CommonOptions, watch: bool) -> Result<ContentIndex, Failure> {
 /// Runs `tool index ACTION`, printing to `out`.
 ///
 /// # Errors
-/// A usage error for a bad workspace; an I/O error reading or deleting the index.
+/// A usage error for a bad workspace; an I/O error reading or deleting the
+/// index; [`Failure::ToolError`] (exit 1, the reason printed) when `build`
+/// is refused or fails (a state folder inside the workspace or not
+/// writable, a file over the disk cap), not when the files are too few to
+/// need an index.
 pub(crate) fn run(
     action: IndexAction,
     common: &CommonOptions,
@@ -49,29 +53,86 @@ pub(crate) fn run(
                 "stored: {files} files, index {:.1} MiB at {location}",
                 bytes as f64 / 1_048_576.0
             )?,
-            None => writeln!(
-                out,
-                "no index stored (it would live at {location}); searches scan"
-            )?,
+            None => match hosts(&index).as_slice() {
+                [] => writeln!(
+                    out,
+                    "no index stored (it would live at {location}); searches scan"
+                )?,
+                pids => writeln!(
+                    out,
+                    "no index stored (it would live at {location}); running hosts still \
+                     search with the index they had until they exit ({}); new hosts build one",
+                    pid_list(pids)
+                )?,
+            },
         },
         IndexAction::Build => {
             // Brings the stored index up to date: written again when any
             // file changed since it was stored.
             let status = index.update();
             writeln!(out, "{status}")?;
-            if let IndexStatus::Ready { .. } = status {
-                writeln!(out, "at {location}")?;
+            match status {
+                IndexStatus::Ready { .. } => writeln!(out, "at {location}")?,
+                // Refused or failed (not merely small): a script must see it.
+                IndexStatus::Off { .. } => return Err(Failure::ToolError),
+                _ => {}
             }
         }
         IndexAction::Drop => {
             if index.drop_index().map_err(Failure::Io)? {
-                writeln!(out, "deleted the index at {location}")?;
+                write!(out, "deleted the index at {location}")?;
+                match hosts(&index).as_slice() {
+                    [] => writeln!(out)?,
+                    pids => writeln!(
+                        out,
+                        "; running hosts keep searching with it until they exit ({}), \
+                         and its disk space is freed then",
+                        pid_list(pids)
+                    )?,
+                }
             } else {
                 writeln!(out, "no index stored at {location}")?;
             }
         }
     }
     Ok(())
+}
+
+/// The processes serving from an index of this workspace: each running
+/// host keeps a `sentinels-<pid>` folder next to the index file (removed
+/// when it stops; one of a process no longer running is left out).
+fn hosts(index: &ContentIndex) -> Vec<u32> {
+    let Some(dir) = index
+        .location()
+        .and_then(|p| p.parent().map(std::path::Path::to_path_buf))
+    else {
+        return Vec::new();
+    };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut pids: Vec<u32> = entries
+        .flatten()
+        .filter_map(|e| {
+            e.file_name()
+                .to_str()
+                .and_then(|n| n.strip_prefix("sentinels-"))
+                .and_then(|p| p.parse::<u32>().ok())
+        })
+        .filter(|&pid| {
+            pid != std::process::id()
+                && std::path::Path::new("/proc").join(pid.to_string()).exists()
+        })
+        .collect();
+    pids.sort_unstable();
+    pids
+}
+
+/// "pid 12" or "pids 12, 34".
+fn pid_list(pids: &[u32]) -> String {
+    let list: Vec<String> = pids.iter().map(u32::to_string).collect();
+    let noun = if pids.len() == 1 { "pid" } else { "pids" };
+    format!("{noun} {}", list.join(", "))
 }
 
 /// Adds an index of the session's workspace to its context (`tool serve`);

@@ -81,12 +81,69 @@ fn index_commands_refuse_a_state_folder_inside_the_workspace() {
             .output()
             .expect("the tool binary runs")
     };
-    for action in ["status", "build"] {
+    // `status` reports; a refused `build` fails (review 29b, F2).
+    for (action, want) in [("status", 0), ("build", 1)] {
         let out = index(action);
-        assert_eq!(code(&out), 0, "{}", stderr(&out));
+        assert_eq!(code(&out), want, "{}", stderr(&out));
         let text = stdout(&out);
         assert!(text.contains("is inside the workspace"), "{action}: {text}");
         assert!(text.contains("searches scan"), "{action}: {text}");
     }
     assert!(!state.join("agent-tools/index").exists());
+}
+
+/// Review 29b, F1: after `drop`, `status` and `drop` name the running hosts
+/// (their `sentinels-<pid>` folders) that still search with the deleted
+/// index; a folder of a process no longer running is left out.
+#[test]
+fn index_status_names_running_hosts_after_a_drop() {
+    let ws = TempDir::new();
+    let state = TempDir::new();
+    fs::write(ws.path().join("a.rs"), "fn main() {}\n").expect("file");
+    let index = |action: &str| {
+        tool()
+            .env("XDG_STATE_HOME", state.path())
+            .args(["--workspace", ws.arg(), "index", action])
+            .output()
+            .expect("the tool binary runs")
+    };
+    let text = stdout(&index("status"));
+    let location = text
+        .strip_prefix("no index stored (it would live at ")
+        .and_then(|t| t.split(')').next())
+        .expect("a location")
+        .to_owned();
+    let folder = std::path::Path::new(&location).parent().expect("a folder");
+    // A live "host" (a child that sleeps) and a dead one (pid far past pid_max).
+    let mut host = std::process::Command::new("sleep")
+        .arg("30")
+        .spawn()
+        .expect("sleep runs");
+    fs::create_dir_all(folder.join(format!("sentinels-{}", host.id()))).expect("sentinels");
+    fs::create_dir_all(folder.join("sentinels-4999999")).expect("sentinels");
+    fs::write(&location, b"stale").expect("an index file");
+    let out = index("drop");
+    let status = stdout(&index("status"));
+    let _ = host.kill();
+    let _ = host.wait();
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        format!(
+            "deleted the index at {location}; running hosts keep searching with it until they \
+             exit (pid {}), and its disk space is freed then\n",
+            host.id()
+        )
+    );
+    assert!(
+        status.ends_with(&format!(
+            "running hosts still search with the index they had until they exit (pid {}); new \
+             hosts build one\n",
+            host.id()
+        )),
+        "{status}"
+    );
+    // The host is gone now: plain "searches scan" again.
+    let text = stdout(&index("status"));
+    assert!(text.ends_with("); searches scan\n"), "{text}");
 }

@@ -505,12 +505,15 @@ async fn watch_lists(weak: Weak<LazyInner>, conn: McpConnection) {
 async fn watch_exit(weak: Weak<LazyInner>, conn: McpConnection) {
     conn.closed().await;
     let Some(inner) = weak.upgrade() else { return };
+    // The closed connection stays current until the tools are gone: a call
+    // meanwhile is told the server is gone (`connection`), where an empty
+    // slot would start the server again.
+    if !inner
+        .lock_current()
+        .as_ref()
+        .is_some_and(|c| c.same_as(&conn))
     {
-        let mut current = inner.lock_current();
-        if !current.as_ref().is_some_and(|c| c.same_as(&conn)) {
-            return;
-        }
-        *current = None;
+        return;
     }
     let names = std::mem::take(&mut *inner.names.lock().unwrap_or_else(PoisonError::into_inner));
     // The reason first, then the removal: whoever sees the tools gone also
@@ -531,6 +534,10 @@ async fn watch_exit(weak: Weak<LazyInner>, conn: McpConnection) {
         }
         Ok::<_, std::convert::Infallible>(())
     });
+    let mut current = inner.lock_current();
+    if current.as_ref().is_some_and(|c| c.same_as(&conn)) {
+        *current = None;
+    }
 }
 
 /// Stops `conn` once no call was in flight for `idle`.

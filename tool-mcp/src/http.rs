@@ -384,12 +384,69 @@ fn socket_owner(peer: SocketAddr) -> Option<u32> {
     };
     let wanted = format!("{address}:{:04X}", peer.port());
     let table = std::fs::read_to_string(file).ok()?;
-    table.lines().skip(1).find_map(|line| {
+    owner_in(&table, &wanted)
+}
+
+/// The uid of the connected (`ESTABLISHED`, state `01`) socket whose local
+/// address is `local` (`HEXADDR:HEXPORT`) in a `/proc/net/tcp` table; `None`
+/// when there is none, or when several disagree. Sockets in other states
+/// are left out: a `TIME_WAIT` entry of an earlier connection from the same
+/// port is listed with uid 0 (root), which would let any user in.
+fn owner_in(table: &str, local: &str) -> Option<u32> {
+    let mut owner = None;
+    for line in table.lines().skip(1) {
         let fields: Vec<&str> = line.split_whitespace().collect();
-        (fields.get(1) == Some(&wanted.as_str()))
-            .then(|| fields.get(7).and_then(|u| u.parse().ok()))
-            .flatten()
-    })
+        if fields.get(1) != Some(&local) || fields.get(3) != Some(&"01") {
+            continue;
+        }
+        let uid: u32 = fields.get(7)?.parse().ok()?;
+        match owner {
+            Some(seen) if seen != uid => return None,
+            _ => owner = Some(uid),
+        }
+    }
+    owner
+}
+
+#[cfg(test)]
+mod owner_tests {
+    use super::owner_in;
+
+    const HEAD: &str = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode";
+
+    fn line(local: &str, remote: &str, st: &str, uid: u32) -> String {
+        format!(
+            "   0: {local} {remote} {st} 00000000:00000000 00:00000000 00000000 {uid:>5}        0 0 1"
+        )
+    }
+
+    #[test]
+    fn only_a_connected_socket_names_the_client() {
+        let client = "0100007F:9C40";
+        let server = "0100007F:1F90";
+        // An earlier connection from the same port, in TIME_WAIT (uid 0),
+        // listed first; the server's own end; the client's connected socket.
+        let table = [
+            HEAD.to_owned(),
+            line(client, server, "06", 0),
+            line(server, client, "01", 0),
+            line(client, server, "01", 65534),
+        ]
+        .join("\n");
+        assert_eq!(owner_in(&table, client), Some(65534));
+        // Only the TIME_WAIT entry: nobody, so the request is refused.
+        let stale = [HEAD.to_owned(), line(client, server, "06", 0)].join("\n");
+        assert_eq!(owner_in(&stale, client), None);
+        // Two connected sockets on one local port that disagree: nobody.
+        let other = "0100007F:0050";
+        let both = [
+            HEAD.to_owned(),
+            line(client, server, "01", 1000),
+            line(client, other, "01", 65534),
+        ]
+        .join("\n");
+        assert_eq!(owner_in(&both, client), None);
+    }
 }
 
 /// A request's bearer token, checked by the server (the SHA-256 of the

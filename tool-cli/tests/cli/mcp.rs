@@ -1427,8 +1427,16 @@ fn mcp_config_server_killed_mid_batch_is_reported_and_the_rest_goes_on() {
         .expect("tool batch starts");
     let mut input = child.stdin.take().expect("piped stdin");
     let mut output = BufReader::new(child.stdout.take().expect("piped stdout"));
+    // Each call reads a different number of lines: an identical read-only
+    // call would be answered from the batch's read cache (30 s), server or
+    // no server, had the client not yet seen the server die.
+    let mut asked = 0;
     let mut ask = |tool_name: &str| -> Value {
-        let line = json!({"name": tool_name, "arguments": {"file_path": "notes.txt"}});
+        asked += 1;
+        let line = json!({
+            "name": tool_name,
+            "arguments": {"file_path": "notes.txt", "limit": 10 + asked}
+        });
         writeln!(input, "{line}").expect("batch reads");
         input.flush().expect("flush");
         let mut answer = String::new();

@@ -5,18 +5,25 @@ use std::fs;
 
 use crate::support::{TempDir, code, stderr, stdout, tool};
 
+/// `tool --workspace WS index ACTION` with `XDG_STATE_HOME` set to `state`.
+fn run_index(
+    ws: &TempDir,
+    state: impl AsRef<std::path::Path>,
+    action: &str,
+) -> std::process::Output {
+    tool()
+        .env("XDG_STATE_HOME", state.as_ref())
+        .args(["--workspace", ws.arg(), "index", action])
+        .output()
+        .expect("the tool binary runs")
+}
+
 #[test]
 fn index_commands_report_build_and_drop() {
     let ws = TempDir::new();
     let state = TempDir::new();
     fs::write(ws.path().join("a.rs"), "fn main() {}\n").expect("file");
-    let index = |action: &str| {
-        tool()
-            .env("XDG_STATE_HOME", state.path())
-            .args(["--workspace", ws.arg(), "index", action])
-            .output()
-            .expect("the tool binary runs")
-    };
+    let index = |action: &str| run_index(&ws, state.path(), action);
     let out = index("status");
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     let text = stdout(&out);
@@ -74,13 +81,7 @@ fn index_commands_refuse_a_state_folder_inside_the_workspace() {
     let ws = TempDir::new();
     fs::write(ws.path().join("a.rs"), "fn main() {}\n").expect("file");
     let state = ws.path().join(".state");
-    let index = |action: &str| {
-        tool()
-            .env("XDG_STATE_HOME", &state)
-            .args(["--workspace", ws.arg(), "index", action])
-            .output()
-            .expect("the tool binary runs")
-    };
+    let index = |action: &str| run_index(&ws, &state, action);
     // `status` reports; a refused `build` fails (review 29b, F2).
     for (action, want) in [("status", 0), ("build", 1)] {
         let out = index(action);
@@ -100,13 +101,7 @@ fn index_status_names_running_hosts_after_a_drop() {
     let ws = TempDir::new();
     let state = TempDir::new();
     fs::write(ws.path().join("a.rs"), "fn main() {}\n").expect("file");
-    let index = |action: &str| {
-        tool()
-            .env("XDG_STATE_HOME", state.path())
-            .args(["--workspace", ws.arg(), "index", action])
-            .output()
-            .expect("the tool binary runs")
-    };
+    let index = |action: &str| run_index(&ws, state.path(), action);
     let text = stdout(&index("status"));
     let location = text
         .strip_prefix("no index stored (it would live at ")

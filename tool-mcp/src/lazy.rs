@@ -505,9 +505,9 @@ async fn watch_lists(weak: Weak<LazyInner>, conn: McpConnection) {
 async fn watch_exit(weak: Weak<LazyInner>, conn: McpConnection) {
     conn.closed().await;
     let Some(inner) = weak.upgrade() else { return };
-    // The closed connection stays current until the tools are gone: a call
-    // meanwhile is told the server is gone (`connection`), where an empty
-    // slot would start the server again.
+    // The closed connection stays current: a call meanwhile, or later
+    // through an older snapshot of the registry, is told the server is gone
+    // (`connection`), where an empty slot would start the server again.
     if !inner
         .lock_current()
         .as_ref()
@@ -534,10 +534,10 @@ async fn watch_exit(weak: Weak<LazyInner>, conn: McpConnection) {
         }
         Ok::<_, std::convert::Infallible>(())
     });
-    let mut current = inner.lock_current();
-    if current.as_ref().is_some_and(|c| c.same_as(&conn)) {
-        *current = None;
-    }
+    // The closed connection stays in the slot for good: a registry
+    // snapshot taken before the removal (`tool batch` holds one for its
+    // whole run) still has the tools, and a call through it must be told
+    // the server is gone, not start it again. Only `stop` empties the slot.
 }
 
 /// Stops `conn` once no call was in flight for `idle`.

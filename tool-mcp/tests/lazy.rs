@@ -244,6 +244,9 @@ async fn a_server_that_dies_loses_its_tools_and_is_not_restarted() {
     let cache = ToolListCache::new(dir.path());
     let marker = unique("dies");
     let (live, server, _) = import(fixture(&marker), &cache).await;
+    // A snapshot taken before the death keeps the tools (`tool batch` holds
+    // one for its whole run).
+    let before = live.snapshot();
     // A reader spinning on another thread never sees the tools gone without
     // the reason (the reason is recorded first).
     let watcher = {
@@ -280,6 +283,24 @@ async fn a_server_that_dies_loses_its_tools_and_is_not_restarted() {
     let again = call(&live, "fx__echo", json!({"text": "x"})).await;
     assert!(again.is_error(), "{again:?}");
     assert_eq!(server.starts(), 1);
+    // Nor through the older snapshot, which still has the tool: the call is
+    // told the server is gone, however long after the removal it comes.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let stale = before
+        .execute("fx__echo", json!({"text": "y"}), &ToolContext::new())
+        .await;
+    assert!(stale.is_error(), "{stale:?}");
+    let message = stale
+        .error
+        .as_ref()
+        .map(|e| e.message.as_str())
+        .unwrap_or_default();
+    assert!(
+        message.contains("MCP server `fx`") && message.contains("is gone"),
+        "{stale:?}"
+    );
+    assert_eq!(server.starts(), 1);
+    assert_eq!(running(&marker), 0);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -20,6 +20,11 @@
 //! reused after), `LOOPS` (runs of each pattern, default 3) and `NO_WATCH`
 //! (set: no watcher, every change trusted to come through the write hook).
 //!
+//! The build alone: `index-<hash> --build` with `CORPUS`, `BUILDS` (cold
+//! builds, default 3; the first in a process also pays for fresh memory),
+//! `BUILD_THREADS` (default: the machine's) and `NO_PERSIST` (set: the
+//! index is kept in memory, not written).
+//!
 //! Not run by `cargo test`; `cargo bench --bench index` with `CORPUS` set.
 
 use std::path::{Path, PathBuf};
@@ -199,7 +204,8 @@ fn build_only(corpus: &Path) {
             .unwrap_or(0);
         let config = IndexConfig::default()
             .with_state_dir(&state)
-            .with_threads(threads);
+            .with_threads(threads)
+            .with_persist(std::env::var_os("NO_PERSIST").is_none());
         let index = ContentIndex::new(&ws, config);
         times.push(time(|| drop(index.build())));
         drop(index);

@@ -69,10 +69,12 @@
 //! multiply-shift into the piece's signature and turning the signatures
 //! of 64 pieces into row words with a 64 x 64 bit transpose, with no sort
 //! and no table of grams; it holds the rows of the shard being built
-//! (64 MiB) and of the one a thread of its own writes meanwhile (the
-//! written one's memory is reused for a later shard), and writes the
-//! index without an fsync (a file damaged by a crash fails its checksums
-//! and is rebuilt). Changes
+//! (64 MiB, on huge pages where the kernel gives them: every step of the
+//! transpose lands on another 4 KiB page otherwise) and at most 64 MiB of
+//! the previous shard's rows, encoded as stored, which a writing thread
+//! of its own writes (direct writes, which wait for the disk) while the
+//! next shard is read; it writes the index without an fsync (a file
+//! damaged by a crash fails its checksums and is rebuilt). Changes
 //! since the build are held in memory up to [`IndexConfig::max_delta_bytes`]
 //! (default 64 MiB); past that the index is rebuilt in the background (a
 //! real build: every file read, the stored index not reused, the result
@@ -954,12 +956,21 @@ impl ContentIndex {
         }
         let results: Mutex<BuildParts> = Mutex::default();
         let (files_ref, firsts) = (&files, &firsts);
-        // Once built, a shard's rows are encoded as stored and written by
-        // every thread at once (each its range of rows), then recorded; the
-        // shard's memory and the encoded rows' buffers are reused.
-        let mut memory: Option<ShardRows> = None;
-        let mut parts: Vec<sigs::EncodedRows> = Vec::new();
-        {
+        // Once built, a shard's rows are encoded as stored by every thread
+        // at once (each its range of rows) into buffers that a writing
+        // thread writes while the next shard is read (direct writes wait
+        // for the disk); the shard's memory is reused.
+        let pool = sigs::BufferPool::new(
+            sigs::encoded_bytes(sigs::shard_blocks(sigs::SHARD_IDS, 0)),
+            WRITE_BUFFERS,
+        );
+        let (to_writer, writes) = std::sync::mpsc::channel::<Write>();
+        let built: Result<(), String> = std::thread::scope(|outer| {
+            let pool = &pool;
+            let writer = outer.spawn(move || write_shards(&writes, sink, pool));
+            let mut memory: Option<ShardRows> = None;
+            let mut parts: Vec<sigs::EncodedRows> = Vec::new();
+            let mut failed = None;
             for s in 0..sigs::shard_count(ids) {
                 let first_id = s * sigs::SHARD_IDS;
                 let end_id = ids.min(first_id + sigs::SHARD_IDS);
@@ -1030,33 +1041,52 @@ impl ContentIndex {
                     params.bits(),
                     params.bits().div_ceil(threads).div_ceil(64) * 64,
                 );
-                let shared: &dyn ShardSink = &*sink;
-                let written: std::io::Result<()> = std::thread::scope(|scope| {
+                let encoded: std::io::Result<()> = std::thread::scope(|scope| {
                     let handles: Vec<_> = parts
                         .iter_mut()
                         .enumerate()
                         .map(|(i, part)| {
-                            let shard = &shard;
+                            let (shard, to_writer) = (&shard, to_writer.clone());
                             let rows = (i * per).min(bits)..((i + 1) * per).min(bits);
                             scope.spawn(move || {
-                                shard.encode(rows, part, &mut |first, bytes| {
-                                    shared.rows(s, first, bytes)
+                                shard.encode(rows, part, &mut |first, buf| {
+                                    let rows = std::mem::replace(buf, pool.take());
+                                    to_writer.send(Write::Rows(s, first, rows)).map_err(|_| {
+                                        std::io::Error::other("the writing thread stopped")
+                                    })
                                 })
                             })
                         })
                         .collect();
                     handles.into_iter().try_for_each(|h| {
                         h.join().unwrap_or_else(|_| {
-                            Err(std::io::Error::other("a writing thread panicked"))
+                            Err(std::io::Error::other("an encoding thread panicked"))
                         })
                     })
                 });
-                written
-                    .and_then(|()| sink.shard(&parts))
-                    .map_err(|e| format!("cannot build the index: {e}"))?;
+                let handed = encoded.and_then(|()| {
+                    let summary = parts.iter().map(sigs::EncodedRows::summary).collect();
+                    to_writer
+                        .send(Write::Shard(summary))
+                        .map_err(|_| std::io::Error::other("the writing thread stopped"))
+                });
+                if let Err(e) = handed {
+                    failed = Some(e);
+                    break;
+                }
                 memory = Some(shard);
             }
-        }
+            drop(to_writer);
+            let written = writer
+                .join()
+                .unwrap_or_else(|_| Err(std::io::Error::other("the writing thread panicked")));
+            // The writer's own error first: an encoding thread only learns
+            // that it stopped.
+            written
+                .and(failed.map_or(Ok(()), Err))
+                .map_err(|e| format!("cannot build the index: {e}"))
+        });
+        built?;
         let part_kinds = results.into_inner().unwrap_or_else(PoisonError::into_inner);
         let mut kinds: Vec<(Kind, Vec<(u64, u64)>)> = vec![(Kind::Text, Vec::new()); files.len()];
         for (ix, kind, pieces) in part_kinds {
@@ -1792,7 +1822,7 @@ fn from_meta(path: PathBuf, meta: &std::fs::Metadata, linked: bool) -> Walked {
 }
 
 /// Where a build puts the rows of each shard it builds.
-trait ShardSink: Sync {
+trait ShardSink: Send + Sync {
     /// Stores `bytes`, whole rows of shard `shard` from row `first` (each
     /// its words as little-endian bytes); the threads of a build call it
     /// for the rows of one shard at once.
@@ -1800,6 +1830,54 @@ trait ShardSink: Sync {
     /// Takes the finished shard: each part's row checksums and counts, in
     /// row order.
     fn shard(&mut self, parts: &[sigs::EncodedRows]) -> std::io::Result<()>;
+}
+
+/// What a build hands its writing thread ([`write_shards`]): rows of a
+/// shard (shard, first row, their bytes), or a shard's summary once all
+/// its rows were handed on.
+enum Write {
+    Rows(u32, usize, sigs::AlignedBuf),
+    Shard(Vec<sigs::EncodedRows>),
+}
+
+/// Encoded row buffers a build holds at most beyond its threads' own
+/// (4 MiB each for full shards): one shard's worth, so that the disk
+/// writes one shard while the next is read.
+const WRITE_BUFFERS: usize = 16;
+
+/// The writing thread of a build: writes what `writes` brings, in order,
+/// into `sink`, and gives each buffer back to `pool`; stops at the first
+/// error. Closes the pool when it ends, so that no encoding thread waits
+/// for a buffer that never comes.
+///
+/// # Errors
+/// The first error of the sink.
+fn write_shards(
+    writes: &std::sync::mpsc::Receiver<Write>,
+    sink: &mut dyn ShardSink,
+    pool: &sigs::BufferPool,
+) -> std::io::Result<()> {
+    struct Close<'a>(&'a sigs::BufferPool);
+    impl Drop for Close<'_> {
+        fn drop(&mut self) {
+            self.0.close();
+        }
+    }
+    let _close = Close(pool);
+    for write in writes {
+        let done = match write {
+            Write::Rows(shard, first, buf) => {
+                let done = sink.rows(shard, first, buf.bytes());
+                pool.give(buf);
+                done
+            }
+            Write::Shard(parts) => sink.shard(&parts),
+        };
+        // On an error nothing more is written: the encoding threads' sends
+        // fail from now on, and a take no longer waits (the pool is closed).
+        done?;
+    }
+    Ok(())
 }
 
 /// The index file: rows written at their place, then recorded.
@@ -2201,6 +2279,56 @@ impl crate::fs::AfterWrite for ContentIndex {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A sink that takes `ok` writes, then fails.
+    struct Failing {
+        ok: std::sync::atomic::AtomicUsize,
+        shards: usize,
+    }
+
+    impl ShardSink for Failing {
+        fn rows(&self, _: u32, _: usize, _: &[u8]) -> std::io::Result<()> {
+            let left = self.ok.load(Ordering::SeqCst);
+            if left == 0 {
+                return Err(std::io::Error::other("disk full"));
+            }
+            self.ok.store(left - 1, Ordering::SeqCst);
+            Ok(())
+        }
+
+        fn shard(&mut self, _: &[sigs::EncodedRows]) -> std::io::Result<()> {
+            self.shards += 1;
+            Ok(())
+        }
+    }
+
+    /// The writing thread records a shard only after its rows, stops at
+    /// the sink's first error (which it returns) and closes the pool, so
+    /// that an encoding thread that still takes buffers never waits.
+    #[test]
+    fn the_writer_stops_at_the_first_error_and_frees_the_encoders() {
+        let pool = sigs::BufferPool::new(sigs::ALIGN, 3);
+        let (send, writes) = std::sync::mpsc::channel();
+        let mut sink = Failing {
+            ok: std::sync::atomic::AtomicUsize::new(2),
+            shards: 0,
+        };
+        for first in 0..2 {
+            send.send(Write::Rows(0, first, pool.take())).unwrap();
+        }
+        send.send(Write::Shard(Vec::new())).unwrap();
+        send.send(Write::Rows(1, 0, pool.take())).unwrap();
+        send.send(Write::Shard(Vec::new())).unwrap();
+        let err = write_shards(&writes, &mut sink, &pool).unwrap_err();
+        assert_eq!(err.to_string(), "disk full");
+        assert_eq!(sink.shards, 1, "the second shard is not recorded");
+        // The two written buffers came back, the failed one's did not:
+        // a fourth take would wait past the limit, but the pool is closed.
+        let taken: Vec<_> = (0..4).map(|_| pool.take()).collect();
+        assert_eq!(taken.len(), 4);
+        drop(writes);
+        assert!(send.send(Write::Shard(Vec::new())).is_err());
+    }
 
     #[test]
     fn the_listing_order_is_the_order_of_paths() {

@@ -286,6 +286,36 @@ pub(crate) struct ShardRows {
     words: Vec<AtomicU64>,
 }
 
+/// Asks the kernel to back `words`' (unused) capacity with huge pages
+/// (2 MiB on x86-64) when they are first touched: a shard's rows are
+/// read and written across all of its 64 MiB at once, and with 4 KiB
+/// pages every step lands on another page (a TLB miss each). Where
+/// transparent huge pages are off, or not on Linux, nothing changes.
+fn advise_huge_pages(words: &Vec<AtomicU64>) {
+    #[cfg(target_os = "linux")]
+    {
+        const HUGE: usize = 2 << 20;
+        let start = words.as_ptr() as usize;
+        let end = start + words.capacity() * std::mem::size_of::<AtomicU64>();
+        let (from, to) = (start.next_multiple_of(HUGE), end / HUGE * HUGE);
+        if to > from {
+            #[allow(unsafe_code, reason = "madvise on memory this Vec owns")]
+            // SAFETY: `from..to` lies inside the allocation `words` owns
+            // (its capacity), which stays mapped while `words` lives; the
+            // advice only changes how its pages are backed, not their
+            // contents (none are touched yet), so no Rust reference sees a
+            // change.
+            let _ = unsafe {
+                rustix::mm::madvise(
+                    from as *mut std::ffi::c_void,
+                    to - from,
+                    rustix::mm::Advice::LinuxHugepage,
+                )
+            };
+        }
+    }
+}
+
 /// Words between blocks beyond their rows ([`ShardRows`]): one cache line.
 const BLOCK_PAD: usize = 8;
 
@@ -307,6 +337,10 @@ impl ShardRows {
     fn in_memory(mut words: Vec<AtomicU64>, params: Params, first: u32, end: u32) -> Self {
         let blocks = ((end - first) as usize).div_ceil(64);
         let stride = params.bits() + BLOCK_PAD;
+        if words.capacity() < blocks * stride {
+            words = Vec::with_capacity(blocks * stride);
+            advise_huge_pages(&words);
+        }
         words.truncate(blocks * stride);
         for w in &mut words {
             *w.get_mut() = 0;
@@ -330,11 +364,13 @@ impl ShardRows {
     /// Rows `rows` (a range of multiples of 64, or ending at the last row)
     /// as the index file stores them: each row's words (one per block,
     /// ids ascending) as little-endian bytes, handed to `put` (first row,
-    /// bytes of whole rows) [`ENCODE_ROWS`] rows at a time from a buffer
-    /// aligned to 4 KiB (for direct writes), with each row's CRC-32 and
-    /// count of set bits kept in `out` (its buffers reused). 64 rows
-    /// (eight cache lines of each block) are gathered at a time; threads
-    /// encode disjoint ranges of one shard at once.
+    /// a buffer of whole rows aligned to 4 KiB for direct writes)
+    /// [`ENCODE_ROWS`] rows at a time, with each row's CRC-32 and count of
+    /// set bits kept in `out`. `put` may keep the buffer it is handed by
+    /// swapping in another (empty, as large: see [`BufferPool`]); the one
+    /// left is cleared and filled again. 64 rows (eight cache lines of
+    /// each block) are gathered at a time; threads encode disjoint ranges
+    /// of one shard at once.
     ///
     /// # Errors
     /// The first error `put` returns.
@@ -342,20 +378,17 @@ impl ShardRows {
         &self,
         rows: std::ops::Range<usize>,
         out: &mut EncodedRows,
-        put: &mut dyn FnMut(usize, &[u8]) -> std::io::Result<()>,
+        put: &mut dyn FnMut(usize, &mut AlignedBuf) -> std::io::Result<()>,
     ) -> std::io::Result<()> {
         let (blocks, stride) = (self.blocks, self.stride);
         out.rows = rows.start..rows.end.min(self.bits);
         out.crcs.clear();
         out.counts.clear();
-        let chunk = ENCODE_ROWS * blocks * 8;
-        if out.bytes.capacity() < chunk + ALIGN {
-            out.bytes = Vec::with_capacity(chunk + ALIGN);
-        }
-        // The buffer never grows past its capacity: its start stays put.
-        let skip = out.bytes.as_ptr().align_offset(ALIGN).min(ALIGN);
+        let chunk = encoded_bytes(blocks);
         out.bytes.clear();
-        out.bytes.resize(skip, 0);
+        if out.bytes.capacity() < chunk {
+            out.bytes = AlignedBuf::with_capacity(chunk);
+        }
         let mut eight = vec![0u64; GATHER * blocks];
         let mut first = out.rows.start;
         for r0 in out.rows.clone().step_by(GATHER) {
@@ -367,17 +400,17 @@ impl ShardRows {
                 }
             }
             for row in eight.chunks_exact(blocks.max(1)).take(n) {
-                let at = out.bytes.len();
-                for w in row {
-                    out.bytes.extend_from_slice(&w.to_le_bytes());
-                }
-                out.crcs.push(crc32fast::hash(&out.bytes[at..]));
+                let bytes = out.bytes.push_words(row);
+                out.crcs.push(crc32fast::hash(bytes));
                 out.counts.push(row.iter().map(|w| w.count_ones()).sum());
             }
-            if out.bytes.len() - skip >= chunk || r0 + n == out.rows.end {
-                put(first, &out.bytes[skip..])?;
+            if out.bytes.len() >= chunk || r0 + n == out.rows.end {
+                put(first, &mut out.bytes)?;
                 first = r0 + n;
-                out.bytes.truncate(skip);
+                out.bytes.clear();
+                if out.bytes.capacity() < chunk {
+                    out.bytes = AlignedBuf::with_capacity(chunk);
+                }
             }
         }
         Ok(())
@@ -388,15 +421,142 @@ impl ShardRows {
     #[cfg(test)]
     pub(crate) fn to_words(&self) -> Vec<u64> {
         let mut words = Vec::new();
-        let _ = self.encode(
-            0..self.bits,
-            &mut EncodedRows::default(),
-            &mut |_, bytes| {
-                words.extend(le_words(bytes));
-                Ok(())
-            },
-        );
+        let _ = self.encode(0..self.bits, &mut EncodedRows::default(), &mut |_, buf| {
+            words.extend(le_words(buf.bytes()));
+            Ok(())
+        });
         words
+    }
+}
+
+/// The bytes [`ShardRows::encode`] hands on at a time for a shard of
+/// `blocks` blocks: [`ENCODE_ROWS`] rows (4 MiB for a full shard).
+pub(crate) fn encoded_bytes(blocks: usize) -> usize {
+    ENCODE_ROWS * blocks * 8
+}
+
+/// A byte buffer whose contents start at a multiple of [`ALIGN`] in
+/// memory, as direct writes need: it never grows past the capacity it was
+/// made with, so its start never moves.
+#[derive(Default)]
+pub(crate) struct AlignedBuf {
+    vec: Vec<u8>,
+    /// Bytes before the aligned start.
+    skip: usize,
+}
+
+impl AlignedBuf {
+    /// An empty buffer for `bytes` bytes.
+    pub(crate) fn with_capacity(bytes: usize) -> Self {
+        let vec: Vec<u8> = Vec::with_capacity(bytes + ALIGN);
+        let skip = vec.as_ptr().align_offset(ALIGN).min(ALIGN);
+        let mut buf = Self { vec, skip };
+        buf.clear();
+        buf
+    }
+
+    /// The bytes it holds.
+    pub(crate) fn bytes(&self) -> &[u8] {
+        self.vec.get(self.skip..).unwrap_or_default()
+    }
+
+    /// How many bytes it holds.
+    pub(crate) fn len(&self) -> usize {
+        self.vec.len().saturating_sub(self.skip)
+    }
+
+    /// How many bytes it can hold without moving.
+    pub(crate) fn capacity(&self) -> usize {
+        self.vec.capacity().saturating_sub(self.skip)
+    }
+
+    /// Empties it (its memory kept).
+    pub(crate) fn clear(&mut self) {
+        self.vec.clear();
+        self.vec.resize(self.skip, 0);
+    }
+
+    /// Appends `words` as little-endian bytes; the bytes appended.
+    fn push_words(&mut self, words: &[u64]) -> &[u8] {
+        let at = self.vec.len();
+        self.vec.resize(at + words.len() * 8, 0);
+        let out = &mut self.vec[at..];
+        for (bytes, w) in out.chunks_exact_mut(8).zip(words) {
+            bytes.copy_from_slice(&w.to_le_bytes());
+        }
+        out
+    }
+}
+
+/// Buffers of one size that a build's encoding threads fill and its
+/// writing thread empties ([`ShardRows::encode`]): at most `limit` exist,
+/// and [`BufferPool::take`] waits for one to come back past that, which
+/// bounds the rows waiting to be written (`limit` x the size).
+pub(crate) struct BufferPool {
+    size: usize,
+    limit: usize,
+    state: std::sync::Mutex<PoolState>,
+    returned: std::sync::Condvar,
+}
+
+#[derive(Default)]
+struct PoolState {
+    free: Vec<AlignedBuf>,
+    made: usize,
+    /// No buffer comes back any more (the writer is gone): take makes new ones.
+    closed: bool,
+}
+
+impl BufferPool {
+    /// A pool of at most `limit` buffers of `size` bytes, made as needed.
+    pub(crate) fn new(size: usize, limit: usize) -> Self {
+        Self {
+            size,
+            limit: limit.max(1),
+            state: std::sync::Mutex::default(),
+            returned: std::sync::Condvar::new(),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, PoolState> {
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// An empty buffer: a free one, a new one while fewer than the limit
+    /// exist (or once the pool is closed), else the next one given back.
+    pub(crate) fn take(&self) -> AlignedBuf {
+        let mut state = self.lock();
+        loop {
+            if let Some(buf) = state.free.pop() {
+                return buf;
+            }
+            if state.made < self.limit || state.closed {
+                state.made += 1;
+                drop(state);
+                return AlignedBuf::with_capacity(self.size);
+            }
+            state = self
+                .returned
+                .wait(state)
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+        }
+    }
+
+    /// Gives `buf` back, emptied.
+    pub(crate) fn give(&self, mut buf: AlignedBuf) {
+        buf.clear();
+        if buf.capacity() >= self.size {
+            self.lock().free.push(buf);
+            self.returned.notify_one();
+        }
+    }
+
+    /// No more buffers will be given back: waiting takes make new ones.
+    pub(crate) fn close(&self) {
+        self.lock().closed = true;
+        self.returned.notify_all();
     }
 }
 
@@ -419,7 +579,19 @@ pub(crate) struct EncodedRows {
     pub(crate) rows: std::ops::Range<usize>,
     pub(crate) crcs: Vec<u32>,
     pub(crate) counts: Vec<u32>,
-    bytes: Vec<u8>,
+    bytes: AlignedBuf,
+}
+
+impl EncodedRows {
+    /// The rows, checksums and counts, without the buffer.
+    pub(crate) fn summary(&self) -> Self {
+        Self {
+            rows: self.rows.clone(),
+            crcs: self.crcs.clone(),
+            counts: self.counts.clone(),
+            bytes: AlignedBuf::default(),
+        }
+    }
 }
 
 /// Little-endian bytes (whole words) as words.
@@ -560,6 +732,54 @@ pub(crate) fn shard_count(ids: u32) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_aligned_buffer_starts_aligned_and_never_moves() {
+        let mut buf = AlignedBuf::with_capacity(3 * ALIGN);
+        let start = buf.bytes().as_ptr();
+        assert_eq!(start.align_offset(ALIGN), 0);
+        assert!(buf.capacity() >= 3 * ALIGN);
+        let words: Vec<u64> = (0..(3 * ALIGN / 8) as u64).collect();
+        let pushed = buf.push_words(&words).to_vec();
+        assert_eq!(pushed.len(), 3 * ALIGN);
+        assert_eq!(buf.len(), 3 * ALIGN);
+        assert_eq!(buf.bytes().as_ptr(), start);
+        assert_eq!(le_words(buf.bytes()).collect::<Vec<_>>(), words);
+        buf.clear();
+        assert_eq!(buf.len(), 0);
+        assert_eq!(buf.bytes().as_ptr(), start);
+    }
+
+    /// The pool makes at most its limit of buffers; a take past it waits
+    /// for one given back, and a closed pool makes new ones instead.
+    #[test]
+    fn the_pool_bounds_its_buffers_and_a_closed_one_never_waits() {
+        let pool = BufferPool::new(ALIGN, 2);
+        let (a, b) = (pool.take(), pool.take());
+        let given = std::sync::atomic::AtomicBool::new(false);
+        std::thread::scope(|scope| {
+            let waiter = scope.spawn(|| {
+                let c = pool.take();
+                // Only the buffer given back can have come.
+                assert!(given.load(Ordering::SeqCst));
+                c
+            });
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            assert!(
+                !waiter.is_finished(),
+                "a third buffer was made past the limit"
+            );
+            given.store(true, Ordering::SeqCst);
+            pool.give(a);
+            let c = waiter.join().unwrap();
+            assert!(c.capacity() >= ALIGN);
+            assert_eq!(c.len(), 0);
+        });
+        pool.close();
+        let d = pool.take();
+        assert!(d.capacity() >= ALIGN);
+        drop(b);
+    }
 
     #[test]
     fn a_line_sets_the_rows_of_its_grams() {

@@ -736,8 +736,8 @@ mod tests {
             t.flush(&shard);
             let mut rows = sigs::EncodedRows::default();
             shard
-                .encode(0..params.bits(), &mut rows, &mut |first, bytes| {
-                    writer.write_rows(s, first, bytes)
+                .encode(0..params.bits(), &mut rows, &mut |first, buf| {
+                    writer.write_rows(s, first, buf.bytes())
                 })
                 .unwrap();
             writer.shard(std::slice::from_ref(&rows)).unwrap();

@@ -791,10 +791,7 @@ impl ContentIndex {
             let ready = self
                 .full_build(listing, params, &mut writer)
                 .map_err(std::io::Error::other)?;
-            let size = writer.finish(ws.root(), &ready.entries)?;
-            let rows = store::load(&path, ws.root())?
-                .ok_or_else(|| std::io::Error::other("the stored index names another root"))?
-                .1;
+            let (size, rows) = writer.finish(ws.root(), &ready.entries)?;
             Ok::<_, std::io::Error>((ready, size, rows))
         })();
         let (mut ready, size, rows) =

@@ -174,21 +174,27 @@ impl Signature {
         let Ok(bytes) = <&mut [u8; 1 << PARAMS.log2_bits]>::try_from(&mut self.bytes[..]) else {
             return self.add_line_any(line);
         };
-        // `(x * M) >> SHIFT` is below 2^13: no bounds check.
+        // One multiply serves both lengths: `(v << s) * M` is
+        // `(v * M) << s` (mod 2^64), so the top bits of the shifted gram's
+        // product, which [`Params::rows`] takes, are bits `SHIFT - s` up of
+        // `v * M`: bits 11..24 for the 3-byte gram (`s` = 40), 43..56 for
+        // the 7-byte one (`s` = 8). Masked to 13 bits: no bounds check.
+        const MASK: u64 = (1 << PARAMS.log2_bits) - 1;
         #[allow(clippy::cast_possible_truncation, reason = "below 2^13")]
-        let mut set = |gram: u64| bytes[(gram.wrapping_mul(M) >> SHIFT) as usize] = 1;
+        let row = |p: u64, s: u32| (p >> (SHIFT - s) & MASK) as usize;
         let mut v = 0u64;
         let head = line.len().min(6);
         for (i, &b) in line[..head].iter().enumerate() {
             v = v << 8 | u64::from(b);
             if i >= 2 {
-                set(v << 40);
+                bytes[row(v.wrapping_mul(M), 40)] = 1;
             }
         }
         for &b in &line[head..] {
             v = v << 8 | u64::from(b);
-            set(v << 40);
-            set(v << 8);
+            let p = v.wrapping_mul(M);
+            bytes[row(p, 40)] = 1;
+            bytes[row(p, 8)] = 1;
         }
     }
 
@@ -828,6 +834,40 @@ mod tests {
         assert_eq!(sig.words, want);
         assert!(sig.bytes.iter().all(|&b| b == 0));
         assert!(sig.count() > 1500, "{}", sig.count());
+    }
+
+    #[test]
+    fn the_fixed_path_sets_exactly_the_bits_of_the_general_one() {
+        // `add_line_fixed` takes both grams' rows from one product; the
+        // general path shifts each gram to the top and multiplies it.
+        let mut rng = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng
+        };
+        for round in 0..500 {
+            let len = (next() % 48) as usize;
+            let line: Vec<u8> = (0..len)
+                .map(|_| {
+                    if round % 2 == 0 {
+                        (next() % 26) as u8 + b'a'
+                    } else {
+                        next() as u8
+                    }
+                })
+                .collect();
+            let (mut fixed, mut any) = (Signature::new(PARAMS), Signature::new(PARAMS));
+            fixed.add_line_fixed(&line);
+            any.add_line_any(&line);
+            fixed.pack();
+            any.pack();
+            assert_eq!(fixed.words, any.words, "{line:?}");
+            let grams = len.saturating_sub(2) + len.saturating_sub(6);
+            assert!(fixed.count() as usize <= grams, "{line:?}");
+            assert_eq!(fixed.count() == 0, len < 3, "{line:?}");
+        }
     }
 
     #[test]

@@ -315,12 +315,14 @@ impl Writer {
     }
 
     /// Writes the row counts, the file table and the footer, and renames
-    /// the file into place; its size in bytes.
+    /// the file into place; its size in bytes, and its rows as [`load`]
+    /// would read them (the counts and checksums held here, the file opened
+    /// again read-only), with no second read of the file table.
     ///
     /// # Errors
     /// An I/O error, shards missing, or a file over the cap; nothing is
     /// left at the path then.
-    pub(crate) fn finish(mut self, root: &Path, entries: &[Entry]) -> io::Result<u64> {
+    pub(crate) fn finish(mut self, root: &Path, entries: &[Entry]) -> io::Result<(u64, Rows)> {
         if self.shards != sigs::shard_count(self.ids) {
             return Err(io::Error::other("shards missing"));
         }
@@ -356,8 +358,16 @@ impl Writer {
         // lost pages after a crash fails its checksums and is rebuilt.
         let file = out.into_inner().map_err(io::IntoInnerError::into_error)?;
         let size = file.metadata()?.len();
+        let read = File::open(&self.tmp)?;
         std::fs::rename(&self.tmp, &self.path)?;
-        Ok(size)
+        let rows = Rows {
+            params: self.params,
+            ids: self.ids,
+            counts: std::mem::take(&mut self.counts),
+            crcs: std::mem::take(&mut self.crcs),
+            source: Source::Disk(read),
+        };
+        Ok((size, rows))
     }
 }
 
@@ -742,7 +752,16 @@ mod tests {
                 .unwrap();
             writer.shard(std::slice::from_ref(&rows)).unwrap();
         }
-        writer.finish(&root, &entries).unwrap();
+        let (_, rows) = writer.finish(&root, &entries).unwrap();
+        // What the writer hands back is what a load reads.
+        let (_, loaded) = load(&path, &root).unwrap().unwrap();
+        assert_eq!((&rows.counts, &rows.crcs), (&loaded.counts, &loaded.crcs));
+        let (mut a, mut b) = (vec![0; rows.words()], vec![0; loaded.words()]);
+        for r in [0, 1, params.bits() as u32 / 2, params.bits() as u32 - 1] {
+            rows.row(r, &mut a).unwrap();
+            loaded.row(r, &mut b).unwrap();
+            assert_eq!(a, b, "row {r}");
+        }
         (path, root)
     }
 

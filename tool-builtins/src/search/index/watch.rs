@@ -137,43 +137,144 @@ struct Folders {
 impl Folders {
     /// Watches `dir` and every folder below it (symbolic links not
     /// followed), each before listing it, so a folder created meanwhile is
-    /// either listed or reported.
+    /// either listed or reported. [`WATCH_THREADS`] threads share the
+    /// folders still to watch: the kernel work is a watch and a listing per
+    /// folder, and one thread alone took some 75 ms on a tree of 1 GB
+    /// (12 000 folders), every other core idle meanwhile.
     ///
     /// # Errors
     /// Why a watch could not be added (too many watches: the message names
     /// the limit); folders that vanish meanwhile are skipped.
     fn watch_tree(&mut self, dir: &Path) -> Result<(), String> {
-        let mut stack = vec![dir.to_path_buf()];
-        while let Some(dir) = stack.pop() {
-            match self.inotify.watches().add(&dir, mask()) {
-                Ok(wd) => {
-                    self.paths
-                        .lock()
-                        .unwrap_or_else(PoisonError::into_inner)
-                        .insert(wd, dir.clone());
-                }
-                Err(e) if e.raw_os_error() == Some(libc::ENOSPC) => {
-                    return Err(format!(
-                        "too many folders to watch (the fs.inotify.max_user_watches limit) at {}",
-                        dir.display()
-                    ));
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-                // Not a folder (any more), or unreadable: nothing to watch.
-                Err(e) if e.raw_os_error() == Some(libc::ENOTDIR) => continue,
-                Err(e) => return Err(format!("cannot watch {}: {e}", dir.display())),
+        let threads = std::thread::available_parallelism()
+            .map_or(1, std::num::NonZeroUsize::get)
+            .clamp(1, WATCH_THREADS);
+        let work = Mutex::new(TreeWork {
+            todo: vec![dir.to_path_buf()],
+            busy: 0,
+            error: None,
+        });
+        let wake = Condvar::new();
+        let watches = self.inotify.watches();
+        std::thread::scope(|scope| {
+            for _ in 1..threads {
+                let (mut watches, work, wake, paths) = (watches.clone(), &work, &wake, &self.paths);
+                scope.spawn(move || watch_folders(&mut watches, paths, work, wake));
             }
-            let Ok(entries) = std::fs::read_dir(&dir) else {
-                continue;
-            };
-            for entry in entries.flatten() {
-                if entry.file_type().is_ok_and(|t| t.is_dir()) {
-                    stack.push(entry.path());
-                }
-            }
+            watch_folders(&mut watches.clone(), &self.paths, &work, &wake);
+        });
+        match work
+            .into_inner()
+            .unwrap_or_else(PoisonError::into_inner)
+            .error
+        {
+            Some(reason) => Err(reason),
+            None => Ok(()),
         }
-        Ok(())
     }
+}
+
+/// Most threads one [`Folders::watch_tree`] uses: 4 (past the cores there
+/// are, fewer).
+const WATCH_THREADS: usize = 4;
+
+/// Folders a [`Folders::watch_tree`] has still to watch, shared by its threads.
+struct TreeWork {
+    todo: Vec<PathBuf>,
+    /// Threads watching and listing a folder now (which may add more).
+    busy: usize,
+    /// The first error: every thread stops at it.
+    error: Option<String>,
+}
+
+/// One thread of [`Folders::watch_tree`]: takes a folder, watches it,
+/// lists it and hands its folders back, until none is left and no thread
+/// is listing one (or one failed).
+fn watch_folders(
+    watches: &mut Watches,
+    paths: &Mutex<HashMap<WatchDescriptor, PathBuf>>,
+    work: &Mutex<TreeWork>,
+    wake: &Condvar,
+) {
+    let lock = || work.lock().unwrap_or_else(PoisonError::into_inner);
+    loop {
+        let dir = {
+            let mut w = lock();
+            loop {
+                if w.error.is_some() {
+                    return;
+                }
+                if let Some(dir) = w.todo.pop() {
+                    w.busy += 1;
+                    break dir;
+                }
+                if w.busy == 0 {
+                    // Nothing left, and nothing can add more.
+                    wake.notify_all();
+                    return;
+                }
+                w = wake.wait(w).unwrap_or_else(PoisonError::into_inner);
+            }
+        };
+        let (found, error) = watch_folder(watches, paths, &dir);
+        let mut w = lock();
+        w.busy -= 1;
+        if let Some(reason) = error {
+            w.error.get_or_insert(reason);
+        }
+        // Waiting threads wake for new folders, an error, or the end.
+        let notify = !found.is_empty() || w.error.is_some() || w.busy == 0;
+        w.todo.extend(found);
+        drop(w);
+        if notify {
+            wake.notify_all();
+        }
+    }
+}
+
+/// Watches one folder and lists the folders in it (to watch next); an
+/// error that stops the whole tree, if any. A folder gone or no folder
+/// any more is skipped without error.
+fn watch_folder(
+    watches: &mut Watches,
+    paths: &Mutex<HashMap<WatchDescriptor, PathBuf>>,
+    dir: &Path,
+) -> (Vec<PathBuf>, Option<String>) {
+    match watches.add(dir, mask()) {
+        Ok(wd) => {
+            paths
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .insert(wd, dir.to_path_buf());
+        }
+        Err(e) if e.raw_os_error() == Some(libc::ENOSPC) => {
+            return (
+                Vec::new(),
+                Some(format!(
+                    "too many folders to watch (the fs.inotify.max_user_watches limit) at {}",
+                    dir.display()
+                )),
+            );
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return (Vec::new(), None),
+        // Not a folder (any more), or unreadable: nothing to watch.
+        Err(e) if e.raw_os_error() == Some(libc::ENOTDIR) => return (Vec::new(), None),
+        Err(e) => {
+            return (
+                Vec::new(),
+                Some(format!("cannot watch {}: {e}", dir.display())),
+            );
+        }
+    }
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return (Vec::new(), None);
+    };
+    let found = entries
+        .flatten()
+        .filter(|entry| entry.file_type().is_ok_and(|t| t.is_dir()))
+        .map(|entry| entry.path())
+        .collect();
+    (found, None)
 }
 
 impl Watcher {
@@ -445,6 +546,49 @@ mod tests {
 
     fn pending_paths(queue: &Queue) -> HashSet<PathBuf> {
         queue.lock().paths.clone()
+    }
+
+    #[test]
+    fn every_folder_of_a_tree_is_watched_once_by_the_threads_sharing_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        // 1 + 6 + 36 + 216 folders, a file in each, and a link to a folder
+        // (not followed: its target is watched at its own path only).
+        let mut want = HashSet::from([root.clone()]);
+        for a in 0..6 {
+            for b in 0..6 {
+                for c in 0..6 {
+                    let leaf = root.join(format!("a{a}/b{b}/c{c}"));
+                    std::fs::create_dir_all(&leaf).unwrap();
+                    std::fs::write(leaf.join("f.rs"), "x").unwrap();
+                    want.insert(leaf.parent().unwrap().to_path_buf());
+                    want.insert(leaf.parent().unwrap().parent().unwrap().to_path_buf());
+                    want.insert(leaf);
+                }
+            }
+        }
+        std::os::unix::fs::symlink(root.join("a0/b0"), root.join("link")).unwrap();
+        assert_eq!(want.len(), 1 + 6 + 36 + 216);
+        for _ in 0..5 {
+            let paths = Arc::new(Mutex::new(HashMap::new()));
+            let mut folders = Folders {
+                inotify: Inotify::init().unwrap(),
+                paths: Arc::clone(&paths),
+            };
+            folders.watch_tree(&root).unwrap();
+            let watched = paths.lock().unwrap();
+            let got: HashSet<PathBuf> = watched.values().cloned().collect();
+            assert_eq!(got, want);
+            assert_eq!(watched.len(), want.len(), "one watch a folder");
+        }
+        // A folder that is gone, or below a file, is skipped, not an error.
+        let mut folders = Folders {
+            inotify: Inotify::init().unwrap(),
+            paths: Arc::new(Mutex::new(HashMap::new())),
+        };
+        folders.watch_tree(&root.join("gone")).unwrap();
+        folders.watch_tree(&root.join("a0/b0/c0/f.rs/x")).unwrap();
+        assert!(folders.paths.lock().unwrap().is_empty());
     }
 
     #[test]

@@ -399,10 +399,9 @@ impl ShardRows {
         let mut first = out.rows.start;
         for r0 in out.rows.clone().step_by(GATHER) {
             let n = GATHER.min(out.rows.end - r0);
-            for b in 0..blocks {
-                let line = &self.words[b * stride + r0..b * stride + r0 + n];
-                for (k, w) in line.iter().enumerate() {
-                    eight[k * blocks + b] = w.load(Ordering::Relaxed);
+            for (k, row) in eight.chunks_exact_mut(blocks.max(1)).take(n).enumerate() {
+                for (b, w) in row.iter_mut().enumerate() {
+                    *w = self.words[b * stride + r0 + k].load(Ordering::Relaxed);
                 }
             }
             for row in eight.chunks_exact(blocks.max(1)).take(n) {
@@ -671,23 +670,26 @@ impl Transposer {
         let ids = u64::from(block) * 64..u64::from(block) * 64 + 64;
         let alone = u64::from(self.own.start) <= ids.start && ids.end <= u64::from(self.own.end);
         let mut a = [0u64; 64];
-        for w in 0..self.per {
-            for (j, x) in a.iter_mut().enumerate() {
-                *x = if self.present >> j & 1 == 1 {
-                    self.sigs[j * self.per + w]
-                } else {
-                    0
-                };
+        let per = self.per;
+        for w in 0..per {
+            // Slots of ids not added are zero (cleared after each flush).
+            for (x, sig) in a.iter_mut().zip(self.sigs[w..].iter().step_by(per)) {
+                *x = *sig;
             }
             transpose64(&mut a);
-            for (t, &x) in a.iter().enumerate() {
-                if x != 0 {
-                    if let Some(word) = shard.words.get(at * shard.stride + w * 64 + t) {
-                        if alone {
-                            word.store(x, Ordering::Relaxed);
-                        } else {
-                            word.fetch_or(x, Ordering::Relaxed);
-                        }
+            let at = at * shard.stride + w * 64;
+            let Some(words) = shard.words.get(at..at + 64) else {
+                continue;
+            };
+            if alone {
+                // Every word, zeros too: no branch per word.
+                for (word, &x) in words.iter().zip(&a) {
+                    word.store(x, Ordering::Relaxed);
+                }
+            } else {
+                for (word, &x) in words.iter().zip(&a) {
+                    if x != 0 {
+                        word.fetch_or(x, Ordering::Relaxed);
                     }
                 }
             }

@@ -137,18 +137,26 @@ struct Folders {
 impl Folders {
     /// Watches `dir` and every folder below it (symbolic links not
     /// followed), each before listing it, so a folder created meanwhile is
-    /// either listed or reported. [`WATCH_THREADS`] threads share the
-    /// folders still to watch: the kernel work is a watch and a listing per
-    /// folder, and one thread alone took some 75 ms on a tree of 1 GB
-    /// (12 000 folders), every other core idle meanwhile.
+    /// either listed or reported. With `shared`, up to [`WATCH_THREADS`]
+    /// threads (no more than the cores) share the folders still to watch:
+    /// the kernel work is a watch and a listing per folder, and one thread
+    /// alone took some 75 ms on a tree of 1 GB (12 000 folders), every other
+    /// core idle meanwhile. Without it (a folder an event reported, mostly
+    /// small: starting threads would cost more than it saves) the calling
+    /// thread does it all. A helper thread the system refuses to start is
+    /// done without.
     ///
     /// # Errors
     /// Why a watch could not be added (too many watches: the message names
     /// the limit); folders that vanish meanwhile are skipped.
-    fn watch_tree(&mut self, dir: &Path) -> Result<(), String> {
-        let threads = std::thread::available_parallelism()
-            .map_or(1, std::num::NonZeroUsize::get)
-            .clamp(1, WATCH_THREADS);
+    fn watch_tree(&mut self, dir: &Path, shared: bool) -> Result<(), String> {
+        let threads = if shared {
+            std::thread::available_parallelism()
+                .map_or(1, std::num::NonZeroUsize::get)
+                .clamp(1, WATCH_THREADS)
+        } else {
+            1
+        };
         let work = Mutex::new(TreeWork {
             todo: vec![dir.to_path_buf()],
             busy: 0,
@@ -159,7 +167,15 @@ impl Folders {
         std::thread::scope(|scope| {
             for _ in 1..threads {
                 let (mut watches, work, wake, paths) = (watches.clone(), &work, &wake, &self.paths);
-                scope.spawn(move || watch_folders(&mut watches, paths, work, wake));
+                let helper = std::thread::Builder::new()
+                    .name("index-watch-tree".to_owned())
+                    .spawn_scoped(scope, move || {
+                        watch_folders(&mut watches, paths, work, wake);
+                    });
+                if helper.is_err() {
+                    // No thread to be had (a limit reached): fewer share the tree.
+                    break;
+                }
             }
             watch_folders(&mut watches.clone(), &self.paths, &work, &wake);
         });
@@ -174,8 +190,8 @@ impl Folders {
     }
 }
 
-/// Most threads one [`Folders::watch_tree`] uses: 4 (past the cores there
-/// are, fewer).
+/// Most threads a shared [`Folders::watch_tree`] uses: 4 (no more than
+/// the cores there are).
 const WATCH_THREADS: usize = 4;
 
 /// Folders a [`Folders::watch_tree`] has still to watch, shared by its threads.
@@ -304,7 +320,7 @@ impl Watcher {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .insert(wd, sentinels.to_path_buf());
-        folders.watch_tree(root)?;
+        folders.watch_tree(root, true)?;
         remove_dead_sentinels(sentinels);
         // Sentinels left by an earlier process are stale.
         if let Ok(entries) = std::fs::read_dir(sentinels) {
@@ -482,7 +498,8 @@ fn run(mut folders: Folders, stop: &OwnedFd, queue: &Queue, root: &Path, sentine
             new_folders = vec![root.to_path_buf()];
         }
         for dir in new_folders {
-            if let Err(reason) = folders.watch_tree(&dir) {
+            // After an overflow, the whole tree again: shared by threads.
+            if let Err(reason) = folders.watch_tree(&dir, rescan) {
                 return fail(queue, &reason);
             }
         }
@@ -569,13 +586,14 @@ mod tests {
         }
         std::os::unix::fs::symlink(root.join("a0/b0"), root.join("link")).unwrap();
         assert_eq!(want.len(), 1 + 6 + 36 + 216);
-        for _ in 0..5 {
+        // Shared by threads (rounds 0, 2, 4) or by the caller alone.
+        for round in 0..5 {
             let paths = Arc::new(Mutex::new(HashMap::new()));
             let mut folders = Folders {
                 inotify: Inotify::init().unwrap(),
                 paths: Arc::clone(&paths),
             };
-            folders.watch_tree(&root).unwrap();
+            folders.watch_tree(&root, round % 2 == 0).unwrap();
             let watched = paths.lock().unwrap();
             let got: HashSet<PathBuf> = watched.values().cloned().collect();
             assert_eq!(got, want);
@@ -586,8 +604,10 @@ mod tests {
             inotify: Inotify::init().unwrap(),
             paths: Arc::new(Mutex::new(HashMap::new())),
         };
-        folders.watch_tree(&root.join("gone")).unwrap();
-        folders.watch_tree(&root.join("a0/b0/c0/f.rs/x")).unwrap();
+        folders.watch_tree(&root.join("gone"), true).unwrap();
+        folders
+            .watch_tree(&root.join("a0/b0/c0/f.rs/x"), false)
+            .unwrap();
         assert!(folders.paths.lock().unwrap().is_empty());
     }
 

@@ -25,6 +25,11 @@
 //! `BUILD_THREADS` (default: the machine's) and `NO_PERSIST` (set: the
 //! index is kept in memory, not written).
 //!
+//! `PATTERNS` names a file of other selective patterns, one per line:
+//! `benches/selective_patterns_rust.txt` holds 20 real-code ones for a
+//! corpus of Rust crate sources (a copy of `~/.cargo/registry/src`: the
+//! benchmark edits a file of the corpus and puts it back).
+//!
 //! Not run by `cargo test`; `cargo bench --bench index` with `CORPUS` set.
 
 use std::path::{Path, PathBuf};
@@ -38,8 +43,18 @@ use tool_core::{IntoToolResult, ToolContext};
 /// `candidate_counts` test).
 const SELECTIVE_TEXT: &str = include_str!("selective_patterns.txt");
 
-fn selective() -> impl Iterator<Item = &'static str> {
-    SELECTIVE_TEXT.lines().filter(|l| !l.is_empty())
+/// The selective patterns: those of `selective_patterns.txt`, or of the
+/// file `PATTERNS` names (one per line; `selective_patterns_rust.txt`
+/// holds 20 for a corpus of Rust crate sources).
+fn selective() -> Vec<String> {
+    let text = match std::env::var_os("PATTERNS") {
+        Some(path) => std::fs::read_to_string(&path).expect("the PATTERNS file"),
+        None => SELECTIVE_TEXT.to_owned(),
+    };
+    text.lines()
+        .filter(|l| !l.is_empty())
+        .map(str::to_owned)
+        .collect()
 }
 
 fn main() {
@@ -70,11 +85,11 @@ fn main() {
 
     // rg: one scan of the corpus, as ripgrep's default search (all files).
     let mut rg = Vec::new();
-    for p in selective() {
+    for p in &selective() {
         for _ in 0..rg_runs {
             rg.push(time(|| {
                 let out = Command::new("rg")
-                    .args(["-n", "--", p])
+                    .args(["-n", "--", p.as_str()])
                     .arg(&corpus)
                     .output()
                     .expect("rg");
@@ -102,7 +117,7 @@ fn main() {
     let indexed = scan.clone().with_state(index.clone());
 
     let (mut ours, mut scans) = (Vec::new(), Vec::new());
-    for p in selective() {
+    for p in &selective() {
         let want = grep(&scan, p);
         for _ in 0..scan_runs {
             scans.push(time(|| drop(grep(&scan, p))));
@@ -242,7 +257,7 @@ fn serve(corpus: &Path) {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(3);
-    for p in selective() {
+    for p in &selective() {
         for _ in 0..loops {
             times.push(time(|| drop(grep(&ctx, p))));
         }
@@ -305,9 +320,15 @@ fn tempdir() -> PathBuf {
     dir
 }
 
-/// A `.rs` file the index lists (not ignored, not binary).
+/// A `.rs` file the index lists (not ignored, not binary): under `src`
+/// in the generator's corpus, anywhere in another (crate sources).
 fn first_text_file(corpus: &Path) -> PathBuf {
-    let mut dirs = vec![corpus.join("src")];
+    let src = corpus.join("src");
+    let mut dirs = vec![if src.is_dir() {
+        src
+    } else {
+        corpus.to_path_buf()
+    }];
     while let Some(d) = dirs.pop() {
         let mut entries: Vec<_> = std::fs::read_dir(&d)
             .expect("read_dir")
@@ -317,7 +338,11 @@ fn first_text_file(corpus: &Path) -> PathBuf {
         entries.sort();
         for p in entries {
             let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-            if name == "target" || name == "node_modules" || name == "generated" {
+            if name == "target"
+                || name == "node_modules"
+                || name == "generated"
+                || name.starts_with('.')
+            {
                 continue;
             }
             if p.is_dir() {

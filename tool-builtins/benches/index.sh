@@ -6,7 +6,9 @@
 # existing one and never deletes it). Needs rg and python3; refuses to
 # start with less than 3x MB of free disk. Not run by `cargo test`.
 #
-# Usage: tool-builtins/benches/index.sh     (MB=N, RUNS=N, CORPUS=dir, KEEP=1)
+# Usage: tool-builtins/benches/index.sh     (MB=N, RUNS=N, CORPUS=dir, KEEP=1,
+#        PATTERNS=file: other selective patterns, e.g. benches/selective_patterns_rust.txt
+#        with CORPUS a copy of ~/.cargo/registry/src)
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)

@@ -232,12 +232,13 @@ fn watch_folders(
                 w = wake.wait(w).unwrap_or_else(PoisonError::into_inner);
             }
         };
-        let (found, error) = watch_folder(watches, paths, &dir);
+        let found = watch_folder(watches, paths, &dir);
         let mut w = lock();
         w.busy -= 1;
-        if let Some(reason) = error {
+        let found = found.unwrap_or_else(|reason| {
             w.error.get_or_insert(reason);
-        }
+            Vec::new()
+        });
         // Waiting threads wake for new folders, an error, or the end.
         let notify = !found.is_empty() || w.error.is_some() || w.busy == 0;
         w.todo.extend(found);
@@ -248,14 +249,17 @@ fn watch_folders(
     }
 }
 
-/// Watches one folder and lists the folders in it (to watch next); an
-/// error that stops the whole tree, if any. A folder gone or no folder
-/// any more is skipped without error.
+/// Watches one folder and lists the folders in it (to watch next). A
+/// folder gone or no folder any more is skipped (none listed).
+///
+/// # Errors
+/// One that stops the whole tree: too many watches, or another error of
+/// adding the watch.
 fn watch_folder(
     watches: &mut Watches,
     paths: &Mutex<HashMap<WatchDescriptor, PathBuf>>,
     dir: &Path,
-) -> (Vec<PathBuf>, Option<String>) {
+) -> Result<Vec<PathBuf>, String> {
     match watches.add(dir, mask()) {
         Ok(wd) => {
             paths
@@ -264,33 +268,24 @@ fn watch_folder(
                 .insert(wd, dir.to_path_buf());
         }
         Err(e) if e.raw_os_error() == Some(libc::ENOSPC) => {
-            return (
-                Vec::new(),
-                Some(format!(
-                    "too many folders to watch (the fs.inotify.max_user_watches limit) at {}",
-                    dir.display()
-                )),
-            );
+            return Err(format!(
+                "too many folders to watch (the fs.inotify.max_user_watches limit) at {}",
+                dir.display()
+            ));
         }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return (Vec::new(), None),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         // Not a folder (any more), or unreadable: nothing to watch.
-        Err(e) if e.raw_os_error() == Some(libc::ENOTDIR) => return (Vec::new(), None),
-        Err(e) => {
-            return (
-                Vec::new(),
-                Some(format!("cannot watch {}: {e}", dir.display())),
-            );
-        }
+        Err(e) if e.raw_os_error() == Some(libc::ENOTDIR) => return Ok(Vec::new()),
+        Err(e) => return Err(format!("cannot watch {}: {e}", dir.display())),
     }
     let Ok(entries) = std::fs::read_dir(dir) else {
-        return (Vec::new(), None);
+        return Ok(Vec::new());
     };
-    let found = entries
+    Ok(entries
         .flatten()
         .filter(|entry| entry.file_type().is_ok_and(|t| t.is_dir()))
         .map(|entry| entry.path())
-        .collect();
-    (found, None)
+        .collect())
 }
 
 impl Watcher {

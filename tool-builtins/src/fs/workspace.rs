@@ -339,9 +339,8 @@ impl Workspace {
         if !path.is_absolute() {
             return Some((self.root.clone(), path.to_path_buf()));
         }
-        let pick = |roots: &[RootDir], p: &Path| {
+        let pick = |roots: &mut dyn Iterator<Item = &RootDir>, p: &Path| {
             roots
-                .iter()
                 .filter(|r| p.starts_with(r.path()))
                 .max_by_key(|r| r.path().as_os_str().len())
                 .map(|r| {
@@ -349,18 +348,19 @@ impl Workspace {
                     (r.clone(), rel.unwrap_or_default())
                 })
         };
-        let mut roots: Vec<RootDir> = Vec::with_capacity(1 + self.extra_roots.len());
-        roots.push(self.root.clone());
-        roots.extend(self.extra_roots.iter().cloned());
+        let held = || std::iter::once(&self.root).chain(&self.extra_roots);
         // The read-only roots are opened only for a path the held roots do
         // not take (a walk of the workspace opens none per file).
-        if let Some(found) = pick(&roots, path) {
+        if let Some(found) = pick(&mut held(), path) {
             return Some(found);
         }
-        roots.extend(read_only.iter().filter_map(|p| RootDir::open(p).ok()));
-        pick(&roots, path).or_else(|| {
+        let opened: Vec<RootDir> = read_only
+            .iter()
+            .filter_map(|p| RootDir::open(p).ok())
+            .collect();
+        pick(&mut held().chain(&opened), path).or_else(|| {
             let (canonical, rest) = crate::fs::canonical_ancestor(path)?;
-            let (root, rel) = pick(&roots, &canonical)?;
+            let (root, rel) = pick(&mut held().chain(&opened), &canonical)?;
             Some((root, rel.join(rest)))
         })
     }
@@ -370,13 +370,22 @@ impl Workspace {
     /// handle, so that a link swapped in since the walk saw the path cannot
     /// lead outside.
     ///
+    /// `hidden` is the folders no tool opens, looked up once by the caller
+    /// ([`HiddenAreas::now`] as its walk started) rather than per file: the
+    /// private folder's lookup is a status call while it does not exist
+    /// (the usual case), a tenth of the opens' cost in an index build. The
+    /// walk itself never lists a path in those folders (`search::walker`
+    /// skips them by their name and mode, even one made after the lookup),
+    /// so this check is the second line.
+    ///
     /// # Errors
-    /// `PermissionDenied` for a path outside every root; the errors of
-    /// [`beneath::open_file`].
+    /// `PermissionDenied` for a path outside every root or in a hidden
+    /// folder; the errors of [`beneath::open_file`].
     pub(crate) fn open_walked(
         &self,
         path: &Path,
         read_only: &[PathBuf],
+        hidden: &HiddenAreas,
     ) -> io::Result<std::fs::File> {
         let readable: Vec<&PathBuf> = read_only.iter().chain(&self.read_only_roots).collect();
         let (root, rel) = self.locate(path, &readable).ok_or_else(|| {
@@ -385,7 +394,7 @@ impl Workspace {
                 format!("{} is outside the workspace", path.display()),
             )
         })?;
-        if in_private_area(path, &readable) {
+        if hidden.holds(path, &readable) {
             return Err(io::Error::new(
                 io::ErrorKind::PermissionDenied,
                 private_refusal(&path.to_string_lossy(), path).to_string(),
@@ -469,16 +478,45 @@ fn physical(path: &Path) -> PathBuf {
 /// workspace that contains the temp folder (`/tmp`, `/`) or the home folder
 /// must not open other traces' files or ledgers through it.
 fn in_private_area(path: &Path, allowed: &[&PathBuf]) -> bool {
-    if state_area().is_some_and(|state| path.starts_with(state)) {
-        return true;
+    HiddenAreas::now().holds(path, allowed)
+}
+
+/// The folders no file tool opens (the persistent state folder and the
+/// private runtime folder, physical, the latter when it exists), as looked
+/// up at one moment: see [`Workspace::open_walked`].
+#[derive(Debug, Clone, Default)]
+pub(crate) struct HiddenAreas {
+    state: Option<PathBuf>,
+    private: Option<PathBuf>,
+}
+
+impl HiddenAreas {
+    /// The folders as they are now.
+    pub(crate) fn now() -> Self {
+        Self {
+            state: state_area(),
+            private: private_area(),
+        }
     }
-    private_area().is_some_and(|private| {
-        path.starts_with(&private)
-            && !allowed
-                .iter()
-                .filter_map(|r| std::fs::canonicalize(r).ok())
-                .any(|r| path.starts_with(r))
-    })
+
+    /// Whether `path` lies in the state folder, or in the private folder
+    /// but in none of `allowed` (the calling trace's spill folders).
+    fn holds(&self, path: &Path, allowed: &[&PathBuf]) -> bool {
+        if self
+            .state
+            .as_ref()
+            .is_some_and(|state| path.starts_with(state))
+        {
+            return true;
+        }
+        self.private.as_ref().is_some_and(|private| {
+            path.starts_with(private)
+                && !allowed
+                    .iter()
+                    .filter_map(|r| std::fs::canonicalize(r).ok())
+                    .any(|r| path.starts_with(r))
+        })
+    }
 }
 
 fn private_refusal(model_path: &str, _path: &Path) -> PathError {

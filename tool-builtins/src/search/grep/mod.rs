@@ -156,6 +156,7 @@ pub fn grep_content(
         },
         ws: (*ws).clone(),
         read_roots,
+        hidden: crate::fs::workspace::HiddenAreas::now(),
         limit: config.result_limit,
         offset,
         max_line_chars: config.max_line_chars,
@@ -265,6 +266,9 @@ struct Job {
     ws: Workspace,
     /// Read-only folders of this call beyond the workspace's own.
     read_roots: Vec<PathBuf>,
+    /// The folders no file is opened in, looked up as the search started
+    /// ([`Workspace::open_walked`]).
+    hidden: crate::fs::workspace::HiddenAreas,
     limit: usize,
     /// Matching lines skipped before the page starts (newest files first).
     offset: usize,
@@ -307,7 +311,7 @@ impl Job {
                 return;
             }
         }
-        let Ok(file) = self.ws.open_walked(path, &self.read_roots) else {
+        let Ok(file) = self.ws.open_walked(path, &self.read_roots, &self.hidden) else {
             self.inaccessible.store(true, Ordering::Relaxed);
             return;
         };

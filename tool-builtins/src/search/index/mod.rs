@@ -122,7 +122,7 @@ use std::time::SystemTime;
 use ignore::{ParallelVisitor, ParallelVisitorBuilder, WalkState};
 use roaring::RoaringBitmap;
 
-use crate::fs::workspace::Workspace;
+use crate::fs::workspace::{HiddenAreas, Workspace};
 use grams::Query;
 use sigs::{Gram, Params, ShardRows, Signature, Transposer};
 use store::Rows;
@@ -1938,6 +1938,9 @@ struct FileReader {
     /// Whole lines to extract grams from: the end of the previous piece's
     /// last line, then the lines the current read completes.
     lines: Vec<u8>,
+    /// The folders no file is opened in, looked up when the reader was made
+    /// (its build's walk had started).
+    hidden: HiddenAreas,
 }
 
 /// Where a [`FileReader`] is in the file it reads.
@@ -1961,6 +1964,7 @@ impl FileReader {
             pieces: Vec::new(),
             buf: Vec::new(),
             lines: Vec::new(),
+            hidden: HiddenAreas::now(),
         }
     }
 
@@ -1986,7 +1990,7 @@ impl FileReader {
         if f.volatile() || f.size > config.max_file_bytes {
             return Kind::Always;
         }
-        let Ok(file) = ws.open_walked(&f.path, &[]) else {
+        let Ok(file) = ws.open_walked(&f.path, &[], &self.hidden) else {
             return Kind::Always;
         };
         // The size listed: a file that grew since is read again when the
@@ -2098,6 +2102,11 @@ impl FileReader {
     /// `\n` in the file but the last) to the current piece, ending pieces at
     /// line ends as they fill. False, at once, for a line over
     /// [`LONG_LINE_BYTES`]` - 2` bytes (the file is then always searched).
+    ///
+    /// The lines of one piece are hashed as one run, `\n`s included
+    /// ([`Signature::add_text`]): a gram across a line end only sets a bit
+    /// no query asks for, and the run costs a line search per piece, not
+    /// per line.
     fn take_lines(
         text: &[u8],
         sig: &mut Signature,
@@ -2105,15 +2114,13 @@ impl FileReader {
         at: &mut Cursor,
         emit: &mut dyn FnMut(u32, &Signature),
     ) -> bool {
-        let ends = memchr::memchr_iter(b'\n', text).chain(std::iter::once(text.len()));
-        let mut start = 0;
-        for end in ends {
-            let line = &text[start..end];
-            if line.len() > LONG_LINE_BYTES - 2 {
-                return false;
-            }
-            start = end + 1;
-            if at.piece_bytes >= at.piece_size && at.piece + 1 < at.slots {
+        if !lines_within(text, LONG_LINE_BYTES - 2) {
+            return false;
+        }
+        let mut rest = Some(text);
+        while let Some(run) = rest {
+            let last_piece = at.piece + 1 >= at.slots;
+            if at.piece_bytes >= at.piece_size && !last_piece {
                 sig.pack();
                 emit(at.piece, sig);
                 sig.clear_packed();
@@ -2121,14 +2128,62 @@ impl FileReader {
                 at.piece_bytes = 0;
                 pieces.push((at.offset, at.lines + 1));
             }
-            sig.add_line(line);
-            let len = line.len() as u64 + 1;
+            // The piece takes lines until its bytes (each line's and its
+            // `\n`) reach the piece size: up to the first line end at or
+            // past the bytes it still needs, less one.
+            let need = usize::try_from(at.piece_size.saturating_sub(at.piece_bytes).max(1))
+                .unwrap_or(usize::MAX);
+            let end = if last_piece {
+                None
+            } else {
+                run.get(need - 1..)
+                    .and_then(|tail| memchr::memchr(b'\n', tail))
+                    .map(|i| need - 1 + i)
+            };
+            let (taken, next) = match end {
+                Some(i) => (&run[..i], run.get(i + 1..)),
+                None => (run, None),
+            };
+            sig.add_text(taken);
+            let lines = newlines(taken) + 1;
+            let len = taken.len() as u64 + 1;
             at.offset += len;
             at.piece_bytes += len;
-            at.lines += 1;
+            at.lines += lines;
+            rest = next;
         }
         true
     }
+}
+
+/// Whether every line of `text` (the runs between `\n`s) is at most `max`
+/// bytes long: a search backwards for the last line end in each window of
+/// `max + 1` bytes, so a text of short lines costs a few steps per `max`
+/// bytes.
+fn lines_within(text: &[u8], max: usize) -> bool {
+    let mut start = 0;
+    while text.len() - start > max {
+        match memchr::memrchr(b'\n', &text[start..=start + max]) {
+            Some(i) => start += i + 1,
+            None => return false,
+        }
+    }
+    true
+}
+
+/// The `\n` bytes in `text`: byte counts of 255-byte blocks (which cannot
+/// overflow a byte), a loop the compiler turns into byte compares.
+fn newlines(text: &[u8]) -> u64 {
+    let count = |block: &[u8]| {
+        u64::from(
+            block
+                .iter()
+                .fold(0u8, |n, &b| n.wrapping_add(u8::from(b == b'\n'))),
+        )
+    };
+    let blocks = text.chunks_exact(255);
+    let tail = count(blocks.remainder());
+    blocks.map(count).sum::<u64>() + tail
 }
 
 /// The files a walk of `base` lists, as `grep_content` walks it.

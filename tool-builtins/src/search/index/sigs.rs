@@ -15,7 +15,7 @@
 //! (`docs/benchmarks.md`). Rows are grouped in *shards* of
 //! [`SHARD_IDS`] piece ids, so a build holds one shard's rows at a time.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// A gram's key: its bytes packed big-endian from the top byte down
 /// (see [`key`]).
@@ -26,7 +26,7 @@ pub(crate) type Gram = u64;
 /// lowest byte, so distinct grams have distinct keys. Stable across builds
 /// and platforms (the signatures hash it, `sigs`); a build computes the
 /// same value from the window of the last `n` bytes shifted to the top
-/// ([`Signature::add_line`]).
+/// ([`Signature::add_text`]).
 #[inline]
 pub(crate) fn key(gram: &[u8]) -> Gram {
     let gram = &gram[..gram.len().min(7)];
@@ -136,9 +136,14 @@ impl Params {
 /// The signature of one piece: a Bloom filter of its grams.
 pub(crate) struct Signature {
     params: Params,
-    /// One byte per bit while lines are added (a plain store per gram,
-    /// no read): 0 or 1.
+    /// One byte per bit while text is added (a plain store per gram, no
+    /// read): the bit is set when its byte equals `mark`. Each
+    /// [`Signature::pack`] moves `mark` on instead of clearing the bytes
+    /// (8 KiB for every 4 KiB piece), so they are zeroed only once every
+    /// 255 packs, when `mark` wraps.
     bytes: Vec<u8>,
+    /// The value that marks a set bit in `bytes` (1 to 255).
+    mark: u8,
     /// The bits packed by [`Signature::pack`].
     words: Vec<u64>,
 }
@@ -148,31 +153,35 @@ impl Signature {
         Self {
             params,
             bytes: vec![0; params.bits()],
+            mark: 1,
             words: vec![0; params.bits() / 64],
         }
     }
 
-    /// Adds every gram of one folded `line` (no `\n`).
+    /// Adds every gram of folded `text`, which may hold several lines:
+    /// the grams across a `\n` are added too (bits no query asks for,
+    /// as a line's grams never hold a `\n`), which costs less than
+    /// cutting the text into lines.
     #[inline]
-    pub(crate) fn add_line(&mut self, line: &[u8]) {
+    pub(crate) fn add_text(&mut self, text: &[u8]) {
         if self.params == PARAMS {
-            self.add_line_fixed(line);
+            self.add_text_fixed(text);
         } else {
-            self.add_line_any(line);
+            self.add_text_any(text);
         }
     }
 
-    /// [`Signature::add_line`] for [`PARAMS`]: grams of 3 and 7 bytes,
+    /// [`Signature::add_text`] for [`PARAMS`]: grams of 3 and 7 bytes,
     /// one bit each, with no loop over lengths or hashes. The window `v`
     /// holds the last 8 bytes, the newest lowest; shifting it left by
     /// `64 - 8 n` leaves the last `n` bytes at the top: [`key`] without
     /// its length byte, what [`Params::rows`] hashes.
     #[inline]
-    fn add_line_fixed(&mut self, line: &[u8]) {
+    fn add_text_fixed(&mut self, line: &[u8]) {
         const SHIFT: u32 = 64 - PARAMS.log2_bits;
         const M: u64 = MULTIPLIERS[0];
         let Ok(bytes) = <&mut [u8; 1 << PARAMS.log2_bits]>::try_from(&mut self.bytes[..]) else {
-            return self.add_line_any(line);
+            return self.add_text_any(line);
         };
         // One multiply serves both lengths: `(v << s) * M` is
         // `(v * M) << s` (mod 2^64), so the top bits of the shifted gram's
@@ -182,26 +191,28 @@ impl Signature {
         const MASK: u64 = (1 << PARAMS.log2_bits) - 1;
         #[allow(clippy::cast_possible_truncation, reason = "below 2^13")]
         let row = |p: u64, s: u32| (p >> (SHIFT - s) & MASK) as usize;
+        let mark = self.mark;
         let mut v = 0u64;
         let head = line.len().min(6);
         for (i, &b) in line[..head].iter().enumerate() {
             v = v << 8 | u64::from(b);
             if i >= 2 {
-                bytes[row(v.wrapping_mul(M), 40)] = 1;
+                bytes[row(v.wrapping_mul(M), 40)] = mark;
             }
         }
         for &b in &line[head..] {
             v = v << 8 | u64::from(b);
             let p = v.wrapping_mul(M);
-            bytes[row(p, 40)] = 1;
-            bytes[row(p, 8)] = 1;
+            bytes[row(p, 40)] = mark;
+            bytes[row(p, 8)] = mark;
         }
     }
 
-    /// [`Signature::add_line`] for any [`Params`] (measurements).
-    fn add_line_any(&mut self, line: &[u8]) {
+    /// [`Signature::add_text`] for any [`Params`] (measurements).
+    fn add_text_any(&mut self, line: &[u8]) {
         let shift = 64 - self.params.log2_bits;
         let hashes = self.params.hashes as usize;
+        let mark = self.mark;
         let bytes = &mut self.bytes[..];
         let lengths: Vec<usize> = self.params.gram_lengths().collect();
         let mut v = 0u64;
@@ -216,7 +227,7 @@ impl Signature {
                     #[allow(clippy::cast_possible_truncation, reason = "below 2^16")]
                     let bit = (gram.wrapping_mul(m) >> shift) as usize;
                     if let Some(b) = bytes.get_mut(bit) {
-                        *b = 1;
+                        *b = mark;
                     }
                 }
             }
@@ -226,30 +237,32 @@ impl Signature {
     /// Packs the lines added since the last call into the bits that
     /// [`Signature::ones`], [`Signature::count`] and [`Transposer::add`] read.
     pub(crate) fn pack(&mut self) {
-        // Eight bytes of 0 or 1 at a time: the multiply moves byte k's low
-        // bit to bit 56 + k with no carries (the partial products' places
-        // 8 k + 7 j + 7 are all distinct), so the top byte is their bits.
+        let mark = self.mark;
         for (w, chunk) in self.words.iter_mut().zip(self.bytes.chunks_exact(64)) {
-            let mut x = 0u64;
-            for (k, eight) in chunk.chunks_exact(8).enumerate() {
-                let mut b = [0u8; 8];
-                b.copy_from_slice(eight);
-                let b = u64::from_le_bytes(b) & 0x0101_0101_0101_0101;
-                x |= (b.wrapping_mul(0x0102_0408_1020_4080) >> 56) << (8 * k);
-            }
-            *w |= x;
+            *w |= marked(chunk, mark);
         }
-        self.bytes.fill(0);
+        self.next_mark();
+    }
+
+    /// Moves [`Signature::mark`] on, which unsets every byte; zeroes them
+    /// when it wraps.
+    fn next_mark(&mut self) {
+        if self.mark == u8::MAX {
+            self.bytes.fill(0);
+            self.mark = 1;
+        } else {
+            self.mark += 1;
+        }
     }
 
     /// Clears every bit.
     pub(crate) fn clear(&mut self) {
-        self.bytes.fill(0);
+        self.next_mark();
         self.words.fill(0);
     }
 
     /// Clears every bit after [`Signature::pack`] (which left no line's
-    /// bits unpacked): only the packed words (1 KiB, not 9).
+    /// bits unpacked): only the packed words.
     pub(crate) fn clear_packed(&mut self) {
         self.words.fill(0);
     }
@@ -276,6 +289,51 @@ impl Signature {
     }
 }
 
+/// Bit `k` set where `chunk[k] == mark` (`chunk` is 64 bytes; any more
+/// are ignored): 16 bytes per compare and byte mask (SSE2, which every
+/// x86-64 processor has).
+#[cfg(target_arch = "x86_64")]
+#[inline]
+fn marked(chunk: &[u8], mark: u8) -> u64 {
+    use std::arch::x86_64::{
+        __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_set1_epi8,
+    };
+    let mut x = 0u64;
+    for (k, sixteen) in chunk.chunks_exact(16).take(4).enumerate() {
+        #[allow(
+            unsafe_code,
+            reason = "SSE2 intrinsics: a 16-byte load, compare and mask"
+        )]
+        #[allow(
+            clippy::cast_possible_wrap,
+            reason = "the byte's bits, as the intrinsic takes them"
+        )]
+        // SAFETY: SSE2 is part of every x86-64 target, so the intrinsics
+        // run; `sixteen` is 16 initialised bytes and `_mm_loadu_si128`
+        // reads exactly 16 bytes from its pointer, with no alignment
+        // requirement.
+        let bits = unsafe {
+            let v = _mm_loadu_si128(sixteen.as_ptr().cast::<__m128i>());
+            _mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(mark as i8)))
+        };
+        #[allow(clippy::cast_sign_loss, reason = "16 mask bits, the rest zero")]
+        let bits = bits as u32;
+        x |= u64::from(bits) << (16 * k);
+    }
+    x
+}
+
+/// Bit `k` set where `chunk[k] == mark` (`chunk` is 64 bytes).
+#[cfg(not(target_arch = "x86_64"))]
+#[inline]
+fn marked(chunk: &[u8], mark: u8) -> u64 {
+    chunk
+        .iter()
+        .take(64)
+        .enumerate()
+        .fold(0, |x, (k, &b)| x | u64::from(b == mark) << k)
+}
+
 /// The rows of one shard being built: ids `first..end`, the word of row
 /// `r` for block `b` (ids `first + 64 b..`, one bit per id) at
 /// `b * stride + r`, so a block's rows are written in order. Threads OR
@@ -290,35 +348,38 @@ pub(crate) struct ShardRows {
     /// rows are written) falls in different cache sets, not all in one.
     stride: usize,
     words: Vec<AtomicU64>,
+    /// Per group of [`GATHER`] rows, whether [`ShardRows::encode`] has
+    /// read and zeroed it: once all are, the memory is zero again and
+    /// [`ShardRows::reset`] has nothing to clear.
+    cleared: Vec<AtomicBool>,
 }
 
-/// Asks the kernel to back `words`' (unused) capacity with huge pages
-/// (2 MiB on x86-64) when they are first touched: a shard's rows are
-/// read and written across all of its 64 MiB at once, and with 4 KiB
-/// pages every step lands on another page (a TLB miss each). Where
-/// transparent huge pages are off, or not on Linux, nothing changes.
-fn advise_huge_pages(words: &Vec<AtomicU64>) {
-    #[cfg(target_os = "linux")]
-    {
-        const HUGE: usize = 2 << 20;
-        let start = words.as_ptr() as usize;
-        let end = start + words.capacity() * std::mem::size_of::<AtomicU64>();
-        let (from, to) = (start.next_multiple_of(HUGE), end / HUGE * HUGE);
-        if to > from {
-            #[allow(unsafe_code, reason = "madvise on memory this Vec owns")]
-            // SAFETY: `from..to` lies inside the allocation `words` owns
-            // (its capacity), which stays mapped while `words` lives; the
-            // advice only changes how its pages are backed, not their
-            // contents (none are touched yet), so no Rust reference sees a
-            // change.
-            let _ = unsafe {
-                rustix::mm::madvise(
-                    from as *mut std::ffi::c_void,
-                    to - from,
-                    rustix::mm::Advice::LinuxHugepage,
-                )
-            };
-        }
+/// `n` zero words in memory the allocator hands over zeroed, which this
+/// thread does not write: a shard's 64 MiB are fresh pages that the kernel
+/// zeroes as the threads of the build first touch them, in parallel,
+/// rather than one thread writing zeros over them before any piece is
+/// read. (Huge pages were tried here: where the kernel has none free it
+/// compacts memory first, which stalled a build for up to 190 ms.)
+fn zeroed_words(n: usize) -> Vec<AtomicU64> {
+    let Ok(layout) = std::alloc::Layout::array::<AtomicU64>(n) else {
+        return (0..n).map(|_| AtomicU64::new(0)).collect();
+    };
+    if layout.size() == 0 {
+        return Vec::new();
+    }
+    #[allow(unsafe_code, reason = "a zeroed allocation taken as atomics")]
+    // SAFETY: the layout's size is not zero (checked above).
+    let ptr = unsafe { std::alloc::alloc_zeroed(layout) }.cast::<AtomicU64>();
+    if ptr.is_null() {
+        std::alloc::handle_alloc_error(layout);
+    }
+    #[allow(unsafe_code, reason = "a zeroed allocation taken as atomics")]
+    // SAFETY: `ptr` comes from the global allocator with the layout of
+    // `n` `AtomicU64`s (their size and alignment, so capacity `n`), and
+    // all `n` are initialised: zero bytes are a valid `AtomicU64`, which
+    // has the size and bit validity of `u64`.
+    unsafe {
+        Vec::from_raw_parts(ptr, n, n)
     }
 }
 
@@ -328,30 +389,43 @@ const BLOCK_PAD: usize = 8;
 impl ShardRows {
     /// Zeroed rows for ids `first..end` (`first` a multiple of 64).
     pub(crate) fn new(params: Params, first: u32, end: u32) -> Self {
-        Self::in_memory(Vec::new(), params, first, end)
+        Self::in_memory(Vec::new(), params, first, end, false)
     }
 
     /// These rows' memory made zeroed rows for ids `first..end` (`first` a
     /// multiple of 64): a build reuses the memory of a shard written to
-    /// disk rather than mapping fresh pages for each (64 MiB a shard).
+    /// disk rather than mapping fresh pages for each (64 MiB a shard). When
+    /// every row was encoded (which zeroes what it reads) and the shape is
+    /// the same, the memory is zero already and is not cleared again.
     pub(crate) fn reset(self, params: Params, first: u32, end: u32) -> Self {
-        Self::in_memory(self.words, params, first, end)
+        let zero =
+            self.bits == params.bits() && self.cleared.iter().all(|c| c.load(Ordering::Relaxed));
+        Self::in_memory(self.words, params, first, end, zero)
     }
 
     /// Zeroed rows for ids `first..end` in `words`' memory (grown or cut
-    /// to size).
-    fn in_memory(mut words: Vec<AtomicU64>, params: Params, first: u32, end: u32) -> Self {
+    /// to size); `zero` when its words are all zero already.
+    fn in_memory(
+        mut words: Vec<AtomicU64>,
+        params: Params,
+        first: u32,
+        end: u32,
+        zero: bool,
+    ) -> Self {
         let blocks = ((end - first) as usize).div_ceil(64);
         let stride = params.bits() + BLOCK_PAD;
-        if words.capacity() < blocks * stride {
-            words = Vec::with_capacity(blocks * stride);
-            advise_huge_pages(&words);
+        let len = blocks * stride;
+        if words.capacity() < len {
+            words = zeroed_words(len);
+        } else {
+            words.truncate(len);
+            if !zero {
+                for w in &mut words {
+                    *w.get_mut() = 0;
+                }
+            }
+            words.resize_with(len, || AtomicU64::new(0));
         }
-        words.truncate(blocks * stride);
-        for w in &mut words {
-            *w.get_mut() = 0;
-        }
-        words.resize_with(blocks * stride, || AtomicU64::new(0));
         Self {
             first,
             end,
@@ -359,6 +433,9 @@ impl ShardRows {
             bits: params.bits(),
             stride,
             words,
+            cleared: (0..params.bits().div_ceil(GATHER))
+                .map(|_| AtomicBool::new(false))
+                .collect(),
         }
     }
 
@@ -376,7 +453,9 @@ impl ShardRows {
     /// swapping in another (empty, as large: see [`BufferPool`]); the one
     /// left is cleared and filled again. 64 rows (eight cache lines of
     /// each block) are gathered at a time; threads encode disjoint ranges
-    /// of one shard at once.
+    /// of one shard at once. The words read are zeroed as they are read
+    /// (the cache lines are at hand), so a shard wholly encoded needs no
+    /// clearing before its memory holds the next ([`ShardRows::reset`]).
     ///
     /// # Errors
     /// The first error `put` returns.
@@ -401,13 +480,20 @@ impl ShardRows {
             let n = GATHER.min(out.rows.end - r0);
             for (k, row) in eight.chunks_exact_mut(blocks.max(1)).take(n).enumerate() {
                 for (b, w) in row.iter_mut().enumerate() {
-                    *w = self.words[b * stride + r0 + k].load(Ordering::Relaxed);
+                    let word = &self.words[b * stride + r0 + k];
+                    *w = word.load(Ordering::Relaxed);
+                    word.store(0, Ordering::Relaxed);
                 }
             }
             for row in eight.chunks_exact(blocks.max(1)).take(n) {
                 let bytes = out.bytes.push_words(row);
                 out.crcs.push(crc32fast::hash(bytes));
                 out.counts.push(row.iter().map(|w| w.count_ones()).sum());
+            }
+            if n == GATHER || r0 + n == self.bits {
+                if let Some(c) = self.cleared.get(r0 / GATHER) {
+                    c.store(true, Ordering::Relaxed);
+                }
             }
             if out.bytes.len() >= chunk || r0 + n == out.rows.end {
                 put(first, &mut out.bytes)?;
@@ -422,7 +508,7 @@ impl ShardRows {
     }
 
     /// The rows as plain words, row after row (row `r` the words
-    /// `r * blocks..(r + 1) * blocks`).
+    /// `r * blocks..(r + 1) * blocks`); encoding them leaves the shard zero.
     #[cfg(test)]
     pub(crate) fn to_words(&self) -> Vec<u64> {
         let mut words = Vec::new();
@@ -793,7 +879,7 @@ mod tests {
     fn a_line_sets_the_rows_of_its_grams() {
         let p = PARAMS;
         let mut sig = Signature::new(p);
-        sig.add_line(b"kalomiren");
+        sig.add_text(b"kalomiren");
         sig.pack();
         let ones: Vec<u32> = sig.ones().collect();
         for g in [
@@ -834,13 +920,37 @@ mod tests {
         }
         sig.pack();
         assert_eq!(sig.words, want);
-        assert!(sig.bytes.iter().all(|&b| b == 0));
         assert!(sig.count() > 1500, "{}", sig.count());
+        // The bytes marked for that piece count as unset from now on.
+        sig.clear_packed();
+        sig.pack();
+        assert_eq!(sig.count(), 0);
+    }
+
+    #[test]
+    fn every_piece_packs_only_its_own_grams_across_the_marks_wrap() {
+        // 600 pieces: the mark wraps twice; each piece's bits must equal
+        // those of a fresh signature given the same line.
+        let mut sig = Signature::new(PARAMS);
+        for round in 0..600u32 {
+            let line = format!("piece {round} holds {} and {}", round * 7919, round % 13);
+            sig.add_text(line.as_bytes());
+            sig.pack();
+            let mut fresh = Signature::new(PARAMS);
+            fresh.add_text(line.as_bytes());
+            fresh.pack();
+            assert_eq!(sig.words, fresh.words, "piece {round}");
+            if round % 2 == 0 {
+                sig.clear_packed();
+            } else {
+                sig.clear();
+            }
+        }
     }
 
     #[test]
     fn the_fixed_path_sets_exactly_the_bits_of_the_general_one() {
-        // `add_line_fixed` takes both grams' rows from one product; the
+        // `add_text_fixed` takes both grams' rows from one product; the
         // general path shifts each gram to the top and multiplies it.
         let mut rng = 0x2545_f491_4f6c_dd1du64;
         let mut next = || {
@@ -861,8 +971,8 @@ mod tests {
                 })
                 .collect();
             let (mut fixed, mut any) = (Signature::new(PARAMS), Signature::new(PARAMS));
-            fixed.add_line_fixed(&line);
-            any.add_line_any(&line);
+            fixed.add_text_fixed(&line);
+            any.add_text_any(&line);
             fixed.pack();
             any.pack();
             assert_eq!(fixed.words, any.words, "{line:?}");
@@ -901,6 +1011,48 @@ mod tests {
     }
 
     #[test]
+    fn a_reset_shard_is_zero_however_much_of_it_was_encoded() {
+        let p = PARAMS;
+        let fill = |shard: &ShardRows| {
+            let (mut t, mut sig) = (Transposer::new(p), Signature::new(p));
+            for id in shard.first..shard.end {
+                sig.clear();
+                sig.add_text(format!("piece {id} of the shard").as_bytes());
+                sig.pack();
+                t.add(id, &sig, shard);
+            }
+            t.flush(shard);
+        };
+        let mut shard = ShardRows::new(p, 0, 200);
+        // All rows encoded; half of them; a put failing after the first
+        // buffer; none.
+        for round in 0..4 {
+            fill(&shard);
+            let mut calls = 0;
+            let mut put = |_: usize, _: &mut AlignedBuf| {
+                calls += 1;
+                if round == 2 && calls > 1 {
+                    Err(std::io::Error::other("disk full"))
+                } else {
+                    Ok(())
+                }
+            };
+            let rows = match round {
+                0 | 2 => 0..p.bits(),
+                1 => 0..p.bits() / 2,
+                _ => 0..0,
+            };
+            let mut out = EncodedRows::default();
+            let done = shard.encode(rows, &mut out, &mut put);
+            assert_eq!(done.is_err(), round == 2, "round {round}");
+            shard = shard.reset(p, 0, 130);
+            assert_eq!(shard.blocks, 3);
+            assert!(shard.to_words().iter().all(|&w| w == 0), "round {round}");
+            shard = shard.reset(p, 0, 200);
+        }
+    }
+
+    #[test]
     fn transposed_rows_hold_each_piece_bit() {
         let p = PARAMS;
         let shard = ShardRows::new(p, 0, 200);
@@ -908,7 +1060,7 @@ mod tests {
         let mut sig = Signature::new(p);
         for id in [3u32, 64, 65, 199] {
             sig.clear();
-            sig.add_line(format!("piece number {id}").as_bytes());
+            sig.add_text(format!("piece number {id}").as_bytes());
             sig.pack();
             t.add(id, &sig, &shard);
         }
@@ -916,7 +1068,7 @@ mod tests {
         let blocks = shard.blocks;
         let words = shard.to_words();
         sig.clear();
-        sig.add_line(b"piece number 65");
+        sig.add_text(b"piece number 65");
         sig.pack();
         for r in sig.ones() {
             let row = &words[r as usize * blocks..(r as usize + 1) * blocks];

@@ -739,7 +739,7 @@ mod tests {
             let mut t = sigs::Transposer::new(params);
             for id in first..end {
                 sig.clear();
-                sig.add_line(format!("piece {}", id % 7).as_bytes());
+                sig.add_text(format!("piece {}", id % 7).as_bytes());
                 sig.pack();
                 t.add(id, &sig, &shard);
             }

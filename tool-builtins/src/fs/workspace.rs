@@ -484,7 +484,7 @@ fn in_private_area(path: &Path, allowed: &[&PathBuf]) -> bool {
 /// The folders no file tool opens (the persistent state folder and the
 /// private runtime folder, physical, the latter when it exists), as looked
 /// up at one moment: see [`Workspace::open_walked`].
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub(crate) struct HiddenAreas {
     state: Option<PathBuf>,
     private: Option<PathBuf>,

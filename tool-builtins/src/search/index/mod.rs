@@ -2332,6 +2332,125 @@ impl crate::fs::AfterWrite for ContentIndex {
 mod tests {
     use super::*;
 
+    /// `take_lines` against the rule it keeps, taken line by line: a piece
+    /// ends at the first line end at or past the piece size (the last slot
+    /// takes the rest), its start's offset and line number are recorded,
+    /// and every gram of each of its lines is in its signature. Tiny piece
+    /// sizes and texts dense in line ends, handed over in one to three
+    /// parts as reads do.
+    #[test]
+    fn pieces_end_where_the_line_by_line_rule_ends_them() {
+        let params = sigs::PARAMS;
+        let mut rng = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move |n: u64| {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng % n
+        };
+        for round in 0..3000 {
+            let len = next(240) as usize;
+            let text: Vec<u8> = (0..len)
+                .map(|_| match next(6) {
+                    0 | 1 => b'\n',
+                    2 => b' ',
+                    _ => b'a' + next(4) as u8,
+                })
+                .collect();
+            let piece_size = 1 + next(16);
+            let slots = 1 + next(6) as u32;
+            // The reference: line by line.
+            let mut want_pieces = Vec::new();
+            let mut want_lines: Vec<Vec<&[u8]>> = vec![Vec::new()];
+            let (mut piece, mut bytes, mut offset, mut lines) = (0u32, 0u64, 0u64, 0u64);
+            for line in text.split(|&b| b == b'\n') {
+                if bytes >= piece_size && piece + 1 < slots {
+                    piece += 1;
+                    bytes = 0;
+                    want_pieces.push((offset, lines + 1));
+                    want_lines.push(Vec::new());
+                }
+                want_lines[piece as usize].push(line);
+                let n = line.len() as u64 + 1;
+                offset += n;
+                bytes += n;
+                lines += 1;
+            }
+            // The same text in parts cut after line ends.
+            let ends: Vec<usize> = text
+                .iter()
+                .enumerate()
+                .filter(|&(_, &b)| b == b'\n')
+                .map(|(i, _)| i)
+                .collect();
+            let mut cuts: Vec<usize> = (0..next(3))
+                .filter_map(|_| (!ends.is_empty()).then(|| ends[next(ends.len() as u64) as usize]))
+                .collect();
+            cuts.sort_unstable();
+            cuts.dedup();
+            let mut sig = Signature::new(params);
+            let mut pieces = Vec::new();
+            let mut at = Cursor {
+                piece: 0,
+                slots,
+                piece_bytes: 0,
+                offset: 0,
+                lines: 0,
+                piece_size,
+            };
+            let mut emitted: Vec<(u32, Vec<u32>)> = Vec::new();
+            let mut start = 0;
+            for end in cuts.iter().copied().chain(std::iter::once(text.len())) {
+                let part = &text[start..end];
+                let fits =
+                    FileReader::take_lines(part, &mut sig, &mut pieces, &mut at, &mut |p, s| {
+                        emitted.push((p, s.ones().collect()));
+                    });
+                assert!(fits, "round {round}");
+                start = end + 1;
+            }
+            sig.pack();
+            emitted.push((at.piece, sig.ones().collect()));
+            assert_eq!(
+                pieces, want_pieces,
+                "round {round}: {text:?} size {piece_size} slots {slots}"
+            );
+            assert_eq!(
+                (at.piece, at.offset, at.lines),
+                (piece, offset, lines),
+                "round {round}"
+            );
+            let got: Vec<u32> = emitted.iter().map(|(p, _)| *p).collect();
+            assert_eq!(got, (0..=piece).collect::<Vec<_>>(), "round {round}");
+            for ((p, ones), lines) in emitted.iter().zip(&want_lines) {
+                let mut want = Signature::new(params);
+                for line in lines {
+                    want.add_text(line);
+                }
+                want.pack();
+                for r in want.ones() {
+                    assert!(ones.contains(&r), "round {round}: piece {p} lacks row {r}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_line_over_the_limit_is_found_wherever_it_lies() {
+        assert!(lines_within(b"", 3));
+        assert!(lines_within(b"abc", 3));
+        assert!(!lines_within(b"abcd", 3));
+        assert!(lines_within(b"abc\nabc\n\nabc", 3));
+        assert!(!lines_within(b"abc\nabcd\nabc", 3));
+        assert!(!lines_within(b"abc\nab\nabcd", 3));
+        assert!(lines_within(b"\n\n\n\n\n\n\n", 0));
+        assert!(!lines_within(b"\n\na\n", 0));
+        assert_eq!(newlines(b""), 0);
+        let many = [b'\n'; 1000];
+        assert_eq!(newlines(&many), 1000);
+        assert_eq!(newlines(b"a\nb\n\nc"), 3);
+    }
+
     /// A sink that takes `ok` writes, then fails.
     struct Failing {
         ok: std::sync::atomic::AtomicUsize,

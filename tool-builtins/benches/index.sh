@@ -40,4 +40,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# The bench runs in the package's folder: a relative PATTERNS is taken from here.
+if [ -n "${PATTERNS:-}" ]; then
+    PATTERNS=$(realpath -- "$PATTERNS")
+    export PATTERNS
+fi
 CORPUS=$CORPUS cargo bench --quiet -p tool-builtins --bench index

@@ -65,13 +65,14 @@
 //! a serving process holds the file table, each row's count (32 KiB) and
 //! each row's checksum (32 KiB per shard), and reads the rows a query needs with positioned reads (one per shard
 //! of 64 Ki pieces: 8 KiB). A build reads the files of one shard at a time
-//! on every thread, each hashing every gram of a line with one
-//! multiply-shift into the piece's signature and turning the signatures
-//! of 64 pieces into row words with a 64 x 64 bit transpose, with no sort
-//! and no table of grams; it holds the rows of the shard being built
-//! (64 MiB, on huge pages where the kernel gives them: every step of the
-//! transpose lands on another 4 KiB page otherwise) and at most 64 MiB of
-//! the previous shard's rows, encoded as stored, which a writing thread
+//! on every thread, each hashing every gram of a piece's lines (taken as
+//! one run, so the grams across its line ends are added too, bits no
+//! query asks for) with one multiply-shift into the piece's signature and
+//! turning the signatures of 64 pieces into row words with a 64 x 64 bit
+//! transpose, with no sort and no table of grams; it holds the rows of the
+//! shard being built (64 MiB, fresh pages the kernel zeroes as the
+//! threads first touch them, then zeroed by the encoding that reads them)
+//! and at most 64 MiB of the previous shard's rows, encoded as stored, which a writing thread
 //! of its own writes (direct writes, which wait for the disk) while the
 //! next shard is read; it writes the index without an fsync (a file
 //! damaged by a crash fails its checksums and is rebuilt). Changes

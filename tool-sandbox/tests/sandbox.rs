@@ -486,15 +486,19 @@ fn the_memory_limit_holds_across_processes() {
 import os, time
 for i in range(4):
     if os.fork() == 0:
+        if os.path.exists('stop'):
+            os._exit(0)
         b = bytearray(40 << 20)
         for j in range(0, len(b), 4096):
             b[j] = 1
         with open('held', 'a') as f:
             f.write('x\\n')
-        # Stay alive until all four hold their memory at once (a loaded
-        # machine may start them far apart), at most 6 s.
-        end = time.time() + 6
-        while time.time() < end:
+        # Stay alive until all four hold their memory at once, or until the
+        # limit ended one of them (the parent then makes 'stop'), at most
+        # 30 s: a loaded machine may start them far apart, and one that
+        # left early would free its memory for the next.
+        end = time.time() + 30
+        while time.time() < end and not os.path.exists('stop'):
             with open('held') as f:
                 if len(f.readlines()) >= 4:
                     break
@@ -502,7 +506,9 @@ for i in range(4):
         os._exit(0)
 try:
     while True:
-        os.wait()
+        _, status = os.wait()
+        if os.WIFSIGNALED(status):
+            open('stop', 'w').close()
 except ChildProcessError:
     pass
 EOF";

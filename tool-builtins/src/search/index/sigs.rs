@@ -10,7 +10,9 @@
 //! match is ever missed.
 //!
 //! Grams are the 3- and 7-byte substrings of each line, ASCII letters
-//! folded to lower case (see [`Gram`]): two bits per byte of text; adding
+//! folded to lower case (see [`Gram`]; a build also adds those across the
+//! line ends of a piece, which no query asks for: [`Signature::add_text`]):
+//! two bits per byte of text; adding
 //! 5-byte grams prunes slightly better but costs a third more hashing
 //! (`docs/benchmarks.md`). Rows are grouped in *shards* of
 //! [`SHARD_IDS`] piece ids, so a build holds one shard's rows at a time.
@@ -234,14 +236,14 @@ impl Signature {
     }
 
     /// [`Signature::add_text`] for any [`Params`] (measurements).
-    fn add_text_any(&mut self, line: &[u8]) {
+    fn add_text_any(&mut self, text: &[u8]) {
         let shift = 64 - self.params.log2_bits;
         let hashes = self.params.hashes as usize;
         let mark = self.mark;
         let bytes = &mut self.bytes[..];
         let lengths: Vec<usize> = self.params.gram_lengths().collect();
         let mut v = 0u64;
-        for (i, &b) in line.iter().enumerate() {
+        for (i, &b) in text.iter().enumerate() {
             v = v << 8 | u64::from(b);
             for &n in &lengths {
                 if i + 1 < n {

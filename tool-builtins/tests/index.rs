@@ -388,6 +388,38 @@ fn a_change_behind_the_back_is_seen_at_once() {
     assert_eq!(world.index.answered(), before + 2);
 }
 
+/// A second link made in the workspace to an indexed file, written
+/// through and removed: the watcher only hears of the new link's path, so
+/// the first path is searched whole from then on and its new line is found.
+#[test]
+fn a_write_through_a_second_link_is_found_under_the_first() {
+    let world = World::new(&[(0, "fn main() {}\n".to_owned())]);
+    let first = world.root.join("src/linked.rs");
+    write(&first, b"fn linked() {}\n");
+    let r = world.grep(&world.indexed, "written_through_link", None, None);
+    assert_eq!(r.output, "No files found");
+    let second = world.root.join("src/second.rs");
+    fs::hard_link(&first, &second).unwrap();
+    let mut f = fs::OpenOptions::new().append(true).open(&second).unwrap();
+    std::io::Write::write_all(&mut f, b"// written_through_link\n").unwrap();
+    drop(f);
+    // Both paths have two links now: the scan and the index skip them.
+    let indexed = world.grep(&world.indexed, "written_through_link", None, None);
+    let scanned = world.grep(&world.scanned, "written_through_link", None, None);
+    assert_eq!(indexed.output, scanned.output);
+    fs::remove_file(&second).unwrap();
+    let indexed = world.grep(&world.indexed, "written_through_link", None, None);
+    let scanned = world.grep(&world.scanned, "written_through_link", None, None);
+    assert_eq!(
+        scanned.output,
+        format!(
+            "Found 1 matches\n\n{}:\n  Line 2: // written_through_link",
+            first.display()
+        )
+    );
+    assert_eq!(indexed.output, scanned.output);
+}
+
 /// A stored index is reused after a restart when the files are unchanged,
 /// and a file changed while no one watched is read again.
 #[test]

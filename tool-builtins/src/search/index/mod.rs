@@ -480,6 +480,9 @@ struct Ready {
     /// Of `build_seconds`, the time spent reading changed files again (a reuse).
     reread_seconds: f64,
     reused: bool,
+    /// Device and inode of the files read again since the last
+    /// [`Ready::apply`] that have other links ([`Ready::trust_no_other_link`]).
+    linked_inodes: Vec<(u64, u64)>,
 }
 
 enum Phase {
@@ -1393,6 +1396,7 @@ impl Ready {
             build_seconds: 0.0,
             reread_seconds: 0.0,
             reused: false,
+            linked_inodes: Vec::new(),
         }
     }
 
@@ -1561,6 +1565,9 @@ impl Ready {
     /// Lists `f` anew under a fresh id, reading its grams.
     fn add(&mut self, ws: &Workspace, config: &IndexConfig, f: Walked, reader: &mut FileReader) {
         self.retire(&f.path);
+        if f.shared {
+            self.linked_inodes.push((f.dev, f.ino));
+        }
         let slots = config.slots(f.size);
         let (Ok(ix), Some(next)) = (
             u32::try_from(self.entries.len()),
@@ -1606,6 +1613,45 @@ impl Ready {
 
     /// Applies changed `paths` (or, with `rescan`, checks every file).
     fn apply(
+        &mut self,
+        ws: &Workspace,
+        config: &IndexConfig,
+        paths: HashSet<PathBuf>,
+        rescan: bool,
+    ) {
+        self.apply_paths(ws, config, paths, rescan);
+        self.trust_no_other_link();
+    }
+
+    /// Every listed path of a file that was found to have other links while
+    /// changes were applied is searched whole from now on (`always`): a
+    /// write through one link is reported under that link's path only (the
+    /// watcher hears of the path written through), so what the index read
+    /// under the other paths can no longer be trusted. One pass over the
+    /// listed files, only when such a file was read.
+    fn trust_no_other_link(&mut self) {
+        if self.linked_inodes.is_empty() {
+            return;
+        }
+        let inodes: HashSet<(u64, u64)> = self.linked_inodes.drain(..).collect();
+        let siblings: Vec<u32> = self
+            .live
+            .values()
+            .copied()
+            .filter(|&ix| {
+                let e = &self.entries[ix as usize];
+                e.kind == Kind::Text && inodes.contains(&(e.dev, e.ino))
+            })
+            .collect();
+        for ix in siblings {
+            let e = &mut self.entries[ix as usize];
+            e.kind = Kind::Always;
+            self.always.insert_range(e.ids());
+        }
+    }
+
+    /// [`Ready::apply`] but for the files of other links.
+    fn apply_paths(
         &mut self,
         ws: &Workspace,
         config: &IndexConfig,

@@ -902,6 +902,7 @@ impl ContentIndex {
                 return None;
             }
         }
+        ready.trust_no_other_link();
         ready.disk_bytes = disk_bytes;
         ready.reused = true;
         ready.reread_seconds = reread.elapsed().as_secs_f64();
@@ -2192,7 +2193,7 @@ impl FileReader {
                 None => (run, None),
             };
             sig.add_text(taken);
-            let lines = newlines(taken) + 1;
+            let lines = memchr::memchr_iter(b'\n', taken).count() as u64 + 1;
             let len = taken.len() as u64 + 1;
             at.offset += len;
             at.piece_bytes += len;
@@ -2216,21 +2217,6 @@ fn lines_within(text: &[u8], max: usize) -> bool {
         }
     }
     true
-}
-
-/// The `\n` bytes in `text`: byte counts of 255-byte blocks (which cannot
-/// overflow a byte), a loop the compiler turns into byte compares.
-fn newlines(text: &[u8]) -> u64 {
-    let count = |block: &[u8]| {
-        u64::from(
-            block
-                .iter()
-                .fold(0u8, |n, &b| n.wrapping_add(u8::from(b == b'\n'))),
-        )
-    };
-    let blocks = text.chunks_exact(255);
-    let tail = count(blocks.remainder());
-    blocks.map(count).sum::<u64>() + tail
 }
 
 /// The files a walk of `base` lists, as `grep_content` walks it.
@@ -2493,10 +2479,6 @@ mod tests {
         assert!(!lines_within(b"abc\nab\nabcd", 3));
         assert!(lines_within(b"\n\n\n\n\n\n\n", 0));
         assert!(!lines_within(b"\n\na\n", 0));
-        assert_eq!(newlines(b""), 0);
-        let many = [b'\n'; 1000];
-        assert_eq!(newlines(&many), 1000);
-        assert_eq!(newlines(b"a\nb\n\nc"), 3);
     }
 
     /// A sink that takes `ok` writes, then fails.
